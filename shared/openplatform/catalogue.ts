@@ -1,0 +1,423 @@
+/**
+ * The operation catalogue: every Open Platform operation opflow can call, as one table.
+ *
+ * Each row comes from the platform's published OpenAPI description (operationId, method, path, tag
+ * and declared request content type). `effect` is ours: it says whether repeating the call is
+ * harmless (`read`), or may create or change something upstream (`create`, `update`), which decides
+ * whether a network failure mid-call may be retried blindly. `stream` marks the event-stream
+ * operations. The conformance test (test/unit/openplatform/conformance.test.ts) checks this table
+ * against the reference file whenever that file is present.
+ */
+export type HttpMethod = 'GET' | 'POST';
+export type RequestContentType = 'application/json' | 'text/event-stream' | '*/*' | 'none';
+export type OperationEffect = 'create' | 'read' | 'update';
+
+export interface OperationEntry {
+  /** The platform's operationId, the key of every table in this folder. */
+  readonly operationId: string;
+  /** The short name the platform's documentation uses, e.g. `ai35-1`. */
+  readonly ref: string;
+  readonly method: HttpMethod;
+  readonly path: string;
+  /** The OpenAPI tag, which is also the permission group of an API key. */
+  readonly group: string;
+  /** As declared by the description (the streaming ones are a known defect: opflow sends JSON). */
+  readonly requestContentType: RequestContentType;
+  readonly effect: OperationEffect;
+  readonly stream: boolean;
+}
+
+const row = (
+  operationId: string,
+  ref: string,
+  method: HttpMethod,
+  path: string,
+  group: string,
+  requestContentType: RequestContentType,
+  effect: OperationEffect,
+  stream = false,
+): OperationEntry => ({ operationId, ref, method, path, group, requestContentType, effect, stream });
+
+const LLM = 'Patsnap LLM';
+const ENCYCLOPEDIA = 'Bio-Pharma Encyclopedia Q&A';
+const FIND_SOLUTION = 'Tech Solution Exploration';
+const DISCLOSURE = 'Technical Disclosure';
+const MATERIALS = 'Tech Solution Exploration(Materials)';
+const PRE_RESEARCH = 'Tech Pre-research Report';
+const NOVELTY = 'Novelty Search';
+const PATENT_SEARCH = 'Patent Data Search';
+const JSON_BODY = 'application/json';
+const SSE = 'text/event-stream';
+
+export const catalogue = {
+  ai07ChatCcGptStream: row(
+    'ai07ChatCcGptStream',
+    'ai07',
+    'POST',
+    '/chat/cc-gpt-stream',
+    LLM,
+    SSE,
+    'create',
+    true,
+  ),
+  ai50ChatPatGptStream: row(
+    'ai50ChatPatGptStream',
+    'ai50',
+    'POST',
+    '/chat/pat-gpt-stream',
+    LLM,
+    SSE,
+    'create',
+    true,
+  ),
+  ai20ChatPharmGptStream: row(
+    'ai20ChatPharmGptStream',
+    'ai20',
+    'POST',
+    '/chat/pharm-gpt-stream',
+    LLM,
+    SSE,
+    'create',
+    true,
+  ),
+  'ai68-1ChatAiLsChat': row(
+    'ai68-1ChatAiLsChat',
+    'ai68-1',
+    'POST',
+    '/chat/ai-ls-chat',
+    ENCYCLOPEDIA,
+    '*/*',
+    'create',
+  ),
+  'ai68-2ChatAiLsStream': row(
+    'ai68-2ChatAiLsStream',
+    'ai68-2',
+    'POST',
+    '/chat/ai-ls-stream',
+    ENCYCLOPEDIA,
+    SSE,
+    'create',
+    true,
+  ),
+  'ai33-1Step1V3': row(
+    'ai33-1Step1V3',
+    'ai33-1',
+    'POST',
+    '/ai/find-solution/step1/v3',
+    FIND_SOLUTION,
+    JSON_BODY,
+    'create',
+  ),
+  'ai33-2Step2V3': row(
+    'ai33-2Step2V3',
+    'ai33-2',
+    'POST',
+    '/ai/find-solution/step2/v3',
+    FIND_SOLUTION,
+    JSON_BODY,
+    'read',
+  ),
+  'ai33-3Step3SubmitV3': row(
+    'ai33-3Step3SubmitV3',
+    'ai33-3',
+    'POST',
+    '/ai/find-solution/step3-submit/v3',
+    FIND_SOLUTION,
+    JSON_BODY,
+    'update',
+  ),
+  'ai33-4Step3QueryV3': row(
+    'ai33-4Step3QueryV3',
+    'ai33-4',
+    'POST',
+    '/ai/find-solution/step3-query/v3',
+    FIND_SOLUTION,
+    JSON_BODY,
+    'read',
+  ),
+  'ai33-5Step4V3': row(
+    'ai33-5Step4V3',
+    'ai33-5',
+    'POST',
+    '/ai/find-solution/step4/v3',
+    FIND_SOLUTION,
+    JSON_BODY,
+    'update',
+  ),
+  'ai33-6Step5V3': row(
+    'ai33-6Step5V3',
+    'ai33-6',
+    'POST',
+    '/ai/find-solution/step5/v3',
+    FIND_SOLUTION,
+    JSON_BODY,
+    'read',
+  ),
+  'ai32-1PatentDisclosureTechMeans': row(
+    'ai32-1PatentDisclosureTechMeans',
+    'ai32-1',
+    'POST',
+    '/search/patent/patent-disclosure/tech-means',
+    DISCLOSURE,
+    JSON_BODY,
+    'create',
+  ),
+  'ai32-2PatentDisclosureGenerate': row(
+    'ai32-2PatentDisclosureGenerate',
+    'ai32-2',
+    'POST',
+    '/search/patent/patent-disclosure/generate',
+    DISCLOSURE,
+    JSON_BODY,
+    'create',
+  ),
+  'ai32-3PatentDisclosureDownload': row(
+    'ai32-3PatentDisclosureDownload',
+    'ai32-3',
+    'POST',
+    '/search/patent/patent-disclosure/download',
+    DISCLOSURE,
+    JSON_BODY,
+    'read',
+  ),
+  'ai73-1FindSolutionSubmit': row(
+    'ai73-1FindSolutionSubmit',
+    'ai73-1',
+    'POST',
+    '/ai/material/find-solution/submit',
+    MATERIALS,
+    JSON_BODY,
+    'create',
+  ),
+  'ai73-2FindSolutionRecommend': row(
+    'ai73-2FindSolutionRecommend',
+    'ai73-2',
+    'POST',
+    '/ai/material/find-solution/recommend',
+    MATERIALS,
+    JSON_BODY,
+    'read',
+  ),
+  'ai73-3FindSolutionConfirmRecommend': row(
+    'ai73-3FindSolutionConfirmRecommend',
+    'ai73-3',
+    'POST',
+    '/ai/material/find-solution/confirm-recommend',
+    MATERIALS,
+    JSON_BODY,
+    'update',
+  ),
+  'ai73-4FindSolutionThinking': row(
+    'ai73-4FindSolutionThinking',
+    'ai73-4',
+    'POST',
+    '/ai/material/find-solution/thinking',
+    MATERIALS,
+    JSON_BODY,
+    'read',
+  ),
+  'ai73-5FindSolutionMind': row(
+    'ai73-5FindSolutionMind',
+    'ai73-5',
+    'POST',
+    '/ai/material/find-solution/mind',
+    MATERIALS,
+    JSON_BODY,
+    'read',
+  ),
+  'ai73-6FindSolutionCitationReferenceList': row(
+    'ai73-6FindSolutionCitationReferenceList',
+    'ai73-6',
+    'POST',
+    '/ai/material/find-solution/citation-reference-list',
+    MATERIALS,
+    JSON_BODY,
+    'read',
+  ),
+  'ai73-7FindSolutionNodeReference': row(
+    'ai73-7FindSolutionNodeReference',
+    'ai73-7',
+    'POST',
+    '/ai/material/find-solution/node-reference',
+    MATERIALS,
+    JSON_BODY,
+    'read',
+  ),
+  'ai73-8FindSolutionImplementation': row(
+    'ai73-8FindSolutionImplementation',
+    'ai73-8',
+    'POST',
+    '/ai/material/find-solution/implementation',
+    MATERIALS,
+    JSON_BODY,
+    'create',
+  ),
+  'ai73-9FindSolutionImplementationResponse': row(
+    'ai73-9FindSolutionImplementationResponse',
+    'ai73-9',
+    'POST',
+    '/ai/material/find-solution/implementation-response',
+    MATERIALS,
+    JSON_BODY,
+    'read',
+  ),
+  'ai34-1QuickSearchReportCreation': row(
+    'ai34-1QuickSearchReportCreation',
+    'ai34-1',
+    'POST',
+    '/ai/quick-search-report/creation',
+    PRE_RESEARCH,
+    JSON_BODY,
+    'create',
+  ),
+  'ai34-2CreationCustomDir': row(
+    'ai34-2CreationCustomDir',
+    'ai34-2',
+    'POST',
+    '/ai/quick-search-report/creation/custom-dir',
+    PRE_RESEARCH,
+    JSON_BODY,
+    'create',
+  ),
+  'ai34-3QuickSearchReportQuery': row(
+    'ai34-3QuickSearchReportQuery',
+    'ai34-3',
+    'GET',
+    '/ai/quick-search-report/query',
+    PRE_RESEARCH,
+    'none',
+    'read',
+  ),
+  'ai35-1NoveltySearchSubmit': row(
+    'ai35-1NoveltySearchSubmit',
+    'ai35-1',
+    'POST',
+    '/ai/novelty-search/submit',
+    NOVELTY,
+    JSON_BODY,
+    'create',
+  ),
+  'ai35-2TechSolutionGet': row(
+    'ai35-2TechSolutionGet',
+    'ai35-2',
+    'POST',
+    '/ai/novelty-search/tech-solution/get',
+    NOVELTY,
+    JSON_BODY,
+    'read',
+  ),
+  'ai35-3TechSolutionUpdate': row(
+    'ai35-3TechSolutionUpdate',
+    'ai35-3',
+    'POST',
+    '/ai/novelty-search/tech-solution/update',
+    NOVELTY,
+    JSON_BODY,
+    'update',
+  ),
+  'ai35-4FeatureExtract': row(
+    'ai35-4FeatureExtract',
+    'ai35-4',
+    'POST',
+    '/ai/novelty-search/feature/extract',
+    NOVELTY,
+    JSON_BODY,
+    'read',
+  ),
+  'ai35-5FeatureConfirm': row(
+    'ai35-5FeatureConfirm',
+    'ai35-5',
+    'POST',
+    '/ai/novelty-search/feature/confirm',
+    NOVELTY,
+    JSON_BODY,
+    'update',
+  ),
+  'ai35-6RetrievalElements': row(
+    'ai35-6RetrievalElements',
+    'ai35-6',
+    'POST',
+    '/ai/novelty-search/retrieval/elements',
+    NOVELTY,
+    JSON_BODY,
+    'read',
+  ),
+  'ai35-7NoveltySearchAgentSearch': row(
+    'ai35-7NoveltySearchAgentSearch',
+    'ai35-7',
+    'POST',
+    '/ai/novelty-search/agent-search',
+    NOVELTY,
+    JSON_BODY,
+    'update',
+  ),
+  'ai35-8NoveltySearchAgentResult': row(
+    'ai35-8NoveltySearchAgentResult',
+    'ai35-8',
+    'POST',
+    '/ai/novelty-search/agent-result',
+    NOVELTY,
+    JSON_BODY,
+    'read',
+  ),
+  'ai35-9ComparisonConfirm': row(
+    'ai35-9ComparisonConfirm',
+    'ai35-9',
+    'POST',
+    '/ai/novelty-search/feature/comparison/confirm',
+    NOVELTY,
+    JSON_BODY,
+    'update',
+  ),
+  'ai35-10NoveltySearchExport': row(
+    'ai35-10NoveltySearchExport',
+    'ai35-10',
+    'POST',
+    '/ai/novelty-search/export',
+    NOVELTY,
+    JSON_BODY,
+    'create',
+  ),
+  'ai35-11ReportGet': row(
+    'ai35-11ReportGet',
+    'ai35-11',
+    'POST',
+    '/ai/novelty-search/report/get',
+    NOVELTY,
+    JSON_BODY,
+    'read',
+  ),
+  'ai35-12ComparisonGenerate': row(
+    'ai35-12ComparisonGenerate',
+    'ai35-12',
+    'POST',
+    '/ai/novelty-search/feature/comparison/generate',
+    NOVELTY,
+    JSON_BODY,
+    'create',
+  ),
+  p001PatentQuerySearchCount: row(
+    'p001PatentQuerySearchCount',
+    'p001',
+    'POST',
+    '/search/patent/query-search-count',
+    PATENT_SEARCH,
+    JSON_BODY,
+    'read',
+  ),
+} as const satisfies Record<string, OperationEntry>;
+
+export type OperationId = keyof typeof catalogue;
+
+export const operationIds = Object.keys(catalogue) as OperationId[];
+
+/** Narrow an arbitrary string to a catalogue operation id. */
+export function isOperationId(value: string): value is OperationId {
+  return Object.hasOwn(catalogue, value);
+}
+
+/** Look up an operation by its id or its short documentation name (`ai35-1`). */
+export function findOperation(idOrRef: string): OperationEntry | undefined {
+  if (isOperationId(idOrRef)) return catalogue[idOrRef];
+  return operationIds.map((id) => catalogue[id] as OperationEntry).find((entry) => entry.ref === idOrRef);
+}
