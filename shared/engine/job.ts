@@ -1,0 +1,131 @@
+/**
+ * The job record: one small state machine per workflow run, kept in one record of the JobStore.
+ * Everything a step needs is here or behind a pointer into the ReportStore; queue messages carry
+ * only `{jobId, version}`.
+ */
+import { z } from 'zod';
+
+export const jobStatuses = [
+  'QUEUED',
+  'RUNNING',
+  'WAITING',
+  'AWAITING_INPUT',
+  'SUCCEEDED',
+  'FAILED',
+  'CANCELLED',
+] as const;
+export type JobStatus = (typeof jobStatuses)[number];
+
+export const terminalStatuses: ReadonlySet<JobStatus> = new Set(['SUCCEEDED', 'FAILED', 'CANCELLED']);
+/** Statuses whose job is due to run again at `nextRunAt` (AWAITING_INPUT waits for a person instead). */
+export const schedulableStatuses: ReadonlySet<JobStatus> = new Set(['QUEUED', 'RUNNING', 'WAITING']);
+
+export function isTerminal(status: JobStatus): boolean {
+  return terminalStatuses.has(status);
+}
+
+export const jobSources = ['cli', 'api', 'webhook', 'schedule', 'bulk'] as const;
+export type JobSource = (typeof jobSources)[number];
+
+export const selectionPolicySchema = z.discriminatedUnion('mode', [
+  z.object({ mode: z.literal('auto') }),
+  z.object({ mode: z.literal('manual') }),
+]);
+export type SelectionPolicy = z.infer<typeof selectionPolicySchema>;
+
+/** Why a job failed, or what the last failed attempt was: enough to decide whether to retry. */
+export interface JobError {
+  step: string;
+  operationId?: string | undefined;
+  kind: string;
+  code?: number | undefined;
+  message: string;
+  retryable: boolean;
+  httpStatus?: number | undefined;
+  correlationId?: string | undefined;
+  at: number;
+}
+
+export interface JobUsage {
+  calls: number;
+  failedCalls: number;
+  throttledCalls: number;
+  billedUnits: number;
+  tokens: number;
+  /** Time spent in upstream calls, in milliseconds. */
+  callMs: number;
+  /** Create operations that were sent more than once for the same step (a crash or a lost answer). */
+  duplicateCreates: number;
+}
+
+export const emptyUsage = (): JobUsage => ({
+  calls: 0,
+  failedCalls: 0,
+  throttledCalls: 0,
+  billedUnits: 0,
+  tokens: 0,
+  callMs: 0,
+  duplicateCreates: 0,
+});
+
+export interface SelectionOption {
+  /** Stable within one offer: what `opflow resume --select` names. */
+  id: string;
+  label: string;
+  detail?: string | undefined;
+  /** Marked by the upstream as chosen by default. */
+  preselected: boolean;
+}
+
+export interface PendingSelection {
+  step: string;
+  prompt: string;
+  options: SelectionOption[];
+  min: number;
+  max: number;
+  offeredAt: number;
+}
+
+/** Where the job's input lives: inline when small, else in the ReportStore. */
+export type JobInput = { inline: unknown } | { ref: string };
+
+export interface Job {
+  id: string;
+  workflow: string;
+  workflowVersion: number;
+  tenant: string;
+  status: JobStatus;
+  /** The step to run next (or being waited on). */
+  step: string;
+  /** Increases by one on every committed write. */
+  version: number;
+  input: JobInput;
+  /** A short human label (e.g. the input file name). */
+  label?: string | undefined;
+  /** Small values kept between steps: upstream ids (task_id, report_id, job_id, chat_id), choices. */
+  context: Record<string, unknown>;
+  selection: SelectionPolicy;
+  pending?: PendingSelection | undefined;
+  /** Failed attempts of the current step. */
+  attempts: number;
+  /** Polls of the current step, and when its polling started. */
+  polls: number;
+  pollStartedAt?: number | undefined;
+  /** Create calls sent per step (to count duplicates after crashes). */
+  intents: Record<string, number>;
+  nextRunAt: number;
+  deadlineAt: number;
+  lastError?: JobError | undefined;
+  usage: JobUsage;
+  /** Report store keys of what this job has produced so far (step data, report, attachments). */
+  outputs: string[];
+  batchId?: string | undefined;
+  source: JobSource;
+  idempotencyKey?: string | undefined;
+  callbackUrl?: string | undefined;
+  createdAt: number;
+  updatedAt: number;
+  finishedAt?: number | undefined;
+  /** When the record may be deleted (seconds since the epoch, for stores with TTL). */
+  expiresAt?: number | undefined;
+}

@@ -1,0 +1,87 @@
+/**
+ * The ports: what the engine needs from a backend. `shared/backends/local` and
+ * `shared/backends/aws` implement them; one contract suite (test/contract/) runs against both.
+ */
+import type { Job, JobStatus } from './job';
+
+export interface Clock {
+  now(): number;
+}
+
+export interface ListJobsQuery {
+  status?: JobStatus | undefined;
+  batchId?: string | undefined;
+  tenant?: string | undefined;
+  limit?: number | undefined;
+  /** Opaque, from a previous page. */
+  cursor?: string | undefined;
+}
+
+export interface JobPage {
+  jobs: Job[];
+  cursor?: string | undefined;
+}
+
+export interface JobStore {
+  /**
+   * Insert a new job. With an idempotency key, a second create for the same tenant and key returns
+   * the job that already exists instead (`created: false`).
+   */
+  create(job: Job): Promise<{ job: Job; created: boolean }>;
+  get(id: string): Promise<Job | undefined>;
+  /**
+   * Write `job` only if the stored version is still `expectedVersion`; `job.version` must be
+   * `expectedVersion + 1`. Returns false when another writer won.
+   */
+  commit(job: Job, expectedVersion: number): Promise<boolean>;
+  /** Jobs in a schedulable status whose `nextRunAt` is at or before `now`, oldest first. */
+  listDue(now: number, limit: number): Promise<Job[]>;
+  list(query: ListJobsQuery): Promise<JobPage>;
+  findByIdempotencyKey(tenant: string, key: string): Promise<Job | undefined>;
+}
+
+export interface WorkMessage {
+  jobId: string;
+  version: number;
+}
+
+export interface WorkQueue {
+  /** Ask for the job to be looked at after `delayMs` (the backend caps the delay it can hold). */
+  send(message: WorkMessage, delayMs: number): Promise<void>;
+  sendBatch?(messages: { message: WorkMessage; delayMs: number }[]): Promise<void>;
+  /** The longest delay this queue can hold; longer waits rely on `nextRunAt` and the sweeper. */
+  readonly maxDelayMs: number;
+}
+
+export interface StoredObject {
+  body: Uint8Array;
+  contentType: string;
+}
+
+export interface ReportStore {
+  /** Write (or overwrite) an object. Keys look like `reports/<jobId>/...`. */
+  put(key: string, body: Uint8Array | string, contentType: string): Promise<void>;
+  get(key: string): Promise<StoredObject | undefined>;
+  list(prefix: string): Promise<string[]>;
+  /** Where a reader can fetch the object: a file path locally, a short-lived presigned URL on AWS. */
+  link(key: string, ttlSeconds?: number): Promise<string>;
+}
+
+export interface KeySource {
+  /** The API key for a tenant, or undefined when there is none. */
+  getKey(tenant: string): Promise<string | undefined>;
+  /** Forget any cached key and read it again (after a 401, to pick up a rotated key). */
+  refresh(tenant: string): Promise<string | undefined>;
+}
+
+export type RateDecision = { granted: true } | { granted: false; retryAtMs: number };
+
+/** One token bucket per API key, shared by every worker of a backend. */
+export interface RateLimiter {
+  /** Take one token for `bucket` now, or say when one will be available. Never waits. */
+  take(bucket: string, now: number): Promise<RateDecision>;
+  /** The upstream throttled a call: slow the bucket down. */
+  throttled(bucket: string, now: number): Promise<void>;
+  /** A call went through: let the bucket speed up again, slowly. */
+  succeeded(bucket: string, now: number): Promise<void>;
+}

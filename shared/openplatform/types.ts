@@ -1,0 +1,97 @@
+/**
+ * The client's public contract: what one call returns, what it costs, and the options it takes.
+ * The implementation is client.ts; workflows and the engine depend only on these types.
+ */
+import type { OperationId } from './catalogue';
+import type { RequestOf } from './schemas/requests';
+import type { DataOf } from './schemas/responses';
+
+/** What one upstream call cost, reported for every call, successful or not. */
+export interface CallUsage {
+  operationId: string;
+  durationMs: number;
+  httpStatus?: number | undefined;
+  correlationId?: string | undefined;
+  /** Units billed, from the `x-openapi-amount` header (0 when absent). */
+  billedUnits: number;
+  ok: boolean;
+  errorKind?: string | undefined;
+}
+
+export interface CallResult<Op extends OperationId> {
+  data: DataOf<Op>;
+  usage: CallUsage;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal | undefined;
+  /** Use this key instead of the client's default (multi-tenant callers). */
+  apiKey?: string | undefined;
+  /** Overall time limit for this call, in milliseconds (default: the client's `bodyTimeoutMs`). */
+  timeoutMs?: number | undefined;
+}
+
+export interface TokenUsage {
+  input: number;
+  output: number;
+  total: number;
+}
+
+export interface StreamReference {
+  type?: string | undefined;
+  text?: string | undefined;
+  /** A patent id, paper id or URL, depending on `type`. */
+  value?: string | undefined;
+  link?: string | undefined;
+  [extra: string]: unknown;
+}
+
+/** The assembled answer of a streamed chat operation. */
+export interface StreamResult {
+  text: string;
+  references: StreamReference[];
+  tokens: TokenUsage;
+  /** `finished`, `stop`, `length`, or an OpenAI-like `finish_reason`. */
+  finishReason: string;
+  /** Identifiers the stream announced (chat_id, session_id, ...). */
+  ids: Record<string, string>;
+  events: number;
+  usage: CallUsage;
+}
+
+export interface StreamOptions extends CallOptions {
+  /** Called with each piece of text as it arrives. */
+  onText?: ((delta: string) => void) | undefined;
+}
+
+export interface FetchedDocument {
+  body: Uint8Array;
+  contentType: string;
+  /** From Content-Disposition or the URL's last segment. */
+  fileName: string;
+  usage: CallUsage;
+}
+
+export type StreamOperationId =
+  | 'ai07ChatCcGptStream'
+  | 'ai50ChatPatGptStream'
+  | 'ai20ChatPharmGptStream'
+  | 'ai68-2ChatAiLsStream';
+
+export interface OpenPlatformClient {
+  /** One attempt at one operation: validates the body, sends it, parses the envelope. Never retries. */
+  call<Op extends OperationId>(
+    operationId: Op,
+    body: RequestOf<Op>,
+    options?: CallOptions,
+  ): Promise<CallResult<Op>>;
+  /** A streamed chat operation: yields text through `onText`, resolves with the assembled answer. */
+  stream(
+    operationId: StreamOperationId,
+    body: RequestOf<StreamOperationId>,
+    options?: StreamOptions,
+  ): Promise<StreamResult>;
+  /** Download a document from a `download_url` / `report_url` the platform handed out. */
+  fetchDocument(url: string, options?: CallOptions): Promise<FetchedDocument>;
+  close(): Promise<void>;
+}
