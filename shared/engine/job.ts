@@ -17,8 +17,16 @@ export const jobStatuses = [
 export type JobStatus = (typeof jobStatuses)[number];
 
 export const terminalStatuses: ReadonlySet<JobStatus> = new Set(['SUCCEEDED', 'FAILED', 'CANCELLED']);
-/** Statuses whose job is due to run again at `nextRunAt` (AWAITING_INPUT waits for a person instead). */
-export const schedulableStatuses: ReadonlySet<JobStatus> = new Set(['QUEUED', 'RUNNING', 'WAITING']);
+/**
+ * Statuses whose job is due to run again at `nextRunAt`. An AWAITING_INPUT job waits for a person;
+ * its `nextRunAt` is its deadline, so the sweeper brings it back only to fail it when time is up.
+ */
+export const schedulableStatuses: ReadonlySet<JobStatus> = new Set([
+  'QUEUED',
+  'RUNNING',
+  'WAITING',
+  'AWAITING_INPUT',
+]);
 
 export function isTerminal(status: JobStatus): boolean {
   return terminalStatuses.has(status);
@@ -78,7 +86,10 @@ export interface SelectionOption {
 }
 
 export interface PendingSelection {
+  /** The step that offered the options; the answer is kept under this name. */
   step: string;
+  /** Where the job goes once the answer is in. */
+  nextStep: string;
   prompt: string;
   options: SelectionOption[];
   min: number;
@@ -105,6 +116,8 @@ export interface Job {
   /** Small values kept between steps: upstream ids (task_id, report_id, job_id, chat_id), choices. */
   context: Record<string, unknown>;
   selection: SelectionPolicy;
+  /** Option ids chosen at each selection point, by the name of the step that offered them. */
+  selections: Record<string, string[]>;
   pending?: PendingSelection | undefined;
   /** Failed attempts of the current step. */
   attempts: number;

@@ -34,7 +34,7 @@ export interface JobStore {
    * `expectedVersion + 1`. Returns false when another writer won.
    */
   commit(job: Job, expectedVersion: number): Promise<boolean>;
-  /** Jobs in a schedulable status whose `nextRunAt` is at or before `now`, oldest first. */
+  /** Non-terminal jobs (see `schedulableStatuses`) whose `nextRunAt` is at or before `now`, oldest first. */
   listDue(now: number, limit: number): Promise<Job[]>;
   list(query: ListJobsQuery): Promise<JobPage>;
   findByIdempotencyKey(tenant: string, key: string): Promise<Job | undefined>;

@@ -1,0 +1,365 @@
+/**
+ * advance(): the pure heart of the engine. Given a job, what its current step produced and the
+ * time, it returns the next job record and when to look at it again. No I/O, no clock, no
+ * randomness of its own: the step runner supplies all three, so hours of polling are tested instantly.
+ */
+import { emptyUsage, type Job, type JobError, type JobUsage, type SelectionOption } from './job';
+import {
+  defaultPollPolicy,
+  defaultRetryPolicy,
+  type PollPolicy,
+  pollDelay,
+  type RetryPolicy,
+  retryDelay,
+} from './policies';
+import type { SelectionOffer, Step, StepDecision, Workflow } from './workflow';
+
+/** What went wrong in a step, in the engine's terms (an OpenPlatformError maps onto it). */
+export interface StepFailure {
+  kind: string;
+  message: string;
+  retryable: boolean;
+  code?: number | undefined;
+  httpStatus?: number | undefined;
+  correlationId?: string | undefined;
+  operationId?: string | undefined;
+  retryAfterMs?: number | undefined;
+}
+
+export type StepOutcome =
+  | { type: 'decision'; decision: StepDecision; usage?: Partial<JobUsage>; output?: string | undefined }
+  | { type: 'error'; failure: StepFailure; usage?: Partial<JobUsage> }
+  | { type: 'deadline' };
+
+export interface Advanced {
+  job: Job;
+  /** Run the job again after this many milliseconds; absent when it waits for a person or is finished. */
+  delayMs?: number | undefined;
+  /** The workflow finished with this step: render the report before committing. */
+  completed: boolean;
+}
+
+/** Time a quota-exhausted tenant's jobs wait before trying again (the platform publishes no reset time). */
+export const quotaPauseMs = 30 * 60_000;
+/** How long finished jobs are kept before the store may drop them (30 days). */
+export const finishedRetentionMs = 30 * 24 * 60 * 60_000;
+
+export function retryPolicyOf(step: Step): RetryPolicy {
+  return { ...defaultRetryPolicy, ...step.retry };
+}
+
+export function pollPolicyOf(step: Step): PollPolicy {
+  return { ...defaultPollPolicy, ...step.poll };
+}
+
+export function findStep(workflow: Workflow, name: string): Step | undefined {
+  return workflow.steps.find((step) => step.name === name);
+}
+
+function stepAfter(workflow: Workflow, name: string): string | undefined {
+  const index = workflow.steps.findIndex((step) => step.name === name);
+  return workflow.steps[index + 1]?.name;
+}
+
+export function addUsage(total: JobUsage, delta: Partial<JobUsage> | undefined): JobUsage {
+  if (!delta) return total;
+  const sum = { ...emptyUsage(), ...total };
+  for (const key of Object.keys(sum) as (keyof JobUsage)[]) sum[key] += delta[key] ?? 0;
+  return sum;
+}
+
+/** The options `auto` takes: the ones the upstream marked, or all of them when none is marked. */
+export function autoSelection(offer: SelectionOffer): string[] {
+  const marked = offer.options.filter((option) => option.preselected);
+  const chosen = (marked.length > 0 ? marked : offer.options).map((option) => option.id);
+  return chosen.slice(0, offer.max ?? chosen.length);
+}
+
+/** Why a manual answer is refused, or undefined when it is a valid choice. */
+export function selectionProblem(
+  options: SelectionOption[],
+  min: number,
+  max: number,
+  chosen: readonly string[],
+): string | undefined {
+  const offered = new Set(options.map((option) => option.id));
+  const unknown = chosen.filter((id) => !offered.has(id));
+  if (unknown.length > 0) {
+    return `not among the options offered: ${unknown.join(', ')} (offered: ${[...offered].join(', ')})`;
+  }
+  if (new Set(chosen).size !== chosen.length) return 'an option is chosen twice';
+  if (chosen.length < min)
+    return `choose at least ${min} option${min === 1 ? '' : 's'}, got ${chosen.length}`;
+  if (chosen.length > max) return `choose at most ${max} option${max === 1 ? '' : 's'}, got ${chosen.length}`;
+  return undefined;
+}
+
+function failed(job: Job, now: number, error: JobError): Advanced {
+  return {
+    job: {
+      ...job,
+      status: 'FAILED',
+      lastError: error,
+      pending: undefined,
+      finishedAt: now,
+      expiresAt: expiry(now),
+    },
+    completed: false,
+  };
+}
+
+const expiry = (now: number) => Math.floor((now + finishedRetentionMs) / 1000);
+
+/** Enter `stepName` fresh: no attempts or polls yet; a polled step is first looked at after its first delay. */
+function enter(workflow: Workflow, job: Job, stepName: string, now: number): Advanced {
+  const step = findStep(workflow, stepName);
+  const firstWait = step?.poll ? pollPolicyOf(step).firstDelayMs : 0;
+  return {
+    job: {
+      ...job,
+      step: stepName,
+      status: firstWait > 0 ? 'WAITING' : 'RUNNING',
+      attempts: 0,
+      polls: 0,
+      pollStartedAt: firstWait > 0 ? now : undefined,
+      lastError: undefined,
+      nextRunAt: now + firstWait,
+    },
+    delayMs: firstWait,
+    completed: false,
+  };
+}
+
+export function advance(
+  workflow: Workflow,
+  job: Job,
+  outcome: StepOutcome,
+  now: number,
+  random: () => number,
+): Advanced {
+  const step = findStep(workflow, job.step);
+  const base: Job = {
+    ...job,
+    version: job.version + 1,
+    updatedAt: now,
+    usage: addUsage(job.usage, outcome.type === 'deadline' ? undefined : outcome.usage),
+    outputs:
+      outcome.type === 'decision' && outcome.output && !job.outputs.includes(outcome.output)
+        ? [...job.outputs, outcome.output]
+        : job.outputs,
+  };
+  const errorAt = (failure: Omit<JobError, 'step' | 'at'>): JobError => ({
+    ...failure,
+    step: job.step,
+    at: now,
+  });
+
+  if (outcome.type === 'deadline') {
+    return failed(
+      base,
+      now,
+      errorAt({ kind: 'deadline', message: 'the job passed its deadline', retryable: false }),
+    );
+  }
+  if (!step) {
+    return failed(
+      base,
+      now,
+      errorAt({
+        kind: 'definition',
+        message:
+          workflow.steps.length === 0
+            ? `unknown workflow "${workflow.name}"`
+            : `workflow ${workflow.name} has no step "${job.step}"`,
+        retryable: false,
+      }),
+    );
+  }
+
+  if (outcome.type === 'error') {
+    const { failure } = outcome;
+    const lastError = errorAt({
+      kind: failure.kind,
+      message: failure.message,
+      retryable: failure.retryable,
+      code: failure.code,
+      httpStatus: failure.httpStatus,
+      correlationId: failure.correlationId,
+      operationId: failure.operationId,
+    });
+    if (failure.kind === 'not-found' && step.kind === 'fetch' && step.refreshFrom) {
+      // The link expired: ask the upstream for a fresh one rather than failing.
+      const refreshed = enter(workflow, { ...base, lastError }, step.refreshFrom, now);
+      return { ...refreshed, job: { ...refreshed.job, lastError } };
+    }
+    if (failure.kind === 'quota-exhausted') {
+      return {
+        job: { ...base, status: 'WAITING', lastError, nextRunAt: now + quotaPauseMs },
+        delayMs: quotaPauseMs,
+        completed: false,
+      };
+    }
+    const policy = retryPolicyOf(step);
+    const attempts = job.attempts + 1;
+    if (failure.retryable && attempts < policy.maxAttempts) {
+      const delayMs = retryDelay(policy, attempts, random, failure.retryAfterMs);
+      return {
+        job: {
+          ...base,
+          attempts,
+          lastError,
+          status: job.status === 'WAITING' ? 'WAITING' : 'RUNNING',
+          nextRunAt: now + delayMs,
+        },
+        delayMs,
+        completed: false,
+      };
+    }
+    const exhausted = failure.retryable ? ` (gave up after ${attempts} attempts)` : '';
+    return failed({ ...base, attempts }, now, { ...lastError, message: lastError.message + exhausted });
+  }
+
+  const { decision } = outcome;
+  const context =
+    'context' in decision && decision.context ? { ...base.context, ...decision.context } : base.context;
+  const next: Job = { ...base, context };
+
+  switch (decision.type) {
+    case 'next': {
+      const target = decision.step ?? stepAfter(workflow, job.step);
+      if (!target) return complete(next, now);
+      return enter(workflow, next, target, now);
+    }
+    case 'poll': {
+      const policy = pollPolicyOf(step);
+      const startedAt = job.pollStartedAt ?? now;
+      if (now - startedAt >= policy.giveUpAfterMs) {
+        return failed(
+          next,
+          now,
+          errorAt({
+            kind: 'poll-timeout',
+            message: `the upstream task was still running after ${Math.round((now - startedAt) / 60_000)} minutes`,
+            retryable: true,
+            operationId: step.kind === 'fetch' ? undefined : step.operation,
+          }),
+        );
+      }
+      const polls = job.polls + 1;
+      const delayMs = pollDelay(policy, polls + (step.poll ? 1 : 0));
+      return {
+        job: {
+          ...next,
+          status: 'WAITING',
+          polls,
+          pollStartedAt: startedAt,
+          attempts: 0,
+          nextRunAt: now + delayMs,
+        },
+        delayMs,
+        completed: false,
+      };
+    }
+    case 'select': {
+      const target = decision.step ?? stepAfter(workflow, job.step);
+      if (!target) {
+        return failed(
+          next,
+          now,
+          errorAt({ kind: 'definition', message: 'a selection needs a following step', retryable: false }),
+        );
+      }
+      const { offer } = decision;
+      if (offer.options.length === 0) {
+        return failed(
+          next,
+          now,
+          errorAt({
+            kind: 'upstream-failed',
+            message: `${offer.prompt}: the upstream offered no options`,
+            retryable: false,
+          }),
+        );
+      }
+      if (job.selection.mode === 'auto') {
+        const chosen = autoSelection(offer);
+        return enter(
+          workflow,
+          { ...next, selections: { ...next.selections, [job.step]: chosen } },
+          target,
+          now,
+        );
+      }
+      return {
+        job: {
+          ...next,
+          status: 'AWAITING_INPUT',
+          pending: {
+            step: job.step,
+            nextStep: target,
+            prompt: offer.prompt,
+            options: offer.options,
+            min: offer.min ?? 1,
+            max: offer.max ?? offer.options.length,
+            offeredAt: now,
+          },
+          attempts: 0,
+          polls: 0,
+          pollStartedAt: undefined,
+          // Brought back by the sweeper only at the deadline, to fail it if nobody answered.
+          nextRunAt: job.deadlineAt,
+        },
+        completed: false,
+      };
+    }
+    case 'complete':
+      return complete(next, now);
+    case 'fail':
+      return failed(
+        next,
+        now,
+        errorAt({
+          kind: 'upstream-failed',
+          message: decision.message,
+          code: decision.code,
+          retryable: false,
+          operationId: step.kind === 'fetch' ? undefined : step.operation,
+        }),
+      );
+  }
+}
+
+function complete(job: Job, now: number): Advanced {
+  return {
+    job: {
+      ...job,
+      status: 'SUCCEEDED',
+      pending: undefined,
+      lastError: undefined,
+      finishedAt: now,
+      expiresAt: expiry(now),
+    },
+    completed: true,
+  };
+}
+
+/** Apply a person's answer to a job that awaits input. Throws a SelectionRefused with the reason. */
+export function applySelection(workflow: Workflow, job: Job, chosen: readonly string[], now: number): Job {
+  const pending = job.pending;
+  if (job.status !== 'AWAITING_INPUT' || !pending) {
+    throw new SelectionRefused(`job ${job.id} is ${job.status}, not awaiting a selection`);
+  }
+  const problem = selectionProblem(pending.options, pending.min, pending.max, chosen);
+  if (problem) throw new SelectionRefused(`${pending.prompt}: ${problem}`);
+  const entered = enter(
+    workflow,
+    { ...job, selections: { ...job.selections, [pending.step]: [...chosen] }, pending: undefined },
+    pending.nextStep,
+    now,
+  ).job;
+  return { ...entered, version: job.version + 1, updatedAt: now };
+}
+
+export class SelectionRefused extends Error {
+  override readonly name = 'SelectionRefused';
+}

@@ -1,0 +1,11 @@
+/** The workflow engine: job record, ports, advance(), policies, the step runner and job commands. */
+export * from './advance';
+export * from './deps';
+export * from './job';
+export * from './jobs';
+export * from './policies';
+export * from './ports';
+export * from './report';
+export * from './runner';
+export * from './sweep';
+export * from './workflow';

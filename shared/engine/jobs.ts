@@ -1,0 +1,185 @@
+/**
+ * Starting, answering and cancelling jobs: the commands behind `opflow run/resume/cancel` and the
+ * job API. Each validates what it is given and says clearly what is wrong.
+ */
+import { ulid } from 'ulid';
+import { z } from 'zod';
+import { applySelection, SelectionRefused } from './advance';
+import type { EngineDeps } from './deps';
+import {
+  emptyUsage,
+  isTerminal,
+  type Job,
+  type JobSource,
+  jobSources,
+  type SelectionPolicy,
+  selectionPolicySchema,
+} from './job';
+import { inputKey } from './report';
+
+/** Inputs larger than this (as JSON) are kept in the report store, not in the job record. */
+export const inlineInputLimitBytes = 32 * 1024;
+const defaultDeadlineMs = 24 * 60 * 60_000;
+
+export const submitJobRequestSchema = z.object({
+  workflow: z.string().min(1),
+  input: z.unknown(),
+  tenant: z
+    .string()
+    .min(1)
+    .max(64)
+    .regex(/^[\w.-]+$/, 'letters, digits, dot, dash and underscore only')
+    .default('default'),
+  selection: selectionPolicySchema.default({ mode: 'auto' }),
+  /** Milliseconds from now; default: the workflow's (24 hours unless it says otherwise). */
+  deadlineMs: z.number().int().positive().optional(),
+  label: z.string().max(200).optional(),
+  batchId: z.string().max(100).optional(),
+  source: z.enum(jobSources).default('cli'),
+  idempotencyKey: z.string().min(1).max(200).optional(),
+  callbackUrl: z.url().optional(),
+});
+export type SubmitJobRequest = z.input<typeof submitJobRequestSchema>;
+
+/** A request the engine refuses, with what is wrong and where. */
+export class JobRequestError extends Error {
+  override readonly name = 'JobRequestError';
+  constructor(
+    message: string,
+    readonly status: 400 | 404 | 409 = 400,
+  ) {
+    super(message);
+  }
+}
+
+function describeIssues(error: z.ZodError, prefix: string): string {
+  return error.issues
+    .map(
+      (issue) =>
+        `${[prefix, ...issue.path.map(String)].filter(Boolean).join('.') || '(root)'}: ${issue.message}`,
+    )
+    .join('; ');
+}
+
+export async function submitJob(
+  deps: EngineDeps,
+  request: SubmitJobRequest,
+): Promise<{ job: Job; created: boolean }> {
+  const parsed = submitJobRequestSchema.safeParse(request);
+  if (!parsed.success) throw new JobRequestError(describeIssues(parsed.error, ''));
+  const req = parsed.data;
+  const workflow = deps.workflows.get(req.workflow);
+  if (!workflow) {
+    throw new JobRequestError(
+      `unknown workflow "${req.workflow}"; known workflows: ${[...deps.workflows.keys()].join(', ')}`,
+    );
+  }
+  const input = workflow.input.safeParse(req.input);
+  if (!input.success)
+    throw new JobRequestError(`invalid input for ${workflow.name}: ${describeIssues(input.error, 'input')}`);
+
+  if (req.idempotencyKey) {
+    const existing = await deps.store.findByIdempotencyKey(req.tenant, req.idempotencyKey);
+    if (existing) return { job: existing, created: false };
+  }
+
+  const now = deps.clock.now();
+  const id = ulid(now);
+  const serialized = JSON.stringify(input.data);
+  let jobInput: Job['input'] = { inline: input.data };
+  if (Buffer.byteLength(serialized) > inlineInputLimitBytes) {
+    await deps.reports.put(inputKey(id), serialized, 'application/json');
+    jobInput = { ref: inputKey(id) };
+  }
+  const first = workflow.steps[0];
+  if (!first) throw new JobRequestError(`workflow ${workflow.name} has no steps`);
+  const job: Job = {
+    id,
+    workflow: workflow.name,
+    workflowVersion: workflow.version,
+    tenant: req.tenant,
+    status: 'QUEUED',
+    step: first.name,
+    version: 1,
+    input: jobInput,
+    label: req.label,
+    context: {},
+    selection: req.selection as SelectionPolicy,
+    selections: {},
+    attempts: 0,
+    polls: 0,
+    intents: {},
+    nextRunAt: now,
+    deadlineAt: now + (req.deadlineMs ?? workflow.defaultDeadlineMs ?? defaultDeadlineMs),
+    usage: emptyUsage(),
+    outputs: [],
+    batchId: req.batchId,
+    source: req.source as JobSource,
+    idempotencyKey: req.idempotencyKey,
+    callbackUrl: req.callbackUrl,
+    createdAt: now,
+    updatedAt: now,
+  };
+  const stored = await deps.store.create(job);
+  // A crash between create and send is healed by the sweeper: the job is due now.
+  if (stored.created) await deps.queue.send({ jobId: job.id, version: job.version }, 0);
+  deps.onJobChange?.(stored.job);
+  return stored;
+}
+
+async function mustGet(deps: EngineDeps, jobId: string): Promise<Job> {
+  const job = await deps.store.get(jobId);
+  if (!job) throw new JobRequestError(`no job ${jobId}`, 404);
+  return job;
+}
+
+/** Answer a job that awaits a selection with the ids of the chosen options. */
+export async function answerSelection(
+  deps: EngineDeps,
+  jobId: string,
+  selectedOptionIds: readonly string[],
+): Promise<Job> {
+  const job = await mustGet(deps, jobId);
+  const workflow = deps.workflows.get(job.workflow);
+  if (!workflow) throw new JobRequestError(`job ${jobId} belongs to unknown workflow "${job.workflow}"`, 409);
+  let next: Job;
+  try {
+    next = applySelection(workflow, job, selectedOptionIds, deps.clock.now());
+  } catch (error) {
+    if (error instanceof SelectionRefused)
+      throw new JobRequestError(error.message, job.status === 'AWAITING_INPUT' ? 400 : 409);
+    throw error;
+  }
+  if (!(await deps.store.commit(next, job.version))) {
+    throw new JobRequestError(`job ${jobId} changed while answering; look at it again`, 409);
+  }
+  deps.onJobChange?.(next);
+  await deps.queue.send(
+    { jobId: next.id, version: next.version },
+    Math.max(0, next.nextRunAt - deps.clock.now()),
+  );
+  return next;
+}
+
+/** Cancel a job in any non-terminal status. */
+export async function cancelJob(deps: EngineDeps, jobId: string): Promise<Job> {
+  for (let tries = 0; tries < 5; tries++) {
+    const job = await mustGet(deps, jobId);
+    if (isTerminal(job.status)) throw new JobRequestError(`job ${jobId} is already ${job.status}`, 409);
+    const now = deps.clock.now();
+    const next: Job = {
+      ...job,
+      status: 'CANCELLED',
+      version: job.version + 1,
+      updatedAt: now,
+      finishedAt: now,
+      pending: undefined,
+      expiresAt: Math.floor(now / 1000) + 30 * 24 * 3600,
+    };
+    if (await deps.store.commit(next, job.version)) {
+      deps.onJobChange?.(next);
+      return next;
+    }
+  }
+  throw new JobRequestError(`job ${jobId} keeps changing; try cancelling again`, 409);
+}

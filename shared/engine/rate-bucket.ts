@@ -1,0 +1,128 @@
+/**
+ * The arithmetic of the adaptive token bucket that limits upstream calls per API key.
+ *
+ * Pure and time-injected: every function takes the state and `now` and returns a new state, so the
+ * in-memory limiter (local) and the DynamoDB-backed limiter (aws) share exactly the same behaviour.
+ * The bucket refills at `rate` tokens per second up to `burst`; a throttling answer halves the rate
+ * (never below the floor) and each success adds a small step back towards the ceiling (AIMD).
+ */
+import type { RateDecision } from './ports';
+
+/** What is kept per bucket. `tokens` may be fractional; `updatedAt` is in epoch milliseconds. */
+export interface RateBucketState {
+  tokens: number;
+  /** Current refill rate, in tokens per second. */
+  rate: number;
+  updatedAt: number;
+  /**
+   * When the rate was last halved. Optional: a store that does not keep it only loses the guard
+   * against halving several times for one burst of throttled calls that were already in flight.
+   */
+  decreasedAt?: number | undefined;
+}
+
+export interface RateBucketConfig {
+  /** The configured limit, in calls per second: the rate never rises above it. */
+  ceiling: number;
+  /** The rate never falls below this after throttling. */
+  floor: number;
+  /** The most tokens the bucket holds, i.e. the largest burst of calls at once. */
+  burst: number;
+  /** Added to the rate after each successful call. */
+  increasePerSuccess: number;
+  /** Factor applied to the rate when the upstream throttles. */
+  decreaseFactor: number;
+  /** Throttles within this many milliseconds of the last decrease do not decrease again. */
+  decreaseCooldownMs: number;
+}
+
+export interface RateBucketOptions {
+  /** Calls per second allowed for one API key. */
+  ratePerSecond: number;
+  /** Default: the rate rounded up, at least 1 (one second's worth of calls). */
+  burst?: number | undefined;
+  /** Default: a twentieth of the rate. */
+  floorPerSecond?: number | undefined;
+  /** Default: a fiftieth of the rate, so about fifty successes climb back from the floor. */
+  increasePerSuccess?: number | undefined;
+  /** Default: one second, about the time calls already in flight take to come back. */
+  decreaseCooldownMs?: number | undefined;
+}
+
+/** Builds a complete bucket configuration from a rate and optional overrides (defaults above). */
+export function rateBucketConfig(options: RateBucketOptions): RateBucketConfig {
+  const ceiling = options.ratePerSecond;
+  if (!(Number.isFinite(ceiling) && ceiling > 0)) {
+    throw new RangeError(`ratePerSecond must be a positive number, got ${String(ceiling)}`);
+  }
+  const burst = options.burst ?? Math.max(1, Math.ceil(ceiling));
+  const floor = Math.min(ceiling, options.floorPerSecond ?? ceiling / 20);
+  const increasePerSuccess = options.increasePerSuccess ?? ceiling / 50;
+  if (!(burst >= 1)) throw new RangeError(`burst must be at least 1, got ${String(burst)}`);
+  if (!(floor > 0)) throw new RangeError(`floorPerSecond must be positive, got ${String(floor)}`);
+  if (!(increasePerSuccess >= 0)) {
+    throw new RangeError(`increasePerSuccess must not be negative, got ${String(increasePerSuccess)}`);
+  }
+  const decreaseCooldownMs = options.decreaseCooldownMs ?? 1000;
+  if (!(decreaseCooldownMs >= 0)) {
+    throw new RangeError(`decreaseCooldownMs must not be negative, got ${String(decreaseCooldownMs)}`);
+  }
+  return { ceiling, floor, burst, increasePerSuccess, decreaseFactor: 0.5, decreaseCooldownMs };
+}
+
+/** A new bucket: full, at the ceiling rate. */
+export function initialBucket(config: RateBucketConfig, now: number): RateBucketState {
+  return { tokens: config.burst, rate: config.ceiling, updatedAt: now };
+}
+
+/**
+ * Adds the tokens earned since `updatedAt`. A clock that went backwards (another machine's clock)
+ * earns nothing and keeps the later `updatedAt`, so tokens are never counted twice.
+ */
+export function refill(state: RateBucketState, config: RateBucketConfig, now: number): RateBucketState {
+  const elapsedMs = Math.max(0, now - state.updatedAt);
+  const rate = clamp(state.rate, config.floor, config.ceiling);
+  const tokens = Math.min(config.burst, state.tokens + (elapsedMs / 1000) * rate);
+  return { ...state, tokens, rate, updatedAt: Math.max(state.updatedAt, now) };
+}
+
+/** Takes one token if there is one; otherwise says when the next whole token will be there. */
+export function take(
+  state: RateBucketState,
+  config: RateBucketConfig,
+  now: number,
+): { state: RateBucketState; decision: RateDecision } {
+  const filled = refill(state, config, now);
+  if (filled.tokens >= 1) {
+    return { state: { ...filled, tokens: filled.tokens - 1 }, decision: { granted: true } };
+  }
+  const waitMs = Math.ceil(((1 - filled.tokens) / filled.rate) * 1000);
+  return { state: filled, decision: { granted: false, retryAtMs: filled.updatedAt + Math.max(1, waitMs) } };
+}
+
+/**
+ * The upstream throttled a call: empty the bucket, since the upstream has just told us it has no
+ * room right now, and halve the rate (not below the floor). Several calls in flight together are
+ * usually throttled together: within the cooldown after a decrease, the rate is left alone.
+ */
+export function throttled(state: RateBucketState, config: RateBucketConfig, now: number): RateBucketState {
+  const filled = refill(state, config, now);
+  const drained = { ...filled, tokens: Math.min(filled.tokens, 0) };
+  const last = filled.decreasedAt;
+  if (last !== undefined && filled.updatedAt - last < config.decreaseCooldownMs) return drained;
+  return {
+    ...drained,
+    rate: Math.max(config.floor, filled.rate * config.decreaseFactor),
+    decreasedAt: filled.updatedAt,
+  };
+}
+
+/** A call went through: raise the rate by one step, up to the ceiling. */
+export function succeeded(state: RateBucketState, config: RateBucketConfig, now: number): RateBucketState {
+  const filled = refill(state, config, now);
+  return { ...filled, rate: Math.min(config.ceiling, filled.rate + config.increasePerSuccess) };
+}
+
+function clamp(value: number, low: number, high: number): number {
+  return Math.min(high, Math.max(low, value));
+}

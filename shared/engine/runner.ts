@@ -1,0 +1,340 @@
+/**
+ * The step runner: one step of one job, safe under at-least-once delivery.
+ *
+ * 1. Read the job; drop the message if the job is gone, finished, or at another version.
+ * 2. Make one upstream call for the current step (creates are recorded as intents first, so a
+ *    crash that repeats one is counted).
+ * 3. Compute the next state with advance(); write outputs to the report store under keys derived
+ *    from the job and step, so a retry overwrites rather than duplicates.
+ * 4. Commit with a condition on the version read; if another worker won, drop.
+ * 5. Schedule the next look with a delayed message (longer waits rely on nextRunAt + the sweeper).
+ */
+import { createHash } from 'node:crypto';
+import { catalogue, type OperationId } from '../openplatform/catalogue';
+import { isOpenPlatformError } from '../openplatform/errors';
+import type { CallUsage } from '../openplatform/types';
+import { type Advanced, advance, findStep, type StepFailure, type StepOutcome } from './advance';
+import type { EngineDeps } from './deps';
+import { isTerminal, type Job, type JobUsage } from './job';
+import type { WorkMessage } from './ports';
+import { attachmentKey, stepOutputKey, writeReport } from './report';
+import type { Step, StepContext, StepDecision, Workflow } from './workflow';
+
+export type StepReport =
+  | { outcome: 'dropped'; reason: 'missing' | 'terminal' | 'stale' | 'awaiting-input' }
+  | { outcome: 'deferred'; reason: 'not-due' | 'rate-limited'; delayMs: number }
+  | { outcome: 'conflict' }
+  | { outcome: 'committed'; job: Job };
+
+/** Messages a little early (clock skew, queue delay caps) are fine; earlier than this is rescheduled. */
+const earlyToleranceMs = 1_000;
+
+/** A stable, non-secret name for an API key: its rate bucket and its ledger name. */
+export function keyFingerprint(apiKey: string): string {
+  return createHash('sha256').update(apiKey).digest('hex').slice(0, 16);
+}
+
+export async function runStep(deps: EngineDeps, message: WorkMessage): Promise<StepReport> {
+  const job = await deps.store.get(message.jobId);
+  if (!job) return { outcome: 'dropped', reason: 'missing' };
+  if (isTerminal(job.status)) return { outcome: 'dropped', reason: 'terminal' };
+  if (job.version !== message.version) return { outcome: 'dropped', reason: 'stale' };
+  const now = deps.clock.now();
+  const workflow = deps.workflows.get(job.workflow);
+
+  if (!workflow) {
+    const unknown = unknownWorkflow(job.workflow);
+    const failure: StepFailure = {
+      kind: 'definition',
+      message: `unknown workflow "${job.workflow}"`,
+      retryable: false,
+    };
+    return commitAndSchedule(
+      deps,
+      unknown,
+      job,
+      advance(unknown, job, { type: 'error', failure }, now, deps.random),
+      undefined,
+    );
+  }
+  if (now >= job.deadlineAt) {
+    return commitAndSchedule(
+      deps,
+      workflow,
+      job,
+      advance(workflow, job, { type: 'deadline' }, now, deps.random),
+      undefined,
+    );
+  }
+  if (job.status === 'AWAITING_INPUT') return { outcome: 'dropped', reason: 'awaiting-input' };
+  if (job.nextRunAt > now + earlyToleranceMs) {
+    const delayMs = job.nextRunAt - now;
+    await deps.queue.send(message, Math.min(delayMs, deps.queue.maxDelayMs));
+    return { outcome: 'deferred', reason: 'not-due', delayMs };
+  }
+
+  const step = findStep(workflow, job.step);
+  if (!step) {
+    const failure: StepFailure = { kind: 'definition', message: `no step "${job.step}"`, retryable: false };
+    return commitAndSchedule(
+      deps,
+      workflow,
+      job,
+      advance(workflow, job, { type: 'error', failure }, now, deps.random),
+      undefined,
+    );
+  }
+
+  const apiKey = await deps.keys.getKey(job.tenant);
+  if (!apiKey) {
+    const failure: StepFailure = {
+      kind: 'auth',
+      message: `no API key is configured for tenant "${job.tenant}"`,
+      retryable: false,
+    };
+    return commitAndSchedule(
+      deps,
+      workflow,
+      job,
+      advance(workflow, job, { type: 'error', failure }, now, deps.random),
+      undefined,
+    );
+  }
+  const bucket = keyFingerprint(apiKey);
+  if (step.kind !== 'fetch') {
+    const token = await deps.rateLimiter.take(bucket, now);
+    if (!token.granted) {
+      const delayMs = Math.max(1, token.retryAtMs - now);
+      await deps.queue.send(message, Math.min(delayMs, deps.queue.maxDelayMs));
+      return { outcome: 'deferred', reason: 'rate-limited', delayMs };
+    }
+  }
+
+  const input = await loadInput(deps, job);
+  const ctx = await stepContext(deps, job, input, now, step);
+  const outputName = step.outputName?.(ctx) ?? step.name;
+
+  // A create call repeated after a crash may be billed twice: record the intent first, and count repeats.
+  let current = job;
+  if (step.kind !== 'fetch' && catalogue[step.operation as OperationId].effect !== 'read') {
+    const sent = job.intents[outputName] ?? 0;
+    current = {
+      ...job,
+      version: job.version + 1,
+      updatedAt: now,
+      intents: { ...job.intents, [outputName]: sent + 1 },
+      usage: sent > 0 ? { ...job.usage, duplicateCreates: job.usage.duplicateCreates + 1 } : job.usage,
+    };
+    if (!(await deps.store.commit(current, job.version))) return { outcome: 'conflict' };
+  }
+
+  const outcome = await executeStep(deps, current, step, ctx, outputName, apiKey);
+  if (outcome.type === 'error' && outcome.failure.kind === 'throttled')
+    await deps.rateLimiter.throttled(bucket, now);
+  else if (step.kind !== 'fetch') await deps.rateLimiter.succeeded(bucket, now);
+
+  const after = deps.clock.now();
+  return commitAndSchedule(
+    deps,
+    workflow,
+    current,
+    advance(workflow, current, outcome, after, deps.random),
+    input,
+  );
+}
+
+function unknownWorkflow(name: string): Workflow {
+  return {
+    name,
+    version: 0,
+    description: '',
+    input: undefined as never,
+    steps: [],
+    report: () => ({ title: name, markdown: '' }),
+  };
+}
+
+async function commitAndSchedule(
+  deps: EngineDeps,
+  workflow: Workflow,
+  previous: Job,
+  advanced: Advanced,
+  input: unknown,
+): Promise<StepReport> {
+  let { job } = advanced;
+  if (advanced.completed) {
+    const keys = await writeReport(deps.reports, workflow, job, input ?? (await loadInput(deps, job)));
+    job = { ...job, outputs: [...job.outputs.filter((key) => !keys.includes(key)), ...keys] };
+  }
+  if (!(await deps.store.commit(job, previous.version))) return { outcome: 'conflict' };
+  deps.onJobChange?.(job);
+  const fields = {
+    jobId: job.id,
+    workflow: job.workflow,
+    step: job.step,
+    status: job.status,
+    version: job.version,
+  };
+  deps.metrics?.count('StepsRun', 1, { workflow: job.workflow });
+  if (job.status === 'SUCCEEDED') {
+    deps.metrics?.count('JobSucceeded', 1, { workflow: job.workflow });
+    deps.log?.info('job succeeded', fields);
+  } else if (job.status === 'FAILED') {
+    deps.metrics?.count('JobFailed', 1, { workflow: job.workflow });
+    deps.log?.warn('job failed', { ...fields, error: job.lastError });
+  } else if (job.lastError && job.lastError.at === job.updatedAt) {
+    deps.metrics?.count('Retries', 1, { workflow: job.workflow });
+    deps.log?.info('step will be retried', { ...fields, error: job.lastError, nextRunAt: job.nextRunAt });
+  }
+  if (advanced.delayMs !== undefined && !isTerminal(job.status)) {
+    await deps.queue.send(
+      { jobId: job.id, version: job.version },
+      Math.min(advanced.delayMs, deps.queue.maxDelayMs),
+    );
+  }
+  return { outcome: 'committed', job };
+}
+
+async function loadInput(deps: EngineDeps, job: Job): Promise<unknown> {
+  if ('inline' in job.input) return job.input.inline;
+  const stored = await deps.reports.get(job.input.ref);
+  if (!stored) throw new Error(`input of job ${job.id} is missing from the report store (${job.input.ref})`);
+  return JSON.parse(Buffer.from(stored.body).toString('utf8'));
+}
+
+async function stepContext(
+  deps: EngineDeps,
+  job: Job,
+  input: unknown,
+  now: number,
+  step: Step,
+): Promise<StepContext> {
+  const outputs: Record<string, unknown> = {};
+  for (const name of step.needs ?? []) {
+    const stored = await deps.reports.get(stepOutputKey(job.id, name));
+    if (stored) outputs[name] = JSON.parse(Buffer.from(stored.body).toString('utf8'));
+  }
+  return { job, input, context: job.context, selections: job.selections, outputs, now };
+}
+
+function usageOf(call: CallUsage | undefined, tokens = 0): Partial<JobUsage> {
+  if (!call) return {};
+  return {
+    calls: 1,
+    failedCalls: call.ok ? 0 : 1,
+    throttledCalls: call.errorKind === 'throttled' ? 1 : 0,
+    billedUnits: call.billedUnits,
+    callMs: call.durationMs,
+    tokens,
+  };
+}
+
+function failureOf(error: unknown, operationId: string | undefined): StepFailure {
+  if (isOpenPlatformError(error)) {
+    return {
+      kind: error.kind,
+      message: error.message,
+      retryable: error.retryable,
+      code: error.code,
+      httpStatus: error.httpStatus,
+      correlationId: error.correlationId,
+      operationId: error.operationId ?? operationId,
+      retryAfterMs: error.retryAfterMs,
+    };
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return { kind: 'internal', message, retryable: false, operationId };
+}
+
+/** The one upstream interaction of a step, turned into an outcome. Never throws. */
+async function executeStep(
+  deps: EngineDeps,
+  job: Job,
+  step: Step,
+  ctx: StepContext,
+  outputName: string,
+  apiKey: string,
+): Promise<StepOutcome> {
+  const operationId = step.kind === 'fetch' ? undefined : step.operation;
+  let usage: Partial<JobUsage> = {};
+  try {
+    let decision: StepDecision;
+    let data: unknown;
+    if (step.kind === 'fetch') {
+      const url = step.url(ctx);
+      const document = await deps.client.fetchDocument(url);
+      usage = usageOf(document.usage);
+      const fileName = safeFileName(step.fileName?.(ctx, document.fileName) ?? document.fileName);
+      const key = attachmentKey(job.id, fileName);
+      await deps.reports.put(key, document.body, document.contentType);
+      const attachment = { key, fileName, contentType: document.contentType };
+      decision = step.decide?.(attachment, ctx) ?? { type: 'next' };
+      return { type: 'decision', decision, usage, output: key };
+    }
+    const call = () =>
+      step.kind === 'stream'
+        ? deps.client.stream(step.operation, step.request(ctx), { apiKey })
+        : deps.client.call(step.operation, step.request(ctx), { apiKey });
+    let result: Awaited<ReturnType<typeof call>>;
+    try {
+      result = await call();
+    } catch (error) {
+      // A rotated key: read it again once, and retry right away with the new one.
+      if (!isOpenPlatformError(error) || error.kind !== 'auth') throw error;
+      usage = usageOf({
+        operationId: step.operation,
+        durationMs: 0,
+        billedUnits: 0,
+        ok: false,
+        errorKind: 'auth',
+      });
+      const fresh = await deps.keys.refresh(job.tenant);
+      if (!fresh || fresh === apiKey) throw error;
+      apiKey = fresh;
+      result = await call();
+    }
+    if ('text' in result) {
+      const { usage: callUsage, ...answer } = result;
+      usage = sumUsage(usage, usageOf(callUsage, answer.tokens.total));
+      data = answer;
+      decision = (step.decide as (r: typeof answer, c: StepContext) => StepDecision)(answer, ctx);
+    } else {
+      usage = sumUsage(usage, usageOf(result.usage));
+      data = result.data;
+      decision = (step.decide as (d: unknown, c: StepContext) => StepDecision)(result.data, ctx);
+    }
+    let output: string | undefined;
+    if (step.keep !== false) {
+      output = stepOutputKey(job.id, outputName);
+      await deps.reports.put(output, JSON.stringify(data, null, 2), 'application/json');
+    }
+    return { type: 'decision', decision, usage, output };
+  } catch (error) {
+    if (isOpenPlatformError(error)) {
+      usage = sumUsage(usage, {
+        calls: 1,
+        failedCalls: 1,
+        throttledCalls: error.kind === 'throttled' ? 1 : 0,
+      });
+    }
+    return { type: 'error', failure: failureOf(error, operationId), usage };
+  }
+}
+
+function sumUsage(a: Partial<JobUsage>, b: Partial<JobUsage>): Partial<JobUsage> {
+  const sum: Partial<JobUsage> = { ...a };
+  for (const [key, value] of Object.entries(b) as [keyof JobUsage, number][])
+    sum[key] = (sum[key] ?? 0) + value;
+  return sum;
+}
+
+/** Attachment names come from upstream headers: keep them to one safe path segment. */
+function safeFileName(name: string): string {
+  const cleaned = name
+    .replace(/[/\\]/g, '_')
+    .replace(/[^\w.\- ]/g, '_')
+    .replace(/^\.+/, '')
+    .trim();
+  return cleaned.length > 0 ? cleaned.slice(0, 120) : 'document';
+}
+
