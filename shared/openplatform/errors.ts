@@ -5,6 +5,8 @@
  * and business `error_code`s to kinds is the table `errorCodeTable` / `httpStatusTable` below; each
  * row has a test (test/unit/openplatform/errors.test.ts).
  */
+import type { CallUsage } from './types';
+
 export type OpenPlatformErrorKind =
   | 'auth'
   | 'forbidden'
@@ -30,6 +32,8 @@ export interface OpenPlatformErrorDetails {
   retryAfterMs?: number | undefined;
   /** Overrides the kind's default, e.g. a network failure of a non-idempotent POST is not retryable. */
   retryable?: boolean | undefined;
+  /** What the failed call cost (the client fills this in; also reported through `onUsage`). */
+  usage?: CallUsage | undefined;
   cause?: unknown;
 }
 
@@ -57,6 +61,7 @@ export class OpenPlatformError extends Error {
   readonly code: number | undefined;
   readonly correlationId: string | undefined;
   readonly retryAfterMs: number | undefined;
+  readonly usage: CallUsage | undefined;
 
   constructor(details: OpenPlatformErrorDetails) {
     super(details.message, details.cause === undefined ? undefined : { cause: details.cause });
@@ -67,6 +72,7 @@ export class OpenPlatformError extends Error {
     this.code = details.code;
     this.correlationId = details.correlationId;
     this.retryAfterMs = details.retryAfterMs;
+    this.usage = details.usage;
   }
 
   /** A plain, serialisable summary (for job records and logs). Never contains the API key. */

@@ -27,7 +27,11 @@ export interface CallOptions {
   signal?: AbortSignal | undefined;
   /** Use this key instead of the client's default (multi-tenant callers). */
   apiKey?: string | undefined;
-  /** Overall time limit for this call, in milliseconds (default: the client's `bodyTimeoutMs`). */
+  /**
+   * Overall time limit for this call, in milliseconds. Default: the client's `timeoutMs` (which
+   * defaults to its `bodyTimeoutMs`) for `call` and `fetchDocument`; none for `stream`, whose
+   * limit is its idle timeout.
+   */
   timeoutMs?: number | undefined;
 }
 
@@ -85,6 +89,11 @@ export interface OpenPlatformClient {
     body: RequestOf<Op>,
     options?: CallOptions,
   ): Promise<CallResult<Op>>;
+  /**
+   * `call` by an operation id or a short documentation name (`ai35-1`), for callers holding a name
+   * from configuration. An unknown name is an `invalid-request` error listing close matches.
+   */
+  callByName(idOrRef: string, body: unknown, options?: CallOptions): Promise<CallResult<OperationId>>;
   /** A streamed chat operation: yields text through `onText`, resolves with the assembled answer. */
   stream(
     operationId: StreamOperationId,
