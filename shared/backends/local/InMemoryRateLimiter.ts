@@ -1,0 +1,48 @@
+/**
+ * The local RateLimiter: one adaptive token bucket per API key, kept in memory. Every worker of the
+ * process shares it; the arithmetic is shared/engine/rate-bucket.ts, the same as on AWS.
+ */
+import type { RateDecision, RateLimiter } from '../../engine/ports';
+import {
+  initialBucket,
+  type RateBucketConfig,
+  type RateBucketOptions,
+  type RateBucketState,
+  rateBucketConfig,
+  succeeded,
+  take,
+  throttled,
+} from '../../engine/rate-bucket';
+
+export class InMemoryRateLimiter implements RateLimiter {
+  readonly config: RateBucketConfig;
+  readonly #buckets = new Map<string, RateBucketState>();
+
+  /** `ratePerSecond` is the ceiling for each bucket; see `rateBucketConfig` for the other defaults. */
+  constructor(options: RateBucketOptions) {
+    this.config = rateBucketConfig(options);
+  }
+
+  async take(bucket: string, now: number): Promise<RateDecision> {
+    const result = take(this.#state(bucket, now), this.config, now);
+    this.#buckets.set(bucket, result.state);
+    return result.decision;
+  }
+
+  async throttled(bucket: string, now: number): Promise<void> {
+    this.#buckets.set(bucket, throttled(this.#state(bucket, now), this.config, now));
+  }
+
+  async succeeded(bucket: string, now: number): Promise<void> {
+    this.#buckets.set(bucket, succeeded(this.#state(bucket, now), this.config, now));
+  }
+
+  /** The current refill rate of a bucket, in calls per second (the ceiling for an unused bucket). */
+  currentRate(bucket: string): number {
+    return this.#buckets.get(bucket)?.rate ?? this.config.ceiling;
+  }
+
+  #state(bucket: string, now: number): RateBucketState {
+    return this.#buckets.get(bucket) ?? initialBucket(this.config, now);
+  }
+}

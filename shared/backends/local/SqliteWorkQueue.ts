@@ -1,0 +1,155 @@
+/**
+ * The local WorkQueue: messages in the same SQLite file as the jobs, with SQS's semantics. A message
+ * becomes visible after its delay; a consumer claims it for a lease; `ack` deletes it, `release`
+ * makes it visible again later, and a lease that runs out (the worker died) makes it visible again
+ * by itself. Delivery is at least once: the engine drops duplicates by the job's version.
+ */
+import { z } from 'zod';
+import type { Clock, WorkMessage, WorkQueue } from '../../engine/ports';
+import type { LocalDatabase } from './database';
+
+/** A message a consumer holds until it acks or releases it, or its lease runs out. */
+export interface ClaimedMessage {
+  /** Names this claim only: a later claim of the same message gets another receipt. */
+  receipt: string;
+  message: WorkMessage;
+  /** How many times the message has been claimed, this time included. */
+  receiveCount: number;
+  sentAt: number;
+}
+
+export interface SqliteWorkQueueOptions {
+  clock: Clock;
+  /** The longest delay `send` holds. Default: one hour (SQS holds fifteen minutes). */
+  maxDelayMs?: number | undefined;
+}
+
+const workMessageSchema = z.object({
+  jobId: z.string().min(1),
+  version: z.number().int().nonnegative(),
+});
+
+const receiptSchema = z.string().regex(/^(\d+)\.(\d+)$/);
+
+interface MessageRow {
+  id: number;
+  job_id: string;
+  version: number;
+  receive_count: number;
+  sent_at: number;
+}
+
+export class SqliteWorkQueue implements WorkQueue {
+  readonly maxDelayMs: number;
+  readonly #db: LocalDatabase;
+  readonly #clock: Clock;
+  readonly #insert;
+  readonly #visible;
+  readonly #lease;
+  readonly #delete;
+  readonly #release;
+  readonly #nextVisible;
+  readonly #count;
+
+  constructor(db: LocalDatabase, options: SqliteWorkQueueOptions) {
+    this.#db = db;
+    this.#clock = options.clock;
+    this.maxDelayMs = options.maxDelayMs ?? 60 * 60 * 1000;
+    this.#insert = db.prepare<[string, number, number, number]>(
+      'INSERT INTO messages (job_id, version, visible_at, sent_at) VALUES (?, ?, ?, ?)',
+    );
+    this.#visible = db.prepare<[number, number], MessageRow>(
+      `SELECT id, job_id, version, receive_count, sent_at FROM messages
+       WHERE visible_at <= ? ORDER BY visible_at, id LIMIT ?`,
+    );
+    this.#lease = db.prepare<[number, number]>(
+      'UPDATE messages SET visible_at = ?, receive_count = receive_count + 1 WHERE id = ?',
+    );
+    this.#delete = db.prepare<[number, number]>('DELETE FROM messages WHERE id = ? AND receive_count = ?');
+    this.#release = db.prepare<[number, number, number]>(
+      'UPDATE messages SET visible_at = ? WHERE id = ? AND receive_count = ?',
+    );
+    this.#nextVisible = db.prepare<[], { at: number | null }>('SELECT MIN(visible_at) AS at FROM messages');
+    this.#count = db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM messages');
+  }
+
+  /** Delays are capped at `maxDelayMs` and negative ones count as zero, as SQS does. */
+  async send(message: WorkMessage, delayMs: number): Promise<void> {
+    const valid = parseMessage(message);
+    const now = this.#clock.now();
+    this.#insert.run(valid.jobId, valid.version, now + this.#clampDelay(delayMs), now);
+  }
+
+  async sendBatch(messages: { message: WorkMessage; delayMs: number }[]): Promise<void> {
+    const valid = messages.map(({ message, delayMs }) => ({ message: parseMessage(message), delayMs }));
+    const now = this.#clock.now();
+    this.#db.transaction(() => {
+      for (const { message, delayMs } of valid) {
+        this.#insert.run(message.jobId, message.version, now + this.#clampDelay(delayMs), now);
+      }
+    })();
+  }
+
+  /**
+   * Claims up to `limit` messages visible at `now`, oldest first, hiding each for `leaseMs`. Two
+   * consumers (even in two processes) never claim the same message while its lease holds.
+   */
+  claim(now: number, limit: number, leaseMs: number): ClaimedMessage[] {
+    if (limit <= 0) return [];
+    return this.#db
+      .transaction((): ClaimedMessage[] => {
+        const rows = this.#visible.all(now, Math.floor(limit));
+        return rows.map((row) => {
+          this.#lease.run(now + Math.max(0, leaseMs), row.id);
+          const receiveCount = row.receive_count + 1;
+          return {
+            receipt: `${row.id}.${receiveCount}`,
+            message: { jobId: row.job_id, version: row.version },
+            receiveCount,
+            sentAt: row.sent_at,
+          };
+        });
+      })
+      .immediate();
+  }
+
+  /** Deletes a claimed message. False when the lease had run out and someone else claimed it since. */
+  ack(receipt: string): boolean {
+    const [id, count] = parseReceipt(receipt);
+    return this.#delete.run(id, count).changes === 1;
+  }
+
+  /** Makes a claimed message visible again after `delayMs` (capped like `send`). */
+  release(receipt: string, delayMs: number): boolean {
+    const [id, count] = parseReceipt(receipt);
+    return this.#release.run(this.#clock.now() + this.#clampDelay(delayMs), id, count).changes === 1;
+  }
+
+  /** When the earliest message becomes (or became) visible, leased ones included; undefined when empty. */
+  nextVisibleAt(): number | undefined {
+    return this.#nextVisible.get()?.at ?? undefined;
+  }
+
+  /** Messages held, visible or not. */
+  size(): number {
+    return this.#count.get()?.n ?? 0;
+  }
+
+  #clampDelay(delayMs: number): number {
+    if (Number.isNaN(delayMs) || delayMs <= 0) return 0;
+    return Math.min(Math.floor(delayMs), this.maxDelayMs);
+  }
+}
+
+function parseMessage(message: WorkMessage): WorkMessage {
+  const parsed = workMessageSchema.safeParse(message);
+  if (!parsed.success) throw new TypeError(`not a work message: ${z.prettifyError(parsed.error)}`);
+  return parsed.data;
+}
+
+function parseReceipt(receipt: string): [number, number] {
+  const match = receiptSchema.safeParse(receipt);
+  if (!match.success) throw new TypeError(`not a receipt of this queue: ${JSON.stringify(receipt)}`);
+  const [id, count] = match.data.split('.');
+  return [Number(id), Number(count)];
+}

@@ -1,0 +1,133 @@
+// The SQLite work queue's consumer side: claims, leases, acks and releases, with a fake clock.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type LocalDatabase, openLocalDatabase, SqliteWorkQueue } from '../../../../shared/backends/local';
+
+const T0 = 1_750_000_000_000;
+
+describe('SqliteWorkQueue', () => {
+  let dir: string;
+  let db: LocalDatabase;
+  let now: number;
+  let queue: SqliteWorkQueue;
+  const clock = { now: () => now };
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'opflow-queue-'));
+    db = openLocalDatabase(join(dir, 'opflow.db'));
+    now = T0;
+    queue = new SqliteWorkQueue(db, { clock, maxDelayMs: 60_000 });
+  });
+  afterEach(() => {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('makes a delayed message visible when its delay has passed', async () => {
+    await queue.send({ jobId: 'a', version: 1 }, 5_000);
+    expect(queue.claim(T0 + 4_999, 10, 1_000)).toEqual([]);
+    const [claimed] = queue.claim(T0 + 5_000, 10, 1_000);
+    expect(claimed?.message).toEqual({ jobId: 'a', version: 1 });
+    expect(claimed?.receiveCount).toBe(1);
+    expect(claimed?.sentAt).toBe(T0);
+  });
+
+  it('caps delays at maxDelayMs and treats negative or NaN delays as none', async () => {
+    await queue.send({ jobId: 'far', version: 1 }, Number.POSITIVE_INFINITY);
+    await queue.send({ jobId: 'neg', version: 1 }, -10);
+    await queue.send({ jobId: 'nan', version: 1 }, Number.NaN);
+    expect(
+      queue
+        .claim(T0, 10, 1_000)
+        .map((c) => c.message.jobId)
+        .sort(),
+    ).toEqual(['nan', 'neg']);
+    expect(queue.nextVisibleAt()).toBe(T0 + 1_000);
+    expect(queue.claim(T0 + 60_000, 10, 1_000).map((c) => c.message.jobId)).toContain('far');
+  });
+
+  it('hides a claimed message for its lease, then delivers it again (at least once)', async () => {
+    await queue.send({ jobId: 'a', version: 1 }, 0);
+    const [first] = queue.claim(T0, 10, 30_000);
+    expect(queue.claim(T0 + 29_999, 10, 30_000)).toEqual([]);
+    const [second] = queue.claim(T0 + 30_000, 10, 30_000);
+    expect(second?.message).toEqual(first?.message);
+    expect(second?.receiveCount).toBe(2);
+    expect(second?.receipt).not.toBe(first?.receipt);
+  });
+
+  it('deletes on ack, and an ack from an expired lease does not delete the new claim', async () => {
+    await queue.send({ jobId: 'a', version: 1 }, 0);
+    const [first] = queue.claim(T0, 10, 1_000);
+    const [second] = queue.claim(T0 + 1_000, 10, 1_000);
+    expect(queue.ack(first!.receipt)).toBe(false);
+    expect(queue.size()).toBe(1);
+    expect(queue.ack(second!.receipt)).toBe(true);
+    expect(queue.size()).toBe(0);
+    expect(queue.claim(T0 + 10_000, 10, 1_000)).toEqual([]);
+  });
+
+  it('makes a released message visible again after the given delay', async () => {
+    await queue.send({ jobId: 'a', version: 1 }, 0);
+    const [claimed] = queue.claim(T0, 10, 30_000);
+    now = T0 + 100;
+    expect(queue.release(claimed!.receipt, 2_000)).toBe(true);
+    expect(queue.claim(T0 + 2_099, 10, 1_000)).toEqual([]);
+    expect(queue.claim(T0 + 2_100, 10, 1_000)).toHaveLength(1);
+  });
+
+  it('claims oldest-visible first and no more than asked', async () => {
+    await queue.send({ jobId: 'late', version: 1 }, 300);
+    await queue.send({ jobId: 'early', version: 1 }, 100);
+    await queue.send({ jobId: 'middle', version: 1 }, 200);
+    const claimed = queue.claim(T0 + 1_000, 2, 1_000);
+    expect(claimed.map((c) => c.message.jobId)).toEqual(['early', 'middle']);
+    expect(queue.claim(T0 + 1_000, 0, 1_000)).toEqual([]);
+  });
+
+  it('never hands one message to two consumers on two connections', async () => {
+    const otherDb = openLocalDatabase(join(dir, 'opflow.db'));
+    const other = new SqliteWorkQueue(otherDb, { clock });
+    for (let i = 0; i < 20; i += 1) await queue.send({ jobId: `j${i}`, version: 1 }, 0);
+    const seen: string[] = [];
+    for (let round = 0; round < 10; round += 1) {
+      for (const consumer of [queue, other]) {
+        for (const claimed of consumer.claim(T0, 3, 60_000)) seen.push(claimed.message.jobId);
+      }
+    }
+    otherDb.close();
+    expect(seen).toHaveLength(20);
+    expect(new Set(seen).size).toBe(20);
+  });
+
+  it('sends a batch in one go', async () => {
+    await queue.sendBatch([
+      { message: { jobId: 'a', version: 1 }, delayMs: 0 },
+      { message: { jobId: 'b', version: 2 }, delayMs: 10 },
+    ]);
+    expect(queue.size()).toBe(2);
+    expect(queue.nextVisibleAt()).toBe(T0);
+  });
+
+  it('refuses a message that is not {jobId, version}, saying what is wrong', async () => {
+    await expect(queue.send({ jobId: '', version: 1 }, 0)).rejects.toThrow(/jobId/);
+    await expect(queue.send({ jobId: 'a', version: 1.5 }, 0)).rejects.toThrow(/version/);
+    expect(() => queue.ack('nonsense')).toThrow(/receipt/);
+  });
+
+  it('keeps messages across reopening the file', async () => {
+    await queue.send({ jobId: 'a', version: 3 }, 0);
+    db.close();
+    db = openLocalDatabase(join(dir, 'opflow.db'));
+    const reopened = new SqliteWorkQueue(db, { clock });
+    expect(reopened.claim(T0, 10, 1_000).map((c) => c.message)).toEqual([{ jobId: 'a', version: 3 }]);
+  });
+
+  it('reports when the next message is due, and undefined when empty', async () => {
+    expect(queue.nextVisibleAt()).toBeUndefined();
+    await queue.send({ jobId: 'a', version: 1 }, 700);
+    expect(queue.nextVisibleAt()).toBe(T0 + 700);
+  });
+});

@@ -1,0 +1,155 @@
+// The adaptive token bucket's arithmetic, with time injected: no test sleeps.
+import { describe, expect, it } from 'vitest';
+import {
+  initialBucket,
+  type RateBucketConfig,
+  type RateBucketState,
+  rateBucketConfig,
+  refill,
+  succeeded,
+  take,
+  throttled,
+} from '../../../shared/engine/rate-bucket';
+
+const T0 = 1_700_000_000_000;
+
+/** Takes tokens as fast as they are granted in [from, from + durationMs), jumping to each retry time. */
+function grantsOver(state: RateBucketState, config: RateBucketConfig, from: number, durationMs: number) {
+  let current = state;
+  let now = from;
+  let grants = 0;
+  while (now < from + durationMs) {
+    const result = take(current, config, now);
+    current = result.state;
+    if (result.decision.granted) grants += 1;
+    else now = result.decision.retryAtMs;
+  }
+  return { grants, state: current };
+}
+
+describe('rateBucketConfig', () => {
+  it('derives burst, floor and increase from the rate', () => {
+    expect(rateBucketConfig({ ratePerSecond: 5 })).toEqual({
+      ceiling: 5,
+      floor: 0.25,
+      burst: 5,
+      increasePerSuccess: 0.1,
+      decreaseFactor: 0.5,
+      decreaseCooldownMs: 1000,
+    });
+    expect(rateBucketConfig({ ratePerSecond: 0.5 }).burst).toBe(1);
+    expect(rateBucketConfig({ ratePerSecond: 2.5 }).burst).toBe(3);
+  });
+
+  it('refuses nonsense with a message naming the option', () => {
+    expect(() => rateBucketConfig({ ratePerSecond: 0 })).toThrow(/ratePerSecond/);
+    expect(() => rateBucketConfig({ ratePerSecond: Number.NaN })).toThrow(/ratePerSecond/);
+    expect(() => rateBucketConfig({ ratePerSecond: 5, burst: 0 })).toThrow(/burst/);
+    expect(() => rateBucketConfig({ ratePerSecond: 5, floorPerSecond: -1 })).toThrow(/floorPerSecond/);
+    expect(() => rateBucketConfig({ ratePerSecond: 5, increasePerSuccess: -1 })).toThrow(
+      /increasePerSuccess/,
+    );
+  });
+
+  it('never puts the floor above the ceiling', () => {
+    expect(rateBucketConfig({ ratePerSecond: 2, floorPerSecond: 10 }).floor).toBe(2);
+  });
+});
+
+describe('take', () => {
+  const config = rateBucketConfig({ ratePerSecond: 4, burst: 2 });
+
+  it('grants the burst at once, then refuses with the time of the next token', () => {
+    let state = initialBucket(config, T0);
+    for (let i = 0; i < 2; i += 1) {
+      const result = take(state, config, T0);
+      expect(result.decision).toEqual({ granted: true });
+      state = result.state;
+    }
+    const refused = take(state, config, T0);
+    expect(refused.decision).toEqual({ granted: false, retryAtMs: T0 + 250 });
+    expect(take(refused.state, config, T0 + 249).decision.granted).toBe(false);
+    expect(take(refused.state, config, T0 + 250).decision).toEqual({ granted: true });
+  });
+
+  it('counts fractional tokens towards the next one', () => {
+    const state: RateBucketState = { tokens: 0.5, rate: 4, updatedAt: T0 };
+    expect(take(state, config, T0).decision).toEqual({ granted: false, retryAtMs: T0 + 125 });
+  });
+
+  it('never holds more than the burst, however long it was idle', () => {
+    const state = refill({ tokens: 0, rate: 4, updatedAt: T0 }, config, T0 + 3_600_000);
+    expect(state.tokens).toBe(2);
+  });
+
+  it('grants the configured rate over time, plus the burst', () => {
+    const { grants } = grantsOver(initialBucket(config, T0), config, T0, 10_000);
+    expect(grants).toBe(2 + 39);
+  });
+
+  it('earns nothing when the clock goes backwards and does not move updatedAt back', () => {
+    const state: RateBucketState = { tokens: 0, rate: 4, updatedAt: T0 };
+    const result = take(state, config, T0 - 5_000);
+    expect(result.decision).toEqual({ granted: false, retryAtMs: T0 + 250 });
+    expect(result.state.updatedAt).toBe(T0);
+  });
+});
+
+describe('throttled and succeeded', () => {
+  const config = rateBucketConfig({ ratePerSecond: 4, burst: 4 });
+
+  it('halves the rate and empties the bucket when throttled', () => {
+    const state = throttled(initialBucket(config, T0), config, T0);
+    expect(state.rate).toBe(2);
+    expect(state.tokens).toBe(0);
+    expect(state.decreasedAt).toBe(T0);
+    expect(take(state, config, T0).decision).toEqual({ granted: false, retryAtMs: T0 + 500 });
+  });
+
+  it('halves once for throttles that arrive together, again after the cooldown', () => {
+    let state = initialBucket(config, T0);
+    for (let i = 0; i < 5; i += 1) state = throttled(state, config, T0 + i * 100);
+    expect(state.rate).toBe(2);
+    state = throttled(state, config, T0 + 1_000);
+    expect(state.rate).toBe(1);
+  });
+
+  it('still halves on every throttle when the store does not keep decreasedAt', () => {
+    let state: RateBucketState = initialBucket(config, T0);
+    for (let i = 0; i < 2; i += 1) {
+      const { decreasedAt: _dropped, ...kept } = throttled(state, config, T0);
+      state = kept;
+    }
+    expect(state.rate).toBe(1);
+  });
+
+  it('never goes below the floor', () => {
+    let state = initialBucket(config, T0);
+    for (let i = 0; i < 20; i += 1) state = throttled(state, config, T0 + i * 2_000);
+    expect(state.rate).toBe(config.floor);
+  });
+
+  it('climbs back slowly, one step per success, up to the ceiling and no further', () => {
+    let state = throttled(initialBucket(config, T0), config, T0);
+    state = succeeded(state, config, T0 + 1);
+    expect(state.rate).toBeCloseTo(2 + 4 / 50);
+    for (let i = 0; i < 24; i += 1) state = succeeded(state, config, T0 + 2 + i);
+    expect(state.rate).toBeCloseTo(4);
+    for (let i = 0; i < 100; i += 1) state = succeeded(state, config, T0 + 100 + i);
+    expect(state.rate).toBe(4);
+  });
+
+  it('grants fewer calls after throttling than before, over the same time', () => {
+    const start = initialBucket(config, T0);
+    const before = grantsOver(start, config, T0, 10_000).grants;
+    const after = grantsOver(throttled(start, config, T0), config, T0, 10_000).grants;
+    expect(after).toBeLessThan(before);
+    expect(after).toBe(19);
+  });
+
+  it('keeps a rate stored out of range inside floor and ceiling', () => {
+    const state = refill({ tokens: 0, rate: 50, updatedAt: T0 }, config, T0 + 1_000);
+    expect(state.rate).toBe(4);
+    expect(state.tokens).toBe(4);
+  });
+});
