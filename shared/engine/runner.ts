@@ -337,4 +337,3 @@ function safeFileName(name: string): string {
     .trim();
   return cleaned.length > 0 ? cleaned.slice(0, 120) : 'document';
 }
-

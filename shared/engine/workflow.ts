@@ -138,3 +138,18 @@ export function defineWorkflow<Input>(workflow: Workflow<Input>): Workflow<Input
 }
 
 export type WorkflowRegistry = ReadonlyMap<string, Workflow>;
+
+/**
+ * Step factories bound to a workflow's input type, so `ctx.input` is typed in every step and only
+ * the operation is inferred: `const step = stepsFor<MyInput>(); step.call({ operation: 'ai35-1…', … })`.
+ */
+export function stepsFor<Input>() {
+  return {
+    call: <Op extends OperationId>(step: Omit<CallStep<Input, Op>, 'kind'>): CallStep<Input, Op> => ({
+      kind: 'call',
+      ...step,
+    }),
+    stream: (step: Omit<StreamStep<Input>, 'kind'>): StreamStep<Input> => ({ kind: 'stream', ...step }),
+    fetch: (step: Omit<FetchStep<Input>, 'kind'>): FetchStep<Input> => ({ kind: 'fetch', ...step }),
+  };
+}
