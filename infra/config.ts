@@ -1,0 +1,303 @@
+/**
+ * Stage configuration for the opflow CDK app: one typed, zod-validated object per stage (dev, prod).
+ * An invalid value stops synthesis with a message naming the field, before anything is bundled.
+ */
+import { z } from 'zod';
+
+/** The stages the app knows how to deploy. */
+export const STAGES = ['dev', 'prod'] as const;
+export type StageName = (typeof STAGES)[number];
+
+/** Retention periods CloudWatch Logs accepts (days); anything else is refused at synth. */
+export const LOG_RETENTION_DAYS = [
+  1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653,
+] as const;
+
+const logRetentionDays = z
+  .number()
+  .int()
+  .refine((days) => (LOG_RETENTION_DAYS as readonly number[]).includes(days), {
+    message: `must be one of the retention periods CloudWatch Logs accepts: ${LOG_RETENTION_DAYS.join(', ')}`,
+  });
+
+const functionSettings = (maxTimeoutSeconds: number) =>
+  z.strictObject({
+    /** Lambda timeout in seconds. */
+    timeoutSeconds: z.number().int().min(3).max(maxTimeoutSeconds),
+    /** Lambda memory in MB. */
+    memoryMb: z.number().int().min(128).max(10_240),
+  });
+
+const iamAuth = z.strictObject({ mode: z.literal('iam') });
+const jwtAuth = z.strictObject({
+  mode: z.literal('jwt'),
+  /** The OIDC issuer URL, e.g. a Cognito user pool or Auth0 tenant. */
+  issuer: z.url({ protocol: /^https$/ }),
+  /** Accepted `aud` (or Cognito `client_id`) values. */
+  audience: z.array(z.string().min(1)).min(1),
+});
+
+/** The zod schema of one stage's configuration. Unknown keys are refused (a typo is an error, not a no-op). */
+export const stageConfigSchema = z
+  .strictObject({
+    stage: z.enum(STAGES),
+    names: z.strictObject({
+      /** CloudFormation stack name. */
+      stackName: z
+        .string()
+        .regex(/^[A-Za-z][A-Za-z0-9-]{0,127}$/, 'must be a valid CloudFormation stack name'),
+      /** Prefix of every physical name the stack sets (table, queues, secrets, log groups). */
+      resourcePrefix: z
+        .string()
+        .regex(
+          /^[a-z][a-z0-9-]{1,30}$/,
+          'must be 2-31 lowercase letters, digits or dashes, starting with a letter',
+        ),
+    }),
+    /** Tenants whose API key secrets the stack creates (as placeholders; the key is set with the aws CLI). */
+    tenants: z
+      .array(z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, "_" or "-"'))
+      .min(1),
+    worker: functionSettings(900).extend({
+      /** Messages per invocation (SQS allows up to 10 without a batching window, 10000 with one). */
+      batchSize: z.number().int().min(1).max(10_000),
+      /** Seconds the event source waits to fill a batch (0-300). */
+      maxBatchingWindowSeconds: z.number().int().min(0).max(300),
+      /** The SQS event source's own concurrency cap (2-1000). Reserved concurrency is not used. */
+      maxConcurrency: z.number().int().min(2).max(1000),
+    }),
+    api: functionSettings(29).extend({
+      auth: z.discriminatedUnion('mode', [iamAuth, jwtAuth]),
+      /** Default-stage throttling of the HTTP API. */
+      throttle: z.strictObject({
+        rateLimit: z.number().positive().max(10_000),
+        burstLimit: z.number().int().min(1).max(5_000),
+      }),
+    }),
+    sweeper: functionSettings(900),
+    queue: z.strictObject({
+      /** Receives before a message moves to the dead-letter queue. */
+      maxReceiveCount: z.number().int().min(1).max(1000),
+      /** How long the work queue keeps a message (the sweeper recovers anything lost). */
+      retentionDays: z.number().int().min(1).max(14),
+      /** How long the dead-letter queue keeps a message. */
+      dlqRetentionDays: z.number().int().min(1).max(14),
+    }),
+    openPlatform: z.strictObject({
+      /** The Open Platform base URL (OPFLOW_BASE_URL). */
+      baseUrl: z.url({ protocol: /^https?$/ }),
+      /** Calls per second per API key (OPFLOW_QPS). */
+      qps: z.number().positive().max(1000),
+    }),
+    retention: z.strictObject({
+      /** Function and API access log retention. */
+      logDays: logRetentionDays,
+      /** Days before current report objects move to Standard-IA (S3 requires at least 30). */
+      reportTransitionDays: z.number().int().min(30),
+      /** Days a replaced or deleted report version is kept. */
+      noncurrentVersionDays: z.number().int().min(1),
+      /** Days before an unfinished multipart upload is aborted. */
+      incompleteUploadDays: z.number().int().min(1),
+      /** Days S3 server access logs are kept. */
+      accessLogDays: z.number().int().min(1),
+    }),
+    alarms: z.strictObject({
+      /** Email address subscribed to the alarm topic (a confirmation mail is sent on deploy). */
+      email: z.email().optional(),
+      /** An existing SNS topic to notify instead of creating one. */
+      snsTopicArn: z
+        .string()
+        .regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/, 'must be an SNS topic ARN')
+        .optional(),
+      /** Alarm when the oldest message in the work queue is older than this (seconds). */
+      oldestMessageAgeSeconds: z.number().int().min(60),
+      /** Alarm when this percentage of finished jobs failed within 15 minutes. */
+      failedJobRatePercent: z.number().min(0).max(100),
+      /** ...but only once at least this many jobs finished in those 15 minutes. */
+      failedJobRateMinJobs: z.number().int().min(1),
+    }),
+    /** Powertools log level of every function. */
+    logLevel: z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR']),
+    /** `retain` keeps the table, bucket and logs when the stack is deleted (and turns on deletion protection). */
+    removalPolicy: z.enum(['retain', 'destroy']),
+  })
+  .superRefine((config, ctx) => {
+    if (config.worker.batchSize > 10 && config.worker.maxBatchingWindowSeconds < 1) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['worker', 'maxBatchingWindowSeconds'],
+        message: 'must be at least 1 when worker.batchSize is above 10 (an SQS event source rule)',
+      });
+    }
+    // SQS caps the visibility timeout at 12 hours; the queue uses 6x the worker timeout plus the window.
+    if (visibilityTimeoutSeconds(config.worker) > 43_200) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['worker', 'timeoutSeconds'],
+        message: 'six times the worker timeout plus the batching window must stay within 12 hours',
+      });
+    }
+    if (config.alarms.email && config.alarms.snsTopicArn) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['alarms', 'email'],
+        message: 'set either alarms.email (a new topic) or alarms.snsTopicArn (an existing topic), not both',
+      });
+    }
+    if (config.stage === 'prod' && config.removalPolicy !== 'retain') {
+      ctx.addIssue({ code: 'custom', path: ['removalPolicy'], message: 'must be "retain" for prod' });
+    }
+  });
+
+/** A validated stage configuration. */
+export type StageConfig = z.infer<typeof stageConfigSchema>;
+
+/**
+ * The work queue's visibility timeout in seconds: six times the worker's timeout plus its batching
+ * window (the AWS guidance for SQS event sources), so a message is never redelivered mid-invocation.
+ */
+export function visibilityTimeoutSeconds(worker: {
+  timeoutSeconds: number;
+  maxBatchingWindowSeconds: number;
+}) {
+  return 6 * worker.timeoutSeconds + worker.maxBatchingWindowSeconds;
+}
+
+/** Thrown when a stage configuration does not validate; the message lists every bad field by path. */
+export class InvalidStageConfigError extends Error {
+  override readonly name = 'InvalidStageConfigError';
+  constructor(
+    readonly stage: string,
+    readonly issues: readonly { path: string; message: string }[],
+    options?: ErrorOptions,
+  ) {
+    super(
+      `invalid opflow config for stage "${stage}": ` +
+        issues.map((i) => `${i.path}: ${i.message}`).join('; '),
+      options,
+    );
+  }
+}
+
+/** What a stage's configuration looks like before validation. */
+export type StageConfigInput = z.input<typeof stageConfigSchema>;
+
+/** The configuration of each stage as written; `loadStageConfig` validates it. */
+export const stageDefaults: Record<StageName, StageConfigInput> = {
+  dev: {
+    stage: 'dev',
+    names: { stackName: 'opflow-dev', resourcePrefix: 'opflow-dev' },
+    tenants: ['default'],
+    worker: {
+      timeoutSeconds: 60,
+      memoryMb: 512,
+      batchSize: 5,
+      maxBatchingWindowSeconds: 1,
+      maxConcurrency: 5,
+    },
+    api: {
+      timeoutSeconds: 10,
+      memoryMb: 512,
+      auth: { mode: 'iam' },
+      throttle: { rateLimit: 10, burstLimit: 20 },
+    },
+    sweeper: { timeoutSeconds: 60, memoryMb: 256 },
+    queue: { maxReceiveCount: 5, retentionDays: 4, dlqRetentionDays: 14 },
+    openPlatform: { baseUrl: 'https://connect.patsnap.com', qps: 2 },
+    retention: {
+      logDays: 14,
+      reportTransitionDays: 30,
+      noncurrentVersionDays: 7,
+      incompleteUploadDays: 1,
+      accessLogDays: 30,
+    },
+    alarms: { oldestMessageAgeSeconds: 900, failedJobRatePercent: 25, failedJobRateMinJobs: 4 },
+    logLevel: 'DEBUG',
+    removalPolicy: 'destroy',
+  },
+  prod: {
+    stage: 'prod',
+    names: { stackName: 'opflow-prod', resourcePrefix: 'opflow-prod' },
+    tenants: ['default'],
+    worker: {
+      timeoutSeconds: 120,
+      memoryMb: 1024,
+      batchSize: 10,
+      maxBatchingWindowSeconds: 2,
+      maxConcurrency: 20,
+    },
+    api: {
+      timeoutSeconds: 10,
+      memoryMb: 512,
+      auth: { mode: 'iam' },
+      throttle: { rateLimit: 50, burstLimit: 100 },
+    },
+    sweeper: { timeoutSeconds: 120, memoryMb: 256 },
+    queue: { maxReceiveCount: 5, retentionDays: 4, dlqRetentionDays: 14 },
+    openPlatform: { baseUrl: 'https://connect.patsnap.com', qps: 5 },
+    retention: {
+      logDays: 90,
+      reportTransitionDays: 30,
+      noncurrentVersionDays: 30,
+      incompleteUploadDays: 1,
+      accessLogDays: 365,
+    },
+    alarms: { oldestMessageAgeSeconds: 900, failedJobRatePercent: 10, failedJobRateMinJobs: 10 },
+    logLevel: 'INFO',
+    removalPolicy: 'retain',
+  },
+};
+
+/**
+ * Validates a stage configuration. Throws {@link InvalidStageConfigError} naming every bad field
+ * (e.g. `worker.batchSize: Too big: expected number to be <=10000`).
+ */
+export function parseStageConfig(input: unknown): StageConfig {
+  const result = stageConfigSchema.safeParse(input);
+  if (result.success) return result.data;
+  const stage =
+    typeof input === 'object' && input !== null && 'stage' in input ? String(input.stage) : '(unknown)';
+  const issues = result.error.issues.map((issue) => ({
+    path: issue.path.length > 0 ? issue.path.map(String).join('.') : '(root)',
+    message: issue.message,
+  }));
+  throw new InvalidStageConfigError(stage, issues, { cause: result.error });
+}
+
+/** Overrides a deployer may pass on the command line (`-c alarmEmail=...`), applied before validation. */
+export interface StageOverrides {
+  /** Subscribes this address to the alarm topic. */
+  alarmEmail?: string | undefined;
+  /** Sends alarms to this existing SNS topic. */
+  alarmTopicArn?: string | undefined;
+  /** Switches the HTTP API to a JWT authorizer with this issuer (needs `jwtAudience`). */
+  jwtIssuer?: string | undefined;
+  /** Comma-separated audiences for the JWT authorizer. */
+  jwtAudience?: string | undefined;
+}
+
+/**
+ * The validated configuration of a stage, with optional command-line overrides applied.
+ * Throws {@link InvalidStageConfigError} for an unknown stage or an invalid value.
+ */
+export function loadStageConfig(stage: string, overrides: StageOverrides = {}): StageConfig {
+  if (!(STAGES as readonly string[]).includes(stage)) {
+    throw new InvalidStageConfigError(stage, [
+      { path: 'stage', message: `unknown stage; expected one of ${STAGES.join(', ')}` },
+    ]);
+  }
+  const config = structuredClone(stageDefaults[stage as StageName]);
+  if (overrides.alarmEmail !== undefined) config.alarms.email = overrides.alarmEmail;
+  if (overrides.alarmTopicArn !== undefined) config.alarms.snsTopicArn = overrides.alarmTopicArn;
+  if (overrides.jwtIssuer !== undefined || overrides.jwtAudience !== undefined) {
+    config.api.auth = {
+      mode: 'jwt',
+      issuer: overrides.jwtIssuer ?? '',
+      audience: (overrides.jwtAudience ?? '')
+        .split(',')
+        .map((audience) => audience.trim())
+        .filter((audience) => audience.length > 0),
+    };
+  }
+  return parseStageConfig(config);
+}
