@@ -1,0 +1,21 @@
+/**
+ * The CDK app (`npx cdk synth`, `npx cdk deploy`; cdk.json runs this with tsx).
+ * Stage: `-c stage=dev|prod` (default dev). Optional: `-c alarmEmail=...`, `-c alarmTopicArn=...`,
+ * `-c jwtIssuer=https://... -c jwtAudience=a,b`. See docs/deploy.md.
+ */
+import { App } from 'aws-cdk-lib';
+import { InvalidStageConfigError } from '../config';
+import { buildOpflowApp } from '../lib/opflow-app';
+
+const app = new App();
+try {
+  buildOpflowApp(app);
+} catch (error) {
+  if (error instanceof InvalidStageConfigError) {
+    // A config mistake is the deployer's to fix: say which field, without a stack trace.
+    process.stderr.write(`${error.message}\n`);
+    process.exit(1);
+  }
+  throw error;
+}
+app.synth();

@@ -1,0 +1,124 @@
+/**
+ * Where opflow keeps state on AWS: the single DynamoDB job table (keys and indexes exactly as in
+ * docs/DESIGN.md) and the S3 report bucket, with a separate bucket for the report bucket's access logs.
+ */
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import {
+  BlockPublicAccess,
+  Bucket,
+  BucketEncryption,
+  ObjectOwnership,
+  StorageClass,
+} from 'aws-cdk-lib/aws-s3';
+import { Construct } from 'constructs';
+
+/** Names of the job table's key attributes and indexes (docs/DESIGN.md, "The AWS job table"). */
+export const JOB_TABLE = {
+  partitionKey: 'PK',
+  sortKey: 'SK',
+  ttlAttribute: 'expiresAt',
+  indexes: {
+    byStatus: { partitionKey: 'GSI1PK', sortKey: 'GSI1SK', projection: ProjectionType.ALL },
+    due: { partitionKey: 'GSI2PK', sortKey: 'GSI2SK', projection: ProjectionType.KEYS_ONLY },
+    byBatch: { partitionKey: 'GSI3PK', sortKey: 'GSI3SK', projection: ProjectionType.ALL },
+  },
+} as const;
+
+/** Settings of {@link JobStorage}. */
+export interface JobStorageProps {
+  readonly tableName: string;
+  /** `retain` keeps table and buckets on stack deletion and turns on the table's deletion protection. */
+  readonly removalPolicy: 'retain' | 'destroy';
+  readonly reportTransitionDays: number;
+  readonly noncurrentVersionDays: number;
+  readonly incompleteUploadDays: number;
+  readonly accessLogDays: number;
+}
+
+/** The job table, the report bucket and its access log bucket. */
+export class JobStorage extends Construct {
+  readonly table: Table;
+  readonly reportBucket: Bucket;
+  readonly accessLogBucket: Bucket;
+
+  constructor(scope: Construct, id: string, props: JobStorageProps) {
+    super(scope, id);
+    const retain = props.removalPolicy === 'retain';
+    const removalPolicy = retain ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+
+    this.table = new Table(this, 'JobTable', {
+      tableName: props.tableName,
+      partitionKey: { name: JOB_TABLE.partitionKey, type: AttributeType.STRING },
+      sortKey: { name: JOB_TABLE.sortKey, type: AttributeType.STRING },
+      billingMode: BillingMode.PAY_PER_REQUEST,
+      timeToLiveAttribute: JOB_TABLE.ttlAttribute,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      // AWS-owned key: encrypted at rest with no per-request KMS cost or KMS throttling.
+      encryption: TableEncryption.DEFAULT,
+      deletionProtection: retain,
+      removalPolicy,
+    });
+    for (const [indexName, index] of Object.entries(JOB_TABLE.indexes)) {
+      this.table.addGlobalSecondaryIndex({
+        indexName,
+        partitionKey: { name: index.partitionKey, type: AttributeType.STRING },
+        sortKey: { name: index.sortKey, type: AttributeType.STRING },
+        projectionType: index.projection,
+      });
+    }
+
+    // The access log bucket has no access log of its own: that would need a third bucket, and so on.
+    this.accessLogBucket = new Bucket(this, 'AccessLogBucket', {
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      // S3 server access logging can only deliver to a bucket encrypted with SSE-S3.
+      encryption: BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      minimumTLSVersion: 1.2,
+      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      lifecycleRules: [
+        { id: 'expire-access-logs', expiration: Duration.days(props.accessLogDays) },
+        {
+          id: 'abort-incomplete-uploads',
+          abortIncompleteMultipartUploadAfter: Duration.days(props.incompleteUploadDays),
+        },
+      ],
+      removalPolicy,
+      autoDeleteObjects: !retain,
+    });
+
+    this.reportBucket = new Bucket(this, 'ReportBucket', {
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      encryption: BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      minimumTLSVersion: 1.2,
+      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      versioned: true,
+      serverAccessLogsBucket: this.accessLogBucket,
+      serverAccessLogsPrefix: 'report-bucket/',
+      lifecycleRules: [
+        {
+          id: 'reports-to-infrequent-access',
+          // Objects under 128 KB stay in Standard (the bucket's default minimum transition size).
+          transitions: [
+            {
+              storageClass: StorageClass.INFREQUENT_ACCESS,
+              transitionAfter: Duration.days(props.reportTransitionDays),
+            },
+          ],
+        },
+        {
+          id: 'expire-noncurrent-versions',
+          noncurrentVersionExpiration: Duration.days(props.noncurrentVersionDays),
+          expiredObjectDeleteMarker: true,
+        },
+        {
+          id: 'abort-incomplete-uploads',
+          abortIncompleteMultipartUploadAfter: Duration.days(props.incompleteUploadDays),
+        },
+      ],
+      removalPolicy,
+      autoDeleteObjects: !retain,
+    });
+  }
+}

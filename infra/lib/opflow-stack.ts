@@ -1,0 +1,222 @@
+/**
+ * The opflow stack: job table, report bucket, work queue, secrets, the three functions (step worker,
+ * api, sweeper) with only the permissions each needs, the HTTP API, the sweeper's schedule, alarms and
+ * a dashboard. Everything variable comes from the validated stage config.
+ */
+import { CfnOutput, Duration, Stack, type StackProps, Tags, Validations } from 'aws-cdk-lib';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import { type StageConfig, visibilityTimeoutSeconds } from '../config';
+import { JobApi } from './job-api';
+import { JobStorage } from './job-storage';
+import { PipelineFunction } from './pipeline-function';
+import { PipelineMonitoring } from './pipeline-monitoring';
+import { TenantSecrets } from './tenant-secrets';
+import { WorkQueue } from './work-queue';
+
+/** Settings of {@link OpflowStack}. */
+export interface OpflowStackProps extends StackProps {
+  readonly config: StageConfig;
+}
+
+/** The whole of opflow on AWS for one stage. */
+export class OpflowStack extends Stack {
+  readonly config: StageConfig;
+  readonly storage: JobStorage;
+  readonly workQueue: WorkQueue;
+  readonly secrets: TenantSecrets;
+  readonly worker: PipelineFunction;
+  readonly api: PipelineFunction;
+  readonly sweeper: PipelineFunction;
+  readonly jobApi: JobApi;
+  readonly monitoring: PipelineMonitoring;
+
+  constructor(scope: Construct, id: string, props: OpflowStackProps) {
+    super(scope, id, props);
+    const config = props.config;
+    this.config = config;
+    const prefix = config.names.resourcePrefix;
+    const logRetention = config.retention.logDays as RetentionDays;
+    Tags.of(this).add('app', 'opflow');
+    Tags.of(this).add('stage', config.stage);
+
+    this.storage = new JobStorage(this, 'Storage', {
+      tableName: `${prefix}-jobs`,
+      removalPolicy: config.removalPolicy,
+      reportTransitionDays: config.retention.reportTransitionDays,
+      noncurrentVersionDays: config.retention.noncurrentVersionDays,
+      incompleteUploadDays: config.retention.incompleteUploadDays,
+      accessLogDays: config.retention.accessLogDays,
+    });
+    this.workQueue = new WorkQueue(this, 'Work', {
+      queueName: `${prefix}-work`,
+      visibilityTimeout: Duration.seconds(visibilityTimeoutSeconds(config.worker)),
+      maxReceiveCount: config.queue.maxReceiveCount,
+      retentionPeriod: Duration.days(config.queue.retentionDays),
+      dlqRetentionPeriod: Duration.days(config.queue.dlqRetentionDays),
+    });
+    this.secrets = new TenantSecrets(this, 'Secrets', {
+      apiKeySecretPrefix: `${prefix}/api-key/`,
+      tenants: config.tenants,
+      webhookSecretName: `${prefix}/webhook-signing`,
+      removalPolicy: config.removalPolicy,
+    });
+
+    // Every function gets the same environment (names are not permissions; IAM below is what differs),
+    // so the runtime's one config loader works in all three.
+    const environment: Record<string, string> = {
+      OPFLOW_TABLE_NAME: this.storage.table.tableName,
+      OPFLOW_QUEUE_URL: this.workQueue.queue.queueUrl,
+      OPFLOW_BUCKET_NAME: this.storage.reportBucket.bucketName,
+      OPFLOW_API_KEY_SECRET_PREFIX: this.secrets.apiKeySecretPrefix,
+      OPFLOW_WEBHOOK_SECRET_NAME: this.secrets.webhookSecretName,
+      OPFLOW_BASE_URL: config.openPlatform.baseUrl,
+      OPFLOW_QPS: String(config.openPlatform.qps),
+      OPFLOW_STAGE: config.stage,
+      POWERTOOLS_SERVICE_NAME: 'opflow',
+      POWERTOOLS_METRICS_NAMESPACE: 'opflow',
+      POWERTOOLS_LOG_LEVEL: config.logLevel,
+    };
+    const functionDefaults = { environment, logRetention, removalPolicy: config.removalPolicy };
+
+    this.worker = new PipelineFunction(this, 'StepWorker', {
+      ...functionDefaults,
+      name: 'worker',
+      functionName: `${prefix}-step-worker`,
+      description: 'opflow: runs one step of a job per work message',
+      timeout: Duration.seconds(config.worker.timeoutSeconds),
+      memorySize: config.worker.memoryMb,
+    });
+    this.worker.function.addEventSource(
+      new SqsEventSource(this.workQueue.queue, {
+        batchSize: config.worker.batchSize,
+        maxBatchingWindow: Duration.seconds(config.worker.maxBatchingWindowSeconds),
+        reportBatchItemFailures: true,
+        // The event source's own cap: reserved concurrency would make SQS throttle messages into the DLQ.
+        maxConcurrency: config.worker.maxConcurrency,
+      }),
+    );
+    this.storage.table.grantReadWriteData(this.worker.role);
+    this.storage.reportBucket.grantRead(this.worker.role);
+    this.storage.reportBucket.grantPut(this.worker.role);
+    this.secrets.grantRead(this.worker.role);
+    this.workQueue.queue.grantSendMessages(this.worker.role);
+
+    this.api = new PipelineFunction(this, 'Api', {
+      ...functionDefaults,
+      name: 'api',
+      functionName: `${prefix}-api`,
+      description: 'opflow: the job HTTP API',
+      timeout: Duration.seconds(config.api.timeoutSeconds),
+      memorySize: config.api.memoryMb,
+    });
+    this.storage.table.grantReadWriteData(this.api.role);
+    this.workQueue.queue.grantSendMessages(this.api.role);
+    // Read only: presigned report links are signed with the api role, so it must be able to GetObject.
+    this.storage.reportBucket.grantRead(this.api.role);
+
+    this.sweeper = new PipelineFunction(this, 'Sweeper', {
+      ...functionDefaults,
+      name: 'sweeper',
+      functionName: `${prefix}-sweeper`,
+      description: 'opflow: re-schedules due jobs whose message was lost',
+      timeout: Duration.seconds(config.sweeper.timeoutSeconds),
+      memorySize: config.sweeper.memoryMb,
+    });
+    this.storage.table.grantReadWriteData(this.sweeper.role);
+    this.workQueue.queue.grantSendMessages(this.sweeper.role);
+    new Rule(this, 'SweepEveryMinute', {
+      ruleName: `${prefix}-sweep`,
+      description: 'opflow: run the sweeper every minute',
+      schedule: Schedule.rate(Duration.minutes(1)),
+      // A missed sweep is covered by the next one a minute later: retry once, never pile up.
+      targets: [
+        new LambdaFunction(this.sweeper.function, { retryAttempts: 1, maxEventAge: Duration.minutes(1) }),
+      ],
+    });
+
+    this.acknowledgeGrantWildcards();
+
+    this.jobApi = new JobApi(this, 'JobApi', {
+      apiName: `${prefix}-jobs`,
+      handler: this.api.function,
+      auth: config.api.auth,
+      throttle: config.api.throttle,
+      accessLogGroupName: `/aws/apigateway/${prefix}-jobs`,
+      logRetention,
+      removalPolicy: config.removalPolicy,
+    });
+
+    this.monitoring = new PipelineMonitoring(this, 'Monitoring', {
+      resourcePrefix: prefix,
+      queue: this.workQueue.queue,
+      deadLetterQueue: this.workQueue.deadLetterQueue,
+      functions: { worker: this.worker.function, api: this.api.function, sweeper: this.sweeper.function },
+      alarms: config.alarms,
+    });
+
+    new CfnOutput(this, 'ApiUrl', { value: this.jobApi.url, description: 'Base URL of the job API' });
+    new CfnOutput(this, 'TableName', { value: this.storage.table.tableName });
+    new CfnOutput(this, 'QueueUrl', { value: this.workQueue.queue.queueUrl });
+    new CfnOutput(this, 'DeadLetterQueueUrl', { value: this.workQueue.deadLetterQueue.queueUrl });
+    new CfnOutput(this, 'BucketName', { value: this.storage.reportBucket.bucketName });
+    new CfnOutput(this, 'ApiKeySecretPrefix', {
+      value: this.secrets.apiKeySecretPrefix,
+      description: 'API key secrets are named <prefix><tenant>',
+    });
+    new CfnOutput(this, 'AlarmTopicArn', { value: this.monitoring.topic.topicArn });
+    new CfnOutput(this, 'DashboardName', { value: this.monitoring.dashboard.dashboardName });
+  }
+
+  /**
+   * The grant* methods scope every statement to this stack's own table, bucket and queue, but some
+   * name a resource pattern or an action family; cdk-nag reports each such finding, acknowledged here
+   * one by one with the reason it is as narrow as the access allows.
+   */
+  private acknowledgeGrantWildcards(): void {
+    const tableArn = this.resolveLogicalIdOf(this.storage.table);
+    const bucketArn = this.resolveLogicalIdOf(this.storage.reportBucket);
+    const indexFinding = {
+      id: `AwsSolutions-IAM5[Resource::<${tableArn}.Arn>/index/*]`,
+      reason:
+        'Queries the job table\'s own indexes (byStatus, due, byBatch); "index/*" is how grantReadWriteData names ' +
+        'the indexes of this one table, no other table.',
+    };
+    const objectsFinding = {
+      id: `AwsSolutions-IAM5[Resource::<${bucketArn}.Arn>/*]`,
+      reason:
+        'Reads/writes objects of the report bucket only; object keys are per job (reports/<jobId>/...), so the ' +
+        'objects cannot be listed in advance.',
+    };
+    const readActionFindings = ['s3:GetBucket*', 's3:GetObject*', 's3:List*'].map((action) => ({
+      id: `AwsSolutions-IAM5[Action::${action}]`,
+      reason: `${action} comes from grantRead on the report bucket: the read-only action family, on that bucket only.`,
+    }));
+    const putActionFindings = ['s3:Abort*'].map((action) => ({
+      id: `AwsSolutions-IAM5[Action::${action}]`,
+      reason: `${action} comes from grantPut on the report bucket: aborting its own multipart uploads, on that bucket only.`,
+    }));
+    const policyOf = (fn: PipelineFunction) => fn.role.node.findChild('DefaultPolicy');
+    const acknowledge = (fn: PipelineFunction, findings: { id: string; reason: string }[]) => {
+      for (const finding of findings) Validations.of(policyOf(fn)).acknowledge(finding);
+    };
+    acknowledge(this.worker, [indexFinding, objectsFinding, ...readActionFindings, ...putActionFindings]);
+    acknowledge(this.api, [indexFinding, objectsFinding, ...readActionFindings]);
+    acknowledge(this.sweeper, [indexFinding]);
+    Validations.of(policyOf(this.worker)).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:${this.secrets.apiKeySecretPrefix}*]`,
+      reason:
+        "Reads the API key secrets under the stage's prefix (named <prefix><tenant>); tenants are added after " +
+        'deploy with the aws CLI, and secret ARNs end in a random suffix, so the prefix pattern is the narrowest name.',
+    });
+  }
+
+  private resolveLogicalIdOf(construct: Construct): string {
+    const child = construct.node.defaultChild;
+    if (!child) throw new Error(`${construct.node.path} has no CloudFormation resource`);
+    return this.getLogicalId(child as never);
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * One opflow Lambda function: NodejsFunction bundled with the local esbuild (function-bundling.ts),
+ * Node.js 22 on arm64, X-Ray tracing, its own log group with a retention, and its own role that starts
+ * with nothing but writing to that log group; callers add exactly what the function touches with grant*.
+ */
+import { type Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { type FunctionName, functionBundling, functionEntry, PROJECT_ROOT } from './function-bundling';
+
+/** Settings of {@link PipelineFunction}. */
+export interface PipelineFunctionProps {
+  readonly name: FunctionName;
+  /** Physical function name; the log group is `/aws/lambda/<functionName>`. */
+  readonly functionName: string;
+  readonly description: string;
+  readonly timeout: Duration;
+  readonly memorySize: number;
+  readonly environment: Record<string, string>;
+  readonly logRetention: RetentionDays;
+  readonly removalPolicy: 'retain' | 'destroy';
+}
+
+/** A bundled opflow function with its log group and least-privilege role. */
+export class PipelineFunction extends Construct {
+  readonly function: NodejsFunction;
+  readonly logGroup: LogGroup;
+  readonly role: Role;
+
+  constructor(scope: Construct, id: string, props: PipelineFunctionProps) {
+    super(scope, id);
+    this.logGroup = new LogGroup(this, 'LogGroup', {
+      logGroupName: `/aws/lambda/${props.functionName}`,
+      retention: props.logRetention,
+      removalPolicy: props.removalPolicy === 'retain' ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    });
+    // An explicit role keeps the AWSLambdaBasicExecutionRole managed policy (logs on every group) away.
+    this.role = new Role(this, 'Role', {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: `opflow ${props.name} function`,
+    });
+    this.logGroup.grantWrite(this.role);
+
+    this.function = new NodejsFunction(this, 'Function', {
+      functionName: props.functionName,
+      description: props.description,
+      entry: functionEntry(props.name),
+      handler: 'handler',
+      projectRoot: PROJECT_ROOT,
+      depsLockFilePath: `${PROJECT_ROOT}/package-lock.json`,
+      runtime: Runtime.NODEJS_22_X,
+      architecture: Architecture.ARM_64,
+      timeout: props.timeout,
+      memorySize: props.memorySize,
+      tracing: Tracing.ACTIVE,
+      logGroup: this.logGroup,
+      role: this.role,
+      environment: { ...props.environment, NODE_OPTIONS: '--enable-source-maps' },
+      bundling: functionBundling(),
+    });
+
+    Validations.of(this.function).acknowledge({
+      id: 'AwsSolutions-L1',
+      reason:
+        'opflow targets Node.js 22 (the bundles are built for node22 and the project is tested on Node 20 and 22); ' +
+        'moving to a newer runtime is a deliberate change with its own test run.',
+    });
+    // Tracing.ACTIVE adds xray:PutTraceSegments/PutTelemetryRecords, which have no resource-level permissions.
+    const policy = this.role.node.tryFindChild('DefaultPolicy');
+    if (policy) {
+      Validations.of(policy).acknowledge({
+        id: 'AwsSolutions-IAM5[Resource::*]',
+        reason:
+          'Only the X-Ray actions (PutTraceSegments, PutTelemetryRecords) use Resource "*": X-Ray has no ' +
+          'resource-level permissions. Every other statement names its resource.',
+      });
+    }
+  }
+}

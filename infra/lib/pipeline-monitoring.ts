@@ -1,0 +1,243 @@
+/**
+ * What tells a person opflow on AWS is unwell: alarms (dead letters, a stuck queue, function errors
+ * and throttles, a high failed-job rate) notifying one SNS topic, and a dashboard of the queue, the
+ * functions and the pipeline's own metrics (published by Powertools in namespace `opflow`).
+ */
+import { Duration } from 'aws-cdk-lib';
+import {
+  Alarm,
+  ComparisonOperator,
+  Dashboard,
+  GraphWidget,
+  MathExpression,
+  Metric,
+  SingleValueWidget,
+  Stats,
+  TextWidget,
+  TreatMissingData,
+} from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
+import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import type { StageConfig } from '../config';
+
+/** Namespace and dimensions of the pipeline's custom metrics (Powertools adds `service` to every metric). */
+export const PIPELINE_METRICS = {
+  namespace: 'opflow',
+  dimensions: { service: 'opflow' },
+  names: ['StepsRun', 'Retries', 'UpstreamCalls', 'BilledUnits', 'JobSucceeded', 'JobFailed'],
+} as const;
+
+/** Window of the failed-job rate alarm. */
+const FAILED_JOB_RATE_PERIOD = Duration.minutes(15);
+
+/** Settings of {@link PipelineMonitoring}. */
+export interface PipelineMonitoringProps {
+  readonly resourcePrefix: string;
+  readonly queue: IQueue;
+  readonly deadLetterQueue: IQueue;
+  /** The functions to watch, by the name shown in alarms and on the dashboard. */
+  readonly functions: Readonly<Record<string, IFunction>>;
+  readonly alarms: StageConfig['alarms'];
+}
+
+/** The alarm topic, the alarms and the dashboard. */
+export class PipelineMonitoring extends Construct {
+  readonly topic: ITopic;
+  readonly alarms: Alarm[] = [];
+  readonly dashboard: Dashboard;
+
+  constructor(scope: Construct, id: string, props: PipelineMonitoringProps) {
+    super(scope, id);
+    const prefix = props.resourcePrefix;
+    this.topic = props.alarms.snsTopicArn
+      ? Topic.fromTopicArn(this, 'AlarmTopic', props.alarms.snsTopicArn)
+      : this.createTopic(prefix, props.alarms.email);
+    const action = new SnsAction(this.topic);
+    const addAlarm = (alarm: Alarm) => {
+      alarm.addAlarmAction(action);
+      alarm.addOkAction(action);
+      this.alarms.push(alarm);
+      return alarm;
+    };
+
+    addAlarm(
+      new Alarm(this, 'DeadLetterQueueDepth', {
+        alarmName: `${prefix}-dead-letters`,
+        alarmDescription:
+          'Messages reached the dead-letter queue: a step failed maxReceiveCount times. Inspect them, fix the cause, ' +
+          'then redrive them to the work queue.',
+        metric: props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+          period: Duration.minutes(1),
+          statistic: Stats.MAXIMUM,
+        }),
+        threshold: 0,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
+    addAlarm(
+      new Alarm(this, 'OldestMessageAge', {
+        alarmName: `${prefix}-queue-stuck`,
+        alarmDescription: `The oldest work message waited over ${props.alarms.oldestMessageAgeSeconds} s: the worker is not keeping up or keeps failing.`,
+        metric: props.queue.metricApproximateAgeOfOldestMessage({
+          period: Duration.minutes(1),
+          statistic: Stats.MAXIMUM,
+        }),
+        threshold: props.alarms.oldestMessageAgeSeconds,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 5,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
+    for (const [name, fn] of Object.entries(props.functions)) {
+      addAlarm(
+        new Alarm(this, `${name}Errors`, {
+          alarmName: `${prefix}-${name}-errors`,
+          alarmDescription: `The ${name} function failed invocations (uncaught errors or timeouts).`,
+          metric: fn.metricErrors({ period: Duration.minutes(5), statistic: Stats.SUM }),
+          threshold: 0,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+          evaluationPeriods: 1,
+          treatMissingData: TreatMissingData.NOT_BREACHING,
+        }),
+      );
+      addAlarm(
+        new Alarm(this, `${name}Throttles`, {
+          alarmName: `${prefix}-${name}-throttles`,
+          alarmDescription: `Lambda throttled the ${name} function (account concurrency exhausted).`,
+          metric: fn.metricThrottles({ period: Duration.minutes(5), statistic: Stats.SUM }),
+          threshold: 0,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+          evaluationPeriods: 1,
+          treatMissingData: TreatMissingData.NOT_BREACHING,
+        }),
+      );
+    }
+    const { failedJobRatePercent, failedJobRateMinJobs } = props.alarms;
+    addAlarm(
+      new Alarm(this, 'FailedJobRate', {
+        alarmName: `${prefix}-failed-job-rate`,
+        alarmDescription:
+          `Over ${failedJobRatePercent}% of the jobs that finished in 15 minutes failed ` +
+          `(counted once at least ${failedJobRateMinJobs} finished).`,
+        metric: new MathExpression({
+          expression: `IF((succeeded + failed) >= ${failedJobRateMinJobs}, 100 * failed / (succeeded + failed), 0)`,
+          usingMetrics: {
+            succeeded: pipelineMetric('JobSucceeded', FAILED_JOB_RATE_PERIOD),
+            failed: pipelineMetric('JobFailed', FAILED_JOB_RATE_PERIOD),
+          },
+          period: FAILED_JOB_RATE_PERIOD,
+          label: 'failed job %',
+        }),
+        threshold: failedJobRatePercent,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
+
+    this.dashboard = new Dashboard(this, 'Dashboard', { dashboardName: prefix });
+    const functions = Object.entries(props.functions);
+    this.dashboard.addWidgets(
+      new TextWidget({
+        markdown: `# ${prefix}\nWork queue, functions and the pipeline's own metrics (namespace \`opflow\`).`,
+        width: 24,
+        height: 2,
+      }),
+    );
+    this.dashboard.addWidgets(
+      new GraphWidget({
+        title: 'Work queue depth',
+        left: [
+          props.queue.metricApproximateNumberOfMessagesVisible({
+            label: 'visible',
+            statistic: Stats.MAXIMUM,
+          }),
+          props.queue.metricApproximateNumberOfMessagesNotVisible({
+            label: 'in flight',
+            statistic: Stats.MAXIMUM,
+          }),
+          props.queue.metricApproximateNumberOfMessagesDelayed({
+            label: 'delayed',
+            statistic: Stats.MAXIMUM,
+          }),
+          props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+            label: 'dead letters',
+            statistic: Stats.MAXIMUM,
+          }),
+        ],
+        width: 12,
+      }),
+      new GraphWidget({
+        title: 'Age of oldest work message (s)',
+        left: [props.queue.metricApproximateAgeOfOldestMessage({ label: 'age', statistic: Stats.MAXIMUM })],
+        width: 12,
+      }),
+    );
+    this.dashboard.addWidgets(
+      new GraphWidget({
+        title: 'Invocations',
+        left: functions.map(([name, fn]) => fn.metricInvocations({ label: name, statistic: Stats.SUM })),
+        width: 8,
+      }),
+      new GraphWidget({
+        title: 'Errors and throttles',
+        left: functions.flatMap(([name, fn]) => [
+          fn.metricErrors({ label: `${name} errors`, statistic: Stats.SUM }),
+          fn.metricThrottles({ label: `${name} throttles`, statistic: Stats.SUM }),
+        ]),
+        width: 8,
+      }),
+      new GraphWidget({
+        title: 'Duration p95 (ms)',
+        left: functions.map(([name, fn]) => fn.metricDuration({ label: name, statistic: Stats.p(95) })),
+        width: 8,
+      }),
+    );
+    this.dashboard.addWidgets(
+      new GraphWidget({
+        title: 'Pipeline: steps, retries, upstream calls',
+        left: (['StepsRun', 'Retries', 'UpstreamCalls'] as const).map((name) => pipelineMetric(name)),
+        width: 8,
+      }),
+      new GraphWidget({
+        title: 'Jobs finished',
+        left: (['JobSucceeded', 'JobFailed'] as const).map((name) => pipelineMetric(name)),
+        width: 8,
+      }),
+      new SingleValueWidget({
+        title: 'Billed units (x-openapi-amount)',
+        metrics: [pipelineMetric('BilledUnits', Duration.days(1))],
+        setPeriodToTimeRange: true,
+        width: 8,
+      }),
+    );
+  }
+
+  private createTopic(prefix: string, email: string | undefined): Topic {
+    const topic = new Topic(this, 'AlarmTopic', {
+      topicName: `${prefix}-alarms`,
+      displayName: `opflow alarms (${prefix})`,
+      enforceSSL: true,
+    });
+    if (email) topic.addSubscription(new EmailSubscription(email));
+    return topic;
+  }
+}
+
+/** A pipeline metric summed over `period` (default 5 minutes). */
+function pipelineMetric(name: (typeof PIPELINE_METRICS.names)[number], period = Duration.minutes(5)): Metric {
+  return new Metric({
+    namespace: PIPELINE_METRICS.namespace,
+    metricName: name,
+    dimensionsMap: { ...PIPELINE_METRICS.dimensions },
+    statistic: Stats.SUM,
+    period,
+    label: name,
+  });
+}

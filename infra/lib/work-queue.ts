@@ -1,0 +1,47 @@
+/**
+ * The work queue the step worker consumes, and its dead-letter queue. Messages carry only
+ * `{jobId, version}`; the job table is the source of truth, so losing a message costs a sweep, not a job.
+ */
+import { type Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+
+/** Settings of {@link WorkQueue}. */
+export interface WorkQueueProps {
+  /** Physical name of the work queue; the dead-letter queue gets `-dlq` appended. */
+  readonly queueName: string;
+  /** Must be at least six times the worker's timeout (see `visibilityTimeoutSeconds`). */
+  readonly visibilityTimeout: Duration;
+  /** Receives before a message moves to the dead-letter queue. */
+  readonly maxReceiveCount: number;
+  readonly retentionPeriod: Duration;
+  readonly dlqRetentionPeriod: Duration;
+}
+
+/** An SSE-SQS encrypted, SSL-only work queue with a dead-letter queue. */
+export class WorkQueue extends Construct {
+  readonly queue: Queue;
+  readonly deadLetterQueue: Queue;
+
+  constructor(scope: Construct, id: string, props: WorkQueueProps) {
+    super(scope, id);
+    this.deadLetterQueue = new Queue(this, 'DeadLetterQueue', {
+      queueName: `${props.queueName}-dlq`,
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: props.dlqRetentionPeriod,
+      // Queues hold only pointers to jobs; the table keeps the state, so they never need retaining.
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+
+    this.queue = new Queue(this, 'Queue', {
+      queueName: props.queueName,
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      visibilityTimeout: props.visibilityTimeout,
+      retentionPeriod: props.retentionPeriod,
+      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: props.maxReceiveCount },
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+  }
+}
