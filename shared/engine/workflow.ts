@@ -62,8 +62,9 @@ interface StepBase<Input> {
 export interface CallStep<Input, Op extends OperationId = OperationId> extends StepBase<Input> {
   kind: 'call';
   operation: Op;
-  request: (ctx: StepContext<Input>) => RequestOf<Op>;
-  decide: (data: DataOf<Op>, ctx: StepContext<Input>) => StepDecision;
+  // Method syntax on purpose: a step of one operation must fit in a list of steps of any operation.
+  request(ctx: StepContext<Input>): RequestOf<Op>;
+  decide(data: DataOf<Op>, ctx: StepContext<Input>): StepDecision;
 }
 
 export interface StreamStep<Input> extends StepBase<Input> {
@@ -87,8 +88,8 @@ export interface FetchStep<Input> extends StepBase<Input> {
   ) => StepDecision;
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: a step of any operation; each step's own functions are typed where declared
-export type Step<Input = any> = CallStep<Input, any> | StreamStep<Input> | FetchStep<Input>;
+// biome-ignore lint/suspicious/noExplicitAny: workflows of any input live in one registry
+export type Step<Input = any> = CallStep<Input, OperationId> | StreamStep<Input> | FetchStep<Input>;
 
 /** Everything a report renderer gets once the workflow is complete. */
 export interface ReportInput<Input = unknown> {
