@@ -1,0 +1,445 @@
+/**
+ * JobStore on one DynamoDB table (docs/DESIGN.md): a job is one item whose `job` attribute holds the
+ * record as JSON; the keys around it serve every access pattern without a Scan:
+ * get (PK), commit (conditional Put on `version`), create with an idempotency key (one
+ * TransactWriteItems), due jobs (the sparse `due` index, 16 shards merged oldest first), jobs by
+ * status (`byStatus`) or batch (`byBatch`) with opaque cursors. Finished jobs leave through TTL.
+ */
+import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import {
+  BatchGetCommand,
+  DeleteCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { z } from 'zod';
+import { isTerminal, type Job, type JobStatus, jobStatuses } from '../../engine/job';
+import type { JobPage, JobStore, ListJobsQuery, ReportStore } from '../../engine/ports';
+import { decodeCursor, encodeCursor, type ListingKind } from './cursor';
+import { AwsConfigError, CorruptRecordError, JobAlreadyExistsError, JobTooLargeError } from './errors';
+import {
+  batchPartition,
+  duePartition,
+  dueShard,
+  dueShardCount,
+  idempotencyKey,
+  jobKey,
+  jobTableIndexes,
+  sortableTime,
+  statusPartition,
+  timeSortKey,
+} from './table';
+
+/** Inputs larger than this (as JSON) are moved to the report store; the engine does the same. */
+export const inlineInputLimitBytes = 32 * 1024;
+/** Far enough below DynamoDB's 400 KB item limit to leave room for the keys and attributes. */
+const maxJobBytes = 350 * 1024;
+const defaultRetentionSeconds = 30 * 24 * 3600;
+const defaultPageSize = 50;
+const maxPageSize = 1000;
+
+type Item = Record<string, unknown>;
+
+/** Just enough shape to catch an item that is not a job record; the rest is trusted. */
+const storedJobSchema = z
+  .object({
+    id: z.string(),
+    tenant: z.string(),
+    status: z.enum(jobStatuses),
+    version: z.number().int(),
+    nextRunAt: z.number(),
+    updatedAt: z.number(),
+    createdAt: z.number(),
+  })
+  .passthrough();
+
+export interface DynamoDbJobStoreOptions {
+  client: DynamoDBDocumentClient;
+  tableName: string;
+  /** Where inputs over 32 KB go (`reports/<jobId>/input.json`); without it, such inputs stay inline. */
+  reports?: ReportStore | undefined;
+  /** How long a finished job stays before TTL removes it, when the job sets no `expiresAt` (default 30 days). */
+  retentionSeconds?: number | undefined;
+}
+
+function isConditionFailure(error: unknown): boolean {
+  return (
+    error instanceof ConditionalCheckFailedException ||
+    (error as { name?: string }).name === 'ConditionalCheckFailedException'
+  );
+}
+
+export class DynamoDbJobStore implements JobStore {
+  private readonly client: DynamoDBDocumentClient;
+  private readonly tableName: string;
+  private readonly reports: ReportStore | undefined;
+  private readonly retentionSeconds: number;
+
+  constructor(options: DynamoDbJobStoreOptions) {
+    if (!options.tableName) throw new AwsConfigError('DynamoDbJobStore needs a table name');
+    this.client = options.client;
+    this.tableName = options.tableName;
+    this.reports = options.reports;
+    this.retentionSeconds = options.retentionSeconds ?? defaultRetentionSeconds;
+  }
+
+  /**
+   * Insert a new job. With an idempotency key, the job and the key are written in one transaction;
+   * when the key is already taken, the job it names is returned with `created: false`.
+   */
+  async create(job: Job): Promise<{ job: Job; created: boolean }> {
+    const key = job.idempotencyKey;
+    if (key) {
+      const existing = await this.findByIdempotencyKey(job.tenant, key);
+      if (existing) return { job: existing, created: false };
+    }
+    const stored = await this.offloadInput(job);
+    const item = this.toItem(stored);
+    if (!key) {
+      try {
+        await this.client.send(
+          new PutCommand({
+            TableName: this.tableName,
+            Item: item,
+            ConditionExpression: 'attribute_not_exists(PK)',
+          }),
+        );
+      } catch (error) {
+        if (isConditionFailure(error)) throw new JobAlreadyExistsError(job.id);
+        throw error;
+      }
+      return { job: stored, created: true };
+    }
+
+    const idem = idempotencyKey(job.tenant, key);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.client.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              {
+                Put: {
+                  TableName: this.tableName,
+                  Item: item,
+                  ConditionExpression: 'attribute_not_exists(PK)',
+                },
+              },
+              {
+                Put: {
+                  TableName: this.tableName,
+                  Item: {
+                    ...idem,
+                    jobId: job.id,
+                    tenant: job.tenant,
+                    // Outlives the job (TTL counts from its deadline); a key left pointing at nothing is replaced below.
+                    expiresAt: Math.floor(job.deadlineAt / 1000) + this.retentionSeconds,
+                  },
+                  ConditionExpression: 'attribute_not_exists(PK)',
+                },
+              },
+            ],
+          }),
+        );
+        return { job: stored, created: true };
+      } catch (error) {
+        const reasons = cancellationCodes(error);
+        if (!reasons || attempt >= 8) throw error;
+        // Lost to another create with the same key (its transaction won, or is winning: a conflict).
+        const existing = await this.findByIdempotencyKey(job.tenant, key);
+        if (existing) return { job: existing, created: false };
+        if (reasons[0] === 'ConditionalCheckFailed') throw new JobAlreadyExistsError(job.id);
+        if (reasons[1] === 'ConditionalCheckFailed') await this.dropDanglingKey(idem);
+        // A conflicting transaction is still in flight: give it a moment before looking again.
+        else await pause(10 * (attempt + 1));
+      }
+    }
+  }
+
+  async get(id: string): Promise<Job | undefined> {
+    const answer = await this.client.send(
+      new GetCommand({ TableName: this.tableName, Key: jobKey(id), ConsistentRead: true }),
+    );
+    return answer.Item ? this.fromItem(answer.Item) : undefined;
+  }
+
+  async commit(job: Job, expectedVersion: number): Promise<boolean> {
+    if (job.version !== expectedVersion + 1) {
+      throw new RangeError(`commit of job ${job.id}: version ${job.version} is not ${expectedVersion} + 1`);
+    }
+    const item = this.toItem(await this.offloadInput(job));
+    try {
+      await this.client.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: item,
+          ConditionExpression: '#version = :expected',
+          ExpressionAttributeNames: { '#version': 'version' },
+          ExpressionAttributeValues: { ':expected': expectedVersion },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  /** Non-terminal jobs due at or before `now`, oldest `nextRunAt` first, from all 16 shards of `due`. */
+  async listDue(now: number, limit: number): Promise<Job[]> {
+    if (limit <= 0) return [];
+    const upper = sortableTime(now + 1);
+    const shards = await Promise.all(
+      Array.from({ length: dueShardCount }, (_, shard) =>
+        this.queryIndex({
+          index: jobTableIndexes.due,
+          partitionName: 'GSI2PK',
+          partition: duePartition(shard),
+          sortName: 'GSI2SK',
+          before: upper,
+          descending: false,
+          want: limit,
+        }),
+      ),
+    );
+    const keys = shards
+      .flat()
+      .sort((a, b) => compare(String(a.GSI2SK), String(b.GSI2SK)))
+      .slice(0, limit);
+    const jobs = await this.getMany(keys.map((key) => String(key.PK).slice('JOB#'.length)));
+    // The index is eventually consistent: check each job against the item itself.
+    return jobs
+      .filter((job) => !isTerminal(job.status) && job.nextRunAt <= now)
+      .sort((a, b) => a.nextRunAt - b.nextRunAt || compare(a.id, b.id));
+  }
+
+  /**
+   * Jobs of a batch (oldest first), or of a status, or of every status (most recently updated
+   * first), optionally of one tenant; `limit` defaults to 50 (at most 1000).
+   */
+  async list(query: ListJobsQuery): Promise<JobPage> {
+    const limit = Math.min(maxPageSize, Math.max(1, Math.floor(query.limit ?? defaultPageSize)));
+    const kind: ListingKind = query.batchId ? 'batch' : query.status ? 'status' : 'all';
+    const after = query.cursor ? decodeCursor(query.cursor, kind) : undefined;
+    const filter: Record<string, string> = {};
+    if (query.tenant) filter.tenant = query.tenant;
+    if (query.batchId && query.status) filter.status = query.status;
+
+    let items: Item[];
+    let sortName: string;
+    if (query.batchId) {
+      sortName = 'GSI3SK';
+      items = await this.queryIndex({
+        index: jobTableIndexes.byBatch,
+        partitionName: 'GSI3PK',
+        partition: batchPartition(query.batchId),
+        sortName,
+        ...(after ? { after } : {}),
+        descending: false,
+        want: limit + 1,
+        filter,
+      });
+    } else {
+      sortName = 'GSI1SK';
+      const statuses: readonly JobStatus[] = query.status ? [query.status] : jobStatuses;
+      const pages = await Promise.all(
+        statuses.map((status) =>
+          this.queryIndex({
+            index: jobTableIndexes.byStatus,
+            partitionName: 'GSI1PK',
+            partition: statusPartition(status),
+            sortName,
+            ...(after ? { before: after } : {}),
+            descending: true,
+            want: limit + 1,
+            filter,
+          }),
+        ),
+      );
+      items = pages.flat().sort((a, b) => compare(String(b.GSI1SK), String(a.GSI1SK)));
+    }
+    const page = items.slice(0, limit);
+    const last = page.at(-1);
+    const jobs = page.map((item) => this.fromItem(item));
+    return items.length > limit && last
+      ? { jobs, cursor: encodeCursor(kind, String(last[sortName])) }
+      : { jobs };
+  }
+
+  async findByIdempotencyKey(tenant: string, key: string): Promise<Job | undefined> {
+    const answer = await this.client.send(
+      new GetCommand({ TableName: this.tableName, Key: idempotencyKey(tenant, key), ConsistentRead: true }),
+    );
+    const jobId = answer.Item?.jobId;
+    return typeof jobId === 'string' ? this.get(jobId) : undefined;
+  }
+
+  /** An idempotency key whose job has expired: remove it, unless it changed meanwhile. */
+  private async dropDanglingKey(key: { PK: string; SK: string }): Promise<void> {
+    const answer = await this.client.send(
+      new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }),
+    );
+    if (!answer.Item) return;
+    try {
+      await this.client.send(
+        new DeleteCommand({
+          TableName: this.tableName,
+          Key: key,
+          ConditionExpression: 'jobId = :jobId',
+          ExpressionAttributeValues: { ':jobId': answer.Item.jobId },
+        }),
+      );
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+    }
+  }
+
+  /** A large inline input goes to the report store (once per job: the key is derived from the id). */
+  private async offloadInput(job: Job): Promise<Job> {
+    if (!this.reports || !('inline' in job.input)) return job;
+    const serialized = JSON.stringify(job.input.inline) ?? 'null';
+    if (Buffer.byteLength(serialized) <= inlineInputLimitBytes) return job;
+    const ref = `reports/${job.id}/input.json`;
+    await this.reports.put(ref, serialized, 'application/json');
+    return { ...job, input: { ref } };
+  }
+
+  private toItem(job: Job): Item {
+    const record = JSON.stringify(job);
+    if (Buffer.byteLength(record) > maxJobBytes) {
+      throw new JobTooLargeError(
+        `job ${job.id} is ${Buffer.byteLength(record)} bytes as JSON, over the ${maxJobBytes}-byte item budget; ` +
+          'keep large data in the report store',
+      );
+    }
+    const terminal = isTerminal(job.status);
+    const expiresAt =
+      job.expiresAt ??
+      (terminal ? Math.floor((job.finishedAt ?? job.updatedAt) / 1000) + this.retentionSeconds : undefined);
+    return {
+      ...jobKey(job.id),
+      job: record,
+      version: job.version,
+      status: job.status,
+      tenant: job.tenant,
+      GSI1PK: statusPartition(job.status),
+      GSI1SK: timeSortKey(job.updatedAt, job.id),
+      // Sparse: a finished job leaves the due index.
+      ...(terminal
+        ? {}
+        : { GSI2PK: duePartition(dueShard(job.id)), GSI2SK: timeSortKey(job.nextRunAt, job.id) }),
+      ...(job.batchId
+        ? { GSI3PK: batchPartition(job.batchId), GSI3SK: timeSortKey(job.createdAt, job.id) }
+        : {}),
+      ...(expiresAt !== undefined ? { expiresAt } : {}),
+    };
+  }
+
+  private fromItem(item: Item): Job {
+    const where = `item ${String(item.PK)} of table ${this.tableName}`;
+    if (typeof item.job !== 'string') throw new CorruptRecordError(`${where} has no job record`);
+    let value: unknown;
+    try {
+      value = JSON.parse(item.job);
+    } catch (error) {
+      throw new CorruptRecordError(`${where} holds a job record that is not JSON`, { cause: error });
+    }
+    const parsed = storedJobSchema.safeParse(value);
+    if (!parsed.success) {
+      throw new CorruptRecordError(`${where} is not a job record: ${z.prettifyError(parsed.error)}`);
+    }
+    return parsed.data as unknown as Job;
+  }
+
+  /** Up to `want` items of one index partition, after (or before) a sort key, in index order. */
+  private async queryIndex(spec: {
+    index: string;
+    partitionName: string;
+    partition: string;
+    sortName: string;
+    after?: string;
+    before?: string;
+    descending: boolean;
+    want: number;
+    filter?: Record<string, string>;
+  }): Promise<Item[]> {
+    const names: Record<string, string> = { '#pk': spec.partitionName };
+    const values: Record<string, unknown> = { ':pk': spec.partition };
+    let condition = '#pk = :pk';
+    if (spec.after !== undefined) {
+      condition += ' AND #sk > :after';
+      names['#sk'] = spec.sortName;
+      values[':after'] = spec.after;
+    } else if (spec.before !== undefined) {
+      condition += ' AND #sk < :before';
+      names['#sk'] = spec.sortName;
+      values[':before'] = spec.before;
+    }
+    const filters = Object.entries(spec.filter ?? {}).map(([name, value], index) => {
+      names[`#f${index}`] = name;
+      values[`:f${index}`] = value;
+      return `#f${index} = :f${index}`;
+    });
+    const items: Item[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const answer = await this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: spec.index,
+          KeyConditionExpression: condition,
+          ...(filters.length > 0 ? { FilterExpression: filters.join(' AND ') } : {}),
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+          ScanIndexForward: !spec.descending,
+          // A filter drops items after the limit is applied: read more per page when filtering.
+          Limit: filters.length > 0 ? Math.max(spec.want * 4, 100) : spec.want,
+          ExclusiveStartKey: start,
+        }),
+      );
+      items.push(...(answer.Items ?? []));
+      start = answer.LastEvaluatedKey;
+    } while (start && items.length < spec.want);
+    return items.slice(0, spec.want);
+  }
+
+  /** Read jobs by id with BatchGetItem (100 per request, unprocessed keys asked again). */
+  private async getMany(ids: string[]): Promise<Job[]> {
+    const jobs: Job[] = [];
+    for (let start = 0; start < ids.length; start += 100) {
+      let keys: Record<string, unknown>[] = ids.slice(start, start + 100).map(jobKey);
+      for (let attempt = 0; keys.length > 0; attempt++) {
+        if (attempt > 10)
+          throw new Error(`BatchGetItem left ${keys.length} keys unprocessed after ${attempt} tries`);
+        const answer = await this.client.send(
+          new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true } } }),
+        );
+        for (const item of answer.Responses?.[this.tableName] ?? []) jobs.push(this.fromItem(item));
+        keys = answer.UnprocessedKeys?.[this.tableName]?.Keys ?? [];
+      }
+    }
+    return jobs;
+  }
+}
+
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** The per-item reasons of a cancelled transaction, or undefined for any other error. */
+function cancellationCodes(error: unknown): (string | undefined)[] | undefined {
+  if (
+    !(error instanceof TransactionCanceledException) &&
+    (error as { name?: string }).name !== 'TransactionCanceledException'
+  ) {
+    return undefined;
+  }
+  const reasons = (error as TransactionCanceledException).CancellationReasons ?? [];
+  return reasons.map((reason) => reason.Code);
+}

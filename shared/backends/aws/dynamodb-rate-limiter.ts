@@ -1,0 +1,156 @@
+/**
+ * RateLimiter on DynamoDB: one token bucket item per API key (`RATE#<fingerprint>`), so every
+ * worker of every Lambda draws from the same budget. Each change is a read followed by a Put
+ * conditioned on the `seq` read, so two workers can never spend the same token; a loser reads
+ * again. The arithmetic is the engine's (shared/engine/rate-bucket.ts), shared with the local
+ * limiter. `take()` never waits: without a token it says when to come back.
+ */
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { RateDecision, RateLimiter } from '../../engine/ports';
+import {
+  initialBucket,
+  type RateBucketConfig,
+  type RateBucketOptions,
+  type RateBucketState,
+  rateBucketConfig,
+  succeeded,
+  take,
+  throttled,
+} from '../../engine/rate-bucket';
+import { AwsConfigError } from './errors';
+import { rateBucketKey } from './table';
+
+export interface DynamoDbRateLimiterOptions extends RateBucketOptions {
+  client: DynamoDBDocumentClient;
+  tableName: string;
+  /** Read-and-write rounds one call may lose to other workers before giving up (default 8). */
+  maxContention?: number | undefined;
+  /** Buckets are removed by TTL after this long without use (default one day). */
+  idleSeconds?: number | undefined;
+}
+
+interface StoredBucket {
+  state: RateBucketState;
+  /** The `seq` of the item read, or undefined when there was no item or it had none. */
+  seq: number | undefined;
+}
+
+export class DynamoDbRateLimiter implements RateLimiter {
+  private readonly client: DynamoDBDocumentClient;
+  private readonly tableName: string;
+  private readonly config: RateBucketConfig;
+  private readonly maxContention: number;
+  private readonly idleSeconds: number;
+  /** The last rate seen per bucket: lets `succeeded()` skip the write when already at the ceiling. */
+  private readonly lastRate = new Map<string, number>();
+
+  constructor(options: DynamoDbRateLimiterOptions) {
+    if (!options.tableName) throw new AwsConfigError('DynamoDbRateLimiter needs a table name');
+    this.client = options.client;
+    this.tableName = options.tableName;
+    this.config = rateBucketConfig(options);
+    this.maxContention = options.maxContention ?? 8;
+    this.idleSeconds = options.idleSeconds ?? 24 * 3600;
+  }
+
+  async take(bucket: string, now: number): Promise<RateDecision> {
+    let decision: RateDecision | undefined;
+    const written = await this.update(bucket, now, (state) => {
+      const result = take(state, this.config, now);
+      decision = result.decision;
+      // Without a token nothing changes worth writing: the refill is recomputed on every read.
+      return result.decision.granted ? result.state : undefined;
+    });
+    if (written === 'contended' || !decision) {
+      // Other workers keep winning: they are spending the budget, so come back in one token's time.
+      return { granted: false, retryAtMs: now + Math.ceil(1000 / this.config.ceiling) };
+    }
+    return decision;
+  }
+
+  async throttled(bucket: string, now: number): Promise<void> {
+    await this.update(bucket, now, (state) => throttled(state, this.config, now));
+  }
+
+  async succeeded(bucket: string, now: number): Promise<void> {
+    if ((this.lastRate.get(bucket) ?? this.config.ceiling) >= this.config.ceiling) return;
+    await this.update(bucket, now, (state) =>
+      state.rate >= this.config.ceiling ? undefined : succeeded(state, this.config, now),
+    );
+  }
+
+  /**
+   * Read the bucket, let `change` compute the next state (undefined: nothing to write), and write
+   * it if nobody else wrote in between; otherwise start over, at most `maxContention` times.
+   */
+  private async update(
+    bucket: string,
+    now: number,
+    change: (state: RateBucketState) => RateBucketState | undefined,
+  ): Promise<'written' | 'unchanged' | 'contended'> {
+    const key = rateBucketKey(bucket);
+    for (let round = 0; round < this.maxContention; round++) {
+      const stored = await this.read(key, now);
+      this.lastRate.set(bucket, stored.state.rate);
+      const next = change(stored.state);
+      if (!next) return 'unchanged';
+      try {
+        await this.client.send(
+          new PutCommand({
+            TableName: this.tableName,
+            Item: {
+              ...key,
+              tokens: next.tokens,
+              rate: next.rate,
+              updatedAt: next.updatedAt,
+              ...(next.decreasedAt !== undefined ? { decreasedAt: next.decreasedAt } : {}),
+              seq: (stored.seq ?? 0) + 1,
+              expiresAt: Math.floor(next.updatedAt / 1000) + this.idleSeconds,
+            },
+            ...(stored.seq === undefined
+              ? { ConditionExpression: 'attribute_not_exists(seq)' }
+              : { ConditionExpression: 'seq = :seq', ExpressionAttributeValues: { ':seq': stored.seq } }),
+          }),
+        );
+        this.lastRate.set(bucket, next.rate);
+        return 'written';
+      } catch (error) {
+        const lost =
+          error instanceof ConditionalCheckFailedException ||
+          (error as { name?: string }).name === 'ConditionalCheckFailedException';
+        if (!lost) throw error;
+      }
+    }
+    return 'contended';
+  }
+
+  private async read(key: { PK: string; SK: string }, now: number): Promise<StoredBucket> {
+    const answer = await this.client.send(
+      new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }),
+    );
+    const item = answer.Item;
+    if (
+      !item ||
+      typeof item.seq !== 'number' ||
+      typeof item.tokens !== 'number' ||
+      typeof item.rate !== 'number' ||
+      typeof item.updatedAt !== 'number'
+    ) {
+      // No bucket yet (or an unreadable one, which the conditional write then replaces): a full one.
+      return {
+        state: initialBucket(this.config, now),
+        seq: typeof item?.seq === 'number' ? item.seq : undefined,
+      };
+    }
+    return {
+      state: {
+        tokens: item.tokens,
+        rate: item.rate,
+        updatedAt: item.updatedAt,
+        decreasedAt: typeof item.decreasedAt === 'number' ? item.decreasedAt : undefined,
+      },
+      seq: item.seq,
+    };
+  }
+}

@@ -1,0 +1,35 @@
+/**
+ * The AWS backend: the engine's ports on DynamoDB, SQS, S3 and Secrets Manager. This folder is
+ * the only place that imports the AWS SDK, and this file is the only way into it.
+ */
+export { type AwsClientConfig, type AwsClients, createAwsClients, destroyAwsClients } from './clients';
+export { decodeCursor, encodeCursor } from './cursor';
+export { DynamoDbJobStore, type DynamoDbJobStoreOptions, inlineInputLimitBytes } from './dynamodb-job-store';
+export { DynamoDbRateLimiter, type DynamoDbRateLimiterOptions } from './dynamodb-rate-limiter';
+export {
+  AwsBackendError,
+  AwsConfigError,
+  CorruptRecordError,
+  InvalidCursorError,
+  InvalidSecretError,
+  InvalidWorkMessageError,
+  JobAlreadyExistsError,
+  JobTooLargeError,
+  WorkQueueSendError,
+} from './errors';
+export { S3ReportStore, type S3ReportStoreOptions } from './s3-report-store';
+export {
+  apiKeyFromSecret,
+  SecretsManagerKeySource,
+  type SecretsManagerKeySourceOptions,
+} from './secrets-manager-key-source';
+export { delaySeconds, SqsWorkQueue, type SqsWorkQueueOptions, sqsMaxDelayMs } from './sqs-work-queue';
+export {
+  createJobTable,
+  dueShard,
+  dueShardCount,
+  jobTableIndexes,
+  rateBucketKey,
+  ttlAttribute,
+} from './table';
+export { formatWorkMessage, parseWorkMessage, workMessageSchema } from './work-message';

@@ -1,0 +1,101 @@
+/**
+ * KeySource on Secrets Manager: tenant `t`'s API key is the secret `<prefix>t`, holding either the
+ * key itself or JSON `{"apiKey": "..."}`. Values are cached by Powertools' SecretsProvider for a
+ * bounded time; `refresh()` reads the secret again (once, however many callers ask at the same
+ * time), so a rotated key is picked up after the upstream answers 401. The key never appears in a
+ * log line or an error message.
+ */
+
+import { ParameterNotFoundError } from '@aws-lambda-powertools/parameters';
+import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { z } from 'zod';
+import type { KeySource } from '../../engine/ports';
+import { AwsConfigError, InvalidSecretError } from './errors';
+
+/** Characters Secrets Manager allows in a name. */
+const secretNamePattern = /^[A-Za-z0-9/_+=.@-]+$/;
+const jsonSecretSchema = z.object({ apiKey: z.string().trim().min(1) });
+
+export interface SecretsManagerKeySourceOptions {
+  client: SecretsManagerClient;
+  /** Secrets are named `<prefix><tenant>`, e.g. `opflow/api-key/` + `default`. */
+  prefix: string;
+  /** How long a key is reused before it is read again (default 300 seconds). */
+  maxAgeSeconds?: number | undefined;
+}
+
+/** The API key inside a secret's text: the text itself, or the `apiKey` of a JSON object. */
+export function apiKeyFromSecret(secretName: string, text: string): string {
+  const trimmed = text.trim();
+  if (!trimmed.startsWith('{')) {
+    if (trimmed.length === 0) throw new InvalidSecretError(`secret ${secretName} is empty`);
+    return trimmed;
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(trimmed);
+  } catch {
+    throw new InvalidSecretError(`secret ${secretName} starts with "{" but is not valid JSON`);
+  }
+  const parsed = jsonSecretSchema.safeParse(value);
+  if (!parsed.success) {
+    throw new InvalidSecretError(`secret ${secretName} is JSON without a non-empty string "apiKey"`);
+  }
+  return parsed.data.apiKey;
+}
+
+export class SecretsManagerKeySource implements KeySource {
+  private readonly provider: SecretsProvider;
+  private readonly prefix: string;
+  private readonly maxAgeSeconds: number;
+  private readonly refreshing = new Map<string, Promise<string | undefined>>();
+
+  constructor(options: SecretsManagerKeySourceOptions) {
+    if (!secretNamePattern.test(options.prefix)) {
+      throw new AwsConfigError(
+        `secret prefix ${JSON.stringify(options.prefix)} may only hold letters, digits and /_+=.@-`,
+      );
+    }
+    this.provider = new SecretsProvider({ awsSdkV3Client: options.client });
+    this.prefix = options.prefix;
+    this.maxAgeSeconds = options.maxAgeSeconds ?? 300;
+  }
+
+  /** The tenant's API key (cached for `maxAgeSeconds`), or undefined when the secret does not exist. */
+  getKey(tenant: string): Promise<string | undefined> {
+    return this.read(tenant, false);
+  }
+
+  /** Read the tenant's secret again now; concurrent calls share one read. */
+  refresh(tenant: string): Promise<string | undefined> {
+    const inFlight = this.refreshing.get(tenant);
+    if (inFlight) return inFlight;
+    const reading = this.read(tenant, true).finally(() => this.refreshing.delete(tenant));
+    this.refreshing.set(tenant, reading);
+    return reading;
+  }
+
+  private async read(tenant: string, forceFetch: boolean): Promise<string | undefined> {
+    const name = this.secretName(tenant);
+    let value: string | Uint8Array | undefined;
+    try {
+      value = await this.provider.get(name, { maxAge: this.maxAgeSeconds, forceFetch, throwOnMissing: true });
+    } catch (error) {
+      if (error instanceof ParameterNotFoundError) return undefined;
+      throw error;
+    }
+    const text = typeof value === 'string' ? value : Buffer.from(value).toString('utf8');
+    return apiKeyFromSecret(name, text);
+  }
+
+  private secretName(tenant: string): string {
+    const name = this.prefix + tenant;
+    if (tenant.length === 0 || !secretNamePattern.test(name) || name.length > 512) {
+      throw new AwsConfigError(
+        `tenant ${JSON.stringify(tenant.slice(0, 64))} cannot be part of a secret name`,
+      );
+    }
+    return name;
+  }
+}

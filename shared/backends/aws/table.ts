@@ -1,0 +1,111 @@
+/**
+ * The single job table (docs/DESIGN.md, "The AWS job table"): key formats, index names, and a
+ * `createJobTable()` for emulators and tests. The CDK stack declares the same table; the names
+ * here are the contract between the two.
+ */
+import { createHash } from 'node:crypto';
+import { CreateTableCommand, type DynamoDBClient, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
+import type { JobStatus } from '../../engine/job';
+
+/** Number of partitions of the `due` index: the sweeper queries every one of them. */
+export const dueShardCount = 16;
+
+export const jobTableIndexes = {
+  byStatus: 'byStatus',
+  due: 'due',
+  byBatch: 'byBatch',
+} as const;
+
+/** The TTL attribute (epoch seconds). */
+export const ttlAttribute = 'expiresAt';
+
+/** A timestamp in milliseconds as a 13-digit string, so that string order is time order. */
+export function sortableTime(ms: number): string {
+  return String(Math.max(0, Math.floor(ms))).padStart(13, '0');
+}
+
+/** Tenant names go inside keys joined by `#`: escape them so `a#b` cannot pose as tenant `a`. */
+function keyPart(value: string): string {
+  return encodeURIComponent(value);
+}
+
+export function jobKey(jobId: string): { PK: string; SK: string } {
+  return { PK: `JOB#${jobId}`, SK: 'JOB' };
+}
+
+export function idempotencyKey(tenant: string, key: string): { PK: string; SK: string } {
+  return { PK: `IDEM#${keyPart(tenant)}#${key}`, SK: 'IDEM' };
+}
+
+/**
+ * The engine names buckets by key fingerprint (16 hex digits of the key's SHA-256), used as is;
+ * any other name is hashed the same way, so a raw API key can never end up in the table.
+ */
+export function rateBucketKey(bucket: string): { PK: string; SK: string } {
+  const name = /^[0-9a-f]{16}$/.test(bucket)
+    ? bucket
+    : createHash('sha256').update(bucket).digest('hex').slice(0, 16);
+  return { PK: `RATE#${name}`, SK: 'BUCKET' };
+}
+
+export function statusPartition(status: JobStatus): string {
+  return `STATUS#${status}`;
+}
+
+/** Which of the 16 `due` partitions a job lives in: a stable hash of its id. */
+export function dueShard(jobId: string): number {
+  return createHash('sha256').update(jobId).digest()[0]! % dueShardCount;
+}
+
+export function duePartition(shard: number): string {
+  return `DUE#${String(shard).padStart(2, '0')}`;
+}
+
+export function batchPartition(batchId: string): string {
+  return `BATCH#${batchId}`;
+}
+
+/** Sort key of the three indexes: a time and the job id (unique, so cursors are exact). */
+export function timeSortKey(ms: number, jobId: string): string {
+  return `${sortableTime(ms)}#${jobId}`;
+}
+
+/**
+ * Create the job table with its three indexes and TTL, on-demand (for emulators and tests; the
+ * CDK stack owns the deployed table).
+ */
+export async function createJobTable(client: DynamoDBClient, tableName: string): Promise<void> {
+  const stringKey = (name: string) => ({ AttributeName: name, AttributeType: 'S' as const });
+  const index = (name: string, pk: string, sk: string, projection: 'ALL' | 'KEYS_ONLY') => ({
+    IndexName: name,
+    KeySchema: [
+      { AttributeName: pk, KeyType: 'HASH' as const },
+      { AttributeName: sk, KeyType: 'RANGE' as const },
+    ],
+    Projection: { ProjectionType: projection },
+  });
+  await client.send(
+    new CreateTableCommand({
+      TableName: tableName,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: ['PK', 'SK', 'GSI1PK', 'GSI1SK', 'GSI2PK', 'GSI2SK', 'GSI3PK', 'GSI3SK'].map(
+        stringKey,
+      ),
+      KeySchema: [
+        { AttributeName: 'PK', KeyType: 'HASH' },
+        { AttributeName: 'SK', KeyType: 'RANGE' },
+      ],
+      GlobalSecondaryIndexes: [
+        index(jobTableIndexes.byStatus, 'GSI1PK', 'GSI1SK', 'ALL'),
+        index(jobTableIndexes.due, 'GSI2PK', 'GSI2SK', 'KEYS_ONLY'),
+        index(jobTableIndexes.byBatch, 'GSI3PK', 'GSI3SK', 'ALL'),
+      ],
+    }),
+  );
+  await client.send(
+    new UpdateTimeToLiveCommand({
+      TableName: tableName,
+      TimeToLiveSpecification: { AttributeName: ttlAttribute, Enabled: true },
+    }),
+  );
+}

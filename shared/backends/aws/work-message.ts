@@ -1,0 +1,35 @@
+/**
+ * The body of a work message on the queue: `{jobId, version}` and nothing else (the store holds
+ * the rest). Validated on the way in, because a queue accepts any text.
+ */
+import { z } from 'zod';
+import type { WorkMessage } from '../../engine/ports';
+import { InvalidWorkMessageError } from './errors';
+
+export const workMessageSchema = z.object({
+  jobId: z.string().min(1).max(200),
+  version: z.number().int().nonnegative(),
+});
+
+/** Parse a queue message body, or throw InvalidWorkMessageError saying what is wrong. */
+export function parseWorkMessage(body: string): WorkMessage {
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    throw new InvalidWorkMessageError(
+      `work message is not JSON (starts with ${JSON.stringify(body.slice(0, 40))})`,
+    );
+  }
+  const parsed = workMessageSchema.safeParse(value);
+  if (!parsed.success) {
+    throw new InvalidWorkMessageError(
+      `work message is not {jobId, version}: ${z.prettifyError(parsed.error)}`,
+    );
+  }
+  return parsed.data;
+}
+
+export function formatWorkMessage(message: WorkMessage): string {
+  return JSON.stringify({ jobId: message.jobId, version: message.version });
+}
