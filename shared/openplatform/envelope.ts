@@ -103,6 +103,8 @@ export function parseRetryAfter(value: string | undefined, nowMs: number): numbe
   const text = value.trim();
   if (text === '') return undefined;
   if (/^\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
+  // An HTTP date names its day and month; Date.parse alone would read "-3" as the year -3.
+  if (!/[a-z]{3}/i.test(text)) return undefined;
   const date = Date.parse(text);
   if (Number.isNaN(date)) return undefined;
   return Math.max(0, date - nowMs);

@@ -9,17 +9,20 @@ import {
 } from '../../../shared/openplatform';
 
 const codeRows = Object.entries(errorCodeTable).map(([code, row]) => ({ code: Number(code), ...row }));
-const statusRows = Object.entries(httpStatusTable).map(([status, kind]) => ({ status: Number(status), kind }));
+const statusRows = Object.entries(httpStatusTable).map(([status, kind]) => ({
+  status: Number(status),
+  kind,
+}));
 
 describe('errorCodeTable', () => {
-  it.each(codeRows)('business code $code ($meaning) maps to $kind, in a 200 and in an error status', ({
-    code,
-    kind,
-  }) => {
-    expect(kindFor(200, code)).toBe(kind);
-    expect(kindFor(500, code)).toBe(kind);
-    expect(kindFor(undefined, code)).toBe(kind);
-  });
+  it.each(codeRows)(
+    'business code $code ($meaning) maps to $kind, in a 200 and in an error status',
+    ({ code, kind }) => {
+      expect(kindFor(200, code)).toBe(kind);
+      expect(kindFor(500, code)).toBe(kind);
+      expect(kindFor(undefined, code)).toBe(kind);
+    },
+  );
 
   it('covers the codes the platform documents', () => {
     for (const code of [

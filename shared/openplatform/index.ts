@@ -1,0 +1,20 @@
+/**
+ * The Open Platform client package: the only way in. Everything else in opflow imports from here,
+ * never from the files of this folder.
+ */
+export * from './catalogue';
+export {
+  closeMatches,
+  createOpenPlatformClient,
+  fileNameFromDisposition,
+  type OpenPlatformClientOptions,
+  type OpenPlatformLogger,
+} from './client';
+export * from './envelope';
+export * from './errors';
+export * from './lenient';
+export * from './redact';
+export * from './schemas/requests';
+export * from './schemas/responses';
+export * from './stream';
+export * from './types';
