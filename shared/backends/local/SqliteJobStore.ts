@@ -35,6 +35,7 @@ export class SqliteJobStore implements JobStore {
   readonly #byId;
   readonly #byIdempotencyKey;
   readonly #due;
+  readonly #stranded;
 
   /** Uses an open database from `openLocalDatabase` (the store does not close it). */
   constructor(db: LocalDatabase) {
@@ -54,6 +55,11 @@ export class SqliteJobStore implements JobStore {
     );
     this.#due = db.prepare<[number, number], JobRow>(
       `SELECT body FROM jobs WHERE next_run_at IS NOT NULL AND next_run_at <= ?
+       ORDER BY next_run_at, id LIMIT ?`,
+    );
+    this.#stranded = db.prepare<[number, number], JobRow>(
+      `SELECT body FROM jobs AS j WHERE next_run_at IS NOT NULL AND next_run_at <= ?
+         AND NOT EXISTS (SELECT 1 FROM messages AS m WHERE m.job_id = j.id AND m.version = j.version)
        ORDER BY next_run_at, id LIMIT ?`,
     );
   }
@@ -95,6 +101,15 @@ export class SqliteJobStore implements JobStore {
 
   async listDue(now: number, limit: number): Promise<Job[]> {
     return this.#due.all(now, clampLimit(limit, maxPageSize)).map((row) => parseJob(row.body));
+  }
+
+  /**
+   * Like `listDue`, but only the jobs that no queued message will bring back: nothing in the queue
+   * (of the same database) names their current version. The local sweeper re-sends only these, so
+   * a job that merely waits its turn behind the rate limit is not sent twice.
+   */
+  async listStranded(now: number, limit: number): Promise<Job[]> {
+    return this.#stranded.all(now, clampLimit(limit, maxPageSize)).map((row) => parseJob(row.body));
   }
 
   /** Newest first (job ids sort by creation time); the cursor is the last id of the previous page. */

@@ -4,6 +4,8 @@
  * makes it visible again later, and a lease that runs out (the worker died) makes it visible again
  * by itself. Delivery is at least once: the engine drops duplicates by the job's version.
  */
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { z } from 'zod';
 import type { Clock, WorkMessage, WorkQueue } from '../../engine/ports';
 import type { LocalDatabase } from './database';
@@ -48,6 +50,9 @@ export class SqliteWorkQueue implements WorkQueue {
   readonly #lease;
   readonly #delete;
   readonly #release;
+  readonly #extend;
+  readonly #owners;
+  readonly #freeOwner;
   readonly #nextVisible;
   readonly #count;
 
@@ -62,12 +67,21 @@ export class SqliteWorkQueue implements WorkQueue {
       `SELECT id, job_id, version, receive_count, sent_at FROM messages
        WHERE visible_at <= ? ORDER BY visible_at, id LIMIT ?`,
     );
-    this.#lease = db.prepare<[number, number]>(
-      'UPDATE messages SET visible_at = ?, receive_count = receive_count + 1 WHERE id = ?',
+    this.#lease = db.prepare<[number, string | null, number]>(
+      'UPDATE messages SET visible_at = ?, lease_owner = ?, receive_count = receive_count + 1 WHERE id = ?',
     );
     this.#delete = db.prepare<[number, number]>('DELETE FROM messages WHERE id = ? AND receive_count = ?');
     this.#release = db.prepare<[number, number, number]>(
+      'UPDATE messages SET visible_at = ?, lease_owner = NULL WHERE id = ? AND receive_count = ?',
+    );
+    this.#extend = db.prepare<[number, number, number]>(
       'UPDATE messages SET visible_at = ? WHERE id = ? AND receive_count = ?',
+    );
+    this.#owners = db.prepare<[number], { owner: string }>(
+      'SELECT DISTINCT lease_owner AS owner FROM messages WHERE visible_at > ? AND lease_owner IS NOT NULL',
+    );
+    this.#freeOwner = db.prepare<[number, string, number]>(
+      'UPDATE messages SET visible_at = ?, lease_owner = NULL WHERE lease_owner = ? AND visible_at > ?',
     );
     this.#nextVisible = db.prepare<[], { at: number | null }>('SELECT MIN(visible_at) AS at FROM messages');
     this.#count = db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM messages');
@@ -92,15 +106,16 @@ export class SqliteWorkQueue implements WorkQueue {
 
   /**
    * Claims up to `limit` messages visible at `now`, oldest first, hiding each for `leaseMs`. Two
-   * consumers (even in two processes) never claim the same message while its lease holds.
+   * consumers (even in two processes) never claim the same message while its lease holds. `owner`
+   * names the claiming process for `releaseLeasesOf` (see `leaseOwnerOfThisProcess`).
    */
-  claim(now: number, limit: number, leaseMs: number): ClaimedMessage[] {
+  claim(now: number, limit: number, leaseMs: number, owner?: string): ClaimedMessage[] {
     if (limit <= 0) return [];
     return this.#db
       .transaction((): ClaimedMessage[] => {
         const rows = this.#visible.all(now, Math.floor(limit));
         return rows.map((row) => {
-          this.#lease.run(now + Math.max(0, leaseMs), row.id);
+          this.#lease.run(now + Math.max(0, leaseMs), owner ?? null, row.id);
           const receiveCount = row.receive_count + 1;
           return {
             receipt: `${row.id}.${receiveCount}`,
@@ -125,6 +140,38 @@ export class SqliteWorkQueue implements WorkQueue {
     return this.#release.run(this.#clock.now() + this.#clampDelay(delayMs), id, count).changes === 1;
   }
 
+  /** Keeps holding a claimed message for `leaseMs` more from now (a long step). False if the lease was lost. */
+  extend(receipt: string, leaseMs: number): boolean {
+    const [id, count] = parseReceipt(receipt);
+    return this.#extend.run(this.#clock.now() + Math.max(0, leaseMs), id, count).changes === 1;
+  }
+
+  /** The owners of leases that still hold at `now`. */
+  leaseOwners(now: number): string[] {
+    return this.#owners.all(now).map((row) => row.owner);
+  }
+
+  /**
+   * Makes every message leased by `owner` visible now: its process is gone (killed, crashed), so
+   * there is no point waiting for the leases to run out. Returns how many messages came back.
+   */
+  releaseLeasesOf(owner: string): number {
+    const now = this.#clock.now();
+    return this.#freeOwner.run(now, owner, now).changes;
+  }
+
+  /**
+   * Takes back, at once, the leases of processes of this machine that are no longer running (a
+   * `kill -9`, a crash), so a restart does not wait for them to run out. Returns how many came back.
+   */
+  releaseOrphanedLeases(): number {
+    let released = 0;
+    for (const owner of this.leaseOwners(this.#clock.now())) {
+      if (!isLeaseOwnerAlive(owner)) released += this.releaseLeasesOf(owner);
+    }
+    return released;
+  }
+
   /** When the earliest message becomes (or became) visible, leased ones included; undefined when empty. */
   nextVisibleAt(): number | undefined {
     return this.#nextVisible.get()?.at ?? undefined;
@@ -138,6 +185,28 @@ export class SqliteWorkQueue implements WorkQueue {
   #clampDelay(delayMs: number): number {
     if (Number.isNaN(delayMs) || delayMs <= 0) return 0;
     return Math.min(Math.floor(delayMs), this.maxDelayMs);
+  }
+}
+
+/** Names this process (and this call) as a lease owner: `<host>/<pid>/<nonce>`. */
+export function leaseOwnerOfThisProcess(): string {
+  return `${hostname()}/${process.pid}/${randomBytes(4).toString('hex')}`;
+}
+
+/**
+ * Whether the process that took a lease may still be running. Only a process of this machine that
+ * is certainly gone counts as dead; anything unknown is assumed alive and its leases run out.
+ */
+export function isLeaseOwnerAlive(owner: string): boolean {
+  const match = /^(.*)\/(\d+)\/[0-9a-f]+$/.exec(owner);
+  if (!match || match[1] !== hostname()) return true;
+  const pid = Number(match[2]);
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
   }
 }
 

@@ -39,9 +39,12 @@ const migrations: Record<number, string> = {
       version INTEGER NOT NULL,
       visible_at INTEGER NOT NULL,
       receive_count INTEGER NOT NULL DEFAULT 0,
+      -- Who holds the lease (host/pid/nonce), so a restart can take back leases of a dead process at once.
+      lease_owner TEXT,
       sent_at INTEGER NOT NULL
     ) STRICT;
     CREATE INDEX messages_visible ON messages (visible_at, id);
+    CREATE INDEX messages_by_job ON messages (job_id, version);
   `,
 };
 

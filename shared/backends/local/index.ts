@@ -17,4 +17,10 @@ export { EnvKeySource, type EnvKeySourceOptions, tenantKeyVariable } from './Env
 export { FileReportStore, type FileReportStoreOptions, InvalidReportKeyError } from './FileReportStore';
 export { InMemoryRateLimiter } from './InMemoryRateLimiter';
 export { SqliteJobStore } from './SqliteJobStore';
-export { type ClaimedMessage, SqliteWorkQueue, type SqliteWorkQueueOptions } from './SqliteWorkQueue';
+export {
+  type ClaimedMessage,
+  isLeaseOwnerAlive,
+  leaseOwnerOfThisProcess,
+  SqliteWorkQueue,
+  type SqliteWorkQueueOptions,
+} from './SqliteWorkQueue';

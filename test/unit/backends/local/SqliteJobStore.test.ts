@@ -5,7 +5,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type LocalDatabase, openLocalDatabase, SqliteJobStore } from '../../../../shared/backends/local';
+import {
+  type LocalDatabase,
+  openLocalDatabase,
+  SqliteJobStore,
+  SqliteWorkQueue,
+} from '../../../../shared/backends/local';
 import { contractJob } from '../../../contract/ports.contract';
 
 describe('SqliteJobStore', () => {
@@ -38,6 +43,22 @@ describe('SqliteJobStore', () => {
     db.close();
     db = openLocalDatabase(dbPath);
     expect(await new SqliteJobStore(db).get(job.id)).toEqual(job);
+  });
+
+  it('lists as stranded only the due jobs no queued message names at their current version', async () => {
+    const T0 = 1_750_000_000_000;
+    const queue = new SqliteWorkQueue(db, { clock: { now: () => T0 } });
+    const withMessage = contractJob({ nextRunAt: T0 - 1_000 });
+    const withStaleMessage = contractJob({ nextRunAt: T0 - 2_000, version: 3 });
+    const withoutMessage = contractJob({ nextRunAt: T0 - 3_000 });
+    const notDue = contractJob({ nextRunAt: T0 + 1_000 });
+    const finished = contractJob({ nextRunAt: T0 - 5_000, status: 'SUCCEEDED' });
+    for (const job of [withMessage, withStaleMessage, withoutMessage, notDue, finished])
+      await store.create(job);
+    await queue.send({ jobId: withMessage.id, version: 1 }, 60_000);
+    await queue.send({ jobId: withStaleMessage.id, version: 2 }, 0);
+    const stranded = await store.listStranded(T0, 10);
+    expect(stranded.map((job) => job.id)).toEqual([withoutMessage.id, withStaleMessage.id]);
   });
 
   it('refuses a second job with the same id', async () => {

@@ -1,9 +1,17 @@
 // The SQLite work queue's consumer side: claims, leases, acks and releases, with a fake clock.
+
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type LocalDatabase, openLocalDatabase, SqliteWorkQueue } from '../../../../shared/backends/local';
+import {
+  isLeaseOwnerAlive,
+  type LocalDatabase,
+  leaseOwnerOfThisProcess,
+  openLocalDatabase,
+  SqliteWorkQueue,
+} from '../../../../shared/backends/local';
 
 const T0 = 1_750_000_000_000;
 
@@ -129,5 +137,34 @@ describe('SqliteWorkQueue', () => {
     expect(queue.nextVisibleAt()).toBeUndefined();
     await queue.send({ jobId: 'a', version: 1 }, 700);
     expect(queue.nextVisibleAt()).toBe(T0 + 700);
+  });
+
+  it('extends a lease while a long step runs, and not one that was lost', async () => {
+    await queue.send({ jobId: 'a', version: 1 }, 0);
+    const [claimed] = queue.claim(T0, 1, 1_000);
+    now = T0 + 900;
+    expect(queue.extend(claimed!.receipt, 5_000)).toBe(true);
+    expect(queue.claim(T0 + 5_000, 1, 1_000)).toEqual([]);
+    const [again] = queue.claim(T0 + 5_900, 1, 1_000);
+    expect(queue.extend(claimed!.receipt, 5_000)).toBe(false);
+    expect(again?.receiveCount).toBe(2);
+  });
+
+  it('takes back at once the leases of a process that is gone, and only those', async () => {
+    // A pid that certainly exited: a child that has already finished.
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid;
+    const deadOwner = `${hostname()}/${dead}/0badc0de`;
+    const liveOwner = leaseOwnerOfThisProcess();
+    const elsewhere = `another-host/${dead}/0badc0de`;
+    for (const jobId of ['a', 'b', 'c']) await queue.send({ jobId, version: 1 }, 0);
+    queue.claim(T0, 1, 60_000, deadOwner);
+    queue.claim(T0, 1, 60_000, liveOwner);
+    queue.claim(T0, 1, 60_000, elsewhere);
+    expect(queue.leaseOwners(T0).sort()).toEqual([deadOwner, liveOwner, elsewhere].sort());
+    expect(isLeaseOwnerAlive(deadOwner)).toBe(false);
+    expect(isLeaseOwnerAlive(liveOwner)).toBe(true);
+    expect(isLeaseOwnerAlive(elsewhere)).toBe(true);
+    expect(queue.releaseOrphanedLeases()).toBe(1);
+    expect(queue.claim(T0, 10, 60_000).map((c) => c.message.jobId)).toEqual(['a']);
   });
 });
