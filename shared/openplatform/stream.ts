@@ -389,9 +389,8 @@ export async function readEventStream(
       if (assembler.done) break;
     }
     if (!assembler.done) {
-      parser.feed(decoder.decode());
-      // A last event without its blank line still counts; a cut-off line becomes a parse problem.
-      parser.reset({ consume: true });
+      // A last event without its blank line still counts; a cut-off line becomes a frame problem.
+      parser.feed(`${decoder.decode()}\n\n`);
       if (failure) throw failure;
     }
     if (!assembler.finished) throw protocol('stream ended before finishing');
