@@ -129,14 +129,6 @@ export const stageConfigSchema = z
         message: 'must be at least 1 when worker.batchSize is above 10 (an SQS event source rule)',
       });
     }
-    // SQS caps the visibility timeout at 12 hours; the queue uses 6x the worker timeout plus the window.
-    if (visibilityTimeoutSeconds(config.worker) > 43_200) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['worker', 'timeoutSeconds'],
-        message: 'six times the worker timeout plus the batching window must stay within 12 hours',
-      });
-    }
     if (config.alarms.email && config.alarms.snsTopicArn) {
       ctx.addIssue({
         code: 'custom',

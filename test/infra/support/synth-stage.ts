@@ -1,0 +1,34 @@
+/**
+ * Builds the opflow CDK app for infra tests the way `npx cdk synth` does: the feature flags and
+ * settings of cdk.json in the context, the stage and overrides from `context`, bundling with esbuild.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { PROJECT_ROOT } from '../../../infra/lib/function-bundling';
+import { buildOpflowApp } from '../../../infra/lib/opflow-app';
+import type { OpflowStack } from '../../../infra/lib/opflow-stack';
+
+/** The `context` of cdk.json (feature flags), so tests synthesize with the CLI's flags. */
+export function cdkJsonContext(): Record<string, unknown> {
+  const cdkJson = JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'cdk.json'), 'utf8')) as {
+    context?: Record<string, unknown>;
+  };
+  return cdkJson.context ?? {};
+}
+
+/** A synthesized stage: its app, stack and template. */
+export interface SynthesizedStage {
+  app: App;
+  stack: OpflowStack;
+  template: Template;
+}
+
+/** Builds and synthesizes the app for `context` (e.g. `{ stage: 'prod' }`); cdk-nag runs during synth. */
+export function synthStage(context: Record<string, string>): SynthesizedStage {
+  const app = new App({ context: { ...cdkJsonContext(), ...context } });
+  const stack = buildOpflowApp(app);
+  const template = Template.fromStack(stack);
+  return { app, stack, template };
+}
