@@ -1,0 +1,93 @@
+// DynamoDbRateLimiter on DynamoDB Local: one budget shared by many concurrent callers and by
+// separate limiter instances (separate Lambda workers), and a bucket item that names no API key.
+import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DynamoDbRateLimiter, rateBucketKey } from '../../../../shared/backends/aws';
+import { keyFingerprint } from '../../../../shared/engine/runner';
+import { type AwsEmulators, startAwsEmulators } from '../../../support/aws-emulators';
+
+const T0 = 1_750_000_000_000;
+let emulators: AwsEmulators;
+beforeAll(async () => {
+  emulators = await startAwsEmulators({ sqsAndS3: false, secretsManager: false });
+});
+afterAll(async () => {
+  await emulators?.stop();
+});
+
+async function limiters(
+  count: number,
+  options: { ratePerSecond: number; burst: number; maxContention?: number },
+) {
+  const tableName = await emulators.createTable();
+  const make = () => new DynamoDbRateLimiter({ client: emulators.clients.documents, tableName, ...options });
+  return { tableName, all: Array.from({ length: count }, make) };
+}
+
+describe('DynamoDbRateLimiter', () => {
+  it('never grants more than the budget to many concurrent callers', async () => {
+    const { all } = await limiters(4, { ratePerSecond: 5, burst: 5, maxContention: 50 });
+    const bucket = keyFingerprint('sk-shared');
+    const decisions = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => all[i % all.length]!.take(bucket, T0)),
+    );
+    expect(decisions.filter((decision) => decision.granted)).toHaveLength(5);
+    for (const decision of decisions) {
+      if (!decision.granted) expect(decision.retryAtMs).toBeGreaterThan(T0);
+    }
+    // A second later, the bucket has refilled at 5 per second: five more, not one more.
+    const later = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => all[i % 4]!.take(bucket, T0 + 1_000)),
+    );
+    expect(later.filter((decision) => decision.granted)).toHaveLength(5);
+  });
+
+  it('gives up rather than waits when other workers keep winning, and still never overspends', async () => {
+    const { tableName, all } = await limiters(8, { ratePerSecond: 100, burst: 100, maxContention: 1 });
+    const decisions = await Promise.all(all.map((limiter) => limiter.take('bucket', T0)));
+    const granted = decisions.filter((decision) => decision.granted).length;
+    expect(granted).toBeGreaterThanOrEqual(1);
+    for (const decision of decisions) if (!decision.granted) expect(decision.retryAtMs).toBe(T0 + 10);
+    // Exactly the granted tokens were spent.
+    const item = await emulators.clients.documents.send(
+      new GetCommand({ TableName: tableName, Key: rateBucketKey('bucket') }),
+    );
+    expect(item.Item?.tokens).toBe(100 - granted);
+  });
+
+  it('slows every worker down when one of them is throttled', async () => {
+    const { all } = await limiters(2, { ratePerSecond: 4, burst: 1 });
+    const [a, b] = all as [DynamoDbRateLimiter, DynamoDbRateLimiter];
+    expect(await a.take('k', T0)).toEqual({ granted: true });
+    await a.throttled('k', T0);
+    // Worker b sees the halved rate: the next token comes after 1 / 2 s, not 1 / 4 s.
+    expect(await b.take('k', T0)).toEqual({ granted: false, retryAtMs: T0 + 500 });
+    expect(await b.take('k', T0 + 500)).toEqual({ granted: true });
+  });
+
+  it('keys the bucket by the API key fingerprint, never by the key itself', async () => {
+    const { tableName, all } = await limiters(1, { ratePerSecond: 1, burst: 1 });
+    const fingerprint = keyFingerprint('sk-live-abcdef');
+    await all[0]!.take(fingerprint, T0);
+    const item = await emulators.clients.documents.send(
+      new GetCommand({ TableName: tableName, Key: { PK: `RATE#${fingerprint}`, SK: 'BUCKET' } }),
+    );
+    expect(item.Item).toMatchObject({ tokens: 0, rate: 1, updatedAt: T0, seq: 1 });
+    // A raw key passed by mistake lands in the same bucket, hashed: the key itself is never stored.
+    await all[0]!.take('sk-live-abcdef', T0 + 1_000);
+    const scan = await emulators.clients.documents.send(new ScanCommand({ TableName: tableName }));
+    expect(scan.Items?.map((stored) => stored.PK)).toEqual([`RATE#${fingerprint}`]);
+    expect(scan.Items?.[0]?.seq).toBe(2);
+    expect(JSON.stringify(scan.Items)).not.toContain('sk-live');
+  });
+
+  it('writes nothing for a success while the rate is already at the ceiling', async () => {
+    const { tableName, all } = await limiters(1, { ratePerSecond: 2, burst: 2 });
+    await all[0]!.take('k', T0);
+    for (let i = 0; i < 5; i++) await all[0]!.succeeded('k', T0 + i);
+    const item = await emulators.clients.documents.send(
+      new GetCommand({ TableName: tableName, Key: rateBucketKey('k') }),
+    );
+    expect(item.Item?.seq).toBe(1);
+  });
+});
