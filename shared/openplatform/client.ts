@@ -735,11 +735,17 @@ function classifyFailure(error: unknown, attempt: Attempt): OpenPlatformError {
       message: `${attempt.operationId} timed out ${which}${retryable ? '' : ' (the request may have been processed)'}`,
     });
   }
-  if (codes.includes('UND_ERR_RES_CONTENT_LENGTH_MISMATCH')) {
+  // Closed after the headers arrived: the answer was cut off. (A FIN and a reset look the same to
+  // undici at this point; either way the request was processed, so only reads may be repeated.)
+  const cutOff = attempt.httpStatus !== undefined && codes.includes('UND_ERR_SOCKET');
+  if (cutOff || codes.includes('UND_ERR_RES_CONTENT_LENGTH_MISMATCH')) {
     return new OpenPlatformError({
       ...base,
       kind: 'protocol',
-      message: `${attempt.operationId}: the answer body was truncated (${reason})`,
+      retryable: attempt.repeatable,
+      message: `${attempt.operationId}: the answer was cut off before its end (${reason})${
+        attempt.repeatable ? '' : '; the request was processed'
+      }`,
     });
   }
   return new OpenPlatformError({

@@ -1,4 +1,4 @@
-import { createServer } from 'node:net';
+import { createServer, type Socket } from 'node:net';
 import { Agent, errors as undiciErrors } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -248,17 +248,17 @@ describe('call: error answers', () => {
     expect(error).toMatchObject({ kind: 'protocol', retryable: false, httpStatus: 200 });
   });
 
-  it('calls a connection closed before the declared Content-Length a network failure, not retryable for a create', async () => {
-    server.handle((_request, response, raw) => {
+  it('calls an answer cut off before its Content-Length a protocol error, retryable only for a read', async () => {
+    server.handle((_request, response) => {
       response.writeHead(200, { 'content-type': 'application/json', 'content-length': 200 });
-      response.write('{"data":{"task_id":"t1"},');
-      setTimeout(() => raw.socket.end(), 10);
+      response.write('{"data":{"task_id":"t1"},', () => response.socket?.destroy());
     });
     const { client } = clientFor();
     const create = await failureOf(client.call('ai33-1Step1V3', { lang: 'en', solution_issues: 'x' }));
     const read = await failureOf(client.call('ai33-2Step2V3', { task_id: 't' }));
-    expect(create).toMatchObject({ kind: 'network', retryable: false, httpStatus: 200 });
-    expect(read).toMatchObject({ kind: 'network', retryable: true, httpStatus: 200 });
+    expect(create).toMatchObject({ kind: 'protocol', retryable: false, httpStatus: 200 });
+    expect(create.message).toContain('cut off');
+    expect(read).toMatchObject({ kind: 'protocol', retryable: true, httpStatus: 200 });
   });
 });
 
@@ -354,15 +354,14 @@ describe('call: network failures and the retry rule', () => {
     },
   );
 
-  it('treats a reset in the middle of the answer as network, not retryable for a create', async () => {
+  it('treats a connection reset before any answer as network, not retryable for a create', async () => {
     server.handle((_request, response) => {
-      response.writeHead(200, { 'content-type': 'application/json' });
-      response.write('{"data":{"task_id":');
-      setTimeout(() => response.socket?.destroy(), 10);
+      (response.socket as Socket | null)?.resetAndDestroy();
     });
     const { client } = clientFor();
     const error = await failureOf(client.call('ai35-1NoveltySearchSubmit', { input: 'x', lang: 'en' }));
-    expect(error).toMatchObject({ kind: 'network', retryable: false, httpStatus: 200 });
+    expect(error).toMatchObject({ kind: 'network', retryable: false, httpStatus: undefined });
+    expect((error.cause as { code?: string }).code).toBe('ECONNRESET');
   });
 });
 

@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import { inspect } from 'node:util';
 import { Agent } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -156,18 +157,30 @@ describe.each(['header', 'query'] as const)('the key never leaks (auth by %s)', 
     expect(error.message).toContain('***');
   });
 
-  it('keeps the key out of a connection reset mid-request', async () => {
+  it('keeps the key out of a connection reset before the answer', async () => {
+    server.handle((_request, response) => {
+      (response.socket as Socket | null)?.resetAndDestroy();
+    });
+    const { client, lines } = clientFor();
+    const error = await failureText(
+      client.call('ai33-2Step2V3', { task_id: 't' }, { apiKey: CALL_KEY }),
+      lines,
+    );
+    expect(error.kind).toBe('network');
+    expect(error.cause).toBeDefined();
+  });
+
+  it('keeps the key out of a connection closed mid-answer', async () => {
     server.handle((_request, response) => {
       response.writeHead(200, { 'content-type': 'application/json' });
-      response.write('{"data":');
-      setTimeout(() => response.socket?.destroy(), 5);
+      response.write('{"data":', () => response.socket?.destroy());
     });
     const { client, lines } = clientFor();
     const error = await failureText(
       client.call('ai35-1NoveltySearchSubmit', { input: 'x', lang: 'en' }),
       lines,
     );
-    expect(error.kind).toBe('network');
+    expect(error.kind).toBe('protocol');
     expect(error.cause).toBeDefined();
   });
 

@@ -277,15 +277,15 @@ describe('stream failures', () => {
     expect(pingsLeft).toBeGreaterThan(0);
   });
 
-  it('treats a reset in the middle of a stream as network, not retryable', async () => {
+  it('calls a stream whose connection closes mid-frame a cut-off answer (protocol), not retryable', async () => {
     server.handle(async (_request, response) => {
       response.writeHead(200, { 'content-type': 'text/event-stream' });
       response.write(envelopeFrame({ status: 'running', content: 'a' }));
       await new Promise((resolve) => setTimeout(resolve, 10));
-      response.socket?.destroy();
+      response.write('data: {"data":{"out', () => response.socket?.destroy());
     });
     const error = await streamFailure(clientFor().stream('ai07ChatCcGptStream', { prompt: 'p' }));
-    expect(error).toMatchObject({ kind: 'network', retryable: false });
+    expect(error).toMatchObject({ kind: 'protocol', retryable: false, httpStatus: 200 });
   });
 
   it('maps an HTTP error answer of a streaming operation', async () => {
