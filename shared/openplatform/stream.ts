@@ -8,7 +8,8 @@
  *   `finished`/`stop`/`length`, tokens in `data.output.usage`, references in `data.references` or
  *   `data.output.references`; an envelope with status false is the platform's error;
  * - OpenAI-like frames: `choices[].delta.content`, `choices[].finish_reason`, `usage`
- *   (`prompt_tokens`, `completion_tokens`, `total_tokens`), `chat_id` / `chat_item_id`;
+ *   (`prompt_tokens`, `completion_tokens`, `total_tokens`), `chat_id` / `chat_item_id`, bare or
+ *   as the `data` of an envelope;
  * - a `[DONE]` terminator, and keep-alive comments (`: ping`).
  * A stream must finish (a finishing status, a finish_reason or `[DONE]`): one that just stops is a
  * protocol error, because the text would be silently cut.
@@ -98,6 +99,10 @@ function interpretEnvelopeFrame(record: Record<string, unknown>): FrameReading {
   if (!parsed.ok) return { kind: 'problem', problem: `a frame is ${parsed.problem}` };
   const { envelope } = parsed;
   if (!envelope.status) return { kind: 'error-envelope', envelope };
+  // OpenAI-like chunks may come wrapped in the platform's envelope.
+  if (typeof envelope.data === 'object' && envelope.data !== null && 'choices' in envelope.data) {
+    return interpretOpenAiFrame(envelope.data as Record<string, unknown>);
+  }
   const data = envelopeData.safeParse(envelope.data);
   if (!data.success || (data.data.output == null && data.data.references == null)) {
     return {

@@ -162,6 +162,31 @@ describe('stream variants (served over real HTTP, split mid-line)', () => {
     });
   });
 
+  it('assembles OpenAI-like frames wrapped in the envelope', async () => {
+    const wrapped = (chunk: Record<string, unknown>) =>
+      `data: ${JSON.stringify({ data: chunk, status: true, error_code: 0 })}\n\n`;
+    serveStream([
+      wrapped({ id: 'chatcmpl-1', choices: [{ index: 0, delta: { role: 'assistant', content: 'Two ' } }] }),
+      wrapped({
+        id: 'chatcmpl-1',
+        choices: [{ index: 0, delta: { content: 'parts' }, finish_reason: 'stop' }],
+      }),
+      wrapped({
+        id: 'chatcmpl-1',
+        choices: [],
+        usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 },
+      }),
+      'data: [DONE]\n\n',
+    ]);
+    const result = await clientFor().stream('ai20ChatPharmGptStream', { query: 'q' });
+    expect(result).toMatchObject({
+      text: 'Two parts',
+      finishReason: 'stop',
+      tokens: { total: 3 },
+      ids: { id: 'chatcmpl-1' },
+    });
+  });
+
   it('accepts [DONE] as the only finish, between keep-alive comments', async () => {
     serveStream([
       ': ping\n\n',
