@@ -1,0 +1,538 @@
+/**
+ * The request pipeline of the sandbox: admin endpoints, download links, and for every catalogue
+ * operation: route → key → group → QPS → quota → faults → body validation → handler → answer,
+ * each call written to the ledger.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { catalogue, type OperationEntry, type OperationId, operationIds } from '../openplatform/catalogue';
+import { requestSchemas } from '../openplatform/schemas/requests';
+import {
+  billedUnitsByOperation,
+  defaultTaskDuration,
+  defaultTaskDurations,
+  MAX_BODY_BYTES,
+  PlatformCode,
+} from './constants';
+import { DownloadLinks } from './DownloadLinks';
+import { streamFrames, writeEventStream } from './eventStream';
+import { FaultController, type FaultDecision } from './FaultController';
+import type { FaultRule } from './faultRules';
+import {
+  type BodyDamage,
+  errorEnvelope,
+  okEnvelope,
+  resetConnection,
+  writeGatewayError,
+  writeJson,
+  writeStorageError,
+} from './httpAnswers';
+import { KeyGate, type KeyState } from './KeyGate';
+import { Ledger, type LedgerEntry } from './Ledger';
+import type { OperationContext, OperationHandler, OperationOutcome } from './operations/contract';
+import { type StreamVariant, streamVariants } from './operations/contract';
+import { createOperationHandlers } from './operations/operationHandlers';
+import type { ResolvedOptions } from './options';
+import { invalidParameter, SandboxRejection } from './SandboxRejection';
+import { hashText, SeededRandom, stableJson } from './seeded';
+import type { Stage } from './stages';
+import { formatIssues } from './validationMessages';
+
+export const STREAM_VARIANT_HEADER = 'x-sandbox-stream-variant';
+
+type Draft = Omit<LedgerEntry, 'seq'>;
+
+export class SandboxServer {
+  readonly ledger = new Ledger();
+  readonly faults: FaultController;
+  private readonly gate: KeyGate;
+  private readonly links: DownloadLinks;
+  private readonly handlers = createOperationHandlers();
+  private readonly routes = new Map<string, OperationEntry>();
+  private readonly ids: SeededRandom;
+  /** Set once listening; links are built from it. */
+  baseUrl = '';
+
+  constructor(private readonly options: ResolvedOptions) {
+    this.faults = new FaultController(options.faults, options.seed);
+    this.gate = new KeyGate(options.keys);
+    this.links = new DownloadLinks({
+      ttlMs: options.linkTtlMs,
+      now: options.now,
+      baseUrl: () => this.baseUrl,
+    });
+    this.ids = SeededRandom.from(options.seed, 'ids');
+    for (const id of operationIds) {
+      const entry: OperationEntry = catalogue[id];
+      this.routes.set(`${entry.method} ${entry.path}`, entry);
+    }
+  }
+
+  /** Answer one HTTP request. Never throws. */
+  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const correlationId = this.ids.uuid();
+    res.setHeader('x-correlation-id', correlationId);
+    const url = new URL(req.url ?? '/', 'http://sandbox.invalid');
+    try {
+      if (url.pathname === '/__sandbox' || url.pathname.startsWith('/__sandbox/'))
+        await this.admin(req, res, url);
+      else if (url.pathname.startsWith('/files/')) await this.download(req, res, url, correlationId);
+      else await this.operation(req, res, url, correlationId);
+    } catch (error) {
+      this.options.logger?.(
+        `sandbox internal error on ${req.method} ${url.pathname}: ${(error as Error).stack ?? error}`,
+      );
+      if (!res.headersSent) writeJson(res, 500, errorEnvelope(500, 'sandbox internal error'));
+      else res.destroy();
+    }
+  }
+
+  // --- operations ---
+
+  private async operation(
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    correlationId: string,
+  ): Promise<void> {
+    const now = this.options.now();
+    const started = performance.now();
+    const operation = this.routes.get(`${req.method} ${url.pathname}`);
+    const draft: Draft = {
+      time: now,
+      operationId: operation?.operationId ?? 'unknown',
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      httpStatus: 0,
+      errorCode: 0,
+      outcome: 'ok',
+      billedUnits: 0,
+      correlationId,
+      created: false,
+    };
+    const done = (patch: Partial<Draft>) => {
+      const entry = this.ledger.record({ ...draft, ...patch });
+      this.log(entry, performance.now() - started);
+    };
+    const reject = (rejection: SandboxRejection, damage?: BodyDamage) => {
+      writeJson(
+        res,
+        rejection.httpStatus,
+        errorEnvelope(rejection.code, rejection.message),
+        rejection.headers,
+        damage,
+      );
+      done({
+        httpStatus: rejection.httpStatus,
+        errorCode: rejection.code,
+        outcome: damage ? 'fault' : 'rejected',
+      });
+    };
+
+    if (!operation) {
+      await drain(req);
+      reject(
+        new SandboxRejection(404, PlatformCode.notFound, `path not found: ${req.method} ${url.pathname}`),
+      );
+      return;
+    }
+    let key: KeyState;
+    let raw: string;
+    try {
+      key = this.gate.identify(req.headers.authorization, url.searchParams.get('apikey'));
+      draft.keyFingerprint = key.fingerprint;
+      this.gate.checkGroup(key, operation);
+      this.gate.admit(key, now);
+      this.gate.charge(key);
+      raw = await readBody(req);
+    } catch (error) {
+      if (!(error instanceof SandboxRejection)) throw error;
+      await drain(req);
+      reject(error);
+      return;
+    }
+
+    const decision = this.faults.decide({ operationId: operation.operationId, stream: operation.stream });
+    if (decision.latencyMs > 0) await sleep(decision.latencyMs);
+    if (this.faultBeforeWork(res, decision, done)) return;
+    const fault = decision.outcome;
+    const damage: BodyDamage | undefined =
+      fault?.kind === 'truncated' || fault?.kind === 'malformed' ? fault.kind : undefined;
+    const faultPatch = fault ? { outcome: 'fault' as const, fault: fault.kind } : {};
+
+    let outcome: OperationOutcome<OperationId>;
+    let input: unknown;
+    try {
+      input = this.parseInput(operation, url, raw);
+      draft.bodyHash = hashText(stableJson(input));
+      const variant = this.variantHeader(req);
+      outcome = this.run(operation, input, key.fingerprint, now);
+      if (variant && outcome.kind === 'stream') outcome.plan.defaultVariant = variant;
+      else if (decision.streamVariant && outcome.kind === 'stream')
+        outcome.plan.defaultVariant = decision.streamVariant;
+    } catch (error) {
+      if (!(error instanceof SandboxRejection)) throw error;
+      if (fault?.kind === 'reset') {
+        resetConnection(res);
+        done({ outcome: 'fault', fault: 'reset', errorCode: error.code });
+        return;
+      }
+      reject(error, damage);
+      if (fault) Object.assign(this.lastEntry(), faultPatch);
+      return;
+    }
+
+    const created = operation.effect === 'create';
+    const resource = outcome.resourceId ? { resourceId: outcome.resourceId } : {};
+    if (outcome.kind === 'json') {
+      const units = billedUnitsByOperation[operation.operationId as OperationId] ?? 1;
+      if (fault?.kind === 'reset') {
+        resetConnection(res);
+        done({ created, ...resource, ...faultPatch });
+        return;
+      }
+      writeJson(res, 200, okEnvelope(outcome.data), { 'x-openapi-amount': String(units) }, damage);
+      done({ httpStatus: 200, billedUnits: units, created, ...resource, ...faultPatch });
+      return;
+    }
+
+    // A stream: the answer's length is known up front, so its cost is too.
+    const plan = outcome.plan;
+    const units = 1 + Math.floor((plan.tokens.input + plan.tokens.output) / 1000);
+    if (fault?.kind === 'reset') {
+      resetConnection(res);
+      done({ created, ...resource, ...faultPatch });
+      return;
+    }
+    res.writeHead(200, {
+      'content-type': 'text/event-stream;charset=UTF-8',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+      'x-openapi-amount': String(units),
+    });
+    done({ httpStatus: 200, billedUnits: units, created, ...resource, ...faultPatch });
+    const { frames, content } = streamFrames(plan, plan.defaultVariant, Math.floor(now / 1000));
+    const streamFault =
+      fault &&
+      (fault.kind === 'stall-stream' ||
+        fault.kind === 'early-end-stream' ||
+        fault.kind === 'truncated' ||
+        fault.kind === 'malformed')
+        ? { kind: fault.kind, afterChunks: fault.afterChunks ?? 2 }
+        : undefined;
+    await writeEventStream(res, frames, content, {
+      chunkDelayMs: this.options.streamChunkDelayMs,
+      ...(streamFault ? { fault: streamFault } : {}),
+    });
+  }
+
+  /** Faults that answer instead of the platform (nothing is done upstream). True when one did. */
+  private faultBeforeWork(
+    res: ServerResponse,
+    decision: FaultDecision,
+    done: (patch: Partial<Draft>) => void,
+  ): boolean {
+    const fault = decision.outcome;
+    if (!fault) return false;
+    switch (fault.kind) {
+      case 'throttle-429': {
+        const headers = { 'retry-after': String(fault.retryAfterSeconds ?? 1) };
+        writeJson(
+          res,
+          429,
+          errorEnvelope(PlatformCode.throttled, 'Too Many Requests (sandbox fault)'),
+          headers,
+        );
+        done({ httpStatus: 429, errorCode: PlatformCode.throttled, outcome: 'fault', fault: fault.kind });
+        return true;
+      }
+      case 'throttle-200':
+        writeJson(
+          res,
+          200,
+          errorEnvelope(PlatformCode.throttled, 'calls exceed the QPS limit (sandbox fault)'),
+        );
+        done({ httpStatus: 200, errorCode: PlatformCode.throttled, outcome: 'fault', fault: fault.kind });
+        return true;
+      case 'busy':
+        writeJson(
+          res,
+          200,
+          errorEnvelope(PlatformCode.busy, 'service error, please try again later (sandbox fault)'),
+        );
+        done({ httpStatus: 200, errorCode: PlatformCode.busy, outcome: 'fault', fault: fault.kind });
+        return true;
+      case 'http-5xx': {
+        const status = fault.httpStatus ?? 503;
+        writeGatewayError(res, status);
+        done({ httpStatus: status, outcome: 'fault', fault: fault.kind });
+        return true;
+      }
+      case 'reset':
+        if (fault.when === 'after') return false;
+        resetConnection(res);
+        done({ outcome: 'fault', fault: fault.kind });
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  private parseInput(operation: OperationEntry, url: URL, raw: string): unknown {
+    let input: unknown;
+    if (operation.method === 'GET') {
+      const query = Object.fromEntries([...url.searchParams].filter(([name]) => name !== 'apikey'));
+      input = query;
+    } else {
+      try {
+        input = raw.trim() === '' ? {} : JSON.parse(raw);
+      } catch (error) {
+        throw invalidParameter(`the body is not valid JSON (${(error as Error).message})`);
+      }
+    }
+    return input;
+  }
+
+  private variantHeader(req: IncomingMessage): StreamVariant | undefined {
+    const value = req.headers[STREAM_VARIANT_HEADER];
+    if (value === undefined) return undefined;
+    const text = Array.isArray(value) ? value[0] : value;
+    if (!streamVariants.includes(text as StreamVariant)) {
+      throw invalidParameter(`${STREAM_VARIANT_HEADER}: must be one of ${streamVariants.join(', ')}`);
+    }
+    return text as StreamVariant;
+  }
+
+  /** Validate the input with the operation's request schema and call its handler. */
+  private run(
+    operation: OperationEntry,
+    input: unknown,
+    owner: string,
+    now: number,
+  ): OperationOutcome<OperationId> {
+    const id = operation.operationId as OperationId;
+    const parsed = requestSchemas[id].safeParse(input);
+    if (!parsed.success) throw invalidParameter(`invalid parameter: ${formatIssues(parsed.error)}`);
+    const handler = this.handlers[id] as OperationHandler<OperationId>;
+    return handler(parsed.data as never, this.context(owner, now));
+  }
+
+  private context(owner: string, now: number): OperationContext {
+    return {
+      now,
+      owner,
+      seed: this.options.seed,
+      newId: (shape = 'hex') => (shape === 'uuid' ? this.ids.uuid() : this.ids.hex(32)),
+      startStage: (startedBy, salt, fails): Stage => ({
+        startedBy,
+        startedAt: now,
+        durationMs: this.durationOf(startedBy, salt),
+        fails,
+      }),
+      publish: (documentKey, document) => this.links.publish(documentKey, document),
+    };
+  }
+
+  /** `taskDurations[op]`, else `defaultTaskDuration`, else the built-in default; mean ± spread, seeded. */
+  private durationOf(operationId: OperationId, salt: string): number {
+    const duration =
+      this.options.taskDurations[operationId] ??
+      this.options.defaultTaskDuration ??
+      defaultTaskDurations[operationId] ??
+      defaultTaskDuration;
+    const draw = SeededRandom.from(this.options.seed, 'duration', operationId, salt).next();
+    return Math.max(0, Math.round(duration.meanMs + (2 * draw - 1) * duration.spreadMs));
+  }
+
+  // --- download links ---
+
+  private async download(
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    correlationId: string,
+  ): Promise<void> {
+    const now = this.options.now();
+    const started = performance.now();
+    const draft: Draft = {
+      time: now,
+      operationId: 'download',
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      httpStatus: 0,
+      errorCode: 0,
+      outcome: 'ok',
+      billedUnits: 0,
+      correlationId,
+      created: false,
+    };
+    const done = (patch: Partial<Draft>) =>
+      this.log(this.ledger.record({ ...draft, ...patch }), performance.now() - started);
+    await drain(req);
+    const decision = this.faults.decide({ operationId: 'download', stream: false });
+    if (decision.latencyMs > 0) await sleep(decision.latencyMs);
+    const fault = decision.outcome;
+    if (fault?.kind === 'throttle-429') {
+      writeStorageError(res, 429, 'SlowDown', 'Please reduce your request rate.', {
+        'retry-after': String(fault.retryAfterSeconds ?? 1),
+      });
+      done({ httpStatus: 429, outcome: 'fault', fault: fault.kind });
+      return;
+    }
+    if (fault?.kind === 'http-5xx') {
+      writeStorageError(res, fault.httpStatus ?? 503, 'ServiceUnavailable', 'Please try again.');
+      done({ httpStatus: fault.httpStatus ?? 503, outcome: 'fault', fault: fault.kind });
+      return;
+    }
+    if (fault?.kind === 'reset') {
+      resetConnection(res);
+      done({ outcome: 'fault', fault: fault.kind });
+      return;
+    }
+    const [, , token = '', name = ''] = url.pathname.split('/');
+    const opened =
+      req.method === 'GET'
+        ? await this.links.open(token, decodeURIComponent(name))
+        : { kind: 'missing' as const };
+    if (opened.kind === 'expired') {
+      writeStorageError(res, 403, 'AccessDenied', 'Request has expired');
+      done({ httpStatus: 403, outcome: 'rejected' });
+      return;
+    }
+    if (opened.kind === 'missing') {
+      writeStorageError(res, 404, 'NoSuchKey', 'The specified key does not exist.');
+      done({ httpStatus: 404, outcome: 'rejected' });
+      return;
+    }
+    res.writeHead(200, {
+      'content-type': opened.contentType,
+      'content-length': String(opened.body.length),
+      'content-disposition': `attachment; filename="${opened.fileName}"`,
+    });
+    if (fault?.kind === 'truncated') {
+      res.write(opened.body.subarray(0, Math.floor(opened.body.length / 2)), () => res.socket?.destroy());
+      done({ httpStatus: 200, outcome: 'fault', fault: fault.kind });
+      return;
+    }
+    res.end(opened.body);
+    done({ httpStatus: 200 });
+  }
+
+  // --- admin ---
+
+  private async admin(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    const route = `${req.method} ${url.pathname.replace(/\/+$/, '')}`;
+    const answer = (status: number, body: unknown) => writeJson(res, status, body);
+    switch (route) {
+      case 'GET /__sandbox/health':
+        await drain(req);
+        answer(200, {
+          status: 'ok',
+          url: this.baseUrl,
+          operations: operationIds.length,
+          now: this.options.now(),
+        });
+        return;
+      case 'GET /__sandbox/ledger': {
+        await drain(req);
+        const since = Number(url.searchParams.get('since') ?? 0);
+        answer(200, {
+          summary: this.ledger.summary(),
+          duplicateCreateGroups: this.ledger.duplicateCreateGroups(),
+          entries: this.ledger.entries().filter((entry) => entry.seq > since),
+        });
+        return;
+      }
+      case 'DELETE /__sandbox/ledger':
+        await drain(req);
+        this.ledger.clear();
+        answer(200, { summary: this.ledger.summary() });
+        return;
+      case 'GET /__sandbox/faults':
+        await drain(req);
+        answer(200, { rules: this.faults.rules() });
+        return;
+      case 'POST /__sandbox/faults':
+      case 'PUT /__sandbox/faults': {
+        let body: unknown;
+        try {
+          body = JSON.parse((await readBody(req)) || 'null');
+        } catch {
+          answer(400, { error: 'the body is not valid JSON' });
+          return;
+        }
+        const wrapped = body !== null && typeof body === 'object' && !Array.isArray(body) && 'rules' in body;
+        const rules = (
+          wrapped ? (body as { rules: unknown }).rules : Array.isArray(body) ? body : [body]
+        ) as FaultRule[];
+        const replace = route.startsWith('PUT') || url.searchParams.get('replace') === 'true';
+        try {
+          if (replace) this.faults.set(rules);
+          else {
+            const current = this.faults.rules();
+            this.faults.set([...current, ...rules]);
+          }
+        } catch (error) {
+          answer(400, { error: (error as Error).message });
+          return;
+        }
+        answer(200, { rules: this.faults.rules() });
+        return;
+      }
+      case 'DELETE /__sandbox/faults':
+        await drain(req);
+        this.faults.clear();
+        answer(200, { rules: [] });
+        return;
+      default:
+        await drain(req);
+        answer(404, {
+          error: `no admin endpoint ${route}`,
+          endpoints: [
+            'GET /__sandbox/health',
+            'GET|DELETE /__sandbox/ledger',
+            'GET|POST|PUT|DELETE /__sandbox/faults',
+          ],
+        });
+    }
+  }
+
+  private lastEntry(): LedgerEntry {
+    const entries = this.ledger.entries();
+    return entries[entries.length - 1] as LedgerEntry;
+  }
+
+  private log(entry: LedgerEntry, ms: number): void {
+    const logger = this.options.logger;
+    if (!logger) return;
+    const key = entry.keyFingerprint ? ` key=${entry.keyFingerprint}` : '';
+    const fault = entry.fault ? ` fault=${entry.fault}` : '';
+    logger(
+      `${entry.method} ${entry.path} ${entry.operationId}${key} -> ${entry.httpStatus || 'reset'} code=${entry.errorCode}${fault} ${ms.toFixed(0)}ms id=${entry.correlationId}`,
+    );
+  }
+}
+
+/** The request body as text, refused past MAX_BODY_BYTES. */
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) throw invalidParameter(`the body is larger than ${MAX_BODY_BYTES} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Consume what is left of a request body, so keep-alive connections stay usable. */
+async function drain(req: IncomingMessage): Promise<void> {
+  if (req.readableEnded) return;
+  try {
+    for await (const _ of req) {
+      // discard
+    }
+  } catch {
+    // the client went away; nothing to answer
+  }
+}

@@ -1,0 +1,449 @@
+/**
+ * Novelty search, ai35-1..12: submit a technical description, then in turn a summary (ai35-2,
+ * confirmed by ai35-3), technical features (ai35-4, confirmed by ai35-5), search elements (ai35-6,
+ * confirmed by ai35-7, which starts the agent search), the agent's result with feature comparisons
+ * (ai35-8, optionally confirmed by ai35-9), and the report (ai35-10 export, ai35-11 polls for a PDF).
+ * ai35-12 compares one given patent with given features, synchronously.
+ */
+import { renderPdf } from '../documents';
+import { ipcCode, patentNumber } from '../priorArt';
+import { invalidParameter, outOfOrder } from '../SandboxRejection';
+import { hashText, SeededRandom, stableJson } from '../seeded';
+import { numericStatus, type Stage, stageState } from '../stages';
+import { TaskRegistry } from '../TaskRegistry';
+import { capitalise, keywordsOf, sentencesOf, titleOf } from '../textContent';
+import { failsAt, type Triggers, triggersIn, withoutMarkers } from '../triggers';
+import { json, type OperationContext, type OperationHandlers, type RequestBody } from './contract';
+import { requireStarted, requireSucceeded } from './stepOrder';
+
+type NoveltyOperations = Pick<
+  OperationHandlers,
+  | 'ai35-1NoveltySearchSubmit'
+  | 'ai35-2TechSolutionGet'
+  | 'ai35-3TechSolutionUpdate'
+  | 'ai35-4FeatureExtract'
+  | 'ai35-5FeatureConfirm'
+  | 'ai35-6RetrievalElements'
+  | 'ai35-7NoveltySearchAgentSearch'
+  | 'ai35-8NoveltySearchAgentResult'
+  | 'ai35-9ComparisonConfirm'
+  | 'ai35-10NoveltySearchExport'
+  | 'ai35-11ReportGet'
+  | 'ai35-12ComparisonGenerate'
+>;
+
+type Feature = NonNullable<RequestBody<'ai35-5FeatureConfirm'>['tech_features']>[number];
+type Elements = RequestBody<'ai35-7NoveltySearchAgentSearch'>['elements'];
+type FinalResult = NonNullable<RequestBody<'ai35-9ComparisonConfirm'>['final_result']>[number];
+
+interface NoveltyTask {
+  owner: string;
+  input: string;
+  lang: string;
+  inputHash: string;
+  triggers: Triggers;
+  summaryStage: Stage;
+  confirmedSummary?: string;
+  featureStage?: Stage;
+  confirmedFeatures?: Feature[];
+  elementsStage?: Stage;
+  confirmedElements?: Elements;
+  agentStage?: Stage;
+  results?: FinalResult[];
+  confirmedResults?: FinalResult[];
+  exportStage?: Stage;
+  exportTitle?: string;
+  exportCount: number;
+}
+
+const FIRST_REF = 'ai35-2';
+
+const summaryOf = (input: string) => sentencesOf(input).slice(0, 8).join(' ');
+
+function featuresOf(summary: string): Feature[] {
+  const sentences = sentencesOf(summary).slice(0, 9);
+  return sentences.map((sentence, index) => {
+    const text = sentence.replace(/[.。;；]+$/u, '');
+    const weight = index === 0 ? 'topic' : index <= 3 ? 'core' : 'general';
+    return {
+      feature_num: index === 0 ? 'F1' : `F1.${index}`,
+      feature_text: text,
+      feature_text_original: text,
+      feature_weight: weight,
+      feature_elements: keywordsOf(text, 3).join(', '),
+      feature_function: `Provides ${keywordsOf(text, 1)[0] ?? 'the function'} as part of the solution`,
+      feature_weight_reason:
+        weight === 'topic'
+          ? 'The subject of the technical solution'
+          : 'Distinguishes the solution from common practice',
+      selected: true,
+      user_add: false,
+    };
+  });
+}
+
+function elementsOf(features: readonly Feature[], random: SeededRandom): Elements {
+  return {
+    family_merge_enabled: true,
+    list: features.map((feature, index) => ({
+      feature_text_original: feature.feature_text_original ?? feature.feature_text ?? '',
+      feature_type:
+        index === 0 ? 'topic_search' : feature.feature_weight === 'core' ? 'key_search' : 'sup_search',
+      selected: true,
+      express: keywordsOf(feature.feature_text ?? '', 2).map((word) => ({
+        word: { key: word, source: 'keywords_extract' },
+        extend: [
+          { key: `${word}s`, source: 'keywords_extract' },
+          { key: `${word}-based`, source: 'semantic_search' },
+        ],
+        ipc: [{ key: ipcCode(random), source: 'keywords_extract' }],
+      })),
+    })),
+  };
+}
+
+function comparisonsOf(features: readonly Feature[], random: SeededRandom, lang: string): FinalResult[] {
+  const count = random.int(5, 8);
+  const scores = Array.from({ length: count }, () => Math.round(random.next() * 100) / 100).sort(
+    (a, b) => b - a,
+  );
+  return scores.map((publicScore, index) => {
+    const compared = features.map((feature, claim) => {
+      const score = random.int(30, 100);
+      const type = score >= 80 ? 'public' : score >= 60 ? 'obvious' : 'unpublic';
+      const reason = `The reference ${score >= 80 ? 'discloses' : 'only partly discloses'} "${feature.feature_text}".`;
+      return {
+        tech_feature: feature.feature_text ?? '',
+        comparison_feature: `A ${keywordsOf(feature.feature_text ?? '', 1)[0] ?? 'component'} arrangement described in the embodiments`,
+        compare_feature: feature.feature_text ?? '',
+        score,
+        original_score: score,
+        similar: score >= 60,
+        type,
+        original_type: type,
+        differ: score >= 80 ? 'NONE' : 'DIFFERENT',
+        original_differ: score >= 80 ? 'NONE' : 'DIFFERENT',
+        reason,
+        original_reason: reason,
+        claim_num: claim + 1,
+        claim_type: claim === 0 ? 'independent' : 'dependent',
+        public_score: Math.round(score) / 100,
+      };
+    });
+    return {
+      patent_id: patentNumber(random),
+      document: `Prior art document ${index + 1}: ${compared[0]?.comparison_feature ?? ''}`,
+      lang: lang.toUpperCase() === 'CN' ? 'CN' : 'EN',
+      public_score: publicScore,
+      features: compared,
+      feature_match_num: compared.filter((feature) => feature.similar).length,
+      selected: index < 3,
+      most_similar: index === 0,
+      user_added: false,
+      creativity_type: index === 0 ? 'public' : 'obvious',
+      comparative_literature_category: index === 0 ? 'novelty' : 'creativity',
+      comparative_literature_type: index === 0 ? 'X' : index < 3 ? 'Y' : 'A',
+    };
+  });
+}
+
+export function createNoveltyOperations(): NoveltyOperations {
+  const tasks = new TaskRegistry<NoveltyTask>('task_id');
+
+  const selectedFeatures = (task: NoveltyTask) =>
+    (task.confirmedFeatures ?? []).filter((f) => f.selected !== false);
+
+  const reportOutline = (task: NoveltyTask) => {
+    const documents = (task.confirmedResults ?? task.results ?? []).filter((doc) => doc.selected);
+    const closest = documents[0];
+    return {
+      title: task.exportTitle || `Novelty search report: ${titleOf(task.input)}`,
+      subtitle: 'Novelty search report generated by the opflow sandbox',
+      sections: [
+        { heading: 'Technical solution', paragraphs: [withoutMarkers(task.confirmedSummary ?? task.input)] },
+        {
+          heading: 'Technical features',
+          paragraphs: selectedFeatures(task).map(
+            (f) => `${f.feature_num} [${f.feature_weight}] ${f.feature_text}`,
+          ),
+        },
+        {
+          heading: 'Comparison documents',
+          paragraphs: documents.map(
+            (doc) =>
+              `${doc.patent_id} (${doc.comparative_literature_type}, public score ${doc.public_score}): ${doc.feature_match_num} of ${doc.features?.length ?? 0} features similar.`,
+          ),
+        },
+        {
+          heading: 'Conclusion',
+          paragraphs: [
+            closest
+              ? `The closest prior art is ${closest.patent_id}; novelty depends on the features it does not disclose.`
+              : 'No comparison document was selected.',
+          ],
+        },
+      ],
+    };
+  };
+
+  const agentResult = (task: NoveltyTask, context: OperationContext, stage: Stage) => {
+    const state = stageState(stage, context.now);
+    const features = selectedFeatures(task);
+    const base = {
+      lang: task.lang,
+      is_async: true,
+      request: { async: true, task_id: '', operate_type: 'generate' },
+      operate_type: 'generate',
+      excute_times: 1,
+      update_ts: new Date(context.now).toISOString().replace('T', ' ').replace('Z', ''),
+    };
+    if (state !== 'succeeded') {
+      return { ...base, task_status: state === 'running' ? 'running' : 'failed', final_result: [] };
+    }
+    const results = task.results ?? [];
+    return {
+      ...base,
+      task_status: 'success',
+      task_cost: Math.round(stage.durationMs / 100) / 10,
+      find_patent_num: results.length,
+      final_result: results,
+      feature_keywords: features.map((f) => ({
+        feature: f.feature_text,
+        weight: 0.8,
+        keywords: keywordsOf(f.feature_text ?? '', 3),
+      })),
+      process_dict_keys: ['S1'],
+      process_dict: { S1: { title: 'Keyword search', count: results.length } },
+      feature_analysis_result: {
+        summary_result: { tech_solution: task.confirmedSummary, tech_subject: features[0]?.feature_text },
+        feature_extract_result: features,
+        keywords_extract_result: task.confirmedElements?.list ?? [],
+      },
+    };
+  };
+
+  return {
+    'ai35-1NoveltySearchSubmit': (body, context) => {
+      const taskId = context.newId('hex');
+      const triggers = triggersIn(body);
+      tasks.add(taskId, {
+        owner: context.owner,
+        input: body.input,
+        lang: body.lang,
+        inputHash: hashText(body.input),
+        triggers,
+        summaryStage: context.startStage(
+          'ai35-1NoveltySearchSubmit',
+          taskId,
+          failsAt(triggers, 'ai35-2', FIRST_REF),
+        ),
+        exportCount: 0,
+      });
+      return json({ task_id: taskId }, taskId);
+    },
+
+    'ai35-2TechSolutionGet': (body, context) => {
+      const task = tasks.get(body.task_id, context.owner);
+      const state = stageState(task.summaryStage, context.now);
+      return json({
+        status: numericStatus(state),
+        ...(state === 'succeeded' ? { tech_solution: summaryOf(withoutMarkers(task.input)) } : {}),
+      });
+    },
+
+    'ai35-3TechSolutionUpdate': (body, context) => {
+      const task = tasks.get(body.task_id, context.owner);
+      requireSucceeded(task.summaryStage, context.now, 'ai35-3', 'the summary of ai35-2', 'ai35-1');
+      const summary = body.tech_solution ?? summaryOf(withoutMarkers(task.input));
+      if (task.confirmedSummary !== undefined) {
+        if (task.confirmedSummary === summary) return json({ task_id: body.task_id });
+        throw outOfOrder('ai35-3 already confirmed a different summary for this task');
+      }
+      task.confirmedSummary = summary;
+      task.featureStage = context.startStage(
+        'ai35-3TechSolutionUpdate',
+        body.task_id,
+        failsAt(task.triggers, 'ai35-4', FIRST_REF),
+      );
+      return json({ task_id: body.task_id });
+    },
+
+    'ai35-4FeatureExtract': (body, context) => {
+      const task = tasks.get(body.task_id, context.owner);
+      requireStarted(task.featureStage, 'ai35-4', 'ai35-3 (confirm the summary)');
+      const state = stageState(task.featureStage, context.now);
+      return json({
+        status: numericStatus(state),
+        data: state === 'succeeded' ? featuresOf(task.confirmedSummary ?? '') : [],
+      });
+    },
+
+    'ai35-5FeatureConfirm': (body, context) => {
+      const task = tasks.get(body.task_id, context.owner);
+      requireSucceeded(task.featureStage, context.now, 'ai35-5', 'the features of ai35-4', 'ai35-3');
+      const offered = featuresOf(task.confirmedSummary ?? '');
+      const features = body.tech_features ?? offered;
+      features.forEach((feature, index) => {
+        if (feature.user_add) {
+          if (!feature.feature_text)
+            throw invalidParameter(
+              `tech_features[${index}].feature_text: a feature the user adds needs a text`,
+            );
+          return;
+        }
+        if (!offered.some((candidate) => candidate.feature_num === feature.feature_num)) {
+          throw invalidParameter(
+            `tech_features[${index}].feature_num: ${JSON.stringify(feature.feature_num ?? null)} was not offered by ai35-4 (mark added features with user_add: true)`,
+          );
+        }
+      });
+      if (!features.some((feature) => feature.selected !== false)) {
+        throw invalidParameter('tech_features: select at least one feature');
+      }
+      if (task.confirmedFeatures) {
+        if (stableJson(task.confirmedFeatures) === stableJson(features))
+          return json({ task_id: body.task_id });
+        throw outOfOrder('ai35-5 already confirmed different features for this task');
+      }
+      task.confirmedFeatures = features;
+      task.elementsStage = context.startStage(
+        'ai35-5FeatureConfirm',
+        body.task_id,
+        failsAt(task.triggers, 'ai35-6', FIRST_REF),
+      );
+      return json({ task_id: body.task_id });
+    },
+
+    'ai35-6RetrievalElements': (body, context) => {
+      const task = tasks.get(body.task_id, context.owner);
+      requireStarted(task.elementsStage, 'ai35-6', 'ai35-5 (confirm the features)');
+      const state = stageState(task.elementsStage, context.now);
+      if (state !== 'succeeded') return json({ status: numericStatus(state) });
+      const random = SeededRandom.from(
+        context.seed,
+        task.inputHash,
+        'ai35-6',
+        stableJson(task.confirmedFeatures),
+      );
+      return json({ status: 2, elements: elementsOf(selectedFeatures(task), random) });
+    },
+
+    'ai35-7NoveltySearchAgentSearch': (body, context) => {
+      const task = tasks.get(body.task_id, context.owner);
+      requireSucceeded(task.elementsStage, context.now, 'ai35-7', 'the search elements of ai35-6', 'ai35-5');
+      const list = body.elements.list;
+      if (list && !list.some((element) => element.selected !== false)) {
+        throw invalidParameter('elements.list: select at least one search element');
+      }
+      if (task.confirmedElements) {
+        if (stableJson(task.confirmedElements) === stableJson(body.elements))
+          return json({ task_id: body.task_id });
+        throw outOfOrder('ai35-7 already started the agent search with different elements');
+      }
+      task.confirmedElements = body.elements;
+      const random = SeededRandom.from(
+        context.seed,
+        task.inputHash,
+        'ai35-8',
+        stableJson(task.confirmedFeatures),
+      );
+      task.results = comparisonsOf(selectedFeatures(task), random, task.lang);
+      task.agentStage = context.startStage(
+        'ai35-7NoveltySearchAgentSearch',
+        body.task_id,
+        failsAt(task.triggers, 'ai35-8', FIRST_REF),
+      );
+      return json({ task_id: body.task_id });
+    },
+
+    'ai35-8NoveltySearchAgentResult': (body, context) => {
+      const task = tasks.get(body.task_id, context.owner);
+      requireStarted(task.agentStage, 'ai35-8', 'ai35-7 (confirm the search elements)');
+      const result = agentResult(task, context, task.agentStage);
+      result.request.task_id = body.task_id;
+      return json(result);
+    },
+
+    'ai35-9ComparisonConfirm': (body, context) => {
+      const task = tasks.get(body.task_id, context.owner);
+      requireSucceeded(task.agentStage, context.now, 'ai35-9', 'the agent search of ai35-8', 'ai35-7');
+      const offered = new Set((task.results ?? []).map((doc) => doc.patent_id));
+      const documents = body.final_result ?? task.results ?? [];
+      documents.forEach((doc, index) => {
+        if (doc.selected && !doc.user_added && !offered.has(doc.patent_id)) {
+          throw invalidParameter(
+            `final_result[${index}].patent_id: ${JSON.stringify(doc.patent_id ?? null)} was not found by ai35-8 (mark added documents with user_added: true)`,
+          );
+        }
+      });
+      task.confirmedResults = documents;
+      return json({ task_id: body.task_id });
+    },
+
+    'ai35-10NoveltySearchExport': (body, context) => {
+      const task = tasks.get(body.task_id, context.owner);
+      requireSucceeded(task.agentStage, context.now, 'ai35-10', 'the agent search of ai35-8', 'ai35-7');
+      task.exportCount += 1;
+      task.exportTitle = body.title;
+      task.exportStage = context.startStage(
+        'ai35-10NoveltySearchExport',
+        `${body.task_id}:${task.exportCount}`,
+        failsAt(task.triggers, 'ai35-11', FIRST_REF),
+      );
+      return json({ task_id: body.task_id }, `${body.task_id}:export:${task.exportCount}`);
+    },
+
+    'ai35-11ReportGet': (body, context) => {
+      const task = tasks.get(body.task_id, context.owner);
+      requireStarted(task.exportStage, 'ai35-11', 'ai35-10 (export the report)');
+      const state = stageState(task.exportStage, context.now);
+      if (state !== 'succeeded') return json({ task_id: body.task_id, status: numericStatus(state) });
+      const outline = reportOutline(task);
+      const reportUrl = context.publish(`novelty:${body.task_id}:${task.exportCount}`, {
+        fileName: `novelty-report-${body.task_id.slice(0, 8)}.pdf`,
+        contentType: 'application/pdf',
+        render: () => renderPdf(outline),
+      });
+      return json({ task_id: body.task_id, status: 2, report_url: reportUrl });
+    },
+
+    'ai35-12ComparisonGenerate': (body, context) => {
+      const random = SeededRandom.from(context.seed, hashText(stableJson(body)), 'ai35-12');
+      const features = body.tech_features.filter((f) => f.selected !== false);
+      const scored = features.map((feature) => {
+        const score = random.int(30, 100);
+        return {
+          tech_feature: feature.feature_text ?? feature.feature_text_original ?? '',
+          comparison_feature: `${capitalise(keywordsOf(feature.feature_text ?? '', 1)[0] ?? 'component')} as described in ${body.request.pn}`,
+          score,
+          public_score: score,
+          type: score >= 80 ? 'public' : score >= 60 ? 'obvious' : 'unpublic',
+          differ: score >= 80 ? 'NONE' : 'DIFFERENT',
+        };
+      });
+      const publicScore =
+        scored.length > 0 ? Math.round(scored.reduce((sum, f) => sum + f.score, 0) / scored.length) / 100 : 0;
+      return json(
+        {
+          threshold: 60,
+          final_res: [
+            {
+              patent_id: body.request.pn,
+              document: `Document ${body.request.pn}`,
+              lang: 'EN',
+              public_score: publicScore,
+              claims: [
+                {
+                  claim_num: 1,
+                  claim_text: `A device comprising ${scored.map((f) => f.tech_feature).join('; ') || 'the claimed elements'}.`,
+                },
+              ],
+              features: scored,
+            },
+          ],
+        },
+        body.request.pn,
+      );
+    },
+  };
+}

@@ -1,0 +1,129 @@
+/**
+ * The sandbox's options: their types, their defaults, and a zod schema that refuses unknown or
+ * malformed options up front with a message naming the field.
+ */
+import { z } from 'zod';
+import { findOperation } from '../openplatform/catalogue';
+import {
+  DEFAULT_LINK_TTL_MS,
+  DEFAULT_STREAM_CHUNK_DELAY_MS,
+  SANDBOX_API_KEY,
+  type TaskDuration,
+} from './constants';
+import { type FaultRule, faultRuleSchema } from './faultRules';
+import { formatIssues } from './validationMessages';
+
+export interface SandboxKey {
+  key: string;
+  /** Catalogue groups (OpenAPI tags) the key may call; every group when omitted. */
+  groups?: string[];
+  /** Calls per second (sliding one-second window, sandbox clock); unlimited when omitted. */
+  qps?: number;
+  /** Total calls the key may make; unlimited when omitted. Past it: 67200001. */
+  quota?: number;
+  /** How a call over `qps` is answered: HTTP 200 with 67200002 (`envelope`, the default) or HTTP 429. */
+  qpsExceededAs?: 'envelope' | 'http-429';
+}
+
+export interface SandboxOptions {
+  /** TCP port; 0 (the default) picks a free one. */
+  port?: number;
+  /** Interface to listen on; 127.0.0.1 by default. */
+  host?: string;
+  /** Accepted keys; by default only `SANDBOX_API_KEY`, with every group and no limits. */
+  keys?: SandboxKey[];
+  /** The clock (milliseconds) that task progress, QPS windows, the ledger and link expiry follow; `Date.now` by default. */
+  now?: () => number;
+  /** Duration of the work each operation starts, by operationId or short name (`ai35-7`); see README for defaults. */
+  taskDurations?: Record<string, TaskDuration>;
+  /** Duration of work not listed in `taskDurations`; when given it also replaces the built-in per-operation defaults. */
+  defaultTaskDuration?: TaskDuration;
+  /** How long a download link stays valid, by the clock; 3 hours by default. */
+  linkTtlMs?: number;
+  /** Seed of every generator (ids, content, durations, fault draws); 1 by default. */
+  seed?: number;
+  /** Wall-clock pause between stream frames; 20 ms by default (use 0 in tests). */
+  streamChunkDelayMs?: number;
+  /** Fault rules in force from the start; none by default. */
+  faults?: FaultRule[];
+  /** Receives one line per call (never a key); silent by default. */
+  logger?: (line: string) => void;
+}
+
+const fn = <T>(what: string) => z.custom<T>((value) => typeof value === 'function', `must be ${what}`);
+
+const durationSchema = z.strictObject({
+  meanMs: z.number().nonnegative(),
+  spreadMs: z.number().nonnegative(),
+});
+
+const keySchema = z.strictObject({
+  key: z.string().min(1),
+  groups: z.array(z.string().min(1)).optional(),
+  qps: z.number().positive().optional(),
+  quota: z.number().int().nonnegative().optional(),
+  qpsExceededAs: z.enum(['envelope', 'http-429']).optional(),
+});
+
+const optionsSchema = z.strictObject({
+  port: z.number().int().min(0).max(65535).optional(),
+  host: z.string().min(1).optional(),
+  keys: z.array(keySchema).min(1).optional(),
+  now: fn<() => number>('a function returning milliseconds').optional(),
+  taskDurations: z
+    .record(
+      z
+        .string()
+        .refine(
+          (id) => findOperation(id) !== undefined,
+          'unknown operation (use an operationId or a short name)',
+        ),
+      durationSchema,
+    )
+    .optional(),
+  defaultTaskDuration: durationSchema.optional(),
+  linkTtlMs: z.number().positive().optional(),
+  seed: z.number().int().optional(),
+  streamChunkDelayMs: z.number().nonnegative().optional(),
+  faults: z.array(faultRuleSchema).optional(),
+  logger: fn<(line: string) => void>('a function taking a line').optional(),
+});
+
+export interface ResolvedOptions {
+  port: number;
+  host: string;
+  keys: SandboxKey[];
+  now: () => number;
+  /** By operationId. */
+  taskDurations: Record<string, TaskDuration>;
+  defaultTaskDuration?: TaskDuration;
+  linkTtlMs: number;
+  seed: number;
+  streamChunkDelayMs: number;
+  faults: FaultRule[];
+  logger?: (line: string) => void;
+}
+
+/** Validate the options and fill in the defaults. Throws a message naming every bad field. */
+export function resolveOptions(options: SandboxOptions = {}): ResolvedOptions {
+  const parsed = optionsSchema.safeParse(options);
+  if (!parsed.success) throw new Error(`invalid sandbox options: ${formatIssues(parsed.error, 'options')}`);
+  const value = parsed.data;
+  const taskDurations: Record<string, TaskDuration> = {};
+  for (const [id, duration] of Object.entries(value.taskDurations ?? {})) {
+    taskDurations[findOperation(id)?.operationId ?? id] = duration;
+  }
+  return {
+    port: value.port ?? 0,
+    host: value.host ?? '127.0.0.1',
+    keys: value.keys ?? [{ key: SANDBOX_API_KEY }],
+    now: value.now ?? Date.now,
+    taskDurations,
+    ...(value.defaultTaskDuration ? { defaultTaskDuration: value.defaultTaskDuration } : {}),
+    linkTtlMs: value.linkTtlMs ?? DEFAULT_LINK_TTL_MS,
+    seed: value.seed ?? 1,
+    streamChunkDelayMs: value.streamChunkDelayMs ?? DEFAULT_STREAM_CHUNK_DELAY_MS,
+    faults: value.faults ?? [],
+    ...(value.logger ? { logger: value.logger } : {}),
+  };
+}

@@ -1,0 +1,60 @@
+/**
+ * Trigger markers: text that a caller puts in an input to make the sandbox misbehave on purpose.
+ *
+ * - `[sandbox:fail]` fails the workflow's first asynchronous step (see README for which one).
+ * - `[sandbox:fail:<ref>]` fails the step polled by `<ref>`, e.g. `[sandbox:fail:ai35-8]`.
+ * - `[sandbox:no-recommend]` makes ai73-2 answer `has_recommend: false` with no recommendations.
+ *
+ * Markers are stripped from generated content, so they never show up in documents.
+ */
+const MARKER = /\[sandbox:([a-z-]+)(?::([a-z0-9-]+))?\]/gi;
+
+export interface Triggers {
+  /** `[sandbox:fail]` without a step. */
+  failFirst: boolean;
+  /** Steps named by `[sandbox:fail:<ref>]`, lower case. */
+  failRefs: ReadonlySet<string>;
+  noRecommend: boolean;
+}
+
+/** Collect the markers found anywhere in a request body (all its strings). */
+export function triggersIn(value: unknown): Triggers {
+  const text = JSON.stringify(value) ?? '';
+  const failRefs = new Set<string>();
+  let failFirst = false;
+  let noRecommend = false;
+  for (const match of text.matchAll(MARKER)) {
+    const word = (match[1] ?? '').toLowerCase();
+    const ref = match[2]?.toLowerCase();
+    if (word === 'fail') {
+      if (ref) failRefs.add(ref);
+      else failFirst = true;
+    } else if (word === 'no-recommend') noRecommend = true;
+  }
+  return { failFirst, failRefs, noRecommend };
+}
+
+/** Merge the triggers of two inputs (e.g. a task's creation and a later confirmation). */
+export function mergeTriggers(a: Triggers, b: Triggers): Triggers {
+  return {
+    failFirst: a.failFirst || b.failFirst,
+    failRefs: new Set([...a.failRefs, ...b.failRefs]),
+    noRecommend: a.noRecommend || b.noRecommend,
+  };
+}
+
+/**
+ * Whether the step polled by `ref` fails. `firstRef` is the workflow's first polled step, which a
+ * bare `[sandbox:fail]` fails.
+ */
+export function failsAt(triggers: Triggers, ref: string, firstRef: string): boolean {
+  return triggers.failRefs.has(ref) || (triggers.failFirst && ref === firstRef);
+}
+
+/** The text without markers. */
+export function withoutMarkers(text: string): string {
+  return text
+    .replace(MARKER, '')
+    .replace(/[ \t]{2,}/g, ' ')
+    .trim();
+}
