@@ -78,7 +78,6 @@ export class OpflowStack extends Stack {
       OPFLOW_WEBHOOK_SECRET_NAME: this.secrets.webhookSecretName,
       OPFLOW_BASE_URL: config.openPlatform.baseUrl,
       OPFLOW_QPS: String(config.openPlatform.qps),
-      OPFLOW_STAGE: config.stage,
       POWERTOOLS_SERVICE_NAME: 'opflow',
       POWERTOOLS_METRICS_NAMESPACE: 'opflow',
       POWERTOOLS_LOG_LEVEL: config.logLevel,
