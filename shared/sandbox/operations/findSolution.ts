@@ -94,7 +94,7 @@ export function createFindSolutionOperations(): FindSolutionOperations {
         content: approach,
       })),
     }));
-    return buildMindMap(random, titleOf(task.issue), branches, keywordsOf(task.issue)).solution;
+    return buildMindMap(random, titleOf(task.issue, 160), branches, keywordsOf(task.issue)).solution;
   };
 
   return {

@@ -149,7 +149,7 @@ export function createMaterialsOperations(): MaterialsOperations {
       const routes = chosen.length > 0 ? chosen : keywords.slice(0, 2).map((k) => `Improve ${k}`);
       task.mindMap = buildMindMap(
         random,
-        titleOf(task.input),
+        titleOf(task.input, 160),
         routes.map((route) => ({
           title: route,
           content: `${route} addresses: ${sentencesOf(task.input)[0] ?? task.input}`,
