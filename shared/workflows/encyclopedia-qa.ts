@@ -1,0 +1,173 @@
+/**
+ * encyclopedia-qa (Bio-Pharma Encyclopedia Q&A): a biomedical question answered from the platform's
+ * literature, with the documents the answer draws on.
+ *
+ * ai68-1 create the chat (chat_id, chat_item_id, reference documents) → ai68-2 streamed answer.
+ */
+import { z } from 'zod';
+import type { RetryPolicy } from '../engine/policies';
+import { defineWorkflow, type ReportInput, stepsFor } from '../engine/workflow';
+import type { StreamReference } from '../openplatform/types';
+import {
+  blocks,
+  count,
+  field,
+  heading,
+  inline,
+  paragraphs,
+  plainText,
+  shorten,
+  table,
+  webLink,
+} from './markdown';
+import { contextString, outputOf, streamOutputOf } from './step-data';
+import { readTextDocument } from './text-input';
+
+/** The platform's data sources, by name; its codes are 1 to 8 in this order. */
+export const dataSources = [
+  'all',
+  'paper',
+  'patent',
+  'clinical-trial',
+  'fda-label',
+  'financial-report',
+  'clinical-guideline',
+  'epidemiology',
+] as const;
+export type DataSource = (typeof dataSources)[number];
+
+/** The input of an encyclopedia question. */
+export const encyclopediaQaInput = z.strictObject({
+  /** The biomedical question. */
+  question: z
+    .string({ error: 'question: the question is required (a string)' })
+    .trim()
+    .min(1, { error: 'question: the question is empty' }),
+  /** The report's title; default: the question. */
+  title: z.string().trim().min(1, { error: 'title: must not be empty when given' }).max(200).optional(),
+  /** Where to look, by name (`paper`, `patent`, `clinical-trial`...); default: the platform's choice (all). */
+  dataSource: z.enum(dataSources, { error: `dataSource: one of ${dataSources.join(', ')}` }).optional(),
+  /** Deeper search (slower); default false. */
+  deepSearch: z.boolean({ error: 'deepSearch: true or false' }).default(false),
+  /** Longer reasoning (slower); default false. */
+  longThink: z.boolean({ error: 'longThink: true or false' }).default(false),
+  /** Also search the web; default false. */
+  searchWebsite: z.boolean({ error: 'searchWebsite: true or false' }).default(false),
+});
+export type EncyclopediaQaInput = z.infer<typeof encyclopediaQaInput>;
+
+/** The platform's code of a data source name (1 = all ... 8 = epidemiology). */
+export const dataSourceCode = (source: DataSource) => dataSources.indexOf(source) + 1;
+
+/** A streamed answer is paid for: repeat it only a few times. */
+const answerRetry: Partial<RetryPolicy> = { maxAttempts: 3 };
+
+const step = stepsFor<EncyclopediaQaInput>();
+
+export const encyclopediaQa = defineWorkflow<EncyclopediaQaInput>({
+  name: 'encyclopedia-qa',
+  version: 1,
+  description: 'A biomedical question answered from the literature, with its references.',
+  input: encyclopediaQaInput,
+  fromText: (text, fileName) => {
+    const document = readTextDocument(text, fileName);
+    return { question: document.body || document.text, title: shorten(document.title, 200) };
+  },
+  steps: [
+    step.call({
+      name: 'create-chat',
+      title: 'create the chat',
+      operation: 'ai68-1ChatAiLsChat',
+      request: ({ input }) => ({
+        query: input.question,
+        deep_search: input.deepSearch,
+        long_think: input.longThink,
+        search_website: input.searchWebsite,
+        ...(input.dataSource ? { data_source: dataSourceCode(input.dataSource) } : {}),
+      }),
+      decide: (data) =>
+        data.chat_id && data.chat_item_id
+          ? { type: 'next', context: { chatId: data.chat_id, chatItemId: data.chat_item_id } }
+          : { type: 'fail', message: 'ai68-1 answered without a chat_id and chat_item_id' },
+    }),
+    step.stream({
+      name: 'answer',
+      title: 'stream the answer',
+      operation: 'ai68-2ChatAiLsStream',
+      retry: answerRetry,
+      request: (ctx) => ({
+        chat_id: contextString(ctx, 'chatId'),
+        chat_item_id: contextString(ctx, 'chatItemId'),
+      }),
+      decide: (result) =>
+        result.text.trim() === ''
+          ? { type: 'fail', message: `ai68-2 streamed no answer (finish reason "${result.finishReason}")` }
+          : { type: 'complete' },
+    }),
+  ],
+  report: (r) => ({ title: `Encyclopedia Q&A: ${qaTitle(r.input)}`, markdown: encyclopediaMarkdown(r) }),
+  summary: encyclopediaSummary,
+});
+
+const qaTitle = (input: EncyclopediaQaInput) => input.title ?? shorten(input.question, 100);
+
+export interface AnswerReference {
+  type: string;
+  text: string;
+  date: string;
+  link: string;
+}
+
+/** The chat's reference documents, then the stream's own references, without repeats. */
+export function answerReferences(refDoc: unknown[], streamed: StreamReference[]): AnswerReference[] {
+  const references: AnswerReference[] = [];
+  const seen = new Set<string>();
+  for (const item of [...refDoc, ...streamed]) {
+    const reference = {
+      type: plainText(field(item, 'doc_type_detail', 'type', 'doc_type')),
+      text: plainText(field(item, '_text_display', 'text', 'title', 'text_summary', 'value')),
+      date: plainText(field(item, 'post_time', 'post_date', 'date')),
+      link: plainText(field(item, 'link', 'url')),
+    };
+    const identity = reference.link || reference.text;
+    if (identity === '' || seen.has(identity)) continue;
+    seen.add(identity);
+    references.push(reference);
+  }
+  return references;
+}
+
+function encyclopediaMarkdown(r: ReportInput<EncyclopediaQaInput>): string {
+  const { input, outputs } = r;
+  const answer = streamOutputOf(outputs, 'answer');
+  const chat = outputOf(outputs, 'create-chat', 'ai68-1ChatAiLsChat');
+  const references = answerReferences(chat?.ref_doc ?? [], answer?.references ?? []);
+  return blocks(
+    heading(1, `Encyclopedia Q&A: ${qaTitle(input)}`),
+    inline(encyclopediaSummary(r)),
+    heading(2, 'Question'),
+    paragraphs(input.question),
+    heading(2, 'Answer'),
+    paragraphs(answer?.text, '_No answer was streamed._'),
+    answer?.finishReason === 'length' && inline('(The answer was cut off at the model’s length limit.)'),
+    heading(2, 'References'),
+    table(
+      ['#', 'Type', 'Reference', 'Date'],
+      references.map((reference, index) => [
+        index + 1,
+        reference.type,
+        webLink(shorten(reference.text, 200), reference.link),
+        reference.date,
+      ]),
+      '_No references._',
+    ),
+  );
+}
+
+/** "Answer of 1,234 characters with 3 references". */
+export function encyclopediaSummary({ outputs }: ReportInput<EncyclopediaQaInput>): string {
+  const answer = streamOutputOf(outputs, 'answer');
+  const chat = outputOf(outputs, 'create-chat', 'ai68-1ChatAiLsChat');
+  const references = answerReferences(chat?.ref_doc ?? [], answer?.references ?? []).length;
+  return `Answer of ${count(answer?.text.length ?? 0)} characters with ${references} ${references === 1 ? 'reference' : 'references'}`;
+}

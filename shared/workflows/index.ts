@@ -1,0 +1,40 @@
+/**
+ * The registry of opflow's workflows, by name: what the engine, the CLI and the API look names up in.
+ */
+import type { Workflow, WorkflowRegistry } from '../engine/workflow';
+import { encyclopediaQa } from './encyclopedia-qa';
+import { findSolution } from './find-solution';
+import { llmChat } from './llm-chat';
+import { materialsFindSolution } from './materials-find-solution';
+import { noveltyCheck } from './novelty-check';
+import { patentCount } from './patent-count';
+import { preResearchReport } from './pre-research-report';
+import { technicalDisclosure } from './technical-disclosure';
+
+const all = [
+  noveltyCheck,
+  technicalDisclosure,
+  findSolution,
+  materialsFindSolution,
+  preResearchReport,
+  encyclopediaQa,
+  llmChat,
+  patentCount,
+] as Workflow[];
+
+/** Every workflow by name. */
+export const workflows: WorkflowRegistry = new Map(all.map((workflow) => [workflow.name, workflow]));
+
+/** The workflow names, in the order the issue lists them. */
+export const workflowNames: readonly string[] = all.map((workflow) => workflow.name);
+
+export {
+  encyclopediaQa,
+  findSolution,
+  llmChat,
+  materialsFindSolution,
+  noveltyCheck,
+  patentCount,
+  preResearchReport,
+  technicalDisclosure,
+};

@@ -1,0 +1,220 @@
+/**
+ * llm-chat (Patsnap LLM): one question to one of the platform's three models, streamed.
+ * ai07 is the general chat model (prompt of at most 500 characters), ai50 the patent model (query of
+ * at most 30,000), ai20 the life-science model (query of at most 16,000, optionally continuing a
+ * session).
+ *
+ * One step per model; the job starts at its model's step (`start`), which streams and completes.
+ */
+import { z } from 'zod';
+import type { RetryPolicy } from '../engine/policies';
+import {
+  defineWorkflow,
+  type ReportInput,
+  type StepContext,
+  stepsFor,
+  type Workflow,
+} from '../engine/workflow';
+import { answerReferences } from './encyclopedia-qa';
+import { blocks, count, heading, inline, paragraphs, shorten, table, webLink } from './markdown';
+import { streamOutputOf } from './step-data';
+import { readTextDocument } from './text-input';
+
+export const models = ['ai07', 'ai50', 'ai20'] as const;
+export type Model = (typeof models)[number];
+
+/** The longest question each model takes, in characters (the platform's limits). */
+export const questionLimits: Readonly<Record<Model, number>> = { ai07: 500, ai50: 30_000, ai20: 16_000 };
+
+const modelNames: Readonly<Record<Model, string>> = {
+  ai07: 'ai07 chat model',
+  ai50: 'ai50 patent model',
+  ai20: 'ai20 life-science model',
+};
+
+/** The input of a chat. `query` and `prompt` name the same thing (ai07's field is called prompt). */
+export const llmChatInput = z
+  .strictObject({
+    /** `ai07` (chat), `ai50` (patents) or `ai20` (life sciences); default `ai50`. */
+    model: z.enum(models, { error: 'model: one of ai07, ai50, ai20' }).default('ai50'),
+    /** The question. */
+    query: z
+      .string({ error: 'query: the question, a string' })
+      .trim()
+      .min(1, { error: 'query: the question is empty' })
+      .optional(),
+    /** The question, under the name ai07 uses; give either this or `query`. */
+    prompt: z
+      .string({ error: 'prompt: the question, a string' })
+      .trim()
+      .min(1, { error: 'prompt: the question is empty' })
+      .optional(),
+    /** ai20 only: the session of an earlier answer, to continue that conversation. */
+    sessionId: z.string().trim().min(1, { error: 'sessionId: must not be empty when given' }).optional(),
+    /** The report's title; default: the question. */
+    title: z.string().trim().min(1, { error: 'title: must not be empty when given' }).max(200).optional(),
+  })
+  .superRefine((input, ctx) => {
+    if (input.query === undefined && input.prompt === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['query'],
+        message: 'query: the question is required (or give it as prompt)',
+      });
+      return;
+    }
+    if (input.query !== undefined && input.prompt !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['prompt'],
+        message: 'give the question once, as query or as prompt, not both',
+      });
+      return;
+    }
+    const field = input.query !== undefined ? 'query' : 'prompt';
+    const length = (input.query ?? input.prompt ?? '').length;
+    const limit = questionLimits[input.model];
+    if (length > limit) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [field],
+        message: `${field}: ${input.model} takes at most ${limit.toLocaleString('en-US')} characters, this question has ${length.toLocaleString('en-US')}`,
+      });
+    }
+    if (input.sessionId !== undefined && input.model !== 'ai20') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['sessionId'],
+        message: `sessionId: only ai20 continues sessions, not ${input.model}`,
+      });
+    }
+  });
+export type LlmChatInput = z.infer<typeof llmChatInput>;
+
+/** The question, whichever name it came under. */
+export const questionOf = (input: LlmChatInput) => input.query ?? input.prompt ?? '';
+
+/** The step that asks `model`. */
+export const answerStep = (model: Model) => `answer-${model}`;
+
+/** A streamed answer is paid for: repeat it only a few times. */
+const answerRetry: Partial<RetryPolicy> = { maxAttempts: 3 };
+
+/** Refuse to ask a model other than the job's (would happen if a job were not started at `start`). */
+function requireModel(ctx: StepContext<LlmChatInput>, model: Model) {
+  if (ctx.input.model !== model) {
+    throw new Error(
+      `llm-chat: the job asks ${ctx.input.model} but reached the ${model} step; start it at ${answerStep(ctx.input.model)}`,
+    );
+  }
+}
+
+const answered = (result: { text: string; finishReason: string }, model: Model) =>
+  result.text.trim() === ''
+    ? ({
+        type: 'fail',
+        message: `${model} streamed no answer (finish reason "${result.finishReason}")`,
+      } as const)
+    : ({ type: 'complete' } as const);
+
+const step = stepsFor<LlmChatInput>();
+
+const workflow = defineWorkflow<LlmChatInput>({
+  name: 'llm-chat',
+  version: 1,
+  description: 'One question to the ai07, ai50 or ai20 model, answered as a stream.',
+  input: llmChatInput,
+  fromText: (text, fileName) => {
+    const document = readTextDocument(text, fileName);
+    return { query: document.body || document.text, title: shorten(document.title, 200) };
+  },
+  steps: [
+    step.stream({
+      name: answerStep('ai50'),
+      title: 'ai50 answer',
+      operation: 'ai50ChatPatGptStream',
+      retry: answerRetry,
+      request: (ctx) => {
+        requireModel(ctx, 'ai50');
+        return { query: questionOf(ctx.input), stream: true };
+      },
+      decide: (result) => answered(result, 'ai50'),
+    }),
+    step.stream({
+      name: answerStep('ai07'),
+      title: 'ai07 answer',
+      operation: 'ai07ChatCcGptStream',
+      retry: answerRetry,
+      request: (ctx) => {
+        requireModel(ctx, 'ai07');
+        return { prompt: questionOf(ctx.input), stream: true };
+      },
+      decide: (result) => answered(result, 'ai07'),
+    }),
+    step.stream({
+      name: answerStep('ai20'),
+      title: 'ai20 answer',
+      operation: 'ai20ChatPharmGptStream',
+      retry: answerRetry,
+      request: (ctx) => {
+        requireModel(ctx, 'ai20');
+        return {
+          query: questionOf(ctx.input),
+          ...(ctx.input.sessionId ? { session_id: ctx.input.sessionId } : {}),
+        };
+      },
+      decide: (result) => answered(result, 'ai20'),
+    }),
+  ],
+  report: (r) => ({
+    title: `${modelNames[r.input.model]}: ${chatTitle(r.input)}`,
+    markdown: chatMarkdown(r),
+  }),
+  summary: chatSummary,
+});
+
+/**
+ * The llm-chat workflow. `start` names the job's first step (its model's); the engine must start
+ * jobs there rather than at the first step of the list.
+ */
+export const llmChat: Workflow<LlmChatInput> & { start: (input: LlmChatInput) => string } = {
+  ...workflow,
+  start: (input) => answerStep(input.model),
+};
+
+const chatTitle = (input: LlmChatInput) => input.title ?? shorten(questionOf(input), 100);
+
+function chatMarkdown(r: ReportInput<LlmChatInput>): string {
+  const { input, outputs } = r;
+  const answer = streamOutputOf(outputs, answerStep(input.model));
+  const references = answerReferences([], answer?.references ?? []);
+  const session = answer?.ids['session_id'];
+  return blocks(
+    heading(1, `${modelNames[input.model]}: ${chatTitle(input)}`),
+    inline(chatSummary(r)),
+    heading(2, 'Question'),
+    paragraphs(questionOf(input)),
+    heading(2, 'Answer'),
+    paragraphs(answer?.text, '_No answer was streamed._'),
+    answer?.finishReason === 'length' && inline('(The answer was cut off at the model’s length limit.)'),
+    references.length > 0 && heading(2, 'References'),
+    references.length > 0 &&
+      table(
+        ['#', 'Type', 'Reference', 'Date'],
+        references.map((reference, index) => [
+          index + 1,
+          reference.type,
+          webLink(shorten(reference.text, 200), reference.link),
+          reference.date,
+        ]),
+      ),
+    session && inline(`Session: ${session} (give it as sessionId to continue this conversation with ai20).`),
+  );
+}
+
+/** "ai50: answer of 1,234 characters, 812 tokens". */
+export function chatSummary({ input, outputs }: ReportInput<LlmChatInput>): string {
+  const answer = streamOutputOf(outputs, answerStep(input.model));
+  const tokens = answer?.tokens?.total;
+  return `${input.model}: answer of ${count(answer?.text.length ?? 0)} characters${tokens ? `, ${count(tokens)} tokens` : ''}`;
+}

@@ -1,0 +1,446 @@
+/**
+ * materials-find-solution (Tech Solution Exploration, Materials): from a materials problem to a
+ * mind map of routes and solutions, then, for the nodes the job asks for, their reference
+ * information, every page of their citations, and a generated implementation plan.
+ *
+ * ai73-1 submit → ai73-2 recommendations (poll) → SELECT recommendations → ai73-3 confirm →
+ * ai73-4 thinking (poll; gives board_id) → ai73-5 mind map (poll) → for each chosen node:
+ * ai73-7 node reference → ai73-6 citations (page by page) → ai73-8 start → ai73-9 implementation (poll).
+ */
+import { z } from 'zod';
+import type { PollPolicy, RetryPolicy } from '../engine/policies';
+import {
+  defineWorkflow,
+  type ReportInput,
+  type StepContext,
+  type StepDecision,
+  stepsFor,
+} from '../engine/workflow';
+import type { DataOf } from '../openplatform/schemas/responses';
+import { chosenRecommendations, recommendationOptions } from './find-solution';
+import {
+  blocks,
+  bullets,
+  heading,
+  htmlToText,
+  inline,
+  paragraphs,
+  recordsTable,
+  shorten,
+  table,
+} from './markdown';
+import { leafNodes, type MindMapNode, mindMapNodes } from './mind-map';
+import {
+  chosen,
+  contextNumber,
+  contextString,
+  contextStrings,
+  outputOf,
+  requireOutput,
+  untilDone,
+  wordState,
+} from './step-data';
+import { readTextDocument } from './text-input';
+
+/** Which mind-map nodes get reference information, citations and an implementation plan. */
+export const nodePolicy = z.union(
+  [
+    z.literal('none'),
+    z.literal('all'),
+    z
+      .array(z.string().trim().min(1, { error: 'a node id must not be empty' }), {
+        error: 'nodes: "none", "all", or a list of node ids',
+      })
+      .min(1, { error: 'nodes: list at least one node id, or say "none"' }),
+  ],
+  { error: 'nodes: "none", "all", or a list of node ids' },
+);
+export type NodePolicy = z.infer<typeof nodePolicy>;
+
+/** The input of a materials find-solution job. */
+export const materialsFindSolutionInput = z.strictObject({
+  /** The materials problem to solve. */
+  problem: z
+    .string({ error: 'problem: the materials problem is required (a string)' })
+    .trim()
+    .min(1, { error: 'problem: the materials problem is empty' }),
+  /** The report's title; default: the mind map's title. */
+  title: z.string().trim().min(1, { error: 'title: must not be empty when given' }).max(200).optional(),
+  /** The language of the answers, `cn` or `en`; default `en`. */
+  lang: z.enum(['cn', 'en'], { error: 'lang: must be "cn" or "en"' }).default('en'),
+  /**
+   * The nodes to detail: `none` (default: the mind map only), `all` (every solution node, i.e. every
+   * leaf of the mind map), or a list of node ids from an earlier report.
+   */
+  nodes: nodePolicy.default('none'),
+});
+export type MaterialsFindSolutionInput = z.infer<typeof materialsFindSolutionInput>;
+
+/** Recommendations take about 20 s, the mind map about a minute and a half, a plan about a minute. */
+export const materialsPolls = {
+  recommendations: { firstDelayMs: 20_000, factor: 1.5, maxDelayMs: 60_000, giveUpAfterMs: 30 * 60_000 },
+  thinking: { firstDelayMs: 90_000, factor: 1.5, maxDelayMs: 60_000, giveUpAfterMs: 45 * 60_000 },
+  mindMap: { firstDelayMs: 2_000, factor: 2, maxDelayMs: 60_000, giveUpAfterMs: 45 * 60_000 },
+  implementation: { firstDelayMs: 60_000, factor: 1.5, maxDelayMs: 60_000, giveUpAfterMs: 30 * 60_000 },
+} satisfies Record<string, PollPolicy>;
+
+const createRetry: Partial<RetryPolicy> = { maxAttempts: 4 };
+
+/** Citations asked per page. */
+export const citationPageSize = 20;
+/** A paging that never ends is an upstream fault: stop there and say so. */
+export const maxCitationPages = 100;
+
+/** The node ids the policy names, checked against the mind map; an error message for unknown ids. */
+export function resolveNodes(
+  policy: NodePolicy,
+  nodes: MindMapNode[],
+): { nodeIds: string[] } | { error: string } {
+  if (policy === 'none') return { nodeIds: [] };
+  const detailable = nodes.filter((node) => node.nodeId !== '');
+  if (policy === 'all') return { nodeIds: leafNodes(detailable).map((node) => node.nodeId) };
+  const known = new Set(detailable.map((node) => node.nodeId));
+  const unknown = policy.filter((id) => !known.has(id));
+  if (unknown.length > 0) {
+    return {
+      error: `nodes: ${unknown.map((id) => `"${id}"`).join(', ')} ${unknown.length === 1 ? 'is' : 'are'} not in the mind map (its nodes: ${[...known].join(', ') || 'none'})`,
+    };
+  }
+  return { nodeIds: [...new Set(policy)] };
+}
+
+/** Per-node output names: `node-2-reference`, `node-2-citations-p1`, `node-2-implementation`. */
+export const nodeOutput = {
+  reference: (index: number) => `node-${index + 1}-reference`,
+  citations: (index: number, page: number) => `node-${index + 1}-citations-p${page}`,
+  implementationStart: (index: number) => `node-${index + 1}-implementation-start`,
+  implementation: (index: number) => `node-${index + 1}-implementation`,
+};
+
+/** The node a node-level step works on: the ids and the round's index. */
+function currentNode(ctx: Pick<StepContext, 'context'>) {
+  const nodeIds = contextStrings(ctx, 'nodeIds');
+  const index = contextNumber(ctx, 'nodeIndex', 0);
+  const nodeId = nodeIds[index];
+  if (nodeId === undefined) throw new Error(`the job context has no node number ${index + 1}`);
+  return { nodeIds, index, nodeId };
+}
+
+const nodeBody = (ctx: Pick<StepContext, 'context'>) => ({
+  task_id: contextString(ctx, 'taskId'),
+  board_id: contextString(ctx, 'boardId'),
+  node_id: currentNode(ctx).nodeId,
+});
+
+/** After one node's implementation: the next node's round, or the end. */
+export function afterNode(ctx: Pick<StepContext, 'context'>): StepDecision {
+  const { nodeIds, index } = currentNode(ctx);
+  if (index + 1 < nodeIds.length) {
+    return { type: 'next', step: 'node-reference', context: { nodeIndex: index + 1, page: 1 } };
+  }
+  return { type: 'complete' };
+}
+
+const step = stepsFor<MaterialsFindSolutionInput>();
+
+export const materialsFindSolution = defineWorkflow<MaterialsFindSolutionInput>({
+  name: 'materials-find-solution',
+  version: 1,
+  description:
+    'Materials solution mind map, with references, citations and implementation plans for chosen nodes.',
+  input: materialsFindSolutionInput,
+  fromText: (text, fileName) => {
+    const document = readTextDocument(text, fileName);
+    return { problem: document.body || document.text, title: shorten(document.title, 200) };
+  },
+  steps: [
+    step.call({
+      name: 'submit',
+      title: 'submit the problem',
+      operation: 'ai73-1FindSolutionSubmit',
+      retry: createRetry,
+      request: ({ input }) => ({ input: input.problem, lang: input.lang }),
+      decide: (data) =>
+        data.task_id
+          ? { type: 'next', context: { taskId: data.task_id } }
+          : { type: 'fail', message: 'ai73-1 answered without a task_id' },
+    }),
+    step.call({
+      name: 'recommendations',
+      title: 'recommended solutions',
+      operation: 'ai73-2FindSolutionRecommend',
+      poll: materialsPolls.recommendations,
+      request: (ctx) => ({ task_id: contextString(ctx, 'taskId') }),
+      decide: (data) =>
+        untilDone(wordState(data.status), 'the recommendations', data.status, () => {
+          const recommend = data.recommend ?? [];
+          // No recommendation (has_recommend false): confirm an empty choice and go on.
+          if (data.has_recommend === false || recommend.length === 0) return { type: 'next' };
+          return {
+            type: 'select',
+            offer: {
+              prompt: 'Which recommended solutions should the mind map explore?',
+              options: recommendationOptions(recommend),
+              min: 1,
+            },
+          };
+        }),
+    }),
+    step.call({
+      name: 'confirm-recommendations',
+      title: 'confirm the chosen solutions',
+      operation: 'ai73-3FindSolutionConfirmRecommend',
+      needs: ['recommendations'],
+      retry: createRetry,
+      keep: false,
+      request: (ctx) => ({
+        task_id: contextString(ctx, 'taskId'),
+        recommend: chosenRecommendations(
+          requireOutput(ctx, 'recommendations', 'ai73-2FindSolutionRecommend').recommend ?? [],
+          chosen(ctx, 'recommendations'),
+        ),
+      }),
+      decide: () => ({ type: 'next' }),
+    }),
+    step.call({
+      name: 'thinking',
+      title: 'thinking process',
+      operation: 'ai73-4FindSolutionThinking',
+      poll: materialsPolls.thinking,
+      request: (ctx) => ({ task_id: contextString(ctx, 'taskId') }),
+      decide: (data) =>
+        untilDone(wordState(data.status), 'the thinking process', data.status, () =>
+          data.board_id
+            ? { type: 'next', context: { boardId: data.board_id } }
+            : { type: 'fail', message: 'ai73-4 answered without a board_id' },
+        ),
+    }),
+    step.call({
+      name: 'mind-map',
+      title: 'mind map',
+      operation: 'ai73-5FindSolutionMind',
+      poll: materialsPolls.mindMap,
+      request: (ctx) => ({ task_id: contextString(ctx, 'taskId') }),
+      decide: (data, ctx) =>
+        untilDone(wordState(data.status), 'the mind map', data.status, () => {
+          const resolved = resolveNodes(ctx.input.nodes, mindMapNodes(data.solution?.cells ?? []));
+          if ('error' in resolved) return { type: 'fail', message: resolved.error };
+          if (resolved.nodeIds.length === 0) return { type: 'complete' };
+          return { type: 'next', context: { nodeIds: resolved.nodeIds, nodeIndex: 0, page: 1 } };
+        }),
+    }),
+    step.call({
+      name: 'node-reference',
+      title: 'node reference information',
+      operation: 'ai73-7FindSolutionNodeReference',
+      outputName: (ctx) => nodeOutput.reference(currentNode(ctx).index),
+      request: nodeBody,
+      decide: () => ({ type: 'next', context: { page: 1 } }),
+    }),
+    step.call({
+      name: 'citations',
+      title: 'node citations',
+      operation: 'ai73-6FindSolutionCitationReferenceList',
+      outputName: (ctx) => nodeOutput.citations(currentNode(ctx).index, contextNumber(ctx, 'page', 1)),
+      request: (ctx) => ({ ...nodeBody(ctx), page: contextNumber(ctx, 'page', 1), limit: citationPageSize }),
+      decide: (data, ctx) => {
+        const page = contextNumber(ctx, 'page', 1);
+        const more = data.has_next === true && (data.records ?? []).length > 0;
+        if (!more) return { type: 'next' };
+        if (page >= maxCitationPages) {
+          return { type: 'fail', message: `ai73-6 still had more citations after ${maxCitationPages} pages` };
+        }
+        return { type: 'next', step: 'citations', context: { page: page + 1 } };
+      },
+    }),
+    step.call({
+      name: 'implementation',
+      title: 'start the implementation plan',
+      operation: 'ai73-8FindSolutionImplementation',
+      outputName: (ctx) => nodeOutput.implementationStart(currentNode(ctx).index),
+      keep: false,
+      retry: createRetry,
+      request: nodeBody,
+      decide: () => ({ type: 'next' }),
+    }),
+    step.call({
+      name: 'implementation-result',
+      title: 'implementation plan',
+      operation: 'ai73-9FindSolutionImplementationResponse',
+      outputName: (ctx) => nodeOutput.implementation(currentNode(ctx).index),
+      poll: materialsPolls.implementation,
+      request: nodeBody,
+      decide: (data, ctx) =>
+        untilDone(wordState(data.status), 'the implementation plan', data.status, () => afterNode(ctx)),
+    }),
+  ],
+  report: (r) => ({ title: `Materials find solution: ${materialsTitle(r)}`, markdown: materialsMarkdown(r) }),
+  summary: materialsSummary,
+});
+
+function materialsTitle({ input, outputs }: ReportInput<MaterialsFindSolutionInput>): string {
+  return (
+    input.title ??
+    (outputOf(outputs, 'mind-map', 'ai73-5FindSolutionMind')?.solution?.title || shorten(input.problem, 100))
+  );
+}
+
+type Thinking = DataOf<'ai73-4FindSolutionThinking'>;
+
+function problemStatement(thinking: Thinking | undefined): string | undefined {
+  const statement = thinking?.problem_statement;
+  if (!statement) return undefined;
+  return blocks(
+    heading(2, 'Problem statement'),
+    statement.problem_title ? `**${inline(statement.problem_title)}**` : undefined,
+    statement.domain ? inline(`Domain: ${statement.domain}`) : undefined,
+    paragraphs(statement.refined_statement, ''),
+    statement.background_context ? paragraphs(statement.background_context, '') : undefined,
+    (statement.success_criteria ?? []).length > 0 &&
+      `${heading(3, 'Success criteria')}\n\n${table(
+        ['Metric', 'Target', 'Priority', 'Validation'],
+        (statement.success_criteria ?? []).map((c) => [c.metric, c.target, c.priority, c.validation_method]),
+      )}`,
+    (statement.technical_constraints ?? []).length > 0 &&
+      `${heading(3, 'Technical constraints')}\n\n${table(
+        ['Category', 'Constraint', 'Impact'],
+        (statement.technical_constraints ?? []).map((c) => [c.category, c.description, c.impact_level]),
+      )}`,
+    (statement.performance_requirements ?? []).length > 0 &&
+      `${heading(3, 'Performance requirements')}\n\n${table(
+        ['Parameter', 'Target', 'Unit', 'Tolerance'],
+        (statement.performance_requirements ?? []).map((p) => [
+          p.parameter,
+          p.target_value,
+          p.unit,
+          p.tolerance,
+        ]),
+      )}`,
+  ).trimEnd();
+}
+
+type ReferenceKey =
+  | 'technical_principle'
+  | 'technical_maturity'
+  | 'engineering_reliability'
+  | 'expected_challenge'
+  | 'industry_application_cases';
+
+const REFERENCE_SECTIONS: [ReferenceKey, string][] = [
+  ['technical_principle', 'Technical principle'],
+  ['technical_maturity', 'Technical maturity'],
+  ['engineering_reliability', 'Engineering reliability'],
+  ['expected_challenge', 'Expected challenges'],
+  ['industry_application_cases', 'Industry application cases'],
+];
+
+function nodeSection(
+  r: ReportInput<MaterialsFindSolutionInput>,
+  index: number,
+  node: MindMapNode | undefined,
+  nodeId: string,
+) {
+  const reference = outputOf(r.outputs, nodeOutput.reference(index), 'ai73-7FindSolutionNodeReference');
+  const citations: unknown[] = [];
+  let total: number | undefined;
+  for (let page = 1; page <= maxCitationPages; page++) {
+    const data = outputOf(
+      r.outputs,
+      nodeOutput.citations(index, page),
+      'ai73-6FindSolutionCitationReferenceList',
+    );
+    if (!data) break;
+    citations.push(...(data.records ?? []));
+    total = data.total ?? total;
+  }
+  const implementation = outputOf(
+    r.outputs,
+    nodeOutput.implementation(index),
+    'ai73-9FindSolutionImplementationResponse',
+  );
+  const referenceParts = REFERENCE_SECTIONS.filter(([key]) => (reference?.[key] ?? []).length > 0).map(
+    ([key, name]) => `**${name}**\n\n${bullets((reference?.[key] ?? []).map(htmlToText))}`,
+  );
+  return blocks(
+    heading(3, node ? `${node.order ? `${node.order} ` : ''}${node.title}` : nodeId),
+    inline(`Node id: ${nodeId}${node?.route && node.depth > 1 ? ` · route: ${node.route}` : ''}`),
+    node?.content ? paragraphs(node.content, '') : undefined,
+    heading(4, 'Reference information'),
+    referenceParts.length > 0 ? referenceParts.join('\n\n') : '_None was returned._',
+    heading(
+      4,
+      `Citations (${citations.length}${total !== undefined && total !== citations.length ? ` of ${total}` : ''})`,
+    ),
+    recordsTable(citations, [
+      { header: 'Publication', keys: ['pn', 'patent_id', 'doc_id'] },
+      { header: 'Title', keys: ['title', 'name'] },
+      { header: 'Published', keys: ['pbd', 'post_time', 'publish_date'] },
+      { header: 'Type', keys: ['solution_type', 'type'] },
+    ]),
+    heading(4, 'Implementation plan'),
+    paragraphs(implementation?.markdown_message, '_No plan was returned._'),
+  ).trimEnd();
+}
+
+function materialsMarkdown(r: ReportInput<MaterialsFindSolutionInput>): string {
+  const { outputs, selections, context } = r;
+  const solution = outputOf(outputs, 'mind-map', 'ai73-5FindSolutionMind')?.solution;
+  const nodes = mindMapNodes(solution?.cells ?? []);
+  const thinking = outputOf(outputs, 'thinking', 'ai73-4FindSolutionThinking');
+  const recommend = outputOf(outputs, 'recommendations', 'ai73-2FindSolutionRecommend')?.recommend ?? [];
+  const nodeIds = Array.isArray(context['nodeIds'])
+    ? context['nodeIds'].filter((id): id is string => typeof id === 'string')
+    : [];
+  const thinkingReferences = thinking?.references?.references ?? [];
+
+  return blocks(
+    heading(1, `Materials find solution: ${materialsTitle(r)}`),
+    inline(materialsSummary(r)),
+    heading(2, `Mind map: ${solution?.title ?? '(none)'}`),
+    table(
+      ['Node', 'Title', 'Route', 'Node id'],
+      nodes.map((node) => [node.order, node.title, node.depth > 1 ? node.route : '', node.nodeId]),
+      '_The mind map has no nodes._',
+    ),
+    heading(2, 'Node details'),
+    nodeIds.length > 0
+      ? nodeIds
+          .map((nodeId, index) =>
+            nodeSection(
+              r,
+              index,
+              nodes.find((node) => node.nodeId === nodeId),
+              nodeId,
+            ),
+          )
+          .join('\n\n')
+      : inline(
+          'No node was detailed (the job\'s nodes policy is "none"; name node ids or "all" to detail them).',
+        ),
+    problemStatement(thinking),
+    heading(2, 'Chosen recommendations'),
+    bullets(
+      chosenRecommendations(recommend, new Set(selections['recommendations'] ?? [])),
+      '_None: the platform offered no recommendations._',
+    ),
+    thinkingReferences.length > 0 && heading(2, 'Literature found while thinking'),
+    thinkingReferences.length > 0 &&
+      table(
+        ['Publication', 'Title', 'Published', 'Type'],
+        thinkingReferences.map((reference) => [
+          reference.pn,
+          reference.title,
+          reference.pbd,
+          reference.solution_type,
+        ]),
+      ),
+  );
+}
+
+/** "Thermally conductive polymers: 11 mind-map nodes, 2 detailed". */
+export function materialsSummary(r: ReportInput<MaterialsFindSolutionInput>): string {
+  const solution = outputOf(r.outputs, 'mind-map', 'ai73-5FindSolutionMind')?.solution;
+  const nodes = mindMapNodes(solution?.cells ?? []);
+  const detailed = Array.isArray(r.context['nodeIds']) ? r.context['nodeIds'].length : 0;
+  return `${materialsTitle(r)}: ${nodes.length} mind-map ${nodes.length === 1 ? 'node' : 'nodes'}, ${detailed} detailed`;
+}

@@ -1,0 +1,408 @@
+/**
+ * novelty-check: is an invention new? The platform summarises the technical solution, extracts its
+ * features (a person may choose which count), builds search elements, runs an agent search over the
+ * patent literature, compares the closest references feature by feature and exports a report.
+ *
+ * ai35-1 submit → ai35-2 summary (poll) → ai35-3 confirm → ai35-4 features (poll) → SELECT features
+ * → ai35-5 confirm → ai35-6 search elements (poll) → ai35-7 agent search → ai35-8 results (poll,
+ * minutes) → ai35-10 export → ai35-11 report link (poll) → fetch the report document.
+ */
+import { z } from 'zod';
+import type { SelectionOption } from '../engine/job';
+import type { PollPolicy, RetryPolicy } from '../engine/policies';
+import { defineWorkflow, type ReportInput, stepsFor } from '../engine/workflow';
+import type { RequestOf } from '../openplatform/schemas/requests';
+import type { DataOf } from '../openplatform/schemas/responses';
+import { blocks, count, fileLink, heading, inline, paragraphs, score, shorten, table } from './markdown';
+import {
+  attachmentPath,
+  chosen,
+  contextString,
+  numberState,
+  outputOf,
+  requireOutput,
+  untilDone,
+  withoutNulls,
+} from './step-data';
+import { firstLine, readTextDocument } from './text-input';
+
+const dateText = z
+  .string()
+  .trim()
+  .regex(/^\d{4}-?\d{2}-?\d{2}$/, { error: 'a publication date is written YYYY-MM-DD or YYYYMMDD' });
+
+/** The input of a novelty check. */
+export const noveltyCheckInput = z.strictObject({
+  /** The technical description to check (an invention disclosure, a claim set, an idea). */
+  text: z
+    .string({ error: 'text: the technical description to check is required (a string)' })
+    .trim()
+    .min(1, { error: 'text: the technical description is empty' }),
+  /** The report's title; default: the description's first line. */
+  title: z.string().trim().min(1, { error: 'title: must not be empty when given' }).max(200).optional(),
+  /** The language of the analysis, `cn` or `en`; default `en`. */
+  lang: z.enum(['cn', 'en'], { error: 'lang: must be "cn" or "en"' }).default('en'),
+  /** Only literature published on or after this date (YYYY-MM-DD); default: no limit. */
+  pbdStart: dateText.optional(),
+  /** Only literature published on or before this date (YYYY-MM-DD); default: no limit. */
+  pbdEnd: dateText.optional(),
+});
+export type NoveltyCheckInput = z.infer<typeof noveltyCheckInput>;
+
+/** Poll schedules, aimed near the usual completion times of each stage. */
+export const noveltyPolls = {
+  summary: { firstDelayMs: 15_000, factor: 1.5, maxDelayMs: 60_000, giveUpAfterMs: 30 * 60_000 },
+  features: { firstDelayMs: 15_000, factor: 1.5, maxDelayMs: 60_000, giveUpAfterMs: 30 * 60_000 },
+  searchElements: { firstDelayMs: 15_000, factor: 1.5, maxDelayMs: 60_000, giveUpAfterMs: 30 * 60_000 },
+  /** The agent search reports `task_cost` in the hundreds of seconds. */
+  agentResult: { firstDelayMs: 60_000, factor: 1.5, maxDelayMs: 180_000, giveUpAfterMs: 90 * 60_000 },
+  reportLink: { firstDelayMs: 10_000, factor: 1.5, maxDelayMs: 60_000, giveUpAfterMs: 30 * 60_000 },
+} satisfies Record<string, PollPolicy>;
+
+/** Creating calls may bill: retry them fewer times than reads. */
+const createRetry: Partial<RetryPolicy> = { maxAttempts: 4 };
+
+/** The export's title: the input's, else the description's first line. */
+export function noveltyTitle(input: NoveltyCheckInput): string {
+  return input.title ?? (firstLine(input.text, 100) || 'Novelty check');
+}
+
+type Feature = NonNullable<DataOf<'ai35-4FeatureExtract'>['data']>[number];
+
+/** Stable option ids `f1`, `f2`... in the upstream's order. */
+export const featureOptionId = (index: number) => `f${index + 1}`;
+
+/** The extracted features as options; the upstream's `selected` ones are preselected. */
+export function featureOptions(features: Feature[]): SelectionOption[] {
+  return features.map((feature, index) => {
+    const details = [
+      feature.feature_weight ? `weight: ${feature.feature_weight}` : undefined,
+      feature.feature_elements ? `elements: ${feature.feature_elements}` : undefined,
+    ].filter((part): part is string => part !== undefined);
+    return {
+      id: featureOptionId(index),
+      label: shorten(feature.feature_text ?? feature.feature_text_original ?? `feature ${index + 1}`, 200),
+      detail: details.length > 0 ? shorten(details.join('; '), 300) : undefined,
+      preselected: feature.selected === true,
+    };
+  });
+}
+
+const featureTypes = ['topic_search', 'key_search', 'sup_search'] as const;
+type FeatureType = (typeof featureTypes)[number];
+const isFeatureType = (value: unknown): value is FeatureType => featureTypes.includes(value as FeatureType);
+
+type Elements = NonNullable<DataOf<'ai35-6RetrievalElements'>['elements']>;
+
+/** The search elements echoed back unchanged (nulls removed, an unknown feature type left out). */
+export function echoElements(elements: Elements): RequestOf<'ai35-7NoveltySearchAgentSearch'>['elements'] {
+  const clean = withoutNulls(elements);
+  return {
+    ...clean,
+    list: clean.list?.map(({ feature_type, ...item }) =>
+      isFeatureType(feature_type) ? { ...item, feature_type } : item,
+    ),
+  };
+}
+
+const FAILED_SEARCH = new Set(['failed', 'fail', 'failure', 'error', 'exception']);
+
+const step = stepsFor<NoveltyCheckInput>();
+
+export const noveltyCheck = defineWorkflow<NoveltyCheckInput>({
+  name: 'novelty-check',
+  version: 1,
+  description: 'Novelty search of a technical description: features, search elements, closest references.',
+  input: noveltyCheckInput,
+  fromText: (text, fileName) => {
+    const document = readTextDocument(text, fileName);
+    return { text: document.text, title: shorten(document.title, 200) };
+  },
+  steps: [
+    step.call({
+      name: 'submit',
+      title: 'submit',
+      operation: 'ai35-1NoveltySearchSubmit',
+      retry: createRetry,
+      request: ({ input }) => ({
+        input: input.text,
+        lang: input.lang,
+        ...(input.pbdStart ? { pbd_start: input.pbdStart } : {}),
+        ...(input.pbdEnd ? { pbd_end: input.pbdEnd } : {}),
+      }),
+      decide: (data) =>
+        data.task_id
+          ? { type: 'next', context: { taskId: data.task_id } }
+          : { type: 'fail', message: 'ai35-1 answered without a task_id' },
+    }),
+    step.call({
+      name: 'summary',
+      title: 'summary of the technical solution',
+      operation: 'ai35-2TechSolutionGet',
+      poll: noveltyPolls.summary,
+      request: (ctx) => ({ task_id: contextString(ctx, 'taskId') }),
+      decide: (data) =>
+        untilDone(numberState(data.status), 'the summary', data.status, () => ({ type: 'next' })),
+    }),
+    step.call({
+      name: 'confirm-summary',
+      title: 'confirm the summary',
+      operation: 'ai35-3TechSolutionUpdate',
+      needs: ['summary'],
+      keep: false,
+      request: (ctx) => {
+        const summary = requireOutput(ctx, 'summary', 'ai35-2TechSolutionGet');
+        return {
+          task_id: contextString(ctx, 'taskId'),
+          ...(summary.tech_solution ? { tech_solution: summary.tech_solution } : {}),
+        };
+      },
+      decide: () => ({ type: 'next' }),
+    }),
+    step.call({
+      name: 'features',
+      title: 'technical features',
+      operation: 'ai35-4FeatureExtract',
+      poll: noveltyPolls.features,
+      request: (ctx) => ({ task_id: contextString(ctx, 'taskId') }),
+      decide: (data) =>
+        untilDone(numberState(data.status), 'the feature extraction', data.status, () => {
+          const features = data.data ?? [];
+          if (features.length === 0)
+            return { type: 'fail', message: 'ai35-4 extracted no technical features' };
+          return {
+            type: 'select',
+            offer: {
+              prompt: 'Which technical features should the novelty search compare?',
+              options: featureOptions(features),
+              min: 1,
+            },
+          };
+        }),
+    }),
+    step.call({
+      name: 'confirm-features',
+      title: 'confirm the features',
+      operation: 'ai35-5FeatureConfirm',
+      needs: ['features'],
+      keep: false,
+      request: (ctx) => {
+        const features = requireOutput(ctx, 'features', 'ai35-4FeatureExtract').data ?? [];
+        const picked = chosen(ctx, 'features');
+        return {
+          task_id: contextString(ctx, 'taskId'),
+          tech_features: features.map((feature, index) => ({
+            ...withoutNulls(feature),
+            selected: picked.has(featureOptionId(index)),
+          })),
+        };
+      },
+      decide: () => ({ type: 'next' }),
+    }),
+    step.call({
+      name: 'search-elements',
+      title: 'search elements',
+      operation: 'ai35-6RetrievalElements',
+      poll: noveltyPolls.searchElements,
+      request: (ctx) => ({ task_id: contextString(ctx, 'taskId') }),
+      decide: (data) =>
+        untilDone(numberState(data.status), 'the search elements', data.status, () =>
+          data.elements
+            ? { type: 'next' }
+            : { type: 'fail', message: 'ai35-6 answered without search elements' },
+        ),
+    }),
+    step.call({
+      name: 'agent-search',
+      title: 'start the agent search',
+      operation: 'ai35-7NoveltySearchAgentSearch',
+      needs: ['search-elements'],
+      keep: false,
+      request: (ctx) => ({
+        task_id: contextString(ctx, 'taskId'),
+        elements: echoElements(
+          requireOutput(ctx, 'search-elements', 'ai35-6RetrievalElements').elements ?? {},
+        ),
+      }),
+      decide: () => ({ type: 'next' }),
+    }),
+    step.call({
+      name: 'agent-result',
+      title: 'agent search (takes minutes)',
+      operation: 'ai35-8NoveltySearchAgentResult',
+      poll: noveltyPolls.agentResult,
+      request: (ctx) => ({ task_id: contextString(ctx, 'taskId') }),
+      decide: (data) => {
+        const status = (data.task_status ?? '').trim().toLowerCase();
+        if (status === 'success' || status === 'succeed' || status === 'succeeded') return { type: 'next' };
+        if (FAILED_SEARCH.has(status)) {
+          return {
+            type: 'fail',
+            message: `the agent search failed upstream (task_status "${data.task_status}")`,
+          };
+        }
+        // Anything else is a stage of a search still running.
+        return { type: 'poll' };
+      },
+    }),
+    step.call({
+      name: 'export',
+      title: 'create the report',
+      operation: 'ai35-10NoveltySearchExport',
+      retry: createRetry,
+      keep: false,
+      request: (ctx) => ({ task_id: contextString(ctx, 'taskId'), title: noveltyTitle(ctx.input) }),
+      decide: () => ({ type: 'next' }),
+    }),
+    step.call({
+      name: 'report-link',
+      title: 'report link',
+      operation: 'ai35-11ReportGet',
+      poll: noveltyPolls.reportLink,
+      request: (ctx) => ({ task_id: contextString(ctx, 'taskId') }),
+      decide: (data) =>
+        untilDone(numberState(data.status), 'the report export', data.status, () =>
+          data.report_url
+            ? { type: 'next', context: { reportUrl: data.report_url } }
+            : { type: 'fail', message: 'ai35-11 reported success without a report_url' },
+        ),
+    }),
+    step.fetch({
+      name: 'report-document',
+      title: 'download the report',
+      url: (ctx) => contextString(ctx, 'reportUrl'),
+      refreshFrom: 'report-link',
+      decide: () => ({ type: 'complete' }),
+    }),
+  ],
+  report: (r) => ({ title: `Novelty check: ${noveltyTitle(r.input)}`, markdown: noveltyMarkdown(r) }),
+  summary: noveltySummary,
+});
+
+type Reference = NonNullable<DataOf<'ai35-8NoveltySearchAgentResult'>['final_result']>[number];
+
+/** The reference the report calls closest: the one marked most similar, else the best public score. */
+function closestReference(references: Reference[]): Reference | undefined {
+  return (
+    references.find((reference) => reference.most_similar === true) ??
+    [...references].sort((a, b) => (b.public_score ?? -1) - (a.public_score ?? -1))[0]
+  );
+}
+
+function noveltyMarkdown({
+  job,
+  input,
+  outputs,
+  selections,
+  attachments,
+}: ReportInput<NoveltyCheckInput>): string {
+  const summary = outputOf(outputs, 'summary', 'ai35-2TechSolutionGet');
+  const features = outputOf(outputs, 'features', 'ai35-4FeatureExtract')?.data ?? [];
+  const elements = outputOf(outputs, 'search-elements', 'ai35-6RetrievalElements')?.elements?.list ?? [];
+  const result = outputOf(outputs, 'agent-result', 'ai35-8NoveltySearchAgentResult');
+  const references = result?.final_result ?? [];
+  const picked = new Set(selections['features'] ?? []);
+
+  const featureRows = features.map((feature, index) => [
+    featureOptionId(index),
+    feature.feature_text ?? feature.feature_text_original,
+    feature.feature_weight,
+    picked.has(featureOptionId(index)) ? 'yes' : 'no',
+  ]);
+
+  const elementRows = elements.map((element) => {
+    const express = element.express ?? [];
+    const keys = (items: ({ key?: string | null } | null | undefined)[]) =>
+      items.map((item) => item?.key).filter((key): key is string => typeof key === 'string' && key !== '');
+    return [
+      element.feature_type,
+      element.feature_text_original,
+      keys(express.map((entry) => entry.word)).join(', '),
+      keys(express.flatMap((entry) => entry.extend ?? [])).join(', '),
+      keys(express.flatMap((entry) => entry.ipc ?? [])).join(', '),
+      element.selected === false ? 'no' : 'yes',
+    ];
+  });
+
+  const overviewRows = references.map((reference, index) => [
+    index + 1,
+    reference.patent_id,
+    score(reference.public_score),
+    reference.feature_match_num ?? '—',
+    reference.comparative_literature_category,
+    reference.most_similar ? 'yes' : '',
+  ]);
+
+  const referenceSections = references.map((reference, index) => {
+    const rows = (reference.features ?? []).map((feature) => [
+      feature.tech_feature,
+      feature.comparison_feature ?? feature.compare_feature,
+      feature.score_for_user ?? feature.score ?? '—',
+      feature.similar === true ? 'yes' : feature.similar === false ? 'no' : '—',
+      shorten(feature.reason_for_user ?? feature.reason, 300),
+    ]);
+    const facts = [
+      `Public score ${score(reference.public_score)}`,
+      reference.feature_match_num !== null && reference.feature_match_num !== undefined
+        ? `${reference.feature_match_num} features matched`
+        : undefined,
+      reference.comparative_literature_category
+        ? `category: ${reference.comparative_literature_category}`
+        : undefined,
+      reference.most_similar ? 'most similar' : undefined,
+    ].filter((fact): fact is string => fact !== undefined);
+    return blocks(
+      heading(3, `${index + 1}. ${reference.patent_id ?? 'reference'}`),
+      reference.document ? inline(shorten(reference.document, 400)) : undefined,
+      inline(facts.join(' · ')),
+      table(
+        ['Technical feature', 'Comparison feature', 'Score', 'Similar', 'Reason'],
+        rows,
+        '_No feature comparison._',
+      ),
+    ).trimEnd();
+  });
+
+  const documents = attachments.map(
+    (attachment) => `- ${fileLink(attachment.fileName, attachmentPath(job.id, attachment))}`,
+  );
+
+  return blocks(
+    heading(1, `Novelty check: ${noveltyTitle(input)}`),
+    inline(noveltySummary({ job, input, outputs, selections, attachments, context: {} })),
+    heading(2, 'Summary of the technical solution'),
+    paragraphs(summary?.tech_solution),
+    heading(2, 'Technical features'),
+    table(['Id', 'Feature', 'Weight', 'Selected'], featureRows),
+    heading(2, 'Search elements'),
+    table(['Type', 'Feature', 'Keywords', 'Extensions', 'IPC', 'Selected'], elementRows),
+    heading(2, 'References'),
+    result?.find_patent_num !== null && result?.find_patent_num !== undefined
+      ? inline(
+          `${count(result.find_patent_num)} potentially similar patents found; ${references.length} compared.`,
+        )
+      : undefined,
+    table(
+      ['#', 'Patent', 'Public score', 'Features matched', 'Category', 'Most similar'],
+      overviewRows,
+      '_No references found._',
+    ),
+    ...referenceSections,
+    heading(2, 'Report document'),
+    documents.length > 0 ? documents.join('\n') : '_No document was downloaded._',
+  );
+}
+
+/** "7 features (5 selected), 4 references, closest CN112345678A (0.82)". */
+export function noveltySummary({ outputs, selections }: ReportInput<NoveltyCheckInput>): string {
+  const features = outputOf(outputs, 'features', 'ai35-4FeatureExtract')?.data ?? [];
+  const references = outputOf(outputs, 'agent-result', 'ai35-8NoveltySearchAgentResult')?.final_result ?? [];
+  const closest = closestReference(references);
+  const selected = (selections['features'] ?? []).length;
+  const parts = [
+    `${features.length} features (${selected} selected)`,
+    `${references.length} ${references.length === 1 ? 'reference' : 'references'}`,
+  ];
+  if (closest?.patent_id) parts.push(`closest ${closest.patent_id} (${score(closest.public_score)})`);
+  return parts.join(', ');
+}

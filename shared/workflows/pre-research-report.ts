@@ -1,0 +1,282 @@
+/**
+ * pre-research-report (Tech Pre-research Report, beta): a technology pre-research report from a
+ * question, with the platform's own chapters or with the chapters the job lists. opflow keeps a copy
+ * of the report (its link is valid for three hours) and reports its key players and key patents.
+ *
+ * ai34-1 from the question (auto_directory) — or ai34-1 without auto_directory then ai34-2 with the
+ * listed chapters — → ai34-3 (poll report_status) → fetch the report at report_url.
+ */
+import { z } from 'zod';
+import type { PollPolicy, RetryPolicy } from '../engine/policies';
+import { defineWorkflow, type ReportInput, stepsFor } from '../engine/workflow';
+import type { DataOf } from '../openplatform/schemas/responses';
+import {
+  blocks,
+  fileLink,
+  heading,
+  humanise,
+  inline,
+  outline,
+  paragraphs,
+  type RecordColumn,
+  recordsTable,
+  shorten,
+  table,
+} from './markdown';
+import { attachmentPath, contextString, outputOf, requireOutput, untilDone, wordState } from './step-data';
+import { readTextDocument } from './text-input';
+
+/** The report's chapters, as the platform names them. Only the two custom modules may be renamed. */
+export const directoryKeys = [
+  'TECH_RESEARCH_TECHNICAL_BACKGROUND',
+  'TECH_RESEARCH_MARKET_ANALYSIS',
+  'TECH_RESEARCH_TECHNOLOGY_STATUS_CHALLENGES',
+  'TECH_RESEARCH_EVOLUTION_PATH',
+  'TECH_RESEARCH_HEAD_PLAYER_ANALYSIS',
+  'TECH_RESEARCH_TECHNICAL_SCHEME_REVIEW',
+  'TECH_RESEARCH_KEY_PATENT_INTERPRETATION',
+  'TECH_RESEARCH_IDEA_SUMMARY',
+  'TECH_RESEARCH_CUSTOM_MODULE_1',
+  'TECH_RESEARCH_CUSTOM_MODULE_2',
+] as const;
+export type DirectoryKey = (typeof directoryKeys)[number];
+const customKeys: ReadonlySet<string> = new Set([
+  'TECH_RESEARCH_CUSTOM_MODULE_1',
+  'TECH_RESEARCH_CUSTOM_MODULE_2',
+]);
+
+/** A chapter key, with or without its `TECH_RESEARCH_` prefix, in any case. */
+const directoryKey = z
+  .string({ error: 'key: a chapter key such as MARKET_ANALYSIS is required' })
+  .trim()
+  .transform((key) => {
+    const upper = key.toUpperCase().replace(/[\s-]+/g, '_');
+    return upper.startsWith('TECH_RESEARCH_') ? upper : `TECH_RESEARCH_${upper}`;
+  })
+  .pipe(
+    z.enum(directoryKeys, {
+      error: `key: one of ${directoryKeys.map((key) => key.replace('TECH_RESEARCH_', '')).join(', ')}`,
+    }),
+  );
+
+const directoryEntry = z
+  .strictObject({
+    /** The chapter, e.g. `MARKET_ANALYSIS` or `TECH_RESEARCH_MARKET_ANALYSIS`. */
+    key: directoryKey,
+    /** The chapter's name: only for CUSTOM_MODULE_1/2 (the others keep the platform's name). */
+    name: z.string().trim().min(1, { error: 'name: must not be empty when given' }).max(200).optional(),
+  })
+  .superRefine((entry, ctx) => {
+    if (entry.name !== undefined && !customKeys.has(entry.key)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['name'],
+        message: `only CUSTOM_MODULE_1 and CUSTOM_MODULE_2 may be renamed, not ${entry.key.replace('TECH_RESEARCH_', '')}`,
+      });
+    }
+  });
+
+/** The input of a pre-research report. */
+export const preResearchReportInput = z.strictObject({
+  /** The technology question the report answers. */
+  question: z
+    .string({ error: 'question: the technology question is required (a string)' })
+    .trim()
+    .min(1, { error: 'question: the technology question is empty' }),
+  /** The report's title; default: the question. */
+  title: z.string().trim().min(1, { error: 'title: must not be empty when given' }).max(200).optional(),
+  /** The chapters, in order; default: the platform chooses them. */
+  directory: z
+    .array(directoryEntry, { error: 'directory: a list of chapters ({ key, name? })' })
+    .min(1, { error: 'directory: list at least one chapter, or leave the directory out' })
+    .refine((entries) => new Set(entries.map((entry) => entry.key)).size === entries.length, {
+      error: 'directory: a chapter is listed twice',
+    })
+    .optional(),
+});
+export type PreResearchReportInput = z.infer<typeof preResearchReportInput>;
+
+/** The platform writes the report in about three minutes. */
+export const preResearchPolls = {
+  report: { firstDelayMs: 150_000, factor: 1.5, maxDelayMs: 90_000, giveUpAfterMs: 60 * 60_000 },
+} satisfies Record<string, PollPolicy>;
+
+const createRetry: Partial<RetryPolicy> = { maxAttempts: 4 };
+
+type Proposed = NonNullable<DataOf<'ai34-1QuickSearchReportCreation'>['analysis_directory']>;
+
+/**
+ * ai34-2's directory: the listed chapters, named as ai34-1 proposed them (custom modules as the job
+ * names them), with the proposed source type.
+ */
+export function customDirectory(
+  entries: NonNullable<PreResearchReportInput['directory']>,
+  proposed: Proposed,
+) {
+  return entries.map((entry) => {
+    const offered = proposed.find((candidate) => candidate.key === entry.key);
+    return {
+      key: entry.key,
+      name: entry.name ?? offered?.name ?? humanise(entry.key.replace('TECH_RESEARCH_', '')),
+      source_type: offered?.source_type ?? (customKeys.has(entry.key) ? 'customize' : 'model'),
+    };
+  });
+}
+
+const step = stepsFor<PreResearchReportInput>();
+
+export const preResearchReport = defineWorkflow<PreResearchReportInput>({
+  name: 'pre-research-report',
+  version: 1,
+  description: 'Technology pre-research report from a question: key players, key patents, the report kept.',
+  input: preResearchReportInput,
+  fromText: (text, fileName) => {
+    const document = readTextDocument(text, fileName);
+    return { question: document.body || document.text, title: shorten(document.title, 200) };
+  },
+  steps: [
+    step.call({
+      name: 'create',
+      title: 'create the report',
+      operation: 'ai34-1QuickSearchReportCreation',
+      retry: createRetry,
+      request: ({ input }) => ({
+        technical_issues: input.question,
+        auto_directory: input.directory === undefined,
+      }),
+      decide: (data, ctx) => {
+        if (!data.report_id) return { type: 'fail', message: 'ai34-1 answered without a report_id' };
+        return {
+          type: 'next',
+          step: ctx.input.directory ? 'custom-directory' : 'report',
+          context: { reportId: data.report_id },
+        };
+      },
+    }),
+    step.call({
+      name: 'custom-directory',
+      title: 'supply the chapters',
+      operation: 'ai34-2CreationCustomDir',
+      needs: ['create'],
+      retry: createRetry,
+      request: (ctx) => ({
+        report_id: contextString(ctx, 'reportId'),
+        technical_issues: ctx.input.question,
+        analysis_directory: customDirectory(
+          ctx.input.directory ?? [],
+          requireOutput(ctx, 'create', 'ai34-1QuickSearchReportCreation').analysis_directory ?? [],
+        ),
+      }),
+      decide: (data) => ({
+        type: 'next',
+        ...(data.report_id ? { context: { reportId: data.report_id } } : {}),
+      }),
+    }),
+    step.call({
+      name: 'report',
+      title: 'write the report',
+      operation: 'ai34-3QuickSearchReportQuery',
+      poll: preResearchPolls.report,
+      request: (ctx) => ({ report_id: contextString(ctx, 'reportId') }),
+      decide: (data) =>
+        untilDone(wordState(data.report_status), 'the report', data.report_status, () =>
+          data.report_url
+            ? { type: 'next', context: { reportUrl: data.report_url } }
+            : { type: 'fail', message: 'ai34-3 reported success without a report_url' },
+        ),
+    }),
+    step.fetch({
+      name: 'report-document',
+      title: 'download the report',
+      url: (ctx) => contextString(ctx, 'reportUrl'),
+      refreshFrom: 'report',
+      decide: () => ({ type: 'complete' }),
+    }),
+  ],
+  report: (r) => ({
+    title: `Pre-research report: ${preResearchTitle(r.input)}`,
+    markdown: preResearchMarkdown(r),
+  }),
+  summary: preResearchSummary,
+});
+
+const preResearchTitle = (input: PreResearchReportInput) => input.title ?? shorten(input.question, 100);
+
+const playerColumns: RecordColumn[] = [
+  { header: 'Player', keys: ['display_name', 'name', 'name_en', 'normalized_name', 'org_name', 'applicant'] },
+  { header: 'Country', keys: ['country_name', 'country'] },
+  { header: 'Type', keys: ['entity_type', 'normalized_entity_type_en'] },
+  { header: 'Patents', keys: ['patent_count', 'patent_num', 'count', 'doc_count'] },
+];
+const patentColumns: RecordColumn[] = [
+  { header: 'Publication', keys: ['pn', 'patent_id', 'publication_number'] },
+  { header: 'Title', keys: ['title', 'name'] },
+  { header: 'Score', keys: ['score', 'public_score', 'value'] },
+  { header: 'Interpretation', keys: ['interpretation', 'summary', 'content', 'reason'] },
+];
+
+/** The records of an analysis object (its first list of objects), or undefined when it has none. */
+function recordsOf(analysis: Record<string, unknown> | null | undefined): unknown[] | undefined {
+  if (!analysis) return undefined;
+  if (Array.isArray(analysis)) return analysis;
+  const list = Object.values(analysis).find(
+    (value) => Array.isArray(value) && value.some((item) => item !== null && typeof item === 'object'),
+  );
+  return list as unknown[] | undefined;
+}
+
+/** An analysis object as a table of its records when it has some, else as an outline. */
+function analysisBlock(
+  analysis: Record<string, unknown> | null | undefined,
+  columns: RecordColumn[],
+): string {
+  const records = recordsOf(analysis);
+  if (records) return recordsTable(records, columns);
+  return analysis ? outline(analysis) : '_Not part of this report._';
+}
+
+function preResearchMarkdown(r: ReportInput<PreResearchReportInput>): string {
+  const { job, input, outputs, attachments } = r;
+  const result = outputOf(outputs, 'report', 'ai34-3QuickSearchReportQuery');
+  const directory =
+    outputOf(outputs, 'custom-directory', 'ai34-2CreationCustomDir')?.analysis_directory ??
+    outputOf(outputs, 'create', 'ai34-1QuickSearchReportCreation')?.analysis_directory ??
+    [];
+  const documents = attachments.map(
+    (attachment) => `- ${fileLink(attachment.fileName, attachmentPath(job.id, attachment))}`,
+  );
+  return blocks(
+    heading(1, `Pre-research report: ${preResearchTitle(input)}`),
+    inline(preResearchSummary(r)),
+    heading(2, 'Question'),
+    paragraphs(input.question),
+    heading(2, 'Key players'),
+    analysisBlock(result?.head_player_analysis, playerColumns),
+    heading(2, 'Key patents'),
+    analysisBlock(result?.key_patent_interpretation, patentColumns),
+    heading(2, 'Report document'),
+    documents.length > 0 ? documents.join('\n') : '_No document was downloaded._',
+    heading(2, 'Chapters'),
+    table(
+      ['Chapter', 'Key', 'Source'],
+      directory.map((entry) => [
+        entry.name,
+        (entry.key ?? '').replace('TECH_RESEARCH_', ''),
+        entry.source_type,
+      ]),
+    ),
+  );
+}
+
+/** "4 key players, 3 key patents, report pre-research-1a2b3c4d.html". */
+export function preResearchSummary({ outputs, attachments }: ReportInput<PreResearchReportInput>): string {
+  const result = outputOf(outputs, 'report', 'ai34-3QuickSearchReportQuery');
+  const players = recordsOf(result?.head_player_analysis)?.length ?? 0;
+  const patents = recordsOf(result?.key_patent_interpretation)?.length ?? 0;
+  const document = attachments[0]?.fileName;
+  return [
+    `${players} key ${players === 1 ? 'player' : 'players'}`,
+    `${patents} key ${patents === 1 ? 'patent' : 'patents'}`,
+    document ? `report ${document}` : 'no report document',
+  ].join(', ');
+}

@@ -1,0 +1,163 @@
+/**
+ * Reading what earlier steps kept, for the workflows' request builders and reports: step outputs
+ * re-read through the operation's lenient response schema (so a report never trusts a shape blindly),
+ * context values that a step needs, and upstream objects cleaned for echoing back in a request.
+ */
+import { z } from 'zod';
+import type { StepContext, StepDecision } from '../engine/workflow';
+import type { OperationId } from '../openplatform/catalogue';
+import { type DataOf, responseDataSchemas } from '../openplatform/schemas/responses';
+import type { StreamReference } from '../openplatform/types';
+
+/**
+ * The kept output `name` read as the data of `operation`, or undefined when the step did not run
+ * (or kept something that is not that operation's data).
+ */
+export function outputOf<Op extends OperationId>(
+  outputs: Record<string, unknown>,
+  name: string,
+  operation: Op,
+): DataOf<Op> | undefined {
+  const value = outputs[name];
+  if (value === undefined || value === null) return undefined;
+  const parsed = responseDataSchemas[operation].safeParse(value);
+  return parsed.success ? (parsed.data as DataOf<Op>) : undefined;
+}
+
+/** A step's needed output, or an error naming what is missing (a workflow wiring mistake). */
+export function requireOutput<Op extends OperationId>(
+  ctx: Pick<StepContext, 'outputs'>,
+  name: string,
+  operation: Op,
+): DataOf<Op> {
+  const data = outputOf(ctx.outputs, name, operation);
+  if (data === undefined) throw new Error(`the output of step "${name}" is missing; declare it in \`needs\``);
+  return data;
+}
+
+/** A string kept in the job's context by an earlier step, or an error naming it. */
+export function contextString(ctx: Pick<StepContext, 'context'>, key: string): string {
+  const value = ctx.context[key];
+  if (typeof value !== 'string' || value === '') throw new Error(`the job context has no "${key}"`);
+  return value;
+}
+
+/** A number kept in the job's context, or `fallback` when absent. */
+export function contextNumber(ctx: Pick<StepContext, 'context'>, key: string, fallback: number): number {
+  const value = ctx.context[key];
+  return typeof value === 'number' && Number.isFinite(value) ? value : fallback;
+}
+
+/** A list of strings kept in the job's context (empty when absent). */
+export function contextStrings(ctx: Pick<StepContext, 'context'>, key: string): string[] {
+  const value = ctx.context[key];
+  return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
+}
+
+/** The option ids chosen at selection step `step` (empty when the step offered nothing). */
+export function chosen(ctx: Pick<StepContext, 'selections'>, step: string): Set<string> {
+  return new Set(ctx.selections[step] ?? []);
+}
+
+type WithoutNulls<T> = T extends null
+  ? undefined
+  : T extends (infer Item)[]
+    ? WithoutNulls<Item>[]
+    : T extends object
+      ? { [Key in keyof T]: WithoutNulls<Exclude<T[Key], null>> }
+      : T;
+
+/**
+ * A deep copy with every `null` field removed: the platform answers `null` where its request
+ * schemas only allow a field to be absent, so echoed objects are cleaned first. Nulls inside arrays
+ * are dropped too.
+ */
+export function withoutNulls<T>(value: T): WithoutNulls<T> {
+  if (Array.isArray(value)) {
+    return value.filter((item) => item !== null).map((item) => withoutNulls(item)) as WithoutNulls<T>;
+  }
+  if (value !== null && typeof value === 'object') {
+    const copy: Record<string, unknown> = {};
+    for (const [key, field] of Object.entries(value)) {
+      if (field !== null && field !== undefined) copy[key] = withoutNulls(field);
+    }
+    return copy as WithoutNulls<T>;
+  }
+  return value as WithoutNulls<T>;
+}
+
+/** How a streamed answer is kept: the stream result without its usage (the runner keeps usage). */
+export const streamOutputSchema = z.looseObject({
+  text: z.string().catch(''),
+  references: z.array(z.looseObject({})).catch([]),
+  finishReason: z.string().catch(''),
+  ids: z.record(z.string(), z.string()).catch({}),
+  tokens: z
+    .looseObject({ input: z.number(), output: z.number(), total: z.number() })
+    .optional()
+    .catch(undefined),
+});
+export type StreamOutput = z.infer<typeof streamOutputSchema> & { references: StreamReference[] };
+
+/** The kept output of a stream step, or undefined when it did not run. */
+export function streamOutputOf(outputs: Record<string, unknown>, name: string): StreamOutput | undefined {
+  const value = outputs[name];
+  if (value === undefined || value === null) return undefined;
+  const parsed = streamOutputSchema.safeParse(value);
+  return parsed.success ? (parsed.data as StreamOutput) : undefined;
+}
+
+/** The relative path of an attachment inside the job's report folder (for links from the report). */
+export function attachmentPath(jobId: string, attachment: { key: string; fileName: string }): string {
+  const prefix = `reports/${jobId}/`;
+  return attachment.key.startsWith(prefix) ? attachment.key.slice(prefix.length) : attachment.fileName;
+}
+
+/** Where an upstream task stands, whatever its operation's way of saying it. */
+export type TaskState = 'running' | 'succeeded' | 'failed' | 'unknown';
+
+/** `RUNNING` / `SUCCEED` / `FAILED` (find-solution, materials, quick-search report). */
+export function wordState(status: string | null | undefined): TaskState {
+  if (status === null || status === undefined || status === '') return 'running';
+  switch (status.trim().toUpperCase()) {
+    case 'RUNNING':
+      return 'running';
+    case 'SUCCEED':
+    case 'SUCCESS':
+    case 'SUCCEEDED':
+      return 'succeeded';
+    case 'FAILED':
+    case 'FAIL':
+      return 'failed';
+    default:
+      return 'unknown';
+  }
+}
+
+/** Integer 1 running, 2 success, 3 failure (novelty search, disclosure generation). */
+export function numberState(status: number | null | undefined): TaskState {
+  if (status === null || status === undefined) return 'running';
+  if (status === 1) return 'running';
+  if (status === 2) return 'succeeded';
+  if (status === 3) return 'failed';
+  return 'unknown';
+}
+
+/**
+ * The usual decision of a polled step: poll again while running, fail with `what` and the upstream's
+ * status when it failed or answered a status we do not know, else `onSuccess`.
+ */
+export function untilDone(
+  state: TaskState,
+  what: string,
+  status: unknown,
+  onSuccess: () => StepDecision,
+): StepDecision {
+  if (state === 'running') return { type: 'poll' };
+  if (state === 'failed')
+    return { type: 'fail', message: `${what} failed upstream (status ${JSON.stringify(status)})` };
+  if (state === 'unknown') {
+    return { type: 'fail', message: `${what} answered an unknown status ${JSON.stringify(status)}` };
+  }
+  return onSuccess();
+}

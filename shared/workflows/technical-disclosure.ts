@@ -1,0 +1,193 @@
+/**
+ * technical-disclosure: from an idea to a technical disclosure document. The platform extracts the
+ * key content (objective, prior art, mechanism, outcome...), writes the disclosure from it, and
+ * exports a document that opflow downloads and keeps.
+ *
+ * ai32-1 extract (status "1" / "0") → ai32-2 generate (keeps job_id) → ai32-3 (poll until
+ * job_status 2 and a download_url) → fetch the document.
+ */
+import { z } from 'zod';
+import type { PollPolicy, RetryPolicy } from '../engine/policies';
+import { defineWorkflow, type ReportInput, stepsFor } from '../engine/workflow';
+import type { DataOf } from '../openplatform/schemas/responses';
+import { blocks, bullets, fileLink, heading, inline, paragraphs, shorten } from './markdown';
+import { attachmentPath, contextString, numberState, outputOf, requireOutput } from './step-data';
+import { firstLine, readTextDocument } from './text-input';
+
+/** The input of a technical disclosure. */
+export const technicalDisclosureInput = z.strictObject({
+  /** The technical idea or solution; the platform recommends more than 200 words, at most 5000. */
+  text: z
+    .string({ error: 'text: the technical idea or solution is required (a string)' })
+    .trim()
+    .min(1, { error: 'text: the technical idea is empty' })
+    .refine((text) => text.split(/\s+/).length <= 5000, { error: 'text: at most 5000 words' }),
+  /** The report's title; default: the idea's first line. */
+  title: z.string().trim().min(1, { error: 'title: must not be empty when given' }).max(200).optional(),
+  /** The language of the disclosure template, `cn` or `en`; default `en`. */
+  language: z.enum(['cn', 'en'], { error: 'language: must be "cn" or "en"' }).default('en'),
+});
+export type TechnicalDisclosureInput = z.infer<typeof technicalDisclosureInput>;
+
+/** Writing the disclosure takes a minute or two; the export follows quickly. */
+export const disclosurePolls = {
+  downloadLink: { firstDelayMs: 75_000, factor: 1.5, maxDelayMs: 90_000, giveUpAfterMs: 45 * 60_000 },
+} satisfies Record<string, PollPolicy>;
+
+const createRetry: Partial<RetryPolicy> = { maxAttempts: 4 };
+
+type Extraction = DataOf<'ai32-1PatentDisclosureTechMeans'>;
+
+const disclosureTitle = (input: TechnicalDisclosureInput) =>
+  input.title ?? (firstLine(input.text, 100) || 'Technical disclosure');
+
+/** ai32-2's body: the extraction echoed back with the original idea (the platform asks for both). */
+export function generateRequest(input: TechnicalDisclosureInput, extraction: Extraction) {
+  const text = (value: string | null | undefined) => (value ? value : undefined);
+  return {
+    language: input.language,
+    tech_solution: input.text,
+    mechanism: extraction.mechanism ?? '',
+    background: text(extraction.background),
+    tech_problem: text(extraction.tech_problem),
+    outcome: text(extraction.outcome),
+    embodiment: text(extraction.embodiment),
+    others: text(extraction.others),
+    application: extraction.application ?? undefined,
+    subject_improvement: extraction.subject_improvement ?? undefined,
+  };
+}
+
+const step = stepsFor<TechnicalDisclosureInput>();
+
+export const technicalDisclosure = defineWorkflow<TechnicalDisclosureInput>({
+  name: 'technical-disclosure',
+  version: 1,
+  description:
+    'Technical disclosure document from an idea: key content extracted, document generated and kept.',
+  input: technicalDisclosureInput,
+  fromText: (text, fileName) => {
+    const document = readTextDocument(text, fileName);
+    return { text: document.text, title: shorten(document.title, 200) };
+  },
+  steps: [
+    step.call({
+      name: 'extract',
+      title: 'extract the key content',
+      operation: 'ai32-1PatentDisclosureTechMeans',
+      request: ({ input }) => ({ tech_solution: input.text }),
+      decide: (data) => {
+        if (data.status === '1') return { type: 'next' };
+        if (data.status === '0') {
+          return {
+            type: 'fail',
+            message: 'ai32-1 could not extract the key content of the idea (status "0")',
+          };
+        }
+        return { type: 'fail', message: `ai32-1 answered an unknown status ${JSON.stringify(data.status)}` };
+      },
+    }),
+    step.call({
+      name: 'generate',
+      title: 'write the disclosure',
+      operation: 'ai32-2PatentDisclosureGenerate',
+      needs: ['extract'],
+      retry: createRetry,
+      keep: false,
+      request: (ctx) =>
+        generateRequest(ctx.input, requireOutput(ctx, 'extract', 'ai32-1PatentDisclosureTechMeans')),
+      decide: (data) => {
+        const state = numberState(data.status);
+        if (state === 'failed')
+          return { type: 'fail', message: 'ai32-2 reported the disclosure generation as failed' };
+        if (state === 'unknown') {
+          return {
+            type: 'fail',
+            message: `ai32-2 answered an unknown status ${JSON.stringify(data.status)}`,
+          };
+        }
+        // Running (1) or done (2): either way ai32-3 polls the job until its document is ready.
+        return data.job_id
+          ? { type: 'next', context: { jobId: data.job_id } }
+          : { type: 'fail', message: 'ai32-2 answered without a job_id' };
+      },
+    }),
+    step.call({
+      name: 'download-link',
+      title: 'wait for the document',
+      operation: 'ai32-3PatentDisclosureDownload',
+      poll: disclosurePolls.downloadLink,
+      request: (ctx) => ({ job_id: contextString(ctx, 'jobId') }),
+      decide: (data) => {
+        if (data.job_status === 3) {
+          return {
+            type: 'fail',
+            message: 'ai32-3 reported an exception while generating the document (job_status 3)',
+          };
+        }
+        if (data.job_status === 2 && data.download_url) {
+          return { type: 'next', context: { downloadUrl: data.download_url } };
+        }
+        // 0 pending, 1 exporting, or 2 before the link is there.
+        return { type: 'poll' };
+      },
+    }),
+    step.fetch({
+      name: 'document',
+      title: 'download the document',
+      url: (ctx) => contextString(ctx, 'downloadUrl'),
+      refreshFrom: 'download-link',
+      decide: () => ({ type: 'complete' }),
+    }),
+  ],
+  report: (r) => ({
+    title: `Technical disclosure: ${disclosureTitle(r.input)}`,
+    markdown: disclosureMarkdown(r),
+  }),
+  summary: disclosureSummary,
+});
+
+/** The sections of the extraction, in the order a disclosure reads. */
+const SECTIONS: [keyof Extraction & string, string][] = [
+  ['tech_problem', 'Objectives of the invention'],
+  ['background', 'Prior art'],
+  ['mechanism', 'Mechanism'],
+  ['outcome', 'Outcome'],
+  ['embodiment', 'Embodiments'],
+  ['others', 'Others'],
+];
+
+function disclosureMarkdown({
+  job,
+  input,
+  outputs,
+  attachments,
+}: ReportInput<TechnicalDisclosureInput>): string {
+  const extraction = outputOf(outputs, 'extract', 'ai32-1PatentDisclosureTechMeans');
+  const documents = attachments.map(
+    (attachment) => `- ${fileLink(attachment.fileName, attachmentPath(job.id, attachment))}`,
+  );
+  const sections = SECTIONS.filter(
+    ([key]) => typeof extraction?.[key] === 'string' && extraction[key] !== '',
+  ).map(([key, name]) => `${heading(3, name)}\n\n${paragraphs(extraction?.[key])}`);
+  return blocks(
+    heading(1, `Technical disclosure: ${disclosureTitle(input)}`),
+    heading(2, 'Disclosure document'),
+    documents.length > 0 ? documents.join('\n') : '_No document was downloaded._',
+    heading(2, 'Key content'),
+    sections.length > 0 ? sections.join('\n\n') : '_The extraction is empty._',
+    (extraction?.application ?? []).length > 0 &&
+      `${heading(3, 'Applications')}\n\n${bullets(extraction?.application ?? [])}`,
+    (extraction?.subject_improvement ?? []).length > 0 &&
+      `${heading(3, 'Subjects of improvement')}\n\n${bullets(extraction?.subject_improvement ?? [])}`,
+    !!extraction?.unidentified &&
+      `${heading(3, 'Not identified')}\n\n${inline('Parts of the idea the extraction could not place:')}\n\n${paragraphs(extraction?.unidentified)}`,
+  );
+}
+
+/** "disclosure-1a2b3c4d.docx; mechanism: Battery technology field". */
+export function disclosureSummary({ outputs, attachments }: ReportInput<TechnicalDisclosureInput>): string {
+  const extraction = outputOf(outputs, 'extract', 'ai32-1PatentDisclosureTechMeans');
+  const document = attachments[0]?.fileName ?? 'no document';
+  return extraction?.mechanism ? `${document}; mechanism: ${shorten(extraction.mechanism, 80)}` : document;
+}
