@@ -421,3 +421,36 @@ export function findOperation(idOrRef: string): OperationEntry | undefined {
   if (isOperationId(idOrRef)) return catalogue[idOrRef];
   return operationIds.map((id) => catalogue[id] as OperationEntry).find((entry) => entry.ref === idOrRef);
 }
+
+/**
+ * Operation ids and short names close to `name` (a small edit distance, or one a prefix of the
+ * other), best first, at most `limit` (default 5): the suggestions of an unknown-operation error.
+ */
+export function similarOperationNames(name: string, limit = 5): string[] {
+  const wanted = name.trim().toLowerCase();
+  const candidates = operationIds.flatMap((id) => [id, catalogue[id].ref]);
+  return candidates
+    .map((candidate) => {
+      const lower = candidate.toLowerCase();
+      const prefix =
+        wanted.length >= 3 && (lower.startsWith(wanted) || wanted.startsWith(lower)) ? 0 : Infinity;
+      return { candidate, score: Math.min(prefix, editDistance(wanted, lower)) };
+    })
+    .filter(({ candidate, score }) => score <= Math.max(2, Math.floor(candidate.length / 4)))
+    .sort((a, b) => a.score - b.score || a.candidate.localeCompare(b.candidate))
+    .slice(0, limit)
+    .map(({ candidate }) => candidate);
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + cost);
+    }
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
+}

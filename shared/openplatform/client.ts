@@ -13,7 +13,7 @@ import {
   isOperationId,
   type OperationEntry,
   type OperationId,
-  operationIds,
+  similarOperationNames,
 } from './catalogue';
 import {
   billedUnitsOf,
@@ -778,41 +778,11 @@ function describeTransportError(error: unknown): string {
 }
 
 function unknownOperation(name: string): OpenPlatformError {
-  const matches = closeMatches(name);
+  const matches = similarOperationNames(name);
   return new OpenPlatformError({
     kind: 'invalid-request',
     message: `unknown operation "${name.slice(0, 100)}"${matches.length ? `; did you mean ${matches.join(', ')}?` : ''}`,
   });
-}
-
-/** Operation ids and short names nearest to `name` (edit distance, or sharing a prefix). */
-export function closeMatches(name: string, limit = 5): string[] {
-  const wanted = name.trim().toLowerCase();
-  const candidates = operationIds.flatMap((id) => [id, catalogue[id].ref]);
-  return candidates
-    .map((candidate) => {
-      const lower = candidate.toLowerCase();
-      const prefix =
-        wanted.length >= 3 && (lower.startsWith(wanted) || wanted.startsWith(lower)) ? 0 : Infinity;
-      return { candidate, score: Math.min(prefix, editDistance(wanted, lower)) };
-    })
-    .filter(({ candidate, score }) => score <= Math.max(2, Math.floor(candidate.length / 4)))
-    .sort((a, b) => a.score - b.score || a.candidate.localeCompare(b.candidate))
-    .slice(0, limit)
-    .map(({ candidate }) => candidate);
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + cost);
-    }
-    previous = current;
-  }
-  return previous[b.length] ?? 0;
 }
 
 /** GET parameters: scalars as text, arrays repeated, objects as JSON. */

@@ -4,7 +4,6 @@
  */
 export * from './catalogue';
 export {
-  closeMatches,
   createOpenPlatformClient,
   fileNameFromDisposition,
   type OpenPlatformClientOptions,
