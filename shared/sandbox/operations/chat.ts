@@ -163,9 +163,10 @@ export function createChatOperations(): ChatOperations {
       const ids = { chat_id: body.chat_id, chat_item_id: body.chat_item_id };
       return {
         kind: 'stream',
+        // The reference describes ai68-2's `data` as an OpenAI-like chunk, hence chunks in envelopes.
         plan: plan(
           answer,
-          'openai',
+          'openai-envelope',
           (content, status, final) => ({
             ...ids,
             output: { content, status, ...(final ? { usage: answer.usage } : {}) },

@@ -125,7 +125,7 @@ describe('LLM streams', () => {
 });
 
 describe('encyclopedia Q&A', () => {
-  it('creates a chat (ai68-1) and streams its answer (ai68-2) as OpenAI-like chunks', async () => {
+  it('creates a chat (ai68-1) and streams its answer (ai68-2) as OpenAI-like chunks in envelopes', async () => {
     const chat = await harness.ok('ai68-1', {
       query: QUESTION,
       deep_search: false,
@@ -137,8 +137,19 @@ describe('encyclopedia Q&A', () => {
     const { frames } = await stream('ai68-2', { chat_id: chat.chat_id, chat_item_id: chat.chat_item_id });
     expect(frames.at(-1)).toBe('[DONE]');
     const first = JSON.parse(frames[0] ?? '{}');
-    expect(first).toMatchObject({ chat_id: chat.chat_id, chat_item_id: chat.chat_item_id });
-    expect(first.choices[0].delta.content.length).toBeGreaterThan(0);
+    expect(first).toMatchObject({ status: true, error_code: 0 });
+    expect(first.data).toMatchObject({ chat_id: chat.chat_id, chat_item_id: chat.chat_item_id });
+    expect(first.data.choices[0].delta.content.length).toBeGreaterThan(0);
+    const bare = dataFrames(
+      (
+        await harness.call(
+          'ai68-2',
+          { chat_id: chat.chat_id, chat_item_id: chat.chat_item_id },
+          { headers: { [STREAM_VARIANT_HEADER]: 'openai' } },
+        )
+      ).text,
+    );
+    expect(JSON.parse(bare[0] ?? '{}')).toEqual(first.data);
   });
 
   it('answers 404 for an unknown chat or chat item', async () => {
