@@ -3,7 +3,7 @@
  * api, sweeper) with only the permissions each needs, the HTTP API, the sweeper's schedule, alarms and
  * a dashboard. Everything variable comes from the validated stage config.
  */
-import { CfnOutput, Duration, Stack, type StackProps, Tags, Validations } from 'aws-cdk-lib';
+import { CfnElement, CfnOutput, Duration, Stack, type StackProps, Tags, Validations } from 'aws-cdk-lib';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
@@ -179,16 +179,16 @@ export class OpflowStack extends Stack {
    * one by one with the reason it is as narrow as the access allows.
    */
   private acknowledgeGrantWildcards(): void {
-    const tableArn = this.resolveLogicalIdOf(this.storage.table);
-    const bucketArn = this.resolveLogicalIdOf(this.storage.reportBucket);
+    const tableId = this.logicalIdOf(this.storage.table);
+    const bucketId = this.logicalIdOf(this.storage.reportBucket);
     const indexFinding = {
-      id: `AwsSolutions-IAM5[Resource::<${tableArn}.Arn>/index/*]`,
+      id: `AwsSolutions-IAM5[Resource::<${tableId}.Arn>/index/*]`,
       reason:
         'Queries the job table\'s own indexes (byStatus, due, byBatch); "index/*" is how grantReadWriteData names ' +
         'the indexes of this one table, no other table.',
     };
     const objectsFinding = (what: string) => ({
-      id: `AwsSolutions-IAM5[Resource::<${bucketArn}.Arn>/*]`,
+      id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/*]`,
       reason:
         `${what} objects of the report bucket only; object keys are per job (reports/<jobId>/...), so they ` +
         'cannot be named in advance.',
@@ -225,9 +225,11 @@ export class OpflowStack extends Stack {
     });
   }
 
-  private resolveLogicalIdOf(construct: Construct): string {
-    const child = construct.node.defaultChild;
-    if (!child) throw new Error(`${construct.node.path} has no CloudFormation resource`);
-    return this.getLogicalId(child as never);
+  /** The logical id cdk-nag shows in findings (`<LogicalId.Arn>`) for an L2 construct's resource. */
+  private logicalIdOf(construct: Construct): string {
+    const resource = construct.node.defaultChild;
+    if (!(resource instanceof CfnElement))
+      throw new Error(`${construct.node.path} has no CloudFormation resource`);
+    return this.getLogicalId(resource);
   }
 }
