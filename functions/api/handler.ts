@@ -1,4 +1,14 @@
-/** Placeholder so the CDK app can synthesize; the Lambda handlers' owner replaces this file. */
-export async function handler(): Promise<never> {
-  throw new Error('not implemented yet');
+/**
+ * Lambda `api`, behind the HTTP API: create, read, answer, cancel and list jobs, and link to their
+ * reports (shared/http/job-api.ts holds the routes, shared/runtime/aws-api.ts the event mapping).
+ */
+import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
+import { createApiHandler } from '../../shared/runtime/aws-api';
+import { createLambdaRuntime } from '../../shared/runtime/aws-lambda';
+
+// Once per instance: clients and caches live across invocations.
+const api = createApiHandler(createLambdaRuntime());
+
+export function handler(event: APIGatewayProxyEventV2, context: Context): Promise<APIGatewayProxyResultV2> {
+  return api.handle(event, context);
 }

@@ -28,8 +28,12 @@ export interface AwsClients {
   secretsManager: SecretsManagerClient;
 }
 
-/** Create the four SDK clients (and the DynamoDB document client) from `config`. */
-export function createAwsClients(config: AwsClientConfig): AwsClients {
+/**
+ * Create the four SDK clients (and the DynamoDB document client) from `config`. `instrument` sees
+ * each client once before use (the Lambda runtime passes the tracer's `captureAWSv3Client`).
+ */
+export function createAwsClients(config: AwsClientConfig, instrument?: <T>(client: T) => T): AwsClients {
+  const seen = instrument ?? (<T>(client: T) => client);
   const base = (service: keyof NonNullable<AwsClientConfig['endpoints']>) => {
     const endpoint = config.endpoints?.[service] ?? config.endpoint;
     return {
@@ -39,16 +43,16 @@ export function createAwsClients(config: AwsClientConfig): AwsClients {
       ...(config.maxAttempts ? { maxAttempts: config.maxAttempts } : {}),
     };
   };
-  const dynamoDb = new DynamoDBClient(base('dynamodb'));
+  const dynamoDb = seen(new DynamoDBClient(base('dynamodb')));
   const s3Base = base('s3');
   return {
     dynamoDb,
     documents: DynamoDBDocumentClient.from(dynamoDb, {
       marshallOptions: { removeUndefinedValues: true },
     }),
-    sqs: new SQSClient(base('sqs')),
-    s3: new S3Client({ ...s3Base, forcePathStyle: 'endpoint' in s3Base }),
-    secretsManager: new SecretsManagerClient(base('secretsManager')),
+    sqs: seen(new SQSClient(base('sqs'))),
+    s3: seen(new S3Client({ ...s3Base, forcePathStyle: 'endpoint' in s3Base })),
+    secretsManager: seen(new SecretsManagerClient(base('secretsManager'))),
   };
 }
 

@@ -16,8 +16,11 @@ export class InvalidWorkMessageError extends AwsBackendError {
   override name = 'InvalidWorkMessageError';
 }
 
-/** A list cursor that this store did not produce (or produced for another query). */
-export class InvalidCursorError extends AwsBackendError {
+/**
+ * A list cursor that this store did not produce (or produced for another query). A RangeError,
+ * like the local store's, so callers can answer "bad cursor" whatever the backend.
+ */
+export class InvalidCursorError extends RangeError {
   override name = 'InvalidCursorError';
 }
 

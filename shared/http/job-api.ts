@@ -1,0 +1,334 @@
+/**
+ * The job HTTP API, free of any HTTP framework: a request (method, path, query, headers, body) in,
+ * a JSON response out. The Lambda `api` function adapts API Gateway events to it; a local server
+ * (`opflow serve`) can adapt node:http the same way. Every request is validated with zod and every
+ * refusal is a 4xx JSON error saying what is wrong and where.
+ *
+ *   POST /jobs                   create a job (header `Idempotency-Key`: the same key returns the same job)
+ *   GET  /jobs                   list jobs (?status=&batchId=&tenant=&limit=&cursor=)
+ *   GET  /jobs/{id}              one job
+ *   POST /jobs/{id}/selection    answer a selection: {"selected": ["f1", "f2"]}
+ *   POST /jobs/{id}/cancel       cancel
+ *   GET  /jobs/{id}/report       short-lived links to the report files (?file=report.html for one)
+ */
+import { z } from 'zod';
+import type { EngineDeps } from '../engine/deps';
+import { isTerminal, type Job, jobStatuses } from '../engine/job';
+import {
+  answerSelection,
+  cancelJob,
+  JobRequestError,
+  submitJob,
+  submitJobRequestSchema,
+} from '../engine/jobs';
+
+export interface JobApiRequest {
+  method: string;
+  /** The path without query string, e.g. `/jobs/01J.../cancel`. */
+  path: string;
+  query?: Readonly<Record<string, string | undefined>> | undefined;
+  /** Header names in lower case. */
+  headers?: Readonly<Record<string, string | undefined>> | undefined;
+  body?: string | undefined;
+}
+
+export interface JobApiResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export interface JobApiOptions {
+  deps: EngineDeps;
+  /**
+   * The tenant the caller is bound to (from its token). When set, the caller sees and creates only
+   * that tenant's jobs; when absent (an operator signing with IAM), the request names the tenant.
+   */
+  tenant?: string | undefined;
+  /** Lifetime of report links (default 15 minutes). */
+  linkTtlSeconds?: number | undefined;
+  /** Largest request body accepted (default 1 MiB). */
+  maxBodyBytes?: number | undefined;
+}
+
+/** A refusal with its HTTP status and a stable code. */
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+const jobIdSchema = z.string().regex(/^[0-9A-Za-z_-]{1,64}$/, 'is not a job id');
+const idempotencyKeySchema = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[\x21-\x7e]+$/, 'may hold only visible ASCII characters');
+
+const createBodySchema = submitJobRequestSchema
+  .omit({ source: true, idempotencyKey: true })
+  .extend({ source: z.enum(['api', 'webhook', 'schedule', 'bulk']).default('api') })
+  .strict();
+
+const selectionBodySchema = z.strictObject({
+  selected: z.array(z.string().min(1).max(100)).max(1000),
+});
+
+const listQuerySchema = z.strictObject({
+  status: z.enum(jobStatuses).optional(),
+  batchId: z.string().min(1).max(100).optional(),
+  tenant: z.string().min(1).max(64).optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(50),
+  cursor: z.string().min(1).max(1000).optional(),
+});
+
+const reportQuerySchema = z.strictObject({
+  file: z
+    .string()
+    .regex(/^[\w.\- ]{1,200}$/, 'is not a report file name')
+    .optional(),
+});
+
+function describe(error: z.ZodError, where: string): string {
+  return error.issues
+    .map((issue) => `${[where, ...issue.path.map(String)].filter(Boolean).join('.')}: ${issue.message}`)
+    .join('; ');
+}
+
+function parse<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw new ApiError(400, 'invalid-request', describe(parsed.error, where));
+  return parsed.data;
+}
+
+function json(status: number, body: unknown, headers: Record<string, string> = {}): JobApiResponse {
+  return {
+    status,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...headers },
+    body: JSON.stringify(body),
+  };
+}
+
+/** What a caller sees of a job: everything but the input and internal bookkeeping. */
+export function jobView(job: Job): Record<string, unknown> {
+  return {
+    id: job.id,
+    workflow: job.workflow,
+    tenant: job.tenant,
+    status: job.status,
+    step: job.step,
+    version: job.version,
+    label: job.label,
+    selection: job.selection,
+    pending: job.pending,
+    selections: job.selections,
+    attempts: job.attempts,
+    polls: job.polls,
+    lastError: job.lastError,
+    usage: job.usage,
+    outputs: job.outputs,
+    batchId: job.batchId,
+    source: job.source,
+    idempotencyKey: job.idempotencyKey,
+    nextRunAt: job.nextRunAt,
+    deadlineAt: job.deadlineAt,
+    createdAt: job.createdAt,
+    updatedAt: job.updatedAt,
+    finishedAt: job.finishedAt,
+  };
+}
+
+function readBody(request: JobApiRequest, maxBytes: number): unknown {
+  const text = request.body ?? '';
+  if (Buffer.byteLength(text) > maxBytes) {
+    throw new ApiError(413, 'body-too-large', `the request body is over ${maxBytes} bytes`);
+  }
+  if (text.trim() === '') return {};
+  const type = request.headers?.['content-type'];
+  if (type && !/^application\/(.+\+)?json\b/i.test(type)) {
+    throw new ApiError(
+      415,
+      'unsupported-media-type',
+      `send JSON (content-type application/json), not ${type}`,
+    );
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new ApiError(400, 'invalid-json', `the request body is not JSON: ${(error as Error).message}`);
+  }
+}
+
+type Route = {
+  method: string;
+  pattern: RegExp;
+  run: (match: string[], request: JobApiRequest) => Promise<JobApiResponse>;
+};
+
+/** Answers one request. Never throws: unexpected failures become a 500 without details. */
+export async function handleJobApiRequest(
+  request: JobApiRequest,
+  options: JobApiOptions,
+): Promise<JobApiResponse> {
+  const { deps } = options;
+  const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
+
+  /** The job, if the caller may see it: another tenant's job does not exist for a bound caller. */
+  const visibleJob = async (rawId: string): Promise<Job> => {
+    const id = parse(jobIdSchema, rawId, 'path.id');
+    const job = await deps.store.get(id);
+    if (!job || (options.tenant !== undefined && job.tenant !== options.tenant)) {
+      throw new ApiError(404, 'not-found', `no job ${id}`);
+    }
+    return job;
+  };
+
+  const routes: Route[] = [
+    {
+      method: 'POST',
+      pattern: /^\/jobs$/,
+      run: async (_match, req) => {
+        const body = parse(createBodySchema, readBody(req, maxBodyBytes), 'body');
+        const rawKey = req.headers?.['idempotency-key'];
+        const idempotencyKey =
+          rawKey === undefined ? undefined : parse(idempotencyKeySchema, rawKey, 'header.Idempotency-Key');
+        if (options.tenant !== undefined && body.tenant !== 'default' && body.tenant !== options.tenant) {
+          throw new ApiError(
+            403,
+            'forbidden',
+            `this caller may only create jobs of tenant ${options.tenant}`,
+          );
+        }
+        const tenant = options.tenant ?? body.tenant;
+        const { job, created } = await submitJob(deps, { ...body, tenant, idempotencyKey });
+        return json(created ? 201 : 200, { job: jobView(job), created }, { location: `/jobs/${job.id}` });
+      },
+    },
+    {
+      method: 'GET',
+      pattern: /^\/jobs$/,
+      run: async (_match, req) => {
+        const query = parse(listQuerySchema, req.query ?? {}, 'query');
+        if (options.tenant !== undefined && query.tenant !== undefined && query.tenant !== options.tenant) {
+          throw new ApiError(403, 'forbidden', `this caller may only list jobs of tenant ${options.tenant}`);
+        }
+        try {
+          const page = await deps.store.list({ ...query, tenant: options.tenant ?? query.tenant });
+          return json(200, { jobs: page.jobs.map(jobView), cursor: page.cursor });
+        } catch (error) {
+          // Both stores refuse a cursor they did not hand out with a RangeError.
+          if (query.cursor !== undefined && error instanceof RangeError) {
+            throw new ApiError(400, 'invalid-request', 'query.cursor: is not a cursor this API handed out');
+          }
+          throw error;
+        }
+      },
+    },
+    {
+      method: 'GET',
+      pattern: /^\/jobs\/([^/]+)$/,
+      run: async ([id]) => json(200, { job: jobView(await visibleJob(id!)) }),
+    },
+    {
+      method: 'POST',
+      pattern: /^\/jobs\/([^/]+)\/selection$/,
+      run: async ([id], req) => {
+        const job = await visibleJob(id!);
+        const body = parse(selectionBodySchema, readBody(req, maxBodyBytes), 'body');
+        return json(200, { job: jobView(await answerSelection(deps, job.id, body.selected)) });
+      },
+    },
+    {
+      method: 'POST',
+      pattern: /^\/jobs\/([^/]+)\/cancel$/,
+      run: async ([id]) => {
+        const job = await visibleJob(id!);
+        return json(200, { job: jobView(await cancelJob(deps, job.id)) });
+      },
+    },
+    {
+      method: 'GET',
+      pattern: /^\/jobs\/([^/]+)\/report$/,
+      run: async ([id], req) => {
+        const job = await visibleJob(id!);
+        const query = parse(reportQuerySchema, req.query ?? {}, 'query');
+        if (job.status !== 'SUCCEEDED') {
+          const why = isTerminal(job.status) ? `it ended ${job.status}` : `it is ${job.status}`;
+          throw new ApiError(409, 'no-report', `job ${job.id} has no report: ${why}`);
+        }
+        const prefix = `reports/${job.id}/`;
+        const files = job.outputs
+          .filter((key) => key.startsWith(prefix) && !key.startsWith(`${prefix}steps/`))
+          .map((key) => ({ key, name: key.slice(prefix.length) }))
+          .filter(
+            (file) =>
+              query.file === undefined ||
+              file.name === query.file ||
+              file.name === `attachments/${query.file}`,
+          );
+        if (files.length === 0)
+          throw new ApiError(404, 'not-found', `job ${job.id} has no report file ${query.file}`);
+        const ttl = options.linkTtlSeconds ?? 900;
+        const links = await Promise.all(
+          files.map(async (file) => ({ ...file, url: await deps.reports.link(file.key, ttl) })),
+        );
+        return json(200, { jobId: job.id, expiresInSeconds: ttl, files: links });
+      },
+    },
+  ];
+
+  try {
+    const path = request.path.length > 1 ? request.path.replace(/\/+$/, '') : request.path;
+    const method = request.method.toUpperCase();
+    const matching = routes.filter((route) => route.pattern.test(path));
+    if (matching.length === 0) throw new ApiError(404, 'not-found', `no route ${path}`);
+    const route = matching.find((candidate) => candidate.method === method);
+    if (!route) {
+      const allow = matching.map((candidate) => candidate.method).join(', ');
+      throw new ApiError(405, 'method-not-allowed', `${method} ${path} is not supported; use ${allow}`, {
+        allow,
+      });
+    }
+    const match = route.pattern
+      .exec(path)!
+      .slice(1)
+      .map((part) => {
+        try {
+          return decodeURIComponent(part);
+        } catch {
+          throw new ApiError(
+            400,
+            'invalid-request',
+            `path: ${JSON.stringify(part)} is not valid URL encoding`,
+          );
+        }
+      });
+    return await route.run(match, request);
+  } catch (error) {
+    if (error instanceof ApiError) {
+      return json(
+        error.status,
+        { error: { status: error.status, code: error.code, message: error.message } },
+        error.headers,
+      );
+    }
+    if (error instanceof JobRequestError) {
+      const code = { 400: 'invalid-request', 404: 'not-found', 409: 'conflict' }[error.status];
+      return json(error.status, { error: { status: error.status, code, message: error.message } });
+    }
+    deps.log?.error('job API request failed', {
+      method: request.method,
+      path: request.path,
+      error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+    });
+    return json(500, {
+      error: { status: 500, code: 'internal', message: 'the request failed; try again later' },
+    });
+  }
+}

@@ -1,0 +1,32 @@
+/**
+ * What every opflow Lambda function builds once per instance, at module load: Powertools, the SDK
+ * clients (traced), the Open Platform client (its calls counted as metrics) and the engine's
+ * dependencies, all from the environment the stack sets (see aws-pipeline.ts). A configuration
+ * problem fails the function's start with one message naming every wrong variable.
+ */
+import type { EngineDeps } from '../engine/deps';
+import type { WorkflowRegistry } from '../engine/workflow';
+import { workflows as allWorkflows } from '../workflows';
+import { createObservability, type Observability, usageMetrics } from './aws-observability';
+import { type AwsPipeline, buildAwsPipeline } from './aws-pipeline';
+
+export interface LambdaRuntime {
+  deps: EngineDeps;
+  observability: Observability;
+  pipeline: AwsPipeline;
+}
+
+/** The runtime of one Lambda instance: call once, at module scope. */
+export function createLambdaRuntime(
+  options: { env?: Readonly<Record<string, string | undefined>>; workflows?: WorkflowRegistry } = {},
+): LambdaRuntime {
+  const observability = createObservability();
+  const { tracer, metrics } = observability;
+  const pipeline = buildAwsPipeline({
+    env: options.env ?? process.env,
+    workflows: options.workflows ?? allWorkflows,
+    onUsage: usageMetrics(metrics),
+    instrumentAwsClient: (client) => tracer.captureAWSv3Client(client),
+  });
+  return { deps: pipeline.deps, observability, pipeline };
+}

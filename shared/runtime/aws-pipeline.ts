@@ -1,0 +1,279 @@
+/**
+ * The aws runtime: the engine wired to the AWS backend of a deployed stack (or of local
+ * emulators), from the stack's outputs in the environment. The Lambda functions build it once per
+ * instance; `opflow --backend aws` builds it to submit, read, answer and cancel jobs, while the
+ * work itself happens in Lambda.
+ *
+ * Environment (validated up front; every problem is named by its variable):
+ * - `OPFLOW_TABLE_NAME`, `OPFLOW_QUEUE_URL`, `OPFLOW_BUCKET_NAME`, `OPFLOW_API_KEY_SECRET_PREFIX`:
+ *   the stack's outputs (TableName, QueueUrl, BucketName, ApiKeySecretPrefix).
+ * - `AWS_REGION` (or `AWS_DEFAULT_REGION`); credentials from the SDK's usual chain (`AWS_PROFILE`, ...).
+ * - `AWS_ENDPOINT_URL`, or per service `AWS_ENDPOINT_URL_DYNAMODB`, `_SQS`, `_S3`,
+ *   `_SECRETS_MANAGER`: emulators (S3 then goes path-style; without credentials in the
+ *   environment, emulator credentials `test`/`test` are used).
+ * - `OPFLOW_BASE_URL` (default the real platform), `OPFLOW_QPS` (default 5 calls per second per key),
+ *   `OPFLOW_REPORT_KMS_KEY_ID` (reports encrypted with SSE-KMS instead of SSE-S3),
+ *   `OPFLOW_KEY_CACHE_SECONDS` (default 300).
+ */
+import { z } from 'zod';
+import {
+  type AwsClientConfig,
+  type AwsClients,
+  createAwsClients,
+  DynamoDbJobStore,
+  DynamoDbRateLimiter,
+  destroyAwsClients,
+  S3ReportStore,
+  SecretsManagerKeySource,
+  SqsWorkQueue,
+} from '../backends/aws';
+import type { EngineDeps, EngineLogger, EngineMetrics } from '../engine/deps';
+import type { Job } from '../engine/job';
+import type { Clock } from '../engine/ports';
+import type { WorkflowRegistry } from '../engine/workflow';
+import { createOpenPlatformClient } from '../openplatform/client';
+import type { CallUsage, OpenPlatformClient } from '../openplatform/types';
+import { ConfigError } from './config';
+import type { Pipeline } from './pipeline';
+
+/** Where each setting of the aws runtime comes from. */
+export const awsConfigSources = {
+  tableName: 'OPFLOW_TABLE_NAME',
+  queueUrl: 'OPFLOW_QUEUE_URL',
+  bucketName: 'OPFLOW_BUCKET_NAME',
+  apiKeySecretPrefix: 'OPFLOW_API_KEY_SECRET_PREFIX',
+  region: 'AWS_REGION',
+  endpointUrl: 'AWS_ENDPOINT_URL',
+  baseUrl: 'OPFLOW_BASE_URL',
+  qps: 'OPFLOW_QPS',
+  reportKmsKeyId: 'OPFLOW_REPORT_KMS_KEY_ID',
+  keyCacheSeconds: 'OPFLOW_KEY_CACHE_SECONDS',
+} as const;
+
+const serviceEndpointVariables = {
+  dynamodb: 'AWS_ENDPOINT_URL_DYNAMODB',
+  sqs: 'AWS_ENDPOINT_URL_SQS',
+  s3: 'AWS_ENDPOINT_URL_S3',
+  secretsManager: 'AWS_ENDPOINT_URL_SECRETS_MANAGER',
+} as const;
+
+const required = z.string({ error: 'is not set' }).trim().min(1, 'is not set');
+const url = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
+const fieldSchemas = {
+  tableName: required,
+  queueUrl: required.pipe(url),
+  bucketName: required,
+  apiKeySecretPrefix: required.regex(/^[A-Za-z0-9/_+=.@-]+$/, 'may only hold letters, digits and /_+=.@-'),
+  region: required,
+  endpointUrl: url.optional(),
+  baseUrl: url.optional(),
+  qps: z.coerce.number({ error: 'must be a number' }).positive('must be more than 0').max(10_000).default(5),
+  reportKmsKeyId: z.string().trim().min(1).optional(),
+  keyCacheSeconds: z.coerce.number({ error: 'must be a number' }).int().min(0).max(86_400).default(300),
+};
+
+export interface AwsRuntimeConfig {
+  tableName: string;
+  queueUrl: string;
+  bucketName: string;
+  /** Tenant `t`'s key is the secret `<prefix>t`. */
+  apiKeySecretPrefix: string;
+  region: string;
+  /** One endpoint for every AWS service (emulators). */
+  endpointUrl?: string | undefined;
+  /** Per-service endpoints, which win over `endpointUrl`. */
+  endpoints?: AwsClientConfig['endpoints'];
+  /** The Open Platform; absent means the real platform. */
+  baseUrl?: string | undefined;
+  /** Upstream calls per second per API key, shared by every worker. Default 5. */
+  qps: number;
+  reportKmsKeyId?: string | undefined;
+  /** How long a tenant's key is reused before Secrets Manager is asked again. Default 300. */
+  keyCacheSeconds: number;
+  /** Static credentials; the SDK's default chain when absent. */
+  credentials?: AwsClientConfig['credentials'];
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** Reads the aws runtime's settings from the environment; throws one ConfigError naming every problem. */
+export function loadAwsConfig(env: Env = process.env): AwsRuntimeConfig {
+  const problems: string[] = [];
+  const config: Record<string, unknown> = {};
+  for (const key of Object.keys(fieldSchemas) as (keyof typeof fieldSchemas)[]) {
+    const variable = awsConfigSources[key];
+    let raw = env[variable];
+    if (key === 'region') raw ||= env.AWS_DEFAULT_REGION;
+    const value = raw === undefined || raw.trim() === '' ? undefined : raw;
+    const parsed = fieldSchemas[key].safeParse(value);
+    if (parsed.success) config[key] = parsed.data;
+    else {
+      const shown = value === undefined ? '' : ` (got ${JSON.stringify(value)})`;
+      problems.push(`${variable}: ${parsed.error.issues[0]?.message ?? 'is not valid'}${shown}`);
+    }
+  }
+  const endpoints: NonNullable<AwsClientConfig['endpoints']> = {};
+  for (const [service, variable] of Object.entries(serviceEndpointVariables) as [
+    keyof typeof serviceEndpointVariables,
+    string,
+  ][]) {
+    const value = env[variable]?.trim();
+    if (!value) continue;
+    const parsed = url.safeParse(value);
+    if (parsed.success) endpoints[service] = parsed.data;
+    else problems.push(`${variable}: must be an http(s) URL (got ${JSON.stringify(value)})`);
+  }
+  if (problems.length > 0) throw new ConfigError(`invalid aws configuration: ${problems.join('; ')}`, false);
+  const usesEmulators = config.endpointUrl !== undefined || Object.keys(endpoints).length > 0;
+  const hasCredentials = Boolean(
+    env.AWS_ACCESS_KEY_ID || env.AWS_PROFILE || env.AWS_CONTAINER_CREDENTIALS_FULL_URI,
+  );
+  return {
+    ...(config as Omit<AwsRuntimeConfig, 'endpoints' | 'credentials'>),
+    ...(Object.keys(endpoints).length > 0 ? { endpoints } : {}),
+    ...(usesEmulators && !hasCredentials
+      ? { credentials: { accessKeyId: 'test', secretAccessKey: 'test' } }
+      : {}),
+  };
+}
+
+/** The ports of one AWS deployment, over one set of SDK clients. */
+export interface AwsBackend {
+  readonly clients: AwsClients;
+  readonly store: DynamoDbJobStore;
+  readonly queue: SqsWorkQueue;
+  readonly reports: S3ReportStore;
+  readonly keys: SecretsManagerKeySource;
+  readonly rateLimiter: DynamoDbRateLimiter;
+  /** Releases the SDK clients' connections. */
+  close(): void;
+}
+
+/** Builds the AWS ports from a configuration; `instrument` sees each SDK client once (tracing). */
+export function createAwsBackend(config: AwsRuntimeConfig, instrument?: <T>(client: T) => T): AwsBackend {
+  const clients = createAwsClients(
+    {
+      region: config.region,
+      endpoint: config.endpointUrl,
+      endpoints: config.endpoints,
+      credentials: config.credentials,
+    },
+    instrument,
+  );
+  const reports = new S3ReportStore({
+    client: clients.s3,
+    bucket: config.bucketName,
+    kmsKeyId: config.reportKmsKeyId,
+  });
+  return {
+    clients,
+    reports,
+    store: new DynamoDbJobStore({ client: clients.documents, tableName: config.tableName, reports }),
+    queue: new SqsWorkQueue({ client: clients.sqs, queueUrl: config.queueUrl }),
+    keys: new SecretsManagerKeySource({
+      client: clients.secretsManager,
+      prefix: config.apiKeySecretPrefix,
+      maxAgeSeconds: config.keyCacheSeconds,
+    }),
+    rateLimiter: new DynamoDbRateLimiter({
+      client: clients.documents,
+      tableName: config.tableName,
+      ratePerSecond: config.qps,
+    }),
+    close: () => destroyAwsClients(clients),
+  };
+}
+
+export interface AwsPipelineOptions {
+  /** The workflows jobs may name. */
+  workflows: WorkflowRegistry;
+  /** Settings; read from `env` with {@link loadAwsConfig} when absent. */
+  config?: AwsRuntimeConfig | undefined;
+  /** Default: `process.env`. */
+  env?: Env | undefined;
+  /** Overrides the configured calls per second per API key (`--qps`). */
+  qps?: number | undefined;
+  /** Default: the wall clock. */
+  clock?: Clock | undefined;
+  /** Default: `Math.random`. */
+  random?: (() => number) | undefined;
+  log?: EngineLogger | undefined;
+  metrics?: EngineMetrics | undefined;
+  /** A client to use instead of one built from the configuration (tests). */
+  client?: OpenPlatformClient | undefined;
+  /** Told the cost of every upstream call (metrics). */
+  onUsage?: ((usage: CallUsage) => void) | undefined;
+  /** Sees each SDK client once before use (the Lambda runtime's tracer). */
+  instrumentAwsClient?: (<T>(client: T) => T) | undefined;
+}
+
+export interface AwsPipeline extends Pipeline {
+  readonly backend: 'aws';
+  readonly aws: AwsBackend;
+  readonly config: AwsRuntimeConfig;
+  onJobChange(listener: (job: Job) => void): () => void;
+}
+
+/**
+ * The engine on a deployed stack's AWS resources. Nothing runs here (`start` is absent): the
+ * step worker and the sweeper are Lambda functions. `close()` releases the connections. Throws a
+ * ConfigError naming every wrong variable when the environment is incomplete.
+ */
+export async function createAwsPipeline(options: AwsPipelineOptions): Promise<AwsPipeline> {
+  return buildAwsPipeline(options);
+}
+
+/** {@link createAwsPipeline}, synchronously (for a Lambda's module scope). */
+export function buildAwsPipeline(options: AwsPipelineOptions): AwsPipeline {
+  const loaded = options.config ?? loadAwsConfig(options.env);
+  const config = options.qps === undefined ? loaded : { ...loaded, qps: options.qps };
+  const aws = createAwsBackend(config, options.instrumentAwsClient);
+  const clock = options.clock ?? { now: () => Date.now() };
+  const client =
+    options.client ??
+    createOpenPlatformClient({
+      baseUrl: config.baseUrl,
+      now: () => clock.now(),
+      onUsage: options.onUsage,
+    });
+  const listeners = new Set<(job: Job) => void>();
+  const deps: EngineDeps = {
+    store: aws.store,
+    queue: aws.queue,
+    reports: aws.reports,
+    keys: aws.keys,
+    rateLimiter: aws.rateLimiter,
+    clock,
+    random: options.random ?? Math.random,
+    client,
+    workflows: options.workflows,
+    log: options.log,
+    metrics: options.metrics,
+    onJobChange: (job) => {
+      for (const listener of listeners) {
+        try {
+          listener(job);
+        } catch {
+          // A display's problem must not stop the engine.
+        }
+      }
+    },
+  };
+  return {
+    backend: 'aws',
+    deps,
+    aws,
+    config,
+    description: `aws (table ${config.tableName}, region ${config.region}${config.endpointUrl || config.endpoints ? ', emulated' : ''})`,
+    onJobChange(listener) {
+      listeners.add(listener);
+      return () => {
+        listeners.delete(listener);
+      };
+    },
+    async close() {
+      if (!options.client) await client.close();
+      aws.close();
+    },
+  };
+}

@@ -1,0 +1,156 @@
+/**
+ * The step worker's logic, behind the SQS-triggered Lambda `step-worker`: each record of a batch
+ * is one `{jobId, version}` message and one engine step, processed on its own (Powertools batch,
+ * partial batch responses), so one bad record never fails the others.
+ *
+ * - A body that is not a work message is logged and reported as failed: SQS moves it to the DLQ
+ *   after `maxReceiveCount` receives.
+ * - An infrastructure failure (DynamoDB, S3, SQS unreachable) fails the record, which comes back
+ *   after the visibility timeout; the engine's version checks make the repeat harmless.
+ * - Records are processed one after another, and none is started with less than the margin left
+ *   before the function's deadline: the rest are reported as failed, so they come back at once
+ *   rather than being cut off halfway.
+ */
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { parseWorkMessage } from '../backends/aws';
+import { findStep } from '../engine/advance';
+import type { EngineDeps } from '../engine/deps';
+import type { Job } from '../engine/job';
+import type { JobStore } from '../engine/ports';
+import { runStep, type StepReport } from '../engine/runner';
+import { engineLogger, engineMetrics, type Observability, traced } from './aws-observability';
+
+/** A record not started because the function's deadline is near (it will be delivered again). */
+export class DeadlineNearError extends Error {
+  override readonly name = 'DeadlineNearError';
+}
+
+export interface StepWorkerOptions {
+  deps: EngineDeps;
+  observability: Observability;
+  /** A record is not started with less than this left before the deadline (default 15 seconds). */
+  deadlineMarginMs?: number | undefined;
+}
+
+export interface StepWorker {
+  /** The Lambda handler: the batch's failed records, for SQS to deliver again. */
+  handle(event: SQSEvent, context: Context): Promise<SQSBatchResponse>;
+}
+
+/** Adds the job's step and operation to the record's log lines as soon as the engine reads the job. */
+function observedStore(store: JobStore, deps: EngineDeps, logger: Logger): JobStore {
+  const keysOf = (job: Job) => {
+    const step = deps.workflows.get(job.workflow) && findStep(deps.workflows.get(job.workflow)!, job.step);
+    return {
+      workflow: job.workflow,
+      step: job.step,
+      operation: step ? (step.kind === 'fetch' ? 'fetch' : step.operation) : undefined,
+      tenant: job.tenant,
+    };
+  };
+  return {
+    create: (job) => store.create(job),
+    commit: (job, expected) => store.commit(job, expected),
+    listDue: (now, limit) => store.listDue(now, limit),
+    list: (query) => store.list(query),
+    findByIdempotencyKey: (tenant, key) => store.findByIdempotencyKey(tenant, key),
+    get: async (id) => {
+      const job = await store.get(id);
+      if (job) logger.appendKeys(keysOf(job));
+      return job;
+    },
+  };
+}
+
+function describeReport(report: StepReport): Record<string, unknown> {
+  switch (report.outcome) {
+    case 'committed':
+      return {
+        outcome: report.outcome,
+        status: report.job.status,
+        nextStep: report.job.step,
+        version: report.job.version,
+        nextRunAt: report.job.nextRunAt,
+      };
+    case 'deferred':
+      return { outcome: report.outcome, reason: report.reason, delayMs: report.delayMs };
+    case 'dropped':
+      return { outcome: report.outcome, reason: report.reason };
+    default:
+      return { outcome: report.outcome };
+  }
+}
+
+/** Builds the step worker around one set of engine dependencies (created once per Lambda instance). */
+export function createStepWorker(options: StepWorkerOptions): StepWorker {
+  const { deps, observability } = options;
+  const { logger, metrics, tracer } = observability;
+  const marginMs = options.deadlineMarginMs ?? 15_000;
+
+  const processRecord = async (record: SQSRecord, context: Context, deadline: { told: boolean }) => {
+    const left = context.getRemainingTimeInMillis();
+    if (left < marginMs) {
+      if (!deadline.told) {
+        deadline.told = true;
+        logger.info('deadline near: leaving the rest of the batch for the next delivery', {
+          remainingMs: left,
+        });
+      }
+      throw new DeadlineNearError(`only ${left} ms left, less than the ${marginMs} ms margin`);
+    }
+    const log = logger.createChild();
+    log.setCorrelationId(record.messageId);
+    log.appendKeys({ receiveCount: Number(record.attributes.ApproximateReceiveCount) || undefined });
+    let message: ReturnType<typeof parseWorkMessage>;
+    try {
+      message = parseWorkMessage(record.body);
+    } catch (error) {
+      log.error('unreadable work message: reported as failed, so it reaches the dead-letter queue', {
+        error: (error as Error).message,
+      });
+      throw error;
+    }
+    log.appendKeys({ jobId: message.jobId, messageVersion: message.version });
+    const recordDeps: EngineDeps = {
+      ...deps,
+      store: observedStore(deps.store, deps, log),
+      log: engineLogger(log),
+      metrics: engineMetrics(metrics),
+    };
+    try {
+      const report = await traced(tracer, '## step', { jobId: message.jobId }, () =>
+        runStep(recordDeps, message),
+      );
+      log.info('step done', describeReport(report));
+    } catch (error) {
+      log.error('step failed: the message will be delivered again', {
+        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+      });
+      throw error;
+    }
+  };
+
+  return {
+    async handle(event, context) {
+      logger.addContext(context);
+      const processor = new BatchProcessor(EventType.SQS);
+      const deadline = { told: false };
+      try {
+        return await processPartialResponse(
+          event,
+          (record: SQSRecord) => processRecord(record, context, deadline),
+          processor,
+          {
+            context,
+            processInParallel: false,
+            throwOnFullBatchFailure: false,
+          },
+        );
+      } finally {
+        metrics.publishStoredMetrics();
+      }
+    },
+  };
+}

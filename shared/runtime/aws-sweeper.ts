@@ -1,0 +1,45 @@
+/**
+ * The sweeper's logic, behind the scheduled Lambda `sweeper` (every minute): re-send a message for
+ * every unfinished job whose `nextRunAt` is well past (a message lost between commit and send, or a
+ * wait longer than SQS can hold), so the step worker looks at it again; jobs past their deadline
+ * are failed by the step worker when that message arrives.
+ */
+import type { Context } from 'aws-lambda';
+import type { EngineDeps } from '../engine/deps';
+import { type SweepOptions, sweep } from '../engine/sweep';
+import { engineLogger, engineMetrics, type Observability, traced } from './aws-observability';
+
+export interface SweeperOptions {
+  deps: EngineDeps;
+  observability: Observability;
+  /** Passed to the engine's sweep (default: jobs overdue by 30 s, at most 500 per run). */
+  sweep?: SweepOptions | undefined;
+}
+
+export interface Sweeper {
+  /** The Lambda handler: what this run re-sent. */
+  handle(event: unknown, context: Context): Promise<{ requeued: number; expired: number }>;
+}
+
+export function createSweeper(options: SweeperOptions): Sweeper {
+  const { logger, metrics, tracer } = options.observability;
+  return {
+    async handle(event, context) {
+      logger.addContext(context);
+      const id = (event as { id?: unknown } | undefined)?.id;
+      logger.setCorrelationId(typeof id === 'string' ? id : context.awsRequestId);
+      const deps: EngineDeps = {
+        ...options.deps,
+        log: engineLogger(logger),
+        metrics: engineMetrics(metrics),
+      };
+      try {
+        const result = await traced(tracer, '## sweep', {}, () => sweep(deps, options.sweep));
+        logger.info('sweep done', result);
+        return result;
+      } finally {
+        metrics.publishStoredMetrics();
+      }
+    },
+  };
+}
