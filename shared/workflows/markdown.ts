@@ -5,23 +5,38 @@
  * own headings and tables stay intact whatever the upstream answers.
  */
 
-/** Characters that open inline structure anywhere in a line. */
-const INLINE_SPECIAL = /[\\`*_[\]<>|~]/g;
+/** Characters that open inline structure anywhere in a line (`_` only at a word's edge, below). */
+const INLINE_SPECIAL = /[\\`*[\]<>|~]/g;
 
-/**
- * Escape a piece of upstream text for use inside a line (a heading, a list item, a table cell):
- * line breaks become spaces and Markdown punctuation is backslash-escaped.
- */
-export function inline(value: unknown): string {
-  const text = plainText(value).replace(/\s*[\r\n]+\s*/g, ' ');
-  return escapeLineStart(text.replace(INLINE_SPECIAL, (char) => `\\${char}`));
+/** One line of upstream text with its inline structure escaped; `atLineStart` also guards block starts. */
+function escapeLine(value: unknown, atLineStart: boolean): string {
+  const text = plainText(value)
+    .replace(/\s*[\r\n]+\s*/g, ' ')
+    .replace(INLINE_SPECIAL, (char) => `\\${char}`)
+    // snake_case needs no escaping: GFM never opens emphasis inside a word with `_`.
+    .replace(/(^|[^\p{L}\p{N}])_|_(?=[^\p{L}\p{N}]|$)/gu, (match) => match.replace('_', '\\_'));
+  return atLineStart ? escapeLineStart(text) : text.trim();
 }
 
-/** A line that starts like a heading, list, quote, rule or setext underline would become one. */
+/**
+ * Escape a piece of upstream text for use as (or at the start of) a line: a paragraph line, a list
+ * item. Line breaks become spaces, Markdown punctuation is backslash-escaped, and a start that would
+ * open a heading, list, quote or rule is escaped too.
+ */
+export function inline(value: unknown): string {
+  return escapeLine(value, true);
+}
+
+/** Like `inline`, for text that cannot start a block anyway: a table cell, a heading's text. */
+export function cellText(value: unknown): string {
+  return escapeLine(value, false);
+}
+
+/** A line that starts like a heading, list item, or rule/setext underline would become one. */
 function escapeLineStart(line: string): string {
   const trimmed = line.replace(/^\s+/, '');
-  if (/^(#|>|[-+=])/.test(trimmed)) return `\\${trimmed}`;
-  const ordered = /^(\d{1,9})([.)])/.exec(trimmed);
+  if (/^(#{1,6}(\s|$)|[-+](\s|$)|[-=]+\s*$)/.test(trimmed)) return `\\${trimmed}`;
+  const ordered = /^(\d{1,9})([.)])(\s|$)/.exec(trimmed);
   if (ordered) return `${ordered[1]}\\${trimmed.slice(ordered[1]!.length)}`;
   return trimmed;
 }
@@ -48,7 +63,7 @@ export function paragraphs(value: unknown, fallback = '_(none)_'): string {
 
 /** A heading of `level` 1–6 with escaped text. */
 export function heading(level: number, text: unknown): string {
-  return `${'#'.repeat(Math.min(6, Math.max(1, level)))} ${inline(text)}`;
+  return `${'#'.repeat(Math.min(6, Math.max(1, level)))} ${cellText(text)}`;
 }
 
 /** Markdown this module built (a link, say), which a table cell takes as it is instead of escaping it. */
@@ -63,7 +78,7 @@ export class Rendered {
 export function table(headers: string[], rows: unknown[][], empty = '_(none)_'): string {
   if (rows.length === 0) return empty;
   const cell = (value: unknown) => {
-    const text = value instanceof Rendered ? value.markdown.replace(/\s*[\r\n]+\s*/g, ' ') : inline(value);
+    const text = value instanceof Rendered ? value.markdown.replace(/\s*[\r\n]+\s*/g, ' ') : cellText(value);
     return text === '' ? ' ' : text;
   };
   const lines = [
@@ -90,7 +105,7 @@ export function fileLink(label: unknown, relativePath: string): string {
     .filter((segment) => segment !== '' && segment !== '.' && segment !== '..')
     .map((segment) => encodeURIComponent(segment))
     .join('/');
-  return `[${inline(label)}](${target})`;
+  return `[${cellText(label)}](${target})`;
 }
 
 /** Join report blocks with blank lines, dropping empty ones. */
@@ -103,7 +118,7 @@ export function shorten(value: unknown, max = 120): string {
   const text = plainText(value).replace(/\s+/g, ' ').trim();
   if (text.length <= max) return text;
   const cut = text.slice(0, max - 1);
-  const space = cut.lastIndexOf(' ');
+  const space = text.charAt(max - 1) === ' ' ? cut.length : cut.lastIndexOf(' ');
   return `${(space > max / 2 ? cut.slice(0, space) : cut).trimEnd()}…`;
 }
 
@@ -154,10 +169,10 @@ export function outline(value: unknown, maxDepth = 3, maxItems = 20): string {
   const lines: string[] = [];
   const walk = (node: unknown, depth: number, label: string | undefined) => {
     const indent = '  '.repeat(depth);
-    const prefix = label === undefined ? '' : `**${inline(label)}**: `;
+    const prefix = label === undefined ? '' : `**${cellText(label)}**: `;
     if (node === null || node === undefined || node === '') return;
     if (typeof node !== 'object') {
-      lines.push(`${indent}- ${prefix}${inline(node)}`);
+      lines.push(`${indent}- ${prefix}${prefix ? cellText(node) : inline(node)}`);
       return;
     }
     const entries: [string | undefined, unknown][] = Array.isArray(node)
@@ -166,10 +181,10 @@ export function outline(value: unknown, maxDepth = 3, maxItems = 20): string {
     const simple = entries.every(([, item]) => item === null || typeof item !== 'object');
     if (depth >= maxDepth || (Array.isArray(node) && simple && entries.length > 0 && label !== undefined)) {
       const text = plainText(node);
-      if (text !== '') lines.push(`${indent}- ${prefix}${inline(text)}`);
+      if (text !== '') lines.push(`${indent}- ${prefix}${prefix ? cellText(text) : inline(text)}`);
       return;
     }
-    if (label !== undefined) lines.push(`${indent}- ${prefix.trimEnd()}`);
+    if (label !== undefined) lines.push(`${indent}- **${cellText(label)}**`);
     const childDepth = label === undefined ? depth : depth + 1;
     for (const [key, item] of entries.slice(0, maxItems)) walk(item, childDepth, key);
     if (entries.length > maxItems) {
@@ -267,7 +282,7 @@ export function webLink(label: unknown, url: unknown): Rendered {
 }
 
 function webLinkText(label: unknown, url: unknown): string {
-  const text = inline(label) || inline(url);
+  const text = cellText(label) || cellText(url);
   if (typeof url !== 'string') return text;
   let parsed: URL;
   try {

@@ -344,7 +344,7 @@ function noveltyMarkdown({
     const facts = [
       `Public score ${score(reference.public_score)}`,
       reference.feature_match_num !== null && reference.feature_match_num !== undefined
-        ? `${reference.feature_match_num} features matched`
+        ? `${reference.feature_match_num} ${reference.feature_match_num === 1 ? 'feature' : 'features'} matched`
         : undefined,
       reference.comparative_literature_category
         ? `category: ${reference.comparative_literature_category}`
