@@ -1,0 +1,27 @@
+/**
+ * `opflow cancel <jobId>`: stop a job in any unfinished status. A step already in flight finishes,
+ * but its result is not committed: the job stays CANCELLED.
+ */
+import { cancelJob } from '../../engine/jobs';
+import { type CliContext, type GlobalOptions, openPipeline, writeJson } from '../context';
+import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
+import { jobSummary } from '../format';
+
+export async function cancelCommand(
+  ctx: CliContext,
+  jobId: string,
+  options: GlobalOptions,
+): Promise<ExitCodeValue> {
+  const pipeline = await openPipeline(ctx, options, 'records');
+  try {
+    const existing = await pipeline.deps.store.get(jobId);
+    if (!existing) throw new CliError(`no job ${jobId}`, ExitCode.notFound);
+    const job = await cancelJob(pipeline.deps, jobId);
+    if (options.json) writeJson(ctx.io, jobSummary(job));
+    else
+      ctx.io.stdout.write(`cancelled ${job.id}${job.label ? ` (${job.label})` : ''} at step ${job.step}\n`);
+    return ExitCode.ok;
+  } finally {
+    await pipeline.close();
+  }
+}

@@ -1,0 +1,73 @@
+/**
+ * `opflow list [--status S] [--workflow W] [--limit N]`: jobs, newest first.
+ */
+import { type Job, type JobStatus, jobStatuses } from '../../engine/job';
+import { type CliContext, type GlobalOptions, openPipeline, writeJson } from '../context';
+import { reportLocationOf } from '../drive-jobs';
+import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
+import { formatTable, jobSummary, stepTitle } from '../format';
+
+export interface ListOptions extends GlobalOptions {
+  status?: string | undefined;
+  workflow?: string | undefined;
+  limit: string;
+}
+
+export function parseStatus(value: string): JobStatus {
+  const status = value.toUpperCase().replace(/-/g, '_');
+  if ((jobStatuses as readonly string[]).includes(status)) return status as JobStatus;
+  throw new CliError(`--status must be one of ${jobStatuses.join(', ')}, not "${value}"`, ExitCode.usage);
+}
+
+export function parseLimit(value: string): number {
+  const limit = Number(value);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
+    throw new CliError(`--limit must be a whole number from 1 to 1000, not "${value}"`, ExitCode.usage);
+  }
+  return limit;
+}
+
+export async function listCommand(ctx: CliContext, options: ListOptions): Promise<ExitCodeValue> {
+  const status = options.status === undefined ? undefined : parseStatus(options.status);
+  const limit = parseLimit(options.limit);
+  const pipeline = await openPipeline(ctx, options, 'records');
+  try {
+    const jobs: Job[] = [];
+    let cursor: string | undefined;
+    // Filtering by workflow happens here, so keep reading pages until the limit is filled.
+    do {
+      const page = await pipeline.deps.store.list({ status, limit: Math.min(1000, limit * 4), cursor });
+      jobs.push(
+        ...page.jobs.filter((job) => options.workflow === undefined || job.workflow === options.workflow),
+      );
+      cursor = page.cursor;
+    } while (cursor !== undefined && jobs.length < limit);
+    const shown = jobs.slice(0, limit);
+    if (options.json) {
+      const summaries = [];
+      for (const job of shown) summaries.push(jobSummary(job, await reportLocationOf(pipeline, job)));
+      writeJson(ctx.io, summaries);
+      return ExitCode.ok;
+    }
+    if (shown.length === 0) {
+      ctx.io.stdout.write(`no jobs${status ? ` with status ${status}` : ''}\n`);
+      return ExitCode.ok;
+    }
+    const rows = shown.map((job) => [
+      job.id,
+      job.workflow,
+      job.status,
+      stepTitle(job, pipeline.deps.workflows),
+      new Date(job.updatedAt).toISOString().replace('T', ' ').slice(0, 19),
+      job.label ?? '',
+    ]);
+    ctx.io.stdout.write(
+      `${formatTable(['JOB', 'WORKFLOW', 'STATUS', 'STEP', 'UPDATED (UTC)', 'LABEL'], rows)}\n`,
+    );
+    if (jobs.length > limit || cursor !== undefined)
+      ctx.io.stdout.write(`(first ${limit}; use --limit to see more)\n`);
+    return ExitCode.ok;
+  } finally {
+    await pipeline.close();
+  }
+}

@@ -1,0 +1,198 @@
+/**
+ * `opflow run <workflow> <inputs...>`: one job per input document, then wait and show progress.
+ * Unfinished jobs from before (a crash, Ctrl-C) are continued too, and an input that already has an
+ * unfinished job of the same workflow joins that job instead of starting the work again.
+ */
+import { ulid } from 'ulid';
+import type { Job } from '../../engine/job';
+import { JobRequestError, submitJob } from '../../engine/jobs';
+import type { Workflow } from '../../engine/workflow';
+import { listUnfinished } from '../../runtime/job-queries';
+import { type CliContext, type GlobalOptions, openPipeline } from '../context';
+import { driveJobs, reportOutcome } from '../drive-jobs';
+import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
+import { type InputDocument, type InputProblem, readInputs } from '../inputs';
+
+export interface RunOptions extends GlobalOptions {
+  select: string;
+  deadline?: string | undefined;
+  tenant: string;
+  /** Start new jobs even for inputs that have an unfinished job already. */
+  fresh?: boolean | undefined;
+  /** Submit and return at once, without waiting. */
+  wait: boolean;
+}
+
+interface Candidate {
+  source: string;
+  label: string;
+  input: unknown;
+}
+
+export async function runCommand(
+  ctx: CliContext,
+  workflowName: string,
+  sources: string[],
+  options: RunOptions,
+): Promise<ExitCodeValue> {
+  const startedAt = Date.now();
+  const workflow = requireWorkflow(ctx, workflowName);
+  const selection = parseSelectionMode(options.select);
+  const deadlineMs =
+    options.deadline === undefined ? undefined : parseDuration(options.deadline, '--deadline');
+
+  const { documents, problems } = await readInputs(sources, { readStdin: ctx.io.readStdin, cwd: ctx.io.cwd });
+  const refused: InputProblem[] = [...problems];
+  const candidates: Candidate[] = [];
+  for (const document of documents) {
+    const built = candidatesOf(workflow, document);
+    if ('reason' in built) refused.push(built);
+    else candidates.push(...built);
+  }
+  for (const problem of refused)
+    ctx.io.stderr.write(`opflow: skipping ${problem.source}: ${problem.reason}\n`);
+  if (candidates.length === 0) {
+    throw new CliError(
+      refused.length > 0 ? 'none of the inputs can be used (see above)' : 'no inputs given',
+      ExitCode.usage,
+    );
+  }
+
+  const pipeline = await openPipeline(ctx, options, 'work');
+  try {
+    const unfinished = await listUnfinished(pipeline.deps.store);
+    const sameWorkflow = options.fresh ? [] : unfinished.filter((job) => job.workflow === workflow.name);
+    const canonicalOfUnfinished = new Map<string, Job>();
+    for (const job of sameWorkflow) {
+      const canonical = await canonicalInputOf(pipeline.deps.reports, job);
+      if (canonical !== undefined && !canonicalOfUnfinished.has(canonical))
+        canonicalOfUnfinished.set(canonical, job);
+    }
+
+    const batchId = `run-${ulid()}`;
+    const tracked: Job[] = [];
+    let joined = 0;
+    for (const candidate of candidates) {
+      const parsed = workflow.input.safeParse(candidate.input);
+      const existing = parsed.success ? canonicalOfUnfinished.get(JSON.stringify(parsed.data)) : undefined;
+      if (existing && !tracked.some((job) => job.id === existing.id)) {
+        tracked.push(existing);
+        joined += 1;
+        continue;
+      }
+      try {
+        const { job } = await submitJob(pipeline.deps, {
+          workflow: workflow.name,
+          input: candidate.input,
+          tenant: options.tenant,
+          selection: { mode: selection },
+          deadlineMs,
+          label: candidate.label.slice(0, 200),
+          batchId,
+          source: 'cli',
+        });
+        tracked.push(job);
+      } catch (error) {
+        if (!(error instanceof JobRequestError)) throw error;
+        const problem = { source: candidate.source, reason: error.message };
+        refused.push(problem);
+        ctx.io.stderr.write(`opflow: skipping ${problem.source}: ${problem.reason}\n`);
+      }
+    }
+    const continued = unfinished.filter(
+      (job) => job.status !== 'AWAITING_INPUT' && !tracked.some((mine) => mine.id === job.id),
+    );
+    if (!options.quiet && (joined > 0 || continued.length > 0)) {
+      ctx.io.stderr.write(
+        `opflow: continuing ${joined + continued.length} unfinished job${joined + continued.length === 1 ? '' : 's'} from an earlier run\n`,
+      );
+    }
+    tracked.push(...continued);
+    if (tracked.length === 0) {
+      throw new CliError('no job could be started (see above)', ExitCode.usage);
+    }
+    if (!options.wait) {
+      return reportOutcome(
+        ctx,
+        pipeline,
+        { jobs: tracked, interrupted: false },
+        { ...options, refused, startedAt },
+      );
+    }
+    const outcome = await driveJobs(ctx, pipeline, tracked, options);
+    return await reportOutcome(ctx, pipeline, outcome, { ...options, refused, startedAt });
+  } finally {
+    await pipeline.close();
+  }
+}
+
+/** The workflow by name, or a usage error that lists the known ones (closest first). */
+export function requireWorkflow(ctx: CliContext, name: string): Workflow {
+  const workflow = ctx.workflows.get(name);
+  if (workflow) return workflow;
+  const known = [...ctx.workflows.keys()].sort();
+  const closest = known.find((candidate) => candidate.includes(name) || name.includes(candidate));
+  throw new CliError(
+    `unknown workflow "${name}"${closest ? ` (did you mean ${closest}?)` : ''}; known workflows: ${known.join(', ')}`,
+    ExitCode.usage,
+  );
+}
+
+export function parseSelectionMode(value: string): 'auto' | 'manual' {
+  if (value === 'auto' || value === 'manual') return value;
+  throw new CliError(`--select must be auto or manual, not "${value}"`, ExitCode.usage);
+}
+
+/** `90s`, `30m`, `2h`, `1d`, `1500ms` → milliseconds. */
+export function parseDuration(value: string, option: string): number {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)\s*$/.exec(value);
+  const units: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+  const amount = match ? Number(match[1]) * (units[match[2] ?? ''] ?? Number.NaN) : Number.NaN;
+  if (!(amount >= 1)) {
+    throw new CliError(
+      `${option} must be a duration such as 90s, 30m, 2h or 1d, not "${value}"`,
+      ExitCode.usage,
+    );
+  }
+  return Math.round(amount);
+}
+
+/** The workflow inputs one document gives: text through the workflow's reader, JSON as it is. */
+function candidatesOf(workflow: Workflow, document: InputDocument): Candidate[] | InputProblem {
+  if (document.kind === 'json') {
+    const values = Array.isArray(document.json) ? document.json : [document.json];
+    if (values.length === 0) return { source: document.source, reason: 'the JSON array is empty' };
+    return values.map((input, index) => ({
+      source: values.length > 1 ? `${document.source}[${index}]` : document.source,
+      label: values.length > 1 ? `${document.fileName}[${index}]` : document.fileName,
+      input,
+    }));
+  }
+  if (!workflow.fromText) {
+    return {
+      source: document.source,
+      reason: `${workflow.name} takes JSON input (a .json file), not text`,
+    };
+  }
+  try {
+    return [
+      {
+        source: document.source,
+        label: document.fileName,
+        input: workflow.fromText(document.content, document.fileName),
+      },
+    ];
+  } catch (error) {
+    return { source: document.source, reason: (error as Error).message };
+  }
+}
+
+/** The job's input as canonical JSON (as the workflow's schema produced it), to recognise a repeat. */
+async function canonicalInputOf(
+  reports: { get(key: string): Promise<{ body: Uint8Array } | undefined> },
+  job: Job,
+): Promise<string | undefined> {
+  if ('inline' in job.input) return JSON.stringify(job.input.inline);
+  const stored = await reports.get(job.input.ref);
+  return stored ? JSON.stringify(JSON.parse(Buffer.from(stored.body).toString('utf8'))) : undefined;
+}

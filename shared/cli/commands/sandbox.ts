@@ -1,0 +1,49 @@
+/**
+ * `opflow sandbox [--port N] [--speed N]`: the stand-in for the Open Platform API, in the
+ * foreground until Ctrl-C. Point opflow at it with OPFLOW_BASE_URL.
+ */
+
+import { scaledTaskDurations } from '../../runtime/sandbox-launch';
+import { printSandboxBanner, startSandbox } from '../../sandbox';
+import type { CliContext } from '../context';
+import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
+
+export interface SandboxCommandOptions {
+  port: string;
+  host: string;
+  speed?: string | undefined;
+}
+
+export async function sandboxCommand(
+  ctx: CliContext,
+  options: SandboxCommandOptions,
+): Promise<ExitCodeValue> {
+  const port = Number(options.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new CliError(`--port must be a port number (0 to 65535), not "${options.port}"`, ExitCode.usage);
+  }
+  const speed = options.speed === undefined ? 1 : Number(options.speed);
+  if (!(Number.isFinite(speed) && speed >= 1)) {
+    throw new CliError(`--speed must be a number of at least 1, not "${options.speed}"`, ExitCode.usage);
+  }
+  let sandbox: Awaited<ReturnType<typeof startSandbox>>;
+  try {
+    sandbox = await startSandbox({
+      port,
+      host: options.host,
+      ...(speed > 1 ? { taskDurations: scaledTaskDurations(speed) } : {}),
+    });
+  } catch (error) {
+    throw new CliError(`cannot start the sandbox: ${(error as Error).message}`, ExitCode.environment);
+  }
+  printSandboxBanner(sandbox, (text) => ctx.io.stdout.write(text));
+  ctx.io.stdout.write(`  use it:  OPFLOW_BASE_URL=${sandbox.url} npx opflow run ...   (Ctrl-C stops it)\n`);
+  await new Promise<void>((resolve) => {
+    const stop = ctx.io.onInterrupt(() => {
+      stop();
+      resolve();
+    });
+  });
+  await sandbox.close();
+  return ExitCode.ok;
+}

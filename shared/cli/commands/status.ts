@@ -1,0 +1,25 @@
+/**
+ * `opflow status <jobId>`: everything about one job (its step, usage, error, pending selection).
+ */
+import { type CliContext, type GlobalOptions, openPipeline, writeJson } from '../context';
+import { reportLocationOf } from '../drive-jobs';
+import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
+import { describeJob } from '../format';
+
+export async function statusCommand(
+  ctx: CliContext,
+  jobId: string,
+  options: GlobalOptions,
+): Promise<ExitCodeValue> {
+  const pipeline = await openPipeline(ctx, options, 'records');
+  try {
+    const job = await pipeline.deps.store.get(jobId);
+    if (!job) throw new CliError(`no job ${jobId}`, ExitCode.notFound);
+    const report = await reportLocationOf(pipeline, job);
+    if (options.json) writeJson(ctx.io, { ...job, report });
+    else ctx.io.stdout.write(`${describeJob(job, pipeline.deps.workflows, report)}\n`);
+    return ExitCode.ok;
+  } finally {
+    await pipeline.close();
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * What every `opflow` command works with: the process's streams and environment (injectable for
+ * tests), the global options, the workflows, and how to open the pipeline of the chosen backend.
+ */
+import { JobRequestError } from '../engine/jobs';
+import type { WorkflowRegistry } from '../engine/workflow';
+import { ConfigError, loadLocalConfig } from '../runtime/config';
+import { createLocalPipeline, type LocalPipeline } from '../runtime/local-pipeline';
+import type { Pipeline } from '../runtime/pipeline';
+import { CliError, ExitCode, type ExitCodeValue } from './exit-codes';
+
+export interface CliIo {
+  stdout: NodeJS.WritableStream & { isTTY?: boolean };
+  stderr: NodeJS.WritableStream & { isTTY?: boolean };
+  /** Reads standard input whole (for `-`). */
+  readStdin(): Promise<string>;
+  env: Readonly<Record<string, string | undefined>>;
+  /** Relative input paths are resolved against this. */
+  cwd: string;
+  /** Calls `handler` on Ctrl-C (SIGINT) or SIGTERM; returns the function that stops listening. */
+  onInterrupt(handler: () => void): () => void;
+}
+
+/** The options every command accepts (before or after the command's name). */
+export interface GlobalOptions {
+  backend: 'local' | 'aws';
+  json?: boolean | undefined;
+  quiet?: boolean | undefined;
+  db?: string | undefined;
+  out?: string | undefined;
+  qps?: string | undefined;
+  concurrency?: string | undefined;
+  baseUrl?: string | undefined;
+  sandboxSpeed?: string | undefined;
+}
+
+export interface CliContext {
+  io: CliIo;
+  workflows: WorkflowRegistry;
+}
+
+/** What an opened pipeline is good for: running steps here, or reading and changing records only. */
+export type PipelinePurpose = 'work' | 'records';
+
+/** Opens the pipeline of the chosen backend; the caller closes it. */
+export async function openPipeline(
+  ctx: CliContext,
+  options: GlobalOptions,
+  purpose: PipelinePurpose,
+): Promise<Pipeline> {
+  if (options.backend === 'aws') return openAwsPipeline(ctx, options);
+  const config = loadLocalConfig(
+    {
+      dbPath: options.db,
+      outDir: options.out,
+      qps: options.qps,
+      concurrency: options.concurrency,
+      baseUrl: options.baseUrl,
+      sandboxSpeed: options.sandboxSpeed,
+    },
+    ctx.io.env,
+  );
+  try {
+    return await createLocalPipeline({
+      config,
+      workflows: ctx.workflows,
+      env: ctx.io.env,
+      recordsOnly: purpose === 'records',
+      announce: (line) => ctx.io.stderr.write(`${line}\n`),
+    });
+  } catch (error) {
+    throw new CliError((error as Error).message, ExitCode.environment);
+  }
+}
+
+/** The local pipeline, or undefined for a backend whose work happens elsewhere. */
+export function asLocal(pipeline: Pipeline): LocalPipeline | undefined {
+  return pipeline.backend === 'local' ? (pipeline as LocalPipeline) : undefined;
+}
+
+async function openAwsPipeline(ctx: CliContext, options: GlobalOptions): Promise<Pipeline> {
+  // Loaded only when asked for: the local command must not need the AWS SDK.
+  const modulePath = '../runtime/aws-pipeline';
+  let module: { createAwsPipeline?: (options: unknown) => Promise<Pipeline> };
+  try {
+    module = await import(modulePath);
+  } catch (error) {
+    throw new CliError(
+      `the aws backend is not available: ${(error as Error).message.split('\n')[0]}`,
+      ExitCode.environment,
+    );
+  }
+  if (typeof module.createAwsPipeline !== 'function') {
+    throw new CliError(
+      'the aws backend is not available: createAwsPipeline is missing',
+      ExitCode.environment,
+    );
+  }
+  try {
+    return await module.createAwsPipeline({ env: ctx.io.env, workflows: ctx.workflows, qps: options.qps });
+  } catch (error) {
+    throw new CliError(`cannot open the aws backend: ${(error as Error).message}`, ExitCode.environment);
+  }
+}
+
+/** Turns any error into the message and exit code the user sees. */
+export function classifyError(error: unknown): { message: string; exitCode: ExitCodeValue } {
+  if (error instanceof CliError) return { message: error.message, exitCode: error.exitCode };
+  if (error instanceof ConfigError) {
+    return { message: error.message, exitCode: error.fromFlags ? ExitCode.usage : ExitCode.environment };
+  }
+  if (error instanceof JobRequestError) {
+    const exitCode =
+      error.status === 404 ? ExitCode.notFound : error.status === 409 ? ExitCode.jobFailed : ExitCode.usage;
+    return { message: error.message, exitCode };
+  }
+  return { message: error instanceof Error ? error.message : String(error), exitCode: ExitCode.environment };
+}
+
+/** Writes a value as JSON (two-space indented) and a newline. */
+export function writeJson(io: CliIo, value: unknown): void {
+  io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}

@@ -1,0 +1,142 @@
+/**
+ * Seeing a set of jobs through, for `opflow run` and `opflow resume`: start the workers (local),
+ * show progress until every job is settled or the user presses Ctrl-C, stop gracefully, and print
+ * what happened with the exit code that says it.
+ */
+import { isTerminal, type Job } from '../engine/job';
+import { reportKeys } from '../engine/report';
+import type { Pipeline } from '../runtime/pipeline';
+import { watchJobs } from '../runtime/watch-jobs';
+import { asLocal, type CliContext, type GlobalOptions, writeJson } from './context';
+import { ExitCode, type ExitCodeValue } from './exit-codes';
+import { formatDuration, jobLine, jobSummary, selectionHelp } from './format';
+import type { InputProblem } from './inputs';
+import { createProgressDisplay } from './progress';
+
+export interface DriveOutcome {
+  jobs: Job[];
+  interrupted: boolean;
+}
+
+/** Where a finished job's readable report is (the HTML one), when it has one. */
+export async function reportLocationOf(pipeline: Pipeline, job: Job): Promise<string | undefined> {
+  const key = reportKeys(job.id).html;
+  return job.outputs.includes(key) ? pipeline.deps.reports.link(key) : undefined;
+}
+
+/** Runs until every job in `jobs` is settled, or until interrupted. */
+export async function driveJobs(
+  ctx: CliContext,
+  pipeline: Pipeline,
+  jobs: Job[],
+  options: GlobalOptions,
+): Promise<DriveOutcome> {
+  const { io } = ctx;
+  const interactive = Boolean(io.stderr.isTTY) && !options.json;
+  const display = createProgressDisplay({
+    stream: io.stderr,
+    interactive,
+    workflows: pipeline.deps.workflows,
+    jobs,
+    quiet: options.quiet,
+  });
+  const abort = new AbortController();
+  let interrupts = 0;
+  const stopListening = io.onInterrupt(() => {
+    interrupts += 1;
+    if (interrupts === 1) {
+      display.note(
+        'stopping after the steps in progress (press Ctrl-C again to stop at once; nothing is lost)',
+      );
+      abort.abort(new Error('interrupted'));
+    } else {
+      // Even now nothing is lost: the next run takes the leases back and continues.
+      process.exit(ExitCode.interrupted);
+    }
+  });
+  const local = asLocal(pipeline);
+  try {
+    local?.start();
+    const settled = await watchJobs(
+      pipeline.deps.store,
+      jobs.map((job) => job.id),
+      {
+        subscribe: pipeline.onJobChange?.bind(pipeline),
+        onUpdate: (job) => display.update(job),
+        signal: abort.signal,
+        pollMs: local ? 500 : 2_000,
+      },
+    );
+    return { jobs: settled, interrupted: false };
+  } catch (error) {
+    if (!abort.signal.aborted) throw error;
+    await local?.stop();
+    const latest = await Promise.all(jobs.map(async (job) => (await pipeline.deps.store.get(job.id)) ?? job));
+    return { jobs: latest, interrupted: true };
+  } finally {
+    stopListening();
+    display.stop();
+  }
+}
+
+/** Prints the outcome of a run (text or JSON) and returns the exit code. */
+export async function reportOutcome(
+  ctx: CliContext,
+  pipeline: Pipeline,
+  outcome: DriveOutcome,
+  options: GlobalOptions & { refused?: InputProblem[]; startedAt: number },
+): Promise<ExitCodeValue> {
+  const { io } = ctx;
+  const refused = options.refused ?? [];
+  const locations = new Map<string, string | undefined>();
+  for (const job of outcome.jobs) locations.set(job.id, await reportLocationOf(pipeline, job));
+
+  const failed = outcome.jobs.filter((job) => job.status === 'FAILED' || job.status === 'CANCELLED');
+  const awaiting = outcome.jobs.filter((job) => job.status === 'AWAITING_INPUT');
+  const unfinished = outcome.jobs.filter((job) => !isTerminal(job.status) && job.status !== 'AWAITING_INPUT');
+  const exitCode: ExitCodeValue = outcome.interrupted
+    ? ExitCode.interrupted
+    : failed.length > 0 || refused.length > 0
+      ? ExitCode.jobFailed
+      : awaiting.length > 0
+        ? ExitCode.awaitingInput
+        : ExitCode.ok;
+
+  if (options.json) {
+    writeJson(io, {
+      jobs: outcome.jobs.map((job) => jobSummary(job, locations.get(job.id))),
+      refused,
+      interrupted: outcome.interrupted,
+      exitCode,
+    });
+    return exitCode;
+  }
+
+  const succeeded = outcome.jobs.filter((job) => job.status === 'SUCCEEDED');
+  const calls = outcome.jobs.reduce((sum, job) => sum + job.usage.calls, 0);
+  const counts = [
+    `${succeeded.length} succeeded`,
+    ...(failed.length > 0 ? [`${failed.length} failed or cancelled`] : []),
+    ...(awaiting.length > 0 ? [`${awaiting.length} waiting for a selection`] : []),
+    ...(unfinished.length > 0 ? [`${unfinished.length} unfinished`] : []),
+  ];
+  const lines = [
+    `${outcome.jobs.length} job${outcome.jobs.length === 1 ? '' : 's'}: ${counts.join(', ')} (${formatDuration(
+      Date.now() - options.startedAt,
+    )}, ${calls} calls)`,
+  ];
+  for (const job of outcome.jobs) {
+    const location = locations.get(job.id);
+    if (job.status === 'SUCCEEDED') lines.push(`  ✔ ${job.label ?? job.id}  ${location ?? '(no report)'}`);
+    else if (job.status === 'AWAITING_INPUT')
+      lines.push(`  ? ${selectionHelp(job).replace(/\n/g, '\n    ')}`);
+    else if (isTerminal(job.status))
+      lines.push(`  ✖ ${jobLine(job, pipeline.deps.workflows)}  (opflow status ${job.id})`);
+    else lines.push(`  … ${jobLine(job, pipeline.deps.workflows)}`);
+  }
+  for (const problem of refused) lines.push(`  ✖ ${problem.source}: not run: ${problem.reason}`);
+  if (outcome.interrupted)
+    lines.push('interrupted: nothing is lost; `opflow resume` continues every unfinished job');
+  io.stdout.write(`${lines.join('\n')}\n`);
+  return exitCode;
+}

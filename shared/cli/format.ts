@@ -1,0 +1,151 @@
+/**
+ * How the `opflow` command shows jobs to people (plain text) and to scripts (`--json`).
+ */
+import { findStep } from '../engine/advance';
+import type { Job } from '../engine/job';
+import type { WorkflowRegistry } from '../engine/workflow';
+
+/** What `list --json` and `run --json` give per job. */
+export interface JobSummary {
+  id: string;
+  workflow: string;
+  label?: string | undefined;
+  status: Job['status'];
+  step: string;
+  createdAt: string;
+  updatedAt: string;
+  finishedAt?: string | undefined;
+  error?: Job['lastError'];
+  pending?: Job['pending'];
+  usage: Job['usage'];
+  /** Where the readable report is, once there is one. */
+  report?: string | undefined;
+}
+
+const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
+
+export function jobSummary(job: Job, report?: string): JobSummary {
+  return {
+    id: job.id,
+    workflow: job.workflow,
+    label: job.label,
+    status: job.status,
+    step: job.step,
+    createdAt: iso(job.createdAt)!,
+    updatedAt: iso(job.updatedAt)!,
+    finishedAt: iso(job.finishedAt),
+    error: job.status === 'FAILED' || job.status === 'CANCELLED' ? job.lastError : undefined,
+    pending: job.status === 'AWAITING_INPUT' ? job.pending : undefined,
+    usage: job.usage,
+    report,
+  };
+}
+
+/** The step's title for displays ("agent search"), else its name. */
+export function stepTitle(job: Job, workflows: WorkflowRegistry): string {
+  const workflow = workflows.get(job.workflow);
+  const step = workflow ? findStep(workflow, job.step) : undefined;
+  return step?.title ?? job.step;
+}
+
+/** One line: what a job is doing now. */
+export function jobLine(job: Job, workflows: WorkflowRegistry): string {
+  const name = job.label ?? job.id;
+  switch (job.status) {
+    case 'SUCCEEDED':
+      return `${name}: done`;
+    case 'FAILED':
+      return `${name}: failed at ${job.lastError?.step ?? job.step}: ${job.lastError?.message ?? 'unknown error'}`;
+    case 'CANCELLED':
+      return `${name}: cancelled`;
+    case 'AWAITING_INPUT':
+      return `${name}: waiting for a selection (${job.pending?.prompt ?? job.step})`;
+    case 'WAITING':
+      return `${name}: ${stepTitle(job, workflows)}, waiting for the platform`;
+    default:
+      return `${name}: ${stepTitle(job, workflows)}${job.attempts > 0 ? ` (retry ${job.attempts})` : ''}`;
+  }
+}
+
+export function formatDuration(ms: number): string {
+  if (ms < 1_000) return `${Math.max(0, Math.round(ms))} ms`;
+  const seconds = Math.round(ms / 1000);
+  if (seconds < 90) return `${seconds} s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 90) return `${minutes} min ${seconds % 60} s`;
+  return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+}
+
+/** The options of a job awaiting a selection, and the command that answers it. */
+export function selectionHelp(job: Job): string {
+  const pending = job.pending;
+  if (!pending) return `job ${job.id} is not waiting for a selection (it is ${job.status})`;
+  const width = Math.max(...pending.options.map((option) => option.id.length), 2);
+  const lines = [
+    `${job.label ?? job.id} waits for a selection: ${pending.prompt}`,
+    `  choose ${pending.min === pending.max ? pending.min : `${pending.min} to ${pending.max}`} of:`,
+    ...pending.options.map(
+      (option) =>
+        `    ${option.id.padEnd(width)}  ${option.label}${option.preselected ? '  (suggested)' : ''}${
+          option.detail ? `\n    ${' '.repeat(width)}  ${option.detail}` : ''
+        }`,
+    ),
+  ];
+  const suggested = pending.options.filter((option) => option.preselected).map((option) => option.id);
+  const example = (
+    suggested.length > 0 ? suggested : pending.options.slice(0, pending.min).map((o) => o.id)
+  ).join(',');
+  lines.push(`  answer with: opflow resume ${job.id} --select ${example}`);
+  return lines.join('\n');
+}
+
+/** Everything about one job, for `opflow status`. */
+export function describeJob(job: Job, workflows: WorkflowRegistry, report?: string): string {
+  const lines = [
+    `job       ${job.id}`,
+    `workflow  ${job.workflow} (version ${job.workflowVersion})`,
+    ...(job.label ? [`label     ${job.label}`] : []),
+    `status    ${job.status}`,
+    `step      ${stepTitle(job, workflows)}${job.attempts > 0 ? ` (attempt ${job.attempts + 1})` : ''}`,
+    `created   ${iso(job.createdAt)}`,
+    `updated   ${iso(job.updatedAt)}`,
+  ];
+  if (job.finishedAt !== undefined) {
+    lines.push(`finished  ${iso(job.finishedAt)} (took ${formatDuration(job.finishedAt - job.createdAt)})`);
+  } else {
+    lines.push(`deadline  ${iso(job.deadlineAt)}`);
+  }
+  const u = job.usage;
+  lines.push(
+    `usage     ${u.calls} calls (${u.failedCalls} failed, ${u.throttledCalls} throttled), ${u.billedUnits} billed units, ${u.tokens} tokens, ${formatDuration(u.callMs)} in calls${
+      u.duplicateCreates > 0 ? `, ${u.duplicateCreates} repeated creates` : ''
+    }`,
+  );
+  if (job.lastError) {
+    const e = job.lastError;
+    lines.push(
+      `${job.status === 'FAILED' ? 'error' : 'last error'}     ${e.message}`,
+      `          at step ${e.step}${e.operationId ? `, operation ${e.operationId}` : ''}; kind ${e.kind}${
+        e.code !== undefined ? `, code ${e.code}` : ''
+      }${e.httpStatus !== undefined ? `, HTTP ${e.httpStatus}` : ''}${
+        e.correlationId ? `, correlation id ${e.correlationId}` : ''
+      }; ${e.retryable ? 'a retry could help' : 'a retry would not help'}`,
+    );
+  }
+  if (report) lines.push(`report    ${report}`);
+  if (job.status === 'AWAITING_INPUT') lines.push('', selectionHelp(job));
+  return lines.join('\n');
+}
+
+/** A plain text table with left-aligned columns. */
+export function formatTable(headers: string[], rows: string[][]): string {
+  const widths = headers.map((header, column) =>
+    Math.max(header.length, ...rows.map((row) => (row[column] ?? '').length)),
+  );
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column] ?? 0)))
+      .join('  ')
+      .trimEnd();
+  return [line(headers), ...rows.map(line)].join('\n');
+}

@@ -1,0 +1,140 @@
+/**
+ * Reading the inputs of `opflow run`: text (.txt), Markdown (.md) and JSON (.json) files, folders
+ * of them, or `-` for standard input. A file that cannot be used is reported with its path and the
+ * reason, and the others still run.
+ */
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { basename, extname, join, resolve } from 'node:path';
+
+export type InputKind = 'text' | 'markdown' | 'json';
+
+export interface InputDocument {
+  /** As the user named it (a path, or `-`), for messages. */
+  source: string;
+  /** The file's name (`stdin` for `-`), used for titles and labels. */
+  fileName: string;
+  kind: InputKind;
+  /** The text, or for JSON the parsed value. */
+  content: string;
+  json?: unknown;
+}
+
+export interface InputProblem {
+  source: string;
+  reason: string;
+}
+
+const kindByExtension: Readonly<Record<string, InputKind>> = {
+  '.md': 'markdown',
+  '.markdown': 'markdown',
+  '.txt': 'text',
+  '.text': 'text',
+  '.json': 'json',
+};
+
+/** The largest input file read (a disclosure is a few pages; this guards against a wrong path). */
+export const maxInputBytes = 2 * 1024 * 1024;
+
+export interface ReadInputsOptions {
+  /** Reads standard input whole (for `-`). */
+  readStdin: () => Promise<string>;
+  /** Relative paths are resolved against this. Default: the current directory. */
+  cwd?: string | undefined;
+}
+
+/** Reads every input in order; folders give their usable files sorted by name (not recursing). */
+export async function readInputs(
+  sources: readonly string[],
+  options: ReadInputsOptions,
+): Promise<{ documents: InputDocument[]; problems: InputProblem[] }> {
+  const documents: InputDocument[] = [];
+  const problems: InputProblem[] = [];
+  const seen = new Set<string>();
+  let stdinUsed = false;
+
+  const addFile = async (source: string, path: string) => {
+    if (seen.has(path)) return;
+    seen.add(path);
+    const kind = kindByExtension[extname(path).toLowerCase()];
+    if (!kind) {
+      const extension = extname(path) || '(none)';
+      problems.push({ source, reason: `unsupported file type ${extension}: use .md, .txt or .json` });
+      return;
+    }
+    const info = await stat(path);
+    if (info.size > maxInputBytes) {
+      problems.push({ source, reason: `too large (${info.size} bytes; at most ${maxInputBytes})` });
+      return;
+    }
+    const document = parseDocument(source, basename(path), kind, await readFile(path));
+    if ('reason' in document) problems.push(document);
+    else documents.push(document);
+  };
+
+  for (const source of sources) {
+    if (source === '-') {
+      if (stdinUsed) {
+        problems.push({ source, reason: 'standard input can be read only once' });
+        continue;
+      }
+      stdinUsed = true;
+      const text = await options.readStdin();
+      const kind: InputKind = /^\s*[[{]/.test(text) ? 'json' : 'markdown';
+      const document = parseDocument('-', 'stdin', kind, Buffer.from(text, 'utf8'));
+      if ('reason' in document) problems.push(document);
+      else documents.push(document);
+      continue;
+    }
+    const path = resolve(options.cwd ?? process.cwd(), source);
+    try {
+      const info = await stat(path);
+      if (info.isDirectory()) {
+        const names = (await readdir(path))
+          .filter(
+            (name) => !name.startsWith('.') && kindByExtension[extname(name).toLowerCase()] !== undefined,
+          )
+          .sort();
+        if (names.length === 0) {
+          problems.push({ source, reason: 'the folder has no .md, .txt or .json files' });
+          continue;
+        }
+        for (const name of names) await addFile(join(source, name), join(path, name));
+      } else {
+        await addFile(source, path);
+      }
+    } catch (error) {
+      problems.push({ source, reason: describeFileError(error) });
+    }
+  }
+  return { documents, problems };
+}
+
+function parseDocument(
+  source: string,
+  fileName: string,
+  kind: InputKind,
+  bytes: Uint8Array,
+): InputDocument | InputProblem {
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return { source, reason: 'not UTF-8 text (is it a binary file?)' };
+  }
+  text = text.replace(/^\uFEFF/, '');
+  if (text.trim() === '') return { source, reason: 'the file is empty' };
+  if (kind !== 'json') return { source, fileName, kind, content: text };
+  try {
+    return { source, fileName, kind, content: text, json: JSON.parse(text) };
+  } catch (error) {
+    return { source, reason: `invalid JSON: ${(error as Error).message}` };
+  }
+}
+
+function describeFileError(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'ENOENT') return 'no such file or folder';
+  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
+  if (code === 'EISDIR') return 'is a folder';
+  return error instanceof Error ? error.message : String(error);
+}

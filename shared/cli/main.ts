@@ -1,0 +1,210 @@
+/**
+ * The `opflow` command: parses the command line (commander) and runs one command. bin/opflow.js
+ * calls `main(process.argv)`; tests call it with their own streams and environment.
+ */
+import { Command, CommanderError, Option } from 'commander';
+import type { WorkflowRegistry } from '../engine/workflow';
+import { cancelCommand } from './commands/cancel';
+import { listCommand } from './commands/list';
+import { reportCommand } from './commands/report';
+import { resumeCommand } from './commands/resume';
+import { runCommand } from './commands/run';
+import { sandboxCommand } from './commands/sandbox';
+import { statusCommand } from './commands/status';
+import { type CliContext, type CliIo, classifyError, type GlobalOptions } from './context';
+import { ExitCode, type ExitCodeValue, exitCodeHelp } from './exit-codes';
+
+export type { CliIo } from './context';
+export { ExitCode } from './exit-codes';
+
+export interface MainOptions {
+  /** Streams, environment and signals. Default: this process's. */
+  io?: CliIo | undefined;
+  /** The workflows. Default: every workflow opflow ships. */
+  workflows?: WorkflowRegistry | undefined;
+}
+
+/** This process's streams, environment and signals. */
+export function processIo(): CliIo {
+  return {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    readStdin: async () => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of process.stdin) chunks.push(Buffer.from(chunk as Buffer));
+      return Buffer.concat(chunks).toString('utf8');
+    },
+    env: process.env,
+    cwd: process.cwd(),
+    onInterrupt: (handler) => {
+      process.on('SIGINT', handler);
+      process.on('SIGTERM', handler);
+      return () => {
+        process.off('SIGINT', handler);
+        process.off('SIGTERM', handler);
+      };
+    },
+  };
+}
+
+/**
+ * Runs the command line `argv` (as in `process.argv`: node, script, arguments) and resolves with
+ * the exit code; with this process's io it also sets `process.exitCode`.
+ */
+export async function main(argv: readonly string[], options: MainOptions = {}): Promise<number> {
+  const io = options.io ?? processIo();
+  const workflows = options.workflows ?? (await import('../workflows')).workflows;
+  const ctx: CliContext = { io, workflows };
+  let exitCode: ExitCodeValue = ExitCode.ok;
+  const program = buildProgram(ctx, (code) => {
+    exitCode = code;
+  });
+  try {
+    await program.parseAsync([...argv]);
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Help and version end "successfully"; anything else commander refuses is a usage error.
+      exitCode = error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
+    } else {
+      const classified = classifyError(error);
+      io.stderr.write(`opflow: ${classified.message}\n`);
+      if (io.env.OPFLOW_DEBUG && error instanceof Error && error.stack) io.stderr.write(`${error.stack}\n`);
+      exitCode = classified.exitCode;
+    }
+  }
+  if (!options.io) process.exitCode = exitCode;
+  return exitCode;
+}
+
+function buildProgram(ctx: CliContext, setExitCode: (code: ExitCodeValue) => void): Command {
+  const { io, workflows } = ctx;
+  const program = new Command('opflow');
+  const workflowNames = [...workflows.keys()].sort();
+  program
+    .description("Run the Open Platform's multi-step AI workflows as durable jobs.")
+    .configureOutput({
+      writeOut: (text) => io.stdout.write(text),
+      writeErr: (text) => io.stderr.write(text),
+      outputError: (text, write) => write(`opflow: ${text.replace(/^error: /, '')}`),
+    })
+    .exitOverride()
+    .showHelpAfterError('(opflow --help lists the commands and options)')
+    .addOption(
+      new Option('--backend <backend>', 'where jobs live and run').choices(['local', 'aws']).default('local'),
+    )
+    .option('--json', 'print results as JSON, for scripts')
+    .option('--quiet', 'no progress output')
+    .option('--db <file>', 'the database file (env OPFLOW_DB; default .opflow/opflow.db)')
+    .option('--out <folder>', 'where reports are written (env OPFLOW_OUT; default opflow-out)')
+    .option('--qps <n>', 'upstream calls per second per API key (env OPFLOW_QPS; default 5)')
+    .option('--concurrency <n>', 'steps run at once (env OPFLOW_CONCURRENCY; default 8)')
+    .option('--base-url <url>', 'the Open Platform base URL (env OPFLOW_BASE_URL)')
+    .option(
+      '--sandbox-speed <n>',
+      'how many times faster the sandbox runs than the platform (env OPFLOW_SANDBOX_SPEED; default 30 built in)',
+    )
+    .addHelpText(
+      'after',
+      `
+Workflows: ${workflowNames.join(', ')}
+
+The API key comes from OPFLOW_API_KEY (or OPFLOW_API_KEY_<TENANT>), never from a flag. With no
+OPFLOW_API_KEY and no OPFLOW_BASE_URL, opflow starts a built-in sandbox with simulated data.
+
+Examples:
+  opflow run novelty-check examples/disclosures
+  opflow run novelty-check idea.md --select manual
+  opflow resume 01J... --select f1,f3
+  opflow list --status FAILED
+
+${exitCodeHelp}
+`,
+    );
+
+  const globals = (command: Command) => command.optsWithGlobals() as GlobalOptions;
+
+  program
+    .command('run')
+    .description('start one job per input and wait for them, showing progress')
+    .argument('<workflow>', `one of: ${workflowNames.join(', ')}`)
+    .argument(
+      '<inputs...>',
+      'text (.txt), Markdown (.md) or JSON (.json) files, folders of them, or - for stdin',
+    )
+    .addOption(
+      new Option('--select <mode>', 'selection points: take the defaults, or ask')
+        .choices(['auto', 'manual'])
+        .default('auto'),
+    )
+    .option(
+      '--deadline <duration>',
+      "fail a job not finished in time, e.g. 30m, 2h, 1d (default: the workflow's, 24h)",
+    )
+    .option('--tenant <name>', 'the tenant whose API key is used', 'default')
+    .option('--fresh', 'start new jobs even for inputs that have an unfinished job already')
+    .option('--no-wait', 'start the jobs and return without waiting')
+    .action(async (workflow: string, inputs: string[], _options: unknown, command: Command) => {
+      setExitCode(await runCommand(ctx, workflow, inputs, globals(command) as never));
+    });
+
+  program
+    .command('resume')
+    .description('answer a selection, or continue every unfinished job (after Ctrl-C, a crash or kill -9)')
+    .argument('[jobId]', 'the job to answer or continue (default: every unfinished job)')
+    .option('--select <ids>', 'the chosen option ids, comma-separated (see opflow status <jobId>)')
+    .option('--no-wait', 'answer and return without waiting')
+    .action(async (jobId: string | undefined, _options: unknown, command: Command) => {
+      setExitCode(await resumeCommand(ctx, jobId, globals(command) as never));
+    });
+
+  program
+    .command('status')
+    .description('everything about one job: step, usage, error, options waiting for a selection')
+    .argument('<jobId>')
+    .action(async (jobId: string, _options: unknown, command: Command) => {
+      setExitCode(await statusCommand(ctx, jobId, globals(command)));
+    });
+
+  program
+    .command('list')
+    .description('jobs, newest first')
+    .option(
+      '--status <status>',
+      'only jobs in this status (QUEUED, RUNNING, WAITING, AWAITING_INPUT, SUCCEEDED, FAILED, CANCELLED)',
+    )
+    .option('--workflow <name>', 'only jobs of this workflow')
+    .option('--limit <n>', 'at most this many', '50')
+    .action(async (_options: unknown, command: Command) => {
+      setExitCode(await listCommand(ctx, globals(command) as never));
+    });
+
+  program
+    .command('cancel')
+    .description('cancel a job that has not finished')
+    .argument('<jobId>')
+    .action(async (jobId: string, _options: unknown, command: Command) => {
+      setExitCode(await cancelCommand(ctx, jobId, globals(command)));
+    });
+
+  program
+    .command('report')
+    .description("where a finished job's report is, or the report itself")
+    .argument('<jobId>')
+    .option('--print', 'print the report instead of where it is')
+    .option('--format <format>', 'with --print: html, md or json (the data)', 'md')
+    .action(async (jobId: string, _options: unknown, command: Command) => {
+      setExitCode(await reportCommand(ctx, jobId, globals(command) as never));
+    });
+
+  program
+    .command('sandbox')
+    .description('start the stand-in for the Open Platform API in the foreground')
+    .option('--port <n>', 'the port (0 picks a free one)', '8787')
+    .option('--host <address>', 'the interface to listen on', '127.0.0.1')
+    .option('--speed <n>', 'how many times faster than the platform its tasks finish', '1')
+    .action(async (_options: unknown, command: Command) => {
+      setExitCode(await sandboxCommand(ctx, command.opts() as never));
+    });
+
+  return program;
+}

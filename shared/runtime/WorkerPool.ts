@@ -1,0 +1,164 @@
+/**
+ * The local runtime's workers: one loop that claims messages from the SQLite queue and runs up to
+ * `concurrency` steps at once, plus the sweeper's timer. A waiting job holds no worker: the engine
+ * schedules it as a delayed message, and the loop only sleeps (or, with skipping time, jumps the
+ * clock) until the next message is due.
+ */
+import type { ClaimedMessage, SqliteWorkQueue } from '../backends/local';
+import type { WorkMessage } from '../engine/ports';
+import type { RuntimeTime } from './time';
+
+export interface WorkerPoolOptions {
+  queue: SqliteWorkQueue;
+  time: RuntimeTime;
+  /** Steps run at once. */
+  concurrency: number;
+  /** Runs one message to its end. A throw releases the message to be tried again later. */
+  handle: (message: WorkMessage) => Promise<unknown>;
+  /** The lease names this process, so a restart can take back the leases of a killed one. */
+  owner: string;
+  /** How long a claimed message stays hidden; renewed while its step runs. Default: one minute. */
+  leaseMs?: number | undefined;
+  /** Longest real pause between two looks at the queue, to notice other processes' work. Default: 250 ms. */
+  pollMs?: number | undefined;
+  /** Re-sends stranded jobs; run at start and then every `sweepIntervalMs` of clock time. */
+  sweep?: (() => Promise<unknown>) | undefined;
+  /** Default: 30 seconds. */
+  sweepIntervalMs?: number | undefined;
+  /** Told about a step that threw (not a business failure: those are committed to the job). */
+  onError?: ((error: unknown, message: WorkMessage) => void) | undefined;
+}
+
+/** Largest delay before a message whose step threw is tried again. */
+const maxErrorBackoffMs = 5 * 60_000;
+
+export class WorkerPool {
+  readonly #options: Required<Omit<WorkerPoolOptions, 'sweep' | 'onError'>> &
+    Pick<WorkerPoolOptions, 'sweep' | 'onError'>;
+  readonly #inFlight = new Map<string, Promise<void>>();
+  #running = false;
+  #loop: Promise<void> | undefined;
+  #wakeUp: (() => void) | undefined;
+  #wakePending = false;
+  #stepsRun = 0;
+
+  constructor(options: WorkerPoolOptions) {
+    if (!(Number.isInteger(options.concurrency) && options.concurrency >= 1)) {
+      throw new RangeError(`concurrency must be a whole number of at least 1, got ${options.concurrency}`);
+    }
+    this.#options = {
+      ...options,
+      leaseMs: options.leaseMs ?? 60_000,
+      pollMs: options.pollMs ?? 250,
+      sweepIntervalMs: options.sweepIntervalMs ?? 30_000,
+    };
+  }
+
+  /** Steps running now. */
+  get active(): number {
+    return this.#inFlight.size;
+  }
+
+  /** Steps this pool has finished (or given up on) since it started. */
+  get stepsRun(): number {
+    return this.#stepsRun;
+  }
+
+  get running(): boolean {
+    return this.#running;
+  }
+
+  /** Starts claiming. Leases left by processes of this machine that died are taken back first. */
+  start(): void {
+    if (this.#running) return;
+    this.#running = true;
+    this.#loop = this.#run();
+  }
+
+  /** Look at the queue now (something was just sent). */
+  wake(): void {
+    this.#wakePending = true;
+    this.#wakeUp?.();
+  }
+
+  /** Stops claiming and waits for the steps already running to finish and be acknowledged. */
+  async stop(): Promise<void> {
+    if (!this.#running) return;
+    this.#running = false;
+    this.wake();
+    await this.#loop;
+    await Promise.allSettled([...this.#inFlight.values()]);
+  }
+
+  async #run(): Promise<void> {
+    const { queue, time, concurrency, leaseMs, owner, pollMs, sweep, sweepIntervalMs } = this.#options;
+    queue.releaseOrphanedLeases();
+    let nextSweepAt = time.clock.now();
+    while (this.#running) {
+      const wake = this.#nextWake();
+      const now = time.clock.now();
+      if (sweep && now >= nextSweepAt) {
+        try {
+          await sweep();
+        } catch (error) {
+          this.#options.onError?.(error, { jobId: '(sweeper)', version: 0 });
+        }
+        nextSweepAt = time.clock.now() + sweepIntervalMs;
+        continue;
+      }
+      const free = concurrency - this.#inFlight.size;
+      let claimed: ClaimedMessage[] = [];
+      try {
+        claimed = free > 0 ? queue.claim(now, free, leaseMs, owner) : [];
+      } catch (error) {
+        // The database is busy beyond its timeout, or the disk is full: say so and look again soon.
+        this.#options.onError?.(error, { jobId: '(queue)', version: 0 });
+        await time.busyWait(wake, Math.max(pollMs, 1_000));
+        continue;
+      }
+      for (const message of claimed) this.#startStep(message);
+      if (claimed.length > 0) continue;
+      if (this.#wakePending) continue;
+      if (this.#inFlight.size > 0) {
+        await time.busyWait(wake, pollMs);
+        continue;
+      }
+      const next = Math.min(
+        queue.nextVisibleAt() ?? Number.POSITIVE_INFINITY,
+        sweep ? nextSweepAt : Infinity,
+      );
+      if (Number.isFinite(next)) await time.idleUntil(next, wake, pollMs);
+      else await time.busyWait(wake, pollMs);
+    }
+  }
+
+  #nextWake(): Promise<void> {
+    this.#wakePending = false;
+    return new Promise<void>((resolve) => {
+      this.#wakeUp = resolve;
+    });
+  }
+
+  #startStep(claimed: ClaimedMessage): void {
+    const { queue, handle, leaseMs, onError } = this.#options;
+    // Renew the lease while the step runs (a long stream), so no other worker takes it over.
+    const heartbeat = setInterval(() => queue.extend(claimed.receipt, leaseMs), Math.max(1_000, leaseMs / 3));
+    heartbeat.unref();
+    const step = (async () => {
+      try {
+        await handle(claimed.message);
+        queue.ack(claimed.receipt);
+      } catch (error) {
+        onError?.(error, claimed.message);
+        const backoff = Math.min(maxErrorBackoffMs, 1_000 * 2 ** Math.min(20, claimed.receiveCount - 1));
+        queue.release(claimed.receipt, backoff);
+      } finally {
+        clearInterval(heartbeat);
+        this.#inFlight.delete(claimed.receipt);
+        this.#stepsRun += 1;
+        this.wake();
+      }
+    })();
+    this.#inFlight.set(claimed.receipt, step);
+  }
+}

@@ -1,0 +1,271 @@
+/**
+ * The local runtime: the engine wired to the local backend (one SQLite file, a report folder, keys
+ * from the environment), a pool of in-process workers, the sweeper's timer, and, when no key and no
+ * base URL are configured, the built-in sandbox started in-process.
+ *
+ * Everything durable is in the database, so a process killed at any moment loses nothing: the next
+ * one takes back the dead process's leases, re-sends jobs whose message was lost, and continues every
+ * unfinished job from its last committed step.
+ */
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import {
+  createLocalBackend,
+  EnvKeySource,
+  type LocalBackend,
+  leaseOwnerOfThisProcess,
+} from '../backends/local';
+import type { EngineDeps, EngineLogger } from '../engine/deps';
+import type { Job } from '../engine/job';
+import type { JobStore } from '../engine/ports';
+import { runStep } from '../engine/runner';
+import { sweep } from '../engine/sweep';
+import type { WorkflowRegistry } from '../engine/workflow';
+import { createOpenPlatformClient } from '../openplatform/client';
+import type { OpenPlatformClient } from '../openplatform/types';
+import { defaultBuiltInSandboxSpeed, type LocalRuntimeConfig, usesBuiltInSandbox } from './config';
+import { listUnfinished } from './job-queries';
+import type { Pipeline } from './pipeline';
+import {
+  type BuiltInSandbox,
+  type SandboxLaunchOptions,
+  sandboxApiKey,
+  startBuiltInSandbox,
+} from './sandbox-launch';
+import { compressPolling } from './sandbox-speed';
+import { type RuntimeTime, realTime } from './time';
+import { WorkerPool } from './WorkerPool';
+import { watchJobs } from './watch-jobs';
+
+export interface LocalPipelineOptions {
+  config: LocalRuntimeConfig;
+  /** The workflows jobs may name. */
+  workflows: WorkflowRegistry;
+  /** Per-tenant keys (`OPFLOW_API_KEY_<TENANT>`) are read from here. Default: `process.env`. */
+  env?: Readonly<Record<string, string | undefined>> | undefined;
+  /** Wall clock, or a skipping clock for tests. Default: real time. */
+  time?: RuntimeTime | undefined;
+  /** Default: `Math.random`. */
+  random?: (() => number) | undefined;
+  /** Where the one line about the built-in sandbox goes. Default: standard error. */
+  announce?: ((line: string) => void) | undefined;
+  /** The engine's log. Default: JSON lines in `opflow.log` beside the database file. */
+  log?: EngineLogger | undefined;
+  /** A client to use instead of one built from the configuration (tests). */
+  client?: OpenPlatformClient | undefined;
+  /** Passed to the built-in sandbox when it is started (faults, durations, accepted keys). */
+  sandbox?: SandboxLaunchOptions | undefined;
+  /** Leases of claimed messages. Default: one minute, renewed while a step runs. */
+  leaseMs?: number | undefined;
+  /** Default: 30 seconds of clock time. */
+  sweepIntervalMs?: number | undefined;
+  /**
+   * For commands that only read or change job records (status, list, cancel, report): no sandbox
+   * is started and no upstream client is made. `start()` then refuses. Default: false.
+   */
+  recordsOnly?: boolean | undefined;
+}
+
+export interface LocalPipeline extends Pipeline {
+  readonly backend: 'local';
+  readonly local: LocalBackend;
+  readonly pool: WorkerPool;
+  readonly time: RuntimeTime;
+  /** The built-in sandbox, when this pipeline started one. */
+  readonly sandbox: BuiltInSandbox | undefined;
+  start(): void;
+  /** Stops claiming work and waits for the steps in progress; `start` may be called again. */
+  stop(): Promise<void>;
+  onJobChange(listener: (job: Job) => void): () => void;
+  /**
+   * Resolves with the jobs once each is settled (see `isSettled`): finished, or waiting for a
+   * person's selection. Notices changes made here at once, by other processes within half a second.
+   */
+  waitForJobs(ids: readonly string[], options?: { signal?: AbortSignal | undefined }): Promise<Job[]>;
+  /** Every job not finished yet (awaiting a selection included), oldest first. */
+  unfinishedJobs(): Promise<Job[]>;
+}
+
+/** Opens the database, starts the sandbox if needed and wires the engine. Call `start()` to work. */
+export async function createLocalPipeline(options: LocalPipelineOptions): Promise<LocalPipeline> {
+  const { config } = options;
+  const time = options.time ?? realTime();
+  const clock = time.clock;
+  const builtIn = usesBuiltInSandbox(config);
+
+  const local = createLocalBackend({
+    dbPath: config.dbPath,
+    outDir: config.outDir,
+    clock,
+    env: options.env,
+    ratePerSecond: config.qps,
+  });
+  let sandbox: BuiltInSandbox | undefined;
+  let client: OpenPlatformClient | undefined;
+  let logStream: WriteStream | undefined;
+  try {
+    let baseUrl = config.baseUrl;
+    let fallbackKey: string | undefined;
+    // Poll schedules shrink only when talking to a sandbox that runs faster than the platform.
+    let speed = 1;
+    if (options.recordsOnly) {
+      // Nothing will call the platform.
+    } else if (builtIn && !options.client) {
+      speed = config.sandboxSpeed ?? defaultBuiltInSandboxSpeed;
+      sandbox = await startBuiltInSandbox({ ...options.sandbox, now: () => clock.now(), speed });
+      baseUrl = sandbox.url;
+      fallbackKey = sandbox.apiKey;
+      (options.announce ?? ((line) => process.stderr.write(`${line}\n`)))(
+        `opflow: no OPFLOW_API_KEY or OPFLOW_BASE_URL set, so using the built-in sandbox at ${sandbox.url} (simulated data, ${speed}x speed)`,
+      );
+    } else if (config.apiKey === undefined && baseUrl !== undefined && isLoopback(baseUrl)) {
+      // `opflow sandbox` in another terminal: its well-known key is the natural default.
+      fallbackKey = sandboxApiKey;
+      speed = config.sandboxSpeed ?? 1;
+    }
+    const keys = new EnvKeySource({ env: options.env, fallbackKey });
+
+    client =
+      options.client ??
+      (options.recordsOnly
+        ? recordsOnlyClient
+        : createOpenPlatformClient({
+            baseUrl,
+            now: () => clock.now(),
+          }));
+
+    const workflows = compressPolling(options.workflows, speed);
+    const listeners = new Set<(job: Job) => void>();
+    const subscribe = (listener: (job: Job) => void) => {
+      listeners.add(listener);
+      return () => {
+        listeners.delete(listener);
+      };
+    };
+    const log = options.log ?? (config.dbPath === ':memory:' ? undefined : fileLogger(config.dbPath, clock));
+    if (log && 'stream' in log) logStream = log.stream as WriteStream;
+
+    let pool: WorkerPool | undefined;
+    const deps: EngineDeps = {
+      store: local.store,
+      queue: {
+        maxDelayMs: local.queue.maxDelayMs,
+        send: async (message, delayMs) => {
+          await local.queue.send(message, delayMs);
+          pool?.wake();
+        },
+        sendBatch: async (messages) => {
+          await local.queue.sendBatch(messages);
+          pool?.wake();
+        },
+      },
+      reports: local.reports,
+      keys,
+      rateLimiter: local.rateLimiter,
+      clock,
+      random: options.random ?? Math.random,
+      client,
+      workflows,
+      log,
+      onJobChange: (job) => {
+        for (const listener of listeners) {
+          try {
+            listener(job);
+          } catch {
+            // A display's problem must not stop the engine.
+          }
+        }
+      },
+    };
+
+    // The sweeper re-sends only jobs no queued message will bring back (see listStranded); at start
+    // with no grace, since this process has nothing in flight yet.
+    let firstSweep = true;
+    const strandedView: JobStore = Object.assign(Object.create(local.store) as JobStore, {
+      listDue: (now: number, limit: number) => local.store.listStranded(now, limit),
+    });
+    pool = new WorkerPool({
+      queue: local.queue,
+      time,
+      concurrency: config.concurrency,
+      owner: leaseOwnerOfThisProcess(),
+      leaseMs: options.leaseMs,
+      sweepIntervalMs: options.sweepIntervalMs,
+      handle: (message) => runStep(deps, message),
+      sweep: () => {
+        const graceMs = firstSweep ? 0 : 5_000;
+        firstSweep = false;
+        return sweep({ ...deps, store: strandedView }, { graceMs });
+      },
+      onError: (error, message) =>
+        log?.error('a step failed unexpectedly; it will be tried again', {
+          jobId: message.jobId,
+          version: message.version,
+          error: error instanceof Error ? error.message : String(error),
+        }),
+    });
+    const workers = pool;
+
+    const pipeline: LocalPipeline = {
+      backend: 'local',
+      deps,
+      local,
+      pool: workers,
+      time,
+      sandbox,
+      description: sandbox
+        ? `local (${config.dbPath}), built-in sandbox`
+        : `local (${config.dbPath}), ${baseUrl ?? 'the Open Platform'}`,
+      start: () => {
+        if (options.recordsOnly) throw new Error('this pipeline was opened for job records only');
+        workers.start();
+      },
+      stop: () => workers.stop(),
+      onJobChange: subscribe,
+      waitForJobs: (ids, waitOptions = {}) =>
+        watchJobs(local.store, ids, { subscribe, signal: waitOptions.signal }),
+      unfinishedJobs: () => listUnfinished(local.store),
+      close: async () => {
+        await workers.stop();
+        await client?.close();
+        await sandbox?.close();
+        local.close();
+        await new Promise<void>((done) => (logStream ? logStream.end(done) : done()));
+      },
+    };
+    return pipeline;
+  } catch (error) {
+    await client?.close().catch(() => undefined);
+    await sandbox?.close().catch(() => undefined);
+    local.close();
+    throw error;
+  }
+}
+
+const notForRecords = async (): Promise<never> => {
+  throw new Error('this pipeline was opened for job records only; it makes no upstream calls');
+};
+const recordsOnlyClient: OpenPlatformClient = {
+  call: notForRecords,
+  callByName: notForRecords,
+  stream: notForRecords,
+  fetchDocument: notForRecords,
+  close: async () => undefined,
+};
+
+function isLoopback(url: string): boolean {
+  const host = new URL(url).hostname;
+  return host === 'localhost' || host === '::1' || host === '[::1]' || host.startsWith('127.');
+}
+
+/** JSON lines appended to `opflow.log` beside the database. */
+function fileLogger(dbPath: string, clock: { now(): number }): EngineLogger & { stream: WriteStream } {
+  const stream = createWriteStream(resolve(dirname(dbPath), 'opflow.log'), { flags: 'a' });
+  stream.on('error', () => undefined);
+  const write = (level: string) => (message: string, fields?: Record<string, unknown>) => {
+    stream.write(
+      `${JSON.stringify({ time: new Date(clock.now()).toISOString(), level, message, ...fields })}\n`,
+    );
+  };
+  return { stream, debug: () => undefined, info: write('info'), warn: write('warn'), error: write('error') };
+}
