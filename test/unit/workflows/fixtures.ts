@@ -58,11 +58,16 @@ export function parsedInput(workflow: AnyWorkflow, input: unknown): unknown {
   return workflow.input.parse(input);
 }
 
-export function contextFor(workflow: AnyWorkflow, input: unknown, parts: ContextParts = {}): StepContext {
+/** A step context (its input typed `never`, so it fits any workflow's steps). */
+export function contextFor(
+  workflow: AnyWorkflow,
+  input: unknown,
+  parts: ContextParts = {},
+): StepContext<never> {
   const parsed = parsedInput(workflow, input);
   return {
     job: jobFor(workflow, parsed),
-    input: parsed,
+    input: parsed as never,
     context: parts.context ?? {},
     selections: parts.selections ?? {},
     outputs: parts.outputs ?? {},
@@ -105,7 +110,7 @@ export function decideOf(workflow: AnyWorkflow, name: string, data: unknown, ctx
     );
   }
   if (step.kind === 'stream') return step.decide(data as never, ctx);
-  return step.decide(answer(step.operation as OperationId, data), ctx);
+  return step.decide(answer(step.operation as OperationId, data) as never, ctx);
 }
 
 /** What a step keeps: the parsed answer, as the runner stores it. */
