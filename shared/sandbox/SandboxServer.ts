@@ -114,7 +114,7 @@ export class SandboxServer {
       const entry = this.ledger.record({ ...draft, ...patch });
       this.log(entry, performance.now() - started);
     };
-    const reject = (rejection: SandboxRejection, damage?: BodyDamage) => {
+    const reject = (rejection: SandboxRejection, damage?: BodyDamage, patch: Partial<Draft> = {}) => {
       writeJson(
         res,
         rejection.httpStatus,
@@ -122,11 +122,7 @@ export class SandboxServer {
         rejection.headers,
         damage,
       );
-      done({
-        httpStatus: rejection.httpStatus,
-        errorCode: rejection.code,
-        outcome: damage ? 'fault' : 'rejected',
-      });
+      done({ httpStatus: rejection.httpStatus, errorCode: rejection.code, outcome: 'rejected', ...patch });
     };
 
     if (!operation) {
@@ -155,42 +151,39 @@ export class SandboxServer {
     const decision = this.faults.decide({ operationId: operation.operationId, stream: operation.stream });
     if (decision.latencyMs > 0) await sleep(decision.latencyMs);
     if (this.faultBeforeWork(res, decision, done)) return;
-    const fault = decision.outcome;
-    const damage: BodyDamage | undefined =
-      fault?.kind === 'truncated' || fault?.kind === 'malformed' ? fault.kind : undefined;
-    const faultPatch = fault ? { outcome: 'fault' as const, fault: fault.kind } : {};
-
     let outcome: OperationOutcome<OperationId>;
-    let input: unknown;
     try {
-      input = this.parseInput(operation, url, raw);
+      const input = this.parseInput(operation, url, raw);
       draft.bodyHash = hashText(stableJson(input));
       const variant = this.variantHeader(req);
       outcome = this.run(operation, input, key.fingerprint, now);
-      if (variant && outcome.kind === 'stream') outcome.plan.defaultVariant = variant;
-      else if (decision.streamVariant && outcome.kind === 'stream')
-        outcome.plan.defaultVariant = decision.streamVariant;
+      if (outcome.kind === 'stream')
+        outcome.plan.defaultVariant = variant ?? decision.streamVariant ?? outcome.plan.defaultVariant;
     } catch (error) {
       if (!(error instanceof SandboxRejection)) throw error;
+      const fault = afterWorkFault(decision, false);
       if (fault?.kind === 'reset') {
         resetConnection(res);
-        done({ outcome: 'fault', fault: 'reset', errorCode: error.code });
-        return;
-      }
-      reject(error, damage);
-      if (fault) Object.assign(this.lastEntry(), faultPatch);
+        done({ errorCode: error.code, outcome: 'fault', fault: 'reset' });
+      } else if (fault?.kind === 'truncated' || fault?.kind === 'malformed') {
+        reject(error, fault.kind, { outcome: 'fault', fault: fault.kind });
+      } else reject(error);
       return;
     }
 
+    // The work is done: a create created something, whatever happens to the answer now.
     const created = operation.effect === 'create';
     const resource = outcome.resourceId ? { resourceId: outcome.resourceId } : {};
+    const fault = afterWorkFault(decision, outcome.kind === 'stream');
+    const faultPatch = fault ? { outcome: 'fault' as const, fault: fault.kind } : {};
+    if (fault?.kind === 'reset') {
+      resetConnection(res);
+      done({ created, ...resource, ...faultPatch });
+      return;
+    }
     if (outcome.kind === 'json') {
       const units = billedUnitsByOperation[operation.operationId as OperationId] ?? 1;
-      if (fault?.kind === 'reset') {
-        resetConnection(res);
-        done({ created, ...resource, ...faultPatch });
-        return;
-      }
+      const damage = fault?.kind === 'truncated' || fault?.kind === 'malformed' ? fault.kind : undefined;
       writeJson(res, 200, okEnvelope(outcome.data), { 'x-openapi-amount': String(units) }, damage);
       done({ httpStatus: 200, billedUnits: units, created, ...resource, ...faultPatch });
       return;
@@ -199,11 +192,6 @@ export class SandboxServer {
     // A stream: the answer's length is known up front, so its cost is too.
     const plan = outcome.plan;
     const units = 1 + Math.floor((plan.tokens.input + plan.tokens.output) / 1000);
-    if (fault?.kind === 'reset') {
-      resetConnection(res);
-      done({ created, ...resource, ...faultPatch });
-      return;
-    }
     res.writeHead(200, {
       'content-type': 'text/event-stream;charset=UTF-8',
       'cache-control': 'no-cache',
@@ -212,14 +200,7 @@ export class SandboxServer {
     });
     done({ httpStatus: 200, billedUnits: units, created, ...resource, ...faultPatch });
     const { frames, content } = streamFrames(plan, plan.defaultVariant, Math.floor(now / 1000));
-    const streamFault =
-      fault &&
-      (fault.kind === 'stall-stream' ||
-        fault.kind === 'early-end-stream' ||
-        fault.kind === 'truncated' ||
-        fault.kind === 'malformed')
-        ? { kind: fault.kind, afterChunks: fault.afterChunks ?? 2 }
-        : undefined;
+    const streamFault = fault ? { kind: fault.kind, afterChunks: fault.afterChunks ?? 2 } : undefined;
     await writeEventStream(res, frames, content, {
       chunkDelayMs: this.options.streamChunkDelayMs,
       ...(streamFault ? { fault: streamFault } : {}),
@@ -497,11 +478,6 @@ export class SandboxServer {
     }
   }
 
-  private lastEntry(): LedgerEntry {
-    const entries = this.ledger.entries();
-    return entries[entries.length - 1] as LedgerEntry;
-  }
-
   private log(entry: LedgerEntry, ms: number): void {
     const logger = this.options.logger;
     if (!logger) return;
@@ -510,6 +486,29 @@ export class SandboxServer {
     logger(
       `${entry.method} ${entry.path} ${entry.operationId}${key} -> ${entry.httpStatus || 'reset'} code=${entry.errorCode}${fault} ${ms.toFixed(0)}ms id=${entry.correlationId}`,
     );
+  }
+}
+
+type AfterWorkFault = Extract<
+  FaultRule,
+  { kind: 'reset' | 'truncated' | 'malformed' | 'stall-stream' | 'early-end-stream' }
+>;
+
+/** The decided fault that spoils an answer after the work was done, if it applies to this answer. */
+function afterWorkFault(decision: FaultDecision, streaming: boolean): AfterWorkFault | undefined {
+  const fault = decision.outcome;
+  if (!fault) return undefined;
+  switch (fault.kind) {
+    case 'reset':
+      return fault.when === 'after' ? fault : undefined;
+    case 'truncated':
+    case 'malformed':
+      return fault;
+    case 'stall-stream':
+    case 'early-end-stream':
+      return streaming ? fault : undefined;
+    default:
+      return undefined;
   }
 }
 

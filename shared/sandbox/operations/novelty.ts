@@ -186,13 +186,13 @@ export function createNoveltyOperations(): NoveltyOperations {
     };
   };
 
-  const agentResult = (task: NoveltyTask, context: OperationContext, stage: Stage) => {
+  const agentResult = (taskId: string, task: NoveltyTask, context: OperationContext, stage: Stage) => {
     const state = stageState(stage, context.now);
     const features = selectedFeatures(task);
     const base = {
       lang: task.lang,
       is_async: true,
-      request: { async: true, task_id: '', operate_type: 'generate' },
+      request: { async: true, task_id: taskId, operate_type: 'generate' },
       operate_type: 'generate',
       excute_times: 1,
       update_ts: new Date(context.now).toISOString().replace('T', ' ').replace('Z', ''),
@@ -359,9 +359,7 @@ export function createNoveltyOperations(): NoveltyOperations {
     'ai35-8NoveltySearchAgentResult': (body, context) => {
       const task = tasks.get(body.task_id, context.owner);
       requireStarted(task.agentStage, 'ai35-8', 'ai35-7 (confirm the search elements)');
-      const result = agentResult(task, context, task.agentStage);
-      result.request.task_id = body.task_id;
-      return json(result);
+      return json(agentResult(body.task_id, task, context, task.agentStage));
     },
 
     'ai35-9ComparisonConfirm': (body, context) => {
