@@ -17,6 +17,9 @@ import { PipelineMonitoring } from './pipeline-monitoring';
 import { TenantSecrets } from './tenant-secrets';
 import { WorkQueue } from './work-queue';
 
+/** The only objects the api function may write: job inputs too large to keep in the job item. */
+export const API_INPUT_OBJECT_PATTERN = 'reports/*/input.json';
+
 /** Settings of {@link OpflowStack}. */
 export interface OpflowStackProps extends StackProps {
   readonly config: StageConfig;
@@ -117,8 +120,10 @@ export class OpflowStack extends Stack {
     });
     this.storage.table.grantReadWriteData(this.api.role);
     this.workQueue.queue.grantSendMessages(this.api.role);
-    // Read only: presigned report links are signed with the api role, so it must be able to GetObject.
+    // Presigned report links are signed with the api role, so it must be able to GetObject. It writes one
+    // kind of object: a job input over the inline limit, which createJob stores as reports/<jobId>/input.json.
     this.storage.reportBucket.grantRead(this.api.role);
+    this.storage.reportBucket.grantPut(this.api.role, API_INPUT_OBJECT_PATTERN);
 
     this.sweeper = new PipelineFunction(this, 'Sweeper', {
       ...functionDefaults,
@@ -199,7 +204,7 @@ export class OpflowStack extends Stack {
     }));
     const putActionFindings = ['s3:Abort*'].map((action) => ({
       id: `AwsSolutions-IAM5[Action::${action}]`,
-      reason: `${action} comes from grantPut on the report bucket: aborting its own multipart uploads, on that bucket only.`,
+      reason: `${action} comes from grantPut on the report bucket: aborting its own multipart uploads of the objects it may put.`,
     }));
     const policyOf = (fn: PipelineFunction) => fn.role.node.findChild('DefaultPolicy');
     const acknowledge = (fn: PipelineFunction, findings: { id: string; reason: string }[]) => {
@@ -215,6 +220,13 @@ export class OpflowStack extends Stack {
       indexFinding,
       objectsFinding('Reads (to presign report links)'),
       ...readActionFindings,
+      ...putActionFindings,
+      {
+        id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${API_INPUT_OBJECT_PATTERN}]`,
+        reason:
+          'Puts only the input.json of a new job (reports/<jobId>/input.json, for inputs over the inline limit); ' +
+          'the job id is minted per request, so the key cannot be named in advance.',
+      },
     ]);
     acknowledge(this.sweeper, [indexFinding]);
     Validations.of(policyOf(this.worker)).acknowledge({

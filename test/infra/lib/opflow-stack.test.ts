@@ -383,15 +383,34 @@ describe.each([
       expect(actions.filter((a) => a.startsWith('s3:Delete'))).toEqual([]);
     });
 
-    it('lets the api use the table, send work and read reports, and nothing of the secrets', () => {
+    it('lets the api use the table, send work, read reports and put only job inputs, and nothing of the secrets', () => {
       const { stack, template } = stageOf();
-      const actions = actionsOf(statementsOfRole(template, roles(stack).api));
+      const statements = statementsOfRole(template, roles(stack).api);
+      const actions = actionsOf(statements);
       expect(actions).toEqual(
-        expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:Query', 'sqs:SendMessage', 's3:GetObject*']),
+        expect.arrayContaining([
+          'dynamodb:PutItem',
+          'dynamodb:Query',
+          'sqs:SendMessage',
+          's3:GetObject*',
+          's3:PutObject',
+        ]),
       );
       expect(actions.filter((a) => a.startsWith('secretsmanager:'))).toEqual([]);
-      expect(actions.filter((a) => a.startsWith('s3:Put') || a.startsWith('s3:Delete'))).toEqual([]);
+      expect(actions.filter((a) => a.startsWith('s3:Delete'))).toEqual([]);
       expect(actions.filter((a) => a === 'sqs:ReceiveMessage' || a === 'sqs:DeleteMessage')).toEqual([]);
+      const puts = statements.filter((s) => actionsOf([s]).includes('s3:PutObject'));
+      expect(puts.map((s) => s.Resource)).toEqual([
+        {
+          'Fn::Join': [
+            '',
+            [
+              { 'Fn::GetAtt': [logicalId(stack, stack.storage.reportBucket), 'Arn'] },
+              '/reports/*/input.json',
+            ],
+          ],
+        },
+      ]);
     });
 
     it('lets the sweeper use the table and send work, with no S3 or Secrets Manager access', () => {
