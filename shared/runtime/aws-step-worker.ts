@@ -149,7 +149,7 @@ export function createStepWorker(options: StepWorkerOptions): StepWorker {
           },
         );
       } finally {
-        metrics.publishStoredMetrics();
+        if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
       }
     },
   };

@@ -38,7 +38,7 @@ export function createSweeper(options: SweeperOptions): Sweeper {
         logger.info('sweep done', result);
         return result;
       } finally {
-        metrics.publishStoredMetrics();
+        if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
       }
     },
   };

@@ -58,7 +58,7 @@ export async function startAwsEmulators(options: StartAwsEmulatorsOptions = {}):
   try {
     // Wait for every start to settle, so a failure of one still stops the others.
     const results = await Promise.allSettled([
-      options.sqsAndS3 === false ? undefined : startFauxqs({ port: 0, logger: false, host: '127.0.0.1' }),
+      options.sqsAndS3 === false ? undefined : startFauxqs({ port: 0, logger: false }),
       options.dynamoDb === false ? undefined : startDynamoDbLocal(),
       options.secretsManager === false ? undefined : startSecretsManagerEmulator({ region }),
     ] as const);

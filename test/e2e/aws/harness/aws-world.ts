@@ -1,0 +1,336 @@
+/**
+ * One simulated deployment of opflow on AWS, on this machine: DynamoDB Local, fauxqs (SQS with a
+ * DLQ, S3), the Secrets Manager emulator holding the tenant's key, the Open Platform sandbox, and
+ * the three functions bundled as the CDK app bundles them: the `api` behind a local HTTP gateway,
+ * the `step-worker` driven by an SQS event source, the `sweeper` run every simulated minute.
+ *
+ * Time: `Date` is faked (vitest fake timers, Date only), so the bundled functions, fauxqs' delays
+ * and visibility timeouts, and the sandbox's tasks all follow one clock that `settle()` moves
+ * straight to the next thing due. Hours of polling pass in seconds; nothing sleeps.
+ */
+import { ulid } from 'ulid';
+import { vi } from 'vitest';
+import { DynamoDbJobStore, S3ReportStore } from '../../../../shared/backends/aws';
+import { isTerminal, type Job } from '../../../../shared/engine/job';
+import { type Sandbox, type SandboxOptions, startSandbox } from '../../../../shared/sandbox';
+import { type AwsEmulators, startAwsEmulators } from '../../../support/aws-emulators';
+import { type ApiGateway, startApiGateway } from './api-gateway';
+import { bundleFunctions, type FunctionBundles } from './bundle-functions';
+import { lambdaContext, scheduledEvent } from './lambda-events';
+import { SqsEventSource, type SqsEventSourceOptions, type WorkerHandler } from './sqs-event-source';
+
+/** 5 January 2026, 09:00 UTC. */
+export const T0 = Date.UTC(2026, 0, 5, 9, 0, 0);
+export const TENANT_KEY = 'sk-opflow-e2e-0123456789abcdef';
+const SECRET_PREFIX = 'opflow/e2e/api-key/';
+
+export interface AwsWorldOptions {
+  /** Concurrent step-worker instances (default 2). */
+  workers?: number;
+  /** Records per SQS event (default 10). */
+  batchSize?: number;
+  visibilityTimeoutSeconds?: number;
+  maxReceiveCount?: number;
+  sandbox?: Omit<SandboxOptions, 'now' | 'keys' | 'port' | 'host'>;
+  /** Builds the worker instances instead of loading the bundle (fault injection from source). */
+  workerFactory?: (world: AwsWorld, index: number) => Promise<WorkerHandler>;
+  deleteAfter?: SqsEventSourceOptions['deleteAfter'];
+}
+
+interface LogLine {
+  [key: string]: unknown;
+}
+
+export class AwsWorld {
+  /** What the functions printed: Powertools JSON log lines and EMF metric documents. */
+  readonly lines: LogLine[] = [];
+  workers: WorkerHandler[] = [];
+  sweeper!: (event: unknown, context: unknown) => Promise<{ requeued: number; expired: number }>;
+  source!: SqsEventSource;
+  store!: DynamoDbJobStore;
+  reports!: S3ReportStore;
+  env: Record<string, string> = {};
+  queueName = '';
+  queueUrl = '';
+  dlqName = '';
+  bucket = '';
+  sweeps = 0;
+  private nextSweepAt = T0 + 60_000;
+  private savedEnv: Record<string, string | undefined> = {};
+  private restoreStdout: (() => void) | undefined;
+
+  private constructor(
+    readonly emulators: AwsEmulators,
+    readonly sandbox: Sandbox,
+    readonly bundles: FunctionBundles,
+    readonly options: AwsWorldOptions,
+  ) {}
+
+  gateway!: ApiGateway;
+
+  static async start(options: AwsWorldOptions = {}): Promise<AwsWorld> {
+    vi.useFakeTimers({ toFake: ['Date'], now: T0 });
+    const started: { stop(): Promise<void> }[] = [];
+    try {
+      const [emulators, sandbox, bundles] = await Promise.all([
+        startAwsEmulators(),
+        startSandbox({
+          ...options.sandbox,
+          now: () => Date.now(),
+          keys: [{ key: TENANT_KEY }],
+          streamChunkDelayMs: 0,
+        }),
+        bundleFunctions(),
+      ]);
+      started.push(emulators, { stop: () => sandbox.close() }, { stop: () => bundles.remove() });
+      const world = new AwsWorld(emulators, sandbox, bundles, options);
+      await world.provision();
+      return world;
+    } catch (error) {
+      await Promise.allSettled(started.map((item) => item.stop()));
+      vi.useRealTimers();
+      throw error;
+    }
+  }
+
+  private async provision(): Promise<void> {
+    const { emulators } = this;
+    const table = await emulators.createTable();
+    const queue = emulators.createQueue({
+      visibilityTimeoutSeconds: this.options.visibilityTimeoutSeconds ?? 60,
+      maxReceiveCount: this.options.maxReceiveCount ?? 3,
+    });
+    this.queueName = queue.queueName;
+    this.queueUrl = queue.queueUrl;
+    this.dlqName = queue.dlqName!;
+    this.bucket = emulators.createBucket();
+    emulators.secretsManager!.setSecret(`${SECRET_PREFIX}default`, JSON.stringify({ apiKey: TENANT_KEY }));
+    const endpoints = emulators.clientConfig.endpoints!;
+    this.env = {
+      OPFLOW_TABLE_NAME: table,
+      OPFLOW_QUEUE_URL: this.queueUrl,
+      OPFLOW_BUCKET_NAME: this.bucket,
+      OPFLOW_API_KEY_SECRET_PREFIX: SECRET_PREFIX,
+      OPFLOW_BASE_URL: this.sandbox.url,
+      OPFLOW_QPS: '20',
+      AWS_REGION: emulators.region,
+      AWS_ACCESS_KEY_ID: 'test',
+      AWS_SECRET_ACCESS_KEY: 'test',
+      AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb!,
+      AWS_ENDPOINT_URL_SQS: endpoints.sqs!,
+      AWS_ENDPOINT_URL_S3: endpoints.s3!,
+      AWS_ENDPOINT_URL_SECRETS_MANAGER: endpoints.secretsManager!,
+      POWERTOOLS_SERVICE_NAME: 'opflow',
+      POWERTOOLS_METRICS_NAMESPACE: 'opflow',
+      POWERTOOLS_LOG_LEVEL: 'INFO',
+      AWS_LAMBDA_FUNCTION_NAME: 'opflow-e2e',
+    };
+    for (const [name, value] of Object.entries(this.env)) {
+      this.savedEnv[name] = process.env[name];
+      process.env[name] = value;
+    }
+    this.captureStdout();
+
+    this.store = new DynamoDbJobStore({ client: emulators.clients.documents, tableName: table });
+    this.reports = new S3ReportStore({ client: emulators.clients.s3, bucket: this.bucket });
+    const workerCount = this.options.workers ?? 2;
+    for (let index = 0; index < workerCount; index++) {
+      this.workers.push(
+        this.options.workerFactory
+          ? await this.options.workerFactory(this, index)
+          : (await this.bundles.load<{ handler: WorkerHandler }>('worker')).handler,
+      );
+    }
+    const api = await this.bundles.load<{ handler: Parameters<typeof startApiGateway>[0] }>('api');
+    this.gateway = await startApiGateway(api.handler);
+    this.sweeper = (await this.bundles.load<{ handler: AwsWorld['sweeper'] }>('sweeper')).handler;
+    this.source = new SqsEventSource({
+      sqs: emulators.clients.sqs,
+      queueUrl: this.queueUrl,
+      queueArn: `arn:aws:sqs:us-east-1:000000000000:${this.queueName}`,
+      batchSize: this.options.batchSize ?? 10,
+      deleteAfter: this.options.deleteAfter,
+    });
+  }
+
+  /** Keep the functions' JSON output (logs, EMF metrics) for assertions, out of the test report. */
+  private captureStdout(): void {
+    const original = process.stdout.write.bind(process.stdout);
+    const capture = (chunk: string | Uint8Array, ...rest: unknown[]): boolean => {
+      const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+      let kept = false;
+      for (const line of text.split('\n')) {
+        if (!line.startsWith('{')) continue;
+        try {
+          this.lines.push(JSON.parse(line) as LogLine);
+          kept = true;
+        } catch {
+          // Not one of ours.
+        }
+      }
+      return kept ? true : original(chunk as string, ...(rest as []));
+    };
+    process.stdout.write = capture as typeof process.stdout.write;
+    this.restoreStdout = () => {
+      process.stdout.write = original;
+    };
+  }
+
+  now(): number {
+    return Date.now();
+  }
+
+  /** Moves the shared clock forward (never back). */
+  advanceTo(at: number): void {
+    if (at > Date.now()) vi.setSystemTime(at);
+  }
+
+  /** A request to the job API through the gateway. */
+  async api(
+    method: string,
+    path: string,
+    options: { body?: unknown; headers?: Record<string, string> } = {},
+  ): Promise<{
+    status: number;
+    body: Record<string, unknown> & { error?: { message: string; code: string } };
+  }> {
+    const response = await fetch(`${this.gateway.url}${path}`, {
+      method,
+      headers: {
+        ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...options.headers,
+      },
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+    });
+    return { status: response.status, body: (await response.json()) as never };
+  }
+
+  /** Submits a job through the API and returns its id. */
+  async submit(body: Record<string, unknown>, headers: Record<string, string> = {}): Promise<string> {
+    const answer = await this.api('POST', '/jobs', { body, headers });
+    if (answer.status !== 201 && answer.status !== 200) {
+      throw new Error(`POST /jobs answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+    }
+    return (answer.body.job as { id: string }).id;
+  }
+
+  queueState() {
+    const state = this.emulators.fauxqs!.inspectQueue(this.queueName)!;
+    const now = Date.now();
+    const due = (at: number | undefined) => at === undefined || at <= now;
+    return {
+      ready:
+        state.messages.ready.length +
+        state.messages.delayed.filter((message) => due(message.delayUntil)).length +
+        state.messages.inflight.filter((entry) => entry.visibilityDeadline <= now).length,
+      nextAt: Math.min(
+        ...state.messages.delayed.map((message) => message.delayUntil ?? now),
+        ...state.messages.inflight.map((entry) => entry.visibilityDeadline),
+        Number.POSITIVE_INFINITY,
+      ),
+      total: state.messages.ready.length + state.messages.delayed.length + state.messages.inflight.length,
+    };
+  }
+
+  dlqBodies(): string[] {
+    const state = this.emulators.fauxqs!.inspectQueue(this.dlqName)!;
+    return [
+      ...state.messages.ready,
+      ...state.messages.delayed,
+      ...state.messages.inflight.map((entry) => entry.message),
+    ].map((message) => message.body);
+  }
+
+  /** Runs the sweeper function once, as its schedule would. */
+  async sweep(): Promise<{ requeued: number; expired: number }> {
+    this.sweeps += 1;
+    return this.sweeper(scheduledEvent(), lambdaContext('opflow-sweeper', 60_000));
+  }
+
+  /**
+   * Delivers work until every job in `ids` is settled (finished, or waiting for a person) and, when
+   * `drain` is set, the queue is empty too. When nothing is visible, the clock jumps to the next
+   * delayed message, visibility timeout or sweeper run (every minute, as scheduled).
+   */
+  async settle(
+    ids: readonly string[],
+    options: { maxRounds?: number; drain?: boolean } = {},
+  ): Promise<Job[]> {
+    const maxRounds = options.maxRounds ?? 2_000;
+    for (let round = 0; round < maxRounds; round++) {
+      const jobs = await Promise.all(ids.map((id) => this.store.get(id)));
+      const settled = jobs.every((job) => job && (isTerminal(job.status) || job.status === 'AWAITING_INPUT'));
+      const queue = this.queueState();
+      if (settled && (!options.drain || queue.total === 0)) return jobs as Job[];
+      if (queue.ready > 0) {
+        const batch = this.options.batchSize ?? 10;
+        const instances = this.workers.slice(
+          0,
+          Math.max(1, Math.min(this.workers.length, Math.ceil(queue.ready / batch))),
+        );
+        await Promise.all(instances.map((worker) => this.source.poll(worker)));
+        continue;
+      }
+      const next = Math.min(queue.nextAt, settled ? Number.POSITIVE_INFINITY : this.nextSweepAt);
+      if (!Number.isFinite(next)) return jobs as Job[];
+      this.advanceTo(next);
+      if (!settled && Date.now() >= this.nextSweepAt) {
+        await this.sweep();
+        this.nextSweepAt = Date.now() + 60_000;
+      }
+    }
+    const jobs = await Promise.all(ids.map((id) => this.store.get(id)));
+    throw new Error(
+      `jobs did not settle in ${maxRounds} rounds: ${jobs.map((job) => `${job?.id} ${job?.status} at ${job?.step}`).join(', ')}`,
+    );
+  }
+
+  /** EMF metric values by name, summed over everything the functions published. */
+  metricTotals(): Record<string, number> {
+    const totals: Record<string, number> = {};
+    for (const line of this.lines) {
+      const aws = line._aws as
+        | { CloudWatchMetrics?: { Namespace: string; Metrics: { Name: string }[] }[] }
+        | undefined;
+      for (const directive of aws?.CloudWatchMetrics ?? []) {
+        for (const metric of directive.Metrics) {
+          const value = line[metric.Name];
+          const values = Array.isArray(value) ? value : [value];
+          totals[metric.Name] =
+            (totals[metric.Name] ?? 0) + values.reduce((sum: number, v) => sum + Number(v), 0);
+        }
+      }
+    }
+    return totals;
+  }
+
+  /** Log lines (not metrics) the functions wrote. */
+  logLines(): LogLine[] {
+    return this.lines.filter((line) => typeof line.level === 'string');
+  }
+
+  /** Sends a work message directly (a duplicate or a stale one, as SQS might deliver). */
+  async enqueueRaw(body: string): Promise<void> {
+    const { SendMessageCommand } = await import('@aws-sdk/client-sqs');
+    await this.emulators.clients.sqs.send(
+      new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: body }),
+    );
+  }
+
+  async stop(): Promise<void> {
+    this.restoreStdout?.();
+    for (const [name, value] of Object.entries(this.savedEnv)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+    await Promise.allSettled([
+      this.gateway?.close(),
+      this.sandbox.close(),
+      this.emulators.stop(),
+      this.bundles.remove(),
+    ]);
+    vi.useRealTimers();
+  }
+}
+
+export const newIdempotencyKey = () => `e2e-${ulid()}`;

@@ -1,0 +1,107 @@
+/**
+ * Drives a step worker the way Lambda's SQS event source does: long-poll ReceiveMessage on the work
+ * queue (batches of up to ten), build the SQS event, invoke the handler, delete only the records
+ * it did not report as failed (none when it threw: a crashed invocation), and leave everything
+ * else to reappear after the visibility timeout, or move to the DLQ after `maxReceiveCount`.
+ */
+import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { lambdaContext, sqsRecord } from './lambda-events';
+
+export type WorkerHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
+
+export interface Invocation {
+  received: number;
+  failed: number;
+  deleted: number;
+  /** The handler threw (or was made to crash): nothing of the batch was deleted. */
+  crashed: boolean;
+  bodies: string[];
+}
+
+export interface SqsEventSourceOptions {
+  sqs: SQSClient;
+  queueUrl: string;
+  queueArn: string;
+  /** Records per event (default 10, the SQS maximum per receive). */
+  batchSize?: number;
+  /** Seconds a receive waits for messages (default 1). */
+  waitTimeSeconds?: number;
+  /** Real time each invocation gets (default 60 s). */
+  functionTimeoutMs?: number;
+  /**
+   * Asked after each invocation; false means the deletes are lost (the instance died after its
+   * handler returned, before the event source deleted anything).
+   */
+  deleteAfter?: (invocation: Omit<Invocation, 'deleted'>) => boolean;
+}
+
+export class SqsEventSource {
+  readonly invocations: Invocation[] = [];
+  private readonly options: Required<Omit<SqsEventSourceOptions, 'deleteAfter'>> &
+    Pick<SqsEventSourceOptions, 'deleteAfter'>;
+
+  constructor(options: SqsEventSourceOptions) {
+    this.options = { batchSize: 10, waitTimeSeconds: 1, functionTimeoutMs: 60_000, ...options };
+  }
+
+  /** One receive and, when it got messages, one invocation of `handler` (an instance of the function). */
+  async poll(handler: WorkerHandler): Promise<Invocation | undefined> {
+    const { sqs, queueUrl, queueArn } = this.options;
+    const answer = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl,
+        MaxNumberOfMessages: this.options.batchSize,
+        WaitTimeSeconds: this.options.waitTimeSeconds,
+        MessageSystemAttributeNames: ['All'],
+      }),
+    );
+    const messages = answer.Messages ?? [];
+    if (messages.length === 0) return undefined;
+    const event: SQSEvent = {
+      Records: messages.map((message) =>
+        sqsRecord(
+          {
+            messageId: message.MessageId ?? '',
+            receiptHandle: message.ReceiptHandle ?? '',
+            body: message.Body ?? '',
+            receiveCount: Number(message.Attributes?.ApproximateReceiveCount ?? 1),
+            sentAt: Number(message.Attributes?.SentTimestamp ?? Date.now()),
+          },
+          queueArn,
+        ),
+      ),
+    };
+    let failedIds: Set<string> | undefined;
+    try {
+      const response = await handler(
+        event,
+        lambdaContext('opflow-step-worker', this.options.functionTimeoutMs),
+      );
+      failedIds = new Set(response.batchItemFailures.map((failure) => failure.itemIdentifier));
+    } catch {
+      failedIds = undefined;
+    }
+    const partial = {
+      received: messages.length,
+      failed: failedIds ? failedIds.size : messages.length,
+      crashed: failedIds === undefined,
+      bodies: event.Records.map((record) => record.body),
+    };
+    const keep = failedIds === undefined || this.options.deleteAfter?.(partial) === false;
+    const done = keep ? [] : event.Records.filter((record) => !failedIds?.has(record.messageId));
+    if (done.length > 0) {
+      const deleted = await sqs.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: done.map((record, index) => ({ Id: String(index), ReceiptHandle: record.receiptHandle })),
+        }),
+      );
+      if (deleted.Failed?.length)
+        throw new Error(`the event source could not delete ${deleted.Failed.length} records`);
+    }
+    const invocation = { ...partial, deleted: done.length };
+    this.invocations.push(invocation);
+    return invocation;
+  }
+}
