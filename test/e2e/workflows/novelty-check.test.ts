@@ -1,0 +1,92 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { JobRequestError } from '../../../shared/engine';
+import { noveltyCheck } from '../../../shared/workflows';
+import { offered, startWorld, type World } from './world';
+
+const file = join(__dirname, '../../../examples/disclosures/self-cleaning-solar-panel-coating.md');
+const input = noveltyCheck.fromText!(readFileSync(file, 'utf8'), file) as { text: string; title: string };
+
+describe('novelty-check against the sandbox', () => {
+  let world: World;
+  beforeAll(async () => {
+    world = await startWorld();
+  });
+  afterAll(() => world.close());
+
+  it('auto: takes the preselected features and reports summary, features, elements, references and the PDF', async () => {
+    const started = world.clock.now();
+    const job = await world.run('novelty-check', input);
+    expect(job.status, JSON.stringify(job.lastError)).toBe('SUCCEEDED');
+    // minutes of upstream work, skipped
+    expect(world.clock.now() - started).toBeGreaterThan(5 * 60_000);
+
+    const { markdown, html, result } = await world.report(job.id);
+    const features = (result.steps.features as { data: unknown[] }).data;
+    expect(features.length).toBeGreaterThan(2);
+    expect(result.selections.features).toEqual(features.map((_, index) => `f${index + 1}`));
+
+    expect(markdown).toContain(`# Novelty check: ${input.title}`);
+    expect(markdown).toContain('## Summary of the technical solution');
+    expect(markdown).toContain('Photovoltaic plants in deserts lose');
+    expect(markdown).toMatch(/\| f1 \| .+ \| topic \| yes \|/);
+    expect(markdown).toContain('## Search elements');
+    expect(markdown).toMatch(/\| topic_search \| /);
+    expect(markdown).toMatch(/\| 1 \| [A-Z]{2}\d+[A-Z0-9]* \| 0\.\d+ \| \d+ \| novelty \| yes \|/);
+    expect(markdown).toContain('| Technical feature | Comparison feature | Score | Similar | Reason |');
+    expect(result.summary).toMatch(
+      new RegExp(`^${features.length} features \\(${features.length} selected\\), \\d+ references, closest `),
+    );
+
+    // the report document is opflow's own copy
+    expect(result.attachments).toEqual([
+      { fileName: expect.stringMatching(/\.pdf$/), contentType: 'application/pdf' },
+    ]);
+    const pdf = await world.attachment(job.id, result.attachments[0]!.fileName);
+    expect(Buffer.from(pdf!).subarray(0, 5).toString()).toBe('%PDF-');
+    expect(markdown).toContain(`(attachments/${result.attachments[0]!.fileName})`);
+    expect(html).toContain('<table>');
+  });
+
+  it('manual: waits with the features offered, refuses an invalid answer, and continues with a valid subset', async () => {
+    const waiting = await world.run('novelty-check', input, { mode: 'manual' });
+    expect(waiting.status).toBe('AWAITING_INPUT');
+    expect(waiting.step).toBe('features');
+    expect(waiting.pending?.prompt).toBe('Which technical features should the novelty search compare?');
+    const options = offered(waiting);
+    expect(options.length).toBeGreaterThan(2);
+    expect(options[0]).toMatch(/^f1: /);
+
+    await expect(world.answer(waiting.id, ['f1', 'f99'])).rejects.toThrow(
+      /not among the options offered: f99/,
+    );
+    await expect(world.answer(waiting.id, [])).rejects.toThrow(JobRequestError);
+    expect((await world.pipeline.deps.store.get(waiting.id))?.status).toBe('AWAITING_INPUT');
+
+    const done = await world.answer(waiting.id, ['f1', 'f3']);
+    expect(done.status, JSON.stringify(done.lastError)).toBe('SUCCEEDED');
+    const { markdown, result } = await world.report(done.id);
+    expect(result.selections.features).toEqual(['f1', 'f3']);
+    expect(markdown).toMatch(/\| f1 \| .+ \| yes \|/);
+    expect(markdown).toMatch(/\| f2 \| .+ \| no \|/);
+    expect(markdown).toMatch(/\| f3 \| .+ \| yes \|/);
+    // the upstream compared only the two chosen features
+    const references = (result.steps['agent-result'] as { final_result: { features: unknown[] }[] })
+      .final_result;
+    expect(references.length).toBeGreaterThan(0);
+    for (const reference of references) expect(reference.features).toHaveLength(2);
+  });
+
+  it('fails clearly when the agent search fails upstream', async () => {
+    const job = await world.run('novelty-check', { text: `${input.text}\n[sandbox:fail:ai35-8]` });
+    expect(job.status).toBe('FAILED');
+    expect(job.lastError).toMatchObject({
+      step: 'agent-result',
+      kind: 'upstream-failed',
+      operationId: 'ai35-8NoveltySearchAgentResult',
+      message: 'the agent search failed upstream (task_status "failed")',
+      retryable: false,
+    });
+  });
+});
