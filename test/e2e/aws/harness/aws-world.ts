@@ -155,24 +155,29 @@ export class AwsWorld {
 
   /** Keep the functions' JSON output (logs, EMF metrics) for assertions, out of the test report. */
   private captureStdout(): void {
-    const original = process.stdout.write.bind(process.stdout);
-    const capture = (chunk: string | Uint8Array, ...rest: unknown[]): boolean => {
-      const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
-      let kept = false;
-      for (const line of text.split('\n')) {
-        if (!line.startsWith('{')) continue;
-        try {
-          this.lines.push(JSON.parse(line) as LogLine);
-          kept = true;
-        } catch {
-          // Not one of ours.
+    const restorers = [process.stdout, process.stderr].map((stream) => {
+      const original = stream.write.bind(stream);
+      const capture = (chunk: string | Uint8Array, ...rest: unknown[]): boolean => {
+        const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+        let kept = false;
+        for (const line of text.split('\n')) {
+          if (!line.startsWith('{')) continue;
+          try {
+            this.lines.push(JSON.parse(line) as LogLine);
+            kept = true;
+          } catch {
+            // Not one of ours.
+          }
         }
-      }
-      return kept ? true : original(chunk as string, ...(rest as []));
-    };
-    process.stdout.write = capture as typeof process.stdout.write;
+        return kept ? true : original(chunk as string, ...(rest as []));
+      };
+      stream.write = capture as typeof stream.write;
+      return () => {
+        stream.write = original;
+      };
+    });
     this.restoreStdout = () => {
-      process.stdout.write = original;
+      for (const restore of restorers) restore();
     };
   }
 
@@ -245,6 +250,21 @@ export class AwsWorld {
   async sweep(): Promise<{ requeued: number; expired: number }> {
     this.sweeps += 1;
     return this.sweeper(scheduledEvent(), lambdaContext('opflow-sweeper', 60_000));
+  }
+
+  /** One round of delivery: every ready message to the worker instances (or a clock jump when none is). */
+  async deliverOnce(): Promise<void> {
+    const queue = this.queueState();
+    if (queue.ready === 0) {
+      if (Number.isFinite(queue.nextAt)) this.advanceTo(queue.nextAt);
+      return;
+    }
+    const batch = this.options.batchSize ?? 10;
+    const instances = this.workers.slice(
+      0,
+      Math.max(1, Math.min(this.workers.length, Math.ceil(queue.ready / batch))),
+    );
+    await Promise.all(instances.map((worker) => this.source.poll(worker)));
   }
 
   /**
