@@ -7,19 +7,8 @@
 import { z } from 'zod';
 import type { RetryPolicy } from '../engine/policies';
 import { defineWorkflow, type ReportInput, stepsFor } from '../engine/workflow';
-import type { StreamReference } from '../openplatform/types';
-import {
-  blocks,
-  count,
-  field,
-  heading,
-  inline,
-  paragraphs,
-  plainText,
-  shorten,
-  table,
-  webLink,
-} from './markdown';
+import { answerReferences } from './answer-references';
+import { blocks, count, heading, inline, paragraphs, shorten, table, webLink } from './markdown';
 import { contextString, outputOf, streamOutputOf } from './step-data';
 import { readTextDocument } from './text-input';
 
@@ -110,32 +99,6 @@ export const encyclopediaQa = defineWorkflow<EncyclopediaQaInput>({
 });
 
 const qaTitle = (input: EncyclopediaQaInput) => input.title ?? shorten(input.question, 100);
-
-export interface AnswerReference {
-  type: string;
-  text: string;
-  date: string;
-  link: string;
-}
-
-/** The chat's reference documents, then the stream's own references, without repeats. */
-export function answerReferences(refDoc: unknown[], streamed: StreamReference[]): AnswerReference[] {
-  const references: AnswerReference[] = [];
-  const seen = new Set<string>();
-  for (const item of [...refDoc, ...streamed]) {
-    const reference = {
-      type: plainText(field(item, 'doc_type_detail', 'type', 'doc_type')),
-      text: plainText(field(item, '_text_display', 'text', 'title', 'text_summary', 'value')),
-      date: plainText(field(item, 'post_time', 'post_date', 'date')),
-      link: plainText(field(item, 'link', 'url')),
-    };
-    const identity = reference.link || reference.text;
-    if (identity === '' || seen.has(identity)) continue;
-    seen.add(identity);
-    references.push(reference);
-  }
-  return references;
-}
 
 function encyclopediaMarkdown(r: ReportInput<EncyclopediaQaInput>): string {
   const { input, outputs } = r;

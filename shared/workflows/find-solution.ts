@@ -13,6 +13,7 @@ import { defineWorkflow, type ReportInput, stepsFor } from '../engine/workflow';
 import type { DataOf } from '../openplatform/schemas/responses';
 import { blocks, bullets, heading, inline, paragraphs, plainText, shorten, table } from './markdown';
 import { mindMapNodes } from './mind-map';
+import { chosenRecommendations, recommendationOptions } from './recommendations';
 import {
   chosen,
   contextString,
@@ -48,24 +49,8 @@ export const findSolutionPolls = {
 
 const createRetry: Partial<RetryPolicy> = { maxAttempts: 4 };
 
-/** Stable option ids `r1`, `r2`... for recommendations, in the upstream's order. */
-export const recommendationOptionId = (index: number) => `r${index + 1}`;
 /** Stable option ids `d1`, `d2`... for directions, in the upstream's order. */
 export const directionOptionId = (index: number) => `d${index + 1}`;
-
-/** Recommendations as options; the platform marks none, so `auto` takes them all. */
-export function recommendationOptions(recommend: unknown[]): SelectionOption[] {
-  return recommend.map((item, index) => ({
-    id: recommendationOptionId(index),
-    label: shorten(plainText(item), 200) || `recommendation ${index + 1}`,
-    preselected: false,
-  }));
-}
-
-/** The recommendations whose options were chosen, echoed back as the upstream gave them. */
-export function chosenRecommendations(recommend: unknown[], picked: ReadonlySet<string>): unknown[] {
-  return recommend.filter((_, index) => picked.has(recommendationOptionId(index)));
-}
 
 type Direction = NonNullable<DataOf<'ai33-4Step3QueryV3'>['directions']>[number];
 

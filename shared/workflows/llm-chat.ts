@@ -15,7 +15,7 @@ import {
   stepsFor,
   type Workflow,
 } from '../engine/workflow';
-import { answerReferences } from './encyclopedia-qa';
+import { answerReferences } from './answer-references';
 import { blocks, count, heading, inline, paragraphs, shorten, table, webLink } from './markdown';
 import { streamOutputOf } from './step-data';
 import { readTextDocument } from './text-input';

@@ -17,7 +17,6 @@ import {
   stepsFor,
 } from '../engine/workflow';
 import type { DataOf } from '../openplatform/schemas/responses';
-import { chosenRecommendations, recommendationOptions } from './find-solution';
 import {
   blocks,
   bullets,
@@ -30,6 +29,7 @@ import {
   table,
 } from './markdown';
 import { leafNodes, type MindMapNode, mindMapNodes } from './mind-map';
+import { chosenRecommendations, recommendationOptions } from './recommendations';
 import {
   chosen,
   contextNumber,

@@ -49,14 +49,17 @@ export const noveltyCheckInput = z.strictObject({
 });
 export type NoveltyCheckInput = z.infer<typeof noveltyCheckInput>;
 
-/** Poll schedules, aimed near the usual completion times of each stage. */
+/**
+ * Poll schedules, aimed near the usual completion times: summary, features and search elements
+ * about 15–20 s each, the agent search five minutes or so, the report export about 30 s.
+ */
 export const noveltyPolls = {
   summary: { firstDelayMs: 15_000, factor: 1.5, maxDelayMs: 60_000, giveUpAfterMs: 30 * 60_000 },
-  features: { firstDelayMs: 15_000, factor: 1.5, maxDelayMs: 60_000, giveUpAfterMs: 30 * 60_000 },
-  searchElements: { firstDelayMs: 15_000, factor: 1.5, maxDelayMs: 60_000, giveUpAfterMs: 30 * 60_000 },
+  features: { firstDelayMs: 20_000, factor: 1.5, maxDelayMs: 60_000, giveUpAfterMs: 30 * 60_000 },
+  searchElements: { firstDelayMs: 20_000, factor: 1.5, maxDelayMs: 60_000, giveUpAfterMs: 30 * 60_000 },
   /** The agent search reports `task_cost` in the hundreds of seconds. */
   agentResult: { firstDelayMs: 60_000, factor: 1.5, maxDelayMs: 180_000, giveUpAfterMs: 90 * 60_000 },
-  reportLink: { firstDelayMs: 10_000, factor: 1.5, maxDelayMs: 60_000, giveUpAfterMs: 30 * 60_000 },
+  reportLink: { firstDelayMs: 25_000, factor: 1.5, maxDelayMs: 60_000, giveUpAfterMs: 30 * 60_000 },
 } satisfies Record<string, PollPolicy>;
 
 /** Creating calls may bill: retry them fewer times than reads. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { answerReferences, encyclopediaQa } from '../../../shared/workflows/encyclopedia-qa';
+import { encyclopediaQa } from '../../../shared/workflows/encyclopedia-qa';
 import { contextFor, decideOf, inputProblems, kept, reportOf, requestOf } from './fixtures';
 
 const QUESTION = 'What are the approved indications of semaglutide?';
@@ -82,14 +82,6 @@ describe('encyclopedia-qa', () => {
       type: 'fail',
       message: /no answer/,
     });
-  });
-
-  it('merges the chat references with the streamed ones, without repeats', () => {
-    expect(answerReferences(chat.ref_doc, streamed.references).map((r) => [r.type, r.text])).toEqual([
-      ['Journal article', 'Semaglutide in type 2 diabetes'],
-      ['label', 'FDA label <b>Wegovy</b>'],
-      ['patent', 'GLP-1 analogue'],
-    ]);
   });
 
   it('reports the answer first, then its references as safe links', () => {
