@@ -55,6 +55,16 @@ export async function driveJobs(
     }
   });
   const local = asLocal(pipeline);
+  // Jobs parked for a selection can go on only while this process keeps its built-in sandbox.
+  const hostsSandbox = local?.sandbox !== undefined;
+  const announced = new Set<string>();
+  const announceSelection = (job: Job) => {
+    if (!hostsSandbox || job.status !== 'AWAITING_INPUT' || announced.has(`${job.id}:${job.version}`)) return;
+    announced.add(`${job.id}:${job.version}`);
+    display.note(
+      `${selectionHelp(job)}\n  (run that in another terminal: this command keeps the built-in sandbox, which holds the job's tasks, until the job finishes)`,
+    );
+  };
   try {
     local?.start();
     const settled = await watchJobs(
@@ -62,9 +72,13 @@ export async function driveJobs(
       jobs.map((job) => job.id),
       {
         subscribe: pipeline.onJobChange?.bind(pipeline),
-        onUpdate: (job) => display.update(job),
+        onUpdate: (job) => {
+          display.update(job);
+          announceSelection(job);
+        },
         signal: abort.signal,
         pollMs: local ? 500 : 2_000,
+        isDone: hostsSandbox ? (job) => isTerminal(job.status) : undefined,
       },
     );
     return { jobs: settled, interrupted: false };

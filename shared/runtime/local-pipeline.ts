@@ -32,6 +32,12 @@ import {
   sandboxApiKey,
   startBuiltInSandbox,
 } from './sandbox-launch';
+import {
+  findLiveSandbox,
+  removeSandboxRecord,
+  sandboxRecordPath,
+  writeSandboxRecord,
+} from './sandbox-record';
 import { compressPolling } from './sandbox-speed';
 import { type RuntimeTime, realTime } from './time';
 import { WorkerPool } from './WorkerPool';
@@ -71,7 +77,10 @@ export interface LocalPipeline extends Pipeline {
   readonly local: LocalBackend;
   readonly pool: WorkerPool;
   readonly time: RuntimeTime;
-  /** The built-in sandbox, when this pipeline started one. */
+  /**
+   * The built-in sandbox, when this pipeline started one. Its tasks live in this process only: a
+   * job parked for a selection can go on only while this process runs (see sandbox-record.ts).
+   */
   readonly sandbox: BuiltInSandbox | undefined;
   start(): void;
   /** Stops claiming work and waits for the steps in progress; `start` may be called again. */
@@ -103,6 +112,7 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
   let sandbox: BuiltInSandbox | undefined;
   let client: OpenPlatformClient | undefined;
   let logStream: WriteStream | undefined;
+  let recordPath: string | undefined;
   try {
     let baseUrl = config.baseUrl;
     let fallbackKey: string | undefined;
@@ -111,13 +121,36 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
     if (options.recordsOnly) {
       // Nothing will call the platform.
     } else if (builtIn && !options.client) {
-      speed = config.sandboxSpeed ?? defaultBuiltInSandboxSpeed;
-      sandbox = await startBuiltInSandbox({ ...options.sandbox, now: () => clock.now(), speed });
-      baseUrl = sandbox.url;
-      fallbackKey = sandbox.apiKey;
-      (options.announce ?? ((line) => process.stderr.write(`${line}\n`)))(
-        `opflow: no OPFLOW_API_KEY or OPFLOW_BASE_URL set, so using the built-in sandbox at ${sandbox.url} (simulated data, ${speed}x speed)`,
-      );
+      const announce = options.announce ?? ((line) => process.stderr.write(`${line}\n`));
+      // Share a built-in sandbox another opflow process of this database is running: its tasks
+      // (a job parked for a selection, say) exist only there.
+      const shareable = config.dbPath !== ':memory:' && !time.skipping;
+      const live = shareable ? await findLiveSandbox(sandboxRecordPath(config.dbPath)) : undefined;
+      if (live) {
+        speed = live.speed;
+        baseUrl = live.url;
+        fallbackKey = sandboxApiKey;
+        announce(
+          `opflow: using the built-in sandbox of opflow process ${live.pid} at ${live.url} (simulated data, ${speed}x speed)`,
+        );
+      } else {
+        speed = config.sandboxSpeed ?? defaultBuiltInSandboxSpeed;
+        sandbox = await startBuiltInSandbox({ ...options.sandbox, now: () => clock.now(), speed });
+        baseUrl = sandbox.url;
+        fallbackKey = sandbox.apiKey;
+        if (shareable) {
+          recordPath = sandboxRecordPath(config.dbPath);
+          writeSandboxRecord(recordPath, {
+            url: sandbox.url,
+            pid: process.pid,
+            speed,
+            startedAt: Date.now(),
+          });
+        }
+        announce(
+          `opflow: no OPFLOW_API_KEY or OPFLOW_BASE_URL set, so using the built-in sandbox at ${sandbox.url} (simulated data, ${speed}x speed)`,
+        );
+      }
     } else if (config.apiKey === undefined && baseUrl !== undefined && isLoopback(baseUrl)) {
       // `opflow sandbox` in another terminal: its well-known key is the natural default.
       fallbackKey = sandboxApiKey;
@@ -228,6 +261,7 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
       close: async () => {
         await workers.stop();
         await client?.close();
+        if (recordPath) removeSandboxRecord(recordPath);
         await sandbox?.close();
         local.close();
         await new Promise<void>((done) => (logStream ? logStream.end(done) : done()));
@@ -236,6 +270,7 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
     return pipeline;
   } catch (error) {
     await client?.close().catch(() => undefined);
+    if (recordPath) removeSandboxRecord(recordPath);
     await sandbox?.close().catch(() => undefined);
     local.close();
     throw error;

@@ -19,6 +19,8 @@ export interface WatchJobsOptions {
   signal?: AbortSignal | undefined;
   /** How often the store is read for changes made elsewhere. Default: half a second. */
   pollMs?: number | undefined;
+  /** When a job counts as done for this watch. Default: `isSettled`. */
+  isDone?: ((job: Job) => boolean) | undefined;
 }
 
 /** Resolves with the latest version of each job (in the order of `ids`) once all are settled. */
@@ -28,6 +30,7 @@ export function watchJobs(
   options: WatchJobsOptions = {},
 ): Promise<Job[]> {
   const wanted = new Set(ids);
+  const isDone = options.isDone ?? isSettled;
   return new Promise<Job[]>((resolve, reject) => {
     const latest = new Map<string, Job>();
     let reading = false;
@@ -52,7 +55,7 @@ export function watchJobs(
     const allSettled = () =>
       ids.every((id) => {
         const job = latest.get(id);
-        return job !== undefined && isSettled(job);
+        return job !== undefined && isDone(job);
       });
     const readStore = async () => {
       if (reading) {

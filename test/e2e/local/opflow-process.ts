@@ -21,6 +21,7 @@ export interface OpflowProcess {
   done: Promise<OpflowResult>;
   /** Resolves once standard error has printed `count` lines that match `pattern`. */
   waitForLines(pattern: RegExp, count: number): Promise<void>;
+  stderrSoFar(): string;
 }
 
 /** Environment for a child: this process's, minus anything that would point it elsewhere. */
@@ -62,6 +63,7 @@ export function startOpflow(
   return {
     child,
     done,
+    stderrSoFar: () => stderr,
     waitForLines: (pattern, count) =>
       new Promise<void>((resolve, reject) => {
         if (stderr.split('\n').filter((line) => pattern.test(line)).length >= count) return resolve();
