@@ -91,8 +91,10 @@ export async function submitJob(
     await deps.reports.put(inputKey(id), serialized, 'application/json');
     jobInput = { ref: inputKey(id) };
   }
-  const first = workflow.steps[0];
-  if (!first) throw new JobRequestError(`workflow ${workflow.name} has no steps`);
+  const first = workflow.start
+    ? workflow.steps.find((step) => step.name === workflow.start?.(input.data))
+    : workflow.steps[0];
+  if (!first) throw new JobRequestError(`workflow ${workflow.name} has no step to start this input at`);
   const job: Job = {
     id,
     workflow: workflow.name,

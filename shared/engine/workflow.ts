@@ -111,6 +111,8 @@ export interface Workflow<Input = unknown> {
   /** Turns a text or Markdown document into an input (for `opflow run <files>`). */
   fromText?: (text: string, fileName: string) => unknown;
   steps: Step<Input>[];
+  /** The step a job starts at (default: the first), when the input decides it (e.g. llm-chat's model). */
+  start?: (input: Input) => string;
   /** Deadline for a job of this workflow when the caller gives none (default 24 hours). */
   defaultDeadlineMs?: number;
   /** A readable report in Markdown: what a reader of this workflow wants first. */

@@ -128,6 +128,7 @@ const workflow = defineWorkflow<LlmChatInput>({
     const document = readTextDocument(text, fileName);
     return { query: document.body || document.text, title: shorten(document.title, 200) };
   },
+  start: (input) => answerStep(input.model),
   steps: [
     step.stream({
       name: answerStep('ai50'),
@@ -173,14 +174,8 @@ const workflow = defineWorkflow<LlmChatInput>({
   summary: chatSummary,
 });
 
-/**
- * The llm-chat workflow. `start` names the job's first step (its model's); the engine must start
- * jobs there rather than at the first step of the list.
- */
-export const llmChat: Workflow<LlmChatInput> & { start: (input: LlmChatInput) => string } = {
-  ...workflow,
-  start: (input) => answerStep(input.model),
-};
+/** The llm-chat workflow: a job starts at its model's step (`start`). */
+export const llmChat: Workflow<LlmChatInput> = workflow;
 
 const chatTitle = (input: LlmChatInput) => input.title ?? shorten(questionOf(input), 100);
 

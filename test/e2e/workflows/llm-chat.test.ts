@@ -22,4 +22,20 @@ describe('llm-chat against the sandbox', () => {
     );
     expect(world.sandbox.ledger.countByOperation()).toMatchObject({ ai50ChatPatGptStream: 1 });
   });
+
+  it.each([
+    ['ai07', 'prompt', 'ai07ChatCcGptStream'],
+    ['ai20', 'query', 'ai20ChatPharmGptStream'],
+  ] as const)('starts at the %s model step and streams its answer', async (model, field, operationId) => {
+    const before = world.sandbox.ledger.countByOperation()[operationId] ?? 0;
+    const job = await world.run('llm-chat', {
+      model,
+      [field]: 'Summarise the main routes to solid-state electrolytes.',
+    });
+    expect(job.status, JSON.stringify(job.lastError)).toBe('SUCCEEDED');
+    const { result } = await world.report(job.id);
+    expect(Object.keys(result.steps)).toEqual([`answer-${model}`]);
+    expect((result.steps[`answer-${model}`] as { text: string }).text.length).toBeGreaterThan(20);
+    expect(world.sandbox.ledger.countByOperation()[operationId]).toBe(before + 1);
+  });
 });

@@ -52,9 +52,9 @@ describe('llm-chat input', () => {
 
 describe('llm-chat steps', () => {
   it("starts each job at its model's step", () => {
-    expect(llmChat.start(llmChat.input.parse({ query: 'q' }))).toBe('answer-ai50');
-    expect(llmChat.start(llmChat.input.parse({ model: 'ai07', prompt: 'q' }))).toBe('answer-ai07');
-    expect(llmChat.start(llmChat.input.parse({ model: 'ai20', query: 'q' }))).toBe('answer-ai20');
+    expect(llmChat.start!(llmChat.input.parse({ query: 'q' }))).toBe('answer-ai50');
+    expect(llmChat.start!(llmChat.input.parse({ model: 'ai07', prompt: 'q' }))).toBe('answer-ai07');
+    expect(llmChat.start!(llmChat.input.parse({ model: 'ai20', query: 'q' }))).toBe('answer-ai20');
   });
 
   it('sends each model its own body', () => {
