@@ -79,25 +79,17 @@ export function asLocal(pipeline: Pipeline): LocalPipeline | undefined {
 }
 
 async function openAwsPipeline(ctx: CliContext, options: GlobalOptions): Promise<Pipeline> {
-  // Loaded only when asked for: the local command must not need the AWS SDK.
-  const modulePath = '../runtime/aws-pipeline';
-  let module: { createAwsPipeline?: (options: unknown) => Promise<Pipeline> };
-  try {
-    module = await import(modulePath);
-  } catch (error) {
-    throw new CliError(
-      `the aws backend is not available: ${(error as Error).message.split('\n')[0]}`,
-      ExitCode.environment,
-    );
+  let qps: number | undefined;
+  if (options.qps !== undefined) {
+    qps = Number(options.qps);
+    if (!(Number.isFinite(qps) && qps > 0)) {
+      throw new CliError(`--qps: must be a number more than 0 (got "${options.qps}")`, ExitCode.usage);
+    }
   }
-  if (typeof module.createAwsPipeline !== 'function') {
-    throw new CliError(
-      'the aws backend is not available: createAwsPipeline is missing',
-      ExitCode.environment,
-    );
-  }
+  // Loaded only when asked for: the local command does not load the AWS SDK.
+  const { createAwsPipeline } = await import('../runtime/aws-pipeline');
   try {
-    return await module.createAwsPipeline({ env: ctx.io.env, workflows: ctx.workflows, qps: options.qps });
+    return await createAwsPipeline({ env: ctx.io.env, workflows: ctx.workflows, qps });
   } catch (error) {
     throw new CliError(`cannot open the aws backend: ${(error as Error).message}`, ExitCode.environment);
   }

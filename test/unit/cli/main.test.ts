@@ -146,6 +146,16 @@ describe('opflow (in-process)', () => {
     expect(io.err()).toContain('--status must be one of QUEUED, RUNNING, WAITING, AWAITING_INPUT');
   });
 
+  it('names what is missing when the aws backend is not configured', async () => {
+    expect(await opflow('list', '--backend', 'aws')).toBe(ExitCode.environment);
+    expect(io.err()).toContain(
+      'cannot open the aws backend: invalid aws configuration: OPFLOW_TABLE_NAME: is not set',
+    );
+    io = captureIo({ env: env(), cwd: dir });
+    expect(await opflow('list', '--backend', 'gcp')).toBe(ExitCode.usage);
+    expect(io.err()).toMatch(/argument 'gcp' is invalid.*local, aws/);
+  });
+
   it('lists nothing on a fresh database, as text and as JSON', async () => {
     expect(await opflow('list')).toBe(ExitCode.ok);
     expect(io.out()).toBe('no jobs\n');
