@@ -16,6 +16,8 @@ import { createProgressDisplay } from './progress';
 export interface DriveOutcome {
   jobs: Job[];
   interrupted: boolean;
+  /** This command hosted the built-in sandbox: unfinished jobs lose their upstream tasks with it. */
+  hostedSandbox?: boolean | undefined;
 }
 
 /** Where a finished job's readable report is (the HTML one), when it has one. */
@@ -40,13 +42,18 @@ export async function driveJobs(
     jobs,
     quiet: options.quiet,
   });
+  const local = asLocal(pipeline);
+  // Jobs parked for a selection can go on only while this process keeps its built-in sandbox.
+  const hostsSandbox = local?.sandbox !== undefined;
   const abort = new AbortController();
   let interrupts = 0;
   const stopListening = io.onInterrupt(() => {
     interrupts += 1;
     if (interrupts === 1) {
       display.note(
-        'stopping after the steps in progress (press Ctrl-C again to stop at once; nothing is lost)',
+        hostsSandbox
+          ? 'stopping after the steps in progress (Ctrl-C again stops at once). The built-in sandbox stops with this command, and the tasks of jobs under way with it: to stop and resume later, run against the platform or against `opflow sandbox` (OPFLOW_BASE_URL)'
+          : 'stopping after the steps in progress (press Ctrl-C again to stop at once; nothing is lost)',
       );
       abort.abort(new Error('interrupted'));
     } else {
@@ -54,9 +61,6 @@ export async function driveJobs(
       process.exit(ExitCode.interrupted);
     }
   });
-  const local = asLocal(pipeline);
-  // Jobs parked for a selection can go on only while this process keeps its built-in sandbox.
-  const hostsSandbox = local?.sandbox !== undefined;
   const announced = new Set<string>();
   const announceSelection = (job: Job) => {
     if (!hostsSandbox || job.status !== 'AWAITING_INPUT' || announced.has(`${job.id}:${job.version}`)) return;
@@ -81,12 +85,12 @@ export async function driveJobs(
         isDone: hostsSandbox ? (job) => isTerminal(job.status) : undefined,
       },
     );
-    return { jobs: settled, interrupted: false };
+    return { jobs: settled, interrupted: false, hostedSandbox: hostsSandbox };
   } catch (error) {
     if (!abort.signal.aborted) throw error;
     await local?.stop();
     const latest = await Promise.all(jobs.map(async (job) => (await pipeline.deps.store.get(job.id)) ?? job));
-    return { jobs: latest, interrupted: true };
+    return { jobs: latest, interrupted: true, hostedSandbox: hostsSandbox };
   } finally {
     stopListening();
     display.stop();

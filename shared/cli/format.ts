@@ -123,13 +123,17 @@ export function describeJob(job: Job, workflows: WorkflowRegistry, report?: stri
   );
   if (job.lastError) {
     const e = job.lastError;
+    const where = [
+      `step ${e.step}`,
+      ...(e.operationId ? [`operation ${e.operationId}`] : []),
+      `kind ${e.kind}`,
+      ...(e.code !== undefined ? [`code ${e.code}`] : []),
+      ...(e.httpStatus !== undefined ? [`HTTP ${e.httpStatus}`] : []),
+      ...(e.correlationId ? [`correlation id ${e.correlationId}`] : []),
+    ].join(', ');
     lines.push(
-      `${job.status === 'FAILED' ? 'error' : 'last error'}     ${e.message}`,
-      `          at step ${e.step}${e.operationId ? `, operation ${e.operationId}` : ''}; kind ${e.kind}${
-        e.code !== undefined ? `, code ${e.code}` : ''
-      }${e.httpStatus !== undefined ? `, HTTP ${e.httpStatus}` : ''}${
-        e.correlationId ? `, correlation id ${e.correlationId}` : ''
-      }; ${e.retryable ? 'a retry could help' : 'a retry would not help'}`,
+      `${job.status === 'FAILED' ? 'error' : 'retrying'}`.padEnd(10) + e.message,
+      `          ${where}; ${e.retryable ? 'a retry could help' : 'a retry would not help'}`,
     );
   }
   if (report) lines.push(`report    ${report}`);
