@@ -220,7 +220,18 @@ export interface AwsPipeline extends Pipeline {
  * ConfigError naming every wrong variable when the environment is incomplete.
  */
 export async function createAwsPipeline(options: AwsPipelineOptions): Promise<AwsPipeline> {
-  return buildAwsPipeline(options);
+  const pipeline = buildAwsPipeline(options);
+  // Like an open database connection, an open pipeline keeps the process alive until closed: a
+  // command waiting for Lambda to finish jobs has nothing else to hold the event loop (its store
+  // polls run on unref'd timers), and Node would otherwise end it with exit code 13.
+  const hold = setInterval(() => undefined, 60_000);
+  return {
+    ...pipeline,
+    async close() {
+      clearInterval(hold);
+      await pipeline.close();
+    },
+  };
 }
 
 /** {@link createAwsPipeline}, synchronously (for a Lambda's module scope). */

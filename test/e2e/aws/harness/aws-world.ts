@@ -35,6 +35,8 @@ export interface AwsWorldOptions {
   /** Builds the worker instances instead of loading the bundle (fault injection from source). */
   workerFactory?: (world: AwsWorld, index: number) => Promise<WorkerHandler>;
   deleteAfter?: SqsEventSourceOptions['deleteAfter'];
+  /** Where the shared clock starts (default T0; the real time when real processes take part). */
+  startAt?: number;
 }
 
 interface LogLine {
@@ -55,7 +57,7 @@ export class AwsWorld {
   dlqName = '';
   bucket = '';
   sweeps = 0;
-  private nextSweepAt = T0 + 60_000;
+  private nextSweepAt = Date.now() + 60_000;
   private savedEnv: Record<string, string | undefined> = {};
   private restoreStdout: (() => void) | undefined;
 
@@ -69,7 +71,7 @@ export class AwsWorld {
   gateway!: ApiGateway;
 
   static async start(options: AwsWorldOptions = {}): Promise<AwsWorld> {
-    vi.useFakeTimers({ toFake: ['Date'], now: T0 });
+    vi.useFakeTimers({ toFake: ['Date'], now: options.startAt ?? T0 });
     const started: { stop(): Promise<void> }[] = [];
     try {
       const [emulators, sandbox, bundles] = await Promise.all([
