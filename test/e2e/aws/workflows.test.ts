@@ -91,6 +91,8 @@ describe('opflow on AWS: workflows end to end (bundled functions, emulators, san
     expect(totals.JobFailed ?? 0).toBe(0);
     expect(totals.StepsRun).toBeGreaterThan(10);
     expect(totals.UpstreamCalls).toBeGreaterThan(10);
+    expect(totals.BilledUnits).toBe(world.sandbox.ledger.billedUnits());
+    expect(totals.BilledUnits).toBeGreaterThan(0);
     for (const line of world.lines.filter((line) => line._aws)) {
       expect(
         (line._aws as { CloudWatchMetrics: { Namespace: string; Dimensions: string[][] }[] })
