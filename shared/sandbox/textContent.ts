@@ -11,11 +11,14 @@ const STOP_WORDS = new Set(
   ),
 );
 
-/** The input's sentences (split on end punctuation; a single long sentence is split on commas). */
+/**
+ * The input's sentences: split on end punctuation followed by a space (so "0.5" stays whole) and on
+ * line breaks; a single long sentence is split on commas.
+ */
 export function sentencesOf(input: string): string[] {
   const text = withoutMarkers(input);
   let sentences = text
-    .split(/(?<=[.!?。！？；;])\s*|\n+/)
+    .split(/(?<=[.!?;])\s+|(?<=[。！？；])\s*|\n+/)
     .map((s) => s.trim())
     .filter((s) => s.replace(/[\p{P}\s]/gu, '').length > 0);
   if (sentences.length === 1) {

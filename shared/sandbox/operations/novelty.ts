@@ -58,7 +58,29 @@ interface NoveltyTask {
 
 const FIRST_REF = 'ai35-2';
 
-const summaryOf = (input: string) => sentencesOf(input).slice(0, 8).join(' ');
+const endsSentence = (text: string) => /[.!?。！？;；:：]$/u.test(text);
+
+/**
+ * The summary: the input's paragraphs with wrapped lines joined, section headings ("Technical
+ * field") left out and a title line closed with a full stop, so features split into whole sentences.
+ */
+const summaryOf = (input: string) => {
+  const sentences: string[] = [];
+  const isHeading = (line: string) =>
+    /^#{2,6}\s/.test(line) || (!endsSentence(line) && line.split(/\s+/).length <= 4);
+  for (const paragraph of withoutMarkers(input).split(/\n\s*\n/)) {
+    const raw = paragraph
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line.length > 0);
+    // The document's title stays (it names the invention); section headings do not.
+    while (raw[0] && isHeading(raw[0]) && (sentences.length > 0 || raw.length > 1)) raw.shift();
+    const lines = raw.map((line) => line.replace(/^#{1,6}\s+/, '').replace(/^(\d+[.)]|[-*•])\s+/, ''));
+    const text = lines.join(' ');
+    if (text.length > 0) sentences.push(...sentencesOf(endsSentence(text) ? text : `${text}.`));
+  }
+  return (sentences.length > 0 ? sentences : sentencesOf(input)).slice(0, 8).join(' ');
+};
 
 function featuresOf(summary: string): Feature[] {
   const sentences = sentencesOf(summary).slice(0, 9);

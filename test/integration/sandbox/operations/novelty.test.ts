@@ -26,6 +26,28 @@ const expectOutOfOrder = async (ref: string, body: unknown, mention: string) => 
 };
 
 describe('novelty search', () => {
+  it('summarises a structured disclosure into whole sentences: headings and list marks left out, decimals kept', async () => {
+    const disclosure = [
+      '# Dust shield in a solar coating',
+      '',
+      '## Problem',
+      '',
+      'Desert plants lose 0.5 % of their output per day. Cleaning with water',
+      'is expensive.',
+      '',
+      'What is new',
+      '1. Electrodes inside the coating.',
+      '- A three-phase signal moves the dust.',
+    ].join('\n');
+    const { task_id } = await harness.ok('ai35-1', { input: disclosure, lang: 'en' });
+    harness.advance(STEP_MS);
+    const summary = await harness.ok('ai35-2', { task_id });
+    expect(summary.tech_solution).toBe(
+      'Dust shield in a solar coating. Desert plants lose 0.5 % of their output per day. Cleaning with water is expensive. ' +
+        'Electrodes inside the coating. A three-phase signal moves the dust.',
+    );
+  });
+
   it('runs ai35-1 → ai35-11 end to end, each step waiting for the last', async () => {
     const { task_id } = await harness.ok('ai35-1', { input: INPUT, lang: 'en' });
 
