@@ -5,6 +5,7 @@
  * tenant; an IAM-signed caller (an operator) names the tenant in the request.
  */
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
+import { z } from 'zod';
 import type { EngineDeps } from '../engine/deps';
 import { handleJobApiRequest } from '../http/job-api';
 import { engineLogger, type Observability } from './aws-observability';
@@ -28,11 +29,35 @@ export function tenantOfEvent(event: APIGatewayProxyEventV2): string | undefined
   return typeof tenant === 'string' && tenant.length > 0 ? tenant : undefined;
 }
 
+/** What this function reads of an event: an HTTP API payload 2.0 (a REST API's 1.0 event is refused). */
+const httpApiEventSchema = z.object({
+  rawPath: z.string().startsWith('/'),
+  headers: z.record(z.string(), z.string().optional()).optional(),
+  queryStringParameters: z.record(z.string(), z.string().optional()).optional(),
+  body: z.string().optional(),
+  isBase64Encoded: z.boolean().optional(),
+  requestContext: z.object({ requestId: z.string(), http: z.object({ method: z.string().min(1) }) }),
+});
+
 export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
   const { logger } = options.observability;
   return {
-    async handle(event, context) {
+    async handle(raw, context) {
       logger.addContext(context);
+      const parsed = httpApiEventSchema.safeParse(raw);
+      if (!parsed.success) {
+        logger.error('not an HTTP API (payload 2.0) event: check the integration', {
+          problem: z.prettifyError(parsed.error),
+        });
+        return {
+          statusCode: 500,
+          headers: { 'content-type': 'application/json; charset=utf-8' },
+          body: JSON.stringify({
+            error: { status: 500, code: 'internal', message: 'the API is misconfigured' },
+          }),
+        };
+      }
+      const event = raw;
       logger.setCorrelationId(event.requestContext.requestId);
       const headers: Record<string, string | undefined> = {};
       for (const [name, value] of Object.entries(event.headers ?? {})) headers[name.toLowerCase()] = value;

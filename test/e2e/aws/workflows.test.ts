@@ -5,6 +5,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Job, PendingSelection } from '../../../shared/engine/job';
 import { AwsWorld, newIdempotencyKey, T0, TENANT_KEY } from './harness/aws-world';
+import { lambdaContext } from './harness/lambda-events';
 
 let world: AwsWorld;
 beforeAll(async () => {
@@ -189,6 +190,23 @@ describe('opflow on AWS: the job API', () => {
     });
     expect(notJson.status).toBe(400);
     expect(((await notJson.json()) as { error: { code: string } }).error.code).toBe('invalid-json');
+  });
+
+  it('refuses an event that is not an HTTP API payload 2.0 (a misconfigured integration)', async () => {
+    const api = await world.bundles.load<{
+      handler: (event: unknown, context: unknown) => Promise<{ statusCode: number }>;
+    }>('api');
+    const restApiEvent = {
+      resource: '/jobs',
+      path: '/jobs',
+      httpMethod: 'GET',
+      requestContext: { requestId: 'r-1' },
+    };
+    const answer = await api.handler(restApiEvent, lambdaContext('opflow-api'));
+    expect(answer.statusCode).toBe(500);
+    expect(
+      world.logLines().some((line) => String(line.message).startsWith('not an HTTP API (payload 2.0) event')),
+    ).toBe(true);
   });
 
   it("keeps a token-bound caller to its own tenant's jobs", async () => {
