@@ -39,7 +39,11 @@ export interface RateBucketConfig {
 export interface RateBucketOptions {
   /** Calls per second allowed for one API key. */
   ratePerSecond: number;
-  /** Default: the rate rounded up, at least 1 (one second's worth of calls). */
+  /**
+   * Default: 1, calls evenly spaced. The platform counts calls per second, and a bucket of B tokens
+   * that also refills during that second lets B + rate calls through in it: a burst of a second's
+   * worth would let twice the limit through in the first second after any pause.
+   */
   burst?: number | undefined;
   /** Default: a twentieth of the rate. */
   floorPerSecond?: number | undefined;
@@ -55,7 +59,7 @@ export function rateBucketConfig(options: RateBucketOptions): RateBucketConfig {
   if (!(Number.isFinite(ceiling) && ceiling > 0)) {
     throw new RangeError(`ratePerSecond must be a positive number, got ${String(ceiling)}`);
   }
-  const burst = options.burst ?? Math.max(1, Math.ceil(ceiling));
+  const burst = options.burst ?? 1;
   const floor = Math.min(ceiling, options.floorPerSecond ?? ceiling / 20);
   const increasePerSuccess = options.increasePerSuccess ?? ceiling / 50;
   if (!(burst >= 1)) throw new RangeError(`burst must be at least 1, got ${String(burst)}`);

@@ -32,13 +32,32 @@ describe('rateBucketConfig', () => {
     expect(rateBucketConfig({ ratePerSecond: 5 })).toEqual({
       ceiling: 5,
       floor: 0.25,
-      burst: 5,
+      burst: 1,
       increasePerSuccess: 0.1,
       decreaseFactor: 0.5,
       decreaseCooldownMs: 1000,
     });
     expect(rateBucketConfig({ ratePerSecond: 0.5 }).burst).toBe(1);
-    expect(rateBucketConfig({ ratePerSecond: 2.5 }).burst).toBe(3);
+    expect(rateBucketConfig({ ratePerSecond: 2.5, burst: 3 }).burst).toBe(3);
+  });
+
+  it('by default lets no more than the rate through in any one second, even after a pause', () => {
+    // The platform counts calls in a sliding one-second window.
+    const config = rateBucketConfig({ ratePerSecond: 4 });
+    const grantedAt: number[] = [];
+    let state = initialBucket(config, T0);
+    let now = T0 + 60_000;
+    while (now < T0 + 65_000) {
+      const result = take(state, config, now);
+      state = result.state;
+      if (result.decision.granted) grantedAt.push(now);
+      else now = result.decision.retryAtMs;
+    }
+    const busiest = Math.max(
+      ...grantedAt.map((at) => grantedAt.filter((t) => t > at - 1000 && t <= at).length),
+    );
+    expect(busiest).toBe(4);
+    expect(grantedAt.length).toBe(20);
   });
 
   it('refuses nonsense with a message naming the option', () => {
