@@ -41,6 +41,7 @@ export class WorkerPool {
   #wakeUp: (() => void) | undefined;
   #wakePending = false;
   #stepsRun = 0;
+  #claimsPausedUntil = 0;
 
   constructor(options: WorkerPoolOptions) {
     if (!(Number.isInteger(options.concurrency) && options.concurrency >= 1)) {
@@ -75,6 +76,15 @@ export class WorkerPool {
     this.#loop = this.#run();
   }
 
+  /**
+   * Claim nothing before clock time `until` (the upstream's rate limit has no token before then).
+   * Without it, every queued job would be claimed and deferred again at each token: work that grows
+   * with the square of the queue.
+   */
+  pauseClaims(until: number): void {
+    this.#claimsPausedUntil = Math.max(this.#claimsPausedUntil, until);
+  }
+
   /** Look at the queue now (something was just sent). */
   wake(): void {
     this.#wakePending = true;
@@ -106,7 +116,8 @@ export class WorkerPool {
         nextSweepAt = time.clock.now() + sweepIntervalMs;
         continue;
       }
-      const free = concurrency - this.#inFlight.size;
+      const paused = now < this.#claimsPausedUntil;
+      const free = paused ? 0 : concurrency - this.#inFlight.size;
       let claimed: ClaimedMessage[] = [];
       try {
         claimed = free > 0 ? queue.claim(now, free, leaseMs, owner) : [];
@@ -123,10 +134,9 @@ export class WorkerPool {
         await time.busyWait(wake, pollMs);
         continue;
       }
-      const next = Math.min(
-        queue.nextVisibleAt() ?? Number.POSITIVE_INFINITY,
-        sweep ? nextSweepAt : Infinity,
-      );
+      const visible = queue.nextVisibleAt() ?? Number.POSITIVE_INFINITY;
+      const claimable = paused ? Math.max(visible, this.#claimsPausedUntil) : visible;
+      const next = Math.min(claimable, sweep ? nextSweepAt : Number.POSITIVE_INFINITY);
       if (Number.isFinite(next)) await time.idleUntil(next, wake, pollMs);
       else await time.busyWait(wake, pollMs);
     }

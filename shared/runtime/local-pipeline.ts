@@ -224,7 +224,14 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
       owner: leaseOwnerOfThisProcess(),
       leaseMs: options.leaseMs,
       sweepIntervalMs: options.sweepIntervalMs,
-      handle: (message) => runStep(deps, message),
+      handle: async (message) => {
+        const report = await runStep(deps, message);
+        // The bucket is empty: no other step can call before then either.
+        if (report.outcome === 'deferred' && report.reason === 'rate-limited') {
+          pool?.pauseClaims(clock.now() + report.delayMs);
+        }
+        return report;
+      },
       sweep: () => {
         const graceMs = firstSweep ? 0 : 5_000;
         firstSweep = false;

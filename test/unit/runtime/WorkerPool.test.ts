@@ -160,6 +160,28 @@ describe('WorkerPool', () => {
     expect(queue.size()).toBe(1);
   });
 
+  it('claims nothing while paused for the rate limit, then carries on at the pause end', async () => {
+    const seen: { jobId: string; at: number }[] = [];
+    let workers: WorkerPool | undefined;
+    workers = pool({
+      concurrency: 4,
+      handle: async (message: WorkMessage) => {
+        seen.push({ jobId: message.jobId, at: clock.now() });
+        if (message.jobId === 'first') workers?.pauseClaims(clock.now() + 500);
+      },
+    });
+    await queue.send({ jobId: 'first', version: 1 }, 0);
+    workers.start();
+    await until(() => seen.length === 1);
+    await queue.send({ jobId: 'second', version: 1 }, 0);
+    workers.wake();
+    await until(() => seen.length === 2);
+    expect(seen).toEqual([
+      { jobId: 'first', at: T0 },
+      { jobId: 'second', at: T0 + 500 },
+    ]);
+  });
+
   it('refuses a concurrency below one', () => {
     expect(() => pool({ concurrency: 0, handle: async () => undefined })).toThrow(/concurrency/);
   });
