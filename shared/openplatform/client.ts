@@ -73,6 +73,8 @@ export interface OpenPlatformClientOptions {
   streamIdleTimeoutMs?: number | undefined;
   /** Largest document `fetchDocument` accepts. Default: 200 MiB. */
   maxDocumentBytes?: number | undefined;
+  /** Largest answer `call` and `stream` read (a JSON body, or a whole event stream). Default: 64 MiB. */
+  maxAnswerBytes?: number | undefined;
   /** Called with the cost of every call, successful or not. */
   onUsage?: ((usage: CallUsage) => void) | undefined;
   logger?: OpenPlatformLogger | undefined;
@@ -106,6 +108,11 @@ const clientOptionsSchema = z.strictObject({
     .int()
     .positive()
     .default(200 * 1024 * 1024),
+  maxAnswerBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(64 * 1024 * 1024),
   onUsage: fn<(usage: CallUsage) => void>('onUsage').optional(),
   logger: z
     .custom<OpenPlatformLogger>(
@@ -446,12 +453,24 @@ export function createOpenPlatformClient(options: OpenPlatformClientOptions = {}
     let limit: ReturnType<typeof limitSignal> | undefined;
     try {
       const validBody = validateBody(entry, body, attempt);
+      // An event stream cannot be read as one envelope; refuse before it is sent and billed.
+      if (entry.stream && validBody['stream'] !== false) {
+        throw new OpenPlatformError({
+          kind: 'invalid-request',
+          message: `${entry.operationId} answers with an event stream: use stream()${
+            'stream' in requestSchemas[entry.operationId as OperationId].shape
+              ? ', or call() with stream: false'
+              : ''
+          }; nothing was sent`,
+          operationId: entry.operationId,
+        });
+      }
       limit = limitSignal(attempt, opts.timeoutMs ?? overallTimeoutMs);
       const response = await send(entry, validBody, attempt, limit.signal, 'application/json');
       if (response.statusCode < 200 || response.statusCode > 299) {
         throw await errorFromResponse(entry, response);
       }
-      const text = await response.body.text();
+      const text = await readAnswerText(response.body, settings.maxAnswerBytes, entry.operationId);
       const data = parseSuccess(entry, text, response, now());
       const usage = succeed(attempt);
       return { data: data as DataOf<Op>, usage };
@@ -501,12 +520,14 @@ export function createOpenPlatformClient(options: OpenPlatformClientOptions = {}
       };
       let assembled: AssembledStream;
       if (/\bjson\b/i.test(contentType)) {
-        assembled = assemblePlainAnswer(entry, await response.body.text(), response, opts.onText);
+        const text = await readAnswerText(response.body, settings.maxAnswerBytes, entry.operationId);
+        assembled = assemblePlainAnswer(entry, text, response, opts.onText);
       } else {
         assembled = await readEventStream(response.body, {
           context,
           onText: opts.onText,
           idleTimeoutMs: settings.streamIdleTimeoutMs,
+          maxBytes: settings.maxAnswerBytes,
           abort: () => response.body.destroy(),
         });
       }
@@ -819,6 +840,30 @@ async function readLimitedBytes(body: AsyncIterable<Uint8Array>, maxBytes: numbe
   return result;
 }
 
+/** A whole answer body as text; one longer than `maxBytes` is a protocol error (and is not read on). */
+async function readAnswerText(
+  body: Dispatcher.ResponseData['body'],
+  maxBytes: number,
+  operationId: string,
+): Promise<string> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    total += chunk.byteLength;
+    if (total > maxBytes) {
+      body.destroy();
+      throw new OpenPlatformError({
+        kind: 'protocol',
+        message: `${operationId}: the answer is larger than the accepted ${maxBytes} bytes`,
+        operationId,
+      });
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The first `maxBytes` of a body (an error answer's details), the rest dropped. */
 async function readLimitedText(body: Dispatcher.ResponseData['body'], maxBytes: number): Promise<string> {
   const chunks: Buffer[] = [];
   let total = 0;

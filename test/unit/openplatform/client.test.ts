@@ -132,6 +132,25 @@ describe('call: requests', () => {
     expect(server.requests).toHaveLength(0);
   });
 
+  it('refuses a streaming operation in call() unless it asks for stream: false, sending nothing', async () => {
+    const { client, usages } = clientFor();
+    const always = await failureOf(client.call('ai20ChatPharmGptStream', { query: 'q' }));
+    expect(always).toMatchObject({ kind: 'invalid-request', operationId: 'ai20ChatPharmGptStream' });
+    expect(always.message).toContain('use stream()');
+    expect(always.message).not.toContain('stream: false');
+    const byDefault = await failureOf(client.call('ai07ChatCcGptStream', { prompt: 'p' }));
+    expect(byDefault.message).toContain('call() with stream: false');
+    expect(server.requests).toHaveLength(0);
+    expect(usages.map((usage) => usage.errorKind)).toEqual(['invalid-request', 'invalid-request']);
+
+    server.handle((_request, response) =>
+      answerJson(response, okEnvelope({ output: { content: 'whole', status: 'finished' } })),
+    );
+    const whole = await client.call('ai07ChatCcGptStream', { prompt: 'p', stream: false });
+    expect(whole.data.output?.content).toBe('whole');
+    expect(JSON.parse(server.requests[0]?.body ?? '')).toEqual({ prompt: 'p', stream: false });
+  });
+
   it('accepts data: null in a success as empty data', async () => {
     server.handle((_request, response) =>
       answerJson(response, { data: null, status: 'true', error_code: '0' }),
@@ -246,6 +265,17 @@ describe('call: error answers', () => {
     const { client } = clientFor();
     const error = await failureOf(client.call('ai33-2Step2V3', { task_id: 't' }));
     expect(error).toMatchObject({ kind: 'protocol', retryable: false, httpStatus: 200 });
+  });
+
+  it('refuses an answer larger than maxAnswerBytes, naming the limit', async () => {
+    server.handle((_request, response) =>
+      answerJson(response, okEnvelope({ status: 'RUNNING', padding: 'x'.repeat(5000) })),
+    );
+    const { client, usages } = clientFor({ maxAnswerBytes: 1000 });
+    const error = await failureOf(client.call('ai33-2Step2V3', { task_id: 't' }));
+    expect(error).toMatchObject({ kind: 'protocol', httpStatus: 200, operationId: 'ai33-2Step2V3' });
+    expect(error.message).toContain('larger than the accepted 1000 bytes');
+    expect(usages[0]).toMatchObject({ ok: false, errorKind: 'protocol' });
   });
 
   it('calls an answer cut off before its Content-Length a protocol error, retryable only for a read', async () => {
