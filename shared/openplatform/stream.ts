@@ -12,7 +12,8 @@
  *   as the `data` of an envelope;
  * - a `[DONE]` terminator, and keep-alive comments (`: ping`).
  * A stream must finish (a finishing status, a finish_reason or `[DONE]`): one that just stops is a
- * protocol error, because the text would be silently cut.
+ * protocol error, because the text would be silently cut. One that finished but keeps the connection
+ * open is read until it has been idle for the idle timeout, then kept whole.
  */
 import { createParser, type EventSourceMessage, type ParseError } from 'eventsource-parser';
 import { z } from 'zod';
@@ -286,7 +287,11 @@ export interface ReadEventStreamOptions {
   abort?: (() => void) | undefined;
   /** Largest single frame accepted, in characters (default 8 MiB). */
   maxFrameChars?: number | undefined;
+  /** Largest whole stream accepted, in bytes (default 64 MiB): a stream that never finishes must not fill memory. */
+  maxBytes?: number | undefined;
 }
+
+const DEFAULT_MAX_STREAM_BYTES = 64 * 1024 * 1024;
 
 /**
  * Read an event stream to its end and assemble the answer. Throws {@link OpenPlatformError}:
@@ -367,6 +372,9 @@ export async function readEventStream(
   let idleTimer: NodeJS.Timeout | undefined;
   // Kept across idle checks: a second next() while one is pending could lose a chunk.
   let pending: Promise<IteratorResult<Uint8Array | string>> | undefined;
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_STREAM_BYTES;
+  let received = 0;
+  let stoppedEarly = false;
   try {
     for (;;) {
       pending ??= iterator.next();
@@ -378,6 +386,11 @@ export async function readEventStream(
       clearTimeout(idleTimer);
       if (next === 'idle') {
         if (Date.now() - lastFrameAt < options.idleTimeoutMs) continue;
+        // The answer finished but the connection stayed open: the answer is whole, keep it.
+        if (assembler.finished) {
+          stoppedEarly = true;
+          break;
+        }
         throw new OpenPlatformError({
           kind: 'timeout',
           message: `${context.operationId} stream stalled: no frame for ${options.idleTimeoutMs} ms${where(context)}`,
@@ -389,17 +402,27 @@ export async function readEventStream(
       }
       pending = undefined;
       if (next.done) break;
+      received += typeof next.value === 'string' ? next.value.length : next.value.byteLength;
+      if (received > maxBytes) throw protocol(`the stream is longer than the accepted ${maxBytes} bytes`);
       parser.feed(typeof next.value === 'string' ? next.value : decoder.decode(next.value, { stream: true }));
       if (failure) throw failure;
-      if (assembler.done) break;
+      if (assembler.done) {
+        stoppedEarly = true;
+        break;
+      }
     }
-    if (!assembler.done) {
+    if (!stoppedEarly) {
       // A last event without its blank line still counts; a cut-off line becomes a frame problem.
       parser.feed(`${decoder.decode()}\n\n`);
       if (failure) throw failure;
     }
     if (!assembler.finished) throw protocol('stream ended before finishing');
-    if (assembler.done) options.abort?.();
+    if (stoppedEarly) {
+      // Finished ([DONE], or idle after the finish) while the connection is open: stop reading.
+      options.abort?.();
+      pending?.catch(() => undefined);
+      void iterator.return?.()?.catch(() => undefined);
+    }
     return assembler.result();
   } catch (error) {
     clearTimeout(idleTimer);

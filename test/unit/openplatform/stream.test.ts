@@ -302,6 +302,32 @@ describe('stream failures', () => {
     expect(pingsLeft).toBeGreaterThan(0);
   });
 
+  it('keeps a finished answer whose connection then stays open, after the idle timeout', async () => {
+    server.handle(async (_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.write(envelopeFrame({ status: 'running', content: 'all ' }));
+      response.write(envelopeFrame({ status: 'finished', content: 'done' }));
+      // never ends: the client must stop reading on its own
+    });
+    const result = await clientFor({ streamIdleTimeoutMs: 100 }).stream('ai07ChatCcGptStream', {
+      prompt: 'p',
+    });
+    expect(result).toMatchObject({ text: 'all done', finishReason: 'finished' });
+    expect(result.usage.ok).toBe(true);
+  });
+
+  it('refuses a stream longer than maxAnswerBytes', async () => {
+    serveStream(
+      Array.from({ length: 40 }, () => envelopeFrame({ status: 'running', content: 'x'.repeat(50) })),
+      { pieceSize: 500 },
+    );
+    const error = await streamFailure(
+      clientFor({ maxAnswerBytes: 1000 }).stream('ai07ChatCcGptStream', { prompt: 'p' }),
+    );
+    expect(error).toMatchObject({ kind: 'protocol', httpStatus: 200 });
+    expect(error.message).toContain('longer than the accepted 1000 bytes');
+  });
+
   it('calls a stream whose connection closes mid-frame a cut-off answer (protocol), not retryable', async () => {
     server.handle(async (_request, response) => {
       response.writeHead(200, { 'content-type': 'text/event-stream' });
