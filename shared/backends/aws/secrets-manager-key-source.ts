@@ -15,7 +15,7 @@ import { AwsConfigError, InvalidSecretError } from './errors';
 
 /** Characters Secrets Manager allows in a name. */
 const secretNamePattern = /^[A-Za-z0-9/_+=.@-]+$/;
-const jsonSecretSchema = z.object({ apiKey: z.string().trim().min(1) });
+const jsonSecretSchema = z.object({ apiKey: z.string() });
 
 export interface SecretsManagerKeySourceOptions {
   client: SecretsManagerClient;
@@ -25,13 +25,15 @@ export interface SecretsManagerKeySourceOptions {
   maxAgeSeconds?: number | undefined;
 }
 
-/** The API key inside a secret's text: the text itself, or the `apiKey` of a JSON object. */
-export function apiKeyFromSecret(secretName: string, text: string): string {
+/**
+ * The API key inside a secret's text: the text itself, or the `apiKey` of a JSON object. An empty
+ * secret (blank text, or a blank `apiKey`) holds no key: undefined, as for a missing secret, so the
+ * job fails saying its tenant has no key. Anything else unreadable is an InvalidSecretError.
+ */
+export function apiKeyFromSecret(secretName: string, text: string): string | undefined {
   const trimmed = text.trim();
-  if (!trimmed.startsWith('{')) {
-    if (trimmed.length === 0) throw new InvalidSecretError(`secret ${secretName} is empty`);
-    return trimmed;
-  }
+  if (trimmed.length === 0) return undefined;
+  if (!trimmed.startsWith('{')) return trimmed;
   let value: unknown;
   try {
     value = JSON.parse(trimmed);
@@ -40,9 +42,9 @@ export function apiKeyFromSecret(secretName: string, text: string): string {
   }
   const parsed = jsonSecretSchema.safeParse(value);
   if (!parsed.success) {
-    throw new InvalidSecretError(`secret ${secretName} is JSON without a non-empty string "apiKey"`);
+    throw new InvalidSecretError(`secret ${secretName} is JSON without a string "apiKey"`);
   }
-  return parsed.data.apiKey;
+  return parsed.data.apiKey.trim() || undefined;
 }
 
 export class SecretsManagerKeySource implements KeySource {
@@ -62,7 +64,10 @@ export class SecretsManagerKeySource implements KeySource {
     this.maxAgeSeconds = options.maxAgeSeconds ?? 300;
   }
 
-  /** The tenant's API key (cached for `maxAgeSeconds`), or undefined when the secret does not exist. */
+  /**
+   * The tenant's API key (cached for `maxAgeSeconds`), or undefined when the secret does not exist,
+   * has no value yet (as the stack creates it) or is empty.
+   */
   getKey(tenant: string): Promise<string | undefined> {
     return this.read(tenant, false);
   }

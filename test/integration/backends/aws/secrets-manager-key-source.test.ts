@@ -44,6 +44,18 @@ describe('SecretsManagerKeySource', () => {
     expect(await keys.getKey('nobody')).toBeUndefined();
   });
 
+  it('answers undefined for a secret the stack created without a value, and for an empty one', async () => {
+    const { prefix, keys } = setup();
+    // What the CDK stack creates: a secret with no version until the deployer puts the key.
+    await emulators.clients.secretsManager.send(new CreateSecretCommand({ Name: `${prefix}unset` }));
+    emulators.secretsManager!.setSecret(`${prefix}blank`, '  \n');
+    emulators.secretsManager!.setSecret(`${prefix}blank-json`, '{"apiKey": " "}');
+    for (const tenant of ['unset', 'blank', 'blank-json']) {
+      expect(await keys.getKey(tenant)).toBeUndefined();
+      expect(await keys.refresh(tenant)).toBeUndefined();
+    }
+  });
+
   it('reuses a key for maxAge seconds, then reads it again', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     vi.setSystemTime(new Date('2026-01-01T00:00:00Z'));
