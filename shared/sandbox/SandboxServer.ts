@@ -61,7 +61,9 @@ export class SandboxServer {
       now: options.now,
       baseUrl: () => this.baseUrl,
     });
-    this.ids = SeededRandom.from(options.seed, 'ids');
+    this.ids = options.idSalt
+      ? SeededRandom.from(options.seed, 'ids', options.idSalt)
+      : SeededRandom.from(options.seed, 'ids');
     for (const id of operationIds) {
       const entry: OperationEntry = catalogue[id];
       this.routes.set(`${entry.method} ${entry.path}`, entry);

@@ -2,6 +2,7 @@
  * The sandbox's options: their types, their defaults, and a zod schema that refuses unknown or
  * malformed options up front with a message naming the field.
  */
+import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { findOperation } from '../openplatform/catalogue';
 import {
@@ -40,7 +41,11 @@ export interface SandboxOptions {
   defaultTaskDuration?: TaskDuration;
   /** How long a download link stays valid, by the clock; 3 hours by default. */
   linkTtlMs?: number;
-  /** Seed of every generator (ids, content, durations, fault draws); 1 by default. */
+  /**
+   * Seed of every generator (ids, content, durations, fault draws); 1 by default. Without it, ids
+   * (and the durations drawn from them) also differ per sandbox, so a restarted sandbox never hands
+   * out an id an earlier one did (a job resumed with an old task id gets 404, not another's task).
+   */
   seed?: number;
   /** Wall-clock pause between stream frames; 20 ms by default (use 0 in tests). */
   streamChunkDelayMs?: number;
@@ -99,6 +104,8 @@ export interface ResolvedOptions {
   defaultTaskDuration?: TaskDuration;
   linkTtlMs: number;
   seed: number;
+  /** Mixed into the id generator: empty when `seed` was given, random per sandbox otherwise. */
+  idSalt: string;
   streamChunkDelayMs: number;
   faults: FaultRule[];
   logger?: (line: string) => void;
@@ -122,6 +129,7 @@ export function resolveOptions(options: SandboxOptions = {}): ResolvedOptions {
     ...(value.defaultTaskDuration ? { defaultTaskDuration: value.defaultTaskDuration } : {}),
     linkTtlMs: value.linkTtlMs ?? DEFAULT_LINK_TTL_MS,
     seed: value.seed ?? 1,
+    idSalt: value.seed === undefined ? randomBytes(8).toString('hex') : '',
     streamChunkDelayMs: value.streamChunkDelayMs ?? DEFAULT_STREAM_CHUNK_DELAY_MS,
     faults: value.faults ?? [],
     ...(value.logger ? { logger: value.logger } : {}),

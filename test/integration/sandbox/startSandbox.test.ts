@@ -279,6 +279,23 @@ describe('startSandbox', () => {
     expect(banner).not.toContain('sk-private-key');
   });
 
+  it('never reissues an earlier sandbox’s ids unless a seed is given, which makes them repeat', async () => {
+    const firstIds = async (options: { seed?: number }) => {
+      const sandbox = await startTestSandbox(options);
+      try {
+        const submit = await sandbox.call('ai35-1', { input: 'A lamp.', lang: 'en' });
+        return [submit.json.data.task_id, submit.headers['x-correlation-id']];
+      } finally {
+        await sandbox.close();
+      }
+    };
+    const [restartedA, restartedB] = [await firstIds({}), await firstIds({})];
+    expect(restartedA[0]).toMatch(/^[0-9a-f]{32}$/);
+    expect(restartedB[0]).not.toBe(restartedA[0]);
+    expect(restartedB[1]).not.toBe(restartedA[1]);
+    expect(await firstIds({ seed: 7 })).toEqual(await firstIds({ seed: 7 }));
+  });
+
   it('closes even with a connection kept alive', async () => {
     const sandbox = await startSandbox();
     await (await request(`${sandbox.url}/__sandbox/health`)).body.text();
