@@ -6,10 +6,15 @@
 import { findOperation } from '../openplatform/catalogue';
 import type { FaultKind } from './faultRules';
 
-export type CallOutcome = 'ok' | 'rejected' | 'fault';
+/**
+ * `ok`; `rejected` (an error answer of the key, limit, validation or operation checks); `fault` (an
+ * injected fault decided the answer); `abandoned` (the caller went away before its request had
+ * arrived whole; it still counted against the key's QPS and quota).
+ */
+export type CallOutcome = 'ok' | 'rejected' | 'fault' | 'abandoned';
 
 export interface LedgerEntry {
-  /** 1, 2, 3, ... in the order calls were answered. */
+  /** 1, 2, 3, ... in the order calls were answered (or abandoned). */
   seq: number;
   /** The sandbox clock when the call arrived. */
   time: number;

@@ -144,7 +144,12 @@ export class SandboxServer {
       this.gate.charge(key);
       raw = await readBody(req);
     } catch (error) {
-      if (!(error instanceof SandboxRejection)) throw error;
+      if (!(error instanceof SandboxRejection)) {
+        // The caller went away before its request arrived whole: a call, not a sandbox failure.
+        if (!req.destroyed) throw error;
+        done({ outcome: 'abandoned' });
+        return;
+      }
       await drain(req);
       reject(error);
       return;
@@ -486,7 +491,7 @@ export class SandboxServer {
     const key = entry.keyFingerprint ? ` key=${entry.keyFingerprint}` : '';
     const fault = entry.fault ? ` fault=${entry.fault}` : '';
     logger(
-      `${entry.method} ${entry.path} ${entry.operationId}${key} -> ${entry.httpStatus || 'reset'} code=${entry.errorCode}${fault} ${ms.toFixed(0)}ms id=${entry.correlationId}`,
+      `${entry.method} ${entry.path} ${entry.operationId}${key} -> ${entry.httpStatus || (entry.outcome === 'abandoned' ? 'abandoned' : 'reset')} code=${entry.errorCode}${fault} ${ms.toFixed(0)}ms id=${entry.correlationId}`,
     );
   }
 }

@@ -2,8 +2,10 @@
  * The sandbox over real HTTP: authentication both ways, 401/403, validation errors that name the
  * field, QPS and quota limits, headers, the admin endpoints, the ledger and the banner.
  */
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { request } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { catalogue, operationIds } from '../../../shared/openplatform/catalogue';
 import {
   keyFingerprint,
@@ -195,6 +197,32 @@ describe('ledger', () => {
       p001PatentQuerySearchCount: 2,
       'ai33-1Step1V3': 1,
     });
+  });
+
+  it('records a caller that goes away mid-body as abandoned (counted against quota), not as an internal error', async () => {
+    const lines: string[] = [];
+    harness = await startTestSandbox({
+      keys: [{ key: 'sk-quota', quota: 1 }],
+      logger: (line) => lines.push(line),
+    });
+    const socket = connect(harness.sandbox.port, '127.0.0.1');
+    await once(socket, 'connect');
+    socket.write(
+      'POST /search/patent/query-search-count HTTP/1.1\r\nHost: sandbox\r\nAuthorization: Bearer sk-quota\r\n' +
+        'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"query_text":',
+    );
+    socket.destroy();
+    await vi.waitFor(() => expect(harness?.sandbox.ledger.count()).toBe(1));
+    expect(harness.sandbox.ledger.entries()[0]).toMatchObject({
+      operationId: 'p001PatentQuerySearchCount',
+      outcome: 'abandoned',
+      httpStatus: 0,
+      keyFingerprint: keyFingerprint('sk-quota'),
+    });
+    expect(lines.join('\n')).not.toContain('internal error');
+    expect(lines.join('\n')).toContain('abandoned');
+    const next = await harness.call('p001', count, { key: 'sk-quota' });
+    expect(next.json.error_code).toBe(PlatformCode.quotaExhausted);
   });
 
   it('counts tasks created twice from the same input for the same key and operation', async () => {
