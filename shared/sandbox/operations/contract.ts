@@ -25,7 +25,7 @@ export interface OperationContext {
   newId(shape?: 'uuid' | 'hex'): string;
   /** Start upstream work whose duration is configured for `startedBy`; `salt` varies it per resource. */
   startStage(startedBy: OperationId, salt: string, fails: boolean): Stage;
-  /** A download link served by the sandbox for this document (reused while it has not expired). */
+  /** A fresh download link served by the sandbox for this document (rendered once, on first download). */
   publish(documentKey: string, document: PublishedDocument): string;
 }
 
