@@ -5,6 +5,7 @@
  */
 import { isTerminal, type Job } from '../engine/job';
 import { reportKeys } from '../engine/report';
+import { listUnfinished } from '../runtime/job-queries';
 import type { Pipeline } from '../runtime/pipeline';
 import { watchJobs } from '../runtime/watch-jobs';
 import { asLocal, type CliContext, type GlobalOptions, writeJson } from './context';
@@ -71,10 +72,8 @@ export async function driveJobs(
   };
   try {
     local?.start();
-    const settled = await watchJobs(
-      pipeline.deps.store,
-      jobs.map((job) => job.id),
-      {
+    const watch = (ids: string[], mine = true) =>
+      watchJobs(pipeline.deps.store, ids, {
         subscribe: pipeline.onJobChange?.bind(pipeline),
         onUpdate: (job) => {
           display.update(job);
@@ -82,9 +81,26 @@ export async function driveJobs(
         },
         signal: abort.signal,
         pollMs: local ? 500 : 2_000,
-        isDone: hostsSandbox ? (job) => isTerminal(job.status) : undefined,
-      },
-    );
+        // Own jobs waiting for a person keep the sandbox; other commands' jobs do not.
+        isDone: hostsSandbox && mine ? (job) => isTerminal(job.status) : undefined,
+      });
+    const settled = await watch(jobs.map((job) => job.id));
+    if (!hostsSandbox) return { jobs: settled, interrupted: false, hostedSandbox: false };
+    // Other opflow commands may have joined this process's built-in sandbox meanwhile: their jobs'
+    // tasks live here, so keep it (and the workers) until those jobs are done too.
+    for (
+      let others = await joinedJobs(pipeline, jobs);
+      others.length > 0;
+      others = await joinedJobs(pipeline, jobs)
+    ) {
+      display.note(
+        `keeping the built-in sandbox for ${others.length} job${others.length === 1 ? '' : 's'} of other opflow commands`,
+      );
+      await watch(
+        others.map((job) => job.id),
+        false,
+      );
+    }
     return { jobs: settled, interrupted: false, hostedSandbox: hostsSandbox };
   } catch (error) {
     if (!abort.signal.aborted) throw error;
@@ -95,6 +111,14 @@ export async function driveJobs(
     stopListening();
     display.stop();
   }
+}
+
+/** Unfinished jobs that are not among `mine` and that nobody needs to answer. */
+async function joinedJobs(pipeline: Pipeline, mine: readonly Job[]): Promise<Job[]> {
+  const ids = new Set(mine.map((job) => job.id));
+  return (await listUnfinished(pipeline.deps.store)).filter(
+    (job) => !ids.has(job.id) && job.status !== 'AWAITING_INPUT',
+  );
 }
 
 /** Prints the outcome of a run (text or JSON) and returns the exit code. */
