@@ -8,8 +8,10 @@
  * - An infrastructure failure (DynamoDB, S3, SQS unreachable) fails the record, which comes back
  *   after the visibility timeout; the engine's version checks make the repeat harmless.
  * - Records are processed one after another, and none is started with less than the margin left
- *   before the function's deadline: the rest are reported as failed, so they come back at once
- *   rather than being cut off halfway.
+ *   before the function's deadline: the rest are reported as failed, so they come back after the
+ *   visibility timeout rather than being cut off halfway.
+ * - A record's upstream calls are aborted a reserve before the deadline, so a slow call ends as the
+ *   engine's `timeout` failure, committed like any other, instead of outlasting the function.
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Logger } from '@aws-lambda-powertools/logger';
@@ -20,6 +22,7 @@ import type { EngineDeps } from '../engine/deps';
 import type { Job } from '../engine/job';
 import type { JobStore } from '../engine/ports';
 import { runStep, type StepReport } from '../engine/runner';
+import type { CallOptions, OpenPlatformClient } from '../openplatform/types';
 import { engineLogger, engineMetrics, type Observability, traced } from './aws-observability';
 
 /** A record not started because the function's deadline is near (it will be delivered again). */
@@ -32,6 +35,11 @@ export interface StepWorkerOptions {
   observability: Observability;
   /** A record is not started with less than this left before the deadline (default 15 seconds). */
   deadlineMarginMs?: number | undefined;
+  /**
+   * Upstream calls are aborted when this much is left before the deadline, leaving time to write
+   * and commit the outcome (default 5 seconds; must be less than `deadlineMarginMs`).
+   */
+  upstreamReserveMs?: number | undefined;
 }
 
 export interface StepWorker {
@@ -64,6 +72,25 @@ function observedStore(store: JobStore, deps: EngineDeps, logger: Logger): JobSt
   };
 }
 
+/**
+ * The client with every call also bounded by `signal` (the function's deadline), whatever limits
+ * the call already has. The shared client itself is left open.
+ */
+export function clientWithin(client: OpenPlatformClient, signal: AbortSignal): OpenPlatformClient {
+  const bounded = <O extends CallOptions>(options: O | undefined): O =>
+    ({
+      ...options,
+      signal: options?.signal ? AbortSignal.any([options.signal, signal]) : signal,
+    }) as O;
+  return {
+    call: (operationId, body, options) => client.call(operationId, body, bounded(options)),
+    callByName: (idOrRef, body, options) => client.callByName(idOrRef, body, bounded(options)),
+    stream: (operationId, body, options) => client.stream(operationId, body, bounded(options)),
+    fetchDocument: (url, options) => client.fetchDocument(url, bounded(options)),
+    close: () => client.close(),
+  };
+}
+
 function describeReport(report: StepReport): Record<string, unknown> {
   switch (report.outcome) {
     case 'committed':
@@ -88,6 +115,12 @@ export function createStepWorker(options: StepWorkerOptions): StepWorker {
   const { deps, observability } = options;
   const { logger, metrics, tracer } = observability;
   const marginMs = options.deadlineMarginMs ?? 15_000;
+  const reserveMs = options.upstreamReserveMs ?? 5_000;
+  if (!(reserveMs >= 0 && reserveMs < marginMs)) {
+    throw new RangeError(
+      `upstreamReserveMs (${reserveMs}) must be at least 0 and less than deadlineMarginMs (${marginMs})`,
+    );
+  }
 
   const processRecord = async (record: SQSRecord, context: Context, deadline: { told: boolean }) => {
     const left = context.getRemainingTimeInMillis();
@@ -113,8 +146,19 @@ export function createStepWorker(options: StepWorkerOptions): StepWorker {
       throw error;
     }
     log.appendKeys({ jobId: message.jobId, messageVersion: message.version });
+    // The reason is a DOMException named TimeoutError, which the client reports as a `timeout`.
+    const cutoff = new AbortController();
+    const budgetMs = Math.max(0, context.getRemainingTimeInMillis() - reserveMs);
+    const timer = setTimeout(
+      () =>
+        cutoff.abort(
+          new DOMException(`the function had ${reserveMs} ms left before its deadline`, 'TimeoutError'),
+        ),
+      budgetMs,
+    );
     const recordDeps: EngineDeps = {
       ...deps,
+      client: clientWithin(deps.client, cutoff.signal),
       store: observedStore(deps.store, deps, log),
       log: engineLogger(log),
       metrics: engineMetrics(metrics),
@@ -129,6 +173,8 @@ export function createStepWorker(options: StepWorkerOptions): StepWorker {
         error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
       });
       throw error;
+    } finally {
+      clearTimeout(timer);
     }
   };
 
