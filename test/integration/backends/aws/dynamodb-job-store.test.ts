@@ -1,6 +1,7 @@
 // DynamoDbJobStore on DynamoDB Local (and fauxqs S3 for offloaded inputs): the item layout the CDK
 // table and the sweeper rely on, the due index across its 16 shards, cursors, large inputs.
-import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { ulid } from 'ulid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -188,6 +189,47 @@ describe('DynamoDbJobStore due jobs', () => {
       }),
     );
     expect(counts.reduce((a, b) => a + b, 0)).toBe(60);
+  });
+});
+
+describe('DynamoDbJobStore access patterns', () => {
+  it('serves every one of them with keys and indexes: never a Scan', async () => {
+    const tableName = await emulators.createTable();
+    const client = new DynamoDBClient({
+      region: emulators.region,
+      credentials: emulators.clientConfig.credentials,
+      endpoint: emulators.clientConfig.endpoints?.dynamodb,
+    });
+    const commands = new Set<string>();
+    client.middlewareStack.add(
+      (next, context) => (args) => {
+        commands.add(String(context.commandName));
+        return next(args);
+      },
+      { step: 'initialize', name: 'recordCommands' },
+    );
+    const documents = DynamoDBDocumentClient.from(client, {
+      marshallOptions: { removeUndefinedValues: true },
+    });
+    const store = new DynamoDbJobStore({ client: documents, tableName });
+    const job = contractJob({ batchId: 'b', idempotencyKey: 'k', nextRunAt: T0 });
+    await store.create(job);
+    await store.create(contractJob({ idempotencyKey: 'k' }));
+    await store.get(job.id);
+    await store.commit(next(job, { status: 'WAITING' }), job.version);
+    await store.listDue(T0 + 1, 10);
+    await store.list({ status: 'WAITING', tenant: 'default' });
+    await store.list({ batchId: 'b' });
+    await store.list({});
+    await store.findByIdempotencyKey('default', 'k');
+    client.destroy();
+    expect([...commands].sort()).toEqual([
+      'BatchGetItemCommand',
+      'GetItemCommand',
+      'PutItemCommand',
+      'QueryCommand',
+      'TransactWriteItemsCommand',
+    ]);
   });
 });
 
