@@ -29,7 +29,13 @@ import { kindFor, OpenPlatformError, type OpenPlatformErrorKind } from './errors
 import { redactError, redactFields, redactSecret, redactUrl } from './redact';
 import { type RequestOf, requestSchemas } from './schemas/requests';
 import { type DataOf, responseDataSchemas } from './schemas/responses';
-import { type AssembledStream, interpretFrame, readEventStream, StreamAssembler } from './stream';
+import {
+  type AssembledStream,
+  deliverText,
+  interpretFrame,
+  readEventStream,
+  StreamAssembler,
+} from './stream';
 import type {
   CallOptions,
   CallResult,
@@ -692,7 +698,7 @@ function assemblePlainAnswer(
   const added = assembler.add(reading.frame);
   if ('problem' in added)
     throw protocolError(entry.operationId, response.statusCode, correlationId, added.problem);
-  if (added.delta !== '') onText?.(added.delta);
+  deliverText(onText, added.delta, entry.operationId);
   const result = assembler.result();
   // A whole answer is finished by nature, even without a status.
   return { ...result, finishReason: reading.frame.finishReason ?? 'finished' };

@@ -268,6 +268,31 @@ export class StreamAssembler {
   }
 }
 
+/**
+ * Hand a new piece of text to the caller's `onText`. A callback that throws stops the stream with
+ * an `invalid-request` error that says so (its error as `cause`), not with a misleading transport
+ * error; the answer was already sent (and billed), so it is not retryable.
+ */
+export function deliverText(
+  onText: ((delta: string) => void) | undefined,
+  delta: string,
+  operationId: string,
+): void {
+  if (delta === '' || !onText) return;
+  try {
+    onText(delta);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new OpenPlatformError({
+      kind: 'invalid-request',
+      message: `${operationId}: the onText callback failed (${clip(reason, 200)}); reading the answer stopped`,
+      operationId,
+      retryable: false,
+      cause: error,
+    });
+  }
+}
+
 /** Where the stream came from, so its errors can say so. */
 export interface StreamErrorContext {
   operationId: string;
@@ -352,7 +377,7 @@ export async function readEventStream(
       failure = protocol(added.problem);
       return;
     }
-    if (added.delta !== '') options.onText?.(added.delta);
+    deliverText(options.onText, added.delta, context.operationId);
   };
   const parser = createParser({
     onEvent,

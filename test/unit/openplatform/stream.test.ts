@@ -270,6 +270,30 @@ describe('stream failures', () => {
     expect(error.message).toContain(words);
   });
 
+  it('stops with an error naming the onText callback when it throws, for a stream and a whole answer', async () => {
+    const throwing = () => {
+      throw new Error('screen gone');
+    };
+    serveStream([
+      envelopeFrame({ status: 'running', content: 'a' }),
+      envelopeFrame({ status: 'finished', content: 'b' }),
+    ]);
+    const streamed = await streamFailure(
+      clientFor().stream('ai07ChatCcGptStream', { prompt: 'p' }, { onText: throwing }),
+    );
+    server.handle((_request, response) =>
+      answerJson(response, { data: { output: { content: 'whole' } }, status: true, error_code: 0 }),
+    );
+    const whole = await streamFailure(
+      clientFor().stream('ai07ChatCcGptStream', { prompt: 'p', stream: false }, { onText: throwing }),
+    );
+    for (const error of [streamed, whole]) {
+      expect(error).toMatchObject({ kind: 'invalid-request', retryable: false, httpStatus: 200 });
+      expect(error.message).toContain('the onText callback failed (screen gone)');
+      expect((error.cause as Error).message).toBe('screen gone');
+    }
+  });
+
   it('refuses a stream that stops without finishing', async () => {
     serveStream([envelopeFrame({ status: 'running', content: 'half an ans' })]);
     const error = await streamFailure(clientFor().stream('ai07ChatCcGptStream', { prompt: 'p' }));
