@@ -7,7 +7,7 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
 import { z } from 'zod';
 import type { EngineDeps } from '../engine/deps';
-import { handleJobApiRequest } from '../http/job-api';
+import { handleJobApiRequest, type JobApiResponse } from '../http/job-api';
 import { engineLogger, type Observability } from './aws-observability';
 
 export interface ApiHandlerOptions {
@@ -38,6 +38,18 @@ const httpApiEventSchema = z.object({
   isBase64Encoded: z.boolean().optional(),
   requestContext: z.object({ requestId: z.string(), http: z.object({ method: z.string().min(1) }) }),
 });
+
+/** The job a request was about, for its log line: the one its path names, or the one it created. */
+function jobIdOf(path: string, response: JobApiResponse): string | undefined {
+  const named = /^\/jobs\/([^/]+)/.exec(path)?.[1];
+  if (named !== undefined || response.status >= 300) return named;
+  try {
+    const id = (JSON.parse(response.body) as { job?: { id?: unknown } }).job?.id;
+    return typeof id === 'string' ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
   const { logger } = options.observability;
@@ -80,7 +92,12 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
         linkTtlSeconds: options.linkTtlSeconds,
       });
       // Method and path only: query strings and bodies may carry things that do not belong in logs.
-      logger.info('api request', { method: request.method, path: request.path, status: response.status });
+      logger.info('api request', {
+        method: request.method,
+        path: request.path,
+        status: response.status,
+        jobId: jobIdOf(request.path, response),
+      });
       return { statusCode: response.status, headers: response.headers, body: response.body };
     },
   };

@@ -214,9 +214,14 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
     // The sweeper re-sends only jobs no queued message will bring back (see listStranded); at start
     // with no grace, since this process has nothing in flight yet.
     let firstSweep = true;
-    const strandedView: JobStore = Object.assign(Object.create(local.store) as JobStore, {
-      listDue: (now: number, limit: number) => local.store.listStranded(now, limit),
-    });
+    const strandedView: JobStore = {
+      create: (job) => local.store.create(job),
+      get: (id) => local.store.get(id),
+      commit: (job, expectedVersion) => local.store.commit(job, expectedVersion),
+      listDue: (now, limit) => local.store.listStranded(now, limit),
+      list: (query) => local.store.list(query),
+      findByIdempotencyKey: (tenant, key) => local.store.findByIdempotencyKey(tenant, key),
+    };
     pool = new WorkerPool({
       queue: local.queue,
       time,
