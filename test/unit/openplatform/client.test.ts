@@ -102,6 +102,22 @@ describe('call: requests', () => {
     expect(new URL(request?.url ?? '', server.url).searchParams.get('report_id')).toBe('r 1&2');
   });
 
+  it('reuses keep-alive connections, at most `connections` of them', async () => {
+    const sockets = new Set<number | undefined>();
+    server.handle((_request, response, raw) => {
+      sockets.add(raw.socket.remotePort);
+      answerJson(response, okEnvelope({ task_id: 't' }));
+    });
+    const pooled = clientFor().client;
+    for (let index = 0; index < 6; index++) await pooled.call('ai33-2Step2V3', { task_id: 't' });
+    expect(sockets.size).toBeLessThan(6);
+    sockets.clear();
+    const single = clientFor({ connections: 1 }).client;
+    await Promise.all(Array.from({ length: 4 }, () => single.call('ai33-2Step2V3', { task_id: 't' })));
+    expect(server.requests).toHaveLength(10);
+    expect(sockets.size).toBe(1);
+  });
+
   it('keeps a base URL path prefix', async () => {
     server.handle((_request, response) => answerJson(response, okEnvelope({ task_id: 't' })));
     const { client } = clientFor({ baseUrl: `${server.url}/gateway/` });
