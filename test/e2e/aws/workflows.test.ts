@@ -1,6 +1,7 @@
 // The bundled functions on emulators, end to end: jobs created through the API, run by the bundled
 // step worker under a simulated SQS event source, answered through the API, reports in S3, logs
 // and metrics as CloudWatch would receive them.
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Job, PendingSelection } from '../../../shared/engine/job';
@@ -56,6 +57,20 @@ describe('opflow on AWS: workflows end to end (bundled functions, emulators, san
     expect(html.text).toContain('<html');
     const result = JSON.parse((await fetchText(files.find((file) => file.name === 'result.json')!.url)).text);
     expect(result.job).toMatchObject({ id, workflow: 'novelty-check', status: 'SUCCEEDED' });
+
+    // The item keeps the record and pointers; the steps' data is in S3.
+    const item = await world.emulators.clients.documents.send(
+      new GetCommand({ TableName: world.env.OPFLOW_TABLE_NAME, Key: { PK: `JOB#${id}`, SK: 'JOB' } }),
+    );
+    const itemBytes = Buffer.byteLength(JSON.stringify(item.Item));
+    expect(itemBytes).toBeLessThan(16 * 1024);
+    const stepKeys = keys.filter((key) => key.startsWith(`reports/${id}/steps/`));
+    expect(stepKeys.length).toBeGreaterThan(3);
+    expect(job!.outputs).toEqual(expect.arrayContaining(stepKeys));
+    let stepBytes = 0;
+    for (const key of stepKeys) stepBytes += (await world.reports.get(key))!.body.byteLength;
+    expect(stepBytes).toBeGreaterThan(itemBytes);
+    expect(item.Item?.expiresAt).toBe(Math.floor(job!.finishedAt! / 1000) + 30 * 24 * 3600);
   });
 
   it('runs a find-solution that waits for a person, answered through the API', async () => {
@@ -116,6 +131,16 @@ describe('opflow on AWS: workflows end to end (bundled functions, emulators, san
     expect(
       stepLines.some((line) => typeof line.operation === 'string' && String(line.operation).startsWith('ai')),
     ).toBe(true);
+    // The API's lines carry the request's correlation id, and the job it was about.
+    const apiLines = world.logLines().filter((line) => line.message === 'api request');
+    expect(apiLines.length).toBeGreaterThan(3);
+    for (const line of apiLines) {
+      expect(line).toMatchObject({ service: 'opflow', correlation_id: expect.any(String) });
+      if (String(line.path).startsWith('/jobs/')) expect(String(line.path)).toContain(String(line.jobId));
+    }
+    const creates = apiLines.filter((line) => line.method === 'POST' && line.path === '/jobs');
+    expect(creates.length).toBe(2);
+    for (const line of creates) expect(line.jobId).toEqual(expect.any(String));
     expect(JSON.stringify(world.lines)).not.toContain(TENANT_KEY);
   });
 });
@@ -223,5 +248,37 @@ describe('opflow on AWS: the job API', () => {
     } finally {
       world.gateway.claims = undefined;
     }
+  });
+});
+
+describe('opflow on AWS: the sweeper (bundled, every simulated minute)', () => {
+  it('sends a job whose message was lost to the step worker again', async () => {
+    const id = await world.submit(novelty);
+    expect(await world.loseMessagesOf(id)).toBe(1);
+    const sweeps = world.sweeps;
+    const [job] = await world.settle([id]);
+    expect(job?.status).toBe('SUCCEEDED');
+    expect(world.sweeps).toBeGreaterThan(sweeps);
+  });
+
+  it('fails a job nobody answered once its deadline has passed', async () => {
+    const id = await world.submit({ ...findSolution, deadlineMs: 3 * 3600_000 });
+    const [parked] = await world.settle([id]);
+    expect(parked?.status).toBe('AWAITING_INPUT');
+    // Past the deadline and the sweeper's 30-second grace: its next run brings the job back.
+    world.advanceTo(parked!.deadlineAt + 31_000);
+    const swept = await world.sweep();
+    expect(swept.expired).toBeGreaterThanOrEqual(1);
+    let job = parked!;
+    for (let round = 0; round < 50 && job.status === 'AWAITING_INPUT'; round++) {
+      await world.deliverOnce();
+      job = (await world.store.get(id))!;
+    }
+    expect(job).toMatchObject({
+      status: 'FAILED',
+      lastError: { kind: 'deadline', message: 'the job passed its deadline' },
+    });
+    const shown = await world.api('GET', `/jobs/${id}`);
+    expect((shown.body.job as Job).status).toBe('FAILED');
   });
 });

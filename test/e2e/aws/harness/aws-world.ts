@@ -339,6 +339,39 @@ export class AwsWorld {
     );
   }
 
+  /**
+   * Deletes every queued message of `jobId`, as if the worker had died between its commit and its
+   * send; returns how many there were. Other messages stay where they are.
+   */
+  async loseMessagesOf(jobId: string): Promise<number> {
+    const { DeleteMessageCommand, ReceiveMessageCommand } = await import('@aws-sdk/client-sqs');
+    const sqs = this.emulators.clients.sqs;
+    const queued = () => {
+      const state = this.emulators.fauxqs!.inspectQueue(this.queueName)!;
+      return [
+        ...state.messages.ready,
+        ...state.messages.delayed,
+        ...state.messages.inflight.map((entry) => entry.message),
+      ].filter((message) => message.body.includes(`"jobId":"${jobId}"`)).length;
+    };
+    let lost = 0;
+    for (let tries = 0; tries < 100 && queued() > 0; tries++) {
+      // Seen but not hidden (visibility 0): what is not ours is left for the workers.
+      const answer = await sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: this.queueUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 0 }),
+      );
+      for (const message of answer.Messages ?? []) {
+        if (!message.Body?.includes(`"jobId":"${jobId}"`)) continue;
+        await sqs.send(
+          new DeleteMessageCommand({ QueueUrl: this.queueUrl, ReceiptHandle: message.ReceiptHandle }),
+        );
+        lost += 1;
+      }
+    }
+    if (queued() > 0) throw new Error(`could not take the messages of job ${jobId} off the queue`);
+    return lost;
+  }
+
   async stop(): Promise<void> {
     this.restoreStdout?.();
     for (const [name, value] of Object.entries(this.savedEnv)) {
