@@ -384,6 +384,17 @@ describe('chat and count', () => {
     expect(result.usage).toMatchObject({ operationId, ok: true, httpStatus: 200 });
   });
 
+  it.each([
+    ['ai07ChatCcGptStream', { prompt: 'What is a heat pipe?', stream: false }],
+    ['ai50ChatPatGptStream', { query: 'Patents on heat pipes for laptops?', stream: false }],
+  ] as const)('%s answers one envelope through call() with stream: false', async (operationId, body) => {
+    const result = await client.call(operationId, body);
+    expect(result.data.output?.status).toBe('finished');
+    expect(result.data.output?.content?.length).toBeGreaterThan(20);
+    const streamed = await client.stream(operationId, { ...body, stream: true });
+    expect(streamed.text).toBe(result.data.output?.content);
+  });
+
   const chat = { chatId: '', chatItemId: '' };
 
   it('ai68-1 creates an encyclopedia chat with reference documents', async () => {
@@ -430,10 +441,17 @@ describe('chat and count', () => {
 });
 
 describe('authentication and permissions', () => {
-  it('accepts the key as apikey= as well', async () => {
+  it('accepts the key as apikey= as well, also beside the query of the GET operation', async () => {
     const byQuery = clientWith({ auth: 'query' });
     const result = await byQuery.call('p001PatentQuerySearchCount', { query_text: 'TTL:(hinge)' });
     expect(result.data.total_search_result_count).toBeGreaterThan(0);
+    const report = await byQuery.call('ai34-1QuickSearchReportCreation', { technical_issues: 'Heat pipes' });
+    const query = await byQuery.call('ai34-3QuickSearchReportQuery', {
+      report_id: report.data.report_id as string,
+    });
+    expect(query.data.report_status).toBe('RUNNING');
+    const streamed = await byQuery.stream('ai50ChatPatGptStream', { query: 'Heat pipe patents?' });
+    expect(streamed.text.length).toBeGreaterThan(20);
   });
 
   it('answers an unknown key with 401 (auth, 67200202)', async () => {
