@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scaledTaskDurations } from '../../../shared/runtime/sandbox-launch';
 import { startSandbox } from '../../../shared/sandbox';
-import { childEnv, type OpflowProcess, runOpflow, startOpflow } from './opflow-process';
+import { childEnv, killRunningOpflows, type OpflowProcess, runOpflow, startOpflow } from './opflow-process';
 
 /** What the process has printed on standard error so far. */
 async function readStderrSoFar(run: OpflowProcess): Promise<string> {
@@ -32,7 +32,10 @@ describe('selections, cancellation and deadlines (built-in sandbox)', () => {
     });
     writeFileSync(join(dir, 'helmet.md'), disclosure);
   });
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  afterAll(() => {
+    killRunningOpflows();
+    rmSync(dir, { recursive: true, force: true });
+  });
 
   it('parks a manual job at the features, refuses a wrong answer, and finishes with the chosen ones', async () => {
     // The built-in sandbox holds the job's tasks, so the run keeps it alive and waits for the answer,

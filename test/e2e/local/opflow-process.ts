@@ -24,6 +24,14 @@ export interface OpflowProcess {
   stderrSoFar(): string;
 }
 
+const running = new Set<ChildProcess>();
+
+/** Kills (SIGKILL) every opflow this module started that is still running: a failed test leaves none. */
+export function killRunningOpflows(): void {
+  for (const child of running) child.kill('SIGKILL');
+  running.clear();
+}
+
 /** Environment for a child: this process's, minus anything that would point it elsewhere. */
 export function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
@@ -40,6 +48,8 @@ export function startOpflow(
     cwd: options.cwd,
     stdio: ['pipe', 'pipe', 'pipe'],
   });
+  running.add(child);
+  child.on('exit', () => running.delete(child));
   let stdout = '';
   let stderr = '';
   const watchers: { pattern: RegExp; count: number; resolve: () => void }[] = [];

@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { childEnv, repoRoot, runOpflow } from './opflow-process';
+import { childEnv, killRunningOpflows, repoRoot, runOpflow } from './opflow-process';
 
 interface JobSummary {
   id: string;
@@ -33,7 +33,10 @@ describe('opflow run novelty-check examples/disclosures (built-in sandbox)', () 
     expect(output.refused).toEqual([]);
     jobs = output.jobs;
   }, 120_000);
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  afterAll(() => {
+    killRunningOpflows();
+    rmSync(dir, { recursive: true, force: true });
+  });
 
   it('runs one job per disclosure, every one to SUCCEEDED, saying once that it uses the sandbox', () => {
     expect(jobs.map((job) => job.label).sort()).toEqual([

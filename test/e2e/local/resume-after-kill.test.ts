@@ -12,7 +12,14 @@ import { listAll } from '../../../shared/runtime/job-queries';
 import { scaledTaskDurations } from '../../../shared/runtime/sandbox-launch';
 import { type Sandbox, startSandbox } from '../../../shared/sandbox';
 import { noveltyCheck } from '../../../shared/workflows';
-import { childEnv, type OpflowProcess, repoRoot, runOpflow, startOpflow } from './opflow-process';
+import {
+  childEnv,
+  killRunningOpflows,
+  type OpflowProcess,
+  repoRoot,
+  runOpflow,
+  startOpflow,
+} from './opflow-process';
 
 const speed = 40;
 
@@ -81,6 +88,7 @@ describe('resume after kill -9', () => {
     });
   });
   afterAll(async () => {
+    killRunningOpflows();
     await sandbox.close();
     rmSync(dir, { recursive: true, force: true });
   });
