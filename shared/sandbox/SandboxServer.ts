@@ -50,6 +50,7 @@ export class SandboxServer {
   private readonly handlers = createOperationHandlers();
   private readonly routes = new Map<string, OperationEntry>();
   private readonly ids: SeededRandom;
+  private readonly closing = new AbortController();
   /** Set once listening; links are built from it. */
   baseUrl = '';
 
@@ -67,6 +68,23 @@ export class SandboxServer {
     for (const id of operationIds) {
       const entry: OperationEntry = catalogue[id];
       this.routes.set(`${entry.method} ${entry.path}`, entry);
+    }
+  }
+
+  /** @internal Stop at once: injected latencies still pending end, and their requests get no answer. */
+  shutdown(): void {
+    this.closing.abort();
+  }
+
+  /** Wait an injected latency (wall clock); false when the sandbox closed meanwhile. */
+  private async delay(ms: number): Promise<boolean> {
+    if (this.closing.signal.aborted) return false;
+    if (ms <= 0) return true;
+    try {
+      await sleep(ms, undefined, { signal: this.closing.signal });
+      return true;
+    } catch {
+      return false;
     }
   }
 
@@ -156,7 +174,7 @@ export class SandboxServer {
     }
 
     const decision = this.faults.decide({ operationId: operation.operationId, stream: operation.stream });
-    if (decision.latencyMs > 0) await sleep(decision.latencyMs);
+    if (!(await this.delay(decision.latencyMs))) return;
     if (this.faultBeforeWork(res, decision, done)) return;
     let outcome: OperationOutcome<OperationId>;
     try {
@@ -358,7 +376,7 @@ export class SandboxServer {
       this.log(this.ledger.record({ ...draft, ...patch }), performance.now() - started);
     await drain(req);
     const decision = this.faults.decide({ operationId: 'download', stream: false });
-    if (decision.latencyMs > 0) await sleep(decision.latencyMs);
+    if (!(await this.delay(decision.latencyMs))) return;
     const fault = decision.outcome;
     if (fault?.kind === 'throttle-429') {
       writeStorageError(res, 429, 'SlowDown', 'Please reduce your request rate.', {

@@ -16,7 +16,10 @@ export interface Sandbox {
   apiKeys: string[];
   ledger: Ledger;
   faults: FaultController;
-  /** Stop listening and drop every connection, including stalled streams. */
+  /**
+   * Stop listening and drop every connection, including stalled streams and calls waiting out an
+   * injected latency; resolves once no request is being handled any more.
+   */
   close(): Promise<void>;
 }
 
@@ -27,8 +30,11 @@ export interface Sandbox {
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const resolved = resolveOptions(options);
   const sandbox = new SandboxServer(resolved);
+  // Requests being handled, so close() returns only once none of them can still write anything.
+  const handling = new Set<Promise<void>>();
   const server = createServer({ keepAliveTimeout: 5_000 }, (req, res) => {
-    void sandbox.handle(req, res);
+    const handled = sandbox.handle(req, res).finally(() => handling.delete(handled));
+    handling.add(handled);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -49,10 +55,13 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     ledger: sandbox.ledger,
     faults: sandbox.faults,
     close: () => {
-      closing ??= new Promise<void>((resolve) => {
-        server.close(() => resolve());
+      closing ??= (async () => {
+        sandbox.shutdown();
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeAllConnections();
-      });
+        await closed;
+        await Promise.all(handling);
+      })();
       return closing;
     },
   };

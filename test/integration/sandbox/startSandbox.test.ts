@@ -324,6 +324,30 @@ describe('startSandbox', () => {
     expect(await firstIds({ seed: 7 })).toEqual(await firstIds({ seed: 7 }));
   });
 
+  it('closes at once while a call waits out a long injected latency, which then gets no answer', async () => {
+    const timers = () => process.getActiveResourcesInfo().filter((type) => type === 'Timeout').length;
+    const timersBefore = timers();
+    const sandbox = await startSandbox({
+      faults: [{ kind: 'latency', minMs: 600_000, maxMs: 600_000, operation: 'p001', times: 1 }],
+    });
+    const pending = request(`${sandbox.url}/search/patent/query-search-count`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${SANDBOX_API_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify(count),
+    });
+    const outcome = pending.then(
+      () => 'answered',
+      () => 'dropped',
+    );
+    // The rule is used up once the call is waiting out its latency.
+    await vi.waitFor(() => expect(sandbox.faults.rules()).toEqual([]));
+    await sandbox.close(); // without ending the wait, this would take ten minutes
+    expect(await outcome).toBe('dropped');
+    expect(sandbox.ledger.count()).toBe(0);
+    // No ten-minute timer is left to keep the process alive.
+    expect(timers()).toBeLessThanOrEqual(timersBefore);
+  });
+
   it('closes even with a connection kept alive', async () => {
     const sandbox = await startSandbox();
     await (await request(`${sandbox.url}/__sandbox/health`)).body.text();
