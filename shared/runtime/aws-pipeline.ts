@@ -6,8 +6,11 @@
  *
  * Environment (validated up front; every problem is named by its variable):
  * - `OPFLOW_TABLE_NAME`, `OPFLOW_QUEUE_URL`, `OPFLOW_BUCKET_NAME`, `OPFLOW_API_KEY_SECRET_PREFIX`:
- *   the stack's outputs (TableName, QueueUrl, BucketName, ApiKeySecretPrefix).
- * - `AWS_REGION` (or `AWS_DEFAULT_REGION`); credentials from the SDK's usual chain (`AWS_PROFILE`, ...).
+ *   the stack's outputs (TableName, QueueUrl, BucketName, ApiKeySecretPrefix). Or, for a saved
+ *   profile of a stack, `OPFLOW_STACK_OUTPUTS`: the JSON file `cdk deploy --outputs-file` writes
+ *   (`OPFLOW_STACK_NAME` picks the stack when it holds several); variables set win over it.
+ * - `AWS_REGION` (or `AWS_DEFAULT_REGION`, else the region of the queue URL); credentials from the
+ *   SDK's usual chain (`AWS_PROFILE`, ...).
  * - `AWS_ENDPOINT_URL`, or per service `AWS_ENDPOINT_URL_DYNAMODB`, `_SQS`, `_S3`,
  *   `_SECRETS_MANAGER`: emulators (S3 then goes path-style; without credentials in the
  *   environment, emulator credentials `test`/`test` are used).
@@ -15,6 +18,7 @@
  *   `OPFLOW_REPORT_KMS_KEY_ID` (reports encrypted with SSE-KMS instead of SSE-S3),
  *   `OPFLOW_KEY_CACHE_SECONDS` (default 300).
  */
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import {
   type AwsClientConfig,
@@ -96,20 +100,82 @@ export interface AwsRuntimeConfig {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
+/** The stack outputs each setting can be read from, by their CloudFormation names. */
+const stackOutputNames = {
+  tableName: 'TableName',
+  queueUrl: 'QueueUrl',
+  bucketName: 'BucketName',
+  apiKeySecretPrefix: 'ApiKeySecretPrefix',
+} as const;
+type StackOutputs = Partial<Record<keyof typeof stackOutputNames, string>> & { file?: string };
+
+/** What `cdk deploy --outputs-file` writes: `{"<stack name>": {"<output>": "<value>", ...}, ...}`. */
+const outputsFileSchema = z.record(z.string(), z.record(z.string(), z.unknown()));
+
+/** The outputs of one stack from the file `OPFLOW_STACK_OUTPUTS` names (nothing when unset). */
+function readStackOutputs(env: Env, problems: string[]): StackOutputs {
+  const file = env.OPFLOW_STACK_OUTPUTS?.trim();
+  if (!file) return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    problems.push(`OPFLOW_STACK_OUTPUTS: cannot read ${file} as JSON (${(error as Error).message})`);
+    return {};
+  }
+  const parsed = outputsFileSchema.safeParse(value);
+  if (!parsed.success) {
+    problems.push(`OPFLOW_STACK_OUTPUTS: ${file} is not what cdk deploy --outputs-file writes`);
+    return {};
+  }
+  const stacks = Object.keys(parsed.data);
+  const wanted = env.OPFLOW_STACK_NAME?.trim() || undefined;
+  const name = wanted ?? (stacks.length === 1 ? stacks[0] : undefined);
+  const outputs = name === undefined ? undefined : parsed.data[name];
+  if (!outputs) {
+    problems.push(
+      wanted
+        ? `OPFLOW_STACK_NAME: ${file} has no stack "${wanted}" (it has ${stacks.join(', ') || 'none'})`
+        : `OPFLOW_STACK_NAME: is not set, and ${file} has ${stacks.length} stacks (${stacks.join(', ') || 'none'})`,
+    );
+    return { file };
+  }
+  const found: StackOutputs = { file };
+  for (const [key, output] of Object.entries(stackOutputNames) as [keyof typeof stackOutputNames, string][]) {
+    const text = outputs[output];
+    if (typeof text === 'string') found[key] = text;
+  }
+  return found;
+}
+
+/** `https://sqs.<region>.amazonaws.com/<account>/<name>` (or `.amazonaws.com.cn`): its region. */
+function regionOfQueueUrl(queueUrl: string | undefined): string | undefined {
+  return queueUrl?.match(/^https:\/\/sqs\.([a-z]{2}(?:-[a-z]+)+-\d+)\.amazonaws\.com(?:\.cn)?\//)?.[1];
+}
+
 /** Reads the aws runtime's settings from the environment; throws one ConfigError naming every problem. */
 export function loadAwsConfig(env: Env = process.env): AwsRuntimeConfig {
   const problems: string[] = [];
   const config: Record<string, unknown> = {};
+  const outputs = readStackOutputs(env, problems);
   for (const key of Object.keys(fieldSchemas) as (keyof typeof fieldSchemas)[]) {
     const variable = awsConfigSources[key];
-    let raw = env[variable];
-    if (key === 'region') raw ||= env.AWS_DEFAULT_REGION;
-    const value = raw === undefined || raw.trim() === '' ? undefined : raw;
+    const set = (text: string | undefined) => (text === undefined || text.trim() === '' ? undefined : text);
+    let value = set(env[variable]);
+    if (key in stackOutputNames) value ??= set(outputs[key as keyof typeof stackOutputNames]);
+    if (key === 'region') {
+      value ??=
+        set(env.AWS_DEFAULT_REGION) ?? regionOfQueueUrl(set(env.OPFLOW_QUEUE_URL) ?? outputs.queueUrl);
+    }
     const parsed = fieldSchemas[key].safeParse(value);
     if (parsed.success) config[key] = parsed.data;
     else {
       const shown = value === undefined ? '' : ` (got ${JSON.stringify(value)})`;
-      problems.push(`${variable}: ${parsed.error.issues[0]?.message ?? 'is not valid'}${shown}`);
+      const where =
+        value === undefined && outputs.file && key in stackOutputNames
+          ? `, nor ${stackOutputNames[key as keyof typeof stackOutputNames]} in ${outputs.file}`
+          : '';
+      problems.push(`${variable}: ${parsed.error.issues[0]?.message ?? 'is not valid'}${where}${shown}`);
     }
   }
   const endpoints: NonNullable<AwsClientConfig['endpoints']> = {};

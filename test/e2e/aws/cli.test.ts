@@ -112,6 +112,30 @@ describe('opflow --backend aws', () => {
     expect((await world.store.get(job.id))?.status).toBe('CANCELLED');
   });
 
+  it('reads the stack outputs from a saved profile (cdk deploy --outputs-file) instead', async () => {
+    const { OPFLOW_TABLE_NAME, OPFLOW_QUEUE_URL, OPFLOW_BUCKET_NAME, OPFLOW_API_KEY_SECRET_PREFIX, ...rest } =
+      world.env;
+    const file = join(dir, 'outputs.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        'opflow-e2e': {
+          TableName: OPFLOW_TABLE_NAME,
+          QueueUrl: OPFLOW_QUEUE_URL,
+          BucketName: OPFLOW_BUCKET_NAME,
+          ApiKeySecretPrefix: OPFLOW_API_KEY_SECRET_PREFIX,
+        },
+      }),
+    );
+    const result = await runOpflow(['--backend', 'aws', 'list', '--json'], {
+      env: childEnv({ ...rest, OPFLOW_STACK_OUTPUTS: file }),
+      cwd: dir,
+    });
+    expect(result.code).toBe(0);
+    const listed = JSON.stringify(json(result));
+    for (const id of known) expect(listed).toContain(id);
+  });
+
   it('says which stack output is missing instead of failing obscurely', async () => {
     const result = await runOpflow(['--backend', 'aws', 'list'], {
       env: childEnv({ ...world.env, OPFLOW_TABLE_NAME: '' }),

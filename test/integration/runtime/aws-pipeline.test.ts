@@ -1,5 +1,8 @@
 // The aws runtime as `opflow --backend aws` opens it: settings from the stack's outputs in the
 // environment (every problem named by its variable), then the engine's commands on the emulators.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { answerSelection, cancelJob, submitJob } from '../../../shared/engine/jobs';
@@ -68,6 +71,82 @@ describe('loadAwsConfig', () => {
     expect(profiled.endpoints).toEqual({ sqs: 'http://127.0.0.1:9324' });
     expect(profiled.credentials).toBeUndefined();
     expect(loadAwsConfig(stackOutputs).credentials).toBeUndefined();
+  });
+});
+
+describe('loadAwsConfig with a saved profile of the stack (cdk deploy --outputs-file)', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'opflow-stack-outputs-'));
+  });
+  afterAll(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const outputsOf = (prefix: string) => ({
+    ApiUrl: 'https://abc123.execute-api.eu-west-1.amazonaws.com/',
+    TableName: `${prefix}-jobs`,
+    QueueUrl: `https://sqs.eu-west-1.amazonaws.com/123456789012/${prefix}-work`,
+    BucketName: `${prefix}-reports`,
+    ApiKeySecretPrefix: `${prefix}/api-key/`,
+  });
+  const save = (name: string, content: unknown) => {
+    const file = join(dir, name);
+    writeFileSync(file, typeof content === 'string' ? content : JSON.stringify(content));
+    return file;
+  };
+
+  it('reads the outputs from the file, and the region from the queue URL', () => {
+    const file = save('dev.json', { 'opflow-dev': outputsOf('opflow-dev') });
+    expect(loadAwsConfig({ OPFLOW_STACK_OUTPUTS: file, AWS_PROFILE: 'dev' })).toEqual({
+      tableName: 'opflow-dev-jobs',
+      queueUrl: 'https://sqs.eu-west-1.amazonaws.com/123456789012/opflow-dev-work',
+      bucketName: 'opflow-dev-reports',
+      apiKeySecretPrefix: 'opflow-dev/api-key/',
+      region: 'eu-west-1',
+      qps: 5,
+      keyCacheSeconds: 300,
+    });
+    // Variables that are set win over the file.
+    const overridden = loadAwsConfig({
+      OPFLOW_STACK_OUTPUTS: file,
+      OPFLOW_TABLE_NAME: 'other',
+      AWS_REGION: 'us-east-2',
+    });
+    expect(overridden).toMatchObject({
+      tableName: 'other',
+      bucketName: 'opflow-dev-reports',
+      region: 'us-east-2',
+    });
+  });
+
+  it('takes the stack OPFLOW_STACK_NAME names from a file of several', () => {
+    const file = save('both.json', {
+      'opflow-dev': outputsOf('opflow-dev'),
+      'opflow-prod': outputsOf('opflow-prod'),
+    });
+    expect(loadAwsConfig({ OPFLOW_STACK_OUTPUTS: file, OPFLOW_STACK_NAME: 'opflow-prod' }).tableName).toBe(
+      'opflow-prod-jobs',
+    );
+    expect(() => loadAwsConfig({ OPFLOW_STACK_OUTPUTS: file })).toThrow(
+      /OPFLOW_STACK_NAME: is not set, and .*both\.json has 2 stacks \(opflow-dev, opflow-prod\)/,
+    );
+    expect(() => loadAwsConfig({ OPFLOW_STACK_OUTPUTS: file, OPFLOW_STACK_NAME: 'opflow-test' })).toThrow(
+      /has no stack "opflow-test" \(it has opflow-dev, opflow-prod\)/,
+    );
+  });
+
+  it('says what is wrong with the file, or what it lacks', () => {
+    expect(() => loadAwsConfig({ OPFLOW_STACK_OUTPUTS: join(dir, 'missing.json') })).toThrow(
+      /OPFLOW_STACK_OUTPUTS: cannot read .*missing\.json as JSON/,
+    );
+    expect(() => loadAwsConfig({ OPFLOW_STACK_OUTPUTS: save('list.json', ['x']) })).toThrow(
+      /list\.json is not what cdk deploy --outputs-file writes/,
+    );
+    const { BucketName: _, ...withoutBucket } = outputsOf('opflow-dev');
+    const file = save('partial.json', { 'opflow-dev': withoutBucket });
+    expect(() => loadAwsConfig({ OPFLOW_STACK_OUTPUTS: file })).toThrow(
+      /OPFLOW_BUCKET_NAME: is not set, nor BucketName in .*partial\.json/,
+    );
   });
 });
 
