@@ -27,6 +27,16 @@ type JsonSchema = {
   allOf?: JsonSchema[];
   anyOf?: JsonSchema[];
   oneOf?: JsonSchema[];
+  description?: string;
+  maxLength?: number;
+};
+
+/** A length limit the reference states only in prose, e.g. "No more than 500 character". */
+const characterLimitIn = (description: string | undefined): number | undefined => {
+  const match = description?.match(
+    /(?:no more than|maximum length|length limit|at most|maximum of)\s*([\d,]+)\s*characters?/i,
+  );
+  return match?.[1] === undefined ? undefined : Number(match[1].replace(/,/g, ''));
 };
 type OpenApiOperation = {
   operationId?: string;
@@ -109,6 +119,12 @@ describeWithReference('catalogue and request schemas against the reference OpenA
       problems.push(`${path}: type ${ourType ?? 'any'}, reference ${theirType}`);
       return problems;
     }
+    const limit = characterLimitIn(theirs.description);
+    if (limit !== undefined && ours?.maxLength !== limit) {
+      problems.push(
+        `${path}: maxLength ${ours?.maxLength ?? 'none'}, reference says at most ${limit} characters`,
+      );
+    }
     if (theirs.enum && ours?.enum) {
       const missing = theirs.enum.filter((value) => !ours.enum?.includes(value));
       if (missing.length) problems.push(`${path}: enum lacks ${missing.join(', ')}`);
@@ -174,6 +190,23 @@ describeWithReference('catalogue and request schemas against the reference OpenA
       expect(compare(ours, theirs, 'body')).toEqual([]);
     },
   );
+
+  it('finds the character limits the reference states in prose', () => {
+    const limited = entries.flatMap((entry) => {
+      const schema = resolveRef(Object.values(referenceOf(entry)?.requestBody?.content ?? {})[0]?.schema);
+      return Object.entries(schema?.properties ?? {})
+        .filter(([, property]) => characterLimitIn(resolveRef(property)?.description) !== undefined)
+        .map(([name]) => `${entry.ref}.${name}`);
+    });
+    // The checks above compare each of these with the schema's maxLength.
+    expect(limited.sort()).toEqual([
+      'ai07.prompt',
+      'ai20.query',
+      'ai33-1.solution_issues',
+      'ai50.query',
+      'p001.query_text',
+    ]);
+  });
 
   it('uses the Patsnap LLM tag for the three LLM chat operations', () => {
     const llm = entries.filter((entry) => entry.group === 'Patsnap LLM').map((entry) => entry.ref);
