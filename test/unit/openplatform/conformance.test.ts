@@ -1,5 +1,6 @@
 /**
- * Checks the catalogue and the request schemas against the platform's published OpenAPI file, when
+ * Checks the catalogue, the request schemas (fields, types, enums, required fields and the character
+ * limits stated in prose) and the answer data schemas against the platform's published OpenAPI file, when
  * that file is present (it lives outside the repo: `../shared/reference/open-platform-openapi.json`
  * from the repo root, or wherever OPFLOW_REFERENCE_OPENAPI points). Without it, only the checks that
  * need no reference run, and a test says the comparison was skipped and why.
@@ -9,7 +10,13 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { catalogue, type OperationEntry, operationIds, requestSchemas } from '../../../shared/openplatform';
+import {
+  catalogue,
+  type OperationEntry,
+  operationIds,
+  requestSchemas,
+  responseDataSchemas,
+} from '../../../shared/openplatform';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const referencePath =
@@ -42,6 +49,7 @@ type OpenApiOperation = {
   operationId?: string;
   tags?: string[];
   requestBody?: { content?: Record<string, { schema?: JsonSchema }> };
+  responses?: Record<string, { content?: Record<string, { schema?: JsonSchema }> }>;
   parameters?: { name: string; in: string; required?: boolean; schema?: JsonSchema }[];
 };
 type OpenApi = {
@@ -152,6 +160,45 @@ describeWithReference('catalogue and request schemas against the reference OpenA
     return problems;
   };
 
+  /** Our side of a nullable field: the variant that is not null. */
+  const nonNull = (schema: JsonSchema | undefined): JsonSchema | undefined => {
+    const variants = schema?.anyOf ?? schema?.oneOf;
+    const inner = variants?.find((variant) => variant.type !== 'null');
+    return inner ? nonNull(inner) : schema;
+  };
+
+  /**
+   * Differences between our answer `data` schema and the reference's: field names and types, at
+   * every depth (integer and number count as one: the answers are parsed leniently anyway).
+   */
+  const compareData = (ours: JsonSchema | undefined, theirsRaw: JsonSchema | undefined, path: string) => {
+    const theirs = resolveRef(theirsRaw);
+    const mine = nonNull(ours);
+    if (!theirs) return [];
+    const numeric = (type: string | undefined) => (type === 'integer' ? 'number' : type);
+    const theirType = typeOf(theirs);
+    const ourType = typeOf(mine);
+    if (theirType !== undefined && numeric(ourType) !== numeric(theirType)) {
+      return [`${path}: type ${ourType ?? 'any'}, reference ${theirType}`];
+    }
+    const problems: string[] = [];
+    if (theirType === 'object' && theirs.properties) {
+      const ourNames = Object.keys(mine?.properties ?? {}).sort();
+      const theirNames = Object.keys(theirs.properties).sort();
+      if (ourNames.join() !== theirNames.join()) {
+        problems.push(`${path}: properties [${ourNames}], reference [${theirNames}]`);
+      }
+      for (const name of theirNames) {
+        if (mine?.properties?.[name]) {
+          problems.push(...compareData(mine.properties[name], theirs.properties[name], `${path}.${name}`));
+        }
+      }
+    }
+    if (theirType === 'array' && theirs.items)
+      problems.push(...compareData(mine?.items, theirs.items, `${path}[]`));
+    return problems;
+  };
+
   const referenceOf = (entry: OperationEntry) => spec.paths[entry.path]?.[entry.method.toLowerCase()];
 
   it.each(entries.map((entry) => [entry.operationId, entry] as const))(
@@ -188,6 +235,23 @@ describeWithReference('catalogue and request schemas against the reference OpenA
         theirs = Object.values(operation?.requestBody?.content ?? {})[0]?.schema;
       }
       expect(compare(ours, theirs, 'body')).toEqual([]);
+    },
+  );
+
+  it.each(entries.map((entry) => [entry.operationId, entry] as const))(
+    '%s answer data schema matches',
+    (_id, entry) => {
+      const answer = referenceOf(entry)?.responses?.['200']?.content;
+      const envelope = resolveRef(Object.values(answer ?? {})[0]?.schema);
+      expect(envelope?.properties?.['data'], 'the reference describes the answer data').toBeDefined();
+      const ours = z.toJSONSchema(
+        responseDataSchemas[entry.operationId as keyof typeof responseDataSchemas],
+        {
+          io: 'input',
+          unrepresentable: 'any',
+        },
+      ) as JsonSchema;
+      expect(compareData(ours, envelope?.properties?.['data'], 'data')).toEqual([]);
     },
   );
 
