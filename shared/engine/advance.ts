@@ -137,6 +137,24 @@ export function advance(
   now: number,
   random: () => number,
 ): Advanced {
+  const advanced = advanceUncapped(workflow, job, outcome, now, random);
+  const { job: next, delayMs } = advanced;
+  // Never look again later than the deadline (a long poll delay, a backoff or a quota pause):
+  // the job is looked at when its time is up, and failed then.
+  if (delayMs !== undefined && next.nextRunAt > next.deadlineAt) {
+    const capped = Math.max(0, next.deadlineAt - now);
+    return { ...advanced, job: { ...next, nextRunAt: now + capped }, delayMs: capped };
+  }
+  return advanced;
+}
+
+function advanceUncapped(
+  workflow: Workflow,
+  job: Job,
+  outcome: StepOutcome,
+  now: number,
+  random: () => number,
+): Advanced {
   const step = findStep(workflow, job.step);
   const base: Job = {
     ...job,
@@ -200,9 +218,12 @@ export function advance(
       };
     }
     const policy = retryPolicyOf(step);
-    const attempts = job.attempts + 1;
-    if (failure.retryable && attempts < policy.maxAttempts) {
-      const delayMs = retryDelay(policy, attempts, random, failure.retryAfterMs);
+    // Throttling is the upstream asking us to slow down, not the step failing: the rate limiter
+    // paces the retry, the deadline bounds it, and it uses up none of the step's attempts.
+    const throttledOnly = failure.kind === 'throttled';
+    const attempts = throttledOnly ? job.attempts : job.attempts + 1;
+    if (failure.retryable && (throttledOnly || attempts < policy.maxAttempts)) {
+      const delayMs = retryDelay(policy, Math.max(1, attempts), random, failure.retryAfterMs);
       return {
         job: {
           ...base,

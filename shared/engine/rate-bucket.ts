@@ -3,8 +3,11 @@
  *
  * Pure and time-injected: every function takes the state and `now` and returns a new state, so the
  * in-memory limiter (local) and the DynamoDB-backed limiter (aws) share exactly the same behaviour.
- * The bucket refills at `rate` tokens per second up to `burst`; a throttling answer halves the rate
- * (never below the floor) and each success adds a small step back towards the ceiling (AIMD).
+ * The bucket refills at `rate` tokens per second up to `burst`. A throttling answer halves the rate
+ * (never below the floor) and remembers the rate it happened at as the key's likely limit; successes
+ * then climb back quickly to just under that limit and only probe above it slowly. Without that
+ * memory (plain AIMD) the rate saw-tooths between half the limit and over it, and a configured rate
+ * far above the key's real limit takes minutes to come down.
  */
 import type { RateDecision } from './ports';
 
@@ -19,6 +22,11 @@ export interface RateBucketState {
    * against halving several times for one burst of throttled calls that were already in flight.
    */
   decreasedAt?: number | undefined;
+  /**
+   * The rate the upstream last throttled us at: where the key's real limit probably is. Optional: a
+   * store that does not keep it falls back to plain additive increase towards the ceiling.
+   */
+  knownLimit?: number | undefined;
 }
 
 export interface RateBucketConfig {
@@ -45,7 +53,7 @@ export interface RateBucketOptions {
    * worth would let twice the limit through in the first second after any pause.
    */
   burst?: number | undefined;
-  /** Default: a twentieth of the rate. */
+  /** Default: a twentieth of the rate, and never more than one call every two seconds. */
   floorPerSecond?: number | undefined;
   /** Default: a fiftieth of the rate, so about fifty successes climb back from the floor. */
   increasePerSuccess?: number | undefined;
@@ -60,7 +68,7 @@ export function rateBucketConfig(options: RateBucketOptions): RateBucketConfig {
     throw new RangeError(`ratePerSecond must be a positive number, got ${String(ceiling)}`);
   }
   const burst = options.burst ?? 1;
-  const floor = Math.min(ceiling, options.floorPerSecond ?? ceiling / 20);
+  const floor = Math.min(ceiling, options.floorPerSecond ?? Math.min(ceiling / 20, 0.5));
   const increasePerSuccess = options.increasePerSuccess ?? ceiling / 50;
   if (!(burst >= 1)) throw new RangeError(`burst must be at least 1, got ${String(burst)}`);
   if (!(floor > 0)) throw new RangeError(`floorPerSecond must be positive, got ${String(floor)}`);
@@ -118,13 +126,33 @@ export function throttled(state: RateBucketState, config: RateBucketConfig, now:
     ...drained,
     rate: Math.max(config.floor, filled.rate * config.decreaseFactor),
     decreasedAt: filled.updatedAt,
+    knownLimit: filled.rate,
   };
 }
 
-/** A call went through: raise the rate by one step, up to the ceiling. */
+/** Where successes climb back to quickly: just under the rate the upstream last throttled. */
+const safeShare = 0.9;
+/** Above that, each success probes by this share of the known limit (about 500 successes to pass it). */
+const probeShare = 1 / 500;
+
+/**
+ * A call went through. Below the known limit's safe share, climb a quarter of the way back at once
+ * (a handful of successes recover from a halving); above it, or with no known limit, add the
+ * configured step, but above a known limit only a tiny probe, so an upstream that raised its limit
+ * is found again without hammering one that did not.
+ */
 export function succeeded(state: RateBucketState, config: RateBucketConfig, now: number): RateBucketState {
   const filled = refill(state, config, now);
-  return { ...filled, rate: Math.min(config.ceiling, filled.rate + config.increasePerSuccess) };
+  const known = filled.knownLimit;
+  if (known === undefined) {
+    return { ...filled, rate: Math.min(config.ceiling, filled.rate + config.increasePerSuccess) };
+  }
+  const target = Math.min(config.ceiling, known * safeShare);
+  const rate =
+    filled.rate < target
+      ? Math.min(target, filled.rate + Math.max(config.increasePerSuccess / 10, (target - filled.rate) / 4))
+      : filled.rate + known * probeShare;
+  return { ...filled, rate: Math.min(config.ceiling, rate) };
 }
 
 function clamp(value: number, low: number, high: number): number {

@@ -104,7 +104,10 @@ export async function runStep(deps: EngineDeps, message: WorkMessage): Promise<S
   if (step.kind !== 'fetch') {
     const token = await deps.rateLimiter.take(bucket, now);
     if (!token.granted) {
-      const delayMs = Math.max(1, token.retryAtMs - now);
+      // Many jobs wait for the same next token: spread their returns over a few token intervals so
+      // they do not all come back together and be deferred again.
+      const waitMs = Math.max(1, token.retryAtMs - now);
+      const delayMs = waitMs + Math.floor(deps.random() * Math.min(30_000, 4 * waitMs));
       await deps.queue.send(message, Math.min(delayMs, deps.queue.maxDelayMs));
       return { outcome: 'deferred', reason: 'rate-limited', delayMs };
     }
@@ -288,7 +291,20 @@ async function executeStep(
         ok: false,
         errorKind: 'auth',
       });
-      const fresh = await deps.keys.refresh(job.tenant);
+      let fresh: string | undefined;
+      try {
+        fresh = await deps.keys.refresh(job.tenant);
+      } catch (refreshError) {
+        // The key store itself failed (a passing outage): worth another try, unlike the 401.
+        const reason = refreshError instanceof Error ? refreshError.message : String(refreshError);
+        const failure: StepFailure = {
+          kind: 'key-source',
+          message: `could not re-read the API key after a 401: ${reason}`,
+          retryable: true,
+          operationId,
+        };
+        return { type: 'error', failure, usage };
+      }
       if (!fresh || fresh === apiKey) throw error;
       apiKey = fresh;
       result = await call();

@@ -105,6 +105,7 @@ export class DynamoDbRateLimiter implements RateLimiter {
               rate: next.rate,
               updatedAt: next.updatedAt,
               ...(next.decreasedAt !== undefined ? { decreasedAt: next.decreasedAt } : {}),
+              ...(next.knownLimit !== undefined ? { knownLimit: next.knownLimit } : {}),
               seq: (stored.seq ?? 0) + 1,
               expiresAt: Math.floor(next.updatedAt / 1000) + this.idleSeconds,
             },
@@ -149,6 +150,7 @@ export class DynamoDbRateLimiter implements RateLimiter {
         rate: item.rate,
         updatedAt: item.updatedAt,
         decreasedAt: typeof item.decreasedAt === 'number' ? item.decreasedAt : undefined,
+        knownLimit: typeof item.knownLimit === 'number' ? item.knownLimit : undefined,
       },
       seq: item.seq,
     };

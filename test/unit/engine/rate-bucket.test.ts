@@ -148,14 +148,38 @@ describe('throttled and succeeded', () => {
     expect(state.rate).toBe(config.floor);
   });
 
-  it('climbs back slowly, one step per success, up to the ceiling and no further', () => {
+  it('climbs back quickly to just under the rate it was throttled at, then only probes slowly', () => {
     let state = throttled(initialBucket(config, T0), config, T0);
+    expect(state).toMatchObject({ rate: 2, knownLimit: 4 });
     state = succeeded(state, config, T0 + 1);
-    expect(state.rate).toBeCloseTo(2 + 4 / 50);
-    for (let i = 0; i < 24; i += 1) state = succeeded(state, config, T0 + 2 + i);
-    expect(state.rate).toBeCloseTo(4);
+    expect(state.rate).toBeCloseTo(2 + (3.6 - 2) / 4);
+    for (let i = 0; i < 20; i += 1) state = succeeded(state, config, T0 + 2 + i);
+    expect(state.rate).toBeCloseTo(3.6, 1);
+    expect(state.rate).toBeLessThan(3.7);
     for (let i = 0; i < 100; i += 1) state = succeeded(state, config, T0 + 100 + i);
+    expect(state.rate).toBeGreaterThan(3.6);
+    expect(state.rate).toBeLessThan(3.6 + 101 * (4 / 500));
+    for (let i = 0; i < 1000; i += 1) state = succeeded(state, config, T0 + 300 + i);
     expect(state.rate).toBe(4);
+  });
+
+  it('without a known limit (a store that keeps none) climbs one configured step per success', () => {
+    const { knownLimit: _dropped, ...state } = throttled(initialBucket(config, T0), config, T0);
+    expect(succeeded(state, config, T0 + 1).rate).toBeCloseTo(2 + 4 / 50);
+  });
+
+  it('finds a real limit far below a configured rate within seconds of throttles', () => {
+    const fast = rateBucketConfig({ ratePerSecond: 1000 });
+    let state = initialBucket(fast, T0);
+    let now = T0;
+    // The upstream allows 4 calls per second: every second spent above that brings one throttle.
+    for (let second = 0; second < 12 && state.rate > 4; second += 1) {
+      now += 1_000;
+      state = throttled(state, fast, now);
+    }
+    expect(state.rate).toBeLessThanOrEqual(4);
+    for (let i = 0; i < 50; i += 1) state = succeeded(state, fast, now + i);
+    expect(state.rate).toBeLessThan(8);
   });
 
   it('grants fewer calls after throttling than before, over the same time', () => {

@@ -274,9 +274,59 @@ describe('keys and rate', () => {
     };
     const job = await start(h);
     const report = await runStep(h.deps, h.queue.takeNext()!.message);
-    expect(report).toEqual({ outcome: 'deferred', reason: 'rate-limited', delayMs: 250 });
+    // the 250 ms until the next token, plus jitter of up to four token intervals (random() is 0.5 here)
+    expect(report).toEqual({ outcome: 'deferred', reason: 'rate-limited', delayMs: 250 + 500 });
     expect(h.client.calls).toHaveLength(0);
     await drive(h.deps, h.queue, h.clock);
     expect((await h.store.get(job.id))!.status).toBe('SUCCEEDED');
+  });
+
+  it("does not spend the step's attempts on throttling: twelve throttles in a row, then success", async () => {
+    const base = happyScript(0);
+    let throttles = 12;
+    const h = harness((op, body, key) => {
+      if (op === 'ai33-1Step1V3' && throttles-- > 0) throw upstreamError('throttled', { code: 67200002 });
+      return base(op, body, key);
+    });
+    const job = await start(h);
+    await drive(h.deps, h.queue, h.clock, { until: settled });
+    const done = (await h.store.get(job.id))!;
+    expect(done.status).toBe('SUCCEEDED');
+    expect(done.usage.throttledCalls).toBe(12);
+  });
+
+  it('retries when the key store fails while re-reading a rotated key', async () => {
+    const base = happyScript(0);
+    let refreshes = 0;
+    const h = harness((op, body, key) => {
+      if (key !== 'sk-new' && op !== 'fetch') throw upstreamError('auth', { httpStatus: 401 });
+      return base(op, body, key);
+    });
+    h.deps.keys = {
+      getKey: async () => (refreshes > 1 ? 'sk-new' : 'sk-old'),
+      refresh: async () => {
+        refreshes++;
+        if (refreshes === 1) throw new Error('secrets store unavailable');
+        return 'sk-new';
+      },
+    };
+    const job = await start(h);
+    await drive(h.deps, h.queue, h.clock);
+    const done = (await h.store.get(job.id))!;
+    expect(done.status, JSON.stringify(done.lastError)).toBe('SUCCEEDED');
+  });
+});
+
+describe('deadlines and long waits', () => {
+  it('never schedules a look after the deadline, so a long wait ends on time', async () => {
+    const h = harness((op) => {
+      throw upstreamError('quota-exhausted', { code: 67200001, operationId: op });
+    });
+    const job = await start(h, { deadlineMs: 10 * 60_000 });
+    const t0 = h.clock.now();
+    await drive(h.deps, h.queue, h.clock);
+    const failed = (await h.store.get(job.id))!;
+    expect(failed.lastError?.kind).toBe('deadline');
+    expect(failed.finishedAt! - t0).toBe(10 * 60_000);
   });
 });
