@@ -20,6 +20,19 @@ const logRetentionDays = z
     message: `must be one of the retention periods CloudWatch Logs accepts: ${LOG_RETENTION_DAYS.join(', ')}`,
   });
 
+/**
+ * The longest one Open Platform call may take: the client's default overall limit of a call or a
+ * document fetch (its `bodyTimeoutMs`, 120 s, which also bounds the 10 s connect and 30 s headers).
+ */
+export const OPEN_PLATFORM_CALL_LIMIT_SECONDS = 120;
+
+/**
+ * The shortest step-worker timeout accepted: one call at its limit plus 30 s for what a step does
+ * around it (read the key, the input and earlier outputs; write outputs and the report; commit; send).
+ * A shorter timeout kills the invocation mid-step, so a slow call is paid for and then made again.
+ */
+export const MIN_WORKER_TIMEOUT_SECONDS = OPEN_PLATFORM_CALL_LIMIT_SECONDS + 30;
+
 const functionSettings = (maxTimeoutSeconds: number) =>
   z.strictObject({
     /** Lambda timeout in seconds. */
@@ -109,7 +122,10 @@ export const stageConfigSchema = z
         .string()
         .regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/, 'must be an SNS topic ARN')
         .optional(),
-      /** Alarm when the oldest message in the work queue is older than this (seconds). */
+      /**
+       * Alarm when the oldest message in the work queue is older than this (seconds); must exceed the
+       * visibility timeout, since a record reported failed comes back only after it.
+       */
       oldestMessageAgeSeconds: z.number().int().min(60),
       /** Alarm when this percentage of finished jobs failed within 15 minutes. */
       failedJobRatePercent: z.number().min(0).max(100),
@@ -122,6 +138,25 @@ export const stageConfigSchema = z
     removalPolicy: z.enum(['retain', 'destroy']),
   })
   .superRefine((config, ctx) => {
+    if (config.worker.timeoutSeconds < MIN_WORKER_TIMEOUT_SECONDS) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['worker', 'timeoutSeconds'],
+        message:
+          `must be at least ${MIN_WORKER_TIMEOUT_SECONDS}: one Open Platform call may take up to ` +
+          `${OPEN_PLATFORM_CALL_LIMIT_SECONDS} s, and the step needs room around it`,
+      });
+    }
+    const visibility = visibilityTimeoutSeconds(config.worker);
+    if (config.alarms.oldestMessageAgeSeconds <= visibility) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['alarms', 'oldestMessageAgeSeconds'],
+        message:
+          `must be more than the work queue's visibility timeout (${visibility} s): a message delivered ` +
+          'again once is that old without anything being stuck',
+      });
+    }
     if (config.worker.batchSize > 10 && config.worker.maxBatchingWindowSeconds < 1) {
       ctx.addIssue({
         code: 'custom',
@@ -181,7 +216,7 @@ export const stageDefaults: Record<StageName, StageConfigInput> = {
     names: { stackName: 'opflow-dev', resourcePrefix: 'opflow-dev' },
     tenants: ['default'],
     worker: {
-      timeoutSeconds: 60,
+      timeoutSeconds: 180,
       memoryMb: 512,
       batchSize: 5,
       maxBatchingWindowSeconds: 1,
@@ -203,7 +238,7 @@ export const stageDefaults: Record<StageName, StageConfigInput> = {
       incompleteUploadDays: 1,
       accessLogDays: 30,
     },
-    alarms: { oldestMessageAgeSeconds: 900, failedJobRatePercent: 25, failedJobRateMinJobs: 4 },
+    alarms: { oldestMessageAgeSeconds: 1800, failedJobRatePercent: 25, failedJobRateMinJobs: 4 },
     logLevel: 'DEBUG',
     removalPolicy: 'destroy',
   },
@@ -212,7 +247,7 @@ export const stageDefaults: Record<StageName, StageConfigInput> = {
     names: { stackName: 'opflow-prod', resourcePrefix: 'opflow-prod' },
     tenants: ['default'],
     worker: {
-      timeoutSeconds: 120,
+      timeoutSeconds: 180,
       memoryMb: 1024,
       batchSize: 10,
       maxBatchingWindowSeconds: 2,
@@ -234,7 +269,7 @@ export const stageDefaults: Record<StageName, StageConfigInput> = {
       incompleteUploadDays: 1,
       accessLogDays: 365,
     },
-    alarms: { oldestMessageAgeSeconds: 900, failedJobRatePercent: 10, failedJobRateMinJobs: 10 },
+    alarms: { oldestMessageAgeSeconds: 1800, failedJobRatePercent: 10, failedJobRateMinJobs: 10 },
     logLevel: 'INFO',
     removalPolicy: 'retain',
   },

@@ -6,6 +6,8 @@ import { describe, expect, it } from 'vitest';
 import {
   InvalidStageConfigError,
   loadStageConfig,
+  MIN_WORKER_TIMEOUT_SECONDS,
+  OPEN_PLATFORM_CALL_LIMIT_SECONDS,
   parseStageConfig,
   type StageConfigInput,
   stageDefaults,
@@ -68,11 +70,28 @@ describe('stage config', () => {
     ['alarms.email', 'not-an-email'],
     ['alarms.snsTopicArn', 'my-topic'],
     ['logLevel', 'TRACE'],
+    // Below one Open Platform call (120 s) plus room for the step around it.
+    ['worker.timeoutSeconds', 120],
+    // Not above the visibility timeout (6 x 180 + 1 = 1081 s): one redelivery would alarm.
+    ['alarms.oldestMessageAgeSeconds', 1081],
   ])('names %s when it is %j', (field, value) => {
     const error = errorFor(devWith((config) => setAt(config, field, value)));
     expect(error.message).toMatch(/^invalid opflow config for stage "dev": /);
     expect(error.message).toContain(`${field}: `);
     expect(error.issues.map((i) => i.path)).toEqual([field]);
+  });
+
+  it('gives the worker room for one Open Platform call at its limit in both stages', () => {
+    for (const stage of ['dev', 'prod']) {
+      const { worker, alarms } = loadStageConfig(stage);
+      expect(worker.timeoutSeconds).toBeGreaterThanOrEqual(MIN_WORKER_TIMEOUT_SECONDS);
+      expect(MIN_WORKER_TIMEOUT_SECONDS).toBeGreaterThan(OPEN_PLATFORM_CALL_LIMIT_SECONDS);
+      expect(alarms.oldestMessageAgeSeconds).toBeGreaterThan(visibilityTimeoutSeconds(worker));
+    }
+    const error = errorFor(devWith((c) => Object.assign(c.worker, { timeoutSeconds: 60 })));
+    expect(error.message).toContain(
+      'worker.timeoutSeconds: must be at least 150: one Open Platform call may take up to 120 s',
+    );
   });
 
   it('names an unknown key instead of ignoring a typo', () => {
