@@ -6,19 +6,23 @@
 import { CfnElement, CfnOutput, Duration, Stack, type StackProps, Tags, Validations } from 'aws-cdk-lib';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { type StageConfig, visibilityTimeoutSeconds } from '../config';
 import { JobApi } from './job-api';
-import { JobStorage } from './job-storage';
+import { type JOB_TABLE, JobStorage } from './job-storage';
 import { PipelineFunction } from './pipeline-function';
-import { PipelineMonitoring } from './pipeline-monitoring';
+import { PIPELINE_METRICS, PipelineMonitoring } from './pipeline-monitoring';
 import { TenantSecrets } from './tenant-secrets';
 import { WorkQueue } from './work-queue';
 
 /** The only objects the api function may write: job inputs too large to keep in the job item. */
 export const API_INPUT_OBJECT_PATTERN = 'reports/*/input.json';
+
+/** Every object of a job lives under `reports/<jobId>/`; the api function presigns links to these only. */
+export const REPORT_OBJECT_PATTERN = 'reports/*';
 
 /** Settings of {@link OpflowStack}. */
 export interface OpflowStackProps extends StackProps {
@@ -72,17 +76,19 @@ export class OpflowStack extends Stack {
     });
 
     // Every function gets the same environment (names are not permissions; IAM below is what differs),
-    // so the runtime's one config loader works in all three.
+    // so the runtime's one config loader (loadAwsConfig) works in all three. The webhook signing
+    // secret's name is not passed: no runtime code sends callbacks yet (see TenantSecrets).
+    // The service name is the stage's prefix: it is the `service` dimension of every pipeline metric,
+    // so two stages in one account never add up in one alarm.
     const environment: Record<string, string> = {
       OPFLOW_TABLE_NAME: this.storage.table.tableName,
       OPFLOW_QUEUE_URL: this.workQueue.queue.queueUrl,
       OPFLOW_BUCKET_NAME: this.storage.reportBucket.bucketName,
       OPFLOW_API_KEY_SECRET_PREFIX: this.secrets.apiKeySecretPrefix,
-      OPFLOW_WEBHOOK_SECRET_NAME: this.secrets.webhookSecretName,
       OPFLOW_BASE_URL: config.openPlatform.baseUrl,
       OPFLOW_QPS: String(config.openPlatform.qps),
-      POWERTOOLS_SERVICE_NAME: 'opflow',
-      POWERTOOLS_METRICS_NAMESPACE: 'opflow',
+      POWERTOOLS_SERVICE_NAME: prefix,
+      POWERTOOLS_METRICS_NAMESPACE: PIPELINE_METRICS.namespace,
       POWERTOOLS_LOG_LEVEL: config.logLevel,
     };
     const functionDefaults = { environment, logRetention, removalPolicy: config.removalPolicy };
@@ -105,9 +111,11 @@ export class OpflowStack extends Stack {
       }),
     );
     this.storage.table.grantReadWriteData(this.worker.role);
+    // grantRead includes s3:ListBucket, which the worker needs: without it S3 answers a missing step
+    // output with 403 instead of 404, and S3ReportStore.get would throw instead of returning nothing.
     this.storage.reportBucket.grantRead(this.worker.role);
     this.storage.reportBucket.grantPut(this.worker.role);
-    this.secrets.grantRead(this.worker.role);
+    this.secrets.grantReadApiKeys(this.worker.role);
     this.workQueue.queue.grantSendMessages(this.worker.role);
 
     this.api = new PipelineFunction(this, 'Api', {
@@ -120,10 +128,21 @@ export class OpflowStack extends Stack {
     });
     this.storage.table.grantReadWriteData(this.api.role);
     this.workQueue.queue.grantSendMessages(this.api.role);
-    // Presigned report links are signed with the api role, so it must be able to GetObject. It writes one
-    // kind of object: a job input over the inline limit, which createJob stores as reports/<jobId>/input.json.
-    this.storage.reportBucket.grantRead(this.api.role);
-    this.storage.reportBucket.grantPut(this.api.role, API_INPUT_OBJECT_PATTERN);
+    // Presigned report links are signed with the api role, so it must be able to GetObject (nothing
+    // else: it never reads or lists objects itself). It writes one kind of object: a job input over
+    // the inline limit, which submitJob stores as reports/<jobId>/input.json.
+    this.api.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['s3:GetObject'],
+        resources: [this.storage.reportBucket.arnForObjects(REPORT_OBJECT_PATTERN)],
+      }),
+    );
+    this.api.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['s3:PutObject'],
+        resources: [this.storage.reportBucket.arnForObjects(API_INPUT_OBJECT_PATTERN)],
+      }),
+    );
 
     this.sweeper = new PipelineFunction(this, 'Sweeper', {
       ...functionDefaults,
@@ -133,7 +152,18 @@ export class OpflowStack extends Stack {
       timeout: Duration.seconds(config.sweeper.timeoutSeconds),
       memorySize: config.sweeper.memoryMb,
     });
-    this.storage.table.grantReadWriteData(this.sweeper.role);
+    // The sweeper only reads: it lists due jobs (Query on the due index, then BatchGetItem of the
+    // jobs themselves) and re-sends their messages. It cannot change a job, whatever goes wrong in it.
+    const dueIndex: keyof typeof JOB_TABLE.indexes = 'due';
+    this.sweeper.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['dynamodb:Query'],
+        resources: [`${this.storage.table.tableArn}/index/${dueIndex}`],
+      }),
+    );
+    this.sweeper.role.addToPrincipalPolicy(
+      new PolicyStatement({ actions: ['dynamodb:BatchGetItem'], resources: [this.storage.table.tableArn] }),
+    );
     this.workQueue.queue.grantSendMessages(this.sweeper.role);
     new Rule(this, 'SweepEveryMinute', {
       ruleName: `${prefix}-sweep`,
@@ -162,6 +192,7 @@ export class OpflowStack extends Stack {
       queue: this.workQueue.queue,
       deadLetterQueue: this.workQueue.deadLetterQueue,
       functions: { worker: this.worker.function, api: this.api.function, sweeper: this.sweeper.function },
+      metricsService: prefix,
       alarms: config.alarms,
     });
 
@@ -218,9 +249,12 @@ export class OpflowStack extends Stack {
     ]);
     acknowledge(this.api, [
       indexFinding,
-      objectsFinding('Reads (to presign report links)'),
-      ...readActionFindings,
-      ...putActionFindings,
+      {
+        id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${REPORT_OBJECT_PATTERN}]`,
+        reason:
+          'GetObject only, to presign links to the report files of a job (reports/<jobId>/...); job ids are ' +
+          'minted per request, so the keys cannot be named in advance.',
+      },
       {
         id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${API_INPUT_OBJECT_PATTERN}]`,
         reason:
@@ -228,7 +262,6 @@ export class OpflowStack extends Stack {
           'the job id is minted per request, so the key cannot be named in advance.',
       },
     ]);
-    acknowledge(this.sweeper, [indexFinding]);
     Validations.of(policyOf(this.worker)).acknowledge({
       id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:${this.secrets.apiKeySecretPrefix}*]`,
       reason:

@@ -1,7 +1,8 @@
 /**
  * What tells a person opflow on AWS is unwell: alarms (dead letters, a stuck queue, function errors
  * and throttles, a high failed-job rate) notifying one SNS topic, and a dashboard of the queue, the
- * functions and the pipeline's own metrics (published by Powertools in namespace `opflow`).
+ * functions and the pipeline's own metrics (published by Powertools in namespace `opflow`, with the
+ * stage's service name as their one `service` dimension).
  */
 import { Duration } from 'aws-cdk-lib';
 import {
@@ -24,12 +25,18 @@ import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { StageConfig } from '../config';
 
-/** Namespace and dimensions of the pipeline's custom metrics (Powertools adds `service` to every metric). */
+/**
+ * Namespace and names of the pipeline's custom metrics, as shared/runtime/aws-observability.ts emits
+ * them. Their one dimension is `service` (Powertools adds it to every metric), whose value is the
+ * function's POWERTOOLS_SERVICE_NAME: the stack sets the stage's resource prefix there.
+ */
 export const PIPELINE_METRICS = {
   namespace: 'opflow',
-  dimensions: { service: 'opflow' },
   names: ['StepsRun', 'Retries', 'UpstreamCalls', 'BilledUnits', 'JobSucceeded', 'JobFailed'],
 } as const;
+
+/** A pipeline metric's name. */
+export type PipelineMetricName = (typeof PIPELINE_METRICS.names)[number];
 
 /** Window of the failed-job rate alarm. */
 const FAILED_JOB_RATE_PERIOD = Duration.minutes(15);
@@ -41,6 +48,8 @@ export interface PipelineMonitoringProps {
   readonly deadLetterQueue: IQueue;
   /** The functions to watch, by the name shown in alarms and on the dashboard. */
   readonly functions: Readonly<Record<string, IFunction>>;
+  /** The `service` dimension of the pipeline metrics: the functions' POWERTOOLS_SERVICE_NAME. */
+  readonly metricsService: string;
   readonly alarms: StageConfig['alarms'];
 }
 
@@ -53,6 +62,15 @@ export class PipelineMonitoring extends Construct {
   constructor(scope: Construct, id: string, props: PipelineMonitoringProps) {
     super(scope, id);
     const prefix = props.resourcePrefix;
+    const pipelineMetric = (name: PipelineMetricName, period = Duration.minutes(5)) =>
+      new Metric({
+        namespace: PIPELINE_METRICS.namespace,
+        metricName: name,
+        dimensionsMap: { service: props.metricsService },
+        statistic: Stats.SUM,
+        period,
+        label: name,
+      });
     this.topic = props.alarms.snsTopicArn
       ? Topic.fromTopicArn(this, 'AlarmTopic', props.alarms.snsTopicArn)
       : this.createTopic(prefix, props.alarms.email);
@@ -126,7 +144,11 @@ export class PipelineMonitoring extends Construct {
           `Over ${failedJobRatePercent}% of the jobs that finished in 15 minutes failed ` +
           `(counted once at least ${failedJobRateMinJobs} finished).`,
         metric: new MathExpression({
-          expression: `IF((succeeded + failed) >= ${failedJobRateMinJobs}, 100 * failed / (succeeded + failed), 0)`,
+          // FILL: a window with failures and no success has no JobSucceeded data point, and arithmetic
+          // on a missing point is missing, so without it a 100% failure rate would never alarm.
+          expression:
+            `IF(FILL(succeeded, 0) + FILL(failed, 0) >= ${failedJobRateMinJobs}, ` +
+            `100 * FILL(failed, 0) / (FILL(succeeded, 0) + FILL(failed, 0)), 0)`,
           usingMetrics: {
             succeeded: pipelineMetric('JobSucceeded', FAILED_JOB_RATE_PERIOD),
             failed: pipelineMetric('JobFailed', FAILED_JOB_RATE_PERIOD),
@@ -145,7 +167,9 @@ export class PipelineMonitoring extends Construct {
     const functions = Object.entries(props.functions);
     this.dashboard.addWidgets(
       new TextWidget({
-        markdown: `# ${prefix}\nWork queue, functions and the pipeline's own metrics (namespace \`opflow\`).`,
+        markdown:
+          `# ${prefix}\nWork queue, functions and the pipeline's own metrics ` +
+          `(namespace \`${PIPELINE_METRICS.namespace}\`, service \`${props.metricsService}\`).`,
         width: 24,
         height: 2,
       }),
@@ -228,16 +252,4 @@ export class PipelineMonitoring extends Construct {
     if (email) topic.addSubscription(new EmailSubscription(email));
     return topic;
   }
-}
-
-/** A pipeline metric summed over `period` (default 5 minutes). */
-function pipelineMetric(name: (typeof PIPELINE_METRICS.names)[number], period = Duration.minutes(5)): Metric {
-  return new Metric({
-    namespace: PIPELINE_METRICS.namespace,
-    metricName: name,
-    dimensionsMap: { ...PIPELINE_METRICS.dimensions },
-    statistic: Stats.SUM,
-    period,
-    label: name,
-  });
 }

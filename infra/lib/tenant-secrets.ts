@@ -19,7 +19,7 @@ export interface TenantSecretsProps {
   readonly removalPolicy: 'retain' | 'destroy';
 }
 
-/** The API key secrets and the webhook signing secret, and the one way to read them. */
+/** The API key secrets and the webhook signing secret, and the one way to read the API keys. */
 export class TenantSecrets extends Construct {
   readonly apiKeySecretPrefix: string;
   readonly apiKeySecrets: ReadonlyMap<string, Secret>;
@@ -68,14 +68,16 @@ export class TenantSecrets extends Construct {
   }
 
   /**
-   * Lets `grantee` read every API key secret under the prefix (tenants added later with the aws CLI
-   * included) and the webhook signing secret.
+   * Lets `grantee` read the value of every API key secret under the prefix (tenants added later with
+   * the aws CLI included): GetSecretValue only, the one call SecretsManagerKeySource makes.
+   * The webhook signing secret is not included: no runtime code reads it yet. The function that
+   * signs callbacks, once there is one, gets `webhookSigningSecret.grantRead` and the secret's name.
    */
-  grantRead(grantee: IGrantable): void {
+  grantReadApiKeys(grantee: IGrantable): void {
     const stack = Stack.of(this);
     grantee.grantPrincipal.addToPrincipalPolicy(
       new PolicyStatement({
-        actions: ['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret'],
+        actions: ['secretsmanager:GetSecretValue'],
         // Secret ARNs end in `-` plus six random characters, hence the trailing wildcard.
         resources: [
           Arn.format(
@@ -90,6 +92,5 @@ export class TenantSecrets extends Construct {
         ],
       }),
     );
-    this.webhookSigningSecret.grantRead(grantee);
   }
 }

@@ -61,6 +61,18 @@ describe.each([
       });
     });
 
+    it('keeps messages and dead letters as long as the config says', () => {
+      const { stack, template } = stageOf();
+      const queues = resourcesOf(template, 'AWS::SQS::Queue');
+      const day = 24 * 3600;
+      expect(queues[logicalId(stack, stack.workQueue.queue)]?.Properties['MessageRetentionPeriod']).toBe(
+        stack.config.queue.retentionDays * day,
+      );
+      expect(
+        queues[logicalId(stack, stack.workQueue.deadLetterQueue)]?.Properties['MessageRetentionPeriod'],
+      ).toBe(stack.config.queue.dlqRetentionDays * day);
+    });
+
     it('keeps messages hidden for at least six times the worker timeout', () => {
       const { stack, template } = stageOf();
       const queue = resourcesOf(template, 'AWS::SQS::Queue')[logicalId(stack, stack.workQueue.queue)];
@@ -289,10 +301,10 @@ describe.each([
               OPFLOW_QUEUE_URL: { Ref: logicalId(stack, stack.workQueue.queue) },
               OPFLOW_BUCKET_NAME: { Ref: logicalId(stack, stack.storage.reportBucket) },
               OPFLOW_API_KEY_SECRET_PREFIX: `opflow-${stageName}/api-key/`,
-              OPFLOW_WEBHOOK_SECRET_NAME: `opflow-${stageName}/webhook-signing`,
               OPFLOW_BASE_URL: 'https://connect.patsnap.com',
               OPFLOW_QPS: String(stack.config.openPlatform.qps),
-              POWERTOOLS_SERVICE_NAME: 'opflow',
+              // Per stage, so dev's and prod's metrics never add up in one account.
+              POWERTOOLS_SERVICE_NAME: `opflow-${stageName}`,
               POWERTOOLS_METRICS_NAMESPACE: 'opflow',
               POWERTOOLS_LOG_LEVEL: stack.config.logLevel,
               NODE_OPTIONS: '--enable-source-maps',
@@ -358,7 +370,7 @@ describe.each([
       }
     });
 
-    it('lets the worker use the table, read and put reports, read the secrets and send work', () => {
+    it('lets the worker use the table, read, list and put reports, read the API keys and send work', () => {
       const { stack, template } = stageOf();
       const statements = statementsOfRole(template, roles(stack).worker);
       const actions = actionsOf(statements);
@@ -366,9 +378,8 @@ describe.each([
         expect.arrayContaining([
           'dynamodb:GetItem',
           'dynamodb:PutItem',
-          'dynamodb:UpdateItem',
-          'dynamodb:Query',
           's3:GetObject*',
+          's3:List*',
           's3:PutObject',
           'secretsmanager:GetSecretValue',
           'sqs:SendMessage',
@@ -380,22 +391,39 @@ describe.each([
         actionsOf([s]).includes('secretsmanager:GetSecretValue'),
       );
       expect(JSON.stringify(secretStatement?.Resource)).toContain(`:secret:opflow-${stageName}/api-key/*`);
+      expect(secretStatement?.Action).toBe('secretsmanager:GetSecretValue');
+      // s3:ListBucket on the bucket itself: S3 then answers a missing step output 404, not 403.
+      const list = statements.find((s) => actionsOf([s]).includes('s3:List*'));
+      expect(list?.Resource).toEqual(
+        expect.arrayContaining([{ 'Fn::GetAtt': [logicalId(stack, stack.storage.reportBucket), 'Arn'] }]),
+      );
       expect(actions.filter((a) => a.startsWith('s3:Delete'))).toEqual([]);
     });
 
-    it('lets the api use the table, send work, read reports and put only job inputs, and nothing of the secrets', () => {
+    it('lets the api use the table, send work, get report objects and put only job inputs, and nothing of the secrets', () => {
       const { stack, template } = stageOf();
       const statements = statementsOfRole(template, roles(stack).api);
       const actions = actionsOf(statements);
       expect(actions).toEqual(
         expect.arrayContaining([
+          'dynamodb:GetItem',
           'dynamodb:PutItem',
+          'dynamodb:DeleteItem',
           'dynamodb:Query',
           'sqs:SendMessage',
-          's3:GetObject*',
-          's3:PutObject',
         ]),
       );
+      const bucketArn = { 'Fn::GetAtt': [logicalId(stack, stack.storage.reportBucket), 'Arn'] };
+      expect(statements.filter((s) => actionsOf([s]).some((a) => a.startsWith('s3:')))).toEqual([
+        expect.objectContaining({
+          Action: 's3:GetObject',
+          Resource: { 'Fn::Join': ['', [bucketArn, '/reports/*']] },
+        }),
+        expect.objectContaining({
+          Action: 's3:PutObject',
+          Resource: { 'Fn::Join': ['', [bucketArn, '/reports/*/input.json']] },
+        }),
+      ]);
       expect(actions.filter((a) => a.startsWith('secretsmanager:'))).toEqual([]);
       expect(actions.filter((a) => a.startsWith('s3:Delete'))).toEqual([]);
       expect(actions.filter((a) => a === 'sqs:ReceiveMessage' || a === 'sqs:DeleteMessage')).toEqual([]);
@@ -413,12 +441,19 @@ describe.each([
       ]);
     });
 
-    it('lets the sweeper use the table and send work, with no S3 or Secrets Manager access', () => {
+    it('lets the sweeper query the due index, read jobs and send work: nothing that writes a job, no S3, no secrets', () => {
       const { stack, template } = stageOf();
-      const actions = actionsOf(statementsOfRole(template, roles(stack).sweeper));
-      expect(actions).toEqual(
-        expect.arrayContaining(['dynamodb:Query', 'dynamodb:UpdateItem', 'sqs:SendMessage']),
-      );
+      const statements = statementsOfRole(template, roles(stack).sweeper);
+      const tableArn = { 'Fn::GetAtt': [logicalId(stack, stack.storage.table), 'Arn'] };
+      expect(statements.filter((s) => actionsOf([s]).some((a) => a.startsWith('dynamodb:')))).toEqual([
+        expect.objectContaining({
+          Action: 'dynamodb:Query',
+          Resource: { 'Fn::Join': ['', [tableArn, '/index/due']] },
+        }),
+        expect.objectContaining({ Action: 'dynamodb:BatchGetItem', Resource: tableArn }),
+      ]);
+      const actions = actionsOf(statements);
+      expect(actions).toContain('sqs:SendMessage');
       expect(actions.filter((a) => a.startsWith('s3:') || a.startsWith('secretsmanager:'))).toEqual([]);
       expect(actions.filter((a) => a === 'sqs:ReceiveMessage')).toEqual([]);
     });
@@ -549,13 +584,16 @@ describe.each([
         MetricStat?: { Metric: { Namespace: string; MetricName: string; Dimensions: unknown } };
       }[];
       const expression = metrics.find((m) => m.Expression)?.Expression ?? '';
-      expect(expression).toContain('100 * failed / (succeeded + failed)');
-      expect(expression).toContain(`>= ${stack.config.alarms.failedJobRateMinJobs}`);
+      // FILL: with failures and no success in a window, JobSucceeded has no data point there.
+      expect(expression).toBe(
+        `IF(FILL(succeeded, 0) + FILL(failed, 0) >= ${stack.config.alarms.failedJobRateMinJobs}, ` +
+          '100 * FILL(failed, 0) / (FILL(succeeded, 0) + FILL(failed, 0)), 0)',
+      );
       const stats = metrics.flatMap((m) => (m.MetricStat ? [m.MetricStat.Metric] : []));
       expect(stats.map((m) => m.MetricName).sort()).toEqual(['JobFailed', 'JobSucceeded']);
       for (const metric of stats) {
         expect(metric.Namespace).toBe('opflow');
-        expect(metric.Dimensions).toEqual([{ Name: 'service', Value: 'opflow' }]);
+        expect(metric.Dimensions).toEqual([{ Name: 'service', Value: `opflow-${stageName}` }]);
       }
     });
 
