@@ -25,9 +25,17 @@ export interface SynthesizedStage {
   template: Template;
 }
 
-/** Builds and synthesizes the app for `context` (e.g. `{ stage: 'prod' }`); cdk-nag runs during synth. */
-export function synthStage(context: Record<string, string>): SynthesizedStage {
-  const app = new App({ context: { ...cdkJsonContext(), ...context } });
+/**
+ * Builds and synthesizes the app for `context` (e.g. `{ stage: 'prod' }`); cdk-nag runs during synth.
+ * With `bundle: false` the functions are not bundled (their code is a placeholder asset), for tests
+ * that read only the template: much faster.
+ */
+export function synthStage(
+  context: Record<string, string>,
+  options: { bundle?: boolean } = {},
+): SynthesizedStage {
+  const skipBundling = options.bundle === false ? { 'aws:cdk:bundling-stacks': [] } : {};
+  const app = new App({ context: { ...cdkJsonContext(), ...context, ...skipBundling } });
   const stack = buildOpflowApp(app);
   const template = Template.fromStack(stack);
   return { app, stack, template };

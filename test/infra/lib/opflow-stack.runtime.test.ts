@@ -1,0 +1,587 @@
+/**
+ * The stack against the runtime it deploys, both read from the code rather than restated:
+ * - every function's environment is what the runtime's loadAwsConfig reads, and nothing else;
+ * - the job table as the template declares it (keys, indexes, projections, TTL) is the table the
+ *   backend's createJobTable makes, and serves every query of DynamoDbJobStore (on DynamoDB Local);
+ * - each role allows every AWS call its function's code makes: the real api router, step runner and
+ *   sweeper run on emulators through SDK clients that record their calls, and each call's IAM
+ *   permission is looked up in that function's statements in the template;
+ * - the pipeline metrics the runtime emits (Powertools EMF) are the ones the alarms and dashboard watch.
+ * Functions are not bundled here (only the template is read).
+ */
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  DescribeTimeToLiveCommand,
+  UpdateTimeToLiveCommand,
+} from '@aws-sdk/client-dynamodb';
+import type { CfnElement } from 'aws-cdk-lib';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { z } from 'zod';
+import type { OpflowStack } from '../../../infra/lib/opflow-stack';
+import { PIPELINE_METRICS } from '../../../infra/lib/pipeline-monitoring';
+import { createJobTable } from '../../../shared/backends/aws';
+import type { EngineDeps } from '../../../shared/engine/deps';
+import type { Job } from '../../../shared/engine/job';
+import { runStep } from '../../../shared/engine/runner';
+import { sweep } from '../../../shared/engine/sweep';
+import type { Workflow } from '../../../shared/engine/workflow';
+import { handleJobApiRequest, type JobApiRequest } from '../../../shared/http/job-api';
+import type { OpenPlatformClient } from '../../../shared/openplatform/types';
+import {
+  createObservability,
+  engineMetrics,
+  pipelineMetricNames,
+  usageMetrics,
+} from '../../../shared/runtime/aws-observability';
+import {
+  type AwsPipeline,
+  awsConfigSources,
+  buildAwsPipeline,
+  loadAwsConfig,
+} from '../../../shared/runtime/aws-pipeline';
+import { type AwsEmulators, startAwsEmulators, uniqueName } from '../../support/aws-emulators';
+import {
+  allowStatementsOfRole,
+  allows,
+  createCallRecorder,
+  permissionsOf,
+  type RecordedCall,
+  type ResourceNames,
+} from '../support/recorded-aws-calls';
+import { type SynthesizedStage, synthStage } from '../support/synth-stage';
+
+type Resource = { Type: string; Properties: Record<string, unknown> };
+
+let dev: SynthesizedStage;
+let prod: SynthesizedStage;
+/** DynamoDB Local, fauxqs (SQS and S3) and the Secrets Manager emulator, shared by every test here. */
+let emulators: AwsEmulators;
+
+beforeAll(async () => {
+  dev = synthStage({ stage: 'dev' }, { bundle: false });
+  prod = synthStage({ stage: 'prod' }, { bundle: false });
+  emulators = await startAwsEmulators();
+});
+
+afterAll(async () => {
+  await emulators?.stop();
+});
+
+const stages = [
+  ['dev', () => dev],
+  ['prod', () => prod],
+] as const;
+
+const logicalId = (stack: OpflowStack, construct: { node: { defaultChild?: unknown } }) =>
+  stack.getLogicalId(construct.node.defaultChild as CfnElement);
+
+const resourcesOf = (stage: SynthesizedStage) =>
+  stage.template.toJSON()['Resources'] as Record<string, Resource>;
+
+/** A function's environment variables as the template writes them. */
+function environmentOf(stage: SynthesizedStage, fn: 'worker' | 'api' | 'sweeper'): Record<string, unknown> {
+  const resource = resourcesOf(stage)[logicalId(stage.stack, stage.stack[fn].function)];
+  if (!resource) throw new Error(`no ${fn} function in the template`);
+  return (resource.Properties['Environment'] as { Variables: Record<string, unknown> }).Variables;
+}
+
+/** The environment with each resource Ref replaced by a physical name from `physical` (by logical id). */
+function resolvedEnvironment(
+  variables: Record<string, unknown>,
+  physical: Record<string, string>,
+): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(variables).map(([name, value]) => {
+      if (typeof value === 'string') return [name, value];
+      const ref = (value as { Ref?: string }).Ref;
+      const resolved = ref === undefined ? undefined : physical[ref];
+      if (resolved === undefined)
+        throw new Error(`${name} is ${JSON.stringify(value)}, not a Ref to a known resource`);
+      return [name, resolved];
+    }),
+  );
+}
+
+describe.each(stages)('the %s functions and the runtime configuration', (_stage, stageOf) => {
+  it('set every variable loadAwsConfig requires, and only variables the runtime reads', () => {
+    const stage = stageOf();
+    const runtimeVariables = new Set<string>(Object.values(awsConfigSources));
+    for (const fn of ['worker', 'api', 'sweeper'] as const) {
+      const variables = environmentOf(stage, fn);
+      const opflowVariables = Object.keys(variables).filter((name) => name.startsWith('OPFLOW_'));
+      expect(
+        opflowVariables.filter((name) => !runtimeVariables.has(name)),
+        `${fn}: unread variables`,
+      ).toEqual([]);
+      for (const required of ['tableName', 'queueUrl', 'bucketName', 'apiKeySecretPrefix'] as const) {
+        expect(variables[awsConfigSources[required]], `${fn}: ${awsConfigSources[required]}`).toBeDefined();
+      }
+    }
+  });
+
+  it('point the runtime at this stack: loadAwsConfig accepts the environment as deployed', () => {
+    const stage = stageOf();
+    const { stack } = stage;
+    const tableName = `${stack.config.names.resourcePrefix}-jobs`;
+    const queueUrl = `https://sqs.eu-west-1.amazonaws.com/123456789012/${stack.config.names.resourcePrefix}-work`;
+    const physical = {
+      [logicalId(stack, stack.storage.table)]: tableName,
+      [logicalId(stack, stack.workQueue.queue)]: queueUrl,
+      [logicalId(stack, stack.storage.reportBucket)]: 'the-report-bucket',
+    };
+    for (const fn of ['worker', 'api', 'sweeper'] as const) {
+      // Lambda sets AWS_REGION itself, and credentials come from the role.
+      const env = { ...resolvedEnvironment(environmentOf(stage, fn), physical), AWS_REGION: 'eu-west-1' };
+      const config = loadAwsConfig(env);
+      expect(config).toMatchObject({
+        tableName,
+        queueUrl,
+        bucketName: 'the-report-bucket',
+        apiKeySecretPrefix: stack.secrets.apiKeySecretPrefix,
+        baseUrl: stack.config.openPlatform.baseUrl,
+        qps: stack.config.openPlatform.qps,
+        region: 'eu-west-1',
+      });
+      expect(config.endpointUrl).toBeUndefined();
+      expect(config.endpoints).toBeUndefined();
+      expect(config.credentials).toBeUndefined();
+    }
+  });
+});
+
+describe.each(stages)('the %s pipeline metrics', (_stage, stageOf) => {
+  /** The EMF lines Powertools writes to stdout while `work` runs, parsed. */
+  function emittedMetrics(
+    env: Record<string, string>,
+    work: (observability: ReturnType<typeof createObservability>) => void,
+  ) {
+    const lines: string[] = [];
+    const saved = { ...process.env };
+    Object.assign(process.env, env);
+    const write = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
+      lines.push(String(chunk));
+      return true;
+    });
+    try {
+      const observability = createObservability();
+      work(observability);
+      observability.metrics.publishStoredMetrics();
+    } finally {
+      write.mockRestore();
+      for (const name of Object.keys(env)) {
+        if (saved[name] === undefined) delete process.env[name];
+        else process.env[name] = saved[name];
+      }
+    }
+    return lines
+      .flatMap((line) => line.split('\n'))
+      .filter((line) => line.includes('"_aws"'))
+      .map(
+        (line) =>
+          JSON.parse(line) as {
+            _aws: {
+              CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string }[] }[];
+            };
+          } & Record<string, unknown>,
+      );
+  }
+
+  /** Every metric the runtime emits with the worker's environment: namespace, name and dimensions. */
+  function workerMetrics(stage: SynthesizedStage) {
+    const variables = environmentOf(stage, 'worker');
+    const env = Object.fromEntries(
+      Object.entries(variables).filter(([name]) => name.startsWith('POWERTOOLS_')),
+    ) as Record<string, string>;
+    const documents = emittedMetrics(env, ({ metrics }) => {
+      const counters = engineMetrics(metrics);
+      for (const name of ['StepsRun', 'Retries', 'JobSucceeded', 'JobFailed'])
+        counters.count(name, 1, { workflow: 'w' });
+      usageMetrics(metrics)({ operationId: 'op', durationMs: 5, billedUnits: 3, ok: true });
+    });
+    return documents.flatMap((document) =>
+      document._aws.CloudWatchMetrics.flatMap((directive) =>
+        directive.Metrics.map((metric) => ({
+          namespace: directive.Namespace,
+          name: metric.Name,
+          dimensions: Object.fromEntries(
+            directive.Dimensions.flat().map((dimension) => [dimension, String(document[dimension])]),
+          ),
+        })),
+      ),
+    );
+  }
+
+  it('are the names the stack watches', () => {
+    expect([...PIPELINE_METRICS.names].sort()).toEqual([...pipelineMetricNames].sort());
+    expect(
+      workerMetrics(stageOf())
+        .map((metric) => metric.name)
+        .sort(),
+    ).toEqual([...PIPELINE_METRICS.names].sort());
+  });
+
+  it('carry the namespace and the one dimension the failed-job alarm reads, with this stage as service', () => {
+    const stage = stageOf();
+    const emitted = workerMetrics(stage);
+    const alarm = Object.values(resourcesOf(stage)).find(
+      (resource) =>
+        resource.Type === 'AWS::CloudWatch::Alarm' && resource.Properties['Metrics'] !== undefined,
+    );
+    if (!alarm) throw new Error('no failed-job rate alarm in the template');
+    const watched = (alarm.Properties['Metrics'] as { MetricStat?: { Metric: Record<string, unknown> } }[])
+      .flatMap((query) => (query.MetricStat ? [query.MetricStat.Metric] : []))
+      .map((metric) => ({
+        namespace: metric['Namespace'],
+        name: metric['MetricName'],
+        dimensions: Object.fromEntries(
+          (metric['Dimensions'] as { Name: string; Value: string }[]).map((d) => [d.Name, d.Value]),
+        ),
+      }));
+    expect(watched).toHaveLength(2);
+    for (const metric of watched) expect(emitted).toContainEqual(metric);
+    expect(watched[0]?.dimensions).toEqual({ service: stage.stack.config.names.resourcePrefix });
+  });
+
+  it('are drawn on the dashboard as they are emitted', () => {
+    const stage = stageOf();
+    const dashboard = Object.values(resourcesOf(stage)).find((r) => r.Type === 'AWS::CloudWatch::Dashboard');
+    const body = JSON.parse(renderDashboardBody(dashboard?.Properties['DashboardBody'])) as {
+      widgets: { properties: { metrics?: unknown[][] } }[];
+    };
+    const drawn = body.widgets
+      .flatMap((widget) => widget.properties.metrics ?? [])
+      .filter((metric) => metric[0] === PIPELINE_METRICS.namespace)
+      .map((metric) => ({
+        namespace: metric[0],
+        name: metric[1],
+        dimensions: { [String(metric[2])]: metric[3] },
+      }));
+    expect(drawn.map((metric) => metric.name).sort()).toEqual([...PIPELINE_METRICS.names].sort());
+    const emitted = workerMetrics(stage);
+    for (const metric of drawn) expect(emitted).toContainEqual(metric);
+  });
+});
+
+/** The dashboard body (a Fn::Join of strings and tokens) as JSON text, tokens as placeholders. */
+function renderDashboardBody(body: unknown): string {
+  if (typeof body === 'string') return body;
+  const [, parts] = (body as { 'Fn::Join': [string, unknown[]] })['Fn::Join'];
+  return parts.map((part) => (typeof part === 'string' ? part : 'TOKEN')).join('');
+}
+
+describe('the job table on DynamoDB Local', () => {
+  it('is created from the template exactly as createJobTable creates it', async () => {
+    const fromTemplate = await createTableFromTemplate(dev);
+    const fromBackend = uniqueName('jobs');
+    await createJobTable(emulators.clients.dynamoDb, fromBackend);
+    const describe = async (name: string) => {
+      const { Table } = await emulators.clients.dynamoDb.send(new DescribeTableCommand({ TableName: name }));
+      const ttl = await emulators.clients.dynamoDb.send(new DescribeTimeToLiveCommand({ TableName: name }));
+      return {
+        keys: Table?.KeySchema,
+        attributes: [...(Table?.AttributeDefinitions ?? [])].sort((a, b) =>
+          String(a.AttributeName).localeCompare(String(b.AttributeName)),
+        ),
+        indexes: [...(Table?.GlobalSecondaryIndexes ?? [])]
+          .map((index) => ({ name: index.IndexName, keys: index.KeySchema, projection: index.Projection }))
+          .sort((a, b) => String(a.name).localeCompare(String(b.name))),
+        billing: Table?.BillingModeSummary?.BillingMode,
+        ttl: ttl.TimeToLiveDescription?.AttributeName,
+      };
+    };
+    expect(await describe(fromTemplate)).toEqual(await describe(fromBackend));
+  });
+});
+
+/** Creates the job table on DynamoDB Local from the template's own properties; returns its name. */
+async function createTableFromTemplate(stage: SynthesizedStage): Promise<string> {
+  const table = resourcesOf(stage)[logicalId(stage.stack, stage.stack.storage.table)];
+  const properties = table?.Properties as {
+    KeySchema: never;
+    AttributeDefinitions: never;
+    GlobalSecondaryIndexes: never;
+    BillingMode: never;
+    TimeToLiveSpecification: { AttributeName: string; Enabled: boolean };
+  };
+  const name = uniqueName('stack-jobs');
+  await emulators.clients.dynamoDb.send(
+    new CreateTableCommand({
+      TableName: name,
+      KeySchema: properties.KeySchema,
+      AttributeDefinitions: properties.AttributeDefinitions,
+      GlobalSecondaryIndexes: properties.GlobalSecondaryIndexes,
+      BillingMode: properties.BillingMode,
+    }),
+  );
+  await emulators.clients.dynamoDb.send(
+    new UpdateTimeToLiveCommand({
+      TableName: name,
+      TimeToLiveSpecification: properties.TimeToLiveSpecification,
+    }),
+  );
+  return name;
+}
+
+/** A one-step workflow: download a document the input names, after reading an earlier output that is absent. */
+const downloadWorkflow = {
+  name: 'download-a-document',
+  version: 1,
+  description: 'downloads one document',
+  input: z.object({ url: z.url(), notes: z.string() }),
+  steps: [
+    {
+      kind: 'fetch',
+      name: 'download',
+      needs: ['earlier'],
+      url: (ctx: { input: { url: string } }) => ctx.input.url,
+      decide: () => ({ type: 'complete' }),
+    },
+  ],
+  report: () => ({ title: 'a document', markdown: 'downloaded' }),
+} as unknown as Workflow;
+
+/** An Open Platform client that serves one document and refuses anything else. */
+const documentClient = {
+  fetchDocument: async (url: string) => ({
+    body: new TextEncoder().encode('%PDF-1.7 a document'),
+    contentType: 'application/pdf',
+    fileName: 'document.pdf',
+    usage: {
+      operationId: 'fetch',
+      durationMs: 1,
+      billedUnits: 0,
+      ok: true,
+      httpStatus: 200,
+      correlationId: url,
+    },
+  }),
+  call: async () => {
+    throw new Error('this test client only fetches documents');
+  },
+  stream: async () => {
+    throw new Error('this test client only fetches documents');
+  },
+  close: async () => undefined,
+} as unknown as OpenPlatformClient;
+
+describe.each(stages)(
+  'the %s roles against the calls their functions make (emulators)',
+  (_stage, stageOf) => {
+    let pipeline: AwsPipeline;
+    let deps: EngineDeps;
+    let names: ResourceNames;
+    let recorder: ReturnType<typeof createCallRecorder>;
+    let now = Date.UTC(2030, 0, 15, 12, 0, 0);
+
+    beforeAll(async () => {
+      const stage = stageOf();
+      const { stack } = stage;
+      const tableName = await createTableFromTemplate(stage);
+      const { queueUrl } = emulators.createQueue();
+      const bucketName = emulators.createBucket();
+      names = {
+        table: { name: tableName, logicalId: logicalId(stack, stack.storage.table) },
+        queue: { url: queueUrl, logicalId: logicalId(stack, stack.workQueue.queue) },
+        bucket: { name: bucketName, logicalId: logicalId(stack, stack.storage.reportBucket) },
+      };
+      emulators.secretsManager?.setSecret(`${stack.secrets.apiKeySecretPrefix}default`, 'sk-test-key');
+      const endpoints = emulators.clientConfig.endpoints ?? {};
+      const env = {
+        // Every function has the same environment; the worker's stands for all three.
+        ...resolvedEnvironment(environmentOf(stage, 'worker'), {
+          [names.table.logicalId]: tableName,
+          [names.queue.logicalId]: queueUrl,
+          [names.bucket.logicalId]: bucketName,
+        }),
+        AWS_REGION: emulators.region,
+        AWS_ENDPOINT_URL_DYNAMODB: String(endpoints.dynamodb),
+        AWS_ENDPOINT_URL_SQS: String(endpoints.sqs),
+        AWS_ENDPOINT_URL_S3: String(endpoints.s3),
+        AWS_ENDPOINT_URL_SECRETS_MANAGER: String(endpoints.secretsManager),
+      };
+      recorder = createCallRecorder();
+      pipeline = buildAwsPipeline({
+        env,
+        workflows: new Map([[downloadWorkflow.name, downloadWorkflow]]),
+        client: documentClient,
+        clock: { now: () => now },
+        random: () => 0.5,
+        instrumentAwsClient: recorder.instrument,
+      });
+      deps = pipeline.deps;
+    });
+
+    afterAll(async () => {
+      await pipeline?.close();
+    });
+
+    /** Permissions of the calls recorded so far, each with whether `fn`'s role allows it. */
+    function checkAgainstRole(fn: 'worker' | 'api' | 'sweeper', calls: RecordedCall[]) {
+      const stage = stageOf();
+      const statements = allowStatementsOfRole(
+        resourcesOf(stage),
+        logicalId(stage.stack, stage.stack[fn].role),
+      );
+      const needed = calls.flatMap((call) => permissionsOf(call, names));
+      const denied = needed.filter((permission) => !allows(statements, permission));
+      return { needed, denied };
+    }
+
+    const api = (request: JobApiRequest) => handleJobApiRequest(request, { deps });
+    const jobs: { large?: Job; cancelled?: Job; later?: Job } = {};
+
+    it('lets the api function do what the job API does', async () => {
+      recorder.take();
+      const create = (body: object, key?: string) =>
+        api({
+          method: 'POST',
+          path: '/jobs',
+          headers: { 'content-type': 'application/json', ...(key ? { 'idempotency-key': key } : {}) },
+          body: JSON.stringify(body),
+        });
+      // An input over the inline limit goes to S3 as reports/<id>/input.json; an idempotency key makes the
+      // create one transaction, and asking again finds the job by its key.
+      const large = {
+        workflow: downloadWorkflow.name,
+        batchId: 'batch-1',
+        input: { url: 'https://example.com/a.pdf', notes: 'x'.repeat(40_000) },
+      };
+      const first = await create(large, 'key-1');
+      expect(first.status).toBe(201);
+      expect((await create(large, 'key-1')).status).toBe(200);
+      jobs.large = (JSON.parse(first.body) as { job: Job }).job;
+      const second = await create({
+        workflow: downloadWorkflow.name,
+        input: { url: 'https://example.com/b.pdf', notes: '' },
+      });
+      jobs.cancelled = (JSON.parse(second.body) as { job: Job }).job;
+      const third = await create({
+        workflow: downloadWorkflow.name,
+        input: { url: 'https://example.com/c.pdf', notes: '' },
+      });
+      jobs.later = (JSON.parse(third.body) as { job: Job }).job;
+
+      for (const request of [
+        { method: 'GET', path: '/jobs' },
+        { method: 'GET', path: '/jobs', query: { status: 'QUEUED', tenant: 'default' } },
+        { method: 'GET', path: '/jobs', query: { batchId: 'batch-1' } },
+        { method: 'GET', path: `/jobs/${jobs.large.id}` },
+        { method: 'POST', path: `/jobs/${jobs.cancelled.id}/cancel` },
+      ]) {
+        expect((await api(request)).status, `${request.method} ${request.path}`).toBe(200);
+      }
+      const listed = JSON.parse(
+        (await api({ method: 'GET', path: '/jobs', query: { batchId: 'batch-1' } })).body,
+      ) as { jobs: Job[] };
+      expect(listed.jobs.map((job) => job.id)).toEqual([jobs.large.id]);
+
+      const calls = recorder.take();
+      expect(calls.map((call) => call.command)).toEqual(
+        expect.arrayContaining([
+          'GetItem',
+          'PutObject',
+          'TransactWriteItems',
+          'SendMessage',
+          'Query',
+          'PutItem',
+        ]),
+      );
+      const { needed, denied } = checkAgainstRole('api', calls);
+      expect(needed.map((p) => p.resource)).toContainEqual(`<${names.table.logicalId}.Arn>/index/byStatus`);
+      expect(needed.map((p) => p.resource)).toContainEqual(`<${names.table.logicalId}.Arn>/index/byBatch`);
+      expect(denied).toEqual([]);
+    });
+
+    it('lets the step worker do what a step does', async () => {
+      const job = jobs.large as Job;
+      recorder.take();
+      now += 1_000;
+      // The job's input is in S3, the output it needs is absent (S3 says 404 only to a role that may list
+      // the bucket), the document is stored, the report written, the job committed.
+      const report = await runStep(deps, { jobId: job.id, version: job.version });
+      expect(report).toMatchObject({ outcome: 'committed', job: { status: 'SUCCEEDED' } });
+      // A message that arrives early is sent again, delayed.
+      const later = jobs.later as Job;
+      now -= 10_000;
+      expect(await runStep(deps, { jobId: later.id, version: later.version })).toMatchObject({
+        outcome: 'deferred',
+      });
+      now += 10_000;
+      // Before a call: a token from the shared rate bucket; after a 429, the bucket slows down; after a 401, the key again.
+      await deps.rateLimiter.take('0123456789abcdef', now);
+      await deps.rateLimiter.throttled('0123456789abcdef', now);
+      await deps.keys.refresh('default');
+
+      const calls = recorder.take();
+      expect(calls.filter((call) => call.command === 'GetObject' && call.error === 'NoSuchKey')).toHaveLength(
+        1,
+      );
+      expect(calls.map((call) => call.command)).toEqual(
+        expect.arrayContaining([
+          'GetItem',
+          'GetSecretValue',
+          'GetObject',
+          'PutObject',
+          'PutItem',
+          'SendMessage',
+        ]),
+      );
+      const { denied } = checkAgainstRole('worker', calls);
+      expect(denied).toEqual([]);
+    });
+
+    it('lets the api function presign report links', async () => {
+      const job = jobs.large as Job;
+      recorder.take();
+      const answer = await api({ method: 'GET', path: `/jobs/${job.id}/report` });
+      expect(answer.status).toBe(200);
+      const calls = recorder.take();
+      expect(calls.map((call) => call.command)).toContain('GetObject');
+      const { denied } = checkAgainstRole('api', calls);
+      expect(denied).toEqual([]);
+    });
+
+    it('lets the sweeper do what a sweep does, and nothing that changes a job', async () => {
+      recorder.take();
+      now += 120_000;
+      const result = await sweep(deps);
+      expect(result.requeued).toBeGreaterThanOrEqual(1);
+      const calls = recorder.take();
+      expect([...new Set(calls.map((call) => call.command))].sort()).toEqual([
+        'BatchGetItem',
+        'Query',
+        'SendMessageBatch',
+      ]);
+      const { needed, denied } = checkAgainstRole('sweeper', calls);
+      expect(denied).toEqual([]);
+      // Its role holds no more than those calls need.
+      const stage = stageOf();
+      const granted = allowStatementsOfRole(
+        resourcesOf(stage),
+        logicalId(stage.stack, stage.stack.sweeper.role),
+      )
+        .flatMap((statement) => statement.actions)
+        .filter((action) => action.startsWith('dynamodb:'));
+      expect([...new Set(granted)].sort()).toEqual(
+        [...new Set(needed.map((p) => p.action))].filter((a) => a.startsWith('dynamodb:')).sort(),
+      );
+    });
+
+    it('never lets a function read a secret the runtime does not read', () => {
+      const stage = stageOf();
+      const { stack } = stage;
+      const webhook = logicalId(stack, stack.secrets.webhookSigningSecret);
+      for (const fn of ['worker', 'api', 'sweeper'] as const) {
+        const statements = allowStatementsOfRole(resourcesOf(stage), logicalId(stack, stack[fn].role));
+        const secretActions = statements.filter((s) =>
+          s.actions.some((a) => a.startsWith('secretsmanager:')),
+        );
+        expect(secretActions.flatMap((s) => s.resources).filter((r) => r.includes(webhook))).toEqual([]);
+        expect(
+          secretActions.flatMap((s) => s.actions).filter((a) => a !== 'secretsmanager:GetSecretValue'),
+        ).toEqual([]);
+      }
+    });
+  },
+);
