@@ -1,14 +1,17 @@
 /**
  * Bundles the three Lambda functions with esbuild exactly as the CDK stack does (the same
  * `functionBundling()` settings from infra/lib/function-bundling.ts) and prints each bundle's size,
- * gzipped size, source map size and largest packages. Fails when a bundle holds a devDependency or
- * exceeds the size budget.
+ * gzipped size, source map size, largest packages and the AWS SDK commands it kept (the SDK is
+ * tree-shaken: only commands the code sends survive). Fails when a bundle holds a package that is
+ * only a development dependency (per package-lock.json, devDependencies and everything only they
+ * pull in) or exceeds the size budget.
  *
  *   npx tsx scripts/bundle-sizes.ts [--max-kb=2048] [--json]
  */
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { type BuildOptions, build, type Metafile } from 'esbuild';
 import {
@@ -20,7 +23,7 @@ import {
 } from '../infra/lib/function-bundling';
 
 /** Size budget per minified bundle, in KiB, unless `--max-kb` says otherwise. */
-const DEFAULT_MAX_KB = 2048;
+export const DEFAULT_MAX_KB = 2048;
 
 /** The esbuild options NodejsFunction derives from our bundling settings (see aws-lambda-nodejs bundling). */
 function esbuildOptions(entry: string, outfile: string): BuildOptions {
@@ -56,20 +59,64 @@ function packageOf(inputPath: string): string {
   return parts[0]?.startsWith('@') ? `${parts[0]}/${parts[1]}` : (parts[0] ?? '(unknown)');
 }
 
-interface BundleReport {
+/** What one bundle holds. */
+export interface BundleReport {
   name: FunctionName;
   entry: string;
   bytes: number;
   gzipBytes: number;
   mapBytes: number;
+  /** Bytes each package contributes to the minified bundle, largest first. */
   packages: { name: string; bytes: number }[];
-  devDependencies: string[];
+  /** Install locations of packages in the bundle that only development needs (should be none). */
+  devOnlyPackages: string[];
+  /** AWS SDK commands left in the bundle after tree-shaking, by package (`@aws-sdk/client-s3`: `PutObject`, ...). */
+  sdkCommands: Record<string, string[]>;
 }
 
-async function measure(
+/**
+ * Install locations (`node_modules/a/node_modules/b`, as package-lock.json names them) of the packages
+ * the lockfile marks `dev`: the devDependencies and every package only they depend on. Nothing
+ * installed there may reach a Lambda bundle.
+ */
+export function devOnlyPackages(projectRoot: string = PROJECT_ROOT): Set<string> {
+  const lock = JSON.parse(readFileSync(path.join(projectRoot, 'package-lock.json'), 'utf8')) as {
+    packages?: Record<string, { dev?: boolean }>;
+  };
+  return new Set(
+    Object.entries(lock.packages ?? {})
+      .filter(([location, entry]) => entry.dev === true && location.startsWith('node_modules/'))
+      .map(([location]) => location),
+  );
+}
+
+/** The install location of the package an input path is in (`node_modules/@scope/name/...` → `node_modules/@scope/name`). */
+function locationOf(inputPath: string): string | undefined {
+  const start = inputPath.indexOf('node_modules/');
+  if (start < 0) return undefined;
+  const parts = inputPath.slice(start).split('/');
+  const location: string[] = [];
+  for (let i = 0; i < parts.length; i++) {
+    if (parts[i] !== 'node_modules') break;
+    const name = parts[i + 1]?.startsWith('@') ? `${parts[i + 1]}/${parts[i + 2]}` : parts[i + 1];
+    if (!name) break;
+    location.push('node_modules', name);
+    i += name.split('/').length;
+  }
+  return location.join('/');
+}
+
+/** `@aws-sdk/client-s3/dist-es/commands/PutObjectCommand.js` → `['@aws-sdk/client-s3', 'PutObject']`. */
+function sdkCommandOf(inputPath: string): [string, string] | undefined {
+  const match = /node_modules\/(@aws-sdk\/[^/]+)\/.*\/commands\/(\w+)Command\.js$/.exec(inputPath);
+  return match ? [match[1] as string, match[2] as string] : undefined;
+}
+
+/** Bundles one function into `outdir/<name>/index.mjs` and reports what it holds. */
+export async function measureBundle(
   name: FunctionName,
   outdir: string,
-  devDependencies: Set<string>,
+  devOnly: Set<string> = devOnlyPackages(),
 ): Promise<BundleReport> {
   const outfile = path.join(outdir, name, 'index.mjs');
   const result = await build(esbuildOptions(functionEntry(name), outfile));
@@ -77,10 +124,18 @@ async function measure(
   const output =
     metafile.outputs[path.relative(process.cwd(), outfile)] ?? Object.values(metafile.outputs)[0];
   const byPackage = new Map<string, number>();
+  const sdkCommands: Record<string, string[]> = {};
+  const devOnlyInBundle = new Set<string>();
   for (const [input, { bytesInOutput }] of Object.entries(output?.inputs ?? {})) {
     const pkg = packageOf(input);
     byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + bytesInOutput);
+    const location = locationOf(input);
+    if (location && devOnly.has(location) && bytesInOutput > 0) devOnlyInBundle.add(location);
+    // esbuild lists every file it read; a command tree-shaken away contributes no bytes.
+    const command = sdkCommandOf(input);
+    if (command && bytesInOutput > 0) (sdkCommands[command[0]] ??= []).push(command[1]);
   }
+  for (const commands of Object.values(sdkCommands)) commands.sort();
   const packages = [...byPackage.entries()]
     .map(([pkg, bytes]) => ({ name: pkg, bytes }))
     .sort((a, b) => b.bytes - a.bytes);
@@ -91,7 +146,8 @@ async function measure(
     gzipBytes: gzipSync(readFileSync(outfile)).length,
     mapBytes: statSync(`${outfile}.map`).size,
     packages,
-    devDependencies: packages.map((p) => p.name).filter((pkg) => devDependencies.has(pkg)),
+    devOnlyPackages: [...devOnlyInBundle].sort(),
+    sdkCommands,
   };
 }
 
@@ -103,16 +159,13 @@ async function main(): Promise<number> {
   const maxKb = maxKbArg ? Number(maxKbArg.slice('--max-kb='.length)) : DEFAULT_MAX_KB;
   if (!Number.isFinite(maxKb) || maxKb <= 0)
     throw new Error(`--max-kb must be a positive number, got ${maxKbArg}`);
-  const manifest = JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')) as {
-    devDependencies?: Record<string, string>;
-  };
-  const devDependencies = new Set(Object.keys(manifest.devDependencies ?? {}));
+  const devOnly = devOnlyPackages();
 
   const outdir = mkdtempSync(path.join(tmpdir(), 'opflow-bundles-'));
   try {
     const reports: BundleReport[] = [];
     for (const name of Object.keys(FUNCTION_ENTRIES) as FunctionName[]) {
-      reports.push(await measure(name, outdir, devDependencies));
+      reports.push(await measureBundle(name, outdir, devOnly));
     }
     if (args.includes('--json')) {
       process.stdout.write(`${JSON.stringify(reports, null, 2)}\n`);
@@ -122,16 +175,22 @@ async function main(): Promise<number> {
           .slice(0, 6)
           .map((p) => `${p.name} ${kib(p.bytes)}`)
           .join(', ');
+        const sdk = Object.entries(r.sdkCommands)
+          .map(([pkg, commands]) => `${pkg.replace('@aws-sdk/', '')} ${commands.join(' ')}`)
+          .join('; ');
         process.stdout.write(
           `${r.name.padEnd(8)} ${kib(r.bytes).padStart(11)}  gzip ${kib(r.gzipBytes).padStart(10)}  ` +
-            `map ${kib(r.mapBytes).padStart(10)}  ${r.entry}\n         largest: ${top}\n`,
+            `map ${kib(r.mapBytes).padStart(10)}  ${r.entry}\n         largest: ${top}\n` +
+            `         SDK commands: ${sdk}\n`,
         );
       }
     }
     let failed = false;
     for (const r of reports) {
-      if (r.devDependencies.length > 0) {
-        process.stderr.write(`${r.name}: bundle contains devDependencies: ${r.devDependencies.join(', ')}\n`);
+      if (r.devOnlyPackages.length > 0) {
+        process.stderr.write(
+          `${r.name}: bundle contains development-only packages: ${r.devOnlyPackages.join(', ')}\n`,
+        );
         failed = true;
       }
       if (r.bytes > maxKb * 1024) {
@@ -145,10 +204,13 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
-    process.exit(1);
-  },
-);
+// Run only as a script: the test imports measureBundle and devOnlyPackages.
+if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
+  main().then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+      process.exit(1);
+    },
+  );
+}

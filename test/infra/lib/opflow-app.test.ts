@@ -4,7 +4,8 @@
  * bundles are local-esbuild ES modules with source maps, and a bad config stops synthesis naming the field.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { App, type CfnElement, Stack, Validations } from 'aws-cdk-lib';
@@ -16,6 +17,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { InvalidStageConfigError } from '../../../infra/config';
 import { ESM_REQUIRE_BANNER, functionBundling, PROJECT_ROOT } from '../../../infra/lib/function-bundling';
 import { buildOpflowApp } from '../../../infra/lib/opflow-app';
+import { measureBundle } from '../../../scripts/bundle-sizes';
 import { cdkJsonContext, type SynthesizedStage, synthStage } from '../support/synth-stage';
 
 const ALARM_TOPIC_ARN = 'arn:aws:sns:eu-west-1:123456789012:ops-alarms';
@@ -187,11 +189,38 @@ describe('function bundles', () => {
     }
   });
 
-  it('bundle the AWS SDK instead of taking it from the runtime', () => {
+  it('are the bundles scripts/bundle-sizes.ts measures, byte for byte in size', async () => {
+    const { app, stack, template } = devJwt;
+    const assembly = app.synth();
+    const resources = template.toJSON()['Resources'] as Record<
+      string,
+      { Properties: { Code: { S3Key: unknown } } }
+    >;
+    const outdir = mkdtempSync(path.join(tmpdir(), 'opflow-bundle-compare-'));
+    try {
+      for (const [name, fn] of [
+        ['worker', stack.worker],
+        ['api', stack.api],
+        ['sweeper', stack.sweeper],
+      ] as const) {
+        const s3Key =
+          resources[stack.getLogicalId(fn.function.node.defaultChild as CfnElement)]?.Properties.Code.S3Key;
+        const assetDir = path.join(assembly.directory, `asset.${String(s3Key).replace(/\.zip$/, '')}`);
+        const measured = await measureBundle(name, outdir, new Set());
+        expect(statSync(path.join(assetDir, 'index.mjs')).size, name).toBe(measured.bytes);
+      }
+    } finally {
+      rmSync(outdir, { recursive: true, force: true });
+    }
+  });
+
+  it('bundle the AWS SDK instead of taking it from the runtime, minified', () => {
     const bundling = functionBundling();
     expect(bundling.bundleAwsSDK).toBe(true);
     expect(bundling.externalModules).toEqual([]);
     expect(bundling.forceDockerBundling).toBe(false);
+    expect(bundling.minify).toBe(true);
+    expect(bundling.sourceMap).toBe(true);
   });
 
   it('never fall back to Docker', () => {
@@ -225,5 +254,24 @@ describe('invalid config', () => {
     expect(failure?.stderr.trim()).toBe(
       'invalid opflow config for stage "dev": api.auth.audience: Too small: expected array to have >=1 items',
     );
+  });
+});
+
+describe('cdk.json and the CDK CLI', () => {
+  it('turn off telemetry, notices and version reporting, and run the app with tsx', () => {
+    const cdkJson = JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'cdk.json'), 'utf8')) as Record<
+      string,
+      unknown
+    >;
+    expect(cdkJson).toMatchObject({
+      app: 'npx tsx infra/bin/opflow.ts',
+      'cli-telemetry': false,
+      notices: false,
+      versionReporting: false,
+    });
+    const manifest = JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')) as {
+      devDependencies: Record<string, string>;
+    };
+    expect(manifest.devDependencies['aws-cdk']).toMatch(/^\^2\./);
   });
 });

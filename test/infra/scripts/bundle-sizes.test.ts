@@ -1,0 +1,103 @@
+/**
+ * The Lambda bundles as scripts/bundle-sizes.ts builds them (with the stack's own esbuild settings):
+ * no package that only development needs, the AWS SDK tree-shaken down to the commands the code
+ * sends, minified, and within the size budget.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FUNCTION_ENTRIES, type FunctionName } from '../../../infra/lib/function-bundling';
+import {
+  type BundleReport,
+  DEFAULT_MAX_KB,
+  devOnlyPackages,
+  measureBundle,
+} from '../../../scripts/bundle-sizes';
+
+/**
+ * The SDK commands a bundle may keep, per package: what shared/backends/aws sends, and a few the SDK
+ * itself holds on to (named with the reason).
+ */
+const ALLOWED_SDK_COMMANDS: Record<string, string[]> = {
+  '@aws-sdk/client-dynamodb': [
+    ...['BatchGetItem', 'DeleteItem', 'GetItem', 'PutItem', 'Query', 'TransactWriteItems'],
+    'DescribeEndpoints', // the client's endpoint discovery
+    'Scan', // kept by the SDK's paginator modules; opflow never scans
+  ],
+  '@aws-sdk/lib-dynamodb': ['BatchGet', 'Delete', 'Get', 'Put', 'Query', 'TransactWrite', 'Scan'],
+  '@aws-sdk/client-s3': [
+    ...['GetObject', 'ListObjectsV2', 'PutObject'],
+    'CreateSession', // the client's S3 Express session handling
+  ],
+  '@aws-sdk/client-sqs': ['SendMessage', 'SendMessageBatch'],
+  '@aws-sdk/client-secrets-manager': ['GetSecretValue'],
+  // STS and SSO calls of the default credential provider chain.
+  '@aws-sdk/nested-clients': [
+    'AssumeRole',
+    'AssumeRoleWithWebIdentity',
+    'CreateOAuth2Token',
+    'CreateOAuth2TokenWithIAM',
+    'CreateToken',
+    'GetRoleCredentials',
+  ],
+};
+
+let outdir: string;
+const reports = new Map<FunctionName, BundleReport>();
+
+beforeAll(async () => {
+  outdir = mkdtempSync(path.join(tmpdir(), 'opflow-bundle-test-'));
+  const devOnly = devOnlyPackages();
+  for (const name of Object.keys(FUNCTION_ENTRIES) as FunctionName[]) {
+    reports.set(name, await measureBundle(name, outdir, devOnly));
+  }
+});
+
+afterAll(() => {
+  if (outdir) rmSync(outdir, { recursive: true, force: true });
+});
+
+describe('the development-only packages', () => {
+  it('are read from package-lock.json, devDependencies and what only they pull in', () => {
+    const devOnly = devOnlyPackages();
+    expect(devOnly).toContain('node_modules/vitest');
+    expect(devOnly).toContain('node_modules/aws-cdk');
+    expect(devOnly).toContain('node_modules/typescript');
+    // Runtime dependencies are not.
+    expect(devOnly).not.toContain('node_modules/zod');
+    expect(devOnly).not.toContain('node_modules/@aws-sdk/client-sqs');
+  });
+});
+
+describe.each(Object.keys(FUNCTION_ENTRIES) as FunctionName[])('the %s bundle', (name) => {
+  const report = () => reports.get(name) as BundleReport;
+
+  it('holds no package that only development needs', () => {
+    expect(report().devOnlyPackages).toEqual([]);
+  });
+
+  it('keeps only the AWS SDK commands the code sends', () => {
+    const { sdkCommands } = report();
+    expect(Object.keys(sdkCommands)).toContain('@aws-sdk/client-dynamodb');
+    for (const [pkg, commands] of Object.entries(sdkCommands)) {
+      const allowed = ALLOWED_SDK_COMMANDS[pkg] ?? [];
+      expect(
+        commands.filter((command) => !allowed.includes(command)),
+        `${pkg} commands the code does not send`,
+      ).toEqual([]);
+    }
+    // createJobTable (tests and emulators only) is shaken out with its CreateTable.
+    expect(sdkCommands['@aws-sdk/client-dynamodb']).not.toContain('CreateTable');
+  });
+
+  it('is minified, with a source map, within the size budget', () => {
+    const { bytes, mapBytes } = report();
+    expect(bytes).toBeLessThanOrEqual(DEFAULT_MAX_KB * 1024);
+    expect(mapBytes).toBeGreaterThan(0);
+    const code = readFileSync(path.join(outdir, name, 'index.mjs'), 'utf8');
+    // Minified: lines of kilobytes (only template literals keep their line breaks), where readable
+    // output averages some 40 bytes a line.
+    expect(code.split('\n').length).toBeLessThan(bytes / 1_000);
+  });
+});
