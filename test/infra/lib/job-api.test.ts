@@ -1,0 +1,47 @@
+/**
+ * The HTTP API's routes against the api function's router: every route API Gateway forwards is one
+ * shared/http/job-api.ts answers (not "no route", not "method not allowed"), so no request that
+ * passes authorization dies in the function for want of a handler.
+ */
+import { describe, expect, it } from 'vitest';
+import { JOB_ROUTES } from '../../../infra/lib/job-api';
+import type { EngineDeps } from '../../../shared/engine/deps';
+import { handleJobApiRequest } from '../../../shared/http/job-api';
+
+/** Engine dependencies with an empty job store: enough for the router to reach a route. */
+const emptyDeps = {
+  store: {
+    get: async () => undefined,
+    list: async () => ({ jobs: [] }),
+    findByIdempotencyKey: async () => undefined,
+  },
+  workflows: new Map(),
+  clock: { now: () => Date.UTC(2030, 0, 1) },
+} as unknown as EngineDeps;
+
+describe('the job API routes', () => {
+  it.each(JOB_ROUTES.map((route) => [`${route.method} ${route.path}`, route] as const))(
+    '%s reaches a handler of the api function',
+    async (_name, route) => {
+      const answer = await handleJobApiRequest(
+        {
+          method: route.method,
+          path: route.path.replace('{id}', '01ARZ3NDEKTSV4RRFFQ69G5FAV'),
+          headers: { 'content-type': 'application/json' },
+          body: route.method === 'POST' ? '{}' : undefined,
+        },
+        { deps: emptyDeps },
+      );
+      const error = (JSON.parse(answer.body) as { error?: { message?: string } }).error;
+      expect(answer.status).not.toBe(405);
+      expect(error?.message ?? '').not.toMatch(/^no route /);
+      expect(answer.status).toBeLessThan(500);
+    },
+  );
+
+  it('would notice a route the function does not answer', async () => {
+    const answer = await handleJobApiRequest({ method: 'GET', path: '/jobs/x/unknown' }, { deps: emptyDeps });
+    expect(answer.status).toBe(404);
+    expect((JSON.parse(answer.body) as { error: { message: string } }).error.message).toMatch(/^no route /);
+  });
+});
