@@ -133,7 +133,8 @@ export async function measureBundle(
     if (location && devOnly.has(location) && bytesInOutput > 0) devOnlyInBundle.add(location);
     // esbuild lists every file it read; a command tree-shaken away contributes no bytes.
     const command = sdkCommandOf(input);
-    if (command && bytesInOutput > 0) (sdkCommands[command[0]] ??= []).push(command[1]);
+    if (command && bytesInOutput > 0)
+      sdkCommands[command[0]] = [...(sdkCommands[command[0]] ?? []), command[1]];
   }
   for (const commands of Object.values(sdkCommands)) commands.sort();
   const packages = [...byPackage.entries()]
