@@ -10,6 +10,7 @@ import { reportCommand } from './commands/report';
 import { resumeCommand } from './commands/resume';
 import { runCommand } from './commands/run';
 import { sandboxCommand } from './commands/sandbox';
+import { defaultServePort, serveCommand } from './commands/serve';
 import { statusCommand } from './commands/status';
 import { type CliContext, type CliIo, classifyError, type GlobalOptions } from './context';
 import { ExitCode, type ExitCodeValue, exitCodeHelp } from './exit-codes';
@@ -204,6 +205,27 @@ ${exitCodeHelp}
     .option('--speed <n>', 'how many times faster than the platform its tasks finish', '1')
     .action(async (_options: unknown, command: Command) => {
       setExitCode(await sandboxCommand(ctx, command.opts() as never));
+    });
+
+  program
+    .command('serve')
+    .description('serve the job HTTP API (the routes of the AWS one) and run its jobs here')
+    .option('--port <n>', 'the port (0 picks a free one)', String(defaultServePort))
+    .option(
+      '--host <address>',
+      'the interface to listen on (set OPFLOW_SERVE_TOKEN beyond loopback)',
+      '127.0.0.1',
+    )
+    .addHelpText(
+      'after',
+      `
+Routes: POST /jobs, GET /jobs, GET /jobs/{id}, POST /jobs/{id}/selection, POST /jobs/{id}/cancel,
+GET /jobs/{id}/report (where the files are), GET /jobs/{id}/report/{file} (the file itself).
+With OPFLOW_SERVE_TOKEN set, every request needs the header Authorization: Bearer <token>.
+The first line on standard output is the URL; requests are logged on standard error.`,
+    )
+    .action(async (_options: unknown, command: Command) => {
+      setExitCode(await serveCommand(ctx, globals(command) as never));
     });
 
   return program;

@@ -1,0 +1,121 @@
+/**
+ * `opflow serve [--port N] [--host ADDRESS]`: the job HTTP API (the routes of the AWS one) on this
+ * machine, with the local workers running the jobs it takes, until Ctrl-C or SIGTERM. The first
+ * line on standard output is the URL; requests are logged on standard error (method, path, status).
+ */
+import { z } from 'zod';
+import { isLoopbackHost, type JobApiServer, startJobApiServer } from '../../http/node-server';
+import { listUnfinished } from '../../runtime/job-queries';
+import { asLocal, type CliContext, type GlobalOptions, openPipeline } from '../context';
+import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
+
+export interface ServeOptions extends GlobalOptions {
+  port: string;
+  host: string;
+}
+
+/** The default port: next to `opflow sandbox`'s 8787. */
+export const defaultServePort = 8788;
+
+/** The variable holding the bearer token the server requires, when set. */
+export const serveTokenVariable = 'OPFLOW_SERVE_TOKEN';
+
+const serveTokenSchema = z
+  .string()
+  .min(16, 'must be at least 16 characters (e.g. `openssl rand -hex 32`)')
+  .max(512, 'must be at most 512 characters')
+  .regex(/^[\x21-\x7e]+$/, 'may hold only visible ASCII characters (it travels in an HTTP header)');
+
+/** The token from the environment: undefined when unset or empty; a usage error when unfit. */
+export function readServeToken(env: Readonly<Record<string, string | undefined>>): string | undefined {
+  const value = env[serveTokenVariable];
+  if (value === undefined || value === '') return undefined;
+  const parsed = serveTokenSchema.safeParse(value);
+  if (!parsed.success) {
+    // The message names the variable and the rule, never the value.
+    throw new CliError(`${serveTokenVariable} ${parsed.error.issues[0]?.message}`, ExitCode.usage);
+  }
+  return parsed.data;
+}
+
+/** `--port`: a whole number from 0 (a free port) to 65535. */
+export function parsePort(value: string): number {
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port > 65535) {
+    throw new CliError(`--port must be a port number (0 to 65535), not "${value}"`, ExitCode.usage);
+  }
+  return port;
+}
+
+export async function serveCommand(ctx: CliContext, options: ServeOptions): Promise<ExitCodeValue> {
+  const { io } = ctx;
+  if (options.backend !== 'local') {
+    throw new CliError(
+      "opflow serve runs jobs on the local backend; on aws the job API is the stack's HTTP API",
+      ExitCode.usage,
+    );
+  }
+  const port = parsePort(options.port);
+  const host = options.host.trim();
+  if (host === '') throw new CliError('--host must name an interface, e.g. 127.0.0.1', ExitCode.usage);
+  const token = readServeToken(io.env);
+  const say = (line: string) => {
+    if (!options.quiet) io.stderr.write(`opflow serve: ${line}\n`);
+  };
+
+  const pipeline = await openPipeline(ctx, options, 'work');
+  const local = asLocal(pipeline)!;
+  let server: JobApiServer;
+  try {
+    server = await startJobApiServer({
+      deps: pipeline.deps,
+      host,
+      port,
+      token,
+      onRequest: (entry) => say(`${entry.method} ${entry.path} ${entry.status} (${entry.durationMs} ms)`),
+    });
+  } catch (error) {
+    await pipeline.close();
+    throw new CliError(`cannot listen on ${host}:${port}: ${(error as Error).message}`, ExitCode.environment);
+  }
+  local.start();
+
+  const auth = token === undefined ? 'none' : 'bearer';
+  if (options.json) {
+    io.stdout.write(`${JSON.stringify({ url: server.url, backend: pipeline.description, auth })}\n`);
+  } else {
+    io.stdout.write(`opflow serve: job API at ${server.url} (${pipeline.description}; Ctrl-C stops it)\n`);
+  }
+  if (token === undefined && !isLoopbackHost(host)) {
+    io.stderr.write(
+      `opflow serve: warning: listening on ${host} without ${serveTokenVariable}: anyone who reaches this port can create and cancel jobs\n`,
+    );
+  }
+
+  let stopListening = () => {};
+  await new Promise<void>((resolve) => {
+    let interrupts = 0;
+    stopListening = io.onInterrupt(() => {
+      interrupts += 1;
+      // A second Ctrl-C stops at once; nothing is lost, the next opflow process continues the jobs.
+      if (interrupts === 1) resolve();
+      else process.exit(ExitCode.interrupted);
+    });
+  });
+
+  say(
+    'stopping: no new requests; waiting for the requests and steps in progress (Ctrl-C again stops at once)',
+  );
+  try {
+    await server.close();
+    await local.stop();
+    const unfinished = (await listUnfinished(pipeline.deps.store)).length;
+    if (unfinished > 0)
+      say(`${unfinished} job${unfinished === 1 ? '' : 's'} unfinished (opflow list shows them)`);
+  } finally {
+    stopListening();
+  }
+  await pipeline.close();
+  say('stopped');
+  return ExitCode.ok;
+}

@@ -1,0 +1,372 @@
+/**
+ * The job API on a node:http server, for `opflow serve`: the same routes and JSON as the Lambda
+ * `api` (shared/http/job-api.ts does the work), plus what a server exposed on a machine needs
+ * around it: a body size limit enforced while reading, an optional bearer token compared in
+ * constant time, refusal of cross-site browser requests and of DNS-rebound Host names, the report
+ * files themselves at `GET /jobs/{id}/report/{file}`, and a graceful close.
+ *
+ * Nothing here logs or answers a header value, a query string or a body: only method, path, status.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { EngineDeps } from '../engine/deps';
+import { isTerminal } from '../engine/job';
+import { handleJobApiRequest, type JobApiResponse } from './job-api';
+
+export interface JobApiServerOptions {
+  /** The engine the API submits to and reads from. */
+  deps: EngineDeps;
+  /** The interface to listen on. Default: 127.0.0.1 (this machine only). */
+  host?: string | undefined;
+  /** The port; 0 picks a free one. Default: 0. */
+  port?: number | undefined;
+  /**
+   * When set, every request must carry `Authorization: Bearer <token>`. Default: none (fine on
+   * loopback, where requests naming another Host are refused anyway).
+   */
+  token?: string | undefined;
+  /** Largest request body accepted; a larger one is answered 413. Default: 1 MiB. */
+  maxBodyBytes?: number | undefined;
+  /** Serve report files at `GET /jobs/{id}/report/{file}`. Default: true. */
+  serveReportFiles?: boolean | undefined;
+  /** How long `close()` lets requests in progress finish before dropping them. Default: 10 seconds. */
+  closeGraceMs?: number | undefined;
+  /** Told about every answered request (for a request log). Default: nothing is logged. */
+  onRequest?: ((entry: RequestLogEntry) => void) | undefined;
+}
+
+/** One answered request, safe to log: no query string, header or body. */
+export interface RequestLogEntry {
+  method: string;
+  path: string;
+  status: number;
+  durationMs: number;
+}
+
+export interface JobApiServer {
+  /** Base URL, e.g. `http://127.0.0.1:8788` (no trailing slash). */
+  readonly url: string;
+  readonly port: number;
+  /**
+   * Stops accepting connections, lets requests in progress finish (up to the grace period), then
+   * drops what is left. Resolves once the server is closed; calling it again returns the same promise.
+   */
+  close(): Promise<void>;
+}
+
+const defaultMaxBodyBytes = 1024 * 1024;
+const jobIdPattern = /^[0-9A-Za-z_-]{1,64}$/;
+const reportFileRoute = /^\/jobs\/([^/]+)\/report\/(.+)$/;
+
+/** A refusal this adapter makes itself, answered in the job API's error shape. */
+class Refusal extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+function errorResponse(refusal: Refusal): JobApiResponse {
+  return {
+    status: refusal.status,
+    headers: {
+      'content-type': 'application/json; charset=utf-8',
+      'cache-control': 'no-store',
+      ...refusal.headers,
+    },
+    body: JSON.stringify({ error: { status: refusal.status, code: refusal.code, message: refusal.message } }),
+  };
+}
+
+/** Starts listening; rejects when the address cannot be used (in use, not on this machine). */
+export async function startJobApiServer(options: JobApiServerOptions): Promise<JobApiServer> {
+  const host = options.host ?? '127.0.0.1';
+  const maxBodyBytes = options.maxBodyBytes ?? defaultMaxBodyBytes;
+  const tokenDigest = options.token === undefined ? undefined : sha256(options.token);
+  const loopbackOnly = isLoopbackHost(host);
+  let stopping = false;
+  const inFlight = new Set<Promise<void>>();
+
+  const answer = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const startedAt = performance.now();
+    const method = (req.method ?? 'GET').toUpperCase();
+    // Split by hand: `new URL` would read a path starting with `//` as a host name.
+    const target = req.url ?? '/';
+    const queryAt = target.indexOf('?');
+    const path = queryAt < 0 ? target : target.slice(0, queryAt);
+    const searchParams = new URLSearchParams(queryAt < 0 ? '' : target.slice(queryAt + 1));
+    let response: JobApiResponse | { status: number; headers: Record<string, string>; body: Uint8Array };
+    try {
+      if (stopping) throw new Refusal(503, 'stopping', 'the server is stopping; try again later');
+      checkCaller(req, { tokenDigest, loopbackOnly });
+      const fileMatch = options.serveReportFiles === false ? null : reportFileRoute.exec(path);
+      if (fileMatch) {
+        response = await reportFile(options.deps, method, fileMatch[1]!, fileMatch[2]!);
+      } else {
+        const body = await readBody(req, maxBodyBytes);
+        const query: Record<string, string> = {};
+        // Repeated parameters are joined with commas, as API Gateway does.
+        for (const name of new Set(searchParams.keys())) query[name] = searchParams.getAll(name).join(',');
+        const headers: Record<string, string> = {};
+        for (const [name, value] of Object.entries(req.headers)) {
+          if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+        }
+        response = await handleJobApiRequest(
+          { method, path, query, headers, body },
+          { deps: options.deps, maxBodyBytes },
+        );
+        if (options.serveReportFiles !== false) response = withReportHrefs(path, method, response);
+      }
+    } catch (error) {
+      if (error instanceof Refusal) response = errorResponse(error);
+      else {
+        options.deps.log?.error('job API server: request failed', {
+          method,
+          path,
+          error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+        });
+        response = errorResponse(new Refusal(500, 'internal', 'the request failed; try again later'));
+      }
+    }
+    const headers: Record<string, string> = { ...response.headers };
+    // An unread body (refused early) or a closing server: do not offer the connection for reuse.
+    if (stopping || !req.complete) headers.connection = 'close';
+    res.writeHead(response.status, headers);
+    res.end(method === 'HEAD' ? undefined : response.body);
+    if (!req.complete) req.resume();
+    options.onRequest?.({
+      method,
+      path,
+      status: response.status,
+      durationMs: Math.round(performance.now() - startedAt),
+    });
+  };
+
+  const server = createServer({ keepAliveTimeout: 5_000 }, (req, res) => {
+    const handled = answer(req, res)
+      .catch(() => {
+        // The response could not be written (the client went away): nothing to tell it.
+        if (!res.headersSent) res.destroy();
+      })
+      .finally(() => inFlight.delete(handled));
+    inFlight.add(handled);
+  });
+  server.on('clientError', (_error, socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
+    else socket.destroy();
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const shownHost = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
+  const url = `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`;
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    port,
+    close: () => {
+      closing ??= (async () => {
+        stopping = true;
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        const grace = new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, options.closeGraceMs ?? 10_000);
+          timer.unref();
+        });
+        await Promise.race([Promise.allSettled([...inFlight]), grace]);
+        server.closeAllConnections();
+        await closed;
+      })();
+      return closing;
+    },
+  };
+}
+
+/** Refuses a caller without the token, a DNS-rebound Host on a loopback server, a cross-site browser. */
+function checkCaller(
+  req: IncomingMessage,
+  settings: { tokenDigest: Buffer | undefined; loopbackOnly: boolean },
+): void {
+  const hostHeader = req.headers.host ?? '';
+  if (settings.loopbackOnly && !isLoopbackHost(hostnameOf(hostHeader))) {
+    // A page whose domain an attacker re-points at 127.0.0.1 still sends its own name as Host.
+    throw new Refusal(
+      421,
+      'misdirected-request',
+      'this server listens on loopback and answers only requests addressed to localhost, 127.0.0.1 or [::1]',
+    );
+  }
+  const origin = req.headers.origin;
+  if (origin !== undefined && origin !== 'null' && hostOfOrigin(origin) !== hostHeader.toLowerCase()) {
+    throw new Refusal(
+      403,
+      'cross-origin',
+      'requests from web pages of another origin are refused (this API sends no CORS headers)',
+    );
+  }
+  if (settings.tokenDigest === undefined) return;
+  const authorization = req.headers.authorization;
+  const given = authorization === undefined ? undefined : /^Bearer[ ]+(\S+)\s*$/i.exec(authorization)?.[1];
+  if (given === undefined) {
+    throw new Refusal(
+      401,
+      'unauthorized',
+      'this server needs the header Authorization: Bearer <token> (the token is OPFLOW_SERVE_TOKEN)',
+      { 'www-authenticate': 'Bearer realm="opflow"' },
+    );
+  }
+  // Digests have one length whatever the token's, so the comparison takes the same time.
+  if (!timingSafeEqual(sha256(given), settings.tokenDigest)) {
+    throw new Refusal(401, 'unauthorized', 'the bearer token is not this server’s', {
+      'www-authenticate': 'Bearer realm="opflow", error="invalid_token"',
+    });
+  }
+}
+
+/** Reads the body as UTF-8, refusing more than `maxBytes` as soon as it is known. */
+async function readBody(req: IncomingMessage, maxBytes: number): Promise<string> {
+  const tooLarge = () =>
+    new Refusal(
+      413,
+      'body-too-large',
+      `the request body is over ${maxBytes} bytes (the limit of this server)`,
+    );
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge();
+  // Events, not `for await`: leaving that loop early would destroy the socket before the 413 is sent.
+  const bytes = await new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.byteLength;
+      if (size > maxBytes) {
+        req.off('data', onData);
+        req.off('end', onEnd);
+        reject(tooLarge());
+      } else chunks.push(chunk);
+    };
+    const onEnd = () => resolve(Buffer.concat(chunks));
+    req.on('data', onData);
+    req.once('end', onEnd);
+    req.once('error', reject);
+  });
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw new Refusal(400, 'invalid-body', 'the request body is not UTF-8 text');
+  }
+}
+
+/**
+ * `GET /jobs/{id}/report/{file}`: a file of a succeeded job's report (report.html, report.md,
+ * result.json, or an attachment, by its name or as `attachments/<name>`). Only keys the job lists
+ * among its outputs are served, and the report store refuses malformed keys, so no path escapes.
+ */
+async function reportFile(
+  deps: EngineDeps,
+  method: string,
+  rawId: string,
+  rawFile: string,
+): Promise<{ status: number; headers: Record<string, string>; body: Uint8Array }> {
+  if (method !== 'GET' && method !== 'HEAD') {
+    throw new Refusal(405, 'method-not-allowed', `${method} is not supported on a report file; use GET`, {
+      allow: 'GET, HEAD',
+    });
+  }
+  const decode = (part: string, where: string) => {
+    try {
+      return decodeURIComponent(part);
+    } catch {
+      throw new Refusal(
+        400,
+        'invalid-request',
+        `${where}: ${JSON.stringify(part)} is not valid URL encoding`,
+      );
+    }
+  };
+  const id = decode(rawId, 'path.id');
+  if (!jobIdPattern.test(id)) throw new Refusal(400, 'invalid-request', 'path.id: is not a job id');
+  const name = rawFile
+    .split('/')
+    .map((part) => decode(part, 'path.file'))
+    .join('/');
+  const job = await deps.store.get(id);
+  if (!job) throw new Refusal(404, 'not-found', `no job ${id}`);
+  if (job.status !== 'SUCCEEDED') {
+    const why = isTerminal(job.status) ? `it ended ${job.status}` : `it is ${job.status}`;
+    throw new Refusal(409, 'no-report', `job ${job.id} has no report: ${why}`);
+  }
+  const prefix = `reports/${job.id}/`;
+  const key = [`${prefix}${name}`, `${prefix}attachments/${name}`].find(
+    (candidate) => job.outputs.includes(candidate) && !candidate.startsWith(`${prefix}steps/`),
+  );
+  if (key === undefined) throw new Refusal(404, 'not-found', `job ${job.id} has no report file ${name}`);
+  const stored = await deps.reports.get(key);
+  if (!stored) throw new Refusal(404, 'not-found', `the report file ${name} of job ${job.id} is missing`);
+  const fileName = key.slice(key.lastIndexOf('/') + 1);
+  const isAttachment = key.startsWith(`${prefix}attachments/`);
+  const headers: Record<string, string> = {
+    'content-type': stored.contentType,
+    'content-length': String(stored.body.byteLength),
+    'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
+    // Reports are read in place; attachments (upstream documents) are saved, never rendered here.
+    'content-disposition': `${isAttachment ? 'attachment' : 'inline'}; filename*=UTF-8''${encodeURIComponent(fileName)}`,
+    // The report's HTML carries its own inline style and nothing else: no script may run.
+    'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; img-src data:",
+  };
+  return { status: 200, headers, body: stored.body };
+}
+
+/** Adds to each file of a `GET /jobs/{id}/report` answer the path this server serves it at. */
+function withReportHrefs(path: string, method: string, response: JobApiResponse): JobApiResponse {
+  const match = /^\/jobs\/([^/]+)\/report\/?$/.exec(path);
+  if (!match || method !== 'GET' || response.status !== 200) return response;
+  const answer = JSON.parse(response.body) as { jobId: string; files: { name: string; href?: string }[] };
+  for (const file of answer.files) {
+    file.href = `/jobs/${encodeURIComponent(answer.jobId)}/report/${file.name
+      .split('/')
+      .map(encodeURIComponent)
+      .join('/')}`;
+  }
+  return { ...response, body: JSON.stringify(answer) };
+}
+
+function sha256(text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest();
+}
+
+/** True for names and addresses that reach only this machine. */
+export function isLoopbackHost(host: string): boolean {
+  const name = host.toLowerCase().replace(/^\[|\]$/g, '');
+  return (
+    name === 'localhost' || name.endsWith('.localhost') || name === '::1' || /^127\.\d+\.\d+\.\d+$/.test(name)
+  );
+}
+
+/** `example.com:8080` → `example.com`, `[::1]:8080` → `::1`. */
+function hostnameOf(hostHeader: string): string {
+  const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(hostHeader);
+  if (bracketed) return bracketed[1]!;
+  return hostHeader.replace(/:\d+$/, '');
+}
+
+function hostOfOrigin(origin: string): string | undefined {
+  try {
+    return new URL(origin).host.toLowerCase();
+  } catch {
+    return undefined;
+  }
+}
