@@ -75,6 +75,26 @@ export class KeyGate {
     state.recent.push(now);
   }
 
+  /**
+   * Calls counted so far by each key that has a quota, by fingerprint (what a state file keeps; keys
+   * without a quota are never refused for their count, so theirs is not worth keeping).
+   */
+  quotaUsed(): Record<string, number> {
+    const used: Record<string, number> = {};
+    for (const state of this.byKey.values()) {
+      if (state.config.quota !== undefined) used[state.fingerprint] = state.used;
+    }
+    return used;
+  }
+
+  /** Take back counts kept by `quotaUsed` (by fingerprint; fingerprints of keys not accepted now are ignored). */
+  restoreQuotaUsed(used: Readonly<Record<string, number>>): void {
+    for (const state of this.byKey.values()) {
+      const count = used[state.fingerprint];
+      if (count !== undefined) state.used = count;
+    }
+  }
+
   /** Count one call against the key's quota. */
   charge(state: KeyState): void {
     const quota = state.config.quota;

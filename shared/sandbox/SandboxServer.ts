@@ -29,11 +29,17 @@ import {
 } from './httpAnswers';
 import { KeyGate, type KeyState } from './KeyGate';
 import { Ledger, type LedgerEntry } from './Ledger';
-import type { OperationContext, OperationHandler, OperationOutcome } from './operations/contract';
+import type {
+  OperationContext,
+  OperationHandler,
+  OperationHandlers,
+  OperationOutcome,
+} from './operations/contract';
 import { type StreamVariant, streamVariants } from './operations/contract';
 import { createOperationHandlers } from './operations/operationHandlers';
 import type { ResolvedOptions } from './options';
 import { invalidParameter, SandboxRejection } from './SandboxRejection';
+import { SandboxState, type SandboxStateReport } from './SandboxState';
 import { hashText, SeededRandom, stableJson } from './seeded';
 import type { Stage } from './stages';
 import { formatIssues } from './validationMessages';
@@ -47,13 +53,20 @@ export class SandboxServer {
   readonly faults: FaultController;
   private readonly gate: KeyGate;
   private readonly links: DownloadLinks;
-  private readonly handlers = createOperationHandlers();
+  private readonly state: SandboxState;
+  private readonly handlers: OperationHandlers;
   private readonly routes = new Map<string, OperationEntry>();
-  private readonly ids: SeededRandom;
+  /** Correlation ids: apart from resource ids, so answering a poll changes nothing durable. */
+  private readonly correlationIds: SeededRandom;
   private readonly closing = new AbortController();
+  /** What starting on the state file found; undefined without one. */
+  readonly stateReport: SandboxStateReport | undefined;
+  /** The port the state file's earlier sandbox listened on, if any. */
+  readonly previousPort: number | undefined;
   /** Set once listening; links are built from it. */
   baseUrl = '';
 
+  /** Takes the state file and loads it when there is one (throws when another sandbox holds it). */
   constructor(private readonly options: ResolvedOptions) {
     this.faults = new FaultController(options.faults, options.seed);
     this.gate = new KeyGate(options.keys);
@@ -62,18 +75,40 @@ export class SandboxServer {
       now: options.now,
       baseUrl: () => this.baseUrl,
     });
-    this.ids = options.idSalt
-      ? SeededRandom.from(options.seed, 'ids', options.idSalt)
-      : SeededRandom.from(options.seed, 'ids');
+    this.state = new SandboxState({
+      seed: options.seed,
+      idSalt: options.idSalt,
+      now: options.now,
+      links: this.links,
+      gate: this.gate,
+      stateFile: options.stateFile,
+    });
+    this.handlers = createOperationHandlers((name, field, schema) =>
+      this.state.registry(name, field, schema),
+    );
+    const opened = this.state.open();
+    this.stateReport = opened?.report;
+    this.previousPort = opened?.previousPort;
+    this.correlationIds = SeededRandom.from(options.seed, 'correlation', options.idSalt, this.state.starts);
     for (const id of operationIds) {
       const entry: OperationEntry = catalogue[id];
       this.routes.set(`${entry.method} ${entry.path}`, entry);
     }
   }
 
+  /** @internal The sandbox listens on `port` (the state file notes it). */
+  listening(port: number): void {
+    this.state.listening(port);
+  }
+
   /** @internal Stop at once: injected latencies still pending end, and their requests get no answer. */
   shutdown(): void {
     this.closing.abort();
+  }
+
+  /** @internal Give the state file up; call once no request is being handled. */
+  release(): void {
+    this.state.close();
   }
 
   /** Wait an injected latency (wall clock); false when the sandbox closed meanwhile. */
@@ -90,7 +125,7 @@ export class SandboxServer {
 
   /** Answer one HTTP request. Never throws. */
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const correlationId = this.ids.uuid();
+    const correlationId = this.correlationIds.uuid();
     res.setHeader('x-correlation-id', correlationId);
     const url = new URL(req.url ?? '/', 'http://sandbox.invalid');
     try {
@@ -102,6 +137,11 @@ export class SandboxServer {
       this.options.logger?.(
         `sandbox internal error on ${req.method} ${url.pathname}: ${(error as Error).stack ?? error}`,
       );
+      try {
+        this.state.commit();
+      } catch {
+        // Tried again with the next request.
+      }
       if (!res.headersSent) writeJson(res, 500, errorEnvelope(500, 'sandbox internal error'));
       else res.destroy();
     }
@@ -135,6 +175,7 @@ export class SandboxServer {
       this.log(entry, performance.now() - started);
     };
     const reject = (rejection: SandboxRejection, damage?: BodyDamage, patch: Partial<Draft> = {}) => {
+      this.state.commit();
       writeJson(
         res,
         rejection.httpStatus,
@@ -165,6 +206,7 @@ export class SandboxServer {
       if (!(error instanceof SandboxRejection)) {
         // The caller went away before its request arrived whole: a call, not a sandbox failure.
         if (!req.destroyed) throw error;
+        this.state.commit();
         done({ outcome: 'abandoned' });
         return;
       }
@@ -174,7 +216,10 @@ export class SandboxServer {
     }
 
     const decision = this.faults.decide({ operationId: operation.operationId, stream: operation.stream });
-    if (!(await this.delay(decision.latencyMs))) return;
+    if (!(await this.delay(decision.latencyMs))) {
+      this.state.commit();
+      return;
+    }
     if (this.faultBeforeWork(res, decision, done)) return;
     let outcome: OperationOutcome<OperationId>;
     try {
@@ -186,6 +231,7 @@ export class SandboxServer {
         outcome.plan.defaultVariant = variant ?? decision.streamVariant ?? outcome.plan.defaultVariant;
     } catch (error) {
       if (!(error instanceof SandboxRejection)) throw error;
+      this.state.commit();
       const fault = afterWorkFault(decision, false);
       if (fault?.kind === 'reset') {
         resetConnection(res);
@@ -196,7 +242,9 @@ export class SandboxServer {
       return;
     }
 
-    // The work is done: a create created something, whatever happens to the answer now.
+    // The work is done: a create created something, whatever happens to the answer now. It is on
+    // disk (with a state file) before any answer goes out.
+    this.state.commit();
     const created = operation.effect === 'create';
     const resource = outcome.resourceId ? { resourceId: outcome.resourceId } : {};
     const fault = afterWorkFault(decision, outcome.kind === 'stream');
@@ -240,6 +288,8 @@ export class SandboxServer {
   ): boolean {
     const fault = decision.outcome;
     if (!fault) return false;
+    // The call counted against the key's quota, whatever the fault answers.
+    this.state.commit();
     switch (fault.kind) {
       case 'throttle-429': {
         const headers = { 'retry-after': String(fault.retryAfterSeconds ?? 1) };
@@ -328,7 +378,7 @@ export class SandboxServer {
       now,
       owner,
       seed: this.options.seed,
-      newId: (shape = 'hex') => (shape === 'uuid' ? this.ids.uuid() : this.ids.hex(32)),
+      newId: (shape = 'hex') => this.state.newId(shape),
       startStage: (startedBy, salt, fails): Stage => ({
         startedBy,
         startedAt: now,

@@ -3,10 +3,12 @@
  * Only the well-known sandbox key is ever printed; other configured keys are counted, not shown.
  */
 import { SANDBOX_API_KEY } from './constants';
+import { describeStateReport, type SandboxStateReport } from './SandboxState';
 
 export interface BannerSubject {
   url: string;
   apiKeys: readonly string[];
+  state?: SandboxStateReport | undefined;
 }
 
 export function sandboxBanner(sandbox: BannerSubject): string {
@@ -24,6 +26,7 @@ export function sandboxBanner(sandbox: BannerSubject): string {
     `      -H 'Authorization: Bearer ${key}' -H 'Content-Type: application/json' \\`,
     `      -d '{"query_text": "TACD:(lithium battery)"}'`,
     `  health: ${sandbox.url}/__sandbox/health   ledger: ${sandbox.url}/__sandbox/ledger`,
+    ...(sandbox.state ? [`  state:  ${describeStateReport(sandbox.state)}`] : []),
   ];
   return `${lines.join('\n')}\n`;
 }

@@ -3,6 +3,7 @@
  * PDF written by hand, and an HTML page. All three render the same outline.
  */
 import { Document, HeadingLevel, Packer, Paragraph, TextRun } from 'docx';
+import { z } from 'zod';
 
 export interface DocumentOutline {
   title: string;
@@ -10,7 +11,41 @@ export interface DocumentOutline {
   sections: { heading: string; paragraphs: string[] }[];
 }
 
+/** An outline as kept in a sandbox state file. */
+export const documentOutlineSchema = z.strictObject({
+  title: z.string(),
+  subtitle: z.string().optional(),
+  sections: z.array(z.strictObject({ heading: z.string(), paragraphs: z.array(z.string()) })),
+}) satisfies z.ZodType<DocumentOutline>;
+
 export const DOCX_CONTENT_TYPE = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
+
+export const documentFormats = ['docx', 'pdf', 'html'] as const;
+export type DocumentFormat = (typeof documentFormats)[number];
+
+/** The `Content-Type` a document of this format is served with. */
+export function contentTypeOf(format: DocumentFormat): string {
+  switch (format) {
+    case 'docx':
+      return DOCX_CONTENT_TYPE;
+    case 'pdf':
+      return 'application/pdf';
+    case 'html':
+      return 'text/html; charset=utf-8';
+  }
+}
+
+/** The document's bytes in the format. */
+export async function renderDocument(format: DocumentFormat, outline: DocumentOutline): Promise<Uint8Array> {
+  switch (format) {
+    case 'docx':
+      return renderDocx(outline);
+    case 'pdf':
+      return renderPdf(outline);
+    case 'html':
+      return new Uint8Array(Buffer.from(renderHtml(outline), 'utf8'));
+  }
+}
 
 export async function renderDocx(outline: DocumentOutline): Promise<Uint8Array> {
   const children: Paragraph[] = [new Paragraph({ text: outline.title, heading: HeadingLevel.TITLE })];

@@ -25,4 +25,11 @@ export { type StreamVariant, streamVariants } from './operations/contract';
 export { patentCountFor } from './operations/patentCount';
 export type { SandboxKey, SandboxOptions } from './options';
 export { STREAM_VARIANT_HEADER } from './SandboxServer';
+export {
+  describeStateReport,
+  type SandboxStateReport,
+  STATE_FILE_FORMAT,
+  STATE_FILE_VERSION,
+} from './SandboxState';
+export { StateFileInUseError } from './StateFile';
 export { type Sandbox, startSandbox } from './startSandbox';

@@ -27,7 +27,10 @@ export interface SandboxKey {
 }
 
 export interface SandboxOptions {
-  /** TCP port; 0 (the default) picks a free one. */
+  /**
+   * TCP port; 0 picks a free one. When omitted: a free one, or with `stateFile` the port the file's
+   * sandbox listened on when that is free (so links it handed out keep working).
+   */
   port?: number;
   /** Interface to listen on; 127.0.0.1 by default. */
   host?: string;
@@ -53,6 +56,13 @@ export interface SandboxOptions {
   faults?: FaultRule[];
   /** Receives one line per call (never a key); silent by default. */
   logger?: (line: string) => void;
+  /**
+   * A file to keep the sandbox's tasks, links, id generator and quota counts in, so a sandbox
+   * started again on it continues the work callers hold ids for (see README, "State file"). Written
+   * atomically after every request that changes something, before the answer; when omitted (the
+   * default) everything lives in memory only.
+   */
+  stateFile?: string;
 }
 
 const fn = <T>(what: string) => z.custom<T>((value) => typeof value === 'function', `must be ${what}`);
@@ -92,10 +102,13 @@ const optionsSchema = z.strictObject({
   streamChunkDelayMs: z.number().nonnegative().optional(),
   faults: z.array(faultRuleSchema).optional(),
   logger: fn<(line: string) => void>('a function taking a line').optional(),
+  stateFile: z.string().min(1).optional(),
 });
 
 export interface ResolvedOptions {
   port: number;
+  /** No port was given: with a state file, listen on its sandbox's port again when free. */
+  portOmitted: boolean;
   host: string;
   keys: SandboxKey[];
   now: () => number;
@@ -109,6 +122,7 @@ export interface ResolvedOptions {
   streamChunkDelayMs: number;
   faults: FaultRule[];
   logger?: (line: string) => void;
+  stateFile?: string;
 }
 
 /** Validate the options and fill in the defaults. Throws a message naming every bad field. */
@@ -122,6 +136,7 @@ export function resolveOptions(options: SandboxOptions = {}): ResolvedOptions {
   }
   return {
     port: value.port ?? 0,
+    portOmitted: value.port === undefined,
     host: value.host ?? '127.0.0.1',
     keys: value.keys ?? [{ key: SANDBOX_API_KEY }],
     now: value.now ?? Date.now,
@@ -133,5 +148,6 @@ export function resolveOptions(options: SandboxOptions = {}): ResolvedOptions {
     streamChunkDelayMs: value.streamChunkDelayMs ?? DEFAULT_STREAM_CHUNK_DELAY_MS,
     faults: value.faults ?? [],
     ...(value.logger ? { logger: value.logger } : {}),
+    ...(value.stateFile ? { stateFile: value.stateFile } : {}),
   };
 }

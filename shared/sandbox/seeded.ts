@@ -41,6 +41,14 @@ export class SeededRandom {
     return new SeededRandom(hash32(...parts));
   }
 
+  /**
+   * Where the generator is: `new SeededRandom(position)` goes on with the same sequence (a restarted
+   * sandbox continues its ids instead of handing out old ones again).
+   */
+  get position(): number {
+    return this.state;
+  }
+
   /** A float in [0, 1). */
   next(): number {
     this.state = (this.state + 0x6d2b79f5) >>> 0;

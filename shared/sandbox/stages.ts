@@ -2,6 +2,8 @@
  * A stage: one piece of asynchronous work upstream (recommendations, features, a report, ...).
  * It runs for its duration by the sandbox clock, then succeeds, or fails when a trigger asked for it.
  */
+import { z } from 'zod';
+
 export type StageState = 'running' | 'succeeded' | 'failed';
 
 export interface Stage {
@@ -11,6 +13,14 @@ export interface Stage {
   readonly durationMs: number;
   readonly fails: boolean;
 }
+
+/** A stage as kept in a sandbox state file. */
+export const stageSchema = z.strictObject({
+  startedBy: z.string().min(1),
+  startedAt: z.number(),
+  durationMs: z.number().nonnegative(),
+  fails: z.boolean(),
+}) satisfies z.ZodType<Stage>;
 
 export function stageState(stage: Stage, now: number): StageState {
   if (now - stage.startedAt < stage.durationMs) return 'running';

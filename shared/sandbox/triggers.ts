@@ -7,15 +7,24 @@
  *
  * Markers are stripped from generated content, so they never show up in documents.
  */
+import { z } from 'zod';
+
 const MARKER = /\[sandbox:([a-z-]+)(?::([a-z0-9-]+))?\]/gi;
 
 export interface Triggers {
   /** `[sandbox:fail]` without a step. */
   failFirst: boolean;
-  /** Steps named by `[sandbox:fail:<ref>]`, lower case. */
-  failRefs: ReadonlySet<string>;
+  /** Steps named by `[sandbox:fail:<ref>]`, lower case, each once (a list, so a task's triggers are plain JSON). */
+  failRefs: readonly string[];
   noRecommend: boolean;
 }
+
+/** Triggers as kept in a sandbox state file. */
+export const triggersSchema = z.strictObject({
+  failFirst: z.boolean(),
+  failRefs: z.array(z.string().min(1)),
+  noRecommend: z.boolean(),
+}) satisfies z.ZodType<Triggers>;
 
 /** Collect the markers found anywhere in a request body (all its strings). */
 export function triggersIn(value: unknown): Triggers {
@@ -31,14 +40,14 @@ export function triggersIn(value: unknown): Triggers {
       else failFirst = true;
     } else if (word === 'no-recommend') noRecommend = true;
   }
-  return { failFirst, failRefs, noRecommend };
+  return { failFirst, failRefs: [...failRefs], noRecommend };
 }
 
 /** Merge the triggers of two inputs (e.g. a task's creation and a later confirmation). */
 export function mergeTriggers(a: Triggers, b: Triggers): Triggers {
   return {
     failFirst: a.failFirst || b.failFirst,
-    failRefs: new Set([...a.failRefs, ...b.failRefs]),
+    failRefs: [...new Set([...a.failRefs, ...b.failRefs])],
     noRecommend: a.noRecommend || b.noRecommend,
   };
 }
@@ -48,7 +57,7 @@ export function mergeTriggers(a: Triggers, b: Triggers): Triggers {
  * bare `[sandbox:fail]` fails.
  */
 export function failsAt(triggers: Triggers, ref: string, firstRef: string): boolean {
-  return triggers.failRefs.has(ref) || (triggers.failFirst && ref === firstRef);
+  return triggers.failRefs.includes(ref) || (triggers.failFirst && ref === firstRef);
 }
 
 /** The text without markers. */

@@ -3,15 +3,16 @@
  * creates a chat with reference documents, ai68-2 streams the answer). Answers are built from the
  * question with a seeded generator; how frames are encoded is eventStream.ts's business.
  */
+import { z } from 'zod';
 import { isoDate, patentNumber } from '../priorArt';
 import { notFound } from '../SandboxRejection';
 import { hashText, SeededRandom } from '../seeded';
-import { TaskRegistry } from '../TaskRegistry';
 import { answerText, streamPieces, titleOf, tokenCount } from '../textContent';
 import {
   json,
   type OperationContext,
   type OperationHandlers,
+  type RegistryFactory,
   type StreamPlan,
   type StreamVariant,
 } from './contract';
@@ -39,6 +40,23 @@ interface Chat {
     post_time: string;
   }[];
 }
+
+const chatSchema = z.strictObject({
+  owner: z.string().min(1),
+  query: z.string(),
+  chatItemId: z.string().min(1),
+  refDoc: z.array(
+    z.strictObject({
+      index: z.string(),
+      type: z.string(),
+      doc_type_detail: z.string(),
+      text: z.string(),
+      _text_display: z.string(),
+      link: z.string(),
+      post_time: z.string(),
+    }),
+  ),
+}) satisfies z.ZodType<Chat>;
 
 interface Answer {
   text: string;
@@ -68,8 +86,8 @@ function plan(
   };
 }
 
-export function createChatOperations(): ChatOperations {
-  const chats = new TaskRegistry<Chat>('chat_id');
+export function createChatOperations(registry: RegistryFactory): ChatOperations {
+  const chats = registry<Chat>('chat', 'chat_id', chatSchema);
 
   return {
     ai07ChatCcGptStream: (body, context) => {

@@ -9,6 +9,7 @@ import type { requestSchemas } from '../../openplatform/schemas/requests';
 import type { DataOf } from '../../openplatform/schemas/responses';
 import type { PublishedDocument } from '../DownloadLinks';
 import type { Stage } from '../stages';
+import type { TaskRegistry } from '../TaskRegistry';
 
 /** How stream frames are encoded; see README ("Event streams"). */
 export const streamVariants = ['delta', 'cumulative', 'openai', 'openai-envelope'] as const;
@@ -25,9 +26,22 @@ export interface OperationContext {
   newId(shape?: 'uuid' | 'hex'): string;
   /** Start upstream work whose duration is configured for `startedBy`; `salt` varies it per resource. */
   startStage(startedBy: OperationId, salt: string, fails: boolean): Stage;
-  /** A fresh download link served by the sandbox for this document (rendered once, on first download). */
-  publish(documentKey: string, document: PublishedDocument): string;
+  /**
+   * A fresh download link served by the sandbox for the document kept under `documentKey`;
+   * `describe` is called only when that key holds no document yet (rendered once, on first download).
+   */
+  publish(documentKey: string, describe: () => PublishedDocument): string;
 }
+
+/**
+ * Makes the registry an operation family keeps its records in; `name` names it in the sandbox's
+ * state file, `field` the id in not-found messages, `schema` a record read back from the file.
+ */
+export type RegistryFactory = <T extends { readonly owner: string }>(
+  name: string,
+  field: string,
+  schema: z.ZodType<T>,
+) => TaskRegistry<T>;
 
 export interface StreamPlan {
   /** The answer, in the pieces it is sent in. */

@@ -2,13 +2,13 @@
  * Technical disclosure, ai32-1 → ai32-2 → ai32-3: extract the key elements of an idea (synchronous),
  * start generating the disclosure document, poll for its export status and download link (.docx).
  */
-import { DOCX_CONTENT_TYPE, renderDocx } from '../documents';
+import { z } from 'zod';
+import { requestSchemas } from '../../openplatform/schemas/requests';
 import type { Stage } from '../stages';
-import { stageProgress, stageState } from '../stages';
-import { TaskRegistry } from '../TaskRegistry';
+import { stageProgress, stageSchema, stageState } from '../stages';
 import { capitalise, keywordsOf, sentencesOf, titleOf } from '../textContent';
 import { failsAt, triggersIn, withoutMarkers } from '../triggers';
-import { json, type OperationHandlers, type RequestBody } from './contract';
+import { json, type OperationHandlers, type RegistryFactory, type RequestBody } from './contract';
 
 type DisclosureOperations = Pick<
   OperationHandlers,
@@ -20,6 +20,12 @@ interface DisclosureJob {
   request: RequestBody<'ai32-2PatentDisclosureGenerate'>;
   stage: Stage;
 }
+
+const disclosureJobSchema = z.strictObject({
+  owner: z.string().min(1),
+  request: requestSchemas['ai32-2PatentDisclosureGenerate'],
+  stage: stageSchema,
+}) satisfies z.ZodType<DisclosureJob>;
 
 const FIRST_REF = 'ai32-1';
 
@@ -54,8 +60,8 @@ function extraction(techSolution: string) {
   };
 }
 
-export function createDisclosureOperations(): DisclosureOperations {
-  const jobs = new TaskRegistry<DisclosureJob>('job_id');
+export function createDisclosureOperations(registry: RegistryFactory): DisclosureOperations {
+  const jobs = registry<DisclosureJob>('disclosure', 'job_id', disclosureJobSchema);
 
   const outline = (request: DisclosureJob['request']) => {
     const headings = HEADINGS[request.language];
@@ -117,11 +123,11 @@ export function createDisclosureOperations(): DisclosureOperations {
           job_status: stageProgress(job.stage, context.now) < 0.25 ? 0 : 1,
         });
       }
-      const downloadUrl = context.publish(`disclosure:${body.job_id}`, {
+      const downloadUrl = context.publish(`disclosure:${body.job_id}`, () => ({
         fileName: `disclosure-${body.job_id.slice(0, 8)}.docx`,
-        contentType: DOCX_CONTENT_TYPE,
-        render: () => renderDocx(outline(job.request)),
-      });
+        format: 'docx',
+        outline: outline(job.request),
+      }));
       return json({ job_id: body.job_id, job_status: 2, download_url: downloadUrl });
     },
   };

@@ -3,13 +3,13 @@
  * constraint recommendations, submit a subset, offer directions, submit the ticked ones, answer a
  * final solution as a mind map.
  */
+import { z } from 'zod';
 import { invalidParameter, outOfOrder } from '../SandboxRejection';
 import { hashText, SeededRandom, stableJson } from '../seeded';
-import { type Stage, stageState, upperStatus } from '../stages';
-import { TaskRegistry } from '../TaskRegistry';
+import { type Stage, stageSchema, stageState, upperStatus } from '../stages';
 import { capitalise, keywordsOf, titleOf } from '../textContent';
-import { failsAt, type Triggers, triggersIn } from '../triggers';
-import { json, type OperationContext, type OperationHandlers } from './contract';
+import { failsAt, type Triggers, triggersIn, triggersSchema } from '../triggers';
+import { json, type OperationContext, type OperationHandlers, type RegistryFactory } from './contract';
 import { buildMindMap } from './mindMap';
 import { requireStarted, requireSucceeded } from './stepOrder';
 
@@ -46,6 +46,28 @@ interface FindSolutionTask {
   solutionStage?: Stage;
 }
 
+const directionSchema = z.strictObject({
+  reason: z.string(),
+  ticked: z.boolean(),
+  approaches: z.array(z.string()),
+  source_type: z.enum(['model', 'customize']),
+  verification: z.string(),
+}) satisfies z.ZodType<Direction>;
+
+const findSolutionTaskSchema = z.strictObject({
+  owner: z.string().min(1),
+  issue: z.string(),
+  inputHash: z.string(),
+  triggers: triggersSchema,
+  recommendStage: stageSchema,
+  recommendations: z.array(z.string()),
+  chosen: z.array(z.string()).optional(),
+  directionsStage: stageSchema.optional(),
+  directions: z.array(directionSchema).optional(),
+  ticked: z.array(directionSchema).optional(),
+  solutionStage: stageSchema.optional(),
+}) satisfies z.ZodType<FindSolutionTask>;
+
 const FIRST_REF = 'ai33-2';
 
 function recommendationsFor(issue: string, random: SeededRandom): string[] {
@@ -81,8 +103,8 @@ function directionsFor(issue: string, chosen: readonly string[], random: SeededR
   });
 }
 
-export function createFindSolutionOperations(): FindSolutionOperations {
-  const tasks = new TaskRegistry<FindSolutionTask>('task_id');
+export function createFindSolutionOperations(registry: RegistryFactory): FindSolutionOperations {
+  const tasks = registry<FindSolutionTask>('find-solution', 'task_id', findSolutionTaskSchema);
 
   const solutionOf = (task: FindSolutionTask, context: OperationContext) => {
     const random = SeededRandom.from(context.seed, task.inputHash, 'ai33-solution', stableJson(task.ticked));

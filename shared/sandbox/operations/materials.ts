@@ -3,15 +3,15 @@
  * subset (starts the mind map), then thinking, the mind map, and per node: citations (paginated),
  * reference information, and an implementation plan generated on request.
  */
+import { z } from 'zod';
 import { priorArtReference } from '../priorArt';
 import { invalidParameter, outOfOrder } from '../SandboxRejection';
 import { hashText, SeededRandom, stableJson } from '../seeded';
-import { type Stage, stageState, upperStatus } from '../stages';
-import { TaskRegistry } from '../TaskRegistry';
+import { type Stage, stageSchema, stageState, upperStatus } from '../stages';
 import { capitalise, keywordsOf, sentencesOf, titleOf } from '../textContent';
-import { failsAt, type Triggers, triggersIn } from '../triggers';
-import { json, type OperationContext, type OperationHandlers } from './contract';
-import { buildMindMap, type MindMapNode } from './mindMap';
+import { failsAt, type Triggers, triggersIn, triggersSchema } from '../triggers';
+import { json, type OperationContext, type OperationHandlers, type RegistryFactory } from './contract';
+import { buildMindMap, type MindMapNode, mindMapSchema } from './mindMap';
 import { requireStarted, requireSucceeded } from './stepOrder';
 
 type MaterialsOperations = Pick<
@@ -38,8 +38,23 @@ interface MaterialsTask {
   mindStage?: Stage;
   boardId?: string;
   mindMap?: ReturnType<typeof buildMindMap>;
-  implementations: Map<string, Stage>;
+  /** Implementation plans started by ai73-8, by node id. */
+  implementations: Record<string, Stage>;
 }
+
+const materialsTaskSchema = z.strictObject({
+  owner: z.string().min(1),
+  input: z.string(),
+  inputHash: z.string(),
+  triggers: triggersSchema,
+  recommendStage: stageSchema,
+  recommendations: z.array(z.string()),
+  chosen: z.array(z.string()).optional(),
+  mindStage: stageSchema.optional(),
+  boardId: z.string().optional(),
+  mindMap: mindMapSchema.optional(),
+  implementations: z.record(z.string(), stageSchema),
+}) satisfies z.ZodType<MaterialsTask>;
 
 const FIRST_REF = 'ai73-2';
 
@@ -49,8 +64,8 @@ interface NodeCall {
   node_id: string;
 }
 
-export function createMaterialsOperations(): MaterialsOperations {
-  const tasks = new TaskRegistry<MaterialsTask>('task_id');
+export function createMaterialsOperations(registry: RegistryFactory): MaterialsOperations {
+  const tasks = registry<MaterialsTask>('materials', 'task_id', materialsTaskSchema);
 
   /** The task, its finished mind map, and the node a node-level call names. */
   const nodeOf = (body: NodeCall, context: OperationContext, caller: string) => {
@@ -117,7 +132,7 @@ export function createMaterialsOperations(): MaterialsOperations {
           failsAt(triggers, 'ai73-2', FIRST_REF),
         ),
         recommendations,
-        implementations: new Map(),
+        implementations: {},
       });
       return json({ task_id: taskId }, taskId);
     },
@@ -267,11 +282,12 @@ export function createMaterialsOperations(): MaterialsOperations {
 
     'ai73-8FindSolutionImplementation': (body, context) => {
       const { task, node } = nodeOf(body, context, 'ai73-8');
-      if (!task.implementations.has(node.nodeId)) {
+      if (!Object.hasOwn(task.implementations, node.nodeId)) {
         const fails = failsAt(task.triggers, 'ai73-9', FIRST_REF);
-        task.implementations.set(
-          node.nodeId,
-          context.startStage('ai73-8FindSolutionImplementation', `${body.task_id}:${node.nodeId}`, fails),
+        task.implementations[node.nodeId] = context.startStage(
+          'ai73-8FindSolutionImplementation',
+          `${body.task_id}:${node.nodeId}`,
+          fails,
         );
       }
       return json({ task_id: body.task_id }, `${body.task_id}:${node.nodeId}`);
@@ -279,7 +295,9 @@ export function createMaterialsOperations(): MaterialsOperations {
 
     'ai73-9FindSolutionImplementationResponse': (body, context) => {
       const { task, node } = nodeOf(body, context, 'ai73-9');
-      const stage = task.implementations.get(node.nodeId);
+      const stage = Object.hasOwn(task.implementations, node.nodeId)
+        ? task.implementations[node.nodeId]
+        : undefined;
       if (!stage)
         throw outOfOrder(`ai73-9 called before ai73-8 started the implementation of node ${node.nodeId}`);
       const state = stageState(stage, context.now);

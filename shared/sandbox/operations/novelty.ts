@@ -5,15 +5,21 @@
  * (ai35-8, optionally confirmed by ai35-9), and the report (ai35-10 export, ai35-11 polls for a PDF).
  * ai35-12 compares one given patent with given features, synchronously.
  */
-import { renderPdf } from '../documents';
+import { z } from 'zod';
+import { requestSchemas } from '../../openplatform/schemas/requests';
 import { ipcCode, patentNumber } from '../priorArt';
 import { invalidParameter, outOfOrder } from '../SandboxRejection';
 import { hashText, SeededRandom, stableJson } from '../seeded';
-import { numericStatus, type Stage, stageState } from '../stages';
-import { TaskRegistry } from '../TaskRegistry';
+import { numericStatus, type Stage, stageSchema, stageState } from '../stages';
 import { capitalise, keywordsOf, sentencesOf, titleOf } from '../textContent';
-import { failsAt, type Triggers, triggersIn, withoutMarkers } from '../triggers';
-import { json, type OperationContext, type OperationHandlers, type RequestBody } from './contract';
+import { failsAt, type Triggers, triggersIn, triggersSchema, withoutMarkers } from '../triggers';
+import {
+  json,
+  type OperationContext,
+  type OperationHandlers,
+  type RegistryFactory,
+  type RequestBody,
+} from './contract';
 import { requireStarted, requireSucceeded } from './stepOrder';
 
 type NoveltyOperations = Pick<
@@ -55,6 +61,30 @@ interface NoveltyTask {
   exportTitle?: string;
   exportCount: number;
 }
+
+const featureSchema = requestSchemas['ai35-5FeatureConfirm'].shape.tech_features.unwrap().element;
+const elementsSchema = requestSchemas['ai35-7NoveltySearchAgentSearch'].shape.elements;
+const finalResultSchema = requestSchemas['ai35-9ComparisonConfirm'].shape.final_result.unwrap().element;
+
+const noveltyTaskSchema = z.strictObject({
+  owner: z.string().min(1),
+  input: z.string(),
+  lang: z.string(),
+  inputHash: z.string(),
+  triggers: triggersSchema,
+  summaryStage: stageSchema,
+  confirmedSummary: z.string().optional(),
+  featureStage: stageSchema.optional(),
+  confirmedFeatures: z.array(featureSchema).optional(),
+  elementsStage: stageSchema.optional(),
+  confirmedElements: elementsSchema.optional(),
+  agentStage: stageSchema.optional(),
+  results: z.array(finalResultSchema).optional(),
+  confirmedResults: z.array(finalResultSchema).optional(),
+  exportStage: stageSchema.optional(),
+  exportTitle: z.string().optional(),
+  exportCount: z.number().int().nonnegative(),
+}) satisfies z.ZodType<NoveltyTask>;
 
 const FIRST_REF = 'ai35-2';
 
@@ -169,8 +199,8 @@ function comparisonsOf(features: readonly Feature[], random: SeededRandom, lang:
   });
 }
 
-export function createNoveltyOperations(): NoveltyOperations {
-  const tasks = new TaskRegistry<NoveltyTask>('task_id');
+export function createNoveltyOperations(registry: RegistryFactory): NoveltyOperations {
+  const tasks = registry<NoveltyTask>('novelty', 'task_id', noveltyTaskSchema);
 
   const selectedFeatures = (task: NoveltyTask) =>
     (task.confirmedFeatures ?? []).filter((f) => f.selected !== false);
@@ -418,12 +448,11 @@ export function createNoveltyOperations(): NoveltyOperations {
       requireStarted(task.exportStage, 'ai35-11', 'ai35-10 (export the report)');
       const state = stageState(task.exportStage, context.now);
       if (state !== 'succeeded') return json({ task_id: body.task_id, status: numericStatus(state) });
-      const outline = reportOutline(task);
-      const reportUrl = context.publish(`novelty:${body.task_id}:${task.exportCount}`, {
+      const reportUrl = context.publish(`novelty:${body.task_id}:${task.exportCount}`, () => ({
         fileName: `novelty-report-${body.task_id.slice(0, 8)}.pdf`,
-        contentType: 'application/pdf',
-        render: () => renderPdf(outline),
-      });
+        format: 'pdf',
+        outline: reportOutline(task),
+      }));
       return json({ task_id: body.task_id, status: 2, report_url: reportUrl });
     },
 

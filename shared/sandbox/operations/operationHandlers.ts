@@ -2,7 +2,7 @@
  * Every catalogue operation's handler, one table. The type makes sure none is missing.
  */
 import { createChatOperations } from './chat';
-import type { OperationHandlers } from './contract';
+import type { OperationHandlers, RegistryFactory } from './contract';
 import { createDisclosureOperations } from './disclosure';
 import { createFindSolutionOperations } from './findSolution';
 import { createMaterialsOperations } from './materials';
@@ -10,15 +10,15 @@ import { createNoveltyOperations } from './novelty';
 import { createPatentCountOperations } from './patentCount';
 import { createPreResearchOperations } from './preResearch';
 
-/** Fresh handlers with empty state (one set per sandbox). */
-export function createOperationHandlers(): OperationHandlers {
+/** Fresh handlers (one set per sandbox), keeping their records in registries made by `registry`. */
+export function createOperationHandlers(registry: RegistryFactory): OperationHandlers {
   return {
-    ...createChatOperations(),
-    ...createFindSolutionOperations(),
-    ...createDisclosureOperations(),
-    ...createMaterialsOperations(),
-    ...createPreResearchOperations(),
-    ...createNoveltyOperations(),
+    ...createChatOperations(registry),
+    ...createFindSolutionOperations(registry),
+    ...createDisclosureOperations(registry),
+    ...createMaterialsOperations(registry),
+    ...createPreResearchOperations(registry),
+    ...createNoveltyOperations(registry),
     ...createPatentCountOperations(),
   };
 }

@@ -3,15 +3,14 @@
  * proposes a directory; with `auto_directory` true (the default) generation starts at once, with
  * false it waits for ai34-2 to supply the directory. ai34-3 polls and answers an HTML report link.
  */
-import { renderHtml } from '../documents';
+import { z } from 'zod';
 import { organisation, patentNumber } from '../priorArt';
 import { invalidParameter, outOfOrder } from '../SandboxRejection';
 import { hashText, SeededRandom } from '../seeded';
-import { type Stage, stageState, upperStatus } from '../stages';
-import { TaskRegistry } from '../TaskRegistry';
+import { type Stage, stageSchema, stageState, upperStatus } from '../stages';
 import { answerText, capitalise, keywordsOf, titleOf } from '../textContent';
-import { failsAt, mergeTriggers, type Triggers, triggersIn } from '../triggers';
-import { json, type OperationContext, type OperationHandlers } from './contract';
+import { failsAt, mergeTriggers, type Triggers, triggersIn, triggersSchema } from '../triggers';
+import { json, type OperationContext, type OperationHandlers, type RegistryFactory } from './contract';
 
 type PreResearchOperations = Pick<
   OperationHandlers,
@@ -35,6 +34,22 @@ interface Report {
   stage?: Stage;
 }
 
+const directoryEntrySchema = z.strictObject({
+  key: z.string(),
+  name: z.string(),
+  source_type: z.string(),
+}) satisfies z.ZodType<DirectoryEntry>;
+
+const reportSchema = z.strictObject({
+  owner: z.string().min(1),
+  issue: z.string(),
+  inputHash: z.string(),
+  triggers: triggersSchema,
+  offered: z.array(directoryEntrySchema),
+  directory: z.array(directoryEntrySchema).optional(),
+  stage: stageSchema.optional(),
+}) satisfies z.ZodType<Report>;
+
 const FIRST_REF = 'ai34-3';
 const CUSTOM_KEYS = new Set(['TECH_RESEARCH_CUSTOM_MODULE_1', 'TECH_RESEARCH_CUSTOM_MODULE_2']);
 
@@ -55,8 +70,8 @@ function proposedDirectory(issue: string): DirectoryEntry[] {
   ];
 }
 
-export function createPreResearchOperations(): PreResearchOperations {
-  const reports = new TaskRegistry<Report>('report_id');
+export function createPreResearchOperations(registry: RegistryFactory): PreResearchOperations {
+  const reports = registry<Report>('pre-research', 'report_id', reportSchema);
 
   const analysis = (context: OperationContext, report: Report) => {
     const random = SeededRandom.from(context.seed, report.inputHash, 'ai34-analysis');
@@ -70,21 +85,20 @@ export function createPreResearchOperations(): PreResearchOperations {
   };
 
   const publishReport = (context: OperationContext, reportId: string, report: Report) =>
-    context.publish(`pre-research:${reportId}`, {
-      fileName: `pre-research-${reportId.slice(0, 8)}.html`,
-      contentType: 'text/html; charset=utf-8',
-      render: () => {
-        const random = SeededRandom.from(context.seed, report.inputHash, 'ai34-report');
-        const html = renderHtml({
+    context.publish(`pre-research:${reportId}`, () => {
+      const random = SeededRandom.from(context.seed, report.inputHash, 'ai34-report');
+      return {
+        fileName: `pre-research-${reportId.slice(0, 8)}.html`,
+        format: 'html',
+        outline: {
           title: titleOf(report.issue, 120),
           subtitle: 'Technology pre-research report (opflow sandbox)',
           sections: (report.directory ?? report.offered).map((entry) => ({
             heading: entry.name,
             paragraphs: [answerText(`${entry.name}. ${report.issue}`, random, 3)],
           })),
-        });
-        return new Uint8Array(Buffer.from(html, 'utf8'));
-      },
+        },
+      };
     });
 
   return {

@@ -1,20 +1,25 @@
 /** Download links in memory: long-expired links and the documents behind them are forgotten. */
 import { describe, expect, it } from 'vitest';
-import { DownloadLinks } from '../../../shared/sandbox/DownloadLinks';
+import { DownloadLinks, type PublishedDocument } from '../../../shared/sandbox/DownloadLinks';
 
 const TTL_MS = 1_000;
 
 function setup() {
   const clock = { now: 0 };
-  const links = new DownloadLinks({ ttlMs: TTL_MS, now: () => clock.now, baseUrl: () => 'http://sandbox' });
   let renders = 0;
-  const document = (name: string) => ({
-    fileName: name,
-    contentType: 'text/plain',
-    render: () => {
+  const links = new DownloadLinks({
+    ttlMs: TTL_MS,
+    now: () => clock.now,
+    baseUrl: () => 'http://sandbox',
+    render: (document) => {
       renders += 1;
-      return new TextEncoder().encode(`${name} #${renders}`);
+      return new TextEncoder().encode(`${document.fileName} #${renders}`);
     },
+  });
+  const document = (name: string) => (): PublishedDocument => ({
+    fileName: name,
+    format: 'html',
+    outline: { title: name, sections: [] },
   });
   const open = (url: string) => {
     const [, token = '', name = ''] = new URL(url).pathname.split('/').slice(1);
