@@ -27,6 +27,14 @@ export interface RateBucketState {
    * store that does not keep it falls back to plain additive increase towards the ceiling.
    */
   knownLimit?: number | undefined;
+  /**
+   * Successes counted per one-second window (`windowStart`, `windowOk`; `lastWindowOk` is the count
+   * of the window before). When the upstream throttles, the successes of the last second are the
+   * best measure of the key's real limit. Optional: without them a throttle halves the rate.
+   */
+  windowStart?: number | undefined;
+  windowOk?: number | undefined;
+  lastWindowOk?: number | undefined;
 }
 
 export interface RateBucketConfig {
@@ -112,6 +120,15 @@ export function take(
   return { state: filled, decision: { granted: false, retryAtMs: filled.updatedAt + Math.max(1, waitMs) } };
 }
 
+/** Where successes climb back to quickly: just under the rate the upstream last throttled. */
+const safeShare = 0.9;
+/**
+ * Above that, each success probes by this share of the known limit (about 500 successes to pass it),
+ * or a tenth of the configured step if larger: a limit measured too low (when throttled calls count
+ * against the key, few calls succeed while it is hammered) is outgrown in a few dozen successes.
+ */
+const probeShare = 1 / 500;
+
 /**
  * The upstream throttled a call: empty the bucket, since the upstream has just told us it has no
  * room right now, and halve the rate (not below the floor). Several calls in flight together are
@@ -122,18 +139,37 @@ export function throttled(state: RateBucketState, config: RateBucketConfig, now:
   const drained = { ...filled, tokens: Math.min(filled.tokens, 0) };
   const last = filled.decreasedAt;
   if (last !== undefined && filled.updatedAt - last < config.decreaseCooldownMs) return drained;
+  const observed = observedSuccessRate(filled, filled.updatedAt);
+  // With a measured rate, go straight to just under it: a configured rate far above the key's
+  // limit is corrected by one throttle instead of many halvings.
+  const rate =
+    observed === undefined
+      ? filled.rate * config.decreaseFactor
+      : Math.min(filled.rate, observed) * safeShare;
   return {
     ...drained,
-    rate: Math.max(config.floor, filled.rate * config.decreaseFactor),
+    rate: Math.max(config.floor, rate),
     decreasedAt: filled.updatedAt,
-    knownLimit: filled.rate,
+    knownLimit: observed === undefined ? filled.rate : Math.min(filled.rate, observed),
   };
 }
 
-/** Where successes climb back to quickly: just under the rate the upstream last throttled. */
-const safeShare = 0.9;
-/** Above that, each success probes by this share of the known limit (about 500 successes to pass it). */
-const probeShare = 1 / 500;
+/** Successes per second over the last full window, if it ended within the last second and saw any. */
+function observedSuccessRate(state: RateBucketState, now: number): number | undefined {
+  if (state.windowStart === undefined) return undefined;
+  const age = now - state.windowStart;
+  if (age < 1000) return state.lastWindowOk ? state.lastWindowOk : undefined;
+  if (age < 2000) return state.windowOk ? state.windowOk : undefined;
+  return undefined;
+}
+
+function countSuccess(state: RateBucketState, now: number): RateBucketState {
+  const start = state.windowStart;
+  if (start !== undefined && now - start < 1000 && now >= start)
+    return { ...state, windowOk: (state.windowOk ?? 0) + 1 };
+  const lastWindowOk = start !== undefined && now - start < 2000 ? (state.windowOk ?? 0) : 0;
+  return { ...state, windowStart: now, windowOk: 1, lastWindowOk };
+}
 
 /**
  * A call went through. Below the known limit's safe share, climb a quarter of the way back at once
@@ -142,7 +178,7 @@ const probeShare = 1 / 500;
  * is found again without hammering one that did not.
  */
 export function succeeded(state: RateBucketState, config: RateBucketConfig, now: number): RateBucketState {
-  const filled = refill(state, config, now);
+  const filled = countSuccess(refill(state, config, now), now);
   const known = filled.knownLimit;
   if (known === undefined) {
     return { ...filled, rate: Math.min(config.ceiling, filled.rate + config.increasePerSuccess) };
@@ -151,7 +187,7 @@ export function succeeded(state: RateBucketState, config: RateBucketConfig, now:
   const rate =
     filled.rate < target
       ? Math.min(target, filled.rate + Math.max(config.increasePerSuccess / 10, (target - filled.rate) / 4))
-      : filled.rate + known * probeShare;
+      : filled.rate + Math.max(known * probeShare, config.increasePerSuccess / 10);
   return { ...filled, rate: Math.min(config.ceiling, rate) };
 }
 

@@ -22,7 +22,8 @@ import type { Step, StepContext, StepDecision, Workflow } from './workflow';
 
 export type StepReport =
   | { outcome: 'dropped'; reason: 'missing' | 'terminal' | 'stale' | 'awaiting-input' }
-  | { outcome: 'deferred'; reason: 'not-due' | 'rate-limited'; delayMs: number }
+  /** `delayMs`: when the message comes back; `waitMs` (rate-limited): when the key's next token is due. */
+  | { outcome: 'deferred'; reason: 'not-due' | 'rate-limited'; delayMs: number; waitMs?: number }
   | { outcome: 'conflict' }
   | { outcome: 'committed'; job: Job };
 
@@ -109,7 +110,7 @@ export async function runStep(deps: EngineDeps, message: WorkMessage): Promise<S
       const waitMs = Math.max(1, token.retryAtMs - now);
       const delayMs = waitMs + Math.floor(deps.random() * Math.min(30_000, 4 * waitMs));
       await deps.queue.send(message, Math.min(delayMs, deps.queue.maxDelayMs));
-      return { outcome: 'deferred', reason: 'rate-limited', delayMs };
+      return { outcome: 'deferred', reason: 'rate-limited', delayMs, waitMs };
     }
   }
 

@@ -233,7 +233,7 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
         const report = await runStep(deps, message);
         // The bucket is empty: no other step can call before then either.
         if (report.outcome === 'deferred' && report.reason === 'rate-limited') {
-          pool?.pauseClaims(clock.now() + report.delayMs);
+          pool?.pauseClaims(clock.now() + (report.waitMs ?? report.delayMs));
         }
         return report;
       },

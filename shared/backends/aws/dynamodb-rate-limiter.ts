@@ -106,6 +106,13 @@ export class DynamoDbRateLimiter implements RateLimiter {
               updatedAt: next.updatedAt,
               ...(next.decreasedAt !== undefined ? { decreasedAt: next.decreasedAt } : {}),
               ...(next.knownLimit !== undefined ? { knownLimit: next.knownLimit } : {}),
+              ...(next.windowStart !== undefined
+                ? {
+                    windowStart: next.windowStart,
+                    windowOk: next.windowOk ?? 0,
+                    lastWindowOk: next.lastWindowOk ?? 0,
+                  }
+                : {}),
               seq: (stored.seq ?? 0) + 1,
               expiresAt: Math.floor(next.updatedAt / 1000) + this.idleSeconds,
             },
@@ -151,6 +158,9 @@ export class DynamoDbRateLimiter implements RateLimiter {
         updatedAt: item.updatedAt,
         decreasedAt: typeof item.decreasedAt === 'number' ? item.decreasedAt : undefined,
         knownLimit: typeof item.knownLimit === 'number' ? item.knownLimit : undefined,
+        windowStart: typeof item.windowStart === 'number' ? item.windowStart : undefined,
+        windowOk: typeof item.windowOk === 'number' ? item.windowOk : undefined,
+        lastWindowOk: typeof item.lastWindowOk === 'number' ? item.lastWindowOk : undefined,
       },
       seq: item.seq,
     };

@@ -178,8 +178,10 @@ describe('throttled and succeeded', () => {
       state = throttled(state, fast, now);
     }
     expect(state.rate).toBeLessThanOrEqual(4);
-    for (let i = 0; i < 50; i += 1) state = succeeded(state, fast, now + i);
-    expect(state.rate).toBeLessThan(8);
+    // Without further throttles it probes upwards again, by a tenth of the configured step per success.
+    const found = state.rate;
+    state = succeeded(state, fast, now + 1);
+    expect(state.rate).toBeCloseTo(found + 1000 / 50 / 10);
   });
 
   it('grants fewer calls after throttling than before, over the same time', () => {
@@ -194,5 +196,37 @@ describe('throttled and succeeded', () => {
     const state = refill({ tokens: 0, rate: 50, updatedAt: T0 }, config, T0 + 1_000);
     expect(state.rate).toBe(4);
     expect(state.tokens).toBe(4);
+  });
+});
+
+describe('throttled with a measured success rate', () => {
+  it('goes straight to just under the successes of the last second', () => {
+    const config = rateBucketConfig({ ratePerSecond: 1000 });
+    let state = initialBucket(config, T0);
+    // four calls a second get through
+    for (let i = 0; i < 4; i += 1) state = succeeded(state, config, T0 + i * 250);
+    for (let i = 0; i < 4; i += 1) state = succeeded(state, config, T0 + 1_000 + i * 250);
+    state = throttled(state, config, T0 + 1_900);
+    expect(state.knownLimit).toBe(4);
+    expect(state.rate).toBeCloseTo(3.6);
+  });
+
+  it('falls back to halving when no success was counted recently', () => {
+    const config = rateBucketConfig({ ratePerSecond: 10 });
+    let state = succeeded(initialBucket(config, T0), config, T0);
+    state = throttled(state, config, T0 + 5_000);
+    expect(state.rate).toBe(5);
+    expect(state.knownLimit).toBe(10);
+  });
+
+  it('counts successes per one-second window', () => {
+    const config = rateBucketConfig({ ratePerSecond: 10 });
+    let state = initialBucket(config, T0);
+    for (let i = 0; i < 3; i += 1) state = succeeded(state, config, T0 + i * 100);
+    expect(state).toMatchObject({ windowStart: T0, windowOk: 3 });
+    state = succeeded(state, config, T0 + 1_200);
+    expect(state).toMatchObject({ windowStart: T0 + 1_200, windowOk: 1, lastWindowOk: 3 });
+    state = succeeded(state, config, T0 + 5_000);
+    expect(state).toMatchObject({ windowStart: T0 + 5_000, windowOk: 1, lastWindowOk: 0 });
   });
 });

@@ -275,7 +275,7 @@ describe('keys and rate', () => {
     const job = await start(h);
     const report = await runStep(h.deps, h.queue.takeNext()!.message);
     // the 250 ms until the next token, plus jitter of up to four token intervals (random() is 0.5 here)
-    expect(report).toEqual({ outcome: 'deferred', reason: 'rate-limited', delayMs: 250 + 500 });
+    expect(report).toEqual({ outcome: 'deferred', reason: 'rate-limited', delayMs: 250 + 500, waitMs: 250 });
     expect(h.client.calls).toHaveLength(0);
     await drive(h.deps, h.queue, h.clock);
     expect((await h.store.get(job.id))!.status).toBe('SUCCEEDED');
