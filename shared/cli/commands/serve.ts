@@ -47,6 +47,12 @@ export function parsePort(value: string): number {
   return port;
 }
 
+/** The warning for a server other machines may reach without a token; undefined when there is none. */
+export function exposureWarning(host: string, token: string | undefined): string | undefined {
+  if (token !== undefined || isLoopbackHost(host)) return undefined;
+  return `warning: listening on ${host} without ${serveTokenVariable}: anyone who reaches this port can create and cancel jobs`;
+}
+
 export async function serveCommand(ctx: CliContext, options: ServeOptions): Promise<ExitCodeValue> {
   const { io } = ctx;
   if (options.backend !== 'local') {
@@ -86,11 +92,8 @@ export async function serveCommand(ctx: CliContext, options: ServeOptions): Prom
   } else {
     io.stdout.write(`opflow serve: job API at ${server.url} (${pipeline.description}; Ctrl-C stops it)\n`);
   }
-  if (token === undefined && !isLoopbackHost(host)) {
-    io.stderr.write(
-      `opflow serve: warning: listening on ${host} without ${serveTokenVariable}: anyone who reaches this port can create and cancel jobs\n`,
-    );
-  }
+  const warning = exposureWarning(host, token);
+  if (warning) io.stderr.write(`opflow serve: ${warning}\n`);
 
   let stopListening = () => {};
   await new Promise<void>((resolve) => {
