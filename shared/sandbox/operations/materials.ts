@@ -11,7 +11,7 @@ import { type Stage, stageSchema, stageState, upperStatus } from '../stages';
 import { capitalise, keywordsOf, sentencesOf, titleOf } from '../textContent';
 import { failsAt, type Triggers, triggersIn, triggersSchema } from '../triggers';
 import { json, type OperationContext, type OperationHandlers, type RegistryFactory } from './contract';
-import { buildMindMap, type MindMapNode, mindMapSchema } from './mindMap';
+import { buildMindMap, type MindMapNode } from './mindMap';
 import { requireStarted, requireSucceeded } from './stepOrder';
 
 type MaterialsOperations = Pick<
@@ -37,7 +37,6 @@ interface MaterialsTask {
   chosen?: string[];
   mindStage?: Stage;
   boardId?: string;
-  mindMap?: ReturnType<typeof buildMindMap>;
   /** Implementation plans started by ai73-8, by node id. */
   implementations: Record<string, Stage>;
 }
@@ -52,7 +51,6 @@ const materialsTaskSchema = z.strictObject({
   chosen: z.array(z.string()).optional(),
   mindStage: stageSchema.optional(),
   boardId: z.string().optional(),
-  mindMap: mindMapSchema.optional(),
   implementations: z.record(z.string(), stageSchema),
 }) satisfies z.ZodType<MaterialsTask>;
 
@@ -62,6 +60,37 @@ interface NodeCall {
   task_id: string;
   board_id: string;
   node_id: string;
+}
+
+/**
+ * The mind map of the confirmed recommendations. It follows from the seed and the task alone, so it
+ * is built when first needed rather than kept (it is most of a task's size in a state file).
+ */
+const mindMaps = new WeakMap<MaterialsTask, ReturnType<typeof buildMindMap>>();
+function mindMapOf(task: MaterialsTask, seed: number): ReturnType<typeof buildMindMap> | undefined {
+  const chosen = task.chosen;
+  if (!chosen) return undefined;
+  let mindMap = mindMaps.get(task);
+  if (!mindMap) {
+    const random = SeededRandom.from(seed, task.inputHash, 'ai73-5', stableJson(chosen));
+    const keywords = keywordsOf(task.input);
+    const routes = chosen.length > 0 ? chosen : keywords.slice(0, 2).map((k) => `Improve ${k}`);
+    mindMap = buildMindMap(
+      random,
+      titleOf(task.input, 160),
+      routes.map((route) => ({
+        title: route,
+        content: `${route} addresses: ${sentencesOf(task.input)[0] ?? task.input}`,
+        children: [1, 2].map((n) => ({
+          title: `${route}, variant ${n}`,
+          content: `Variant ${n} of ${route.toLowerCase()} tuned for ${random.pick(keywords)}.`,
+        })),
+      })),
+      keywords,
+    );
+    mindMaps.set(task, mindMap);
+  }
+  return mindMap;
 }
 
 export function createMaterialsOperations(registry: RegistryFactory): MaterialsOperations {
@@ -76,7 +105,7 @@ export function createMaterialsOperations(registry: RegistryFactory): MaterialsO
         `board_id: '${body.board_id}' is not the board of task ${body.task_id} (see ai73-4)`,
       );
     }
-    const node = task.mindMap?.nodes.find((candidate) => candidate.nodeId === body.node_id);
+    const node = mindMapOf(task, context.seed)?.nodes.find((candidate) => candidate.nodeId === body.node_id);
     if (!node)
       throw outOfOrder(`${caller}: node_id '${body.node_id}' is not a node of the mind map of ai73-5`);
     return { task, node };
@@ -159,22 +188,6 @@ export function createMaterialsOperations(registry: RegistryFactory): MaterialsO
       }
       task.chosen = chosen;
       task.boardId = context.newId('hex');
-      const random = SeededRandom.from(context.seed, task.inputHash, 'ai73-5', stableJson(chosen));
-      const keywords = keywordsOf(task.input);
-      const routes = chosen.length > 0 ? chosen : keywords.slice(0, 2).map((k) => `Improve ${k}`);
-      task.mindMap = buildMindMap(
-        random,
-        titleOf(task.input, 160),
-        routes.map((route) => ({
-          title: route,
-          content: `${route} addresses: ${sentencesOf(task.input)[0] ?? task.input}`,
-          children: [1, 2].map((n) => ({
-            title: `${route}, variant ${n}`,
-            content: `Variant ${n} of ${route.toLowerCase()} tuned for ${random.pick(keywords)}.`,
-          })),
-        })),
-        keywords,
-      );
       task.mindStage = context.startStage(
         'ai73-3FindSolutionConfirmRecommend',
         body.task_id,
@@ -234,8 +247,9 @@ export function createMaterialsOperations(registry: RegistryFactory): MaterialsO
       const task = tasks.get(body.task_id, context.owner);
       requireStarted(task.mindStage, 'ai73-5', 'ai73-3 (confirm the recommendations)');
       const state = stageState(task.mindStage, context.now);
-      if (state !== 'succeeded' || !task.mindMap) return json({ status: upperStatus(state) });
-      return json({ status: 'SUCCEED', solution: task.mindMap.solution });
+      const mindMap = mindMapOf(task, context.seed);
+      if (state !== 'succeeded' || !mindMap) return json({ status: upperStatus(state) });
+      return json({ status: 'SUCCEED', solution: mindMap.solution });
     },
 
     'ai73-6FindSolutionCitationReferenceList': (body, context) => {

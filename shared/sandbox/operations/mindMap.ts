@@ -2,7 +2,6 @@
  * Mind maps in the platform's cell format (ai33-6 and ai73-5): nodes carry `data.node_id`, edges
  * are `default-edge` cells with `source.cell` and `target.cell`.
  */
-import { z } from 'zod';
 import { priorArtReference } from '../priorArt';
 import type { SeededRandom } from '../seeded';
 
@@ -18,19 +17,6 @@ export interface MindMapNode {
   content: string;
   depth: number;
 }
-
-/** A built mind map as kept in a sandbox state file. */
-export const mindMapSchema = z.strictObject({
-  solution: z.strictObject({ title: z.string(), cells: z.array(z.record(z.string(), z.unknown())) }),
-  nodes: z.array(
-    z.strictObject({
-      nodeId: z.string().min(1),
-      title: z.string(),
-      content: z.string(),
-      depth: z.number().int().nonnegative(),
-    }),
-  ),
-}) satisfies z.ZodType<ReturnType<typeof buildMindMap>>;
 
 export function buildMindMap(
   random: SeededRandom,

@@ -55,7 +55,6 @@ interface NoveltyTask {
   elementsStage?: Stage;
   confirmedElements?: Elements;
   agentStage?: Stage;
-  results?: FinalResult[];
   confirmedResults?: FinalResult[];
   exportStage?: Stage;
   exportTitle?: string;
@@ -79,7 +78,6 @@ const noveltyTaskSchema = z.strictObject({
   elementsStage: stageSchema.optional(),
   confirmedElements: elementsSchema.optional(),
   agentStage: stageSchema.optional(),
-  results: z.array(finalResultSchema).optional(),
   confirmedResults: z.array(finalResultSchema).optional(),
   exportStage: stageSchema.optional(),
   exportTitle: z.string().optional(),
@@ -199,14 +197,32 @@ function comparisonsOf(features: readonly Feature[], random: SeededRandom, lang:
   });
 }
 
+/**
+ * The documents the agent search found (once ai35-7 started it). They follow from the seed and the
+ * confirmed features alone, so they are computed when first needed rather than kept (they would be
+ * most of a task's size in a state file).
+ */
+const foundDocuments = new WeakMap<NoveltyTask, FinalResult[]>();
+function resultsOf(task: NoveltyTask, seed: number): FinalResult[] {
+  if (!task.agentStage) return [];
+  let results = foundDocuments.get(task);
+  if (!results) {
+    const random = SeededRandom.from(seed, task.inputHash, 'ai35-8', stableJson(task.confirmedFeatures));
+    const features = (task.confirmedFeatures ?? []).filter((f) => f.selected !== false);
+    results = comparisonsOf(features, random, task.lang);
+    foundDocuments.set(task, results);
+  }
+  return results;
+}
+
 export function createNoveltyOperations(registry: RegistryFactory): NoveltyOperations {
   const tasks = registry<NoveltyTask>('novelty', 'task_id', noveltyTaskSchema);
 
   const selectedFeatures = (task: NoveltyTask) =>
     (task.confirmedFeatures ?? []).filter((f) => f.selected !== false);
 
-  const reportOutline = (task: NoveltyTask) => {
-    const documents = (task.confirmedResults ?? task.results ?? []).filter((doc) => doc.selected);
+  const reportOutline = (task: NoveltyTask, seed: number) => {
+    const documents = (task.confirmedResults ?? resultsOf(task, seed)).filter((doc) => doc.selected);
     const closest = documents[0];
     return {
       title: task.exportTitle || `Novelty search report: ${titleOf(task.input)}`,
@@ -252,7 +268,7 @@ export function createNoveltyOperations(registry: RegistryFactory): NoveltyOpera
     if (state !== 'succeeded') {
       return { ...base, task_status: state === 'running' ? 'running' : 'failed', final_result: [] };
     }
-    const results = task.results ?? [];
+    const results = resultsOf(task, context.seed);
     return {
       ...base,
       task_status: 'success',
@@ -393,13 +409,6 @@ export function createNoveltyOperations(registry: RegistryFactory): NoveltyOpera
         throw outOfOrder('ai35-7 already started the agent search with different elements');
       }
       task.confirmedElements = body.elements;
-      const random = SeededRandom.from(
-        context.seed,
-        task.inputHash,
-        'ai35-8',
-        stableJson(task.confirmedFeatures),
-      );
-      task.results = comparisonsOf(selectedFeatures(task), random, task.lang);
       task.agentStage = context.startStage(
         'ai35-7NoveltySearchAgentSearch',
         body.task_id,
@@ -417,8 +426,8 @@ export function createNoveltyOperations(registry: RegistryFactory): NoveltyOpera
     'ai35-9ComparisonConfirm': (body, context) => {
       const task = tasks.get(body.task_id, context.owner);
       requireSucceeded(task.agentStage, context.now, 'ai35-9', 'the agent search of ai35-8', 'ai35-7');
-      const offered = new Set((task.results ?? []).map((doc) => doc.patent_id));
-      const documents = body.final_result ?? task.results ?? [];
+      const offered = new Set(resultsOf(task, context.seed).map((doc) => doc.patent_id));
+      const documents = body.final_result ?? resultsOf(task, context.seed);
       documents.forEach((doc, index) => {
         if (doc.selected && !doc.user_added && !offered.has(doc.patent_id)) {
           throw invalidParameter(
@@ -451,7 +460,7 @@ export function createNoveltyOperations(registry: RegistryFactory): NoveltyOpera
       const reportUrl = context.publish(`novelty:${body.task_id}:${task.exportCount}`, () => ({
         fileName: `novelty-report-${body.task_id.slice(0, 8)}.pdf`,
         format: 'pdf',
-        outline: reportOutline(task),
+        outline: reportOutline(task, context.seed),
       }));
       return json({ task_id: body.task_id, status: 2, report_url: reportUrl });
     },

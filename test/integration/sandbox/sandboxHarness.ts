@@ -2,7 +2,7 @@
  * Test harness for the sandbox suites: a sandbox on a free port with a hand-driven clock, and small
  * helpers to call operations over real HTTP (undici) the way a client would.
  */
-import { type Dispatcher, request } from 'undici';
+import { Agent, type Dispatcher, request } from 'undici';
 import { findOperation } from '../../../shared/openplatform/catalogue';
 import { SANDBOX_API_KEY, type Sandbox, type SandboxOptions, startSandbox } from '../../../shared/sandbox';
 
@@ -39,9 +39,14 @@ export interface TestSandbox {
   close(): Promise<void>;
 }
 
-export async function startTestSandbox(options: SandboxOptions = {}): Promise<TestSandbox> {
-  const clock = { now: START_TIME };
+/** `clock` lets a restarted sandbox go on with the time of the one before (default: a new one at START_TIME). */
+export async function startTestSandbox(
+  options: SandboxOptions = {},
+  clock: { now: number } = { now: START_TIME },
+): Promise<TestSandbox> {
   const sandbox = await startSandbox({ now: () => clock.now, streamChunkDelayMs: 0, ...options });
+  // Connections of its own: a sandbox started again on the same port never meets a closed one.
+  const dispatcher = new Agent();
 
   const call = async (
     ref: string,
@@ -63,7 +68,7 @@ export async function startTestSandbox(options: SandboxOptions = {}): Promise<Te
       headers['content-type'] = 'application/json';
       payload = callOptions.rawBody ?? JSON.stringify(body);
     }
-    const response = await request(url, { method: operation.method, headers, body: payload });
+    const response = await request(url, { method: operation.method, headers, body: payload, dispatcher });
     const text = await response.body.text();
     let json: unknown;
     try {
@@ -89,14 +94,17 @@ export async function startTestSandbox(options: SandboxOptions = {}): Promise<Te
       return answer.json.data;
     },
     get: async (url) => {
-      const response = await request(url);
+      const response = await request(url, { dispatcher });
       return {
         status: response.statusCode,
         headers: response.headers,
         body: Buffer.from(await response.body.arrayBuffer()),
       };
     },
-    close: () => sandbox.close(),
+    close: async () => {
+      await sandbox.close();
+      await dispatcher.destroy();
+    },
   };
 }
 
