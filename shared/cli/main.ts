@@ -203,6 +203,7 @@ ${exitCodeHelp}
     .option('--port <n>', 'the port (0 picks a free one)', '8787')
     .option('--host <address>', 'the interface to listen on', '127.0.0.1')
     .option('--speed <n>', 'how many times faster than the platform its tasks finish', '1')
+    .option('--state <file>', 'keep its tasks in this file and continue them when started again on it')
     .action(async (_options: unknown, command: Command) => {
       setExitCode(await sandboxCommand(ctx, command.opts() as never));
     });

@@ -23,13 +23,15 @@ import { sweep } from '../engine/sweep';
 import type { WorkflowRegistry } from '../engine/workflow';
 import { createOpenPlatformClient } from '../openplatform/client';
 import type { OpenPlatformClient } from '../openplatform/types';
+import { describeStateReport, discardStateFile } from '../sandbox';
 import { defaultBuiltInSandboxSpeed, type LocalRuntimeConfig, usesBuiltInSandbox } from './config';
-import { listUnfinished } from './job-queries';
+import { listUnfinished, unfinishedStatuses } from './job-queries';
 import type { Pipeline } from './pipeline';
 import {
   type BuiltInSandbox,
   type SandboxLaunchOptions,
   sandboxApiKey,
+  sandboxStatePath,
   startBuiltInSandbox,
 } from './sandbox-launch';
 import {
@@ -78,8 +80,9 @@ export interface LocalPipeline extends Pipeline {
   readonly pool: WorkerPool;
   readonly time: RuntimeTime;
   /**
-   * The built-in sandbox, when this pipeline started one. Its tasks live in this process only: a
-   * job parked for a selection can go on only while this process runs (see sandbox-record.ts).
+   * The built-in sandbox, when this pipeline started one. With a file database its tasks are kept
+   * in `sandbox-state.json` beside it, so a later process continues them; while this process runs,
+   * other commands of the database use this sandbox (see sandbox-record.ts).
    */
   readonly sandbox: BuiltInSandbox | undefined;
   start(): void;
@@ -135,7 +138,19 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
         );
       } else {
         speed = config.sandboxSpeed ?? defaultBuiltInSandboxSpeed;
-        sandbox = await startBuiltInSandbox({ ...options.sandbox, now: () => clock.now(), speed });
+        // Its tasks outlive this process (kill -9 included) in a file beside the database; a file
+        // no unfinished job needs any more is dropped, so it does not grow run after run.
+        let stateFile = options.sandbox?.stateFile;
+        if (stateFile === undefined && config.dbPath !== ':memory:') {
+          stateFile = sandboxStatePath(config.dbPath);
+          if (!(await hasUnfinishedJobs(local.store))) discardStateFile(stateFile);
+        }
+        sandbox = await startBuiltInSandbox({
+          ...options.sandbox,
+          now: () => clock.now(),
+          speed,
+          ...(stateFile === undefined ? {} : { stateFile }),
+        });
         baseUrl = sandbox.url;
         fallbackKey = sandbox.apiKey;
         if (shareable) {
@@ -150,6 +165,10 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
         announce(
           `opflow: no OPFLOW_API_KEY or OPFLOW_BASE_URL set, so using the built-in sandbox at ${sandbox.url} (simulated data, ${speed}x speed)`,
         );
+        const state = sandbox.server.state;
+        if (state?.outcome === 'moved-aside' || (state?.outcome === 'restored' && state.records > 0)) {
+          announce(`opflow: the built-in sandbox ${describeStateReport(state)}`);
+        }
       }
     } else if (config.apiKey === undefined && baseUrl !== undefined && isLoopback(baseUrl)) {
       // `opflow sandbox` in another terminal: its well-known key is the natural default.
@@ -287,6 +306,14 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
     local.close();
     throw error;
   }
+}
+
+/** Whether any job still has work to do or waits for a person (one row per status at most). */
+async function hasUnfinishedJobs(store: JobStore): Promise<boolean> {
+  for (const status of unfinishedStatuses) {
+    if ((await store.list({ status, limit: 1 })).jobs.length > 0) return true;
+  }
+  return false;
 }
 
 const notForRecords = async (): Promise<never> => {

@@ -108,6 +108,11 @@ export class StateFile {
     syncFolder(dirname(this.path));
   }
 
+  /** Delete the file (nothing happens when there is none). Hold the lock. */
+  remove(): void {
+    rmSync(this.path, { force: true });
+  }
+
   /** Rename the file to `<file>.unreadable-<time>` (never over another) and return that path. */
   moveAside(now: Date = new Date()): string {
     const stamp = now.toISOString().replace(/[:.]/g, '-');
@@ -143,8 +148,28 @@ function syncFolder(folder: string): void {
 function processIsAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+  // A killed process nobody has reaped yet (a zombie) still answers signal 0; Linux tells.
+  if (process.platform !== 'linux') return true;
+  try {
+    return !/^\d+ \(.*\) Z/s.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'ENOENT';
+  }
+}
+
+/**
+ * Delete a state file no caller needs any more (say, no job will call its tasks again), under its
+ * lock: throws StateFileInUseError when a live sandbox holds it; does nothing when there is no file.
+ */
+export function discardStateFile(path: string): void {
+  const file = new StateFile(path);
+  file.lock();
+  try {
+    file.remove();
+  } finally {
+    file.unlock();
   }
 }

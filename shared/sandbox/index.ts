@@ -31,5 +31,5 @@ export {
   STATE_FILE_FORMAT,
   STATE_FILE_VERSION,
 } from './SandboxState';
-export { StateFileInUseError } from './StateFile';
+export { discardStateFile, StateFileInUseError } from './StateFile';
 export { type Sandbox, startSandbox } from './startSandbox';

@@ -1,6 +1,7 @@
 /**
- * `opflow sandbox [--port N] [--speed N]`: the stand-in for the Open Platform API, in the
- * foreground until Ctrl-C. Point opflow at it with OPFLOW_BASE_URL.
+ * `opflow sandbox [--port N] [--speed N] [--state FILE]`: the stand-in for the Open Platform API, in
+ * the foreground until Ctrl-C. Point opflow at it with OPFLOW_BASE_URL. With `--state` its tasks
+ * outlive it: started again on the same file, it continues them.
  */
 
 import { scaledTaskDurations } from '../../runtime/sandbox-launch';
@@ -12,6 +13,7 @@ export interface SandboxCommandOptions {
   port: string;
   host: string;
   speed?: string | undefined;
+  state?: string | undefined;
 }
 
 export async function sandboxCommand(
@@ -32,6 +34,7 @@ export async function sandboxCommand(
       port,
       host: options.host,
       ...(speed > 1 ? { taskDurations: scaledTaskDurations(speed) } : {}),
+      ...(options.state ? { stateFile: options.state } : {}),
     });
   } catch (error) {
     throw new CliError(`cannot start the sandbox: ${(error as Error).message}`, ExitCode.environment);

@@ -1,5 +1,5 @@
 /** The state file's bytes: atomic replacement, moving a bad file aside, and the lock between sandboxes. */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import {
   existsSync,
   mkdirSync,
@@ -100,6 +100,30 @@ describe('StateFile', () => {
     writeFileSync(`${path}.lock`, '{"pid": 1');
     open().lock();
   });
+
+  it.runIf(process.platform === 'linux')(
+    'takes over a lock whose process was killed but not reaped yet',
+    async () => {
+      // `sleep 0.1` ends and stays a zombie: the shell it was started from became `sleep 5` and never waits.
+      const shell = spawn('sh', ['-c', 'sleep 0.1 & echo $!; exec sleep 5'], {
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
+      try {
+        const zombie = Number(
+          await new Promise<string>((resolve) =>
+            shell.stdout.once('data', (chunk) => resolve(String(chunk))),
+          ),
+        );
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(readFileSync(`/proc/${zombie}/stat`, 'utf8')).toMatch(/\) Z/);
+        mkdirSync(join(dir, 'nested'));
+        writeFileSync(`${path}.lock`, JSON.stringify({ pid: zombie, holder: 'killed' }));
+        open().lock();
+      } finally {
+        shell.kill('SIGKILL');
+      }
+    },
+  );
 
   it('leaves a lock that is no longer its own in place when unlocking', () => {
     const file = open();
