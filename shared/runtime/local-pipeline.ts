@@ -167,7 +167,7 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
         );
         const state = sandbox.server.state;
         if (state?.outcome === 'moved-aside' || (state?.outcome === 'restored' && state.records > 0)) {
-          announce(`opflow: the built-in sandbox ${describeStateReport(state)}`);
+          announce(`opflow: built-in sandbox: ${describeStateReport(state)}`);
         }
       }
     } else if (config.apiKey === undefined && baseUrl !== undefined && isLoopback(baseUrl)) {
