@@ -46,15 +46,19 @@ export async function driveJobs(
   const local = asLocal(pipeline);
   // Jobs parked for a selection can go on only while this process keeps its built-in sandbox.
   const hostsSandbox = local?.sandbox !== undefined;
+  // With a file database the built-in sandbox keeps its tasks in a state file: stopping loses nothing.
+  const sandboxStateFile = local?.sandbox?.server.state?.file;
   const abort = new AbortController();
   let interrupts = 0;
   const stopListening = io.onInterrupt(() => {
     interrupts += 1;
     if (interrupts === 1) {
       display.note(
-        hostsSandbox
+        hostsSandbox && sandboxStateFile === undefined
           ? 'stopping after the steps in progress (Ctrl-C again stops at once). The built-in sandbox stops with this command, and the tasks of jobs under way with it: to stop and resume later, run against the platform or against `opflow sandbox` (OPFLOW_BASE_URL)'
-          : 'stopping after the steps in progress (press Ctrl-C again to stop at once; nothing is lost)',
+          : hostsSandbox
+            ? `stopping after the steps in progress (press Ctrl-C again to stop at once; nothing is lost: the built-in sandbox keeps its tasks in ${sandboxStateFile}, and opflow resume continues them)`
+            : 'stopping after the steps in progress (press Ctrl-C again to stop at once; nothing is lost)',
       );
       abort.abort(new Error('interrupted'));
     } else {
