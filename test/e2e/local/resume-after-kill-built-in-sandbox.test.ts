@@ -1,7 +1,8 @@
 // kill -9 loses nothing with the built-in sandbox too: it runs inside the killed opflow, so its tasks
 // must come back from sandbox-state.json beside the database. The real bin is killed mid-run (twice)
 // after jobs have passed their first steps; running it again and resuming finish every job, and no
-// call ever meets an upstream task the restarted sandbox does not know (404 not-found).
+// call ever meets an upstream task the restarted sandbox does not know (404 not-found). Once no job
+// needs the tasks, the next command starts afresh.
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -134,5 +135,11 @@ describe('resume after kill -9 with the built-in sandbox', () => {
       .map((line) => JSON.parse(line) as { message: string; error?: { kind?: string; message?: string } });
     const notFound = log.filter((entry) => entry.error?.kind === 'not-found');
     expect(notFound.map((entry) => `${entry.message}: ${entry.error?.message}`)).toEqual([]);
+
+    // With no job left that needs them, the next command starts the sandbox on a fresh file.
+    expect(savedTaskIds().length).toBeGreaterThanOrEqual(6);
+    const idle = await runOpflow(['resume'], { env, cwd: dir });
+    expect(idle.stdout).toContain('nothing to resume');
+    expect(savedTaskIds()).toEqual([]);
   }, 180_000);
 });

@@ -12,7 +12,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { StateFile, StateFileInUseError } from '../../../shared/sandbox/StateFile';
+import { discardStateFile, StateFile, StateFileInUseError } from '../../../shared/sandbox/StateFile';
 
 let dir: string;
 let path: string;
@@ -124,6 +124,19 @@ describe('StateFile', () => {
       }
     },
   );
+
+  it('discards a file under its lock: refused while a live sandbox holds it', () => {
+    const holder = open();
+    holder.lock();
+    holder.write('tasks');
+    expect(() => discardStateFile(path)).toThrow(StateFileInUseError);
+    expect(holder.read()).toBe('tasks');
+    holder.unlock();
+    discardStateFile(path);
+    expect(existsSync(path)).toBe(false);
+    expect(existsSync(`${path}.lock`)).toBe(false);
+    discardStateFile(path); // no file: nothing to do
+  });
 
   it('leaves a lock that is no longer its own in place when unlocking', () => {
     const file = open();
