@@ -11,6 +11,7 @@
  * file rewritten, atomically, before the answer goes out (see StateFile). Unchanged records are not
  * serialised again, but the whole file is written each time, so its size is the cost of a write.
  */
+import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { DownloadLinks } from './DownloadLinks';
 import type { KeyGate } from './KeyGate';
@@ -154,6 +155,9 @@ export class SandboxState {
       }
       this.restoreEmpty();
       const movedTo = file.moveAside();
+      // Callers may still hold ids from the unusable file: a seeded sequence would hand them out
+      // again for other tasks, so start somewhere else.
+      this.ids = SeededRandom.from(this.options.seed, 'ids', randomBytes(8).toString('hex'));
       this.startCount = 1;
       return { report: { file: file.path, outcome: 'moved-aside', records: 0, problem, movedTo } };
     } catch (error) {

@@ -290,20 +290,22 @@ describe('sandbox state file', () => {
     ];
     for (const { content, problem } of cases) {
       rmSync(dir, { recursive: true, force: true });
-      let h = await start();
+      let h = await start({ seed: 3 });
       const { task_id } = await h.ok('ai35-1', { input: IDEA, lang: 'en' });
       await h.close();
       harness = undefined;
       const bad = content(readFileSync(stateFile, 'utf8'));
       writeFileSync(stateFile, bad);
 
-      h = await start();
+      h = await start({ seed: 3 });
       const report = h.sandbox.state;
       expect(report?.outcome).toBe('moved-aside');
       expect(report?.problem).toMatch(problem);
       expect(readFileSync(report?.movedTo ?? '', 'utf8')).toBe(bad);
       expect(describeStateReport(report!)).toContain(`moved it to ${report?.movedTo} and started empty`);
       expect((await h.call('ai35-2', { task_id })).status).toBe(404);
+      // Nor is the id handed out again, though the seed is the same.
+      expect((await h.ok('ai35-1', { input: IDEA, lang: 'en' })).task_id).not.toBe(task_id);
       // The file is this sandbox's now.
       expect(savedState()).toMatchObject({ format: 'opflow-sandbox-state', version: 1 });
       await h.close();
