@@ -27,6 +27,17 @@ export type StepReport =
   | { outcome: 'conflict' }
   | { outcome: 'committed'; job: Job };
 
+/** Error kinds that mean the upstream refused the call outright, so a create did not happen. */
+const refusedKinds: ReadonlySet<string> = new Set([
+  'throttled',
+  'busy',
+  'quota-exhausted',
+  'auth',
+  'forbidden',
+  'invalid-request',
+  'not-found',
+]);
+
 /** Messages a little early (clock skew, queue delay caps) are fine; earlier than this is rescheduled. */
 const earlyToleranceMs = 1_000;
 
@@ -120,8 +131,9 @@ export async function runStep(deps: EngineDeps, message: WorkMessage): Promise<S
 
   // A create call repeated after a crash may be billed twice: record the intent first, and count repeats.
   let current = job;
-  if (step.kind !== 'fetch' && catalogue[step.operation as OperationId].effect !== 'read') {
-    const sent = job.intents[outputName] ?? 0;
+  const sent = job.intents[outputName] ?? 0;
+  const creates = step.kind !== 'fetch' && catalogue[step.operation as OperationId].effect !== 'read';
+  if (creates) {
     current = {
       ...job,
       version: job.version + 1,
@@ -136,6 +148,15 @@ export async function runStep(deps: EngineDeps, message: WorkMessage): Promise<S
   if (outcome.type === 'error' && outcome.failure.kind === 'throttled')
     await deps.rateLimiter.throttled(bucket, now);
   else if (step.kind !== 'fetch') await deps.rateLimiter.succeeded(bucket, now);
+  // The upstream answered that it did not do the call (throttled, busy, refused): nothing was
+  // created, so the retry is not a repeat. Undo the intent (the version stays the one committed).
+  if (creates && outcome.type === 'error' && refusedKinds.has(outcome.failure.kind)) {
+    current = {
+      ...current,
+      intents: { ...current.intents, [outputName]: sent },
+      usage: current.usage.duplicateCreates > job.usage.duplicateCreates ? job.usage : current.usage,
+    };
+  }
 
   const after = deps.clock.now();
   return commitAndSchedule(

@@ -293,6 +293,9 @@ describe('keys and rate', () => {
     const done = (await h.store.get(job.id))!;
     expect(done.status).toBe('SUCCEEDED');
     expect(done.usage.throttledCalls).toBe(12);
+    // a refused create created nothing: its retries are not repeats
+    expect(done.usage.duplicateCreates).toBe(0);
+    expect(done.intents.create).toBe(1);
   });
 
   it('retries when the key store fails while re-reading a rotated key', async () => {
