@@ -1,9 +1,9 @@
 /**
- * Sharing one built-in sandbox between `opflow` commands. The sandbox keeps its tasks in memory, so
- * a job parked for a selection can only go on against the sandbox that created its tasks. The
- * process that starts the built-in sandbox writes `sandbox.json` beside the database; a command
- * started while that process lives (e.g. `opflow resume <jobId> --select ...` in another terminal)
- * uses the same sandbox instead of starting a fresh one that knows none of the tasks.
+ * Sharing one built-in sandbox between `opflow` commands. Only one process at a time may hold the
+ * sandbox's state file (sandbox-state.json, which lets a restarted command continue the same
+ * tasks), so the process that starts the built-in sandbox writes `sandbox.json` beside the
+ * database, and a command started while that process lives (e.g. `opflow resume <jobId> --select
+ * ...` in another terminal) uses the same live sandbox instead of starting its own.
  */
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
