@@ -6,10 +6,12 @@
  * Each `describe...Contract(name, factory)` calls `factory` once per test: it must return a fresh,
  * empty subject and may return `dispose` to clean up after the test.
  */
+
 import { ulid } from 'ulid';
 import { afterEach, describe, expect, it } from 'vitest';
-import { emptyUsage, type Job, type JobStatus } from '../../shared/engine/job';
+import type { Job, JobStatus } from '../../shared/engine/job';
 import type { JobStore, RateLimiter, ReportStore, WorkMessage, WorkQueue } from '../../shared/engine/ports';
+import { makeJob, T0 } from '../support/factories';
 
 export interface ContractFixture<T> {
   subject: T;
@@ -18,35 +20,8 @@ export interface ContractFixture<T> {
 
 export type ContractFactory<T, Options = void> = (options: Options) => Promise<ContractFixture<T>>;
 
-const T0 = 1_750_000_000_000;
-
-/** A valid job in status QUEUED with every optional field unset unless given. */
-export function contractJob(overrides: Partial<Job> = {}): Job {
-  return {
-    id: ulid(),
-    workflow: 'novelty-check',
-    workflowVersion: 1,
-    tenant: 'default',
-    status: 'QUEUED',
-    step: 'submit',
-    version: 1,
-    input: { inline: { text: 'A hinge that folds twice.' } },
-    context: {},
-    selection: { mode: 'auto' },
-    selections: {},
-    attempts: 0,
-    polls: 0,
-    intents: {},
-    nextRunAt: T0,
-    deadlineAt: T0 + 3_600_000,
-    usage: emptyUsage(),
-    outputs: [],
-    source: 'cli',
-    createdAt: T0,
-    updatedAt: T0,
-    ...overrides,
-  };
-}
+/** A valid job in status QUEUED (test/support/factories.ts), kept under the name the suites use. */
+export const contractJob = makeJob;
 
 /** The same job, one committed write later. */
 function nextVersion(job: Job, changes: Partial<Job> = {}): Job {

@@ -1,39 +1,23 @@
 import { describe, expect, it } from 'vitest';
-import {
-  advance,
-  autoSelection,
-  emptyUsage,
-  type Job,
-  quotaPauseMs,
-  selectionProblem,
-} from '../../../shared/engine';
+import { advance, autoSelection, type Job, quotaPauseMs, selectionProblem } from '../../../shared/engine';
+import { makeJob } from '../../support/factories';
 import { demo } from './fixtures';
 
 const now = 1_000_000;
-const job = (overrides: Partial<Job> = {}): Job => ({
-  id: 'job-1',
-  workflow: 'demo',
-  workflowVersion: 1,
-  tenant: 'default',
-  status: 'RUNNING',
-  step: 'create',
-  version: 3,
-  input: { inline: { issue: 'x' } },
-  context: {},
-  selection: { mode: 'auto' },
-  selections: {},
-  attempts: 0,
-  polls: 0,
-  intents: {},
-  nextRunAt: now,
-  deadlineAt: now + 3_600_000,
-  usage: emptyUsage(),
-  outputs: [],
-  source: 'cli',
-  createdAt: now - 1000,
-  updatedAt: now - 1000,
-  ...overrides,
-});
+const job = (overrides: Partial<Job> = {}): Job =>
+  makeJob({
+    id: 'job-1',
+    workflow: 'demo',
+    status: 'RUNNING',
+    step: 'create',
+    version: 3,
+    input: { inline: { issue: 'x' } },
+    nextRunAt: now,
+    deadlineAt: now + 3_600_000,
+    createdAt: now - 1000,
+    updatedAt: now - 1000,
+    ...overrides,
+  });
 const random = () => 0.5;
 
 describe('advance', () => {
