@@ -123,12 +123,29 @@ function parseDocument(
   }
   text = text.replace(/^\uFEFF/, '');
   if (text.trim() === '') return { source, reason: 'the file is empty' };
+  if (looksBinary(text))
+    return { source, reason: 'not text: it holds NUL or control bytes (is it a binary file?)' };
   if (kind !== 'json') return { source, fileName, kind, content: text };
   try {
     return { source, fileName, kind, content: text, json: JSON.parse(text) };
   } catch (error) {
     return { source, reason: `invalid JSON: ${(error as Error).message}` };
   }
+}
+
+/**
+ * Valid UTF-8 can still be binary (NUL bytes, control codes): running it would bill a job for noise.
+ * Any NUL, or more than one control character in a hundred (tabs, line and page breaks aside).
+ */
+function looksBinary(text: string): boolean {
+  let controls = 0;
+  for (let index = 0; index < text.length; index += 1) {
+    const code = text.charCodeAt(index);
+    if (code === 0) return true;
+    // 9–13: tab, line feed, vertical tab, form feed, carriage return.
+    if ((code < 32 && (code < 9 || code > 13)) || code === 127) controls += 1;
+  }
+  return controls > text.length / 100;
 }
 
 function describeFileError(error: unknown): string {

@@ -67,6 +67,18 @@ describe('readInputs', () => {
     ]);
   });
 
+  it('refuses valid UTF-8 that is binary (NUL or many control bytes), and keeps text with tabs and page breaks', async () => {
+    writeFileSync(join(dir, 'nul.md'), Buffer.from('\u0000\u0001\u0002hello\u0000', 'utf8'));
+    writeFileSync(join(dir, 'controls.txt'), `${'\u0007'.repeat(5)}${'x'.repeat(100)}`);
+    writeFileSync(join(dir, 'tabs.txt'), 'a\tb\r\nc\fd\u000be\n');
+    const { documents, problems } = await read(['nul.md', 'controls.txt', 'tabs.txt']);
+    expect(documents.map((d) => d.source)).toEqual(['tabs.txt']);
+    expect(problems).toEqual([
+      { source: 'nul.md', reason: 'not text: it holds NUL or control bytes (is it a binary file?)' },
+      { source: 'controls.txt', reason: 'not text: it holds NUL or control bytes (is it a binary file?)' },
+    ]);
+  });
+
   it('refuses a file larger than the limit', async () => {
     writeFileSync(join(dir, 'huge.txt'), Buffer.alloc(maxInputBytes + 1, 'a'));
     const { problems } = await read(['huge.txt']);
