@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startWorld, type World } from './world';
+import { callSequence, lastSeq, startWorld, type World } from './world';
 
 const QUESTION = 'Which mechanisms explain the cardiovascular benefit of GLP-1 receptor agonists?';
 
@@ -11,7 +11,9 @@ describe('encyclopedia-qa against the sandbox', () => {
   afterAll(() => world.close());
 
   it('creates the chat, streams the answer and reports it with its references', async () => {
+    const before = lastSeq(world);
     const job = await world.run('encyclopedia-qa', { question: QUESTION, dataSource: 'paper' });
+    expect(callSequence(world, before)).toEqual(['ai68-1', 'ai68-2']);
     expect(job.status, JSON.stringify(job.lastError)).toBe('SUCCEEDED');
     const { markdown, result } = await world.report(job.id);
     const answer = result.steps.answer as { text: string; finishReason: string };

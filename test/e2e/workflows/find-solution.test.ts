@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { offered, startWorld, type World } from './world';
+import { callSequence, lastSeq, offered, startWorld, type World } from './world';
 
 const PROBLEM =
   'Increase the energy density of lithium-ion battery cells for electric scooters without reducing cycle life.';
@@ -12,7 +12,9 @@ describe('find-solution against the sandbox', () => {
   afterAll(() => world.close());
 
   it('auto: takes all recommendations and the ticked directions, and reports the final solution and its nodes', async () => {
+    const before = lastSeq(world);
     const job = await world.run('find-solution', { problem: PROBLEM });
+    expect(callSequence(world, before)).toEqual(['ai33-1', 'ai33-2', 'ai33-3', 'ai33-4', 'ai33-5', 'ai33-6']);
     expect(job.status, JSON.stringify(job.lastError)).toBe('SUCCEEDED');
     const { markdown, result } = await world.report(job.id);
     const recommend = (result.steps.recommendations as { recommend: string[] }).recommend;

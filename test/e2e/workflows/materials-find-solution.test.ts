@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { offered, startWorld, type World } from './world';
+import { callSequence, lastSeq, offered, startWorld, type World } from './world';
 
 const PROBLEM =
   'Raise the thermal conductivity of epoxy potting compounds for power electronics above 2 W/mK while keeping them electrically insulating.';
@@ -28,8 +28,10 @@ describe('materials-find-solution against the sandbox', () => {
   afterAll(() => world.close());
 
   it('auto with nodes "none": the mind map and the thinking, no node detailed', async () => {
+    const before = lastSeq(world);
     const job = await world.run('materials-find-solution', { problem: PROBLEM });
     expect(job.status, JSON.stringify(job.lastError)).toBe('SUCCEEDED');
+    expect(callSequence(world, before)).toEqual(['ai73-1', 'ai73-2', 'ai73-3', 'ai73-4', 'ai73-5']);
     const { markdown, result } = await world.report(job.id);
     const nodes = nodesOf(result);
     expect(nodes.length).toBeGreaterThan(3);
@@ -42,10 +44,20 @@ describe('materials-find-solution against the sandbox', () => {
   });
 
   it('nodes "all": every solution node gets its reference, every page of citations and an implementation plan', async () => {
+    const before = lastSeq(world);
     const job = await world.run('materials-find-solution', { problem: PROBLEM, nodes: 'all' });
     expect(job.status, JSON.stringify(job.lastError)).toBe('SUCCEEDED');
     const { markdown, result } = await world.report(job.id);
     const leaves = nodesOf(result).filter((cell) => cell.shape === 'solution-node');
+    // per node: reference, every citation page (collapsed), start, implementation (polled)
+    expect(callSequence(world, before)).toEqual([
+      'ai73-1',
+      'ai73-2',
+      'ai73-3',
+      'ai73-4',
+      'ai73-5',
+      ...leaves.flatMap(() => ['ai73-7', 'ai73-6', 'ai73-8', 'ai73-9']),
+    ]);
     expect(job.context.nodeIds).toEqual(leaves.map((cell) => cell.data!.node_id));
     let pages = 0;
     leaves.forEach((leaf, index) => {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobRequestError } from '../../../shared/engine';
 import { noveltyCheck } from '../../../shared/workflows';
-import { offered, startWorld, type World } from './world';
+import { callSequence, lastSeq, offered, startWorld, type World } from './world';
 
 const file = join(__dirname, '../../../examples/disclosures/self-cleaning-solar-panel-coating.md');
 const input = noveltyCheck.fromText!(readFileSync(file, 'utf8'), file) as { text: string; title: string };
@@ -17,8 +17,23 @@ describe('novelty-check against the sandbox', () => {
 
   it('auto: takes the preselected features and reports summary, features, elements, references and the PDF', async () => {
     const started = world.clock.now();
+    const before = lastSeq(world);
     const job = await world.run('novelty-check', input);
     expect(job.status, JSON.stringify(job.lastError)).toBe('SUCCEEDED');
+    // ai35-9 is not a step; polled operations appear once
+    expect(callSequence(world, before)).toEqual([
+      'ai35-1',
+      'ai35-2',
+      'ai35-3',
+      'ai35-4',
+      'ai35-5',
+      'ai35-6',
+      'ai35-7',
+      'ai35-8',
+      'ai35-10',
+      'ai35-11',
+      'download',
+    ]);
     // minutes of upstream work, skipped
     expect(world.clock.now() - started).toBeGreaterThan(5 * 60_000);
 

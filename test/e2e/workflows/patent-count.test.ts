@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { patentCountFor } from '../../../shared/sandbox';
-import { startWorld, type World } from './world';
+import { callSequence, lastSeq, startWorld, type World } from './world';
 
 const QUERY = 'TTL:(lithium AND battery) AND PBD:[2015 TO 2024]';
 
@@ -12,7 +12,9 @@ describe('patent-count against the sandbox', () => {
   afterAll(() => world.close());
 
   it('counts the patents of a query, collapsed as asked, and reports the count with the query', async () => {
+    const before = lastSeq(world);
     const job = await world.run('patent-count', { query: QUERY, collapseType: 'DOCDB' });
+    expect(callSequence(world, before)).toEqual(['p001']);
     expect(job.status).toBe('SUCCEEDED');
     const expected = patentCountFor(QUERY, 'DOCDB');
     const { markdown, html, result } = await world.report(job.id);

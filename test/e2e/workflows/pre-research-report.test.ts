@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startWorld, type World } from './world';
+import { callSequence, lastSeq, startWorld, type World } from './world';
 
 const QUESTION = 'How can the energy density of sodium-ion batteries for stationary storage be raised?';
 
@@ -11,7 +11,9 @@ describe('pre-research-report against the sandbox', () => {
   afterAll(() => world.close());
 
   it('from a question: reports key players and key patents first, and keeps the report', async () => {
+    const before = lastSeq(world);
     const job = await world.run('pre-research-report', { question: QUESTION });
+    expect(callSequence(world, before)).toEqual(['ai34-1', 'ai34-3', 'download']);
     expect(job.status, JSON.stringify(job.lastError)).toBe('SUCCEEDED');
     const { markdown, result } = await world.report(job.id);
     expect(markdown).toContain(`# Pre-research report: ${QUESTION}`);
@@ -31,6 +33,7 @@ describe('pre-research-report against the sandbox', () => {
   });
 
   it('from a directory: supplies the chosen chapters, renaming only the custom modules', async () => {
+    const before = lastSeq(world);
     const job = await world.run('pre-research-report', {
       question: QUESTION,
       directory: [
@@ -42,6 +45,8 @@ describe('pre-research-report against the sandbox', () => {
     expect(job.status, JSON.stringify(job.lastError)).toBe('SUCCEEDED');
     const { markdown, result } = await world.report(job.id);
     expect(world.sandbox.ledger.count({ operationId: 'ai34-2' })).toBe(1);
+    // ai34-2 needs the report_id of an ai34-1 created without auto_directory
+    expect(callSequence(world, before)).toEqual(['ai34-1', 'ai34-2', 'ai34-3', 'download']);
     expect(markdown).toContain('| Cost per stored kWh | CUSTOM_MODULE_1 | customize |');
     expect(markdown).toMatch(
       /\| .+ \| HEAD_PLAYER_ANALYSIS \| model \|\n\| .+ \| KEY_PATENT_INTERPRETATION \| model \|/,

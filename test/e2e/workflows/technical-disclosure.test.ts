@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { technicalDisclosure } from '../../../shared/workflows';
-import { startWorld, type World } from './world';
+import { callSequence, lastSeq, startWorld, type World } from './world';
 
 const file = join(__dirname, '../../../examples/disclosures/heat-pump-dryer_condensate-heat-recovery.txt');
 const input = technicalDisclosure.fromText!(readFileSync(file, 'utf8'), file) as {
@@ -18,7 +18,9 @@ describe('technical-disclosure against the sandbox', () => {
   afterAll(() => world.close());
 
   it('extracts the key content, waits for the document and keeps a copy of it', async () => {
+    const before = lastSeq(world);
     const job = await world.run('technical-disclosure', input);
+    expect(callSequence(world, before)).toEqual(['ai32-1', 'ai32-2', 'ai32-3', 'download']);
     expect(job.status, JSON.stringify(job.lastError)).toBe('SUCCEEDED');
     const { markdown, result } = await world.report(job.id);
     expect(result.attachments).toEqual([

@@ -113,3 +113,21 @@ export async function startWorld(sandboxOptions: SandboxOptions = {}): Promise<W
 export function offered(job: Job): string[] {
   return (job.pending?.options ?? []).map((option) => `${option.id}: ${option.label}`);
 }
+
+/**
+ * The calls the sandbox answered after ledger entry `afterSeq`, as short operation names (`ai35-1`,
+ * `download` for a fetched document) with a polled operation's repeats collapsed into one: the
+ * workflow's sequence as the upstream saw it.
+ */
+export function callSequence(world: World, afterSeq: number): string[] {
+  const sequence: string[] = [];
+  for (const entry of world.sandbox.ledger.entries({ outcome: 'ok' })) {
+    if (entry.seq <= afterSeq) continue;
+    const name = /^(ai\d+(?:-\d+)?|p\d+)/.exec(entry.operationId)?.[1] ?? entry.operationId;
+    if (sequence.at(-1) !== name) sequence.push(name);
+  }
+  return sequence;
+}
+
+/** The last ledger entry's number, to read the calls of the next job with {@link callSequence}. */
+export const lastSeq = (world: World): number => world.sandbox.ledger.entries().at(-1)?.seq ?? 0;
