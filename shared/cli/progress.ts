@@ -121,6 +121,8 @@ class BarDisplay implements ProgressDisplay {
 
   stop(): void {
     this.#refreshRun();
+    // MultiBar.stop() renders the bars but not the lines logged since the last frame: flush them first.
+    this.#multibar.update();
     this.#multibar.stop();
   }
 
