@@ -122,7 +122,8 @@ function parseDocument(
     return { source, reason: 'not UTF-8 text (is it a binary file?)' };
   }
   text = text.replace(/^\uFEFF/, '');
-  if (text.trim() === '') return { source, reason: 'the file is empty' };
+  if (text.trim() === '')
+    return { source, reason: source === '-' ? 'standard input is empty' : 'the file is empty' };
   if (looksBinary(text))
     return { source, reason: 'not text: it holds NUL or control bytes (is it a binary file?)' };
   if (kind !== 'json') return { source, fileName, kind, content: text };

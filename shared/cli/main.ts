@@ -31,6 +31,9 @@ export function processIo(): CliIo {
     stdout: process.stdout,
     stderr: process.stderr,
     readStdin: async () => {
+      // On a terminal `-` would otherwise wait in silence for the text.
+      if (process.stdin.isTTY)
+        process.stderr.write('opflow: reading the input from the terminal; end it with Ctrl-D\n');
       const chunks: Buffer[] = [];
       for await (const chunk of process.stdin) chunks.push(Buffer.from(chunk as Buffer));
       return Buffer.concat(chunks).toString('utf8');

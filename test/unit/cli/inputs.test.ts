@@ -91,6 +91,8 @@ describe('readInputs', () => {
     const asJson = await read(['-', '-'], ' {"text": "x"}');
     expect(asJson.documents[0]).toMatchObject({ kind: 'json', json: { text: 'x' } });
     expect(asJson.problems).toEqual([{ source: '-', reason: 'standard input can be read only once' }]);
+    const empty = await read(['-'], ' \n');
+    expect(empty.problems).toEqual([{ source: '-', reason: 'standard input is empty' }]);
   });
 
   it('reads a file named twice only once, and drops a byte order mark', async () => {
