@@ -132,7 +132,6 @@ export const findSolution = defineWorkflow<FindSolutionInput>({
       operation: 'ai33-3Step3SubmitV3',
       needs: ['recommendations'],
       retry: createRetry,
-      keep: false,
       request: (ctx) => ({
         lang: ctx.input.lang,
         task_id: contextString(ctx, 'taskId'),
@@ -170,7 +169,6 @@ export const findSolution = defineWorkflow<FindSolutionInput>({
       operation: 'ai33-5Step4V3',
       needs: ['directions'],
       retry: createRetry,
-      keep: false,
       request: (ctx) => ({
         lang: ctx.input.lang,
         task_id: contextString(ctx, 'taskId'),

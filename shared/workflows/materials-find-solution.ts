@@ -192,7 +192,6 @@ export const materialsFindSolution = defineWorkflow<MaterialsFindSolutionInput>(
       operation: 'ai73-3FindSolutionConfirmRecommend',
       needs: ['recommendations'],
       retry: createRetry,
-      keep: false,
       request: (ctx) => ({
         task_id: contextString(ctx, 'taskId'),
         recommend: chosenRecommendations(
@@ -258,7 +257,6 @@ export const materialsFindSolution = defineWorkflow<MaterialsFindSolutionInput>(
       title: 'start the implementation plan',
       operation: 'ai73-8FindSolutionImplementation',
       outputName: (ctx) => nodeOutput.implementationStart(currentNode(ctx).index),
-      keep: false,
       retry: createRetry,
       request: nodeBody,
       decide: () => ({ type: 'next' }),

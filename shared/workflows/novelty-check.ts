@@ -152,7 +152,6 @@ export const noveltyCheck = defineWorkflow<NoveltyCheckInput>({
       title: 'confirm the summary',
       operation: 'ai35-3TechSolutionUpdate',
       needs: ['summary'],
-      keep: false,
       request: (ctx) => {
         const summary = requireOutput(ctx, 'summary', 'ai35-2TechSolutionGet');
         return {
@@ -188,7 +187,6 @@ export const noveltyCheck = defineWorkflow<NoveltyCheckInput>({
       title: 'confirm the features',
       operation: 'ai35-5FeatureConfirm',
       needs: ['features'],
-      keep: false,
       request: (ctx) => {
         const features = requireOutput(ctx, 'features', 'ai35-4FeatureExtract').data ?? [];
         const picked = chosen(ctx, 'features');
@@ -220,7 +218,6 @@ export const noveltyCheck = defineWorkflow<NoveltyCheckInput>({
       title: 'start the agent search',
       operation: 'ai35-7NoveltySearchAgentSearch',
       needs: ['search-elements'],
-      keep: false,
       request: (ctx) => ({
         task_id: contextString(ctx, 'taskId'),
         elements: echoElements(
@@ -253,7 +250,6 @@ export const noveltyCheck = defineWorkflow<NoveltyCheckInput>({
       title: 'create the report',
       operation: 'ai35-10NoveltySearchExport',
       retry: createRetry,
-      keep: false,
       request: (ctx) => ({ task_id: contextString(ctx, 'taskId'), title: noveltyTitle(ctx.input) }),
       decide: () => ({ type: 'next' }),
     }),

@@ -93,7 +93,6 @@ export const technicalDisclosure = defineWorkflow<TechnicalDisclosureInput>({
       operation: 'ai32-2PatentDisclosureGenerate',
       needs: ['extract'],
       retry: createRetry,
-      keep: false,
       request: (ctx) =>
         generateRequest(ctx.input, requireOutput(ctx, 'extract', 'ai32-1PatentDisclosureTechMeans')),
       decide: (data) => {
