@@ -46,9 +46,11 @@ export interface ReadInputsOptions {
 export async function readInputs(
   sources: readonly string[],
   options: ReadInputsOptions,
-): Promise<{ documents: InputDocument[]; problems: InputProblem[] }> {
+): Promise<{ documents: InputDocument[]; problems: InputProblem[]; skipped: string[] }> {
   const documents: InputDocument[] = [];
   const problems: InputProblem[] = [];
+  /** Files in a given folder that are not inputs (a PDF beside the disclosures): named, not refused. */
+  const skipped: string[] = [];
   const seen = new Set<string>();
   let stdinUsed = false;
 
@@ -89,11 +91,14 @@ export async function readInputs(
     try {
       const info = await stat(path);
       if (info.isDirectory()) {
-        const names = (await readdir(path))
-          .filter(
-            (name) => !name.startsWith('.') && kindByExtension[extname(name).toLowerCase()] !== undefined,
-          )
-          .sort();
+        const visible = (await readdir(path, { withFileTypes: true }))
+          .filter((entry) => !entry.name.startsWith('.'))
+          .sort((a, b) => a.name.localeCompare(b.name));
+        const usable = (name: string) => kindByExtension[extname(name).toLowerCase()] !== undefined;
+        for (const entry of visible) {
+          if (entry.isFile() && !usable(entry.name)) skipped.push(join(source, entry.name));
+        }
+        const names = visible.map((entry) => entry.name).filter(usable);
         if (names.length === 0) {
           problems.push({ source, reason: 'the folder has no .md, .txt or .json files' });
           continue;
@@ -106,7 +111,7 @@ export async function readInputs(
       problems.push({ source, reason: describeFileError(error) });
     }
   }
-  return { documents, problems };
+  return { documents, problems, skipped };
 }
 
 function parseDocument(

@@ -41,7 +41,15 @@ export async function runCommand(
   const deadlineMs =
     options.deadline === undefined ? undefined : parseDuration(options.deadline, '--deadline');
 
-  const { documents, problems } = await readInputs(sources, { readStdin: ctx.io.readStdin, cwd: ctx.io.cwd });
+  const { documents, problems, skipped } = await readInputs(sources, {
+    readStdin: ctx.io.readStdin,
+    cwd: ctx.io.cwd,
+  });
+  if (skipped.length > 0) {
+    ctx.io.stderr.write(
+      `opflow: not inputs (only .md, .txt and .json files are read): ${skipped.join(', ')}\n`,
+    );
+  }
   const refused: InputProblem[] = [...problems];
   const candidates: Candidate[] = [];
   for (const document of documents) {

@@ -35,7 +35,8 @@ describe('readInputs', () => {
     writeFileSync(join(dir, 'folder', 'a.txt'), 'a');
     writeFileSync(join(dir, 'folder', '.hidden.md'), 'h');
     writeFileSync(join(dir, 'folder', 'picture.png'), 'p');
-    const { documents, problems } = await read(['folder']);
+    const { documents, problems, skipped } = await read(['folder']);
+    expect(skipped).toEqual([join('folder', 'picture.png')]);
     expect(problems).toEqual([]);
     expect(documents.map((d) => d.source)).toEqual([join('folder', 'a.txt'), join('folder', 'z.md')]);
   });
