@@ -5,7 +5,10 @@
  */
 
 export interface TextDocument {
-  /** The first `#` heading's text, else the file name without folders and extension. */
+  /**
+   * The first `#` heading's text; in plain text, a short first line on its own above a blank line;
+   * else the file name without folders and extension.
+   */
   title: string;
   /** The whole text, trimmed. */
   text: string;
@@ -19,8 +22,22 @@ const HEADING = /^ {0,3}#{1,6}[ \t]+(.+?)[ \t#]*$/;
 export function readTextDocument(text: string, fileName: string): TextDocument {
   const normalised = text.replace(/^\uFEFF/, '').replace(/\r\n?/g, '\n');
   const lines = normalised.split('\n');
-  const headingIndex = lines.findIndex((line) => HEADING.test(line));
-  const headingText = headingIndex >= 0 ? HEADING.exec(lines[headingIndex]!)?.[1]?.trim() : undefined;
+  let headingIndex = lines.findIndex((line) => HEADING.test(line));
+  let headingText = headingIndex >= 0 ? HEADING.exec(lines[headingIndex]!)?.[1]?.trim() : undefined;
+  if (headingIndex < 0) {
+    // Plain text: a short first line standing alone above a blank line is the title.
+    const first = lines.findIndex((line) => line.trim() !== '');
+    const line = first >= 0 ? lines[first]!.trim() : '';
+    if (
+      first >= 0 &&
+      line.length <= 150 &&
+      !/[.!?:;,]$/.test(line) &&
+      (lines[first + 1] ?? '').trim() === ''
+    ) {
+      headingIndex = first;
+      headingText = line;
+    }
+  }
   const title = headingText && headingText !== '' ? headingText : titleFromFileName(fileName);
   const body =
     headingIndex >= 0

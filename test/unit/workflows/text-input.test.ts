@@ -14,6 +14,18 @@ describe('reading a text document', () => {
     });
   });
 
+  it('takes a short first line standing above a blank line as the title of plain text', () => {
+    const document = readTextDocument(
+      'Heat pump dryer with heat recovery\n\nThe condensate is reused.',
+      'x.txt',
+    );
+    expect(document.title).toBe('Heat pump dryer with heat recovery');
+    expect(document.body).toBe('The condensate is reused.');
+    // a first sentence that runs on is not a title
+    expect(readTextDocument('The condensate is reused.\n\nMore.', 'dryer.txt').title).toBe('dryer');
+    expect(readTextDocument('A line\nthat wraps on.', 'wrap.txt').title).toBe('wrap');
+  });
+
   it('falls back to the file name without folders and extension', () => {
     expect(readTextDocument('No heading here.', 'examples/disclosures/solar_panel-coating.txt').title).toBe(
       'solar panel-coating',
