@@ -74,6 +74,10 @@ export async function main(argv: readonly string[], options: MainOptions = {}): 
       io.stderr.write(`opflow: ${classified.message}\n`);
       if (io.env.OPFLOW_DEBUG && error instanceof Error && error.stack) io.stderr.write(`${error.stack}\n`);
       exitCode = classified.exitCode;
+      // Scripts asked for JSON: give them the failure as JSON on stdout too, not only a line on stderr.
+      if (program.opts<{ json?: boolean }>().json) {
+        io.stdout.write(`${JSON.stringify({ error: { message: classified.message, exitCode } })}\n`);
+      }
     }
   }
   if (!options.io) process.exitCode = exitCode;

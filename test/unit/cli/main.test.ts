@@ -48,6 +48,14 @@ describe('opflow (in-process)', () => {
     expect(io.err()).toContain(`known workflows: ${[...workflowNames].sort().join(', ')}`);
   });
 
+  it('reports a failure as JSON on stdout with --json, beside the line on stderr', async () => {
+    expect(await opflow('status', '01ZZZZZZZZZZZZZZZZZZZZZZZZ', '--json')).toBe(ExitCode.notFound);
+    const answer = JSON.parse(io.out()) as { error: { message: string; exitCode: number } };
+    expect(answer.error.exitCode).toBe(ExitCode.notFound);
+    expect(answer.error.message).toContain('01ZZZZZZZZZZZZZZZZZZZZZZZZ');
+    expect(io.err()).toContain(answer.error.message);
+  });
+
   it('needs at least one input', async () => {
     expect(await opflow('run', 'novelty-check')).toBe(ExitCode.usage);
     expect(io.err()).toContain("missing required argument 'inputs'");
