@@ -38,6 +38,12 @@ const refusedKinds: ReadonlySet<string> = new Set([
   'not-found',
 ]);
 
+/**
+ * A job held back by the rate limit for longer than this gets its `nextRunAt` moved forward (one
+ * write), staying under the sweeper's default 30 s grace so it is never mistaken for stranded.
+ */
+const backlogRefreshMs = 20_000;
+
 /** Messages a little early (clock skew, queue delay caps) are fine; earlier than this is rescheduled. */
 const earlyToleranceMs = 1_000;
 
@@ -120,7 +126,15 @@ export async function runStep(deps: EngineDeps, message: WorkMessage): Promise<S
       // they do not all come back together and be deferred again.
       const waitMs = Math.max(1, token.retryAtMs - now);
       const delayMs = waitMs + Math.floor(deps.random() * Math.min(30_000, 4 * waitMs));
-      await deps.queue.send(message, Math.min(delayMs, deps.queue.maxDelayMs));
+      let next = message;
+      if (now - job.nextRunAt > backlogRefreshMs) {
+        // Waiting in a backlog for long: move nextRunAt forward so the sweeper does not take the job
+        // for stranded and add copies of its message; the new version also retires any copies.
+        const moved: Job = { ...job, version: job.version + 1, updatedAt: now, nextRunAt: now + delayMs };
+        if (!(await deps.store.commit(moved, job.version))) return { outcome: 'conflict' };
+        next = { jobId: job.id, version: moved.version };
+      }
+      await deps.queue.send(next, Math.min(delayMs, deps.queue.maxDelayMs));
       return { outcome: 'deferred', reason: 'rate-limited', delayMs, waitMs };
     }
   }

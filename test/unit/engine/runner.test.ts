@@ -333,3 +333,31 @@ describe('deadlines and long waits', () => {
     expect(failed.finishedAt! - t0).toBe(10 * 60_000);
   });
 });
+
+describe('a backlog behind the rate limit', () => {
+  it('moves nextRunAt forward for a job held back long, so the sweeper adds no copies', async () => {
+    const h = harness();
+    h.deps.rateLimiter = {
+      take: async (_bucket, now) => ({ granted: false, retryAtMs: now + 1_000 }),
+      throttled: async () => {},
+      succeeded: async () => {},
+    };
+    const job = await start(h);
+    // Deferred for a while without writes: the job's nextRunAt stays where it was.
+    for (let i = 0; i < 5; i++) {
+      const next = h.queue.takeNext()!;
+      h.clock.current = Math.max(h.clock.current, next.visibleAt);
+      await runStep(h.deps, next.message);
+    }
+    expect((await h.store.get(job.id))!.version).toBe(job.version);
+    // Held back past 20 s: one write moves it forward, and the sweeper leaves it alone.
+    h.clock.advance(21_000);
+    const held = h.queue.takeNext()!;
+    await runStep(h.deps, held.message);
+    const moved = (await h.store.get(job.id))!;
+    expect(moved.version).toBe(job.version + 1);
+    expect(moved.nextRunAt).toBeGreaterThan(h.clock.now());
+    expect(h.queue.pending.map((p) => p.message)).toEqual([{ jobId: job.id, version: moved.version }]);
+    expect((await sweep(h.deps)).requeued).toBe(0);
+  });
+});
