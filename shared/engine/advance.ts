@@ -160,6 +160,7 @@ function advanceUncapped(
     ...job,
     version: job.version + 1,
     updatedAt: now,
+    inFlightSince: undefined,
     usage: addUsage(job.usage, outcome.type === 'deadline' ? undefined : outcome.usage),
     outputs:
       outcome.type === 'decision' && outcome.output && !job.outputs.includes(outcome.output)

@@ -126,6 +126,13 @@ export interface Job {
   pollStartedAt?: number | undefined;
   /** Create calls sent per step (to count duplicates after crashes). */
   intents: Record<string, number>;
+  /**
+   * Set when a create call's intent is committed, cleared by the step's outcome. While set,
+   * `nextRunAt` is pushed out by the in-flight allowance, so no sweeper takes the job for stranded
+   * while its call is under way; a message of this version arriving anyway was sent because the
+   * worker is gone, and runs at once.
+   */
+  inFlightSince?: number | undefined;
   nextRunAt: number;
   deadlineAt: number;
   lastError?: JobError | undefined;

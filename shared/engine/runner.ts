@@ -39,6 +39,13 @@ const refusedKinds: ReadonlySet<string> = new Set([
 ]);
 
 /**
+ * How long a step's call may be under way (the client's longest default time limit plus margin)
+ * before a sweeper may take its job for stranded. A worker that dies mid-call is rescued after this
+ * (sooner locally: a restarted process sweeps in-flight jobs at once).
+ */
+export const inFlightAllowanceMs = 150_000;
+
+/**
  * A job held back by the rate limit for longer than this gets its `nextRunAt` moved forward (one
  * write), staying under the sweeper's default 30 s grace so it is never mistaken for stranded.
  */
@@ -85,7 +92,7 @@ export async function runStep(deps: EngineDeps, message: WorkMessage): Promise<S
     );
   }
   if (job.status === 'AWAITING_INPUT') return { outcome: 'dropped', reason: 'awaiting-input' };
-  if (job.nextRunAt > now + earlyToleranceMs) {
+  if (job.nextRunAt > now + earlyToleranceMs && job.inFlightSince === undefined) {
     const delayMs = job.nextRunAt - now;
     await deps.queue.send(message, Math.min(delayMs, deps.queue.maxDelayMs));
     return { outcome: 'deferred', reason: 'not-due', delayMs };
@@ -154,6 +161,8 @@ export async function runStep(deps: EngineDeps, message: WorkMessage): Promise<S
       updatedAt: now,
       intents: { ...job.intents, [outputName]: sent + 1 },
       usage: sent > 0 ? { ...job.usage, duplicateCreates: job.usage.duplicateCreates + 1 } : job.usage,
+      inFlightSince: now,
+      nextRunAt: now + inFlightAllowanceMs,
     };
     if (!(await deps.store.commit(current, job.version))) return { outcome: 'conflict' };
   }

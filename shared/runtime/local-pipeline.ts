@@ -18,7 +18,7 @@ import {
 import type { EngineDeps, EngineLogger } from '../engine/deps';
 import type { Job } from '../engine/job';
 import type { JobStore } from '../engine/ports';
-import { runStep } from '../engine/runner';
+import { inFlightAllowanceMs, runStep } from '../engine/runner';
 import { sweep } from '../engine/sweep';
 import type { WorkflowRegistry } from '../engine/workflow';
 import { createOpenPlatformClient } from '../openplatform/client';
@@ -257,7 +257,9 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
         return report;
       },
       sweep: () => {
-        const graceMs = firstSweep ? 0 : 5_000;
+        // At start, jobs whose call was in flight in a process that died are stranded too, though
+        // their nextRunAt is pushed out by the in-flight allowance: look that far ahead once.
+        const graceMs = firstSweep ? -inFlightAllowanceMs : 5_000;
         firstSweep = false;
         return sweep({ ...deps, store: strandedView }, { graceMs });
       },

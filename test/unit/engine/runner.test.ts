@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   answerSelection,
   cancelJob,
+  inFlightAllowanceMs,
   JobRequestError,
   reportKeys,
   runStep,
@@ -216,7 +217,11 @@ describe('crashes and the sweeper', () => {
     h.store.commit = realCommit;
     expect(h.queue.pending).toHaveLength(0);
 
+    // While the call might still be under way, the sweeper leaves the job alone...
     h.clock.advance(60_000);
+    expect((await sweep(h.deps)).requeued).toBe(0);
+    // ...and takes it for stranded once the in-flight allowance and the grace have passed.
+    h.clock.advance(inFlightAllowanceMs);
     expect((await sweep(h.deps)).requeued).toBe(1);
     await drive(h.deps, h.queue, h.clock);
     const done = (await h.store.get(job.id))!;
