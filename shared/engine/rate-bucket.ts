@@ -35,6 +35,9 @@ export interface RateBucketState {
   windowStart?: number | undefined;
   windowOk?: number | undefined;
   lastWindowOk?: number | undefined;
+  /** Throttled answers in the window and in the window before: they tell whether it was saturated. */
+  windowThrottled?: number | undefined;
+  lastWindowThrottled?: number | undefined;
 }
 
 export interface RateBucketConfig {
@@ -124,8 +127,8 @@ export function take(
 const safeShare = 0.9;
 /**
  * Above that, each success probes by this share of the known limit (about 500 successes to pass it),
- * or a tenth of the configured step if larger: a limit measured too low (when throttled calls count
- * against the key, few calls succeed while it is hammered) is outgrown in a few dozen successes.
+ * or by up to a twentieth of the current rate (never more than a tenth of the configured step), so a
+ * limit measured too low is outgrown within a few dozen successes without overshooting a good one.
  */
 const probeShare = 1 / 500;
 
@@ -135,40 +138,66 @@ const probeShare = 1 / 500;
  * usually throttled together: within the cooldown after a decrease, the rate is left alone.
  */
 export function throttled(state: RateBucketState, config: RateBucketConfig, now: number): RateBucketState {
-  const filled = refill(state, config, now);
-  const drained = { ...filled, tokens: Math.min(filled.tokens, 0) };
+  const filled = rollWindow(refill(state, config, now), now);
+  const drained = {
+    ...filled,
+    tokens: Math.min(filled.tokens, 0),
+    windowThrottled: (filled.windowThrottled ?? 0) + 1,
+  };
   const last = filled.decreasedAt;
   if (last !== undefined && filled.updatedAt - last < config.decreaseCooldownMs) return drained;
-  const observed = observedSuccessRate(filled, filled.updatedAt);
-  // With a measured rate, go straight to just under it: a configured rate far above the key's
-  // limit is corrected by one throttle instead of many halvings.
-  const rate =
-    observed === undefined
-      ? filled.rate * config.decreaseFactor
-      : Math.min(filled.rate, observed) * safeShare;
+  const limit = estimatedLimit(filled, config);
   return {
     ...drained,
-    rate: Math.max(config.floor, rate),
+    // With a measured limit go straight to just under it: a configured rate far above the key's
+    // limit is corrected by a throttle or two instead of many halvings.
+    rate: Math.max(
+      config.floor,
+      limit === undefined ? filled.rate * config.decreaseFactor : limit * safeShare,
+    ),
     decreasedAt: filled.updatedAt,
-    knownLimit: observed === undefined ? filled.rate : Math.min(filled.rate, observed),
+    knownLimit: limit ?? filled.rate,
   };
 }
 
-/** Successes per second over the last full window, if it ended within the last second and saw any. */
-function observedSuccessRate(state: RateBucketState, now: number): number | undefined {
-  if (state.windowStart === undefined) return undefined;
-  const age = now - state.windowStart;
-  if (age < 1000) return state.lastWindowOk ? state.lastWindowOk : undefined;
-  if (age < 2000) return state.windowOk ? state.windowOk : undefined;
-  return undefined;
+/**
+ * The key's limit, from the last complete one-second window: its successes, when throttled answers
+ * in it show it was saturated; otherwise somewhere between its successes and the current rate, so
+ * half the rate unless the successes say more. With no complete window yet, the successes of the
+ * current one. Undefined when nothing was measured.
+ */
+function estimatedLimit(state: RateBucketState, config: RateBucketConfig): number | undefined {
+  const ok = state.lastWindowOk ?? 0;
+  if (ok <= 0) {
+    // No complete second behind us (a run just began): the successes of this one, which the
+    // throttle shows is already full, are the best guess; successes raise a low guess quickly.
+    const current = state.windowOk ?? 0;
+    return current > 0 ? current : undefined;
+  }
+  const saturated = (state.lastWindowThrottled ?? 0) > 0;
+  // A saturated second's successes are the limit itself (even a little above the rate we ran at:
+  // taking the lower of the two would ratchet the limit down with every stray throttle).
+  return saturated ? ok : Math.min(state.rate, Math.max(ok, state.rate * config.decreaseFactor));
+}
+
+/** Start a new one-second window at `now` when the current one is over, keeping the last one's counts. */
+function rollWindow(state: RateBucketState, now: number): RateBucketState {
+  const start = state.windowStart;
+  if (start !== undefined && now >= start && now - start < 1000) return state;
+  const recent = start !== undefined && now >= start && now - start < 2000;
+  return {
+    ...state,
+    windowStart: now,
+    windowOk: 0,
+    windowThrottled: 0,
+    lastWindowOk: recent ? (state.windowOk ?? 0) : 0,
+    lastWindowThrottled: recent ? (state.windowThrottled ?? 0) : 0,
+  };
 }
 
 function countSuccess(state: RateBucketState, now: number): RateBucketState {
-  const start = state.windowStart;
-  if (start !== undefined && now - start < 1000 && now >= start)
-    return { ...state, windowOk: (state.windowOk ?? 0) + 1 };
-  const lastWindowOk = start !== undefined && now - start < 2000 ? (state.windowOk ?? 0) : 0;
-  return { ...state, windowStart: now, windowOk: 1, lastWindowOk };
+  const rolled = rollWindow(state, now);
+  return { ...rolled, windowOk: (rolled.windowOk ?? 0) + 1 };
 }
 
 /**
@@ -187,7 +216,8 @@ export function succeeded(state: RateBucketState, config: RateBucketConfig, now:
   const rate =
     filled.rate < target
       ? Math.min(target, filled.rate + Math.max(config.increasePerSuccess / 10, (target - filled.rate) / 4))
-      : filled.rate + Math.max(known * probeShare, config.increasePerSuccess / 10);
+      : filled.rate +
+        Math.max(known * probeShare, Math.min(config.increasePerSuccess / 10, filled.rate / 20));
   return { ...filled, rate: Math.min(config.ceiling, rate) };
 }
 

@@ -111,6 +111,8 @@ export class DynamoDbRateLimiter implements RateLimiter {
                     windowStart: next.windowStart,
                     windowOk: next.windowOk ?? 0,
                     lastWindowOk: next.lastWindowOk ?? 0,
+                    windowThrottled: next.windowThrottled ?? 0,
+                    lastWindowThrottled: next.lastWindowThrottled ?? 0,
                   }
                 : {}),
               seq: (stored.seq ?? 0) + 1,
@@ -161,6 +163,9 @@ export class DynamoDbRateLimiter implements RateLimiter {
         windowStart: typeof item.windowStart === 'number' ? item.windowStart : undefined,
         windowOk: typeof item.windowOk === 'number' ? item.windowOk : undefined,
         lastWindowOk: typeof item.lastWindowOk === 'number' ? item.lastWindowOk : undefined,
+        windowThrottled: typeof item.windowThrottled === 'number' ? item.windowThrottled : undefined,
+        lastWindowThrottled:
+          typeof item.lastWindowThrottled === 'number' ? item.lastWindowThrottled : undefined,
       },
       seq: item.seq,
     };

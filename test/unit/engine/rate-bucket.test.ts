@@ -200,15 +200,29 @@ describe('throttled and succeeded', () => {
 });
 
 describe('throttled with a measured success rate', () => {
-  it('goes straight to just under the successes of the last second', () => {
+  it('goes straight to just under the successes of a saturated second', () => {
     const config = rateBucketConfig({ ratePerSecond: 1000 });
     let state = initialBucket(config, T0);
-    // four calls a second get through
-    for (let i = 0; i < 4; i += 1) state = succeeded(state, config, T0 + i * 250);
-    for (let i = 0; i < 4; i += 1) state = succeeded(state, config, T0 + 1_000 + i * 250);
-    state = throttled(state, config, T0 + 1_900);
+    // four calls get through, the fifth is throttled: this second's successes are the first guess
+    for (let i = 0; i < 4; i += 1) state = succeeded(state, config, T0 + i * 200);
+    state = throttled(state, config, T0 + 800);
     expect(state.knownLimit).toBe(4);
     expect(state.rate).toBeCloseTo(3.6);
+    // a stray throttle a second later, after a saturated second of 4: the limit stays 4, no ratchet
+    for (let i = 0; i < 4; i += 1) state = succeeded(state, config, T0 + 1_000 + i * 200);
+    state = throttled(state, config, T0 + 2_100);
+    expect(state.knownLimit).toBe(4);
+    expect(state.rate).toBeCloseTo(3.6);
+  });
+
+  it('when the last second was not saturated, takes the limit to lie between its successes and the rate', () => {
+    const config = rateBucketConfig({ ratePerSecond: 10 });
+    let state = initialBucket(config, T0);
+    for (let i = 0; i < 3; i += 1) state = succeeded(state, config, T0 + i * 300);
+    state = throttled(state, config, T0 + 1_100);
+    // the rate was 10 and only 3 calls were made: half the rate is the better guess
+    expect(state.knownLimit).toBe(5);
+    expect(state.rate).toBeCloseTo(4.5);
   });
 
   it('falls back to halving when no success was counted recently', () => {
@@ -223,7 +237,7 @@ describe('throttled with a measured success rate', () => {
     const config = rateBucketConfig({ ratePerSecond: 10 });
     let state = initialBucket(config, T0);
     for (let i = 0; i < 3; i += 1) state = succeeded(state, config, T0 + i * 100);
-    expect(state).toMatchObject({ windowStart: T0, windowOk: 3 });
+    expect(state).toMatchObject({ windowStart: T0, windowOk: 3, windowThrottled: 0 });
     state = succeeded(state, config, T0 + 1_200);
     expect(state).toMatchObject({ windowStart: T0 + 1_200, windowOk: 1, lastWindowOk: 3 });
     state = succeeded(state, config, T0 + 5_000);
