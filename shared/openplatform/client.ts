@@ -527,7 +527,7 @@ export function createOpenPlatformClient(options: OpenPlatformClientOptions = {}
       let assembled: AssembledStream;
       if (/\bjson\b/i.test(contentType)) {
         const text = await readAnswerText(response.body, settings.maxAnswerBytes, entry.operationId);
-        assembled = assemblePlainAnswer(entry, text, response, opts.onText);
+        assembled = assemblePlainAnswer(entry, text, response, opts.onText, now());
       } else {
         assembled = await readEventStream(response.body, {
           context,
@@ -638,13 +638,16 @@ export function createOpenPlatformClient(options: OpenPlatformClientOptions = {}
   return { call, callByName, stream, fetchDocument, close };
 }
 
-/** The typed data of a successful answer, or the error its envelope stands for. */
-function parseSuccess(
+/**
+ * The envelope of an answer, if it reports success; otherwise the error it stands for (with the
+ * upstream's Retry-After), or a protocol error when it is no envelope at all.
+ */
+function successEnvelope(
   entry: OperationEntry,
   text: string,
   response: Dispatcher.ResponseData,
   nowMs: number,
-): unknown {
+) {
   const correlationId = correlationIdOf(response.headers);
   const parsed = parseEnvelopeText(text);
   if (!parsed.ok) throw protocolError(entry.operationId, response.statusCode, correlationId, parsed.problem);
@@ -657,9 +660,21 @@ function parseSuccess(
       retryAfterMs: parseRetryAfter(headerValue(response.headers, 'retry-after'), nowMs),
     });
   }
+  return parsed.envelope;
+}
+
+/** The typed data of a successful answer, or the error its envelope stands for. */
+function parseSuccess(
+  entry: OperationEntry,
+  text: string,
+  response: Dispatcher.ResponseData,
+  nowMs: number,
+): unknown {
+  const correlationId = correlationIdOf(response.headers);
+  const envelope = successEnvelope(entry, text, response, nowMs);
   // Update operations may answer `data: null`; every data field is optional anyway.
   const schema = responseDataSchemas[entry.operationId as OperationId] as z.ZodType;
-  const data = schema.safeParse(parsed.envelope.data ?? {});
+  const data = schema.safeParse(envelope.data ?? {});
   if (!data.success) {
     throw protocolError(
       entry.operationId,
@@ -677,18 +692,10 @@ function assemblePlainAnswer(
   text: string,
   response: Dispatcher.ResponseData,
   onText: ((delta: string) => void) | undefined,
+  nowMs: number,
 ): AssembledStream {
   const correlationId = correlationIdOf(response.headers);
-  const parsed = parseEnvelopeText(text);
-  if (!parsed.ok) throw protocolError(entry.operationId, response.statusCode, correlationId, parsed.problem);
-  if (!parsed.envelope.status) {
-    throw errorFromAnswer({
-      operationId: entry.operationId,
-      httpStatus: response.statusCode,
-      envelope: parsed.envelope,
-      correlationId,
-    });
-  }
+  successEnvelope(entry, text, response, nowMs);
   const reading = interpretFrame(JSON.parse(text));
   if (reading.kind !== 'frame') {
     const problem = reading.kind === 'problem' ? reading.problem : 'an error envelope';
