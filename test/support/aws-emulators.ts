@@ -95,8 +95,19 @@ export async function startAwsEmulators(options: StartAwsEmulatorsOptions = {}):
       async createTable() {
         need(dynamoDb, 'DynamoDB Local');
         const name = uniqueName('jobs');
-        await createJobTable(clients.dynamoDb, name);
-        return name;
+        // DynamoDB Local's JVM, just started on a busy machine, now and then answers its first
+        // requests with a 500 (seen as UnknownError while esbuild bundles beside it): try again.
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await createJobTable(clients.dynamoDb, name);
+            return name;
+          } catch (error) {
+            const inUse = error instanceof Error && error.name === 'ResourceInUseException';
+            if (inUse) return name;
+            if (attempt >= 5) throw error;
+            await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
+          }
+        }
       },
       createQueue(queueOptions = {}) {
         const server = need(fauxqs, 'fauxqs');
