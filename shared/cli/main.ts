@@ -6,6 +6,7 @@ import { Command, CommanderError, Option } from 'commander';
 import type { WorkflowRegistry } from '../engine/workflow';
 import { cancelCommand } from './commands/cancel';
 import { listCommand } from './commands/list';
+import { mcpCommand } from './commands/mcp';
 import { reportCommand } from './commands/report';
 import { resumeCommand } from './commands/resume';
 import { runCommand } from './commands/run';
@@ -216,6 +217,21 @@ ${exitCodeHelp}
     });
 
   program
+    .command('mcp')
+    .description('the MCP server for agents on stdin/stdout (runs the local workers here, as serve does)')
+    .addHelpText(
+      'after',
+      `
+Tools: list_workflows, submit_job, get_job, list_jobs, answer_selection, cancel_job, get_report;
+resource opflow://jobs/{id}/report. Add to an MCP client's configuration as the command
+"npx" with arguments ["opflow", "mcp"] (README: "opflow for agents"). Standard output carries
+only the protocol; messages for people go to standard error.`,
+    )
+    .action(async (_options: unknown, command: Command) => {
+      setExitCode(await mcpCommand(ctx, globals(command)));
+    });
+
+  program
     .command('serve')
     .description('serve the job HTTP API (the routes of the AWS one) and run its jobs here')
     .option('--port <n>', 'the port (0 picks a free one)', String(defaultServePort))
@@ -224,6 +240,7 @@ ${exitCodeHelp}
       'the interface to listen on (set OPFLOW_SERVE_TOKEN beyond loopback)',
       '127.0.0.1',
     )
+    .option('--mcp', 'also serve the MCP server for agents at /mcp (Streamable HTTP, same token rule)')
     .addHelpText(
       'after',
       `

@@ -64,23 +64,26 @@ export class ApiError extends Error {
   }
 }
 
-const jobIdSchema = z.string().regex(/^[0-9A-Za-z_-]{1,64}$/, 'is not a job id');
-const idempotencyKeySchema = z
+export const jobIdSchema = z.string().regex(/^[0-9A-Za-z_-]{1,64}$/, 'is not a job id');
+export const idempotencyKeySchema = z
   .string()
   .min(1)
   .max(200)
   .regex(/^[\x21-\x7e]+$/, 'may hold only visible ASCII characters');
 
-const createBodySchema = submitJobRequestSchema
+/** The body of `POST /jobs` (also the MCP tool submit_job's arguments). */
+export const createBodySchema = submitJobRequestSchema
   .omit({ source: true, idempotencyKey: true })
   .extend({ source: z.enum(['api', 'webhook', 'schedule', 'bulk']).default('api') })
   .strict();
 
-const selectionBodySchema = z.strictObject({
+/** The body of `POST /jobs/{id}/selection`. */
+export const selectionBodySchema = z.strictObject({
   selected: z.array(z.string().min(1).max(100)).max(1000),
 });
 
-const listQuerySchema = z.strictObject({
+/** The query of `GET /jobs` (also the MCP tool list_jobs's arguments). */
+export const listQuerySchema = z.strictObject({
   status: z.enum(jobStatuses).optional(),
   batchId: z.string().min(1).max(100).optional(),
   tenant: z.string().min(1).max(64).optional(),

@@ -34,6 +34,25 @@ export interface JobApiServerOptions {
   closeGraceMs?: number | undefined;
   /** Told about every answered request (for a request log). Default: nothing is logged. */
   onRequest?: ((entry: RequestLogEntry) => void) | undefined;
+  /**
+   * Other handlers on the same origin (the MCP endpoint, the dashboard's files), tried in order
+   * before the job API's routes. They pass the same Host and Origin checks; the bearer token too
+   * unless `public` (static files with no data, so a browser can load the page that asks for it).
+   */
+  mounts?: readonly ServerMount[] | undefined;
+}
+
+/** A handler mounted beside the job API (see `JobApiServerOptions.mounts`). */
+export interface ServerMount {
+  matches(path: string, method: string): boolean;
+  /** No bearer token needed (Host and Origin rules still apply). Default: false. */
+  public?: boolean | undefined;
+  /** Writes the whole response; may throw before writing to have the error answered as JSON. */
+  handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    context: { path: string; method: string; readBody(): Promise<string> },
+  ): Promise<void>;
 }
 
 /** One answered request, safe to log: no query string, header or body. */
@@ -103,6 +122,19 @@ export async function startJobApiServer(options: JobApiServerOptions): Promise<J
     let response: JobApiResponse | { status: number; headers: Record<string, string>; body: Uint8Array };
     try {
       if (stopping) throw new Refusal(503, 'stopping', 'the server is stopping; try again later');
+      const mount = options.mounts?.find((candidate) => candidate.matches(path, method));
+      if (mount) {
+        checkCaller(req, { tokenDigest: mount.public ? undefined : tokenDigest, loopbackOnly });
+        await mount.handle(req, res, { path, method, readBody: () => readBody(req, maxBodyBytes) });
+        if (!res.writableEnded) await new Promise((resolve) => res.once('finish', resolve));
+        options.onRequest?.({
+          method,
+          path,
+          status: res.statusCode,
+          durationMs: Math.round(performance.now() - startedAt),
+        });
+        return;
+      }
       checkCaller(req, { tokenDigest, loopbackOnly });
       const fileMatch = options.serveReportFiles === false ? null : reportFileRoute.exec(path);
       if (fileMatch) {
@@ -132,6 +164,11 @@ export async function startJobApiServer(options: JobApiServerOptions): Promise<J
         });
         response = errorResponse(new Refusal(500, 'internal', 'the request failed; try again later'));
       }
+    }
+    // A mount failed after it began its answer: nothing more can be said on this response.
+    if (res.headersSent) {
+      res.end();
+      return;
     }
     const headers: Record<string, string> = { ...response.headers };
     // An unread body (refused early) or a closing server: do not offer the connection for reuse.

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { isLoopbackHost, type JobApiServer, startJobApiServer } from '../../http/node-server';
+import { mcpMount } from '../../mcp/http';
 import { listUnfinished } from '../../runtime/job-queries';
 import { asLocal, type CliContext, type GlobalOptions, openPipeline } from '../context';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
@@ -12,6 +13,7 @@ import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
 export interface ServeOptions extends GlobalOptions {
   port: string;
   host: string;
+  mcp?: boolean | undefined;
 }
 
 /** The default port: next to `opflow sandbox`'s 8787. */
@@ -78,6 +80,7 @@ export async function serveCommand(ctx: CliContext, options: ServeOptions): Prom
       host,
       port,
       token,
+      mounts: options.mcp ? [mcpMount({ deps: pipeline.deps })] : [],
       onRequest: (entry) => say(`${entry.method} ${entry.path} ${entry.status} (${entry.durationMs} ms)`),
     });
   } catch (error) {
@@ -88,9 +91,11 @@ export async function serveCommand(ctx: CliContext, options: ServeOptions): Prom
 
   const auth = token === undefined ? 'none' : 'bearer';
   if (options.json) {
-    io.stdout.write(`${JSON.stringify({ url: server.url, backend: pipeline.description, auth })}\n`);
+    const mcp = options.mcp ? `${server.url}/mcp` : undefined;
+    io.stdout.write(`${JSON.stringify({ url: server.url, backend: pipeline.description, auth, mcp })}\n`);
   } else {
     io.stdout.write(`opflow serve: job API at ${server.url} (${pipeline.description}; Ctrl-C stops it)\n`);
+    if (options.mcp) say(`MCP server at ${server.url}/mcp (Streamable HTTP)`);
   }
   const warning = exposureWarning(host, token);
   if (warning) io.stderr.write(`opflow serve: ${warning}\n`);

@@ -1,0 +1,253 @@
+// The MCP server through the real bin, driven by the SDK's own client over both transports:
+// `opflow mcp` on stdio (it runs the local workers itself) and `opflow serve --mcp` over
+// Streamable HTTP with a bearer token. Each lists the tools, submits a novelty check against the
+// built-in sandbox with a manual selection, follows it to the selection, answers it and reads the
+// report (tool and resource); refusals are MCP tool errors with the API's messages, and neither
+// the sandbox's API key nor the serve token appears in anything the tools answer.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { sandboxApiKey } from '../../../shared/runtime/sandbox-launch';
+import { childEnv, killRunningOpflows, opflowBin } from './opflow-process';
+import { startServe } from './serve-process';
+
+const disclosure = `# Folding bicycle helmet
+A bicycle helmet made of six rigid shell segments joined by textile hinges, so that it folds flat to the
+size of a book. A magnetic buckle locks the segments in the open shape.`;
+
+const serveToken = 'mcp-test-token-0123456789abcdef';
+const dirs: string[] = [];
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'opflow-e2e-mcp-'));
+  dirs.push(dir);
+  return dir;
+}
+afterAll(() => {
+  killRunningOpflows();
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+interface JobView {
+  id: string;
+  status: string;
+  step: string;
+  pending?: { prompt: string; options: { id: string; label: string }[]; min: number; max: number };
+  selections: Record<string, string[]>;
+}
+
+/** Every text an answer carries, to look for secrets in. */
+const texts: string[] = [];
+
+async function call(client: Client, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
+  const answer = (await client.callTool({ name, arguments: args })) as CallToolResult;
+  for (const part of answer.content) if (part.type === 'text') texts.push(part.text);
+  return answer;
+}
+async function callOk<T>(client: Client, name: string, args: Record<string, unknown>): Promise<T> {
+  const answer = await call(client, name, args);
+  const text = answer.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
+  expect(answer.isError, `${name}: ${text}`).toBeFalsy();
+  return answer.structuredContent as T;
+}
+async function callRefused(client: Client, name: string, args: Record<string, unknown>): Promise<string> {
+  const answer = await call(client, name, args);
+  expect(answer.isError).toBe(true);
+  return answer.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
+}
+
+/** Follows a job with get_job (every 100 ms; the test's timeout bounds it) until one of `statuses`. */
+async function follow(client: Client, jobId: string, statuses: string[]): Promise<JobView> {
+  for (;;) {
+    const { job } = await callOk<{ job: JobView }>(client, 'get_job', { jobId });
+    if (statuses.includes(job.status)) return job;
+    if (['FAILED', 'CANCELLED'].includes(job.status)) throw new Error(`job ${jobId} ${job.status}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** What an agent does: discover, submit, follow, answer, read. */
+async function agentSession(client: Client): Promise<void> {
+  const { tools } = await client.listTools();
+  expect(tools.map((tool) => tool.name).sort()).toEqual(
+    expect.arrayContaining([
+      'answer_selection',
+      'cancel_job',
+      'get_job',
+      'get_report',
+      'list_jobs',
+      'list_workflows',
+      'submit_job',
+    ]),
+  );
+  const submitTool = tools.find((tool) => tool.name === 'submit_job')!;
+  const workflowProperty = (submitTool.inputSchema.properties as Record<string, { enum?: string[] }>)
+    .workflow;
+  expect(workflowProperty?.enum).toContain('novelty-check');
+  expect(submitTool.inputSchema.required).toEqual(expect.arrayContaining(['workflow']));
+
+  const { workflows } = await callOk<{
+    workflows: { name: string; description: string; inputSchema: { properties?: Record<string, unknown> } }[];
+  }>(client, 'list_workflows', {});
+  const novelty = workflows.find((workflow) => workflow.name === 'novelty-check')!;
+  expect(novelty.description.length).toBeGreaterThan(10);
+  expect(novelty.description).not.toContain('\n');
+  expect(novelty.inputSchema.properties).toHaveProperty('text');
+
+  const submitted = await callOk<{ jobId: string; status: string; created: boolean }>(client, 'submit_job', {
+    workflow: 'novelty-check',
+    input: { text: disclosure },
+    selection: { mode: 'manual' },
+    idempotencyKey: 'helmet-1',
+    label: 'helmet',
+  });
+  expect(submitted).toMatchObject({ status: 'QUEUED', created: true });
+  const again = await callOk<{ jobId: string; created: boolean }>(client, 'submit_job', {
+    workflow: 'novelty-check',
+    input: { text: disclosure },
+    selection: { mode: 'manual' },
+    idempotencyKey: 'helmet-1',
+  });
+  expect(again).toMatchObject({ jobId: submitted.jobId, created: false });
+
+  const parked = await follow(client, submitted.jobId, ['AWAITING_INPUT']);
+  expect(parked.pending?.prompt).toMatch(/features/);
+  const options = parked.pending!.options;
+  expect(options.length).toBeGreaterThanOrEqual(2);
+
+  // A wrong answer is a tool error that says what is wrong; the job still waits.
+  const wrong = await callRefused(client, 'answer_selection', {
+    jobId: submitted.jobId,
+    selected: ['not-an-option'],
+  });
+  expect(wrong).toContain('not-an-option');
+  const chosen = options.slice(0, 2).map((option) => option.id);
+  const answered = await callOk<{ job: JobView }>(client, 'answer_selection', {
+    jobId: submitted.jobId,
+    selected: chosen,
+  });
+  expect(answered.job.status).not.toBe('AWAITING_INPUT');
+
+  const done = await follow(client, submitted.jobId, ['SUCCEEDED']);
+  expect(done.selections.features).toEqual(chosen);
+  const summary = await callOk<{ report?: { title?: string } }>(client, 'get_job', {
+    jobId: submitted.jobId,
+  });
+  expect(summary.report?.title).toBeTruthy();
+
+  const report = await call(client, 'get_report', { jobId: submitted.jobId });
+  expect(report.isError).toBeFalsy();
+  const markdown = (report.content[0] as { text: string }).text;
+  expect(markdown).toMatch(/^# /m);
+  const resource = await client.readResource({ uri: `opflow://jobs/${submitted.jobId}/report` });
+  expect((resource.contents[0] as { text: string }).text).toBe(markdown);
+  const listed = await client.listResources();
+  expect(listed.resources.map((entry) => entry.uri)).toContain(`opflow://jobs/${submitted.jobId}/report`);
+
+  const { jobs } = await callOk<{ jobs: { id: string; status: string }[] }>(client, 'list_jobs', {
+    status: 'SUCCEEDED',
+  });
+  expect(jobs.map((job) => job.id)).toContain(submitted.jobId);
+
+  // Refusals: MCP tool errors with the job API's messages.
+  expect(await callRefused(client, 'get_job', { jobId: '01J000000000000000000000ZZ' })).toBe(
+    'no job 01J000000000000000000000ZZ',
+  );
+  expect(
+    await callRefused(client, 'submit_job', { workflow: 'patent-count', input: { query: 42 } }),
+  ).toContain('input.query');
+  expect(await callRefused(client, 'submit_job', { workflow: 'no-such-flow', input: {} })).toContain(
+    'workflow',
+  );
+  expect(await callRefused(client, 'cancel_job', { jobId: submitted.jobId })).toContain('already SUCCEEDED');
+  expect(await callRefused(client, 'list_jobs', { status: 'DONE' })).toContain('status');
+
+  // Cancel an unfinished one.
+  const toCancel = await callOk<{ jobId: string }>(client, 'submit_job', {
+    workflow: 'novelty-check',
+    input: { text: disclosure },
+    selection: { mode: 'manual' },
+  });
+  const cancelled = await callOk<{ job: JobView }>(client, 'cancel_job', { jobId: toCancel.jobId });
+  expect(cancelled.job.status).toBe('CANCELLED');
+  expect(await callRefused(client, 'get_report', { jobId: toCancel.jobId })).toContain('CANCELLED');
+
+  for (const text of texts) {
+    expect(text).not.toContain(sandboxApiKey);
+    expect(text).not.toContain(serveToken);
+  }
+}
+
+describe('opflow MCP server', () => {
+  it('over stdio (opflow mcp) runs an agent session against the built-in sandbox', async () => {
+    const dir = tempDir();
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [opflowBin, 'mcp'],
+      cwd: dir,
+      env: childEnv({
+        OPFLOW_SANDBOX_SPEED: '300',
+        OPFLOW_DB: join(dir, 'state', 'jobs.db'),
+        OPFLOW_OUT: join(dir, 'reports'),
+      }) as Record<string, string>,
+      stderr: 'pipe',
+    });
+    let stderr = '';
+    transport.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString('utf8');
+    });
+    const client = new Client({ name: 'opflow-test', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      expect(client.getServerVersion()?.name).toBe('opflow');
+      await agentSession(client);
+    } finally {
+      await client.close();
+    }
+    expect(stderr).toContain('using the built-in sandbox');
+    expect(stderr).not.toContain(sandboxApiKey);
+  }, 120_000);
+
+  it('over Streamable HTTP (opflow serve --mcp) needs the token and runs the same session', async () => {
+    const dir = tempDir();
+    const { url } = await startServe(['--mcp'], {
+      cwd: dir,
+      env: childEnv({
+        OPFLOW_SANDBOX_SPEED: '300',
+        OPFLOW_DB: join(dir, 'state', 'jobs.db'),
+        OPFLOW_OUT: join(dir, 'reports'),
+        OPFLOW_SERVE_TOKEN: serveToken,
+      }),
+    });
+    const endpoint = new URL(`${url}/mcp`);
+
+    const anonymous = new Client({ name: 'opflow-test', version: '1.0.0' });
+    await expect(anonymous.connect(new StreamableHTTPClientTransport(endpoint))).rejects.toThrow(
+      /401|Bearer/,
+    );
+    const wrongToken = new Client({ name: 'opflow-test', version: '1.0.0' });
+    await expect(
+      wrongToken.connect(
+        new StreamableHTTPClientTransport(endpoint, {
+          requestInit: { headers: { authorization: 'Bearer not-the-token-at-all' } },
+        }),
+      ),
+    ).rejects.toThrow(/401|token/);
+
+    const client = new Client({ name: 'opflow-test', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(endpoint, {
+        requestInit: { headers: { authorization: `Bearer ${serveToken}` } },
+      }),
+    );
+    try {
+      await agentSession(client);
+    } finally {
+      await client.close();
+    }
+  }, 120_000);
+});
