@@ -25,6 +25,7 @@ export const JOB_ROUTES = [
   { method: HttpMethod.GET, path: '/jobs/{id}' },
   { method: HttpMethod.POST, path: '/jobs/{id}/selection' },
   { method: HttpMethod.POST, path: '/jobs/{id}/cancel' },
+  { method: HttpMethod.POST, path: '/jobs/{id}/retry' },
   { method: HttpMethod.GET, path: '/jobs/{id}/report' },
 ] as const;
 

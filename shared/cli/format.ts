@@ -20,6 +20,18 @@ export interface JobSummary {
   usage: Job['usage'];
   /** Where the readable report is, once there is one. */
   report?: string | undefined;
+  /** Earlier runs when the job was retried (`opflow retry`), oldest first. */
+  runs?: RunSummary[] | undefined;
+}
+
+export interface RunSummary {
+  status: 'FAILED' | 'CANCELLED';
+  step: string;
+  error?: Job['lastError'];
+  finishedAt?: string | undefined;
+  retriedAt: string;
+  retriedFrom: string;
+  fromStart: boolean;
 }
 
 const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
@@ -38,6 +50,15 @@ export function jobSummary(job: Job, report?: string): JobSummary {
     pending: job.status === 'AWAITING_INPUT' ? job.pending : undefined,
     usage: job.usage,
     report,
+    runs: job.runs?.map((run) => ({
+      status: run.status,
+      step: run.step,
+      error: run.error,
+      finishedAt: iso(run.finishedAt),
+      retriedAt: iso(run.retriedAt)!,
+      retriedFrom: run.retriedFrom,
+      fromStart: run.fromStart,
+    })),
   };
 }
 
@@ -134,6 +155,14 @@ export function describeJob(job: Job, workflows: WorkflowRegistry, report?: stri
     lines.push(
       `${job.status === 'FAILED' ? 'error' : 'retrying'}`.padEnd(10) + e.message,
       `          ${where}; ${e.retryable ? 'a retry could help' : 'a retry would not help'}`,
+    );
+  }
+  for (const [index, run] of (job.runs ?? []).entries()) {
+    lines.push(
+      `run ${index + 1}`.padEnd(10) +
+        `${run.status} at ${run.step}${run.error ? `: ${run.error.message}` : ''}; retried ${iso(run.retriedAt)} from ${
+          run.fromStart ? 'the start' : run.retriedFrom
+        }`,
     );
   }
   if (report) lines.push(`report    ${report}`);

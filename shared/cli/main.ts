@@ -9,6 +9,7 @@ import { listCommand } from './commands/list';
 import { mcpCommand } from './commands/mcp';
 import { reportCommand } from './commands/report';
 import { resumeCommand } from './commands/resume';
+import { retryCommand } from './commands/retry';
 import { runCommand } from './commands/run';
 import { sandboxCommand } from './commands/sandbox';
 import { defaultServePort, serveCommand } from './commands/serve';
@@ -167,6 +168,20 @@ ${exitCodeHelp}
     });
 
   program
+    .command('retry')
+    .description('run a failed or cancelled job again, from the step it stopped at, and wait for it')
+    .argument('<jobId>')
+    .option('--from-start', 'run the whole workflow again from its first step')
+    .option(
+      '--deadline <duration>',
+      'time for the new run, e.g. 30m, 2h (default: as long as the first run had)',
+    )
+    .option('--no-wait', 'queue the retry and return without waiting')
+    .action(async (jobId: string, _options: unknown, command: Command) => {
+      setExitCode(await retryCommand(ctx, jobId, globals(command) as never));
+    });
+
+  program
     .command('status')
     .description('everything about one job: step, usage, error, options waiting for a selection')
     .argument('<jobId>')
@@ -245,6 +260,7 @@ only the protocol; messages for people go to standard error.`,
       'after',
       `
 Routes: POST /jobs, GET /jobs, GET /jobs/{id}, POST /jobs/{id}/selection, POST /jobs/{id}/cancel,
+POST /jobs/{id}/retry ({"fromStart": true} optional),
 GET /jobs/{id}/report (where the files are), GET /jobs/{id}/report/{file} (the file itself).
 With OPFLOW_SERVE_TOKEN set, every request needs the header Authorization: Bearer <token>.
 The first line on standard output is the URL; requests are logged on standard error.`,

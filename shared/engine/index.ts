@@ -6,6 +6,7 @@ export * from './jobs';
 export * from './policies';
 export * from './ports';
 export * from './report';
+export * from './retry';
 export * from './runner';
 export * from './sweep';
 export * from './workflow';

@@ -97,6 +97,21 @@ export interface PendingSelection {
   offeredAt: number;
 }
 
+/** One earlier run of a job that ended FAILED or CANCELLED and was retried (`retryJob`). */
+export interface JobRun {
+  status: 'FAILED' | 'CANCELLED';
+  /** The step the run ended at. */
+  step: string;
+  error?: JobError | undefined;
+  finishedAt?: number | undefined;
+  /** Usage of the job up to the end of that run (cumulative, as `usage` was then). */
+  usage: JobUsage;
+  /** When it was retried, and from which step. */
+  retriedAt: number;
+  retriedFrom: string;
+  fromStart: boolean;
+}
+
 /** Where the job's input lives: inline when small, else in the ReportStore. */
 export type JobInput = { inline: unknown } | { ref: string };
 
@@ -139,6 +154,8 @@ export interface Job {
   usage: JobUsage;
   /** Report store keys of what this job has produced so far (step data, report, attachments). */
   outputs: string[];
+  /** Earlier runs, oldest first, when the job was retried; this is run `runs.length + 1`. */
+  runs?: JobRun[] | undefined;
   batchId?: string | undefined;
   source: JobSource;
   idempotencyKey?: string | undefined;

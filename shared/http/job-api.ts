@@ -9,6 +9,7 @@
  *   GET  /jobs/{id}              one job
  *   POST /jobs/{id}/selection    answer a selection: {"selected": ["f1", "f2"]}
  *   POST /jobs/{id}/cancel       cancel
+ *   POST /jobs/{id}/retry        run a FAILED or CANCELLED job again: {"fromStart": false}
  *   GET  /jobs/{id}/report       short-lived links to the report files (?file=report.html for one)
  */
 import { z } from 'zod';
@@ -21,6 +22,7 @@ import {
   submitJob,
   submitJobRequestSchema,
 } from '../engine/jobs';
+import { retryJob } from '../engine/retry';
 
 export interface JobApiRequest {
   method: string;
@@ -82,6 +84,11 @@ export const selectionBodySchema = z.strictObject({
   selected: z.array(z.string().min(1).max(100)).max(1000),
 });
 
+/** The body of `POST /jobs/{id}/retry`. */
+export const retryBodySchema = z.strictObject({
+  fromStart: z.boolean().default(false),
+});
+
 /** The query of `GET /jobs` (also the MCP tool list_jobs's arguments). */
 export const listQuerySchema = z.strictObject({
   status: z.enum(jobStatuses).optional(),
@@ -136,6 +143,7 @@ export function jobView(job: Job): Record<string, unknown> {
     lastError: job.lastError,
     usage: job.usage,
     outputs: job.outputs,
+    runs: job.runs,
     batchId: job.batchId,
     source: job.source,
     idempotencyKey: job.idempotencyKey,
@@ -253,6 +261,15 @@ export async function handleJobApiRequest(
       run: async ([id]) => {
         const job = await visibleJob(id!);
         return json(200, { job: jobView(await cancelJob(deps, job.id)) });
+      },
+    },
+    {
+      method: 'POST',
+      pattern: /^\/jobs\/([^/]+)\/retry$/,
+      run: async ([id], req) => {
+        const job = await visibleJob(id!);
+        const body = parse(retryBodySchema, readBody(req, maxBodyBytes), 'body');
+        return json(200, { job: jobView(await retryJob(deps, job.id, { fromStart: body.fromStart })) });
       },
     },
     {

@@ -154,5 +154,21 @@ describe('selections, cancellation and deadlines (built-in sandbox)', () => {
     expect(job.error).toMatchObject({ kind: 'deadline', retryable: false });
     const status = await opflow('status', job.id);
     expect(status.stdout).toContain('the job passed its deadline');
-  }, 60_000);
+
+    // Retried with more time, it continues from the step it stopped at and succeeds; one run is kept.
+    const retried = await opflow('retry', job.id, '--deadline', '10m', '--json');
+    expect(retried.code, retried.stderr).toBe(0);
+    const [again] = JSON.parse(retried.stdout).jobs;
+    expect(again).toMatchObject({ id: job.id, status: 'SUCCEEDED' });
+    expect(again.runs).toEqual([
+      expect.objectContaining({
+        status: 'FAILED',
+        step: job.step,
+        error: expect.objectContaining({ kind: 'deadline' }),
+      }),
+    ]);
+    const refused = await opflow('retry', job.id, '--json');
+    expect(refused.code).toBe(1);
+    expect(JSON.parse(refused.stdout).error.message).toMatch(/cannot be retried: it SUCCEEDED/);
+  }, 90_000);
 });

@@ -130,6 +130,41 @@ describe('job API routes', () => {
     expect(again.status).toBe(409);
   });
 
+  it('retries a failed job from its step, or from the start, and refuses one that succeeded', async () => {
+    const job = contractJob({
+      workflow: 'novelty-check',
+      status: 'FAILED',
+      step: 'confirm-features',
+      finishedAt: T0,
+      lastError: { step: 'confirm-features', kind: 'server', message: 'busy', retryable: true, at: T0 },
+    });
+    await local.store.create(job);
+    const retried = await call({ method: 'POST', path: `/jobs/${job.id}/retry` });
+    expect(retried.status).toBe(200);
+    expect(retried.json.job).toMatchObject({ status: 'QUEUED', step: 'confirm-features' });
+    expect(retried.json.job.runs).toEqual([
+      expect.objectContaining({ status: 'FAILED', step: 'confirm-features', fromStart: false }),
+    ]);
+    const running = await call({ method: 'POST', path: `/jobs/${job.id}/retry` });
+    expect(running.status).toBe(409);
+    expect(running.json.error.message).toMatch(/QUEUED and has not finished/);
+    await call({ method: 'POST', path: `/jobs/${job.id}/cancel` });
+    const fromStart = await call({
+      method: 'POST',
+      path: `/jobs/${job.id}/retry`,
+      body: '{"fromStart":true}',
+    });
+    expect(fromStart.json.job).toMatchObject({ status: 'QUEUED', step: 'submit' });
+    expect(fromStart.json.job.runs).toHaveLength(2);
+    const wrong = await call({ method: 'POST', path: `/jobs/${job.id}/retry`, body: '{"from":"start"}' });
+    expect(wrong.status).toBe(400);
+    const done = contractJob({ status: 'SUCCEEDED', finishedAt: T0 });
+    await local.store.create(done);
+    const refused = await call({ method: 'POST', path: `/jobs/${done.id}/retry` });
+    expect(refused.status).toBe(409);
+    expect(refused.json.error.message).toMatch(/it SUCCEEDED/);
+  });
+
   it('links to the report files of a finished job, or to one of them', async () => {
     const job = contractJob({
       status: 'SUCCEEDED',

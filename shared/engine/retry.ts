@@ -1,0 +1,162 @@
+/**
+ * Retrying a job that ended FAILED or CANCELLED: the command behind `opflow retry`, the job API's
+ * `POST /jobs/{id}/retry`, bulk redrive and the dashboard's retry button.
+ *
+ * The job keeps its id, input, usage and outputs; the run that ended is kept in `job.runs` (its
+ * status, step, error, usage then), and the job runs again from the step it stopped at, or from its
+ * first step with `fromStart`. When the upstream reported the task itself failed (or gone) at a step
+ * that only reads it, polling the same task again would fail the same way: the retry goes back to
+ * the step that created it. Create-call intents of the steps run again are reset, so the deliberate
+ * repeat is a new attempt (counted in `runs`), not a duplicate create.
+ */
+import { catalogue, type OperationId } from '../openplatform/catalogue';
+import { findStep } from './advance';
+import type { EngineDeps } from './deps';
+import type { Job, JobRun } from './job';
+import { JobRequestError } from './jobs';
+import type { Step, Workflow } from './workflow';
+
+export interface RetryOptions {
+  /** Run the whole workflow again from its first step (upstream ids, selections and step data start afresh). */
+  fromStart?: boolean | undefined;
+  /** Milliseconds from now for the new run; default: as long as the job had the first time. */
+  deadlineMs?: number | undefined;
+}
+
+/** The statuses a job may be retried from. */
+export const retryableStatuses = ['FAILED', 'CANCELLED'] as const;
+
+/** Failure kinds meaning the upstream task itself is failed or gone: reading it again cannot help. */
+const taskGoneKinds = new Set(['upstream-failed', 'not-found']);
+
+function readsOnly(step: Step): boolean {
+  return step.kind !== 'fetch' && catalogue[step.operation as OperationId]?.effect === 'read';
+}
+
+/**
+ * The step a retry of `job` starts at (without `fromStart`): the step it stopped at, or, when the
+ * upstream task failed at a step that only reads it, the nearest earlier step that creates one.
+ */
+export function retryStep(workflow: Workflow, job: Job): string {
+  const stopped = job.step;
+  const step = findStep(workflow, stopped);
+  if (!step || !job.lastError || !taskGoneKinds.has(job.lastError.kind) || !readsOnly(step)) return stopped;
+  const index = workflow.steps.indexOf(step);
+  for (let i = index - 1; i >= 0; i--) {
+    const candidate = workflow.steps[i]!;
+    if (candidate.kind !== 'fetch' && !readsOnly(candidate)) return candidate.name;
+  }
+  return stopped;
+}
+
+async function loadInput(deps: EngineDeps, job: Job): Promise<unknown> {
+  if ('inline' in job.input) return job.input.inline;
+  const stored = await deps.reports.get(job.input.ref);
+  if (!stored)
+    throw new JobRequestError(`the input of job ${job.id} is no longer stored; start a new job`, 409);
+  return JSON.parse(Buffer.from(stored.body).toString('utf8'));
+}
+
+/** Intents of the steps from `from` on are dropped: those steps run again on purpose. */
+function intentsBefore(
+  workflow: Workflow,
+  job: Job,
+  from: string,
+  fromStart: boolean,
+): Record<string, number> {
+  if (fromStart) return {};
+  const index = workflow.steps.findIndex((step) => step.name === from);
+  const again = workflow.steps.slice(Math.max(0, index)).map((step) => step.name);
+  return Object.fromEntries(
+    Object.entries(job.intents).filter(
+      ([name]) =>
+        !again.some((step) => name === step || name.startsWith(`${step}-`) || name.startsWith(`${step}#`)),
+    ),
+  );
+}
+
+/**
+ * Run a FAILED or CANCELLED job again. Refuses (JobRequestError 409) a job in any other status
+ * with the reason; 404 for an unknown job.
+ */
+export async function retryJob(deps: EngineDeps, jobId: string, options: RetryOptions = {}): Promise<Job> {
+  const fromStart = options.fromStart === true;
+  for (let tries = 0; tries < 5; tries++) {
+    const job = await deps.store.get(jobId);
+    if (!job) throw new JobRequestError(`no job ${jobId}`, 404);
+    if (job.status !== 'FAILED' && job.status !== 'CANCELLED') {
+      const why =
+        job.status === 'SUCCEEDED'
+          ? 'it SUCCEEDED; start a new job for the same input instead (opflow run --fresh)'
+          : `it is ${job.status} and has not finished; only a FAILED or CANCELLED job can be retried`;
+      throw new JobRequestError(`job ${jobId} cannot be retried: ${why}`, 409);
+    }
+    const workflow = deps.workflows.get(job.workflow);
+    if (!workflow) {
+      throw new JobRequestError(`job ${jobId} belongs to unknown workflow "${job.workflow}"`, 409);
+    }
+    let from: string;
+    if (fromStart) {
+      from = workflow.steps[0]?.name ?? job.step;
+      if (workflow.start) {
+        const input = workflow.input.safeParse(await loadInput(deps, job));
+        if (!input.success) {
+          throw new JobRequestError(
+            `job ${jobId}'s input is no longer valid for ${workflow.name}; start a new job`,
+            409,
+          );
+        }
+        from = workflow.start(input.data);
+      }
+    } else {
+      from = retryStep(workflow, job);
+    }
+    if (!findStep(workflow, from)) {
+      throw new JobRequestError(
+        `job ${jobId} stopped at step "${from}", which workflow ${workflow.name} no longer has; retry it --from-start`,
+        409,
+      );
+    }
+    const now = deps.clock.now();
+    const run: JobRun = {
+      status: job.status,
+      step: job.step,
+      error: job.lastError,
+      finishedAt: job.finishedAt,
+      usage: job.usage,
+      retriedAt: now,
+      retriedFrom: from,
+      fromStart,
+    };
+    const span = options.deadlineMs ?? Math.max(60_000, job.deadlineAt - job.createdAt);
+    const next: Job = {
+      ...job,
+      status: 'QUEUED',
+      step: from,
+      version: job.version + 1,
+      context: fromStart ? {} : job.context,
+      selections: fromStart ? {} : job.selections,
+      pending: undefined,
+      attempts: 0,
+      polls: 0,
+      pollStartedAt: undefined,
+      inFlightSince: undefined,
+      intents: intentsBefore(workflow, job, from, fromStart),
+      lastError: undefined,
+      nextRunAt: now,
+      deadlineAt: now + span,
+      runs: [...(job.runs ?? []), run],
+      updatedAt: now,
+      finishedAt: undefined,
+      expiresAt: undefined,
+    };
+    if (await deps.store.commit(next, job.version)) {
+      deps.metrics?.count('JobRetried', 1, { workflow: job.workflow });
+      deps.log?.info('job retried', { jobId, from, fromStart, run: next.runs!.length + 1 });
+      await deps.queue.send({ jobId: next.id, version: next.version }, 0);
+      deps.onJobChange?.(next);
+      return next;
+    }
+  }
+  throw new JobRequestError(`job ${jobId} keeps changing; try again`, 409);
+}
