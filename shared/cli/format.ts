@@ -34,7 +34,12 @@ export interface RunSummary {
   fromStart: boolean;
 }
 
-const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
+/** The time as ISO 8601; a time no Date can hold (a record written before deadlines were bounded) as its number. */
+const iso = (ms: number | undefined) => {
+  if (ms === undefined) return undefined;
+  const date = new Date(ms);
+  return Number.isNaN(date.getTime()) ? `${ms} (ms since 1970, beyond the calendar)` : date.toISOString();
+};
 
 export function jobSummary(job: Job, report?: string): JobSummary {
   return {

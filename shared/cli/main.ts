@@ -4,6 +4,7 @@
  */
 import { Command, CommanderError, Option } from 'commander';
 import type { WorkflowRegistry } from '../engine/workflow';
+import { redactUrl } from '../openplatform/redact';
 import { cancelCommand } from './commands/cancel';
 import { listCommand } from './commands/list';
 import { mcpCommand } from './commands/mcp';
@@ -73,8 +74,11 @@ export async function main(argv: readonly string[], options: MainOptions = {}): 
       exitCode = error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
     } else {
       const classified = classifyError(error);
+      // Whatever a message quotes (a base URL, an endpoint), URL credentials are not shown.
+      classified.message = redactUrl(classified.message);
       io.stderr.write(`opflow: ${classified.message}\n`);
-      if (io.env.OPFLOW_DEBUG && error instanceof Error && error.stack) io.stderr.write(`${error.stack}\n`);
+      if (io.env.OPFLOW_DEBUG && error instanceof Error && error.stack)
+        io.stderr.write(`${redactUrl(error.stack)}\n`);
       exitCode = classified.exitCode;
       // Scripts asked for JSON: give them the failure as JSON on stdout too, not only a line on stderr.
       if (program.opts<{ json?: boolean }>().json) {

@@ -20,6 +20,8 @@ import { inputKey } from './report';
 /** Inputs larger than this (as JSON) are kept in the report store, not in the job record. */
 export const inlineInputLimitBytes = 32 * 1024;
 const defaultDeadlineMs = 24 * 60 * 60_000;
+/** The longest deadline a job may be given: a year (longer ones are typing slips, and break dates). */
+export const maxDeadlineMs = 366 * 24 * 60 * 60_000;
 
 export const submitJobRequestSchema = z.object({
   workflow: z.string().min(1),
@@ -32,7 +34,12 @@ export const submitJobRequestSchema = z.object({
     .default('default'),
   selection: selectionPolicySchema.default({ mode: 'auto' }),
   /** Milliseconds from now; default: the workflow's (24 hours unless it says otherwise). */
-  deadlineMs: z.number().int().positive().optional(),
+  deadlineMs: z
+    .number()
+    .int()
+    .positive()
+    .max(maxDeadlineMs, `must be at most ${maxDeadlineMs} (366 days)`)
+    .optional(),
   label: z.string().max(200).optional(),
   batchId: z.string().max(100).optional(),
   source: z.enum(jobSources).default('cli'),
@@ -80,7 +87,19 @@ export async function submitJob(
 
   if (req.idempotencyKey) {
     const existing = await deps.store.findByIdempotencyKey(req.tenant, req.idempotencyKey);
-    if (existing) return { job: existing, created: false };
+    if (existing) {
+      // A retried request gets its job back; another request reusing the key is a mistake to report.
+      const same =
+        existing.workflow === workflow.name &&
+        (await storedInputJson(deps, existing)) === JSON.stringify(input.data);
+      if (!same) {
+        throw new JobRequestError(
+          `idempotency key ${JSON.stringify(req.idempotencyKey)} was used for job ${existing.id} with a different request (${existing.workflow}); use a new key for a new request`,
+          409,
+        );
+      }
+      return { job: existing, created: false };
+    }
   }
 
   const now = deps.clock.now();
@@ -127,6 +146,13 @@ export async function submitJob(
   if (stored.created) await deps.queue.send({ jobId: job.id, version: job.version }, 0);
   deps.onJobChange?.(stored.job);
   return stored;
+}
+
+/** The job's input as JSON, from its record or the report store; undefined when it cannot be read. */
+async function storedInputJson(deps: EngineDeps, job: Job): Promise<string | undefined> {
+  if ('inline' in job.input) return JSON.stringify(job.input.inline);
+  const stored = await deps.reports.get(job.input.ref);
+  return stored ? Buffer.from(stored.body).toString('utf8') : undefined;
 }
 
 async function mustGet(deps: EngineDeps, jobId: string): Promise<Job> {

@@ -51,6 +51,12 @@ export interface JobApiOptions {
   linkTtlSeconds?: number | undefined;
   /** Largest request body accepted (default 1 MiB). */
   maxBodyBytes?: number | undefined;
+  /**
+   * Refuse a state-changing request (POST) that does not say `Content-Type: application/json`, even
+   * with an empty body: a web page of another origin can send a form or `text/plain` body without a
+   * CORS preflight, but not JSON. On for `opflow serve` (reachable from a browser). Default: false.
+   */
+  requireJsonContentType?: boolean | undefined;
 }
 
 /** A refusal with its HTTP status and a stable code. */
@@ -173,6 +179,20 @@ function readBody(request: JobApiRequest, maxBytes: number): unknown {
     return JSON.parse(text);
   } catch (error) {
     throw new ApiError(400, 'invalid-json', `the request body is not JSON: ${(error as Error).message}`);
+  }
+}
+
+const jsonContentType = /^application\/(.+\+)?json\s*(;|$)/i;
+
+/** Refuses a state-changing request whose Content-Type is not JSON (see `requireJsonContentType`). */
+function requireJson(request: JobApiRequest): void {
+  const type = request.headers?.['content-type'];
+  if (type === undefined || !jsonContentType.test(type.trim())) {
+    throw new ApiError(
+      415,
+      'unsupported-media-type',
+      `header.Content-Type: a ${request.method.toUpperCase()} must say application/json (send {} for no fields)${type === undefined ? '' : `, not ${JSON.stringify(type.slice(0, 100))}`}`,
+    );
   }
 }
 
@@ -315,6 +335,7 @@ export async function handleJobApiRequest(
         allow,
       });
     }
+    if (options.requireJsonContentType && method === 'POST') requireJson(request);
     const match = route.pattern
       .exec(path)!
       .slice(1)

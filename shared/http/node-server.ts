@@ -22,8 +22,8 @@ export interface JobApiServerOptions {
   /** The port; 0 picks a free one. Default: 0. */
   port?: number | undefined;
   /**
-   * When set, every request must carry `Authorization: Bearer <token>`. Default: none (fine on
-   * loopback, where requests naming another Host are refused anyway).
+   * When set, every request must carry `Authorization: Bearer <token>`. Default: none, allowed only
+   * on loopback (where requests naming another Host are refused); any other host needs a token.
    */
   token?: string | undefined;
   /** Largest request body accepted; a larger one is answered 413. Default: 1 MiB. */
@@ -108,6 +108,10 @@ export async function startJobApiServer(options: JobApiServerOptions): Promise<J
   const maxBodyBytes = options.maxBodyBytes ?? defaultMaxBodyBytes;
   const tokenDigest = options.token === undefined ? undefined : sha256(options.token);
   const loopbackOnly = isLoopbackHost(host);
+  if (!loopbackOnly && options.token === undefined) {
+    // Without a token and without the Host check, DNS rebinding would let any web page in.
+    throw new Error(`listening on ${host} (beyond loopback) needs a token`);
+  }
   let stopping = false;
   const inFlight = new Set<Promise<void>>();
 
@@ -150,7 +154,7 @@ export async function startJobApiServer(options: JobApiServerOptions): Promise<J
         }
         response = await handleJobApiRequest(
           { method, path, query, headers, body },
-          { deps: options.deps, maxBodyBytes },
+          { deps: options.deps, maxBodyBytes, requireJsonContentType: true },
         );
         if (options.serveReportFiles !== false) response = withReportHrefs(path, method, response);
       }
@@ -246,7 +250,8 @@ function checkCaller(
     );
   }
   const origin = req.headers.origin;
-  if (origin !== undefined && origin !== 'null' && hostOfOrigin(origin) !== hostHeader.toLowerCase()) {
+  // `Origin: null` is what a sandboxed iframe, a data: URL or a file: page sends: never this server's own pages.
+  if (origin !== undefined && (origin === 'null' || hostOfOrigin(origin) !== hostHeader.toLowerCase())) {
     throw new Refusal(
       403,
       'cross-origin',

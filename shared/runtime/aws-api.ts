@@ -21,12 +21,41 @@ export interface ApiHandler {
   handle(event: APIGatewayProxyEventV2, context: Context): Promise<APIGatewayProxyResultV2>;
 }
 
-/** The tenant claim of a JWT-authorized request, if any. */
+/** A tenant claim opflow accepts: the same names a job's tenant may have. */
+const tenantClaimSchema = z
+  .string()
+  .regex(/^[\w.-]{1,64}$/, 'must be 1 to 64 letters, digits, dot, dash or underscore');
+
+/** A JWT whose tenant claim is present but unusable: the caller is refused, never taken for an operator. */
+export class MalformedTenantClaimError extends Error {
+  override readonly name = 'MalformedTenantClaimError';
+}
+
+/**
+ * The tenant claim of a JWT-authorized request, or undefined for a caller without one (IAM, an
+ * operator). A claim that is present but not a tenant name (a number, an empty string, a list, two
+ * different values in `tenant` and `custom:tenant`) throws MalformedTenantClaimError: failing open
+ * there would make the caller an operator who sees every tenant's jobs.
+ */
 export function tenantOfEvent(event: APIGatewayProxyEventV2): string | undefined {
-  const claims = (event.requestContext as { authorizer?: { jwt?: { claims?: Record<string, unknown> } } })
-    .authorizer?.jwt?.claims;
-  const tenant = claims?.tenant ?? claims?.['custom:tenant'];
-  return typeof tenant === 'string' && tenant.length > 0 ? tenant : undefined;
+  const authorizer = (event.requestContext as { authorizer?: { jwt?: { claims?: unknown } } }).authorizer;
+  const claims = authorizer?.jwt?.claims as Record<string, unknown> | undefined;
+  if (authorizer?.jwt !== undefined && (typeof claims !== 'object' || claims === null)) {
+    throw new MalformedTenantClaimError('the token carries no claims object');
+  }
+  const present = (['tenant', 'custom:tenant'] as const).filter((name) => claims?.[name] !== undefined);
+  const values = new Set<string>();
+  for (const name of present) {
+    const parsed = tenantClaimSchema.safeParse(claims![name]);
+    if (!parsed.success) {
+      throw new MalformedTenantClaimError(
+        `the token's ${name} claim ${parsed.error.issues[0]?.code === 'invalid_type' ? 'is not a string' : parsed.error.issues[0]?.message}`,
+      );
+    }
+    values.add(parsed.data);
+  }
+  if (values.size > 1) throw new MalformedTenantClaimError('the token names two different tenants');
+  return [...values][0];
 }
 
 /** What this function reads of an event: an HTTP API payload 2.0 (a REST API's 1.0 event is refused). */
@@ -73,12 +102,26 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
       logger.setCorrelationId(event.requestContext.requestId);
       const headers: Record<string, string | undefined> = {};
       for (const [name, value] of Object.entries(event.headers ?? {})) headers[name.toLowerCase()] = value;
-      const body =
-        event.body === undefined
-          ? undefined
-          : event.isBase64Encoded
-            ? Buffer.from(event.body, 'base64').toString('utf8')
-            : event.body;
+      let body: string | undefined = event.body;
+      if (body !== undefined && event.isBase64Encoded) {
+        try {
+          // Fatal: a body that is not UTF-8 is refused, not read with replacement characters.
+          body = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(body, 'base64'));
+        } catch {
+          logger.info('api request', {
+            method: event.requestContext.http.method,
+            path: event.rawPath,
+            status: 400,
+          });
+          return {
+            statusCode: 400,
+            headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' },
+            body: JSON.stringify({
+              error: { status: 400, code: 'invalid-body', message: 'the request body is not UTF-8 text' },
+            }),
+          };
+        }
+      }
       const request = {
         method: event.requestContext.http.method,
         path: event.rawPath,
@@ -86,9 +129,31 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
         headers,
         body,
       };
+      let tenant: string | undefined;
+      try {
+        tenant = tenantOfEvent(event);
+      } catch (error) {
+        if (!(error instanceof MalformedTenantClaimError)) throw error;
+        logger.warn('refused a token with a malformed tenant claim', {
+          method: request.method,
+          path: request.path,
+          problem: error.message,
+        });
+        return {
+          statusCode: 403,
+          headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' },
+          body: JSON.stringify({
+            error: {
+              status: 403,
+              code: 'forbidden',
+              message: `${error.message}: ask for a token with a valid tenant`,
+            },
+          }),
+        };
+      }
       const response = await handleJobApiRequest(request, {
         deps: { ...options.deps, log: engineLogger(logger) },
-        tenant: tenantOfEvent(event),
+        tenant,
         linkTtlSeconds: options.linkTtlSeconds,
       });
       // Method and path only: query strings and bodies may carry things that do not belong in logs.

@@ -36,6 +36,7 @@ import type { Job } from '../engine/job';
 import type { Clock } from '../engine/ports';
 import type { WorkflowRegistry } from '../engine/workflow';
 import { createOpenPlatformClient } from '../openplatform/client';
+import { redactUrl } from '../openplatform/redact';
 import type { CallUsage, OpenPlatformClient } from '../openplatform/types';
 import { ConfigError } from './config';
 import type { Pipeline } from './pipeline';
@@ -170,7 +171,7 @@ export function loadAwsConfig(env: Env = process.env): AwsRuntimeConfig {
     const parsed = fieldSchemas[key].safeParse(value);
     if (parsed.success) config[key] = parsed.data;
     else {
-      const shown = value === undefined ? '' : ` (got ${JSON.stringify(value)})`;
+      const shown = value === undefined ? '' : ` (got ${JSON.stringify(redactUrl(value))})`;
       const where =
         value === undefined && outputs.file && key in stackOutputNames
           ? `, nor ${stackOutputNames[key as keyof typeof stackOutputNames]} in ${outputs.file}`
@@ -187,7 +188,7 @@ export function loadAwsConfig(env: Env = process.env): AwsRuntimeConfig {
     if (!value) continue;
     const parsed = url.safeParse(value);
     if (parsed.success) endpoints[service] = parsed.data;
-    else problems.push(`${variable}: must be an http(s) URL (got ${JSON.stringify(value)})`);
+    else problems.push(`${variable}: must be an http(s) URL (got ${JSON.stringify(redactUrl(value))})`);
   }
   if (problems.length > 0) throw new ConfigError(`invalid aws configuration: ${problems.join('; ')}`, false);
   const usesEmulators = config.endpointUrl !== undefined || Object.keys(endpoints).length > 0;

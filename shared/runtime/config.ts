@@ -3,6 +3,7 @@
  * validated up front with messages that name the flag or variable at fault.
  */
 import { z } from 'zod';
+import { redactUrl } from '../openplatform/redact';
 
 /** Where each setting comes from: its flag and its environment variable. */
 export const localConfigSources = {
@@ -103,7 +104,7 @@ export function loadLocalConfig(
     if (where === source.flag) fromFlags = true;
     const message = parsed.error.issues[0]?.message ?? 'is not valid';
     // Never echo a key back, even a malformed one.
-    const shown = key === 'apiKey' ? '' : ` (got ${JSON.stringify(String(raw))})`;
+    const shown = key === 'apiKey' ? '' : ` (got ${JSON.stringify(redactUrl(String(raw)))})`;
     problems.push(`${where}: ${message}${shown}`);
   }
   if (problems.length > 0) throw new ConfigError(`invalid configuration: ${problems.join('; ')}`, fromFlags);

@@ -22,6 +22,7 @@ import { inFlightAllowanceMs, runStep } from '../engine/runner';
 import { sweep } from '../engine/sweep';
 import type { WorkflowRegistry } from '../engine/workflow';
 import { createOpenPlatformClient } from '../openplatform/client';
+import { redactUrl } from '../openplatform/redact';
 import type { OpenPlatformClient } from '../openplatform/types';
 import { describeStateReport, discardStateFile } from '../sandbox';
 import { defaultBuiltInSandboxSpeed, type LocalRuntimeConfig, usesBuiltInSandbox } from './config';
@@ -281,7 +282,7 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
       sandbox,
       description: sandbox
         ? `local (${config.dbPath}), built-in sandbox`
-        : `local (${config.dbPath}), ${baseUrl ?? 'the Open Platform'}`,
+        : `local (${config.dbPath}), ${baseUrl === undefined ? 'the Open Platform' : redactUrl(baseUrl)}`,
       start: () => {
         if (options.recordsOnly) throw new Error('this pipeline was opened for job records only');
         workers.start();
@@ -339,8 +340,9 @@ function fileLogger(dbPath: string, clock: { now(): number }): EngineLogger & { 
   const stream = createWriteStream(resolve(dirname(dbPath), 'opflow.log'), { flags: 'a' });
   stream.on('error', () => undefined);
   const write = (level: string) => (message: string, fields?: Record<string, unknown>) => {
+    // URL credentials (user:password@, apikey=) never reach the file, whatever a caller passed.
     stream.write(
-      `${JSON.stringify({ time: new Date(clock.now()).toISOString(), level, message, ...fields })}\n`,
+      `${redactUrl(JSON.stringify({ time: new Date(clock.now()).toISOString(), level, message, ...fields }))}\n`,
     );
   };
   return { stream, debug: () => undefined, info: write('info'), warn: write('warn'), error: write('error') };

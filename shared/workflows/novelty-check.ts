@@ -29,7 +29,20 @@ import { firstLine, readTextDocument } from './text-input';
 const dateText = z
   .string()
   .trim()
-  .regex(/^\d{4}-?\d{2}-?\d{2}$/, { error: 'a publication date is written YYYY-MM-DD or YYYYMMDD' });
+  .regex(/^\d{4}-?\d{2}-?\d{2}$/, { error: 'a publication date is written YYYY-MM-DD or YYYYMMDD' })
+  .refine(isCalendarDate, { error: 'is not a date on the calendar (month 01–12, a day that month has)' });
+
+/** `2020-02-29` yes, `2020-13-45` and `2021-02-29` no. */
+function isCalendarDate(text: string): boolean {
+  const digits = text.replace(/-/g, '');
+  const [year, month, day] = [digits.slice(0, 4), digits.slice(4, 6), digits.slice(6, 8)].map(Number) as [
+    number,
+    number,
+    number,
+  ];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
 
 /** The input of a novelty check. */
 export const noveltyCheckInput = z.strictObject({

@@ -5,8 +5,9 @@
  * (or a crash) never sees half a report.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { dirname, extname, join, resolve, sep } from 'node:path';
+import { constants } from 'node:fs';
+import { mkdir, open, readdir, realpath, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname, extname, join, relative, resolve, sep } from 'node:path';
 import type { ReportStore, StoredObject } from '../../engine/ports';
 
 export interface FileReportStoreOptions {
@@ -57,21 +58,24 @@ export class FileReportStore implements ReportStore {
     else await writeAtomically(typePath, Buffer.from(contentType, 'utf8'));
   }
 
+  /**
+   * The object, or undefined when there is none. Only a regular file whose real path (symbolic
+   * links resolved) lies inside its own folder is read: a link planted in a job's folder (to
+   * /etc/passwd, or to another job's report) reads as missing, and so do a FIFO or a device.
+   */
   async get(key: string): Promise<StoredObject | undefined> {
     const path = this.#pathOf(key);
-    let body: Buffer;
-    try {
-      body = await readFile(path);
-    } catch (error) {
-      if (isMissing(error)) return undefined;
-      throw error;
-    }
+    const body = await readContainedFile(path, this.outDir, this.#rootOf(key));
+    if (body === undefined) return undefined;
     let contentType = impliedType(key);
-    try {
-      contentType = (await readFile(this.#typePathOf(key), 'utf8')).trim() || contentType;
-    } catch (error) {
-      if (!isMissing(error)) throw error;
-    }
+    const written = await readContainedFile(
+      this.#typePathOf(key),
+      this.outDir,
+      join(this.outDir, internalDir, 'types'),
+    );
+    // A content type is one short line; anything else there is not one this store wrote.
+    const shown = written?.toString('utf8').trim();
+    if (shown && shown.length <= 200 && /^[\x20-\x7e]+$/.test(shown)) contentType = shown;
     return { body: new Uint8Array(body.buffer, body.byteOffset, body.byteLength), contentType };
   }
 
@@ -108,6 +112,13 @@ export class FileReportStore implements ReportStore {
     return join(this.outDir, internalDir, 'objects', ...key.split('/'));
   }
 
+  /** The folder a key's file must stay inside: its job's folder, or the internal objects folder. */
+  #rootOf(key: string): string {
+    if (key.startsWith(reportsPrefix))
+      return join(this.outDir, key.slice(reportsPrefix.length).split('/')[0]!);
+    return join(this.outDir, internalDir, 'objects');
+  }
+
   #typePathOf(key: string): string {
     return join(this.outDir, internalDir, 'types', ...key.split('/'));
   }
@@ -130,6 +141,37 @@ function checkKey(key: string, options: { partial?: boolean } = {}): void {
   }
   if (!options.partial && key.startsWith(reportsPrefix) && segments.length < 3) {
     throw bad('expected reports/<jobId>/<name>');
+  }
+}
+
+/** The file's bytes if it is a regular file inside `root` once real paths are resolved; else undefined. */
+async function readContainedFile(path: string, outDir: string, root: string): Promise<Buffer | undefined> {
+  let realOut: string;
+  let realRoot: string;
+  let realFile: string;
+  try {
+    [realOut, realRoot, realFile] = await Promise.all([realpath(outDir), realpath(root), realpath(path)]);
+  } catch (error) {
+    if (isMissing(error) || isNotDirectory(error) || (error as NodeJS.ErrnoException).code === 'ELOOP')
+      return undefined;
+    throw error;
+  }
+  // The folder itself must not be a link either (a job folder pointing at another job's).
+  if (realRoot !== join(realOut, relative(outDir, root))) return undefined;
+  if (!realFile.startsWith(`${realRoot}${sep}`)) return undefined;
+  // Opened without following a link swapped in since, then checked on the open descriptor.
+  let handle: import('node:fs/promises').FileHandle;
+  try {
+    handle = await open(realFile, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (error) {
+    if (isMissing(error) || (error as NodeJS.ErrnoException).code === 'ELOOP') return undefined;
+    throw error;
+  }
+  try {
+    if (!(await handle.stat()).isFile()) return undefined;
+    return await handle.readFile();
+  } finally {
+    await handle.close();
   }
 }
 

@@ -5,7 +5,7 @@
  */
 import { ulid } from 'ulid';
 import type { Job } from '../../engine/job';
-import { JobRequestError, submitJob } from '../../engine/jobs';
+import { JobRequestError, maxDeadlineMs, submitJob } from '../../engine/jobs';
 import type { Workflow } from '../../engine/workflow';
 import { listUnfinished } from '../../runtime/job-queries';
 import { type CliContext, type GlobalOptions, openPipeline } from '../context';
@@ -39,7 +39,9 @@ export async function runCommand(
   const workflow = requireWorkflow(ctx, workflowName);
   const selection = parseSelectionMode(options.select);
   const deadlineMs =
-    options.deadline === undefined ? undefined : parseDuration(options.deadline, '--deadline');
+    options.deadline === undefined
+      ? undefined
+      : parseDuration(options.deadline, '--deadline', { maxMs: maxDeadlineMs, maxText: '366d' });
 
   const { documents, problems, skipped } = await readInputs(sources, {
     readStdin: ctx.io.readStdin,
@@ -152,7 +154,11 @@ export function parseSelectionMode(value: string): 'auto' | 'manual' {
 }
 
 /** `90s`, `30m`, `2h`, `1d`, `1500ms` → milliseconds. */
-export function parseDuration(value: string, option: string): number {
+export function parseDuration(
+  value: string,
+  option: string,
+  limit: { maxMs: number; maxText: string } = { maxMs: Number.MAX_SAFE_INTEGER, maxText: '' },
+): number {
   const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)\s*$/.exec(value);
   const units: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
   const amount = match ? Number(match[1]) * (units[match[2] ?? ''] ?? Number.NaN) : Number.NaN;
@@ -161,6 +167,9 @@ export function parseDuration(value: string, option: string): number {
       `${option} must be a duration such as 90s, 30m, 2h or 1d, not "${value}"`,
       ExitCode.usage,
     );
+  }
+  if (amount > limit.maxMs) {
+    throw new CliError(`${option} may be at most ${limit.maxText}, not "${value}"`, ExitCode.usage);
   }
   return Math.round(amount);
 }

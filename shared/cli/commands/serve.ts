@@ -5,7 +5,16 @@
  */
 import { z } from 'zod';
 import { isLoopbackHost, type JobApiServer, startJobApiServer } from '../../http/node-server';
-import { mcpMount } from '../../mcp/http';
+
+    const mcp = options.mcp ? `${server.url}/mcp` : undefined;
+    io.stdout.write(
+      `${JSON.stringify({ url: server.url, backend: redactUrl(pipeline.description), auth, mcp })}\n`,
+    );
+  } else {
+    io.stdout.write(
+      `opflow serve: job API at ${server.url} (${redactUrl(pipeline.description)}; Ctrl-C stops it)\n`,
+    );
+    if (options.mcp) say(`MCP server at ${server.url}/mcp (Streamable HTTP)`);
 import { listUnfinished } from '../../runtime/job-queries';
 import { asLocal, type CliContext, type GlobalOptions, openPipeline } from '../context';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
@@ -49,10 +58,13 @@ export function parsePort(value: string): number {
   return port;
 }
 
-/** The warning for a server other machines may reach without a token; undefined when there is none. */
-export function exposureWarning(host: string, token: string | undefined): string | undefined {
+/**
+ * Why a server other machines may reach cannot start without a token (anyone reaching the port, or
+ * any web page through DNS rebinding, could create and cancel jobs); undefined when it may start.
+ */
+export function exposureRefusal(host: string, token: string | undefined): string | undefined {
   if (token !== undefined || isLoopbackHost(host)) return undefined;
-  return `warning: listening on ${host} without ${serveTokenVariable}: anyone who reaches this port can create and cancel jobs`;
+  return `--host ${host} reaches beyond this machine: set ${serveTokenVariable} (e.g. \`export ${serveTokenVariable}=$(openssl rand -hex 32)\`) so that only callers with the token are answered, or listen on 127.0.0.1`;
 }
 
 export async function serveCommand(ctx: CliContext, options: ServeOptions): Promise<ExitCodeValue> {
@@ -67,6 +79,8 @@ export async function serveCommand(ctx: CliContext, options: ServeOptions): Prom
   const host = options.host.trim();
   if (host === '') throw new CliError('--host must name an interface, e.g. 127.0.0.1', ExitCode.usage);
   const token = readServeToken(io.env);
+  const refusal = exposureRefusal(host, token);
+  if (refusal) throw new CliError(refusal, ExitCode.usage);
   const say = (line: string) => {
     if (!options.quiet) io.stderr.write(`opflow serve: ${line}\n`);
   };
@@ -91,14 +105,21 @@ export async function serveCommand(ctx: CliContext, options: ServeOptions): Prom
 
   const auth = token === undefined ? 'none' : 'bearer';
   if (options.json) {
+<<<<<<< HEAD
     const mcp = options.mcp ? `${server.url}/mcp` : undefined;
     io.stdout.write(`${JSON.stringify({ url: server.url, backend: pipeline.description, auth, mcp })}\n`);
   } else {
     io.stdout.write(`opflow serve: job API at ${server.url} (${pipeline.description}; Ctrl-C stops it)\n`);
     if (options.mcp) say(`MCP server at ${server.url}/mcp (Streamable HTTP)`);
-  }
-  const warning = exposureWarning(host, token);
-  if (warning) io.stderr.write(`opflow serve: ${warning}\n`);
+=======
+    io.stdout.write(
+      `$JSON.stringify({ url: server.url, backend: redactUrl(pipeline.description), auth })\n`,
+    );
+  } else 
+    io.stdout.write(
+      `opflow serve: job API at ${server.url} (${redactUrl(pipeline.description)}; Ctrl-C stops it)\n`,
+    );
+>>>>>>> 5fbadc7 (Security of the job API: serve refuses Origin: null and non-JSON POSTs, will not listen beyond loopback without a token, serves report files only as regular files inside the job folder; the Lambda API refuses a malformed tenant claim and a non-UTF-8 body; URL credentials redacted in printed and logged lines; Idempotency-Key reuse with another request is 409; deadlines bounded to a year; calendar-checked publication dates)
 
   let stopListening = () => {};
   await new Promise<void>((resolve) => {

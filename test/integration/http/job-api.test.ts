@@ -80,6 +80,52 @@ describe('job API routes', () => {
     ]);
   });
 
+  it('answers a repeated Idempotency-Key with its job, and the key reused for another request with 409', async () => {
+    const headers = { 'content-type': 'application/json', 'idempotency-key': 'disclosure-42' };
+    const first = await call({ method: 'POST', path: '/jobs', body: novelty, headers });
+    expect(first.status).toBe(201);
+    const again = await call({ method: 'POST', path: '/jobs', body: novelty, headers });
+    expect(again.status).toBe(200);
+    expect(again.json.job.id).toBe(first.json.job.id);
+    const otherText = JSON.stringify({ workflow: 'novelty-check', input: { text: 'A damper.' } });
+    const otherWorkflow = JSON.stringify({ workflow: 'patent-count', input: { query: 'hinge' } });
+    for (const body of [otherText, otherWorkflow]) {
+      const reused = await call({ method: 'POST', path: '/jobs', body, headers });
+      expect(reused.status).toBe(409);
+      expect(reused.json.error.code).toBe('conflict');
+      expect(reused.json.error.message).toContain(
+        `idempotency key "disclosure-42" was used for job ${first.json.job.id} with a different request`,
+      );
+    }
+    // A large input kept in the report store is compared too.
+    const big = JSON.stringify({
+      workflow: 'novelty-check',
+      input: { text: `A hinge. ${'x'.repeat(40_000)}` },
+    });
+    const bigHeaders = { ...headers, 'idempotency-key': 'big-one' };
+    const bigFirst = await call({ method: 'POST', path: '/jobs', body: big, headers: bigHeaders });
+    expect(bigFirst.status).toBe(201);
+    expect((await call({ method: 'POST', path: '/jobs', body: big, headers: bigHeaders })).status).toBe(200);
+    expect((await call({ method: 'POST', path: '/jobs', body: novelty, headers: bigHeaders })).status).toBe(
+      409,
+    );
+  });
+
+  it('bounds deadlineMs to a year', async () => {
+    for (const deadlineMs of [9007199254740991, 366 * 86_400_000 + 1, 1e300]) {
+      const body = JSON.stringify({ workflow: 'patent-count', input: { query: 'x' }, deadlineMs });
+      const refused = await call({ method: 'POST', path: '/jobs', body });
+      expect(refused.status, String(deadlineMs)).toBe(400);
+      expect(refused.json.error.message).toMatch(/^body\.deadlineMs: /);
+    }
+    const body = JSON.stringify({
+      workflow: 'patent-count',
+      input: { query: 'x' },
+      deadlineMs: 366 * 86_400_000,
+    });
+    expect((await call({ method: 'POST', path: '/jobs', body })).status).toBe(201);
+  });
+
   it('answers a selection, refusing options that were not offered', async () => {
     const job: Job = contractJob({
       status: 'AWAITING_INPUT',

@@ -1,7 +1,8 @@
 // The job API's node:http server on the local backend (real SQLite file, real report folder, real
 // sockets on 127.0.0.1): report files and the paths that must not escape them, the bearer token,
 // Host and Origin refusals, the body limit while reading, and a close that lets requests finish.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -181,6 +182,49 @@ describe('report files', () => {
   });
 });
 
+describe('report files on disk that are not what the job wrote', () => {
+  it('serves no symbolic link, whatever it points at, and no FIFO or folder', async () => {
+    const { url } = await start();
+    const job = await succeededJob();
+    const other = await succeededJob();
+    const folder = join(dir, 'out', job.id);
+    const secret = join(dir, 'secret.txt');
+    writeFileSync(secret, 'root:x:0:0:the secret');
+    const plant = (name: string, make: (path: string) => void) => {
+      const path = join(folder, name);
+      rmSync(path, { force: true, recursive: true });
+      make(path);
+    };
+    plant('report.md', (path) => symlinkSync(secret, path));
+    plant('report.html', (path) => symlinkSync(join(dir, 'out', other.id, 'report.html'), path));
+    plant('result.json', (path) => symlinkSync('/etc/passwd', path));
+    plant('attachments/prior art.pdf', (path) => mkdirSync(path));
+    for (const name of ['report.md', 'report.html', 'result.json', 'attachments/prior%20art.pdf']) {
+      const answer = await fetch(`${url}/jobs/${job.id}/report/${name}`);
+      const text = await answer.text();
+      expect(answer.status, name).toBe(404);
+      expect(text).not.toContain('root:');
+      expect(text).not.toContain('Report</body>');
+    }
+    // A job folder that is itself a link to another job's folder serves nothing either.
+    rmSync(folder, { recursive: true, force: true });
+    symlinkSync(join(dir, 'out', other.id), folder);
+    expect((await fetch(`${url}/jobs/${job.id}/report/report.html`)).status).toBe(404);
+    // The other job's own files are still served.
+    expect((await fetch(`${url}/jobs/${other.id}/report/report.html`)).status).toBe(200);
+  });
+
+  it('does not hang on a FIFO named like a report file', async () => {
+    const { url } = await start();
+    const job = await succeededJob();
+    const path = join(dir, 'out', job.id, 'report.md');
+    rmSync(path);
+    execFileSync('mkfifo', [path]);
+    const answer = await fetch(`${url}/jobs/${job.id}/report/report.md`);
+    expect(answer.status).toBe(404);
+  });
+});
+
 describe('who may call', () => {
   const token = 'a-token-of-some-length-0123';
 
@@ -236,6 +280,80 @@ describe('who may call', () => {
     const otherPort = await raw('/jobs', { headers: { origin: `http://127.0.0.1:${port + 1}` } });
     expect(otherPort.status).toBe(403);
     expect((await raw('/jobs', { headers: { origin: url } })).status).toBe(200);
+  });
+
+  it('refuses Origin: null (a sandboxed iframe, a file: page) on every route', async () => {
+    await start();
+    const job = contractJob({ status: 'AWAITING_INPUT' });
+    await local.store.create(job);
+    const json = { origin: 'null', 'content-type': 'application/json' };
+    const attempts = [
+      raw('/jobs', {
+        method: 'POST',
+        headers: json,
+        body: '{"workflow":"patent-count","input":{"query":"x"}}',
+      }),
+      raw(`/jobs/${job.id}/cancel`, { method: 'POST', headers: json, body: '{}' }),
+      raw(`/jobs/${job.id}/selection`, { method: 'POST', headers: json, body: '{"selected":["f1"]}' }),
+      raw('/jobs', { headers: { origin: 'null' } }),
+    ];
+    for (const refused of await Promise.all(attempts)) {
+      expect(refused.status).toBe(403);
+      expect(JSON.parse(refused.body).error.code).toBe('cross-origin');
+    }
+    expect((await local.store.get(job.id))?.status).toBe('AWAITING_INPUT');
+    expect((await local.store.list({ limit: 10 })).jobs).toHaveLength(1);
+  });
+
+  it('refuses a state-changing request that is not JSON (what a cross-site form or beacon sends)', async () => {
+    await start();
+    const job = contractJob({ status: 'RUNNING' });
+    await local.store.create(job);
+    const create = '{"workflow":"patent-count","input":{"query":"x"}}';
+    const cases: { path: string; headers: Record<string, string>; body?: string }[] = [
+      { path: '/jobs', headers: {}, body: create },
+      { path: '/jobs', headers: { 'content-type': 'text/plain' }, body: create },
+      { path: '/jobs', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: create },
+      { path: '/jobs', headers: { 'content-type': 'multipart/form-data; boundary=x' }, body: create },
+      { path: '/jobs', headers: { 'content-type': 'application/jsonp' }, body: create },
+      { path: `/jobs/${job.id}/cancel`, headers: {} },
+      { path: `/jobs/${job.id}/cancel`, headers: { 'content-type': 'text/plain' }, body: '{}' },
+      { path: `/jobs/${job.id}/selection`, headers: {}, body: '{"selected":["f1"]}' },
+    ];
+    for (const { path, headers, body } of cases) {
+      const refused = await raw(path, { method: 'POST', headers, body });
+      expect(refused.status, `${path} ${JSON.stringify(headers)}`).toBe(415);
+      expect(JSON.parse(refused.body).error.message).toMatch(
+        /^header\.Content-Type: a POST must say application\/json/,
+      );
+    }
+    expect((await local.store.get(job.id))?.status).toBe('RUNNING');
+    expect((await local.store.list({ limit: 10 })).jobs).toHaveLength(1);
+    // JSON, with a charset or as a +json type, is taken; an empty JSON cancel works.
+    const jsonTypes = ['application/json', 'application/json; charset=utf-8', 'application/merge-patch+json'];
+    for (const type of jsonTypes) {
+      const created = await raw('/jobs', { method: 'POST', headers: { 'content-type': type }, body: create });
+      expect(created.status, type).toBe(201);
+    }
+    const cancelled = await raw(`/jobs/${job.id}/cancel`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(cancelled.status).toBe(200);
+    // Wrong routes and methods still say so first.
+    expect((await raw('/jobs', { method: 'DELETE' })).status).toBe(405);
+    expect((await raw('/nowhere', { method: 'POST' })).status).toBe(404);
+  });
+
+  it('will not listen beyond loopback without a token', async () => {
+    for (const host of ['0.0.0.0', '::']) {
+      await expect(startJobApiServer({ deps, host }), host).rejects.toThrow(
+        `listening on ${host} (beyond loopback) needs a token`,
+      );
+    }
+    const open = await startJobApiServer({ deps, host: '0.0.0.0', token: 'a-token-of-some-length-0123' });
+    expect(open.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    await open.close();
   });
 });
 

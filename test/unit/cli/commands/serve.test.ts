@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
-  exposureWarning,
+  exposureRefusal,
   parsePort,
   readServeToken,
   serveTokenVariable,
@@ -26,14 +26,17 @@ describe('serve options', () => {
     }
   });
 
-  it('warns of a server beyond loopback without a token, and only then', () => {
-    expect(exposureWarning('0.0.0.0', undefined)).toBe(
-      'warning: listening on 0.0.0.0 without OPFLOW_SERVE_TOKEN: anyone who reaches this port can create and cancel jobs',
-    );
-    expect(exposureWarning('192.168.1.20', undefined)).toContain('listening on 192.168.1.20');
-    expect(exposureWarning('0.0.0.0', 'a'.repeat(16))).toBeUndefined();
+  it('refuses a server beyond loopback without a token, and only then', () => {
+    for (const host of ['0.0.0.0', '::', '192.168.1.20', 'example.com']) {
+      expect(exposureRefusal(host, undefined), host).toMatch(
+        new RegExp(
+          `^--host ${host.replace(/\./g, '\\.')} reaches beyond this machine: set OPFLOW_SERVE_TOKEN`,
+        ),
+      );
+    }
+    expect(exposureRefusal('0.0.0.0', 'a'.repeat(16))).toBeUndefined();
     for (const host of ['127.0.0.1', 'localhost', '::1', '127.0.0.2']) {
-      expect(exposureWarning(host, undefined), host).toBeUndefined();
+      expect(exposureRefusal(host, undefined), host).toBeUndefined();
     }
   });
 
@@ -105,6 +108,12 @@ describe('opflow serve (in-process)', () => {
     expect(await opflow('serve', '--port', '0')).toBe(ExitCode.usage);
     expect(io.err()).toContain('OPFLOW_SERVE_TOKEN must be at least 16 characters');
     expect(io.err()).not.toContain('hunter2');
+    for (const host of ['0.0.0.0', '::']) {
+      io = captureIo({ env: env(), cwd: dir });
+      expect(await opflow('serve', '--port', '0', '--host', host), host).toBe(ExitCode.usage);
+      expect(io.err()).toContain(`--host ${host} reaches beyond this machine: set OPFLOW_SERVE_TOKEN`);
+      expect(io.out()).toBe('');
+    }
   });
 
   it('says it cannot listen on a port in use, and exits with the environment code', async () => {
@@ -117,6 +126,24 @@ describe('opflow serve (in-process)', () => {
     } finally {
       await new Promise((resolve) => taken.close(resolve));
     }
+  });
+
+  it('never prints the password of a base URL, in its first line or in an error', async () => {
+    io = captureIo({ env: env({ OPFLOW_BASE_URL: 'http://alice:s3cr3t-pw@127.0.0.1:9/' }), cwd: dir });
+    const serving = opflow('serve', '--port', '0');
+    const line = await firstLine();
+    expect(line).toContain('http://***@127.0.0.1:9/');
+    io.interrupt();
+    expect(await serving).toBe(ExitCode.ok);
+    expect(io.out() + io.err()).not.toContain('s3cr3t-pw');
+    io = captureIo({ env: env(), cwd: dir });
+    expect(await opflow('serve', '--base-url', 'ftp://alice:s3cr3t-pw@example.com/')).toBe(ExitCode.usage);
+    expect(io.err()).toContain('--base-url: must be an http(s) URL (got "ftp://***@example.com/")');
+    io = captureIo({ env: env(), cwd: dir });
+    expect(await opflow('--json', 'serve', '--base-url', 'ftp://alice:s3cr3t-pw@example.com/')).toBe(
+      ExitCode.usage,
+    );
+    expect(io.out() + io.err()).not.toContain('s3cr3t-pw');
   });
 
   it('prints its URL, answers the job API, and stops on Ctrl-C with exit code 0', async () => {

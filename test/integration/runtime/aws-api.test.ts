@@ -1,0 +1,122 @@
+// The Lambda `api` handler on real job records (the local backend's store stands in for DynamoDB,
+// which the handler never touches directly): a JWT tenant claim that is present but malformed is
+// refused rather than taken for an operator, and a base64 body that is not UTF-8 is refused.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createLocalBackend, type LocalBackend } from '../../../shared/backends/local';
+import type { EngineDeps } from '../../../shared/engine/deps';
+import { type ApiHandler, createApiHandler, tenantOfEvent } from '../../../shared/runtime/aws-api';
+import { createObservability } from '../../../shared/runtime/aws-observability';
+import { workflows } from '../../../shared/workflows';
+import { contractJob } from '../../contract/ports.contract';
+import { httpApiEvent, lambdaContext } from '../../e2e/aws/harness/lambda-events';
+
+let dir: string;
+let local: LocalBackend;
+let handler: ApiHandler;
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'opflow-aws-api-'));
+  local = createLocalBackend({ dbPath: join(dir, 'jobs.db'), outDir: join(dir, 'out') });
+  const deps: EngineDeps = {
+    store: local.store,
+    queue: local.queue,
+    reports: local.reports,
+    keys: { getKey: async () => undefined, refresh: async () => undefined },
+    rateLimiter: local.rateLimiter,
+    clock: { now: () => Date.now() },
+    random: () => 0.5,
+    client: {} as EngineDeps['client'],
+    workflows,
+  };
+  handler = createApiHandler({ deps, observability: createObservability() });
+  await local.store.create(contractJob({ tenant: 'default' }));
+  await local.store.create(contractJob({ tenant: 'acme' }));
+});
+afterEach(() => {
+  local.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function event(claims: Record<string, unknown> | undefined, extra: Partial<APIGatewayProxyEventV2> = {}) {
+  const base = httpApiEvent({ method: 'GET', path: '/jobs', rawQuery: '', headers: {}, body: undefined });
+  if (claims !== undefined) {
+    (base.requestContext as unknown as Record<string, unknown>).authorizer = { jwt: { claims, scopes: [] } };
+  }
+  return { ...base, ...extra } as APIGatewayProxyEventV2;
+}
+
+async function send(e: APIGatewayProxyEventV2) {
+  const result = (await handler.handle(
+    e,
+    lambdaContext('opflow-api', 10_000) as Context,
+  )) as APIGatewayProxyStructuredResultV2;
+  return { status: result.statusCode, body: JSON.parse(result.body as string) as Record<string, never> };
+}
+
+describe('the tenant claim', () => {
+  it('binds a caller with a well-formed claim to its tenant, and an IAM caller to none', async () => {
+    for (const claims of [
+      { tenant: 'acme' },
+      { 'custom:tenant': 'acme' },
+      { tenant: 'acme', 'custom:tenant': 'acme' },
+    ]) {
+      const { status, body } = await send(event(claims));
+      expect(status, JSON.stringify(claims)).toBe(200);
+      expect((body.jobs as { tenant: string }[]).map((job) => job.tenant)).toEqual(['acme']);
+    }
+    const operator = await send(event(undefined));
+    expect(operator.status).toBe(200);
+    expect((operator.body.jobs as unknown[]).length).toBe(2);
+    // A JWT without any tenant claim is an operator's token (the authorizer vouches for it).
+    expect((await send(event({ sub: 'ops' }))).status).toBe(200);
+  });
+
+  it.each([
+    ['a number', { tenant: 5 }, 'tenant claim is not a string'],
+    ['zero', { tenant: 0 }, 'tenant claim is not a string'],
+    ['false', { tenant: false }, 'tenant claim is not a string'],
+    ['null', { tenant: null }, 'tenant claim is not a string'],
+    ['a list', { tenant: ['acme'] }, 'tenant claim is not a string'],
+    ['an object', { tenant: { name: 'acme' } }, 'tenant claim is not a string'],
+    ['empty', { tenant: '' }, 'tenant claim must be 1 to 64'],
+    ['too long', { tenant: 'a'.repeat(65) }, 'tenant claim must be 1 to 64'],
+    ['with a slash', { tenant: 'acme/other' }, 'tenant claim must be 1 to 64'],
+    ['a malformed custom claim', { 'custom:tenant': 7 }, 'custom:tenant claim is not a string'],
+    ['two tenants', { tenant: 'acme', 'custom:tenant': 'default' }, 'names two different tenants'],
+  ])('refuses a token whose tenant claim is %s (403), listing nothing', async (_name, claims, message) => {
+    const { status, body } = await send(event(claims));
+    expect(status).toBe(403);
+    expect((body.error as { code: string }).code).toBe('forbidden');
+    expect((body.error as { message: string }).message).toContain(message);
+    expect(body.jobs).toBeUndefined();
+  });
+
+  it('refuses claims that are not an object', () => {
+    const e = event(undefined);
+    (e.requestContext as unknown as Record<string, unknown>).authorizer = { jwt: { claims: 'tenant=acme' } };
+    expect(() => tenantOfEvent(e)).toThrow('the token carries no claims object');
+  });
+});
+
+describe('base64 bodies', () => {
+  it('refuses a body that is not UTF-8 instead of reading it with replacement characters', async () => {
+    const e = event(undefined, {
+      body: Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d]).toString('base64'),
+      isBase64Encoded: true,
+    });
+    e.requestContext.http.method = 'POST';
+    e.headers = { 'content-type': 'application/json' };
+    const { status, body } = await send(e);
+    expect(status).toBe(400);
+    expect(body.error).toEqual({
+      status: 400,
+      code: 'invalid-body',
+      message: 'the request body is not UTF-8 text',
+    });
+    expect((await local.store.list({ limit: 10 })).jobs).toHaveLength(2);
+  });
+});
