@@ -5,16 +5,8 @@
  */
 import { z } from 'zod';
 import { isLoopbackHost, type JobApiServer, startJobApiServer } from '../../http/node-server';
-
-    const mcp = options.mcp ? `${server.url}/mcp` : undefined;
-    io.stdout.write(
-      `${JSON.stringify({ url: server.url, backend: redactUrl(pipeline.description), auth, mcp })}\n`,
-    );
-  } else {
-    io.stdout.write(
-      `opflow serve: job API at ${server.url} (${redactUrl(pipeline.description)}; Ctrl-C stops it)\n`,
-    );
-    if (options.mcp) say(`MCP server at ${server.url}/mcp (Streamable HTTP)`);
+import { mcpMount } from '../../mcp/http';
+import { redactUrl } from '../../openplatform/redact';
 import { listUnfinished } from '../../runtime/job-queries';
 import { asLocal, type CliContext, type GlobalOptions, openPipeline } from '../context';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
@@ -105,21 +97,16 @@ export async function serveCommand(ctx: CliContext, options: ServeOptions): Prom
 
   const auth = token === undefined ? 'none' : 'bearer';
   if (options.json) {
-<<<<<<< HEAD
     const mcp = options.mcp ? `${server.url}/mcp` : undefined;
-    io.stdout.write(`${JSON.stringify({ url: server.url, backend: pipeline.description, auth, mcp })}\n`);
-  } else {
-    io.stdout.write(`opflow serve: job API at ${server.url} (${pipeline.description}; Ctrl-C stops it)\n`);
-    if (options.mcp) say(`MCP server at ${server.url}/mcp (Streamable HTTP)`);
-=======
     io.stdout.write(
-      `$JSON.stringify({ url: server.url, backend: redactUrl(pipeline.description), auth })\n`,
+      `${JSON.stringify({ url: server.url, backend: redactUrl(pipeline.description), auth, mcp })}\n`,
     );
-  } else 
+  } else {
     io.stdout.write(
       `opflow serve: job API at ${server.url} (${redactUrl(pipeline.description)}; Ctrl-C stops it)\n`,
     );
->>>>>>> 5fbadc7 (Security of the job API: serve refuses Origin: null and non-JSON POSTs, will not listen beyond loopback without a token, serves report files only as regular files inside the job folder; the Lambda API refuses a malformed tenant claim and a non-UTF-8 body; URL credentials redacted in printed and logged lines; Idempotency-Key reuse with another request is 409; deadlines bounded to a year; calendar-checked publication dates)
+    if (options.mcp) say(`MCP server at ${server.url}/mcp (Streamable HTTP)`);
+  }
 
   let stopListening = () => {};
   await new Promise<void>((resolve) => {

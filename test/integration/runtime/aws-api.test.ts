@@ -54,7 +54,7 @@ async function send(e: APIGatewayProxyEventV2) {
     e,
     lambdaContext('opflow-api', 10_000) as Context,
   )) as APIGatewayProxyStructuredResultV2;
-  return { status: result.statusCode, body: JSON.parse(result.body as string) as Record<string, never> };
+  return { status: result.statusCode, body: JSON.parse(result.body as string) as Record<string, unknown> };
 }
 
 describe('the tenant claim', () => {
