@@ -197,8 +197,12 @@ describe('runStep through a whole workflow', () => {
   it('returns the same job for the same idempotency key', async () => {
     const h = harness();
     const a = await submitJob(h.deps, { workflow: 'demo', input: { issue: 'x' }, idempotencyKey: 'k1' });
-    const b = await submitJob(h.deps, { workflow: 'demo', input: { issue: 'y' }, idempotencyKey: 'k1' });
+    const b = await submitJob(h.deps, { workflow: 'demo', input: { issue: 'x' }, idempotencyKey: 'k1' });
     expect(b).toEqual({ job: a.job, created: false });
+    // The key reused for another request is a conflict, not the first job answered in silence.
+    await expect(
+      submitJob(h.deps, { workflow: 'demo', input: { issue: 'y' }, idempotencyKey: 'k1' }),
+    ).rejects.toMatchObject({ status: 409 });
   });
 });
 
