@@ -3,6 +3,7 @@
  * calls `main(process.argv)`; tests call it with their own streams and environment.
  */
 import { Command, CommanderError, Option } from 'commander';
+import { version } from '../../package.json';
 import type { WorkflowRegistry } from '../engine/workflow';
 import { redactUrl } from '../openplatform/redact';
 import { cancelCommand } from './commands/cancel';
@@ -96,6 +97,7 @@ function buildProgram(ctx: CliContext, setExitCode: (code: ExitCodeValue) => voi
   const workflowNames = [...workflows.keys()].sort();
   program
     .description("Run the Open Platform's multi-step AI workflows as durable jobs.")
+    .version(version, '-V, --version', 'print the version of opflow')
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),
       writeErr: (text) => io.stderr.write(text),

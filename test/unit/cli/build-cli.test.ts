@@ -1,0 +1,63 @@
+// The CLI's JavaScript build (scripts/build-cli.mjs): what it produces, and how a stale build is
+// recognised so bin/opflow.js never runs code older than the sources.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  buildCli,
+  currentEntry,
+  PROJECT_ROOT,
+  readManifest,
+  staleReason,
+} from '../../../scripts/build-cli.mjs';
+import { captureIo } from './capture-io';
+
+let outDir: string;
+beforeAll(() => {
+  outDir = mkdtempSync(path.join(tmpdir(), 'opflow-cli-build-'));
+});
+afterAll(() => rmSync(outDir, { recursive: true, force: true }));
+
+const packageVersion = JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')).version;
+
+describe('the CLI build', () => {
+  it('has nothing to run before the first build', () => {
+    expect(staleReason(PROJECT_ROOT, outDir)).toBe('no build yet');
+    expect(currentEntry(PROJECT_ROOT, outDir)).toBeUndefined();
+  });
+
+  it('builds every command from the entry, and the build runs', { timeout: 120_000 }, async () => {
+    const entry = await buildCli(PROJECT_ROOT, outDir);
+    expect(currentEntry(PROJECT_ROOT, outDir)).toBe(entry);
+    expect(staleReason(PROJECT_ROOT, outDir)).toBeUndefined();
+    const manifest = readManifest(PROJECT_ROOT, outDir)!;
+    // Found by following imports: every command file is an input, with no list to keep.
+    expect(manifest.inputs).toContain('shared/cli/main.ts');
+    expect(manifest.inputs).toContain('shared/cli/commands/status.ts');
+    expect(manifest.inputs.some((input) => input.includes('node_modules'))).toBe(false);
+
+    const { main } = (await import(pathToFileURL(entry).href)) as typeof import('../../../shared/cli/main');
+    const io = captureIo();
+    expect(await main(['node', 'opflow', '--version'], { io })).toBe(0);
+    expect(io.out()).toBe(`${packageVersion}\n`);
+  });
+
+  it('is stale when a source it was built from changed or is gone', () => {
+    const manifest = readManifest(PROJECT_ROOT, outDir)!;
+    const file = path.join(outDir, 'manifest.json');
+    writeFileSync(file, JSON.stringify({ ...manifest, builtAt: 0 }));
+    expect(staleReason(PROJECT_ROOT, outDir)).toMatch(/ changed since the last build$/);
+    expect(currentEntry(PROJECT_ROOT, outDir)).toBeUndefined();
+
+    writeFileSync(file, JSON.stringify({ ...manifest, inputs: [...manifest.inputs, 'shared/cli/gone.ts'] }));
+    expect(staleReason(PROJECT_ROOT, outDir)).toBe('shared/cli/gone.ts was removed since the last build');
+
+    writeFileSync(file, JSON.stringify({ ...manifest, entry: 'b-missing/main.js' }));
+    expect(staleReason(PROJECT_ROOT, outDir)).toBe('the last build is missing');
+
+    writeFileSync(file, '{"format": 1');
+    expect(staleReason(PROJECT_ROOT, outDir)).toBe('no build yet');
+  });
+});
