@@ -31,8 +31,50 @@ export type StepOutcome =
   | { type: 'error'; failure: StepFailure; usage?: Partial<JobUsage> }
   | { type: 'deadline' };
 
+/**
+ * What happens to a job around its call, besides the call's outcome. Every change of a job record
+ * goes through advance() with one of these or a StepOutcome; the runner only reads, guards, takes a
+ * token, calls, and commits what advance() returned.
+ */
+export type EngineEvent =
+  | StepOutcome
+  /**
+   * The key's rate budget has no token for this job before `retryAt`. The record changes only when
+   * the job has waited for long (`refreshAfterMs` past its `nextRunAt`): `nextRunAt` moves to
+   * `retryAt`, so no sweeper takes a job that waits its turn for a stranded one.
+   */
+  | { type: 'no-token'; retryAt: number; refreshAfterMs: number }
+  /**
+   * A paid (create) call for `output` is about to be sent: its intent is recorded (a repeat is
+   * counted), and `nextRunAt` is pushed out by `allowanceMs`, so no process runs the job beside
+   * the call while it is alive. `by` names the caller, so a restart can tell that it died.
+   */
+  | { type: 'call-started'; output: string; allowanceMs: number; by?: string | undefined }
+  /** The call started by `call-started` is still alive: push `nextRunAt` out again (a heartbeat). */
+  | { type: 'call-alive'; allowanceMs: number }
+  /**
+   * The upstream answered that it did not do the create call (throttled, busy, refused): nothing
+   * was created, so the intent is undone (a later retry is no repeat), then handled as the error.
+   */
+  | {
+      type: 'call-refused';
+      output: string;
+      failure: StepFailure;
+      usage?: Partial<JobUsage>;
+      /** The job as it was before `call-started` (its intents and repeat count are restored). */
+      before: Job;
+    }
+  /**
+   * A call's cost whose outcome could not be committed (another process changed the job meanwhile):
+   * the usage is added and nothing else changes, so every paid call is counted.
+   */
+  | { type: 'late-usage'; usage: Partial<JobUsage> };
+
 export interface Advanced {
+  /** The next record; when it is the very object given (`unchanged`), there is nothing to commit. */
   job: Job;
+  /** Nothing changed: do not commit (the job only waits). */
+  unchanged?: boolean | undefined;
   /** Run the job again after this many milliseconds; absent when it waits for a person or is finished. */
   delayMs?: number | undefined;
   /** The workflow finished with this step: render the report before committing. */
@@ -133,6 +175,68 @@ function enter(workflow: Workflow, job: Job, stepName: string, now: number): Adv
 export function advance(
   workflow: Workflow,
   job: Job,
+  event: EngineEvent,
+  now: number,
+  random: () => number,
+): Advanced {
+  switch (event.type) {
+    case 'no-token': {
+      if (now - job.nextRunAt <= event.refreshAfterMs) {
+        return { job, unchanged: true, delayMs: Math.max(0, event.retryAt - now), completed: false };
+      }
+      const moved = { ...job, version: job.version + 1, updatedAt: now, nextRunAt: event.retryAt };
+      return { job: moved, delayMs: Math.max(0, event.retryAt - now), completed: false };
+    }
+    case 'call-started': {
+      const sent = job.intents[event.output] ?? 0;
+      return {
+        job: {
+          ...job,
+          version: job.version + 1,
+          updatedAt: now,
+          intents: { ...job.intents, [event.output]: sent + 1 },
+          usage: sent > 0 ? { ...job.usage, duplicateCreates: job.usage.duplicateCreates + 1 } : job.usage,
+          inFlightSince: now,
+          inFlightBy: event.by,
+          nextRunAt: now + event.allowanceMs,
+        },
+        completed: false,
+      };
+    }
+    case 'call-alive':
+      return {
+        job: { ...job, version: job.version + 1, updatedAt: now, nextRunAt: now + event.allowanceMs },
+        completed: false,
+      };
+    case 'late-usage':
+      return {
+        job: { ...job, version: job.version + 1, updatedAt: now, usage: addUsage(job.usage, event.usage) },
+        unchanged: false,
+        completed: false,
+      };
+    case 'call-refused': {
+      const undone: Job = {
+        ...job,
+        intents: { ...job.intents, [event.output]: event.before.intents[event.output] ?? 0 },
+        usage: { ...job.usage, duplicateCreates: event.before.usage.duplicateCreates },
+      };
+      if ((undone.intents[event.output] ?? 0) === 0) delete undone.intents[event.output];
+      return advanceOutcome(
+        workflow,
+        undone,
+        { type: 'error', failure: event.failure, usage: event.usage },
+        now,
+        random,
+      );
+    }
+    default:
+      return advanceOutcome(workflow, job, event, now, random);
+  }
+}
+
+function advanceOutcome(
+  workflow: Workflow,
+  job: Job,
   outcome: StepOutcome,
   now: number,
   random: () => number,
@@ -161,6 +265,7 @@ function advanceUncapped(
     version: job.version + 1,
     updatedAt: now,
     inFlightSince: undefined,
+    inFlightBy: undefined,
     usage: addUsage(job.usage, outcome.type === 'deadline' ? undefined : outcome.usage),
     outputs:
       outcome.type === 'decision' && outcome.output && !job.outputs.includes(outcome.output)

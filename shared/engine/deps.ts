@@ -31,8 +31,20 @@ export interface EngineDeps {
   workflows: WorkflowRegistry;
   log?: EngineLogger | undefined;
   metrics?: EngineMetrics | undefined;
+  /** How paid calls in flight are guarded (defaults: 60 s allowance, a heartbeat every 15 s). */
+  inFlight?: InFlightOptions | undefined;
   /** Told about every committed change (progress displays). */
   onJobChange?: ((job: import('./job').Job) => void) | undefined;
 }
 
 export const silentLogger: EngineLogger = { debug() {}, info() {}, warn() {}, error() {} };
+
+export interface InFlightOptions {
+  /** How long a call may go without a heartbeat before its job counts as stranded. */
+  allowanceMs?: number | undefined;
+  heartbeatMs?: number | undefined;
+  /** Names this caller on the job (a local process), so others can tell when it has died. */
+  by?: string | undefined;
+  /** Whether the caller named `by` is certainly gone (a process of this machine that exited). */
+  isGone?: ((by: string) => boolean) | undefined;
+}

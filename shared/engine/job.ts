@@ -143,11 +143,16 @@ export interface Job {
   intents: Record<string, number>;
   /**
    * Set when a create call's intent is committed, cleared by the step's outcome. While set,
-   * `nextRunAt` is pushed out by the in-flight allowance, so no sweeper takes the job for stranded
-   * while its call is under way; a message of this version arriving anyway was sent because the
-   * worker is gone, and runs at once.
+   * `nextRunAt` is pushed out by the in-flight allowance and pushed again by a heartbeat while the
+   * call is alive, so no process runs the job beside its call; once `nextRunAt` has passed (or
+   * `inFlightBy` is known dead) the caller is gone and the job runs again (a counted repeat).
    */
   inFlightSince?: number | undefined;
+  /**
+   * Who makes the call in flight (a process of the local backend: host/pid/nonce), so a restart can
+   * tell that the caller is gone without waiting for the allowance to run out. Absent on AWS.
+   */
+  inFlightBy?: string | undefined;
   nextRunAt: number;
   deadlineAt: number;
   lastError?: JobError | undefined;

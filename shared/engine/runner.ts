@@ -1,19 +1,33 @@
 /**
  * The step runner: one step of one job, safe under at-least-once delivery.
  *
+ * read → guard → token → call → advance → commit:
  * 1. Read the job; drop the message if the job is gone, finished, or at another version.
- * 2. Make one upstream call for the current step (creates are recorded as intents first, so a
- *    crash that repeats one is counted).
- * 3. Compute the next state with advance(); write outputs to the report store under keys derived
+ * 2. Guard: not due yet, or a paid call of the job alive somewhere (its nextRunAt is kept ahead by
+ *    a heartbeat): send the message back for later.
+ * 3. Take a token of the key's rate budget; none yet: advance('no-token') and come back.
+ * 4. Make one upstream call for the current step (creates are recorded as intents first with
+ *    advance('call-started'), so a crash that repeats one is counted).
+ * 5. Compute the next state with advance(); write outputs to the report store under keys derived
  *    from the job and step, so a retry overwrites rather than duplicates.
- * 4. Commit with a condition on the version read; if another worker won, drop.
- * 5. Schedule the next look with a delayed message (longer waits rely on nextRunAt + the sweeper).
+ * 6. Commit with a condition on the version read; if another worker won, drop (adding the call's
+ *    cost to the job all the same).
+ * 7. Schedule the next look with a delayed message (longer waits rely on nextRunAt + the sweeper).
+ *
+ * No job record is changed here except through advance().
  */
 import { createHash } from 'node:crypto';
 import { catalogue, type OperationId } from '../openplatform/catalogue';
 import { isOpenPlatformError } from '../openplatform/errors';
 import type { CallUsage } from '../openplatform/types';
-import { type Advanced, advance, findStep, type StepFailure, type StepOutcome } from './advance';
+import {
+  type Advanced,
+  advance,
+  type EngineEvent,
+  findStep,
+  type StepFailure,
+  type StepOutcome,
+} from './advance';
 import type { EngineDeps } from './deps';
 import { isTerminal, type Job, type JobUsage } from './job';
 import type { WorkMessage } from './ports';
@@ -39,11 +53,13 @@ const refusedKinds: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * How long a step's call may be under way (the client's longest default time limit plus margin)
- * before a sweeper may take its job for stranded. A worker that dies mid-call is rescued after this
- * (sooner locally: a restarted process sweeps in-flight jobs at once).
+ * How long a paid call may be under way without a sign of life before its job counts as stranded
+ * (the caller died). While the call is alive the runner pushes `nextRunAt` out again every
+ * `inFlightHeartbeatMs` (one write), so a call of any length (a long stream) is covered, and a
+ * caller that died is noticed within the allowance.
  */
-export const inFlightAllowanceMs = 150_000;
+export const inFlightAllowanceMs = 60_000;
+export const inFlightHeartbeatMs = 15_000;
 
 /**
  * A job held back by the rate limit for longer than this gets its `nextRunAt` moved forward (one
@@ -92,7 +108,9 @@ export async function runStep(deps: EngineDeps, message: WorkMessage): Promise<S
     );
   }
   if (job.status === 'AWAITING_INPUT') return { outcome: 'dropped', reason: 'awaiting-input' };
-  if (job.nextRunAt > now + earlyToleranceMs && job.inFlightSince === undefined) {
+  // Not due yet, or a paid call of this job is alive somewhere (its caller keeps `nextRunAt` ahead):
+  // never run beside it, whoever sent this message. A caller known to be dead is not waited for.
+  if (job.nextRunAt > now + earlyToleranceMs && !callerIsGone(deps, job)) {
     const delayMs = job.nextRunAt - now;
     await deps.queue.send(message, Math.min(delayMs, deps.queue.maxDelayMs));
     return { outcome: 'deferred', reason: 'not-due', delayMs };
@@ -133,15 +151,20 @@ export async function runStep(deps: EngineDeps, message: WorkMessage): Promise<S
       // they do not all come back together and be deferred again.
       const waitMs = Math.max(1, token.retryAtMs - now);
       const delayMs = waitMs + Math.floor(deps.random() * Math.min(30_000, 4 * waitMs));
-      let next = message;
-      if (now - job.nextRunAt > backlogRefreshMs) {
-        // Waiting in a backlog for long: move nextRunAt forward so the sweeper does not take the job
-        // for stranded and add copies of its message; the new version also retires any copies.
-        const moved: Job = { ...job, version: job.version + 1, updatedAt: now, nextRunAt: now + delayMs };
-        if (!(await deps.store.commit(moved, job.version))) return { outcome: 'conflict' };
-        next = { jobId: job.id, version: moved.version };
+      const waiting = advance(
+        workflow,
+        job,
+        { type: 'no-token', retryAt: now + delayMs, refreshAfterMs: backlogRefreshMs },
+        now,
+        deps.random,
+      );
+      if (!waiting.unchanged && !(await deps.store.commit(waiting.job, job.version))) {
+        return { outcome: 'conflict' };
       }
-      await deps.queue.send(next, Math.min(delayMs, deps.queue.maxDelayMs));
+      await deps.queue.send(
+        { jobId: job.id, version: waiting.job.version },
+        Math.min(delayMs, deps.queue.maxDelayMs),
+      );
       return { outcome: 'deferred', reason: 'rate-limited', delayMs, waitMs };
     }
   }
@@ -150,45 +173,148 @@ export async function runStep(deps: EngineDeps, message: WorkMessage): Promise<S
   const ctx = await stepContext(deps, job, input, now, step);
   const outputName = step.outputName?.(ctx) ?? step.name;
 
-  // A create call repeated after a crash may be billed twice: record the intent first, and count repeats.
+  // A create call repeated after a crash may be billed twice: record the intent first (a repeat is
+  // counted), and keep the job's nextRunAt ahead while the call is alive.
   let current = job;
-  const sent = job.intents[outputName] ?? 0;
   const creates = step.kind !== 'fetch' && catalogue[step.operation as OperationId].effect !== 'read';
+  const allowanceMs = deps.inFlight?.allowanceMs ?? inFlightAllowanceMs;
+  let heartbeat: Heartbeat | undefined;
   if (creates) {
-    current = {
-      ...job,
-      version: job.version + 1,
-      updatedAt: now,
-      intents: { ...job.intents, [outputName]: sent + 1 },
-      usage: sent > 0 ? { ...job.usage, duplicateCreates: job.usage.duplicateCreates + 1 } : job.usage,
-      inFlightSince: now,
-      nextRunAt: now + inFlightAllowanceMs,
-    };
-    if (!(await deps.store.commit(current, job.version))) return { outcome: 'conflict' };
+    const started = advance(
+      workflow,
+      job,
+      { type: 'call-started', output: outputName, allowanceMs, by: deps.inFlight?.by },
+      now,
+      deps.random,
+    );
+    if (!(await deps.store.commit(started.job, job.version))) return { outcome: 'conflict' };
+    current = started.job;
+    heartbeat = startHeartbeat(
+      deps,
+      workflow,
+      current,
+      allowanceMs,
+      deps.inFlight?.heartbeatMs ?? inFlightHeartbeatMs,
+    );
   }
 
-  const outcome = await executeStep(deps, current, step, ctx, outputName, apiKey);
+  let outcome: StepOutcome;
+  try {
+    outcome = await executeStep(deps, current, step, ctx, outputName, apiKey);
+  } finally {
+    if (heartbeat) current = await heartbeat.stop();
+  }
   if (outcome.type === 'error' && outcome.failure.kind === 'throttled')
     await deps.rateLimiter.throttled(bucket, now);
   else if (step.kind !== 'fetch') await deps.rateLimiter.succeeded(bucket, now);
-  // The upstream answered that it did not do the call (throttled, busy, refused): nothing was
-  // created, so the retry is not a repeat. Undo the intent (the version stays the one committed).
-  if (creates && outcome.type === 'error' && refusedKinds.has(outcome.failure.kind)) {
-    current = {
-      ...current,
-      intents: { ...current.intents, [outputName]: sent },
-      usage: current.usage.duplicateCreates > job.usage.duplicateCreates ? job.usage : current.usage,
-    };
+  // An answer to a read that cannot be parsed is a passing fault like any other: reading again is free.
+  if (outcome.type === 'error' && outcome.failure.kind === 'protocol' && !creates) {
+    outcome = { ...outcome, failure: { ...outcome.failure, retryable: true } };
   }
+  // The upstream answered that it did not do the call (throttled, busy, refused): nothing was
+  // created, so the retry is not a repeat.
+  const event: EngineEvent =
+    creates && outcome.type === 'error' && refusedKinds.has(outcome.failure.kind)
+      ? {
+          type: 'call-refused',
+          output: outputName,
+          failure: outcome.failure,
+          usage: outcome.usage,
+          before: job,
+        }
+      : outcome;
 
   const after = deps.clock.now();
-  return commitAndSchedule(
+  const report = await commitAndSchedule(
     deps,
     workflow,
     current,
-    advance(workflow, current, outcome, after, deps.random),
+    advance(workflow, current, event, after, deps.random),
     input,
   );
+  if (report.outcome === 'conflict' && outcome.type !== 'deadline' && (outcome.usage?.calls ?? 0) > 0) {
+    // Another process changed the job while the call was under way (a cancel, a take-over): its
+    // outcome is dropped, but what it cost is still the job's.
+    await recordLateUsage(deps, workflow, job.id, outcome.usage ?? {});
+  }
+  return report;
+}
+
+/** Whether the paid call marked on the job was made by a process known to have died. */
+function callerIsGone(deps: EngineDeps, job: Job): boolean {
+  if (job.inFlightSince === undefined || job.inFlightBy === undefined) return false;
+  try {
+    return deps.inFlight?.isGone?.(job.inFlightBy) ?? false;
+  } catch {
+    return false;
+  }
+}
+
+interface Heartbeat {
+  /** Stops beating; resolves with the job as last committed (the one to commit the outcome over). */
+  stop(): Promise<Job>;
+}
+
+/** While a paid call is alive, push its job's nextRunAt out by the allowance every `everyMs`. */
+function startHeartbeat(
+  deps: EngineDeps,
+  workflow: Workflow,
+  job: Job,
+  allowanceMs: number,
+  everyMs: number,
+): Heartbeat {
+  let current = job;
+  let lost = false;
+  let beating: Promise<void> = Promise.resolve();
+  const beat = async () => {
+    if (lost) return;
+    const next = advance(
+      workflow,
+      current,
+      { type: 'call-alive', allowanceMs },
+      deps.clock.now(),
+      deps.random,
+    );
+    try {
+      if (await deps.store.commit(next.job, current.version)) current = next.job;
+      else lost = true; // another writer (a cancel): the outcome's commit will find out too
+    } catch (error) {
+      deps.log?.warn('could not extend the in-flight allowance of a call; will try again', {
+        jobId: job.id,
+        error: error instanceof Error ? error.message : String(error),
+      });
+    }
+  };
+  const timer = setInterval(() => {
+    beating = beating.then(beat);
+  }, everyMs);
+  timer.unref?.();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await beating;
+      return current;
+    },
+  };
+}
+
+/** Add a call's usage to the job whose outcome could not be committed, so no paid call goes uncounted. */
+async function recordLateUsage(
+  deps: EngineDeps,
+  workflow: Workflow,
+  jobId: string,
+  usage: Partial<JobUsage>,
+): Promise<void> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const job = await deps.store.get(jobId);
+    if (!job) return;
+    const next = advance(workflow, job, { type: 'late-usage', usage }, deps.clock.now(), deps.random);
+    if (await deps.store.commit(next.job, job.version)) {
+      deps.onJobChange?.(next.job);
+      return;
+    }
+  }
+  deps.log?.warn('could not add the usage of a call whose outcome lost to another writer', { jobId, usage });
 }
 
 function unknownWorkflow(name: string): Workflow {

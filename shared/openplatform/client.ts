@@ -77,6 +77,11 @@ export interface OpenPlatformClientOptions {
   timeoutMs?: number | undefined;
   /** A stream fails when no frame arrived for this long. Default: 60 seconds. */
   streamIdleTimeoutMs?: number | undefined;
+  /**
+   * Overall limit of one `stream` (a stream that keeps sending frames is otherwise never cut).
+   * Default: 30 minutes, or `timeoutMs` when that is set.
+   */
+  streamTimeoutMs?: number | undefined;
   /** Largest document `fetchDocument` accepts. Default: 200 MiB. */
   maxDocumentBytes?: number | undefined;
   /** Largest answer `call` and `stream` read (a JSON body, or a whole event stream). Default: 64 MiB. */
@@ -94,6 +99,8 @@ export interface OpenPlatformClientOptions {
 
 const DEFAULT_BASE_URL = 'https://connect.patsnap.com';
 const DEFAULT_USER_AGENT = 'opflow/0.1.0';
+/** The longest a stream may run by default (the engine's heartbeat guards its job meanwhile). */
+const defaultStreamTimeoutMs = 30 * 60_000;
 
 const fn = <T>(what: string) =>
   z.custom<T>((value) => typeof value === 'function', { message: `${what} must be a function` });
@@ -109,6 +116,7 @@ const clientOptionsSchema = z.strictObject({
   bodyTimeoutMs: millis.default(120_000),
   timeoutMs: millis.optional(),
   streamIdleTimeoutMs: millis.default(60_000),
+  streamTimeoutMs: millis.optional(),
   maxDocumentBytes: z
     .number()
     .int()
@@ -506,7 +514,10 @@ export function createOpenPlatformClient(options: OpenPlatformClientOptions = {}
         });
       }
       const validBody = validateBody(entry, body, attempt);
-      limit = limitSignal(attempt, opts.timeoutMs ?? settings.timeoutMs);
+      limit = limitSignal(
+        attempt,
+        opts.timeoutMs ?? settings.streamTimeoutMs ?? settings.timeoutMs ?? defaultStreamTimeoutMs,
+      );
       const response = await send(
         entry,
         validBody,

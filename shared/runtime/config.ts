@@ -15,6 +15,8 @@ export const localConfigSources = {
   dbPath: { flag: '--db', env: 'OPFLOW_DB' },
   outDir: { flag: '--out', env: 'OPFLOW_OUT' },
   sandboxSpeed: { flag: '--sandbox-speed', env: 'OPFLOW_SANDBOX_SPEED' },
+  /** No flag: a tuning knob (and what tests shorten). */
+  inFlightAllowanceMs: { flag: undefined, env: 'OPFLOW_IN_FLIGHT_ALLOWANCE_MS' },
 } as const;
 
 export type LocalConfigKey = keyof typeof localConfigSources;
@@ -38,6 +40,15 @@ const fieldSchemas = {
   sandboxSpeed: number('how many times faster the sandbox runs')
     .pipe(z.number().min(1, 'must be at least 1').max(100_000))
     .optional(),
+  inFlightAllowanceMs: number('milliseconds')
+    .pipe(
+      z
+        .number()
+        .int('must be a whole number')
+        .min(2_000, 'must be at least 2000')
+        .max(3_600_000, 'must be at most 3600000'),
+    )
+    .optional(),
 } satisfies Record<LocalConfigKey, z.ZodType>;
 
 export interface LocalRuntimeConfig {
@@ -60,6 +71,11 @@ export interface LocalRuntimeConfig {
    * Ignored when talking to a real platform (an API key is set).
    */
   sandboxSpeed?: number | undefined;
+  /**
+   * How long a paid call may go without a heartbeat (sent every quarter of it) before another
+   * process takes its job for stranded. Default: 60 s (the engine's `inFlightAllowanceMs`).
+   */
+  inFlightAllowanceMs?: number | undefined;
 }
 
 /** The built-in sandbox's speed when none is configured. */
@@ -77,7 +93,9 @@ export class ConfigError extends Error {
   }
 }
 
-type Raw = Partial<Record<Exclude<LocalConfigKey, 'apiKey'>, string | number | undefined>>;
+type Raw = Partial<
+  Record<Exclude<LocalConfigKey, 'apiKey' | 'inFlightAllowanceMs'>, string | number | undefined>
+>;
 
 /**
  * Reads the configuration: each setting from its flag when given, else its environment variable,
@@ -92,7 +110,7 @@ export function loadLocalConfig(
   const config: Record<string, unknown> = {};
   for (const key of Object.keys(fieldSchemas) as LocalConfigKey[]) {
     const source = localConfigSources[key];
-    const fromFlag = key === 'apiKey' ? undefined : flags[key];
+    const fromFlag = key === 'apiKey' || key === 'inFlightAllowanceMs' ? undefined : flags[key];
     const envValue = env[source.env];
     const raw = fromFlag ?? (envValue === undefined || envValue.trim() === '' ? undefined : envValue);
     const parsed = fieldSchemas[key].safeParse(raw);

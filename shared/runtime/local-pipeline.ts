@@ -12,6 +12,7 @@ import { dirname, resolve } from 'node:path';
 import {
   createLocalBackend,
   EnvKeySource,
+  isLeaseOwnerAlive,
   type LocalBackend,
   leaseOwnerOfThisProcess,
 } from '../backends/local';
@@ -199,6 +200,7 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
     if (log && 'stream' in log) logStream = log.stream as WriteStream;
 
     let pool: WorkerPool | undefined;
+    const owner = leaseOwnerOfThisProcess();
     const deps: EngineDeps = {
       store: local.store,
       queue: {
@@ -220,6 +222,14 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
       client,
       workflows,
       log,
+      // A paid call names this process on its job: another process of the machine that finds the
+      // job while this one is alive leaves it alone, and takes it over at once once this one is gone.
+      inFlight: {
+        by: owner,
+        isGone: (by) => !isLeaseOwnerAlive(by),
+        allowanceMs: config.inFlightAllowanceMs ?? inFlightAllowanceMs,
+        heartbeatMs: (config.inFlightAllowanceMs ?? inFlightAllowanceMs) / 4,
+      },
       onJobChange: (job) => {
         for (const listener of listeners) {
           try {
@@ -246,7 +256,7 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
       queue: local.queue,
       time,
       concurrency: config.concurrency,
-      owner: leaseOwnerOfThisProcess(),
+      owner,
       leaseMs: options.leaseMs,
       sweepIntervalMs: options.sweepIntervalMs,
       handle: async (message) => {
@@ -259,8 +269,9 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
       },
       sweep: () => {
         // At start, jobs whose call was in flight in a process that died are stranded too, though
-        // their nextRunAt is pushed out by the in-flight allowance: look that far ahead once.
-        const graceMs = firstSweep ? -inFlightAllowanceMs : 5_000;
+        // their nextRunAt is pushed out by the in-flight allowance: look that far ahead once (the
+        // runner leaves alone those whose caller is still alive).
+        const graceMs = firstSweep ? -(config.inFlightAllowanceMs ?? inFlightAllowanceMs) : 5_000;
         firstSweep = false;
         return sweep({ ...deps, store: strandedView }, { graceMs });
       },

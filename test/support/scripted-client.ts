@@ -31,7 +31,7 @@ export class ScriptedClient implements OpenPlatformClient {
   // biome-ignore lint/suspicious/noExplicitAny: scripted answers are untyped by design
   async call(operationId: OperationId, body: any, options?: { apiKey?: string }): Promise<any> {
     this.calls.push({ operationId, body, apiKey: options?.apiKey });
-    const data = this.script(operationId, body, options?.apiKey);
+    const data = await this.script(operationId, body, options?.apiKey);
     return { data, usage: this.usage(operationId, true) };
   }
 
@@ -46,7 +46,7 @@ export class ScriptedClient implements OpenPlatformClient {
     options?: { apiKey?: string },
   ): Promise<StreamResult> {
     this.calls.push({ operationId, body, apiKey: options?.apiKey });
-    const text = String(this.script(operationId, body, options?.apiKey));
+    const text = String(await this.script(operationId, body, options?.apiKey));
     return {
       text,
       references: [],
@@ -60,7 +60,7 @@ export class ScriptedClient implements OpenPlatformClient {
 
   async fetchDocument(url: string): Promise<FetchedDocument> {
     this.calls.push({ operationId: 'fetch', body: url, apiKey: undefined });
-    const body = this.script('fetch', url, undefined);
+    const body = await this.script('fetch', url, undefined);
     return {
       body: new TextEncoder().encode(String(body)),
       contentType: 'application/pdf',

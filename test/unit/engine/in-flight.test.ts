@@ -1,0 +1,213 @@
+/**
+ * A paid call in flight: its job never runs beside it, whoever looks (issue 8 items 2 and 3), every
+ * call's cost is counted, and an unreadable answer to a read is retried (item 4).
+ */
+import { describe, expect, it } from 'vitest';
+import { cancelJob, inFlightAllowanceMs, type Job, runStep, submitJob, sweep } from '../../../shared/engine';
+import { drive } from '../../support/memory-ports';
+import { upstreamError } from '../../support/scripted-client';
+import { happyScript, harness } from './fixtures';
+
+const start = async (h: ReturnType<typeof harness>) =>
+  (await submitJob(h.deps, { workflow: 'demo', input: { issue: 'reduce battery swelling' } })).job;
+
+/** A create call that stays open until the test lets it answer. */
+function heldCreate() {
+  let release: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const base = happyScript(0);
+  let creates = 0;
+  const script = async (op: string, body: unknown, key: string | undefined) => {
+    if (op === 'ai33-1Step1V3') {
+      creates++;
+      await gate;
+    }
+    return base(op, body, key);
+  };
+  return { script, release: () => release(), creates: () => creates };
+}
+
+const realPause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function until(check: () => boolean | Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    if (await check()) return;
+    await realPause(5);
+  }
+  throw new Error('condition not reached');
+}
+
+describe('a paid call in flight', () => {
+  it('is never run beside by a message another process sends while the call is alive', async () => {
+    const held = heldCreate();
+    const h = harness(held.script);
+    const job = await start(h);
+    const first = h.queue.takeNext()!.message;
+    const running = runStep(h.deps, first);
+    await until(() => held.creates() === 1);
+
+    // Another process's first sweep looks ahead by the whole allowance and re-sends the job at the
+    // version of its intent (what issue 8 saw); its runner must leave the job alone.
+    await sweep(h.deps, { graceMs: -inFlightAllowanceMs });
+    const resent = h.queue.takeNext()!;
+    expect(resent.message.version).toBe(job.version + 1);
+    const report = await runStep(h.deps, resent.message);
+    expect(report).toMatchObject({ outcome: 'deferred', reason: 'not-due' });
+    expect(held.creates()).toBe(1);
+
+    held.release();
+    await running;
+    await drive(h.deps, h.queue, h.clock);
+    const done = (await h.store.get(job.id))!;
+    expect(done.status).toBe('SUCCEEDED');
+    expect(done.usage.duplicateCreates).toBe(0);
+    expect(h.client.calls.filter((c) => c.operationId === 'ai33-1Step1V3')).toHaveLength(1);
+  });
+
+  it('stays guarded by its heartbeat past the allowance while the call is alive (a long stream)', async () => {
+    const held = heldCreate();
+    const h = harness(held.script, { inFlight: { heartbeatMs: 10 } });
+    const job = await start(h);
+    const running = runStep(h.deps, h.queue.takeNext()!.message);
+    await until(() => held.creates() === 1);
+    const marked = (await h.store.get(job.id))!;
+
+    // Three allowances go by; each time the heartbeat pushes nextRunAt out again.
+    for (let round = 0; round < 3; round++) {
+      const before = (await h.store.get(job.id))!.version;
+      h.clock.advance(inFlightAllowanceMs / 2);
+      await until(async () => (await h.store.get(job.id))!.version > before);
+      const alive = (await h.store.get(job.id))!;
+      expect(alive.nextRunAt).toBe(h.clock.now() + inFlightAllowanceMs);
+      expect(alive.inFlightSince).toBe(marked.inFlightSince);
+      expect((await sweep(h.deps, { graceMs: 0 })).requeued).toBe(0);
+    }
+    const late = { jobId: job.id, version: (await h.store.get(job.id))!.version };
+    expect(await runStep(h.deps, late)).toMatchObject({ outcome: 'deferred', reason: 'not-due' });
+
+    held.release();
+    const report = await running;
+    expect(report.outcome).toBe('committed');
+    await drive(h.deps, h.queue, h.clock);
+    const done = (await h.store.get(job.id))!;
+    expect(done.status).toBe('SUCCEEDED');
+    expect(done.usage.duplicateCreates).toBe(0);
+    expect(held.creates()).toBe(1);
+  });
+
+  it('is taken over once its caller stops beating (a dead worker), counting the repeat', async () => {
+    const h = harness();
+    const job = await start(h);
+    const realCommit = h.store.commit.bind(h.store);
+    let commits = 0;
+    h.store.commit = async (next: Job, expected: number) => {
+      commits++;
+      if (commits === 2) throw new Error('worker died before committing');
+      return realCommit(next, expected);
+    };
+    await expect(runStep(h.deps, h.queue.takeNext()!.message)).rejects.toThrow(/worker died/);
+    h.store.commit = realCommit;
+    h.clock.advance(inFlightAllowanceMs - 1_000);
+    expect((await sweep(h.deps, { graceMs: 0 })).requeued).toBe(0);
+    h.clock.advance(2_000);
+    expect((await sweep(h.deps, { graceMs: 0 })).requeued).toBe(1);
+    await drive(h.deps, h.queue, h.clock);
+    const done = (await h.store.get(job.id))!;
+    expect(done.status).toBe('SUCCEEDED');
+    expect(done.usage.duplicateCreates).toBe(1);
+  });
+
+  it('runs at once when the caller named on the job is known to be gone (a restarted process)', async () => {
+    const gone = new Set(['host/1/dead']);
+    const h = harness(happyScript(0), { inFlight: { by: 'host/2/alive', isGone: (by) => gone.has(by) } });
+    const job = await start(h);
+    const stored = (await h.store.get(job.id))!;
+    // The state a process killed during its create call leaves behind.
+    await h.store.commit(
+      {
+        ...stored,
+        version: stored.version + 1,
+        intents: { create: 1 },
+        inFlightSince: h.clock.now(),
+        inFlightBy: 'host/1/dead',
+        nextRunAt: h.clock.now() + inFlightAllowanceMs,
+      },
+      stored.version,
+    );
+    h.queue.pending = [];
+    const report = await runStep(h.deps, { jobId: job.id, version: stored.version + 1 });
+    expect(report.outcome).toBe('committed');
+    await drive(h.deps, h.queue, h.clock);
+    const done = (await h.store.get(job.id))!;
+    expect(done.status).toBe('SUCCEEDED');
+    expect(done.usage.duplicateCreates).toBe(1);
+
+    // The same state left by a live process is left alone.
+    const other = await start(h);
+    const fresh = (await h.store.get(other.id))!;
+    await h.store.commit(
+      {
+        ...fresh,
+        version: fresh.version + 1,
+        intents: { create: 1 },
+        inFlightSince: h.clock.now(),
+        inFlightBy: 'host/3/alive',
+        nextRunAt: h.clock.now() + inFlightAllowanceMs,
+      },
+      fresh.version,
+    );
+    expect(await runStep(h.deps, { jobId: other.id, version: fresh.version + 1 })).toMatchObject({
+      outcome: 'deferred',
+      reason: 'not-due',
+    });
+  });
+
+  it('counts the cost of a call whose outcome lost to another writer (cancelled meanwhile)', async () => {
+    const held = heldCreate();
+    const h = harness(held.script);
+    const job = await start(h);
+    const running = runStep(h.deps, h.queue.takeNext()!.message);
+    await until(() => held.creates() === 1);
+    await cancelJob(h.deps, job.id);
+    held.release();
+    expect((await running).outcome).toBe('conflict');
+    const cancelled = (await h.store.get(job.id))!;
+    expect(cancelled.status).toBe('CANCELLED');
+    expect(cancelled.usage.calls).toBe(1);
+    expect(cancelled.usage.billedUnits).toBe(1);
+  });
+});
+
+describe('an unreadable answer', () => {
+  it('to a poll is retried like a passing fault, and the job succeeds', async () => {
+    const base = happyScript(1);
+    let malformed = 2;
+    const h = harness((op, body, key) => {
+      if (op === 'ai33-2Step2V3' && malformed-- > 0) {
+        throw upstreamError('protocol', { message: 'ai33-2Step2V3: unreadable answer: not JSON' });
+      }
+      return base(op, body, key);
+    });
+    const job = await start(h);
+    await drive(h.deps, h.queue, h.clock);
+    const done = (await h.store.get(job.id))!;
+    expect(done.status).toBe('SUCCEEDED');
+    expect(done.usage.failedCalls).toBe(2);
+    expect(h.client.calls.filter((c) => c.operationId === 'ai33-1Step1V3')).toHaveLength(1);
+  });
+
+  it('to a create is final (it may have been billed), as before', async () => {
+    const h = harness((op) => {
+      if (op === 'ai33-1Step1V3') throw upstreamError('protocol');
+      return happyScript(0)(op, undefined, undefined);
+    });
+    const job = await start(h);
+    await drive(h.deps, h.queue, h.clock);
+    const failed = (await h.store.get(job.id))!;
+    expect(failed.status).toBe('FAILED');
+    expect(failed.lastError?.kind).toBe('protocol');
+    expect(h.client.calls.filter((c) => c.operationId === 'ai33-1Step1V3')).toHaveLength(1);
+  });
+});
