@@ -141,6 +141,7 @@ export async function retryJob(deps: EngineDeps, jobId: string, options: RetryOp
       polls: 0,
       pollStartedAt: undefined,
       inFlightSince: undefined,
+      inFlightBy: undefined,
       intents: intentsBefore(workflow, job, from, fromStart),
       lastError: undefined,
       nextRunAt: now,
