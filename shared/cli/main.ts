@@ -6,6 +6,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { version } from '../../package.json';
 import type { WorkflowRegistry } from '../engine/workflow';
 import { redactUrl } from '../openplatform/redact';
+import { registerCallbackCommands } from './commands/callbacks';
 import { cancelCommand } from './commands/cancel';
 import { listCommand } from './commands/list';
 import { mcpCommand } from './commands/mcp';
@@ -274,6 +275,8 @@ The first line on standard output is the URL; requests are logged on standard er
     .action(async (_options: unknown, command: Command) => {
       setExitCode(await serveCommand(ctx, globals(command) as never));
     });
+
+  registerCallbackCommands(program, ctx, setExitCode);
 
   return program;
 }

@@ -2,7 +2,9 @@
  * What the engine is wired with: the ports of a backend, the Open Platform client, the workflows,
  * and optional logging and metrics. `shared/runtime` builds one of these per backend.
  */
+import type { CallbackUrlPolicy } from '../callbacks/ssrf-guard';
 import type { OpenPlatformClient } from '../openplatform/types';
+import type { CallbackOutbox } from './callback-ports';
 import type { Clock, JobStore, KeySource, RateLimiter, ReportStore, WorkQueue } from './ports';
 import type { WorkflowRegistry } from './workflow';
 
@@ -35,6 +37,8 @@ export interface EngineDeps {
   inFlight?: InFlightOptions | undefined;
   /** Told about every committed change (progress displays). */
   onJobChange?: ((job: import('./job').Job) => void) | undefined;
+  /** Outgoing callbacks: without them, a job with a `callbackUrl` is refused (never accepted and ignored). */
+  callbacks?: { outbox: CallbackOutbox; policy: CallbackUrlPolicy } | undefined;
 }
 
 export const silentLogger: EngineLogger = { debug() {}, info() {}, warn() {}, error() {} };

@@ -4,6 +4,7 @@
  * only `{jobId, version}`.
  */
 import { z } from 'zod';
+import type { CallbackDelivery } from './callback-record';
 
 export const jobStatuses = [
   'QUEUED',
@@ -165,6 +166,8 @@ export interface Job {
   source: JobSource;
   idempotencyKey?: string | undefined;
   callbackUrl?: string | undefined;
+  /** The callback's delivery: its attempts and state (shared/callbacks/sender.ts). */
+  callback?: CallbackDelivery | undefined;
   createdAt: number;
   updatedAt: number;
   finishedAt?: number | undefined;

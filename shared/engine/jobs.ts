@@ -4,6 +4,7 @@
  */
 import { ulid } from 'ulid';
 import { z } from 'zod';
+import { CallbackUrlRefused, checkCallbackUrl } from '../callbacks/ssrf-guard';
 import { applySelection, SelectionRefused } from './advance';
 import type { EngineDeps } from './deps';
 import {
@@ -85,6 +86,16 @@ export async function submitJob(
   if (!input.success)
     throw new JobRequestError(`invalid input for ${workflow.name}: ${describeIssues(input.error, 'input')}`);
 
+  if (req.callbackUrl !== undefined) {
+    if (!deps.callbacks) throw new JobRequestError('callbackUrl: callbacks are not set up on this backend');
+    try {
+      checkCallbackUrl(req.callbackUrl, deps.callbacks.policy);
+    } catch (error) {
+      if (error instanceof CallbackUrlRefused) throw new JobRequestError(error.message);
+      throw error;
+    }
+  }
+
   if (req.idempotencyKey) {
     const existing = await deps.store.findByIdempotencyKey(req.tenant, req.idempotencyKey);
     if (existing) {
@@ -104,6 +115,9 @@ export async function submitJob(
 
   const now = deps.clock.now();
   const id = ulid(now);
+  // The outbox entry first: a crash before the job exists leaves an entry the sender drops; a job
+  // without its entry would lose its callback.
+  if (req.callbackUrl !== undefined) await deps.callbacks?.outbox.add(id, now);
   const serialized = JSON.stringify(input.data);
   let jobInput: Job['input'] = { inline: input.data };
   if (Buffer.byteLength(serialized) > inlineInputLimitBytes) {
@@ -142,6 +156,8 @@ export async function submitJob(
     updatedAt: now,
   };
   const stored = await deps.store.create(job);
+  if (!stored.created && req.callbackUrl !== undefined)
+    await deps.callbacks?.outbox.remove({ jobId: id, dueAt: now });
   // A crash between create and send is healed by the sweeper: the job is due now.
   if (stored.created) await deps.queue.send({ jobId: job.id, version: job.version }, 0);
   deps.onJobChange?.(stored.job);

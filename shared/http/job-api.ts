@@ -13,6 +13,7 @@
  *   GET  /jobs/{id}/report       short-lived links to the report files (?file=report.html for one)
  */
 import { z } from 'zod';
+import { shownCallbackUrl } from '../engine/callback-record';
 import type { EngineDeps } from '../engine/deps';
 import { isTerminal, type Job, jobStatuses } from '../engine/job';
 import {
@@ -153,6 +154,8 @@ export function jobView(job: Job): Record<string, unknown> {
     batchId: job.batchId,
     source: job.source,
     idempotencyKey: job.idempotencyKey,
+    callbackUrl: job.callbackUrl === undefined ? undefined : shownCallbackUrl(job.callbackUrl),
+    callback: job.callback,
     nextRunAt: job.nextRunAt,
     deadlineAt: job.deadlineAt,
     createdAt: job.createdAt,

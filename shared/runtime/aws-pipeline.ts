@@ -31,6 +31,8 @@ import {
   SecretsManagerKeySource,
   SqsWorkQueue,
 } from '../backends/aws';
+import { DynamoDbCallbackOutbox } from '../backends/aws/dynamodb-callback-outbox';
+import { callbackPolicyFromEnv } from '../callbacks/ssrf-guard';
 import type { EngineDeps, EngineLogger, EngineMetrics } from '../engine/deps';
 import type { Job } from '../engine/job';
 import type { Clock } from '../engine/ports';
@@ -327,6 +329,10 @@ export function buildAwsPipeline(options: AwsPipelineOptions): AwsPipeline {
     workflows: options.workflows,
     log: options.log,
     metrics: options.metrics,
+    callbacks: {
+      outbox: new DynamoDbCallbackOutbox(aws.clients.documents, config.tableName),
+      policy: callbackPolicyFromEnv(options.env ?? process.env),
+    },
     onJobChange: (job) => {
       for (const listener of listeners) {
         try {

@@ -16,6 +16,8 @@ import {
   type LocalBackend,
   leaseOwnerOfThisProcess,
 } from '../backends/local';
+import { LocalCallbackSecrets, SqliteCallbackOutbox } from '../backends/local/SqliteCallbackOutbox';
+import { callbackPolicyFromEnv } from '../callbacks/ssrf-guard';
 import type { EngineDeps, EngineLogger } from '../engine/deps';
 import type { Job } from '../engine/job';
 import type { JobStore } from '../engine/ports';
@@ -26,6 +28,7 @@ import { createOpenPlatformClient } from '../openplatform/client';
 import { redactUrl } from '../openplatform/redact';
 import type { OpenPlatformClient } from '../openplatform/types';
 import { describeStateReport, discardStateFile } from '../sandbox';
+import { type CallbackLoop, startCallbackLoop } from './callback-loop';
 import { defaultBuiltInSandboxSpeed, type LocalRuntimeConfig, usesBuiltInSandbox } from './config';
 import { listUnfinished, unfinishedStatuses } from './job-queries';
 import type { Pipeline } from './pipeline';
@@ -201,6 +204,8 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
 
     let pool: WorkerPool | undefined;
     const owner = leaseOwnerOfThisProcess();
+    const callbackOutbox = new SqliteCallbackOutbox(local.db);
+    let callbackLoop: CallbackLoop | undefined;
     const deps: EngineDeps = {
       store: local.store,
       queue: {
@@ -230,7 +235,9 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
         allowanceMs: config.inFlightAllowanceMs ?? inFlightAllowanceMs,
         heartbeatMs: (config.inFlightAllowanceMs ?? inFlightAllowanceMs) / 4,
       },
+      callbacks: { outbox: callbackOutbox, policy: callbackPolicyFromEnv(options.env ?? process.env) },
       onJobChange: (job) => {
+        callbackLoop?.noticed(job);
         for (const listener of listeners) {
           try {
             listener(job);
@@ -297,13 +304,28 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
       start: () => {
         if (options.recordsOnly) throw new Error('this pipeline was opened for job records only');
         workers.start();
+        callbackLoop ??= startCallbackLoop({
+          store: local.store,
+          outbox: callbackOutbox,
+          secrets: new LocalCallbackSecrets(local.db, options.env ?? process.env),
+          reports: local.reports,
+          clock,
+          log,
+          send: { policy: deps.callbacks?.policy },
+          onJobChange: deps.onJobChange,
+        });
       },
-      stop: () => workers.stop(),
+      stop: async () => {
+        await callbackLoop?.stop();
+        callbackLoop = undefined;
+        await workers.stop();
+      },
       onJobChange: subscribe,
       waitForJobs: (ids, waitOptions = {}) =>
         watchJobs(local.store, ids, { subscribe, signal: waitOptions.signal }),
       unfinishedJobs: () => listUnfinished(local.store),
       close: async () => {
+        await callbackLoop?.stop();
         await workers.stop();
         await client?.close();
         if (recordPath) removeSandboxRecord(recordPath);

@@ -1,6 +1,9 @@
 /**
  * `opflow status <jobId>`: everything about one job (its step, usage, error, pending selection).
  */
+
+import { shownCallbackUrl } from '../../engine/callback-record';
+import { describeCallback } from '../callback-format';
 import { type CliContext, type GlobalOptions, openPipeline, writeJson } from '../context';
 import { reportLocationOf } from '../drive-jobs';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
@@ -16,8 +19,16 @@ export async function statusCommand(
     const job = await pipeline.deps.store.get(jobId);
     if (!job) throw new CliError(`no job ${jobId}`, ExitCode.notFound);
     const report = await reportLocationOf(pipeline, job);
-    if (options.json) writeJson(ctx.io, { ...job, report });
-    else ctx.io.stdout.write(`${describeJob(job, pipeline.deps.workflows, report)}\n`);
+    if (options.json)
+      writeJson(ctx.io, {
+        ...job,
+        callbackUrl: job.callbackUrl === undefined ? undefined : shownCallbackUrl(job.callbackUrl),
+        report,
+      });
+    else
+      ctx.io.stdout.write(
+        `${[describeJob(job, pipeline.deps.workflows, report), ...describeCallback(job)].join('\n')}\n`,
+      );
     return ExitCode.ok;
   } finally {
     await pipeline.close();

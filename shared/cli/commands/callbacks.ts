@@ -1,0 +1,110 @@
+/**
+ * `opflow callbacks resend <jobId>`: a new round of delivery of a finished job's callback (after
+ * its retries ran out, say), attempted at once; `opflow callbacks secret [--tenant t]`: the
+ * Standard Webhooks secret receivers verify this tenant's callbacks with.
+ */
+import type { Command } from 'commander';
+import { LocalCallbackSecrets } from '../../backends/local/SqliteCallbackOutbox';
+import { type CallbackSenderDeps, resendCallback, runCallbackSender } from '../../callbacks/sender';
+import { callbackPolicyFromEnv } from '../../callbacks/ssrf-guard';
+import type { CallbackSecrets } from '../../engine/callback-ports';
+import type { Pipeline } from '../../runtime/pipeline';
+import { describeCallback } from '../callback-format';
+import { asLocal, type CliContext, type GlobalOptions, openPipeline, writeJson } from '../context';
+import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
+
+/** The secrets of callbacks of a pipeline's backend. */
+async function secretsOf(ctx: CliContext, pipeline: Pipeline): Promise<CallbackSecrets> {
+  const local = asLocal(pipeline);
+  if (local) return new LocalCallbackSecrets(local.local.db, ctx.io.env);
+  const { awsCallbackSecrets } = await import('../../runtime/aws-callbacks');
+  return awsCallbackSecrets(pipeline as never, ctx.io.env);
+}
+
+function senderDeps(pipeline: Pipeline, secrets: CallbackSecrets, ctx: CliContext): CallbackSenderDeps {
+  const callbacks = pipeline.deps.callbacks;
+  if (!callbacks) throw new CallbackSetupError();
+  return {
+    store: pipeline.deps.store,
+    outbox: callbacks.outbox,
+    secrets,
+    reports: pipeline.deps.reports,
+    clock: pipeline.deps.clock,
+    send: { policy: callbackPolicyFromEnv(ctx.io.env) },
+  };
+}
+
+class CallbackSetupError extends CliError {
+  constructor() {
+    super('callbacks are not set up on this backend', ExitCode.environment);
+  }
+}
+
+export async function callbacksResendCommand(
+  ctx: CliContext,
+  jobId: string,
+  options: GlobalOptions,
+): Promise<ExitCodeValue> {
+  const pipeline = await openPipeline(ctx, options, 'records');
+  try {
+    const deps = senderDeps(pipeline, await secretsOf(ctx, pipeline), ctx);
+    await resendCallback(deps, jobId);
+    // The first attempt now; later ones are made by `opflow serve` (or the aws callback sender).
+    await runCallbackSender(deps);
+    const job = await pipeline.deps.store.get(jobId);
+    if (!job) throw new CliError(`no job ${jobId}`, ExitCode.notFound);
+    if (options.json) writeJson(ctx.io, { jobId, callback: job.callback });
+    else ctx.io.stdout.write(`${describeCallback(job).join('\n')}\n`);
+    return job.callback?.state === 'delivered' ? ExitCode.ok : ExitCode.jobFailed;
+  } finally {
+    await pipeline.close();
+  }
+}
+
+export async function callbacksSecretCommand(
+  ctx: CliContext,
+  options: GlobalOptions & { tenant: string },
+): Promise<ExitCodeValue> {
+  const pipeline = await openPipeline(ctx, options, 'records');
+  try {
+    const secret = await (await secretsOf(ctx, pipeline)).secretFor(options.tenant);
+    if (options.json) writeJson(ctx.io, { tenant: options.tenant, secret });
+    else ctx.io.stdout.write(`${secret}\n`);
+    return ExitCode.ok;
+  } finally {
+    await pipeline.close();
+  }
+}
+
+/** `opflow callbacks resend|secret`: registered by main.ts. */
+export function registerCallbackCommands(
+  program: Command,
+  ctx: CliContext,
+  setExitCode: (code: ExitCodeValue) => void,
+): void {
+  const globals = (command: Command) => command.optsWithGlobals() as GlobalOptions & { tenant: string };
+  const callbacks = program
+    .command('callbacks')
+    .description('signed callbacks of finished jobs (callbackUrl): send again, show the signing secret');
+  callbacks
+    .command('resend')
+    .description("send a finished job's callback again (a new round of retries, a new webhook-id)")
+    .argument('<jobId>')
+    .action(async (jobId: string, _options: unknown, command: Command) => {
+      setExitCode(await callbacksResendCommand(ctx, jobId, globals(command)));
+    });
+  callbacks
+    .command('secret')
+    .description("print the Standard Webhooks secret (whsec_...) a tenant's callbacks are signed with")
+    .option('--tenant <name>', 'the tenant', 'default')
+    .addHelpText(
+      'after',
+      `
+Locally the secret is OPFLOW_CALLBACK_SECRET_<TENANT> (or OPFLOW_CALLBACK_SECRET), else one generated
+on first use and kept in the database. On aws it is the Secrets Manager secret
+<CallbackSecretPrefix><tenant> the stack creates.`,
+    )
+    .action(async (_options: unknown, command: Command) => {
+      setExitCode(await callbacksSecretCommand(ctx, globals(command)));
+    });
+}
