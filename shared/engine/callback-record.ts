@@ -43,3 +43,14 @@ export function shownCallbackUrl(raw: string): string {
     return '(invalid URL)';
   }
 }
+
+/** A retried job's callback: a new round (new `webhook-id`) for the new run's end, history kept. */
+export function callbackForNewRun(job: {
+  id: string;
+  callbackUrl?: string | undefined;
+  callback?: CallbackDelivery | undefined;
+}): CallbackDelivery | undefined {
+  if (!job.callbackUrl || !job.callback) return job.callback;
+  const round = job.callback.round + 1;
+  return { state: 'pending', round, messageId: `msg_${job.id}_${round}`, attempts: job.callback.attempts };
+}

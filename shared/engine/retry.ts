@@ -11,6 +11,7 @@
  */
 import { catalogue, type OperationId } from '../openplatform/catalogue';
 import { findStep } from './advance';
+import { callbackForNewRun } from './callback-record';
 import type { EngineDeps } from './deps';
 import type { Job, JobRun } from './job';
 import { JobRequestError } from './jobs';
@@ -150,7 +151,10 @@ export async function retryJob(deps: EngineDeps, jobId: string, options: RetryOp
       updatedAt: now,
       finishedAt: undefined,
       expiresAt: undefined,
+      callback: callbackForNewRun(job),
     };
+    // The new run's end gets its own callback: the outbox entry first, as when a job is created.
+    if (job.callbackUrl) await deps.callbacks?.outbox.add(job.id, now);
     if (await deps.store.commit(next, job.version)) {
       deps.metrics?.count('JobRetried', 1, { workflow: job.workflow });
       deps.log?.info('job retried', { jobId, from, fromStart, run: next.runs!.length + 1 });

@@ -44,7 +44,9 @@ export function startCallbackLoop(deps: CallbackSenderDeps, intervalMs = 1_000):
   return {
     noticed(job) {
       // A job just ended: bring its entry forward (it may be waiting out a recheck) and send now.
-      if (!job.callbackUrl || !isTerminal(job.status) || job.callback || stopped) return;
+      const fresh =
+        !job.callback || (job.callback.state === 'pending' && job.callback.nextAttemptAt === undefined);
+      if (!job.callbackUrl || !isTerminal(job.status) || !fresh || stopped) return;
       deps.outbox
         .add(job.id, deps.clock.now())
         .then(pass)

@@ -19,6 +19,7 @@ import {
   resendCallback,
   runCallbackSender,
 } from '../../../shared/callbacks/sender';
+import { callbackForNewRun } from '../../../shared/engine/callback-record';
 import type { Job } from '../../../shared/engine/job';
 import { ManualClock } from '../../../shared/runtime/time';
 import { makeJob, T0 } from '../../support/factories';
@@ -216,6 +217,23 @@ describe('callback sender', () => {
     clock.advance(30_000);
     expect(await runCallbackSender(deps)).toMatchObject({ attempted: 1, delivered: 1 });
     expect(JSON.parse(received[0]!.body).type).toBe('job.failed');
+  });
+
+  it('a retried job gets a new round for its new end', async () => {
+    const job = await finishedJob({ status: 'FAILED' });
+    await runCallbackSender(deps);
+    const first = (await store.get(job.id))!;
+    expect(first.callback?.state).toBe('delivered');
+    // What retryJob writes (and the outbox entry it adds), then the second run ends.
+    await store.commit(
+      { ...first, version: first.version + 1, callback: callbackForNewRun(first) },
+      first.version,
+    );
+    await outbox.add(job.id, clock.now());
+    await runCallbackSender(deps);
+    const second = (await store.get(job.id))!.callback!;
+    expect(second).toMatchObject({ state: 'delivered', round: 2 });
+    expect(received.map((r) => r.headers['webhook-id'])).toEqual([`msg_${job.id}_1`, `msg_${job.id}_2`]);
   });
 
   it('two senders at once deliver once', async () => {
