@@ -5,7 +5,8 @@
  * refusal is a 4xx JSON error saying what is wrong and where.
  *
  *   POST /jobs                   create a job (header `Idempotency-Key`: the same key returns the same job)
- *   GET  /jobs                   list jobs (?status=&batchId=&tenant=&limit=&cursor=)
+ *   GET  /jobs                   list jobs (?status=&batchId=&tenant=&limit=&cursor=, and
+ *                                workflow=&source=&since=&until=&q= answered by job-search.ts)
  *   GET  /jobs/{id}              one job
  *   POST /jobs/{id}/selection    answer a selection: {"selected": ["f1", "f2"]}
  *   POST /jobs/{id}/cancel       cancel
@@ -24,6 +25,7 @@ import {
   submitJobRequestSchema,
 } from '../engine/jobs';
 import { retryJob } from '../engine/retry';
+import { hasSearchFilters, searchFilterShape, searchJobs } from './job-search';
 
 export interface JobApiRequest {
   method: string;
@@ -103,6 +105,7 @@ export const listQuerySchema = z.strictObject({
   tenant: z.string().min(1).max(64).optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(50),
   cursor: z.string().min(1).max(1000).optional(),
+  ...searchFilterShape,
 });
 
 const reportQuerySchema = z.strictObject({
@@ -253,7 +256,18 @@ export async function handleJobApiRequest(
           throw new ApiError(403, 'forbidden', `this caller may only list jobs of tenant ${options.tenant}`);
         }
         try {
-          const page = await deps.store.list({ ...query, tenant: options.tenant ?? query.tenant });
+          const { workflow, source, since, until, q, ...stored } = query;
+          const filters = { workflow, source, since, until, q };
+          const listed = { ...stored, tenant: options.tenant ?? query.tenant };
+          const page = hasSearchFilters(filters)
+            ? await searchJobs(
+                deps.store,
+                { status: listed.status, batchId: listed.batchId, tenant: listed.tenant },
+                filters,
+                listed.limit,
+                listed.cursor,
+              )
+            : await deps.store.list(listed);
           return json(200, { jobs: page.jobs.map(jobView), cursor: page.cursor });
         } catch (error) {
           // Both stores refuse a cursor they did not hand out with a RangeError.

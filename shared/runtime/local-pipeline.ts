@@ -15,6 +15,7 @@ import {
   isLeaseOwnerAlive,
   type LocalBackend,
   leaseOwnerOfThisProcess,
+  SqliteJobHistory,
 } from '../backends/local';
 import { LocalCallbackSecrets, SqliteCallbackOutbox } from '../backends/local/SqliteCallbackOutbox';
 import { callbackPolicyFromEnv } from '../callbacks/ssrf-guard';
@@ -90,6 +91,8 @@ export interface LocalPipeline extends Pipeline {
    * other commands of the database use this sandbox (see sandbox-record.ts).
    */
   readonly sandbox: BuiltInSandbox | undefined;
+  /** Every committed change of a job this process made, for the dashboard's timeline. */
+  readonly history: SqliteJobHistory;
   start(): void;
   /** Stops claiming work and waits for the steps in progress; `start` may be called again. */
   stop(): Promise<void>;
@@ -199,6 +202,8 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
         listeners.delete(listener);
       };
     };
+    const history = new SqliteJobHistory(local.db);
+    listeners.add((job) => history.record(job));
     const log = options.log ?? (config.dbPath === ':memory:' ? undefined : fileLogger(config.dbPath, clock));
     if (log && 'stream' in log) logStream = log.stream as WriteStream;
 
@@ -298,6 +303,7 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
       pool: workers,
       time,
       sandbox,
+      history,
       description: sandbox
         ? `local (${config.dbPath}), built-in sandbox`
         : `local (${config.dbPath}), ${baseUrl === undefined ? 'the Open Platform' : redactUrl(baseUrl)}`,

@@ -4,6 +4,7 @@
  * line on standard output is the URL; requests are logged on standard error (method, path, status).
  */
 import { z } from 'zod';
+import { dashboardMount, timelineMount } from '../../dashboard/mount';
 import { isLoopbackHost, type JobApiServer, startJobApiServer } from '../../http/node-server';
 import { mcpMount } from '../../mcp/http';
 import { redactUrl } from '../../openplatform/redact';
@@ -86,7 +87,11 @@ export async function serveCommand(ctx: CliContext, options: ServeOptions): Prom
       host,
       port,
       token,
-      mounts: options.mcp ? [mcpMount({ deps: pipeline.deps })] : [],
+      mounts: [
+        dashboardMount({ deps: pipeline.deps, history: local.history }),
+        timelineMount({ deps: pipeline.deps, history: local.history }),
+        ...(options.mcp ? [mcpMount({ deps: pipeline.deps })] : []),
+      ],
       onRequest: (entry) => say(`${entry.method} ${entry.path} ${entry.status} (${entry.durationMs} ms)`),
     });
   } catch (error) {
@@ -105,6 +110,7 @@ export async function serveCommand(ctx: CliContext, options: ServeOptions): Prom
     io.stdout.write(
       `opflow serve: job API at ${server.url} (${redactUrl(pipeline.description)}; Ctrl-C stops it)\n`,
     );
+    say(`dashboard at ${server.url}/`);
     if (options.mcp) say(`MCP server at ${server.url}/mcp (Streamable HTTP)`);
   }
 

@@ -1,0 +1,785 @@
+// The opflow dashboard: Preact + htm as plain ES modules (no build step), talking to the job API of
+// `opflow serve` (same origin) or of the AWS stack (a static build's ui/config.json names it).
+// Every request sends JSON and the bearer token the person typed in (kept for this tab only).
+
+import { useCallback, useEffect, useMemo, useRef, useState } from './vendor/hooks.mjs';
+import htm from './vendor/htm.mjs';
+import { h, render } from './vendor/preact.mjs';
+
+const html = htm.bind(h);
+
+const tokenKey = 'opflow.token';
+const unfinished = ['QUEUED', 'RUNNING', 'WAITING', 'AWAITING_INPUT'];
+const listRefreshMs = 2000;
+const jobRefreshMs = 1500;
+
+/** Settings: where the API is, what to offer in the filters. */
+const defaults = {
+  apiBase: '',
+  workflows: [],
+  statuses: ['QUEUED', 'RUNNING', 'WAITING', 'AWAITING_INPUT', 'SUCCEEDED', 'FAILED', 'CANCELLED'],
+  sources: ['cli', 'api', 'webhook', 'schedule', 'bulk'],
+  timeline: false,
+};
+
+class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+function createApi(config, onUnauthorized) {
+  const base = config.apiBase.replace(/\/+$/, '');
+  return async function request(method, path, body) {
+    const headers = { accept: 'application/json' };
+    const token = sessionStorage.getItem(tokenKey);
+    if (token) headers.authorization = `Bearer ${token}`;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    let response;
+    try {
+      response = await fetch(`${base}${path}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        credentials: 'same-origin',
+        cache: 'no-store',
+      });
+    } catch (error) {
+      throw new ApiError(0, 'network', `the job API cannot be reached (${error.message})`);
+    }
+    const type = response.headers.get('content-type') ?? '';
+    const answer = type.includes('json') ? await response.json() : await response.text();
+    if (!response.ok) {
+      const error = typeof answer === 'object' && answer?.error ? answer.error : {};
+      const failure = new ApiError(
+        response.status,
+        error.code ?? 'error',
+        error.message ?? `the job API answered ${response.status}`,
+      );
+      if (response.status === 401) onUnauthorized(failure);
+      throw failure;
+    }
+    return answer;
+  };
+}
+
+// ---- formatting ----------------------------------------------------------------------------------
+
+function toDate(value) {
+  if (value === undefined || value === null || value === '') return undefined;
+  const date = new Date(value);
+  return Number.isNaN(date.getTime()) ? undefined : date;
+}
+function formatTime(value) {
+  const date = toDate(value);
+  if (!date) return '';
+  const today = new Date().toDateString() === date.toDateString();
+  return today
+    ? date.toLocaleTimeString()
+    : `${date.toLocaleDateString()} ${date.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })}`;
+}
+function formatDuration(ms) {
+  if (ms === undefined || ms === null || Number.isNaN(ms)) return '';
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  const seconds = ms / 1000;
+  if (seconds < 60) return `${seconds.toFixed(seconds < 10 ? 1 : 0)} s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes} min ${Math.round(seconds % 60)} s`;
+  return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+}
+function plural(count, word) {
+  return `${count} ${word}${count === 1 ? '' : 's'}`;
+}
+function jobTitle(job) {
+  return job.title ?? job.label ?? job.id;
+}
+
+// ---- routing -------------------------------------------------------------------------------------
+
+/** `#/` (jobs, filters in the query), `#/jobs/<id>`. */
+function parseRoute(hash) {
+  const raw = hash.replace(/^#/, '') || '/';
+  const at = raw.indexOf('?');
+  const path = at < 0 ? raw : raw.slice(0, at);
+  const query = new URLSearchParams(at < 0 ? '' : raw.slice(at + 1));
+  const job = /^\/jobs\/([^/]+)$/.exec(path);
+  if (job) return { page: 'job', id: decodeURIComponent(job[1]), query };
+  return { page: 'jobs', query };
+}
+function useRoute() {
+  const [route, setRoute] = useState(() => parseRoute(location.hash));
+  useEffect(() => {
+    const onChange = () => setRoute(parseRoute(location.hash));
+    addEventListener('hashchange', onChange);
+    return () => removeEventListener('hashchange', onChange);
+  }, []);
+  return route;
+}
+function jobsHash(filters) {
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(filters)) if (value) query.set(name, value);
+  const text = query.toString();
+  return text ? `#/?${text}` : '#/';
+}
+
+/** Repeats `load` every `ms` while the tab is visible, and at once when it becomes visible again. */
+function usePolling(load, ms, active) {
+  const saved = useRef(load);
+  saved.current = load;
+  useEffect(() => {
+    if (!active) return undefined;
+    let timer;
+    let stopped = false;
+    const tick = async () => {
+      if (document.visibilityState === 'visible') await saved.current().catch(() => {});
+      if (!stopped) timer = setTimeout(tick, ms);
+    };
+    timer = setTimeout(tick, ms);
+    const onVisible = () => {
+      if (document.visibilityState === 'visible') saved.current().catch(() => {});
+    };
+    document.addEventListener('visibilitychange', onVisible);
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+      document.removeEventListener('visibilitychange', onVisible);
+    };
+  }, [ms, active]);
+}
+
+/** Moves focus to the page's heading when the page changes, so screen readers announce it. */
+function useFocusHeading(key) {
+  const ref = useRef(null);
+  useEffect(() => {
+    ref.current?.focus();
+  }, [key]);
+  return ref;
+}
+
+// ---- shared pieces -------------------------------------------------------------------------------
+
+function StatusBadge({ status }) {
+  return html`<span class=${`status status-${status}`}>${status.replace('_', ' ')}</span>`;
+}
+
+function Notice({ error, ok }) {
+  if (error) return html`<p class="notice error" role="alert">${error}</p>`;
+  if (ok) return html`<p class="notice ok" role="status">${ok}</p>`;
+  return null;
+}
+
+function TokenForm({ reason, onSaved }) {
+  const [value, setValue] = useState('');
+  const heading = useFocusHeading('token');
+  const submit = (event) => {
+    event.preventDefault();
+    sessionStorage.setItem(tokenKey, value.trim());
+    onSaved();
+  };
+  return html`<main id="main">
+    <h1 tabindex="-1" ref=${heading}>Sign in to this opflow server</h1>
+    <${Notice} error=${reason} />
+    <form class="token" onSubmit=${submit}>
+      <label for="token">Server token</label>
+      <input id="token" type="password" autocomplete="current-password" required value=${value}
+        onInput=${(event) => setValue(event.currentTarget.value)}
+        aria-describedby="token-help" />
+      <p id="token-help" class="muted small">
+        The value of <code>OPFLOW_SERVE_TOKEN</code> on the machine that runs <code>opflow serve</code>
+        (or your JWT for the AWS job API). It is kept in this browser tab only.
+      </p>
+      <div><button class="primary" type="submit">Sign in</button></div>
+    </form>
+  </main>`;
+}
+
+// ---- the jobs list -------------------------------------------------------------------------------
+
+const filterNames = ['status', 'workflow', 'batchId', 'tenant', 'source', 'since', 'until', 'q'];
+
+function readFilters(query) {
+  const filters = {};
+  for (const name of filterNames) filters[name] = query.get(name) ?? '';
+  return filters;
+}
+
+function Filters({ config, filters, onChange }) {
+  const [draft, setDraft] = useState(filters);
+  useEffect(() => setDraft(filters), [JSON.stringify(filters)]);
+  const set = (name) => (event) => setDraft({ ...draft, [name]: event.currentTarget.value });
+  const submit = (event) => {
+    event.preventDefault();
+    onChange(draft);
+  };
+  const select = (name, label, values) => html`<label>
+      ${label}
+      <select name=${name} value=${draft[name]} onChange=${(event) => onChange({ ...draft, [name]: event.currentTarget.value })}>
+        <option value="">any</option>
+        ${values.map((value) => html`<option value=${value}>${value}</option>`)}
+      </select>
+    </label>`;
+  return html`<form class="filters" role="search" aria-label="Filter jobs" onSubmit=${submit}>
+    <label class="search">
+      Search title and input text
+      <input type="search" name="q" value=${draft.q} onInput=${set('q')} placeholder="e.g. helmet" />
+    </label>
+    ${select('status', 'Status', config.statuses)}
+    ${select('workflow', 'Workflow', config.workflows)}
+    ${select('source', 'Source', config.sources)}
+    <label>Batch<input name="batchId" value=${draft.batchId} onInput=${set('batchId')} size="12" /></label>
+    <label>Tenant<input name="tenant" value=${draft.tenant} onInput=${set('tenant')} size="10" /></label>
+    <label>Created from<input type="date" name="since" value=${draft.since} onInput=${set('since')} /></label>
+    <label>Created to<input type="date" name="until" value=${draft.until} onInput=${set('until')} /></label>
+    <button type="submit">Apply</button>
+    <button type="button" onClick=${() => onChange({})}>Clear</button>
+  </form>`;
+}
+
+function BulkAnswer({ api, jobs, onDone }) {
+  // The options every chosen job offers (by id), with the first job's labels.
+  const offers = jobs.map((job) => job.pending).filter(Boolean);
+  const common = offers.length
+    ? offers[0].options.filter((option) =>
+        offers.every((offer) => offer.options.some((o) => o.id === option.id)),
+      )
+    : [];
+  const [chosen, setChosen] = useState(() => common.filter((option) => option.preselected).map((o) => o.id));
+  const [busy, setBusy] = useState(false);
+  const [outcome, setOutcome] = useState({});
+  if (offers.length === 0) return null;
+  const toggle = (id) =>
+    setChosen(chosen.includes(id) ? chosen.filter((value) => value !== id) : [...chosen, id]);
+  const submit = async (event) => {
+    event.preventDefault();
+    setBusy(true);
+    const failures = [];
+    for (const job of jobs) {
+      try {
+        await api('POST', `/jobs/${encodeURIComponent(job.id)}/selection`, { selected: chosen });
+      } catch (error) {
+        failures.push(`${jobTitle(job)}: ${error.message}`);
+      }
+    }
+    setBusy(false);
+    setOutcome(
+      failures.length
+        ? {
+            error: `${plural(jobs.length - failures.length, 'job')} answered; refused: ${failures.join('; ')}`,
+          }
+        : { ok: `${plural(jobs.length, 'job')} answered` },
+    );
+    onDone();
+  };
+  return html`<section class="panel attention" aria-labelledby="bulk-heading">
+    <h2 id="bulk-heading">Answer ${plural(offers.length, 'waiting job')} at once</h2>
+    <p class="muted small">${offers[0].prompt} The same options go to every selected job.</p>
+    ${
+      common.length === 0
+        ? html`<p>The selected jobs offer no option in common; answer them one by one.</p>`
+        : html`<form onSubmit=${submit}>
+          <fieldset class="options">
+            <legend>Options offered by all of them</legend>
+            ${common.map(
+              (option) => html`<label>
+                <input type="checkbox" checked=${chosen.includes(option.id)} onChange=${() => toggle(option.id)} />
+                <span>${option.label}${option.detail ? html`<span class="detail">${option.detail}</span>` : null}</span>
+              </label>`,
+            )}
+          </fieldset>
+          <button class="primary" type="submit" disabled=${busy || chosen.length === 0}>
+            Submit to ${plural(offers.length, 'job')}
+          </button>
+        </form>`
+    }
+    <${Notice} ...${outcome} />
+  </section>`;
+}
+
+function JobsPage({ api, config, route }) {
+  const filters = readFilters(route.query);
+  const cursor = route.query.get('cursor') ?? '';
+  const [page, setPage] = useState(undefined);
+  const [error, setError] = useState(undefined);
+  const [checked, setChecked] = useState([]);
+  const [announcement, setAnnouncement] = useState('');
+  const previous = useRef(new Map());
+  const heading = useFocusHeading('jobs');
+
+  const load = useCallback(async () => {
+    const query = new URLSearchParams();
+    for (const [name, value] of Object.entries(filters)) if (value) query.set(name, value);
+    if (cursor) query.set('cursor', cursor);
+    query.set('limit', '25');
+    try {
+      const answer = await api('GET', `/jobs?${query}`);
+      setError(undefined);
+      setPage(answer);
+      // Tell screen readers about jobs on this page that changed status since the last look.
+      const changes = [];
+      for (const job of answer.jobs) {
+        const before = previous.current.get(job.id);
+        if (before && before !== job.status) changes.push(`${jobTitle(job)} is now ${job.status}`);
+        previous.current.set(job.id, job.status);
+      }
+      if (changes.length) setAnnouncement(changes.join('. '));
+    } catch (failure) {
+      if (failure.status !== 401) setError(failure.message);
+    }
+  }, [api, JSON.stringify(filters), cursor]);
+
+  useEffect(() => {
+    setPage(undefined);
+    setChecked([]);
+    load();
+  }, [load]);
+  usePolling(load, listRefreshMs, true);
+
+  const go = (next) => {
+    location.hash = jobsHash(next);
+  };
+  const jobs = page?.jobs ?? [];
+  const waiting = jobs.filter((job) => job.status === 'AWAITING_INPUT');
+  const chosenJobs = waiting.filter((job) => checked.includes(job.id));
+  const toggle = (id) =>
+    setChecked(checked.includes(id) ? checked.filter((v) => v !== id) : [...checked, id]);
+
+  return html`<main id="main">
+    <h1 tabindex="-1" ref=${heading}>Jobs</h1>
+    <${Filters} config=${config} filters=${filters} onChange=${go} />
+    <${Notice} error=${error} />
+    <p class="visually-hidden" aria-live="polite">${announcement}</p>
+    ${
+      chosenJobs.length > 0
+        ? html`<${BulkAnswer} key=${chosenJobs.map((j) => j.id).join()} api=${api} jobs=${chosenJobs} onDone=${() => {
+            setChecked([]);
+            load();
+          }} />`
+        : null
+    }
+    ${
+      page === undefined
+        ? html`<p aria-busy="true">Loading jobs…</p>`
+        : html`<table class="jobs">
+          <caption>
+            ${jobs.length === 0 ? 'No jobs match.' : `${plural(jobs.length, 'job')} on this page, most recently updated first; updates live.`}
+            ${waiting.length > 0 ? ' Tick waiting jobs to answer their selection together.' : ''}
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col"><span class="visually-hidden">Select</span></th>
+              <th scope="col">Job</th>
+              <th scope="col">Workflow</th>
+              <th scope="col">Status</th>
+              <th scope="col">Step</th>
+              <th scope="col">Tenant</th>
+              <th scope="col">Source</th>
+              <th scope="col">Created</th>
+              <th scope="col">Updated</th>
+            </tr>
+          </thead>
+          <tbody>
+            ${jobs.map(
+              (job) => html`<tr key=${job.id} data-job=${job.id} data-status=${job.status}>
+                <td>
+                  ${
+                    job.status === 'AWAITING_INPUT'
+                      ? html`<input type="checkbox" aria-label=${`Select ${jobTitle(job)} to answer`}
+                          checked=${checked.includes(job.id)} onChange=${() => toggle(job.id)} />`
+                      : null
+                  }
+                </td>
+                <td>
+                  <a href=${`#/jobs/${encodeURIComponent(job.id)}`}>${jobTitle(job)}</a>
+                  ${job.lastError ? html`<div class="small muted">${job.lastError.message}</div>` : null}
+                  ${job.batchId ? html`<div class="small muted">batch ${job.batchId}</div>` : null}
+                </td>
+                <td>${job.workflow}</td>
+                <td><${StatusBadge} status=${job.status} /></td>
+                <td>${job.step}</td>
+                <td>${job.tenant}</td>
+                <td>${job.source}</td>
+                <td><time datetime=${toDate(job.createdAt)?.toISOString()}>${formatTime(job.createdAt)}</time></td>
+                <td><time datetime=${toDate(job.updatedAt)?.toISOString()}>${formatTime(job.updatedAt)}</time></td>
+              </tr>`,
+            )}
+          </tbody>
+        </table>`
+    }
+    <nav class="pager" aria-label="Pages">
+      ${cursor ? html`<a href=${jobsHash(filters)}>First page</a>` : null}
+      ${page?.cursor ? html`<a href=${jobsHash({ ...filters, cursor: page.cursor })}>Next page</a>` : null}
+    </nav>
+  </main>`;
+}
+
+// ---- one job -------------------------------------------------------------------------------------
+
+function SelectionForm({ api, job, onAnswered }) {
+  const pending = job.pending;
+  const [chosen, setChosen] = useState(() => pending.options.filter((o) => o.preselected).map((o) => o.id));
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState(undefined);
+  const toggle = (id) =>
+    setChosen(chosen.includes(id) ? chosen.filter((value) => value !== id) : [...chosen, id]);
+  const valid = chosen.length >= pending.min && chosen.length <= pending.max;
+  const submit = async (event) => {
+    event.preventDefault();
+    setBusy(true);
+    try {
+      await api('POST', `/jobs/${encodeURIComponent(job.id)}/selection`, { selected: chosen });
+      setError(undefined);
+      onAnswered('Selection sent; the job goes on.');
+    } catch (failure) {
+      setError(failure.message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const range = pending.min === pending.max ? `${pending.min}` : `${pending.min} to ${pending.max}`;
+  return html`<section class="panel attention" aria-labelledby="selection-heading">
+    <h2 id="selection-heading">Waiting for your selection</h2>
+    <form onSubmit=${submit}>
+      <fieldset class="options" aria-describedby="selection-rule">
+        <legend>${pending.prompt}</legend>
+        <p id="selection-rule" class="muted small">Choose ${range} of ${plural(pending.options.length, 'option')}; ${chosen.length} chosen.</p>
+        ${pending.options.map(
+          (option) => html`<label>
+            <input type="checkbox" name="option" value=${option.id} checked=${chosen.includes(option.id)}
+              onChange=${() => toggle(option.id)} />
+            <span>${option.label} <span class="muted small">(${option.id})</span>
+              ${option.detail ? html`<span class="detail">${option.detail}</span>` : null}</span>
+          </label>`,
+        )}
+      </fieldset>
+      <button class="primary" type="submit" disabled=${busy || !valid}>Submit selection</button>
+    </form>
+    <${Notice} error=${error} />
+  </section>`;
+}
+
+function ErrorFacts({ error }) {
+  return html`<dl class="facts">
+    <dt>Message</dt><dd>${error.message}</dd>
+    <dt>Kind</dt><dd>${error.kind}${error.retryable ? ' (retryable)' : ''}</dd>
+    ${error.step ? html`<dt>Step</dt><dd>${error.step}</dd>` : null}
+    ${error.operationId ? html`<dt>Operation</dt><dd>${error.operationId}</dd>` : null}
+    ${error.code !== undefined ? html`<dt>Code</dt><dd>${error.code}</dd>` : null}
+    ${error.httpStatus !== undefined ? html`<dt>HTTP status</dt><dd>${error.httpStatus}</dd>` : null}
+    ${error.correlationId ? html`<dt>Correlation id</dt><dd><code>${error.correlationId}</code></dd>` : null}
+    ${error.at ? html`<dt>At</dt><dd>${formatTime(error.at)}</dd>` : null}
+  </dl>`;
+}
+
+function Timeline({ timeline }) {
+  if (!timeline) return null;
+  return html`<ol class="timeline" aria-label="Steps">
+    ${timeline.steps.map(
+      (step) => html`<li class=${step.state} key=${step.name}>
+        <span class="step-name">${step.title ?? step.name}</span>
+        <span class="muted small"> ${step.operation ?? ''} · ${step.state}</span>
+        ${
+          step.startedAt
+            ? html`<div class="figures">
+              ${formatTime(step.startedAt)}${step.durationMs !== undefined ? ` · took ${formatDuration(step.durationMs)}` : ''}
+              · ${plural(step.calls ?? 0, 'call')}${step.callMs ? ` (${formatDuration(step.callMs)} in calls)` : ''}
+              ${step.retries ? ` · ${plural(step.retries, 'retry').replace('retrys', 'retries')}` : ''}
+              ${step.polls ? ` · ${plural(step.polls, 'poll')}` : ''}
+              ${step.billedUnits ? ` · ${step.billedUnits} billed units` : ''}
+              ${step.throttled ? ` · ${step.throttled} throttled` : ''}
+            </div>`
+            : null
+        }
+        ${
+          step.errors?.length
+            ? html`<ul class="errors">
+              ${step.errors.map(
+                (error) => html`<li>
+                  ${error.kind}${error.code !== undefined ? ` ${error.code}` : ''}${error.httpStatus ? ` (HTTP ${error.httpStatus})` : ''}:
+                  ${error.message}${error.correlationId ? html` · correlation id <code>${error.correlationId}</code>` : ''}
+                  · ${formatTime(error.at)}
+                </li>`,
+              )}
+            </ul>`
+            : null
+        }
+      </li>`,
+    )}
+  </ol>`;
+}
+
+function Report({ api, config, job }) {
+  const [files, setFiles] = useState(undefined);
+  const [reportHtml, setReportHtml] = useState(undefined);
+  const [error, setError] = useState(undefined);
+  useEffect(() => {
+    let live = true;
+    (async () => {
+      try {
+        const answer = await api('GET', `/jobs/${encodeURIComponent(job.id)}/report`);
+        if (!live) return;
+        setFiles(answer.files);
+        const page = answer.files.find((file) => file.name === 'report.html');
+        if (page?.href) {
+          const text = await api('GET', page.href);
+          if (live) setReportHtml({ srcdoc: text });
+        } else if (page?.url) setReportHtml({ src: page.url });
+      } catch (failure) {
+        if (live) setError(failure.message);
+      }
+    })();
+    return () => {
+      live = false;
+    };
+  }, [job.id]);
+
+  const download = async (file) => {
+    if (!file.href) {
+      open(file.url, '_blank', 'noopener');
+      return;
+    }
+    try {
+      const token = sessionStorage.getItem(tokenKey);
+      const response = await fetch(`${config.apiBase.replace(/\/+$/, '')}${file.href}`, {
+        headers: token ? { authorization: `Bearer ${token}` } : {},
+      });
+      if (!response.ok) throw new Error(`the server answered ${response.status}`);
+      const link = document.createElement('a');
+      link.href = URL.createObjectURL(await response.blob());
+      link.download = file.name.split('/').pop();
+      link.click();
+      setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
+    } catch (failure) {
+      setError(`could not download ${file.name}: ${failure.message}`);
+    }
+  };
+
+  const attachments = (files ?? []).filter((file) => file.name.startsWith('attachments/'));
+  const others = (files ?? []).filter((file) => !file.name.startsWith('attachments/'));
+  return html`<section aria-labelledby="report-heading">
+    <h2 id="report-heading">Report</h2>
+    <${Notice} error=${error} />
+    ${
+      reportHtml
+        ? html`<iframe class="report" title=${`Report of ${jobTitle(job)}`} sandbox="" ...${reportHtml}></iframe>`
+        : files === undefined && !error
+          ? html`<p aria-busy="true">Loading the report…</p>`
+          : null
+    }
+    ${
+      files
+        ? html`<div class="grid2">
+          <div>
+            <h3>Files</h3>
+            <ul>${others.map((file) => html`<li><button type="button" onClick=${() => download(file)}>Download ${file.name}</button></li>`)}</ul>
+          </div>
+          <div>
+            <h3>Attachments</h3>
+            ${
+              attachments.length
+                ? html`<ul>${attachments.map((file) => html`<li><button type="button" onClick=${() => download(file)}>Download ${file.name.slice('attachments/'.length)}</button></li>`)}</ul>`
+                : html`<p class="muted">None.</p>`
+            }
+          </div>
+        </div>`
+        : null
+    }
+  </section>`;
+}
+
+function JobPage({ api, config, id }) {
+  const [job, setJob] = useState(undefined);
+  const [timeline, setTimeline] = useState(undefined);
+  const [error, setError] = useState(undefined);
+  const [notice, setNotice] = useState(undefined);
+  const [busy, setBusy] = useState(false);
+  const heading = useFocusHeading(id);
+
+  const load = useCallback(async () => {
+    try {
+      const answer = await api('GET', `/jobs/${encodeURIComponent(id)}`);
+      setJob(answer.job);
+      setError(undefined);
+      if (config.timeline) {
+        const steps = await api('GET', `/jobs/${encodeURIComponent(id)}/timeline`).catch(() => undefined);
+        if (steps) setTimeline(steps);
+      }
+    } catch (failure) {
+      if (failure.status !== 401) setError(failure.message);
+    }
+  }, [api, id]);
+  useEffect(() => {
+    setJob(undefined);
+    setTimeline(undefined);
+    setNotice(undefined);
+    load();
+  }, [load]);
+  const running = job !== undefined && unfinished.includes(job.status);
+  usePolling(load, jobRefreshMs, running);
+
+  const act = async (label, method, path, body) => {
+    setBusy(true);
+    try {
+      const answer = await api(method, path, body);
+      if (answer?.job) setJob(answer.job);
+      setNotice({ ok: label });
+      setError(undefined);
+      await load();
+    } catch (failure) {
+      setNotice({ error: failure.message });
+    } finally {
+      setBusy(false);
+    }
+  };
+  const cancel = () => {
+    if (!confirm(`Cancel ${jobTitle(job)}? A call under way finishes, but its result is dropped.`)) return;
+    act('Job cancelled.', 'POST', `/jobs/${encodeURIComponent(id)}/cancel`);
+  };
+  const retry = (fromStart) =>
+    act(
+      fromStart ? 'Job restarted from its first step.' : 'Job retried from the step it stopped at.',
+      'POST',
+      `/jobs/${encodeURIComponent(id)}/retry`,
+      { fromStart },
+    );
+
+  if (job === undefined) {
+    return html`<main id="main">
+      <p><a href="#/">← All jobs</a></p>
+      <h1 tabindex="-1" ref=${heading}>Job ${id}</h1>
+      ${error ? html`<${Notice} error=${error} />` : html`<p aria-busy="true">Loading…</p>`}
+    </main>`;
+  }
+  const usage = job.usage ?? {};
+  const canRetry = job.status === 'FAILED' || job.status === 'CANCELLED';
+  return html`<main id="main">
+    <p><a href="#/">← All jobs</a></p>
+    <h1 tabindex="-1" ref=${heading}>${jobTitle(job)} <${StatusBadge} status=${job.status} /></h1>
+    <p class="visually-hidden" aria-live="polite">Status ${job.status}, step ${job.step}</p>
+    <div class="actions">
+      ${running ? html`<button class="danger" type="button" disabled=${busy} onClick=${cancel}>Cancel job</button>` : null}
+      ${canRetry ? html`<button class="primary" type="button" disabled=${busy} onClick=${() => retry(false)}>Retry from ${job.lastError?.step ?? job.step}</button>` : null}
+      ${canRetry ? html`<button type="button" disabled=${busy} onClick=${() => retry(true)}>Retry from the start</button>` : null}
+    </div>
+    <${Notice} ...${notice ?? {}} />
+    <${Notice} error=${error} />
+    ${
+      job.status === 'AWAITING_INPUT' && job.pending
+        ? html`<${SelectionForm} key=${job.version} api=${api} job=${job} onAnswered=${(text) => {
+            setNotice({ ok: text });
+            load();
+          }} />`
+        : null
+    }
+    ${
+      job.lastError
+        ? html`<section class=${`panel ${job.status === 'FAILED' ? 'error' : ''}`} aria-labelledby="error-heading">
+          <h2 id="error-heading">${job.status === 'FAILED' ? 'Why it failed' : 'Last error (retried)'}</h2>
+          <${ErrorFacts} error=${job.lastError} />
+        </section>`
+        : null
+    }
+    <div class="grid2">
+      <section aria-labelledby="facts-heading">
+        <h2 id="facts-heading">Job</h2>
+        <dl class="facts">
+          <dt>Id</dt><dd><code class="id">${job.id}</code></dd>
+          <dt>Workflow</dt><dd>${job.workflow}</dd>
+          <dt>Status</dt><dd>${job.status}</dd>
+          <dt>Current step</dt><dd>${job.step}</dd>
+          <dt>Tenant</dt><dd>${job.tenant}</dd>
+          <dt>Source</dt><dd>${job.source}</dd>
+          ${job.batchId ? html`<dt>Batch</dt><dd><a href=${jobsHash({ batchId: job.batchId })}>${job.batchId}</a></dd>` : null}
+          <dt>Selection</dt><dd>${job.selection?.mode}</dd>
+          <dt>Created</dt><dd>${formatTime(job.createdAt)}</dd>
+          <dt>Updated</dt><dd>${formatTime(job.updatedAt)}</dd>
+          ${job.finishedAt ? html`<dt>Finished</dt><dd>${formatTime(job.finishedAt)}</dd>` : null}
+          <dt>Deadline</dt><dd>${formatTime(job.deadlineAt)}</dd>
+          ${job.runs?.length ? html`<dt>Runs</dt><dd>${job.runs.length + 1} (retried ${plural(job.runs.length, 'time')})</dd>` : null}
+        </dl>
+      </section>
+      <section aria-labelledby="usage-heading">
+        <h2 id="usage-heading">Usage</h2>
+        <dl class="facts">
+          <dt>Calls</dt><dd>${usage.calls ?? 0} (${usage.failedCalls ?? 0} failed, ${usage.throttledCalls ?? 0} throttled)</dd>
+          <dt>Billed units</dt><dd>${usage.billedUnits ?? 0}</dd>
+          <dt>Tokens</dt><dd>${usage.tokens ?? 0}</dd>
+          <dt>Time in calls</dt><dd>${formatDuration(usage.callMs ?? 0)}</dd>
+          <dt>Repeated creates</dt><dd>${usage.duplicateCreates ?? 0}</dd>
+          <dt>Attempts / polls (current step)</dt><dd>${job.attempts ?? 0} / ${job.polls ?? 0}</dd>
+        </dl>
+      </section>
+    </div>
+    <section aria-labelledby="steps-heading">
+      <h2 id="steps-heading">Steps</h2>
+      ${timeline ? html`<${Timeline} timeline=${timeline} />` : html`<p class="muted">At step <strong>${job.step}</strong>.</p>`}
+    </section>
+    ${
+      job.runs?.length
+        ? html`<section aria-labelledby="runs-heading">
+          <h2 id="runs-heading">Earlier runs</h2>
+          <ol>${job.runs.map((run) => html`<li>${run.status} at ${run.step}${run.error ? `: ${run.error.message}` : ''}; retried ${formatTime(run.retriedAt)} from ${run.retriedFrom}</li>`)}</ol>
+        </section>`
+        : null
+    }
+    ${job.status === 'SUCCEEDED' ? html`<${Report} api=${api} config=${config} job=${job} />` : null}
+  </main>`;
+}
+
+// ---- the app -------------------------------------------------------------------------------------
+
+function App({ config }) {
+  const route = useRoute();
+  const [signIn, setSignIn] = useState(undefined);
+  const [generation, setGeneration] = useState(0);
+  const api = useMemo(
+    () =>
+      createApi(config, (error) =>
+        setSignIn(
+          sessionStorage.getItem(tokenKey)
+            ? `The token was refused: ${error.message}`
+            : 'This server needs its token.',
+        ),
+      ),
+    [config],
+  );
+  const signedIn = Boolean(sessionStorage.getItem(tokenKey));
+  const signOut = () => {
+    sessionStorage.removeItem(tokenKey);
+    setGeneration(generation + 1);
+  };
+  return html`<div>
+    <header class="top">
+      <a class="brand" href="#/">opflow</a>
+      <nav aria-label="Main"><ul><li><a href="#/" aria-current=${route.page === 'jobs' ? 'page' : undefined}>Jobs</a></li></ul></nav>
+      <div class="session">
+        ${config.apiBase ? html`<span>API: ${config.apiBase}</span>` : null}
+        ${signedIn ? html`<button type="button" onClick=${signOut}>Sign out</button>` : null}
+      </div>
+    </header>
+    ${
+      signIn !== undefined
+        ? html`<${TokenForm} reason=${signIn} onSaved=${() => {
+            setSignIn(undefined);
+            setGeneration(generation + 1);
+          }} />`
+        : route.page === 'job'
+          ? html`<${JobPage} key=${`${route.id}-${generation}`} api=${api} config=${config} id=${route.id} />`
+          : html`<${JobsPage} key=${generation} api=${api} config=${config} route=${route} />`
+    }
+  </div>`;
+}
+
+async function start() {
+  let config = defaults;
+  try {
+    const response = await fetch('ui/config.json', { cache: 'no-store' });
+    if (response.ok) config = { ...defaults, ...(await response.json()) };
+  } catch {
+    // No settings file: the job API is on this origin.
+  }
+  render(html`<${App} config=${config} />`, document.getElementById('app'));
+}
+
+start();

@@ -1,0 +1,48 @@
+/**
+ * A job's history: one small event per committed change (status, step, attempts, polls, the usage
+ * so far, the error of the moment), so a person can see every step on a timeline: when it ran, how
+ * long, its calls and billed units (differences of the usage between events), its retries, polls
+ * and errors. Recorded after the commit (from `onJobChange`): a crash in between loses one event,
+ * never anything of the job, so the timeline is an account of what was seen, not the job's truth.
+ */
+import type { Job, JobError, JobStatus, JobUsage } from './job';
+
+export interface JobEvent {
+  jobId: string;
+  version: number;
+  /** When the change was committed (the job's `updatedAt`). */
+  at: number;
+  status: JobStatus;
+  step: string;
+  attempts: number;
+  polls: number;
+  usage: JobUsage;
+  error?: JobError | undefined;
+  /** Set while the job waits for a selection offered by this step. */
+  awaiting?: string | undefined;
+  /** How many earlier runs the job had (a retry starts a new run). */
+  run: number;
+}
+
+export interface JobHistory {
+  /** Keeps the event of this version of the job (a version already kept is left as it is). */
+  record(job: Job): void;
+  /** Every event of the job, oldest first. */
+  list(jobId: string): Promise<JobEvent[]>;
+}
+
+export function eventOf(job: Job): JobEvent {
+  return {
+    jobId: job.id,
+    version: job.version,
+    at: job.updatedAt,
+    status: job.status,
+    step: job.step,
+    attempts: job.attempts,
+    polls: job.polls,
+    usage: job.usage,
+    error: job.lastError,
+    awaiting: job.status === 'AWAITING_INPUT' ? job.pending?.step : undefined,
+    run: (job as Job & { runs?: unknown[] }).runs?.length ?? 0,
+  };
+}

@@ -1,0 +1,202 @@
+// The dashboard in a real browser (Debian's chromium through playwright-core) against the real
+// `opflow serve` on the built-in sandbox, with a server token: a bad token refused, the jobs list
+// updating as jobs run, filters and search, a selection answered in the page (one job, then many
+// at once), a report read, a cancel and a retry. Screenshots go to test-artifacts/dashboard/.
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { killRunningOpflows, repoRoot } from '../local/opflow-process';
+import { childEnv, startServe } from '../local/serve-process';
+
+const chromiumPath = process.env.OPFLOW_CHROMIUM ?? '/usr/bin/chromium';
+const artefacts = join(repoRoot, 'test-artifacts', 'dashboard');
+const token = 'dashboard-test-token-0123456789';
+
+const disclosure = (title: string) => `# ${title}
+A bicycle helmet made of six rigid shell segments joined by textile hinges, so that it folds flat to the
+size of a book. A magnetic buckle locks the segments in the open shape.`;
+
+interface JobView {
+  id: string;
+  status: string;
+  runs?: unknown[];
+}
+
+describe('the dashboard in a browser', () => {
+  let dir: string;
+  let url: string;
+  let browser: Browser;
+  let page: Page;
+
+  const api = async (method: string, path: string, body?: unknown) => {
+    const response = await fetch(`${url}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return (await response.json()) as { job: JobView };
+  };
+  const submit = async (body: Record<string, unknown>) => (await api('POST', '/jobs', body)).job;
+  const shot = (name: string) => page.screenshot({ path: join(artefacts, `${name}.png`), fullPage: true });
+  /** The row of a job in the list, once it shows `status` (the page updates itself; no reload). */
+  const row = (id: string, status?: string) =>
+    page.locator(`tr[data-job="${id}"]${status ? `[data-status="${status}"]` : ''}`);
+
+  beforeAll(async () => {
+    if (!existsSync(chromiumPath)) {
+      throw new Error(`no chromium at ${chromiumPath}: apt-get install -y chromium (.ci/run does it)`);
+    }
+    mkdirSync(artefacts, { recursive: true });
+    dir = mkdtempSync(join(tmpdir(), 'opflow-e2e-dashboard-'));
+    ({ url } = await startServe([], {
+      cwd: dir,
+      env: childEnv({
+        OPFLOW_SANDBOX_SPEED: '100',
+        OPFLOW_DB: join(dir, 'state', 'jobs.db'),
+        OPFLOW_OUT: join(dir, 'reports'),
+        OPFLOW_SERVE_TOKEN: token,
+      }),
+    }));
+    browser = await chromium.launch({
+      executablePath: chromiumPath,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    });
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    page.setDefaultTimeout(45_000);
+    page.on('dialog', (dialog) => void dialog.accept());
+  });
+  afterAll(async () => {
+    await browser?.close();
+    killRunningOpflows();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('asks for the token, refuses a wrong one, and shows the jobs with the right one', async () => {
+    await page.goto(`${url}/`);
+    await expect(page.getByRole('heading', { name: 'Sign in to this opflow server' }).isVisible()).resolves.toBe(
+      true,
+    );
+    await page.getByLabel('Server token').fill('not-the-right-token-at-all');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    const refused = page.getByRole('alert');
+    await refused.waitFor();
+    expect(await refused.textContent()).toContain('The token was refused');
+    await shot('01-token-refused');
+
+    await page.getByLabel('Server token').fill(token);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Jobs' }).waitFor();
+    expect(await page.getByRole('table').textContent()).toContain('No jobs match');
+  }, 60_000);
+
+  it('updates the list as jobs run, and filters and searches it', async () => {
+    const count = await submit({ workflow: 'patent-count', input: { query: 'TTL:(folding helmet)' } });
+    const novelty = await submit({
+      workflow: 'novelty-check',
+      input: { text: disclosure('Folding helmet') },
+      label: 'helmet.md',
+    });
+    // They appear without a reload, then reach SUCCEEDED while the page is open.
+    await row(count.id).waitFor();
+    await row(novelty.id).waitFor();
+    await row(count.id, 'SUCCEEDED').waitFor();
+    await row(novelty.id, 'SUCCEEDED').waitFor();
+    await shot('02-list-updated');
+
+    await page.getByLabel('Workflow').selectOption('patent-count');
+    await row(novelty.id).waitFor({ state: 'detached' });
+    expect(await row(count.id).count()).toBe(1);
+    await page.getByRole('button', { name: 'Clear' }).click();
+    await row(novelty.id).waitFor();
+
+    // Search reads the input text: "buckle" is only in the disclosure.
+    await page.getByLabel('Search title and input text').fill('magnetic buckle');
+    await page.getByLabel('Search title and input text').press('Enter');
+    await row(count.id).waitFor({ state: 'detached' });
+    expect(await row(novelty.id).count()).toBe(1);
+    await page.getByRole('button', { name: 'Clear' }).click();
+  }, 90_000);
+
+  it('answers a selection in the page and shows the report', async () => {
+    const job = await submit({
+      workflow: 'novelty-check',
+      input: { text: disclosure('Helmet with a selection') },
+      selection: { mode: 'manual' },
+    });
+    await row(job.id, 'AWAITING_INPUT').waitFor();
+    await page.getByRole('link', { name: 'Helmet with a selection' }).first().click();
+    await page.getByRole('heading', { name: 'Waiting for your selection' }).waitFor();
+    const options = page.getByRole('group').getByRole('checkbox');
+    expect(await options.count()).toBeGreaterThanOrEqual(2);
+    // By keyboard: focus an option and toggle it with Space.
+    const first = options.first();
+    const wasChecked = await first.isChecked();
+    await first.focus();
+    await page.keyboard.press('Space');
+    expect(await first.isChecked()).toBe(!wasChecked);
+    if (!(await first.isChecked())) await page.keyboard.press('Space');
+    await shot('03-selection');
+    await page.getByRole('button', { name: 'Submit selection' }).click();
+    await page.getByRole('heading', { name: 'Report' }).waitFor({ timeout: 60_000 });
+    const report = page.frameLocator('iframe.report');
+    await report.locator('h1').first().waitFor();
+    expect((await report.locator('body').textContent())?.length).toBeGreaterThan(100);
+    expect(await page.getByRole('button', { name: /^Download / }).count()).toBeGreaterThanOrEqual(3);
+    await page.getByRole('list', { name: 'Steps' }).waitFor();
+    expect(await page.getByRole('list', { name: 'Steps' }).textContent()).toMatch(/call/);
+    await shot('04-report');
+  }, 90_000);
+
+  it('answers many waiting jobs at once from the list', async () => {
+    const jobs = await Promise.all(
+      ['Batch helmet A', 'Batch helmet B'].map((title) =>
+        submit({ workflow: 'novelty-check', input: { text: disclosure(title) }, selection: { mode: 'manual' } }),
+      ),
+    );
+    await page.goto(`${url}/#/`);
+    for (const job of jobs) await row(job.id, 'AWAITING_INPUT').waitFor();
+    for (const job of jobs) await row(job.id).getByRole('checkbox').check();
+    await page.getByRole('heading', { name: /Answer 2 waiting jobs at once/ }).waitFor();
+    await shot('05-bulk-answer');
+    await page.getByRole('button', { name: 'Submit to 2 jobs' }).click();
+    await page.getByText('2 jobs answered').waitFor();
+    for (const job of jobs) await row(job.id, 'SUCCEEDED').waitFor();
+  }, 90_000);
+
+  it('cancels a job from its page', async () => {
+    const job = await submit({
+      workflow: 'novelty-check',
+      input: { text: disclosure('Helmet to cancel') },
+      selection: { mode: 'manual' },
+    });
+    await page.goto(`${url}/#/jobs/${job.id}`);
+    await page.getByRole('button', { name: 'Cancel job' }).click();
+    await page.getByText('Job cancelled.').waitFor();
+    expect((await api('GET', `/jobs/${job.id}`)).job.status).toBe('CANCELLED');
+    await page.getByRole('button', { name: /^Retry from/ }).first().waitFor();
+    await shot('06-cancelled');
+  }, 60_000);
+
+  it('shows why a job failed, with the error details, and retries it', async () => {
+    const job = await submit({
+      workflow: 'novelty-check',
+      input: { text: `${disclosure('Helmet that fails')}\n[sandbox:fail]` },
+    });
+    await page.goto(`${url}/#/jobs/${job.id}`);
+    await page.getByRole('heading', { name: 'Why it failed' }).waitFor({ timeout: 60_000 });
+    const facts = await page.getByRole('region', { name: 'Why it failed' }).textContent();
+    expect(facts).toMatch(/Kind/);
+    await shot('07-failed');
+    await page.getByRole('button', { name: /^Retry from (?!the start)/ }).click();
+    await page.getByText('Job retried from the step it stopped at.').waitFor();
+    const retried = (await api('GET', `/jobs/${job.id}`)).job;
+    expect(retried.runs?.length).toBe(1);
+    await page.getByRole('heading', { name: 'Earlier runs' }).waitFor();
+    await shot('08-retried');
+  }, 90_000);
+});
