@@ -32,7 +32,9 @@ class ApiError extends Error {
 
 function createApi(config, onUnauthorized) {
   const base = config.apiBase.replace(/\/+$/, '');
-  return async function request(method, path, body) {
+  return async function request(method, path, payload) {
+    // Every POST says JSON, even one with nothing to send (the server refuses anything else).
+    const body = payload === undefined && method !== 'GET' ? {} : payload;
     const headers = { accept: 'application/json' };
     const token = sessionStorage.getItem(tokenKey);
     if (token) headers.authorization = `Bearer ${token}`;
@@ -237,7 +239,7 @@ function Filters({ config, filters, onChange }) {
   </form>`;
 }
 
-function BulkAnswer({ api, jobs, onDone }) {
+function BulkAnswer({ api, jobs, onDone, onOutcome }) {
   // The options every chosen job offers (by id), with the first job's labels.
   const offers = jobs.map((job) => job.pending).filter(Boolean);
   const common = offers.length
@@ -247,7 +249,6 @@ function BulkAnswer({ api, jobs, onDone }) {
     : [];
   const [chosen, setChosen] = useState(() => common.filter((option) => option.preselected).map((o) => o.id));
   const [busy, setBusy] = useState(false);
-  const [outcome, setOutcome] = useState({});
   if (offers.length === 0) return null;
   const toggle = (id) =>
     setChosen(chosen.includes(id) ? chosen.filter((value) => value !== id) : [...chosen, id]);
@@ -263,7 +264,7 @@ function BulkAnswer({ api, jobs, onDone }) {
       }
     }
     setBusy(false);
-    setOutcome(
+    onOutcome(
       failures.length
         ? {
             error: `${plural(jobs.length - failures.length, 'job')} answered; refused: ${failures.join('; ')}`,
@@ -293,7 +294,6 @@ function BulkAnswer({ api, jobs, onDone }) {
           </button>
         </form>`
     }
-    <${Notice} ...${outcome} />
   </section>`;
 }
 
@@ -304,6 +304,7 @@ function JobsPage({ api, config, route }) {
   const [error, setError] = useState(undefined);
   const [checked, setChecked] = useState([]);
   const [announcement, setAnnouncement] = useState('');
+  const [outcome, setOutcome] = useState({});
   const previous = useRef(new Map());
   const heading = useFocusHeading('jobs');
 
@@ -330,7 +331,6 @@ function JobsPage({ api, config, route }) {
   }, [api, JSON.stringify(filters), cursor]);
 
   useEffect(() => {
-    setPage(undefined);
     setChecked([]);
     load();
   }, [load]);
@@ -349,10 +349,11 @@ function JobsPage({ api, config, route }) {
     <h1 tabindex="-1" ref=${heading}>Jobs</h1>
     <${Filters} config=${config} filters=${filters} onChange=${go} />
     <${Notice} error=${error} />
+    <${Notice} ...${outcome} />
     <p class="visually-hidden" aria-live="polite">${announcement}</p>
     ${
       chosenJobs.length > 0
-        ? html`<${BulkAnswer} key=${chosenJobs.map((j) => j.id).join()} api=${api} jobs=${chosenJobs} onDone=${() => {
+        ? html`<${BulkAnswer} key=${chosenJobs.map((j) => j.id).join()} api=${api} jobs=${chosenJobs} onOutcome=${setOutcome} onDone=${() => {
             setChecked([]);
             load();
           }} />`
@@ -363,7 +364,7 @@ function JobsPage({ api, config, route }) {
         ? html`<p aria-busy="true">Loading jobs…</p>`
         : html`<table class="jobs">
           <caption>
-            ${jobs.length === 0 ? 'No jobs match.' : `${plural(jobs.length, 'job')} on this page, most recently updated first; updates live.`}
+            ${jobs.length === 0 ? 'No jobs match.' : `${plural(jobs.length, 'job')} on this page, newest first; the list updates itself.`}
             ${waiting.length > 0 ? ' Tick waiting jobs to answer their selection together.' : ''}
           </caption>
           <thead>
@@ -472,33 +473,42 @@ function ErrorFacts({ error }) {
   </dl>`;
 }
 
+/** The figures of one step on the timeline, as one line of text. */
+function stepFigures(step) {
+  const parts = [formatTime(step.startedAt)];
+  if (step.durationMs !== undefined) parts.push(`took ${formatDuration(step.durationMs)}`);
+  parts.push(
+    `${plural(step.calls ?? 0, 'call')}${step.callMs ? ` (${formatDuration(step.callMs)} in calls)` : ''}`,
+  );
+  if (step.retries) parts.push(step.retries === 1 ? '1 retry' : `${step.retries} retries`);
+  if (step.polls) parts.push(plural(step.polls, 'poll'));
+  if (step.billedUnits) parts.push(`${step.billedUnits} billed units`);
+  if (step.throttled) parts.push(`${step.throttled} throttled`);
+  return parts.join(' · ');
+}
+
+function errorLine(error) {
+  const code = error.code !== undefined ? ` ${error.code}` : '';
+  const http = error.httpStatus ? ` (HTTP ${error.httpStatus})` : '';
+  return `${error.kind}${code}${http}: ${error.message}`;
+}
+
 function Timeline({ timeline }) {
   if (!timeline) return null;
   return html`<ol class="timeline" aria-label="Steps">
     ${timeline.steps.map(
       (step) => html`<li class=${step.state} key=${step.name}>
         <span class="step-name">${step.title ?? step.name}</span>
-        <span class="muted small"> ${step.operation ?? ''} · ${step.state}</span>
-        ${
-          step.startedAt
-            ? html`<div class="figures">
-              ${formatTime(step.startedAt)}${step.durationMs !== undefined ? ` · took ${formatDuration(step.durationMs)}` : ''}
-              · ${plural(step.calls ?? 0, 'call')}${step.callMs ? ` (${formatDuration(step.callMs)} in calls)` : ''}
-              ${step.retries ? ` · ${plural(step.retries, 'retry').replace('retrys', 'retries')}` : ''}
-              ${step.polls ? ` · ${plural(step.polls, 'poll')}` : ''}
-              ${step.billedUnits ? ` · ${step.billedUnits} billed units` : ''}
-              ${step.throttled ? ` · ${step.throttled} throttled` : ''}
-            </div>`
-            : null
-        }
+        <span class="muted small">${` ${step.operation ?? ''} · ${step.state}`}</span>
+        ${step.startedAt ? html`<div class="figures">${stepFigures(step)}</div>` : null}
         ${
           step.errors?.length
             ? html`<ul class="errors">
               ${step.errors.map(
                 (error) => html`<li>
-                  ${error.kind}${error.code !== undefined ? ` ${error.code}` : ''}${error.httpStatus ? ` (HTTP ${error.httpStatus})` : ''}:
-                  ${error.message}${error.correlationId ? html` · correlation id <code>${error.correlationId}</code>` : ''}
-                  · ${formatTime(error.at)}
+                  ${errorLine(error)}
+                  ${error.correlationId ? html`${' · correlation id '}<code>${error.correlationId}</code>` : null}
+                  ${` · ${formatTime(error.at)}`}
                 </li>`,
               )}
             </ul>`
@@ -779,7 +789,9 @@ async function start() {
   } catch {
     // No settings file: the job API is on this origin.
   }
-  render(html`<${App} config=${config} />`, document.getElementById('app'));
+  const root = document.getElementById('app');
+  root.textContent = '';
+  render(html`<${App} config=${config} />`, root);
 }
 
 start();

@@ -25,7 +25,7 @@ import {
   submitJobRequestSchema,
 } from '../engine/jobs';
 import { retryJob } from '../engine/retry';
-import { hasSearchFilters, searchFilterShape, searchJobs } from './job-search';
+import { hasSearchFilters, jobTitle, searchFilterShape, searchJobs } from './job-search';
 
 export interface JobApiRequest {
   method: string;
@@ -145,6 +145,7 @@ export function jobView(job: Job): Record<string, unknown> {
     step: job.step,
     version: job.version,
     label: job.label,
+    title: jobTitle(job),
     selection: job.selection,
     pending: job.pending,
     selections: job.selections,

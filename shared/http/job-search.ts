@@ -30,6 +30,29 @@ export type SearchFilters = {
 };
 
 const pageSize = 200;
+
+/** Fields of a workflow input that hold its text, in the order a title is looked for. */
+const textFields = ['title', 'text', 'question', 'query', 'message', 'content', 'prompt'];
+
+/**
+ * A short human title for a job: its input's title, else the first line of its text (a Markdown
+ * heading's words), else its label; undefined when the input is not kept inline.
+ */
+export function jobTitle(job: Job): string | undefined {
+  const input = 'inline' in job.input ? job.input.inline : undefined;
+  if (input !== null && typeof input === 'object') {
+    for (const field of textFields) {
+      const value = (input as Record<string, unknown>)[field];
+      if (typeof value !== 'string') continue;
+      const line = value
+        .split('\n')
+        .map((part) => part.replace(/^\s*#+\s*/, '').trim())
+        .find((part) => part !== '');
+      if (line) return line.length > 100 ? `${line.slice(0, 99)}…` : line;
+    }
+  }
+  return job.label;
+}
 export const maxScanned = 5_000;
 
 export function hasSearchFilters(filters: SearchFilters): boolean {

@@ -78,9 +78,9 @@ describe('the dashboard in a browser', () => {
 
   it('asks for the token, refuses a wrong one, and shows the jobs with the right one', async () => {
     await page.goto(`${url}/`);
-    await expect(page.getByRole('heading', { name: 'Sign in to this opflow server' }).isVisible()).resolves.toBe(
-      true,
-    );
+    await expect(
+      page.getByRole('heading', { name: 'Sign in to this opflow server' }).isVisible(),
+    ).resolves.toBe(true);
     await page.getByLabel('Server token').fill('not-the-right-token-at-all');
     await page.getByRole('button', { name: 'Sign in' }).click();
     const refused = page.getByRole('alert');
@@ -110,7 +110,7 @@ describe('the dashboard in a browser', () => {
 
     await page.getByLabel('Workflow').selectOption('patent-count');
     await row(novelty.id).waitFor({ state: 'detached' });
-    expect(await row(count.id).count()).toBe(1);
+    await row(count.id).waitFor();
     await page.getByRole('button', { name: 'Clear' }).click();
     await row(novelty.id).waitFor();
 
@@ -118,8 +118,10 @@ describe('the dashboard in a browser', () => {
     await page.getByLabel('Search title and input text').fill('magnetic buckle');
     await page.getByLabel('Search title and input text').press('Enter');
     await row(count.id).waitFor({ state: 'detached' });
-    expect(await row(novelty.id).count()).toBe(1);
+    await row(novelty.id).waitFor();
+    await shot('03-search');
     await page.getByRole('button', { name: 'Clear' }).click();
+    await row(count.id).waitFor();
   }, 90_000);
 
   it('answers a selection in the page and shows the report', async () => {
@@ -140,29 +142,34 @@ describe('the dashboard in a browser', () => {
     await page.keyboard.press('Space');
     expect(await first.isChecked()).toBe(!wasChecked);
     if (!(await first.isChecked())) await page.keyboard.press('Space');
-    await shot('03-selection');
+    await shot('04-selection');
     await page.getByRole('button', { name: 'Submit selection' }).click();
     await page.getByRole('heading', { name: 'Report' }).waitFor({ timeout: 60_000 });
     const report = page.frameLocator('iframe.report');
     await report.locator('h1').first().waitFor();
+    await page.locator('iframe.report').screenshot({ path: join(artefacts, '05-report-frame.png') });
     expect((await report.locator('body').textContent())?.length).toBeGreaterThan(100);
     expect(await page.getByRole('button', { name: /^Download / }).count()).toBeGreaterThanOrEqual(3);
     await page.getByRole('list', { name: 'Steps' }).waitFor();
     expect(await page.getByRole('list', { name: 'Steps' }).textContent()).toMatch(/call/);
-    await shot('04-report');
+    await shot('05-report');
   }, 90_000);
 
   it('answers many waiting jobs at once from the list', async () => {
     const jobs = await Promise.all(
       ['Batch helmet A', 'Batch helmet B'].map((title) =>
-        submit({ workflow: 'novelty-check', input: { text: disclosure(title) }, selection: { mode: 'manual' } }),
+        submit({
+          workflow: 'novelty-check',
+          input: { text: disclosure(title) },
+          selection: { mode: 'manual' },
+        }),
       ),
     );
     await page.goto(`${url}/#/`);
     for (const job of jobs) await row(job.id, 'AWAITING_INPUT').waitFor();
     for (const job of jobs) await row(job.id).getByRole('checkbox').check();
     await page.getByRole('heading', { name: /Answer 2 waiting jobs at once/ }).waitFor();
-    await shot('05-bulk-answer');
+    await shot('06-bulk-answer');
     await page.getByRole('button', { name: 'Submit to 2 jobs' }).click();
     await page.getByText('2 jobs answered').waitFor();
     for (const job of jobs) await row(job.id, 'SUCCEEDED').waitFor();
@@ -178,8 +185,11 @@ describe('the dashboard in a browser', () => {
     await page.getByRole('button', { name: 'Cancel job' }).click();
     await page.getByText('Job cancelled.').waitFor();
     expect((await api('GET', `/jobs/${job.id}`)).job.status).toBe('CANCELLED');
-    await page.getByRole('button', { name: /^Retry from/ }).first().waitFor();
-    await shot('06-cancelled');
+    await page
+      .getByRole('button', { name: /^Retry from/ })
+      .first()
+      .waitFor();
+    await shot('07-cancelled');
   }, 60_000);
 
   it('shows why a job failed, with the error details, and retries it', async () => {
@@ -191,12 +201,12 @@ describe('the dashboard in a browser', () => {
     await page.getByRole('heading', { name: 'Why it failed' }).waitFor({ timeout: 60_000 });
     const facts = await page.getByRole('region', { name: 'Why it failed' }).textContent();
     expect(facts).toMatch(/Kind/);
-    await shot('07-failed');
+    await shot('08-failed');
     await page.getByRole('button', { name: /^Retry from (?!the start)/ }).click();
     await page.getByText('Job retried from the step it stopped at.').waitFor();
     const retried = (await api('GET', `/jobs/${job.id}`)).job;
     expect(retried.runs?.length).toBe(1);
     await page.getByRole('heading', { name: 'Earlier runs' }).waitFor();
-    await shot('08-retried');
+    await shot('09-retried');
   }, 90_000);
 });
