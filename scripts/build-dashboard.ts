@@ -1,0 +1,67 @@
+/**
+ * Writes the dashboard as static files for a host in front of the AWS job API:
+ *
+ *   npm run dashboard:build -- --api https://abc123.execute-api.eu-west-1.amazonaws.com --out dist/dashboard
+ *
+ * The folder holds index.html, ui/ (script, style, Preact and htm) and ui/config.json naming the
+ * API. The API must accept the people's JWTs and allow the page's origin with CORS (README).
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { dashboardFiles, settingsFile } from '../shared/dashboard/files';
+import { jobSources, jobStatuses } from '../shared/engine/job';
+import { workflows } from '../shared/workflows';
+
+export function buildDashboard(options: { api: string; out: string }): string[] {
+  let api: URL;
+  try {
+    api = new URL(options.api);
+  } catch {
+    throw new Error(`--api must be the job API's URL (https://...), not "${options.api}"`);
+  }
+  if (api.protocol !== 'https:' && !['localhost', '127.0.0.1', '[::1]'].includes(api.hostname)) {
+    throw new Error('--api must be an https:// URL (plain http only for localhost)');
+  }
+  if (api.username || api.password || api.search) {
+    throw new Error('--api must not carry credentials or a query string');
+  }
+  const files = new Map(dashboardFiles());
+  files.set(
+    'ui/config.json',
+    settingsFile({
+      apiBase: api.href.replace(/\/+$/, ''),
+      workflows: [...workflows.keys()].sort(),
+      statuses: [...jobStatuses],
+      sources: [...jobSources],
+      timeline: false,
+    }),
+  );
+  const written: string[] = [];
+  for (const [name, file] of files) {
+    const path = join(resolve(options.out), name);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, file.body);
+    written.push(name);
+  }
+  return written;
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.filename ?? '')) {
+  const { values } = parseArgs({
+    options: { api: { type: 'string' }, out: { type: 'string', default: 'dist/dashboard' } },
+  });
+  if (!values.api) {
+    process.stderr.write(
+      'usage: npm run dashboard:build -- --api https://<your job API> [--out dist/dashboard]\n',
+    );
+    process.exit(2);
+  }
+  try {
+    const written = buildDashboard({ api: values.api, out: values.out! });
+    process.stdout.write(`wrote ${written.length} files to ${values.out}: ${written.join(', ')}\n`);
+  } catch (error) {
+    process.stderr.write(`dashboard:build: ${(error as Error).message}\n`);
+    process.exit(2);
+  }
+}
