@@ -3,7 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { buildTimeline } from '../../../shared/dashboard/timeline';
 import { eventOf } from '../../../shared/engine/history';
 import { emptyUsage, type Job, type JobUsage } from '../../../shared/engine/job';
-import { noveltyCheck } from '../../../shared/workflows';
+import { workflows } from '../../../shared/workflows';
+
+const noveltyCheck = workflows.get('novelty-check')!;
+
 import { makeJob, T0 } from '../../support/factories';
 
 const usage = (calls: number, billedUnits: number, callMs: number): JobUsage => ({
