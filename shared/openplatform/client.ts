@@ -5,7 +5,7 @@
  * retrying is safe, and every call's cost reported. The API key never reaches a log line, an error
  * or a logged URL.
  */
-import { Agent, type Dispatcher } from 'undici';
+import { Agent, type Dispatcher, FormData } from 'undici';
 import { z } from 'zod';
 import {
   catalogue,
@@ -26,6 +26,10 @@ import {
   type ResponseHeaders,
 } from './envelope';
 import { kindFor, OpenPlatformError, type OpenPlatformErrorKind } from './errors';
+import { readEventList } from './event-list';
+import { loadOperationSchemas } from './operation-schemas';
+import type { OperationRow } from './operation-types';
+import { fillPath, lookupOperation } from './operations';
 import { redactError, redactFields, redactSecret, redactUrl } from './redact';
 import { type RequestOf, requestSchemas } from './schemas/requests';
 import { type DataOf, responseDataSchemas } from './schemas/responses';
@@ -42,6 +46,8 @@ import type {
   CallUsage,
   FetchedDocument,
   OpenPlatformClient,
+  OperationCallResult,
+  OperationRequest,
   StreamOperationId,
   StreamOptions,
   StreamResult,
@@ -389,23 +395,41 @@ export function createOpenPlatformClient(options: OpenPlatformClientOptions = {}
     return result.data as Record<string, unknown>;
   };
 
-  /** Send one request to the platform; the caller reads (or dumps) the body. */
+  /**
+   * Send one request to the platform; the caller reads (or dumps) the body. A workflow operation's
+   * body is its query (GET) or JSON body (POST); `prepared` carries a catalogue operation's own
+   * path, query, headers and body.
+   */
   const send = async (
-    entry: OperationEntry,
+    entry:
+      | Pick<OperationEntry, 'operationId' | 'method' | 'path'>
+      | Pick<OperationRow, 'operationId' | 'method' | 'path'>,
     body: Record<string, unknown>,
     attempt: Attempt,
     signal: AbortSignal,
     accept: string,
+    prepared?: PreparedRequest,
   ): Promise<Dispatcher.ResponseData> => {
     const query = new URLSearchParams();
-    if (entry.method === 'GET') appendQuery(query, body);
+    if (prepared) appendQuery(query, prepared.query);
+    else if (entry.method === 'GET') appendQuery(query, body);
     if (settings.auth === 'query') query.set('apikey', attempt.apiKey as string);
     const search = query.toString();
-    const path = `${basePath}${entry.path}${search === '' ? '' : `?${search}`}`;
-    const headers: Record<string, string> = { accept, 'user-agent': settings.userAgent };
+    const path = `${basePath}${prepared?.path ?? entry.path}${search === '' ? '' : `?${search}`}`;
+    const headers: Record<string, string> = {
+      ...(prepared?.headers ?? {}),
+      accept,
+      'user-agent': settings.userAgent,
+    };
     if (settings.auth === 'header') headers['authorization'] = `Bearer ${attempt.apiKey}`;
-    let payload: string | undefined;
-    if (entry.method === 'POST') {
+    let payload: string | FormData | undefined;
+    if (prepared) {
+      if (prepared.body instanceof FormData) payload = prepared.body;
+      else if (prepared.body !== undefined) {
+        headers['content-type'] = 'application/json';
+        payload = JSON.stringify(prepared.body);
+      }
+    } else if (entry.method === 'POST') {
       // JSON even for the streaming operations, whose declared text/event-stream is a known defect.
       headers['content-type'] = 'application/json';
       payload = JSON.stringify(body);
@@ -437,7 +461,7 @@ export function createOpenPlatformClient(options: OpenPlatformClientOptions = {}
   };
 
   /** The error for a non-2xx answer, reading its body for an envelope. */
-  const errorFromResponse = async (entry: OperationEntry, response: Dispatcher.ResponseData) => {
+  const errorFromResponse = async (entry: { operationId: string }, response: Dispatcher.ResponseData) => {
     let text = '';
     try {
       text = await readLimitedText(response.body, 64 * 1024);
@@ -632,6 +656,146 @@ export function createOpenPlatformClient(options: OpenPlatformClientOptions = {}
       bodyTimeout: settings.bodyTimeoutMs,
     });
 
+  /** Check a catalogue operation's parameters and body, and build what is sent. Throws invalid-request. */
+  const prepare = async (row: OperationRow, input: OperationRequest): Promise<PreparedRequest> => {
+    const schemas = await loadOperationSchemas(row);
+    const invalid = (what: string) =>
+      new OpenPlatformError({
+        kind: 'invalid-request',
+        message: `${row.operationId}: ${what}, nothing was sent`,
+        operationId: row.operationId,
+      });
+    const parameters = schemas.parameters.safeParse(input.parameters ?? {});
+    if (!parameters.success) {
+      const takes = row.parameters.map((parameter) => parameter.name);
+      throw invalid(
+        `invalid parameters: ${describeIssues(parameters.error)}${
+          takes.length ? ` (it takes ${takes.join(', ')})` : ' (it takes no parameters)'
+        }`,
+      );
+    }
+    let body: unknown;
+    if (schemas.body === undefined) {
+      const given = input.body;
+      if (given !== undefined && !(isPlainObject(given) && Object.keys(given).length === 0)) {
+        throw invalid(`${row.method} ${row.path} takes no request body`);
+      }
+    } else {
+      const parsedBody = schemas.body.safeParse(input.body ?? {});
+      if (!parsedBody.success)
+        throw invalid(`the request body is invalid: ${describeIssues(parsedBody.error)}`);
+      body = parsedBody.data;
+    }
+    const values = parameters.data;
+    const query: Record<string, unknown> = {};
+    const headers: Record<string, string> = {};
+    const pathValues: Record<string, unknown> = {};
+    // The hand-written schema of a workflow GET holds its query parameters.
+    const declared = new Map(row.parameters.map((parameter) => [parameter.name, parameter.in]));
+    for (const [name, value] of Object.entries(values)) {
+      if (value === undefined) continue;
+      const where = declared.get(name) ?? 'query';
+      if (where === 'path') pathValues[name] = value;
+      else if (where === 'header') headers[name.toLowerCase()] = String(value);
+      else query[name] = value;
+    }
+    let path: string;
+    try {
+      path = fillPath(row, pathValues);
+    } catch (error) {
+      throw invalid((error as Error).message.replace(`${row.operationId}: `, ''));
+    }
+    if (row.bodyEncoding === 'multipart' && body !== undefined) {
+      const form = new FormData();
+      for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
+        if (value === undefined || value === null) continue;
+        for (const item of Array.isArray(value) ? value : [value]) {
+          if (item instanceof Blob) form.append(name, item, item instanceof File ? item.name : name);
+          else form.append(name, typeof item === 'object' ? JSON.stringify(item) : String(item));
+        }
+      }
+      return { path, query, headers, body: form };
+    }
+    return { path, query, headers, body };
+  };
+
+  const request = async (
+    idOrRef: string,
+    input: OperationRequest = {},
+    callOptions?: StreamOptions,
+  ): Promise<OperationCallResult> => {
+    const found = lookupOperation(String(idOrRef));
+    if (!found.ok) throw new OpenPlatformError({ kind: 'invalid-request', message: found.message });
+    const row = found.operation;
+    const opts = parseCallOptions(row.operationId, callOptions);
+    const attempt: Attempt = {
+      operationId: row.operationId,
+      repeatable: row.effect === 'read',
+      apiKey: opts.apiKey ?? settings.apiKey,
+      started: now(),
+      timedOut: false,
+      callerSignal: opts.signal,
+    };
+    if (closed) {
+      throw new OpenPlatformError({
+        kind: 'invalid-request',
+        message: 'the client is closed',
+        operationId: row.operationId,
+      });
+    }
+    let limit: ReturnType<typeof limitSignal> | undefined;
+    try {
+      const prepared = await prepare(row, input);
+      if (!attempt.apiKey) {
+        throw new OpenPlatformError({
+          kind: 'auth',
+          message: `${row.operationId}: no API key (give the client an apiKey or pass one with the call)`,
+          operationId: row.operationId,
+        });
+      }
+      limit = limitSignal(attempt, opts.timeoutMs ?? (row.stream ? settings.timeoutMs : overallTimeoutMs));
+      const accept = row.stream ? 'text/event-stream, application/json' : 'application/json';
+      const response = await send(row, {}, attempt, limit.signal, accept, prepared);
+      if (response.statusCode < 200 || response.statusCode > 299) {
+        throw await errorFromResponse(row, response);
+      }
+      const contentType = headerValue(response.headers, 'content-type') ?? '';
+      const schemas = await loadOperationSchemas(row);
+      let data: unknown;
+      if (row.stream && !/\bjson\b/i.test(contentType)) {
+        const context = {
+          operationId: row.operationId,
+          httpStatus: response.statusCode,
+          correlationId: correlationIdOf(response.headers),
+          retryableAfterSend: attempt.repeatable,
+        };
+        if (isChatStream(row.operationId)) {
+          data = await readEventStream(response.body, {
+            context,
+            onText: opts.onText,
+            idleTimeoutMs: settings.streamIdleTimeoutMs,
+            maxBytes: settings.maxAnswerBytes,
+            abort: () => response.body.destroy(),
+          });
+        } else {
+          const frames = await readEventList(response.body, context, settings.maxAnswerBytes);
+          data = frames.map((frame, index) =>
+            checkData(row, schemas.data, frame, response, `event ${index + 1}`),
+          );
+        }
+      } else {
+        const text = await readAnswerText(response.body, settings.maxAnswerBytes, row.operationId);
+        data = answerData(row, schemas.data, text, response, now());
+      }
+      const usage = succeed(attempt);
+      return { operation: row, data, usage };
+    } catch (error) {
+      throw fail(attempt, error);
+    } finally {
+      limit?.release();
+    }
+  };
+
   const callByName = async (idOrRef: string, body: unknown, callOptions?: CallOptions) => {
     const entry = typeof idOrRef === 'string' ? findOperation(idOrRef.trim()) : undefined;
     if (!entry) throw unknownOperation(String(idOrRef));
@@ -646,7 +810,66 @@ export function createOpenPlatformClient(options: OpenPlatformClientOptions = {}
     await ownAgent?.close();
   };
 
-  return { call, callByName, stream, fetchDocument, close };
+  return { call, callByName, request, stream, fetchDocument, close };
+}
+
+/** What `request` sends for a catalogue operation. */
+interface PreparedRequest {
+  path: string;
+  query: Record<string, unknown>;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+const chatStreams = new Set([
+  'ai07ChatCcGptStream',
+  'ai50ChatPatGptStream',
+  'ai20ChatPharmGptStream',
+  'ai68-2ChatAiLsStream',
+]);
+const isChatStream = (operationId: string) => chatStreams.has(operationId);
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** A catalogue operation's answer data, by its answer form, checked against its schema. */
+function answerData(
+  row: OperationRow,
+  schema: z.ZodType,
+  text: string,
+  response: Dispatcher.ResponseData,
+  nowMs: number,
+): unknown {
+  const correlationId = correlationIdOf(response.headers);
+  if (row.answer === 'plain') {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      throw protocolError(row.operationId, response.statusCode, correlationId, describeBody(text));
+    }
+    return checkData(row, schema, value, response, 'the answer');
+  }
+  const envelope = successEnvelope(row, text, response, nowMs);
+  if (row.answer === 'flat') return checkData(row, schema, JSON.parse(text), response, 'the answer');
+  return checkData(row, schema, envelope.data ?? {}, response, "the answer's data");
+}
+
+function checkData(
+  row: OperationRow,
+  schema: z.ZodType,
+  value: unknown,
+  response: Dispatcher.ResponseData,
+  what: string,
+): unknown {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  throw protocolError(
+    row.operationId,
+    response.statusCode,
+    correlationIdOf(response.headers),
+    `${what} does not have the expected shape: ${describeIssues(parsed.error)}`,
+  );
 }
 
 /**
@@ -654,7 +877,7 @@ export function createOpenPlatformClient(options: OpenPlatformClientOptions = {}
  * upstream's Retry-After), or a protocol error when it is no envelope at all.
  */
 function successEnvelope(
-  entry: OperationEntry,
+  entry: { operationId: string },
   text: string,
   response: Dispatcher.ResponseData,
   nowMs: number,

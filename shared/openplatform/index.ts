@@ -12,6 +12,9 @@ export {
 export * from './envelope';
 export * from './errors';
 export * from './lenient';
+export * from './operation-schemas';
+export * from './operation-types';
+export * from './operations';
 export * from './redact';
 export * from './schemas/requests';
 export * from './schemas/responses';

@@ -3,6 +3,7 @@
  * The implementation is client.ts; workflows and the engine depend only on these types.
  */
 import type { OperationId } from './catalogue';
+import type { OperationRow } from './operation-types';
 import type { RequestOf } from './schemas/requests';
 import type { DataOf } from './schemas/responses';
 
@@ -82,6 +83,22 @@ export type StreamOperationId =
   | 'ai20ChatPharmGptStream'
   | 'ai68-2ChatAiLsStream';
 
+/** A call of any catalogue operation: its parameters (query, path, header, by name) and body. */
+export interface OperationRequest {
+  parameters?: Record<string, unknown> | undefined;
+  body?: unknown;
+}
+
+export interface OperationCallResult {
+  operation: OperationRow;
+  /**
+   * The answer's data, checked against the operation's schema: for a chat stream the assembled
+   * answer (text, references, tokens), for another event stream the list of its events.
+   */
+  data: unknown;
+  usage: CallUsage;
+}
+
 export interface OpenPlatformClient {
   /** One attempt at one operation: validates the body, sends it, parses the envelope. Never retries. */
   call<Op extends OperationId>(
@@ -94,6 +111,12 @@ export interface OpenPlatformClient {
    * from configuration. An unknown name is an `invalid-request` error listing close matches.
    */
   callByName(idOrRef: string, body: unknown, options?: CallOptions): Promise<CallResult<OperationId>>;
+  /**
+   * One attempt at any of the platform's operations, by operationId or short id: checks the
+   * parameters and body against the operation's schemas (nothing is sent when they are wrong), sends
+   * them where the operation takes them, parses the answer leniently. Never retries.
+   */
+  request(idOrRef: string, input?: OperationRequest, options?: StreamOptions): Promise<OperationCallResult>;
   /** A streamed chat operation: yields text through `onText`, resolves with the assembled answer. */
   stream(
     operationId: StreamOperationId,

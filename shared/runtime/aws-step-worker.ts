@@ -85,6 +85,7 @@ export function clientWithin(client: OpenPlatformClient, signal: AbortSignal): O
   return {
     call: (operationId, body, options) => client.call(operationId, body, bounded(options)),
     callByName: (idOrRef, body, options) => client.callByName(idOrRef, body, bounded(options)),
+    request: (idOrRef, input, options) => client.request(idOrRef, input, bounded(options)),
     stream: (operationId, body, options) => client.stream(operationId, body, bounded(options)),
     fetchDocument: (url, options) => client.fetchDocument(url, bounded(options)),
     close: () => client.close(),

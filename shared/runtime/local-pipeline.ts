@@ -364,6 +364,7 @@ const notForRecords = async (): Promise<never> => {
 const recordsOnlyClient: OpenPlatformClient = {
   call: notForRecords,
   callByName: notForRecords,
+  request: notForRecords,
   stream: notForRecords,
   fetchDocument: notForRecords,
   close: async () => undefined,

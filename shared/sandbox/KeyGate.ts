@@ -49,7 +49,7 @@ export class KeyGate {
   }
 
   /** Throw unless the key may call the operation's group. */
-  checkGroup(state: KeyState, operation: OperationEntry): void {
+  checkGroup(state: KeyState, operation: Pick<OperationEntry, 'group' | 'ref'>): void {
     const groups = state.config.groups;
     if (groups && !groups.includes(operation.group)) {
       throw new SandboxRejection(

@@ -5,7 +5,10 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { catalogue, type OperationEntry, type OperationId, operationIds } from '../openplatform/catalogue';
+import { catalogue, type OperationEntry, type OperationId } from '../openplatform/catalogue';
+import { loadShapeTables, operationSchemasFrom } from '../openplatform/operation-schemas';
+import type { OperationRow } from '../openplatform/operation-types';
+import { allOperations } from '../openplatform/operations';
 import { requestSchemas } from '../openplatform/schemas/requests';
 import {
   billedUnitsByOperation,
@@ -36,6 +39,7 @@ import type {
   OperationOutcome,
 } from './operations/contract';
 import { type StreamVariant, streamVariants } from './operations/contract';
+import { type GenericRequest, genericAnswer } from './operations/generic';
 import { createOperationHandlers } from './operations/operationHandlers';
 import type { ResolvedOptions } from './options';
 import { invalidParameter, SandboxRejection } from './SandboxRejection';
@@ -55,7 +59,9 @@ export class SandboxServer {
   private readonly links: DownloadLinks;
   private readonly state: SandboxState;
   private readonly handlers: OperationHandlers;
-  private readonly routes = new Map<string, OperationEntry>();
+  private readonly routes = new Map<string, OperationRow>();
+  /** Operations whose path has `{parameters}`: matched by pattern after the exact routes. */
+  private readonly templated: { method: string; pattern: RegExp; names: string[]; row: OperationRow }[] = [];
   /** Correlation ids: apart from resource ids, so answering a poll changes nothing durable. */
   private readonly correlationIds: SeededRandom;
   private readonly closing = new AbortController();
@@ -90,9 +96,17 @@ export class SandboxServer {
     this.stateReport = opened?.report;
     this.previousPort = opened?.previousPort;
     this.correlationIds = SeededRandom.from(options.seed, 'correlation', options.idSalt, this.state.starts);
-    for (const id of operationIds) {
-      const entry: OperationEntry = catalogue[id];
-      this.routes.set(`${entry.method} ${entry.path}`, entry);
+    for (const row of allOperations) {
+      const names = [...row.path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1] as string);
+      if (names.length === 0) {
+        this.routes.set(`${row.method} ${row.path}`, row);
+        continue;
+      }
+      const source = row.path
+        .split(/\{[^}]+\}/)
+        .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+        .join('([^/]+)');
+      this.templated.push({ method: row.method, pattern: new RegExp(`^${source}$`), names, row });
     }
   }
 
@@ -157,7 +171,8 @@ export class SandboxServer {
   ): Promise<void> {
     const now = this.options.now();
     const started = performance.now();
-    const operation = this.routes.get(`${req.method} ${url.pathname}`);
+    const routed = this.route(req.method ?? 'GET', url.pathname);
+    const operation = routed?.row;
     const draft: Draft = {
       time: now,
       operationId: operation?.operationId ?? 'unknown',
@@ -198,7 +213,7 @@ export class SandboxServer {
     try {
       key = this.gate.identify(req.headers.authorization, url.searchParams.get('apikey'));
       draft.keyFingerprint = key.fingerprint;
-      this.gate.checkGroup(key, operation);
+      this.gate.checkGroup(key, { group: operation.group, ref: operation.shortId ?? operation.operationId });
       this.gate.admit(key, now);
       this.gate.charge(key);
       raw = await readBody(req);
@@ -221,14 +236,21 @@ export class SandboxServer {
       return;
     }
     if (this.faultBeforeWork(res, decision, done)) return;
-    let outcome: OperationOutcome<OperationId>;
+    let outcome: OperationOutcome<OperationId> | GenericOutcome;
     try {
-      const input = this.parseInput(operation, url, raw);
-      draft.bodyHash = hashText(stableJson(input));
-      const variant = this.variantHeader(req);
-      outcome = this.run(operation, input, key.fingerprint, now);
-      if (outcome.kind === 'stream')
-        outcome.plan.defaultVariant = variant ?? decision.streamVariant ?? outcome.plan.defaultVariant;
+      if (!operation.workflow) {
+        const input = await this.parseGenericInput(operation, req, url, raw, routed.pathValues);
+        draft.bodyHash = hashText(stableJson(input));
+        outcome = await this.runGeneric(operation, input);
+      } else {
+        const entry = catalogue[operation.operationId as OperationId];
+        const input = this.parseInput(entry, url, raw);
+        draft.bodyHash = hashText(stableJson(input));
+        const variant = this.variantHeader(req);
+        outcome = this.run(entry, input, key.fingerprint, now);
+        if (outcome.kind === 'stream')
+          outcome.plan.defaultVariant = variant ?? decision.streamVariant ?? outcome.plan.defaultVariant;
+      }
     } catch (error) {
       if (!(error instanceof SandboxRejection)) throw error;
       this.state.commit();
@@ -247,18 +269,35 @@ export class SandboxServer {
     this.state.commit();
     const created = operation.effect === 'create';
     const resource = outcome.resourceId ? { resourceId: outcome.resourceId } : {};
-    const fault = afterWorkFault(decision, outcome.kind === 'stream');
+    const fault = afterWorkFault(decision, outcome.kind === 'stream' || outcome.kind === 'events');
     const faultPatch = fault ? { outcome: 'fault' as const, fault: fault.kind } : {};
     if (fault?.kind === 'reset') {
       resetConnection(res);
       done({ created, ...resource, ...faultPatch });
       return;
     }
-    if (outcome.kind === 'json') {
+    if (outcome.kind === 'json' || outcome.kind === 'answer') {
       const units = billedUnitsByOperation[operation.operationId as OperationId] ?? 1;
       const damage = fault?.kind === 'truncated' || fault?.kind === 'malformed' ? fault.kind : undefined;
-      writeJson(res, 200, okEnvelope(outcome.data), { 'x-openapi-amount': String(units) }, damage);
+      const body = outcome.kind === 'json' ? okEnvelope(outcome.data) : outcome.body;
+      writeJson(res, 200, body, { 'x-openapi-amount': String(units) }, damage);
       done({ httpStatus: 200, billedUnits: units, created, ...resource, ...faultPatch });
+      return;
+    }
+    if (outcome.kind === 'events') {
+      res.writeHead(200, {
+        'content-type': 'text/event-stream;charset=UTF-8',
+        'cache-control': 'no-cache',
+        'x-openapi-amount': '1',
+      });
+      done({ httpStatus: 200, billedUnits: 1, created, ...faultPatch });
+      const frames = outcome.events.map((event) => `data: ${JSON.stringify(okEnvelope(event))}\n\n`);
+      if (fault) {
+        // A stream spoiled after its first frame: the reader must notice the missing end.
+        res.write(frames[0] ?? '', () => res.socket?.destroy());
+        return;
+      }
+      res.end(frames.join(''));
       return;
     }
 
@@ -347,6 +386,103 @@ export class SandboxServer {
       }
     }
     return input;
+  }
+
+  /** The operation a request is for, with the values of its path's `{parameters}`. */
+  private route(method: string, pathname: string) {
+    const exact = this.routes.get(`${method} ${pathname}`);
+    if (exact) return { row: exact, pathValues: {} as Record<string, string> };
+    for (const candidate of this.templated) {
+      if (candidate.method !== method) continue;
+      const match = candidate.pattern.exec(pathname);
+      if (!match) continue;
+      const pathValues: Record<string, string> = {};
+      candidate.names.forEach((name, index) => {
+        pathValues[name] = decodeURIComponent(match[index + 1] ?? '');
+      });
+      return { row: candidate.row, pathValues };
+    }
+    return undefined;
+  }
+
+  /** A catalogue operation's parameters (query, path, headers) and body, as the client sends them. */
+  private async parseGenericInput(
+    row: OperationRow,
+    req: IncomingMessage,
+    url: URL,
+    raw: string,
+    pathValues: Record<string, string>,
+  ): Promise<GenericRequest> {
+    const parameters: Record<string, unknown> = {};
+    for (const declared of row.parameters) {
+      if (declared.in === 'path') parameters[declared.name] = pathValues[declared.name];
+      else if (declared.in === 'header') {
+        const value = req.headers[declared.name.toLowerCase()];
+        if (value !== undefined) parameters[declared.name] = Array.isArray(value) ? value[0] : value;
+      }
+    }
+    for (const [name, value] of url.searchParams) {
+      if (name === 'apikey') continue;
+      const previous = parameters[name];
+      parameters[name] =
+        previous === undefined ? value : Array.isArray(previous) ? [...previous, value] : [previous, value];
+    }
+    if (row.bodyEncoding === 'none') return { parameters, body: undefined };
+    if (row.bodyEncoding === 'multipart') {
+      const contentType = String(req.headers['content-type'] ?? '');
+      if (!contentType.startsWith('multipart/form-data')) {
+        throw invalidParameter(
+          `${row.operationId} takes multipart/form-data, not "${contentType || 'nothing'}"`,
+        );
+      }
+      let form: FormData;
+      try {
+        form = await new Response(Buffer.from(raw, 'latin1'), {
+          headers: { 'content-type': contentType },
+        }).formData();
+      } catch (error) {
+        throw invalidParameter(`the multipart body is not readable (${(error as Error).message})`);
+      }
+      const body: Record<string, unknown> = {};
+      for (const [name, value] of form) body[name] = typeof value === 'string' ? value : value.name;
+      return { parameters, body };
+    }
+    try {
+      const body: unknown = raw.trim() === '' ? {} : JSON.parse(raw);
+      if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+        throw invalidParameter('the body must be a JSON object');
+      }
+      return { parameters, body: body as Record<string, unknown> };
+    } catch (error) {
+      if (error instanceof SandboxRejection) throw error;
+      throw invalidParameter(`the body is not valid JSON (${(error as Error).message})`);
+    }
+  }
+
+  /** Check a catalogue operation's request against its schemas and generate its answer. */
+  private async runGeneric(row: OperationRow, input: GenericRequest): Promise<GenericOutcome> {
+    const tables = await loadShapeTables();
+    const schemas = operationSchemasFrom(tables, row);
+    const parameters = schemas.parameters.safeParse(input.parameters);
+    if (!parameters.success) throw invalidParameter(`invalid parameter: ${formatIssues(parameters.error)}`);
+    if (schemas.body) {
+      const body = schemas.body.safeParse(input.body ?? {});
+      if (!body.success) throw invalidParameter(`invalid parameter: ${formatIssues(body.error)}`);
+    }
+    const shapes = tables.operationShapes[row.operationId];
+    if (!shapes) throw new Error(`no shapes for ${row.operationId}`);
+    const request = { parameters: parameters.data, body: input.body };
+    const data = genericAnswer(this.options.seed, row, request, tables.definitions, shapes.data);
+    if (row.stream) {
+      // A pipeline's events: working, then the finished result.
+      const last = data as Record<string, unknown>;
+      const working = { ...last, status: 'PROCESSING', content: undefined };
+      return { kind: 'events', events: [working, { ...last, status: 'FINISH' }] };
+    }
+    if (row.answer === 'envelope') return { kind: 'answer', body: okEnvelope(data) };
+    if (row.answer === 'flat')
+      return { kind: 'answer', body: { ...(data as object), status: true, error_code: 0 } };
+    return { kind: 'answer', body: data };
   }
 
   private variantHeader(req: IncomingMessage): StreamVariant | undefined {
@@ -485,7 +621,7 @@ export class SandboxServer {
         answer(200, {
           status: 'ok',
           url: this.baseUrl,
-          operations: operationIds.length,
+          operations: allOperations.length,
           now: this.options.now(),
         });
         return;
@@ -563,6 +699,11 @@ export class SandboxServer {
     );
   }
 }
+
+/** A catalogue operation's answer: the whole body as sent, or the events of a stream. */
+type GenericOutcome =
+  | { kind: 'answer'; body: unknown; resourceId?: undefined }
+  | { kind: 'events'; events: unknown[]; resourceId?: undefined };
 
 type AfterWorkFault = Extract<
   FaultRule,

@@ -40,6 +40,15 @@ export class ScriptedClient implements OpenPlatformClient {
     return this.call(operationId as OperationId, body);
   }
 
+  /** A catalogue operation: the script sees `{parameters, body}` as the body. */
+  // biome-ignore lint/suspicious/noExplicitAny: scripted answers are untyped by design
+  async request(idOrRef: string, input: any = {}, options?: { apiKey?: string }): Promise<any> {
+    this.calls.push({ operationId: idOrRef, body: input, apiKey: options?.apiKey });
+    const data = this.script(idOrRef, input, options?.apiKey);
+    const { findCatalogueOperation } = await import('../../shared/openplatform/operations');
+    return { operation: findCatalogueOperation(idOrRef), data, usage: this.usage(idOrRef, true) };
+  }
+
   async stream(
     operationId: OperationId,
     body: unknown,

@@ -257,7 +257,7 @@ describe('admin endpoints', () => {
       // biome-ignore lint/suspicious/noExplicitAny: loose JSON
       return { status: response.statusCode, json: (await response.body.json()) as any };
     };
-    expect((await admin('GET', 'health')).json).toMatchObject({ status: 'ok', operations: 39 });
+    expect((await admin('GET', 'health')).json).toMatchObject({ status: 'ok', operations: 356 });
 
     expect(
       (await admin('POST', 'faults', { kind: 'busy', operation: 'p001', times: 1 })).json.rules,

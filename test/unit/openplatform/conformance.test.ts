@@ -19,9 +19,14 @@ import {
 } from '../../../shared/openplatform';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+// Beside the repository, or beside the folder of its worktrees.
+const referenceCandidates = ['../shared', '../../shared'].map((dir) =>
+  resolve(repoRoot, dir, 'reference/open-platform-openapi.json'),
+);
 const referencePath =
   process.env['OPFLOW_REFERENCE_OPENAPI'] ??
-  resolve(repoRoot, '../shared/reference/open-platform-openapi.json');
+  referenceCandidates.find((file) => existsSync(file)) ??
+  (referenceCandidates[0] as string);
 const hasReference = existsSync(referencePath);
 
 type JsonSchema = {
