@@ -12,9 +12,10 @@
 import { z } from 'zod';
 import type { OperationId } from './catalogue';
 import { lenientBoolean, lenientInt, lenientNumber, lenientString } from './lenient';
-import type { OperationRow, Shape } from './operation-types';
+import type { OperationDetails, OperationRow, Shape } from './operation-types';
 import { requestSchemas } from './schemas/requests';
 import { responseDataSchemas } from './schemas/responses';
+import { unpack } from './unpack';
 
 export interface OperationSchemas {
   /** The query, path and header parameters, by name. */
@@ -25,17 +26,33 @@ export interface OperationSchemas {
   data: z.ZodType;
 }
 
-type ShapeTables = {
+export type ShapeTables = {
   definitions: Record<string, Shape>;
   operationShapes: Record<string, { body?: Shape; data: Shape }>;
 };
 
 let tables: Promise<ShapeTables> | undefined;
 
-/** The generated shapes, imported once, on first need. */
+/** The generated shapes, imported and decoded once, on first need. */
 export function loadShapeTables(): Promise<ShapeTables> {
-  tables ??= import('./generated/shapes');
+  tables ??= import('./generated/shapes').then(({ packedShapes }) => {
+    const { definitions, operations } = unpack<{
+      definitions: ShapeTables['definitions'];
+      operations: ShapeTables['operationShapes'];
+    }>(packedShapes);
+    return { definitions, operationShapes: operations };
+  });
   return tables;
+}
+
+let details: Promise<Record<string, OperationDetails>> | undefined;
+
+/** Descriptions and examples of every operation's parameters and fields (listings only). */
+export function loadOperationDetails(): Promise<Record<string, OperationDetails>> {
+  details ??= import('./generated/details').then(({ packedDetails }) =>
+    unpack<Record<string, OperationDetails>>(packedDetails),
+  );
+  return details;
 }
 
 const cache = new Map<string, OperationSchemas>();

@@ -5,21 +5,50 @@
  * (loaded on demand, so importing this stays cheap). The 39 operations of opflow's workflows are also
  * in catalogue.ts with typed ids and hand-written schemas.
  */
-import { operationRows } from './generated/operations';
+import { packedOperations } from './generated/operations';
 import type { OperationRow } from './operation-types';
+import { unpack } from './unpack';
 
 export type { OperationRow } from './operation-types';
 
-/** Every published operation, in the order of the OpenAPI file. */
-export const allOperations: readonly OperationRow[] = operationRows;
+/** What the generator noted about the description's defects (see docs/operations.md). */
+export interface GenerationNotes {
+  missingSchemasReplaced: string[];
+  knownDefectsNotSeen: string[];
+  eventStreamRequests: string[];
+  undeclaredPathParameters: string[];
+}
 
-const byId = new Map(allOperations.map((row) => [row.operationId.toLowerCase(), row]));
-const byShortId = new Map<string, OperationRow[]>();
-for (const row of allOperations) {
-  if (!row.shortId) continue;
-  const rows = byShortId.get(row.shortId) ?? [];
-  rows.push(row);
-  byShortId.set(row.shortId, rows);
+interface Index {
+  rows: readonly OperationRow[];
+  notes: GenerationNotes;
+  byId: Map<string, OperationRow>;
+  byShortId: Map<string, OperationRow[]>;
+}
+
+let index: Index | undefined;
+
+/** Decoded on first use (a few milliseconds), so commands that never look an operation up pay nothing. */
+function catalogueIndex(): Index {
+  if (index) return index;
+  const { rows, notes } = unpack<{ rows: OperationRow[]; notes: GenerationNotes }>(packedOperations);
+  const byShortId = new Map<string, OperationRow[]>();
+  for (const row of rows) {
+    if (!row.shortId) continue;
+    byShortId.set(row.shortId, [...(byShortId.get(row.shortId) ?? []), row]);
+  }
+  index = { rows, notes, byId: new Map(rows.map((row) => [row.operationId.toLowerCase(), row])), byShortId };
+  return index;
+}
+
+/** Every published operation, in the order of the OpenAPI file. */
+export function allOperations(): readonly OperationRow[] {
+  return catalogueIndex().rows;
+}
+
+/** How the generator handled the description's defects. */
+export function generationNotes(): GenerationNotes {
+  return catalogueIndex().notes;
 }
 
 export type OperationLookup =
@@ -32,6 +61,7 @@ export type OperationLookup =
  */
 export function lookupOperation(name: string): OperationLookup {
   const wanted = name.trim().toLowerCase();
+  const { byId, byShortId } = catalogueIndex();
   const exact = byId.get(wanted);
   if (exact) return { ok: true, operation: exact };
   const shared = byShortId.get(wanted) ?? [];
@@ -65,7 +95,7 @@ export function findCatalogueOperation(name: string): OperationRow | undefined {
 /** The groups (OpenAPI tags, which are also permission groups), with their operation counts. */
 export function operationGroups(): { group: string; count: number }[] {
   const counts = new Map<string, number>();
-  for (const row of allOperations) counts.set(row.group, (counts.get(row.group) ?? 0) + 1);
+  for (const row of allOperations()) counts.set(row.group, (counts.get(row.group) ?? 0) + 1);
   return [...counts].map(([group, count]) => ({ group, count }));
 }
 
@@ -85,7 +115,7 @@ export function findGroup(name: string): string | undefined {
  */
 export function searchOperations(options: { group?: string | undefined; words?: string[] }): OperationRow[] {
   const words = (options.words ?? []).map((word) => word.toLowerCase()).filter((word) => word !== '');
-  return allOperations.filter((row) => {
+  return allOperations().filter((row) => {
     if (options.group !== undefined && row.group !== options.group) return false;
     if (words.length === 0) return true;
     const text = [
@@ -106,7 +136,7 @@ export function searchOperations(options: { group?: string | undefined; words?: 
 /** Ids and short ids close to `wanted` (a prefix, or a small edit distance), best first. */
 function closeOperationNames(wanted: string, limit = 5): string[] {
   const names = new Set<string>();
-  for (const row of allOperations) {
+  for (const row of allOperations()) {
     names.add(row.operationId);
     if (row.shortId) names.add(row.shortId);
   }

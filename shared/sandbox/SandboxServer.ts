@@ -96,7 +96,7 @@ export class SandboxServer {
     this.stateReport = opened?.report;
     this.previousPort = opened?.previousPort;
     this.correlationIds = SeededRandom.from(options.seed, 'correlation', options.idSalt, this.state.starts);
-    for (const row of allOperations) {
+    for (const row of allOperations()) {
       const names = [...row.path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1] as string);
       if (names.length === 0) {
         this.routes.set(`${row.method} ${row.path}`, row);
@@ -621,7 +621,7 @@ export class SandboxServer {
         answer(200, {
           status: 'ok',
           url: this.baseUrl,
-          operations: allOperations.length,
+          operations: allOperations().length,
           now: this.options.now(),
         });
         return;

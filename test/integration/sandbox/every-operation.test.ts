@@ -7,12 +7,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   allOperations,
   createOpenPlatformClient,
+  loadOperationDetails,
   loadShapeTables,
   lookupOperation,
   type OpenPlatformClient,
   type OperationRow,
 } from '../../../shared/openplatform';
-import { operationDetails } from '../../../shared/openplatform/generated/details';
 import { exampleRequest } from '../../../shared/openplatform/operation-example';
 import { SANDBOX_API_KEY, type Sandbox, startSandbox } from '../../../shared/sandbox';
 
@@ -38,7 +38,7 @@ async function sampleOf(row: OperationRow) {
   const tables = await loadShapeTables();
   const request = exampleRequest(
     row,
-    operationDetails[row.operationId],
+    (await loadOperationDetails())[row.operationId],
     tables.definitions,
     tables.operationShapes[row.operationId]?.body,
   );
@@ -54,7 +54,7 @@ async function sampleOf(row: OperationRow) {
   return request;
 }
 
-const generic = allOperations.filter((row) => !row.workflow);
+const generic = allOperations().filter((row) => !row.workflow);
 
 describe('sandbox answers for every catalogue operation', () => {
   it('covers every operation that has no hand-built handler', () => {
@@ -107,7 +107,7 @@ describe('sandbox rules for catalogue operations', () => {
       await expect(legal.request('p002', { body: { query_text: 'x' } })).rejects.toMatchObject({
         kind: 'forbidden',
       });
-      const row = allOperations.find(
+      const row = allOperations().find(
         (candidate) => candidate.group === 'Patent Legal Data' && !candidate.workflow,
       );
       if (!row) throw new Error('no legal operation');
