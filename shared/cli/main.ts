@@ -6,8 +6,10 @@ import { Command, CommanderError, Option } from 'commander';
 import { version } from '../../package.json';
 import type { WorkflowRegistry } from '../engine/workflow';
 import { redactUrl } from '../openplatform/redact';
+import { type BatchCommandOptions, batchCommand } from './commands/batch';
 import { registerCallbackCommands } from './commands/callbacks';
 import { cancelCommand } from './commands/cancel';
+import { type IngestCommandOptions, ingestCommand } from './commands/ingest';
 import { listCommand } from './commands/list';
 import { mcpCommand } from './commands/mcp';
 import { reportCommand } from './commands/report';
@@ -162,6 +164,63 @@ ${exitCodeHelp}
     .option('--no-wait', 'start the jobs and return without waiting')
     .action(async (workflow: string, inputs: string[], _options: unknown, command: Command) => {
       setExitCode(await runCommand(ctx, workflow, inputs, globals(command) as never));
+    });
+
+  program
+    .command('ingest')
+    .description(
+      'bulk: run a workflow over every line of a manifest (JSON Lines, CSV) or every document of a folder, as one batch',
+    )
+    .argument(
+      '<path>',
+      'a .jsonl or .csv manifest, or a folder of .txt, .md, .json, .docx and .pdf documents',
+    )
+    .requiredOption(
+      '--workflow <name>',
+      `the workflow of every line without its own: ${workflowNames.join(', ')}`,
+    )
+    .option(
+      '--batch <name>',
+      "the batch's name (default: named after the manifest or folder); the same name continues it",
+    )
+    .option('--dry-run', 'validate every line and estimate calls and billed units; start nothing')
+    .option('--max-units <n>', 'refuse to start (or pause) when the estimate or the billed units pass n')
+    .option(
+      '--failure-budget <n|n%>',
+      'stop starting new items once this many (or this % of the lines) failed',
+    )
+    .option('--in-flight <n>', 'items of this batch running at once (fairness with other work)', '32')
+    .addOption(
+      new Option('--select <mode>', 'selection points: take the defaults, or ask')
+        .choices(['auto', 'manual'])
+        .default('auto'),
+    )
+    .option('--deadline <duration>', "fail an item not finished in time, e.g. 2h (default: the workflow's)")
+    .option('--tenant <name>', 'the tenant whose API key is used', 'default')
+    .option('--no-wait', 'read the whole source and return; opflow batch <id> --watch runs and follows it')
+    .addHelpText(
+      'after',
+      `
+A manifest line (or CSV row) has "id" (required, unique in the file), the workflow's input fields
+(e.g. "text", "title") or "file" (a document relative to the manifest) instead of the text, and
+optionally "workflow", "select" and "deadline". Bad lines are reported with their line number and
+reason (also in failed.jsonl) and the valid lines still run. Ingesting the same manifest again
+creates nothing new; a changed line is a new item. Outputs: <out>/batches/<batchId>/summary.csv,
+results.jsonl, failed.jsonl and index.html, kept up to date while the batch runs.`,
+    )
+    .action(async (path: string, _options: unknown, command: Command) => {
+      setExitCode(await ingestCommand(ctx, path, globals(command) as unknown as IngestCommandOptions));
+    });
+
+  program
+    .command('batch')
+    .description('list batches, or show one: totals, calls, billed units, elapsed time and ETA')
+    .argument('[batchId]', 'the batch to show (default: list them)')
+    .option('--watch', 'follow the batch live until it finishes (locally this also runs it)')
+    .option('--redrive', 'run its failed and cancelled items again, each from the step it failed at')
+    .option('--limit <n>', 'list at most this many', '50')
+    .action(async (batchId: string | undefined, _options: unknown, command: Command) => {
+      setExitCode(await batchCommand(ctx, batchId, globals(command) as unknown as BatchCommandOptions));
     });
 
   program

@@ -4,6 +4,7 @@
  */
 export { type AwsClientConfig, type AwsClients, createAwsClients, destroyAwsClients } from './clients';
 export { decodeCursor, encodeCursor } from './cursor';
+export { DynamoDbBatchStore, type DynamoDbBatchStoreOptions } from './dynamodb-batch-store';
 export { DynamoDbJobStore, type DynamoDbJobStoreOptions, inlineInputLimitBytes } from './dynamodb-job-store';
 export { DynamoDbRateLimiter, type DynamoDbRateLimiterOptions } from './dynamodb-rate-limiter';
 export {

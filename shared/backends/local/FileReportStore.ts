@@ -34,6 +34,8 @@ const typeByExtension: Readonly<Record<string, string>> = {
 const fallbackType = 'application/octet-stream';
 
 const reportsPrefix = 'reports/';
+/** A batch's outputs (summary.csv, index.html...) live in plain sight too, under `<out>/batches/`. */
+const batchesPrefix = 'batches/';
 /** The folder (inside the output folder) for everything that is not a job's report file. */
 const internalDir = '.opflow';
 
@@ -90,7 +92,9 @@ export class FileReportStore implements ReportStore {
       checkKey(`${folder}x`, { partial: true });
       const dir = folder.startsWith(reportsPrefix)
         ? join(this.outDir, ...folder.slice(reportsPrefix.length).split('/'))
-        : join(this.outDir, internalDir, 'objects', ...folder.split('/'));
+        : folder.startsWith(batchesPrefix) && !folder.includes('/inputs/')
+          ? join(this.outDir, ...folder.split('/'))
+          : join(this.outDir, internalDir, 'objects', ...folder.split('/'));
       roots.push({ dir, keyPrefix: folder });
     }
     const keys: string[] = [];
@@ -109,6 +113,8 @@ export class FileReportStore implements ReportStore {
     checkKey(key);
     if (key.startsWith(reportsPrefix))
       return join(this.outDir, ...key.slice(reportsPrefix.length).split('/'));
+    if (key.startsWith(batchesPrefix) && !key.includes('/inputs/'))
+      return join(this.outDir, ...key.split('/'));
     return join(this.outDir, internalDir, 'objects', ...key.split('/'));
   }
 

@@ -6,6 +6,7 @@ import { type LocalDatabase, openLocalDatabase } from './database';
 import { EnvKeySource } from './EnvKeySource';
 import { FileReportStore } from './FileReportStore';
 import { InMemoryRateLimiter } from './InMemoryRateLimiter';
+import { SqliteBatchStore } from './SqliteBatchStore';
 import { SqliteJobStore } from './SqliteJobStore';
 import { SqliteWorkQueue } from './SqliteWorkQueue';
 
@@ -41,6 +42,8 @@ export interface LocalBackend {
   reports: FileReportStore;
   keys: EnvKeySource;
   rateLimiter: InMemoryRateLimiter;
+  /** Bulk ingestion batches (`opflow ingest`), in the same database. */
+  batches: SqliteBatchStore;
   /** The database file's path as given (or `':memory:'`). */
   dbPath: string;
   /** Closes the database. The ports must not be used afterwards. */
@@ -60,6 +63,7 @@ export function createLocalBackend(options: LocalBackendOptions = {}): LocalBack
     clock,
     dbPath,
     store: new SqliteJobStore(db),
+    batches: new SqliteBatchStore(db),
     queue: new SqliteWorkQueue(db, { clock, maxDelayMs: options.maxDelayMs }),
     reports: new FileReportStore({ outDir: options.outDir ?? defaultOutDir }),
     keys: new EnvKeySource({ env: options.env, fallbackKey: options.fallbackKey }),

@@ -16,6 +16,7 @@ export { type LocalDatabase, type OpenDatabaseOptions, openLocalDatabase } from 
 export { EnvKeySource, type EnvKeySourceOptions, tenantKeyVariable } from './EnvKeySource';
 export { FileReportStore, type FileReportStoreOptions, InvalidReportKeyError } from './FileReportStore';
 export { InMemoryRateLimiter } from './InMemoryRateLimiter';
+export { SqliteBatchStore } from './SqliteBatchStore';
 export { SqliteJobHistory } from './SqliteJobHistory';
 export { SqliteJobStore } from './SqliteJobStore';
 export {

@@ -1,0 +1,150 @@
+/**
+ * `opflow batch [batchId] [--watch] [--redrive]`: the batches, or one batch with its totals by
+ * status, calls, billed units, elapsed time and ETA; `--watch` follows it live (and locally runs it:
+ * its items are released and its jobs worked here); `--redrive` runs its failed and cancelled items
+ * again, each from the step it failed at.
+ */
+import type { Batch } from '../../engine/batch-store';
+import { viewOf } from '../../ingest/batch-view';
+import { batchSettled, driveBatch } from '../../ingest/drive-batch';
+import { batchOutputKeys } from '../../ingest/outputs';
+import { redriveBatch } from '../../ingest/redrive';
+import { batchStoreOf } from '../../runtime/batch-store-of';
+import { createBatchDisplay, describeProgress } from '../batch-display';
+import { asLocal, type CliContext, type GlobalOptions, openPipeline, writeJson } from '../context';
+import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
+import { formatDuration, formatTable } from '../format';
+
+export interface BatchCommandOptions extends GlobalOptions {
+  watch?: boolean | undefined;
+  redrive?: boolean | undefined;
+  limit: string;
+}
+
+export async function batchCommand(
+  ctx: CliContext,
+  batchId: string | undefined,
+  options: BatchCommandOptions,
+): Promise<ExitCodeValue> {
+  const working = Boolean(batchId && (options.watch || options.redrive) && options.backend === 'local');
+  const pipeline = await openPipeline(ctx, options, working ? 'work' : 'records');
+  try {
+    const batches = await batchStoreOf(pipeline);
+    if (!batchId) {
+      const limit = Number(options.limit);
+      if (!Number.isInteger(limit) || limit < 1)
+        throw new CliError(`--limit must be a whole number, not "${options.limit}"`, ExitCode.usage);
+      const page = await batches.list({ limit });
+      const now = Date.now();
+      if (options.json) {
+        writeJson(ctx.io, { batches: page.batches.map((batch) => viewOf(batch, now)) });
+        return ExitCode.ok;
+      }
+      if (page.batches.length === 0) {
+        ctx.io.stdout.write(
+          'no batches yet: opflow ingest <manifest or folder> --workflow <name> starts one\n',
+        );
+        return ExitCode.ok;
+      }
+      ctx.io.stdout.write(
+        `${formatTable(
+          ['batch', 'status', 'workflow', 'items', 'succeeded', 'failed', 'waiting', 'created'],
+          page.batches.map((batch) => {
+            const view = viewOf(batch, now);
+            return [
+              batch.id,
+              batch.status,
+              batch.workflow,
+              String(batch.items),
+              String(view.totals.succeeded),
+              String(view.totals.failed + view.totals.cancelled),
+              String(view.totals.waiting + view.totals.running),
+              view.createdAt,
+            ];
+          }),
+        )}\n`,
+      );
+      return ExitCode.ok;
+    }
+    let batch = await batches.get(batchId);
+    if (!batch) throw new CliError(`no batch ${batchId} (opflow batch lists them)`, ExitCode.notFound);
+    const deps = { engine: pipeline.deps, batches };
+    if (options.redrive) {
+      const outcome = await redriveBatch(deps, batchId);
+      if (!options.json && !options.quiet)
+        ctx.io.stderr.write(
+          `opflow: batch ${batchId}: running ${outcome.retried.length} failed or cancelled items again${outcome.refused.length ? ` (${outcome.refused.length} could not be: ${outcome.refused.map((r) => `${r.jobId}: ${r.reason}`).join('; ')})` : ''}\n`,
+        );
+      batch = outcome.batch;
+    }
+    if (options.watch || options.redrive) {
+      const local = asLocal(pipeline);
+      const display = createBatchDisplay({
+        stream: ctx.io.stderr,
+        interactive: Boolean(ctx.io.stderr.isTTY) && !options.json,
+        quiet: options.quiet || options.json,
+      });
+      const abort = new AbortController();
+      const stopListening = ctx.io.onInterrupt(() => abort.abort(new Error('interrupted')));
+      try {
+        local?.start();
+        const result = await driveBatch(deps, undefined, batchId, {
+          signal: abort.signal,
+          allBatches: Boolean(local),
+          // On aws the functions release and run the items: only look.
+          observe: !local,
+          roundMs: local ? 500 : 2_000,
+          wake: local ? (listener) => local.onJobChange(() => listener()) : undefined,
+          onProgress: (current) => display.update(current),
+        });
+        batch = result.batch;
+        if (result.end === 'aborted') return show(ctx, options, pipeline, batch, ExitCode.interrupted);
+      } finally {
+        stopListening();
+        display.stop();
+        await local?.stop();
+      }
+    }
+    return show(ctx, options, pipeline, batch, undefined);
+  } finally {
+    await pipeline.close();
+  }
+}
+
+async function show(
+  ctx: CliContext,
+  options: BatchCommandOptions,
+  pipeline: { deps: { reports: { link(key: string): Promise<string> } } },
+  batch: Batch,
+  forced: ExitCodeValue | undefined,
+): Promise<ExitCodeValue> {
+  const view = viewOf(batch, Date.now());
+  const index = await pipeline.deps.reports.link(batchOutputKeys(batch.id).index);
+  const exitCode =
+    forced ??
+    (view.failures > 0 || batch.status === 'STOPPED' || batch.status === 'PAUSED'
+      ? ExitCode.jobFailed
+      : ExitCode.ok);
+  if (options.json) {
+    writeJson(ctx.io, { ...view, index, exitCode });
+    return exitCode;
+  }
+  const t = view.totals;
+  const lines = [
+    `batch ${batch.id} (${batch.workflow}, ${batch.source.uri})`,
+    `  status: ${batch.status}${batch.reason ? `: ${batch.reason}` : ''}`,
+    `  items: ${batch.items}: ${t.succeeded} succeeded, ${t.failed} failed, ${t.cancelled} cancelled, ${t.running} running, ${t.waiting} waiting`,
+    `  run ${batch.run}: ${view.thisRun.records} records read${view.thisRun.readingDone ? '' : ' so far'}, ${view.thisRun.created} new items, ${view.thisRun.existing} ingested before, ${view.thisRun.invalid} bad lines`,
+    `  ${view.calls} calls, ${view.billedUnits} billed units, elapsed ${formatDuration(view.elapsedMs)}${view.etaMs !== undefined ? `, ETA ${formatDuration(view.etaMs)}` : ''}`,
+    `  now: ${describeProgress(batch, Date.now())}`,
+    `  summary: ${index}`,
+  ];
+  if (!batchSettled(batch) && batch.status !== 'FINISHED')
+    lines.push(
+      `  opflow batch ${batch.id} --watch follows it${options.backend === 'local' ? ' (and runs it here)' : ''}`,
+    );
+  if (t.failed + t.cancelled > 0)
+    lines.push(`  opflow batch ${batch.id} --redrive runs the failed and cancelled items again`);
+  ctx.io.stdout.write(`${lines.join('\n')}\n`);
+  return exitCode;
+}

@@ -1,0 +1,267 @@
+/**
+ * `opflow ingest <path> --workflow <name>`: bulk ingestion of a JSON Lines or CSV manifest, or of a
+ * folder of documents, as one batch; waits for it with a progress line unless --no-wait. On aws the
+ * manifest (and the documents it names) is uploaded under `inbox/`, where the ingest function takes
+ * over.
+ */
+import { stat } from 'node:fs/promises';
+import { extname, resolve } from 'node:path';
+import type { Batch, BatchOptions, BatchSource, BatchSourceKind } from '../../engine/batch-store';
+import { isTerminal } from '../../engine/job';
+import { defaultInFlightPerBatch, parseFailureBudget } from '../../ingest/batch';
+import { viewOf } from '../../ingest/batch-view';
+import { type DriveEnd, driveBatch } from '../../ingest/drive-batch';
+import { estimateBatch } from '../../ingest/estimate';
+import {
+  type IngestDeps,
+  type IngestPreview,
+  IngestRefused,
+  openBatch,
+  previewIngest,
+} from '../../ingest/ingest';
+import { localIngestSource } from '../../ingest/local-source';
+import { batchOutputKeys } from '../../ingest/outputs';
+import { batchStoreOf } from '../../runtime/batch-store-of';
+import { createBatchDisplay } from '../batch-display';
+import { asLocal, type CliContext, type GlobalOptions, openPipeline, writeJson } from '../context';
+import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
+import { formatDuration } from '../format';
+import { parseDuration, parseSelectionMode, requireWorkflow } from './run';
+
+export interface IngestCommandOptions extends GlobalOptions {
+  workflow: string;
+  batch?: string | undefined;
+  dryRun?: boolean | undefined;
+  maxUnits?: string | undefined;
+  failureBudget?: string | undefined;
+  inFlight?: string | undefined;
+  wait: boolean;
+  tenant: string;
+  select: string;
+  deadline?: string | undefined;
+}
+
+/** The source kind of a path, by what it is and its extension. */
+export async function sourceKindOf(path: string): Promise<BatchSourceKind> {
+  let info: Awaited<ReturnType<typeof stat>>;
+  try {
+    info = await stat(path);
+  } catch {
+    throw new CliError(`${path}: no such file or folder`, ExitCode.usage);
+  }
+  if (info.isDirectory()) return 'folder';
+  const extension = extname(path).toLowerCase();
+  if (extension === '.jsonl' || extension === '.ndjson') return 'jsonl';
+  if (extension === '.csv' || extension === '.tsv') return 'csv';
+  throw new CliError(
+    `${path}: a manifest is a JSON Lines file (.jsonl, .ndjson) or a CSV file (.csv, .tsv), or give a folder of documents`,
+    ExitCode.usage,
+  );
+}
+
+function positiveInteger(value: string | undefined, option: string, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 1 || number > max)
+    throw new CliError(`${option} must be a whole number from 1 to ${max}, not "${value}"`, ExitCode.usage);
+  return number;
+}
+
+export function batchOptionsFrom(options: IngestCommandOptions): BatchOptions {
+  let failureBudget: BatchOptions['failureBudget'];
+  try {
+    failureBudget =
+      options.failureBudget === undefined ? undefined : parseFailureBudget(options.failureBudget);
+  } catch (error) {
+    throw new CliError((error as Error).message, ExitCode.usage);
+  }
+  return {
+    selection: parseSelectionMode(options.select),
+    deadlineMs: options.deadline === undefined ? undefined : parseDuration(options.deadline, '--deadline'),
+    failureBudget,
+    maxUnits: positiveInteger(options.maxUnits, '--max-units', 1e12),
+    inFlight: positiveInteger(options.inFlight, '--in-flight', 1000) ?? defaultInFlightPerBatch,
+  };
+}
+
+export async function ingestCommand(
+  ctx: CliContext,
+  path: string,
+  options: IngestCommandOptions,
+): Promise<ExitCodeValue> {
+  const startedAt = Date.now();
+  requireWorkflow(ctx, options.workflow);
+  const batchOptions = batchOptionsFrom(options);
+  const absolute = resolve(ctx.io.cwd, path);
+  const kind = await sourceKindOf(absolute);
+  const source: BatchSource = { kind, uri: absolute };
+  const request = {
+    batchName: options.batch,
+    tenant: options.tenant,
+    workflow: options.workflow,
+    options: batchOptions,
+  };
+  const input = localIngestSource(source);
+  const pipeline = await openPipeline(ctx, options, options.dryRun ? 'records' : 'work');
+  try {
+    const deps: IngestDeps = { engine: pipeline.deps, batches: await batchStoreOf(pipeline) };
+    if (options.dryRun || batchOptions.maxUnits !== undefined) {
+      const preview = await previewIngest(deps, input, request).catch(refusal);
+      const estimate = await estimateBatch(pipeline.deps.store, pipeline.deps.workflows, preview.byWorkflow);
+      if (options.dryRun) return printDryRun(ctx, options, preview, estimate);
+      const max = batchOptions.maxUnits ?? 0;
+      if (estimate.billedUnits !== undefined && estimate.billedUnits > max) {
+        throw new CliError(
+          `not started: the batch would bill about ${estimate.billedUnits} units (${preview.items} items, from ${estimate.workflows.map((w) => `${w.basedOn} earlier ${w.workflow} jobs`).join(', ')}), over --max-units ${max}`,
+          ExitCode.jobFailed,
+        );
+      }
+    }
+    const { batch: opened, state } = await openBatch(deps, source, request).catch(refusal);
+    const say = (line: string) => {
+      if (!options.quiet && !options.json) ctx.io.stderr.write(`opflow: ${line}\n`);
+    };
+    say(
+      state === 'new'
+        ? `batch ${opened.id}: ingesting ${path} (${options.workflow})`
+        : state === 'resumed'
+          ? `batch ${opened.id}: continuing the ingest from record ${opened.cursor.records + 1}`
+          : `batch ${opened.id}: ingesting ${path} again (run ${opened.run}); lines ingested before are not started again`,
+    );
+    const existing = { done: 0, running: 0 };
+    const local = asLocal(pipeline);
+    const display = createBatchDisplay({
+      stream: ctx.io.stderr,
+      interactive: Boolean(ctx.io.stderr.isTTY) && !options.json,
+      quiet: options.quiet || options.json,
+    });
+    const abort = new AbortController();
+    const stopListening = ctx.io.onInterrupt(() => {
+      if (abort.signal.aborted) process.exit(ExitCode.interrupted);
+      display.note(
+        'stopping (press Ctrl-C again to stop at once; nothing is lost: opflow ingest or opflow batch --watch continues)',
+      );
+      abort.abort(new Error('interrupted'));
+    });
+    let result: Awaited<ReturnType<typeof driveBatch>>;
+    try {
+      if (options.wait) local?.start();
+      result = await driveBatch(deps, input, opened.id, {
+        signal: abort.signal,
+        allBatches: true,
+        readOnly: !options.wait,
+        wake: pipeline.onJobChange ? (listener) => pipeline.onJobChange!(() => listener()) : undefined,
+        onProgress: (batch) => display.update(batch),
+        onExisting: async (keys: string[]) => {
+          for (const key of keys) {
+            const job = await pipeline.deps.store.findByIdempotencyKey(options.tenant, key);
+            if (job && isTerminal(job.status)) existing.done += 1;
+            else existing.running += 1;
+          }
+        },
+      });
+    } finally {
+      stopListening();
+      display.stop();
+      await local?.stop();
+    }
+    return await finish(ctx, options, deps, result, existing, startedAt);
+  } finally {
+    await pipeline.close();
+  }
+}
+
+function refusal(error: unknown): never {
+  if (error instanceof IngestRefused) throw new CliError(error.message, ExitCode.usage);
+  throw error;
+}
+
+function printDryRun(
+  ctx: CliContext,
+  options: IngestCommandOptions,
+  preview: IngestPreview,
+  estimate: Awaited<ReturnType<typeof estimateBatch>>,
+): ExitCodeValue {
+  const exitCode = preview.problems.length > 0 ? ExitCode.jobFailed : ExitCode.ok;
+  if (options.json) {
+    writeJson(ctx.io, { dryRun: true, ...preview, estimate, exitCode });
+    return exitCode;
+  }
+  const lines = [
+    `dry run: ${preview.records} records, ${preview.items} usable${preview.existing > 0 ? ` (${preview.existing} ingested before: not started again)` : ''}, ${preview.problems.length} refused; nothing was started`,
+  ];
+  for (const problem of preview.problems)
+    lines.push(`  ✖ ${problem.position}${problem.id ? ` (id ${problem.id})` : ''}: ${problem.reason}`);
+  for (const w of estimate.workflows) {
+    lines.push(
+      w.basedOn > 0
+        ? `estimate for ${w.items} ${w.workflow} items: about ${w.calls} calls and ${w.billedUnits} billed units (${w.callsPerItem.toFixed(1)} calls and ${w.billedUnitsPerItem?.toFixed(1)} units per item, from ${w.basedOn} earlier jobs)`
+        : `estimate for ${w.items} ${w.workflow} items: at least ${w.calls} calls (${w.callsPerItem} steps per item); billed units unknown (no earlier ${w.workflow} job to learn from)`,
+    );
+  }
+  if (estimate.workflows.length > 1)
+    lines.push(
+      `in all: about ${estimate.calls} calls${estimate.billedUnits === undefined ? '' : `, ${estimate.billedUnits} billed units`}`,
+    );
+  ctx.io.stdout.write(`${lines.join('\n')}\n`);
+  return exitCode;
+}
+
+async function finish(
+  ctx: CliContext,
+  options: IngestCommandOptions,
+  deps: IngestDeps,
+  result: { batch: Batch; end: DriveEnd },
+  existing: { done: number; running: number },
+  startedAt: number,
+): Promise<ExitCodeValue> {
+  const { batch, end } = result;
+  const view = viewOf(batch, Date.now());
+  const index = await deps.engine.reports.link(batchOutputKeys(batch.id).index);
+  const problems = await deps.batches.listProblems(batch.id, batch.run);
+  const exitCode: ExitCodeValue =
+    end === 'aborted'
+      ? ExitCode.interrupted
+      : end === 'stopped' || end === 'paused' || view.failures > 0
+        ? ExitCode.jobFailed
+        : ExitCode.ok;
+  if (options.json) {
+    writeJson(ctx.io, {
+      batch: view,
+      end,
+      existing,
+      problems: problems.map(({ position, record, id, reason }) => ({ position, record, id, reason })),
+      index,
+      exitCode,
+    });
+    return exitCode;
+  }
+  const t = view.totals;
+  const lines = [
+    `batch ${batch.id}: ${plural(view.thisRun.records, 'record')} read, ${plural(view.thisRun.created, 'new item')}${
+      view.thisRun.existing > 0
+        ? `, ${view.thisRun.existing} ingested before (${existing.done} already done, ${existing.running} still running)`
+        : ''
+    }, ${plural(view.thisRun.invalid, 'bad line')} (${formatDuration(Date.now() - startedAt)})`,
+    `  items: ${t.succeeded} succeeded, ${t.failed} failed, ${t.cancelled} cancelled, ${t.running} running, ${t.waiting} waiting; ${view.calls} calls, ${view.billedUnits} billed units`,
+  ];
+  const shown = 50;
+  for (const problem of problems.slice(0, shown))
+    lines.push(`  ✖ ${problem.position}${problem.id ? ` (id ${problem.id})` : ''}: ${problem.reason}`);
+  if (problems.length > shown)
+    lines.push(`  … and ${problems.length - shown} more bad lines in failed.jsonl`);
+  if (batch.reason) lines.push(`  ${batch.status.toLowerCase()}: ${batch.reason}`);
+  if (end === 'read')
+    lines.push(`  not waiting (--no-wait): opflow batch ${batch.id} --watch runs and shows it`);
+  if (end === 'aborted')
+    lines.push(`  interrupted: opflow batch ${batch.id} --watch (or opflow ingest again) continues it`);
+  if (view.thisRun.invalid > 0 || t.failed > 0)
+    lines.push(
+      `  bad lines and failed items, with where and why: ${index.replace(/index\.html$/, 'failed.jsonl')}`,
+    );
+  lines.push(`  summary: ${index}`);
+  ctx.io.stdout.write(`${lines.join('\n')}\n`);
+  return exitCode;
+}
+
+const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;

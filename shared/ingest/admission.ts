@@ -1,0 +1,171 @@
+/**
+ * Admission: releasing a batch's items to the job store a few at a time. Each batch has at most
+ * `options.inFlight` jobs released and unfinished, and every active batch is topped up in turn, so
+ * one large batch cannot fill the queue ahead of a second batch or of a job started by hand: they
+ * all meet in the same per-key rate limit with only a bounded number of this batch's jobs before
+ * them. The runner and its rate limiter are untouched; fairness is decided here, at the door.
+ *
+ * Released jobs carry the item key as their idempotency key, so a crash between creating a job and
+ * committing the batch, or two processes admitting at once, never creates a job twice.
+ */
+import type { Batch, BatchItem, BatchStore } from '../engine/batch-store';
+import type { EngineDeps } from '../engine/deps';
+import { isTerminal } from '../engine/job';
+import { JobRequestError, submitJob } from '../engine/jobs';
+import { budgetExceeded, describeBudget } from './batch';
+
+export interface AdmissionDeps {
+  engine: EngineDeps;
+  batches: BatchStore;
+}
+
+const activeStatuses = new Set<Batch['status']>(['INGESTING', 'RUNNING', 'PAUSED', 'STOPPED']);
+
+/** What one admission round did to a batch. */
+export interface AdmissionResult {
+  batch: Batch;
+  released: number;
+  settled: number;
+}
+
+/**
+ * One round for one batch: notice its released jobs that finished (counting their outcome and
+ * usage against the failure budget and --max-units), then release items up to its in-flight limit.
+ * A batch whose source is read, whose items are all released and whose jobs are all finished
+ * becomes FINISHED.
+ */
+export async function admitBatch(deps: AdmissionDeps, batchId: string): Promise<AdmissionResult | undefined> {
+  for (let tries = 0; tries < 20; tries++) {
+    const batch = await deps.batches.get(batchId);
+    if (!batch || !activeStatuses.has(batch.status))
+      return batch ? { batch, released: 0, settled: 0 } : undefined;
+    const now = deps.engine.clock.now();
+    const next: Batch = {
+      ...batch,
+      version: batch.version + 1,
+      updatedAt: now,
+      settled: { ...batch.settled },
+    };
+    const stillInFlight: string[] = [];
+    let settled = 0;
+    for (const jobId of batch.inFlight) {
+      const job = await deps.engine.store.get(jobId);
+      if (!job || !isTerminal(job.status)) {
+        stillInFlight.push(jobId);
+        continue;
+      }
+      settled += 1;
+      if (job.status === 'SUCCEEDED') next.settled.succeeded += 1;
+      else if (job.status === 'FAILED') next.settled.failed += 1;
+      else next.settled.cancelled += 1;
+      next.settled.calls += job.usage.calls;
+      next.settled.billedUnits += job.usage.billedUnits;
+    }
+    next.inFlight = stillInFlight;
+    if ((next.status === 'RUNNING' || next.status === 'INGESTING') && budgetExceeded(next)) {
+      next.status = 'STOPPED';
+      next.reason = `failures passed the failure budget of ${describeBudget(next.options.failureBudget ?? { kind: 'count', value: 0 })}: no new items are started`;
+    }
+    const maxUnits = next.options.maxUnits;
+    if (maxUnits !== undefined && next.settled.billedUnits >= maxUnits && next.status !== 'STOPPED') {
+      if (next.status !== 'PAUSED' && next.admitted < next.items) {
+        next.status = 'PAUSED';
+        next.reason = `billed units reached --max-units ${maxUnits}: paused; raise it with opflow batch ${next.id} --max-units N`;
+      }
+    }
+    let released = 0;
+    if (next.status === 'RUNNING' || next.status === 'INGESTING') {
+      const room = next.options.inFlight - next.inFlight.length;
+      const items =
+        room > 0 && next.admitted < next.items
+          ? await deps.batches.listItems(next.id, next.admitted, room)
+          : [];
+      for (const item of items) {
+        const jobId = await release(deps, next, item);
+        if (jobId) next.inFlight.push(jobId);
+        next.admitted = item.seq + 1;
+        released += 1;
+      }
+    }
+    if (
+      next.cursor.done &&
+      next.admitted >= next.items &&
+      next.inFlight.length === 0 &&
+      (next.status === 'RUNNING' || next.status === 'STOPPED' || next.status === 'PAUSED')
+    ) {
+      if (next.status === 'RUNNING' || next.admitted >= next.items) {
+        next.status = next.status === 'RUNNING' ? 'FINISHED' : next.status;
+        next.finishedAt = next.status === 'FINISHED' ? now : next.finishedAt;
+      }
+    }
+    if (settled === 0 && released === 0 && next.status === batch.status)
+      return { batch, released: 0, settled: 0 };
+    if (await deps.batches.commit(next, batch.version)) return { batch: next, released, settled };
+    // Another admission or the ingest wrote meanwhile: the jobs released here exist under their
+    // item keys, and the next round finds them again (creating nothing) and records them.
+  }
+  return undefined;
+}
+
+/** Creates the item's job (or finds it, by its key); undefined when the engine refuses the input. */
+async function release(deps: AdmissionDeps, batch: Batch, item: BatchItem): Promise<string | undefined> {
+  const stored =
+    'inline' in item.input
+      ? item.input.inline
+      : JSON.parse(
+          Buffer.from((await deps.engine.reports.get(item.input.ref))?.body ?? new Uint8Array()).toString(
+            'utf8',
+          ) || 'null',
+        );
+  const { input, selection, deadlineMs } = (stored ?? {}) as {
+    input?: unknown;
+    selection?: 'auto' | 'manual';
+    deadlineMs?: number;
+  };
+  try {
+    const { job } = await submitJob(deps.engine, {
+      workflow: item.workflow,
+      input,
+      tenant: batch.tenant,
+      selection: { mode: selection ?? batch.options.selection },
+      deadlineMs,
+      label: item.label,
+      batchId: batch.id,
+      source: 'bulk',
+      idempotencyKey: item.key,
+    });
+    return job.id;
+  } catch (error) {
+    if (error instanceof JobRequestError) {
+      deps.engine.log?.warn('a batch item was refused at release', {
+        batchId: batch.id,
+        item: item.id,
+        error: error.message,
+      });
+      return undefined;
+    }
+    throw error;
+  }
+}
+
+/** Batches still being read or run, newest first. */
+export async function activeBatches(batches: BatchStore, tenant?: string): Promise<Batch[]> {
+  const found: Batch[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await batches.list({ tenant, limit: 200, cursor });
+    found.push(...page.batches.filter((batch) => batch.status === 'INGESTING' || batch.status === 'RUNNING'));
+    cursor = page.cursor;
+  } while (cursor !== undefined);
+  return found;
+}
+
+/** One round over every active batch, oldest first, each topped up to its own limit. */
+export async function admitAll(deps: AdmissionDeps): Promise<AdmissionResult[]> {
+  const results: AdmissionResult[] = [];
+  for (const batch of (await activeBatches(deps.batches)).reverse()) {
+    const result = await admitBatch(deps, batch.id);
+    if (result) results.push(result);
+  }
+  return results;
+}

@@ -1,0 +1,337 @@
+/**
+ * A batch's outputs beside the job reports (`batches/<batchId>/` in the report store: under the
+ * output folder locally, in the bucket on AWS): summary.csv (one row per item with the workflow's
+ * key findings), results.jsonl, failed.jsonl (bad lines and failed items, with where and why) and
+ * index.html (totals, a sortable table, a link to every report, the failures). Rewritten every few
+ * seconds while the batch runs, so an interrupted batch has a partial summary, and once at the end.
+ */
+import { dirname, relative } from 'node:path';
+import type { Batch, BatchItem, BatchProblem, BatchStore } from '../engine/batch-store';
+import type { EngineDeps } from '../engine/deps';
+import { isTerminal, type Job } from '../engine/job';
+import { reportKeys } from '../engine/report';
+
+export const batchOutputKeys = (batchId: string) => ({
+  summary: `batches/${batchId}/summary.csv`,
+  results: `batches/${batchId}/results.jsonl`,
+  failed: `batches/${batchId}/failed.jsonl`,
+  index: `batches/${batchId}/index.html`,
+});
+
+/** The columns of summary.csv. */
+export const summaryColumns = [
+  'id',
+  'version',
+  'title',
+  'workflow',
+  'status',
+  'key_findings',
+  'references',
+  'closest',
+  'closest_score',
+  'features_matched',
+  'calls',
+  'billed_units',
+  'duration_s',
+  'report',
+  'error',
+  'job_id',
+  'source',
+] as const;
+type Row = Record<(typeof summaryColumns)[number], string>;
+
+export interface OutputDeps {
+  engine: EngineDeps;
+  batches: BatchStore;
+}
+
+/** Findings of finished jobs, which never change again: read once per process. */
+const findingsCache = new Map<string, Partial<Row>>();
+
+/** The workflow's key findings from a finished job's result.json. */
+export function keyFindings(workflow: string, result: Record<string, unknown>): Partial<Row> {
+  const findings: Partial<Row> = {};
+  if (typeof result.summary === 'string') findings.key_findings = result.summary;
+  const steps = (result.steps ?? {}) as Record<string, unknown>;
+  if (workflow === 'novelty-check') {
+    const references =
+      ((steps['agent-result'] as { final_result?: unknown } | undefined)?.final_result as
+        | { patent_id?: string; public_score?: number; feature_match_num?: number; most_similar?: boolean }[]
+        | undefined) ?? [];
+    findings.references = String(references.length);
+    const closest =
+      references.find((reference) => reference.most_similar === true) ??
+      [...references].sort((a, b) => (b.public_score ?? -1) - (a.public_score ?? -1))[0];
+    if (closest) {
+      findings.closest = closest.patent_id ?? '';
+      findings.closest_score = closest.public_score === undefined ? '' : String(closest.public_score);
+      findings.features_matched =
+        closest.feature_match_num === undefined ? '' : String(closest.feature_match_num);
+    }
+  } else if (workflow === 'patent-count') {
+    const total = (steps.count as { total_search_result_count?: number } | undefined)
+      ?.total_search_result_count;
+    if (total !== undefined) findings.references = String(total);
+  }
+  return findings;
+}
+
+async function findingsOf(deps: OutputDeps, job: Job): Promise<Partial<Row>> {
+  const cached = findingsCache.get(job.id);
+  if (cached) return cached;
+  let findings: Partial<Row> = {};
+  const key = reportKeys(job.id).result;
+  if (job.status === 'SUCCEEDED' && job.outputs.includes(key)) {
+    const stored = await deps.engine.reports.get(key);
+    if (stored) {
+      try {
+        findings = keyFindings(job.workflow, JSON.parse(Buffer.from(stored.body).toString('utf8')));
+      } catch {
+        findings = {};
+      }
+    }
+  }
+  if (isTerminal(job.status)) {
+    if (findingsCache.size > 200_000) findingsCache.clear();
+    findingsCache.set(job.id, findings);
+  }
+  return findings;
+}
+
+const csvCell = (value: string) => (/[",\n\r;]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value);
+const escapeHtml = (text: string) =>
+  text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+
+export interface BatchTotals {
+  items: number;
+  pending: number;
+  byStatus: Record<string, number>;
+  invalid: number;
+  calls: number;
+  billedUnits: number;
+}
+
+/**
+ * Writes the four outputs of a batch from its items (in order) and their jobs, and returns the
+ * totals. Items are read a page at a time; each finished job's findings are read once.
+ */
+export async function writeBatchOutputs(deps: OutputDeps, batch: Batch): Promise<BatchTotals> {
+  const keys = batchOutputKeys(batch.id);
+  const csv: string[] = [summaryColumns.join(',')];
+  const results: string[] = [];
+  const failed: string[] = [];
+  const htmlRows: string[] = [];
+  const totals: BatchTotals = { items: 0, pending: 0, byStatus: {}, invalid: 0, calls: 0, billedUnits: 0 };
+  const versions = new Map<string, number>();
+  // Locally the index is a file beside the reports: link them relatively, so the folder can move.
+  const indexLocation = await deps.engine.reports.link(keys.index);
+  const linkBase = indexLocation.startsWith('/') ? dirname(indexLocation) : undefined;
+  for (let from = 0; ; ) {
+    const page = await deps.batches.listItems(batch.id, from, 500);
+    for (const item of page) {
+      const version = (versions.get(item.id) ?? 0) + 1;
+      versions.set(item.id, version);
+      const job =
+        item.seq < batch.admitted
+          ? await deps.engine.store.findByIdempotencyKey(batch.tenant, item.key)
+          : undefined;
+      const row = await rowOf(deps, item, version, job, linkBase);
+      totals.items += 1;
+      if (!job) totals.pending += 1;
+      totals.byStatus[row.status] = (totals.byStatus[row.status] ?? 0) + 1;
+      totals.calls += job?.usage.calls ?? 0;
+      totals.billedUnits += job?.usage.billedUnits ?? 0;
+      csv.push(summaryColumns.map((column) => csvCell(row[column])).join(','));
+      const record = { ...row, itemKey: item.key, contentHash: item.contentHash, run: item.run };
+      if (job && isTerminal(job.status)) results.push(JSON.stringify(record));
+      if (job && (job.status === 'FAILED' || job.status === 'CANCELLED'))
+        failed.push(
+          JSON.stringify({
+            kind: 'job',
+            id: item.id,
+            source: item.position,
+            jobId: job.id,
+            status: job.status,
+            reason: row.error,
+          }),
+        );
+      htmlRows.push(htmlRow(row, item));
+    }
+    if (page.length < 500) break;
+    from = (page[page.length - 1]?.seq ?? from) + 1;
+  }
+  const problems: BatchProblem[] = await deps.batches.listProblems(batch.id, batch.run);
+  totals.invalid = problems.length;
+  // Bad lines first, in source order; then failed items.
+  const inputProblems = problems.map((problem) =>
+    JSON.stringify({
+      kind: 'input',
+      id: problem.id,
+      source: problem.position,
+      record: problem.record,
+      reason: problem.reason,
+    }),
+  );
+  await deps.engine.reports.put(keys.summary, `${csv.join('\n')}\n`, 'text/csv; charset=utf-8');
+  await deps.engine.reports.put(
+    keys.results,
+    results.length ? `${results.join('\n')}\n` : '',
+    'application/x-ndjson',
+  );
+  await deps.engine.reports.put(
+    keys.failed,
+    [...inputProblems, ...failed].map((line) => `${line}\n`).join(''),
+    'application/x-ndjson',
+  );
+  await deps.engine.reports.put(
+    keys.index,
+    indexHtml(batch, totals, htmlRows, problems),
+    'text/html; charset=utf-8',
+  );
+  return totals;
+}
+
+async function rowOf(
+  deps: OutputDeps,
+  item: BatchItem,
+  version: number,
+  job: Job | undefined,
+  linkBase: string | undefined,
+): Promise<Row> {
+  const findings = job ? await findingsOf(deps, job) : {};
+  const reportKey = job ? reportKeys(job.id).html : undefined;
+  let report = '';
+  if (reportKey && job?.outputs.includes(reportKey)) {
+    report = linkBase
+      ? relative(linkBase, await deps.engine.reports.link(reportKey))
+      : // In the bucket, the batch folder and the reports are siblings under the same root.
+        `../../${reportKey}`;
+  }
+  return {
+    id: item.id,
+    version: `v${version} (${item.contentHash.slice(0, 8)})`,
+    title: item.label,
+    workflow: item.workflow,
+    status: job?.status ?? 'PENDING',
+    key_findings: findings.key_findings ?? '',
+    references: findings.references ?? '',
+    closest: findings.closest ?? '',
+    closest_score: findings.closest_score ?? '',
+    features_matched: findings.features_matched ?? '',
+    calls: job ? String(job.usage.calls) : '',
+    billed_units: job ? String(job.usage.billedUnits) : '',
+    duration_s: job?.finishedAt ? ((job.finishedAt - job.createdAt) / 1000).toFixed(1) : '',
+    report,
+    error:
+      job?.status === 'FAILED' || job?.status === 'CANCELLED'
+        ? (job.lastError?.message ?? job.status.toLowerCase())
+        : '',
+    job_id: job?.id ?? '',
+    source: item.position,
+  };
+}
+
+function htmlRow(row: Row, _item: BatchItem): string {
+  const cells = [
+    escapeHtml(row.id),
+    escapeHtml(row.version),
+    escapeHtml(row.title),
+    `<span class="s ${escapeHtml(row.status)}">${escapeHtml(row.status)}</span>`,
+    escapeHtml(row.key_findings),
+    escapeHtml(row.calls),
+    escapeHtml(row.billed_units),
+    escapeHtml(row.duration_s),
+    row.report ? `<a href="${escapeHtml(row.report)}">report</a>` : '',
+    escapeHtml(row.error),
+  ];
+  return `<tr>${cells.map((cell) => `<td>${cell}</td>`).join('')}</tr>`;
+}
+
+function indexHtml(batch: Batch, totals: BatchTotals, rows: string[], problems: BatchProblem[]): string {
+  const statusLine = Object.entries(totals.byStatus)
+    .map(([status, count]) => `<span class="s ${escapeHtml(status)}">${escapeHtml(status)}</span> ${count}`)
+    .join(' · ');
+  const problemRows = problems
+    .map(
+      (p) =>
+        `<tr><td>${escapeHtml(p.position)}</td><td>${escapeHtml(p.id ?? '')}</td><td>${escapeHtml(p.reason)}</td></tr>`,
+    )
+    .join('');
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Batch ${escapeHtml(batch.name)}</title>
+<style>
+body { font: 14px/1.45 system-ui, sans-serif; margin: 1.5rem; color: #1a1a1a; }
+h1 { font-size: 1.4rem; margin: 0 0 .3rem; }
+.meta { color: #555; margin-bottom: 1rem; }
+.totals { display: flex; gap: 1rem; flex-wrap: wrap; margin: 1rem 0; }
+.totals div { background: #f4f5f7; border-radius: 6px; padding: .5rem .9rem; }
+.totals b { display: block; font-size: 1.3rem; }
+table { border-collapse: collapse; width: 100%; margin: .5rem 0 1.5rem; }
+th, td { border-bottom: 1px solid #ddd; padding: .3rem .5rem; text-align: left; vertical-align: top; }
+th { background: #f3f3f3; cursor: pointer; user-select: none; position: sticky; top: 0; }
+th[aria-sort="ascending"]::after { content: " ▲"; }
+th[aria-sort="descending"]::after { content: " ▼"; }
+.s { font-weight: 600; }
+.SUCCEEDED { color: #1a7f37; } .FAILED, .CANCELLED { color: #cf222e; } .PENDING { color: #777; }
+input { padding: .3rem .5rem; width: 20rem; }
+</style>
+</head>
+<body>
+<h1>Batch ${escapeHtml(batch.name)}</h1>
+<div class="meta">${escapeHtml(batch.workflow)} · ${escapeHtml(batch.source.uri)} · status ${escapeHtml(batch.status)}${batch.reason ? ` (${escapeHtml(batch.reason)})` : ''} · updated ${escapeHtml(new Date(batch.updatedAt).toISOString())}</div>
+<div class="totals">
+<div><b>${totals.items}</b>items</div>
+<div><b>${totals.byStatus.SUCCEEDED ?? 0}</b>succeeded</div>
+<div><b>${(totals.byStatus.FAILED ?? 0) + (totals.byStatus.CANCELLED ?? 0)}</b>failed or cancelled</div>
+<div><b>${totals.pending}</b>not started</div>
+<div><b>${problems.length}</b>bad lines</div>
+<div><b>${totals.calls}</b>calls</div>
+<div><b>${totals.billedUnits}</b>billed units</div>
+</div>
+<p>${statusLine}</p>
+<input id="filter" type="search" placeholder="Filter rows">
+<table id="items">
+<thead><tr><th>Id</th><th>Version</th><th>Title</th><th>Status</th><th>Key findings</th><th>Calls</th><th>Billed units</th><th>Duration (s)</th><th>Report</th><th>Error</th></tr></thead>
+<tbody>
+${rows.join('\n')}
+</tbody>
+</table>
+<h2>Lines that could not be used (${problems.length})</h2>
+<table>
+<thead><tr><th>Where</th><th>Id</th><th>Reason</th></tr></thead>
+<tbody>${problemRows || '<tr><td colspan="3">none</td></tr>'}</tbody>
+</table>
+<script>
+(() => {
+  const table = document.getElementById('items');
+  const body = table.tBodies[0];
+  const numeric = (text) => text !== '' && !Number.isNaN(Number(text));
+  table.querySelectorAll('th').forEach((th, index) => {
+    th.addEventListener('click', () => {
+      const ascending = th.getAttribute('aria-sort') !== 'ascending';
+      table.querySelectorAll('th').forEach((other) => other.removeAttribute('aria-sort'));
+      th.setAttribute('aria-sort', ascending ? 'ascending' : 'descending');
+      const rows = [...body.rows];
+      rows.sort((a, b) => {
+        const x = a.cells[index].textContent.trim();
+        const y = b.cells[index].textContent.trim();
+        const order = numeric(x) && numeric(y) ? Number(x) - Number(y) : x.localeCompare(y, undefined, { numeric: true });
+        return ascending ? order : -order;
+      });
+      body.append(...rows);
+    });
+  });
+  document.getElementById('filter').addEventListener('input', (event) => {
+    const needle = event.target.value.toLowerCase();
+    for (const row of body.rows) row.hidden = needle !== '' && !row.textContent.toLowerCase().includes(needle);
+  });
+})();
+</script>
+</body>
+</html>
+`;
+}
