@@ -308,8 +308,16 @@ async function prepare(
 
   let candidate: unknown = fields;
   if (file !== undefined) {
-    if (record.document === undefined && (file.startsWith('/') || file.split(/[\\/]/).includes('..')))
-      return problem(`file: "${file}" must be a path inside the manifest's folder`, id);
+    // Relative to the manifest; in a bucket it may not climb out of the manifest's folder.
+    const inBucket = batch.source.uri.startsWith('s3://');
+    if (
+      record.document === undefined &&
+      (/^([\\/]|[A-Za-z]:)/.test(file) || (inBucket && file.split(/[\\/]/).includes('..')))
+    )
+      return problem(
+        `file: "${file}" must be a path relative to the manifest${inBucket ? ', inside its folder' : ''}`,
+        id,
+      );
     let bytes: Uint8Array;
     try {
       bytes = await input.readDocument(file);

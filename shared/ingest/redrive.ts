@@ -1,13 +1,14 @@
 /**
- * Redrive: run a batch's failed and cancelled items again, each from the step it stopped at (from
- * the start where the upstream task is gone); succeeded items are not touched. The retried jobs
+ * Redrive: run a batch's failed and cancelled items again through the engine's `retryJob`, each from
+ * the step it stopped at (or from the step that creates the upstream task where that task failed or
+ * is gone); succeeded items are not touched. The retried jobs
  * join the batch's in-flight set, so admission follows them to the end and counts them again.
  */
 import type { Batch, BatchStore } from '../engine/batch-store';
 import type { EngineDeps } from '../engine/deps';
 import { JobRequestError } from '../engine/jobs';
+import { retryJob } from '../engine/retry';
 import { listAll } from '../runtime/job-queries';
-import { retryFailedJob } from './retry-failed-job';
 
 export interface RedriveOutcome {
   batch: Batch;
@@ -28,7 +29,7 @@ export async function redriveBatch(
   const outcomes = { failed: 0, cancelled: 0, calls: 0, billedUnits: 0 };
   for (const job of failed) {
     try {
-      await retryFailedJob(deps.engine, job.id);
+      await retryJob(deps.engine, job.id);
       retried.push(job.id);
       if (job.status === 'FAILED') outcomes.failed += 1;
       else outcomes.cancelled += 1;

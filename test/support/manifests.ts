@@ -24,14 +24,26 @@ const badJsonLines: { text: (i: number) => string; reason: RegExp }[] = [
   { text: (i) => `{"id": "q${i}"}`, reason: /query: the search expression is required/ },
   { text: (i) => `{"id": "q${i}", "query": 42}`, reason: /query/ },
   { text: (i) => `{"id": "q${i}", "query": "${'x'.repeat(1600)}"}`, reason: /at most 1,500 characters/ },
-  { text: (i) => `{"id": "q${i}", "query": "TTL:(a)", "colour": "red"}`, reason: /colour|Unrecognized|unrecognized/i },
+  {
+    text: (i) => `{"id": "q${i}", "query": "TTL:(a)", "colour": "red"}`,
+    reason: /colour|Unrecognized|unrecognized/i,
+  },
   { text: (i) => `{"id": "q${i}", "query": "TTL:(a)", "collapseType": "NOPE"}`, reason: /collapseType/ },
-  { text: (i) => `{"id": "q${i}", "workflow": "no-such-flow", "query": "TTL:(a)"}`, reason: /unknown workflow "no-such-flow"/ },
+  {
+    text: (i) => `{"id": "q${i}", "workflow": "no-such-flow", "query": "TTL:(a)"}`,
+    reason: /unknown workflow "no-such-flow"/,
+  },
   { text: (i) => `{"id": "q${i}", "file": "missing-${i}.txt"}`, reason: /does not exist/ },
-  { text: (i) => `{"id": "q${i}", "file": "../outside.txt"}`, reason: /inside the manifest's folder/ },
+  {
+    text: (i) => `{"id": "q${i}", "file": "/etc/hostname"}`,
+    reason: /must be a path relative to the manifest/,
+  },
   { text: (i) => `{"id": "q${i}", "file": "empty.txt"}`, reason: /empty/ },
   { text: (i) => `{"id": "q${i}", "file": "picture.png"}`, reason: /unsupported document type/ },
-  { text: (i) => `{"id": "q${i}", "query": "TTL:(a)", "select": "sometimes"}`, reason: /select: must be "auto" or "manual"/ },
+  {
+    text: (i) => `{"id": "q${i}", "query": "TTL:(a)", "select": "sometimes"}`,
+    reason: /select: must be "auto" or "manual"/,
+  },
 ];
 
 /** Files the manifest's `file` lines refer to (beside the manifest). */
@@ -57,7 +69,9 @@ export function jsonlManifest(total = 1000): { text: string; bad: BadLine[]; goo
       lines.push(JSON.stringify({ id: `d${line}`, file: 'good.txt', title: 'From a file' }));
       goodIds.push(`d${line}`);
     } else {
-      lines.push(JSON.stringify({ id: `d${line}`, query: `TTL:(battery ${line})`, title: `Battery ${line}` }));
+      lines.push(
+        JSON.stringify({ id: `d${line}`, query: `TTL:(battery ${line})`, title: `Battery ${line}` }),
+      );
       goodIds.push(`d${line}`);
     }
   }

@@ -6,7 +6,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DynamoDbBatchStore, DynamoDbJobStore, S3ReportStore, SqsWorkQueue } from '../../../shared/backends/aws';
+import {
+  DynamoDbBatchStore,
+  DynamoDbJobStore,
+  S3ReportStore,
+  SqsWorkQueue,
+} from '../../../shared/backends/aws';
 import { createLocalBackend, EnvKeySource } from '../../../shared/backends/local';
 import type { EngineDeps } from '../../../shared/engine/deps';
 import type { IngestDeps } from '../../../shared/ingest/ingest';
@@ -21,7 +26,14 @@ export interface IngestWorld {
   close(): Promise<void>;
 }
 
-const noClient = new Proxy({}, { get: () => async () => { throw new Error('no upstream calls in ingestion tests'); } });
+const noClient = new Proxy(
+  {},
+  {
+    get: () => async () => {
+      throw new Error('no upstream calls in ingestion tests');
+    },
+  },
+);
 
 function engine(parts: Pick<EngineDeps, 'store' | 'queue' | 'reports'>): EngineDeps {
   return {
@@ -47,7 +59,10 @@ async function finisher(deps: EngineDeps, jobId: string, status: 'SUCCEEDED' | '
       finishedAt: now,
       updatedAt: now,
       usage: { ...job.usage, calls: 2, billedUnits: 3 },
-      lastError: status === 'FAILED' ? { step: job.step, kind: 'upstream-failed', message: 'the task failed', retryable: false, at: now } : undefined,
+      lastError:
+        status === 'FAILED'
+          ? { step: job.step, kind: 'upstream-failed', message: 'the task failed', retryable: false, at: now }
+          : undefined,
     },
     job.version,
   );
@@ -76,7 +91,10 @@ export async function awsWorld(emulators: AwsEmulators): Promise<IngestWorld> {
     reports,
   });
   return {
-    deps: { engine: deps, batches: new DynamoDbBatchStore({ client: emulators.clients.documents, tableName }) },
+    deps: {
+      engine: deps,
+      batches: new DynamoDbBatchStore({ client: emulators.clients.documents, tableName }),
+    },
     finish: (jobId, status) => finisher(deps, jobId, status),
     close: async () => undefined,
   };

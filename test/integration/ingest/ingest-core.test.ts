@@ -31,9 +31,20 @@ async function allItems(world: IngestWorld, batchId: string): Promise<BatchItem[
   }
 }
 
-async function ingestFile(world: IngestWorld, path: string, kind: BatchSource['kind'], overrides: Partial<BatchOptions> = {}, batchName?: string) {
+async function ingestFile(
+  world: IngestWorld,
+  path: string,
+  kind: BatchSource['kind'],
+  overrides: Partial<BatchOptions> = {},
+  batchName?: string,
+) {
   const source: BatchSource = { kind, uri: path };
-  const { batch } = await openBatch(world.deps, source, { tenant: 'default', workflow: 'patent-count', options: options(overrides), batchName });
+  const { batch } = await openBatch(world.deps, source, {
+    tenant: 'default',
+    workflow: 'patent-count',
+    options: options(overrides),
+    batchName,
+  });
   return ingest(world.deps, localIngestSource(source), batch.id);
 }
 
@@ -89,20 +100,32 @@ describe.each(backends)('ingestion core (%s)', (backend, makeWorld) => {
     await admitBatch(world.deps, batch.id);
     const released = (await world.deps.batches.get(batch.id))!;
     expect(released.inFlight).toHaveLength(980);
-    for (const [index, jobId] of released.inFlight.entries()) await world.finish(jobId, index === 3 ? 'FAILED' : 'SUCCEEDED');
+    for (const [index, jobId] of released.inFlight.entries())
+      await world.finish(jobId, index === 3 ? 'FAILED' : 'SUCCEEDED');
     const finished = (await admitBatch(world.deps, batch.id))!.batch;
     expect(finished.status).toBe('FINISHED');
     expect(finished.settled).toMatchObject({ succeeded: 979, failed: 1, calls: 1960, billedUnits: 2940 });
     const totals = await writeBatchOutputs(world.deps, finished);
-    expect(totals).toMatchObject({ items: 980, pending: 0, invalid: 20, byStatus: { SUCCEEDED: 979, FAILED: 1 } });
-    const text = async (key: string) => Buffer.from((await world.deps.engine.reports.get(key))!.body).toString('utf8');
+    expect(totals).toMatchObject({
+      items: 980,
+      pending: 0,
+      invalid: 20,
+      byStatus: { SUCCEEDED: 979, FAILED: 1 },
+    });
+    const text = async (key: string) =>
+      Buffer.from((await world.deps.engine.reports.get(key))!.body).toString('utf8');
     const summary = (await text(`batches/${batch.id}/summary.csv`)).trim().split('\n');
     expect(summary).toHaveLength(981);
     expect(summary[0]).toMatch(/^id,version,title,workflow,status,key_findings,references,closest/);
     expect(summary[1]).toMatch(/^d1,v1 \([0-9a-f]{8}\),Battery 1,patent-count,SUCCEEDED,/);
-    const failed = (await text(`batches/${batch.id}/failed.jsonl`)).trim().split('\n').map((line) => JSON.parse(line));
+    const failed = (await text(`batches/${batch.id}/failed.jsonl`))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(failed).toHaveLength(21);
-    expect(failed.slice(0, 20).map((entry) => entry.source)).toEqual(manifest.bad.map((bad) => `line ${bad.at}`));
+    expect(failed.slice(0, 20).map((entry) => entry.source)).toEqual(
+      manifest.bad.map((bad) => `line ${bad.at}`),
+    );
     expect(failed[20]).toMatchObject({ kind: 'job', id: 'd4', status: 'FAILED', reason: 'the task failed' });
     expect((await text(`batches/${batch.id}/results.jsonl`)).trim().split('\n')).toHaveLength(980);
     expect(await text(`batches/${batch.id}/index.html`)).toContain('<table id="items">');
@@ -129,7 +152,9 @@ describe.each(backends)('ingestion core (%s)', (backend, makeWorld) => {
 
   it('creates nothing on a re-ingest, and one new item for a changed line', async () => {
     const path = join(dir, `${backend}-again.jsonl`);
-    const lines = Array.from({ length: 30 }, (_, i) => JSON.stringify({ id: `a${i}`, query: `TTL:(pump ${i})` }));
+    const lines = Array.from({ length: 30 }, (_, i) =>
+      JSON.stringify({ id: `a${i}`, query: `TTL:(pump ${i})` }),
+    );
     writeFileSync(path, `${lines.join('\n')}\n`);
     const first = await ingestFile(world, path, 'jsonl');
     expect(first.counts.created).toBe(30);
@@ -153,7 +178,11 @@ describe.each(backends)('ingestion core (%s)', (backend, makeWorld) => {
     const path = join(dir, `${backend}-killed.jsonl`);
     writeFileSync(path, manifest.text);
     const source: BatchSource = { kind: 'jsonl', uri: path };
-    const { batch } = await openBatch(world.deps, source, { tenant: 'default', workflow: 'patent-count', options: options() });
+    const { batch } = await openBatch(world.deps, source, {
+      tenant: 'default',
+      workflow: 'patent-count',
+      options: options(),
+    });
     // A crash right after a chunk's commit, three times over, with chunks of 37 records.
     for (let crashes = 0; crashes < 3; crashes++) {
       let chunks = 0;
@@ -171,20 +200,28 @@ describe.each(backends)('ingestion core (%s)', (backend, makeWorld) => {
     expect(part.cursor.records).toBe(6 * 37);
     expect(part.cursor.done).toBe(false);
     // Reopening finds the unfinished run and resumes it (not a new run).
-    const reopened = await openBatch(world.deps, source, { tenant: 'default', workflow: 'patent-count', options: options() });
+    const reopened = await openBatch(world.deps, source, {
+      tenant: 'default',
+      workflow: 'patent-count',
+      options: options(),
+    });
     expect(reopened.state).toBe('resumed');
     const done = await ingest(world.deps, localIngestSource(source), batch.id, { chunkSize: 37 });
     expect(done.cursor.done).toBe(true);
     expect(done.counts).toEqual({ records: 400, created: 380, existing: 0, invalid: 20 });
     const items = await allItems(world, batch.id);
     expect(items.map((item) => item.id)).toEqual(manifest.goodIds);
-    expect((await world.deps.batches.listProblems(batch.id, 1)).map((p) => p.record)).toEqual(manifest.bad.map((b) => b.at));
+    expect((await world.deps.batches.listProblems(batch.id, 1)).map((p) => p.record)).toEqual(
+      manifest.bad.map((b) => b.at),
+    );
   }, 120_000);
 
   it('stops releasing items once failures pass the failure budget, and says so', async () => {
     const path = join(dir, `${backend}-budget.jsonl`);
     const lines = Array.from({ length: 40 }, (_, i) =>
-      i % 4 === 0 ? `{"id": "b${i}", "query": ""}` : JSON.stringify({ id: `b${i}`, query: `TTL:(valve ${i})` }),
+      i % 4 === 0
+        ? `{"id": "b${i}", "query": ""}`
+        : JSON.stringify({ id: `b${i}`, query: `TTL:(valve ${i})` }),
     );
     writeFileSync(path, `${lines.join('\n')}\n`);
     const batch = await ingestFile(world, path, 'jsonl', { failureBudget: { kind: 'percent', value: 10 } });
@@ -195,8 +232,14 @@ describe.each(backends)('ingestion core (%s)', (backend, makeWorld) => {
 
     // A count budget, passed by failed jobs while the batch runs.
     const runPath = join(dir, `${backend}-budget-jobs.jsonl`);
-    writeFileSync(runPath, `${Array.from({ length: 20 }, (_, i) => JSON.stringify({ id: `j${i}`, query: `TTL:(gear ${i})` })).join('\n')}\n`);
-    const running = await ingestFile(world, runPath, 'jsonl', { failureBudget: { kind: 'count', value: 2 }, inFlight: 5 });
+    writeFileSync(
+      runPath,
+      `${Array.from({ length: 20 }, (_, i) => JSON.stringify({ id: `j${i}`, query: `TTL:(gear ${i})` })).join('\n')}\n`,
+    );
+    const running = await ingestFile(world, runPath, 'jsonl', {
+      failureBudget: { kind: 'count', value: 2 },
+      inFlight: 5,
+    });
     const first = (await admitBatch(world.deps, running.id))!.batch;
     expect(first.inFlight).toHaveLength(5);
     for (const jobId of first.inFlight.slice(0, 3)) await world.finish(jobId, 'FAILED');
@@ -209,13 +252,19 @@ describe.each(backends)('ingestion core (%s)', (backend, makeWorld) => {
   it('keeps each batch to its in-flight limit and tops batches up in turn', async () => {
     const make = (name: string, count: number) => {
       const path = join(dir, `${backend}-${name}.jsonl`);
-      writeFileSync(path, `${Array.from({ length: count }, (_, i) => JSON.stringify({ id: `${name}${i}`, query: `TTL:(${name} ${i})` })).join('\n')}\n`);
+      writeFileSync(
+        path,
+        `${Array.from({ length: count }, (_, i) => JSON.stringify({ id: `${name}${i}`, query: `TTL:(${name} ${i})` })).join('\n')}\n`,
+      );
       return ingestFile(world, path, 'jsonl', { inFlight: 4 }, `${backend}-${name}`);
     };
     const large = await make('large', 60);
     const small = await make('small', 10);
     await admitAll(world.deps);
-    const views = async () => [(await world.deps.batches.get(large.id)) as Batch, (await world.deps.batches.get(small.id)) as Batch];
+    const views = async () => [
+      (await world.deps.batches.get(large.id)) as Batch,
+      (await world.deps.batches.get(small.id)) as Batch,
+    ];
     let [a, b] = await views();
     expect(a!.inFlight).toHaveLength(4);
     expect(b!.inFlight).toHaveLength(4);
