@@ -36,6 +36,8 @@ const fallbackType = 'application/octet-stream';
 const reportsPrefix = 'reports/';
 /** A batch's outputs (summary.csv, index.html...) live in plain sight too, under `<out>/batches/`. */
 const batchesPrefix = 'batches/';
+/** `batches/<batchId>/<file>`, but not the inputs of large items kept out of sight. */
+const isBatchOutput = (key: string) => key.startsWith(batchesPrefix) && !key.includes('/inputs/');
 /** The folder (inside the output folder) for everything that is not a job's report file. */
 const internalDir = '.opflow';
 
@@ -92,7 +94,7 @@ export class FileReportStore implements ReportStore {
       checkKey(`${folder}x`, { partial: true });
       const dir = folder.startsWith(reportsPrefix)
         ? join(this.outDir, ...folder.slice(reportsPrefix.length).split('/'))
-        : folder.startsWith(batchesPrefix) && !folder.includes('/inputs/')
+        : isBatchOutput(folder)
           ? join(this.outDir, ...folder.split('/'))
           : join(this.outDir, internalDir, 'objects', ...folder.split('/'));
       roots.push({ dir, keyPrefix: folder });
@@ -113,8 +115,7 @@ export class FileReportStore implements ReportStore {
     checkKey(key);
     if (key.startsWith(reportsPrefix))
       return join(this.outDir, ...key.slice(reportsPrefix.length).split('/'));
-    if (key.startsWith(batchesPrefix) && !key.includes('/inputs/'))
-      return join(this.outDir, ...key.split('/'));
+    if (isBatchOutput(key)) return join(this.outDir, ...key.split('/'));
     return join(this.outDir, internalDir, 'objects', ...key.split('/'));
   }
 
@@ -122,6 +123,7 @@ export class FileReportStore implements ReportStore {
   #rootOf(key: string): string {
     if (key.startsWith(reportsPrefix))
       return join(this.outDir, key.slice(reportsPrefix.length).split('/')[0]!);
+    if (isBatchOutput(key)) return join(this.outDir, 'batches', key.split('/')[1]!);
     return join(this.outDir, internalDir, 'objects');
   }
 
