@@ -7,13 +7,14 @@ import type { WorkflowRegistry } from '../engine/workflow';
 import { ConfigError, loadLocalConfig } from '../runtime/config';
 import { createLocalPipeline, type LocalPipeline } from '../runtime/local-pipeline';
 import type { Pipeline } from '../runtime/pipeline';
+import { checkDatabasePlace, checkOutputPlace } from '../runtime/places';
 import { CliError, ExitCode, type ExitCodeValue } from './exit-codes';
 
 export interface CliIo {
   stdout: NodeJS.WritableStream & { isTTY?: boolean };
   stderr: NodeJS.WritableStream & { isTTY?: boolean };
-  /** Reads standard input whole (for `-`). */
-  readStdin(): Promise<string>;
+  /** Reads standard input (for `-`), stopping once more than `maxBytes` bytes have come. */
+  readStdin(maxBytes?: number): Promise<string>;
   env: Readonly<Record<string, string | undefined>>;
   /** Relative input paths are resolved against this. */
   cwd: string;
@@ -60,6 +61,22 @@ export async function openPipeline(
     },
     ctx.io.env,
   );
+  // Before anything is opened or called: a database or report place that cannot work is named now.
+  const sourceOf = (flag: string | undefined, flagName: string, variable: string, fallback: string) => {
+    if (flag !== undefined) return { name: flagName, fromFlag: true };
+    if (ctx.io.env[variable]?.trim()) return { name: variable, fromFlag: false };
+    return { name: `the default ${fallback}`, fromFlag: false };
+  };
+  checkDatabasePlace(
+    config.dbPath,
+    sourceOf(options.db, '--db', 'OPFLOW_DB', 'database (.opflow/opflow.db)'),
+  );
+  if (purpose === 'work') {
+    checkOutputPlace(
+      config.outDir,
+      sourceOf(options.out, '--out', 'OPFLOW_OUT', 'report folder (opflow-out)'),
+    );
+  }
   try {
     return await createLocalPipeline({
       config,

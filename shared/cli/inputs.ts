@@ -3,7 +3,8 @@
  * of them, or `-` for standard input. A file that cannot be used is reported with its path and the
  * reason, and the others still run.
  */
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open, readdir, stat } from 'node:fs/promises';
 import { basename, extname, join, resolve } from 'node:path';
 
 export type InputKind = 'text' | 'markdown' | 'json';
@@ -36,8 +37,8 @@ const kindByExtension: Readonly<Record<string, InputKind>> = {
 export const maxInputBytes = 2 * 1024 * 1024;
 
 export interface ReadInputsOptions {
-  /** Reads standard input whole (for `-`). */
-  readStdin: () => Promise<string>;
+  /** Reads standard input (for `-`), stopping once more than `maxBytes` bytes have come. */
+  readStdin: (maxBytes?: number) => Promise<string>;
   /** Relative paths are resolved against this. Default: the current directory. */
   cwd?: string | undefined;
 }
@@ -64,11 +65,22 @@ export async function readInputs(
       return;
     }
     const info = await stat(path);
-    if (info.size > maxInputBytes) {
-      problems.push({ source, reason: `too large (${info.size} bytes; at most ${maxInputBytes})` });
+    // A FIFO would wait forever, a device (a link to /dev/zero) would never end: regular files only.
+    if (!info.isFile()) {
+      problems.push({ source, reason: 'not a regular file (a FIFO, a device or a socket); give a file' });
       return;
     }
-    const document = parseDocument(source, basename(path), kind, await readFile(path));
+    if (info.size > maxInputBytes) {
+      problems.push({ source, reason: tooLarge(info.size) });
+      return;
+    }
+    // Read no more than the limit, whatever the file grew to since.
+    const bytes = await readAtMost(path, maxInputBytes + 1);
+    if (bytes.byteLength > maxInputBytes) {
+      problems.push({ source, reason: tooLarge(bytes.byteLength, true) });
+      return;
+    }
+    const document = parseDocument(source, basename(path), kind, bytes);
     if ('reason' in document) problems.push(document);
     else documents.push(document);
   };
@@ -80,7 +92,12 @@ export async function readInputs(
         continue;
       }
       stdinUsed = true;
-      const text = await options.readStdin();
+      // The same limit as a file's, and the reading stops there (`yes | opflow run ... -` ends).
+      const text = await options.readStdin(maxInputBytes + 1);
+      if (Buffer.byteLength(text, 'utf8') > maxInputBytes) {
+        problems.push({ source, reason: tooLarge(Buffer.byteLength(text, 'utf8'), true) });
+        continue;
+      }
       const kind: InputKind = /^\s*[[{]/.test(text) ? 'json' : 'markdown';
       const document = parseDocument('-', 'stdin', kind, Buffer.from(text, 'utf8'));
       if ('reason' in document) problems.push(document);
@@ -112,6 +129,27 @@ export async function readInputs(
     }
   }
   return { documents, problems, skipped };
+}
+
+function tooLarge(bytes: number, atLeast = false): string {
+  return `too large (${atLeast ? 'over ' : ''}${atLeast ? maxInputBytes : bytes} bytes; at most ${maxInputBytes})`;
+}
+
+/** The first `limit` bytes of a file at most. */
+async function readAtMost(path: string, limit: number): Promise<Buffer> {
+  const handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    const buffer = Buffer.alloc(limit);
+    let filled = 0;
+    while (filled < limit) {
+      const { bytesRead } = await handle.read(buffer, filled, limit - filled, filled);
+      if (bytesRead === 0) break;
+      filled += bytesRead;
+    }
+    return buffer.subarray(0, filled);
+  } finally {
+    await handle.close();
+  }
 }
 
 function parseDocument(

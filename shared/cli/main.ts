@@ -37,12 +37,21 @@ export function processIo(): CliIo {
   return {
     stdout: process.stdout,
     stderr: process.stderr,
-    readStdin: async () => {
+    readStdin: async (maxBytes = Number.POSITIVE_INFINITY) => {
       // On a terminal `-` would otherwise wait in silence for the text.
       if (process.stdin.isTTY)
         process.stderr.write('opflow: reading the input from the terminal; end it with Ctrl-D\n');
       const chunks: Buffer[] = [];
-      for await (const chunk of process.stdin) chunks.push(Buffer.from(chunk as Buffer));
+      let size = 0;
+      for await (const chunk of process.stdin) {
+        chunks.push(Buffer.from(chunk as Buffer));
+        size += (chunk as Buffer).byteLength;
+        // Stop at the limit: an endless stream (`yes | opflow run ... -`) must not be read for ever.
+        if (size > maxBytes) {
+          process.stdin.destroy();
+          break;
+        }
+      }
       return Buffer.concat(chunks).toString('utf8');
     },
     env: process.env,

@@ -43,10 +43,12 @@ import {
 import {
   findLiveSandbox,
   removeSandboxRecord,
+  type SandboxRecord,
   sandboxRecordPath,
   writeSandboxRecord,
 } from './sandbox-record';
 import { compressPolling } from './sandbox-speed';
+import { sandboxTakeoverClient } from './sandbox-takeover';
 import { type RuntimeTime, realTime } from './time';
 import { WorkerPool } from './WorkerPool';
 import { watchJobs } from './watch-jobs';
@@ -127,6 +129,7 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
   try {
     let baseUrl = config.baseUrl;
     let fallbackKey: string | undefined;
+    let sharedSandbox: SandboxRecord | undefined;
     // Poll schedules shrink only when talking to a sandbox that runs faster than the platform.
     let speed = 1;
     if (options.recordsOnly) {
@@ -138,6 +141,7 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
       const shareable = config.dbPath !== ':memory:' && !time.skipping;
       const live = shareable ? await findLiveSandbox(sandboxRecordPath(config.dbPath)) : undefined;
       if (live) {
+        sharedSandbox = live;
         speed = live.speed;
         baseUrl = live.url;
         fallbackKey = sandboxApiKey;
@@ -185,14 +189,36 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
     }
     const keys = new EnvKeySource({ env: options.env, fallbackKey });
 
+    const makeClient = (url: string | undefined) =>
+      createOpenPlatformClient({ baseUrl: url, now: () => clock.now() });
+    const announceLine = options.announce ?? ((line: string) => process.stderr.write(`${line}\n`));
     client =
       options.client ??
       (options.recordsOnly
         ? recordsOnlyClient
-        : createOpenPlatformClient({
-            baseUrl,
-            now: () => clock.now(),
-          }));
+        : sharedSandbox
+          ? // Another process hosts the sandbox: if it dies, this one takes the sandbox over.
+            sandboxTakeoverClient({
+              initial: sharedSandbox,
+              recordPath: sandboxRecordPath(config.dbPath),
+              makeClient,
+              startSandbox: (takenSpeed) =>
+                startBuiltInSandbox({
+                  ...options.sandbox,
+                  now: () => clock.now(),
+                  speed: takenSpeed,
+                  stateFile: options.sandbox?.stateFile ?? sandboxStatePath(config.dbPath),
+                }),
+              onHosted: (taken) => {
+                sandbox = taken;
+                recordPath = sandboxRecordPath(config.dbPath);
+                // The dead host's claimed steps come back now, not when their leases run out.
+                local.queue.releaseOrphanedLeases();
+                pool?.wake();
+              },
+              announce: announceLine,
+            })
+          : makeClient(baseUrl));
 
     const workflows = compressPolling(options.workflows, speed);
     const listeners = new Set<(job: Job) => void>();
@@ -302,7 +328,9 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
       local,
       pool: workers,
       time,
-      sandbox,
+      get sandbox() {
+        return sandbox;
+      },
       history,
       description: sandbox
         ? `local (${config.dbPath}), built-in sandbox`

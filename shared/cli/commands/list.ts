@@ -30,6 +30,14 @@ export function parseLimit(value: string): number {
 export async function listCommand(ctx: CliContext, options: ListOptions): Promise<ExitCodeValue> {
   const status = options.status === undefined ? undefined : parseStatus(options.status);
   const limit = parseLimit(options.limit);
+  // A workflow name that does not exist is a typing slip, not an empty list.
+  if (options.workflow !== undefined && !ctx.workflows.has(options.workflow)) {
+    const known = [...ctx.workflows.keys()].sort().join(', ');
+    throw new CliError(
+      `--workflow: no workflow "${options.workflow}"; known workflows: ${known}`,
+      ExitCode.usage,
+    );
+  }
   const pipeline = await openPipeline(ctx, options, 'records');
   try {
     const jobs: Job[] = [];

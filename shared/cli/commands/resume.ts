@@ -3,8 +3,11 @@
  * With a job id and `--select`, the answer must be a subset of the options offered; without a job
  * id, every unfinished job (left by a crash, Ctrl-C or kill -9) continues from its last step.
  */
+
+import type { EngineDeps } from '../../engine/deps';
 import { isTerminal, type Job } from '../../engine/job';
 import { answerSelection } from '../../engine/jobs';
+import { retryJob } from '../../engine/retry';
 import { listUnfinished } from '../../runtime/job-queries';
 import { type CliContext, type GlobalOptions, openPipeline } from '../context';
 import { driveJobs, reportOutcome } from '../drive-jobs';
@@ -14,6 +17,35 @@ import { selectionHelp } from '../format';
 export interface ResumeOptions extends GlobalOptions {
   select?: string | undefined;
   wait: boolean;
+}
+
+/**
+ * Whether a FAILED job failed only for a reason on this machine that costs nothing to try again:
+ * its last call could not connect at all (nothing was sent: the built-in sandbox's host died, the
+ * network was down), or writing its report hit a disk error (a full or read-only disk, a report
+ * folder that was not writable). `opflow resume` continues such jobs like unfinished ones.
+ */
+export function failedForALocalReason(job: Job): boolean {
+  if (job.status !== 'FAILED' || !job.lastError) return false;
+  const { kind, message } = job.lastError;
+  if (kind === 'network' && /could not connect/.test(message)) return true;
+  return (
+    kind === 'internal' &&
+    /\b(EACCES|EPERM|ENOSPC|EROFS|EIO|EDQUOT|ENOTDIR|EISDIR|EEXIST|EMFILE|ENFILE)\b/.test(message)
+  );
+}
+
+/** FAILED jobs `failedForALocalReason`, oldest first (at most a few thousand are looked at). */
+async function locallyFailedJobs(store: EngineDeps['store']): Promise<Job[]> {
+  const found: Job[] = [];
+  let cursor: string | undefined;
+  for (let pages = 0; pages < 10; pages++) {
+    const page = await store.list({ status: 'FAILED', limit: 500, cursor });
+    found.push(...page.jobs.filter(failedForALocalReason));
+    cursor = page.cursor;
+    if (cursor === undefined) break;
+  }
+  return found.reverse();
 }
 
 /** `f1, f3` → ['f1', 'f3']; refuses an empty list. */
@@ -49,6 +81,11 @@ export async function resumeCommand(
       } else if (focus.status === 'AWAITING_INPUT') {
         ctx.io.stdout.write(`${selectionHelp(focus)}\n`);
         return ExitCode.awaitingInput;
+      } else if (failedForALocalReason(focus)) {
+        ctx.io.stderr.write(
+          `opflow: job ${jobId} failed only because ${describeLocalReason(focus)}; running it again from step ${focus.step}\n`,
+        );
+        focus = await retryJob(pipeline.deps, focus.id);
       } else if (isTerminal(focus.status)) {
         ctx.io.stdout.write(`job ${jobId} is already ${focus.status}; nothing to resume\n`);
         return focus.status === 'SUCCEEDED' ? ExitCode.ok : ExitCode.jobFailed;
@@ -57,6 +94,22 @@ export async function resumeCommand(
     const unfinished = (await listUnfinished(store)).filter(
       (job) => job.status !== 'AWAITING_INPUT' && job.id !== focus?.id,
     );
+    // Jobs failed only by a connection refused or a disk error continue too (nothing was paid for them).
+    let again = 0;
+    for (const failed of await locallyFailedJobs(store)) {
+      if (failed.id === focus?.id) continue;
+      try {
+        unfinished.push(await retryJob(pipeline.deps, failed.id));
+        again += 1;
+      } catch {
+        // Changed meanwhile (another process retried it): it is looked after there.
+      }
+    }
+    if (!options.quiet && again > 0) {
+      ctx.io.stderr.write(
+        `opflow: running again ${again} job${again === 1 ? '' : 's'} that failed only because a connection was refused or a disk could not be written\n`,
+      );
+    }
     const tracked = focus ? [focus, ...unfinished] : unfinished;
     if (tracked.length === 0) {
       const waiting = (await listUnfinished(store)).filter((job) => job.status === 'AWAITING_INPUT');
@@ -78,4 +131,8 @@ export async function resumeCommand(
   } finally {
     await pipeline.close();
   }
+}
+
+function describeLocalReason(job: Job): string {
+  return job.lastError?.kind === 'network' ? 'a connection was refused' : 'a disk could not be written';
 }
