@@ -3,7 +3,7 @@
 //   while `opflow serve` runs) survives that process's kill -9: it takes the sandbox over (its state
 //   file, its port) and finishes the job, with no create call repeated;
 // - a job that failed only because its calls could not connect is continued by `opflow resume`.
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
