@@ -143,6 +143,8 @@ export function sandboxTakeoverClient(options: SandboxTakeoverOptions): OpenPlat
       withTakeover((client) => client.callByName(idOrRef, body, callOptions)),
     stream: (operationId, body, streamOptions) =>
       withTakeover((client) => client.stream(operationId, body, streamOptions)),
+    request: (idOrRef, input, requestOptions) =>
+      withTakeover((client) => client.request(idOrRef, input, requestOptions)),
     fetchDocument: (url, callOptions) => withTakeover((client) => client.fetchDocument(url, callOptions)),
     close: async () => {
       clearInterval(watch);
