@@ -598,6 +598,38 @@ function Report({ api, config, job }) {
   </section>`;
 }
 
+/** The job's callback (`callbackUrl`): the delivery's state and every attempt. */
+function Callback({ job }) {
+  const callback = job.callback;
+  return html`<section aria-labelledby="callback-heading">
+    <h2 id="callback-heading">Callback</h2>
+    <dl class="facts">
+      <dt>URL</dt><dd><code>${job.callbackUrl}</code></dd>
+      <dt>Delivery</dt><dd>${callback ? `${callback.state} (round ${callback.round})` : 'when the job ends'}</dd>
+      ${callback?.deliveredAt ? html`<dt>Delivered</dt><dd>${formatTime(callback.deliveredAt)}</dd>` : null}
+      ${callback?.nextAttemptAt && callback.state === 'pending' ? html`<dt>Next attempt</dt><dd>${formatTime(callback.nextAttemptAt)}</dd>` : null}
+    </dl>
+    ${
+      callback?.attempts?.length
+        ? html`<table class="jobs">
+          <caption>${plural(callback.attempts.length, 'attempt')}</caption>
+          <thead><tr><th scope="col">Round</th><th scope="col">At</th><th scope="col">Answer</th><th scope="col">Took</th></tr></thead>
+          <tbody>
+            ${callback.attempts.map(
+              (attempt) => html`<tr>
+                <td>${attempt.round}</td>
+                <td>${formatTime(attempt.at)}</td>
+                <td>${attempt.status !== undefined ? `HTTP ${attempt.status}` : (attempt.error ?? '')}</td>
+                <td>${formatDuration(attempt.durationMs)}</td>
+              </tr>`,
+            )}
+          </tbody>
+        </table>`
+        : null
+    }
+  </section>`;
+}
+
 function JobPage({ api, config, id }) {
   const [job, setJob] = useState(undefined);
   const [timeline, setTimeline] = useState(undefined);
@@ -733,6 +765,7 @@ function JobPage({ api, config, id }) {
         </section>`
         : null
     }
+    ${job.callbackUrl ? html`<${Callback} job=${job} />` : null}
     ${job.status === 'SUCCEEDED' ? html`<${Report} api=${api} config=${config} job=${job} />` : null}
   </main>`;
 }

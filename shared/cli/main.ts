@@ -312,7 +312,8 @@ results.jsonl, failed.jsonl and index.html, kept up to date while the batch runs
     .addHelpText(
       'after',
       `
-Tools: list_workflows, submit_job, get_job, list_jobs, answer_selection, cancel_job, get_report;
+Tools: list_workflows, submit_job, get_job, list_jobs, answer_selection, cancel_job, retry_job,
+get_report;
 resource opflow://jobs/{id}/report. Add to an MCP client's configuration as the command
 "npx" with arguments ["opflow", "mcp"] (README: "opflow for agents"). Standard output carries
 only the protocol; messages for people go to standard error.`,

@@ -13,6 +13,7 @@
  *   list_jobs         jobs, newest first, with the job API's filters and cursor
  *   answer_selection  choose options of a job that waits for a selection
  *   cancel_job        cancel an unfinished job
+ *   retry_job         run a FAILED or CANCELLED job again from where it stopped (or the start)
  *   get_report        a succeeded job's report (Markdown by default); also the resource
  *                     opflow://jobs/{id}/report
  */
@@ -26,6 +27,7 @@ import {
   idempotencyKeySchema,
   jobIdSchema,
   listQuerySchema,
+  retryBodySchema,
   selectionBodySchema,
 } from '../http/job-api';
 
@@ -348,6 +350,30 @@ export function createOpflowMcpServer(options: OpflowMcpOptions): McpServer {
     async ({ jobId }) => {
       try {
         return result(await api('POST', `/jobs/${encodeURIComponent(jobId)}/cancel`));
+      } catch (error) {
+        return refusal(error);
+      }
+    },
+  );
+
+  server.registerTool(
+    'retry_job',
+    {
+      title: 'Retry a job',
+      description:
+        'Run a FAILED or CANCELLED job again from the step it stopped at (or from its first step with fromStart); earlier runs are kept.',
+      inputSchema: jobIdArgs.extend(retryBodySchema.shape).strict(),
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: false,
+        idempotentHint: false,
+        openWorldHint: true,
+      },
+    },
+    async ({ jobId, ...body }) => {
+      try {
+        const { job } = await api('POST', `/jobs/${encodeURIComponent(jobId)}/retry`, { body });
+        return result({ job, next: 'call get_job every few seconds to follow the job' });
       } catch (error) {
         return refusal(error);
       }

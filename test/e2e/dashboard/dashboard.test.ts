@@ -2,7 +2,8 @@
 // `opflow serve` on the built-in sandbox, with a server token: a bad token refused, the jobs list
 // updating as jobs run, filters and search, a selection answered in the page (one job, then many
 // at once), a report read, a cancel and a retry. Screenshots go to test-artifacts/dashboard/.
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
@@ -13,10 +14,16 @@ import { childEnv, startServe } from '../local/serve-process';
 const chromiumPath = process.env.OPFLOW_CHROMIUM ?? '/usr/bin/chromium';
 const artefacts = join(repoRoot, 'test-artifacts', 'dashboard');
 const token = 'dashboard-test-token-0123456789';
+/** axe-core, the accessibility rules engine, run inside the page (WCAG 2 A and AA rules). */
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 const disclosure = (title: string) => `# ${title}
 A bicycle helmet made of six rigid shell segments joined by textile hinges, so that it folds flat to the
 size of a book. A magnetic buckle locks the segments in the open shape.`;
+
+interface AxeResults {
+  violations: { id: string; help: string; nodes: { target: string[] }[] }[];
+}
 
 interface JobView {
   id: string;
@@ -40,6 +47,17 @@ describe('the dashboard in a browser', () => {
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     return (await response.json()) as { job: JobView };
+  };
+  /** What axe finds wrong on the page as it is now (the report frame included). */
+  const accessibilityProblems = async (): Promise<string[]> => {
+    await page.evaluate(axeSource);
+    const results = (await page.evaluate(
+      "axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] })",
+    )) as AxeResults;
+    return results.violations.map(
+      (violation) =>
+        `${violation.id}: ${violation.help} (${violation.nodes.map((node) => node.target.join(' ')).join(', ')})`,
+    );
   };
   const submit = async (body: Record<string, unknown>) => (await api('POST', '/jobs', body)).job;
   const shot = (name: string) => page.screenshot({ path: join(artefacts, `${name}.png`), fullPage: true });
@@ -107,6 +125,7 @@ describe('the dashboard in a browser', () => {
     await row(count.id, 'SUCCEEDED').waitFor();
     await row(novelty.id, 'SUCCEEDED').waitFor();
     await shot('02-list-updated');
+    expect(await accessibilityProblems()).toEqual([]);
 
     await page.getByLabel('Workflow').selectOption('patent-count');
     await row(novelty.id).waitFor({ state: 'detached' });
@@ -143,6 +162,7 @@ describe('the dashboard in a browser', () => {
     expect(await first.isChecked()).toBe(!wasChecked);
     if (!(await first.isChecked())) await page.keyboard.press('Space');
     await shot('04-selection');
+    expect(await accessibilityProblems()).toEqual([]);
     await page.getByRole('button', { name: 'Submit selection' }).click();
     await page.getByRole('heading', { name: 'Report' }).waitFor({ timeout: 60_000 });
     const report = page.frameLocator('iframe.report');
@@ -153,6 +173,7 @@ describe('the dashboard in a browser', () => {
     await page.getByRole('list', { name: 'Steps' }).waitFor();
     expect(await page.getByRole('list', { name: 'Steps' }).textContent()).toMatch(/call/);
     await shot('05-report');
+    expect(await accessibilityProblems()).toEqual([]);
   }, 90_000);
 
   it('answers many waiting jobs at once from the list', async () => {
@@ -180,6 +201,7 @@ describe('the dashboard in a browser', () => {
       workflow: 'novelty-check',
       input: { text: disclosure('Helmet to cancel') },
       selection: { mode: 'manual' },
+      callbackUrl: 'https://receiver.example.com/opflow/hook?token=secret-in-query',
     });
     await page.goto(`${url}/#/jobs/${job.id}`);
     await page.getByRole('button', { name: 'Cancel job' }).click();
@@ -201,6 +223,7 @@ describe('the dashboard in a browser', () => {
     await page.getByRole('heading', { name: 'Why it failed' }).waitFor({ timeout: 60_000 });
     const facts = await page.getByRole('region', { name: 'Why it failed' }).textContent();
     expect(facts).toMatch(/Kind/);
+    expect(await accessibilityProblems()).toEqual([]);
     await shot('08-failed');
     await page.getByRole('button', { name: /^Retry from (?!the start)/ }).click();
     await page.getByText('Job retried from the step it stopped at.').waitFor();

@@ -77,6 +77,7 @@ async function agentSession(client: Client): Promise<void> {
     expect.arrayContaining([
       'answer_selection',
       'cancel_job',
+      'retry_job',
       'get_job',
       'get_report',
       'list_jobs',
@@ -175,6 +176,13 @@ async function agentSession(client: Client): Promise<void> {
   const cancelled = await callOk<{ job: JobView }>(client, 'cancel_job', { jobId: toCancel.jobId });
   expect(cancelled.job.status).toBe('CANCELLED');
   expect(await callRefused(client, 'get_report', { jobId: toCancel.jobId })).toContain('CANCELLED');
+  // ...and run it again: it goes back to work and stops at its selection again.
+  const retried = await callOk<{ job: JobView & { runs?: unknown[] } }>(client, 'retry_job', {
+    jobId: toCancel.jobId,
+  });
+  expect(retried.job.runs).toHaveLength(1);
+  await follow(client, toCancel.jobId, ['AWAITING_INPUT']);
+  expect(await callRefused(client, 'retry_job', { jobId: toCancel.jobId })).toContain('cannot be retried');
 
   for (const text of texts) {
     expect(text).not.toContain(sandboxApiKey);
