@@ -19,6 +19,7 @@ import { runCommand } from './commands/run';
 import { sandboxCommand } from './commands/sandbox';
 import { defaultServePort, serveCommand } from './commands/serve';
 import { statusCommand } from './commands/status';
+import { registerWebhookCommands } from './commands/webhooks';
 import { type CliContext, type CliIo, classifyError, type GlobalOptions } from './context';
 import { ExitCode, type ExitCodeValue, exitCodeHelp } from './exit-codes';
 
@@ -332,12 +333,18 @@ only the protocol; messages for people go to standard error.`,
       '127.0.0.1',
     )
     .option('--mcp', 'also serve the MCP server for agents at /mcp (Streamable HTTP, same token rule)')
+    .option(
+      '--config <file>',
+      'webhook mappings and schedules (env OPFLOW_CONFIG; default ./opflow.config.json)',
+    )
     .addHelpText(
       'after',
       `
 Routes: POST /jobs, GET /jobs, GET /jobs/{id}, POST /jobs/{id}/selection, POST /jobs/{id}/cancel,
 POST /jobs/{id}/retry ({"fromStart": true} optional),
-GET /jobs/{id}/report (where the files are), GET /jobs/{id}/report/{file} (the file itself).
+GET /jobs/{id}/report (where the files are), GET /jobs/{id}/report/{file} (the file itself),
+POST /webhooks/{source} (Standard Webhooks signature with OPFLOW_WEBHOOK_SECRET_<SOURCE>; no token).
+It also runs the schedules of the config file.
 With OPFLOW_SERVE_TOKEN set, every request needs the header Authorization: Bearer <token>.
 The first line on standard output is the URL; requests are logged on standard error.`,
     )
@@ -346,6 +353,7 @@ The first line on standard output is the URL; requests are logged on standard er
     });
 
   registerCallbackCommands(program, ctx, setExitCode);
+  registerWebhookCommands(program, ctx, setExitCode);
 
   return program;
 }

@@ -11,11 +11,13 @@ import { redactUrl } from '../../openplatform/redact';
 import { listUnfinished } from '../../runtime/job-queries';
 import { asLocal, type CliContext, type GlobalOptions, openPipeline } from '../context';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
+import { prepareServeExtras, readConfigFile } from '../serve-extras';
 
 export interface ServeOptions extends GlobalOptions {
   port: string;
   host: string;
   mcp?: boolean | undefined;
+  config?: string | undefined;
 }
 
 /** The default port: next to `opflow sandbox`'s 8787. */
@@ -78,8 +80,10 @@ export async function serveCommand(ctx: CliContext, options: ServeOptions): Prom
     if (!options.quiet) io.stderr.write(`opflow serve: ${line}\n`);
   };
 
+  const configFile = readConfigFile(ctx, options.config);
   const pipeline = await openPipeline(ctx, options, 'work');
   const local = asLocal(pipeline)!;
+  const extras = prepareServeExtras(ctx, local, configFile);
   let server: JobApiServer;
   try {
     server = await startJobApiServer({
@@ -91,6 +95,7 @@ export async function serveCommand(ctx: CliContext, options: ServeOptions): Prom
         dashboardMount({ deps: pipeline.deps, history: local.history }),
         timelineMount({ deps: pipeline.deps, history: local.history }),
         ...(options.mcp ? [mcpMount({ deps: pipeline.deps })] : []),
+        ...extras.mounts,
       ],
       onRequest: (entry) => say(`${entry.method} ${entry.path} ${entry.status} (${entry.durationMs} ms)`),
     });
@@ -99,6 +104,7 @@ export async function serveCommand(ctx: CliContext, options: ServeOptions): Prom
     throw new CliError(`cannot listen on ${host}:${port}: ${(error as Error).message}`, ExitCode.environment);
   }
   local.start();
+  extras.start();
 
   const auth = token === undefined ? 'none' : 'bearer';
   if (options.json) {
@@ -113,6 +119,7 @@ export async function serveCommand(ctx: CliContext, options: ServeOptions): Prom
     say(`dashboard at ${server.url}/`);
     if (options.mcp) say(`MCP server at ${server.url}/mcp (Streamable HTTP)`);
   }
+  for (const line of extras.lines()) say(line);
 
   let stopListening = () => {};
   await new Promise<void>((resolve) => {
@@ -129,6 +136,7 @@ export async function serveCommand(ctx: CliContext, options: ServeOptions): Prom
     'stopping: no new requests; waiting for the requests and steps in progress (Ctrl-C again stops at once)',
   );
   try {
+    await extras.stop();
     await server.close();
     await local.stop();
     const unfinished = (await listUnfinished(pipeline.deps.store)).length;

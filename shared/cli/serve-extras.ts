@@ -1,0 +1,72 @@
+/**
+ * What `opflow serve` runs beside the job API from the config file (opflow.config.json): the
+ * webhook route and the schedules. Loaded and validated before the server starts, so a wrong
+ * config stops `opflow serve` with the file and field named.
+ */
+import { normalizeSecret } from '../callbacks/secret-format';
+import { ConfigFileError, loadOpflowConfig, type OpflowConfig } from '../config/opflow-config';
+import type { ServerMount } from '../http/node-server';
+import { webhookMount } from '../http/webhook-mount';
+import { createWebhookHandler, envWebhookSecrets } from '../http/webhooks';
+import type { LocalPipeline } from '../runtime/local-pipeline';
+import type { CliContext } from './context';
+import { CliError, ExitCode } from './exit-codes';
+
+export interface ServeExtras {
+  config: OpflowConfig;
+  file: string | undefined;
+  mounts: ServerMount[];
+  start(): void;
+  stop(): Promise<void>;
+  lines(): string[];
+}
+
+/** Reads the config file of a command (`--config`, OPFLOW_CONFIG, ./opflow.config.json). */
+export function readConfigFile(ctx: CliContext, explicit: string | undefined) {
+  try {
+    return loadOpflowConfig({
+      explicit,
+      env: ctx.io.env,
+      cwd: ctx.io.cwd,
+      workflows: new Set(ctx.workflows.keys()),
+    });
+  } catch (error) {
+    if (error instanceof ConfigFileError) throw new CliError(error.message, ExitCode.usage);
+    throw error;
+  }
+}
+
+export function prepareServeExtras(
+  ctx: CliContext,
+  pipeline: LocalPipeline,
+  loaded: { config: OpflowConfig; file: string | undefined },
+): ServeExtras {
+  const env = ctx.io.env;
+  const secrets = envWebhookSecrets(env);
+  const handler = createWebhookHandler({
+    deps: pipeline.deps,
+    config: loaded.config,
+    secrets: {
+      get: async (source) => {
+        const secret = await secrets.get(source);
+        return secret === undefined ? undefined : normalizeSecret(secret);
+      },
+      refresh: async (source) => {
+        const secret = await secrets.refresh(source);
+        return secret === undefined ? undefined : normalizeSecret(secret);
+      },
+    },
+  });
+  return {
+    ...loaded,
+    mounts: [webhookMount(handler, loaded.config)],
+    start() {},
+    async stop() {},
+    lines() {
+      const sources = Object.keys(loaded.config.webhooks);
+      return [
+        `webhooks at /webhooks/{source}${sources.length ? ` (mapped: ${sources.join(', ')})` : ''}; a source needs OPFLOW_WEBHOOK_SECRET_<SOURCE>`,
+      ];
+    },
+  };
+}

@@ -1,0 +1,236 @@
+/**
+ * The opflow config file (`opflow.config.json`; another with `--config <file>` or OPFLOW_CONFIG):
+ * webhook sources and their payload mappings, and schedules. Validated with zod when a command
+ * starts; every problem names the file and the field (`opflow.config.json: schedules[1].cron: ...`),
+ * or the line of a JSON syntax error.
+ *
+ * A mapping template is any JSON value; an object `{"$from": "/json/pointer"}` (optionally with
+ * `"default"`) in it is replaced by the value at that JSON pointer (RFC 6901) of the webhook's payload.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { Cron } from 'croner';
+import { z } from 'zod';
+import { selectionPolicySchema } from '../engine/job';
+
+export const defaultConfigFile = 'opflow.config.json';
+export const configFileVariable = 'OPFLOW_CONFIG';
+
+/** A problem with the config file, naming the file and the field. */
+export class ConfigFileError extends Error {
+  override readonly name = 'ConfigFileError';
+}
+
+const pointerSchema = z
+  .string()
+  .regex(/^(\/([^~/]|~[01])*)*$/, 'must be a JSON pointer such as /issue/title (RFC 6901)');
+
+/** `{"$from": "/a/b", "default"?: ...}`: a value taken from the payload. */
+export const fromSchema = z.strictObject({ $from: pointerSchema, default: z.unknown().optional() });
+
+const durationPattern = /^(\d+)(ms|s|m|h|d)$/;
+export function parseDuration(text: string): number {
+  const match = durationPattern.exec(text.trim());
+  if (!match) throw new Error(`not a duration: ${text}`);
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[
+    match[2] as 'ms' | 's' | 'm' | 'h' | 'd'
+  ];
+  return Number(match[1]) * unit;
+}
+const durationSchema = z.string().regex(durationPattern, 'must be a duration such as 30s, 15m, 2h or 1d');
+
+const nameSchema = z
+  .string()
+  .regex(
+    /^[a-z0-9][a-z0-9_-]{0,63}$/,
+    'must be 1-64 lower-case letters, digits, "-" or "_", starting with a letter or digit',
+  );
+
+const tenantSchema = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[\w.-]+$/, 'letters, digits, dot, dash and underscore only');
+
+export const webhookSourceSchema = z
+  .strictObject({
+    /** The tenant whose jobs this source creates. Default: `default`. */
+    tenant: tenantSchema.default('default'),
+    /** The workflow, or where it is in the payload. Without it, the body is a job request. */
+    workflow: z.union([z.string().min(1), fromSchema]).optional(),
+    /** The job's input: a template over the payload. */
+    input: z.unknown().optional(),
+    selection: z.union([selectionPolicySchema, fromSchema]).optional(),
+    callbackUrl: z.union([z.string(), fromSchema]).optional(),
+    label: z.union([z.string().max(200), fromSchema]).optional(),
+    /** Largest body accepted (bytes). Default: 256 KiB. */
+    maxBodyBytes: z
+      .number()
+      .int()
+      .min(1)
+      .max(10 * 1024 * 1024)
+      .default(256 * 1024),
+    /** How far a webhook-timestamp may be from now. Default: 5m. */
+    tolerance: durationSchema.default('5m'),
+  })
+  .superRefine((source, ctx) => checkTemplate(source.input, ['input'], ctx));
+
+/** Every `$from` object inside a template must be a valid `{"$from": pointer, "default"?}`. */
+function checkTemplate(template: unknown, path: (string | number)[], ctx: z.RefinementCtx): void {
+  if (Array.isArray(template)) {
+    template.forEach((item, index) => checkTemplate(item, [...path, index], ctx));
+    return;
+  }
+  if (template === null || typeof template !== 'object') return;
+  if ('$from' in template) {
+    const parsed = fromSchema.safeParse(template);
+    for (const issue of parsed.error?.issues ?? []) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [...path, ...issue.path.map((part) => part as string | number)],
+        message: issue.message,
+      });
+    }
+    return;
+  }
+  for (const [key, value] of Object.entries(template)) checkTemplate(value, [...path, key], ctx);
+}
+export type WebhookSource = z.infer<typeof webhookSourceSchema>;
+
+export const overlapPolicies = ['skip', 'buffer-one', 'allow-all'] as const;
+
+export const scheduleSchema = z
+  .strictObject({
+    name: nameSchema,
+    /** A cron expression (5 or 6 fields, croner syntax). */
+    cron: z.string().min(1),
+    /** An IANA time zone, e.g. Europe/Berlin. Default: UTC. */
+    timezone: z.string().min(1).default('UTC'),
+    workflow: z.string().min(1),
+    input: z.unknown(),
+    tenant: tenantSchema.default('default'),
+    selection: selectionPolicySchema.default({ mode: 'auto' }),
+    callbackUrl: z.string().optional(),
+    /** When a slot comes while the previous slot's job is still running: skip it (default), keep one waiting, or run all. */
+    overlap: z.enum(overlapPolicies).default('skip'),
+    /** How far back missed slots are run after downtime. Default: one slot (the latest missed one). */
+    catchUp: z.union([z.literal('one'), z.literal('none'), durationSchema]).default('one'),
+    /** A random delay up to this much after each slot, to spread load. Default: none. */
+    jitter: durationSchema.optional(),
+    /** Paused schedules do not fire (trigger and backfill still work); say why. */
+    paused: z.strictObject({ reason: z.string().min(1).max(500) }).optional(),
+  })
+  .superRefine((schedule, ctx) => {
+    try {
+      new Intl.DateTimeFormat('en-US', { timeZone: schedule.timezone });
+    } catch {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['timezone'],
+        message: `"${schedule.timezone}" is not an IANA time zone`,
+      });
+      return;
+    }
+    try {
+      new Cron(schedule.cron, { timezone: schedule.timezone, paused: true });
+    } catch (error) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['cron'],
+        message: `is not a cron expression: ${(error as Error).message}`,
+      });
+    }
+  });
+export type Schedule = z.infer<typeof scheduleSchema>;
+
+export const opflowConfigSchema = z
+  .strictObject({
+    $schema: z.string().optional(),
+    webhooks: z.record(nameSchema, webhookSourceSchema).default({}),
+    schedules: z.array(scheduleSchema).default([]),
+  })
+  .superRefine((config, ctx) => {
+    const seen = new Set<string>();
+    config.schedules.forEach((schedule, index) => {
+      if (seen.has(schedule.name))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['schedules', index, 'name'],
+          message: `"${schedule.name}" is used twice`,
+        });
+      seen.add(schedule.name);
+    });
+  });
+export type OpflowConfig = z.infer<typeof opflowConfigSchema>;
+
+function fieldPath(path: readonly PropertyKey[]): string {
+  let text = '';
+  for (const part of path)
+    text += typeof part === 'number' ? `[${part}]` : `${text ? '.' : ''}${String(part)}`;
+  return text || '(root)';
+}
+
+/** Validates a parsed config; `file` is named in errors. `workflows` (names) are checked when given. */
+export function parseOpflowConfig(
+  value: unknown,
+  file: string,
+  workflows?: ReadonlySet<string>,
+): OpflowConfig {
+  const parsed = opflowConfigSchema.safeParse(value);
+  if (!parsed.success) {
+    throw new ConfigFileError(
+      parsed.error.issues.map((issue) => `${file}: ${fieldPath(issue.path)}: ${issue.message}`).join('\n'),
+    );
+  }
+  if (workflows) {
+    const problems: string[] = [];
+    parsed.data.schedules.forEach((schedule, index) => {
+      if (!workflows.has(schedule.workflow))
+        problems.push(`${file}: schedules[${index}].workflow: unknown workflow "${schedule.workflow}"`);
+    });
+    for (const [source, mapping] of Object.entries(parsed.data.webhooks)) {
+      if (typeof mapping.workflow === 'string' && !workflows.has(mapping.workflow))
+        problems.push(`${file}: webhooks.${source}.workflow: unknown workflow "${mapping.workflow}"`);
+    }
+    if (problems.length > 0) throw new ConfigFileError(problems.join('\n'));
+  }
+  return parsed.data;
+}
+
+/** The line and column of a character offset, for JSON syntax errors. */
+function lineOf(text: string, offset: number): string {
+  const before = text.slice(0, offset);
+  const line = before.split('\n').length;
+  return `line ${line}, column ${offset - before.lastIndexOf('\n')}`;
+}
+
+/**
+ * Reads the config: `explicit` (a flag), else OPFLOW_CONFIG, else `opflow.config.json` in `cwd`
+ * when it exists; an empty config when there is none. A named file that is missing is an error.
+ */
+export function loadOpflowConfig(options: {
+  explicit?: string | undefined;
+  env: Readonly<Record<string, string | undefined>>;
+  cwd: string;
+  workflows?: ReadonlySet<string> | undefined;
+}): { config: OpflowConfig; file: string | undefined } {
+  const named = options.explicit ?? options.env[configFileVariable];
+  const file = named ? resolve(options.cwd, named) : resolve(options.cwd, defaultConfigFile);
+  if (!existsSync(file)) {
+    if (named) throw new ConfigFileError(`${named}: no such config file`);
+    return { config: parseOpflowConfig({}, defaultConfigFile), file: undefined };
+  }
+  const shown = named ?? defaultConfigFile;
+  const text = readFileSync(file, 'utf8');
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    const message = (error as Error).message;
+    const position = /position (\d+)/.exec(message)?.[1];
+    throw new ConfigFileError(
+      `${shown}: not valid JSON${position === undefined ? '' : ` at ${lineOf(text, Number(position))}`}: ${message}`,
+    );
+  }
+  return { config: parseOpflowConfig(value, shown, options.workflows), file };
+}

@@ -1,0 +1,253 @@
+/**
+ * `POST /webhooks/{source}`: a signed webhook starts a job. Framework-free like job-api.ts; the
+ * local server (node-server.ts) and the Lambda api (aws-api.ts) hand it the raw body bytes.
+ *
+ * 1. The source must have a signing secret (locally OPFLOW_WEBHOOK_SECRET_<SOURCE>, on aws the
+ *    Secrets Manager secret `<prefix><source>`): else 404.
+ * 2. The body may not exceed the source's limit: else 413.
+ * 3. Standard Webhooks headers, a timestamp within the tolerance (default 5 minutes) and a `v1`
+ *    signature of `id.timestamp.body` over the raw bytes (the standardwebhooks package; several
+ *    signatures for rotation): else 401. A failed check re-reads the secret once (a rotated secret
+ *    needs no restart or deploy).
+ * 4. The payload goes through the source's mapping (opflow.config.json) or, without one, is a job
+ *    request `{workflow, input, selection?, callbackUrl?}`: else 400 naming the field.
+ * 5. The job is created with the idempotency key `webhook:<source>:<webhook-id>`: a repeated
+ *    delivery answers 202 with the same job id and creates nothing.
+ */
+import { Webhook, WebhookVerificationError } from 'standardwebhooks';
+import type { z } from 'zod';
+import type { OpflowConfig, WebhookSource } from '../config/opflow-config';
+import { parseDuration, webhookSourceSchema } from '../config/opflow-config';
+import type { EngineDeps } from '../engine/deps';
+import { JobRequestError, submitJob, submitJobRequestSchema } from '../engine/jobs';
+import type { JobApiResponse } from './job-api';
+
+/** Signing secrets of incoming webhooks, by source. */
+export interface WebhookSecrets {
+  /** The source's secret, or undefined when the source has none (an unknown source). */
+  get(source: string): Promise<string | undefined>;
+  /** Read it again (after a failed check). */
+  refresh(source: string): Promise<string | undefined>;
+}
+
+export interface WebhookRequest {
+  source: string;
+  /** Header names in lower case. */
+  headers: Readonly<Record<string, string | undefined>>;
+  body: Uint8Array;
+}
+
+export interface WebhookOptions {
+  deps: EngineDeps;
+  config: OpflowConfig;
+  secrets: WebhookSecrets;
+  /** Requests per second per source, with a burst of twice that. Default: 20. */
+  ratePerSecond?: number | undefined;
+}
+
+export const webhookSourcePattern = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+const defaultSource = webhookSourceSchema.parse({});
+
+function json(status: number, body: unknown, headers: Record<string, string> = {}): JobApiResponse {
+  return {
+    status,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...headers },
+    body: JSON.stringify(body),
+  };
+}
+
+function refusal(status: number, code: string, message: string, headers: Record<string, string> = {}) {
+  return json(status, { error: { status, code, message } }, headers);
+}
+
+/** The value at a JSON pointer, or undefined. */
+export function atPointer(value: unknown, pointer: string): unknown {
+  if (pointer === '') return value;
+  let current = value;
+  for (const raw of pointer.slice(1).split('/')) {
+    const part = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (current === null || typeof current !== 'object') return undefined;
+    if (Array.isArray(current)) {
+      if (!/^\d+$/.test(part)) return undefined;
+      current = current[Number(part)];
+    } else {
+      if (!Object.hasOwn(current, part)) return undefined;
+      current = (current as Record<string, unknown>)[part];
+    }
+  }
+  return current;
+}
+
+class MappingError extends Error {}
+
+/** Replaces every `{"$from": pointer}` of a template with the payload's value there. */
+export function applyTemplate(template: unknown, payload: unknown, where: string): unknown {
+  if (Array.isArray(template))
+    return template.map((item, i) => applyTemplate(item, payload, `${where}[${i}]`));
+  if (template !== null && typeof template === 'object') {
+    const record = template as Record<string, unknown>;
+    if (typeof record.$from === 'string') {
+      const found = atPointer(payload, record.$from);
+      if (found !== undefined) return found;
+      if ('default' in record) return record.default;
+      throw new MappingError(`${where}: the payload has nothing at ${record.$from || '(root)'}`);
+    }
+    return Object.fromEntries(
+      Object.entries(record).map(([key, value]) => [key, applyTemplate(value, payload, `${where}.${key}`)]),
+    );
+  }
+  return template;
+}
+
+const defaultBodySchema = submitJobRequestSchema
+  .pick({ workflow: true, input: true, selection: true, callbackUrl: true, label: true })
+  .strict();
+
+/** Turns a payload into a job request, by the source's mapping or as a job request itself. */
+export function mapPayload(
+  payload: unknown,
+  mapping: WebhookSource | undefined,
+): { workflow: string; input: unknown; selection?: unknown; callbackUrl?: unknown; label?: unknown } {
+  if (!mapping?.workflow) {
+    const parsed = defaultBodySchema.safeParse(payload);
+    if (!parsed.success) {
+      throw new MappingError(
+        parsed.error.issues
+          .map((issue) => `body.${issue.path.map(String).join('.')}: ${issue.message}`)
+          .join('; '),
+      );
+    }
+    return parsed.data;
+  }
+  const workflow = applyTemplate(mapping.workflow, payload, 'mapping.workflow');
+  if (typeof workflow !== 'string')
+    throw new MappingError('mapping.workflow: the payload value is not a string');
+  return {
+    workflow,
+    input: applyTemplate(mapping.input ?? { $from: '' }, payload, 'mapping.input'),
+    ...(mapping.selection === undefined
+      ? {}
+      : { selection: applyTemplate(mapping.selection, payload, 'mapping.selection') }),
+    ...(mapping.callbackUrl === undefined
+      ? {}
+      : { callbackUrl: applyTemplate(mapping.callbackUrl, payload, 'mapping.callbackUrl') }),
+    ...(mapping.label === undefined ? {} : { label: applyTemplate(mapping.label, payload, 'mapping.label') }),
+  };
+}
+
+/** A token bucket per source. */
+class SourceThrottle {
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  constructor(private readonly rate: number) {}
+  take(source: string, now: number): boolean {
+    const bucket = this.buckets.get(source) ?? { tokens: this.rate * 2, at: now };
+    bucket.tokens = Math.min(this.rate * 2, bucket.tokens + ((now - bucket.at) / 1000) * this.rate);
+    bucket.at = now;
+    this.buckets.set(source, bucket);
+    if (bucket.tokens < 1) return false;
+    bucket.tokens -= 1;
+    return true;
+  }
+}
+
+function verify(secret: string, body: Uint8Array, headers: Record<string, string>): boolean {
+  try {
+    new Webhook(secret).verify(Buffer.from(body), headers, { jsonParse: false });
+    return true;
+  } catch (error) {
+    if (error instanceof WebhookVerificationError) return false;
+    throw error;
+  }
+}
+
+export function createWebhookHandler(options: WebhookOptions) {
+  const throttle = new SourceThrottle(options.ratePerSecond ?? 20);
+  const { deps } = options;
+  return async (request: WebhookRequest): Promise<JobApiResponse> => {
+    const { source } = request;
+    try {
+      if (!webhookSourcePattern.test(source)) return refusal(404, 'not-found', 'no such webhook source');
+      const secret = await options.secrets.get(source);
+      if (secret === undefined) return refusal(404, 'not-found', `no webhook source ${source}`);
+      const mapping = options.config.webhooks[source];
+      const settings = mapping ?? defaultSource;
+      if (!throttle.take(source, deps.clock.now())) {
+        return refusal(429, 'throttled', `too many webhooks from ${source}; try again shortly`, {
+          'retry-after': '1',
+        });
+      }
+      if (request.body.byteLength > settings.maxBodyBytes) {
+        return refusal(413, 'body-too-large', `the body is over ${settings.maxBodyBytes} bytes`);
+      }
+      const id = request.headers['webhook-id'];
+      const timestamp = request.headers['webhook-timestamp'];
+      const signature = request.headers['webhook-signature'];
+      if (!id || !timestamp || !signature) {
+        return refusal(
+          401,
+          'unauthorized',
+          'webhook-id, webhook-timestamp and webhook-signature are required',
+        );
+      }
+      if (id.length > 200 || !/^[\x21-\x7e]+$/.test(id)) {
+        return refusal(401, 'unauthorized', 'webhook-id must be 1-200 visible ASCII characters');
+      }
+      const seconds = Number(timestamp);
+      const toleranceMs = parseDuration(settings.tolerance);
+      if (!/^\d{1,12}$/.test(timestamp) || Math.abs(seconds * 1000 - deps.clock.now()) > toleranceMs) {
+        return refusal(401, 'unauthorized', `webhook-timestamp is not within ${settings.tolerance} of now`);
+      }
+      const headers = { 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': signature };
+      let verified = verify(secret, request.body, headers);
+      if (!verified) {
+        // Perhaps the secret was rotated since it was read: read it again, once.
+        const fresh = await options.secrets.refresh(source);
+        verified = fresh !== undefined && fresh !== secret && verify(fresh, request.body, headers);
+      }
+      if (!verified) return refusal(401, 'unauthorized', 'the webhook-signature does not match');
+
+      let payload: unknown;
+      try {
+        payload = JSON.parse(Buffer.from(request.body).toString('utf8'));
+      } catch {
+        return refusal(400, 'invalid-json', 'the body is not JSON');
+      }
+      let mapped: ReturnType<typeof mapPayload>;
+      try {
+        mapped = mapPayload(payload, mapping);
+      } catch (error) {
+        if (error instanceof MappingError) return refusal(400, 'unmappable', error.message);
+        throw error;
+      }
+      const { job, created } = await submitJob(deps, {
+        ...(mapped as z.input<typeof defaultBodySchema>),
+        tenant: settings.tenant,
+        source: 'webhook',
+        idempotencyKey: `webhook:${source}:${id}`,
+        label: (mapped.label as string | undefined) ?? `webhook ${source} ${id}`.slice(0, 200),
+      });
+      return json(202, { jobId: job.id, created, status: job.status }, { location: `/jobs/${job.id}` });
+    } catch (error) {
+      if (error instanceof JobRequestError) {
+        return refusal(error.status === 404 ? 400 : error.status, 'invalid-request', error.message);
+      }
+      deps.log?.error('webhook failed', {
+        source,
+        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+      });
+      return refusal(500, 'internal', 'the webhook failed; try again later');
+    }
+  };
+}
+
+/** Local webhook secrets: OPFLOW_WEBHOOK_SECRET_<SOURCE> (upper case, `_` for `-`), read each time. */
+export function envWebhookSecrets(env: Readonly<Record<string, string | undefined>>): WebhookSecrets {
+  const read = async (source: string) => env[webhookSecretVariable(source)]?.trim() || undefined;
+  return { get: read, refresh: read };
+}
+
+export function webhookSecretVariable(source: string): string {
+  return `OPFLOW_WEBHOOK_SECRET_${source.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
+}
+
+export const webhookPathPattern = /^\/webhooks\/([^/]+)\/?$/;
