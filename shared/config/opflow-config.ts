@@ -78,7 +78,7 @@ export const webhookSourceSchema = z
 /** Every `$from` object inside a template must be a valid `{"$from": pointer, "default"?}`. */
 function checkTemplate(template: unknown, path: (string | number)[], ctx: z.RefinementCtx): void {
   if (Array.isArray(template)) {
-    template.forEach((item, index) => checkTemplate(item, [...path, index], ctx));
+    for (const [index, item] of template.entries()) checkTemplate(item, [...path, index], ctx);
     return;
   }
   if (template === null || typeof template !== 'object') return;

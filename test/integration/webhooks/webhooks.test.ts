@@ -98,7 +98,14 @@ function signed(
 
 async function post(source: string, body: string | Buffer, headers: Record<string, string>) {
   const answer = await fetch(`${server.url}/webhooks/${source}`, { method: 'POST', headers, body });
-  return { status: answer.status, json: (await answer.json()) as Record<string, any> };
+  return {
+    status: answer.status,
+    json: (await answer.json()) as {
+      jobId: string;
+      created: boolean;
+      error: { code: string; message: string };
+    },
+  };
 }
 
 describe('POST /webhooks/{source}', () => {
