@@ -22,6 +22,8 @@ import type { StageConfig } from '../config';
 export const JOB_ROUTES = [
   { method: HttpMethod.POST, path: '/jobs' },
   { method: HttpMethod.GET, path: '/jobs' },
+  { method: HttpMethod.GET, path: '/health' },
+  { method: HttpMethod.GET, path: '/openapi.json' },
   { method: HttpMethod.GET, path: '/jobs/{id}' },
   { method: HttpMethod.POST, path: '/jobs/{id}/selection' },
   { method: HttpMethod.POST, path: '/jobs/{id}/cancel' },

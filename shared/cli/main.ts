@@ -273,6 +273,8 @@ results.jsonl, failed.jsonl and index.html, kept up to date while the batch runs
       'only jobs in this status (QUEUED, RUNNING, WAITING, AWAITING_INPUT, SUCCEEDED, FAILED, CANCELLED)',
     )
     .option('--workflow <name>', 'only jobs of this workflow')
+    .option('--batch <id>', 'only jobs of this batch (a run or an ingest)')
+    .option('--tenant <name>', 'only jobs of this tenant')
     .option('--limit <n>', 'at most this many', '50')
     .action(async (_options: unknown, command: Command) => {
       setExitCode(await listCommand(ctx, globals(command) as never));
@@ -340,8 +342,9 @@ only the protocol; messages for people go to standard error.`,
     .addHelpText(
       'after',
       `
-Routes: POST /jobs, GET /jobs, GET /jobs/{id}, POST /jobs/{id}/selection, POST /jobs/{id}/cancel,
-POST /jobs/{id}/retry ({"fromStart": true} optional),
+Routes (described in OpenAPI at GET /openapi.json): GET /health, POST /jobs,
+GET /jobs (?status=&workflow=&batchId=&tenant=&limit=&cursor=), GET /jobs/{id},
+POST /jobs/{id}/selection, POST /jobs/{id}/cancel, POST /jobs/{id}/retry ({"fromStart": true} optional),
 GET /jobs/{id}/report (where the files are), GET /jobs/{id}/report/{file} (the file itself),
 POST /webhooks/{source} (Standard Webhooks signature with OPFLOW_WEBHOOK_SECRET_<SOURCE>; no token).
 It also runs the schedules of the config file.

@@ -5,6 +5,8 @@
  * refusal is a 4xx JSON error saying what is wrong and where.
  *
  *   POST /jobs                   create a job (header `Idempotency-Key`: the same key returns the same job)
+ *   GET  /health                 liveness: {"status": "ok", "time": ISO 8601}
+ *   GET  /openapi.json           this API described in OpenAPI 3.1 (shared/http/openapi.ts)
  *   GET  /jobs                   list jobs (?status=&batchId=&tenant=&limit=&cursor=, and
  *                                workflow=&source=&since=&until=&q= answered by job-search.ts)
  *   GET  /jobs/{id}              one job
@@ -26,6 +28,7 @@ import {
 } from '../engine/jobs';
 import { retryJob } from '../engine/retry';
 import { hasSearchFilters, jobTitle, searchFilterShape, searchJobs } from './job-search';
+import { type JobView, jobApiOpenApi } from './openapi';
 
 export interface JobApiRequest {
   method: string;
@@ -52,6 +55,11 @@ export interface JobApiOptions {
   tenant?: string | undefined;
   /** Lifetime of report links (default 15 minutes). */
   linkTtlSeconds?: number | undefined;
+  /**
+   * The server serves the report files itself at `GET /jobs/{id}/report/{file}` (`opflow serve`):
+   * the report answer links there and has no expiry. Default: presigned, expiring links (AWS).
+   */
+  servesReportFiles?: boolean | undefined;
   /** Largest request body accepted (default 1 MiB). */
   maxBodyBytes?: number | undefined;
   /**
@@ -135,8 +143,14 @@ function json(status: number, body: unknown, headers: Record<string, string> = {
   };
 }
 
-/** What a caller sees of a job: everything but the input and internal bookkeeping. */
-export function jobView(job: Job): Record<string, unknown> {
+const iso = (ms: number | undefined): string | undefined =>
+  ms === undefined || !Number.isFinite(ms) ? undefined : new Date(ms).toISOString();
+
+/**
+ * What a caller sees of a job: everything but the input and internal bookkeeping. Every time is
+ * ISO 8601 (UTC), as in the CLI's `--json`.
+ */
+export function jobView(job: Job): JobView {
   return {
     id: job.id,
     workflow: job.workflow,
@@ -147,24 +161,34 @@ export function jobView(job: Job): Record<string, unknown> {
     label: job.label,
     title: jobTitle(job),
     selection: job.selection,
-    pending: job.pending,
+    pending: job.pending && { ...job.pending, offeredAt: iso(job.pending.offeredAt)! },
     selections: job.selections,
     attempts: job.attempts,
     polls: job.polls,
-    lastError: job.lastError,
+    lastError: job.lastError && { ...job.lastError, at: iso(job.lastError.at)! },
     usage: job.usage,
     outputs: job.outputs,
-    runs: job.runs,
+    runs: job.runs?.map((run) => ({
+      ...run,
+      error: run.error && { ...run.error, at: iso(run.error.at)! },
+      finishedAt: iso(run.finishedAt),
+      retriedAt: iso(run.retriedAt)!,
+    })),
     batchId: job.batchId,
     source: job.source,
     idempotencyKey: job.idempotencyKey,
     callbackUrl: job.callbackUrl === undefined ? undefined : shownCallbackUrl(job.callbackUrl),
-    callback: job.callback,
-    nextRunAt: job.nextRunAt,
-    deadlineAt: job.deadlineAt,
-    createdAt: job.createdAt,
-    updatedAt: job.updatedAt,
-    finishedAt: job.finishedAt,
+    callback: job.callback && {
+      ...job.callback,
+      attempts: job.callback.attempts.map((attempt) => ({ ...attempt, at: iso(attempt.at)! })),
+      nextAttemptAt: iso(job.callback.nextAttemptAt),
+      deliveredAt: iso(job.callback.deliveredAt),
+    },
+    nextRunAt: isTerminal(job.status) ? undefined : iso(job.nextRunAt),
+    deadlineAt: iso(job.deadlineAt)!,
+    createdAt: iso(job.createdAt)!,
+    updatedAt: iso(job.updatedAt)!,
+    finishedAt: iso(job.finishedAt),
   };
 }
 
@@ -228,6 +252,17 @@ export async function handleJobApiRequest(
   };
 
   const routes: Route[] = [
+    {
+      method: 'GET',
+      pattern: /^\/health$/,
+      run: async () => json(200, { status: 'ok', time: new Date(deps.clock.now()).toISOString() }),
+    },
+    {
+      method: 'GET',
+      pattern: /^\/openapi\.json$/,
+      run: async () =>
+        json(200, jobApiOpenApi({ createBodySchema, selectionBodySchema, retryBodySchema, listQuerySchema })),
+    },
     {
       method: 'POST',
       pattern: /^\/jobs$/,
@@ -332,11 +367,27 @@ export async function handleJobApiRequest(
           );
         if (files.length === 0)
           throw new ApiError(404, 'not-found', `job ${job.id} has no report file ${query.file}`);
+        if (options.servesReportFiles) {
+          // Served by this server: a link that does not expire, and where the file is on disk.
+          const served = await Promise.all(
+            files.map(async (file) => ({
+              ...file,
+              url: `/jobs/${encodeURIComponent(job.id)}/report/${file.name.split('/').map(encodeURIComponent).join('/')}`,
+              path: await deps.reports.link(file.key),
+            })),
+          );
+          return json(200, { jobId: job.id, files: served });
+        }
         const ttl = options.linkTtlSeconds ?? 900;
         const links = await Promise.all(
           files.map(async (file) => ({ ...file, url: await deps.reports.link(file.key, ttl) })),
         );
-        return json(200, { jobId: job.id, expiresInSeconds: ttl, files: links });
+        return json(200, {
+          jobId: job.id,
+          expiresInSeconds: ttl,
+          expiresAt: new Date(deps.clock.now() + ttl * 1000).toISOString(),
+          files: links,
+        });
       },
     },
   ];

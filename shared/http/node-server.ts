@@ -154,7 +154,12 @@ export async function startJobApiServer(options: JobApiServerOptions): Promise<J
         }
         response = await handleJobApiRequest(
           { method, path, query, headers, body },
-          { deps: options.deps, maxBodyBytes, requireJsonContentType: true },
+          {
+            deps: options.deps,
+            maxBodyBytes,
+            requireJsonContentType: true,
+            servesReportFiles: options.serveReportFiles !== false,
+          },
         );
         if (options.serveReportFiles !== false) response = withReportHrefs(path, method, response);
       }

@@ -1,7 +1,8 @@
 /**
  * `opflow list [--status S] [--workflow W] [--limit N]`: jobs, newest first.
  */
-import { type Job, type JobStatus, jobStatuses } from '../../engine/job';
+import { type JobStatus, jobStatuses } from '../../engine/job';
+import { searchJobs } from '../../http/job-search';
 import { type CliContext, type GlobalOptions, openPipeline, writeJson } from '../context';
 import { reportLocationOf } from '../drive-jobs';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
@@ -10,6 +11,8 @@ import { formatTable, jobSummary, stepTitle } from '../format';
 export interface ListOptions extends GlobalOptions {
   status?: string | undefined;
   workflow?: string | undefined;
+  batch?: string | undefined;
+  tenant?: string | undefined;
   limit: string;
 }
 
@@ -40,16 +43,12 @@ export async function listCommand(ctx: CliContext, options: ListOptions): Promis
   }
   const pipeline = await openPipeline(ctx, options, 'records');
   try {
-    const jobs: Job[] = [];
-    let cursor: string | undefined;
-    // Filtering by workflow happens here, so keep reading pages until the limit is filled.
-    do {
-      const page = await pipeline.deps.store.list({ status, limit: Math.min(1000, limit * 4), cursor });
-      jobs.push(
-        ...page.jobs.filter((job) => options.workflow === undefined || job.workflow === options.workflow),
-      );
-      cursor = page.cursor;
-    } while (cursor !== undefined && jobs.length < limit);
+    const { jobs, cursor } = await searchJobs(
+      pipeline.deps.store,
+      { status, batchId: options.batch, tenant: options.tenant },
+      { workflow: options.workflow },
+      limit,
+    );
     const shown = jobs.slice(0, limit);
     if (options.json) {
       const summaries = [];

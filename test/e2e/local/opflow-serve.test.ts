@@ -116,13 +116,20 @@ describe('opflow serve (built-in sandbox)', () => {
     // Where the report is: the files on this machine, and where this server serves them.
     const where = await api('GET', `/jobs/${novelty.id}/report`);
     expect(where.status).toBe(200);
-    const files = (where.json as { files: { name: string; url: string; href: string }[] }).files;
+    const answer = where.json as {
+      expiresInSeconds?: number;
+      files: { name: string; url: string; href: string; path: string }[];
+    };
+    const files = answer.files;
+    // Served by this server: no expiry that would mean nothing here.
+    expect(answer.expiresInSeconds).toBeUndefined();
     expect(files.map((file) => file.name)).toEqual(
       expect.arrayContaining(['report.html', 'report.md', 'result.json']),
     );
     const html = files.find((file) => file.name === 'report.html')!;
-    expect(html.url).toBe(join(dir, 'reports', novelty.id, 'report.html'));
-    expect(existsSync(html.url)).toBe(true);
+    expect(html.path).toBe(join(dir, 'reports', novelty.id, 'report.html'));
+    expect(existsSync(html.path)).toBe(true);
+    expect(html.url).toBe(`/jobs/${novelty.id}/report/report.html`);
     expect(html.href).toBe(`/jobs/${novelty.id}/report/report.html`);
 
     const page = await fetch(`${url}${html.href}`);

@@ -128,7 +128,8 @@ describe('report files', () => {
     expect(head.headers['content-length']).toBe('8');
 
     const answer = (await (await fetch(`${url}/jobs/${job.id}/report`)).json()) as {
-      files: { name: string; url: string; href: string }[];
+      files: { name: string; url: string; href: string; path: string }[];
+      expiresInSeconds?: number;
     };
     expect(answer.files.map((file) => [file.name, file.href])).toEqual([
       ['result.json', `/jobs/${job.id}/report/result.json`],
@@ -136,7 +137,10 @@ describe('report files', () => {
       ['report.html', `/jobs/${job.id}/report/report.html`],
       ['attachments/prior art.pdf', `/jobs/${job.id}/report/attachments/prior%20art.pdf`],
     ]);
-    expect(answer.files[2]!.url).toBe(join(dir, 'out', job.id, 'report.html'));
+    // Served here: the link is this server's path, with no expiry; the file's place on disk beside it.
+    expect(answer.files[2]!.url).toBe(`/jobs/${job.id}/report/report.html`);
+    expect(answer.files[2]!.path).toBe(join(dir, 'out', job.id, 'report.html'));
+    expect(answer.expiresInSeconds).toBeUndefined();
   });
 
   it('serves nothing but the files the job lists as its report, however the path is spelt', async () => {

@@ -1,0 +1,381 @@
+/**
+ * The job API described in OpenAPI 3.1, served at `GET /openapi.json`. Built from the same zod
+ * schemas the routes validate requests with, and from the answer schemas below, which the tests
+ * hold every route's real answers to (test/integration/http/openapi.test.ts): the description
+ * cannot drift from the routes without a test failing.
+ */
+import { z } from 'zod';
+import { jobSources, jobStatuses } from '../engine/job';
+
+const isoTime = z.iso.datetime().describe('ISO 8601, UTC');
+
+const jobErrorSchema = z.strictObject({
+  step: z.string(),
+  operationId: z.string().optional(),
+  kind: z.string().describe('e.g. server, throttled, invalid-request, upstream-failed, deadline, auth'),
+  code: z.number().optional().describe("the platform's business error code"),
+  message: z.string(),
+  retryable: z.boolean(),
+  httpStatus: z.number().optional(),
+  correlationId: z.string().optional(),
+  at: isoTime,
+});
+
+const usageSchema = z.strictObject({
+  calls: z.number(),
+  failedCalls: z.number(),
+  throttledCalls: z.number(),
+  billedUnits: z.number(),
+  tokens: z.number(),
+  callMs: z.number().describe('time spent in upstream calls, milliseconds'),
+  duplicateCreates: z.number().describe('create calls sent twice for one step (after a crash)'),
+  taskCost: z.number().optional().describe("the platform's own task_cost, summed, where it reports one"),
+});
+
+const pendingSchema = z.strictObject({
+  step: z.string(),
+  nextStep: z.string(),
+  prompt: z.string(),
+  options: z.array(
+    z.strictObject({
+      id: z.string().describe('what POST /jobs/{id}/selection names in `selected`'),
+      label: z.string(),
+      detail: z.string().optional(),
+      preselected: z.boolean(),
+    }),
+  ),
+  min: z.number(),
+  max: z.number(),
+  offeredAt: isoTime,
+});
+
+const runSchema = z.strictObject({
+  status: z.enum(['FAILED', 'CANCELLED']),
+  step: z.string(),
+  error: jobErrorSchema.optional(),
+  finishedAt: isoTime.optional(),
+  usage: usageSchema,
+  retriedAt: isoTime,
+  retriedFrom: z.string(),
+  fromStart: z.boolean(),
+});
+
+/** What the API shows of a job. */
+export const jobViewSchema = z
+  .strictObject({
+    id: z.string(),
+    workflow: z.string(),
+    tenant: z.string(),
+    status: z.enum(jobStatuses),
+    step: z.string().describe('the step it is at (or stopped at)'),
+    version: z.number().int(),
+    label: z.string().optional(),
+    title: z.string().optional().describe("the input's title or first line, else the label"),
+    selection: z.strictObject({ mode: z.enum(['auto', 'manual']) }),
+    pending: pendingSchema.optional().describe('the options offered, while AWAITING_INPUT'),
+    selections: z.record(z.string(), z.array(z.string())),
+    attempts: z.number().int(),
+    polls: z.number().int(),
+    lastError: jobErrorSchema.optional(),
+    usage: usageSchema,
+    outputs: z.array(z.string()),
+    runs: z.array(runSchema).optional().describe('earlier runs, when the job was retried'),
+    batchId: z.string().optional(),
+    source: z.enum(jobSources),
+    idempotencyKey: z.string().optional(),
+    callbackUrl: z.string().optional().describe('where the signed callback goes (its query elided)'),
+    callback: z
+      .strictObject({
+        state: z.enum(['pending', 'delivered', 'gone', 'refused', 'exhausted']),
+        round: z.number().int(),
+        messageId: z.string(),
+        attempts: z.array(
+          z.strictObject({
+            round: z.number().int(),
+            at: isoTime,
+            status: z.number().int().optional(),
+            error: z.string().optional(),
+            retryAfterMs: z.number().optional(),
+            durationMs: z.number(),
+          }),
+        ),
+        nextAttemptAt: isoTime.optional(),
+        deliveredAt: isoTime.optional(),
+      })
+      .optional()
+      .describe('the delivery of the callback'),
+    nextRunAt: isoTime.optional().describe('when it is looked at next (absent once finished)'),
+    deadlineAt: isoTime,
+    createdAt: isoTime,
+    updatedAt: isoTime,
+    finishedAt: isoTime.optional(),
+  })
+  .meta({ id: 'Job' });
+export type JobView = z.input<typeof jobViewSchema>;
+
+export const errorAnswerSchema = z
+  .strictObject({
+    error: z.strictObject({
+      status: z.number().int(),
+      code: z.string().describe('not-found, invalid-request, conflict, forbidden, ...'),
+      message: z.string().describe('what is wrong and where (body.field, query.field, path.id)'),
+    }),
+  })
+  .meta({ id: 'Error' });
+
+const reportFileSchema = z.strictObject({
+  key: z.string(),
+  name: z.string().describe('report.html, report.md, result.json, attachments/...'),
+  url: z.string(),
+  path: z.string().optional().describe('local backend: where the file is on disk'),
+  href: z.string().optional(),
+});
+
+/** Every answer schema, by route: what the tests check real answers against. */
+export const answerSchemas = {
+  health: z.strictObject({ status: z.literal('ok'), time: isoTime }),
+  job: z.strictObject({ job: jobViewSchema }),
+  created: z.strictObject({ job: jobViewSchema, created: z.boolean() }),
+  list: z.strictObject({
+    jobs: z.array(jobViewSchema),
+    cursor: z.string().optional().describe('pass as ?cursor= for the next page'),
+  }),
+  report: z.union([
+    z.strictObject({
+      jobId: z.string(),
+      files: z.array(reportFileSchema),
+    }),
+    z.strictObject({
+      jobId: z.string(),
+      expiresInSeconds: z.number().int(),
+      expiresAt: isoTime,
+      files: z.array(reportFileSchema),
+    }),
+  ]),
+  error: errorAnswerSchema,
+} as const;
+
+type Schema = z.ZodType;
+
+const toSchema = (schema: Schema, io: 'input' | 'output') =>
+  z.toJSONSchema(schema, { io, unrepresentable: 'any', reused: 'inline' }) as Record<string, unknown>;
+
+function strip(schema: Record<string, unknown>): Record<string, unknown> {
+  const { $schema: _drop, ...rest } = schema;
+  return rest;
+}
+
+const jsonBody = (schema: Schema) => ({
+  required: true,
+  content: { 'application/json': { schema: strip(toSchema(schema, 'input')) } },
+});
+
+const answer = (description: string, schema: Schema) => ({
+  description,
+  content: { 'application/json': { schema: strip(toSchema(schema, 'output')) } },
+});
+
+const errors = (...statuses: number[]) =>
+  Object.fromEntries(
+    statuses.map((status) => [
+      String(status),
+      answer(
+        {
+          400: 'invalid request (what is wrong and where)',
+          403: 'another tenant',
+          404: 'no such job',
+          409: 'the job is not in a status that allows this',
+          413: 'body too large',
+          415: 'not JSON',
+        }[status] ?? 'refused',
+        errorAnswerSchema,
+      ),
+    ]),
+  );
+
+const idParameter = {
+  name: 'id',
+  in: 'path',
+  required: true,
+  schema: { type: 'string', pattern: '^[0-9A-Za-z_-]{1,64}$' },
+};
+
+function queryParameters(schema: z.ZodObject, descriptions: Record<string, string>) {
+  const json = toSchema(schema, 'input') as { properties: Record<string, unknown>; required?: string[] };
+  return Object.entries(json.properties).map(([name, property]) => ({
+    name,
+    in: 'query',
+    required: json.required?.includes(name) ?? false,
+    description: descriptions[name],
+    schema: property,
+  }));
+}
+
+let cached: Record<string, unknown> | undefined;
+
+/** The request schemas the routes validate with (job-api.ts passes its own: no import cycle). */
+export interface RequestSchemas {
+  createBodySchema: Schema;
+  selectionBodySchema: Schema;
+  retryBodySchema: Schema;
+  listQuerySchema: z.ZodObject;
+}
+
+/** The OpenAPI 3.1 document of the job API (built once). */
+export function jobApiOpenApi(api: RequestSchemas): Record<string, unknown> {
+  cached ??= buildWith(api);
+  return cached;
+}
+
+function buildWith(api: RequestSchemas): Record<string, unknown> {
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'opflow job API',
+      version: '1',
+      description:
+        'Jobs that run the Open Platform workflows. Served by `opflow serve` (local) and by the AWS stack (HTTP API + Lambda); the same routes and JSON. Every time is ISO 8601 (UTC). Every refusal is a JSON error with what is wrong and where.',
+    },
+    components: {
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'opflow serve with OPFLOW_SERVE_TOKEN; on AWS a JWT or IAM (SigV4) per the stage',
+        },
+      },
+    },
+    security: [{ bearer: [] }],
+    paths: {
+      '/health': {
+        get: {
+          operationId: 'health',
+          summary: 'Is the API up',
+          responses: { 200: answer('up', answerSchemas.health) },
+        },
+      },
+      '/openapi.json': {
+        get: {
+          operationId: 'openapi',
+          summary: 'This description',
+          responses: { 200: { description: 'OpenAPI 3.1', content: { 'application/json': {} } } },
+        },
+      },
+      '/jobs': {
+        post: {
+          operationId: 'createJob',
+          summary: 'Start a job',
+          description:
+            "The input must match the workflow (opflow workflows <name> lists each workflow's fields). Header Idempotency-Key: the same key returns the same job (200 instead of 201).",
+          parameters: [
+            {
+              name: 'Idempotency-Key',
+              in: 'header',
+              required: false,
+              schema: { type: 'string', maxLength: 200 },
+            },
+          ],
+          requestBody: jsonBody(api.createBodySchema),
+          responses: {
+            201: answer('created', answerSchemas.created),
+            200: answer('the job of this Idempotency-Key, already there', answerSchemas.created),
+            ...errors(400, 403, 413, 415),
+          },
+        },
+        get: {
+          operationId: 'listJobs',
+          summary: 'Jobs, newest first, with the filters of `opflow list`',
+          parameters: queryParameters(api.listQuerySchema, {
+            status: 'only jobs in this status',
+            workflow: 'only jobs of this workflow',
+            source: 'only jobs started this way (cli, api, webhook, schedule, bulk)',
+            since: 'created at or after (a date or an ISO 8601 time)',
+            until: 'created at or before (a date or an ISO 8601 time)',
+            q: 'words that must all appear in the label, title, id or input text',
+            batchId: 'only jobs of this batch (a run, an ingest)',
+            tenant: 'only jobs of this tenant',
+            limit: 'at most this many (a page may hold fewer and still have a cursor)',
+            cursor: 'from the previous page',
+          }),
+          responses: { 200: answer('a page of jobs', answerSchemas.list), ...errors(400, 403) },
+        },
+      },
+      '/jobs/{id}': {
+        get: {
+          operationId: 'getJob',
+          summary: 'One job',
+          parameters: [idParameter],
+          responses: { 200: answer('the job', answerSchemas.job), ...errors(400, 404) },
+        },
+      },
+      '/jobs/{id}/selection': {
+        post: {
+          operationId: 'answerSelection',
+          summary: 'Answer a job waiting for a selection (status AWAITING_INPUT)',
+          description:
+            '`selected`: ids of `job.pending.options`, between `pending.min` and `pending.max` of them.',
+          parameters: [idParameter],
+          requestBody: jsonBody(api.selectionBodySchema),
+          responses: { 200: answer('the job, going on', answerSchemas.job), ...errors(400, 404, 409) },
+        },
+      },
+      '/jobs/{id}/cancel': {
+        post: {
+          operationId: 'cancelJob',
+          summary: 'Cancel a job that has not finished',
+          parameters: [idParameter],
+          responses: { 200: answer('the cancelled job', answerSchemas.job), ...errors(400, 404, 409) },
+        },
+      },
+      '/jobs/{id}/retry': {
+        post: {
+          operationId: 'retryJob',
+          summary: 'Run a FAILED or CANCELLED job again',
+          description:
+            'From the step it stopped at (steps that finished are not called again), or from its first step with fromStart. The ended run is kept in `job.runs`.',
+          parameters: [idParameter],
+          requestBody: { ...jsonBody(api.retryBodySchema), required: false },
+          responses: { 200: answer('the job, queued again', answerSchemas.job), ...errors(400, 404, 409) },
+        },
+      },
+      '/jobs/{id}/report': {
+        get: {
+          operationId: 'getReport',
+          summary: "Links to a succeeded job's report files",
+          description:
+            'Locally (opflow serve) the links are paths of this server and do not expire; on AWS they are presigned S3 URLs valid until expiresAt.',
+          parameters: [
+            idParameter,
+            {
+              name: 'file',
+              in: 'query',
+              required: false,
+              description: 'only this file, e.g. report.html',
+              schema: { type: 'string' },
+            },
+          ],
+          responses: { 200: answer('the files', answerSchemas.report), ...errors(400, 404, 409) },
+        },
+      },
+      '/jobs/{id}/report/{file}': {
+        get: {
+          operationId: 'getReportFile',
+          summary: 'A report file itself (opflow serve only)',
+          parameters: [idParameter, { name: 'file', in: 'path', required: true, schema: { type: 'string' } }],
+          responses: {
+            200: {
+              description: 'the file',
+              content: {
+                'text/html': {},
+                'text/markdown': {},
+                'application/json': {},
+                'application/pdf': {},
+              },
+            },
+            ...errors(404, 409),
+          },
+        },
+      },
+    },
+  };
+}

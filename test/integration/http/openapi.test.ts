@@ -1,0 +1,161 @@
+// The job API's OpenAPI description against the routes themselves: every route is described and
+// every described route exists (here and in the AWS stack's route list), and the real answers of a
+// real `opflow serve` server (node:http, SQLite, report folder) validate against the description's
+// JSON Schemas (ajv, draft 2020-12, formats checked: every time is ISO 8601).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Ajv2020 from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { JOB_ROUTES } from '../../../infra/lib/job-api';
+import { createLocalBackend, type LocalBackend } from '../../../shared/backends/local';
+import type { EngineDeps } from '../../../shared/engine/deps';
+import { type JobApiServer, startJobApiServer } from '../../../shared/http/node-server';
+import { workflows } from '../../../shared/workflows';
+import { contractJob } from '../../contract/ports.contract';
+
+type Doc = {
+  openapi: string;
+  paths: Record<
+    string,
+    Record<string, { responses: Record<string, { content?: Record<string, { schema?: object }> }> }>
+  >;
+};
+
+let dir: string;
+let local: LocalBackend;
+let server: JobApiServer;
+let doc: Doc;
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+(addFormats as unknown as (a: Ajv2020) => void)(ajv);
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'opflow-openapi-'));
+  local = createLocalBackend({ dbPath: join(dir, 'jobs.db'), outDir: join(dir, 'out') });
+  const deps: EngineDeps = {
+    store: local.store,
+    queue: local.queue,
+    reports: local.reports,
+    keys: { getKey: async () => undefined, refresh: async () => undefined },
+    rateLimiter: local.rateLimiter,
+    clock: { now: () => Date.now() },
+    random: () => 0.5,
+    client: {} as EngineDeps['client'],
+    workflows,
+  };
+  server = await startJobApiServer({ deps });
+  doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as Doc;
+});
+afterAll(async () => {
+  await server.close();
+  local.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Calls the server and checks the answer against the description of that route and status. */
+async function checked(method: string, template: string, path: string, body?: unknown) {
+  const response = await fetch(`${server.url}${path}`, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  // biome-ignore lint/suspicious/noExplicitAny: answers are checked against the schema below
+  const json = (await response.json()) as any;
+  const described = doc.paths[template]?.[method.toLowerCase()]?.responses[String(response.status)];
+  expect(
+    described,
+    `${method} ${template} answered ${response.status}, which is not described`,
+  ).toBeDefined();
+  const schema = described!.content?.['application/json']?.schema;
+  expect(schema, `${method} ${template} ${response.status} has no schema`).toBeDefined();
+  const validate = ajv.compile(schema!);
+  expect(
+    validate(json),
+    `${method} ${path}: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(json)}`,
+  ).toBe(true);
+  return { status: response.status, json };
+}
+
+describe('the OpenAPI description of the job API', () => {
+  it('is OpenAPI 3.1 and describes exactly the routes the API and the AWS stack have', () => {
+    expect(doc.openapi).toBe('3.1.0');
+    const described = Object.entries(doc.paths).flatMap(([path, operations]) =>
+      Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    const stack = JOB_ROUTES.map((route) => `${route.method} ${route.path}`);
+    // The served report file route is opflow serve's own (AWS hands out presigned S3 links).
+    expect(described.sort()).toEqual([...stack, 'GET /jobs/{id}/report/{file}'].sort());
+    for (const [path, operations] of Object.entries(doc.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        expect(Object.keys(operation.responses).length, `${method} ${path}`).toBeGreaterThan(0);
+      }
+    }
+  });
+
+  it('holds every route to its description, answers and refusals alike', async () => {
+    const health = await checked('GET', '/health', '/health');
+    expect(health.json.status).toBe('ok');
+
+    const created = await checked('POST', '/jobs', '/jobs', {
+      workflow: 'patent-count',
+      input: { query: 'TTL:(solid-state battery)' },
+    });
+    expect(created.status).toBe(201);
+    const id = created.json.job.id as string;
+    expect(created.json.job.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    const refused = await checked('POST', '/jobs', '/jobs', { workflow: 'patent-count', input: {} });
+    expect(refused.status).toBe(400);
+
+    await checked('GET', '/jobs', '/jobs?workflow=patent-count&status=QUEUED&limit=5');
+    const none = await checked('GET', '/jobs', '/jobs?workflow=novelty-check');
+    expect(none.json.jobs).toEqual([]);
+    expect((await checked('GET', '/jobs', '/jobs?limit=0')).status).toBe(400);
+    await checked('GET', '/jobs/{id}', `/jobs/${id}`);
+    expect((await checked('GET', '/jobs/{id}', '/jobs/01J000000000000000000000ZZ')).status).toBe(404);
+
+    const notWaiting = await checked('POST', '/jobs/{id}/selection', `/jobs/${id}/selection`, {
+      selected: ['f1'],
+    });
+    expect(notWaiting.status).toBe(409);
+    expect((await checked('POST', '/jobs/{id}/retry', `/jobs/${id}/retry`)).status).toBe(409);
+    expect((await checked('GET', '/jobs/{id}/report', `/jobs/${id}/report`)).status).toBe(409);
+    const cancelled = await checked('POST', '/jobs/{id}/cancel', `/jobs/${id}/cancel`);
+    expect(cancelled.json.job).toMatchObject({ status: 'CANCELLED' });
+    expect(cancelled.json.job.nextRunAt).toBeUndefined();
+    const retried = await checked('POST', '/jobs/{id}/retry', `/jobs/${id}/retry`, { fromStart: true });
+    expect(retried.json.job.runs).toHaveLength(1);
+
+    const waiting = contractJob({
+      status: 'AWAITING_INPUT',
+      workflow: 'novelty-check',
+      step: 'confirm-features',
+      pending: {
+        step: 'confirm-features',
+        nextStep: 'search-elements',
+        prompt: 'Which features?',
+        options: [{ id: 'f1', label: 'hinge', preselected: true }],
+        min: 1,
+        max: 1,
+        offeredAt: Date.now(),
+      },
+      lastError: { step: 'features', kind: 'server', message: 'busy', retryable: true, at: Date.now() },
+    });
+    await local.store.create(waiting);
+    const answered = await checked('POST', '/jobs/{id}/selection', `/jobs/${waiting.id}/selection`, {
+      selected: ['f1'],
+    });
+    expect(answered.status).toBe(200);
+
+    const done = contractJob({ status: 'SUCCEEDED', finishedAt: Date.now() });
+    const prefix = `reports/${done.id}/`;
+    done.outputs = [`${prefix}report.html`, `${prefix}result.json`];
+    await local.store.create(done);
+    for (const key of done.outputs) await local.reports.put(key, '{}', 'application/json');
+    const report = await checked('GET', '/jobs/{id}/report', `/jobs/${done.id}/report`);
+    expect(report.json.expiresInSeconds).toBeUndefined();
+    expect(report.json.files[0].url).toBe(`/jobs/${done.id}/report/report.html`);
+    const file = await fetch(`${server.url}${report.json.files[1].url}`);
+    expect(file.status).toBe(200);
+  });
+});
