@@ -316,7 +316,7 @@ function buildWith(api: RequestSchemas): Record<string, unknown> {
             '`selected`: ids of `job.pending.options`, between `pending.min` and `pending.max` of them.',
           parameters: [idParameter],
           requestBody: jsonBody(api.selectionBodySchema),
-          responses: { 200: answer('the job, going on', answerSchemas.job), ...errors(400, 404, 409) },
+          responses: { 200: answer('the job, going on', answerSchemas.job), ...errors(400, 404, 409, 415) },
         },
       },
       '/jobs/{id}/cancel': {
@@ -324,7 +324,7 @@ function buildWith(api: RequestSchemas): Record<string, unknown> {
           operationId: 'cancelJob',
           summary: 'Cancel a job that has not finished',
           parameters: [idParameter],
-          responses: { 200: answer('the cancelled job', answerSchemas.job), ...errors(400, 404, 409) },
+          responses: { 200: answer('the cancelled job', answerSchemas.job), ...errors(400, 404, 409, 415) },
         },
       },
       '/jobs/{id}/retry': {
@@ -335,7 +335,10 @@ function buildWith(api: RequestSchemas): Record<string, unknown> {
             'From the step it stopped at (steps that finished are not called again), or from its first step with fromStart. The ended run is kept in `job.runs`.',
           parameters: [idParameter],
           requestBody: { ...jsonBody(api.retryBodySchema), required: false },
-          responses: { 200: answer('the job, queued again', answerSchemas.job), ...errors(400, 404, 409) },
+          responses: {
+            200: answer('the job, queued again', answerSchemas.job),
+            ...errors(400, 404, 409, 415),
+          },
         },
       },
       '/jobs/{id}/report': {

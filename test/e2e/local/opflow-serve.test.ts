@@ -137,7 +137,7 @@ describe('opflow serve (built-in sandbox)', () => {
     expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
     expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
     const text = await page.text();
-    expect(text).toBe(readFileSync(html.url, 'utf8'));
+    expect(text).toBe(readFileSync(html.path, 'utf8'));
     expect(text).toContain('<html');
 
     const result = await fetch(`${url}/jobs/${novelty.id}/report/result.json`);
@@ -150,7 +150,7 @@ describe('opflow serve (built-in sandbox)', () => {
     const saved = await fetch(`${url}${attachment.href}`);
     expect(saved.status).toBe(200);
     expect(saved.headers.get('content-disposition')).toMatch(/^attachment; /);
-    expect(Buffer.from(await saved.arrayBuffer())).toEqual(readFileSync(attachment.url));
+    expect(Buffer.from(await saved.arrayBuffer())).toEqual(readFileSync(attachment.path));
 
     // Nothing outside the job's report, however the path is spelt.
     for (const path of ['..%2F..%2Fstate%2Fjobs.db', '%2e%2e/%2e%2e/state/jobs.db', 'steps/features.json']) {

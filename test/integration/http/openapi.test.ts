@@ -57,7 +57,8 @@ afterAll(async () => {
 async function checked(method: string, template: string, path: string, body?: unknown) {
   const response = await fetch(`${server.url}${path}`, {
     method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    // opflow serve takes only JSON on a POST (a cross-site form cannot post): say so even with no body.
+    headers: method === 'POST' ? { 'content-type': 'application/json' } : {},
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   // biome-ignore lint/suspicious/noExplicitAny: answers are checked against the schema below
@@ -114,6 +115,9 @@ describe('the OpenAPI description of the job API', () => {
     await checked('GET', '/jobs/{id}', `/jobs/${id}`);
     expect((await checked('GET', '/jobs/{id}', '/jobs/01J000000000000000000000ZZ')).status).toBe(404);
 
+    const form = await fetch(`${server.url}/jobs/${id}/cancel`, { method: 'POST' });
+    expect(form.status).toBe(415);
+    expect(doc.paths['/jobs/{id}/cancel']?.post?.responses['415']).toBeDefined();
     const notWaiting = await checked('POST', '/jobs/{id}/selection', `/jobs/${id}/selection`, {
       selected: ['f1'],
     });
