@@ -135,10 +135,14 @@ export function createStepWorker(options: StepWorkerOptions): StepWorker {
       throw new DeadlineNearError(`only ${left} ms left, less than the ${marginMs} ms margin`);
     }
     const log = logger.createChild();
-    log.setCorrelationId(record.messageId);
-    log.appendKeys({ receiveCount: Number(record.attributes.ApproximateReceiveCount) || undefined });
+    // A record missing its parts (a hand-made or test event) is logged, not a bare TypeError.
+    log.setCorrelationId(typeof record?.messageId === 'string' ? record.messageId : undefined);
+    log.appendKeys({ receiveCount: Number(record?.attributes?.ApproximateReceiveCount) || undefined });
     let message: ReturnType<typeof parseWorkMessage>;
     try {
+      if (typeof record?.body !== 'string') {
+        throw new TypeError('the record has no body (not an SQS record: check the event source)');
+      }
       message = parseWorkMessage(record.body);
     } catch (error) {
       log.error('unreadable work message: reported as failed, so it reaches the dead-letter queue', {
@@ -182,6 +186,12 @@ export function createStepWorker(options: StepWorkerOptions): StepWorker {
   return {
     async handle(event, context) {
       logger.addContext(context);
+      if (!Array.isArray((event as Partial<SQSEvent> | undefined)?.Records)) {
+        logger.error('not an SQS event (no Records list): nothing processed; check the trigger', {
+          keys: event && typeof event === 'object' ? Object.keys(event).slice(0, 10) : typeof event,
+        });
+        return { batchItemFailures: [] };
+      }
       const processor = new BatchProcessor(EventType.SQS);
       const deadline = { told: false };
       try {
