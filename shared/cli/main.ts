@@ -17,6 +17,7 @@ import { resumeCommand } from './commands/resume';
 import { retryCommand } from './commands/retry';
 import { runCommand } from './commands/run';
 import { sandboxCommand } from './commands/sandbox';
+import { registerScheduleCommands } from './commands/schedules';
 import { defaultServePort, serveCommand } from './commands/serve';
 import { statusCommand } from './commands/status';
 import { registerWebhookCommands } from './commands/webhooks';
@@ -357,6 +358,7 @@ The first line on standard output is the URL; requests are logged on standard er
 
   registerCallbackCommands(program, ctx, setExitCode);
   registerWebhookCommands(program, ctx, setExitCode);
+  registerScheduleCommands(program, ctx, setExitCode);
 
   return program;
 }

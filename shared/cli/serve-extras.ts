@@ -3,12 +3,15 @@
  * webhook route and the schedules. Loaded and validated before the server starts, so a wrong
  * config stops `opflow serve` with the file and field named.
  */
+
+import { SqliteScheduleStateStore } from '../backends/local/SqliteScheduleStateStore';
 import { normalizeSecret } from '../callbacks/secret-format';
 import { ConfigFileError, loadOpflowConfig, type OpflowConfig } from '../config/opflow-config';
 import type { ServerMount } from '../http/node-server';
 import { webhookMount } from '../http/webhook-mount';
 import { createWebhookHandler, envWebhookSecrets } from '../http/webhooks';
 import type { LocalPipeline } from '../runtime/local-pipeline';
+import { startScheduleLoop } from '../schedules/loop';
 import type { CliContext } from './context';
 import { CliError, ExitCode } from './exit-codes';
 
@@ -40,6 +43,7 @@ export function prepareServeExtras(
   ctx: CliContext,
   pipeline: LocalPipeline,
   loaded: { config: OpflowConfig; file: string | undefined },
+  say: (line: string) => void = () => undefined,
 ): ServeExtras {
   const env = ctx.io.env;
   const secrets = envWebhookSecrets(env);
@@ -57,14 +61,36 @@ export function prepareServeExtras(
       },
     },
   });
+  const states = new SqliteScheduleStateStore(pipeline.local.db);
+  let loop: { stop(): Promise<void> } | undefined;
   return {
     ...loaded,
     mounts: [webhookMount(handler, loaded.config)],
-    start() {},
-    async stop() {},
+    start() {
+      loop = startScheduleLoop(pipeline.deps, states, loaded.config.schedules, (outcome) =>
+        say(
+          `schedule ${outcome.schedule} slot ${new Date(outcome.slot).toISOString()}: ${
+            outcome.outcome === 'fired'
+              ? `job ${outcome.jobId}${outcome.created ? '' : ' (already there)'}`
+              : outcome.outcome === 'skipped'
+                ? `skipped (${outcome.reason})`
+                : 'held back until the running job ends'
+          }`,
+        ),
+      );
+    },
+    async stop() {
+      await loop?.stop();
+    },
     lines() {
       const sources = Object.keys(loaded.config.webhooks);
+      const schedules = loaded.config.schedules;
       return [
+        ...(schedules.length > 0
+          ? [
+              `schedules: ${schedules.map((s) => `${s.name}${s.paused ? ' (paused)' : ''}`).join(', ')} (opflow schedules lists them)`,
+            ]
+          : []),
         `webhooks at /webhooks/{source}${sources.length ? ` (mapped: ${sources.join(', ')})` : ''}; a source needs OPFLOW_WEBHOOK_SECRET_<SOURCE>`,
       ];
     },

@@ -83,7 +83,7 @@ export async function serveCommand(ctx: CliContext, options: ServeOptions): Prom
   const configFile = readConfigFile(ctx, options.config);
   const pipeline = await openPipeline(ctx, options, 'work');
   const local = asLocal(pipeline)!;
-  const extras = prepareServeExtras(ctx, local, configFile);
+  const extras = prepareServeExtras(ctx, local, configFile, say);
   let server: JobApiServer;
   try {
     server = await startJobApiServer({

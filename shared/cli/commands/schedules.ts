@@ -1,0 +1,187 @@
+/**
+ * `opflow schedules` (list with next and last fire time and the last job's status),
+ * `opflow schedules trigger <name>` (a job now), `opflow schedules backfill <name> --from --to`
+ * (the jobs of past slots; slots that have one already keep it). Schedules come from the config
+ * file; `opflow serve` fires them.
+ */
+import type { Command } from 'commander';
+import { SqliteScheduleStateStore } from '../../backends/local/SqliteScheduleStateStore';
+import type { Schedule } from '../../config/opflow-config';
+import { backfillSchedule, triggerSchedule } from '../../schedules/scheduler';
+import { nextSlot } from '../../schedules/slots';
+import { asLocal, type CliContext, type GlobalOptions, openPipeline, writeJson } from '../context';
+import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
+import { readConfigFile } from '../serve-extras';
+
+type Options = GlobalOptions & { config?: string | undefined; from?: string; to?: string };
+
+const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
+
+function pick(
+  ctx: CliContext,
+  options: Options,
+  name?: string,
+): { schedules: Schedule[]; schedule?: Schedule } {
+  const { config, file } = readConfigFile(ctx, options.config);
+  if (name === undefined) return { schedules: config.schedules };
+  const schedule = config.schedules.find((candidate) => candidate.name === name);
+  if (!schedule) {
+    const known = config.schedules.map((s) => s.name).join(', ') || 'none';
+    throw new CliError(
+      `no schedule "${name}" in ${file ?? 'opflow.config.json (there is no such file)'}; schedules: ${known}`,
+      ExitCode.notFound,
+    );
+  }
+  return { schedules: config.schedules, schedule };
+}
+
+async function openStates(ctx: CliContext, options: Options, purpose: 'records' | 'work') {
+  if (options.backend !== 'local') {
+    throw new CliError(
+      'on aws the schedules are EventBridge Scheduler schedules created by the stack from the same file (cdk deploy)',
+      ExitCode.usage,
+    );
+  }
+  const pipeline = await openPipeline(ctx, options, purpose);
+  return { pipeline, states: new SqliteScheduleStateStore(asLocal(pipeline)!.local.db) };
+}
+
+export async function schedulesListCommand(ctx: CliContext, options: Options): Promise<ExitCodeValue> {
+  const { schedules } = pick(ctx, options);
+  const { pipeline, states } = await openStates(ctx, options, 'records');
+  try {
+    const now = pipeline.deps.clock.now();
+    const rows = [];
+    for (const schedule of schedules) {
+      const state = await states.get(schedule.name);
+      const last = state?.lastJobId ? await pipeline.deps.store.get(state.lastJobId) : undefined;
+      rows.push({
+        name: schedule.name,
+        cron: schedule.cron,
+        timezone: schedule.timezone,
+        workflow: schedule.workflow,
+        overlap: schedule.overlap,
+        paused: schedule.paused?.reason,
+        next: schedule.paused ? undefined : iso(nextSlot(schedule, now)),
+        lastFired: iso(state?.lastFiredSlot),
+        lastJob: last ? { id: last.id, status: last.status } : undefined,
+        skipped: state?.skipped ?? 0,
+      });
+    }
+    if (options.json) writeJson(ctx.io, { schedules: rows });
+    else if (rows.length === 0) {
+      ctx.io.stdout.write('no schedules (declare them in opflow.config.json: see README, "Schedules")\n');
+    } else {
+      for (const row of rows) {
+        ctx.io.stdout.write(
+          `${row.name}  ${row.cron} (${row.timezone})  ${row.workflow}\n` +
+            `  next: ${row.paused ? `paused: ${row.paused}` : (row.next ?? 'never')}\n` +
+            `  last: ${row.lastFired ?? 'never fired'}${row.lastJob ? `  job ${row.lastJob.id} ${row.lastJob.status}` : ''}` +
+            `${row.skipped ? `  (${row.skipped} slots skipped)` : ''}\n`,
+        );
+      }
+    }
+    return ExitCode.ok;
+  } finally {
+    await pipeline.close();
+  }
+}
+
+export async function schedulesTriggerCommand(
+  ctx: CliContext,
+  name: string,
+  options: Options,
+): Promise<ExitCodeValue> {
+  const { schedule } = pick(ctx, options, name);
+  const { pipeline, states } = await openStates(ctx, options, 'records');
+  try {
+    const { job } = await triggerSchedule(pipeline.deps, states, schedule!);
+    if (options.json) writeJson(ctx.io, { schedule: name, jobId: job.id, status: job.status });
+    else ctx.io.stdout.write(`${name}: job ${job.id} queued (opflow serve or opflow resume runs it)\n`);
+    return ExitCode.ok;
+  } finally {
+    await pipeline.close();
+  }
+}
+
+function parseTime(value: string | undefined, flag: string): number {
+  const ms = value === undefined ? Number.NaN : Date.parse(value);
+  if (Number.isNaN(ms)) {
+    throw new CliError(
+      `${flag} must be a date or time, e.g. 2026-01-01 or 2026-01-01T06:00:00Z (got "${value ?? ''}")`,
+      ExitCode.usage,
+    );
+  }
+  return ms;
+}
+
+export async function schedulesBackfillCommand(
+  ctx: CliContext,
+  name: string,
+  options: Options,
+): Promise<ExitCodeValue> {
+  const { schedule } = pick(ctx, options, name);
+  const from = parseTime(options.from, '--from');
+  const to = parseTime(options.to, '--to');
+  if (to < from) throw new CliError('--to must not be before --from', ExitCode.usage);
+  const { pipeline, states } = await openStates(ctx, options, 'records');
+  try {
+    if (to > pipeline.deps.clock.now()) throw new CliError('--to must not be in the future', ExitCode.usage);
+    let results: Awaited<ReturnType<typeof backfillSchedule>>;
+    try {
+      results = await backfillSchedule(pipeline.deps, states, schedule!, from, to);
+    } catch (error) {
+      if (error instanceof RangeError) throw new CliError(error.message, ExitCode.usage);
+      throw error;
+    }
+    if (options.json)
+      writeJson(ctx.io, { schedule: name, slots: results.map((r) => ({ ...r, slot: iso(r.slot) })) });
+    else {
+      for (const result of results) {
+        ctx.io.stdout.write(
+          `${iso(result.slot)}  job ${result.jobId}${result.created ? '' : ' (already there)'}\n`,
+        );
+      }
+      const created = results.filter((r) => r.created).length;
+      ctx.io.stdout.write(
+        `${results.length} slots, ${created} new jobs (opflow serve or opflow resume runs them)\n`,
+      );
+    }
+    return ExitCode.ok;
+  } finally {
+    await pipeline.close();
+  }
+}
+
+export function registerScheduleCommands(
+  program: Command,
+  ctx: CliContext,
+  setExitCode: (code: ExitCodeValue) => void,
+): void {
+  const globals = (command: Command) => command.optsWithGlobals() as Options;
+  const schedules = program
+    .command('schedules')
+    .description('the schedules of the config file: next and last fire time, the last job')
+    .option('--config <file>', 'the config file (env OPFLOW_CONFIG; default ./opflow.config.json)')
+    .action(async (_options: unknown, command: Command) => {
+      setExitCode(await schedulesListCommand(ctx, globals(command)));
+    });
+  schedules
+    .command('trigger')
+    .description('start a job of a schedule now')
+    .argument('<name>')
+    .option('--config <file>', 'the config file (env OPFLOW_CONFIG; default ./opflow.config.json)')
+    .action(async (name: string, _options: unknown, command: Command) => {
+      setExitCode(await schedulesTriggerCommand(ctx, name, globals(command)));
+    });
+  schedules
+    .command('backfill')
+    .description('start the jobs of past slots (a slot that has a job keeps it)')
+    .argument('<name>')
+    .option('--config <file>', 'the config file (env OPFLOW_CONFIG; default ./opflow.config.json)')
+    .requiredOption('--from <time>', 'first slot time, e.g. 2026-01-01')
+    .requiredOption('--to <time>', 'last slot time, e.g. 2026-01-31T23:59:59Z')
+    .action(async (name: string, _options: unknown, command: Command) => {
+      setExitCode(await schedulesBackfillCommand(ctx, name, globals(command)));
+    });
+}
