@@ -32,6 +32,7 @@ import { describeStateReport, discardStateFile } from '../sandbox';
 import { type CallbackLoop, startCallbackLoop } from './callback-loop';
 import { defaultBuiltInSandboxSpeed, type LocalRuntimeConfig, usesBuiltInSandbox } from './config';
 import { listUnfinished, unfinishedStatuses } from './job-queries';
+import { keyRoutedClient } from './key-routed-client';
 import type { Pipeline } from './pipeline';
 import {
   type BuiltInSandbox,
@@ -67,6 +68,11 @@ export interface LocalPipelineOptions {
   announce?: ((line: string) => void) | undefined;
   /** The engine's log. Default: JSON lines in `opflow.log` beside the database file. */
   log?: EngineLogger | undefined;
+  /**
+   * Where tenants with their own key are sent while the built-in sandbox serves the others
+   * (default: the platform, https://connect.patsnap.com). Tests point it at a second sandbox.
+   */
+  platformBaseUrl?: string | undefined;
   /** A client to use instead of one built from the configuration (tests). */
   client?: OpenPlatformClient | undefined;
   /** Passed to the built-in sandbox when it is started (faults, durations, accepted keys). */
@@ -177,6 +183,14 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
         announce(
           `opflow: no OPFLOW_API_KEY or OPFLOW_BASE_URL set, so using the built-in sandbox at ${sandbox.url} (simulated data, ${speed}x speed)`,
         );
+        const tenantKeys = Object.keys(options.env ?? process.env).filter(
+          (name) => /^OPFLOW_API_KEY_/.test(name) && name !== 'OPFLOW_API_KEY_SECRET_PREFIX',
+        );
+        if (tenantKeys.length > 0) {
+          announce(
+            `opflow: tenants with their own key (${tenantKeys.join(', ')}) talk to the platform; their keys never go to the sandbox`,
+          );
+        }
         const state = sandbox.server.state;
         if (state?.outcome === 'moved-aside' || (state?.outcome === 'restored' && state.records > 0)) {
           announce(`opflow: built-in sandbox: ${describeStateReport(state)}`);
@@ -219,6 +233,14 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
               announce: announceLine,
             })
           : makeClient(baseUrl));
+    // A tenant's own key goes to the platform, never to the built-in sandbox.
+    if (!options.client && !options.recordsOnly && (sandbox || sharedSandbox)) {
+      client = keyRoutedClient({
+        sandbox: client,
+        sandboxKey: sandboxApiKey,
+        platform: () => makeClient(options.platformBaseUrl),
+      });
+    }
 
     const workflows = compressPolling(options.workflows, speed);
     const listeners = new Set<(job: Job) => void>();

@@ -5,7 +5,7 @@
 import { cancelJob } from '../../engine/jobs';
 import { type CliContext, type GlobalOptions, openPipeline, writeJson } from '../context';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
-import { jobSummary } from '../format';
+import { jobSummary, stepTitle } from '../format';
 
 export async function cancelCommand(
   ctx: CliContext,
@@ -19,7 +19,9 @@ export async function cancelCommand(
     const job = await cancelJob(pipeline.deps, jobId);
     if (options.json) writeJson(ctx.io, jobSummary(job));
     else
-      ctx.io.stdout.write(`cancelled ${job.id}${job.label ? ` (${job.label})` : ''} at step ${job.step}\n`);
+      ctx.io.stdout.write(
+        `cancelled ${job.id}${job.label ? ` (${job.label})` : ''} at step "${stepTitle(job, pipeline.deps.workflows)}"\n`,
+      );
     return ExitCode.ok;
   } finally {
     await pipeline.close();
