@@ -20,7 +20,11 @@ export async function cancelCommand(
     if (options.json) writeJson(ctx.io, jobSummary(job));
     else
       ctx.io.stdout.write(
-        `cancelled ${job.id}${job.label ? ` (${job.label})` : ''} at step "${stepTitle(job, pipeline.deps.workflows)}"\n`,
+        `cancelled ${job.id}${job.label ? ` (${job.label})` : ''} ${
+          existing.status === 'AWAITING_INPUT' && existing.pending
+            ? `while it waited for a selection ("${existing.pending.prompt}")`
+            : `at step "${stepTitle(job, pipeline.deps.workflows)}"`
+        }\n`,
       );
     return ExitCode.ok;
   } finally {

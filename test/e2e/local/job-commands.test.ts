@@ -116,7 +116,9 @@ describe('selections, cancellation and deadlines (built-in sandbox)', () => {
     const id = /opflow resume (\S+) --select/.exec(run.stderrSoFar())?.[1];
     const cancelled = await opflow('cancel', id!);
     expect(cancelled.code).toBe(0);
-    expect(cancelled.stdout).toContain(`cancelled ${id} (helmet.md) at step "confirm the features"`);
+    expect(cancelled.stdout).toContain(
+      `cancelled ${id} (helmet.md) while it waited for a selection ("Which technical features should the novelty search compare?")`,
+    );
     // The run that was waiting for the answer sees the cancellation and ends.
     const first = await run.done;
     expect(first.code).toBe(1);
