@@ -7,11 +7,13 @@ import { version } from '../../package.json';
 import type { WorkflowRegistry } from '../engine/workflow';
 import { redactUrl } from '../openplatform/redact';
 import { type BatchCommandOptions, batchCommand } from './commands/batch';
+import { registerCallCommand } from './commands/call';
 import { registerCallbackCommands } from './commands/callbacks';
 import { cancelCommand } from './commands/cancel';
 import { type IngestCommandOptions, ingestCommand } from './commands/ingest';
 import { listCommand } from './commands/list';
 import { mcpCommand } from './commands/mcp';
+import { registerOperationsCommand } from './commands/operations';
 import { reportCommand } from './commands/report';
 import { resumeCommand } from './commands/resume';
 import { retryCommand } from './commands/retry';
@@ -359,6 +361,8 @@ The first line on standard output is the URL; requests are logged on standard er
   registerCallbackCommands(program, ctx, setExitCode);
   registerWebhookCommands(program, ctx, setExitCode);
   registerScheduleCommands(program, ctx, setExitCode);
+  registerOperationsCommand(program, ctx, setExitCode);
+  registerCallCommand(program, ctx, setExitCode);
 
   return program;
 }

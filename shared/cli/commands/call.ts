@@ -1,0 +1,240 @@
+/**
+ * `opflow call <operationId or short id> [--body <file|->] [--query name=value ...]`: one call of
+ * any of the platform's operations, printing its data, or its error with kind, code and correlation
+ * id. The same key, base URL and built-in sandbox as `opflow run`; one attempt, no retries (a job of
+ * the `call` workflow gets the engine's retries, rate limit and records).
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Command } from 'commander';
+import { isOpenPlatformError, type OpenPlatformError } from '../../openplatform/errors';
+import { loadShapeTables } from '../../openplatform/operation-schemas';
+import type { OperationRow, Shape } from '../../openplatform/operation-types';
+import { lookupOperation } from '../../openplatform/operations';
+import type { OperationCallResult } from '../../openplatform/types';
+import { type CliContext, type GlobalOptions, openPipeline, writeJson } from '../context';
+import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
+
+export interface CallOptions extends GlobalOptions {
+  body?: string | undefined;
+  query: string[];
+  tenant: string;
+}
+
+export function registerCallCommand(
+  program: Command,
+  ctx: CliContext,
+  setExitCode: (code: ExitCodeValue) => void,
+): void {
+  program
+    .command('call')
+    .description("call one of the platform's operations once and print its data (see opflow operations)")
+    .argument('<operation>', 'an operationId (p002PatentQuerySearch) or short id (p002)')
+    .option('--body <file|->', 'the JSON request body: a file, - for standard input, or inline JSON')
+    .option(
+      '--query <name=value>',
+      'a parameter, repeatable; path and header parameters too, by their declared names',
+      (value: string, previous: string[]) => [...previous, value],
+      [] as string[],
+    )
+    .option('--tenant <name>', 'the tenant whose API key is used', 'default')
+    .addHelpText(
+      'after',
+      `
+Prints the answer's data (JSON); with --json, {operationId, data, usage}. A failure prints its
+kind, code, HTTP status and correlation id (with --json, as {error: {...}} on standard output).
+Nothing is sent when the parameters or the body do not fit the operation's schema.
+Multipart operations take the local path of a file in each file field of the body.
+
+Examples:
+  opflow call p002 --body - <<< '{"query_text": "TACD:(solid-state battery)", "limit": 5}'
+  opflow call p013BasicPatentDataLegalStatus --query patent_id=... --query pn=US10000000B2
+  opflow call jobIdStatus --query job_id=J123`,
+    )
+    .action(async (operation: string, _options: unknown, command: Command) => {
+      setExitCode(await callCommand(ctx, operation, command.optsWithGlobals() as CallOptions));
+    });
+}
+
+export async function callCommand(
+  ctx: CliContext,
+  name: string,
+  options: CallOptions,
+): Promise<ExitCodeValue> {
+  const found = lookupOperation(name);
+  if (!found.ok) throw new CliError(found.message, ExitCode.usage);
+  const row = found.operation;
+  const parameters = parseParameters(options.query);
+  let body = options.body === undefined ? undefined : await readBody(ctx, options.body);
+  if (row.bodyEncoding === 'multipart' && body !== undefined) body = await attachFiles(ctx, row, body);
+
+  const pipeline = await openPipeline(ctx, options, 'work');
+  try {
+    const apiKey = await pipeline.deps.keys.getKey(options.tenant);
+    if (!apiKey) {
+      throw new CliError(
+        `no API key for tenant "${options.tenant}": set OPFLOW_API_KEY${options.tenant === 'default' ? '' : `_${options.tenant.toUpperCase()}`}`,
+        ExitCode.environment,
+      );
+    }
+    const live = chatStream(row) && !options.json;
+    let result: OperationCallResult;
+    try {
+      result = await pipeline.deps.client.request(
+        row.operationId,
+        { parameters, body },
+        { apiKey, ...(live ? { onText: (text: string) => ctx.io.stdout.write(text) } : {}) },
+      );
+    } catch (error) {
+      if (!isOpenPlatformError(error)) throw error;
+      return reportFailure(ctx, error, options);
+    }
+    printResult(ctx, result, options, live);
+    return ExitCode.ok;
+  } finally {
+    await pipeline.close();
+  }
+}
+
+function chatStream(row: OperationRow): boolean {
+  return row.stream && row.operationId !== 't001TaskAicc';
+}
+
+/** `name=value` pairs; a name given twice becomes a list. */
+export function parseParameters(pairs: readonly string[]): Record<string, unknown> {
+  const parameters: Record<string, unknown> = {};
+  for (const pair of pairs) {
+    const at = pair.indexOf('=');
+    if (at <= 0) throw new CliError(`--query: expected name=value, got "${pair}"`, ExitCode.usage);
+    const key = pair.slice(0, at).trim();
+    const value = pair.slice(at + 1);
+    const previous = parameters[key];
+    parameters[key] =
+      previous === undefined ? value : Array.isArray(previous) ? [...previous, value] : [previous, value];
+  }
+  return parameters;
+}
+
+/** The body from a file, standard input (`-`) or inline JSON; a JSON object or a clear error. */
+async function readBody(ctx: CliContext, source: string): Promise<unknown> {
+  let text: string;
+  let where: string;
+  if (source === '-') {
+    text = await ctx.io.readStdin();
+    where = 'standard input';
+    if (text.trim() === '') throw new CliError('--body -: standard input is empty', ExitCode.usage);
+  } else if (/^\s*[{[]/.test(source)) {
+    text = source;
+    where = 'the inline --body';
+  } else {
+    const file = path.resolve(ctx.io.cwd, source);
+    where = source;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (error) {
+      throw new CliError(
+        `--body: cannot read ${source} (${(error as NodeJS.ErrnoException).code ?? error})`,
+        ExitCode.usage,
+      );
+    }
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new CliError(`--body: ${where} is not valid JSON (${(error as Error).message})`, ExitCode.usage);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new CliError(`--body: ${where} must hold a JSON object`, ExitCode.usage);
+  }
+  return value;
+}
+
+/** Multipart file fields hold local paths: read each file into the body. */
+async function attachFiles(ctx: CliContext, row: OperationRow, body: unknown): Promise<unknown> {
+  const tables = await loadShapeTables();
+  let shape: Shape | undefined = tables.operationShapes[row.operationId]?.body;
+  while (shape && typeof shape === 'object' && 'ref' in shape) shape = tables.definitions[shape.ref];
+  if (!shape || typeof shape !== 'object' || !('props' in shape)) return body;
+  const copy = { ...(body as Record<string, unknown>) };
+  for (const [name, fieldShape] of Object.entries(shape.props)) {
+    const isFile = fieldShape === 'file';
+    const isFiles = typeof fieldShape === 'object' && 'array' in fieldShape && fieldShape.array === 'file';
+    if (!isFile && !isFiles) continue;
+    const value = copy[name];
+    if (value === undefined) continue;
+    const paths = Array.isArray(value) ? value : [value];
+    const files = await Promise.all(
+      paths.map(async (item) => {
+        if (typeof item !== 'string')
+          throw new CliError(`--body: ${name} must be a file path`, ExitCode.usage);
+        const file = path.resolve(ctx.io.cwd, item);
+        try {
+          return new File([await readFile(file)], path.basename(file));
+        } catch (error) {
+          throw new CliError(
+            `--body: ${name}: cannot read ${item} (${(error as NodeJS.ErrnoException).code ?? error})`,
+            ExitCode.usage,
+          );
+        }
+      }),
+    );
+    copy[name] = isFiles ? files : files[0];
+  }
+  return copy;
+}
+
+function printResult(
+  ctx: CliContext,
+  result: OperationCallResult,
+  options: GlobalOptions,
+  streamed: boolean,
+): void {
+  const { usage } = result;
+  if (options.json) {
+    writeJson(ctx.io, { operationId: result.operation.operationId, data: result.data, usage });
+    return;
+  }
+  if (streamed) ctx.io.stdout.write('\n');
+  else ctx.io.stdout.write(`${JSON.stringify(result.data, null, 2)}\n`);
+  if (!options.quiet) {
+    const units = usage.billedUnits === 1 ? '1 unit' : `${usage.billedUnits} units`;
+    ctx.io.stderr.write(
+      `opflow: ${usage.operationId} answered in ${usage.durationMs} ms, ${units} billed${
+        usage.correlationId ? `, correlation id ${usage.correlationId}` : ''
+      }\n`,
+    );
+  }
+}
+
+function reportFailure(ctx: CliContext, error: OpenPlatformError, options: GlobalOptions): ExitCodeValue {
+  const exitCode =
+    error.kind === 'invalid-request' && error.httpStatus === undefined
+      ? ExitCode.usage
+      : error.kind === 'network' || error.kind === 'timeout'
+        ? ExitCode.environment
+        : ExitCode.jobFailed;
+  const details = {
+    operationId: error.operationId,
+    kind: error.kind,
+    code: error.code,
+    httpStatus: error.httpStatus,
+    correlationId: error.correlationId,
+    retryable: error.retryable,
+    message: error.message,
+  };
+  if (options.json) writeJson(ctx.io, { error: { ...details, exitCode } });
+  const facts = [
+    `kind ${error.kind}`,
+    error.code === undefined ? undefined : `code ${error.code}`,
+    error.httpStatus === undefined ? undefined : `HTTP ${error.httpStatus}`,
+    error.correlationId === undefined ? undefined : `correlation id ${error.correlationId}`,
+    error.retryable ? 'worth retrying later' : undefined,
+  ].filter(Boolean);
+  const hint =
+    exitCode === ExitCode.usage && error.operationId
+      ? `\n  opflow operations ${error.operationId} shows its parameters and fields`
+      : '';
+  ctx.io.stderr.write(`opflow: ${error.message}\n  (${facts.join(', ')})${hint}\n`);
+  return exitCode;
+}
