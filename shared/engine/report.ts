@@ -99,6 +99,7 @@ export async function writeReport(
     },
     title,
     summary: workflow.summary?.(reportInput),
+    answer: workflow.answer?.(reportInput),
     input,
     selections: job.selections,
     context: job.context,

@@ -19,6 +19,7 @@
 import { createHash } from 'node:crypto';
 import { catalogue, type OperationId } from '../openplatform/catalogue';
 import { isOpenPlatformError } from '../openplatform/errors';
+import { findCatalogueOperation } from '../openplatform/operations';
 import type { CallUsage } from '../openplatform/types';
 import {
   type Advanced,
@@ -176,7 +177,7 @@ export async function runStep(deps: EngineDeps, message: WorkMessage): Promise<S
   // A create call repeated after a crash may be billed twice: record the intent first (a repeat is
   // counted), and keep the job's nextRunAt ahead while the call is alive.
   let current = job;
-  const creates = step.kind !== 'fetch' && catalogue[step.operation as OperationId].effect !== 'read';
+  const creates = step.kind !== 'fetch' && stepEffect(step, ctx) !== 'read';
   const allowanceMs = deps.inFlight?.allowanceMs ?? inFlightAllowanceMs;
   let heartbeat: Heartbeat | undefined;
   if (creates) {
@@ -429,7 +430,8 @@ async function executeStep(
   outputName: string,
   apiKey: string,
 ): Promise<StepOutcome> {
-  const operationId = step.kind === 'fetch' ? undefined : step.operation;
+  const operationId =
+    step.kind === 'fetch' ? undefined : step.kind === 'request' ? step.operationOf(ctx) : step.operation;
   let usage: Partial<JobUsage> = {};
   try {
     let decision: StepDecision;
@@ -446,9 +448,11 @@ async function executeStep(
       return { type: 'decision', decision, usage, output: key };
     }
     const call = () =>
-      step.kind === 'stream'
-        ? deps.client.stream(step.operation, step.request(ctx), { apiKey })
-        : deps.client.call(step.operation, step.request(ctx), { apiKey });
+      step.kind === 'request'
+        ? deps.client.request(step.operationOf(ctx), step.request(ctx), { apiKey })
+        : step.kind === 'stream'
+          ? deps.client.stream(step.operation, step.request(ctx), { apiKey })
+          : deps.client.call(step.operation, step.request(ctx), { apiKey });
     let result: Awaited<ReturnType<typeof call>>;
     try {
       result = await call();
@@ -456,7 +460,7 @@ async function executeStep(
       // A rotated key: read it again once, and retry right away with the new one.
       if (!isOpenPlatformError(error) || error.kind !== 'auth') throw error;
       usage = usageOf({
-        operationId: step.operation,
+        operationId: operationId ?? '',
         durationMs: 0,
         billedUnits: 0,
         ok: false,
@@ -506,6 +510,13 @@ async function executeStep(
     }
     return { type: 'error', failure: failureOf(error, operationId), usage };
   }
+}
+
+/** Whether a step's call reads (safe to repeat) or may create something upstream. */
+function stepEffect(step: Exclude<Step, { kind: 'fetch' }>, ctx: StepContext): 'create' | 'read' | 'update' {
+  if (step.kind !== 'request') return catalogue[step.operation as OperationId].effect;
+  // Unknown operations fail at the call; until then, the careful answer.
+  return findCatalogueOperation(step.operationOf(ctx))?.effect ?? 'create';
 }
 
 function sumUsage(a: Partial<JobUsage>, b: Partial<JobUsage>): Partial<JobUsage> {

@@ -7,7 +7,7 @@ import type { z } from 'zod';
 import type { OperationId } from '../openplatform/catalogue';
 import type { RequestOf } from '../openplatform/schemas/requests';
 import type { DataOf } from '../openplatform/schemas/responses';
-import type { StreamOperationId, StreamResult } from '../openplatform/types';
+import type { OperationRequest, StreamOperationId, StreamResult } from '../openplatform/types';
 import type { Job, SelectionOption } from './job';
 import type { PollPolicy, RetryPolicy } from './policies';
 
@@ -74,6 +74,20 @@ export interface StreamStep<Input> extends StepBase<Input> {
   decide: (result: Omit<StreamResult, 'usage'>, ctx: StepContext<Input>) => StepDecision;
 }
 
+/**
+ * A call of any catalogue operation, named by the job (the `call` workflow): the operation is known
+ * only at run time, so its effect (create or read) is looked up then, and its data is untyped.
+ */
+export interface RequestStep<Input> extends StepBase<Input> {
+  kind: 'request';
+  /** Never set: the operation comes from `operationOf` (kept so `step.operation` reads uniformly). */
+  operation?: undefined;
+  /** The operationId or short id this job calls. */
+  operationOf: (ctx: StepContext<Input>) => string;
+  request: (ctx: StepContext<Input>) => OperationRequest;
+  decide: (data: unknown, ctx: StepContext<Input>) => StepDecision;
+}
+
 /** Download a document the upstream links to, so opflow keeps its own copy. */
 export interface FetchStep<Input> extends StepBase<Input> {
   kind: 'fetch';
@@ -89,7 +103,11 @@ export interface FetchStep<Input> extends StepBase<Input> {
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: workflows of any input live in one registry
-export type Step<Input = any> = CallStep<Input, OperationId> | StreamStep<Input> | FetchStep<Input>;
+export type Step<Input = any> =
+  | CallStep<Input, OperationId>
+  | StreamStep<Input>
+  | FetchStep<Input>
+  | RequestStep<Input>;
 
 /** Everything a report renderer gets once the workflow is complete. */
 export interface ReportInput<Input = unknown> {
@@ -119,6 +137,8 @@ export interface Workflow<Input = unknown> {
   report: (r: ReportInput<Input>) => { title: string; markdown: string };
   /** A one-line summary for listings (e.g. "3 references, closest 0.82"). */
   summary?: (r: ReportInput<Input>) => string;
+  /** The job's answer, kept as `answer` in result.json (e.g. a call's pages joined into one list). */
+  answer?: (r: ReportInput<Input>) => unknown;
 }
 
 /** Helper for declaring a call step with the data and request types of its operation. */
@@ -154,5 +174,6 @@ export function stepsFor<Input>() {
     }),
     stream: (step: Omit<StreamStep<Input>, 'kind'>): StreamStep<Input> => ({ kind: 'stream', ...step }),
     fetch: (step: Omit<FetchStep<Input>, 'kind'>): FetchStep<Input> => ({ kind: 'fetch', ...step }),
+    request: (step: Omit<RequestStep<Input>, 'kind'>): RequestStep<Input> => ({ kind: 'request', ...step }),
   };
 }

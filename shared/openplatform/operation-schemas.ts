@@ -1,7 +1,6 @@
 /**
- * zod schemas of every catalogue operation, built on first use from the generated shapes (which are
- * imported lazily: the CLI and the Lambda functions that never call a generic operation never load
- * them). The 39 workflow operations keep their hand-written schemas (schemas/requests.ts and
+ * zod schemas of every catalogue operation, built on first use from the generated shapes (decoded
+ * lazily: the CLI and the Lambda functions that never call a generic operation never decode them). The 39 workflow operations keep their hand-written schemas (schemas/requests.ts and
  * schemas/responses.ts), which add what the file states only in prose (limits, enumerations).
  *
  * Requests are checked before anything is sent and billed: the body's top level is strict (a
@@ -11,6 +10,7 @@
  */
 import { z } from 'zod';
 import type { OperationId } from './catalogue';
+import { packedShapes } from './generated/shapes';
 import { lenientBoolean, lenientInt, lenientNumber, lenientString } from './lenient';
 import type { OperationDetails, OperationRow, Shape } from './operation-types';
 import { requestSchemas } from './schemas/requests';
@@ -31,18 +31,22 @@ export type ShapeTables = {
   operationShapes: Record<string, { body?: Shape; data: Shape }>;
 };
 
-let tables: Promise<ShapeTables> | undefined;
+let tables: ShapeTables | undefined;
 
-/** The generated shapes, imported and decoded once, on first need. */
-export function loadShapeTables(): Promise<ShapeTables> {
-  tables ??= import('./generated/shapes').then(({ packedShapes }) => {
-    const { definitions, operations } = unpack<{
-      definitions: ShapeTables['definitions'];
-      operations: ShapeTables['operationShapes'];
-    }>(packedShapes);
-    return { definitions, operationShapes: operations };
-  });
+/** The generated shapes, decoded once, on first need (the packed text is small; decoding is not free). */
+export function shapeTables(): ShapeTables {
+  if (tables) return tables;
+  const { definitions, operations } = unpack<{
+    definitions: ShapeTables['definitions'];
+    operations: ShapeTables['operationShapes'];
+  }>(packedShapes);
+  tables = { definitions, operationShapes: operations };
   return tables;
+}
+
+/** {@link shapeTables}, for callers that treat loading as asynchronous. */
+export async function loadShapeTables(): Promise<ShapeTables> {
+  return shapeTables();
 }
 
 let details: Promise<Record<string, OperationDetails>> | undefined;
@@ -57,11 +61,14 @@ export function loadOperationDetails(): Promise<Record<string, OperationDetails>
 
 const cache = new Map<string, OperationSchemas>();
 
-/** The schemas of one operation (loads the shapes on first use). */
+/** The schemas of one operation (decodes the shapes on first use). */
+export function operationSchemas(row: OperationRow): OperationSchemas {
+  return cache.get(row.operationId) ?? operationSchemasFrom(shapeTables(), row);
+}
+
+/** {@link operationSchemas}, for callers that treat loading as asynchronous. */
 export async function loadOperationSchemas(row: OperationRow): Promise<OperationSchemas> {
-  const cached = cache.get(row.operationId);
-  if (cached) return cached;
-  return operationSchemasFrom(await loadShapeTables(), row);
+  return operationSchemas(row);
 }
 
 /** The schemas of one operation from already loaded shapes. */

@@ -5,6 +5,7 @@
  * decides the answer; the first matching `stream-variant` rule picks the frame encoding.
  */
 import { findOperation } from '../openplatform/catalogue';
+import { findCatalogueOperation } from '../openplatform/operations';
 import { downloadKinds, type FaultRule, parseFaultRules, streamOnlyKinds } from './faultRules';
 import type { StreamVariant } from './operations/contract';
 import { SeededRandom } from './seeded';
@@ -99,7 +100,9 @@ function toActive(rule: FaultRule): ActiveRule {
   const target =
     operation === '*' || operation === 'download'
       ? operation
-      : (findOperation(operation)?.operationId ?? operation);
+      : (findOperation(operation)?.operationId ??
+        findCatalogueOperation(operation)?.operationId ??
+        operation);
   return { rule, target, remaining: rule.times ?? Number.POSITIVE_INFINITY };
 }
 

@@ -8,15 +8,21 @@
  */
 import { z } from 'zod';
 import { findOperation } from '../openplatform/catalogue';
+import { findCatalogueOperation } from '../openplatform/operations';
 import { streamVariants } from './operations/contract';
 import { formatIssues } from './validationMessages';
 
 const common = {
   operation: z
     .string()
-    .refine((value) => value === '*' || value === 'download' || findOperation(value) !== undefined, {
-      message: 'must be an operationId, a short name such as ai35-8, "*" or "download"',
-    })
+    .refine(
+      (value) =>
+        value === '*' ||
+        value === 'download' ||
+        findOperation(value) !== undefined ||
+        findCatalogueOperation(value) !== undefined,
+      { message: 'must be an operationId, a short name such as ai35-8, "*" or "download"' },
+    )
     .optional(),
   probability: z.number().min(0).max(1).optional(),
   times: z.number().int().positive().optional(),

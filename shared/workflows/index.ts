@@ -2,6 +2,7 @@
  * The registry of opflow's workflows, by name: what the engine, the CLI and the API look names up in.
  */
 import type { Workflow, WorkflowRegistry } from '../engine/workflow';
+import { call } from './call';
 import { encyclopediaQa } from './encyclopedia-qa';
 import { findSolution } from './find-solution';
 import { llmChat } from './llm-chat';
@@ -20,6 +21,7 @@ const all = [
   encyclopediaQa,
   llmChat,
   patentCount,
+  call,
 ] as Workflow[];
 
 /** Every workflow by name. */
@@ -29,6 +31,7 @@ export const workflows: WorkflowRegistry = new Map(all.map((workflow) => [workfl
 export const workflowNames: readonly string[] = all.map((workflow) => workflow.name);
 
 export {
+  call,
   encyclopediaQa,
   findSolution,
   llmChat,
