@@ -386,7 +386,7 @@ function platformLimitProblem(workflow: Workflow, input: unknown, now: number): 
     const first = workflow.start
       ? workflow.steps.find((step) => step.name === workflow.start?.(input))
       : workflow.steps[0];
-    if (!first || first.kind === 'fetch') return undefined;
+    if (!first || first.kind === 'fetch' || first.kind === 'request') return undefined;
     const job = { id: 'ingest-check', context: {}, selections: {} } as unknown as Job;
     const request = first.request({ job, input, context: {}, selections: {}, outputs: {}, now });
     const schema = (requestSchemas as Record<string, z.ZodType | undefined>)[first.operation];
