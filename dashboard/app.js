@@ -108,6 +108,9 @@ function parseRoute(hash) {
   const query = new URLSearchParams(at < 0 ? '' : raw.slice(at + 1));
   const job = /^\/jobs\/([^/]+)$/.exec(path);
   if (job) return { page: 'job', id: decodeURIComponent(job[1]), query };
+  const batch = /^\/batches\/([^/]+)$/.exec(path);
+  if (batch) return { page: 'batch', id: decodeURIComponent(batch[1]), query };
+  if (path === '/batches') return { page: 'batches', query };
   return { page: 'jobs', query };
 }
 function useRoute() {
@@ -519,6 +522,24 @@ function Timeline({ timeline }) {
   </ol>`;
 }
 
+/** Saves a file the API serves (with the token), or opens a presigned link. */
+async function downloadFile(config, file) {
+  if (!file.href) {
+    open(file.url, '_blank', 'noopener');
+    return;
+  }
+  const token = sessionStorage.getItem(tokenKey);
+  const response = await fetch(`${config.apiBase.replace(/\/+$/, '')}${file.href}`, {
+    headers: token ? { authorization: `Bearer ${token}` } : {},
+  });
+  if (!response.ok) throw new Error(`the server answered ${response.status}`);
+  const link = document.createElement('a');
+  link.href = URL.createObjectURL(await response.blob());
+  link.download = file.name.split('/').pop();
+  link.click();
+  setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
+}
+
 function Report({ api, config, job }) {
   const [files, setFiles] = useState(undefined);
   const [reportHtml, setReportHtml] = useState(undefined);
@@ -544,26 +565,10 @@ function Report({ api, config, job }) {
     };
   }, [job.id]);
 
-  const download = async (file) => {
-    if (!file.href) {
-      open(file.url, '_blank', 'noopener');
-      return;
-    }
-    try {
-      const token = sessionStorage.getItem(tokenKey);
-      const response = await fetch(`${config.apiBase.replace(/\/+$/, '')}${file.href}`, {
-        headers: token ? { authorization: `Bearer ${token}` } : {},
-      });
-      if (!response.ok) throw new Error(`the server answered ${response.status}`);
-      const link = document.createElement('a');
-      link.href = URL.createObjectURL(await response.blob());
-      link.download = file.name.split('/').pop();
-      link.click();
-      setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
-    } catch (failure) {
-      setError(`could not download ${file.name}: ${failure.message}`);
-    }
-  };
+  const download = (file) =>
+    downloadFile(config, file).catch((failure) =>
+      setError(`could not download ${file.name}: ${failure.message}`),
+    );
 
   const attachments = (files ?? []).filter((file) => file.name.startsWith('attachments/'));
   const others = (files ?? []).filter((file) => !file.name.startsWith('attachments/'));
@@ -732,7 +737,7 @@ function JobPage({ api, config, id }) {
           <dt>Current step</dt><dd>${job.step}</dd>
           <dt>Tenant</dt><dd>${job.tenant}</dd>
           <dt>Source</dt><dd>${job.source}</dd>
-          ${job.batchId ? html`<dt>Batch</dt><dd><a href=${jobsHash({ batchId: job.batchId })}>${job.batchId}</a></dd>` : null}
+          ${job.batchId ? html`<dt>Batch</dt><dd><a href=${config.batches ? `#/batches/${encodeURIComponent(job.batchId)}` : jobsHash({ batchId: job.batchId })}>${job.batchId}</a></dd>` : null}
           <dt>Selection</dt><dd>${job.selection?.mode}</dd>
           <dt>Created</dt><dd>${formatTime(job.createdAt)}</dd>
           <dt>Updated</dt><dd>${formatTime(job.updatedAt)}</dd>
@@ -770,6 +775,196 @@ function JobPage({ api, config, id }) {
   </main>`;
 }
 
+// ---- batches -------------------------------------------------------------------------------------
+
+function BatchesPage({ api }) {
+  const [page, setPage] = useState(undefined);
+  const [error, setError] = useState(undefined);
+  const heading = useFocusHeading('batches');
+  const load = useCallback(async () => {
+    try {
+      setPage(await api('GET', '/batches?limit=50'));
+      setError(undefined);
+    } catch (failure) {
+      if (failure.status !== 401) setError(failure.message);
+    }
+  }, [api]);
+  useEffect(() => {
+    load();
+  }, [load]);
+  usePolling(load, listRefreshMs, true);
+  const batches = page?.batches ?? [];
+  return html`<main id="main">
+    <h1 tabindex="-1" ref=${heading}>Batches</h1>
+    <${Notice} error=${error} />
+    ${
+      page === undefined
+        ? html`<p aria-busy="true">Loading batches…</p>`
+        : html`<table class="jobs">
+          <caption>${batches.length === 0 ? 'No batches yet: opflow ingest <manifest or folder> --workflow <name> starts one.' : `${plural(batches.length, 'batch')}, newest first; updates live.`}</caption>
+          <thead><tr>
+            <th scope="col">Batch</th><th scope="col">Status</th><th scope="col">Workflow</th><th scope="col">Items</th>
+            <th scope="col">Succeeded</th><th scope="col">Failed</th><th scope="col">Waiting or running</th><th scope="col">ETA</th><th scope="col">Created</th>
+          </tr></thead>
+          <tbody>
+            ${batches.map(
+              (batch) => html`<tr key=${batch.id} data-batch=${batch.id} data-status=${batch.status}>
+                <td><a href=${`#/batches/${encodeURIComponent(batch.id)}`}>${batch.name}</a></td>
+                <td><${StatusBadge} status=${batch.status} /></td>
+                <td>${batch.workflow}</td>
+                <td>${batch.items}</td>
+                <td>${batch.totals.succeeded}</td>
+                <td>${batch.totals.failed + batch.totals.cancelled}</td>
+                <td>${batch.totals.waiting + batch.totals.running}</td>
+                <td>${batch.etaMs !== undefined ? formatDuration(batch.etaMs) : ''}</td>
+                <td>${formatTime(batch.createdAt)}</td>
+              </tr>`,
+            )}
+          </tbody>
+        </table>`
+    }
+  </main>`;
+}
+
+function BatchPage({ api, config, id }) {
+  const [answer, setAnswer] = useState(undefined);
+  const [jobs, setJobs] = useState(undefined);
+  const [error, setError] = useState(undefined);
+  const [notice, setNotice] = useState(undefined);
+  const [busy, setBusy] = useState(false);
+  const heading = useFocusHeading(`batch-${id}`);
+  const path = `/batches/${encodeURIComponent(id)}`;
+  const load = useCallback(async () => {
+    try {
+      setAnswer(await api('GET', path));
+      setJobs(await api('GET', `/jobs?batchId=${encodeURIComponent(id)}&limit=100`));
+      setError(undefined);
+    } catch (failure) {
+      if (failure.status !== 401) setError(failure.message);
+    }
+  }, [api, id]);
+  useEffect(() => {
+    load();
+  }, [load]);
+  const batch = answer?.batch;
+  const active = batch !== undefined && batch.status !== 'FINISHED';
+  usePolling(load, listRefreshMs, active || (batch && batch.totals.running > 0));
+  const act = async (label, action) => {
+    setBusy(true);
+    try {
+      const outcome = await api('POST', `${path}/${action}`);
+      setNotice({
+        ok:
+          action === 'redrive'
+            ? `${label}: ${plural(outcome.retried, 'item')} running again${outcome.refused.length ? `; ${outcome.refused.length} could not be` : ''}.`
+            : `${label}: ${plural(outcome.cancelled, 'job')} cancelled; no new items start.`,
+      });
+      await load();
+    } catch (failure) {
+      setNotice({ error: failure.message });
+    } finally {
+      setBusy(false);
+    }
+  };
+  if (batch === undefined) {
+    return html`<main id="main">
+      <p><a href="#/batches">← All batches</a></p>
+      <h1 tabindex="-1" ref=${heading}>Batch ${id}</h1>
+      ${error ? html`<${Notice} error=${error} />` : html`<p aria-busy="true">Loading…</p>`}
+    </main>`;
+  }
+  const t = batch.totals;
+  const done = t.succeeded + t.failed + t.cancelled;
+  const failures = t.failed + t.cancelled;
+  const files = ['index.html', 'summary.csv', 'results.jsonl', 'failed.jsonl'];
+  return html`<main id="main">
+    <p><a href="#/batches">← All batches</a></p>
+    <h1 tabindex="-1" ref=${heading}>${batch.name} <${StatusBadge} status=${batch.status} /></h1>
+    ${batch.reason ? html`<p class="notice error">${batch.reason}</p>` : null}
+    <div class="actions">
+      ${failures > 0 ? html`<button class="primary" type="button" disabled=${busy} onClick=${() => act('Redrive', 'redrive')}>Redrive ${plural(failures, 'failed item')}</button>` : null}
+      ${
+        active
+          ? html`<button class="danger" type="button" disabled=${busy} onClick=${() => {
+              if (
+                confirm(
+                  `Cancel batch ${batch.name}? No new items start and its unfinished jobs are cancelled.`,
+                )
+              )
+                act('Cancelled', 'cancel');
+            }}>Cancel all</button>`
+          : null
+      }
+    </div>
+    <${Notice} ...${notice ?? {}} />
+    <${Notice} error=${error} />
+    <section aria-labelledby="progress-heading">
+      <h2 id="progress-heading">Progress</h2>
+      <p>
+        <label for="batch-progress">${done} of ${plural(batch.items, 'item')} finished</label>
+        <progress id="batch-progress" max=${Math.max(1, batch.items)} value=${done}>${done} of ${batch.items}</progress>
+      </p>
+      <div class="grid2">
+        <dl class="facts">
+          <dt>Succeeded</dt><dd>${t.succeeded}</dd>
+          <dt>Failed</dt><dd>${t.failed}</dd>
+          <dt>Cancelled</dt><dd>${t.cancelled}</dd>
+          <dt>Running</dt><dd>${t.running}</dd>
+          <dt>Waiting to start</dt><dd>${t.waiting}</dd>
+          <dt>Bad lines</dt><dd>${answer.problemCount}</dd>
+        </dl>
+        <dl class="facts">
+          <dt>Workflow</dt><dd>${batch.workflow}</dd>
+          <dt>Source</dt><dd><code>${batch.source}</code></dd>
+          <dt>Run</dt><dd>${batch.run}: ${batch.thisRun.records} records read${batch.thisRun.readingDone ? '' : ' so far'}, ${batch.thisRun.created} new, ${batch.thisRun.existing} seen before</dd>
+          <dt>Calls / billed units</dt><dd>${batch.calls} / ${batch.billedUnits}</dd>
+          <dt>Elapsed</dt><dd>${formatDuration(batch.elapsedMs)}</dd>
+          <dt>ETA</dt><dd>${batch.etaMs !== undefined ? formatDuration(batch.etaMs) : active ? 'after a few items finish' : '—'}</dd>
+        </dl>
+      </div>
+    </section>
+    <section aria-labelledby="outputs-heading">
+      <h2 id="outputs-heading">Summary files</h2>
+      <div class="actions">
+        ${files.map((name) => html`<button type="button" onClick=${() => downloadFile(config, { name, href: `${path}/outputs/${name}` }).catch((failure) => setNotice({ error: failure.message }))}>Download ${name}</button>`)}
+      </div>
+    </section>
+    ${
+      answer.problems.length
+        ? html`<section aria-labelledby="problems-heading">
+          <h2 id="problems-heading">Lines that could not be used</h2>
+          <table class="jobs">
+            <caption>${plural(answer.problemCount, 'problem')} in run ${batch.run}</caption>
+            <thead><tr><th scope="col">Where</th><th scope="col">Id</th><th scope="col">Why</th></tr></thead>
+            <tbody>${answer.problems.map((problem) => html`<tr><td>${problem.position}</td><td>${problem.id ?? ''}</td><td>${problem.reason}</td></tr>`)}</tbody>
+          </table>
+        </section>`
+        : null
+    }
+    <section aria-labelledby="batch-jobs-heading">
+      <h2 id="batch-jobs-heading">Jobs</h2>
+      ${
+        jobs
+          ? html`<table class="jobs">
+            <caption>${plural(jobs.jobs.length, 'job')}${jobs.cursor ? html` shown; <a href=${jobsHash({ batchId: id })}>all of them</a>` : ''}</caption>
+            <thead><tr><th scope="col">Job</th><th scope="col">Status</th><th scope="col">Step</th><th scope="col">Calls</th><th scope="col">Billed units</th><th scope="col">Updated</th></tr></thead>
+            <tbody>${jobs.jobs.map(
+              (job) => html`<tr key=${job.id} data-job=${job.id} data-status=${job.status}>
+                <td><a href=${`#/jobs/${encodeURIComponent(job.id)}`}>${jobTitle(job)}</a>${job.lastError ? html`<div class="small muted">${job.lastError.message}</div>` : null}</td>
+                <td><${StatusBadge} status=${job.status} /></td>
+                <td>${job.step}</td>
+                <td>${job.usage?.calls ?? 0}</td>
+                <td>${job.usage?.billedUnits ?? 0}</td>
+                <td>${formatTime(job.updatedAt)}</td>
+              </tr>`,
+            )}</tbody>
+          </table>`
+          : null
+      }
+    </section>
+  </main>`;
+}
+
 // ---- the app -------------------------------------------------------------------------------------
 
 function App({ config }) {
@@ -795,7 +990,10 @@ function App({ config }) {
   return html`<div>
     <header class="top">
       <a class="brand" href="#/">opflow</a>
-      <nav aria-label="Main"><ul><li><a href="#/" aria-current=${route.page === 'jobs' ? 'page' : undefined}>Jobs</a></li></ul></nav>
+      <nav aria-label="Main"><ul>
+        <li><a href="#/" aria-current=${route.page === 'jobs' ? 'page' : undefined}>Jobs</a></li>
+        ${config.batches ? html`<li><a href="#/batches" aria-current=${route.page === 'batches' ? 'page' : undefined}>Batches</a></li>` : null}
+      </ul></nav>
       <div class="session">
         ${config.apiBase ? html`<span>API: ${config.apiBase}</span>` : null}
         ${signedIn ? html`<button type="button" onClick=${signOut}>Sign out</button>` : null}
@@ -809,7 +1007,11 @@ function App({ config }) {
           }} />`
         : route.page === 'job'
           ? html`<${JobPage} key=${`${route.id}-${generation}`} api=${api} config=${config} id=${route.id} />`
-          : html`<${JobsPage} key=${generation} api=${api} config=${config} route=${route} />`
+          : route.page === 'batches'
+            ? html`<${BatchesPage} key=${generation} api=${api} />`
+            : route.page === 'batch'
+              ? html`<${BatchPage} key=${`${route.id}-${generation}`} api=${api} config=${config} id=${route.id} />`
+              : html`<${JobsPage} key=${generation} api=${api} config=${config} route=${route} />`
     }
   </div>`;
 }

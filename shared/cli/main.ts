@@ -319,7 +319,7 @@ results.jsonl, failed.jsonl and index.html, kept up to date while the batch runs
       'after',
       `
 Tools: list_workflows, submit_job, get_job, list_jobs, answer_selection, cancel_job, retry_job,
-get_report;
+get_report, ingest, get_batch;
 resource opflow://jobs/{id}/report. Add to an MCP client's configuration as the command
 "npx" with arguments ["opflow", "mcp"] (README: "opflow for agents"). Standard output carries
 only the protocol; messages for people go to standard error.`,

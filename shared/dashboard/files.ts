@@ -23,6 +23,8 @@ export interface DashboardSettings {
   sources?: string[] | undefined;
   /** Whether `GET /jobs/{id}/timeline` exists (served by `opflow serve`). */
   timeline: boolean;
+  /** Whether `/batches` exists (served by `opflow serve`). */
+  batches?: boolean | undefined;
 }
 
 /** The package's root folder (holding package.json), found from this module wherever it was built to. */

@@ -43,7 +43,12 @@ function sendJson(res: ServerResponse, status: number, value: unknown): void {
 }
 
 /** The static files: GET or HEAD of `/`, `/index.html` and `/ui/...`. */
-export function dashboardMount(options: { deps: EngineDeps; history?: JobHistory | undefined }): ServerMount {
+export function dashboardMount(options: {
+  deps: EngineDeps;
+  history?: JobHistory | undefined;
+  /** Whether the server answers `/batches` (the page then shows batches). */
+  batches?: boolean | undefined;
+}): ServerMount {
   const files = dashboardFiles();
   const settings = settingsFile({
     apiBase: '',
@@ -51,6 +56,7 @@ export function dashboardMount(options: { deps: EngineDeps; history?: JobHistory
     statuses: [...jobStatuses],
     sources: [...jobSources],
     timeline: options.history !== undefined,
+    batches: options.batches === true,
   });
   const pathOf = (path: string) => (path === '/' ? 'index.html' : path.slice(1));
   return {

@@ -14,12 +14,17 @@
  *   answer_selection  choose options of a job that waits for a selection
  *   cancel_job        cancel an unfinished job
  *   retry_job         run a FAILED or CANCELLED job again from where it stopped (or the start)
+ *   ingest, get_batch bulk ingestion of a manifest or folder on this machine, and its progress
  *   get_report        a succeeded job's report (Markdown by default); also the resource
  *                     opflow://jobs/{id}/report
  */
+import { stat } from 'node:fs/promises';
+import { extname, isAbsolute, resolve } from 'node:path';
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import type { BatchRunner } from '../dashboard/batch-runner';
+import type { BatchSourceKind, BatchStore } from '../engine/batch-store';
 import type { EngineDeps } from '../engine/deps';
 import {
   createBodySchema,
@@ -30,6 +35,10 @@ import {
   retryBodySchema,
   selectionBodySchema,
 } from '../http/job-api';
+import { batchNameSchema, defaultInFlightPerBatch, parseFailureBudget } from '../ingest/batch';
+import { viewOf } from '../ingest/batch-view';
+import { IngestRefused, openBatch } from '../ingest/ingest';
+import { localIngestSource } from '../ingest/local-source';
 
 export interface OpflowMcpOptions {
   deps: EngineDeps;
@@ -37,6 +46,11 @@ export interface OpflowMcpOptions {
   tenant?: string | undefined;
   /** The server's version as announced to clients. */
   version?: string | undefined;
+  /** The batches (get_batch); with a runner, also bulk ingestion of files on this machine (ingest). */
+  batches?: BatchStore | undefined;
+  batchRunner?: BatchRunner | undefined;
+  /** Relative ingest paths are resolved against this. Default: the process's working directory. */
+  cwd?: string | undefined;
 }
 
 /** A job API refusal, carried to the agent as an MCP tool error with the API's message. */
@@ -402,6 +416,132 @@ export function createOpflowMcpServer(options: OpflowMcpOptions): McpServer {
     },
   );
 
+  const { batches, batchRunner } = options;
+  if (batches) {
+    server.registerTool(
+      'get_batch',
+      {
+        title: 'Get a batch',
+        description:
+          'A bulk ingestion: status, items by status, calls, billed units, elapsed time and ETA, and the lines that could not be used (with line and reason). Its jobs: list_jobs with batchId.',
+        inputSchema: z.strictObject({
+          batchId: z.string().min(1).max(200).describe('the batch id (from ingest)'),
+        }),
+        annotations: { readOnlyHint: true, openWorldHint: false },
+      },
+      async ({ batchId }) => {
+        try {
+          const batch = await batches.get(batchId);
+          if (!batch || (options.tenant !== undefined && batch.tenant !== options.tenant))
+            throw new ToolRefusal(404, 'not-found', `no batch ${batchId}`);
+          const problems = await batches.listProblems(batch.id, batch.run);
+          return result({
+            batch: viewOf(batch, deps.clock.now()),
+            problems: problems.slice(0, 100).map(({ position, id, reason }) => ({ position, id, reason })),
+            problemCount: problems.length,
+          });
+        } catch (error) {
+          return refusal(error);
+        }
+      },
+    );
+  }
+  if (batches && batchRunner) {
+    server.registerTool(
+      'ingest',
+      {
+        title: 'Ingest a batch',
+        description:
+          'Start a bulk ingestion of a JSON Lines or CSV manifest, or a folder of documents (.txt .md .json .docx .pdf), on the machine opflow runs on; answers at once with the batch id (follow it with get_batch). Ingesting the same manifest again starts only new or changed lines.',
+        inputSchema: z.strictObject({
+          path: z
+            .string()
+            .min(1)
+            .max(4096)
+            .describe('the manifest (.jsonl, .csv) or folder, on the opflow machine'),
+          workflow: z
+            .enum(workflowNames)
+            .describe("the lines' workflow (a line's own `workflow` field wins)"),
+          batchName: batchNameSchema
+            .optional()
+            .describe('the batch id to use (default: from the manifest name)'),
+          selection: z.enum(['auto', 'manual']).default('auto').describe('selection points of its jobs'),
+          failureBudget: z
+            .string()
+            .optional()
+            .describe('stop starting new items after this many failures: a count (50) or a share (5%)'),
+          maxUnits: z
+            .number()
+            .int()
+            .positive()
+            .optional()
+            .describe('pause the batch once it billed this many units'),
+          inFlight: z
+            .number()
+            .int()
+            .min(1)
+            .max(1000)
+            .optional()
+            .describe(`jobs of this batch running at once (default ${defaultInFlightPerBatch})`),
+          tenant: createBodySchema.shape.tenant,
+        }),
+        annotations: {
+          readOnlyHint: false,
+          destructiveHint: false,
+          idempotentHint: true,
+          openWorldHint: true,
+        },
+      },
+      async (args) => {
+        try {
+          if (options.tenant !== undefined && args.tenant !== 'default' && args.tenant !== options.tenant)
+            throw new ToolRefusal(
+              403,
+              'forbidden',
+              `this caller may only ingest for tenant ${options.tenant}`,
+            );
+          const path = isAbsolute(args.path) ? args.path : resolve(options.cwd ?? process.cwd(), args.path);
+          const kind = await sourceKindOf(path);
+          let failureBudget: ReturnType<typeof parseFailureBudget> | undefined;
+          try {
+            failureBudget =
+              args.failureBudget === undefined ? undefined : parseFailureBudget(args.failureBudget);
+          } catch (error) {
+            throw new ToolRefusal(
+              400,
+              'invalid-request',
+              (error as Error).message.replace('--failure-budget', 'failureBudget'),
+            );
+          }
+          const source = { kind, uri: path };
+          const { batch, state } = await openBatch({ engine: deps, batches }, source, {
+            batchName: args.batchName,
+            tenant: options.tenant ?? args.tenant,
+            workflow: args.workflow,
+            options: {
+              selection: args.selection,
+              failureBudget,
+              maxUnits: args.maxUnits,
+              inFlight: args.inFlight ?? defaultInFlightPerBatch,
+            },
+          }).catch((error) => {
+            if (error instanceof IngestRefused) throw new ToolRefusal(400, 'invalid-request', error.message);
+            throw error;
+          });
+          batchRunner.drive(localIngestSource(source), batch.id);
+          return result({
+            batchId: batch.id,
+            state,
+            batch: viewOf(batch, deps.clock.now()),
+            next: 'call get_batch with this batchId every few seconds; list_jobs with batchId lists its jobs',
+          });
+        } catch (error) {
+          return refusal(error);
+        }
+      },
+    );
+  }
+
   server.registerResource(
     'report',
     new ResourceTemplate('opflow://jobs/{id}/report', {
@@ -435,4 +575,27 @@ export function createOpflowMcpServer(options: OpflowMcpOptions): McpServer {
   );
 
   return server;
+}
+
+/** What a path to ingest is: a folder, a JSON Lines manifest or a CSV one. */
+async function sourceKindOf(path: string): Promise<BatchSourceKind> {
+  let info: Awaited<ReturnType<typeof stat>>;
+  try {
+    info = await stat(path);
+  } catch {
+    throw new ToolRefusal(
+      400,
+      'invalid-request',
+      `path: ${path}: no such file or folder on the opflow machine`,
+    );
+  }
+  if (info.isDirectory()) return 'folder';
+  const extension = extname(path).toLowerCase();
+  if (extension === '.jsonl' || extension === '.ndjson') return 'jsonl';
+  if (extension === '.csv' || extension === '.tsv') return 'csv';
+  throw new ToolRefusal(
+    400,
+    'invalid-request',
+    `path: ${path}: a manifest is a JSON Lines file (.jsonl, .ndjson) or a CSV file (.csv, .tsv), or give a folder of documents`,
+  );
 }

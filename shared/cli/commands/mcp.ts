@@ -8,6 +8,7 @@
  * Standard output carries only the protocol; every line for people goes to standard error.
  */
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { startBatchRunner } from '../../dashboard/batch-runner';
 import { createOpflowMcpServer } from '../../mcp/server';
 import { asLocal, type CliContext, type GlobalOptions, openPipeline } from '../context';
 import { ExitCode, type ExitCodeValue } from '../exit-codes';
@@ -19,7 +20,10 @@ export async function mcpCommand(ctx: CliContext, options: GlobalOptions): Promi
   };
   const pipeline = await openPipeline(ctx, options, 'work');
   const local = asLocal(pipeline);
-  const server = createOpflowMcpServer({ deps: pipeline.deps });
+  // Locally, batches go on in this process (admission rounds, ingests started with the ingest tool).
+  const batches = local ? local.local.batches : undefined;
+  const batchRunner = local && batches ? startBatchRunner({ deps: pipeline.deps, batches }) : undefined;
+  const server = createOpflowMcpServer({ deps: pipeline.deps, batches, batchRunner, cwd: io.cwd });
   const transport = new StdioServerTransport(process.stdin, io.stdout as NodeJS.WritableStream as never);
   let stopListening = () => {};
   try {
@@ -37,6 +41,7 @@ export async function mcpCommand(ctx: CliContext, options: GlobalOptions): Promi
   } finally {
     stopListening();
     await server.close().catch(() => {});
+    await batchRunner?.stop();
     await pipeline.close();
   }
   return ExitCode.ok;

@@ -4,6 +4,8 @@
  * line on standard output is the URL; requests are logged on standard error (method, path, status).
  */
 import { z } from 'zod';
+import { batchMount } from '../../dashboard/batch-routes';
+import { startBatchRunner } from '../../dashboard/batch-runner';
 import { dashboardMount, timelineMount } from '../../dashboard/mount';
 import { isLoopbackHost, type JobApiServer, startJobApiServer } from '../../http/node-server';
 import { mcpMount } from '../../mcp/http';
@@ -84,6 +86,8 @@ export async function serveCommand(ctx: CliContext, options: ServeOptions): Prom
   const pipeline = await openPipeline(ctx, options, 'work');
   const local = asLocal(pipeline)!;
   const extras = prepareServeExtras(ctx, local, configFile, say);
+  // Batches go on while the server runs: admission rounds, and ingests started over MCP.
+  const batchRunner = startBatchRunner({ deps: pipeline.deps, batches: local.local.batches });
   let server: JobApiServer;
   try {
     server = await startJobApiServer({
@@ -92,14 +96,18 @@ export async function serveCommand(ctx: CliContext, options: ServeOptions): Prom
       port,
       token,
       mounts: [
-        dashboardMount({ deps: pipeline.deps, history: local.history }),
+        dashboardMount({ deps: pipeline.deps, history: local.history, batches: true }),
         timelineMount({ deps: pipeline.deps, history: local.history }),
-        ...(options.mcp ? [mcpMount({ deps: pipeline.deps })] : []),
+        batchMount({ deps: pipeline.deps, batches: local.local.batches }),
+        ...(options.mcp
+          ? [mcpMount({ deps: pipeline.deps, batches: local.local.batches, batchRunner, cwd: io.cwd })]
+          : []),
         ...extras.mounts,
       ],
       onRequest: (entry) => say(`${entry.method} ${entry.path} ${entry.status} (${entry.durationMs} ms)`),
     });
   } catch (error) {
+    await batchRunner.stop();
     await pipeline.close();
     throw new CliError(`cannot listen on ${host}:${port}: ${(error as Error).message}`, ExitCode.environment);
   }
@@ -138,6 +146,7 @@ export async function serveCommand(ctx: CliContext, options: ServeOptions): Prom
   try {
     await extras.stop();
     await server.close();
+    await batchRunner.stop();
     await local.stop();
     const unfinished = (await listUnfinished(pipeline.deps.store)).length;
     if (unfinished > 0)

@@ -2,13 +2,13 @@
 // `opflow serve` on the built-in sandbox, with a server token: a bad token refused, the jobs list
 // updating as jobs run, filters and search, a selection answered in the page (one job, then many
 // at once), a report read, a cancel and a retry. Screenshots go to test-artifacts/dashboard/.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { killRunningOpflows, repoRoot } from '../local/opflow-process';
+import { killRunningOpflows, repoRoot, runOpflow } from '../local/opflow-process';
 import { childEnv, startServe } from '../local/serve-process';
 
 const chromiumPath = process.env.OPFLOW_CHROMIUM ?? '/usr/bin/chromium';
@@ -34,6 +34,7 @@ interface JobView {
 describe('the dashboard in a browser', () => {
   let dir: string;
   let url: string;
+  let env: NodeJS.ProcessEnv;
   let browser: Browser;
   let page: Page;
 
@@ -71,15 +72,13 @@ describe('the dashboard in a browser', () => {
     }
     mkdirSync(artefacts, { recursive: true });
     dir = mkdtempSync(join(tmpdir(), 'opflow-e2e-dashboard-'));
-    ({ url } = await startServe([], {
-      cwd: dir,
-      env: childEnv({
-        OPFLOW_SANDBOX_SPEED: '100',
-        OPFLOW_DB: join(dir, 'state', 'jobs.db'),
-        OPFLOW_OUT: join(dir, 'reports'),
-        OPFLOW_SERVE_TOKEN: token,
-      }),
-    }));
+    env = childEnv({
+      OPFLOW_SANDBOX_SPEED: '100',
+      OPFLOW_DB: join(dir, 'state', 'jobs.db'),
+      OPFLOW_OUT: join(dir, 'reports'),
+      OPFLOW_SERVE_TOKEN: token,
+    });
+    ({ url } = await startServe([], { cwd: dir, env }));
     browser = await chromium.launch({
       executablePath: chromiumPath,
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
@@ -96,9 +95,7 @@ describe('the dashboard in a browser', () => {
 
   it('asks for the token, refuses a wrong one, and shows the jobs with the right one', async () => {
     await page.goto(`${url}/`);
-    await expect(
-      page.getByRole('heading', { name: 'Sign in to this opflow server' }).isVisible(),
-    ).resolves.toBe(true);
+    await page.getByRole('heading', { name: 'Sign in to this opflow server' }).waitFor();
     await page.getByLabel('Server token').fill('not-the-right-token-at-all');
     await page.getByRole('button', { name: 'Sign in' }).click();
     const refused = page.getByRole('alert');
@@ -213,6 +210,61 @@ describe('the dashboard in a browser', () => {
       .waitFor();
     await shot('07-cancelled');
   }, 60_000);
+
+  it('shows a batch going on under serve, its bad lines, a redrive of its failed item, and cancel all', async () => {
+    const lines = [
+      { id: 'h1', text: disclosure('Batch line one') },
+      { id: 'h2', text: disclosure('Batch line two') },
+      { id: 'h3', text: `${disclosure('Batch line that fails')}\n[sandbox:fail]` },
+      { text: 'a line without its id' },
+    ];
+    writeFileSync(join(dir, 'helmets.jsonl'), lines.map((line) => JSON.stringify(line)).join('\n'));
+    // Ingest only reads the manifest (--no-wait); the server's batch rounds start and follow the items.
+    const ingested = await runOpflow(
+      ['ingest', 'helmets.jsonl', '--workflow', 'novelty-check', '--no-wait'],
+      {
+        cwd: dir,
+        env,
+      },
+    );
+    expect(ingested.code, ingested.stderr).not.toBe(2);
+    await page.goto(`${url}/#/batches`);
+    await page.getByRole('link', { name: 'helmets' }).first().click();
+    await page.getByRole('heading', { name: 'Lines that could not be used' }).waitFor();
+    expect(await page.getByRole('table', { name: /problem/ }).textContent()).toContain('line 4');
+    await page.getByRole('button', { name: 'Redrive 1 failed item' }).waitFor({ timeout: 60_000 });
+    await page.locator('tr[data-status="SUCCEEDED"]').nth(1).waitFor();
+    // The batch's own count follows its jobs at the next admission round.
+    await page.locator('progress[value="3"]').waitFor();
+    expect(await page.getByRole('progressbar').getAttribute('max')).toBe('3');
+    expect(await accessibilityProblems()).toEqual([]);
+    await shot('10-batch');
+    await page.getByRole('button', { name: 'Redrive 1 failed item' }).click();
+    await page.getByText('Redrive: 1 item running again.').waitFor();
+
+    // A second batch parks at its selections: cancel all of it.
+    writeFileSync(
+      join(dir, 'parked.jsonl'),
+      lines
+        .slice(0, 2)
+        .map((line) => JSON.stringify(line))
+        .join('\n'),
+    );
+    await runOpflow(
+      ['ingest', 'parked.jsonl', '--workflow', 'novelty-check', '--select', 'manual', '--no-wait'],
+      {
+        cwd: dir,
+        env,
+      },
+    );
+    await page.goto(`${url}/#/batches`);
+    await page.getByRole('link', { name: 'parked' }).first().click();
+    await page.locator('tr[data-status="AWAITING_INPUT"]').nth(1).waitFor({ timeout: 60_000 });
+    await page.getByRole('button', { name: 'Cancel all' }).click();
+    await page.getByText('Cancelled: 2 jobs cancelled; no new items start.').waitFor();
+    await page.locator('tr[data-status="CANCELLED"]').nth(1).waitFor();
+    await shot('11-batch-cancelled');
+  }, 120_000);
 
   it('shows why a job failed, with the error details, and retries it', async () => {
     const job = await submit({

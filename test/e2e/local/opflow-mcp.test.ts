@@ -4,7 +4,7 @@
 // built-in sandbox with a manual selection, follows it to the selection, answers it and reads the
 // report (tool and resource); refusals are MCP tool errors with the API's messages, and neither
 // the sandbox's API key nor the serve token appears in anything the tools answer.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -190,6 +190,51 @@ async function agentSession(client: Client): Promise<void> {
   }
 }
 
+/** Bulk ingestion by an agent: a manifest on the opflow machine, followed with get_batch. */
+async function agentBatch(client: Client, dir: string): Promise<void> {
+  writeFileSync(
+    join(dir, 'counts.jsonl'),
+    [
+      { id: 'a', query: 'TTL:(folding helmet)' },
+      { id: 'b', query: 'TTL:(magnetic buckle)' },
+      { id: 'c', query: 'TTL:(textile hinge)' },
+      { query: 'no id on this line' },
+    ]
+      .map((line) => JSON.stringify(line))
+      .join('\n'),
+  );
+  const started = await callOk<{ batchId: string; state: string }>(client, 'ingest', {
+    path: 'counts.jsonl',
+    workflow: 'patent-count',
+  });
+  expect(started.state).toBe('new');
+  let batch: { status: string; items: number; totals: { succeeded: number } };
+  let problems: { position: string; reason: string }[];
+  for (;;) {
+    ({ batch, problems } = await callOk<{ batch: typeof batch; problems: typeof problems }>(
+      client,
+      'get_batch',
+      {
+        batchId: started.batchId,
+      },
+    ));
+    if (batch.status === 'FINISHED') break;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  expect(batch).toMatchObject({ items: 3, totals: { succeeded: 3 } });
+  expect(problems).toEqual([
+    expect.objectContaining({ position: 'line 4', reason: expect.stringContaining('id') }),
+  ]);
+  const { jobs } = await callOk<{ jobs: { source: string }[] }>(client, 'list_jobs', {
+    batchId: started.batchId,
+  });
+  expect(jobs.map((job) => job.source)).toEqual(['bulk', 'bulk', 'bulk']);
+  expect(await callRefused(client, 'ingest', { path: 'missing.jsonl', workflow: 'patent-count' })).toContain(
+    'no such file',
+  );
+  expect(await callRefused(client, 'get_batch', { batchId: 'no-such-batch' })).toBe('no batch no-such-batch');
+}
+
 describe('opflow MCP server', () => {
   it('over stdio (opflow mcp) runs an agent session against the built-in sandbox', async () => {
     const dir = tempDir();
@@ -213,6 +258,7 @@ describe('opflow MCP server', () => {
     try {
       expect(client.getServerVersion()?.name).toBe('opflow');
       await agentSession(client);
+      await agentBatch(client, dir);
     } finally {
       await client.close();
     }
