@@ -14,75 +14,16 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FileReportStore, openLocalDatabase, SqliteJobStore } from '../../shared/backends/local';
 import type { Job } from '../../shared/engine/job';
-import { catalogue, type OperationId } from '../../shared/openplatform/catalogue';
 import { listAll } from '../../shared/runtime/job-queries';
 import { scaledTaskDurations } from '../../shared/runtime/sandbox-launch';
 import { startSandbox } from '../../shared/sandbox';
-import type { FaultRule } from '../../shared/sandbox/faultRules';
-import { workflows } from '../../shared/workflows';
 import { childEnv, killRunningOpflows, type OpflowProcess, startOpflow } from '../e2e/local/opflow-process';
+import { chaosFaultRules, chaosInputs, failedOnPurpose, failedTransiently } from './chaos-plan';
 
 const jobCount = Number(process.env.OPFLOW_CHAOS_JOBS ?? 24);
 const kills = Number(process.env.OPFLOW_CHAOS_KILLS ?? Math.max(3, Math.round(jobCount / 40)));
 const seed = Number(process.env.OPFLOW_CHAOS_SEED ?? 8);
 const speed = 300;
-
-/** The workflows mixed, and an input for each (every input unique, so repeated creates show). */
-const mix: [workflow: string, input: (i: number) => unknown][] = [
-  ['patent-count', (i) => ({ query: `TTL:(folding hinge ${i})` })],
-  [
-    'novelty-check',
-    (i) => ({
-      text: `Variant ${i}: a bicycle helmet of six rigid shell segments joined by textile hinges, folding flat.`,
-    }),
-  ],
-  ['find-solution', (i) => ({ problem: `How can hinge wear be reduced in folding helmet variant ${i}?` })],
-  ['encyclopedia-qa', (i) => ({ question: `What is compound ${i} used for in the treatment of migraine?` })],
-  ['llm-chat', (i) => ({ query: `Summarise the state of the art of folding helmets, variant ${i}.` })],
-  [
-    'technical-disclosure',
-    (i) => ({
-      text: `Variant ${i}: a helmet whose segments lock open with a magnetic buckle and fold along textile hinges.`,
-    }),
-  ],
-];
-
-/** Operations the mixed workflows call that create something upstream (the non-poll calls). */
-function createOperations(): string[] {
-  const operations = new Set<string>();
-  for (const [name] of mix) {
-    for (const step of workflows.get(name)?.steps ?? []) {
-      const operation = (step as { operation?: string }).operation;
-      if (operation && catalogue[operation as OperationId]?.effect !== 'read') operations.add(operation);
-    }
-  }
-  return [...operations];
-}
-
-/**
- * The faults: the first rule that fires decides the answer, so each probability is conditional on
- * the ones before not firing, giving 20% 5xx, 5% throttling, 2% resets and 1% malformed overall.
- * Malformed answers go to create (non-poll) calls only: a malformed answer to a poll fails the job
- * until the engine retries unreadable reads (issue 8 item 4, the i10 engineer's).
- */
-function faultRules(): FaultRule[] {
-  const rules: FaultRule[] = [
-    { kind: 'http-5xx', probability: 0.2 },
-    { kind: 'throttle-429', probability: 0.05 / 0.8, retryAfterSeconds: 0 },
-    { kind: 'reset', when: 'before', probability: 0.01 / 0.75 },
-    { kind: 'reset', when: 'after', probability: 0.01 / 0.7425 },
-  ];
-  for (const operation of createOperations()) {
-    rules.push({ kind: 'malformed', operation, probability: 0.01 / 0.735 });
-  }
-  return rules;
-}
-
-/** Failures the engine chooses on purpose: a create whose answer was lost or unreadable is not sent again. */
-function failedOnPurpose(job: Job): boolean {
-  const error = job.lastError;
-  return error !== undefined && !error.retryable && (error.kind === 'protocol' || error.kind === 'network');
-}
 
 describe('chaos on the local backend', () => {
   const dir = mkdtempSync(join(tmpdir(), 'opflow-chaos-local-'));
@@ -108,7 +49,7 @@ describe('chaos on the local backend', () => {
     const startedAt = Date.now();
     const sandbox = await startSandbox({
       seed,
-      faults: faultRules(),
+      faults: chaosFaultRules(),
       taskDurations: scaledTaskDurations(speed),
       defaultTaskDuration: { meanMs: 100, spreadMs: 50 },
       streamChunkDelayMs: 0,
@@ -124,9 +65,8 @@ describe('chaos on the local backend', () => {
       });
       // Create the jobs, one run --no-wait per workflow (a JSON array of inputs each).
       const perWorkflow = new Map<string, unknown[]>();
-      for (let i = 0; i < jobCount; i++) {
-        const [workflow, input] = mix[i % mix.length]!;
-        perWorkflow.set(workflow, [...(perWorkflow.get(workflow) ?? []), input(i)]);
+      for (const { workflow, input } of chaosInputs(jobCount, 'local')) {
+        perWorkflow.set(workflow, [...(perWorkflow.get(workflow) ?? []), input]);
       }
       for (const [workflow, inputs] of perWorkflow) {
         const file = join(dir, `${workflow}.json`);
@@ -169,6 +109,13 @@ describe('chaos on the local backend', () => {
         if (jobs.every((job) => ['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(job.status))) break;
         start(0);
         start(1);
+      }
+
+      // Jobs whose transient faults outlasted their attempts lose nothing: one `opflow retry` each.
+      const transient = (await readJobs()).filter(failedTransiently);
+      for (const job of transient) {
+        const retried = await startOpflow(['--quiet', 'retry', job.id], { env, cwd: dir }).done;
+        expect(retried.stderr).not.toMatch(/^\s+at .+:\d+:\d+\)?$/m);
       }
 
       const jobs = await readJobs();
@@ -217,6 +164,8 @@ describe('chaos on the local backend', () => {
         jobs: jobs.length,
         succeeded: succeeded.length,
         failedOnPurpose: failed.length,
+        retriedAfterTransientFaults: transient.length,
+        transientFailures: transient.map((job) => `${job.workflow}: ${job.lastError?.message.slice(0, 100)}`),
         failures: failed.map((job) => `${job.workflow}: ${job.lastError?.message.slice(0, 120)}`),
         kills: killed,
         upstreamCalls: sandbox.ledger.count(),
