@@ -23,6 +23,7 @@ import { registerScheduleCommands } from './commands/schedules';
 import { defaultServePort, serveCommand } from './commands/serve';
 import { statusCommand } from './commands/status';
 import { registerWebhookCommands } from './commands/webhooks';
+import { workflowsCommand } from './commands/workflows';
 import { type CliContext, type CliIo, classifyError, type GlobalOptions } from './context';
 import { ExitCode, type ExitCodeValue, exitCodeHelp } from './exit-codes';
 
@@ -139,6 +140,9 @@ function buildProgram(ctx: CliContext, setExitCode: (code: ExitCodeValue) => voi
       'after',
       `
 Workflows: ${workflowNames.join(', ')}
+  opflow workflows <name> (or opflow help <name>): its input fields, limits, defaults, an example
+  and the calls it makes. Every workflow takes its main text as "text" and its language as "lang";
+  examples/any-workflow.json is accepted by every workflow.
 
 The API key comes from OPFLOW_API_KEY (or OPFLOW_API_KEY_<TENANT>), never from a flag. With no
 OPFLOW_API_KEY and no OPFLOW_BASE_URL, opflow starts a built-in sandbox with simulated data.
@@ -154,6 +158,38 @@ ${exitCodeHelp}
     );
 
   const globals = (command: Command) => command.optsWithGlobals() as GlobalOptions;
+
+  program
+    .command('workflows')
+    .description(
+      'the workflows; with a name: its input fields (limits, defaults), an example and the calls it makes',
+    )
+    .argument('[name]', `one of: ${workflowNames.join(', ')}`)
+    .action(async (name: string | undefined, _options: unknown, command: Command) => {
+      setExitCode(await workflowsCommand(ctx, name, globals(command)));
+    });
+
+  // `opflow help <workflow>` describes the workflow; `opflow help <command>` the command.
+  program.helpCommand(false);
+  program
+    .command('help')
+    .description('help for a command, or a workflow (opflow help find-solution)')
+    .argument('[topic]', 'a command or a workflow')
+    .action(async (topic: string | undefined, _options: unknown, command: Command) => {
+      if (topic !== undefined && workflows.has(topic)) {
+        setExitCode(await workflowsCommand(ctx, topic, globals(command)));
+        return;
+      }
+      const sub = topic === undefined ? undefined : program.commands.find((c) => c.name() === topic);
+      if (topic !== undefined && !sub) {
+        io.stderr.write(
+          `opflow: no command or workflow "${topic}"; workflows: ${workflowNames.join(', ')}\n`,
+        );
+        setExitCode(ExitCode.usage);
+        return;
+      }
+      (sub ?? program).outputHelp();
+    });
 
   program
     .command('run')

@@ -3,6 +3,7 @@
  */
 import type { Workflow, WorkflowRegistry } from '../engine/workflow';
 import { call } from './call';
+import { withCommonNames } from './common-names';
 import { encyclopediaQa } from './encyclopedia-qa';
 import { findSolution } from './find-solution';
 import { llmChat } from './llm-chat';
@@ -22,7 +23,7 @@ const all = [
   llmChat,
   patentCount,
   call,
-] as Workflow[];
+].map((workflow) => withCommonNames(workflow as Workflow)) as Workflow[];
 
 /** Every workflow by name. */
 export const workflows: WorkflowRegistry = new Map(all.map((workflow) => [workflow.name, workflow]));

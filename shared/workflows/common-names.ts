@@ -1,0 +1,42 @@
+/**
+ * One naming of the fields every workflow shares (issue 13): `text` is the main input of every
+ * workflow and `lang` its language, whatever the workflow calls them (`problem`, `question`,
+ * `query`, `language`); the workflow's own names keep working. Applied in front of each workflow's
+ * input schema (a preprocess, transparent to JSON Schema), so the API, the CLI, manifests and MCP
+ * all accept both.
+ */
+import { z } from 'zod';
+import type { Workflow } from '../engine/workflow';
+
+/** Per workflow: common name → the workflow's own field. */
+export const commonNames: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  'technical-disclosure': { lang: 'language' },
+  'find-solution': { text: 'problem' },
+  'materials-find-solution': { text: 'problem' },
+  'pre-research-report': { text: 'question' },
+  'encyclopedia-qa': { text: 'question' },
+  'llm-chat': { text: 'query' },
+  'patent-count': { text: 'query' },
+};
+
+/** The input with common names renamed to the workflow's own; both given is left to the schema to refuse. */
+export function renameCommonFields(workflow: string, value: unknown): unknown {
+  const names = commonNames[workflow];
+  if (!names || value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  const input = value as Record<string, unknown>;
+  const renamed: Record<string, unknown> = { ...input };
+  for (const [common, own] of Object.entries(names)) {
+    if (common in input && !(own in input)) {
+      renamed[own] = input[common];
+      delete renamed[common];
+    }
+  }
+  return renamed;
+}
+
+/** The workflow taking the common names too. */
+export function withCommonNames<Input>(workflow: Workflow<Input>): Workflow<Input> {
+  if (!commonNames[workflow.name]) return workflow;
+  const input = z.preprocess((value) => renameCommonFields(workflow.name, value), workflow.input);
+  return { ...workflow, input: input as unknown as z.ZodType<Input> };
+}
