@@ -111,6 +111,7 @@ function parseRoute(hash) {
   const batch = /^\/batches\/([^/]+)$/.exec(path);
   if (batch) return { page: 'batch', id: decodeURIComponent(batch[1]), query };
   if (path === '/batches') return { page: 'batches', query };
+  if (path === '/schedules') return { page: 'schedules', query };
   return { page: 'jobs', query };
 }
 function useRoute() {
@@ -965,6 +966,70 @@ function BatchPage({ api, config, id }) {
   </main>`;
 }
 
+function SchedulesPage({ api }) {
+  const [answer, setAnswer] = useState(undefined);
+  const [error, setError] = useState(undefined);
+  const [notice, setNotice] = useState(undefined);
+  const [busy, setBusy] = useState(false);
+  const heading = useFocusHeading('schedules');
+  const load = useCallback(async () => {
+    try {
+      setAnswer(await api('GET', '/schedules'));
+      setError(undefined);
+    } catch (failure) {
+      if (failure.status !== 401) setError(failure.message);
+    }
+  }, [api]);
+  useEffect(() => {
+    load();
+  }, [load]);
+  usePolling(load, 5000, true);
+  const trigger = async (name) => {
+    setBusy(true);
+    try {
+      const outcome = await api('POST', `/schedules/${encodeURIComponent(name)}/trigger`);
+      setNotice({ ok: `${name}: job ${outcome.jobId} started.` });
+      await load();
+    } catch (failure) {
+      setNotice({ error: failure.message });
+    } finally {
+      setBusy(false);
+    }
+  };
+  const schedules = answer?.schedules ?? [];
+  return html`<main id="main">
+    <h1 tabindex="-1" ref=${heading}>Schedules</h1>
+    <p class="muted small">Declared in opflow.config.json (pause one there with <code>"paused": {"reason": "..."}</code>); fired by this server.</p>
+    <${Notice} ...${notice ?? {}} />
+    <${Notice} error=${error} />
+    ${
+      answer === undefined
+        ? html`<p aria-busy="true">Loading schedules…</p>`
+        : html`<table class="jobs">
+          <caption>${plural(schedules.length, 'schedule')}</caption>
+          <thead><tr>
+            <th scope="col">Schedule</th><th scope="col">When</th><th scope="col">Workflow</th><th scope="col">Next</th>
+            <th scope="col">Last fired</th><th scope="col">Last job</th><th scope="col">Skipped</th><th scope="col"><span class="visually-hidden">Actions</span></th>
+          </tr></thead>
+          <tbody>
+            ${schedules.map(
+              (schedule) => html`<tr key=${schedule.name} data-schedule=${schedule.name}>
+                <td>${schedule.name}</td>
+                <td><code>${schedule.cron}</code> <span class="muted small">${schedule.timezone}</span></td>
+                <td>${schedule.workflow}</td>
+                <td>${schedule.paused ? `paused: ${schedule.paused}` : formatTime(schedule.next)}</td>
+                <td>${schedule.lastFired ? formatTime(schedule.lastFired) : 'never'}</td>
+                <td>${schedule.lastJob ? html`<a href=${`#/jobs/${encodeURIComponent(schedule.lastJob.id)}`}>${schedule.lastJob.status}</a>` : ''}</td>
+                <td>${schedule.skipped}</td>
+                <td><button type="button" disabled=${busy} onClick=${() => trigger(schedule.name)} aria-label=${`Trigger now: ${schedule.name}`}>Trigger now</button></td>
+              </tr>`,
+            )}
+          </tbody>
+        </table>`
+    }
+  </main>`;
+}
+
 // ---- the app -------------------------------------------------------------------------------------
 
 function App({ config }) {
@@ -993,6 +1058,7 @@ function App({ config }) {
       <nav aria-label="Main"><ul>
         <li><a href="#/" aria-current=${route.page === 'jobs' ? 'page' : undefined}>Jobs</a></li>
         ${config.batches ? html`<li><a href="#/batches" aria-current=${route.page === 'batches' ? 'page' : undefined}>Batches</a></li>` : null}
+        ${config.schedules ? html`<li><a href="#/schedules" aria-current=${route.page === 'schedules' ? 'page' : undefined}>Schedules</a></li>` : null}
       </ul></nav>
       <div class="session">
         ${config.apiBase ? html`<span>API: ${config.apiBase}</span>` : null}
@@ -1007,11 +1073,13 @@ function App({ config }) {
           }} />`
         : route.page === 'job'
           ? html`<${JobPage} key=${`${route.id}-${generation}`} api=${api} config=${config} id=${route.id} />`
-          : route.page === 'batches'
-            ? html`<${BatchesPage} key=${generation} api=${api} />`
-            : route.page === 'batch'
-              ? html`<${BatchPage} key=${`${route.id}-${generation}`} api=${api} config=${config} id=${route.id} />`
-              : html`<${JobsPage} key=${generation} api=${api} config=${config} route=${route} />`
+          : route.page === 'schedules'
+            ? html`<${SchedulesPage} key=${generation} api=${api} />`
+            : route.page === 'batches'
+              ? html`<${BatchesPage} key=${generation} api=${api} />`
+              : route.page === 'batch'
+                ? html`<${BatchPage} key=${`${route.id}-${generation}`} api=${api} config=${config} id=${route.id} />`
+                : html`<${JobsPage} key=${generation} api=${api} config=${config} route=${route} />`
     }
   </div>`;
 }

@@ -25,6 +25,8 @@ export interface DashboardSettings {
   timeline: boolean;
   /** Whether `/batches` exists (served by `opflow serve`). */
   batches?: boolean | undefined;
+  /** Whether `/schedules` has schedules to show (served by `opflow serve` with opflow.config.json). */
+  schedules?: boolean | undefined;
 }
 
 /** The package's root folder (holding package.json), found from this module wherever it was built to. */

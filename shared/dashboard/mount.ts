@@ -48,6 +48,8 @@ export function dashboardMount(options: {
   history?: JobHistory | undefined;
   /** Whether the server answers `/batches` (the page then shows batches). */
   batches?: boolean | undefined;
+  /** Whether the server answers `/schedules` with schedules to show. */
+  schedules?: boolean | undefined;
 }): ServerMount {
   const files = dashboardFiles();
   const settings = settingsFile({
@@ -57,6 +59,7 @@ export function dashboardMount(options: {
     sources: [...jobSources],
     timeline: options.history !== undefined,
     batches: options.batches === true,
+    schedules: options.schedules === true,
   });
   const pathOf = (path: string) => (path === '/' ? 'index.html' : path.slice(1));
   return {

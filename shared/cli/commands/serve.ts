@@ -4,9 +4,11 @@
  * line on standard output is the URL; requests are logged on standard error (method, path, status).
  */
 import { z } from 'zod';
+import { SqliteScheduleStateStore } from '../../backends/local/SqliteScheduleStateStore';
 import { batchMount } from '../../dashboard/batch-routes';
 import { startBatchRunner } from '../../dashboard/batch-runner';
 import { dashboardMount, timelineMount } from '../../dashboard/mount';
+import { scheduleMount } from '../../dashboard/schedule-routes';
 import { isLoopbackHost, type JobApiServer, startJobApiServer } from '../../http/node-server';
 import { mcpMount } from '../../mcp/http';
 import { redactUrl } from '../../openplatform/redact';
@@ -96,9 +98,19 @@ export async function serveCommand(ctx: CliContext, options: ServeOptions): Prom
       port,
       token,
       mounts: [
-        dashboardMount({ deps: pipeline.deps, history: local.history, batches: true }),
+        dashboardMount({
+          deps: pipeline.deps,
+          history: local.history,
+          batches: true,
+          schedules: configFile.config.schedules.length > 0,
+        }),
         timelineMount({ deps: pipeline.deps, history: local.history }),
         batchMount({ deps: pipeline.deps, batches: local.local.batches }),
+        scheduleMount({
+          deps: pipeline.deps,
+          states: new SqliteScheduleStateStore(local.local.db),
+          schedules: configFile.config.schedules,
+        }),
         ...(options.mcp
           ? [mcpMount({ deps: pipeline.deps, batches: local.local.batches, batchRunner, cwd: io.cwd })]
           : []),
