@@ -8,6 +8,8 @@
  * operations. The conformance test (test/unit/openplatform/conformance.test.ts) checks this table
  * against the reference file whenever that file is present.
  */
+import { editDistance } from './edit-distance';
+
 export type HttpMethod = 'GET' | 'POST';
 export type RequestContentType = 'application/json' | 'text/event-stream' | '*/*' | 'none';
 export type OperationEffect = 'create' | 'read' | 'update';
@@ -440,17 +442,4 @@ export function similarOperationNames(name: string, limit = 5): string[] {
     .sort((a, b) => a.score - b.score || a.candidate.localeCompare(b.candidate))
     .slice(0, limit)
     .map(({ candidate }) => candidate);
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + cost);
-    }
-    previous = current;
-  }
-  return previous[b.length] ?? 0;
 }

@@ -5,6 +5,7 @@
  * (loaded on demand, so importing this stays cheap). The 39 operations of opflow's workflows are also
  * in catalogue.ts with typed ids and hand-written schemas.
  */
+import { editDistance } from './edit-distance';
 import { packedOperations } from './generated/operations';
 import type { OperationRow } from './operation-types';
 import { unpack } from './unpack';
@@ -150,19 +151,6 @@ function closeOperationNames(wanted: string, limit = 5): string[] {
     .sort((a, b) => a.score - b.score || a.candidate.localeCompare(b.candidate))
     .slice(0, limit)
     .map(({ candidate }) => candidate);
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + cost);
-    }
-    previous = current;
-  }
-  return previous[b.length] ?? 0;
 }
 
 /** The path with its `{name}` parts filled in (URL-encoded). Throws when one is missing. */

@@ -74,16 +74,14 @@ export const callInput = z
     }
     // The request is checked now, so a bad manifest line is refused before any job is billed.
     const schemas = operationSchemas(row);
-    const parameters = schemas.parameters.safeParse(input.parameters ?? {});
-    if (!parameters.success) {
-      for (const issue of parameters.error.issues) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['parameters', ...issue.path.map(String)],
-          message: issue.message,
-        });
+    /** The operation schema's issues, placed under the input's field. */
+    const check = (field: 'parameters' | 'body', schema: z.ZodType, value: unknown) => {
+      const parsed = schema.safeParse(value ?? {});
+      for (const issue of parsed.error?.issues ?? []) {
+        ctx.addIssue({ code: 'custom', path: [field, ...issue.path.map(String)], message: issue.message });
       }
-    }
+    };
+    check('parameters', schemas.parameters, input.parameters);
     if (schemas.body === undefined) {
       if (input.body !== undefined && Object.keys(input.body).length > 0) {
         ctx.addIssue({
@@ -94,16 +92,7 @@ export const callInput = z
       }
       return;
     }
-    const body = schemas.body.safeParse(input.body ?? {});
-    if (!body.success) {
-      for (const issue of body.error.issues) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['body', ...issue.path.map(String)],
-          message: issue.message,
-        });
-      }
-    }
+    check('body', schemas.body, input.body);
   });
 export type CallInput = z.infer<typeof callInput>;
 
