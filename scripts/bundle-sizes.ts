@@ -24,6 +24,11 @@ import {
 
 /** Size budget per minified bundle, in KiB, unless `--max-kb` says otherwise. */
 export const DEFAULT_MAX_KB = 2048;
+/**
+ * Functions with a budget of their own: `ingest` carries a PDF reader (pdf.js through unpdf, 1.6 MB
+ * minified) and a .docx reader; it runs in the background, where a slower cold start costs nothing.
+ */
+export const MAX_KB_BY_FUNCTION: Partial<Record<FunctionName, number>> = { ingest: 4608 };
 
 /** The esbuild options NodejsFunction derives from our bundling settings (see aws-lambda-nodejs bundling). */
 function esbuildOptions(entry: string, outfile: string): BuildOptions {
@@ -194,8 +199,9 @@ async function main(): Promise<number> {
         );
         failed = true;
       }
-      if (r.bytes > maxKb * 1024) {
-        process.stderr.write(`${r.name}: ${kib(r.bytes)} is over the ${maxKb} KiB budget\n`);
+      const budget = maxKbArg ? maxKb : (MAX_KB_BY_FUNCTION[r.name] ?? maxKb);
+      if (r.bytes > budget * 1024) {
+        process.stderr.write(`${r.name}: ${kib(r.bytes)} is over the ${budget} KiB budget\n`);
         failed = true;
       }
     }

@@ -12,11 +12,12 @@ import { type BundlingOptions, LogLevel, OutputFormat } from 'aws-cdk-lib/aws-la
 /** The repository root (holds package.json, package-lock.json and functions/). */
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-/** The three Lambda functions: construct id, entry file relative to the project root. */
+/** The Lambda functions: construct id, entry file relative to the project root. */
 export const FUNCTION_ENTRIES = {
   worker: 'functions/step-worker/handler.ts',
   api: 'functions/api/handler.ts',
   sweeper: 'functions/sweeper/handler.ts',
+  ingest: 'functions/ingest/handler.ts',
 } as const;
 export type FunctionName = keyof typeof FUNCTION_ENTRIES;
 

@@ -11,6 +11,7 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { type StageConfig, visibilityTimeoutSeconds } from '../config';
+import { InboxIngestion } from './inbox-ingestion';
 import { JobApi } from './job-api';
 import { type JOB_TABLE, JobStorage } from './job-storage';
 import { PipelineFunction } from './pipeline-function';
@@ -40,6 +41,7 @@ export class OpflowStack extends Stack {
   readonly sweeper: PipelineFunction;
   readonly jobApi: JobApi;
   readonly monitoring: PipelineMonitoring;
+  readonly inbox: InboxIngestion;
 
   constructor(scope: Construct, id: string, props: OpflowStackProps) {
     super(scope, id, props);
@@ -177,6 +179,16 @@ export class OpflowStack extends Stack {
 
     this.acknowledgeGrantWildcards();
 
+    this.inbox = new InboxIngestion(this, 'Inbox', {
+      resourcePrefix: prefix,
+      bucket: this.storage.reportBucket,
+      table: this.storage.table,
+      workQueue: this.workQueue.queue,
+      environment,
+      logRetention,
+      removalPolicy: config.removalPolicy,
+    });
+
     this.jobApi = new JobApi(this, 'JobApi', {
       apiName: `${prefix}-jobs`,
       handler: this.api.function,
@@ -204,6 +216,10 @@ export class OpflowStack extends Stack {
     new CfnOutput(this, 'ApiKeySecretPrefix', {
       value: this.secrets.apiKeySecretPrefix,
       description: 'API key secrets are named <prefix><tenant>',
+    });
+    new CfnOutput(this, 'IngestQueueUrl', {
+      value: this.inbox.queue.queueUrl,
+      description: 'opflow --backend aws ingest starts batches here (OPFLOW_INGEST_QUEUE_URL)',
     });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.monitoring.topic.topicArn });
     new CfnOutput(this, 'DashboardName', { value: this.monitoring.dashboard.dashboardName });

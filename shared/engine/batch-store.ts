@@ -14,6 +14,8 @@ export interface BatchSource {
   kind: BatchSourceKind;
   /** A path (local) or `s3://bucket/key` (aws): the manifest's identity. */
   uri: string;
+  /** The object's ETag on S3: the same upload delivered twice is not ingested twice. */
+  revision?: string | undefined;
 }
 
 /** How far reading the source got: committed together with the chunk's items. */
@@ -75,6 +77,11 @@ export interface Batch {
   runStartedAt: number;
   settledAtRunStart: number;
   finishedAt?: number | undefined;
+  /** A function is working on this batch until then (aws: one driver at a time). */
+  driverUntil?: number | undefined;
+  /** When the outputs were last written, and how long that took. */
+  outputsAt?: number | undefined;
+  outputsCostMs?: number | undefined;
 }
 
 /** One disclosure of a batch, waiting for admission or released as a job. */

@@ -111,7 +111,7 @@ export async function openBatch(
   deps: IngestDeps,
   source: BatchSource,
   request: IngestRequest,
-): Promise<{ batch: Batch; state: 'new' | 'resumed' | 'rerun' }> {
+): Promise<{ batch: Batch; state: 'new' | 'resumed' | 'rerun' | 'same' }> {
   const id = batchIdFor(source, request.tenant, request.batchName);
   const now = deps.engine.clock.now();
   const name = request.batchName ?? id;
@@ -130,6 +130,13 @@ export async function openBatch(
     if (batch.tenant !== request.tenant)
       throw new IngestRefused(`batch ${id} belongs to another tenant; choose another --batch name`);
     if (!batch.cursor.done) return { batch, state: 'resumed' };
+    // The same upload announced twice (an S3 event and the CLI's start): it was read already.
+    if (
+      source.revision !== undefined &&
+      batch.source.uri === source.uri &&
+      batch.source.revision === source.revision
+    )
+      return { batch, state: 'same' };
     const next: Batch = {
       ...batch,
       version: batch.version + 1,
@@ -520,4 +527,62 @@ export async function previewIngest(
   }
   await countExisting();
   return preview;
+}
+
+/**
+ * One document added to a batch on its own (a file uploaded to the inbox): the batch is created if
+ * needed (as a source read to its end), the document is validated like a folder's, and its item (or
+ * its problem) is committed. The same document again is no new item; a changed one is.
+ */
+export async function addDocument(
+  deps: IngestDeps,
+  input: IngestSource,
+  request: IngestRequest & { batchName: string },
+  documentId: string,
+): Promise<Batch> {
+  const now = deps.engine.clock.now();
+  const fresh = newBatch({
+    id: batchIdFor(input.source, request.tenant, request.batchName),
+    name: request.batchName,
+    tenant: request.tenant,
+    workflow: request.workflow,
+    source: input.source,
+    options: request.options,
+    now,
+  });
+  const { batch: stored } = await deps.batches.create({
+    ...fresh,
+    status: 'RUNNING',
+    cursor: { records: 0, bytes: 0, done: true },
+  });
+  if (stored.tenant !== request.tenant)
+    throw new IngestRefused(`batch ${stored.id} belongs to another tenant; choose another batch folder`);
+  let batch = stored;
+  for (let tries = 0; tries < 20; tries++) {
+    const record: SourceRecord = {
+      record: batch.counts.records + 1,
+      position: documentId,
+      document: documentId,
+    };
+    const prepared = await prepare(deps, input, batch, record, new Map());
+    const problems: BatchProblem[] = [];
+    const existing: string[] = [];
+    try {
+      const next = await commitPrepared(deps, batch, [prepared], record, true, problems, existing);
+      if (next.items > batch.items && next.status === 'FINISHED') {
+        const reopened = {
+          ...next,
+          version: next.version + 1,
+          status: 'RUNNING' as const,
+          finishedAt: undefined,
+        };
+        if (await deps.batches.commit(reopened, next.version)) return reopened;
+      }
+      return next;
+    } catch (error) {
+      if (!(error instanceof IngestConflict)) throw error;
+      batch = await mustGetBatch(deps.batches, batch.id);
+    }
+  }
+  throw new IngestConflict(`batch ${batch.id} keeps changing; try again`);
 }

@@ -18,6 +18,15 @@ export {
   JobTooLargeError,
   WorkQueueSendError,
 } from './errors';
+export {
+  type InboxObject,
+  inboxMetadata,
+  openS3Object,
+  putInboxObject,
+  readS3Object,
+  s3CreatedEvent,
+  sendIngestMessage,
+} from './s3-inbox';
 export { S3ReportStore, type S3ReportStoreOptions } from './s3-report-store';
 export {
   apiKeyFromSecret,

@@ -94,6 +94,10 @@ export async function ingestCommand(
   const batchOptions = batchOptionsFrom(options);
   const absolute = resolve(ctx.io.cwd, path);
   const kind = await sourceKindOf(absolute);
+  if (options.backend === 'aws') {
+    const { awsIngestCommand } = await import('./ingest-aws');
+    return awsIngestCommand(ctx, absolute, kind, options, batchOptions);
+  }
   const source: BatchSource = { kind, uri: absolute };
   const request = {
     batchName: options.batch,

@@ -84,11 +84,12 @@ describe.each([
 
     it('encrypts both queues with SQS-managed keys and refuses non-TLS access', () => {
       const { template } = stageOf();
+      // The work queue, the ingest queue and their dead-letter queues.
       const queues = Object.values(resourcesOf(template, 'AWS::SQS::Queue'));
-      expect(queues).toHaveLength(2);
+      expect(queues).toHaveLength(4);
       for (const queue of queues) expect(queue.Properties['SqsManagedSseEnabled']).toBe(true);
       const policies = Object.values(resourcesOf(template, 'AWS::SQS::QueuePolicy'));
-      expect(policies).toHaveLength(2);
+      expect(policies).toHaveLength(4);
       for (const policy of policies) {
         expect(policy.Properties['PolicyDocument']).toMatchObject({
           Statement: expect.arrayContaining([

@@ -24,7 +24,13 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'opflow-fairness-'));
   sandbox = await startSandbox({ port: 0 });
   pipeline = await createLocalPipeline({
-    config: { qps: 25, concurrency: 4, dbPath: join(dir, 'jobs.db'), outDir: join(dir, 'out'), baseUrl: sandbox.url },
+    config: {
+      qps: 25,
+      concurrency: 4,
+      dbPath: join(dir, 'jobs.db'),
+      outDir: join(dir, 'out'),
+      baseUrl: sandbox.url,
+    },
     workflows,
     env: {},
     announce: () => {},
@@ -41,12 +47,20 @@ it('gives a second batch and a hand-started job their turn while a large batch r
   const deps = { engine: pipeline.deps, batches: pipeline.local.batches };
   const manifest = (name: string, count: number) => {
     const path = join(dir, `${name}.jsonl`);
-    writeFileSync(path, `${Array.from({ length: count }, (_, i) => JSON.stringify({ id: `${name}${i}`, query: `TTL:(${name} ${i})` })).join('\n')}\n`);
+    writeFileSync(
+      path,
+      `${Array.from({ length: count }, (_, i) => JSON.stringify({ id: `${name}${i}`, query: `TTL:(${name} ${i})` })).join('\n')}\n`,
+    );
     return path;
   };
   const read = async (name: string, count: number) => {
     const source = { kind: 'jsonl' as const, uri: manifest(name, count) };
-    const { batch } = await openBatch(deps, source, { tenant: 'default', workflow: 'patent-count', batchName: name, options: { selection: 'auto', inFlight: 6 } });
+    const { batch } = await openBatch(deps, source, {
+      tenant: 'default',
+      workflow: 'patent-count',
+      batchName: name,
+      options: { selection: 'auto', inFlight: 6 },
+    });
     return ingest(deps, localIngestSource(source), batch.id);
   };
   const large = await read('large', 150);
@@ -61,10 +75,18 @@ it('gives a second batch and a hand-started job their turn while a large batch r
     finished.push(job.batchId ?? 'hand');
   });
   pipeline.start();
-  const driving = driveBatch(deps, undefined, large.id, { allBatches: true, roundMs: 100, wake: (listener) => pipeline.onJobChange(() => listener()) });
+  const driving = driveBatch(deps, undefined, large.id, {
+    allBatches: true,
+    roundMs: 100,
+    wake: (listener) => pipeline.onJobChange(() => listener()),
+  });
   // Started by hand once both batches are under way.
   while (finished.length < 10) await new Promise((resolve) => setTimeout(resolve, 50));
-  const { job: hand } = await submitJob(pipeline.deps, { workflow: 'patent-count', input: { query: 'TTL:(by hand)' }, source: 'cli' });
+  const { job: hand } = await submitJob(pipeline.deps, {
+    workflow: 'patent-count',
+    input: { query: 'TTL:(by hand)' },
+    source: 'cli',
+  });
   const atSubmit = finished.length;
   const result = await driving;
   await pipeline.waitForJobs([hand.id]);
@@ -81,6 +103,8 @@ it('gives a second batch and a hand-started job their turn while a large batch r
   const secondDone = finished.lastIndexOf('second');
   expect(secondDone).toBeLessThan(80);
   const whileBoth = finished.slice(0, secondDone + 1);
-  expect(whileBoth.filter((who) => who === 'large').length).toBeLessThanOrEqual(whileBoth.filter((who) => who === 'second').length + 12);
+  expect(whileBoth.filter((who) => who === 'large').length).toBeLessThanOrEqual(
+    whileBoth.filter((who) => who === 'second').length + 12,
+  );
   expect((await deps.batches.get(second.id))?.status).toBe('FINISHED');
 }, 300_000);

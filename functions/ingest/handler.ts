@@ -1,0 +1,14 @@
+/**
+ * Lambda `ingest`, triggered by the ingest queue: S3 events of uploads under `inbox/` and the
+ * function's own continuations (shared/runtime/aws-ingest.ts holds the logic).
+ */
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { createIngestFunction } from '../../shared/runtime/aws-ingest';
+import { createLambdaRuntime } from '../../shared/runtime/aws-lambda';
+
+// Once per instance: clients and caches live across invocations.
+const ingest = createIngestFunction({ runtime: createLambdaRuntime() });
+
+export function handler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
+  return ingest.handle(event, context);
+}

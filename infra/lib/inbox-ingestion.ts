@@ -1,0 +1,128 @@
+/**
+ * Bulk ingestion on AWS: uploads under `inbox/` in the report bucket are announced (an S3 event
+ * notification) on an ingest queue, whose consumer is the `ingest` function; the function hands a
+ * batch that would outlast it over to a continuation message on the same queue. The function may
+ * read and write the job table, read the bucket and write the batch outputs, send work and
+ * continuation messages: nothing else.
+ */
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { type Bucket, EventType } from 'aws-cdk-lib/aws-s3';
+import { SqsDestination } from 'aws-cdk-lib/aws-s3-notifications';
+import { type IQueue, Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { PipelineFunction } from './pipeline-function';
+
+/** Uploads under this prefix start an ingestion. */
+export const INBOX_PREFIX = 'inbox/';
+
+/** Settings of {@link InboxIngestion}. */
+export interface InboxIngestionProps {
+  readonly resourcePrefix: string;
+  readonly bucket: Bucket;
+  readonly table: ITable;
+  readonly workQueue: IQueue;
+  /** The environment every opflow function gets (the ingest queue's URL is added). */
+  readonly environment: Record<string, string>;
+  readonly logRetention: RetentionDays;
+  readonly removalPolicy: 'retain' | 'destroy';
+  /** Default 900 s: a slice reads until a minute before, then hands over. */
+  readonly timeout?: Duration;
+  /** Default 1024 MB (PDF text extraction). */
+  readonly memorySize?: number;
+}
+
+export class InboxIngestion extends Construct {
+  readonly queue: Queue;
+  readonly deadLetterQueue: Queue;
+  readonly ingest: PipelineFunction;
+
+  constructor(scope: Construct, id: string, props: InboxIngestionProps) {
+    super(scope, id);
+    const timeout = props.timeout ?? Duration.seconds(900);
+    this.deadLetterQueue = new Queue(this, 'DeadLetterQueue', {
+      queueName: `${props.resourcePrefix}-ingest-dlq`,
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    this.queue = new Queue(this, 'Queue', {
+      queueName: `${props.resourcePrefix}-ingest`,
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      // Six times the function's timeout, as Lambda asks of an SQS event source.
+      visibilityTimeout: Duration.seconds(6 * timeout.toSeconds()),
+      retentionPeriod: Duration.days(4),
+      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: 5 },
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    props.bucket.addEventNotification(EventType.OBJECT_CREATED, new SqsDestination(this.queue), {
+      prefix: INBOX_PREFIX,
+    });
+
+    this.ingest = new PipelineFunction(this, 'Ingest', {
+      name: 'ingest',
+      functionName: `${props.resourcePrefix}-ingest`,
+      description: 'opflow: ingests manifests and documents uploaded under inbox/, as batches',
+      timeout,
+      memorySize: props.memorySize ?? 1024,
+      environment: { ...props.environment, OPFLOW_INGEST_QUEUE_URL: this.queue.queueUrl },
+      logRetention: props.logRetention,
+      removalPolicy: props.removalPolicy,
+    });
+    // One message at a time: each is a slice of one batch's work, as long as the function allows.
+    this.ingest.function.addEventSource(
+      new SqsEventSource(this.queue, { batchSize: 1, reportBatchItemFailures: true }),
+    );
+    props.table.grantReadWriteData(this.ingest.role);
+    props.bucket.grantRead(this.ingest.role);
+    props.bucket.grantPut(this.ingest.role);
+    props.workQueue.grantSendMessages(this.ingest.role);
+    this.queue.grantSendMessages(this.ingest.role);
+
+    this.acknowledgeFindings(props);
+  }
+
+  private acknowledgeFindings(props: InboxIngestionProps): void {
+    const stack = Stack.of(this);
+    const tableId = stack.getLogicalId(props.table.node.defaultChild as never);
+    const bucketId = stack.getLogicalId(props.bucket.node.defaultChild as never);
+    const policy = this.ingest.role.node.findChild('DefaultPolicy');
+    for (const finding of [
+      {
+        id: `AwsSolutions-IAM5[Resource::<${tableId}.Arn>/index/*]`,
+        reason:
+          'Queries the job table\'s own indexes (byStatus for the batch list); "index/*" names the indexes of this one table.',
+      },
+      {
+        id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/*]`,
+        reason:
+          'Reads uploads under inbox/ (any name a user gives) and writes batch outputs (batches/<batchId>/...) and large item inputs; keys are per batch and upload.',
+      },
+      ...['s3:GetBucket*', 's3:GetObject*', 's3:List*', 's3:Abort*'].map((action) => ({
+        id: `AwsSolutions-IAM5[Action::${action}]`,
+        reason: `${action} comes from grantRead/grantPut on the report bucket only.`,
+      })),
+    ])
+      Validations.of(policy).acknowledge(finding);
+    // The S3 notification custom resource CDK adds once per stack.
+    const handler = stack.node.tryFindChild('BucketNotificationsHandler050a0587b7544547bf325f094a3db834');
+    if (handler) {
+      Validations.of(handler).acknowledge(
+        {
+          id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+          reason:
+            "CDK's own handler that configures the bucket's event notifications at deploy time (not opflow code).",
+        },
+        {
+          id: 'AwsSolutions-IAM5[Resource::*]',
+          reason:
+            "CDK's bucket-notification handler needs s3:PutBucketNotification, granted by CDK on Resource *.",
+        },
+      );
+    }
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * The report bucket's `inbox/`: what the ingest function reads (a manifest by byte ranges, the
+ * documents it names, an uploaded document and its metadata) and what `opflow --backend aws ingest`
+ * writes there; and the ingest queue's messages (continuations, starts).
+ */
+
+import type { Readable } from 'node:stream';
+import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+
+export interface InboxObject {
+  bucket: string;
+  key: string;
+}
+
+/** Opens the object's bytes from `start` on (a ranged GET), as a stream. */
+export function openS3Object(s3: S3Client, object: InboxObject) {
+  return async (start: number): Promise<Readable> => {
+    const answer = await s3.send(
+      new GetObjectCommand({
+        Bucket: object.bucket,
+        Key: object.key,
+        ...(start > 0 ? { Range: `bytes=${start}-` } : {}),
+      }),
+    );
+    return answer.Body as Readable;
+  };
+}
+
+/** The whole object; a missing one throws with `code` NoSuchKey (as a missing file's ENOENT). */
+export async function readS3Object(s3: S3Client, object: InboxObject): Promise<Uint8Array> {
+  try {
+    const answer = await s3.send(new GetObjectCommand({ Bucket: object.bucket, Key: object.key }));
+    return await (answer.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray();
+  } catch (error) {
+    const name = (error as { name?: string }).name;
+    if (name === 'NoSuchKey' || name === 'NotFound')
+      throw Object.assign(new Error(`s3://${object.bucket}/${object.key} does not exist`), {
+        code: 'NoSuchKey',
+      });
+    throw error;
+  }
+}
+
+/** The object's user metadata (`x-amz-meta-*`, names in lower case), or undefined when it is gone. */
+export async function inboxMetadata(
+  s3: S3Client,
+  object: InboxObject,
+): Promise<Record<string, string> | undefined> {
+  try {
+    const answer = await s3.send(new HeadObjectCommand({ Bucket: object.bucket, Key: object.key }));
+    return Object.fromEntries(
+      Object.entries(answer.Metadata ?? {}).map(([name, value]) => [name.toLowerCase(), value]),
+    );
+  } catch (error) {
+    const name = (error as { name?: string }).name;
+    if (name === 'NotFound' || name === 'NoSuchKey') return undefined;
+    throw error;
+  }
+}
+
+export async function putInboxObject(
+  s3: S3Client,
+  object: InboxObject,
+  body: Uint8Array | string,
+  metadata: Record<string, string> = {},
+): Promise<{ etag?: string | undefined }> {
+  const answer = await s3.send(
+    new PutObjectCommand({ Bucket: object.bucket, Key: object.key, Body: body, Metadata: metadata }),
+  );
+  return { etag: answer.ETag?.replace(/"/g, '') };
+}
+
+/** What S3 puts on the ingest queue for a new object (the function reads the same shape). */
+export function s3CreatedEvent(object: InboxObject, etag?: string): unknown {
+  return {
+    Records: [
+      {
+        eventVersion: '2.1',
+        eventSource: 'aws:s3',
+        eventName: 'ObjectCreated:Put',
+        eventTime: new Date().toISOString(),
+        s3: {
+          bucket: { name: object.bucket, arn: `arn:aws:s3:::${object.bucket}` },
+          object: {
+            key: encodeURIComponent(object.key).replace(/%2F/g, '/').replace(/%20/g, '+'),
+            ...(etag ? { eTag: etag } : {}),
+          },
+        },
+      },
+    ],
+  };
+}
+
+/** A message to the ingest queue, after `delaySeconds` (at most 900, SQS's limit). */
+export async function sendIngestMessage(
+  sqs: SQSClient,
+  queueUrl: string,
+  body: unknown,
+  delaySeconds = 0,
+): Promise<void> {
+  await sqs.send(
+    new SendMessageCommand({
+      QueueUrl: queueUrl,
+      MessageBody: JSON.stringify(body),
+      DelaySeconds: Math.max(0, Math.min(900, Math.round(delaySeconds))),
+    }),
+  );
+}

@@ -1,0 +1,144 @@
+/**
+ * `opflow --backend aws ingest <path>`: uploads the manifest (and the documents its lines name), or
+ * every document of a folder, under `inbox/<workflow>/<batch>/` in the report bucket, where the S3
+ * event notification starts the ingest function; with OPFLOW_INGEST_QUEUE_URL set it also announces
+ * the uploads itself (emulators send no S3 events; a repeat is harmless). Then it follows the batch
+ * unless --no-wait.
+ */
+import { readFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import type { BatchOptions, BatchSourceKind } from '../../engine/batch-store';
+import { batchIdFor } from '../../ingest/batch';
+import { viewOf } from '../../ingest/batch-view';
+import { batchSettled, driveBatch } from '../../ingest/drive-batch';
+import { inboxMetadataFor } from '../../ingest/inbox';
+import { openFile, readCsv, readFolder, readJsonLines, type SourceRecord } from '../../ingest/sources';
+import type { AwsPipeline } from '../../runtime/aws-pipeline';
+import { batchStoreOf } from '../../runtime/batch-store-of';
+import { createBatchDisplay } from '../batch-display';
+import { type CliContext, openPipeline, writeJson } from '../context';
+import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
+import type { IngestCommandOptions } from './ingest';
+
+export async function awsIngestCommand(
+  ctx: CliContext,
+  path: string,
+  kind: BatchSourceKind,
+  options: IngestCommandOptions,
+  batchOptions: BatchOptions,
+): Promise<ExitCodeValue> {
+  if (options.dryRun)
+    throw new CliError(
+      '--dry-run reads the manifest where it is: run it without --backend aws',
+      ExitCode.usage,
+    );
+  const batchId = batchIdFor({ kind, uri: path }, options.tenant, options.batch);
+  const pipeline = (await openPipeline(ctx, options, 'records')) as AwsPipeline;
+  try {
+    const aws = await import('../../backends/aws');
+    const s3 = pipeline.aws.clients.s3;
+    const bucket = pipeline.config.bucketName;
+    const prefix = `inbox/${options.workflow}/${batchId}/`;
+    const metadata = inboxMetadataFor(options.tenant, batchId, batchOptions);
+    const queueUrl = ctx.io.env.OPFLOW_INGEST_QUEUE_URL?.trim() || undefined;
+    const announce: { key: string; etag?: string | undefined }[] = [];
+    const upload = async (key: string, body: Uint8Array, meta: Record<string, string>, start: boolean) => {
+      const { etag } = await aws.putInboxObject(s3, { bucket, key }, body, meta);
+      if (start) announce.push({ key, etag });
+    };
+    let uploaded = 0;
+    if (kind === 'folder') {
+      for await (const record of readFolder(path)) {
+        await upload(
+          `${prefix}${record.document}`,
+          new Uint8Array(await readFile(join(path, record.document ?? ''))),
+          metadata,
+          true,
+        );
+        uploaded += 1;
+      }
+    } else {
+      // The documents the lines name first, so they are there when the function reads the manifest.
+      const records: AsyncIterable<SourceRecord> =
+        kind === 'jsonl' ? readJsonLines(openFile(path)) : readCsv(openFile(path));
+      const named = new Set<string>();
+      for await (const record of records) {
+        const file = record.value?.file;
+        if (
+          typeof file !== 'string' ||
+          named.has(file) ||
+          /^([\\/]|[A-Za-z]:)/.test(file) ||
+          file.split(/[\\/]/).includes('..')
+        )
+          continue;
+        named.add(file);
+        try {
+          await upload(
+            `${prefix}${file}`,
+            new Uint8Array(await readFile(join(dirname(path), file))),
+            { ...metadata, 'opflow-role': 'manifest-file' },
+            false,
+          );
+          uploaded += 1;
+        } catch {
+          // A missing document is the function's to report, on its line.
+        }
+      }
+      await upload(`${prefix}${basename(path)}`, new Uint8Array(await readFile(path)), metadata, true);
+      uploaded += 1;
+    }
+    if (queueUrl)
+      for (const object of announce)
+        await aws.sendIngestMessage(
+          pipeline.aws.clients.sqs,
+          queueUrl,
+          aws.s3CreatedEvent({ bucket, key: object.key }, object.etag),
+        );
+    if (!options.quiet && !options.json)
+      ctx.io.stderr.write(
+        `opflow: uploaded ${uploaded} object${uploaded === 1 ? '' : 's'} to s3://${bucket}/${prefix}; batch ${batchId} starts there\n`,
+      );
+    if (!options.wait) {
+      if (options.json)
+        writeJson(ctx.io, { batchId, uploaded, prefix: `s3://${bucket}/${prefix}`, exitCode: ExitCode.ok });
+      return ExitCode.ok;
+    }
+    const batches = await batchStoreOf(pipeline);
+    const display = createBatchDisplay({
+      stream: ctx.io.stderr,
+      interactive: Boolean(ctx.io.stderr.isTTY) && !options.json,
+      quiet: options.quiet || options.json,
+    });
+    const abort = new AbortController();
+    const stop = ctx.io.onInterrupt(() => abort.abort(new Error('interrupted')));
+    try {
+      // The function creates the batch when it reads the upload.
+      while (!(await batches.get(batchId)) && !abort.signal.aborted)
+        await new Promise((resolve) => setTimeout(resolve, 2_000));
+      const result = await driveBatch({ engine: pipeline.deps, batches }, undefined, batchId, {
+        observe: true,
+        signal: abort.signal,
+        roundMs: 2_000,
+        onProgress: (batch) => display.update(batch),
+      });
+      const view = viewOf(result.batch, Date.now());
+      const exitCode: ExitCodeValue =
+        result.end === 'aborted'
+          ? ExitCode.interrupted
+          : view.failures > 0 || !batchSettled(result.batch) || result.batch.status !== 'FINISHED'
+            ? ExitCode.jobFailed
+            : ExitCode.ok;
+      if (options.json) writeJson(ctx.io, { batch: view, end: result.end, exitCode });
+      else
+        ctx.io.stdout.write(
+          `batch ${batchId}: ${view.totals.succeeded} succeeded, ${view.totals.failed} failed, ${view.thisRun.invalid} bad lines; outputs in s3://${bucket}/batches/${batchId}/\n`,
+        );
+      return exitCode;
+    } finally {
+      stop();
+      display.stop();
+    }
+  } finally {
+    await pipeline.close();
+  }
+}

@@ -1,0 +1,235 @@
+/**
+ * The ingest function's logic, behind the Lambda `ingest` that the ingest queue triggers: an S3
+ * event of an upload under `inbox/` (see shared/ingest/inbox.ts) starts or feeds a batch; a
+ * continuation message `{kind: "continue", batchId}` carries it on. Each invocation works on one
+ * batch as its only driver (a lease on the batch record): reads the manifest from its committed
+ * position until a minute before the function's time is up, releases items up to the batch's
+ * in-flight limit, refreshes the outputs when due, and, unless the batch is settled, hands over to a
+ * continuation (at once while reading, else after a few seconds). Killed at any point, the message
+ * comes back and the batch goes on from its last commit.
+ */
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { z } from 'zod';
+import {
+  DynamoDbBatchStore,
+  inboxMetadata,
+  openS3Object,
+  readS3Object,
+  sendIngestMessage,
+} from '../backends/aws';
+import type { Batch, BatchSource } from '../engine/batch-store';
+import type { EngineDeps } from '../engine/deps';
+import { admitBatch } from '../ingest/admission';
+import { batchSettled } from '../ingest/drive-batch';
+import { classifyInboxKey, inboxOptions } from '../ingest/inbox';
+import { addDocument, type IngestDeps, type IngestSource, ingest, openBatch } from '../ingest/ingest';
+import { writeBatchOutputs } from '../ingest/outputs';
+import type { LambdaRuntime } from './aws-lambda';
+import { engineLogger } from './aws-observability';
+
+const s3EventSchema = z.object({
+  Records: z.array(
+    z.object({
+      eventName: z.string(),
+      s3: z.object({
+        bucket: z.object({ name: z.string().min(1) }),
+        object: z.object({ key: z.string().min(1), eTag: z.string().optional() }),
+      }),
+    }),
+  ),
+});
+const continueSchema = z.object({ kind: z.literal('continue'), batchId: z.string().min(1).max(100) });
+const testEventSchema = z.object({ Event: z.literal('s3:TestEvent') }).loose();
+
+export interface IngestFunctionOptions {
+  runtime: LambdaRuntime;
+  /** The ingest queue (continuations go there). Default: OPFLOW_INGEST_QUEUE_URL. */
+  queueUrl?: string | undefined;
+  /** Stop reading this long before the function's deadline (default 60 s). */
+  reserveMs?: number | undefined;
+  /** Delay of a continuation once the source is read (default 10 s). */
+  pollSeconds?: number | undefined;
+}
+
+export function createIngestFunction(options: IngestFunctionOptions) {
+  const { runtime } = options;
+  const { logger } = runtime.observability;
+  const aws = runtime.pipeline.aws;
+  const queueUrl = options.queueUrl ?? process.env.OPFLOW_INGEST_QUEUE_URL;
+  const batches = new DynamoDbBatchStore({
+    client: aws.clients.documents,
+    tableName: runtime.pipeline.config.tableName,
+  });
+  const reserveMs = options.reserveMs ?? 60_000;
+  const pollSeconds = options.pollSeconds ?? 10;
+
+  const sourceOf = (source: BatchSource): IngestSource => {
+    const match = /^s3:\/\/([^/]+)\/(.+)$/.exec(source.uri);
+    if (!match) throw new Error(`not an S3 source: ${source.uri}`);
+    const [, bucket, key] = match as unknown as [string, string, string];
+    const folder = source.kind === 'document' ? key : key.slice(0, key.lastIndexOf('/') + 1);
+    return {
+      source,
+      openBytes:
+        source.kind === 'jsonl' || source.kind === 'csv'
+          ? openS3Object(aws.clients.s3, { bucket, key })
+          : undefined,
+      readDocument: (relative) => readS3Object(aws.clients.s3, { bucket, key: `${folder}${relative}` }),
+    };
+  };
+
+  async function handle(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
+    logger.addContext(context);
+    const deps: IngestDeps = {
+      engine: { ...runtime.deps, log: engineLogger(logger) } as EngineDeps,
+      batches,
+    };
+    const failures: { itemIdentifier: string }[] = [];
+    for (const record of event.Records) {
+      try {
+        let body: unknown;
+        try {
+          body = JSON.parse(record.body);
+        } catch {
+          body = undefined;
+        }
+        const deadline = Date.now() + context.getRemainingTimeInMillis() - reserveMs;
+        const continued = continueSchema.safeParse(body);
+        const uploaded = s3EventSchema.safeParse(body);
+        if (continued.success) await drive(deps, continued.data.batchId, deadline);
+        else if (uploaded.success) {
+          for (const entry of uploaded.data.Records) {
+            if (!entry.eventName.startsWith('ObjectCreated')) continue;
+            const batchId = await arrived(
+              deps,
+              entry.s3.bucket.name,
+              decodeS3Key(entry.s3.object.key),
+              entry.s3.object.eTag,
+            );
+            if (batchId) await drive(deps, batchId, deadline);
+          }
+        } else if (!testEventSchema.safeParse(body).success) {
+          logger.error('not an ingest message; dropped', { body: record.body.slice(0, 500) });
+        }
+      } catch (error) {
+        logger.error('ingest failed; the message comes back', { error: (error as Error).message });
+        failures.push({ itemIdentifier: record.messageId });
+      }
+    }
+    return { batchItemFailures: failures };
+  }
+
+  /** An upload: a manifest opens (or reopens) its batch; a document joins its batch. */
+  async function arrived(
+    deps: IngestDeps,
+    bucket: string,
+    key: string,
+    etag: string | undefined,
+  ): Promise<string | undefined> {
+    const metadata = await inboxMetadata(aws.clients.s3, { bucket, key });
+    if (!metadata) return undefined;
+    const entry = classifyInboxKey(key, metadata);
+    if (entry.kind === 'ignored') {
+      logger.info('inbox object left alone', { key, reason: entry.reason });
+      return undefined;
+    }
+    if (!deps.engine.workflows.has(entry.workflow)) {
+      logger.error('inbox object names an unknown workflow', { key, workflow: entry.workflow });
+      return undefined;
+    }
+    const { tenant, options } = inboxOptions(metadata);
+    if (entry.kind === 'manifest') {
+      const source: BatchSource = { kind: entry.sourceKind, uri: `s3://${bucket}/${key}`, revision: etag };
+      const { batch, state } = await openBatch(deps, source, {
+        tenant,
+        workflow: entry.workflow,
+        options,
+        batchName: entry.batchName,
+      });
+      logger.info('manifest arrived', { key, batchId: batch.id, state });
+      return batch.id;
+    }
+    const source: BatchSource = { kind: 'document', uri: `s3://${bucket}/${entry.folder}` };
+    const batch = await addDocument(
+      deps,
+      sourceOf(source),
+      { tenant, workflow: entry.workflow, options, batchName: entry.batchName },
+      entry.documentId,
+    );
+    return batch.id;
+  }
+
+  /** Works on the batch as its only driver until the deadline, then hands over. */
+  async function drive(deps: IngestDeps, batchId: string, deadline: number): Promise<void> {
+    const claimed = await lease(batchId, deadline + reserveMs);
+    if (!claimed) return; // Another invocation drives it, and hands over itself.
+    let outputs = { at: claimed.outputsAt, cost: claimed.outputsCostMs };
+    try {
+      let batch: Batch = claimed;
+      if (!batch.cursor.done && batch.source.kind !== 'document') {
+        batch = await ingest(deps, sourceOf(batch.source), batchId, {
+          deadline,
+          onChunk: async () => {
+            await admitBatch(deps, batchId);
+          },
+        });
+      }
+      batch = (await admitBatch(deps, batchId))?.batch ?? batch;
+      const due =
+        outputs.at === undefined || Date.now() - outputs.at > Math.max(5_000, (outputs.cost ?? 0) * 10);
+      if (due || batchSettled(batch)) {
+        const started = Date.now();
+        await writeBatchOutputs(deps, batch);
+        outputs = { at: Date.now(), cost: Date.now() - started };
+      }
+    } finally {
+      const released = await release(batchId, outputs);
+      if (released && !batchSettled(released) && queueUrl) {
+        await sendIngestMessage(
+          aws.clients.sqs,
+          queueUrl,
+          { kind: 'continue', batchId },
+          released.cursor.done ? pollSeconds : 0,
+        );
+      }
+    }
+  }
+
+  async function lease(batchId: string, until: number): Promise<Batch | undefined> {
+    for (let tries = 0; tries < 10; tries++) {
+      const batch = await batches.get(batchId);
+      if (!batch) return undefined;
+      if (batch.driverUntil !== undefined && batch.driverUntil > Date.now()) return undefined;
+      const next = { ...batch, version: batch.version + 1, driverUntil: until };
+      if (await batches.commit(next, batch.version)) return next;
+    }
+    return undefined;
+  }
+
+  async function release(
+    batchId: string,
+    outputs: { at?: number | undefined; cost?: number | undefined },
+  ): Promise<Batch | undefined> {
+    for (let tries = 0; tries < 20; tries++) {
+      const batch = await batches.get(batchId);
+      if (!batch) return undefined;
+      const next = {
+        ...batch,
+        version: batch.version + 1,
+        driverUntil: undefined,
+        outputsAt: outputs.at,
+        outputsCostMs: outputs.cost,
+      };
+      if (await batches.commit(next, batch.version)) return next;
+    }
+    return batches.get(batchId);
+  }
+
+  return { handle, logger: logger as Logger };
+}
+
+/** S3 event keys are URL-encoded with `+` for spaces. */
+export function decodeS3Key(key: string): string {
+  return decodeURIComponent(key.replace(/\+/g, ' '));
+}
