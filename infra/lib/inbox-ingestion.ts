@@ -111,18 +111,11 @@ export class InboxIngestion extends Construct {
     // The S3 notification custom resource CDK adds once per stack.
     const handler = stack.node.tryFindChild('BucketNotificationsHandler050a0587b7544547bf325f094a3db834');
     if (handler) {
-      Validations.of(handler).acknowledge(
-        {
-          id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
-          reason:
-            "CDK's own handler that configures the bucket's event notifications at deploy time (not opflow code).",
-        },
-        {
-          id: 'AwsSolutions-IAM5[Resource::*]',
-          reason:
-            "CDK's bucket-notification handler needs s3:PutBucketNotification, granted by CDK on Resource *.",
-        },
-      );
+      Validations.of(handler).acknowledge({
+        id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+        reason:
+          "CDK's own handler that configures the bucket's event notifications at deploy time (not opflow code).",
+      });
     }
   }
 }

@@ -25,7 +25,9 @@ describe('inbox ingestion', () => {
       String(r.Properties.FunctionName).endsWith('-ingest'),
     );
     expect(fn?.[1].Properties.Timeout).toBe(900);
-    const env = (fn?.[1].Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+    const env = (
+      (fn?.[1].Properties.Environment ?? { Variables: {} }) as { Variables: Record<string, unknown> }
+    ).Variables;
     expect(Object.keys(env)).toEqual(
       expect.arrayContaining([
         'OPFLOW_TABLE_NAME',
