@@ -1,0 +1,106 @@
+/**
+ * `npm run bench:ingest`: a generated 100,000-line JSON Lines manifest (`--lines=N` to change) ingested
+ * on the local backend (SQLite) and on the aws backend against the emulators (DynamoDB Local, fauxqs'
+ * S3 and SQS), each in a process of its own (bench/ingest-run.ts), reporting lines per second and
+ * the ingest process's peak RSS (the guarantee: at most 150 MB however long the manifest).
+ * `--only=local` or `--only=aws` runs one.
+ */
+import { execFile } from 'node:child_process';
+import { createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { startAwsEmulators } from '../test/support/aws-emulators';
+
+const run = promisify(execFile);
+const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
+const lines = Number(arg('lines') ?? 100_000);
+const only = arg('only');
+
+const dir = mkdtempSync(join(tmpdir(), 'opflow-bench-ingest-'));
+const manifest = join(dir, 'disclosures.jsonl');
+await new Promise<void>((resolve, reject) => {
+  const out = createWriteStream(manifest);
+  out.on('error', reject);
+  for (let i = 1; i <= lines; i++) {
+    // A disclosure-sized line (~1 KB), one in a thousand malformed.
+    const text = `Disclosure ${i}: ${'a sensor that measures soil moisture with a capacitive probe and sleeps between readings '.repeat(10)}`;
+    out.write(
+      i % 1000 === 0
+        ? `{"id": "d${i}", "query": ""}\n`
+        : `${JSON.stringify({ id: `d${i}`, query: `TTL:(sensor ${i})`, title: text.slice(0, 180), note: text })}\n`,
+    );
+  }
+  out.end(resolve);
+});
+process.stdout.write(`manifest: ${lines} lines, ${(statSync(manifest).size / 1024 / 1024).toFixed(1)} MB\n`);
+
+const child = async (args: string[], env: NodeJS.ProcessEnv = process.env) => {
+  const { stdout } = await run(
+    process.execPath,
+    ['--import', 'tsx', join(import.meta.dirname, 'ingest-run.ts'), ...args],
+    {
+      env,
+      maxBuffer: 1 << 20,
+    },
+  );
+  return JSON.parse(stdout.trim().split('\n').pop() as string) as {
+    lines: number;
+    items: number;
+    invalid: number;
+    seconds: number;
+    peakRssMb: number;
+  };
+};
+const rows: string[][] = [];
+const show = (name: string, r: Awaited<ReturnType<typeof child>>) =>
+  rows.push([
+    name,
+    String(r.lines),
+    String(r.items),
+    String(r.invalid),
+    r.seconds.toFixed(1),
+    Math.round(r.lines / r.seconds).toString(),
+    r.peakRssMb.toFixed(0),
+  ]);
+
+try {
+  if (only !== 'aws') show('local (SQLite)', await child(['local', manifest, dir]));
+  if (only !== 'local') {
+    const emulators = await startAwsEmulators({ secretsManager: false });
+    try {
+      const table = await emulators.createTable();
+      const bucket = emulators.createBucket();
+      const { queueUrl } = emulators.createQueue();
+      const { createReadStream } = await import('node:fs');
+      await emulators.clients.s3.send(
+        new PutObjectCommand({
+          Bucket: bucket,
+          Key: 'inbox/patent-count/bench/disclosures.jsonl',
+          Body: createReadStream(manifest),
+          ContentLength: statSync(manifest).size,
+        }),
+      );
+      const endpoints = emulators.clientConfig.endpoints ?? {};
+      show(
+        'aws (DynamoDB Local, S3)',
+        await child(['aws', bucket, 'inbox/patent-count/bench/disclosures.jsonl', table, queueUrl], {
+          ...process.env,
+          AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
+          AWS_ENDPOINT_URL_S3: endpoints.s3,
+          AWS_ENDPOINT_URL_SQS: endpoints.sqs,
+        }),
+      );
+    } finally {
+      await emulators.stop();
+    }
+  }
+  const header = ['backend', 'lines', 'items', 'bad lines', 'seconds', 'lines/s', 'peak RSS (MB)'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  for (const row of [header, ...rows])
+    process.stdout.write(`${row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ')}\n`);
+  process.stdout.write('budget: peak RSS at most 150 MB\n');
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
