@@ -186,3 +186,65 @@ export const configFileRows: CliRow[] = [
   },
   outputs('a folder', undefined, { OPFLOW_STACK_OUTPUTS: '{dir}' }, 'as JSON'),
 ];
+
+/** The opflow config file (opflow.config.json, --config, OPFLOW_CONFIG): schedules and webhook sources. */
+const config = (name: string, content: string, ...names: (string | RegExp)[]): CliRow => ({
+  name: `opflow.config.json: ${name}`,
+  args: ['schedules'],
+  files: { 'opflow.config.json': content },
+  exit: usage,
+  names: ['opflow.config.json', ...names],
+});
+const schedule = (fields: Record<string, unknown>) =>
+  JSON.stringify({
+    schedules: [
+      { name: 'daily', cron: '0 9 * * *', workflow: 'patent-count', input: { query: 'x' }, ...fields },
+    ],
+  });
+
+configFileRows.push(
+  config('cut short', '{"schedules": [', 'not valid JSON'),
+  config('a list', '[]', 'expected object'),
+  config('an unknown key', '{"colour": 1}', 'colour'),
+  config('a schedule name with capitals', schedule({ name: 'Bad Name' }), 'schedules[0].name'),
+  config('a cron that is not one', schedule({ cron: 'not cron' }), 'schedules[0].cron'),
+  config(
+    'an unknown time zone',
+    schedule({ timezone: 'Mars/Olympus' }),
+    'schedules[0].timezone',
+    'Mars/Olympus',
+  ),
+  config('an unknown overlap policy', schedule({ overlap: 'queue' }), 'schedules[0].overlap'),
+  config('a jitter that is not a duration', schedule({ jitter: 'a bit' }), 'schedules[0].jitter'),
+  config('a bad tenant', schedule({ tenant: 'a b' }), 'schedules[0].tenant'),
+  config('an unknown field in a schedule', schedule({ every: '1h' }), 'every'),
+  config('a webhook source name with a space', '{"webhooks": {"Bad Source": {}}}', 'webhooks.Bad Source'),
+  config(
+    'a webhook mapping pointer without a slash',
+    '{"webhooks": {"gh": {"input": {"$from": "no-slash"}}}}',
+    'webhooks.gh.input.$from',
+  ),
+  config(
+    'a webhook tolerance that is not a duration',
+    '{"webhooks": {"gh": {"tolerance": "soon"}}}',
+    'webhooks.gh.tolerance',
+  ),
+  config(
+    'a webhook body limit of 0',
+    '{"webhooks": {"gh": {"maxBodyBytes": 0}}}',
+    'webhooks.gh.maxBodyBytes',
+  ),
+  {
+    name: '--config naming a file that is not there',
+    args: ['schedules', '--config', '{dir}/none.json'],
+    exit: usage,
+    names: ['{dir}/none.json: no such config file'],
+  },
+  {
+    name: 'OPFLOW_CONFIG naming a file that is not there',
+    args: ['schedules'],
+    env: { OPFLOW_CONFIG: '{dir}/none.json' },
+    exit: usage,
+    names: ['{dir}/none.json'],
+  },
+);
