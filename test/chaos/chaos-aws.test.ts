@@ -31,7 +31,7 @@ afterAll(async () => {
 
 describe('chaos on the aws backend (emulators)', () => {
   it(`${jobCount} jobs of mixed workflows, faults on 28% of calls, workers dying at every crash point`, {
-    timeout: Math.max(600_000, jobCount * 10_000),
+    timeout: Math.max(600_000, jobCount * 30_000),
   }, async () => {
     const startedAt = performance.now();
     const inputs = chaosInputs(jobCount, 'aws');
