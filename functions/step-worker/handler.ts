@@ -5,9 +5,10 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { createLambdaRuntime } from '../../shared/runtime/aws-lambda';
 import { createStepWorker } from '../../shared/runtime/aws-step-worker';
+import { createTracer } from '../../shared/runtime/aws-tracing';
 
 // Once per instance: clients and caches live across invocations.
-const worker = createStepWorker(createLambdaRuntime());
+const worker = createStepWorker(createLambdaRuntime({ tracer: createTracer() }));
 
 export function handler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
   return worker.handle(event, context);

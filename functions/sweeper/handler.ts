@@ -1,13 +1,14 @@
 /**
  * Lambda `sweeper`, run every minute by a schedule: re-sends work for unfinished jobs whose message
- * was lost or whose wait outlasted the queue's delay (shared/runtime/aws-sweeper.ts).
+ * was lost or whose wait outlasted the queue's delay (shared/runtime/aws-sweeper.ts). It builds only
+ * the DynamoDB store and the SQS queue (aws-sweeper-runtime.ts), not the whole runtime.
  */
 import type { Context } from 'aws-lambda';
-import { createLambdaRuntime } from '../../shared/runtime/aws-lambda';
 import { createSweeper } from '../../shared/runtime/aws-sweeper';
+import { createSweeperRuntime } from '../../shared/runtime/aws-sweeper-runtime';
 
 // Once per instance: clients and caches live across invocations.
-const sweeper = createSweeper(createLambdaRuntime());
+const sweeper = createSweeper(createSweeperRuntime());
 
 export function handler(event: unknown, context: Context): Promise<{ requeued: number; expired: number }> {
   return sweeper.handle(event, context);

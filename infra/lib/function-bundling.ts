@@ -2,7 +2,7 @@
  * How opflow's Lambda functions are bundled: one set of esbuild settings shared by the stack's
  * NodejsFunctions and scripts/bundle-sizes.ts, so the sizes printed are the sizes deployed.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,14 +12,40 @@ import { type BundlingOptions, LogLevel, OutputFormat } from 'aws-cdk-lib/aws-la
 /** The repository root (holds package.json, package-lock.json and functions/). */
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-/** The Lambda functions: construct id, entry file relative to the project root. */
+/**
+ * Functions under the names the stack gives them (construct id, entry file relative to the project root). Every other function is found by
+ * {@link functionEntries}: a folder `functions/<name>/` with a `handler.ts` is a function named
+ * `<name>`, bundled, measured (scripts/bundle-sizes.ts) and loadable by the e2e harness with no list
+ * to update.
+ */
 export const FUNCTION_ENTRIES = {
   worker: 'functions/step-worker/handler.ts',
   api: 'functions/api/handler.ts',
   sweeper: 'functions/sweeper/handler.ts',
   ingest: 'functions/ingest/handler.ts',
 } as const;
-export type FunctionName = keyof typeof FUNCTION_ENTRIES;
+/** A function's name: one of {@link FUNCTION_ENTRIES}, or the folder name of another under functions/. */
+export type FunctionName = keyof typeof FUNCTION_ENTRIES | (string & {});
+
+/** Every function, by name: entry file relative to the project root (see {@link FUNCTION_ENTRIES}). */
+export function functionEntries(projectRoot: string = PROJECT_ROOT): Record<string, string> {
+  const entries: Record<string, string> = { ...FUNCTION_ENTRIES };
+  const known = new Set<string>(Object.values(FUNCTION_ENTRIES));
+  for (const folder of readdirSync(path.join(projectRoot, 'functions'), { withFileTypes: true })) {
+    const entry = `functions/${folder.name}/handler.ts`;
+    if (!folder.isDirectory() || known.has(entry) || !existsSync(path.join(projectRoot, entry))) continue;
+    entries[folder.name] = entry;
+  }
+  return entries;
+}
+
+/**
+ * Stand-ins for packages in every bundle (esbuild `alias`; see infra/lambda/): zod without its
+ * locales. Unit tests run against the real package; the e2e suites run against these bundles.
+ */
+export function functionAliases(projectRoot: string = PROJECT_ROOT): Record<string, string> {
+  return { zod: path.join(projectRoot, 'infra/lambda/zod.mjs') };
+}
 
 /** Node.js 22 on Lambda; esbuild target of every bundle. */
 export const ESBUILD_TARGET = 'node22';
@@ -84,14 +110,19 @@ export function functionBundling(): BundlingOptions {
     bundleAwsSDK: true,
     externalModules: [],
     logLevel: LogLevel.WARNING,
-    esbuildArgs: { '--legal-comments': 'none' },
+    esbuildArgs: {
+      '--legal-comments': 'none',
+      ...Object.fromEntries(
+        Object.entries(functionAliases()).map(([name, file]) => [`--alias:${name}`, file]),
+      ),
+    },
   };
 }
 
 /** The absolute path of a function's entry file; throws when the file is missing. */
 export function functionEntry(name: FunctionName, projectRoot: string = PROJECT_ROOT): string {
-  const entry = path.join(projectRoot, FUNCTION_ENTRIES[name]);
-  if (!existsSync(entry))
-    throw new Error(`the ${name} function's entry ${FUNCTION_ENTRIES[name]} does not exist`);
+  const relative = functionEntries(projectRoot)[name] ?? `functions/${name}/handler.ts`;
+  const entry = path.join(projectRoot, relative);
+  if (!existsSync(entry)) throw new Error(`the ${name} function's entry ${relative} does not exist`);
   return entry;
 }

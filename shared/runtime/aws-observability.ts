@@ -6,7 +6,7 @@
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import { Tracer } from '@aws-lambda-powertools/tracer';
+import type { Tracer } from '@aws-lambda-powertools/tracer';
 import type { EngineLogger, EngineMetrics } from '../engine/deps';
 import type { CallUsage } from '../openplatform/types';
 
@@ -23,20 +23,27 @@ export const pipelineMetricNames = [
 export interface Observability {
   logger: Logger;
   metrics: Metrics;
-  tracer: Tracer;
+  /** Absent in functions that do not trace (see aws-tracing.ts). */
+  tracer?: Tracer | undefined;
 }
 
 /**
  * Powertools for one function: service and namespace `opflow` unless `POWERTOOLS_SERVICE_NAME` /
- * `POWERTOOLS_METRICS_NAMESPACE` say otherwise. Tracing is on only inside Lambda.
+ * `POWERTOOLS_METRICS_NAMESPACE` say otherwise. With `tracer` (aws-tracing.ts's `createTracer`, which
+ * only the step worker imports), the SDK calls are traced.
  */
-export function createObservability(): Observability {
-  const serviceName = process.env.POWERTOOLS_SERVICE_NAME || 'opflow';
+export function createObservability(options: { tracer?: Tracer | undefined } = {}): Observability {
+  const serviceName = observedServiceName();
   return {
     logger: new Logger({ serviceName }),
     metrics: new Metrics({ serviceName, namespace: process.env.POWERTOOLS_METRICS_NAMESPACE || 'opflow' }),
-    tracer: new Tracer({ serviceName }),
+    ...(options.tracer ? { tracer: options.tracer } : {}),
   };
+}
+
+/** The service name of logs, metrics and traces: `POWERTOOLS_SERVICE_NAME`, else `opflow`. */
+export function observedServiceName(): string {
+  return process.env.POWERTOOLS_SERVICE_NAME || 'opflow';
 }
 
 /** The engine's logger on a Powertools logger: fields become keys of the JSON line. */
@@ -70,16 +77,16 @@ export function usageMetrics(metrics: Metrics): (usage: CallUsage) => void {
 }
 
 /**
- * Runs `work` in its own X-Ray subsegment (a no-op outside Lambda), recording `annotations` and
+ * Runs `work` in its own X-Ray subsegment (a no-op outside Lambda or without a tracer), recording `annotations` and
  * any error, and restoring the parent segment afterwards.
  */
 export async function traced<T>(
-  tracer: Tracer,
+  tracer: Tracer | undefined,
   name: string,
   annotations: Record<string, string | number>,
   work: () => Promise<T>,
 ): Promise<T> {
-  if (!tracer.isTracingEnabled()) return work();
+  if (!tracer?.isTracingEnabled()) return work();
   const parent = tracer.getSegment();
   const segment = parent?.addNewSubsegment(name);
   if (segment) tracer.setSegment(segment);

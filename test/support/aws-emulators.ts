@@ -1,11 +1,15 @@
 /**
  * Starts and stops the local stand-ins for AWS that the aws backend's tests run against:
  * fauxqs in-process (SQS and S3), AWS's DynamoDB Local (a JVM on a free port, installed on first
- * use by scripts/emulators) and the Secrets Manager emulator of test/support. Each suite starts
+ * use by scripts/emulators) and the Secrets Manager stand-in of scripts/emulators. Each suite starts
  * what it needs in `beforeAll` and stops it in `afterAll`; nothing is left running.
  */
 import { startFauxqs } from 'fauxqs';
 import { type DynamoDbLocal, startDynamoDbLocal } from '../../scripts/emulators/dynamodb-local';
+import {
+  type SecretsManagerEmulator,
+  startSecretsManagerEmulator,
+} from '../../scripts/emulators/secrets-manager';
 import {
   type AwsClientConfig,
   type AwsClients,
@@ -13,7 +17,6 @@ import {
   createJobTable,
   destroyAwsClients,
 } from '../../shared/backends/aws';
-import { type SecretsManagerEmulator, startSecretsManagerEmulator } from './secrets-manager-emulator';
 
 type Fauxqs = Awaited<ReturnType<typeof startFauxqs>>;
 

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Job } from '../../../shared/engine/job';
+import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
 import { childEnv, type OpflowResult, runOpflow, startOpflow } from '../local/opflow-process';
 import { AwsWorld } from './harness/aws-world';
 
@@ -34,15 +35,18 @@ afterAll(async () => {
 
 const opflow = (...args: string[]) => runOpflow(['--backend', 'aws', ...args], { env, cwd: dir });
 
-/** Waits (in real time) until a job of `workflow` appears in the table, and returns it. */
+/**
+ * Waits (in real time) until a job of `workflow` appears in the table, and returns it. No count of
+ * tries of its own: the child process may take many seconds to start on a loaded machine, and the
+ * test's time limit bounds the wait.
+ */
 async function jobAppears(workflow: string, known: Set<string>): Promise<Job> {
-  for (let tries = 0; tries < 200; tries++) {
+  for (;;) {
     const { jobs } = await world.store.list({ limit: 100 });
     const found = jobs.find((job) => job.workflow === workflow && !known.has(job.id));
     if (found) return found;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  throw new Error(`no ${workflow} job appeared`);
 }
 
 function json(result: OpflowResult) {
@@ -53,7 +57,7 @@ function json(result: OpflowResult) {
   }
 }
 
-describe('opflow --backend aws', () => {
+describe('opflow --backend aws', { timeout: REAL_PROCESS_TIMEOUT_MS }, () => {
   const known = new Set<string>();
 
   it('runs a job in the stack and waits for the Lambda functions to finish it', async () => {

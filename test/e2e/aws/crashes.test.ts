@@ -2,6 +2,7 @@
 // the S3 write, after the commit (before the enqueue), after the enqueue, before the delete. Every
 // job still ends SUCCEEDED exactly once, with one report, and every repeated create is counted.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
 import { AwsWorld } from './harness/aws-world';
 import { CrashPlan, crashPoints } from './harness/crash-plan';
 
@@ -19,7 +20,9 @@ afterAll(async () => {
   await world?.stop();
 });
 
-describe('opflow on AWS: a worker dies between two I/O operations', () => {
+describe('opflow on AWS: a worker dies between two I/O operations', {
+  timeout: REAL_PROCESS_TIMEOUT_MS,
+}, () => {
   it.each(crashPoints)('%s: every job still succeeds exactly once, with one report', async (point) => {
     plan.aim(point);
     world.sandbox.ledger.clear();

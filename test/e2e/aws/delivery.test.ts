@@ -2,6 +2,7 @@
 // an old version after a newer one, carry a body that is not a work message, or arrive when the
 // function has little time left. One record per event and three instances, so copies run in parallel.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
 import { AwsWorld } from './harness/aws-world';
 import { SqsEventSource } from './harness/sqs-event-source';
 
@@ -19,7 +20,7 @@ const novelty = {
 };
 const body = (jobId: string, version: number) => JSON.stringify({ jobId, version });
 
-describe('opflow on AWS: delivery faults (bundled step worker)', () => {
+describe('opflow on AWS: delivery faults (bundled step worker)', { timeout: REAL_PROCESS_TIMEOUT_MS }, () => {
   it('runs a step once when the same message is delivered three times at once', async () => {
     const id = await world.submit(novelty);
     await world.enqueueRaw(body(id, 1));

@@ -5,6 +5,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Job, PendingSelection } from '../../../shared/engine/job';
+import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
 import { AwsWorld, newIdempotencyKey, T0, TENANT_KEY } from './harness/aws-world';
 import { lambdaContext } from './harness/lambda-events';
 
@@ -34,7 +35,9 @@ async function fetchText(url: string) {
   return { status: answer.statusCode, type: answer.headers['content-type'], text: await answer.body.text() };
 }
 
-describe('opflow on AWS: workflows end to end (bundled functions, emulators, sandbox)', () => {
+describe('opflow on AWS: workflows end to end (bundled functions, emulators, sandbox)', {
+  timeout: REAL_PROCESS_TIMEOUT_MS,
+}, () => {
   it('runs a novelty check to the end and keeps its report in S3, linked through the API', async () => {
     const id = await world.submit(novelty);
     const [job] = await world.settle([id]);
@@ -145,7 +148,7 @@ describe('opflow on AWS: workflows end to end (bundled functions, emulators, san
   });
 });
 
-describe('opflow on AWS: the job API', () => {
+describe('opflow on AWS: the job API', { timeout: REAL_PROCESS_TIMEOUT_MS }, () => {
   it('returns the same job for the same Idempotency-Key', async () => {
     const key = newIdempotencyKey();
     const first = await world.api('POST', '/jobs', { body: novelty, headers: { 'idempotency-key': key } });
@@ -251,7 +254,9 @@ describe('opflow on AWS: the job API', () => {
   });
 });
 
-describe('opflow on AWS: the sweeper (bundled, every simulated minute)', () => {
+describe('opflow on AWS: the sweeper (bundled, every simulated minute)', {
+  timeout: REAL_PROCESS_TIMEOUT_MS,
+}, () => {
   it('sends a job whose message was lost to the step worker again', async () => {
     const id = await world.submit(novelty);
     expect(await world.loseMessagesOf(id)).toBe(1);

@@ -1,5 +1,5 @@
 /**
- * Bundles the three Lambda functions with esbuild exactly as the CDK app does (its
+ * Bundles every Lambda function (functions/<name>/handler.ts) with esbuild exactly as the CDK app does (its
  * `functionBundling()` settings: ES module, `require` shim banner, module-first main fields, AWS SDK
  * bundled, minified, source maps), into a temporary folder, and loads them the way the Lambda
  * runtime does: a plain Node ES module import, once per simulated instance.
@@ -10,9 +10,10 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import {
-  FUNCTION_ENTRIES,
   type FunctionName,
+  functionAliases,
   functionBundling,
+  functionEntries,
   PROJECT_ROOT,
 } from '../../../../infra/lib/function-bundling';
 
@@ -38,7 +39,7 @@ export async function bundleFunctions(): Promise<FunctionBundles> {
   const result = await build({
     absWorkingDir: PROJECT_ROOT,
     entryPoints: Object.fromEntries(
-      Object.entries(FUNCTION_ENTRIES).map(([name, entry]) => [name, join(PROJECT_ROOT, entry)]),
+      Object.entries(functionEntries()).map(([name, entry]) => [name, join(PROJECT_ROOT, entry)]),
     ),
     outdir: dir,
     outExtension: { '.js': '.mjs' },
@@ -52,15 +53,16 @@ export async function bundleFunctions(): Promise<FunctionBundles> {
     mainFields: settings.mainFields,
     banner: { js: settings.banner ?? '' },
     external: settings.externalModules,
+    alias: functionAliases(),
     legalComments: 'none',
     metafile: true,
     logLevel: 'warning',
   });
   const files = {} as Record<FunctionName, string>;
   const bytes = {} as Record<FunctionName, number>;
-  for (const name of Object.keys(FUNCTION_ENTRIES) as FunctionName[]) {
+  for (const name of Object.keys(functionEntries())) {
     files[name] = join(dir, `${name}.mjs`);
-    const output = Object.entries(result.metafile.outputs).find(([path]) => path.endsWith(`${name}.mjs`));
+    const output = Object.entries(result.metafile.outputs).find(([path]) => path.endsWith(`/${name}.mjs`));
     bytes[name] = output?.[1].bytes ?? 0;
   }
   return {
@@ -68,10 +70,11 @@ export async function bundleFunctions(): Promise<FunctionBundles> {
     files,
     bytes,
     async load<T>(name: FunctionName) {
+      const file = files[name];
+      if (!file)
+        throw new Error(`no function ${name} under functions/ (found ${Object.keys(files).join(', ')})`);
       instances += 1;
-      return (await import(
-        /* @vite-ignore */ `${pathToFileURL(files[name]).href}?instance=${instances}`
-      )) as T;
+      return (await import(/* @vite-ignore */ `${pathToFileURL(file).href}?instance=${instances}`)) as T;
     },
     remove: () => rm(root, { recursive: true, force: true }),
   };

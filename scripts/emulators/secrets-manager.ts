@@ -1,5 +1,5 @@
 /**
- * A small Secrets Manager emulator for tests: a real HTTP server on 127.0.0.1 speaking the AWS
+ * The project's Secrets Manager stand-in (tests and `npm run aws-local`): a real HTTP server on 127.0.0.1 speaking the AWS
  * JSON 1.1 protocol (`X-Amz-Target: secretsmanager.<Action>`) for CreateSecret, GetSecretValue,
  * PutSecretValue and DeleteSecret, enough for the AWS SDK and Powertools' SecretsProvider.
  * It counts GetSecretValue calls per secret so tests can prove caching. Credentials are not checked.

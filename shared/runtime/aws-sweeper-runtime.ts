@@ -1,0 +1,41 @@
+/**
+ * What the `sweeper` Lambda builds once per instance: only what a sweep uses, a DynamoDB job store
+ * and the SQS work queue (no S3, no Secrets Manager, no Open Platform client, no workflows, no
+ * tracer), so its bundle and its cold start stay small. Settings come from the same environment
+ * and checks as every function's (`loadAwsConfig`).
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDbJobStore } from '../backends/aws/dynamodb-job-store';
+import { SqsWorkQueue } from '../backends/aws/sqs-work-queue';
+import type { EngineDeps } from '../engine/deps';
+import { createObservability, type Observability } from './aws-observability';
+import { loadAwsConfig } from './aws-pipeline';
+import type { SweeperOptions } from './aws-sweeper';
+
+/** The sweeper's engine dependencies and observability, from `env` (default `process.env`). */
+export function createSweeperRuntime(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): SweeperOptions & { observability: Observability } {
+  const config = loadAwsConfig(env);
+  const client = (endpoint: string | undefined) => ({
+    region: config.region,
+    ...((endpoint ?? config.endpointUrl) ? { endpoint: endpoint ?? config.endpointUrl } : {}),
+    ...(config.credentials ? { credentials: config.credentials } : {}),
+  });
+  const dynamoDb = new DynamoDBClient(client(config.endpoints?.dynamodb));
+  const documents = DynamoDBDocumentClient.from(dynamoDb, {
+    marshallOptions: { removeUndefinedValues: true },
+  });
+  const sweepDeps: Pick<EngineDeps, 'store' | 'queue' | 'clock'> = {
+    store: new DynamoDbJobStore({ client: documents, tableName: config.tableName }),
+    queue: new SqsWorkQueue({
+      client: new SQSClient(client(config.endpoints?.sqs)),
+      queueUrl: config.queueUrl,
+    }),
+    clock: { now: () => Date.now() },
+  };
+  // sweep() reads only the store, the queue, the clock, the logger and the metrics.
+  return { deps: sweepDeps as EngineDeps, observability: createObservability() };
+}
