@@ -1,6 +1,7 @@
 /**
  * The job history (see shared/engine/history.ts) in the local database: one row per job version,
- * in its own table created when first used. Rows of a job go when the job's row goes.
+ * in its own table created when first used. Nothing prunes it yet: a job that polls for hours has
+ * a row per poll (small: the status, step, counters and usage).
  */
 import { eventOf, type JobEvent, type JobHistory } from '../../engine/history';
 import type { Job } from '../../engine/job';
