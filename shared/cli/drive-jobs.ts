@@ -130,7 +130,12 @@ export async function reportOutcome(
   ctx: CliContext,
   pipeline: Pipeline,
   outcome: DriveOutcome,
-  options: GlobalOptions & { refused?: InputProblem[]; startedAt: number },
+  options: GlobalOptions & {
+    refused?: InputProblem[];
+    /** Inputs not run again: a succeeded job of the same input exists. */
+    skipped?: { source: string; jobId: string }[];
+    startedAt: number;
+  },
 ): Promise<ExitCodeValue> {
   const { io } = ctx;
   const refused = options.refused ?? [];
@@ -152,6 +157,7 @@ export async function reportOutcome(
     writeJson(io, {
       jobs: outcome.jobs.map((job) => jobSummary(job, locations.get(job.id))),
       refused,
+      skipped: options.skipped ?? [],
       interrupted: outcome.interrupted,
       exitCode,
     });

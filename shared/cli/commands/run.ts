@@ -1,13 +1,14 @@
 /**
  * `opflow run <workflow> <inputs...>`: one job per input document, then wait and show progress.
- * Unfinished jobs from before (a crash, Ctrl-C) are continued too, and an input that already has an
- * unfinished job of the same workflow joins that job instead of starting the work again.
+ * An input already done by a succeeded job of the same workflow is skipped (unless --fresh), and
+ * one that has an unfinished job joins that job instead of starting the work again. Unfinished
+ * jobs of other inputs are left to `opflow resume` (the run says so).
  */
 import { ulid } from 'ulid';
 import type { Job } from '../../engine/job';
 import { JobRequestError, maxDeadlineMs, submitJob } from '../../engine/jobs';
 import type { Workflow } from '../../engine/workflow';
-import { listUnfinished } from '../../runtime/job-queries';
+import { listAll, listUnfinished } from '../../runtime/job-queries';
 import { type CliContext, type GlobalOptions, openPipeline } from '../context';
 import { driveJobs, reportOutcome } from '../drive-jobs';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
@@ -17,7 +18,7 @@ export interface RunOptions extends GlobalOptions {
   select: string;
   deadline?: string | undefined;
   tenant: string;
-  /** Start new jobs even for inputs that have an unfinished job already. */
+  /** Start new jobs even for inputs that are done or have an unfinished job already. */
   fresh?: boolean | undefined;
   /** Submit and return at once, without waiting. */
   wait: boolean;
@@ -63,7 +64,9 @@ export async function runCommand(
     ctx.io.stderr.write(`opflow: skipping ${problem.source}: ${problem.reason}\n`);
   if (candidates.length === 0) {
     throw new CliError(
-      refused.length > 0 ? 'none of the inputs can be used (see above)' : 'no inputs given',
+      refused.length > 0
+        ? `none of the inputs can be used: ${refused.map((problem) => `${problem.source}: ${problem.reason}`).join('; ')}`
+        : 'no inputs given',
       ExitCode.usage,
     );
   }
@@ -72,6 +75,15 @@ export async function runCommand(
   try {
     const unfinished = await listUnfinished(pipeline.deps.store);
     const sameWorkflow = options.fresh ? [] : unfinished.filter((job) => job.workflow === workflow.name);
+    // Inputs already done by a succeeded job of this workflow are skipped unless --fresh.
+    const canonicalOfDone = new Map<string, Job>();
+    if (!options.fresh) {
+      for (const job of await listAll(pipeline.deps.store, { status: 'SUCCEEDED' })) {
+        if (job.workflow !== workflow.name) continue;
+        const canonical = await canonicalInputOf(pipeline.deps.reports, job);
+        if (canonical !== undefined && !canonicalOfDone.has(canonical)) canonicalOfDone.set(canonical, job);
+      }
+    }
     const canonicalOfUnfinished = new Map<string, Job>();
     for (const job of sameWorkflow) {
       const canonical = await canonicalInputOf(pipeline.deps.reports, job);
@@ -82,8 +94,15 @@ export async function runCommand(
     const batchId = `run-${ulid()}`;
     const tracked: Job[] = [];
     let joined = 0;
+    const skipped: { source: string; jobId: string }[] = [];
     for (const candidate of candidates) {
       const parsed = workflow.input.safeParse(candidate.input);
+      const done = parsed.success ? canonicalOfDone.get(JSON.stringify(parsed.data)) : undefined;
+      if (done) {
+        skipped.push({ source: candidate.source, jobId: done.id });
+        if (!tracked.some((job) => job.id === done.id)) tracked.push(done);
+        continue;
+      }
       const existing = parsed.success ? canonicalOfUnfinished.get(JSON.stringify(parsed.data)) : undefined;
       if (existing && !tracked.some((job) => job.id === existing.id)) {
         tracked.push(existing);
@@ -109,28 +128,41 @@ export async function runCommand(
         ctx.io.stderr.write(`opflow: skipping ${problem.source}: ${problem.reason}\n`);
       }
     }
-    const continued = unfinished.filter(
-      (job) => job.status !== 'AWAITING_INPUT' && !tracked.some((mine) => mine.id === job.id),
-    );
-    if (!options.quiet && (joined > 0 || continued.length > 0)) {
+    if (!options.quiet && skipped.length > 0) {
       ctx.io.stderr.write(
-        `opflow: continuing ${joined + continued.length} unfinished job${joined + continued.length === 1 ? '' : 's'} from an earlier run\n`,
+        `opflow: ${skipped.length} input${skipped.length === 1 ? ' is' : 's are'} already done, not run again (--fresh runs ${skipped.length === 1 ? 'it' : 'them'} again): ${skipped
+          .map((skip) => `${skip.source} (job ${skip.jobId})`)
+          .join(', ')}\n`,
       );
     }
-    tracked.push(...continued);
+    if (!options.quiet && joined > 0) {
+      ctx.io.stderr.write(
+        `opflow: continuing ${joined} unfinished job${joined === 1 ? '' : 's'} from an earlier run (the same input${joined === 1 ? '' : 's'})\n`,
+      );
+    }
+    // A run shows and waits for its own jobs only; others are `opflow resume`'s.
+    const others = unfinished.filter((job) => !tracked.some((mine) => mine.id === job.id));
+    if (!options.quiet && others.length > 0) {
+      ctx.io.stderr.write(
+        `opflow: ${others.length} unfinished job${others.length === 1 ? '' : 's'} of earlier runs ${others.length === 1 ? 'is' : 'are'} not part of this run; opflow resume continues ${others.length === 1 ? 'it' : 'them'}\n`,
+      );
+    }
     if (tracked.length === 0) {
-      throw new CliError('no job could be started (see above)', ExitCode.usage);
+      throw new CliError(
+        `no job could be started: ${refused.map((problem) => `${problem.source}: ${problem.reason}`).join('; ')}`,
+        ExitCode.usage,
+      );
     }
     if (!options.wait) {
       return reportOutcome(
         ctx,
         pipeline,
         { jobs: tracked, interrupted: false },
-        { ...options, refused, startedAt },
+        { ...options, refused, skipped, startedAt },
       );
     }
     const outcome = await driveJobs(ctx, pipeline, tracked, options);
-    return await reportOutcome(ctx, pipeline, outcome, { ...options, refused, startedAt });
+    return await reportOutcome(ctx, pipeline, outcome, { ...options, refused, skipped, startedAt });
   } finally {
     await pipeline.close();
   }
