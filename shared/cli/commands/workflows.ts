@@ -153,7 +153,9 @@ export function formatWorkflowDoc(doc: WorkflowDoc): string {
         `  ${String(index + 1).padStart(2)}. ${step.title}${
           step.operation
             ? `  (${step.ref ?? step.operation}${step.ref ? `, ${step.operation}` : ''})`
-            : '  (download)'
+            : step.kind === 'request'
+              ? '  (the operation the input names; a paged one once per page)'
+              : '  (download)'
         }`,
     ),
   );
