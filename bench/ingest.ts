@@ -24,12 +24,12 @@ await new Promise<void>((resolve, reject) => {
   const out = createWriteStream(manifest);
   out.on('error', reject);
   for (let i = 1; i <= lines; i++) {
-    // A disclosure-sized line (~1 KB), one in a thousand malformed.
+    // A line of some 250 bytes, one in a thousand malformed.
     const text = `Disclosure ${i}: ${'a sensor that measures soil moisture with a capacitive probe and sleeps between readings '.repeat(10)}`;
     out.write(
       i % 1000 === 0
         ? `{"id": "d${i}", "query": ""}\n`
-        : `${JSON.stringify({ id: `d${i}`, query: `TTL:(sensor ${i})`, title: text.slice(0, 180), note: text })}\n`,
+        : `${JSON.stringify({ id: `d${i}`, query: `TTL:(sensor ${i})`, title: text.slice(0, 180) })}\n`,
     );
   }
   out.end(resolve);
