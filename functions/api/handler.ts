@@ -4,10 +4,12 @@
  */
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
 import { createApiHandler } from '../../shared/runtime/aws-api';
+import { awsWebhookHandler } from '../../shared/runtime/aws-automation';
 import { createLambdaRuntime } from '../../shared/runtime/aws-lambda';
 
 // Once per instance: clients and caches live across invocations.
-const api = createApiHandler(createLambdaRuntime());
+const runtime = createLambdaRuntime();
+const api = createApiHandler({ ...runtime, webhooks: awsWebhookHandler(runtime.pipeline) });
 
 export function handler(event: APIGatewayProxyEventV2, context: Context): Promise<APIGatewayProxyResultV2> {
   return api.handle(event, context);

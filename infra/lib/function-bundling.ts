@@ -23,6 +23,8 @@ export const FUNCTION_ENTRIES = {
   api: 'functions/api/handler.ts',
   sweeper: 'functions/sweeper/handler.ts',
   ingest: 'functions/ingest/handler.ts',
+  callbacks: 'functions/callback-sender/handler.ts',
+  schedules: 'functions/schedules/handler.ts',
 } as const;
 /** A function's name: one of {@link FUNCTION_ENTRIES}, or the folder name of another under functions/. */
 export type FunctionName = keyof typeof FUNCTION_ENTRIES | (string & {});

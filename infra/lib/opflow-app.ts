@@ -2,10 +2,15 @@
  * Builds the opflow CDK app: picks the stage from context (`-c stage=prod`, default dev), validates
  * its config, adds the stack and runs cdk-nag's AwsSolutions rules on it at synth.
  */
+
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { type App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { type OpflowConfig, parseOpflowConfig } from '../../shared/config/opflow-config';
+import { workflows } from '../../shared/workflows';
 import { loadStageConfig, type StageConfig } from '../config';
-import { assertLocalEsbuild } from './function-bundling';
+import { assertLocalEsbuild, PROJECT_ROOT } from './function-bundling';
 import { OpflowStack } from './opflow-stack';
 
 /** Reads a string context value (`-c key=value`), treating an empty string as absent. */
@@ -30,12 +35,32 @@ export function stageConfigFromContext(app: App): StageConfig {
  * The account and region come from the CLI's environment (`CDK_DEFAULT_ACCOUNT`/`CDK_DEFAULT_REGION`),
  * left unresolved when absent so synthesis needs no credentials.
  */
+/**
+ * The webhook mappings and schedules: the file `-c opflowConfig=<file>` names, else
+ * opflow.config.json at the project root when there is one (README, "Schedules").
+ */
+export function automationFromContext(app: App): OpflowConfig | undefined {
+  const named = contextString(app, 'opflowConfig');
+  const file = named ? path.resolve(named) : path.join(PROJECT_ROOT, 'opflow.config.json');
+  if (!named && !existsSync(file)) return undefined;
+  const shown = named ?? 'opflow.config.json';
+  let value: unknown;
+  try {
+    value = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new Error(`${shown}: ${(error as Error).message}`);
+  }
+  return parseOpflowConfig(value, shown, new Set(workflows.keys()));
+}
+
 export function buildOpflowApp(app: App, config: StageConfig = stageConfigFromContext(app)): OpflowStack {
   assertLocalEsbuild();
+  const automation = automationFromContext(app);
   const account = process.env['CDK_DEFAULT_ACCOUNT'];
   const region = process.env['CDK_DEFAULT_REGION'];
   const stack = new OpflowStack(app, config.names.stackName, {
     config,
+    automation,
     description: `opflow (${config.stage}): durable Open Platform job pipeline`,
     ...(account && region ? { env: { account, region } } : {}),
   });

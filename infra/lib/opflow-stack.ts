@@ -10,7 +10,9 @@ import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import { type OpflowConfig, parseOpflowConfig } from '../../shared/config/opflow-config';
 import { type StageConfig, visibilityTimeoutSeconds } from '../config';
+import { Automation } from './automation';
 import { InboxIngestion } from './inbox-ingestion';
 import { JobApi } from './job-api';
 import { type JOB_TABLE, JobStorage } from './job-storage';
@@ -28,6 +30,8 @@ export const REPORT_OBJECT_PATTERN = 'reports/*';
 /** Settings of {@link OpflowStack}. */
 export interface OpflowStackProps extends StackProps {
   readonly config: StageConfig;
+  /** Webhook mappings and schedules (opflow.config.json); none when absent. */
+  readonly automation?: OpflowConfig | undefined;
 }
 
 /** The whole of opflow on AWS for one stage. */
@@ -42,6 +46,7 @@ export class OpflowStack extends Stack {
   readonly jobApi: JobApi;
   readonly monitoring: PipelineMonitoring;
   readonly inbox: InboxIngestion;
+  readonly automation: Automation;
 
   constructor(scope: Construct, id: string, props: OpflowStackProps) {
     super(scope, id, props);
@@ -199,6 +204,22 @@ export class OpflowStack extends Stack {
       removalPolicy: config.removalPolicy,
     });
 
+    // Issue 12: callbacks out, webhooks in, schedules (infra/lib/automation.ts).
+    this.automation = new Automation(this, 'Automation', {
+      prefix,
+      tenants: config.tenants,
+      automation: props.automation ?? parseOpflowConfig({}, 'opflow.config.json'),
+      table: this.storage.table,
+      bucket: this.storage.reportBucket,
+      workQueue: this.workQueue.queue,
+      api: this.api,
+      httpApi: this.jobApi.httpApi,
+      stage: this.jobApi.stage,
+      webhookThrottle: config.api.throttle,
+      functionDefaults,
+    });
+    this.acknowledgeAutomationWildcards();
+
     this.monitoring = new PipelineMonitoring(this, 'Monitoring', {
       resourcePrefix: prefix,
       queue: this.workQueue.queue,
@@ -220,6 +241,14 @@ export class OpflowStack extends Stack {
     new CfnOutput(this, 'IngestQueueUrl', {
       value: this.inbox.queue.queueUrl,
       description: 'opflow --backend aws ingest starts batches here (OPFLOW_INGEST_QUEUE_URL)',
+    });
+    new CfnOutput(this, 'CallbackSecretPrefix', {
+      value: this.automation.callbackSecretPrefix,
+      description: 'callback signing secrets are named <prefix><tenant>',
+    });
+    new CfnOutput(this, 'WebhookSecretPrefix', {
+      value: this.automation.webhookSecretPrefix,
+      description: 'webhook signing secrets are named <prefix><source>',
     });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.monitoring.topic.topicArn });
     new CfnOutput(this, 'DashboardName', { value: this.monitoring.dashboard.dashboardName });
@@ -284,6 +313,34 @@ export class OpflowStack extends Stack {
         "Reads the API key secrets under the stage's prefix (named <prefix><tenant>); tenants are added after " +
         'deploy with the aws CLI, and secret ARNs end in a random suffix, so the prefix pattern is the narrowest name.',
     });
+  }
+
+  /** The wildcard resources of the issue 12 functions' policies, each as narrow as its access allows. */
+  private acknowledgeAutomationWildcards(): void {
+    const bucketId = this.logicalIdOf(this.storage.reportBucket);
+    const secretFinding = (prefix: string, what: string) => ({
+      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:${prefix}*]`,
+      reason: `Reads the ${what} secrets under the stage's prefix (one per tenant or source, ARNs end in a random suffix).`,
+    });
+    const policyOf = (fn: PipelineFunction) => fn.role.node.findChild('DefaultPolicy');
+    Validations.of(policyOf(this.automation.callbackSender)).acknowledge(
+      secretFinding(this.automation.callbackSecretPrefix, 'callback signing'),
+    );
+    Validations.of(policyOf(this.automation.callbackSender)).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/reports/*]`,
+      reason:
+        'GetObject only, to presign the report links of a finished job in its callback (reports/<jobId>/...).',
+    });
+    Validations.of(policyOf(this.api)).acknowledge(
+      secretFinding(this.automation.webhookSecretPrefix, 'webhook signing'),
+    );
+    if (this.automation.scheduleTarget) {
+      Validations.of(policyOf(this.automation.scheduleTarget)).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/reports/*/input.json]`,
+        reason:
+          'Puts only the input.json of a new job whose input is over the inline limit; job ids are minted per slot.',
+      });
+    }
   }
 
   /** The logical id cdk-nag shows in findings (`<LogicalId.Arn>`) for an L2 construct's resource. */

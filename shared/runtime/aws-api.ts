@@ -8,6 +8,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'a
 import { z } from 'zod';
 import type { EngineDeps } from '../engine/deps';
 import { handleJobApiRequest, type JobApiResponse } from '../http/job-api';
+import { type WebhookRequest, webhookPathPattern } from '../http/webhooks';
 import { engineLogger, type Observability } from './aws-observability';
 
 export interface ApiHandlerOptions {
@@ -15,6 +16,8 @@ export interface ApiHandlerOptions {
   observability: Observability;
   /** Lifetime of report links (default 15 minutes). */
   linkTtlSeconds?: number | undefined;
+  /** `POST /webhooks/{source}` (issue 12): given the raw body bytes; absent: no webhook route. */
+  webhooks?: ((request: WebhookRequest) => Promise<JobApiResponse>) | undefined;
 }
 
 export interface ApiHandler {
@@ -102,6 +105,30 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
       logger.setCorrelationId(event.requestContext.requestId);
       const headers: Record<string, string | undefined> = {};
       for (const [name, value] of Object.entries(event.headers ?? {})) headers[name.toLowerCase()] = value;
+      const hook = options.webhooks ? webhookPathPattern.exec(event.rawPath) : null;
+      if (hook && options.webhooks) {
+        // Issue 12: the signature covers the bytes as sent, so they are not decoded as text here.
+        const bytes = Buffer.from(event.body ?? '', event.isBase64Encoded ? 'base64' : 'utf8');
+        const method = event.requestContext.http.method.toUpperCase();
+        let source = '';
+        try {
+          source = decodeURIComponent(hook[1]!);
+        } catch {
+          // Not valid URL encoding: no such source (404).
+        }
+        const answer =
+          method === 'POST'
+            ? await options.webhooks({ source, headers, body: bytes })
+            : {
+                status: 405,
+                headers: { 'content-type': 'application/json; charset=utf-8', allow: 'POST' },
+                body: JSON.stringify({
+                  error: { status: 405, code: 'method-not-allowed', message: 'use POST' },
+                }),
+              };
+        logger.info('webhook', { path: event.rawPath, status: answer.status });
+        return { statusCode: answer.status, headers: answer.headers, body: answer.body };
+      }
       let body: string | undefined = event.body;
       if (body !== undefined && event.isBase64Encoded) {
         try {

@@ -271,8 +271,11 @@ describe.each([
       const secrets = Object.values(resourcesOf(template, 'AWS::SecretsManager::Secret'));
       const byName = new Map(secrets.map((s) => [s.Properties['Name'], s.Properties]));
       const apiKeyNames = stack.config.tenants.map((tenant) => `opflow-${stageName}/api-key/${tenant}`);
+      const callbackNames = stack.config.tenants.map(
+        (tenant) => `opflow-${stageName}/callback-signing/${tenant}`,
+      );
       expect([...byName.keys()].sort()).toEqual(
-        [...apiKeyNames, `opflow-${stageName}/webhook-signing`].sort(),
+        [...apiKeyNames, ...callbackNames, `opflow-${stageName}/webhook-signing`].sort(),
       );
       for (const secret of secrets) expect(secret.Properties['SecretString']).toBeUndefined();
       for (const name of apiKeyNames) expect(byName.get(name)?.['GenerateSecretString']).toBeUndefined();
@@ -401,7 +404,7 @@ describe.each([
       expect(actions.filter((a) => a.startsWith('s3:Delete'))).toEqual([]);
     });
 
-    it('lets the api use the table, send work, get report objects and put only job inputs, and nothing of the secrets', () => {
+    it('lets the api use the table, send work, get report objects and put only job inputs, and only the webhook secrets', () => {
       const { stack, template } = stageOf();
       const statements = statementsOfRole(template, roles(stack).api);
       const actions = actionsOf(statements);
@@ -425,7 +428,13 @@ describe.each([
           Resource: { 'Fn::Join': ['', [bucketArn, '/reports/*/input.json']] },
         }),
       ]);
-      expect(actions.filter((a) => a.startsWith('secretsmanager:'))).toEqual([]);
+      // Of the secrets, only the webhook signing secrets (issue 12), never an API key.
+      const secretReads = statements.filter((s) =>
+        actionsOf([s]).some((a) => a.startsWith('secretsmanager:')),
+      );
+      expect(actionsOf(secretReads)).toEqual(['secretsmanager:GetSecretValue']);
+      expect(JSON.stringify(secretReads)).toContain(`secret:opflow-${stageName}/webhook/*`);
+      expect(JSON.stringify(secretReads)).not.toContain('api-key');
       expect(actions.filter((a) => a.startsWith('s3:Delete'))).toEqual([]);
       expect(actions.filter((a) => a === 'sqs:ReceiveMessage' || a === 'sqs:DeleteMessage')).toEqual([]);
       const puts = statements.filter((s) => actionsOf([s]).includes('s3:PutObject'));
@@ -463,7 +472,10 @@ describe.each([
   describe('HTTP API', () => {
     it('routes the job API to the api function, every route behind IAM authorization', () => {
       const { stack, template } = stageOf();
-      const routes = Object.values(resourcesOf(template, 'AWS::ApiGatewayV2::Route'));
+      // The webhook route (issue 12) has no IAM: its HMAC signature authenticates (test/infra/lib/automation.test.ts).
+      const routes = Object.values(resourcesOf(template, 'AWS::ApiGatewayV2::Route')).filter(
+        (r) => r.Properties['RouteKey'] !== 'POST /webhooks/{source}',
+      );
       expect(routes.map((r) => r.Properties['RouteKey']).sort()).toEqual(
         JOB_ROUTES.map((r) => `${r.method} ${r.path}`).sort(),
       );

@@ -1,0 +1,14 @@
+/**
+ * Lambda `schedules`: the target of the stack's EventBridge Scheduler schedules; creates the job of
+ * one slot (shared/runtime/aws-automation.ts).
+ */
+import type { Context } from 'aws-lambda';
+import { createScheduleTargetHandler } from '../../shared/runtime/aws-automation';
+import { createLambdaRuntime } from '../../shared/runtime/aws-lambda';
+
+const runtime = createLambdaRuntime();
+const target = createScheduleTargetHandler(runtime);
+
+export function handler(event: unknown, context: Context) {
+  return target.handle(event, context);
+}

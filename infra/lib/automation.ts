@@ -1,0 +1,283 @@
+/**
+ * Issue 12 on aws, one construct added to the stack with a few lines: the callback sender (a
+ * function run every minute, per-tenant signing secrets), the webhook route of the HTTP API
+ * (`POST /webhooks/{source}`, no IAM: the HMAC authenticates; throttled per route), and one
+ * EventBridge Scheduler schedule per schedule of opflow.config.json (time zone, retries, a
+ * dead-letter queue) whose target, the `schedules` function, creates the slot's job. Each function
+ * gets only what it touches: DynamoDB actions limited to the item kinds it reads and writes
+ * (`dynamodb:LeadingKeys`), its secrets by prefix, no API keys.
+ */
+import {
+  Arn,
+  ArnFormat,
+  type CfnElement,
+  Duration,
+  RemovalPolicy,
+  Stack,
+  TimeZone,
+  Validations,
+} from 'aws-cdk-lib';
+import {
+  type CfnStage,
+  type HttpApi,
+  HttpMethod,
+  HttpNoneAuthorizer,
+  type HttpStage,
+} from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { Schedule as EventsSchedule, Rule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { type IGrantable, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { IBucket } from 'aws-cdk-lib/aws-s3';
+import {
+  ContextAttribute,
+  Schedule,
+  ScheduleExpression,
+  ScheduleTargetInput,
+  TimeWindow,
+} from 'aws-cdk-lib/aws-scheduler';
+import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { type IQueue, Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { type OpflowConfig, parseDuration } from '../../shared/config/opflow-config';
+import { PipelineFunction, type PipelineFunctionProps } from './pipeline-function';
+
+const dayNames = ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT', 'SUN'];
+
+/**
+ * A 5-field cron expression (or 6 with seconds 0) as EventBridge Scheduler's `cron(...)`: a year
+ * field added, `?` in day-of-month or day-of-week, weekday numbers as names (cron's 0 is Sunday,
+ * EventBridge's 1). Throws naming what EventBridge cannot express.
+ */
+export function eventBridgeCron(cron: string, where: string): string {
+  let fields = cron.trim().split(/\s+/);
+  if (fields.length === 6) {
+    if (fields[0] !== '0')
+      throw new Error(`${where}: EventBridge Scheduler has no seconds field; use 0 seconds`);
+    fields = fields.slice(1);
+  }
+  if (fields.length !== 5)
+    throw new Error(`${where}: EventBridge needs 5 cron fields (minute hour day month weekday)`);
+  const [minute, hour, day, month, weekday] = fields as [string, string, string, string, string];
+  const days = weekday.replace(/\d/g, (digit) => dayNames[Number(digit)] ?? digit);
+  if (day !== '*' && weekday !== '*') {
+    throw new Error(`${where}: EventBridge cannot use both a day of the month and a day of the week`);
+  }
+  return weekday === '*'
+    ? `cron(${minute} ${hour} ${day} ${month} ? *)`
+    : `cron(${minute} ${hour} ? ${month} ${days} *)`;
+}
+
+export interface AutomationProps {
+  readonly prefix: string;
+  readonly tenants: readonly string[];
+  readonly automation: OpflowConfig;
+  readonly table: ITable;
+  readonly bucket: IBucket;
+  readonly workQueue: IQueue;
+  readonly api: PipelineFunction;
+  readonly httpApi: HttpApi;
+  readonly stage: HttpStage;
+  readonly webhookThrottle: { rateLimit: number; burstLimit: number };
+  readonly functionDefaults: Pick<PipelineFunctionProps, 'environment' | 'logRetention' | 'removalPolicy'>;
+}
+
+export class Automation extends Construct {
+  readonly callbackSecretPrefix: string;
+  readonly webhookSecretPrefix: string;
+  readonly callbackSecrets: ReadonlyMap<string, Secret>;
+  readonly callbackSender: PipelineFunction;
+  readonly scheduleTarget: PipelineFunction | undefined;
+  readonly scheduleDeadLetterQueue: Queue | undefined;
+  readonly schedules: Schedule[] = [];
+
+  constructor(scope: Construct, id: string, props: AutomationProps) {
+    super(scope, id);
+    const { prefix } = props;
+    this.callbackSecretPrefix = `${prefix}/callback-signing/`;
+    this.webhookSecretPrefix = `${prefix}/webhook/`;
+    const removalPolicy =
+      props.functionDefaults.removalPolicy === 'retain' ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+
+    // Per-tenant callback signing secrets, generated once (receivers are given the value).
+    const secrets = new Map<string, Secret>();
+    for (const tenant of props.tenants) {
+      const secret = new Secret(this, `CallbackSigning-${tenant}`, {
+        secretName: `${this.callbackSecretPrefix}${tenant}`,
+        description: `Standard Webhooks key opflow signs tenant "${tenant}"'s callbacks with`,
+        generateSecretString: { passwordLength: 64, excludePunctuation: true },
+        removalPolicy,
+      });
+      Validations.of(secret).acknowledge({
+        id: 'AwsSolutions-SMG4',
+        reason:
+          'Receivers verify callbacks with this key, so a new one must reach them first: rotation is a coordinated ' +
+          'put-secret-value (the sender re-reads it within 5 minutes), not a scheduled Lambda.',
+      });
+      secrets.set(tenant, secret);
+    }
+    this.callbackSecrets = secrets;
+
+    const stack = Stack.of(this);
+    const secretArns = (namePrefix: string) =>
+      Arn.format(
+        {
+          service: 'secretsmanager',
+          resource: 'secret',
+          resourceName: `${namePrefix}*`,
+          arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+        },
+        stack,
+      );
+    const readSecrets = (grantee: IGrantable, namePrefix: string) =>
+      grantee.grantPrincipal.addToPrincipalPolicy(
+        new PolicyStatement({
+          actions: ['secretsmanager:GetSecretValue'],
+          resources: [secretArns(namePrefix)],
+        }),
+      );
+    const items = (grantee: IGrantable, actions: string[], leadingKeys: string[]) =>
+      grantee.grantPrincipal.addToPrincipalPolicy(
+        new PolicyStatement({
+          actions: actions.map((action) => `dynamodb:${action}`),
+          resources: [props.table.tableArn],
+          conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': leadingKeys } },
+        }),
+      );
+
+    // The callback sender: reads the outbox and the jobs, records attempts on the jobs.
+    this.callbackSender = new PipelineFunction(this, 'CallbackSender', {
+      ...props.functionDefaults,
+      environment: {
+        ...props.functionDefaults.environment,
+        OPFLOW_CALLBACK_SECRET_PREFIX: this.callbackSecretPrefix,
+      },
+      name: 'callbacks',
+      functionName: `${prefix}-callback-sender`,
+      description: 'opflow: delivers the signed callbacks of finished jobs, with retries',
+      timeout: Duration.seconds(70),
+      memorySize: 512,
+    });
+    items(
+      this.callbackSender.role,
+      ['GetItem', 'PutItem', 'DeleteItem', 'Query', 'ConditionCheckItem'],
+      ['CBQ', 'CBJOB#*', 'JOB#*'],
+    );
+    readSecrets(this.callbackSender.role, this.callbackSecretPrefix);
+    this.callbackSender.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['s3:GetObject'],
+        resources: [props.bucket.arnForObjects('reports/*')],
+      }),
+    );
+    new Rule(this, 'CallbacksEveryMinute', {
+      ruleName: `${prefix}-callbacks`,
+      description: 'opflow: run the callback sender every minute',
+      schedule: EventsSchedule.rate(Duration.minutes(1)),
+      targets: [
+        new LambdaFunction(this.callbackSender.function, {
+          retryAttempts: 1,
+          maxEventAge: Duration.minutes(1),
+        }),
+      ],
+    });
+
+    // The webhook route: the api function, no IAM (the signature authenticates), its own throttle.
+    props.api.function.addEnvironment('OPFLOW_WEBHOOK_SECRET_PREFIX', this.webhookSecretPrefix);
+    props.api.function.addEnvironment('OPFLOW_WEBHOOK_MAPPINGS', JSON.stringify(props.automation.webhooks));
+    readSecrets(props.api.role, this.webhookSecretPrefix);
+    const [route] = props.httpApi.addRoutes({
+      path: '/webhooks/{source}',
+      methods: [HttpMethod.POST],
+      integration: new HttpLambdaIntegration('Webhooks', props.api.function),
+      authorizer: new HttpNoneAuthorizer(),
+    });
+    Validations.of(route!).acknowledge({
+      id: 'AwsSolutions-APIG4',
+      reason:
+        'Webhook senders cannot sign with IAM or hold a JWT: each request carries a Standard Webhooks HMAC signature ' +
+        'over its raw body, checked by the function (401 otherwise); the route has its own throttle.',
+    });
+    (props.stage.node.defaultChild as CfnStage).addPropertyOverride('RouteSettings', {
+      'POST /webhooks/{source}': {
+        ThrottlingRateLimit: props.webhookThrottle.rateLimit,
+        ThrottlingBurstLimit: props.webhookThrottle.burstLimit,
+      },
+    });
+
+    // The schedules.
+    const schedules = props.automation.schedules;
+    if (schedules.length === 0) return;
+    this.scheduleDeadLetterQueue = new Queue(this, 'ScheduleDeadLetters', {
+      queueName: `${prefix}-schedule-dlq`,
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    Validations.of(this.scheduleDeadLetterQueue).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason: 'This queue is the dead-letter queue of the EventBridge Scheduler schedules.',
+    });
+    this.scheduleTarget = new PipelineFunction(this, 'ScheduleTarget', {
+      ...props.functionDefaults,
+      name: 'schedules',
+      functionName: `${prefix}-schedules`,
+      description: 'opflow: creates the job of a schedule slot (EventBridge Scheduler target)',
+      timeout: Duration.seconds(30),
+      memorySize: 512,
+    });
+    items(
+      this.scheduleTarget.role,
+      ['GetItem', 'PutItem', 'ConditionCheckItem', 'DeleteItem'],
+      ['JOB#*', 'IDEM#*', 'SCHED#*', 'CBQ', 'CBJOB#*'],
+    );
+    props.workQueue.grantSendMessages(this.scheduleTarget.role);
+    this.scheduleTarget.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['s3:PutObject'],
+        resources: [props.bucket.arnForObjects('reports/*/input.json')],
+      }),
+    );
+    // One role for every schedule: invoke the schedules function, send to the dead-letter queue.
+    const schedulerRole = new Role(this, 'SchedulerRole', {
+      assumedBy: new ServicePrincipal('scheduler.amazonaws.com', {
+        conditions: { StringEquals: { 'aws:SourceAccount': Stack.of(this).account } },
+      }),
+      description: 'opflow: EventBridge Scheduler invoking the schedules function',
+    });
+    for (const [index, schedule] of schedules.entries()) {
+      const where = `opflow.config.json: schedules[${index}].cron`;
+      const created = new Schedule(this, `Schedule-${schedule.name}`, {
+        scheduleName: `${prefix}-${schedule.name}`,
+        description: `opflow schedule ${schedule.name}: ${schedule.workflow}`,
+        schedule: ScheduleExpression.expression(
+          eventBridgeCron(schedule.cron, where),
+          TimeZone.of(schedule.timezone),
+        ),
+        target: new LambdaInvoke(this.scheduleTarget.function, {
+          input: ScheduleTargetInput.fromObject({ schedule, slot: ContextAttribute.scheduledTime }),
+          deadLetterQueue: this.scheduleDeadLetterQueue,
+          role: schedulerRole,
+          retryAttempts: 5,
+          maxEventAge: Duration.hours(1),
+        }),
+        enabled: schedule.paused === undefined,
+        ...(schedule.jitter && parseDuration(schedule.jitter) >= 60_000
+          ? {
+              timeWindow: TimeWindow.flexible(
+                Duration.minutes(Math.min(1440, Math.floor(parseDuration(schedule.jitter) / 60_000))),
+              ),
+            }
+          : {}),
+      });
+      this.schedules.push(created);
+    }
+    Validations.of(schedulerRole.node.findChild('DefaultPolicy')).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::<${Stack.of(this).getLogicalId(this.scheduleTarget.function.node.defaultChild as CfnElement)}.Arn>:*]`,
+      reason:
+        'lambda:InvokeFunction on the schedules function and its versions (grantInvoke adds ":*"); nothing else.',
+    });
+  }
+}

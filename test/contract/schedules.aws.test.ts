@@ -1,0 +1,80 @@
+// A schedule slot on the aws backend (DynamoDB Local jobs and schedule state, fauxqs SQS), as the
+// EventBridge Scheduler target receives it: delivered three times (at least once), one job; a slot
+// whose previous job still runs is skipped; a paused schedule fires nothing.
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { DynamoDbJobStore, S3ReportStore, SqsWorkQueue } from '../../shared/backends/aws';
+import { DynamoDbCallbackOutbox } from '../../shared/backends/aws/dynamodb-callback-outbox';
+import { DynamoDbScheduleStateStore } from '../../shared/backends/aws/dynamodb-schedule-state-store';
+import { parseOpflowConfig } from '../../shared/config/opflow-config';
+import type { EngineDeps } from '../../shared/engine/deps';
+import { handleScheduledSlot } from '../../shared/schedules/target';
+import { workflows } from '../../shared/workflows';
+import { type AwsEmulators, startAwsEmulators } from '../support/aws-emulators';
+
+let emulators: AwsEmulators;
+beforeAll(async () => {
+  emulators = await startAwsEmulators({ secretsManager: false });
+});
+afterAll(async () => {
+  await emulators?.stop();
+});
+
+it('a slot delivered three times makes one job; overlap skip and pause hold', {
+  timeout: 120_000,
+}, async () => {
+  const tableName = await emulators.createTable();
+  const reports = new S3ReportStore({ client: emulators.clients.s3, bucket: emulators.createBucket() });
+  const store = new DynamoDbJobStore({ client: emulators.clients.documents, tableName, reports });
+  let now = Date.parse('2026-01-05T06:00:05Z');
+  const deps: EngineDeps = {
+    store,
+    queue: new SqsWorkQueue({ client: emulators.clients.sqs, queueUrl: emulators.createQueue().queueUrl }),
+    reports,
+    keys: { getKey: async () => undefined, refresh: async () => undefined },
+    rateLimiter: {
+      take: async () => ({ granted: true }),
+      throttled: async () => {},
+      succeeded: async () => {},
+    },
+    clock: { now: () => now },
+    random: () => 0.5,
+    client: {} as EngineDeps['client'],
+    workflows,
+    callbacks: { outbox: new DynamoDbCallbackOutbox(emulators.clients.documents, tableName), policy: {} },
+  };
+  const states = new DynamoDbScheduleStateStore(emulators.clients.documents, tableName, ['morning']);
+  const { schedules } = parseOpflowConfig(
+    {
+      schedules: [
+        { name: 'morning', cron: '0 6 * * *', workflow: 'patent-count', input: { query: 'battery' } },
+        {
+          name: 'paused',
+          cron: '0 6 * * *',
+          workflow: 'patent-count',
+          input: { query: 'x' },
+          paused: { reason: 'r' },
+        },
+      ],
+    },
+    'opflow.config.json',
+    new Set(workflows.keys()),
+  );
+  const slot = Date.parse('2026-01-05T06:00:00Z');
+  const results = await Promise.all(
+    [0, 1, 2].map(() => handleScheduledSlot(deps, states, schedules[0]!, slot)),
+  );
+  const fired = results.flat().filter((o) => o.outcome === 'fired');
+  expect(new Set(fired.map((o) => (o as { jobId: string }).jobId)).size).toBe(1);
+  const jobs = (await store.list({ limit: 100 })).jobs;
+  expect(jobs.map((job) => job.idempotencyKey)).toEqual(['schedule:morning:2026-01-05T06:00:00.000Z']);
+  // The next day's slot while that job is still QUEUED: skipped (overlap skip, the default).
+  now = Date.parse('2026-01-06T06:00:02Z');
+  expect(await handleScheduledSlot(deps, states, schedules[0]!, Date.parse('2026-01-06T06:00:00Z'))).toEqual([
+    expect.objectContaining({ outcome: 'skipped', reason: 'overlap' }),
+  ]);
+  expect(await handleScheduledSlot(deps, states, schedules[1]!, slot)).toEqual([
+    expect.objectContaining({ outcome: 'skipped', reason: 'paused' }),
+  ]);
+  expect((await store.list({ limit: 100 })).jobs).toHaveLength(1);
+  expect((await states.list())[0]).toMatchObject({ name: 'morning', skipped: 1, lastFiredSlot: slot });
+});

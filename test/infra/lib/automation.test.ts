@@ -1,0 +1,153 @@
+// Issue 12 in the CDK app, from a config file with schedules and webhooks: EventBridge Scheduler
+// schedules (time zone, retries, dead-letter queue, paused ones disabled) targeting the schedules
+// function; the webhook route without IAM and with its own throttle; the callback sender every
+// minute; each function with least privilege. cdk-nag runs during synth (a finding fails it).
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { CfnElement } from 'aws-cdk-lib';
+import { Match } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { eventBridgeCron } from '../../../infra/lib/automation';
+import { type SynthesizedStage, synthStage } from '../support/synth-stage';
+
+type Statement = { Effect: string; Action: string | string[]; Resource: unknown; Condition?: unknown };
+
+let synth: SynthesizedStage;
+beforeAll(() => {
+  const dir = mkdtempSync(join(tmpdir(), 'opflow-cdk-config-'));
+  const file = join(dir, 'opflow.config.json');
+  writeFileSync(
+    file,
+    JSON.stringify({
+      webhooks: { tracker: { workflow: 'patent-count', input: { query: { $from: '/issue/title' } } } },
+      schedules: [
+        {
+          name: 'weekly-counts',
+          cron: '0 6 * * 1',
+          timezone: 'Europe/Berlin',
+          workflow: 'patent-count',
+          input: { query: 'battery' },
+          jitter: '5m',
+        },
+        {
+          name: 'paused-one',
+          cron: '30 2 1 * *',
+          workflow: 'patent-count',
+          input: { query: 'x' },
+          paused: { reason: 'budget' },
+        },
+      ],
+    }),
+  );
+  synth = synthStage({ stage: 'dev', opflowConfig: file }, { bundle: false });
+});
+
+const statementsOf = (roleLogicalId: string): Statement[] =>
+  Object.values(synth.template.findResources('AWS::IAM::Policy'))
+    .filter((policy) => JSON.stringify(policy.Properties.Roles) === JSON.stringify([{ Ref: roleLogicalId }]))
+    .flatMap((policy) => policy.Properties.PolicyDocument.Statement as Statement[]);
+const logicalId = (construct: { node: { defaultChild?: unknown } }) =>
+  synth.stack.getLogicalId(construct.node.defaultChild as CfnElement);
+const actions = (statements: Statement[]) =>
+  statements.flatMap((s) => (Array.isArray(s.Action) ? s.Action : [s.Action]));
+
+describe('issue 12 resources', () => {
+  it('creates one EventBridge Scheduler schedule per schedule, in its time zone, with retries and a DLQ', () => {
+    const { template, stack } = synth;
+    const target = stack.automation.scheduleTarget!;
+    template.hasResourceProperties('AWS::Scheduler::Schedule', {
+      Name: 'opflow-dev-weekly-counts',
+      ScheduleExpression: 'cron(0 6 ? * MON *)',
+      ScheduleExpressionTimezone: 'Europe/Berlin',
+      State: 'ENABLED',
+      FlexibleTimeWindow: { Mode: 'FLEXIBLE', MaximumWindowInMinutes: 5 },
+      Target: Match.objectLike({
+        Arn: { 'Fn::GetAtt': [logicalId(target.function), 'Arn'] },
+        DeadLetterConfig: {
+          Arn: { 'Fn::GetAtt': [logicalId(stack.automation.scheduleDeadLetterQueue!), 'Arn'] },
+        },
+        RetryPolicy: { MaximumEventAgeInSeconds: 3600, MaximumRetryAttempts: 5 },
+        Input: Match.stringLikeRegexp('"slot":"<aws.scheduler.scheduled-time>"'),
+      }),
+    });
+    template.hasResourceProperties('AWS::Scheduler::Schedule', {
+      Name: 'opflow-dev-paused-one',
+      ScheduleExpression: 'cron(30 2 1 * ? *)',
+      State: 'DISABLED',
+    });
+  });
+
+  it('gives the schedules function only job creation: no API keys, no report reads', () => {
+    const statements = statementsOf(logicalId(synth.stack.automation.scheduleTarget!.role));
+    const all = actions(statements);
+    expect(all).not.toContain('secretsmanager:GetSecretValue');
+    expect(all.filter((a) => a.startsWith('s3:'))).toEqual(['s3:PutObject']);
+    const dynamo = statements.find((s) => actions([s]).some((a) => a.startsWith('dynamodb:')))!;
+    expect(dynamo.Condition).toEqual({
+      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['JOB#*', 'IDEM#*', 'SCHED#*', 'CBQ', 'CBJOB#*'] },
+    });
+    expect(actions([dynamo])).not.toContain('dynamodb:Scan');
+  });
+
+  it('routes POST /webhooks/{source} to the api function without IAM, with its own throttle', () => {
+    const { template } = synth;
+    template.hasResourceProperties('AWS::ApiGatewayV2::Route', {
+      RouteKey: 'POST /webhooks/{source}',
+      AuthorizationType: 'NONE',
+    });
+    template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      RouteSettings: {
+        'POST /webhooks/{source}': {
+          ThrottlingRateLimit: Match.anyValue(),
+          ThrottlingBurstLimit: Match.anyValue(),
+        },
+      },
+    });
+    const apiFn = Object.values(template.findResources('AWS::Lambda::Function')).find(
+      (fn) => fn.Properties.FunctionName === 'opflow-dev-api',
+    )!;
+    expect(apiFn.Properties.Environment.Variables.OPFLOW_WEBHOOK_SECRET_PREFIX).toBe('opflow-dev/webhook/');
+    expect(JSON.parse(apiFn.Properties.Environment.Variables.OPFLOW_WEBHOOK_MAPPINGS).tracker.workflow).toBe(
+      'patent-count',
+    );
+  });
+
+  it('runs the callback sender every minute with the outbox, jobs and its own secrets only', () => {
+    const { template, stack } = synth;
+    const sender = stack.automation.callbackSender;
+    template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(1 minute)',
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [logicalId(sender.function), 'Arn'] } })],
+    });
+    const statements = statementsOf(logicalId(sender.role));
+    const all = actions(statements);
+    expect(all.some((a) => a.startsWith('sqs:'))).toBe(false);
+    expect(all).not.toContain('s3:PutObject');
+    const dynamo = statements.find((s) => actions([s]).some((a) => a.startsWith('dynamodb:')))!;
+    expect(dynamo.Condition).toEqual({
+      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CBQ', 'CBJOB#*', 'JOB#*'] },
+    });
+    const secrets = statements.filter((s) => actions([s]).includes('secretsmanager:GetSecretValue'));
+    expect(JSON.stringify(secrets)).toContain('opflow-dev/callback-signing/*');
+    expect(JSON.stringify(secrets)).not.toContain('api-key');
+    for (const tenant of stack.config.tenants) {
+      template.hasResourceProperties('AWS::SecretsManager::Secret', {
+        Name: `opflow-dev/callback-signing/${tenant}`,
+        GenerateSecretString: Match.objectLike({ PasswordLength: 64 }),
+      });
+    }
+  });
+});
+
+describe('eventBridgeCron', () => {
+  it('turns cron into EventBridge cron, or says what it cannot express', () => {
+    expect(eventBridgeCron('*/15 * * * *', 'x')).toBe('cron(*/15 * * * ? *)');
+    expect(eventBridgeCron('0 9 * * 1-5', 'x')).toBe('cron(0 9 ? * MON-FRI *)');
+    expect(eventBridgeCron('0 0 6 * * 0', 'x')).toBe('cron(0 6 ? * SUN *)');
+    expect(() => eventBridgeCron('0 9 1 * 1', 'schedules[0].cron')).toThrow(
+      /schedules\[0\]\.cron: EventBridge cannot use both/,
+    );
+    expect(() => eventBridgeCron('30 0 6 * * *', 'x')).toThrow(/no seconds field/);
+  });
+});
