@@ -17,6 +17,14 @@ import type { AwsPipeline } from './aws-pipeline';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
+/** The variables of issue 12 the functions read beside loadAwsConfig's. */
+export const automationVariables = [
+  'OPFLOW_WEBHOOK_SECRET_PREFIX',
+  'OPFLOW_WEBHOOK_MAPPINGS',
+  'OPFLOW_CALLBACK_SECRET_PREFIX',
+  'OPFLOW_CALLBACK_ALLOW_HOSTS',
+] as const;
+
 /** The webhook handler of the api function, or undefined when the stack set up no webhook secrets. */
 export function awsWebhookHandler(
   pipeline: AwsPipeline,

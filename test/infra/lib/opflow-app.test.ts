@@ -34,7 +34,8 @@ beforeAll(() => {
     alarmEmail: 'ops@example.com',
   });
   prodTopic = synthStage({ stage: 'prod', alarmTopicArn: ALARM_TOPIC_ARN });
-});
+  // Bundling five functions per stage on a loaded machine: more than the default hook timeout.
+}, 360_000);
 
 /** cdk-nag's AwsSolutions pack with acknowledgements ignored: every finding, acknowledged or not. */
 function allFindings(scope: IConstruct) {

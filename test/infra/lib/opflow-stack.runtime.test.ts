@@ -9,6 +9,7 @@
  * - the pipeline metrics the runtime emits (Powertools EMF) are the ones the alarms and dashboard watch.
  * Functions are not bundled here (only the template is read).
  */
+
 import {
   CreateTableCommand,
   DescribeTableCommand,
@@ -28,6 +29,7 @@ import { sweep } from '../../../shared/engine/sweep';
 import type { Workflow } from '../../../shared/engine/workflow';
 import { handleJobApiRequest, type JobApiRequest } from '../../../shared/http/job-api';
 import type { OpenPlatformClient } from '../../../shared/openplatform/types';
+import { automationVariables } from '../../../shared/runtime/aws-automation';
 import {
   createObservability,
   engineMetrics,
@@ -106,7 +108,7 @@ function resolvedEnvironment(
 describe.each(stages)('the %s functions and the runtime configuration', (_stage, stageOf) => {
   it('set every variable loadAwsConfig requires, and only variables the runtime reads', () => {
     const stage = stageOf();
-    const runtimeVariables = new Set<string>(Object.values(awsConfigSources));
+    const runtimeVariables = new Set<string>([...Object.values(awsConfigSources), ...automationVariables]);
     for (const fn of ['worker', 'api', 'sweeper'] as const) {
       const variables = environmentOf(stage, fn);
       const opflowVariables = Object.keys(variables).filter((name) => name.startsWith('OPFLOW_'));

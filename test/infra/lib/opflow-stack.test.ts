@@ -21,7 +21,8 @@ let prod: SynthesizedStage;
 beforeAll(() => {
   dev = synthStage({ stage: 'dev' });
   prod = synthStage({ stage: 'prod' });
-});
+  // Bundling five functions per stage on a loaded machine: more than the default hook timeout.
+}, 360_000);
 
 const logicalId = (stack: OpflowStack, construct: { node: { defaultChild?: unknown } }) =>
   stack.getLogicalId(construct.node.defaultChild as CfnElement);
