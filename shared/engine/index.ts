@@ -4,6 +4,8 @@ export * from './deps';
 export * from './job';
 export * from './jobs';
 export * from './policies';
+export * from './poll-stats';
+export * from './poll-timing';
 export * from './ports';
 export * from './report';
 export * from './retry';

@@ -25,6 +25,7 @@ import {
   type AwsClients,
   createAwsClients,
   DynamoDbJobStore,
+  DynamoDbPollStats,
   DynamoDbRateLimiter,
   destroyAwsClients,
   S3ReportStore,
@@ -35,6 +36,7 @@ import { DynamoDbCallbackOutbox } from '../backends/aws/dynamodb-callback-outbox
 import { callbackPolicyFromEnv } from '../callbacks/ssrf-guard';
 import type { EngineDeps, EngineLogger, EngineMetrics } from '../engine/deps';
 import type { Job } from '../engine/job';
+import { CachedPollStats, type PollStatsStore } from '../engine/poll-stats';
 import type { Clock } from '../engine/ports';
 import type { WorkflowRegistry } from '../engine/workflow';
 import { createOpenPlatformClient } from '../openplatform/client';
@@ -214,6 +216,8 @@ export interface AwsBackend {
   readonly reports: S3ReportStore;
   readonly keys: SecretsManagerKeySource;
   readonly rateLimiter: DynamoDbRateLimiter;
+  /** Learned poll timing (`POLLSTAT#` items), cached for two seconds per worker. */
+  readonly pollStats: PollStatsStore;
   /** Releases the SDK clients' connections. */
   close(): void;
 }
@@ -249,6 +253,9 @@ export function createAwsBackend(config: AwsRuntimeConfig, instrument?: <T>(clie
       tableName: config.tableName,
       ratePerSecond: config.qps,
     }),
+    pollStats: new CachedPollStats(
+      new DynamoDbPollStats({ client: clients.documents, tableName: config.tableName }),
+    ),
     close: () => destroyAwsClients(clients),
   };
 }
@@ -323,6 +330,8 @@ export function buildAwsPipeline(options: AwsPipelineOptions): AwsPipeline {
     reports: aws.reports,
     keys: aws.keys,
     rateLimiter: aws.rateLimiter,
+    pollStats: aws.pollStats,
+    pollStatsScope: config.baseUrl ?? 'https://connect.patsnap.com',
     clock,
     random: options.random ?? Math.random,
     client,

@@ -6,6 +6,7 @@ export { type AwsClientConfig, type AwsClients, createAwsClients, destroyAwsClie
 export { decodeCursor, encodeCursor } from './cursor';
 export { DynamoDbBatchStore, type DynamoDbBatchStoreOptions } from './dynamodb-batch-store';
 export { DynamoDbJobStore, type DynamoDbJobStoreOptions, inlineInputLimitBytes } from './dynamodb-job-store';
+export { DynamoDbPollStats, type DynamoDbPollStatsOptions, pollStatsItemKey } from './dynamodb-poll-stats';
 export { DynamoDbRateLimiter, type DynamoDbRateLimiterOptions } from './dynamodb-rate-limiter';
 export {
   AwsBackendError,
@@ -40,6 +41,8 @@ export {
   dueShardCount,
   jobTableIndexes,
   rateBucketKey,
+  statusShard,
+  statusShardCount,
   ttlAttribute,
 } from './table';
 export { formatWorkMessage, parseWorkMessage, workMessageSchema } from './work-message';

@@ -8,6 +8,7 @@ import { FileReportStore } from './FileReportStore';
 import { InMemoryRateLimiter } from './InMemoryRateLimiter';
 import { SqliteBatchStore } from './SqliteBatchStore';
 import { SqliteJobStore } from './SqliteJobStore';
+import { SqlitePollStats } from './SqlitePollStats';
 import { SqliteWorkQueue } from './SqliteWorkQueue';
 
 /** The database file used when none is given, relative to the current directory. */
@@ -44,6 +45,8 @@ export interface LocalBackend {
   rateLimiter: InMemoryRateLimiter;
   /** Bulk ingestion batches (`opflow ingest`), in the same database. */
   batches: SqliteBatchStore;
+  /** Learned poll timing, shared by every process on the database. */
+  pollStats: SqlitePollStats;
   /** The database file's path as given (or `':memory:'`). */
   dbPath: string;
   /** Closes the database. The ports must not be used afterwards. */
@@ -68,6 +71,7 @@ export function createLocalBackend(options: LocalBackendOptions = {}): LocalBack
     reports: new FileReportStore({ outDir: options.outDir ?? defaultOutDir }),
     keys: new EnvKeySource({ env: options.env, fallbackKey: options.fallbackKey }),
     rateLimiter: new InMemoryRateLimiter({ ratePerSecond: options.ratePerSecond ?? defaultRatePerSecond }),
+    pollStats: new SqlitePollStats(db),
     close: () => {
       if (db.open) db.close();
     },

@@ -19,6 +19,7 @@ export { InMemoryRateLimiter } from './InMemoryRateLimiter';
 export { SqliteBatchStore } from './SqliteBatchStore';
 export { SqliteJobHistory } from './SqliteJobHistory';
 export { SqliteJobStore } from './SqliteJobStore';
+export { SqlitePollStats } from './SqlitePollStats';
 export {
   type ClaimedMessage,
   isLeaseOwnerAlive,

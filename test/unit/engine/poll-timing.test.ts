@@ -1,0 +1,134 @@
+import { describe, expect, it } from 'vitest';
+import {
+  conditionalQuantile,
+  type DurationSketch,
+  doneShare,
+  emptySketch,
+  learnedPollDelay,
+  type PollStatsStore,
+  recordDuration,
+  sketchDecay,
+  submitJob,
+} from '../../../shared/engine';
+import { drive } from '../../support/memory-ports';
+import { happyScript, harness } from './fixtures';
+
+const policy = { firstDelayMs: 10_000, factor: 2, maxDelayMs: 40_000, giveUpAfterMs: 600_000 };
+
+function sketchOf(durations: number[]): DurationSketch {
+  let sketch = emptySketch(0);
+  for (const ms of durations) sketch = recordDuration(sketch, ms, ms, 0);
+  return sketch;
+}
+
+describe('duration sketch', () => {
+  it('finds quantiles of what it saw, within a bucket (20 %)', () => {
+    // 1.00 .. 2.98 s, in a shuffled order (the sketch weighs recent tasks more)
+    const durations = Array.from({ length: 100 }, (_, i) => 1_000 + ((i * 37) % 100) * 20);
+    const sketch = sketchOf(durations);
+    expect(conditionalQuantile(sketch, 0.5)!).toBeGreaterThan(1_700);
+    expect(conditionalQuantile(sketch, 0.5)!).toBeLessThan(2_300);
+    expect(conditionalQuantile(sketch, 0.95)!).toBeGreaterThan(2_500);
+    expect(conditionalQuantile(sketch, 0.95)!).toBeLessThan(3_600);
+    // Conditioned on still running at 2.5 s, the median is later than 2.5 s.
+    expect(conditionalQuantile(sketch, 0.5, 2_500)!).toBeGreaterThan(2_500);
+    expect(doneShare(sketch, 10_000)).toBeCloseTo(1, 5);
+    expect(doneShare(sketch, 500)).toBeCloseTo(0, 5);
+  });
+
+  it('spreads an interval observation over the interval, and forgets the old slowly', () => {
+    const wide = recordDuration(emptySketch(0), 1_000, 9_000, 0);
+    expect(conditionalQuantile(wide, 0.5)!).toBeGreaterThan(4_000);
+    expect(conditionalQuantile(wide, 0.5)!).toBeLessThan(6_000);
+    // The upstream got 10 times slower: after a few dozen tasks the estimate follows.
+    let sketch = sketchOf(Array(50).fill(1_000));
+    for (let i = 0; i < 60; i++) sketch = recordDuration(sketch, 10_000, 10_000, 0);
+    expect(conditionalQuantile(sketch, 0.5)!).toBeGreaterThan(8_000);
+    expect(sketch.n).toBeLessThan(1 / (1 - sketchDecay) + 1);
+    expect(JSON.stringify(sketch).length).toBeLessThan(400);
+  });
+
+  it('aims a poll at the quantile, using the declared schedule only before any task was seen', () => {
+    const sketch = sketchOf(Array(20).fill(2_000));
+    const delay = learnedPollDelay({
+      sketch,
+      policy,
+      declaredDelayMs: 10_000,
+      elapsedMs: 0,
+      lastPollAtMs: 0,
+      quantile: 0.9,
+    });
+    expect(delay).toBeGreaterThan(1_700);
+    expect(delay).toBeLessThan(2_400);
+    const none = learnedPollDelay({
+      sketch: undefined,
+      policy,
+      declaredDelayMs: 10_000,
+      elapsedMs: 0,
+      lastPollAtMs: 0,
+      quantile: 0.9,
+    });
+    expect(none).toBe(10_000);
+    const one = learnedPollDelay({
+      sketch: sketchOf([2_000]),
+      policy,
+      declaredDelayMs: 10_000,
+      elapsedMs: 0,
+      lastPollAtMs: 0,
+      quantile: 0.9,
+    });
+    expect(one).toBeGreaterThan(1_700);
+    expect(one).toBeLessThan(2_400);
+  });
+});
+
+class MemoryPollStats implements PollStatsStore {
+  readonly sketches = new Map<string, DurationSketch>();
+  async load(keys: readonly string[]) {
+    return new Map(keys.flatMap((key) => (this.sketches.has(key) ? [[key, this.sketches.get(key)!]] : [])));
+  }
+  async record(key: string, lower: number, upper: number, now: number) {
+    this.sketches.set(key, recordDuration(this.sketches.get(key) ?? emptySketch(now), lower, upper, now));
+  }
+}
+
+describe('the runner with learned poll timing', () => {
+  it('learns how long the task takes and stops polling on the declared (too slow) schedule', async () => {
+    const stats = new MemoryPollStats();
+    // The recommendation is ready 2 s after the create; the schedule looks first after 10 s.
+    const h = harness(undefined, { pollStats: stats, pollStatsScope: 'http://upstream.test' });
+    let createdAt = 0;
+    h.client.script = (op, body, key) => {
+      if (op === 'ai33-1Step1V3') createdAt = h.clock.now();
+      if (op === 'ai33-2Step2V3' && h.clock.now() - createdAt < 2_000) return { status: 'RUNNING' };
+      return happyScript(0)(op, body, key);
+    };
+    const spans: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      const { job } = await submitJob(h.deps, { workflow: 'demo', input: { issue: `issue ${i}` } });
+      const t0 = h.clock.now();
+      await drive(h.deps, h.queue, h.clock);
+      const done = (await h.store.get(job.id))!;
+      expect(done.status).toBe('SUCCEEDED');
+      spans.push(done.finishedAt! - t0);
+    }
+    expect(spans[0]).toBe(10_000);
+    // Once learned, the first poll lands near 2 s and finds the task done.
+    expect(spans.at(-1)!).toBeLessThan(3_000);
+    expect(spans.at(-1)!).toBeGreaterThanOrEqual(2_000);
+    const [sketch] = stats.sketches.values();
+    expect(sketch?.count).toBe(8);
+    expect(JSON.stringify(sketch).length).toBeLessThan(1_000);
+  });
+});
+
+describe('late polls', () => {
+  it('do not drag the estimate later: "done by then" goes where tasks are known to end', () => {
+    // Tasks end near 2 s (polls that found them running just before).
+    let sketch = emptySketch(0);
+    for (let i = 0; i < 20; i++) sketch = recordDuration(sketch, 1_900, 2_100, 0);
+    // Then, under a saturated budget, polls come late and only learn "done by 8 s".
+    for (let i = 0; i < 20; i++) sketch = recordDuration(sketch, 0, 8_000, 0);
+    expect(conditionalQuantile(sketch, 0.5)!).toBeLessThan(2_600);
+  });
+});
