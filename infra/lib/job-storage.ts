@@ -22,6 +22,13 @@ export const JOB_TABLE = {
     byStatus: { partitionKey: 'GSI1PK', sortKey: 'GSI1SK', projection: ProjectionType.ALL },
     due: { partitionKey: 'GSI2PK', sortKey: 'GSI2SK', projection: ProjectionType.KEYS_ONLY },
     byBatch: { partitionKey: 'GSI3PK', sortKey: 'GSI3SK', projection: ProjectionType.ALL },
+    /** Replaces byStatus: only status changes write to it; keys and `tenant` only (docs/DESIGN.md). */
+    byStatusShard: {
+      partitionKey: 'GSI4PK',
+      sortKey: 'GSI4SK',
+      projection: ProjectionType.INCLUDE,
+      nonKeyAttributes: ['tenant'],
+    },
   },
 } as const;
 
@@ -65,6 +72,7 @@ export class JobStorage extends Construct {
         partitionKey: { name: index.partitionKey, type: AttributeType.STRING },
         sortKey: { name: index.sortKey, type: AttributeType.STRING },
         projectionType: index.projection,
+        ...('nonKeyAttributes' in index ? { nonKeyAttributes: [...index.nonKeyAttributes] } : {}),
       });
     }
 

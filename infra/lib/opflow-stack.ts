@@ -15,7 +15,7 @@ import { type StageConfig, visibilityTimeoutSeconds } from '../config';
 import { Automation } from './automation';
 import { InboxIngestion } from './inbox-ingestion';
 import { JobApi } from './job-api';
-import { type JOB_TABLE, JobStorage } from './job-storage';
+import { JOB_TABLE, JobStorage } from './job-storage';
 import { PipelineFunction } from './pipeline-function';
 import { PIPELINE_METRICS, PipelineMonitoring } from './pipeline-monitoring';
 import { TenantSecrets } from './tenant-secrets';
@@ -227,6 +227,8 @@ export class OpflowStack extends Stack {
       functions: { worker: this.worker.function, api: this.api.function, sweeper: this.sweeper.function },
       metricsService: prefix,
       alarms: config.alarms,
+      table: this.storage.table,
+      tableIndexes: Object.keys(JOB_TABLE.indexes),
     });
 
     new CfnOutput(this, 'ApiUrl', { value: this.jobApi.url, description: 'Base URL of the job API' });
@@ -265,7 +267,7 @@ export class OpflowStack extends Stack {
     const indexFinding = {
       id: `AwsSolutions-IAM5[Resource::<${tableId}.Arn>/index/*]`,
       reason:
-        'Queries the job table\'s own indexes (byStatus, due, byBatch); "index/*" is how grantReadWriteData names ' +
+        'Queries the job table\'s own indexes (byStatusShard, due, byBatch); "index/*" is how grantReadWriteData names ' +
         'the indexes of this one table, no other table.',
     };
     const objectsFinding = (what: string) => ({

@@ -18,6 +18,7 @@ import {
   TreatMissingData,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
@@ -51,6 +52,10 @@ export interface PipelineMonitoringProps {
   /** The `service` dimension of the pipeline metrics: the functions' POWERTOOLS_SERVICE_NAME. */
   readonly metricsService: string;
   readonly alarms: StageConfig['alarms'];
+  /** The job table: an alarm when DynamoDB throttles any request to it or its indexes. */
+  readonly table?: ITable | undefined;
+  /** The job table's index names (their write throttles have their own metric series). */
+  readonly tableIndexes?: readonly string[] | undefined;
 }
 
 /** The alarm topic, the alarms and the dashboard. */
@@ -132,6 +137,49 @@ export class PipelineMonitoring extends Construct {
           threshold: 0,
           comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
           evaluationPeriods: 1,
+          treatMissingData: TreatMissingData.NOT_BREACHING,
+        }),
+      );
+    }
+    const table = props.table;
+    const indexNames = props.tableIndexes ?? [];
+    if (table) {
+      // On-demand tables throttle too (a hot partition, a sudden multiple of the previous peak):
+      // every throttled request is a step retried later, so any sustained throttling is worth a look.
+      const throttleMetric = (metricName: string, index?: string) =>
+        new Metric({
+          namespace: 'AWS/DynamoDB',
+          metricName,
+          dimensionsMap: {
+            TableName: table.tableName,
+            ...(index ? { GlobalSecondaryIndexName: index } : {}),
+          },
+          statistic: Stats.SUM,
+          period: Duration.minutes(5),
+        });
+      addAlarm(
+        new Alarm(this, 'TableThrottles', {
+          alarmName: `${prefix}-table-throttles`,
+          alarmDescription:
+            'DynamoDB throttled reads or writes of the job table (its indexes included) in two 5-minute windows running: a hot partition or a burst beyond on-demand capacity.',
+          metric: new MathExpression({
+            // A throttled index write throttles the table write that caused it: it has its own series.
+            expression: ['reads', 'writes', ...indexNames.map((_, i) => `index${i}`)]
+              .map((id) => `FILL(${id}, 0)`)
+              .join(' + '),
+            usingMetrics: {
+              reads: throttleMetric('ReadThrottleEvents'),
+              writes: throttleMetric('WriteThrottleEvents'),
+              ...Object.fromEntries(
+                indexNames.map((name, i) => [`index${i}`, throttleMetric('WriteThrottleEvents', name)]),
+              ),
+            },
+            period: Duration.minutes(5),
+            label: 'throttle events',
+          }),
+          threshold: 0,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+          evaluationPeriods: 2,
           treatMissingData: TreatMissingData.NOT_BREACHING,
         }),
       );

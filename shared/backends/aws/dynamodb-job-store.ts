@@ -3,7 +3,8 @@
  * record as JSON; the keys around it serve every access pattern without a Scan:
  * get (PK), commit (conditional Put on `version`), create with an idempotency key (one
  * TransactWriteItems), due jobs (the sparse `due` index, 16 shards merged oldest first), jobs by
- * status (`byStatus`) or batch (`byBatch`) with opaque cursors. Finished jobs leave through TTL.
+ * status (`byStatusShard`, 4 shards a status, keys only) or batch (`byBatch`) with opaque cursors.
+ * Finished jobs leave through TTL.
  */
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
@@ -30,6 +31,8 @@ import {
   jobTableIndexes,
   sortableTime,
   statusPartition,
+  statusShard,
+  statusShardCount,
   timeSortKey,
 } from './table';
 
@@ -216,8 +219,8 @@ export class DynamoDbJobStore implements JobStore {
   }
 
   /**
-   * Jobs of a batch (oldest first), or of a status, or of every status (most recently updated
-   * first), optionally of one tenant; `limit` defaults to 50 (at most 1000).
+   * Jobs of a batch (oldest first), or of a status, or of every status (newest first, as the local
+   * store lists them), optionally of one tenant; `limit` defaults to 50 (at most 1000).
    */
   async list(query: ListJobsQuery): Promise<JobPage> {
     const limit = Math.min(maxPageSize, Math.max(1, Math.floor(query.limit ?? defaultPageSize)));
@@ -242,23 +245,40 @@ export class DynamoDbJobStore implements JobStore {
         filter,
       });
     } else {
-      sortName = 'GSI1SK';
+      // Keys and tenant only: the page's jobs are then read whole (one BatchGet).
+      sortName = 'GSI4SK';
       const statuses: readonly JobStatus[] = query.status ? [query.status] : jobStatuses;
       const pages = await Promise.all(
-        statuses.map((status) =>
-          this.queryIndex({
-            index: jobTableIndexes.byStatus,
-            partitionName: 'GSI1PK',
-            partition: statusPartition(status),
-            sortName,
-            ...(after ? { before: after } : {}),
-            descending: true,
-            want: limit + 1,
-            filter,
-          }),
+        statuses.flatMap((status) =>
+          Array.from({ length: statusShardCount }, (_, shard) =>
+            this.queryIndex({
+              index: jobTableIndexes.byStatusShard,
+              partitionName: 'GSI4PK',
+              partition: statusPartition(status, shard),
+              sortName,
+              ...(after ? { before: after } : {}),
+              descending: true,
+              want: limit + 1,
+              filter,
+            }),
+          ),
         ),
       );
-      items = pages.flat().sort((a, b) => compare(String(b.GSI1SK), String(a.GSI1SK)));
+      items = pages.flat().sort((a, b) => compare(String(b.GSI4SK), String(a.GSI4SK)));
+      const wanted = items.slice(0, limit);
+      const byId = new Map(
+        (await this.getMany(wanted.map((item) => String(item.PK).slice('JOB#'.length)))).map((job) => [
+          job.id,
+          job,
+        ]),
+      );
+      // A job deleted (TTL) between the query and the read is left out; one whose status changed
+      // since is shown as it is now.
+      const jobs = wanted.flatMap((item) => byId.get(String(item.PK).slice('JOB#'.length)) ?? []);
+      const last = wanted.at(-1);
+      return items.length > limit && last
+        ? { jobs, cursor: encodeCursor(kind, String(last[sortName])) }
+        : { jobs };
     }
     const page = items.slice(0, limit);
     const last = page.at(-1);
@@ -324,8 +344,8 @@ export class DynamoDbJobStore implements JobStore {
       version: job.version,
       status: job.status,
       tenant: job.tenant,
-      GSI1PK: statusPartition(job.status),
-      GSI1SK: timeSortKey(job.updatedAt, job.id),
+      GSI4PK: statusPartition(job.status, statusShard(job.id)),
+      GSI4SK: timeSortKey(job.createdAt, job.id),
       // Sparse: a finished job leaves the due index.
       ...(terminal
         ? {}

@@ -10,11 +10,28 @@ import type { JobStatus } from '../../engine/job';
 /** Number of partitions of the `due` index: the sweeper queries every one of them. */
 export const dueShardCount = 16;
 
+/** Number of partitions per status of the `byStatusShard` index: listing queries every one. */
+export const statusShardCount = 4;
+
 export const jobTableIndexes = {
+  /**
+   * Legacy (projection ALL, keyed on updatedAt: every commit rewrote the whole item in it). No job
+   * is written to it any more; kept in the table for one release, since CloudFormation changes one
+   * index per update. Remove it in the next deploy.
+   */
   byStatus: 'byStatus',
   due: 'due',
   byBatch: 'byBatch',
+  /**
+   * Jobs by status, newest first: keyed on the status (in `statusShardCount` partitions by a hash
+   * of the id) and the creation time, projecting only `tenant`. An index row changes only when the
+   * job's status does, never at other commits.
+   */
+  byStatusShard: 'byStatusShard',
 } as const;
+
+/** Attributes the byStatusShard index projects beside its keys (listing's tenant filter). */
+export const statusIndexProjection = ['tenant'] as const;
 
 /** The TTL attribute (epoch seconds). */
 export const ttlAttribute = 'expiresAt';
@@ -48,8 +65,13 @@ export function rateBucketKey(bucket: string): { PK: string; SK: string } {
   return { PK: `RATE#${name}`, SK: 'BUCKET' };
 }
 
-export function statusPartition(status: JobStatus): string {
-  return `STATUS#${status}`;
+export function statusPartition(status: JobStatus, shard?: number): string {
+  return shard === undefined ? `STATUS#${status}` : `STATUS#${status}#${shard}`;
+}
+
+/** Which partition of its status a job lives in (`byStatusShard`): a stable hash of its id. */
+export function statusShard(jobId: string): number {
+  return createHash('sha256').update(jobId).digest()[1]! % statusShardCount;
 }
 
 /** Which of the 16 `due` partitions a job lives in: a stable hash of its id. */
@@ -65,7 +87,7 @@ export function batchPartition(batchId: string): string {
   return `BATCH#${batchId}`;
 }
 
-/** Sort key of the three indexes: a time and the job id (unique, so cursors are exact). */
+/** Sort key of the indexes: a time and the job id (unique, so cursors are exact). */
 export function timeSortKey(ms: number, jobId: string): string {
   return `${sortableTime(ms)}#${jobId}`;
 }
@@ -76,21 +98,32 @@ export function timeSortKey(ms: number, jobId: string): string {
  */
 export async function createJobTable(client: DynamoDBClient, tableName: string): Promise<void> {
   const stringKey = (name: string) => ({ AttributeName: name, AttributeType: 'S' as const });
-  const index = (name: string, pk: string, sk: string, projection: 'ALL' | 'KEYS_ONLY') => ({
+  const index = (name: string, pk: string, sk: string, projection: 'ALL' | 'KEYS_ONLY' | string[]) => ({
     IndexName: name,
     KeySchema: [
       { AttributeName: pk, KeyType: 'HASH' as const },
       { AttributeName: sk, KeyType: 'RANGE' as const },
     ],
-    Projection: { ProjectionType: projection },
+    Projection: Array.isArray(projection)
+      ? { ProjectionType: 'INCLUDE' as const, NonKeyAttributes: projection }
+      : { ProjectionType: projection },
   });
   await client.send(
     new CreateTableCommand({
       TableName: tableName,
       BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: ['PK', 'SK', 'GSI1PK', 'GSI1SK', 'GSI2PK', 'GSI2SK', 'GSI3PK', 'GSI3SK'].map(
-        stringKey,
-      ),
+      AttributeDefinitions: [
+        'PK',
+        'SK',
+        'GSI1PK',
+        'GSI1SK',
+        'GSI2PK',
+        'GSI2SK',
+        'GSI3PK',
+        'GSI3SK',
+        'GSI4PK',
+        'GSI4SK',
+      ].map(stringKey),
       KeySchema: [
         { AttributeName: 'PK', KeyType: 'HASH' },
         { AttributeName: 'SK', KeyType: 'RANGE' },
@@ -99,6 +132,7 @@ export async function createJobTable(client: DynamoDBClient, tableName: string):
         index(jobTableIndexes.byStatus, 'GSI1PK', 'GSI1SK', 'ALL'),
         index(jobTableIndexes.due, 'GSI2PK', 'GSI2SK', 'KEYS_ONLY'),
         index(jobTableIndexes.byBatch, 'GSI3PK', 'GSI3SK', 'ALL'),
+        index(jobTableIndexes.byStatusShard, 'GSI4PK', 'GSI4SK', [...statusIndexProjection]),
       ],
     }),
   );

@@ -228,7 +228,8 @@ describe.each(stages)('the %s pipeline metrics', (_stage, stageOf) => {
     const emitted = workerMetrics(stage);
     const alarm = Object.values(resourcesOf(stage)).find(
       (resource) =>
-        resource.Type === 'AWS::CloudWatch::Alarm' && resource.Properties['Metrics'] !== undefined,
+        resource.Type === 'AWS::CloudWatch::Alarm' &&
+        String(resource.Properties['AlarmName'] ?? '').endsWith('failed-job-rate'),
     );
     if (!alarm) throw new Error('no failed-job rate alarm in the template');
     const watched = (alarm.Properties['Metrics'] as { MetricStat?: { Metric: Record<string, unknown> } }[])
@@ -490,7 +491,9 @@ describe.each(stages)(
         ]),
       );
       const { needed, denied } = checkAgainstRole('api', calls);
-      expect(needed.map((p) => p.resource)).toContainEqual(`<${names.table.logicalId}.Arn>/index/byStatus`);
+      expect(needed.map((p) => p.resource)).toContainEqual(
+        `<${names.table.logicalId}.Arn>/index/byStatusShard`,
+      );
       expect(needed.map((p) => p.resource)).toContainEqual(`<${names.table.logicalId}.Arn>/index/byBatch`);
       expect(denied).toEqual([]);
     });

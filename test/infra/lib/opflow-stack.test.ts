@@ -145,7 +145,7 @@ describe.each([
         AttributeType: string;
       }[];
       expect(attributes.map((a) => a.AttributeName).sort()).toEqual(
-        ['GSI1PK', 'GSI1SK', 'GSI2PK', 'GSI2SK', 'GSI3PK', 'GSI3SK', 'PK', 'SK'].sort(),
+        ['GSI1PK', 'GSI1SK', 'GSI2PK', 'GSI2SK', 'GSI3PK', 'GSI3SK', 'GSI4PK', 'GSI4SK', 'PK', 'SK'].sort(),
       );
       for (const attribute of attributes) expect(attribute.AttributeType).toBe('S');
       expect(table.Properties['GlobalSecondaryIndexes']).toEqual([
@@ -172,6 +172,14 @@ describe.each([
             { AttributeName: 'GSI3SK', KeyType: 'RANGE' },
           ],
           Projection: { ProjectionType: 'ALL' },
+        },
+        {
+          IndexName: 'byStatusShard',
+          KeySchema: [
+            { AttributeName: 'GSI4PK', KeyType: 'HASH' },
+            { AttributeName: 'GSI4SK', KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: ['tenant'] },
         },
       ]);
     });
@@ -586,8 +594,8 @@ describe.each([
 
     it('alarms on the failed-job rate computed from JobFailed and JobSucceeded', () => {
       const { stack, template } = stageOf();
-      const alarms = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm')).filter(
-        (a) => a.Properties['Metrics'] !== undefined,
+      const alarms = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm')).filter((a) =>
+        String(a.Properties['AlarmName'] ?? '').endsWith('failed-job-rate'),
       );
       expect(alarms).toHaveLength(1);
       const alarm = alarms[0]!;
@@ -611,10 +619,31 @@ describe.each([
       }
     });
 
+    it('alarms when DynamoDB throttles the job table or any of its indexes', () => {
+      const { stack, template } = stageOf();
+      const [alarm] = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm')).filter((a) =>
+        String(a.Properties['AlarmName'] ?? '').endsWith('table-throttles'),
+      );
+      expect(alarm).toBeDefined();
+      expect(alarm!.Properties['Threshold']).toBe(0);
+      const metrics = alarm!.Properties['Metrics'] as {
+        MetricStat?: { Metric: { Namespace: string; MetricName: string; Dimensions: { Name: string }[] } };
+      }[];
+      const stats = metrics.flatMap((m) => (m.MetricStat ? [m.MetricStat.Metric] : []));
+      expect(new Set(stats.map((m) => m.Namespace))).toEqual(new Set(['AWS/DynamoDB']));
+      expect(stats.map((m) => m.MetricName).sort()).toEqual(
+        ['ReadThrottleEvents', 'WriteThrottleEvents', ...Array(4).fill('WriteThrottleEvents')].sort(),
+      );
+      const perIndex = stats.filter((m) => m.Dimensions.some((d) => d.Name === 'GlobalSecondaryIndexName'));
+      expect(perIndex).toHaveLength(4);
+      expect(alarm!.Properties['AlarmActions']).toEqual(topicRef(stack));
+    });
+
     it('sends every alarm, and its recovery, to the alarm topic', () => {
       const { stack, template } = stageOf();
       const alarms = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm'));
-      expect(alarms).toHaveLength(2 + 2 * 3 + 1);
+      // queue 2, functions 2 x 3, failed-job rate, table throttles
+      expect(alarms).toHaveLength(2 + 2 * 3 + 1 + 1);
       for (const alarm of alarms) {
         expect(alarm.Properties['AlarmActions']).toEqual(topicRef(stack));
         expect(alarm.Properties['OKActions']).toEqual(topicRef(stack));

@@ -11,6 +11,7 @@ import {
   JobAlreadyExistsError,
   JobTooLargeError,
   S3ReportStore,
+  statusShard,
 } from '../../../../shared/backends/aws';
 import type { Job } from '../../../../shared/engine/job';
 import { contractJob } from '../../../contract/ports.contract';
@@ -53,8 +54,8 @@ describe('DynamoDbJobStore item layout', () => {
     await store.create(job);
     const stored = await item(`JOB#${job.id}`, 'JOB');
     expect(stored).toMatchObject({
-      GSI1PK: 'STATUS#WAITING',
-      GSI1SK: `${String(job.updatedAt).padStart(13, '0')}#${job.id}`,
+      GSI4PK: `STATUS#WAITING#${statusShard(job.id)}`,
+      GSI4SK: `${String(T0 - 10).padStart(13, '0')}#${job.id}`,
       GSI2PK: `DUE#${String(dueShard(job.id)).padStart(2, '0')}`,
       GSI2SK: `${String(T0 + 5).padStart(13, '0')}#${job.id}`,
       GSI3PK: 'BATCH#b-7',
@@ -69,7 +70,11 @@ describe('DynamoDbJobStore item layout', () => {
     const finished = await item(`JOB#${job.id}`, 'JOB');
     expect(finished).not.toHaveProperty('GSI2PK');
     expect(finished).not.toHaveProperty('GSI2SK');
-    expect(finished?.GSI1PK).toBe('STATUS#SUCCEEDED');
+    expect(finished?.GSI4PK).toBe(`STATUS#SUCCEEDED#${statusShard(job.id)}`);
+    // The listing index is keyed on what changes only with the status: a commit that keeps the
+    // status leaves its row (and its write units) alone; no job goes to the legacy byStatus index.
+    expect(finished?.GSI4SK).toBe(stored?.GSI4SK);
+    expect(finished).not.toHaveProperty('GSI1PK');
     // TTL counts from when the job finished.
     expect(finished?.expiresAt).toBe(Math.floor((T0 + 2_000) / 1000) + 3600);
     // The record itself is returned as committed (the TTL attribute is the table's business).
@@ -234,11 +239,16 @@ describe('DynamoDbJobStore access patterns', () => {
 });
 
 describe('DynamoDbJobStore listing', () => {
-  it('pages through every status, most recently updated first, each job once', async () => {
+  it('pages through every status, newest first (as the local store), each job once', async () => {
     const { store } = await freshStore();
     const statuses = ['QUEUED', 'WAITING', 'SUCCEEDED', 'FAILED', 'AWAITING_INPUT'] as const;
     const jobs = Array.from({ length: 23 }, (_, i) =>
-      contractJob({ status: statuses[i % statuses.length]!, updatedAt: T0 + i * 10 }),
+      // Updated in the opposite order: the listing does not follow updates (they would rewrite the index).
+      contractJob({
+        status: statuses[i % statuses.length]!,
+        createdAt: T0 + i * 10,
+        updatedAt: T0 + 1_000 - i,
+      }),
     );
     for (const job of jobs) await store.create(job);
     const seen: Job[] = [];
@@ -278,8 +288,8 @@ describe('DynamoDbJobStore listing', () => {
 
   it('fills a page even when a tenant filter skips most jobs', async () => {
     const { store } = await freshStore();
-    const mine = Array.from({ length: 4 }, (_, i) => contractJob({ tenant: 'rare', updatedAt: T0 + i }));
-    const others = Array.from({ length: 150 }, (_, i) => contractJob({ updatedAt: T0 + 10 + i }));
+    const mine = Array.from({ length: 4 }, (_, i) => contractJob({ tenant: 'rare', createdAt: T0 + i }));
+    const others = Array.from({ length: 150 }, (_, i) => contractJob({ createdAt: T0 + 10 + i }));
     await Promise.all([...mine, ...others].map((job) => store.create(job)));
     const first = await store.list({ tenant: 'rare', status: 'QUEUED', limit: 3 });
     expect(first.jobs.map((job) => job.id)).toEqual([mine[3]!.id, mine[2]!.id, mine[1]!.id]);
