@@ -43,7 +43,13 @@ export type EngineEvent =
    * the job has waited for long (`refreshAfterMs` past its `nextRunAt`): `nextRunAt` moves to
    * `retryAt`, so no sweeper takes a job that waits its turn for a stranded one.
    */
-  | { type: 'no-token'; retryAt: number; refreshAfterMs: number }
+  | {
+      type: 'no-token';
+      retryAt: number;
+      refreshAfterMs: number;
+      /** The token at `retryAt` is reserved for the job: it waits for it, recorded in `tokenAt`. */
+      reserved?: boolean | undefined;
+    }
   /**
    * A paid (create) call for `output` is about to be sent: its intent is recorded (a repeat is
    * counted), and `nextRunAt` is pushed out by `allowanceMs`, so no process runs the job beside
@@ -153,9 +159,19 @@ function failed(job: Job, now: number, error: JobError): Advanced {
 const expiry = (now: number) => Math.floor((now + finishedRetentionMs) / 1000);
 
 /** Enter `stepName` fresh: no attempts or polls yet; a polled step is first looked at after its first delay. */
-function enter(workflow: Workflow, job: Job, stepName: string, now: number): Advanced {
+function enter(
+  workflow: Workflow,
+  job: Job,
+  stepName: string,
+  now: number,
+  timer?: PollTimer | undefined,
+): Advanced {
   const step = findStep(workflow, stepName);
-  const firstWait = step?.poll ? pollPolicyOf(step).firstDelayMs : 0;
+  const declared = step?.poll ? pollPolicyOf(step).firstDelayMs : 0;
+  const firstWait =
+    step?.poll && timer
+      ? timer(step, { elapsedMs: 0, lastPollAtMs: 0, declaredDelayMs: declared })
+      : declared;
   return {
     job: {
       ...job,
@@ -164,6 +180,7 @@ function enter(workflow: Workflow, job: Job, stepName: string, now: number): Adv
       attempts: 0,
       polls: 0,
       pollStartedAt: firstWait > 0 ? now : undefined,
+      lastPolledAt: undefined,
       lastError: undefined,
       nextRunAt: now + firstWait,
     },
@@ -172,15 +189,40 @@ function enter(workflow: Workflow, job: Job, stepName: string, now: number): Adv
   };
 }
 
+/**
+ * When to look at a polled step next, in milliseconds from now: the learned timing of its
+ * operation (see poll-timing.ts), or `declaredDelayMs` (the workflow's schedule) when nothing is
+ * known. `elapsedMs` is the time since its task started, `lastPollAtMs` when (since its start) a poll
+ * last found it running, 0 for none.
+ */
+export type PollTimer = (
+  step: Step,
+  timing: { elapsedMs: number; lastPollAtMs: number; declaredDelayMs: number },
+) => number;
+
 export function advance(
   workflow: Workflow,
   job: Job,
   event: EngineEvent,
   now: number,
   random: () => number,
+  timer?: PollTimer,
 ): Advanced {
   switch (event.type) {
     case 'no-token': {
+      if (event.reserved) {
+        return {
+          job: {
+            ...job,
+            version: job.version + 1,
+            updatedAt: now,
+            nextRunAt: event.retryAt,
+            tokenAt: event.retryAt,
+          },
+          delayMs: Math.max(0, event.retryAt - now),
+          completed: false,
+        };
+      }
       if (now - job.nextRunAt <= event.refreshAfterMs) {
         return { job, unchanged: true, delayMs: Math.max(0, event.retryAt - now), completed: false };
       }
@@ -198,6 +240,7 @@ export function advance(
           usage: sent > 0 ? { ...job.usage, duplicateCreates: job.usage.duplicateCreates + 1 } : job.usage,
           inFlightSince: now,
           inFlightBy: event.by,
+          tokenAt: undefined,
           nextRunAt: now + event.allowanceMs,
         },
         completed: false,
@@ -227,10 +270,11 @@ export function advance(
         { type: 'error', failure: event.failure, usage: event.usage },
         now,
         random,
+        timer,
       );
     }
     default:
-      return advanceOutcome(workflow, job, event, now, random);
+      return advanceOutcome(workflow, job, event, now, random, timer);
   }
 }
 
@@ -240,8 +284,9 @@ function advanceOutcome(
   outcome: StepOutcome,
   now: number,
   random: () => number,
+  timer: PollTimer | undefined,
 ): Advanced {
-  const advanced = advanceUncapped(workflow, job, outcome, now, random);
+  const advanced = advanceUncapped(workflow, job, outcome, now, random, timer);
   const { job: next, delayMs } = advanced;
   // Never look again later than the deadline (a long poll delay, a backoff or a quota pause):
   // the job is looked at when its time is up, and failed then.
@@ -258,6 +303,7 @@ function advanceUncapped(
   outcome: StepOutcome,
   now: number,
   random: () => number,
+  timer: PollTimer | undefined,
 ): Advanced {
   const step = findStep(workflow, job.step);
   const base: Job = {
@@ -266,6 +312,7 @@ function advanceUncapped(
     updatedAt: now,
     inFlightSince: undefined,
     inFlightBy: undefined,
+    tokenAt: undefined,
     usage: addUsage(job.usage, outcome.type === 'deadline' ? undefined : outcome.usage),
     outputs:
       outcome.type === 'decision' && outcome.output && !job.outputs.includes(outcome.output)
@@ -355,7 +402,7 @@ function advanceUncapped(
     case 'next': {
       const target = decision.step ?? stepAfter(workflow, job.step);
       if (!target) return complete(next, now);
-      return enter(workflow, next, target, now);
+      return enter(workflow, next, target, now, timer);
     }
     case 'poll': {
       const policy = pollPolicyOf(step);
@@ -373,13 +420,18 @@ function advanceUncapped(
         );
       }
       const polls = job.polls + 1;
-      const delayMs = pollDelay(policy, polls + (step.poll ? 1 : 0));
+      const declaredDelayMs = pollDelay(policy, polls + (step.poll ? 1 : 0));
+      const delayMs =
+        step.poll && timer
+          ? timer(step, { elapsedMs: now - startedAt, lastPollAtMs: now - startedAt, declaredDelayMs })
+          : declaredDelayMs;
       return {
         job: {
           ...next,
           status: 'WAITING',
           polls,
           pollStartedAt: startedAt,
+          lastPolledAt: now,
           attempts: 0,
           nextRunAt: now + delayMs,
         },
@@ -415,6 +467,7 @@ function advanceUncapped(
           { ...next, selections: { ...next.selections, [job.step]: chosen } },
           target,
           now,
+          timer,
         );
       }
       return {

@@ -5,6 +5,8 @@
 import type { CallbackUrlPolicy } from '../callbacks/ssrf-guard';
 import type { OpenPlatformClient } from '../openplatform/types';
 import type { CallbackOutbox } from './callback-ports';
+import type { PollStatsStore } from './poll-stats';
+import type { PollAim } from './poll-timing';
 import type { Clock, JobStore, KeySource, RateLimiter, ReportStore, WorkQueue } from './ports';
 import type { WorkflowRegistry } from './workflow';
 
@@ -33,6 +35,14 @@ export interface EngineDeps {
   workflows: WorkflowRegistry;
   log?: EngineLogger | undefined;
   metrics?: EngineMetrics | undefined;
+  /** Learned poll timing shared by all workers; without it, polls follow the declared schedules. */
+  pollStats?: PollStatsStore | undefined;
+  /** Names the upstream the timing is learned for (its base URL; only a hash of it is stored). */
+  pollStatsScope?: string | undefined;
+  /** Quantiles of the learned durations polls aim at (default: 0.75 with room, 0.9 saturated). */
+  pollAim?: PollAim | undefined;
+  /** How far ahead a job may reserve a token of its key's budget (default 15 s; 0: never). */
+  reserveHorizonMs?: number | undefined;
   /** How paid calls in flight are guarded (defaults: 60 s allowance, a heartbeat every 15 s). */
   inFlight?: InFlightOptions | undefined;
   /** Told about every committed change (progress displays). */

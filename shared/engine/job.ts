@@ -140,6 +140,8 @@ export interface Job {
   /** Polls of the current step, and when its polling started. */
   polls: number;
   pollStartedAt?: number | undefined;
+  /** When a poll of the current step last found its task still running (learned poll timing). */
+  lastPolledAt?: number | undefined;
   /** Create calls sent per step (to count duplicates after crashes). */
   intents: Record<string, number>;
   /**
@@ -155,6 +157,11 @@ export interface Job {
    */
   inFlightBy?: string | undefined;
   nextRunAt: number;
+  /**
+   * A token of the key's rate budget reserved for this job's next call, due at this time: the job
+   * waits for it (one message) instead of coming back again and again for the next free token.
+   */
+  tokenAt?: number | undefined;
   deadlineAt: number;
   lastError?: JobError | undefined;
   usage: JobUsage;

@@ -74,14 +74,28 @@ export interface KeySource {
   refresh(tenant: string): Promise<string | undefined>;
 }
 
-export type RateDecision = { granted: true } | { granted: false; retryAtMs: number };
+/**
+ * `reserved`: the token at `retryAtMs` is this caller's (asked for with `reserveWithinMs`): it may
+ * call then without taking another one.
+ */
+export type RateDecision =
+  | { granted: true }
+  | { granted: false; retryAtMs: number; reserved?: boolean | undefined };
 
 /** One token bucket per API key, shared by every worker of a backend. */
 export interface RateLimiter {
-  /** Take one token for `bucket` now, or say when one will be available. Never waits. */
-  take(bucket: string, now: number): Promise<RateDecision>;
+  /**
+   * Take one token for `bucket` now, or say when one will be available. Never waits. With
+   * `reserveWithinMs`, a token due within that long is reserved for the caller (see RateDecision).
+   */
+  take(bucket: string, now: number, options?: { reserveWithinMs?: number }): Promise<RateDecision>;
   /** The upstream throttled a call: slow the bucket down. */
   throttled(bucket: string, now: number): Promise<void>;
   /** A call went through: let the bucket speed up again, slowly. */
   succeeded(bucket: string, now: number): Promise<void>;
+  /**
+   * Whether the bucket's budget is used up now (a take was refused in the last couple of seconds).
+   * Optional: without it the engine assumes it has room.
+   */
+  saturated?(bucket: string, now: number): Promise<boolean>;
 }

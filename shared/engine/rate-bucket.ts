@@ -109,18 +109,30 @@ export function refill(state: RateBucketState, config: RateBucketConfig, now: nu
   return { ...state, tokens, rate, updatedAt: Math.max(state.updatedAt, now) };
 }
 
-/** Takes one token if there is one; otherwise says when the next whole token will be there. */
+/**
+ * Takes one token if there is one; otherwise says when the next whole token will be there. With
+ * `reserveWithinMs`, a token due within that long is reserved at once (the bucket goes into debt,
+ * so the next caller's token is due later): callers then line up in order, each told its own time,
+ * instead of all coming back for the same next token.
+ */
 export function take(
   state: RateBucketState,
   config: RateBucketConfig,
   now: number,
+  reserveWithinMs = 0,
 ): { state: RateBucketState; decision: RateDecision } {
   const filled = refill(state, config, now);
   if (filled.tokens >= 1) {
     return { state: { ...filled, tokens: filled.tokens - 1 }, decision: { granted: true } };
   }
-  const waitMs = Math.ceil(((1 - filled.tokens) / filled.rate) * 1000);
-  return { state: filled, decision: { granted: false, retryAtMs: filled.updatedAt + Math.max(1, waitMs) } };
+  const waitMs = Math.max(1, Math.ceil(((1 - filled.tokens) / filled.rate) * 1000));
+  if (waitMs <= reserveWithinMs) {
+    return {
+      state: { ...filled, tokens: filled.tokens - 1 },
+      decision: { granted: false, retryAtMs: filled.updatedAt + waitMs, reserved: true },
+    };
+  }
+  return { state: filled, decision: { granted: false, retryAtMs: filled.updatedAt + waitMs } };
 }
 
 /** Where successes climb back to quickly: just under the rate the upstream last throttled. */

@@ -26,11 +26,15 @@ import {
   advance,
   type EngineEvent,
   findStep,
+  type PollTimer,
+  pollPolicyOf,
   type StepFailure,
   type StepOutcome,
 } from './advance';
 import type { EngineDeps } from './deps';
 import { isTerminal, type Job, type JobUsage } from './job';
+import { pollStatsKey } from './poll-stats';
+import { type DurationSketch, defaultPollAim, learnedPollDelay } from './poll-timing';
 import type { WorkMessage } from './ports';
 import { attachmentKey, stepOutputKey, writeReport } from './report';
 import type { Step, StepContext, StepDecision, Workflow } from './workflow';
@@ -38,7 +42,14 @@ import type { Step, StepContext, StepDecision, Workflow } from './workflow';
 export type StepReport =
   | { outcome: 'dropped'; reason: 'missing' | 'terminal' | 'stale' | 'awaiting-input' }
   /** `delayMs`: when the message comes back; `waitMs` (rate-limited): when the key's next token is due. */
-  | { outcome: 'deferred'; reason: 'not-due' | 'rate-limited'; delayMs: number; waitMs?: number }
+  | {
+      outcome: 'deferred';
+      reason: 'not-due' | 'rate-limited';
+      delayMs: number;
+      waitMs?: number;
+      /** The job holds a reserved token at `delayMs`: other jobs may still take later ones. */
+      reserved?: boolean;
+    }
   | { outcome: 'conflict' }
   | { outcome: 'committed'; job: Job };
 
@@ -145,13 +156,37 @@ export async function runStep(deps: EngineDeps, message: WorkMessage): Promise<S
     );
   }
   const bucket = keyFingerprint(apiKey);
-  if (step.kind !== 'fetch') {
-    const token = await deps.rateLimiter.take(bucket, now);
+  // A token reserved for this job earlier is spent now, not taken again.
+  const reservedToken = job.tokenAt !== undefined && job.tokenAt <= now + earlyToleranceMs;
+  if (step.kind !== 'fetch' && !reservedToken) {
+    const token = await deps.rateLimiter.take(bucket, now, {
+      reserveWithinMs: reserveHorizonMs(job, deps.reserveHorizonMs),
+    });
+    if (!token.granted && token.reserved) {
+      // Its token is due soon and now its own: wait for exactly then, in line, with one message.
+      const waiting = advance(
+        workflow,
+        job,
+        { type: 'no-token', retryAt: token.retryAtMs, refreshAfterMs: backlogRefreshMs, reserved: true },
+        now,
+        deps.random,
+      );
+      if (!(await deps.store.commit(waiting.job, job.version))) return { outcome: 'conflict' };
+      const delayMs = Math.max(0, token.retryAtMs - now);
+      await deps.queue.send(
+        { jobId: job.id, version: waiting.job.version },
+        Math.min(delayMs, deps.queue.maxDelayMs),
+      );
+      return { outcome: 'deferred', reason: 'rate-limited', delayMs, waitMs: delayMs, reserved: true };
+    }
     if (!token.granted) {
       // Many jobs wait for the same next token: spread their returns over a few token intervals so
-      // they do not all come back together and be deferred again.
+      // they do not all come back together and be deferred again. The spread orders them: calls
+      // that advance a job come back before speculative polls, jobs nearer the end first, and new
+      // jobs' first calls last, so a batch is admitted at the pace the budget sustains.
       const waitMs = Math.max(1, token.retryAtMs - now);
-      const delayMs = waitMs + Math.floor(deps.random() * Math.min(30_000, 4 * waitMs));
+      const spread = Math.min(30_000, 4 * waitMs) * (0.1 + 0.9 * waitPriority(workflow, job, step));
+      const delayMs = waitMs + Math.floor(deps.random() * spread);
       const waiting = advance(
         workflow,
         job,
@@ -226,19 +261,115 @@ export async function runStep(deps: EngineDeps, message: WorkMessage): Promise<S
       : outcome;
 
   const after = deps.clock.now();
+  const timer = await pollTimer(deps, workflow, bucket, after);
   const report = await commitAndSchedule(
     deps,
     workflow,
     current,
-    advance(workflow, current, event, after, deps.random),
+    advance(workflow, current, event, after, deps.random, timer),
     input,
   );
+  if (report.outcome === 'committed') await learnDuration(deps, step, current, outcome, after);
   if (report.outcome === 'conflict' && outcome.type !== 'deadline' && (outcome.usage?.calls ?? 0) > 0) {
     // Another process changed the job while the call was under way (a cancel, a take-over): its
     // outcome is dropped, but what it cost is still the job's.
     await recordLateUsage(deps, workflow, job.id, outcome.usage ?? {});
   }
   return report;
+}
+
+/**
+ * How far ahead a job may reserve a token of its key's budget. Jobs under way reserve up to the
+ * horizon, so a backlog is served in order with one message per wait; a new job's first call only
+ * a little ahead, so a large batch is admitted at the pace the budget sustains and does not queue
+ * in front of the calls of jobs already started.
+ */
+export function reserveHorizonMs(job: Job, horizonMs = defaultReserveHorizonMs): number {
+  return job.status === 'QUEUED' ? Math.min(horizonMs, 2_000) : horizonMs;
+}
+
+export const defaultReserveHorizonMs = 15_000;
+
+/**
+ * How long a job waiting for a token may stand back, from 0 (first) to 1 (last): a new job's first
+ * call last; a poll that already found its task running (speculative) behind calls that advance a
+ * job; among those, jobs with fewer steps left first.
+ */
+export function waitPriority(workflow: Workflow, job: Job, step: Step): number {
+  if (job.status === 'QUEUED') return 1;
+  const index = workflow.steps.findIndex((candidate) => candidate.name === step.name);
+  const left =
+    workflow.steps.length > 0 ? (workflow.steps.length - 1 - Math.max(0, index)) / workflow.steps.length : 0;
+  const speculative = step.poll !== undefined && job.polls > 0;
+  return Math.min(1, (speculative ? 0.5 : 0) + 0.5 * left);
+}
+
+/** The key of a polled step's duration sketch. */
+function statsKeyOf(deps: EngineDeps, step: Step): string | undefined {
+  if (step.kind === 'fetch' || !step.poll) return undefined;
+  return pollStatsKey(deps.pollStatsScope, step.operation);
+}
+
+/**
+ * Poll timing learned from the upstream (see poll-timing.ts), or undefined (the declared schedules)
+ * without a store. The quantile aimed at depends on the key's budget: polls are cheap while it has
+ * room, and each early one delays another job while it is saturated.
+ */
+async function pollTimer(
+  deps: EngineDeps,
+  workflow: Workflow,
+  bucket: string,
+  now: number,
+): Promise<PollTimer | undefined> {
+  const stats = deps.pollStats;
+  if (!stats) return undefined;
+  const keys = workflow.steps.flatMap((step) => statsKeyOf(deps, step) ?? []);
+  if (keys.length === 0) return undefined;
+  let sketches: Map<string, DurationSketch>;
+  let saturated: boolean;
+  try {
+    sketches = await stats.load(keys);
+    saturated = (await deps.rateLimiter.saturated?.(bucket, now)) ?? false;
+  } catch (error) {
+    deps.log?.warn('could not read the learned poll timing; using the declared schedules', {
+      error: error instanceof Error ? error.message : String(error),
+    });
+    return undefined;
+  }
+  const aim = deps.pollAim ?? defaultPollAim;
+  const quantile = saturated ? aim.saturated : aim.roomy;
+  return (step, timing) => {
+    const key = statsKeyOf(deps, step);
+    return learnedPollDelay({
+      sketch: key === undefined ? undefined : sketches.get(key),
+      policy: pollPolicyOf(step),
+      quantile,
+      ...timing,
+    });
+  };
+}
+
+/** A poll found its task finished: teach the store how long the task took (bounded by the poll before). */
+async function learnDuration(
+  deps: EngineDeps,
+  step: Step,
+  job: Job,
+  outcome: StepOutcome,
+  at: number,
+): Promise<void> {
+  const key = statsKeyOf(deps, step);
+  const startedAt = job.pollStartedAt;
+  if (!deps.pollStats || key === undefined || startedAt === undefined) return;
+  if (outcome.type !== 'decision' || outcome.decision.type === 'poll') return;
+  const lower = job.lastPolledAt === undefined ? 0 : job.lastPolledAt - startedAt;
+  try {
+    await deps.pollStats.record(key, lower, at - startedAt, at);
+  } catch (error) {
+    deps.log?.warn('could not record a task duration', {
+      jobId: job.id,
+      error: error instanceof Error ? error.message : String(error),
+    });
+  }
 }
 
 /** Whether the paid call marked on the job was made by a process known to have died. */

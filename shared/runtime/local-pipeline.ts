@@ -21,6 +21,7 @@ import { LocalCallbackSecrets, SqliteCallbackOutbox } from '../backends/local/Sq
 import { callbackPolicyFromEnv } from '../callbacks/ssrf-guard';
 import type { EngineDeps, EngineLogger } from '../engine/deps';
 import type { Job } from '../engine/job';
+import { CachedPollStats } from '../engine/poll-stats';
 import type { JobStore } from '../engine/ports';
 import { inFlightAllowanceMs, runStep } from '../engine/runner';
 import { sweep } from '../engine/sweep';
@@ -275,6 +276,8 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
       reports: local.reports,
       keys,
       rateLimiter: local.rateLimiter,
+      pollStats: new CachedPollStats(local.pollStats, { now: () => clock.now(), ttlMs: 1_000 }),
+      pollStatsScope: baseUrl ?? 'https://connect.patsnap.com',
       clock,
       random: options.random ?? Math.random,
       client,
@@ -321,8 +324,15 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
       sweepIntervalMs: options.sweepIntervalMs,
       handle: async (message) => {
         const report = await runStep(deps, message);
-        // The bucket is empty: no other step can call before then either.
-        if (report.outcome === 'deferred' && report.reason === 'rate-limited') {
+        // The bucket is empty: no other step can call before then either. With reservations the
+        // tokens until then belong to jobs whose messages come due meanwhile: keep claiming those
+        // (the unreserved job itself comes back after the reserved ones, so nothing churns).
+        if (
+          report.outcome === 'deferred' &&
+          report.reason === 'rate-limited' &&
+          !report.reserved &&
+          deps.reserveHorizonMs === 0
+        ) {
           pool?.pauseClaims(clock.now() + (report.waitMs ?? report.delayMs));
         }
         return report;

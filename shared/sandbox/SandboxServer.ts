@@ -533,7 +533,9 @@ export class SandboxServer {
       defaultTaskDurations[operationId] ??
       defaultTaskDuration;
     const draw = SeededRandom.from(this.options.seed, 'duration', operationId, salt).next();
-    return Math.max(0, Math.round(duration.meanMs + (2 * draw - 1) * duration.spreadMs));
+    // Skewed: the square of a uniform draw puts most tasks near the short end, a few near the long one.
+    const position = duration.shape === 'skewed' ? 2 * draw * draw - 1 : 2 * draw - 1;
+    return Math.max(0, Math.round(duration.meanMs + position * duration.spreadMs));
   }
 
   // --- download links ---

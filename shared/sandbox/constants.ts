@@ -26,6 +26,8 @@ export interface TaskDuration {
   meanMs: number;
   /** Each task takes `meanMs ± spreadMs` (uniform, seeded). */
   spreadMs: number;
+  /** `skewed`: most tasks near `meanMs - spreadMs`, a long tail to `meanMs + spreadMs`. Default uniform. */
+  shape?: 'uniform' | 'skewed' | undefined;
 }
 
 const seconds = (meanS: number, spreadS: number): TaskDuration => ({

@@ -70,6 +70,8 @@ const fn = <T>(what: string) => z.custom<T>((value) => typeof value === 'functio
 const durationSchema = z.strictObject({
   meanMs: z.number().nonnegative(),
   spreadMs: z.number().nonnegative(),
+  /** `uniform` (default) over mean ± spread, or `skewed`: most tasks quick, a long tail to mean + spread. */
+  shape: z.enum(['uniform', 'skewed']).optional(),
 });
 
 const keySchema = z.strictObject({

@@ -44,6 +44,8 @@ export class DynamoDbRateLimiter implements RateLimiter {
   private readonly idleSeconds: number;
   /** The last rate seen per bucket: lets `succeeded()` skip the write when already at the ceiling. */
   private readonly lastRate = new Map<string, number>();
+  /** When this worker was last refused a token, per bucket (`saturated()`). */
+  private readonly refusedAt = new Map<string, number>();
 
   constructor(options: DynamoDbRateLimiterOptions) {
     if (!options.tableName) throw new AwsConfigError('DynamoDbRateLimiter needs a table name');
@@ -54,19 +56,27 @@ export class DynamoDbRateLimiter implements RateLimiter {
     this.idleSeconds = options.idleSeconds ?? 24 * 3600;
   }
 
-  async take(bucket: string, now: number): Promise<RateDecision> {
+  async take(bucket: string, now: number, options?: { reserveWithinMs?: number }): Promise<RateDecision> {
     let decision: RateDecision | undefined;
     const written = await this.update(bucket, now, (state) => {
-      const result = take(state, this.config, now);
+      const result = take(state, this.config, now, options?.reserveWithinMs);
       decision = result.decision;
-      // Without a token nothing changes worth writing: the refill is recomputed on every read.
-      return result.decision.granted ? result.state : undefined;
+      // Without a token (and no reservation) nothing changes worth writing: the refill is
+      // recomputed on every read.
+      return result.decision.granted || result.decision.reserved ? result.state : undefined;
     });
     if (written === 'contended' || !decision) {
       // Other workers keep winning: they are spending the budget, so come back in one token's time.
+      this.refusedAt.set(bucket, now);
       return { granted: false, retryAtMs: now + Math.ceil(1000 / this.config.ceiling) };
     }
+    if (!decision.granted) this.refusedAt.set(bucket, now);
     return decision;
+  }
+
+  /** Whether this worker was refused a token of the bucket in the last two seconds. */
+  async saturated(bucket: string, now: number): Promise<boolean> {
+    return now - (this.refusedAt.get(bucket) ?? Number.NEGATIVE_INFINITY) < 2_000;
   }
 
   async throttled(bucket: string, now: number): Promise<void> {

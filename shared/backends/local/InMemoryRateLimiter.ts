@@ -14,19 +14,28 @@ import {
   throttled,
 } from '../../engine/rate-bucket';
 
+/** A take refused this recently means the budget is used up. */
+export const saturationWindowMs = 2_000;
+
 export class InMemoryRateLimiter implements RateLimiter {
   readonly config: RateBucketConfig;
   readonly #buckets = new Map<string, RateBucketState>();
+  readonly #refusedAt = new Map<string, number>();
 
   /** `ratePerSecond` is the ceiling for each bucket; see `rateBucketConfig` for the other defaults. */
   constructor(options: RateBucketOptions) {
     this.config = rateBucketConfig(options);
   }
 
-  async take(bucket: string, now: number): Promise<RateDecision> {
-    const result = take(this.#state(bucket, now), this.config, now);
+  async take(bucket: string, now: number, options?: { reserveWithinMs?: number }): Promise<RateDecision> {
+    const result = take(this.#state(bucket, now), this.config, now, options?.reserveWithinMs);
     this.#buckets.set(bucket, result.state);
+    if (!result.decision.granted) this.#refusedAt.set(bucket, now);
     return result.decision;
+  }
+
+  async saturated(bucket: string, now: number): Promise<boolean> {
+    return now - (this.#refusedAt.get(bucket) ?? Number.NEGATIVE_INFINITY) < saturationWindowMs;
   }
 
   async throttled(bucket: string, now: number): Promise<void> {

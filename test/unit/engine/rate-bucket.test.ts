@@ -244,3 +244,27 @@ describe('throttled with a measured success rate', () => {
     expect(state).toMatchObject({ windowStart: T0 + 5_000, windowOk: 1, lastWindowOk: 0 });
   });
 });
+
+describe('reserving tokens', () => {
+  it('lines callers up one token apart within the horizon, and refuses beyond it', () => {
+    const config = rateBucketConfig({ ratePerSecond: 2 });
+    let state = initialBucket(config, 0);
+    const decisions = [];
+    for (let i = 0; i < 5; i++) {
+      const result = take(state, config, 0, 1_600);
+      state = result.state;
+      decisions.push(result.decision);
+    }
+    expect(decisions[0]).toEqual({ granted: true });
+    expect(decisions.slice(1, 4)).toEqual([
+      { granted: false, retryAtMs: 500, reserved: true },
+      { granted: false, retryAtMs: 1_000, reserved: true },
+      { granted: false, retryAtMs: 1_500, reserved: true },
+    ]);
+    // Beyond the horizon: not reserved, told when the first free token comes.
+    expect(decisions[4]).toEqual({ granted: false, retryAtMs: 2_000 });
+    // The reserved tokens are spent: nobody else gets one before 2 s.
+    expect(take(state, config, 1_900).decision.granted).toBe(false);
+    expect(take(state, config, 2_000).decision.granted).toBe(true);
+  });
+});

@@ -1,0 +1,312 @@
+/**
+ * Throughput benchmark (issue 10): does a batch under a key's rate limit finish near the time the
+ * limit allows, with few wasted calls, whatever the declared poll schedules say; and does one job
+ * on an idle key finish near the upstream's own task time?
+ *
+ * Everything is real and in one process: the built-in sandbox on 127.0.0.1 (its key limited to Q
+ * calls per second; every task takes 1 to 3 s, skewed: most near 1 s), the local runtime as
+ * `opflow run` builds it (SQLite file, report folder, HTTP client, limiter, worker pool) and the wall
+ * clock. Cases run side by side and everything is printed as ratios; nothing here asserts a time.
+ *
+ *   npx tsx bench/throughput.ts [--jobs=30] [--limit=5] [--only=batch|idle] [--sequential]
+ *
+ * Engines compared in each case:
+ * - learned: this build (poll timing learned per operation, aimed at quantiles by the budget);
+ * - fixed: the same build with learning off (the workflows' declared schedules, as before issue 10);
+ * - naive: learning off and every poll one second after the last (a poll-every-second build).
+ * Schedules: `right` (declared delays about the tasks' times), `10x slow`, `10x fast`.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import {
+  type Job,
+  keyFingerprint,
+  silentLogger,
+  submitJob,
+  type Workflow,
+  type WorkflowRegistry,
+} from '../shared/engine';
+import { createLocalPipeline } from '../shared/runtime/local-pipeline';
+import { PlatformCode, SANDBOX_API_KEY } from '../shared/sandbox';
+import { noveltyCheck, workflows } from '../shared/workflows';
+
+const optionsSchema = z.object({
+  jobs: z.coerce.number().int().min(1).max(10_000),
+  limit: z.coerce.number().positive().max(1_000),
+  only: z.enum(['batch', 'idle', 'all']),
+  sequential: z.boolean(),
+  /** Only the cases whose label contains this. */
+  cases: z.string(),
+  trace: z.boolean(),
+});
+type Options = z.infer<typeof optionsSchema>;
+
+function readOptions(): Options {
+  const { values } = parseArgs({
+    options: {
+      jobs: { type: 'string', default: '30' },
+      limit: { type: 'string', default: '5' },
+      only: { type: 'string', default: 'all' },
+      sequential: { type: 'boolean', default: false },
+      cases: { type: 'string', default: '' },
+      trace: { type: 'boolean', default: false },
+    },
+  });
+  const parsed = optionsSchema.safeParse(values);
+  if (!parsed.success) throw new Error(`bad flags: ${z.prettifyError(parsed.error)}`);
+  return parsed.data;
+}
+
+type Engine = 'learned' | 'fixed' | 'naive';
+/** How many times faster than declared the tasks run: 10 is about right for 1–3 s tasks. */
+const schedules = { right: 10, '10x slow': 1, '10x fast': 100 } as const;
+type Schedule = keyof typeof schedules;
+
+/** Task times at the sandbox: 1 to 3 s, most near 1 s. */
+const taskDuration = { meanMs: 2_000, spreadMs: 1_000, shape: 'skewed' as const };
+/** Calls of one novelty check when every poll finds its task done (the download is not counted). */
+const minCallsPerJob = noveltyCheck.steps.filter((step) => step.kind !== 'fetch').length;
+
+const noveltyText = (i: number) =>
+  [
+    `Electrodynamic dust shield in the anti-reflective coating of solar module ${i + 1}.`,
+    'Transparent interdigitated electrodes inside the coating are driven by a three-phase high-voltage signal.',
+    'The travelling electric field lifts charged dust particles and moves them to the lower edge of the module.',
+    'A soiling sensor under a clear cover starts a thirty-second cleaning cycle when the loss exceeds two percent.',
+  ].join(' ');
+
+/** Every poll one second after the last: what a naive build does. */
+function pollEverySecond(registry: WorkflowRegistry): WorkflowRegistry {
+  const naive = new Map<string, Workflow>();
+  for (const [name, workflow] of registry) {
+    naive.set(name, {
+      ...workflow,
+      steps: workflow.steps.map((step) =>
+        step.poll
+          ? { ...step, poll: { ...step.poll, firstDelayMs: 1_000, factor: 1, maxDelayMs: 1_000 } }
+          : step,
+      ),
+    });
+  }
+  return naive;
+}
+
+interface CaseSpec {
+  label: string;
+  engine: Engine;
+  schedule: Schedule;
+  jobs: number;
+  /** Jobs run one after another before the measured ones (to learn), on the same database. */
+  warmup: number;
+  /** Key limit at the sandbox and opflow's --qps; undefined: no limit (an idle key). */
+  qps: number | undefined;
+}
+
+interface CaseResult {
+  spec: CaseSpec;
+  wallMs: number;
+  calls: number;
+  throttled: number;
+  succeeded: number;
+  /** Median over the measured jobs of (finish - creation). */
+  medianJobMs: number;
+  timedOut: boolean;
+}
+
+let tracing = false;
+
+async function runCase(spec: CaseSpec): Promise<CaseResult> {
+  const dir = mkdtempSync(join(tmpdir(), 'opflow-bench-throughput-'));
+  const qps = spec.qps ?? 1_000;
+  const pipeline = await createLocalPipeline({
+    config: {
+      qps,
+      concurrency: 8,
+      dbPath: join(dir, 'opflow.db'),
+      outDir: join(dir, 'out'),
+      sandboxSpeed: schedules[spec.schedule],
+    },
+    workflows: spec.engine === 'naive' ? pollEverySecond(workflows) : workflows,
+    env: {},
+    announce: () => undefined,
+    log: silentLogger,
+    sandbox: {
+      keys: [{ key: SANDBOX_API_KEY, ...(spec.qps === undefined ? {} : { qps: spec.qps }) }],
+      taskDurations: {},
+      defaultTaskDuration: taskDuration,
+      streamChunkDelayMs: 0,
+    },
+  });
+  if (spec.engine !== 'learned') pipeline.deps.pollStats = undefined;
+  try {
+    const sandbox = pipeline.sandbox;
+    if (!sandbox) throw new Error('the benchmark expects the built-in sandbox');
+    const submit = async (i: number) =>
+      (
+        await submitJob(pipeline.deps, {
+          workflow: 'novelty-check',
+          input: { text: noveltyText(i), title: `Dust shield ${i + 1}` },
+        })
+      ).job.id;
+    pipeline.start();
+    for (let i = 0; i < spec.warmup; i++) await pipeline.waitForJobs([await submit(1_000 + i)]);
+    const ledger = sandbox.server.ledger;
+    const seen = ledger.entries().length;
+    const started = performance.now();
+    const ids: string[] = [];
+    for (let i = 0; i < spec.jobs; i++) ids.push(await submit(i));
+    const boundMs = ((spec.jobs * minCallsPerJob) / qps) * 1000;
+    const bucket = keyFingerprint(SANDBOX_API_KEY);
+    const sampler = tracing
+      ? setInterval(() => {
+          const at = ((performance.now() - started) / 1000).toFixed(0);
+          const recent = ledger.entries().filter((entry) => entry.time > Date.now() - 5_000).length;
+          process.stderr.write(
+            `  ${spec.label} ${at}s: limiter ${pipeline.local.rateLimiter.currentRate(bucket).toFixed(2)}/s, ` +
+              `calls in the last 5 s ${recent}, queue ${pipeline.local.queue.size()}\n`,
+          );
+        }, 5_000)
+      : undefined;
+    const abort = AbortSignal.timeout(Math.max(300_000, 8 * boundMs));
+    let jobs: Job[] = [];
+    let timedOut = false;
+    try {
+      jobs = await pipeline.waitForJobs(ids, { signal: abort });
+    } catch (error) {
+      if (!abort.aborted) throw error;
+      timedOut = true;
+      jobs = (await Promise.all(ids.map((id) => pipeline.deps.store.get(id)))).filter(
+        (job): job is Job => job !== undefined,
+      );
+    }
+    const wallMs = performance.now() - started;
+    clearInterval(sampler);
+    await pipeline.stop();
+    const calls = ledger
+      .entries()
+      .slice(seen)
+      .filter((entry) => entry.operationId !== 'download');
+    const spans = jobs.map((job) => (job.finishedAt ?? job.updatedAt) - job.createdAt).sort((a, b) => a - b);
+    return {
+      spec,
+      wallMs,
+      calls: calls.length,
+      throttled: calls.filter((entry) => entry.errorCode === PlatformCode.throttled).length,
+      succeeded: jobs.filter((job) => job.status === 'SUCCEEDED').length,
+      medianJobMs: spans[Math.floor(spans.length / 2)] ?? 0,
+      timedOut,
+    };
+  } finally {
+    await pipeline.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function table(headers: string[], rows: string[][]): string {
+  const widths = headers.map((header, i) =>
+    Math.max(header.length, ...rows.map((row) => (row[i] ?? '').length)),
+  );
+  const line = (cells: string[]) => cells.map((cell, i) => cell.padStart(widths[i] ?? 0)).join('  ');
+  return [line(headers), widths.map((width) => '-'.repeat(width)).join('  '), ...rows.map(line)].join('\n');
+}
+
+const ratio = (a: number, b: number) => (b === 0 ? '-' : (a / b).toFixed(2));
+
+async function runAll(all: CaseSpec[], sequential: boolean): Promise<CaseResult[]> {
+  const filter = readOptions().cases;
+  const specs = filter ? all.filter((spec) => spec.label.includes(filter)) : all;
+  if (!sequential) return Promise.all(specs.map(runCase));
+  const results: CaseResult[] = [];
+  for (const spec of specs) results.push(await runCase(spec));
+  return results;
+}
+
+async function main(): Promise<void> {
+  const options = readOptions();
+  tracing = options.trace;
+  const out: string[] = [];
+  if (options.only !== 'idle') {
+    const specs: CaseSpec[] = [];
+    for (const schedule of Object.keys(schedules) as Schedule[]) {
+      for (const engine of ['learned', 'fixed'] as const) {
+        specs.push({
+          label: `${engine} ${schedule}`,
+          engine,
+          schedule,
+          jobs: options.jobs,
+          warmup: 0,
+          qps: options.limit,
+        });
+      }
+    }
+    specs.push({
+      label: 'naive every 1 s',
+      engine: 'naive',
+      schedule: 'right',
+      jobs: options.jobs,
+      warmup: 0,
+      qps: options.limit,
+    });
+    process.stderr.write(`batch: ${specs.length} cases side by side...\n`);
+    const results = await runAll(specs, options.sequential);
+    const minCalls = options.jobs * minCallsPerJob;
+    const boundMs = (minCalls / options.limit) * 1000;
+    out.push(
+      `batch: ${options.jobs} novelty checks (${minCallsPerJob} calls each at least), key limited to ${options.limit}/s, ` +
+        `tasks 1-3 s skewed; bound = ${minCalls} calls / ${options.limit}/s = ${(boundMs / 1000).toFixed(0)} s`,
+      table(
+        ['case', 'ok', 'wall s', 'makespan/bound', 'calls', 'calls/min', 'throttled', 'thr %'],
+        results.map((r) => [
+          r.spec.label,
+          `${r.succeeded}/${r.spec.jobs}${r.timedOut ? ' (timed out)' : ''}`,
+          (r.wallMs / 1000).toFixed(1),
+          ratio(r.wallMs, boundMs),
+          String(r.calls),
+          ratio(r.calls, minCalls),
+          String(r.throttled),
+          `${((100 * r.throttled) / Math.max(1, r.calls)).toFixed(1)}%`,
+        ]),
+      ),
+      '',
+    );
+    process.stdout.write(`${out.splice(0).join('\n')}\n`);
+  }
+  if (options.only !== 'batch') {
+    // One job on an idle key: the critical path is the tasks' own time, 5 polled steps.
+    const specs: CaseSpec[] = [];
+    for (const engine of ['learned', 'fixed'] as const) {
+      for (const schedule of ['right', '10x slow'] as const) {
+        // Learning needs a few tasks seen first; the fixed schedules learn nothing from them.
+        const warmup = engine === 'learned' ? 5 : 0;
+        specs.push({ label: `${engine} ${schedule}`, engine, schedule, jobs: 1, warmup, qps: undefined });
+      }
+    }
+    process.stderr.write(`idle key: ${specs.length} cases side by side...\n`);
+    const results = await runAll(specs, options.sequential);
+    const polled = noveltyCheck.steps.filter((step) => step.poll).length;
+    // Mean task time of the skewed draw (mean - spread + 2/3 spread) along the polled steps.
+    const criticalMs = polled * (taskDuration.meanMs - taskDuration.spreadMs / 3);
+    out.push(
+      `idle key: one novelty check (learned: after ${specs[0]?.warmup} earlier ones on the same database), no limit; ` +
+        `critical path = ${polled} tasks x ${(criticalMs / polled / 1000).toFixed(2)} s mean = ${(criticalMs / 1000).toFixed(1)} s`,
+      table(
+        ['case', 'ok', 'job s', 'job/critical path', 'calls', 'calls/min'],
+        results.map((r) => [
+          r.spec.label,
+          `${r.succeeded}/1`,
+          (r.medianJobMs / 1000).toFixed(1),
+          ratio(r.medianJobMs, criticalMs),
+          String(r.calls),
+          ratio(r.calls, minCallsPerJob),
+        ]),
+      ),
+      '',
+    );
+  }
+  process.stdout.write(`${out.join('\n')}\n`);
+}
+
+await main();
