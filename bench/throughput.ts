@@ -12,8 +12,9 @@
  *
  * Engines compared in each case:
  * - learned: this build (poll timing learned per operation, aimed at quantiles by the budget);
- * - fixed: the same build with learning off (the workflows' declared schedules, as before issue 10);
- * - naive: learning off and every poll one second after the last (a poll-every-second build).
+ * - fixed: as before issue 10: learning off (the workflows' declared schedules) and no token
+ *   reservations (waiting jobs bounce for the next token, claims paused meanwhile);
+ * - naive: the same, with every poll one second after the last (a poll-every-second build).
  * Schedules: `right` (declared delays about the tasks' times), `10x slow`, `10x fast`.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -140,7 +141,11 @@ async function runCase(spec: CaseSpec): Promise<CaseResult> {
       streamChunkDelayMs: 0,
     },
   });
-  if (spec.engine !== 'learned') pipeline.deps.pollStats = undefined;
+  if (spec.engine !== 'learned') {
+    // As before issue 10: the declared schedules, and waiting jobs bounce for the next token.
+    pipeline.deps.pollStats = undefined;
+    pipeline.deps.reserveHorizonMs = 0;
+  }
   try {
     const sandbox = pipeline.sandbox;
     if (!sandbox) throw new Error('the benchmark expects the built-in sandbox');

@@ -306,7 +306,7 @@ export function waitPriority(workflow: Workflow, job: Job, step: Step): number {
 
 /** The key of a polled step's duration sketch. */
 function statsKeyOf(deps: EngineDeps, step: Step): string | undefined {
-  if (step.kind === 'fetch' || !step.poll) return undefined;
+  if (step.kind === 'fetch' || !step.poll || step.operation === undefined) return undefined;
   return pollStatsKey(deps.pollStatsScope, step.operation);
 }
 
