@@ -261,7 +261,8 @@ export async function runStep(deps: EngineDeps, message: WorkMessage): Promise<S
       : outcome;
 
   const after = deps.clock.now();
-  const timer = await pollTimer(deps, workflow, bucket, after);
+  // Only a step's decision can schedule a poll (an error is retried on its backoff).
+  const timer = outcome.type === 'decision' ? await pollTimer(deps, workflow, bucket, after) : undefined;
   const report = await commitAndSchedule(
     deps,
     workflow,
