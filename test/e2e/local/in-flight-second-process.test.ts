@@ -44,8 +44,8 @@ describe('a second opflow process on the same database', () => {
       // The create that starts a novelty check takes 4 s to answer: long enough for a second
       // process to start, sweep and look at its job while it is in flight.
       faults: [{ kind: 'latency', operation: 'ai35-1', minMs: 4_000, maxMs: 4_000 }],
-      // A chat answer streams for many seconds.
-      streamChunkDelayMs: 250,
+      // A chat answer streams for many seconds (well over three 2 s allowances).
+      streamChunkDelayMs: 600,
     });
   });
   afterAll(async () => {
