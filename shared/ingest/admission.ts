@@ -70,7 +70,7 @@ export async function admitBatch(deps: AdmissionDeps, batchId: string): Promise<
     if (maxUnits !== undefined && next.settled.billedUnits >= maxUnits && next.status !== 'STOPPED') {
       if (next.status !== 'PAUSED' && next.admitted < next.items) {
         next.status = 'PAUSED';
-        next.reason = `billed units reached --max-units ${maxUnits}: paused; raise it with opflow batch ${next.id} --max-units N`;
+        next.reason = `billed units reached --max-units ${maxUnits}: paused; jobs already started finish, no new item starts`;
       }
     }
     let released = 0;
