@@ -10,7 +10,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { dashboardFiles, settingsFile } from '../shared/dashboard/files';
-import { jobSources, jobStatuses } from '../shared/engine/job';
+import { jobSources, jobStatuses } from '../shared/engine/job-record';
 import { workflows } from '../shared/workflows';
 
 export function buildDashboard(options: { api: string; out: string }): string[] {

@@ -1,7 +1,7 @@
 /**
  * The callback sender: delivers the summary of a finished job to its `callbackUrl`, durably.
  *
- * The job API writes an outbox entry before it creates a job with a callback (engine/jobs.ts), so
+ * The job API writes an outbox entry before it creates a job with a callback (engine/job-commands.ts), so
  * no callback depends on a process surviving: the sender looks at due entries, claims one by moving
  * it forward by a lease (a conditional write), and either finds the job still running (the entry
  * comes back later) or sends one attempt and records it on the job. A sender killed between its
@@ -14,8 +14,8 @@
 import type { CallbackOutbox, CallbackOutboxEntry, CallbackSecrets } from '../engine/callback-ports';
 import type { CallbackAttempt, CallbackDelivery } from '../engine/callback-record';
 import type { EngineLogger } from '../engine/deps';
-import { isTerminal, type Job } from '../engine/job';
-import { JobRequestError } from '../engine/jobs';
+import { JobRequestError } from '../engine/job-commands';
+import { isTerminal, type Job } from '../engine/job-record';
 import type { Clock, JobStore, ReportStore } from '../engine/ports';
 import { type CallbackOutcome, type CallbackSendOptions, sendCallback } from './send';
 

@@ -3,7 +3,7 @@
  * token) and every attempt.
  */
 import { shownCallbackUrl } from '../engine/callback-record';
-import type { Job } from '../engine/job';
+import type { Job } from '../engine/job-record';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 

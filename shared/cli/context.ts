@@ -2,7 +2,7 @@
  * What every `opflow` command works with: the process's streams and environment (injectable for
  * tests), the global options, the workflows, and how to open the pipeline of the chosen backend.
  */
-import { JobRequestError } from '../engine/jobs';
+import { JobRequestError } from '../engine/job-commands';
 import type { WorkflowRegistry } from '../engine/workflow';
 import { ConfigError, loadLocalConfig } from '../runtime/config';
 import { createLocalPipeline, type LocalPipeline } from '../runtime/local-pipeline';

@@ -3,7 +3,7 @@
  * show progress until every job is settled or the user presses Ctrl-C, stop gracefully, and print
  * what happened with the exit code that says it.
  */
-import { isTerminal, type Job } from '../engine/job';
+import { isTerminal, type Job } from '../engine/job-record';
 import { reportKeys } from '../engine/report';
 import { listUnfinished } from '../runtime/job-queries';
 import type { Pipeline } from '../runtime/pipeline';

@@ -2,7 +2,7 @@
  * How the `opflow` command shows jobs to people (plain text) and to scripts (`--json`).
  */
 import { findStep } from '../engine/advance';
-import type { Job } from '../engine/job';
+import type { Job } from '../engine/job-record';
 import type { WorkflowRegistry } from '../engine/workflow';
 
 /** What `list --json` and `run --json` give per job. */

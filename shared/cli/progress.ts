@@ -4,7 +4,7 @@
  * job moves to another step or status.
  */
 import { MultiBar, type SingleBar } from 'cli-progress';
-import { isTerminal, type Job } from '../engine/job';
+import { isTerminal, type Job } from '../engine/job-record';
 import type { WorkflowRegistry } from '../engine/workflow';
 import { isSettled } from '../runtime/watch-jobs';
 import { jobLine, stepTitle } from './format';

@@ -4,7 +4,7 @@
  * config stops `opflow serve` with the file and field named.
  */
 
-import { SqliteScheduleStateStore } from '../backends/local/SqliteScheduleStateStore';
+import { SqliteScheduleStateStore } from '../backends/local/sqlite-schedule-state-store';
 import { normalizeSecret } from '../callbacks/secret-format';
 import { ConfigFileError, loadOpflowConfig, type OpflowConfig } from '../config/opflow-config';
 import type { ServerMount } from '../http/node-server';

@@ -11,7 +11,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Cron } from 'croner';
 import { z } from 'zod';
-import { selectionPolicySchema } from '../engine/job';
+import { selectionPolicySchema } from '../engine/job-record';
 
 export const defaultConfigFile = 'opflow.config.json';
 export const configFileVariable = 'OPFLOW_CONFIG';

@@ -13,7 +13,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import type { Batch, BatchStore } from '../engine/batch-store';
 import type { EngineDeps } from '../engine/deps';
-import { cancelJob, JobRequestError } from '../engine/jobs';
+import { cancelJob, JobRequestError } from '../engine/job-commands';
 import type { ServerMount } from '../http/node-server';
 import { viewOf } from '../ingest/batch-view';
 import { batchOutputKeys, writeBatchOutputs } from '../ingest/outputs';

@@ -6,7 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { EngineDeps } from '../engine/deps';
 import type { JobHistory } from '../engine/history';
-import { jobSources, jobStatuses } from '../engine/job';
+import { jobSources, jobStatuses } from '../engine/job-record';
 import type { ServerMount } from '../http/node-server';
 import { type DashboardFile, dashboardFiles, settingsFile } from './files';
 import { buildTimeline } from './timeline';

@@ -6,7 +6,7 @@
  * before it was kept) the steps still show, with the job's position only.
  */
 import type { JobEvent } from '../engine/history';
-import { isTerminal, type Job, type JobError } from '../engine/job';
+import { isTerminal, type Job, type JobError } from '../engine/job-record';
 import type { Workflow } from '../engine/workflow';
 
 export type StepState = 'done' | 'current' | 'waiting' | 'failed' | 'cancelled' | 'pending' | 'skipped';

@@ -3,7 +3,7 @@
  * time, it returns the next job record and when to look at it again. No I/O, no clock, no
  * randomness of its own: the step runner supplies all three, so hours of polling are tested instantly.
  */
-import { emptyUsage, type Job, type JobError, type JobUsage, type SelectionOption } from './job';
+import { emptyUsage, type Job, type JobError, type JobUsage, type SelectionOption } from './job-record';
 import {
   defaultPollPolicy,
   defaultRetryPolicy,

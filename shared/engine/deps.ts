@@ -46,7 +46,7 @@ export interface EngineDeps {
   /** How paid calls in flight are guarded (defaults: 60 s allowance, a heartbeat every 15 s). */
   inFlight?: InFlightOptions | undefined;
   /** Told about every committed change (progress displays). */
-  onJobChange?: ((job: import('./job').Job) => void) | undefined;
+  onJobChange?: ((job: import('./job-record').Job) => void) | undefined;
   /** Outgoing callbacks: without them, a job with a `callbackUrl` is refused (never accepted and ignored). */
   callbacks?: { outbox: CallbackOutbox; policy: CallbackUrlPolicy } | undefined;
 }

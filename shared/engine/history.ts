@@ -5,7 +5,7 @@
  * and errors. Recorded after the commit (from `onJobChange`): a crash in between loses one event,
  * never anything of the job, so the timeline is an account of what was seen, not the job's truth.
  */
-import type { Job, JobError, JobStatus, JobUsage } from './job';
+import type { Job, JobError, JobStatus, JobUsage } from './job-record';
 
 export interface JobEvent {
   jobId: string;

@@ -1,8 +1,8 @@
 /** The workflow engine: job record, ports, advance(), policies, the step runner and job commands. */
 export * from './advance';
 export * from './deps';
-export * from './job';
-export * from './jobs';
+export * from './job-commands';
+export * from './job-record';
 export * from './policies';
 export * from './poll-stats';
 export * from './poll-timing';

@@ -2,7 +2,7 @@
  * The ports: what the engine needs from a backend. `shared/backends/local` and
  * `shared/backends/aws` implement them; one contract suite (test/contract/) runs against both.
  */
-import type { Job, JobStatus } from './job';
+import type { Job, JobStatus } from './job-record';
 
 export interface Clock {
   now(): number;

@@ -4,7 +4,7 @@
  * is escaped, never rendered.
  */
 import { Marked } from 'marked';
-import type { Job } from './job';
+import type { Job } from './job-record';
 import type { ReportStore } from './ports';
 import type { ReportInput, Workflow } from './workflow';
 

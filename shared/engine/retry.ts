@@ -13,8 +13,8 @@ import { catalogue, type OperationId } from '../openplatform/catalogue';
 import { findStep } from './advance';
 import { callbackForNewRun } from './callback-record';
 import type { EngineDeps } from './deps';
-import type { Job, JobRun } from './job';
-import { JobRequestError } from './jobs';
+import { JobRequestError } from './job-commands';
+import type { Job, JobRun } from './job-record';
 import type { Step, Workflow } from './workflow';
 
 export interface RetryOptions {

@@ -32,7 +32,7 @@ import {
   type StepOutcome,
 } from './advance';
 import type { EngineDeps } from './deps';
-import { isTerminal, type Job, type JobUsage } from './job';
+import { isTerminal, type Job, type JobUsage } from './job-record';
 import { pollStatsKey } from './poll-stats';
 import { type DurationSketch, defaultPollAim, learnedPollDelay } from './poll-timing';
 import type { WorkMessage } from './ports';

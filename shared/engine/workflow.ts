@@ -8,7 +8,7 @@ import type { OperationId } from '../openplatform/catalogue';
 import type { RequestOf } from '../openplatform/schemas/requests';
 import type { DataOf } from '../openplatform/schemas/responses';
 import type { OperationRequest, StreamOperationId, StreamResult } from '../openplatform/types';
-import type { Job, SelectionOption } from './job';
+import type { Job, SelectionOption } from './job-record';
 import type { PollPolicy, RetryPolicy } from './policies';
 
 /** What a step's functions see. */

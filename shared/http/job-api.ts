@@ -18,14 +18,14 @@
 import { z } from 'zod';
 import { shownCallbackUrl } from '../engine/callback-record';
 import type { EngineDeps } from '../engine/deps';
-import { isTerminal, type Job, jobStatuses } from '../engine/job';
 import {
   answerSelection,
   cancelJob,
   JobRequestError,
   submitJob,
   submitJobRequestSchema,
-} from '../engine/jobs';
+} from '../engine/job-commands';
+import { isTerminal, type Job, jobStatuses } from '../engine/job-record';
 import { retryJob } from '../engine/retry';
 import { hasSearchFilters, jobTitle, searchFilterShape, searchJobs } from './job-search';
 import { type JobView, jobApiOpenApi } from './openapi';

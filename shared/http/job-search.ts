@@ -6,7 +6,7 @@
  * one request reads at most `maxScanned` jobs and then answers what it found with a cursor.
  */
 import { z } from 'zod';
-import { type Job, jobSources } from '../engine/job';
+import { type Job, jobSources } from '../engine/job-record';
 import type { JobPage, JobStore, ListJobsQuery } from '../engine/ports';
 
 const datePattern = /^\d{4}-\d{2}-\d{2}$/;

@@ -11,7 +11,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { EngineDeps } from '../engine/deps';
-import { isTerminal } from '../engine/job';
+import { isTerminal } from '../engine/job-record';
 import { handleJobApiRequest, type JobApiResponse } from './job-api';
 
 export interface JobApiServerOptions {

@@ -5,7 +5,7 @@
  * cannot drift from the routes without a test failing.
  */
 import { z } from 'zod';
-import { jobSources, jobStatuses } from '../engine/job';
+import { jobSources, jobStatuses } from '../engine/job-record';
 
 const isoTime = z.iso.datetime().describe('ISO 8601, UTC');
 

@@ -19,7 +19,7 @@ import type { z } from 'zod';
 import type { OpflowConfig, WebhookSource } from '../config/opflow-config';
 import { parseDuration, webhookSourceSchema } from '../config/opflow-config';
 import type { EngineDeps } from '../engine/deps';
-import { JobRequestError, submitJob, submitJobRequestSchema } from '../engine/jobs';
+import { JobRequestError, submitJob, submitJobRequestSchema } from '../engine/job-commands';
 import type { JobApiResponse } from './job-api';
 
 /** Signing secrets of incoming webhooks, by source. */

@@ -10,8 +10,8 @@
  */
 import type { Batch, BatchItem, BatchStore } from '../engine/batch-store';
 import type { EngineDeps } from '../engine/deps';
-import { isTerminal } from '../engine/job';
-import { JobRequestError, submitJob } from '../engine/jobs';
+import { JobRequestError, submitJob } from '../engine/job-commands';
+import { isTerminal } from '../engine/job-record';
 import { budgetExceeded, describeBudget } from './batch';
 
 export interface AdmissionDeps {

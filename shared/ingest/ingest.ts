@@ -15,8 +15,8 @@ import type {
   BatchStore,
 } from '../engine/batch-store';
 import type { EngineDeps } from '../engine/deps';
-import type { Job } from '../engine/job';
-import { inlineInputLimitBytes } from '../engine/jobs';
+import { inlineInputLimitBytes } from '../engine/job-commands';
+import type { Job } from '../engine/job-record';
 import type { Workflow } from '../engine/workflow';
 import { requestSchemas } from '../openplatform/schemas/requests';
 import {

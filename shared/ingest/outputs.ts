@@ -8,7 +8,7 @@
 import { dirname, relative } from 'node:path';
 import type { Batch, BatchItem, BatchProblem, BatchStore } from '../engine/batch-store';
 import type { EngineDeps } from '../engine/deps';
-import { isTerminal, type Job } from '../engine/job';
+import { isTerminal, type Job } from '../engine/job-record';
 import { reportKeys } from '../engine/report';
 
 export const batchOutputKeys = (batchId: string) => ({

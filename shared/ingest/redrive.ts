@@ -6,7 +6,7 @@
  */
 import type { Batch, BatchStore } from '../engine/batch-store';
 import type { EngineDeps } from '../engine/deps';
-import { JobRequestError } from '../engine/jobs';
+import { JobRequestError } from '../engine/job-commands';
 import { retryJob } from '../engine/retry';
 import { listAll } from '../runtime/job-queries';
 

@@ -35,7 +35,7 @@ import {
 import { DynamoDbCallbackOutbox } from '../backends/aws/dynamodb-callback-outbox';
 import { callbackPolicyFromEnv } from '../callbacks/ssrf-guard';
 import type { EngineDeps, EngineLogger, EngineMetrics } from '../engine/deps';
-import type { Job } from '../engine/job';
+import type { Job } from '../engine/job-record';
 import { CachedPollStats, type PollStatsStore } from '../engine/poll-stats';
 import type { Clock } from '../engine/ports';
 import type { WorkflowRegistry } from '../engine/workflow';

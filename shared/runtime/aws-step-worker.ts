@@ -19,7 +19,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { parseWorkMessage } from '../backends/aws';
 import { findStep } from '../engine/advance';
 import type { EngineDeps } from '../engine/deps';
-import type { Job } from '../engine/job';
+import type { Job } from '../engine/job-record';
 import type { JobStore } from '../engine/ports';
 import { runStep, type StepReport } from '../engine/runner';
 import type { CallOptions, OpenPlatformClient } from '../openplatform/types';

@@ -4,7 +4,7 @@
  * continue is in the outbox, so stopping it at any moment loses nothing.
  */
 import { type CallbackSenderDeps, runCallbackSender } from '../callbacks/sender';
-import { isTerminal, type Job } from '../engine/job';
+import { isTerminal, type Job } from '../engine/job-record';
 
 export interface CallbackLoop {
   /** A job changed: run a pass soon if it ended with a callback. */

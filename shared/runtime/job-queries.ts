@@ -1,7 +1,7 @@
 /**
  * Reading many jobs from any JobStore: every page of a query, and every job not finished yet.
  */
-import type { Job, JobStatus } from '../engine/job';
+import type { Job, JobStatus } from '../engine/job-record';
 import type { JobStore, ListJobsQuery } from '../engine/ports';
 
 /** Statuses of jobs that still have work to do or wait for a person. */

@@ -17,10 +17,10 @@ import {
   leaseOwnerOfThisProcess,
   SqliteJobHistory,
 } from '../backends/local';
-import { LocalCallbackSecrets, SqliteCallbackOutbox } from '../backends/local/SqliteCallbackOutbox';
+import { LocalCallbackSecrets, SqliteCallbackOutbox } from '../backends/local/sqlite-callback-outbox';
 import { callbackPolicyFromEnv } from '../callbacks/ssrf-guard';
 import type { EngineDeps, EngineLogger } from '../engine/deps';
-import type { Job } from '../engine/job';
+import type { Job } from '../engine/job-record';
 import { CachedPollStats } from '../engine/poll-stats';
 import type { JobStore } from '../engine/ports';
 import { inFlightAllowanceMs, runStep } from '../engine/runner';
@@ -52,8 +52,8 @@ import {
 import { compressPolling } from './sandbox-speed';
 import { sandboxTakeoverClient } from './sandbox-takeover';
 import { type RuntimeTime, realTime } from './time';
-import { WorkerPool } from './WorkerPool';
 import { watchJobs } from './watch-jobs';
+import { WorkerPool } from './worker-pool';
 
 export interface LocalPipelineOptions {
   config: LocalRuntimeConfig;

@@ -4,7 +4,7 @@
  * also runs the work in-process; on AWS the work happens in Lambda and `start` is absent.
  */
 import type { EngineDeps } from '../engine/deps';
-import type { Job } from '../engine/job';
+import type { Job } from '../engine/job-record';
 
 export interface Pipeline {
   readonly backend: 'local' | 'aws';

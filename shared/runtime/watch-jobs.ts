@@ -3,7 +3,7 @@
  * changes committed in this process arrive at once through a subscription, changes made elsewhere
  * (another process, Lambda) are noticed by reading the store every `pollMs`.
  */
-import { isTerminal, type Job } from '../engine/job';
+import { isTerminal, type Job } from '../engine/job-record';
 import type { JobStore } from '../engine/ports';
 
 /** Settled: nothing more will happen without a person (finished, or waiting for a selection). */

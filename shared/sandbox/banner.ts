@@ -3,7 +3,7 @@
  * Only the well-known sandbox key is ever printed; other configured keys are counted, not shown.
  */
 import { SANDBOX_API_KEY } from './constants';
-import { describeStateReport, type SandboxStateReport } from './SandboxState';
+import { describeStateReport, type SandboxStateReport } from './sandbox-state';
 
 export interface BannerSubject {
   url: string;

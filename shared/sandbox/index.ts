@@ -11,25 +11,25 @@ export {
   SANDBOX_API_KEY,
   type TaskDuration,
 } from './constants';
-export { FaultController, type FaultDecision } from './FaultController';
-export { type FaultKind, type FaultRule, faultRuleSchema } from './faultRules';
-export { keyFingerprint } from './KeyGate';
+export { FaultController, type FaultDecision } from './fault-controller';
+export { type FaultKind, type FaultRule, faultRuleSchema } from './fault-rules';
+export { keyFingerprint } from './key-gate';
 export {
   type CallOutcome,
   type DuplicateCreateGroup,
   Ledger,
   type LedgerEntry,
   type LedgerFilter,
-} from './Ledger';
+} from './ledger';
 export { type StreamVariant, streamVariants } from './operations/contract';
-export { patentCountFor } from './operations/patentCount';
+export { patentCountFor } from './operations/patent-count';
 export type { SandboxKey, SandboxOptions } from './options';
-export { STREAM_VARIANT_HEADER } from './SandboxServer';
+export { STREAM_VARIANT_HEADER } from './sandbox-server';
 export {
   describeStateReport,
   type SandboxStateReport,
   STATE_FILE_FORMAT,
   STATE_FILE_VERSION,
-} from './SandboxState';
-export { discardStateFile, StateFileInUseError } from './StateFile';
-export { type Sandbox, startSandbox } from './startSandbox';
+} from './sandbox-state';
+export { type Sandbox, startSandbox } from './start-sandbox';
+export { discardStateFile, StateFileInUseError } from './state-file';

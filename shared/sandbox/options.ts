@@ -11,8 +11,8 @@ import {
   SANDBOX_API_KEY,
   type TaskDuration,
 } from './constants';
-import { type FaultRule, faultRuleSchema } from './faultRules';
-import { formatIssues } from './validationMessages';
+import { type FaultRule, faultRuleSchema } from './fault-rules';
+import { formatIssues } from './validation-messages';
 
 export interface SandboxKey {
   key: string;

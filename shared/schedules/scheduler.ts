@@ -9,8 +9,8 @@
  */
 import { parseDuration, type Schedule } from '../config/opflow-config';
 import type { EngineDeps } from '../engine/deps';
-import { isTerminal, type Job } from '../engine/job';
-import { submitJob } from '../engine/jobs';
+import { submitJob } from '../engine/job-commands';
+import { isTerminal, type Job } from '../engine/job-record';
 import type { ScheduleState, ScheduleStateStore } from '../engine/schedule-ports';
 import { jitterOf, slotKey, slotsBetween } from './slots';
 

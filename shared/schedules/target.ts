@@ -6,7 +6,7 @@
  */
 import type { Schedule } from '../config/opflow-config';
 import type { EngineDeps } from '../engine/deps';
-import { isTerminal } from '../engine/job';
+import { isTerminal } from '../engine/job-record';
 import type { ScheduleState, ScheduleStateStore } from '../engine/schedule-ports';
 import { fireSlot, type SlotOutcome } from './scheduler';
 

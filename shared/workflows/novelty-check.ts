@@ -8,7 +8,7 @@
  * minutes) → ai35-10 export → ai35-11 report link (poll) → fetch the report document.
  */
 import { z } from 'zod';
-import type { SelectionOption } from '../engine/job';
+import type { SelectionOption } from '../engine/job-record';
 import type { PollPolicy, RetryPolicy } from '../engine/policies';
 import { defineWorkflow, type ReportInput, stepsFor } from '../engine/workflow';
 import type { RequestOf } from '../openplatform/schemas/requests';

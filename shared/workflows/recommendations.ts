@@ -3,7 +3,7 @@
  * the platform marks none of, offered as options `r1`, `r2`... and echoed back as chosen (ai33-3,
  * ai73-3).
  */
-import type { SelectionOption } from '../engine/job';
+import type { SelectionOption } from '../engine/job-record';
 import { plainText, shorten } from './markdown';
 
 /** Stable option ids `r1`, `r2`... for recommendations, in the upstream's order. */

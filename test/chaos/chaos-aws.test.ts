@@ -6,7 +6,7 @@
 // failure one the engine chose rather than pay twice, upstream duplicates counted and bounded by
 // the crashes, one completion per job, no report lost.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Job } from '../../shared/engine/job';
+import type { Job } from '../../shared/engine/job-record';
 import { AwsWorld } from '../e2e/aws/harness/aws-world';
 import { CrashPlan, crashPoints } from '../e2e/aws/harness/crash-plan';
 import { chaosFaultRules, chaosInputs, failedOnPurpose, failedTransiently } from './chaos-plan';

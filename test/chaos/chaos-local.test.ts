@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FileReportStore, openLocalDatabase, SqliteJobStore } from '../../shared/backends/local';
-import type { Job } from '../../shared/engine/job';
+import type { Job } from '../../shared/engine/job-record';
 import { listAll } from '../../shared/runtime/job-queries';
 import { scaledTaskDurations } from '../../shared/runtime/sandbox-launch';
 import { startSandbox } from '../../shared/sandbox';

@@ -2,9 +2,9 @@
  * What the chaos suites share: the mixed workflows and their inputs, the faults the sandbox
  * injects, and which failures are the engine's choice (see docs/RELIABILITY.md).
  */
-import type { Job } from '../../shared/engine/job';
+import type { Job } from '../../shared/engine/job-record';
 import { catalogue, type OperationId } from '../../shared/openplatform/catalogue';
-import type { FaultRule } from '../../shared/sandbox/faultRules';
+import type { FaultRule } from '../../shared/sandbox/fault-rules';
 import { workflows } from '../../shared/workflows';
 
 /** The workflows mixed, and an input for each (every input unique, so a repeated create shows upstream). */

@@ -9,7 +9,7 @@
 
 import { ulid } from 'ulid';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Job, JobStatus } from '../../shared/engine/job';
+import type { Job, JobStatus } from '../../shared/engine/job-record';
 import type { JobStore, RateLimiter, ReportStore, WorkMessage, WorkQueue } from '../../shared/engine/ports';
 import { makeJob, T0 } from '../support/factories';
 

@@ -3,7 +3,7 @@
  * Shared by the port contract suite, the engine's unit tests and the API tests.
  */
 import { ulid } from 'ulid';
-import { emptyUsage, type Job } from '../../shared/engine/job';
+import { emptyUsage, type Job } from '../../shared/engine/job-record';
 
 /** A fixed instant the factories' times are based on. */
 export const T0 = 1_750_000_000_000;

@@ -17,7 +17,7 @@ import {
   TransactWriteCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
-import { isTerminal, type Job, type JobStatus, jobStatuses } from '../../engine/job';
+import { isTerminal, type Job, type JobStatus, jobStatuses } from '../../engine/job-record';
 import type { JobPage, JobStore, ListJobsQuery, ReportStore } from '../../engine/ports';
 import { decodeCursor, encodeCursor, type ListingKind } from './cursor';
 import { AwsConfigError, CorruptRecordError, JobAlreadyExistsError, JobTooLargeError } from './errors';

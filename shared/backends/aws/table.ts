@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { CreateTableCommand, type DynamoDBClient, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
-import type { JobStatus } from '../../engine/job';
+import type { JobStatus } from '../../engine/job-record';
 
 /** Number of partitions of the `due` index: the sweeper queries every one of them. */
 export const dueShardCount = 16;

@@ -11,19 +11,19 @@ export {
   type LocalBackend,
   type LocalBackendOptions,
   systemClock,
-} from './createLocalBackend';
+} from './create-local-backend';
 export { type LocalDatabase, type OpenDatabaseOptions, openLocalDatabase } from './database';
-export { EnvKeySource, type EnvKeySourceOptions, tenantKeyVariable } from './EnvKeySource';
-export { FileReportStore, type FileReportStoreOptions, InvalidReportKeyError } from './FileReportStore';
-export { InMemoryRateLimiter } from './InMemoryRateLimiter';
-export { SqliteBatchStore } from './SqliteBatchStore';
-export { SqliteJobHistory } from './SqliteJobHistory';
-export { SqliteJobStore } from './SqliteJobStore';
-export { SqlitePollStats } from './SqlitePollStats';
+export { EnvKeySource, type EnvKeySourceOptions, tenantKeyVariable } from './env-key-source';
+export { FileReportStore, type FileReportStoreOptions, InvalidReportKeyError } from './file-report-store';
+export { InMemoryRateLimiter } from './in-memory-rate-limiter';
+export { SqliteBatchStore } from './sqlite-batch-store';
+export { SqliteJobHistory } from './sqlite-job-history';
+export { SqliteJobStore } from './sqlite-job-store';
+export { SqlitePollStats } from './sqlite-poll-stats';
 export {
   type ClaimedMessage,
   isLeaseOwnerAlive,
   leaseOwnerOfThisProcess,
   SqliteWorkQueue,
   type SqliteWorkQueueOptions,
-} from './SqliteWorkQueue';
+} from './sqlite-work-queue';

@@ -4,7 +4,7 @@
  * Standard Webhooks secret receivers verify this tenant's callbacks with.
  */
 import type { Command } from 'commander';
-import { LocalCallbackSecrets } from '../../backends/local/SqliteCallbackOutbox';
+import { LocalCallbackSecrets } from '../../backends/local/sqlite-callback-outbox';
 import { type CallbackSenderDeps, resendCallback, runCallbackSender } from '../../callbacks/sender';
 import { callbackPolicyFromEnv } from '../../callbacks/ssrf-guard';
 import type { CallbackSecrets } from '../../engine/callback-ports';

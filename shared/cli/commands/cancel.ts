@@ -2,7 +2,7 @@
  * `opflow cancel <jobId>`: stop a job in any unfinished status. A step already in flight finishes,
  * but its result is not committed: the job stays CANCELLED.
  */
-import { cancelJob } from '../../engine/jobs';
+import { cancelJob } from '../../engine/job-commands';
 import { type CliContext, type GlobalOptions, openPipeline, writeJson } from '../context';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
 import { jobSummary, stepTitle } from '../format';

@@ -7,7 +7,7 @@
 import { stat } from 'node:fs/promises';
 import { extname, resolve } from 'node:path';
 import type { Batch, BatchOptions, BatchSource, BatchSourceKind } from '../../engine/batch-store';
-import { isTerminal } from '../../engine/job';
+import { isTerminal } from '../../engine/job-record';
 import { defaultInFlightPerBatch, parseFailureBudget } from '../../ingest/batch';
 import { viewOf } from '../../ingest/batch-view';
 import { type DriveEnd, driveBatch } from '../../ingest/drive-batch';

@@ -1,7 +1,7 @@
 /**
  * `opflow list [--status S] [--workflow W] [--limit N]`: jobs, newest first.
  */
-import { type JobStatus, jobStatuses } from '../../engine/job';
+import { type JobStatus, jobStatuses } from '../../engine/job-record';
 import { searchJobs } from '../../http/job-search';
 import { type CliContext, type GlobalOptions, openPipeline, writeJson } from '../context';
 import { reportLocationOf } from '../drive-jobs';

@@ -5,8 +5,8 @@
  */
 
 import type { EngineDeps } from '../../engine/deps';
-import { isTerminal, type Job } from '../../engine/job';
-import { answerSelection } from '../../engine/jobs';
+import { answerSelection } from '../../engine/job-commands';
+import { isTerminal, type Job } from '../../engine/job-record';
 import { retryJob } from '../../engine/retry';
 import { listUnfinished } from '../../runtime/job-queries';
 import { type CliContext, type GlobalOptions, openPipeline } from '../context';

@@ -3,7 +3,7 @@
  * stopped at (or from its first step), and wait for it like `opflow run` does. The job keeps its id;
  * the run that ended is kept in its record (`opflow status` shows the runs).
  */
-import type { Job } from '../../engine/job';
+import type { Job } from '../../engine/job-record';
 import { retryJob } from '../../engine/retry';
 import { type CliContext, type GlobalOptions, openPipeline } from '../context';
 import { driveJobs, reportOutcome } from '../drive-jobs';

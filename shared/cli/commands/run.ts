@@ -5,8 +5,8 @@
  * jobs of other inputs are left to `opflow resume` (the run says so).
  */
 import { ulid } from 'ulid';
-import type { Job } from '../../engine/job';
-import { JobRequestError, maxDeadlineMs, submitJob } from '../../engine/jobs';
+import { JobRequestError, maxDeadlineMs, submitJob } from '../../engine/job-commands';
+import type { Job } from '../../engine/job-record';
 import type { Workflow } from '../../engine/workflow';
 import { listAll, listUnfinished } from '../../runtime/job-queries';
 import { type CliContext, type GlobalOptions, openPipeline } from '../context';

@@ -5,7 +5,7 @@
  * file; `opflow serve` fires them.
  */
 import type { Command } from 'commander';
-import { SqliteScheduleStateStore } from '../../backends/local/SqliteScheduleStateStore';
+import { SqliteScheduleStateStore } from '../../backends/local/sqlite-schedule-state-store';
 import type { Schedule } from '../../config/opflow-config';
 import { backfillSchedule, triggerSchedule } from '../../schedules/scheduler';
 import { nextSlot } from '../../schedules/slots';

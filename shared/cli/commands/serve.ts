@@ -4,7 +4,7 @@
  * line on standard output is the URL; requests are logged on standard error (method, path, status).
  */
 import { z } from 'zod';
-import { SqliteScheduleStateStore } from '../../backends/local/SqliteScheduleStateStore';
+import { SqliteScheduleStateStore } from '../../backends/local/sqlite-schedule-state-store';
 import { batchMount } from '../../dashboard/batch-routes';
 import { startBatchRunner } from '../../dashboard/batch-runner';
 import { dashboardMount, timelineMount } from '../../dashboard/mount';

@@ -1,13 +1,13 @@
 /**
  * The chat operations: the three LLM streams (ai07, ai50, ai20) and the encyclopedia Q&A (ai68-1
  * creates a chat with reference documents, ai68-2 streams the answer). Answers are built from the
- * question with a seeded generator; how frames are encoded is eventStream.ts's business.
+ * question with a seeded generator; how frames are encoded is event-stream.ts's business.
  */
 import { z } from 'zod';
-import { isoDate, patentNumber } from '../priorArt';
-import { notFound } from '../SandboxRejection';
+import { isoDate, patentNumber } from '../prior-art';
+import { notFound } from '../sandbox-rejection';
 import { hashText, SeededRandom } from '../seeded';
-import { answerText, streamPieces, titleOf, tokenCount } from '../textContent';
+import { answerText, streamPieces, titleOf, tokenCount } from '../text-content';
 import {
   json,
   type OperationContext,

@@ -7,9 +7,9 @@ import type { z } from 'zod';
 import type { OperationId } from '../../openplatform/catalogue';
 import type { requestSchemas } from '../../openplatform/schemas/requests';
 import type { DataOf } from '../../openplatform/schemas/responses';
-import type { PublishedDocument } from '../DownloadLinks';
+import type { PublishedDocument } from '../download-links';
 import type { Stage } from '../stages';
-import type { TaskRegistry } from '../TaskRegistry';
+import type { TaskRegistry } from '../task-registry';
 
 /** How stream frames are encoded; see README ("Event streams"). */
 export const streamVariants = ['delta', 'cumulative', 'openai', 'openai-envelope'] as const;

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { requestSchemas } from '../../openplatform/schemas/requests';
 import type { Stage } from '../stages';
 import { stageProgress, stageSchema, stageState } from '../stages';
-import { capitalise, keywordsOf, sentencesOf, titleOf } from '../textContent';
+import { capitalise, keywordsOf, sentencesOf, titleOf } from '../text-content';
 import { failsAt, triggersIn, withoutMarkers } from '../triggers';
 import { json, type OperationHandlers, type RegistryFactory, type RequestBody } from './contract';
 

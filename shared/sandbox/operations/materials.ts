@@ -4,15 +4,15 @@
  * reference information, and an implementation plan generated on request.
  */
 import { z } from 'zod';
-import { priorArtReference } from '../priorArt';
-import { invalidParameter, outOfOrder } from '../SandboxRejection';
+import { priorArtReference } from '../prior-art';
+import { invalidParameter, outOfOrder } from '../sandbox-rejection';
 import { hashText, SeededRandom, stableJson } from '../seeded';
 import { type Stage, stageSchema, stageState, upperStatus } from '../stages';
-import { capitalise, keywordsOf, sentencesOf, titleOf } from '../textContent';
+import { capitalise, keywordsOf, sentencesOf, titleOf } from '../text-content';
 import { failsAt, type Triggers, triggersIn, triggersSchema } from '../triggers';
 import { json, type OperationContext, type OperationHandlers, type RegistryFactory } from './contract';
-import { buildMindMap, type MindMapNode } from './mindMap';
-import { requireStarted, requireSucceeded } from './stepOrder';
+import { buildMindMap, type MindMapNode } from './mind-map';
+import { requireStarted, requireSucceeded } from './step-order';
 
 type MaterialsOperations = Pick<
   OperationHandlers,

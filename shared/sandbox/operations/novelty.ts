@@ -7,11 +7,11 @@
  */
 import { z } from 'zod';
 import { requestSchemas } from '../../openplatform/schemas/requests';
-import { ipcCode, patentNumber } from '../priorArt';
-import { invalidParameter, outOfOrder } from '../SandboxRejection';
+import { ipcCode, patentNumber } from '../prior-art';
+import { invalidParameter, outOfOrder } from '../sandbox-rejection';
 import { hashText, SeededRandom, stableJson } from '../seeded';
 import { numericStatus, type Stage, stageSchema, stageState } from '../stages';
-import { capitalise, keywordsOf, sentencesOf, titleOf } from '../textContent';
+import { capitalise, keywordsOf, sentencesOf, titleOf } from '../text-content';
 import { failsAt, type Triggers, triggersIn, triggersSchema, withoutMarkers } from '../triggers';
 import {
   json,
@@ -20,7 +20,7 @@ import {
   type RegistryFactory,
   type RequestBody,
 } from './contract';
-import { requireStarted, requireSucceeded } from './stepOrder';
+import { requireStarted, requireSucceeded } from './step-order';
 
 type NoveltyOperations = Pick<
   OperationHandlers,

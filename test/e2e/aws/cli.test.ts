@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Job } from '../../../shared/engine/job';
+import type { Job } from '../../../shared/engine/job-record';
 import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
 import { childEnv, type OpflowResult, runOpflow, startOpflow } from '../local/opflow-process';
 import { AwsWorld } from './harness/aws-world';

@@ -10,7 +10,7 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoDbBatchStore, s3CreatedEvent } from '../../../shared/backends/aws';
 import type { Batch } from '../../../shared/engine/batch-store';
-import { isTerminal } from '../../../shared/engine/job';
+import { isTerminal } from '../../../shared/engine/job-record';
 import { listAll } from '../../../shared/runtime/job-queries';
 import { AwsWorld } from './harness/aws-world';
 import { SqsEventSource } from './harness/sqs-event-source';

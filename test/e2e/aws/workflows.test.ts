@@ -4,7 +4,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Job, PendingSelection } from '../../../shared/engine/job';
+import type { Job, PendingSelection } from '../../../shared/engine/job-record';
 import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
 import { AwsWorld, newIdempotencyKey, T0, TENANT_KEY } from './harness/aws-world';
 import { lambdaContext } from './harness/lambda-events';

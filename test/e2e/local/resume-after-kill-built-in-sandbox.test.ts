@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openLocalDatabase, SqliteJobStore } from '../../../shared/backends/local';
-import type { Job } from '../../../shared/engine/job';
+import type { Job } from '../../../shared/engine/job-record';
 import { listAll } from '../../../shared/runtime/job-queries';
 import { noveltyCheck } from '../../../shared/workflows';
 import {

@@ -23,7 +23,7 @@ import type { OpflowStack } from '../../../infra/lib/opflow-stack';
 import { PIPELINE_METRICS } from '../../../infra/lib/pipeline-monitoring';
 import { createJobTable } from '../../../shared/backends/aws';
 import type { EngineDeps } from '../../../shared/engine/deps';
-import type { Job } from '../../../shared/engine/job';
+import type { Job } from '../../../shared/engine/job-record';
 import { runStep } from '../../../shared/engine/runner';
 import { sweep } from '../../../shared/engine/sweep';
 import type { Workflow } from '../../../shared/engine/workflow';

@@ -7,12 +7,12 @@ import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type LocalDatabase, openLocalDatabase } from '../../../shared/backends/local/database';
-import { FileReportStore } from '../../../shared/backends/local/FileReportStore';
+import { FileReportStore } from '../../../shared/backends/local/file-report-store';
 import {
   LocalCallbackSecrets,
   SqliteCallbackOutbox,
-} from '../../../shared/backends/local/SqliteCallbackOutbox';
-import { SqliteJobStore } from '../../../shared/backends/local/SqliteJobStore';
+} from '../../../shared/backends/local/sqlite-callback-outbox';
+import { SqliteJobStore } from '../../../shared/backends/local/sqlite-job-store';
 import {
   type CallbackSenderDeps,
   callbackRetryDelaysMs,
@@ -20,7 +20,7 @@ import {
   runCallbackSender,
 } from '../../../shared/callbacks/sender';
 import { callbackForNewRun } from '../../../shared/engine/callback-record';
-import type { Job } from '../../../shared/engine/job';
+import type { Job } from '../../../shared/engine/job-record';
 import { ManualClock } from '../../../shared/runtime/time';
 import { makeJob, T0 } from '../../support/factories';
 

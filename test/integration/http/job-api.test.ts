@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createLocalBackend, type LocalBackend } from '../../../shared/backends/local';
 import type { EngineDeps } from '../../../shared/engine/deps';
-import type { Job } from '../../../shared/engine/job';
+import type { Job } from '../../../shared/engine/job-record';
 import { handleJobApiRequest, type JobApiOptions, type JobApiRequest } from '../../../shared/http/job-api';
 import { workflows } from '../../../shared/workflows';
 import { contractJob } from '../../contract/ports.contract';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createLocalBackend, type LocalBackend } from '../../../shared/backends/local';
 import type { EngineDeps } from '../../../shared/engine/deps';
-import type { Job } from '../../../shared/engine/job';
+import type { Job } from '../../../shared/engine/job-record';
 import type { JobStore } from '../../../shared/engine/ports';
 import {
   type JobApiServer,

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { answerSelection, cancelJob, submitJob } from '../../../shared/engine/jobs';
+import { answerSelection, cancelJob, submitJob } from '../../../shared/engine/job-commands';
 import { createAwsPipeline, loadAwsConfig } from '../../../shared/runtime/aws-pipeline';
 import { ConfigError } from '../../../shared/runtime/config';
 import { workflows } from '../../../shared/workflows';

@@ -9,7 +9,7 @@ import { CreateSecretCommand } from '@aws-sdk/client-secrets-manager';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { submitJob } from '../../../shared/engine/jobs';
+import { submitJob } from '../../../shared/engine/job-commands';
 import { keyFingerprint } from '../../../shared/engine/runner';
 import { createLambdaRuntime, type LambdaRuntime } from '../../../shared/runtime/aws-lambda';
 import { createStepWorker } from '../../../shared/runtime/aws-step-worker';

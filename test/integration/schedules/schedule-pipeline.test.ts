@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { SqliteScheduleStateStore } from '../../../shared/backends/local/SqliteScheduleStateStore';
+import { SqliteScheduleStateStore } from '../../../shared/backends/local/sqlite-schedule-state-store';
 import { parseOpflowConfig } from '../../../shared/config/opflow-config';
 import { loadLocalConfig } from '../../../shared/runtime/config';
 import { createLocalPipeline, type LocalPipeline } from '../../../shared/runtime/local-pipeline';

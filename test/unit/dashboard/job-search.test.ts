@@ -1,6 +1,6 @@
 // GET /jobs filters the stores do not index: workflow, source, dates and text, over store pages.
 import { describe, expect, it } from 'vitest';
-import type { Job } from '../../../shared/engine/job';
+import type { Job } from '../../../shared/engine/job-record';
 import type { JobPage, JobStore, ListJobsQuery } from '../../../shared/engine/ports';
 import { jobTitle, matcher, searchJobs } from '../../../shared/http/job-search';
 import { makeJob, T0 } from '../../support/factories';

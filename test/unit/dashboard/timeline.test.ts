@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildTimeline } from '../../../shared/dashboard/timeline';
 import { eventOf } from '../../../shared/engine/history';
-import { emptyUsage, type Job, type JobUsage } from '../../../shared/engine/job';
+import { emptyUsage, type Job, type JobUsage } from '../../../shared/engine/job-record';
 import { workflows } from '../../../shared/workflows';
 
 const noveltyCheck = workflows.get('novelty-check')!;

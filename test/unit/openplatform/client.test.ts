@@ -15,7 +15,7 @@ import {
   recordingLogger,
   type ScriptedServer,
   startScriptedServer,
-} from './scriptedServer';
+} from './scripted-server';
 
 const KEY = 'test-key-0123456789';
 let server: ScriptedServer;

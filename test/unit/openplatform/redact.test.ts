@@ -17,7 +17,7 @@ import {
   recordingLogger,
   type ScriptedServer,
   startScriptedServer,
-} from './scriptedServer';
+} from './scripted-server';
 
 // A key with characters that change under URL encoding, so every encoded form is checked too.
 const KEY = 'sk_live/Zq8+w9=SECRET';

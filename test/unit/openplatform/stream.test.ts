@@ -10,7 +10,7 @@ import {
   StreamAssembler,
   type StreamFrame,
 } from '../../../shared/openplatform';
-import { answerJson, type ScriptedServer, startScriptedServer, writeSlowly } from './scriptedServer';
+import { answerJson, type ScriptedServer, startScriptedServer, writeSlowly } from './scripted-server';
 
 const KEY = 'stream-key-42';
 let server: ScriptedServer;

@@ -1,6 +1,6 @@
 // Following jobs until they are settled: through this process's changes at once, others' by polling.
 import { describe, expect, it } from 'vitest';
-import type { Job } from '../../../shared/engine/job';
+import type { Job } from '../../../shared/engine/job-record';
 import { isSettled, watchJobs } from '../../../shared/runtime/watch-jobs';
 import { contractJob } from '../../contract/ports.contract';
 import { MemoryJobStore } from '../../support/memory-ports';

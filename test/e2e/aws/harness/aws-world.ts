@@ -11,7 +11,7 @@
 import { ulid } from 'ulid';
 import { vi } from 'vitest';
 import { DynamoDbJobStore, S3ReportStore } from '../../../../shared/backends/aws';
-import { isTerminal, type Job } from '../../../../shared/engine/job';
+import { isTerminal, type Job } from '../../../../shared/engine/job-record';
 import { type Sandbox, type SandboxOptions, startSandbox } from '../../../../shared/sandbox';
 import { type AwsEmulators, startAwsEmulators } from '../../../support/aws-emulators';
 import { type ApiGateway, startApiGateway } from './api-gateway';

@@ -13,7 +13,7 @@ import {
   S3ReportStore,
   statusShard,
 } from '../../../../shared/backends/aws';
-import type { Job } from '../../../../shared/engine/job';
+import type { Job } from '../../../../shared/engine/job-record';
 import { contractJob } from '../../../contract/ports.contract';
 import { type AwsEmulators, startAwsEmulators } from '../../../support/aws-emulators';
 

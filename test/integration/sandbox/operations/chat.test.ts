@@ -5,7 +5,7 @@
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PlatformCode, SANDBOX_API_KEY, STREAM_VARIANT_HEADER } from '../../../../shared/sandbox';
-import { dataFrames, startTestSandbox, type TestSandbox } from '../sandboxHarness';
+import { dataFrames, startTestSandbox, type TestSandbox } from '../sandbox-harness';
 
 const QUESTION = 'How can the cycle life of sodium-ion batteries be extended?';
 

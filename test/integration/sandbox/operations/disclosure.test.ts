@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PlatformCode } from '../../../../shared/sandbox';
-import { startTestSandbox, type TestSandbox } from '../sandboxHarness';
+import { startTestSandbox, type TestSandbox } from '../sandbox-harness';
 
 const IDEA =
   'A vehicle door opens automatically when the driver approaches with a phone. ' +

@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PlatformCode } from '../../../../shared/sandbox';
-import { startTestSandbox, type TestSandbox } from '../sandboxHarness';
+import { startTestSandbox, type TestSandbox } from '../sandbox-harness';
 
 const INPUT =
   'A telephone with image recognition. It includes a camera linked to the telephone. ' +

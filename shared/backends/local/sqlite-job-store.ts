@@ -1,0 +1,202 @@
+/**
+ * The local JobStore: one row per job in SQLite, the job itself as JSON beside the few columns that
+ * are indexed (status, due time, batch, tenant + idempotency key). Commits are conditional on the
+ * version, so two workers that ran the same step cannot both write.
+ */
+import { z } from 'zod';
+import { type Job, type JobStatus, jobStatuses, schedulableStatuses } from '../../engine/job-record';
+import type { JobPage, JobStore, ListJobsQuery } from '../../engine/ports';
+import type { LocalDatabase } from './database';
+
+interface JobRow {
+  body: string;
+}
+
+/** The columns a stored job must have to be read back; the rest of the record is trusted JSON. */
+const storedJobSchema = z
+  .object({
+    id: z.string().min(1),
+    status: z.enum(jobStatuses),
+    version: z.number().int(),
+    tenant: z.string(),
+  })
+  .loose();
+
+const cursorSchema = z.string().regex(/^[\w-]{1,200}$/);
+
+/** Default and largest page size of `list`. */
+const defaultPageSize = 50;
+const maxPageSize = 1000;
+
+export class SqliteJobStore implements JobStore {
+  readonly #db: LocalDatabase;
+  readonly #insert;
+  readonly #update;
+  readonly #byId;
+  readonly #byIdempotencyKey;
+  readonly #due;
+  readonly #stranded;
+
+  /** Uses an open database from `openLocalDatabase` (the store does not close it). */
+  constructor(db: LocalDatabase) {
+    this.#db = db;
+    this.#insert = db.prepare<JobColumns>(
+      `INSERT INTO jobs (id, tenant, status, version, next_run_at, batch_id, idempotency_key, created_at, updated_at, body)
+       VALUES (@id, @tenant, @status, @version, @next_run_at, @batch_id, @idempotency_key, @created_at, @updated_at, @body)`,
+    );
+    this.#update = db.prepare<JobColumns & { expected: number }>(
+      `UPDATE jobs SET tenant = @tenant, status = @status, version = @version, next_run_at = @next_run_at,
+         batch_id = @batch_id, idempotency_key = @idempotency_key, updated_at = @updated_at, body = @body
+       WHERE id = @id AND version = @expected`,
+    );
+    this.#byId = db.prepare<[string], JobRow>('SELECT body FROM jobs WHERE id = ?');
+    this.#byIdempotencyKey = db.prepare<[string, string], JobRow>(
+      'SELECT body FROM jobs WHERE tenant = ? AND idempotency_key = ?',
+    );
+    this.#due = db.prepare<[number, number], JobRow>(
+      `SELECT body FROM jobs WHERE next_run_at IS NOT NULL AND next_run_at <= ?
+       ORDER BY next_run_at, id LIMIT ?`,
+    );
+    this.#stranded = db.prepare<[number, number], JobRow>(
+      `SELECT body FROM jobs AS j WHERE next_run_at IS NOT NULL AND next_run_at <= ?
+         AND NOT EXISTS (SELECT 1 FROM messages AS m WHERE m.job_id = j.id AND m.version = j.version)
+       ORDER BY next_run_at, id LIMIT ?`,
+    );
+  }
+
+  async create(job: Job): Promise<{ job: Job; created: boolean }> {
+    // One immediate transaction: the idempotency check and the insert cannot interleave with another process.
+    return this.#db
+      .transaction((): { job: Job; created: boolean } => {
+        if (job.idempotencyKey !== undefined) {
+          const existing = this.#byIdempotencyKey.get(job.tenant, job.idempotencyKey);
+          if (existing) return { job: parseJob(existing.body), created: false };
+        }
+        try {
+          this.#insert.run(columnsOf(job));
+        } catch (error) {
+          if (isConstraintError(error) && this.#byId.get(job.id)) {
+            throw new Error(`a job with id ${job.id} already exists`, { cause: error });
+          }
+          throw error;
+        }
+        return { job, created: true };
+      })
+      .immediate();
+  }
+
+  async get(id: string): Promise<Job | undefined> {
+    const row = this.#byId.get(id);
+    return row ? parseJob(row.body) : undefined;
+  }
+
+  async commit(job: Job, expectedVersion: number): Promise<boolean> {
+    if (job.version !== expectedVersion + 1) {
+      throw new RangeError(
+        `job ${job.id}: a commit must raise the version by one (expected ${expectedVersion + 1}, got ${job.version})`,
+      );
+    }
+    return this.#update.run({ ...columnsOf(job), expected: expectedVersion }).changes === 1;
+  }
+
+  async listDue(now: number, limit: number): Promise<Job[]> {
+    return this.#due.all(now, clampLimit(limit, maxPageSize)).map((row) => parseJob(row.body));
+  }
+
+  /**
+   * Like `listDue`, but only the jobs that no queued message will bring back: nothing in the queue
+   * (of the same database) names their current version. The local sweeper re-sends only these, so
+   * a job that merely waits its turn behind the rate limit is not sent twice.
+   */
+  async listStranded(now: number, limit: number): Promise<Job[]> {
+    return this.#stranded.all(now, clampLimit(limit, maxPageSize)).map((row) => parseJob(row.body));
+  }
+
+  /** Newest first (job ids sort by creation time); the cursor is the last id of the previous page. */
+  async list(query: ListJobsQuery): Promise<JobPage> {
+    const where: string[] = [];
+    const params: (string | number)[] = [];
+    if (query.status !== undefined) {
+      where.push('status = ?');
+      params.push(query.status satisfies JobStatus);
+    }
+    if (query.batchId !== undefined) {
+      where.push('batch_id = ?');
+      params.push(query.batchId);
+    }
+    if (query.tenant !== undefined) {
+      where.push('tenant = ?');
+      params.push(query.tenant);
+    }
+    if (query.cursor !== undefined) {
+      const cursor = cursorSchema.safeParse(query.cursor);
+      if (!cursor.success) throw new RangeError('list: the cursor is not one this store handed out');
+      where.push('id < ?');
+      params.push(cursor.data);
+    }
+    const limit = clampLimit(query.limit ?? defaultPageSize, maxPageSize);
+    const sql = `SELECT body FROM jobs ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+      ORDER BY id DESC LIMIT ?`;
+    // One more than asked for tells whether there is a next page without a second query.
+    const rows = this.#db.prepare<(string | number)[], JobRow>(sql).all(...params, limit + 1);
+    const jobs = rows.slice(0, limit).map((row) => parseJob(row.body));
+    const last = jobs[jobs.length - 1];
+    return rows.length > limit && last !== undefined ? { jobs, cursor: last.id } : { jobs };
+  }
+
+  async findByIdempotencyKey(tenant: string, key: string): Promise<Job | undefined> {
+    const row = this.#byIdempotencyKey.get(tenant, key);
+    return row ? parseJob(row.body) : undefined;
+  }
+}
+
+interface JobColumns {
+  id: string;
+  tenant: string;
+  status: string;
+  version: number;
+  next_run_at: number | null;
+  batch_id: string | null;
+  idempotency_key: string | null;
+  created_at: number;
+  updated_at: number;
+  body: string;
+}
+
+function columnsOf(job: Job): JobColumns {
+  return {
+    id: job.id,
+    tenant: job.tenant,
+    status: job.status,
+    version: job.version,
+    next_run_at: schedulableStatuses.has(job.status) ? Math.floor(job.nextRunAt) : null,
+    batch_id: job.batchId ?? null,
+    idempotency_key: job.idempotencyKey ?? null,
+    created_at: Math.floor(job.createdAt),
+    updated_at: Math.floor(job.updatedAt),
+    body: JSON.stringify(job),
+  };
+}
+
+function parseJob(body: string): Job {
+  const parsed = storedJobSchema.safeParse(JSON.parse(body));
+  if (!parsed.success) {
+    throw new Error(`a stored job is damaged: ${z.prettifyError(parsed.error)}`);
+  }
+  return parsed.data as unknown as Job;
+}
+
+function clampLimit(limit: number, max: number): number {
+  if (!Number.isFinite(limit)) return max;
+  return Math.min(max, Math.max(1, Math.floor(limit)));
+}
+
+function isConstraintError(error: unknown): boolean {
+  return (
+    typeof error === 'object' &&
+    error !== null &&
+    'code' in error &&
+    typeof error.code === 'string' &&
+    error.code.startsWith('SQLITE_CONSTRAINT')
+  );
+}

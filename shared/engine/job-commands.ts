@@ -1,0 +1,229 @@
+/**
+ * Starting, answering and cancelling jobs: the commands behind `opflow run/resume/cancel` and the
+ * job API. Each validates what it is given and says clearly what is wrong.
+ */
+import { ulid } from 'ulid';
+import { z } from 'zod';
+import { CallbackUrlRefused, checkCallbackUrl } from '../callbacks/ssrf-guard';
+import { applySelection, SelectionRefused } from './advance';
+import type { EngineDeps } from './deps';
+import {
+  emptyUsage,
+  isTerminal,
+  type Job,
+  type JobSource,
+  jobSources,
+  type SelectionPolicy,
+  selectionPolicySchema,
+} from './job-record';
+import { inputKey } from './report';
+
+/** Inputs larger than this (as JSON) are kept in the report store, not in the job record. */
+export const inlineInputLimitBytes = 32 * 1024;
+const defaultDeadlineMs = 24 * 60 * 60_000;
+/** The longest deadline a job may be given: a year (longer ones are typing slips, and break dates). */
+export const maxDeadlineMs = 366 * 24 * 60 * 60_000;
+
+export const submitJobRequestSchema = z.object({
+  workflow: z.string().min(1),
+  input: z.unknown(),
+  tenant: z
+    .string()
+    .min(1)
+    .max(64)
+    .regex(/^[\w.-]+$/, 'letters, digits, dot, dash and underscore only')
+    .default('default'),
+  selection: selectionPolicySchema.default({ mode: 'auto' }),
+  /** Milliseconds from now; default: the workflow's (24 hours unless it says otherwise). */
+  deadlineMs: z
+    .number()
+    .int()
+    .positive()
+    .max(maxDeadlineMs, `must be at most ${maxDeadlineMs} (366 days)`)
+    .optional(),
+  label: z.string().max(200).optional(),
+  batchId: z.string().max(100).optional(),
+  source: z.enum(jobSources).default('cli'),
+  idempotencyKey: z.string().min(1).max(200).optional(),
+  callbackUrl: z.url().optional(),
+});
+export type SubmitJobRequest = z.input<typeof submitJobRequestSchema>;
+
+/** A request the engine refuses, with what is wrong and where. */
+export class JobRequestError extends Error {
+  override readonly name = 'JobRequestError';
+  constructor(
+    message: string,
+    readonly status: 400 | 404 | 409 = 400,
+  ) {
+    super(message);
+  }
+}
+
+function describeIssues(error: z.ZodError, prefix: string): string {
+  return error.issues
+    .map(
+      (issue) =>
+        `${[prefix, ...issue.path.map(String)].filter(Boolean).join('.') || '(root)'}: ${issue.message}`,
+    )
+    .join('; ');
+}
+
+export async function submitJob(
+  deps: EngineDeps,
+  request: SubmitJobRequest,
+): Promise<{ job: Job; created: boolean }> {
+  const parsed = submitJobRequestSchema.safeParse(request);
+  if (!parsed.success) throw new JobRequestError(describeIssues(parsed.error, ''));
+  const req = parsed.data;
+  const workflow = deps.workflows.get(req.workflow);
+  if (!workflow) {
+    throw new JobRequestError(
+      `unknown workflow "${req.workflow}"; known workflows: ${[...deps.workflows.keys()].join(', ')}`,
+    );
+  }
+  const input = workflow.input.safeParse(req.input);
+  if (!input.success)
+    throw new JobRequestError(`invalid input for ${workflow.name}: ${describeIssues(input.error, 'input')}`);
+
+  if (req.callbackUrl !== undefined) {
+    if (!deps.callbacks) throw new JobRequestError('callbackUrl: callbacks are not set up on this backend');
+    try {
+      checkCallbackUrl(req.callbackUrl, deps.callbacks.policy);
+    } catch (error) {
+      if (error instanceof CallbackUrlRefused) throw new JobRequestError(error.message);
+      throw error;
+    }
+  }
+
+  if (req.idempotencyKey) {
+    const existing = await deps.store.findByIdempotencyKey(req.tenant, req.idempotencyKey);
+    if (existing) {
+      // A retried request gets its job back; another request reusing the key is a mistake to report.
+      const same =
+        existing.workflow === workflow.name &&
+        (await storedInputJson(deps, existing)) === JSON.stringify(input.data);
+      if (!same) {
+        throw new JobRequestError(
+          `idempotency key ${JSON.stringify(req.idempotencyKey)} was used for job ${existing.id} with a different request (${existing.workflow}); use a new key for a new request`,
+          409,
+        );
+      }
+      return { job: existing, created: false };
+    }
+  }
+
+  const now = deps.clock.now();
+  const id = ulid(now);
+  // The outbox entry first: a crash before the job exists leaves an entry the sender drops; a job
+  // without its entry would lose its callback.
+  if (req.callbackUrl !== undefined) await deps.callbacks?.outbox.add(id, now);
+  const serialized = JSON.stringify(input.data);
+  let jobInput: Job['input'] = { inline: input.data };
+  if (Buffer.byteLength(serialized) > inlineInputLimitBytes) {
+    await deps.reports.put(inputKey(id), serialized, 'application/json');
+    jobInput = { ref: inputKey(id) };
+  }
+  const first = workflow.start
+    ? workflow.steps.find((step) => step.name === workflow.start?.(input.data))
+    : workflow.steps[0];
+  if (!first) throw new JobRequestError(`workflow ${workflow.name} has no step to start this input at`);
+  const job: Job = {
+    id,
+    workflow: workflow.name,
+    workflowVersion: workflow.version,
+    tenant: req.tenant,
+    status: 'QUEUED',
+    step: first.name,
+    version: 1,
+    input: jobInput,
+    label: req.label,
+    context: {},
+    selection: req.selection as SelectionPolicy,
+    selections: {},
+    attempts: 0,
+    polls: 0,
+    intents: {},
+    nextRunAt: now,
+    deadlineAt: now + (req.deadlineMs ?? workflow.defaultDeadlineMs ?? defaultDeadlineMs),
+    usage: emptyUsage(),
+    outputs: [],
+    batchId: req.batchId,
+    source: req.source as JobSource,
+    idempotencyKey: req.idempotencyKey,
+    callbackUrl: req.callbackUrl,
+    createdAt: now,
+    updatedAt: now,
+  };
+  const stored = await deps.store.create(job);
+  if (!stored.created && req.callbackUrl !== undefined)
+    await deps.callbacks?.outbox.remove({ jobId: id, dueAt: now });
+  // A crash between create and send is healed by the sweeper: the job is due now.
+  if (stored.created) await deps.queue.send({ jobId: job.id, version: job.version }, 0);
+  deps.onJobChange?.(stored.job);
+  return stored;
+}
+
+/** The job's input as JSON, from its record or the report store; undefined when it cannot be read. */
+async function storedInputJson(deps: EngineDeps, job: Job): Promise<string | undefined> {
+  if ('inline' in job.input) return JSON.stringify(job.input.inline);
+  const stored = await deps.reports.get(job.input.ref);
+  return stored ? Buffer.from(stored.body).toString('utf8') : undefined;
+}
+
+async function mustGet(deps: EngineDeps, jobId: string): Promise<Job> {
+  const job = await deps.store.get(jobId);
+  if (!job) throw new JobRequestError(`no job ${jobId}`, 404);
+  return job;
+}
+
+/** Answer a job that awaits a selection with the ids of the chosen options. */
+export async function answerSelection(
+  deps: EngineDeps,
+  jobId: string,
+  selectedOptionIds: readonly string[],
+): Promise<Job> {
+  const job = await mustGet(deps, jobId);
+  const workflow = deps.workflows.get(job.workflow);
+  if (!workflow) throw new JobRequestError(`job ${jobId} belongs to unknown workflow "${job.workflow}"`, 409);
+  let next: Job;
+  try {
+    next = applySelection(workflow, job, selectedOptionIds, deps.clock.now());
+  } catch (error) {
+    if (error instanceof SelectionRefused)
+      throw new JobRequestError(error.message, job.status === 'AWAITING_INPUT' ? 400 : 409);
+    throw error;
+  }
+  if (!(await deps.store.commit(next, job.version))) {
+    throw new JobRequestError(`job ${jobId} changed while answering; look at it again`, 409);
+  }
+  deps.onJobChange?.(next);
+  await deps.queue.send(
+    { jobId: next.id, version: next.version },
+    Math.max(0, next.nextRunAt - deps.clock.now()),
+  );
+  return next;
+}
+
+/** Cancel a job in any non-terminal status. */
+export async function cancelJob(deps: EngineDeps, jobId: string): Promise<Job> {
+  for (let tries = 0; tries < 5; tries++) {
+    const job = await mustGet(deps, jobId);
+    if (isTerminal(job.status)) throw new JobRequestError(`job ${jobId} is already ${job.status}`, 409);
+    const now = deps.clock.now();
+    const next: Job = {
+      ...job,
+      status: 'CANCELLED',
+      version: job.version + 1,
+      updatedAt: now,
+      finishedAt: now,
+      pending: undefined,
+      expiresAt: Math.floor(now / 1000) + 30 * 24 * 3600,
+    };
+    if (await deps.store.commit(next, job.version)) {
+      deps.onJobChange?.(next);
+      return next;
+    }
+  }
+  throw new JobRequestError(`job ${jobId} keeps changing; try cancelling again`, 409);
+}

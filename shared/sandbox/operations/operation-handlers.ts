@@ -1,0 +1,24 @@
+/**
+ * Every catalogue operation's handler, one table. The type makes sure none is missing.
+ */
+import { createChatOperations } from './chat';
+import type { OperationHandlers, RegistryFactory } from './contract';
+import { createDisclosureOperations } from './disclosure';
+import { createFindSolutionOperations } from './find-solution';
+import { createMaterialsOperations } from './materials';
+import { createNoveltyOperations } from './novelty';
+import { createPatentCountOperations } from './patent-count';
+import { createPreResearchOperations } from './pre-research';
+
+/** Fresh handlers (one set per sandbox), keeping their records in registries made by `registry`. */
+export function createOperationHandlers(registry: RegistryFactory): OperationHandlers {
+  return {
+    ...createChatOperations(registry),
+    ...createFindSolutionOperations(registry),
+    ...createDisclosureOperations(registry),
+    ...createMaterialsOperations(registry),
+    ...createPreResearchOperations(registry),
+    ...createNoveltyOperations(registry),
+    ...createPatentCountOperations(),
+  };
+}

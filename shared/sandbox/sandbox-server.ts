@@ -1,0 +1,755 @@
+/**
+ * The request pipeline of the sandbox: admin endpoints, download links, and for every catalogue
+ * operation: route → key → group → QPS → quota → faults → body validation → handler → answer,
+ * each call written to the ledger.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { catalogue, type OperationEntry, type OperationId } from '../openplatform/catalogue';
+import { loadShapeTables, operationSchemasFrom } from '../openplatform/operation-schemas';
+import type { OperationRow } from '../openplatform/operation-types';
+import { allOperations } from '../openplatform/operations';
+import { requestSchemas } from '../openplatform/schemas/requests';
+import {
+  billedUnitsByOperation,
+  defaultTaskDuration,
+  defaultTaskDurations,
+  MAX_BODY_BYTES,
+  PlatformCode,
+} from './constants';
+import { DownloadLinks } from './download-links';
+import { streamFrames, writeEventStream } from './event-stream';
+import { FaultController, type FaultDecision } from './fault-controller';
+import type { FaultRule } from './fault-rules';
+import {
+  type BodyDamage,
+  errorEnvelope,
+  okEnvelope,
+  resetConnection,
+  writeGatewayError,
+  writeJson,
+  writeStorageError,
+} from './http-answers';
+import { KeyGate, type KeyState } from './key-gate';
+import { Ledger, type LedgerEntry } from './ledger';
+import type {
+  OperationContext,
+  OperationHandler,
+  OperationHandlers,
+  OperationOutcome,
+} from './operations/contract';
+import { type StreamVariant, streamVariants } from './operations/contract';
+import { type GenericRequest, genericAnswer } from './operations/generic';
+import { createOperationHandlers } from './operations/operation-handlers';
+import type { ResolvedOptions } from './options';
+import { invalidParameter, SandboxRejection } from './sandbox-rejection';
+import { SandboxState, type SandboxStateReport } from './sandbox-state';
+import { hashText, SeededRandom, stableJson } from './seeded';
+import type { Stage } from './stages';
+import { formatIssues } from './validation-messages';
+
+export const STREAM_VARIANT_HEADER = 'x-sandbox-stream-variant';
+
+type Draft = Omit<LedgerEntry, 'seq'>;
+
+export class SandboxServer {
+  readonly ledger = new Ledger();
+  readonly faults: FaultController;
+  private readonly gate: KeyGate;
+  private readonly links: DownloadLinks;
+  private readonly state: SandboxState;
+  private readonly handlers: OperationHandlers;
+  private readonly routes = new Map<string, OperationRow>();
+  /** Operations whose path has `{parameters}`: matched by pattern after the exact routes. */
+  private readonly templated: { method: string; pattern: RegExp; names: string[]; row: OperationRow }[] = [];
+  /** Correlation ids: apart from resource ids, so answering a poll changes nothing durable. */
+  private readonly correlationIds: SeededRandom;
+  private readonly closing = new AbortController();
+  /** What starting on the state file found; undefined without one. */
+  readonly stateReport: SandboxStateReport | undefined;
+  /** The port the state file's earlier sandbox listened on, if any. */
+  readonly previousPort: number | undefined;
+  /** Set once listening; links are built from it. */
+  baseUrl = '';
+
+  /** Takes the state file and loads it when there is one (throws when another sandbox holds it). */
+  constructor(private readonly options: ResolvedOptions) {
+    this.faults = new FaultController(options.faults, options.seed);
+    this.gate = new KeyGate(options.keys);
+    this.links = new DownloadLinks({
+      ttlMs: options.linkTtlMs,
+      now: options.now,
+      baseUrl: () => this.baseUrl,
+    });
+    this.state = new SandboxState({
+      seed: options.seed,
+      idSalt: options.idSalt,
+      now: options.now,
+      links: this.links,
+      gate: this.gate,
+      stateFile: options.stateFile,
+    });
+    this.handlers = createOperationHandlers((name, field, schema) =>
+      this.state.registry(name, field, schema),
+    );
+    const opened = this.state.open();
+    this.stateReport = opened?.report;
+    this.previousPort = opened?.previousPort;
+    this.correlationIds = SeededRandom.from(options.seed, 'correlation', options.idSalt, this.state.starts);
+    for (const row of allOperations()) {
+      const names = [...row.path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1] as string);
+      if (names.length === 0) {
+        this.routes.set(`${row.method} ${row.path}`, row);
+        continue;
+      }
+      const source = row.path
+        .split(/\{[^}]+\}/)
+        .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+        .join('([^/]+)');
+      this.templated.push({ method: row.method, pattern: new RegExp(`^${source}$`), names, row });
+    }
+  }
+
+  /** @internal The sandbox listens on `port` (the state file notes it). */
+  listening(port: number): void {
+    this.state.listening(port);
+  }
+
+  /** @internal Stop at once: injected latencies still pending end, and their requests get no answer. */
+  shutdown(): void {
+    this.closing.abort();
+  }
+
+  /** @internal Give the state file up; call once no request is being handled. */
+  release(): void {
+    this.state.close();
+  }
+
+  /** Wait an injected latency (wall clock); false when the sandbox closed meanwhile. */
+  private async delay(ms: number): Promise<boolean> {
+    if (this.closing.signal.aborted) return false;
+    if (ms <= 0) return true;
+    try {
+      await sleep(ms, undefined, { signal: this.closing.signal });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Answer one HTTP request. Never throws. */
+  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const correlationId = this.correlationIds.uuid();
+    res.setHeader('x-correlation-id', correlationId);
+    const url = new URL(req.url ?? '/', 'http://sandbox.invalid');
+    try {
+      if (url.pathname === '/__sandbox' || url.pathname.startsWith('/__sandbox/'))
+        await this.admin(req, res, url);
+      else if (url.pathname.startsWith('/files/')) await this.download(req, res, url, correlationId);
+      else await this.operation(req, res, url, correlationId);
+    } catch (error) {
+      this.options.logger?.(
+        `sandbox internal error on ${req.method} ${url.pathname}: ${(error as Error).stack ?? error}`,
+      );
+      try {
+        this.state.commit();
+      } catch {
+        // Tried again with the next request.
+      }
+      if (!res.headersSent) writeJson(res, 500, errorEnvelope(500, 'sandbox internal error'));
+      else res.destroy();
+    }
+  }
+
+  // --- operations ---
+
+  private async operation(
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    correlationId: string,
+  ): Promise<void> {
+    const now = this.options.now();
+    const started = performance.now();
+    const routed = this.route(req.method ?? 'GET', url.pathname);
+    const operation = routed?.row;
+    const draft: Draft = {
+      time: now,
+      operationId: operation?.operationId ?? 'unknown',
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      httpStatus: 0,
+      errorCode: 0,
+      outcome: 'ok',
+      billedUnits: 0,
+      correlationId,
+      created: false,
+    };
+    const done = (patch: Partial<Draft>) => {
+      const entry = this.ledger.record({ ...draft, ...patch });
+      this.log(entry, performance.now() - started);
+    };
+    const reject = (rejection: SandboxRejection, damage?: BodyDamage, patch: Partial<Draft> = {}) => {
+      this.state.commit();
+      writeJson(
+        res,
+        rejection.httpStatus,
+        errorEnvelope(rejection.code, rejection.message),
+        rejection.headers,
+        damage,
+      );
+      done({ httpStatus: rejection.httpStatus, errorCode: rejection.code, outcome: 'rejected', ...patch });
+    };
+
+    if (!operation) {
+      await drain(req);
+      reject(
+        new SandboxRejection(404, PlatformCode.notFound, `path not found: ${req.method} ${url.pathname}`),
+      );
+      return;
+    }
+    let key: KeyState;
+    let raw: string;
+    try {
+      key = this.gate.identify(req.headers.authorization, url.searchParams.get('apikey'));
+      draft.keyFingerprint = key.fingerprint;
+      this.gate.checkGroup(key, { group: operation.group, ref: operation.shortId ?? operation.operationId });
+      this.gate.admit(key, now);
+      this.gate.charge(key);
+      raw = await readBody(req);
+    } catch (error) {
+      if (!(error instanceof SandboxRejection)) {
+        // The caller went away before its request arrived whole: a call, not a sandbox failure.
+        if (!req.destroyed) throw error;
+        this.state.commit();
+        done({ outcome: 'abandoned' });
+        return;
+      }
+      await drain(req);
+      reject(error);
+      return;
+    }
+
+    const decision = this.faults.decide({ operationId: operation.operationId, stream: operation.stream });
+    if (!(await this.delay(decision.latencyMs))) {
+      this.state.commit();
+      return;
+    }
+    if (this.faultBeforeWork(res, decision, done)) return;
+    let outcome: OperationOutcome<OperationId> | GenericOutcome;
+    try {
+      if (!operation.workflow) {
+        const input = await this.parseGenericInput(operation, req, url, raw, routed.pathValues);
+        draft.bodyHash = hashText(stableJson(input));
+        outcome = await this.runGeneric(operation, input);
+      } else {
+        const entry = catalogue[operation.operationId as OperationId];
+        const input = this.parseInput(entry, url, raw);
+        draft.bodyHash = hashText(stableJson(input));
+        const variant = this.variantHeader(req);
+        outcome = this.run(entry, input, key.fingerprint, now);
+        if (outcome.kind === 'stream')
+          outcome.plan.defaultVariant = variant ?? decision.streamVariant ?? outcome.plan.defaultVariant;
+      }
+    } catch (error) {
+      if (!(error instanceof SandboxRejection)) throw error;
+      this.state.commit();
+      const fault = afterWorkFault(decision, false);
+      if (fault?.kind === 'reset') {
+        resetConnection(res);
+        done({ errorCode: error.code, outcome: 'fault', fault: 'reset' });
+      } else if (fault?.kind === 'truncated' || fault?.kind === 'malformed') {
+        reject(error, fault.kind, { outcome: 'fault', fault: fault.kind });
+      } else reject(error);
+      return;
+    }
+
+    // The work is done: a create created something, whatever happens to the answer now. It is on
+    // disk (with a state file) before any answer goes out.
+    this.state.commit();
+    const created = operation.effect === 'create';
+    const resource = outcome.resourceId ? { resourceId: outcome.resourceId } : {};
+    const fault = afterWorkFault(decision, outcome.kind === 'stream' || outcome.kind === 'events');
+    const faultPatch = fault ? { outcome: 'fault' as const, fault: fault.kind } : {};
+    if (fault?.kind === 'reset') {
+      resetConnection(res);
+      done({ created, ...resource, ...faultPatch });
+      return;
+    }
+    if (outcome.kind === 'json' || outcome.kind === 'answer') {
+      const units = billedUnitsByOperation[operation.operationId as OperationId] ?? 1;
+      const damage = fault?.kind === 'truncated' || fault?.kind === 'malformed' ? fault.kind : undefined;
+      const body = outcome.kind === 'json' ? okEnvelope(outcome.data) : outcome.body;
+      writeJson(res, 200, body, { 'x-openapi-amount': String(units) }, damage);
+      done({ httpStatus: 200, billedUnits: units, created, ...resource, ...faultPatch });
+      return;
+    }
+    if (outcome.kind === 'events') {
+      res.writeHead(200, {
+        'content-type': 'text/event-stream;charset=UTF-8',
+        'cache-control': 'no-cache',
+        'x-openapi-amount': '1',
+      });
+      done({ httpStatus: 200, billedUnits: 1, created, ...faultPatch });
+      const frames = outcome.events.map((event) => `data: ${JSON.stringify(okEnvelope(event))}\n\n`);
+      if (fault) {
+        // A stream spoiled after its first frame: the reader must notice the missing end.
+        res.write(frames[0] ?? '', () => res.socket?.destroy());
+        return;
+      }
+      res.end(frames.join(''));
+      return;
+    }
+
+    // A stream: the answer's length is known up front, so its cost is too.
+    const plan = outcome.plan;
+    const units = 1 + Math.floor((plan.tokens.input + plan.tokens.output) / 1000);
+    res.writeHead(200, {
+      'content-type': 'text/event-stream;charset=UTF-8',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+      'x-openapi-amount': String(units),
+    });
+    done({ httpStatus: 200, billedUnits: units, created, ...resource, ...faultPatch });
+    const { frames, content } = streamFrames(plan, plan.defaultVariant, Math.floor(now / 1000));
+    const streamFault = fault ? { kind: fault.kind, afterChunks: fault.afterChunks ?? 2 } : undefined;
+    await writeEventStream(res, frames, content, {
+      chunkDelayMs: this.options.streamChunkDelayMs,
+      ...(streamFault ? { fault: streamFault } : {}),
+    });
+  }
+
+  /** Faults that answer instead of the platform (nothing is done upstream). True when one did. */
+  private faultBeforeWork(
+    res: ServerResponse,
+    decision: FaultDecision,
+    done: (patch: Partial<Draft>) => void,
+  ): boolean {
+    const fault = decision.outcome;
+    if (!fault) return false;
+    // The call counted against the key's quota, whatever the fault answers.
+    this.state.commit();
+    switch (fault.kind) {
+      case 'throttle-429': {
+        const headers = { 'retry-after': String(fault.retryAfterSeconds ?? 1) };
+        writeJson(
+          res,
+          429,
+          errorEnvelope(PlatformCode.throttled, 'Too Many Requests (sandbox fault)'),
+          headers,
+        );
+        done({ httpStatus: 429, errorCode: PlatformCode.throttled, outcome: 'fault', fault: fault.kind });
+        return true;
+      }
+      case 'throttle-200':
+        writeJson(
+          res,
+          200,
+          errorEnvelope(PlatformCode.throttled, 'calls exceed the QPS limit (sandbox fault)'),
+        );
+        done({ httpStatus: 200, errorCode: PlatformCode.throttled, outcome: 'fault', fault: fault.kind });
+        return true;
+      case 'busy':
+        writeJson(
+          res,
+          200,
+          errorEnvelope(PlatformCode.busy, 'service error, please try again later (sandbox fault)'),
+        );
+        done({ httpStatus: 200, errorCode: PlatformCode.busy, outcome: 'fault', fault: fault.kind });
+        return true;
+      case 'http-5xx': {
+        const status = fault.httpStatus ?? 503;
+        writeGatewayError(res, status);
+        done({ httpStatus: status, outcome: 'fault', fault: fault.kind });
+        return true;
+      }
+      case 'reset':
+        if (fault.when === 'after') return false;
+        resetConnection(res);
+        done({ outcome: 'fault', fault: fault.kind });
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  private parseInput(operation: OperationEntry, url: URL, raw: string): unknown {
+    let input: unknown;
+    if (operation.method === 'GET') {
+      const query = Object.fromEntries([...url.searchParams].filter(([name]) => name !== 'apikey'));
+      input = query;
+    } else {
+      try {
+        input = raw.trim() === '' ? {} : JSON.parse(raw);
+      } catch (error) {
+        throw invalidParameter(`the body is not valid JSON (${(error as Error).message})`);
+      }
+    }
+    return input;
+  }
+
+  /** The operation a request is for, with the values of its path's `{parameters}`. */
+  private route(method: string, pathname: string) {
+    const exact = this.routes.get(`${method} ${pathname}`);
+    if (exact) return { row: exact, pathValues: {} as Record<string, string> };
+    for (const candidate of this.templated) {
+      if (candidate.method !== method) continue;
+      const match = candidate.pattern.exec(pathname);
+      if (!match) continue;
+      const pathValues: Record<string, string> = {};
+      candidate.names.forEach((name, index) => {
+        pathValues[name] = decodeURIComponent(match[index + 1] ?? '');
+      });
+      return { row: candidate.row, pathValues };
+    }
+    return undefined;
+  }
+
+  /** A catalogue operation's parameters (query, path, headers) and body, as the client sends them. */
+  private async parseGenericInput(
+    row: OperationRow,
+    req: IncomingMessage,
+    url: URL,
+    raw: string,
+    pathValues: Record<string, string>,
+  ): Promise<GenericRequest> {
+    const parameters: Record<string, unknown> = {};
+    for (const declared of row.parameters) {
+      if (declared.in === 'path') parameters[declared.name] = pathValues[declared.name];
+      else if (declared.in === 'header') {
+        const value = req.headers[declared.name.toLowerCase()];
+        if (value !== undefined) parameters[declared.name] = Array.isArray(value) ? value[0] : value;
+      }
+    }
+    for (const [name, value] of url.searchParams) {
+      if (name === 'apikey') continue;
+      const previous = parameters[name];
+      parameters[name] =
+        previous === undefined ? value : Array.isArray(previous) ? [...previous, value] : [previous, value];
+    }
+    if (row.bodyEncoding === 'none') return { parameters, body: undefined };
+    if (row.bodyEncoding === 'multipart') {
+      const contentType = String(req.headers['content-type'] ?? '');
+      if (!contentType.startsWith('multipart/form-data')) {
+        throw invalidParameter(
+          `${row.operationId} takes multipart/form-data, not "${contentType || 'nothing'}"`,
+        );
+      }
+      let form: FormData;
+      try {
+        form = await new Response(Buffer.from(raw, 'latin1'), {
+          headers: { 'content-type': contentType },
+        }).formData();
+      } catch (error) {
+        throw invalidParameter(`the multipart body is not readable (${(error as Error).message})`);
+      }
+      const body: Record<string, unknown> = {};
+      for (const [name, value] of form) body[name] = typeof value === 'string' ? value : value.name;
+      return { parameters, body };
+    }
+    try {
+      const body: unknown = raw.trim() === '' ? {} : JSON.parse(raw);
+      if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+        throw invalidParameter('the body must be a JSON object');
+      }
+      return { parameters, body: body as Record<string, unknown> };
+    } catch (error) {
+      if (error instanceof SandboxRejection) throw error;
+      throw invalidParameter(`the body is not valid JSON (${(error as Error).message})`);
+    }
+  }
+
+  /** Check a catalogue operation's request against its schemas and generate its answer. */
+  private async runGeneric(row: OperationRow, input: GenericRequest): Promise<GenericOutcome> {
+    const tables = await loadShapeTables();
+    const schemas = operationSchemasFrom(tables, row);
+    const parameters = schemas.parameters.safeParse(input.parameters);
+    if (!parameters.success) throw invalidParameter(`invalid parameter: ${formatIssues(parameters.error)}`);
+    if (schemas.body) {
+      const body = schemas.body.safeParse(input.body ?? {});
+      if (!body.success) throw invalidParameter(`invalid parameter: ${formatIssues(body.error)}`);
+    }
+    const shapes = tables.operationShapes[row.operationId];
+    if (!shapes) throw new Error(`no shapes for ${row.operationId}`);
+    const request = { parameters: parameters.data, body: input.body };
+    const data = genericAnswer(this.options.seed, row, request, tables.definitions, shapes.data);
+    if (row.stream) {
+      // A pipeline's events: working, then the finished result.
+      const last = data as Record<string, unknown>;
+      const working = { ...last, status: 'PROCESSING', content: undefined };
+      return { kind: 'events', events: [working, { ...last, status: 'FINISH' }] };
+    }
+    if (row.answer === 'envelope') return { kind: 'answer', body: okEnvelope(data) };
+    if (row.answer === 'flat')
+      return { kind: 'answer', body: { ...(data as object), status: true, error_code: 0 } };
+    return { kind: 'answer', body: data };
+  }
+
+  private variantHeader(req: IncomingMessage): StreamVariant | undefined {
+    const value = req.headers[STREAM_VARIANT_HEADER];
+    if (value === undefined) return undefined;
+    const text = Array.isArray(value) ? value[0] : value;
+    if (!streamVariants.includes(text as StreamVariant)) {
+      throw invalidParameter(`${STREAM_VARIANT_HEADER}: must be one of ${streamVariants.join(', ')}`);
+    }
+    return text as StreamVariant;
+  }
+
+  /** Validate the input with the operation's request schema and call its handler. */
+  private run(
+    operation: OperationEntry,
+    input: unknown,
+    owner: string,
+    now: number,
+  ): OperationOutcome<OperationId> {
+    const id = operation.operationId as OperationId;
+    const parsed = requestSchemas[id].safeParse(input);
+    if (!parsed.success) throw invalidParameter(`invalid parameter: ${formatIssues(parsed.error)}`);
+    const handler = this.handlers[id] as OperationHandler<OperationId>;
+    return handler(parsed.data as never, this.context(owner, now));
+  }
+
+  private context(owner: string, now: number): OperationContext {
+    return {
+      now,
+      owner,
+      seed: this.options.seed,
+      newId: (shape = 'hex') => this.state.newId(shape),
+      startStage: (startedBy, salt, fails): Stage => ({
+        startedBy,
+        startedAt: now,
+        durationMs: this.durationOf(startedBy, salt),
+        fails,
+      }),
+      publish: (documentKey, document) => this.links.publish(documentKey, document),
+    };
+  }
+
+  /** `taskDurations[op]`, else `defaultTaskDuration`, else the built-in default; mean ± spread, seeded. */
+  private durationOf(operationId: OperationId, salt: string): number {
+    const duration =
+      this.options.taskDurations[operationId] ??
+      this.options.defaultTaskDuration ??
+      defaultTaskDurations[operationId] ??
+      defaultTaskDuration;
+    const draw = SeededRandom.from(this.options.seed, 'duration', operationId, salt).next();
+    // Skewed: the square of a uniform draw puts most tasks near the short end, a few near the long one.
+    const position = duration.shape === 'skewed' ? 2 * draw * draw - 1 : 2 * draw - 1;
+    return Math.max(0, Math.round(duration.meanMs + position * duration.spreadMs));
+  }
+
+  // --- download links ---
+
+  private async download(
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    correlationId: string,
+  ): Promise<void> {
+    const now = this.options.now();
+    const started = performance.now();
+    const draft: Draft = {
+      time: now,
+      operationId: 'download',
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      httpStatus: 0,
+      errorCode: 0,
+      outcome: 'ok',
+      billedUnits: 0,
+      correlationId,
+      created: false,
+    };
+    const done = (patch: Partial<Draft>) =>
+      this.log(this.ledger.record({ ...draft, ...patch }), performance.now() - started);
+    await drain(req);
+    const decision = this.faults.decide({ operationId: 'download', stream: false });
+    if (!(await this.delay(decision.latencyMs))) return;
+    const fault = decision.outcome;
+    if (fault?.kind === 'throttle-429') {
+      writeStorageError(res, 429, 'SlowDown', 'Please reduce your request rate.', {
+        'retry-after': String(fault.retryAfterSeconds ?? 1),
+      });
+      done({ httpStatus: 429, outcome: 'fault', fault: fault.kind });
+      return;
+    }
+    if (fault?.kind === 'http-5xx') {
+      writeStorageError(res, fault.httpStatus ?? 503, 'ServiceUnavailable', 'Please try again.');
+      done({ httpStatus: fault.httpStatus ?? 503, outcome: 'fault', fault: fault.kind });
+      return;
+    }
+    if (fault?.kind === 'reset') {
+      resetConnection(res);
+      done({ outcome: 'fault', fault: fault.kind });
+      return;
+    }
+    const [, , token = '', name = ''] = url.pathname.split('/');
+    const opened =
+      req.method === 'GET'
+        ? await this.links.open(token, decodeURIComponent(name))
+        : { kind: 'missing' as const };
+    if (opened.kind === 'expired') {
+      writeStorageError(res, 403, 'AccessDenied', 'Request has expired');
+      done({ httpStatus: 403, outcome: 'rejected' });
+      return;
+    }
+    if (opened.kind === 'missing') {
+      writeStorageError(res, 404, 'NoSuchKey', 'The specified key does not exist.');
+      done({ httpStatus: 404, outcome: 'rejected' });
+      return;
+    }
+    res.writeHead(200, {
+      'content-type': opened.contentType,
+      'content-length': String(opened.body.length),
+      'content-disposition': `attachment; filename="${opened.fileName}"`,
+    });
+    if (fault?.kind === 'truncated') {
+      res.write(opened.body.subarray(0, Math.floor(opened.body.length / 2)), () => res.socket?.destroy());
+      done({ httpStatus: 200, outcome: 'fault', fault: fault.kind });
+      return;
+    }
+    res.end(opened.body);
+    done({ httpStatus: 200 });
+  }
+
+  // --- admin ---
+
+  private async admin(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    const route = `${req.method} ${url.pathname.replace(/\/+$/, '')}`;
+    const answer = (status: number, body: unknown) => writeJson(res, status, body);
+    switch (route) {
+      case 'GET /__sandbox/health':
+        await drain(req);
+        answer(200, {
+          status: 'ok',
+          url: this.baseUrl,
+          operations: allOperations().length,
+          now: this.options.now(),
+        });
+        return;
+      case 'GET /__sandbox/ledger': {
+        await drain(req);
+        const since = Number(url.searchParams.get('since') ?? 0);
+        answer(200, {
+          summary: this.ledger.summary(),
+          duplicateCreateGroups: this.ledger.duplicateCreateGroups(),
+          entries: this.ledger.entries().filter((entry) => entry.seq > since),
+        });
+        return;
+      }
+      case 'DELETE /__sandbox/ledger':
+        await drain(req);
+        this.ledger.clear();
+        answer(200, { summary: this.ledger.summary() });
+        return;
+      case 'GET /__sandbox/faults':
+        await drain(req);
+        answer(200, { rules: this.faults.rules() });
+        return;
+      case 'POST /__sandbox/faults':
+      case 'PUT /__sandbox/faults': {
+        let body: unknown;
+        try {
+          body = JSON.parse((await readBody(req)) || 'null');
+        } catch {
+          answer(400, { error: 'the body is not valid JSON' });
+          return;
+        }
+        const wrapped = body !== null && typeof body === 'object' && !Array.isArray(body) && 'rules' in body;
+        const rules = (
+          wrapped ? (body as { rules: unknown }).rules : Array.isArray(body) ? body : [body]
+        ) as FaultRule[];
+        const replace = route.startsWith('PUT') || url.searchParams.get('replace') === 'true';
+        try {
+          if (replace) this.faults.set(rules);
+          else {
+            const current = this.faults.rules();
+            this.faults.set([...current, ...rules]);
+          }
+        } catch (error) {
+          answer(400, { error: (error as Error).message });
+          return;
+        }
+        answer(200, { rules: this.faults.rules() });
+        return;
+      }
+      case 'DELETE /__sandbox/faults':
+        await drain(req);
+        this.faults.clear();
+        answer(200, { rules: [] });
+        return;
+      default:
+        await drain(req);
+        answer(404, {
+          error: `no admin endpoint ${route}`,
+          endpoints: [
+            'GET /__sandbox/health',
+            'GET|DELETE /__sandbox/ledger',
+            'GET|POST|PUT|DELETE /__sandbox/faults',
+          ],
+        });
+    }
+  }
+
+  private log(entry: LedgerEntry, ms: number): void {
+    const logger = this.options.logger;
+    if (!logger) return;
+    const key = entry.keyFingerprint ? ` key=${entry.keyFingerprint}` : '';
+    const fault = entry.fault ? ` fault=${entry.fault}` : '';
+    logger(
+      `${entry.method} ${entry.path} ${entry.operationId}${key} -> ${entry.httpStatus || (entry.outcome === 'abandoned' ? 'abandoned' : 'reset')} code=${entry.errorCode}${fault} ${ms.toFixed(0)}ms id=${entry.correlationId}`,
+    );
+  }
+}
+
+/** A catalogue operation's answer: the whole body as sent, or the events of a stream. */
+type GenericOutcome =
+  | { kind: 'answer'; body: unknown; resourceId?: undefined }
+  | { kind: 'events'; events: unknown[]; resourceId?: undefined };
+
+type AfterWorkFault = Extract<
+  FaultRule,
+  { kind: 'reset' | 'truncated' | 'malformed' | 'stall-stream' | 'early-end-stream' }
+>;
+
+/** The decided fault that spoils an answer after the work was done, if it applies to this answer. */
+function afterWorkFault(decision: FaultDecision, streaming: boolean): AfterWorkFault | undefined {
+  const fault = decision.outcome;
+  if (!fault) return undefined;
+  switch (fault.kind) {
+    case 'reset':
+      return fault.when === 'after' ? fault : undefined;
+    case 'truncated':
+    case 'malformed':
+      return fault;
+    case 'stall-stream':
+    case 'early-end-stream':
+      return streaming ? fault : undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** The request body as text, refused past MAX_BODY_BYTES. */
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) throw invalidParameter(`the body is larger than ${MAX_BODY_BYTES} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Consume what is left of a request body, so keep-alive connections stay usable. */
+async function drain(req: IncomingMessage): Promise<void> {
+  if (req.readableEnded) return;
+  try {
+    for await (const _ of req) {
+      // discard
+    }
+  } catch {
+    // the client went away; nothing to answer
+  }
+}
