@@ -1,64 +1,11 @@
 /**
  * Turning a finished job into its outputs: result.json (every kept step output, normalised, plus
- * usage), report.md and report.html. Raw HTML in the Markdown (which may come from upstream text)
- * is escaped, never rendered.
+ * usage), report.md and report.html (the page itself is rendered in shared/reports/html.ts).
  */
-import { Marked } from 'marked';
+import { renderHtml } from '../reports/html';
 import type { Job } from './job-record';
 import type { ReportStore } from './ports';
 import type { ReportInput, Workflow } from './workflow';
-
-const escapeHtml = (text: string) =>
-  text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-
-const marked = new Marked({
-  gfm: true,
-  renderer: {
-    html: ({ text }) => escapeHtml(text),
-  },
-});
-
-export function renderHtml(title: string, markdown: string): string {
-  const body = marked.parse(markdown, { async: false });
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)}</title>
-<style>
-body { font: 15px/1.5 system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; color: #1a1a1a; }
-table { border-collapse: collapse; margin: 1rem 0; width: 100%; }
-th, td { border: 1px solid #ccc; padding: .35rem .5rem; text-align: left; vertical-align: top; }
-th { background: #f3f3f3; }
-code { background: #f3f3f3; padding: 0 .2rem; }
-a { color: #0645ad; overflow-wrap: anywhere; }
-p, li, td { overflow-wrap: break-word; }
-h1 { font-size: 1.6rem; line-height: 1.25; }
-@media (max-width: 40rem) {
-  body { font-size: 16px; margin: 1rem auto; padding: 0 .75rem; }
-  h1 { font-size: 1.35rem; }
-  table { display: block; overflow-x: auto; width: auto; max-width: 100%; }
-  th, td { min-width: 4rem; }
-  td:nth-child(2) { min-width: 14rem; }
-}
-@media print {
-  @page { margin: 1.5cm; }
-  body { font: 10.5pt/1.4 Georgia, 'Times New Roman', serif; max-width: none; margin: 0; padding: 0; color: #000; }
-  h1, h2, h3 { break-after: avoid; page-break-after: avoid; }
-  table, tr, img, pre, blockquote { break-inside: avoid; page-break-inside: avoid; }
-  thead { display: table-header-group; }
-  th { background: #eee !important; -webkit-print-color-adjust: exact; print-color-adjust: exact; }
-  a { color: #000; text-decoration: none; }
-  a[href^="http"]::after { content: " (" attr(href) ")"; font-size: 85%; color: #444; }
-}
-</style>
-</head>
-<body>
-${body}</body>
-</html>
-`;
-}
 
 export const stepOutputKey = (jobId: string, outputName: string) =>
   `reports/${jobId}/steps/${outputName}.json`;

@@ -4,7 +4,7 @@
  * operation, so each is read by the names it may carry.
  */
 import type { StreamReference } from '../openplatform/types';
-import { field, plainText } from './markdown';
+import { field, plainText } from '../reports/markdown';
 
 export interface AnswerReference {
   type: string;

@@ -12,7 +12,7 @@ import { defineWorkflow, type ReportInput, type StepContext, stepsFor } from '..
 import { operationSchemas } from '../openplatform/operation-schemas';
 import type { OperationRow, Paging } from '../openplatform/operation-types';
 import { findCatalogueOperation, lookupOperation } from '../openplatform/operations';
-import { blocks, cellText, count, heading, inline, shorten, table } from './markdown';
+import { blocks, cellText, count, heading, inline, shorten, table } from '../reports/markdown';
 
 /** Pages followed when the input does not say. */
 export const DEFAULT_MAX_PAGES = 10;

@@ -7,8 +7,8 @@
 import { z } from 'zod';
 import type { RetryPolicy } from '../engine/policies';
 import { defineWorkflow, type ReportInput, stepsFor } from '../engine/workflow';
+import { blocks, count, heading, inline, paragraphs, shorten, table, webLink } from '../reports/markdown';
 import { answerReferences } from './answer-references';
-import { blocks, count, heading, inline, paragraphs, shorten, table, webLink } from './markdown';
 import { contextString, outputOf, streamOutputOf } from './step-data';
 import { readTextDocument } from './text-input';
 

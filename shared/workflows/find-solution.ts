@@ -11,7 +11,7 @@ import type { SelectionOption } from '../engine/job-record';
 import type { PollPolicy, RetryPolicy } from '../engine/policies';
 import { defineWorkflow, type ReportInput, stepsFor } from '../engine/workflow';
 import type { DataOf } from '../openplatform/schemas/responses';
-import { blocks, bullets, heading, inline, paragraphs, plainText, shorten, table } from './markdown';
+import { blocks, bullets, heading, inline, paragraphs, plainText, shorten, table } from '../reports/markdown';
 import { mindMapNodes } from './mind-map';
 import { chosenRecommendations, recommendationOptions } from './recommendations';
 import {

@@ -15,8 +15,8 @@ import {
   stepsFor,
   type Workflow,
 } from '../engine/workflow';
+import { blocks, count, heading, inline, paragraphs, shorten, table, webLink } from '../reports/markdown';
 import { answerReferences } from './answer-references';
-import { blocks, count, heading, inline, paragraphs, shorten, table, webLink } from './markdown';
 import { streamOutputOf } from './step-data';
 import { readTextDocument } from './text-input';
 

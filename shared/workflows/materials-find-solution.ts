@@ -27,7 +27,7 @@ import {
   recordsTable,
   shorten,
   table,
-} from './markdown';
+} from '../reports/markdown';
 import { leafNodes, type MindMapNode, mindMapNodes } from './mind-map';
 import { chosenRecommendations, recommendationOptions } from './recommendations';
 import {

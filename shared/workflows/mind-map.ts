@@ -3,7 +3,7 @@
  * cells, nodes carrying `data.node_id` and edges joining `source.cell` to `target.cell`. The reports
  * want the nodes in order with their depth (0 the problem, 1 a route, 2 a solution).
  */
-import { plainText } from './markdown';
+import { plainText } from '../reports/markdown';
 
 /** The fields of a mind-map cell the reports read (both operations' cells fit it). */
 export interface MindMapCell {

@@ -13,7 +13,17 @@ import type { PollPolicy, RetryPolicy } from '../engine/policies';
 import { defineWorkflow, type ReportInput, stepsFor } from '../engine/workflow';
 import type { RequestOf } from '../openplatform/schemas/requests';
 import type { DataOf } from '../openplatform/schemas/responses';
-import { blocks, count, fileLink, heading, inline, paragraphs, score, shorten, table } from './markdown';
+import {
+  blocks,
+  count,
+  fileLink,
+  heading,
+  inline,
+  paragraphs,
+  score,
+  shorten,
+  table,
+} from '../reports/markdown';
 import {
   attachmentPath,
   chosen,

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { defineWorkflow, type ReportInput, stepsFor } from '../engine/workflow';
-import { blocks, count, heading, inline, shorten, table } from './markdown';
+import { blocks, count, heading, inline, shorten, table } from '../reports/markdown';
 import { outputOf } from './step-data';
 import { readTextDocument } from './text-input';
 

@@ -22,7 +22,7 @@ import {
   recordsTable,
   shorten,
   table,
-} from './markdown';
+} from '../reports/markdown';
 import { attachmentPath, contextString, outputOf, requireOutput, untilDone, wordState } from './step-data';
 import { readTextDocument } from './text-input';
 

@@ -4,7 +4,7 @@
  * ai73-3).
  */
 import type { SelectionOption } from '../engine/job-record';
-import { plainText, shorten } from './markdown';
+import { plainText, shorten } from '../reports/markdown';
 
 /** Stable option ids `r1`, `r2`... for recommendations, in the upstream's order. */
 export const recommendationOptionId = (index: number) => `r${index + 1}`;

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import type { PollPolicy, RetryPolicy } from '../engine/policies';
 import { defineWorkflow, type ReportInput, stepsFor } from '../engine/workflow';
 import type { DataOf } from '../openplatform/schemas/responses';
-import { blocks, bullets, fileLink, heading, inline, paragraphs, shorten } from './markdown';
+import { blocks, bullets, fileLink, heading, inline, paragraphs, shorten } from '../reports/markdown';
 import { attachmentPath, contextString, numberState, outputOf, requireOutput } from './step-data';
 import { firstLine, readTextDocument } from './text-input';
 

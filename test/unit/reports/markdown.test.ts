@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { renderHtml } from '../../../shared/engine';
+import { renderHtml } from '../../../shared/reports/html';
 import {
   blocks,
   bullets,
@@ -18,7 +18,7 @@ import {
   shorten,
   table,
   webLink,
-} from '../../../shared/workflows/markdown';
+} from '../../../shared/reports/markdown';
 
 const html = (markdown: string) => renderHtml('t', markdown);
 
