@@ -78,13 +78,12 @@ export class OpflowStack extends Stack {
     this.secrets = new TenantSecrets(this, 'Secrets', {
       apiKeySecretPrefix: `${prefix}/api-key/`,
       tenants: config.tenants,
-      webhookSecretName: `${prefix}/webhook-signing`,
       removalPolicy: config.removalPolicy,
     });
 
     // Every function gets the same environment (names are not permissions; IAM below is what differs),
-    // so the runtime's one config loader (loadAwsConfig) works in all three. The webhook signing
-    // secret's name is not passed: no runtime code sends callbacks yet (see TenantSecrets).
+    // so the runtime's one config loader (loadAwsConfig) works in all three; the signing secrets'
+    // prefixes are added by Automation to the functions that read them.
     // The service name is the stage's prefix: it is the `service` dimension of every pipeline metric,
     // so two stages in one account never add up in one alarm.
     const environment: Record<string, string> = {

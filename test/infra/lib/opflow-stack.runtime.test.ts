@@ -576,17 +576,30 @@ describe.each(stages)(
     it('never lets a function read a secret the runtime does not read', () => {
       const stage = stageOf();
       const { stack } = stage;
-      const webhook = logicalId(stack, stack.secrets.webhookSigningSecret);
-      for (const fn of ['worker', 'api', 'sweeper'] as const) {
+      const callbackSecrets = [...stack.automation.callbackSecrets.values()].map((secret) =>
+        logicalId(stack, secret),
+      );
+      const reads = (fn: 'worker' | 'api' | 'sweeper') => {
         const statements = allowStatementsOfRole(resourcesOf(stage), logicalId(stack, stack[fn].role));
-        const secretActions = statements.filter((s) =>
-          s.actions.some((a) => a.startsWith('secretsmanager:')),
-        );
-        expect(secretActions.flatMap((s) => s.resources).filter((r) => r.includes(webhook))).toEqual([]);
+        return statements.filter((s) => s.actions.some((a) => a.startsWith('secretsmanager:')));
+      };
+      for (const fn of ['worker', 'api', 'sweeper'] as const) {
+        const secretActions = reads(fn);
+        // Only the callback sender signs callbacks: no other function may read a tenant's signing key.
+        expect(
+          secretActions
+            .flatMap((s) => s.resources)
+            .filter((r) => callbackSecrets.some((id) => r.includes(id))),
+        ).toEqual([]);
+        expect(JSON.stringify(secretActions.flatMap((s) => s.resources))).not.toContain('callback-signing');
         expect(
           secretActions.flatMap((s) => s.actions).filter((a) => a !== 'secretsmanager:GetSecretValue'),
         ).toEqual([]);
       }
+      // The worker and the sweeper read API keys only; the api function API keys and webhook secrets.
+      for (const fn of ['worker', 'sweeper'] as const)
+        expect(JSON.stringify(reads(fn).flatMap((s) => s.resources))).not.toContain('/webhook/');
+      expect(JSON.stringify(reads('api').flatMap((s) => s.resources))).toContain('/webhook/');
     });
   },
 );

@@ -275,7 +275,7 @@ describe.each([
   });
 
   describe('secrets', () => {
-    it('creates the API key secret(s) under the prefix empty, and generates the webhook secret', () => {
+    it('creates the API key secret(s) under the prefix empty, and generates the callback signing secrets', () => {
       const { stack, template } = stageOf();
       const secrets = Object.values(resourcesOf(template, 'AWS::SecretsManager::Secret'));
       const byName = new Map(secrets.map((s) => [s.Properties['Name'], s.Properties]));
@@ -283,15 +283,14 @@ describe.each([
       const callbackNames = stack.config.tenants.map(
         (tenant) => `opflow-${stageName}/callback-signing/${tenant}`,
       );
-      expect([...byName.keys()].sort()).toEqual(
-        [...apiKeyNames, ...callbackNames, `opflow-${stageName}/webhook-signing`].sort(),
-      );
+      expect([...byName.keys()].sort()).toEqual([...apiKeyNames, ...callbackNames].sort());
       for (const secret of secrets) expect(secret.Properties['SecretString']).toBeUndefined();
       for (const name of apiKeyNames) expect(byName.get(name)?.['GenerateSecretString']).toBeUndefined();
-      expect(byName.get(`opflow-${stageName}/webhook-signing`)?.['GenerateSecretString']).toEqual({
-        ExcludePunctuation: true,
-        PasswordLength: 64,
-      });
+      for (const name of callbackNames)
+        expect(byName.get(name)?.['GenerateSecretString']).toEqual({
+          ExcludePunctuation: true,
+          PasswordLength: 64,
+        });
       template.hasOutput('ApiKeySecretPrefix', { Value: `opflow-${stageName}/api-key/` });
     });
   });
