@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { startAwsEmulators } from '../test/support/aws-emulators';
+import { startAwsEmulators } from '../scripts/emulators/aws-emulators';
 
 const run = promisify(execFile);
 const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];

@@ -22,11 +22,11 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { scaledTaskDurations } from '../shared/runtime/sandbox-launch';
 import { SANDBOX_API_KEY, startSandbox } from '../shared/sandbox';
-import { type ApiGateway, startApiGateway } from '../test/e2e/aws/harness/api-gateway';
-import { bundleFunctions, type FunctionBundles } from '../test/e2e/aws/harness/bundle-functions';
-import { lambdaContext, scheduledEvent } from '../test/e2e/aws/harness/lambda-events';
-import { SqsEventSource, type WorkerHandler } from '../test/e2e/aws/harness/sqs-event-source';
-import { type AwsEmulators, startAwsEmulators } from '../test/support/aws-emulators';
+import { type AwsEmulators, startAwsEmulators } from './emulators/aws-emulators';
+import { type ApiGateway, startApiGateway } from './lambda/api-gateway';
+import { bundleFunctions, type FunctionBundles } from './lambda/bundle-functions';
+import { lambdaContext, scheduledEvent } from './lambda/lambda-events';
+import { SqsEventSource, type WorkerHandler } from './lambda/sqs-event-source';
 
 const SECRET_PREFIX = 'opflow/local/api-key/';
 /** The stack's worker timeout is 60 s; SQS redelivers after the visibility timeout. */

@@ -14,6 +14,7 @@ import type {
   SQSEvent,
 } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { lambdaContext } from '../../scripts/lambda/lambda-events';
 import { createLocalBackend, type LocalBackend } from '../../shared/backends/local';
 import { main } from '../../shared/cli/main';
 import type { EngineDeps } from '../../shared/engine/deps';
@@ -25,7 +26,6 @@ import { createObservability } from '../../shared/runtime/aws-observability';
 import { createStepWorker } from '../../shared/runtime/aws-step-worker';
 import { workflows } from '../../shared/workflows';
 import { contractJob } from '../contract/ports.contract';
-import { lambdaContext } from '../e2e/aws/harness/lambda-events';
 import { captureIo } from '../unit/cli/capture-io';
 import { cliArgRows } from './rows/cli-args';
 import { configFileRows, environmentRows } from './rows/environment';

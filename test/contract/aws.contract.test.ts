@@ -4,6 +4,7 @@
 import { DeleteMessageBatchCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { request } from 'undici';
 import { afterAll, beforeAll } from 'vitest';
+import { type AwsEmulators, startAwsEmulators } from '../../scripts/emulators/aws-emulators';
 import {
   DynamoDbJobStore,
   DynamoDbRateLimiter,
@@ -12,7 +13,6 @@ import {
   SqsWorkQueue,
 } from '../../shared/backends/aws';
 import type { WorkMessage } from '../../shared/engine/ports';
-import { type AwsEmulators, startAwsEmulators } from '../support/aws-emulators';
 import {
   describeJobStoreContract,
   describeRateLimiterContract,

@@ -5,11 +5,11 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type AwsEmulators, startAwsEmulators } from '../../scripts/emulators/aws-emulators';
 import { DynamoDbJobStore, S3ReportStore } from '../../shared/backends/aws';
 import { DynamoDbCallbackOutbox } from '../../shared/backends/aws/dynamodb-callback-outbox';
 import { SecretsManagerCallbackSecrets } from '../../shared/backends/aws/secrets-manager-callback-secrets';
 import { runCallbackSender } from '../../shared/callbacks/sender';
-import { type AwsEmulators, startAwsEmulators } from '../support/aws-emulators';
 import { makeJob, T0 } from '../support/factories';
 import { describeCallbackOutboxContract } from './callback-outbox.contract';
 

@@ -1,10 +1,10 @@
 // The learned-poll-timing store (PollStatsStore) behaves the same on both backends: SQLite locally,
 // DynamoDB (on DynamoDB Local) on aws. Concurrent records lose nothing; a sketch is shared.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type AwsEmulators, startAwsEmulators } from '../../scripts/emulators/aws-emulators';
 import { DynamoDbPollStats } from '../../shared/backends/aws';
 import { openLocalDatabase, SqlitePollStats } from '../../shared/backends/local';
 import { conditionalQuantile, type PollStatsStore, pollStatsKey } from '../../shared/engine';
-import { type AwsEmulators, startAwsEmulators } from '../support/aws-emulators';
 
 let emulators: AwsEmulators;
 beforeAll(async () => {

@@ -2,6 +2,7 @@
 // EventBridge Scheduler target receives it: delivered three times (at least once), one job; a slot
 // whose previous job still runs is skipped; a paused schedule fires nothing.
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { type AwsEmulators, startAwsEmulators } from '../../scripts/emulators/aws-emulators';
 import { DynamoDbJobStore, S3ReportStore, SqsWorkQueue } from '../../shared/backends/aws';
 import { DynamoDbCallbackOutbox } from '../../shared/backends/aws/dynamodb-callback-outbox';
 import { DynamoDbScheduleStateStore } from '../../shared/backends/aws/dynamodb-schedule-state-store';
@@ -9,7 +10,6 @@ import { parseOpflowConfig } from '../../shared/config/opflow-config';
 import type { EngineDeps } from '../../shared/engine/deps';
 import { handleScheduledSlot } from '../../shared/schedules/target';
 import { workflows } from '../../shared/workflows';
-import { type AwsEmulators, startAwsEmulators } from '../support/aws-emulators';
 
 let emulators: AwsEmulators;
 beforeAll(async () => {

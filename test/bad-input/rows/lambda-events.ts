@@ -1,5 +1,5 @@
 /** API Gateway events for the Lambda `api`, and SQS records for the Lambda `step-worker`. */
-import { httpApiEvent } from '../../e2e/aws/harness/lambda-events';
+import { httpApiEvent } from '../../../scripts/lambda/lambda-events';
 import type { LambdaRow, SqsRow } from './types';
 
 const event = (

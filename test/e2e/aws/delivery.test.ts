@@ -2,9 +2,9 @@
 // an old version after a newer one, carry a body that is not a work message, or arrive when the
 // function has little time left. One record per event and three instances, so copies run in parallel.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SqsEventSource } from '../../../scripts/lambda/sqs-event-source';
 import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
 import { AwsWorld } from './harness/aws-world';
-import { SqsEventSource } from './harness/sqs-event-source';
 
 let world: AwsWorld;
 beforeAll(async () => {

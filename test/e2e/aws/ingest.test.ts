@@ -8,12 +8,12 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SqsEventSource } from '../../../scripts/lambda/sqs-event-source';
 import { DynamoDbBatchStore, s3CreatedEvent } from '../../../shared/backends/aws';
 import type { Batch } from '../../../shared/engine/batch-store';
 import { isTerminal } from '../../../shared/engine/job-record';
 import { listAll } from '../../../shared/runtime/job-queries';
 import { AwsWorld } from './harness/aws-world';
-import { SqsEventSource } from './harness/sqs-event-source';
 
 type Handler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
 

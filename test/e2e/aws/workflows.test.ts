@@ -4,10 +4,10 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lambdaContext } from '../../../scripts/lambda/lambda-events';
 import type { Job, PendingSelection } from '../../../shared/engine/job-record';
 import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
 import { AwsWorld, newIdempotencyKey, T0, TENANT_KEY } from './harness/aws-world';
-import { lambdaContext } from './harness/lambda-events';
 
 let world: AwsWorld;
 beforeAll(async () => {

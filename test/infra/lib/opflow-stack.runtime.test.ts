@@ -21,6 +21,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import type { OpflowStack } from '../../../infra/lib/opflow-stack';
 import { PIPELINE_METRICS } from '../../../infra/lib/pipeline-monitoring';
+import { type AwsEmulators, startAwsEmulators, uniqueName } from '../../../scripts/emulators/aws-emulators';
 import { createJobTable } from '../../../shared/backends/aws';
 import type { EngineDeps } from '../../../shared/engine/deps';
 import type { Job } from '../../../shared/engine/job-record';
@@ -42,7 +43,6 @@ import {
   buildAwsPipeline,
   loadAwsConfig,
 } from '../../../shared/runtime/aws-pipeline';
-import { type AwsEmulators, startAwsEmulators, uniqueName } from '../../support/aws-emulators';
 import {
   allowStatementsOfRole,
   allows,

@@ -6,6 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type AwsEmulators, startAwsEmulators } from '../../../scripts/emulators/aws-emulators';
 import {
   DynamoDbBatchStore,
   DynamoDbJobStore,
@@ -16,7 +17,6 @@ import { createLocalBackend, EnvKeySource } from '../../../shared/backends/local
 import type { EngineDeps } from '../../../shared/engine/deps';
 import type { IngestDeps } from '../../../shared/ingest/ingest';
 import { workflows } from '../../../shared/workflows';
-import { type AwsEmulators, startAwsEmulators } from '../../support/aws-emulators';
 import { unlimitedRate } from '../../support/memory-ports';
 
 export interface IngestWorld {

@@ -6,12 +6,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type AwsEmulators, startAwsEmulators } from '../../../scripts/emulators/aws-emulators';
 import type { Batch, BatchItem, BatchOptions, BatchSource } from '../../../shared/engine/batch-store';
 import { admitAll, admitBatch } from '../../../shared/ingest/admission';
 import { ingest, openBatch } from '../../../shared/ingest/ingest';
 import { localIngestSource } from '../../../shared/ingest/local-source';
 import { writeBatchOutputs } from '../../../shared/ingest/outputs';
-import { type AwsEmulators, startAwsEmulators } from '../../support/aws-emulators';
 import { csvManifest, jsonlManifest, manifestFiles } from '../../support/manifests';
 import { awsWorld, type IngestWorld, localWorld } from './backends';
 

@@ -6,13 +6,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { httpApiEvent, lambdaContext } from '../../../scripts/lambda/lambda-events';
 import { createLocalBackend, type LocalBackend } from '../../../shared/backends/local';
 import type { EngineDeps } from '../../../shared/engine/deps';
 import { type ApiHandler, createApiHandler, tenantOfEvent } from '../../../shared/runtime/aws-api';
 import { createObservability } from '../../../shared/runtime/aws-observability';
 import { workflows } from '../../../shared/workflows';
 import { contractJob } from '../../contract/ports.contract';
-import { httpApiEvent, lambdaContext } from '../../e2e/aws/harness/lambda-events';
 
 let dir: string;
 let local: LocalBackend;

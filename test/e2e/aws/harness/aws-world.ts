@@ -10,14 +10,18 @@
  */
 import { ulid } from 'ulid';
 import { vi } from 'vitest';
+import { type AwsEmulators, startAwsEmulators } from '../../../../scripts/emulators/aws-emulators';
+import { type ApiGateway, startApiGateway } from '../../../../scripts/lambda/api-gateway';
+import { bundleFunctions, type FunctionBundles } from '../../../../scripts/lambda/bundle-functions';
+import { lambdaContext, scheduledEvent } from '../../../../scripts/lambda/lambda-events';
+import {
+  SqsEventSource,
+  type SqsEventSourceOptions,
+  type WorkerHandler,
+} from '../../../../scripts/lambda/sqs-event-source';
 import { DynamoDbJobStore, S3ReportStore } from '../../../../shared/backends/aws';
 import { isTerminal, type Job } from '../../../../shared/engine/job-record';
 import { type Sandbox, type SandboxOptions, startSandbox } from '../../../../shared/sandbox';
-import { type AwsEmulators, startAwsEmulators } from '../../../support/aws-emulators';
-import { type ApiGateway, startApiGateway } from './api-gateway';
-import { bundleFunctions, type FunctionBundles } from './bundle-functions';
-import { lambdaContext, scheduledEvent } from './lambda-events';
-import { SqsEventSource, type SqsEventSourceOptions, type WorkerHandler } from './sqs-event-source';
 
 /** 5 January 2026, 09:00 UTC. */
 export const T0 = Date.UTC(2026, 0, 5, 9, 0, 0);

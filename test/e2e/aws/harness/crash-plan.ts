@@ -6,10 +6,10 @@
  * one (a cold start), as Lambda would.
  */
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { WorkerHandler } from '../../../../scripts/lambda/sqs-event-source';
 import type { EngineDeps } from '../../../../shared/engine/deps';
 import { createLambdaRuntime } from '../../../../shared/runtime/aws-lambda';
 import { createStepWorker } from '../../../../shared/runtime/aws-step-worker';
-import type { WorkerHandler } from './sqs-event-source';
 
 export const crashPoints = [
   'after-upstream-call',

@@ -4,6 +4,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { ulid } from 'ulid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type AwsEmulators, startAwsEmulators } from '../../../../scripts/emulators/aws-emulators';
 import {
   DynamoDbJobStore,
   dueShard,
@@ -15,7 +16,6 @@ import {
 } from '../../../../shared/backends/aws';
 import type { Job } from '../../../../shared/engine/job-record';
 import { contractJob } from '../../../contract/ports.contract';
-import { type AwsEmulators, startAwsEmulators } from '../../../support/aws-emulators';
 
 const T0 = 1_750_000_000_000;
 let emulators: AwsEmulators;

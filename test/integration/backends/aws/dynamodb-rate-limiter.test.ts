@@ -2,9 +2,9 @@
 // separate limiter instances (separate Lambda workers), and a bucket item that names no API key.
 import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type AwsEmulators, startAwsEmulators } from '../../../../scripts/emulators/aws-emulators';
 import { DynamoDbRateLimiter, rateBucketKey } from '../../../../shared/backends/aws';
 import { keyFingerprint } from '../../../../shared/engine/runner';
-import { type AwsEmulators, startAwsEmulators } from '../../../support/aws-emulators';
 
 const T0 = 1_750_000_000_000;
 let emulators: AwsEmulators;

@@ -3,8 +3,8 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type AwsEmulators, startAwsEmulators } from '../../../../scripts/emulators/aws-emulators';
 import { S3ReportStore } from '../../../../shared/backends/aws';
-import { type AwsEmulators, startAwsEmulators } from '../../../support/aws-emulators';
 
 let emulators: AwsEmulators;
 beforeAll(async () => {

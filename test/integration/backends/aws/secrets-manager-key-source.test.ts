@@ -2,8 +2,12 @@
 // cache (time skipped with a fake Date, not slept), refresh after rotation, and no key in errors.
 import { CreateSecretCommand, PutSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import {
+  type AwsEmulators,
+  startAwsEmulators,
+  uniqueName,
+} from '../../../../scripts/emulators/aws-emulators';
 import { InvalidSecretError, SecretsManagerKeySource } from '../../../../shared/backends/aws';
-import { type AwsEmulators, startAwsEmulators, uniqueName } from '../../../support/aws-emulators';
 
 let emulators: AwsEmulators;
 beforeAll(async () => {

@@ -3,6 +3,7 @@
 import { ReceiveMessageCommand, type SendMessageBatchCommandInput, SQSClient } from '@aws-sdk/client-sqs';
 import { ulid } from 'ulid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type AwsEmulators, startAwsEmulators } from '../../../../scripts/emulators/aws-emulators';
 import {
   delaySeconds,
   InvalidWorkMessageError,
@@ -10,7 +11,6 @@ import {
   SqsWorkQueue,
   WorkQueueSendError,
 } from '../../../../shared/backends/aws';
-import { type AwsEmulators, startAwsEmulators } from '../../../support/aws-emulators';
 
 let emulators: AwsEmulators;
 beforeAll(async () => {

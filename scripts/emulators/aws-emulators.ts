@@ -5,11 +5,6 @@
  * what it needs in `beforeAll` and stops it in `afterAll`; nothing is left running.
  */
 import { startFauxqs } from 'fauxqs';
-import { type DynamoDbLocal, startDynamoDbLocal } from '../../scripts/emulators/dynamodb-local';
-import {
-  type SecretsManagerEmulator,
-  startSecretsManagerEmulator,
-} from '../../scripts/emulators/secrets-manager';
 import {
   type AwsClientConfig,
   type AwsClients,
@@ -17,6 +12,8 @@ import {
   createJobTable,
   destroyAwsClients,
 } from '../../shared/backends/aws';
+import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local';
+import { type SecretsManagerEmulator, startSecretsManagerEmulator } from './secrets-manager';
 
 type Fauxqs = Awaited<ReturnType<typeof startFauxqs>>;
 

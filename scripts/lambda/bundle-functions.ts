@@ -15,7 +15,7 @@ import {
   functionBundling,
   functionEntries,
   PROJECT_ROOT,
-} from '../../../../infra/lib/function-bundling';
+} from '../../infra/lib/function-bundling';
 
 export interface FunctionBundles {
   dir: string;
