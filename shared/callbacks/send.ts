@@ -3,8 +3,10 @@
  * (the standardwebhooks package), POST it over a connection pinned to the vetted address, follow no
  * redirect, read at most a few KiB of the answer, give up after short timeouts.
  */
+import type { LookupAddress } from 'node:dns';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { Webhook } from 'standardwebhooks';
-import { Agent, request } from 'undici';
 import { type CallbackUrlPolicy, CallbackUrlRefused, type Resolver, vetCallbackTarget } from './ssrf-guard';
 
 export interface CallbackRequest {
@@ -65,8 +67,79 @@ export function signCallback(
 function describeFailure(error: unknown): string {
   const code = (error as { code?: string }).code;
   const message = error instanceof Error ? error.message : String(error);
-  // undici's messages name the address at most, never the path or query of the URL.
+  // Node's connection errors name the address at most, never the path or query of the URL.
   return code ? `${code}: ${message}` : message;
+}
+
+class CallbackTimeout extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+interface PostTimeouts {
+  connectTimeoutMs: number;
+  headersTimeoutMs: number;
+  bodyTimeoutMs: number;
+}
+
+/**
+ * POSTs `body` to `url` over a new connection to `address` (no second lookup: the name only goes in
+ * the Host header and TLS's server name), with Node's own HTTP client: no redirect followed, no
+ * connection kept. Resolves with the answer's head; its body is the caller's to read or destroy.
+ */
+function postPinned(
+  url: URL,
+  address: string,
+  family: 4 | 6,
+  headers: Record<string, string>,
+  body: string,
+  timeouts: PostTimeouts,
+): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const req = send(url, {
+      method: 'POST',
+      agent: false,
+      headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+      lookup: ((_hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
+        if (options?.all) callback(null, [{ address, family } satisfies LookupAddress]);
+        else callback(null, address, family);
+      }) as never,
+    });
+    const timer = (code: string, what: string, ms: number) =>
+      setTimeout(() => req.destroy(new CallbackTimeout(code, `${what} timed out after ${ms} ms`)), ms);
+    let waiting = timer('CONNECT_TIMEOUT', 'connecting', timeouts.connectTimeoutMs);
+    req.once('socket', (socket) => {
+      const connected = () => {
+        clearTimeout(waiting);
+        waiting = timer('HEADERS_TIMEOUT', 'waiting for the answer', timeouts.headersTimeoutMs);
+      };
+      if (!socket.connecting) connected();
+      else socket.once(url.protocol === 'https:' ? 'secureConnect' : 'connect', connected);
+    });
+    req.once('response', (response) => {
+      clearTimeout(waiting);
+      // At most this long between two pieces of the answer's body.
+      response.setTimeout(timeouts.bodyTimeoutMs, () =>
+        response.destroy(
+          new CallbackTimeout(
+            'BODY_TIMEOUT',
+            `reading the answer timed out after ${timeouts.bodyTimeoutMs} ms`,
+          ),
+        ),
+      );
+      resolve(response);
+    });
+    req.on('error', (error) => {
+      clearTimeout(waiting);
+      reject(error);
+    });
+    req.end(body);
+  });
 }
 
 export async function sendCallback(
@@ -81,41 +154,27 @@ export async function sendCallback(
     if (error instanceof CallbackUrlRefused) return { kind: 'refused', message: error.message };
     throw error;
   }
-  const { address, family } = target;
-  // The connection goes to the vetted address whatever a second lookup would say (DNS rebinding).
-  const dispatcher = new Agent({
-    connect: {
-      timeout: options.connectTimeoutMs ?? 5_000,
-      lookup: (
-        _hostname: string,
-        lookupOptions: { all?: boolean },
-        callback: (...args: unknown[]) => void,
-      ) => {
-        if (lookupOptions?.all) callback(null, [{ address, family }]);
-        else callback(null, address, family);
-      },
-    } as never,
-    headersTimeout: options.headersTimeoutMs ?? 10_000,
-    bodyTimeout: options.bodyTimeoutMs ?? 10_000,
-    pipelining: 0,
-  });
   const maxAnswerBytes = options.maxAnswerBytes ?? 1024;
+  let answer: IncomingMessage | undefined;
   try {
-    const answer = await request(target.url, {
-      method: 'POST',
-      dispatcher,
-      headers: {
-        'content-type': 'application/json',
-        'user-agent': 'opflow-callbacks/1',
-        ...signCallback(req),
+    // The connection goes to the vetted address whatever a second lookup would say (DNS rebinding).
+    answer = await postPinned(
+      target.url,
+      target.address,
+      target.family,
+      { 'content-type': 'application/json', 'user-agent': 'opflow-callbacks/1', ...signCallback(req) },
+      req.body,
+      {
+        connectTimeoutMs: options.connectTimeoutMs ?? 5_000,
+        headersTimeoutMs: options.headersTimeoutMs ?? 10_000,
+        bodyTimeoutMs: options.bodyTimeoutMs ?? 10_000,
       },
-      body: req.body,
-    });
+    );
     // Read a little of the answer (for the attempt record), then drop the rest.
     const chunks: Buffer[] = [];
     let size = 0;
     try {
-      for await (const chunk of answer.body) {
+      for await (const chunk of answer) {
         const buffer = Buffer.from(chunk as Uint8Array);
         chunks.push(buffer.subarray(0, Math.max(0, maxAnswerBytes - size)));
         size += buffer.byteLength;
@@ -123,13 +182,11 @@ export async function sendCallback(
       }
     } catch {
       // An answer cut short still has its status.
-    } finally {
-      answer.body.destroy();
     }
     const retryAfterHeader = answer.headers['retry-after'];
     return {
       kind: 'answered',
-      status: answer.statusCode,
+      status: answer.statusCode ?? 0,
       retryAfterMs: parseRetryAfter(
         Array.isArray(retryAfterHeader) ? retryAfterHeader[0] : retryAfterHeader,
         now,
@@ -139,6 +196,6 @@ export async function sendCallback(
   } catch (error) {
     return { kind: 'failed', message: describeFailure(error).slice(0, 300) };
   } finally {
-    await dispatcher.destroy().catch(() => undefined);
+    answer?.destroy();
   }
 }
