@@ -33,15 +33,8 @@ const ALLOWED_SDK_COMMANDS: Record<string, string[]> = {
   ],
   '@aws-sdk/client-sqs': ['SendMessage', 'SendMessageBatch'],
   '@aws-sdk/client-secrets-manager': ['GetSecretValue'],
-  // STS and SSO calls of the default credential provider chain.
-  '@aws-sdk/nested-clients': [
-    'AssumeRole',
-    'AssumeRoleWithWebIdentity',
-    'CreateOAuth2Token',
-    'CreateOAuth2TokenWithIAM',
-    'CreateToken',
-    'GetRoleCredentials',
-  ],
+  // No @aws-sdk/nested-clients (the STS and SSO calls of the full credential chain): Lambda bundles
+  // read credentials from the environment only (infra/lambda/aws-credentials.mjs).
 };
 
 let outdir: string;
