@@ -18,7 +18,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { z } from 'zod';
+import * as z from 'zod';
 import { type Job, keyFingerprint, silentLogger, submitJob } from '../shared/engine';
 import { createLocalPipeline } from '../shared/runtime/local-pipeline';
 import { type LedgerEntry, PlatformCode, SANDBOX_API_KEY, type SandboxKey } from '../shared/sandbox';

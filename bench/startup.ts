@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ensureCliBuilt } from '../scripts/build-cli.mjs';
 
 const bin = fileURLToPath(new URL('../bin/opflow.js', import.meta.url));

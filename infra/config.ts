@@ -2,7 +2,7 @@
  * Stage configuration for the opflow CDK app: one typed, zod-validated object per stage (dev, prod).
  * An invalid value stops synthesis with a message naming the field, before anything is bundled.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** The stages the app knows how to deploy. */
 export const STAGES = ['dev', 'prod'] as const;

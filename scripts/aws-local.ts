@@ -19,7 +19,7 @@
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { z } from 'zod';
+import * as z from 'zod';
 import { scaledTaskDurations } from '../shared/runtime/sandbox-launch';
 import { SANDBOX_API_KEY, startSandbox } from '../shared/sandbox';
 import { type AwsEmulators, startAwsEmulators } from './emulators/aws-emulators';

@@ -42,14 +42,13 @@ export function functionEntries(projectRoot: string = PROJECT_ROOT): Record<stri
 }
 
 /**
- * Stand-ins for packages in every bundle (esbuild `alias`; see infra/lambda/): zod without its
- * locales, and the AWS SDK's default credential chain reduced to the environment variables Lambda
- * sets (infra/lambda/aws-credentials.mjs). Unit tests run against the real packages; the e2e suites
- * and `npm run aws-local` run these bundles.
+ * Stand-ins for packages in every bundle (esbuild `alias`; see infra/lambda/): the AWS SDK's default
+ * credential chain reduced to the environment variables Lambda sets (infra/lambda/aws-credentials.mjs).
+ * Unit tests run against the real package; the e2e suites and `npm run aws-local` run these bundles.
+ * (zod needs none: `import * as z from 'zod'`, enforced by biome, lets esbuild keep only what is used.)
  */
 export function functionAliases(projectRoot: string = PROJECT_ROOT): Record<string, string> {
   return {
-    zod: path.join(projectRoot, 'infra/lambda/zod.mjs'),
     '@aws-sdk/credential-provider-node': path.join(projectRoot, 'infra/lambda/aws-credentials.mjs'),
   };
 }

@@ -10,7 +10,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Cron } from 'croner';
-import { z } from 'zod';
+import * as z from 'zod';
 import { selectionPolicySchema } from '../engine/job-record';
 
 export const defaultConfigFile = 'opflow.config.json';

@@ -10,7 +10,7 @@
  *   GET  /batches/{id}/outputs/{file} summary.csv, results.jsonl, failed.jsonl, index.html
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Batch, BatchStore } from '../engine/batch-store';
 import type { EngineDeps } from '../engine/deps';
 import { cancelJob, JobRequestError } from '../engine/job-commands';

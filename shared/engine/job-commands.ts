@@ -3,7 +3,7 @@
  * job API. Each validates what it is given and says clearly what is wrong.
  */
 import { ulid } from 'ulid';
-import { z } from 'zod';
+import * as z from 'zod';
 import { CallbackUrlRefused, checkCallbackUrl } from '../callbacks/ssrf-guard';
 import { applySelection, SelectionRefused } from './advance';
 import type { EngineDeps } from './deps';

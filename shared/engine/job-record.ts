@@ -3,7 +3,7 @@
  * Everything a step needs is here or behind a pointer into the ReportStore; queue messages carry
  * only `{jobId, version}`.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { CallbackDelivery } from './callback-record';
 
 export const jobStatuses = [

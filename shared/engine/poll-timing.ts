@@ -9,7 +9,7 @@
  * timing changes (load, input) within a few dozen tasks. Pure: the store keeps the sketch, the
  * runner supplies times.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { PollPolicy } from './policies';
 
 /** Bucket `i` covers [edge(i), edge(i + 1)): 0, then 100 ms growing by 20 % a bucket, to about 8 h. */

@@ -3,7 +3,7 @@
  * from the job, what it keeps, and how it decides done / poll again / ask a person. Everything here
  * is data plus small pure functions; the step runner does the I/O.
  */
-import type { z } from 'zod';
+import type * as z from 'zod';
 import type { OperationId } from '../openplatform/catalogue';
 import type { RequestOf } from '../openplatform/schemas/requests';
 import type { DataOf } from '../openplatform/schemas/responses';

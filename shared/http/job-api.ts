@@ -15,7 +15,7 @@
  *   POST /jobs/{id}/retry        run a FAILED or CANCELLED job again: {"fromStart": false}
  *   GET  /jobs/{id}/report       short-lived links to the report files (?file=report.html for one)
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { shownCallbackUrl } from '../engine/callback-record';
 import type { EngineDeps } from '../engine/deps';
 import {

@@ -5,7 +5,7 @@
  * The cursor says where in which store page to go on, so a page holds exactly `limit` matches;
  * one request reads at most `maxScanned` jobs and then answers what it found with a cursor.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { type Job, jobSources } from '../engine/job-record';
 import type { JobPage, JobStore, ListJobsQuery } from '../engine/ports';
 

@@ -4,7 +4,7 @@
  * hold every route's real answers to (test/integration/http/openapi.test.ts): the description
  * cannot drift from the routes without a test failing.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { jobSources, jobStatuses } from '../engine/job-record';
 
 const isoTime = z.iso.datetime().describe('ISO 8601, UTC');

@@ -15,7 +15,7 @@
  *    delivery answers 202 with the same job id and creates nothing.
  */
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import type { OpflowConfig, WebhookSource } from '../config/opflow-config';
 import { parseDuration, webhookSourceSchema } from '../config/opflow-config';
 import type { EngineDeps } from '../engine/deps';

@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { basename } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Batch, BatchOptions, BatchSource, FailureBudget } from '../engine/batch-store';
 
 export const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');

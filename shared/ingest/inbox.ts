@@ -10,7 +10,7 @@
  * - Object metadata `opflow-tenant`, `opflow-options` (JSON: selection, deadlineMs, failureBudget,
  *   maxUnits, inFlight) carry what `opflow ingest` was given.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { BatchOptions, BatchSourceKind } from '../engine/batch-store';
 import { defaultInFlightPerBatch } from './batch';
 

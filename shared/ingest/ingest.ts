@@ -5,7 +5,7 @@
  * ingest (or a Lambda out of time) continues from the last committed chunk; an item whose key
  * exists is never created twice, so ingesting the same manifest again creates nothing.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type {
   Batch,
   BatchItem,

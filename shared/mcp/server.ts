@@ -22,7 +22,7 @@ import { stat } from 'node:fs/promises';
 import { extname, isAbsolute, resolve } from 'node:path';
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { BatchRunner } from '../dashboard/batch-runner';
 import type { BatchSourceKind, BatchStore } from '../engine/batch-store';
 import type { EngineDeps } from '../engine/deps';

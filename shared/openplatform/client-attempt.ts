@@ -4,7 +4,7 @@
  * answer's envelope, and reporting the attempt's cost.
  */
 import type { Dispatcher } from 'undici';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { type OperationEntry, type OperationId, similarOperationNames } from './catalogue';
 import type { ClientContext } from './client-settings';
 import { readLimitedText } from './client-transport';

@@ -2,7 +2,7 @@
  * Documents: downloading a link the platform handed out (exports, full texts) with the file name
  * it declares, size-limited, without the platform's key.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { type Attempt, failAttempt, limitSignal, startAttempt, succeedAttempt } from './client-attempt';
 import { type ClientContext, parseCallOptions } from './client-settings';
 import { readLimitedBytes } from './client-transport';

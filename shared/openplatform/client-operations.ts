@@ -5,7 +5,7 @@
 
 import type { Dispatcher } from 'undici';
 import { FormData } from 'undici';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import {
   type Attempt,
   describeBody,

@@ -3,7 +3,7 @@
  * (settings, connection pool, base URL, redacting log).
  */
 import type { Dispatcher } from 'undici';
-import { z } from 'zod';
+import * as z from 'zod';
 import { describeIssues } from './envelope';
 import { OpenPlatformError } from './errors';
 import { redactFields, redactSecret } from './redact';

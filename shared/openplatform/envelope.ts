@@ -4,7 +4,7 @@
  * may arrive as "true"/"false" and numbers as numeric strings (see lenient.ts). Also turns an error
  * answer into an {@link OpenPlatformError}.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { errorCodeTable, kindFor, OpenPlatformError } from './errors';
 import { lenientBoolean, lenientInt, lenientNumber, lenientString } from './lenient';
 

@@ -4,7 +4,7 @@
  * "true"/"false". A value that is neither is still an error: leniency is about encoding, not about
  * accepting anything.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const lenientBoolean = z.preprocess((value) => {
   if (value === 'true' || value === 'TRUE' || value === 1 || value === '1') return true;

@@ -8,7 +8,7 @@
  * parsed leniently, like the hand-written ones: every field optional and nullable, unknown fields
  * kept, numbers and booleans accepted in their string forms.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { OperationId } from './catalogue';
 import { packedShapes } from './generated/shapes';
 import { lenientBoolean, lenientInt, lenientNumber, lenientString } from './lenient';

@@ -16,7 +16,7 @@
  * open is read until it has been idle for the idle timeout, then kept whole.
  */
 import { createParser, type EventSourceMessage, type ParseError } from 'eventsource-parser';
-import { z } from 'zod';
+import * as z from 'zod';
 import { type Envelope, errorFromAnswer, parseEnvelopeValue } from './envelope';
 import { OpenPlatformError } from './errors';
 import { lenientInt, lenientString } from './lenient';

@@ -5,7 +5,7 @@
  * tenant; an IAM-signed caller (an operator) names the tenant in the request.
  */
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { EngineDeps } from '../engine/deps';
 import { handleJobApiRequest, type JobApiResponse } from '../http/job-api';
 import { type WebhookRequest, webhookPathPattern } from '../http/webhooks';

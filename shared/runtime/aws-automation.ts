@@ -5,7 +5,7 @@
  * `{"schedule": <the schedule's config>, "slot": "<aws.scheduler.scheduled-time>"}`).
  */
 import type { Context } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from 'zod';
 import { DynamoDbScheduleStateStore } from '../backends/aws/dynamodb-schedule-state-store';
 import { SecretsManagerWebhookSecrets } from '../backends/aws/secrets-manager-webhook-secrets';
 import { opflowConfigSchema, scheduleSchema } from '../config/opflow-config';

@@ -10,7 +10,7 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   DynamoDbBatchStore,
   inboxMetadata,

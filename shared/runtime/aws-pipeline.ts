@@ -19,7 +19,7 @@
  *   `OPFLOW_KEY_CACHE_SECONDS` (default 300).
  */
 import { readFileSync } from 'node:fs';
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   type AwsClientConfig,
   type AwsClients,

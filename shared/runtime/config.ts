@@ -2,7 +2,7 @@
  * The local runtime's configuration, from command-line flags and the environment (flags win),
  * validated up front with messages that name the flag or variable at fault.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { redactUrl } from '../openplatform/redact';
 
 /** Where each setting comes from: its flag and its environment variable. */

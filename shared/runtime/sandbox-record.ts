@@ -7,7 +7,7 @@
  */
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 
 const sandboxRecordSchema = z.strictObject({
   url: z.url(),

@@ -3,7 +3,7 @@
  * PDF written by hand, and an HTML page. All three render the same outline.
  */
 import { Document, HeadingLevel, Packer, Paragraph, TextRun } from 'docx';
-import { z } from 'zod';
+import * as z from 'zod';
 
 export interface DocumentOutline {
   title: string;

@@ -11,7 +11,7 @@
  * links and their documents fit in a sandbox state file and still work after a restart.
  */
 import { randomBytes } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   contentTypeOf,
   type DocumentFormat,

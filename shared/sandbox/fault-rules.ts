@@ -6,7 +6,7 @@
  * from the seeded generator; default 1) and `times` (applied at most that many times, then dropped;
  * default unlimited).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { findOperation } from '../openplatform/catalogue';
 import { findCatalogueOperation } from '../openplatform/operations';
 import { streamVariants } from './operations/contract';

@@ -3,7 +3,7 @@
  * malformed options up front with a message naming the field.
  */
 import { randomBytes } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import { findOperation } from '../openplatform/catalogue';
 import {
   DEFAULT_LINK_TTL_MS,

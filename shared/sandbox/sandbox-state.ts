@@ -12,7 +12,7 @@
  * serialised again, but the whole file is written each time, so its size is the cost of a write.
  */
 import { randomBytes } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { DownloadLinks } from './download-links';
 import type { KeyGate } from './key-gate';
 import { SeededRandom } from './seeded';

@@ -2,7 +2,7 @@
  * A stage: one piece of asynchronous work upstream (recommendations, features, a report, ...).
  * It runs for its duration by the sandbox clock, then succeeds, or fails when a trigger asked for it.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 export type StageState = 'running' | 'succeeded' | 'failed';
 

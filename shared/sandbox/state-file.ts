@@ -20,7 +20,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** A state file another live sandbox holds. */
 export class StateFileInUseError extends Error {

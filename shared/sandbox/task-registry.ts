@@ -6,7 +6,7 @@
  * change records in place; the registry remembers which records it handed out during a request, and
  * `settle()` afterwards finds which of those actually changed.
  */
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { notFound } from './sandbox-rejection';
 import { StoredEntries } from './stored-entries';
 import { formatIssues } from './validation-messages';

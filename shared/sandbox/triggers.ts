@@ -7,7 +7,7 @@
  *
  * Markers are stripped from generated content, so they never show up in documents.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 const MARKER = /\[sandbox:([a-z-]+)(?::([a-z0-9-]+))?\]/gi;
 

@@ -2,7 +2,7 @@
  * zod issues as messages that say which field and why, the way the sandbox's invalid-parameter
  * answers and option errors put it: `directions[0].ticked: expected boolean, received string`.
  */
-import type { z } from 'zod';
+import type * as z from 'zod';
 
 export function formatPath(path: readonly PropertyKey[], root = ''): string {
   let out = root;

@@ -7,7 +7,7 @@
  *
  *   {"operation": "p002", "body": {"query_text": "TACD:(solid-state battery)", "limit": 50}, "maxPages": 4}
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineWorkflow, type ReportInput, type StepContext, stepsFor } from '../engine/workflow';
 import { operationSchemas } from '../openplatform/operation-schemas';
 import type { OperationRow, Paging } from '../openplatform/operation-types';

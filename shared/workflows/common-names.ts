@@ -5,7 +5,7 @@
  * input schema (a preprocess, transparent to JSON Schema), so the API, the CLI, manifests and MCP
  * all accept both.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Workflow } from '../engine/workflow';
 
 /** Per workflow: common name → the workflow's own field. */

@@ -4,7 +4,7 @@
  *
  * ai68-1 create the chat (chat_id, chat_item_id, reference documents) → ai68-2 streamed answer.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { RetryPolicy } from '../engine/policies';
 import { defineWorkflow, type ReportInput, stepsFor } from '../engine/workflow';
 import { blocks, count, heading, inline, paragraphs, shorten, table, webLink } from '../reports/markdown';

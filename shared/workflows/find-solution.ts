@@ -6,7 +6,7 @@
  * ai33-1 create → ai33-2 recommendations (poll) → SELECT recommendations → ai33-3 submit →
  * ai33-4 directions (poll) → SELECT directions → ai33-5 submit → ai33-6 final solution (poll).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { SelectionOption } from '../engine/job-record';
 import type { PollPolicy, RetryPolicy } from '../engine/policies';
 import { defineWorkflow, type ReportInput, stepsFor } from '../engine/workflow';

@@ -6,7 +6,7 @@
  *
  * One step per model; the job starts at its model's step (`start`), which streams and completes.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { RetryPolicy } from '../engine/policies';
 import {
   defineWorkflow,

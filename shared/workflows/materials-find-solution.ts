@@ -7,7 +7,7 @@
  * ai73-4 thinking (poll; gives board_id) → ai73-5 mind map (poll) → for each chosen node:
  * ai73-7 node reference → ai73-6 citations (page by page) → ai73-8 start → ai73-9 implementation (poll).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { PollPolicy, RetryPolicy } from '../engine/policies';
 import {
   defineWorkflow,

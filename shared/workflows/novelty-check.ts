@@ -7,7 +7,7 @@
  * → ai35-5 confirm → ai35-6 search elements (poll) → ai35-7 agent search → ai35-8 results (poll,
  * minutes) → ai35-10 export → ai35-11 report link (poll) → fetch the report document.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { SelectionOption } from '../engine/job-record';
 import type { PollPolicy, RetryPolicy } from '../engine/policies';
 import { defineWorkflow, type ReportInput, stepsFor } from '../engine/workflow';

@@ -2,7 +2,7 @@
  * patent-count (Patent Data Search, p001): how many patents match a query, optionally collapsed by
  * application number or family. One synchronous call.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineWorkflow, type ReportInput, stepsFor } from '../engine/workflow';
 import { blocks, count, heading, inline, shorten, table } from '../reports/markdown';
 import { outputOf } from './step-data';

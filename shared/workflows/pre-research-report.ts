@@ -6,7 +6,7 @@
  * ai34-1 from the question (auto_directory) — or ai34-1 without auto_directory then ai34-2 with the
  * listed chapters — → ai34-3 (poll report_status) → fetch the report at report_url.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { PollPolicy, RetryPolicy } from '../engine/policies';
 import { defineWorkflow, type ReportInput, stepsFor } from '../engine/workflow';
 import type { DataOf } from '../openplatform/schemas/responses';

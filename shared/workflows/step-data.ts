@@ -3,7 +3,7 @@
  * re-read through the operation's lenient response schema (so a report never trusts a shape blindly),
  * context values that a step needs, and upstream objects cleaned for echoing back in a request.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { StepContext, StepDecision } from '../engine/workflow';
 import type { OperationId } from '../openplatform/catalogue';
 import { type DataOf, responseDataSchemas } from '../openplatform/schemas/responses';

@@ -6,7 +6,7 @@
  * ai32-1 extract (status "1" / "0") → ai32-2 generate (keeps job_id) → ai32-3 (poll until
  * job_status 2 and a download_url) → fetch the document.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { PollPolicy, RetryPolicy } from '../engine/policies';
 import { defineWorkflow, type ReportInput, stepsFor } from '../engine/workflow';
 import type { DataOf } from '../openplatform/schemas/responses';

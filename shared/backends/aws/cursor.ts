@@ -2,7 +2,7 @@
  * Opaque list cursors: the sort key of the last job of a page, plus which listing it belongs to.
  * Continuing "after this sort key" is exact because every sort key ends with the unique job id.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { InvalidCursorError } from './errors';
 
 export type ListingKind = 'status' | 'batch' | 'all';

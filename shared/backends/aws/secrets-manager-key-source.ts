@@ -9,7 +9,7 @@
 import { ParameterNotFoundError } from '@aws-lambda-powertools/parameters';
 import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { KeySource } from '../../engine/ports';
 import { AwsConfigError, InvalidSecretError } from './errors';
 

@@ -2,7 +2,7 @@
  * The body of a work message on the queue: `{jobId, version}` and nothing else (the store holds
  * the rest). Validated on the way in, because a queue accepts any text.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { WorkMessage } from '../../engine/ports';
 import { InvalidWorkMessageError } from './errors';
 

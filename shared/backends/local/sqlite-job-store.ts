@@ -3,7 +3,7 @@
  * are indexed (status, due time, batch, tenant + idempotency key). Commits are conditional on the
  * version, so two workers that ran the same step cannot both write.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { type Job, type JobStatus, jobStatuses, schedulableStatuses } from '../../engine/job-record';
 import type { JobPage, JobStore, ListJobsQuery } from '../../engine/ports';
 import type { LocalDatabase } from './database';

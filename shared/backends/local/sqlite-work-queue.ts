@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Clock, WorkMessage, WorkQueue } from '../../engine/ports';
 import type { LocalDatabase } from './database';
 

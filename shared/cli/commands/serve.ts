@@ -3,7 +3,7 @@
  * machine, with the local workers running the jobs it takes, until Ctrl-C or SIGTERM. The first
  * line on standard output is the URL; requests are logged on standard error (method, path, status).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { SqliteScheduleStateStore } from '../../backends/local/sqlite-schedule-state-store';
 import { batchMount } from '../../dashboard/batch-routes';
 import { startBatchRunner } from '../../dashboard/batch-runner';

@@ -4,7 +4,7 @@
  * schema (as JSON Schema), the common field names it also accepts, an example it accepts, and the
  * calls its steps make. Nothing here is copied by hand from the workflows.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Workflow } from '../../engine/workflow';
 import { catalogue, type OperationId } from '../../openplatform/catalogue';
 import { commonNames } from '../../workflows/common-names';

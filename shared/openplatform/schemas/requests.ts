@@ -7,7 +7,7 @@
  * misspelt field is an error); nested objects are loose because workflows echo upstream objects
  * back, and those may carry fields the description does not list.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { OperationId } from '../catalogue';
 
 const lang = z.enum(['cn', 'en']);

@@ -6,7 +6,7 @@
  * adds fields without notice and its examples are careless, and opflow must not fail a paid step
  * because of that. What a workflow really needs, it checks itself and reports as a protocol error.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { OperationId } from '../catalogue';
 import { lenientBoolean, lenientInt, lenientNumber, lenientString } from '../lenient';
 

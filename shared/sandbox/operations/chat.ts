@@ -3,7 +3,7 @@
  * creates a chat with reference documents, ai68-2 streams the answer). Answers are built from the
  * question with a seeded generator; how frames are encoded is event-stream.ts's business.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { isoDate, patentNumber } from '../prior-art';
 import { notFound } from '../sandbox-rejection';
 import { hashText, SeededRandom } from '../seeded';

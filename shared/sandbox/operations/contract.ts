@@ -3,7 +3,7 @@
  * body and a context (the clock reading, the caller, id and stage factories); they throw a
  * `SandboxRejection` for error answers and never touch HTTP.
  */
-import type { z } from 'zod';
+import type * as z from 'zod';
 import type { OperationId } from '../../openplatform/catalogue';
 import type { requestSchemas } from '../../openplatform/schemas/requests';
 import type { DataOf } from '../../openplatform/schemas/responses';

@@ -2,7 +2,7 @@
  * Technical disclosure, ai32-1 → ai32-2 → ai32-3: extract the key elements of an idea (synchronous),
  * start generating the disclosure document, poll for its export status and download link (.docx).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { requestSchemas } from '../../openplatform/schemas/requests';
 import type { Stage } from '../stages';
 import { stageProgress, stageSchema, stageState } from '../stages';

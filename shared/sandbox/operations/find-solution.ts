@@ -3,7 +3,7 @@
  * constraint recommendations, submit a subset, offer directions, submit the ticked ones, answer a
  * final solution as a mind map.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { invalidParameter, outOfOrder } from '../sandbox-rejection';
 import { hashText, SeededRandom, stableJson } from '../seeded';
 import { type Stage, stageSchema, stageState, upperStatus } from '../stages';

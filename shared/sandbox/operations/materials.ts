@@ -3,7 +3,7 @@
  * subset (starts the mind map), then thinking, the mind map, and per node: citations (paginated),
  * reference information, and an implementation plan generated on request.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { priorArtReference } from '../prior-art';
 import { invalidParameter, outOfOrder } from '../sandbox-rejection';
 import { hashText, SeededRandom, stableJson } from '../seeded';

@@ -5,7 +5,7 @@
  * (ai35-8, optionally confirmed by ai35-9), and the report (ai35-10 export, ai35-11 polls for a PDF).
  * ai35-12 compares one given patent with given features, synchronously.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { requestSchemas } from '../../openplatform/schemas/requests';
 import { ipcCode, patentNumber } from '../prior-art';
 import { invalidParameter, outOfOrder } from '../sandbox-rejection';

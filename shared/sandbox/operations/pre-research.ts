@@ -3,7 +3,7 @@
  * proposes a directory; with `auto_directory` true (the default) generation starts at once, with
  * false it waits for ai34-2 to supply the directory. ai34-3 polls and answers an HTML report link.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { organisation, patentNumber } from '../prior-art';
 import { invalidParameter, outOfOrder } from '../sandbox-rejection';
 import { hashText, SeededRandom } from '../seeded';

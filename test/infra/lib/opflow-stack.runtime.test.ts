@@ -18,7 +18,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import type { CfnElement } from 'aws-cdk-lib';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { OpflowStack } from '../../../infra/lib/opflow-stack';
 import { PIPELINE_METRICS } from '../../../infra/lib/pipeline-monitoring';
 import { type AwsEmulators, startAwsEmulators, uniqueName } from '../../../scripts/emulators/aws-emulators';

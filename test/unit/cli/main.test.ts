@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ExitCode, main } from '../../../shared/cli/main';
 import { callStep, type Workflow } from '../../../shared/engine/workflow';
 import { startSandbox } from '../../../shared/sandbox';

@@ -1,5 +1,5 @@
 /** A small find-solution-shaped workflow and wiring for the engine's unit tests. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineWorkflow, type EngineDeps, stepsFor, type Workflow } from '../../../shared/engine';
 import {
   FakeClock,

@@ -1,6 +1,6 @@
 /** Task registries: owners, and what a state file needs (which records changed, reading them back). */
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { SandboxRejection } from '../../../shared/sandbox/sandbox-rejection';
 import { TaskRegistry } from '../../../shared/sandbox/task-registry';
 
