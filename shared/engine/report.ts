@@ -3,6 +3,7 @@
  * usage), report.md and report.html (the page itself is rendered in shared/reports/html.ts).
  */
 import { renderHtml } from '../reports/html';
+import { changesHtml, changesMarkdown, scheduleChanges, withSectionAfterTitle } from '../schedules/changes';
 import type { Job } from './job-record';
 import type { ReportStore } from './ports';
 import type { ReportInput, Workflow } from './workflow';
@@ -52,6 +53,9 @@ export async function writeReport(
 ): Promise<string[]> {
   const reportInput = await loadReportInput(reports, job, input);
   const { title, markdown } = workflow.report(reportInput);
+  // A scheduled job's report says what changed since the schedule's previous run (shared/schedules/changes.ts).
+  const changes = await scheduleChanges(reports, workflow, reportInput, markdown);
+  const changesSection = changes && changesMarkdown(changes);
   const keys = reportKeys(job.id);
   const result = {
     job: {
@@ -73,9 +77,18 @@ export async function writeReport(
     steps: reportInput.outputs,
     attachments: reportInput.attachments.map(({ fileName, contentType }) => ({ fileName, contentType })),
     usage: job.usage,
+    changes,
   };
   await reports.put(keys.result, JSON.stringify(result, null, 2), 'application/json');
-  await reports.put(keys.markdown, markdown, 'text/markdown; charset=utf-8');
-  await reports.put(keys.html, renderHtml(title, markdown), 'text/html; charset=utf-8');
+  await reports.put(
+    keys.markdown,
+    changesSection ? withSectionAfterTitle(markdown, changesSection) : markdown,
+    'text/markdown; charset=utf-8',
+  );
+  await reports.put(
+    keys.html,
+    renderHtml(title, markdown, { afterTitle: changes && changesHtml(changes) }),
+    'text/html; charset=utf-8',
+  );
   return [keys.result, keys.markdown, keys.html];
 }

@@ -15,8 +15,24 @@ const marked = new Marked({
   },
 });
 
-export function renderHtml(title: string, markdown: string): string {
-  const body = marked.parse(markdown, { async: false });
+/** Markdown as an HTML fragment (raw HTML in it escaped, as in the page). */
+export function markdownToHtml(markdown: string): string {
+  return marked.parse(markdown, { async: false });
+}
+
+/**
+ * The page. `afterTitle`: trusted HTML opflow built itself (the changes section of a scheduled
+ * report, with its SVG chart), placed after the first `<h1>`.
+ */
+export function renderHtml(title: string, markdown: string, options: { afterTitle?: string } = {}): string {
+  let body = markdownToHtml(markdown);
+  if (options.afterTitle) {
+    const end = body.indexOf('</h1>');
+    body =
+      end < 0
+        ? `${options.afterTitle}\n${body}`
+        : `${body.slice(0, end + 5)}\n${options.afterTitle}\n${body.slice(end + 5)}`;
+  }
   return `<!doctype html>
 <html lang="en">
 <head>
