@@ -3,7 +3,14 @@
  * time, it returns the next job record and when to look at it again. No I/O, no clock, no
  * randomness of its own: the step runner supplies all three, so hours of polling are tested instantly.
  */
-import { emptyUsage, type Job, type JobError, type JobUsage, type SelectionOption } from './job-record';
+import {
+  emptyUsage,
+  type Job,
+  type JobError,
+  type JobUsage,
+  type SelectionOption,
+  type UnsavedAnswer,
+} from './job-record';
 import {
   defaultPollPolicy,
   defaultRetryPolicy,
@@ -24,6 +31,8 @@ export interface StepFailure {
   correlationId?: string | undefined;
   operationId?: string | undefined;
   retryAfterMs?: number | undefined;
+  /** The request provably never reached the upstream (the connection could not be made). */
+  unsent?: boolean | undefined;
 }
 
 export type StepOutcome =
@@ -74,7 +83,15 @@ export type EngineEvent =
    * A call's cost whose outcome could not be committed (another process changed the job meanwhile):
    * the usage is added and nothing else changes, so every paid call is counted.
    */
-  | { type: 'late-usage'; usage: Partial<JobUsage> };
+  | { type: 'late-usage'; usage: Partial<JobUsage> }
+  /**
+   * The step's call was answered (and paid for) but its answer could not be stored (a disk or
+   * report store error), or the workflow finished but its report could not be written. The answer
+   * is kept in the job (`unsaved`) and the store is tried again on the step's backoff, without
+   * calling the upstream again; attempts used up, the job fails with the retryable `failure` and
+   * `opflow resume` / `opflow retry` store the kept answer once the store works.
+   */
+  | { type: 'unsaved'; unsaved: UnsavedAnswer; failure: StepFailure; usage?: Partial<JobUsage> };
 
 export interface Advanced {
   /** The next record; when it is the very object given (`unchanged`), there is nothing to commit. */
@@ -273,6 +290,15 @@ export function advance(
         timer,
       );
     }
+    case 'unsaved':
+      return advanceOutcome(
+        workflow,
+        { ...job, unsaved: event.unsaved },
+        { type: 'error', failure: event.failure, usage: event.usage },
+        now,
+        random,
+        timer,
+      );
     default:
       return advanceOutcome(workflow, job, event, now, random, timer);
   }
@@ -313,6 +339,8 @@ function advanceUncapped(
     inFlightSince: undefined,
     inFlightBy: undefined,
     tokenAt: undefined,
+    // A kept answer stays until a decision of its step is committed (it is the step's answer).
+    unsaved: outcome.type === 'decision' ? undefined : job.unsaved,
     usage: addUsage(job.usage, outcome.type === 'deadline' ? undefined : outcome.usage),
     outputs:
       outcome.type === 'decision' && outcome.output && !job.outputs.includes(outcome.output)

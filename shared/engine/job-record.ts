@@ -5,6 +5,7 @@
  */
 import * as z from 'zod';
 import type { CallbackDelivery } from './callback-record';
+import type { StepDecision } from './workflow';
 
 export const jobStatuses = [
   'QUEUED',
@@ -113,6 +114,21 @@ export interface JobRun {
   fromStart: boolean;
 }
 
+/**
+ * A step's answer that came back (and was paid for) but could not be stored yet: the report store
+ * failed (a full or read-only disk, an unwritable report folder, S3 unavailable). The runner stores
+ * it and applies its decision before anything else, and never calls the upstream again for it.
+ */
+export interface UnsavedAnswer {
+  /** The step that got the answer. */
+  step: string;
+  /** What the step decided from it. */
+  decision: StepDecision;
+  /** The report store key of the step's data, and the data as JSON text when it is still to be written. */
+  output?: string | undefined;
+  data?: string | undefined;
+}
+
 /** Where the job's input lives: inline when small, else in the ReportStore. */
 export type JobInput = { inline: unknown } | { ref: string };
 
@@ -164,6 +180,8 @@ export interface Job {
   tokenAt?: number | undefined;
   deadlineAt: number;
   lastError?: JobError | undefined;
+  /** The current step's answer, received but not stored yet (see UnsavedAnswer). */
+  unsaved?: UnsavedAnswer | undefined;
   usage: JobUsage;
   /** Report store keys of what this job has produced so far (step data, report, attachments). */
   outputs: string[];

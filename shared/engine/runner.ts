@@ -32,7 +32,7 @@ import {
   type StepOutcome,
 } from './advance';
 import type { EngineDeps } from './deps';
-import { isTerminal, type Job, type JobUsage } from './job-record';
+import { isTerminal, type Job, type JobUsage, type UnsavedAnswer } from './job-record';
 import { pollStatsKey } from './poll-stats';
 import { type DurationSketch, defaultPollAim, learnedPollDelay } from './poll-timing';
 import type { WorkMessage } from './ports';
@@ -63,6 +63,21 @@ const refusedKinds: ReadonlySet<string> = new Set([
   'invalid-request',
   'not-found',
 ]);
+
+/**
+ * Whether a failed create was provably not done upstream (so sending it again is no repeat and is
+ * not counted): the upstream refused it (throttled, busy, an error of the request or the key), the
+ * service was unavailable (HTTP 503: nothing behind the gateway took it), or the request never left
+ * this machine (the connection could not be made). A 500, 502 or 504, a timeout or a connection
+ * lost after sending may come after the work, so those stay counted when the create is sent again.
+ * A call that billed units did its work, whatever its answer said.
+ */
+function notDone(failure: StepFailure, usage: Partial<JobUsage> | undefined): boolean {
+  if ((usage?.billedUnits ?? 0) > 0) return false;
+  if (failure.unsent === true) return true;
+  if (failure.kind === 'server' && failure.httpStatus === 503) return true;
+  return refusedKinds.has(failure.kind);
+}
 
 /**
  * How long a paid call may be under way without a sign of life before its job counts as stranded
@@ -102,22 +117,10 @@ export async function runStep(deps: EngineDeps, message: WorkMessage): Promise<S
       message: `unknown workflow "${job.workflow}"`,
       retryable: false,
     };
-    return commitAndSchedule(
-      deps,
-      unknown,
-      job,
-      advance(unknown, job, { type: 'error', failure }, now, deps.random),
-      undefined,
-    );
+    return commitAndSchedule(deps, job, advance(unknown, job, { type: 'error', failure }, now, deps.random));
   }
   if (now >= job.deadlineAt) {
-    return commitAndSchedule(
-      deps,
-      workflow,
-      job,
-      advance(workflow, job, { type: 'deadline' }, now, deps.random),
-      undefined,
-    );
+    return commitAndSchedule(deps, job, advance(workflow, job, { type: 'deadline' }, now, deps.random));
   }
   if (job.status === 'AWAITING_INPUT') return { outcome: 'dropped', reason: 'awaiting-input' };
   // Not due yet, or a paid call of this job is alive somewhere (its caller keeps `nextRunAt` ahead):
@@ -131,14 +134,11 @@ export async function runStep(deps: EngineDeps, message: WorkMessage): Promise<S
   const step = findStep(workflow, job.step);
   if (!step) {
     const failure: StepFailure = { kind: 'definition', message: `no step "${job.step}"`, retryable: false };
-    return commitAndSchedule(
-      deps,
-      workflow,
-      job,
-      advance(workflow, job, { type: 'error', failure }, now, deps.random),
-      undefined,
-    );
+    return commitAndSchedule(deps, job, advance(workflow, job, { type: 'error', failure }, now, deps.random));
   }
+
+  // The step's answer came back earlier but could not be stored: store it now, never call again.
+  if (job.unsaved && job.unsaved.step === job.step) return storeKeptAnswer(deps, workflow, job, job.unsaved);
 
   const apiKey = await deps.keys.getKey(job.tenant);
   if (!apiKey) {
@@ -147,13 +147,7 @@ export async function runStep(deps: EngineDeps, message: WorkMessage): Promise<S
       message: `no API key is configured for tenant "${job.tenant}"`,
       retryable: false,
     };
-    return commitAndSchedule(
-      deps,
-      workflow,
-      job,
-      advance(workflow, job, { type: 'error', failure }, now, deps.random),
-      undefined,
-    );
+    return commitAndSchedule(deps, job, advance(workflow, job, { type: 'error', failure }, now, deps.random));
   }
   const bucket = keyFingerprint(apiKey);
   // A token reserved for this job earlier is spent now, not taken again.
@@ -234,12 +228,13 @@ export async function runStep(deps: EngineDeps, message: WorkMessage): Promise<S
     );
   }
 
-  let outcome: StepOutcome;
+  let executed: Executed;
   try {
-    outcome = await executeStep(deps, current, step, ctx, outputName, apiKey);
+    executed = await executeStep(deps, current, step, ctx, outputName, apiKey);
   } finally {
     if (heartbeat) current = await heartbeat.stop();
   }
+  let { outcome } = executed;
   if (outcome.type === 'error' && outcome.failure.kind === 'throttled')
     await deps.rateLimiter.throttled(bucket, now);
   else if (step.kind !== 'fetch') await deps.rateLimiter.succeeded(bucket, now);
@@ -249,8 +244,8 @@ export async function runStep(deps: EngineDeps, message: WorkMessage): Promise<S
   }
   // The upstream answered that it did not do the call (throttled, busy, refused): nothing was
   // created, so the retry is not a repeat.
-  const event: EngineEvent =
-    creates && outcome.type === 'error' && refusedKinds.has(outcome.failure.kind)
+  let event: EngineEvent =
+    creates && outcome.type === 'error' && notDone(outcome.failure, outcome.usage)
       ? {
           type: 'call-refused',
           output: outputName,
@@ -260,16 +255,25 @@ export async function runStep(deps: EngineDeps, message: WorkMessage): Promise<S
         }
       : outcome;
 
+  // The answer is in (and paid for): a store that fails now must not cost the call again.
+  if (outcome.type === 'decision' && executed.save) {
+    const { key, body } = executed.save;
+    try {
+      await deps.reports.put(key, body, 'application/json');
+    } catch (error) {
+      event = unsavedEvent(
+        { step: current.step, decision: outcome.decision, output: key, data: body },
+        error,
+        outcome.usage,
+        step.kind === 'fetch' ? undefined : (step.operation ?? undefined),
+      );
+    }
+  }
+
   const after = deps.clock.now();
   // Only a step's decision can schedule a poll (an error is retried on its backoff).
-  const timer = outcome.type === 'decision' ? await pollTimer(deps, workflow, bucket, after) : undefined;
-  const report = await commitAndSchedule(
-    deps,
-    workflow,
-    current,
-    advance(workflow, current, event, after, deps.random, timer),
-    input,
-  );
+  const timer = event.type === 'decision' ? await pollTimer(deps, workflow, bucket, after) : undefined;
+  const report = await commitOutcome(deps, workflow, current, event, after, input, timer);
   if (report.outcome === 'committed') await learnDuration(deps, step, current, outcome, after);
   if (report.outcome === 'conflict' && outcome.type !== 'deadline' && (outcome.usage?.calls ?? 0) > 0) {
     // Another process changed the job while the call was under way (a cancel, a take-over): its
@@ -461,18 +465,94 @@ function unknownWorkflow(name: string): Workflow {
   };
 }
 
-async function commitAndSchedule(
+/**
+ * Advance `previous` by `event` and commit it. A workflow finished by the event gets its report
+ * written first; when the report store fails, the job keeps the answer (`unsaved`) and tries again
+ * on its backoff, so the step's paid call is never made again for it.
+ */
+async function commitOutcome(
   deps: EngineDeps,
   workflow: Workflow,
   previous: Job,
-  advanced: Advanced,
+  event: EngineEvent,
+  now: number,
   input: unknown,
+  timer?: PollTimer,
 ): Promise<StepReport> {
-  let { job } = advanced;
-  if (advanced.completed) {
-    const keys = await writeReport(deps.reports, workflow, job, input ?? (await loadInput(deps, job)));
-    job = { ...job, outputs: [...job.outputs.filter((key) => !keys.includes(key)), ...keys] };
+  let advanced = advance(workflow, previous, event, now, deps.random, timer);
+  if (advanced.completed && event.type === 'decision') {
+    try {
+      const job = advanced.job;
+      const keys = await writeReport(deps.reports, workflow, job, input ?? (await loadInput(deps, job)));
+      advanced = {
+        ...advanced,
+        job: { ...job, outputs: [...job.outputs.filter((key) => !keys.includes(key)), ...keys] },
+      };
+    } catch (error) {
+      const unsaved = { step: previous.step, decision: event.decision, output: event.output };
+      advanced = advance(
+        workflow,
+        previous,
+        unsavedEvent(unsaved, error, event.usage, undefined, 'the report'),
+        now,
+        deps.random,
+      );
+    }
   }
+  return commitAndSchedule(deps, previous, advanced);
+}
+
+/** Answers kept in a job record larger than this are not kept (a DynamoDB item holds 400 KB in all). */
+export const maxUnsavedBytes = 256 * 1024;
+
+/** The event for an answer (or a report) the report store could not take. */
+function unsavedEvent(
+  unsaved: UnsavedAnswer,
+  error: unknown,
+  usage: Partial<JobUsage> | undefined,
+  operationId: string | undefined,
+  what = 'its answer',
+): EngineEvent {
+  const reason = error instanceof Error ? error.message : String(error);
+  const size = unsaved.data === undefined ? 0 : Buffer.byteLength(unsaved.data);
+  if (size > maxUnsavedBytes) {
+    const failure: StepFailure = {
+      kind: 'storage',
+      message: `${what} could not be stored (${reason}), and at ${Math.round(size / 1024)} KB it is too large to keep in the job; opflow retry calls the upstream again`,
+      retryable: false,
+      operationId,
+    };
+    return { type: 'error', failure, usage };
+  }
+  const failure: StepFailure = {
+    kind: 'storage',
+    message: `${what} could not be stored (${reason}); the answer is kept in the job and stored once the report store can be written (opflow resume), without calling the upstream again`,
+    retryable: true,
+    operationId,
+  };
+  return { type: 'unsaved', unsaved, failure, usage };
+}
+
+/** A job whose step's answer is kept (`unsaved`): store it and apply its decision; no upstream call. */
+async function storeKeptAnswer(
+  deps: EngineDeps,
+  workflow: Workflow,
+  job: Job,
+  unsaved: UnsavedAnswer,
+): Promise<StepReport> {
+  let event: EngineEvent = { type: 'decision', decision: unsaved.decision, output: unsaved.output };
+  if (unsaved.output !== undefined && unsaved.data !== undefined) {
+    try {
+      await deps.reports.put(unsaved.output, unsaved.data, 'application/json');
+    } catch (error) {
+      event = unsavedEvent(unsaved, error, undefined, job.lastError?.operationId);
+    }
+  }
+  return commitOutcome(deps, workflow, job, event, deps.clock.now(), undefined);
+}
+
+async function commitAndSchedule(deps: EngineDeps, previous: Job, advanced: Advanced): Promise<StepReport> {
+  const { job } = advanced;
   if (!(await deps.store.commit(job, previous.version))) return { outcome: 'conflict' };
   deps.onJobChange?.(job);
   const fields = {
@@ -547,10 +627,17 @@ function failureOf(error: unknown, operationId: string | undefined): StepFailure
       correlationId: error.correlationId,
       operationId: error.operationId ?? operationId,
       retryAfterMs: error.retryAfterMs,
+      unsent: error.unsent || undefined,
     };
   }
   const message = error instanceof Error ? error.message : String(error);
   return { kind: 'internal', message, retryable: false, operationId };
+}
+
+/** A step's outcome, and the step data to store before its decision is committed. */
+interface Executed {
+  outcome: StepOutcome;
+  save?: { key: string; body: string } | undefined;
 }
 
 /** The one upstream interaction of a step, turned into an outcome. Never throws. */
@@ -561,7 +648,7 @@ async function executeStep(
   ctx: StepContext,
   outputName: string,
   apiKey: string,
-): Promise<StepOutcome> {
+): Promise<Executed> {
   const operationId =
     step.kind === 'fetch' ? undefined : step.kind === 'request' ? step.operationOf(ctx) : step.operation;
   let usage: Partial<JobUsage> = {};
@@ -574,10 +661,21 @@ async function executeStep(
       usage = usageOf(document.usage);
       const fileName = safeFileName(step.fileName?.(ctx, document.fileName) ?? document.fileName);
       const key = attachmentKey(job.id, fileName);
-      await deps.reports.put(key, document.body, document.contentType);
+      try {
+        await deps.reports.put(key, document.body, document.contentType);
+      } catch (error) {
+        // Downloading again costs nothing: retried like any passing fault.
+        const reason = error instanceof Error ? error.message : String(error);
+        const failure: StepFailure = {
+          kind: 'storage',
+          message: `the downloaded ${fileName} could not be stored (${reason})`,
+          retryable: true,
+        };
+        return { outcome: { type: 'error', failure, usage } };
+      }
       const attachment = { key, fileName, contentType: document.contentType };
       decision = step.decide?.(attachment, ctx) ?? { type: 'next' };
-      return { type: 'decision', decision, usage, output: key };
+      return { outcome: { type: 'decision', decision, usage, output: key } };
     }
     const call = () =>
       step.kind === 'request'
@@ -610,7 +708,7 @@ async function executeStep(
           retryable: true,
           operationId,
         };
-        return { type: 'error', failure, usage };
+        return { outcome: { type: 'error', failure, usage } };
       }
       if (!fresh || fresh === apiKey) throw error;
       apiKey = fresh;
@@ -626,21 +724,23 @@ async function executeStep(
       data = result.data;
       decision = (step.decide as (d: unknown, c: StepContext) => StepDecision)(result.data, ctx);
     }
-    let output: string | undefined;
-    if (step.keep !== false) {
-      output = stepOutputKey(job.id, outputName);
-      await deps.reports.put(output, JSON.stringify(data, null, 2), 'application/json');
-    }
-    return { type: 'decision', decision, usage, output };
+    if (step.keep === false) return { outcome: { type: 'decision', decision, usage } };
+    // Stored by the runner, which keeps the answer in the job if the report store fails.
+    const output = stepOutputKey(job.id, outputName);
+    return {
+      outcome: { type: 'decision', decision, usage, output },
+      save: { key: output, body: JSON.stringify(data, null, 2) },
+    };
   } catch (error) {
     if (isOpenPlatformError(error)) {
       usage = sumUsage(usage, {
         calls: 1,
         failedCalls: 1,
         throttledCalls: error.kind === 'throttled' ? 1 : 0,
+        billedUnits: error.usage?.billedUnits ?? 0,
       });
     }
-    return { type: 'error', failure: failureOf(error, operationId), usage };
+    return { outcome: { type: 'error', failure: failureOf(error, operationId), usage } };
   }
 }
 

@@ -95,6 +95,7 @@ export function failAttempt(ctx: ClientContext, attempt: Attempt, error: unknown
     correlationId: classified.correlationId ?? usage.correlationId,
     retryAfterMs: classified.retryAfterMs,
     retryable: classified.retryable,
+    unsent: classified.unsent,
     usage,
     cause: classified.cause === undefined ? undefined : redactError(classified.cause, secrets),
   });
@@ -323,6 +324,7 @@ export function classifyFailure(error: unknown, attempt: Attempt): OpenPlatformE
       ...base,
       kind: 'timeout',
       retryable: true,
+      unsent: true,
       message: `${attempt.operationId}: connecting timed out (nothing was sent)`,
     });
   }
@@ -352,6 +354,7 @@ export function classifyFailure(error: unknown, attempt: Attempt): OpenPlatformE
     ...base,
     kind: 'network',
     retryable,
+    unsent: beforeConnect,
     message: beforeConnect
       ? `${attempt.operationId}: could not connect (${reason}; nothing was sent)`
       : `${attempt.operationId}: network failure (${reason})${retryable ? '' : '; the request may have been processed'}`,

@@ -32,6 +32,11 @@ export interface OpenPlatformErrorDetails {
   retryAfterMs?: number | undefined;
   /** Overrides the kind's default, e.g. a network failure of a non-idempotent POST is not retryable. */
   retryable?: boolean | undefined;
+  /**
+   * The request provably never left this machine (the connection could not be made), so the
+   * upstream did nothing and billed nothing: a create may be sent again without being a repeat.
+   */
+  unsent?: boolean | undefined;
   /** What the failed call cost (the client fills this in; also reported through `onUsage`). */
   usage?: CallUsage | undefined;
   cause?: unknown;
@@ -62,6 +67,7 @@ export class OpenPlatformError extends Error {
   readonly correlationId: string | undefined;
   readonly retryAfterMs: number | undefined;
   readonly usage: CallUsage | undefined;
+  readonly unsent: boolean;
 
   constructor(details: OpenPlatformErrorDetails) {
     super(details.message, details.cause === undefined ? undefined : { cause: details.cause });
@@ -73,6 +79,7 @@ export class OpenPlatformError extends Error {
     this.correlationId = details.correlationId;
     this.retryAfterMs = details.retryAfterMs;
     this.usage = details.usage;
+    this.unsent = details.unsent === true;
   }
 
   /** A plain, serialisable summary (for job records and logs). Never contains the API key. */

@@ -5,7 +5,6 @@
  * ai68-1 create the chat (chat_id, chat_item_id, reference documents) → ai68-2 streamed answer.
  */
 import * as z from 'zod';
-import type { RetryPolicy } from '../engine/policies';
 import { defineWorkflow, type ReportInput, stepsFor } from '../engine/workflow';
 import { blocks, count, heading, inline, paragraphs, shorten, table, webLink } from '../reports/markdown';
 import { answerReferences } from './answer-references';
@@ -48,8 +47,11 @@ export type EncyclopediaQaInput = z.infer<typeof encyclopediaQaInput>;
 /** The platform's code of a data source name (1 = all ... 8 = epidemiology). */
 export const dataSourceCode = (source: DataSource) => dataSources.indexOf(source) + 1;
 
-/** A streamed answer is paid for: repeat it only a few times. */
-const answerRetry: Partial<RetryPolicy> = { maxAttempts: 3 };
+/*
+ * A streamed answer has the default attempts, like a read: the engine sends a stream again only when
+ * it was not streamed (an error answer instead of the stream, a refused connection);
+ * a stream cut off once it began is never sent again (see docs/RELIABILITY.md).
+ */
 
 const step = stepsFor<EncyclopediaQaInput>();
 
@@ -83,7 +85,6 @@ export const encyclopediaQa = defineWorkflow<EncyclopediaQaInput>({
       name: 'answer',
       title: 'stream the answer',
       operation: 'ai68-2ChatAiLsStream',
-      retry: answerRetry,
       request: (ctx) => ({
         chat_id: contextString(ctx, 'chatId'),
         chat_item_id: contextString(ctx, 'chatItemId'),

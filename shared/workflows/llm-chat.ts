@@ -7,7 +7,6 @@
  * One step per model; the job starts at its model's step (`start`), which streams and completes.
  */
 import * as z from 'zod';
-import type { RetryPolicy } from '../engine/policies';
 import {
   defineWorkflow,
   type ReportInput,
@@ -97,8 +96,11 @@ export const questionOf = (input: LlmChatInput) => input.query ?? input.prompt ?
 /** The step that asks `model`. */
 export const answerStep = (model: Model) => `answer-${model}`;
 
-/** A streamed answer is paid for: repeat it only a few times. */
-const answerRetry: Partial<RetryPolicy> = { maxAttempts: 3 };
+/*
+ * A streamed answer has the default attempts, like a read: the engine sends a stream again only when
+ * it was not streamed (an error answer instead of the stream, a refused connection);
+ * a stream cut off once it began is never sent again (see docs/RELIABILITY.md).
+ */
 
 /** Refuse to ask a model other than the job's (would happen if a job were not started at `start`). */
 function requireModel(ctx: StepContext<LlmChatInput>, model: Model) {
@@ -134,7 +136,6 @@ const workflow = defineWorkflow<LlmChatInput>({
       name: answerStep('ai50'),
       title: 'ai50 answer',
       operation: 'ai50ChatPatGptStream',
-      retry: answerRetry,
       request: (ctx) => {
         requireModel(ctx, 'ai50');
         return { query: questionOf(ctx.input), stream: true };
@@ -145,7 +146,6 @@ const workflow = defineWorkflow<LlmChatInput>({
       name: answerStep('ai07'),
       title: 'ai07 answer',
       operation: 'ai07ChatCcGptStream',
-      retry: answerRetry,
       request: (ctx) => {
         requireModel(ctx, 'ai07');
         return { prompt: questionOf(ctx.input), stream: true };
@@ -156,7 +156,6 @@ const workflow = defineWorkflow<LlmChatInput>({
       name: answerStep('ai20'),
       title: 'ai20 answer',
       operation: 'ai20ChatPharmGptStream',
-      retry: answerRetry,
       request: (ctx) => {
         requireModel(ctx, 'ai20');
         return {

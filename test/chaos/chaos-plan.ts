@@ -3,9 +3,7 @@
  * injects, and which failures are the engine's choice (see docs/RELIABILITY.md).
  */
 import type { Job } from '../../shared/engine/job-record';
-import { catalogue, type OperationId } from '../../shared/openplatform/catalogue';
 import type { FaultRule } from '../../shared/sandbox/fault-rules';
-import { workflows } from '../../shared/workflows';
 
 /** The workflows mixed, and an input for each (every input unique, so a repeated create shows upstream). */
 const mix: [workflow: string, input: (i: number, tag: string) => unknown][] = [
@@ -37,43 +35,22 @@ export function chaosInputs(count: number, tag: string): { workflow: string; inp
   });
 }
 
-/** Operations the mixed workflows call that create something upstream (their non-poll calls). */
-function createOperations(): string[] {
-  const operations = new Set<string>();
-  for (const [name] of mix) {
-    for (const step of workflows.get(name)?.steps ?? []) {
-      const operation = (step as { operation?: string }).operation;
-      if (operation && catalogue[operation as OperationId]?.effect !== 'read') operations.add(operation);
-    }
-  }
-  return [...operations];
-}
-
 /**
  * The faults: the first rule that fires decides the answer, so each probability is conditional on
  * the ones before not firing, giving 20% 5xx, 5% throttling, 2% resets (half before the work, half
- * after it) and 1% malformed answers overall. Malformed answers go to create (non-poll) calls only:
- * a malformed answer to a poll fails the job until the engine retries unreadable reads (issue 8
- * item 4, owned by the engine's engineer).
+ * after it) and 1% malformed answers overall, on every kind of call (an unreadable answer to a read
+ * is read again; to a create, the engine does not send it again).
  */
 export function chaosFaultRules(): FaultRule[] {
-  const rules: FaultRule[] = [
+  return [
     { kind: 'http-5xx', probability: 0.2 },
     { kind: 'throttle-429', probability: 0.05 / 0.8, retryAfterSeconds: 0 },
     { kind: 'reset', when: 'before', probability: 0.01 / 0.75 },
     { kind: 'reset', when: 'after', probability: 0.01 / 0.7425 },
+    { kind: 'malformed', probability: 0.01 / 0.735 },
   ];
-  for (const operation of createOperations()) {
-    rules.push({ kind: 'malformed', operation, probability: 0.01 / 0.735 });
-  }
-  return rules;
 }
 
-/**
- * A failure the engine chose rather than risk paying twice: the answer to a create was lost (a
- * reset after the work) or unreadable, so the engine does not send it again. Any other failure
- * (a retryable fault that outlasted the attempts, an internal error) fails the suite.
- */
 /**
  * A job that failed because a transient fault (5xx, reset before the work) outlasted the step's
  * attempts: nothing is lost, `opflow retry` runs it again from its step. The suites retry these once
@@ -83,6 +60,11 @@ export function failedTransiently(job: Job): boolean {
   return job.status === 'FAILED' && job.lastError?.retryable === true;
 }
 
+/**
+ * A failure the engine chose rather than risk paying twice: the answer to a create was lost (a
+ * reset after the work) or unreadable, so the engine does not send it again. Any other failure
+ * (a retryable fault that outlasted the attempts, an internal error) fails the suite.
+ */
 export function failedOnPurpose(job: Job): boolean {
   const error = job.lastError;
   return error !== undefined && !error.retryable && (error.kind === 'protocol' || error.kind === 'network');

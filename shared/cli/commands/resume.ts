@@ -29,6 +29,8 @@ export function failedForALocalReason(job: Job): boolean {
   if (job.status !== 'FAILED' || !job.lastError) return false;
   const { kind, message } = job.lastError;
   if (kind === 'network' && /could not connect/.test(message)) return true;
+  // A step's answer (or the report) the report folder could not take: kept in the job, stored now.
+  if (kind === 'storage' && job.lastError.retryable) return true;
   return (
     kind === 'internal' &&
     /\b(EACCES|EPERM|ENOSPC|EROFS|EIO|EDQUOT|ENOTDIR|EISDIR|EEXIST|EMFILE|ENFILE)\b/.test(message)
@@ -83,7 +85,9 @@ export async function resumeCommand(
         return ExitCode.awaitingInput;
       } else if (failedForALocalReason(focus)) {
         ctx.io.stderr.write(
-          `opflow: job ${jobId} failed only because ${describeLocalReason(focus)}; running it again from step ${focus.step}\n`,
+          focus.unsaved
+            ? `opflow: job ${jobId} failed only because ${describeLocalReason(focus)}; storing the answer it kept at step ${focus.step} (nothing is called again)\n`
+            : `opflow: job ${jobId} failed only because ${describeLocalReason(focus)}; running it again from step ${focus.step}\n`,
         );
         focus = await retryJob(pipeline.deps, focus.id);
       } else if (isTerminal(focus.status)) {
