@@ -65,8 +65,58 @@ const show = (name: string, r: Awaited<ReturnType<typeof child>>) =>
     r.peakRssMb.toFixed(0),
   ]);
 
+/**
+ * The real command, as a user runs it: the built CLI (dist/, no tsx) reading the whole manifest with
+ * `opflow ingest --no-wait` (validated, committed chunk by chunk, outputs written); its peak RSS
+ * from a preloaded module that reports `process.resourceUsage().maxRSS` at exit.
+ */
+const cli = async () => {
+  const work = mkdtempSync(join(dir, 'cli-'));
+  const report = join(work, 'rss.json');
+  const started = performance.now();
+  const { stdout } = await run(
+    process.execPath,
+    [
+      '--require',
+      join(import.meta.dirname, 'report-rss.cjs'),
+      join(import.meta.dirname, '..', 'bin', 'opflow.js'),
+      '--db',
+      join(work, 'jobs.db'),
+      '--out',
+      join(work, 'out'),
+      'ingest',
+      manifest,
+      '--workflow',
+      'patent-count',
+      '--no-wait',
+      '--json',
+    ],
+    { env: { ...process.env, OPFLOW_RSS_REPORT: report }, maxBuffer: 64 << 20 },
+  ).catch((error: { stdout?: string; code?: number }) => {
+    // Exit code 1: the manifest has bad lines on purpose.
+    if (error.code === 1 && error.stdout) return { stdout: error.stdout };
+    throw error;
+  });
+  const seconds = (performance.now() - started) / 1000;
+  const out = JSON.parse(stdout) as {
+    batch: { thisRun: { records: number; created: number; invalid: number } };
+  };
+  const { readFileSync } = await import('node:fs');
+  const { peakRssMb } = JSON.parse(readFileSync(report, 'utf8')) as { peakRssMb: number };
+  return {
+    lines: out.batch.thisRun.records,
+    items: out.batch.thisRun.created,
+    invalid: out.batch.thisRun.invalid,
+    seconds,
+    peakRssMb,
+  };
+};
+
 try {
-  if (only !== 'aws') show('local (SQLite)', await child(['local', manifest, dir]));
+  if (only !== 'aws') {
+    show('local: opflow ingest --no-wait (built CLI)', await cli());
+    show('local: ingest + admission', await child(['local', manifest, dir]));
+  }
   if (only !== 'local') {
     const emulators = await startAwsEmulators({ secretsManager: false });
     try {

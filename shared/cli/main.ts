@@ -12,7 +12,6 @@ import { registerCallbackCommands } from './commands/callbacks';
 import { cancelCommand } from './commands/cancel';
 import { type IngestCommandOptions, ingestCommand } from './commands/ingest';
 import { listCommand } from './commands/list';
-import { mcpCommand } from './commands/mcp';
 import { registerOperationsCommand } from './commands/operations';
 import { reportCommand } from './commands/report';
 import { resumeCommand } from './commands/resume';
@@ -20,12 +19,12 @@ import { retryCommand } from './commands/retry';
 import { runCommand } from './commands/run';
 import { sandboxCommand } from './commands/sandbox';
 import { registerScheduleCommands } from './commands/schedules';
-import { defaultServePort, serveCommand } from './commands/serve';
 import { statusCommand } from './commands/status';
 import { registerWebhookCommands } from './commands/webhooks';
 import { workflowsCommand } from './commands/workflows';
 import { type CliContext, type CliIo, classifyError, type GlobalOptions } from './context';
 import { ExitCode, type ExitCodeValue, exitCodeHelp } from './exit-codes';
+import { defaultServePort } from './serve-port';
 
 export type { CliIo } from './context';
 export { ExitCode } from './exit-codes';
@@ -361,7 +360,8 @@ resource opflow://jobs/{id}/report. Add to an MCP client's configuration as the 
 only the protocol; messages for people go to standard error.`,
     )
     .action(async (_options: unknown, command: Command) => {
-      setExitCode(await mcpCommand(ctx, globals(command)));
+      // Loaded only here: the MCP SDK and the HTTP server stay out of every other command's memory.
+      setExitCode(await (await import('./commands/mcp')).mcpCommand(ctx, globals(command)));
     });
 
   program
@@ -391,7 +391,7 @@ With OPFLOW_SERVE_TOKEN set, every request needs the header Authorization: Beare
 The first line on standard output is the URL; requests are logged on standard error.`,
     )
     .action(async (_options: unknown, command: Command) => {
-      setExitCode(await serveCommand(ctx, globals(command) as never));
+      setExitCode(await (await import('./commands/serve')).serveCommand(ctx, globals(command) as never));
     });
 
   registerCallbackCommands(program, ctx, setExitCode);

@@ -61,6 +61,12 @@ export interface StoredObject {
 export interface ReportStore {
   /** Write (or overwrite) an object. Keys look like `reports/<jobId>/...`. */
   put(key: string, body: Uint8Array | string, contentType: string): Promise<void>;
+  /**
+   * Write (or overwrite) an object from chunks as they are produced, never holding it whole (a large
+   * batch's summary). Readers see the old object or the whole new one. Optional: without it, callers
+   * collect the chunks and `put` them.
+   */
+  putStream?(key: string, body: AsyncIterable<Uint8Array | string>, contentType: string): Promise<void>;
   get(key: string): Promise<StoredObject | undefined>;
   list(prefix: string): Promise<string[]>;
   /** Where a reader can fetch the object: a file path locally, a short-lived presigned URL on AWS. */

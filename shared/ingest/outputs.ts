@@ -10,6 +10,7 @@ import type { Batch, BatchItem, BatchProblem, BatchStore } from '../engine/batch
 import type { EngineDeps } from '../engine/deps';
 import { isTerminal, type Job } from '../engine/job-record';
 import { reportKeys } from '../engine/report';
+import { openOutput } from './output-writer';
 
 export const batchOutputKeys = (batchId: string) => ({
   summary: `batches/${batchId}/summary.csv`,
@@ -92,7 +93,7 @@ async function findingsOf(deps: OutputDeps, job: Job): Promise<Partial<Row>> {
     }
   }
   if (isTerminal(job.status)) {
-    if (findingsCache.size > 200_000) findingsCache.clear();
+    if (findingsCache.size > 20_000) findingsCache.clear();
     findingsCache.set(job.id, findings);
   }
   return findings;
@@ -113,81 +114,90 @@ export interface BatchTotals {
 
 /**
  * Writes the four outputs of a batch from its items (in order) and their jobs, and returns the
- * totals. Items are read a page at a time; each finished job's findings are read once.
+ * totals. Items are read a page at a time and every row goes straight to its outputs (streamed to
+ * the report store), so memory does not grow with the batch; each finished job's findings are read
+ * once.
  */
 export async function writeBatchOutputs(deps: OutputDeps, batch: Batch): Promise<BatchTotals> {
   const keys = batchOutputKeys(batch.id);
-  const csv: string[] = [summaryColumns.join(',')];
-  const results: string[] = [];
-  const failed: string[] = [];
-  const htmlRows: string[] = [];
+  const reports = deps.engine.reports;
   const totals: BatchTotals = { items: 0, pending: 0, byStatus: {}, invalid: 0, calls: 0, billedUnits: 0 };
   const versions = new Map<string, number>();
   // Locally the index is a file beside the reports: link them relatively, so the folder can move.
-  const indexLocation = await deps.engine.reports.link(keys.index);
+  const indexLocation = await reports.link(keys.index);
   const linkBase = indexLocation.startsWith('/') ? dirname(indexLocation) : undefined;
-  for (let from = 0; ; ) {
-    const page = await deps.batches.listItems(batch.id, from, 500);
-    for (const item of page) {
-      const version = (versions.get(item.id) ?? 0) + 1;
-      versions.set(item.id, version);
-      const job =
-        item.seq < batch.admitted
-          ? await deps.engine.store.findByIdempotencyKey(batch.tenant, item.key)
-          : undefined;
-      const row = await rowOf(deps, item, version, job, linkBase);
-      totals.items += 1;
-      if (!job) totals.pending += 1;
-      totals.byStatus[row.status] = (totals.byStatus[row.status] ?? 0) + 1;
-      totals.calls += job?.usage.calls ?? 0;
-      totals.billedUnits += job?.usage.billedUnits ?? 0;
-      csv.push(summaryColumns.map((column) => csvCell(row[column])).join(','));
-      const record = { ...row, itemKey: item.key, contentHash: item.contentHash, run: item.run };
-      if (job && isTerminal(job.status)) results.push(JSON.stringify(record));
-      if (job && (job.status === 'FAILED' || job.status === 'CANCELLED'))
-        failed.push(
-          JSON.stringify({
-            kind: 'job',
-            id: item.id,
-            source: item.position,
-            jobId: job.id,
-            status: job.status,
-            reason: row.error,
-          }),
-        );
-      htmlRows.push(htmlRow(row, item));
-    }
-    if (page.length < 500) break;
-    from = (page[page.length - 1]?.seq ?? from) + 1;
-  }
   const problems: BatchProblem[] = await deps.batches.listProblems(batch.id, batch.run);
   totals.invalid = problems.length;
-  // Bad lines first, in source order; then failed items.
-  const inputProblems = problems.map((problem) =>
-    JSON.stringify({
-      kind: 'input',
-      id: problem.id,
-      source: problem.position,
-      record: problem.record,
-      reason: problem.reason,
-    }),
-  );
-  await deps.engine.reports.put(keys.summary, `${csv.join('\n')}\n`, 'text/csv; charset=utf-8');
-  await deps.engine.reports.put(
-    keys.results,
-    results.length ? `${results.join('\n')}\n` : '',
-    'application/x-ndjson',
-  );
-  await deps.engine.reports.put(
-    keys.failed,
-    [...inputProblems, ...failed].map((line) => `${line}\n`).join(''),
-    'application/x-ndjson',
-  );
-  await deps.engine.reports.put(
-    keys.index,
-    indexHtml(batch, totals, htmlRows, problems),
-    'text/html; charset=utf-8',
-  );
+  const summary = openOutput(reports, keys.summary, 'text/csv; charset=utf-8');
+  const results = openOutput(reports, keys.results, 'application/x-ndjson');
+  const failed = openOutput(reports, keys.failed, 'application/x-ndjson');
+  const index = openOutput(reports, keys.index, 'text/html; charset=utf-8');
+  const writers = [summary, results, failed, index];
+  const failedRows: string[] = [];
+  try {
+    await summary.write(`${summaryColumns.join(',')}\n`);
+    // Bad lines first, in source order; then failed items.
+    for (const problem of problems)
+      await failed.write(
+        `${JSON.stringify({
+          kind: 'input',
+          id: problem.id,
+          source: problem.position,
+          record: problem.record,
+          reason: problem.reason,
+        })}\n`,
+      );
+    await index.write(indexHead(batch));
+    for (let from = 0; ; ) {
+      const page = await deps.batches.listItems(batch.id, from, 500);
+      for (const item of page) {
+        const version = (versions.get(item.id) ?? 0) + 1;
+        versions.set(item.id, version);
+        const job =
+          item.seq < batch.admitted
+            ? await deps.engine.store.findByIdempotencyKey(batch.tenant, item.key)
+            : undefined;
+        const row = await rowOf(deps, item, version, job, linkBase);
+        totals.items += 1;
+        if (!job) totals.pending += 1;
+        totals.byStatus[row.status] = (totals.byStatus[row.status] ?? 0) + 1;
+        totals.calls += job?.usage.calls ?? 0;
+        totals.billedUnits += job?.usage.billedUnits ?? 0;
+        await summary.write(`${summaryColumns.map((column) => csvCell(row[column])).join(',')}\n`);
+        if (job && isTerminal(job.status))
+          await results.write(
+            `${JSON.stringify({ ...row, itemKey: item.key, contentHash: item.contentHash, run: item.run })}\n`,
+          );
+        if (
+          job &&
+          (job.status === 'FAILED' || job.status === 'CANCELLED') &&
+          failedRows.length < failuresShown
+        )
+          failedRows.push(
+            `<tr><td>${escapeHtml(row.id)}</td><td>${escapeHtml(row.source)}</td><td><span class="s ${escapeHtml(row.status)}">${escapeHtml(row.status)}</span></td><td>${escapeHtml(row.error)}</td></tr>`,
+          );
+        if (job && (job.status === 'FAILED' || job.status === 'CANCELLED'))
+          await failed.write(
+            `${JSON.stringify({
+              kind: 'job',
+              id: item.id,
+              source: item.position,
+              jobId: job.id,
+              status: job.status,
+              reason: row.error,
+            })}\n`,
+          );
+        await index.write(`${htmlRow(row)}\n`);
+      }
+      if (page.length < 500) break;
+      from = (page[page.length - 1]?.seq ?? from) + 1;
+    }
+    await index.write(indexTail(batch, totals, problems, failedRows));
+    for (const writer of writers) await writer.end();
+  } catch (error) {
+    for (const writer of writers) writer.abort(error as Error);
+    throw error;
+  }
   return totals;
 }
 
@@ -231,7 +241,7 @@ async function rowOf(
   };
 }
 
-function htmlRow(row: Row, _item: BatchItem): string {
+function htmlRow(row: Row): string {
   const cells = [
     escapeHtml(row.id),
     escapeHtml(row.version),
@@ -247,7 +257,64 @@ function htmlRow(row: Row, _item: BatchItem): string {
   return `<tr>${cells.map((cell) => `<td>${cell}</td>`).join('')}</tr>`;
 }
 
-function indexHtml(batch: Batch, totals: BatchTotals, rows: string[], problems: BatchProblem[]): string {
+/** Failed items listed by name in the page's failures section (all of them are in failed.jsonl). */
+const failuresShown = 1000;
+
+/** The page up to the items table's rows: what is known before the items are read. */
+function indexHead(batch: Batch): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Batch ${escapeHtml(batch.name)}</title>
+<style>
+body { font: 14px/1.45 system-ui, sans-serif; margin: 1.5rem; color: #1a1a1a; }
+main { display: flex; flex-direction: column; }
+header { order: 0; } #overview { order: 1; } #items-part { order: 2; } #failures { order: 3; }
+h1 { font-size: 1.4rem; margin: 0 0 .3rem; }
+h2 { font-size: 1.1rem; margin: 1.2rem 0 .4rem; }
+.meta { color: #555; margin-bottom: .5rem; overflow-wrap: anywhere; }
+.totals { display: flex; gap: 1rem; flex-wrap: wrap; margin: .5rem 0; }
+.totals div { background: #f4f5f7; border-radius: 6px; padding: .5rem .9rem; }
+.totals b { display: block; font-size: 1.3rem; }
+table { border-collapse: collapse; width: 100%; margin: .5rem 0 1.5rem; }
+th, td { border-bottom: 1px solid #ddd; padding: .3rem .5rem; text-align: left; vertical-align: top; }
+#items th { background: #f3f3f3; cursor: pointer; user-select: none; position: sticky; top: 0; }
+th[aria-sort="ascending"]::after { content: " \u25b2"; }
+th[aria-sort="descending"]::after { content: " \u25bc"; }
+.s { font-weight: 600; }
+.SUCCEEDED { color: #1a7f37; } .FAILED, .CANCELLED { color: #cf222e; } .PENDING { color: #777; }
+input { padding: .3rem .5rem; width: 20rem; max-width: 100%; }
+@media print { #filter { display: none; } #items th { position: static; } }
+</style>
+</head>
+<body>
+<main>
+<header>
+<h1>Batch ${escapeHtml(batch.name)}</h1>
+<div class="meta">${escapeHtml(batch.workflow)} · ${escapeHtml(batch.source.uri)} · status ${escapeHtml(batch.status)}${batch.reason ? ` (${escapeHtml(batch.reason)})` : ''} · updated ${escapeHtml(new Date(batch.updatedAt).toISOString())}</div>
+</header>
+<section id="items-part" aria-label="Items">
+<h2>Items</h2>
+<input id="filter" type="search" placeholder="Filter rows" aria-label="Filter rows">
+<table id="items">
+<thead><tr><th>Id</th><th>Version</th><th>Title</th><th>Status</th><th>Key findings</th><th>Calls</th><th>Billed units</th><th>Duration (s)</th><th>Report</th><th>Error</th></tr></thead>
+<tbody>
+`;
+}
+
+/**
+ * The rest of the page once every row is written: the failures and the totals (written last, as
+ * only then are they known, and shown first: the page is a flex column ordered by CSS).
+ */
+function indexTail(
+  batch: Batch,
+  totals: BatchTotals,
+  problems: BatchProblem[],
+  failedRows: string[],
+): string {
+  const failedCount = (totals.byStatus.FAILED ?? 0) + (totals.byStatus.CANCELLED ?? 0);
   const statusLine = Object.entries(totals.byStatus)
     .map(([status, count]) => `<span class="s ${escapeHtml(status)}">${escapeHtml(status)}</span> ${count}`)
     .join(' · ');
@@ -257,54 +324,36 @@ function indexHtml(batch: Batch, totals: BatchTotals, rows: string[], problems: 
         `<tr><td>${escapeHtml(p.position)}</td><td>${escapeHtml(p.id ?? '')}</td><td>${escapeHtml(p.reason)}</td></tr>`,
     )
     .join('');
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Batch ${escapeHtml(batch.name)}</title>
-<style>
-body { font: 14px/1.45 system-ui, sans-serif; margin: 1.5rem; color: #1a1a1a; }
-h1 { font-size: 1.4rem; margin: 0 0 .3rem; }
-.meta { color: #555; margin-bottom: 1rem; }
-.totals { display: flex; gap: 1rem; flex-wrap: wrap; margin: 1rem 0; }
-.totals div { background: #f4f5f7; border-radius: 6px; padding: .5rem .9rem; }
-.totals b { display: block; font-size: 1.3rem; }
-table { border-collapse: collapse; width: 100%; margin: .5rem 0 1.5rem; }
-th, td { border-bottom: 1px solid #ddd; padding: .3rem .5rem; text-align: left; vertical-align: top; }
-th { background: #f3f3f3; cursor: pointer; user-select: none; position: sticky; top: 0; }
-th[aria-sort="ascending"]::after { content: " ▲"; }
-th[aria-sort="descending"]::after { content: " ▼"; }
-.s { font-weight: 600; }
-.SUCCEEDED { color: #1a7f37; } .FAILED, .CANCELLED { color: #cf222e; } .PENDING { color: #777; }
-input { padding: .3rem .5rem; width: 20rem; }
-</style>
-</head>
-<body>
-<h1>Batch ${escapeHtml(batch.name)}</h1>
-<div class="meta">${escapeHtml(batch.workflow)} · ${escapeHtml(batch.source.uri)} · status ${escapeHtml(batch.status)}${batch.reason ? ` (${escapeHtml(batch.reason)})` : ''} · updated ${escapeHtml(new Date(batch.updatedAt).toISOString())}</div>
+  return `</tbody>
+</table>
+</section>
+<section id="failures" aria-label="Failures">
+<h2>Failed or cancelled items (${failedCount})</h2>
+<table id="failed-items">
+<thead><tr><th>Id</th><th>Where</th><th>Status</th><th>Reason</th></tr></thead>
+<tbody>${failedRows.join('') || '<tr><td colspan="4">none</td></tr>'}</tbody>
+</table>
+${failedCount > failedRows.length ? `<p>… and ${failedCount - failedRows.length} more in failed.jsonl</p>` : ''}
+<h2>Lines that could not be used (${problems.length})</h2>
+<table id="bad-lines">
+<thead><tr><th>Where</th><th>Id</th><th>Reason</th></tr></thead>
+<tbody>${problemRows || '<tr><td colspan="3">none</td></tr>'}</tbody>
+</table>
+<p>Every failure with where and why: <a href="failed.jsonl">failed.jsonl</a>; every row: <a href="summary.csv">summary.csv</a>, <a href="results.jsonl">results.jsonl</a>.</p>
+</section>
+<section id="overview" aria-label="Totals">
 <div class="totals">
 <div><b>${totals.items}</b>items</div>
 <div><b>${totals.byStatus.SUCCEEDED ?? 0}</b>succeeded</div>
-<div><b>${(totals.byStatus.FAILED ?? 0) + (totals.byStatus.CANCELLED ?? 0)}</b>failed or cancelled</div>
+<div><b>${failedCount}</b>failed or cancelled</div>
 <div><b>${totals.pending}</b>not started</div>
 <div><b>${problems.length}</b>bad lines</div>
 <div><b>${totals.calls}</b>calls</div>
 <div><b>${totals.billedUnits}</b>billed units</div>
 </div>
-<p>${statusLine}</p>
-<input id="filter" type="search" placeholder="Filter rows">
-<table id="items">
-<thead><tr><th>Id</th><th>Version</th><th>Title</th><th>Status</th><th>Key findings</th><th>Calls</th><th>Billed units</th><th>Duration (s)</th><th>Report</th><th>Error</th></tr></thead>
-<tbody>
-${rows.join('\n')}
-</tbody>
-</table>
-<h2>Lines that could not be used (${problems.length})</h2>
-<table>
-<thead><tr><th>Where</th><th>Id</th><th>Reason</th></tr></thead>
-<tbody>${problemRows || '<tr><td colspan="3">none</td></tr>'}</tbody>
-</table>
+<p>${statusLine}${batch.status === 'FINISHED' ? '' : ' · <em>the batch is not finished: this page is rewritten as it runs</em>'}</p>
+</section>
+</main>
 <script>
 (() => {
   const table = document.getElementById('items');

@@ -2,6 +2,8 @@
  * ReportStore on S3: every object server-side encrypted (SSE-S3, or SSE-KMS with a key id), with
  * its content type, and readable by others only through short-lived presigned GET links.
  */
+
+import { Readable } from 'node:stream';
 import {
   GetObjectCommand,
   ListObjectsV2Command,
@@ -9,6 +11,7 @@ import {
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { ReportStore, StoredObject } from '../../engine/ports';
 import { AwsBackendError, AwsConfigError } from './errors';
@@ -60,6 +63,26 @@ export class S3ReportStore implements ReportStore {
     );
   }
 
+  /** A multipart upload of 5 MB parts (one PUT when smaller): memory stays a few parts whatever the size. */
+  async putStream(key: string, body: AsyncIterable<Uint8Array | string>, contentType: string): Promise<void> {
+    checkKey(key);
+    const upload = new Upload({
+      client: this.client,
+      queueSize: 2,
+      partSize: 5 * 1024 * 1024,
+      params: {
+        Bucket: this.bucket,
+        Key: key,
+        Body: Readable.from(asBuffers(body)),
+        ContentType: contentType,
+        ...(this.kmsKeyId
+          ? { ServerSideEncryption: 'aws:kms' as const, SSEKMSKeyId: this.kmsKeyId }
+          : { ServerSideEncryption: 'AES256' as const }),
+      },
+    });
+    await upload.done();
+  }
+
   async get(key: string): Promise<StoredObject | undefined> {
     checkKey(key);
     try {
@@ -99,4 +122,9 @@ export class S3ReportStore implements ReportStore {
     );
     return getSignedUrl(this.client, new GetObjectCommand({ Bucket: this.bucket, Key: key }), { expiresIn });
   }
+}
+
+async function* asBuffers(body: AsyncIterable<Uint8Array | string>): AsyncGenerator<Buffer> {
+  for await (const chunk of body)
+    yield typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.from(chunk);
 }

@@ -5,9 +5,11 @@
  * (or a crash) never sees half a report.
  */
 import { randomUUID } from 'node:crypto';
-import { constants } from 'node:fs';
+import { constants, createWriteStream } from 'node:fs';
 import { mkdir, open, readdir, realpath, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, extname, join, relative, resolve, sep } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { ReportStore, StoredObject } from '../../engine/ports';
 
 export interface FileReportStoreOptions {
@@ -57,6 +59,22 @@ export class FileReportStore implements ReportStore {
   async put(key: string, body: Uint8Array | string, contentType: string): Promise<void> {
     const path = this.#pathOf(key);
     await writeAtomically(path, typeof body === 'string' ? Buffer.from(body, 'utf8') : body);
+    const typePath = this.#typePathOf(key);
+    if (contentType === impliedType(key)) await rm(typePath, { force: true });
+    else await writeAtomically(typePath, Buffer.from(contentType, 'utf8'));
+  }
+
+  async putStream(key: string, body: AsyncIterable<Uint8Array | string>, contentType: string): Promise<void> {
+    const path = this.#pathOf(key);
+    await mkdir(dirname(path), { recursive: true });
+    const temporary = join(dirname(path), `.tmp-${randomUUID()}`);
+    try {
+      await pipeline(Readable.from(asBuffers(body)), createWriteStream(temporary));
+      await rename(temporary, path);
+    } catch (error) {
+      await rm(temporary, { force: true });
+      throw error;
+    }
     const typePath = this.#typePathOf(key);
     if (contentType === impliedType(key)) await rm(typePath, { force: true });
     else await writeAtomically(typePath, Buffer.from(contentType, 'utf8'));
@@ -226,4 +244,9 @@ function isMissing(error: unknown): boolean {
 
 function isNotDirectory(error: unknown): boolean {
   return (error as NodeJS.ErrnoException | undefined)?.code === 'ENOTDIR';
+}
+
+async function* asBuffers(body: AsyncIterable<Uint8Array | string>): AsyncGenerator<Buffer> {
+  for await (const chunk of body)
+    yield typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.from(chunk);
 }

@@ -24,9 +24,6 @@ export interface ServeOptions extends GlobalOptions {
   config?: string | undefined;
 }
 
-/** The default port: next to `opflow sandbox`'s 8787. */
-export const defaultServePort = 8788;
-
 /** The variable holding the bearer token the server requires, when set. */
 export const serveTokenVariable = 'OPFLOW_SERVE_TOKEN';
 

@@ -13,7 +13,7 @@ import { webhookSecretVariable, webhookSourcePattern } from '../../http/webhooks
 import type { CliContext, GlobalOptions } from '../context';
 import { writeJson } from '../context';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
-import { defaultServePort } from './serve';
+import { defaultServePort } from '../serve-port';
 
 const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
 
