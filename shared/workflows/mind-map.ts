@@ -3,33 +3,11 @@
  * cells, nodes carrying `data.node_id` and edges joining `source.cell` to `target.cell`. The reports
  * want the nodes in order with their depth (0 the problem, 1 a route, 2 a solution).
  */
+import type { MindMapCell } from '../openplatform';
 import { plainText } from '../reports/markdown';
 
-/** The fields of a mind-map cell the reports read (both operations' cells fit it). */
-export interface MindMapCell {
-  id?: string | null;
-  shape?: string | null;
-  source?: { cell?: string | null } | null;
-  target?: { cell?: string | null } | null;
-  data?: {
-    node_id?: string | null;
-    route_name?: string | null;
-    order?: string | null;
-    sys_title?: string | null;
-    sys_content?: string | null;
-    sys_sub_content?: string | null;
-    innovation?: number | null;
-    improvements?: unknown[] | null;
-    reference?:
-      | {
-          pn?: string | null;
-          title?: string | null;
-          pbd?: string | null;
-          solution_type?: string | null;
-        }[]
-      | null;
-  } | null;
-}
+/** A mind-map cell, as the platform's answer schema reads it (one schema for ai33-6 and ai73-5). */
+export type { MindMapCell };
 
 export interface MindMapNode {
   /** `data.node_id`, else the cell id: what the node-level operations take. */

@@ -10,6 +10,140 @@ import * as z from 'zod';
 import type { OperationId } from '../catalogue';
 import { lenientBoolean, lenientInt, lenientNumber, lenientString } from '../lenient';
 
+/** The company fields of a mind map reference both answers have (each adds its own). */
+const organisationFields = {
+  id: lenientString.nullish(),
+  logo: lenientString.nullish(),
+  name: lenientString.nullish(),
+  site: lenientString.nullish(),
+  name_cn: lenientString.nullish(),
+  name_en: lenientString.nullish(),
+  website: lenientString.nullish(),
+  state_id: lenientString.nullish(),
+  entity_id: lenientString.nullish(),
+  country_id: lenientString.nullish(),
+  state_name: lenientString.nullish(),
+  entity_type: lenientString.nullish(),
+  country_name: lenientString.nullish(),
+  display_name: lenientString.nullish(),
+  founded_date: lenientInt.nullish(),
+  normalized_name: lenientString.nullish(),
+  normalized_entity_type_en: lenientString.nullish(),
+};
+
+/**
+ * A mind map in the platform's cell format, as ai33-6 (the final solution) and ai73-5 (the mind
+ * map) answer it: nodes carry `data.node_id`, edges join `source.cell` to `target.cell`.
+ * Defined once; each operation gives the organisation fields of its references.
+ */
+const mindMapSolutionOf = <Organisation extends z.ZodType>(organisation: Organisation) =>
+  z.looseObject({
+    cells: z
+      .array(
+        z.looseObject({
+          id: lenientString.nullish(),
+          data: z
+            .looseObject({
+              initd: lenientBoolean.nullish(),
+              order: lenientString.nullish(),
+              status: lenientString.nullish(),
+              node_id: lenientString.nullish(),
+              route_id: lenientString.nullish(),
+              reference: z
+                .array(
+                  z.looseObject({
+                    pn: lenientString.nullish(),
+                    apd: lenientString.nullish(),
+                    pbd: lenientString.nullish(),
+                    title: lenientString.nullish(),
+                    content: lenientString.nullish(),
+                    org_info: z.array(organisation).nullish(),
+                    solution_id: lenientString.nullish(),
+                    solution_type: lenientString.nullish(),
+                  }),
+                )
+                .nullish(),
+              sys_title: lenientString.nullish(),
+              innovation: lenientInt.nullish(),
+              route_name: lenientString.nullish(),
+              sys_content: lenientString.nullish(),
+              improvements: z.array(z.unknown()).nullish(),
+              tech_version: lenientString.nullish(),
+              sys_sub_content: lenientString.nullish(),
+            })
+            .nullish(),
+          size: z
+            .looseObject({
+              width: lenientInt.nullish(),
+              height: lenientInt.nullish(),
+            })
+            .nullish(),
+          view: lenientString.nullish(),
+          shape: lenientString.nullish(),
+          source: z
+            .looseObject({
+              cell: lenientString.nullish(),
+            })
+            .nullish(),
+          target: z
+            .looseObject({
+              cell: lenientString.nullish(),
+            })
+            .nullish(),
+          z_index: lenientInt.nullish(),
+          position: z
+            .looseObject({
+              x: lenientInt.nullish(),
+              y: lenientInt.nullish(),
+            })
+            .nullish(),
+        }),
+      )
+      .nullish(),
+    title: lenientString.nullish(),
+  });
+
+/** ai33-6's mind map (the final solution): references name companies with their addresses. */
+export const solutionMindMapSchema = mindMapSolutionOf(
+  z.looseObject({
+    ...organisationFields,
+    description: lenientString.nullish(),
+    headquarters: z
+      .looseObject({
+        city: lenientString.nullish(),
+        state: lenientString.nullish(),
+        country: lenientString.nullish(),
+        district: lenientString.nullish(),
+        location: lenientString.nullish(),
+      })
+      .nullish(),
+    employee_number: lenientInt.nullish(),
+    original_address: z
+      .looseObject({
+        city: lenientString.nullish(),
+        state: lenientString.nullish(),
+        country: lenientString.nullish(),
+        district: lenientString.nullish(),
+        location: lenientString.nullish(),
+      })
+      .nullish(),
+    employee_number_interval: lenientString.nullish(),
+  }),
+);
+
+/** ai73-5's mind map: references name companies with their normalized ids and logos. */
+export const materialsMindMapSchema = mindMapSolutionOf(
+  z.looseObject({
+    ...organisationFields,
+    normalized_id: lenientString.nullish(),
+    normalized_logo: lenientString.nullish(),
+    normalized_display_name: lenientString.nullish(),
+  }),
+);
+
+/** One cell of a mind map: a node or an edge (the fields both operations' cells share). */
+export type MindMapCell = NonNullable<NonNullable<z.output<typeof materialsMindMapSchema>>['cells']>[number];
+
 export const responseDataSchemas = {
   ai07ChatCcGptStream: z.looseObject({
     output: z
@@ -236,116 +370,7 @@ export const responseDataSchemas = {
   }),
   'ai33-6Step5V3': z.looseObject({
     status: lenientString.nullish(),
-    solution: z
-      .looseObject({
-        cells: z
-          .array(
-            z.looseObject({
-              id: lenientString.nullish(),
-              data: z
-                .looseObject({
-                  initd: lenientBoolean.nullish(),
-                  order: lenientString.nullish(),
-                  status: lenientString.nullish(),
-                  node_id: lenientString.nullish(),
-                  route_id: lenientString.nullish(),
-                  reference: z
-                    .array(
-                      z.looseObject({
-                        pn: lenientString.nullish(),
-                        apd: lenientString.nullish(),
-                        pbd: lenientString.nullish(),
-                        title: lenientString.nullish(),
-                        content: lenientString.nullish(),
-                        org_info: z
-                          .array(
-                            z.looseObject({
-                              id: lenientString.nullish(),
-                              logo: lenientString.nullish(),
-                              name: lenientString.nullish(),
-                              site: lenientString.nullish(),
-                              name_cn: lenientString.nullish(),
-                              name_en: lenientString.nullish(),
-                              website: lenientString.nullish(),
-                              state_id: lenientString.nullish(),
-                              entity_id: lenientString.nullish(),
-                              country_id: lenientString.nullish(),
-                              state_name: lenientString.nullish(),
-                              description: lenientString.nullish(),
-                              entity_type: lenientString.nullish(),
-                              country_name: lenientString.nullish(),
-                              display_name: lenientString.nullish(),
-                              founded_date: lenientInt.nullish(),
-                              headquarters: z
-                                .looseObject({
-                                  city: lenientString.nullish(),
-                                  state: lenientString.nullish(),
-                                  country: lenientString.nullish(),
-                                  district: lenientString.nullish(),
-                                  location: lenientString.nullish(),
-                                })
-                                .nullish(),
-                              employee_number: lenientInt.nullish(),
-                              normalized_name: lenientString.nullish(),
-                              original_address: z
-                                .looseObject({
-                                  city: lenientString.nullish(),
-                                  state: lenientString.nullish(),
-                                  country: lenientString.nullish(),
-                                  district: lenientString.nullish(),
-                                  location: lenientString.nullish(),
-                                })
-                                .nullish(),
-                              employee_number_interval: lenientString.nullish(),
-                              normalized_entity_type_en: lenientString.nullish(),
-                            }),
-                          )
-                          .nullish(),
-                        solution_id: lenientString.nullish(),
-                        solution_type: lenientString.nullish(),
-                      }),
-                    )
-                    .nullish(),
-                  sys_title: lenientString.nullish(),
-                  innovation: lenientInt.nullish(),
-                  route_name: lenientString.nullish(),
-                  sys_content: lenientString.nullish(),
-                  improvements: z.array(z.unknown()).nullish(),
-                  tech_version: lenientString.nullish(),
-                  sys_sub_content: lenientString.nullish(),
-                })
-                .nullish(),
-              size: z
-                .looseObject({
-                  width: lenientInt.nullish(),
-                  height: lenientInt.nullish(),
-                })
-                .nullish(),
-              view: lenientString.nullish(),
-              shape: lenientString.nullish(),
-              source: z
-                .looseObject({
-                  cell: lenientString.nullish(),
-                })
-                .nullish(),
-              target: z
-                .looseObject({
-                  cell: lenientString.nullish(),
-                })
-                .nullish(),
-              z_index: lenientInt.nullish(),
-              position: z
-                .looseObject({
-                  x: lenientInt.nullish(),
-                  y: lenientInt.nullish(),
-                })
-                .nullish(),
-            }),
-          )
-          .nullish(),
-        title: lenientString.nullish(),
-      })
-      .nullish(),
+    solution: solutionMindMapSchema.nullish(),
   }),
   'ai73-3FindSolutionConfirmRecommend': z.looseObject({
     task_id: lenientString.nullish(),
@@ -439,98 +464,7 @@ export const responseDataSchemas = {
   }),
   'ai73-5FindSolutionMind': z.looseObject({
     status: lenientString.nullish(),
-    solution: z
-      .looseObject({
-        cells: z
-          .array(
-            z.looseObject({
-              id: lenientString.nullish(),
-              data: z
-                .looseObject({
-                  initd: lenientBoolean.nullish(),
-                  order: lenientString.nullish(),
-                  status: lenientString.nullish(),
-                  node_id: lenientString.nullish(),
-                  route_id: lenientString.nullish(),
-                  reference: z
-                    .array(
-                      z.looseObject({
-                        pn: lenientString.nullish(),
-                        apd: lenientString.nullish(),
-                        pbd: lenientString.nullish(),
-                        title: lenientString.nullish(),
-                        content: lenientString.nullish(),
-                        org_info: z
-                          .array(
-                            z.looseObject({
-                              id: lenientString.nullish(),
-                              logo: lenientString.nullish(),
-                              name: lenientString.nullish(),
-                              site: lenientString.nullish(),
-                              name_cn: lenientString.nullish(),
-                              name_en: lenientString.nullish(),
-                              website: lenientString.nullish(),
-                              state_id: lenientString.nullish(),
-                              entity_id: lenientString.nullish(),
-                              country_id: lenientString.nullish(),
-                              state_name: lenientString.nullish(),
-                              entity_type: lenientString.nullish(),
-                              country_name: lenientString.nullish(),
-                              display_name: lenientString.nullish(),
-                              founded_date: lenientInt.nullish(),
-                              normalized_id: lenientString.nullish(),
-                              normalized_logo: lenientString.nullish(),
-                              normalized_name: lenientString.nullish(),
-                              normalized_display_name: lenientString.nullish(),
-                              normalized_entity_type_en: lenientString.nullish(),
-                            }),
-                          )
-                          .nullish(),
-                        solution_id: lenientString.nullish(),
-                        solution_type: lenientString.nullish(),
-                      }),
-                    )
-                    .nullish(),
-                  sys_title: lenientString.nullish(),
-                  innovation: lenientInt.nullish(),
-                  route_name: lenientString.nullish(),
-                  sys_content: lenientString.nullish(),
-                  improvements: z.array(z.unknown()).nullish(),
-                  tech_version: lenientString.nullish(),
-                  sys_sub_content: lenientString.nullish(),
-                })
-                .nullish(),
-              size: z
-                .looseObject({
-                  width: lenientInt.nullish(),
-                  height: lenientInt.nullish(),
-                })
-                .nullish(),
-              view: lenientString.nullish(),
-              shape: lenientString.nullish(),
-              source: z
-                .looseObject({
-                  cell: lenientString.nullish(),
-                })
-                .nullish(),
-              target: z
-                .looseObject({
-                  cell: lenientString.nullish(),
-                })
-                .nullish(),
-              z_index: lenientInt.nullish(),
-              position: z
-                .looseObject({
-                  x: lenientInt.nullish(),
-                  y: lenientInt.nullish(),
-                })
-                .nullish(),
-            }),
-          )
-          .nullish(),
-        title: lenientString.nullish(),
-      })
-      .nullish(),
+    solution: materialsMindMapSchema.nullish(),
   }),
   'ai73-8FindSolutionImplementation': z.looseObject({
     task_id: lenientString.nullish(),

@@ -4,14 +4,14 @@
  * final solution as a mind map.
  */
 import * as z from 'zod';
-import { invalidParameter, outOfOrder } from '../sandbox-rejection';
+import { invalidParameter } from '../sandbox-rejection';
 import { hashText, SeededRandom, stableJson } from '../seeded';
 import { type Stage, stageSchema, stageState, upperStatus } from '../stages';
 import { capitalise, keywordsOf, titleOf } from '../text-content';
 import { failsAt, type Triggers, triggersIn, triggersSchema } from '../triggers';
 import { json, type OperationContext, type OperationHandlers, type RegistryFactory } from './contract';
 import { buildMindMap } from './mind-map';
-import { requireStarted, requireSucceeded } from './step-order';
+import { confirmOnce, requireStarted, requireSucceeded } from './step-order';
 
 type FindSolutionOperations = Pick<
   OperationHandlers,
@@ -156,21 +156,19 @@ export function createFindSolutionOperations(registry: RegistryFactory): FindSol
         }
         return item;
       });
-      if (task.chosen) {
-        if (stableJson(task.chosen) === stableJson(chosen)) return json({ task_id: body.task_id });
-        throw outOfOrder('ai33-3 already submitted a different selection for this task');
-      }
-      task.chosen = chosen;
-      task.directions = directionsFor(
-        task.issue,
-        chosen,
-        SeededRandom.from(context.seed, task.inputHash, 'ai33-4'),
-      );
-      task.directionsStage = context.startStage(
-        'ai33-3Step3SubmitV3',
-        body.task_id,
-        failsAt(task.triggers, 'ai33-4', FIRST_REF),
-      );
+      confirmOnce(task.chosen, chosen, 'ai33-3 already submitted a different selection for this task', () => {
+        task.chosen = chosen;
+        task.directions = directionsFor(
+          task.issue,
+          chosen,
+          SeededRandom.from(context.seed, task.inputHash, 'ai33-4'),
+        );
+        task.directionsStage = context.startStage(
+          'ai33-3Step3SubmitV3',
+          body.task_id,
+          failsAt(task.triggers, 'ai33-4', FIRST_REF),
+        );
+      });
       return json({ task_id: body.task_id });
     },
 
@@ -209,16 +207,14 @@ export function createFindSolutionOperations(registry: RegistryFactory): FindSol
         );
       });
       if (ticked.length === 0) throw invalidParameter('directions: tick at least one direction');
-      if (task.ticked) {
-        if (stableJson(task.ticked) === stableJson(ticked)) return json({ task_id: body.task_id });
-        throw outOfOrder('ai33-5 already submitted different directions for this task');
-      }
-      task.ticked = ticked;
-      task.solutionStage = context.startStage(
-        'ai33-5Step4V3',
-        body.task_id,
-        failsAt(task.triggers, 'ai33-6', FIRST_REF),
-      );
+      confirmOnce(task.ticked, ticked, 'ai33-5 already submitted different directions for this task', () => {
+        task.ticked = ticked;
+        task.solutionStage = context.startStage(
+          'ai33-5Step4V3',
+          body.task_id,
+          failsAt(task.triggers, 'ai33-6', FIRST_REF),
+        );
+      });
       return json({ task_id: body.task_id });
     },
 

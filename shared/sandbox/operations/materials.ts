@@ -12,7 +12,7 @@ import { capitalise, keywordsOf, sentencesOf, titleOf } from '../text-content';
 import { failsAt, type Triggers, triggersIn, triggersSchema } from '../triggers';
 import { json, type OperationContext, type OperationHandlers, type RegistryFactory } from './contract';
 import { buildMindMap, type MindMapNode } from './mind-map';
-import { requireStarted, requireSucceeded } from './step-order';
+import { confirmOnce, requireStarted, requireSucceeded } from './step-order';
 
 type MaterialsOperations = Pick<
   OperationHandlers,
@@ -182,17 +182,15 @@ export function createMaterialsOperations(registry: RegistryFactory): MaterialsO
         }
         return item;
       });
-      if (task.chosen) {
-        if (stableJson(task.chosen) === stableJson(chosen)) return json({ task_id: body.task_id });
-        throw outOfOrder('ai73-3 already confirmed a different selection for this task');
-      }
-      task.chosen = chosen;
-      task.boardId = context.newId('hex');
-      task.mindStage = context.startStage(
-        'ai73-3FindSolutionConfirmRecommend',
-        body.task_id,
-        failsAt(task.triggers, 'ai73-5', FIRST_REF) || failsAt(task.triggers, 'ai73-4', FIRST_REF),
-      );
+      confirmOnce(task.chosen, chosen, 'ai73-3 already confirmed a different selection for this task', () => {
+        task.chosen = chosen;
+        task.boardId = context.newId('hex');
+        task.mindStage = context.startStage(
+          'ai73-3FindSolutionConfirmRecommend',
+          body.task_id,
+          failsAt(task.triggers, 'ai73-5', FIRST_REF) || failsAt(task.triggers, 'ai73-4', FIRST_REF),
+        );
+      });
       return json({ task_id: body.task_id });
     },
 

@@ -8,7 +8,7 @@
 import * as z from 'zod';
 import { requestSchemas } from '../../openplatform/schemas/requests';
 import { ipcCode, patentNumber } from '../prior-art';
-import { invalidParameter, outOfOrder } from '../sandbox-rejection';
+import { invalidParameter } from '../sandbox-rejection';
 import { hashText, SeededRandom, stableJson } from '../seeded';
 import { numericStatus, type Stage, stageSchema, stageState } from '../stages';
 import { capitalise, keywordsOf, sentencesOf, titleOf } from '../text-content';
@@ -20,7 +20,7 @@ import {
   type RegistryFactory,
   type RequestBody,
 } from './contract';
-import { requireStarted, requireSucceeded } from './step-order';
+import { confirmOnce, requireStarted, requireSucceeded } from './step-order';
 
 type NoveltyOperations = Pick<
   OperationHandlers,
@@ -323,15 +323,18 @@ export function createNoveltyOperations(registry: RegistryFactory): NoveltyOpera
       const task = tasks.get(body.task_id, context.owner);
       requireSucceeded(task.summaryStage, context.now, 'ai35-3', 'the summary of ai35-2', 'ai35-1');
       const summary = body.tech_solution ?? summaryOf(withoutMarkers(task.input));
-      if (task.confirmedSummary !== undefined) {
-        if (task.confirmedSummary === summary) return json({ task_id: body.task_id });
-        throw outOfOrder('ai35-3 already confirmed a different summary for this task');
-      }
-      task.confirmedSummary = summary;
-      task.featureStage = context.startStage(
-        'ai35-3TechSolutionUpdate',
-        body.task_id,
-        failsAt(task.triggers, 'ai35-4', FIRST_REF),
+      confirmOnce(
+        task.confirmedSummary,
+        summary,
+        'ai35-3 already confirmed a different summary for this task',
+        () => {
+          task.confirmedSummary = summary;
+          task.featureStage = context.startStage(
+            'ai35-3TechSolutionUpdate',
+            body.task_id,
+            failsAt(task.triggers, 'ai35-4', FIRST_REF),
+          );
+        },
       );
       return json({ task_id: body.task_id });
     },
@@ -368,16 +371,18 @@ export function createNoveltyOperations(registry: RegistryFactory): NoveltyOpera
       if (!features.some((feature) => feature.selected !== false)) {
         throw invalidParameter('tech_features: select at least one feature');
       }
-      if (task.confirmedFeatures) {
-        if (stableJson(task.confirmedFeatures) === stableJson(features))
-          return json({ task_id: body.task_id });
-        throw outOfOrder('ai35-5 already confirmed different features for this task');
-      }
-      task.confirmedFeatures = features;
-      task.elementsStage = context.startStage(
-        'ai35-5FeatureConfirm',
-        body.task_id,
-        failsAt(task.triggers, 'ai35-6', FIRST_REF),
+      confirmOnce(
+        task.confirmedFeatures,
+        features,
+        'ai35-5 already confirmed different features for this task',
+        () => {
+          task.confirmedFeatures = features;
+          task.elementsStage = context.startStage(
+            'ai35-5FeatureConfirm',
+            body.task_id,
+            failsAt(task.triggers, 'ai35-6', FIRST_REF),
+          );
+        },
       );
       return json({ task_id: body.task_id });
     },
@@ -403,16 +408,18 @@ export function createNoveltyOperations(registry: RegistryFactory): NoveltyOpera
       if (list && !list.some((element) => element.selected !== false)) {
         throw invalidParameter('elements.list: select at least one search element');
       }
-      if (task.confirmedElements) {
-        if (stableJson(task.confirmedElements) === stableJson(body.elements))
-          return json({ task_id: body.task_id });
-        throw outOfOrder('ai35-7 already started the agent search with different elements');
-      }
-      task.confirmedElements = body.elements;
-      task.agentStage = context.startStage(
-        'ai35-7NoveltySearchAgentSearch',
-        body.task_id,
-        failsAt(task.triggers, 'ai35-8', FIRST_REF),
+      confirmOnce(
+        task.confirmedElements,
+        body.elements,
+        'ai35-7 already started the agent search with different elements',
+        () => {
+          task.confirmedElements = body.elements;
+          task.agentStage = context.startStage(
+            'ai35-7NoveltySearchAgentSearch',
+            body.task_id,
+            failsAt(task.triggers, 'ai35-8', FIRST_REF),
+          );
+        },
       );
       return json({ task_id: body.task_id });
     },

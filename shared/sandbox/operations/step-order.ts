@@ -3,6 +3,7 @@
  * invalid-parameter code with a message that names the step and what it waits for.
  */
 import { outOfOrder } from '../sandbox-rejection';
+import { stableJson } from '../seeded';
 import { type Stage, stageState } from '../stages';
 
 /**
@@ -29,4 +30,22 @@ export function requireStarted(
   start: string,
 ): asserts stage is Stage {
   if (!stage) throw outOfOrder(`${caller} called before ${start}: nothing to report yet`);
+}
+
+/**
+ * The confirmation steps' rule: the first call keeps its choice and starts the next stage
+ * (`confirm`); a repeat with the same choice changes nothing (a retried call is harmless); a
+ * different choice is refused with `conflict`, because the next stage already works on the first.
+ */
+export function confirmOnce<T>(
+  confirmed: T | undefined,
+  choice: T,
+  conflict: string,
+  confirm: () => void,
+): void {
+  if (confirmed !== undefined) {
+    if (stableJson(confirmed) === stableJson(choice)) return;
+    throw outOfOrder(conflict);
+  }
+  confirm();
 }
