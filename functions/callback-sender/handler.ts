@@ -1,16 +1,63 @@
 /**
  * Lambda `callback-sender`, run every minute by a schedule: delivers the signed callbacks of
- * finished jobs and retries them on their schedule (shared/runtime/aws-callbacks.ts).
+ * finished jobs and retries them on their schedule (shared/runtime/aws-callbacks.ts). It builds only
+ * what a delivery reads, like the sweeper: the job store, the callback outbox (DynamoDB), the report
+ * store for presigned links (S3) and the signing secrets (Secrets Manager); no SQS, no Open Platform
+ * client (and so no undici), no workflows.
  */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
-import { callbackSenderDeps, createCallbackSenderHandler } from '../../shared/runtime/aws-callbacks';
-import { createLambdaRuntime } from '../../shared/runtime/aws-lambda';
+import { DynamoDbCallbackOutbox } from '../../shared/backends/aws/dynamodb-callback-outbox';
+import { DynamoDbJobStore } from '../../shared/backends/aws/dynamodb-job-store';
+import { S3ReportStore } from '../../shared/backends/aws/s3-report-store';
+import { SecretsManagerCallbackSecrets } from '../../shared/backends/aws/secrets-manager-callback-secrets';
+import { callbackPolicyFromEnv } from '../../shared/callbacks/ssrf-guard';
+import {
+  callbackSecretPrefixVariable,
+  createCallbackSenderHandler,
+} from '../../shared/runtime/aws-callbacks';
+import { createObservability } from '../../shared/runtime/aws-observability';
+import { loadAwsConfig } from '../../shared/runtime/aws-pipeline';
 
 // Once per instance: clients and caches live across invocations.
-const runtime = createLambdaRuntime();
+const config = loadAwsConfig(process.env);
+const prefix = process.env[callbackSecretPrefixVariable]?.trim();
+if (!prefix) {
+  throw new Error(`${callbackSecretPrefixVariable} is not set (the stack output CallbackSecretPrefix)`);
+}
+const base = (endpoint: string | undefined) => ({
+  region: config.region,
+  ...((endpoint ?? config.endpointUrl) ? { endpoint: endpoint ?? config.endpointUrl } : {}),
+  ...(config.credentials ? { credentials: config.credentials } : {}),
+});
+const documents = DynamoDBDocumentClient.from(new DynamoDBClient(base(config.endpoints?.dynamodb)), {
+  marshallOptions: { removeUndefinedValues: true },
+});
+const s3Base = base(config.endpoints?.s3);
+const reports = new S3ReportStore({
+  client: new S3Client({ ...s3Base, forcePathStyle: 'endpoint' in s3Base }),
+  bucket: config.bucketName,
+  kmsKeyId: config.reportKmsKeyId,
+});
 const sender = createCallbackSenderHandler({
-  deps: callbackSenderDeps(runtime.pipeline),
-  observability: runtime.observability,
+  deps: {
+    store: new DynamoDbJobStore({ client: documents, tableName: config.tableName, reports }),
+    outbox: new DynamoDbCallbackOutbox(documents, config.tableName),
+    secrets: new SecretsManagerCallbackSecrets(
+      new SecretsManagerClient(base(config.endpoints?.secretsManager)),
+      prefix,
+    ),
+    reports,
+    clock: { now: () => Date.now() },
+    send: { policy: callbackPolicyFromEnv(process.env) },
+    // Presigned links made with a role's session credentials die with the session: an hour is honest.
+    linkTtlSeconds: 3600,
+    recheckMs: 60_000,
+  },
+  observability: createObservability(),
 });
 
 export function handler(event: unknown, context: Context) {
