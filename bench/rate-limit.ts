@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as z from 'zod';
 import { type Job, keyFingerprint, silentLogger, submitJob } from '../shared/engine';
-import { createLocalPipeline } from '../shared/runtime/local-pipeline';
+import { createLocalPipeline } from '../shared/runtime/local/pipeline';
 import { type LedgerEntry, PlatformCode, SANDBOX_API_KEY, type SandboxKey } from '../shared/sandbox';
 import { workflows } from '../shared/workflows';
 

@@ -30,7 +30,7 @@ import {
   type Workflow,
   type WorkflowRegistry,
 } from '../shared/engine';
-import { createLocalPipeline } from '../shared/runtime/local-pipeline';
+import { createLocalPipeline } from '../shared/runtime/local/pipeline';
 import { PlatformCode, SANDBOX_API_KEY } from '../shared/sandbox';
 import { noveltyCheck, workflows } from '../shared/workflows';
 

@@ -20,7 +20,7 @@ import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import * as z from 'zod';
-import { scaledTaskDurations } from '../shared/runtime/sandbox-launch';
+import { scaledTaskDurations } from '../shared/runtime/local/sandbox-launch';
 import { SANDBOX_API_KEY, startSandbox } from '../shared/sandbox';
 import { type AwsEmulators, startAwsEmulators } from './emulators/aws-emulators';
 import { type ApiGateway, startApiGateway } from './lambda/api-gateway';

@@ -1,11 +1,11 @@
 /**
  * Lambda `api`, behind the HTTP API: create, read, answer, cancel and list jobs, and link to their
- * reports (shared/http/job-api.ts holds the routes, shared/runtime/aws-api.ts the event mapping).
+ * reports (shared/http/job-api.ts holds the routes, shared/runtime/lambda/api.ts the event mapping).
  */
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
-import { createApiHandler } from '../../shared/runtime/aws-api';
-import { awsWebhookHandler } from '../../shared/runtime/aws-automation';
-import { createLambdaRuntime } from '../../shared/runtime/aws-lambda';
+import { createApiHandler } from '../../shared/runtime/lambda/api';
+import { awsWebhookHandler } from '../../shared/runtime/lambda/automation';
+import { createLambdaRuntime } from '../../shared/runtime/lambda/runtime';
 
 // Once per instance: clients and caches live across invocations.
 const runtime = createLambdaRuntime();

@@ -1,6 +1,6 @@
 /**
  * Lambda `callback-sender`, run every minute by a schedule: delivers the signed callbacks of
- * finished jobs and retries them on their schedule (shared/runtime/aws-callbacks.ts). It builds only
+ * finished jobs and retries them on their schedule (shared/runtime/lambda/callback-sender.ts). It builds only
  * what a delivery reads, like the sweeper: the job store, the callback outbox (DynamoDB), the report
  * store for presigned links (S3) and the signing secrets (Secrets Manager); no SQS, no Open Platform
  * client (and so no undici), no workflows.
@@ -15,12 +15,10 @@ import { DynamoDbJobStore } from '../../shared/backends/aws/dynamodb-job-store';
 import { S3ReportStore } from '../../shared/backends/aws/s3-report-store';
 import { SecretsManagerCallbackSecrets } from '../../shared/backends/aws/secrets-manager-callback-secrets';
 import { callbackPolicyFromEnv } from '../../shared/callbacks/ssrf-guard';
-import {
-  callbackSecretPrefixVariable,
-  createCallbackSenderHandler,
-} from '../../shared/runtime/aws-callbacks';
-import { createObservability } from '../../shared/runtime/aws-observability';
-import { loadAwsConfig } from '../../shared/runtime/aws-pipeline';
+import { callbackSecretPrefixVariable } from '../../shared/runtime/aws/callbacks';
+import { loadAwsConfig } from '../../shared/runtime/aws/pipeline';
+import { createCallbackSenderHandler } from '../../shared/runtime/lambda/callback-sender';
+import { createObservability } from '../../shared/runtime/lambda/observability';
 
 // Once per instance: clients and caches live across invocations.
 const config = loadAwsConfig(process.env);

@@ -1,10 +1,10 @@
 /**
  * Lambda `ingest`, triggered by the ingest queue: S3 events of uploads under `inbox/` and the
- * function's own continuations (shared/runtime/aws-ingest.ts holds the logic).
+ * function's own continuations (shared/runtime/lambda/ingest.ts holds the logic).
  */
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { createIngestFunction } from '../../shared/runtime/aws-ingest';
-import { createLambdaRuntime } from '../../shared/runtime/aws-lambda';
+import { createIngestFunction } from '../../shared/runtime/lambda/ingest';
+import { createLambdaRuntime } from '../../shared/runtime/lambda/runtime';
 
 // Once per instance: clients and caches live across invocations.
 const ingest = createIngestFunction({ runtime: createLambdaRuntime() });

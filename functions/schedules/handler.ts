@@ -1,10 +1,10 @@
 /**
  * Lambda `schedules`: the target of the stack's EventBridge Scheduler schedules; creates the job of
- * one slot (shared/runtime/aws-automation.ts).
+ * one slot (shared/runtime/lambda/automation.ts).
  */
 import type { Context } from 'aws-lambda';
-import { createScheduleTargetHandler } from '../../shared/runtime/aws-automation';
-import { createLambdaRuntime } from '../../shared/runtime/aws-lambda';
+import { createScheduleTargetHandler } from '../../shared/runtime/lambda/automation';
+import { createLambdaRuntime } from '../../shared/runtime/lambda/runtime';
 
 const runtime = createLambdaRuntime();
 const target = createScheduleTargetHandler(runtime);

@@ -1,11 +1,11 @@
 /**
  * Lambda `step-worker`, triggered by the work queue: one engine step per record, failed records
- * reported back for redelivery (shared/runtime/aws-step-worker.ts holds the logic).
+ * reported back for redelivery (shared/runtime/lambda/step-worker.ts holds the logic).
  */
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { createLambdaRuntime } from '../../shared/runtime/aws-lambda';
-import { createStepWorker } from '../../shared/runtime/aws-step-worker';
-import { createTracer } from '../../shared/runtime/aws-tracing';
+import { createLambdaRuntime } from '../../shared/runtime/lambda/runtime';
+import { createStepWorker } from '../../shared/runtime/lambda/step-worker';
+import { createTracer } from '../../shared/runtime/lambda/tracing';
 
 // Once per instance: clients and caches live across invocations.
 const worker = createStepWorker(createLambdaRuntime({ tracer: createTracer() }));

@@ -1,11 +1,11 @@
 /**
  * Lambda `sweeper`, run every minute by a schedule: re-sends work for unfinished jobs whose message
- * was lost or whose wait outlasted the queue's delay (shared/runtime/aws-sweeper.ts). It builds only
- * the DynamoDB store and the SQS queue (aws-sweeper-runtime.ts), not the whole runtime.
+ * was lost or whose wait outlasted the queue's delay (shared/runtime/lambda/sweeper.ts). It builds only
+ * the DynamoDB store and the SQS queue (lambda/sweeper-runtime.ts), not the whole runtime.
  */
 import type { Context } from 'aws-lambda';
-import { createSweeper } from '../../shared/runtime/aws-sweeper';
-import { createSweeperRuntime } from '../../shared/runtime/aws-sweeper-runtime';
+import { createSweeper } from '../../shared/runtime/lambda/sweeper';
+import { createSweeperRuntime } from '../../shared/runtime/lambda/sweeper-runtime';
 
 // Once per instance: clients and caches live across invocations.
 const sweeper = createSweeper(createSweeperRuntime());

@@ -27,7 +27,7 @@ import { Construct } from 'constructs';
 import type { StageConfig } from '../config';
 
 /**
- * Namespace and names of the pipeline's custom metrics, as shared/runtime/aws-observability.ts emits
+ * Namespace and names of the pipeline's custom metrics, as shared/runtime/lambda/observability.ts emits
  * them. Their one dimension is `service` (Powertools adds it to every metric), whose value is the
  * function's POWERTOOLS_SERVICE_NAME: the stack sets the stage's resource prefix there.
  */

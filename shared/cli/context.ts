@@ -4,10 +4,11 @@
  */
 import { JobRequestError } from '../engine/job-commands';
 import type { WorkflowRegistry } from '../engine/workflow';
-import { ConfigError, loadLocalConfig } from '../runtime/config';
-import { createLocalPipeline, type LocalPipeline } from '../runtime/local-pipeline';
+import { ConfigError } from '../runtime/config-error';
+import { loadLocalConfig } from '../runtime/local/config';
+import { createLocalPipeline, type LocalPipeline } from '../runtime/local/pipeline';
+import { checkDatabasePlace, checkOutputPlace } from '../runtime/local/places';
 import type { Pipeline } from '../runtime/pipeline';
-import { checkDatabasePlace, checkOutputPlace } from '../runtime/places';
 import { CliError, ExitCode, type ExitCodeValue } from './exit-codes';
 
 export interface CliIo {
@@ -104,7 +105,7 @@ async function openAwsPipeline(ctx: CliContext, options: GlobalOptions): Promise
     }
   }
   // Loaded only when asked for: the local command does not load the AWS SDK.
-  const { createAwsPipeline } = await import('../runtime/aws-pipeline');
+  const { createAwsPipeline } = await import('../runtime/aws/pipeline');
   try {
     return await createAwsPipeline({ env: ctx.io.env, workflows: ctx.workflows, qps });
   } catch (error) {

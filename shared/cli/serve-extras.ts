@@ -10,7 +10,7 @@ import { ConfigFileError, loadOpflowConfig, type OpflowConfig } from '../config/
 import type { ServerMount } from '../http/node-server';
 import { webhookMount } from '../http/webhook-mount';
 import { createWebhookHandler, envWebhookSecrets } from '../http/webhooks';
-import type { LocalPipeline } from '../runtime/local-pipeline';
+import type { LocalPipeline } from '../runtime/local/pipeline';
 import { startScheduleLoop } from '../schedules/loop';
 import type { CliContext } from './context';
 import { CliError, ExitCode } from './exit-codes';

@@ -1,6 +1,6 @@
 /**
  * `POST /webhooks/{source}`: a signed webhook starts a job. Framework-free like job-api.ts; the
- * local server (node-server.ts) and the Lambda api (aws-api.ts) hand it the raw body bytes.
+ * local server (node-server.ts) and the Lambda api (runtime/lambda/api.ts) hand it the raw body bytes.
  *
  * 1. The source must have a signing secret (locally OPFLOW_WEBHOOK_SECRET_<SOURCE>, on aws the
  *    Secrets Manager secret `<prefix><source>`): else 404.

@@ -3,8 +3,8 @@
  * BATCH# items on AWS.
  */
 import type { BatchStore } from '../engine/batch-store';
-import type { AwsPipeline } from './aws-pipeline';
-import type { LocalPipeline } from './local-pipeline';
+import type { AwsPipeline } from './aws/pipeline';
+import type { LocalPipeline } from './local/pipeline';
 import type { Pipeline } from './pipeline';
 
 export async function batchStoreOf(pipeline: Pipeline): Promise<BatchStore> {

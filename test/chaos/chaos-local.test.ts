@@ -15,7 +15,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { FileReportStore, openLocalDatabase, SqliteJobStore } from '../../shared/backends/local';
 import type { Job } from '../../shared/engine/job-record';
 import { listAll } from '../../shared/runtime/job-queries';
-import { scaledTaskDurations } from '../../shared/runtime/sandbox-launch';
+import { scaledTaskDurations } from '../../shared/runtime/local/sandbox-launch';
 import { startSandbox } from '../../shared/sandbox';
 import { childEnv, killRunningOpflows, type OpflowProcess, startOpflow } from '../e2e/local/opflow-process';
 import { chaosFaultRules, chaosInputs, failedOnPurpose, failedTransiently } from './chaos-plan';

@@ -3,6 +3,7 @@
  * the only place that imports the AWS SDK, and this file is the only way into it.
  */
 export { type AwsClientConfig, type AwsClients, createAwsClients, destroyAwsClients } from './clients';
+export { type AwsBackend, type AwsBackendConfig, createAwsBackend } from './create-aws-backend';
 export { decodeCursor, encodeCursor } from './cursor';
 export { DynamoDbBatchStore, type DynamoDbBatchStoreOptions } from './dynamodb-batch-store';
 export { DynamoDbJobStore, type DynamoDbJobStoreOptions, inlineInputLimitBytes } from './dynamodb-job-store';

@@ -17,7 +17,7 @@ import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
 async function secretsOf(ctx: CliContext, pipeline: Pipeline): Promise<CallbackSecrets> {
   const local = asLocal(pipeline);
   if (local) return new LocalCallbackSecrets(local.local.db, ctx.io.env);
-  const { awsCallbackSecrets } = await import('../../runtime/aws-callbacks');
+  const { awsCallbackSecrets } = await import('../../runtime/aws/callbacks');
   return awsCallbackSecrets(pipeline as never, ctx.io.env);
 }
 

@@ -13,7 +13,7 @@ import { viewOf } from '../../ingest/batch-view';
 import { batchSettled, driveBatch } from '../../ingest/drive-batch';
 import { inboxMetadataFor } from '../../ingest/inbox';
 import { openFile, readCsv, readFolder, readJsonLines, type SourceRecord } from '../../ingest/sources';
-import type { AwsPipeline } from '../../runtime/aws-pipeline';
+import type { AwsPipeline } from '../../runtime/aws/pipeline';
 import { batchStoreOf } from '../../runtime/batch-store-of';
 import { createBatchDisplay } from '../batch-display';
 import { type CliContext, openPipeline, writeJson } from '../context';

@@ -4,7 +4,7 @@
  * outlive it: started again on the same file, it continues them.
  */
 
-import { scaledTaskDurations } from '../../runtime/sandbox-launch';
+import { scaledTaskDurations } from '../../runtime/local/sandbox-launch';
 import { printSandboxBanner, startSandbox } from '../../sandbox';
 import type { CliContext } from '../context';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';

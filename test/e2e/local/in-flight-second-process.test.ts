@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openLocalDatabase, SqliteJobStore } from '../../../shared/backends/local';
 import type { Job } from '../../../shared/engine/job-record';
 import { listAll } from '../../../shared/runtime/job-queries';
-import { scaledTaskDurations } from '../../../shared/runtime/sandbox-launch';
+import { scaledTaskDurations } from '../../../shared/runtime/local/sandbox-launch';
 import { type Sandbox, startSandbox } from '../../../shared/sandbox';
 import { childEnv, killRunningOpflows, repoRoot, startOpflow } from './opflow-process';
 

@@ -12,7 +12,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, describe, expect, it } from 'vitest';
-import { sandboxApiKey } from '../../../shared/runtime/sandbox-launch';
+import { sandboxApiKey } from '../../../shared/runtime/local/sandbox-launch';
 import { childEnv, killRunningOpflows, opflowBin } from './opflow-process';
 import { startServe } from './serve-process';
 

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openLocalDatabase, SqliteJobStore } from '../../../shared/backends/local';
 import type { Job } from '../../../shared/engine/job-record';
-import { scaledTaskDurations } from '../../../shared/runtime/sandbox-launch';
+import { scaledTaskDurations } from '../../../shared/runtime/local/sandbox-launch';
 import { type Sandbox, startSandbox } from '../../../shared/sandbox';
 import { childEnv, killRunningOpflows, runOpflow } from './opflow-process';
 

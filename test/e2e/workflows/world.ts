@@ -14,7 +14,7 @@ import {
   silentLogger,
   submitJob,
 } from '../../../shared/engine';
-import { createLocalPipeline, type LocalPipeline } from '../../../shared/runtime/local-pipeline';
+import { createLocalPipeline, type LocalPipeline } from '../../../shared/runtime/local/pipeline';
 import { ManualClock, skippingTime } from '../../../shared/runtime/time';
 import { type Sandbox, type SandboxOptions, startSandbox } from '../../../shared/sandbox';
 import { workflows } from '../../../shared/workflows';

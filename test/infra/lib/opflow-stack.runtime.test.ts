@@ -30,19 +30,19 @@ import { sweep } from '../../../shared/engine/sweep';
 import type { Workflow } from '../../../shared/engine/workflow';
 import { handleJobApiRequest, type JobApiRequest } from '../../../shared/http/job-api';
 import type { OpenPlatformClient } from '../../../shared/openplatform/types';
-import { automationVariables } from '../../../shared/runtime/aws-automation';
-import {
-  createObservability,
-  engineMetrics,
-  pipelineMetricNames,
-  usageMetrics,
-} from '../../../shared/runtime/aws-observability';
 import {
   type AwsPipeline,
   awsConfigSources,
   buildAwsPipeline,
   loadAwsConfig,
-} from '../../../shared/runtime/aws-pipeline';
+} from '../../../shared/runtime/aws/pipeline';
+import { automationVariables } from '../../../shared/runtime/lambda/automation';
+import {
+  createObservability,
+  engineMetrics,
+  pipelineMetricNames,
+  usageMetrics,
+} from '../../../shared/runtime/lambda/observability';
 import {
   allowStatementsOfRole,
   allows,

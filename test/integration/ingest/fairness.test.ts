@@ -12,7 +12,7 @@ import { isTerminal } from '../../../shared/engine/job-record';
 import { driveBatch } from '../../../shared/ingest/drive-batch';
 import { ingest, openBatch } from '../../../shared/ingest/ingest';
 import { localIngestSource } from '../../../shared/ingest/local-source';
-import { createLocalPipeline, type LocalPipeline } from '../../../shared/runtime/local-pipeline';
+import { createLocalPipeline, type LocalPipeline } from '../../../shared/runtime/local/pipeline';
 import { type Sandbox, startSandbox } from '../../../shared/sandbox';
 import { workflows } from '../../../shared/workflows';
 

@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { submitJob } from '../../../shared/engine/job-commands';
-import { loadLocalConfig } from '../../../shared/runtime/config';
-import { createLocalPipeline, type LocalPipeline } from '../../../shared/runtime/local-pipeline';
+import { loadLocalConfig } from '../../../shared/runtime/local/config';
+import { createLocalPipeline, type LocalPipeline } from '../../../shared/runtime/local/pipeline';
 import { keyFingerprint, type Sandbox, startSandbox } from '../../../shared/sandbox';
 import { workflows } from '../../../shared/workflows';
 

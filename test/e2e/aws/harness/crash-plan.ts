@@ -8,8 +8,8 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { WorkerHandler } from '../../../../scripts/lambda/sqs-event-source';
 import type { EngineDeps } from '../../../../shared/engine/deps';
-import { createLambdaRuntime } from '../../../../shared/runtime/aws-lambda';
-import { createStepWorker } from '../../../../shared/runtime/aws-step-worker';
+import { createLambdaRuntime } from '../../../../shared/runtime/lambda/runtime';
+import { createStepWorker } from '../../../../shared/runtime/lambda/step-worker';
 
 export const crashPoints = [
   'after-upstream-call',

@@ -6,10 +6,10 @@
  */
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
 import * as z from 'zod';
-import type { EngineDeps } from '../engine/deps';
-import { handleJobApiRequest, type JobApiResponse } from '../http/job-api';
-import { type WebhookRequest, webhookPathPattern } from '../http/webhooks';
-import { engineLogger, type Observability } from './aws-observability';
+import type { EngineDeps } from '../../engine/deps';
+import { handleJobApiRequest, type JobApiResponse } from '../../http/job-api';
+import { type WebhookRequest, webhookPathPattern } from '../../http/webhooks';
+import { engineLogger, type Observability } from './observability';
 
 export interface ApiHandlerOptions {
   deps: EngineDeps;

@@ -3,8 +3,8 @@
  * platform's, and each workflow's poll schedule shrinks by the same factor, so the engine still
  * polls about as often per task as it would for real, just sooner.
  */
-import { pollPolicyOf } from '../engine/advance';
-import type { Step, Workflow, WorkflowRegistry } from '../engine/workflow';
+import { pollPolicyOf } from '../../engine/advance';
+import type { Step, Workflow, WorkflowRegistry } from '../../engine/workflow';
 
 /** The registry with every declared poll schedule divided by `speed` (1 leaves it untouched). */
 export function compressPolling(workflows: WorkflowRegistry, speed: number): WorkflowRegistry {

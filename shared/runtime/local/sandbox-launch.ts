@@ -13,7 +13,7 @@ import {
   type SandboxOptions,
   startSandbox,
   type TaskDuration,
-} from '../sandbox';
+} from '../../sandbox';
 
 /** `sandbox-state.json` beside the database file: the built-in sandbox's tasks, links and ids. */
 export function sandboxStatePath(dbPath: string): string {

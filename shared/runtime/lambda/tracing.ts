@@ -5,7 +5,7 @@
  * active tracing still records their invocations).
  */
 import { Tracer } from '@aws-lambda-powertools/tracer';
-import { observedServiceName } from './aws-observability';
+import { observedServiceName } from './observability';
 
 /** A tracer for this function (tracing is on only inside Lambda). */
 export function createTracer(): Tracer {

@@ -1,8 +1,8 @@
 // Demo speed: poll schedules shrink with the sandbox's speed; steps without a schedule stay as they are.
 import { describe, expect, it } from 'vitest';
-import type { Workflow } from '../../../shared/engine/workflow';
-import { compressPolling } from '../../../shared/runtime/sandbox-speed';
-import { noveltyCheck, noveltyPolls } from '../../../shared/workflows/novelty-check';
+import type { Workflow } from '../../../../shared/engine/workflow';
+import { compressPolling } from '../../../../shared/runtime/local/sandbox-speed';
+import { noveltyCheck, noveltyPolls } from '../../../../shared/workflows/novelty-check';
 
 describe('compressPolling', () => {
   const registry = new Map<string, Workflow>([['novelty-check', noveltyCheck as Workflow]]);

@@ -4,10 +4,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type LocalDatabase, openLocalDatabase, SqliteWorkQueue } from '../../../shared/backends/local';
-import type { WorkMessage } from '../../../shared/engine/ports';
-import { ManualClock, skippingTime } from '../../../shared/runtime/time';
-import { WorkerPool } from '../../../shared/runtime/worker-pool';
+import { type LocalDatabase, openLocalDatabase, SqliteWorkQueue } from '../../../../shared/backends/local';
+import type { WorkMessage } from '../../../../shared/engine/ports';
+import { WorkerPool } from '../../../../shared/runtime/local/worker-pool';
+import { ManualClock, skippingTime } from '../../../../shared/runtime/time';
 
 const T0 = Date.UTC(2026, 0, 5, 9);
 

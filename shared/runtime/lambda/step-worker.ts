@@ -16,14 +16,14 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { parseWorkMessage } from '../backends/aws';
-import { findStep } from '../engine/advance';
-import type { EngineDeps } from '../engine/deps';
-import type { Job } from '../engine/job-record';
-import type { JobStore } from '../engine/ports';
-import { runStep, type StepReport } from '../engine/runner';
-import type { CallOptions, OpenPlatformClient } from '../openplatform/types';
-import { engineLogger, engineMetrics, type Observability, traced } from './aws-observability';
+import { parseWorkMessage } from '../../backends/aws';
+import { findStep } from '../../engine/advance';
+import type { EngineDeps } from '../../engine/deps';
+import type { Job } from '../../engine/job-record';
+import type { JobStore } from '../../engine/ports';
+import { runStep, type StepReport } from '../../engine/runner';
+import type { CallOptions, OpenPlatformClient } from '../../openplatform/types';
+import { engineLogger, engineMetrics, type Observability, traced } from './observability';
 
 /** A record not started because the function's deadline is near (it will be delivered again). */
 export class DeadlineNearError extends Error {

@@ -7,12 +7,12 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DynamoDbJobStore } from '../backends/aws/dynamodb-job-store';
-import { SqsWorkQueue } from '../backends/aws/sqs-work-queue';
-import type { EngineDeps } from '../engine/deps';
-import { createObservability, type Observability } from './aws-observability';
-import { loadAwsConfig } from './aws-pipeline';
-import type { SweeperOptions } from './aws-sweeper';
+import { DynamoDbJobStore } from '../../backends/aws/dynamodb-job-store';
+import { SqsWorkQueue } from '../../backends/aws/sqs-work-queue';
+import type { EngineDeps } from '../../engine/deps';
+import { loadAwsConfig } from '../aws/pipeline';
+import { createObservability, type Observability } from './observability';
+import type { SweeperOptions } from './sweeper';
 
 /** The sweeper's engine dependencies and observability, from `env` (default `process.env`). */
 export function createSweeperRuntime(

@@ -1,6 +1,7 @@
 // The local runtime's configuration: flags over environment over defaults, and errors that name the culprit.
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadLocalConfig, usesBuiltInSandbox } from '../../../shared/runtime/config';
+import { ConfigError } from '../../../../shared/runtime/config-error';
+import { loadLocalConfig, usesBuiltInSandbox } from '../../../../shared/runtime/local/config';
 
 /** The error `run` throws; fails the test when it throws none. */
 function errorOf(run: () => unknown): ConfigError {

@@ -7,8 +7,8 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Tracer } from '@aws-lambda-powertools/tracer';
-import type { EngineLogger, EngineMetrics } from '../engine/deps';
-import type { CallUsage } from '../openplatform/types';
+import type { EngineLogger, EngineMetrics } from '../../engine/deps';
+import type { CallUsage } from '../../openplatform/types';
 
 /** The pipeline's metric names (the stack's alarms and dashboard use these). */
 export const pipelineMetricNames = [
@@ -23,13 +23,13 @@ export const pipelineMetricNames = [
 export interface Observability {
   logger: Logger;
   metrics: Metrics;
-  /** Absent in functions that do not trace (see aws-tracing.ts). */
+  /** Absent in functions that do not trace (see tracing.ts). */
   tracer?: Tracer | undefined;
 }
 
 /**
  * Powertools for one function: service and namespace `opflow` unless `POWERTOOLS_SERVICE_NAME` /
- * `POWERTOOLS_METRICS_NAMESPACE` say otherwise. With `tracer` (aws-tracing.ts's `createTracer`, which
+ * `POWERTOOLS_METRICS_NAMESPACE` say otherwise. With `tracer` (tracing.ts's `createTracer`, which
  * only the step worker imports), the SDK calls are traced.
  */
 export function createObservability(options: { tracer?: Tracer | undefined } = {}): Observability {

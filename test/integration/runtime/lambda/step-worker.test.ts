@@ -9,13 +9,17 @@ import { CreateSecretCommand } from '@aws-sdk/client-secrets-manager';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type AwsEmulators, startAwsEmulators, uniqueName } from '../../../scripts/emulators/aws-emulators';
-import { lambdaContext, sqsRecord } from '../../../scripts/lambda/lambda-events';
-import { submitJob } from '../../../shared/engine/job-commands';
-import { keyFingerprint } from '../../../shared/engine/runner';
-import { createLambdaRuntime, type LambdaRuntime } from '../../../shared/runtime/aws-lambda';
-import { createStepWorker } from '../../../shared/runtime/aws-step-worker';
-import { type Sandbox, startSandbox } from '../../../shared/sandbox';
+import {
+  type AwsEmulators,
+  startAwsEmulators,
+  uniqueName,
+} from '../../../../scripts/emulators/aws-emulators';
+import { lambdaContext, sqsRecord } from '../../../../scripts/lambda/lambda-events';
+import { submitJob } from '../../../../shared/engine/job-commands';
+import { keyFingerprint } from '../../../../shared/engine/runner';
+import { createLambdaRuntime, type LambdaRuntime } from '../../../../shared/runtime/lambda/runtime';
+import { createStepWorker } from '../../../../shared/runtime/lambda/step-worker';
+import { type Sandbox, startSandbox } from '../../../../shared/sandbox';
 
 const OLD_KEY = 'sk-opflow-old-0123456789';
 const NEW_KEY = 'sk-opflow-new-9876543210';

@@ -8,7 +8,7 @@
  */
 import { accessSync, constants, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { ConfigError } from './config';
+import { ConfigError } from '../config-error';
 
 /** Where a setting came from, for messages: its flag, its variable, or its default. */
 export interface PlaceSource {

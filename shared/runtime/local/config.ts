@@ -3,7 +3,8 @@
  * validated up front with messages that name the flag or variable at fault.
  */
 import * as z from 'zod';
-import { redactUrl } from '../openplatform/redact';
+import { redactUrl } from '../../openplatform/redact';
+import { ConfigError } from '../config-error';
 
 /** Where each setting comes from: its flag and its environment variable. */
 export const localConfigSources = {
@@ -80,18 +81,6 @@ export interface LocalRuntimeConfig {
 
 /** The built-in sandbox's speed when none is configured. */
 export const defaultBuiltInSandboxSpeed = 30;
-
-/** A configuration value that is wrong, named by the flag or variable it came from. */
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
-  constructor(
-    message: string,
-    /** Whether a command-line flag (rather than the environment) holds a wrong value. */
-    readonly fromFlags: boolean,
-  ) {
-    super(message);
-  }
-}
 
 type Raw = Partial<
   Record<Exclude<LocalConfigKey, 'apiKey' | 'inFlightAllowanceMs'>, string | number | undefined>

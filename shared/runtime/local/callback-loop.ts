@@ -3,8 +3,8 @@
  * a pass every second, and one at once when a job with a callback ends. Everything it needs to
  * continue is in the outbox, so stopping it at any moment loses nothing.
  */
-import { type CallbackSenderDeps, runCallbackSender } from '../callbacks/sender';
-import { isTerminal, type Job } from '../engine/job-record';
+import { type CallbackSenderDeps, runCallbackSender } from '../../callbacks/sender';
+import { isTerminal, type Job } from '../../engine/job-record';
 
 export interface CallbackLoop {
   /** A job changed: run a pass soon if it ended with a callback. */

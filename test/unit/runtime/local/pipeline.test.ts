@@ -5,13 +5,13 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { submitJob } from '../../../shared/engine/job-commands';
-import { loadLocalConfig } from '../../../shared/runtime/config';
-import { createLocalPipeline, type LocalPipeline } from '../../../shared/runtime/local-pipeline';
-import { sandboxRecordPath } from '../../../shared/runtime/sandbox-record';
-import { ManualClock, skippingTime } from '../../../shared/runtime/time';
-import { workflows } from '../../../shared/workflows';
-import { contractJob } from '../../contract/ports.contract';
+import { submitJob } from '../../../../shared/engine/job-commands';
+import { loadLocalConfig } from '../../../../shared/runtime/local/config';
+import { createLocalPipeline, type LocalPipeline } from '../../../../shared/runtime/local/pipeline';
+import { sandboxRecordPath } from '../../../../shared/runtime/local/sandbox-record';
+import { ManualClock, skippingTime } from '../../../../shared/runtime/time';
+import { workflows } from '../../../../shared/workflows';
+import { contractJob } from '../../../contract/ports.contract';
 
 const T0 = Date.UTC(2026, 0, 5, 9);
 const hinge =

@@ -1,15 +1,15 @@
 /**
  * What the api and step-worker Lambda functions build once per instance, at module load: Powertools,
  * the SDK clients (traced in the step worker), the Open Platform client (its calls counted as metrics) and the engine's
- * dependencies, all from the environment the stack sets (see aws-pipeline.ts). A configuration
+ * dependencies, all from the environment the stack sets (see ../aws/pipeline.ts). A configuration
  * problem fails the function's start with one message naming every wrong variable.
  */
 import type { Tracer } from '@aws-lambda-powertools/tracer';
-import type { EngineDeps } from '../engine/deps';
-import type { WorkflowRegistry } from '../engine/workflow';
-import { workflows as allWorkflows } from '../workflows';
-import { createObservability, type Observability, usageMetrics } from './aws-observability';
-import { type AwsPipeline, buildAwsPipeline } from './aws-pipeline';
+import type { EngineDeps } from '../../engine/deps';
+import type { WorkflowRegistry } from '../../engine/workflow';
+import { workflows as allWorkflows } from '../../workflows';
+import { type AwsPipeline, buildAwsPipeline } from '../aws/pipeline';
+import { createObservability, type Observability, usageMetrics } from './observability';
 
 export interface LambdaRuntime {
   deps: EngineDeps;
@@ -22,7 +22,7 @@ export function createLambdaRuntime(
   options: {
     env?: Readonly<Record<string, string | undefined>>;
     workflows?: WorkflowRegistry;
-    /** Traces the SDK clients (aws-tracing.ts's `createTracer`; the step worker passes one). */
+    /** Traces the SDK clients (tracing.ts's `createTracer`; the step worker passes one). */
     tracer?: Tracer | undefined;
   } = {},
 ): LambdaRuntime {

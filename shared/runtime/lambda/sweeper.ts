@@ -5,9 +5,9 @@
  * are failed by the step worker when that message arrives.
  */
 import type { Context } from 'aws-lambda';
-import type { EngineDeps } from '../engine/deps';
-import { type SweepOptions, sweep } from '../engine/sweep';
-import { engineLogger, engineMetrics, type Observability, traced } from './aws-observability';
+import type { EngineDeps } from '../../engine/deps';
+import { type SweepOptions, sweep } from '../../engine/sweep';
+import { engineLogger, engineMetrics, type Observability, traced } from './observability';
 
 export interface SweeperOptions {
   deps: EngineDeps;

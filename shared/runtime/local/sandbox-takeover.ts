@@ -11,9 +11,9 @@
  * meanwhile, and makes the call once more. Taking over happens once at a time; a host that is still
  * alive but not answering is waited for (the call's error goes back to the engine, which retries).
  */
-import { OpenPlatformError } from '../openplatform/errors';
-import type { OpenPlatformClient } from '../openplatform/types';
-import { StateFileInUseError } from '../sandbox';
+import { OpenPlatformError } from '../../openplatform/errors';
+import type { OpenPlatformClient } from '../../openplatform/types';
+import { StateFileInUseError } from '../../sandbox';
 import type { BuiltInSandbox } from './sandbox-launch';
 import { findLiveSandbox, type SandboxRecord, writeSandboxRecord } from './sandbox-record';
 

@@ -2,47 +2,11 @@
  * The callback sender on aws, behind the scheduled Lambda `callback-sender` (every minute, and a
  * few passes within each run so that the 5-second retry is not a minute late): the same sender as
  * locally (shared/callbacks/sender.ts) over the DynamoDB outbox and the per-tenant signing secrets
- * in Secrets Manager (`OPFLOW_CALLBACK_SECRET_PREFIX<tenant>`).
+ * in Secrets Manager (`OPFLOW_CALLBACK_SECRET_PREFIX<tenant>`), wired in ../aws/callbacks.ts.
  */
 import type { Context } from 'aws-lambda';
-import { SecretsManagerCallbackSecrets } from '../backends/aws/secrets-manager-callback-secrets';
-import { type CallbackSenderDeps, runCallbackSender, type SenderRunResult } from '../callbacks/sender';
-import { callbackPolicyFromEnv } from '../callbacks/ssrf-guard';
-import type { CallbackSecrets } from '../engine/callback-ports';
-import { engineLogger, type Observability } from './aws-observability';
-import type { AwsPipeline } from './aws-pipeline';
-
-export const callbackSecretPrefixVariable = 'OPFLOW_CALLBACK_SECRET_PREFIX';
-
-/** The per-tenant signing secrets of a pipeline's stack. */
-export function awsCallbackSecrets(
-  pipeline: AwsPipeline,
-  env: Readonly<Record<string, string | undefined>> = process.env,
-): CallbackSecrets {
-  const prefix = env[callbackSecretPrefixVariable]?.trim();
-  if (!prefix) {
-    throw new Error(`${callbackSecretPrefixVariable} is not set (the stack output CallbackSecretPrefix)`);
-  }
-  return new SecretsManagerCallbackSecrets(pipeline.aws.clients.secretsManager, prefix);
-}
-
-export function callbackSenderDeps(
-  pipeline: AwsPipeline,
-  env: Readonly<Record<string, string | undefined>> = process.env,
-): CallbackSenderDeps {
-  const callbacks = pipeline.deps.callbacks!;
-  return {
-    store: pipeline.deps.store,
-    outbox: callbacks.outbox,
-    secrets: awsCallbackSecrets(pipeline, env),
-    reports: pipeline.deps.reports,
-    clock: pipeline.deps.clock,
-    send: { policy: callbackPolicyFromEnv(env) },
-    // Presigned links made with a role's session credentials die with the session: an hour is honest.
-    linkTtlSeconds: 3600,
-    recheckMs: 60_000,
-  };
-}
+import { type CallbackSenderDeps, runCallbackSender, type SenderRunResult } from '../../callbacks/sender';
+import { engineLogger, type Observability } from './observability';
 
 export interface CallbackSenderHandler {
   handle(event: unknown, context: Context): Promise<SenderRunResult>;

@@ -21,29 +21,22 @@
 import { readFileSync } from 'node:fs';
 import * as z from 'zod';
 import {
+  type AwsBackend,
+  type AwsBackendConfig,
   type AwsClientConfig,
-  type AwsClients,
-  createAwsClients,
-  DynamoDbJobStore,
-  DynamoDbPollStats,
-  DynamoDbRateLimiter,
-  destroyAwsClients,
-  S3ReportStore,
-  SecretsManagerKeySource,
-  SqsWorkQueue,
-} from '../backends/aws';
-import { DynamoDbCallbackOutbox } from '../backends/aws/dynamodb-callback-outbox';
-import { callbackPolicyFromEnv } from '../callbacks/ssrf-guard';
-import type { EngineDeps, EngineLogger, EngineMetrics } from '../engine/deps';
-import type { Job } from '../engine/job-record';
-import { CachedPollStats, type PollStatsStore } from '../engine/poll-stats';
-import type { Clock } from '../engine/ports';
-import type { WorkflowRegistry } from '../engine/workflow';
-import { createOpenPlatformClient } from '../openplatform/client';
-import { redactUrl } from '../openplatform/redact';
-import type { CallUsage, OpenPlatformClient } from '../openplatform/types';
-import { ConfigError } from './config';
-import type { Pipeline } from './pipeline';
+  createAwsBackend,
+} from '../../backends/aws';
+import { DynamoDbCallbackOutbox } from '../../backends/aws/dynamodb-callback-outbox';
+import { callbackPolicyFromEnv } from '../../callbacks/ssrf-guard';
+import type { EngineDeps, EngineLogger, EngineMetrics } from '../../engine/deps';
+import type { Job } from '../../engine/job-record';
+import type { Clock } from '../../engine/ports';
+import type { WorkflowRegistry } from '../../engine/workflow';
+import { createOpenPlatformClient } from '../../openplatform/client';
+import { redactUrl } from '../../openplatform/redact';
+import type { CallUsage, OpenPlatformClient } from '../../openplatform/types';
+import { ConfigError } from '../config-error';
+import type { Pipeline } from '../pipeline';
 
 /** Where each setting of the aws runtime comes from. */
 export const awsConfigSources = {
@@ -81,26 +74,10 @@ const fieldSchemas = {
   keyCacheSeconds: z.coerce.number({ error: 'must be a number' }).int().min(0).max(86_400).default(300),
 };
 
-export interface AwsRuntimeConfig {
-  tableName: string;
-  queueUrl: string;
-  bucketName: string;
-  /** Tenant `t`'s key is the secret `<prefix>t`. */
-  apiKeySecretPrefix: string;
-  region: string;
-  /** One endpoint for every AWS service (emulators). */
-  endpointUrl?: string | undefined;
-  /** Per-service endpoints, which win over `endpointUrl`. */
-  endpoints?: AwsClientConfig['endpoints'];
+/** The aws runtime's settings: the backend's, and the Open Platform to call. */
+export interface AwsRuntimeConfig extends AwsBackendConfig {
   /** The Open Platform; absent means the real platform. */
   baseUrl?: string | undefined;
-  /** Upstream calls per second per API key, shared by every worker. Default 5. */
-  qps: number;
-  reportKmsKeyId?: string | undefined;
-  /** How long a tenant's key is reused before Secrets Manager is asked again. Default 300. */
-  keyCacheSeconds: number;
-  /** Static credentials; the SDK's default chain when absent. */
-  credentials?: AwsClientConfig['credentials'];
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -205,58 +182,6 @@ export function loadAwsConfig(env: Env = process.env): AwsRuntimeConfig {
     ...(usesEmulators && !hasCredentials
       ? { credentials: { accessKeyId: 'test', secretAccessKey: 'test' } }
       : {}),
-  };
-}
-
-/** The ports of one AWS deployment, over one set of SDK clients. */
-export interface AwsBackend {
-  readonly clients: AwsClients;
-  readonly store: DynamoDbJobStore;
-  readonly queue: SqsWorkQueue;
-  readonly reports: S3ReportStore;
-  readonly keys: SecretsManagerKeySource;
-  readonly rateLimiter: DynamoDbRateLimiter;
-  /** Learned poll timing (`POLLSTAT#` items), cached for two seconds per worker. */
-  readonly pollStats: PollStatsStore;
-  /** Releases the SDK clients' connections. */
-  close(): void;
-}
-
-/** Builds the AWS ports from a configuration; `instrument` sees each SDK client once (tracing). */
-export function createAwsBackend(config: AwsRuntimeConfig, instrument?: <T>(client: T) => T): AwsBackend {
-  const clients = createAwsClients(
-    {
-      region: config.region,
-      endpoint: config.endpointUrl,
-      endpoints: config.endpoints,
-      credentials: config.credentials,
-    },
-    instrument,
-  );
-  const reports = new S3ReportStore({
-    client: clients.s3,
-    bucket: config.bucketName,
-    kmsKeyId: config.reportKmsKeyId,
-  });
-  return {
-    clients,
-    reports,
-    store: new DynamoDbJobStore({ client: clients.documents, tableName: config.tableName, reports }),
-    queue: new SqsWorkQueue({ client: clients.sqs, queueUrl: config.queueUrl }),
-    keys: new SecretsManagerKeySource({
-      client: clients.secretsManager,
-      prefix: config.apiKeySecretPrefix,
-      maxAgeSeconds: config.keyCacheSeconds,
-    }),
-    rateLimiter: new DynamoDbRateLimiter({
-      client: clients.documents,
-      tableName: config.tableName,
-      ratePerSecond: config.qps,
-    }),
-    pollStats: new CachedPollStats(
-      new DynamoDbPollStats({ client: clients.documents, tableName: config.tableName }),
-    ),
-    close: () => destroyAwsClients(clients),
   };
 }
 

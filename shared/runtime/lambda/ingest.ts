@@ -17,16 +17,16 @@ import {
   openS3Object,
   readS3Object,
   sendIngestMessage,
-} from '../backends/aws';
-import type { Batch, BatchSource } from '../engine/batch-store';
-import type { EngineDeps } from '../engine/deps';
-import { admitBatch } from '../ingest/admission';
-import { batchSettled } from '../ingest/drive-batch';
-import { classifyInboxKey, inboxOptions } from '../ingest/inbox';
-import { addDocument, type IngestDeps, type IngestSource, ingest, openBatch } from '../ingest/ingest';
-import { writeBatchOutputs } from '../ingest/outputs';
-import type { LambdaRuntime } from './aws-lambda';
-import { engineLogger } from './aws-observability';
+} from '../../backends/aws';
+import type { Batch, BatchSource } from '../../engine/batch-store';
+import type { EngineDeps } from '../../engine/deps';
+import { admitBatch } from '../../ingest/admission';
+import { batchSettled } from '../../ingest/drive-batch';
+import { classifyInboxKey, inboxOptions } from '../../ingest/inbox';
+import { addDocument, type IngestDeps, type IngestSource, ingest, openBatch } from '../../ingest/ingest';
+import { writeBatchOutputs } from '../../ingest/outputs';
+import { engineLogger } from './observability';
+import type { LambdaRuntime } from './runtime';
 
 const s3EventSchema = z.object({
   Records: z.array(

@@ -16,25 +16,27 @@ import {
   type LocalBackend,
   leaseOwnerOfThisProcess,
   SqliteJobHistory,
-} from '../backends/local';
-import { LocalCallbackSecrets, SqliteCallbackOutbox } from '../backends/local/sqlite-callback-outbox';
-import { callbackPolicyFromEnv } from '../callbacks/ssrf-guard';
-import type { EngineDeps, EngineLogger } from '../engine/deps';
-import type { Job } from '../engine/job-record';
-import { CachedPollStats } from '../engine/poll-stats';
-import type { JobStore } from '../engine/ports';
-import { inFlightAllowanceMs, runStep } from '../engine/runner';
-import { sweep } from '../engine/sweep';
-import type { WorkflowRegistry } from '../engine/workflow';
-import { createOpenPlatformClient } from '../openplatform/client';
-import { redactUrl } from '../openplatform/redact';
-import type { OpenPlatformClient } from '../openplatform/types';
-import { describeStateReport, discardStateFile } from '../sandbox';
+} from '../../backends/local';
+import { LocalCallbackSecrets, SqliteCallbackOutbox } from '../../backends/local/sqlite-callback-outbox';
+import { callbackPolicyFromEnv } from '../../callbacks/ssrf-guard';
+import type { EngineDeps, EngineLogger } from '../../engine/deps';
+import type { Job } from '../../engine/job-record';
+import { CachedPollStats } from '../../engine/poll-stats';
+import type { JobStore } from '../../engine/ports';
+import { inFlightAllowanceMs, runStep } from '../../engine/runner';
+import { sweep } from '../../engine/sweep';
+import type { WorkflowRegistry } from '../../engine/workflow';
+import { createOpenPlatformClient } from '../../openplatform/client';
+import { redactUrl } from '../../openplatform/redact';
+import type { OpenPlatformClient } from '../../openplatform/types';
+import { describeStateReport, discardStateFile } from '../../sandbox';
+import { listUnfinished, unfinishedStatuses } from '../job-queries';
+import type { Pipeline } from '../pipeline';
+import { type RuntimeTime, realTime } from '../time';
+import { watchJobs } from '../watch-jobs';
 import { type CallbackLoop, startCallbackLoop } from './callback-loop';
 import { defaultBuiltInSandboxSpeed, type LocalRuntimeConfig, usesBuiltInSandbox } from './config';
-import { listUnfinished, unfinishedStatuses } from './job-queries';
 import { keyRoutedClient } from './key-routed-client';
-import type { Pipeline } from './pipeline';
 import {
   type BuiltInSandbox,
   type SandboxLaunchOptions,
@@ -51,8 +53,6 @@ import {
 } from './sandbox-record';
 import { compressPolling } from './sandbox-speed';
 import { sandboxTakeoverClient } from './sandbox-takeover';
-import { type RuntimeTime, realTime } from './time';
-import { watchJobs } from './watch-jobs';
 import { WorkerPool } from './worker-pool';
 
 export interface LocalPipelineOptions {

@@ -5,11 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type AwsEmulators, startAwsEmulators } from '../../../scripts/emulators/aws-emulators';
-import { answerSelection, cancelJob, submitJob } from '../../../shared/engine/job-commands';
-import { createAwsPipeline, loadAwsConfig } from '../../../shared/runtime/aws-pipeline';
-import { ConfigError } from '../../../shared/runtime/config';
-import { workflows } from '../../../shared/workflows';
+import { type AwsEmulators, startAwsEmulators } from '../../../../scripts/emulators/aws-emulators';
+import { answerSelection, cancelJob, submitJob } from '../../../../shared/engine/job-commands';
+import { createAwsPipeline, loadAwsConfig } from '../../../../shared/runtime/aws/pipeline';
+import { ConfigError } from '../../../../shared/runtime/config-error';
+import { workflows } from '../../../../shared/workflows';
 
 const stackOutputs = {
   OPFLOW_TABLE_NAME: 'opflow-jobs',

@@ -4,9 +4,9 @@
  * schedules it as a delayed message, and the loop only sleeps (or, with skipping time, jumps the
  * clock) until the next message is due.
  */
-import type { ClaimedMessage, SqliteWorkQueue } from '../backends/local';
-import type { WorkMessage } from '../engine/ports';
-import type { RuntimeTime } from './time';
+import type { ClaimedMessage, SqliteWorkQueue } from '../../backends/local';
+import type { WorkMessage } from '../../engine/ports';
+import type { RuntimeTime } from '../time';
 
 export interface WorkerPoolOptions {
   queue: SqliteWorkQueue;

@@ -4,7 +4,7 @@
  * sandbox. Every call is routed by the key it carries, so a real key cannot reach the sandbox
  * whatever chose it (issue 13).
  */
-import type { OpenPlatformClient } from '../openplatform/types';
+import type { OpenPlatformClient } from '../../openplatform/types';
 
 export function keyRoutedClient(options: {
   /** The client of the built-in sandbox, and the only key it may be sent. */

@@ -6,14 +6,14 @@
  */
 import type { Context } from 'aws-lambda';
 import * as z from 'zod';
-import { DynamoDbScheduleStateStore } from '../backends/aws/dynamodb-schedule-state-store';
-import { SecretsManagerWebhookSecrets } from '../backends/aws/secrets-manager-webhook-secrets';
-import { opflowConfigSchema, scheduleSchema } from '../config/opflow-config';
-import type { JobApiResponse } from '../http/job-api';
-import { createWebhookHandler, type WebhookRequest } from '../http/webhooks';
-import { handleScheduledSlot } from '../schedules/target';
-import { engineLogger, type Observability } from './aws-observability';
-import type { AwsPipeline } from './aws-pipeline';
+import { DynamoDbScheduleStateStore } from '../../backends/aws/dynamodb-schedule-state-store';
+import { SecretsManagerWebhookSecrets } from '../../backends/aws/secrets-manager-webhook-secrets';
+import { opflowConfigSchema, scheduleSchema } from '../../config/opflow-config';
+import type { JobApiResponse } from '../../http/job-api';
+import { createWebhookHandler, type WebhookRequest } from '../../http/webhooks';
+import { handleScheduledSlot } from '../../schedules/target';
+import type { AwsPipeline } from '../aws/pipeline';
+import { engineLogger, type Observability } from './observability';
 
 type Env = Readonly<Record<string, string | undefined>>;
 

@@ -1,0 +1,42 @@
+/**
+ * The callback sender's wiring on aws: the DynamoDB outbox and the per-tenant signing secrets in
+ * Secrets Manager (`OPFLOW_CALLBACK_SECRET_PREFIX<tenant>`), for the Lambda `callback-sender`
+ * (../lambda/callback-sender.ts) and `opflow --backend aws callbacks`.
+ */
+import { SecretsManagerCallbackSecrets } from '../../backends/aws/secrets-manager-callback-secrets';
+import type { CallbackSenderDeps } from '../../callbacks/sender';
+import { callbackPolicyFromEnv } from '../../callbacks/ssrf-guard';
+import type { CallbackSecrets } from '../../engine/callback-ports';
+import type { AwsPipeline } from './pipeline';
+
+export const callbackSecretPrefixVariable = 'OPFLOW_CALLBACK_SECRET_PREFIX';
+
+/** The per-tenant signing secrets of a pipeline's stack. */
+export function awsCallbackSecrets(
+  pipeline: AwsPipeline,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): CallbackSecrets {
+  const prefix = env[callbackSecretPrefixVariable]?.trim();
+  if (!prefix) {
+    throw new Error(`${callbackSecretPrefixVariable} is not set (the stack output CallbackSecretPrefix)`);
+  }
+  return new SecretsManagerCallbackSecrets(pipeline.aws.clients.secretsManager, prefix);
+}
+
+export function callbackSenderDeps(
+  pipeline: AwsPipeline,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): CallbackSenderDeps {
+  const callbacks = pipeline.deps.callbacks!;
+  return {
+    store: pipeline.deps.store,
+    outbox: callbacks.outbox,
+    secrets: awsCallbackSecrets(pipeline, env),
+    reports: pipeline.deps.reports,
+    clock: pipeline.deps.clock,
+    send: { policy: callbackPolicyFromEnv(env) },
+    // Presigned links made with a role's session credentials die with the session: an hour is honest.
+    linkTtlSeconds: 3600,
+    recheckMs: 60_000,
+  };
+}
