@@ -145,7 +145,7 @@ export function describeJob(job: Job, workflows: WorkflowRegistry, report?: stri
   lines.push(
     `usage     ${u.calls} calls (${u.failedCalls} failed, ${u.throttledCalls} throttled), ${u.billedUnits} billed units, ${u.tokens} tokens, ${formatDuration(u.callMs)} in calls${
       u.duplicateCreates > 0 ? `, ${u.duplicateCreates} repeated creates` : ''
-    }`,
+    }${u.taskCost !== undefined ? `, platform task_cost ${u.taskCost} s` : ''}`,
   );
   if (job.lastError) {
     const e = job.lastError;

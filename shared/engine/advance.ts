@@ -126,10 +126,16 @@ function stepAfter(workflow: Workflow, name: string): string | undefined {
   return workflow.steps[index + 1]?.name;
 }
 
+/** Seconds to a tenth of a millisecond, so sums of floats stay readable. */
+const roundCost = (seconds: number) => Math.round(seconds * 10_000) / 10_000;
+
 export function addUsage(total: JobUsage, delta: Partial<JobUsage> | undefined): JobUsage {
   if (!delta) return total;
   const sum = { ...emptyUsage(), ...total };
-  for (const key of Object.keys(sum) as (keyof JobUsage)[]) sum[key] += delta[key] ?? 0;
+  const counters = Object.keys(emptyUsage()) as Exclude<keyof JobUsage, 'taskCost'>[];
+  for (const key of counters) sum[key] += delta[key] ?? 0;
+  // Optional figures (taskCost) appear once a call reports one.
+  if (delta.taskCost !== undefined) sum.taskCost = roundCost((total.taskCost ?? 0) + delta.taskCost);
   return sum;
 }
 

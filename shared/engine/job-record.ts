@@ -66,6 +66,11 @@ export interface JobUsage {
   callMs: number;
   /** Create operations that were sent more than once for the same step (a crash or a lost answer). */
   duplicateCreates: number;
+  /**
+   * The platform's own `task_cost` (seconds of upstream work), summed over the finished tasks that
+   * report one (the novelty agent search does); absent when none did.
+   */
+  taskCost?: number;
 }
 
 export const emptyUsage = (): JobUsage => ({

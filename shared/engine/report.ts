@@ -3,6 +3,7 @@
  * usage), report.md and report.html (the page itself is rendered in shared/reports/html.ts).
  */
 import { renderHtml } from '../reports/html';
+import { jobFacts } from '../reports/job-facts';
 import { changesHtml, changesMarkdown, scheduleChanges, withSectionAfterTitle } from '../schedules/changes';
 import type { Job } from './job-record';
 import type { ReportStore } from './ports';
@@ -52,10 +53,13 @@ export async function writeReport(
   input: unknown,
 ): Promise<string[]> {
   const reportInput = await loadReportInput(reports, job, input);
-  const { title, markdown } = workflow.report(reportInput);
+  const rendered = workflow.report(reportInput);
+  const { title } = rendered;
   // A scheduled job's report says what changed since the schedule's previous run (shared/schedules/changes.ts).
-  const changes = await scheduleChanges(reports, workflow, reportInput, markdown);
+  const changes = await scheduleChanges(reports, workflow, reportInput, rendered.markdown);
   const changesSection = changes && changesMarkdown(changes);
+  // Every report ends with the job's cost and facts, in one form for all workflows.
+  const markdown = `${rendered.markdown.trimEnd()}\n\n${jobFacts(job)}`;
   const keys = reportKeys(job.id);
   const result = {
     job: {

@@ -724,6 +724,9 @@ async function executeStep(
       data = result.data;
       decision = (step.decide as (d: unknown, c: StepContext) => StepDecision)(result.data, ctx);
     }
+    // The platform's own cost of a finished task (not of each poll that saw it still running).
+    const taskCost = decision.type === 'poll' ? undefined : taskCostOf(data);
+    if (taskCost !== undefined) usage = sumUsage(usage, { taskCost });
     if (step.keep === false) return { outcome: { type: 'decision', decision, usage } };
     // Stored by the runner, which keeps the answer in the job if the report store fails.
     const output = stepOutputKey(job.id, outputName);
@@ -749,6 +752,14 @@ function stepEffect(step: Exclude<Step, { kind: 'fetch' }>, ctx: StepContext): '
   if (step.kind !== 'request') return catalogue[step.operation as OperationId].effect;
   // Unknown operations fail at the call; until then, the careful answer.
   return findCatalogueOperation(step.operationOf(ctx))?.effect ?? 'create';
+}
+
+/** `task_cost` (seconds) of an answer that reports one: a number or a numeric string, not negative. */
+export function taskCostOf(data: unknown): number | undefined {
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) return undefined;
+  const value = (data as Record<string, unknown>)['task_cost'];
+  const seconds = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+  return typeof seconds === 'number' && Number.isFinite(seconds) && seconds >= 0 ? seconds : undefined;
 }
 
 function sumUsage(a: Partial<JobUsage>, b: Partial<JobUsage>): Partial<JobUsage> {

@@ -13,19 +13,9 @@ import type { PollPolicy, RetryPolicy } from '../engine/policies';
 import { defineWorkflow, type ReportInput, stepsFor } from '../engine/workflow';
 import type { RequestOf } from '../openplatform/schemas/requests';
 import type { DataOf } from '../openplatform/schemas/responses';
+import { score, shorten } from '../reports/markdown';
+import { noveltyAnalysisOf, noveltyReportMarkdown } from './novelty-report';
 import {
-  blocks,
-  count,
-  fileLink,
-  heading,
-  inline,
-  paragraphs,
-  score,
-  shorten,
-  table,
-} from '../reports/markdown';
-import {
-  attachmentPath,
   chosen,
   contextString,
   numberState,
@@ -301,130 +291,32 @@ export const noveltyCheck = defineWorkflow<NoveltyCheckInput>({
   summary: noveltySummary,
 });
 
-type Reference = NonNullable<DataOf<'ai35-8NoveltySearchAgentResult'>['final_result']>[number];
-
-/** The reference the report calls closest: the one marked most similar, else the best public score. */
-function closestReference(references: Reference[]): Reference | undefined {
-  return (
-    references.find((reference) => reference.most_similar === true) ??
-    [...references].sort((a, b) => (b.public_score ?? -1) - (a.public_score ?? -1))[0]
-  );
-}
-
-function noveltyMarkdown({
-  job,
-  input,
-  outputs,
-  selections,
-  attachments,
-}: ReportInput<NoveltyCheckInput>): string {
-  const summary = outputOf(outputs, 'summary', 'ai35-2TechSolutionGet');
-  const features = outputOf(outputs, 'features', 'ai35-4FeatureExtract')?.data ?? [];
-  const elements = outputOf(outputs, 'search-elements', 'ai35-6RetrievalElements')?.elements?.list ?? [];
-  const result = outputOf(outputs, 'agent-result', 'ai35-8NoveltySearchAgentResult');
-  const references = result?.final_result ?? [];
-  const picked = new Set(selections['features'] ?? []);
-
-  const featureRows = features.map((feature, index) => [
-    featureOptionId(index),
-    feature.feature_text ?? feature.feature_text_original,
-    feature.feature_weight,
-    picked.has(featureOptionId(index)) ? 'yes' : 'no',
-  ]);
-
-  const elementRows = elements.map((element) => {
-    const express = element.express ?? [];
-    const keys = (items: ({ key?: string | null } | null | undefined)[]) =>
-      items.map((item) => item?.key).filter((key): key is string => typeof key === 'string' && key !== '');
-    return [
-      element.feature_type,
-      element.feature_text_original,
-      keys(express.map((entry) => entry.word)).join(', '),
-      keys(express.flatMap((entry) => entry.extend ?? [])).join(', '),
-      keys(express.flatMap((entry) => entry.ipc ?? [])).join(', '),
-      element.selected === false ? 'no' : 'yes',
-    ];
-  });
-
-  const overviewRows = references.map((reference, index) => [
-    index + 1,
-    reference.patent_id,
-    score(reference.public_score),
-    reference.feature_match_num ?? '—',
-    reference.comparative_literature_category,
-    reference.most_similar ? 'yes' : '',
-  ]);
-
-  const referenceSections = references.map((reference, index) => {
-    const rows = (reference.features ?? []).map((feature) => [
-      feature.tech_feature,
-      feature.comparison_feature ?? feature.compare_feature,
-      feature.score_for_user ?? feature.score ?? '—',
-      feature.similar === true ? 'yes' : feature.similar === false ? 'no' : '—',
-      shorten(feature.reason_for_user ?? feature.reason, 300),
-    ]);
-    const facts = [
-      `Public score ${score(reference.public_score)}`,
-      reference.feature_match_num !== null && reference.feature_match_num !== undefined
-        ? `${reference.feature_match_num} ${reference.feature_match_num === 1 ? 'feature' : 'features'} matched`
-        : undefined,
-      reference.comparative_literature_category
-        ? `category: ${reference.comparative_literature_category}`
-        : undefined,
-      reference.most_similar ? 'most similar' : undefined,
-    ].filter((fact): fact is string => fact !== undefined);
-    return blocks(
-      heading(3, `${index + 1}. ${reference.patent_id ?? 'reference'}`),
-      reference.document ? inline(shorten(reference.document, 400)) : undefined,
-      inline(facts.join(' · ')),
-      table(
-        ['Technical feature', 'Comparison feature', 'Score', 'Similar', 'Reason'],
-        rows,
-        '_No feature comparison._',
-      ),
-    ).trimEnd();
-  });
-
-  const documents = attachments.map(
-    (attachment) => `- ${fileLink(attachment.fileName, attachmentPath(job.id, attachment))}`,
-  );
-
-  return blocks(
-    heading(1, `Novelty check: ${noveltyTitle(input)}`),
-    inline(noveltySummary({ job, input, outputs, selections, attachments, context: {} })),
-    heading(2, 'Summary of the technical solution'),
-    paragraphs(summary?.tech_solution),
-    heading(2, 'Technical features'),
-    table(['Id', 'Feature', 'Weight', 'Selected'], featureRows),
-    heading(2, 'Search elements'),
-    table(['Type', 'Feature', 'Keywords', 'Extensions', 'IPC', 'Selected'], elementRows),
-    heading(2, 'References'),
-    result?.find_patent_num !== null && result?.find_patent_num !== undefined
-      ? inline(
-          `${count(result.find_patent_num)} potentially similar patents found; ${references.length} compared.`,
-        )
-      : undefined,
-    table(
-      ['#', 'Patent', 'Public score', 'Features matched', 'Category', 'Most similar'],
-      overviewRows,
-      '_No references found._',
-    ),
-    ...referenceSections,
-    heading(2, 'Report document'),
-    documents.length > 0 ? documents.join('\n') : '_No document was downloaded._',
-  );
+function noveltyMarkdown(r: ReportInput<NoveltyCheckInput>): string {
+  return noveltyReportMarkdown(r, r.input, `Novelty check: ${noveltyTitle(r.input)}`);
 }
 
 /** "7 features (5 selected), 4 references, closest CN112345678A (0.82)". */
-export function noveltySummary({ outputs, selections }: ReportInput<NoveltyCheckInput>): string {
-  const features = outputOf(outputs, 'features', 'ai35-4FeatureExtract')?.data ?? [];
-  const references = outputOf(outputs, 'agent-result', 'ai35-8NoveltySearchAgentResult')?.final_result ?? [];
-  const closest = closestReference(references);
-  const selected = (selections['features'] ?? []).length;
+export function noveltySummary(r: ReportInput<NoveltyCheckInput>): string {
+  const features = outputOf(r.outputs, 'features', 'ai35-4FeatureExtract')?.data ?? [];
+  const selected = (r.selections['features'] ?? []).length;
+  const { references, conclusion } = noveltyAnalysisOf(r);
   const parts = [
     `${features.length} features (${selected} selected)`,
     `${references.length} ${references.length === 1 ? 'reference' : 'references'}`,
   ];
-  if (closest?.patent_id) parts.push(`closest ${closest.patent_id} (${score(closest.public_score)})`);
+  const closest = conclusion.closest;
+  if (closest)
+    parts.push(
+      `closest ${closest.id} (${closest.category}, ${score(toScore(closest.reference.public_score))})`,
+    );
+  if (references.length > 0)
+    parts.push(
+      conclusion.notFound.length > 0 ? `not found: ${conclusion.notFound.join(', ')}` : 'every feature found',
+    );
   return parts.join(', ');
 }
+
+const toScore = (value: unknown) => {
+  const number = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+  return typeof number === 'number' && Number.isFinite(number) ? number : undefined;
+};

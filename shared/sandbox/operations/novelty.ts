@@ -152,14 +152,19 @@ function elementsOf(features: readonly Feature[], random: SeededRandom): Element
   };
 }
 
+/**
+ * The documents the agent search finds, each compared with every selected feature. Their order, the
+ * most similar one and their citation categories follow from the comparisons, as on the platform: by
+ * public score (the mean of the feature scores); X when a document alone discloses most features, Y
+ * when it discloses some (relevant in combination), A when it discloses none (background).
+ */
 function comparisonsOf(features: readonly Feature[], random: SeededRandom, lang: string): FinalResult[] {
   const count = random.int(5, 8);
-  const scores = Array.from({ length: count }, () => Math.round(random.next() * 100) / 100).sort(
-    (a, b) => b - a,
-  );
-  return scores.map((publicScore, index) => {
+  const documents = Array.from({ length: count }, () => {
+    // How close the document is overall; its feature scores scatter around it.
+    const relevance = random.int(45, 95);
     const compared = features.map((feature, claim) => {
-      const score = random.int(30, 100);
+      const score = Math.max(20, Math.min(100, relevance + random.int(-25, 25)));
       const type = score >= 80 ? 'public' : score >= 60 ? 'obvious' : 'unpublic';
       const reason = `The reference ${score >= 80 ? 'discloses' : 'only partly discloses'} "${feature.feature_text}".`;
       return {
@@ -180,8 +185,14 @@ function comparisonsOf(features: readonly Feature[], random: SeededRandom, lang:
         public_score: Math.round(score) / 100,
       };
     });
+    const mean = compared.reduce((sum, feature) => sum + feature.score, 0) / Math.max(1, compared.length);
+    return { compared, publicScore: Math.round(mean) / 100, patentId: patentNumber(random) };
+  }).sort((a, b) => b.publicScore - a.publicScore);
+  return documents.map(({ compared, publicScore, patentId }, index) => {
+    const disclosed = compared.filter((feature) => feature.type === 'public').length;
+    const category = disclosed * 2 > compared.length ? 'X' : disclosed > 0 ? 'Y' : 'A';
     return {
-      patent_id: patentNumber(random),
+      patent_id: patentId,
       document: `Prior art document ${index + 1}: ${compared[0]?.comparison_feature ?? ''}`,
       lang: lang.toUpperCase() === 'CN' ? 'CN' : 'EN',
       public_score: publicScore,
@@ -190,9 +201,9 @@ function comparisonsOf(features: readonly Feature[], random: SeededRandom, lang:
       selected: index < 3,
       most_similar: index === 0,
       user_added: false,
-      creativity_type: index === 0 ? 'public' : 'obvious',
-      comparative_literature_category: index === 0 ? 'novelty' : 'creativity',
-      comparative_literature_type: index === 0 ? 'X' : index < 3 ? 'Y' : 'A',
+      creativity_type: category === 'X' ? 'public' : 'obvious',
+      comparative_literature_category: category === 'X' ? 'novelty' : 'creativity',
+      comparative_literature_type: category,
     };
   });
 }

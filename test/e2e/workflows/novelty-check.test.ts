@@ -43,15 +43,70 @@ describe('novelty-check against the sandbox', () => {
     expect(result.selections.features).toEqual(features.map((_, index) => `f${index + 1}`));
 
     expect(markdown).toContain(`# Novelty check: ${input.title}`);
-    expect(markdown).toContain('## Summary of the technical solution');
+    expect(markdown).toContain('## The invention');
     expect(markdown).toContain('Photovoltaic plants in deserts lose');
-    expect(markdown).toMatch(/\| f1 \| .+ \| topic \| yes \|/);
     expect(markdown).toContain('## Search elements');
-    expect(markdown).toMatch(/\| topic_search \| /);
-    expect(markdown).toMatch(/\| 1 \| [A-Z]{2}\d+[A-Z0-9]* \| 0\.\d+ \| \d+ \| novelty \| yes \|/);
-    expect(markdown).toContain('| Technical feature | Comparison feature | Score | Similar | Reason |');
+    expect(markdown).toMatch(/\| f1 \| topic_search \| /);
+
+    // the matrix, categories and conclusion, worked out here from the sandbox's deterministic answer
+    type Compared = { tech_feature: string; score: number; type: string; claim_num: number };
+    type Found = { patent_id: string; comparative_literature_type: string; features: Compared[] };
+    const texts = (features as { feature_text: string }[]).map((feature) => feature.feature_text);
+    const found = (result.steps['agent-result'] as { final_result: Found[]; task_cost: number }).final_result;
+    expect(found.length).toBeGreaterThan(2);
+    const idOf = (text: string) => `f${texts.indexOf(text) + 1}`;
+    const mark = { public: '●', obvious: '◐', unpublic: '○' } as Record<string, string>;
+    expect(markdown).toContain(
+      `| Id | Feature | ${found.map((doc, i) => `D${i + 1} (${doc.comparative_literature_type})`).join(' | ')} |`,
+    );
+    texts.forEach((text, row) => {
+      const cells = found.map((doc) => {
+        const cell = doc.features.find((f) => f.tech_feature === text)!;
+        return `${mark[cell.type]} ${cell.score}`;
+      });
+      expect(markdown).toContain(`| f${row + 1} | ${text.replace(/\|/g, '\\|')} | ${cells.join(' | ')} |`);
+    });
+    const disclosed = found.map((doc) =>
+      doc.features.filter((f) => f.type === 'public').map((f) => idOf(f.tech_feature)),
+    );
+    found.forEach((doc, i) => {
+      const claims = doc.features.filter((f) => f.type !== 'unpublic').map((f) => f.claim_num);
+      expect(markdown).toMatch(
+        new RegExp(
+          `\\| D${i + 1} \\| \\[${doc.patent_id}\\]\\(https://worldwide\\.espacenet\\.com/[^)]+\\) \\|.*\\| ${doc.comparative_literature_type} \\| [^|]*\\|`,
+        ),
+      );
+      if (claims.length === 0) return;
+      const line = markdown.split('\n').find((l) => l.startsWith(`| D${i + 1} | [`))!;
+      expect(line).toContain(`| ${doc.comparative_literature_type} |`);
+      expect(line.split(' | ')[7]).toMatch(new RegExp(`^${claims[0]}\\b`));
+    });
+    const most = Math.max(...disclosed.map((ids) => ids.length));
+    const closest = disclosed.findIndex((ids) => ids.length === most);
+    const ids = texts.map((_, i) => `f${i + 1}`);
+    const single = ids.filter((id) => disclosed[closest]!.includes(id));
+    const notFound = ids.filter((id) =>
+      found.every((doc) => doc.features.every((f) => idOf(f.tech_feature) !== id || f.type === 'unpublic')),
+    );
+    expect(markdown).toContain(
+      `- Anticipated by a single document (D${closest + 1}, ${found[closest]!.patent_id}): ${single.join(', ') || 'none'}`,
+    );
+    expect(markdown).toContain(`- Not found: ${notFound.join(', ') || 'none'}`);
+    expect(markdown).toContain('- Searched: any publication date (no limit set); language English (en);');
+    expect(markdown.indexOf('## Conclusion')).toBeLessThan(markdown.indexOf('## Features × references'));
     expect(result.summary).toMatch(
       new RegExp(`^${features.length} features \\(${features.length} selected\\), \\d+ references, closest `),
+    );
+
+    // the platform's task_cost: in result.json, the job's status and the report
+    const taskCost = (result.steps['agent-result'] as { task_cost: number }).task_cost;
+    expect(taskCost).toBeGreaterThan(0);
+    expect(result.usage.taskCost).toBe(taskCost);
+    expect((await world.pipeline.deps.store.get(job.id))?.usage.taskCost).toBe(taskCost);
+    expect(markdown).toMatch(
+      new RegExp(
+        `## Cost\\n\\n\\| Calls \\| Billed units \\| Platform task_cost \\|[^\\n]*\\n[^\\n]*\\n\\| ${result.usage.calls} \\| ${result.usage.billedUnits} \\| ${taskCost} s`,
+      ),
     );
 
     // the report document is opflow's own copy
@@ -83,9 +138,9 @@ describe('novelty-check against the sandbox', () => {
     expect(done.status, JSON.stringify(done.lastError)).toBe('SUCCEEDED');
     const { markdown, result } = await world.report(done.id);
     expect(result.selections.features).toEqual(['f1', 'f3']);
-    expect(markdown).toMatch(/\| f1 \| .+ \| yes \|/);
-    expect(markdown).toMatch(/\| f2 \| .+ \| no \|/);
-    expect(markdown).toMatch(/\| f3 \| .+ \| yes \|/);
+    expect(markdown).toMatch(/\| f1 \| F1 \| .+ \| yes \|/);
+    expect(markdown).toMatch(/\| f2 \| .+ \(not selected: not searched\) \| — \|/);
+    expect(markdown).toMatch(/\| f3 \| F1\.2 \| .+ \| yes \|/);
     // the upstream compared only the two chosen features
     const references = (result.steps['agent-result'] as { final_result: { features: unknown[] }[] })
       .final_result;

@@ -27,7 +27,7 @@ export interface JobReport {
     attachments: { fileName: string; contentType: string }[];
     summary?: string;
     selections: Record<string, string[]>;
-    usage: { calls: number; billedUnits: number; tokens: number };
+    usage: { calls: number; billedUnits: number; tokens: number; taskCost?: number };
   };
 }
 

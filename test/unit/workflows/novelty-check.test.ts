@@ -19,7 +19,7 @@ A transparent coating for photovoltaic modules comprises titanium dioxide nanopa
 The coating is applied by spray at 80 °C and cured by UV light.
 Dust is removed by a piezoelectric vibrator mounted on the frame.`;
 
-const input = { text: TEXT };
+const input = { text: TEXT, pbdStart: '2015-01-01' };
 
 /** ai35-4's answer: nine features like the platform's, the last one not selected, one with nulls. */
 const featuresAnswer = {
@@ -103,6 +103,8 @@ const agentAnswer = {
           comparison_feature: 'A hydrophilic coating on PV glass',
           score: 91,
           similar: true,
+          claim_num: 1,
+          claim_type: 'independent',
           reason: 'The reference discloses a coating on modules.',
         },
         {
@@ -358,23 +360,46 @@ describe('novelty-check report', () => {
       ],
     });
 
-  it('has the summary, the features with which were selected, the search elements and the references', () => {
+  it('puts the conclusion first, then the matrix, the references with category and claims, then the detail', () => {
     const { title, markdown } = report();
     expect(title).toBe('Novelty check: Self-cleaning solar panel coating');
-    expect(markdown).toContain('## Summary of the technical solution');
-    expect(markdown).toContain('A coating with TiO2 nanoparticles.');
-    expect(markdown).toContain('| Id | Feature | Weight | Selected |');
-    expect(markdown).toContain('| f1 | A transparent coating for photovoltaic modules | topic | yes |');
-    expect(markdown).toContain('| f3 | a piezoelectric vibrator \\| mounted on the frame | general | no |');
+    const order = [
+      '## Conclusion',
+      '## Features × references',
+      '## References',
+      '### D1 · CN112345678A',
+      '## The invention',
+      '## Search elements',
+      '## Report document',
+    ];
+    const positions = order.map((text) => markdown.indexOf(text));
+    expect(
+      positions.every((position) => position >= 0),
+      String(positions),
+    ).toBe(true);
+    expect([...positions].sort((a, b) => a - b)).toEqual(positions);
+    // f1 disclosed by D1 alone, f2 (selected) compared by no reference, f3 compared though not selected
+    expect(markdown).toContain('- Anticipated by a single document (D1, CN112345678A): f1');
+    expect(markdown).toContain('- Covered only in combination: none');
+    expect(markdown).toContain('- Not found: f3');
     expect(markdown).toContain(
-      '| topic_search | A transparent coating for photovoltaic modules | coating | film | H01L 31/048 | yes |',
+      '- Searched: publications from 2015-01-01 on; language English (en); 6 potentially similar patents found, 2 compared',
     );
-    expect(markdown).toContain('| 1 | CN112345678A | 0.82 | 2 | novelty | yes |');
-    expect(markdown).toContain('### 1. CN112345678A');
+    expect(markdown).toContain('| Id | Feature | D1 (X) | D2 (A) |');
+    expect(markdown).toContain('| f1 | A transparent coating for photovoltaic modules | ● 91 | — |');
     expect(markdown).toContain(
-      '| a piezoelectric vibrator mounted on the frame | not disclosed | 40 | no | Only partly \\<b\\>discloses\\</b\\> it. |',
+      '| f3 | a piezoelectric vibrator \\| mounted on the frame (not selected: not searched) | ○ 40 | — |',
     );
-    expect(markdown).toContain('6 potentially similar patents found; 2 compared.');
+    expect(markdown).toContain(
+      '[CN112345678A](https://worldwide.espacenet.com/patent/search?q=pn%3DCN112345678A)',
+    );
+    expect(markdown).toMatch(/\| D1 \| .+ \| X\\\* \| 1 \| 0\.82 \|/);
+    expect(markdown).toContain(
+      '| f3 | ○ 40 | — | not disclosed | Only partly \\<b\\>discloses\\</b\\> it. |',
+    );
+    // each feature's text once: afterwards only its id
+    expect(markdown.split('A transparent coating for photovoltaic modules').length - 1).toBe(1);
+    expect(markdown).toContain('| f1 | topic_search | coating | film | H01L 31/048 | yes |');
     expect(markdown).toContain('[novelty report.pdf](attachments/novelty%20report.pdf)');
   });
 
@@ -386,7 +411,9 @@ describe('novelty-check report', () => {
   });
 
   it('sums up features, references and the closest one in a line', () => {
-    expect(report().summary).toBe('3 features (2 selected), 2 references, closest CN112345678A (0.82)');
+    expect(report().summary).toBe(
+      '3 features (2 selected), 2 references, closest CN112345678A (X, 0.82), not found: f3',
+    );
   });
 
   it('still renders when the search found nothing', () => {

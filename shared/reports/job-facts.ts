@@ -1,0 +1,57 @@
+/**
+ * The section every report ends with: what the job cost (calls, billed units, the platform's own
+ * `task_cost`) and which job it was. Workflows' reports put what their reader needs first; these
+ * facts come last, in the same form for every workflow.
+ */
+import type { Job } from '../engine/job-record';
+import { blocks, count, heading, inline, table } from './markdown';
+
+/** 640 ms, 12.3 s, 14 min 5 s, 2 h 3 min. */
+export function duration(ms: number): string {
+  if (ms < 1_000) return `${Math.round(ms)} ms`;
+  if (ms < 90_000) return `${(ms / 1_000).toFixed(1)} s`;
+  const minutes = Math.floor(ms / 60_000);
+  if (minutes < 120) return `${minutes} min ${Math.round((ms % 60_000) / 1_000)} s`;
+  return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+}
+
+/** The platform's `task_cost`, in seconds as it reports it, read as a duration too. */
+function taskCostText(taskCost: number | undefined): string {
+  if (taskCost === undefined) return 'not reported';
+  const minutes = taskCost >= 90 ? ` (${(taskCost / 60).toFixed(1)} min)` : '';
+  return `${taskCost} s${minutes}`;
+}
+
+/** "## Cost" (a table) and "## Job" (id, workflow, times), in Markdown. */
+export function jobFacts(job: Job): string {
+  const u = job.usage;
+  const finished = job.finishedAt ?? job.updatedAt;
+  return blocks(
+    heading(2, 'Cost'),
+    table(
+      ['Calls', 'Billed units', 'Platform task_cost', 'Tokens', 'Time in calls'],
+      [
+        [
+          `${count(u.calls)}${u.failedCalls > 0 ? ` (${u.failedCalls} failed)` : ''}`,
+          count(u.billedUnits),
+          taskCostText(u.taskCost),
+          count(u.tokens),
+          duration(u.callMs),
+        ],
+      ],
+    ),
+    inline(
+      'Billed units are the units the platform reported billing (x-openapi-amount); task_cost is the platform’s own measure of its work on the job’s tasks, in seconds.',
+    ),
+    heading(2, 'Job'),
+    inline(
+      [
+        `${job.workflow} (version ${job.workflowVersion})`,
+        `job ${job.id}`,
+        `started ${new Date(job.createdAt).toISOString()}`,
+        `finished ${new Date(finished).toISOString()}`,
+        `took ${duration(finished - job.createdAt)}`,
+      ].join(' · '),
+    ),
+  );
+}

@@ -1,0 +1,273 @@
+/**
+ * What a novelty check found, worked out from the platform's answers for the report: each compared
+ * feature under one id, a features × references matrix (a mark and the platform's score per cell),
+ * each reference's citation category (X, Y, A) and the claims it bears on, and the conclusion
+ * (features anticipated by a single document, covered only in combination, not found).
+ *
+ * Pure functions of the kept step outputs; the report (novelty-report.ts) only renders them.
+ */
+import type { DataOf } from '../openplatform/schemas/responses';
+import { plainText } from '../reports/markdown';
+
+type Feature = NonNullable<DataOf<'ai35-4FeatureExtract'>['data']>[number];
+export type Reference = NonNullable<DataOf<'ai35-8NoveltySearchAgentResult'>['final_result']>[number];
+type Comparison = NonNullable<Reference['features']>[number];
+
+/** How far a reference discloses a feature, as the platform judged it. */
+export type Disclosure = 'disclosed' | 'similar' | 'not-disclosed' | 'unknown';
+
+export const disclosureMark: Record<Disclosure, string> = {
+  disclosed: '●',
+  similar: '◐',
+  'not-disclosed': '○',
+  unknown: '?',
+};
+
+export interface FeatureRow {
+  /** `f1`, `f2`... as offered for selection (features the platform added get the next ids). */
+  id: string;
+  text: string;
+  /** The platform's own number (`F1`, `F1.1`), when it gives one. */
+  number?: string | undefined;
+  weight?: string | undefined;
+  selected: boolean;
+  /** Not among the features ai35-4 offered (the platform compared a text of its own). */
+  added?: boolean;
+}
+
+export interface MatrixCell {
+  disclosure: Disclosure;
+  /** The platform's similarity score, 0–100 (the user-modified one when there is one). */
+  score?: number | undefined;
+  comparison: Comparison;
+}
+
+export type CitationCategory = 'X' | 'Y' | 'A';
+
+export interface CitedReference {
+  /** `D1`, `D2`... in the platform's order (by public score). */
+  label: string;
+  reference: Reference;
+  /** The publication number or the platform's patent id. */
+  id: string;
+  category: CitationCategory;
+  /** Whether the category is the platform's own (`comparative_literature_type`) or worked out here. */
+  categorySource: 'platform' | 'derived';
+  /** Claim numbers of the compared features this reference discloses or comes close to. */
+  claims: number[];
+  /** Cells by feature id. */
+  cells: Map<string, MatrixCell>;
+  disclosed: string[];
+  similar: string[];
+}
+
+export interface NoveltyConclusion {
+  /** The document that discloses the most compared features (the closest prior art). */
+  closest?: CitedReference | undefined;
+  /** Features the closest document alone discloses. */
+  single: string[];
+  /** Features found only in other documents (or only as close variants): with the documents. */
+  combination: { feature: string; references: string[] }[];
+  /** Features no reference discloses or comes close to. */
+  notFound: string[];
+  verdict: string;
+}
+
+export interface NoveltyAnalysis {
+  features: FeatureRow[];
+  /** The features the search compared (selected, or compared by the platform all the same). */
+  compared: FeatureRow[];
+  references: CitedReference[];
+  conclusion: NoveltyConclusion;
+}
+
+const normalise = (text: unknown) => plainText(text).replace(/\s+/g, ' ').trim().toLowerCase();
+/** A feature's text as a matching key: letters and digits only, so punctuation differences still match. */
+const textKey = (text: unknown) => normalise(text).replace(/[^\p{L}\p{N}]+/gu, '');
+
+const toNumber = (value: unknown): number | undefined => {
+  const number = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+  return typeof number === 'number' && Number.isFinite(number) ? number : undefined;
+};
+
+/** The platform's judgement of one comparison as a mark: `type` (public / obvious / unpublic) first. */
+export function disclosureOf(comparison: Comparison): Disclosure {
+  const type = normalise(comparison.type_for_user ?? comparison.type);
+  if (type === 'public') return 'disclosed';
+  if (type === 'obvious') return 'similar';
+  if (type === 'unpublic' || type === 'non-public' || type === 'nonpublic') return 'not-disclosed';
+  if (comparison.similar === true) return 'disclosed';
+  if (comparison.similar === false) return 'not-disclosed';
+  return 'unknown';
+}
+
+function categoryOf(
+  reference: Reference,
+  disclosedCount: number,
+  similarCount: number,
+): { category: CitationCategory; source: 'platform' | 'derived' } {
+  const own = plainText(reference.comparative_literature_type).trim().toUpperCase();
+  if (own === 'X' || own === 'Y' || own === 'A') return { category: own, source: 'platform' };
+  // Worked out as a search examiner would: relevant alone, in combination, or background.
+  const category = normalise(reference.comparative_literature_category);
+  const creativity = normalise(reference.creativity_type);
+  if (disclosedCount > 0 && (category === 'novelty' || creativity === 'public'))
+    return { category: 'X', source: 'derived' };
+  if (disclosedCount + similarCount > 0) return { category: 'Y', source: 'derived' };
+  return { category: 'A', source: 'derived' };
+}
+
+/** `[1, 2, 3, 5]` → "1–3, 5". */
+export function claimRanges(claims: number[]): string {
+  const sorted = [...new Set(claims)].sort((a, b) => a - b);
+  const parts: string[] = [];
+  for (let i = 0; i < sorted.length; ) {
+    let j = i;
+    while (j + 1 < sorted.length && sorted[j + 1] === (sorted[j] as number) + 1) j++;
+    parts.push(i === j ? String(sorted[i]) : `${sorted[i]}${j === i + 1 ? ', ' : '–'}${sorted[j]}`);
+    i = j + 1;
+  }
+  return parts.join(', ');
+}
+
+const list = (ids: string[]) => ids.join(', ');
+
+export function analyseNovelty(
+  offered: Feature[],
+  picked: ReadonlySet<string>,
+  found: Reference[],
+): NoveltyAnalysis {
+  const features: FeatureRow[] = offered.map((feature, index) => ({
+    id: `f${index + 1}`,
+    text: plainText(feature.feature_text ?? feature.feature_text_original).trim() || `feature ${index + 1}`,
+    number: plainText(feature.feature_num).trim() || undefined,
+    weight: plainText(feature.feature_weight).trim() || undefined,
+    selected: picked.has(`f${index + 1}`),
+  }));
+  const byText = new Map<string, FeatureRow>();
+  offered.forEach((feature, index) => {
+    const row = features[index] as FeatureRow;
+    for (const text of [feature.feature_text, feature.feature_text_original]) {
+      const key = textKey(text);
+      if (key !== '' && !byText.has(key)) byText.set(key, row);
+    }
+  });
+  const featureFor = (comparison: Comparison): FeatureRow => {
+    const key = textKey(comparison.tech_feature ?? comparison.compare_feature);
+    const known = byText.get(key);
+    if (known) return known;
+    const row: FeatureRow = {
+      id: `f${features.length + 1}`,
+      text: plainText(comparison.tech_feature ?? comparison.compare_feature).trim() || 'a feature',
+      selected: true,
+      added: true,
+    };
+    features.push(row);
+    byText.set(key, row);
+    return row;
+  };
+
+  const references: CitedReference[] = found.map((reference, index) => {
+    const cells = new Map<string, MatrixCell>();
+    const claims: number[] = [];
+    for (const comparison of reference.features ?? []) {
+      const feature = featureFor(comparison);
+      const disclosure = disclosureOf(comparison);
+      const score = toNumber(comparison.score_for_user) ?? toNumber(comparison.score);
+      // One cell per feature: the better comparison wins when the platform compares a feature twice.
+      const before = cells.get(feature.id);
+      if (!before || (score ?? -1) > (before.score ?? -1))
+        cells.set(feature.id, { disclosure, score, comparison });
+      const claim = toNumber(comparison.claim_num);
+      if ((disclosure === 'disclosed' || disclosure === 'similar') && claim !== undefined) claims.push(claim);
+    }
+    const disclosed = [...cells].filter(([, cell]) => cell.disclosure === 'disclosed').map(([id]) => id);
+    const similar = [...cells].filter(([, cell]) => cell.disclosure === 'similar').map(([id]) => id);
+    const { category, source } = categoryOf(reference, disclosed.length, similar.length);
+    return {
+      label: `D${index + 1}`,
+      reference,
+      id: plainText(reference.patent_id).trim() || `reference ${index + 1}`,
+      category,
+      categorySource: source,
+      claims: [...new Set(claims)].sort((a, b) => a - b),
+      cells,
+      disclosed,
+      similar,
+    };
+  });
+
+  const comparedIds = new Set(references.flatMap((reference) => [...reference.cells.keys()]));
+  const compared = features.filter(
+    (feature) => comparedIds.has(feature.id) || (feature.selected && references.length === 0),
+  );
+  return { features, compared, references, conclusion: concludeNovelty(compared, references) };
+}
+
+function concludeNovelty(compared: FeatureRow[], references: CitedReference[]): NoveltyConclusion {
+  const ids = compared.map((feature) => feature.id);
+  const score = (reference: CitedReference) => toNumber(reference.reference.public_score) ?? -1;
+  const closest = [...references].sort(
+    (a, b) =>
+      b.disclosed.length - a.disclosed.length ||
+      Number(b.reference.most_similar === true) - Number(a.reference.most_similar === true) ||
+      score(b) - score(a),
+  )[0];
+  const single = closest ? ids.filter((id) => closest.disclosed.includes(id)) : [];
+  const combination: NoveltyConclusion['combination'] = [];
+  const notFound: string[] = [];
+  for (const id of ids) {
+    if (single.includes(id)) continue;
+    const disclosing = references.filter((reference) => reference.disclosed.includes(id));
+    const near = references.filter((reference) => reference.similar.includes(id));
+    const by = (disclosing.length > 0 ? disclosing : near).map((reference) => reference.label);
+    if (by.length > 0) combination.push({ feature: id, references: by });
+    else notFound.push(id);
+  }
+  let verdict: string;
+  if (references.length === 0) verdict = 'No reference was found: nothing anticipates the features searched.';
+  else if (closest && single.length === ids.length && ids.length > 0)
+    verdict = `Anticipated: ${closest.label} (${closest.id}) alone discloses every compared feature.`;
+  else if (notFound.length === 0 && ids.length > 0) {
+    verdict = `Not anticipated by a single document, but every compared feature is found in combination (${fewestCovering(
+      ids,
+      references,
+      closest,
+    )
+      .map((reference) => reference.label)
+      .join(' + ')}): inventive step is in question.`;
+  } else
+    verdict = `Novel over the references found: ${list(notFound)} ${notFound.length === 1 ? 'is' : 'are'} in none of them.`;
+  return { closest, single, combination, notFound, verdict };
+}
+
+/**
+ * Few documents that together disclose (or come close to) every feature: the closest one, then
+ * greedily the one that adds the most features not yet covered.
+ */
+function fewestCovering(
+  ids: string[],
+  references: CitedReference[],
+  closest: CitedReference | undefined,
+): CitedReference[] {
+  const covers = (reference: CitedReference) => new Set([...reference.disclosed, ...reference.similar]);
+  const left = new Set(ids);
+  const chosen: CitedReference[] = [];
+  const take = (reference: CitedReference) => {
+    chosen.push(reference);
+    for (const id of closest === reference ? reference.disclosed : covers(reference)) left.delete(id);
+  };
+  if (closest) take(closest);
+  while (left.size > 0) {
+    let best: CitedReference | undefined;
+    let gain = 0;
+    for (const reference of references) {
+      if (chosen.includes(reference)) continue;
+      const adds = [...covers(reference)].filter((id) => left.has(id)).length;
+      if (adds > gain) [best, gain] = [reference, adds];
+    }
+    if (!best) break;
+    take(best);
+  }
+  return chosen;
+}

@@ -1,0 +1,313 @@
+/**
+ * The novelty-check report, in the order an IP professional reads it: the conclusion (what is
+ * anticipated, by which document, what is new) with the search's date window and language, the
+ * features × references matrix, the references with their bibliographic data, citation category and
+ * claims, then the detail of each comparison, the invention's summary and the search elements.
+ * Each feature's text appears once (in the matrix); afterwards it is named by its id.
+ */
+import type { ReportInput } from '../engine/workflow';
+import {
+  blocks,
+  count,
+  fileLink,
+  heading,
+  inline,
+  paragraphs,
+  plainText,
+  score,
+  shorten,
+  table,
+  webLink,
+} from '../reports/markdown';
+import {
+  analyseNovelty,
+  type CitedReference,
+  claimRanges,
+  disclosureMark,
+  type FeatureRow,
+  type NoveltyAnalysis,
+} from './novelty-analysis';
+import { attachmentPath, outputOf } from './step-data';
+
+/** The input fields the report reads (the workflow's input type lives in novelty-check.ts). */
+export interface NoveltyReportInput {
+  lang: 'cn' | 'en';
+  pbdStart?: string | undefined;
+  pbdEnd?: string | undefined;
+}
+
+/** The features (with the selection) and references a job's kept outputs hold, analysed. */
+export function noveltyAnalysisOf({ outputs, selections }: Pick<ReportInput, 'outputs' | 'selections'>) {
+  const features = outputOf(outputs, 'features', 'ai35-4FeatureExtract')?.data ?? [];
+  const references = outputOf(outputs, 'agent-result', 'ai35-8NoveltySearchAgentResult')?.final_result ?? [];
+  return analyseNovelty(features, new Set(selections['features'] ?? []), references);
+}
+
+const LANGUAGES = { en: 'English (en)', cn: 'Chinese (cn)' } as const;
+
+const isoDay = (text: string) =>
+  /^\d{8}$/.test(text) ? `${text.slice(0, 4)}-${text.slice(4, 6)}-${text.slice(6)}` : text;
+
+/** "publications from 2015-01-01 to 2024-12-31" / "any publication date (no limit set)". */
+export function dateWindow(input: NoveltyReportInput): string {
+  if (!input.pbdStart && !input.pbdEnd) return 'any publication date (no limit set)';
+  if (input.pbdStart && input.pbdEnd)
+    return `publications from ${isoDay(input.pbdStart)} to ${isoDay(input.pbdEnd)}`;
+  return input.pbdStart
+    ? `publications from ${isoDay(input.pbdStart)} on`
+    : `publications up to ${isoDay(input.pbdEnd as string)}`;
+}
+
+/** Bibliographic data of one reference, from what the platform gave. */
+export interface Bibliography {
+  publicationNumber?: string | undefined;
+  title?: string | undefined;
+  assignee?: string | undefined;
+  applicationDate?: string | undefined;
+  publicationDate?: string | undefined;
+  priorityDate?: string | undefined;
+}
+
+/** A publication number as patent offices print it: `CN112345678A`, `US2021012345A1`, `EP1234567B1`. */
+const PUBLICATION_NUMBER = /^[A-Z]{2}\d[\dA-Z]*[A-Z]\d?$/;
+
+/** A public link to a document by its publication number (Espacenet, the EPO's free service). */
+export function documentLink(publicationNumber: string | undefined): string | undefined {
+  if (!publicationNumber || !PUBLICATION_NUMBER.test(publicationNumber)) return undefined;
+  return `https://worldwide.espacenet.com/patent/search?q=pn%3D${encodeURIComponent(publicationNumber)}`;
+}
+
+const record = (value: unknown): Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : {};
+const first = (value: unknown): unknown => (Array.isArray(value) ? value[0] : value);
+const dateOf = (value: unknown): string | undefined => {
+  const text = plainText(value).trim();
+  return text === '' ? undefined : isoDay(text.slice(0, 10));
+};
+
+/**
+ * Bibliographic records by patent id and publication number, from a kept P011 answer (simple
+ * bibliography: `data[]` of `{patent_id, pn, bibliographic_data{...}}`), when the job has one.
+ */
+export function bibliographiesOf(outputs: Record<string, unknown>): Map<string, Bibliography> {
+  const byId = new Map<string, Bibliography>();
+  const answer = outputs['bibliography'];
+  const rows = Array.isArray(answer)
+    ? answer
+    : Array.isArray(record(answer)['data'])
+      ? record(answer)['data']
+      : [];
+  for (const row of rows as unknown[]) {
+    const item = record(row);
+    const data = record(item['bibliographic_data']);
+    const publication = record(data['publication_reference']);
+    const titles = Array.isArray(data['invention_title']) ? (data['invention_title'] as unknown[]) : [];
+    const title =
+      titles.map(record).find((entry) => plainText(entry['lang']).toUpperCase() === 'EN') ??
+      record(first(titles));
+    const parties = record(data['parties']);
+    const assignees = [parties['assignees'], parties['applicants']].find(
+      (names) => Array.isArray(names) && names.length > 0,
+    ) as unknown[] | undefined;
+    const number =
+      plainText(item['pn']).trim() ||
+      `${plainText(publication['country'])}${plainText(publication['doc_number'])}${plainText(publication['kind'])}`.trim();
+    const bibliography: Bibliography = {
+      publicationNumber: number || undefined,
+      title: plainText(title['text']).trim() || undefined,
+      assignee:
+        (assignees ?? [])
+          .map((party) => plainText(record(party)['name']).trim())
+          .filter((name) => name !== '')
+          .join('; ') || undefined,
+      applicationDate: dateOf(record(data['application_reference'])['date']),
+      publicationDate: dateOf(publication['date']),
+      priorityDate: dateOf(record(first(data['priority_claims']))['date']),
+    };
+    for (const key of [plainText(item['patent_id']).trim(), number]) if (key) byId.set(key, bibliography);
+  }
+  return byId;
+}
+
+const cellOf = (reference: CitedReference, feature: FeatureRow) => {
+  const cell = reference.cells.get(feature.id);
+  if (!cell) return '—';
+  return `${disclosureMark[cell.disclosure]} ${cell.score === undefined ? '' : cell.score}`.trim();
+};
+
+function conclusionLines(analysis: NoveltyAnalysis, input: NoveltyReportInput, searched: string): string {
+  const { conclusion, compared } = analysis;
+  const closest = conclusion.closest;
+  const parts = [
+    `**${inline(conclusion.verdict)}**`,
+    '',
+    `- Anticipated by a single document${closest ? ` (${closest.label}, ${inline(closest.id)})` : ''}: ${
+      conclusion.single.length > 0 ? conclusion.single.join(', ') : 'none'
+    }`,
+    `- Covered only in combination: ${
+      conclusion.combination.length > 0
+        ? conclusion.combination
+            .map((entry) => `${entry.feature} (${entry.references.join(', ')})`)
+            .join('; ')
+        : 'none'
+    }`,
+    `- Not found: ${conclusion.notFound.length > 0 ? conclusion.notFound.join(', ') : 'none'}`,
+    `- Searched: ${dateWindow(input)}; language ${LANGUAGES[input.lang]}; ${searched}; ${compared.length} ${
+      compared.length === 1 ? 'feature' : 'features'
+    } compared.`,
+  ];
+  return parts.join('\n');
+}
+
+function matrix(analysis: NoveltyAnalysis): string {
+  const { features, references } = analysis;
+  if (features.length === 0) return '_The platform extracted no features._';
+  const rows = features.map((feature) => [
+    feature.id,
+    `${feature.text}${feature.selected ? '' : ' (not selected: not searched)'}${feature.added ? ' (compared by the platform)' : ''}`,
+    ...references.map((reference) => cellOf(reference, feature)),
+  ]);
+  const found = references.map((reference) => `${reference.disclosed.length}/${analysis.compared.length}`);
+  rows.push(['', 'Features disclosed', ...found]);
+  return blocks(
+    table(
+      ['Id', 'Feature', ...references.map((reference) => `${reference.label} (${reference.category})`)],
+      rows,
+    ),
+    inline(
+      'Each cell: ● disclosed · ◐ similar (an obvious variant) · ○ not disclosed · — not compared; the number is the platform’s similarity score (0–100). Column: the reference and its citation category.',
+    ),
+  ).trimEnd();
+}
+
+function referencesTable(analysis: NoveltyAnalysis, bibliographies: Map<string, Bibliography>): string {
+  const rows = analysis.references.map((reference) => {
+    const bibliography = bibliographies.get(reference.id);
+    const number = bibliography?.publicationNumber ?? reference.id;
+    const link = documentLink(number);
+    return [
+      reference.label,
+      link ? webLink(number, link) : number,
+      bibliography?.title ?? shorten(reference.reference.document, 160),
+      bibliography?.assignee ?? '—',
+      bibliography?.publicationDate ?? '—',
+      bibliography?.applicationDate ?? '—',
+      `${reference.category}${reference.categorySource === 'derived' ? '*' : ''}`,
+      reference.claims.length > 0 ? claimRanges(reference.claims) : '—',
+      score(toScore(reference.reference.public_score)),
+    ];
+  });
+  const derived = analysis.references.some((reference) => reference.categorySource === 'derived');
+  return blocks(
+    table(
+      ['Ref', 'Publication', 'Title', 'Assignee', 'Published', 'Filed', 'Category', 'Claims', 'Score'],
+      rows,
+      '_No references found._',
+    ),
+    analysis.references.length > 0
+      ? inline(
+          `Category: X relevant taken alone, Y relevant in combination with another document, A background${
+            derived ? ' (* worked out from the platform’s comparison, which gave no category)' : ''
+          }. Claims: the claims whose features the reference discloses or comes close to.`,
+        )
+      : undefined,
+  ).trimEnd();
+}
+
+const toScore = (value: unknown) => {
+  const number = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+  return typeof number === 'number' && Number.isFinite(number) ? number : undefined;
+};
+
+function referenceDetail(reference: CitedReference, analysis: NoveltyAnalysis): string {
+  const source = reference.reference;
+  const rows = analysis.features
+    .filter((feature) => reference.cells.has(feature.id))
+    .map((feature) => {
+      const cell = reference.cells.get(feature.id)!;
+      const comparison = cell.comparison;
+      const claim = toScore(comparison.claim_num);
+      return [
+        feature.id,
+        `${disclosureMark[cell.disclosure]} ${cell.score ?? ''}`.trim(),
+        claim === undefined
+          ? '—'
+          : `${claim}${comparison.claim_type ? ` (${plainText(comparison.claim_type)})` : ''}`,
+        comparison.comparison_feature ?? comparison.compare_feature,
+        shorten(comparison.reason_for_user ?? comparison.reason, 300),
+      ];
+    });
+  const facts = [
+    `category ${reference.category}`,
+    `public score ${score(toScore(source.public_score))}`,
+    `discloses ${reference.disclosed.length > 0 ? reference.disclosed.join(', ') : 'none'}`,
+    reference.similar.length > 0 ? `close to ${reference.similar.join(', ')}` : undefined,
+    source.most_similar ? 'the platform’s most similar document' : undefined,
+  ].filter((fact): fact is string => fact !== undefined);
+  return blocks(
+    heading(3, `${reference.label} · ${reference.id}`),
+    source.document ? `> ${inline(shorten(source.document, 600))}` : undefined,
+    inline(facts.join(' · ')),
+    table(['Feature', 'Mark', 'Claim', 'In the reference', 'Reason'], rows, '_No feature comparison._'),
+  ).trimEnd();
+}
+
+function elementsTable(analysis: NoveltyAnalysis, outputs: Record<string, unknown>): string {
+  const elements = outputOf(outputs, 'search-elements', 'ai35-6RetrievalElements')?.elements?.list ?? [];
+  const idOf = new Map(analysis.features.map((feature) => [feature.text.toLowerCase(), feature.id]));
+  const keys = (items: ({ key?: string | null } | null | undefined)[]) =>
+    items.map((item) => item?.key).filter((key): key is string => typeof key === 'string' && key !== '');
+  const rows = elements.map((element) => {
+    const express = element.express ?? [];
+    const text = plainText(element.feature_text_original).trim();
+    return [
+      idOf.get(text.toLowerCase()) ?? text,
+      element.feature_type,
+      keys(express.map((entry) => entry.word)).join(', '),
+      keys(express.flatMap((entry) => entry.extend ?? [])).join(', '),
+      keys(express.flatMap((entry) => entry.ipc ?? [])).join(', '),
+      element.selected === false ? 'no' : 'yes',
+    ];
+  });
+  return table(['Feature', 'Type', 'Keywords', 'Extensions', 'IPC', 'Used'], rows);
+}
+
+export function noveltyReportMarkdown(
+  r: Pick<ReportInput, 'job' | 'outputs' | 'selections' | 'attachments'>,
+  input: NoveltyReportInput,
+  title: string,
+): string {
+  const { job, outputs, attachments } = r;
+  const analysis = noveltyAnalysisOf(r);
+  const summary = outputOf(outputs, 'summary', 'ai35-2TechSolutionGet');
+  const result = outputOf(outputs, 'agent-result', 'ai35-8NoveltySearchAgentResult');
+  const searched =
+    result?.find_patent_num !== null && result?.find_patent_num !== undefined
+      ? `${count(result.find_patent_num)} potentially similar patents found, ${analysis.references.length} compared`
+      : `${analysis.references.length} ${analysis.references.length === 1 ? 'reference' : 'references'} compared`;
+  const documents = attachments.map(
+    (attachment) => `- ${fileLink(attachment.fileName, attachmentPath(job.id, attachment))}`,
+  );
+  const details = analysis.features
+    .filter((feature) => feature.number !== undefined || feature.weight !== undefined)
+    .map((feature) => [feature.id, feature.number, feature.weight, feature.selected ? 'yes' : 'no']);
+  return blocks(
+    heading(1, title),
+    heading(2, 'Conclusion'),
+    conclusionLines(analysis, input, searched),
+    heading(2, 'Features × references'),
+    matrix(analysis),
+    heading(2, 'References'),
+    referencesTable(analysis, bibliographiesOf(outputs)),
+    ...analysis.references.map((reference) => referenceDetail(reference, analysis)),
+    heading(2, 'The invention'),
+    paragraphs(summary?.tech_solution),
+    details.length > 0 ? table(['Feature', 'Platform no.', 'Weight', 'Selected'], details) : undefined,
+    heading(2, 'Search elements'),
+    elementsTable(analysis, outputs),
+    heading(2, 'Report document'),
+    documents.length > 0 ? documents.join('\n') : '_No document was downloaded._',
+  );
+}
