@@ -118,7 +118,7 @@ describe('scheduled reports', () => {
     const lines = second.markdown.split('\n');
     expect(lines[2]).toBe(heading);
     expect(second.markdown.indexOf(heading)).toBeLessThan(
-      second.markdown.indexOf('## Summary of the technical'),
+      second.markdown.indexOf('## Conclusion'),
     );
     expect(second.markdown).toContain('References: 2 new, 1 dropped (4 now, 3 before).');
     expect(second.markdown).toMatch(/\*\*New references\*\*\n\n- JP4D · score 0\.7/);
