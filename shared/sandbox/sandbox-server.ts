@@ -10,13 +10,7 @@ import { loadShapeTables, operationSchemasFrom } from '../openplatform/operation
 import type { OperationRow } from '../openplatform/operation-types';
 import { allOperations } from '../openplatform/operations';
 import { requestSchemas } from '../openplatform/schemas/requests';
-import {
-  billedUnitsByOperation,
-  defaultTaskDuration,
-  defaultTaskDurations,
-  MAX_BODY_BYTES,
-  PlatformCode,
-} from './constants';
+import { billedUnitsByOperation, defaultTaskDuration, defaultTaskDurations, PlatformCode } from './constants';
 import { DownloadLinks } from './download-links';
 import { streamFrames, writeEventStream } from './event-stream';
 import { FaultController, type FaultDecision } from './fault-controller';
@@ -28,7 +22,6 @@ import {
   resetConnection,
   writeGatewayError,
   writeJson,
-  writeStorageError,
 } from './http-answers';
 import { KeyGate, type KeyState } from './key-gate';
 import { Ledger, type LedgerEntry } from './ledger';
@@ -42,6 +35,9 @@ import { type StreamVariant, streamVariants } from './operations/contract';
 import { type GenericRequest, genericAnswer } from './operations/generic';
 import { createOperationHandlers } from './operations/operation-handlers';
 import type { ResolvedOptions } from './options';
+import { drain, readBody } from './request-body';
+import { type AdminParts, answerAdmin } from './sandbox-admin';
+import { type DownloadParts, serveDownload } from './sandbox-downloads';
 import { invalidParameter, SandboxRejection } from './sandbox-rejection';
 import { SandboxState, type SandboxStateReport } from './sandbox-state';
 import { hashText, SeededRandom, stableJson } from './seeded';
@@ -144,8 +140,9 @@ export class SandboxServer {
     const url = new URL(req.url ?? '/', 'http://sandbox.invalid');
     try {
       if (url.pathname === '/__sandbox' || url.pathname.startsWith('/__sandbox/'))
-        await this.admin(req, res, url);
-      else if (url.pathname.startsWith('/files/')) await this.download(req, res, url, correlationId);
+        await answerAdmin(this.adminParts(), req, res, url);
+      else if (url.pathname.startsWith('/files/'))
+        await serveDownload(this.downloadParts(), req, res, url, correlationId);
       else await this.operation(req, res, url, correlationId);
     } catch (error) {
       this.options.logger?.(
@@ -538,157 +535,19 @@ export class SandboxServer {
     return Math.max(0, Math.round(duration.meanMs + position * duration.spreadMs));
   }
 
-  // --- download links ---
-
-  private async download(
-    req: IncomingMessage,
-    res: ServerResponse,
-    url: URL,
-    correlationId: string,
-  ): Promise<void> {
-    const now = this.options.now();
-    const started = performance.now();
-    const draft: Draft = {
-      time: now,
-      operationId: 'download',
-      method: req.method ?? 'GET',
-      path: url.pathname,
-      httpStatus: 0,
-      errorCode: 0,
-      outcome: 'ok',
-      billedUnits: 0,
-      correlationId,
-      created: false,
-    };
-    const done = (patch: Partial<Draft>) =>
-      this.log(this.ledger.record({ ...draft, ...patch }), performance.now() - started);
-    await drain(req);
-    const decision = this.faults.decide({ operationId: 'download', stream: false });
-    if (!(await this.delay(decision.latencyMs))) return;
-    const fault = decision.outcome;
-    if (fault?.kind === 'throttle-429') {
-      writeStorageError(res, 429, 'SlowDown', 'Please reduce your request rate.', {
-        'retry-after': String(fault.retryAfterSeconds ?? 1),
-      });
-      done({ httpStatus: 429, outcome: 'fault', fault: fault.kind });
-      return;
-    }
-    if (fault?.kind === 'http-5xx') {
-      writeStorageError(res, fault.httpStatus ?? 503, 'ServiceUnavailable', 'Please try again.');
-      done({ httpStatus: fault.httpStatus ?? 503, outcome: 'fault', fault: fault.kind });
-      return;
-    }
-    if (fault?.kind === 'reset') {
-      resetConnection(res);
-      done({ outcome: 'fault', fault: fault.kind });
-      return;
-    }
-    const [, , token = '', name = ''] = url.pathname.split('/');
-    const opened =
-      req.method === 'GET'
-        ? await this.links.open(token, decodeURIComponent(name))
-        : { kind: 'missing' as const };
-    if (opened.kind === 'expired') {
-      writeStorageError(res, 403, 'AccessDenied', 'Request has expired');
-      done({ httpStatus: 403, outcome: 'rejected' });
-      return;
-    }
-    if (opened.kind === 'missing') {
-      writeStorageError(res, 404, 'NoSuchKey', 'The specified key does not exist.');
-      done({ httpStatus: 404, outcome: 'rejected' });
-      return;
-    }
-    res.writeHead(200, {
-      'content-type': opened.contentType,
-      'content-length': String(opened.body.length),
-      'content-disposition': `attachment; filename="${opened.fileName}"`,
-    });
-    if (fault?.kind === 'truncated') {
-      res.write(opened.body.subarray(0, Math.floor(opened.body.length / 2)), () => res.socket?.destroy());
-      done({ httpStatus: 200, outcome: 'fault', fault: fault.kind });
-      return;
-    }
-    res.end(opened.body);
-    done({ httpStatus: 200 });
+  private adminParts(): AdminParts {
+    return { ledger: this.ledger, faults: this.faults, baseUrl: this.baseUrl, now: () => this.options.now() };
   }
 
-  // --- admin ---
-
-  private async admin(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
-    const route = `${req.method} ${url.pathname.replace(/\/+$/, '')}`;
-    const answer = (status: number, body: unknown) => writeJson(res, status, body);
-    switch (route) {
-      case 'GET /__sandbox/health':
-        await drain(req);
-        answer(200, {
-          status: 'ok',
-          url: this.baseUrl,
-          operations: allOperations().length,
-          now: this.options.now(),
-        });
-        return;
-      case 'GET /__sandbox/ledger': {
-        await drain(req);
-        const since = Number(url.searchParams.get('since') ?? 0);
-        answer(200, {
-          summary: this.ledger.summary(),
-          duplicateCreateGroups: this.ledger.duplicateCreateGroups(),
-          entries: this.ledger.entries().filter((entry) => entry.seq > since),
-        });
-        return;
-      }
-      case 'DELETE /__sandbox/ledger':
-        await drain(req);
-        this.ledger.clear();
-        answer(200, { summary: this.ledger.summary() });
-        return;
-      case 'GET /__sandbox/faults':
-        await drain(req);
-        answer(200, { rules: this.faults.rules() });
-        return;
-      case 'POST /__sandbox/faults':
-      case 'PUT /__sandbox/faults': {
-        let body: unknown;
-        try {
-          body = JSON.parse((await readBody(req)) || 'null');
-        } catch {
-          answer(400, { error: 'the body is not valid JSON' });
-          return;
-        }
-        const wrapped = body !== null && typeof body === 'object' && !Array.isArray(body) && 'rules' in body;
-        const rules = (
-          wrapped ? (body as { rules: unknown }).rules : Array.isArray(body) ? body : [body]
-        ) as FaultRule[];
-        const replace = route.startsWith('PUT') || url.searchParams.get('replace') === 'true';
-        try {
-          if (replace) this.faults.set(rules);
-          else {
-            const current = this.faults.rules();
-            this.faults.set([...current, ...rules]);
-          }
-        } catch (error) {
-          answer(400, { error: (error as Error).message });
-          return;
-        }
-        answer(200, { rules: this.faults.rules() });
-        return;
-      }
-      case 'DELETE /__sandbox/faults':
-        await drain(req);
-        this.faults.clear();
-        answer(200, { rules: [] });
-        return;
-      default:
-        await drain(req);
-        answer(404, {
-          error: `no admin endpoint ${route}`,
-          endpoints: [
-            'GET /__sandbox/health',
-            'GET|DELETE /__sandbox/ledger',
-            'GET|POST|PUT|DELETE /__sandbox/faults',
-          ],
-        });
-    }
+  private downloadParts(): DownloadParts {
+    return {
+      ledger: this.ledger,
+      faults: this.faults,
+      links: this.links,
+      now: () => this.options.now(),
+      delay: (ms) => this.delay(ms),
+      log: (entry, ms) => this.log(entry, ms),
+    };
   }
 
   private log(entry: LedgerEntry, ms: number): void {
@@ -727,29 +586,5 @@ function afterWorkFault(decision: FaultDecision, streaming: boolean): AfterWorkF
       return streaming ? fault : undefined;
     default:
       return undefined;
-  }
-}
-
-/** The request body as text, refused past MAX_BODY_BYTES. */
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw invalidParameter(`the body is larger than ${MAX_BODY_BYTES} bytes`);
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-/** Consume what is left of a request body, so keep-alive connections stay usable. */
-async function drain(req: IncomingMessage): Promise<void> {
-  if (req.readableEnded) return;
-  try {
-    for await (const _ of req) {
-      // discard
-    }
-  } catch {
-    // the client went away; nothing to answer
   }
 }
