@@ -266,6 +266,10 @@ results.jsonl, failed.jsonl and index.html, kept up to date while the batch runs
     .argument('[batchId]', 'the batch to show (default: list them)')
     .option('--watch', 'follow the batch live until it finishes (locally this also runs it)')
     .option('--redrive', 'run its failed and cancelled items again, each from the step it failed at')
+    .option(
+      '--max-units <n>',
+      'change its billed-units limit; raised above what it billed, a batch paused by the limit continues',
+    )
     .option('--limit <n>', 'list at most this many', '50')
     .action(async (batchId: string | undefined, _options: unknown, command: Command) => {
       setExitCode(await batchCommand(ctx, batchId, globals(command) as unknown as BatchCommandOptions));

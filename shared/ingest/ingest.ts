@@ -29,6 +29,7 @@ import {
   sha256,
 } from './batch';
 import { DocumentProblem, extractDocument } from './documents';
+import { withMaxUnits } from './limits';
 import { type OpenBytes, readCsv, readJsonLines, type SourceRecord } from './sources';
 
 export interface IngestDeps {
@@ -129,14 +130,19 @@ export async function openBatch(
     if (created) return { batch, state: 'new' };
     if (batch.tenant !== request.tenant)
       throw new IngestRefused(`batch ${id} belongs to another tenant; choose another --batch name`);
-    if (!batch.cursor.done) return { batch, state: 'resumed' };
-    // The same upload announced twice (an S3 event and the CLI's start): it was read already.
-    if (
+    const same =
       source.revision !== undefined &&
       batch.source.uri === source.uri &&
-      batch.source.revision === source.revision
-    )
-      return { batch, state: 'same' };
+      batch.source.revision === source.revision;
+    if (!batch.cursor.done || same) {
+      // An unfinished run resumes; the same upload announced twice (an S3 event and the CLI's start)
+      // was read already. Either way a new --max-units is taken (raising it continues a paused batch).
+      const state = batch.cursor.done ? 'same' : 'resumed';
+      if (request.options.maxUnits === batch.options.maxUnits) return { batch, state };
+      const next = withMaxUnits(batch, request.options.maxUnits, now);
+      if (await deps.batches.commit(next, batch.version)) return { batch: next, state };
+      continue;
+    }
     const next: Batch = {
       ...batch,
       version: batch.version + 1,
@@ -191,7 +197,7 @@ export async function ingest(
     1,
     Math.min(options.chunkSize ?? deps.batches.maxChunkItems, deps.batches.maxChunkItems),
   );
-  const seen = await idsOfRun(deps.batches, batch);
+  const seen = await idsOfRun(input, batch);
   let records: Prepared[] = [];
   let last: SourceRecord | undefined;
   const flush = async (done: boolean) => {
@@ -242,15 +248,19 @@ function recordsOf(input: IngestSource, batch: Batch): AsyncIterable<SourceRecor
   }
 }
 
-/** Ids read in this run so far (a resumed run rebuilds them from the run's items). */
-async function idsOfRun(batches: BatchStore, batch: Batch): Promise<Map<string, string>> {
+/**
+ * Ids read in this run so far, with where each was first seen. A resumed run reads the source again
+ * up to its committed position (ids only: nothing is validated or stored again), so a duplicate of
+ * an id met before the interruption is still reported, whatever became of its first line.
+ */
+async function idsOfRun(input: IngestSource, batch: Batch): Promise<Map<string, string>> {
   const seen = new Map<string, string>();
   if (batch.cursor.records === 0) return seen;
-  for (let from = Math.max(0, batch.items - batch.counts.created); ; ) {
-    const page = await batches.listItems(batch.id, from, 1000);
-    for (const item of page) if (item.run === batch.run) seen.set(item.id, item.position);
-    if (page.length < 1000) break;
-    from = (page[page.length - 1]?.seq ?? from) + 1;
+  const fromStart = { ...batch, cursor: { records: 0, bytes: 0, done: false } };
+  for await (const record of recordsOf(input, fromStart)) {
+    if (record.record > batch.cursor.records) break;
+    const id = record.document ?? (record.value ? lineSchema.safeParse(record.value).data?.id : undefined);
+    if (id !== undefined && !seen.has(id)) seen.set(id, record.position);
   }
   return seen;
 }

@@ -7,8 +7,10 @@
 import type { Batch } from '../../engine/batch-store';
 import { viewOf } from '../../ingest/batch-view';
 import { batchSettled, driveBatch } from '../../ingest/drive-batch';
+import { LimitRefused, setMaxUnits } from '../../ingest/limits';
 import { batchOutputKeys } from '../../ingest/outputs';
 import { redriveBatch } from '../../ingest/redrive';
+import type { AwsPipeline } from '../../runtime/aws-pipeline';
 import { batchStoreOf } from '../../runtime/batch-store-of';
 import { createBatchDisplay, describeProgress } from '../batch-display';
 import { asLocal, type CliContext, type GlobalOptions, openPipeline, writeJson } from '../context';
@@ -18,6 +20,7 @@ import { formatDuration, formatTable } from '../format';
 export interface BatchCommandOptions extends GlobalOptions {
   watch?: boolean | undefined;
   redrive?: boolean | undefined;
+  maxUnits?: string | undefined;
   limit: string;
 }
 
@@ -26,7 +29,9 @@ export async function batchCommand(
   batchId: string | undefined,
   options: BatchCommandOptions,
 ): Promise<ExitCodeValue> {
-  const working = Boolean(batchId && (options.watch || options.redrive) && options.backend === 'local');
+  const working = Boolean(
+    batchId && (options.watch || options.redrive || options.maxUnits) && options.backend === 'local',
+  );
   const pipeline = await openPipeline(ctx, options, working ? 'work' : 'records');
   try {
     const batches = await batchStoreOf(pipeline);
@@ -69,6 +74,33 @@ export async function batchCommand(
     let batch = await batches.get(batchId);
     if (!batch) throw new CliError(`no batch ${batchId} (opflow batch lists them)`, ExitCode.notFound);
     const deps = { engine: pipeline.deps, batches };
+    // On aws the ingest function follows a batch; a batch it saw settle is handed back to it.
+    const ingestQueueUrl = ctx.io.env.OPFLOW_INGEST_QUEUE_URL?.trim() || undefined;
+    const changes = options.redrive || options.maxUnits !== undefined;
+    if (changes && options.backend === 'aws' && !ingestQueueUrl)
+      throw new CliError(
+        'on aws, --redrive and --max-units hand the batch back to the ingest function: set OPFLOW_INGEST_QUEUE_URL (the stack output IngestQueueUrl)',
+        ExitCode.usage,
+      );
+    if (options.maxUnits !== undefined) {
+      const maxUnits = Number(options.maxUnits);
+      if (!Number.isInteger(maxUnits) || maxUnits < 1)
+        throw new CliError(
+          `--max-units must be a whole number from 1, not "${options.maxUnits}"`,
+          ExitCode.usage,
+        );
+      const before = batch.status;
+      try {
+        batch = await setMaxUnits(batches, batchId, maxUnits, () => pipeline.deps.clock.now());
+      } catch (error) {
+        if (error instanceof LimitRefused) throw new CliError(error.message, ExitCode.usage);
+        throw error;
+      }
+      if (!options.json && !options.quiet)
+        ctx.io.stderr.write(
+          `opflow: batch ${batchId}: --max-units is now ${maxUnits}${before === 'PAUSED' && batch.status !== 'PAUSED' ? '; it continues where it paused' : ''}\n`,
+        );
+    }
     if (options.redrive) {
       const outcome = await redriveBatch(deps, batchId);
       if (!options.json && !options.quiet)
@@ -77,7 +109,14 @@ export async function batchCommand(
         );
       batch = outcome.batch;
     }
-    if (options.watch || options.redrive) {
+    if (changes && options.backend === 'aws' && ingestQueueUrl) {
+      const aws = await import('../../backends/aws');
+      await aws.sendIngestMessage((pipeline as AwsPipeline).aws.clients.sqs, ingestQueueUrl, {
+        kind: 'continue',
+        batchId,
+      });
+    }
+    if (options.watch || options.redrive || options.maxUnits !== undefined) {
       const local = asLocal(pipeline);
       const display = createBatchDisplay({
         stream: ctx.io.stderr,

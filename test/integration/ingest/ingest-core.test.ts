@@ -10,6 +10,7 @@ import { type AwsEmulators, startAwsEmulators } from '../../../scripts/emulators
 import type { Batch, BatchItem, BatchOptions, BatchSource } from '../../../shared/engine/batch-store';
 import { admitAll, admitBatch } from '../../../shared/ingest/admission';
 import { ingest, openBatch } from '../../../shared/ingest/ingest';
+import { setMaxUnits } from '../../../shared/ingest/limits';
 import { localIngestSource } from '../../../shared/ingest/local-source';
 import { writeBatchOutputs } from '../../../shared/ingest/outputs';
 import { csvManifest, jsonlManifest, manifestFiles } from '../../support/manifests';
@@ -214,6 +215,77 @@ describe.each(backends)('ingestion core (%s)', (backend, makeWorld) => {
     expect((await world.deps.batches.listProblems(batch.id, 1)).map((p) => p.record)).toEqual(
       manifest.bad.map((b) => b.at),
     );
+  }, 120_000);
+
+  it('still reports a duplicate of an id read before the interruption, after a resume', async () => {
+    const lines = Array.from({ length: 120 }, (_, i) =>
+      JSON.stringify({ id: `r${i + 1}`, query: `TTL:(pump ${i})` }),
+    );
+    lines[2] = JSON.stringify({ id: 'dup', query: '' }); // line 3: refused, but its id is taken
+    lines[99] = JSON.stringify({ id: 'dup', query: 'TTL:(gate)' }); // line 100
+    lines[109] = JSON.stringify({ id: 'r5', query: 'TTL:(changed)' }); // line 110: r5 was line 5
+    const path = join(dir, `${backend}-dup-resume.jsonl`);
+    writeFileSync(path, `${lines.join('\n')}\n`);
+    const source: BatchSource = { kind: 'jsonl', uri: path };
+    const { batch } = await openBatch(world.deps, source, {
+      tenant: 'default',
+      workflow: 'patent-count',
+      options: options(),
+    });
+    await expect(
+      ingest(world.deps, localIngestSource(source), batch.id, {
+        chunkSize: 37,
+        onChunk: () => {
+          throw new Error('killed');
+        },
+      }),
+    ).rejects.toThrow('killed');
+    expect((await world.deps.batches.get(batch.id))!.cursor.records).toBe(37);
+    const done = await ingest(world.deps, localIngestSource(source), batch.id, { chunkSize: 37 });
+    expect(done.counts).toEqual({ records: 120, created: 117, existing: 0, invalid: 3 });
+    const reasons = (await world.deps.batches.listProblems(batch.id, 1)).map(
+      (p) => `${p.position}: ${p.reason}`,
+    );
+    expect(reasons[1]).toBe('line 100: duplicate id "dup" (first at line 3)');
+    expect(reasons[2]).toBe('line 110: duplicate id "r5" (first at line 5)');
+  }, 120_000);
+
+  it('continues a batch paused by --max-units once the limit is raised (opflow batch --max-units, or ingest again)', async () => {
+    const path = join(dir, `${backend}-max-units.jsonl`);
+    writeFileSync(
+      path,
+      `${Array.from({ length: 10 }, (_, i) => JSON.stringify({ id: `m${i}`, query: `TTL:(lever ${i})` })).join('\n')}\n`,
+    );
+    const batch = await ingestFile(world, path, 'jsonl', { maxUnits: 5, inFlight: 2 });
+    const first = (await admitBatch(world.deps, batch.id))!.batch;
+    expect(first.inFlight).toHaveLength(2);
+    for (const jobId of first.inFlight) await world.finish(jobId, 'SUCCEEDED'); // 3 units each
+    const paused = (await admitBatch(world.deps, batch.id))!.batch;
+    expect(paused.status).toBe('PAUSED');
+    expect(paused.reason).toMatch(/--max-units 5/);
+    expect(paused.admitted).toBe(2);
+    await expect(setMaxUnits(world.deps.batches, batch.id, 6, Date.now)).rejects.toThrow(
+      /billed 6 units already/,
+    );
+    // opflow batch <id> --max-units 12
+    expect((await setMaxUnits(world.deps.batches, batch.id, 12, Date.now)).status).toBe('RUNNING');
+    const more = (await admitBatch(world.deps, batch.id))!.batch;
+    expect(more.admitted).toBe(4);
+    for (const jobId of more.inFlight) await world.finish(jobId, 'SUCCEEDED');
+    expect((await admitBatch(world.deps, batch.id))!.batch.status).toBe('PAUSED');
+    // opflow ingest <same manifest> --max-units 1000: nothing new, and it goes on from item 5
+    const source: BatchSource = { kind: 'jsonl', uri: path };
+    const { batch: again } = await openBatch(world.deps, source, {
+      tenant: 'default',
+      workflow: 'patent-count',
+      options: options({ maxUnits: 1000, inFlight: 2 }),
+    });
+    const read = await ingest(world.deps, localIngestSource(source), again.id);
+    expect(read.counts.created).toBe(0);
+    const resumed = (await admitBatch(world.deps, batch.id))!.batch;
+    expect(resumed.status).toBe('RUNNING');
+    expect(resumed.admitted).toBe(6);
+    expect(resumed.items).toBe(10);
   }, 120_000);
 
   it('stops releasing items once failures pass the failure budget, and says so', async () => {
