@@ -10,7 +10,7 @@ import { batchSettled, driveBatch } from '../../ingest/drive-batch';
 import { LimitRefused, setMaxUnits } from '../../ingest/limits';
 import { batchOutputKeys } from '../../ingest/outputs';
 import { redriveBatch } from '../../ingest/redrive';
-import type { AwsPipeline } from '../../runtime/aws-pipeline';
+import type { AwsPipeline } from '../../runtime/aws/pipeline';
 import { batchStoreOf } from '../../runtime/batch-store-of';
 import { createBatchDisplay, describeProgress } from '../batch-display';
 import { asLocal, type CliContext, type GlobalOptions, openPipeline, writeJson } from '../context';
