@@ -36,6 +36,7 @@ import { createOpenPlatformClient } from '../../openplatform/client';
 import { redactUrl } from '../../openplatform/redact';
 import type { CallUsage, OpenPlatformClient } from '../../openplatform/types';
 import { ConfigError } from '../config-error';
+import { createJobChangeHub } from '../job-change-hub';
 import type { Pipeline } from '../pipeline';
 
 /** Where each setting of the aws runtime comes from. */
@@ -248,7 +249,7 @@ export function buildAwsPipeline(options: AwsPipelineOptions): AwsPipeline {
       now: () => clock.now(),
       onUsage: options.onUsage,
     });
-  const listeners = new Set<(job: Job) => void>();
+  const changes = createJobChangeHub();
   const deps: EngineDeps = {
     store: aws.store,
     queue: aws.queue,
@@ -267,15 +268,7 @@ export function buildAwsPipeline(options: AwsPipelineOptions): AwsPipeline {
       outbox: new DynamoDbCallbackOutbox(aws.clients.documents, config.tableName),
       policy: callbackPolicyFromEnv(options.env ?? process.env),
     },
-    onJobChange: (job) => {
-      for (const listener of listeners) {
-        try {
-          listener(job);
-        } catch {
-          // A display's problem must not stop the engine.
-        }
-      }
-    },
+    onJobChange: changes.emit,
   };
   return {
     backend: 'aws',
@@ -283,12 +276,7 @@ export function buildAwsPipeline(options: AwsPipelineOptions): AwsPipeline {
     aws,
     config,
     description: `aws (table ${config.tableName}, region ${config.region}${config.endpointUrl || config.endpoints ? ', emulated' : ''})`,
-    onJobChange(listener) {
-      listeners.add(listener);
-      return () => {
-        listeners.delete(listener);
-      };
-    },
+    onJobChange: changes.subscribe,
     async close() {
       if (!options.client) await client.close();
       aws.close();

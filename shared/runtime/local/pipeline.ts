@@ -30,6 +30,7 @@ import { createOpenPlatformClient } from '../../openplatform/client';
 import { redactUrl } from '../../openplatform/redact';
 import type { OpenPlatformClient } from '../../openplatform/types';
 import { describeStateReport, discardStateFile } from '../../sandbox';
+import { createJobChangeHub } from '../job-change-hub';
 import { listUnfinished, unfinishedStatuses } from '../job-queries';
 import type { Pipeline } from '../pipeline';
 import { type RuntimeTime, realTime } from '../time';
@@ -244,15 +245,10 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
     }
 
     const workflows = compressPolling(options.workflows, speed);
-    const listeners = new Set<(job: Job) => void>();
-    const subscribe = (listener: (job: Job) => void) => {
-      listeners.add(listener);
-      return () => {
-        listeners.delete(listener);
-      };
-    };
+    const changes = createJobChangeHub();
+    const subscribe = changes.subscribe;
     const history = new SqliteJobHistory(local.db);
-    listeners.add((job) => history.record(job));
+    subscribe((job) => history.record(job));
     const log = options.log ?? (config.dbPath === ':memory:' ? undefined : fileLogger(config.dbPath, clock));
     if (log && 'stream' in log) logStream = log.stream as WriteStream;
 
@@ -294,13 +290,7 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
       callbacks: { outbox: callbackOutbox, policy: callbackPolicyFromEnv(options.env ?? process.env) },
       onJobChange: (job) => {
         callbackLoop?.noticed(job);
-        for (const listener of listeners) {
-          try {
-            listener(job);
-          } catch {
-            // A display's problem must not stop the engine.
-          }
-        }
+        changes.emit(job);
       },
     };
 
