@@ -41,24 +41,39 @@ function escapeLineStart(line: string): string {
   return trimmed;
 }
 
+/** A line that ends a sentence (or a title-like clause): the line break after it starts a paragraph. */
+const ENDS_SENTENCE = /[.!?。！？:;：；]["'”’)\]]*$/u;
+/** A line that starts a list item or heading of its own: kept on its own line. */
+const STARTS_BLOCK = /^\s*(#{1,6}\s|[-+*•]\s|\d{1,9}[.)]\s)/;
+
 /**
- * Escape multi-line upstream text as paragraphs: blank lines separate paragraphs, single line breaks
- * are kept as hard breaks, and every line is escaped as with `inline`. Empty text gives `fallback`.
+ * Escape multi-line upstream text as paragraphs, every line escaped as with `inline`. Blank lines
+ * separate paragraphs; a single line break after a sentence's end starts a paragraph too, one in
+ * mid-sentence (hard-wrapped text) becomes a space, and a line that starts a list item or heading
+ * stays on a line of its own. Empty text gives `fallback`.
  */
 export function paragraphs(value: unknown, fallback = '_(none)_'): string {
   const text = plainText(value).replace(/\r\n?/g, '\n').trim();
   if (text === '') return fallback;
-  return text
-    .split(/\n\s*\n/)
-    .map((paragraph) =>
-      paragraph
-        .split('\n')
-        .map((line) => inline(line))
-        .filter((line) => line !== '')
-        .join('  \n'),
-    )
-    .filter((paragraph) => paragraph !== '')
-    .join('\n\n');
+  const out: string[] = [];
+  for (const block of text.split(/\n\s*\n/)) {
+    let current = '';
+    let afterBlockStart = false;
+    for (const raw of block.split('\n')) {
+      const line = raw.trim();
+      if (line === '') continue;
+      const startsBlock = STARTS_BLOCK.test(line);
+      if (current === '') current = inline(line);
+      else if (startsBlock || afterBlockStart) current += `  \n${inline(line)}`;
+      else if (ENDS_SENTENCE.test(current)) {
+        out.push(current);
+        current = inline(line);
+      } else current += ` ${inline(line)}`;
+      afterBlockStart = startsBlock;
+    }
+    if (current !== '') out.push(current);
+  }
+  return out.length === 0 ? fallback : out.join('\n\n');
 }
 
 /** A heading of `level` 1–6 with escaped text. */

@@ -47,6 +47,10 @@ describe('escaping upstream text', () => {
   it('keeps paragraphs and line breaks of multi-line text, each line escaped', () => {
     expect(paragraphs('First line\n# second\n\n\n- third')).toBe('First line  \n\\# second\n\n\\- third');
     expect(paragraphs('   ')).toBe('_(none)_');
+    // hard-wrapped text joins; a line break after a sentence starts a paragraph
+    expect(
+      paragraphs('A heat pump dryer recovers\nthe condensate heat.\nIt saves – about 30 % – energy.'),
+    ).toBe('A heat pump dryer recovers the condensate heat.\n\nIt saves – about 30 % – energy.');
     expect(paragraphs(null, '')).toBe('');
   });
 

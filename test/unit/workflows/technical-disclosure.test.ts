@@ -163,7 +163,7 @@ describe('technical-disclosure report', () => {
     );
     expect(markdown).toContain('### Mechanism\n\nHeat pump technology field');
     expect(markdown).toContain(
-      'Embodiment 1:  \nA CO2 heat pump.  \n\\# Condensate pre-cools the refrigerant.',
+      'Embodiment 1:\n\nA CO2 heat pump.  \n\\# Condensate pre-cools the refrigerant.',
     );
     expect(markdown).toContain('### Subjects of improvement\n\n- heat pump\n- condensate');
     expect(markdown).not.toContain('### Others');
