@@ -117,9 +117,7 @@ describe('scheduled reports', () => {
     // Near the top: right after the title, before the workflow's own sections.
     const lines = second.markdown.split('\n');
     expect(lines[2]).toBe(heading);
-    expect(second.markdown.indexOf(heading)).toBeLessThan(
-      second.markdown.indexOf('## Conclusion'),
-    );
+    expect(second.markdown.indexOf(heading)).toBeLessThan(second.markdown.indexOf('## Conclusion'));
     expect(second.markdown).toContain('References: 2 new, 1 dropped (4 now, 3 before).');
     expect(second.markdown).toMatch(/\*\*New references\*\*\n\n- JP4D · score 0\.7/);
     expect(second.markdown).toMatch(/\*\*Dropped references\*\*\n\n- US2B/);
