@@ -46,10 +46,11 @@ export function niceTicks(min: number, max: number, steps = 5): number[] {
   return ticks;
 }
 
-function timeLabel(at: number, sameDay: boolean, sameYear: boolean): string {
+function timeLabel(at: number, sameDay: boolean, sameYear: boolean, withTime: boolean): string {
   const iso = new Date(at).toISOString();
   if (sameDay) return `${iso.slice(11, 16)}`;
-  return sameYear ? iso.slice(5, 10) : iso.slice(0, 10);
+  const date = sameYear ? iso.slice(5, 10) : iso.slice(0, 10);
+  return withTime ? `${date} ${iso.slice(11, 16)}` : date;
 }
 
 /** The chart as an SVG element inside a `<figure>` with a caption. */
@@ -70,11 +71,18 @@ export function countSeriesChart(options: { title: string; points: ChartPoint[];
   const high = ticks.at(-1)!;
   const first = points[0]!.at;
   const last = points.at(-1)!.at;
-  const x = (at: number) =>
-    round(margin.left + (last === first ? plotWidth / 2 : ((at - first) / (last - first)) * plotWidth));
+  // Runs evenly spaced in order (triggered and backfilled runs are not evenly spaced in time).
+  const indexOf = new Map(points.map((point, index) => [point, index]));
+  const x = (point: ChartPoint) =>
+    round(
+      margin.left +
+        (points.length === 1 ? plotWidth / 2 : ((indexOf.get(point) ?? 0) / (points.length - 1)) * plotWidth),
+    );
   const y = (value: number) =>
     round(margin.top + plotHeight - ((value - low) / (high - low || 1)) * plotHeight);
-  const sameDay = new Date(first).toISOString().slice(0, 10) === new Date(last).toISOString().slice(0, 10);
+  const days = new Set(points.map((point) => new Date(point.at).toISOString().slice(0, 10)));
+  const sameDay = days.size === 1;
+  const withTime = !sameDay && days.size < points.length;
   const sameYear = new Date(first).getUTCFullYear() === new Date(last).getUTCFullYear();
 
   const grid = ticks
@@ -86,19 +94,19 @@ export function countSeriesChart(options: { title: string; points: ChartPoint[];
     .join('\n');
 
   // Time ticks: at most 6, at points (the runs), first and last always.
-  const tickEvery = Math.max(1, Math.ceil(points.length / 6));
+  const tickEvery = Math.max(1, Math.ceil(points.length / (withTime ? 5 : 7)));
   const timeTicks = points.filter((_, index) => index % tickEvery === 0);
   const lastPoint = points.at(-1)!;
   if (timeTicks.at(-1) !== lastPoint) {
     // The last run always has its label; a label too close before it gives way.
-    if (timeTicks.length > 1 && x(lastPoint.at) - x(timeTicks.at(-1)!.at) < 60) timeTicks.pop();
+    if (timeTicks.length > 1 && x(lastPoint) - x(timeTicks.at(-1)!) < (withTime ? 100 : 60)) timeTicks.pop();
     timeTicks.push(lastPoint);
   }
   const xAxis = timeTicks
     .map(
       (point) =>
-        `<line x1="${x(point.at)}" x2="${x(point.at)}" y1="${margin.top + plotHeight}" y2="${margin.top + plotHeight + 5}" stroke="#555"/>` +
-        `<text x="${x(point.at)}" y="${margin.top + plotHeight + 20}" text-anchor="middle">${escapeXml(timeLabel(point.at, sameDay, sameYear))}</text>`,
+        `<line x1="${x(point)}" x2="${x(point)}" y1="${margin.top + plotHeight}" y2="${margin.top + plotHeight + 5}" stroke="#555"/>` +
+        `<text x="${x(point)}" y="${margin.top + plotHeight + 20}" text-anchor="${points.length === 1 ? 'middle' : point === points[0] ? 'start' : point === lastPoint ? 'end' : 'middle'}">${escapeXml(timeLabel(point.at, sameDay, sameYear, withTime))}</text>`,
     )
     .join('\n');
 
@@ -113,15 +121,15 @@ export function countSeriesChart(options: { title: string; points: ChartPoint[];
   }
   const line =
     points.length > 1
-      ? `<polyline fill="none" stroke="#0645ad" stroke-width="2" points="${points.map((p) => `${x(p.at)},${y(p.value)}`).join(' ')}"/>`
+      ? `<polyline fill="none" stroke="#0645ad" stroke-width="2" points="${points.map((p) => `${x(p)},${y(p.value)}`).join(' ')}"/>`
       : '';
   const marks = points
     .map((point, index) => {
       const when = new Date(point.at).toISOString().slice(0, 16).replace('T', ' ');
       const label = labelled.has(index)
-        ? `<text x="${x(point.at)}" y="${y(point.value) - 9}" text-anchor="middle" font-weight="600">${escapeXml(number(point.value))}</text>`
+        ? `<text x="${x(point)}" y="${y(point.value) - 9}" text-anchor="middle" font-weight="600">${escapeXml(number(point.value))}</text>`
         : '';
-      return `<g><circle cx="${x(point.at)}" cy="${y(point.value)}" r="4" fill="#0645ad"><title>${escapeXml(`${when} UTC: ${number(point.value)} ${unit}`)}</title></circle>${label}</g>`;
+      return `<g><circle cx="${x(point)}" cy="${y(point.value)}" r="4" fill="#0645ad"><title>${escapeXml(`${when} UTC: ${number(point.value)} ${unit}`)}</title></circle>${label}</g>`;
     })
     .join('\n');
 
