@@ -9,10 +9,10 @@ import { answerSelection } from '../../engine/job-commands';
 import { isTerminal, type Job } from '../../engine/job-record';
 import { retryJob } from '../../engine/retry';
 import { listUnfinished } from '../../runtime/job-queries';
-import { type CliContext, type GlobalOptions, openPipeline } from '../context';
+import { type CliContext, type GlobalOptions, openPipeline, writeJson } from '../context';
 import { driveJobs, reportOutcome } from '../drive-jobs';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
-import { selectionHelp } from '../format';
+import { jobSummary, selectionHelp } from '../format';
 
 export interface ResumeOptions extends GlobalOptions {
   select?: string | undefined;
@@ -81,7 +81,14 @@ export async function resumeCommand(
       if (selected) {
         focus = await answerSelection(pipeline.deps, jobId, selected);
       } else if (focus.status === 'AWAITING_INPUT') {
-        ctx.io.stdout.write(`${selectionHelp(focus)}\n`);
+        if (options.json) {
+          writeJson(ctx.io, {
+            jobs: [jobSummary(focus)],
+            awaitingSelection: [focus.id],
+            pending: focus.pending,
+            exitCode: ExitCode.awaitingInput,
+          });
+        } else ctx.io.stdout.write(`${selectionHelp(focus)}\n`);
         return ExitCode.awaitingInput;
       } else if (failedForALocalReason(focus)) {
         ctx.io.stderr.write(
@@ -91,8 +98,15 @@ export async function resumeCommand(
         );
         focus = await retryJob(pipeline.deps, focus.id);
       } else if (isTerminal(focus.status)) {
-        ctx.io.stdout.write(`job ${jobId} is already ${focus.status}; nothing to resume\n`);
-        return focus.status === 'SUCCEEDED' ? ExitCode.ok : ExitCode.jobFailed;
+        const exitCode = focus.status === 'SUCCEEDED' ? ExitCode.ok : ExitCode.jobFailed;
+        if (options.json) {
+          writeJson(ctx.io, {
+            jobs: [jobSummary(focus)],
+            message: `job ${jobId} is already ${focus.status}; nothing to resume`,
+            exitCode,
+          });
+        } else ctx.io.stdout.write(`job ${jobId} is already ${focus.status}; nothing to resume\n`);
+        return exitCode;
       }
     }
     const unfinished = (await listUnfinished(store)).filter(
@@ -115,12 +129,18 @@ export async function resumeCommand(
       );
     }
     const tracked = focus ? [focus, ...unfinished] : unfinished;
+    // Say what is continued: how many jobs, of which workflows, and the first few labels.
+    if (!options.quiet && !options.json && unfinished.length > 0) {
+      ctx.io.stderr.write(`opflow: ${describeContinued(unfinished, focus !== undefined)}\n`);
+    }
     if (tracked.length === 0) {
       const waiting = (await listUnfinished(store)).filter((job) => job.status === 'AWAITING_INPUT');
       if (options.json) {
-        ctx.io.stdout.write(
-          `${JSON.stringify({ jobs: [], awaitingSelection: waiting.map((job) => job.id) })}\n`,
-        );
+        writeJson(ctx.io, {
+          jobs: [],
+          awaitingSelection: waiting.map((job) => job.id),
+          exitCode: waiting.length > 0 ? ExitCode.awaitingInput : ExitCode.ok,
+        });
       } else {
         ctx.io.stdout.write('nothing to resume: no unfinished jobs\n');
         for (const job of waiting) ctx.io.stdout.write(`${selectionHelp(job)}\n`);
@@ -139,4 +159,14 @@ export async function resumeCommand(
 
 function describeLocalReason(job: Job): string {
   return job.lastError?.kind === 'network' ? 'a connection was refused' : 'a disk could not be written';
+}
+
+/** `continuing 3 unfinished jobs (2 novelty-check, 1 llm-chat): helmet.md, hinge.md, chat.json` */
+export function describeContinued(jobs: readonly Job[], besides: boolean): string {
+  const byWorkflow = new Map<string, number>();
+  for (const job of jobs) byWorkflow.set(job.workflow, (byWorkflow.get(job.workflow) ?? 0) + 1);
+  const workflows = [...byWorkflow].map(([name, count]) => `${count} ${name}`).join(', ');
+  const labels = jobs.slice(0, 5).map((job) => job.label ?? job.id);
+  const more = jobs.length > labels.length ? `, and ${jobs.length - labels.length} more` : '';
+  return `continuing ${besides ? 'also ' : ''}${jobs.length} unfinished job${jobs.length === 1 ? '' : 's'} (${workflows}): ${labels.join(', ')}${more}`;
 }
