@@ -89,6 +89,14 @@ export async function main(argv: readonly string[], options: MainOptions = {}): 
     if (error instanceof CommanderError) {
       // Help and version end "successfully"; anything else commander refuses is a usage error.
       exitCode = error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
+      // A refused command line, for scripts that asked for JSON: the reason on stdout as JSON too.
+      if (exitCode !== ExitCode.ok && argv.includes('--json')) {
+        const message =
+          error.code === 'commander.help'
+            ? 'a subcommand is needed; the help on standard error lists them'
+            : error.message.replace(/^error: /, '');
+        io.stdout.write(`${JSON.stringify({ error: { message, exitCode } })}\n`);
+      }
     } else {
       const classified = classifyError(error);
       // Whatever a message quotes (a base URL, an endpoint), URL credentials are not shown.
