@@ -4,13 +4,18 @@
  */
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
 import { createApiHandler } from '../../shared/runtime/lambda/api';
+import { awsApiRoutes } from '../../shared/runtime/lambda/api-routes';
 import { awsWebhookHandler } from '../../shared/runtime/lambda/automation';
 import { createLambdaRuntime } from '../../shared/runtime/lambda/runtime';
 
 // Once per instance: clients and caches live across invocations.
 const runtime = createLambdaRuntime();
-const api = createApiHandler({ ...runtime, webhooks: awsWebhookHandler(runtime.pipeline) });
+const api = createApiHandler({
+  ...runtime,
+  webhooks: awsWebhookHandler(runtime.pipeline),
+  routes: awsApiRoutes(runtime.pipeline),
+});
 
 export function handler(event: APIGatewayProxyEventV2, context: Context): Promise<APIGatewayProxyResultV2> {
-  return api.handle(event, context);
+  return runtime.settle(api.handle(event, context));
 }

@@ -7,8 +7,9 @@ import { createIngestFunction } from '../../shared/runtime/lambda/ingest';
 import { createLambdaRuntime } from '../../shared/runtime/lambda/runtime';
 
 // Once per instance: clients and caches live across invocations.
-const ingest = createIngestFunction({ runtime: createLambdaRuntime() });
+const runtime = createLambdaRuntime();
+const ingest = createIngestFunction({ runtime });
 
 export function handler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
-  return ingest.handle(event, context);
+  return runtime.settle(ingest.handle(event, context));
 }

@@ -10,5 +10,5 @@ const runtime = createLambdaRuntime();
 const target = createScheduleTargetHandler(runtime);
 
 export function handler(event: unknown, context: Context) {
-  return target.handle(event, context);
+  return runtime.settle(target.handle(event, context));
 }

@@ -8,8 +8,9 @@ import { createStepWorker } from '../../shared/runtime/lambda/step-worker';
 import { createTracer } from '../../shared/runtime/lambda/tracing';
 
 // Once per instance: clients and caches live across invocations.
-const worker = createStepWorker(createLambdaRuntime({ tracer: createTracer() }));
+const runtime = createLambdaRuntime({ tracer: createTracer() });
+const worker = createStepWorker(runtime);
 
 export function handler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
-  return worker.handle(event, context);
+  return runtime.settle(worker.handle(event, context));
 }

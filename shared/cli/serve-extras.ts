@@ -5,6 +5,7 @@
  */
 
 import { SqliteScheduleStateStore } from '../backends/local/sqlite-schedule-state-store';
+import { SqliteWebhookDeliveries } from '../backends/local/sqlite-webhook-deliveries';
 import { normalizeSecret } from '../callbacks/secret-format';
 import { ConfigFileError, loadOpflowConfig, type OpflowConfig } from '../config/opflow-config';
 import type { ServerMount } from '../http/node-server';
@@ -19,6 +20,8 @@ export interface ServeExtras {
   config: OpflowConfig;
   file: string | undefined;
   mounts: ServerMount[];
+  /** The record of webhook deliveries the webhook route writes (`GET /webhook-deliveries`). */
+  deliveries: SqliteWebhookDeliveries;
   start(): void;
   stop(): Promise<void>;
   lines(): string[];
@@ -47,9 +50,12 @@ export function prepareServeExtras(
 ): ServeExtras {
   const env = ctx.io.env;
   const secrets = envWebhookSecrets(env);
+  const clock = pipeline.deps.clock;
+  const deliveries = new SqliteWebhookDeliveries(pipeline.local.db, { now: () => clock.now() });
   const handler = createWebhookHandler({
     deps: pipeline.deps,
     config: loaded.config,
+    deliveries,
     secrets: {
       get: async (source) => {
         const secret = await secrets.get(source);
@@ -66,6 +72,7 @@ export function prepareServeExtras(
   return {
     ...loaded,
     mounts: [webhookMount(handler, loaded.config)],
+    deliveries,
     start() {
       loop = startScheduleLoop(pipeline.deps, states, loaded.config.schedules, (outcome) =>
         say(
@@ -88,7 +95,7 @@ export function prepareServeExtras(
       return [
         ...(schedules.length > 0
           ? [
-              `schedules: ${schedules.map((s) => `${s.name}${s.paused ? ' (paused)' : ''}`).join(', ')} (opflow schedules lists them)`,
+              `schedules: ${schedules.map((s) => `${s.name}${s.paused ? ' (paused in the config)' : ''}`).join(', ')} (opflow schedules lists them)`,
             ]
           : []),
         `webhooks at /webhooks/{source}${sources.length ? ` (mapped: ${sources.join(', ')})` : ''}; a source needs OPFLOW_WEBHOOK_SECRET_<SOURCE>`,

@@ -1,6 +1,7 @@
 /**
- * Batches over HTTP on `opflow serve` (token required, like the job API), for the dashboard and
- * scripts:
+ * Batches over HTTP, framework-free routes of the job API (shared/http/job-api.ts) on `opflow
+ * serve` and on the Lambda api (token or JWT required, like the job API), for the dashboard and
+ * scripts. A caller bound to a tenant sees only that tenant's batches.
  *
  *   GET  /batches                     the batches, newest first (?limit=&cursor=)
  *   GET  /batches/{id}                one batch: totals by status, calls, billed units, elapsed, ETA,
@@ -9,12 +10,11 @@
  *   POST /batches/{id}/cancel         stop releasing its items and cancel its unfinished jobs
  *   GET  /batches/{id}/outputs/{file} summary.csv, results.jsonl, failed.jsonl, index.html
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as z from 'zod';
 import type { Batch, BatchStore } from '../engine/batch-store';
 import type { EngineDeps } from '../engine/deps';
 import { cancelJob, JobRequestError } from '../engine/job-commands';
-import type { ServerMount } from '../http/node-server';
+import { ApiError, type ApiRoute, json, parse } from '../http/job-api';
 import { viewOf } from '../ingest/batch-view';
 import { batchOutputKeys, writeBatchOutputs } from '../ingest/outputs';
 import { redriveBatch } from '../ingest/redrive';
@@ -32,31 +32,14 @@ const outputFiles = {
   'index.html': 'index',
 } as const;
 
-class Refusal extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+const Refusal = ApiError;
 
-function sendJson(res: ServerResponse, status: number, value: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
-  res.end(JSON.stringify(value));
-}
-
-async function mustGet(batches: BatchStore, rawId: string): Promise<Batch> {
-  let id: string;
-  try {
-    id = decodeURIComponent(rawId);
-  } catch {
-    throw new Refusal(400, 'invalid-request', 'path.id: is not valid URL encoding');
-  }
+/** The batch, if the caller may see it: another tenant's batch does not exist for a bound caller. */
+async function mustGet(batches: BatchStore, id: string, tenant: string | undefined): Promise<Batch> {
   if (!batchIdPattern.test(id)) throw new Refusal(400, 'invalid-request', 'path.id: is not a batch id');
   const batch = await batches.get(id);
-  if (!batch) throw new Refusal(404, 'not-found', `no batch ${id}`);
+  if (!batch || (tenant !== undefined && batch.tenant !== tenant))
+    throw new Refusal(404, 'not-found', `no batch ${id}`);
   return batch;
 }
 
@@ -94,99 +77,96 @@ export async function cancelBatch(
   return { batch: (await deps.batches.get(batchId))!, cancelled };
 }
 
-export function batchMount(options: { deps: EngineDeps; batches: BatchStore }): ServerMount {
+/**
+ * The batch routes. A bound caller's page is the store's page less other tenants' batches, so it
+ * may hold fewer than `limit` and still have a cursor.
+ */
+export function batchRoutes(options: { deps: EngineDeps; batches: BatchStore }): ApiRoute[] {
   const deps = { engine: options.deps, batches: options.batches };
-  const route = async (req: IncomingMessage, res: ServerResponse, path: string, method: string) => {
-    const now = () => options.deps.clock.now();
-    if (path === '/batches') {
-      if (method !== 'GET')
-        throw new Refusal(405, 'method-not-allowed', `${method} ${path} is not supported; use GET`);
-      const query = Object.fromEntries(new URLSearchParams((req.url ?? '').split('?')[1] ?? ''));
-      const parsed = listQuerySchema.safeParse(query);
-      if (!parsed.success) {
-        const issue = parsed.error.issues[0]!;
-        throw new Refusal(400, 'invalid-request', `query.${issue.path.join('.')}: ${issue.message}`);
-      }
-      let page: Awaited<ReturnType<BatchStore['list']>>;
-      try {
-        page = await options.batches.list(parsed.data);
-      } catch (error) {
-        if (error instanceof RangeError)
-          throw new Refusal(400, 'invalid-request', 'query.cursor: is not a cursor this API handed out');
-        throw error;
-      }
-      return sendJson(res, 200, {
-        batches: page.batches.map((batch) => viewOf(batch, now())),
-        cursor: page.cursor,
-      });
-    }
-    const match = /^\/batches\/([^/]+)(?:\/(redrive|cancel|outputs\/(.+)))?$/.exec(path);
-    if (!match) throw new Refusal(404, 'not-found', `no route ${path}`);
-    const [, rawId, action, file] = match;
-    const batch = await mustGet(options.batches, rawId!);
-    if (action === undefined) {
-      if (method !== 'GET')
-        throw new Refusal(405, 'method-not-allowed', `${method} ${path} is not supported; use GET`);
-      const problems = await options.batches.listProblems(batch.id, batch.run);
-      return sendJson(res, 200, {
-        batch: viewOf(batch, now()),
-        problems: problems.slice(0, 500),
-        problemCount: problems.length,
-      });
-    }
-    if (file !== undefined) {
-      if (method !== 'GET')
-        throw new Refusal(405, 'method-not-allowed', `${method} ${path} is not supported; use GET`);
-      const which = outputFiles[file as keyof typeof outputFiles];
-      if (!which)
-        throw new Refusal(
-          404,
-          'not-found',
-          `a batch has no output ${file}; there are ${Object.keys(outputFiles).join(', ')}`,
-        );
-      let stored = await options.deps.reports.get(batchOutputKeys(batch.id)[which]);
-      if (!stored) {
-        await writeBatchOutputs(deps, batch);
-        stored = await options.deps.reports.get(batchOutputKeys(batch.id)[which]);
-      }
-      if (!stored) throw new Refusal(404, 'not-found', `batch ${batch.id} has no ${file} yet`);
-      res.writeHead(200, {
-        'content-type': stored.contentType,
-        'cache-control': 'no-store',
-        'x-content-type-options': 'nosniff',
-        'content-disposition': `${which === 'index' ? 'inline' : 'attachment'}; filename="${file}"`,
-        'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'",
-      });
-      return res.end(stored.body);
-    }
-    if (method !== 'POST')
-      throw new Refusal(405, 'method-not-allowed', `${method} ${path} is not supported; use POST`);
-    if (action === 'redrive') {
-      const outcome = await redriveBatch(deps, batch.id);
-      return sendJson(res, 200, {
-        batch: viewOf(outcome.batch, now()),
-        retried: outcome.retried.length,
-        refused: outcome.refused,
-      });
-    }
-    const outcome = await cancelBatch(deps, batch.id);
-    return sendJson(res, 200, { batch: viewOf(outcome.batch, now()), cancelled: outcome.cancelled });
-  };
-  return {
-    matches: (path) => path === '/batches' || path.startsWith('/batches/'),
-    handle: async (req, res, { path, method, readBody }) => {
-      try {
-        // POST bodies are not used; read them so the connection stays usable.
-        if (method === 'POST') await readBody();
-        await route(req, res, path.replace(/\/+$/, '') || '/', method);
-      } catch (error) {
-        if (error instanceof Refusal) {
-          return sendJson(res, error.status, {
-            error: { status: error.status, code: error.code, message: error.message },
-          });
+  const now = () => options.deps.clock.now();
+  return [
+    {
+      method: 'GET',
+      pattern: /^\/batches$/,
+      run: async (_match, request, { tenant }) => {
+        const query = parse(listQuerySchema, request.query ?? {}, 'query');
+        let page: Awaited<ReturnType<BatchStore['list']>>;
+        try {
+          page = await options.batches.list(query);
+        } catch (error) {
+          if (error instanceof RangeError)
+            throw new Refusal(400, 'invalid-request', 'query.cursor: is not a cursor this API handed out');
+          throw error;
         }
-        throw error;
-      }
+        const visible = page.batches.filter((batch) => tenant === undefined || batch.tenant === tenant);
+        return json(200, { batches: visible.map((batch) => viewOf(batch, now())), cursor: page.cursor });
+      },
     },
-  };
+    {
+      method: 'GET',
+      pattern: /^\/batches\/([^/]+)$/,
+      run: async ([id], _request, { tenant }) => {
+        const batch = await mustGet(options.batches, id!, tenant);
+        const problems = await options.batches.listProblems(batch.id, batch.run);
+        return json(200, {
+          batch: viewOf(batch, now()),
+          problems: problems.slice(0, 500),
+          problemCount: problems.length,
+        });
+      },
+    },
+    {
+      method: 'GET',
+      pattern: /^\/batches\/([^/]+)\/outputs\/([^/]+)$/,
+      run: async ([id, file], _request, { tenant }) => {
+        const batch = await mustGet(options.batches, id!, tenant);
+        const which = outputFiles[file as keyof typeof outputFiles];
+        if (!which)
+          throw new Refusal(
+            404,
+            'not-found',
+            `a batch has no output ${file}; there are ${Object.keys(outputFiles).join(', ')}`,
+          );
+        let stored = await options.deps.reports.get(batchOutputKeys(batch.id)[which]);
+        if (!stored) {
+          await writeBatchOutputs(deps, batch);
+          stored = await options.deps.reports.get(batchOutputKeys(batch.id)[which]);
+        }
+        if (!stored) throw new Refusal(404, 'not-found', `batch ${batch.id} has no ${file} yet`);
+        return {
+          status: 200,
+          headers: {
+            'content-type': stored.contentType,
+            'cache-control': 'no-store',
+            'x-content-type-options': 'nosniff',
+            'content-disposition': `${which === 'index' ? 'inline' : 'attachment'}; filename="${file}"`,
+            'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'",
+          },
+          body: Buffer.from(stored.body).toString('utf8'),
+        };
+      },
+    },
+    {
+      method: 'POST',
+      pattern: /^\/batches\/([^/]+)\/redrive$/,
+      run: async ([id], _request, { tenant }) => {
+        const batch = await mustGet(options.batches, id!, tenant);
+        const outcome = await redriveBatch(deps, batch.id);
+        return json(200, {
+          batch: viewOf(outcome.batch, now()),
+          retried: outcome.retried.length,
+          refused: outcome.refused,
+        });
+      },
+    },
+    {
+      method: 'POST',
+      pattern: /^\/batches\/([^/]+)\/cancel$/,
+      run: async ([id], _request, { tenant }) => {
+        const batch = await mustGet(options.batches, id!, tenant);
+        const outcome = await cancelBatch(deps, batch.id);
+        return json(200, { batch: viewOf(outcome.batch, now()), cancelled: outcome.cancelled });
+      },
+    },
+  ];
 }

@@ -21,12 +21,14 @@ export interface DashboardSettings {
   workflows: string[];
   statuses?: string[] | undefined;
   sources?: string[] | undefined;
-  /** Whether `GET /jobs/{id}/timeline` exists (served by `opflow serve`). */
+  /** Whether `GET /jobs/{id}/timeline` exists (opflow serve; the AWS API since its job history). */
   timeline: boolean;
-  /** Whether `/batches` exists (served by `opflow serve`). */
+  /** Whether `/batches` exists. */
   batches?: boolean | undefined;
-  /** Whether `/schedules` has schedules to show (served by `opflow serve` with opflow.config.json). */
+  /** Whether `/schedules` has schedules to show (opflow.config.json declares some). */
   schedules?: boolean | undefined;
+  /** Whether `GET /webhook-deliveries` exists (a page "Webhooks" with the deliveries received). */
+  webhooks?: boolean | undefined;
 }
 
 /** The package's root folder (holding package.json), found from this module wherever it was built to. */

@@ -1,15 +1,14 @@
 /**
  * The dashboard on `opflow serve`: its static files at `/` and `/ui/...` (no data in them, so no
  * token is needed to load the page; the page then asks for the token and sends it with every API
- * request), and `GET /jobs/{id}/timeline` (token required, like the job API).
+ * request). The routes the page reads beside the job API's are routes of the job API itself
+ * (timeline-route.ts, batch-routes.ts, schedule-routes.ts, delivery-routes.ts), also on aws.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { EngineDeps } from '../engine/deps';
-import type { JobHistory } from '../engine/history';
 import { jobSources, jobStatuses } from '../engine/job-record';
 import type { ServerMount } from '../http/node-server';
 import { type DashboardFile, dashboardFiles, settingsFile } from './files';
-import { buildTimeline } from './timeline';
 
 /** No script but the page's own; report HTML (inline styles only) is shown in a sandboxed frame. */
 const contentSecurityPolicy = [
@@ -45,11 +44,14 @@ function sendJson(res: ServerResponse, status: number, value: unknown): void {
 /** The static files: GET or HEAD of `/`, `/index.html` and `/ui/...`. */
 export function dashboardMount(options: {
   deps: EngineDeps;
-  history?: JobHistory | undefined;
+  /** Whether the server answers `GET /jobs/{id}/timeline`. */
+  timeline?: boolean | undefined;
   /** Whether the server answers `/batches` (the page then shows batches). */
   batches?: boolean | undefined;
   /** Whether the server answers `/schedules` with schedules to show. */
   schedules?: boolean | undefined;
+  /** Whether the server answers `GET /webhook-deliveries` (the page then shows webhooks). */
+  webhooks?: boolean | undefined;
 }): ServerMount {
   const files = dashboardFiles();
   const settings = settingsFile({
@@ -57,9 +59,10 @@ export function dashboardMount(options: {
     workflows: [...options.deps.workflows.keys()].sort(),
     statuses: [...jobStatuses],
     sources: [...jobSources],
-    timeline: options.history !== undefined,
+    timeline: options.timeline === true,
     batches: options.batches === true,
     schedules: options.schedules === true,
+    webhooks: options.webhooks === true,
   });
   const pathOf = (path: string) => (path === '/' ? 'index.html' : path.slice(1));
   return {
@@ -74,38 +77,6 @@ export function dashboardMount(options: {
       if (!file)
         return sendJson(res, 404, { error: { status: 404, code: 'not-found', message: `no file ${path}` } });
       send(res, method, 200, file);
-    },
-  };
-}
-
-const timelineRoute = /^\/jobs\/([0-9A-Za-z_-]{1,64})\/timeline$/;
-
-/** `GET /jobs/{id}/timeline`: the job's steps with their figures (see timeline.ts). */
-export function timelineMount(options: { deps: EngineDeps; history: JobHistory }): ServerMount {
-  return {
-    matches: (path) => /^\/jobs\/[^/]+\/timeline$/.test(path),
-    handle: async (_req, res, { path, method }) => {
-      if (method !== 'GET') {
-        res.setHeader('allow', 'GET');
-        return sendJson(res, 405, {
-          error: {
-            status: 405,
-            code: 'method-not-allowed',
-            message: `${method} ${path} is not supported; use GET`,
-          },
-        });
-      }
-      const id = timelineRoute.exec(path)?.[1];
-      if (id === undefined) {
-        return sendJson(res, 400, {
-          error: { status: 400, code: 'invalid-request', message: 'path.id: is not a job id' },
-        });
-      }
-      const job = await options.deps.store.get(id);
-      if (!job)
-        return sendJson(res, 404, { error: { status: 404, code: 'not-found', message: `no job ${id}` } });
-      const events = await options.history.list(id);
-      sendJson(res, 200, buildTimeline(options.deps.workflows.get(job.workflow), job, events));
     },
   };
 }

@@ -1,77 +1,98 @@
 /**
- * Schedules over HTTP on `opflow serve` (token required, like the job API), for the dashboard:
+ * Schedules over HTTP, framework-free routes of the job API (shared/http/job-api.ts) on `opflow
+ * serve` and on the Lambda api (token or JWT required, like the job API), for the dashboard:
  *
  *   GET  /schedules                 every schedule of opflow.config.json with its next and last
- *                                   fire time, its last job and how many slots were skipped
+ *                                   fire time, its last job, how many slots were skipped, its pause
  *   POST /schedules/{name}/trigger  a job now, outside the slots (as `opflow schedules trigger`)
+ *   POST /schedules/{name}/pause    {"reason": "..."}: skip its slots until resumed (as `opflow
+ *                                   schedules pause`); kept in the schedule state store
+ *   POST /schedules/{name}/resume   fire its slots again from now on
  *
- * Pausing is declared in opflow.config.json (`paused`), where the schedule itself lives.
+ * A caller bound to a tenant sees and changes only the schedules that create that tenant's jobs.
  */
-import type { ServerResponse } from 'node:http';
+import * as z from 'zod';
 import type { Schedule } from '../config/opflow-config';
 import type { EngineDeps } from '../engine/deps';
 import type { ScheduleStateStore } from '../engine/schedule-ports';
-import type { ServerMount } from '../http/node-server';
+import { ApiError, type ApiRoute, json, parse } from '../http/job-api';
+import {
+  pauseReasonLimit,
+  pauseSchedule,
+  resumeSchedule,
+  SchedulePauseError,
+  scheduleView,
+} from '../schedules/pause';
 import { triggerSchedule } from '../schedules/scheduler';
-import { nextSlot } from '../schedules/slots';
 
-const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
+/** The body of `POST /schedules/{name}/pause`. */
+export const pauseBodySchema = z.strictObject({
+  reason: z.string().trim().min(1, 'say why (people see it beside the schedule)').max(pauseReasonLimit),
+});
 
-function sendJson(res: ServerResponse, status: number, value: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
-  res.end(JSON.stringify(value));
-}
-const refuse = (res: ServerResponse, status: number, code: string, message: string) =>
-  sendJson(res, status, { error: { status, code, message } });
-
-export function scheduleMount(options: {
+export function scheduleRoutes(options: {
   deps: EngineDeps;
   states: ScheduleStateStore;
   schedules: readonly Schedule[];
-}): ServerMount {
-  const { deps, states, schedules } = options;
-  const view = async (schedule: Schedule) => {
-    const state = await states.get(schedule.name);
-    const last = state?.lastJobId ? await deps.store.get(state.lastJobId) : undefined;
-    return {
-      name: schedule.name,
-      cron: schedule.cron,
-      timezone: schedule.timezone,
-      workflow: schedule.workflow,
-      overlap: schedule.overlap,
-      paused: schedule.paused?.reason,
-      next: schedule.paused ? undefined : iso(nextSlot(schedule, deps.clock.now())),
-      lastFired: iso(state?.lastFiredSlot),
-      lastJob: last ? { id: last.id, status: last.status } : undefined,
-      skipped: state?.skipped ?? 0,
-    };
+}): ApiRoute[] {
+  const { deps, states } = options;
+  const visible = (tenant: string | undefined) =>
+    options.schedules.filter((schedule) => tenant === undefined || schedule.tenant === tenant);
+  const find = (name: string, tenant: string | undefined): Schedule => {
+    const schedules = visible(tenant);
+    const schedule = schedules.find((candidate) => candidate.name === name);
+    if (!schedule) {
+      const known = schedules.map((s) => s.name).join(', ') || 'none';
+      throw new ApiError(404, 'not-found', `no schedule "${name}" (schedules: ${known})`);
+    }
+    return schedule;
   };
-  return {
-    matches: (path) => path === '/schedules' || path.startsWith('/schedules/'),
-    handle: async (_req, res, { path, method, readBody }) => {
-      if (path === '/schedules') {
-        if (method !== 'GET')
-          return refuse(res, 405, 'method-not-allowed', `${method} ${path} is not supported; use GET`);
-        return sendJson(res, 200, { schedules: await Promise.all(schedules.map(view)) });
-      }
-      const match = /^\/schedules\/([^/]+)\/trigger$/.exec(path);
-      if (!match) return refuse(res, 404, 'not-found', `no route ${path}`);
-      if (method !== 'POST')
-        return refuse(res, 405, 'method-not-allowed', `${method} ${path} is not supported; use POST`);
-      await readBody();
-      let name: string;
-      try {
-        name = decodeURIComponent(match[1]!);
-      } catch {
-        return refuse(res, 400, 'invalid-request', 'path.name: is not valid URL encoding');
-      }
-      const schedule = schedules.find((candidate) => candidate.name === name);
-      if (!schedule) {
-        const known = schedules.map((s) => s.name).join(', ') || 'none';
-        return refuse(res, 404, 'not-found', `no schedule "${name}" (schedules: ${known})`);
-      }
-      const { job, created } = await triggerSchedule(deps, states, schedule);
-      return sendJson(res, 200, { jobId: job.id, created, schedule: await view(schedule) });
+  const refusing = async <T>(work: () => Promise<T>): Promise<T> => {
+    try {
+      return await work();
+    } catch (error) {
+      if (error instanceof SchedulePauseError) throw new ApiError(409, 'conflict', error.message);
+      throw error;
+    }
+  };
+  return [
+    {
+      method: 'GET',
+      pattern: /^\/schedules$/,
+      run: async (_match, _request, { tenant }) =>
+        json(200, {
+          schedules: await Promise.all(
+            visible(tenant).map((schedule) => scheduleView(deps, states, schedule)),
+          ),
+        }),
     },
-  };
+    {
+      method: 'POST',
+      pattern: /^\/schedules\/([^/]+)\/trigger$/,
+      run: async ([name], _request, { tenant }) => {
+        const schedule = find(name!, tenant);
+        const { job, created } = await triggerSchedule(deps, states, schedule);
+        return json(200, { jobId: job.id, created, schedule: await scheduleView(deps, states, schedule) });
+      },
+    },
+    {
+      method: 'POST',
+      pattern: /^\/schedules\/([^/]+)\/pause$/,
+      run: async ([name], _request, { tenant, body }) => {
+        const schedule = find(name!, tenant);
+        const { reason } = parse(pauseBodySchema, body(), 'body');
+        await refusing(() => pauseSchedule(deps, states, schedule, reason));
+        return json(200, { schedule: await scheduleView(deps, states, schedule) });
+      },
+    },
+    {
+      method: 'POST',
+      pattern: /^\/schedules\/([^/]+)\/resume$/,
+      run: async ([name], _request, { tenant }) => {
+        const schedule = find(name!, tenant);
+        await refusing(() => resumeSchedule(deps, states, schedule));
+        return json(200, { schedule: await scheduleView(deps, states, schedule) });
+      },
+    },
+  ];
 }

@@ -27,9 +27,21 @@ export interface JobEvent {
 export interface JobHistory {
   /** Keeps the event of this version of the job (a version already kept is left as it is). */
   record(job: Job): void;
-  /** Every event of the job, oldest first. */
+  /** Every event of the job, oldest first (at most `historyEventLimit`, the latest). */
   list(jobId: string): Promise<JobEvent[]>;
+  /** Waits for the events recorded so far to be written (a Lambda awaits it before returning). */
+  flush?(): Promise<void>;
 }
+
+/**
+ * How long a job's events are kept (both backends): 30 days after the event, by default. Locally
+ * the events of older days are deleted as new ones are written (once an hour at most); on aws each
+ * `HIST#` item carries the table's TTL attribute.
+ */
+export const defaultHistoryRetentionMs = 30 * 24 * 3600 * 1000;
+
+/** The most events `list` answers for one job (the latest): a job that polls for days stays readable. */
+export const historyEventLimit = 2000;
 
 export function eventOf(job: Job): JobEvent {
   return {

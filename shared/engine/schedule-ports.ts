@@ -19,6 +19,11 @@ export interface ScheduleState {
   updatedAt: number;
   /** The latest jobs of the schedule, oldest first (change reports and time series read them). */
   runs?: { slot: number; jobId: string }[] | undefined;
+  /**
+   * Paused at run time (`opflow schedules pause`, the dashboard, `POST /schedules/{name}/pause`):
+   * its slots are skipped until resumed. A pause declared in opflow.config.json is the config's.
+   */
+  paused?: { reason: string; at: number } | undefined;
 }
 
 export interface ScheduleStateStore {

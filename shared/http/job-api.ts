@@ -68,6 +68,26 @@ export interface JobApiOptions {
    * CORS preflight, but not JSON. On for `opflow serve` (reachable from a browser). Default: false.
    */
   requireJsonContentType?: boolean | undefined;
+  /**
+   * More routes on the same terms (token, tenant, refusals, JSON): the timeline, batches, schedules
+   * and webhook deliveries (shared/dashboard/*-routes.ts), on `opflow serve` and on the Lambda api.
+   */
+  routes?: readonly ApiRoute[] | undefined;
+}
+
+/** What a route of `JobApiOptions.routes` is given beside its path parameters. */
+export interface ApiRouteContext {
+  /** The tenant the caller is bound to, if any (see `JobApiOptions.tenant`). */
+  tenant: string | undefined;
+  /** The body as JSON (`{}` when empty), refused when too large or not JSON. */
+  body(): unknown;
+}
+
+/** One route: its path parameters arrive URL-decoded. */
+export interface ApiRoute {
+  method: string;
+  pattern: RegExp;
+  run(match: string[], request: JobApiRequest, context: ApiRouteContext): Promise<JobApiResponse>;
 }
 
 /** A refusal with its HTTP status and a stable code. */
@@ -129,13 +149,13 @@ function describe(error: z.ZodError, where: string): string {
     .join('; ');
 }
 
-function parse<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
+export function parse<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
   const parsed = schema.safeParse(value);
   if (!parsed.success) throw new ApiError(400, 'invalid-request', describe(parsed.error, where));
   return parsed.data;
 }
 
-function json(status: number, body: unknown, headers: Record<string, string> = {}): JobApiResponse {
+export function json(status: number, body: unknown, headers: Record<string, string> = {}): JobApiResponse {
   return {
     status,
     headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...headers },
@@ -227,11 +247,7 @@ function requireJson(request: JobApiRequest): void {
   }
 }
 
-type Route = {
-  method: string;
-  pattern: RegExp;
-  run: (match: string[], request: JobApiRequest) => Promise<JobApiResponse>;
-};
+type Route = ApiRoute;
 
 /** Answers one request. Never throws: unexpected failures become a 500 without details. */
 export async function handleJobApiRequest(
@@ -390,6 +406,7 @@ export async function handleJobApiRequest(
         });
       },
     },
+    ...(options.routes ?? []),
   ];
 
   try {
@@ -419,7 +436,10 @@ export async function handleJobApiRequest(
           );
         }
       });
-    return await route.run(match, request);
+    return await route.run(match, request, {
+      tenant: options.tenant,
+      body: () => readBody(request, maxBodyBytes),
+    });
   } catch (error) {
     if (error instanceof ApiError) {
       return json(

@@ -12,7 +12,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { EngineDeps } from '../engine/deps';
 import { isTerminal } from '../engine/job-record';
-import { handleJobApiRequest, type JobApiResponse } from './job-api';
+import { type ApiRoute, handleJobApiRequest, type JobApiResponse } from './job-api';
 
 export interface JobApiServerOptions {
   /** The engine the API submits to and reads from. */
@@ -40,6 +40,8 @@ export interface JobApiServerOptions {
    * unless `public` (static files with no data, so a browser can load the page that asks for it).
    */
   mounts?: readonly ServerMount[] | undefined;
+  /** More routes of the job API (timeline, batches, schedules, webhook deliveries): see job-api.ts. */
+  routes?: readonly ApiRoute[] | undefined;
 }
 
 /** A handler mounted beside the job API (see `JobApiServerOptions.mounts`). */
@@ -159,6 +161,7 @@ export async function startJobApiServer(options: JobApiServerOptions): Promise<J
             maxBodyBytes,
             requireJsonContentType: true,
             servesReportFiles: options.serveReportFiles !== false,
+            routes: options.routes,
           },
         );
         if (options.serveReportFiles !== false) response = withReportHrefs(path, method, response);

@@ -15,11 +15,13 @@
  *    delivery answers 202 with the same job id and creates nothing.
  */
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
+import { ulid } from 'ulid';
 import type * as z from 'zod';
 import type { OpflowConfig, WebhookSource } from '../config/opflow-config';
 import { parseDuration, webhookSourceSchema } from '../config/opflow-config';
 import type { EngineDeps } from '../engine/deps';
 import { JobRequestError, submitJob, submitJobRequestSchema } from '../engine/job-commands';
+import type { WebhookDeliveryLog } from '../engine/webhook-deliveries';
 import type { JobApiResponse } from './job-api';
 
 /** Signing secrets of incoming webhooks, by source. */
@@ -43,6 +45,8 @@ export interface WebhookOptions {
   secrets: WebhookSecrets;
   /** Requests per second per source, with a burst of twice that. Default: 20. */
   ratePerSecond?: number | undefined;
+  /** Where each delivery to a known source is recorded (`GET /webhook-deliveries`). Default: nowhere. */
+  deliveries?: WebhookDeliveryLog | undefined;
 }
 
 export const webhookSourcePattern = /^[a-z0-9][a-z0-9_-]{0,63}$/;
@@ -161,41 +165,84 @@ function verify(secret: string, body: Uint8Array, headers: Record<string, string
 }
 
 export function createWebhookHandler(options: WebhookOptions) {
+  const answer = answerWebhook(options);
+  const { deps, deliveries } = options;
+  if (!deliveries) return async (request: WebhookRequest) => (await answer(request)).response;
+  return async (request: WebhookRequest): Promise<JobApiResponse> => {
+    const { response, tenant } = await answer(request);
+    if (tenant === undefined) return response;
+    // Recorded after the answer is decided: a failed write loses the entry, never the job.
+    const at = deps.clock.now();
+    const id = request.headers['webhook-id'];
+    let body: { jobId?: string; created?: boolean; error?: { code: string; message: string } } = {};
+    try {
+      body = JSON.parse(response.body);
+    } catch {
+      // Not JSON: nothing more to note.
+    }
+    try {
+      await deliveries.record({
+        id: ulid(at),
+        source: request.source,
+        webhookId: id && id.length <= 200 && /^[\x21-\x7e]+$/.test(id) ? id : undefined,
+        at,
+        status: response.status,
+        jobId: body.jobId,
+        created: body.created,
+        error: body.error && { code: body.error.code, message: body.error.message },
+        tenant,
+      });
+    } catch (error) {
+      deps.log?.warn('webhook delivery not recorded', {
+        source: request.source,
+        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+      });
+    }
+    return response;
+  };
+}
+
+/** The answer to one request, and the tenant of its source when the source is known (has a secret). */
+function answerWebhook(options: WebhookOptions) {
   const throttle = new SourceThrottle(options.ratePerSecond ?? 20);
   const { deps } = options;
-  return async (request: WebhookRequest): Promise<JobApiResponse> => {
+  return async (request: WebhookRequest): Promise<{ response: JobApiResponse; tenant?: string }> => {
     const { source } = request;
+    let tenant: string | undefined;
+    const respond = (response: JobApiResponse) => ({ response, tenant });
+    const refuse = (...args: Parameters<typeof refusal>) => respond(refusal(...args));
     try {
-      if (!webhookSourcePattern.test(source)) return refusal(404, 'not-found', 'no such webhook source');
+      if (!webhookSourcePattern.test(source)) return refuse(404, 'not-found', 'no such webhook source');
       const secret = await options.secrets.get(source);
-      if (secret === undefined) return refusal(404, 'not-found', `no webhook source ${source}`);
+      if (secret === undefined) return refuse(404, 'not-found', `no webhook source ${source}`);
       const mapping = options.config.webhooks[source];
       const settings = mapping ?? defaultSource;
+      tenant = settings.tenant;
       if (!throttle.take(source, deps.clock.now())) {
-        return refusal(429, 'throttled', `too many webhooks from ${source}; try again shortly`, {
+        return refuse(429, 'throttled', `too many webhooks from ${source}; try again shortly`, {
           'retry-after': '1',
         });
       }
       if (request.body.byteLength > settings.maxBodyBytes) {
-        return refusal(413, 'body-too-large', `the body is over ${settings.maxBodyBytes} bytes`);
+        return refuse(413, 'body-too-large', `the body is over ${settings.maxBodyBytes} bytes`);
       }
       const id = request.headers['webhook-id'];
       const timestamp = request.headers['webhook-timestamp'];
       const signature = request.headers['webhook-signature'];
       if (!id || !timestamp || !signature) {
-        return refusal(
+        return refuse(
           401,
           'unauthorized',
           'webhook-id, webhook-timestamp and webhook-signature are required',
         );
       }
       if (id.length > 200 || !/^[\x21-\x7e]+$/.test(id)) {
-        return refusal(401, 'unauthorized', 'webhook-id must be 1-200 visible ASCII characters');
+        return refuse(401, 'unauthorized', 'webhook-id must be 1-200 visible ASCII characters');
       }
       const seconds = Number(timestamp);
       const toleranceMs = parseDuration(settings.tolerance);
       if (!/^\d{1,12}$/.test(timestamp) || Math.abs(seconds * 1000 - deps.clock.now()) > toleranceMs) {
-        return refusal(401, 'unauthorized', `webhook-timestamp is not within ${settings.tolerance} of now`);
+        return refuse(401, 'unauthorized', `webhook-timestamp is not within ${settings.tolerance} of now`);
       }
       const headers = { 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': signature };
       let verified = verify(secret, request.body, headers);
@@ -204,19 +251,19 @@ export function createWebhookHandler(options: WebhookOptions) {
         const fresh = await options.secrets.refresh(source);
         verified = fresh !== undefined && fresh !== secret && verify(fresh, request.body, headers);
       }
-      if (!verified) return refusal(401, 'unauthorized', 'the webhook-signature does not match');
+      if (!verified) return refuse(401, 'unauthorized', 'the webhook-signature does not match');
 
       let payload: unknown;
       try {
         payload = JSON.parse(Buffer.from(request.body).toString('utf8'));
       } catch {
-        return refusal(400, 'invalid-json', 'the body is not JSON');
+        return refuse(400, 'invalid-json', 'the body is not JSON');
       }
       let mapped: ReturnType<typeof mapPayload>;
       try {
         mapped = mapPayload(payload, mapping);
       } catch (error) {
-        if (error instanceof MappingError) return refusal(400, 'unmappable', error.message);
+        if (error instanceof MappingError) return refuse(400, 'unmappable', error.message);
         throw error;
       }
       const { job, created } = await submitJob(deps, {
@@ -226,16 +273,18 @@ export function createWebhookHandler(options: WebhookOptions) {
         idempotencyKey: `webhook:${source}:${id}`,
         label: (mapped.label as string | undefined) ?? `webhook ${source} ${id}`.slice(0, 200),
       });
-      return json(202, { jobId: job.id, created, status: job.status }, { location: `/jobs/${job.id}` });
+      return respond(
+        json(202, { jobId: job.id, created, status: job.status }, { location: `/jobs/${job.id}` }),
+      );
     } catch (error) {
       if (error instanceof JobRequestError) {
-        return refusal(error.status === 404 ? 400 : error.status, 'invalid-request', error.message);
+        return refuse(error.status === 404 ? 400 : error.status, 'invalid-request', error.message);
       }
       deps.log?.error('webhook failed', {
         source,
         error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
       });
-      return refusal(500, 'internal', 'the webhook failed; try again later');
+      return refuse(500, 'internal', 'the webhook failed; try again later');
     }
   };
 }

@@ -137,7 +137,7 @@ async function tickOne(
     }
     const slot = firstKept!;
     if (slot + jitterOf(schedule, slot) > now) return;
-    if (schedule.paused) {
+    if (schedule.paused || state.paused) {
       if (await write({ lastSlot: slot, skipped: state.skipped + 1 }))
         outcomes.push({ slot, outcome: 'skipped', reason: 'paused' });
       continue;

@@ -41,7 +41,7 @@ export async function handleScheduledSlot(
       // Handled already (skipped or buffered): a repeated delivery changes nothing.
       return outcomes;
     }
-    if (schedule.paused) {
+    if (schedule.paused || state.paused) {
       if (await write({ lastSlot: Math.max(slot, state.lastSlot ?? 0), skipped: state.skipped + 1 }))
         outcomes.push({ schedule: schedule.name, slot, outcome: 'skipped', reason: 'paused' });
       return outcomes;

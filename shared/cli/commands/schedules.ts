@@ -1,19 +1,29 @@
 /**
  * `opflow schedules` (list with next and last fire time and the last job's status),
  * `opflow schedules trigger <name>` (a job now), `opflow schedules backfill <name> --from --to`
- * (the jobs of past slots; slots that have one already keep it). Schedules come from the config
- * file; `opflow serve` fires them.
+ * (the jobs of past slots; slots that have one already keep it), `opflow schedules pause <name>
+ * --reason` and `opflow schedules resume <name>` (kept in the schedule state store, which every
+ * process firing the schedule reads). Schedules come from the config file; `opflow serve` fires
+ * them locally, EventBridge Scheduler on aws (`--backend aws` reads and changes their state there).
  */
 import type { Command } from 'commander';
+import { DynamoDbScheduleStateStore } from '../../backends/aws/dynamodb-schedule-state-store';
 import { SqliteScheduleStateStore } from '../../backends/local/sqlite-schedule-state-store';
 import type { Schedule } from '../../config/opflow-config';
+import type { ScheduleStateStore } from '../../engine/schedule-ports';
+import type { AwsPipeline } from '../../runtime/aws/pipeline';
+import { pauseSchedule, resumeSchedule, SchedulePauseError, scheduleView } from '../../schedules/pause';
 import { backfillSchedule, triggerSchedule } from '../../schedules/scheduler';
-import { nextSlot } from '../../schedules/slots';
 import { asLocal, type CliContext, type GlobalOptions, openPipeline, writeJson } from '../context';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
 import { readConfigFile } from '../serve-extras';
 
-type Options = GlobalOptions & { config?: string | undefined; from?: string; to?: string };
+type Options = GlobalOptions & {
+  config?: string | undefined;
+  from?: string;
+  to?: string;
+  reason?: string | undefined;
+};
 
 const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
 
@@ -36,38 +46,25 @@ function pick(
 }
 
 async function openStates(ctx: CliContext, options: Options, purpose: 'records' | 'work') {
-  if (options.backend !== 'local') {
-    throw new CliError(
-      'on aws the schedules are EventBridge Scheduler schedules created by the stack from the same file (cdk deploy)',
-      ExitCode.usage,
-    );
-  }
   const pipeline = await openPipeline(ctx, options, purpose);
-  return { pipeline, states: new SqliteScheduleStateStore(asLocal(pipeline)!.local.db) };
+  const local = asLocal(pipeline);
+  let states: ScheduleStateStore;
+  if (local) states = new SqliteScheduleStateStore(local.local.db);
+  else {
+    // On aws the schedules are EventBridge Scheduler schedules the stack made from the same file;
+    // their state (last slots, jobs, a pause) is the SCHED# items of the job table.
+    const aws = pipeline as AwsPipeline;
+    states = new DynamoDbScheduleStateStore(aws.aws.clients.documents, aws.config.tableName);
+  }
+  return { pipeline, states };
 }
 
 export async function schedulesListCommand(ctx: CliContext, options: Options): Promise<ExitCodeValue> {
   const { schedules } = pick(ctx, options);
   const { pipeline, states } = await openStates(ctx, options, 'records');
   try {
-    const now = pipeline.deps.clock.now();
     const rows = [];
-    for (const schedule of schedules) {
-      const state = await states.get(schedule.name);
-      const last = state?.lastJobId ? await pipeline.deps.store.get(state.lastJobId) : undefined;
-      rows.push({
-        name: schedule.name,
-        cron: schedule.cron,
-        timezone: schedule.timezone,
-        workflow: schedule.workflow,
-        overlap: schedule.overlap,
-        paused: schedule.paused?.reason,
-        next: schedule.paused ? undefined : iso(nextSlot(schedule, now)),
-        lastFired: iso(state?.lastFiredSlot),
-        lastJob: last ? { id: last.id, status: last.status } : undefined,
-        skipped: state?.skipped ?? 0,
-      });
-    }
+    for (const schedule of schedules) rows.push(await scheduleView(pipeline.deps, states, schedule));
     if (options.json) writeJson(ctx.io, { schedules: rows });
     else if (rows.length === 0) {
       ctx.io.stdout.write('no schedules (declare them in opflow.config.json: see README, "Schedules")\n');
@@ -75,7 +72,7 @@ export async function schedulesListCommand(ctx: CliContext, options: Options): P
       for (const row of rows) {
         ctx.io.stdout.write(
           `${row.name}  ${row.cron} (${row.timezone})  ${row.workflow}\n` +
-            `  next: ${row.paused ? `paused: ${row.paused}` : (row.next ?? 'never')}\n` +
+            `  next: ${row.pause ? `paused${row.pause.by === 'config' ? ' in the config' : ''}: ${row.pause.reason}` : (row.next ?? 'never')}\n` +
             `  last: ${row.lastFired ?? 'never fired'}${row.lastJob ? `  job ${row.lastJob.id} ${row.lastJob.status}` : ''}` +
             `${row.skipped ? `  (${row.skipped} slots skipped)` : ''}\n`,
         );
@@ -98,6 +95,38 @@ export async function schedulesTriggerCommand(
     const { job } = await triggerSchedule(pipeline.deps, states, schedule!);
     if (options.json) writeJson(ctx.io, { schedule: name, jobId: job.id, status: job.status });
     else ctx.io.stdout.write(`${name}: job ${job.id} queued (opflow serve or opflow resume runs it)\n`);
+    return ExitCode.ok;
+  } finally {
+    await pipeline.close();
+  }
+}
+
+export async function schedulesPauseCommand(
+  ctx: CliContext,
+  name: string,
+  options: Options,
+  pause: boolean,
+): Promise<ExitCodeValue> {
+  const { schedule } = pick(ctx, options, name);
+  if (pause && !options.reason?.trim())
+    throw new CliError('--reason is required: say why (people see it beside the schedule)', ExitCode.usage);
+  const { pipeline, states } = await openStates(ctx, options, 'records');
+  try {
+    try {
+      if (pause) await pauseSchedule(pipeline.deps, states, schedule!, options.reason!);
+      else await resumeSchedule(pipeline.deps, states, schedule!);
+    } catch (error) {
+      if (error instanceof SchedulePauseError) throw new CliError(error.message, ExitCode.usage);
+      throw error;
+    }
+    const view = await scheduleView(pipeline.deps, states, schedule!);
+    if (options.json) writeJson(ctx.io, { schedule: view });
+    else
+      ctx.io.stdout.write(
+        pause
+          ? `${name}: paused (${view.pause?.reason}); its slots are skipped until opflow schedules resume ${name}\n`
+          : `${name}: resumed; next slot ${view.next ?? 'never'}\n`,
+      );
     return ExitCode.ok;
   } finally {
     await pipeline.close();
@@ -183,5 +212,25 @@ export function registerScheduleCommands(
     .requiredOption('--to <time>', 'last slot time, e.g. 2026-01-31T23:59:59Z')
     .action(async (name: string, _options: unknown, command: Command) => {
       setExitCode(await schedulesBackfillCommand(ctx, name, globals(command)));
+    });
+  schedules
+    .command('pause')
+    .description('skip the slots of a schedule until it is resumed (every process firing it sees the pause)')
+    .argument('<name>')
+    .requiredOption(
+      '--reason <text>',
+      'why (shown beside the schedule in opflow schedules and the dashboard)',
+    )
+    .option('--config <file>', 'the config file (env OPFLOW_CONFIG; default ./opflow.config.json)')
+    .action(async (name: string, _options: unknown, command: Command) => {
+      setExitCode(await schedulesPauseCommand(ctx, name, globals(command), true));
+    });
+  schedules
+    .command('resume')
+    .description('fire the slots of a paused schedule again, from now on (missed slots stay skipped)')
+    .argument('<name>')
+    .option('--config <file>', 'the config file (env OPFLOW_CONFIG; default ./opflow.config.json)')
+    .action(async (name: string, _options: unknown, command: Command) => {
+      setExitCode(await schedulesPauseCommand(ctx, name, globals(command), false));
     });
 }

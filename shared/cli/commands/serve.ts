@@ -5,10 +5,12 @@
  */
 import * as z from 'zod';
 import { SqliteScheduleStateStore } from '../../backends/local/sqlite-schedule-state-store';
-import { batchMount } from '../../dashboard/batch-routes';
+import { batchRoutes } from '../../dashboard/batch-routes';
 import { startBatchRunner } from '../../dashboard/batch-runner';
-import { dashboardMount, timelineMount } from '../../dashboard/mount';
-import { scheduleMount } from '../../dashboard/schedule-routes';
+import { deliveryRoutes } from '../../dashboard/delivery-routes';
+import { dashboardMount } from '../../dashboard/mount';
+import { scheduleRoutes } from '../../dashboard/schedule-routes';
+import { timelineRoutes } from '../../dashboard/timeline-route';
 import { isLoopbackHost, type JobApiServer, startJobApiServer } from '../../http/node-server';
 import { mcpMount } from '../../mcp/http';
 import { redactUrl } from '../../openplatform/redact';
@@ -94,19 +96,23 @@ export async function serveCommand(ctx: CliContext, options: ServeOptions): Prom
       host,
       port,
       token,
-      mounts: [
-        dashboardMount({
-          deps: pipeline.deps,
-          history: local.history,
-          batches: true,
-          schedules: configFile.config.schedules.length > 0,
-        }),
-        timelineMount({ deps: pipeline.deps, history: local.history }),
-        batchMount({ deps: pipeline.deps, batches: local.local.batches }),
-        scheduleMount({
+      routes: [
+        ...timelineRoutes({ deps: pipeline.deps, history: local.history }),
+        ...batchRoutes({ deps: pipeline.deps, batches: local.local.batches }),
+        ...scheduleRoutes({
           deps: pipeline.deps,
           states: new SqliteScheduleStateStore(local.local.db),
           schedules: configFile.config.schedules,
+        }),
+        ...deliveryRoutes({ deliveries: extras.deliveries }),
+      ],
+      mounts: [
+        dashboardMount({
+          deps: pipeline.deps,
+          timeline: true,
+          batches: true,
+          schedules: configFile.config.schedules.length > 0,
+          webhooks: true,
         }),
         ...(options.mcp
           ? [mcpMount({ deps: pipeline.deps, batches: local.local.batches, batchRunner, cwd: io.cwd })]

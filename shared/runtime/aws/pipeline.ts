@@ -27,6 +27,7 @@ import {
   createAwsBackend,
 } from '../../backends/aws';
 import { DynamoDbCallbackOutbox } from '../../backends/aws/dynamodb-callback-outbox';
+import { DynamoDbJobHistory } from '../../backends/aws/dynamodb-job-history';
 import { callbackPolicyFromEnv } from '../../callbacks/ssrf-guard';
 import type { EngineDeps, EngineLogger, EngineMetrics } from '../../engine/deps';
 import type { Job } from '../../engine/job-record';
@@ -213,6 +214,11 @@ export interface AwsPipeline extends Pipeline {
   readonly backend: 'aws';
   readonly aws: AwsBackend;
   readonly config: AwsRuntimeConfig;
+  /**
+   * The job history (`HIST#` items, the dashboard's timeline), written after each commit this
+   * process makes; a Lambda awaits `history.flush()` before it returns (`close()` flushes too).
+   */
+  readonly history: DynamoDbJobHistory;
   onJobChange(listener: (job: Job) => void): () => void;
 }
 
@@ -250,6 +256,15 @@ export function buildAwsPipeline(options: AwsPipelineOptions): AwsPipeline {
       onUsage: options.onUsage,
     });
   const changes = createJobChangeHub();
+  const history = new DynamoDbJobHistory({
+    client: aws.clients.documents,
+    tableName: config.tableName,
+    onError: (error) =>
+      options.log?.warn('job history: an event was not written (the job itself is committed)', {
+        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+      }),
+  });
+  changes.subscribe((job) => history.record(job));
   const deps: EngineDeps = {
     store: aws.store,
     queue: aws.queue,
@@ -275,9 +290,11 @@ export function buildAwsPipeline(options: AwsPipelineOptions): AwsPipeline {
     deps,
     aws,
     config,
+    history,
     description: `aws (table ${config.tableName}, region ${config.region}${config.endpointUrl || config.endpoints ? ', emulated' : ''})`,
     onJobChange: changes.subscribe,
     async close() {
+      await history.flush();
       if (!options.client) await client.close();
       aws.close();
     },

@@ -7,7 +7,7 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
 import * as z from 'zod';
 import type { EngineDeps } from '../../engine/deps';
-import { handleJobApiRequest, type JobApiResponse } from '../../http/job-api';
+import { type ApiRoute, handleJobApiRequest, type JobApiResponse } from '../../http/job-api';
 import { type WebhookRequest, webhookPathPattern } from '../../http/webhooks';
 import { engineLogger, type Observability } from './observability';
 
@@ -16,6 +16,8 @@ export interface ApiHandlerOptions {
   observability: Observability;
   /** Lifetime of report links (default 15 minutes). */
   linkTtlSeconds?: number | undefined;
+  /** More routes (timeline, batches, schedules, webhook deliveries: aws-api-routes.ts). */
+  routes?: readonly ApiRoute[] | undefined;
   /** `POST /webhooks/{source}` (issue 12): given the raw body bytes; absent: no webhook route. */
   webhooks?: ((request: WebhookRequest) => Promise<JobApiResponse>) | undefined;
 }
@@ -182,6 +184,7 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
         deps: { ...options.deps, log: engineLogger(logger) },
         tenant,
         linkTtlSeconds: options.linkTtlSeconds,
+        routes: options.routes,
       });
       // Method and path only: query strings and bodies may carry things that do not belong in logs.
       logger.info('api request', {

@@ -7,6 +7,7 @@
 import type { Context } from 'aws-lambda';
 import * as z from 'zod';
 import { DynamoDbScheduleStateStore } from '../../backends/aws/dynamodb-schedule-state-store';
+import { DynamoDbWebhookDeliveries } from '../../backends/aws/dynamodb-webhook-deliveries';
 import { SecretsManagerWebhookSecrets } from '../../backends/aws/secrets-manager-webhook-secrets';
 import { opflowConfigSchema, scheduleSchema } from '../../config/opflow-config';
 import type { JobApiResponse } from '../../http/job-api';
@@ -39,6 +40,10 @@ export function awsWebhookHandler(
   return createWebhookHandler({
     deps: pipeline.deps,
     config: parsed.data,
+    deliveries: new DynamoDbWebhookDeliveries({
+      client: pipeline.aws.clients.documents,
+      tableName: pipeline.config.tableName,
+    }),
     secrets: new SecretsManagerWebhookSecrets(pipeline.aws.clients.secretsManager, prefix),
   });
 }

@@ -15,6 +15,11 @@ export interface LambdaRuntime {
   deps: EngineDeps;
   observability: Observability;
   pipeline: AwsPipeline;
+  /**
+   * Runs one invocation and then waits for what it started in the background (the job history's
+   * writes): a frozen instance would drop them.
+   */
+  settle<T>(work: Promise<T>): Promise<T>;
 }
 
 /** The runtime of one Lambda instance: call once, at module scope. */
@@ -34,5 +39,10 @@ export function createLambdaRuntime(
     onUsage: usageMetrics(metrics),
     ...(tracer ? { instrumentAwsClient: <T>(client: T) => tracer.captureAWSv3Client(client) } : {}),
   });
-  return { deps: pipeline.deps, observability, pipeline };
+  return {
+    deps: pipeline.deps,
+    observability,
+    pipeline,
+    settle: (work) => work.finally(() => pipeline.history.flush()),
+  };
 }

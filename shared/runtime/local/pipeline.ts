@@ -247,7 +247,7 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
     const workflows = compressPolling(options.workflows, speed);
     const changes = createJobChangeHub();
     const subscribe = changes.subscribe;
-    const history = new SqliteJobHistory(local.db);
+    const history = new SqliteJobHistory(local.db, { now: () => clock.now() });
     subscribe((job) => history.record(job));
     const log = options.log ?? (config.dbPath === ':memory:' ? undefined : fileLogger(config.dbPath, clock));
     if (log && 'stream' in log) logStream = log.stream as WriteStream;

@@ -1,0 +1,63 @@
+/**
+ * The routes of the Lambda api beside the job API's own, the same as `opflow serve`'s: a job's
+ * timeline (its `HIST#` history), batches (`BATCH#` items), schedules (their `SCHED#` state, the
+ * schedules themselves from OPFLOW_SCHEDULES, which the stack sets from opflow.config.json) with
+ * trigger, pause and resume, and the record of webhook deliveries (`HOOKLOG` items).
+ */
+import * as z from 'zod';
+import { DynamoDbBatchStore } from '../../backends/aws/dynamodb-batch-store';
+import { DynamoDbScheduleStateStore } from '../../backends/aws/dynamodb-schedule-state-store';
+import { DynamoDbWebhookDeliveries } from '../../backends/aws/dynamodb-webhook-deliveries';
+import { opflowConfigSchema, type Schedule } from '../../config/opflow-config';
+import { batchRoutes } from '../../dashboard/batch-routes';
+import { deliveryRoutes } from '../../dashboard/delivery-routes';
+import { scheduleRoutes } from '../../dashboard/schedule-routes';
+import { timelineRoutes } from '../../dashboard/timeline-route';
+import type { ApiRoute } from '../../http/job-api';
+import type { AwsPipeline } from '../aws/pipeline';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** The schedules of OPFLOW_SCHEDULES (a JSON list, as in opflow.config.json); none when unset. */
+export function schedulesFromEnv(env: Env): Schedule[] {
+  const raw = env.OPFLOW_SCHEDULES?.trim();
+  if (!raw) return [];
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch (error) {
+    throw new Error(`OPFLOW_SCHEDULES is not JSON: ${(error as Error).message}`);
+  }
+  const parsed = opflowConfigSchema.safeParse({ schedules: value });
+  if (!parsed.success) throw new Error(`OPFLOW_SCHEDULES: ${z.prettifyError(parsed.error)}`);
+  return parsed.data.schedules;
+}
+
+/** The record of webhook deliveries on the job table. */
+export function awsWebhookDeliveries(pipeline: AwsPipeline): DynamoDbWebhookDeliveries {
+  return new DynamoDbWebhookDeliveries({
+    client: pipeline.aws.clients.documents,
+    tableName: pipeline.config.tableName,
+  });
+}
+
+export function awsApiRoutes(pipeline: AwsPipeline, env: Env = process.env): ApiRoute[] {
+  const { deps } = pipeline;
+  const documents = pipeline.aws.clients.documents;
+  const { tableName } = pipeline.config;
+  const schedules = schedulesFromEnv(env);
+  return [
+    ...timelineRoutes({ deps, history: pipeline.history }),
+    ...batchRoutes({ deps, batches: new DynamoDbBatchStore({ client: documents, tableName }) }),
+    ...scheduleRoutes({
+      deps,
+      states: new DynamoDbScheduleStateStore(
+        documents,
+        tableName,
+        schedules.map((schedule) => schedule.name),
+      ),
+      schedules,
+    }),
+    ...deliveryRoutes({ deliveries: awsWebhookDeliveries(pipeline) }),
+  ];
+}
