@@ -86,6 +86,22 @@ export const stageConfigSchema = z
         rateLimit: z.number().positive().max(10_000),
         burstLimit: z.number().int().min(1).max(5_000),
       }),
+      /**
+       * Origins of a static dashboard (`npm run dashboard:build`) allowed to call the API from a
+       * browser (CORS), e.g. `https://opflow.example.com`. Needs `auth.mode: jwt`: a browser holds
+       * a person's JWT, not IAM credentials. Default: none (no CORS).
+       */
+      dashboardOrigins: z
+        .array(
+          z
+            .string()
+            .regex(
+              /^https:\/\/[a-z0-9.-]+(:\d{1,5})?$|^http:\/\/localhost(:\d{1,5})?$/,
+              'must be an origin: https://host[:port] (no path, no trailing slash; http only for localhost)',
+            ),
+        )
+        .max(10)
+        .optional(),
     }),
     sweeper: functionSettings(900),
     queue: z.strictObject({
@@ -162,6 +178,14 @@ export const stageConfigSchema = z
         code: 'custom',
         path: ['worker', 'maxBatchingWindowSeconds'],
         message: 'must be at least 1 when worker.batchSize is above 10 (an SQS event source rule)',
+      });
+    }
+    if ((config.api.dashboardOrigins?.length ?? 0) > 0 && config.api.auth.mode !== 'jwt') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['api', 'dashboardOrigins'],
+        message:
+          'a dashboard in a browser signs in with a JWT: set api.auth to {"mode": "jwt", "issuer": ..., "audience": [...]}',
       });
     }
     if (config.alarms.email && config.alarms.snsTopicArn) {
@@ -301,6 +325,8 @@ export interface StageOverrides {
   jwtIssuer?: string | undefined;
   /** Comma-separated audiences for the JWT authorizer. */
   jwtAudience?: string | undefined;
+  /** Comma-separated origins of a static dashboard allowed by CORS (`api.dashboardOrigins`). */
+  dashboardOrigins?: string | undefined;
 }
 
 /**
@@ -316,6 +342,12 @@ export function loadStageConfig(stage: string, overrides: StageOverrides = {}): 
   const config = structuredClone(stageDefaults[stage as StageName]);
   if (overrides.alarmEmail !== undefined) config.alarms.email = overrides.alarmEmail;
   if (overrides.alarmTopicArn !== undefined) config.alarms.snsTopicArn = overrides.alarmTopicArn;
+  if (overrides.dashboardOrigins !== undefined) {
+    config.api.dashboardOrigins = overrides.dashboardOrigins
+      .split(',')
+      .map((origin) => origin.trim())
+      .filter((origin) => origin.length > 0);
+  }
   if (overrides.jwtIssuer !== undefined || overrides.jwtAudience !== undefined) {
     config.api.auth = {
       mode: 'jwt',

@@ -70,6 +70,22 @@ export function eventBridgeCron(cron: string, where: string): string {
     : `cron(${minute} ${hour} ? ${month} ${days} *)`;
 }
 
+/**
+ * OPFLOW_SCHEDULES of the api function: the schedules of opflow.config.json as JSON. Lambda allows
+ * 4 KB of variables in all, so a larger value stops synthesis naming the cause (inputs are
+ * better kept small in the config; a schedule's input can name a file instead).
+ */
+export function apiSchedulesVariable(schedules: OpflowConfig['schedules']): string {
+  const value = JSON.stringify(schedules);
+  if (Buffer.byteLength(value) > 2500) {
+    throw new Error(
+      `opflow.config.json: the schedules take ${Buffer.byteLength(value)} bytes as JSON; the api function's ` +
+        'OPFLOW_SCHEDULES variable holds at most 2500 (Lambda allows 4 KB of variables in all): shorten their inputs',
+    );
+  }
+  return value;
+}
+
 export interface AutomationProps {
   readonly prefix: string;
   readonly tenants: readonly string[];
@@ -163,7 +179,7 @@ export class Automation extends Construct {
     items(
       this.callbackSender.role,
       ['GetItem', 'PutItem', 'DeleteItem', 'Query', 'ConditionCheckItem'],
-      ['CBQ', 'CBJOB#*', 'JOB#*'],
+      ['CBQ', 'CBJOB#*', 'JOB#*', 'HIST#*'],
     );
     readSecrets(this.callbackSender.role, this.callbackSecretPrefix);
     this.callbackSender.role.addToPrincipalPolicy(
@@ -187,6 +203,8 @@ export class Automation extends Construct {
     // The webhook route: the api function, no IAM (the signature authenticates), its own throttle.
     props.api.function.addEnvironment('OPFLOW_WEBHOOK_SECRET_PREFIX', this.webhookSecretPrefix);
     props.api.function.addEnvironment('OPFLOW_WEBHOOK_MAPPINGS', JSON.stringify(props.automation.webhooks));
+    // The schedules, for GET /schedules and their trigger, pause and resume on the api function.
+    props.api.function.addEnvironment('OPFLOW_SCHEDULES', apiSchedulesVariable(props.automation.schedules));
     readSecrets(props.api.role, this.webhookSecretPrefix);
     const [route] = props.httpApi.addRoutes({
       path: '/webhooks/{source}',
@@ -231,7 +249,7 @@ export class Automation extends Construct {
     items(
       this.scheduleTarget.role,
       ['GetItem', 'PutItem', 'ConditionCheckItem', 'DeleteItem'],
-      ['JOB#*', 'IDEM#*', 'SCHED#*', 'CBQ', 'CBJOB#*'],
+      ['JOB#*', 'IDEM#*', 'SCHED#*', 'CBQ', 'CBJOB#*', 'HIST#*'],
     );
     props.workQueue.grantSendMessages(this.scheduleTarget.role);
     this.scheduleTarget.role.addToPrincipalPolicy(

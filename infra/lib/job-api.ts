@@ -1,10 +1,14 @@
 /**
- * The HTTP API in front of the api function: the job routes, each requiring IAM (SigV4) or a JWT per
- * the stage config, one `$default` stage with throttling and JSON access logs in a log group.
+ * The HTTP API in front of the api function: the job routes and the dashboard's (timeline, batches,
+ * schedules, webhook deliveries), each requiring IAM (SigV4) or a JWT per the stage config, one
+ * `$default` stage with throttling and JSON access logs in a log group. With `dashboardOrigins`
+ * (JWT only), CORS lets a static dashboard on those origins call it from a browser: API Gateway
+ * answers the preflight (OPTIONS, no authorizer) and adds the CORS headers to every answer.
  */
-import { RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import {
+  CorsHttpMethod,
   HttpApi,
   HttpMethod,
   HttpStage,
@@ -29,7 +33,21 @@ export const JOB_ROUTES = [
   { method: HttpMethod.POST, path: '/jobs/{id}/cancel' },
   { method: HttpMethod.POST, path: '/jobs/{id}/retry' },
   { method: HttpMethod.GET, path: '/jobs/{id}/report' },
+  { method: HttpMethod.GET, path: '/jobs/{id}/timeline' },
+  { method: HttpMethod.GET, path: '/batches' },
+  { method: HttpMethod.GET, path: '/batches/{id}' },
+  { method: HttpMethod.POST, path: '/batches/{id}/redrive' },
+  { method: HttpMethod.POST, path: '/batches/{id}/cancel' },
+  { method: HttpMethod.GET, path: '/batches/{id}/outputs/{file}' },
+  { method: HttpMethod.GET, path: '/schedules' },
+  { method: HttpMethod.POST, path: '/schedules/{name}/trigger' },
+  { method: HttpMethod.POST, path: '/schedules/{name}/pause' },
+  { method: HttpMethod.POST, path: '/schedules/{name}/resume' },
+  { method: HttpMethod.GET, path: '/webhook-deliveries' },
 ] as const;
+
+/** The headers a dashboard sends (the bearer JWT, JSON bodies, an idempotency key). */
+export const DASHBOARD_CORS_HEADERS = ['authorization', 'content-type', 'idempotency-key'] as const;
 
 /** Settings of {@link JobApi}. */
 export interface JobApiProps {
@@ -40,6 +58,8 @@ export interface JobApiProps {
   readonly accessLogGroupName: string;
   readonly logRetention: RetentionDays;
   readonly removalPolicy: 'retain' | 'destroy';
+  /** Origins of a static dashboard allowed by CORS (JWT auth only; the stage config checks it). */
+  readonly dashboardOrigins?: readonly string[] | undefined;
 }
 
 /** One access log line per request, as JSON; no headers, query strings or bodies (they may carry secrets). */
@@ -81,6 +101,18 @@ export class JobApi extends Construct {
       description: 'opflow job API',
       createDefaultStage: false,
       defaultAuthorizer: authorizer,
+      ...(props.dashboardOrigins && props.dashboardOrigins.length > 0
+        ? {
+            corsPreflight: {
+              allowOrigins: [...props.dashboardOrigins],
+              allowMethods: [CorsHttpMethod.GET, CorsHttpMethod.POST, CorsHttpMethod.OPTIONS],
+              allowHeaders: [...DASHBOARD_CORS_HEADERS],
+              exposeHeaders: ['location', 'retry-after'],
+              allowCredentials: false,
+              maxAge: Duration.hours(1),
+            },
+          }
+        : {}),
     });
     const integration = new HttpLambdaIntegration('ApiFunction', props.handler);
     for (const route of JOB_ROUTES) {

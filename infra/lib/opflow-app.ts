@@ -27,6 +27,7 @@ export function stageConfigFromContext(app: App): StageConfig {
     alarmTopicArn: contextString(app, 'alarmTopicArn'),
     jwtIssuer: contextString(app, 'jwtIssuer'),
     jwtAudience: contextString(app, 'jwtAudience'),
+    dashboardOrigins: contextString(app, 'dashboardOrigins'),
   });
 }
 

@@ -26,6 +26,8 @@ export const API_INPUT_OBJECT_PATTERN = 'reports/*/input.json';
 
 /** Every object of a job lives under `reports/<jobId>/`; the api function presigns links to these only. */
 export const REPORT_OBJECT_PATTERN = 'reports/*';
+/** The outputs of a batch (summary.csv, results.jsonl, failed.jsonl, index.html), written on first read. */
+export const BATCH_OUTPUT_PATTERN = 'batches/*';
 
 /** Settings of {@link OpflowStack}. */
 export interface OpflowStackProps extends StackProps {
@@ -149,6 +151,21 @@ export class OpflowStack extends Stack {
         resources: [this.storage.reportBucket.arnForObjects(API_INPUT_OBJECT_PATTERN)],
       }),
     );
+    // GET /batches/{id}/outputs/{file}: reads a batch's outputs, writing them first when missing
+    // (ListBucket under batches/ so that a missing one is a 404 to the store, not a 403).
+    this.api.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['s3:GetObject', 's3:PutObject'],
+        resources: [this.storage.reportBucket.arnForObjects(BATCH_OUTPUT_PATTERN)],
+      }),
+    );
+    this.api.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['s3:ListBucket'],
+        resources: [this.storage.reportBucket.bucketArn],
+        conditions: { StringLike: { 's3:prefix': [BATCH_OUTPUT_PATTERN] } },
+      }),
+    );
 
     this.sweeper = new PipelineFunction(this, 'Sweeper', {
       ...functionDefaults,
@@ -198,6 +215,7 @@ export class OpflowStack extends Stack {
       handler: this.api.function,
       auth: config.api.auth,
       throttle: config.api.throttle,
+      dashboardOrigins: config.api.dashboardOrigins,
       accessLogGroupName: `/aws/apigateway/${prefix}-jobs`,
       logRetention,
       removalPolicy: config.removalPolicy,
@@ -306,6 +324,12 @@ export class OpflowStack extends Stack {
         reason:
           'Puts only the input.json of a new job (reports/<jobId>/input.json, for inputs over the inline limit); ' +
           'the job id is minted per request, so the key cannot be named in advance.',
+      },
+      {
+        id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${BATCH_OUTPUT_PATTERN}]`,
+        reason:
+          'Reads and writes only the outputs of batches (batches/<batchId>/summary.csv and the like) for ' +
+          'GET /batches/{id}/outputs/{file}; batch ids are minted per ingest, so the keys cannot be named in advance.',
       },
     ]);
     Validations.of(policyOf(this.worker)).acknowledge({

@@ -153,6 +153,28 @@ export const answerSchemas = {
     }),
   ]),
   error: errorAnswerSchema,
+  timeline: z.looseObject({
+    jobId: z.string(),
+    recorded: z.boolean(),
+    steps: z.array(z.looseObject({ name: z.string(), state: z.string() })),
+  }),
+  deliveries: z.strictObject({
+    deliveries: z.array(
+      z.strictObject({
+        id: z.string(),
+        source: z.string(),
+        webhookId: z.string().optional(),
+        at: isoTime,
+        status: z.number().int(),
+        jobId: z.string().optional(),
+        created: z.boolean().optional(),
+        error: z.strictObject({ code: z.string(), message: z.string() }).optional(),
+        tenant: z.string(),
+      }),
+    ),
+    cursor: z.string().optional(),
+  }),
+  any: z.looseObject({}),
 } as const;
 
 type Schema = z.ZodType;
@@ -199,6 +221,8 @@ const idParameter = {
   required: true,
   schema: { type: 'string', pattern: '^[0-9A-Za-z_-]{1,64}$' },
 };
+
+const namedParameter = (name: string) => ({ name, in: 'path', required: true, schema: { type: 'string' } });
 
 function queryParameters(schema: z.ZodObject, descriptions: Record<string, string>) {
   const json = toSchema(schema, 'input') as { properties: Record<string, unknown>; required?: string[] };
@@ -358,6 +382,148 @@ function buildWith(api: RequestSchemas): Record<string, unknown> {
             },
           ],
           responses: { 200: answer('the files', answerSchemas.report), ...errors(400, 404, 409) },
+        },
+      },
+      '/jobs/{id}/timeline': {
+        get: {
+          operationId: 'getTimeline',
+          summary: "The job's steps on a timeline: calls, durations, retries, polls, errors, billed units",
+          description: 'From the job history (kept 30 days): recorded is false when none was kept.',
+          parameters: [idParameter],
+          responses: { 200: answer('the timeline', answerSchemas.timeline), ...errors(400, 404) },
+        },
+      },
+      '/batches': {
+        get: {
+          operationId: 'listBatches',
+          summary: 'Batches (bulk ingestions), newest first (?limit=&cursor=)',
+          responses: { 200: answer('a page of batches', answerSchemas.any), ...errors(400) },
+        },
+      },
+      '/batches/{id}': {
+        get: {
+          operationId: 'getBatch',
+          summary: 'One batch: totals by status, calls, billed units, elapsed, ETA, its problems',
+          parameters: [namedParameter('id')],
+          responses: { 200: answer('the batch', answerSchemas.any), ...errors(400, 404) },
+        },
+      },
+      '/batches/{id}/redrive': {
+        post: {
+          operationId: 'redriveBatch',
+          summary: 'Run its failed and cancelled items again',
+          parameters: [namedParameter('id')],
+          responses: { 200: answer('the batch', answerSchemas.any), ...errors(400, 404, 415) },
+        },
+      },
+      '/batches/{id}/cancel': {
+        post: {
+          operationId: 'cancelBatch',
+          summary: 'Stop releasing its items and cancel its unfinished jobs',
+          parameters: [namedParameter('id')],
+          responses: { 200: answer('the batch', answerSchemas.any), ...errors(400, 404, 415) },
+        },
+      },
+      '/batches/{id}/outputs/{file}': {
+        get: {
+          operationId: 'getBatchOutput',
+          summary: 'summary.csv, results.jsonl, failed.jsonl or index.html of a batch',
+          parameters: [namedParameter('id'), namedParameter('file')],
+          responses: {
+            200: {
+              description: 'the file',
+              content: { 'text/csv': {}, 'application/x-ndjson': {}, 'text/html': {} },
+            },
+            ...errors(400, 404),
+          },
+        },
+      },
+      '/schedules': {
+        get: {
+          operationId: 'listSchedules',
+          summary: 'The schedules of opflow.config.json: next and last fire, last job, skipped slots, pause',
+          responses: { 200: answer('the schedules', answerSchemas.any) },
+        },
+      },
+      '/schedules/{name}/trigger': {
+        post: {
+          operationId: 'triggerSchedule',
+          summary: 'Start a job of the schedule now',
+          parameters: [namedParameter('name')],
+          responses: { 200: answer('the job started', answerSchemas.any), ...errors(404, 415) },
+        },
+      },
+      '/schedules/{name}/pause': {
+        post: {
+          operationId: 'pauseSchedule',
+          summary: 'Skip its slots until resumed, with a reason (kept in the schedule state store)',
+          parameters: [namedParameter('name')],
+          requestBody: jsonBody(z.strictObject({ reason: z.string().min(1).max(500) })),
+          responses: { 200: answer('the schedule', answerSchemas.any), ...errors(400, 404, 409, 415) },
+        },
+      },
+      '/schedules/{name}/resume': {
+        post: {
+          operationId: 'resumeSchedule',
+          summary: 'Fire its slots again from now on (refused when opflow.config.json pauses it)',
+          parameters: [namedParameter('name')],
+          responses: { 200: answer('the schedule', answerSchemas.any), ...errors(404, 409, 415) },
+        },
+      },
+      '/webhook-deliveries': {
+        get: {
+          operationId: 'listWebhookDeliveries',
+          summary: 'Incoming webhook deliveries, newest first (?source=&limit=&cursor=), kept 30 days',
+          responses: { 200: answer('a page of deliveries', answerSchemas.deliveries), ...errors(400) },
+        },
+      },
+      '/webhooks/{source}': {
+        post: {
+          operationId: 'receiveWebhook',
+          summary:
+            'A signed webhook (Standard Webhooks) starts a job; no bearer token, the signature authenticates',
+          security: [],
+          parameters: [namedParameter('source')],
+          requestBody: { required: true, content: { 'application/json': {} } },
+          responses: {
+            202: answer('the job (created, or found again for a repeated webhook-id)', answerSchemas.any),
+            ...errors(400, 401, 404, 413, 429),
+          },
+        },
+      },
+      '/mcp': {
+        post: {
+          operationId: 'mcp',
+          summary: 'The MCP server, Streamable HTTP (opflow serve --mcp only)',
+          requestBody: { required: true, content: { 'application/json': {} } },
+          responses: {
+            200: {
+              description: 'a JSON-RPC answer or an event stream',
+              content: { 'application/json': {}, 'text/event-stream': {} },
+            },
+          },
+        },
+      },
+      '/': {
+        get: {
+          operationId: 'dashboard',
+          summary: 'The dashboard page (opflow serve only; no token needed to load it)',
+          security: [],
+          responses: { 200: { description: 'the page', content: { 'text/html': {} } } },
+        },
+      },
+      '/ui/{file}': {
+        get: {
+          operationId: 'dashboardFile',
+          summary: "The dashboard's script, style and settings (opflow serve only)",
+          security: [],
+          parameters: [namedParameter('file')],
+          responses: {
+            200: {
+              description: 'the file',
+              content: { 'text/javascript': {}, 'text/css': {}, 'application/json': {} },
+            },
+          },
         },
       },
       '/jobs/{id}/report/{file}': {

@@ -24,6 +24,7 @@ export const automationVariables = [
   'OPFLOW_WEBHOOK_MAPPINGS',
   'OPFLOW_CALLBACK_SECRET_PREFIX',
   'OPFLOW_CALLBACK_ALLOW_HOSTS',
+  'OPFLOW_SCHEDULES',
 ] as const;
 
 /** The webhook handler of the api function, or undefined when the stack set up no webhook secrets. */

@@ -85,7 +85,9 @@ describe('issue 12 resources', () => {
     expect(all.filter((a) => a.startsWith('s3:'))).toEqual(['s3:PutObject']);
     const dynamo = statements.find((s) => actions([s]).some((a) => a.startsWith('dynamodb:')))!;
     expect(dynamo.Condition).toEqual({
-      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['JOB#*', 'IDEM#*', 'SCHED#*', 'CBQ', 'CBJOB#*'] },
+      'ForAllValues:StringLike': {
+        'dynamodb:LeadingKeys': ['JOB#*', 'IDEM#*', 'SCHED#*', 'CBQ', 'CBJOB#*', 'HIST#*'],
+      },
     });
     expect(actions([dynamo])).not.toContain('dynamodb:Scan');
   });
@@ -126,7 +128,7 @@ describe('issue 12 resources', () => {
     expect(all).not.toContain('s3:PutObject');
     const dynamo = statements.find((s) => actions([s]).some((a) => a.startsWith('dynamodb:')))!;
     expect(dynamo.Condition).toEqual({
-      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CBQ', 'CBJOB#*', 'JOB#*'] },
+      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CBQ', 'CBJOB#*', 'JOB#*', 'HIST#*'] },
     });
     const secrets = statements.filter((s) => actions([s]).includes('secretsmanager:GetSecretValue'));
     expect(JSON.stringify(secrets)).toContain('opflow-dev/callback-signing/*');

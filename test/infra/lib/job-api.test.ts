@@ -1,12 +1,15 @@
 /**
  * The HTTP API's routes against the api function's router: every route API Gateway forwards is one
- * shared/http/job-api.ts answers (not "no route", not "method not allowed"), so no request that
- * passes authorization dies in the function for want of a handler.
+ * shared/http/job-api.ts answers with the routes the api function adds (aws-api-routes.ts: the
+ * timeline, batches, schedules, webhook deliveries), not "no route", not "method not allowed", so
+ * no request that passes authorization dies in the function for want of a handler.
  */
 import { describe, expect, it } from 'vitest';
 import { JOB_ROUTES } from '../../../infra/lib/job-api';
 import type { EngineDeps } from '../../../shared/engine/deps';
 import { handleJobApiRequest } from '../../../shared/http/job-api';
+import { awsApiRoutes } from '../../../shared/runtime/aws-api-routes';
+import type { AwsPipeline } from '../../../shared/runtime/aws-pipeline';
 
 /** Engine dependencies with an empty job store: enough for the router to reach a route. */
 const emptyDeps = {
@@ -19,6 +22,22 @@ const emptyDeps = {
   clock: { now: () => Date.UTC(2030, 0, 1) },
 } as unknown as EngineDeps;
 
+/** The api function's extra routes over an empty table (every read finds nothing). */
+const empty = { send: async () => ({ Items: [] }) };
+const routes = awsApiRoutes(
+  {
+    deps: emptyDeps,
+    history: { record() {}, list: async () => [] },
+    aws: { clients: { documents: empty } },
+    config: { tableName: 'jobs' },
+  } as unknown as AwsPipeline,
+  {
+    OPFLOW_SCHEDULES: JSON.stringify([
+      { name: 'weekly', cron: '0 6 * * 1', workflow: 'patent-count', input: { query: 'x' } },
+    ]),
+  },
+);
+
 describe('the job API routes', () => {
   it.each(JOB_ROUTES.map((route) => [`${route.method} ${route.path}`, route] as const))(
     '%s reaches a handler of the api function',
@@ -26,11 +45,14 @@ describe('the job API routes', () => {
       const answer = await handleJobApiRequest(
         {
           method: route.method,
-          path: route.path.replace('{id}', '01ARZ3NDEKTSV4RRFFQ69G5FAV'),
+          path: route.path
+            .replace('{id}', '01ARZ3NDEKTSV4RRFFQ69G5FAV')
+            .replace('{name}', 'weekly')
+            .replace('{file}', 'summary.csv'),
           headers: { 'content-type': 'application/json' },
           body: route.method === 'POST' ? '{}' : undefined,
         },
-        { deps: emptyDeps },
+        { deps: emptyDeps, routes },
       );
       const error = (JSON.parse(answer.body) as { error?: { message?: string } }).error;
       expect(answer.status).not.toBe(405);

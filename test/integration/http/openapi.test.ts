@@ -9,7 +9,10 @@ import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JOB_ROUTES } from '../../../infra/lib/job-api';
-import { createLocalBackend, type LocalBackend } from '../../../shared/backends/local';
+import { createLocalBackend, type LocalBackend, SqliteJobHistory } from '../../../shared/backends/local';
+import { SqliteWebhookDeliveries } from '../../../shared/backends/local/sqlite-webhook-deliveries';
+import { deliveryRoutes } from '../../../shared/dashboard/delivery-routes';
+import { timelineRoutes } from '../../../shared/dashboard/timeline-route';
 import type { EngineDeps } from '../../../shared/engine/deps';
 import { type JobApiServer, startJobApiServer } from '../../../shared/http/node-server';
 import { workflows } from '../../../shared/workflows';
@@ -27,6 +30,7 @@ let dir: string;
 let local: LocalBackend;
 let server: JobApiServer;
 let doc: Doc;
+let deliveries: SqliteWebhookDeliveries;
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 (addFormats as unknown as (a: Ajv2020) => void)(ajv);
 
@@ -44,7 +48,12 @@ beforeAll(async () => {
     client: {} as EngineDeps['client'],
     workflows,
   };
-  server = await startJobApiServer({ deps });
+  const history = new SqliteJobHistory(local.db);
+  deliveries = new SqliteWebhookDeliveries(local.db);
+  server = await startJobApiServer({
+    deps: { ...deps, onJobChange: (job) => history.record(job) },
+    routes: [...timelineRoutes({ deps, history }), ...deliveryRoutes({ deliveries })],
+  });
   doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as Doc;
 });
 afterAll(async () => {
@@ -85,8 +94,18 @@ describe('the OpenAPI description of the job API', () => {
       Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`),
     );
     const stack = JOB_ROUTES.map((route) => `${route.method} ${route.path}`);
-    // The served report file route is opflow serve's own (AWS hands out presigned S3 links).
-    expect(described.sort()).toEqual([...stack, 'GET /jobs/{id}/report/{file}'].sort());
+    // The served report file route, the MCP endpoint and the dashboard's files are opflow serve's
+    // own (AWS hands out presigned S3 links); the webhook route is the Automation construct's.
+    expect(described.sort()).toEqual(
+      [
+        ...stack,
+        'GET /jobs/{id}/report/{file}',
+        'POST /webhooks/{source}',
+        'POST /mcp',
+        'GET /',
+        'GET /ui/{file}',
+      ].sort(),
+    );
     for (const [path, operations] of Object.entries(doc.paths)) {
       for (const [method, operation] of Object.entries(operations)) {
         expect(Object.keys(operation.responses).length, `${method} ${path}`).toBeGreaterThan(0);
@@ -161,5 +180,20 @@ describe('the OpenAPI description of the job API', () => {
     expect(report.json.files[0].url).toBe(`/jobs/${done.id}/report/report.html`);
     const file = await fetch(`${server.url}${report.json.files[1].url}`);
     expect(file.status).toBe(200);
+
+    const timeline = await checked('GET', '/jobs/{id}/timeline', `/jobs/${id}/timeline`);
+    expect(timeline.json.recorded).toBe(true);
+    await deliveries.record({
+      id: '01J0000000000000000000000A',
+      source: 'tracker',
+      webhookId: 'msg_1',
+      at: Date.now(),
+      status: 401,
+      error: { code: 'unauthorized', message: 'the webhook-signature does not match' },
+      tenant: 'default',
+    });
+    const listed = await checked('GET', '/webhook-deliveries', '/webhook-deliveries?source=tracker');
+    expect(listed.json.deliveries[0]).toMatchObject({ source: 'tracker', status: 401 });
+    expect((await checked('GET', '/webhook-deliveries', '/webhook-deliveries?cursor=nope')).status).toBe(400);
   });
 });
