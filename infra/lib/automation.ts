@@ -179,7 +179,7 @@ export class Automation extends Construct {
     items(
       this.callbackSender.role,
       ['GetItem', 'PutItem', 'DeleteItem', 'Query', 'ConditionCheckItem'],
-      ['CBQ', 'CBJOB#*', 'JOB#*', 'HIST#*'],
+      ['CBQ', 'CBJOB#*', 'JOB#*'],
     );
     readSecrets(this.callbackSender.role, this.callbackSecretPrefix);
     this.callbackSender.role.addToPrincipalPolicy(

@@ -128,7 +128,7 @@ describe('issue 12 resources', () => {
     expect(all).not.toContain('s3:PutObject');
     const dynamo = statements.find((s) => actions([s]).some((a) => a.startsWith('dynamodb:')))!;
     expect(dynamo.Condition).toEqual({
-      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CBQ', 'CBJOB#*', 'JOB#*', 'HIST#*'] },
+      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CBQ', 'CBJOB#*', 'JOB#*'] },
     });
     const secrets = statements.filter((s) => actions([s]).includes('secretsmanager:GetSecretValue'));
     expect(JSON.stringify(secrets)).toContain('opflow-dev/callback-signing/*');
