@@ -16,7 +16,7 @@ export interface ApiHandlerOptions {
   observability: Observability;
   /** Lifetime of report links (default 15 minutes). */
   linkTtlSeconds?: number | undefined;
-  /** More routes (timeline, batches, schedules, webhook deliveries: aws-api-routes.ts). */
+  /** More routes (timeline, batches, schedules, webhook deliveries: api-routes.ts). */
   routes?: readonly ApiRoute[] | undefined;
   /** `POST /webhooks/{source}` (issue 12): given the raw body bytes; absent: no webhook route. */
   webhooks?: ((request: WebhookRequest) => Promise<JobApiResponse>) | undefined;

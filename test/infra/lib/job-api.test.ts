@@ -1,6 +1,6 @@
 /**
  * The HTTP API's routes against the api function's router: every route API Gateway forwards is one
- * shared/http/job-api.ts answers with the routes the api function adds (aws-api-routes.ts: the
+ * shared/http/job-api.ts answers with the routes the api function adds (lambda/api-routes.ts: the
  * timeline, batches, schedules, webhook deliveries), not "no route", not "method not allowed", so
  * no request that passes authorization dies in the function for want of a handler.
  */
@@ -8,8 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { JOB_ROUTES } from '../../../infra/lib/job-api';
 import type { EngineDeps } from '../../../shared/engine/deps';
 import { handleJobApiRequest } from '../../../shared/http/job-api';
-import { awsApiRoutes } from '../../../shared/runtime/aws-api-routes';
-import type { AwsPipeline } from '../../../shared/runtime/aws-pipeline';
+import { awsApiRoutes } from '../../../shared/runtime/lambda/api-routes';
+import type { AwsPipeline } from '../../../shared/runtime/aws/pipeline';
 
 /** Engine dependencies with an empty job store: enough for the router to reach a route. */
 const emptyDeps = {
