@@ -8,8 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { JOB_ROUTES } from '../../../infra/lib/job-api';
 import type { EngineDeps } from '../../../shared/engine/deps';
 import { handleJobApiRequest } from '../../../shared/http/job-api';
-import { awsApiRoutes } from '../../../shared/runtime/lambda/api-routes';
 import type { AwsPipeline } from '../../../shared/runtime/aws/pipeline';
+import { awsApiRoutes } from '../../../shared/runtime/lambda/api-routes';
 
 /** Engine dependencies with an empty job store: enough for the router to reach a route. */
 const emptyDeps = {
