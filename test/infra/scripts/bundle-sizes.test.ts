@@ -30,6 +30,9 @@ const ALLOWED_SDK_COMMANDS: Record<string, string[]> = {
   '@aws-sdk/client-s3': [
     ...['GetObject', 'HeadObject', 'ListObjectsV2', 'PutObject'],
     'CreateSession', // the client's S3 Express session handling
+    // @aws-sdk/lib-storage's Upload (the report store's streamed writes, putStream)
+    ...['AbortMultipartUpload', 'CompleteMultipartUpload', 'CreateMultipartUpload', 'UploadPart'],
+    'PutObjectTagging', // kept by Upload, which tags when asked; opflow never does
   ],
   '@aws-sdk/client-sqs': ['SendMessage', 'SendMessageBatch'],
   '@aws-sdk/client-secrets-manager': ['GetSecretValue'],
