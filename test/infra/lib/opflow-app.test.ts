@@ -19,6 +19,7 @@ import { ESM_REQUIRE_BANNER, functionBundling, PROJECT_ROOT } from '../../../inf
 import { JOB_ROUTES } from '../../../infra/lib/job-api';
 import { buildOpflowApp } from '../../../infra/lib/opflow-app';
 import { measureBundle } from '../../../scripts/bundle-sizes';
+import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
 import { cdkJsonContext, type SynthesizedStage, synthStage } from '../support/synth-stage';
 
 const ALARM_TOPIC_ARN = 'arn:aws:sns:eu-west-1:123456789012:ops-alarms';
@@ -241,24 +242,32 @@ describe('invalid config', () => {
     expect(app.node.children).toHaveLength(0);
   });
 
-  it('makes the CDK app exit 1 with the field named and no stack trace', async () => {
-    const tsx = path.join(PROJECT_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
-    const run = promisify(execFile)(process.execPath, [tsx, path.join(PROJECT_ROOT, 'infra/bin/opflow.ts')], {
-      cwd: PROJECT_ROOT,
-      env: {
-        ...process.env,
-        CDK_CONTEXT_JSON: JSON.stringify({ stage: 'dev', jwtIssuer: 'https://auth.example.com/' }),
-      },
-    });
-    const failure = await run.then(
-      () => undefined,
-      (error: { code: number; stderr: string }) => error,
-    );
-    expect(failure?.code).toBe(1);
-    expect(failure?.stderr.trim()).toBe(
-      'invalid opflow config for stage "dev": api.auth.audience: Too small: expected array to have >=1 items',
-    );
-  });
+  it(
+    'makes the CDK app exit 1 with the field named and no stack trace',
+    async () => {
+      const tsx = path.join(PROJECT_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
+      const run = promisify(execFile)(
+        process.execPath,
+        [tsx, path.join(PROJECT_ROOT, 'infra/bin/opflow.ts')],
+        {
+          cwd: PROJECT_ROOT,
+          env: {
+            ...process.env,
+            CDK_CONTEXT_JSON: JSON.stringify({ stage: 'dev', jwtIssuer: 'https://auth.example.com/' }),
+          },
+        },
+      );
+      const failure = await run.then(
+        () => undefined,
+        (error: { code: number; stderr: string }) => error,
+      );
+      expect(failure?.code).toBe(1);
+      expect(failure?.stderr.trim()).toBe(
+        'invalid opflow config for stage "dev": api.auth.audience: Too small: expected array to have >=1 items',
+      );
+    },
+    REAL_PROCESS_TIMEOUT_MS,
+  );
 });
 
 describe('cdk.json and the CDK CLI', () => {

@@ -207,14 +207,17 @@ describe("step worker: the function's deadline", () => {
     const silentUrl = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
     const { prefix, runtime, worker } = instance({
       baseUrl: silentUrl,
-      deadlineMarginMs: 600,
+      deadlineMarginMs: 2_500,
       upstreamReserveMs: 300,
     });
     emulators.secretsManager!.setSecret(`${prefix}default`, NEW_KEY);
     const { job } = await submitJob(runtime.deps, novelty);
-    // Without the cut, the call would wait for the client's own 30-second limits.
-    const context = lambdaContext('opflow-step-worker', 1_500);
-    const answer = await worker.handle(await receiveEvent(), context);
+    // Without the cut, the call would wait for the client's own 30-second limits. The event is
+    // received before the function's clock starts, and the margin leaves 2.2 s after the cut, so a
+    // loaded machine does not eat the whole allowance.
+    const event = await receiveEvent();
+    const context = lambdaContext('opflow-step-worker', 4_000);
+    const answer = await worker.handle(event, context);
     expect(context.getRemainingTimeInMillis()).toBeGreaterThan(0);
     expect(answer.batchItemFailures).toEqual([]);
     expect(silentRequests).toBe(1);
