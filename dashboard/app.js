@@ -130,6 +130,19 @@ function jobsHash(filters) {
   return text ? `#/?${text}` : '#/';
 }
 
+/**
+ * The hash of a page of the jobs list: the filters, the page's cursor, and the cursors of the pages
+ * before it (`prev`, oldest first; empty for the first page), so Previous goes back one page.
+ */
+function jobsPageHash(filters, cursor, trail) {
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(filters)) if (value) query.set(name, value);
+  if (cursor) query.set('cursor', cursor);
+  for (const earlier of trail) query.append('prev', earlier);
+  const text = query.toString();
+  return text ? `#/?${text}` : '#/';
+}
+
 /** Repeats `load` every `ms` while the tab is visible, and at once when it becomes visible again. */
 function usePolling(load, ms, active) {
   const saved = useRef(load);
@@ -304,6 +317,7 @@ function BulkAnswer({ api, jobs, onDone, onOutcome }) {
 function JobsPage({ api, config, route }) {
   const filters = readFilters(route.query);
   const cursor = route.query.get('cursor') ?? '';
+  const trail = route.query.getAll('prev');
   const [page, setPage] = useState(undefined);
   const [error, setError] = useState(undefined);
   const [checked, setChecked] = useState([]);
@@ -414,7 +428,12 @@ function JobsPage({ api, config, route }) {
     }
     <nav class="pager" aria-label="Pages">
       ${cursor ? html`<a href=${jobsHash(filters)}>First page</a>` : null}
-      ${page?.cursor ? html`<a href=${jobsHash({ ...filters, cursor: page.cursor })}>Next page</a>` : null}
+      ${
+        cursor && trail.length > 0
+          ? html`<a href=${jobsPageHash(filters, trail[trail.length - 1], trail.slice(0, -1))} rel="prev">Previous page</a>`
+          : null
+      }
+      ${page?.cursor ? html`<a href=${jobsPageHash(filters, page.cursor, [...trail, cursor])} rel="next">Next page</a>` : null}
     </nav>
   </main>`;
 }

@@ -311,4 +311,30 @@ describe('the dashboard in a browser', () => {
     await page.getByRole('heading', { name: 'Earlier runs' }).waitFor();
     await shot('09-retried');
   }, 90_000);
+
+  it('pages through the jobs list forward and back', async () => {
+    // 27 jobs under their own label, so this list has two pages of 25 and its own order.
+    const ids: string[] = [];
+    for (let n = 0; n < 27; n++) {
+      ids.push(
+        (await submit({ workflow: 'patent-count', input: { query: `TTL:(pager ${n})` }, label: 'pager' })).id,
+      );
+    }
+    const newestFirst = [...ids].reverse();
+    await page.goto(`${url}/#/?q=pager`);
+    await row(newestFirst[0]!).waitFor();
+    expect(await page.getByRole('link', { name: 'Previous page' }).count()).toBe(0);
+    await page.getByRole('link', { name: 'Next page' }).click();
+    await row(newestFirst[25]!).waitFor();
+    await row(newestFirst[0]!).waitFor({ state: 'detached' });
+    expect(await page.getByRole('link', { name: 'Next page' }).count()).toBe(0);
+    await shot('13-second-page');
+    // Previous goes back one page (here the first), by keyboard too.
+    await page.getByRole('link', { name: 'Previous page' }).focus();
+    await page.keyboard.press('Enter');
+    await row(newestFirst[0]!).waitFor();
+    await row(newestFirst[25]!).waitFor({ state: 'detached' });
+    expect(await page.getByRole('link', { name: 'Previous page' }).count()).toBe(0);
+    expect(await page.getByRole('link', { name: 'Next page' }).count()).toBe(1);
+  }, 90_000);
 });
