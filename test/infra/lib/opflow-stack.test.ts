@@ -412,7 +412,7 @@ describe.each([
       expect(actions.filter((a) => a.startsWith('s3:Delete'))).toEqual([]);
     });
 
-    it('lets the api use the table, send work, get report objects and put only job inputs, and only the webhook secrets', () => {
+    it('lets the api use the table, send work, get report objects and put only job inputs and batch files, and only the webhook secrets', () => {
       const { stack, template } = stageOf();
       const statements = statementsOfRole(template, roles(stack).api);
       const actions = actionsOf(statements);
@@ -435,6 +435,17 @@ describe.each([
           Action: 's3:PutObject',
           Resource: { 'Fn::Join': ['', [bucketArn, '/reports/*/input.json']] },
         }),
+        // The batch routes (issue 15): a batch's record files and outputs under batches/, listed by
+        // that prefix only.
+        expect.objectContaining({
+          Action: ['s3:GetObject', 's3:PutObject'],
+          Resource: { 'Fn::Join': ['', [bucketArn, '/batches/*']] },
+        }),
+        expect.objectContaining({
+          Action: 's3:ListBucket',
+          Condition: { StringLike: { 's3:prefix': ['batches/*'] } },
+          Resource: bucketArn,
+        }),
       ]);
       // Of the secrets, only the webhook signing secrets (issue 12), never an API key.
       const secretReads = statements.filter((s) =>
@@ -454,6 +465,12 @@ describe.each([
               { 'Fn::GetAtt': [logicalId(stack, stack.storage.reportBucket), 'Arn'] },
               '/reports/*/input.json',
             ],
+          ],
+        },
+        {
+          'Fn::Join': [
+            '',
+            [{ 'Fn::GetAtt': [logicalId(stack, stack.storage.reportBucket), 'Arn'] }, '/batches/*'],
           ],
         },
       ]);
