@@ -124,10 +124,7 @@ function useRoute() {
   return route;
 }
 function jobsHash(filters) {
-  const query = new URLSearchParams();
-  for (const [name, value] of Object.entries(filters)) if (value) query.set(name, value);
-  const text = query.toString();
-  return text ? `#/?${text}` : '#/';
+  return jobsPageHash(filters, '', []);
 }
 
 /**
