@@ -7,16 +7,9 @@
  * One step per model; the job starts at its model's step (`start`), which streams and completes.
  */
 import * as z from 'zod';
-import {
-  defineWorkflow,
-  type ReportInput,
-  type StepContext,
-  stepsFor,
-  type Workflow,
-} from '../engine/workflow';
-import { blocks, count, heading, inline, paragraphs, shorten, table, webLink } from '../reports/markdown';
-import { answerReferences } from './answer-references';
-import { streamOutputOf } from './step-data';
+import { defineWorkflow, type StepContext, stepsFor, type Workflow } from '../engine/workflow';
+import { shorten } from '../reports/markdown';
+import { chatMarkdown, chatSummary, chatTitle, modelNames } from './llm-chat-report';
 import { readTextDocument } from './text-input';
 
 export const models = ['ai07', 'ai50', 'ai20'] as const;
@@ -24,12 +17,6 @@ export type Model = (typeof models)[number];
 
 /** The longest question each model takes, in characters (the platform's limits). */
 export const questionLimits: Readonly<Record<Model, number>> = { ai07: 500, ai50: 30_000, ai20: 16_000 };
-
-const modelNames: Readonly<Record<Model, string>> = {
-  ai07: 'ai07 chat model',
-  ai50: 'ai50 patent model',
-  ai20: 'ai20 life-science model',
-};
 
 /** The input of a chat. `query` and `prompt` name the same thing (ai07's field is called prompt). */
 export const llmChatInput = z
@@ -175,40 +162,3 @@ const workflow = defineWorkflow<LlmChatInput>({
 
 /** The llm-chat workflow: a job starts at its model's step (`start`). */
 export const llmChat: Workflow<LlmChatInput> = workflow;
-
-const chatTitle = (input: LlmChatInput) => input.title ?? shorten(questionOf(input), 100);
-
-function chatMarkdown(r: ReportInput<LlmChatInput>): string {
-  const { input, outputs } = r;
-  const answer = streamOutputOf(outputs, answerStep(input.model));
-  const references = answerReferences([], answer?.references ?? []);
-  const session = answer?.ids['session_id'];
-  return blocks(
-    heading(1, `${modelNames[input.model]}: ${chatTitle(input)}`),
-    inline(chatSummary(r)),
-    heading(2, 'Question'),
-    paragraphs(questionOf(input)),
-    heading(2, 'Answer'),
-    paragraphs(answer?.text, '_No answer was streamed._'),
-    answer?.finishReason === 'length' && inline('(The answer was cut off at the model’s length limit.)'),
-    references.length > 0 && heading(2, 'References'),
-    references.length > 0 &&
-      table(
-        ['#', 'Type', 'Reference', 'Date'],
-        references.map((reference, index) => [
-          index + 1,
-          reference.type,
-          webLink(shorten(reference.text, 200), reference.link),
-          reference.date,
-        ]),
-      ),
-    session && inline(`Session: ${session} (give it as sessionId to continue this conversation with ai20).`),
-  );
-}
-
-/** "ai50: answer of 1,234 characters, 812 tokens". */
-export function chatSummary({ input, outputs }: ReportInput<LlmChatInput>): string {
-  const answer = streamOutputOf(outputs, answerStep(input.model));
-  const tokens = answer?.tokens?.total;
-  return `${input.model}: answer of ${count(answer?.text.length ?? 0)} characters${tokens ? `, ${count(tokens)} tokens` : ''}`;
-}
