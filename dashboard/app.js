@@ -91,8 +91,8 @@ function formatDuration(ms) {
   if (minutes < 60) return `${minutes} min ${Math.round(seconds % 60)} s`;
   return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 }
-function plural(count, word) {
-  return `${count} ${word}${count === 1 ? '' : 's'}`;
+function plural(count, word, many = `${word}s`) {
+  return `${count} ${count === 1 ? word : many}`;
 }
 function jobTitle(job) {
   return job.title ?? job.label ?? job.id;
@@ -100,7 +100,7 @@ function jobTitle(job) {
 
 // ---- routing -------------------------------------------------------------------------------------
 
-/** `#/` (jobs, filters in the query), `#/jobs/<id>`. */
+/** `#/` (jobs, filters in the query), `#/jobs/<id>`, `#/batches[/<id>]`, `#/schedules`, `#/webhooks`. */
 function parseRoute(hash) {
   const raw = hash.replace(/^#/, '') || '/';
   const at = raw.indexOf('?');
@@ -112,6 +112,7 @@ function parseRoute(hash) {
   if (batch) return { page: 'batch', id: decodeURIComponent(batch[1]), query };
   if (path === '/batches') return { page: 'batches', query };
   if (path === '/schedules') return { page: 'schedules', query };
+  if (path === '/webhooks') return { page: 'webhooks', query };
   return { page: 'jobs', query };
 }
 function useRoute() {
@@ -124,20 +125,34 @@ function useRoute() {
   return route;
 }
 function jobsHash(filters) {
-  return jobsPageHash(filters, '', []);
+  return pageHash('/', filters, '', []);
 }
 
 /**
- * The hash of a page of the jobs list: the filters, the page's cursor, and the cursors of the pages
- * before it (`prev`, oldest first; empty for the first page), so Previous goes back one page.
+ * The hash of a page of a list (`/` the jobs, `/webhooks` the deliveries): the filters, the page's
+ * cursor, and the cursors of the pages before it (`prev`, oldest first; empty for the first page),
+ * so Previous goes back one page.
  */
-function jobsPageHash(filters, cursor, trail) {
+function pageHash(path, filters, cursor, trail) {
   const query = new URLSearchParams();
   for (const [name, value] of Object.entries(filters)) if (value) query.set(name, value);
   if (cursor) query.set('cursor', cursor);
   for (const earlier of trail) query.append('prev', earlier);
   const text = query.toString();
-  return text ? `#/?${text}` : '#/';
+  return text ? `#${path}?${text}` : `#${path}`;
+}
+
+/** First, Previous and Next page links of a list whose address holds its cursors (pageHash). */
+function Pager({ path, filters, cursor, trail, next }) {
+  return html`<nav class="pager" aria-label="Pages">
+    ${cursor ? html`<a href=${pageHash(path, filters, '', [])}>First page</a>` : null}
+    ${
+      cursor && trail.length > 0
+        ? html`<a href=${pageHash(path, filters, trail[trail.length - 1], trail.slice(0, -1))} rel="prev">Previous page</a>`
+        : null
+    }
+    ${next ? html`<a href=${pageHash(path, filters, next, [...trail, cursor])} rel="next">Next page</a>` : null}
+  </nav>`;
 }
 
 /** Repeats `load` every `ms` while the tab is visible, and at once when it becomes visible again. */
@@ -165,6 +180,49 @@ function usePolling(load, ms, active) {
   }, [ms, active]);
 }
 
+/**
+ * What `fetcher` answers, loaded now, again whenever `inputs` change, and every `ms` while
+ * `active(data)` holds. A 401 goes to the sign-in form (createApi); other failures to `error`.
+ */
+function useLoaded(fetcher, inputs, ms, active = () => true) {
+  const [data, setData] = useState(undefined);
+  const [error, setError] = useState(undefined);
+  const load = useCallback(async () => {
+    try {
+      setData(await fetcher());
+      setError(undefined);
+    } catch (failure) {
+      if (failure.status !== 401) setError(failure.message);
+    }
+  }, inputs);
+  useEffect(() => {
+    load();
+  }, [load]);
+  usePolling(load, ms, Boolean(active(data)));
+  return { data, error, load };
+}
+
+/**
+ * A button's action: `run(work)` marks the page busy, shows what `work` answers (the text of a
+ * notice) or why it failed, then reloads the page's data.
+ */
+function useAction(load) {
+  const [busy, setBusy] = useState(false);
+  const [notice, setNotice] = useState(undefined);
+  const run = async (work) => {
+    setBusy(true);
+    try {
+      setNotice({ ok: await work() });
+      await load();
+    } catch (failure) {
+      setNotice({ error: failure.message });
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, notice, setNotice, run };
+}
+
 /** Moves focus to the page's heading when the page changes, so screen readers announce it. */
 function useFocusHeading(key) {
   const ref = useRef(null);
@@ -184,6 +242,15 @@ function Notice({ error, ok }) {
   if (error) return html`<p class="notice error" role="alert">${error}</p>`;
   if (ok) return html`<p class="notice ok" role="status">${ok}</p>`;
   return null;
+}
+
+/** A page of one thing (a job, a batch) before it is loaded, or when it cannot be. */
+function Pending({ back, backLabel, title, heading, error }) {
+  return html`<main id="main">
+    <p><a href=${back}>← ${backLabel}</a></p>
+    <h1 tabindex="-1" ref=${heading}>${title}</h1>
+    ${error ? html`<${Notice} error=${error} />` : html`<p aria-busy="true">Loading…</p>`}
+  </main>`;
 }
 
 function TokenForm({ reason, onSaved }) {
@@ -315,23 +382,23 @@ function JobsPage({ api, config, route }) {
   const filters = readFilters(route.query);
   const cursor = route.query.get('cursor') ?? '';
   const trail = route.query.getAll('prev');
-  const [page, setPage] = useState(undefined);
-  const [error, setError] = useState(undefined);
   const [checked, setChecked] = useState([]);
   const [announcement, setAnnouncement] = useState('');
   const [outcome, setOutcome] = useState({});
   const previous = useRef(new Map());
   const heading = useFocusHeading('jobs');
 
-  const load = useCallback(async () => {
-    const query = new URLSearchParams();
-    for (const [name, value] of Object.entries(filters)) if (value) query.set(name, value);
-    if (cursor) query.set('cursor', cursor);
-    query.set('limit', '25');
-    try {
+  const {
+    data: page,
+    error,
+    load,
+  } = useLoaded(
+    async () => {
+      const query = new URLSearchParams();
+      for (const [name, value] of Object.entries(filters)) if (value) query.set(name, value);
+      if (cursor) query.set('cursor', cursor);
+      query.set('limit', '25');
       const answer = await api('GET', `/jobs?${query}`);
-      setError(undefined);
-      setPage(answer);
       // Tell screen readers about jobs on this page that changed status since the last look.
       const changes = [];
       for (const job of answer.jobs) {
@@ -340,16 +407,12 @@ function JobsPage({ api, config, route }) {
         previous.current.set(job.id, job.status);
       }
       if (changes.length) setAnnouncement(changes.join('. '));
-    } catch (failure) {
-      if (failure.status !== 401) setError(failure.message);
-    }
-  }, [api, JSON.stringify(filters), cursor]);
-
-  useEffect(() => {
-    setChecked([]);
-    load();
-  }, [load]);
-  usePolling(load, listRefreshMs, true);
+      return answer;
+    },
+    [api, JSON.stringify(filters), cursor],
+    listRefreshMs,
+  );
+  useEffect(() => setChecked([]), [load]);
 
   const go = (next) => {
     location.hash = jobsHash(next);
@@ -423,15 +486,7 @@ function JobsPage({ api, config, route }) {
           </tbody>
         </table>`
     }
-    <nav class="pager" aria-label="Pages">
-      ${cursor ? html`<a href=${jobsHash(filters)}>First page</a>` : null}
-      ${
-        cursor && trail.length > 0
-          ? html`<a href=${jobsPageHash(filters, trail[trail.length - 1], trail.slice(0, -1))} rel="prev">Previous page</a>`
-          : null
-      }
-      ${page?.cursor ? html`<a href=${jobsPageHash(filters, page.cursor, [...trail, cursor])} rel="next">Next page</a>` : null}
-    </nav>
+    <${Pager} path="/" filters=${filters} cursor=${cursor} trail=${trail} next=${page?.cursor} />
   </main>`;
 }
 
@@ -620,14 +675,20 @@ function Report({ api, config, job }) {
   </section>`;
 }
 
+/** Whether the job's callback is still to be sent or retried. */
+function callbackPending(job) {
+  return Boolean(job.callbackUrl) && (job.callback === undefined || job.callback.state === 'pending');
+}
+
 /** The job's callback (`callbackUrl`): the delivery's state and every attempt. */
 function Callback({ job }) {
   const callback = job.callback;
+  const ended = !unfinished.includes(job.status);
   return html`<section aria-labelledby="callback-heading">
     <h2 id="callback-heading">Callback</h2>
     <dl class="facts">
       <dt>URL</dt><dd><code>${job.callbackUrl}</code></dd>
-      <dt>Delivery</dt><dd>${callback ? `${callback.state} (round ${callback.round})` : 'when the job ends'}</dd>
+      <dt>Delivery</dt><dd>${callback ? `${callback.state} (round ${callback.round})` : ended ? 'being sent' : 'when the job ends'}</dd>
       ${callback?.deliveredAt ? html`<dt>Delivered</dt><dd>${formatTime(callback.deliveredAt)}</dd>` : null}
       ${callback?.nextAttemptAt && callback.state === 'pending' ? html`<dt>Next attempt</dt><dd>${formatTime(callback.nextAttemptAt)}</dd>` : null}
     </dl>
@@ -653,49 +714,30 @@ function Callback({ job }) {
 }
 
 function JobPage({ api, config, id }) {
-  const [job, setJob] = useState(undefined);
-  const [timeline, setTimeline] = useState(undefined);
-  const [error, setError] = useState(undefined);
-  const [notice, setNotice] = useState(undefined);
-  const [busy, setBusy] = useState(false);
   const heading = useFocusHeading(id);
-
-  const load = useCallback(async () => {
-    try {
-      const answer = await api('GET', `/jobs/${encodeURIComponent(id)}`);
-      setJob(answer.job);
-      setError(undefined);
-      if (config.timeline) {
-        const steps = await api('GET', `/jobs/${encodeURIComponent(id)}/timeline`).catch(() => undefined);
-        if (steps) setTimeline(steps);
-      }
-    } catch (failure) {
-      if (failure.status !== 401) setError(failure.message);
-    }
-  }, [api, id]);
-  useEffect(() => {
-    setJob(undefined);
-    setTimeline(undefined);
-    setNotice(undefined);
-    load();
-  }, [load]);
+  const { data, error, load } = useLoaded(
+    async () => {
+      const { job } = await api('GET', `/jobs/${encodeURIComponent(id)}`);
+      const timeline = config.timeline
+        ? await api('GET', `/jobs/${encodeURIComponent(id)}/timeline`).catch(() => undefined)
+        : undefined;
+      return { job, timeline };
+    },
+    [api, id],
+    jobRefreshMs,
+    // While it runs, and while its callback is still to be delivered (attempts show as they come).
+    (loaded) => loaded && (unfinished.includes(loaded.job.status) || callbackPending(loaded.job)),
+  );
+  const { busy, notice, setNotice, run } = useAction(load);
+  const job = data?.job;
+  const timeline = data?.timeline;
   const running = job !== undefined && unfinished.includes(job.status);
-  usePolling(load, jobRefreshMs, running);
 
-  const act = async (label, method, path, body) => {
-    setBusy(true);
-    try {
-      const answer = await api(method, path, body);
-      if (answer?.job) setJob(answer.job);
-      setNotice({ ok: label });
-      setError(undefined);
-      await load();
-    } catch (failure) {
-      setNotice({ error: failure.message });
-    } finally {
-      setBusy(false);
-    }
-  };
+  const act = (label, method, path, body) =>
+    run(async () => {
+      await api(method, path, body);
+      return label;
+    });
   const cancel = () => {
     if (!confirm(`Cancel ${jobTitle(job)}? A call under way finishes, but its result is dropped.`)) return;
     act('Job cancelled.', 'POST', `/jobs/${encodeURIComponent(id)}/cancel`);
@@ -709,11 +751,7 @@ function JobPage({ api, config, id }) {
     );
 
   if (job === undefined) {
-    return html`<main id="main">
-      <p><a href="#/">← All jobs</a></p>
-      <h1 tabindex="-1" ref=${heading}>Job ${id}</h1>
-      ${error ? html`<${Notice} error=${error} />` : html`<p aria-busy="true">Loading…</p>`}
-    </main>`;
+    return html`<${Pending} back="#/" backLabel="All jobs" title=${`Job ${id}`} heading=${heading} error=${error} />`;
   }
   const usage = job.usage ?? {};
   const canRetry = job.status === 'FAILED' || job.status === 'CANCELLED';
@@ -795,21 +833,8 @@ function JobPage({ api, config, id }) {
 // ---- batches -------------------------------------------------------------------------------------
 
 function BatchesPage({ api }) {
-  const [page, setPage] = useState(undefined);
-  const [error, setError] = useState(undefined);
   const heading = useFocusHeading('batches');
-  const load = useCallback(async () => {
-    try {
-      setPage(await api('GET', '/batches?limit=50'));
-      setError(undefined);
-    } catch (failure) {
-      if (failure.status !== 401) setError(failure.message);
-    }
-  }, [api]);
-  useEffect(() => {
-    load();
-  }, [load]);
-  usePolling(load, listRefreshMs, true);
+  const { data: page, error } = useLoaded(() => api('GET', '/batches?limit=50'), [api], listRefreshMs);
   const batches = page?.batches ?? [];
   return html`<main id="main">
     <h1 tabindex="-1" ref=${heading}>Batches</h1>
@@ -818,7 +843,7 @@ function BatchesPage({ api }) {
       page === undefined
         ? html`<p aria-busy="true">Loading batches…</p>`
         : html`<table class="jobs">
-          <caption>${batches.length === 0 ? 'No batches yet: opflow ingest <manifest or folder> --workflow <name> starts one.' : `${plural(batches.length, 'batch')}, newest first; updates live.`}</caption>
+          <caption>${batches.length === 0 ? 'No batches yet: opflow ingest <manifest or folder> --workflow <name> starts one.' : `${plural(batches.length, 'batch', 'batches')}, newest first; updates live.`}</caption>
           <thead><tr>
             <th scope="col">Batch</th><th scope="col">Status</th><th scope="col">Workflow</th><th scope="col">Items</th>
             <th scope="col">Succeeded</th><th scope="col">Failed</th><th scope="col">Waiting or running</th><th scope="col">ETA</th><th scope="col">Created</th>
@@ -844,51 +869,32 @@ function BatchesPage({ api }) {
 }
 
 function BatchPage({ api, config, id }) {
-  const [answer, setAnswer] = useState(undefined);
-  const [jobs, setJobs] = useState(undefined);
-  const [error, setError] = useState(undefined);
-  const [notice, setNotice] = useState(undefined);
-  const [busy, setBusy] = useState(false);
   const heading = useFocusHeading(`batch-${id}`);
   const path = `/batches/${encodeURIComponent(id)}`;
-  const load = useCallback(async () => {
-    try {
-      setAnswer(await api('GET', path));
-      setJobs(await api('GET', `/jobs?batchId=${encodeURIComponent(id)}&limit=100`));
-      setError(undefined);
-    } catch (failure) {
-      if (failure.status !== 401) setError(failure.message);
-    }
-  }, [api, id]);
-  useEffect(() => {
-    load();
-  }, [load]);
+  const { data, error, load } = useLoaded(
+    async () => ({
+      answer: await api('GET', path),
+      jobs: await api('GET', `/jobs?batchId=${encodeURIComponent(id)}&limit=100`),
+    }),
+    [api, id],
+    listRefreshMs,
+    (loaded) =>
+      loaded && (loaded.answer.batch.status !== 'FINISHED' || loaded.answer.batch.totals.running > 0),
+  );
+  const { busy, notice, run } = useAction(load);
+  const answer = data?.answer;
+  const jobs = data?.jobs;
   const batch = answer?.batch;
   const active = batch !== undefined && batch.status !== 'FINISHED';
-  usePolling(load, listRefreshMs, active || (batch && batch.totals.running > 0));
-  const act = async (label, action) => {
-    setBusy(true);
-    try {
+  const act = (label, action) =>
+    run(async () => {
       const outcome = await api('POST', `${path}/${action}`);
-      setNotice({
-        ok:
-          action === 'redrive'
-            ? `${label}: ${plural(outcome.retried, 'item')} running again${outcome.refused.length ? `; ${outcome.refused.length} could not be` : ''}.`
-            : `${label}: ${plural(outcome.cancelled, 'job')} cancelled; no new items start.`,
-      });
-      await load();
-    } catch (failure) {
-      setNotice({ error: failure.message });
-    } finally {
-      setBusy(false);
-    }
-  };
+      return action === 'redrive'
+        ? `${label}: ${plural(outcome.retried, 'item')} running again${outcome.refused.length ? `; ${outcome.refused.length} could not be` : ''}.`
+        : `${label}: ${plural(outcome.cancelled, 'job')} cancelled; no new items start.`;
+    });
   if (batch === undefined) {
-    return html`<main id="main">
-      <p><a href="#/batches">← All batches</a></p>
-      <h1 tabindex="-1" ref=${heading}>Batch ${id}</h1>
-      ${error ? html`<${Notice} error=${error} />` : html`<p aria-busy="true">Loading…</p>`}
-    </main>`;
+    return html`<${Pending} back="#/batches" backLabel="All batches" title=${`Batch ${id}`} heading=${heading} error=${error} />`;
   }
   const t = batch.totals;
   const done = t.succeeded + t.failed + t.cancelled;
@@ -943,7 +949,14 @@ function BatchPage({ api, config, id }) {
     <section aria-labelledby="outputs-heading">
       <h2 id="outputs-heading">Summary files</h2>
       <div class="actions">
-        ${files.map((name) => html`<button type="button" onClick=${() => downloadFile(config, { name, href: `${path}/outputs/${name}` }).catch((failure) => setNotice({ error: failure.message }))}>Download ${name}</button>`)}
+        ${files.map(
+          (name) =>
+            html`<button type="button" onClick=${() =>
+              run(async () => {
+                await downloadFile(config, { name, href: `${path}/outputs/${name}` });
+                return `${name} downloaded.`;
+              })}>Download ${name}</button>`,
+        )}
       </div>
     </section>
     ${
@@ -982,63 +995,112 @@ function BatchPage({ api, config, id }) {
   </main>`;
 }
 
+/** A schedule's row: its slots, its state, its last fire and job, and what can be done to it. */
+function ScheduleRow({ schedule, busy, pausing, onTrigger, onPause, onResume }) {
+  return html`<tr data-schedule=${schedule.name} data-state=${schedule.pause ? 'paused' : 'active'}>
+    <td class="nowrap">${schedule.name}</td>
+    <td class="nowrap"><code>${schedule.cron}</code> <span class="muted small">${schedule.timezone}</span></td>
+    <td class="nowrap">${schedule.workflow}</td>
+    <td>${
+      schedule.pause
+        ? html`<${StatusBadge} status="PAUSED" /> ${schedule.pause.reason}
+          <div class="small muted">${schedule.pause.by === 'config' ? 'in opflow.config.json' : `since ${formatTime(schedule.pause.at)}`}</div>`
+        : html`<${StatusBadge} status="ACTIVE" />`
+    }</td>
+    <td>${schedule.next ? html`<time datetime=${schedule.next}>${formatTime(schedule.next)}</time>` : 'none while paused'}</td>
+    <td>${schedule.lastFired ? html`<time datetime=${schedule.lastFired}>${formatTime(schedule.lastFired)}</time>` : 'never'}</td>
+    <td>${schedule.lastJob ? html`<a href=${`#/jobs/${encodeURIComponent(schedule.lastJob.id)}`}>${schedule.lastJob.status}</a>` : ''}</td>
+    <td>${schedule.skipped}</td>
+    <td class="row-actions">
+      <button type="button" disabled=${busy} onClick=${() => onTrigger(schedule.name)} aria-label=${`Trigger now: ${schedule.name}`}>Trigger now</button>
+      ${
+        schedule.pause === undefined
+          ? html`<button type="button" disabled=${busy} aria-label=${`Pause: ${schedule.name}`} aria-expanded=${pausing === schedule.name ? 'true' : 'false'}
+              onClick=${() => onPause(schedule.name)}>Pause…</button>`
+          : schedule.pause.by === 'runtime'
+            ? html`<button type="button" class="primary" disabled=${busy} aria-label=${`Resume: ${schedule.name}`} onClick=${() => onResume(schedule.name)}>Resume</button>`
+            : null
+      }
+    </td>
+  </tr>`;
+}
+
 function SchedulesPage({ api }) {
-  const [answer, setAnswer] = useState(undefined);
-  const [error, setError] = useState(undefined);
-  const [notice, setNotice] = useState(undefined);
-  const [busy, setBusy] = useState(false);
   const heading = useFocusHeading('schedules');
-  const load = useCallback(async () => {
-    try {
-      setAnswer(await api('GET', '/schedules'));
-      setError(undefined);
-    } catch (failure) {
-      if (failure.status !== 401) setError(failure.message);
-    }
-  }, [api]);
+  const { data: answer, error, load } = useLoaded(() => api('GET', '/schedules'), [api], 5000);
+  const { busy, notice, run } = useAction(load);
+  // The schedule whose pause form is open, and the reason typed in it.
+  const [pausing, setPausing] = useState(undefined);
+  const [reason, setReason] = useState('');
+  const reasonField = useRef(null);
   useEffect(() => {
-    load();
-  }, [load]);
-  usePolling(load, 5000, true);
-  const trigger = async (name) => {
-    setBusy(true);
-    try {
-      const outcome = await api('POST', `/schedules/${encodeURIComponent(name)}/trigger`);
-      setNotice({ ok: `${name}: job ${outcome.jobId} started.` });
-      await load();
-    } catch (failure) {
-      setNotice({ error: failure.message });
-    } finally {
-      setBusy(false);
-    }
+    if (pausing) reasonField.current?.focus();
+  }, [pausing]);
+  const path = (name, action) => `/schedules/${encodeURIComponent(name)}/${action}`;
+  const trigger = (name) =>
+    run(async () => {
+      const outcome = await api('POST', path(name, 'trigger'));
+      return `${name}: job ${outcome.jobId} started.`;
+    });
+  const pause = (event) => {
+    event.preventDefault();
+    const name = pausing;
+    run(async () => {
+      await api('POST', path(name, 'pause'), { reason });
+      setPausing(undefined);
+      setReason('');
+      return `${name} paused: its slots are skipped until it is resumed.`;
+    });
   };
+  const resume = (name) =>
+    run(async () => {
+      const outcome = await api('POST', path(name, 'resume'));
+      return `${name} resumed: next fire ${formatTime(outcome.schedule.next)}.`;
+    });
   const schedules = answer?.schedules ?? [];
   return html`<main id="main">
     <h1 tabindex="-1" ref=${heading}>Schedules</h1>
-    <p class="muted small">Declared in opflow.config.json (pause one there with <code>"paused": {"reason": "..."}</code>); fired by this server.</p>
+    <p class="muted small">
+      Declared in opflow.config.json and fired by this server (on AWS, by EventBridge Scheduler). A pause
+      set here holds for every process until it is resumed; a pause written in the file (<code>"paused": {"reason": "..."}</code>)
+      is lifted only there.
+    </p>
     <${Notice} ...${notice ?? {}} />
     <${Notice} error=${error} />
+    ${
+      pausing
+        ? html`<section class="panel attention" aria-labelledby="pause-heading">
+          <h2 id="pause-heading">Pause ${pausing}</h2>
+          <form onSubmit=${pause}>
+            <p class="field">
+              <label for="pause-reason">Why (shown beside the schedule)</label>
+              <input id="pause-reason" ref=${reasonField} required maxlength="500" size="50" value=${reason}
+                onInput=${(event) => setReason(event.currentTarget.value)} />
+            </p>
+            <div class="actions">
+              <button class="primary" type="submit" disabled=${busy || reason.trim() === ''}>Pause ${pausing}</button>
+              <button type="button" onClick=${() => setPausing(undefined)}>Keep it running</button>
+            </div>
+          </form>
+        </section>`
+        : null
+    }
     ${
       answer === undefined
         ? html`<p aria-busy="true">Loading schedules…</p>`
         : html`<table class="jobs">
-          <caption>${plural(schedules.length, 'schedule')}</caption>
+          <caption>${schedules.length === 0 ? 'No schedules: declare them under "schedules" in opflow.config.json.' : plural(schedules.length, 'schedule')}</caption>
           <thead><tr>
-            <th scope="col">Schedule</th><th scope="col">When</th><th scope="col">Workflow</th><th scope="col">Next</th>
-            <th scope="col">Last fired</th><th scope="col">Last job</th><th scope="col">Skipped</th><th scope="col"><span class="visually-hidden">Actions</span></th>
+            <th scope="col">Schedule</th><th scope="col">When</th><th scope="col">Workflow</th><th scope="col">State</th>
+            <th scope="col">Next fire</th><th scope="col">Last fire</th><th scope="col">Last job</th><th scope="col">Skipped slots</th>
+            <th scope="col"><span class="visually-hidden">Actions</span></th>
           </tr></thead>
           <tbody>
             ${schedules.map(
-              (schedule) => html`<tr key=${schedule.name} data-schedule=${schedule.name}>
-                <td>${schedule.name}</td>
-                <td><code>${schedule.cron}</code> <span class="muted small">${schedule.timezone}</span></td>
-                <td>${schedule.workflow}</td>
-                <td>${schedule.paused ? `paused: ${schedule.paused}` : formatTime(schedule.next)}</td>
-                <td>${schedule.lastFired ? formatTime(schedule.lastFired) : 'never'}</td>
-                <td>${schedule.lastJob ? html`<a href=${`#/jobs/${encodeURIComponent(schedule.lastJob.id)}`}>${schedule.lastJob.status}</a>` : ''}</td>
-                <td>${schedule.skipped}</td>
-                <td><button type="button" disabled=${busy} onClick=${() => trigger(schedule.name)} aria-label=${`Trigger now: ${schedule.name}`}>Trigger now</button></td>
-              </tr>`,
+              (
+                schedule,
+              ) => html`<${ScheduleRow} key=${schedule.name} schedule=${schedule} busy=${busy} pausing=${pausing}
+                onTrigger=${trigger} onPause=${setPausing} onResume=${resume} />`,
             )}
           </tbody>
         </table>`
@@ -1046,7 +1108,101 @@ function SchedulesPage({ api }) {
   </main>`;
 }
 
+// ---- webhooks ------------------------------------------------------------------------------------
+
+/** What a delivery came to, in words. */
+function deliveryOutcome(delivery) {
+  if (delivery.error) return `${delivery.error.code}: ${delivery.error.message}`;
+  if (delivery.jobId) return delivery.created === false ? 'repeated delivery: the same job' : 'job started';
+  return '';
+}
+
+function DeliveryRow({ delivery }) {
+  const answer = delivery.status < 300 ? 'status-SUCCEEDED' : 'status-FAILED';
+  const job = delivery.jobId;
+  return html`<tr data-delivery=${delivery.id} data-answer=${delivery.status}>
+    <td><time datetime=${delivery.at}>${formatTime(delivery.at)}</time></td>
+    <td>${delivery.source}</td>
+    <td>${delivery.webhookId ? html`<code>${delivery.webhookId}</code>` : ''}</td>
+    <td><span class=${`status ${answer}`}>HTTP ${delivery.status}</span></td>
+    <td>${deliveryOutcome(delivery)}</td>
+    <td>${job ? html`<a href=${`#/jobs/${encodeURIComponent(job)}`}><code class="id">${job}</code></a>` : ''}</td>
+  </tr>`;
+}
+
+function WebhooksPage({ api, route }) {
+  const source = route.query.get('source') ?? '';
+  const cursor = route.query.get('cursor') ?? '';
+  const trail = route.query.getAll('prev');
+  const heading = useFocusHeading('webhooks');
+  const [draft, setDraft] = useState(source);
+  useEffect(() => setDraft(source), [source]);
+  const { data: page, error } = useLoaded(
+    () => {
+      const query = new URLSearchParams({ limit: '50' });
+      if (source) query.set('source', source);
+      if (cursor) query.set('cursor', cursor);
+      return api('GET', `/webhook-deliveries?${query}`);
+    },
+    [api, source, cursor],
+    listRefreshMs,
+  );
+  const filter = (event) => {
+    event.preventDefault();
+    location.hash = pageHash('/webhooks', { source: draft.trim() }, '', []);
+  };
+  const deliveries = page?.deliveries ?? [];
+  return html`<main id="main">
+    <h1 tabindex="-1" ref=${heading}>Webhook deliveries</h1>
+    <p class="muted small">
+      Every request to <code>POST /webhooks/{source}</code> of a source with a signing secret, whatever it was
+      answered, newest first (kept 30 days). A job's own outgoing callback shows on the job's page.
+    </p>
+    <form class="filters" role="search" aria-label="Filter deliveries" onSubmit=${filter}>
+      <label>Source<input name="source" value=${draft} size="16" onInput=${(event) => setDraft(event.currentTarget.value)} /></label>
+      <button type="submit">Apply</button>
+      <button type="button" onClick=${() => {
+        location.hash = '#/webhooks';
+      }}>Clear</button>
+    </form>
+    <${Notice} error=${error} />
+    ${
+      page === undefined
+        ? html`<p aria-busy="true">Loading deliveries…</p>`
+        : html`<table class="jobs">
+          <caption>${deliveries.length === 0 ? 'No deliveries recorded.' : `${plural(deliveries.length, 'delivery', 'deliveries')} on this page, newest first; the list updates itself.`}</caption>
+          <thead><tr>
+            <th scope="col">Received</th><th scope="col">Source</th><th scope="col">Webhook id</th>
+            <th scope="col">Answer</th><th scope="col">Outcome</th><th scope="col">Job</th>
+          </tr></thead>
+          <tbody>
+            ${deliveries.map((delivery) => html`<${DeliveryRow} key=${delivery.id} delivery=${delivery} />`)}
+          </tbody>
+        </table>`
+    }
+    <${Pager} path="/webhooks" filters=${{ source }} cursor=${cursor} trail=${trail} next=${page?.cursor} />
+  </main>`;
+}
+
 // ---- the app -------------------------------------------------------------------------------------
+
+/** The page the address names. */
+function Page({ api, config, route }) {
+  switch (route.page) {
+    case 'job':
+      return html`<${JobPage} api=${api} config=${config} id=${route.id} />`;
+    case 'batches':
+      return html`<${BatchesPage} api=${api} />`;
+    case 'batch':
+      return html`<${BatchPage} api=${api} config=${config} id=${route.id} />`;
+    case 'schedules':
+      return html`<${SchedulesPage} api=${api} />`;
+    case 'webhooks':
+      return html`<${WebhooksPage} api=${api} route=${route} />`;
+    default:
+      return html`<${JobsPage} api=${api} config=${config} route=${route} />`;
+  }
+}
 
 function App({ config }) {
   const route = useRoute();
@@ -1075,6 +1231,7 @@ function App({ config }) {
         <li><a href="#/" aria-current=${route.page === 'jobs' ? 'page' : undefined}>Jobs</a></li>
         ${config.batches ? html`<li><a href="#/batches" aria-current=${route.page === 'batches' ? 'page' : undefined}>Batches</a></li>` : null}
         ${config.schedules ? html`<li><a href="#/schedules" aria-current=${route.page === 'schedules' ? 'page' : undefined}>Schedules</a></li>` : null}
+        ${config.webhooks ? html`<li><a href="#/webhooks" aria-current=${route.page === 'webhooks' ? 'page' : undefined}>Webhooks</a></li>` : null}
       </ul></nav>
       <div class="session">
         ${config.apiBase ? html`<span>API: ${config.apiBase}</span>` : null}
@@ -1087,15 +1244,7 @@ function App({ config }) {
             setSignIn(undefined);
             setGeneration(generation + 1);
           }} />`
-        : route.page === 'job'
-          ? html`<${JobPage} key=${`${route.id}-${generation}`} api=${api} config=${config} id=${route.id} />`
-          : route.page === 'schedules'
-            ? html`<${SchedulesPage} key=${generation} api=${api} />`
-            : route.page === 'batches'
-              ? html`<${BatchesPage} key=${generation} api=${api} />`
-              : route.page === 'batch'
-                ? html`<${BatchPage} key=${`${route.id}-${generation}`} api=${api} config=${config} id=${route.id} />`
-                : html`<${JobsPage} key=${generation} api=${api} config=${config} route=${route} />`
+        : html`<${Page} key=${`${route.page}-${route.id ?? ''}-${generation}`} api=${api} config=${config} route=${route} />`
     }
   </div>`;
 }

@@ -4,7 +4,8 @@
  *   npm run dashboard:build -- --api https://abc123.execute-api.eu-west-1.amazonaws.com --out dist/dashboard
  *
  * The folder holds index.html, ui/ (script, style, Preact and htm) and ui/config.json naming the
- * API. The API must accept the people's JWTs and allow the page's origin with CORS (README).
+ * API, with every page on: jobs, a job's timeline, batches, schedules and webhook deliveries. The API
+ * must accept the people's JWTs and allow the page's origin with CORS (README, docs/deploy.md).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -34,7 +35,13 @@ export function buildDashboard(options: { api: string; out: string }): string[] 
       workflows: [...workflows.keys()].sort(),
       statuses: [...jobStatuses],
       sources: [...jobSources],
-      timeline: false,
+      // The AWS HTTP API serves every route the pages read (shared/runtime/lambda/api-routes.ts):
+      // the timeline from the job history (HIST#), batches (BATCH#), the schedules of
+      // OPFLOW_SCHEDULES with their state (SCHED#) and the webhook deliveries (HOOKLOG).
+      timeline: true,
+      batches: true,
+      schedules: true,
+      webhooks: true,
     }),
   );
   const written: string[] = [];

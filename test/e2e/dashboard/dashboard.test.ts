@@ -1,12 +1,16 @@
 // The dashboard in a real browser (Debian's chromium through playwright-core) against the real
 // `opflow serve` on the built-in sandbox, with a server token: a bad token refused, the jobs list
 // updating as jobs run, filters and search, a selection answered in the page (one job, then many
-// at once), a report read, a cancel and a retry. Screenshots go to test-artifacts/dashboard/.
+// at once), a report read, a cancel and a retry, batches, schedules triggered, paused and resumed,
+// and the webhook deliveries received. Screenshots go to test-artifacts/dashboard/.
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killRunningOpflows, repoRoot, runOpflow } from '../local/opflow-process';
 import { childEnv, startServe } from '../local/serve-process';
@@ -14,6 +18,8 @@ import { childEnv, startServe } from '../local/serve-process';
 const chromiumPath = process.env.OPFLOW_CHROMIUM ?? '/usr/bin/chromium';
 const artefacts = join(repoRoot, 'test-artifacts', 'dashboard');
 const token = 'dashboard-test-token-0123456789';
+/** The signing secret of the webhook source "tracker" (OPFLOW_WEBHOOK_SECRET_TRACKER). */
+const trackerSecret = `whsec_${Buffer.from('the signing secret of the tracker source').toString('base64')}`;
 /** axe-core, the accessibility rules engine, run inside the page (WCAG 2 A and AA rules). */
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -37,6 +43,10 @@ describe('the dashboard in a browser', () => {
   let env: NodeJS.ProcessEnv;
   let browser: Browser;
   let page: Page;
+  /** A callback receiver that answers 503 to the first delivery of each job, then 200. */
+  let receiver: Server;
+  let receiverUrl: string;
+  const received: { jobId: string; status: number }[] = [];
 
   const api = async (method: string, path: string, body?: unknown) => {
     const response = await fetch(`${url}${path}`, {
@@ -72,7 +82,8 @@ describe('the dashboard in a browser', () => {
     }
     mkdirSync(artefacts, { recursive: true });
     dir = mkdtempSync(join(tmpdir(), 'opflow-e2e-dashboard-'));
-    // One schedule, far from firing on its own: the dashboard triggers it.
+    // Schedules far from firing on their own: the dashboard triggers, pauses and resumes the
+    // first; the file itself pauses the second.
     writeFileSync(
       join(dir, 'opflow.config.json'),
       JSON.stringify({
@@ -84,14 +95,39 @@ describe('the dashboard in a browser', () => {
             input: { query: 'TTL:(helmet)' },
             catchUp: 'none',
           },
+          {
+            name: 'frozen-count',
+            cron: '0 7 1 1 *',
+            workflow: 'patent-count',
+            input: { query: 'TTL:(frozen)' },
+            catchUp: 'none',
+            paused: { reason: 'held in the file until the budget is agreed' },
+          },
         ],
       }),
     );
+    receiver = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => {
+        body += chunk.toString('utf8');
+      });
+      req.on('end', () => {
+        const jobId = (JSON.parse(body) as { data?: { jobId?: string }; jobId?: string }).data?.jobId ?? '?';
+        const status = received.some((delivery) => delivery.jobId === jobId) ? 200 : 503;
+        received.push({ jobId, status });
+        res.writeHead(status).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const receiverHost = `127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+    receiverUrl = `http://${receiverHost}/opflow/done`;
     env = childEnv({
+      OPFLOW_CALLBACK_ALLOW_HOSTS: receiverHost,
       OPFLOW_SANDBOX_SPEED: '100',
       OPFLOW_DB: join(dir, 'state', 'jobs.db'),
       OPFLOW_OUT: join(dir, 'reports'),
       OPFLOW_SERVE_TOKEN: token,
+      OPFLOW_WEBHOOK_SECRET_TRACKER: trackerSecret,
     });
     ({ url } = await startServe([], { cwd: dir, env }));
     browser = await chromium.launch({
@@ -105,6 +141,7 @@ describe('the dashboard in a browser', () => {
   afterAll(async () => {
     await browser?.close();
     killRunningOpflows();
+    receiver?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -226,6 +263,25 @@ describe('the dashboard in a browser', () => {
     await shot('07-cancelled');
   }, 60_000);
 
+  it("shows a job's callback attempts as they are made, a refused one and the one delivered", async () => {
+    const job = await submit({
+      workflow: 'patent-count',
+      input: { query: 'TTL:(callback helmet)' },
+      callbackUrl: receiverUrl,
+    });
+    await page.goto(`${url}/#/jobs/${job.id}`);
+    const callback = page.getByRole('region', { name: 'Callback' });
+    // The first attempt is answered 503; the sender tries again 5 s later and gets 200.
+    await callback.getByRole('table', { name: '2 attempts' }).waitFor({ timeout: 60_000 });
+    await callback.getByText('delivered (round 1)').waitFor();
+    const attempts = await callback.locator('tbody tr').allTextContents();
+    expect(attempts[0]).toContain('HTTP 503');
+    expect(attempts[1]).toContain('HTTP 200');
+    expect(received.filter((delivery) => delivery.jobId === job.id).map((d) => d.status)).toEqual([503, 200]);
+    expect((await accessibilityProblems()).join('\n')).toBe('');
+    await callback.screenshot({ path: join(artefacts, '18-callback-attempts.png') });
+  }, 90_000);
+
   it('shows a batch going on under serve, its bad lines, a redrive of its failed item, and cancel all', async () => {
     const lines = [
       { id: 'h1', text: disclosure('Batch line one') },
@@ -291,6 +347,97 @@ describe('the dashboard in a browser', () => {
     await row.getByRole('link', { name: /QUEUED|RUNNING|WAITING|SUCCEEDED/ }).waitFor();
     expect((await accessibilityProblems()).join('\n')).toBe('');
     await shot('12-schedules');
+  }, 60_000);
+
+  it('pauses a schedule with a reason and resumes it, by keyboard; a pause in the file has no Resume', async () => {
+    await page.goto(`${url}/#/schedules`);
+    const weekly = page.locator('tr[data-schedule="weekly-count"]');
+    const frozen = page.locator('tr[data-schedule="frozen-count"][data-state="paused"]');
+    await weekly.locator('time').first().waitFor();
+    expect(await frozen.textContent()).toContain('held in the file until the budget is agreed');
+    expect(await frozen.textContent()).toContain('in opflow.config.json');
+    expect(await frozen.getByRole('button', { name: /^(Resume|Pause)/ }).count()).toBe(0);
+
+    // Pause: the form opens with the focus in its reason, which Enter submits.
+    await page.getByRole('button', { name: 'Pause: weekly-count' }).focus();
+    await page.keyboard.press('Enter');
+    const reason = page.getByLabel('Why (shown beside the schedule)');
+    await reason.waitFor();
+    expect(await page.evaluate('document.activeElement?.id')).toBe('pause-reason');
+    await page.keyboard.type('supplier audit this week');
+    await shot('14-schedule-pause-form');
+    expect((await accessibilityProblems()).join('\n')).toBe('');
+    await page.keyboard.press('Enter');
+    await page.getByText('weekly-count paused: its slots are skipped until it is resumed.').waitFor();
+    const paused = page.locator('tr[data-schedule="weekly-count"][data-state="paused"]');
+    await paused.waitFor();
+    expect(await paused.textContent()).toContain('supplier audit this week');
+    expect(await paused.textContent()).toContain('none while paused');
+    const listed = (await (
+      await fetch(`${url}/schedules`, { headers: { authorization: `Bearer ${token}` } })
+    ).json()) as { schedules: { name: string; pause?: { reason: string; by: string } }[] };
+    expect(listed.schedules.find((schedule) => schedule.name === 'weekly-count')?.pause).toMatchObject({
+      reason: 'supplier audit this week',
+      by: 'runtime',
+    });
+    expect((await accessibilityProblems()).join('\n')).toBe('');
+    await shot('15-schedule-paused');
+
+    await page.getByRole('button', { name: 'Resume: weekly-count' }).click();
+    await page.getByText(/^weekly-count resumed: next fire /).waitFor();
+    await page.locator('tr[data-schedule="weekly-count"][data-state="active"] time').first().waitFor();
+    await shot('16-schedule-resumed');
+  }, 60_000);
+
+  it('lists the webhook deliveries received, with their answer and job', async () => {
+    const post = async (body: string, id: string, key = trackerSecret) => {
+      const at = new Date();
+      const answer = await fetch(`${url}/webhooks/tracker`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'webhook-id': id,
+          'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+          'webhook-signature': new Webhook(key).sign(id, at, body),
+        },
+        body,
+      });
+      return { status: answer.status, body: (await answer.json()) as { jobId?: string } };
+    };
+    const request = JSON.stringify({ workflow: 'patent-count', input: { query: 'TTL:(webhook helmet)' } });
+    const started = await post(request, 'msg_dashboard_1');
+    expect(started.status).toBe(202);
+    expect((await post(request, 'msg_dashboard_1')).body.jobId).toBe(started.body.jobId);
+    const forged = `whsec_${Buffer.from('somebody else entirely, not tracker').toString('base64')}`;
+    expect((await post(request, 'msg_dashboard_forged', forged)).status).toBe(401);
+
+    await page.goto(`${url}/#/`);
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByRole('heading', { name: 'Webhook deliveries' }).waitFor();
+    await page.locator('tr[data-answer="401"]').waitFor();
+    const rows = page.locator('tbody tr[data-delivery]');
+    expect(await rows.count()).toBe(3);
+    // Newest first: the forged one, the repeat, then the one that started the job.
+    const texts = await rows.allTextContents();
+    expect(texts[0]).toMatch(/HTTP 401.*msg_dashboard_forged|msg_dashboard_forged.*HTTP 401/);
+    expect(texts[0]).toContain('signature');
+    expect(texts[1]).toContain('repeated delivery: the same job');
+    expect(texts[2]).toContain('job started');
+    expect(texts[2]).toContain(started.body.jobId);
+    expect((await accessibilityProblems()).join('\n')).toBe('');
+    await shot('17-webhooks');
+
+    // Filtered by another source, nothing; the job's link leads to the job.
+    await page.getByLabel('Source').fill('other');
+    await page.getByLabel('Source').press('Enter');
+    await page.getByText('No deliveries recorded.').waitFor();
+    await page.getByRole('button', { name: 'Clear' }).click();
+    await rows.nth(2).getByRole('link').click();
+    await page
+      .getByRole('heading', { name: /TTL:\(webhook helmet\)|patent-count|\w{26}/ })
+      .first()
+      .waitFor();
+    expect(page.url()).toContain(`#/jobs/${started.body.jobId}`);
   }, 60_000);
 
   it('shows why a job failed, with the error details, and retries it', async () => {

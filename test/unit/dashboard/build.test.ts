@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { JOB_ROUTES } from '../../../infra/lib/job-api';
 import { buildDashboard } from '../../../scripts/build-dashboard';
 
 const dirs: string[] = [];
@@ -27,7 +28,11 @@ describe('npm run dashboard:build', () => {
     const settings = JSON.parse(readFileSync(join(out, 'ui', 'config.json'), 'utf8'));
     expect(settings).toMatchObject({
       apiBase: 'https://abc.execute-api.eu-west-1.amazonaws.com',
-      timeline: false,
+      // Every page: the AWS HTTP API serves the timeline, batch, schedule and delivery routes.
+      timeline: true,
+      batches: true,
+      schedules: true,
+      webhooks: true,
     });
     expect(settings.workflows).toContain('novelty-check');
     // A browser without an import map resolves only relative module paths.
@@ -39,6 +44,35 @@ describe('npm run dashboard:build', () => {
       for (const path of imports) expect(path, name).toMatch(/^\.\//);
     }
     expect(readFileSync(join(out, 'index.html'), 'utf8')).not.toMatch(/https?:\/\//);
+  });
+
+  it('turns on only pages whose routes the AWS HTTP API has', () => {
+    const out = mkdtempSync(join(tmpdir(), 'opflow-dashboard-build-'));
+    dirs.push(out);
+    buildDashboard({ api: 'https://abc.execute-api.eu-west-1.amazonaws.com', out });
+    const settings = JSON.parse(readFileSync(join(out, 'ui', 'config.json'), 'utf8'));
+    // What each page calls (dashboard/app.js), as API Gateway's routes.
+    const reads: Record<string, string[]> = {
+      timeline: ['GET /jobs/{id}/timeline'],
+      batches: [
+        'GET /batches',
+        'GET /batches/{id}',
+        'POST /batches/{id}/redrive',
+        'POST /batches/{id}/cancel',
+      ],
+      schedules: [
+        'GET /schedules',
+        'POST /schedules/{name}/trigger',
+        'POST /schedules/{name}/pause',
+        'POST /schedules/{name}/resume',
+      ],
+      webhooks: ['GET /webhook-deliveries'],
+    };
+    const served = new Set(JOB_ROUTES.map((route) => `${route.method} ${route.path}`));
+    for (const [page, routes] of Object.entries(reads)) {
+      expect(settings[page], page).toBe(true);
+      for (const route of routes) expect(served.has(route), `${page}: ${route}`).toBe(true);
+    }
   });
 
   it('refuses an API URL that is not https or carries credentials', () => {
