@@ -1,19 +1,21 @@
 /**
  * Lambda `api`, behind the HTTP API: create, read, answer, cancel and list jobs, and link to their
  * reports (shared/http/job-api.ts holds the routes, shared/runtime/lambda/api.ts the event mapping).
+ * It builds the job side of the engine only (lambda/jobs-runtime.ts): no Open Platform client, no
+ * key source; Secrets Manager only for the webhook secrets, when the stack set webhooks up.
  */
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
 import { createApiHandler } from '../../shared/runtime/lambda/api';
 import { awsApiRoutes } from '../../shared/runtime/lambda/api-routes';
 import { awsWebhookHandler } from '../../shared/runtime/lambda/automation';
-import { createLambdaRuntime } from '../../shared/runtime/lambda/runtime';
+import { createJobsRuntime } from '../../shared/runtime/lambda/jobs-runtime';
 
 // Once per instance: clients and caches live across invocations.
-const runtime = createLambdaRuntime();
+const runtime = createJobsRuntime({ functionName: 'api' });
 const api = createApiHandler({
   ...runtime,
-  webhooks: awsWebhookHandler(runtime.pipeline),
-  routes: awsApiRoutes(runtime.pipeline),
+  webhooks: awsWebhookHandler(runtime),
+  routes: awsApiRoutes(runtime),
 });
 
 export function handler(event: APIGatewayProxyEventV2, context: Context): Promise<APIGatewayProxyResultV2> {

@@ -5,11 +5,13 @@
  * store for presigned links (S3) and the signing secrets (Secrets Manager); no SQS, no Open Platform
  * client (and so no undici), no workflows.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { S3Client } from '@aws-sdk/client-s3';
-import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
+import {
+  awsClientConfig,
+  createDynamoDbClients,
+  createS3Client,
+  createSecretsManagerClient,
+} from '../../shared/backends/aws';
 import { DynamoDbCallbackOutbox } from '../../shared/backends/aws/dynamodb-callback-outbox';
 import { DynamoDbJobStore } from '../../shared/backends/aws/dynamodb-job-store';
 import { S3ReportStore } from '../../shared/backends/aws/s3-report-store';
@@ -26,17 +28,10 @@ const prefix = process.env[callbackSecretPrefixVariable]?.trim();
 if (!prefix) {
   throw new Error(`${callbackSecretPrefixVariable} is not set (the stack output CallbackSecretPrefix)`);
 }
-const base = (endpoint: string | undefined) => ({
-  region: config.region,
-  ...((endpoint ?? config.endpointUrl) ? { endpoint: endpoint ?? config.endpointUrl } : {}),
-  ...(config.credentials ? { credentials: config.credentials } : {}),
-});
-const documents = DynamoDBDocumentClient.from(new DynamoDBClient(base(config.endpoints?.dynamodb)), {
-  marshallOptions: { removeUndefinedValues: true },
-});
-const s3Base = base(config.endpoints?.s3);
+const clientConfig = awsClientConfig(config);
+const { documents } = createDynamoDbClients(clientConfig);
 const reports = new S3ReportStore({
-  client: new S3Client({ ...s3Base, forcePathStyle: 'endpoint' in s3Base }),
+  client: createS3Client(clientConfig),
   bucket: config.bucketName,
   kmsKeyId: config.reportKmsKeyId,
 });
@@ -44,10 +39,7 @@ const sender = createCallbackSenderHandler({
   deps: {
     store: new DynamoDbJobStore({ client: documents, tableName: config.tableName, reports }),
     outbox: new DynamoDbCallbackOutbox(documents, config.tableName),
-    secrets: new SecretsManagerCallbackSecrets(
-      new SecretsManagerClient(base(config.endpoints?.secretsManager)),
-      prefix,
-    ),
+    secrets: new SecretsManagerCallbackSecrets(createSecretsManagerClient(clientConfig), prefix),
     reports,
     clock: { now: () => Date.now() },
     send: { policy: callbackPolicyFromEnv(process.env) },

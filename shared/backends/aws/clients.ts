@@ -28,31 +28,65 @@ export interface AwsClients {
   secretsManager: SecretsManagerClient;
 }
 
+type Service = keyof NonNullable<AwsClientConfig['endpoints']>;
+type Instrument = <T>(client: T) => T;
+const unseen: Instrument = (client) => client;
+
+/** One service's client settings: region, endpoint (the service's own, else the common one), credentials. */
+function settingsFor(config: AwsClientConfig, service: Service) {
+  const endpoint = config.endpoints?.[service] ?? config.endpoint;
+  return {
+    region: config.region,
+    ...(endpoint ? { endpoint } : {}),
+    ...(config.credentials ? { credentials: config.credentials } : {}),
+    ...(config.maxAttempts ? { maxAttempts: config.maxAttempts } : {}),
+  };
+}
+
+/*
+ * One builder per service, so that a Lambda function builds (and its bundle holds) only the
+ * clients it uses: esbuild drops a builder nobody calls, and with it that service's SDK package.
+ */
+
+/** The DynamoDB client and the document client over it (plain JS values, undefined values removed). */
+export function createDynamoDbClients(
+  config: AwsClientConfig,
+  instrument: Instrument = unseen,
+): Pick<AwsClients, 'dynamoDb' | 'documents'> {
+  const dynamoDb = instrument(new DynamoDBClient(settingsFor(config, 'dynamodb')));
+  return {
+    dynamoDb,
+    documents: DynamoDBDocumentClient.from(dynamoDb, { marshallOptions: { removeUndefinedValues: true } }),
+  };
+}
+
+export function createSqsClient(config: AwsClientConfig, instrument: Instrument = unseen): SQSClient {
+  return instrument(new SQSClient(settingsFor(config, 'sqs')));
+}
+
+/** With an endpoint set (emulators), S3 uses path-style URLs. */
+export function createS3Client(config: AwsClientConfig, instrument: Instrument = unseen): S3Client {
+  const settings = settingsFor(config, 's3');
+  return instrument(new S3Client({ ...settings, forcePathStyle: 'endpoint' in settings }));
+}
+
+export function createSecretsManagerClient(
+  config: AwsClientConfig,
+  instrument: Instrument = unseen,
+): SecretsManagerClient {
+  return instrument(new SecretsManagerClient(settingsFor(config, 'secretsManager')));
+}
+
 /**
  * Create the four SDK clients (and the DynamoDB document client) from `config`. `instrument` sees
  * each client once before use (the Lambda runtime passes the tracer's `captureAWSv3Client`).
  */
-export function createAwsClients(config: AwsClientConfig, instrument?: <T>(client: T) => T): AwsClients {
-  const seen = instrument ?? (<T>(client: T) => client);
-  const base = (service: keyof NonNullable<AwsClientConfig['endpoints']>) => {
-    const endpoint = config.endpoints?.[service] ?? config.endpoint;
-    return {
-      region: config.region,
-      ...(endpoint ? { endpoint } : {}),
-      ...(config.credentials ? { credentials: config.credentials } : {}),
-      ...(config.maxAttempts ? { maxAttempts: config.maxAttempts } : {}),
-    };
-  };
-  const dynamoDb = seen(new DynamoDBClient(base('dynamodb')));
-  const s3Base = base('s3');
+export function createAwsClients(config: AwsClientConfig, instrument: Instrument = unseen): AwsClients {
   return {
-    dynamoDb,
-    documents: DynamoDBDocumentClient.from(dynamoDb, {
-      marshallOptions: { removeUndefinedValues: true },
-    }),
-    sqs: seen(new SQSClient(base('sqs'))),
-    s3: seen(new S3Client({ ...s3Base, forcePathStyle: 'endpoint' in s3Base })),
-    secretsManager: seen(new SecretsManagerClient(base('secretsManager'))),
+    ...createDynamoDbClients(config, instrument),
+    sqs: createSqsClient(config, instrument),
+    s3: createS3Client(config, instrument),
+    secretsManager: createSecretsManagerClient(config, instrument),
   };
 }
 

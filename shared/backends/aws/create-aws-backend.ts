@@ -33,6 +33,16 @@ export interface AwsBackendConfig {
   credentials?: AwsClientConfig['credentials'];
 }
 
+/** Where the SDK clients of this deployment connect, and with which credentials. */
+export function awsClientConfig(config: AwsBackendConfig): AwsClientConfig {
+  return {
+    region: config.region,
+    endpoint: config.endpointUrl,
+    endpoints: config.endpoints,
+    credentials: config.credentials,
+  };
+}
+
 /** The ports of one AWS deployment, over one set of SDK clients. */
 export interface AwsBackend {
   readonly clients: AwsClients;
@@ -49,15 +59,7 @@ export interface AwsBackend {
 
 /** Builds the AWS ports from a configuration; `instrument` sees each SDK client once (tracing). */
 export function createAwsBackend(config: AwsBackendConfig, instrument?: <T>(client: T) => T): AwsBackend {
-  const clients = createAwsClients(
-    {
-      region: config.region,
-      endpoint: config.endpointUrl,
-      endpoints: config.endpoints,
-      credentials: config.credentials,
-    },
-    instrument,
-  );
+  const clients = createAwsClients(awsClientConfig(config), instrument);
   const reports = new S3ReportStore({
     client: clients.s3,
     bucket: config.bucketName,

@@ -2,8 +2,22 @@
  * The AWS backend: the engine's ports on DynamoDB, SQS, S3 and Secrets Manager. This folder is
  * the only place that imports the AWS SDK, and this file is the only way into it.
  */
-export { type AwsClientConfig, type AwsClients, createAwsClients, destroyAwsClients } from './clients';
-export { type AwsBackend, type AwsBackendConfig, createAwsBackend } from './create-aws-backend';
+export {
+  type AwsClientConfig,
+  type AwsClients,
+  createAwsClients,
+  createDynamoDbClients,
+  createS3Client,
+  createSecretsManagerClient,
+  createSqsClient,
+  destroyAwsClients,
+} from './clients';
+export {
+  type AwsBackend,
+  type AwsBackendConfig,
+  awsClientConfig,
+  createAwsBackend,
+} from './create-aws-backend';
 export { decodeCursor, encodeCursor } from './cursor';
 export { DynamoDbBatchStore, type DynamoDbBatchStoreOptions } from './dynamodb-batch-store';
 export { DynamoDbJobStore, type DynamoDbJobStoreOptions, inlineInputLimitBytes } from './dynamodb-job-store';

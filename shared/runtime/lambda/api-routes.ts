@@ -14,7 +14,7 @@ import { deliveryRoutes } from '../../dashboard/delivery-routes';
 import { scheduleRoutes } from '../../dashboard/schedule-routes';
 import { timelineRoutes } from '../../dashboard/timeline-route';
 import type { ApiRoute } from '../../http/job-api';
-import type { AwsPipeline } from '../aws/pipeline';
+import type { JobSide } from './jobs-runtime';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -34,14 +34,14 @@ export function schedulesFromEnv(env: Env): Schedule[] {
 }
 
 /** The record of webhook deliveries on the job table. */
-export function awsWebhookDeliveries(pipeline: AwsPipeline): DynamoDbWebhookDeliveries {
+export function awsWebhookDeliveries(pipeline: Pick<JobSide, 'aws' | 'config'>): DynamoDbWebhookDeliveries {
   return new DynamoDbWebhookDeliveries({
     client: pipeline.aws.clients.documents,
     tableName: pipeline.config.tableName,
   });
 }
 
-export function awsApiRoutes(pipeline: AwsPipeline, env: Env = process.env): ApiRoute[] {
+export function awsApiRoutes(pipeline: JobSide, env: Env = process.env): ApiRoute[] {
   const { deps } = pipeline;
   const documents = pipeline.aws.clients.documents;
   const { tableName } = pipeline.config;

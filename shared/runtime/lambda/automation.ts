@@ -6,6 +6,7 @@
  */
 import type { Context } from 'aws-lambda';
 import * as z from 'zod';
+import { awsClientConfig, createSecretsManagerClient } from '../../backends/aws';
 import { DynamoDbScheduleStateStore } from '../../backends/aws/dynamodb-schedule-state-store';
 import { DynamoDbWebhookDeliveries } from '../../backends/aws/dynamodb-webhook-deliveries';
 import { SecretsManagerWebhookSecrets } from '../../backends/aws/secrets-manager-webhook-secrets';
@@ -13,7 +14,7 @@ import { opflowConfigSchema, scheduleSchema } from '../../config/opflow-config';
 import type { JobApiResponse } from '../../http/job-api';
 import { createWebhookHandler, type WebhookRequest } from '../../http/webhooks';
 import { handleScheduledSlot } from '../../schedules/target';
-import type { AwsPipeline } from '../aws/pipeline';
+import type { JobSide } from './jobs-runtime';
 import { engineLogger, type Observability } from './observability';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -29,7 +30,7 @@ export const automationVariables = [
 
 /** The webhook handler of the api function, or undefined when the stack set up no webhook secrets. */
 export function awsWebhookHandler(
-  pipeline: AwsPipeline,
+  pipeline: Pick<JobSide, 'deps' | 'aws' | 'config'>,
   env: Env = process.env,
 ): ((request: WebhookRequest) => Promise<JobApiResponse>) | undefined {
   const prefix = env.OPFLOW_WEBHOOK_SECRET_PREFIX?.trim();
@@ -45,14 +46,18 @@ export function awsWebhookHandler(
       client: pipeline.aws.clients.documents,
       tableName: pipeline.config.tableName,
     }),
-    secrets: new SecretsManagerWebhookSecrets(pipeline.aws.clients.secretsManager, prefix),
+    // Its own Secrets Manager client: the api builds one only when the stack set up webhooks.
+    secrets: new SecretsManagerWebhookSecrets(
+      createSecretsManagerClient(awsClientConfig(pipeline.config)),
+      prefix,
+    ),
   });
 }
 
 const scheduledEventSchema = z.object({ schedule: scheduleSchema, slot: z.iso.datetime({ offset: true }) });
 
 export function createScheduleTargetHandler(options: {
-  pipeline: AwsPipeline;
+  pipeline: Pick<JobSide, 'deps' | 'aws' | 'config'>;
   observability: Observability;
 }) {
   const { pipeline, observability } = options;

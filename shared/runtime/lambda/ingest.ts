@@ -25,8 +25,8 @@ import { batchSettled } from '../../ingest/drive-batch';
 import { classifyInboxKey, inboxOptions } from '../../ingest/inbox';
 import { addDocument, type IngestDeps, type IngestSource, ingest, openBatch } from '../../ingest/ingest';
 import { writeBatchOutputs } from '../../ingest/outputs';
+import type { JobsRuntime } from './jobs-runtime';
 import { engineLogger } from './observability';
-import type { LambdaRuntime } from './runtime';
 
 const s3EventSchema = z.object({
   Records: z.array(
@@ -43,7 +43,7 @@ const continueSchema = z.object({ kind: z.literal('continue'), batchId: z.string
 const testEventSchema = z.object({ Event: z.literal('s3:TestEvent') }).loose();
 
 export interface IngestFunctionOptions {
-  runtime: LambdaRuntime;
+  runtime: Pick<JobsRuntime, 'deps' | 'aws' | 'config' | 'observability'>;
   /** The ingest queue (continuations go there). Default: OPFLOW_INGEST_QUEUE_URL. */
   queueUrl?: string | undefined;
   /** Stop reading this long before the function's deadline (default 60 s). */
@@ -55,11 +55,11 @@ export interface IngestFunctionOptions {
 export function createIngestFunction(options: IngestFunctionOptions) {
   const { runtime } = options;
   const { logger } = runtime.observability;
-  const aws = runtime.pipeline.aws;
+  const aws = runtime.aws;
   const queueUrl = options.queueUrl ?? process.env.OPFLOW_INGEST_QUEUE_URL;
   const batches = new DynamoDbBatchStore({
     client: aws.clients.documents,
-    tableName: runtime.pipeline.config.tableName,
+    tableName: runtime.config.tableName,
   });
   const reserveMs = options.reserveMs ?? 60_000;
   const pollSeconds = options.pollSeconds ?? 10;

@@ -4,9 +4,7 @@
  * tracer), so its bundle and its cold start stay small. Settings come from the same environment
  * and checks as every function's (`loadAwsConfig`).
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { SQSClient } from '@aws-sdk/client-sqs';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { awsClientConfig, createDynamoDbClients, createSqsClient } from '../../backends/aws';
 import { DynamoDbJobStore } from '../../backends/aws/dynamodb-job-store';
 import { SqsWorkQueue } from '../../backends/aws/sqs-work-queue';
 import type { EngineDeps } from '../../engine/deps';
@@ -19,19 +17,12 @@ export function createSweeperRuntime(
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): SweeperOptions & { observability: Observability } {
   const config = loadAwsConfig(env);
-  const client = (endpoint: string | undefined) => ({
-    region: config.region,
-    ...((endpoint ?? config.endpointUrl) ? { endpoint: endpoint ?? config.endpointUrl } : {}),
-    ...(config.credentials ? { credentials: config.credentials } : {}),
-  });
-  const dynamoDb = new DynamoDBClient(client(config.endpoints?.dynamodb));
-  const documents = DynamoDBDocumentClient.from(dynamoDb, {
-    marshallOptions: { removeUndefinedValues: true },
-  });
+  const clientConfig = awsClientConfig(config);
+  const { documents } = createDynamoDbClients(clientConfig);
   const sweepDeps: Pick<EngineDeps, 'store' | 'queue' | 'clock'> = {
     store: new DynamoDbJobStore({ client: documents, tableName: config.tableName }),
     queue: new SqsWorkQueue({
-      client: new SQSClient(client(config.endpoints?.sqs)),
+      client: createSqsClient(clientConfig),
       queueUrl: config.queueUrl,
     }),
     clock: { now: () => Date.now() },

@@ -1,0 +1,124 @@
+/**
+ * What the api, schedules and ingest functions build once per instance: the job side of the engine
+ * (the DynamoDB job store with its S3 report store, the SQS work queue, the job history, the
+ * callback outbox, the workflows) and nothing a step needs. Only the step worker runs steps, so
+ * only it builds the Open Platform client, the API key source (Secrets Manager), the rate limiter
+ * and the poll statistics (runtime.ts); these functions' bundles then hold neither the client nor
+ * its HTTP stack, nor the SDK clients they never call. Settings come from the same environment and
+ * checks as every function's (`loadAwsConfig`).
+ */
+import {
+  type AwsClients,
+  awsClientConfig,
+  createDynamoDbClients,
+  createS3Client,
+  createSqsClient,
+} from '../../backends/aws';
+import { DynamoDbCallbackOutbox } from '../../backends/aws/dynamodb-callback-outbox';
+import { DynamoDbJobHistory } from '../../backends/aws/dynamodb-job-history';
+import { DynamoDbJobStore } from '../../backends/aws/dynamodb-job-store';
+import { S3ReportStore } from '../../backends/aws/s3-report-store';
+import { SqsWorkQueue } from '../../backends/aws/sqs-work-queue';
+import { callbackPolicyFromEnv } from '../../callbacks/ssrf-guard';
+import type { EngineDeps } from '../../engine/deps';
+import type { WorkflowRegistry } from '../../engine/workflow';
+import { workflows as allWorkflows } from '../../workflows';
+import { type AwsRuntimeConfig, loadAwsConfig } from '../aws/pipeline';
+import { createJobChangeHub } from '../job-change-hub';
+import { createObservability, type Observability } from './observability';
+
+/**
+ * The parts of a runtime the api's routes, the schedule target and ingest read: the engine's
+ * dependencies, the settings, the job history and the SDK clients they use. The step worker's
+ * whole pipeline (`AwsPipeline`) has them too.
+ */
+export interface JobSide {
+  readonly deps: EngineDeps;
+  readonly config: AwsRuntimeConfig;
+  readonly history: DynamoDbJobHistory;
+  readonly aws: { readonly clients: Pick<AwsClients, 'documents' | 'sqs' | 's3'> };
+}
+
+export interface JobsRuntime extends JobSide {
+  readonly observability: Observability;
+  /**
+   * Runs one invocation and then waits for what it started in the background (the job history's
+   * writes): a frozen instance would drop them.
+   */
+  settle<T>(work: Promise<T>): Promise<T>;
+}
+
+/**
+ * A port this function does not build: any use throws, naming it. The engine's dependencies name
+ * every port, but a job is created, read, answered and cancelled without them; only a step calls
+ * the platform (with the tenant's key, under the rate limit), and steps run in the step worker.
+ */
+function notBuilt<T extends object>(port: string, functionName: string): T {
+  return new Proxy({} as T, {
+    get: (_target, property) => {
+      // Not a promise, not inspectable: only the port's own methods throw.
+      if (property === 'then' || typeof property === 'symbol') return undefined;
+      return () => {
+        throw new Error(
+          `${port}.${String(property)}: the ${functionName} function does not build the ${port} (only the step worker runs steps)`,
+        );
+      };
+    },
+  });
+}
+
+/** The job side of the engine for one Lambda instance: call once, at module scope. */
+export function createJobsRuntime(options: {
+  /** Names the function in the error of a port it does not build. */
+  functionName: string;
+  env?: Readonly<Record<string, string | undefined>>;
+  workflows?: WorkflowRegistry;
+}): JobsRuntime {
+  const env = options.env ?? process.env;
+  const config = loadAwsConfig(env);
+  const observability = createObservability();
+  const clientConfig = awsClientConfig(config);
+  const { documents } = createDynamoDbClients(clientConfig);
+  const sqs = createSqsClient(clientConfig);
+  const s3 = createS3Client(clientConfig);
+  const reports = new S3ReportStore({
+    client: s3,
+    bucket: config.bucketName,
+    kmsKeyId: config.reportKmsKeyId,
+  });
+  const { tableName } = config;
+  const history = new DynamoDbJobHistory({
+    client: documents,
+    tableName,
+    onError: (error) =>
+      observability.logger.warn('job history: an event was not written (the job itself is committed)', {
+        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+      }),
+  });
+  const changes = createJobChangeHub();
+  changes.subscribe((job) => history.record(job));
+  const deps: EngineDeps = {
+    store: new DynamoDbJobStore({ client: documents, tableName, reports }),
+    queue: new SqsWorkQueue({ client: sqs, queueUrl: config.queueUrl }),
+    reports,
+    keys: notBuilt('API key source', options.functionName),
+    rateLimiter: notBuilt('rate limiter', options.functionName),
+    client: notBuilt('Open Platform client', options.functionName),
+    clock: { now: () => Date.now() },
+    random: Math.random,
+    workflows: options.workflows ?? allWorkflows,
+    callbacks: {
+      outbox: new DynamoDbCallbackOutbox(documents, tableName),
+      policy: callbackPolicyFromEnv(env),
+    },
+    onJobChange: changes.emit,
+  };
+  return {
+    deps,
+    config,
+    history,
+    aws: { clients: { documents, sqs, s3 } },
+    observability,
+    settle: (work) => work.finally(() => history.flush()),
+  };
+}
