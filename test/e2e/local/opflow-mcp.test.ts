@@ -4,16 +4,24 @@
 // built-in sandbox with a manual selection, follows it to the selection, answers it and reads the
 // report (tool and resource); refusals are MCP tool errors with the API's messages, and neither
 // the sandbox's API key nor the serve token appears in anything the tools answer.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sandboxApiKey } from '../../../shared/runtime/local/sandbox-launch';
-import { childEnv, killRunningOpflows, opflowBin } from './opflow-process';
+import { childEnv, killRunningOpflows, opflowBin, repoRoot } from './opflow-process';
 import { startServe } from './serve-process';
 
 const disclosure = `# Folding bicycle helmet
@@ -303,5 +311,89 @@ describe('opflow MCP server', () => {
     } finally {
       await client.close();
     }
+  }, 120_000);
+});
+
+interface ClientConfig {
+  mcpServers: Record<string, { command: string; args: string[]; env: Record<string, string> }>;
+}
+
+describe("the README's MCP client configuration", () => {
+  it('starts opflow from any folder, on its own database and reports, and runs a job and a batch', async () => {
+    const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('Adding opflow to an MCP client'));
+    const block = /```json\n([\s\S]*?)\n```/.exec(section)?.[1];
+    expect(block, 'the JSON block after "Adding opflow to an MCP client"').toBeDefined();
+    const data = tempDir();
+    // Filled in as the README says: the checkout, a data folder; no API key, for the sandbox.
+    const filled = block!
+      .replaceAll('/path/to/opflow/', `${repoRoot.replace(/\/$/, '')}/`)
+      .replaceAll('/path/to/opflow-data/', `${data}/`);
+    const config = JSON.parse(filled) as ClientConfig;
+    const server = config.mcpServers.opflow!;
+    expect(Object.keys(server).sort()).toEqual(['args', 'command', 'env']);
+    const { OPFLOW_API_KEY: _key, ...env } = server.env;
+    for (const value of [...server.args, ...Object.values(env)]) expect(value).not.toContain('/path/to/');
+
+    // A client starts it with its own small environment, in a folder of its choosing: an empty one
+    // here, which must stay empty (nothing is written relative to it).
+    const clientFolder = tempDir();
+    const transport = new StdioClientTransport({
+      command: server.command,
+      args: server.args,
+      cwd: clientFolder,
+      env: { ...getDefaultEnvironment(), ...env, OPFLOW_SANDBOX_SPEED: '300' },
+      stderr: 'pipe',
+    });
+    let stderr = '';
+    transport.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString('utf8');
+    });
+    const client = new Client({ name: 'readme-client', version: '1.0.0' });
+    await client.connect(transport);
+    let jobId = '';
+    try {
+      const { workflows } = await callOk<{ workflows: { name: string }[] }>(client, 'list_workflows', {});
+      expect(workflows.map((workflow) => workflow.name)).toContain('patent-count');
+      ({ jobId } = await callOk<{ jobId: string }>(client, 'submit_job', {
+        workflow: 'patent-count',
+        input: { query: 'TTL:(folding helmet)' },
+      }));
+      await follow(client, jobId, ['SUCCEEDED']);
+      const report = await call(client, 'get_report', { jobId });
+      expect(report.isError).toBeFalsy();
+      expect(report.content.map((part) => (part.type === 'text' ? part.text : '')).join('')).toMatch(/#/);
+
+      // ingest, with the absolute path the README asks for.
+      const manifests = join(data, 'manifests');
+      mkdirSync(manifests);
+      writeFileSync(
+        join(manifests, 'counts.jsonl'),
+        ['a', 'b'].map((id) => JSON.stringify({ id, query: `TTL:(hinge ${id})` })).join('\n'),
+      );
+      const { batchId } = await callOk<{ batchId: string }>(client, 'ingest', {
+        path: join(manifests, 'counts.jsonl'),
+        workflow: 'patent-count',
+      });
+      for (;;) {
+        const { batch } = await callOk<{ batch: { status: string; totals: { succeeded: number } } }>(
+          client,
+          'get_batch',
+          { batchId },
+        );
+        if (batch.status === 'FINISHED') {
+          expect(batch.totals.succeeded).toBe(2);
+          break;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    } finally {
+      await client.close();
+    }
+    expect(stderr).toContain('using the built-in sandbox');
+    expect(existsSync(env.OPFLOW_DB!)).toBe(true);
+    const written = readdirSync(env.OPFLOW_OUT!, { recursive: true }).map(String);
+    expect(written.some((path) => path.includes(jobId) && path.endsWith('.md'))).toBe(true);
+    expect(readdirSync(clientFolder)).toEqual([]);
   }, 120_000);
 });
