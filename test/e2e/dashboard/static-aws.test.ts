@@ -1,0 +1,243 @@
+// The static build of the dashboard (npm run dashboard:build) in a real browser, against the aws
+// backend as `npm run aws-local` runs it (the bundled api function on DynamoDB Local, fauxqs S3 and
+// SQS, the step worker it drives). The page is served from one origin and the job API answers on
+// another, behind a stand-in for API Gateway's CORS layer configured as the CDK app configures it
+// (api.dashboardOrigins: that origin only, GET/POST, infra's DASHBOARD_CORS_HEADERS), so every
+// request the page makes must pass a real preflight. Every page of the build is on: the jobs list,
+// a job's timeline from its HIST# history and its report from S3, batches, schedules (from
+// OPFLOW_SCHEDULES, paused and resumed in their SCHED# state) and webhook deliveries (HOOKLOG).
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, request as forward, type Server } from 'node:http';
+import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { extname, join, normalize } from 'node:path';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DASHBOARD_CORS_HEADERS } from '../../../infra/lib/job-api';
+import { buildDashboard } from '../../../scripts/build-dashboard';
+import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
+import { childEnv, repoRoot } from '../local/opflow-process';
+
+const chromiumPath = process.env.OPFLOW_CHROMIUM ?? '/usr/bin/chromium';
+const artefacts = join(repoRoot, 'test-artifacts', 'dashboard');
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const schedules = [
+  { name: 'nightly-count', cron: '0 2 * * *', workflow: 'patent-count', input: { query: 'TTL:(helmet)' } },
+];
+
+let dir: string;
+let awsLocal: ChildProcess;
+let stderr = '';
+let gatewayUrl: string;
+let site: Server;
+let siteOrigin: string;
+let cors: Server;
+let apiOrigin: string;
+let browser: Browser;
+let page: Page;
+/** What the CORS layer refused (a header or method the page sent that the stack does not allow). */
+const refusals: string[] = [];
+/** Preflights the CORS layer allowed (the page's bearer token makes every request need one). */
+let preflights = 0;
+
+const listen = async (server: Server): Promise<string> => {
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+};
+
+/** API Gateway's CORS, as infra/lib/job-api.ts configures it for `dashboardOrigins`. */
+function corsLayer(): Server {
+  const allowedHeaders = new Set<string>(DASHBOARD_CORS_HEADERS);
+  return createServer((req, res) => {
+    const origin = req.headers.origin;
+    if (req.method === 'OPTIONS') {
+      const method = String(req.headers['access-control-request-method'] ?? '');
+      const headers = String(req.headers['access-control-request-headers'] ?? '')
+        .split(',')
+        .map((name) => name.trim().toLowerCase())
+        .filter(Boolean);
+      const refused = headers.filter((name) => !allowedHeaders.has(name));
+      if (origin !== siteOrigin || !['GET', 'POST'].includes(method) || refused.length > 0) {
+        refusals.push(`${req.url}: origin ${origin}, ${method}, headers ${refused.join(',')}`);
+        res.writeHead(204).end();
+        return;
+      }
+      preflights++;
+      res
+        .writeHead(204, {
+          'access-control-allow-origin': siteOrigin,
+          'access-control-allow-methods': 'GET,POST,OPTIONS',
+          'access-control-allow-headers': [...allowedHeaders].join(','),
+          'access-control-max-age': '3600',
+        })
+        .end();
+      return;
+    }
+    const upstream = forward(
+      `${gatewayUrl}${req.url}`,
+      { method: req.method, headers: { ...req.headers, host: new URL(gatewayUrl).host } },
+      (answer) => {
+        const headers = { ...answer.headers };
+        if (origin === siteOrigin) {
+          headers['access-control-allow-origin'] = siteOrigin;
+          headers['access-control-expose-headers'] = 'location,retry-after';
+        }
+        res.writeHead(answer.statusCode ?? 502, headers);
+        answer.pipe(res);
+      },
+    );
+    upstream.on('error', (error) => res.writeHead(502).end(String(error)));
+    req.pipe(upstream);
+  });
+}
+
+/** A static host for the built folder. */
+function staticHost(folder: string): Server {
+  const types: Record<string, string> = {
+    '.html': 'text/html; charset=utf-8',
+    '.js': 'text/javascript',
+    '.mjs': 'text/javascript',
+    '.css': 'text/css',
+    '.json': 'application/json',
+  };
+  return createServer((req, res) => {
+    const path = new URL(req.url ?? '/', 'http://site').pathname;
+    const name = normalize(path === '/' ? '/index.html' : path).replace(/^(\.\.[/\\])+/, '');
+    try {
+      const body = readFileSync(join(folder, name));
+      res.writeHead(200, { 'content-type': types[extname(name)] ?? 'application/octet-stream' }).end(body);
+    } catch {
+      res.writeHead(404).end('not found');
+    }
+  });
+}
+
+const api = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+  const answer = await fetch(`${gatewayUrl}${path}`, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await answer.text();
+  if (!answer.ok) throw new Error(`${method} ${path}: ${answer.status} ${text}`);
+  return JSON.parse(text) as T;
+};
+const shot = (name: string) => page.screenshot({ path: join(artefacts, `${name}.png`), fullPage: true });
+const accessibilityProblems = async (): Promise<string> => {
+  await page.evaluate(axeSource);
+  const results = (await page.evaluate(
+    "axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] })",
+  )) as { violations: { id: string; nodes: { target: string[] }[] }[] };
+  return results.violations
+    .map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`)
+    .join('\n');
+};
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'opflow-e2e-static-dashboard-'));
+  const env = childEnv({ OPFLOW_SCHEDULES: JSON.stringify(schedules) });
+  delete env.OPFLOW_API_KEY;
+  awsLocal = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'scripts/aws-local.ts', '--dir', join(dir, 'state'), '--workers', '1'],
+    { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  awsLocal.stdout?.resume();
+  await new Promise<void>((resolve, reject) => {
+    awsLocal.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString('utf8');
+      const ready = /aws-local: ready: .* the api at (http:\/\/\S+)/.exec(stderr);
+      if (ready) {
+        gatewayUrl = ready[1]!;
+        resolve();
+      }
+      if (/aws-local: failed/.test(stderr)) reject(new Error(stderr));
+    });
+    awsLocal.on('exit', (code) =>
+      reject(new Error(`aws-local exited ${code} before it was ready:\n${stderr}`)),
+    );
+  });
+
+  cors = corsLayer();
+  apiOrigin = await listen(cors);
+  const out = join(dir, 'site');
+  buildDashboard({ api: apiOrigin, out });
+  site = staticHost(out);
+  siteOrigin = await listen(site);
+
+  browser = await chromium.launch({
+    executablePath: chromiumPath,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  });
+  page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  page.setDefaultTimeout(45_000);
+  page.on('dialog', (dialog) => void dialog.accept());
+  // A person signed in: the page sends the bearer token (a JWT on the real stack) with every request.
+  await page.addInitScript("sessionStorage.setItem('opflow.token', 'a-jwt-from-the-identity-provider')");
+}, REAL_PROCESS_TIMEOUT_MS);
+
+afterAll(async () => {
+  await browser?.close();
+  site?.close();
+  cors?.close();
+  if (awsLocal && awsLocal.exitCode === null) {
+    awsLocal.kill('SIGTERM');
+    await Promise.race([once(awsLocal, 'exit'), new Promise((resolve) => setTimeout(resolve, 15_000))]);
+    if (awsLocal.exitCode === null) awsLocal.kill('SIGKILL');
+  }
+  if (dir) rmSync(dir, { recursive: true, force: true });
+}, 30_000);
+
+describe('the static dashboard against the aws job API', { timeout: REAL_PROCESS_TIMEOUT_MS }, () => {
+  it('lists a job from another origin and shows its HIST# timeline and its S3 report', async () => {
+    const { job } = await api<{ job: { id: string } }>('POST', '/jobs', {
+      workflow: 'patent-count',
+      input: { query: 'TTL:(folding helmet)' },
+    });
+    await page.goto(`${siteOrigin}/`);
+    await page.locator(`tr[data-job="${job.id}"][data-status="SUCCEEDED"]`).waitFor({ timeout: 90_000 });
+    for (const name of ['Jobs', 'Batches', 'Schedules', 'Webhooks'])
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name }).waitFor();
+    expect(await page.getByText(`API: ${apiOrigin}`).count()).toBe(1);
+    await shot('20-static-aws-jobs');
+
+    await page.locator(`tr[data-job="${job.id}"]`).getByRole('link').click();
+    const steps = page.getByRole('list', { name: 'Steps' });
+    await steps.waitFor();
+    expect(await steps.textContent()).toMatch(/1 call/);
+    await page.getByRole('heading', { name: 'Report' }).waitFor();
+    await page.frameLocator('iframe.report').locator('h1').first().waitFor();
+    expect(await accessibilityProblems()).toBe('');
+    await shot('21-static-aws-job');
+    expect(refusals).toEqual([]);
+    expect(preflights).toBeGreaterThan(0);
+  });
+
+  it('pauses and resumes a schedule of OPFLOW_SCHEDULES, and reads the webhook deliveries and batches', async () => {
+    await page.goto(`${siteOrigin}/#/schedules`);
+    await page.locator('tr[data-schedule="nightly-count"][data-state="active"] time').first().waitFor();
+    await page.getByRole('button', { name: 'Pause: nightly-count' }).click();
+    await page.getByLabel('Why (shown beside the schedule)').fill('platform maintenance');
+    await page.getByRole('button', { name: 'Pause nightly-count' }).click();
+    await page.locator('tr[data-schedule="nightly-count"][data-state="paused"]').waitFor();
+    const listed = await api<{ schedules: { name: string; pause?: { reason: string } }[] }>(
+      'GET',
+      '/schedules',
+    );
+    expect(listed.schedules[0]?.pause?.reason).toBe('platform maintenance');
+    await shot('22-static-aws-schedule-paused');
+    await page.getByRole('button', { name: 'Resume: nightly-count' }).click();
+    await page.locator('tr[data-schedule="nightly-count"][data-state="active"]').waitFor();
+
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByText('No deliveries recorded.').waitFor();
+    await page.getByRole('link', { name: 'Batches' }).click();
+    await page.getByText(/No batches yet/).waitFor();
+    expect(await page.getByRole('alert').count()).toBe(0);
+    expect(refusals).toEqual([]);
+  });
+});
