@@ -3,11 +3,10 @@
  * throws into a redacted {@link OpenPlatformError} that says whether retrying is safe, reading an
  * answer's envelope, and reporting the attempt's cost.
  */
-import type { Dispatcher } from 'undici';
 import type * as z from 'zod';
 import { type OperationEntry, type OperationId, similarOperationNames } from './catalogue';
 import type { ClientContext } from './client-settings';
-import { readLimitedText } from './client-transport';
+import { readLimitedText, type TransportResponse } from './client-transport';
 import {
   billedUnitsOf,
   correlationIdOf,
@@ -36,7 +35,7 @@ const beforeConnectCodes = new Set([
   'ENETDOWN',
   'EHOSTDOWN',
   'EADDRNOTAVAIL',
-  'UND_ERR_CONNECT_TIMEOUT',
+  'CONNECT_TIMEOUT',
 ]);
 
 /** One call in flight: what it is, who pays, and what is known of its answer so far. */
@@ -215,7 +214,7 @@ export function validateBody(
 export async function errorFromResponse(
   ctx: ClientContext,
   entry: { operationId: string },
-  response: Dispatcher.ResponseData,
+  response: TransportResponse,
 ): Promise<OpenPlatformError> {
   let text = '';
   try {
@@ -237,7 +236,7 @@ export async function errorFromResponse(
 export function successEnvelope(
   entry: { operationId: string },
   text: string,
-  response: Dispatcher.ResponseData,
+  response: TransportResponse,
   nowMs: number,
 ) {
   const correlationId = correlationIdOf(response.headers);
@@ -259,7 +258,7 @@ export function successEnvelope(
 export function parseSuccess(
   entry: OperationEntry,
   text: string,
-  response: Dispatcher.ResponseData,
+  response: TransportResponse,
   nowMs: number,
 ): unknown {
   const correlationId = correlationIdOf(response.headers);
@@ -319,7 +318,7 @@ export function classifyFailure(error: unknown, attempt: Attempt): OpenPlatformE
       message: `${attempt.operationId} was aborted by the caller${isTimeout ? ' (time limit)' : ''}`,
     });
   }
-  if (codes.includes('UND_ERR_CONNECT_TIMEOUT')) {
+  if (codes.includes('CONNECT_TIMEOUT')) {
     return new OpenPlatformError({
       ...base,
       kind: 'timeout',
@@ -328,8 +327,8 @@ export function classifyFailure(error: unknown, attempt: Attempt): OpenPlatformE
       message: `${attempt.operationId}: connecting timed out (nothing was sent)`,
     });
   }
-  if (codes.includes('UND_ERR_HEADERS_TIMEOUT') || codes.includes('UND_ERR_BODY_TIMEOUT')) {
-    const which = codes.includes('UND_ERR_HEADERS_TIMEOUT') ? 'waiting for the answer' : 'reading the answer';
+  if (codes.includes('HEADERS_TIMEOUT') || codes.includes('BODY_TIMEOUT')) {
+    const which = codes.includes('HEADERS_TIMEOUT') ? 'waiting for the answer' : 'reading the answer';
     return new OpenPlatformError({
       ...base,
       kind: 'timeout',
@@ -337,10 +336,9 @@ export function classifyFailure(error: unknown, attempt: Attempt): OpenPlatformE
       message: `${attempt.operationId} timed out ${which}${retryable ? '' : ' (the request may have been processed)'}`,
     });
   }
-  // Closed after the headers arrived: the answer was cut off. (A FIN and a reset look the same to
-  // undici at this point; either way the request was processed, so only reads may be repeated.)
-  const cutOff = attempt.httpStatus !== undefined && codes.includes('UND_ERR_SOCKET');
-  if (cutOff || codes.includes('UND_ERR_RES_CONTENT_LENGTH_MISMATCH')) {
+  // Closed after the headers arrived: the answer was cut off. (A FIN and a reset look the same at
+  // this point; either way the request was processed, so only reads may be repeated.)
+  if (codes.includes('CUT_OFF')) {
     return new OpenPlatformError({
       ...base,
       kind: 'protocol',

@@ -88,7 +88,7 @@ export async function fetchDocument(
 }
 
 const getDocument = (ctx: ClientContext, url: URL, signal: AbortSignal) =>
-  ctx.dispatcher.request({
+  ctx.transport.request({
     origin: url.origin,
     path: `${url.pathname}${url.search}`,
     method: 'GET',

@@ -3,8 +3,6 @@
  * parameters and body checked against the generated schemas before anything is sent.
  */
 
-import type { Dispatcher } from 'undici';
-import { FormData } from 'undici';
 import type * as z from 'zod';
 import {
   type Attempt,
@@ -18,7 +16,7 @@ import {
 } from './client-attempt';
 import { type ClientContext, parseCallOptions } from './client-settings';
 import { isChatStream } from './client-streams';
-import { type PreparedRequest, readAnswerText, send } from './client-transport';
+import { type PreparedRequest, readAnswerText, send, type TransportResponse } from './client-transport';
 import { correlationIdOf, describeIssues, headerValue } from './envelope';
 import { OpenPlatformError } from './errors';
 import { readEventList } from './event-list';
@@ -180,7 +178,7 @@ function answerData(
   row: OperationRow,
   schema: z.ZodType,
   text: string,
-  response: Dispatcher.ResponseData,
+  response: TransportResponse,
   nowMs: number,
 ): unknown {
   const correlationId = correlationIdOf(response.headers);
@@ -202,7 +200,7 @@ function checkData(
   row: OperationRow,
   schema: z.ZodType,
   value: unknown,
-  response: Dispatcher.ResponseData,
+  response: TransportResponse,
   what: string,
 ): unknown {
   const parsed = schema.safeParse(value);

@@ -1,9 +1,9 @@
 /**
  * The client's options, their defaults and checks, and the context every part of the client shares
- * (settings, connection pool, base URL, redacting log).
+ * (settings, transport, base URL, redacting log).
  */
-import type { Dispatcher } from 'undici';
 import * as z from 'zod';
+import type { HttpTransport } from './client-transport';
 import { describeIssues } from './envelope';
 import { OpenPlatformError } from './errors';
 import { redactFields, redactSecret } from './redact';
@@ -51,8 +51,11 @@ export interface OpenPlatformClientOptions {
   /** Called with the cost of every call, successful or not. */
   onUsage?: ((usage: CallUsage) => void) | undefined;
   logger?: OpenPlatformLogger | undefined;
-  /** An undici dispatcher to use instead of the client's own pool (the client will not close it). */
-  dispatcher?: Dispatcher | undefined;
+  /**
+   * The HTTP stack to use instead of the client's own (Node's http/https with `connections`
+   * keep-alive connections and `connectTimeoutMs`; client-node-http.ts). The client does not close it.
+   */
+  transport?: HttpTransport | undefined;
   /** Default: `opflow/<version>`. */
   userAgent?: string | undefined;
   /** The clock, in epoch milliseconds (durations, `Retry-After` dates). Default: `Date.now`. */
@@ -101,11 +104,14 @@ export const clientOptionsSchema = z.strictObject({
       { message: 'logger must have debug, info, warn and error functions' },
     )
     .optional(),
-  dispatcher: z
-    .custom<Dispatcher>(
+  transport: z
+    .custom<HttpTransport>(
       (value) =>
-        typeof value === 'object' && value !== null && typeof (value as Dispatcher).dispatch === 'function',
-      { message: 'dispatcher must be an undici Dispatcher' },
+        typeof value === 'object' &&
+        value !== null &&
+        typeof (value as HttpTransport).request === 'function' &&
+        typeof (value as HttpTransport).close === 'function',
+      { message: 'transport must have request and close functions' },
     )
     .optional(),
   userAgent: z.string().min(1).default(DEFAULT_USER_AGENT),
@@ -126,7 +132,7 @@ export type ClientSettings = z.output<typeof clientOptionsSchema>;
 /** What every part of one client shares. */
 export interface ClientContext {
   settings: ClientSettings;
-  dispatcher: Dispatcher;
+  transport: HttpTransport;
   base: URL;
   /** The base URL's path without a trailing slash, put before every operation's path. */
   basePath: string;
@@ -147,13 +153,13 @@ export interface ClientContext {
 /** The context of a client with these settings. */
 export function clientContext(
   settings: ClientSettings,
-  dispatcher: Dispatcher,
+  transport: HttpTransport,
   isClosed: () => boolean,
 ): ClientContext {
   const base = new URL(settings.baseUrl);
   return {
     settings,
-    dispatcher,
+    transport,
     base,
     basePath: base.pathname.replace(/\/+$/, ''),
     overallTimeoutMs: settings.timeoutMs ?? settings.bodyTimeoutMs,

@@ -2,7 +2,6 @@
  * Streams: a streaming operation's event stream (or the whole JSON answer a server may send
  * instead) assembled into one result, text delivered as it arrives.
  */
-import type { Dispatcher } from 'undici';
 import { catalogue, isOperationId, type OperationEntry } from './catalogue';
 import {
   errorFromResponse,
@@ -16,7 +15,7 @@ import {
   validateBody,
 } from './client-attempt';
 import { type ClientContext, defaultStreamTimeoutMs, parseCallOptions } from './client-settings';
-import { readAnswerText, send } from './client-transport';
+import { readAnswerText, send, type TransportResponse } from './client-transport';
 import { correlationIdOf, headerValue } from './envelope';
 import { OpenPlatformError } from './errors';
 import type { RequestOf } from './schemas/requests';
@@ -110,7 +109,7 @@ export async function streamCall(
 function assemblePlainAnswer(
   entry: OperationEntry,
   text: string,
-  response: Dispatcher.ResponseData,
+  response: TransportResponse,
   onText: ((delta: string) => void) | undefined,
   nowMs: number,
 ): AssembledStream {

@@ -1,14 +1,70 @@
 /**
- * The transport: one request on the client's undici pool (the key in a header or, by choice, the
- * query), and the bounded readers of answer bodies.
+ * The transport: what the client needs of an HTTP stack ({@link HttpTransport}; the default is
+ * Node's own http/https, client-node-http.ts), one request of a call (the key in a header or, by
+ * choice, the query), and the bounded readers of answer bodies.
  */
-import { type Dispatcher, FormData } from 'undici';
 import type { OperationEntry } from './catalogue';
 import type { Attempt } from './client-attempt';
 import type { ClientContext } from './client-settings';
+import type { ResponseHeaders } from './envelope';
 import { OpenPlatformError } from './errors';
 import type { OperationRow } from './operation-types';
 import { redactUrl } from './redact';
+
+/** One HTTP request as the client hands it to its transport. */
+export interface TransportRequest {
+  /** `http(s)://host[:port]`. */
+  origin: string;
+  /** Path and query. */
+  path: string;
+  method: string;
+  headers: Record<string, string>;
+  body?: string | FormData | undefined;
+  /** Aborts the request, or the reading of its answer. */
+  signal: AbortSignal;
+  /** Longest wait for the answer's headers once the request is on a connection. */
+  headersTimeout: number;
+  /** Longest gap between two pieces of the answer's body. */
+  bodyTimeout: number;
+}
+
+/** An answer's body: read once, as chunks; `dump` drains it, `destroy` drops it and its connection. */
+export interface ResponseBody extends AsyncIterable<Uint8Array> {
+  dump(): Promise<void>;
+  destroy(): void;
+}
+
+export interface TransportResponse {
+  statusCode: number;
+  headers: ResponseHeaders;
+  body: ResponseBody;
+}
+
+/**
+ * The HTTP stack under the client: keep-alive connections, its own connect timeout, and the per
+ * request headers and body timeouts. It fails with a {@link TransportError} for its own limits and
+ * with the system's error (`ECONNREFUSED`, `ECONNRESET`, ...) otherwise.
+ */
+export interface HttpTransport {
+  request(request: TransportRequest): Promise<TransportResponse>;
+  /** Closes its connections (a transport given to the client is closed by whoever made it). */
+  close(): Promise<void>;
+}
+
+/**
+ * A transport's own failures, by `code`: `CONNECT_TIMEOUT` (no connection, so nothing was sent),
+ * `HEADERS_TIMEOUT`, `BODY_TIMEOUT`, `CUT_OFF` (the connection closed before the body's end).
+ */
+export class TransportError extends Error {
+  override readonly name = 'TransportError';
+  constructor(
+    readonly code: 'CONNECT_TIMEOUT' | 'HEADERS_TIMEOUT' | 'BODY_TIMEOUT' | 'CUT_OFF',
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
 
 /** What `request` sends for a catalogue operation. */
 export interface PreparedRequest {
@@ -33,7 +89,7 @@ export async function send(
   signal: AbortSignal,
   accept: string,
   prepared?: PreparedRequest,
-): Promise<Dispatcher.ResponseData> {
+): Promise<TransportResponse> {
   const query = new URLSearchParams();
   if (prepared) appendQuery(query, prepared.query);
   else if (entry.method === 'GET') appendQuery(query, body);
@@ -69,7 +125,7 @@ export async function send(
     },
     ctx.secretsOf(attempt),
   );
-  const response = await ctx.dispatcher.request({
+  const response = await ctx.transport.request({
     origin: ctx.base.origin,
     path,
     method: entry.method,
@@ -123,13 +179,13 @@ export async function readLimitedBytes(
 
 /** A whole answer body as text; one longer than `maxBytes` is a protocol error (and is not read on). */
 export async function readAnswerText(
-  body: Dispatcher.ResponseData['body'],
+  body: ResponseBody,
   maxBytes: number,
   operationId: string,
 ): Promise<string> {
-  const chunks: Buffer[] = [];
+  const chunks: Uint8Array[] = [];
   let total = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
+  for await (const chunk of body) {
     total += chunk.byteLength;
     if (total > maxBytes) {
       body.destroy();
@@ -145,13 +201,10 @@ export async function readAnswerText(
 }
 
 /** The first `maxBytes` of a body (an error answer's details), the rest dropped. */
-export async function readLimitedText(
-  body: Dispatcher.ResponseData['body'],
-  maxBytes: number,
-): Promise<string> {
-  const chunks: Buffer[] = [];
+export async function readLimitedText(body: ResponseBody, maxBytes: number): Promise<string> {
+  const chunks: Uint8Array[] = [];
   let total = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
+  for await (const chunk of body) {
     const room = maxBytes - total;
     chunks.push(chunk.byteLength > room ? chunk.subarray(0, room) : chunk);
     total += Math.min(chunk.byteLength, room);

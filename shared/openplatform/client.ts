@@ -1,11 +1,10 @@
 /**
- * The typed Open Platform client on undici: one keep-alive connection pool per client, one attempt
+ * The typed Open Platform client on Node's http/https: one keep-alive connection pool per client, one attempt
  * per call (the engine owns retries), every body validated before it is sent and billed, every
  * answer parsed leniently, every failure an {@link OpenPlatformError} that tells the caller whether
  * retrying is safe, and every call's cost reported. The API key never reaches a log line, an error
  * or a logged URL.
  */
-import { Agent, type Dispatcher } from 'undici';
 import { catalogue, findOperation, isOperationId, type OperationEntry, type OperationId } from './catalogue';
 import {
   errorFromResponse,
@@ -18,6 +17,7 @@ import {
   validateBody,
 } from './client-attempt';
 import { fetchDocument } from './client-documents';
+import { nodeHttpTransport } from './client-node-http';
 import { requestOperation } from './client-operations';
 import {
   type ClientContext,
@@ -27,7 +27,7 @@ import {
   parseCallOptions,
 } from './client-settings';
 import { streamCall } from './client-streams';
-import { readAnswerText, send } from './client-transport';
+import { type HttpTransport, readAnswerText, send } from './client-transport';
 import { describeIssues } from './envelope';
 import { OpenPlatformError } from './errors';
 import { type RequestOf, requestSchemas } from './schemas/requests';
@@ -35,7 +35,15 @@ import type { DataOf } from './schemas/responses';
 import type { CallOptions, CallResult, OpenPlatformClient } from './types';
 
 export { fileNameFromDisposition } from './client-documents';
+export { type NodeHttpTransportOptions, nodeHttpTransport } from './client-node-http';
 export type { OpenPlatformClientOptions, OpenPlatformLogger } from './client-settings';
+export {
+  type HttpTransport,
+  type ResponseBody,
+  TransportError,
+  type TransportRequest,
+  type TransportResponse,
+} from './client-transport';
 
 /**
  * Create a client. Options are validated up front (an invalid option throws an `invalid-request`
@@ -50,19 +58,13 @@ export function createOpenPlatformClient(options: OpenPlatformClientOptions = {}
     });
   }
   const settings = parsed.data;
-  const ownAgent =
-    settings.dispatcher === undefined
-      ? new Agent({
-          connections: settings.connections,
-          connect: { timeout: settings.connectTimeoutMs },
-          headersTimeout: settings.headersTimeoutMs,
-          bodyTimeout: settings.bodyTimeoutMs,
-        })
+  const own =
+    settings.transport === undefined
+      ? nodeHttpTransport({ connections: settings.connections, connectTimeoutMs: settings.connectTimeoutMs })
       : undefined;
-  const dispatcher: Dispatcher = settings.dispatcher ?? (ownAgent as Agent);
   let closed = false;
 
-  const ctx = clientContext(settings, dispatcher, () => closed);
+  const ctx = clientContext(settings, settings.transport ?? (own as HttpTransport), () => closed);
 
   const callByName = async (idOrRef: string, body: unknown, callOptions?: CallOptions) => {
     const entry = typeof idOrRef === 'string' ? findOperation(idOrRef.trim()) : undefined;
@@ -75,7 +77,7 @@ export function createOpenPlatformClient(options: OpenPlatformClientOptions = {}
   const close = async () => {
     if (closed) return;
     closed = true;
-    await ownAgent?.close();
+    await own?.close();
   };
 
   return {

@@ -6,8 +6,15 @@ export * from './catalogue';
 export {
   createOpenPlatformClient,
   fileNameFromDisposition,
+  type HttpTransport,
+  type NodeHttpTransportOptions,
+  nodeHttpTransport,
   type OpenPlatformClientOptions,
   type OpenPlatformLogger,
+  type ResponseBody,
+  TransportError,
+  type TransportRequest,
+  type TransportResponse,
 } from './client';
 export * from './envelope';
 export * from './errors';

@@ -3,11 +3,12 @@
  * hours of upstream work pass instantly): every catalogue operation with a valid body, both ways
  * of sending the key, the key and permission answers, and every fault the sandbox can inject.
  */
-import { Agent } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   type CallUsage,
   createOpenPlatformClient,
+  type HttpTransport,
+  nodeHttpTransport,
   type OpenPlatformClient,
   type OpenPlatformClientOptions,
   OpenPlatformError,
@@ -467,12 +468,16 @@ describe('authentication and permissions', () => {
 
   it('answers a request that lost its key on the way with 401 (auth, 67200008)', async () => {
     // A proxy that drops the Authorization header: the client itself never sends a call without a key.
-    const stripping = new Agent().compose((dispatch) => (options, handler) => {
-      const { authorization: _dropped, ...headers } = options.headers as Record<string, string>;
-      return dispatch({ ...options, headers }, handler);
-    });
+    const inner = nodeHttpTransport({ connections: 1, connectTimeoutMs: 10_000 });
+    const stripping: HttpTransport = {
+      request: (options) => {
+        const { authorization: _dropped, ...headers } = options.headers;
+        return inner.request({ ...options, headers });
+      },
+      close: () => inner.close(),
+    };
     const error = await failureOf(
-      clientWith({ dispatcher: stripping }).call('p001PatentQuerySearchCount', { query_text: 'TTL:(hinge)' }),
+      clientWith({ transport: stripping }).call('p001PatentQuerySearchCount', { query_text: 'TTL:(hinge)' }),
     );
     expect(error).toMatchObject({ kind: 'auth', httpStatus: 401, code: 67200008 });
     await stripping.close();

@@ -1,10 +1,10 @@
 import { createServer, type Socket } from 'node:net';
-import { Agent, errors as undiciErrors } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   type CallUsage,
   createOpenPlatformClient,
   fileNameFromDisposition,
+  nodeHttpTransport,
   type OpenPlatformClient,
   type OpenPlatformClientOptions,
   OpenPlatformError,
@@ -373,14 +373,14 @@ describe('call: network failures and the retry rule', () => {
   });
 
   it('keeps a connect timeout retryable (nothing was sent)', async () => {
-    const agent = new Agent({
-      connect: (_options, callback) =>
-        callback(new undiciErrors.ConnectTimeoutError('Connect Timeout Error'), null),
-    });
-    const { client } = clientFor({ dispatcher: agent });
+    // An address lookup that never answers keeps the connection connecting past its limit.
+    const transport = nodeHttpTransport({ connections: 1, connectTimeoutMs: 100, lookup: () => undefined });
+    const { client } = clientFor({ baseUrl: 'http://platform.invalid:8080', transport });
     const error = await failureOf(client.call('ai35-1NoveltySearchSubmit', { input: 'x', lang: 'en' }));
-    expect(error).toMatchObject({ kind: 'timeout', retryable: true });
-    await agent.close();
+    expect(error).toMatchObject({ kind: 'timeout', retryable: true, unsent: true });
+    expect(error.message).toContain('nothing was sent');
+    expect(server.requests).toHaveLength(0);
+    await transport.close();
   });
 
   it.each([

@@ -1,9 +1,9 @@
 import type { Socket } from 'node:net';
 import { inspect } from 'node:util';
-import { Agent } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   createOpenPlatformClient,
+  type HttpTransport,
   type OpenPlatformClient,
   type OpenPlatformClientOptions,
   OpenPlatformError,
@@ -206,14 +206,16 @@ describe.each(['header', 'query'] as const)('the key never leaks (auth by %s)', 
 
   it('wraps an HTTP-stack error that quotes the request URL and headers in its message and cause', async () => {
     // An interceptor standing for any layer of the HTTP stack that puts the request in its errors.
-    const agent = new Agent().compose(() => (options) => {
-      const request = `${options.method} ${options.origin}${options.path} ${JSON.stringify(options.headers)}`;
-      throw new Error(`request failed: ${request}`, { cause: new Error(`inner: ${request}`) });
-    });
-    const { client, lines } = clientFor({ dispatcher: agent });
+    const transport: HttpTransport = {
+      request: async (options) => {
+        const request = `${options.method} ${options.origin}${options.path} ${JSON.stringify(options.headers)}`;
+        throw new Error(`request failed: ${request}`, { cause: new Error(`inner: ${request}`) });
+      },
+      close: async () => undefined,
+    };
+    const { client, lines } = clientFor({ transport });
     const error = await failureText(client.call('ai33-2Step2V3', { task_id: 't' }), lines);
     expect(error.kind).toBe('network');
     expect(serialiseError(error)).toContain('/ai/find-solution/step2/v3');
-    await agent.close();
   });
 });
