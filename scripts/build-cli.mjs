@@ -35,15 +35,7 @@ const MANIFEST = 'manifest.json';
  * zod stays external on purpose: schemas are handed to other packages (the MCP SDK) that use the
  * node_modules copy.
  */
-export const BUNDLED_PACKAGES = [
-  'commander',
-  'undici',
-  'docx',
-  'marked',
-  'cli-progress',
-  'ulid',
-  'eventsource-parser',
-];
+export const BUNDLED_PACKAGES = ['commander', 'docx', 'marked', 'cli-progress', 'ulid', 'eventsource-parser'];
 
 /** esbuild plugin: every package import is external unless the package is in `BUNDLED_PACKAGES`. */
 const packagesExternalExceptBundled = {

@@ -3,7 +3,7 @@
  * opflow must not become a way to reach what sits behind it: https only (plain http only to hosts
  * on an explicit allow-list, for tests and development), no credentials in the URL, and the host
  * resolved once, every address it resolves to vetted, and the connection pinned to the vetted
- * address (undici's `connect.lookup` answers with it, so no second lookup can be rebound).
+ * address (the request's `lookup` answers with it, so no second lookup can be rebound).
  *
  * Refused: loopback, private (RFC 1918, unique local), link-local, CGNAT, multicast, unspecified,
  * broadcast, documentation and benchmark ranges, cloud metadata addresses (169.254.169.254,

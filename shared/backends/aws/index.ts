@@ -1,6 +1,7 @@
 /**
- * The AWS backend: the engine's ports on DynamoDB, SQS, S3 and Secrets Manager. This folder is
- * the only place that imports the AWS SDK, and this file is the only way into it.
+ * The AWS backend: the engine's ports on DynamoDB, SQS, S3 and Secrets Manager, and the SDK clients
+ * they use (one builder per service, clients.ts). No other file of shared/ or functions/ imports the
+ * AWS SDK; they import this file or the modules it lists.
  */
 export {
   type AwsClientConfig,
