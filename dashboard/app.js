@@ -886,6 +886,8 @@ function BatchPage({ api, config, id }) {
   const jobs = data?.jobs;
   const batch = answer?.batch;
   const active = batch !== undefined && batch.status !== 'FINISHED';
+  // A stopped batch starts nothing more: Cancel all is left for the jobs it still runs.
+  const cancellable = active && (batch.status !== 'STOPPED' || batch.totals.running > 0);
   const act = (label, action) =>
     run(async () => {
       const outcome = await api('POST', `${path}/${action}`);
@@ -907,7 +909,7 @@ function BatchPage({ api, config, id }) {
     <div class="actions">
       ${failures > 0 ? html`<button class="primary" type="button" disabled=${busy} onClick=${() => act('Redrive', 'redrive')}>Redrive ${plural(failures, 'failed item')}</button>` : null}
       ${
-        active
+        cancellable
           ? html`<button class="danger" type="button" disabled=${busy} onClick=${() => {
               if (
                 confirm(
@@ -942,7 +944,7 @@ function BatchPage({ api, config, id }) {
           <dt>Run</dt><dd>${batch.run}: ${batch.thisRun.records} records read${batch.thisRun.readingDone ? '' : ' so far'}, ${batch.thisRun.created} new, ${batch.thisRun.existing} seen before</dd>
           <dt>Calls / billed units</dt><dd>${batch.calls} / ${batch.billedUnits}</dd>
           <dt>Elapsed</dt><dd>${formatDuration(batch.elapsedMs)}</dd>
-          <dt>ETA</dt><dd>${batch.etaMs !== undefined ? formatDuration(batch.etaMs) : active ? 'after a few items finish' : '—'}</dd>
+          <dt>ETA</dt><dd>${batch.etaMs !== undefined ? formatDuration(batch.etaMs) : active && batch.status !== 'STOPPED' ? 'after a few items finish' : '—'}</dd>
         </dl>
       </div>
     </section>

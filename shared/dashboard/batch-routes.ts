@@ -15,6 +15,7 @@ import type { Batch, BatchStore } from '../engine/batch-store';
 import type { EngineDeps } from '../engine/deps';
 import { cancelJob, JobRequestError } from '../engine/job-commands';
 import { ApiError, type ApiRoute, json, parse } from '../http/job-api';
+import { admitBatch } from '../ingest/admission';
 import { viewOf } from '../ingest/batch-view';
 import { batchOutputKeys, writeBatchOutputs } from '../ingest/outputs';
 import { redriveBatch } from '../ingest/redrive';
@@ -74,7 +75,10 @@ export async function cancelBatch(
       }
     }
   }
-  return { batch: (await deps.batches.get(batchId))!, cancelled };
+  // Count the jobs just cancelled against the batch now (admission passes stopped batches by).
+  const settled = await admitBatch(deps, batchId);
+  if (settled && settled.settled > 0) await writeBatchOutputs(deps, settled.batch);
+  return { batch: settled?.batch ?? (await deps.batches.get(batchId))!, cancelled };
 }
 
 /**

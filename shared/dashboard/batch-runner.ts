@@ -6,12 +6,28 @@
  * (the MCP `ingest` tool) read their source in the background. Admission is safe with any number of
  * processes at once (conditional commits, item keys as idempotency keys).
  */
-import type { BatchStore } from '../engine/batch-store';
+import type { Batch, BatchStore } from '../engine/batch-store';
 import type { EngineDeps } from '../engine/deps';
-import { admitAll } from '../ingest/admission';
+import { admitAll, admitBatch } from '../ingest/admission';
 import { driveBatch } from '../ingest/drive-batch';
 import type { IngestSource } from '../ingest/ingest';
 import { writeBatchOutputs } from '../ingest/outputs';
+
+/** Stopped or paused batches with jobs still under way. */
+async function settlingBatches(batches: BatchStore): Promise<Batch[]> {
+  const found: Batch[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await batches.list({ limit: 200, cursor });
+    found.push(
+      ...page.batches.filter(
+        (batch) => (batch.status === 'STOPPED' || batch.status === 'PAUSED') && batch.inFlight.length > 0,
+      ),
+    );
+    cursor = page.cursor;
+  } while (cursor !== undefined);
+  return found;
+}
 
 export interface BatchRunner {
   /** Reads the batch's source and sees it through, in the background. */
@@ -33,7 +49,14 @@ export function startBatchRunner(options: {
   const tick = () => {
     round = (async () => {
       try {
-        for (const result of await admitAll(deps)) {
+        const results = await admitAll(deps);
+        // Stopped and paused batches release nothing (admitAll passes them by), but their jobs
+        // under way still end: count those, so their figures and outputs stay true.
+        for (const batch of await settlingBatches(options.batches)) {
+          const result = await admitBatch(deps, batch.id);
+          if (result) results.push(result);
+        }
+        for (const result of results) {
           if (result.released > 0 || result.settled > 0) await writeBatchOutputs(deps, result.batch);
         }
       } catch (error) {
