@@ -1038,6 +1038,23 @@ function SchedulesPage({ api }) {
   useEffect(() => {
     if (pausing) reasonField.current?.focus();
   }, [pausing]);
+  // After a pause or resume (or closing the form), the focus goes back to the schedule's row: to
+  // the button that undoes what was done, once the page shows it.
+  const [returnTo, setReturnTo] = useState(undefined);
+  useEffect(() => {
+    if (!returnTo || busy) return;
+    const button = document.querySelector(
+      `tr[data-schedule="${CSS.escape(returnTo)}"] td.row-actions button:last-child`,
+    );
+    if (button) {
+      button.focus();
+      setReturnTo(undefined);
+    }
+  }, [returnTo, busy, answer]);
+  const closeForm = () => {
+    setReturnTo(pausing);
+    setPausing(undefined);
+  };
   const path = (name, action) => `/schedules/${encodeURIComponent(name)}/${action}`;
   const trigger = (name) =>
     run(async () => {
@@ -1049,7 +1066,7 @@ function SchedulesPage({ api }) {
     const name = pausing;
     run(async () => {
       await api('POST', path(name, 'pause'), { reason });
-      setPausing(undefined);
+      closeForm();
       setReason('');
       return `${name} paused: its slots are skipped until it is resumed.`;
     });
@@ -1057,6 +1074,7 @@ function SchedulesPage({ api }) {
   const resume = (name) =>
     run(async () => {
       const outcome = await api('POST', path(name, 'resume'));
+      setReturnTo(name);
       return `${name} resumed: next fire ${formatTime(outcome.schedule.next)}.`;
     });
   const schedules = answer?.schedules ?? [];
@@ -1081,7 +1099,7 @@ function SchedulesPage({ api }) {
             </p>
             <div class="actions">
               <button class="primary" type="submit" disabled=${busy || reason.trim() === ''}>Pause ${pausing}</button>
-              <button type="button" onClick=${() => setPausing(undefined)}>Keep it running</button>
+              <button type="button" onClick=${closeForm}>Keep it running</button>
             </div>
           </form>
         </section>`

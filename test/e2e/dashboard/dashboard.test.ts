@@ -376,6 +376,10 @@ describe('the dashboard in a browser', () => {
     await paused.waitFor();
     expect(await paused.textContent()).toContain('supplier audit this week');
     expect(await paused.textContent()).toContain('none while paused');
+    // The focus is back on the row, on the button that undoes it.
+    await page.waitForFunction(
+      "document.activeElement?.getAttribute('aria-label') === 'Resume: weekly-count'",
+    );
     const listed = (await (
       await fetch(`${url}/schedules`, { headers: { authorization: `Bearer ${token}` } })
     ).json()) as { schedules: { name: string; pause?: { reason: string; by: string } }[] };
@@ -386,9 +390,12 @@ describe('the dashboard in a browser', () => {
     expect((await accessibilityProblems()).join('\n')).toBe('');
     await shot('15-schedule-paused');
 
-    await page.getByRole('button', { name: 'Resume: weekly-count' }).click();
+    await page.keyboard.press('Enter');
     await page.getByText(/^weekly-count resumed: next fire /).waitFor();
     await page.locator('tr[data-schedule="weekly-count"][data-state="active"] time').first().waitFor();
+    await page.waitForFunction(
+      "document.activeElement?.getAttribute('aria-label') === 'Pause: weekly-count'",
+    );
     await shot('16-schedule-resumed');
   }, 60_000);
 
