@@ -16,7 +16,7 @@ import type {
 } from '../engine/batch-store';
 import type { EngineDeps } from '../engine/deps';
 import { inlineInputLimitBytes } from '../engine/job-commands';
-import type { Job } from '../engine/job-record';
+import { isTerminal, type Job } from '../engine/job-record';
 import type { Workflow } from '../engine/workflow';
 import { requestSchemas } from '../openplatform/schemas/requests';
 import {
@@ -497,6 +497,13 @@ export interface IngestPreview {
   byWorkflow: Record<string, number>;
   /** Of the usable lines, those that are items of the batch already (ingested before). */
   existing: number;
+  /**
+   * Usable lines by workflow that would still spend calls: new items, and items ingested before
+   * whose job has not finished (a finished one, succeeded or failed, is not run again by an ingest).
+   */
+  toRun: Record<string, number>;
+  /** What the batch (when it exists) billed already. */
+  billedBefore: number;
   problems: Omit<BatchProblem, 'batchId' | 'run'>[];
 }
 
@@ -517,11 +524,33 @@ export async function previewIngest(
     now: deps.engine.clock.now(),
   });
   const stored = await deps.batches.get(id);
-  const preview: IngestPreview = { records: 0, items: 0, byWorkflow: {}, existing: 0, problems: [] };
+  const preview: IngestPreview = {
+    records: 0,
+    items: 0,
+    byWorkflow: {},
+    existing: 0,
+    toRun: {},
+    billedBefore: stored?.settled.billedUnits ?? 0,
+    problems: [],
+  };
   const seen = new Map<string, string>();
-  let keys: string[] = [];
+  let keys: { key: string; workflow: string }[] = [];
   const countExisting = async () => {
-    if (stored && keys.length > 0) preview.existing += (await deps.batches.existingKeys(id, keys)).size;
+    const found =
+      stored && keys.length > 0
+        ? await deps.batches.existingKeys(
+            id,
+            keys.map((entry) => entry.key),
+          )
+        : new Set<string>();
+    preview.existing += found.size;
+    for (const { key, workflow } of keys) {
+      if (found.has(key)) {
+        const job = await deps.engine.store.findByIdempotencyKey(request.tenant, key);
+        if (job && isTerminal(job.status)) continue;
+      }
+      preview.toRun[workflow] = (preview.toRun[workflow] ?? 0) + 1;
+    }
     keys = [];
   };
   for await (const record of recordsOf(input, shape)) {
@@ -531,7 +560,7 @@ export async function previewIngest(
     else if (prepared.kind === 'item') {
       preview.items += 1;
       preview.byWorkflow[prepared.item.workflow] = (preview.byWorkflow[prepared.item.workflow] ?? 0) + 1;
-      keys.push(prepared.item.key);
+      keys.push({ key: prepared.item.key, workflow: prepared.item.workflow });
       if (keys.length >= 500) await countExisting();
     }
   }

@@ -114,12 +114,16 @@ export async function ingestCommand(
     const deps: IngestDeps = { engine: pipeline.deps, batches: await batchStoreOf(pipeline) };
     if (options.dryRun || batchOptions.maxUnits !== undefined) {
       const preview = await previewIngest(deps, input, request).catch(refusal);
-      const estimate = await estimateBatch(pipeline.deps.store, pipeline.deps.workflows, preview.byWorkflow);
+      // Items ingested before whose job finished are not run again: only the rest is estimated.
+      const estimate = await estimateBatch(pipeline.deps.store, pipeline.deps.workflows, preview.toRun);
       if (options.dryRun) return printDryRun(ctx, options, preview, estimate);
       const max = batchOptions.maxUnits ?? 0;
-      if (estimate.billedUnits !== undefined && estimate.billedUnits > max) {
+      // The limit is the batch's: what it billed already counts against it.
+      const billed = preview.billedBefore;
+      if (estimate.billedUnits !== undefined && billed + estimate.billedUnits > max) {
+        const toRun = Object.values(preview.toRun).reduce((sum, n) => sum + n, 0);
         throw new CliError(
-          `not started: the batch would bill about ${estimate.billedUnits} units (${preview.items} items, from ${estimate.workflows.map((w) => `${w.basedOn} earlier ${w.workflow} jobs`).join(', ')}), over --max-units ${max}`,
+          `not started: the batch would bill about ${estimate.billedUnits} units (${toRun} items to run${preview.items > toRun ? `, ${preview.items - toRun} done before` : ''}, from ${estimate.workflows.map((w) => `${w.basedOn} earlier ${w.workflow} jobs`).join(', ')})${billed > 0 ? ` on top of the ${billed} it billed already` : ''}, over --max-units ${max}`,
           ExitCode.jobFailed,
         );
       }
@@ -206,7 +210,7 @@ function printDryRun(
     return exitCode;
   }
   const lines = [
-    `dry run: ${preview.records} records, ${preview.items} usable${preview.existing > 0 ? ` (${preview.existing} ingested before: not started again)` : ''}, ${preview.problems.length} refused; nothing was started`,
+    `dry run: ${preview.records} records, ${preview.items} usable${preview.existing > 0 ? ` (${preview.existing} ingested before: not started again; ${Object.values(preview.toRun).reduce((sum, n) => sum + n, 0)} to run)` : ''}, ${preview.problems.length} refused; nothing was started`,
   ];
   for (const problem of preview.problems)
     lines.push(`  ✖ ${problem.position}${problem.id ? ` (id ${problem.id})` : ''}: ${problem.reason}`);

@@ -158,6 +158,35 @@ describe('opflow ingest (local)', () => {
     const refused = await opflow('ingest', 'dry.jsonl', '--workflow', 'patent-count', '--max-units', '1');
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/not started: the batch would bill about 2 units .* over --max-units 1/);
+
+    // Once the batch ran, a re-ingest estimates only what it would still run: the changed line.
+    const ran = await opflow('ingest', 'dry.jsonl', '--workflow', 'patent-count', ...fast, '--json');
+    expect(JSON.parse(ran.stdout).batch).toMatchObject({ billedUnits: 2 });
+    writeFileSync(
+      join(dir, 'dry.jsonl'),
+      '{"id": "x1", "query": "TTL:(a)"}\n{"id": "x2"}\n{"id": "x3", "query": "TTL:(changed)"}\n',
+    );
+    const again = await opflow('ingest', 'dry.jsonl', '--workflow', 'patent-count', '--dry-run', '--json');
+    const preview = JSON.parse(again.stdout);
+    expect(preview).toMatchObject({ items: 2, existing: 1, toRun: { 'patent-count': 1 }, billedBefore: 2 });
+    expect(preview.estimate).toMatchObject({ calls: 1, billedUnits: 1 });
+    // The limit is the batch's: 2 billed + 1 to come passes 2, not 3.
+    const over = await opflow('ingest', 'dry.jsonl', '--workflow', 'patent-count', '--max-units', '2');
+    expect(over.code).toBe(1);
+    expect(over.stderr).toMatch(
+      /would bill about 1 units \(1 items to run, 1 done before, .*\) on top of the 2 it billed already, over --max-units 2/,
+    );
+    const within = await opflow(
+      'ingest',
+      'dry.jsonl',
+      '--workflow',
+      'patent-count',
+      '--max-units',
+      '3',
+      ...fast,
+      '--json',
+    );
+    expect(JSON.parse(within.stdout).batch).toMatchObject({ items: 3, billedUnits: 3 });
   }, 300_000);
 
   describe('against a sandbox of its own', () => {
