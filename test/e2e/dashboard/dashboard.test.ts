@@ -377,9 +377,8 @@ describe('the dashboard in a browser', () => {
     expect(await paused.textContent()).toContain('supplier audit this week');
     expect(await paused.textContent()).toContain('none while paused');
     // The focus is back on the row, on the button that undoes it.
-    await page.waitForFunction(
-      "document.activeElement?.getAttribute('aria-label') === 'Resume: weekly-count'",
-    );
+    // The focus is where it should be (a locator, not waitForFunction: the page's CSP forbids eval).
+    await page.locator('[aria-label="Resume: weekly-count"]:focus').waitFor();
     const listed = (await (
       await fetch(`${url}/schedules`, { headers: { authorization: `Bearer ${token}` } })
     ).json()) as { schedules: { name: string; pause?: { reason: string; by: string } }[] };
@@ -393,9 +392,8 @@ describe('the dashboard in a browser', () => {
     await page.keyboard.press('Enter');
     await page.getByText(/^weekly-count resumed: next fire /).waitFor();
     await page.locator('tr[data-schedule="weekly-count"][data-state="active"] time').first().waitFor();
-    await page.waitForFunction(
-      "document.activeElement?.getAttribute('aria-label') === 'Pause: weekly-count'",
-    );
+    // The focus is where it should be (a locator, not waitForFunction: the page's CSP forbids eval).
+    await page.locator('[aria-label="Pause: weekly-count"]:focus').waitFor();
     await shot('16-schedule-resumed');
   }, 60_000);
 
