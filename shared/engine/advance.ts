@@ -36,7 +36,18 @@ export interface StepFailure {
 }
 
 export type StepOutcome =
-  | { type: 'decision'; decision: StepDecision; usage?: Partial<JobUsage>; output?: string | undefined }
+  | {
+      type: 'decision';
+      decision: StepDecision;
+      usage?: Partial<JobUsage>;
+      output?: string | undefined;
+      /**
+       * The report written for the job this decision completes (result.json, report.md, ...): added
+       * to its outputs. The runner renders the report from the record advance() returned without
+       * them, then advances again with them, so the record it commits is still advance()'s.
+       */
+      reportOutputs?: readonly string[] | undefined;
+    }
   | { type: 'error'; failure: StepFailure; usage?: Partial<JobUsage> }
   | { type: 'deadline' };
 
@@ -435,7 +446,7 @@ function advanceUncapped(
   switch (decision.type) {
     case 'next': {
       const target = decision.step ?? stepAfter(workflow, job.step);
-      if (!target) return complete(next, now);
+      if (!target) return complete(next, now, outcome.reportOutputs);
       return enter(workflow, next, target, now, timer);
     }
     case 'poll': {
@@ -527,7 +538,7 @@ function advanceUncapped(
       };
     }
     case 'complete':
-      return complete(next, now);
+      return complete(next, now, outcome.reportOutputs);
     case 'fail':
       return failed(
         next,
@@ -543,10 +554,11 @@ function advanceUncapped(
   }
 }
 
-function complete(job: Job, now: number): Advanced {
+function complete(job: Job, now: number, reportOutputs: readonly string[] = []): Advanced {
   return {
     job: {
       ...job,
+      outputs: [...job.outputs.filter((key) => !reportOutputs.includes(key)), ...reportOutputs],
       status: 'SUCCEEDED',
       pending: undefined,
       lastError: undefined,

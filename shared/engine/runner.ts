@@ -484,10 +484,7 @@ async function commitOutcome(
     try {
       const job = advanced.job;
       const keys = await writeReport(deps.reports, workflow, job, input ?? (await loadInput(deps, job)));
-      advanced = {
-        ...advanced,
-        job: { ...job, outputs: [...job.outputs.filter((key) => !keys.includes(key)), ...keys] },
-      };
+      advanced = advance(workflow, previous, { ...event, reportOutputs: keys }, now, deps.random, timer);
     } catch (error) {
       const unsaved = { step: previous.step, decision: event.decision, output: event.output };
       advanced = advance(

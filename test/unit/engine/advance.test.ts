@@ -102,6 +102,29 @@ describe('advance', () => {
     expect(result.job.expiresAt).toBeGreaterThan(now / 1000);
   });
 
+  it('adds the written report to the outputs of the job it completes, once', () => {
+    const keys = ['reports/job-1/result.json', 'reports/job-1/report.md', 'reports/job-1/report.html'];
+    const before = job({ step: 'document', outputs: ['reports/job-1/steps/create.json', keys[0] ?? ''] });
+    const result = advance(
+      demo,
+      before,
+      {
+        type: 'decision',
+        decision: { type: 'complete' },
+        output: 'reports/job-1/attachments/solution.pdf',
+        reportOutputs: keys,
+      },
+      now,
+      random,
+    );
+    expect(result.job.outputs).toEqual([
+      'reports/job-1/steps/create.json',
+      'reports/job-1/attachments/solution.pdf',
+      ...keys,
+    ]);
+    expect(result.job.version).toBe(before.version + 1);
+  });
+
   it('fails on a deadline with a clear reason', () => {
     const result = advance(demo, job(), { type: 'deadline' }, now, random);
     expect(result.job.lastError).toMatchObject({ kind: 'deadline', step: 'create', retryable: false });
