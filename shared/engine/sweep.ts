@@ -5,12 +5,18 @@
  * the runner drops every message whose version is not the job's.
  */
 import type { EngineDeps } from './deps';
+import type { Job } from './job-record';
 
 export interface SweepOptions {
   /** Only jobs overdue by at least this long are re-sent (default 30 s), to leave in-flight messages alone. */
   graceMs?: number;
   /** At most this many jobs per sweep (default 500). */
   limit?: number;
+  /**
+   * Which overdue jobs to re-send. Default: the store's `listDue`. The local runtime passes the
+   * jobs no queued message will bring back (its queue is in the same database).
+   */
+  listDue?: ((now: number, limit: number) => Promise<Job[]>) | undefined;
 }
 
 export async function sweep(
@@ -18,7 +24,8 @@ export async function sweep(
   options: SweepOptions = {},
 ): Promise<{ requeued: number; expired: number }> {
   const now = deps.clock.now();
-  const due = await deps.store.listDue(now - (options.graceMs ?? 30_000), options.limit ?? 500);
+  const listDue = options.listDue ?? ((at: number, limit: number) => deps.store.listDue(at, limit));
+  const due = await listDue(now - (options.graceMs ?? 30_000), options.limit ?? 500);
   const messages = due.map((job) => ({ message: { jobId: job.id, version: job.version }, delayMs: 0 }));
   if (deps.queue.sendBatch) await deps.queue.sendBatch(messages);
   else for (const { message } of messages) await deps.queue.send(message, 0);

@@ -11,7 +11,6 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import {
   createLocalBackend,
-  EnvKeySource,
   isLeaseOwnerAlive,
   type LocalBackend,
   leaseOwnerOfThisProcess,
@@ -26,34 +25,18 @@ import type { JobStore } from '../../engine/ports';
 import { inFlightAllowanceMs, runStep } from '../../engine/runner';
 import { sweep } from '../../engine/sweep';
 import type { WorkflowRegistry } from '../../engine/workflow';
-import { createOpenPlatformClient } from '../../openplatform/client';
 import { redactUrl } from '../../openplatform/redact';
 import type { OpenPlatformClient } from '../../openplatform/types';
-import { describeStateReport, discardStateFile } from '../../sandbox';
 import { createJobChangeHub } from '../job-change-hub';
 import { listUnfinished, unfinishedStatuses } from '../job-queries';
 import type { Pipeline } from '../pipeline';
 import { type RuntimeTime, realTime } from '../time';
 import { watchJobs } from '../watch-jobs';
 import { type CallbackLoop, startCallbackLoop } from './callback-loop';
-import { defaultBuiltInSandboxSpeed, type LocalRuntimeConfig, usesBuiltInSandbox } from './config';
-import { keyRoutedClient } from './key-routed-client';
-import {
-  type BuiltInSandbox,
-  type SandboxLaunchOptions,
-  sandboxApiKey,
-  sandboxStatePath,
-  startBuiltInSandbox,
-} from './sandbox-launch';
-import {
-  findLiveSandbox,
-  removeSandboxRecord,
-  type SandboxRecord,
-  sandboxRecordPath,
-  writeSandboxRecord,
-} from './sandbox-record';
+import type { LocalRuntimeConfig } from './config';
+import type { BuiltInSandbox, SandboxLaunchOptions } from './sandbox-launch';
 import { compressPolling } from './sandbox-speed';
-import { sandboxTakeoverClient } from './sandbox-takeover';
+import { platformBaseUrl, resolveUpstream, type Upstream } from './upstream';
 import { WorkerPool } from './worker-pool';
 
 export interface LocalPipelineOptions {
@@ -121,7 +104,6 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
   const { config } = options;
   const time = options.time ?? realTime();
   const clock = time.clock;
-  const builtIn = usesBuiltInSandbox(config);
 
   const local = createLocalBackend({
     dbPath: config.dbPath,
@@ -130,119 +112,28 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
     env: options.env,
     ratePerSecond: config.qps,
   });
-  let sandbox: BuiltInSandbox | undefined;
-  let client: OpenPlatformClient | undefined;
+  let upstream: Upstream | undefined;
+  let pool: WorkerPool | undefined;
   let logStream: WriteStream | undefined;
-  let recordPath: string | undefined;
   try {
-    let baseUrl = config.baseUrl;
-    let fallbackKey: string | undefined;
-    let sharedSandbox: SandboxRecord | undefined;
-    // Poll schedules shrink only when talking to a sandbox that runs faster than the platform.
-    let speed = 1;
-    if (options.recordsOnly) {
-      // Nothing will call the platform.
-    } else if (builtIn && !options.client) {
-      const announce = options.announce ?? ((line) => process.stderr.write(`${line}\n`));
-      // Share a built-in sandbox another opflow process of this database is running: its tasks
-      // (a job parked for a selection, say) exist only there.
-      const shareable = config.dbPath !== ':memory:' && !time.skipping;
-      const live = shareable ? await findLiveSandbox(sandboxRecordPath(config.dbPath)) : undefined;
-      if (live) {
-        sharedSandbox = live;
-        speed = live.speed;
-        baseUrl = live.url;
-        fallbackKey = sandboxApiKey;
-        announce(
-          `opflow: using the built-in sandbox of opflow process ${live.pid} at ${live.url} (simulated data, ${speed}x speed)`,
-        );
-      } else {
-        speed = config.sandboxSpeed ?? defaultBuiltInSandboxSpeed;
-        // Its tasks outlive this process (kill -9 included) in a file beside the database; a file
-        // no unfinished job needs any more is dropped, so it does not grow run after run.
-        let stateFile = options.sandbox?.stateFile;
-        if (stateFile === undefined && config.dbPath !== ':memory:') {
-          stateFile = sandboxStatePath(config.dbPath);
-          if (!(await hasUnfinishedJobs(local.store))) discardStateFile(stateFile);
-        }
-        sandbox = await startBuiltInSandbox({
-          ...options.sandbox,
-          now: () => clock.now(),
-          speed,
-          ...(stateFile === undefined ? {} : { stateFile }),
-        });
-        baseUrl = sandbox.url;
-        fallbackKey = sandbox.apiKey;
-        if (shareable) {
-          recordPath = sandboxRecordPath(config.dbPath);
-          writeSandboxRecord(recordPath, {
-            url: sandbox.url,
-            pid: process.pid,
-            speed,
-            startedAt: Date.now(),
-          });
-        }
-        announce(
-          `opflow: no OPFLOW_API_KEY or OPFLOW_BASE_URL set, so using the built-in sandbox at ${sandbox.url} (simulated data, ${speed}x speed)`,
-        );
-        const tenantKeys = Object.keys(options.env ?? process.env).filter(
-          (name) => /^OPFLOW_API_KEY_/.test(name) && name !== 'OPFLOW_API_KEY_SECRET_PREFIX',
-        );
-        if (tenantKeys.length > 0) {
-          announce(
-            `opflow: tenants with their own key (${tenantKeys.join(', ')}) talk to the platform; their keys never go to the sandbox`,
-          );
-        }
-        const state = sandbox.server.state;
-        if (state?.outcome === 'moved-aside' || (state?.outcome === 'restored' && state.records > 0)) {
-          announce(`opflow: built-in sandbox: ${describeStateReport(state)}`);
-        }
-      }
-    } else if (config.apiKey === undefined && baseUrl !== undefined && isLoopback(baseUrl)) {
-      // `opflow sandbox` in another terminal: its well-known key is the natural default.
-      fallbackKey = sandboxApiKey;
-      speed = config.sandboxSpeed ?? 1;
-    }
-    const keys = new EnvKeySource({ env: options.env, fallbackKey });
-
-    const makeClient = (url: string | undefined) =>
-      createOpenPlatformClient({ baseUrl: url, now: () => clock.now() });
-    const announceLine = options.announce ?? ((line: string) => process.stderr.write(`${line}\n`));
-    client =
-      options.client ??
-      (options.recordsOnly
-        ? recordsOnlyClient
-        : sharedSandbox
-          ? // Another process hosts the sandbox: if it dies, this one takes the sandbox over.
-            sandboxTakeoverClient({
-              initial: sharedSandbox,
-              recordPath: sandboxRecordPath(config.dbPath),
-              makeClient,
-              startSandbox: (takenSpeed) =>
-                startBuiltInSandbox({
-                  ...options.sandbox,
-                  now: () => clock.now(),
-                  speed: takenSpeed,
-                  stateFile: options.sandbox?.stateFile ?? sandboxStatePath(config.dbPath),
-                }),
-              onHosted: (taken) => {
-                sandbox = taken;
-                recordPath = sandboxRecordPath(config.dbPath);
-                // The dead host's claimed steps come back now, not when their leases run out.
-                local.queue.releaseOrphanedLeases();
-                pool?.wake();
-              },
-              announce: announceLine,
-            })
-          : makeClient(baseUrl));
-    // A tenant's own key goes to the platform, never to the built-in sandbox.
-    if (!options.client && !options.recordsOnly && (sandbox || sharedSandbox)) {
-      client = keyRoutedClient({
-        sandbox: client,
-        sandboxKey: sandboxApiKey,
-        platform: () => makeClient(options.platformBaseUrl),
-      });
-    }
+    upstream = await resolveUpstream({
+      config,
+      env: options.env,
+      time,
+      announce: options.announce ?? ((line) => process.stderr.write(`${line}\n`)),
+      platformBaseUrl: options.platformBaseUrl,
+      client: options.client,
+      sandbox: options.sandbox,
+      recordsOnly: options.recordsOnly,
+      hasUnfinishedJobs: () => hasUnfinishedJobs(local.store),
+      onTakeover: () => {
+        // The dead host's claimed steps come back now, not when their leases run out.
+        local.queue.releaseOrphanedLeases();
+        pool?.wake();
+      },
+    });
+    const { client, keys, speed } = upstream;
+    const resolved = upstream;
 
     const workflows = compressPolling(options.workflows, speed);
     const changes = createJobChangeHub();
@@ -252,7 +143,6 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
     const log = options.log ?? (config.dbPath === ':memory:' ? undefined : fileLogger(config.dbPath, clock));
     if (log && 'stream' in log) logStream = log.stream as WriteStream;
 
-    let pool: WorkerPool | undefined;
     const owner = leaseOwnerOfThisProcess();
     const callbackOutbox = new SqliteCallbackOutbox(local.db);
     let callbackLoop: CallbackLoop | undefined;
@@ -273,7 +163,7 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
       keys,
       rateLimiter: local.rateLimiter,
       pollStats: new CachedPollStats(local.pollStats, { now: () => clock.now(), ttlMs: 1_000 }),
-      pollStatsScope: baseUrl ?? 'https://connect.patsnap.com',
+      pollStatsScope: upstream.baseUrl ?? platformBaseUrl,
       clock,
       random: options.random ?? Math.random,
       client,
@@ -297,14 +187,6 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
     // The sweeper re-sends only jobs no queued message will bring back (see listStranded); at start
     // with no grace, since this process has nothing in flight yet.
     let firstSweep = true;
-    const strandedView: JobStore = {
-      create: (job) => local.store.create(job),
-      get: (id) => local.store.get(id),
-      commit: (job, expectedVersion) => local.store.commit(job, expectedVersion),
-      listDue: (now, limit) => local.store.listStranded(now, limit),
-      list: (query) => local.store.list(query),
-      findByIdempotencyKey: (tenant, key) => local.store.findByIdempotencyKey(tenant, key),
-    };
     pool = new WorkerPool({
       queue: local.queue,
       time,
@@ -333,7 +215,7 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
         // runner leaves alone those whose caller is still alive).
         const graceMs = firstSweep ? -(config.inFlightAllowanceMs ?? inFlightAllowanceMs) : 5_000;
         firstSweep = false;
-        return sweep({ ...deps, store: strandedView }, { graceMs });
+        return sweep(deps, { graceMs, listDue: (now, limit) => local.store.listStranded(now, limit) });
       },
       onError: (error, message) =>
         log?.error('a step failed unexpectedly; it will be tried again', {
@@ -351,12 +233,10 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
       pool: workers,
       time,
       get sandbox() {
-        return sandbox;
+        return resolved.sandbox;
       },
       history,
-      description: sandbox
-        ? `local (${config.dbPath}), built-in sandbox`
-        : `local (${config.dbPath}), ${baseUrl === undefined ? 'the Open Platform' : redactUrl(baseUrl)}`,
+      description: `local (${config.dbPath}), ${upstream.description}`,
       start: () => {
         if (options.recordsOnly) throw new Error('this pipeline was opened for job records only');
         workers.start();
@@ -383,18 +263,14 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
       close: async () => {
         await callbackLoop?.stop();
         await workers.stop();
-        await client?.close();
-        if (recordPath) removeSandboxRecord(recordPath);
-        await sandbox?.close();
+        await resolved.close();
         local.close();
         await new Promise<void>((done) => (logStream ? logStream.end(done) : done()));
       },
     };
     return pipeline;
   } catch (error) {
-    await client?.close().catch(() => undefined);
-    if (recordPath) removeSandboxRecord(recordPath);
-    await sandbox?.close().catch(() => undefined);
+    await upstream?.close().catch(() => undefined);
     local.close();
     throw error;
   }
@@ -406,23 +282,6 @@ async function hasUnfinishedJobs(store: JobStore): Promise<boolean> {
     if ((await store.list({ status, limit: 1 })).jobs.length > 0) return true;
   }
   return false;
-}
-
-const notForRecords = async (): Promise<never> => {
-  throw new Error('this pipeline was opened for job records only; it makes no upstream calls');
-};
-const recordsOnlyClient: OpenPlatformClient = {
-  call: notForRecords,
-  callByName: notForRecords,
-  request: notForRecords,
-  stream: notForRecords,
-  fetchDocument: notForRecords,
-  close: async () => undefined,
-};
-
-function isLoopback(url: string): boolean {
-  const host = new URL(url).hostname;
-  return host === 'localhost' || host === '::1' || host === '[::1]' || host.startsWith('127.');
 }
 
 /** JSON lines appended to `opflow.log` beside the database. */
