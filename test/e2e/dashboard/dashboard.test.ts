@@ -3,33 +3,25 @@
 // updating as jobs run, filters and search, a selection answered in the page (one job, then many
 // at once), a report read, a cancel and a retry, batches, schedules triggered, paused and resumed,
 // and the webhook deliveries received. Screenshots go to test-artifacts/dashboard/.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { killRunningOpflows, repoRoot, runOpflow } from '../local/opflow-process';
+import { killRunningOpflows, runOpflow } from '../local/opflow-process';
 import { childEnv, startServe } from '../local/serve-process';
+import { accessibilityProblems, artefacts, openBrowser, screenshot } from './browser';
 
-const chromiumPath = process.env.OPFLOW_CHROMIUM ?? '/usr/bin/chromium';
-const artefacts = join(repoRoot, 'test-artifacts', 'dashboard');
 const token = 'dashboard-test-token-0123456789';
 /** The signing secret of the webhook source "tracker" (OPFLOW_WEBHOOK_SECRET_TRACKER). */
 const trackerSecret = `whsec_${Buffer.from('the signing secret of the tracker source').toString('base64')}`;
-/** axe-core, the accessibility rules engine, run inside the page (WCAG 2 A and AA rules). */
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 const disclosure = (title: string) => `# ${title}
 A bicycle helmet made of six rigid shell segments joined by textile hinges, so that it folds flat to the
 size of a book. A magnetic buckle locks the segments in the open shape.`;
-
-interface AxeResults {
-  violations: { id: string; help: string; nodes: { target: string[] }[] }[];
-}
 
 interface JobView {
   id: string;
@@ -59,28 +51,13 @@ describe('the dashboard in a browser', () => {
     });
     return (await response.json()) as { job: JobView };
   };
-  /** What axe finds wrong on the page as it is now (the report frame included). */
-  const accessibilityProblems = async (): Promise<string[]> => {
-    await page.evaluate(axeSource);
-    const results = (await page.evaluate(
-      "axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] })",
-    )) as AxeResults;
-    return results.violations.map(
-      (violation) =>
-        `${violation.id}: ${violation.help} (${violation.nodes.map((node) => node.target.join(' ')).join(', ')})`,
-    );
-  };
   const submit = async (body: Record<string, unknown>) => (await api('POST', '/jobs', body)).job;
-  const shot = (name: string) => page.screenshot({ path: join(artefacts, `${name}.png`), fullPage: true });
+  const shot = (name: string) => screenshot(page, name);
   /** The row of a job in the list, once it shows `status` (the page updates itself; no reload). */
   const row = (id: string, status?: string) =>
     page.locator(`tr[data-job="${id}"]${status ? `[data-status="${status}"]` : ''}`);
 
   beforeAll(async () => {
-    if (!existsSync(chromiumPath)) {
-      throw new Error(`no chromium at ${chromiumPath}: apt-get install -y chromium (.ci/run does it)`);
-    }
-    mkdirSync(artefacts, { recursive: true });
     dir = mkdtempSync(join(tmpdir(), 'opflow-e2e-dashboard-'));
     // Schedules far from firing on their own: the dashboard triggers, pauses and resumes the
     // first; the file itself pauses the second.
@@ -130,13 +107,7 @@ describe('the dashboard in a browser', () => {
       OPFLOW_WEBHOOK_SECRET_TRACKER: trackerSecret,
     });
     ({ url } = await startServe([], { cwd: dir, env }));
-    browser = await chromium.launch({
-      executablePath: chromiumPath,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    page.setDefaultTimeout(45_000);
-    page.on('dialog', (dialog) => void dialog.accept());
+    ({ browser, page } = await openBrowser());
   });
   afterAll(async () => {
     await browser?.close();
@@ -174,7 +145,7 @@ describe('the dashboard in a browser', () => {
     await row(count.id, 'SUCCEEDED').waitFor();
     await row(novelty.id, 'SUCCEEDED').waitFor();
     await shot('02-list-updated');
-    expect((await accessibilityProblems()).join('\n')).toBe('');
+    expect(await accessibilityProblems(page)).toBe('');
 
     await page.getByLabel('Workflow').selectOption('patent-count');
     await row(novelty.id).waitFor({ state: 'detached' });
@@ -211,7 +182,7 @@ describe('the dashboard in a browser', () => {
     expect(await first.isChecked()).toBe(!wasChecked);
     if (!(await first.isChecked())) await page.keyboard.press('Space');
     await shot('04-selection');
-    expect((await accessibilityProblems()).join('\n')).toBe('');
+    expect(await accessibilityProblems(page)).toBe('');
     await page.getByRole('button', { name: 'Submit selection' }).click();
     await page.getByRole('heading', { name: 'Report' }).waitFor({ timeout: 60_000 });
     const report = page.frameLocator('iframe.report');
@@ -222,7 +193,7 @@ describe('the dashboard in a browser', () => {
     await page.getByRole('list', { name: 'Steps' }).waitFor();
     expect(await page.getByRole('list', { name: 'Steps' }).textContent()).toMatch(/call/);
     await shot('05-report');
-    expect((await accessibilityProblems()).join('\n')).toBe('');
+    expect(await accessibilityProblems(page)).toBe('');
   }, 90_000);
 
   it('answers many waiting jobs at once from the list', async () => {
@@ -278,7 +249,7 @@ describe('the dashboard in a browser', () => {
     expect(attempts[0]).toContain('HTTP 503');
     expect(attempts[1]).toContain('HTTP 200');
     expect(received.filter((delivery) => delivery.jobId === job.id).map((d) => d.status)).toEqual([503, 200]);
-    expect((await accessibilityProblems()).join('\n')).toBe('');
+    expect(await accessibilityProblems(page)).toBe('');
     await callback.screenshot({ path: join(artefacts, '18-callback-attempts.png') });
   }, 90_000);
 
@@ -308,7 +279,7 @@ describe('the dashboard in a browser', () => {
     // The batch's own count follows its jobs at the next admission round.
     await page.locator('progress[value="3"]').waitFor();
     expect(await page.getByRole('progressbar').getAttribute('max')).toBe('3');
-    expect((await accessibilityProblems()).join('\n')).toBe('');
+    expect(await accessibilityProblems(page)).toBe('');
     await shot('10-batch');
     await page.getByRole('button', { name: 'Redrive 1 failed item' }).click();
     await page.getByText('Redrive: 1 item running again.').waitFor();
@@ -348,7 +319,7 @@ describe('the dashboard in a browser', () => {
     await page.getByRole('button', { name: 'Trigger now: weekly-count' }).click();
     await page.getByText(/weekly-count: job \w+ started\./).waitFor();
     await row.getByRole('link', { name: /QUEUED|RUNNING|WAITING|SUCCEEDED/ }).waitFor();
-    expect((await accessibilityProblems()).join('\n')).toBe('');
+    expect(await accessibilityProblems(page)).toBe('');
     await shot('12-schedules');
   }, 60_000);
 
@@ -369,7 +340,7 @@ describe('the dashboard in a browser', () => {
     expect(await page.evaluate('document.activeElement?.id')).toBe('pause-reason');
     await page.keyboard.type('supplier audit this week');
     await shot('14-schedule-pause-form');
-    expect((await accessibilityProblems()).join('\n')).toBe('');
+    expect(await accessibilityProblems(page)).toBe('');
     await page.keyboard.press('Enter');
     await page.getByText('weekly-count paused: its slots are skipped until it is resumed.').waitFor();
     const paused = page.locator('tr[data-schedule="weekly-count"][data-state="paused"]');
@@ -386,7 +357,7 @@ describe('the dashboard in a browser', () => {
       reason: 'supplier audit this week',
       by: 'runtime',
     });
-    expect((await accessibilityProblems()).join('\n')).toBe('');
+    expect(await accessibilityProblems(page)).toBe('');
     await shot('15-schedule-paused');
 
     await page.keyboard.press('Enter');
@@ -432,7 +403,7 @@ describe('the dashboard in a browser', () => {
     expect(texts[1]).toContain('repeated delivery: the same job');
     expect(texts[2]).toContain('job started');
     expect(texts[2]).toContain(started.body.jobId);
-    expect((await accessibilityProblems()).join('\n')).toBe('');
+    expect(await accessibilityProblems(page)).toBe('');
     await shot('17-webhooks');
 
     // Filtered by another source, nothing; the job's link leads to the job.
@@ -457,7 +428,7 @@ describe('the dashboard in a browser', () => {
     await page.getByRole('heading', { name: 'Why it failed' }).waitFor({ timeout: 60_000 });
     const facts = await page.getByRole('region', { name: 'Why it failed' }).textContent();
     expect(facts).toMatch(/Kind/);
-    expect((await accessibilityProblems()).join('\n')).toBe('');
+    expect(await accessibilityProblems(page)).toBe('');
     await shot('08-failed');
     await page.getByRole('button', { name: /^Retry from (?!the start)/ }).click();
     await page.getByText('Job retried from the step it stopped at.').waitFor();

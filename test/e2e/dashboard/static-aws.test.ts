@@ -10,20 +10,17 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, request as forward, type Server } from 'node:http';
-import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { extname, join, normalize } from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DASHBOARD_CORS_HEADERS } from '../../../infra/lib/job-api';
 import { buildDashboard } from '../../../scripts/build-dashboard';
 import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
 import { childEnv, repoRoot } from '../local/opflow-process';
+import { accessibilityProblems, openBrowser, screenshot } from './browser';
 
-const chromiumPath = process.env.OPFLOW_CHROMIUM ?? '/usr/bin/chromium';
-const artefacts = join(repoRoot, 'test-artifacts', 'dashboard');
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const schedules = [
   { name: 'nightly-count', cron: '0 2 * * *', workflow: 'patent-count', input: { query: 'TTL:(helmet)' } },
 ];
@@ -126,16 +123,7 @@ const api = async <T>(method: string, path: string, body?: unknown): Promise<T> 
   if (!answer.ok) throw new Error(`${method} ${path}: ${answer.status} ${text}`);
   return JSON.parse(text) as T;
 };
-const shot = (name: string) => page.screenshot({ path: join(artefacts, `${name}.png`), fullPage: true });
-const accessibilityProblems = async (): Promise<string> => {
-  await page.evaluate(axeSource);
-  const results = (await page.evaluate(
-    "axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] })",
-  )) as { violations: { id: string; nodes: { target: string[] }[] }[] };
-  return results.violations
-    .map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`)
-    .join('\n');
-};
+const shot = (name: string) => screenshot(page, name);
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'opflow-e2e-static-dashboard-'));
@@ -169,13 +157,7 @@ beforeAll(async () => {
   site = staticHost(out);
   siteOrigin = await listen(site);
 
-  browser = await chromium.launch({
-    executablePath: chromiumPath,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-  });
-  page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-  page.setDefaultTimeout(45_000);
-  page.on('dialog', (dialog) => void dialog.accept());
+  ({ browser, page } = await openBrowser());
   // A person signed in: the page sends the bearer token (a JWT on the real stack) with every request.
   await page.addInitScript("sessionStorage.setItem('opflow.token', 'a-jwt-from-the-identity-provider')");
 }, REAL_PROCESS_TIMEOUT_MS);
@@ -211,7 +193,7 @@ describe('the static dashboard against the aws job API', { timeout: REAL_PROCESS
     expect(await steps.textContent()).toMatch(/1 call/);
     await page.getByRole('heading', { name: 'Report' }).waitFor();
     await page.frameLocator('iframe.report').locator('h1').first().waitFor();
-    expect(await accessibilityProblems()).toBe('');
+    expect(await accessibilityProblems(page)).toBe('');
     await shot('21-static-aws-job');
     expect(refusals).toEqual([]);
     expect(preflights).toBeGreaterThan(0);

@@ -1,0 +1,54 @@
+/**
+ * The browser side of the dashboard's tests: Debian's chromium through playwright-core, a page set
+ * up the same way for each suite, axe-core's WCAG 2 A/AA rules run inside it, and screenshots kept
+ * as test artefacts in test-artifacts/dashboard/.
+ */
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { repoRoot } from '../local/opflow-process';
+
+const chromiumPath = process.env.OPFLOW_CHROMIUM ?? '/usr/bin/chromium';
+export const artefacts = join(repoRoot, 'test-artifacts', 'dashboard');
+/** axe-core, the accessibility rules engine. */
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+interface AxeResults {
+  violations: { id: string; help: string; nodes: { target: string[] }[] }[];
+}
+
+/** A headless chromium and one page of 1280 × 900 that accepts the page's confirm dialogs. */
+export async function openBrowser(): Promise<{ browser: Browser; page: Page }> {
+  if (!existsSync(chromiumPath)) {
+    throw new Error(`no chromium at ${chromiumPath}: apt-get install -y chromium (.ci/run does it)`);
+  }
+  mkdirSync(artefacts, { recursive: true });
+  const browser = await chromium.launch({
+    executablePath: chromiumPath,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  });
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  page.setDefaultTimeout(45_000);
+  page.on('dialog', (dialog) => void dialog.accept());
+  return { browser, page };
+}
+
+/** What axe finds wrong on the page as it is now (frames included), one line a rule; '' if nothing. */
+export async function accessibilityProblems(page: Page): Promise<string> {
+  await page.evaluate(axeSource);
+  const results = (await page.evaluate(
+    "axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] })",
+  )) as AxeResults;
+  return results.violations
+    .map(
+      (violation) =>
+        `${violation.id}: ${violation.help} (${violation.nodes.map((node) => node.target.join(' ')).join(', ')})`,
+    )
+    .join('\n');
+}
+
+/** A full-page screenshot kept as `<name>.png`. */
+export function screenshot(page: Page, name: string): Promise<Buffer> {
+  return page.screenshot({ path: join(artefacts, `${name}.png`), fullPage: true });
+}
