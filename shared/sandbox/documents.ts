@@ -1,8 +1,12 @@
 /**
- * Real documents behind the download links: a .docx (through the `docx` package), a small but valid
- * PDF written by hand, and an HTML page. All three render the same outline.
+ * Real documents behind the download links: a .docx (through the `docx` package), a PDF (through
+ * `pdf-lib`, in an embedded Unicode font) and an HTML page. All three render the same outline.
  */
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import fontkit from '@pdf-lib/fontkit';
 import { Document, HeadingLevel, Packer, Paragraph, TextRun } from 'docx';
+import { PDFDocument, type PDFFont } from 'pdf-lib';
 import * as z from 'zod';
 
 export interface DocumentOutline {
@@ -96,78 +100,144 @@ export function renderHtml(outline: DocumentOutline): string {
   ].join('\n');
 }
 
-// --- PDF: one font, text only; enough for a reader to open and for a test to parse. ---
+// --- PDF: text only, in an embedded Unicode font; what a reader opens and a test extracts. ---
 
 const PAGE_WIDTH = 595;
 const PAGE_HEIGHT = 842;
 const MARGIN = 56;
-const LEADING = 14;
-const LINE_CHARS = 88;
-const LINES_PER_PAGE = Math.floor((PAGE_HEIGHT - 2 * MARGIN) / LEADING);
+const FONT_SIZE = 11;
+const TITLE_SIZE = 15;
+const LEADING = 15;
 
-/** PDF standard fonts speak Latin-1; anything else becomes '?'. */
-const pdfText = (text: string) => text.replace(/[^\x20-\x7e]/g, '?').replace(/[\\()]/g, (c) => `\\${c}`);
+const require = createRequire(import.meta.url);
 
-function wrap(text: string, width: number): string[] {
+/**
+ * DejaVu Sans (regular and bold), from the `dejavu-fonts-ttf` package: Latin with every accent,
+ * Greek, Cyrillic and the typographic punctuation (en and em dashes, quotes, bullets, ±). It has no
+ * CJK glyphs, nor has any font small enough to ship with opflow; characters the font lacks are
+ * printed as "?" (the PDF's text then says so, instead of an empty box a reader cannot search for).
+ */
+let fontFiles: Promise<{ regular: Uint8Array; bold: Uint8Array }> | undefined;
+function loadFonts() {
+  fontFiles ??= Promise.all([
+    readFile(require.resolve('dejavu-fonts-ttf/ttf/DejaVuSans.ttf')),
+    readFile(require.resolve('dejavu-fonts-ttf/ttf/DejaVuSans-Bold.ttf')),
+  ]).then(([regular, bold]) => ({ regular: new Uint8Array(regular), bold: new Uint8Array(bold) }));
+  return fontFiles;
+}
+
+/** What is measured of a font, once per font: the characters it draws and their advances. */
+interface Metrics {
+  supported: Set<number>;
+  widths: Map<string, number>;
+}
+const metricsOf = new WeakMap<PDFFont, Metrics>();
+function metrics(font: PDFFont): Metrics {
+  let found = metricsOf.get(font);
+  if (!found) {
+    found = { supported: new Set(font.getCharacterSet()), widths: new Map() };
+    metricsOf.set(font, found);
+  }
+  return found;
+}
+
+/** `text` with the characters `font` cannot draw as "?", and control characters as spaces. */
+function drawable(font: PDFFont, text: string): string {
+  const { supported } = metrics(font);
+  let out = '';
+  for (const char of text) {
+    const code = char.codePointAt(0) as number;
+    if (code < 0x20 || code === 0x7f) out += ' ';
+    else out += supported.has(code) ? char : '?';
+  }
+  return out;
+}
+
+/**
+ * The width of `text` at `size`: the sum of its characters' advances, each measured once (pdf-lib
+ * draws glyph after glyph at their advances; measuring whole lines through fontkit's layout costs
+ * milliseconds a call).
+ */
+function widthOf(font: PDFFont, size: number, text: string): number {
+  const { widths } = metrics(font);
+  let width = 0;
+  for (const char of text) {
+    let advance = widths.get(char);
+    if (advance === undefined) {
+      advance = font.widthOfTextAtSize(char, 1000);
+      widths.set(char, advance);
+    }
+    width += advance;
+  }
+  return (width * size) / 1000;
+}
+
+/** Lines of at most `width` points: words kept whole unless one alone is wider than a line. */
+function wrap(font: PDFFont, size: number, text: string, width: number): string[] {
+  const fits = (line: string) => widthOf(font, size, line) <= width;
   const lines: string[] = [];
   let line = '';
   for (const word of text.split(/\s+/).filter(Boolean)) {
-    for (let rest = word; rest.length > 0; rest = rest.slice(width)) {
-      const piece = rest.slice(0, width);
-      if (line.length === 0) line = piece;
-      else if (line.length + 1 + piece.length <= width) line += ` ${piece}`;
-      else {
-        lines.push(line);
-        line = piece;
-      }
+    const candidate = line === '' ? word : `${line} ${word}`;
+    if (fits(candidate)) {
+      line = candidate;
+      continue;
     }
+    if (line !== '') lines.push(line);
+    line = '';
+    let rest = [...word];
+    while (!fits(rest.join(''))) {
+      // The longest head that fits (at least one character, so a line always moves on).
+      let low = 1;
+      let high = rest.length - 1;
+      while (low < high) {
+        const middle = Math.ceil((low + high) / 2);
+        if (fits(rest.slice(0, middle).join(''))) low = middle;
+        else high = middle - 1;
+      }
+      lines.push(rest.slice(0, low).join(''));
+      rest = rest.slice(low);
+    }
+    line = rest.join('');
   }
-  if (line.length > 0) lines.push(line);
+  if (line !== '') lines.push(line);
   return lines;
 }
 
-export function renderPdf(outline: DocumentOutline): Uint8Array {
-  const lines: { text: string; bold: boolean }[] = [{ text: outline.title, bold: true }];
-  if (outline.subtitle)
-    lines.push(...wrap(outline.subtitle, LINE_CHARS).map((text) => ({ text, bold: false })));
+export async function renderPdf(outline: DocumentOutline): Promise<Uint8Array> {
+  const files = await loadFonts();
+  const pdf = await PDFDocument.create();
+  pdf.registerFontkit(fontkit);
+  const regular = await pdf.embedFont(files.regular, { subset: true });
+  const bold = await pdf.embedFont(files.bold, { subset: true });
+  pdf.setTitle(drawable(regular, outline.title));
+  pdf.setProducer('opflow sandbox');
+  pdf.setCreationDate(new Date(0));
+  pdf.setModificationDate(new Date(0));
+
+  const lines: { text: string; font: PDFFont; size: number; gapBefore: number }[] = [];
+  const add = (text: string, font: PDFFont, size: number, gapBefore = 0) => {
+    wrap(font, size, drawable(font, text), PAGE_WIDTH - 2 * MARGIN).forEach((line, index) => {
+      lines.push({ text: line, font, size, gapBefore: index === 0 ? gapBefore : 0 });
+    });
+  };
+  add(outline.title, bold, TITLE_SIZE);
+  if (outline.subtitle) add(outline.subtitle, regular, FONT_SIZE, 4);
   for (const section of outline.sections) {
-    lines.push({ text: '', bold: false }, { text: section.heading, bold: true });
-    for (const paragraph of section.paragraphs) {
-      lines.push(...wrap(paragraph, LINE_CHARS).map((text) => ({ text, bold: false })));
+    add(section.heading, bold, FONT_SIZE + 1, LEADING);
+    for (const paragraph of section.paragraphs) add(paragraph, regular, FONT_SIZE, 4);
+  }
+
+  let page = pdf.addPage([PAGE_WIDTH, PAGE_HEIGHT]);
+  let y = PAGE_HEIGHT - MARGIN;
+  for (const line of lines) {
+    const height = Math.max(LEADING, line.size + 4);
+    y -= line.gapBefore + height;
+    if (y < MARGIN) {
+      page = pdf.addPage([PAGE_WIDTH, PAGE_HEIGHT]);
+      y = PAGE_HEIGHT - MARGIN - height;
     }
+    page.drawText(line.text, { x: MARGIN, y, font: line.font, size: line.size });
   }
-  const pages: (typeof lines)[] = [];
-  for (let i = 0; i < lines.length; i += LINES_PER_PAGE) pages.push(lines.slice(i, i + LINES_PER_PAGE));
-
-  // Objects: 1 catalog, 2 pages, 3 regular font, 4 bold font, 5 info, then a page and its content per page.
-  const objects: string[] = [];
-  const pageIds = pages.map((_, index) => 6 + index * 2);
-  objects[1] = '<< /Type /Catalog /Pages 2 0 R >>';
-  objects[2] = `<< /Type /Pages /Kids [${pageIds.map((id) => `${id} 0 R`).join(' ')}] /Count ${pages.length} >>`;
-  objects[3] = '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>';
-  objects[4] = '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold /Encoding /WinAnsiEncoding >>';
-  objects[5] = `<< /Title (${pdfText(outline.title)}) /Producer (opflow sandbox) >>`;
-  pages.forEach((pageLines, index) => {
-    const pageId = pageIds[index] as number;
-    const operators = pageLines
-      .map((line) => `/${line.bold ? 'F2' : 'F1'} 11 Tf (${pdfText(line.text)}) Tj T*`)
-      .join('\n');
-    const stream = `BT\n${LEADING} TL\n${MARGIN} ${PAGE_HEIGHT - MARGIN} Td\n${operators}\nET`;
-    objects[pageId] =
-      `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 ${PAGE_WIDTH} ${PAGE_HEIGHT}] ` +
-      `/Resources << /Font << /F1 3 0 R /F2 4 0 R >> >> /Contents ${pageId + 1} 0 R >>`;
-    objects[pageId + 1] = `<< /Length ${stream.length} >>\nstream\n${stream}\nendstream`;
-  });
-
-  let out = '%PDF-1.4\n';
-  const offsets: number[] = [];
-  for (let id = 1; id < objects.length; id++) {
-    offsets[id] = out.length;
-    out += `${id} 0 obj\n${objects[id]}\nendobj\n`;
-  }
-  const xrefAt = out.length;
-  out += `xref\n0 ${objects.length}\n0000000000 65535 f \n`;
-  for (let id = 1; id < objects.length; id++) out += `${String(offsets[id]).padStart(10, '0')} 00000 n \n`;
-  out += `trailer\n<< /Size ${objects.length} /Root 1 0 R /Info 5 0 R >>\nstartxref\n${xrefAt}\n%%EOF\n`;
-  return new Uint8Array(Buffer.from(out, 'latin1'));
+  return pdf.save();
 }

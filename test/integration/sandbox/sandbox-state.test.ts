@@ -8,6 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { extractText } from 'unpdf';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findOperation } from '../../../shared/openplatform/catalogue';
 import {
@@ -131,7 +132,9 @@ describe('sandbox state file', () => {
     const report = await h.ok('ai35-11', { task_id: novelty });
     const pdf = await h.get(report.report_url);
     expect(pdf.status).toBe(200);
-    expect(pdf.body.toString('latin1')).toContain('Telephone report');
+    expect((await extractText(new Uint8Array(pdf.body), { mergePages: true })).text).toContain(
+      'Telephone report',
+    );
     // The same results as before the restart.
     expect((await h.ok('ai35-8', { task_id: novelty })).final_result).toEqual(result.final_result);
 

@@ -1,4 +1,5 @@
-/** The documents behind download links: a valid PDF, a .docx package, escaped HTML. */
+/** The documents behind download links: a PDF in a Unicode font, a .docx package, escaped HTML. */
+import { extractText, getDocumentProxy, getMeta } from 'unpdf';
 import { describe, expect, it } from 'vitest';
 import { renderDocx, renderHtml, renderPdf } from '../../../shared/sandbox/documents';
 
@@ -12,23 +13,46 @@ const outline = {
 };
 
 describe('renderPdf', () => {
-  it('writes a PDF whose cross-reference table points at its objects', () => {
-    const pdf = Buffer.from(renderPdf(outline)).toString('latin1');
-    expect(pdf.startsWith('%PDF-1.4\n')).toBe(true);
-    expect(pdf.endsWith('%%EOF\n')).toBe(true);
-    const startxref = Number(pdf.match(/startxref\n(\d+)\n/)?.[1]);
-    expect(pdf.slice(startxref, startxref + 4)).toBe('xref');
-    const offsets = [...pdf.slice(startxref).matchAll(/^(\d{10}) 00000 n $/gm)].map((m) => Number(m[1]));
-    offsets.forEach((offset, index) => {
-      expect(pdf.slice(offset, offset + `${index + 1} 0 obj`.length)).toBe(`${index + 1} 0 obj`);
+  it('writes a PDF of several pages whose text extracts as written, Unicode included', async () => {
+    const bytes = await renderPdf({
+      ...outline,
+      sections: [
+        {
+          heading: 'Unicode – kept',
+          paragraphs: [
+            'Cycles 100–500 at −20 °C; Müller, Ørsted, Zoë, façade — “naïve” • ±1',
+            'Ελληνικά and Кириллица too',
+            '固态电池 has no glyph in the font',
+          ],
+        },
+        ...outline.sections,
+      ],
     });
-    const count = Number(pdf.match(/\/Count (\d+)/)?.[1]);
-    expect(count).toBeGreaterThan(1);
-    expect(pdf).toContain('(Report \\(draft\\) \\\\ 1)');
-    for (const match of pdf.matchAll(/<< \/Length (\d+) >>\nstream\n/g)) {
-      const start = (match.index ?? 0) + match[0].length;
-      expect(pdf.slice(start + Number(match[1]), start + Number(match[1]) + 10)).toBe('\nendstream');
-    }
+    const pdf = await getDocumentProxy(new Uint8Array(bytes));
+    expect(pdf.numPages).toBeGreaterThan(1);
+    const { text } = await extractText(pdf, { mergePages: true });
+    expect(text).toContain('Unicode – kept');
+    expect(text).toContain('Cycles 100–500 at −20 °C; Müller, Ørsted, Zoë, façade — “naïve” • ±1');
+    expect(text).toContain('Ελληνικά and Кириллица too');
+    // DejaVu Sans has no CJK glyphs: each such character is a searchable "?", not an empty box.
+    expect(text).toContain('???? has no glyph in the font');
+    expect(text).toContain('Report (draft) \\ 1');
+    expect(text).toContain('Paragraph 30 with several words');
+    expect(text).toContain('ünïcode.');
+    const { info } = await getMeta(pdf);
+    expect(info['Title']).toBe('Report (draft) \\ 1');
+  });
+
+  it('wraps a word wider than the page instead of running off it', async () => {
+    const long = 'x'.repeat(400);
+    const bytes = await renderPdf({ title: 'Wide', sections: [{ heading: 'H', paragraphs: [long] }] });
+    const { text } = await extractText(new Uint8Array(bytes), { mergePages: false });
+    const lines = (text as string[])
+      .join('\n')
+      .split('\n')
+      .filter((line) => line.startsWith('x'));
+    expect(lines.length).toBeGreaterThan(1);
+    expect(lines.join('')).toBe(long);
   });
 });
 
