@@ -32,7 +32,13 @@ export async function driveJobs(
   ctx: CliContext,
   pipeline: Pipeline,
   jobs: Job[],
-  options: GlobalOptions,
+  options: GlobalOptions & {
+    /**
+     * End at a selection even with the built-in sandbox, when its tasks are kept in its state file
+     * (a file database): `opflow resume` without an id, which continues jobs nobody is watching.
+     */
+    stopAtSelection?: boolean | undefined;
+  },
 ): Promise<DriveOutcome> {
   const { io } = ctx;
   const interactive = Boolean(io.stderr.isTTY) && !options.json;
@@ -48,6 +54,8 @@ export async function driveJobs(
   const hostsSandbox = local?.sandbox !== undefined;
   // With a file database the built-in sandbox keeps its tasks in a state file: stopping loses nothing.
   const sandboxStateFile = local?.sandbox?.server.state?.file;
+  // Waiting for a person keeps the built-in sandbox unless stopping loses nothing and it was asked.
+  const keepForSelection = hostsSandbox && !(options.stopAtSelection && sandboxStateFile !== undefined);
   const abort = new AbortController();
   let interrupts = 0;
   const stopListening = io.onInterrupt(() => {
@@ -68,7 +76,8 @@ export async function driveJobs(
   });
   const announced = new Set<string>();
   const announceSelection = (job: Job) => {
-    if (!hostsSandbox || job.status !== 'AWAITING_INPUT' || announced.has(`${job.id}:${job.version}`)) return;
+    if (!keepForSelection || job.status !== 'AWAITING_INPUT' || announced.has(`${job.id}:${job.version}`))
+      return;
     announced.add(`${job.id}:${job.version}`);
     display.note(
       `${selectionHelp(job)}\n  (run that in another terminal: this command keeps the built-in sandbox, which holds the job's tasks, until the job finishes)`,
@@ -86,7 +95,7 @@ export async function driveJobs(
         signal: abort.signal,
         pollMs: local ? 500 : 2_000,
         // Own jobs waiting for a person keep the sandbox; other commands' jobs do not.
-        isDone: hostsSandbox && mine ? (job) => isTerminal(job.status) : undefined,
+        isDone: keepForSelection && mine ? (job) => isTerminal(job.status) : undefined,
       });
     const settled = await watch(jobs.map((job) => job.id));
     if (!hostsSandbox) return { jobs: settled, interrupted: false, hostedSandbox: false };

@@ -150,7 +150,9 @@ export async function resumeCommand(
     if (!options.wait) {
       return reportOutcome(ctx, pipeline, { jobs: tracked, interrupted: false }, { ...options, startedAt });
     }
-    const outcome = await driveJobs(ctx, pipeline, tracked, options);
+    // Without an id nobody is there to answer a selection: a job that comes to one ends the command
+    // (exit 3, with how to answer) when the built-in sandbox keeps its tasks in its state file.
+    const outcome = await driveJobs(ctx, pipeline, tracked, { ...options, stopAtSelection: !focus });
     return await reportOutcome(ctx, pipeline, outcome, { ...options, startedAt });
   } finally {
     await pipeline.close();

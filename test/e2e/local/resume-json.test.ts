@@ -75,4 +75,46 @@ describe('opflow resume', () => {
     expect(all.code).toBe(3);
     expect((JSON.parse(all.stdout) as { awaitingSelection: string[] }).awaitingSelection).toContain(jobId);
   });
+
+  it('with the built-in sandbox, resume without an id ends at a selection (exit 3) and says how to answer', {
+    timeout: 240_000,
+  }, async () => {
+    // No OPFLOW_BASE_URL: the built-in sandbox, its tasks kept in sandbox-state.json beside the database.
+    const builtIn = childEnv({
+      OPFLOW_SANDBOX_SPEED: '300',
+      OPFLOW_DB: join(dir, 'built-in', 'opflow.db'),
+      OPFLOW_OUT: join(dir, 'built-in-out'),
+    });
+    // novelty-check asks one selection (the features); find-solution would ask a second one, which
+    // `resume <id> --select` waits for with the sandbox kept (it hosts the job until it finishes).
+    const input = join(dir, 'helmet.md');
+    writeFileSync(
+      input,
+      '# Folding helmet hinge\n\nA folding bicycle helmet whose shell segments pivot on a polymer hinge with a steel pin and a detent that locks the unfolded position.\n',
+    );
+    const created = await runOpflow(
+      ['--json', 'run', '--no-wait', '--select', 'manual', 'novelty-check', input],
+      { env: builtIn, cwd: dir },
+    );
+    expect(created.code, created.stderr).toBe(0);
+    const jobId = (JSON.parse(created.stdout) as { jobs: { id: string }[] }).jobs[0]!.id;
+
+    const resumed = await runOpflow(['resume'], { env: builtIn, cwd: dir });
+    expect(resumed.code, resumed.stderr).toBe(3);
+    expect(resumed.stdout).toMatch(/1 waiting for a selection/);
+    expect(resumed.stdout).toContain(`opflow resume ${jobId} --select`);
+    const status = JSON.parse(
+      (await runOpflow(['status', jobId, '--json'], { env: builtIn, cwd: dir })).stdout,
+    );
+    expect(status.status).toBe('AWAITING_INPUT');
+    const option = (status.pending.options as { id: string }[])[0]!.id;
+
+    // A later process continues it from the sandbox's state file once answered.
+    const answered = await runOpflow(['resume', jobId, '--select', option, '--json'], {
+      env: builtIn,
+      cwd: dir,
+    });
+    expect(answered.code, answered.stderr).toBe(0);
+    expect(JSON.parse(answered.stdout).jobs[0]).toMatchObject({ id: jobId, status: 'SUCCEEDED' });
+  });
 });
