@@ -1,13 +1,15 @@
 /**
- * The progress of `opflow run` / `opflow resume`: on a terminal, one bar for the run and a line per
- * job with its current step (cli-progress); elsewhere (a pipe, a CI log), one plain line each time a
- * job moves to another step or status.
+ * The progress of `opflow run` / `opflow resume`: on a terminal, one bar for the run (counts, calls
+ * and an ETA from the pace observed so far) and one line per running job with its current step,
+ * updated in place (cli-progress); a job that ends leaves the live area for one line above it, and a
+ * job not shown yet takes its place. Elsewhere (a pipe, a CI log), one plain line each time a job
+ * moves to another step or status.
  */
 import { MultiBar, type SingleBar } from 'cli-progress';
 import { isTerminal, type Job } from '../engine/job-record';
 import type { WorkflowRegistry } from '../engine/workflow';
 import { isSettled } from '../runtime/watch-jobs';
-import { jobLine, stepTitle } from './format';
+import { formatDuration, jobLine, stepTitle } from './format';
 
 export interface ProgressDisplay {
   /** A newer version of a tracked job. */
@@ -67,9 +69,13 @@ class BarDisplay implements ProgressDisplay {
   readonly #runBar: SingleBar;
   readonly #latest = new Map<string, Job>();
   readonly #lines = new Map<string, SingleBar>();
+  /** When the display started, and how many of its jobs had ended by then: the pace is from the rest. */
+  readonly #startedAt = Date.now();
+  readonly #settledAtStart: number;
 
   constructor(options: ProgressOptions) {
     this.#options = options;
+    this.#settledAtStart = options.jobs.filter((job) => isSettled(job)).length;
     this.#multibar = new MultiBar({
       stream: options.stream,
       hideCursor: true,
@@ -102,17 +108,28 @@ class BarDisplay implements ProgressDisplay {
       if (!previous || !isSettled(previous) || previous.status !== job.status) {
         this.#multibar.log(`${symbolOf(job)} ${jobLine(job, this.#options.workflows)}\n`);
       }
-    } else {
-      const { index, total } = this.#position(job);
-      const payload = { name: fitLabel(job.label ?? job.id), text: this.#stepText(job) };
-      if (bar) {
-        bar.setTotal(total);
-        bar.update(index, payload);
-      } else if (this.#lines.size < maxJobLines) {
-        this.#lines.set(job.id, this.#multibar.create(total, index, payload));
+      // A running job not shown for want of room takes the freed line.
+      for (const other of this.#latest.values()) {
+        if (this.#lines.size >= maxJobLines) break;
+        if (!isSettled(other) && !this.#lines.has(other.id)) this.#showLine(other);
       }
+    } else {
+      this.#showLine(job);
     }
     this.#refreshRun();
+  }
+
+  /** Creates or updates the line of a running job (when there is room for it). */
+  #showLine(job: Job): void {
+    const bar = this.#lines.get(job.id);
+    const { index, total } = this.#position(job);
+    const payload = { name: fitLabel(job.label ?? job.id), text: this.#stepText(job) };
+    if (bar) {
+      bar.setTotal(total);
+      bar.update(index, payload);
+    } else if (this.#lines.size < maxJobLines) {
+      this.#lines.set(job.id, this.#multibar.create(total, index, payload));
+    }
   }
 
   note(line: string): void {
@@ -152,9 +169,20 @@ class BarDisplay implements ProgressDisplay {
     const hidden = count((job) => !isSettled(job)) - this.#lines.size;
     if (hidden > 0) parts.push(`${hidden} more running`);
     parts.push(`${jobs.reduce((sum, job) => sum + job.usage.calls, 0)} calls`);
+    const eta = etaMs(done - this.#settledAtStart, jobs.length - done, Date.now() - this.#startedAt);
+    if (eta !== undefined) parts.push(`ETA ${formatDuration(eta)}`);
     this.#runBar.setTotal(Math.max(1, jobs.length));
     this.#runBar.update(done, { text: parts.join(' · ') });
   }
+}
+
+/**
+ * Time left at the pace observed so far: `ended` jobs in `elapsedMs` since the display started,
+ * `left` still to end. Undefined until one has ended (no pace yet) or when none is left.
+ */
+export function etaMs(ended: number, left: number, elapsedMs: number): number | undefined {
+  if (ended <= 0 || left <= 0 || elapsedMs <= 0) return undefined;
+  return (elapsedMs / ended) * left;
 }
 
 function fitLabel(label: string): string {

@@ -64,6 +64,35 @@ describe('createProgressDisplay', () => {
     expect(text).toContain('✔ hinge.md: done');
   });
 
+  it('on a terminal: an ETA from the pace so far; a job that ends leaves the live area and a hidden one takes its line', () => {
+    const out = screen(true);
+    // 14 running jobs: 12 lines on screen, 2 counted in the run's bar.
+    const jobs = Array.from({ length: 14 }, (_, index) =>
+      makeJob({ id: `job-${index}`, label: `disclosure-${index}.md`, step: 'submit', status: 'RUNNING' }),
+    );
+    const display = createProgressDisplay({ stream: out.stream, interactive: true, workflows, jobs });
+    vi.advanceTimersByTime(250);
+    expect(out.text()).toMatch(/0\/14 jobs · 2 more running · 0 calls/);
+    expect(out.text()).not.toMatch(/ETA/);
+    expect(out.text()).not.toContain('disclosure-13.md');
+    // Two jobs end 20 s in: 12 left at 10 s a job.
+    vi.advanceTimersByTime(19_750);
+    display.update({ ...jobs[0]!, status: 'SUCCEEDED', step: 'report-document', version: 5 });
+    display.update({ ...jobs[1]!, status: 'SUCCEEDED', step: 'report-document', version: 5 });
+    vi.advanceTimersByTime(250);
+    const text = out.text();
+    expect(text).toMatch(/2\/14 jobs · 2 done · 0 calls · ETA 2 min 0 s/);
+    expect(text).not.toMatch(/more running · 0 calls · ETA 2 min 0 s/);
+    // The hidden jobs took the freed lines, updated in place from then on.
+    expect(text).toMatch(/disclosure-13\.md +[█░]+ submit/);
+    display.update({ ...jobs[13]!, step: 'summary', status: 'WAITING', version: 3 });
+    vi.advanceTimersByTime(250);
+    expect(out.text()).toMatch(/disclosure-13\.md +[█░]+ summary of the technical solution, waiting/);
+    display.stop();
+    // A finished job is one line above the live area, once.
+    expect(out.text().match(/✔ disclosure-0\.md/g)).toHaveLength(1);
+  });
+
   it('elsewhere: one plain line each time a job moves to another step or status, none for a repeat', () => {
     const out = screen(false);
     const job = makeJob({ label: 'hinge.md', step: 'submit' });
