@@ -278,6 +278,10 @@ results.jsonl, failed.jsonl and index.html, kept up to date while the batch runs
       '--max-units <n>',
       'change its billed-units limit; raised above what it billed, a batch paused by the limit continues',
     )
+    .option(
+      '--download <dir>',
+      "copy its outputs and every finished job's report into <dir> (index.html links them there; works offline, on aws too)",
+    )
     .option('--limit <n>', 'list at most this many', '50')
     .action(async (batchId: string | undefined, _options: unknown, command: Command) => {
       setExitCode(await batchCommand(ctx, batchId, globals(command) as unknown as BatchCommandOptions));

@@ -280,7 +280,9 @@ h2 { font-size: 1.1rem; margin: 1.2rem 0 .4rem; }
 .totals b { display: block; font-size: 1.3rem; }
 table { border-collapse: collapse; width: 100%; margin: .5rem 0 1.5rem; }
 th, td { border-bottom: 1px solid #ddd; padding: .3rem .5rem; text-align: left; vertical-align: top; }
-#items th { background: #f3f3f3; cursor: pointer; user-select: none; position: sticky; top: 0; }
+#items th { background: #f3f3f3; user-select: none; position: sticky; top: 0; }
+#items th button { font: inherit; font-weight: 600; color: inherit; background: none; border: 0; padding: 0; cursor: pointer; text-align: left; }
+#items th button:focus-visible { outline: 2px solid #0969da; outline-offset: 2px; }
 th[aria-sort="ascending"]::after { content: " \u25b2"; }
 th[aria-sort="descending"]::after { content: " \u25bc"; }
 .s { font-weight: 600; }
@@ -360,7 +362,13 @@ ${failedCount > failedRows.length ? `<p>… and ${failedCount - failedRows.lengt
   const body = table.tBodies[0];
   const numeric = (text) => text !== '' && !Number.isNaN(Number(text));
   table.querySelectorAll('th').forEach((th, index) => {
-    th.addEventListener('click', () => {
+    // A button in each heading: sortable by keyboard (Tab, Enter) as well as by mouse.
+    const button = document.createElement('button');
+    button.type = 'button';
+    button.textContent = th.textContent;
+    th.textContent = '';
+    th.append(button);
+    button.addEventListener('click', () => {
       const ascending = th.getAttribute('aria-sort') !== 'ascending';
       table.querySelectorAll('th').forEach((other) => other.removeAttribute('aria-sort'));
       th.setAttribute('aria-sort', ascending ? 'ascending' : 'descending');

@@ -2,10 +2,13 @@
  * `opflow batch [batchId] [--watch] [--redrive]`: the batches, or one batch with its totals by
  * status, calls, billed units, elapsed time and ETA; `--watch` follows it live (and locally runs it:
  * its items are released and its jobs worked here); `--redrive` runs its failed and cancelled items
- * again, each from the step it failed at.
+ * again, each from the step it failed at; `--download <dir>` copies its outputs and every report into
+ * a folder whose index links work offline (on AWS the bucket's relative links need a signature each).
  */
+import { resolve } from 'node:path';
 import type { Batch } from '../../engine/batch-store';
 import { viewOf } from '../../ingest/batch-view';
+import { type DownloadOutcome, downloadBatch } from '../../ingest/download';
 import { batchSettled, driveBatch } from '../../ingest/drive-batch';
 import { LimitRefused, setMaxUnits } from '../../ingest/limits';
 import { batchOutputKeys } from '../../ingest/outputs';
@@ -21,6 +24,7 @@ export interface BatchCommandOptions extends GlobalOptions {
   watch?: boolean | undefined;
   redrive?: boolean | undefined;
   maxUnits?: string | undefined;
+  download?: string | undefined;
   limit: string;
 }
 
@@ -29,6 +33,13 @@ export async function batchCommand(
   batchId: string | undefined,
   options: BatchCommandOptions,
 ): Promise<ExitCodeValue> {
+  if (options.download !== undefined && !batchId)
+    throw new CliError(
+      '--download needs a batch id: opflow batch <batchId> --download <dir>',
+      ExitCode.usage,
+    );
+  if (options.download !== undefined && options.download.trim() === '')
+    throw new CliError('--download needs a folder: opflow batch <batchId> --download <dir>', ExitCode.usage);
   const working = Boolean(
     batchId && (options.watch || options.redrive || options.maxUnits) && options.backend === 'local',
   );
@@ -144,7 +155,16 @@ export async function batchCommand(
         await local?.stop();
       }
     }
-    return show(ctx, options, pipeline, batch, undefined);
+    const download = options.download
+      ? await downloadBatch(deps, batch, resolve(ctx.io.cwd, options.download), {
+          onProgress: (done) => {
+            if (!options.json && !options.quiet && ctx.io.stderr.isTTY)
+              ctx.io.stderr.write(`\ropflow: downloading reports: ${done}`);
+          },
+        })
+      : undefined;
+    if (download && !options.json && !options.quiet && ctx.io.stderr.isTTY) ctx.io.stderr.write('\n');
+    return show(ctx, options, pipeline, batch, undefined, download);
   } finally {
     await pipeline.close();
   }
@@ -156,6 +176,7 @@ async function show(
   pipeline: { deps: { reports: { link(key: string): Promise<string> } } },
   batch: Batch,
   forced: ExitCodeValue | undefined,
+  download?: DownloadOutcome | undefined,
 ): Promise<ExitCodeValue> {
   const view = viewOf(batch, Date.now());
   const index = await pipeline.deps.reports.link(batchOutputKeys(batch.id).index);
@@ -165,7 +186,7 @@ async function show(
       ? ExitCode.jobFailed
       : ExitCode.ok);
   if (options.json) {
-    writeJson(ctx.io, { ...view, index, exitCode });
+    writeJson(ctx.io, { ...view, index, ...(download ? { download } : {}), exitCode });
     return exitCode;
   }
   const t = view.totals;
@@ -178,6 +199,15 @@ async function show(
     `  now: ${describeProgress(batch, Date.now())}`,
     `  summary: ${index}`,
   ];
+  if (download) {
+    lines.push(
+      `  downloaded to ${download.dir}: ${download.reports} reports, ${download.files} files; open ${download.index}`,
+    );
+    if (download.unfinished > 0)
+      lines.push(`  ${download.unfinished} items not finished yet: download again once they are`);
+    for (const missing of download.missing)
+      lines.push(`  not downloaded: ${missing.key} (${missing.reason})`);
+  }
   if (!batchSettled(batch) && batch.status !== 'FINISHED')
     lines.push(
       `  opflow batch ${batch.id} --watch follows it${options.backend === 'local' ? ' (and runs it here)' : ''}`,
