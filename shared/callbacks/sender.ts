@@ -13,10 +13,10 @@
  */
 import type { CallbackOutbox, CallbackOutboxEntry, CallbackSecrets } from '../engine/callback-ports';
 import type { CallbackAttempt, CallbackDelivery } from '../engine/callback-record';
-import type { EngineLogger } from '../engine/deps';
 import { JobRequestError } from '../engine/job-commands';
 import { isTerminal, type Job } from '../engine/job-record';
 import type { Clock, JobStore, ReportStore } from '../engine/ports';
+import type { Logger } from '../log/logger';
 import { type CallbackOutcome, type CallbackSendOptions, sendCallback } from './send';
 
 /** Delay before each attempt of a round, after the previous one (the first is immediate). */
@@ -44,7 +44,7 @@ export interface CallbackSenderDeps {
   reports: ReportStore;
   clock: Clock;
   send?: CallbackSendOptions | undefined;
-  log?: EngineLogger | undefined;
+  log?: Logger | undefined;
   /** How long report links in the summary live. Default: 24 hours. */
   linkTtlSeconds?: number | undefined;
   /** When to look again at a job that has not ended yet. Default: 30 seconds. */

@@ -3,19 +3,13 @@
  * and optional logging and metrics. `shared/runtime` builds one of these per backend.
  */
 import type { CallbackUrlPolicy } from '../callbacks/ssrf-guard';
+import type { Logger } from '../log/logger';
 import type { OpenPlatformClient } from '../openplatform/types';
 import type { CallbackOutbox } from './callback-ports';
 import type { PollStatsStore } from './poll-stats';
 import type { PollAim } from './poll-timing';
 import type { Clock, JobStore, KeySource, RateLimiter, ReportStore, WorkQueue } from './ports';
 import type { WorkflowRegistry } from './workflow';
-
-export interface EngineLogger {
-  debug(message: string, fields?: Record<string, unknown>): void;
-  info(message: string, fields?: Record<string, unknown>): void;
-  warn(message: string, fields?: Record<string, unknown>): void;
-  error(message: string, fields?: Record<string, unknown>): void;
-}
 
 /** Counters the engine reports (names: StepsRun, Retries, UpstreamCalls, BilledUnits, JobSucceeded, JobFailed, ...). */
 export interface EngineMetrics {
@@ -33,7 +27,7 @@ export interface EngineDeps {
   random: () => number;
   client: OpenPlatformClient;
   workflows: WorkflowRegistry;
-  log?: EngineLogger | undefined;
+  log?: Logger | undefined;
   metrics?: EngineMetrics | undefined;
   /** Learned poll timing shared by all workers; without it, polls follow the declared schedules. */
   pollStats?: PollStatsStore | undefined;
@@ -51,7 +45,8 @@ export interface EngineDeps {
   callbacks?: { outbox: CallbackOutbox; policy: CallbackUrlPolicy } | undefined;
 }
 
-export const silentLogger: EngineLogger = { debug() {}, info() {}, warn() {}, error() {} };
+/** shared/log's, re-exported for the engine's users (benchmarks, tests). */
+export { silentLogger } from '../log/logger';
 
 export interface InFlightOptions {
   /** How long a call may go without a heartbeat before its job counts as stranded. */

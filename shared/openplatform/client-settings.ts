@@ -3,19 +3,12 @@
  * (settings, transport, base URL, redacting log).
  */
 import * as z from 'zod';
+import type { Logger, LogLevel } from '../log/logger';
 import type { HttpTransport } from './client-transport';
 import { describeIssues } from './envelope';
 import { OpenPlatformError } from './errors';
 import { redactFields, redactSecret } from './redact';
 import type { CallUsage } from './types';
-
-/** Where log lines go; every field is redacted before it gets here. */
-export interface OpenPlatformLogger {
-  debug(message: string, fields?: Record<string, unknown>): void;
-  info(message: string, fields?: Record<string, unknown>): void;
-  warn(message: string, fields?: Record<string, unknown>): void;
-  error(message: string, fields?: Record<string, unknown>): void;
-}
 
 export interface OpenPlatformClientOptions {
   /** The platform's base URL. Default: `https://connect.patsnap.com`. */
@@ -50,7 +43,8 @@ export interface OpenPlatformClientOptions {
   maxAnswerBytes?: number | undefined;
   /** Called with the cost of every call, successful or not. */
   onUsage?: ((usage: CallUsage) => void) | undefined;
-  logger?: OpenPlatformLogger | undefined;
+  /** Where log lines go; every message and field is redacted before it gets there. */
+  logger?: Logger | undefined;
   /**
    * The HTTP stack to use instead of the client's own (Node's http/https with `connections`
    * keep-alive connections and `connectTimeoutMs`; client-node-http.ts). The client does not close it.
@@ -94,7 +88,7 @@ export const clientOptionsSchema = z.strictObject({
     .default(64 * 1024 * 1024),
   onUsage: fn<(usage: CallUsage) => void>('onUsage').optional(),
   logger: z
-    .custom<OpenPlatformLogger>(
+    .custom<Logger>(
       (value) =>
         typeof value === 'object' &&
         value !== null &&
@@ -143,7 +137,7 @@ export interface ClientContext {
   secretsOf(attempt: { apiKey: string | undefined }): (string | undefined)[];
   /** Log through the configured logger, message and fields redacted; a failing logger is ignored. */
   log(
-    level: keyof OpenPlatformLogger,
+    level: LogLevel,
     message: string,
     fields: Record<string, unknown>,
     secrets: (string | undefined)[],

@@ -36,7 +36,7 @@ import type { CallOptions, CallResult, OpenPlatformClient } from './types';
 
 export { fileNameFromDisposition } from './client-documents';
 export { type NodeHttpTransportOptions, nodeHttpTransport } from './client-node-http';
-export type { OpenPlatformClientOptions, OpenPlatformLogger } from './client-settings';
+export type { OpenPlatformClientOptions } from './client-settings';
 export {
   type HttpTransport,
   type ResponseBody,

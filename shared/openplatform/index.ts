@@ -10,7 +10,6 @@ export {
   type NodeHttpTransportOptions,
   nodeHttpTransport,
   type OpenPlatformClientOptions,
-  type OpenPlatformLogger,
   type ResponseBody,
   TransportError,
   type TransportRequest,

@@ -29,10 +29,11 @@ import {
 import { DynamoDbCallbackOutbox } from '../../backends/aws/dynamodb-callback-outbox';
 import { DynamoDbJobHistory } from '../../backends/aws/dynamodb-job-history';
 import { callbackPolicyFromEnv } from '../../callbacks/ssrf-guard';
-import type { EngineDeps, EngineLogger, EngineMetrics } from '../../engine/deps';
+import type { EngineDeps, EngineMetrics } from '../../engine/deps';
 import type { Job } from '../../engine/job-record';
 import type { Clock } from '../../engine/ports';
 import type { WorkflowRegistry } from '../../engine/workflow';
+import type { Logger } from '../../log/logger';
 import { createOpenPlatformClient } from '../../openplatform/client';
 import { redactUrl } from '../../openplatform/redact';
 import type { CallUsage, OpenPlatformClient } from '../../openplatform/types';
@@ -200,7 +201,7 @@ export interface AwsPipelineOptions {
   clock?: Clock | undefined;
   /** Default: `Math.random`. */
   random?: (() => number) | undefined;
-  log?: EngineLogger | undefined;
+  log?: Logger | undefined;
   metrics?: EngineMetrics | undefined;
   /** A client to use instead of one built from the configuration (tests). */
   client?: OpenPlatformClient | undefined;

@@ -7,7 +7,8 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Tracer } from '@aws-lambda-powertools/tracer';
-import type { EngineLogger, EngineMetrics } from '../../engine/deps';
+import type { EngineMetrics } from '../../engine/deps';
+import type { Logger as OpflowLogger } from '../../log/logger';
 import type { CallUsage } from '../../openplatform/types';
 
 /** The pipeline's metric names (the stack's alarms and dashboard use these). */
@@ -47,7 +48,7 @@ export function observedServiceName(): string {
 }
 
 /** The engine's logger on a Powertools logger: fields become keys of the JSON line. */
-export function engineLogger(logger: Logger): EngineLogger {
+export function engineLogger(logger: Logger): OpflowLogger {
   return {
     debug: (message, fields) => logger.debug(message, fields ?? {}),
     info: (message, fields) => logger.info(message, fields ?? {}),

@@ -18,13 +18,14 @@ import {
 } from '../../backends/local';
 import { LocalCallbackSecrets, SqliteCallbackOutbox } from '../../backends/local/sqlite-callback-outbox';
 import { callbackPolicyFromEnv } from '../../callbacks/ssrf-guard';
-import type { EngineDeps, EngineLogger } from '../../engine/deps';
+import type { EngineDeps } from '../../engine/deps';
 import type { Job } from '../../engine/job-record';
 import { CachedPollStats } from '../../engine/poll-stats';
 import type { JobStore } from '../../engine/ports';
 import { inFlightAllowanceMs, runStep } from '../../engine/runner';
 import { sweep } from '../../engine/sweep';
 import type { WorkflowRegistry } from '../../engine/workflow';
+import type { Logger } from '../../log/logger';
 import { redactUrl } from '../../openplatform/redact';
 import type { OpenPlatformClient } from '../../openplatform/types';
 import { createJobChangeHub } from '../job-change-hub';
@@ -52,7 +53,7 @@ export interface LocalPipelineOptions {
   /** Where the one line about the built-in sandbox goes. Default: standard error. */
   announce?: ((line: string) => void) | undefined;
   /** The engine's log. Default: JSON lines in `opflow.log` beside the database file. */
-  log?: EngineLogger | undefined;
+  log?: Logger | undefined;
   /**
    * Where tenants with their own key are sent while the built-in sandbox serves the others
    * (default: the platform, https://connect.patsnap.com). Tests point it at a second sandbox.
@@ -285,7 +286,7 @@ async function hasUnfinishedJobs(store: JobStore): Promise<boolean> {
 }
 
 /** JSON lines appended to `opflow.log` beside the database. */
-function fileLogger(dbPath: string, clock: { now(): number }): EngineLogger & { stream: WriteStream } {
+function fileLogger(dbPath: string, clock: { now(): number }): Logger & { stream: WriteStream } {
   const stream = createWriteStream(resolve(dirname(dbPath), 'opflow.log'), { flags: 'a' });
   stream.on('error', () => undefined);
   const write = (level: string) => (message: string, fields?: Record<string, unknown>) => {
