@@ -6,7 +6,7 @@
 import type { EngineDeps } from '../engine/deps';
 import type { JobHistory } from '../engine/history';
 import { ApiError, type ApiRoute, jobIdSchema, json, parse } from '../http/job-api';
-import { buildTimeline } from './timeline';
+import { buildTimeline, timelineView } from './timeline';
 
 export function timelineRoutes(options: { deps: EngineDeps; history: JobHistory }): ApiRoute[] {
   return [
@@ -19,7 +19,7 @@ export function timelineRoutes(options: { deps: EngineDeps; history: JobHistory 
         if (!job || (tenant !== undefined && job.tenant !== tenant))
           throw new ApiError(404, 'not-found', `no job ${id}`);
         const events = await options.history.list(id);
-        return json(200, buildTimeline(options.deps.workflows.get(job.workflow), job, events));
+        return json(200, timelineView(buildTimeline(options.deps.workflows.get(job.workflow), job, events)));
       },
     },
   ];

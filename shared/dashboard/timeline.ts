@@ -136,3 +136,20 @@ export function buildTimeline(
   }
   return { jobId: job.id, recorded: sorted.length > 0, steps: order.map((name) => steps.get(name)!) };
 }
+
+/** A time of the timeline as the job API writes every time: ISO 8601, UTC. */
+const iso = (ms: number | undefined): string | undefined =>
+  ms === undefined || !Number.isFinite(ms) ? undefined : new Date(ms).toISOString();
+
+/** The timeline as `GET /jobs/{id}/timeline` answers it: its times in ISO 8601 like every answer. */
+export function timelineView(timeline: Timeline) {
+  return {
+    ...timeline,
+    steps: timeline.steps.map((step) => ({
+      ...step,
+      startedAt: iso(step.startedAt),
+      endedAt: iso(step.endedAt),
+      errors: step.errors.map((error) => ({ ...error, at: iso(error.at)! })),
+    })),
+  };
+}

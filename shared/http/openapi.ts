@@ -153,10 +153,29 @@ export const answerSchemas = {
     }),
   ]),
   error: errorAnswerSchema,
-  timeline: z.looseObject({
+  timeline: z.strictObject({
     jobId: z.string(),
-    recorded: z.boolean(),
-    steps: z.array(z.looseObject({ name: z.string(), state: z.string() })),
+    recorded: z
+      .boolean()
+      .describe('false when no history was kept for the job: its figures are unknown, not 0'),
+    steps: z.array(
+      z.strictObject({
+        name: z.string(),
+        title: z.string().optional(),
+        operation: z.string().optional().describe('the operationId it calls, or download'),
+        state: z.enum(['done', 'current', 'waiting', 'failed', 'cancelled', 'pending', 'skipped']),
+        startedAt: isoTime.optional().describe('when the job first reached the step'),
+        endedAt: isoTime.optional().describe('when the job last left it'),
+        durationMs: z.number().optional().describe('time the job spent at the step, milliseconds'),
+        calls: z.number().int(),
+        callMs: z.number().describe('time spent in its upstream calls, milliseconds'),
+        billedUnits: z.number(),
+        throttled: z.number().int(),
+        retries: z.number().int().describe('failed attempts at the step'),
+        polls: z.number().int(),
+        errors: z.array(jobErrorSchema),
+      }),
+    ),
   }),
   deliveries: z.strictObject({
     deliveries: z.array(

@@ -183,6 +183,8 @@ describe('the OpenAPI description of the job API', () => {
 
     const timeline = await checked('GET', '/jobs/{id}/timeline', `/jobs/${id}/timeline`);
     expect(timeline.json.recorded).toBe(true);
+    // Its times are ISO 8601 like every other answer's (the schema says so too).
+    expect(timeline.json.steps[0].startedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     await deliveries.record({
       id: '01J0000000000000000000000A',
       source: 'tracker',
