@@ -54,18 +54,42 @@ export function buildDashboard(options: { api: string; out: string }): string[] 
   return written;
 }
 
+const usage = `usage: npm run dashboard:build -- --api https://<your job API> [--out dist/dashboard]
+
+Writes the dashboard as static files for any static host, pointed at the AWS job API:
+  --api <url>   the job API's URL (https://<id>.execute-api.<region>.amazonaws.com; plain http only
+                for localhost), written to ui/config.json
+  --out <dir>   the folder to write (default dist/dashboard)
+  -h, --help    this text
+Every page is on (jobs, timelines, batches, schedules, webhooks). The API must accept the people's
+JWTs and allow the page's origin with CORS (api.dashboardOrigins): README, "Static files for the
+AWS job API", and docs/deploy.md.
+`;
+
 if (process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.filename ?? '')) {
-  const { values } = parseArgs({
-    options: { api: { type: 'string' }, out: { type: 'string', default: 'dist/dashboard' } },
-  });
+  let values: { api?: string | undefined; out: string; help?: boolean | undefined };
+  try {
+    values = parseArgs({
+      options: {
+        api: { type: 'string' },
+        out: { type: 'string', default: 'dist/dashboard' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }).values as typeof values;
+  } catch (error) {
+    process.stderr.write(`dashboard:build: ${(error as Error).message}\n${usage}`);
+    process.exit(2);
+  }
+  if (values.help) {
+    process.stdout.write(usage);
+    process.exit(0);
+  }
   if (!values.api) {
-    process.stderr.write(
-      'usage: npm run dashboard:build -- --api https://<your job API> [--out dist/dashboard]\n',
-    );
+    process.stderr.write(`dashboard:build: --api is required\n${usage}`);
     process.exit(2);
   }
   try {
-    const written = buildDashboard({ api: values.api, out: values.out! });
+    const written = buildDashboard({ api: values.api, out: values.out });
     process.stdout.write(`wrote ${written.length} files to ${values.out}: ${written.join(', ')}\n`);
   } catch (error) {
     process.stderr.write(`dashboard:build: ${(error as Error).message}\n`);

@@ -370,9 +370,11 @@ results.jsonl, failed.jsonl and index.html, kept up to date while the batch runs
       'after',
       `
 Tools: list_workflows, submit_job, get_job, list_jobs, answer_selection, cancel_job, retry_job,
-get_report, ingest, get_batch;
-resource opflow://jobs/{id}/report. Add to an MCP client's configuration as the command
-"npx" with arguments ["opflow", "mcp"] (README: "opflow for agents"). Standard output carries
+get_report, ingest, get_batch; resource opflow://jobs/{id}/report.
+In an MCP client's configuration, give every path absolute (clients start servers in a folder of
+their own): the command "node" with arguments ["/path/to/opflow/bin/opflow.js", "mcp"] and env
+OPFLOW_DB=/path/to/opflow-data/opflow.db, OPFLOW_OUT=/path/to/opflow-data/reports (and
+OPFLOW_API_KEY, else the built-in sandbox; README: "opflow for agents"). Standard output carries
 only the protocol; messages for people go to standard error.`,
     )
     .action(async (_options: unknown, command: Command) => {
@@ -397,12 +399,18 @@ only the protocol; messages for people go to standard error.`,
     .addHelpText(
       'after',
       `
+The dashboard (web page) is at / (README: "The dashboard").
 Routes (described in OpenAPI at GET /openapi.json): GET /health, POST /jobs,
-GET /jobs (?status=&workflow=&batchId=&tenant=&limit=&cursor=), GET /jobs/{id},
+GET /jobs (?status=&workflow=&batchId=&tenant=&source=&since=&until=&q=&limit=&cursor=), GET /jobs/{id},
 POST /jobs/{id}/selection, POST /jobs/{id}/cancel, POST /jobs/{id}/retry ({"fromStart": true} optional),
 GET /jobs/{id}/report (where the files are), GET /jobs/{id}/report/{file} (the file itself),
-POST /webhooks/{source} (Standard Webhooks signature with OPFLOW_WEBHOOK_SECRET_<SOURCE>; no token).
-It also runs the schedules of the config file.
+GET /jobs/{id}/timeline (the steps with their figures),
+GET /batches, GET /batches/{id}, POST /batches/{id}/redrive, POST /batches/{id}/cancel,
+GET /batches/{id}/outputs/{file} (summary.csv, results.jsonl, failed.jsonl, index.html),
+GET /schedules, POST /schedules/{name}/trigger, POST /schedules/{name}/pause ({"reason": "..."}),
+POST /schedules/{name}/resume, GET /webhook-deliveries (?source=&limit=&cursor=),
+POST /webhooks/{source} (Standard Webhooks signature with OPFLOW_WEBHOOK_SECRET_<SOURCE>; no token),
+POST /mcp (with --mcp). It also runs the schedules of the config file and keeps active batches going.
 With OPFLOW_SERVE_TOKEN set, every request needs the header Authorization: Bearer <token>.
 The first line on standard output is the URL; requests are logged on standard error.`,
     )

@@ -1,9 +1,10 @@
 // `opflow serve` in-process: its options and token checked up front with clear messages, the URL
 // on the first line, the job API answering while it runs, and a graceful stop on Ctrl-C.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   exposureRefusal,
@@ -13,7 +14,17 @@ import {
 } from '../../../../shared/cli/commands/serve';
 import { CliError } from '../../../../shared/cli/exit-codes';
 import { ExitCode, main } from '../../../../shared/cli/main';
+import {
+  createBodySchema,
+  listQuerySchema,
+  retryBodySchema,
+  selectionBodySchema,
+} from '../../../../shared/http/job-api';
+import { jobApiOpenApi } from '../../../../shared/http/openapi';
 import { type CapturedIo, captureIo } from '../capture-io';
+
+const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '../../../..');
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 describe('serve options', () => {
   it('takes a port from 0 to 65535 and refuses anything else, naming the flag', () => {
@@ -97,6 +108,34 @@ describe('opflow serve (in-process)', () => {
     io = captureIo({ env: env(), cwd: dir });
     expect(await opflow('--help')).toBe(ExitCode.ok);
     expect(io.out()).toMatch(/serve \[options\] +serve the job HTTP API/);
+  });
+
+  it('names every route the server answers in its help and in the README', async () => {
+    // The routes as the server describes them (GET /openapi.json), but the dashboard's own files.
+    const doc = jobApiOpenApi({
+      createBodySchema,
+      selectionBodySchema,
+      retryBodySchema,
+      listQuerySchema,
+    }) as {
+      paths: Record<string, Record<string, unknown>>;
+    };
+    const routes = Object.entries(doc.paths)
+      .flatMap(([path, operations]) =>
+        Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`),
+      )
+      .filter((route) => route !== 'GET /' && route !== 'GET /ui/{file}');
+    expect(routes.length).toBeGreaterThan(20);
+    expect(await opflow('serve', '--help')).toBe(ExitCode.ok);
+    const help = io.out().replace(/\s+/g, ' ');
+    const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+    for (const route of routes) {
+      expect(help, `serve --help names ${route}`).toContain(route);
+      const [method, path] = route.split(' ') as [string, string];
+      // README writes a route as `METHOD /path` (the path's own braces kept).
+      expect(readme, `README names ${route}`).toMatch(new RegExp(`\`${method} ${escapeRegExp(path)}[\`? ]`));
+    }
+    expect(help).toContain('dashboard');
   });
 
   it('refuses the aws backend, a bad port and an unfit token before opening anything', async () => {
