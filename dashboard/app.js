@@ -471,6 +471,7 @@ function JobsPage({ api, config, route }) {
                 </td>
                 <td>
                   <a href=${`#/jobs/${encodeURIComponent(job.id)}`}>${jobTitle(job)}</a>
+                  ${job.label && job.label !== jobTitle(job) ? html`<div class="small muted">${job.label}</div>` : null}
                   ${job.lastError ? html`<div class="small muted">${job.lastError.message}</div>` : null}
                   ${job.batchId ? html`<div class="small muted">batch ${job.batchId}</div>` : null}
                 </td>
@@ -787,6 +788,7 @@ function JobPage({ api, config, id }) {
         <h2 id="facts-heading">Job</h2>
         <dl class="facts">
           <dt>Id</dt><dd><code class="id">${job.id}</code></dd>
+          ${job.label ? html`<dt>Label</dt><dd>${job.label}</dd>` : null}
           <dt>Workflow</dt><dd>${job.workflow}</dd>
           <dt>Status</dt><dd>${job.status}</dd>
           <dt>Current step</dt><dd>${job.step}</dd>
