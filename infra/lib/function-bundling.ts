@@ -8,6 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DockerImage } from 'aws-cdk-lib';
 import { type BundlingOptions, LogLevel, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { ESM_REQUIRE_BANNER, extractorAliases } from '../lambda/build-extractors.mjs';
 
 /** The repository root (holds package.json, package-lock.json and functions/). */
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -43,13 +44,16 @@ export function functionEntries(projectRoot: string = PROJECT_ROOT): Record<stri
 
 /**
  * Stand-ins for packages in every bundle (esbuild `alias`; see infra/lambda/): the AWS SDK's default
- * credential chain reduced to the environment variables Lambda sets (infra/lambda/aws-credentials.mjs).
+ * credential chain reduced to the environment variables Lambda sets (infra/lambda/aws-credentials.mjs),
+ * and the document extractors (mammoth, unpdf) as stubs that import their own files, built beside
+ * the bundles of {@link FUNCTIONS_WITH_EXTRACTORS} (infra/lambda/build-extractors.mjs).
  * Unit tests run against the real package; the e2e suites and `npm run aws-local` run these bundles.
  * (zod needs none: `import * as z from 'zod'`, enforced by biome, lets esbuild keep only what is used.)
  */
 export function functionAliases(projectRoot: string = PROJECT_ROOT): Record<string, string> {
   return {
     '@aws-sdk/credential-provider-node': path.join(projectRoot, 'infra/lambda/aws-credentials.mjs'),
+    ...extractorAliases(),
   };
 }
 
@@ -60,8 +64,14 @@ export const ESBUILD_TARGET = 'node22';
  * Lets CommonJS dependencies bundled into an ES module call `require` (Node built-ins such as `os`
  * inside the AWS SDK or the X-Ray SDK). The alias keeps it from clashing with a bundled `createRequire`.
  */
-export const ESM_REQUIRE_BANNER =
-  "import { createRequire as __opflowCreateRequire } from 'node:module';const require = __opflowCreateRequire(import.meta.url);";
+export { ESM_REQUIRE_BANNER };
+
+/**
+ * The functions that read documents (shared/ingest/documents.ts): their assets get the extractor
+ * files (`extractors/mammoth.mjs`, `extractors/unpdf.mjs`) beside `index.mjs`. scripts/bundle-sizes.ts
+ * fails when another bundle holds an extractor stub, which would find no file to import.
+ */
+export const FUNCTIONS_WITH_EXTRACTORS: readonly FunctionName[] = ['ingest'];
 
 /** Prefer packages' ES module builds so esbuild can tree-shake them (the AWS SDK v3 ships `module`). */
 export const MAIN_FIELDS = ['module', 'main'];
@@ -102,8 +112,20 @@ export function assertLocalEsbuild(projectRoot: string = PROJECT_ROOT): void {
  * `require` shim, source maps (without sources, to keep the zip small), and the AWS SDK v3 bundled and
  * tree-shaken rather than taken from the runtime, so the deployed code is the code that was tested.
  */
-export function functionBundling(): BundlingOptions {
+export function functionBundling(name?: FunctionName): BundlingOptions {
+  const extractors = name !== undefined && FUNCTIONS_WITH_EXTRACTORS.includes(name);
   return {
+    ...(extractors
+      ? {
+          commandHooks: {
+            beforeBundling: () => [],
+            beforeInstall: () => [],
+            afterBundling: (_inputDir: string, outputDir: string) => [
+              `node "${path.join(PROJECT_ROOT, 'infra/lambda/build-extractors.mjs')}" "${outputDir}" --target=${ESBUILD_TARGET}`,
+            ],
+          },
+        }
+      : {}),
     forceDockerBundling: false,
     dockerImage: new LocalEsbuildOnly(),
     minify: true,

@@ -59,7 +59,7 @@ export class PipelineFunction extends Construct {
       logGroup: this.logGroup,
       role: this.role,
       environment: { ...props.environment, NODE_OPTIONS: '--enable-source-maps' },
-      bundling: functionBundling(),
+      bundling: functionBundling(props.name),
     });
 
     Validations.of(this.function).acknowledge({

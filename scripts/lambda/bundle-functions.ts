@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
+import { buildDocumentExtractors } from '../../infra/lambda/build-extractors.mjs';
 import {
   type FunctionName,
   functionAliases,
@@ -58,6 +59,9 @@ export async function bundleFunctions(): Promise<FunctionBundles> {
     metafile: true,
     logLevel: 'warning',
   });
+  // The document extractors the ingest bundle imports on first use (infra/lambda/build-extractors.mjs),
+  // beside the bundles as in the function's asset.
+  await buildDocumentExtractors(dir, { target });
   const files = {} as Record<FunctionName, string>;
   const bytes = {} as Record<FunctionName, number>;
   for (const name of Object.keys(functionEntries())) {

@@ -3,10 +3,12 @@
 // bundled ingest function reads it (and a document its lines name) into a batch, releases the items
 // to the work queue, the bundled step workers run them, continuations carry the batch on, and the
 // outputs end in the bucket under batches/<batchId>/. A document uploaded on its own joins its
-// folder's batch. The same upload announced twice is read once.
+// folder's batch (a .docx among them, read through the extractor files beside the ingest bundle).
+// The same upload announced twice is read once.
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { Document, Packer, Paragraph } from 'docx';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqsEventSource } from '../../../scripts/lambda/sqs-event-source';
 import { DynamoDbBatchStore, s3CreatedEvent } from '../../../shared/backends/aws';
@@ -50,7 +52,7 @@ describe('bulk ingestion on aws (S3 inbox event → ingest function → step wor
     await world?.stop();
   });
 
-  const upload = async (key: string, body: string) => {
+  const upload = async (key: string, body: string | Uint8Array) => {
     const answer = await world.emulators.clients.s3.send(
       new PutObjectCommand({ Bucket: world.bucket, Key: key, Body: body }),
     );
@@ -161,13 +163,19 @@ describe('bulk ingestion on aws (S3 inbox event → ingest function → step wor
   it("adds a document uploaded on its own to its folder's batch", async () => {
     await upload('inbox/patent-count/loose/valve.md', '# Valve\n\nTTL:(check valve)\n');
     await upload('inbox/patent-count/loose/notes.rtf', '{\\rtf1}');
+    // A .docx: read by mammoth, which the ingest bundle imports from extractors/ beside it.
+    const docx = await Packer.toBuffer(
+      new Document({ sections: [{ children: [new Paragraph('TTL:(hinge damper)')] }] }),
+    );
+    await upload('inbox/patent-count/loose/hinge.docx', new Uint8Array(docx));
     const batch = await settleBatch('loose');
-    expect(batch.items).toBe(1);
+    expect(batch.items).toBe(2);
     expect(batch.counts.invalid).toBe(1);
     const summary = await text('batches/loose/summary.csv');
     expect(summary).toMatch(
       /valve\.md,v1 \([0-9a-f]+\),Valve,patent-count,SUCCEEDED,".*patents for TTL:\(check valve\)"/,
     );
+    expect(summary).toMatch(/hinge\.docx,v1 \([0-9a-f]+\),.*SUCCEEDED,".*patents for TTL:\(hinge damper\)"/);
     expect(await text('batches/loose/failed.jsonl')).toMatch(/unsupported document type/);
   }, 300_000);
 });

@@ -219,6 +219,36 @@ describe('function bundles', () => {
     }
   });
 
+  it('give the ingest function its document extractors as files beside its bundle, as bundle-sizes builds them', async () => {
+    const { app, stack, template } = devJwt;
+    const assembly = app.synth();
+    const resources = template.toJSON()['Resources'] as Record<
+      string,
+      { Properties: { Code: { S3Key: unknown } } }
+    >;
+    const assetOf = (fn: { function: { node: { defaultChild: unknown } } }) => {
+      const s3Key =
+        resources[stack.getLogicalId(fn.function.node.defaultChild as CfnElement)]?.Properties.Code.S3Key;
+      return path.join(assembly.directory, `asset.${String(s3Key).replace(/\.zip$/, '')}`);
+    };
+    const ingest = assetOf(stack.inbox.ingest);
+    const outdir = mkdtempSync(path.join(tmpdir(), 'opflow-extractors-compare-'));
+    try {
+      const measured = await measureBundle('ingest', outdir, new Set());
+      expect(Object.keys(measured.extractors).sort()).toEqual(['mammoth', 'unpdf']);
+      for (const [name, bytes] of Object.entries(measured.extractors))
+        expect(statSync(path.join(ingest, 'extractors', `${name}.mjs`)).size, name).toBe(bytes);
+      // The bundle itself imports them by URL, not by holding them.
+      const code = readFileSync(path.join(ingest, 'index.mjs'), 'utf8');
+      expect(code).toContain('./extractors/unpdf.mjs');
+      expect(code).not.toContain('getTextContent');
+    } finally {
+      rmSync(outdir, { recursive: true, force: true });
+    }
+    // The other functions read no documents and get no extractor files.
+    expect(existsSync(path.join(assetOf(stack.worker), 'extractors'))).toBe(false);
+  });
+
   it('bundle the AWS SDK instead of taking it from the runtime, minified', () => {
     const bundling = functionBundling();
     expect(bundling.bundleAwsSDK).toBe(true);

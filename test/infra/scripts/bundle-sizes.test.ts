@@ -7,7 +7,11 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FUNCTION_ENTRIES, type FunctionName } from '../../../infra/lib/function-bundling';
+import {
+  FUNCTION_ENTRIES,
+  FUNCTIONS_WITH_EXTRACTORS,
+  type FunctionName,
+} from '../../../infra/lib/function-bundling';
 import {
   type BundleReport,
   DEFAULT_MAX_KB,
@@ -49,7 +53,8 @@ beforeAll(async () => {
   for (const name of Object.keys(FUNCTION_ENTRIES) as FunctionName[]) {
     reports.set(name, await measureBundle(name, outdir, devOnly));
   }
-});
+  // Six bundles and the ingest function's extractor files (pdf.js) on a loaded two-core machine.
+}, 360_000);
 
 afterAll(() => {
   if (outdir) rmSync(outdir, { recursive: true, force: true });
@@ -86,6 +91,14 @@ describe.each(Object.keys(FUNCTION_ENTRIES) as FunctionName[])('the %s bundle', 
     }
     // createJobTable (tests and emulators only) is shaken out with its CreateTable.
     expect(sdkCommands['@aws-sdk/client-dynamodb']).not.toContain('CreateTable');
+  });
+
+  it('gets the extractor files only if it reads documents, and holds no stub otherwise', () => {
+    const { extractors, strandedStubs } = report();
+    expect(strandedStubs).toEqual([]);
+    expect(Object.keys(extractors).sort()).toEqual(
+      FUNCTIONS_WITH_EXTRACTORS.includes(name) ? ['mammoth', 'unpdf'] : [],
+    );
   });
 
   it('is minified, with a source map, within the size budget', () => {
