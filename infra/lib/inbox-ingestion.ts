@@ -95,7 +95,7 @@ export class InboxIngestion extends Construct {
       {
         id: `AwsSolutions-IAM5[Resource::<${tableId}.Arn>/index/*]`,
         reason:
-          'Queries the job table\'s own indexes (byStatus for the batch list); "index/*" names the indexes of this one table.',
+          'Queries the job table\'s own indexes (byBatchKeys for the batch list); "index/*" names the indexes of this one table.',
       },
       {
         id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/*]`,

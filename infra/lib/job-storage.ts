@@ -29,6 +29,13 @@ export const JOB_TABLE = {
       projection: ProjectionType.INCLUDE,
       nonKeyAttributes: ['tenant'],
     },
+    /** Replaces byBatch (jobs of a batch) and byStatus (the batch list): keys, `tenant` and `status` only. */
+    byBatchKeys: {
+      partitionKey: 'GSI5PK',
+      sortKey: 'GSI5SK',
+      projection: ProjectionType.INCLUDE,
+      nonKeyAttributes: ['tenant', 'status'],
+    },
   },
 } as const;
 

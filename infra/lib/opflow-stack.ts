@@ -284,7 +284,7 @@ export class OpflowStack extends Stack {
     const indexFinding = {
       id: `AwsSolutions-IAM5[Resource::<${tableId}.Arn>/index/*]`,
       reason:
-        'Queries the job table\'s own indexes (byStatusShard, due, byBatch); "index/*" is how grantReadWriteData names ' +
+        'Queries the job table\'s own indexes (byStatusShard, due, byBatchKeys); "index/*" is how grantReadWriteData names ' +
         'the indexes of this one table, no other table.',
     };
     const objectsFinding = (what: string) => ({

@@ -1,7 +1,7 @@
 /**
  * The BatchStore on the job table (docs/DESIGN.md): every record of a batch lives in its own
- * partition `BATCH#<batchId>`: the batch (`SK=META`, also listed newest first through the `byStatus`
- * index under `GSI1PK=BATCHES`), its items in order (`ITEM#<seq>`), a marker per item key
+ * partition `BATCH#<batchId>`: the batch (`SK=META`, also listed newest first through the
+ * `byBatchKeys` index under `GSI5PK=BATCHES`), its items in order (`ITEM#<seq>`), a marker per item key
  * (`KEY#<itemKey>`, so a key is never stored twice) and the problems of its bad lines
  * (`PROB#<run>#<record>`). A chunk is one TransactWriteItems: the items, their key markers, the
  * problems and the batch's moved cursor, on the condition of its version.
@@ -17,7 +17,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import type { Batch, BatchItem, BatchPage, BatchProblem, BatchStore } from '../../engine/batch-store';
 import { decodeCursor, encodeCursor } from './cursor';
-import { jobTableIndexes, sortableTime } from './table';
+import { batchListPartition, jobTableIndexes, sortableTime } from './table';
 
 export interface DynamoDbBatchStoreOptions {
   client: DynamoDBDocumentClient;
@@ -26,7 +26,6 @@ export interface DynamoDbBatchStoreOptions {
 
 const partition = (batchId: string) => `BATCH#${batchId}`;
 const seqKey = (seq: number) => `ITEM#${String(seq).padStart(10, '0')}`;
-const listPartition = 'BATCHES';
 
 function isCancelled(error: unknown): boolean {
   return (
@@ -53,8 +52,8 @@ export class DynamoDbBatchStore implements BatchStore {
     return {
       PK: partition(batch.id),
       SK: 'META',
-      GSI1PK: listPartition,
-      GSI1SK: `${sortableTime(batch.createdAt)}#${batch.id}`,
+      GSI5PK: batchListPartition,
+      GSI5SK: `${sortableTime(batch.createdAt)}#${batch.id}`,
       tenant: batch.tenant,
       version: batch.version,
       body: JSON.stringify(batch),
@@ -111,39 +110,54 @@ export class DynamoDbBatchStore implements BatchStore {
 
   async list(query: { tenant?: string; limit?: number; cursor?: string }): Promise<BatchPage> {
     const limit = Math.max(1, Math.min(query.limit ?? 50, 500));
-    const batches: Batch[] = [];
-    let after = query.cursor === undefined ? undefined : decodeCursor(query.cursor, 'all');
-    let last: string | undefined;
-    for (;;) {
+    // The index holds keys and tenant only: the page's batches are then read whole (one BatchGet).
+    const keys: { sortKey: string; batchId: string }[] = [];
+    let start: Record<string, unknown> | undefined;
+    const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor, 'all');
+    do {
       const page = await this.client.send(
         new QueryCommand({
           TableName: this.tableName,
-          IndexName: jobTableIndexes.byStatus,
-          KeyConditionExpression: after === undefined ? 'GSI1PK = :p' : 'GSI1PK = :p AND GSI1SK < :after',
+          IndexName: jobTableIndexes.byBatchKeys,
+          KeyConditionExpression: after === undefined ? 'GSI5PK = :p' : 'GSI5PK = :p AND GSI5SK < :after',
+          ...(query.tenant === undefined ? {} : { FilterExpression: 'tenant = :tenant' }),
           ExpressionAttributeValues: {
-            ':p': listPartition,
+            ':p': batchListPartition,
             ...(after === undefined ? {} : { ':after': after }),
+            ...(query.tenant === undefined ? {} : { ':tenant': query.tenant }),
           },
           ScanIndexForward: false,
-          Limit: limit + 1,
+          Limit: query.tenant === undefined ? limit + 1 : Math.max(100, 4 * (limit + 1)),
+          ExclusiveStartKey: start,
         }),
       );
       for (const item of page.Items ?? []) {
-        const batch = JSON.parse(String(item.body)) as Batch;
-        last = String(item.GSI1SK);
-        if (query.tenant !== undefined && batch.tenant !== query.tenant) continue;
-        batches.push(batch);
-        if (batches.length > limit) break;
+        keys.push({ sortKey: String(item.GSI5SK), batchId: String(item.PK).slice('BATCH#'.length) });
       }
-      if (batches.length > limit || !page.LastEvaluatedKey || (page.Items ?? []).length === 0) break;
-      after = last;
+      start = page.LastEvaluatedKey;
+    } while (start && keys.length <= limit);
+    const shown = keys.slice(0, limit);
+    const byId = new Map<string, Batch>();
+    for (let from = 0; from < shown.length; from += 100) {
+      let request: Record<string, { Keys: Record<string, unknown>[]; ConsistentRead: boolean }> | undefined =
+        {
+          [this.tableName]: {
+            Keys: shown.slice(from, from + 100).map((key) => ({ PK: partition(key.batchId), SK: 'META' })),
+            ConsistentRead: true,
+          },
+        };
+      while (request && Object.keys(request).length > 0) {
+        const answer = await this.client.send(new BatchGetCommand({ RequestItems: request }));
+        for (const item of answer.Responses?.[this.tableName] ?? []) {
+          const batch = JSON.parse(String(item.body)) as Batch;
+          byId.set(batch.id, batch);
+        }
+        request = answer.UnprocessedKeys as typeof request;
+      }
     }
-    if (batches.length > limit) {
-      const shown = batches.slice(0, limit);
-      const tail = shown[shown.length - 1] as Batch;
-      return { batches: shown, cursor: encodeCursor('all', `${sortableTime(tail.createdAt)}#${tail.id}`) };
-    }
-    return { batches };
+    const batches = shown.flatMap((key) => byId.get(key.batchId) ?? []);
+    const last = shown.at(-1);
+    return keys.length > limit && last ? { batches, cursor: encodeCursor('all', last.sortKey) } : { batches };
   }
 
   async existingKeys(batchId: string, keys: readonly string[]): Promise<Set<string>> {

@@ -3,7 +3,8 @@
  * record as JSON; the keys around it serve every access pattern without a Scan:
  * get (PK), commit (conditional Put on `version`), create with an idempotency key (one
  * TransactWriteItems), due jobs (the sparse `due` index, 16 shards merged oldest first), jobs by
- * status (`byStatusShard`, 4 shards a status, keys only) or batch (`byBatch`) with opaque cursors.
+ * status (`byStatusShard`, 4 shards a status) or batch (`byBatchKeys`), both keys and filters only,
+ * with opaque cursors.
  * Finished jobs leave through TTL.
  */
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
@@ -233,10 +234,11 @@ export class DynamoDbJobStore implements JobStore {
     let items: Item[];
     let sortName: string;
     if (query.batchId) {
-      sortName = 'GSI3SK';
+      // Keys, tenant and status only: the page's jobs are then read whole (one BatchGet).
+      sortName = 'GSI5SK';
       items = await this.queryIndex({
-        index: jobTableIndexes.byBatch,
-        partitionName: 'GSI3PK',
+        index: jobTableIndexes.byBatchKeys,
+        partitionName: 'GSI5PK',
         partition: batchPartition(query.batchId),
         sortName,
         ...(after ? { after } : {}),
@@ -265,24 +267,18 @@ export class DynamoDbJobStore implements JobStore {
         ),
       );
       items = pages.flat().sort((a, b) => compare(String(b.GSI4SK), String(a.GSI4SK)));
-      const wanted = items.slice(0, limit);
-      const byId = new Map(
-        (await this.getMany(wanted.map((item) => String(item.PK).slice('JOB#'.length)))).map((job) => [
-          job.id,
-          job,
-        ]),
-      );
-      // A job deleted (TTL) between the query and the read is left out; one whose status changed
-      // since is shown as it is now.
-      const jobs = wanted.flatMap((item) => byId.get(String(item.PK).slice('JOB#'.length)) ?? []);
-      const last = wanted.at(-1);
-      return items.length > limit && last
-        ? { jobs, cursor: encodeCursor(kind, String(last[sortName])) }
-        : { jobs };
     }
-    const page = items.slice(0, limit);
-    const last = page.at(-1);
-    const jobs = page.map((item) => this.fromItem(item));
+    const wanted = items.slice(0, limit);
+    const byId = new Map(
+      (await this.getMany(wanted.map((item) => String(item.PK).slice('JOB#'.length)))).map((job) => [
+        job.id,
+        job,
+      ]),
+    );
+    // A job deleted (TTL) between the query and the read is left out; one whose status changed
+    // since is shown as it is now.
+    const jobs = wanted.flatMap((item) => byId.get(String(item.PK).slice('JOB#'.length)) ?? []);
+    const last = wanted.at(-1);
     return items.length > limit && last
       ? { jobs, cursor: encodeCursor(kind, String(last[sortName])) }
       : { jobs };
@@ -351,7 +347,7 @@ export class DynamoDbJobStore implements JobStore {
         ? {}
         : { GSI2PK: duePartition(dueShard(job.id)), GSI2SK: timeSortKey(job.nextRunAt, job.id) }),
       ...(job.batchId
-        ? { GSI3PK: batchPartition(job.batchId), GSI3SK: timeSortKey(job.createdAt, job.id) }
+        ? { GSI5PK: batchPartition(job.batchId), GSI5SK: timeSortKey(job.createdAt, job.id) }
         : {}),
       ...(expiresAt !== undefined ? { expiresAt } : {}),
     };

@@ -21,6 +21,10 @@ export const jobTableIndexes = {
    */
   byStatus: 'byStatus',
   due: 'due',
+  /**
+   * Legacy (projection ALL: every commit of a job with a batch rewrote the whole item in it). No item
+   * carries its keys (GSI3) any more; removed in the next deploy, like `byStatus`.
+   */
   byBatch: 'byBatch',
   /**
    * Jobs by status, newest first: keyed on the status (in `statusShardCount` partitions by a hash
@@ -28,10 +32,22 @@ export const jobTableIndexes = {
    * job's status does, never at other commits.
    */
   byStatusShard: 'byStatusShard',
+  /**
+   * Jobs of a batch, oldest first (`BATCH#<batchId>`), and the batches themselves, newest first
+   * (`BATCHES`): keyed on the creation time, projecting only `tenant` and `status` (the listing
+   * filters). A row changes only when the job's status does.
+   */
+  byBatchKeys: 'byBatchKeys',
 } as const;
 
 /** Attributes the byStatusShard index projects beside its keys (listing's tenant filter). */
 export const statusIndexProjection = ['tenant'] as const;
+
+/** Attributes the byBatchKeys index projects beside its keys (listing's tenant and status filters). */
+export const batchIndexProjection = ['tenant', 'status'] as const;
+
+/** The byBatchKeys partition that lists the batches themselves. */
+export const batchListPartition = 'BATCHES';
 
 /** The TTL attribute (epoch seconds). */
 export const ttlAttribute = 'expiresAt';
@@ -93,7 +109,7 @@ export function timeSortKey(ms: number, jobId: string): string {
 }
 
 /**
- * Create the job table with its three indexes and TTL, on-demand (for emulators and tests; the
+ * Create the job table with its indexes and TTL, on-demand (for emulators and tests; the
  * CDK stack owns the deployed table).
  */
 export async function createJobTable(client: DynamoDBClient, tableName: string): Promise<void> {
@@ -123,6 +139,8 @@ export async function createJobTable(client: DynamoDBClient, tableName: string):
         'GSI3SK',
         'GSI4PK',
         'GSI4SK',
+        'GSI5PK',
+        'GSI5SK',
       ].map(stringKey),
       KeySchema: [
         { AttributeName: 'PK', KeyType: 'HASH' },
@@ -133,6 +151,7 @@ export async function createJobTable(client: DynamoDBClient, tableName: string):
         index(jobTableIndexes.due, 'GSI2PK', 'GSI2SK', 'KEYS_ONLY'),
         index(jobTableIndexes.byBatch, 'GSI3PK', 'GSI3SK', 'ALL'),
         index(jobTableIndexes.byStatusShard, 'GSI4PK', 'GSI4SK', [...statusIndexProjection]),
+        index(jobTableIndexes.byBatchKeys, 'GSI5PK', 'GSI5SK', [...batchIndexProjection]),
       ],
     }),
   );

@@ -494,7 +494,9 @@ describe.each(stages)(
       expect(needed.map((p) => p.resource)).toContainEqual(
         `<${names.table.logicalId}.Arn>/index/byStatusShard`,
       );
-      expect(needed.map((p) => p.resource)).toContainEqual(`<${names.table.logicalId}.Arn>/index/byBatch`);
+      expect(needed.map((p) => p.resource)).toContainEqual(
+        `<${names.table.logicalId}.Arn>/index/byBatchKeys`,
+      );
       expect(denied).toEqual([]);
     });
 

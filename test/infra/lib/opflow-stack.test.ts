@@ -145,7 +145,20 @@ describe.each([
         AttributeType: string;
       }[];
       expect(attributes.map((a) => a.AttributeName).sort()).toEqual(
-        ['GSI1PK', 'GSI1SK', 'GSI2PK', 'GSI2SK', 'GSI3PK', 'GSI3SK', 'GSI4PK', 'GSI4SK', 'PK', 'SK'].sort(),
+        [
+          'GSI1PK',
+          'GSI1SK',
+          'GSI2PK',
+          'GSI2SK',
+          'GSI3PK',
+          'GSI3SK',
+          'GSI4PK',
+          'GSI4SK',
+          'GSI5PK',
+          'GSI5SK',
+          'PK',
+          'SK',
+        ].sort(),
       );
       for (const attribute of attributes) expect(attribute.AttributeType).toBe('S');
       expect(table.Properties['GlobalSecondaryIndexes']).toEqual([
@@ -180,6 +193,14 @@ describe.each([
             { AttributeName: 'GSI4SK', KeyType: 'RANGE' },
           ],
           Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: ['tenant'] },
+        },
+        {
+          IndexName: 'byBatchKeys',
+          KeySchema: [
+            { AttributeName: 'GSI5PK', KeyType: 'HASH' },
+            { AttributeName: 'GSI5SK', KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: ['tenant', 'status'] },
         },
       ]);
     });
@@ -648,10 +669,14 @@ describe.each([
       const stats = metrics.flatMap((m) => (m.MetricStat ? [m.MetricStat.Metric] : []));
       expect(new Set(stats.map((m) => m.Namespace))).toEqual(new Set(['AWS/DynamoDB']));
       expect(stats.map((m) => m.MetricName).sort()).toEqual(
-        ['ReadThrottleEvents', 'WriteThrottleEvents', ...Array(4).fill('WriteThrottleEvents')].sort(),
+        ['ReadThrottleEvents', 'WriteThrottleEvents', ...Array(5).fill('WriteThrottleEvents')].sort(),
       );
-      const perIndex = stats.filter((m) => m.Dimensions.some((d) => d.Name === 'GlobalSecondaryIndexName'));
-      expect(perIndex).toHaveLength(4);
+      const perIndex = stats.flatMap((m) =>
+        m.Dimensions.flatMap((d) =>
+          d.Name === 'GlobalSecondaryIndexName' ? [(d as { Value?: unknown }).Value] : [],
+        ),
+      );
+      expect(perIndex.sort()).toEqual(['byBatch', 'byBatchKeys', 'byStatus', 'byStatusShard', 'due']);
       expect(alarm!.Properties['AlarmActions']).toEqual(topicRef(stack));
     });
 

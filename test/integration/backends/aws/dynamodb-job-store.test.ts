@@ -58,8 +58,8 @@ describe('DynamoDbJobStore item layout', () => {
       GSI4SK: `${String(T0 - 10).padStart(13, '0')}#${job.id}`,
       GSI2PK: `DUE#${String(dueShard(job.id)).padStart(2, '0')}`,
       GSI2SK: `${String(T0 + 5).padStart(13, '0')}#${job.id}`,
-      GSI3PK: 'BATCH#b-7',
-      GSI3SK: `${String(T0 - 10).padStart(13, '0')}#${job.id}`,
+      GSI5PK: 'BATCH#b-7',
+      GSI5SK: `${String(T0 - 10).padStart(13, '0')}#${job.id}`,
       version: 1,
       status: 'WAITING',
     });
@@ -79,6 +79,47 @@ describe('DynamoDbJobStore item layout', () => {
     expect(finished?.expiresAt).toBe(Math.floor((T0 + 2_000) / 1000) + 3600);
     // The record itself is returned as committed (the TTL attribute is the table's business).
     expect(await store.get(job.id)).toEqual(done);
+  });
+
+  it('writes no projection-ALL index at a commit, and only the due index unless the status changes', async () => {
+    // Every write asks DynamoDB (Local) what it consumed, index by index.
+    const consumed: Record<string, number>[] = [];
+    const documents = emulators.clients.documents;
+    const measuring = {
+      send: async (command: { input: Record<string, unknown> }) => {
+        command.input.ReturnConsumedCapacity = 'INDEXES';
+        const answer = (await documents.send(command as never)) as {
+          ConsumedCapacity?: { GlobalSecondaryIndexes?: Record<string, { CapacityUnits?: number }> };
+        };
+        const indexes = answer.ConsumedCapacity?.GlobalSecondaryIndexes ?? {};
+        consumed.push(
+          Object.fromEntries(Object.entries(indexes).map(([name, c]) => [name, c.CapacityUnits ?? 0])),
+        );
+        return answer;
+      },
+    } as unknown as typeof documents;
+    const tableName = await emulators.createTable();
+    const store = new DynamoDbJobStore({ client: measuring, tableName });
+    const job = contractJob({ batchId: 'b-9', status: 'RUNNING', nextRunAt: T0 + 5, createdAt: T0 - 10 });
+    await store.create(job);
+    // A large record, as a job that has run many steps: an index projecting it would cost 3 units.
+    const polled = next(job, { nextRunAt: T0 + 9_000, context: { notes: 'x'.repeat(2_500) } });
+    consumed.length = 0;
+    expect(await store.commit(polled, job.version)).toBe(true);
+    expect(consumed).toHaveLength(1);
+    // The due index (keys only, its key moved) and nothing else: not byStatus, byBatch,
+    // byStatusShard or byBatchKeys.
+    expect(Object.keys(consumed[0]!)).toEqual(['due']);
+    consumed.length = 0;
+    const finished = next(polled, { status: 'SUCCEEDED', finishedAt: T0 + 10_000 });
+    expect(await store.commit(finished, polled.version)).toBe(true);
+    // A status change: its rows in the two small listing indexes move (1 unit each: keys and filters),
+    // and the job leaves the due index.
+    expect(Object.keys(consumed[0]!).sort()).toEqual(['byBatchKeys', 'byStatusShard', 'due']);
+    for (const units of Object.values(consumed[0]!)) expect(units).toBeLessThanOrEqual(2);
+    // The batch's jobs are listed through the small index, then read whole.
+    expect((await store.list({ batchId: 'b-9', status: 'SUCCEEDED' })).jobs).toEqual([finished]);
+    expect((await store.list({ batchId: 'b-9', status: 'RUNNING' })).jobs).toEqual([]);
   });
 
   it("uses the job's own expiresAt for TTL when it has one", async () => {
