@@ -3,7 +3,7 @@
  * usage), report.md and report.html (the page itself is rendered in shared/reports/html.ts).
  */
 import { renderHtml } from '../reports/html';
-import { jobFacts } from '../reports/job-facts';
+import { costLine, jobFacts, withLineAfterLead } from '../reports/job-facts';
 import { changesHtml, changesMarkdown, scheduleChanges, withSectionAfterTitle } from '../schedules/changes';
 import type { Job } from './job-record';
 import type { ReportStore } from './ports';
@@ -58,8 +58,9 @@ export async function writeReport(
   // A scheduled job's report says what changed since the schedule's previous run (shared/schedules/changes.ts).
   const changes = await scheduleChanges(reports, workflow, reportInput, rendered.markdown);
   const changesSection = changes && changesMarkdown(changes);
-  // Every report ends with the job's cost and facts, in one form for all workflows.
-  const markdown = `${rendered.markdown.trimEnd()}\n\n${jobFacts(job)}`;
+  // Every report says what it cost at the top, after its verdict or key figures, and ends with the
+  // job's cost and facts, in one form for all workflows.
+  const markdown = `${withLineAfterLead(rendered.markdown, costLine(job)).trimEnd()}\n\n${jobFacts(job)}`;
   const keys = reportKeys(job.id);
   const result = {
     job: {

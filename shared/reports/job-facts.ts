@@ -1,7 +1,7 @@
 /**
  * The section every report ends with: what the job cost (calls, billed units, the platform's own
- * `task_cost`) and which job it was. Workflows' reports put what their reader needs first; these
- * facts come last, in the same form for every workflow.
+ * `task_cost`) and which job it was, and the cost's line at the top of every report. Workflows'
+ * reports put what their reader needs first; these facts come in the same form for every workflow.
  */
 import type { Job } from '../engine/job-record';
 import { blocks, count, heading, inline, table } from './markdown';
@@ -20,6 +20,33 @@ function taskCostText(taskCost: number | undefined): string {
   if (taskCost === undefined) return 'not reported';
   const minutes = taskCost >= 90 ? ` (${(taskCost / 60).toFixed(1)} min)` : '';
   return `${taskCost} s${minutes}`;
+}
+
+/**
+ * The cost in one line, for the top of a report beside its key figures: "**Cost:** 14 calls ·
+ * 1,234 units billed · platform task_cost 95 s". The table under "## Cost" at the end has the rest.
+ */
+export function costLine(job: Job): string {
+  const u = job.usage;
+  const calls = `${count(u.calls)} ${u.calls === 1 ? 'call' : 'calls'}${u.failedCalls > 0 ? ` (${count(u.failedCalls)} failed)` : ''}`;
+  const units = `${count(u.billedUnits)} ${u.billedUnits === 1 ? 'unit' : 'units'} billed`;
+  const parts = [calls, units];
+  if (u.taskCost !== undefined) parts.push(`platform task_cost ${taskCostText(u.taskCost)}`);
+  return `**Cost:** ${inline(parts.join(' · '))}`;
+}
+
+/**
+ * `markdown` with `line` after its lead: after the text between the title and the first "## "
+ * heading (a workflow's verdict or key figures), so it is read with them, before any detail.
+ */
+export function withLineAfterLead(markdown: string, line: string): string {
+  const lines = markdown.split('\n');
+  const title = lines.findIndex((text) => /^#\s/.test(text));
+  const firstSection = lines.findIndex((text, index) => index > title && /^##\s/.test(text));
+  if (firstSection < 0) return `${markdown.trimEnd()}\n\n${line}\n`;
+  const before = lines.slice(0, firstSection);
+  while (before.length > 0 && before[before.length - 1]?.trim() === '') before.pop();
+  return [...before, '', line, '', ...lines.slice(firstSection)].join('\n');
 }
 
 /** "## Cost" (a table) and "## Job" (id, workflow, times), in Markdown. */

@@ -1,4 +1,4 @@
-/** The encyclopedia Q&A report: the question, the answer, the documents it draws on. */
+/** The encyclopedia Q&A report: the answer, the documents it draws on, then the question in full. */
 import type { ReportInput } from '../engine/workflow';
 import { blocks, count, heading, inline, paragraphs, shorten, table, webLink } from '../reports/markdown';
 import { answerReferences } from './answer-references';
@@ -15,8 +15,6 @@ export function encyclopediaMarkdown(r: ReportInput<EncyclopediaQaInput>): strin
   return blocks(
     heading(1, `Encyclopedia Q&A: ${qaTitle(input)}`),
     inline(encyclopediaSummary(r)),
-    heading(2, 'Question'),
-    paragraphs(input.question),
     heading(2, 'Answer'),
     paragraphs(answer?.text, '_No answer was streamed._'),
     answer?.finishReason === 'length' && inline('(The answer was cut off at the model’s length limit.)'),
@@ -31,6 +29,8 @@ export function encyclopediaMarkdown(r: ReportInput<EncyclopediaQaInput>): strin
       ]),
       '_No references._',
     ),
+    heading(2, 'Question'),
+    paragraphs(input.question),
   );
 }
 

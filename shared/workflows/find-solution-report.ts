@@ -1,4 +1,7 @@
-/** The find-solution report: the final solution's nodes, the chosen recommendations and directions. */
+/**
+ * The find-solution report: the final solution first (its nodes in a table, then each node), then the
+ * problem as given, the chosen recommendations and directions.
+ */
 import type { ReportInput } from '../engine/workflow';
 import { blocks, bullets, heading, inline, paragraphs, plainText, shorten, table } from '../reports/markdown';
 import { directionOptionId, type FindSolutionInput } from './find-solution';
@@ -52,8 +55,6 @@ export function findSolutionMarkdown(r: ReportInput<FindSolutionInput>): string 
   return blocks(
     heading(1, `Find solution: ${findSolutionTitle(r)}`),
     inline(findSolutionSummary(r)),
-    heading(2, 'Problem'),
-    paragraphs(input.problem),
     heading(2, `Final solution: ${solution?.title ?? '(none)'}`),
     table(
       ['Node', 'Title', 'Route', 'Innovation'],
@@ -63,6 +64,8 @@ export function findSolutionMarkdown(r: ReportInput<FindSolutionInput>): string 
       '_The solution has no nodes._',
     ),
     ...nodeSections,
+    heading(2, 'Problem'),
+    paragraphs(input.problem),
     heading(2, 'Chosen recommendations'),
     bullets(pickedRecommendations, '_None: the platform offered no recommendations._'),
     heading(2, 'Chosen directions'),

@@ -1,4 +1,4 @@
-/** The llm-chat report: the question, the streamed answer, its references. */
+/** The llm-chat report: the streamed answer, its references, then the question in full. */
 import type { ReportInput } from '../engine/workflow';
 import { blocks, count, heading, inline, paragraphs, shorten, table, webLink } from '../reports/markdown';
 import { answerReferences } from './answer-references';
@@ -21,8 +21,6 @@ export function chatMarkdown(r: ReportInput<LlmChatInput>): string {
   return blocks(
     heading(1, `${modelNames[input.model]}: ${chatTitle(input)}`),
     inline(chatSummary(r)),
-    heading(2, 'Question'),
-    paragraphs(questionOf(input)),
     heading(2, 'Answer'),
     paragraphs(answer?.text, '_No answer was streamed._'),
     answer?.finishReason === 'length' && inline('(The answer was cut off at the model’s length limit.)'),
@@ -37,6 +35,8 @@ export function chatMarkdown(r: ReportInput<LlmChatInput>): string {
           reference.date,
         ]),
       ),
+    heading(2, 'Question'),
+    paragraphs(questionOf(input)),
     session && inline(`Session: ${session} (give it as sessionId to continue this conversation with ai20).`),
   );
 }

@@ -1,4 +1,4 @@
-/** The pre-research report's report: key players, key patents, the kept document, the chapters. */
+/** The pre-research report's report: key players, key patents, the kept document, the chapters, the question. */
 import type { ReportInput } from '../engine/workflow';
 import {
   blocks,
@@ -64,8 +64,6 @@ export function preResearchMarkdown(r: ReportInput<PreResearchReportInput>): str
   return blocks(
     heading(1, `Pre-research report: ${preResearchTitle(input)}`),
     inline(preResearchSummary(r)),
-    heading(2, 'Question'),
-    paragraphs(input.question),
     heading(2, 'Key players'),
     analysisBlock(result?.head_player_analysis, playerColumns),
     heading(2, 'Key patents'),
@@ -81,6 +79,8 @@ export function preResearchMarkdown(r: ReportInput<PreResearchReportInput>): str
         entry.source_type,
       ]),
     ),
+    heading(2, 'Question'),
+    paragraphs(input.question),
   );
 }
 

@@ -21,12 +21,8 @@ const SECTIONS: [keyof Extraction & string, string][] = [
   ['others', 'Others'],
 ];
 
-export function disclosureMarkdown({
-  job,
-  input,
-  outputs,
-  attachments,
-}: ReportInput<TechnicalDisclosureInput>): string {
+export function disclosureMarkdown(r: ReportInput<TechnicalDisclosureInput>): string {
+  const { job, input, outputs, attachments } = r;
   const extraction = outputOf(outputs, 'extract', 'ai32-1PatentDisclosureTechMeans');
   const documents = attachments.map(
     (attachment) => `- ${fileLink(attachment.fileName, attachmentPath(job.id, attachment))}`,
@@ -36,6 +32,7 @@ export function disclosureMarkdown({
   ).map(([key, name]) => `${heading(3, name)}\n\n${paragraphs(extraction?.[key])}`);
   return blocks(
     heading(1, `Technical disclosure: ${disclosureTitle(input)}`),
+    inline(disclosureSummary(r)),
     heading(2, 'Disclosure document'),
     documents.length > 0 ? documents.join('\n') : '_No document was downloaded._',
     heading(2, 'Key content'),
