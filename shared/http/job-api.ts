@@ -27,6 +27,7 @@ import {
 } from '../engine/job-commands';
 import { isTerminal, type Job, jobStatuses } from '../engine/job-record';
 import { retryJob } from '../engine/retry';
+import { ApiError, type HttpAnswer, json, refusal, refusalAnswer } from './api-error';
 import { hasSearchFilters, jobTitle, searchFilterShape, searchJobs } from './job-search';
 import { type JobView, jobApiOpenApi } from './openapi';
 
@@ -40,11 +41,7 @@ export interface JobApiRequest {
   body?: string | undefined;
 }
 
-export interface JobApiResponse {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-}
+export type JobApiResponse = HttpAnswer;
 
 export interface JobApiOptions {
   deps: EngineDeps;
@@ -90,18 +87,8 @@ export interface ApiRoute {
   run(match: string[], request: JobApiRequest, context: ApiRouteContext): Promise<JobApiResponse>;
 }
 
-/** A refusal with its HTTP status and a stable code. */
-export class ApiError extends Error {
-  override readonly name = 'ApiError';
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(message);
-  }
-}
+// The refusal class and JSON answers of every HTTP API of opflow (api-error.ts), for the routes.
+export { ApiError, json } from './api-error';
 
 export const jobIdSchema = z.string().regex(/^[0-9A-Za-z_-]{1,64}$/, 'is not a job id');
 export const idempotencyKeySchema = z
@@ -153,14 +140,6 @@ export function parse<T>(schema: z.ZodType<T>, value: unknown, where: string): T
   const parsed = schema.safeParse(value);
   if (!parsed.success) throw new ApiError(400, 'invalid-request', describe(parsed.error, where));
   return parsed.data;
-}
-
-export function json(status: number, body: unknown, headers: Record<string, string> = {}): JobApiResponse {
-  return {
-    status,
-    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...headers },
-    body: JSON.stringify(body),
-  };
 }
 
 const iso = (ms: number | undefined): string | undefined =>
@@ -441,24 +420,16 @@ export async function handleJobApiRequest(
       body: () => readBody(request, maxBodyBytes),
     });
   } catch (error) {
-    if (error instanceof ApiError) {
-      return json(
-        error.status,
-        { error: { status: error.status, code: error.code, message: error.message } },
-        error.headers,
-      );
-    }
+    if (error instanceof ApiError) return refusalAnswer(error);
     if (error instanceof JobRequestError) {
       const code = { 400: 'invalid-request', 404: 'not-found', 409: 'conflict' }[error.status];
-      return json(error.status, { error: { status: error.status, code, message: error.message } });
+      return refusal(error.status, code, error.message);
     }
     deps.log?.error('job API request failed', {
       method: request.method,
       path: request.path,
       error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
     });
-    return json(500, {
-      error: { status: 500, code: 'internal', message: 'the request failed; try again later' },
-    });
+    return refusal(500, 'internal', 'the request failed; try again later');
   }
 }

@@ -12,6 +12,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { EngineDeps } from '../engine/deps';
 import { isTerminal } from '../engine/job-record';
+import { ApiError, refusal, refusalAnswer } from './api-error';
 import { type ApiRoute, handleJobApiRequest, type JobApiResponse } from './job-api';
 
 export interface JobApiServerOptions {
@@ -80,30 +81,6 @@ const defaultMaxBodyBytes = 1024 * 1024;
 const jobIdPattern = /^[0-9A-Za-z_-]{1,64}$/;
 const reportFileRoute = /^\/jobs\/([^/]+)\/report\/(.+)$/;
 
-/** A refusal this adapter makes itself, answered in the job API's error shape. */
-class Refusal extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(message);
-  }
-}
-
-function errorResponse(refusal: Refusal): JobApiResponse {
-  return {
-    status: refusal.status,
-    headers: {
-      'content-type': 'application/json; charset=utf-8',
-      'cache-control': 'no-store',
-      ...refusal.headers,
-    },
-    body: JSON.stringify({ error: { status: refusal.status, code: refusal.code, message: refusal.message } }),
-  };
-}
-
 /** Starts listening; rejects when the address cannot be used (in use, not on this machine). */
 export async function startJobApiServer(options: JobApiServerOptions): Promise<JobApiServer> {
   const host = options.host ?? '127.0.0.1';
@@ -127,7 +104,7 @@ export async function startJobApiServer(options: JobApiServerOptions): Promise<J
     const searchParams = new URLSearchParams(queryAt < 0 ? '' : target.slice(queryAt + 1));
     let response: JobApiResponse | { status: number; headers: Record<string, string>; body: Uint8Array };
     try {
-      if (stopping) throw new Refusal(503, 'stopping', 'the server is stopping; try again later');
+      if (stopping) throw new ApiError(503, 'stopping', 'the server is stopping; try again later');
       const mount = options.mounts?.find((candidate) => candidate.matches(path, method));
       if (mount) {
         checkCaller(req, { tokenDigest: mount.public ? undefined : tokenDigest, loopbackOnly });
@@ -167,14 +144,14 @@ export async function startJobApiServer(options: JobApiServerOptions): Promise<J
         if (options.serveReportFiles !== false) response = withReportHrefs(path, method, response);
       }
     } catch (error) {
-      if (error instanceof Refusal) response = errorResponse(error);
+      if (error instanceof ApiError) response = refusalAnswer(error);
       else {
         options.deps.log?.error('job API server: request failed', {
           method,
           path,
           error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
         });
-        response = errorResponse(new Refusal(500, 'internal', 'the request failed; try again later'));
+        response = refusal(500, 'internal', 'the request failed; try again later');
       }
     }
     // A mount failed after it began its answer: nothing more can be said on this response.
@@ -251,7 +228,7 @@ function checkCaller(
   const hostHeader = req.headers.host ?? '';
   if (settings.loopbackOnly && !isLoopbackHost(hostnameOf(hostHeader))) {
     // A page whose domain an attacker re-points at 127.0.0.1 still sends its own name as Host.
-    throw new Refusal(
+    throw new ApiError(
       421,
       'misdirected-request',
       'this server listens on loopback and answers only requests addressed to localhost, 127.0.0.1 or [::1]',
@@ -260,7 +237,7 @@ function checkCaller(
   const origin = req.headers.origin;
   // `Origin: null` is what a sandboxed iframe, a data: URL or a file: page sends: never this server's own pages.
   if (origin !== undefined && (origin === 'null' || hostOfOrigin(origin) !== hostHeader.toLowerCase())) {
-    throw new Refusal(
+    throw new ApiError(
       403,
       'cross-origin',
       'requests from web pages of another origin are refused (this API sends no CORS headers)',
@@ -270,7 +247,7 @@ function checkCaller(
   const authorization = req.headers.authorization;
   const given = authorization === undefined ? undefined : /^Bearer[ ]+(\S+)\s*$/i.exec(authorization)?.[1];
   if (given === undefined) {
-    throw new Refusal(
+    throw new ApiError(
       401,
       'unauthorized',
       'this server needs the header Authorization: Bearer <token> (the token is OPFLOW_SERVE_TOKEN)',
@@ -279,7 +256,7 @@ function checkCaller(
   }
   // Digests have one length whatever the token's, so the comparison takes the same time.
   if (!timingSafeEqual(sha256(given), settings.tokenDigest)) {
-    throw new Refusal(401, 'unauthorized', 'the bearer token is not this server’s', {
+    throw new ApiError(401, 'unauthorized', 'the bearer token is not this server’s', {
       'www-authenticate': 'Bearer realm="opflow", error="invalid_token"',
     });
   }
@@ -288,7 +265,7 @@ function checkCaller(
 /** Reads the body as UTF-8, refusing more than `maxBytes` as soon as it is known. */
 async function readBody(req: IncomingMessage, maxBytes: number): Promise<string> {
   const tooLarge = () =>
-    new Refusal(
+    new ApiError(
       413,
       'body-too-large',
       `the request body is over ${maxBytes} bytes (the limit of this server)`,
@@ -315,7 +292,7 @@ async function readBody(req: IncomingMessage, maxBytes: number): Promise<string>
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {
-    throw new Refusal(400, 'invalid-body', 'the request body is not UTF-8 text');
+    throw new ApiError(400, 'invalid-body', 'the request body is not UTF-8 text');
   }
 }
 
@@ -331,7 +308,7 @@ async function reportFile(
   rawFile: string,
 ): Promise<{ status: number; headers: Record<string, string>; body: Uint8Array }> {
   if (method !== 'GET' && method !== 'HEAD') {
-    throw new Refusal(405, 'method-not-allowed', `${method} is not supported on a report file; use GET`, {
+    throw new ApiError(405, 'method-not-allowed', `${method} is not supported on a report file; use GET`, {
       allow: 'GET, HEAD',
     });
   }
@@ -339,7 +316,7 @@ async function reportFile(
     try {
       return decodeURIComponent(part);
     } catch {
-      throw new Refusal(
+      throw new ApiError(
         400,
         'invalid-request',
         `${where}: ${JSON.stringify(part)} is not valid URL encoding`,
@@ -347,24 +324,24 @@ async function reportFile(
     }
   };
   const id = decode(rawId, 'path.id');
-  if (!jobIdPattern.test(id)) throw new Refusal(400, 'invalid-request', 'path.id: is not a job id');
+  if (!jobIdPattern.test(id)) throw new ApiError(400, 'invalid-request', 'path.id: is not a job id');
   const name = rawFile
     .split('/')
     .map((part) => decode(part, 'path.file'))
     .join('/');
   const job = await deps.store.get(id);
-  if (!job) throw new Refusal(404, 'not-found', `no job ${id}`);
+  if (!job) throw new ApiError(404, 'not-found', `no job ${id}`);
   if (job.status !== 'SUCCEEDED') {
     const why = isTerminal(job.status) ? `it ended ${job.status}` : `it is ${job.status}`;
-    throw new Refusal(409, 'no-report', `job ${job.id} has no report: ${why}`);
+    throw new ApiError(409, 'no-report', `job ${job.id} has no report: ${why}`);
   }
   const prefix = `reports/${job.id}/`;
   const key = [`${prefix}${name}`, `${prefix}attachments/${name}`].find(
     (candidate) => job.outputs.includes(candidate) && !candidate.startsWith(`${prefix}steps/`),
   );
-  if (key === undefined) throw new Refusal(404, 'not-found', `job ${job.id} has no report file ${name}`);
+  if (key === undefined) throw new ApiError(404, 'not-found', `job ${job.id} has no report file ${name}`);
   const stored = await deps.reports.get(key);
-  if (!stored) throw new Refusal(404, 'not-found', `the report file ${name} of job ${job.id} is missing`);
+  if (!stored) throw new ApiError(404, 'not-found', `the report file ${name} of job ${job.id} is missing`);
   const fileName = key.slice(key.lastIndexOf('/') + 1);
   const isAttachment = key.startsWith(`${prefix}attachments/`);
   const headers: Record<string, string> = {

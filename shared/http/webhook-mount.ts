@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { OpflowConfig } from '../config/opflow-config';
+import { refusal } from './api-error';
 import type { JobApiResponse } from './job-api';
 import type { ServerMount } from './node-server';
 import { type WebhookRequest, webhookPathPattern } from './webhooks';
@@ -49,17 +50,9 @@ export function webhookMount(
       }
       let response: JobApiResponse;
       if (method !== 'POST') {
-        response = {
-          status: 405,
-          headers: { 'content-type': 'application/json; charset=utf-8', allow: 'POST' },
-          body: JSON.stringify({
-            error: {
-              status: 405,
-              code: 'method-not-allowed',
-              message: `${method} is not supported; use POST`,
-            },
-          }),
-        };
+        response = refusal(405, 'method-not-allowed', `${method} is not supported; use POST`, {
+          allow: 'POST',
+        });
       } else {
         const limit = config.webhooks[source]?.maxBodyBytes ?? defaultLimit;
         const body = await readRaw(req, limit);
@@ -69,13 +62,7 @@ export function webhookMount(
         }
         response =
           body === undefined
-            ? {
-                status: 413,
-                headers: { 'content-type': 'application/json; charset=utf-8', connection: 'close' },
-                body: JSON.stringify({
-                  error: { status: 413, code: 'body-too-large', message: `the body is over ${limit} bytes` },
-                }),
-              }
+            ? refusal(413, 'body-too-large', `the body is over ${limit} bytes`, { connection: 'close' })
             : await handle({ source, headers, body });
       }
       res.writeHead(response.status, response.headers);

@@ -22,6 +22,7 @@ import { parseDuration, webhookSourceSchema } from '../config/opflow-config';
 import type { EngineDeps } from '../engine/deps';
 import { JobRequestError, submitJob, submitJobRequestSchema } from '../engine/job-commands';
 import type { WebhookDeliveryLog } from '../engine/webhook-deliveries';
+import { json, refusal } from './api-error';
 import type { JobApiResponse } from './job-api';
 
 /** Signing secrets of incoming webhooks, by source. */
@@ -51,18 +52,6 @@ export interface WebhookOptions {
 
 export const webhookSourcePattern = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 const defaultSource = webhookSourceSchema.parse({});
-
-function json(status: number, body: unknown, headers: Record<string, string> = {}): JobApiResponse {
-  return {
-    status,
-    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...headers },
-    body: JSON.stringify(body),
-  };
-}
-
-function refusal(status: number, code: string, message: string, headers: Record<string, string> = {}) {
-  return json(status, { error: { status, code, message } }, headers);
-}
 
 /** The value at a JSON pointer, or undefined. */
 export function atPointer(value: unknown, pointer: string): unknown {

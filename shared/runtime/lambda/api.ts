@@ -7,6 +7,7 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
 import * as z from 'zod';
 import type { EngineDeps } from '../../engine/deps';
+import { type HttpAnswer, refusal } from '../../http/api-error';
 import { type ApiRoute, handleJobApiRequest, type JobApiResponse } from '../../http/job-api';
 import { type WebhookRequest, webhookPathPattern } from '../../http/webhooks';
 import { engineLogger, type Observability } from './observability';
@@ -85,6 +86,11 @@ function jobIdOf(path: string, response: JobApiResponse): string | undefined {
   }
 }
 
+/** An answer as API Gateway's payload 2.0 takes it. */
+function lambdaAnswer(answer: HttpAnswer): APIGatewayProxyResultV2 & { statusCode: number } {
+  return { statusCode: answer.status, headers: answer.headers, body: answer.body };
+}
+
 export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
   const { logger } = options.observability;
   return {
@@ -95,13 +101,7 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
         logger.error('not an HTTP API (payload 2.0) event: check the integration', {
           problem: z.prettifyError(parsed.error),
         });
-        return {
-          statusCode: 500,
-          headers: { 'content-type': 'application/json; charset=utf-8' },
-          body: JSON.stringify({
-            error: { status: 500, code: 'internal', message: 'the API is misconfigured' },
-          }),
-        };
+        return lambdaAnswer(refusal(500, 'internal', 'the API is misconfigured'));
       }
       const event = raw;
       logger.setCorrelationId(event.requestContext.requestId);
@@ -121,15 +121,9 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
         const answer =
           method === 'POST'
             ? await options.webhooks({ source, headers, body: bytes })
-            : {
-                status: 405,
-                headers: { 'content-type': 'application/json; charset=utf-8', allow: 'POST' },
-                body: JSON.stringify({
-                  error: { status: 405, code: 'method-not-allowed', message: 'use POST' },
-                }),
-              };
+            : refusal(405, 'method-not-allowed', `${method} is not supported; use POST`, { allow: 'POST' });
         logger.info('webhook', { path: event.rawPath, status: answer.status });
-        return { statusCode: answer.status, headers: answer.headers, body: answer.body };
+        return lambdaAnswer(answer);
       }
       let body: string | undefined = event.body;
       if (body !== undefined && event.isBase64Encoded) {
@@ -142,13 +136,7 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
             path: event.rawPath,
             status: 400,
           });
-          return {
-            statusCode: 400,
-            headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' },
-            body: JSON.stringify({
-              error: { status: 400, code: 'invalid-body', message: 'the request body is not UTF-8 text' },
-            }),
-          };
+          return lambdaAnswer(refusal(400, 'invalid-body', 'the request body is not UTF-8 text'));
         }
       }
       const request = {
@@ -168,17 +156,9 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
           path: request.path,
           problem: error.message,
         });
-        return {
-          statusCode: 403,
-          headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' },
-          body: JSON.stringify({
-            error: {
-              status: 403,
-              code: 'forbidden',
-              message: `${error.message}: ask for a token with a valid tenant`,
-            },
-          }),
-        };
+        return lambdaAnswer(
+          refusal(403, 'forbidden', `${error.message}: ask for a token with a valid tenant`),
+        );
       }
       const response = await handleJobApiRequest(request, {
         deps: { ...options.deps, log: engineLogger(logger) },
@@ -193,7 +173,7 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
         status: response.status,
         jobId: jobIdOf(request.path, response),
       });
-      return { statusCode: response.status, headers: response.headers, body: response.body };
+      return lambdaAnswer(response);
     },
   };
 }
