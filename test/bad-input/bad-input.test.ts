@@ -32,6 +32,7 @@ import { configFileRows, environmentRows } from './rows/environment';
 import { inputFileRows } from './rows/input-files';
 import { jobApiRows } from './rows/job-api';
 import { apiGatewayRows, sqsRows } from './rows/lambda-events';
+import { manifestRows } from './rows/manifests';
 import type { CliRow, FileSpec, HttpRow } from './rows/types';
 
 /** The rows of every command-line boundary; other engineers' boundaries add their arrays here. */
@@ -40,6 +41,7 @@ const cliBoundaries: Record<string, CliRow[]> = {
   'input files and standard input': inputFileRows,
   'environment variables': environmentRows,
   'configuration files': configFileRows,
+  'manifests and document folders (opflow ingest)': manifestRows,
 };
 
 /** A stack trace line, as node prints them. */
@@ -121,11 +123,14 @@ describe.each(Object.entries(cliBoundaries))('bad input at the CLI: %s', (_bound
         expect(output).not.toMatch(stackLine);
         for (const secret of row.never ?? []) expect(output).not.toContain(secret);
         // The message is on standard error, and with --json also in the JSON error (unless commander refused the line).
-        const message = io.err();
+        // In a JSON answer a name's quotes are escaped: read them as a person would.
+        const message = row.namesIn === 'output' ? output.replace(/\\"/g, '"') : io.err();
         for (const name of row.names) {
           if (typeof name === 'string') expect(message).toContain(fill(name, dir));
           else expect(message).toMatch(name);
         }
+        if (!json) for (const text of row.stdout ?? []) expect(io.out()).toMatch(text);
+        if (json && row.json) expect(JSON.parse(io.out())).toMatchObject(row.json);
         if (json && !/^opflow: (unknown|missing|error: )|option|argument|command/.test(message)) {
           const last = io.out().trim().split('\n').at(-1) ?? '';
           if (last.startsWith('{"error"')) {

@@ -100,6 +100,8 @@ export async function ingestCommand(
     return awsIngestCommand(ctx, absolute, kind, options, batchOptions);
   }
   const source: BatchSource = { kind, uri: absolute };
+  // A bad line is named with its manifest (a document's position is its path already).
+  const where = (position: string) => (kind === 'folder' ? position : `${path}, ${position}`);
   const request = {
     batchName: options.batch,
     tenant: options.tenant,
@@ -116,7 +118,7 @@ export async function ingestCommand(
       const preview = await previewIngest(deps, input, request).catch(refusal);
       // Items ingested before whose job finished are not run again: only the rest is estimated.
       const estimate = await estimateBatch(pipeline.deps.store, pipeline.deps.workflows, preview.toRun);
-      if (options.dryRun) return printDryRun(ctx, options, preview, estimate);
+      if (options.dryRun) return printDryRun(ctx, options, preview, estimate, where);
       const max = batchOptions.maxUnits ?? 0;
       // The limit is the batch's: what it billed already counts against it.
       const billed = preview.billedBefore;
@@ -176,7 +178,7 @@ export async function ingestCommand(
       display.stop();
       await local?.stop();
     }
-    return await finish(ctx, options, deps, result, existing, startedAt);
+    return await finish(ctx, options, deps, result, existing, startedAt, where);
   } finally {
     await pipeline.close();
   }
@@ -203,6 +205,7 @@ function printDryRun(
   options: IngestCommandOptions,
   preview: IngestPreview,
   estimate: Awaited<ReturnType<typeof estimateBatch>>,
+  where: (position: string) => string,
 ): ExitCodeValue {
   const exitCode = preview.problems.length > 0 ? ExitCode.jobFailed : ExitCode.ok;
   if (options.json) {
@@ -213,7 +216,7 @@ function printDryRun(
     `dry run: ${preview.records} records, ${preview.items} usable${preview.existing > 0 ? ` (${preview.existing} ingested before: not started again; ${Object.values(preview.toRun).reduce((sum, n) => sum + n, 0)} to run)` : ''}, ${preview.problems.length} refused; nothing was started`,
   ];
   for (const problem of preview.problems)
-    lines.push(`  ✖ ${problem.position}${problem.id ? ` (id ${problem.id})` : ''}: ${problem.reason}`);
+    lines.push(`  ✖ ${where(problem.position)}${problem.id ? ` (id ${problem.id})` : ''}: ${problem.reason}`);
   for (const w of estimate.workflows) {
     lines.push(
       w.basedOn > 0
@@ -236,6 +239,7 @@ async function finish(
   result: { batch: Batch; end: DriveEnd },
   existing: { done: number; running: number },
   startedAt: number,
+  where: (position: string) => string,
 ): Promise<ExitCodeValue> {
   const { batch, end } = result;
   const view = viewOf(batch, Date.now());
@@ -269,7 +273,7 @@ async function finish(
   ];
   const shown = 50;
   for (const problem of problems.slice(0, shown))
-    lines.push(`  ✖ ${problem.position}${problem.id ? ` (id ${problem.id})` : ''}: ${problem.reason}`);
+    lines.push(`  ✖ ${where(problem.position)}${problem.id ? ` (id ${problem.id})` : ''}: ${problem.reason}`);
   if (problems.length > shown)
     lines.push(`  … and ${problems.length - shown} more bad lines in failed.jsonl`);
   if (batch.reason) lines.push(`  ${batch.status.toLowerCase()}: ${batch.reason}`);

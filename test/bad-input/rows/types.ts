@@ -14,6 +14,15 @@ export interface CliRow {
   names: (string | RegExp)[];
   /** Text that must not appear anywhere in the output (a secret). */
   never?: string[] | undefined;
+  /**
+   * Where `names` must appear: standard error (the default: a refused command), or anywhere in the
+   * output (a command that reports bad records in its result and goes on with the rest).
+   */
+  namesIn?: 'stderr' | 'output' | undefined;
+  /** What standard output must contain without --json: the valid rest still taken. */
+  stdout?: (string | RegExp)[] | undefined;
+  /** What the --json answer (the last JSON document on stdout) must match (toMatchObject). */
+  json?: Record<string, unknown> | undefined;
 }
 
 export type FileSpec = string | Buffer | { fifo: true } | { symlink: string } | { folder: true };

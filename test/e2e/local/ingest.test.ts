@@ -143,7 +143,7 @@ describe('opflow ingest (local)', () => {
     expect(dry.code).toBe(1);
     expect(dry.stdout).toMatch(/dry run: 3 records, 2 usable, 1 refused; nothing was started/);
     expect(dry.stdout).toMatch(
-      /✖ line 2 \(id x2\): refused by patent-count: query: the search expression is required/,
+      /✖ dry\.jsonl, line 2 \(id x2\): refused by patent-count: query: the search expression is required/,
     );
     expect(dry.stdout).toMatch(
       /estimate for 2 patent-count items: about 2 calls and 2 billed units \(1\.0 calls and 1\.0 units per item, from \d+ earlier jobs\)/,
