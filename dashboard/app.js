@@ -128,15 +128,21 @@ function jobsHash(filters) {
   return pageHash('/', filters, '', []);
 }
 
+/** The query of a list request or address: the filters that are set, and the page's cursor. */
+function filterQuery(filters, cursor) {
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(filters)) if (value) query.set(name, value);
+  if (cursor) query.set('cursor', cursor);
+  return query;
+}
+
 /**
  * The hash of a page of a list (`/` the jobs, `/webhooks` the deliveries): the filters, the page's
  * cursor, and the cursors of the pages before it (`prev`, oldest first; empty for the first page),
  * so Previous goes back one page.
  */
 function pageHash(path, filters, cursor, trail) {
-  const query = new URLSearchParams();
-  for (const [name, value] of Object.entries(filters)) if (value) query.set(name, value);
-  if (cursor) query.set('cursor', cursor);
+  const query = filterQuery(filters, cursor);
   for (const earlier of trail) query.append('prev', earlier);
   const text = query.toString();
   return text ? `#${path}?${text}` : `#${path}`;
@@ -394,9 +400,7 @@ function JobsPage({ api, config, route }) {
     load,
   } = useLoaded(
     async () => {
-      const query = new URLSearchParams();
-      for (const [name, value] of Object.entries(filters)) if (value) query.set(name, value);
-      if (cursor) query.set('cursor', cursor);
+      const query = filterQuery(filters, cursor);
       query.set('limit', '25');
       const answer = await api('GET', `/jobs?${query}`);
       // Tell screen readers about jobs on this page that changed status since the last look.
@@ -1161,9 +1165,8 @@ function WebhooksPage({ api, route }) {
   useEffect(() => setDraft(source), [source]);
   const { data: page, error } = useLoaded(
     () => {
-      const query = new URLSearchParams({ limit: '50' });
-      if (source) query.set('source', source);
-      if (cursor) query.set('cursor', cursor);
+      const query = filterQuery({ source }, cursor);
+      query.set('limit', '50');
       return api('GET', `/webhook-deliveries?${query}`);
     },
     [api, source, cursor],
@@ -1226,6 +1229,14 @@ function Page({ api, config, route }) {
   }
 }
 
+/** The main navigation: each list page, shown when the API behind the page serves it. */
+const sections = [
+  { page: 'jobs', href: '#/', label: 'Jobs', on: () => true },
+  { page: 'batches', href: '#/batches', label: 'Batches', on: (config) => config.batches },
+  { page: 'schedules', href: '#/schedules', label: 'Schedules', on: (config) => config.schedules },
+  { page: 'webhooks', href: '#/webhooks', label: 'Webhooks', on: (config) => config.webhooks },
+];
+
 function App({ config }) {
   const route = useRoute();
   const [signIn, setSignIn] = useState(undefined);
@@ -1250,10 +1261,13 @@ function App({ config }) {
     <header class="top">
       <a class="brand" href="#/">opflow</a>
       <nav aria-label="Main"><ul>
-        <li><a href="#/" aria-current=${route.page === 'jobs' ? 'page' : undefined}>Jobs</a></li>
-        ${config.batches ? html`<li><a href="#/batches" aria-current=${route.page === 'batches' ? 'page' : undefined}>Batches</a></li>` : null}
-        ${config.schedules ? html`<li><a href="#/schedules" aria-current=${route.page === 'schedules' ? 'page' : undefined}>Schedules</a></li>` : null}
-        ${config.webhooks ? html`<li><a href="#/webhooks" aria-current=${route.page === 'webhooks' ? 'page' : undefined}>Webhooks</a></li>` : null}
+        ${sections
+          .filter((section) => section.on(config))
+          .map(
+            (section) => html`<li key=${section.page}>
+              <a href=${section.href} aria-current=${route.page === section.page ? 'page' : undefined}>${section.label}</a>
+            </li>`,
+          )}
       </ul></nav>
       <div class="session">
         ${config.apiBase ? html`<span>API: ${config.apiBase}</span>` : null}
