@@ -1,10 +1,16 @@
-// Bulk ingestion on the aws backend, on the emulators, with the bundled functions: a manifest
-// uploaded under inbox/ is announced to the ingest queue as S3's event notification would; the
-// bundled ingest function reads it (and a document its lines name) into a batch, releases the items
-// to the work queue, the bundled step workers run them, continuations carry the batch on, and the
-// outputs end in the bucket under batches/<batchId>/. A document uploaded on its own joins its
-// folder's batch (a .docx among them, read through the extractor files beside the ingest bundle).
-// The same upload announced twice is read once.
+// Bulk ingestion on the aws backend, on the emulators, with the bundled functions: a 200-line
+// manifest with the 20 kinds of bad line of the local tests (the 1,000-line run on DynamoDB is
+// test/integration/ingest; here every job goes through the bundled functions), uploaded under
+// inbox/ and announced to the ingest queue as S3's event notification would. The bundled ingest
+// function reads it (and the files its lines name) into a batch, releases the items to the work
+// queue, the bundled step workers run them, continuations carry the batch on, and the outputs end
+// in the bucket under batches/<batchId>/; `opflow --backend aws batch --download` copies them with
+// every report into a folder whose links work. A document uploaded on its own joins its folder's
+// batch (a .docx among them, read through the extractor files beside the ingest bundle). The same
+// upload announced twice is read once.
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
@@ -15,6 +21,8 @@ import { DynamoDbBatchStore, s3CreatedEvent } from '../../../shared/backends/aws
 import type { Batch } from '../../../shared/engine/batch-store';
 import { isTerminal } from '../../../shared/engine/job-record';
 import { listAll } from '../../../shared/runtime/job-queries';
+import { jsonlManifest, manifestFiles } from '../../support/manifests';
+import { childEnv, runOpflow } from '../local/opflow-process';
 import { AwsWorld } from './harness/aws-world';
 
 type Handler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
@@ -52,9 +60,9 @@ describe('bulk ingestion on aws (S3 inbox event → ingest function → step wor
     await world?.stop();
   });
 
-  const upload = async (key: string, body: string | Uint8Array) => {
+  const upload = async (key: string, body: string | Uint8Array, metadata?: Record<string, string>) => {
     const answer = await world.emulators.clients.s3.send(
-      new PutObjectCommand({ Bucket: world.bucket, Key: key, Body: body }),
+      new PutObjectCommand({ Bucket: world.bucket, Key: key, Body: body, Metadata: metadata }),
     );
     // What S3's event notification puts on the ingest queue.
     await world.emulators.clients.sqs.send(
@@ -110,37 +118,61 @@ describe('bulk ingestion on aws (S3 inbox event → ingest function → step wor
   const text = async (key: string) =>
     Buffer.from((await world.reports.get(key))?.body ?? new Uint8Array()).toString('utf8');
 
-  it('ingests a manifest uploaded under inbox/, runs its items and writes the outputs to the bucket', async () => {
-    const lines: string[] = [];
-    for (let i = 1; i <= 120; i++) {
-      if (i % 25 === 0) lines.push(i === 50 ? 'not json' : `{"id": "bad${i}", "query": ""}`);
-      else if (i === 3) lines.push('{"id": "from-file", "file": "files/query.txt"}');
-      else lines.push(JSON.stringify({ id: `s${i}`, query: `TTL:(sensor ${i})` }));
-    }
-    await upload('inbox/patent-count/sensors/files/query.txt', 'TTL:(capacitive sensor)');
-    await upload('inbox/patent-count/sensors/disclosures.jsonl', `${lines.join('\n')}\n`);
+  it('ingests a 200-line manifest with the 20 kinds of bad line uploaded under inbox/ to 180 jobs, the outputs in the bucket, and a download whose links work', async () => {
+    // The 20 bad lines of the local tests (malformed JSON, missing or duplicate ids, refused input,
+    // missing, empty or unsupported files...); the files the manifest names are uploaded as
+    // manifest files (metadata opflow-role), announced as S3 would: they are not items themselves.
+    const manifest = jsonlManifest(200);
+    for (const [name, body] of Object.entries(manifestFiles))
+      await upload(`inbox/patent-count/sensors/${name}`, body, { 'opflow-role': 'manifest-file' });
+    await upload('inbox/patent-count/sensors/disclosures.jsonl', manifest.text);
     const batch = await settleBatch('sensors');
     expect(batch).toMatchObject({
       status: 'FINISHED',
-      items: 116,
-      counts: { records: 120, created: 116, invalid: 4 },
+      items: 180,
+      counts: { records: 200, created: 180, invalid: 20 },
     });
-    expect(batch.settled).toMatchObject({ succeeded: 116, failed: 0 });
+    expect(batch.settled).toMatchObject({ succeeded: 180, failed: 0 });
     const jobs = await listAll(world.store, { batchId: 'sensors' });
-    expect(jobs).toHaveLength(116);
+    expect(jobs).toHaveLength(180);
     expect(jobs.every((job) => isTerminal(job.status) && job.source === 'bulk')).toBe(true);
     const summary = (await text('batches/sensors/summary.csv')).trim().split('\n');
-    expect(summary).toHaveLength(117);
-    expect(summary.find((row) => row.startsWith('from-file,'))).toMatch(
-      /patents for TTL:\(capacitive sensor\)/,
-    );
+    expect(summary).toHaveLength(181);
+    expect(summary.slice(1).map((row) => row.split(',')[0])).toEqual(manifest.goodIds);
+    expect(summary.find((row) => row.startsWith('d7,'))).toMatch(/patents for TTL:\(file based query\)/);
     const failed = (await text('batches/sensors/failed.jsonl'))
       .trim()
       .split('\n')
       .map((line) => JSON.parse(line));
-    expect(failed.map((entry) => entry.source)).toEqual(['line 25', 'line 50', 'line 75', 'line 100']);
-    expect(failed[1].reason).toMatch(/not valid JSON/);
+    expect(failed.map((entry) => entry.source)).toEqual(manifest.bad.map((bad) => `line ${bad.at}`));
+    for (const [index, bad] of manifest.bad.entries()) expect(failed[index].reason).toMatch(bad.reason);
     expect(await text('batches/sensors/index.html')).toContain('Batch sensors');
+
+    // The bucket's index links its reports relatively, which one presigned link cannot follow:
+    // opflow batch --download copies the outputs and every report into a folder whose links work.
+    const folder = mkdtempSync(join(tmpdir(), 'opflow-e2e-aws-download-'));
+    try {
+      const downloaded = await runOpflow(
+        ['--backend', 'aws', 'batch', 'sensors', '--download', 'copy', '--json'],
+        { env: childEnv(world.env), cwd: folder },
+      );
+      expect(downloaded.code, downloaded.stderr).toBe(1); // the batch had bad lines
+      const shown = JSON.parse(downloaded.stdout);
+      expect(shown.download).toMatchObject({ reports: 180, unfinished: 0, missing: [] });
+      expect(shown.index).toMatch(/^https?:\/\/.*X-Amz-Signature=/);
+      const copy = join(folder, 'copy');
+      const index = readFileSync(join(copy, 'index.html'), 'utf8');
+      const links = [...index.matchAll(/href="(reports\/[^"]+\/report\.html)"/g)].map((m) => m[1]!);
+      expect(links).toHaveLength(180);
+      for (const link of links) expect(existsSync(join(copy, link))).toBe(true);
+      expect(index).not.toContain('../../reports/');
+      const firstJob = jobs.find((job) => job.label === 'Battery 1')!;
+      expect(readFileSync(join(copy, 'reports', firstJob.id, 'report.html'), 'utf8')).toMatch(/battery 1\b/i);
+      expect(existsSync(join(copy, 'reports', firstJob.id, 'steps'))).toBe(false);
+      expect(readFileSync(join(copy, 'failed.jsonl'), 'utf8').trim().split('\n')).toHaveLength(20);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
 
     // The same upload announced again (S3 delivers at least once): nothing new, no second run.
     const head = (await batches.get('sensors'))!;
@@ -157,8 +189,8 @@ describe('bulk ingestion on aws (S3 inbox event → ingest function → step wor
     );
     const after = await settleBatch('sensors');
     expect(after.run).toBe(1);
-    expect(after.items).toBe(116);
-  }, 600_000);
+    expect(after.items).toBe(180);
+  }, 900_000);
 
   it("adds a document uploaded on its own to its folder's batch", async () => {
     await upload('inbox/patent-count/loose/valve.md', '# Valve\n\nTTL:(check valve)\n');
