@@ -3,7 +3,9 @@
  * on the local backend (SQLite) and on the aws backend against the emulators (DynamoDB Local, fauxqs'
  * S3 and SQS), each in a process of its own (bench/ingest-run.ts), reporting lines per second and
  * the ingest process's peak RSS (the guarantee: at most 150 MB however long the manifest).
- * `--only=local` or `--only=aws` runs one.
+ * `--only=local` or `--only=aws` runs one. The local side also runs `opflow ingest` waiting for its
+ * batch to finish (every item a job on the built-in sandbox) on a `--wait-lines=N` manifest (2,000;
+ * 0 leaves it out).
  */
 import { execFile } from 'node:child_process';
 import { createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
@@ -17,23 +19,27 @@ const run = promisify(execFile);
 const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
 const lines = Number(arg('lines') ?? 100_000);
 const only = arg('only');
+/** Lines of the manifest the waiting command runs to the end (every item a job on the built-in sandbox). */
+const waitLines = Number(arg('wait-lines') ?? 2_000);
 
 const dir = mkdtempSync(join(tmpdir(), 'opflow-bench-ingest-'));
 const manifest = join(dir, 'disclosures.jsonl');
-await new Promise<void>((resolve, reject) => {
-  const out = createWriteStream(manifest);
-  out.on('error', reject);
-  for (let i = 1; i <= lines; i++) {
-    // A line of some 250 bytes, one in a thousand malformed.
-    const text = `Disclosure ${i}: ${'a sensor that measures soil moisture with a capacitive probe and sleeps between readings '.repeat(10)}`;
-    out.write(
-      i % 1000 === 0
-        ? `{"id": "d${i}", "query": ""}\n`
-        : `${JSON.stringify({ id: `d${i}`, query: `TTL:(sensor ${i})`, title: text.slice(0, 180) })}\n`,
-    );
-  }
-  out.end(resolve);
-});
+/** `count` lines of some 250 bytes, one in a thousand malformed. */
+const writeManifest = (path: string, count: number) =>
+  new Promise<void>((resolve, reject) => {
+    const out = createWriteStream(path);
+    out.on('error', reject);
+    for (let i = 1; i <= count; i++) {
+      const text = `Disclosure ${i}: ${'a sensor that measures soil moisture with a capacitive probe and sleeps between readings '.repeat(10)}`;
+      out.write(
+        i % 1000 === 0
+          ? `{"id": "d${i}", "query": ""}\n`
+          : `${JSON.stringify({ id: `d${i}`, query: `TTL:(sensor ${i})`, title: text.slice(0, 180) })}\n`,
+      );
+    }
+    out.end(resolve);
+  });
+await writeManifest(manifest, lines);
 process.stdout.write(`manifest: ${lines} lines, ${(statSync(manifest).size / 1024 / 1024).toFixed(1)} MB\n`);
 
 const child = async (args: string[], env: NodeJS.ProcessEnv = process.env) => {
@@ -70,7 +76,7 @@ const show = (name: string, r: Awaited<ReturnType<typeof child>>) =>
  * `opflow ingest --no-wait` (validated, committed chunk by chunk, outputs written); its peak RSS
  * from a preloaded module that reports `process.resourceUsage().maxRSS` at exit.
  */
-const cli = async () => {
+const cli = async (path = manifest, wait = false) => {
   const work = mkdtempSync(join(dir, 'cli-'));
   const report = join(work, 'rss.json');
   const started = performance.now();
@@ -85,13 +91,17 @@ const cli = async () => {
       '--out',
       join(work, 'out'),
       'ingest',
-      manifest,
+      path,
       '--workflow',
       'patent-count',
-      '--no-wait',
+      ...(wait ? ['--qps', '1000', '--concurrency', '16'] : ['--no-wait']),
       '--json',
     ],
-    { env: { ...process.env, OPFLOW_RSS_REPORT: report }, maxBuffer: 64 << 20 },
+    {
+      // Waiting: the built-in sandbox (in the same process) at 1000x speed runs every item.
+      env: { ...process.env, OPFLOW_RSS_REPORT: report, OPFLOW_SANDBOX_SPEED: '1000' },
+      maxBuffer: 64 << 20,
+    },
   ).catch((error: { stdout?: string; code?: number }) => {
     // Exit code 1: the manifest has bad lines on purpose.
     if (error.code === 1 && error.stdout) return { stdout: error.stdout };
@@ -116,6 +126,12 @@ try {
   if (only !== 'aws') {
     show('local: opflow ingest --no-wait (built CLI)', await cli());
     show('local: ingest + admission', await child(['local', manifest, dir]));
+    if (waitLines > 0) {
+      // The command as most people run it: it waits, running every item to the end.
+      const small = join(dir, 'waiting.jsonl');
+      await writeManifest(small, waitLines);
+      show('local: opflow ingest, waiting (built CLI)', await cli(small, true));
+    }
   }
   if (only !== 'local') {
     const emulators = await startAwsEmulators({ secretsManager: false });
