@@ -37,16 +37,20 @@ export function costLine(job: Job): string {
 
 /**
  * `markdown` with `line` after its lead: after the text between the title and the first "## "
- * heading (a workflow's verdict or key figures), so it is read with them, before any detail.
+ * heading (a workflow's verdict or key figures), so it is read with them, before any detail. A report
+ * with no such text opens with its verdict as a section (a novelty check's Conclusion): the line then
+ * comes after that first section.
  */
 export function withLineAfterLead(markdown: string, line: string): string {
   const lines = markdown.split('\n');
   const title = lines.findIndex((text) => /^#\s/.test(text));
-  const firstSection = lines.findIndex((text, index) => index > title && /^##\s/.test(text));
-  if (firstSection < 0) return `${markdown.trimEnd()}\n\n${line}\n`;
-  const before = lines.slice(0, firstSection);
+  const sectionAfter = (from: number) => lines.findIndex((text, index) => index > from && /^##\s/.test(text));
+  let at = sectionAfter(title);
+  if (at >= 0 && lines.slice(title + 1, at).every((text) => text.trim() === '')) at = sectionAfter(at);
+  if (at < 0) return `${markdown.trimEnd()}\n\n${line}\n`;
+  const before = lines.slice(0, at);
   while (before.length > 0 && before[before.length - 1]?.trim() === '') before.pop();
-  return [...before, '', line, '', ...lines.slice(firstSection)].join('\n');
+  return [...before, '', line, '', ...lines.slice(at)].join('\n');
 }
 
 /** "## Cost" (a table) and "## Job" (id, workflow, times), in Markdown. */

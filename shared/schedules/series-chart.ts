@@ -126,8 +126,17 @@ export function countSeriesChart(options: { title: string; points: ChartPoint[];
   const marks = points
     .map((point, index) => {
       const when = new Date(point.at).toISOString().slice(0, 16).replace('T', ' ');
+      // The first and last values are written inward, clear of the count axis and the edge.
+      const anchor =
+        points.length === 1
+          ? 'middle'
+          : index === 0
+            ? 'start'
+            : index === points.length - 1
+              ? 'end'
+              : 'middle';
       const label = labelled.has(index)
-        ? `<text x="${x(point)}" y="${y(point.value) - 9}" text-anchor="middle" font-weight="600">${escapeXml(number(point.value))}</text>`
+        ? `<text x="${x(point)}" y="${y(point.value) - 9}" text-anchor="${anchor}" font-weight="600">${escapeXml(number(point.value))}</text>`
         : '';
       return `<g><circle cx="${x(point)}" cy="${y(point.value)}" r="4" fill="#0645ad"><title>${escapeXml(`${when} UTC: ${number(point.value)} ${unit}`)}</title></circle>${label}</g>`;
     })

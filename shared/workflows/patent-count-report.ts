@@ -18,6 +18,7 @@ export function countMarkdown(r: ReportInput<PatentCountInput>): string {
   return blocks(
     heading(1, `Patent count: ${countTitle(r.input)}`),
     `**${count(total)}** ${total === 1 ? 'patent matches' : 'patents match'} the query.`,
+    heading(2, 'Query'),
     table(
       ['Query', 'Collapse type', 'Collapse by', 'Collapse order'],
       [
