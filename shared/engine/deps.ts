@@ -41,6 +41,13 @@ export interface EngineDeps {
   inFlight?: InFlightOptions | undefined;
   /** Told about every committed change (progress displays). */
   onJobChange?: ((job: import('./job-record').Job) => void) | undefined;
+  /** Told about the job a step is for as soon as the step reads it (the step worker's log keys). */
+  onJobRead?: ((job: import('./job-record').Job) => void) | undefined;
+  /**
+   * Every upstream call of a step is also bounded by this signal, whatever limits the call has
+   * already (the step worker's: the function's deadline).
+   */
+  callSignal?: AbortSignal | undefined;
   /** Outgoing callbacks: without them, a job with a `callbackUrl` is refused (never accepted and ignored). */
   callbacks?: { outbox: CallbackOutbox; policy: CallbackUrlPolicy } | undefined;
 }

@@ -105,6 +105,7 @@ export function keyFingerprint(apiKey: string): string {
 export async function runStep(deps: EngineDeps, message: WorkMessage): Promise<StepReport> {
   const job = await deps.store.get(message.jobId);
   if (!job) return { outcome: 'dropped', reason: 'missing' };
+  deps.onJobRead?.(job);
   if (isTerminal(job.status)) return { outcome: 'dropped', reason: 'terminal' };
   if (job.version !== message.version) return { outcome: 'dropped', reason: 'stale' };
   const now = deps.clock.now();
@@ -654,7 +655,7 @@ async function executeStep(
     let data: unknown;
     if (step.kind === 'fetch') {
       const url = step.url(ctx);
-      const document = await deps.client.fetchDocument(url);
+      const document = await deps.client.fetchDocument(url, { signal: deps.callSignal });
       usage = usageOf(document.usage);
       const fileName = safeFileName(step.fileName?.(ctx, document.fileName) ?? document.fileName);
       const key = attachmentKey(job.id, fileName);
@@ -676,10 +677,10 @@ async function executeStep(
     }
     const call = () =>
       step.kind === 'request'
-        ? deps.client.request(step.operationOf(ctx), step.request(ctx), { apiKey })
+        ? deps.client.request(step.operationOf(ctx), step.request(ctx), { apiKey, signal: deps.callSignal })
         : step.kind === 'stream'
-          ? deps.client.stream(step.operation, step.request(ctx), { apiKey })
-          : deps.client.call(step.operation, step.request(ctx), { apiKey });
+          ? deps.client.stream(step.operation, step.request(ctx), { apiKey, signal: deps.callSignal })
+          : deps.client.call(step.operation, step.request(ctx), { apiKey, signal: deps.callSignal });
     let result: Awaited<ReturnType<typeof call>>;
     try {
       result = await call();

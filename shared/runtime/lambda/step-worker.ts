@@ -14,15 +14,12 @@
  *   engine's `timeout` failure, committed like any other, instead of outlasting the function.
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
-import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { parseWorkMessage } from '../../backends/aws';
 import { findStep } from '../../engine/advance';
 import type { EngineDeps } from '../../engine/deps';
 import type { Job } from '../../engine/job-record';
-import type { JobStore } from '../../engine/ports';
 import { runStep, type StepReport } from '../../engine/runner';
-import type { CallOptions, OpenPlatformClient } from '../../openplatform/types';
 import { engineLogger, engineMetrics, type Observability, traced } from './observability';
 
 /** A record not started because the function's deadline is near (it will be delivered again). */
@@ -47,48 +44,15 @@ export interface StepWorker {
   handle(event: SQSEvent, context: Context): Promise<SQSBatchResponse>;
 }
 
-/** Adds the job's step and operation to the record's log lines as soon as the engine reads the job. */
-function observedStore(store: JobStore, deps: EngineDeps, logger: Logger): JobStore {
-  const keysOf = (job: Job) => {
-    const step = deps.workflows.get(job.workflow) && findStep(deps.workflows.get(job.workflow)!, job.step);
-    return {
-      workflow: job.workflow,
-      step: job.step,
-      operation: step ? (step.kind === 'fetch' ? 'fetch' : step.operation) : undefined,
-      tenant: job.tenant,
-    };
-  };
+/** The job's workflow, step and operation, as keys of the record's log lines. */
+function logKeysOf(deps: EngineDeps, job: Job): Record<string, string | undefined> {
+  const workflow = deps.workflows.get(job.workflow);
+  const step = workflow && findStep(workflow, job.step);
   return {
-    create: (job) => store.create(job),
-    commit: (job, expected) => store.commit(job, expected),
-    listDue: (now, limit) => store.listDue(now, limit),
-    list: (query) => store.list(query),
-    findByIdempotencyKey: (tenant, key) => store.findByIdempotencyKey(tenant, key),
-    get: async (id) => {
-      const job = await store.get(id);
-      if (job) logger.appendKeys(keysOf(job));
-      return job;
-    },
-  };
-}
-
-/**
- * The client with every call also bounded by `signal` (the function's deadline), whatever limits
- * the call already has. The shared client itself is left open.
- */
-export function clientWithin(client: OpenPlatformClient, signal: AbortSignal): OpenPlatformClient {
-  const bounded = <O extends CallOptions>(options: O | undefined): O =>
-    ({
-      ...options,
-      signal: options?.signal ? AbortSignal.any([options.signal, signal]) : signal,
-    }) as O;
-  return {
-    call: (operationId, body, options) => client.call(operationId, body, bounded(options)),
-    callByName: (idOrRef, body, options) => client.callByName(idOrRef, body, bounded(options)),
-    request: (idOrRef, input, options) => client.request(idOrRef, input, bounded(options)),
-    stream: (operationId, body, options) => client.stream(operationId, body, bounded(options)),
-    fetchDocument: (url, options) => client.fetchDocument(url, bounded(options)),
-    close: () => client.close(),
+    workflow: job.workflow,
+    step: job.step,
+    operation: step ? (step.kind === 'fetch' ? 'fetch' : step.operation) : undefined,
+    tenant: job.tenant,
   };
 }
 
@@ -163,8 +127,8 @@ export function createStepWorker(options: StepWorkerOptions): StepWorker {
     );
     const recordDeps: EngineDeps = {
       ...deps,
-      client: clientWithin(deps.client, cutoff.signal),
-      store: observedStore(deps.store, deps, log),
+      callSignal: cutoff.signal,
+      onJobRead: (job) => log.appendKeys(logKeysOf(deps, job)),
       log: engineLogger(log),
       metrics: engineMetrics(metrics),
     };

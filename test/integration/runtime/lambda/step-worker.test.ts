@@ -157,6 +157,20 @@ describe('step worker: tenant keys from Secrets Manager', () => {
     expect(emulators.secretsManager!.reads(`${prefix}default`)).toBe(2);
     const output = printed.join('');
     expect(output).toContain(job.id);
+    // The record's log lines carry the job's keys from the moment the engine read it.
+    const done = output
+      .split('\n')
+      .filter((line) => line.includes('"step done"') && line.includes(job.id))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(done).toEqual([
+      expect.objectContaining({
+        workflow: 'novelty-check',
+        step: 'submit',
+        operation: 'ai35-1NoveltySearchSubmit',
+        tenant: 'default',
+        nextStep: 'summary',
+      }),
+    ]);
     expect(output).not.toContain(OLD_KEY);
     expect(output).not.toContain(NEW_KEY);
   });
