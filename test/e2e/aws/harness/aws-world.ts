@@ -36,11 +36,15 @@ export interface AwsWorldOptions {
   visibilityTimeoutSeconds?: number;
   maxReceiveCount?: number;
   sandbox?: Omit<SandboxOptions, 'now' | 'keys' | 'port' | 'host'>;
+  /** The sandbox's limit of the tenant's key, in calls per second (default: none). */
+  keyQps?: number;
   /** Builds the worker instances instead of loading the bundle (fault injection from source). */
   workerFactory?: (world: AwsWorld, index: number) => Promise<WorkerHandler>;
   deleteAfter?: SqsEventSourceOptions['deleteAfter'];
   /** Where the shared clock starts (default T0; the real time when real processes take part). */
   startAt?: number;
+  /** Changes the functions' environment before they load (e.g. OPFLOW_QPS, an endpoint in front of an emulator). */
+  env?: (env: Record<string, string>) => Promise<Record<string, string>> | Record<string, string>;
 }
 
 interface LogLine {
@@ -83,7 +87,7 @@ export class AwsWorld {
         startSandbox({
           ...options.sandbox,
           now: () => Date.now(),
-          keys: [{ key: TENANT_KEY }],
+          keys: [{ key: TENANT_KEY, ...(options.keyQps ? { qps: options.keyQps } : {}) }],
           streamChunkDelayMs: 0,
         }),
         bundleFunctions(),
@@ -131,6 +135,7 @@ export class AwsWorld {
       POWERTOOLS_LOG_LEVEL: 'INFO',
       AWS_LAMBDA_FUNCTION_NAME: 'opflow-e2e',
     };
+    if (this.options.env) this.env = await this.options.env(this.env);
     for (const [name, value] of Object.entries(this.env)) {
       this.savedEnv[name] = process.env[name];
       process.env[name] = value;

@@ -1,0 +1,203 @@
+/**
+ * What a novelty check costs on the aws backend, without and with a backlog waiting for tokens
+ * (issue 10), measured on the emulators: SQS messages, step-worker Lambda runs and DynamoDB write
+ * units per completed job, printed side by side with their ratio.
+ *
+ * Run: `npm run bench:aws-cost` (vitest runs this file: the simulated deployment of
+ * test/e2e/aws/harness/aws-world.ts moves one fake clock, so a minute of polling takes no waiting).
+ * Options through the environment: OPFLOW_BENCH_JOBS (backlog size, default 20), OPFLOW_BENCH_QPS
+ * (the key's calls per second, opflow's and the sandbox's, default 2).
+ *
+ * - Messages: the work messages the step worker received (every send of the api, the worker and the
+ *   sweeper is received once: the bench's workers never let a visibility timeout lapse).
+ * - Lambda runs: step-worker invocations (SQS batches of up to 10) and sweeper runs, apart.
+ * - Write units: what DynamoDB Local reports as consumed (ReturnConsumedCapacity INDEXES, added by
+ *   a proxy in front of it) for every write of every function, indexes included.
+ * A figure, not a test: nothing here asserts; the rule it measures is tested in
+ * test/unit/engine/backlog.test.ts.
+ */
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { it } from 'vitest';
+import { AwsWorld } from '../test/e2e/aws/harness/aws-world';
+
+const backlogJobs = Number(process.env.OPFLOW_BENCH_JOBS ?? 20);
+const qps = Number(process.env.OPFLOW_BENCH_QPS ?? 2);
+
+const novelty = {
+  workflow: 'novelty-check',
+  input: {
+    text: 'A foldable phone hinge with two rotation axes and a friction damper that holds any opening angle.',
+  },
+};
+
+interface Units {
+  total: number;
+  table: number;
+  indexes: Record<string, number>;
+  writes: number;
+}
+
+const writeTargets = /\.(PutItem|UpdateItem|DeleteItem|TransactWriteItems|BatchWriteItem)$/;
+
+/** An HTTP proxy in front of DynamoDB Local that asks every write what it consumed, and sums it. */
+async function capacityProxy(target: string): Promise<{ url: string; units: Units; close(): Promise<void> }> {
+  const units: Units = { total: 0, table: 0, indexes: {}, writes: 0 };
+  const upstream = new URL(target);
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      let body = Buffer.concat(chunks);
+      const write = writeTargets.test(String(req.headers['x-amz-target'] ?? ''));
+      if (write) {
+        const parsed = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
+        parsed.ReturnConsumedCapacity = 'INDEXES';
+        body = Buffer.from(JSON.stringify(parsed));
+      }
+      const forward = httpRequest(
+        {
+          host: upstream.hostname,
+          port: upstream.port,
+          method: req.method,
+          path: req.url,
+          headers: { ...req.headers, 'content-length': String(body.length), host: upstream.host },
+        },
+        (answer) => {
+          const parts: Buffer[] = [];
+          answer.on('data', (chunk: Buffer) => parts.push(chunk));
+          answer.on('end', () => {
+            const text = Buffer.concat(parts);
+            if (write && (answer.statusCode ?? 500) < 300) {
+              const consumed = (JSON.parse(text.toString('utf8')) as { ConsumedCapacity?: unknown })
+                .ConsumedCapacity;
+              units.writes += 1;
+              for (const entry of (Array.isArray(consumed) ? consumed : consumed ? [consumed] : []) as {
+                CapacityUnits?: number;
+                Table?: { CapacityUnits?: number };
+                GlobalSecondaryIndexes?: Record<string, { CapacityUnits?: number }>;
+              }[]) {
+                units.total += entry.CapacityUnits ?? 0;
+                units.table += entry.Table?.CapacityUnits ?? 0;
+                for (const [name, index] of Object.entries(entry.GlobalSecondaryIndexes ?? {})) {
+                  units.indexes[name] = (units.indexes[name] ?? 0) + (index.CapacityUnits ?? 0);
+                }
+              }
+            }
+            res.writeHead(answer.statusCode ?? 500, answer.headers);
+            res.end(text);
+          });
+        },
+      );
+      forward.on('error', (error) => {
+        res.writeHead(502);
+        res.end(String(error));
+      });
+      forward.end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    units,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+interface Cost {
+  jobs: number;
+  messages: number;
+  workerRuns: number;
+  sweeps: number;
+  writeUnits: number;
+  indexUnits: Record<string, number>;
+  upstreamCalls: number;
+  simulatedSeconds: number;
+}
+
+/** Runs `jobs` novelty checks submitted at once against a key of `qps` calls per second. */
+async function measure(jobs: number): Promise<Cost> {
+  let proxy: Awaited<ReturnType<typeof capacityProxy>> | undefined;
+  let messages = 0;
+  let workerRuns = 0;
+  const world = await AwsWorld.start({
+    workers: 2,
+    keyQps: qps,
+    env: async (env) => {
+      proxy = await capacityProxy(env.AWS_ENDPOINT_URL_DYNAMODB as string);
+      return { ...env, OPFLOW_QPS: String(qps), AWS_ENDPOINT_URL_DYNAMODB: proxy.url };
+    },
+    workerFactory: async (w) => {
+      const { handler } = await w.bundles.load<{ handler: Parameters<typeof Object>[0] }>('worker');
+      const worker = handler as (event: { Records: unknown[] }, context: unknown) => Promise<never>;
+      return (async (event: { Records: unknown[] }, context: unknown) => {
+        workerRuns += 1;
+        messages += event.Records.length;
+        return worker(event, context);
+      }) as never;
+    },
+  });
+  try {
+    const started = world.now();
+    const ids: string[] = [];
+    for (let i = 0; i < jobs; i++) {
+      ids.push(await world.submit({ ...novelty, label: `hinge-${i}.md` }));
+    }
+    const finished = await world.settle(ids, { maxRounds: 20_000, drain: true });
+    const failed = finished.filter((job) => job.status !== 'SUCCEEDED');
+    if (failed.length > 0) {
+      throw new Error(`${failed.length} of ${jobs} jobs did not succeed: ${failed[0]?.lastError ?? ''}`);
+    }
+    const units = proxy!.units;
+    return {
+      jobs,
+      messages,
+      workerRuns,
+      sweeps: world.sweeps,
+      writeUnits: units.total,
+      indexUnits: units.indexes,
+      upstreamCalls: finished.reduce((sum, job) => sum + (job.usage?.calls ?? 0), 0),
+      simulatedSeconds: (world.now() - started) / 1000,
+    };
+  } finally {
+    await world.stop();
+    await proxy?.close();
+  }
+}
+
+const per = (cost: Cost, value: number) => value / cost.jobs;
+
+it(`aws cost per novelty check: 1 job vs a backlog of ${backlogJobs} at ${qps} calls/s`, async () => {
+  const alone = await measure(1);
+  const backlog = await measure(backlogJobs);
+  const rows: [string, (cost: Cost) => number][] = [
+    ['SQS messages', (c) => per(c, c.messages)],
+    ['step-worker runs', (c) => per(c, c.workerRuns)],
+    ['DynamoDB write units', (c) => per(c, c.writeUnits)],
+    [
+      '  of which indexes',
+      (c) =>
+        per(
+          c,
+          Object.values(c.indexUnits).reduce((a, b) => a + b, 0),
+        ),
+    ],
+    ['upstream calls', (c) => per(c, c.upstreamCalls)],
+  ];
+  const lines = [
+    '',
+    `aws cost per completed novelty check (${new Date().toISOString()}, load ${(await import('node:os')).loadavg()[0]?.toFixed(1)})`,
+    `${'per job'.padEnd(24)}${'1 job'.padStart(10)}${`${backlogJobs} jobs`.padStart(10)}${'ratio'.padStart(8)}`,
+    ...rows.map(([name, of]) => {
+      const a = of(alone);
+      const b = of(backlog);
+      return `${name.padEnd(24)}${a.toFixed(1).padStart(10)}${b.toFixed(1).padStart(10)}${(b / a).toFixed(2).padStart(8)}`;
+    }),
+    `sweeper runs: ${alone.sweeps} / ${backlog.sweeps}; simulated time ${alone.simulatedSeconds.toFixed(0)} s / ${backlog.simulatedSeconds.toFixed(0)} s` +
+      ` (bound ${((backlog.upstreamCalls / qps) | 0).toString()} s)`,
+    `index write units per job, ${backlogJobs} jobs: ${JSON.stringify(Object.fromEntries(Object.entries(backlog.indexUnits).map(([k, v]) => [k, +(v / backlog.jobs).toFixed(1)])))}`,
+    '',
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+});
