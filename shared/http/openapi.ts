@@ -131,6 +131,28 @@ const reportFileSchema = z.strictObject({
   href: z.string().optional(),
 });
 
+/** A schedule as GET /schedules and the schedule actions show it (shared/schedules/pause.ts). */
+const scheduleViewSchema = z.strictObject({
+  name: z.string(),
+  cron: z.string(),
+  timezone: z.string(),
+  workflow: z.string(),
+  tenant: z.string(),
+  overlap: z.string().describe('skip, buffer-one or allow-all'),
+  paused: z.string().optional().describe("the pause's reason (as pause.reason)"),
+  pause: z
+    .strictObject({
+      reason: z.string(),
+      by: z.enum(['config', 'runtime']).describe('config: lifted only by editing opflow.config.json'),
+      at: isoTime.optional(),
+    })
+    .optional(),
+  next: isoTime.optional().describe('the next slot; none while paused'),
+  lastFired: isoTime.optional(),
+  lastJob: z.strictObject({ id: z.string(), status: z.enum(jobStatuses) }).optional(),
+  skipped: z.number().int().describe('slots skipped (overlap, pause)'),
+});
+
 /** Every answer schema, by route: what the tests check real answers against. */
 export const answerSchemas = {
   health: z.strictObject({ status: z.literal('ok'), time: isoTime }),
@@ -192,6 +214,13 @@ export const answerSchemas = {
       }),
     ),
     cursor: z.string().optional(),
+  }),
+  schedules: z.strictObject({ schedules: z.array(scheduleViewSchema) }),
+  schedule: z.strictObject({ schedule: scheduleViewSchema }),
+  triggered: z.strictObject({
+    jobId: z.string(),
+    created: z.boolean().describe('false: the job of this trigger existed already'),
+    schedule: scheduleViewSchema,
   }),
   any: z.looseObject({}),
 } as const;
@@ -461,7 +490,7 @@ function buildWith(api: RequestSchemas): Record<string, unknown> {
         get: {
           operationId: 'listSchedules',
           summary: 'The schedules of opflow.config.json: next and last fire, last job, skipped slots, pause',
-          responses: { 200: answer('the schedules', answerSchemas.any) },
+          responses: { 200: answer('the schedules', answerSchemas.schedules) },
         },
       },
       '/schedules/{name}/trigger': {
@@ -469,7 +498,7 @@ function buildWith(api: RequestSchemas): Record<string, unknown> {
           operationId: 'triggerSchedule',
           summary: 'Start a job of the schedule now',
           parameters: [namedParameter('name')],
-          responses: { 200: answer('the job started', answerSchemas.any), ...errors(404, 415) },
+          responses: { 200: answer('the job started', answerSchemas.triggered), ...errors(404, 415) },
         },
       },
       '/schedules/{name}/pause': {
@@ -478,7 +507,7 @@ function buildWith(api: RequestSchemas): Record<string, unknown> {
           summary: 'Skip its slots until resumed, with a reason (kept in the schedule state store)',
           parameters: [namedParameter('name')],
           requestBody: jsonBody(z.strictObject({ reason: z.string().min(1).max(500) })),
-          responses: { 200: answer('the schedule', answerSchemas.any), ...errors(400, 404, 409, 415) },
+          responses: { 200: answer('the schedule', answerSchemas.schedule), ...errors(400, 404, 409, 415) },
         },
       },
       '/schedules/{name}/resume': {
@@ -486,7 +515,7 @@ function buildWith(api: RequestSchemas): Record<string, unknown> {
           operationId: 'resumeSchedule',
           summary: 'Fire its slots again from now on (refused when opflow.config.json pauses it)',
           parameters: [namedParameter('name')],
-          responses: { 200: answer('the schedule', answerSchemas.any), ...errors(404, 409, 415) },
+          responses: { 200: answer('the schedule', answerSchemas.schedule), ...errors(404, 409, 415) },
         },
       },
       '/webhook-deliveries': {

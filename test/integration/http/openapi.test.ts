@@ -10,8 +10,11 @@ import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JOB_ROUTES } from '../../../infra/lib/job-api';
 import { createLocalBackend, type LocalBackend, SqliteJobHistory } from '../../../shared/backends/local';
+import { SqliteScheduleStateStore } from '../../../shared/backends/local/sqlite-schedule-state-store';
 import { SqliteWebhookDeliveries } from '../../../shared/backends/local/sqlite-webhook-deliveries';
+import { parseOpflowConfig } from '../../../shared/config/opflow-config';
 import { deliveryRoutes } from '../../../shared/dashboard/delivery-routes';
+import { scheduleRoutes } from '../../../shared/dashboard/schedule-routes';
 import { timelineRoutes } from '../../../shared/dashboard/timeline-route';
 import type { EngineDeps } from '../../../shared/engine/deps';
 import { type JobApiServer, startJobApiServer } from '../../../shared/http/node-server';
@@ -52,7 +55,34 @@ beforeAll(async () => {
   deliveries = new SqliteWebhookDeliveries(local.db);
   server = await startJobApiServer({
     deps: { ...deps, onJobChange: (job) => history.record(job) },
-    routes: [...timelineRoutes({ deps, history }), ...deliveryRoutes({ deliveries })],
+    routes: [
+      ...timelineRoutes({ deps, history }),
+      ...deliveryRoutes({ deliveries }),
+      ...scheduleRoutes({
+        deps,
+        states: new SqliteScheduleStateStore(local.db),
+        schedules: parseOpflowConfig(
+          {
+            schedules: [
+              {
+                name: 'weekly',
+                cron: '0 6 * * 1',
+                workflow: 'patent-count',
+                input: { query: 'TTL:(helmet)' },
+              },
+              {
+                name: 'frozen',
+                cron: '0 7 * * 1',
+                workflow: 'patent-count',
+                input: { query: 'TTL:(helmet)' },
+                paused: { reason: 'budget' },
+              },
+            ],
+          },
+          'opflow.config.json',
+        ).schedules,
+      }),
+    ],
   });
   doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as Doc;
 });
@@ -197,5 +227,25 @@ describe('the OpenAPI description of the job API', () => {
     const listed = await checked('GET', '/webhook-deliveries', '/webhook-deliveries?source=tracker');
     expect(listed.json.deliveries[0]).toMatchObject({ source: 'tracker', status: 401 });
     expect((await checked('GET', '/webhook-deliveries', '/webhook-deliveries?cursor=nope')).status).toBe(400);
+
+    // Schedules: listed, triggered, paused, resumed, and the refusals.
+    const schedules = await checked('GET', '/schedules', '/schedules');
+    expect(schedules.json.schedules.map((s: { name: string }) => s.name)).toEqual(['weekly', 'frozen']);
+    expect(schedules.json.schedules[0].next).toMatch(/Z$/);
+    const triggered = await checked('POST', '/schedules/{name}/trigger', '/schedules/weekly/trigger');
+    expect(triggered.json.created).toBe(true);
+    expect(triggered.json.schedule.lastJob.id).toBe(triggered.json.jobId);
+    const paused = await checked('POST', '/schedules/{name}/pause', '/schedules/weekly/pause', {
+      reason: 'audit',
+    });
+    expect(paused.json.schedule.pause).toMatchObject({ reason: 'audit', by: 'runtime' });
+    expect(paused.json.schedule.pause.at).toMatch(/Z$/);
+    expect((await checked('POST', '/schedules/{name}/pause', '/schedules/weekly/pause', {})).status).toBe(
+      400,
+    );
+    const resumed = await checked('POST', '/schedules/{name}/resume', '/schedules/weekly/resume');
+    expect(resumed.json.schedule.pause).toBeUndefined();
+    expect((await checked('POST', '/schedules/{name}/resume', '/schedules/frozen/resume')).status).toBe(409);
+    expect((await checked('POST', '/schedules/{name}/trigger', '/schedules/nope/trigger')).status).toBe(404);
   });
 });
