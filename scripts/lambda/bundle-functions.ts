@@ -11,6 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { buildDocumentExtractors } from '../../infra/lambda/build-extractors.mjs';
 import {
+  FUNCTIONS_WITH_EXTRACTORS,
   type FunctionName,
   functionAliases,
   functionBundling,
@@ -60,8 +61,9 @@ export async function bundleFunctions(): Promise<FunctionBundles> {
     logLevel: 'warning',
   });
   // The document extractors the ingest bundle imports on first use (infra/lambda/build-extractors.mjs),
-  // beside the bundles as in the function's asset.
-  await buildDocumentExtractors(dir, { target });
+  // beside the bundles as in the function's asset: built when such a function is first loaded, so
+  // the suites that never load it do not wait for pdf.js to be bundled.
+  let extractors: Promise<unknown> | undefined;
   const files = {} as Record<FunctionName, string>;
   const bytes = {} as Record<FunctionName, number>;
   for (const name of Object.keys(functionEntries())) {
@@ -77,6 +79,10 @@ export async function bundleFunctions(): Promise<FunctionBundles> {
       const file = files[name];
       if (!file)
         throw new Error(`no function ${name} under functions/ (found ${Object.keys(files).join(', ')})`);
+      if (FUNCTIONS_WITH_EXTRACTORS.includes(name)) {
+        extractors ??= buildDocumentExtractors(dir, { target });
+        await extractors;
+      }
       instances += 1;
       return (await import(/* @vite-ignore */ `${pathToFileURL(file).href}?instance=${instances}`)) as T;
     },

@@ -42,7 +42,7 @@ beforeAll(async () => {
   }
   world = await AwsWorld.start({ workers: 1 });
   world.emulators.secretsManager!.setSecret(`${PREFIX}default`, SECRET);
-});
+}, REAL_PROCESS_TIMEOUT_MS);
 
 afterAll(async () => {
   await world?.stop();

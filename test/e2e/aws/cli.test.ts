@@ -27,7 +27,7 @@ beforeAll(async () => {
     join(dir, 'battery.md'),
     'How can lithium battery packs be kept from swelling in hot climates?\n',
   );
-});
+}, REAL_PROCESS_TIMEOUT_MS);
 afterAll(async () => {
   await world?.stop();
   if (dir) rmSync(dir, { recursive: true, force: true });

@@ -15,7 +15,7 @@ beforeAll(async () => {
     workerFactory: async (w) => plan.worker(w.env),
     deleteAfter: plan.deleteAfter,
   });
-});
+}, REAL_PROCESS_TIMEOUT_MS);
 afterAll(async () => {
   await world?.stop();
 });

@@ -9,7 +9,7 @@ import { AwsWorld } from './harness/aws-world';
 let world: AwsWorld;
 beforeAll(async () => {
   world = await AwsWorld.start({ workers: 3, batchSize: 1, maxReceiveCount: 3 });
-});
+}, REAL_PROCESS_TIMEOUT_MS);
 afterAll(async () => {
   await world?.stop();
 });

@@ -12,7 +12,7 @@ import { AwsWorld, newIdempotencyKey, T0, TENANT_KEY } from './harness/aws-world
 let world: AwsWorld;
 beforeAll(async () => {
   world = await AwsWorld.start();
-});
+}, REAL_PROCESS_TIMEOUT_MS);
 afterAll(async () => {
   await world?.stop();
 });
