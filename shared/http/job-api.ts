@@ -29,7 +29,7 @@ import { isTerminal, type Job, jobStatuses } from '../engine/job-record';
 import { retryJob } from '../engine/retry';
 import { ApiError, type HttpAnswer, json, refusal, refusalAnswer } from './api-error';
 import { hasSearchFilters, jobTitle, searchFilterShape, searchJobs } from './job-search';
-import { type JobView, jobApiOpenApi } from './openapi';
+import type { JobView } from './openapi';
 
 export interface JobApiRequest {
   method: string;
@@ -255,8 +255,15 @@ export async function handleJobApiRequest(
     {
       method: 'GET',
       pattern: /^\/openapi\.json$/,
-      run: async () =>
-        json(200, jobApiOpenApi({ createBodySchema, selectionBodySchema, retryBodySchema, listQuerySchema })),
+      // Imported on first request: the description's answer schemas are some hundred zod schemas
+      // that no other route needs, and building them at load slowed every cold start of the api.
+      run: async () => {
+        const { jobApiOpenApi } = await import('./openapi');
+        return json(
+          200,
+          jobApiOpenApi({ createBodySchema, selectionBodySchema, retryBodySchema, listQuerySchema }),
+        );
+      },
     },
     {
       method: 'POST',

@@ -9,6 +9,7 @@
  */
 import * as z from 'zod';
 import type { OperationId } from '../catalogue';
+import { lazyRecord } from './lazy-record';
 
 const lang = z.enum(['cn', 'en']);
 
@@ -32,256 +33,260 @@ const analysisDirectoryItem = z.looseObject({
   source_type: z.string(),
 });
 
-export const requestSchemas = {
-  ai07ChatCcGptStream: z.strictObject({
-    prompt: z.string().min(1).max(500),
-    stream: z.boolean().optional(),
-  }),
-  'ai33-1Step1V3': z.strictObject({
-    lang,
-    solution_issues: z.string().min(1).max(500),
-  }),
-  ai50ChatPatGptStream: z.strictObject({
-    query: z.string().min(1).max(30_000),
-    stream: z.boolean().optional(),
-  }),
-  'ai68-1ChatAiLsChat': z.strictObject({
-    data_source: z.number().int().min(1).max(8).optional(),
-    deep_search: z.boolean(),
-    long_think: z.boolean(),
-    query: z.string().min(1),
-    search_website: z.boolean(),
-  }),
-  'ai32-3PatentDisclosureDownload': z.strictObject({
-    job_id: z.string().min(1),
-  }),
-  'ai33-2Step2V3': z.strictObject({
-    task_id: z.string().min(1),
-  }),
-  'ai68-2ChatAiLsStream': z.strictObject({
-    chat_id: z.string().min(1),
-    chat_item_id: z.string().min(1),
-  }),
-  'ai32-2PatentDisclosureGenerate': z.strictObject({
-    application: z.array(z.unknown()).optional(),
-    background: z.string().optional(),
-    embodiment: z.string().optional(),
-    language: lang,
-    mechanism: z.string(),
-    others: z.string().optional(),
-    outcome: z.string().optional(),
-    subject_improvement: z.array(z.unknown()).optional(),
-    tech_problem: z.string().optional(),
-    tech_solution: z.string(),
-  }),
-  ai20ChatPharmGptStream: z.strictObject({
-    query: z.string().min(1).max(16_000),
-    session_id: z.string().optional(),
-  }),
-  'ai32-1PatentDisclosureTechMeans': z.strictObject({
-    tech_solution: z
-      .string()
-      .min(1)
-      .refine((text) => text.trim().split(/\s+/).length <= 5000, 'at most 5000 words'),
-  }),
-  'ai33-5Step4V3': z.strictObject({
-    directions: z
-      .array(
-        z.looseObject({
-          approaches: z.array(z.unknown()).optional(),
-          reason: z.string().optional(),
-          source_type: z.enum(['model', 'customize']).optional(),
-          ticked: z.boolean().optional(),
-          verification: z.string().optional(),
-        }),
-      )
-      .optional(),
-    lang,
-    task_id: z.string().min(1),
-  }),
-  'ai33-4Step3QueryV3': z.strictObject({
-    task_id: z.string().min(1),
-  }),
-  'ai33-3Step3SubmitV3': z.strictObject({
-    lang,
-    recommend: z.array(z.unknown()).optional(),
-    task_id: z.string().min(1),
-  }),
-  'ai73-2FindSolutionRecommend': z.strictObject({
-    task_id: z.string().min(1),
-  }),
-  'ai33-6Step5V3': z.strictObject({
-    task_id: z.string().min(1),
-  }),
-  'ai73-3FindSolutionConfirmRecommend': z.strictObject({
-    recommend: z.array(z.unknown()).optional(),
-    task_id: z.string().min(1),
-  }),
-  'ai73-1FindSolutionSubmit': z.strictObject({
-    input: z.string().min(1),
-    lang,
-  }),
-  'ai73-6FindSolutionCitationReferenceList': z.strictObject({
-    board_id: z.string().min(1),
-    limit: z.number().int().positive().optional(),
-    node_id: z.string().min(1),
-    page: z.number().int().positive().optional(),
-    task_id: z.string().min(1),
-  }),
-  'ai73-7FindSolutionNodeReference': z.strictObject({
-    board_id: z.string().min(1),
-    node_id: z.string().min(1),
-    task_id: z.string().min(1),
-  }),
-  'ai73-4FindSolutionThinking': z.strictObject({
-    task_id: z.string().min(1),
-  }),
-  'ai73-9FindSolutionImplementationResponse': z.strictObject({
-    board_id: z.string().min(1),
-    node_id: z.string().min(1),
-    task_id: z.string().min(1),
-  }),
-  'ai73-5FindSolutionMind': z.strictObject({
-    task_id: z.string().min(1),
-  }),
-  'ai73-8FindSolutionImplementation': z.strictObject({
-    board_id: z.string().min(1),
-    node_id: z.string().min(1),
-    task_id: z.string().min(1),
-  }),
-  'ai34-2CreationCustomDir': z.strictObject({
-    analysis_directory: z.array(analysisDirectoryItem).min(1),
-    report_id: z.string().min(1),
-    technical_issues: z.string(),
-  }),
-  'ai34-3QuickSearchReportQuery': z.strictObject({
-    report_id: z.string().min(1),
-  }),
-  'ai35-1NoveltySearchSubmit': z.strictObject({
-    input: z.string().min(1),
-    lang: z.string(),
-    pbd_end: z.string().optional(),
-    pbd_start: z.string().optional(),
-  }),
-  'ai34-1QuickSearchReportCreation': z.strictObject({
-    auto_directory: z.boolean().optional(),
-    technical_issues: z.string(),
-  }),
-  'ai35-2TechSolutionGet': z.strictObject({
-    task_id: z.string().min(1),
-  }),
-  'ai35-3TechSolutionUpdate': z.strictObject({
-    task_id: z.string().min(1),
-    tech_solution: z.string().optional(),
-  }),
-  'ai35-5FeatureConfirm': z.strictObject({
-    task_id: z.string().min(1),
-    tech_features: z.array(techFeature).optional(),
-  }),
-  'ai35-7NoveltySearchAgentSearch': z.strictObject({
-    elements: z.looseObject({
-      family_merge_enabled: z.boolean().optional(),
-      list: z
-        .array(
-          z.looseObject({
-            express: z
-              .array(
-                z.looseObject({
-                  extend: z.array(keyword).optional(),
-                  ipc: z.array(keyword).optional(),
-                  word: keyword.optional(),
-                }),
-              )
-              .optional(),
-            feature_text_original: z.string().optional(),
-            feature_type: z.enum(['topic_search', 'key_search', 'sup_search']).optional(),
-            selected: z.boolean().optional(),
-          }),
-        )
-        .optional(),
+const buildRequestSchemas = () =>
+  ({
+    ai07ChatCcGptStream: z.strictObject({
+      prompt: z.string().min(1).max(500),
+      stream: z.boolean().optional(),
     }),
-    task_id: z.string().min(1),
-  }),
-  'ai35-4FeatureExtract': z.strictObject({
-    task_id: z.string().min(1),
-  }),
-  'ai35-6RetrievalElements': z.strictObject({
-    task_id: z.string().min(1),
-  }),
-  'ai35-10NoveltySearchExport': z.strictObject({
-    task_id: z.string().min(1),
-    title: z.string(),
-  }),
-  'ai35-8NoveltySearchAgentResult': z.strictObject({
-    task_id: z.string().min(1),
-  }),
-  'ai35-11ReportGet': z.strictObject({
-    task_id: z.string().min(1),
-  }),
-  'ai35-9ComparisonConfirm': z
-    .strictObject({
-      final_result: z
-        .array(
-          z.looseObject({
-            comparative_literature_category: z.string().optional(),
-            comparative_literature_type: z.string().optional(),
-            creativity_type: z.string().optional(),
-            document: z.string().optional(),
-            feature_match_num: z.number().int().optional(),
-            features: z
-              .array(
-                z.looseObject({
-                  claim_num: z.number().int().optional(),
-                  claim_type: z.string().optional(),
-                  compare_feature: z.string().optional(),
-                  comparison_feature: z.string().optional(),
-                  differ: z.string().optional(),
-                  differ_for_user: z.string().optional(),
-                  original_differ: z.string().optional(),
-                  original_reason: z.string().optional(),
-                  original_score: z.number().int().optional(),
-                  original_type: z.string().optional(),
-                  public_score: z.number().optional(),
-                  reason: z.string().optional(),
-                  reason_for_user: z.string().optional(),
-                  score: z.number().int().optional(),
-                  score_for_user: z.number().int().optional(),
-                  similar: z.boolean().optional(),
-                  tech_feature: z.string().optional(),
-                  type: z.string().optional(),
-                  type_for_user: z.string().optional(),
-                }),
-              )
-              .optional(),
-            lang: z.string().optional(),
-            most_similar: z.boolean().optional(),
-            patent_id: z.string().optional(),
-            public_score: z.number().optional(),
-            selected: z.boolean().optional(),
-            user_added: z.boolean().optional(),
-          }),
-        )
-        .optional(),
+    'ai33-1Step1V3': z.strictObject({
+      lang,
+      solution_issues: z.string().min(1).max(500),
+    }),
+    ai50ChatPatGptStream: z.strictObject({
+      query: z.string().min(1).max(30_000),
+      stream: z.boolean().optional(),
+    }),
+    'ai68-1ChatAiLsChat': z.strictObject({
+      data_source: z.number().int().min(1).max(8).optional(),
+      deep_search: z.boolean(),
+      long_think: z.boolean(),
+      query: z.string().min(1),
+      search_website: z.boolean(),
+    }),
+    'ai32-3PatentDisclosureDownload': z.strictObject({
+      job_id: z.string().min(1),
+    }),
+    'ai33-2Step2V3': z.strictObject({
       task_id: z.string().min(1),
-    })
-    .refine((body) => (body.final_result ?? []).filter((doc) => doc.selected).length <= 5, {
-      message: 'at most 5 documents may be selected',
-      path: ['final_result'],
     }),
-  'ai35-12ComparisonGenerate': z.strictObject({
-    request: z.looseObject({
-      add_patent_selected: z.boolean().optional(),
-      is_add_patent: z.boolean().optional(),
-      pn: z.string(),
+    'ai68-2ChatAiLsStream': z.strictObject({
+      chat_id: z.string().min(1),
+      chat_item_id: z.string().min(1),
     }),
-    tech_features: z.array(techFeature),
-  }),
-  p001PatentQuerySearchCount: z.strictObject({
-    collapse_order: z.enum(['OLDEST', 'LATEST']).optional(),
-    collapse_by: z.enum(['APD', 'PBD', 'AUTHORITY', 'SCORE']).optional(),
-    collapse_type: z.enum(['ALL', 'APNO', 'DOCDB', 'INPADOC', 'EXTEND']).optional(),
-    query_text: z.string().min(1).max(1500),
-  }),
-} satisfies Record<OperationId, z.ZodType>;
+    'ai32-2PatentDisclosureGenerate': z.strictObject({
+      application: z.array(z.unknown()).optional(),
+      background: z.string().optional(),
+      embodiment: z.string().optional(),
+      language: lang,
+      mechanism: z.string(),
+      others: z.string().optional(),
+      outcome: z.string().optional(),
+      subject_improvement: z.array(z.unknown()).optional(),
+      tech_problem: z.string().optional(),
+      tech_solution: z.string(),
+    }),
+    ai20ChatPharmGptStream: z.strictObject({
+      query: z.string().min(1).max(16_000),
+      session_id: z.string().optional(),
+    }),
+    'ai32-1PatentDisclosureTechMeans': z.strictObject({
+      tech_solution: z
+        .string()
+        .min(1)
+        .refine((text) => text.trim().split(/\s+/).length <= 5000, 'at most 5000 words'),
+    }),
+    'ai33-5Step4V3': z.strictObject({
+      directions: z
+        .array(
+          z.looseObject({
+            approaches: z.array(z.unknown()).optional(),
+            reason: z.string().optional(),
+            source_type: z.enum(['model', 'customize']).optional(),
+            ticked: z.boolean().optional(),
+            verification: z.string().optional(),
+          }),
+        )
+        .optional(),
+      lang,
+      task_id: z.string().min(1),
+    }),
+    'ai33-4Step3QueryV3': z.strictObject({
+      task_id: z.string().min(1),
+    }),
+    'ai33-3Step3SubmitV3': z.strictObject({
+      lang,
+      recommend: z.array(z.unknown()).optional(),
+      task_id: z.string().min(1),
+    }),
+    'ai73-2FindSolutionRecommend': z.strictObject({
+      task_id: z.string().min(1),
+    }),
+    'ai33-6Step5V3': z.strictObject({
+      task_id: z.string().min(1),
+    }),
+    'ai73-3FindSolutionConfirmRecommend': z.strictObject({
+      recommend: z.array(z.unknown()).optional(),
+      task_id: z.string().min(1),
+    }),
+    'ai73-1FindSolutionSubmit': z.strictObject({
+      input: z.string().min(1),
+      lang,
+    }),
+    'ai73-6FindSolutionCitationReferenceList': z.strictObject({
+      board_id: z.string().min(1),
+      limit: z.number().int().positive().optional(),
+      node_id: z.string().min(1),
+      page: z.number().int().positive().optional(),
+      task_id: z.string().min(1),
+    }),
+    'ai73-7FindSolutionNodeReference': z.strictObject({
+      board_id: z.string().min(1),
+      node_id: z.string().min(1),
+      task_id: z.string().min(1),
+    }),
+    'ai73-4FindSolutionThinking': z.strictObject({
+      task_id: z.string().min(1),
+    }),
+    'ai73-9FindSolutionImplementationResponse': z.strictObject({
+      board_id: z.string().min(1),
+      node_id: z.string().min(1),
+      task_id: z.string().min(1),
+    }),
+    'ai73-5FindSolutionMind': z.strictObject({
+      task_id: z.string().min(1),
+    }),
+    'ai73-8FindSolutionImplementation': z.strictObject({
+      board_id: z.string().min(1),
+      node_id: z.string().min(1),
+      task_id: z.string().min(1),
+    }),
+    'ai34-2CreationCustomDir': z.strictObject({
+      analysis_directory: z.array(analysisDirectoryItem).min(1),
+      report_id: z.string().min(1),
+      technical_issues: z.string(),
+    }),
+    'ai34-3QuickSearchReportQuery': z.strictObject({
+      report_id: z.string().min(1),
+    }),
+    'ai35-1NoveltySearchSubmit': z.strictObject({
+      input: z.string().min(1),
+      lang: z.string(),
+      pbd_end: z.string().optional(),
+      pbd_start: z.string().optional(),
+    }),
+    'ai34-1QuickSearchReportCreation': z.strictObject({
+      auto_directory: z.boolean().optional(),
+      technical_issues: z.string(),
+    }),
+    'ai35-2TechSolutionGet': z.strictObject({
+      task_id: z.string().min(1),
+    }),
+    'ai35-3TechSolutionUpdate': z.strictObject({
+      task_id: z.string().min(1),
+      tech_solution: z.string().optional(),
+    }),
+    'ai35-5FeatureConfirm': z.strictObject({
+      task_id: z.string().min(1),
+      tech_features: z.array(techFeature).optional(),
+    }),
+    'ai35-7NoveltySearchAgentSearch': z.strictObject({
+      elements: z.looseObject({
+        family_merge_enabled: z.boolean().optional(),
+        list: z
+          .array(
+            z.looseObject({
+              express: z
+                .array(
+                  z.looseObject({
+                    extend: z.array(keyword).optional(),
+                    ipc: z.array(keyword).optional(),
+                    word: keyword.optional(),
+                  }),
+                )
+                .optional(),
+              feature_text_original: z.string().optional(),
+              feature_type: z.enum(['topic_search', 'key_search', 'sup_search']).optional(),
+              selected: z.boolean().optional(),
+            }),
+          )
+          .optional(),
+      }),
+      task_id: z.string().min(1),
+    }),
+    'ai35-4FeatureExtract': z.strictObject({
+      task_id: z.string().min(1),
+    }),
+    'ai35-6RetrievalElements': z.strictObject({
+      task_id: z.string().min(1),
+    }),
+    'ai35-10NoveltySearchExport': z.strictObject({
+      task_id: z.string().min(1),
+      title: z.string(),
+    }),
+    'ai35-8NoveltySearchAgentResult': z.strictObject({
+      task_id: z.string().min(1),
+    }),
+    'ai35-11ReportGet': z.strictObject({
+      task_id: z.string().min(1),
+    }),
+    'ai35-9ComparisonConfirm': z
+      .strictObject({
+        final_result: z
+          .array(
+            z.looseObject({
+              comparative_literature_category: z.string().optional(),
+              comparative_literature_type: z.string().optional(),
+              creativity_type: z.string().optional(),
+              document: z.string().optional(),
+              feature_match_num: z.number().int().optional(),
+              features: z
+                .array(
+                  z.looseObject({
+                    claim_num: z.number().int().optional(),
+                    claim_type: z.string().optional(),
+                    compare_feature: z.string().optional(),
+                    comparison_feature: z.string().optional(),
+                    differ: z.string().optional(),
+                    differ_for_user: z.string().optional(),
+                    original_differ: z.string().optional(),
+                    original_reason: z.string().optional(),
+                    original_score: z.number().int().optional(),
+                    original_type: z.string().optional(),
+                    public_score: z.number().optional(),
+                    reason: z.string().optional(),
+                    reason_for_user: z.string().optional(),
+                    score: z.number().int().optional(),
+                    score_for_user: z.number().int().optional(),
+                    similar: z.boolean().optional(),
+                    tech_feature: z.string().optional(),
+                    type: z.string().optional(),
+                    type_for_user: z.string().optional(),
+                  }),
+                )
+                .optional(),
+              lang: z.string().optional(),
+              most_similar: z.boolean().optional(),
+              patent_id: z.string().optional(),
+              public_score: z.number().optional(),
+              selected: z.boolean().optional(),
+              user_added: z.boolean().optional(),
+            }),
+          )
+          .optional(),
+        task_id: z.string().min(1),
+      })
+      .refine((body) => (body.final_result ?? []).filter((doc) => doc.selected).length <= 5, {
+        message: 'at most 5 documents may be selected',
+        path: ['final_result'],
+      }),
+    'ai35-12ComparisonGenerate': z.strictObject({
+      request: z.looseObject({
+        add_patent_selected: z.boolean().optional(),
+        is_add_patent: z.boolean().optional(),
+        pn: z.string(),
+      }),
+      tech_features: z.array(techFeature),
+    }),
+    p001PatentQuerySearchCount: z.strictObject({
+      collapse_order: z.enum(['OLDEST', 'LATEST']).optional(),
+      collapse_by: z.enum(['APD', 'PBD', 'AUTHORITY', 'SCORE']).optional(),
+      collapse_type: z.enum(['ALL', 'APNO', 'DOCDB', 'INPADOC', 'EXTEND']).optional(),
+      query_text: z.string().min(1).max(1500),
+    }),
+  }) satisfies Record<OperationId, z.ZodType>;
+
+/** By operation id; built on first use (see ./lazy-record.ts). */
+export const requestSchemas: ReturnType<typeof buildRequestSchemas> = lazyRecord(buildRequestSchemas);
 
 export type RequestOf<Op extends OperationId> = z.input<(typeof requestSchemas)[Op]>;

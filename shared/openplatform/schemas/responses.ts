@@ -9,6 +9,7 @@
 import * as z from 'zod';
 import type { OperationId } from '../catalogue';
 import { lenientBoolean, lenientInt, lenientNumber, lenientString } from '../lenient';
+import { lazyRecord } from './lazy-record';
 
 /** The company fields of a mind map reference both answers have (each adds its own). */
 const organisationFields = {
@@ -144,601 +145,606 @@ export const materialsMindMapSchema = mindMapSolutionOf(
 /** One cell of a mind map: a node or an edge (the fields both operations' cells share). */
 export type MindMapCell = NonNullable<NonNullable<z.output<typeof materialsMindMapSchema>>['cells']>[number];
 
-export const responseDataSchemas = {
-  ai07ChatCcGptStream: z.looseObject({
-    output: z
-      .looseObject({
-        usage: z
-          .looseObject({
-            input_tokens: lenientInt.nullish(),
-            total_tokens: lenientInt.nullish(),
-            output_tokens: lenientInt.nullish(),
-          })
-          .nullish(),
-        status: lenientString.nullish(),
-        content: lenientString.nullish(),
-      })
-      .nullish(),
-  }),
-  'ai33-1Step1V3': z.looseObject({
-    task_id: lenientString.nullish(),
-  }),
-  ai50ChatPatGptStream: z.looseObject({
-    output: z
-      .looseObject({
-        usage: z
-          .looseObject({
-            input_tokens: lenientInt.nullish(),
-            total_tokens: lenientInt.nullish(),
-            output_tokens: lenientInt.nullish(),
-          })
-          .nullish(),
-        status: lenientString.nullish(),
-        content: lenientString.nullish(),
-      })
-      .nullish(),
-    references: z
-      .array(
-        z.looseObject({
-          text: lenientString.nullish(),
-          type: lenientString.nullish(),
-          value: lenientString.nullish(),
-        }),
-      )
-      .nullish(),
-  }),
-  'ai68-1ChatAiLsChat': z.looseObject({
-    chat_id: lenientString.nullish(),
-    ref_doc: z
-      .array(
-        z.looseObject({
-          link: lenientString.nullish(),
-          text: lenientString.nullish(),
-          type: lenientString.nullish(),
-          index: lenientString.nullish(),
-          post_time: lenientString.nullish(),
-          _text_display: lenientString.nullish(),
-          doc_type_detail: lenientString.nullish(),
-        }),
-      )
-      .nullish(),
-    chat_item_id: lenientString.nullish(),
-  }),
-  'ai32-3PatentDisclosureDownload': z.looseObject({
-    job_id: lenientString.nullish(),
-    job_status: lenientInt.nullish(),
-    download_url: lenientString.nullish(),
-  }),
-  'ai33-2Step2V3': z.looseObject({
-    status: lenientString.nullish(),
-    recommend: z.array(z.unknown()).nullish(),
-  }),
-  'ai68-2ChatAiLsStream': z.looseObject({
-    usage: z
-      .looseObject({
-        image_tokens: lenientInt.nullish(),
-        total_tokens: lenientInt.nullish(),
-        prompt_tokens: lenientInt.nullish(),
-        thinking_tokens: lenientInt.nullish(),
-        completion_tokens: lenientInt.nullish(),
-        prompt_tokens_details: z
-          .looseObject({
-            audio_tokens: lenientInt.nullish(),
-            cached_tokens: lenientInt.nullish(),
-            cache_read_tokens: lenientInt.nullish(),
-            cached_creation_tokens: lenientInt.nullish(),
-          })
-          .nullish(),
-        completion_tokens_details: z
-          .looseObject({
-            audio_tokens: lenientInt.nullish(),
-            reasoning_tokens: lenientInt.nullish(),
-            accepted_prediction_tokens: lenientInt.nullish(),
-            rejected_prediction_tokens: lenientInt.nullish(),
-          })
-          .nullish(),
-      })
-      .nullish(),
-    chat_id: lenientString.nullish(),
-    choices: z
-      .array(
-        z.looseObject({
-          delta: z
+const buildResponseDataSchemas = () =>
+  ({
+    ai07ChatCcGptStream: z.looseObject({
+      output: z
+        .looseObject({
+          usage: z
             .looseObject({
-              role: lenientString.nullish(),
-              content: lenientString.nullish(),
+              input_tokens: lenientInt.nullish(),
+              total_tokens: lenientInt.nullish(),
+              output_tokens: lenientInt.nullish(),
             })
             .nullish(),
-          index: lenientInt.nullish(),
-          finish_reason: lenientString.nullish(),
-          content_filter_results: z
+          status: lenientString.nullish(),
+          content: lenientString.nullish(),
+        })
+        .nullish(),
+    }),
+    'ai33-1Step1V3': z.looseObject({
+      task_id: lenientString.nullish(),
+    }),
+    ai50ChatPatGptStream: z.looseObject({
+      output: z
+        .looseObject({
+          usage: z
             .looseObject({
-              hate: z
-                .looseObject({
-                  detected: lenientBoolean.nullish(),
-                  filtered: lenientBoolean.nullish(),
-                })
-                .nullish(),
-              sexual: z
-                .looseObject({
-                  detected: lenientBoolean.nullish(),
-                  filtered: lenientBoolean.nullish(),
-                })
-                .nullish(),
-              violence: z
-                .looseObject({
-                  detected: lenientBoolean.nullish(),
-                  filtered: lenientBoolean.nullish(),
-                })
-                .nullish(),
-              jailbreak: z
-                .looseObject({
-                  detected: lenientBoolean.nullish(),
-                  filtered: lenientBoolean.nullish(),
-                })
-                .nullish(),
-              profanity: z
-                .looseObject({
-                  detected: lenientBoolean.nullish(),
-                  filtered: lenientBoolean.nullish(),
-                })
-                .nullish(),
-              self_harm: z
-                .looseObject({
-                  detected: lenientBoolean.nullish(),
-                  filtered: lenientBoolean.nullish(),
-                })
-                .nullish(),
+              input_tokens: lenientInt.nullish(),
+              total_tokens: lenientInt.nullish(),
+              output_tokens: lenientInt.nullish(),
             })
             .nullish(),
-        }),
-      )
-      .nullish(),
-    chat_item_id: lenientString.nullish(),
-    system_fingerprint: lenientString.nullish(),
-  }),
-  'ai32-2PatentDisclosureGenerate': z.looseObject({
-    job_id: lenientString.nullish(),
-    status: lenientInt.nullish(),
-  }),
-  ai20ChatPharmGptStream: z.looseObject({
-    output: z
-      .looseObject({
-        usage: z
-          .looseObject({
-            input_tokens: lenientInt.nullish(),
-            total_tokens: lenientInt.nullish(),
-            output_tokens: lenientInt.nullish(),
-          })
-          .nullish(),
-        status: lenientString.nullish(),
-        content: lenientString.nullish(),
-        references: z
-          .array(
-            z.looseObject({
-              link: lenientString.nullish(),
-              text: lenientString.nullish(),
-              type: lenientString.nullish(),
-              index: lenientInt.nullish(),
-              doc_id: lenientString.nullish(),
-              doc_type: lenientString.nullish(),
-              post_date: lenientInt.nullish(),
-              text_summary: lenientString.nullish(),
-            }),
-          )
-          .nullish(),
-        session_id: lenientString.nullish(),
-      })
-      .nullish(),
-  }),
-  'ai32-1PatentDisclosureTechMeans': z.looseObject({
-    others: lenientString.nullish(),
-    status: lenientString.nullish(),
-    outcome: lenientString.nullish(),
-    mechanism: lenientString.nullish(),
-    background: lenientString.nullish(),
-    embodiment: lenientString.nullish(),
-    application: z.array(z.unknown()).nullish(),
-    tech_problem: lenientString.nullish(),
-    unidentified: lenientString.nullish(),
-    subject_improvement: z.array(z.unknown()).nullish(),
-  }),
-  'ai33-5Step4V3': z.looseObject({
-    task_id: lenientString.nullish(),
-  }),
-  'ai33-4Step3QueryV3': z.looseObject({
-    status: lenientString.nullish(),
-    directions: z
-      .array(
-        z.looseObject({
-          reason: lenientString.nullish(),
-          ticked: lenientBoolean.nullish(),
-          approaches: z.array(z.unknown()).nullish(),
-          source_type: lenientString.nullish(),
-          verification: lenientString.nullish(),
-        }),
-      )
-      .nullish(),
-  }),
-  'ai33-3Step3SubmitV3': z.looseObject({
-    task_id: lenientString.nullish(),
-  }),
-  'ai73-2FindSolutionRecommend': z.looseObject({
-    status: lenientString.nullish(),
-    recommend: z.array(z.unknown()).nullish(),
-    has_recommend: lenientBoolean.nullish(),
-  }),
-  'ai33-6Step5V3': z.looseObject({
-    status: lenientString.nullish(),
-    solution: solutionMindMapSchema.nullish(),
-  }),
-  'ai73-3FindSolutionConfirmRecommend': z.looseObject({
-    task_id: lenientString.nullish(),
-  }),
-  'ai73-1FindSolutionSubmit': z.looseObject({
-    task_id: lenientString.nullish(),
-  }),
-  'ai73-6FindSolutionCitationReferenceList': z.looseObject({
-    page: lenientInt.nullish(),
-    limit: lenientInt.nullish(),
-    total: lenientInt.nullish(),
-    records: z.array(z.unknown()).nullish(),
-    has_next: lenientBoolean.nullish(),
-    has_previous: lenientBoolean.nullish(),
-  }),
-  'ai73-7FindSolutionNodeReference': z.looseObject({
-    expected_challenge: z.array(z.unknown()).nullish(),
-    technical_maturity: z.array(z.unknown()).nullish(),
-    technical_principle: z.array(z.unknown()).nullish(),
-    engineering_reliability: z.array(z.unknown()).nullish(),
-    industry_application_cases: z.array(z.unknown()).nullish(),
-  }),
-  'ai73-4FindSolutionThinking': z.looseObject({
-    status: lenientString.nullish(),
-    board_id: lenientString.nullish(),
-    direction: z.record(z.string(), z.unknown()).nullish(),
-    references: z
-      .looseObject({
-        references: z
-          .array(
-            z.looseObject({
-              pn: lenientString.nullish(),
-              apd: lenientString.nullish(),
-              pbd: lenientString.nullish(),
-              link: lenientString.nullish(),
-              title: lenientString.nullish(),
-              authors: z.record(z.string(), z.unknown()).nullish(),
-              content: lenientString.nullish(),
-              org_info: z.record(z.string(), z.unknown()).nullish(),
-              project_id: lenientString.nullish(),
-              solution_id: lenientString.nullish(),
-              project_name: lenientString.nullish(),
-              solution_type: lenientString.nullish(),
-              solution_sub_type: lenientString.nullish(),
-            }),
-          )
-          .nullish(),
-      })
-      .nullish(),
-    problem_statement: z
-      .looseObject({
-        domain: lenientString.nullish(),
-        problem_title: lenientString.nullish(),
-        success_criteria: z
-          .array(
-            z.looseObject({
-              metric: lenientString.nullish(),
-              target: lenientString.nullish(),
-              priority: lenientString.nullish(),
-              validation_method: lenientString.nullish(),
-            }),
-          )
-          .nullish(),
-        refined_statement: lenientString.nullish(),
-        background_context: lenientString.nullish(),
-        technical_constraints: z
-          .array(
-            z.looseObject({
-              category: lenientString.nullish(),
-              description: lenientString.nullish(),
-              impact_level: lenientString.nullish(),
-            }),
-          )
-          .nullish(),
-        performance_requirements: z
-          .array(
-            z.looseObject({
-              unit: lenientString.nullish(),
-              parameter: lenientString.nullish(),
-              tolerance: lenientString.nullish(),
-              target_value: lenientString.nullish(),
-            }),
-          )
-          .nullish(),
-      })
-      .nullish(),
-  }),
-  'ai73-9FindSolutionImplementationResponse': z.looseObject({
-    status: lenientString.nullish(),
-    markdown_message: lenientString.nullish(),
-  }),
-  'ai73-5FindSolutionMind': z.looseObject({
-    status: lenientString.nullish(),
-    solution: materialsMindMapSchema.nullish(),
-  }),
-  'ai73-8FindSolutionImplementation': z.looseObject({
-    task_id: lenientString.nullish(),
-  }),
-  'ai34-2CreationCustomDir': z.looseObject({
-    report_id: lenientString.nullish(),
-    analysis_directory: z
-      .array(
-        z.looseObject({
-          key: lenientString.nullish(),
-          name: lenientString.nullish(),
-          source_type: lenientString.nullish(),
-        }),
-      )
-      .nullish(),
-  }),
-  'ai34-3QuickSearchReportQuery': z.looseObject({
-    report_url: lenientString.nullish(),
-    report_status: lenientString.nullish(),
-    head_player_analysis: z.record(z.string(), z.unknown()).nullish(),
-    key_patent_interpretation: z.record(z.string(), z.unknown()).nullish(),
-  }),
-  'ai35-1NoveltySearchSubmit': z.looseObject({
-    task_id: lenientString.nullish(),
-  }),
-  'ai34-1QuickSearchReportCreation': z.looseObject({
-    report_id: lenientString.nullish(),
-    analysis_directory: z
-      .array(
-        z.looseObject({
-          key: lenientString.nullish(),
-          name: lenientString.nullish(),
-          source_type: lenientString.nullish(),
-        }),
-      )
-      .nullish(),
-  }),
-  'ai35-2TechSolutionGet': z.looseObject({
-    status: lenientInt.nullish(),
-    tech_solution: lenientString.nullish(),
-  }),
-  'ai35-3TechSolutionUpdate': z.looseObject({
-    task_id: lenientString.nullish(),
-  }),
-  'ai35-5FeatureConfirm': z.looseObject({
-    task_id: lenientString.nullish(),
-  }),
-  'ai35-7NoveltySearchAgentSearch': z.looseObject({
-    task_id: lenientString.nullish(),
-  }),
-  'ai35-4FeatureExtract': z.looseObject({
-    data: z
-      .array(
-        z.looseObject({
-          selected: lenientBoolean.nullish(),
-          user_add: lenientBoolean.nullish(),
-          feature_num: lenientString.nullish(),
-          feature_text: lenientString.nullish(),
-          feature_weight: lenientString.nullish(),
-          feature_elements: lenientString.nullish(),
-          feature_function: lenientString.nullish(),
-          feature_text_original: lenientString.nullish(),
-          feature_weight_reason: lenientString.nullish(),
-        }),
-      )
-      .nullish(),
-    status: lenientInt.nullish(),
-  }),
-  'ai35-6RetrievalElements': z.looseObject({
-    status: lenientInt.nullish(),
-    elements: z
-      .looseObject({
-        list: z
-          .array(
-            z.looseObject({
-              express: z
-                .array(
-                  z.looseObject({
-                    ipc: z
-                      .array(
-                        z.looseObject({
-                          key: lenientString.nullish(),
-                          source: lenientString.nullish(),
-                        }),
-                      )
-                      .nullish(),
-                    word: z
-                      .looseObject({
-                        key: lenientString.nullish(),
-                        source: lenientString.nullish(),
-                      })
-                      .nullish(),
-                    extend: z
-                      .array(
-                        z.looseObject({
-                          key: lenientString.nullish(),
-                          source: lenientString.nullish(),
-                        }),
-                      )
-                      .nullish(),
-                  }),
-                )
-                .nullish(),
-              selected: lenientBoolean.nullish(),
-              feature_type: lenientString.nullish(),
-              feature_text_original: lenientString.nullish(),
-            }),
-          )
-          .nullish(),
-        family_merge_enabled: lenientBoolean.nullish(),
-      })
-      .nullish(),
-  }),
-  'ai35-10NoveltySearchExport': z.looseObject({
-    task_id: lenientString.nullish(),
-  }),
-  'ai35-8NoveltySearchAgentResult': z.looseObject({
-    lang: lenientString.nullish(),
-    text: lenientString.nullish(),
-    cc_num: lenientInt.nullish(),
-    cc_pids: z.array(z.unknown()).nullish(),
-    request: z.record(z.string(), z.unknown()).nullish(),
-    is_async: lenientBoolean.nullish(),
-    task_cost: lenientNumber.nullish(),
-    update_ts: lenientString.nullish(),
-    cc_docs_num: lenientInt.nullish(),
-    task_status: lenientString.nullish(),
-    cc_threshold: lenientNumber.nullish(),
-    debug_detail: z.record(z.string(), z.unknown()).nullish(),
-    excute_times: lenientInt.nullish(),
-    final_result: z
-      .array(
-        z.looseObject({
-          lang: lenientString.nullish(),
-          document: lenientString.nullish(),
-          features: z
+          status: lenientString.nullish(),
+          content: lenientString.nullish(),
+        })
+        .nullish(),
+      references: z
+        .array(
+          z.looseObject({
+            text: lenientString.nullish(),
+            type: lenientString.nullish(),
+            value: lenientString.nullish(),
+          }),
+        )
+        .nullish(),
+    }),
+    'ai68-1ChatAiLsChat': z.looseObject({
+      chat_id: lenientString.nullish(),
+      ref_doc: z
+        .array(
+          z.looseObject({
+            link: lenientString.nullish(),
+            text: lenientString.nullish(),
+            type: lenientString.nullish(),
+            index: lenientString.nullish(),
+            post_time: lenientString.nullish(),
+            _text_display: lenientString.nullish(),
+            doc_type_detail: lenientString.nullish(),
+          }),
+        )
+        .nullish(),
+      chat_item_id: lenientString.nullish(),
+    }),
+    'ai32-3PatentDisclosureDownload': z.looseObject({
+      job_id: lenientString.nullish(),
+      job_status: lenientInt.nullish(),
+      download_url: lenientString.nullish(),
+    }),
+    'ai33-2Step2V3': z.looseObject({
+      status: lenientString.nullish(),
+      recommend: z.array(z.unknown()).nullish(),
+    }),
+    'ai68-2ChatAiLsStream': z.looseObject({
+      usage: z
+        .looseObject({
+          image_tokens: lenientInt.nullish(),
+          total_tokens: lenientInt.nullish(),
+          prompt_tokens: lenientInt.nullish(),
+          thinking_tokens: lenientInt.nullish(),
+          completion_tokens: lenientInt.nullish(),
+          prompt_tokens_details: z
+            .looseObject({
+              audio_tokens: lenientInt.nullish(),
+              cached_tokens: lenientInt.nullish(),
+              cache_read_tokens: lenientInt.nullish(),
+              cached_creation_tokens: lenientInt.nullish(),
+            })
+            .nullish(),
+          completion_tokens_details: z
+            .looseObject({
+              audio_tokens: lenientInt.nullish(),
+              reasoning_tokens: lenientInt.nullish(),
+              accepted_prediction_tokens: lenientInt.nullish(),
+              rejected_prediction_tokens: lenientInt.nullish(),
+            })
+            .nullish(),
+        })
+        .nullish(),
+      chat_id: lenientString.nullish(),
+      choices: z
+        .array(
+          z.looseObject({
+            delta: z
+              .looseObject({
+                role: lenientString.nullish(),
+                content: lenientString.nullish(),
+              })
+              .nullish(),
+            index: lenientInt.nullish(),
+            finish_reason: lenientString.nullish(),
+            content_filter_results: z
+              .looseObject({
+                hate: z
+                  .looseObject({
+                    detected: lenientBoolean.nullish(),
+                    filtered: lenientBoolean.nullish(),
+                  })
+                  .nullish(),
+                sexual: z
+                  .looseObject({
+                    detected: lenientBoolean.nullish(),
+                    filtered: lenientBoolean.nullish(),
+                  })
+                  .nullish(),
+                violence: z
+                  .looseObject({
+                    detected: lenientBoolean.nullish(),
+                    filtered: lenientBoolean.nullish(),
+                  })
+                  .nullish(),
+                jailbreak: z
+                  .looseObject({
+                    detected: lenientBoolean.nullish(),
+                    filtered: lenientBoolean.nullish(),
+                  })
+                  .nullish(),
+                profanity: z
+                  .looseObject({
+                    detected: lenientBoolean.nullish(),
+                    filtered: lenientBoolean.nullish(),
+                  })
+                  .nullish(),
+                self_harm: z
+                  .looseObject({
+                    detected: lenientBoolean.nullish(),
+                    filtered: lenientBoolean.nullish(),
+                  })
+                  .nullish(),
+              })
+              .nullish(),
+          }),
+        )
+        .nullish(),
+      chat_item_id: lenientString.nullish(),
+      system_fingerprint: lenientString.nullish(),
+    }),
+    'ai32-2PatentDisclosureGenerate': z.looseObject({
+      job_id: lenientString.nullish(),
+      status: lenientInt.nullish(),
+    }),
+    ai20ChatPharmGptStream: z.looseObject({
+      output: z
+        .looseObject({
+          usage: z
+            .looseObject({
+              input_tokens: lenientInt.nullish(),
+              total_tokens: lenientInt.nullish(),
+              output_tokens: lenientInt.nullish(),
+            })
+            .nullish(),
+          status: lenientString.nullish(),
+          content: lenientString.nullish(),
+          references: z
             .array(
               z.looseObject({
+                link: lenientString.nullish(),
+                text: lenientString.nullish(),
                 type: lenientString.nullish(),
-                score: lenientInt.nullish(),
-                differ: lenientString.nullish(),
-                reason: lenientString.nullish(),
-                similar: lenientBoolean.nullish(),
-                claim_num: lenientInt.nullish(),
-                claim_type: lenientString.nullish(),
-                public_score: lenientNumber.nullish(),
-                tech_feature: lenientString.nullish(),
-                original_type: lenientString.nullish(),
-                type_for_user: lenientString.nullish(),
-                original_score: lenientInt.nullish(),
-                score_for_user: lenientInt.nullish(),
-                compare_feature: lenientString.nullish(),
-                differ_for_user: lenientString.nullish(),
-                original_differ: lenientString.nullish(),
-                original_reason: lenientString.nullish(),
-                reason_for_user: lenientString.nullish(),
-                comparison_feature: lenientString.nullish(),
+                index: lenientInt.nullish(),
+                doc_id: lenientString.nullish(),
+                doc_type: lenientString.nullish(),
+                post_date: lenientInt.nullish(),
+                text_summary: lenientString.nullish(),
               }),
             )
             .nullish(),
-          selected: lenientBoolean.nullish(),
-          patent_id: lenientString.nullish(),
-          user_added: lenientBoolean.nullish(),
-          most_similar: lenientBoolean.nullish(),
-          public_score: lenientNumber.nullish(),
-          creativity_type: lenientString.nullish(),
-          feature_match_num: lenientInt.nullish(),
-          comparative_literature_type: lenientString.nullish(),
-          comparative_literature_category: lenientString.nullish(),
-        }),
-      )
-      .nullish(),
-    operate_type: lenientString.nullish(),
-    process_dict: z.record(z.string(), z.unknown()).nullish(),
-    find_patent_num: lenientInt.nullish(),
-    feature_keywords: z
-      .array(
-        z.looseObject({
-          weight: lenientNumber.nullish(),
-          feature: lenientString.nullish(),
-          keywords: z.array(z.unknown()).nullish(),
-        }),
-      )
-      .nullish(),
-    process_dict_keys: z.array(z.unknown()).nullish(),
-    feature_analysis_result: z
-      .looseObject({
-        block_query: z.record(z.string(), z.unknown()).nullish(),
-        summary_result: z.record(z.string(), z.unknown()).nullish(),
-        feature_extract_result: z.array(z.unknown()).nullish(),
-        keywords_extract_result: z
-          .array(
-            z.looseObject({
-              express: z
-                .array(
-                  z.looseObject({
-                    ipc: z
-                      .array(
-                        z.looseObject({
-                          key: lenientString.nullish(),
-                          source: lenientString.nullish(),
-                        }),
-                      )
-                      .nullish(),
-                    word: z
-                      .looseObject({
-                        key: lenientString.nullish(),
-                        source: lenientString.nullish(),
-                      })
-                      .nullish(),
-                    extend: z
-                      .array(
-                        z.looseObject({
-                          key: lenientString.nullish(),
-                          source: lenientString.nullish(),
-                        }),
-                      )
-                      .nullish(),
-                  }),
-                )
-                .nullish(),
-              selected: lenientBoolean.nullish(),
-              feature_type: lenientString.nullish(),
-              feature_text_original: lenientString.nullish(),
-            }),
-          )
-          .nullish(),
-      })
-      .nullish(),
-  }),
-  'ai35-11ReportGet': z.looseObject({
-    status: lenientInt.nullish(),
-    task_id: lenientString.nullish(),
-    report_url: lenientString.nullish(),
-  }),
-  'ai35-9ComparisonConfirm': z.looseObject({
-    task_id: lenientString.nullish(),
-  }),
-  'ai35-12ComparisonGenerate': z.looseObject({
-    final_res: z
-      .array(
-        z.looseObject({
-          lang: lenientString.nullish(),
-          claims: z
+          session_id: lenientString.nullish(),
+        })
+        .nullish(),
+    }),
+    'ai32-1PatentDisclosureTechMeans': z.looseObject({
+      others: lenientString.nullish(),
+      status: lenientString.nullish(),
+      outcome: lenientString.nullish(),
+      mechanism: lenientString.nullish(),
+      background: lenientString.nullish(),
+      embodiment: lenientString.nullish(),
+      application: z.array(z.unknown()).nullish(),
+      tech_problem: lenientString.nullish(),
+      unidentified: lenientString.nullish(),
+      subject_improvement: z.array(z.unknown()).nullish(),
+    }),
+    'ai33-5Step4V3': z.looseObject({
+      task_id: lenientString.nullish(),
+    }),
+    'ai33-4Step3QueryV3': z.looseObject({
+      status: lenientString.nullish(),
+      directions: z
+        .array(
+          z.looseObject({
+            reason: lenientString.nullish(),
+            ticked: lenientBoolean.nullish(),
+            approaches: z.array(z.unknown()).nullish(),
+            source_type: lenientString.nullish(),
+            verification: lenientString.nullish(),
+          }),
+        )
+        .nullish(),
+    }),
+    'ai33-3Step3SubmitV3': z.looseObject({
+      task_id: lenientString.nullish(),
+    }),
+    'ai73-2FindSolutionRecommend': z.looseObject({
+      status: lenientString.nullish(),
+      recommend: z.array(z.unknown()).nullish(),
+      has_recommend: lenientBoolean.nullish(),
+    }),
+    'ai33-6Step5V3': z.looseObject({
+      status: lenientString.nullish(),
+      solution: solutionMindMapSchema.nullish(),
+    }),
+    'ai73-3FindSolutionConfirmRecommend': z.looseObject({
+      task_id: lenientString.nullish(),
+    }),
+    'ai73-1FindSolutionSubmit': z.looseObject({
+      task_id: lenientString.nullish(),
+    }),
+    'ai73-6FindSolutionCitationReferenceList': z.looseObject({
+      page: lenientInt.nullish(),
+      limit: lenientInt.nullish(),
+      total: lenientInt.nullish(),
+      records: z.array(z.unknown()).nullish(),
+      has_next: lenientBoolean.nullish(),
+      has_previous: lenientBoolean.nullish(),
+    }),
+    'ai73-7FindSolutionNodeReference': z.looseObject({
+      expected_challenge: z.array(z.unknown()).nullish(),
+      technical_maturity: z.array(z.unknown()).nullish(),
+      technical_principle: z.array(z.unknown()).nullish(),
+      engineering_reliability: z.array(z.unknown()).nullish(),
+      industry_application_cases: z.array(z.unknown()).nullish(),
+    }),
+    'ai73-4FindSolutionThinking': z.looseObject({
+      status: lenientString.nullish(),
+      board_id: lenientString.nullish(),
+      direction: z.record(z.string(), z.unknown()).nullish(),
+      references: z
+        .looseObject({
+          references: z
             .array(
               z.looseObject({
-                claim_num: lenientInt.nullish(),
-                claim_text: lenientString.nullish(),
+                pn: lenientString.nullish(),
+                apd: lenientString.nullish(),
+                pbd: lenientString.nullish(),
+                link: lenientString.nullish(),
+                title: lenientString.nullish(),
+                authors: z.record(z.string(), z.unknown()).nullish(),
+                content: lenientString.nullish(),
+                org_info: z.record(z.string(), z.unknown()).nullish(),
+                project_id: lenientString.nullish(),
+                solution_id: lenientString.nullish(),
+                project_name: lenientString.nullish(),
+                solution_type: lenientString.nullish(),
+                solution_sub_type: lenientString.nullish(),
               }),
             )
             .nullish(),
-          document: lenientString.nullish(),
-          features: z
+        })
+        .nullish(),
+      problem_statement: z
+        .looseObject({
+          domain: lenientString.nullish(),
+          problem_title: lenientString.nullish(),
+          success_criteria: z
             .array(
               z.looseObject({
-                type: lenientString.nullish(),
-                score: lenientInt.nullish(),
-                differ: lenientString.nullish(),
-                public_score: lenientInt.nullish(),
-                tech_feature: lenientString.nullish(),
-                comparison_feature: lenientString.nullish(),
+                metric: lenientString.nullish(),
+                target: lenientString.nullish(),
+                priority: lenientString.nullish(),
+                validation_method: lenientString.nullish(),
               }),
             )
             .nullish(),
-          patent_id: lenientString.nullish(),
-          public_score: lenientNumber.nullish(),
-        }),
-      )
-      .nullish(),
-    threshold: lenientInt.nullish(),
-  }),
-  p001PatentQuerySearchCount: z.looseObject({
-    total_search_result_count: lenientInt.nullish(),
-  }),
-} satisfies Record<OperationId, z.ZodType>;
+          refined_statement: lenientString.nullish(),
+          background_context: lenientString.nullish(),
+          technical_constraints: z
+            .array(
+              z.looseObject({
+                category: lenientString.nullish(),
+                description: lenientString.nullish(),
+                impact_level: lenientString.nullish(),
+              }),
+            )
+            .nullish(),
+          performance_requirements: z
+            .array(
+              z.looseObject({
+                unit: lenientString.nullish(),
+                parameter: lenientString.nullish(),
+                tolerance: lenientString.nullish(),
+                target_value: lenientString.nullish(),
+              }),
+            )
+            .nullish(),
+        })
+        .nullish(),
+    }),
+    'ai73-9FindSolutionImplementationResponse': z.looseObject({
+      status: lenientString.nullish(),
+      markdown_message: lenientString.nullish(),
+    }),
+    'ai73-5FindSolutionMind': z.looseObject({
+      status: lenientString.nullish(),
+      solution: materialsMindMapSchema.nullish(),
+    }),
+    'ai73-8FindSolutionImplementation': z.looseObject({
+      task_id: lenientString.nullish(),
+    }),
+    'ai34-2CreationCustomDir': z.looseObject({
+      report_id: lenientString.nullish(),
+      analysis_directory: z
+        .array(
+          z.looseObject({
+            key: lenientString.nullish(),
+            name: lenientString.nullish(),
+            source_type: lenientString.nullish(),
+          }),
+        )
+        .nullish(),
+    }),
+    'ai34-3QuickSearchReportQuery': z.looseObject({
+      report_url: lenientString.nullish(),
+      report_status: lenientString.nullish(),
+      head_player_analysis: z.record(z.string(), z.unknown()).nullish(),
+      key_patent_interpretation: z.record(z.string(), z.unknown()).nullish(),
+    }),
+    'ai35-1NoveltySearchSubmit': z.looseObject({
+      task_id: lenientString.nullish(),
+    }),
+    'ai34-1QuickSearchReportCreation': z.looseObject({
+      report_id: lenientString.nullish(),
+      analysis_directory: z
+        .array(
+          z.looseObject({
+            key: lenientString.nullish(),
+            name: lenientString.nullish(),
+            source_type: lenientString.nullish(),
+          }),
+        )
+        .nullish(),
+    }),
+    'ai35-2TechSolutionGet': z.looseObject({
+      status: lenientInt.nullish(),
+      tech_solution: lenientString.nullish(),
+    }),
+    'ai35-3TechSolutionUpdate': z.looseObject({
+      task_id: lenientString.nullish(),
+    }),
+    'ai35-5FeatureConfirm': z.looseObject({
+      task_id: lenientString.nullish(),
+    }),
+    'ai35-7NoveltySearchAgentSearch': z.looseObject({
+      task_id: lenientString.nullish(),
+    }),
+    'ai35-4FeatureExtract': z.looseObject({
+      data: z
+        .array(
+          z.looseObject({
+            selected: lenientBoolean.nullish(),
+            user_add: lenientBoolean.nullish(),
+            feature_num: lenientString.nullish(),
+            feature_text: lenientString.nullish(),
+            feature_weight: lenientString.nullish(),
+            feature_elements: lenientString.nullish(),
+            feature_function: lenientString.nullish(),
+            feature_text_original: lenientString.nullish(),
+            feature_weight_reason: lenientString.nullish(),
+          }),
+        )
+        .nullish(),
+      status: lenientInt.nullish(),
+    }),
+    'ai35-6RetrievalElements': z.looseObject({
+      status: lenientInt.nullish(),
+      elements: z
+        .looseObject({
+          list: z
+            .array(
+              z.looseObject({
+                express: z
+                  .array(
+                    z.looseObject({
+                      ipc: z
+                        .array(
+                          z.looseObject({
+                            key: lenientString.nullish(),
+                            source: lenientString.nullish(),
+                          }),
+                        )
+                        .nullish(),
+                      word: z
+                        .looseObject({
+                          key: lenientString.nullish(),
+                          source: lenientString.nullish(),
+                        })
+                        .nullish(),
+                      extend: z
+                        .array(
+                          z.looseObject({
+                            key: lenientString.nullish(),
+                            source: lenientString.nullish(),
+                          }),
+                        )
+                        .nullish(),
+                    }),
+                  )
+                  .nullish(),
+                selected: lenientBoolean.nullish(),
+                feature_type: lenientString.nullish(),
+                feature_text_original: lenientString.nullish(),
+              }),
+            )
+            .nullish(),
+          family_merge_enabled: lenientBoolean.nullish(),
+        })
+        .nullish(),
+    }),
+    'ai35-10NoveltySearchExport': z.looseObject({
+      task_id: lenientString.nullish(),
+    }),
+    'ai35-8NoveltySearchAgentResult': z.looseObject({
+      lang: lenientString.nullish(),
+      text: lenientString.nullish(),
+      cc_num: lenientInt.nullish(),
+      cc_pids: z.array(z.unknown()).nullish(),
+      request: z.record(z.string(), z.unknown()).nullish(),
+      is_async: lenientBoolean.nullish(),
+      task_cost: lenientNumber.nullish(),
+      update_ts: lenientString.nullish(),
+      cc_docs_num: lenientInt.nullish(),
+      task_status: lenientString.nullish(),
+      cc_threshold: lenientNumber.nullish(),
+      debug_detail: z.record(z.string(), z.unknown()).nullish(),
+      excute_times: lenientInt.nullish(),
+      final_result: z
+        .array(
+          z.looseObject({
+            lang: lenientString.nullish(),
+            document: lenientString.nullish(),
+            features: z
+              .array(
+                z.looseObject({
+                  type: lenientString.nullish(),
+                  score: lenientInt.nullish(),
+                  differ: lenientString.nullish(),
+                  reason: lenientString.nullish(),
+                  similar: lenientBoolean.nullish(),
+                  claim_num: lenientInt.nullish(),
+                  claim_type: lenientString.nullish(),
+                  public_score: lenientNumber.nullish(),
+                  tech_feature: lenientString.nullish(),
+                  original_type: lenientString.nullish(),
+                  type_for_user: lenientString.nullish(),
+                  original_score: lenientInt.nullish(),
+                  score_for_user: lenientInt.nullish(),
+                  compare_feature: lenientString.nullish(),
+                  differ_for_user: lenientString.nullish(),
+                  original_differ: lenientString.nullish(),
+                  original_reason: lenientString.nullish(),
+                  reason_for_user: lenientString.nullish(),
+                  comparison_feature: lenientString.nullish(),
+                }),
+              )
+              .nullish(),
+            selected: lenientBoolean.nullish(),
+            patent_id: lenientString.nullish(),
+            user_added: lenientBoolean.nullish(),
+            most_similar: lenientBoolean.nullish(),
+            public_score: lenientNumber.nullish(),
+            creativity_type: lenientString.nullish(),
+            feature_match_num: lenientInt.nullish(),
+            comparative_literature_type: lenientString.nullish(),
+            comparative_literature_category: lenientString.nullish(),
+          }),
+        )
+        .nullish(),
+      operate_type: lenientString.nullish(),
+      process_dict: z.record(z.string(), z.unknown()).nullish(),
+      find_patent_num: lenientInt.nullish(),
+      feature_keywords: z
+        .array(
+          z.looseObject({
+            weight: lenientNumber.nullish(),
+            feature: lenientString.nullish(),
+            keywords: z.array(z.unknown()).nullish(),
+          }),
+        )
+        .nullish(),
+      process_dict_keys: z.array(z.unknown()).nullish(),
+      feature_analysis_result: z
+        .looseObject({
+          block_query: z.record(z.string(), z.unknown()).nullish(),
+          summary_result: z.record(z.string(), z.unknown()).nullish(),
+          feature_extract_result: z.array(z.unknown()).nullish(),
+          keywords_extract_result: z
+            .array(
+              z.looseObject({
+                express: z
+                  .array(
+                    z.looseObject({
+                      ipc: z
+                        .array(
+                          z.looseObject({
+                            key: lenientString.nullish(),
+                            source: lenientString.nullish(),
+                          }),
+                        )
+                        .nullish(),
+                      word: z
+                        .looseObject({
+                          key: lenientString.nullish(),
+                          source: lenientString.nullish(),
+                        })
+                        .nullish(),
+                      extend: z
+                        .array(
+                          z.looseObject({
+                            key: lenientString.nullish(),
+                            source: lenientString.nullish(),
+                          }),
+                        )
+                        .nullish(),
+                    }),
+                  )
+                  .nullish(),
+                selected: lenientBoolean.nullish(),
+                feature_type: lenientString.nullish(),
+                feature_text_original: lenientString.nullish(),
+              }),
+            )
+            .nullish(),
+        })
+        .nullish(),
+    }),
+    'ai35-11ReportGet': z.looseObject({
+      status: lenientInt.nullish(),
+      task_id: lenientString.nullish(),
+      report_url: lenientString.nullish(),
+    }),
+    'ai35-9ComparisonConfirm': z.looseObject({
+      task_id: lenientString.nullish(),
+    }),
+    'ai35-12ComparisonGenerate': z.looseObject({
+      final_res: z
+        .array(
+          z.looseObject({
+            lang: lenientString.nullish(),
+            claims: z
+              .array(
+                z.looseObject({
+                  claim_num: lenientInt.nullish(),
+                  claim_text: lenientString.nullish(),
+                }),
+              )
+              .nullish(),
+            document: lenientString.nullish(),
+            features: z
+              .array(
+                z.looseObject({
+                  type: lenientString.nullish(),
+                  score: lenientInt.nullish(),
+                  differ: lenientString.nullish(),
+                  public_score: lenientInt.nullish(),
+                  tech_feature: lenientString.nullish(),
+                  comparison_feature: lenientString.nullish(),
+                }),
+              )
+              .nullish(),
+            patent_id: lenientString.nullish(),
+            public_score: lenientNumber.nullish(),
+          }),
+        )
+        .nullish(),
+      threshold: lenientInt.nullish(),
+    }),
+    p001PatentQuerySearchCount: z.looseObject({
+      total_search_result_count: lenientInt.nullish(),
+    }),
+  }) satisfies Record<OperationId, z.ZodType>;
+
+/** By operation id; built on first use (see ./lazy-record.ts). */
+export const responseDataSchemas: ReturnType<typeof buildResponseDataSchemas> =
+  lazyRecord(buildResponseDataSchemas);
 
 export type DataOf<Op extends OperationId> = z.output<(typeof responseDataSchemas)[Op]>;
