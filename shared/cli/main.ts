@@ -17,7 +17,7 @@ import { reportCommand } from './commands/report';
 import { resumeCommand } from './commands/resume';
 import { retryCommand } from './commands/retry';
 import { runCommand } from './commands/run';
-import { sandboxCommand } from './commands/sandbox';
+import { type SandboxCommandOptions, sandboxCommand } from './commands/sandbox';
 import { registerScheduleCommands } from './commands/schedules';
 import { statusCommand } from './commands/status';
 import { registerWebhookCommands } from './commands/webhooks';
@@ -360,7 +360,12 @@ results.jsonl, failed.jsonl and index.html, kept up to date while the batch runs
     .option('--speed <n>', 'how many times faster than the platform its tasks finish', '1')
     .option('--state <file>', 'keep its tasks in this file and continue them when started again on it')
     .action(async (_options: unknown, command: Command) => {
-      setExitCode(await sandboxCommand(ctx, command.opts() as never));
+      setExitCode(
+        await sandboxCommand(ctx, {
+          ...(command.opts() as SandboxCommandOptions),
+          json: globals(command).json,
+        }),
+      );
     });
 
   program

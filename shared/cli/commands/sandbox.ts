@@ -5,7 +5,7 @@
  */
 
 import { scaledTaskDurations } from '../../runtime/local/sandbox-launch';
-import { printSandboxBanner, startSandbox } from '../../sandbox';
+import { printSandboxBanner, SANDBOX_API_KEY, startSandbox } from '../../sandbox';
 import type { CliContext } from '../context';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
 
@@ -14,6 +14,7 @@ export interface SandboxCommandOptions {
   host: string;
   speed?: string | undefined;
   state?: string | undefined;
+  json?: boolean | undefined;
 }
 
 export async function sandboxCommand(
@@ -39,8 +40,22 @@ export async function sandboxCommand(
   } catch (error) {
     throw new CliError(`cannot start the sandbox: ${(error as Error).message}`, ExitCode.environment);
   }
-  printSandboxBanner(sandbox, (text) => ctx.io.stdout.write(text));
-  ctx.io.stdout.write(`  use it:  OPFLOW_BASE_URL=${sandbox.url} npx opflow run ...   (Ctrl-C stops it)\n`);
+  if (options.json) {
+    // One line, as `opflow serve --json`: a script reads where it listens from the first line.
+    ctx.io.stdout.write(
+      `${JSON.stringify({
+        url: sandbox.url,
+        apiKey: sandbox.apiKeys.includes(SANDBOX_API_KEY) ? SANDBOX_API_KEY : undefined,
+        health: `${sandbox.url}/__sandbox/health`,
+        ledger: `${sandbox.url}/__sandbox/ledger`,
+        speed,
+        stateFile: options.state,
+      })}\n`,
+    );
+  } else {
+    printSandboxBanner(sandbox, (text) => ctx.io.stdout.write(text));
+    ctx.io.stdout.write(`  use it:  OPFLOW_BASE_URL=${sandbox.url} npx opflow run ...   (Ctrl-C stops it)\n`);
+  }
   await new Promise<void>((resolve) => {
     const stop = ctx.io.onInterrupt(() => {
       stop();

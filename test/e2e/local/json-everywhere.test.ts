@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { childEnv, runOpflow } from './opflow-process';
+import { childEnv, runOpflow, startOpflow } from './opflow-process';
 
 interface Row {
   args: string[];
@@ -77,4 +77,25 @@ describe('--json on every command', () => {
       expect(result.stderr).not.toMatch(/^\s+at .+:\d+:\d+\)?$/m);
     });
   }
+
+  it('opflow --json sandbox: one JSON line with where it listens, then serves until Ctrl-C', {
+    timeout: 60_000,
+  }, async () => {
+    const child = startOpflow(['--json', 'sandbox', '--port', '0', '--speed', '50'], { env, cwd: dir });
+    const first = await new Promise<string>((resolve, reject) => {
+      let text = '';
+      child.child.stdout?.on('data', (chunk: Buffer) => {
+        text += chunk.toString('utf8');
+        if (text.includes('\n')) resolve(text.slice(0, text.indexOf('\n')));
+      });
+      child.child.on('exit', () => reject(new Error(`exited before a line: ${child.stderrSoFar()}`)));
+    });
+    const answer = JSON.parse(first) as { url: string; apiKey: string; health: string; speed: number };
+    expect(answer).toMatchObject({ url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/), speed: 50 });
+    const health = await fetch(answer.health);
+    expect(health.status).toBe(200);
+    child.child.kill('SIGINT');
+    const done = await child.done;
+    expect(done.code, done.stderr).toBe(0);
+  });
 });
