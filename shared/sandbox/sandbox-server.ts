@@ -48,6 +48,19 @@ export const STREAM_VARIANT_HEADER = 'x-sandbox-stream-variant';
 
 type Draft = Omit<LedgerEntry, 'seq'>;
 
+/** One operation call as its stages share it: the request, its ledger draft, how to end it. */
+interface Call {
+  req: IncomingMessage;
+  res: ServerResponse;
+  url: URL;
+  now: number;
+  draft: Draft;
+  /** Record the call in the ledger (and the log) with these final fields. */
+  done(patch: Partial<Draft>): void;
+  /** Answer a refusal and record it. */
+  reject(rejection: SandboxRejection, damage?: BodyDamage, patch?: Partial<Draft>): void;
+}
+
 export class SandboxServer {
   readonly ledger = new Ledger();
   readonly faults: FaultController;
@@ -160,6 +173,10 @@ export class SandboxServer {
 
   // --- operations ---
 
+  /**
+   * One call of a catalogue operation, as stages: admit (route, key, group, QPS, quota, body), the
+   * faults that answer instead of the platform, the work (validation, handler), the answer.
+   */
   private async operation(
     req: IncomingMessage,
     res: ServerResponse,
@@ -169,10 +186,9 @@ export class SandboxServer {
     const now = this.options.now();
     const started = performance.now();
     const routed = this.route(req.method ?? 'GET', url.pathname);
-    const operation = routed?.row;
     const draft: Draft = {
       time: now,
-      operationId: operation?.operationId ?? 'unknown',
+      operationId: routed?.row.operationId ?? 'unknown',
       method: req.method ?? 'GET',
       path: url.pathname,
       httpStatus: 0,
@@ -197,72 +213,102 @@ export class SandboxServer {
       );
       done({ httpStatus: rejection.httpStatus, errorCode: rejection.code, outcome: 'rejected', ...patch });
     };
+    const call: Call = { req, res, url, now, draft, done, reject };
 
-    if (!operation) {
+    if (!routed) {
       await drain(req);
       reject(
         new SandboxRejection(404, PlatformCode.notFound, `path not found: ${req.method} ${url.pathname}`),
       );
       return;
     }
-    let key: KeyState;
-    let raw: string;
-    try {
-      key = this.gate.identify(req.headers.authorization, url.searchParams.get('apikey'));
-      draft.keyFingerprint = key.fingerprint;
-      this.gate.checkGroup(key, { group: operation.group, ref: operation.shortId ?? operation.operationId });
-      this.gate.admit(key, now);
-      this.gate.charge(key);
-      raw = await readBody(req);
-    } catch (error) {
-      if (!(error instanceof SandboxRejection)) {
-        // The caller went away before its request arrived whole: a call, not a sandbox failure.
-        if (!req.destroyed) throw error;
-        this.state.commit();
-        done({ outcome: 'abandoned' });
-        return;
-      }
-      await drain(req);
-      reject(error);
-      return;
-    }
-
-    const decision = this.faults.decide({ operationId: operation.operationId, stream: operation.stream });
+    const admitted = await this.admit(call, routed.row);
+    if (!admitted) return;
+    const decision = this.faults.decide({ operationId: routed.row.operationId, stream: routed.row.stream });
     if (!(await this.delay(decision.latencyMs))) {
       this.state.commit();
       return;
     }
     if (this.faultBeforeWork(res, decision, done)) return;
-    let outcome: OperationOutcome<OperationId> | GenericOutcome;
+    const outcome = await this.work(call, routed, admitted, decision);
+    if (!outcome) return;
+    await this.answer(call, routed.row, outcome, decision);
+  }
+
+  /** Route found: the key, its group, QPS and quota, then the body. Undefined when refused (answered). */
+  private async admit(
+    call: Call,
+    operation: OperationRow,
+  ): Promise<{ key: KeyState; raw: string } | undefined> {
+    const { req, url, now, draft } = call;
+    try {
+      const key = this.gate.identify(req.headers.authorization, url.searchParams.get('apikey'));
+      draft.keyFingerprint = key.fingerprint;
+      this.gate.checkGroup(key, { group: operation.group, ref: operation.shortId ?? operation.operationId });
+      this.gate.admit(key, now);
+      this.gate.charge(key);
+      return { key, raw: await readBody(req) };
+    } catch (error) {
+      if (!(error instanceof SandboxRejection)) {
+        // The caller went away before its request arrived whole: a call, not a sandbox failure.
+        if (!req.destroyed) throw error;
+        this.state.commit();
+        call.done({ outcome: 'abandoned' });
+        return undefined;
+      }
+      await drain(req);
+      call.reject(error);
+      return undefined;
+    }
+  }
+
+  /** Validate the request and run its handler. Undefined when refused (answered, faults included). */
+  private async work(
+    call: Call,
+    routed: { row: OperationRow; pathValues: Record<string, string> },
+    admitted: { key: KeyState; raw: string },
+    decision: FaultDecision,
+  ): Promise<OperationOutcome<OperationId> | GenericOutcome | undefined> {
+    const { req, res, url, now, draft } = call;
+    const operation = routed.row;
     try {
       if (!operation.workflow) {
-        const input = await this.parseGenericInput(operation, req, url, raw, routed.pathValues);
+        const input = await this.parseGenericInput(operation, req, url, admitted.raw, routed.pathValues);
         draft.bodyHash = hashText(stableJson(input));
-        outcome = await this.runGeneric(operation, input);
-      } else {
-        const entry = catalogue[operation.operationId as OperationId];
-        const input = this.parseInput(entry, url, raw);
-        draft.bodyHash = hashText(stableJson(input));
-        const variant = this.variantHeader(req);
-        outcome = this.run(entry, input, key.fingerprint, now);
-        if (outcome.kind === 'stream')
-          outcome.plan.defaultVariant = variant ?? decision.streamVariant ?? outcome.plan.defaultVariant;
+        return await this.runGeneric(operation, input);
       }
+      const entry = catalogue[operation.operationId as OperationId];
+      const input = this.parseInput(entry, url, admitted.raw);
+      draft.bodyHash = hashText(stableJson(input));
+      const variant = this.variantHeader(req);
+      const outcome = this.run(entry, input, admitted.key.fingerprint, now);
+      if (outcome.kind === 'stream')
+        outcome.plan.defaultVariant = variant ?? decision.streamVariant ?? outcome.plan.defaultVariant;
+      return outcome;
     } catch (error) {
       if (!(error instanceof SandboxRejection)) throw error;
       this.state.commit();
       const fault = afterWorkFault(decision, false);
       if (fault?.kind === 'reset') {
         resetConnection(res);
-        done({ errorCode: error.code, outcome: 'fault', fault: 'reset' });
+        call.done({ errorCode: error.code, outcome: 'fault', fault: 'reset' });
       } else if (fault?.kind === 'truncated' || fault?.kind === 'malformed') {
-        reject(error, fault.kind, { outcome: 'fault', fault: fault.kind });
-      } else reject(error);
-      return;
+        call.reject(error, fault.kind, { outcome: 'fault', fault: fault.kind });
+      } else call.reject(error);
+      return undefined;
     }
+  }
 
-    // The work is done: a create created something, whatever happens to the answer now. It is on
-    // disk (with a state file) before any answer goes out.
+  /** The work is done: answer it (JSON, events or a stream), spoiled by a fault decided for after the work. */
+  private async answer(
+    call: Call,
+    operation: OperationRow,
+    outcome: OperationOutcome<OperationId> | GenericOutcome,
+    decision: FaultDecision,
+  ): Promise<void> {
+    const { res, now, done } = call;
+    // A create created something, whatever happens to the answer now. It is on disk (with a state
+    // file) before any answer goes out.
     this.state.commit();
     const created = operation.effect === 'create';
     const resource = outcome.resourceId ? { resourceId: outcome.resourceId } : {};
