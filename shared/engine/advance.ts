@@ -13,13 +13,13 @@ import {
 } from './job-record';
 import {
   defaultPollPolicy,
-  defaultRetryPolicy,
   type PollPolicy,
   pollDelay,
   type RetryPolicy,
+  retryDefaultsFor,
   retryDelay,
 } from './policies';
-import type { SelectionOffer, Step, StepDecision, Workflow } from './workflow';
+import { type SelectionOffer, type Step, type StepDecision, stepEffect, type Workflow } from './workflow';
 
 /** What went wrong in a step, in the engine's terms (an OpenPlatformError maps onto it). */
 export interface StepFailure {
@@ -120,8 +120,12 @@ export const quotaPauseMs = 30 * 60_000;
 /** How long finished jobs are kept before the store may drop them (30 days). */
 export const finishedRetentionMs = 30 * 24 * 60 * 60_000;
 
-export function retryPolicyOf(step: Step): RetryPolicy {
-  return { ...defaultRetryPolicy, ...step.retry };
+/**
+ * A step's retry policy: the catalogue's default for its operation's effect, then what the step
+ * declares. `operationId` names the operation of a `call` job's step (known only at run time).
+ */
+export function retryPolicyOf(step: Step, operationId?: string): RetryPolicy {
+  return { ...retryDefaultsFor(stepEffect(step, operationId)), ...step.retry };
 }
 
 export function pollPolicyOf(step: Step): PollPolicy {
@@ -415,7 +419,7 @@ function advanceUncapped(
         completed: false,
       };
     }
-    const policy = retryPolicyOf(step);
+    const policy = retryPolicyOf(step, failure.operationId);
     // Throttling is the upstream asking us to slow down, not the step failing: the rate limiter
     // paces the retry, the deadline bounds it, and it uses up none of the step's attempts.
     const throttledOnly = failure.kind === 'throttled';

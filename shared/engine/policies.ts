@@ -1,7 +1,9 @@
 /**
  * Retry and polling policies, as data declared beside each workflow step, and the pure functions
- * that turn them into delays. Randomness is injected so tests are exact.
+ * that turn them into delays. Randomness is injected so tests are exact. A step's retry policy
+ * defaults from the catalogue: by the effect of the operation it calls (see `retryDefaultsFor`).
  */
+import type { OperationEffect } from '../openplatform/catalogue';
 
 /** How a failed attempt of a step is retried. Defaults: 6 attempts, 1 s base, 2 min cap. */
 export interface RetryPolicy {
@@ -9,11 +11,6 @@ export interface RetryPolicy {
   maxAttempts: number;
   baseDelayMs: number;
   maxDelayMs: number;
-  /**
-   * Retry a network failure of a create/update call that may have reached the upstream (it may bill
-   * twice). Default false: such a failure is final, as public integrations do.
-   */
-  retryUncertainCreates: boolean;
 }
 
 /** How an upstream task is polled until it is done. */
@@ -31,8 +28,19 @@ export const defaultRetryPolicy: RetryPolicy = {
   maxAttempts: 6,
   baseDelayMs: 1_000,
   maxDelayMs: 120_000,
-  retryUncertainCreates: false,
 };
+
+/**
+ * The policy of a call that creates or changes something upstream: it may bill, so it is retried
+ * fewer times than a read. (Only failures that are safe to repeat are retried at all: a network
+ * failure after a create may have reached the upstream is final, whatever the policy.)
+ */
+export const createRetryPolicy: RetryPolicy = { ...defaultRetryPolicy, maxAttempts: 4 };
+
+/** The retry policy a step gets unless it declares its own: by its operation's effect. */
+export function retryDefaultsFor(effect: OperationEffect): RetryPolicy {
+  return effect === 'read' ? defaultRetryPolicy : createRetryPolicy;
+}
 
 export const defaultPollPolicy: PollPolicy = {
   firstDelayMs: 5_000,

@@ -17,9 +17,7 @@
  * No job record is changed here except through advance().
  */
 import { createHash } from 'node:crypto';
-import { catalogue, type OperationId } from '../openplatform/catalogue';
 import { isOpenPlatformError } from '../openplatform/errors';
-import { findCatalogueOperation } from '../openplatform/operations';
 import type { CallUsage } from '../openplatform/types';
 import {
   type Advanced,
@@ -37,7 +35,14 @@ import { pollStatsKey } from './poll-stats';
 import { type DurationSketch, defaultPollAim, learnedPollDelay } from './poll-timing';
 import type { WorkMessage } from './ports';
 import { attachmentKey, stepOutputKey, writeReport } from './report';
-import type { Step, StepContext, StepDecision, Workflow } from './workflow';
+import {
+  type Step,
+  type StepContext,
+  type StepDecision,
+  stepContext as stepContextOf,
+  stepEffect,
+  type Workflow,
+} from './workflow';
 
 export type StepReport =
   | { outcome: 'dropped'; reason: 'missing' | 'terminal' | 'stale' | 'awaiting-input' }
@@ -207,7 +212,7 @@ export async function runStep(deps: EngineDeps, message: WorkMessage): Promise<S
   // A create call repeated after a crash may be billed twice: record the intent first (a repeat is
   // counted), and keep the job's nextRunAt ahead while the call is alive.
   let current = job;
-  const creates = step.kind !== 'fetch' && stepEffect(step, ctx) !== 'read';
+  const creates = stepEffect(step, step.kind === 'request' ? step.operationOf(ctx) : undefined) !== 'read';
   const allowanceMs = deps.inFlight?.allowanceMs ?? inFlightAllowanceMs;
   let heartbeat: Heartbeat | undefined;
   if (creates) {
@@ -595,11 +600,11 @@ async function stepContext(
   step: Step,
 ): Promise<StepContext> {
   const outputs: Record<string, unknown> = {};
-  for (const name of step.needs ?? []) {
+  for (const { name } of step.needs ?? []) {
     const stored = await deps.reports.get(stepOutputKey(job.id, name));
     if (stored) outputs[name] = JSON.parse(Buffer.from(stored.body).toString('utf8'));
   }
-  return { job, input, context: job.context, selections: job.selections, outputs, now };
+  return stepContextOf({ job, input, context: job.context, selections: job.selections, outputs, now });
 }
 
 function usageOf(call: CallUsage | undefined, tokens = 0): Partial<JobUsage> {
@@ -743,13 +748,6 @@ async function executeStep(
     }
     return { outcome: { type: 'error', failure: failureOf(error, operationId), usage } };
   }
-}
-
-/** Whether a step's call reads (safe to repeat) or may create something upstream. */
-function stepEffect(step: Exclude<Step, { kind: 'fetch' }>, ctx: StepContext): 'create' | 'read' | 'update' {
-  if (step.kind !== 'request') return catalogue[step.operation as OperationId].effect;
-  // Unknown operations fail at the call; until then, the careful answer.
-  return findCatalogueOperation(step.operationOf(ctx))?.effect ?? 'create';
 }
 
 /** `task_cost` (seconds) of an answer that reports one: a number or a numeric string, not negative. */

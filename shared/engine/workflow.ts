@@ -2,26 +2,128 @@
  * How a workflow is declared: its steps in order, each naming the operation it calls, what it takes
  * from the job, what it keeps, and how it decides done / poll again / ask a person. Everything here
  * is data plus small pure functions; the step runner does the I/O.
+ *
+ * Steps are linked by handles, not strings: a step definition is itself the handle of the data it
+ * keeps (`needs: [summary]`, `ctx.output(summary)` typed as the operation's response data), and a
+ * value kept in the job's context is read and written through a `ContextKey` (`ctx.get(taskId)`,
+ * `taskId.set(id)`). Handles carry the names persisted in job records and the report store, which
+ * never change once a workflow has run: jobs under way in an existing database resume.
  */
-import type * as z from 'zod';
-import type { OperationId } from '../openplatform/catalogue';
+import * as z from 'zod';
+import { catalogue, type OperationEffect, type OperationId } from '../openplatform/catalogue';
+import { findCatalogueOperation } from '../openplatform/operations';
 import type { RequestOf } from '../openplatform/schemas/requests';
-import type { DataOf } from '../openplatform/schemas/responses';
-import type { OperationRequest, StreamOperationId, StreamResult } from '../openplatform/types';
+import { type DataOf, responseDataSchemas } from '../openplatform/schemas/responses';
+import type {
+  OperationRequest,
+  StreamOperationId,
+  StreamReference,
+  StreamResult,
+} from '../openplatform/types';
 import type { Job, SelectionOption } from './job-record';
 import type { PollPolicy, RetryPolicy } from './policies';
 
-/** What a step's functions see. */
-export interface StepContext<Input = unknown> {
+/** Brands a handle with its workflow's name (type only), so a handle of another workflow is a type error. */
+declare const ofWorkflow: unique symbol;
+interface Branded<W extends string> {
+  readonly [ofWorkflow]?: W;
+}
+
+/**
+ * A step as later steps name it (`ctx.chosen(features)`, `{ type: 'next', step: summary.name }`).
+ * `name` is persisted in job records: never renamed.
+ */
+export interface StepHandle<W extends string = string> extends Branded<W> {
+  readonly name: string;
+}
+
+/**
+ * The data a step keeps, as later steps name it: the step definition itself (`needs: [summary]`,
+ * `ctx.output(summary)`). `name` is the name it is kept under, persisted in the report store.
+ */
+export interface OutputHandle<Data, W extends string = string> extends StepHandle<W> {
+  /** A kept value read back as the step's data (through a lenient schema), or undefined when it is not. */
+  readOutput(value: unknown): Data | undefined;
+}
+
+/**
+ * A small value kept in the job's context between steps (an upstream task id, a cursor), under
+ * `key`, which is persisted in job records: never renamed.
+ */
+export interface ContextKey<Value, W extends string = string> extends Branded<W> {
+  readonly key: string;
+  /** The value kept in `context`, or undefined when absent or not of this key's type. */
+  read(context: Record<string, unknown>): Value | undefined;
+  /** `{ [key]: value }`, for a decision's `context`: `{ type: 'next', context: taskId.set(id) }`. */
+  set(value: Value): Record<string, unknown>;
+}
+
+/** A context key whose values `schema` checks when they are read back from the job record. */
+export function contextKey<Value, W extends string = string>(
+  key: string,
+  schema: z.ZodType<Value>,
+): ContextKey<Value, W> {
+  return {
+    key,
+    read: (context) => {
+      const parsed = schema.safeParse(context[key]);
+      return parsed.success ? parsed.data : undefined;
+    },
+    set: (value) => ({ [key]: value }),
+  };
+}
+
+/** The plain data of a step context, as the runner loads it. */
+export interface StepContextData<Input = unknown> {
   job: Job;
   input: Input;
-  /** Small values kept between steps (upstream ids, cursors). */
+  /** Small values kept between steps (upstream ids, cursors), by key. */
   context: Record<string, unknown>;
   /** Option ids chosen at each selection point, by step name. */
   selections: Record<string, string[]>;
   /** The data of earlier steps this step declared in `needs`, by output name. */
   outputs: Record<string, unknown>;
   now: number;
+}
+
+/**
+ * What a step's functions see: the job's data, and typed readers of what earlier steps of the same
+ * workflow kept (method syntax on purpose: a step of one workflow fits in the registry's lists).
+ */
+export interface StepContext<Input = unknown, W extends string = string> extends StepContextData<Input> {
+  /** The data `step` kept; the step must be in this step's `needs` (else an error names it). */
+  output<Data>(step: OutputHandle<Data, W>): Data;
+  /** The context value under `key`, or an error naming the key (a workflow wiring mistake). */
+  get<Value>(key: ContextKey<Value, W>): Value;
+  /** The context value under `key`, or undefined when absent (or not of the key's type). */
+  find<Value>(key: ContextKey<Value, W>): Value | undefined;
+  /** The option ids chosen at selection step `step` (empty when it offered nothing). */
+  chosen(step: StepHandle<W>): Set<string>;
+}
+
+/** A step context over the runner's data (also what tests and input checks build). */
+export function stepContext<Input, W extends string = string>(
+  data: StepContextData<Input>,
+): StepContext<Input, W> {
+  return {
+    ...data,
+    output<Data>(step: OutputHandle<Data, W>): Data {
+      const value = data.outputs[step.name];
+      if (value === undefined || value === null) {
+        throw new Error(`the output of step "${step.name}" is missing; declare it in \`needs\``);
+      }
+      const read = step.readOutput(value);
+      if (read === undefined) throw new Error(`the kept output of step "${step.name}" is not its data`);
+      return read;
+    },
+    get<Value>(key: ContextKey<Value, W>): Value {
+      const value = key.read(data.context);
+      if (value === undefined) throw new Error(`the job context has no "${key.key}"`);
+      return value;
+    },
+    find: <Value>(key: ContextKey<Value, W>) => key.read(data.context),
+    chosen: (step: StepHandle<W>) => new Set(data.selections[step.name] ?? []),
+  };
 }
 
 export interface SelectionOffer {
@@ -45,69 +147,114 @@ export type StepDecision =
   /** The upstream reported the task as failed (not retryable). */
   | { type: 'fail'; message: string; code?: number };
 
-interface StepBase<Input> {
-  name: string;
-  /** Earlier outputs this step's functions read (loaded from the report store). */
-  needs?: string[];
+interface StepBase<Input, W extends string> {
+  /** The step's name, persisted in job records (and the default output name): never renamed. */
+  readonly name: string;
+  /** Earlier steps whose kept data this step reads with `ctx.output` (loaded from the report store). */
+  needs?: readonly OutputHandle<unknown, W>[];
+  /**
+   * Overrides of the retry policy. Default: the catalogue's, by the operation's effect (a create or
+   * update gets `createRetryPolicy`, a read `defaultRetryPolicy`).
+   */
   retry?: Partial<RetryPolicy>;
   poll?: Partial<PollPolicy>;
-  /** The name its data is kept under (default: the step name); a loop gives each round its own. */
-  outputName?: (ctx: StepContext<Input>) => string;
+  /**
+   * The name its data is kept under (default: the step name); a loop gives each round its own. Such
+   * a step cannot be in another step's `needs` (the report reads its rounds by name).
+   */
+  outputName?: (ctx: StepContext<Input, W>) => string;
   /** Keep the step's data in the report store and result.json (default true). */
   keep?: boolean;
   /** A short line for progress displays, e.g. "agent search". Default: the step name. */
   title?: string;
 }
 
-export interface CallStep<Input, Op extends OperationId = OperationId> extends StepBase<Input> {
+export interface CallStep<Input, Op extends OperationId = OperationId, W extends string = string>
+  extends StepBase<Input, W>,
+    OutputHandle<DataOf<Op>, W> {
   kind: 'call';
   operation: Op;
   // Method syntax on purpose: a step of one operation must fit in a list of steps of any operation.
-  request(ctx: StepContext<Input>): RequestOf<Op>;
-  decide(data: DataOf<Op>, ctx: StepContext<Input>): StepDecision;
+  request(ctx: StepContext<Input, W>): RequestOf<Op>;
+  decide(data: DataOf<Op>, ctx: StepContext<Input, W>): StepDecision;
 }
 
-export interface StreamStep<Input> extends StepBase<Input> {
+/** How a streamed answer is kept: the stream result without its usage (the runner keeps usage). */
+export const streamOutputSchema = z.looseObject({
+  text: z.string().catch(''),
+  references: z.array(z.looseObject({})).catch([]),
+  finishReason: z.string().catch(''),
+  ids: z.record(z.string(), z.string()).catch({}),
+  tokens: z
+    .looseObject({ input: z.number(), output: z.number(), total: z.number() })
+    .optional()
+    .catch(undefined),
+});
+export type StreamOutput = z.infer<typeof streamOutputSchema> & { references: StreamReference[] };
+
+/** A kept stream result read back, or undefined when it is not one. */
+export function readStreamOutput(value: unknown): StreamOutput | undefined {
+  if (value === undefined || value === null) return undefined;
+  const parsed = streamOutputSchema.safeParse(value);
+  return parsed.success ? (parsed.data as StreamOutput) : undefined;
+}
+
+export interface StreamStep<Input, W extends string = string>
+  extends StepBase<Input, W>,
+    OutputHandle<StreamOutput, W> {
   kind: 'stream';
   operation: StreamOperationId;
-  request: (ctx: StepContext<Input>) => RequestOf<StreamOperationId>;
-  decide: (result: Omit<StreamResult, 'usage'>, ctx: StepContext<Input>) => StepDecision;
+  request: (ctx: StepContext<Input, W>) => RequestOf<StreamOperationId>;
+  decide: (result: Omit<StreamResult, 'usage'>, ctx: StepContext<Input, W>) => StepDecision;
 }
 
 /**
  * A call of any catalogue operation, named by the job (the `call` workflow): the operation is known
  * only at run time, so its effect (create or read) is looked up then, and its data is untyped.
  */
-export interface RequestStep<Input> extends StepBase<Input> {
+export interface RequestStep<Input, W extends string = string>
+  extends StepBase<Input, W>,
+    OutputHandle<unknown, W> {
   kind: 'request';
   /** Never set: the operation comes from `operationOf` (kept so `step.operation` reads uniformly). */
   operation?: undefined;
   /** The operationId or short id this job calls. */
-  operationOf: (ctx: StepContext<Input>) => string;
-  request: (ctx: StepContext<Input>) => OperationRequest;
-  decide: (data: unknown, ctx: StepContext<Input>) => StepDecision;
+  operationOf: (ctx: StepContext<Input, W>) => string;
+  request: (ctx: StepContext<Input, W>) => OperationRequest;
+  decide: (data: unknown, ctx: StepContext<Input, W>) => StepDecision;
 }
 
-/** Download a document the upstream links to, so opflow keeps its own copy. */
-export interface FetchStep<Input> extends StepBase<Input> {
+/** Download a document the upstream links to, so opflow keeps its own copy (an attachment, not data). */
+export interface FetchStep<Input, W extends string = string> extends StepBase<Input, W>, StepHandle<W> {
   kind: 'fetch';
-  url: (ctx: StepContext<Input>) => string;
+  url: (ctx: StepContext<Input, W>) => string;
   /** The attachment's file name in the report folder (default: the name the server gives). */
-  fileName?: (ctx: StepContext<Input>, serverName: string) => string;
-  /** When the link has expired, go back to this step to get a fresh one. */
+  fileName?: (ctx: StepContext<Input, W>, serverName: string) => string;
+  /** When the link has expired, go back to this step (by its `name`) to get a fresh one. */
   refreshFrom?: string;
   decide?: (
     attachment: { key: string; fileName: string; contentType: string },
-    ctx: StepContext<Input>,
+    ctx: StepContext<Input, W>,
   ) => StepDecision;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: workflows of any input live in one registry
-export type Step<Input = any> =
-  | CallStep<Input, OperationId>
-  | StreamStep<Input>
-  | FetchStep<Input>
-  | RequestStep<Input>;
+export type Step<Input = any, W extends string = string> =
+  | CallStep<Input, OperationId, W>
+  | StreamStep<Input, W>
+  | FetchStep<Input, W>
+  | RequestStep<Input, W>;
+
+/**
+ * Whether a step's call only reads (safe to repeat) or may create or change something upstream,
+ * from the catalogue. A `call` job's operation is known only at run time: `operationId` names it;
+ * unknown, the careful answer (`create`).
+ */
+export function stepEffect(step: Step, operationId?: string): OperationEffect {
+  if (step.kind === 'fetch') return 'read';
+  if (step.kind !== 'request') return catalogue[step.operation as OperationId].effect;
+  return (operationId && findCatalogueOperation(operationId)?.effect) || 'create';
+}
 
 /** Everything a report renderer gets once the workflow is complete. */
 export interface ReportInput<Input = unknown> {
@@ -141,39 +288,97 @@ export interface Workflow<Input = unknown> {
   answer?: (r: ReportInput<Input>) => unknown;
 }
 
+/** The kept data of `operation` read back through its lenient response schema. */
+function operationReader<Op extends OperationId>(operation: Op): (value: unknown) => DataOf<Op> | undefined {
+  return (value) => {
+    if (value === undefined || value === null) return undefined;
+    const parsed = responseDataSchemas[operation].safeParse(value);
+    return parsed.success ? (parsed.data as DataOf<Op>) : undefined;
+  };
+}
+
+type Declared<S> = Omit<S, 'kind' | 'readOutput'>;
+
 /** Helper for declaring a call step with the data and request types of its operation. */
-export function callStep<Input, Op extends OperationId>(
-  step: Omit<CallStep<Input, Op>, 'kind'>,
-): CallStep<Input, Op> {
-  return { kind: 'call', ...step };
+export function callStep<Input, Op extends OperationId, W extends string = string>(
+  step: Declared<CallStep<Input, Op, W>>,
+): CallStep<Input, Op, W> {
+  return { kind: 'call', ...step, readOutput: operationReader(step.operation) };
 }
 
-export function streamStep<Input>(step: Omit<StreamStep<Input>, 'kind'>): StreamStep<Input> {
-  return { kind: 'stream', ...step };
+export function streamStep<Input, W extends string = string>(
+  step: Declared<StreamStep<Input, W>>,
+): StreamStep<Input, W> {
+  return { kind: 'stream', ...step, readOutput: readStreamOutput };
 }
 
-export function fetchStep<Input>(step: Omit<FetchStep<Input>, 'kind'>): FetchStep<Input> {
+export function fetchStep<Input, W extends string = string>(
+  step: Omit<FetchStep<Input, W>, 'kind'>,
+): FetchStep<Input, W> {
   return { kind: 'fetch', ...step };
 }
 
+export function requestStep<Input, W extends string = string>(
+  step: Declared<RequestStep<Input, W>>,
+): RequestStep<Input, W> {
+  return { kind: 'request', ...step, readOutput: (value) => value ?? undefined };
+}
+
+/**
+ * A workflow, checked as it is declared: step names unique, every `needs` entry one of its own
+ * steps that keeps its data under its own name, every `refreshFrom` one of its steps. A wiring
+ * mistake the type checker cannot see (a cast) fails when the module loads, not when a job reaches
+ * the step.
+ */
 export function defineWorkflow<Input>(workflow: Workflow<Input>): Workflow<Input> {
+  const problems = workflowProblems(workflow);
+  if (problems.length > 0) throw new Error(`workflow ${workflow.name}: ${problems.join('; ')}`);
   return workflow;
+}
+
+/** What is wrong with a workflow's wiring (empty when nothing). */
+export function workflowProblems<Input>(workflow: Workflow<Input>): string[] {
+  const problems: string[] = [];
+  const byName = new Map<string, Step<Input>>();
+  for (const step of workflow.steps) {
+    if (byName.has(step.name)) problems.push(`two steps are named "${step.name}"`);
+    byName.set(step.name, step);
+  }
+  for (const step of workflow.steps) {
+    for (const need of step.needs ?? []) {
+      const needed = byName.get(need.name);
+      if (!needed || !Object.is(needed, need)) {
+        problems.push(`step "${step.name}" needs "${need.name}", which is not one of its steps`);
+      } else if (needed.kind === 'fetch' || needed.keep === false || needed.outputName) {
+        problems.push(`step "${step.name}" needs "${need.name}", which keeps no data under its name`);
+      }
+    }
+    if (step.kind === 'fetch' && step.refreshFrom !== undefined && !byName.has(step.refreshFrom)) {
+      problems.push(
+        `step "${step.name}" refreshes from "${step.refreshFrom}", which is not one of its steps`,
+      );
+    }
+  }
+  return problems;
 }
 
 export type WorkflowRegistry = ReadonlyMap<string, Workflow>;
 
 /**
- * Step factories bound to a workflow's input type, so `ctx.input` is typed in every step and only
- * the operation is inferred: `const step = stepsFor<MyInput>(); step.call({ operation: 'ai35-1…', … })`.
+ * The step and context-key factories of one workflow, typed by its input schema and branded with
+ * its name: `const step = stepsFor('novelty-check', noveltyCheckInput)`. `ctx.input` is typed in
+ * every step, each factory returns the step, which is also the handle later steps read its data by
+ * (`needs: [summary]`, `ctx.output(summary)`), and a handle of another workflow is a type error.
  */
-export function stepsFor<Input>() {
+export function stepsFor<const W extends string, Input>(_workflow: W, _input: z.ZodType<Input>) {
   return {
-    call: <Op extends OperationId>(step: Omit<CallStep<Input, Op>, 'kind'>): CallStep<Input, Op> => ({
-      kind: 'call',
-      ...step,
-    }),
-    stream: (step: Omit<StreamStep<Input>, 'kind'>): StreamStep<Input> => ({ kind: 'stream', ...step }),
-    fetch: (step: Omit<FetchStep<Input>, 'kind'>): FetchStep<Input> => ({ kind: 'fetch', ...step }),
-    request: (step: Omit<RequestStep<Input>, 'kind'>): RequestStep<Input> => ({ kind: 'request', ...step }),
+    call: <Op extends OperationId>(step: Declared<CallStep<Input, Op, W>>): CallStep<Input, Op, W> =>
+      callStep<Input, Op, W>(step),
+    stream: (step: Declared<StreamStep<Input, W>>): StreamStep<Input, W> => streamStep(step),
+    fetch: (step: Omit<FetchStep<Input, W>, 'kind'>): FetchStep<Input, W> => fetchStep(step),
+    request: (step: Declared<RequestStep<Input, W>>): RequestStep<Input, W> => requestStep(step),
+    /** A value kept in the job's context under `key` (persisted: never renamed), checked by `schema`. */
+    key: <Value>(key: string, schema: z.ZodType<Value>): ContextKey<Value, W> =>
+      contextKey<Value, W>(key, schema),
   };
 }

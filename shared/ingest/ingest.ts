@@ -17,7 +17,7 @@ import type {
 import type { EngineDeps } from '../engine/deps';
 import { inlineInputLimitBytes } from '../engine/job-commands';
 import { isTerminal, type Job } from '../engine/job-record';
-import type { Workflow } from '../engine/workflow';
+import { stepContext, type Workflow } from '../engine/workflow';
 import { requestSchemas } from '../openplatform/schemas/requests';
 import {
   batchIdFor,
@@ -405,7 +405,7 @@ function platformLimitProblem(workflow: Workflow, input: unknown, now: number): 
       : workflow.steps[0];
     if (!first || first.kind === 'fetch' || first.kind === 'request') return undefined;
     const job = { id: 'ingest-check', context: {}, selections: {} } as unknown as Job;
-    const request = first.request({ job, input, context: {}, selections: {}, outputs: {}, now });
+    const request = first.request(stepContext({ job, input, context: {}, selections: {}, outputs: {}, now }));
     const schema = (requestSchemas as Record<string, z.ZodType | undefined>)[first.operation];
     const checked = schema?.safeParse(request);
     return checked && !checked.success ? describeIssues(checked.error) : undefined;

@@ -8,7 +8,13 @@
  *   {"operation": "p002", "body": {"query_text": "TACD:(solid-state battery)", "limit": 50}, "maxPages": 4}
  */
 import * as z from 'zod';
-import { defineWorkflow, type ReportInput, type StepContext, stepsFor } from '../engine/workflow';
+import {
+  defineWorkflow,
+  type ReportInput,
+  type StepContext,
+  type StepDecision,
+  stepsFor,
+} from '../engine/workflow';
 import { operationSchemas } from '../openplatform/operation-schemas';
 import type { OperationRow, Paging } from '../openplatform/operation-types';
 import { findCatalogueOperation, lookupOperation } from '../openplatform/operations';
@@ -118,14 +124,19 @@ function sizeOf(paging: Paging, input: CallInput): number | undefined {
   return Number.isInteger(given) && given > 0 ? given : undefined;
 }
 
-const pageNumber = (ctx: Pick<StepContext, 'context'>) => {
-  const page = ctx.context['page'];
-  return typeof page === 'number' ? page : 1;
-};
-const collectedSoFar = (ctx: Pick<StepContext, 'context'>) => {
-  const collected = ctx.context['collected'];
-  return typeof collected === 'number' ? collected : 0;
-};
+const step = stepsFor('call', callInput);
+
+/** The page being called (1-based) and how many items the pages before it held. */
+const pageAt = step.key('page', z.number().int().positive());
+const collectedBefore = step.key('collected', z.number().int().nonnegative());
+/** Once done: the total the upstream announced, the pages called, and whether they were all. */
+const totalItems = step.key('total', z.number());
+const pagesCalled = step.key('pages', z.number().int().positive());
+const allPages = step.key('complete', z.boolean());
+
+type Context = StepContext<CallInput, 'call'>;
+const pageNumber = (ctx: Context) => ctx.find(pageAt) ?? 1;
+const collectedSoFar = (ctx: Context) => ctx.find(collectedBefore) ?? 0;
 
 /** The request of page `page` (1-based): the caller's request with the paging parameter moved on. */
 export function pageRequest(input: CallInput, page: number, collected: number) {
@@ -151,43 +162,51 @@ export function pageItems(paging: Paging, data: unknown): { items: unknown[]; to
   return { items, total: total !== undefined && Number.isFinite(total) ? total : undefined };
 }
 
-const step = stepsFor<CallInput>();
+const callPage = step.request({
+  name: 'call',
+  title: 'call',
+  operationOf: ({ input }) => rowOf(input).operationId,
+  outputName: (ctx) => (rowOf(ctx.input).paging ? `page-${pageNumber(ctx)}` : 'answer'),
+  request: (ctx) => pageRequest(ctx.input, pageNumber(ctx), collectedSoFar(ctx)),
+  decide: (data, ctx): StepDecision => {
+    const row = rowOf(ctx.input);
+    const paging = row.paging;
+    if (!paging) return { type: 'complete' };
+    const page = pageNumber(ctx);
+    const { items, total } = pageItems(paging, data);
+    const collected = collectedSoFar(ctx) + items.length;
+    const size = sizeOf(paging, ctx.input);
+    const maxPages = ctx.input.maxPages ?? DEFAULT_MAX_PAGES;
+    const context = {
+      ...pageAt.set(page),
+      ...collectedBefore.set(collected),
+      ...(total === undefined ? {} : totalItems.set(total)),
+    };
+    // An offset counts from the first result: the caller's own start is part of the position.
+    const position = paging.style === 'offset' ? startOf(paging, ctx.input) + collected : collected;
+    const more =
+      items.length > 0 &&
+      (total === undefined || position < total) &&
+      (size === undefined || items.length >= size);
+    if (!more)
+      return { type: 'complete', context: { ...context, ...pagesCalled.set(page), ...allPages.set(true) } };
+    if (page >= maxPages) {
+      return { type: 'complete', context: { ...context, ...pagesCalled.set(page), ...allPages.set(false) } };
+    }
+    return {
+      type: 'next',
+      step: callPage.name,
+      context: { ...pageAt.set(page + 1), ...collectedBefore.set(collected) },
+    };
+  },
+});
 
 export const call = defineWorkflow<CallInput>({
   name: 'call',
   version: 1,
   description: "One call of any of the platform's operations (a paginated one followed through its pages).",
   input: callInput,
-  steps: [
-    step.request({
-      name: 'call',
-      title: 'call',
-      operationOf: ({ input }) => rowOf(input).operationId,
-      outputName: (ctx) => (rowOf(ctx.input).paging ? `page-${pageNumber(ctx)}` : 'answer'),
-      request: (ctx) => pageRequest(ctx.input, pageNumber(ctx), collectedSoFar(ctx)),
-      decide: (data, ctx) => {
-        const row = rowOf(ctx.input);
-        const paging = row.paging;
-        if (!paging) return { type: 'complete' };
-        const page = pageNumber(ctx);
-        const { items, total } = pageItems(paging, data);
-        const collected = collectedSoFar(ctx) + items.length;
-        const size = sizeOf(paging, ctx.input);
-        const maxPages = ctx.input.maxPages ?? DEFAULT_MAX_PAGES;
-        const context = { page, collected, ...(total === undefined ? {} : { total }) };
-        // An offset counts from the first result: the caller's own start is part of the position.
-        const position = paging.style === 'offset' ? startOf(paging, ctx.input) + collected : collected;
-        const more =
-          items.length > 0 &&
-          (total === undefined || position < total) &&
-          (size === undefined || items.length >= size);
-        if (!more) return { type: 'complete', context: { ...context, pages: page, complete: true } };
-        if (page >= maxPages)
-          return { type: 'complete', context: { ...context, pages: page, complete: false } };
-        return { type: 'next', step: 'call', context: { page: page + 1, collected } };
-      },
-    }),
-  ],
+  steps: [callPage],
   report: (r) => ({ title: callTitle(r.input), markdown: callMarkdown(r) }),
   summary: callSummary,
   answer: (r) => callAnswer(r),
@@ -265,13 +284,13 @@ function callMarkdown(r: ReportInput<CallInput>): string {
   const row = findCatalogueOperation(r.input.operation);
   const answer = callAnswer(r);
   const list = listOf(row, answer);
-  const pages = typeof r.context['pages'] === 'number' ? r.context['pages'] : undefined;
-  const total = typeof r.context['total'] === 'number' ? r.context['total'] : undefined;
+  const pages = pagesCalled.read(r.context);
+  const total = totalItems.read(r.context);
   const paging =
     row?.paging && pages !== undefined
       ? `${count(list?.items.length)} items in ${pages} page${pages === 1 ? '' : 's'}${
           total === undefined ? '' : ` of ${count(total)}`
-        }${r.context['complete'] === false ? ` (stopped at the limit of ${pages} pages; raise maxPages for more)` : ''}.`
+        }${allPages.read(r.context) === false ? ` (stopped at the limit of ${pages} pages; raise maxPages for more)` : ''}.`
       : undefined;
   const scalars = isObject(answer)
     ? Object.entries(answer).filter(
@@ -307,6 +326,7 @@ export function callSummary(r: ReportInput<CallInput>): string {
   const name = row?.shortId ?? row?.operationId ?? r.input.operation;
   const list = listOf(row, callAnswer(r));
   if (!list) return `${name}: answered`;
-  const pages = typeof r.context['pages'] === 'number' ? ` in ${r.context['pages']} pages` : '';
+  const called = pagesCalled.read(r.context);
+  const pages = called === undefined ? '' : ` in ${called} pages`;
   return `${name}: ${count(list.items.length)} ${list.name}${row?.paging ? pages : ''}`;
 }

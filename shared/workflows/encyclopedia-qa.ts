@@ -8,7 +8,7 @@ import * as z from 'zod';
 import { defineWorkflow, stepsFor } from '../engine/workflow';
 import { shorten } from '../reports/markdown';
 import { encyclopediaMarkdown, encyclopediaSummary, qaTitle } from './encyclopedia-qa-report';
-import { contextString } from './step-data';
+import { nonEmpty } from './step-data';
 import { readTextDocument } from './text-input';
 
 /** The platform's data sources, by name; its codes are 1 to 8 in this order. */
@@ -53,7 +53,11 @@ export const dataSourceCode = (source: DataSource) => dataSources.indexOf(source
  * a stream cut off once it began is never sent again (see docs/RELIABILITY.md).
  */
 
-const step = stepsFor<EncyclopediaQaInput>();
+const step = stepsFor('encyclopedia-qa', encyclopediaQaInput);
+
+/** The chat and the question's item in it, which the stream names. */
+const chatId = step.key('chatId', nonEmpty);
+const chatItemId = step.key('chatItemId', nonEmpty);
 
 export const encyclopediaQa = defineWorkflow<EncyclopediaQaInput>({
   name: 'encyclopedia-qa',
@@ -78,7 +82,7 @@ export const encyclopediaQa = defineWorkflow<EncyclopediaQaInput>({
       }),
       decide: (data) =>
         data.chat_id && data.chat_item_id
-          ? { type: 'next', context: { chatId: data.chat_id, chatItemId: data.chat_item_id } }
+          ? { type: 'next', context: { ...chatId.set(data.chat_id), ...chatItemId.set(data.chat_item_id) } }
           : { type: 'fail', message: 'ai68-1 answered without a chat_id and chat_item_id' },
     }),
     step.stream({
@@ -86,8 +90,8 @@ export const encyclopediaQa = defineWorkflow<EncyclopediaQaInput>({
       title: 'stream the answer',
       operation: 'ai68-2ChatAiLsStream',
       request: (ctx) => ({
-        chat_id: contextString(ctx, 'chatId'),
-        chat_item_id: contextString(ctx, 'chatItemId'),
+        chat_id: ctx.get(chatId),
+        chat_item_id: ctx.get(chatItemId),
       }),
       decide: (result) =>
         result.text.trim() === ''

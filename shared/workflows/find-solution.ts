@@ -8,13 +8,13 @@
  */
 import * as z from 'zod';
 import type { SelectionOption } from '../engine/job-record';
-import type { PollPolicy, RetryPolicy } from '../engine/policies';
+import type { PollPolicy } from '../engine/policies';
 import { defineWorkflow, stepsFor } from '../engine/workflow';
 import type { DataOf } from '../openplatform/schemas/responses';
 import { plainText, shorten } from '../reports/markdown';
 import { findSolutionMarkdown, findSolutionSummary, findSolutionTitle } from './find-solution-report';
 import { chosenRecommendations, recommendationOptions } from './recommendations';
-import { chosen, contextString, requireOutput, untilDone, withoutNulls, wordState } from './step-data';
+import { nonEmpty, untilDone, withoutNulls, wordState } from './step-data';
 import { readTextDocument } from './text-input';
 
 /** The input of a find-solution job. */
@@ -38,8 +38,6 @@ export const findSolutionPolls = {
   directions: { firstDelayMs: 60_000, factor: 1.5, maxDelayMs: 60_000, giveUpAfterMs: 45 * 60_000 },
   solution: { firstDelayMs: 120_000, factor: 1.5, maxDelayMs: 90_000, giveUpAfterMs: 60 * 60_000 },
 } satisfies Record<string, PollPolicy>;
-
-const createRetry: Partial<RetryPolicy> = { maxAttempts: 4 };
 
 /** Stable option ids `d1`, `d2`... for directions, in the upstream's order. */
 export const directionOptionId = (index: number) => `d${index + 1}`;
@@ -74,7 +72,107 @@ export function tickedDirections(directions: Direction[], picked: ReadonlySet<st
   });
 }
 
-const step = stepsFor<FindSolutionInput>();
+const step = stepsFor('find-solution', findSolutionInput);
+
+/** The task every call after the create names. */
+const taskId = step.key('taskId', nonEmpty);
+
+const create = step.call({
+  name: 'create',
+  title: 'create the task',
+  operation: 'ai33-1Step1V3',
+  request: ({ input }) => ({ lang: input.lang, solution_issues: input.problem }),
+  decide: (data) =>
+    data.task_id
+      ? { type: 'next', context: taskId.set(data.task_id) }
+      : { type: 'fail', message: 'ai33-1 answered without a task_id' },
+});
+
+const recommendations = step.call({
+  name: 'recommendations',
+  title: 'recommendations',
+  operation: 'ai33-2Step2V3',
+  poll: findSolutionPolls.recommendations,
+  request: (ctx) => ({ task_id: ctx.get(taskId) }),
+  decide: (data) =>
+    untilDone(wordState(data.status), 'the recommendations', data.status, () => {
+      const recommend = data.recommend ?? [];
+      // Nothing to choose from: submit an empty choice and let the platform go on.
+      if (recommend.length === 0) return { type: 'next' };
+      return {
+        type: 'select',
+        offer: {
+          prompt: 'Which recommendations apply to the problem?',
+          options: recommendationOptions(recommend),
+          min: 1,
+        },
+      };
+    }),
+});
+
+const submitRecommendations = step.call({
+  name: 'submit-recommendations',
+  title: 'submit the chosen recommendations',
+  operation: 'ai33-3Step3SubmitV3',
+  needs: [recommendations],
+  request: (ctx) => ({
+    lang: ctx.input.lang,
+    task_id: ctx.get(taskId),
+    recommend: chosenRecommendations(
+      ctx.output(recommendations).recommend ?? [],
+      ctx.chosen(recommendations),
+    ),
+  }),
+  decide: () => ({ type: 'next' }),
+});
+
+const directions = step.call({
+  name: 'directions',
+  title: 'directions',
+  operation: 'ai33-4Step3QueryV3',
+  poll: findSolutionPolls.directions,
+  request: (ctx) => ({ task_id: ctx.get(taskId) }),
+  decide: (data) =>
+    untilDone(wordState(data.status), 'the directions', data.status, () => {
+      const proposed = data.directions ?? [];
+      if (proposed.length === 0) return { type: 'fail', message: 'ai33-4 proposed no technical directions' };
+      return {
+        type: 'select',
+        offer: {
+          prompt: 'Which technical directions should the solution follow?',
+          options: directionOptions(proposed),
+          min: 1,
+        },
+      };
+    }),
+});
+
+const submitDirections = step.call({
+  name: 'submit-directions',
+  title: 'submit the chosen directions',
+  operation: 'ai33-5Step4V3',
+  needs: [directions],
+  request: (ctx) => ({
+    lang: ctx.input.lang,
+    task_id: ctx.get(taskId),
+    directions: tickedDirections(ctx.output(directions).directions ?? [], ctx.chosen(directions)),
+  }),
+  decide: () => ({ type: 'next' }),
+});
+
+const solution = step.call({
+  name: 'solution',
+  title: 'final solution',
+  operation: 'ai33-6Step5V3',
+  poll: findSolutionPolls.solution,
+  request: (ctx) => ({ task_id: ctx.get(taskId) }),
+  decide: (data) =>
+    untilDone(wordState(data.status), 'the final solution', data.status, () =>
+      data.solution
+        ? { type: 'complete' }
+        : { type: 'fail', message: 'ai33-6 reported success without a solution' },
+    ),
+});
 
 export const findSolution = defineWorkflow<FindSolutionInput>({
   name: 'find-solution',
@@ -85,106 +183,7 @@ export const findSolution = defineWorkflow<FindSolutionInput>({
     const document = readTextDocument(text, fileName);
     return { problem: document.body || document.text, title: shorten(document.title, 200) };
   },
-  steps: [
-    step.call({
-      name: 'create',
-      title: 'create the task',
-      operation: 'ai33-1Step1V3',
-      retry: createRetry,
-      request: ({ input }) => ({ lang: input.lang, solution_issues: input.problem }),
-      decide: (data) =>
-        data.task_id
-          ? { type: 'next', context: { taskId: data.task_id } }
-          : { type: 'fail', message: 'ai33-1 answered without a task_id' },
-    }),
-    step.call({
-      name: 'recommendations',
-      title: 'recommendations',
-      operation: 'ai33-2Step2V3',
-      poll: findSolutionPolls.recommendations,
-      request: (ctx) => ({ task_id: contextString(ctx, 'taskId') }),
-      decide: (data) =>
-        untilDone(wordState(data.status), 'the recommendations', data.status, () => {
-          const recommend = data.recommend ?? [];
-          // Nothing to choose from: submit an empty choice and let the platform go on.
-          if (recommend.length === 0) return { type: 'next' };
-          return {
-            type: 'select',
-            offer: {
-              prompt: 'Which recommendations apply to the problem?',
-              options: recommendationOptions(recommend),
-              min: 1,
-            },
-          };
-        }),
-    }),
-    step.call({
-      name: 'submit-recommendations',
-      title: 'submit the chosen recommendations',
-      operation: 'ai33-3Step3SubmitV3',
-      needs: ['recommendations'],
-      retry: createRetry,
-      request: (ctx) => ({
-        lang: ctx.input.lang,
-        task_id: contextString(ctx, 'taskId'),
-        recommend: chosenRecommendations(
-          requireOutput(ctx, 'recommendations', 'ai33-2Step2V3').recommend ?? [],
-          chosen(ctx, 'recommendations'),
-        ),
-      }),
-      decide: () => ({ type: 'next' }),
-    }),
-    step.call({
-      name: 'directions',
-      title: 'directions',
-      operation: 'ai33-4Step3QueryV3',
-      poll: findSolutionPolls.directions,
-      request: (ctx) => ({ task_id: contextString(ctx, 'taskId') }),
-      decide: (data) =>
-        untilDone(wordState(data.status), 'the directions', data.status, () => {
-          const directions = data.directions ?? [];
-          if (directions.length === 0)
-            return { type: 'fail', message: 'ai33-4 proposed no technical directions' };
-          return {
-            type: 'select',
-            offer: {
-              prompt: 'Which technical directions should the solution follow?',
-              options: directionOptions(directions),
-              min: 1,
-            },
-          };
-        }),
-    }),
-    step.call({
-      name: 'submit-directions',
-      title: 'submit the chosen directions',
-      operation: 'ai33-5Step4V3',
-      needs: ['directions'],
-      retry: createRetry,
-      request: (ctx) => ({
-        lang: ctx.input.lang,
-        task_id: contextString(ctx, 'taskId'),
-        directions: tickedDirections(
-          requireOutput(ctx, 'directions', 'ai33-4Step3QueryV3').directions ?? [],
-          chosen(ctx, 'directions'),
-        ),
-      }),
-      decide: () => ({ type: 'next' }),
-    }),
-    step.call({
-      name: 'solution',
-      title: 'final solution',
-      operation: 'ai33-6Step5V3',
-      poll: findSolutionPolls.solution,
-      request: (ctx) => ({ task_id: contextString(ctx, 'taskId') }),
-      decide: (data) =>
-        untilDone(wordState(data.status), 'the final solution', data.status, () =>
-          data.solution
-            ? { type: 'complete' }
-            : { type: 'fail', message: 'ai33-6 reported success without a solution' },
-        ),
-    }),
-  ],
+  steps: [create, recommendations, submitRecommendations, directions, submitDirections, solution],
   report: (r) => ({ title: `Find solution: ${findSolutionTitle(r)}`, markdown: findSolutionMarkdown(r) }),
   summary: findSolutionSummary,
 });

@@ -106,7 +106,7 @@ const answered = (result: { text: string; finishReason: string }, model: Model) 
       } as const)
     : ({ type: 'complete' } as const);
 
-const step = stepsFor<LlmChatInput>();
+const step = stepsFor('llm-chat', llmChatInput);
 
 const workflow = defineWorkflow<LlmChatInput>({
   name: 'llm-chat',

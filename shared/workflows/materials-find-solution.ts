@@ -8,21 +8,13 @@
  * ai73-7 node reference → ai73-6 citations (page by page) → ai73-8 start → ai73-9 implementation (poll).
  */
 import * as z from 'zod';
-import type { PollPolicy, RetryPolicy } from '../engine/policies';
+import type { PollPolicy } from '../engine/policies';
 import { defineWorkflow, type StepContext, type StepDecision, stepsFor } from '../engine/workflow';
 import { shorten } from '../reports/markdown';
 import { materialsMarkdown, materialsSummary, materialsTitle } from './materials-find-solution-report';
 import { leafNodes, type MindMapNode, mindMapNodes } from './mind-map';
 import { chosenRecommendations, recommendationOptions } from './recommendations';
-import {
-  chosen,
-  contextNumber,
-  contextString,
-  contextStrings,
-  requireOutput,
-  untilDone,
-  wordState,
-} from './step-data';
+import { nonEmpty, untilDone, wordState } from './step-data';
 import { readTextDocument } from './text-input';
 
 /** Which mind-map nodes get reference information, citations and an implementation plan. */
@@ -67,8 +59,6 @@ export const materialsPolls = {
   implementation: { firstDelayMs: 60_000, factor: 1.5, maxDelayMs: 60_000, giveUpAfterMs: 30 * 60_000 },
 } satisfies Record<string, PollPolicy>;
 
-const createRetry: Partial<RetryPolicy> = { maxAttempts: 4 };
-
 /** Citations asked per page. */
 export const citationPageSize = 20;
 /** A paging that never ends is an upstream fault: stop there and say so. */
@@ -100,31 +90,170 @@ export const nodeOutput = {
   implementation: (index: number) => `node-${index + 1}-implementation`,
 };
 
+const step = stepsFor('materials-find-solution', materialsFindSolutionInput);
+type Context = StepContext<MaterialsFindSolutionInput, 'materials-find-solution'>;
+
+/** The task every call names, and the board of its mind map. */
+const taskId = step.key('taskId', nonEmpty);
+const boardId = step.key('boardId', nonEmpty);
+/** The chosen nodes, the index of the node being detailed, and the page of its citations. */
+const nodeIds = step.key('nodeIds', z.array(z.string()));
+const nodeIndex = step.key('nodeIndex', z.number().int().nonnegative());
+const page = step.key('page', z.number().int().positive());
+
 /** The node a node-level step works on: the ids and the round's index. */
-function currentNode(ctx: Pick<StepContext, 'context'>) {
-  const nodeIds = contextStrings(ctx, 'nodeIds');
-  const index = contextNumber(ctx, 'nodeIndex', 0);
-  const nodeId = nodeIds[index];
+function currentNode(ctx: Context) {
+  const ids = ctx.find(nodeIds) ?? [];
+  const index = ctx.find(nodeIndex) ?? 0;
+  const nodeId = ids[index];
   if (nodeId === undefined) throw new Error(`the job context has no node number ${index + 1}`);
-  return { nodeIds, index, nodeId };
+  return { nodeIds: ids, index, nodeId };
 }
 
-const nodeBody = (ctx: Pick<StepContext, 'context'>) => ({
-  task_id: contextString(ctx, 'taskId'),
-  board_id: contextString(ctx, 'boardId'),
+const nodeBody = (ctx: Context) => ({
+  task_id: ctx.get(taskId),
+  board_id: ctx.get(boardId),
   node_id: currentNode(ctx).nodeId,
 });
 
 /** After one node's implementation: the next node's round, or the end. */
-export function afterNode(ctx: Pick<StepContext, 'context'>): StepDecision {
-  const { nodeIds, index } = currentNode(ctx);
-  if (index + 1 < nodeIds.length) {
-    return { type: 'next', step: 'node-reference', context: { nodeIndex: index + 1, page: 1 } };
+export function afterNode(ctx: Context): StepDecision {
+  const { nodeIds: ids, index } = currentNode(ctx);
+  if (index + 1 < ids.length) {
+    return {
+      type: 'next',
+      step: nodeReference.name,
+      context: { ...nodeIndex.set(index + 1), ...page.set(1) },
+    };
   }
   return { type: 'complete' };
 }
 
-const step = stepsFor<MaterialsFindSolutionInput>();
+const submit = step.call({
+  name: 'submit',
+  title: 'submit the problem',
+  operation: 'ai73-1FindSolutionSubmit',
+  request: ({ input }) => ({ input: input.problem, lang: input.lang }),
+  decide: (data) =>
+    data.task_id
+      ? { type: 'next', context: taskId.set(data.task_id) }
+      : { type: 'fail', message: 'ai73-1 answered without a task_id' },
+});
+
+const recommendations = step.call({
+  name: 'recommendations',
+  title: 'recommended solutions',
+  operation: 'ai73-2FindSolutionRecommend',
+  poll: materialsPolls.recommendations,
+  request: (ctx) => ({ task_id: ctx.get(taskId) }),
+  decide: (data) =>
+    untilDone(wordState(data.status), 'the recommendations', data.status, () => {
+      const recommend = data.recommend ?? [];
+      // No recommendation (has_recommend false): confirm an empty choice and go on.
+      if (data.has_recommend === false || recommend.length === 0) return { type: 'next' };
+      return {
+        type: 'select',
+        offer: {
+          prompt: 'Which recommended solutions should the mind map explore?',
+          options: recommendationOptions(recommend),
+          min: 1,
+        },
+      };
+    }),
+});
+
+const confirmRecommendations = step.call({
+  name: 'confirm-recommendations',
+  title: 'confirm the chosen solutions',
+  operation: 'ai73-3FindSolutionConfirmRecommend',
+  needs: [recommendations],
+  request: (ctx) => ({
+    task_id: ctx.get(taskId),
+    recommend: chosenRecommendations(
+      ctx.output(recommendations).recommend ?? [],
+      ctx.chosen(recommendations),
+    ),
+  }),
+  decide: () => ({ type: 'next' }),
+});
+
+const thinking = step.call({
+  name: 'thinking',
+  title: 'thinking process',
+  operation: 'ai73-4FindSolutionThinking',
+  poll: materialsPolls.thinking,
+  request: (ctx) => ({ task_id: ctx.get(taskId) }),
+  decide: (data) =>
+    untilDone(wordState(data.status), 'the thinking process', data.status, () =>
+      data.board_id
+        ? { type: 'next', context: boardId.set(data.board_id) }
+        : { type: 'fail', message: 'ai73-4 answered without a board_id' },
+    ),
+});
+
+const mindMap = step.call({
+  name: 'mind-map',
+  title: 'mind map',
+  operation: 'ai73-5FindSolutionMind',
+  poll: materialsPolls.mindMap,
+  request: (ctx) => ({ task_id: ctx.get(taskId) }),
+  decide: (data, ctx) =>
+    untilDone(wordState(data.status), 'the mind map', data.status, () => {
+      const resolved = resolveNodes(ctx.input.nodes, mindMapNodes(data.solution?.cells ?? []));
+      if ('error' in resolved) return { type: 'fail', message: resolved.error };
+      if (resolved.nodeIds.length === 0) return { type: 'complete' };
+      return {
+        type: 'next',
+        context: { ...nodeIds.set(resolved.nodeIds), ...nodeIndex.set(0), ...page.set(1) },
+      };
+    }),
+});
+
+const nodeReference = step.call({
+  name: 'node-reference',
+  title: 'node reference information',
+  operation: 'ai73-7FindSolutionNodeReference',
+  outputName: (ctx) => nodeOutput.reference(currentNode(ctx).index),
+  request: nodeBody,
+  decide: () => ({ type: 'next', context: page.set(1) }),
+});
+
+const citations = step.call({
+  name: 'citations',
+  title: 'node citations',
+  operation: 'ai73-6FindSolutionCitationReferenceList',
+  outputName: (ctx) => nodeOutput.citations(currentNode(ctx).index, ctx.find(page) ?? 1),
+  request: (ctx) => ({ ...nodeBody(ctx), page: ctx.find(page) ?? 1, limit: citationPageSize }),
+  decide: (data, ctx): StepDecision => {
+    const current = ctx.find(page) ?? 1;
+    const more = data.has_next === true && (data.records ?? []).length > 0;
+    if (!more) return { type: 'next' };
+    if (current >= maxCitationPages) {
+      return { type: 'fail', message: `ai73-6 still had more citations after ${maxCitationPages} pages` };
+    }
+    return { type: 'next', step: citations.name, context: page.set(current + 1) };
+  },
+});
+
+const implementation = step.call({
+  name: 'implementation',
+  title: 'start the implementation plan',
+  operation: 'ai73-8FindSolutionImplementation',
+  outputName: (ctx) => nodeOutput.implementationStart(currentNode(ctx).index),
+  request: nodeBody,
+  decide: () => ({ type: 'next' }),
+});
+
+const implementationResult = step.call({
+  name: 'implementation-result',
+  title: 'implementation plan',
+  operation: 'ai73-9FindSolutionImplementationResponse',
+  outputName: (ctx) => nodeOutput.implementation(currentNode(ctx).index),
+  poll: materialsPolls.implementation,
+  request: nodeBody,
+  decide: (data, ctx) =>
+    untilDone(wordState(data.status), 'the implementation plan', data.status, () => afterNode(ctx)),
+});
 
 export const materialsFindSolution = defineWorkflow<MaterialsFindSolutionInput>({
   name: 'materials-find-solution',
@@ -137,123 +266,15 @@ export const materialsFindSolution = defineWorkflow<MaterialsFindSolutionInput>(
     return { problem: document.body || document.text, title: shorten(document.title, 200) };
   },
   steps: [
-    step.call({
-      name: 'submit',
-      title: 'submit the problem',
-      operation: 'ai73-1FindSolutionSubmit',
-      retry: createRetry,
-      request: ({ input }) => ({ input: input.problem, lang: input.lang }),
-      decide: (data) =>
-        data.task_id
-          ? { type: 'next', context: { taskId: data.task_id } }
-          : { type: 'fail', message: 'ai73-1 answered without a task_id' },
-    }),
-    step.call({
-      name: 'recommendations',
-      title: 'recommended solutions',
-      operation: 'ai73-2FindSolutionRecommend',
-      poll: materialsPolls.recommendations,
-      request: (ctx) => ({ task_id: contextString(ctx, 'taskId') }),
-      decide: (data) =>
-        untilDone(wordState(data.status), 'the recommendations', data.status, () => {
-          const recommend = data.recommend ?? [];
-          // No recommendation (has_recommend false): confirm an empty choice and go on.
-          if (data.has_recommend === false || recommend.length === 0) return { type: 'next' };
-          return {
-            type: 'select',
-            offer: {
-              prompt: 'Which recommended solutions should the mind map explore?',
-              options: recommendationOptions(recommend),
-              min: 1,
-            },
-          };
-        }),
-    }),
-    step.call({
-      name: 'confirm-recommendations',
-      title: 'confirm the chosen solutions',
-      operation: 'ai73-3FindSolutionConfirmRecommend',
-      needs: ['recommendations'],
-      retry: createRetry,
-      request: (ctx) => ({
-        task_id: contextString(ctx, 'taskId'),
-        recommend: chosenRecommendations(
-          requireOutput(ctx, 'recommendations', 'ai73-2FindSolutionRecommend').recommend ?? [],
-          chosen(ctx, 'recommendations'),
-        ),
-      }),
-      decide: () => ({ type: 'next' }),
-    }),
-    step.call({
-      name: 'thinking',
-      title: 'thinking process',
-      operation: 'ai73-4FindSolutionThinking',
-      poll: materialsPolls.thinking,
-      request: (ctx) => ({ task_id: contextString(ctx, 'taskId') }),
-      decide: (data) =>
-        untilDone(wordState(data.status), 'the thinking process', data.status, () =>
-          data.board_id
-            ? { type: 'next', context: { boardId: data.board_id } }
-            : { type: 'fail', message: 'ai73-4 answered without a board_id' },
-        ),
-    }),
-    step.call({
-      name: 'mind-map',
-      title: 'mind map',
-      operation: 'ai73-5FindSolutionMind',
-      poll: materialsPolls.mindMap,
-      request: (ctx) => ({ task_id: contextString(ctx, 'taskId') }),
-      decide: (data, ctx) =>
-        untilDone(wordState(data.status), 'the mind map', data.status, () => {
-          const resolved = resolveNodes(ctx.input.nodes, mindMapNodes(data.solution?.cells ?? []));
-          if ('error' in resolved) return { type: 'fail', message: resolved.error };
-          if (resolved.nodeIds.length === 0) return { type: 'complete' };
-          return { type: 'next', context: { nodeIds: resolved.nodeIds, nodeIndex: 0, page: 1 } };
-        }),
-    }),
-    step.call({
-      name: 'node-reference',
-      title: 'node reference information',
-      operation: 'ai73-7FindSolutionNodeReference',
-      outputName: (ctx) => nodeOutput.reference(currentNode(ctx).index),
-      request: nodeBody,
-      decide: () => ({ type: 'next', context: { page: 1 } }),
-    }),
-    step.call({
-      name: 'citations',
-      title: 'node citations',
-      operation: 'ai73-6FindSolutionCitationReferenceList',
-      outputName: (ctx) => nodeOutput.citations(currentNode(ctx).index, contextNumber(ctx, 'page', 1)),
-      request: (ctx) => ({ ...nodeBody(ctx), page: contextNumber(ctx, 'page', 1), limit: citationPageSize }),
-      decide: (data, ctx) => {
-        const page = contextNumber(ctx, 'page', 1);
-        const more = data.has_next === true && (data.records ?? []).length > 0;
-        if (!more) return { type: 'next' };
-        if (page >= maxCitationPages) {
-          return { type: 'fail', message: `ai73-6 still had more citations after ${maxCitationPages} pages` };
-        }
-        return { type: 'next', step: 'citations', context: { page: page + 1 } };
-      },
-    }),
-    step.call({
-      name: 'implementation',
-      title: 'start the implementation plan',
-      operation: 'ai73-8FindSolutionImplementation',
-      outputName: (ctx) => nodeOutput.implementationStart(currentNode(ctx).index),
-      retry: createRetry,
-      request: nodeBody,
-      decide: () => ({ type: 'next' }),
-    }),
-    step.call({
-      name: 'implementation-result',
-      title: 'implementation plan',
-      operation: 'ai73-9FindSolutionImplementationResponse',
-      outputName: (ctx) => nodeOutput.implementation(currentNode(ctx).index),
-      poll: materialsPolls.implementation,
-      request: nodeBody,
-      decide: (data, ctx) =>
-        untilDone(wordState(data.status), 'the implementation plan', data.status, () => afterNode(ctx)),
-    }),
+    submit,
+    recommendations,
+    confirmRecommendations,
+    thinking,
+    mindMap,
+    nodeReference,
+    citations,
+    implementation,
+    implementationResult,
   ],
   report: (r) => ({ title: `Materials find solution: ${materialsTitle(r)}`, markdown: materialsMarkdown(r) }),
   summary: materialsSummary,

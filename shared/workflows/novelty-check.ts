@@ -9,21 +9,13 @@
  */
 import * as z from 'zod';
 import type { SelectionOption } from '../engine/job-record';
-import type { PollPolicy, RetryPolicy } from '../engine/policies';
+import type { PollPolicy } from '../engine/policies';
 import { defineWorkflow, type ReportInput, stepsFor } from '../engine/workflow';
 import type { RequestOf } from '../openplatform/schemas/requests';
 import type { DataOf } from '../openplatform/schemas/responses';
 import { score, shorten } from '../reports/markdown';
 import { noveltyAnalysisOf, noveltyReportMarkdown } from './novelty-report';
-import {
-  chosen,
-  contextString,
-  numberState,
-  outputOf,
-  requireOutput,
-  untilDone,
-  withoutNulls,
-} from './step-data';
+import { nonEmpty, numberState, outputOf, untilDone, withoutNulls } from './step-data';
 import { firstLine, readTextDocument } from './text-input';
 
 const dateText = z
@@ -75,9 +67,6 @@ export const noveltyPolls = {
   reportLink: { firstDelayMs: 25_000, factor: 1.5, maxDelayMs: 60_000, giveUpAfterMs: 30 * 60_000 },
 } satisfies Record<string, PollPolicy>;
 
-/** Creating calls may bill: retry them fewer times than reads. */
-const createRetry: Partial<RetryPolicy> = { maxAttempts: 4 };
-
 /** The export's title: the input's, else the description's first line. */
 export function noveltyTitle(input: NoveltyCheckInput): string {
   return input.title ?? (firstLine(input.text, 100) || 'Novelty check');
@@ -123,7 +112,161 @@ export function echoElements(elements: Elements): RequestOf<'ai35-7NoveltySearch
 
 const FAILED_SEARCH = new Set(['failed', 'fail', 'failure', 'error', 'exception']);
 
-const step = stepsFor<NoveltyCheckInput>();
+const step = stepsFor('novelty-check', noveltyCheckInput);
+
+/** The novelty task every call after the submit names, and the exported report's link. */
+const taskId = step.key('taskId', nonEmpty);
+const reportUrl = step.key('reportUrl', nonEmpty);
+
+const submit = step.call({
+  name: 'submit',
+  title: 'submit',
+  operation: 'ai35-1NoveltySearchSubmit',
+  request: ({ input }) => ({
+    input: input.text,
+    lang: input.lang,
+    ...(input.pbdStart ? { pbd_start: input.pbdStart } : {}),
+    ...(input.pbdEnd ? { pbd_end: input.pbdEnd } : {}),
+  }),
+  decide: (data) =>
+    data.task_id
+      ? { type: 'next', context: taskId.set(data.task_id) }
+      : { type: 'fail', message: 'ai35-1 answered without a task_id' },
+});
+
+const summary = step.call({
+  name: 'summary',
+  title: 'summary of the technical solution',
+  operation: 'ai35-2TechSolutionGet',
+  poll: noveltyPolls.summary,
+  request: (ctx) => ({ task_id: ctx.get(taskId) }),
+  decide: (data) => untilDone(numberState(data.status), 'the summary', data.status, () => ({ type: 'next' })),
+});
+
+const confirmSummary = step.call({
+  name: 'confirm-summary',
+  title: 'confirm the summary',
+  operation: 'ai35-3TechSolutionUpdate',
+  needs: [summary],
+  request: (ctx) => {
+    const { tech_solution } = ctx.output(summary);
+    return { task_id: ctx.get(taskId), ...(tech_solution ? { tech_solution } : {}) };
+  },
+  decide: () => ({ type: 'next' }),
+});
+
+const features = step.call({
+  name: 'features',
+  title: 'technical features',
+  operation: 'ai35-4FeatureExtract',
+  poll: noveltyPolls.features,
+  request: (ctx) => ({ task_id: ctx.get(taskId) }),
+  decide: (data) =>
+    untilDone(numberState(data.status), 'the feature extraction', data.status, () => {
+      const extracted = data.data ?? [];
+      if (extracted.length === 0) return { type: 'fail', message: 'ai35-4 extracted no technical features' };
+      return {
+        type: 'select',
+        offer: {
+          prompt: 'Which technical features should the novelty search compare?',
+          options: featureOptions(extracted),
+          min: 1,
+        },
+      };
+    }),
+});
+
+const confirmFeatures = step.call({
+  name: 'confirm-features',
+  title: 'confirm the features',
+  operation: 'ai35-5FeatureConfirm',
+  needs: [features],
+  request: (ctx) => {
+    const picked = ctx.chosen(features);
+    return {
+      task_id: ctx.get(taskId),
+      tech_features: (ctx.output(features).data ?? []).map((feature, index) => ({
+        ...withoutNulls(feature),
+        selected: picked.has(featureOptionId(index)),
+      })),
+    };
+  },
+  decide: () => ({ type: 'next' }),
+});
+
+const searchElements = step.call({
+  name: 'search-elements',
+  title: 'search elements',
+  operation: 'ai35-6RetrievalElements',
+  poll: noveltyPolls.searchElements,
+  request: (ctx) => ({ task_id: ctx.get(taskId) }),
+  decide: (data) =>
+    untilDone(numberState(data.status), 'the search elements', data.status, () =>
+      data.elements ? { type: 'next' } : { type: 'fail', message: 'ai35-6 answered without search elements' },
+    ),
+});
+
+const agentSearch = step.call({
+  name: 'agent-search',
+  title: 'start the agent search',
+  operation: 'ai35-7NoveltySearchAgentSearch',
+  needs: [searchElements],
+  request: (ctx) => ({
+    task_id: ctx.get(taskId),
+    elements: echoElements(ctx.output(searchElements).elements ?? {}),
+  }),
+  decide: () => ({ type: 'next' }),
+});
+
+const agentResult = step.call({
+  name: 'agent-result',
+  title: 'agent search (takes minutes)',
+  operation: 'ai35-8NoveltySearchAgentResult',
+  poll: noveltyPolls.agentResult,
+  request: (ctx) => ({ task_id: ctx.get(taskId) }),
+  decide: (data) => {
+    const status = (data.task_status ?? '').trim().toLowerCase();
+    if (status === 'success' || status === 'succeed' || status === 'succeeded') return { type: 'next' };
+    if (FAILED_SEARCH.has(status)) {
+      return {
+        type: 'fail',
+        message: `the agent search failed upstream (task_status "${data.task_status}")`,
+      };
+    }
+    // Anything else is a stage of a search still running.
+    return { type: 'poll' };
+  },
+});
+
+const exportReport = step.call({
+  name: 'export',
+  title: 'create the report',
+  operation: 'ai35-10NoveltySearchExport',
+  request: (ctx) => ({ task_id: ctx.get(taskId), title: noveltyTitle(ctx.input) }),
+  decide: () => ({ type: 'next' }),
+});
+
+const reportLink = step.call({
+  name: 'report-link',
+  title: 'report link',
+  operation: 'ai35-11ReportGet',
+  poll: noveltyPolls.reportLink,
+  request: (ctx) => ({ task_id: ctx.get(taskId) }),
+  decide: (data) =>
+    untilDone(numberState(data.status), 'the report export', data.status, () =>
+      data.report_url
+        ? { type: 'next', context: reportUrl.set(data.report_url) }
+        : { type: 'fail', message: 'ai35-11 reported success without a report_url' },
+    ),
+});
+
+const reportDocument = step.fetch({
+  name: 'report-document',
+  title: 'download the report',
+  url: (ctx) => ctx.get(reportUrl),
+  refreshFrom: reportLink.name,
+  decide: () => ({ type: 'complete' }),
+});
 
 export const noveltyCheck = defineWorkflow<NoveltyCheckInput>({
   name: 'novelty-check',
@@ -135,157 +278,17 @@ export const noveltyCheck = defineWorkflow<NoveltyCheckInput>({
     return { text: document.text, title: shorten(document.title, 200) };
   },
   steps: [
-    step.call({
-      name: 'submit',
-      title: 'submit',
-      operation: 'ai35-1NoveltySearchSubmit',
-      retry: createRetry,
-      request: ({ input }) => ({
-        input: input.text,
-        lang: input.lang,
-        ...(input.pbdStart ? { pbd_start: input.pbdStart } : {}),
-        ...(input.pbdEnd ? { pbd_end: input.pbdEnd } : {}),
-      }),
-      decide: (data) =>
-        data.task_id
-          ? { type: 'next', context: { taskId: data.task_id } }
-          : { type: 'fail', message: 'ai35-1 answered without a task_id' },
-    }),
-    step.call({
-      name: 'summary',
-      title: 'summary of the technical solution',
-      operation: 'ai35-2TechSolutionGet',
-      poll: noveltyPolls.summary,
-      request: (ctx) => ({ task_id: contextString(ctx, 'taskId') }),
-      decide: (data) =>
-        untilDone(numberState(data.status), 'the summary', data.status, () => ({ type: 'next' })),
-    }),
-    step.call({
-      name: 'confirm-summary',
-      title: 'confirm the summary',
-      operation: 'ai35-3TechSolutionUpdate',
-      needs: ['summary'],
-      request: (ctx) => {
-        const summary = requireOutput(ctx, 'summary', 'ai35-2TechSolutionGet');
-        return {
-          task_id: contextString(ctx, 'taskId'),
-          ...(summary.tech_solution ? { tech_solution: summary.tech_solution } : {}),
-        };
-      },
-      decide: () => ({ type: 'next' }),
-    }),
-    step.call({
-      name: 'features',
-      title: 'technical features',
-      operation: 'ai35-4FeatureExtract',
-      poll: noveltyPolls.features,
-      request: (ctx) => ({ task_id: contextString(ctx, 'taskId') }),
-      decide: (data) =>
-        untilDone(numberState(data.status), 'the feature extraction', data.status, () => {
-          const features = data.data ?? [];
-          if (features.length === 0)
-            return { type: 'fail', message: 'ai35-4 extracted no technical features' };
-          return {
-            type: 'select',
-            offer: {
-              prompt: 'Which technical features should the novelty search compare?',
-              options: featureOptions(features),
-              min: 1,
-            },
-          };
-        }),
-    }),
-    step.call({
-      name: 'confirm-features',
-      title: 'confirm the features',
-      operation: 'ai35-5FeatureConfirm',
-      needs: ['features'],
-      request: (ctx) => {
-        const features = requireOutput(ctx, 'features', 'ai35-4FeatureExtract').data ?? [];
-        const picked = chosen(ctx, 'features');
-        return {
-          task_id: contextString(ctx, 'taskId'),
-          tech_features: features.map((feature, index) => ({
-            ...withoutNulls(feature),
-            selected: picked.has(featureOptionId(index)),
-          })),
-        };
-      },
-      decide: () => ({ type: 'next' }),
-    }),
-    step.call({
-      name: 'search-elements',
-      title: 'search elements',
-      operation: 'ai35-6RetrievalElements',
-      poll: noveltyPolls.searchElements,
-      request: (ctx) => ({ task_id: contextString(ctx, 'taskId') }),
-      decide: (data) =>
-        untilDone(numberState(data.status), 'the search elements', data.status, () =>
-          data.elements
-            ? { type: 'next' }
-            : { type: 'fail', message: 'ai35-6 answered without search elements' },
-        ),
-    }),
-    step.call({
-      name: 'agent-search',
-      title: 'start the agent search',
-      operation: 'ai35-7NoveltySearchAgentSearch',
-      needs: ['search-elements'],
-      request: (ctx) => ({
-        task_id: contextString(ctx, 'taskId'),
-        elements: echoElements(
-          requireOutput(ctx, 'search-elements', 'ai35-6RetrievalElements').elements ?? {},
-        ),
-      }),
-      decide: () => ({ type: 'next' }),
-    }),
-    step.call({
-      name: 'agent-result',
-      title: 'agent search (takes minutes)',
-      operation: 'ai35-8NoveltySearchAgentResult',
-      poll: noveltyPolls.agentResult,
-      request: (ctx) => ({ task_id: contextString(ctx, 'taskId') }),
-      decide: (data) => {
-        const status = (data.task_status ?? '').trim().toLowerCase();
-        if (status === 'success' || status === 'succeed' || status === 'succeeded') return { type: 'next' };
-        if (FAILED_SEARCH.has(status)) {
-          return {
-            type: 'fail',
-            message: `the agent search failed upstream (task_status "${data.task_status}")`,
-          };
-        }
-        // Anything else is a stage of a search still running.
-        return { type: 'poll' };
-      },
-    }),
-    step.call({
-      name: 'export',
-      title: 'create the report',
-      operation: 'ai35-10NoveltySearchExport',
-      retry: createRetry,
-      request: (ctx) => ({ task_id: contextString(ctx, 'taskId'), title: noveltyTitle(ctx.input) }),
-      decide: () => ({ type: 'next' }),
-    }),
-    step.call({
-      name: 'report-link',
-      title: 'report link',
-      operation: 'ai35-11ReportGet',
-      poll: noveltyPolls.reportLink,
-      request: (ctx) => ({ task_id: contextString(ctx, 'taskId') }),
-      decide: (data) =>
-        untilDone(numberState(data.status), 'the report export', data.status, () =>
-          data.report_url
-            ? { type: 'next', context: { reportUrl: data.report_url } }
-            : { type: 'fail', message: 'ai35-11 reported success without a report_url' },
-        ),
-    }),
-    step.fetch({
-      name: 'report-document',
-      title: 'download the report',
-      url: (ctx) => contextString(ctx, 'reportUrl'),
-      refreshFrom: 'report-link',
-      decide: () => ({ type: 'complete' }),
-    }),
+    submit,
+    summary,
+    confirmSummary,
+    features,
+    confirmFeatures,
+    searchElements,
+    agentSearch,
+    agentResult,
+    exportReport,
+    reportLink,
+    reportDocument,
   ],
   report: (r) => ({ title: `Novelty check: ${noveltyTitle(r.input)}`, markdown: noveltyMarkdown(r) }),
   summary: noveltySummary,

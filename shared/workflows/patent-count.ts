@@ -58,7 +58,7 @@ export const patentCountInput = z
   });
 export type PatentCountInput = z.infer<typeof patentCountInput>;
 
-const step = stepsFor<PatentCountInput>();
+const step = stepsFor('patent-count', patentCountInput);
 
 export const patentCount = defineWorkflow<PatentCountInput>({
   name: 'patent-count',

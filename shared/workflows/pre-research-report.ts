@@ -7,12 +7,12 @@
  * listed chapters — → ai34-3 (poll report_status) → fetch the report at report_url.
  */
 import * as z from 'zod';
-import type { PollPolicy, RetryPolicy } from '../engine/policies';
-import { defineWorkflow, stepsFor } from '../engine/workflow';
+import type { PollPolicy } from '../engine/policies';
+import { defineWorkflow, type StepDecision, stepsFor } from '../engine/workflow';
 import type { DataOf } from '../openplatform/schemas/responses';
 import { humanise, shorten } from '../reports/markdown';
 import { preResearchMarkdown, preResearchSummary, preResearchTitle } from './pre-research-report-report';
-import { contextString, requireOutput, untilDone, wordState } from './step-data';
+import { nonEmpty, untilDone, wordState } from './step-data';
 import { readTextDocument } from './text-input';
 
 /** The report's chapters, as the platform names them. Only the two custom modules may be renamed. */
@@ -90,8 +90,6 @@ export const preResearchPolls = {
   report: { firstDelayMs: 150_000, factor: 1.5, maxDelayMs: 90_000, giveUpAfterMs: 60 * 60_000 },
 } satisfies Record<string, PollPolicy>;
 
-const createRetry: Partial<RetryPolicy> = { maxAttempts: 4 };
-
 type Proposed = NonNullable<DataOf<'ai34-1QuickSearchReportCreation'>['analysis_directory']>;
 
 /**
@@ -112,7 +110,70 @@ export function customDirectory(
   });
 }
 
-const step = stepsFor<PreResearchReportInput>();
+const step = stepsFor('pre-research-report', preResearchReportInput);
+
+/** The report every call names, and its link once written. */
+const reportId = step.key('reportId', nonEmpty);
+const reportUrl = step.key('reportUrl', nonEmpty);
+
+const create = step.call({
+  name: 'create',
+  title: 'create the report',
+  operation: 'ai34-1QuickSearchReportCreation',
+  request: ({ input }) => ({
+    technical_issues: input.question,
+    auto_directory: input.directory === undefined,
+  }),
+  decide: (data, ctx): StepDecision => {
+    if (!data.report_id) return { type: 'fail', message: 'ai34-1 answered without a report_id' };
+    return {
+      type: 'next',
+      step: ctx.input.directory ? customDir.name : report.name,
+      context: reportId.set(data.report_id),
+    };
+  },
+});
+
+const customDir = step.call({
+  name: 'custom-directory',
+  title: 'supply the chapters',
+  operation: 'ai34-2CreationCustomDir',
+  needs: [create],
+  request: (ctx) => ({
+    report_id: ctx.get(reportId),
+    technical_issues: ctx.input.question,
+    analysis_directory: customDirectory(
+      ctx.input.directory ?? [],
+      ctx.output(create).analysis_directory ?? [],
+    ),
+  }),
+  decide: (data) => ({
+    type: 'next',
+    ...(data.report_id ? { context: reportId.set(data.report_id) } : {}),
+  }),
+});
+
+const report = step.call({
+  name: 'report',
+  title: 'write the report',
+  operation: 'ai34-3QuickSearchReportQuery',
+  poll: preResearchPolls.report,
+  request: (ctx) => ({ report_id: ctx.get(reportId) }),
+  decide: (data) =>
+    untilDone(wordState(data.report_status), 'the report', data.report_status, () =>
+      data.report_url
+        ? { type: 'next', context: reportUrl.set(data.report_url) }
+        : { type: 'fail', message: 'ai34-3 reported success without a report_url' },
+    ),
+});
+
+const reportDocument = step.fetch({
+  name: 'report-document',
+  title: 'download the report',
+  url: (ctx) => ctx.get(reportUrl),
+  refreshFrom: report.name,
+  decide: () => ({ type: 'complete' }),
+});
 
 export const preResearchReport = defineWorkflow<PreResearchReportInput>({
   name: 'pre-research-report',
@@ -123,65 +184,7 @@ export const preResearchReport = defineWorkflow<PreResearchReportInput>({
     const document = readTextDocument(text, fileName);
     return { question: document.body || document.text, title: shorten(document.title, 200) };
   },
-  steps: [
-    step.call({
-      name: 'create',
-      title: 'create the report',
-      operation: 'ai34-1QuickSearchReportCreation',
-      retry: createRetry,
-      request: ({ input }) => ({
-        technical_issues: input.question,
-        auto_directory: input.directory === undefined,
-      }),
-      decide: (data, ctx) => {
-        if (!data.report_id) return { type: 'fail', message: 'ai34-1 answered without a report_id' };
-        return {
-          type: 'next',
-          step: ctx.input.directory ? 'custom-directory' : 'report',
-          context: { reportId: data.report_id },
-        };
-      },
-    }),
-    step.call({
-      name: 'custom-directory',
-      title: 'supply the chapters',
-      operation: 'ai34-2CreationCustomDir',
-      needs: ['create'],
-      retry: createRetry,
-      request: (ctx) => ({
-        report_id: contextString(ctx, 'reportId'),
-        technical_issues: ctx.input.question,
-        analysis_directory: customDirectory(
-          ctx.input.directory ?? [],
-          requireOutput(ctx, 'create', 'ai34-1QuickSearchReportCreation').analysis_directory ?? [],
-        ),
-      }),
-      decide: (data) => ({
-        type: 'next',
-        ...(data.report_id ? { context: { reportId: data.report_id } } : {}),
-      }),
-    }),
-    step.call({
-      name: 'report',
-      title: 'write the report',
-      operation: 'ai34-3QuickSearchReportQuery',
-      poll: preResearchPolls.report,
-      request: (ctx) => ({ report_id: contextString(ctx, 'reportId') }),
-      decide: (data) =>
-        untilDone(wordState(data.report_status), 'the report', data.report_status, () =>
-          data.report_url
-            ? { type: 'next', context: { reportUrl: data.report_url } }
-            : { type: 'fail', message: 'ai34-3 reported success without a report_url' },
-        ),
-    }),
-    step.fetch({
-      name: 'report-document',
-      title: 'download the report',
-      url: (ctx) => contextString(ctx, 'reportUrl'),
-      refreshFrom: 'report',
-      decide: () => ({ type: 'complete' }),
-    }),
-  ],
+  steps: [create, customDir, report, reportDocument],
   report: (r) => ({
     title: `Pre-research report: ${preResearchTitle(r.input)}`,
     markdown: preResearchMarkdown(r),

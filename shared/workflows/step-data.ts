@@ -4,10 +4,14 @@
  * context values that a step needs, and upstream objects cleaned for echoing back in a request.
  */
 import * as z from 'zod';
-import type { StepContext, StepDecision } from '../engine/workflow';
+import {
+  readStreamOutput,
+  type StepDecision,
+  type StreamOutput,
+  streamOutputSchema,
+} from '../engine/workflow';
 import type { OperationId } from '../openplatform/catalogue';
 import { type DataOf, responseDataSchemas } from '../openplatform/schemas/responses';
-import type { StreamReference } from '../openplatform/types';
 
 /**
  * The kept output `name` read as the data of `operation`, or undefined when the step did not run
@@ -24,40 +28,8 @@ export function outputOf<Op extends OperationId>(
   return parsed.success ? (parsed.data as DataOf<Op>) : undefined;
 }
 
-/** A step's needed output, or an error naming what is missing (a workflow wiring mistake). */
-export function requireOutput<Op extends OperationId>(
-  ctx: Pick<StepContext, 'outputs'>,
-  name: string,
-  operation: Op,
-): DataOf<Op> {
-  const data = outputOf(ctx.outputs, name, operation);
-  if (data === undefined) throw new Error(`the output of step "${name}" is missing; declare it in \`needs\``);
-  return data;
-}
-
-/** A string kept in the job's context by an earlier step, or an error naming it. */
-export function contextString(ctx: Pick<StepContext, 'context'>, key: string): string {
-  const value = ctx.context[key];
-  if (typeof value !== 'string' || value === '') throw new Error(`the job context has no "${key}"`);
-  return value;
-}
-
-/** A number kept in the job's context, or `fallback` when absent. */
-export function contextNumber(ctx: Pick<StepContext, 'context'>, key: string, fallback: number): number {
-  const value = ctx.context[key];
-  return typeof value === 'number' && Number.isFinite(value) ? value : fallback;
-}
-
-/** A list of strings kept in the job's context (empty when absent). */
-export function contextStrings(ctx: Pick<StepContext, 'context'>, key: string): string[] {
-  const value = ctx.context[key];
-  return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
-}
-
-/** The option ids chosen at selection step `step` (empty when the step offered nothing). */
-export function chosen(ctx: Pick<StepContext, 'selections'>, step: string): Set<string> {
-  return new Set(ctx.selections[step] ?? []);
-}
+/** The schema of a context value that is a non-empty string (an upstream task id, a link). */
+export const nonEmpty = z.string().min(1);
 
 type WithoutNulls<T> = T extends null
   ? undefined
@@ -86,25 +58,11 @@ export function withoutNulls<T>(value: T): WithoutNulls<T> {
   return value as WithoutNulls<T>;
 }
 
-/** How a streamed answer is kept: the stream result without its usage (the runner keeps usage). */
-export const streamOutputSchema = z.looseObject({
-  text: z.string().catch(''),
-  references: z.array(z.looseObject({})).catch([]),
-  finishReason: z.string().catch(''),
-  ids: z.record(z.string(), z.string()).catch({}),
-  tokens: z
-    .looseObject({ input: z.number(), output: z.number(), total: z.number() })
-    .optional()
-    .catch(undefined),
-});
-export type StreamOutput = z.infer<typeof streamOutputSchema> & { references: StreamReference[] };
+export { type StreamOutput, streamOutputSchema };
 
 /** The kept output of a stream step, or undefined when it did not run. */
 export function streamOutputOf(outputs: Record<string, unknown>, name: string): StreamOutput | undefined {
-  const value = outputs[name];
-  if (value === undefined || value === null) return undefined;
-  const parsed = streamOutputSchema.safeParse(value);
-  return parsed.success ? (parsed.data as StreamOutput) : undefined;
+  return readStreamOutput(outputs[name]);
 }
 
 /** The relative path of an attachment inside the job's report folder (for links from the report). */

@@ -7,11 +7,11 @@
  * job_status 2 and a download_url) → fetch the document.
  */
 import * as z from 'zod';
-import type { PollPolicy, RetryPolicy } from '../engine/policies';
+import type { PollPolicy } from '../engine/policies';
 import { defineWorkflow, stepsFor } from '../engine/workflow';
 import type { DataOf } from '../openplatform/schemas/responses';
 import { shorten } from '../reports/markdown';
-import { contextString, numberState, requireOutput } from './step-data';
+import { nonEmpty, numberState } from './step-data';
 import { disclosureMarkdown, disclosureSummary, disclosureTitle } from './technical-disclosure-report';
 import { readTextDocument } from './text-input';
 
@@ -35,8 +35,6 @@ export const disclosurePolls = {
   downloadLink: { firstDelayMs: 75_000, factor: 1.5, maxDelayMs: 90_000, giveUpAfterMs: 45 * 60_000 },
 } satisfies Record<string, PollPolicy>;
 
-const createRetry: Partial<RetryPolicy> = { maxAttempts: 4 };
-
 type Extraction = DataOf<'ai32-1PatentDisclosureTechMeans'>;
 
 /** ai32-2's body: the extraction echoed back with the original idea (the platform asks for both). */
@@ -56,7 +54,80 @@ export function generateRequest(input: TechnicalDisclosureInput, extraction: Ext
   };
 }
 
-const step = stepsFor<TechnicalDisclosureInput>();
+const step = stepsFor('technical-disclosure', technicalDisclosureInput);
+
+/** The generation job ai32-2 starts, and the document's link once it is written. */
+const jobId = step.key('jobId', nonEmpty);
+const downloadUrl = step.key('downloadUrl', nonEmpty);
+
+const extract = step.call({
+  name: 'extract',
+  title: 'extract the key content',
+  operation: 'ai32-1PatentDisclosureTechMeans',
+  request: ({ input }) => ({ tech_solution: input.text }),
+  decide: (data) => {
+    if (data.status === '1') return { type: 'next' };
+    if (data.status === '0') {
+      return {
+        type: 'fail',
+        message: 'ai32-1 could not extract the key content of the idea (status "0")',
+      };
+    }
+    return { type: 'fail', message: `ai32-1 answered an unknown status ${JSON.stringify(data.status)}` };
+  },
+});
+
+const generate = step.call({
+  name: 'generate',
+  title: 'write the disclosure',
+  operation: 'ai32-2PatentDisclosureGenerate',
+  needs: [extract],
+  request: (ctx) => generateRequest(ctx.input, ctx.output(extract)),
+  decide: (data) => {
+    const state = numberState(data.status);
+    if (state === 'failed')
+      return { type: 'fail', message: 'ai32-2 reported the disclosure generation as failed' };
+    if (state === 'unknown') {
+      return {
+        type: 'fail',
+        message: `ai32-2 answered an unknown status ${JSON.stringify(data.status)}`,
+      };
+    }
+    // Running (1) or done (2): either way ai32-3 polls the job until its document is ready.
+    return data.job_id
+      ? { type: 'next', context: jobId.set(data.job_id) }
+      : { type: 'fail', message: 'ai32-2 answered without a job_id' };
+  },
+});
+
+const downloadLink = step.call({
+  name: 'download-link',
+  title: 'wait for the document',
+  operation: 'ai32-3PatentDisclosureDownload',
+  poll: disclosurePolls.downloadLink,
+  request: (ctx) => ({ job_id: ctx.get(jobId) }),
+  decide: (data) => {
+    if (data.job_status === 3) {
+      return {
+        type: 'fail',
+        message: 'ai32-3 reported an exception while generating the document (job_status 3)',
+      };
+    }
+    if (data.job_status === 2 && data.download_url) {
+      return { type: 'next', context: downloadUrl.set(data.download_url) };
+    }
+    // 0 pending, 1 exporting, or 2 before the link is there.
+    return { type: 'poll' };
+  },
+});
+
+const document = step.fetch({
+  name: 'document',
+  title: 'download the document',
+  url: (ctx) => ctx.get(downloadUrl),
+  refreshFrom: downloadLink.name,
+  decide: () => ({ type: 'complete' }),
+});
 
 export const technicalDisclosure = defineWorkflow<TechnicalDisclosureInput>({
   name: 'technical-disclosure',
@@ -68,75 +139,7 @@ export const technicalDisclosure = defineWorkflow<TechnicalDisclosureInput>({
     const document = readTextDocument(text, fileName);
     return { text: document.text, title: shorten(document.title, 200) };
   },
-  steps: [
-    step.call({
-      name: 'extract',
-      title: 'extract the key content',
-      operation: 'ai32-1PatentDisclosureTechMeans',
-      request: ({ input }) => ({ tech_solution: input.text }),
-      decide: (data) => {
-        if (data.status === '1') return { type: 'next' };
-        if (data.status === '0') {
-          return {
-            type: 'fail',
-            message: 'ai32-1 could not extract the key content of the idea (status "0")',
-          };
-        }
-        return { type: 'fail', message: `ai32-1 answered an unknown status ${JSON.stringify(data.status)}` };
-      },
-    }),
-    step.call({
-      name: 'generate',
-      title: 'write the disclosure',
-      operation: 'ai32-2PatentDisclosureGenerate',
-      needs: ['extract'],
-      retry: createRetry,
-      request: (ctx) =>
-        generateRequest(ctx.input, requireOutput(ctx, 'extract', 'ai32-1PatentDisclosureTechMeans')),
-      decide: (data) => {
-        const state = numberState(data.status);
-        if (state === 'failed')
-          return { type: 'fail', message: 'ai32-2 reported the disclosure generation as failed' };
-        if (state === 'unknown') {
-          return {
-            type: 'fail',
-            message: `ai32-2 answered an unknown status ${JSON.stringify(data.status)}`,
-          };
-        }
-        // Running (1) or done (2): either way ai32-3 polls the job until its document is ready.
-        return data.job_id
-          ? { type: 'next', context: { jobId: data.job_id } }
-          : { type: 'fail', message: 'ai32-2 answered without a job_id' };
-      },
-    }),
-    step.call({
-      name: 'download-link',
-      title: 'wait for the document',
-      operation: 'ai32-3PatentDisclosureDownload',
-      poll: disclosurePolls.downloadLink,
-      request: (ctx) => ({ job_id: contextString(ctx, 'jobId') }),
-      decide: (data) => {
-        if (data.job_status === 3) {
-          return {
-            type: 'fail',
-            message: 'ai32-3 reported an exception while generating the document (job_status 3)',
-          };
-        }
-        if (data.job_status === 2 && data.download_url) {
-          return { type: 'next', context: { downloadUrl: data.download_url } };
-        }
-        // 0 pending, 1 exporting, or 2 before the link is there.
-        return { type: 'poll' };
-      },
-    }),
-    step.fetch({
-      name: 'document',
-      title: 'download the document',
-      url: (ctx) => contextString(ctx, 'downloadUrl'),
-      refreshFrom: 'download-link',
-      decide: () => ({ type: 'complete' }),
-    }),
-  ],
+  steps: [extract, generate, downloadLink, document],
   report: (r) => ({
     title: `Technical disclosure: ${disclosureTitle(r.input)}`,
     markdown: disclosureMarkdown(r),

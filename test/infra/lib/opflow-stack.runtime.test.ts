@@ -336,7 +336,7 @@ const downloadWorkflow = {
     {
       kind: 'fetch',
       name: 'download',
-      needs: ['earlier'],
+      needs: [{ name: 'earlier' }],
       url: (ctx: { input: { url: string } }) => ctx.input.url,
       decide: () => ({ type: 'complete' }),
     },

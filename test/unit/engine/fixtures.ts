@@ -11,7 +11,30 @@ import {
 import { type Script, ScriptedClient } from '../../support/scripted-client';
 
 const demoInput = z.object({ issue: z.string().min(1) });
-const step = stepsFor<z.infer<typeof demoInput>>();
+const step = stepsFor('demo', demoInput);
+
+const recommend = step.call({
+  name: 'recommend',
+  operation: 'ai33-2Step2V3',
+  poll: { firstDelayMs: 10_000, factor: 2, maxDelayMs: 40_000, giveUpAfterMs: 600_000 },
+  request: (ctx) => ({ task_id: String(ctx.context.taskId) }),
+  decide: (data) =>
+    data.status === 'RUNNING'
+      ? { type: 'poll' }
+      : data.status === 'FAILED'
+        ? { type: 'fail', message: 'recommendation failed upstream' }
+        : {
+            type: 'select',
+            offer: {
+              prompt: 'Choose recommendations',
+              options: (data.recommend ?? []).map((label, index) => ({
+                id: `r${index + 1}`,
+                label: String(label),
+                preselected: false,
+              })),
+            },
+          },
+});
 
 export const demo = defineWorkflow({
   name: 'demo',
@@ -25,37 +48,16 @@ export const demo = defineWorkflow({
       request: (ctx) => ({ lang: 'en', solution_issues: ctx.input.issue }),
       decide: (data) => ({ type: 'next', context: { taskId: data.task_id } }),
     }),
-    step.call({
-      name: 'recommend',
-      operation: 'ai33-2Step2V3',
-      poll: { firstDelayMs: 10_000, factor: 2, maxDelayMs: 40_000, giveUpAfterMs: 600_000 },
-      request: (ctx) => ({ task_id: String(ctx.context.taskId) }),
-      decide: (data) =>
-        data.status === 'RUNNING'
-          ? { type: 'poll' }
-          : data.status === 'FAILED'
-            ? { type: 'fail', message: 'recommendation failed upstream' }
-            : {
-                type: 'select',
-                offer: {
-                  prompt: 'Choose recommendations',
-                  options: (data.recommend ?? []).map((label, index) => ({
-                    id: `r${index + 1}`,
-                    label: String(label),
-                    preselected: false,
-                  })),
-                },
-              },
-    }),
+    recommend,
     step.call({
       name: 'submit',
       operation: 'ai33-3Step3SubmitV3',
-      needs: ['recommend'],
+      needs: [recommend],
       request: (ctx) => ({
         lang: 'en',
         task_id: String(ctx.context.taskId),
-        recommend: (ctx.selections.recommend ?? []).map(
-          (id) => (ctx.outputs.recommend as { recommend: string[] }).recommend[Number(id.slice(1)) - 1] ?? '',
+        recommend: [...ctx.chosen(recommend)].map((id) =>
+          String(ctx.output(recommend).recommend?.[Number(id.slice(1)) - 1] ?? ''),
         ),
       }),
       decide: () => ({ type: 'next' }),

@@ -10,6 +10,7 @@ import {
   type Step,
   type StepContext,
   type StepDecision,
+  stepContext,
   type Workflow,
 } from '../../../shared/engine';
 import type { OperationId } from '../../../shared/openplatform/catalogue';
@@ -65,14 +66,14 @@ export function contextFor(
   parts: ContextParts = {},
 ): StepContext<never> {
   const parsed = parsedInput(workflow, input);
-  return {
+  return stepContext<never>({
     job: jobFor(workflow, parsed),
     input: parsed as never,
     context: parts.context ?? {},
     selections: parts.selections ?? {},
     outputs: parts.outputs ?? {},
     now: NOW,
-  };
+  });
 }
 
 export function stepNamed(workflow: AnyWorkflow, name: string): Step {

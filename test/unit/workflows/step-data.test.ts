@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { contextKey, stepContext } from '../../../shared/engine/workflow';
 import {
-  contextString,
+  nonEmpty,
   numberState,
   outputOf,
   streamOutputOf,
@@ -31,9 +32,14 @@ describe('step data', () => {
     expect(streamOutputOf({}, 'answer')).toBeUndefined();
   });
 
-  it('names a missing context value', () => {
-    expect(contextString({ context: { taskId: 't1' } }, 'taskId')).toBe('t1');
-    expect(() => contextString({ context: {} }, 'taskId')).toThrow('the job context has no "taskId"');
+  it('reads a context value through its key, and names a missing one', () => {
+    const taskId = contextKey('taskId', nonEmpty);
+    const ctx = (context: Record<string, unknown>) =>
+      stepContext({ job: {} as never, input: {}, context, selections: {}, outputs: {}, now: 0 });
+    expect(ctx({ taskId: 't1' }).get(taskId)).toBe('t1');
+    expect(taskId.set('t2')).toEqual({ taskId: 't2' });
+    expect(() => ctx({}).get(taskId)).toThrow('the job context has no "taskId"');
+    expect(ctx({ taskId: '' }).find(taskId)).toBeUndefined();
   });
 
   it('removes nulls deeply, in objects and arrays', () => {
