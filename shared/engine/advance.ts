@@ -76,6 +76,12 @@ export type EngineEvent =
    * the call while it is alive. `by` names the caller, so a restart can tell that it died.
    */
   | { type: 'call-started'; output: string; allowanceMs: number; by?: string | undefined }
+  /**
+   * The scheduler moves a job that waits for its next poll to `at`: pulled forward while the key's
+   * rate budget has room, or re-aimed at the learned estimate when it changed (scheduler.ts). Only
+   * a job waiting on a poll (no call in flight, no token reserved, not backing off) is moved.
+   */
+  | { type: 'reschedule'; at: number }
   /** The call started by `call-started` is still alive: push `nextRunAt` out again (a heartbeat). */
   | { type: 'call-alive'; allowanceMs: number }
   /**
@@ -284,6 +290,17 @@ export function advance(
         completed: false,
       };
     }
+    case 'reschedule': {
+      const at = Math.max(now, Math.min(event.at, job.deadlineAt));
+      if (!waitsForPoll(workflow, job) || at === job.nextRunAt) {
+        return { job, unchanged: true, delayMs: Math.max(0, job.nextRunAt - now), completed: false };
+      }
+      return {
+        job: { ...job, version: job.version + 1, updatedAt: now, nextRunAt: at },
+        delayMs: at - now,
+        completed: false,
+      };
+    }
     case 'call-alive':
       return {
         job: { ...job, version: job.version + 1, updatedAt: now, nextRunAt: now + event.allowanceMs },
@@ -323,6 +340,20 @@ export function advance(
     default:
       return advanceOutcome(workflow, job, event, now, random, timer);
   }
+}
+
+/**
+ * Whether the job only waits for the next poll of its task: a polled step, WAITING after a poll
+ * decision or on entering it, no paid call in flight, no reserved token, no error being backed off
+ * or paused on (a quota pause, a retry) and no kept answer to store.
+ */
+export function waitsForPoll(workflow: Workflow, job: Job): boolean {
+  if (job.status !== 'WAITING' || job.pollStartedAt === undefined) return false;
+  if (job.inFlightSince !== undefined || job.tokenAt !== undefined || job.unsaved !== undefined) return false;
+  if (job.attempts > 0) return false;
+  const lookedAt = job.lastPolledAt ?? job.pollStartedAt;
+  if (job.lastError !== undefined && job.lastError.at >= lookedAt) return false;
+  return findStep(workflow, job.step)?.poll !== undefined;
 }
 
 function advanceOutcome(

@@ -10,5 +10,6 @@ export * from './ports';
 export * from './report';
 export * from './retry';
 export * from './runner';
+export * from './scheduler';
 export * from './sweep';
 export * from './workflow';

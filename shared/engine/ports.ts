@@ -104,4 +104,10 @@ export interface RateLimiter {
    * Optional: without it the engine assumes it has room.
    */
   saturated?(bucket: string, now: number): Promise<boolean>;
+  /**
+   * The bucket at `now`, without taking anything: the tokens it holds (below zero when tokens are
+   * reserved ahead) and its current rate. Optional: without it the scheduler does not pull polls
+   * forward into spare budget (scheduler.ts).
+   */
+  budget?(bucket: string, now: number): Promise<{ tokens: number; ratePerSecond: number }>;
 }

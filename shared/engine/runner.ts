@@ -32,7 +32,7 @@ import {
 import type { EngineDeps } from './deps';
 import { isTerminal, type Job, type JobUsage, type UnsavedAnswer } from './job-record';
 import { pollStatsKey } from './poll-stats';
-import { type DurationSketch, defaultPollAim, learnedPollDelay } from './poll-timing';
+import { type DurationSketch, defaultPollAim, doneShare, learnedPollDelay } from './poll-timing';
 import type { WorkMessage } from './ports';
 import { attachmentKey, stepOutputKey, writeReport } from './report';
 import {
@@ -159,8 +159,11 @@ export async function runStep(deps: EngineDeps, message: WorkMessage): Promise<S
   // A token reserved for this job earlier is spent now, not taken again.
   const reservedToken = job.tokenAt !== undefined && job.tokenAt <= now + earlyToleranceMs;
   if (step.kind !== 'fetch' && !reservedToken) {
+    // How far ahead this call may take its place in line: calls that advance a job farther than
+    // speculative polls and new jobs' first calls, jobs nearer the end farthest.
+    const priority = waitPriority(workflow, job, step, await likelyDone(deps, step, job, now));
     const token = await deps.rateLimiter.take(bucket, now, {
-      reserveWithinMs: reserveHorizonMs(job, deps.reserveHorizonMs),
+      reserveWithinMs: reserveHorizonMs(job, deps.reserveHorizonMs, priority),
     });
     if (!token.granted && token.reserved) {
       // Its token is due soon and now its own: wait for exactly then, in line, with one message.
@@ -290,29 +293,57 @@ export async function runStep(deps: EngineDeps, message: WorkMessage): Promise<S
 }
 
 /**
- * How far ahead a job may reserve a token of its key's budget. Jobs under way reserve up to the
- * horizon, so a backlog is served in order with one message per wait; a new job's first call only
- * a little ahead, so a large batch is admitted at the pace the budget sustains and does not queue
- * in front of the calls of jobs already started.
+ * How far ahead a job may reserve a token of its key's budget, by its `priority` (0 first, 1 last;
+ * see `waitPriority`). Reserving puts the job in line: a job whose token is due within its horizon
+ * takes it now and waits for exactly then; one beyond it is sent back and asks again later, behind
+ * the jobs that reserved meanwhile. So calls that advance a job (horizon up to the full one) are
+ * served before speculative polls and new jobs' first calls (down to `minReserveHorizonMs`), and a
+ * large batch is admitted at the pace the budget sustains instead of queueing in front of the
+ * calls of jobs already started.
  */
-export function reserveHorizonMs(job: Job, horizonMs = defaultReserveHorizonMs): number {
-  return job.status === 'QUEUED' ? Math.min(horizonMs, 2_000) : horizonMs;
+export function reserveHorizonMs(job: Job, horizonMs = defaultReserveHorizonMs, priority = 0): number {
+  if (horizonMs <= 0) return 0;
+  const least = Math.min(horizonMs, minReserveHorizonMs);
+  if (job.status === 'QUEUED') return least;
+  return Math.max(least, Math.round(horizonMs * (1 - Math.min(1, Math.max(0, priority)))));
 }
 
 export const defaultReserveHorizonMs = 15_000;
+export const minReserveHorizonMs = 2_000;
+
+/** A poll whose task is less likely done than this (by the learned timing) is speculative. */
+const speculativeBelow = 0.5;
 
 /**
  * How long a job waiting for a token may stand back, from 0 (first) to 1 (last): a new job's first
- * call last; a poll that already found its task running (speculative) behind calls that advance a
- * job; among those, jobs with fewer steps left first.
+ * call last; a speculative poll (its operation's tasks are less likely than not done by now, or,
+ * with nothing learned, a poll that already found its task running) behind calls that advance a
+ * job (creates, confirmations, polls likely to find the task done); among those, jobs with fewer
+ * steps left first. `done`: the learned share of tasks done by now (undefined: nothing learned).
  */
-export function waitPriority(workflow: Workflow, job: Job, step: Step): number {
+export function waitPriority(workflow: Workflow, job: Job, step: Step, done?: number): number {
   if (job.status === 'QUEUED') return 1;
   const index = workflow.steps.findIndex((candidate) => candidate.name === step.name);
   const left =
     workflow.steps.length > 0 ? (workflow.steps.length - 1 - Math.max(0, index)) / workflow.steps.length : 0;
-  const speculative = step.poll !== undefined && job.polls > 0;
+  const speculative =
+    step.poll !== undefined && (done === undefined ? job.polls > 0 : done < speculativeBelow);
   return Math.min(1, (speculative ? 0.5 : 0) + 0.5 * left);
+}
+
+/** The learned share of a polled step's tasks done by now, given the job's task ran at its last poll. */
+async function likelyDone(deps: EngineDeps, step: Step, job: Job, now: number): Promise<number | undefined> {
+  const key = statsKeyOf(deps, step);
+  const startedAt = job.pollStartedAt;
+  if (!deps.pollStats || key === undefined || startedAt === undefined) return undefined;
+  try {
+    const sketch = (await deps.pollStats.load([key])).get(key);
+    if (!sketch || sketch.count === 0) return undefined;
+    const runningAt = job.lastPolledAt === undefined ? 0 : job.lastPolledAt - startedAt;
+    return doneShare(sketch, now - startedAt, runningAt);
+  } catch {
+    return undefined; // the priority only orders waiting jobs: the declared rule does without it
+  }
 }
 
 /** The key of a polled step's duration sketch. */

@@ -9,6 +9,7 @@ import {
   type RateBucketOptions,
   type RateBucketState,
   rateBucketConfig,
+  refill,
   succeeded,
   take,
   throttled,
@@ -36,6 +37,11 @@ export class InMemoryRateLimiter implements RateLimiter {
 
   async saturated(bucket: string, now: number): Promise<boolean> {
     return now - (this.#refusedAt.get(bucket) ?? Number.NEGATIVE_INFINITY) < saturationWindowMs;
+  }
+
+  async budget(bucket: string, now: number): Promise<{ tokens: number; ratePerSecond: number }> {
+    const state = refill(this.#state(bucket, now), this.config, now);
+    return { tokens: state.tokens, ratePerSecond: state.rate };
   }
 
   async throttled(bucket: string, now: number): Promise<void> {

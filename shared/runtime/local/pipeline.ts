@@ -23,6 +23,7 @@ import type { Job } from '../../engine/job-record';
 import { CachedPollStats } from '../../engine/poll-stats';
 import type { JobStore } from '../../engine/ports';
 import { inFlightAllowanceMs, runStep } from '../../engine/runner';
+import { BudgetFiller } from '../../engine/scheduler';
 import { sweep } from '../../engine/sweep';
 import type { WorkflowRegistry } from '../../engine/workflow';
 import type { Logger } from '../../log/logger';
@@ -185,6 +186,7 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
       },
     };
 
+    const filler = new BudgetFiller(deps);
     // The sweeper re-sends only jobs no queued message will bring back (see listStranded); at start
     // with no grace, since this process has nothing in flight yet.
     let firstSweep = true;
@@ -210,6 +212,8 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
         }
         return report;
       },
+      // Pull polls forward into the key's spare budget and re-aim them as the estimate learns.
+      fill: async () => filler.fill(),
       sweep: () => {
         // At start, jobs whose call was in flight in a process that died are stranded too, though
         // their nextRunAt is pushed out by the in-flight allowance: look that far ahead once (the

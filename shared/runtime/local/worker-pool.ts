@@ -25,6 +25,14 @@ export interface WorkerPoolOptions {
   sweep?: (() => Promise<unknown>) | undefined;
   /** Default: 30 seconds. */
   sweepIntervalMs?: number | undefined;
+  /**
+   * The scheduler's round (engine/scheduler.ts: pull polls forward into spare budget, re-aim them):
+   * run whenever nothing is claimable, at most every `fillIntervalMs` of clock time, and while
+   * messages wait the loop looks again that often (a skipping clock steps by it).
+   */
+  fill?: (() => Promise<unknown>) | undefined;
+  /** Default: 250 ms. */
+  fillIntervalMs?: number | undefined;
   /** Told about a step that threw (not a business failure: those are committed to the job). */
   onError?: ((error: unknown, message: WorkMessage) => void) | undefined;
 }
@@ -33,8 +41,8 @@ export interface WorkerPoolOptions {
 const maxErrorBackoffMs = 5 * 60_000;
 
 export class WorkerPool {
-  readonly #options: Required<Omit<WorkerPoolOptions, 'sweep' | 'onError'>> &
-    Pick<WorkerPoolOptions, 'sweep' | 'onError'>;
+  readonly #options: Required<Omit<WorkerPoolOptions, 'sweep' | 'onError' | 'fill'>> &
+    Pick<WorkerPoolOptions, 'sweep' | 'onError' | 'fill'>;
   readonly #inFlight = new Map<string, Promise<void>>();
   #running = false;
   #loop: Promise<void> | undefined;
@@ -52,6 +60,7 @@ export class WorkerPool {
       leaseMs: options.leaseMs ?? 60_000,
       pollMs: options.pollMs ?? 250,
       sweepIntervalMs: options.sweepIntervalMs ?? 30_000,
+      fillIntervalMs: options.fillIntervalMs ?? 250,
     };
   }
 
@@ -101,9 +110,11 @@ export class WorkerPool {
   }
 
   async #run(): Promise<void> {
-    const { queue, time, concurrency, leaseMs, owner, pollMs, sweep, sweepIntervalMs } = this.#options;
+    const { queue, time, concurrency, leaseMs, owner, pollMs, sweep, sweepIntervalMs, fill, fillIntervalMs } =
+      this.#options;
     queue.releaseOrphanedLeases();
     let nextSweepAt = time.clock.now();
+    let nextFillAt = time.clock.now();
     while (this.#running) {
       const wake = this.#nextWake();
       const now = time.clock.now();
@@ -130,13 +141,23 @@ export class WorkerPool {
       for (const message of claimed) this.#startStep(message);
       if (claimed.length > 0) continue;
       if (this.#wakePending) continue;
+      if (fill && now >= nextFillAt) {
+        nextFillAt = now + fillIntervalMs;
+        try {
+          await fill();
+        } catch (error) {
+          this.#options.onError?.(error, { jobId: '(scheduler)', version: 0 });
+        }
+        continue;
+      }
       if (this.#inFlight.size > 0) {
         await time.busyWait(wake, pollMs);
         continue;
       }
       const visible = queue.nextVisibleAt() ?? Number.POSITIVE_INFINITY;
       const claimable = paused ? Math.max(visible, this.#claimsPausedUntil) : visible;
-      const next = Math.min(claimable, sweep ? nextSweepAt : Number.POSITIVE_INFINITY);
+      const filling = fill && queue.size() > 0 ? nextFillAt : Number.POSITIVE_INFINITY;
+      const next = Math.min(claimable, filling, sweep ? nextSweepAt : Number.POSITIVE_INFINITY);
       if (Number.isFinite(next)) await time.idleUntil(next, wake, pollMs);
       else await time.busyWait(wake, pollMs);
     }
