@@ -55,6 +55,15 @@ export interface BudgetView {
   ratePerSecond: number;
 }
 
+export interface FillPlan {
+  moves: PlannedMove[];
+  /**
+   * The earliest time a job left where it is could be moved (a poll becoming likely done, a probe
+   * becoming due): a loop on a skipping clock steps only to there, not through the whole wait.
+   */
+  nextChanceAt?: number | undefined;
+}
+
 export interface PlannedMove {
   jobId: string;
   /** The job's new `nextRunAt`. */
@@ -88,7 +97,7 @@ export function planFill(input: {
   reaimQuantile: number;
   probedAt?: ReadonlyMap<string, number> | undefined;
   options?: FillOptions | undefined;
-}): PlannedMove[] {
+}): FillPlan {
   const { now, jobs, workflows, budget, sketchOf, reaimQuantile } = input;
   const o = { ...defaults, ...definedOnly(input.options ?? {}) };
   const dueBy = now + o.windowMs;
@@ -96,6 +105,10 @@ export function planFill(input: {
   let demand = jobs.filter((job) => job.nextRunAt <= dueBy && job.tokenAt === undefined).length;
   const moves: PlannedMove[] = [];
   const candidates: Candidate[] = [];
+  let nextChanceAt = Number.POSITIVE_INFINITY;
+  const chance = (at: number, job: Job) => {
+    if (at < job.nextRunAt - o.windowMs) nextChanceAt = Math.min(nextChanceAt, Math.max(at, now + 1));
+  };
   for (const job of jobs) {
     if (job.nextRunAt <= dueBy) continue;
     const workflow = workflows.get(job.workflow);
@@ -122,6 +135,13 @@ export function planFill(input: {
       }
     }
     const index = workflow.steps.findIndex((candidate) => candidate.name === step.name);
+    if (known) {
+      const likelyFrom = conditionalQuantile(sketch, o.minDoneShare, runningAt);
+      if (likelyFrom !== undefined) chance(startedAt + likelyFrom, job);
+    } else {
+      const last = input.probedAt?.get(step.operation) ?? Number.NEGATIVE_INFINITY;
+      chance(Math.max((job.lastPolledAt ?? startedAt) + o.probeEveryMs, last + o.probeEveryMs), job);
+    }
     candidates.push({
       job,
       operation: step.operation,
@@ -130,8 +150,10 @@ export function planFill(input: {
     });
   }
 
+  const plan: FillPlan = { moves, nextChanceAt: Number.isFinite(nextChanceAt) ? nextChanceAt : undefined };
   let spare = Math.floor(budget.tokens + (budget.ratePerSecond * o.windowMs) / 1000 - demand);
-  if (spare <= 0) return moves;
+  // Saturated: the budget has room again only after calls are made, and each makes the loop look.
+  if (spare <= 0) return plan;
   const likely = candidates
     .filter((candidate) => candidate.done !== undefined && candidate.done >= o.minDoneShare)
     .sort(
@@ -139,7 +161,7 @@ export function planFill(input: {
         (b.done ?? 0) - (a.done ?? 0) || a.stepsLeft - b.stepsLeft || a.job.nextRunAt - b.job.nextRunAt,
     );
   for (const candidate of likely) {
-    if (spare <= 0) return moves;
+    if (spare <= 0) return plan;
     moves.push({ jobId: candidate.job.id, at: now, why: 'pull-forward', operation: candidate.operation });
     spare--;
   }
@@ -159,13 +181,15 @@ export function planFill(input: {
     moves.push({ jobId: candidate.job.id, at: now, why: 'probe', operation: candidate.operation });
     spare--;
   }
-  return moves;
+  return plan;
 }
 
 export interface FillRound {
   pulled: number;
   probed: number;
   reaimed: number;
+  /** When a job left waiting could next be moved (see FillPlan). */
+  nextChanceAt?: number | undefined;
 }
 
 /**
@@ -207,7 +231,7 @@ export class BudgetFiller {
     for (const [bucket, keyJobs] of byBucket) {
       const budget = (await deps.rateLimiter.budget?.(bucket, now)) ?? { tokens: 0, ratePerSecond: 0 };
       const sketches = await this.#sketches(keyJobs);
-      const moves = planFill({
+      const { moves, nextChanceAt } = planFill({
         now,
         jobs: keyJobs,
         workflows: deps.workflows,
@@ -217,6 +241,8 @@ export class BudgetFiller {
         probedAt: this.#probedAt,
         options: this.#options,
       });
+      if (nextChanceAt !== undefined)
+        round.nextChanceAt = Math.min(round.nextChanceAt ?? nextChanceAt, nextChanceAt);
       for (const move of moves) {
         const job = byId.get(move.jobId);
         const workflow = job && deps.workflows.get(job.workflow);

@@ -27,10 +27,11 @@ export interface WorkerPoolOptions {
   sweepIntervalMs?: number | undefined;
   /**
    * The scheduler's round (engine/scheduler.ts: pull polls forward into spare budget, re-aim them):
-   * run whenever nothing is claimable, at most every `fillIntervalMs` of clock time, and while
-   * messages wait the loop looks again that often (a skipping clock steps by it).
+   * run whenever nothing is claimable, at most every `fillIntervalMs` of clock time. It answers when
+   * a job left waiting could next be moved; an idle loop looks again then (a skipping clock steps
+   * there, not through the whole wait).
    */
-  fill?: (() => Promise<unknown>) | undefined;
+  fill?: (() => Promise<{ nextChanceAt?: number | undefined } | undefined>) | undefined;
   /** Default: 250 ms. */
   fillIntervalMs?: number | undefined;
   /** Told about a step that threw (not a business failure: those are committed to the job). */
@@ -115,6 +116,7 @@ export class WorkerPool {
     queue.releaseOrphanedLeases();
     let nextSweepAt = time.clock.now();
     let nextFillAt = time.clock.now();
+    let fillChanceAt = Number.POSITIVE_INFINITY;
     while (this.#running) {
       const wake = this.#nextWake();
       const now = time.clock.now();
@@ -144,7 +146,7 @@ export class WorkerPool {
       if (fill && now >= nextFillAt) {
         nextFillAt = now + fillIntervalMs;
         try {
-          await fill();
+          fillChanceAt = (await fill())?.nextChanceAt ?? Number.POSITIVE_INFINITY;
         } catch (error) {
           this.#options.onError?.(error, { jobId: '(scheduler)', version: 0 });
         }
@@ -156,7 +158,7 @@ export class WorkerPool {
       }
       const visible = queue.nextVisibleAt() ?? Number.POSITIVE_INFINITY;
       const claimable = paused ? Math.max(visible, this.#claimsPausedUntil) : visible;
-      const filling = fill && queue.size() > 0 ? nextFillAt : Number.POSITIVE_INFINITY;
+      const filling = Math.max(nextFillAt, fillChanceAt);
       const next = Math.min(claimable, filling, sweep ? nextSweepAt : Number.POSITIVE_INFINITY);
       if (Number.isFinite(next)) await time.idleUntil(next, wake, pollMs);
       else await time.busyWait(wake, pollMs);
