@@ -34,7 +34,7 @@ const now = 1_000_000;
 const pollOp = 'ai33-2Step2V3';
 
 const input = z.object({ issue: z.string() });
-const step = stepsFor<z.infer<typeof input>>();
+const step = stepsFor('two-polls', input);
 const running = (data: { status?: string }) =>
   data.status === 'RUNNING' ? ({ type: 'poll' } as const) : ({ type: 'next' } as const);
 /** Two polled steps of the same operation: one early in the workflow, one at its end. */
