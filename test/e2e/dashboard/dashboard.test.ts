@@ -337,7 +337,8 @@ describe('the dashboard in a browser', () => {
     await page.keyboard.press('Enter');
     const reason = page.getByLabel('Why (shown beside the schedule)');
     await reason.waitFor();
-    expect(await page.evaluate('document.activeElement?.id')).toBe('pause-reason');
+    // The focus moves into the field just after it renders: wait for it (a locator: the CSP forbids eval).
+    await page.locator('#pause-reason:focus').waitFor();
     await page.keyboard.type('supplier audit this week');
     await shot('14-schedule-pause-form');
     expect(await accessibilityProblems(page)).toBe('');
