@@ -324,6 +324,16 @@ async function prepare(
     );
 
   let candidate: unknown = fields;
+  if (file !== undefined && record.document === undefined) {
+    // The text comes from the file or from the line, never both: which one a line with both meant
+    // cannot be guessed, and taking either silently would run the wrong disclosure.
+    const both = textFieldsOf(workflow).filter((name) => fields[name] !== undefined);
+    if (both.length > 0)
+      return problem(
+        `both file and ${both.join(', ')} are given: the ${both.join(', ')} of ${workflow.name} comes from the file or from the line, not both; remove one`,
+        id,
+      );
+  }
   if (file !== undefined) {
     // Relative to the manifest; in a bucket it may not climb out of the manifest's folder.
     const inBucket = batch.source.uri.startsWith('s3://');
@@ -389,6 +399,19 @@ async function prepare(
       input: stored,
     },
   };
+}
+
+const textFields = new WeakMap<Workflow, string[]>();
+
+/** The input fields a workflow fills from a document's text (`query`, `text`...; not the title). */
+function textFieldsOf(workflow: Workflow): string[] {
+  let names = textFields.get(workflow);
+  if (!names) {
+    const shape = workflow.fromText?.('text', 'document.txt');
+    names = shape && typeof shape === 'object' ? Object.keys(shape).filter((name) => name !== 'title') : [];
+    textFields.set(workflow, names);
+  }
+  return names;
 }
 
 /** A label for listings: the input's title, else the id. */

@@ -168,6 +168,10 @@ export async function* readCsv(open: OpenBytes, skip = 0): AsyncGenerator<Source
   // reader), and handed out in that order.
   let counter = 0;
   const refused: SourceRecord[] = [];
+  // Where the last record (read or refused) ended, and how many blank lines the parser had skipped
+  // by then: a record that fails starts on the next line that is not blank.
+  let lastEnd = 1;
+  let blankAtLastEnd = 0;
   const parser = parse({
     bom: true,
     delimiter,
@@ -175,14 +179,30 @@ export async function* readCsv(open: OpenBytes, skip = 0): AsyncGenerator<Source
     skip_empty_lines: true,
     skip_records_with_error: true,
     max_record_size: maxRecordBytes,
-    on_record: (record: Record<string, string>, context: { lines: number }) => ({
-      record,
-      n: ++counter,
-      line: context.lines,
-    }),
+    on_record: (record: Record<string, string>, context: { lines: number; empty_lines: number }) => {
+      lastEnd = context.lines;
+      blankAtLastEnd = context.empty_lines;
+      return { record, n: ++counter, line: context.lines };
+    },
     on_skip: (error) => {
       const n = ++counter;
-      const lines = (error as { lines?: number } | undefined)?.lines;
+      const info = error as { code?: string; lines?: number; empty_lines?: number } | undefined;
+      const start = lastEnd + 1 + Math.max(0, (info?.empty_lines ?? blankAtLastEnd) - blankAtLastEnd);
+      if (info?.code === 'CSV_QUOTE_NOT_CLOSED') {
+        // csv-parse names the last line of the file, where it gave up; the user needs the line
+        // where the quote was opened, and to know that everything after it was swallowed.
+        refused.push({
+          record: n,
+          position: `record ${n} (line ${start})`,
+          error: `not a valid CSV record: a quote opened in this record (line ${start}) is never closed, so every line after it${info.lines && info.lines > start ? ` (to line ${info.lines})` : ''} was read as part of this record; close the quote`,
+        });
+        return undefined;
+      }
+      const lines = info?.lines;
+      if (lines) {
+        lastEnd = lines;
+        blankAtLastEnd = info?.empty_lines ?? blankAtLastEnd;
+      }
       refused.push({
         record: n,
         position: `record ${n}${lines ? ` (line ${lines})` : ''}`,

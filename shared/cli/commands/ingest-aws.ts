@@ -18,7 +18,7 @@ import { batchStoreOf } from '../../runtime/batch-store-of';
 import { createBatchDisplay } from '../batch-display';
 import { type CliContext, openPipeline, writeJson } from '../context';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
-import type { IngestCommandOptions } from './ingest';
+import { emptySourceWarning, type IngestCommandOptions } from './ingest';
 
 export async function awsIngestCommand(
   ctx: CliContext,
@@ -47,8 +47,11 @@ export async function awsIngestCommand(
       if (start) announce.push({ key, etag });
     };
     let uploaded = 0;
+    // Records (and documents) found: none means the wrong file, or an export that failed.
+    let found = 0;
     if (kind === 'folder') {
       for await (const record of readFolder(path)) {
+        found += 1;
         await upload(
           `${prefix}${record.document}`,
           new Uint8Array(await readFile(join(path, record.document ?? ''))),
@@ -63,6 +66,7 @@ export async function awsIngestCommand(
         kind === 'jsonl' ? readJsonLines(openFile(path)) : readCsv(openFile(path));
       const named = new Set<string>();
       for await (const record of records) {
+        if (record.value !== undefined || record.error !== undefined) found += 1;
         const file = record.value?.file;
         if (
           typeof file !== 'string' ||
@@ -94,13 +98,21 @@ export async function awsIngestCommand(
           queueUrl,
           aws.s3CreatedEvent({ bucket, key: object.key }, object.etag),
         );
+    const warnings = found === 0 ? [emptySourceWarning(kind, path)] : [];
+    if (!options.json) for (const warning of warnings) ctx.io.stderr.write(`opflow: ${warning}\n`);
     if (!options.quiet && !options.json)
       ctx.io.stderr.write(
         `opflow: uploaded ${uploaded} object${uploaded === 1 ? '' : 's'} to s3://${bucket}/${prefix}; batch ${batchId} starts there\n`,
       );
     if (!options.wait) {
       if (options.json)
-        writeJson(ctx.io, { batchId, uploaded, prefix: `s3://${bucket}/${prefix}`, exitCode: ExitCode.ok });
+        writeJson(ctx.io, {
+          batchId,
+          uploaded,
+          prefix: `s3://${bucket}/${prefix}`,
+          warnings,
+          exitCode: ExitCode.ok,
+        });
       return ExitCode.ok;
     }
     const batches = await batchStoreOf(pipeline);
@@ -128,7 +140,7 @@ export async function awsIngestCommand(
           : view.failures > 0 || !batchSettled(result.batch) || result.batch.status !== 'FINISHED'
             ? ExitCode.jobFailed
             : ExitCode.ok;
-      if (options.json) writeJson(ctx.io, { batch: view, end: result.end, exitCode });
+      if (options.json) writeJson(ctx.io, { batch: view, end: result.end, warnings, exitCode });
       else
         ctx.io.stdout.write(
           `batch ${batchId}: ${view.totals.succeeded} succeeded, ${view.totals.failed} failed, ${view.thisRun.invalid} bad lines; outputs in s3://${bucket}/batches/${batchId}/\n`,

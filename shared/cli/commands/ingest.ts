@@ -118,7 +118,7 @@ export async function ingestCommand(
       const preview = await previewIngest(deps, input, request).catch(refusal);
       // Items ingested before whose job finished are not run again: only the rest is estimated.
       const estimate = await estimateBatch(pipeline.deps.store, pipeline.deps.workflows, preview.toRun);
-      if (options.dryRun) return printDryRun(ctx, options, preview, estimate, where);
+      if (options.dryRun) return printDryRun(ctx, options, { kind, path }, preview, estimate, where);
       const max = batchOptions.maxUnits ?? 0;
       // The limit is the batch's: what it billed already counts against it.
       const billed = preview.billedBefore;
@@ -178,7 +178,7 @@ export async function ingestCommand(
       display.stop();
       await local?.stop();
     }
-    return await finish(ctx, options, deps, result, existing, startedAt, where);
+    return await finish(ctx, options, deps, result, existing, startedAt, where, { kind, path });
   } finally {
     await pipeline.close();
   }
@@ -203,15 +203,20 @@ function refusal(error: unknown): never {
 function printDryRun(
   ctx: CliContext,
   options: IngestCommandOptions,
+  source: { kind: BatchSourceKind; path: string },
   preview: IngestPreview,
   estimate: Awaited<ReturnType<typeof estimateBatch>>,
   where: (position: string) => string,
 ): ExitCodeValue {
+  const { kind, path } = source;
   const exitCode = preview.problems.length > 0 ? ExitCode.jobFailed : ExitCode.ok;
+  const empty = preview.items === 0 && preview.problems.length === 0;
+  const warnings = empty ? [emptySourceWarning(kind, path)] : [];
   if (options.json) {
-    writeJson(ctx.io, { dryRun: true, ...preview, estimate, exitCode });
+    writeJson(ctx.io, { dryRun: true, ...preview, estimate, warnings, exitCode });
     return exitCode;
   }
+  for (const warning of warnings) ctx.io.stderr.write(`opflow: ${warning}\n`);
   const lines = [
     `dry run: ${preview.records} records, ${preview.items} usable${preview.existing > 0 ? ` (${preview.existing} ingested before: not started again; ${Object.values(preview.toRun).reduce((sum, n) => sum + n, 0)} to run)` : ''}, ${preview.problems.length} refused; nothing was started`,
   ];
@@ -240,9 +245,14 @@ async function finish(
   existing: { done: number; running: number },
   startedAt: number,
   where: (position: string) => string,
+  source: { kind: BatchSourceKind; path: string },
 ): Promise<ExitCodeValue> {
   const { batch, end } = result;
   const view = viewOf(batch, Date.now());
+  const warnings =
+    view.thisRun.readingDone && emptyCounts(view.thisRun)
+      ? [emptySourceWarning(source.kind, source.path)]
+      : [];
   const index = await deps.engine.reports.link(batchOutputKeys(batch.id).index);
   const problems = await deps.batches.listProblems(batch.id, batch.run);
   const exitCode: ExitCodeValue =
@@ -257,11 +267,13 @@ async function finish(
       end,
       existing,
       problems: problems.map(({ position, record, id, reason }) => ({ position, record, id, reason })),
+      warnings,
       index,
       exitCode,
     });
     return exitCode;
   }
+  for (const warning of warnings) ctx.io.stderr.write(`opflow: ${warning}\n`);
   const t = view.totals;
   const lines = [
     `batch ${batch.id}: ${plural(view.thisRun.records, 'record')} read, ${plural(view.thisRun.created, 'new item')}${
@@ -289,5 +301,15 @@ async function finish(
   ctx.io.stdout.write(`${lines.join('\n')}\n`);
   return exitCode;
 }
+
+/** Said when a source had nothing in it: most likely the wrong file, or an export that failed. */
+export function emptySourceWarning(kind: BatchSourceKind, path: string): string {
+  return kind === 'folder'
+    ? `warning: ${path} holds no documents (hidden files are left out): the batch has nothing to run`
+    : `warning: ${path} has no records (it is empty, holds only blank lines${kind === 'csv' ? ', or has a header row and nothing under it' : ''}): the batch has nothing to run`;
+}
+
+const emptyCounts = (counts: { created: number; existing: number; invalid: number }) =>
+  counts.created + counts.existing + counts.invalid === 0;
 
 const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;

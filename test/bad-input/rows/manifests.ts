@@ -4,6 +4,7 @@
  * still taken (`--dry-run` counts them; `--no-wait` commits them to the batch). A source opflow
  * cannot read at all, or a bad flag, is refused (exit 2) naming the path or flag.
  */
+import { expect } from 'vitest';
 import type { CliRow, FileSpec } from './types';
 
 const usage = 2;
@@ -122,17 +123,67 @@ export const manifestRows: CliRow[] = [
     JSON.stringify({ id: 'b', query: 'x'.repeat(3_000_000) }),
     /too long|at most/,
   ),
+  jsonlLine(
+    'both a file and the main field',
+    '{"id": "b", "file": "good.txt", "query": "TTL:(b)"}',
+    'both file and query are given',
+  ),
   {
-    // An unclosed quote takes the rest of the file into its field (csv-parse names the line where it
-    // gave up): the records before it still count.
+    // An unclosed quote takes the rest of the file into its field: the record is named by the line
+    // where the quote opened (csv-parse names the last line, where it gave up), and the records
+    // before it still count.
     name: 'CSV: an unclosed quote',
     args: ['ingest', 'm.csv', '--workflow', 'patent-count', '--dry-run'],
-    files: { 'm.csv': 'id,query\na,TTL:(a)\nb,"TTL:(b\nc,TTL:(c)\n' },
+    files: { 'm.csv': 'id,query\na,TTL:(a)\nb,"TTL:(b\nc,TTL:(c)\nd,TTL:(d)\n' },
     exit: someBad,
     namesIn: 'output',
-    names: ['record 2 (line 4)', 'Quote Not Closed'],
-    stdout: [/dry run: 2 records, 1 usable, 1 refused/, '✖ m.csv, record 2 (line 4)'],
+    names: ['record 2 (line 3)', 'a quote opened in this record (line 3) is never closed', 'to line 5'],
+    stdout: [/dry run: 2 records, 1 usable, 1 refused/, '✖ m.csv, record 2 (line 3)'],
     json: { dryRun: true, records: 2, items: 1 },
+  },
+  {
+    // Blank lines before the record are skipped, and counted in the line number.
+    name: 'CSV: an unclosed quote after blank lines',
+    args: ['ingest', 'm.csv', '--workflow', 'patent-count', '--dry-run'],
+    files: { 'm.csv': 'id,query\na,TTL:(a)\n\n\nb,"TTL:(b\nc,TTL:(c)\n' },
+    exit: someBad,
+    namesIn: 'output',
+    names: ['record 2 (line 5)', 'quote opened in this record (line 5)'],
+    stdout: [/dry run: 2 records, 1 usable, 1 refused/, '✖ m.csv, record 2 (line 5)'],
+    json: { dryRun: true, records: 2, items: 1 },
+  },
+  {
+    // Not an error (exit 0: nothing failed), but said: most likely the wrong file or a failed export.
+    name: 'an empty JSON Lines manifest',
+    args: ['ingest', 'm.jsonl', '--workflow', 'patent-count', '--dry-run'],
+    files: { 'm.jsonl': '' },
+    exit: 0,
+    namesIn: 'output',
+    names: ['warning: m.jsonl has no records'],
+    json: {
+      dryRun: true,
+      records: 0,
+      items: 0,
+      warnings: [expect.stringMatching(/m\.jsonl has no records/)],
+    },
+  },
+  {
+    name: 'a CSV manifest with a header row and nothing under it',
+    args: ['ingest', 'm.csv', '--workflow', 'patent-count', '--no-wait', '--batch', 'bad-input-empty'],
+    files: { 'm.csv': 'id,query\n\n' },
+    exit: 0,
+    namesIn: 'output',
+    names: ['warning: m.csv has no records', 'a header row and nothing under it'],
+    stdout: [/0 records read, 0 new items, 0 bad lines/],
+    json: { end: 'read', batch: { items: 0 }, warnings: [expect.stringMatching(/m\.csv has no records/)] },
+  },
+  {
+    name: 'a folder with no documents',
+    args: ['ingest', 'docs', '--workflow', 'patent-count', '--dry-run'],
+    files: { 'docs/.hidden': 'x', 'docs/sub': { folder: true } },
+    exit: 0,
+    namesIn: 'output',
+    names: ['holds no documents'],
   },
   csvRecord('too many columns', 'b,TTL:(b),extra', 'record 2 (line 3)', 'Invalid Record Length'),
   csvRecord('an empty main field', 'b,', 'record 2 (line 3)', 'query: the search expression is required'),
