@@ -6,8 +6,11 @@
  * Steps are linked by handles, not strings: a step definition is itself the handle of the data it
  * keeps (`needs: [summary]`, `ctx.output(summary)` typed as the operation's response data), and a
  * value kept in the job's context is read and written through a `ContextKey` (`ctx.get(taskId)`,
- * `taskId.set(id)`). Handles carry the names persisted in job records and the report store, which
- * never change once a workflow has run: jobs under way in an existing database resume.
+ * `taskId.set(id)`). A decision names the step to go to by its handle (`{ type: 'next', step: summary }`),
+ * as do a fetch step's `refreshFrom` and a workflow's `start`. Handles carry the names persisted in job
+ * records and the report store, which never change once a workflow has run: jobs under way in an
+ * existing database resume. The step factories turn what a workflow declares (handles) into what the
+ * engine runs and records (those names), so a recorded decision reads the same as before handles.
  */
 import * as z from 'zod';
 import { catalogue, type OperationEffect, type OperationId } from '../openplatform/catalogue';
@@ -30,8 +33,8 @@ interface Branded<W extends string> {
 }
 
 /**
- * A step as later steps name it (`ctx.chosen(features)`, `{ type: 'next', step: summary.name }`).
- * `name` is persisted in job records: never renamed.
+ * A step as other steps name it (`ctx.chosen(features)`, `{ type: 'next', step: summary }`,
+ * `refreshFrom: report`). `name` is persisted in job records: never renamed.
  */
 export interface StepHandle<W extends string = string> extends Branded<W> {
   readonly name: string;
@@ -134,18 +137,40 @@ export interface SelectionOffer {
   max?: number;
 }
 
-/** What a step decided after its call. */
-export type StepDecision =
+/**
+ * What a step decides after its call, as its `decide` returns it: the step to go to is a handle of
+ * the same workflow (`{ type: 'next', step: summary }`).
+ */
+export type Decision<W extends string = string> =
   /** Done with this step: go to `step` (default: the next one in order), keeping `context` changes. */
-  | { type: 'next'; step?: string; context?: Record<string, unknown> }
+  | { type: 'next'; step?: StepHandle<W>; context?: Record<string, unknown> }
   /** The upstream is still working: poll again per the step's poll policy. */
   | { type: 'poll'; context?: Record<string, unknown> }
   /** Offer options: `auto` takes the preselected ones (or all), `manual` asks a person. */
-  | { type: 'select'; offer: SelectionOffer; step?: string; context?: Record<string, unknown> }
+  | { type: 'select'; offer: SelectionOffer; step?: StepHandle<W>; context?: Record<string, unknown> }
   /** The workflow is finished: render the report. */
   | { type: 'complete'; context?: Record<string, unknown> }
   /** The upstream reported the task as failed (not retryable). */
   | { type: 'fail'; message: string; code?: number };
+
+/**
+ * A decision as the engine applies and records it (in a job's `unsaved` answer): the step to go to
+ * by its persisted name. Recorded decisions of jobs written before handles have this form.
+ */
+export type StepDecision =
+  | { type: 'next'; step?: string; context?: Record<string, unknown> }
+  | { type: 'poll'; context?: Record<string, unknown> }
+  | { type: 'select'; offer: SelectionOffer; step?: string; context?: Record<string, unknown> }
+  | { type: 'complete'; context?: Record<string, unknown> }
+  | { type: 'fail'; message: string; code?: number };
+
+/** A step's decision with the step to go to by its persisted name, as the engine records it. */
+export function recordedDecision(decision: Decision): StepDecision {
+  if ((decision.type === 'next' || decision.type === 'select') && decision.step !== undefined) {
+    return { ...decision, step: decision.step.name };
+  }
+  return decision as StepDecision;
+}
 
 interface StepBase<Input, W extends string> {
   /** The step's name, persisted in job records (and the default output name): never renamed. */
@@ -230,7 +255,7 @@ export interface FetchStep<Input, W extends string = string> extends StepBase<In
   url: (ctx: StepContext<Input, W>) => string;
   /** The attachment's file name in the report folder (default: the name the server gives). */
   fileName?: (ctx: StepContext<Input, W>, serverName: string) => string;
-  /** When the link has expired, go back to this step (by its `name`) to get a fresh one. */
+  /** When the link has expired, go back to this step (by its persisted name) to get a fresh one. */
   refreshFrom?: string;
   decide?: (
     attachment: { key: string; fileName: string; contentType: string },
@@ -297,31 +322,96 @@ function operationReader<Op extends OperationId>(operation: Op): (value: unknown
   };
 }
 
-type Declared<S> = Omit<S, 'kind' | 'readOutput'>;
+/**
+ * What a workflow declares of a step: the engine's step without what the factory adds, its
+ * `decide` naming the step to go to by handle.
+ */
+type Declared<S, Result, Input, W extends string> = Omit<S, 'kind' | 'readOutput' | 'decide'> & {
+  decide(result: Result, ctx: StepContext<Input, W>): Decision<W>;
+};
+export type CallStepDeclaration<Input, Op extends OperationId, W extends string = string> = Declared<
+  CallStep<Input, Op, W>,
+  DataOf<Op>,
+  Input,
+  W
+>;
+export type StreamStepDeclaration<Input, W extends string = string> = Declared<
+  StreamStep<Input, W>,
+  Omit<StreamResult, 'usage'>,
+  Input,
+  W
+>;
+export type RequestStepDeclaration<Input, W extends string = string> = Declared<
+  RequestStep<Input, W>,
+  unknown,
+  Input,
+  W
+>;
+export type FetchStepDeclaration<Input, W extends string = string> = Omit<
+  FetchStep<Input, W>,
+  'kind' | 'decide' | 'refreshFrom'
+> & {
+  /** When the link has expired, go back to this step to get a fresh one. */
+  refreshFrom?: StepHandle<W>;
+  decide?: (
+    attachment: { key: string; fileName: string; contentType: string },
+    ctx: StepContext<Input, W>,
+  ) => Decision<W>;
+};
 
 /** Helper for declaring a call step with the data and request types of its operation. */
 export function callStep<Input, Op extends OperationId, W extends string = string>(
-  step: Declared<CallStep<Input, Op, W>>,
+  step: CallStepDeclaration<Input, Op, W>,
 ): CallStep<Input, Op, W> {
-  return { kind: 'call', ...step, readOutput: operationReader(step.operation) };
+  const { decide, ...rest } = step;
+  return {
+    kind: 'call',
+    ...rest,
+    readOutput: operationReader(step.operation),
+    decide: (data, ctx) => recordedDecision(decide(data, ctx)),
+  };
 }
 
 export function streamStep<Input, W extends string = string>(
-  step: Declared<StreamStep<Input, W>>,
+  step: StreamStepDeclaration<Input, W>,
 ): StreamStep<Input, W> {
-  return { kind: 'stream', ...step, readOutput: readStreamOutput };
+  const { decide, ...rest } = step;
+  return {
+    kind: 'stream',
+    ...rest,
+    readOutput: readStreamOutput,
+    decide: (result, ctx) => recordedDecision(decide(result, ctx)),
+  };
 }
 
 export function fetchStep<Input, W extends string = string>(
-  step: Omit<FetchStep<Input, W>, 'kind'>,
+  step: FetchStepDeclaration<Input, W>,
 ): FetchStep<Input, W> {
-  return { kind: 'fetch', ...step };
+  const { decide, refreshFrom, ...rest } = step;
+  return {
+    kind: 'fetch',
+    ...rest,
+    ...(refreshFrom && { refreshFrom: refreshFrom.name }),
+    ...(decide && { decide: (attachment, ctx) => recordedDecision(decide(attachment, ctx)) }),
+  };
 }
 
 export function requestStep<Input, W extends string = string>(
-  step: Declared<RequestStep<Input, W>>,
+  step: RequestStepDeclaration<Input, W>,
 ): RequestStep<Input, W> {
-  return { kind: 'request', ...step, readOutput: (value) => value ?? undefined };
+  const { decide, ...rest } = step;
+  return {
+    kind: 'request',
+    ...rest,
+    readOutput: (value) => value ?? undefined,
+    decide: (data, ctx) => recordedDecision(decide(data, ctx)),
+  };
+}
+
+/** What a workflow file declares: the step a job starts at is a handle. */
+export interface WorkflowDeclaration<Input = unknown> extends Omit<Workflow<Input>, 'start'> {
+  /** The step a job starts at (default: the first), when the input decides it (e.g. llm-chat's model). */
+  start?: (input: Input) => StepHandle;
 }
 
 /**
@@ -330,7 +420,9 @@ export function requestStep<Input, W extends string = string>(
  * mistake the type checker cannot see (a cast) fails when the module loads, not when a job reaches
  * the step.
  */
-export function defineWorkflow<Input>(workflow: Workflow<Input>): Workflow<Input> {
+export function defineWorkflow<Input>(declared: WorkflowDeclaration<Input>): Workflow<Input> {
+  const { start, ...rest } = declared;
+  const workflow: Workflow<Input> = { ...rest, ...(start && { start: (input: Input) => start(input).name }) };
   const problems = workflowProblems(workflow);
   if (problems.length > 0) throw new Error(`workflow ${workflow.name}: ${problems.join('; ')}`);
   return workflow;
@@ -372,11 +464,11 @@ export type WorkflowRegistry = ReadonlyMap<string, Workflow>;
  */
 export function stepsFor<const W extends string, Input>(_workflow: W, _input: z.ZodType<Input>) {
   return {
-    call: <Op extends OperationId>(step: Declared<CallStep<Input, Op, W>>): CallStep<Input, Op, W> =>
+    call: <Op extends OperationId>(step: CallStepDeclaration<Input, Op, W>): CallStep<Input, Op, W> =>
       callStep<Input, Op, W>(step),
-    stream: (step: Declared<StreamStep<Input, W>>): StreamStep<Input, W> => streamStep(step),
-    fetch: (step: Omit<FetchStep<Input, W>, 'kind'>): FetchStep<Input, W> => fetchStep(step),
-    request: (step: Declared<RequestStep<Input, W>>): RequestStep<Input, W> => requestStep(step),
+    stream: (step: StreamStepDeclaration<Input, W>): StreamStep<Input, W> => streamStep(step),
+    fetch: (step: FetchStepDeclaration<Input, W>): FetchStep<Input, W> => fetchStep(step),
+    request: (step: RequestStepDeclaration<Input, W>): RequestStep<Input, W> => requestStep(step),
     /** A value kept in the job's context under `key` (persisted: never renamed), checked by `schema`. */
     key: <Value>(key: string, schema: z.ZodType<Value>): ContextKey<Value, W> =>
       contextKey<Value, W>(key, schema),

@@ -9,10 +9,10 @@
  */
 import * as z from 'zod';
 import {
+  type Decision,
   defineWorkflow,
   type ReportInput,
   type StepContext,
-  type StepDecision,
   stepsFor,
 } from '../engine/workflow';
 import { operationSchemas } from '../openplatform/operation-schemas';
@@ -168,7 +168,7 @@ const callPage = step.request({
   operationOf: ({ input }) => rowOf(input).operationId,
   outputName: (ctx) => (rowOf(ctx.input).paging ? `page-${pageNumber(ctx)}` : 'answer'),
   request: (ctx) => pageRequest(ctx.input, pageNumber(ctx), collectedSoFar(ctx)),
-  decide: (data, ctx): StepDecision => {
+  decide: (data, ctx): Decision<'call'> => {
     const row = rowOf(ctx.input);
     const paging = row.paging;
     if (!paging) return { type: 'complete' };
@@ -195,7 +195,7 @@ const callPage = step.request({
     }
     return {
       type: 'next',
-      step: callPage.name,
+      step: callPage,
       context: { ...pageAt.set(page + 1), ...collectedBefore.set(collected) },
     };
   },

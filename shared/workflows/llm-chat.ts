@@ -108,6 +108,43 @@ const answered = (result: { text: string; finishReason: string }, model: Model) 
 
 const step = stepsFor('llm-chat', llmChatInput);
 
+/** One step per model, each the job's start when the input asks its model. */
+const answers = {
+  ai50: step.stream({
+    name: answerStep('ai50'),
+    title: 'ai50 answer',
+    operation: 'ai50ChatPatGptStream',
+    request: (ctx) => {
+      requireModel(ctx, 'ai50');
+      return { query: questionOf(ctx.input), stream: true };
+    },
+    decide: (result) => answered(result, 'ai50'),
+  }),
+  ai07: step.stream({
+    name: answerStep('ai07'),
+    title: 'ai07 answer',
+    operation: 'ai07ChatCcGptStream',
+    request: (ctx) => {
+      requireModel(ctx, 'ai07');
+      return { prompt: questionOf(ctx.input), stream: true };
+    },
+    decide: (result) => answered(result, 'ai07'),
+  }),
+  ai20: step.stream({
+    name: answerStep('ai20'),
+    title: 'ai20 answer',
+    operation: 'ai20ChatPharmGptStream',
+    request: (ctx) => {
+      requireModel(ctx, 'ai20');
+      return {
+        query: questionOf(ctx.input),
+        ...(ctx.input.sessionId ? { session_id: ctx.input.sessionId } : {}),
+      };
+    },
+    decide: (result) => answered(result, 'ai20'),
+  }),
+} satisfies Record<Model, unknown>;
+
 const workflow = defineWorkflow<LlmChatInput>({
   name: 'llm-chat',
   version: 1,
@@ -117,42 +154,8 @@ const workflow = defineWorkflow<LlmChatInput>({
     const document = readTextDocument(text, fileName);
     return { query: document.body || document.text, title: shorten(document.title, 200) };
   },
-  start: (input) => answerStep(input.model),
-  steps: [
-    step.stream({
-      name: answerStep('ai50'),
-      title: 'ai50 answer',
-      operation: 'ai50ChatPatGptStream',
-      request: (ctx) => {
-        requireModel(ctx, 'ai50');
-        return { query: questionOf(ctx.input), stream: true };
-      },
-      decide: (result) => answered(result, 'ai50'),
-    }),
-    step.stream({
-      name: answerStep('ai07'),
-      title: 'ai07 answer',
-      operation: 'ai07ChatCcGptStream',
-      request: (ctx) => {
-        requireModel(ctx, 'ai07');
-        return { prompt: questionOf(ctx.input), stream: true };
-      },
-      decide: (result) => answered(result, 'ai07'),
-    }),
-    step.stream({
-      name: answerStep('ai20'),
-      title: 'ai20 answer',
-      operation: 'ai20ChatPharmGptStream',
-      request: (ctx) => {
-        requireModel(ctx, 'ai20');
-        return {
-          query: questionOf(ctx.input),
-          ...(ctx.input.sessionId ? { session_id: ctx.input.sessionId } : {}),
-        };
-      },
-      decide: (result) => answered(result, 'ai20'),
-    }),
-  ],
+  start: (input) => answers[input.model],
+  steps: [answers.ai50, answers.ai07, answers.ai20],
   report: (r) => ({
     title: `${modelNames[r.input.model]}: ${chatTitle(r.input)}`,
     markdown: chatMarkdown(r),

@@ -9,7 +9,7 @@
  */
 import * as z from 'zod';
 import type { PollPolicy } from '../engine/policies';
-import { defineWorkflow, type StepContext, type StepDecision, stepsFor } from '../engine/workflow';
+import { type Decision, defineWorkflow, type StepContext, stepsFor } from '../engine/workflow';
 import { shorten } from '../reports/markdown';
 import { materialsMarkdown, materialsSummary, materialsTitle } from './materials-find-solution-report';
 import { leafNodes, type MindMapNode, mindMapNodes } from './mind-map';
@@ -117,12 +117,12 @@ const nodeBody = (ctx: Context) => ({
 });
 
 /** After one node's implementation: the next node's round, or the end. */
-export function afterNode(ctx: Context): StepDecision {
+export function afterNode(ctx: Context): Decision<'materials-find-solution'> {
   const { nodeIds: ids, index } = currentNode(ctx);
   if (index + 1 < ids.length) {
     return {
       type: 'next',
-      step: nodeReference.name,
+      step: nodeReference,
       context: { ...nodeIndex.set(index + 1), ...page.set(1) },
     };
   }
@@ -224,14 +224,14 @@ const citations = step.call({
   operation: 'ai73-6FindSolutionCitationReferenceList',
   outputName: (ctx) => nodeOutput.citations(currentNode(ctx).index, ctx.find(page) ?? 1),
   request: (ctx) => ({ ...nodeBody(ctx), page: ctx.find(page) ?? 1, limit: citationPageSize }),
-  decide: (data, ctx): StepDecision => {
+  decide: (data, ctx): Decision<'materials-find-solution'> => {
     const current = ctx.find(page) ?? 1;
     const more = data.has_next === true && (data.records ?? []).length > 0;
     if (!more) return { type: 'next' };
     if (current >= maxCitationPages) {
       return { type: 'fail', message: `ai73-6 still had more citations after ${maxCitationPages} pages` };
     }
-    return { type: 'next', step: citations.name, context: page.set(current + 1) };
+    return { type: 'next', step: citations, context: page.set(current + 1) };
   },
 });
 

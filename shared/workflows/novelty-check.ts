@@ -264,7 +264,7 @@ const reportDocument = step.fetch({
   name: 'report-document',
   title: 'download the report',
   url: (ctx) => ctx.get(reportUrl),
-  refreshFrom: reportLink.name,
+  refreshFrom: reportLink,
   decide: () => ({ type: 'complete' }),
 });
 

@@ -8,7 +8,7 @@
  */
 import * as z from 'zod';
 import type { PollPolicy } from '../engine/policies';
-import { defineWorkflow, type StepDecision, stepsFor } from '../engine/workflow';
+import { type Decision, defineWorkflow, stepsFor } from '../engine/workflow';
 import type { DataOf } from '../openplatform/schemas/responses';
 import { humanise, shorten } from '../reports/markdown';
 import { preResearchMarkdown, preResearchSummary, preResearchTitle } from './pre-research-report-report';
@@ -124,11 +124,11 @@ const create = step.call({
     technical_issues: input.question,
     auto_directory: input.directory === undefined,
   }),
-  decide: (data, ctx): StepDecision => {
+  decide: (data, ctx): Decision<'pre-research-report'> => {
     if (!data.report_id) return { type: 'fail', message: 'ai34-1 answered without a report_id' };
     return {
       type: 'next',
-      step: ctx.input.directory ? customDir.name : report.name,
+      step: ctx.input.directory ? customDir : report,
       context: reportId.set(data.report_id),
     };
   },
@@ -171,7 +171,7 @@ const reportDocument = step.fetch({
   name: 'report-document',
   title: 'download the report',
   url: (ctx) => ctx.get(reportUrl),
-  refreshFrom: report.name,
+  refreshFrom: report,
   decide: () => ({ type: 'complete' }),
 });
 

@@ -4,12 +4,7 @@
  * context values that a step needs, and upstream objects cleaned for echoing back in a request.
  */
 import * as z from 'zod';
-import {
-  readStreamOutput,
-  type StepDecision,
-  type StreamOutput,
-  streamOutputSchema,
-} from '../engine/workflow';
+import { type Decision, readStreamOutput, type StreamOutput, streamOutputSchema } from '../engine/workflow';
 import type { OperationId } from '../openplatform/catalogue';
 import { type DataOf, responseDataSchemas } from '../openplatform/schemas/responses';
 
@@ -105,12 +100,12 @@ export function numberState(status: number | null | undefined): TaskState {
  * The usual decision of a polled step: poll again while running, fail with `what` and the upstream's
  * status when it failed or answered a status we do not know, else `onSuccess`.
  */
-export function untilDone(
+export function untilDone<W extends string>(
   state: TaskState,
   what: string,
   status: unknown,
-  onSuccess: () => StepDecision,
-): StepDecision {
+  onSuccess: () => Decision<W>,
+): Decision<W> {
   if (state === 'running') return { type: 'poll' };
   if (state === 'failed')
     return { type: 'fail', message: `${what} failed upstream (status ${JSON.stringify(status)})` };

@@ -125,7 +125,7 @@ const document = step.fetch({
   name: 'document',
   title: 'download the document',
   url: (ctx) => ctx.get(downloadUrl),
-  refreshFrom: downloadLink.name,
+  refreshFrom: downloadLink,
   decide: () => ({ type: 'complete' }),
 });
 

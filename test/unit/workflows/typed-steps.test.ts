@@ -5,7 +5,7 @@
  */
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import * as z from 'zod';
-import { defineWorkflow, stepsFor } from '../../../shared/engine/workflow';
+import { defineWorkflow, stepContext, stepsFor } from '../../../shared/engine/workflow';
 import type { DataOf } from '../../../shared/openplatform/schemas/responses';
 import { nonEmpty } from '../../../shared/workflows/step-data';
 
@@ -88,5 +88,75 @@ describe('typed step handles', () => {
         report: () => ({ title: 'a', markdown: '' }),
       });
     expect(declare).toThrow('workflow a: step "confirm" needs "summary", which is not one of its steps');
+  });
+
+  it('names the step to go to by a handle, and records its persisted name', () => {
+    const link = a.call({
+      name: 'link',
+      operation: 'ai35-2TechSolutionGet',
+      request: () => ({ task_id: 't' }),
+      decide: () => ({ type: 'next', step: summary, context: { round: 2 } }),
+    });
+    const document = a.fetch({ name: 'document', url: () => 'https://example.test/d', refreshFrom: link });
+    a.call({
+      name: 'wrong',
+      operation: 'ai35-2TechSolutionGet',
+      request: () => ({ task_id: 't' }),
+      // @ts-expect-error a step of workflow b is not a step of workflow a
+      decide: () => ({ type: 'next', step: elsewhere }),
+    });
+    // @ts-expect-error a step is named by its handle, not by a string
+    a.fetch({ name: 'by-name', url: () => 'https://example.test/d', refreshFrom: 'link' });
+    b.fetch({
+      name: 'document',
+      url: () => 'https://example.test/d',
+      // @ts-expect-error a step of workflow a is not a step of workflow b
+      refreshFrom: link,
+    });
+
+    // The engine applies and records the decision with the step's persisted name, as before handles.
+    const ctx = stepContext({
+      job: {} as never,
+      input: { text: '' },
+      context: {},
+      selections: {},
+      outputs: {},
+      now: 0,
+    });
+    expect(link.decide({}, ctx)).toEqual({ type: 'next', step: 'summary', context: { round: 2 } });
+    expect(document.refreshFrom).toBe('link');
+  });
+
+  it('starts a job at the step a handle names', () => {
+    const workflow = defineWorkflow({
+      name: 'a',
+      version: 1,
+      description: 'a',
+      input,
+      start: (i) => (i.text === 'confirm' ? summary : summary),
+      steps: [summary],
+      report: () => ({ title: 'a', markdown: '' }),
+    });
+    expect(workflow.start?.({ text: 'x' })).toBe('summary');
+  });
+
+  it('refuses at load a refreshFrom that is not one of the workflow own steps', () => {
+    const document = b.fetch({
+      name: 'document',
+      url: () => 'https://example.test/d',
+      refreshFrom: elsewhere,
+    });
+    const declare = () =>
+      defineWorkflow({
+        name: 'b',
+        version: 1,
+        description: 'b',
+        input,
+        steps: [document],
+        report: () => ({ title: 'b', markdown: '' }),
+      });
+    expect(declare).toThrow(
+      'workflow b: step "document" refreshes from "summary", which is not one of its steps',
+    );
   });
 });
