@@ -44,7 +44,7 @@ const GOAL_BYTES = 400_000;
 const GOAL_COLD_RATIO = 2;
 
 /** The esbuild options NodejsFunction derives from our bundling settings (see aws-lambda-nodejs bundling). */
-function esbuildOptions(entry: string, outfile: string): BuildOptions {
+export function esbuildOptions(entry: string, outfile: string): BuildOptions {
   const bundling = functionBundling();
   const legalComments = bundling.esbuildArgs?.['--legal-comments'];
   return {

@@ -43,9 +43,36 @@ function settingsFor(config: AwsClientConfig, service: Service) {
   };
 }
 
+/**
+ * `create()`'s client, built on first use: the returned stand-in builds it when a property is first
+ * read (`send`, `config`, `middlewareStack`...) and forwards everything to it from then on (methods
+ * bound to the real client, `instanceof` still true). A Lambda instance then builds only the clients
+ * an invocation reaches (the api sends to S3 only for a report link, to SQS only when a job is
+ * created): a client costs some milliseconds to build, on top of its share of the bundle. `destroy()`
+ * of a client never built builds nothing.
+ */
+export function onFirstUse<T extends object>(prototype: object, create: () => T): T {
+  let built: T | undefined;
+  const client = () => {
+    built ??= create();
+    return built;
+  };
+  return new Proxy(Object.create(prototype) as T, {
+    get(_target, property) {
+      if (property === 'destroy' && built === undefined) return () => {};
+      const real = client();
+      const value = Reflect.get(real, property, real) as unknown;
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(real) : value;
+    },
+    set: (_target, property, value) => Reflect.set(client(), property, value),
+    has: (_target, property) => Reflect.has(client(), property),
+  });
+}
+
 /*
  * One builder per service, so that a Lambda function builds (and its bundle holds) only the
  * clients it uses: esbuild drops a builder nobody calls, and with it that service's SDK package.
+ * Each client is built on its first use (onFirstUse), not when the builder is called.
  */
 
 /** The DynamoDB client and the document client over it (plain JS values, undefined values removed). */
@@ -53,28 +80,36 @@ export function createDynamoDbClients(
   config: AwsClientConfig,
   instrument: Instrument = unseen,
 ): Pick<AwsClients, 'dynamoDb' | 'documents'> {
-  const dynamoDb = instrument(new DynamoDBClient(settingsFor(config, 'dynamodb')));
+  const dynamoDb = onFirstUse(DynamoDBClient.prototype, () =>
+    instrument(new DynamoDBClient(settingsFor(config, 'dynamodb'))),
+  );
   return {
     dynamoDb,
-    documents: DynamoDBDocumentClient.from(dynamoDb, { marshallOptions: { removeUndefinedValues: true } }),
+    documents: onFirstUse(DynamoDBDocumentClient.prototype, () =>
+      DynamoDBDocumentClient.from(dynamoDb, { marshallOptions: { removeUndefinedValues: true } }),
+    ),
   };
 }
 
 export function createSqsClient(config: AwsClientConfig, instrument: Instrument = unseen): SQSClient {
-  return instrument(new SQSClient(settingsFor(config, 'sqs')));
+  return onFirstUse(SQSClient.prototype, () => instrument(new SQSClient(settingsFor(config, 'sqs'))));
 }
 
 /** With an endpoint set (emulators), S3 uses path-style URLs. */
 export function createS3Client(config: AwsClientConfig, instrument: Instrument = unseen): S3Client {
   const settings = settingsFor(config, 's3');
-  return instrument(new S3Client({ ...settings, forcePathStyle: 'endpoint' in settings }));
+  return onFirstUse(S3Client.prototype, () =>
+    instrument(new S3Client({ ...settings, forcePathStyle: 'endpoint' in settings })),
+  );
 }
 
 export function createSecretsManagerClient(
   config: AwsClientConfig,
   instrument: Instrument = unseen,
 ): SecretsManagerClient {
-  return instrument(new SecretsManagerClient(settingsFor(config, 'secretsManager')));
+  return onFirstUse(SecretsManagerClient.prototype, () =>
+    instrument(new SecretsManagerClient(settingsFor(config, 'secretsManager'))),
+  );
 }
 
 /**
