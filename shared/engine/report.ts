@@ -1,10 +1,10 @@
 /**
- * Turning a finished job into its outputs: result.json (every kept step output, normalised, plus
- * usage), report.md and report.html (the page itself is rendered in shared/reports/html.ts).
+ * Where a job's outputs live in the report store, reading its kept outputs back, and writing its
+ * result.json, report.md and report.html once it finishes (their content is presentation, assembled
+ * in shared/reports/job-report.ts).
  */
-import { renderHtml } from '../reports/html';
-import { costLine, jobFacts, withLineAfterLead } from '../reports/job-facts';
-import { changesHtml, changesMarkdown, scheduleChanges, withSectionAfterTitle } from '../schedules/changes';
+import { assembleJobReport } from '../reports/job-report';
+import { scheduleChanges } from '../schedules/changes';
 import type { Job } from './job-record';
 import type { ReportStore } from './ports';
 import type { ReportInput, Workflow } from './workflow';
@@ -45,7 +45,10 @@ export async function loadReportInput(reports: ReportStore, job: Job, input: unk
   return { job, input, context: job.context, selections: job.selections, outputs, attachments };
 }
 
-/** Write result.json, report.md and report.html; overwriting, so a repeated finish leaves one report. */
+/**
+ * Write result.json, report.md and report.html (assembled in shared/reports/job-report.ts);
+ * overwriting, so a repeated finish leaves one report.
+ */
 export async function writeReport(
   reports: ReportStore,
   workflow: Workflow,
@@ -54,46 +57,12 @@ export async function writeReport(
 ): Promise<string[]> {
   const reportInput = await loadReportInput(reports, job, input);
   const rendered = workflow.report(reportInput);
-  const { title } = rendered;
   // A scheduled job's report says what changed since the schedule's previous run (shared/schedules/changes.ts).
   const changes = await scheduleChanges(reports, workflow, reportInput, rendered.markdown);
-  const changesSection = changes && changesMarkdown(changes);
-  // Every report says what it cost at the top, after its verdict or key figures, and ends with the
-  // job's cost and facts, in one form for all workflows.
-  const markdown = `${withLineAfterLead(rendered.markdown, costLine(job)).trimEnd()}\n\n${jobFacts(job)}`;
+  const report = assembleJobReport(workflow, reportInput, rendered, changes);
   const keys = reportKeys(job.id);
-  const result = {
-    job: {
-      id: job.id,
-      workflow: job.workflow,
-      workflowVersion: job.workflowVersion,
-      label: job.label,
-      status: job.status,
-      createdAt: new Date(job.createdAt).toISOString(),
-      finishedAt: job.finishedAt === undefined ? undefined : new Date(job.finishedAt).toISOString(),
-      elapsedMs: (job.finishedAt ?? job.updatedAt) - job.createdAt,
-    },
-    title,
-    summary: workflow.summary?.(reportInput),
-    answer: workflow.answer?.(reportInput),
-    input,
-    selections: job.selections,
-    context: job.context,
-    steps: reportInput.outputs,
-    attachments: reportInput.attachments.map(({ fileName, contentType }) => ({ fileName, contentType })),
-    usage: job.usage,
-    changes,
-  };
-  await reports.put(keys.result, JSON.stringify(result, null, 2), 'application/json');
-  await reports.put(
-    keys.markdown,
-    changesSection ? withSectionAfterTitle(markdown, changesSection) : markdown,
-    'text/markdown; charset=utf-8',
-  );
-  await reports.put(
-    keys.html,
-    renderHtml(title, markdown, { afterTitle: changes && changesHtml(changes) }),
-    'text/html; charset=utf-8',
-  );
+  await reports.put(keys.result, JSON.stringify(report.result, null, 2), 'application/json');
+  await reports.put(keys.markdown, report.markdown, 'text/markdown; charset=utf-8');
+  await reports.put(keys.html, report.html, 'text/html; charset=utf-8');
   return [keys.result, keys.markdown, keys.html];
 }

@@ -1,0 +1,63 @@
+/**
+ * A finished job's documents, as presentation: result.json's document, report.md and report.html,
+ * from what its workflow rendered, the job's cost and facts (in one form for all workflows), and for
+ * a scheduled job what changed since the schedule's previous run. Pure: the engine
+ * (shared/engine/report.ts) reads what goes in and writes what comes out.
+ */
+import type { ReportInput, Workflow } from '../engine/workflow';
+import {
+  changesHtml,
+  changesMarkdown,
+  type ScheduleChanges,
+  withSectionAfterTitle,
+} from '../schedules/changes';
+import { renderHtml } from './html';
+import { costLine, jobFacts, withLineAfterLead } from './job-facts';
+
+export interface JobReport {
+  /** result.json: the job, its title, summary and answer, every kept output, usage and changes. */
+  result: Record<string, unknown>;
+  markdown: string;
+  html: string;
+}
+
+export function assembleJobReport(
+  workflow: Workflow,
+  reportInput: ReportInput,
+  rendered: { title: string; markdown: string },
+  changes: ScheduleChanges | undefined,
+): JobReport {
+  const { job, input } = reportInput;
+  const { title } = rendered;
+  const changesSection = changes && changesMarkdown(changes);
+  // Every report says what it cost at the top, after its verdict or key figures, and ends with the
+  // job's cost and facts, in one form for all workflows.
+  const markdown = `${withLineAfterLead(rendered.markdown, costLine(job)).trimEnd()}\n\n${jobFacts(job)}`;
+  const result = {
+    job: {
+      id: job.id,
+      workflow: job.workflow,
+      workflowVersion: job.workflowVersion,
+      label: job.label,
+      status: job.status,
+      createdAt: new Date(job.createdAt).toISOString(),
+      finishedAt: job.finishedAt === undefined ? undefined : new Date(job.finishedAt).toISOString(),
+      elapsedMs: (job.finishedAt ?? job.updatedAt) - job.createdAt,
+    },
+    title,
+    summary: workflow.summary?.(reportInput),
+    answer: workflow.answer?.(reportInput),
+    input,
+    selections: job.selections,
+    context: job.context,
+    steps: reportInput.outputs,
+    attachments: reportInput.attachments.map(({ fileName, contentType }) => ({ fileName, contentType })),
+    usage: job.usage,
+    changes,
+  };
+  return {
+    result,
+    markdown: changesSection ? withSectionAfterTitle(markdown, changesSection) : markdown,
+    html: renderHtml(title, markdown, { afterTitle: changes && changesHtml(changes) }),
+  };
+}
