@@ -38,6 +38,11 @@ export interface RateBucketState {
   /** Throttled answers in the window and in the window before: they tell whether it was saturated. */
   windowThrottled?: number | undefined;
   lastWindowThrottled?: number | undefined;
+  /**
+   * When the latest token was granted or is reserved for (a bucket of burst 1 only). Optional: a
+   * store that does not keep it loses only the guard against two tokens closer than 1/rate apart.
+   */
+  lastTokenAt?: number | undefined;
 }
 
 export interface RateBucketConfig {
@@ -122,17 +127,32 @@ export function take(
   reserveWithinMs = 0,
 ): { state: RateBucketState; decision: RateDecision } {
   const filled = refill(state, config, now);
-  if (filled.tokens >= 1) {
-    return { state: { ...filled, tokens: filled.tokens - 1 }, decision: { granted: true } };
-  }
-  const waitMs = Math.max(1, Math.ceil(((1 - filled.tokens) / filled.rate) * 1000));
-  if (waitMs <= reserveWithinMs) {
+  // With a burst of 1 no two tokens are closer than 1/rate: the upstream counts calls in a sliding
+  // second, and reserved times rounded up to whole milliseconds could otherwise fall 1 ms closer
+  // than that (floating-point noise in the refill): 6 calls in one second, the 6th throttled, and a
+  // throttle costs a tenth of the budget for the next ten seconds or so.
+  const spacedFrom =
+    config.burst <= 1 && filled.lastTokenAt !== undefined
+      ? filled.lastTokenAt + 1000 / filled.rate
+      : Number.NEGATIVE_INFINITY;
+  // (A millionth of a token or millisecond is floating-point noise: a retry time rounded down by
+  // it still finds its token.)
+  if (filled.tokens >= 1 - 1e-6 && now >= spacedFrom - 1e-6) {
     return {
-      state: { ...filled, tokens: filled.tokens - 1 },
-      decision: { granted: false, retryAtMs: filled.updatedAt + waitMs, reserved: true },
+      state: { ...filled, tokens: filled.tokens - 1, lastTokenAt: now },
+      decision: { granted: true },
     };
   }
-  return { state: filled, decision: { granted: false, retryAtMs: filled.updatedAt + waitMs } };
+  const refilledIn = filled.tokens >= 1 - 1e-6 ? 0 : ((1 - filled.tokens) / filled.rate) * 1000;
+  const waitMs = Math.max(1, Math.ceil(refilledIn - 1e-6), Math.ceil(spacedFrom - filled.updatedAt - 1e-6));
+  const retryAtMs = filled.updatedAt + waitMs;
+  if (waitMs <= reserveWithinMs) {
+    return {
+      state: { ...filled, tokens: filled.tokens - 1, lastTokenAt: retryAtMs },
+      decision: { granted: false, retryAtMs, reserved: true },
+    };
+  }
+  return { state: filled, decision: { granted: false, retryAtMs } };
 }
 
 /** Where successes climb back to quickly: just under the rate the upstream last throttled. */

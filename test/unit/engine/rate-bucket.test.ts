@@ -246,6 +246,32 @@ describe('throttled with a measured success rate', () => {
 });
 
 describe('reserving tokens', () => {
+  it('never puts more than the rate in any sliding second, whatever the rounding of reserved times', () => {
+    // Callers every 37 ms reserving up to 15 s ahead, at rates reached by climbing back after a
+    // throttle (fractional, with floating-point noise): every call lands at its grant or reserved
+    // time, and the upstream counts calls in (t - 1 s, t].
+    for (const limit of [5, 4, 3, 7]) {
+      const config = rateBucketConfig({ ratePerSecond: limit });
+      let state = throttled(initialBucket(config, T0), config, T0);
+      const times: number[] = [];
+      for (let now = T0; now < T0 + 60_000; now += 37) {
+        const result = take(state, config, now, 15_000);
+        state = result.state;
+        if (result.decision.granted) times.push(now);
+        else if (result.decision.reserved) times.push(result.decision.retryAtMs);
+        state = succeeded(state, config, now);
+      }
+      times.sort((a, b) => a - b);
+      expect(times.length).toBeGreaterThan(limit * 40);
+      for (const [i, at] of times.entries()) {
+        expect(
+          times.filter((other) => other > at - 1000 && other <= at).length,
+          `call ${i} at ${at - T0}`,
+        ).toBeLessThanOrEqual(limit);
+      }
+    }
+  });
+
   it('lines callers up one token apart within the horizon, and refuses beyond it', () => {
     const config = rateBucketConfig({ ratePerSecond: 2 });
     let state = initialBucket(config, 0);
