@@ -43,6 +43,8 @@ const optionsSchema = z.object({
   /** Only the cases whose label contains this. */
   cases: z.string(),
   trace: z.boolean(),
+  /** Print where each case's calls and time went (calls by operation, calls per 5 s, finishes). */
+  detail: z.boolean(),
   /** wall: the real clock; virtual: a clock that jumps to the next due time whenever every worker is idle. */
   clock: z.enum(['wall', 'virtual']),
 });
@@ -57,6 +59,7 @@ function readOptions(): Options {
       sequential: { type: 'boolean', default: false },
       cases: { type: 'string', default: '' },
       trace: { type: 'boolean', default: false },
+      detail: { type: 'boolean', default: false },
       clock: { type: 'string', default: 'wall' },
     },
   });
@@ -119,9 +122,12 @@ interface CaseResult {
   /** Median over the measured jobs of (finish - creation). */
   medianJobMs: number;
   timedOut: boolean;
+  /** With --detail: where the calls and the time went. */
+  detail?: string | undefined;
 }
 
 let tracing = false;
+let detailed = false;
 let virtual = false;
 
 async function runCase(spec: CaseSpec): Promise<CaseResult> {
@@ -208,6 +214,7 @@ async function runCase(spec: CaseSpec): Promise<CaseResult> {
       .entries()
       .slice(seen)
       .filter((entry) => entry.operationId !== 'download');
+    const detail = detailed ? describe(spec, calls, jobs, startedAt, qps) : undefined;
     const spans = jobs.map((job) => (job.finishedAt ?? job.updatedAt) - job.createdAt).sort((a, b) => a - b);
     return {
       spec,
@@ -217,11 +224,61 @@ async function runCase(spec: CaseSpec): Promise<CaseResult> {
       succeeded: jobs.filter((job) => job.status === 'SUCCEEDED').length,
       medianJobMs: spans[Math.floor(spans.length / 2)] ?? 0,
       timedOut,
+      detail,
     };
   } finally {
     await pipeline.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Where a case's calls and time went: calls beyond one per step by operation (polls that found the
+ * task running, throttled answers), calls per 5 s of the run against what the key allows, when the
+ * last job made its first call, and when jobs finished.
+ */
+function describe(
+  spec: CaseSpec,
+  calls: readonly { time: number; operationId: string; errorCode: number }[],
+  jobs: readonly Job[],
+  startedAt: number,
+  qps: number,
+): string {
+  const byOperation = new Map<string, number>();
+  for (const call of calls) byOperation.set(call.operationId, (byOperation.get(call.operationId) ?? 0) + 1);
+  const extra = [...byOperation]
+    .map(([operation, count]) => `${operation.split(/(?<=\d)(?=[A-Z])/)[0]} +${count - spec.jobs}`)
+    .join(', ');
+  const binMs = 5_000;
+  const bins: number[] = [];
+  for (const call of calls) {
+    const bin = Math.floor((call.time - startedAt) / binMs);
+    bins[bin] = (bins[bin] ?? 0) + 1;
+  }
+  const full = (qps * binMs) / 1000;
+  const timeline = Array.from(bins, (count) => `${Math.round((100 * (count ?? 0)) / full)}`).join(' ');
+  const firstCalls = calls.filter((call) => /^ai35-1[A-Z]/.test(call.operationId));
+  const throttledAt = calls
+    .filter((call) => call.errorCode === PlatformCode.throttled)
+    .map((call) => {
+      const before = calls.filter(
+        (other) =>
+          other.errorCode !== PlatformCode.throttled &&
+          other.time > call.time - 1000 &&
+          other.time <= call.time,
+      );
+      return `${((call.time - startedAt) / 1000).toFixed(2)} [${before.map((other) => other.time - call.time).join(',')}]`;
+    });
+  const lastAdmitted = Math.max(...firstCalls.map((call) => call.time)) - startedAt;
+  const finishes = jobs.map((job) => (job.finishedAt ?? job.updatedAt) - startedAt).sort((a, b) => a - b);
+  const at = (q: number) =>
+    ((finishes[Math.min(finishes.length - 1, Math.floor(q * finishes.length))] ?? 0) / 1000).toFixed(1);
+  return [
+    `  ${spec.label}: calls beyond one per step: ${extra}`,
+    `    budget used per 5 s (%): ${timeline}`,
+    `    throttled at (s, with the admitted calls of the second before, ms): ${throttledAt.join('; ')}`,
+    `    last first call at ${(lastAdmitted / 1000).toFixed(1)} s; jobs finished: first ${at(0)} s, median ${at(0.5)} s, 90% ${at(0.9)} s, last ${at(1)} s`,
+  ].join('\n');
 }
 
 function table(headers: string[], rows: string[][]): string {
@@ -246,6 +303,7 @@ async function runAll(all: CaseSpec[], sequential: boolean): Promise<CaseResult[
 async function main(): Promise<void> {
   const options = readOptions();
   tracing = options.trace;
+  detailed = options.detail;
   virtual = options.clock === 'virtual';
   process.stdout.write(
     virtual
@@ -295,6 +353,7 @@ async function main(): Promise<void> {
           `${((100 * r.throttled) / Math.max(1, r.calls)).toFixed(1)}%`,
         ]),
       ),
+      ...(options.detail ? results.map((r) => r.detail ?? '') : []),
       '',
     );
     process.stdout.write(`${out.splice(0).join('\n')}\n`);

@@ -155,7 +155,8 @@ export const defaultPollAim: PollAim = { roomy: 0.6, saturated: 0.9 };
  * declared schedule (`declaredDelayMs`) is used: it is only the prior. A first task found done at
  * the first poll teaches only "by then"; its weight spreads over the whole interval, so the next
  * aim is earlier, and the estimate narrows down within a few tasks (faster while the budget has
- * room and polls aim at a lower quantile).
+ * room and polls aim at a lower quantile). The declared `maxDelayMs` does not cap a learned delay
+ * (it is part of the same prior); the give-up time does.
  */
 export function learnedPollDelay(options: {
   sketch: DurationSketch | undefined;
@@ -173,5 +174,10 @@ export function learnedPollDelay(options: {
   // Past everything seen so far: look again after a growing share of the time already waited.
   const learned =
     aimAt <= elapsedMs ? Math.max(250, (elapsedMs - lastPollAtMs) * 0.5) : Math.max(50, aimAt - elapsedMs);
-  return Math.round(Math.min(policy.maxDelayMs, Math.max(50, learned)));
+  // The declared `maxDelayMs` is part of the prior too: a schedule 10 times too fast also caps its
+  // delays 10 times too low, and capping the learned aim by it polled every task that many times
+  // (bench/README.md, `learned 10x fast`). Only the give-up time bounds a learned delay.
+  return Math.round(
+    Math.min(Math.max(policy.maxDelayMs, policy.giveUpAfterMs - elapsedMs), Math.max(50, learned)),
+  );
 }

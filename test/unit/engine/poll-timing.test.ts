@@ -80,6 +80,31 @@ describe('duration sketch', () => {
     expect(one).toBeGreaterThan(1_700);
     expect(one).toBeLessThan(2_400);
   });
+
+  it('is not capped by the declared maxDelayMs (part of the prior), only by the give-up time', () => {
+    // Declared 10 times too fast: first look after 100 ms, never more than 400 ms apart.
+    const fast = { firstDelayMs: 100, factor: 1.5, maxDelayMs: 400, giveUpAfterMs: 600_000 };
+    const sketch = sketchOf(Array(20).fill(2_000));
+    const delay = learnedPollDelay({
+      sketch,
+      policy: fast,
+      declaredDelayMs: 100,
+      elapsedMs: 0,
+      lastPollAtMs: 0,
+      quantile: 0.9,
+    });
+    expect(delay).toBeGreaterThan(1_700);
+    expect(delay).toBeLessThan(2_400);
+    const nearGiveUp = learnedPollDelay({
+      sketch,
+      policy: { ...fast, giveUpAfterMs: 1_000 },
+      declaredDelayMs: 100,
+      elapsedMs: 0,
+      lastPollAtMs: 0,
+      quantile: 0.9,
+    });
+    expect(nearGiveUp).toBe(1_000);
+  });
 });
 
 class MemoryPollStats implements PollStatsStore {
