@@ -4,7 +4,6 @@
  * parsed the way the client parses it, and a workflow's report.
  */
 import {
-  emptyUsage,
   type Job,
   type ReportInput,
   type Step,
@@ -16,36 +15,27 @@ import {
 import type { OperationId } from '../../../shared/openplatform/catalogue';
 import { requestSchemas } from '../../../shared/openplatform/schemas/requests';
 import { responseDataSchemas } from '../../../shared/openplatform/schemas/responses';
+import { makeJob } from '../../support/factories';
 
 export const NOW = Date.UTC(2026, 0, 5, 9, 0, 0);
 
 // biome-ignore lint/suspicious/noExplicitAny: tests drive workflows of any input type
 type AnyWorkflow = Workflow<any>;
 
+/** A job of `workflow` at its first step (the shared job factory's record, for this workflow). */
 export function jobFor(workflow: AnyWorkflow, input: unknown, id = '01JTESTJOB0000000000000000'): Job {
-  return {
+  return makeJob({
     id,
     workflow: workflow.name,
     workflowVersion: workflow.version,
-    tenant: 'default',
     status: 'RUNNING',
     step: workflow.steps[0]?.name ?? '',
-    version: 1,
     input: { inline: input },
-    context: {},
-    selection: { mode: 'auto' },
-    selections: {},
-    attempts: 0,
-    polls: 0,
-    intents: {},
     nextRunAt: NOW,
     deadlineAt: NOW + 86_400_000,
-    usage: emptyUsage(),
-    outputs: [],
-    source: 'cli',
     createdAt: NOW,
     updatedAt: NOW,
-  };
+  });
 }
 
 export interface ContextParts {
