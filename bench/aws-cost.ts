@@ -114,6 +114,8 @@ interface Cost {
   indexUnits: Record<string, number>;
   upstreamCalls: number;
   simulatedSeconds: number;
+  /** What the step worker did with each message ('step done' log lines: outcome, reason). */
+  outcomes: Record<string, number>;
 }
 
 /** Runs `jobs` novelty checks submitted at once against a key of `qps` calls per second. */
@@ -150,7 +152,16 @@ async function measure(jobs: number): Promise<Cost> {
       throw new Error(`${failed.length} of ${jobs} jobs did not succeed: ${failed[0]?.lastError ?? ''}`);
     }
     const units = proxy!.units;
+    const outcomes: Record<string, number> = {};
+    for (const line of world.logLines()) {
+      if (line.message !== 'step done') continue;
+      const name = [line.outcome, line.reason, line.reserved === true ? 'reserved' : undefined]
+        .filter((part) => typeof part === 'string')
+        .join(' ');
+      outcomes[name] = (outcomes[name] ?? 0) + 1;
+    }
     return {
+      outcomes,
       jobs,
       messages,
       workerRuns,
@@ -196,6 +207,10 @@ it(`aws cost per novelty check: 1 job vs a backlog of ${backlogJobs} at ${qps} c
     }),
     `sweeper runs: ${alone.sweeps} / ${backlog.sweeps}; simulated time ${alone.simulatedSeconds.toFixed(0)} s / ${backlog.simulatedSeconds.toFixed(0)} s` +
       ` (bound ${((backlog.upstreamCalls / qps) | 0).toString()} s)`,
+    ...[alone, backlog].map(
+      (cost) =>
+        `messages per job by outcome, ${cost.jobs} job(s): ${JSON.stringify(Object.fromEntries(Object.entries(cost.outcomes).map(([k, v]) => [k, +(v / cost.jobs).toFixed(2)])))}`,
+    ),
     `index write units per job, ${backlogJobs} jobs: ${JSON.stringify(Object.fromEntries(Object.entries(backlog.indexUnits).map(([k, v]) => [k, +(v / backlog.jobs).toFixed(1)])))}`,
     '',
   ];

@@ -71,6 +71,12 @@ export type EngineEvent =
       reserved?: boolean | undefined;
     }
   /**
+   * The token of the job's next call is reserved at `at` (not before its `nextRunAt`) in the same
+   * commit as the change that scheduled that call: `job` is that change, not yet committed (its
+   * version is kept), and the call is sent once, for when its token comes (runner.ts).
+   */
+  | { type: 'token-reserved'; at: number }
+  /**
    * A paid (create) call for `output` is about to be sent: its intent is recorded (a repeat is
    * counted), and `nextRunAt` is pushed out by `allowanceMs`, so no process runs the job beside
    * the call while it is alive. `by` names the caller, so a restart can tell that it died.
@@ -272,6 +278,14 @@ export function advance(
       }
       const moved = { ...job, version: job.version + 1, updatedAt: now, nextRunAt: event.retryAt };
       return { job: moved, delayMs: Math.max(0, event.retryAt - now), completed: false };
+    }
+    case 'token-reserved': {
+      const at = Math.max(event.at, job.nextRunAt);
+      return {
+        job: { ...job, updatedAt: now, nextRunAt: at, tokenAt: at },
+        delayMs: Math.max(0, at - now),
+        completed: false,
+      };
     }
     case 'call-started': {
       const sent = job.intents[event.output] ?? 0;

@@ -95,6 +95,17 @@ export interface RateLimiter {
    * `reserveWithinMs`, a token due within that long is reserved for the caller (see RateDecision).
    */
   take(bucket: string, now: number, options?: { reserveWithinMs?: number }): Promise<RateDecision>;
+  /**
+   * Reserve the token of a call due at `at` while it is being scheduled, when the bucket's line
+   * already reaches past `at` (see rate-bucket.ts `reserveAhead`): the time of the token reserved,
+   * or undefined when none was (the call then takes its token when it comes). Optional: without
+   * it every call takes its token when it comes.
+   */
+  reserveAhead?(
+    bucket: string,
+    now: number,
+    options: { at: number; withinMs: number },
+  ): Promise<number | undefined>;
   /** The upstream throttled a call: slow the bucket down. */
   throttled(bucket: string, now: number): Promise<void>;
   /** A call went through: let the bucket speed up again, slowly. */

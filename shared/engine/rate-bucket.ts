@@ -155,6 +155,31 @@ export function take(
   return { state: filled, decision: { granted: false, retryAtMs } };
 }
 
+/**
+ * Reserves the token of a call due at `at` (now or later) while the call is being scheduled, when
+ * the line already reaches that far: the bucket's next free token is due at or after `at`, and
+ * within `withinMs` of it. That token becomes the caller's (the bucket goes into debt, as with
+ * `take`), and `reservedAt` says when: the call comes then, once, instead of coming at `at`, finding
+ * the line full and being sent back. When the next free token is due before `at`, nothing is
+ * reserved: a token taken now for a later call would leave the free tokens before `at` unused, or
+ * (spent at `at`) put two calls where the bucket spaced one; that call takes its token when it comes.
+ */
+export function reserveAhead(
+  state: RateBucketState,
+  config: RateBucketConfig,
+  now: number,
+  at: number,
+  withinMs: number,
+): { state: RateBucketState; reservedAt?: number } {
+  const filled = refill(state, config, now);
+  const nextAt =
+    filled.tokens >= 1
+      ? filled.updatedAt
+      : filled.updatedAt + Math.max(1, Math.ceil(((1 - filled.tokens) / filled.rate) * 1000));
+  if (nextAt < at || nextAt - at > withinMs) return { state: filled };
+  return { state: { ...filled, tokens: filled.tokens - 1 }, reservedAt: nextAt };
+}
+
 /** Where successes climb back to quickly: just under the rate the upstream last throttled. */
 const safeShare = 0.9;
 /**

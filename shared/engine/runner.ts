@@ -282,7 +282,7 @@ export async function runStep(deps: EngineDeps, message: WorkMessage): Promise<S
   const after = deps.clock.now();
   // Only a step's decision can schedule a poll (an error is retried on its backoff).
   const timer = event.type === 'decision' ? await pollTimer(deps, workflow, bucket, after) : undefined;
-  const report = await commitOutcome(deps, workflow, current, event, after, input, timer);
+  const report = await commitOutcome(deps, workflow, current, event, after, input, timer, bucket);
   if (report.outcome === 'committed') await learnDuration(deps, step, current, outcome, after);
   if (report.outcome === 'conflict' && outcome.type !== 'deadline' && (outcome.usage?.calls ?? 0) > 0) {
     // Another process changed the job while the call was under way (a cancel, a take-over): its
@@ -515,6 +515,7 @@ async function commitOutcome(
   now: number,
   input: unknown,
   timer?: PollTimer,
+  bucket?: string,
 ): Promise<StepReport> {
   let advanced = advance(workflow, previous, event, now, deps.random, timer);
   if (advanced.completed && event.type === 'decision') {
@@ -533,7 +534,47 @@ async function commitOutcome(
       );
     }
   }
+  if (bucket !== undefined) advanced = await reserveNextToken(deps, workflow, bucket, advanced, now);
   return commitAndSchedule(deps, previous, advanced);
+}
+
+/**
+ * The job's next call is due at its `nextRunAt`: when the key's line of reserved tokens already
+ * reaches past then (within the call's horizon), reserve its token now, in the commit that
+ * schedules it, so its one message comes when the token does, instead of coming when due, finding
+ * the line full and being sent back with a second message and a second commit. A token reserved
+ * here and lost with the commit (another writer won) is only budget unused, never a call paid twice.
+ */
+async function reserveNextToken(
+  deps: EngineDeps,
+  workflow: Workflow,
+  bucket: string,
+  advanced: Advanced,
+  now: number,
+): Promise<Advanced> {
+  const { job, delayMs } = advanced;
+  if (!deps.rateLimiter.reserveAhead || delayMs === undefined || advanced.unchanged) return advanced;
+  if (isTerminal(job.status) || job.status === 'AWAITING_INPUT') return advanced;
+  if (job.inFlightSince !== undefined || job.unsaved !== undefined || job.tokenAt !== undefined)
+    return advanced;
+  const step = findStep(workflow, job.step);
+  if (!step || step.kind === 'fetch') return advanced;
+  const horizonMs = deps.reserveHorizonMs ?? defaultReserveHorizonMs;
+  const withinMs = reserveHorizonMs(job, horizonMs, waitPriority(workflow, job, step));
+  // Calls reserve within their horizon of when they are due, so the line never reaches much further
+  // than twice the horizon: a call due later than that takes its token when it comes, unasked.
+  if (withinMs <= 0 || job.nextRunAt - now > 2 * horizonMs) return advanced;
+  try {
+    const at = await deps.rateLimiter.reserveAhead(bucket, now, { at: job.nextRunAt, withinMs });
+    if (at === undefined) return advanced;
+    return advance(workflow, job, { type: 'token-reserved', at }, now, deps.random);
+  } catch (error) {
+    deps.log?.warn("could not reserve the next call's token; it takes one when it comes", {
+      jobId: job.id,
+      error: error instanceof Error ? error.message : String(error),
+    });
+    return advanced;
+  }
 }
 
 /** Answers kept in a job record larger than this are not kept (a DynamoDB item holds 400 KB in all). */

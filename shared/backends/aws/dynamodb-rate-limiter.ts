@@ -14,6 +14,7 @@ import {
   type RateBucketOptions,
   type RateBucketState,
   rateBucketConfig,
+  reserveAhead,
   succeeded,
   take,
   throttled,
@@ -72,6 +73,25 @@ export class DynamoDbRateLimiter implements RateLimiter {
     }
     if (!decision.granted) this.refusedAt.set(bucket, now);
     return decision;
+  }
+
+  /**
+   * Reserves the token of a call due at `at` when the line already reaches past it (one
+   * conditional write, like `take`); undefined, with nothing written, when it does not, or when
+   * other workers keep winning (the call then takes its token when it comes).
+   */
+  async reserveAhead(
+    bucket: string,
+    now: number,
+    options: { at: number; withinMs: number },
+  ): Promise<number | undefined> {
+    let reservedAt: number | undefined;
+    const written = await this.update(bucket, now, (state) => {
+      const result = reserveAhead(state, this.config, now, options.at, options.withinMs);
+      reservedAt = result.reservedAt;
+      return reservedAt === undefined ? undefined : result.state;
+    });
+    return written === 'written' ? reservedAt : undefined;
   }
 
   /** Whether this worker was refused a token of the bucket in the last two seconds. */

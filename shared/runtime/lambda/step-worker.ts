@@ -67,7 +67,12 @@ function describeReport(report: StepReport): Record<string, unknown> {
         nextRunAt: report.job.nextRunAt,
       };
     case 'deferred':
-      return { outcome: report.outcome, reason: report.reason, delayMs: report.delayMs };
+      return {
+        outcome: report.outcome,
+        reason: report.reason,
+        delayMs: report.delayMs,
+        ...(report.reserved ? { reserved: true } : {}),
+      };
     case 'dropped':
       return { outcome: report.outcome, reason: report.reason };
     default:

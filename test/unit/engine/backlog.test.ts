@@ -5,19 +5,55 @@
 import { describe, expect, it } from 'vitest';
 import { InMemoryRateLimiter } from '../../../shared/backends/local';
 import { type Job, submitJob } from '../../../shared/engine';
+import type { RateDecision } from '../../../shared/engine/ports';
+import { initialBucket, type RateBucketState, reserveAhead, take } from '../../../shared/engine/rate-bucket';
 import { drive } from '../../support/memory-ports';
 import { happyScript, harness } from './fixtures';
 
+/**
+ * The in-memory limiter with `reserveAhead` (the DynamoDB limiter's), counting the tokens it hands
+ * out (granted, reserved by a take or ahead) and the upstream calls made on them.
+ */
+class AheadLimiter extends InMemoryRateLimiter {
+  handedOut = 0;
+  #state: RateBucketState | undefined;
+  override async take(
+    _bucket: string,
+    now: number,
+    options?: { reserveWithinMs?: number },
+  ): Promise<RateDecision> {
+    const result = take(this.#at(now), this.config, now, options?.reserveWithinMs);
+    this.#state = result.state;
+    if (result.decision.granted || result.decision.reserved) this.handedOut++;
+    return result.decision;
+  }
+  async reserveAhead(_bucket: string, now: number, options: { at: number; withinMs: number }) {
+    const result = reserveAhead(this.#at(now), this.config, now, options.at, options.withinMs);
+    this.#state = result.state;
+    if (result.reservedAt !== undefined) this.handedOut++;
+    return result.reservedAt;
+  }
+  #at(now: number): RateBucketState {
+    this.#state ??= initialBucket(this.config, now);
+    return this.#state;
+  }
+}
+
 /** Runs `jobs` demo jobs at once against a key budget of 2 calls/s; returns messages and commits per job. */
-async function backlog(jobs: number, reserveHorizonMs?: number) {
+async function backlog(jobs: number, reserveHorizonMs?: number, ahead = false) {
   let polls = 0;
+  let calls = 0;
   const base = happyScript(0);
+  const limiter = ahead
+    ? new AheadLimiter({ ratePerSecond: 2 })
+    : new InMemoryRateLimiter({ ratePerSecond: 2 });
   const h = harness(
     (op, body, key) => {
       if (op === 'ai33-2Step2V3') polls++;
+      if (op !== 'fetch') calls++;
       return base(op, body, key);
     },
-    { rateLimiter: new InMemoryRateLimiter({ ratePerSecond: 2 }), reserveHorizonMs },
+    { rateLimiter: limiter, reserveHorizonMs },
   );
   let random = 0;
   h.deps.random = () => {
@@ -37,7 +73,8 @@ async function backlog(jobs: number, reserveHorizonMs?: number) {
   await drive(h.deps, h.queue, h.clock);
   const finished = await Promise.all(ids.map((id) => h.store.get(id)));
   expect(finished.every((job) => job?.status === 'SUCCEEDED')).toBe(true);
-  return { messages: h.queue.sent.length / jobs, commits: commits / jobs, polls };
+  const handedOut = limiter instanceof AheadLimiter ? limiter.handedOut : undefined;
+  return { messages: h.queue.sent.length / jobs, commits: commits / jobs, polls, calls, handedOut };
 }
 
 describe('a backlog waiting for tokens', () => {
@@ -49,5 +86,21 @@ describe('a backlog waiting for tokens', () => {
     expect(bouncing.messages).toBeGreaterThan(2 * alone.messages);
     expect(queued.messages).toBeLessThanOrEqual(1.5 * alone.messages);
     expect(queued.messages).toBeLessThan(bouncing.messages / 2);
+  });
+
+  it('sends a call once, for when its token comes, when its token is reserved in the commit that schedules it', async () => {
+    const alone = await backlog(1, undefined, true);
+    const queued = await backlog(20);
+    const ahead = await backlog(20, undefined, true);
+    // A job alone no longer waits half a second for the next token with a message of its own.
+    expect(alone.messages).toBeLessThan((await backlog(1)).messages);
+    expect(ahead.messages).toBeLessThan(queued.messages);
+    expect(ahead.commits).toBeLessThanOrEqual(queued.commits);
+    // What is left above a job alone is the admission of new jobs (2 s horizon): their first calls
+    // are not scheduled by a commit of theirs.
+    expect(ahead.messages).toBeLessThanOrEqual(1.7 * alone.messages);
+    // Every call spent exactly one token: none called without one, none reserved and left unused.
+    expect(ahead.handedOut).toBe(ahead.calls);
+    expect(alone.handedOut).toBe(alone.calls);
   });
 });

@@ -81,6 +81,45 @@ describe('DynamoDbRateLimiter', () => {
     expect(JSON.stringify(scan.Items)).not.toContain('sk-live');
   });
 
+  it('reserves ahead only where the line already reaches, each token once across workers', async () => {
+    const { tableName, all } = await limiters(4, { ratePerSecond: 2, burst: 1, maxContention: 50 });
+    const bucket = keyFingerprint('sk-ahead');
+    const seq = async () =>
+      (
+        await emulators.clients.documents.send(
+          new GetCommand({ TableName: tableName, Key: rateBucketKey(bucket) }),
+        )
+      ).Item?.seq;
+    // A full bucket and a call due in 3 s: the line does not reach it, so nothing is reserved or written.
+    expect(await all[0]!.reserveAhead(bucket, T0, { at: T0 + 3_000, withinMs: 15_000 })).toBeUndefined();
+    expect(await seq()).toBeUndefined();
+    // Due now: the free token is the caller's, at once.
+    expect(await all[0]!.reserveAhead(bucket, T0, { at: T0, withinMs: 15_000 })).toBe(T0);
+    // Twelve calls due now, scheduled together by four workers: each gets its own token, 500 ms apart,
+    // in line after the one above, as far as the 5 s horizon reaches (ten of them); two get none.
+    const ahead = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        all[i % all.length]!.reserveAhead(bucket, T0, { at: T0, withinMs: 5_000 }),
+      ),
+    );
+    const times = ahead.filter((at): at is number => at !== undefined).sort((a, b) => a - b);
+    expect(times).toEqual(Array.from({ length: 10 }, (_, i) => T0 + 500 * (i + 1)));
+    // The line ends at T0 + 5 s: a call due at T0 + 6 s is not reserved (its token is free then), one
+    // due at T0 + 4 s gets the next token after the line's end, and a take now waits behind all of them.
+    expect(await all[1]!.reserveAhead(bucket, T0, { at: T0 + 6_000, withinMs: 15_000 })).toBeUndefined();
+    expect(await all[2]!.reserveAhead(bucket, T0, { at: T0 + 4_000, withinMs: 15_000 })).toBe(T0 + 5_500);
+    expect(await all[3]!.take(bucket, T0, { reserveWithinMs: 60_000 })).toEqual({
+      granted: false,
+      retryAtMs: T0 + 6_000,
+      reserved: true,
+    });
+    // Exactly the tokens handed out were spent: 1 + 10 + 1 + 1 from a bucket of 1 at T0.
+    const item = await emulators.clients.documents.send(
+      new GetCommand({ TableName: tableName, Key: rateBucketKey(bucket) }),
+    );
+    expect(item.Item?.tokens).toBe(1 - 13);
+  });
+
   it('writes nothing for a success while the rate is already at the ceiling', async () => {
     const { tableName, all } = await limiters(1, { ratePerSecond: 2, burst: 2 });
     await all[0]!.take('k', T0);
