@@ -172,12 +172,19 @@ export function reserveAhead(
   withinMs: number,
 ): { state: RateBucketState; reservedAt?: number } {
   const filled = refill(state, config, now);
-  const nextAt =
-    filled.tokens >= 1
-      ? filled.updatedAt
-      : filled.updatedAt + Math.max(1, Math.ceil(((1 - filled.tokens) / filled.rate) * 1000));
+  // The next free token, as `take` finds it (spaced 1/rate from the last one with a burst of 1).
+  const spacedFrom =
+    config.burst <= 1 && filled.lastTokenAt !== undefined
+      ? filled.lastTokenAt + 1000 / filled.rate
+      : Number.NEGATIVE_INFINITY;
+  const free = filled.tokens >= 1 - 1e-6 && now >= spacedFrom - 1e-6;
+  const refilledIn = filled.tokens >= 1 - 1e-6 ? 0 : ((1 - filled.tokens) / filled.rate) * 1000;
+  const nextAt = free
+    ? now
+    : filled.updatedAt +
+      Math.max(1, Math.ceil(refilledIn - 1e-6), Math.ceil(spacedFrom - filled.updatedAt - 1e-6));
   if (nextAt < at || nextAt - at > withinMs) return { state: filled };
-  return { state: { ...filled, tokens: filled.tokens - 1 }, reservedAt: nextAt };
+  return { state: { ...filled, tokens: filled.tokens - 1, lastTokenAt: nextAt }, reservedAt: nextAt };
 }
 
 /** Where successes climb back to quickly: just under the rate the upstream last throttled. */

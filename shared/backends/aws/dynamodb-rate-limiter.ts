@@ -136,6 +136,7 @@ export class DynamoDbRateLimiter implements RateLimiter {
               updatedAt: next.updatedAt,
               ...(next.decreasedAt !== undefined ? { decreasedAt: next.decreasedAt } : {}),
               ...(next.knownLimit !== undefined ? { knownLimit: next.knownLimit } : {}),
+              ...(next.lastTokenAt !== undefined ? { lastTokenAt: next.lastTokenAt } : {}),
               ...(next.windowStart !== undefined
                 ? {
                     windowStart: next.windowStart,
@@ -190,6 +191,7 @@ export class DynamoDbRateLimiter implements RateLimiter {
         updatedAt: item.updatedAt,
         decreasedAt: typeof item.decreasedAt === 'number' ? item.decreasedAt : undefined,
         knownLimit: typeof item.knownLimit === 'number' ? item.knownLimit : undefined,
+        lastTokenAt: typeof item.lastTokenAt === 'number' ? item.lastTokenAt : undefined,
         windowStart: typeof item.windowStart === 'number' ? item.windowStart : undefined,
         windowOk: typeof item.windowOk === 'number' ? item.windowOk : undefined,
         lastWindowOk: typeof item.lastWindowOk === 'number' ? item.lastWindowOk : undefined,

@@ -118,6 +118,8 @@ describe('DynamoDbRateLimiter', () => {
       new GetCommand({ TableName: tableName, Key: rateBucketKey(bucket) }),
     );
     expect(item.Item?.tokens).toBe(1 - 13);
+    // The last token's time is kept, so every worker spaces the next one 1/rate after it.
+    expect(item.Item?.lastTokenAt).toBe(T0 + 6_000);
   });
 
   it('writes nothing for a success while the rate is already at the ceiling', async () => {
