@@ -45,10 +45,20 @@ export interface World {
   close(): Promise<void>;
 }
 
-export async function startWorld(sandboxOptions: SandboxOptions = {}): Promise<World> {
-  const clock = new ManualClock();
+export interface WorldOptions {
+  /** Where the clock starts (default: ManualClock's). */
+  startAt?: number;
+  /** A report folder the caller owns (kept on close); default: a fresh one, removed on close. */
+  outDir?: string;
+}
+
+export async function startWorld(
+  sandboxOptions: SandboxOptions = {},
+  options: WorldOptions = {},
+): Promise<World> {
+  const clock = options.startAt === undefined ? new ManualClock() : new ManualClock(options.startAt);
   const sandbox = await startSandbox({ now: () => clock.now(), streamChunkDelayMs: 0, ...sandboxOptions });
-  const outDir = mkdtempSync(join(tmpdir(), 'opflow-e2e-workflows-'));
+  const outDir = options.outDir ?? mkdtempSync(join(tmpdir(), 'opflow-e2e-workflows-'));
   const pipeline = await createLocalPipeline({
     // A loopback base URL without a key: the sandbox's well-known key is used.
     config: { qps: 1_000, concurrency: 4, dbPath: ':memory:', outDir, baseUrl: sandbox.url },
@@ -104,7 +114,7 @@ export async function startWorld(sandboxOptions: SandboxOptions = {}): Promise<W
     close: async () => {
       await pipeline.close();
       await sandbox.close();
-      rmSync(outDir, { recursive: true, force: true });
+      if (options.outDir === undefined) rmSync(outDir, { recursive: true, force: true });
     },
   };
 }
