@@ -104,46 +104,54 @@ const mindMapSolutionOf = <Organisation extends z.ZodType>(organisation: Organis
     title: lenientString.nullish(),
   });
 
-/** ai33-6's mind map (the final solution): references name companies with their addresses. */
-export const solutionMindMapSchema = mindMapSolutionOf(
-  z.looseObject({
-    ...organisationFields,
-    description: lenientString.nullish(),
-    headquarters: z
-      .looseObject({
-        city: lenientString.nullish(),
-        state: lenientString.nullish(),
-        country: lenientString.nullish(),
-        district: lenientString.nullish(),
-        location: lenientString.nullish(),
-      })
-      .nullish(),
-    employee_number: lenientInt.nullish(),
-    original_address: z
-      .looseObject({
-        city: lenientString.nullish(),
-        state: lenientString.nullish(),
-        country: lenientString.nullish(),
-        district: lenientString.nullish(),
-        location: lenientString.nullish(),
-      })
-      .nullish(),
-    employee_number_interval: lenientString.nullish(),
-  }),
-);
+/**
+ * ai33-6's mind map (the final solution): references name companies with their addresses. A
+ * function, like the next, called by the answer schemas' builder only: some 130 zod schemas each,
+ * which at module load were built at every cold start of every function importing the workflows.
+ */
+const solutionMindMapSchema = () =>
+  mindMapSolutionOf(
+    z.looseObject({
+      ...organisationFields,
+      description: lenientString.nullish(),
+      headquarters: z
+        .looseObject({
+          city: lenientString.nullish(),
+          state: lenientString.nullish(),
+          country: lenientString.nullish(),
+          district: lenientString.nullish(),
+          location: lenientString.nullish(),
+        })
+        .nullish(),
+      employee_number: lenientInt.nullish(),
+      original_address: z
+        .looseObject({
+          city: lenientString.nullish(),
+          state: lenientString.nullish(),
+          country: lenientString.nullish(),
+          district: lenientString.nullish(),
+          location: lenientString.nullish(),
+        })
+        .nullish(),
+      employee_number_interval: lenientString.nullish(),
+    }),
+  );
 
 /** ai73-5's mind map: references name companies with their normalized ids and logos. */
-export const materialsMindMapSchema = mindMapSolutionOf(
-  z.looseObject({
-    ...organisationFields,
-    normalized_id: lenientString.nullish(),
-    normalized_logo: lenientString.nullish(),
-    normalized_display_name: lenientString.nullish(),
-  }),
-);
+const materialsMindMapSchema = () =>
+  mindMapSolutionOf(
+    z.looseObject({
+      ...organisationFields,
+      normalized_id: lenientString.nullish(),
+      normalized_logo: lenientString.nullish(),
+      normalized_display_name: lenientString.nullish(),
+    }),
+  );
 
 /** One cell of a mind map: a node or an edge (the fields both operations' cells share). */
-export type MindMapCell = NonNullable<NonNullable<z.output<typeof materialsMindMapSchema>>['cells']>[number];
+export type MindMapCell = NonNullable<
+  NonNullable<z.output<ReturnType<typeof materialsMindMapSchema>>>['cells']
+>[number];
 
 const buildResponseDataSchemas = () =>
   ({
@@ -372,7 +380,7 @@ const buildResponseDataSchemas = () =>
     }),
     'ai33-6Step5V3': z.looseObject({
       status: lenientString.nullish(),
-      solution: solutionMindMapSchema.nullish(),
+      solution: solutionMindMapSchema().nullish(),
     }),
     'ai73-3FindSolutionConfirmRecommend': z.looseObject({
       task_id: lenientString.nullish(),
@@ -466,7 +474,7 @@ const buildResponseDataSchemas = () =>
     }),
     'ai73-5FindSolutionMind': z.looseObject({
       status: lenientString.nullish(),
-      solution: materialsMindMapSchema.nullish(),
+      solution: materialsMindMapSchema().nullish(),
     }),
     'ai73-8FindSolutionImplementation': z.looseObject({
       task_id: lenientString.nullish(),
