@@ -31,14 +31,25 @@ import {
 
 /**
  * Size budget per minified bundle, in KiB, unless `--max-kb` says otherwise: a guard against a
- * bundle that swallows something big by mistake. Issue 9's goal (400 KB) is printed, not enforced.
+ * bundle that swallows something big by mistake, for a function with no budget of its own.
  */
-export const DEFAULT_MAX_KB = 2048;
+export const DEFAULT_MAX_KB = 1024;
 /**
- * Functions with a budget of their own: none now. (`ingest` had 4608 KiB while its PDF and .docx
- * readers were inside its bundle; they are files of their own beside it since, not counted here.)
+ * Each function's budget: its size on 23 November 2026 (issue 9's fifth round) and some 3% of
+ * room, so that a package or module pulled in by mistake fails the bundle-sizes test instead of
+ * adding to every cold start unnoticed. The sweeper's budget is issue 9's goal (400 KB, about 390
+ * KiB), which it meets. Raise a budget only for code the function needs, and say so in the commit.
+ * (`ingest` had 4608 KiB while its PDF and .docx readers were inside its bundle; they are files of
+ * their own beside it since, not counted here.)
  */
-export const MAX_KB_BY_FUNCTION: Partial<Record<FunctionName, number>> = {};
+export const MAX_KB_BY_FUNCTION: Partial<Record<FunctionName, number>> = {
+  worker: 1020,
+  api: 875,
+  sweeper: 390,
+  ingest: 800,
+  callbacks: 592,
+  schedules: 768,
+};
 /** Issue 9's goals: printed beside each figure, not enforced. */
 const GOAL_BYTES = 400_000;
 const GOAL_COLD_RATIO = 2;
