@@ -44,25 +44,4 @@ describe('technical-disclosure against the sandbox', () => {
     expect(world.sandbox.ledger.count({ operationId: 'ai32-2' })).toBe(1);
     expect(world.sandbox.ledger.count({ operationId: 'ai32-3' })).toBeGreaterThanOrEqual(1);
   });
-
-  it('fails clearly when the extraction fails', async () => {
-    const job = await world.run('technical-disclosure', { text: 'An idea. [sandbox:fail]' });
-    expect(job.status).toBe('FAILED');
-    expect(job.lastError).toMatchObject({
-      step: 'extract',
-      kind: 'upstream-failed',
-      message: expect.stringContaining('status "0"'),
-    });
-  });
-
-  it('fails clearly when generating the document fails', async () => {
-    const job = await world.run('technical-disclosure', {
-      text: 'A second idea about heat pumps. [sandbox:fail:ai32-3]',
-    });
-    expect(job.status).toBe('FAILED');
-    expect(job.lastError).toMatchObject({
-      step: 'download-link',
-      message: expect.stringContaining('job_status 3'),
-    });
-  });
 });
