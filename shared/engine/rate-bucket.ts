@@ -43,6 +43,13 @@ export interface RateBucketState {
    * store that does not keep it loses only the guard against two tokens closer than 1/rate apart.
    */
   lastTokenAt?: number | undefined;
+  /**
+   * Tokens booked for calls due after the line's end (`reserveAhead`, a burst of 1 only): their
+   * times, ascending, each at least 1/rate from the others and from the line. A booked token is
+   * taken from `tokens` when the line reaches it (`lastTokenAt` becomes its time); until then no
+   * token is handed out within 1/rate of it. Optional: a store that does not keep it never books.
+   */
+  booked?: number[] | undefined;
 }
 
 export interface RateBucketConfig {
@@ -126,7 +133,7 @@ export function take(
   now: number,
   reserveWithinMs = 0,
 ): { state: RateBucketState; decision: RateDecision } {
-  const filled = refill(state, config, now);
+  const filled = absorbBooked(refill(state, config, now), config, now);
   // With a burst of 1 no two tokens are closer than 1/rate: the upstream counts calls in a sliding
   // second, and reserved times rounded up to whole milliseconds could otherwise fall 1 ms closer
   // than that (floating-point noise in the refill): 6 calls in one second, the 6th throttled, and a
@@ -156,13 +163,15 @@ export function take(
 }
 
 /**
- * Reserves the token of a call due at `at` (now or later) while the call is being scheduled, when
- * the line already reaches that far: the bucket's next free token is due at or after `at`, and
- * within `withinMs` of it. That token becomes the caller's (the bucket goes into debt, as with
- * `take`), and `reservedAt` says when: the call comes then, once, instead of coming at `at`, finding
- * the line full and being sent back. When the next free token is due before `at`, nothing is
- * reserved: a token taken now for a later call would leave the free tokens before `at` unused, or
- * (spent at `at`) put two calls where the bucket spaced one; that call takes its token when it comes.
+ * Reserves the token of a call due at `at` (now or later) while the call is being scheduled, so
+ * the call comes once, when its token is due, instead of coming at `at`, finding the line full and
+ * being sent back. When the line already reaches `at` (the bucket's next free token is due then
+ * or later), that next token is the caller's, as with `take` (the bucket goes into debt). When
+ * the line ends earlier, a bucket of burst 1 books the first time from `at` that is at least 1/rate
+ * from every token already booked (`booked`), instead of taking a token now: that would leave the
+ * free tokens before `at` unused or, spent at `at`, put two calls where the bucket spaced one. Either
+ * way only within `withinMs` of `at`; otherwise nothing is reserved and the call takes its token
+ * when it comes. `reservedAt`: the time of the caller's token.
  */
 export function reserveAhead(
   state: RateBucketState,
@@ -171,20 +180,61 @@ export function reserveAhead(
   at: number,
   withinMs: number,
 ): { state: RateBucketState; reservedAt?: number } {
-  const filled = refill(state, config, now);
-  // The next free token, as `take` finds it (spaced 1/rate from the last one with a burst of 1).
+  const filled = absorbBooked(refill(state, config, now), config, now);
+  const nextAt = nextFreeAt(filled, config, now);
+  if (nextAt >= at) {
+    if (nextAt - at > withinMs) return { state: filled };
+    return { state: { ...filled, tokens: filled.tokens - 1, lastTokenAt: nextAt }, reservedAt: nextAt };
+  }
+  if (config.burst > 1) return { state: filled };
+  const interval = 1000 / filled.rate;
+  const booked = filled.booked ?? [];
+  let time = at;
+  for (const other of booked) {
+    if (other + interval <= time + 1e-6) continue;
+    if (time + interval <= other + 1e-6) break;
+    time = Math.ceil(other + interval - 1e-6);
+  }
+  if (time - at > withinMs) return { state: filled };
+  const sorted = [...booked, time].sort((a, b) => a - b);
+  return { state: { ...filled, booked: sorted }, reservedAt: time };
+}
+
+/**
+ * When the line's next free token is due (`now` when there is one): a whole token refilled, and,
+ * with a burst of 1, 1/rate after the last one. As `take` finds it.
+ */
+function nextFreeAt(filled: RateBucketState, config: RateBucketConfig, now: number): number {
   const spacedFrom =
     config.burst <= 1 && filled.lastTokenAt !== undefined
       ? filled.lastTokenAt + 1000 / filled.rate
       : Number.NEGATIVE_INFINITY;
-  const free = filled.tokens >= 1 - 1e-6 && now >= spacedFrom - 1e-6;
+  if (filled.tokens >= 1 - 1e-6 && now >= spacedFrom - 1e-6) return now;
   const refilledIn = filled.tokens >= 1 - 1e-6 ? 0 : ((1 - filled.tokens) / filled.rate) * 1000;
-  const nextAt = free
-    ? now
-    : filled.updatedAt +
-      Math.max(1, Math.ceil(refilledIn - 1e-6), Math.ceil(spacedFrom - filled.updatedAt - 1e-6));
-  if (nextAt < at || nextAt - at > withinMs) return { state: filled };
-  return { state: { ...filled, tokens: filled.tokens - 1, lastTokenAt: nextAt }, reservedAt: nextAt };
+  return (
+    filled.updatedAt +
+    Math.max(1, Math.ceil(refilledIn - 1e-6), Math.ceil(spacedFrom - filled.updatedAt - 1e-6))
+  );
+}
+
+/**
+ * The line reaches the first booked token (its next free token would be less than 1/rate before
+ * it): take it from `tokens` now, and let the line go on 1/rate after it. Repeated for each booked
+ * token so reached, so the next free token is always at least 1/rate before the first one left.
+ */
+function absorbBooked(filled: RateBucketState, config: RateBucketConfig, now: number): RateBucketState {
+  let state = filled;
+  while (state.booked !== undefined && state.booked.length > 0) {
+    const [first, ...rest] = state.booked as [number, ...number[]];
+    if (first + 1e-6 >= nextFreeAt(state, config, now) + 1000 / state.rate) break;
+    state = {
+      ...state,
+      tokens: state.tokens - 1,
+      lastTokenAt: Math.max(state.lastTokenAt ?? Number.NEGATIVE_INFINITY, first),
+      booked: rest.length > 0 ? rest : undefined,
+    };
+  }
+  return state;
 }
 
 /** Where successes climb back to quickly: just under the rate the upstream last throttled. */

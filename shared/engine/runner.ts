@@ -539,11 +539,11 @@ async function commitOutcome(
 }
 
 /**
- * The job's next call is due at its `nextRunAt`: when the key's line of reserved tokens already
- * reaches past then (within the call's horizon), reserve its token now, in the commit that
- * schedules it, so its one message comes when the token does, instead of coming when due, finding
- * the line full and being sent back with a second message and a second commit. A token reserved
- * here and lost with the commit (another writer won) is only budget unused, never a call paid twice.
+ * The job's next call is due at its `nextRunAt`: reserve its token now (within the call's horizon
+ * of then), in the commit that schedules it, so its one message comes when the token does, instead
+ * of coming when due, finding the key's line full and being sent back with a second message and a
+ * second commit. A token reserved here and lost with the commit (another writer won) is only
+ * budget unused, never a call paid twice.
  */
 async function reserveNextToken(
   deps: EngineDeps,
@@ -561,8 +561,9 @@ async function reserveNextToken(
   if (!step || step.kind === 'fetch') return advanced;
   const horizonMs = deps.reserveHorizonMs ?? defaultReserveHorizonMs;
   const withinMs = reserveHorizonMs(job, horizonMs, waitPriority(workflow, job, step));
-  // Calls reserve within their horizon of when they are due, so the line never reaches much further
-  // than twice the horizon: a call due later than that takes its token when it comes, unasked.
+  // Only calls due within twice the horizon: the bucket keeps every token booked ahead (one item on
+  // AWS), so the farther ahead, the larger each of its writes; a call due later takes its token when
+  // it comes, as before.
   if (withinMs <= 0 || job.nextRunAt - now > 2 * horizonMs) return advanced;
   try {
     const at = await deps.rateLimiter.reserveAhead(bucket, now, { at: job.nextRunAt, withinMs });

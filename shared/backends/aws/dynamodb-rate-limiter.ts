@@ -76,9 +76,10 @@ export class DynamoDbRateLimiter implements RateLimiter {
   }
 
   /**
-   * Reserves the token of a call due at `at` when the line already reaches past it (one
-   * conditional write, like `take`); undefined, with nothing written, when it does not, or when
-   * other workers keep winning (the call then takes its token when it comes).
+   * Reserves the token of a call due at `at`: the line's next token when the line reaches past
+   * `at`, else a token booked at or after `at` (kept in the item's `booked` list until the line
+   * reaches it), one conditional write like `take`; undefined, with nothing written, when no token
+   * is within `withinMs` of `at` or other workers keep winning (the call takes one when it comes).
    */
   async reserveAhead(
     bucket: string,
@@ -137,6 +138,7 @@ export class DynamoDbRateLimiter implements RateLimiter {
               ...(next.decreasedAt !== undefined ? { decreasedAt: next.decreasedAt } : {}),
               ...(next.knownLimit !== undefined ? { knownLimit: next.knownLimit } : {}),
               ...(next.lastTokenAt !== undefined ? { lastTokenAt: next.lastTokenAt } : {}),
+              ...(next.booked !== undefined && next.booked.length > 0 ? { booked: next.booked } : {}),
               ...(next.windowStart !== undefined
                 ? {
                     windowStart: next.windowStart,
@@ -192,6 +194,7 @@ export class DynamoDbRateLimiter implements RateLimiter {
         decreasedAt: typeof item.decreasedAt === 'number' ? item.decreasedAt : undefined,
         knownLimit: typeof item.knownLimit === 'number' ? item.knownLimit : undefined,
         lastTokenAt: typeof item.lastTokenAt === 'number' ? item.lastTokenAt : undefined,
+        booked: bookedOf(item.booked),
         windowStart: typeof item.windowStart === 'number' ? item.windowStart : undefined,
         windowOk: typeof item.windowOk === 'number' ? item.windowOk : undefined,
         lastWindowOk: typeof item.lastWindowOk === 'number' ? item.lastWindowOk : undefined,
@@ -202,4 +205,11 @@ export class DynamoDbRateLimiter implements RateLimiter {
       seq: item.seq,
     };
   }
+}
+
+/** The booked token times of a bucket item (a list of numbers), ascending; undefined for none. */
+function bookedOf(value: unknown): number[] | undefined {
+  if (!Array.isArray(value)) return undefined;
+  const times = value.filter((time): time is number => typeof time === 'number' && Number.isFinite(time));
+  return times.length > 0 ? times.sort((a, b) => a - b) : undefined;
 }

@@ -149,4 +149,27 @@ describe('selection rules', () => {
     expect(selectionProblem(options, 1, 2, ['a', 'b', 'c'])).toBe('choose at most 2 options, got 3');
     expect(selectionProblem(options, 1, 2, ['z'])).toMatch(/not among the options offered: z/);
   });
+
+  it('token-reserved moves only the time of a change not yet committed: the same version, the token its own', () => {
+    const scheduled = advance(
+      demo,
+      job(),
+      { type: 'decision', decision: { type: 'next' }, usage: { calls: 1 } },
+      now,
+      random,
+    );
+    const reserved = advance(demo, scheduled.job, { type: 'token-reserved', at: now + 14_000 }, now, random);
+    expect(reserved.job).toEqual({ ...scheduled.job, nextRunAt: now + 14_000, tokenAt: now + 14_000 });
+    expect(reserved.job.version).toBe(scheduled.job.version);
+    expect(reserved.delayMs).toBe(14_000);
+    // Never earlier than the call is due.
+    const early = advance(
+      demo,
+      { ...scheduled.job, nextRunAt: now + 19_000 },
+      { type: 'token-reserved', at: now + 1 },
+      now,
+      random,
+    );
+    expect(early.job).toMatchObject({ nextRunAt: now + 19_000, tokenAt: now + 19_000 });
+  });
 });

@@ -81,18 +81,15 @@ describe('DynamoDbRateLimiter', () => {
     expect(JSON.stringify(scan.Items)).not.toContain('sk-live');
   });
 
-  it('reserves ahead only where the line already reaches, each token once across workers', async () => {
+  it('reserves ahead in line or booked past its end, each token once and 1/rate apart across workers', async () => {
     const { tableName, all } = await limiters(4, { ratePerSecond: 2, burst: 1, maxContention: 50 });
     const bucket = keyFingerprint('sk-ahead');
-    const seq = async () =>
+    const stored = async () =>
       (
         await emulators.clients.documents.send(
           new GetCommand({ TableName: tableName, Key: rateBucketKey(bucket) }),
         )
-      ).Item?.seq;
-    // A full bucket and a call due in 3 s: the line does not reach it, so nothing is reserved or written.
-    expect(await all[0]!.reserveAhead(bucket, T0, { at: T0 + 3_000, withinMs: 15_000 })).toBeUndefined();
-    expect(await seq()).toBeUndefined();
+      ).Item;
     // Due now: the free token is the caller's, at once.
     expect(await all[0]!.reserveAhead(bucket, T0, { at: T0, withinMs: 15_000 })).toBe(T0);
     // Twelve calls due now, scheduled together by four workers: each gets its own token, 500 ms apart,
@@ -104,22 +101,42 @@ describe('DynamoDbRateLimiter', () => {
     );
     const times = ahead.filter((at): at is number => at !== undefined).sort((a, b) => a - b);
     expect(times).toEqual(Array.from({ length: 10 }, (_, i) => T0 + 500 * (i + 1)));
-    // The line ends at T0 + 5 s: a call due at T0 + 6 s is not reserved (its token is free then), one
-    // due at T0 + 4 s gets the next token after the line's end, and a take now waits behind all of them.
-    expect(await all[1]!.reserveAhead(bucket, T0, { at: T0 + 6_000, withinMs: 15_000 })).toBeUndefined();
-    expect(await all[2]!.reserveAhead(bucket, T0, { at: T0 + 4_000, withinMs: 15_000 })).toBe(T0 + 5_500);
-    expect(await all[3]!.take(bucket, T0, { reserveWithinMs: 60_000 })).toEqual({
-      granted: false,
-      retryAtMs: T0 + 6_000,
-      reserved: true,
-    });
-    // Exactly the tokens handed out were spent: 1 + 10 + 1 + 1 from a bucket of 1 at T0.
-    const item = await emulators.clients.documents.send(
-      new GetCommand({ TableName: tableName, Key: rateBucketKey(bucket) }),
+    // The line ends at T0 + 5 s. Six calls due at T0 + 8 s, from four workers at once: booked from
+    // then on, 500 ms apart, nothing taken from the line yet.
+    const booked = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        all[i % all.length]!.reserveAhead(bucket, T0, { at: T0 + 8_000, withinMs: 15_000 }),
+      ),
     );
-    expect(item.Item?.tokens).toBe(1 - 13);
-    // The last token's time is kept, so every worker spaces the next one 1/rate after it.
-    expect(item.Item?.lastTokenAt).toBe(T0 + 6_000);
+    expect(booked.sort((a, b) => a! - b!)).toEqual(Array.from({ length: 6 }, (_, i) => T0 + 8_000 + 500 * i));
+    expect((await stored())?.tokens).toBe(1 - 11);
+    // A call due at T0 + 4 s gets the line's next token, T0 + 5.5 s; the line then goes on through the
+    // free tokens before the booked ones, and past them: takes now wait in line for T0 + 6 s, 6.5, 7,
+    // 7.5, then T0 + 11 s, after the last token booked.
+    expect(await all[1]!.reserveAhead(bucket, T0, { at: T0 + 4_000, withinMs: 15_000 })).toBe(T0 + 5_500);
+    const takes = [];
+    for (let i = 0; i < 5; i++) takes.push(await all[i % 4]!.take(bucket, T0, { reserveWithinMs: 60_000 }));
+    expect(takes.map((decision) => (decision.granted ? T0 : decision.retryAtMs))).toEqual([
+      T0 + 6_000,
+      T0 + 6_500,
+      T0 + 7_000,
+      T0 + 7_500,
+      T0 + 11_000,
+    ]);
+    // Exactly the tokens handed out were spent: 1 + 10 + 6 + 1 + 5 from a bucket of 1 at T0, and the
+    // last token's time is kept, so every worker spaces the next one 1/rate after it.
+    const item = await stored();
+    expect(item?.tokens).toBe(1 - 23);
+    expect(item?.booked).toBeUndefined();
+    expect(item?.lastTokenAt).toBe(T0 + 11_000);
+  });
+
+  it('books nothing farther than the horizon from the call, and writes nothing then', async () => {
+    const { all } = await limiters(1, { ratePerSecond: 2, burst: 1 });
+    const [limiter] = all as [DynamoDbRateLimiter];
+    expect(await limiter.reserveAhead('k', T0, { at: T0 + 3_000, withinMs: 0 })).toBe(T0 + 3_000);
+    expect(await limiter.reserveAhead('k', T0, { at: T0 + 3_000, withinMs: 400 })).toBeUndefined();
+    expect(await limiter.reserveAhead('k', T0, { at: T0 + 3_000, withinMs: 500 })).toBe(T0 + 3_500);
   });
 
   it('writes nothing for a success while the rate is already at the ceiling', async () => {

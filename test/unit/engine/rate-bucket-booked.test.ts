@@ -1,0 +1,78 @@
+/**
+ * Tokens reserved ahead and booked past the line's end (rate-bucket.ts `reserveAhead`): mixed with
+ * takes and reservations in line, no two tokens are ever closer than 1/rate, and every token handed
+ * out is counted once. Pure arithmetic, a seeded sequence (no timing).
+ */
+import { describe, expect, it } from 'vitest';
+import { initialBucket, rateBucketConfig, reserveAhead, take } from '../../../shared/engine/rate-bucket';
+
+function seeded(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state * 9301 + 49297) % 233280;
+    return state / 233280;
+  };
+}
+
+describe('reserveAhead', () => {
+  it('books past the line without taking from it, and the line steps around what is booked', () => {
+    const config = rateBucketConfig({ ratePerSecond: 2 });
+    const t0 = 1_000_000;
+    let state = initialBucket(config, t0);
+    // The bucket is full: a call due in 3 s books T0 + 3 s and leaves the free token for now.
+    const booked = reserveAhead(state, config, t0, t0 + 3_000, 15_000);
+    expect(booked.reservedAt).toBe(t0 + 3_000);
+    state = booked.state;
+    expect(state.tokens).toBe(1);
+    expect(take(state, config, t0).decision).toEqual({ granted: true });
+    // At T0 + 2.7 s a take would be 300 ms before the booked token: it waits until 500 ms after it.
+    const late = take(state, config, t0 + 2_700, 0);
+    expect(late.decision).toEqual({ granted: false, retryAtMs: t0 + 3_500 });
+    // At T0 + 2.5 s exactly it is 1/rate before: granted.
+    expect(take(state, config, t0 + 2_500).decision).toEqual({ granted: true });
+  });
+
+  it('never puts two tokens closer than 1/rate, and counts each once, whatever the mix', () => {
+    for (const seed of [1, 7, 42, 1234]) {
+      const random = seeded(seed);
+      const config = rateBucketConfig({ ratePerSecond: 1 + Math.floor(random() * 5) });
+      const interval = 1000 / config.ceiling;
+      const t0 = 5_000_000;
+      let state = initialBucket(config, t0);
+      let now = t0;
+      const tokens: number[] = [];
+      for (let i = 0; i < 2_000; i++) {
+        now += Math.floor(random() * 120);
+        const kind = random();
+        if (kind < 0.4) {
+          const result = take(state, config, now, Math.floor(random() * 15_000));
+          state = result.state;
+          if (result.decision.granted) tokens.push(now);
+          else if (result.decision.reserved) tokens.push(result.decision.retryAtMs);
+        } else {
+          const at = now + Math.floor(random() * 30_000);
+          const result = reserveAhead(state, config, now, at, Math.floor(random() * 15_000));
+          state = result.state;
+          if (result.reservedAt !== undefined) {
+            expect(result.reservedAt).toBeGreaterThanOrEqual(at);
+            tokens.push(result.reservedAt);
+          }
+        }
+      }
+      const sorted = [...tokens].sort((a, b) => a - b);
+      for (let i = 1; i < sorted.length; i++) {
+        expect(sorted[i]! - sorted[i - 1]!).toBeGreaterThanOrEqual(interval - 1);
+      }
+      // Every token handed out is taken from the bucket once the line reaches it: after the last
+      // one, the tokens left plus those handed out are what the bucket earned (plus its one to start),
+      // to a millionth of a token.
+      const end = Math.max(now, ...sorted) + 60_000;
+      const settled = take(state, config, end);
+      const left = settled.decision.granted ? settled.state.tokens + 1 : settled.state.tokens;
+      const earnedAtMost = 1 + ((end - t0) / 1000) * config.ceiling;
+      expect(left + tokens.length).toBeLessThanOrEqual(earnedAtMost + 1e-6);
+      expect(settled.state.booked).toBeUndefined();
+      expect(tokens.length).toBeGreaterThan(100);
+    }
+  });
+});
