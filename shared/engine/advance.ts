@@ -19,7 +19,15 @@ import {
   retryDefaultsFor,
   retryDelay,
 } from './policies';
-import { type SelectionOffer, type Step, type StepDecision, stepEffect, type Workflow } from './workflow';
+import {
+  type SelectionOffer,
+  type Step,
+  type StepDecision,
+  skippedSteps,
+  skippedStepsKey,
+  stepEffect,
+  type Workflow,
+} from './workflow';
 
 /** What went wrong in a step, in the engine's terms (an OpenPlatformError maps onto it). */
 export interface StepFailure {
@@ -457,6 +465,16 @@ function advanceUncapped(
       const refreshed = enter(workflow, { ...base, lastError }, step.refreshFrom, now);
       return { ...refreshed, job: { ...refreshed.job, lastError } };
     }
+    const policy = retryPolicyOf(step, failure.operationId);
+    // Throttling is the upstream asking us to slow down, not the step failing: the rate limiter
+    // paces the retry, the deadline bounds it, and it uses up none of the step's attempts.
+    const throttledOnly = failure.kind === 'throttled';
+    const attempts = throttledOnly ? job.attempts : job.attempts + 1;
+    const retried = failure.retryable && (throttledOnly || attempts < policy.maxAttempts);
+    // An optional step is not worth a quota pause: the job goes on without its data.
+    if (step.optional && (failure.kind === 'quota-exhausted' || !retried)) {
+      return skipOptional(workflow, base, step, lastError, now, timer);
+    }
     if (failure.kind === 'quota-exhausted') {
       return {
         job: { ...base, status: 'WAITING', lastError, nextRunAt: now + quotaPauseMs },
@@ -464,12 +482,7 @@ function advanceUncapped(
         completed: false,
       };
     }
-    const policy = retryPolicyOf(step, failure.operationId);
-    // Throttling is the upstream asking us to slow down, not the step failing: the rate limiter
-    // paces the retry, the deadline bounds it, and it uses up none of the step's attempts.
-    const throttledOnly = failure.kind === 'throttled';
-    const attempts = throttledOnly ? job.attempts : job.attempts + 1;
-    if (failure.retryable && (throttledOnly || attempts < policy.maxAttempts)) {
+    if (retried) {
       const delayMs = retryDelay(policy, Math.max(1, attempts), random, failure.retryAfterMs);
       return {
         job: {
@@ -589,6 +602,21 @@ function advanceUncapped(
     case 'complete':
       return complete(next, now, outcome.reportOutputs);
     case 'fail':
+      if (step.optional) {
+        return skipOptional(
+          workflow,
+          next,
+          step,
+          errorAt({
+            kind: 'upstream-failed',
+            message: decision.message,
+            retryable: false,
+            operationId: step.kind === 'fetch' ? undefined : step.operation,
+          }),
+          now,
+          timer,
+        );
+      }
       return failed(
         next,
         now,
@@ -601,6 +629,35 @@ function advanceUncapped(
         }),
       );
   }
+}
+
+/**
+ * An optional step failed for good: the job goes on with the next step, and keeps why under
+ * `skippedSteps` in its context (the report says what is missing and why).
+ */
+function skipOptional(
+  workflow: Workflow,
+  job: Job,
+  step: Step,
+  error: JobError,
+  now: number,
+  timer: PollTimer | undefined,
+): Advanced {
+  const target = stepAfter(workflow, step.name);
+  const why = {
+    kind: error.kind,
+    message: error.message,
+    ...(error.httpStatus !== undefined ? { httpStatus: error.httpStatus } : {}),
+    ...(error.operationId !== undefined ? { operationId: error.operationId } : {}),
+    at: now,
+  };
+  const context = {
+    ...job.context,
+    [skippedStepsKey]: { ...skippedSteps(job.context), [step.name]: why },
+  };
+  // defineWorkflow refuses an optional last step, so there is always a next one.
+  if (!target) return failed({ ...job, context }, now, error);
+  return enter(workflow, { ...job, context }, target, now, timer);
 }
 
 function complete(job: Job, now: number, reportOutputs: readonly string[] = []): Advanced {

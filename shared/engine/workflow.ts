@@ -192,6 +192,40 @@ interface StepBase<Input, W extends string> {
   keep?: boolean;
   /** A short line for progress displays, e.g. "agent search". Default: the step name. */
   title?: string;
+  /**
+   * The job does not depend on this step (extra data for the report): when it fails for good (an
+   * error not retried or its attempts used up, the quota exhausted, a `fail` decision), the job goes
+   * on with the next step and keeps why in its context (`skippedSteps(context)`). Not the last step.
+   */
+  optional?: boolean;
+  /** What `opflow workflows <name>` says of the step's call besides its operation (cost, when it is left out). */
+  note?: string;
+}
+
+/** Why an optional step was skipped, as kept in the job's context. */
+export interface SkippedStep {
+  kind: string;
+  message: string;
+  httpStatus?: number | undefined;
+  operationId?: string | undefined;
+  at: number;
+}
+
+/** The context key optional steps' failures are kept under (persisted: never renamed). */
+export const skippedStepsKey = 'skippedSteps';
+
+const skippedStepSchema = z.looseObject({
+  kind: z.string(),
+  message: z.string(),
+  httpStatus: z.number().optional(),
+  operationId: z.string().optional(),
+  at: z.number(),
+});
+
+/** The optional steps a job skipped, by step name, with why (empty when none). */
+export function skippedSteps(context: Record<string, unknown>): Record<string, SkippedStep> {
+  const parsed = z.record(z.string(), skippedStepSchema).safeParse(context[skippedStepsKey]);
+  return parsed.success ? parsed.data : {};
 }
 
 export interface CallStep<Input, Op extends OperationId = OperationId, W extends string = string>
@@ -444,6 +478,9 @@ export function workflowProblems<Input>(workflow: Workflow<Input>): string[] {
       } else if (needed.kind === 'fetch' || needed.keep === false || needed.outputName) {
         problems.push(`step "${step.name}" needs "${need.name}", which keeps no data under its name`);
       }
+    }
+    if (step.optional && step === workflow.steps.at(-1)) {
+      problems.push(`step "${step.name}" is optional, so it cannot be the last step`);
     }
     if (step.kind === 'fetch' && step.refreshFrom !== undefined && !byName.has(step.refreshFrom)) {
       problems.push(

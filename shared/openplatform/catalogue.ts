@@ -48,6 +48,7 @@ const MATERIALS = 'Tech Solution Exploration(Materials)';
 const PRE_RESEARCH = 'Tech Pre-research Report';
 const NOVELTY = 'Novelty Search';
 const PATENT_SEARCH = 'Patent Data Search';
+const PATENT_BASIC = 'Patent Basic Data';
 const JSON_BODY = 'application/json';
 const SSE = 'text/event-stream';
 
@@ -405,6 +406,16 @@ export const catalogue = {
     '/search/patent/query-search-count',
     PATENT_SEARCH,
     JSON_BODY,
+    'read',
+  ),
+  /** The novelty check's references' bibliographic data (publication number, title, assignee, dates). */
+  p011BasicPatentDataSimpleBibliography: row(
+    'p011BasicPatentDataSimpleBibliography',
+    'p011',
+    'GET',
+    '/basic-patent-data/simple-bibliography',
+    PATENT_BASIC,
+    'none',
     'read',
   ),
 } as const satisfies Record<string, OperationEntry>;

@@ -5,16 +5,17 @@
  *
  * ai35-1 submit → ai35-2 summary (poll) → ai35-3 confirm → ai35-4 features (poll) → SELECT features
  * → ai35-5 confirm → ai35-6 search elements (poll) → ai35-7 agent search → ai35-8 results (poll,
- * minutes) → ai35-10 export → ai35-11 report link (poll) → fetch the report document.
+ * minutes) → p011 the references' bibliographic data (optional: its failure does not fail the job)
+ * → ai35-10 export → ai35-11 report link (poll) → fetch the report document.
  */
 import * as z from 'zod';
 import type { SelectionOption } from '../engine/job-record';
 import type { PollPolicy } from '../engine/policies';
-import { defineWorkflow, type ReportInput, stepsFor } from '../engine/workflow';
+import { type Decision, defineWorkflow, type ReportInput, stepsFor } from '../engine/workflow';
 import type { RequestOf } from '../openplatform/schemas/requests';
 import type { DataOf } from '../openplatform/schemas/responses';
 import { score, shorten } from '../reports/markdown';
-import { noveltyAnalysisOf, noveltyReportMarkdown } from './novelty-report';
+import { isPublicationNumber, noveltyAnalysisOf, noveltyReportMarkdown } from './novelty-report';
 import { nonEmpty, numberState, outputOf, untilDone, withoutNulls } from './step-data';
 import { firstLine, readTextDocument } from './text-input';
 
@@ -51,6 +52,11 @@ export const noveltyCheckInput = z.strictObject({
   pbdStart: dateText.optional(),
   /** Only literature published on or before this date (YYYY-MM-DD); default: no limit. */
   pbdEnd: dateText.optional(),
+  /**
+   * Fetch the references' bibliographic data (publication number, title, assignee, dates) for the
+   * report: one more call (p011, Patent Basic Data, one unit). Its failure does not fail the job.
+   */
+  bibliography: z.boolean({ error: 'bibliography: must be true or false' }).default(true),
 });
 export type NoveltyCheckInput = z.infer<typeof noveltyCheckInput>;
 
@@ -224,9 +230,12 @@ const agentResult = step.call({
   operation: 'ai35-8NoveltySearchAgentResult',
   poll: noveltyPolls.agentResult,
   request: (ctx) => ({ task_id: ctx.get(taskId) }),
-  decide: (data) => {
+  decide: (data, ctx): Decision<'novelty-check'> => {
     const status = (data.task_status ?? '').trim().toLowerCase();
-    if (status === 'success' || status === 'succeed' || status === 'succeeded') return { type: 'next' };
+    if (status === 'success' || status === 'succeed' || status === 'succeeded') {
+      const wanted = ctx.input.bibliography && (data.final_result ?? []).some((doc) => doc.patent_id);
+      return { type: 'next', step: wanted ? bibliography : exportReport };
+    }
     if (FAILED_SEARCH.has(status)) {
       return {
         type: 'fail',
@@ -236,6 +245,33 @@ const agentResult = step.call({
     // Anything else is a stage of a search still running.
     return { type: 'poll' };
   },
+});
+
+/** How many patents one p011 call may name. */
+export const bibliographyBatch = 100;
+
+/**
+ * The p011 query for the references found: by `patent_number` when every id is a publication number
+ * (as the sandbox gives), else by `patent_id` (the platform's own ids); the first 100, each once.
+ */
+export function bibliographyQuery(
+  references: readonly { patent_id?: string | null | undefined }[],
+): RequestOf<'p011BasicPatentDataSimpleBibliography'> {
+  const ids = [
+    ...new Set(references.map((doc) => (doc.patent_id ?? '').trim()).filter((id) => id !== '')),
+  ].slice(0, bibliographyBatch);
+  return ids.every(isPublicationNumber) ? { patent_number: ids.join(',') } : { patent_id: ids.join(',') };
+}
+
+const bibliography = step.call({
+  name: 'bibliography',
+  title: 'bibliographic data of the references',
+  operation: 'p011BasicPatentDataSimpleBibliography',
+  optional: true,
+  note: 'one call for all references; left out with "bibliography": false; its failure does not fail the job (the report says what is missing and why)',
+  needs: [agentResult],
+  request: (ctx) => bibliographyQuery(ctx.output(agentResult).final_result ?? []),
+  decide: () => ({ type: 'next' }),
 });
 
 const exportReport = step.call({
@@ -286,6 +322,7 @@ export const noveltyCheck = defineWorkflow<NoveltyCheckInput>({
     searchElements,
     agentSearch,
     agentResult,
+    bibliography,
     exportReport,
     reportLink,
     reportDocument,

@@ -5,7 +5,7 @@
  * claims, then the detail of each comparison, the invention's summary and the search elements.
  * Each feature's text appears once (in the matrix); afterwards it is named by its id.
  */
-import type { ReportInput } from '../engine/workflow';
+import { type ReportInput, skippedSteps } from '../engine/workflow';
 import {
   blocks,
   count,
@@ -32,6 +32,8 @@ import { attachmentPath, outputOf } from './step-data';
 /** The input fields the report reads (the workflow's input type lives in novelty-check.ts). */
 export interface NoveltyReportInput {
   lang: 'cn' | 'en';
+  /** Whether the references' bibliographic data was asked for (p011); default true. */
+  bibliography?: boolean | undefined;
   pbdStart?: string | undefined;
   pbdEnd?: string | undefined;
 }
@@ -70,6 +72,8 @@ export interface Bibliography {
 
 /** A publication number as patent offices print it: `CN112345678A`, `US2021012345A1`, `EP1234567B1`. */
 const PUBLICATION_NUMBER = /^[A-Z]{2}\d[\dA-Z]*[A-Z]\d?$/;
+
+export const isPublicationNumber = (text: string) => PUBLICATION_NUMBER.test(text);
 
 /** A public link to a document by its publication number (Espacenet, the EPO's free service). */
 export function documentLink(publicationNumber: string | undefined): string | undefined {
@@ -182,7 +186,41 @@ function matrix(analysis: NoveltyAnalysis): string {
   ).trimEnd();
 }
 
-function referencesTable(analysis: NoveltyAnalysis, bibliographies: Map<string, Bibliography>): string {
+/**
+ * What the reader must know about the bibliographic columns: not asked for, the p011 step failed
+ * (and why), or the platform had no record of some references. Undefined when every one has its data.
+ */
+export function bibliographyNote(
+  analysis: NoveltyAnalysis,
+  bibliographies: Map<string, Bibliography>,
+  input: NoveltyReportInput,
+  r: Pick<ReportInput, 'outputs' | 'context'>,
+): string | undefined {
+  if (analysis.references.length === 0) return undefined;
+  const fallback = 'the table shows the platform’s patent ids, and its comparison text in place of titles';
+  if (input.bibliography === false)
+    return `Bibliographic data was not asked for (\`bibliography: false\`): ${fallback}.`;
+  const skipped = skippedSteps(r.context)['bibliography'];
+  if (skipped) {
+    const why = skipped.message.trim() || skipped.kind;
+    return `**Bibliographic data is missing:** the bibliographic call (p011) failed: ${inline(why)}. So ${fallback}; the rest of the check is complete.`;
+  }
+  if (r.outputs['bibliography'] === undefined)
+    return `Bibliographic data was not fetched for this job: ${fallback}.`;
+  const without = analysis.references.filter((reference) => !bibliographies.has(reference.id));
+  if (without.length === 0) return undefined;
+  return `The platform has no bibliographic record of ${without
+    .map((reference) => `${reference.label} (${reference.id})`)
+    .join(
+      ', ',
+    )}: ${without.length === 1 ? 'its row shows' : 'their rows show'} the platform’s patent id and comparison text.`;
+}
+
+function referencesTable(
+  analysis: NoveltyAnalysis,
+  bibliographies: Map<string, Bibliography>,
+  note: string | undefined,
+): string {
   const rows = analysis.references.map((reference) => {
     const bibliography = bibliographies.get(reference.id);
     const number = bibliography?.publicationNumber ?? reference.id;
@@ -201,6 +239,7 @@ function referencesTable(analysis: NoveltyAnalysis, bibliographies: Map<string, 
   });
   const derived = analysis.references.some((reference) => reference.categorySource === 'derived');
   return blocks(
+    note,
     table(
       ['Ref', 'Publication', 'Title', 'Assignee', 'Published', 'Filed', 'Category', 'Claims', 'Score'],
       rows,
@@ -221,7 +260,11 @@ const toScore = (value: unknown) => {
   return typeof number === 'number' && Number.isFinite(number) ? number : undefined;
 };
 
-function referenceDetail(reference: CitedReference, analysis: NoveltyAnalysis): string {
+function referenceDetail(
+  reference: CitedReference,
+  analysis: NoveltyAnalysis,
+  bibliography: Bibliography | undefined,
+): string {
   const source = reference.reference;
   const rows = analysis.features
     .filter((feature) => reference.cells.has(feature.id))
@@ -240,6 +283,7 @@ function referenceDetail(reference: CitedReference, analysis: NoveltyAnalysis): 
       ];
     });
   const facts = [
+    bibliography?.priorityDate ? `priority ${bibliography.priorityDate}` : undefined,
     `category ${reference.category}`,
     `public score ${score(toScore(source.public_score))}`,
     `discloses ${reference.disclosed.length > 0 ? reference.disclosed.join(', ') : 'none'}`,
@@ -247,7 +291,12 @@ function referenceDetail(reference: CitedReference, analysis: NoveltyAnalysis): 
     source.most_similar ? 'the platform’s most similar document' : undefined,
   ].filter((fact): fact is string => fact !== undefined);
   return blocks(
-    heading(3, `${reference.label} · ${reference.id}`),
+    heading(
+      3,
+      `${reference.label} · ${bibliography?.publicationNumber ?? reference.id}${
+        bibliography?.title ? ` · ${shorten(bibliography.title, 120)}` : ''
+      }`,
+    ),
     source.document ? `> ${inline(shorten(source.document, 600))}` : undefined,
     inline(facts.join(' · ')),
     table(['Feature', 'Mark', 'Claim', 'In the reference', 'Reason'], rows, '_No feature comparison._'),
@@ -275,12 +324,13 @@ function elementsTable(analysis: NoveltyAnalysis, outputs: Record<string, unknow
 }
 
 export function noveltyReportMarkdown(
-  r: Pick<ReportInput, 'job' | 'outputs' | 'selections' | 'attachments'>,
+  r: Pick<ReportInput, 'job' | 'outputs' | 'selections' | 'attachments' | 'context'>,
   input: NoveltyReportInput,
   title: string,
 ): string {
   const { job, outputs, attachments } = r;
   const analysis = noveltyAnalysisOf(r);
+  const bibliographies = bibliographiesOf(outputs);
   const summary = outputOf(outputs, 'summary', 'ai35-2TechSolutionGet');
   const result = outputOf(outputs, 'agent-result', 'ai35-8NoveltySearchAgentResult');
   const searched =
@@ -300,8 +350,10 @@ export function noveltyReportMarkdown(
     heading(2, 'Features × references'),
     matrix(analysis),
     heading(2, 'References'),
-    referencesTable(analysis, bibliographiesOf(outputs)),
-    ...analysis.references.map((reference) => referenceDetail(reference, analysis)),
+    referencesTable(analysis, bibliographies, bibliographyNote(analysis, bibliographies, input, r)),
+    ...analysis.references.map((reference) =>
+      referenceDetail(reference, analysis, bibliographies.get(reference.id)),
+    ),
     heading(2, 'The invention'),
     paragraphs(summary?.tech_solution),
     details.length > 0 ? table(['Feature', 'Platform no.', 'Weight', 'Selected'], details) : undefined,

@@ -59,6 +59,9 @@ export interface WorkflowDoc {
     operation?: string | undefined;
     ref?: string | undefined;
     kind: string;
+    /** The job goes on without the step's data when it fails. */
+    optional?: boolean | undefined;
+    note?: string | undefined;
   }[];
   inputSchema: JsonSchema;
 }
@@ -117,6 +120,8 @@ export function describeWorkflow(workflow: Workflow): WorkflowDoc {
         kind: step.kind,
         operation,
         ref: operation ? catalogue[operation]?.ref : undefined,
+        ...(step.optional ? { optional: true } : {}),
+        ...(step.note ? { note: step.note } : {}),
       };
     }),
     inputSchema,
@@ -156,7 +161,7 @@ export function formatWorkflowDoc(doc: WorkflowDoc): string {
             : step.kind === 'request'
               ? '  (the operation the input names; a paged one once per page)'
               : '  (download)'
-        }`,
+        }${step.optional ? '\n      optional' : ''}${step.note ? `${step.optional ? ': ' : '\n      '}${step.note}` : ''}`,
     ),
   );
   return lines.join('\n');

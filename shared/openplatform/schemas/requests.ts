@@ -25,6 +25,13 @@ const techFeature = z.looseObject({
   user_add: z.boolean().optional(),
 });
 
+/** Up to 100 patent ids or numbers, comma-separated (P011). */
+const patentList = z
+  .string()
+  .trim()
+  .min(1)
+  .refine((list) => list.split(',').length <= 100, { error: 'at most 100 patents, comma-separated' });
+
 const keyword = z.looseObject({ key: z.string().optional(), source: z.string().optional() });
 
 const analysisDirectoryItem = z.looseObject({
@@ -284,6 +291,18 @@ const buildRequestSchemas = () =>
       collapse_type: z.enum(['ALL', 'APNO', 'DOCDB', 'INPADOC', 'EXTEND']).optional(),
       query_text: z.string().min(1).max(1500),
     }),
+    /**
+     * Query parameters. Either names up to 100 patents, comma-separated: `patent_id` by the
+     * platform's patent ids, `patent_number` by publication numbers (`CN112345678A`).
+     */
+    p011BasicPatentDataSimpleBibliography: z
+      .strictObject({
+        patent_id: patentList.optional(),
+        patent_number: patentList.optional(),
+      })
+      .refine((query) => query.patent_id !== undefined || query.patent_number !== undefined, {
+        error: 'give patent_id or patent_number (comma-separated, up to 100)',
+      }),
   }) satisfies Record<OperationId, z.ZodType>;
 
 /** By operation id; built on first use (see ./lazy-record.ts). */

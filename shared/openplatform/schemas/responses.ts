@@ -749,6 +749,135 @@ const buildResponseDataSchemas = () =>
     p001PatentQuerySearchCount: z.looseObject({
       total_search_result_count: lenientInt.nullish(),
     }),
+    /** One record per requested patent, in no set order; a number the platform does not know is left out. */
+    p011BasicPatentDataSimpleBibliography: z
+      .array(
+        z.looseObject({
+          bibliographic_data: z
+            .looseObject({
+              abstracts: z
+                .array(
+                  z.looseObject({
+                    lang: lenientString.nullish(),
+                    text: lenientString.nullish(),
+                  }),
+                )
+                .nullish(),
+              application_reference: z
+                .looseObject({
+                  apno: lenientString.nullish(),
+                  date: lenientInt.nullish(),
+                })
+                .nullish(),
+              classification_data: z
+                .looseObject({
+                  classification_cpc: z
+                    .looseObject({
+                      further: z.array(z.unknown()).nullish(),
+                      main: lenientString.nullish(),
+                    })
+                    .nullish(),
+                  classification_gbc: z.array(z.unknown()).nullish(),
+                  classification_ipcr: z
+                    .looseObject({
+                      further: z.array(z.unknown()).nullish(),
+                      main: lenientString.nullish(),
+                    })
+                    .nullish(),
+                  classification_loc: z.array(z.unknown()).nullish(),
+                })
+                .nullish(),
+              dates_of_public_availability: z
+                .looseObject({
+                  printed_with_granted: lenientInt.nullish(),
+                })
+                .nullish(),
+              invention_title: z
+                .array(
+                  z.looseObject({
+                    lang: lenientString.nullish(),
+                    text: lenientString.nullish(),
+                  }),
+                )
+                .nullish(),
+              parties: z
+                .looseObject({
+                  applicants: z
+                    .array(
+                      z.looseObject({
+                        address: lenientString.nullish(),
+                        lang: lenientString.nullish(),
+                        name: lenientString.nullish(),
+                        sequence: lenientInt.nullish(),
+                      }),
+                    )
+                    .nullish(),
+                  assignees: z
+                    .array(
+                      z.looseObject({
+                        address: lenientString.nullish(),
+                        lang: lenientString.nullish(),
+                        name: lenientString.nullish(),
+                        sequence: lenientInt.nullish(),
+                      }),
+                    )
+                    .nullish(),
+                  inventors: z
+                    .array(
+                      z.looseObject({
+                        address: lenientString.nullish(),
+                        lang: lenientString.nullish(),
+                        name: lenientString.nullish(),
+                        sequence: lenientInt.nullish(),
+                      }),
+                    )
+                    .nullish(),
+                })
+                .nullish(),
+              patent_type: lenientString.nullish(),
+              pct_or_regional_filing_data: z
+                .looseObject({
+                  date: lenientInt.nullish(),
+                  doc_number: lenientString.nullish(),
+                  entry_date: lenientInt.nullish(),
+                })
+                .nullish(),
+              pct_or_regional_publishing_data: z
+                .looseObject({
+                  date: lenientInt.nullish(),
+                  number: lenientString.nullish(),
+                })
+                .nullish(),
+              priority_claims: z
+                .array(
+                  z.looseObject({
+                    country: lenientString.nullish(),
+                    date: lenientInt.nullish(),
+                    doc_number: lenientString.nullish(),
+                  }),
+                )
+                .nullish(),
+              publication_reference: z
+                .looseObject({
+                  country: lenientString.nullish(),
+                  date: lenientInt.nullish(),
+                  doc_number: lenientString.nullish(),
+                  kind: lenientString.nullish(),
+                })
+                .nullish(),
+              reference_cited: z
+                .looseObject({
+                  cited_others: z.array(z.unknown()).nullish(),
+                  cited_patents: z.array(z.unknown()).nullish(),
+                })
+                .nullish(),
+            })
+            .nullish(),
+          patent_id: lenientString.nullish(),
+          pn: lenientString.nullish(),
+        }),
+      )
+      .nullish(),
   }) satisfies Record<OperationId, z.ZodType>;
 
 /** By operation id; built on first use (see ./lazy-record.ts). */

@@ -1,6 +1,7 @@
 /**
  * Every catalogue operation's handler, one table. The type makes sure none is missing.
  */
+import { createBibliographyOperations } from './bibliography';
 import { createChatOperations } from './chat';
 import type { OperationHandlers, RegistryFactory } from './contract';
 import { createDisclosureOperations } from './disclosure';
@@ -20,5 +21,6 @@ export function createOperationHandlers(registry: RegistryFactory): OperationHan
     ...createPreResearchOperations(registry),
     ...createNoveltyOperations(registry),
     ...createPatentCountOperations(),
+    ...createBibliographyOperations(),
   };
 }

@@ -20,7 +20,7 @@ describe('novelty-check against the sandbox', () => {
     const before = lastSeq(world);
     const job = await world.run('novelty-check', input);
     expect(job.status, JSON.stringify(job.lastError)).toBe('SUCCEEDED');
-    // ai35-9 is not a step; polled operations appear once
+    // ai35-9 is not a step; polled operations appear once; p011 is the references' bibliographic data
     expect(callSequence(world, before)).toEqual([
       'ai35-1',
       'ai35-2',
@@ -30,6 +30,7 @@ describe('novelty-check against the sandbox', () => {
       'ai35-6',
       'ai35-7',
       'ai35-8',
+      'p011',
       'ai35-10',
       'ai35-11',
       'download',
@@ -120,7 +121,7 @@ describe('novelty-check against the sandbox', () => {
     expect(Buffer.from(pdf!).subarray(0, 5).toString()).toBe('%PDF-');
     expect(markdown).toContain(`(attachments/${result.attachments[0]!.fileName})`);
     expect(html).toContain('<table>');
-  });
+  }, 180_000);
 
   it('manual: waits with the features offered, refuses an invalid answer, and continues with a valid subset', async () => {
     const waiting = await world.run('novelty-check', input, { mode: 'manual' });
@@ -149,5 +150,5 @@ describe('novelty-check against the sandbox', () => {
       .final_result;
     expect(references.length).toBeGreaterThan(0);
     for (const reference of references) expect(reference.features).toHaveLength(2);
-  });
+  }, 180_000);
 });

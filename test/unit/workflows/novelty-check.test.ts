@@ -132,7 +132,7 @@ const agentAnswer = {
 describe('novelty-check input', () => {
   it('defaults the language to en and keeps the publication range', () => {
     const parsed = noveltyCheck.input.parse({ text: ' idea ', pbdStart: '2015-01-01' });
-    expect(parsed).toEqual({ text: 'idea', lang: 'en', pbdStart: '2015-01-01' });
+    expect(parsed).toEqual({ text: 'idea', lang: 'en', pbdStart: '2015-01-01', bibliography: true });
   });
 
   it('says what is wrong with a bad input', () => {
@@ -267,7 +267,24 @@ describe('novelty-check steps', () => {
     for (const status of ['running', 'searching', '', undefined]) {
       expect(decideOf(noveltyCheck, 'agent-result', { task_status: status }, ctx)).toEqual({ type: 'poll' });
     }
-    expect(decideOf(noveltyCheck, 'agent-result', agentAnswer, ctx)).toEqual({ type: 'next' });
+    // Done: the references' bibliographic data next, unless not asked for or nothing was found.
+    expect(decideOf(noveltyCheck, 'agent-result', agentAnswer, ctx)).toEqual({
+      type: 'next',
+      step: 'bibliography',
+    });
+    const without = contextFor(
+      noveltyCheck,
+      { ...input, bibliography: false },
+      { context: { taskId: 'a1b2' } },
+    );
+    expect(decideOf(noveltyCheck, 'agent-result', agentAnswer, without)).toEqual({
+      type: 'next',
+      step: 'export',
+    });
+    expect(decideOf(noveltyCheck, 'agent-result', { ...agentAnswer, final_result: [] }, ctx)).toEqual({
+      type: 'next',
+      step: 'export',
+    });
     expect(decideOf(noveltyCheck, 'agent-result', { task_status: 'FAILED' }, ctx)).toMatchObject({
       type: 'fail',
       message: /agent search failed/,
@@ -328,6 +345,7 @@ describe('novelty-check steps', () => {
         summary: kept('ai35-2TechSolutionGet', { status: 2, tech_solution: 'S' }),
         features: kept('ai35-4FeatureExtract', featuresAnswer),
         'search-elements': kept('ai35-6RetrievalElements', elementsAnswer),
+        'agent-result': kept('ai35-8NoveltySearchAgentResult', agentAnswer),
       },
     });
     for (const step of noveltyCheck.steps) {

@@ -56,6 +56,7 @@ beforeAll(async () => {
     'A sunscreen with doped zinc oxide. The particles absorb UVA light. A silane coating keeps them dispersed.';
 
   await ok('p001', { query_text: 'TACD:(zinc oxide)' });
+  await ok('p011', { patent_number: 'CN112345678A,US2019012345A1' });
   await ok('ai07', { prompt: 'Why?', stream: false });
   await ok('ai50', { query: 'Why?', stream: false });
   await streamed('ai07', { prompt: 'Why?' }, 'delta');
