@@ -1,46 +1,21 @@
 import { createServer, type Socket } from 'node:net';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   type CallUsage,
   createOpenPlatformClient,
   fileNameFromDisposition,
   nodeHttpTransport,
-  type OpenPlatformClient,
   type OpenPlatformClientOptions,
   OpenPlatformError,
 } from '../../../shared/openplatform';
-import {
-  answerJson,
-  okEnvelope,
-  recordingLogger,
-  type ScriptedServer,
-  startScriptedServer,
-} from './scripted-server';
+import { answerJson, okEnvelope, recordingLogger, scriptedServerForFile } from './scripted-server';
 
 const KEY = 'test-key-0123456789';
-let server: ScriptedServer;
-const clients: OpenPlatformClient[] = [];
-
-beforeAll(async () => {
-  server = await startScriptedServer();
-});
-afterAll(async () => {
-  await server.close();
-});
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((client) => client.close()));
-  server.requests.length = 0;
-});
+const { server, client: scriptedClient } = await scriptedServerForFile(KEY);
 
 function clientFor(options: OpenPlatformClientOptions = {}) {
   const usages: CallUsage[] = [];
-  const client = createOpenPlatformClient({
-    baseUrl: server.url,
-    apiKey: KEY,
-    onUsage: (usage) => usages.push(usage),
-    ...options,
-  });
-  clients.push(client);
+  const client = scriptedClient({ onUsage: (usage) => usages.push(usage), ...options });
   return { client, usages };
 }
 
@@ -141,8 +116,7 @@ describe('call: requests', () => {
   });
 
   it('refuses a call without any API key, sending nothing', async () => {
-    const client = createOpenPlatformClient({ baseUrl: server.url });
-    clients.push(client);
+    const client = scriptedClient({ apiKey: undefined });
     const error = await failureOf(client.call('ai33-2Step2V3', { task_id: 't' }));
     expect(error.kind).toBe('auth');
     expect(server.requests).toHaveLength(0);

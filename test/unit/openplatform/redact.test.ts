@@ -1,23 +1,15 @@
 import type { Socket } from 'node:net';
 import { inspect } from 'node:util';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
-  createOpenPlatformClient,
   type HttpTransport,
-  type OpenPlatformClient,
   type OpenPlatformClientOptions,
   OpenPlatformError,
   redactError,
   redactSecret,
   redactUrl,
 } from '../../../shared/openplatform';
-import {
-  answerJson,
-  okEnvelope,
-  recordingLogger,
-  type ScriptedServer,
-  startScriptedServer,
-} from './scripted-server';
+import { answerJson, okEnvelope, recordingLogger, scriptedServerForFile } from './scripted-server';
 
 // A key with characters that change under URL encoding, so every encoded form is checked too.
 const KEY = 'sk_live/Zq8+w9=SECRET';
@@ -71,17 +63,7 @@ describe('redactError', () => {
   });
 });
 
-let server: ScriptedServer;
-const clients: OpenPlatformClient[] = [];
-beforeAll(async () => {
-  server = await startScriptedServer();
-});
-afterAll(async () => {
-  await server.close();
-});
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((client) => client.close()));
-});
+const { server, client: scriptedClient } = await scriptedServerForFile(KEY);
 
 /** Everything that could carry the key out of an error: message, stack, cause chain, JSON, inspect. */
 function serialiseError(error: unknown): string {
@@ -104,8 +86,7 @@ function assertNoKey(text: string) {
 describe.each(['header', 'query'] as const)('the key never leaks (auth by %s)', (auth) => {
   function clientFor(options: OpenPlatformClientOptions = {}) {
     const { lines, logger } = recordingLogger();
-    const client = createOpenPlatformClient({ baseUrl: server.url, apiKey: KEY, auth, logger, ...options });
-    clients.push(client);
+    const client = scriptedClient({ auth, logger, ...options });
     return { client, lines };
   }
 

@@ -4,6 +4,12 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { afterAll, afterEach } from 'vitest';
+import {
+  createOpenPlatformClient,
+  type OpenPlatformClient,
+  type OpenPlatformClientOptions,
+} from '../../../shared/openplatform';
 
 export interface RecordedRequest {
   method: string;
@@ -58,6 +64,33 @@ export async function startScriptedServer(handler: ScriptedHandler = notScripted
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/**
+ * The set-up the client tests share, at the top of a test file:
+ * `const { server, client } = await scriptedServerForFile(KEY)`. One scripted server for the file,
+ * closed after its tests; `client(options)` makes a client against it with the file's key (options
+ * override), closed after each test, when the server's recorded requests are also forgotten.
+ */
+export async function scriptedServerForFile(apiKey: string): Promise<{
+  server: ScriptedServer;
+  client: (options?: OpenPlatformClientOptions) => OpenPlatformClient;
+}> {
+  const server = await startScriptedServer();
+  const clients: OpenPlatformClient[] = [];
+  afterAll(() => server.close());
+  afterEach(async () => {
+    await Promise.all(clients.splice(0).map((client) => client.close()));
+    server.requests.length = 0;
+  });
+  return {
+    server,
+    client: (options = {}) => {
+      const client = createOpenPlatformClient({ baseUrl: server.url, apiKey, ...options });
+      clients.push(client);
+      return client;
     },
   };
 }

@@ -1,37 +1,16 @@
 import type { ServerResponse } from 'node:http';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
-  createOpenPlatformClient,
   interpretFrame,
-  type OpenPlatformClient,
-  type OpenPlatformClientOptions,
   OpenPlatformError,
   readEventStream,
   StreamAssembler,
   type StreamFrame,
 } from '../../../shared/openplatform';
-import { answerJson, type ScriptedServer, startScriptedServer, writeSlowly } from './scripted-server';
+import { answerJson, scriptedServerForFile, writeSlowly } from './scripted-server';
 
 const KEY = 'stream-key-42';
-let server: ScriptedServer;
-const clients: OpenPlatformClient[] = [];
-
-beforeAll(async () => {
-  server = await startScriptedServer();
-});
-afterAll(async () => {
-  await server.close();
-});
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((client) => client.close()));
-  server.requests.length = 0;
-});
-
-function clientFor(options: OpenPlatformClientOptions = {}) {
-  const client = createOpenPlatformClient({ baseUrl: server.url, apiKey: KEY, ...options });
-  clients.push(client);
-  return client;
-}
+const { server, client: clientFor } = await scriptedServerForFile(KEY);
 
 const envelopeFrame = (output: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
   `data: ${JSON.stringify({ data: { output, ...extra }, status: true, error_code: 0 })}\n\n`;
