@@ -214,7 +214,10 @@ async function runCase(spec: CaseSpec): Promise<CaseResult> {
       .entries()
       .slice(seen)
       .filter((entry) => entry.operationId !== 'download');
-    const detail = detailed ? describe(spec, calls, jobs, startedAt, qps) : undefined;
+    const fills = pipeline.pool.fillRounds;
+    const detail = detailed
+      ? `${describe(spec, calls, jobs, startedAt, qps)}\n    scheduler: ${fills.rounds} rounds, ${(fills.ms / Math.max(1, fills.rounds)).toFixed(2)} ms each (real time), ${(fills.ms / 1000).toFixed(1)} s in all`
+      : undefined;
     const spans = jobs.map((job) => (job.finishedAt ?? job.updatedAt) - job.createdAt).sort((a, b) => a - b);
     return {
       spec,

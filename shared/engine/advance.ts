@@ -364,12 +364,18 @@ export function advance(
   }
 }
 
+/** What `waitsForPoll` reads of a job (a whole job, or the scheduler's slim view of one). */
+export type PollWaitFields = Pick<
+  Job,
+  'status' | 'step' | 'pollStartedAt' | 'lastPolledAt' | 'inFlightSince' | 'tokenAt' | 'attempts'
+> & { lastError?: { at: number } | undefined; unsaved?: unknown };
+
 /**
  * Whether the job only waits for the next poll of its task: a polled step, WAITING after a poll
  * decision or on entering it, no paid call in flight, no reserved token, no error being backed off
  * or paused on (a quota pause, a retry) and no kept answer to store.
  */
-export function waitsForPoll(workflow: Workflow, job: Job): boolean {
+export function waitsForPoll(workflow: Workflow, job: PollWaitFields): boolean {
   if (job.status !== 'WAITING' || job.pollStartedAt === undefined) return false;
   if (job.inFlightSince !== undefined || job.tokenAt !== undefined || job.unsaved !== undefined) return false;
   if (job.attempts > 0) return false;

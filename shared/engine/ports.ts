@@ -38,6 +38,50 @@ export interface JobStore {
   listDue(now: number, limit: number): Promise<Job[]>;
   list(query: ListJobsQuery): Promise<JobPage>;
   findByIdempotencyKey(tenant: string, key: string): Promise<Job | undefined>;
+  /**
+   * Optional: what the budget filler (engine/scheduler.ts) reads a few times a second, cheaply:
+   * per tenant, how many jobs are due by `dueBy` without a reserved token (each tenant counted up to
+   * `countUpTo`), and the WAITING jobs due in (`dueBy`, `until`], soonest first, as slim views. A
+   * store without it is read with `listDue` (whole jobs, the due ones first).
+   */
+  scanForFill?(query: FillScanQuery): Promise<FillScan>;
+}
+
+export interface FillScanQuery {
+  dueBy: number;
+  until: number;
+  /** Waiting jobs returned at most. */
+  limit: number;
+  /** Due jobs counted per tenant at most (the filler only needs to know the budget is full). */
+  countUpTo: number;
+}
+
+/** The fields of a job the budget filler decides on; a move reads and commits the whole job. */
+export type FillView = Pick<
+  Job,
+  | 'id'
+  | 'version'
+  | 'tenant'
+  | 'workflow'
+  | 'status'
+  | 'step'
+  | 'nextRunAt'
+  | 'attempts'
+  | 'polls'
+  | 'pollStartedAt'
+  | 'lastPolledAt'
+  | 'inFlightSince'
+  | 'tokenAt'
+> & {
+  lastError?: { at: number } | undefined;
+  /** Only whether the job keeps an answer not stored yet. */
+  unsaved?: unknown;
+};
+
+export interface FillScan {
+  /** Jobs due by `dueBy` holding no reserved token, by tenant (each at most `countUpTo`). */
+  dueByTenant: Map<string, number>;
+  waiting: FillView[];
 }
 
 export interface WorkMessage {

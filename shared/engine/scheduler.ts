@@ -19,9 +19,9 @@
  */
 import { advance, findStep, waitsForPoll } from './advance';
 import type { EngineDeps } from './deps';
-import type { Job } from './job-record';
 import { pollStatsKey } from './poll-stats';
 import { conditionalQuantile, type DurationSketch, defaultPollAim, doneShare } from './poll-timing';
+import type { FillView } from './ports';
 import { keyFingerprint } from './runner';
 import type { WorkflowRegistry } from './workflow';
 
@@ -34,7 +34,11 @@ export interface FillOptions {
   limit?: number | undefined;
   /** A poll is pulled forward only when at least this share of its operation's tasks are done by now. Default: 0.5. */
   minDoneShare?: number | undefined;
-  /** An operation nothing is known of is probed at most once in this long (and a job only after waiting this long). Default: 1 s. */
+  /**
+   * An operation nothing is known of is probed at most once in this long, and a job only after
+   * waiting this long since it was last looked at (or half its task's running time then, if more).
+   * Default: 1 s.
+   */
   probeEveryMs?: number | undefined;
   /** A scheduled poll is re-aimed only when the estimate puts it this much earlier (and a quarter of its wait). Default: 1 s. */
   reaimMarginMs?: number | undefined;
@@ -66,6 +70,8 @@ export interface FillPlan {
 
 export interface PlannedMove {
   jobId: string;
+  /** The version of the job the move was planned on. */
+  version: number;
   /** The job's new `nextRunAt`. */
   at: number;
   why: 'pull-forward' | 'probe' | 're-aim';
@@ -74,7 +80,7 @@ export interface PlannedMove {
 }
 
 interface Candidate {
-  job: Job;
+  job: FillView;
   operation: string;
   /** Share of its task's kind done by now, given it was running at its last poll; undefined: nothing learned. */
   done: number | undefined;
@@ -83,12 +89,15 @@ interface Candidate {
 
 /**
  * What to move now, for the jobs of one key due within the horizon (`jobs`, as `listDue` returns
- * them). Re-aims first, then pulls in order while the budget has spare calls, then at most one probe
- * per operation nothing is known of (`probedAt`: when each operation was last probed).
+ * them, or only those due after the window with `dueSoon`). Re-aims first, then pulls in order while
+ * the budget has spare calls, then at most one probe per operation nothing is known of (`probedAt`:
+ * when each operation was last probed).
  */
 export function planFill(input: {
   now: number;
-  jobs: readonly Job[];
+  jobs: readonly FillView[];
+  /** Jobs due within the window holding no reserved token; default: counted in `jobs`. */
+  dueSoon?: number | undefined;
   workflows: WorkflowRegistry;
   budget: BudgetView;
   /** The learned sketch of an operation's task durations (undefined: none yet). */
@@ -102,11 +111,12 @@ export function planFill(input: {
   const o = { ...defaults, ...definedOnly(input.options ?? {}) };
   const dueBy = now + o.windowMs;
   // Jobs holding a reserved token have taken it from the bucket already (its debt).
-  let demand = jobs.filter((job) => job.nextRunAt <= dueBy && job.tokenAt === undefined).length;
+  let demand =
+    input.dueSoon ?? jobs.filter((job) => job.nextRunAt <= dueBy && job.tokenAt === undefined).length;
   const moves: PlannedMove[] = [];
   const candidates: Candidate[] = [];
   let nextChanceAt = Number.POSITIVE_INFINITY;
-  const chance = (at: number, job: Job) => {
+  const chance = (at: number, job: FillView) => {
     if (at < job.nextRunAt - o.windowMs) nextChanceAt = Math.min(nextChanceAt, Math.max(at, now + 1));
   };
   for (const job of jobs) {
@@ -128,7 +138,13 @@ export function planFill(input: {
         const aimAt = Math.max(now, startedAt + aim);
         const margin = Math.max(o.reaimMarginMs, (job.nextRunAt - now) / 4);
         if (aimAt + margin < job.nextRunAt) {
-          moves.push({ jobId: job.id, at: aimAt, why: 're-aim', operation: step.operation });
+          moves.push({
+            jobId: job.id,
+            version: job.version,
+            at: aimAt,
+            why: 're-aim',
+            operation: step.operation,
+          });
           if (aimAt <= dueBy) demand++;
           continue;
         }
@@ -140,7 +156,7 @@ export function planFill(input: {
       if (likelyFrom !== undefined) chance(startedAt + likelyFrom, job);
     } else {
       const last = input.probedAt?.get(step.operation) ?? Number.NEGATIVE_INFINITY;
-      chance(Math.max((job.lastPolledAt ?? startedAt) + o.probeEveryMs, last + o.probeEveryMs), job);
+      chance(Math.max(probeDueAt(job, startedAt, o.probeEveryMs), last + o.probeEveryMs), job);
     }
     candidates.push({
       job,
@@ -162,7 +178,13 @@ export function planFill(input: {
     );
   for (const candidate of likely) {
     if (spare <= 0) return plan;
-    moves.push({ jobId: candidate.job.id, at: now, why: 'pull-forward', operation: candidate.operation });
+    moves.push({
+      jobId: candidate.job.id,
+      version: candidate.job.version,
+      at: now,
+      why: 'pull-forward',
+      operation: candidate.operation,
+    });
     spare--;
   }
   // Operations nothing is known of: probe the job waiting longest, one per operation at a time.
@@ -175,10 +197,15 @@ export function planFill(input: {
     if (probed.has(candidate.operation)) continue;
     const last = input.probedAt?.get(candidate.operation);
     if (last !== undefined && now - last < o.probeEveryMs) continue;
-    const lookedAt = candidate.job.lastPolledAt ?? candidate.job.pollStartedAt ?? now;
-    if (now - lookedAt < o.probeEveryMs) continue;
+    if (now < probeDueAt(candidate.job, candidate.job.pollStartedAt ?? now, o.probeEveryMs)) continue;
     probed.add(candidate.operation);
-    moves.push({ jobId: candidate.job.id, at: now, why: 'probe', operation: candidate.operation });
+    moves.push({
+      jobId: candidate.job.id,
+      version: candidate.job.version,
+      at: now,
+      why: 'probe',
+      operation: candidate.operation,
+    });
     spare--;
   }
   return plan;
@@ -212,28 +239,38 @@ export class BudgetFiller {
     // Without learned timing there is nothing to aim at: the declared schedules stand.
     if (!deps.pollStats) return round;
     const now = deps.clock.now();
-    const horizonMs = this.#options.horizonMs ?? defaults.horizonMs;
-    const jobs = await deps.store.listDue(now + horizonMs, this.#options.limit ?? defaults.limit);
+    const { jobs, dueByTenant } = await this.#scan(now);
     if (jobs.length === 0) return round;
     // One budget per key: group by tenant, then by the key's fingerprint.
-    const byBucket = new Map<string, Job[]>();
+    const byBucket = new Map<string, { jobs: FillView[]; dueSoon: number | undefined }>();
     const bucketOf = new Map<string, string | undefined>();
-    for (const job of jobs) {
-      if (!bucketOf.has(job.tenant)) {
-        const key = await deps.keys.getKey(job.tenant);
-        bucketOf.set(job.tenant, key === undefined ? undefined : keyFingerprint(key));
+    const keyOf = async (tenant: string) => {
+      if (!bucketOf.has(tenant)) {
+        const key = await deps.keys.getKey(tenant);
+        bucketOf.set(tenant, key === undefined ? undefined : keyFingerprint(key));
       }
-      const bucket = bucketOf.get(job.tenant);
+      return bucketOf.get(tenant);
+    };
+    for (const job of jobs) {
+      const bucket = await keyOf(job.tenant);
       if (bucket === undefined) continue;
-      byBucket.set(bucket, [...(byBucket.get(bucket) ?? []), job]);
+      const entry = byBucket.get(bucket) ?? { jobs: [], dueSoon: dueByTenant ? 0 : undefined };
+      entry.jobs.push(job);
+      byBucket.set(bucket, entry);
     }
-    const byId = new Map(jobs.map((job) => [job.id, job]));
-    for (const [bucket, keyJobs] of byBucket) {
+    if (dueByTenant) {
+      for (const [tenant, count] of dueByTenant) {
+        const entry = byBucket.get((await keyOf(tenant)) ?? '');
+        if (entry) entry.dueSoon = (entry.dueSoon ?? 0) + count;
+      }
+    }
+    for (const [bucket, { jobs: keyJobs, dueSoon }] of byBucket) {
       const budget = (await deps.rateLimiter.budget?.(bucket, now)) ?? { tokens: 0, ratePerSecond: 0 };
       const sketches = await this.#sketches(keyJobs);
       const { moves, nextChanceAt } = planFill({
         now,
         jobs: keyJobs,
+        dueSoon,
         workflows: deps.workflows,
         budget,
         sketchOf: (operation) => sketches.get(pollStatsKey(deps.pollStatsScope, operation)),
@@ -244,9 +281,11 @@ export class BudgetFiller {
       if (nextChanceAt !== undefined)
         round.nextChanceAt = Math.min(round.nextChanceAt ?? nextChanceAt, nextChanceAt);
       for (const move of moves) {
-        const job = byId.get(move.jobId);
+        // The plan was made on a view: the move reads the whole job, and goes ahead only if it is
+        // still the version planned on (any other writer's change wins; the next round looks again).
+        const job = await deps.store.get(move.jobId);
         const workflow = job && deps.workflows.get(job.workflow);
-        if (!job || !workflow) continue;
+        if (!job || !workflow || job.version !== move.version) continue;
         const moved = advance(workflow, job, { type: 'reschedule', at: move.at }, now, deps.random);
         if (moved.unchanged || !(await deps.store.commit(moved.job, job.version))) continue;
         deps.onJobChange?.(moved.job);
@@ -264,7 +303,28 @@ export class BudgetFiller {
     return round;
   }
 
-  async #sketches(jobs: readonly Job[]): Promise<Map<string, DurationSketch>> {
+  /**
+   * The jobs to plan on: with the store's `scanForFill`, only the waiting ones after the window (slim
+   * views) and per tenant a count of those due within it; otherwise `listDue` over the horizon.
+   */
+  async #scan(now: number): Promise<{ jobs: FillView[]; dueByTenant?: Map<string, number> | undefined }> {
+    const store = this.#deps.store;
+    const horizonMs = this.#options.horizonMs ?? defaults.horizonMs;
+    const limit = this.#options.limit ?? defaults.limit;
+    if (store.scanForFill) {
+      const windowMs = this.#options.windowMs ?? defaults.windowMs;
+      const scan = await store.scanForFill({
+        dueBy: now + windowMs,
+        until: now + horizonMs,
+        limit,
+        countUpTo: dueCountCap,
+      });
+      return { jobs: scan.waiting, dueByTenant: scan.dueByTenant };
+    }
+    return { jobs: await store.listDue(now + horizonMs, limit) };
+  }
+
+  async #sketches(jobs: readonly FillView[]): Promise<Map<string, DurationSketch>> {
     const stats = this.#deps.pollStats;
     if (!stats) return new Map();
     const keys = new Set<string>();
@@ -285,6 +345,22 @@ export class BudgetFiller {
     }
   }
 }
+
+/**
+ * When a job polling an operation nothing is known of may be probed next: `probeEveryMs` after it
+ * was last looked at, or half the time its task had then been running if that is longer, so probes
+ * of a long task thin out geometrically (a 5-minute task about 13 probes, not 300).
+ */
+function probeDueAt(job: FillView, startedAt: number, probeEveryMs: number): number {
+  const lookedAt = job.lastPolledAt ?? startedAt;
+  return lookedAt + Math.max(probeEveryMs, (lookedAt - startedAt) / 2);
+}
+
+/**
+ * Due jobs counted per round at most: the budget's room is a few calls (its tokens and a window's
+ * refill), so past a few hundred the count says only "full".
+ */
+const dueCountCap = 200;
 
 function definedOnly<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;

@@ -5,7 +5,7 @@
  */
 import * as z from 'zod';
 import { type Job, type JobStatus, jobStatuses, schedulableStatuses } from '../../engine/job-record';
-import type { JobPage, JobStore, ListJobsQuery } from '../../engine/ports';
+import type { FillScan, FillScanQuery, FillView, JobPage, JobStore, ListJobsQuery } from '../../engine/ports';
 import type { LocalDatabase } from './database';
 
 interface JobRow {
@@ -36,6 +36,8 @@ export class SqliteJobStore implements JobStore {
   readonly #byIdempotencyKey;
   readonly #due;
   readonly #stranded;
+  readonly #dueUnreserved;
+  readonly #waiting;
 
   /** Uses an open database from `openLocalDatabase` (the store does not close it). */
   constructor(db: LocalDatabase) {
@@ -60,6 +62,23 @@ export class SqliteJobStore implements JobStore {
     this.#stranded = db.prepare<[number, number], JobRow>(
       `SELECT body FROM jobs AS j WHERE next_run_at IS NOT NULL AND next_run_at <= ?
          AND NOT EXISTS (SELECT 1 FROM messages AS m WHERE m.job_id = j.id AND m.version = j.version)
+       ORDER BY next_run_at, id LIMIT ?`,
+    );
+    // The budget filler's reads (scanForFill), a few times a second: along the due index, and only
+    // the fields it decides on (SQLite reads them out of the body; no whole job is parsed here).
+    this.#dueUnreserved = db.prepare<[number, number], { tenant: string; n: number }>(
+      `SELECT tenant, COUNT(*) AS n FROM (
+         SELECT tenant FROM jobs WHERE next_run_at IS NOT NULL AND next_run_at <= ?
+           AND json_type(body, '$.tokenAt') IS NULL
+         ORDER BY next_run_at, id LIMIT ?)
+       GROUP BY tenant`,
+    );
+    this.#waiting = db.prepare<[number, number, number], WaitingRow>(
+      `SELECT id, version, tenant, status,
+         json_extract(body, '$.workflow', '$.step', '$.attempts', '$.polls', '$.pollStartedAt',
+           '$.lastPolledAt', '$.inFlightSince', '$.tokenAt', '$.lastError.at', '$.nextRunAt') AS fields,
+         json_type(body, '$.unsaved') IS NOT NULL AS unsaved
+       FROM jobs WHERE next_run_at IS NOT NULL AND next_run_at > ? AND next_run_at <= ? AND status = 'WAITING'
        ORDER BY next_run_at, id LIMIT ?`,
     );
   }
@@ -112,6 +131,21 @@ export class SqliteJobStore implements JobStore {
     return this.#stranded.all(now, clampLimit(limit, maxPageSize)).map((row) => parseJob(row.body));
   }
 
+  /**
+   * The budget filler's read: jobs due by `dueBy` with no reserved token, counted per tenant (the
+   * soonest `countUpTo` tenants' rows in all: the filler only needs to know whether the budget is
+   * full), and the WAITING jobs due in (`dueBy`, `until`] as slim views, soonest first.
+   */
+  async scanForFill(query: FillScanQuery): Promise<FillScan> {
+    const dueByTenant = new Map<string, number>();
+    for (const row of this.#dueUnreserved.all(query.dueBy, clampLimit(query.countUpTo, maxPageSize)))
+      dueByTenant.set(row.tenant, row.n);
+    const waiting = this.#waiting
+      .all(query.dueBy, query.until, clampLimit(query.limit, maxPageSize))
+      .map(viewOf);
+    return { dueByTenant, waiting };
+  }
+
   /** Newest first (job ids sort by creation time); the cursor is the last id of the previous page. */
   async list(query: ListJobsQuery): Promise<JobPage> {
     const where: string[] = [];
@@ -148,6 +182,65 @@ export class SqliteJobStore implements JobStore {
     const row = this.#byIdempotencyKey.get(tenant, key);
     return row ? parseJob(row.body) : undefined;
   }
+}
+
+interface WaitingRow {
+  id: string;
+  version: number;
+  tenant: string;
+  status: string;
+  /** A JSON array of the body's fields, in the order of the query. */
+  fields: string;
+  unsaved: number;
+}
+
+const fillFieldsSchema = z.tuple([
+  z.string(),
+  z.string(),
+  z.number(),
+  z.number(),
+  z.number().nullable(),
+  z.number().nullable(),
+  z.number().nullable(),
+  z.number().nullable(),
+  z.number().nullable(),
+  z.number(),
+]);
+
+function viewOf(row: WaitingRow): FillView {
+  const parsed = fillFieldsSchema.safeParse(JSON.parse(row.fields));
+  if (!parsed.success)
+    throw new Error(`a stored job is damaged (${row.id}): ${z.prettifyError(parsed.error)}`);
+  const [
+    workflow,
+    step,
+    attempts,
+    polls,
+    pollStartedAt,
+    lastPolledAt,
+    inFlightSince,
+    tokenAt,
+    errorAt,
+    nextRunAt,
+  ] = parsed.data;
+  return {
+    id: row.id,
+    version: row.version,
+    tenant: row.tenant,
+    status: storedJobSchema.shape.status.parse(row.status),
+    workflow,
+    step,
+    // The column is rounded down to whole milliseconds; the body keeps the exact time.
+    nextRunAt,
+    attempts,
+    polls,
+    pollStartedAt: pollStartedAt ?? undefined,
+    lastPolledAt: lastPolledAt ?? undefined,
+    inFlightSince: inFlightSince ?? undefined,
+    tokenAt: tokenAt ?? undefined,
+    lastError: errorAt === null ? undefined : { at: errorAt },
+    unsaved: row.unsaved === 1 ? true : undefined,
+  };
 }
 
 interface JobColumns {

@@ -51,6 +51,8 @@ export class WorkerPool {
   #wakePending = false;
   #stepsRun = 0;
   #claimsPausedUntil = 0;
+  #fillRounds = 0;
+  #fillMs = 0;
 
   constructor(options: WorkerPoolOptions) {
     if (!(Number.isInteger(options.concurrency) && options.concurrency >= 1)) {
@@ -73,6 +75,11 @@ export class WorkerPool {
   /** Steps this pool has finished (or given up on) since it started. */
   get stepsRun(): number {
     return this.#stepsRun;
+  }
+
+  /** The scheduler's rounds run so far and the real time they took in all (what the filler costs). */
+  get fillRounds(): { rounds: number; ms: number } {
+    return { rounds: this.#fillRounds, ms: this.#fillMs };
   }
 
   get running(): boolean {
@@ -145,11 +152,14 @@ export class WorkerPool {
       if (this.#wakePending) continue;
       if (fill && now >= nextFillAt) {
         nextFillAt = now + fillIntervalMs;
+        const startedAt = performance.now();
         try {
           fillChanceAt = (await fill())?.nextChanceAt ?? Number.POSITIVE_INFINITY;
         } catch (error) {
           this.#options.onError?.(error, { jobId: '(scheduler)', version: 0 });
         }
+        this.#fillRounds += 1;
+        this.#fillMs += performance.now() - startedAt;
         continue;
       }
       if (this.#inFlight.size > 0) {

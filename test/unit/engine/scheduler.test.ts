@@ -8,9 +8,12 @@
  *   which reserve farther than new jobs' first calls.
  */
 
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
-import { InMemoryRateLimiter } from '../../../shared/backends/local';
+import { InMemoryRateLimiter, openLocalDatabase, SqliteJobStore } from '../../../shared/backends/local';
 import {
   advance,
   BudgetFiller,
@@ -18,6 +21,7 @@ import {
   defineWorkflow,
   emptySketch,
   type Job,
+  type JobStore,
   type PollStatsStore,
   planFill,
   pollStatsKey,
@@ -185,9 +189,31 @@ describe('planFill', () => {
   it('probes an operation nothing is known of one job at a time, the one waiting longest', () => {
     const jobs = [waiting('a', 1_500, 14_000), waiting('b', 2_500, 14_000), waiting('c', 500, 14_000)];
     const first = plan(jobs, { sketchOf: () => undefined });
-    expect(first).toEqual([{ jobId: 'b', at: now, why: 'probe', operation: pollOp }]);
+    expect(first).toEqual([{ jobId: 'b', version: 5, at: now, why: 'probe', operation: pollOp }]);
     // Probed just now: not again within a second.
     expect(plan(jobs, { sketchOf: () => undefined, probedAt: new Map([[pollOp, now - 300]]) })).toEqual([]);
+  });
+
+  it('thins out the probes of a long task: next after half its running time at the last look', () => {
+    // Last looked at 20 s into its task: the next probe comes 10 s after that look, not 1 s.
+    const long = (sinceLookMs: number) =>
+      waiting('long', 20_000 + sinceLookMs, 60_000, { lastPolledAt: now - sinceLookMs, polls: 3 });
+    expect(plan([long(2_000)], { sketchOf: () => undefined })).toEqual([]);
+    expect(plan([long(9_000)], { sketchOf: () => undefined })).toEqual([]);
+    expect(plan([long(10_000)], { sketchOf: () => undefined })).toEqual([
+      { jobId: 'long', version: 5, at: now, why: 'probe', operation: pollOp },
+    ]);
+    // And says when it could next be moved, so an idle loop need not look before then.
+    expect(
+      planFill({
+        now,
+        jobs: [long(2_000)],
+        workflows,
+        budget: roomy,
+        sketchOf: () => undefined,
+        reaimQuantile: 0.9,
+      }).nextChanceAt,
+    ).toBe(now + 8_000);
   });
 });
 
@@ -309,6 +335,62 @@ describe('BudgetFiller', () => {
       version: stale.version + 1,
     });
     expect(h.queue.sent).toHaveLength(2);
+  });
+
+  it("on SQLite plans on the store's slim views, and moves only a job still at the version it planned on", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'opflow-filler-'));
+    const db = openLocalDatabase(join(dir, 'opflow.db'));
+    try {
+      const sqlite = new SqliteJobStore(db);
+      const stats = new MemoryPollStats();
+      stats.sketches.set(pollStatsKey(undefined, pollOp), learned);
+      const likely = waiting('likely', 2_300, 1_100);
+      const alsoLikely = waiting('also-likely', 2_500, 1_300);
+      const stale = waiting('stale', 300, 14_700);
+      const young = waiting('young', 300, 3_000);
+      for (const job of [likely, alsoLikely, stale, young]) await sqlite.create(job);
+      // Another process changes `also-likely` between the filler's scan and its move.
+      let raced = false;
+      const store: JobStore = {
+        create: (job) => sqlite.create(job),
+        get: (id) => sqlite.get(id),
+        commit: (job, expected) => sqlite.commit(job, expected),
+        listDue: (at, limit) => sqlite.listDue(at, limit),
+        list: (query) => sqlite.list(query),
+        findByIdempotencyKey: (tenant, key) => sqlite.findByIdempotencyKey(tenant, key),
+        scanForFill: async (query) => {
+          const scan = await sqlite.scanForFill(query);
+          const current = (await sqlite.get('also-likely'))!;
+          raced = await sqlite.commit(
+            { ...current, version: current.version + 1, label: 'theirs' },
+            current.version,
+          );
+          return scan;
+        },
+      };
+      const h = harness(undefined, {
+        store,
+        rateLimiter: new InMemoryRateLimiter({ ratePerSecond: 5 }),
+        pollStats: stats,
+      });
+      h.clock.current = now;
+      const round = await new BudgetFiller(h.deps).fill();
+      expect(raced).toBe(true);
+      expect(round).toMatchObject({ pulled: 1, probed: 0, reaimed: 1 });
+      expect(await sqlite.get('likely')).toMatchObject({ nextRunAt: now, version: likely.version + 1 });
+      expect((await sqlite.get('stale'))?.nextRunAt).toBeLessThan(now + 3_000);
+      expect(await sqlite.get('young')).toMatchObject({ nextRunAt: young.nextRunAt, version: young.version });
+      // The other writer's change stands; the filler did not move the job it planned on.
+      expect(await sqlite.get('also-likely')).toMatchObject({
+        label: 'theirs',
+        version: alsoLikely.version + 1,
+        nextRunAt: alsoLikely.nextRunAt,
+      });
+      expect(h.queue.sent.map((sent) => sent.message.jobId).sort()).toEqual(['likely', 'stale']);
+    } finally {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('moves nothing without learned timing (the declared schedules stand)', async () => {

@@ -11,6 +11,8 @@ import {
   SqliteJobStore,
   SqliteWorkQueue,
 } from '../../../../shared/backends/local';
+import { type Job, type Workflow, waitsForPoll } from '../../../../shared/engine';
+import { noveltyCheck } from '../../../../shared/workflows';
 import { contractJob } from '../../../contract/ports.contract';
 
 describe('SqliteJobStore', () => {
@@ -35,6 +37,84 @@ describe('SqliteJobStore', () => {
     expect(db.pragma('busy_timeout', { simple: true })).toBe(10_000);
     expect(db.pragma('synchronous', { simple: true })).toBe(1);
     expect(db.pragma('user_version', { simple: true })).toBe(1);
+  });
+
+  it("reads the budget filler's slim views along the due index: waiting jobs after the window, due ones counted", async () => {
+    const T0 = 1_750_000_000_000;
+    const waitingJob = (nextRunAt: number, overrides: Partial<Job> = {}) =>
+      contractJob({
+        status: 'WAITING',
+        step: 'summary',
+        version: 4,
+        polls: 1,
+        pollStartedAt: T0 - 2_000,
+        lastPolledAt: T0 - 500,
+        nextRunAt,
+        ...overrides,
+      });
+    const later = waitingJob(T0 + 5_000.5);
+    const sooner = waitingJob(T0 + 2_000, {
+      lastError: { kind: 'server', message: 'x', retryable: true, step: 'summary', at: T0 - 100 },
+      unsaved: { step: 'summary', decision: { type: 'poll' } },
+      inFlightSince: T0 - 10,
+      tokenAt: T0 + 2_000,
+    });
+    const beyond = waitingJob(T0 + 700_000);
+    const queuedLater = contractJob({ status: 'QUEUED', nextRunAt: T0 + 3_000 });
+    // Due within the window: counted per tenant unless holding a reserved token.
+    const due = [
+      contractJob({ nextRunAt: T0 - 50_000 }),
+      contractJob({ nextRunAt: T0 + 500, tenant: 'other' }),
+      waitingJob(T0 + 900, { tokenAt: T0 + 900 }),
+      contractJob({ nextRunAt: T0 + 100 }),
+    ];
+    const finished = contractJob({ status: 'SUCCEEDED', nextRunAt: T0 });
+    for (const job of [later, sooner, beyond, queuedLater, finished, ...due]) await store.create(job);
+
+    const scan = await store.scanForFill({
+      dueBy: T0 + 1_000,
+      until: T0 + 600_000,
+      limit: 10,
+      countUpTo: 100,
+    });
+    expect(scan.dueByTenant).toEqual(
+      new Map([
+        ['default', 2],
+        ['other', 1],
+      ]),
+    );
+    expect(scan.waiting.map((view) => view.id)).toEqual([sooner.id, later.id]);
+    const pick = (job: Job) => ({
+      id: job.id,
+      version: job.version,
+      tenant: job.tenant,
+      workflow: job.workflow,
+      status: job.status,
+      step: job.step,
+      nextRunAt: job.nextRunAt,
+      attempts: job.attempts,
+      polls: job.polls,
+      pollStartedAt: job.pollStartedAt,
+      lastPolledAt: job.lastPolledAt,
+      inFlightSince: job.inFlightSince,
+      tokenAt: job.tokenAt,
+      lastError: job.lastError ? { at: job.lastError.at } : undefined,
+      unsaved: job.unsaved ? true : undefined,
+    });
+    expect(scan.waiting).toEqual([pick(sooner), pick(later)]);
+    // Whether a job waits for a poll reads the same from the view as from the whole job.
+    const novelty = noveltyCheck as Workflow;
+    expect(waitsForPoll(novelty, scan.waiting[1]!)).toBe(waitsForPoll(novelty, later));
+    expect(waitsForPoll(novelty, scan.waiting[1]!)).toBe(true);
+    expect(waitsForPoll(novelty, scan.waiting[0]!)).toBe(false);
+    const capped = await store.scanForFill({
+      dueBy: T0 + 1_000,
+      until: T0 + 600_000,
+      limit: 1,
+      countUpTo: 1,
+    });
+    expect(capped.waiting.map((view) => view.id)).toEqual([sooner.id]);
+    expect([...capped.dueByTenant.values()].reduce((a, b) => a + b, 0)).toBe(1);
   });
 
   it('keeps jobs across closing and reopening the file', async () => {
