@@ -21,17 +21,37 @@ export function markdownToHtml(markdown: string): string {
 }
 
 /**
- * The page. `afterTitle`: trusted HTML opflow built itself (the changes section of a scheduled
- * report, with its SVG chart), placed after the first `<h1>`.
+ * `section` inserted after the Markdown line `line` (e.g. a report's cost line), or after the title
+ * when the report has no such line.
  */
-export function renderHtml(title: string, markdown: string, options: { afterTitle?: string } = {}): string {
+export function withSectionAfterLine(markdown: string, line: string, section: string): string {
+  const lines = markdown.split('\n');
+  let at = lines.indexOf(line);
+  if (at < 0) at = lines.findIndex((text) => /^#\s/.test(text));
+  if (at < 0) return `${section.trim()}\n\n${markdown}`;
+  const rest = lines.slice(at + 1);
+  while (rest[0]?.trim() === '') rest.shift();
+  return [...lines.slice(0, at + 1), '', section.trim(), '', ...rest].join('\n');
+}
+
+/**
+ * The page. `insert`: trusted HTML opflow built itself (the changes section of a scheduled report,
+ * with its SVG chart), placed after the paragraph of the Markdown line `afterLine` (the cost line),
+ * or after the first `<h1>` when there is none.
+ */
+export function renderHtml(
+  title: string,
+  markdown: string,
+  options: { insert?: { afterLine: string; html: string } } = {},
+): string {
   let body = markdownToHtml(markdown);
-  if (options.afterTitle) {
-    const end = body.indexOf('</h1>');
-    body =
-      end < 0
-        ? `${options.afterTitle}\n${body}`
-        : `${body.slice(0, end + 5)}\n${options.afterTitle}\n${body.slice(end + 5)}`;
+  if (options.insert) {
+    const { afterLine, html } = options.insert;
+    const paragraph = markdownToHtml(afterLine).trim();
+    const found = body.indexOf(paragraph);
+    const titleEnd = body.indexOf('</h1>');
+    const at = found >= 0 ? found + paragraph.length : titleEnd >= 0 ? titleEnd + 5 : 0;
+    body = `${body.slice(0, at)}\n${html}\n${body.slice(at)}`;
   }
   return `<!doctype html>
 <html lang="en">

@@ -5,13 +5,8 @@
  * (shared/engine/report.ts) reads what goes in and writes what comes out.
  */
 import type { ReportInput, Workflow } from '../engine/workflow';
-import {
-  changesHtml,
-  changesMarkdown,
-  type ScheduleChanges,
-  withSectionAfterTitle,
-} from '../schedules/changes';
-import { renderHtml } from './html';
+import { changesHtml, changesMarkdown, type ScheduleChanges } from '../schedules/changes';
+import { renderHtml, withSectionAfterLine } from './html';
 import { costLine, jobFacts, withLineAfterLead } from './job-facts';
 
 export interface JobReport {
@@ -55,9 +50,14 @@ export function assembleJobReport(
     usage: job.usage,
     changes,
   };
+  // A scheduled report: the answer and its cost first, then what changed since the previous run,
+  // then the detail.
+  const cost = costLine(job);
   return {
     result,
-    markdown: changesSection ? withSectionAfterTitle(markdown, changesSection) : markdown,
-    html: renderHtml(title, markdown, { afterTitle: changes && changesHtml(changes) }),
+    markdown: changesSection ? withSectionAfterLine(markdown, cost, changesSection) : markdown,
+    html: renderHtml(title, markdown, {
+      ...(changes ? { insert: { afterLine: cost, html: changesHtml(changes) } } : {}),
+    }),
   };
 }

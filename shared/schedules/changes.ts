@@ -1,6 +1,6 @@
 /**
  * What changed since the previous run of the same schedule: every report of a scheduled job gets a
- * "Changes since <previous run>" section near its top (report.md, report.html) and a `changes`
+ * "Changes since <previous run>" section near its top, after the answer and its cost line (report.md, report.html) and a `changes`
  * object in result.json.
  *
  * Each finished scheduled job leaves a small digest of its outcome in the report store, under
@@ -531,14 +531,4 @@ export async function scheduleChanges(
   }
   await reports.put(own, JSON.stringify(digest), 'application/json');
   return compareDigests(digest, previous, series);
-}
-
-/** `markdown` with `section` after its first level-1 heading (or first when it has none). */
-export function withSectionAfterTitle(markdown: string, section: string): string {
-  const lines = markdown.split('\n');
-  const title = lines.findIndex((line) => /^#\s/.test(line));
-  if (title < 0) return `${section}\n\n${markdown}`;
-  const rest = lines.slice(title + 1);
-  while (rest[0]?.trim() === '') rest.shift();
-  return [...lines.slice(0, title + 1), '', section.trim(), '', ...rest].join('\n');
 }

@@ -12,7 +12,8 @@ export interface ChartPoint {
   value: number;
 }
 
-const width = 720;
+// Narrow in its own units, so its text stays legible when a phone scales it down (about 0.7 at 390 px).
+const width = 520;
 const height = 320;
 const margin = { top: 48, right: 32, bottom: 56, left: 84 };
 const plotWidth = width - margin.left - margin.right;
@@ -93,8 +94,8 @@ export function countSeriesChart(options: { title: string; points: ChartPoint[];
     )
     .join('\n');
 
-  // Time ticks: at most 6, at points (the runs), first and last always.
-  const tickEvery = Math.max(1, Math.ceil(points.length / (withTime ? 5 : 7)));
+  // Time ticks: at most 4 with times, 7 without, at points (the runs), first and last always.
+  const tickEvery = Math.max(1, Math.ceil(points.length / (withTime ? 3 : 6)));
   const timeTicks = points.filter((_, index) => index % tickEvery === 0);
   const lastPoint = points.at(-1)!;
   if (timeTicks.at(-1) !== lastPoint) {
@@ -111,7 +112,8 @@ export function countSeriesChart(options: { title: string; points: ChartPoint[];
     .join('\n');
 
   const labelled = new Set<number>();
-  if (points.length <= labelAllUpTo) {
+  // Every value is written when the runs are far enough apart for its label (about 60 units).
+  if (points.length <= labelAllUpTo && (points.length < 2 || plotWidth / (points.length - 1) >= 60)) {
     for (let index = 0; index < points.length; index++) labelled.add(index);
   } else {
     labelled.add(0);
@@ -148,11 +150,11 @@ export function countSeriesChart(options: { title: string; points: ChartPoint[];
       ? `date (UTC), ${new Date(first).getUTCFullYear()}`
       : 'date (UTC)';
   return `<figure class="count-chart" style="margin:1rem 0">
-<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" width="100%" style="max-width:${width}px;height:auto" role="img" aria-labelledby="${id}-title ${id}-desc" font-family="system-ui, sans-serif" font-size="12" fill="#1a1a1a">
+<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" width="100%" style="max-width:720px;height:auto" role="img" aria-labelledby="${id}-title ${id}-desc" font-family="system-ui, sans-serif" font-size="13" fill="#1a1a1a">
 <title id="${id}-title">${escapeXml(options.title)}</title>
 <desc id="${id}-desc">${escapeXml(description)}</desc>
 <rect x="0" y="0" width="${width}" height="${height}" fill="#fff"/>
-<text x="${width / 2}" y="22" text-anchor="middle" font-size="15" font-weight="600">${escapeXml(options.title)}</text>
+<text x="${width / 2}" y="22" text-anchor="middle" font-size="16" font-weight="600">${escapeXml(options.title)}</text>
 ${grid}
 <line x1="${margin.left}" x2="${margin.left}" y1="${margin.top}" y2="${margin.top + plotHeight}" stroke="#555"/>
 <line x1="${margin.left}" x2="${margin.left + plotWidth}" y1="${margin.top + plotHeight}" y2="${margin.top + plotHeight}" stroke="#555"/>

@@ -1,7 +1,8 @@
 /**
  * A scheduled patent count's report.html in Debian's chromium: the chart of its time series (inline
  * SVG in the "Changes since" section) is drawn inside the page at desktop and phone widths, above its
- * table, and the count and cost still come before the detail. Screenshots kept in
+ * table, with text of at least 9 px; the count and its cost come first (on the first screen), then the
+ * changes, then the detail. Screenshots kept in
  * test-artifacts/reports/.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -90,6 +91,22 @@ describe('a scheduled patent count’s chart in chromium', () => {
           await expect(
             page.locator('figure.count-chart svg text', { hasText: value }).count(),
           ).resolves.toBeGreaterThan(0);
+        // Its text is legible: at least 9 px once the page scales the chart to the screen.
+        const textPx = await chart.evaluate(
+          (svg: {
+            getBoundingClientRect(): { width: number };
+            viewBox: { baseVal: { width: number } };
+            getAttribute(name: string): string | null;
+          }) =>
+            (svg.getBoundingClientRect().width / svg.viewBox.baseVal.width) *
+            Number(svg.getAttribute('font-size')),
+        );
+        expect(textPx).toBeGreaterThanOrEqual(9);
+        // The count and its cost come first, then what changed since the previous run.
+        const cost = (await page.locator('p', { hasText: /^Cost: / }).boundingBox())!;
+        const changes = (await page.locator('h2', { hasText: /^Changes since / }).boundingBox())!;
+        expect(cost.y).toBeLessThan(changes.y);
+        expect(cost.y + cost.height).toBeLessThan(height);
         const table = (await page.locator('table').first().boundingBox())!;
         expect(box.y).toBeLessThan(table.y);
         const overflow = await page

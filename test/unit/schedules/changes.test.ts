@@ -4,12 +4,12 @@ import { describe, expect, it } from 'vitest';
 import type { Job } from '../../../shared/engine/job-record';
 import { reportKeys, stepOutputKey, writeReport } from '../../../shared/engine/report';
 import type { Workflow } from '../../../shared/engine/workflow';
+import { withSectionAfterLine } from '../../../shared/reports/html';
 import {
   compareDigests,
   type RunDigest,
   reportSections,
   scheduleRunOf,
-  withSectionAfterTitle,
 } from '../../../shared/schedules/changes';
 import { slotKey } from '../../../shared/schedules/slots';
 import { workflows } from '../../../shared/workflows';
@@ -88,8 +88,9 @@ describe('scheduled reports', () => {
       outputs: novelty(['CN1A', 'US2B', 'EP3C']),
     });
     expect(first.result['changes']).toMatchObject({ schedule: 'nightly', first: true });
+    // The verdict and its cost first, then what changed, then the detail.
     expect(first.markdown).toMatch(
-      /^# Novelty check: .*\n\n## Changes since the previous run\n\nThis is the first run/,
+      /^# Novelty check: .*\n\n## Conclusion\n[^#]*\*\*Cost:\*\* [^\n]*\n\n## Changes since the previous run\n\nThis is the first run/,
     );
 
     const second = await finishedRun(reports, {
@@ -114,17 +115,22 @@ describe('scheduled reports', () => {
       },
     ]);
     const heading = `## Changes since ${new Date(T0).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
-    // Near the top: right after the title, before the workflow's own sections.
+    // Near the top: right after the verdict and the cost line, before the workflow's detail.
     const lines = second.markdown.split('\n');
-    expect(lines[2]).toBe(heading);
-    expect(second.markdown.indexOf(heading)).toBeLessThan(second.markdown.indexOf('## Conclusion'));
+    const at = lines.indexOf(heading);
+    expect(lines[at - 2]).toMatch(/^\*\*Cost:\*\* /);
+    expect(second.markdown.indexOf('## Conclusion')).toBeLessThan(second.markdown.indexOf(heading));
+    expect(second.markdown.indexOf(heading)).toBeLessThan(
+      second.markdown.indexOf('## Features × references'),
+    );
     expect(second.markdown).toContain('References: 2 new, 1 dropped (4 now, 3 before).');
     expect(second.markdown).toMatch(/\*\*New references\*\*\n\n- JP4D · score 0\.7/);
     expect(second.markdown).toMatch(/\*\*Dropped references\*\*\n\n- US2B/);
     expect(second.markdown).toContain('Changed sections');
     expect(second.html).toMatch(
-      /<h1>Novelty check: [^<]*<\/h1>\n<section class="schedule-changes">\n<h2>Changes since/,
+      /<p><strong>Cost:<\/strong> [^\n]*<\/p>\n<section class="schedule-changes">\n<h2>Changes since/,
     );
+    expect(second.html.indexOf('<h2>Conclusion</h2>')).toBeLessThan(second.html.indexOf('schedule-changes'));
   });
 
   it('compare with the latest earlier slot that succeeded, whatever order the runs finish in', async () => {
@@ -303,8 +309,13 @@ describe('compareDigests', () => {
     expect(a[1]!.hash).not.toBe(b[1]!.hash);
   });
 
-  it('puts the section after the title', () => {
-    expect(withSectionAfterTitle('# T\n\nbody\n', '## C\n\nc')).toBe('# T\n\n## C\n\nc\n\nbody\n');
-    expect(withSectionAfterTitle('body\n', '## C')).toBe('## C\n\nbody\n');
+  it('puts the section after the given line, else after the title, else first', () => {
+    expect(withSectionAfterLine('# T\n\nlead\n\n**Cost:** 1\n\n## D\n', '**Cost:** 1', '## C\n\nc')).toBe(
+      '# T\n\nlead\n\n**Cost:** 1\n\n## C\n\nc\n\n## D\n',
+    );
+    expect(withSectionAfterLine('# T\n\nbody\n', '**Cost:** 1', '## C\n\nc')).toBe(
+      '# T\n\n## C\n\nc\n\nbody\n',
+    );
+    expect(withSectionAfterLine('body\n', '**Cost:** 1', '## C')).toBe('## C\n\nbody\n');
   });
 });
