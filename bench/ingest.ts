@@ -5,15 +5,24 @@
  * the ingest process's peak RSS (the guarantee: at most 150 MB however long the manifest).
  * `--only=local` or `--only=aws` runs one. The local side also runs `opflow ingest` waiting for its
  * batch to finish (every item a job on the built-in sandbox) on a `--wait-lines=N` manifest (2,000;
- * 0 leaves it out).
+ * 0 leaves it out). On aws the process measured is the ingest function itself: its bundle (built as
+ * the CDK app builds it) in a plain Node process of its own (bench/ingest-lambda.mjs, one warm
+ * instance), fed the S3 event and then its own continuations off the ingest queue by this process,
+ * as Lambda's SQS poller does; `--function-timeout=S` (default 900, the function's) is the time
+ * each invocation is given. `--aws-core` adds the older row: the ingestion core through tsx.
  */
-import { execFile } from 'node:child_process';
+import { execFile, fork } from 'node:child_process';
 import { createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { startAwsEmulators } from '../scripts/emulators/aws-emulators';
+import { DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import type { SQSBatchResponse } from 'aws-lambda';
+import { type AwsEmulators, startAwsEmulators } from '../scripts/emulators/aws-emulators';
+import { bundleFunctions } from '../scripts/lambda/bundle-functions';
+import { sqsRecord } from '../scripts/lambda/lambda-events';
+import { DynamoDbBatchStore, s3CreatedEvent } from '../shared/backends/aws';
 
 const run = promisify(execFile);
 const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
@@ -21,6 +30,8 @@ const lines = Number(arg('lines') ?? 100_000);
 const only = arg('only');
 /** Lines of the manifest the waiting command runs to the end (every item a job on the built-in sandbox). */
 const waitLines = Number(arg('wait-lines') ?? 2_000);
+const functionTimeoutMs = Number(arg('function-timeout') ?? 900) * 1000;
+const awsCore = process.argv.includes('--aws-core');
 
 const dir = mkdtempSync(join(tmpdir(), 'opflow-bench-ingest-'));
 const manifest = join(dir, 'disclosures.jsonl');
@@ -122,6 +133,131 @@ const cli = async (path = manifest, wait = false) => {
   };
 };
 
+/**
+ * The bundled ingest function on the emulators, as deployed: the manifest uploaded under inbox/, its
+ * S3 event on the ingest queue, and every message of that queue (the event, then the function's
+ * continuations) handed to one warm instance until the batch's source is read to its end.
+ */
+const lambda = async (emulators: AwsEmulators, table: string, bucket: string, key: string) => {
+  const bundles = await bundleFunctions();
+  const work = emulators.createQueue();
+  const inbox = emulators.createQueue({ visibilityTimeoutSeconds: 6 * (functionTimeoutMs / 1000) });
+  const endpoints = emulators.clientConfig.endpoints ?? {};
+  const instance = fork(join(import.meta.dirname, 'ingest-lambda.mjs'), [bundles.files.ingest], {
+    execArgv: [],
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    env: {
+      PATH: process.env.PATH,
+      OPFLOW_TABLE_NAME: table,
+      OPFLOW_QUEUE_URL: work.queueUrl,
+      OPFLOW_BUCKET_NAME: bucket,
+      OPFLOW_INGEST_QUEUE_URL: inbox.queueUrl,
+      OPFLOW_API_KEY_SECRET_PREFIX: 'opflow/bench/api-key/',
+      AWS_REGION: emulators.region,
+      AWS_ACCESS_KEY_ID: 'test',
+      AWS_SECRET_ACCESS_KEY: 'test',
+      AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
+      AWS_ENDPOINT_URL_SQS: endpoints.sqs,
+      AWS_ENDPOINT_URL_S3: endpoints.s3,
+      POWERTOOLS_SERVICE_NAME: 'opflow',
+      POWERTOOLS_METRICS_NAMESPACE: 'opflow',
+      POWERTOOLS_LOG_LEVEL: 'WARN',
+      AWS_LAMBDA_FUNCTION_NAME: 'opflow-bench-ingest',
+    },
+  });
+  type Reply =
+    | { kind: 'ready'; loadedRssMb: number }
+    | { kind: 'answer'; answer?: SQSBatchResponse; error?: string; rssMb: number }
+    | { kind: 'exit'; peakRssMb: number; loadedRssMb: number };
+  const replies: Reply[] = [];
+  let waiting: ((reply: Reply) => void) | undefined;
+  instance.on('message', (reply: Reply) => {
+    if (waiting) {
+      const resolve = waiting;
+      waiting = undefined;
+      resolve(reply);
+    } else replies.push(reply);
+  });
+  const next = () =>
+    new Promise<Reply>((resolve, reject) => {
+      const queued = replies.shift();
+      if (queued) return resolve(queued);
+      waiting = resolve;
+      instance.once('exit', (code) => reject(new Error(`the ingest instance exited (${code})`)));
+    });
+  try {
+    await next(); // loaded
+    const sqs = emulators.clients.sqs;
+    const batches = new DynamoDbBatchStore({ client: emulators.clients.documents, tableName: table });
+    const started = performance.now();
+    await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: inbox.queueUrl,
+        MessageBody: JSON.stringify(s3CreatedEvent({ bucket, key })),
+      }),
+    );
+    let invocations = 0;
+    for (let idle = 0; idle < 120; ) {
+      const { Messages = [] } = await sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: inbox.queueUrl,
+          MaxNumberOfMessages: 1,
+          WaitTimeSeconds: 1,
+          AttributeNames: ['All'],
+        }),
+      );
+      const message = Messages[0];
+      if (!message) {
+        idle += 1;
+        continue;
+      }
+      idle = 0;
+      invocations += 1;
+      const record = sqsRecord(
+        {
+          messageId: message.MessageId ?? '',
+          receiptHandle: message.ReceiptHandle ?? '',
+          body: message.Body ?? '',
+          receiveCount: Number(message.Attributes?.ApproximateReceiveCount ?? 1),
+          sentAt: Number(message.Attributes?.SentTimestamp ?? Date.now()),
+        },
+        `arn:aws:sqs:${emulators.region}:000000000000:${inbox.queueName}`,
+      );
+      instance.send({ kind: 'invoke', event: { Records: [record] }, timeoutMs: functionTimeoutMs });
+      const reply = await next();
+      if (reply.kind !== 'answer') throw new Error(`unexpected ${reply.kind} from the ingest instance`);
+      if (reply.error) throw new Error(`the ingest function threw: ${reply.error}`);
+      if (reply.answer?.batchItemFailures.length)
+        throw new Error(`the ingest function failed its message: ${JSON.stringify(reply.answer)}`);
+      await sqs.send(
+        new DeleteMessageCommand({ QueueUrl: inbox.queueUrl, ReceiptHandle: message.ReceiptHandle }),
+      );
+      // inbox/<workflow>/<batch>/<manifest>: the batch is named after its folder.
+      const batch = await batches.get(key.split('/')[2] ?? '');
+      if (batch?.cursor.done) {
+        const seconds = (performance.now() - started) / 1000;
+        instance.send({ kind: 'exit' });
+        const exit = await next();
+        if (exit.kind !== 'exit') throw new Error(`unexpected ${exit.kind} from the ingest instance`);
+        process.stdout.write(
+          `aws: ${invocations} invocation(s) of the ingest function; its RSS once the bundle was loaded ${exit.loadedRssMb.toFixed(0)} MB\n`,
+        );
+        return {
+          lines: batch.counts.records,
+          items: batch.counts.created,
+          invalid: batch.counts.invalid,
+          seconds,
+          peakRssMb: exit.peakRssMb,
+        };
+      }
+    }
+    throw new Error('the ingest function stopped handing over before the manifest was read');
+  } finally {
+    instance.kill();
+    await bundles.remove();
+  }
+};
+
 try {
   if (only !== 'aws') {
     show('local: opflow ingest --no-wait (built CLI)', await cli());
@@ -148,16 +284,23 @@ try {
           ContentLength: statSync(manifest).size,
         }),
       );
-      const endpoints = emulators.clientConfig.endpoints ?? {};
       show(
-        'aws (DynamoDB Local, S3)',
-        await child(['aws', bucket, 'inbox/patent-count/bench/disclosures.jsonl', table, queueUrl], {
-          ...process.env,
-          AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
-          AWS_ENDPOINT_URL_S3: endpoints.s3,
-          AWS_ENDPOINT_URL_SQS: endpoints.sqs,
-        }),
+        'aws: the ingest function (bundle, plain Node)',
+        await lambda(emulators, table, bucket, 'inbox/patent-count/bench/disclosures.jsonl'),
       );
+      if (awsCore) {
+        const endpoints = emulators.clientConfig.endpoints ?? {};
+        const coreTable = await emulators.createTable();
+        show(
+          'aws: ingest + admission through tsx',
+          await child(['aws', bucket, 'inbox/patent-count/bench/disclosures.jsonl', coreTable, queueUrl], {
+            ...process.env,
+            AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
+            AWS_ENDPOINT_URL_S3: endpoints.s3,
+            AWS_ENDPOINT_URL_SQS: endpoints.sqs,
+          }),
+        );
+      }
     } finally {
       await emulators.stop();
     }

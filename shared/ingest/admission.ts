@@ -11,7 +11,7 @@
 import type { Batch, BatchItem, BatchStore } from '../engine/batch-store';
 import type { EngineDeps } from '../engine/deps';
 import { JobRequestError, submitJob } from '../engine/job-commands';
-import { isTerminal } from '../engine/job-record';
+import { isTerminal, type Job } from '../engine/job-record';
 import { budgetExceeded, describeBudget } from './batch';
 
 export interface AdmissionDeps {
@@ -48,8 +48,16 @@ export async function admitBatch(deps: AdmissionDeps, batchId: string): Promise<
     };
     const stillInFlight: string[] = [];
     let settled = 0;
-    for (const jobId of batch.inFlight) {
-      const job = await deps.engine.store.get(jobId);
+    // Read a few at a time, not one after the other: on DynamoDB each is a round trip.
+    const jobs: (Job | undefined)[] = [];
+    for (let from = 0; from < batch.inFlight.length; from += 16)
+      jobs.push(
+        ...(await Promise.all(
+          batch.inFlight.slice(from, from + 16).map((jobId) => deps.engine.store.get(jobId)),
+        )),
+      );
+    for (const [index, jobId] of batch.inFlight.entries()) {
+      const job = jobs[index];
       if (!job || !isTerminal(job.status)) {
         stillInFlight.push(jobId);
         continue;

@@ -168,10 +168,15 @@ export function createIngestFunction(options: IngestFunctionOptions) {
     try {
       let batch: Batch = claimed;
       if (!batch.cursor.done && batch.source.kind !== 'document') {
+        // Items start while reading goes on, but admission (which reads every in-flight job) runs
+        // at most once a second, not after each chunk of 49.
+        let admittedAt = 0;
         batch = await ingest(deps, sourceOf(batch.source), batchId, {
           deadline,
           onChunk: async () => {
+            if (Date.now() - admittedAt < 1_000) return;
             await admitBatch(deps, batchId);
+            admittedAt = Date.now();
           },
         });
       }

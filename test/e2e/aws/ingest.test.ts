@@ -1,6 +1,6 @@
-// Bulk ingestion on the aws backend, on the emulators, with the bundled functions: a 200-line
-// manifest with the 20 kinds of bad line of the local tests (the 1,000-line run on DynamoDB is
-// test/integration/ingest; here every job goes through the bundled functions), uploaded under
+// Bulk ingestion on the aws backend, on the emulators, with the bundled functions: the 1,000-line
+// manifest with the 20 kinds of bad line of the local tests (every one of its 980 jobs through the
+// bundled step workers), uploaded under
 // inbox/ and announced to the ingest queue as S3's event notification would. The bundled ingest
 // function reads it (and the files its lines name) into a batch, releases the items to the work
 // queue, the bundled step workers run them, continuations carry the batch on, and the outputs end
@@ -15,15 +15,26 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { Document, Packer, Paragraph } from 'docx';
+import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqsEventSource } from '../../../scripts/lambda/sqs-event-source';
-import { DynamoDbBatchStore, s3CreatedEvent } from '../../../shared/backends/aws';
+import {
+  DynamoDbBatchStore,
+  SqsWorkQueue,
+  s3CreatedEvent,
+  sendIngestMessage,
+} from '../../../shared/backends/aws';
+import { EnvKeySource } from '../../../shared/backends/local';
 import type { Batch } from '../../../shared/engine/batch-store';
+import type { EngineDeps } from '../../../shared/engine/deps';
 import { isTerminal } from '../../../shared/engine/job-record';
+import { redriveBatch } from '../../../shared/ingest/redrive';
 import { listAll } from '../../../shared/runtime/job-queries';
+import { workflows } from '../../../shared/workflows';
 import { jsonlManifest, manifestFiles } from '../../support/manifests';
+import { unlimitedRate } from '../../support/memory-ports';
 import { childEnv, runOpflow } from '../local/opflow-process';
-import { AwsWorld } from './harness/aws-world';
+import { AwsWorld, TENANT_KEY } from './harness/aws-world';
 
 type Handler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
 
@@ -118,32 +129,42 @@ describe('bulk ingestion on aws (S3 inbox event → ingest function → step wor
   const text = async (key: string) =>
     Buffer.from((await world.reports.get(key))?.body ?? new Uint8Array()).toString('utf8');
 
-  it('ingests a 200-line manifest with the 20 kinds of bad line uploaded under inbox/ to 180 jobs, the outputs in the bucket, and a download whose links work', async () => {
+  it('ingests a 1,000-line manifest with the 20 kinds of bad line uploaded under inbox/ to 980 jobs, the outputs in the bucket, and a download whose links work', async () => {
     // The 20 bad lines of the local tests (malformed JSON, missing or duplicate ids, refused input,
     // missing, empty or unsupported files...); the files the manifest names are uploaded as
     // manifest files (metadata opflow-role), announced as S3 would: they are not items themselves.
-    const manifest = jsonlManifest(200);
+    const manifest = jsonlManifest(1000);
     for (const [name, body] of Object.entries(manifestFiles))
       await upload(`inbox/patent-count/sensors/${name}`, body, { 'opflow-role': 'manifest-file' });
-    await upload('inbox/patent-count/sensors/disclosures.jsonl', manifest.text);
+    // 250 in flight (as `opflow ingest --in-flight 250` would put it): fewer rounds of admission.
+    await upload('inbox/patent-count/sensors/disclosures.jsonl', manifest.text, {
+      'opflow-options': JSON.stringify({ inFlight: 250 }),
+    });
     const batch = await settleBatch('sensors');
     expect(batch).toMatchObject({
       status: 'FINISHED',
-      items: 180,
-      counts: { records: 200, created: 180, invalid: 20 },
+      items: 980,
+      counts: { records: 1000, created: 980, invalid: 20 },
     });
-    expect(batch.settled).toMatchObject({ succeeded: 180, failed: 0 });
+    expect(batch.settled).toMatchObject({ succeeded: 980, failed: 0 });
     const jobs = await listAll(world.store, { batchId: 'sensors' });
-    expect(jobs).toHaveLength(180);
+    expect(jobs).toHaveLength(980);
     expect(jobs.every((job) => isTerminal(job.status) && job.source === 'bulk')).toBe(true);
     const summary = (await text('batches/sensors/summary.csv')).trim().split('\n');
-    expect(summary).toHaveLength(181);
+    expect(summary).toHaveLength(981);
     expect(summary.slice(1).map((row) => row.split(',')[0])).toEqual(manifest.goodIds);
+    const unexpected = summary
+      .slice(1)
+      .filter(
+        (row) => !/^d\d+,v1 \([0-9a-f]{8}\),[^,]+,patent-count,SUCCEEDED,"?\d+ patents for TTL:/.test(row),
+      );
+    expect(unexpected).toEqual([]);
     expect(summary.find((row) => row.startsWith('d7,'))).toMatch(/patents for TTL:\(file based query\)/);
     const failed = (await text('batches/sensors/failed.jsonl'))
       .trim()
       .split('\n')
       .map((line) => JSON.parse(line));
+    expect(failed).toHaveLength(20);
     expect(failed.map((entry) => entry.source)).toEqual(manifest.bad.map((bad) => `line ${bad.at}`));
     for (const [index, bad] of manifest.bad.entries()) expect(failed[index].reason).toMatch(bad.reason);
     expect(await text('batches/sensors/index.html')).toContain('Batch sensors');
@@ -158,12 +179,12 @@ describe('bulk ingestion on aws (S3 inbox event → ingest function → step wor
       );
       expect(downloaded.code, downloaded.stderr).toBe(1); // the batch had bad lines
       const shown = JSON.parse(downloaded.stdout);
-      expect(shown.download).toMatchObject({ reports: 180, unfinished: 0, missing: [] });
+      expect(shown.download).toMatchObject({ reports: 980, unfinished: 0, missing: [] });
       expect(shown.index).toMatch(/^https?:\/\/.*X-Amz-Signature=/);
       const copy = join(folder, 'copy');
       const index = readFileSync(join(copy, 'index.html'), 'utf8');
       const links = [...index.matchAll(/href="(reports\/[^"]+\/report\.html)"/g)].map((m) => m[1]!);
-      expect(links).toHaveLength(180);
+      expect(links).toHaveLength(980);
       for (const link of links) expect(existsSync(join(copy, link))).toBe(true);
       expect(index).not.toContain('../../reports/');
       const firstJob = jobs.find((job) => job.label === 'Battery 1')!;
@@ -189,10 +210,66 @@ describe('bulk ingestion on aws (S3 inbox event → ingest function → step wor
     );
     const after = await settleBatch('sensors');
     expect(after.run).toBe(1);
-    expect(after.items).toBe(180);
+    expect(after.items).toBe(980);
   }, 900_000);
 
-  it("adds a document uploaded on its own to its folder's batch", async () => {
+  it('--redrive runs only the failed items again, through the ingest function and the step workers', async () => {
+    // Tenant "lamps": its key in the secret for the first run; then emptied (no key: the new
+    // items fail), then set again for the redrive. A key is cached 300 s (fake clock) by each worker.
+    const prefix = world.env.OPFLOW_API_KEY_SECRET_PREFIX!;
+    const secrets = world.emulators.secretsManager!;
+    const lines = Array.from({ length: 8 }, (_, i) =>
+      JSON.stringify({ id: `r${i}`, query: `TTL:(lamp ${i})` }),
+    );
+    const metadata = { 'opflow-tenant': 'lamps' };
+    secrets.setSecret(`${prefix}lamps`, JSON.stringify({ apiKey: TENANT_KEY }));
+    await upload('inbox/patent-count/lamps/lamps.jsonl', `${lines.slice(0, 5).join('\n')}\n`, metadata);
+    expect((await settleBatch('lamps')).settled).toMatchObject({ succeeded: 5, failed: 0 });
+    secrets.setSecret(`${prefix}lamps`, '');
+    world.advanceTo(world.now() + 301_000);
+    await upload('inbox/patent-count/lamps/lamps.jsonl', `${lines.join('\n')}\n`, metadata);
+    const failedRun = await settleBatch('lamps');
+    expect(failedRun).toMatchObject({ run: 2, items: 8, settled: { succeeded: 5, failed: 3 } });
+    const before = await listAll(world.store, { batchId: 'lamps' });
+    expect(before.filter((job) => job.status === 'FAILED').map((job) => job.lastError?.message)).toEqual([
+      expect.stringMatching(/no API key/),
+      expect.stringMatching(/no API key/),
+      expect.stringMatching(/no API key/),
+    ]);
+
+    // What `opflow --backend aws batch lamps --redrive` does: the failed jobs retried, the batch
+    // handed back to the ingest function, which follows them to the end.
+    secrets.setSecret(`${prefix}lamps`, JSON.stringify({ apiKey: TENANT_KEY }));
+    world.advanceTo(world.now() + 301_000);
+    const engine: EngineDeps = {
+      store: world.store,
+      queue: new SqsWorkQueue({ client: world.emulators.clients.sqs, queueUrl: world.queueUrl }),
+      reports: world.reports,
+      keys: new EnvKeySource({ env: {} }),
+      rateLimiter: unlimitedRate,
+      clock: { now: () => Date.now() },
+      random: Math.random,
+      client: {} as EngineDeps['client'],
+      workflows,
+    };
+    const outcome = await redriveBatch({ engine, batches }, 'lamps');
+    expect(outcome.retried).toHaveLength(3);
+    await sendIngestMessage(world.emulators.clients.sqs, queueUrl, { kind: 'continue', batchId: 'lamps' });
+    const redriven = await settleBatch('lamps');
+    expect(redriven).toMatchObject({ status: 'FINISHED', settled: { succeeded: 8, failed: 0 } });
+    const after = await listAll(world.store, { batchId: 'lamps' });
+    expect(after).toHaveLength(8);
+    for (const job of before) {
+      const now = after.find((other) => other.id === job.id)!;
+      expect(now.status).toBe('SUCCEEDED');
+      // The succeeded ones were not touched; the failed ones ran again as the same jobs.
+      if (job.status === 'SUCCEEDED') expect(now.version).toBe(job.version);
+      else expect(now.runs).toHaveLength(1);
+    }
+    expect((await text('batches/lamps/failed.jsonl')).trim()).toBe('');
+  }, 300_000);
+
+  it("adds documents uploaded on their own (.md, .docx, .pdf; an .rtf refused) to their folder's batch", async () => {
     await upload('inbox/patent-count/loose/valve.md', '# Valve\n\nTTL:(check valve)\n');
     await upload('inbox/patent-count/loose/notes.rtf', '{\\rtf1}');
     // A .docx: read by mammoth, which the ingest bundle imports from extractors/ beside it.
@@ -200,14 +277,26 @@ describe('bulk ingestion on aws (S3 inbox event → ingest function → step wor
       new Document({ sections: [{ children: [new Paragraph('TTL:(hinge damper)')] }] }),
     );
     await upload('inbox/patent-count/loose/hinge.docx', new Uint8Array(docx));
+    // A .pdf in a sub-folder (its id the path under the batch folder): read by unpdf, likewise.
+    const pdf = await PDFDocument.create();
+    pdf.addPage().drawText('TTL:(heat pump dryer)', {
+      x: 50,
+      y: 700,
+      size: 14,
+      font: await pdf.embedFont(StandardFonts.Helvetica),
+    });
+    await upload('inbox/patent-count/loose/sub/dryer.pdf', await pdf.save());
     const batch = await settleBatch('loose');
-    expect(batch.items).toBe(2);
+    expect(batch.items).toBe(3);
     expect(batch.counts.invalid).toBe(1);
     const summary = await text('batches/loose/summary.csv');
     expect(summary).toMatch(
       /valve\.md,v1 \([0-9a-f]+\),Valve,patent-count,SUCCEEDED,".*patents for TTL:\(check valve\)"/,
     );
     expect(summary).toMatch(/hinge\.docx,v1 \([0-9a-f]+\),.*SUCCEEDED,".*patents for TTL:\(hinge damper\)"/);
+    expect(summary).toMatch(
+      /sub\/dryer\.pdf,v1 \([0-9a-f]+\),.*SUCCEEDED,".*patents for TTL:\(heat pump dryer\)"/,
+    );
     expect(await text('batches/loose/failed.jsonl')).toMatch(/unsupported document type/);
   }, 300_000);
 });

@@ -1,10 +1,11 @@
 // The ingestion core on both backends: a 1,000-line manifest with 20 bad lines of different kinds,
-// as JSON Lines and as CSV; a re-ingest creates nothing and a changed line one new item; an ingest
+// as JSON Lines and as CSV, each to 980 jobs, summary.csv and failed.jsonl; a re-ingest creates nothing and a changed line one new item; an ingest
 // stopped after any chunk resumes without duplicates; the failure budget stops a batch; admission
 // keeps each batch to its in-flight limit and tops batches up in turn.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AwsEmulators, startAwsEmulators } from '../../../scripts/emulators/aws-emulators';
 import type { Batch, BatchItem, BatchOptions, BatchSource } from '../../../shared/engine/batch-store';
@@ -149,6 +150,31 @@ describe.each(backends)('ingestion core (%s)', (backend, makeWorld) => {
       expect(problems[index]?.position).toMatch(new RegExp(`^record ${bad.at} \\(line \\d+\\)$`));
       expect(problems[index]?.reason).toMatch(bad.reason);
     }
+
+    // 980 jobs, finished, and the outputs: a row per item in record order, the 20 bad records.
+    await admitBatch(world.deps, batch.id);
+    const released = (await world.deps.batches.get(batch.id))!;
+    expect(released.inFlight).toHaveLength(980);
+    for (const jobId of released.inFlight) await world.finish(jobId, 'SUCCEEDED');
+    const finished = (await admitBatch(world.deps, batch.id))!.batch;
+    expect(finished).toMatchObject({ status: 'FINISHED', settled: { succeeded: 980, failed: 0 } });
+    await writeBatchOutputs(world.deps, finished);
+    const text = async (key: string) =>
+      Buffer.from((await world.deps.engine.reports.get(key))!.body).toString('utf8');
+    const rows = parse(await text(`batches/${batch.id}/summary.csv`), { columns: true }) as Record<
+      string,
+      string
+    >[];
+    expect(rows.map((row) => row.id)).toEqual(manifest.goodIds);
+    expect(rows.every((row) => row.status === 'SUCCEEDED' && row.workflow === 'patent-count')).toBe(true);
+    expect(rows.find((row) => row.id === 'c97')?.title).toBe('Wind; offshore');
+    const failed = (await text(`batches/${batch.id}/failed.jsonl`))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(failed).toHaveLength(20);
+    expect(failed.map((entry) => entry.source)).toEqual(problems.map((problem) => problem.position));
+    for (const [index, bad] of manifest.bad.entries()) expect(failed[index].reason).toMatch(bad.reason);
   }, 300_000);
 
   it('creates nothing on a re-ingest, and one new item for a changed line', async () => {
