@@ -8,6 +8,7 @@
  * continuation (at once while reading, else after a few seconds). Killed at any point, the message
  * comes back and the batch goes on from its last commit.
  */
+import { setFlagsFromString } from 'node:v8';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import * as z from 'zod';
@@ -53,6 +54,9 @@ export interface IngestFunctionOptions {
 }
 
 export function createIngestFunction(options: IngestFunctionOptions) {
+  // Flat memory over a long manifest (as `opflow ingest` does, see shared/cli/commands/ingest.ts):
+  // V8, sized for the function's 1 GB, lets short-lived garbage pile up before it collects.
+  setFlagsFromString('--optimize-for-size');
   const { runtime } = options;
   const { logger } = runtime.observability;
   const aws = runtime.aws;

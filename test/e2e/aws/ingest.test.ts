@@ -156,7 +156,7 @@ describe('bulk ingestion on aws (S3 inbox event → ingest function → step wor
     const unexpected = summary
       .slice(1)
       .filter(
-        (row) => !/^d\d+,v1 \([0-9a-f]{8}\),[^,]+,patent-count,SUCCEEDED,"?\d+ patents for TTL:/.test(row),
+        (row) => !/^d\d+,v1 \([0-9a-f]{8}\),[^,]+,patent-count,SUCCEEDED,"?[\d,]+ patents for TTL:/.test(row),
       );
     expect(unexpected).toEqual([]);
     expect(summary.find((row) => row.startsWith('d7,'))).toMatch(/patents for TTL:\(file based query\)/);
