@@ -27,6 +27,19 @@ export interface DynamoDbBatchStoreOptions {
 const partition = (batchId: string) => `BATCH#${batchId}`;
 const seqKey = (seq: number) => `ITEM#${String(seq).padStart(10, '0')}`;
 
+/**
+ * The attributes of a batch's `META` item that `byBatchKeys` reads (the batches newest first under
+ * `BATCHES`) and the `tenant` the listing filters on. scripts/migrate-aws.ts sets them on items
+ * written before them.
+ */
+export function batchIndexAttributes(batch: Batch): Record<string, string> {
+  return {
+    GSI5PK: batchListPartition,
+    GSI5SK: `${sortableTime(batch.createdAt)}#${batch.id}`,
+    tenant: batch.tenant,
+  };
+}
+
 function isCancelled(error: unknown): boolean {
   return (
     error instanceof TransactionCanceledException ||
@@ -52,9 +65,7 @@ export class DynamoDbBatchStore implements BatchStore {
     return {
       PK: partition(batch.id),
       SK: 'META',
-      GSI5PK: batchListPartition,
-      GSI5SK: `${sortableTime(batch.createdAt)}#${batch.id}`,
-      tenant: batch.tenant,
+      ...batchIndexAttributes(batch),
       version: batch.version,
       body: JSON.stringify(batch),
     };

@@ -76,6 +76,43 @@ function isConditionFailure(error: unknown): boolean {
   );
 }
 
+/**
+ * The attributes of a job's item that its indexes read: the keys of `byStatusShard`, `due` (sparse:
+ * a finished job leaves it) and `byBatchKeys` (a job of a batch), and the `status` and `tenant` they
+ * filter on. Every commit writes them; scripts/migrate-aws.ts sets them on items written before them.
+ */
+export function jobIndexAttributes(job: Job): Record<string, string> {
+  return {
+    status: job.status,
+    tenant: job.tenant,
+    GSI4PK: statusPartition(job.status, statusShard(job.id)),
+    GSI4SK: timeSortKey(job.createdAt, job.id),
+    ...(isTerminal(job.status)
+      ? {}
+      : { GSI2PK: duePartition(dueShard(job.id)), GSI2SK: timeSortKey(job.nextRunAt, job.id) }),
+    ...(job.batchId
+      ? { GSI5PK: batchPartition(job.batchId), GSI5SK: timeSortKey(job.createdAt, job.id) }
+      : {}),
+  };
+}
+
+/** The job record of a job item (`job` attribute, JSON), checked; CorruptRecordError when it is not one. */
+export function jobFromItem(item: Item, tableName: string): Job {
+  const where = `item ${String(item.PK)} of table ${tableName}`;
+  if (typeof item.job !== 'string') throw new CorruptRecordError(`${where} has no job record`);
+  let value: unknown;
+  try {
+    value = JSON.parse(item.job);
+  } catch (error) {
+    throw new CorruptRecordError(`${where} holds a job record that is not JSON`, { cause: error });
+  }
+  const parsed = storedJobSchema.safeParse(value);
+  if (!parsed.success) {
+    throw new CorruptRecordError(`${where} is not a job record: ${z.prettifyError(parsed.error)}`);
+  }
+  return parsed.data as unknown as Job;
+}
+
 export class DynamoDbJobStore implements JobStore {
   private readonly client: DynamoDBDocumentClient;
   private readonly tableName: string;
@@ -338,35 +375,13 @@ export class DynamoDbJobStore implements JobStore {
       ...jobKey(job.id),
       job: record,
       version: job.version,
-      status: job.status,
-      tenant: job.tenant,
-      GSI4PK: statusPartition(job.status, statusShard(job.id)),
-      GSI4SK: timeSortKey(job.createdAt, job.id),
-      // Sparse: a finished job leaves the due index.
-      ...(terminal
-        ? {}
-        : { GSI2PK: duePartition(dueShard(job.id)), GSI2SK: timeSortKey(job.nextRunAt, job.id) }),
-      ...(job.batchId
-        ? { GSI5PK: batchPartition(job.batchId), GSI5SK: timeSortKey(job.createdAt, job.id) }
-        : {}),
+      ...jobIndexAttributes(job),
       ...(expiresAt !== undefined ? { expiresAt } : {}),
     };
   }
 
   private fromItem(item: Item): Job {
-    const where = `item ${String(item.PK)} of table ${this.tableName}`;
-    if (typeof item.job !== 'string') throw new CorruptRecordError(`${where} has no job record`);
-    let value: unknown;
-    try {
-      value = JSON.parse(item.job);
-    } catch (error) {
-      throw new CorruptRecordError(`${where} holds a job record that is not JSON`, { cause: error });
-    }
-    const parsed = storedJobSchema.safeParse(value);
-    if (!parsed.success) {
-      throw new CorruptRecordError(`${where} is not a job record: ${z.prettifyError(parsed.error)}`);
-    }
-    return parsed.data as unknown as Job;
+    return jobFromItem(item, this.tableName);
   }
 
   /** Up to `want` items of one index partition, after (or before) a sort key, in index order. */

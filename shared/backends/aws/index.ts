@@ -36,6 +36,11 @@ export {
   WorkQueueSendError,
 } from './errors';
 export {
+  type MigrateIndexKeysOptions,
+  type MigrateIndexKeysResult,
+  migrateIndexKeys,
+} from './migrate-index-keys';
+export {
   type InboxObject,
   inboxMetadata,
   openS3Object,
