@@ -73,7 +73,7 @@ h1 { font-size: 1.6rem; line-height: 1.25; }
   h1 { font-size: 1.35rem; }
   table { display: block; overflow-x: auto; width: auto; max-width: 100%; }
   th, td { min-width: 4rem; }
-  td:nth-child(2) { min-width: 14rem; }
+  td:nth-child(2) { min-width: 10rem; }
 }
 @media print {
   @page { margin: 1.5cm; }

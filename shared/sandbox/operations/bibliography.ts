@@ -73,6 +73,7 @@ export function bibliographyRecord(seed: number, key: string, by: 'number' | 'id
   const title = random
     .pick(TITLE_FORMS)
     .replace('{S}', capitalise(subject))
+    .replace('a {s}', `${/^[aeiou]/.test(subject) ? 'an' : 'a'} ${subject}`)
     .replace('{s}', subject)
     .replace('{P}', purpose)
     .replace('{p}', purpose);
