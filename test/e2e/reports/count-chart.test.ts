@@ -122,4 +122,25 @@ describe('a scheduled patent count’s chart in chromium', () => {
     },
     60_000,
   );
+
+  it('prints with the print stylesheet: serif text over the full width, a PDF of the page', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    try {
+      await page.goto(pathToFileURL(join(dir, 'report.html')).href);
+      await page.emulateMedia({ media: 'print' });
+      const style = await page.locator('body').evaluate((body: object) => {
+        const computed = (
+          globalThis as unknown as { getComputedStyle(e: object): { fontFamily: string; maxWidth: string } }
+        ).getComputedStyle(body);
+        return { fontFamily: computed.fontFamily, maxWidth: computed.maxWidth };
+      });
+      expect(style.fontFamily).toMatch(/Georgia/);
+      expect(style.maxWidth).toBe('none');
+      const pdf = await page.pdf({ format: 'A4' });
+      expect(pdf.subarray(0, 5).toString()).toBe('%PDF-');
+      writeFileSync(join(artefacts, 'patent-count-chart-print.pdf'), pdf);
+    } finally {
+      await page.close();
+    }
+  }, 60_000);
 });
