@@ -262,7 +262,9 @@ A manifest line (or CSV row) has "id" (required, unique in the file), the workfl
 optionally "workflow", "select" and "deadline". Bad lines are reported with their line number and
 reason (also in failed.jsonl) and the valid lines still run. Ingesting the same manifest again
 creates nothing new; a changed line is a new item. Outputs: <out>/batches/<batchId>/summary.csv,
-results.jsonl, failed.jsonl and index.html, kept up to date while the batch runs.`,
+results.jsonl, failed.jsonl and index.html, kept up to date while the batch runs. When only items
+that wait for a selection ("select": "manual") are left, it ends with exit code 3 and the command
+that answers each; opflow batch <batchId> --watch then finishes the batch.`,
     )
     .action(async (path: string, _options: unknown, command: Command) => {
       setExitCode(await ingestCommand(ctx, path, globals(command) as unknown as IngestCommandOptions));

@@ -5,6 +5,7 @@
  * or the signal aborts. Used by `opflow ingest`, `opflow batch --watch` and the ingest function.
  */
 import type { Batch } from '../engine/batch-store';
+import type { Job } from '../engine/job-record';
 import { admitAll, admitBatch } from './admission';
 import { type IngestDeps, type IngestSource, ingest } from './ingest';
 import { type BatchTotals, writeBatchOutputs } from './outputs';
@@ -29,9 +30,31 @@ export interface DriveBatchOptions {
   observe?: boolean | undefined;
   /** Read the source only: no admission, no waiting (an ingest started with --no-wait on aws). */
   readOnly?: boolean | undefined;
+  /**
+   * End ('awaiting') once the source is read and every released job waits for a person's selection:
+   * nothing moves until someone answers (`opflow resume <jobId> --select ...`), so a command that
+   * waits for the batch says so instead of waiting for ever. The server keeps driving instead.
+   */
+  stopAtSelection?: boolean | undefined;
 }
 
-export type DriveEnd = 'finished' | 'stopped' | 'paused' | 'deadline' | 'aborted' | 'read';
+export type DriveEnd = 'finished' | 'stopped' | 'paused' | 'deadline' | 'aborted' | 'read' | 'awaiting';
+
+/** The released jobs of a batch that wait for a selection, when all of them do (else none). */
+export async function onlySelectionsLeft(deps: IngestDeps, batch: Batch): Promise<Job[]> {
+  if (!batch.cursor.done || batch.inFlight.length === 0) return [];
+  const jobs: Job[] = [];
+  for (let from = 0; from < batch.inFlight.length; from += 16) {
+    const page = await Promise.all(
+      batch.inFlight.slice(from, from + 16).map((id) => deps.engine.store.get(id)),
+    );
+    for (const job of page) {
+      if (job?.status !== 'AWAITING_INPUT') return [];
+      jobs.push(job);
+    }
+  }
+  return jobs;
+}
 
 /** Whether the batch has nothing left to do here. */
 export function batchSettled(batch: Batch): DriveEnd | undefined {
@@ -101,6 +124,7 @@ export async function driveBatch(
     options.onProgress?.(batch);
     const settled = batchSettled(batch);
     if (settled) return end(settled);
+    if (options.stopAtSelection && (await onlySelectionsLeft(deps, batch)).length > 0) return end('awaiting');
     if (options.signal?.aborted) return end('aborted');
     if (timeUp()) return end('deadline');
     await writeOutputs(batch);

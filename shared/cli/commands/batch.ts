@@ -9,7 +9,7 @@ import { resolve } from 'node:path';
 import type { Batch } from '../../engine/batch-store';
 import { viewOf } from '../../ingest/batch-view';
 import { type DownloadOutcome, downloadBatch } from '../../ingest/download';
-import { batchSettled, driveBatch } from '../../ingest/drive-batch';
+import { batchSettled, driveBatch, onlySelectionsLeft } from '../../ingest/drive-batch';
 import { LimitRefused, setMaxUnits } from '../../ingest/limits';
 import { batchOutputKeys } from '../../ingest/outputs';
 import { redriveBatch } from '../../ingest/redrive';
@@ -18,7 +18,7 @@ import { batchStoreOf } from '../../runtime/batch-store-of';
 import { createBatchDisplay, describeProgress } from '../batch-display';
 import { asLocal, type CliContext, type GlobalOptions, openPipeline, writeJson } from '../context';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
-import { formatDuration, formatTable } from '../format';
+import { formatDuration, formatTable, selectionHelp } from '../format';
 
 export interface BatchCommandOptions extends GlobalOptions {
   watch?: boolean | undefined;
@@ -146,9 +146,16 @@ export async function batchCommand(
           roundMs: local ? 500 : 2_000,
           wake: local ? (listener) => local.onJobChange(() => listener()) : undefined,
           onProgress: (current) => display.update(current),
+          stopAtSelection: true,
         });
         batch = result.batch;
         if (result.end === 'aborted') return show(ctx, options, pipeline, batch, ExitCode.interrupted);
+        if (result.end === 'awaiting') {
+          const awaiting = await onlySelectionsLeft(deps, batch);
+          if (!options.json)
+            for (const job of awaiting.slice(0, 10)) ctx.io.stdout.write(`${selectionHelp(job)}\n`);
+          if (awaiting.length > 0) return show(ctx, options, pipeline, batch, ExitCode.awaitingInput);
+        }
       } finally {
         stopListening();
         display.stop();

@@ -11,7 +11,7 @@ import type { Batch, BatchOptions, BatchSource, BatchSourceKind } from '../../en
 import { isTerminal } from '../../engine/job-record';
 import { defaultInFlightPerBatch, parseFailureBudget } from '../../ingest/batch';
 import { viewOf } from '../../ingest/batch-view';
-import { type DriveEnd, driveBatch } from '../../ingest/drive-batch';
+import { type DriveEnd, driveBatch, onlySelectionsLeft } from '../../ingest/drive-batch';
 import { estimateBatch } from '../../ingest/estimate';
 import {
   type IngestDeps,
@@ -26,7 +26,7 @@ import { batchStoreOf } from '../../runtime/batch-store-of';
 import { createBatchDisplay } from '../batch-display';
 import { asLocal, type CliContext, type GlobalOptions, openPipeline, writeJson } from '../context';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
-import { formatDuration } from '../format';
+import { formatDuration, selectionHelp } from '../format';
 import { parseDuration, parseSelectionMode, requireWorkflow } from './run';
 
 export interface IngestCommandOptions extends GlobalOptions {
@@ -163,6 +163,7 @@ export async function ingestCommand(
         signal: abort.signal,
         allBatches: true,
         readOnly: !options.wait,
+        stopAtSelection: true,
         wake: pipeline.onJobChange ? (listener) => pipeline.onJobChange!(() => listener()) : undefined,
         onProgress: (batch) => display.update(batch),
         onExisting: async (keys: string[]) => {
@@ -225,13 +226,13 @@ function printDryRun(
   for (const w of estimate.workflows) {
     lines.push(
       w.basedOn > 0
-        ? `estimate for ${w.items} ${w.workflow} items: about ${w.calls} calls and ${w.billedUnits} billed units (${w.callsPerItem.toFixed(1)} calls and ${w.billedUnitsPerItem?.toFixed(1)} units per item, from ${w.basedOn} earlier jobs)`
-        : `estimate for ${w.items} ${w.workflow} items: at least ${w.calls} calls (${w.callsPerItem} steps per item); billed units unknown (no earlier ${w.workflow} job to learn from)`,
+        ? `estimate for ${w.items} ${w.workflow} items: about ${plural(w.calls, 'call')} and ${w.billedUnits} billed units (${w.callsPerItem.toFixed(1)} calls and ${w.billedUnitsPerItem?.toFixed(1)} units per item, from ${w.basedOn} earlier jobs)`
+        : `estimate for ${w.items} ${w.workflow} items: at least ${plural(w.calls, 'call')} (${plural(w.callsPerItem, 'step')} per item); billed units unknown (no earlier ${w.workflow} job to learn from)`,
     );
   }
   if (estimate.workflows.length > 1)
     lines.push(
-      `in all: about ${estimate.calls} calls${estimate.billedUnits === undefined ? '' : `, ${estimate.billedUnits} billed units`}`,
+      `in all: about ${plural(estimate.calls, 'call')}${estimate.billedUnits === undefined ? '' : `, ${estimate.billedUnits} billed units`}`,
     );
   ctx.io.stdout.write(`${lines.join('\n')}\n`);
   return exitCode;
@@ -255,12 +256,15 @@ async function finish(
       : [];
   const index = await deps.engine.reports.link(batchOutputKeys(batch.id).index);
   const problems = await deps.batches.listProblems(batch.id, batch.run);
+  const awaiting = end === 'awaiting' ? await onlySelectionsLeft(deps, batch) : [];
   const exitCode: ExitCodeValue =
     end === 'aborted'
       ? ExitCode.interrupted
-      : end === 'stopped' || end === 'paused' || view.failures > 0
-        ? ExitCode.jobFailed
-        : ExitCode.ok;
+      : awaiting.length > 0
+        ? ExitCode.awaitingInput
+        : end === 'stopped' || end === 'paused' || view.failures > 0
+          ? ExitCode.jobFailed
+          : ExitCode.ok;
   if (options.json) {
     writeJson(ctx.io, {
       batch: view,
@@ -269,6 +273,15 @@ async function finish(
       problems: problems.map(({ position, record, id, reason }) => ({ position, record, id, reason })),
       warnings,
       index,
+      ...(awaiting.length > 0
+        ? {
+            awaitingSelection: awaiting.map((job) => ({
+              jobId: job.id,
+              label: job.label,
+              pending: job.pending,
+            })),
+          }
+        : {}),
       exitCode,
     });
     return exitCode;
@@ -293,6 +306,14 @@ async function finish(
     lines.push(`  not waiting (--no-wait): opflow batch ${batch.id} --watch runs and shows it`);
   if (end === 'aborted')
     lines.push(`  interrupted: opflow batch ${batch.id} --watch (or opflow ingest again) continues it`);
+  if (awaiting.length > 0) {
+    lines.push(
+      `  ${plural(awaiting.length, 'item')} ${awaiting.length === 1 ? 'waits' : 'wait'} for a selection (select: manual) and nothing else is left to run; once answered, opflow batch ${batch.id} --watch finishes the batch:`,
+    );
+    for (const job of awaiting.slice(0, 10)) lines.push(indent(selectionHelp(job), '  '));
+    if (awaiting.length > 10)
+      lines.push(`  … and ${awaiting.length - 10} more: opflow list --status AWAITING_INPUT`);
+  }
   if (view.thisRun.invalid > 0 || t.failed > 0)
     lines.push(
       `  bad lines and failed items, with where and why: ${index.replace(/index\.html$/, 'failed.jsonl')}`,
@@ -313,3 +334,9 @@ const emptyCounts = (counts: { created: number; existing: number; invalid: numbe
   counts.created + counts.existing + counts.invalid === 0;
 
 const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
+
+const indent = (text: string, by: string) =>
+  text
+    .split('\n')
+    .map((line) => `${by}${line}`)
+    .join('\n');

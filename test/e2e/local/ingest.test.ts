@@ -300,4 +300,40 @@ describe('opflow ingest (local)', () => {
       db.close();
     }
   }, 300_000);
+
+  it("ends at a line that waits for a selection (README's example manifest) with exit 3 and the command that answers it; batch --watch then finishes the batch", async () => {
+    const own = childEnv({
+      OPFLOW_SANDBOX_SPEED: '300',
+      OPFLOW_DB: join(dir, 'selection', 'jobs.db'),
+      OPFLOW_OUT: join(dir, 'selection', 'out'),
+    });
+    const manifest = join(process.cwd(), 'examples', 'manifests', 'disclosures.jsonl');
+    const lines = readFileSync(manifest, 'utf8').trim().split('\n').length;
+    const run = await runOpflow(
+      ['ingest', manifest, '--workflow', 'novelty-check', '--batch', 'readme', ...fast, '--json'],
+      { env: own, cwd: dir },
+    );
+    expect(run.code, run.stderr).toBe(3);
+    const result = JSON.parse(run.stdout);
+    expect(result.end).toBe('awaiting');
+    expect(result.exitCode).toBe(3);
+    expect(result.batch.totals).toMatchObject({ succeeded: lines - 1, running: 1, failed: 0 });
+    expect(result.awaitingSelection).toHaveLength(1);
+    const [waiting] = result.awaitingSelection as { jobId: string; pending: { options: { id: string }[] } }[];
+    expect(waiting!.pending.options.length).toBeGreaterThan(0);
+
+    // The text output names the job and how to answer it.
+    const text = await runOpflow(['batch', 'readme', '--watch'], { env: own, cwd: dir });
+    expect(text.code, text.stderr).toBe(3);
+    expect(text.stdout).toContain(`answer with: opflow resume ${waiting!.jobId} --select `);
+
+    const answered = await runOpflow(
+      ['resume', waiting!.jobId, '--select', waiting!.pending.options[0]!.id, '--json'],
+      { env: own, cwd: dir },
+    );
+    expect(answered.code, answered.stderr).toBe(0);
+    const watched = await runOpflow(['batch', 'readme', '--watch', '--json'], { env: own, cwd: dir });
+    expect(watched.code, watched.stderr).toBe(0);
+    expect(JSON.parse(watched.stdout)).toMatchObject({ status: 'FINISHED', items: lines });
+  }, 600_000);
 });
