@@ -129,7 +129,7 @@ export function offered(job: Job): string[] {
  * `download` for a fetched document) with a polled operation's repeats collapsed into one: the
  * workflow's sequence as the upstream saw it.
  */
-export function callSequence(world: World, afterSeq: number): string[] {
+export function callSequence(world: Pick<World, 'sandbox'>, afterSeq: number): string[] {
   const sequence: string[] = [];
   for (const entry of world.sandbox.ledger.entries({ outcome: 'ok' })) {
     if (entry.seq <= afterSeq) continue;
@@ -140,4 +140,5 @@ export function callSequence(world: World, afterSeq: number): string[] {
 }
 
 /** The last ledger entry's number, to read the calls of the next job with {@link callSequence}. */
-export const lastSeq = (world: World): number => world.sandbox.ledger.entries().at(-1)?.seq ?? 0;
+export const lastSeq = (world: Pick<World, 'sandbox'>): number =>
+  world.sandbox.ledger.entries().at(-1)?.seq ?? 0;

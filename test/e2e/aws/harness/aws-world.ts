@@ -38,6 +38,12 @@ export interface AwsWorldOptions {
   sandbox?: Omit<SandboxOptions, 'now' | 'keys' | 'port' | 'host'>;
   /** The sandbox's limit of the tenant's key, in calls per second (default: none). */
   keyQps?: number;
+  /**
+   * The tenant's key, kept in Secrets Manager and accepted by the sandbox (default TENANT_KEY).
+   * The sandbox's tasks belong to the key that created them: a sandbox state file written by a
+   * local run holds tasks of the built-in sandbox's key (SANDBOX_API_KEY).
+   */
+  tenantKey?: string;
   /** Builds the worker instances instead of loading the bundle (fault injection from source). */
   workerFactory?: (world: AwsWorld, index: number) => Promise<WorkerHandler>;
   deleteAfter?: SqsEventSourceOptions['deleteAfter'];
@@ -87,7 +93,9 @@ export class AwsWorld {
         startSandbox({
           ...options.sandbox,
           now: () => Date.now(),
-          keys: [{ key: TENANT_KEY, ...(options.keyQps ? { qps: options.keyQps } : {}) }],
+          keys: [
+            { key: options.tenantKey ?? TENANT_KEY, ...(options.keyQps ? { qps: options.keyQps } : {}) },
+          ],
           streamChunkDelayMs: 0,
         }),
         bundleFunctions(),
@@ -114,7 +122,10 @@ export class AwsWorld {
     this.queueUrl = queue.queueUrl;
     this.dlqName = queue.dlqName!;
     this.bucket = emulators.createBucket();
-    emulators.secretsManager!.setSecret(`${SECRET_PREFIX}default`, JSON.stringify({ apiKey: TENANT_KEY }));
+    emulators.secretsManager!.setSecret(
+      `${SECRET_PREFIX}default`,
+      JSON.stringify({ apiKey: this.options.tenantKey ?? TENANT_KEY }),
+    );
     const endpoints = emulators.clientConfig.endpoints!;
     this.env = {
       OPFLOW_TABLE_NAME: table,
