@@ -2,14 +2,15 @@
  * `npm run migrate:aws -- [--dry-run] [--json] [--segments 4]`: the one-off backfill of the index
  * keys, run once after deploying a version with `byStatusShard`/`byBatchKeys` (docs/DESIGN.md).
  * Jobs and batches written before ca6343b lack those indexes' keys and are listed by nothing until it
- * runs. Reads the table and its endpoint from the same environment as `opflow --backend aws`
- * (`OPFLOW_STACK_OUTPUTS` or the `OPFLOW_*` variables, `AWS_REGION`, `AWS_ENDPOINT_URL[_DYNAMODB]`).
+ * runs. Needs only the table and its region (`OPFLOW_TABLE_NAME` or `OPFLOW_STACK_OUTPUTS`,
+ * `AWS_REGION`, `AWS_ENDPOINT_URL[_DYNAMODB]` for an emulator), not the whole `opflow --backend aws`
+ * environment (`loadAwsTableConfig`).
  * Safe beside live workers (each update is conditioned on the version it read) and idempotent.
  */
 import { parseArgs } from 'node:util';
 import * as z from 'zod';
 import { createDynamoDbClients, migrateIndexKeys } from '../shared/backends/aws';
-import { loadAwsConfig } from '../shared/runtime/aws/pipeline';
+import { type AwsTableConfig, loadAwsTableConfig } from '../shared/runtime/aws/pipeline';
 
 const help = `npm run migrate:aws -- [--dry-run] [--json] [--segments 4]
 
@@ -25,9 +26,10 @@ updates nothing.
   --segments N     parallel scan segments, 1 to 64 (default 4)
   --help           this text
 
-Environment: the same as opflow --backend aws: OPFLOW_STACK_OUTPUTS (the file cdk deploy
---outputs-file writes) or OPFLOW_TABLE_NAME, OPFLOW_QUEUE_URL, OPFLOW_BUCKET_NAME,
-OPFLOW_API_KEY_SECRET_PREFIX; AWS_REGION; AWS_ENDPOINT_URL or AWS_ENDPOINT_URL_DYNAMODB for emulators.
+Environment: only the table and its region: OPFLOW_TABLE_NAME (or OPFLOW_STACK_OUTPUTS, the file
+cdk deploy --outputs-file writes, with OPFLOW_STACK_NAME when it holds several stacks); AWS_REGION
+(or AWS_DEFAULT_REGION, or the region of the stack's queue URL); AWS_ENDPOINT_URL or
+AWS_ENDPOINT_URL_DYNAMODB for an emulator; credentials from the SDK's usual chain (AWS_PROFILE...).
 Counts: scanned (job and batch items read), updated, already fine, skipped by conflict, unreadable.
 Exit status 1 when an item could not be read or was skipped by conflict.
 `;
@@ -57,9 +59,9 @@ async function main(): Promise<void> {
   }
   const segments = z.coerce.number().int().min(1).max(64).safeParse(values.segments);
   if (!segments.success) fail(`--segments: must be a whole number from 1 to 64 (got ${values.segments})`);
-  let config: ReturnType<typeof loadAwsConfig>;
+  let config: AwsTableConfig;
   try {
-    config = loadAwsConfig();
+    config = loadAwsTableConfig();
   } catch (error) {
     fail((error as Error).message);
   }

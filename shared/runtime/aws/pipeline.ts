@@ -140,10 +140,42 @@ function regionOfQueueUrl(queueUrl: string | undefined): string | undefined {
 
 /** Reads the aws runtime's settings from the environment; throws one ConfigError naming every problem. */
 export function loadAwsConfig(env: Env = process.env): AwsRuntimeConfig {
+  return loadSettings(env, Object.keys(fieldSchemas) as (keyof typeof fieldSchemas)[], [
+    'dynamodb',
+    'sqs',
+    's3',
+    'secretsManager',
+  ]) as unknown as AwsRuntimeConfig;
+}
+
+/** What a tool that only reads and writes the job table needs (`npm run migrate:aws`). */
+export interface AwsTableConfig {
+  tableName: string;
+  region: string;
+  endpointUrl?: string | undefined;
+  endpoints?: { dynamodb?: string | undefined } | undefined;
+  credentials?: { accessKeyId: string; secretAccessKey: string } | undefined;
+}
+
+/**
+ * Only the job table's settings: `OPFLOW_TABLE_NAME` (or TableName in `OPFLOW_STACK_OUTPUTS`), the
+ * region (`AWS_REGION`, `AWS_DEFAULT_REGION`, or the region of `OPFLOW_QUEUE_URL` / the outputs'
+ * QueueUrl when one is there), `AWS_ENDPOINT_URL` / `AWS_ENDPOINT_URL_DYNAMODB`. The queue, bucket
+ * and secrets prefix are neither needed nor checked. Throws one ConfigError naming every problem.
+ */
+export function loadAwsTableConfig(env: Env = process.env): AwsTableConfig {
+  return loadSettings(env, ['tableName', 'region', 'endpointUrl'], ['dynamodb']) as unknown as AwsTableConfig;
+}
+
+function loadSettings(
+  env: Env,
+  keys: readonly (keyof typeof fieldSchemas)[],
+  services: readonly (keyof typeof serviceEndpointVariables)[],
+): Record<string, unknown> {
   const problems: string[] = [];
   const config: Record<string, unknown> = {};
   const outputs = readStackOutputs(env, problems);
-  for (const key of Object.keys(fieldSchemas) as (keyof typeof fieldSchemas)[]) {
+  for (const key of keys) {
     const variable = awsConfigSources[key];
     const set = (text: string | undefined) => (text === undefined || text.trim() === '' ? undefined : text);
     let value = set(env[variable]);
@@ -164,10 +196,8 @@ export function loadAwsConfig(env: Env = process.env): AwsRuntimeConfig {
     }
   }
   const endpoints: NonNullable<AwsClientConfig['endpoints']> = {};
-  for (const [service, variable] of Object.entries(serviceEndpointVariables) as [
-    keyof typeof serviceEndpointVariables,
-    string,
-  ][]) {
+  for (const service of services) {
+    const variable = serviceEndpointVariables[service];
     const value = env[variable]?.trim();
     if (!value) continue;
     const parsed = url.safeParse(value);
@@ -180,7 +210,7 @@ export function loadAwsConfig(env: Env = process.env): AwsRuntimeConfig {
     env.AWS_ACCESS_KEY_ID || env.AWS_PROFILE || env.AWS_CONTAINER_CREDENTIALS_FULL_URI,
   );
   return {
-    ...(config as Omit<AwsRuntimeConfig, 'endpoints' | 'credentials'>),
+    ...config,
     ...(Object.keys(endpoints).length > 0 ? { endpoints } : {}),
     ...(usesEmulators && !hasCredentials
       ? { credentials: { accessKeyId: 'test', secretAccessKey: 'test' } }

@@ -38,6 +38,14 @@ async function makeOld(tableName: string, key: { PK: string; SK: string }, remov
   );
 }
 
+/** The environment without any opflow or AWS setting, so the script sees only what a test gives it. */
+function bareEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !name.startsWith('OPFLOW_') && !name.startsWith('AWS_')),
+  );
+}
+
+/** Runs the script with only the table's settings: no queue, bucket or secrets prefix. */
 async function migrateWithScript(tableName: string, ...args: string[]) {
   const { stdout } = await run(
     path.join(root, 'node_modules/.bin/tsx'),
@@ -45,11 +53,8 @@ async function migrateWithScript(tableName: string, ...args: string[]) {
     {
       cwd: root,
       env: {
-        ...process.env,
+        ...bareEnv(),
         OPFLOW_TABLE_NAME: tableName,
-        OPFLOW_QUEUE_URL: 'http://127.0.0.1:1/000000000000/unused',
-        OPFLOW_BUCKET_NAME: 'unused',
-        OPFLOW_API_KEY_SECRET_PREFIX: 'unused/',
         AWS_REGION: emulators.region,
         AWS_ENDPOINT_URL_DYNAMODB: emulators.clientConfig.endpoints?.dynamodb,
         AWS_ACCESS_KEY_ID: 'test',
@@ -114,6 +119,26 @@ async function setup() {
 const ids = (page: { jobs: Job[] }) => page.jobs.map((job) => job.id).sort();
 
 describe('migrate:aws (index key backfill)', () => {
+  it(
+    'needs only the table name and region, and names each one missing',
+    async () => {
+      const failure = await run(path.join(root, 'node_modules/.bin/tsx'), ['scripts/migrate-aws.ts'], {
+        cwd: root,
+        env: { ...bareEnv(), AWS_ENDPOINT_URL_DYNAMODB: 'not a url' },
+      }).then(
+        () => undefined,
+        (error: { code?: number; stderr?: string }) => error,
+      );
+      expect(failure?.code).toBe(2);
+      expect(failure?.stderr).toContain('OPFLOW_TABLE_NAME: is not set');
+      expect(failure?.stderr).toContain('AWS_REGION: is not set');
+      expect(failure?.stderr).toContain('AWS_ENDPOINT_URL_DYNAMODB: must be an http(s) URL');
+      // The rest of opflow --backend aws's environment is not asked for.
+      expect(failure?.stderr).not.toMatch(/OPFLOW_QUEUE_URL|OPFLOW_BUCKET_NAME|OPFLOW_API_KEY_SECRET_PREFIX/);
+    },
+    REAL_PROCESS_TIMEOUT_MS,
+  );
+
   it(
     'makes old jobs and batches listable by batch and by status; a second run updates nothing',
     async () => {
