@@ -22,6 +22,7 @@ import type { EngineDeps } from '../shared/engine/deps';
 import { admitBatch } from '../shared/ingest/admission';
 import { type IngestDeps, type IngestSource, ingest, openBatch } from '../shared/ingest/ingest';
 import { localIngestSource } from '../shared/ingest/local-source';
+import { writeJobReport } from '../shared/reports/write-job-report';
 import { workflows } from '../shared/workflows';
 
 const [backend, ...args] = process.argv.slice(2);
@@ -45,6 +46,7 @@ const engine = (parts: Pick<EngineDeps, 'store' | 'queue' | 'reports'>): EngineD
   random: Math.random,
   client: noClient as EngineDeps['client'],
   workflows,
+  writeReport: writeJobReport,
 });
 
 let deps: IngestDeps;

@@ -9,6 +9,7 @@ import type { CallbackOutbox } from './callback-ports';
 import type { PollStatsStore } from './poll-stats';
 import type { PollAim } from './poll-timing';
 import type { Clock, JobStore, KeySource, RateLimiter, ReportStore, WorkQueue } from './ports';
+import type { ReportWriter } from './report';
 import type { WorkflowRegistry } from './workflow';
 
 /** Counters the engine reports (names: StepsRun, Retries, UpstreamCalls, BilledUnits, JobSucceeded, JobFailed, ...). */
@@ -27,6 +28,11 @@ export interface EngineDeps {
   random: () => number;
   client: OpenPlatformClient;
   workflows: WorkflowRegistry;
+  /**
+   * Writes a finished job's report files: shared/reports/write-job-report.ts's `writeJobReport`
+   * (presentation and schedule changes live above the engine, which only calls it).
+   */
+  writeReport: ReportWriter;
   log?: Logger | undefined;
   metrics?: EngineMetrics | undefined;
   /** Learned poll timing shared by all workers; without it, polls follow the declared schedules. */

@@ -1,10 +1,9 @@
 /**
- * Where a job's outputs live in the report store, reading its kept outputs back, and writing its
- * result.json, report.md and report.html once it finishes (their content is presentation, assembled
- * in shared/reports/job-report.ts).
+ * Where a job's outputs live in the report store and reading its kept outputs back. The report files
+ * a finished job gets are written by the `ReportWriter` the engine is wired with (EngineDeps.writeReport;
+ * shared/reports/write-job-report.ts): their content is presentation, and a scheduled job's "Changes
+ * since" section is the schedules' business, neither the engine's.
  */
-import { assembleJobReport } from '../reports/job-report';
-import { scheduleChanges } from '../schedules/changes';
 import type { Job } from './job-record';
 import type { ReportStore } from './ports';
 import type { ReportInput, Workflow } from './workflow';
@@ -46,23 +45,13 @@ export async function loadReportInput(reports: ReportStore, job: Job, input: unk
 }
 
 /**
- * Write result.json, report.md and report.html (assembled in shared/reports/job-report.ts);
- * overwriting, so a repeated finish leaves one report.
+ * Writes a finished job's result.json, report.md and report.html (in that order, overwriting) and
+ * returns their keys. The composition is presentation and lives above the engine
+ * (shared/reports/write-job-report.ts's `writeJobReport`); the engine gets it as `EngineDeps.writeReport`.
  */
-export async function writeReport(
+export type ReportWriter = (
   reports: ReportStore,
   workflow: Workflow,
   job: Job,
   input: unknown,
-): Promise<string[]> {
-  const reportInput = await loadReportInput(reports, job, input);
-  const rendered = workflow.report(reportInput);
-  // A scheduled job's report says what changed since the schedule's previous run (shared/schedules/changes.ts).
-  const changes = await scheduleChanges(reports, workflow, reportInput, rendered.markdown);
-  const report = assembleJobReport(workflow, reportInput, rendered, changes);
-  const keys = reportKeys(job.id);
-  await reports.put(keys.result, JSON.stringify(report.result, null, 2), 'application/json');
-  await reports.put(keys.markdown, report.markdown, 'text/markdown; charset=utf-8');
-  await reports.put(keys.html, report.html, 'text/html; charset=utf-8');
-  return [keys.result, keys.markdown, keys.html];
-}
+) => Promise<string[]>;

@@ -34,7 +34,7 @@ import { isTerminal, type Job, type JobUsage, type UnsavedAnswer } from './job-r
 import { pollStatsKey } from './poll-stats';
 import { type DurationSketch, defaultPollAim, doneShare, learnedPollDelay } from './poll-timing';
 import type { WorkMessage } from './ports';
-import { attachmentKey, stepOutputKey, writeReport } from './report';
+import { attachmentKey, stepOutputKey } from './report';
 import {
   type Step,
   type StepContext,
@@ -521,7 +521,7 @@ async function commitOutcome(
   if (advanced.completed && event.type === 'decision') {
     try {
       const job = advanced.job;
-      const keys = await writeReport(deps.reports, workflow, job, input ?? (await loadInput(deps, job)));
+      const keys = await deps.writeReport(deps.reports, workflow, job, input ?? (await loadInput(deps, job)));
       advanced = advance(workflow, previous, { ...event, reportOutputs: keys }, now, deps.random, timer);
     } catch (error) {
       const unsaved = { step: previous.step, decision: event.decision, output: event.output };

@@ -21,6 +21,7 @@ import type { EngineDeps } from '../../shared/engine/deps';
 import { submitJob } from '../../shared/engine/job-commands';
 import type { Job } from '../../shared/engine/job-record';
 import { type JobApiServer, startJobApiServer } from '../../shared/http/node-server';
+import { writeJobReport } from '../../shared/reports/write-job-report';
 import { createApiHandler } from '../../shared/runtime/lambda/api';
 import { createObservability } from '../../shared/runtime/lambda/observability';
 import { createStepWorker } from '../../shared/runtime/lambda/step-worker';
@@ -164,6 +165,7 @@ describe('bad input at the job API (HTTP) and the Lambda handlers', () => {
       random: () => 0.5,
       client: {} as EngineDeps['client'],
       workflows,
+      writeReport: writeJobReport,
     };
     queued = (
       await submitJob(deps, {

@@ -8,6 +8,7 @@ import { DynamoDbCallbackOutbox } from '../../shared/backends/aws/dynamodb-callb
 import { DynamoDbScheduleStateStore } from '../../shared/backends/aws/dynamodb-schedule-state-store';
 import { parseOpflowConfig } from '../../shared/config/opflow-config';
 import type { EngineDeps } from '../../shared/engine/deps';
+import { writeJobReport } from '../../shared/reports/write-job-report';
 import { handleScheduledSlot } from '../../shared/schedules/target';
 import { workflows } from '../../shared/workflows';
 
@@ -40,6 +41,7 @@ it('a slot delivered three times makes one job; overlap skip and pause hold', {
     random: () => 0.5,
     client: {} as EngineDeps['client'],
     workflows,
+    writeReport: writeJobReport,
     callbacks: { outbox: new DynamoDbCallbackOutbox(emulators.clients.documents, tableName), policy: {} },
   };
   const states = new DynamoDbScheduleStateStore(emulators.clients.documents, tableName, ['morning']);

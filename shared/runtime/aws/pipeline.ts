@@ -37,6 +37,7 @@ import type { Logger } from '../../log/logger';
 import { createOpenPlatformClient } from '../../openplatform/client';
 import { redactUrl } from '../../openplatform/redact';
 import type { CallUsage, OpenPlatformClient } from '../../openplatform/types';
+import { writeJobReport } from '../../reports/write-job-report';
 import { ConfigError } from '../config-error';
 import { createJobChangeHub } from '../job-change-hub';
 import type { Pipeline } from '../pipeline';
@@ -308,6 +309,7 @@ export function buildAwsPipeline(options: AwsPipelineOptions): AwsPipeline {
     random: options.random ?? Math.random,
     client,
     workflows: options.workflows,
+    writeReport: writeJobReport,
     log: options.log,
     metrics: options.metrics,
     callbacks: {

@@ -22,6 +22,7 @@ import { SqsWorkQueue } from '../../backends/aws/sqs-work-queue';
 import { callbackPolicyFromEnv } from '../../callbacks/ssrf-guard';
 import type { EngineDeps } from '../../engine/deps';
 import type { WorkflowRegistry } from '../../engine/workflow';
+import { writeJobReport } from '../../reports/write-job-report';
 import { workflows as allWorkflows } from '../../workflows';
 import { type AwsRuntimeConfig, loadAwsConfig } from '../aws/pipeline';
 import { createJobChangeHub } from '../job-change-hub';
@@ -107,6 +108,7 @@ export function createJobsRuntime(options: {
     clock: { now: () => Date.now() },
     random: Math.random,
     workflows: options.workflows ?? allWorkflows,
+    writeReport: writeJobReport,
     callbacks: {
       outbox: new DynamoDbCallbackOutbox(documents, tableName),
       policy: callbackPolicyFromEnv(env),

@@ -29,6 +29,7 @@ import type { WorkflowRegistry } from '../../engine/workflow';
 import type { Logger } from '../../log/logger';
 import { redactUrl } from '../../openplatform/redact';
 import type { OpenPlatformClient } from '../../openplatform/types';
+import { writeJobReport } from '../../reports/write-job-report';
 import { createJobChangeHub } from '../job-change-hub';
 import { listUnfinished, unfinishedStatuses } from '../job-queries';
 import type { Pipeline } from '../pipeline';
@@ -170,6 +171,7 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
       random: options.random ?? Math.random,
       client,
       workflows,
+      writeReport: writeJobReport,
       log,
       // A paid call names this process on its job: another process of the machine that finds the
       // job while this one is alive leaves it alone, and takes it over at once once this one is gone.

@@ -31,6 +31,7 @@ import type { Batch } from '../../../shared/engine/batch-store';
 import type { EngineDeps } from '../../../shared/engine/deps';
 import { isTerminal } from '../../../shared/engine/job-record';
 import { redriveBatch } from '../../../shared/ingest/redrive';
+import { writeJobReport } from '../../../shared/reports/write-job-report';
 import { listAll } from '../../../shared/runtime/job-queries';
 import { workflows } from '../../../shared/workflows';
 import { jsonlManifest, manifestFiles } from '../../support/manifests';
@@ -250,6 +251,7 @@ describe('bulk ingestion on aws (S3 inbox event → ingest function → step wor
       random: Math.random,
       client: {} as EngineDeps['client'],
       workflows,
+      writeReport: writeJobReport,
     };
     const outcome = await redriveBatch({ engine, batches }, 'lamps');
     expect(outcome.retried).toHaveLength(3);

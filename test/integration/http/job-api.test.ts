@@ -8,6 +8,7 @@ import { createLocalBackend, type LocalBackend } from '../../../shared/backends/
 import type { EngineDeps } from '../../../shared/engine/deps';
 import type { Job } from '../../../shared/engine/job-record';
 import { handleJobApiRequest, type JobApiOptions, type JobApiRequest } from '../../../shared/http/job-api';
+import { writeJobReport } from '../../../shared/reports/write-job-report';
 import { workflows } from '../../../shared/workflows';
 import { contractJob } from '../../contract/ports.contract';
 
@@ -33,6 +34,7 @@ beforeEach(() => {
     random: () => 0.5,
     client: {} as EngineDeps['client'],
     workflows,
+    writeReport: writeJobReport,
   };
 });
 afterEach(() => {

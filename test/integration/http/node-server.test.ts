@@ -17,6 +17,7 @@ import {
   type RequestLogEntry,
   startJobApiServer,
 } from '../../../shared/http/node-server';
+import { writeJobReport } from '../../../shared/reports/write-job-report';
 import { workflows } from '../../../shared/workflows';
 import { contractJob } from '../../contract/ports.contract';
 
@@ -39,6 +40,7 @@ beforeEach(() => {
     random: () => 0.5,
     client: {} as EngineDeps['client'],
     workflows,
+    writeReport: writeJobReport,
   };
   logged = [];
 });

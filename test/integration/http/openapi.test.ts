@@ -18,6 +18,7 @@ import { scheduleRoutes } from '../../../shared/dashboard/schedule-routes';
 import { timelineRoutes } from '../../../shared/dashboard/timeline-route';
 import type { EngineDeps } from '../../../shared/engine/deps';
 import { type JobApiServer, startJobApiServer } from '../../../shared/http/node-server';
+import { writeJobReport } from '../../../shared/reports/write-job-report';
 import { workflows } from '../../../shared/workflows';
 import { contractJob } from '../../contract/ports.contract';
 
@@ -50,6 +51,7 @@ beforeAll(async () => {
     random: () => 0.5,
     client: {} as EngineDeps['client'],
     workflows,
+    writeReport: writeJobReport,
   };
   const history = new SqliteJobHistory(local.db);
   deliveries = new SqliteWebhookDeliveries(local.db);

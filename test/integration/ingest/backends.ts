@@ -16,6 +16,7 @@ import {
 import { createLocalBackend, EnvKeySource } from '../../../shared/backends/local';
 import type { EngineDeps } from '../../../shared/engine/deps';
 import type { IngestDeps } from '../../../shared/ingest/ingest';
+import { writeJobReport } from '../../../shared/reports/write-job-report';
 import { workflows } from '../../../shared/workflows';
 import { unlimitedRate } from '../../support/memory-ports';
 
@@ -44,6 +45,7 @@ function engine(parts: Pick<EngineDeps, 'store' | 'queue' | 'reports'>): EngineD
     random: Math.random,
     client: noClient as EngineDeps['client'],
     workflows,
+    writeReport: writeJobReport,
   };
 }
 

@@ -10,6 +10,7 @@ import { SqliteScheduleStateStore } from '../../../shared/backends/local/sqlite-
 import { parseOpflowConfig, type Schedule } from '../../../shared/config/opflow-config';
 import type { EngineDeps } from '../../../shared/engine/deps';
 import type { Job } from '../../../shared/engine/job-record';
+import { writeJobReport } from '../../../shared/reports/write-job-report';
 import { ManualClock } from '../../../shared/runtime/time';
 import { backfillSchedule, tickSchedules, triggerSchedule } from '../../../shared/schedules/scheduler';
 import { jitterOf } from '../../../shared/schedules/slots';
@@ -55,6 +56,7 @@ beforeEach(() => {
     random: () => 0.5,
     client: {} as EngineDeps['client'],
     workflows,
+    writeReport: writeJobReport,
   };
   states = new SqliteScheduleStateStore(local.db);
 });

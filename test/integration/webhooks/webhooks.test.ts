@@ -13,6 +13,7 @@ import type { EngineDeps } from '../../../shared/engine/deps';
 import { type JobApiServer, startJobApiServer } from '../../../shared/http/node-server';
 import { webhookMount } from '../../../shared/http/webhook-mount';
 import { createWebhookHandler, type WebhookSecrets } from '../../../shared/http/webhooks';
+import { writeJobReport } from '../../../shared/reports/write-job-report';
 import { workflows } from '../../../shared/workflows';
 
 const secretOf = (text: string) => `whsec_${Buffer.from(text).toString('base64')}`;
@@ -55,6 +56,7 @@ beforeEach(async () => {
     random: () => 0.5,
     client: {} as EngineDeps['client'],
     workflows,
+    writeReport: writeJobReport,
   };
   secrets = { tracker: current, plain: current };
   reads = 0;

@@ -1,6 +1,7 @@
 /** A small find-solution-shaped workflow and wiring for the engine's unit tests. */
 import * as z from 'zod';
 import { defineWorkflow, type EngineDeps, stepsFor, type Workflow } from '../../../shared/engine';
+import { writeJobReport } from '../../../shared/reports/write-job-report';
 import {
   FakeClock,
   MemoryJobStore,
@@ -122,6 +123,7 @@ export function harness(script: Script = happyScript(), overrides: Partial<Engin
     rateLimiter: unlimitedRate,
     random: () => 0.5,
     workflows: new Map([[demo.name, demo]]),
+    writeReport: writeJobReport,
     ...overrides,
   };
   return { deps, clock, store, queue, reports, client };

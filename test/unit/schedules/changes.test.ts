@@ -2,9 +2,10 @@
 // how the previous run is found (the latest earlier slot that succeeded), and where it appears.
 import { describe, expect, it } from 'vitest';
 import type { Job } from '../../../shared/engine/job-record';
-import { reportKeys, stepOutputKey, writeReport } from '../../../shared/engine/report';
+import { reportKeys, stepOutputKey } from '../../../shared/engine/report';
 import type { Workflow } from '../../../shared/engine/workflow';
 import { withSectionAfterLine } from '../../../shared/reports/html';
+import { writeJobReport as writeReport } from '../../../shared/reports/write-job-report';
 import {
   compareDigests,
   type RunDigest,

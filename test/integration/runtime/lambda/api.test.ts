@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { httpApiEvent, lambdaContext } from '../../../../scripts/lambda/lambda-events';
 import { createLocalBackend, type LocalBackend } from '../../../../shared/backends/local';
 import type { EngineDeps } from '../../../../shared/engine/deps';
+import { writeJobReport } from '../../../../shared/reports/write-job-report';
 import { type ApiHandler, createApiHandler, tenantOfEvent } from '../../../../shared/runtime/lambda/api';
 import { createObservability } from '../../../../shared/runtime/lambda/observability';
 import { workflows } from '../../../../shared/workflows';
@@ -31,6 +32,7 @@ beforeEach(async () => {
     random: () => 0.5,
     client: {} as EngineDeps['client'],
     workflows,
+    writeReport: writeJobReport,
   };
   handler = createApiHandler({ deps, observability: createObservability() });
   await local.store.create(contractJob({ tenant: 'default' }));
