@@ -4,9 +4,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import fontkit from '@pdf-lib/fontkit';
 import { Document, HeadingLevel, Packer, Paragraph, TextRun } from 'docx';
-import { PDFDocument, type PDFFont } from 'pdf-lib';
+import type { PDFFont } from 'pdf-lib';
 import * as z from 'zod';
 
 export interface DocumentOutline {
@@ -126,6 +125,20 @@ function loadFonts() {
   return fontFiles;
 }
 
+/**
+ * pdf-lib and fontkit, loaded on the first PDF: fontkit is one 2 MB CommonJS file whose parsing
+ * (and Node's scan of its exports) took about a second of every `opflow` command's start, even
+ * `opflow --version`, since the built-in sandbox's modules are imported by every local command.
+ */
+let pdfLibrary: Promise<{ PDFDocument: typeof import('pdf-lib').PDFDocument; fontkit: unknown }> | undefined;
+function loadPdfLibrary() {
+  pdfLibrary ??= Promise.all([import('pdf-lib'), import('@pdf-lib/fontkit')]).then(([lib, kit]) => ({
+    PDFDocument: lib.PDFDocument,
+    fontkit: kit.default,
+  }));
+  return pdfLibrary;
+}
+
 /** What is measured of a font, once per font: the characters it draws and their advances. */
 interface Metrics {
   supported: Set<number>;
@@ -205,9 +218,9 @@ function wrap(font: PDFFont, size: number, text: string, width: number): string[
 }
 
 export async function renderPdf(outline: DocumentOutline): Promise<Uint8Array> {
-  const files = await loadFonts();
+  const [files, { PDFDocument, fontkit }] = await Promise.all([loadFonts(), loadPdfLibrary()]);
   const pdf = await PDFDocument.create();
-  pdf.registerFontkit(fontkit);
+  pdf.registerFontkit(fontkit as Parameters<typeof pdf.registerFontkit>[0]);
   const regular = await pdf.embedFont(files.regular, { subset: true });
   const bold = await pdf.embedFont(files.bold, { subset: true });
   pdf.setTitle(drawable(regular, outline.title));

@@ -7,7 +7,6 @@
  * them locally, EventBridge Scheduler on aws (`--backend aws` reads and changes their state there).
  */
 import type { Command } from 'commander';
-import { DynamoDbScheduleStateStore } from '../../backends/aws/dynamodb-schedule-state-store';
 import { SqliteScheduleStateStore } from '../../backends/local/sqlite-schedule-state-store';
 import type { Schedule } from '../../config/opflow-config';
 import type { ScheduleStateStore } from '../../engine/schedule-ports';
@@ -53,6 +52,8 @@ async function openStates(ctx: CliContext, options: Options, purpose: 'records' 
   else {
     // On aws the schedules are EventBridge Scheduler schedules the stack made from the same file;
     // their state (last slots, jobs, a pause) is the SCHED# items of the job table.
+    // Loaded only here: the AWS SDK is no part of a local command's start-up.
+    const { DynamoDbScheduleStateStore } = await import('../../backends/aws/dynamodb-schedule-state-store');
     const aws = pipeline as AwsPipeline;
     states = new DynamoDbScheduleStateStore(aws.aws.clients.documents, aws.config.tableName);
   }

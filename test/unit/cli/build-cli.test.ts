@@ -44,6 +44,36 @@ describe('the CLI build', () => {
     expect(io.out()).toBe(`${packageVersion}\n`);
   });
 
+  it('starts without the AWS SDK or the PDF library: no static import of the entry reaches them', () => {
+    // A command's start-up is every module its entry imports statically (the rest is loaded by
+    // `import()` when a command needs it). pdf-lib's fontkit alone (one 2 MB CommonJS file) took
+    // about a second of CPU of every command, `--version` included; the AWS SDK is for `--backend aws`.
+    const entry = currentEntry(PROJECT_ROOT, outDir)!;
+    const packages = new Set<string>();
+    const seen = new Set<string>();
+    const visit = (file: string) => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      const code = readFileSync(file, 'utf8');
+      for (const [, specifier] of code.matchAll(/^\s*(?:import|export)\s[^'"]*?['"]([^'"]+)['"];?\s*$/gm)) {
+        if (specifier!.startsWith('.')) visit(path.resolve(path.dirname(file), specifier!));
+        else if (!specifier!.startsWith('node:'))
+          packages.add(
+            specifier!
+              .split('/')
+              .slice(0, specifier!.startsWith('@') ? 2 : 1)
+              .join('/'),
+          );
+      }
+    };
+    visit(entry);
+    // Enough was read to mean something: the entry's chunks and the packages every command uses.
+    expect(seen.size).toBeGreaterThan(3);
+    expect(packages).toContain('zod');
+    const heavy = [...packages].filter((name) => /^(@aws-sdk|@smithy|pdf-lib|@pdf-lib)(\/|$)/.test(name));
+    expect(heavy).toEqual([]);
+  });
+
   it('is stale when a source it was built from changed or is gone', () => {
     const manifest = readManifest(PROJECT_ROOT, outDir)!;
     const file = path.join(outDir, 'manifest.json');
