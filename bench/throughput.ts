@@ -8,7 +8,12 @@
  * `opflow run` builds it (SQLite file, report folder, HTTP client, limiter, worker pool) and the wall
  * clock. Cases run side by side and everything is printed as ratios; nothing here asserts a time.
  *
- *   npx tsx bench/throughput.ts [--jobs=30] [--limit=5] [--only=batch|idle] [--sequential]
+ *   npx tsx bench/throughput.ts [--jobs=30] [--limit=5] [--only=batch|idle] [--clock=wall|virtual] ...
+ *   npx tsx bench/throughput.ts --help
+ *
+ * Each case runs in a process of its own (all at once, or one after another with --sequential), so
+ * side by side cases share the machine's cores rather than one event loop; the parent prints the
+ * table.
  *
  * Engines compared in each case:
  * - learned: this build (poll timing learned per operation, aimed at quantiles by the budget);
@@ -17,7 +22,8 @@
  * - naive: the same, with every poll one second after the last (a poll-every-second build).
  * Schedules: `right` (declared delays about the tasks' times), `10x slow`, `10x fast`.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -47,6 +53,14 @@ const optionsSchema = z.object({
   detail: z.boolean(),
   /** wall: the real clock; virtual: a clock that jumps to the next due time whenever every worker is idle. */
   clock: z.enum(['wall', 'virtual']),
+  /** Where each case keeps its database, reports and sandbox state (default: see `workFolder`). */
+  dir: z.string().min(1).optional(),
+  /** Run the cases in this process (one event loop) instead of a process each. */
+  inProcess: z.boolean(),
+  help: z.boolean(),
+  /** Internal: run the one case described (JSON) and write its result to `resultFile`. */
+  caseSpec: z.string().optional(),
+  resultFile: z.string().optional(),
 });
 type Options = z.infer<typeof optionsSchema>;
 
@@ -61,11 +75,52 @@ function readOptions(): Options {
       trace: { type: 'boolean', default: false },
       detail: { type: 'boolean', default: false },
       clock: { type: 'string', default: 'wall' },
+      dir: { type: 'string' },
+      'in-process': { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+      'case-spec': { type: 'string' },
+      'result-file': { type: 'string' },
     },
   });
-  const parsed = optionsSchema.safeParse(values);
-  if (!parsed.success) throw new Error(`bad flags: ${z.prettifyError(parsed.error)}`);
+  const parsed = optionsSchema.safeParse({
+    ...values,
+    inProcess: values['in-process'],
+    caseSpec: values['case-spec'],
+    resultFile: values['result-file'],
+  });
+  if (!parsed.success) throw new Error(`bad flags: ${z.prettifyError(parsed.error)}\n\n${usage}`);
   return parsed.data;
+}
+
+const usage = `Usage: npx tsx bench/throughput.ts [options]   (npm run bench -- [options])
+
+A batch of novelty checks under a key limit, and one job on an idle key, with learned poll timing,
+the fixed declared schedules and a naive poll-every-second build side by side (bench/README.md).
+
+Options:
+  --jobs=N           novelty checks in the batch (default 30; 300 for the large batch)
+  --limit=Q          the key's limit at the sandbox and opflow's --qps, calls/s (default 5)
+  --only=WHAT        batch, idle or all (default all)
+  --cases=TEXT       only the cases whose label contains TEXT (e.g. "learned right")
+  --clock=CLOCK      wall (real time, default) or virtual (a clock that stands still while steps run
+                     and jumps to the next due time when every worker is idle: CPU starvation on a
+                     shared machine costs no clock time)
+  --sequential       cases one after another instead of all at once
+  --in-process       all cases in this process (one event loop) instead of a process each
+  --dir=FOLDER       where each case keeps its database, reports and sandbox state (default: with
+                     --clock=virtual /dev/shm when it exists, a memory file system, as disk writes
+                     cost no clock time there; otherwise the system's temporary folder)
+  --detail           per case: calls beyond one per step, budget used per 5 s, when the last job
+                     made its first call, when jobs finished, the scheduler's rounds
+  --trace            every 5 s of real time: the limiter's rate, calls of the last 5 s, the queue
+  -h, --help         this text
+`;
+
+/** Where cases keep their files: `--dir`, else a memory file system for a virtual clock. */
+function workFolder(options: Options): string {
+  if (options.dir !== undefined) return options.dir;
+  if (options.clock === 'virtual' && existsSync('/dev/shm')) return '/dev/shm';
+  return tmpdir();
 }
 
 type Engine = 'learned' | 'fixed' | 'naive';
@@ -129,9 +184,10 @@ interface CaseResult {
 let tracing = false;
 let detailed = false;
 let virtual = false;
+let workDir = tmpdir();
 
 async function runCase(spec: CaseSpec): Promise<CaseResult> {
-  const dir = mkdtempSync(join(tmpdir(), 'opflow-bench-throughput-'));
+  const dir = mkdtempSync(join(workDir, 'opflow-bench-throughput-'));
   const qps = spec.qps ?? 1_000;
   // Virtual: the same engine, sandbox and limiter on a clock that stands still while steps run and
   // jumps to the next due time when every worker is idle, so CPU starvation costs no clock time.
@@ -294,25 +350,101 @@ function table(headers: string[], rows: string[][]): string {
 
 const ratio = (a: number, b: number) => (b === 0 ? '-' : (a / b).toFixed(2));
 
-async function runAll(all: CaseSpec[], sequential: boolean): Promise<CaseResult[]> {
-  const filter = readOptions().cases;
+async function runAll(all: CaseSpec[], options: Options): Promise<CaseResult[]> {
+  const filter = options.cases;
   const specs = filter ? all.filter((spec) => spec.label.includes(filter)) : all;
-  if (!sequential) return Promise.all(specs.map(runCase));
+  const run = options.inProcess ? runCase : (spec: CaseSpec) => runCaseInChild(spec, options);
+  process.stderr.write(
+    `${specs.length} case${specs.length === 1 ? '' : 's'} ${options.sequential ? 'one after another' : 'side by side'}...\n`,
+  );
+  if (!options.sequential) return Promise.all(specs.map(run));
   const results: CaseResult[] = [];
-  for (const spec of specs) results.push(await runCase(spec));
+  for (const spec of specs) results.push(await run(spec));
   return results;
 }
 
+const caseResultSchema = z.looseObject({
+  wallMs: z.number(),
+  calls: z.number(),
+  throttled: z.number(),
+  succeeded: z.number(),
+  medianJobMs: z.number(),
+  timedOut: z.boolean(),
+  detail: z.string().optional(),
+});
+
+/**
+ * Runs one case in a process of its own (this script with `--case-spec`, under the same loader), so
+ * cases side by side use every core instead of sharing this process's one thread. Its stderr (the
+ * trace) comes through; its result comes back in a file.
+ */
+async function runCaseInChild(spec: CaseSpec, options: Options): Promise<CaseResult> {
+  const script = process.argv[1];
+  if (script === undefined) throw new Error('cannot tell which script to run for a case');
+  const folder = mkdtempSync(join(tmpdir(), 'opflow-bench-case-'));
+  const resultFile = join(folder, 'result.json');
+  try {
+    const args = [
+      ...process.execArgv,
+      script,
+      `--clock=${options.clock}`,
+      `--dir=${workFolder(options)}`,
+      ...(options.trace ? ['--trace'] : []),
+      ...(options.detail ? ['--detail'] : []),
+      `--case-spec=${JSON.stringify(spec)}`,
+      `--result-file=${resultFile}`,
+    ];
+    const code = await new Promise<number | null>((resolve, reject) => {
+      const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'] });
+      child.on('error', reject);
+      child.on('exit', (exitCode) => resolve(exitCode));
+    });
+    if (code !== 0) throw new Error(`case "${spec.label}" ended with exit code ${code}`);
+    const parsed = caseResultSchema.safeParse(JSON.parse(readFileSync(resultFile, 'utf8')));
+    if (!parsed.success)
+      throw new Error(`case "${spec.label}": unreadable result: ${z.prettifyError(parsed.error)}`);
+    return { ...parsed.data, spec };
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+}
+
+const caseSpecSchema = z.object({
+  label: z.string(),
+  engine: z.enum(['learned', 'fixed', 'naive']),
+  schedule: z.enum(Object.keys(schedules) as [Schedule, ...Schedule[]]),
+  jobs: z.number().int().min(1),
+  warmup: z.number().int().min(0),
+  qps: z.number().positive().optional(),
+});
+
 async function main(): Promise<void> {
   const options = readOptions();
+  if (options.help) {
+    process.stdout.write(usage);
+    return;
+  }
   tracing = options.trace;
   detailed = options.detail;
   virtual = options.clock === 'virtual';
+  workDir = workFolder(options);
+  if (options.caseSpec !== undefined) {
+    // A case's own process (see runCaseInChild).
+    if (options.resultFile === undefined) throw new Error('--case-spec needs --result-file');
+    const spec = caseSpecSchema.parse(JSON.parse(options.caseSpec));
+    const result = await runCase({ ...spec, qps: spec.qps });
+    writeFileSync(options.resultFile, JSON.stringify(result));
+    return;
+  }
   process.stdout.write(
     virtual
       ? 'clock: VIRTUAL (the engine, sandbox and limiter on a clock that stands still while steps run and jumps when every worker is idle; times are clock times)\n'
       : 'clock: WALL (real time; CPU starvation on a shared machine inflates the times)\n',
   );
+  process.stdout.write(
+    `cases: ${options.inProcess ? 'in this process' : 'a process each'}, ${options.sequential ? 'one after another' : 'all at once'}; files in ${workDir}\n`,
+  );
+  const benchStarted = performance.now();
   const out: string[] = [];
   if (options.only !== 'idle') {
     const specs: CaseSpec[] = [];
@@ -336,8 +468,7 @@ async function main(): Promise<void> {
       warmup: 0,
       qps: options.limit,
     });
-    process.stderr.write(`batch: ${specs.length} cases side by side...\n`);
-    const results = await runAll(specs, options.sequential);
+    const results = await runAll(specs, options);
     const minCalls = options.jobs * minCallsPerJob;
     const boundMs = (minCalls / options.limit) * 1000;
     out.push(
@@ -371,8 +502,7 @@ async function main(): Promise<void> {
         specs.push({ label: `${engine} ${schedule}`, engine, schedule, jobs: 1, warmup, qps: undefined });
       }
     }
-    process.stderr.write(`idle key: ${specs.length} cases side by side...\n`);
-    const results = await runAll(specs, options.sequential);
+    const results = await runAll(specs, options);
     const polled = noveltyCheck.steps.filter((step) => step.poll).length;
     // Mean task time of the skewed draw (mean - spread + 2/3 spread) along the polled steps.
     const criticalMs = polled * (taskDuration.meanMs - taskDuration.spreadMs / 3);
@@ -394,6 +524,9 @@ async function main(): Promise<void> {
     );
   }
   process.stdout.write(`${out.join('\n')}\n`);
+  process.stdout.write(
+    `(real time of the whole run: ${((performance.now() - benchStarted) / 1000).toFixed(0)} s)\n`,
+  );
 }
 
 await main();
