@@ -39,6 +39,16 @@ export interface JobStore {
   list(query: ListJobsQuery): Promise<JobPage>;
   findByIdempotencyKey(tenant: string, key: string): Promise<Job | undefined>;
   /**
+   * Optional: many jobs by id at once (a missing one is left out), for stores where each `get` is
+   * a round trip (DynamoDB: BatchGetItem, 100 a request). Callers fall back to `get` without it.
+   */
+  getMany?(ids: readonly string[]): Promise<Job[]>;
+  /**
+   * Optional: the jobs of many idempotency keys of one tenant at once, by key (a key without a job
+   * is left out). Callers fall back to `findByIdempotencyKey` without it.
+   */
+  findByIdempotencyKeys?(tenant: string, keys: readonly string[]): Promise<Map<string, Job>>;
+  /**
    * Optional: what the budget filler (engine/scheduler.ts) reads a few times a second, cheaply:
    * per tenant, how many jobs are due by `dueBy` without a reserved token (each tenant counted up to
    * `countUpTo`), and the WAITING jobs due in (`dueBy`, `until`], soonest first, as slim views. A

@@ -12,6 +12,7 @@ import type { Batch, BatchItem, BatchStore } from '../engine/batch-store';
 import type { EngineDeps } from '../engine/deps';
 import { JobRequestError, submitJob } from '../engine/job-commands';
 import { isTerminal, type Job } from '../engine/job-record';
+import type { JobStore } from '../engine/ports';
 import { budgetExceeded, describeBudget } from './batch';
 
 export interface AdmissionDeps {
@@ -48,16 +49,9 @@ export async function admitBatch(deps: AdmissionDeps, batchId: string): Promise<
     };
     const stillInFlight: string[] = [];
     let settled = 0;
-    // Read a few at a time, not one after the other: on DynamoDB each is a round trip.
-    const jobs: (Job | undefined)[] = [];
-    for (let from = 0; from < batch.inFlight.length; from += 16)
-      jobs.push(
-        ...(await Promise.all(
-          batch.inFlight.slice(from, from + 16).map((jobId) => deps.engine.store.get(jobId)),
-        )),
-      );
-    for (const [index, jobId] of batch.inFlight.entries()) {
-      const job = jobs[index];
+    const jobs = await jobsByIds(deps.engine.store, batch.inFlight);
+    for (const jobId of batch.inFlight) {
+      const job = jobs.get(jobId);
       if (!job || !isTerminal(job.status)) {
         stillInFlight.push(jobId);
         continue;
@@ -113,6 +107,22 @@ export async function admitBatch(deps: AdmissionDeps, batchId: string): Promise<
     // item keys, and the next round finds them again (creating nothing) and records them.
   }
   return undefined;
+}
+
+/**
+ * Jobs by id: one BatchGetItem per 100 on DynamoDB (`getMany`), else a few `get`s at a time, not
+ * one after the other (each is a round trip).
+ */
+export async function jobsByIds(store: JobStore, ids: readonly string[]): Promise<Map<string, Job>> {
+  const found = new Map<string, Job>();
+  if (store.getMany) {
+    for (const job of await store.getMany(ids)) found.set(job.id, job);
+    return found;
+  }
+  for (let from = 0; from < ids.length; from += 16)
+    for (const job of await Promise.all(ids.slice(from, from + 16).map((id) => store.get(id))))
+      if (job) found.set(job.id, job);
+  return found;
 }
 
 /** Creates the item's job (or finds it, by its key); undefined when the engine refuses the input. */

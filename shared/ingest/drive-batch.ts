@@ -6,7 +6,7 @@
  */
 import type { Batch } from '../engine/batch-store';
 import type { Job } from '../engine/job-record';
-import { admitAll, admitBatch } from './admission';
+import { admitAll, admitBatch, jobsByIds } from './admission';
 import { type IngestDeps, type IngestSource, ingest } from './ingest';
 import { type BatchTotals, writeBatchOutputs } from './outputs';
 
@@ -43,15 +43,12 @@ export type DriveEnd = 'finished' | 'stopped' | 'paused' | 'deadline' | 'aborted
 /** The released jobs of a batch that wait for a selection, when all of them do (else none). */
 export async function onlySelectionsLeft(deps: IngestDeps, batch: Batch): Promise<Job[]> {
   if (!batch.cursor.done || batch.inFlight.length === 0) return [];
+  const found = await jobsByIds(deps.engine.store, batch.inFlight);
   const jobs: Job[] = [];
-  for (let from = 0; from < batch.inFlight.length; from += 16) {
-    const page = await Promise.all(
-      batch.inFlight.slice(from, from + 16).map((id) => deps.engine.store.get(id)),
-    );
-    for (const job of page) {
-      if (job?.status !== 'AWAITING_INPUT') return [];
-      jobs.push(job);
-    }
+  for (const id of batch.inFlight) {
+    const job = found.get(id);
+    if (job?.status !== 'AWAITING_INPUT') return [];
+    jobs.push(job);
   }
   return jobs;
 }

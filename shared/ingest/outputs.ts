@@ -150,13 +150,15 @@ export async function writeBatchOutputs(deps: OutputDeps, batch: Batch): Promise
     await index.write(indexHead(batch));
     for (let from = 0; ; ) {
       const page = await deps.batches.listItems(batch.id, from, 500);
+      const jobs = await jobsOfItems(
+        deps,
+        batch.tenant,
+        page.filter((item) => item.seq < batch.admitted),
+      );
       for (const item of page) {
         const version = (versions.get(item.id) ?? 0) + 1;
         versions.set(item.id, version);
-        const job =
-          item.seq < batch.admitted
-            ? await deps.engine.store.findByIdempotencyKey(batch.tenant, item.key)
-            : undefined;
+        const job = jobs.get(item.key);
         const row = await rowOf(deps, item, version, job, linkBase);
         totals.items += 1;
         if (!job) totals.pending += 1;
@@ -199,6 +201,27 @@ export async function writeBatchOutputs(deps: OutputDeps, batch: Batch): Promise
     throw error;
   }
   return totals;
+}
+
+/**
+ * The jobs of a page of released items, by item key: on DynamoDB a few BatchGetItem requests
+ * instead of two reads per item (a 1,000-item batch's outputs were 2,000 round trips, rewritten
+ * every few seconds while it runs).
+ */
+async function jobsOfItems(
+  deps: OutputDeps,
+  tenant: string,
+  items: readonly BatchItem[],
+): Promise<Map<string, Job>> {
+  const keys = items.map((item) => item.key);
+  const store = deps.engine.store;
+  if (store.findByIdempotencyKeys) return store.findByIdempotencyKeys(tenant, keys);
+  const found = new Map<string, Job>();
+  for (const key of keys) {
+    const job = await store.findByIdempotencyKey(tenant, key);
+    if (job) found.set(key, job);
+  }
+  return found;
 }
 
 async function rowOf(

@@ -329,6 +329,36 @@ export class DynamoDbJobStore implements JobStore {
     return typeof jobId === 'string' ? this.get(jobId) : undefined;
   }
 
+  /** The jobs of many keys: one BatchGetItem per 100 keys, then one per 100 jobs (a batch's outputs). */
+  async findByIdempotencyKeys(tenant: string, keys: readonly string[]): Promise<Map<string, Job>> {
+    const byPk = new Map([...new Set(keys)].map((key) => [idempotencyKey(tenant, key).PK, key]));
+    const unique = [...byPk.values()];
+    const jobIds = new Map<string, string>();
+    for (let start = 0; start < unique.length; start += 100) {
+      let wanted: Record<string, unknown>[] = unique
+        .slice(start, start + 100)
+        .map((key) => idempotencyKey(tenant, key));
+      for (let attempt = 0; wanted.length > 0; attempt++) {
+        if (attempt > 10)
+          throw new Error(`BatchGetItem left ${wanted.length} keys unprocessed after ${attempt} tries`);
+        const answer = await this.client.send(
+          new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: wanted, ConsistentRead: true } } }),
+        );
+        for (const item of answer.Responses?.[this.tableName] ?? []) {
+          const key = byPk.get(String(item.PK));
+          if (key !== undefined && typeof item.jobId === 'string') jobIds.set(item.jobId, key);
+        }
+        wanted = answer.UnprocessedKeys?.[this.tableName]?.Keys ?? [];
+      }
+    }
+    const found = new Map<string, Job>();
+    for (const job of await this.getMany([...jobIds.keys()])) {
+      const key = jobIds.get(job.id);
+      if (key !== undefined) found.set(key, job);
+    }
+    return found;
+  }
+
   /** An idempotency key whose job has expired: remove it, unless it changed meanwhile. */
   private async dropDanglingKey(key: { PK: string; SK: string }): Promise<void> {
     const answer = await this.client.send(
@@ -437,7 +467,7 @@ export class DynamoDbJobStore implements JobStore {
   }
 
   /** Read jobs by id with BatchGetItem (100 per request, unprocessed keys asked again). */
-  private async getMany(ids: string[]): Promise<Job[]> {
+  async getMany(ids: readonly string[]): Promise<Job[]> {
     const jobs: Job[] = [];
     for (let start = 0; start < ids.length; start += 100) {
       let keys: Record<string, unknown>[] = ids.slice(start, start + 100).map(jobKey);

@@ -1,0 +1,316 @@
+// The ingest function (shared/runtime/lambda/ingest.ts, built as functions/ingest builds it, on a
+// jobs runtime against DynamoDB Local and fauxqs' SQS and S3) when it would outlast its invocation or
+// dies in the middle of one:
+// - given less time than its reserve, it reads one chunk, commits it with the position in the file
+//   and hands over to a continuation on the ingest queue; the continuations read on from there, and
+//   every valid line becomes exactly one item and one job;
+// - instances killed at seeded random points (after some chunks are committed, before the next
+//   position commit, or anywhere in between: admission, documents) leave the message to come back
+//   after its visibility timeout; a new instance resumes from the last committed chunk, without a
+//   duplicate item, problem or job.
+// The clock is faked (Date only), so a killed instance's lease and the queue's visibility timeout
+// pass without sleeping.
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
+import { type AwsEmulators, startAwsEmulators } from '../../../scripts/emulators/aws-emulators';
+import { SqsEventSource } from '../../../scripts/lambda/sqs-event-source';
+import { DynamoDbBatchStore, DynamoDbJobStore, s3CreatedEvent } from '../../../shared/backends/aws';
+import type { BatchItem } from '../../../shared/engine/batch-store';
+import type { Job } from '../../../shared/engine/job-record';
+import { createIngestFunction } from '../../../shared/runtime/lambda/ingest';
+import { createJobsRuntime } from '../../../shared/runtime/lambda/jobs-runtime';
+import { jsonlManifest, manifestFiles } from '../../support/manifests';
+
+type Handler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
+
+/** 5 January 2026, 09:00 UTC. */
+const T0 = Date.UTC(2026, 0, 5, 9, 0, 0);
+/** What the function keeps back before its deadline (the product's default is 60 s). */
+const RESERVE_MS = 1_000;
+/** The ingest queue's visibility timeout: longer than an invocation, as deployed. */
+const VISIBILITY_S = 1_200;
+
+let emulators: AwsEmulators;
+let env: Record<string, string>;
+let bucket: string;
+let batches: DynamoDbBatchStore;
+let jobs: DynamoDbJobStore;
+const saved: Record<string, string | undefined> = {};
+
+beforeAll(async () => {
+  vi.useFakeTimers({ toFake: ['Date'], now: T0 });
+  emulators = await startAwsEmulators({ secretsManager: false });
+  const table = await emulators.createTable();
+  bucket = emulators.createBucket();
+  const endpoints = emulators.clientConfig.endpoints!;
+  env = {
+    OPFLOW_TABLE_NAME: table,
+    OPFLOW_QUEUE_URL: emulators.createQueue().queueUrl,
+    OPFLOW_BUCKET_NAME: bucket,
+    OPFLOW_API_KEY_SECRET_PREFIX: 'opflow/test/api-key/',
+    AWS_REGION: emulators.region,
+    AWS_ACCESS_KEY_ID: 'test',
+    AWS_SECRET_ACCESS_KEY: 'test',
+    AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb!,
+    AWS_ENDPOINT_URL_SQS: endpoints.sqs!,
+    AWS_ENDPOINT_URL_S3: endpoints.s3!,
+  };
+  // The function's credentials come from its environment, as on Lambda; the killed instances log
+  // their failures (the assertions are on the table).
+  for (const [name, value] of Object.entries({ ...env, POWERTOOLS_LOG_LEVEL: 'CRITICAL' })) {
+    saved[name] = process.env[name];
+    process.env[name] = value;
+  }
+  batches = new DynamoDbBatchStore({ client: emulators.clients.documents, tableName: table });
+  jobs = new DynamoDbJobStore({ client: emulators.clients.documents, tableName: table });
+}, 120_000);
+afterAll(async () => {
+  await emulators?.stop();
+  for (const [name, value] of Object.entries(saved)) {
+    if (value === undefined) delete process.env[name];
+    else process.env[name] = value;
+  }
+  vi.useRealTimers();
+});
+
+/** A seeded generator (mulberry32): the kill points are random but the same on every run. */
+function seeded(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+class Killed extends Error {
+  override readonly name = 'Killed';
+}
+
+interface KillPlan {
+  /** Chunks this instance commits before it may die. */
+  chunks: number;
+  /** Requests after that at which it dies, unless the next chunk's commit comes first. */
+  after: number;
+}
+
+/** Where each killed instance died: its batch's committed position then, and what it was doing. */
+interface Death {
+  at: 'position commit' | 'other request';
+  records: number;
+}
+
+/** Whether a DynamoDB request is a chunk's commit (the batch record with the position, in a transaction). */
+function isChunkCommit(input: unknown): boolean {
+  const first = (input as { TransactItems?: { Put?: { Item?: Record<string, unknown> } }[] })
+    .TransactItems?.[0]?.Put?.Item;
+  if (!first) return false;
+  const sk = first.SK as unknown;
+  return sk === 'META' || (sk as { S?: string } | undefined)?.S === 'META';
+}
+
+/**
+ * One instance of the ingest function, as Lambda starts it (its own clients). With a kill plan,
+ * every request of the instance fails from the planned one on: it is dead, nothing more of it
+ * reaches DynamoDB, SQS or S3, not even its `finally` (the lease is never released).
+ */
+function instance(queueUrl: string, plan?: KillPlan, deaths?: Death[]): Handler {
+  const runtime = createJobsRuntime({ functionName: 'ingest', env });
+  const ingest = createIngestFunction({ runtime, queueUrl, reserveMs: RESERVE_MS });
+  if (plan) {
+    let dead = false;
+    let committed = 0;
+    let since = 0;
+    const die = (at: Death['at']) => {
+      dead = true;
+      deaths?.push({ at, records: -1 });
+      throw new Killed('the instance was killed');
+    };
+    const clients = runtime.aws.clients;
+    for (const client of [clients.documents, clients.sqs, clients.s3] as {
+      middlewareStack: { add(middleware: unknown, options: unknown): void };
+    }[]) {
+      client.middlewareStack.add(
+        (next: (args: { input: unknown }) => Promise<unknown>) => async (args: { input: unknown }) => {
+          if (dead) throw new Killed('the instance is dead');
+          if (client === clients.documents && isChunkCommit(args.input)) {
+            if (committed >= plan.chunks) die('position commit');
+            const answer = await next(args);
+            committed += 1;
+            return answer;
+          }
+          if (committed >= plan.chunks && ++since >= plan.after) die('other request');
+          return next(args);
+        },
+        { step: 'initialize', name: 'killSwitch', priority: 'high' },
+      );
+    }
+  }
+  return (event, context) => runtime.settle(ingest.handle(event, context));
+}
+
+async function upload(queueUrl: string, folder: string, manifest: string): Promise<void> {
+  const s3 = emulators.clients.s3;
+  for (const [name, body] of Object.entries(manifestFiles))
+    await s3.send(
+      new PutObjectCommand({
+        Bucket: bucket,
+        Key: `${folder}${name}`,
+        Body: body,
+        Metadata: { 'opflow-role': 'manifest-file' },
+      }),
+    );
+  const key = `${folder}disclosures.jsonl`;
+  const answer = await s3.send(
+    new PutObjectCommand({
+      Bucket: bucket,
+      Key: key,
+      Body: manifest,
+      // Every item released as soon as it is read: each valid line ends as a job too.
+      Metadata: { 'opflow-options': JSON.stringify({ inFlight: 1000 }) },
+    }),
+  );
+  await emulators.clients.sqs.send(
+    new SendMessageCommand({
+      QueueUrl: queueUrl,
+      MessageBody: JSON.stringify(s3CreatedEvent({ bucket, key }, answer.ETag?.replace(/"/g, ''))),
+    }),
+  );
+}
+
+function eventSource(queue: { queueUrl: string; queueName: string }, functionTimeoutMs: number) {
+  return new SqsEventSource({
+    sqs: emulators.clients.sqs,
+    queueUrl: queue.queueUrl,
+    queueArn: `arn:aws:sqs:us-east-1:000000000000:${queue.queueName}`,
+    batchSize: 1,
+    waitTimeSeconds: 0,
+    functionTimeoutMs,
+  });
+}
+
+async function allItems(batchId: string): Promise<BatchItem[]> {
+  const items: BatchItem[] = [];
+  for (let from = 0; ; ) {
+    const page = await batches.listItems(batchId, from, 300);
+    items.push(...page);
+    if (page.length < 300) return items;
+    from = page[page.length - 1]!.seq + 1;
+  }
+}
+
+async function jobsOf(batchId: string): Promise<Job[]> {
+  const found: Job[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await jobs.list({ batchId, limit: 1000, cursor });
+    found.push(...page.jobs);
+    cursor = page.cursor;
+  } while (cursor !== undefined);
+  return found;
+}
+
+/** Every valid line exactly one item and one job; every bad line exactly one problem. */
+async function expectExactlyOnce(batchId: string, manifest: ReturnType<typeof jsonlManifest>, total: number) {
+  const batch = (await batches.get(batchId))!;
+  const good = total - manifest.bad.length;
+  expect(batch.cursor).toMatchObject({ records: total, done: true });
+  expect(batch.counts).toEqual({ records: total, created: good, existing: 0, invalid: manifest.bad.length });
+  const items = await allItems(batchId);
+  expect(items.map((item) => item.id)).toEqual(manifest.goodIds);
+  expect(items.map((item) => item.seq)).toEqual(items.map((_, index) => index));
+  expect(new Set(items.map((item) => item.key)).size).toBe(good);
+  const problems = await batches.listProblems(batchId, 1);
+  expect(problems.map((problem) => problem.record)).toEqual(manifest.bad.map((bad) => bad.at));
+  const released = await jobsOf(batchId);
+  expect(released).toHaveLength(good);
+  expect(new Set(released.map((job) => job.idempotencyKey))).toEqual(new Set(items.map((item) => item.key)));
+  expect(batch.admitted).toBe(good);
+  expect(new Set(batch.inFlight)).toEqual(new Set(released.map((job) => job.id)));
+}
+
+it('hands over to a continuation in the middle of the file when its time is short, the position committed; the continuations finish it, each valid line one item and one job', async () => {
+  const queue = emulators.createQueue({ visibilityTimeoutSeconds: VISIBILITY_S });
+  const total = 300;
+  const manifest = jsonlManifest(total);
+  await upload(queue.queueUrl, 'inbox/patent-count/short/', manifest.text);
+  // Each invocation has no more time than the reserve: it stops after its first chunk.
+  const source = eventSource(queue, RESERVE_MS);
+  const handler = instance(queue.queueUrl);
+  const positions: { records: number; done: boolean; driven: boolean }[] = [];
+  for (let invocations = 0; invocations < 50; invocations++) {
+    const invocation = await source.poll(handler);
+    if (!invocation) break;
+    expect(invocation.failed).toBe(0);
+    const batch = (await batches.get('short'))!;
+    positions.push({
+      records: batch.cursor.records,
+      done: batch.cursor.done,
+      driven: batch.driverUntil !== undefined,
+    });
+    if (batch.cursor.done && batch.admitted === batch.items) break;
+  }
+  // The first invocation read one chunk (49 records: the DynamoDB store's chunk), committed it
+  // with the position, released its lease and handed over; each continuation read on from there.
+  expect(positions[0]).toEqual({ records: 49, done: false, driven: false });
+  const reading = positions.filter((position) => !position.done);
+  expect(reading.map((position) => position.records)).toEqual([49, 98, 147, 196, 245, 294]);
+  expect(positions.find((position) => position.done)?.records).toBe(total);
+  await expectExactlyOnce('short', manifest, total);
+}, 300_000);
+
+it('resumes an ingest killed at random points (after some chunks, before the next position commit) without a duplicate item, problem or job', async () => {
+  const queue = emulators.createQueue({ visibilityTimeoutSeconds: VISIBILITY_S });
+  const total = 400;
+  const manifest = jsonlManifest(total);
+  await upload(queue.queueUrl, 'inbox/patent-count/killed/', manifest.text);
+  // Plenty of time per invocation: only the kills interrupt it.
+  const timeoutMs = 600_000;
+  const source = eventSource(queue, timeoutMs);
+  const random = seeded(20261123);
+  const deaths: Death[] = [];
+  for (let invocations = 0; invocations < 40; invocations++) {
+    // A new instance each time; the first four are killed after 1 or 2 chunks of their own (of the
+    // file's 9, so always in the middle of it): two at their next position commit, two at one of
+    // the next requests (admission's job writes, the next chunk's read of existing keys...).
+    // Then one that lives.
+    const plan =
+      deaths.length < 4
+        ? {
+            chunks: 1 + Math.floor(random() * 2),
+            after: deaths.length % 2 === 0 ? Number.POSITIVE_INFINITY : 1 + Math.floor(random() * 2),
+          }
+        : undefined;
+    const handler = instance(queue.queueUrl, plan, deaths);
+    const before = deaths.length;
+    const invocation = await source.poll(handler);
+    if (!invocation) {
+      // Nothing visible: the killed instance's message comes back after the visibility timeout
+      // (by then its lease has run out too).
+      vi.setSystemTime(Date.now() + VISIBILITY_S * 1000 + 1_000);
+      continue;
+    }
+    const batch = (await batches.get('killed'))!;
+    if (deaths.length > before) {
+      deaths[deaths.length - 1]!.records = batch.cursor.records;
+      // Killed: the message was not deleted, the lease stays until it runs out.
+      expect(invocation.failed).toBe(1);
+      expect(batch.driverUntil).toBeGreaterThan(Date.now());
+    } else expect(invocation.failed).toBe(0);
+    if (batch.cursor.done && batch.admitted === batch.items) break;
+  }
+  expect(deaths).toHaveLength(4);
+  // Killed in the middle of the file, with some chunks committed and more to read.
+  expect(deaths.filter((death) => !(death.records > 0 && death.records < total))).toEqual([]);
+  expect(deaths.map((death) => death.at)).toEqual([
+    'position commit',
+    'other request',
+    'position commit',
+    'other request',
+  ]);
+  await expectExactlyOnce('killed', manifest, total);
+}, 300_000);
