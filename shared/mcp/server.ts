@@ -26,6 +26,7 @@ import * as z from 'zod';
 import type { BatchRunner } from '../dashboard/batch-runner';
 import type { BatchSourceKind, BatchStore } from '../engine/batch-store';
 import type { EngineDeps } from '../engine/deps';
+import { ApiError } from '../http/api-error';
 import {
   createBodySchema,
   handleJobApiRequest,
@@ -51,17 +52,6 @@ export interface OpflowMcpOptions {
   batchRunner?: BatchRunner | undefined;
   /** Relative ingest paths are resolved against this. Default: the process's working directory. */
   cwd?: string | undefined;
-}
-
-/** A job API refusal, carried to the agent as an MCP tool error with the API's message. */
-class ToolRefusal extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 /** The fields a listing shows of each job (the whole record is `get_job`'s). */
@@ -97,8 +87,9 @@ function result(value: Record<string, unknown>): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(value, null, 2) }], structuredContent: value };
 }
 
+/** A refusal (shared/http's ApiError, as the job API's) goes to the agent as an MCP tool error with its message. */
 function refusal(error: unknown): CallToolResult {
-  if (error instanceof ToolRefusal) {
+  if (error instanceof ApiError) {
     return {
       isError: true,
       content: [{ type: 'text', text: error.message }],
@@ -117,7 +108,7 @@ export function createOpflowMcpServer(options: OpflowMcpOptions): McpServer {
   const { deps } = options;
   const workflowNames = [...deps.workflows.keys()].sort() as [string, ...string[]];
 
-  /** One job API request; the answer's JSON, or a ToolRefusal with the API's message. */
+  /** One job API request; the answer's JSON, or an ApiError with the API's status, code and message. */
   const api = async (
     method: string,
     path: string,
@@ -136,7 +127,7 @@ export function createOpflowMcpServer(options: OpflowMcpOptions): McpServer {
     const answer = JSON.parse(response.body) as Record<string, unknown>;
     if (response.status >= 400) {
       const error = (answer.error ?? {}) as { code?: string; message?: string };
-      throw new ToolRefusal(
+      throw new ApiError(
         response.status,
         error.code ?? 'error',
         forAgent(error.message ?? `the request failed (${response.status})`),
@@ -148,13 +139,13 @@ export function createOpflowMcpServer(options: OpflowMcpOptions): McpServer {
   /** The text of one report file of a succeeded job (the job API decides whether it may be read). */
   const reportText = async (jobId: string, format: keyof typeof reportFormats): Promise<string> => {
     const id = jobIdSchema.safeParse(jobId);
-    if (!id.success) throw new ToolRefusal(400, 'invalid-request', `jobId: ${id.error.issues[0]?.message}`);
+    if (!id.success) throw new ApiError(400, 'invalid-request', `jobId: ${id.error.issues[0]?.message}`);
     const where = (await api('GET', `/jobs/${encodeURIComponent(jobId)}/report`, {
       query: { file: reportFormats[format] },
     })) as { files: { key: string; name: string }[] };
     const file = where.files.find((candidate) => candidate.name === reportFormats[format]);
     const stored = file === undefined ? undefined : await deps.reports.get(file.key);
-    if (!stored) throw new ToolRefusal(404, 'not-found', `job ${jobId} has no ${reportFormats[format]}`);
+    if (!stored) throw new ApiError(404, 'not-found', `job ${jobId} has no ${reportFormats[format]}`);
     return Buffer.from(stored.body).toString('utf8');
   };
 
@@ -433,7 +424,7 @@ export function createOpflowMcpServer(options: OpflowMcpOptions): McpServer {
         try {
           const batch = await batches.get(batchId);
           if (!batch || (options.tenant !== undefined && batch.tenant !== options.tenant))
-            throw new ToolRefusal(404, 'not-found', `no batch ${batchId}`);
+            throw new ApiError(404, 'not-found', `no batch ${batchId}`);
           const problems = await batches.listProblems(batch.id, batch.run);
           return result({
             batch: viewOf(batch, deps.clock.now()),
@@ -495,11 +486,7 @@ export function createOpflowMcpServer(options: OpflowMcpOptions): McpServer {
       async (args) => {
         try {
           if (options.tenant !== undefined && args.tenant !== 'default' && args.tenant !== options.tenant)
-            throw new ToolRefusal(
-              403,
-              'forbidden',
-              `this caller may only ingest for tenant ${options.tenant}`,
-            );
+            throw new ApiError(403, 'forbidden', `this caller may only ingest for tenant ${options.tenant}`);
           const path = isAbsolute(args.path) ? args.path : resolve(options.cwd ?? process.cwd(), args.path);
           const kind = await sourceKindOf(path);
           let failureBudget: ReturnType<typeof parseFailureBudget> | undefined;
@@ -507,7 +494,7 @@ export function createOpflowMcpServer(options: OpflowMcpOptions): McpServer {
             failureBudget =
               args.failureBudget === undefined ? undefined : parseFailureBudget(args.failureBudget);
           } catch (error) {
-            throw new ToolRefusal(
+            throw new ApiError(
               400,
               'invalid-request',
               (error as Error).message.replace('--failure-budget', 'failureBudget'),
@@ -525,7 +512,7 @@ export function createOpflowMcpServer(options: OpflowMcpOptions): McpServer {
               inFlight: args.inFlight ?? defaultInFlightPerBatch,
             },
           }).catch((error) => {
-            if (error instanceof IngestRefused) throw new ToolRefusal(400, 'invalid-request', error.message);
+            if (error instanceof IngestRefused) throw new ApiError(400, 'invalid-request', error.message);
             throw error;
           });
           batchRunner.drive(localIngestSource(source), batch.id);
@@ -568,7 +555,7 @@ export function createOpflowMcpServer(options: OpflowMcpOptions): McpServer {
       try {
         return { contents: [{ uri: uri.href, mimeType: 'text/markdown', text: await reportText(id, 'md') }] };
       } catch (error) {
-        if (error instanceof ToolRefusal) throw new Error(error.message);
+        if (error instanceof ApiError) throw new Error(error.message);
         throw new Error('the request failed; try again later');
       }
     },
@@ -583,17 +570,13 @@ async function sourceKindOf(path: string): Promise<BatchSourceKind> {
   try {
     info = await stat(path);
   } catch {
-    throw new ToolRefusal(
-      400,
-      'invalid-request',
-      `path: ${path}: no such file or folder on the opflow machine`,
-    );
+    throw new ApiError(400, 'invalid-request', `path: ${path}: no such file or folder on the opflow machine`);
   }
   if (info.isDirectory()) return 'folder';
   const extension = extname(path).toLowerCase();
   if (extension === '.jsonl' || extension === '.ndjson') return 'jsonl';
   if (extension === '.csv' || extension === '.tsv') return 'csv';
-  throw new ToolRefusal(
+  throw new ApiError(
     400,
     'invalid-request',
     `path: ${path}: a manifest is a JSON Lines file (.jsonl, .ndjson) or a CSV file (.csv, .tsv), or give a folder of documents`,
