@@ -237,6 +237,12 @@ async function runCase(spec: CaseSpec): Promise<CaseResult> {
     for (let i = 0; i < spec.jobs; i++) ids.push(await submit(i));
     const boundMs = ((spec.jobs * minCallsPerJob) / qps) * 1000;
     const bucket = keyFingerprint(SANDBOX_API_KEY);
+    // When the scheduler turned the key's order to longest remaining work first (learned only).
+    let endgameAt: number | undefined;
+    const unwatch = pipeline.onJobChange(() => {
+      if (endgameAt === undefined && pipeline.deps.callOrder?.(bucket) === 'longest-first')
+        endgameAt = pipeline.deps.clock.now();
+    });
     const sampler = tracing
       ? setInterval(() => {
           const at = ((performance.now() - started) / 1000).toFixed(0);
@@ -265,6 +271,7 @@ async function runCase(spec: CaseSpec): Promise<CaseResult> {
       ? Math.max(0, ...jobs.map((job) => job.finishedAt ?? job.updatedAt)) - startedAt
       : performance.now() - started;
     clearInterval(sampler);
+    unwatch();
     await pipeline.stop();
     const calls = ledger
       .entries()
@@ -272,7 +279,7 @@ async function runCase(spec: CaseSpec): Promise<CaseResult> {
       .filter((entry) => entry.operationId !== 'download');
     const fills = pipeline.pool.fillRounds;
     const detail = detailed
-      ? `${describe(spec, calls, jobs, startedAt, qps)}\n    scheduler: ${fills.rounds} rounds, ${(fills.ms / Math.max(1, fills.rounds)).toFixed(2)} ms each (real time), ${(fills.ms / 1000).toFixed(1)} s in all`
+      ? `${describe(spec, calls, jobs, startedAt, qps)}\n    order longest-first from ${endgameAt === undefined ? '(never)' : `${((endgameAt - startedAt) / 1000).toFixed(1)} s`}; scheduler: ${fills.rounds} rounds, ${(fills.ms / Math.max(1, fills.rounds)).toFixed(2)} ms each (real time), ${(fills.ms / 1000).toFixed(1)} s in all`
       : undefined;
     const spans = jobs.map((job) => (job.finishedAt ?? job.updatedAt) - job.createdAt).sort((a, b) => a - b);
     return {

@@ -10,6 +10,7 @@ import type { PollStatsStore } from './poll-stats';
 import type { PollAim } from './poll-timing';
 import type { Clock, JobStore, KeySource, RateLimiter, ReportStore, WorkQueue } from './ports';
 import type { ReportWriter } from './report';
+import type { CallOrder } from './scheduler';
 import type { WorkflowRegistry } from './workflow';
 
 /** Counters the engine reports (names: StepsRun, Retries, UpstreamCalls, BilledUnits, JobSucceeded, JobFailed, ...). */
@@ -43,6 +44,12 @@ export interface EngineDeps {
   pollAim?: PollAim | undefined;
   /** How far ahead a job may reserve a token of its key's budget (default 15 s; 0: never). */
   reserveHorizonMs?: number | undefined;
+  /**
+   * The order the calls of a key (by its bucket, the key's fingerprint) wait in while its budget is
+   * saturated (see `CallOrder` in scheduler.ts; the local runtime's `BudgetFiller.orderOf`).
+   * Absent or undefined: `finish-first`.
+   */
+  callOrder?: ((bucket: string) => CallOrder | undefined) | undefined;
   /** How paid calls in flight are guarded (defaults: 60 s allowance, a heartbeat every 15 s). */
   inFlight?: InFlightOptions | undefined;
   /** Told about every committed change (progress displays). */

@@ -55,6 +55,28 @@ export interface JobStore {
    * store without it is read with `listDue` (whole jobs, the due ones first).
    */
   scanForFill?(query: FillScanQuery): Promise<FillScan>;
+  /**
+   * Optional: the unfinished work the scheduler orders calls by near the end of a key's work
+   * (engine/scheduler.ts, `planOrder`): QUEUED, RUNNING and WAITING jobs counted by tenant, workflow,
+   * step and status, and the oldest QUEUED jobs (at most `queuedLimit`). A store without it leaves
+   * the order as it is.
+   */
+  scanWork?(query: { queuedLimit: number }): Promise<WorkScan>;
+}
+
+/** Unfinished jobs of one tenant at one step of one workflow, in one status. */
+export interface WorkGroup {
+  tenant: string;
+  workflow: string;
+  step: string;
+  status: JobStatus;
+  count: number;
+}
+
+export interface WorkScan {
+  groups: WorkGroup[];
+  /** The oldest QUEUED jobs (not started yet), oldest first. */
+  queued: Pick<Job, 'id' | 'version' | 'tenant' | 'nextRunAt' | 'tokenAt'>[];
 }
 
 export interface FillScanQuery {

@@ -35,6 +35,7 @@ import { pollStatsKey } from './poll-stats';
 import { type DurationSketch, defaultPollAim, doneShare, learnedPollDelay } from './poll-timing';
 import type { WorkMessage } from './ports';
 import { attachmentKey, stepOutputKey } from './report';
+import type { CallOrder } from './scheduler';
 import {
   type Step,
   type StepContext,
@@ -161,9 +162,10 @@ export async function runStep(deps: EngineDeps, message: WorkMessage): Promise<S
   if (step.kind !== 'fetch' && !reservedToken) {
     // How far ahead this call may take its place in line: calls that advance a job farther than
     // speculative polls and new jobs' first calls, jobs nearer the end farthest.
-    const priority = waitPriority(workflow, job, step, await likelyDone(deps, step, job, now));
+    const order = deps.callOrder?.(bucket);
+    const priority = waitPriority(workflow, job, step, await likelyDone(deps, step, job, now), order);
     const token = await deps.rateLimiter.take(bucket, now, {
-      reserveWithinMs: reserveHorizonMs(job, deps.reserveHorizonMs, priority),
+      reserveWithinMs: reserveHorizonMs(job, deps.reserveHorizonMs, priority, order),
     });
     if (!token.granted && token.reserved) {
       // Its token is due soon and now its own: wait for exactly then, in line, with one message.
@@ -188,7 +190,8 @@ export async function runStep(deps: EngineDeps, message: WorkMessage): Promise<S
       // that advance a job come back before speculative polls, jobs nearer the end first, and new
       // jobs' first calls last, so a batch is admitted at the pace the budget sustains.
       const waitMs = Math.max(1, token.retryAtMs - now);
-      const spread = Math.min(30_000, 4 * waitMs) * (0.1 + 0.9 * waitPriority(workflow, job, step));
+      const spread =
+        Math.min(30_000, 4 * waitMs) * (0.1 + 0.9 * waitPriority(workflow, job, step, undefined, order));
       const delayMs = waitMs + Math.floor(deps.random() * spread);
       const waiting = advance(
         workflow,
@@ -299,12 +302,18 @@ export async function runStep(deps: EngineDeps, message: WorkMessage): Promise<S
  * the jobs that reserved meanwhile. So calls that advance a job (horizon up to the full one) are
  * served before speculative polls and new jobs' first calls (down to `minReserveHorizonMs`), and a
  * large batch is admitted at the pace the budget sustains instead of queueing in front of the
- * calls of jobs already started.
+ * calls of jobs already started. Near the end of the key's work (`order` longest-first, see
+ * scheduler.ts) a new job's first call has the horizon its priority gives like any other.
  */
-export function reserveHorizonMs(job: Job, horizonMs = defaultReserveHorizonMs, priority = 0): number {
+export function reserveHorizonMs(
+  job: Job,
+  horizonMs = defaultReserveHorizonMs,
+  priority = 0,
+  order?: CallOrder | undefined,
+): number {
   if (horizonMs <= 0) return 0;
   const least = Math.min(horizonMs, minReserveHorizonMs);
-  if (job.status === 'QUEUED') return least;
+  if (job.status === 'QUEUED' && order !== 'longest-first') return least;
   return Math.max(least, Math.round(horizonMs * (1 - Math.min(1, Math.max(0, priority)))));
 }
 
@@ -320,15 +329,25 @@ const speculativeBelow = 0.5;
  * with nothing learned, a poll that already found its task running) behind calls that advance a
  * job (creates, confirmations, polls likely to find the task done); among those, jobs with fewer
  * steps left first. `done`: the learned share of tasks done by now (undefined: nothing learned).
+ * With `order` longest-first (near the end of the key's work, scheduler.ts) the steps left count
+ * the other way: new jobs' first calls first, then jobs with more steps left; speculative polls
+ * still stand back.
  */
-export function waitPriority(workflow: Workflow, job: Job, step: Step, done?: number): number {
-  if (job.status === 'QUEUED') return 1;
+export function waitPriority(
+  workflow: Workflow,
+  job: Job,
+  step: Step,
+  done?: number,
+  order?: CallOrder | undefined,
+): number {
+  const longestFirst = order === 'longest-first';
+  if (job.status === 'QUEUED') return longestFirst ? 0 : 1;
   const index = workflow.steps.findIndex((candidate) => candidate.name === step.name);
   const left =
     workflow.steps.length > 0 ? (workflow.steps.length - 1 - Math.max(0, index)) / workflow.steps.length : 0;
   const speculative =
     step.poll !== undefined && (done === undefined ? job.polls > 0 : done < speculativeBelow);
-  return Math.min(1, (speculative ? 0.5 : 0) + 0.5 * left);
+  return Math.min(1, (speculative ? 0.5 : 0) + 0.5 * (longestFirst ? 1 - left : left));
 }
 
 /** The learned share of a polled step's tasks done by now, given the job's task ran at its last poll. */
@@ -560,7 +579,13 @@ async function reserveNextToken(
   const step = findStep(workflow, job.step);
   if (!step || step.kind === 'fetch') return advanced;
   const horizonMs = deps.reserveHorizonMs ?? defaultReserveHorizonMs;
-  const withinMs = reserveHorizonMs(job, horizonMs, waitPriority(workflow, job, step));
+  const order = deps.callOrder?.(bucket);
+  const withinMs = reserveHorizonMs(
+    job,
+    horizonMs,
+    waitPriority(workflow, job, step, undefined, order),
+    order,
+  );
   // Only calls due within twice the horizon: the bucket keeps every token booked ahead (one item on
   // AWS), so the farther ahead, the larger each of its writes; a call due later takes its token when
   // it comes, as before.

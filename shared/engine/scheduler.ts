@@ -13,17 +13,24 @@
  * (tokens reserved farther ahead for calls that advance a job than for speculative polls and new
  * jobs' first calls, see `reserveHorizonMs` in runner.ts).
  *
+ * Near the end of a key's work the order turns round (`planOrder`): once the calls left to make at
+ * the key's rate would take hardly longer than the longest chain of calls and tasks a single job
+ * still has to walk, the jobs with the most work left go first (longest remaining work first) and
+ * the jobs not started yet are admitted at once: otherwise the last jobs start late, walk their
+ * chains alone and leave the budget idle at the end (the runner reads the order through
+ * `EngineDeps.callOrder`).
+ *
  * `planFill` is pure (it decides); `BudgetFiller` reads the store, commits each move through
  * advance() ('reschedule') and sends the job's message, whose earlier one then finds a newer
  * version and is dropped.
  */
-import { advance, findStep, waitsForPoll } from './advance';
+import { advance, findStep, pollPolicyOf, waitsForPoll } from './advance';
 import type { EngineDeps } from './deps';
 import { pollStatsKey } from './poll-stats';
 import { conditionalQuantile, type DurationSketch, defaultPollAim, doneShare } from './poll-timing';
-import type { FillView } from './ports';
+import type { FillView, WorkGroup, WorkScan } from './ports';
 import { keyFingerprint } from './runner';
-import type { WorkflowRegistry } from './workflow';
+import type { Workflow, WorkflowRegistry } from './workflow';
 
 export interface FillOptions {
   /** How far ahead waiting jobs are looked at. Default: 10 minutes. */
@@ -42,6 +49,14 @@ export interface FillOptions {
   probeEveryMs?: number | undefined;
   /** A scheduled poll is re-aimed only when the estimate puts it this much earlier (and a quarter of its wait). Default: 1 s. */
   reaimMarginMs?: number | undefined;
+  /**
+   * The order turns to longest remaining work first once the calls left take at most this many
+   * times the longest chain left (see `planOrder`). Default: 2.5 (1.5 left 1.07 to 1.11 of the
+   * bound in the 30-job batch of bench/throughput.ts, 2.5 1.03 to 1.07). 0: never.
+   */
+  endgameSlack?: number | undefined;
+  /** How often the unfinished work is counted (clock time). Default: 2 s. */
+  workEveryMs?: number | undefined;
 }
 
 const defaults = {
@@ -51,7 +66,75 @@ const defaults = {
   minDoneShare: 0.5,
   probeEveryMs: 1_000,
   reaimMarginMs: 1_000,
+  endgameSlack: 2.5,
+  workEveryMs: 2_000,
 };
+
+/**
+ * The order calls wait in while a key's budget is saturated (runner.ts, `waitPriority`):
+ * - `finish-first` (the default): calls that advance a job before speculative polls, jobs with
+ *   fewer steps left first, new jobs' first calls last, so jobs finish early and a large batch is
+ *   admitted at the pace the budget sustains;
+ * - `longest-first`, near the end of the key's work: jobs with more steps left first, new jobs'
+ *   first calls before all (they have the most left), so the longest chains start and move first
+ *   and the batch's makespan stays near the bound.
+ */
+export type CallOrder = 'finish-first' | 'longest-first';
+
+export interface OrderPlan {
+  order: CallOrder;
+  /** The calls the unfinished jobs still have to make at the least (one per step). */
+  callsLeft: number;
+  /** How long those calls take at the budget's rate. */
+  drainMs: number;
+  /** The longest estimated time a single job still needs: its calls at the rate, its tasks' usual times. */
+  longestChainMs: number;
+}
+
+/**
+ * The order for one key, from its unfinished work (`work`: jobs counted by workflow, step and
+ * status). Each job still makes at least one call per step from its current one (a job not started
+ * from its first), and walks a chain: each of those calls at the key's rate, and each polled step's
+ * task for its usual time (`taskMs`: the learned median of the operation, else the declared first
+ * poll delay). While the calls left to make (`drainMs`) take longer than `slack` times the longest
+ * chain, jobs can finish in any order without delaying the last call: finish them first. Once they
+ * do not, the longest chains decide when the last job ends: longest remaining work first.
+ */
+export function planOrder(input: {
+  work: readonly Pick<WorkGroup, 'workflow' | 'step' | 'status' | 'count'>[];
+  workflows: WorkflowRegistry;
+  ratePerSecond: number;
+  taskMs: (operation: string) => number | undefined;
+  slack?: number | undefined;
+}): OrderPlan {
+  const slack = input.slack ?? defaults.endgameSlack;
+  const callMs = input.ratePerSecond > 0 ? 1000 / input.ratePerSecond : 0;
+  let callsLeft = 0;
+  let longestChainMs = 0;
+  for (const group of input.work) {
+    if (group.count <= 0) continue;
+    const workflow = input.workflows.get(group.workflow);
+    if (!workflow) continue;
+    const left = remainingSteps(workflow, group.step);
+    const calls = left.filter((step) => step.kind !== 'fetch').length;
+    callsLeft += calls * group.count;
+    let chainMs = calls * callMs;
+    for (const step of left) {
+      if (!step.poll || step.kind === 'fetch' || step.operation === undefined) continue;
+      chainMs += input.taskMs(step.operation) ?? pollPolicyOf(step).firstDelayMs;
+    }
+    longestChainMs = Math.max(longestChainMs, chainMs);
+  }
+  const drainMs = callsLeft * callMs;
+  const endgame = slack > 0 && callsLeft > 0 && drainMs <= slack * longestChainMs;
+  return { order: endgame ? 'longest-first' : 'finish-first', callsLeft, drainMs, longestChainMs };
+}
+
+/** The steps from `stepName` to the workflow's end (all of them when the name is not found). */
+function remainingSteps(workflow: Workflow, stepName: string): Workflow['steps'] {
+  const index = workflow.steps.findIndex((step) => step.name === stepName);
+  return workflow.steps.slice(Math.max(0, index));
+}
 
 export interface BudgetView {
   /** Tokens in the bucket now; below zero when tokens are reserved ahead. */
@@ -105,6 +188,8 @@ export function planFill(input: {
   /** Re-aims move a poll scheduled later than this quantile of its task's time (the saturated aim). */
   reaimQuantile: number;
   probedAt?: ReadonlyMap<string, number> | undefined;
+  /** The key's call order (`planOrder`): with `longest-first`, ties go to jobs with more steps left. */
+  order?: CallOrder | undefined;
   options?: FillOptions | undefined;
 }): FillPlan {
   const { now, jobs, workflows, budget, sketchOf, reaimQuantile } = input;
@@ -170,11 +255,14 @@ export function planFill(input: {
   let spare = Math.floor(budget.tokens + (budget.ratePerSecond * o.windowMs) / 1000 - demand);
   // Saturated: the budget has room again only after calls are made, and each makes the loop look.
   if (spare <= 0) return plan;
+  const fewerLeftFirst = input.order === 'longest-first' ? -1 : 1;
   const likely = candidates
     .filter((candidate) => candidate.done !== undefined && candidate.done >= o.minDoneShare)
     .sort(
       (a, b) =>
-        (b.done ?? 0) - (a.done ?? 0) || a.stepsLeft - b.stepsLeft || a.job.nextRunAt - b.job.nextRunAt,
+        (b.done ?? 0) - (a.done ?? 0) ||
+        fewerLeftFirst * (a.stepsLeft - b.stepsLeft) ||
+        a.job.nextRunAt - b.job.nextRunAt,
     );
   for (const candidate of likely) {
     if (spare <= 0) return plan;
@@ -211,26 +299,52 @@ export function planFill(input: {
   return plan;
 }
 
+/** A key's order as the filler holds it: the last count's plan (`planned`) and the order in force. */
+export interface KeyOrder extends OrderPlan {
+  /** What the last count alone said; the order turns when two counts in a row say the same. */
+  planned: CallOrder;
+  /** Clock time since which `order` has held. */
+  since: number;
+}
+
 export interface FillRound {
   pulled: number;
   probed: number;
   reaimed: number;
+  /** New jobs sent for at once because their key's order turned to longest remaining work first. */
+  admitted?: number | undefined;
   /** When a job left waiting could next be moved (see FillPlan). */
   nextChanceAt?: number | undefined;
 }
 
 /**
  * Runs `planFill` for every key with waiting jobs and applies the moves (one commit and one message
- * each). Keeps, in memory, when each operation was last probed. Call it a few times a second.
+ * each). Keeps, in memory, when each operation was last probed, and each key's call order
+ * (`planOrder`, from the store's `scanWork` every `workEveryMs`), which the runner reads through
+ * `orderOf` (wired as `EngineDeps.callOrder`). Call it a few times a second.
  */
 export class BudgetFiller {
   readonly #deps: EngineDeps;
   readonly #options: FillOptions;
   readonly #probedAt = new Map<string, number>();
+  readonly #orders = new Map<string, KeyOrder>();
+  /** Messages sent to admit new jobs, by `id@version` (each once). */
+  readonly #admitted = new Set<string>();
+  #workCountedAt = Number.NEGATIVE_INFINITY;
 
   constructor(deps: EngineDeps, options: FillOptions = {}) {
     this.#deps = deps;
     this.#options = options;
+  }
+
+  /** The order calls of the key with this bucket (its fingerprint) wait in; undefined: the default. */
+  orderOf(bucket: string): CallOrder | undefined {
+    return this.#orders.get(bucket)?.order;
+  }
+
+  /** Each key's order, the last count's plan, and since when (clock time) the order has held. */
+  orders(): ReadonlyMap<string, KeyOrder> {
+    return this.#orders;
   }
 
   async fill(): Promise<FillRound> {
@@ -239,10 +353,6 @@ export class BudgetFiller {
     // Without learned timing there is nothing to aim at: the declared schedules stand.
     if (!deps.pollStats) return round;
     const now = deps.clock.now();
-    const { jobs, dueByTenant } = await this.#scan(now);
-    if (jobs.length === 0) return round;
-    // One budget per key: group by tenant, then by the key's fingerprint.
-    const byBucket = new Map<string, { jobs: FillView[]; dueSoon: number | undefined }>();
     const bucketOf = new Map<string, string | undefined>();
     const keyOf = async (tenant: string) => {
       if (!bucketOf.has(tenant)) {
@@ -251,6 +361,11 @@ export class BudgetFiller {
       }
       return bucketOf.get(tenant);
     };
+    round.admitted = await this.#order(now, keyOf);
+    const { jobs, dueByTenant } = await this.#scan(now);
+    if (jobs.length === 0) return round;
+    // One budget per key: group by tenant, then by the key's fingerprint.
+    const byBucket = new Map<string, { jobs: FillView[]; dueSoon: number | undefined }>();
     for (const job of jobs) {
       const bucket = await keyOf(job.tenant);
       if (bucket === undefined) continue;
@@ -276,6 +391,7 @@ export class BudgetFiller {
         sketchOf: (operation) => sketches.get(pollStatsKey(deps.pollStatsScope, operation)),
         reaimQuantile: (deps.pollAim ?? defaultPollAim).saturated,
         probedAt: this.#probedAt,
+        order: this.orderOf(bucket),
         options: this.#options,
       });
       if (nextChanceAt !== undefined)
@@ -301,6 +417,103 @@ export class BudgetFiller {
       }
     }
     return round;
+  }
+
+  /**
+   * Every `workEveryMs`: counts the unfinished work (the store's `scanWork`), plans each key's order,
+   * and for a key whose order is longest remaining work first sends for its new jobs now (one
+   * message each, once per job version): a new job sent back to wait behind the budget may have
+   * been told to come back many seconds later. Returns how many were sent for.
+   */
+  async #order(now: number, keyOf: (tenant: string) => Promise<string | undefined>): Promise<number> {
+    const deps = this.#deps;
+    const o = { ...defaults, ...definedOnly(this.#options) };
+    if (!deps.store.scanWork || o.endgameSlack <= 0 || now < this.#workCountedAt + o.workEveryMs) return 0;
+    this.#workCountedAt = now;
+    let scan: WorkScan;
+    try {
+      scan = await deps.store.scanWork({ queuedLimit: o.limit });
+    } catch (error) {
+      deps.log?.warn('could not count the unfinished work; the call order stays as it was', {
+        error: error instanceof Error ? error.message : String(error),
+      });
+      return 0;
+    }
+    const byBucket = new Map<string, WorkGroup[]>();
+    for (const group of scan.groups) {
+      const bucket = await keyOf(group.tenant);
+      if (bucket === undefined) continue;
+      byBucket.set(bucket, [...(byBucket.get(bucket) ?? []), group]);
+    }
+    for (const bucket of this.#orders.keys()) if (!byBucket.has(bucket)) this.#orders.delete(bucket);
+    for (const [bucket, work] of byBucket) {
+      const budget = await deps.rateLimiter.budget?.(bucket, now);
+      if (!budget || !(budget.ratePerSecond > 0)) {
+        this.#orders.delete(bucket);
+        continue;
+      }
+      const medians = await this.#medians(work);
+      const plan = planOrder({
+        work,
+        workflows: deps.workflows,
+        ratePerSecond: budget.ratePerSecond,
+        taskMs: (operation) => medians.get(operation),
+        slack: o.endgameSlack,
+      });
+      process.stderr.write(`order ${now} ${JSON.stringify(plan)} ${JSON.stringify(work)}\n`);
+      // The order turns only when two counts in a row agree: a batch counted while it was being
+      // submitted (its first job alone looks like the end of the work) must not start all at once.
+      const before = this.#orders.get(bucket);
+      const held = before?.order ?? 'finish-first';
+      const turned = plan.order !== held && before?.planned === plan.order;
+      const order = turned ? plan.order : held;
+      this.#orders.set(bucket, {
+        ...plan,
+        order,
+        planned: plan.order,
+        since: turned || before === undefined ? now : before.since,
+      });
+    }
+    let admitted = 0;
+    const queuedNow = new Set(scan.queued.map((job) => `${job.id}@${job.version}`));
+    for (const sent of this.#admitted) if (!queuedNow.has(sent)) this.#admitted.delete(sent);
+    for (const job of scan.queued) {
+      if (job.tokenAt !== undefined) continue;
+      const bucket = await keyOf(job.tenant);
+      if (bucket === undefined || this.orderOf(bucket) !== 'longest-first') continue;
+      const sent = `${job.id}@${job.version}`;
+      if (this.#admitted.has(sent)) continue;
+      this.#admitted.add(sent);
+      await deps.queue.send({ jobId: job.id, version: job.version }, Math.max(0, job.nextRunAt - now));
+      admitted++;
+    }
+    return admitted;
+  }
+
+  /** The learned median task time of each polled operation of these groups' workflows. */
+  async #medians(work: readonly WorkGroup[]): Promise<Map<string, number>> {
+    const deps = this.#deps;
+    const operations = new Set<string>();
+    for (const group of work) {
+      for (const step of deps.workflows.get(group.workflow)?.steps ?? []) {
+        if (step.poll && step.kind !== 'fetch' && step.operation !== undefined)
+          operations.add(step.operation);
+      }
+    }
+    const medians = new Map<string, number>();
+    if (!deps.pollStats || operations.size === 0) return medians;
+    try {
+      const keys = [...operations].map((operation) => pollStatsKey(deps.pollStatsScope, operation));
+      const sketches = await deps.pollStats.load(keys);
+      for (const operation of operations) {
+        const sketch = sketches.get(pollStatsKey(deps.pollStatsScope, operation));
+        const median = sketch && sketch.count > 0 ? conditionalQuantile(sketch, 0.5) : undefined;
+        if (median !== undefined) medians.set(operation, median);
+      }
+    } catch {
+      // Without the learned times the declared first delays estimate the chains.
+    }
+    return medians;
   }
 
   /**

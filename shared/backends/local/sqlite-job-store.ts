@@ -5,7 +5,15 @@
  */
 import * as z from 'zod';
 import { type Job, type JobStatus, jobStatuses, schedulableStatuses } from '../../engine/job-record';
-import type { FillScan, FillScanQuery, FillView, JobPage, JobStore, ListJobsQuery } from '../../engine/ports';
+import type {
+  FillScan,
+  FillScanQuery,
+  FillView,
+  JobPage,
+  JobStore,
+  ListJobsQuery,
+  WorkScan,
+} from '../../engine/ports';
 import type { LocalDatabase } from './database';
 
 interface JobRow {
@@ -38,6 +46,8 @@ export class SqliteJobStore implements JobStore {
   readonly #stranded;
   readonly #dueUnreserved;
   readonly #waiting;
+  readonly #workGroups;
+  readonly #queued;
 
   /** Uses an open database from `openLocalDatabase` (the store does not close it). */
   constructor(db: LocalDatabase) {
@@ -80,6 +90,17 @@ export class SqliteJobStore implements JobStore {
          json_type(body, '$.unsaved') IS NOT NULL AS unsaved
        FROM jobs WHERE next_run_at IS NOT NULL AND next_run_at > ? AND next_run_at <= ? AND status = 'WAITING'
        ORDER BY next_run_at, id LIMIT ?`,
+    );
+    // The scheduler's count of unfinished work (scanWork), every few seconds: along the status index.
+    this.#workGroups = db.prepare<[], WorkGroupRow>(
+      `SELECT tenant, status, json_extract(body, '$.workflow') AS workflow, json_extract(body, '$.step') AS step,
+         COUNT(*) AS n
+       FROM jobs WHERE status IN ('QUEUED', 'RUNNING', 'WAITING')
+       GROUP BY tenant, status, workflow, step`,
+    );
+    this.#queued = db.prepare<[number], QueuedRow>(
+      `SELECT id, version, tenant, next_run_at, json_extract(body, '$.tokenAt') AS token_at
+       FROM jobs WHERE status = 'QUEUED' ORDER BY id LIMIT ?`,
     );
   }
 
@@ -146,6 +167,32 @@ export class SqliteJobStore implements JobStore {
     return { dueByTenant, waiting };
   }
 
+  /**
+   * The scheduler's read of the unfinished work: QUEUED, RUNNING and WAITING jobs counted by tenant,
+   * status, workflow and step, and the oldest QUEUED jobs (ids sort by creation time).
+   */
+  async scanWork(query: { queuedLimit: number }): Promise<WorkScan> {
+    const groups = this.#workGroups.all().map((row) => {
+      if (typeof row.workflow !== 'string' || typeof row.step !== 'string')
+        throw new Error(`stored jobs of tenant "${row.tenant}" are damaged: no workflow or step`);
+      return {
+        tenant: row.tenant,
+        status: storedJobSchema.shape.status.parse(row.status),
+        workflow: row.workflow,
+        step: row.step,
+        count: row.n,
+      };
+    });
+    const queued = this.#queued.all(clampLimit(query.queuedLimit, maxPageSize)).map((row) => ({
+      id: row.id,
+      version: row.version,
+      tenant: row.tenant,
+      nextRunAt: row.next_run_at ?? 0,
+      ...(typeof row.token_at === 'number' ? { tokenAt: row.token_at } : {}),
+    }));
+    return { groups, queued };
+  }
+
   /** Newest first (job ids sort by creation time); the cursor is the last id of the previous page. */
   async list(query: ListJobsQuery): Promise<JobPage> {
     const where: string[] = [];
@@ -182,6 +229,22 @@ export class SqliteJobStore implements JobStore {
     const row = this.#byIdempotencyKey.get(tenant, key);
     return row ? parseJob(row.body) : undefined;
   }
+}
+
+interface WorkGroupRow {
+  tenant: string;
+  status: string;
+  workflow: unknown;
+  step: unknown;
+  n: number;
+}
+
+interface QueuedRow {
+  id: string;
+  version: number;
+  tenant: string;
+  next_run_at: number | null;
+  token_at: unknown;
 }
 
 interface WaitingRow {

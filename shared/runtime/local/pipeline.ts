@@ -189,6 +189,8 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
     };
 
     const filler = new BudgetFiller(deps);
+    // Near the end of a key's work the filler turns its calls' order to longest remaining work first.
+    deps.callOrder = (bucket) => filler.orderOf(bucket);
     // The sweeper re-sends only jobs no queued message will bring back (see listStranded); at start
     // with no grace, since this process has nothing in flight yet.
     let firstSweep = true;

@@ -5,7 +5,9 @@
  * - saturated, nothing is pulled, but a poll scheduled on a stale estimate is re-aimed;
  * - an operation nothing is known of is probed one job at a time;
  * - calls that advance a job reserve their place in line farther ahead than speculative polls,
- *   which reserve farther than new jobs' first calls.
+ *   which reserve farther than new jobs' first calls;
+ * - near the end of a key's work the order turns to longest remaining work first: new jobs are
+ *   sent for and take their place in line, jobs with more steps left go first.
  */
 
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -22,8 +24,10 @@ import {
   emptySketch,
   type Job,
   type JobStore,
+  keyFingerprint,
   type PollStatsStore,
   planFill,
+  planOrder,
   pollStatsKey,
   recordDuration,
   reserveHorizonMs,
@@ -399,5 +403,201 @@ describe('BudgetFiller', () => {
     await h.store.create(waiting('a', 2_800, 9_000));
     expect(await new BudgetFiller(h.deps).fill()).toMatchObject({ pulled: 0, probed: 0, reaimed: 0 });
     expect(h.queue.sent).toEqual([]);
+  });
+});
+
+describe('order near the end of a key’s work (longest remaining work first)', () => {
+  // two-polls: create, early (polled), submit, late (polled): 4 calls and 2 tasks from the start.
+  const taskMs = () => 2_000;
+  const order = (work: { step: string; status: Job['status']; count: number }[], learnedTimes = true) =>
+    planOrder({
+      work: work.map((group) => ({ workflow: 'two-polls', ...group })),
+      workflows,
+      ratePerSecond: 5,
+      taskMs: learnedTimes ? taskMs : () => undefined,
+      slack: 1.5,
+    });
+
+  it('finishes jobs first while the calls left outlast the longest chain, then turns', () => {
+    // A new job's chain: 4 calls at 5/s (0.8 s) and 2 tasks of 2 s = 4.8 s; times 1.5 = 7.2 s.
+    const backlog = order([
+      { step: 'create', status: 'QUEUED', count: 10 },
+      { step: 'late', status: 'WAITING', count: 5 },
+    ]);
+    expect(backlog).toMatchObject({
+      order: 'finish-first',
+      callsLeft: 45,
+      drainMs: 9_000,
+      longestChainMs: 4_800,
+    });
+    const end = order([
+      { step: 'create', status: 'QUEUED', count: 2 },
+      { step: 'late', status: 'WAITING', count: 5 },
+    ]);
+    expect(end).toMatchObject({
+      order: 'longest-first',
+      callsLeft: 13,
+      drainMs: 2_600,
+      longestChainMs: 4_800,
+    });
+    // Jobs at their last step only: their chains are short, the order stays.
+    expect(order([{ step: 'late', status: 'WAITING', count: 40 }]).order).toBe('finish-first');
+  });
+
+  it('estimates the chains with the declared first delays until the tasks are learned', () => {
+    // Declared: 10 s a task, so 10 new jobs (8 s of calls) are already the end of the work.
+    const plan = order([{ step: 'create', status: 'QUEUED', count: 10 }], false);
+    expect(plan).toMatchObject({ order: 'longest-first', longestChainMs: 20_800 });
+  });
+
+  it('counts one call per step left, the download not counted, and nothing for unknown workflows', () => {
+    const plan = planOrder({
+      work: [
+        { workflow: 'demo', step: 'create', status: 'QUEUED', count: 3 },
+        { workflow: 'demo', step: 'submit', status: 'RUNNING', count: 1 },
+        { workflow: 'gone', step: 'x', status: 'WAITING', count: 50 },
+      ],
+      workflows,
+      ratePerSecond: 2,
+      taskMs: () => 1_000,
+      slack: 0,
+    });
+    expect(plan).toMatchObject({ order: 'finish-first', callsLeft: 3 * 3 + 1, drainMs: 5_000 });
+  });
+
+  const at = (
+    id: string,
+    stepName: string,
+    status: Job['status'] = 'WAITING',
+    overrides: Partial<Job> = {},
+  ) =>
+    waiting(id, 2_900, 0, {
+      workflow: 'two-polls',
+      step: stepName,
+      status,
+      ...(status === 'QUEUED' ? { pollStartedAt: undefined, version: 1 } : {}),
+      ...overrides,
+    });
+  const steps = twoPolls.steps;
+  const [createStep, earlyStep, , lateStep] = [steps[0]!, steps[1]!, steps[2]!, steps[3]!];
+
+  it('ranks new jobs first and jobs with more steps left before those with fewer', () => {
+    const fresh = at('fresh', 'create', 'QUEUED');
+    const early = at('early', 'early');
+    const late = at('late', 'late');
+    const longest = (job: Job, s: typeof createStep) => waitPriority(twoPolls, job, s, 0.95, 'longest-first');
+    expect(longest(fresh, createStep)).toBe(0);
+    expect(longest(fresh, createStep)).toBeLessThan(longest(early, earlyStep));
+    expect(longest(early, earlyStep)).toBeLessThan(longest(late, lateStep));
+    // The default order is the other way round.
+    const finish = (job: Job, s: typeof createStep) => waitPriority(twoPolls, job, s, 0.95);
+    expect(finish(late, lateStep)).toBeLessThan(finish(early, earlyStep));
+    expect(finish(early, earlyStep)).toBeLessThan(finish(fresh, createStep));
+    // A speculative poll still stands back behind a likely-done one of the same step.
+    expect(waitPriority(twoPolls, early, earlyStep, 0.05, 'longest-first')).toBeGreaterThan(
+      longest(early, earlyStep),
+    );
+  });
+
+  it("gives a new job's first call the full horizon, so it takes its place in a long line", async () => {
+    const fresh = at('fresh', 'create', 'QUEUED');
+    const horizon = 15_000;
+    expect(reserveHorizonMs(fresh, horizon, waitPriority(twoPolls, fresh, createStep))).toBe(2_000);
+    const endgame = reserveHorizonMs(
+      fresh,
+      horizon,
+      waitPriority(twoPolls, fresh, createStep, undefined, 'longest-first'),
+      'longest-first',
+    );
+    expect(endgame).toBe(horizon);
+    // Eight calls hold the next 4 s of a 2/s budget: sent back by default, in line near the end.
+    const line = async (reserveWithinMs: number) => {
+      const limiter = new InMemoryRateLimiter({ ratePerSecond: 2 });
+      for (let i = 0; i < 8; i++) await limiter.take('k', now, { reserveWithinMs: 15_000 });
+      return limiter.take('k', now, { reserveWithinMs });
+    };
+    expect(await line(2_000)).not.toMatchObject({ reserved: true });
+    expect(await line(endgame)).toMatchObject({ granted: false, reserved: true });
+  });
+
+  it('BudgetFiller on SQLite: turns the order after two counts agree, and sends for the new jobs once', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'opflow-filler-order-'));
+    const db = openLocalDatabase(join(dir, 'opflow.db'));
+    try {
+      const store = new SqliteJobStore(db);
+      const stats = new MemoryPollStats();
+      stats.sketches.set(pollStatsKey(undefined, pollOp), learned);
+      const h = harness(undefined, {
+        store,
+        workflows,
+        rateLimiter: new InMemoryRateLimiter({ ratePerSecond: 5 }),
+        pollStats: stats,
+      });
+      h.clock.current = now;
+      // Two new jobs (sent back earlier, so their messages come late) and five at their last poll.
+      for (const id of ['q1', 'q2'])
+        await store.create(at(id, 'create', 'QUEUED', { nextRunAt: now - 5_000 }));
+      for (let i = 0; i < 5; i++)
+        await store.create(at(`w${i}`, 'late', 'WAITING', { nextRunAt: now + 60_000 }));
+      const filler = new BudgetFiller(h.deps, { endgameSlack: 1.5, workEveryMs: 2_000 });
+      const bucket = keyFingerprint('sk-test-key');
+      const admittedOf = (sent: typeof h.queue.sent) =>
+        sent.filter((s) => s.message.jobId.startsWith('q')).map((s) => [s.message.jobId, s.delayMs]);
+
+      expect((await filler.fill()).admitted).toBe(0);
+      // One count says longest-first; the order holds until a second one agrees.
+      expect(filler.orderOf(bucket)).toBe('finish-first');
+      expect(filler.orders().get(bucket)).toMatchObject({ planned: 'longest-first', callsLeft: 13 });
+      h.clock.current = now + 1_000;
+      expect((await filler.fill()).admitted).toBe(0); // not counted again within 2 s
+      h.clock.current = now + 2_000;
+      expect((await filler.fill()).admitted).toBe(2);
+      expect(filler.orderOf(bucket)).toBe('longest-first');
+      expect(filler.orders().get(bucket)?.since).toBe(now + 2_000);
+      expect(admittedOf(h.queue.sent)).toEqual([
+        ['q1', 0],
+        ['q2', 0],
+      ]);
+      // The same versions are not sent for again.
+      h.clock.current = now + 4_000;
+      expect((await filler.fill()).admitted).toBe(0);
+      expect(admittedOf(h.queue.sent)).toHaveLength(2);
+      // The runner reads the order through deps.callOrder.
+      h.deps.callOrder = (b) => filler.orderOf(b);
+      expect(h.deps.callOrder(bucket)).toBe('longest-first');
+    } finally {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('BudgetFiller on SQLite: a large backlog keeps finishing jobs first and sends for none', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'opflow-filler-order-'));
+    const db = openLocalDatabase(join(dir, 'opflow.db'));
+    try {
+      const store = new SqliteJobStore(db);
+      const stats = new MemoryPollStats();
+      stats.sketches.set(pollStatsKey(undefined, pollOp), learned);
+      const h = harness(undefined, {
+        store,
+        workflows,
+        rateLimiter: new InMemoryRateLimiter({ ratePerSecond: 5 }),
+        pollStats: stats,
+      });
+      h.clock.current = now;
+      for (let i = 0; i < 40; i++) await store.create(at(`q${i}`, 'create', 'QUEUED', { nextRunAt: now }));
+      const filler = new BudgetFiller(h.deps);
+      const bucket = keyFingerprint('sk-test-key');
+      for (let round = 0; round < 3; round++) {
+        h.clock.current = now + round * 2_000;
+        expect((await filler.fill()).admitted).toBe(0);
+      }
+      expect(filler.orderOf(bucket)).toBe('finish-first');
+      expect(filler.orders().get(bucket)).toMatchObject({ planned: 'finish-first', callsLeft: 160 });
+      expect(h.queue.sent).toEqual([]);
+    } finally {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
