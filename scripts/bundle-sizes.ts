@@ -1,31 +1,33 @@
 /**
- * Bundles every Lambda function (each `functions/<name>/handler.ts`, found by
- * `functionEntries()`) with esbuild exactly as the CDK stack does (the same `functionBundling()`
- * settings from infra/lib/function-bundling.ts) and prints each bundle's size, gzipped size, source
- * map size, largest packages and the AWS SDK commands it kept (the SDK is tree-shaken: only commands
- * the code sends survive). Then it measures a cold import of each bundle: a new Node process that
- * imports it (module scope included: clients built, configuration read), side by side in rounds with
- * the same for an empty handler built the same way, and prints the ratio of the medians.
+ * Builds every Lambda function (each `functions/<name>/handler.ts`, found by `functionEntries()`)
+ * exactly as the CDK stack does (`buildFunction` of infra/lib/function-bundling.ts: the entry
+ * `index.mjs` and its chunks) and prints each function's size: what a cold start loads (the entry
+ * and the shared chunks it imports at once), and apart from it the chunks loaded on first use (a
+ * finished job's report rendering, ...), with the largest packages of each and the AWS SDK commands
+ * kept (the SDK is tree-shaken: only commands the code sends survive). Then it measures a cold import
+ * of each function: a new Node process that imports its entry (module scope included: clients
+ * built, configuration read), side by side in rounds with the same for an empty handler built the
+ * same way and for the AWS SDK floor (the DynamoDB and SQS clients alone, which every function but
+ * callbacks builds), and prints the ratios of the medians.
  * Fails when a bundle holds a package that is only a development dependency (per
  * package-lock.json, devDependencies and everything only they pull in) or exceeds the size budget.
  *
  *   npm run bundle-sizes [-- --max-kb=2048] [--rounds=9] [--no-cold] [--json]
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import { type BuildOptions, build, type Metafile } from 'esbuild';
-import { buildDocumentExtractors, EXTRACTOR_PACKAGES } from '../infra/lambda/build-extractors.mjs';
+import { build, type Metafile } from 'esbuild';
+import { EXTRACTOR_PACKAGES } from '../infra/lambda/build-extractors.mjs';
 import {
+  buildFunction,
   FUNCTIONS_WITH_EXTRACTORS,
   type FunctionName,
-  functionAliases,
-  functionBundling,
+  functionBuildOptions,
   functionEntries,
-  functionEntry,
   PROJECT_ROOT,
 } from '../infra/lib/function-bundling';
 
@@ -35,50 +37,24 @@ import {
  */
 export const DEFAULT_MAX_KB = 1024;
 /**
- * Each function's budget: its size on 23 November 2026 (issue 9's fifth round) and some 3% of
- * room, so that a package or module pulled in by mistake fails the bundle-sizes test instead of
- * adding to every cold start unnoticed. The sweeper's budget is issue 9's goal (400 KB, about 390
- * KiB), which it meets. Raise a budget only for code the function needs, and say so in the commit.
- * (`ingest` had 4608 KiB while its PDF and .docx readers were inside its bundle; they are files of
- * their own beside it since, not counted here.)
+ * Each function's budget, for what a cold start loads (the entry and the chunks it imports at once):
+ * its size on 23 November 2026 (issue 9's sixth round: code splitting, a finished job's report
+ * rendering loaded on first use) and some 3% of room, so that a package or module pulled in by
+ * mistake fails the bundle-sizes test instead of adding to every cold start unnoticed. Raise a
+ * budget only for code the function needs, and say so in the commit. (The chunks loaded on first use
+ * and `ingest`'s document extractors are not counted.)
  */
 export const MAX_KB_BY_FUNCTION: Partial<Record<FunctionName, number>> = {
-  worker: 1020,
-  api: 875,
-  sweeper: 390,
-  ingest: 800,
-  callbacks: 592,
-  schedules: 768,
+  worker: 952,
+  api: 860,
+  sweeper: 375,
+  ingest: 798,
+  callbacks: 587,
+  schedules: 766,
 };
 /** Issue 9's goals: printed beside each figure, not enforced. */
 const GOAL_BYTES = 400_000;
 const GOAL_COLD_RATIO = 2;
-
-/** The esbuild options NodejsFunction derives from our bundling settings (see aws-lambda-nodejs bundling). */
-export function esbuildOptions(entry: string, outfile: string): BuildOptions {
-  const bundling = functionBundling();
-  const legalComments = bundling.esbuildArgs?.['--legal-comments'];
-  return {
-    entryPoints: [entry],
-    bundle: true,
-    outfile,
-    platform: 'node',
-    target: bundling.target,
-    format: bundling.format === 'esm' ? 'esm' : 'cjs',
-    minify: bundling.minify,
-    sourcemap: bundling.sourceMap,
-    sourcesContent: bundling.sourcesContent,
-    mainFields: bundling.mainFields,
-    external: bundling.externalModules,
-    alias: functionAliases(),
-    ...(bundling.banner ? { banner: { js: bundling.banner } } : {}),
-    ...(typeof legalComments === 'string'
-      ? { legalComments: legalComments as BuildOptions['legalComments'] }
-      : {}),
-    logLevel: 'warning',
-    metafile: true,
-  };
-}
 
 /** The package an input path belongs to (`@scope/name` or `name`), or `(project)` for our own files. */
 function packageOf(inputPath: string): string {
@@ -89,15 +65,23 @@ function packageOf(inputPath: string): string {
   return parts[0]?.startsWith('@') ? `${parts[0]}/${parts[1]}` : (parts[0] ?? '(unknown)');
 }
 
-/** What one bundle holds. */
+/** What one function's build holds. */
 export interface BundleReport {
   name: FunctionName;
   entry: string;
+  /** The entry file, `index.mjs`. */
   bytes: number;
+  /** What a cold start loads: the entry and the chunks it imports at once (shared code). */
+  startBytes: number;
   gzipBytes: number;
   mapBytes: number;
-  /** Bytes each package contributes to the minified bundle, largest first. */
+  /** Bytes each package contributes to what a cold start loads, largest first. */
   packages: { name: string; bytes: number }[];
+  /**
+   * The chunks loaded on first use (an `await import()` in the source), by file name under
+   * `chunks/`: their size and their largest packages and modules.
+   */
+  lazyChunks: { file: string; bytes: number; holds: string[] }[];
   /** Install locations of packages in the bundle that only development needs (should be none). */
   devOnlyPackages: string[];
   /** AWS SDK commands left in the bundle after tree-shaking, by package (`@aws-sdk/client-s3`: `PutObject`, ...). */
@@ -146,52 +130,89 @@ function sdkCommandOf(inputPath: string): [string, string] | undefined {
   return match ? [match[1] as string, match[2] as string] : undefined;
 }
 
-/** Bundles one function into `outdir/<name>/index.mjs` and reports what it holds. */
+/** The output files `file` loads at once (itself and its static imports, transitively). */
+function loadedAtOnce(metafile: Metafile, file: string): string[] {
+  const seen = new Set<string>();
+  const visit = (name: string) => {
+    if (seen.has(name)) return;
+    seen.add(name);
+    for (const imported of metafile.outputs[name]?.imports ?? []) {
+      if (imported.kind === 'import-statement' && !imported.external) visit(imported.path);
+    }
+  };
+  visit(file);
+  return [...seen];
+}
+
+/** Builds one function into `outdir/<name>/` (entry `index.mjs`, chunks) and reports what it holds. */
 export async function measureBundle(
   name: FunctionName,
   outdir: string,
   devOnly: Set<string> = devOnlyPackages(),
 ): Promise<BundleReport> {
-  const outfile = path.join(outdir, name, 'index.mjs');
-  const result = await build(esbuildOptions(functionEntry(name), outfile));
-  const metafile = result.metafile as Metafile;
-  const output =
-    metafile.outputs[path.relative(process.cwd(), outfile)] ?? Object.values(metafile.outputs)[0];
+  const dir = path.join(outdir, name);
+  const metafile = await buildFunction(name, dir);
+  const outputs = Object.keys(metafile.outputs).filter((file) => file.endsWith('.mjs'));
+  const entryFile = outputs.find((file) => metafile.outputs[file]?.entryPoint !== undefined);
+  if (!entryFile) throw new Error(`${name}: esbuild wrote no entry file`);
+  const atStart = new Set(loadedAtOnce(metafile, entryFile));
   const byPackage = new Map<string, number>();
   const sdkCommands: Record<string, string[]> = {};
   const devOnlyInBundle = new Set<string>();
-  for (const [input, { bytesInOutput }] of Object.entries(output?.inputs ?? {})) {
-    const pkg = packageOf(input);
-    byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + bytesInOutput);
-    const location = locationOf(input);
-    if (location && devOnly.has(location) && bytesInOutput > 0) devOnlyInBundle.add(location);
-    // esbuild lists every file it read; a command tree-shaken away contributes no bytes.
-    const command = sdkCommandOf(input);
-    if (command && bytesInOutput > 0)
-      sdkCommands[command[0]] = [...(sdkCommands[command[0]] ?? []), command[1]];
+  const lazyChunks: BundleReport['lazyChunks'] = [];
+  const stubs = new Set<string>();
+  for (const file of outputs) {
+    const output = metafile.outputs[file];
+    if (!output) continue;
+    const inChunk = new Map<string, number>();
+    for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) {
+      const pkg = packageOf(input);
+      if (atStart.has(file)) byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + bytesInOutput);
+      const holder = pkg === '(project)' ? input : pkg;
+      inChunk.set(holder, (inChunk.get(holder) ?? 0) + bytesInOutput);
+      const location = locationOf(input);
+      if (location && devOnly.has(location) && bytesInOutput > 0) devOnlyInBundle.add(location);
+      // esbuild lists every file it read; a command tree-shaken away contributes no bytes.
+      const command = sdkCommandOf(input);
+      if (command && bytesInOutput > 0 && !sdkCommands[command[0]]?.includes(command[1]))
+        sdkCommands[command[0]] = [...(sdkCommands[command[0]] ?? []), command[1]];
+      if (input.includes('infra/lambda/extractor-stubs/')) stubs.add(path.basename(input, '.mjs'));
+    }
+    if (!atStart.has(file)) {
+      const holds = [...inChunk.entries()]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 4)
+        .map(([holder]) => holder);
+      lazyChunks.push({ file: path.basename(file), bytes: output.bytes, holds });
+    }
   }
   for (const commands of Object.values(sdkCommands)) commands.sort();
+  lazyChunks.sort((a, b) => b.bytes - a.bytes);
   const withExtractors = FUNCTIONS_WITH_EXTRACTORS.includes(name);
-  const stubs = Object.keys(output?.inputs ?? {}).filter((input) =>
-    input.includes('infra/lambda/extractor-stubs/'),
-  );
-  const extractors = withExtractors
-    ? await buildDocumentExtractors(path.dirname(outfile), { target: functionBundling().target })
-    : {};
+  const extractors: Record<string, number> = {};
+  if (withExtractors) {
+    for (const pkg of EXTRACTOR_PACKAGES) {
+      extractors[pkg] = statSync(path.join(dir, 'extractors', `${pkg}.mjs`)).size;
+    }
+  }
   const packages = [...byPackage.entries()]
     .map(([pkg, bytes]) => ({ name: pkg, bytes }))
     .sort((a, b) => b.bytes - a.bytes);
+  const absolute = (file: string) => path.resolve(PROJECT_ROOT, file);
+  const startFiles = [...atStart].map(absolute);
   return {
     name,
-    entry: functionEntries()[name] ?? functionEntry(name),
-    bytes: statSync(outfile).size,
-    gzipBytes: gzipSync(readFileSync(outfile)).length,
-    mapBytes: statSync(`${outfile}.map`).size,
+    entry: functionEntries()[name] ?? `functions/${name}/handler.ts`,
+    bytes: statSync(absolute(entryFile)).size,
+    startBytes: startFiles.reduce((sum, file) => sum + statSync(file).size, 0),
+    gzipBytes: startFiles.reduce((sum, file) => sum + gzipSync(readFileSync(file)).length, 0),
+    mapBytes: startFiles.reduce((sum, file) => sum + statSync(`${file}.map`).size, 0),
     packages,
+    lazyChunks,
     devOnlyPackages: [...devOnlyInBundle].sort(),
     sdkCommands,
     extractors,
-    strandedStubs: withExtractors ? [] : stubs.map((input) => path.basename(input, '.mjs')),
+    strandedStubs: withExtractors ? [] : [...stubs].sort(),
   };
 }
 
@@ -215,14 +236,24 @@ export const COLD_IMPORT_ENV: Record<string, string> = {
   OPFLOW_CALLBACK_SECRET_PREFIX: 'opflow/callback/',
 };
 
-/** Bundles an empty handler with the same settings: the baseline of a cold import. */
-export async function buildEmptyHandler(outdir: string): Promise<string> {
-  const entry = path.join(outdir, 'empty-handler.mjs');
-  writeFileSync(entry, 'export const handler = async () => ({});\n');
-  const outfile = path.join(outdir, 'empty', 'index.mjs');
-  mkdirSync(path.dirname(outfile), { recursive: true });
-  await build(esbuildOptions(entry, outfile));
-  return outfile;
+/**
+ * The baselines of a cold import, built as the functions are (scripts/lambda/baselines/): an empty
+ * handler, and the AWS SDK floor (the DynamoDB document client and the SQS client alone).
+ */
+export const BASELINES = {
+  '(empty handler)': 'scripts/lambda/baselines/empty-handler.ts',
+  '(SDK floor: DynamoDB + SQS)': 'scripts/lambda/baselines/sdk-floor.ts',
+} as const;
+
+/** Builds a baseline into `outdir/<file's name>/index.mjs`; the path of that file and its size. */
+export async function buildBaseline(
+  entry: (typeof BASELINES)[keyof typeof BASELINES],
+  outdir: string,
+): Promise<{ file: string; bytes: number }> {
+  const dir = path.join(outdir, path.basename(entry, '.ts'));
+  await build(functionBuildOptions('baseline', dir, { entry: path.join(PROJECT_ROOT, entry) }));
+  const file = path.join(dir, 'index.mjs');
+  return { file, bytes: statSync(file).size };
 }
 
 /** Wall time of one new Node process that imports `file` and exits, in milliseconds. */
@@ -299,15 +330,22 @@ async function main(): Promise<number> {
     for (const name of Object.keys(functionEntries())) {
       reports.push(await measureBundle(name, outdir, devOnly));
     }
+    const baselines: Record<string, { file: string; bytes: number }> = {};
+    for (const [label, entry] of Object.entries(BASELINES))
+      baselines[label] = await buildBaseline(entry, outdir);
+    const floorLabel = '(SDK floor: DynamoDB + SQS)';
     const cold = args.includes('--no-cold')
       ? undefined
       : measureColdImports(
-          Object.fromEntries(reports.map((r) => [r.name, path.join(outdir, r.name, 'index.mjs')])),
-          await buildEmptyHandler(outdir),
+          {
+            [floorLabel]: baselines[floorLabel]!.file,
+            ...Object.fromEntries(reports.map((r) => [r.name, path.join(outdir, r.name, 'index.mjs')])),
+          },
+          baselines['(empty handler)']!.file,
           rounds,
         );
     if (args.includes('--json')) {
-      process.stdout.write(`${JSON.stringify({ reports, cold }, null, 2)}\n`);
+      process.stdout.write(`${JSON.stringify({ reports, baselines, cold }, null, 2)}\n`);
     } else {
       for (const r of reports) {
         const top = r.packages
@@ -320,34 +358,51 @@ async function main(): Promise<number> {
         const extractors = Object.entries(r.extractors)
           .map(([pkg, bytes]) => `${pkg} ${kib(bytes)}`)
           .join(', ');
+        const lazy = r.lazyChunks
+          .map((chunk) => `${kib(chunk.bytes)} (${chunk.holds.join(', ')})`)
+          .join('; ');
         process.stdout.write(
-          `${r.name.padEnd(8)} ${kib(r.bytes).padStart(11)}  gzip ${kib(r.gzipBytes).padStart(10)}  ` +
-            `map ${kib(r.mapBytes).padStart(10)}  ${r.entry}\n         largest: ${top}\n` +
+          `${r.name.padEnd(8)} ${kib(r.startBytes).padStart(11)} at start (entry ${kib(r.bytes)})  ` +
+            `gzip ${kib(r.gzipBytes).padStart(10)}  map ${kib(r.mapBytes).padStart(10)}  ${r.entry}\n` +
+            `         largest at start: ${top}\n` +
+            (lazy ? `         chunks loaded on first use: ${lazy}\n` : '') +
             `         SDK commands: ${sdk}\n` +
             (extractors ? `         beside it, imported on first use: ${extractors}\n` : ''),
         );
       }
       if (cold) {
+        const floorMs = cold.medians[floorLabel];
+        const floor = baselines[floorLabel]!;
         process.stdout.write(
-          `\nCold import (new Node ${process.version} process importing the bundle; median of ${rounds} rounds)\n` +
-            `| function | minified | cold import ms | × empty handler | goal (400 KB, 2×) |\n|---|---:|---:|---:|---|\n` +
-            `| (empty handler) | | ${cold.emptyMs.toFixed(0)} | 1.0 | |\n`,
+          `\nCold import (new Node ${process.version} process importing the entry, and the chunks it imports at once; median of ${rounds} rounds)\n` +
+            `| function | loaded at start | cold import ms | × empty handler | goal (400 KB, 2×) |\n|---|---:|---:|---:|---|\n` +
+            `| (empty handler) | | ${cold.emptyMs.toFixed(0)} | 1.0 | |\n` +
+            (floorMs === undefined
+              ? `| ${floorLabel} | ${kib(floor.bytes)} | did not import: ${cold.failed[floorLabel]} | | |\n`
+              : `| ${floorLabel} | ${kib(floor.bytes)} | ${floorMs.toFixed(0)} | ${(floorMs / cold.emptyMs).toFixed(1)} | the SDK's share of any function below but callbacks |\n`),
         );
         for (const r of reports) {
           const ms = cold.medians[r.name];
           if (ms === undefined) {
             process.stdout.write(
-              `| ${r.name} | ${kib(r.bytes)} | did not import: ${cold.failed[r.name]} | | |\n`,
+              `| ${r.name} | ${kib(r.startBytes)} | did not import: ${cold.failed[r.name]} | | |\n`,
             );
             continue;
           }
           const ratio = ms / cold.emptyMs;
           const met = [
-            r.bytes <= GOAL_BYTES ? 'size met' : 'size over',
+            r.startBytes <= GOAL_BYTES ? 'size met' : 'size over',
             ratio <= GOAL_COLD_RATIO ? 'time met' : 'time over',
           ];
           process.stdout.write(
-            `| ${r.name} | ${kib(r.bytes)} | ${ms.toFixed(0)} | ${ratio.toFixed(1)} | ${met.join(', ')} |\n`,
+            `| ${r.name} | ${kib(r.startBytes)} | ${ms.toFixed(0)} | ${ratio.toFixed(1)} | ${met.join(', ')} |\n`,
+          );
+        }
+        if (floorMs !== undefined) {
+          process.stdout.write(
+            `\nThe SDK floor alone (the DynamoDB document client and the SQS client, ${kib(floor.bytes)}) takes ` +
+              `${(floorMs / cold.emptyMs).toFixed(1)}× an empty handler's cold import: a function that reads ` +
+              `jobs from DynamoDB starts at that ratio before its own code.\n`,
           );
         }
       }
@@ -367,8 +422,10 @@ async function main(): Promise<number> {
         failed = true;
       }
       const budget = maxKbArg ? maxKb : (MAX_KB_BY_FUNCTION[r.name] ?? maxKb);
-      if (r.bytes > budget * 1024) {
-        process.stderr.write(`${r.name}: ${kib(r.bytes)} is over the ${budget} KiB budget\n`);
+      if (r.startBytes > budget * 1024) {
+        process.stderr.write(
+          `${r.name}: ${kib(r.startBytes)} loaded at start is over the ${budget} KiB budget\n`,
+        );
         failed = true;
       }
     }

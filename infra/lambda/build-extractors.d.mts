@@ -5,3 +5,7 @@ export declare function buildDocumentExtractors(
   bundleDir: string,
   options?: { target?: string | undefined },
 ): Promise<Record<string, number>>;
+export declare function buildDocumentExtractorsSync(
+  bundleDir: string,
+  options?: { target?: string | undefined },
+): Record<string, number>;

@@ -11,7 +11,7 @@
  */
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { build } from 'esbuild';
+import { build, buildSync } from 'esbuild';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -32,9 +32,9 @@ export function extractorAliases() {
   );
 }
 
-/** Builds `<bundleDir>/extractors/<package>.mjs` for each extractor; their sizes in bytes. */
-export async function buildDocumentExtractors(bundleDir, options = {}) {
-  const result = await build({
+/** esbuild options of the extractor files of the bundle in `bundleDir`. */
+function extractorBuildOptions(bundleDir, options = {}) {
+  return {
     entryPoints: Object.fromEntries(
       EXTRACTOR_PACKAGES.map((name) => [name, path.join(here, 'extractor-entries', `${name}.mjs`)]),
     ),
@@ -50,12 +50,26 @@ export async function buildDocumentExtractors(bundleDir, options = {}) {
     banner: { js: ESM_REQUIRE_BANNER },
     logLevel: 'warning',
     metafile: true,
-  });
+  };
+}
+
+/** Each extractor file's size in bytes, from esbuild's metafile. */
+function sizesOf(metafile) {
   const sizes = {};
-  for (const [file, output] of Object.entries(result.metafile.outputs)) {
+  for (const [file, output] of Object.entries(metafile.outputs)) {
     sizes[path.basename(file, '.mjs')] = output.bytes;
   }
   return sizes;
+}
+
+/** Builds `<bundleDir>/extractors/<package>.mjs` for each extractor; their sizes in bytes. */
+export async function buildDocumentExtractors(bundleDir, options = {}) {
+  return sizesOf((await build(extractorBuildOptions(bundleDir, options))).metafile);
+}
+
+/** {@link buildDocumentExtractors}, synchronously (the CDK app's local bundling is synchronous). */
+export function buildDocumentExtractorsSync(bundleDir, options = {}) {
+  return sizesOf(buildSync(extractorBuildOptions(bundleDir, options)).metafile);
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {

@@ -1,14 +1,27 @@
 /**
- * How opflow's Lambda functions are bundled: one set of esbuild settings shared by the stack's
- * NodejsFunctions and scripts/bundle-sizes.ts, so the sizes printed are the sizes deployed.
+ * How opflow's Lambda functions are built: one set of esbuild settings (`functionBuildOptions`) for
+ * the stack's functions (`functionCode`, the CDK asset), the e2e harness and `npm run aws-local`
+ * (scripts/lambda/bundle-functions.ts) and scripts/bundle-sizes.ts, so the sizes printed are the
+ * sizes deployed.
+ *
+ * Each function is an ES module `index.mjs` with code splitting: what the source imports with
+ * `await import(...)` (a finished job's report rendering, ...) is a chunk beside it
+ * (`chunks/*.mjs`), loaded on first use instead of parsed at every cold start. Code that the entry
+ * and a lazy chunk share sits in a shared chunk the entry imports at once.
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DockerImage } from 'aws-cdk-lib';
-import { type BundlingOptions, LogLevel, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { ESM_REQUIRE_BANNER, extractorAliases } from '../lambda/build-extractors.mjs';
+import { AssetHashType, DockerImage } from 'aws-cdk-lib';
+import { Code } from 'aws-cdk-lib/aws-lambda';
+import { type BuildOptions, build, buildSync, type Metafile } from 'esbuild';
+import {
+  buildDocumentExtractors,
+  buildDocumentExtractorsSync,
+  ESM_REQUIRE_BANNER,
+  extractorAliases,
+} from '../lambda/build-extractors.mjs';
 
 /** The repository root (holds package.json, package-lock.json and functions/). */
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -77,11 +90,11 @@ export const FUNCTIONS_WITH_EXTRACTORS: readonly FunctionName[] = ['ingest'];
 export const MAIN_FIELDS = ['module', 'main'];
 
 /**
- * A Docker image that refuses to run. NodejsFunction silently falls back to Docker when it cannot
- * run esbuild locally; opflow bundles with the project's own esbuild only, so that fallback must fail
- * loudly instead of pulling an image (and breaking offline synth).
+ * A Docker image that refuses to run. An asset's bundling falls back to Docker when local bundling
+ * declines; opflow bundles with the project's own esbuild only, so that fallback must fail loudly
+ * instead of pulling an image (and breaking offline synth).
  */
-class LocalEsbuildOnly extends DockerImage {
+export class LocalEsbuildOnly extends DockerImage {
   constructor() {
     super('opflow/local-esbuild-only');
   }
@@ -107,44 +120,99 @@ export function assertLocalEsbuild(projectRoot: string = PROJECT_ROOT): void {
   }
 }
 
+/** Options of {@link functionBuildOptions} and {@link buildFunction}. */
+export interface FunctionBuildSettings {
+  /** esbuild target; default {@link ESBUILD_TARGET} (the e2e harness builds for the Node it runs on). */
+  target?: string | undefined;
+  /** Another entry file built the same way (bundle-sizes' baselines); default the function's handler.ts. */
+  entry?: string | undefined;
+}
+
 /**
- * NodejsFunction bundling for every opflow function: local esbuild only, minified ES module with a
- * `require` shim, source maps (without sources, to keep the zip small), and the AWS SDK v3 bundled and
- * tree-shaken rather than taken from the runtime, so the deployed code is the code that was tested.
+ * The esbuild options of one function, built into `outdir`: `index.mjs` (the handler), its lazy and
+ * shared chunks under `chunks/`, source maps (without sources, to keep the zip small). Minified ES
+ * module with a `require` shim; the AWS SDK v3 bundled and tree-shaken rather than taken from the
+ * runtime, so the deployed code is the code that was tested; nothing external.
  */
-export function functionBundling(name?: FunctionName): BundlingOptions {
-  const extractors = name !== undefined && FUNCTIONS_WITH_EXTRACTORS.includes(name);
+export function functionBuildOptions(
+  name: FunctionName,
+  outdir: string,
+  settings: FunctionBuildSettings = {},
+): BuildOptions & { metafile: true } {
   return {
-    ...(extractors
-      ? {
-          commandHooks: {
-            beforeBundling: () => [],
-            beforeInstall: () => [],
-            afterBundling: (_inputDir: string, outputDir: string) => [
-              `node "${path.join(PROJECT_ROOT, 'infra/lambda/build-extractors.mjs')}" "${outputDir}" --target=${ESBUILD_TARGET}`,
-            ],
-          },
-        }
-      : {}),
-    forceDockerBundling: false,
-    dockerImage: new LocalEsbuildOnly(),
+    absWorkingDir: PROJECT_ROOT,
+    entryPoints: { index: settings.entry ?? functionEntry(name) },
+    outdir,
+    outExtension: { '.js': '.mjs' },
+    chunkNames: 'chunks/[name]-[hash]',
+    bundle: true,
+    splitting: true,
+    platform: 'node',
+    format: 'esm',
+    target: settings.target ?? ESBUILD_TARGET,
     minify: true,
-    sourceMap: true,
+    sourcemap: true,
     sourcesContent: false,
-    target: ESBUILD_TARGET,
-    format: OutputFormat.ESM,
     mainFields: MAIN_FIELDS,
-    banner: ESM_REQUIRE_BANNER,
-    bundleAwsSDK: true,
-    externalModules: [],
-    logLevel: LogLevel.WARNING,
-    esbuildArgs: {
-      '--legal-comments': 'none',
-      ...Object.fromEntries(
-        Object.entries(functionAliases()).map(([name, file]) => [`--alias:${name}`, file]),
-      ),
-    },
+    banner: { js: ESM_REQUIRE_BANNER },
+    external: [],
+    alias: functionAliases(),
+    legalComments: 'none',
+    logLevel: 'warning',
+    metafile: true,
   };
+}
+
+/**
+ * Builds one function into `outdir` (see {@link functionBuildOptions}), with the document
+ * extractors beside it for {@link FUNCTIONS_WITH_EXTRACTORS} unless `extractors` is false (the e2e
+ * harness builds them when such a function is first loaded). Returns esbuild's metafile.
+ */
+export async function buildFunction(
+  name: FunctionName,
+  outdir: string,
+  settings: FunctionBuildSettings & { extractors?: boolean } = {},
+): Promise<Metafile> {
+  const result = await build(functionBuildOptions(name, outdir, settings));
+  if (settings.extractors !== false && FUNCTIONS_WITH_EXTRACTORS.includes(name)) {
+    await buildDocumentExtractors(outdir, { target: settings.target ?? ESBUILD_TARGET });
+  }
+  return result.metafile;
+}
+
+/** {@link buildFunction}, synchronously: the CDK app's local bundling is synchronous. */
+export function buildFunctionSync(name: FunctionName, outdir: string): Metafile {
+  const result = buildSync(functionBuildOptions(name, outdir));
+  if (FUNCTIONS_WITH_EXTRACTORS.includes(name)) {
+    buildDocumentExtractorsSync(outdir, { target: ESBUILD_TARGET });
+  }
+  return result.metafile;
+}
+
+/**
+ * The local bundling of one function's asset. Its `functionName` property is part of the asset's
+ * cache key (CDK caches bundled assets by the JSON of their bundling options, where a function
+ * such as `tryBundle` counts for nothing): without it, every function would get the first one's code.
+ */
+class LocalFunctionBuild {
+  constructor(readonly functionName: FunctionName) {}
+  tryBundle(outputDir: string): boolean {
+    assertLocalEsbuild();
+    buildFunctionSync(this.functionName, outputDir);
+    return true;
+  }
+}
+
+/**
+ * A function's code for the stack: the asset {@link buildFunctionSync} writes (as NodejsFunction
+ * builds its asset, but with code splitting, which NodejsFunction's single `--outfile` cannot do),
+ * hashed by its output. The handler is `index.handler`. Never Docker: {@link LocalEsbuildOnly}.
+ */
+export function functionCode(name: FunctionName): Code {
+  return Code.fromAsset(PROJECT_ROOT, {
+    assetHashType: AssetHashType.OUTPUT,
+    bundling: { image: new LocalEsbuildOnly(), local: new LocalFunctionBuild(name) },
+  });
 }
 
 /** The absolute path of a function's entry file; throws when the file is missing. */

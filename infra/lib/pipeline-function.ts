@@ -1,15 +1,14 @@
 /**
- * One opflow Lambda function: NodejsFunction bundled with the local esbuild (function-bundling.ts),
+ * One opflow Lambda function: its code built with the local esbuild (function-bundling.ts, with code splitting),
  * Node.js 22 on arm64, X-Ray tracing, its own log group with a retention, and its own role that starts
  * with nothing but writing to that log group; callers add exactly what the function touches with grant*.
  */
 import { type Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { Architecture, Function as LambdaFunction, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { type FunctionName, functionBundling, functionEntry, PROJECT_ROOT } from './function-bundling';
+import { type FunctionName, functionCode } from './function-bundling';
 
 /** Settings of {@link PipelineFunction}. */
 export interface PipelineFunctionProps {
@@ -26,7 +25,7 @@ export interface PipelineFunctionProps {
 
 /** A bundled opflow function with its log group and least-privilege role. */
 export class PipelineFunction extends Construct {
-  readonly function: NodejsFunction;
+  readonly function: LambdaFunction;
   readonly logGroup: LogGroup;
   readonly role: Role;
 
@@ -44,13 +43,11 @@ export class PipelineFunction extends Construct {
     });
     this.logGroup.grantWrite(this.role);
 
-    this.function = new NodejsFunction(this, 'Function', {
+    this.function = new LambdaFunction(this, 'Function', {
       functionName: props.functionName,
       description: props.description,
-      entry: functionEntry(props.name),
-      handler: 'handler',
-      projectRoot: PROJECT_ROOT,
-      depsLockFilePath: `${PROJECT_ROOT}/package-lock.json`,
+      code: functionCode(props.name),
+      handler: 'index.handler',
       runtime: Runtime.NODEJS_22_X,
       architecture: Architecture.ARM_64,
       timeout: props.timeout,
@@ -59,7 +56,6 @@ export class PipelineFunction extends Construct {
       logGroup: this.logGroup,
       role: this.role,
       environment: { ...props.environment, NODE_OPTIONS: '--enable-source-maps' },
-      bundling: functionBundling(props.name),
     });
 
     Validations.of(this.function).acknowledge({

@@ -4,16 +4,22 @@
  * schedule's previous run (shared/schedules/changes.ts). The engine calls it through
  * `EngineDeps.writeReport` when a job finishes; each runtime wires this one in, so the engine
  * imports neither the presentation nor the schedules.
+ *
+ * The rendering (job-report.ts, the schedule's changes, Markdown to HTML with marked) is imported on
+ * first use: only the step that finishes a job renders, so a Lambda function holds it as a chunk
+ * beside its entry (docs/DESIGN.md, "Lambda bundles") instead of parsing it at every cold start.
  */
 
 import type { ReportWriter } from '../engine/report';
 import { loadReportInput, reportKeys } from '../engine/report';
-import { scheduleChanges } from '../schedules/changes';
-import { assembleJobReport } from './job-report';
 
 /** Overwrites the three files, so a repeated finish leaves one report; returns their keys. */
 export const writeJobReport: ReportWriter = async (reports, workflow, job, input) => {
-  const reportInput = await loadReportInput(reports, job, input);
+  const [reportInput, { assembleJobReport }, { scheduleChanges }] = await Promise.all([
+    loadReportInput(reports, job, input),
+    import('./job-report'),
+    import('../schedules/changes'),
+  ]);
   const rendered = workflow.report(reportInput);
   const changes = await scheduleChanges(reports, workflow, reportInput, rendered.markdown);
   const report = assembleJobReport(workflow, reportInput, rendered, changes);

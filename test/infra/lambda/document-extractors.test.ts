@@ -12,7 +12,12 @@ import { Document, Packer, Paragraph } from 'docx';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDocumentExtractors } from '../../../infra/lambda/build-extractors.mjs';
-import { functionAliases, functionBundling, PROJECT_ROOT } from '../../../infra/lib/function-bundling';
+import {
+  ESM_REQUIRE_BANNER,
+  functionAliases,
+  MAIN_FIELDS,
+  PROJECT_ROOT,
+} from '../../../infra/lib/function-bundling';
 import type { extractDocument as ExtractDocument } from '../../../shared/ingest/documents';
 import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
 
@@ -45,7 +50,6 @@ let bundle: string;
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'opflow-extractors-'));
   bundle = path.join(dir, 'index.mjs');
-  const settings = functionBundling('ingest');
   await build({
     entryPoints: [path.join(PROJECT_ROOT, 'shared/ingest/documents.ts')],
     bundle: true,
@@ -54,8 +58,8 @@ beforeAll(async () => {
     format: 'esm',
     target: `node${process.versions.node.split('.')[0]}`,
     minify: true,
-    mainFields: settings.mainFields,
-    banner: { js: settings.banner ?? '' },
+    mainFields: MAIN_FIELDS,
+    banner: { js: ESM_REQUIRE_BANNER },
     alias: functionAliases(),
     logLevel: 'warning',
   });

@@ -4,7 +4,7 @@
  * bundles are local-esbuild ES modules with source maps, and a bad config stops synthesis naming the field.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -15,7 +15,12 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { InvalidStageConfigError } from '../../../infra/config';
-import { ESM_REQUIRE_BANNER, functionBundling, PROJECT_ROOT } from '../../../infra/lib/function-bundling';
+import {
+  ESM_REQUIRE_BANNER,
+  functionBuildOptions,
+  LocalEsbuildOnly,
+  PROJECT_ROOT,
+} from '../../../infra/lib/function-bundling';
 import { JOB_ROUTES } from '../../../infra/lib/job-api';
 import { buildOpflowApp } from '../../../infra/lib/opflow-app';
 import { measureBundle } from '../../../scripts/bundle-sizes';
@@ -213,6 +218,9 @@ describe('function bundles', () => {
         const assetDir = path.join(assembly.directory, `asset.${String(s3Key).replace(/\.zip$/, '')}`);
         const measured = await measureBundle(name, outdir, new Set());
         expect(statSync(path.join(assetDir, 'index.mjs')).size, name).toBe(measured.bytes);
+        // Its chunks too (named by their content's hash): each function's asset is its own build.
+        const chunks = (dir: string) => readdirSync(path.join(dir, 'chunks')).sort();
+        expect(chunks(assetDir), name).toEqual(chunks(path.join(outdir, name)));
       }
     } finally {
       rmSync(outdir, { recursive: true, force: true });
@@ -238,9 +246,14 @@ describe('function bundles', () => {
       expect(Object.keys(measured.extractors).sort()).toEqual(['mammoth', 'unpdf']);
       for (const [name, bytes] of Object.entries(measured.extractors))
         expect(statSync(path.join(ingest, 'extractors', `${name}.mjs`)).size, name).toBe(bytes);
-      // The bundle itself imports them by URL, not by holding them.
-      const code = readFileSync(path.join(ingest, 'index.mjs'), 'utf8');
-      expect(code).toContain('./extractors/unpdf.mjs');
+      // The bundle itself (its entry and chunks) imports them by URL, not by holding them.
+      const code = [
+        readFileSync(path.join(ingest, 'index.mjs'), 'utf8'),
+        ...readdirSync(path.join(ingest, 'chunks'))
+          .filter((file) => file.endsWith('.mjs'))
+          .map((file) => readFileSync(path.join(ingest, 'chunks', file), 'utf8')),
+      ].join('\n');
+      expect(code).toContain('extractors/unpdf.mjs');
       expect(code).not.toContain('getTextContent');
     } finally {
       rmSync(outdir, { recursive: true, force: true });
@@ -249,18 +262,18 @@ describe('function bundles', () => {
     expect(existsSync(path.join(assetOf(stack.worker), 'extractors'))).toBe(false);
   });
 
-  it('bundle the AWS SDK instead of taking it from the runtime, minified', () => {
-    const bundling = functionBundling();
-    expect(bundling.bundleAwsSDK).toBe(true);
-    expect(bundling.externalModules).toEqual([]);
-    expect(bundling.forceDockerBundling).toBe(false);
-    expect(bundling.minify).toBe(true);
-    expect(bundling.sourceMap).toBe(true);
+  it('bundle the AWS SDK instead of taking it from the runtime, minified, with code splitting', () => {
+    const options = functionBuildOptions('worker', '/tmp/out');
+    expect(options.bundle).toBe(true);
+    expect(options.external).toEqual([]);
+    expect(options.minify).toBe(true);
+    expect(options.sourcemap).toBe(true);
+    expect(options.splitting).toBe(true);
+    expect(options.format).toBe('esm');
   });
 
   it('never fall back to Docker', () => {
-    const image = functionBundling().dockerImage;
-    expect(() => image?.run()).toThrow(/local esbuild, never Docker/);
+    expect(() => new LocalEsbuildOnly().run()).toThrow(/local esbuild, never Docker/);
   });
 });
 
