@@ -460,7 +460,6 @@ export class BudgetFiller {
         taskMs: (operation) => medians.get(operation),
         slack: o.endgameSlack,
       });
-      process.stderr.write(`order ${now} ${JSON.stringify(plan)} ${JSON.stringify(work)}\n`);
       // The order turns only when two counts in a row agree: a batch counted while it was being
       // submitted (its first job alone looks like the end of the work) must not start all at once.
       const before = this.#orders.get(bucket);
