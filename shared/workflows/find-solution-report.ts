@@ -4,7 +4,7 @@
  */
 import type { ReportInput } from '../engine/workflow';
 import { blocks, bullets, heading, inline, paragraphs, plainText, shorten, table } from '../reports/markdown';
-import { directionOptionId, type FindSolutionInput } from './find-solution';
+import { directionOptionId, type FindSolutionInput } from './find-solution-input';
 import { mindMapNodes } from './mind-map';
 import { chosenRecommendations } from './recommendations';
 import { outputOf } from './step-data';

@@ -6,31 +6,16 @@
  * ai33-1 create → ai33-2 recommendations (poll) → SELECT recommendations → ai33-3 submit →
  * ai33-4 directions (poll) → SELECT directions → ai33-5 submit → ai33-6 final solution (poll).
  */
-import * as z from 'zod';
 import type { SelectionOption } from '../engine/job-record';
 import type { PollPolicy } from '../engine/policies';
 import { defineWorkflow, stepsFor } from '../engine/workflow';
 import type { DataOf } from '../openplatform/schemas/responses';
 import { plainText, shorten } from '../reports/markdown';
+import { directionOptionId, type FindSolutionInput, findSolutionInput } from './find-solution-input';
 import { findSolutionMarkdown, findSolutionSummary, findSolutionTitle } from './find-solution-report';
 import { chosenRecommendations, recommendationOptions } from './recommendations';
 import { nonEmpty, untilDone, withoutNulls, wordState } from './step-data';
 import { readTextDocument } from './text-input';
-
-/** The input of a find-solution job. */
-export const findSolutionInput = z.strictObject({
-  /** The technical problem to solve, at most 500 characters (the platform's limit). */
-  problem: z
-    .string({ error: 'problem: the technical problem is required (a string)' })
-    .trim()
-    .min(1, { error: 'problem: the technical problem is empty' })
-    .max(500, { error: 'problem: at most 500 characters (the platform refuses longer problems)' }),
-  /** The report's title; default: the solution's title. */
-  title: z.string().trim().min(1, { error: 'title: must not be empty when given' }).max(200).optional(),
-  /** The language of the answers, `cn` or `en`; default `en`. */
-  lang: z.enum(['cn', 'en'], { error: 'lang: must be "cn" or "en"' }).default('en'),
-});
-export type FindSolutionInput = z.infer<typeof findSolutionInput>;
 
 /** Recommendations take about 20 s, directions about a minute, the final solution about two. */
 export const findSolutionPolls = {
@@ -38,9 +23,6 @@ export const findSolutionPolls = {
   directions: { firstDelayMs: 60_000, factor: 1.5, maxDelayMs: 60_000, giveUpAfterMs: 45 * 60_000 },
   solution: { firstDelayMs: 120_000, factor: 1.5, maxDelayMs: 90_000, giveUpAfterMs: 60 * 60_000 },
 } satisfies Record<string, PollPolicy>;
-
-/** Stable option ids `d1`, `d2`... for directions, in the upstream's order. */
-export const directionOptionId = (index: number) => `d${index + 1}`;
 
 type Direction = NonNullable<DataOf<'ai33-4Step3QueryV3'>['directions']>[number];
 

@@ -2,7 +2,7 @@
 import type { ReportInput } from '../engine/workflow';
 import { blocks, count, heading, inline, paragraphs, shorten, table, webLink } from '../reports/markdown';
 import { answerReferences } from './answer-references';
-import { answerStep, type LlmChatInput, type Model, questionOf } from './llm-chat';
+import { answerStep, type LlmChatInput, type Model, questionOf } from './llm-chat-input';
 import { streamOutputOf } from './step-data';
 
 export const modelNames: Readonly<Record<Model, string>> = {

@@ -12,7 +12,11 @@ import {
   shorten,
   table,
 } from '../reports/markdown';
-import { type MaterialsFindSolutionInput, maxCitationPages, nodeOutput } from './materials-find-solution';
+import {
+  type MaterialsFindSolutionInput,
+  maxCitationPages,
+  nodeOutput,
+} from './materials-find-solution-input';
 import { type MindMapNode, mindMapNodes } from './mind-map';
 import { chosenRecommendations } from './recommendations';
 import { outputOf } from './step-data';

@@ -11,45 +11,19 @@ import * as z from 'zod';
 import type { PollPolicy } from '../engine/policies';
 import { type Decision, defineWorkflow, type StepContext, stepsFor } from '../engine/workflow';
 import { shorten } from '../reports/markdown';
+import {
+  citationPageSize,
+  type MaterialsFindSolutionInput,
+  materialsFindSolutionInput,
+  maxCitationPages,
+  type NodePolicy,
+  nodeOutput,
+} from './materials-find-solution-input';
 import { materialsMarkdown, materialsSummary, materialsTitle } from './materials-find-solution-report';
 import { leafNodes, type MindMapNode, mindMapNodes } from './mind-map';
 import { chosenRecommendations, recommendationOptions } from './recommendations';
 import { nonEmpty, untilDone, wordState } from './step-data';
 import { readTextDocument } from './text-input';
-
-/** Which mind-map nodes get reference information, citations and an implementation plan. */
-export const nodePolicy = z.union(
-  [
-    z.literal('none'),
-    z.literal('all'),
-    z
-      .array(z.string().trim().min(1, { error: 'a node id must not be empty' }), {
-        error: 'nodes: "none", "all", or a list of node ids',
-      })
-      .min(1, { error: 'nodes: list at least one node id, or say "none"' }),
-  ],
-  { error: 'nodes: "none", "all", or a list of node ids' },
-);
-export type NodePolicy = z.infer<typeof nodePolicy>;
-
-/** The input of a materials find-solution job. */
-export const materialsFindSolutionInput = z.strictObject({
-  /** The materials problem to solve. */
-  problem: z
-    .string({ error: 'problem: the materials problem is required (a string)' })
-    .trim()
-    .min(1, { error: 'problem: the materials problem is empty' }),
-  /** The report's title; default: the mind map's title. */
-  title: z.string().trim().min(1, { error: 'title: must not be empty when given' }).max(200).optional(),
-  /** The language of the answers, `cn` or `en`; default `en`. */
-  lang: z.enum(['cn', 'en'], { error: 'lang: must be "cn" or "en"' }).default('en'),
-  /**
-   * The nodes to detail: `none` (default: the mind map only), `all` (every solution node, i.e. every
-   * leaf of the mind map), or a list of node ids from an earlier report.
-   */
-  nodes: nodePolicy.default('none'),
-});
-export type MaterialsFindSolutionInput = z.infer<typeof materialsFindSolutionInput>;
 
 /** Recommendations take about 20 s, the mind map about a minute and a half, a plan about a minute. */
 export const materialsPolls = {
@@ -58,11 +32,6 @@ export const materialsPolls = {
   mindMap: { firstDelayMs: 2_000, factor: 2, maxDelayMs: 60_000, giveUpAfterMs: 45 * 60_000 },
   implementation: { firstDelayMs: 60_000, factor: 1.5, maxDelayMs: 60_000, giveUpAfterMs: 30 * 60_000 },
 } satisfies Record<string, PollPolicy>;
-
-/** Citations asked per page. */
-export const citationPageSize = 20;
-/** A paging that never ends is an upstream fault: stop there and say so. */
-export const maxCitationPages = 100;
 
 /** The node ids the policy names, checked against the mind map; an error message for unknown ids. */
 export function resolveNodes(
@@ -81,14 +50,6 @@ export function resolveNodes(
   }
   return { nodeIds: [...new Set(policy)] };
 }
-
-/** Per-node output names: `node-2-reference`, `node-2-citations-p1`, `node-2-implementation`. */
-export const nodeOutput = {
-  reference: (index: number) => `node-${index + 1}-reference`,
-  citations: (index: number, page: number) => `node-${index + 1}-citations-p${page}`,
-  implementationStart: (index: number) => `node-${index + 1}-implementation-start`,
-  implementation: (index: number) => `node-${index + 1}-implementation`,
-};
 
 const step = stepsFor('materials-find-solution', materialsFindSolutionInput);
 type Context = StepContext<MaterialsFindSolutionInput, 'materials-find-solution'>;

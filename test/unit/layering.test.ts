@@ -4,6 +4,10 @@
  * resolved to the folder it lands in and checked against the rules below. The engine sits under the
  * features (workflows, reports, schedules) and the runtimes: it gets what they provide through its
  * ports and hooks (EngineDeps.writeReport writes a finished job's report, schedule changes included).
+ *
+ * And no cycles: no file of shared/ reaches itself through the imports that load code at run time
+ * (`import`, `export ... from`, `import('...')`; `import type` and `import('...').Type` in a type
+ * position are erased by the compiler and left out).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -20,17 +24,46 @@ function areaOf(file: string): string {
 }
 
 const importPattern =
-  /(?:^|[\s;])(?:import|export)\s+(?:type\s+)?(?:[^'";]*?\sfrom\s+)?['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
+  /(?:^|[\s;])(?:import|export)\s+(type\s+)?(?:([^'";]*?)\sfrom\s+)?['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)(\.\s*[A-Za-z_$]+)?/g;
+
+interface Import {
+  /** The repository path (`shared/...`, without extension) the import points at. */
+  target: string;
+  /** Erased by the compiler: `import type`, `import { type A, type B }`, `import('...').Type`. */
+  typeOnly: boolean;
+}
+
+/** A clause whose every named binding is `type X` (and no default or namespace import). */
+const allTypes = (clause: string) => {
+  const named = /^\{([^}]*)\}$/.exec(clause.trim());
+  if (!named) return false;
+  const names = named[1]!
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
+  return names.length > 0 && names.every((name) => name.startsWith('type '));
+};
+
+/** A file's relative imports. */
+function importsOf(file: string, source: string): Import[] {
+  const found: Import[] = [];
+  for (const match of source.matchAll(importPattern)) {
+    const [, typeKeyword, clause, staticSpecifier, dynamicSpecifier, member] = match;
+    const specifier = staticSpecifier ?? dynamicSpecifier!;
+    if (!specifier.startsWith('.')) continue;
+    const typeOnly =
+      staticSpecifier !== undefined
+        ? typeKeyword !== undefined || (clause !== undefined && allTypes(clause))
+        : member !== undefined && !/^\.\s*(then|catch|finally)$/.test(member);
+    const target = relative(root, resolve(root, dirname(file), specifier)).replace(/\.(js|ts)$/, '');
+    found.push({ target, typeOnly });
+  }
+  return found;
+}
 
 /** The repository paths (`shared/...`, without extension) a file's relative imports point at. */
 function relativeImports(file: string, source: string): string[] {
-  const found: string[] = [];
-  for (const match of source.matchAll(importPattern)) {
-    const specifier = match[1] ?? match[2]!;
-    if (!specifier.startsWith('.')) continue;
-    found.push(relative(root, resolve(root, dirname(file), specifier)).replace(/\.(js|ts)$/, ''));
-  }
-  return found;
+  return importsOf(file, source).map(({ target }) => target);
 }
 
 interface Rule {
@@ -103,12 +136,124 @@ function sharedFiles(dir = join(root, 'shared')): string[] {
   });
 }
 
+/** The file an import lands in: `x.ts`, or `x/index.ts` for a folder; undefined outside the files. */
+function fileOf(target: string, files: ReadonlySet<string>): string | undefined {
+  return [`${target}.ts`, `${target}/index.ts`].find((candidate) => files.has(candidate));
+}
+
+/**
+ * The cycles of the graph of run-time imports, one per strongly connected group of files, each as
+ * the path `a -> b -> ... -> a` through it.
+ */
+function importCycles(sources: ReadonlyMap<string, string>): string[] {
+  const files = new Set(sources.keys());
+  const edges = new Map<string, string[]>();
+  for (const [file, source] of sources) {
+    const targets = importsOf(file, source)
+      .filter((found) => !found.typeOnly)
+      .map((found) => fileOf(found.target, files))
+      .filter((target): target is string => target !== undefined);
+    edges.set(file, [...new Set(targets)]);
+  }
+  // Tarjan's strongly connected components.
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const groups: string[][] = [];
+  const visit = (file: string) => {
+    index.set(file, index.size);
+    low.set(file, index.get(file)!);
+    stack.push(file);
+    onStack.add(file);
+    for (const next of edges.get(file)!) {
+      if (!index.has(next)) {
+        visit(next);
+        low.set(file, Math.min(low.get(file)!, low.get(next)!));
+      } else if (onStack.has(next)) {
+        low.set(file, Math.min(low.get(file)!, index.get(next)!));
+      }
+    }
+    if (low.get(file) !== index.get(file)) return;
+    const group: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop()!;
+      onStack.delete(member);
+      group.push(member);
+    } while (member !== file);
+    if (group.length > 1 || edges.get(file)!.includes(file)) groups.push(group);
+  };
+  for (const file of [...files].sort()) if (!index.has(file)) visit(file);
+  // A path around each group: from its first file, along edges inside the group, back to it.
+  return groups.map((group) => {
+    const inside = new Set(group);
+    const start = [...group].sort()[0]!;
+    const path = [start];
+    const seen = new Set(path);
+    let at = start;
+    for (;;) {
+      const nexts = edges.get(at)!.filter((next) => inside.has(next));
+      const next =
+        nexts.find((candidate) => candidate === start) ?? nexts.find((c) => !seen.has(c)) ?? nexts[0]!;
+      path.push(next);
+      if (next === start || seen.has(next)) break;
+      seen.add(next);
+      at = next;
+    }
+    return path.join(' -> ');
+  });
+}
+
 describe('layering of shared/', () => {
   const files = sharedFiles();
 
   it('every import points down', () => {
     const found = files.flatMap((file) => violations(file, readFileSync(join(root, file), 'utf8')));
     expect(found).toEqual([]);
+  });
+
+  it('has no import cycles', () => {
+    const sources = new Map(files.map((file) => [file, readFileSync(join(root, file), 'utf8')] as const));
+    expect(importCycles(sources)).toEqual([]);
+  });
+
+  it('finds cycles of run-time imports, direct and through other files, and leaves out type imports', () => {
+    const graph = (entries: Record<string, string>) => new Map(Object.entries(entries));
+    expect(
+      importCycles(
+        graph({
+          'shared/workflows/a.ts': "import { b } from './b';",
+          'shared/workflows/b.ts': "import type { A } from './a';\nexport const b = 1;",
+        }),
+      ),
+    ).toEqual([]);
+    expect(
+      importCycles(
+        graph({
+          'shared/workflows/a.ts': "import { b } from './b';",
+          'shared/workflows/b.ts': "import { type A, a } from './a';",
+        }),
+      ),
+    ).toEqual(['shared/workflows/a.ts -> shared/workflows/b.ts -> shared/workflows/a.ts']);
+    expect(
+      importCycles(
+        graph({
+          'shared/cli/x.ts': "const { y } = await import('./y');",
+          'shared/cli/y.ts': "export { z } from '../engine/z.js';",
+          'shared/engine/z.ts': "import { x } from '../cli/x';",
+          'shared/engine/w.ts': "export type Z = import('./z').Z;\nimport { x } from '../cli/x';",
+        }),
+      ),
+    ).toEqual(['shared/cli/x.ts -> shared/cli/y.ts -> shared/engine/z.ts -> shared/cli/x.ts']);
+    expect(
+      importCycles(
+        graph({
+          'shared/engine/index.ts': "import { a } from './a';",
+          'shared/engine/a.ts': "import { engine } from '.';",
+        }),
+      ),
+    ).toHaveLength(1);
   });
 
   it('reads the imports it checks', () => {

@@ -18,7 +18,7 @@ import { batchStoreOf } from '../../runtime/batch-store-of';
 import { createBatchDisplay } from '../batch-display';
 import { type CliContext, openPipeline, writeJson } from '../context';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
-import { emptySourceWarning, type IngestCommandOptions } from './ingest';
+import { emptySourceWarning, type IngestCommandOptions } from './ingest-options';
 
 export async function awsIngestCommand(
   ctx: CliContext,

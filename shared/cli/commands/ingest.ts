@@ -24,23 +24,11 @@ import { localIngestSource } from '../../ingest/local-source';
 import { batchOutputKeys } from '../../ingest/outputs';
 import { batchStoreOf } from '../../runtime/batch-store-of';
 import { createBatchDisplay } from '../batch-display';
-import { asLocal, type CliContext, type GlobalOptions, openPipeline, writeJson } from '../context';
+import { asLocal, type CliContext, openPipeline, writeJson } from '../context';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
 import { formatDuration, selectionHelp } from '../format';
+import { emptySourceWarning, type IngestCommandOptions } from './ingest-options';
 import { parseDuration, parseSelectionMode, requireWorkflow } from './run';
-
-export interface IngestCommandOptions extends GlobalOptions {
-  workflow: string;
-  batch?: string | undefined;
-  dryRun?: boolean | undefined;
-  maxUnits?: string | undefined;
-  failureBudget?: string | undefined;
-  inFlight?: string | undefined;
-  wait: boolean;
-  tenant: string;
-  select: string;
-  deadline?: string | undefined;
-}
 
 /** The source kind of a path, by what it is and its extension. */
 export async function sourceKindOf(path: string): Promise<BatchSourceKind> {
@@ -321,13 +309,6 @@ async function finish(
   lines.push(`  summary: ${index}`);
   ctx.io.stdout.write(`${lines.join('\n')}\n`);
   return exitCode;
-}
-
-/** Said when a source had nothing in it: most likely the wrong file, or an export that failed. */
-export function emptySourceWarning(kind: BatchSourceKind, path: string): string {
-  return kind === 'folder'
-    ? `warning: ${path} holds no documents (hidden files are left out): the batch has nothing to run`
-    : `warning: ${path} has no records (it is empty, holds only blank lines${kind === 'csv' ? ', or has a header row and nothing under it' : ''}): the batch has nothing to run`;
 }
 
 const emptyCounts = (counts: { created: number; existing: number; invalid: number }) =>

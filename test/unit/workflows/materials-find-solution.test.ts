@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { materialsFindSolution } from '../../../shared/workflows/materials-find-solution';
 import {
   citationPageSize,
-  materialsFindSolution,
   maxCitationPages,
   nodeOutput,
-} from '../../../shared/workflows/materials-find-solution';
+} from '../../../shared/workflows/materials-find-solution-input';
 import {
   contextFor,
   decideOf,
