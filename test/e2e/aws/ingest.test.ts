@@ -1,15 +1,16 @@
-// Bulk ingestion on the aws backend, on the emulators, with the bundled functions: a 200-line
+// Bulk ingestion on the aws backend, on the emulators, with the bundled functions: a 1,000-line
 // manifest with the 20 kinds of bad line of the local tests, every job through the bundled step
-// workers (the 1,000-line manifests, JSON Lines and CSV, run on DynamoDB Local and S3 in
-// test/integration/ingest; through the bundled functions 1,000 lines took 11 minutes at load 11 and
-// passed 15 at load 20 on the 2-core machine, against 72 s for 200), uploaded under
-// inbox/ and announced to the ingest queue as S3's event notification would. The bundled ingest
-// function reads it (and the files its lines name) into a batch, releases the items to the work
-// queue, the bundled step workers run them, continuations carry the batch on, and the outputs end
-// in the bucket under batches/<batchId>/; `opflow --backend aws batch --download` copies them with
-// every report into a folder whose links work. A document uploaded on its own joins its folder's
-// batch (a .docx among them, read through the extractor files beside the ingest bundle). The same
-// upload announced twice is read once.
+// workers, uploaded under inbox/ and announced to the ingest queue as S3's event notification would.
+// The bundled ingest function reads it (and the files its lines name) into a batch, releases the
+// items to the work queue, the bundled step workers run them, continuations carry the batch on, and
+// the outputs end in the bucket under batches/<batchId>/; `opflow --backend aws batch --download`
+// copies them with every report into a folder whose links work. A document uploaded on its own
+// joins its folder's batch (a .docx among them, read through the extractor files beside the ingest
+// bundle). The same upload announced twice is read once. Two batches and a job started by hand share
+// the tenant's key through the step workers' DynamoDB rate limiter: neither batch starves.
+// (Session 7: the 1,000 lines took 11 minutes at load 11 before the outputs and admission read their
+// jobs with BatchGetItem; the CSV manifest of 1,000 lines runs on DynamoDB Local and S3 in
+// test/integration/ingest.)
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -104,16 +105,25 @@ describe('bulk ingestion on aws (S3 inbox event → ingest function → step wor
   };
   /** Delivers both queues until the batch is settled and the ingest queue has nothing more for it. */
   const settleBatch = async (batchId: string): Promise<Batch> => {
-    for (let round = 0; round < 5_000; round++) {
+    let settled: Batch | undefined;
+    await deliverUntil(async () => {
       const batch = await batches.get(batchId);
-      const ingestState = ingestQueue();
       if (
         batch &&
         (batch.status === 'FINISHED' || batch.status === 'STOPPED') &&
         batch.inFlight.length === 0 &&
-        ingestState.total === 0
+        ingestQueue().total === 0
       )
-        return batch;
+        settled = batch;
+      return settled !== undefined;
+    }, `batch ${batchId}`);
+    return settled as Batch;
+  };
+  /** Delivers both queues (the ingest queue first), the clock moving to what is due next, until `done`. */
+  const deliverUntil = async (done: () => Promise<boolean>, what: string): Promise<void> => {
+    for (let round = 0; round < 20_000; round++) {
+      if (await done()) return;
+      const ingestState = ingestQueue();
       if (ingestState.ready > 0) {
         await source.poll(ingest);
         continue;
@@ -124,34 +134,34 @@ describe('bulk ingestion on aws (S3 inbox event → ingest function → step wor
         continue;
       }
       const next = Math.min(ingestState.nextAt, work.nextAt);
-      if (!Number.isFinite(next)) throw new Error(`batch ${batchId} is stuck: ${JSON.stringify(batch)}`);
+      if (!Number.isFinite(next)) throw new Error(`${what} is stuck: nothing queued`);
       world.advanceTo(next);
     }
-    throw new Error(`batch ${batchId} did not settle`);
+    throw new Error(`${what} did not settle`);
   };
   const text = async (key: string) =>
     Buffer.from((await world.reports.get(key))?.body ?? new Uint8Array()).toString('utf8');
 
-  it('ingests a 200-line manifest with the 20 kinds of bad line uploaded under inbox/ to 180 jobs, the outputs in the bucket, and a download whose links work', async () => {
+  it('ingests a 1,000-line manifest with the 20 kinds of bad line uploaded under inbox/ to 980 jobs, the outputs in the bucket, and a download whose links work', async () => {
     // The 20 bad lines of the local tests (malformed JSON, missing or duplicate ids, refused input,
     // missing, empty or unsupported files...); the files the manifest names are uploaded as
     // manifest files (metadata opflow-role), announced as S3 would: they are not items themselves.
-    const manifest = jsonlManifest(200);
+    const manifest = jsonlManifest(1000);
     for (const [name, body] of Object.entries(manifestFiles))
       await upload(`inbox/patent-count/sensors/${name}`, body, { 'opflow-role': 'manifest-file' });
     await upload('inbox/patent-count/sensors/disclosures.jsonl', manifest.text);
     const batch = await settleBatch('sensors');
     expect(batch).toMatchObject({
       status: 'FINISHED',
-      items: 180,
-      counts: { records: 200, created: 180, invalid: 20 },
+      items: 980,
+      counts: { records: 1000, created: 980, invalid: 20 },
     });
-    expect(batch.settled).toMatchObject({ succeeded: 180, failed: 0 });
+    expect(batch.settled).toMatchObject({ succeeded: 980, failed: 0 });
     const jobs = await listAll(world.store, { batchId: 'sensors' });
-    expect(jobs).toHaveLength(180);
+    expect(jobs).toHaveLength(980);
     expect(jobs.every((job) => isTerminal(job.status) && job.source === 'bulk')).toBe(true);
     const summary = (await text('batches/sensors/summary.csv')).trim().split('\n');
-    expect(summary).toHaveLength(181);
+    expect(summary).toHaveLength(981);
     expect(summary.slice(1).map((row) => row.split(',')[0])).toEqual(manifest.goodIds);
     const unexpected = summary
       .slice(1)
@@ -179,12 +189,12 @@ describe('bulk ingestion on aws (S3 inbox event → ingest function → step wor
       );
       expect(downloaded.code, downloaded.stderr).toBe(1); // the batch had bad lines
       const shown = JSON.parse(downloaded.stdout);
-      expect(shown.download).toMatchObject({ reports: 180, unfinished: 0, missing: [] });
+      expect(shown.download).toMatchObject({ reports: 980, unfinished: 0, missing: [] });
       expect(shown.index).toMatch(/^https?:\/\/.*X-Amz-Signature=/);
       const copy = join(folder, 'copy');
       const index = readFileSync(join(copy, 'index.html'), 'utf8');
       const links = [...index.matchAll(/href="(reports\/[^"]+\/report\.html)"/g)].map((m) => m[1]!);
-      expect(links).toHaveLength(180);
+      expect(links).toHaveLength(980);
       for (const link of links) expect(existsSync(join(copy, link))).toBe(true);
       expect(index).not.toContain('../../reports/');
       const firstJob = jobs.find((job) => job.label === 'Battery 1')!;
@@ -210,8 +220,8 @@ describe('bulk ingestion on aws (S3 inbox event → ingest function → step wor
     );
     const after = await settleBatch('sensors');
     expect(after.run).toBe(1);
-    expect(after.items).toBe(180);
-  }, 900_000);
+    expect(after.items).toBe(980);
+  }, 1_800_000);
 
   it('--redrive runs only the failed items again, through the ingest function and the step workers', async () => {
     // Tenant "lamps": its key in the secret for the first run; then emptied (no key: the new
@@ -300,4 +310,84 @@ describe('bulk ingestion on aws (S3 inbox event → ingest function → step wor
     );
     expect(await text('batches/loose/failed.jsonl')).toMatch(/unsupported document type/);
   }, 300_000);
+  it('shares the key between two batches and a job started by hand through the DynamoDB rate limiter: neither batch starves, the hand job does not wait for the large batch', async () => {
+    // Both batches keep 16 jobs in flight, more together than the key's 20 calls a second: every
+    // call of every job takes a token of the tenant's one key from the step workers' limiter
+    // (OPFLOW_QPS 20) in DynamoDB Local.
+    const inFlight = 16;
+    const metadata = { 'opflow-options': JSON.stringify({ inFlight }) };
+    const lines = (name: string, count: number) =>
+      `${Array.from({ length: count }, (_, i) => JSON.stringify({ id: `${name}${i}`, query: `TTL:(${name} ${i})` })).join('\n')}\n`;
+    world.sandbox.ledger.clear();
+    await upload('inbox/patent-count/large/large.jsonl', lines('large', 96), metadata);
+    await upload('inbox/patent-count/second/second.jsonl', lines('second', 32), metadata);
+    // Both read and their first jobs released: then a job is started by hand through the api.
+    await deliverUntil(async () => {
+      const [large, second] = await Promise.all([batches.get('large'), batches.get('second')]);
+      return (large?.admitted ?? 0) > 0 && (second?.admitted ?? 0) > 0;
+    }, 'the two batches');
+    const terminalAtSubmit = (
+      await Promise.all(['large', 'second'].map((batchId) => listAll(world.store, { batchId })))
+    )
+      .flat()
+      .filter((job) => isTerminal(job.status)).length;
+    const handId = await world.submit({ workflow: 'patent-count', input: { query: 'TTL:(by hand)' } });
+    await deliverUntil(async () => {
+      const [large, second, hand] = await Promise.all([
+        batches.get('large'),
+        batches.get('second'),
+        world.store.get(handId),
+      ]);
+      return (
+        large?.status === 'FINISHED' &&
+        second?.status === 'FINISHED' &&
+        hand !== undefined &&
+        isTerminal(hand.status) &&
+        ingestQueue().total === 0
+      );
+    }, 'the two batches and the hand job');
+
+    const large = await listAll(world.store, { batchId: 'large' });
+    const second = await listAll(world.store, { batchId: 'second' });
+    const hand = (await world.store.get(handId))!;
+    expect(large).toHaveLength(96);
+    expect(second).toHaveLength(32);
+    for (const job of [...large, ...second, hand]) expect(job.status).toBe('SUCCEEDED');
+    // The order in which they finished (the clock is the simulated one; ties by id).
+    const order = [
+      ...large.map((job) => ({ who: 'large', job })),
+      ...second.map((job) => ({ who: 'second', job })),
+      { who: 'hand', job: hand },
+    ]
+      .sort((a, b) => a.job.finishedAt! - b.job.finishedAt! || (a.job.id < b.job.id ? -1 : 1))
+      .map((entry) => entry.who);
+
+    // The limiter held the key to its rate: no second of simulated time saw more than 20 calls
+    // (and the burst of one).
+    const calls = world.sandbox.ledger.entries();
+    expect(calls).toHaveLength(129);
+    expect(new Set(calls.map((call) => call.operationId)).size).toBe(1);
+    for (const call of calls)
+      expect(
+        calls.filter((other) => other.time >= call.time && other.time < call.time + 1_000).length,
+      ).toBeLessThanOrEqual(21);
+    // The second batch ran beside the large one, not after it: it was done while the large one
+    // still had most of its jobs ahead, having had about as many completions as the large one while
+    // both ran (each had 16 in flight).
+    expect(order.indexOf('second')).toBeLessThan(2 * inFlight);
+    const secondDone = order.lastIndexOf('second');
+    const largeDone = order.lastIndexOf('large');
+    expect(secondDone).toBeLessThan(largeDone);
+    const whileBoth = order.slice(0, secondDone + 1);
+    expect(whileBoth.filter((who) => who === 'large').length).toBeLessThanOrEqual(
+      whileBoth.filter((who) => who === 'second').length + 2 * inFlight,
+    );
+    expect(order.slice(secondDone + 1).filter((who) => who === 'large').length).toBeGreaterThanOrEqual(32);
+    // The hand job waited behind at most the two batches' jobs in flight, not behind the large batch.
+    const handAt = order.indexOf('hand');
+    expect(handAt).toBeLessThan(largeDone);
+    // (Without admission it would wait behind all 128 of them: a few more than 32 for the jobs
+    // released while its message waited for its token.)
+    expect(handAt - terminalAtSubmit).toBeLessThanOrEqual(2 * inFlight + 8);
+  }, 900_000);
 });
