@@ -118,8 +118,11 @@ interface Cost {
   outcomes: Record<string, number>;
 }
 
-/** Runs `jobs` novelty checks submitted at once against a key of `qps` calls per second. */
-async function measure(jobs: number): Promise<Cost> {
+/**
+ * Runs `jobs` novelty checks submitted at once against a key of `qps` calls per second; `admission`
+ * off: jobs waiting for a token are sent back to ask again (the behaviour before admission).
+ */
+async function measure(jobs: number, admission: 'on' | 'off'): Promise<Cost> {
   let proxy: Awaited<ReturnType<typeof capacityProxy>> | undefined;
   let messages = 0;
   let workerRuns = 0;
@@ -128,7 +131,12 @@ async function measure(jobs: number): Promise<Cost> {
     keyQps: qps,
     env: async (env) => {
       proxy = await capacityProxy(env.AWS_ENDPOINT_URL_DYNAMODB as string);
-      return { ...env, OPFLOW_QPS: String(qps), AWS_ENDPOINT_URL_DYNAMODB: proxy.url };
+      return {
+        ...env,
+        OPFLOW_QPS: String(qps),
+        OPFLOW_ADMISSION: admission,
+        AWS_ENDPOINT_URL_DYNAMODB: proxy.url,
+      };
     },
     workerFactory: async (w) => {
       const { handler } = await w.bundles.load<{ handler: Parameters<typeof Object>[0] }>('worker');
@@ -155,7 +163,12 @@ async function measure(jobs: number): Promise<Cost> {
     const outcomes: Record<string, number> = {};
     for (const line of world.logLines()) {
       if (line.message !== 'step done') continue;
-      const name = [line.outcome, line.reason, line.reserved === true ? 'reserved' : undefined]
+      const name = [
+        line.outcome,
+        line.reason,
+        line.reserved === true ? 'reserved' : undefined,
+        line.parked === true ? 'parked' : undefined,
+      ]
         .filter((part) => typeof part === 'string')
         .join(' ');
       outcomes[name] = (outcomes[name] ?? 0) + 1;
@@ -179,9 +192,9 @@ async function measure(jobs: number): Promise<Cost> {
 
 const per = (cost: Cost, value: number) => value / cost.jobs;
 
-it(`aws cost per novelty check: 1 job vs a backlog of ${backlogJobs} at ${qps} calls/s`, async () => {
-  const alone = await measure(1);
-  const backlog = await measure(backlogJobs);
+it(`aws cost per novelty check: 1 job vs a backlog of ${backlogJobs} at ${qps} calls/s, admission off and on`, async () => {
+  const before = { alone: await measure(1, 'off'), backlog: await measure(backlogJobs, 'off') };
+  const after = { alone: await measure(1, 'on'), backlog: await measure(backlogJobs, 'on') };
   const rows: [string, (cost: Cost) => number][] = [
     ['SQS messages', (c) => per(c, c.messages)],
     ['step-worker runs', (c) => per(c, c.workerRuns)],
@@ -195,23 +208,34 @@ it(`aws cost per novelty check: 1 job vs a backlog of ${backlogJobs} at ${qps} c
         ),
     ],
     ['upstream calls', (c) => per(c, c.upstreamCalls)],
+    ['simulated seconds', (c) => c.simulatedSeconds],
   ];
+  const cell = (value: number, width: number, digits = 1) => value.toFixed(digits).padStart(width);
   const lines = [
     '',
     `aws cost per completed novelty check (${new Date().toISOString()}, load ${(await import('node:os')).loadavg()[0]?.toFixed(1)})`,
-    `${'per job'.padEnd(24)}${'1 job'.padStart(10)}${`${backlogJobs} jobs`.padStart(10)}${'ratio'.padStart(8)}`,
+    `${''.padEnd(22)}${'admission off (before)'.padStart(28)}${'admission on (after)'.padStart(28)}${'on/off'.padStart(14)}`,
+    `${'per job'.padEnd(22)}${'1 job'.padStart(10)}${`${backlogJobs} jobs`.padStart(10)}${'ratio'.padStart(8)}` +
+      `${'1 job'.padStart(10)}${`${backlogJobs} jobs`.padStart(10)}${'ratio'.padStart(8)}${'1 job'.padStart(7)}${`${backlogJobs}`.padStart(7)}`,
     ...rows.map(([name, of]) => {
-      const a = of(alone);
-      const b = of(backlog);
-      return `${name.padEnd(24)}${a.toFixed(1).padStart(10)}${b.toFixed(1).padStart(10)}${(b / a).toFixed(2).padStart(8)}`;
+      const [a, b, c, d] = [of(before.alone), of(before.backlog), of(after.alone), of(after.backlog)];
+      return (
+        `${name.padEnd(22)}${cell(a, 10)}${cell(b, 10)}${cell(b / a, 8, 2)}` +
+        `${cell(c, 10)}${cell(d, 10)}${cell(d / c, 8, 2)}${cell(c / a, 7, 2)}${cell(d / b, 7, 2)}`
+      );
     }),
-    `sweeper runs: ${alone.sweeps} / ${backlog.sweeps}; simulated time ${alone.simulatedSeconds.toFixed(0)} s / ${backlog.simulatedSeconds.toFixed(0)} s` +
-      ` (bound ${((backlog.upstreamCalls / qps) | 0).toString()} s)`,
-    ...[alone, backlog].map(
-      (cost) =>
-        `messages per job by outcome, ${cost.jobs} job(s): ${JSON.stringify(Object.fromEntries(Object.entries(cost.outcomes).map(([k, v]) => [k, +(v / cost.jobs).toFixed(2)])))}`,
+    `sweeper runs (off, on): ${before.alone.sweeps} / ${before.backlog.sweeps}, ${after.alone.sweeps} / ${after.backlog.sweeps}; ` +
+      `bound of the backlog ${((after.backlog.upstreamCalls / qps) | 0).toString()} s (its upstream calls / qps)`,
+    ...[
+      ['off', before],
+      ['on', after],
+    ].flatMap(([label, pair]) =>
+      [(pair as typeof before).alone, (pair as typeof before).backlog].map(
+        (cost) =>
+          `admission ${label as string}, messages per job by outcome, ${cost.jobs} job(s): ${JSON.stringify(Object.fromEntries(Object.entries(cost.outcomes).map(([k, v]) => [k, +(v / cost.jobs).toFixed(2)])))}`,
+      ),
     ),
-    `index write units per job, ${backlogJobs} jobs: ${JSON.stringify(Object.fromEntries(Object.entries(backlog.indexUnits).map(([k, v]) => [k, +(v / backlog.jobs).toFixed(1)])))}`,
+    `index write units per job, ${backlogJobs} jobs (off, on): ${JSON.stringify(Object.fromEntries(Object.entries(before.backlog.indexUnits).map(([k, v]) => [k, +(v / before.backlog.jobs).toFixed(1)])))}, ${JSON.stringify(Object.fromEntries(Object.entries(after.backlog.indexUnits).map(([k, v]) => [k, +(v / after.backlog.jobs).toFixed(1)])))}`,
     '',
   ];
   process.stdout.write(`${lines.join('\n')}\n`);

@@ -9,7 +9,8 @@ import { createTracer } from '../../shared/runtime/lambda/tracing';
 
 // Once per instance: clients and caches live across invocations.
 const runtime = createLambdaRuntime({ tracer: createTracer() });
-const worker = createStepWorker(runtime);
+// Parked jobs (admission, issue 10) are listed from the job store's `WAIT#` partitions.
+const worker = createStepWorker({ ...runtime, parked: runtime.pipeline.aws.store });
 
 export function handler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
   return runtime.settle(worker.handle(event, context));

@@ -10,6 +10,9 @@ import { createSweeperRuntime } from '../../shared/runtime/lambda/sweeper-runtim
 // Once per instance: clients and caches live across invocations.
 const sweeper = createSweeper(createSweeperRuntime());
 
-export function handler(event: unknown, context: Context): Promise<{ requeued: number; expired: number }> {
+export function handler(
+  event: unknown,
+  context: Context,
+): Promise<{ requeued: number; expired: number; nudged: number }> {
   return sweeper.handle(event, context);
 }

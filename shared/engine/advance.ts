@@ -85,6 +85,18 @@ export type EngineEvent =
    */
   | { type: 'token-reserved'; at: number }
   /**
+   * Admission (aws): the job's call has no token within its horizon while the key's budget is
+   * saturated. The job is parked (`parked`): committed without a message, due as before, until a
+   * releaser reserves its token ('admitted') or a stranded one is nudged ('unpark'). With `pending`,
+   * `job` is a change not yet committed (the commit that scheduled the call; its version is kept),
+   * as with 'token-reserved'.
+   */
+  | { type: 'park'; bucket: string; withinMs: number; pending?: boolean | undefined }
+  /** A releaser reserved the parked job's token at `at`: one commit and the job's one message. */
+  | { type: 'admitted'; at: number }
+  /** A parked job's message came (the sweeper's nudge): it is no longer parked, and runs as usual. */
+  | { type: 'unpark' }
+  /**
    * A paid (create) call for `output` is about to be sent: its intent is recorded (a repeat is
    * counted), and `nextRunAt` is pushed out by `allowanceMs`, so no process runs the job beside
    * the call while it is alive. `by` names the caller, so a restart can tell that it died.
@@ -276,6 +288,7 @@ export function advance(
             updatedAt: now,
             nextRunAt: event.retryAt,
             tokenAt: event.retryAt,
+            parked: undefined,
           },
           delayMs: Math.max(0, event.retryAt - now),
           completed: false,
@@ -295,6 +308,39 @@ export function advance(
         completed: false,
       };
     }
+    case 'park': {
+      const parked = { bucket: event.bucket, withinMs: Math.max(0, Math.round(event.withinMs)) };
+      return {
+        job: {
+          ...job,
+          ...(event.pending ? {} : { version: job.version + 1, updatedAt: now }),
+          tokenAt: undefined,
+          parked,
+        },
+        completed: false,
+      };
+    }
+    case 'admitted': {
+      const at = Math.max(event.at, now);
+      return {
+        job: {
+          ...job,
+          version: job.version + 1,
+          updatedAt: now,
+          nextRunAt: at,
+          tokenAt: at,
+          parked: undefined,
+        },
+        delayMs: at - now,
+        completed: false,
+      };
+    }
+    case 'unpark':
+      return {
+        job: { ...job, version: job.version + 1, updatedAt: now, parked: undefined },
+        delayMs: Math.max(0, job.nextRunAt - now),
+        completed: false,
+      };
     case 'call-started': {
       const sent = job.intents[event.output] ?? 0;
       return {
@@ -307,6 +353,7 @@ export function advance(
           inFlightSince: now,
           inFlightBy: event.by,
           tokenAt: undefined,
+          parked: undefined,
           nextRunAt: now + event.allowanceMs,
         },
         completed: false,
@@ -419,6 +466,7 @@ function advanceUncapped(
     inFlightSince: undefined,
     inFlightBy: undefined,
     tokenAt: undefined,
+    parked: undefined,
     // A kept answer stays until a decision of its step is committed (it is the step's answer).
     unsaved: outcome.type === 'decision' ? undefined : job.unsaved,
     usage: addUsage(job.usage, outcome.type === 'deadline' ? undefined : outcome.usage),

@@ -50,6 +50,13 @@ export interface EngineDeps {
    * Absent or undefined: `finish-first`.
    */
   callOrder?: ((bucket: string) => CallOrder | undefined) | undefined;
+  /**
+   * Admission (aws): a job whose call has no token within its horizon while the key's budget is
+   * saturated is parked (committed without a message) instead of sent back to ask again; a releaser
+   * outside the runner (the step worker after each step, the sweeper) reserves parked jobs' tokens
+   * in due order and sends each its one message. Off (default): such a job is sent back with a spread.
+   */
+  admission?: boolean | undefined;
   /** How paid calls in flight are guarded (defaults: 60 s allowance, a heartbeat every 15 s). */
   inFlight?: InFlightOptions | undefined;
   /** Told about every committed change (progress displays). */

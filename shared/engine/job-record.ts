@@ -183,6 +183,13 @@ export interface Job {
    * waits for it (one message) instead of coming back again and again for the next free token.
    */
   tokenAt?: number | undefined;
+  /**
+   * The job waits for a token of its key's saturated budget with no message in the queue (issue 10,
+   * aws): a releaser (the step worker after a commit of the same key, the sweeper when the key's
+   * line is idle) reserves its token and sends its one message, in due order. `bucket`: the key's
+   * fingerprint; `withinMs`: how far past its due time the job's token may lie (its priority).
+   */
+  parked?: { bucket: string; withinMs: number } | undefined;
   deadlineAt: number;
   lastError?: JobError | undefined;
   /** The current step's answer, received but not stored yet (see UnsavedAnswer). */

@@ -133,7 +133,7 @@ export function take(
   now: number,
   reserveWithinMs = 0,
 ): { state: RateBucketState; decision: RateDecision } {
-  const filled = absorbBooked(refill(state, config, now), config, now);
+  const filled = absorbBooked(refill(replayPastBookings(state, config, now), config, now), config, now);
   // With a burst of 1 no two tokens are closer than 1/rate: the upstream counts calls in a sliding
   // second, and reserved times rounded up to whole milliseconds could otherwise fall 1 ms closer
   // than that (floating-point noise in the refill): 6 calls in one second, the 6th throttled, and a
@@ -180,7 +180,7 @@ export function reserveAhead(
   at: number,
   withinMs: number,
 ): { state: RateBucketState; reservedAt?: number } {
-  const filled = absorbBooked(refill(state, config, now), config, now);
+  const filled = absorbBooked(refill(replayPastBookings(state, config, now), config, now), config, now);
   const nextAt = nextFreeAt(filled, config, now);
   if (nextAt >= at) {
     if (nextAt - at > withinMs) return { state: filled };
@@ -201,6 +201,20 @@ export function reserveAhead(
 }
 
 /**
+ * The bucket at `now` without taking anything (the limiters' `budget()`): its tokens after the
+ * refill and after the booked tokens the line has reached (below zero while tokens are reserved
+ * ahead), and its rate.
+ */
+export function bucketBudget(
+  state: RateBucketState,
+  config: RateBucketConfig,
+  now: number,
+): { tokens: number; ratePerSecond: number } {
+  const filled = absorbBooked(refill(replayPastBookings(state, config, now), config, now), config, now);
+  return { tokens: filled.tokens, ratePerSecond: filled.rate };
+}
+
+/**
  * When the line's next free token is due (`now` when there is one): a whole token refilled, and,
  * with a burst of 1, 1/rate after the last one. As `take` finds it.
  */
@@ -215,6 +229,33 @@ function nextFreeAt(filled: RateBucketState, config: RateBucketConfig, now: numb
     filled.updatedAt +
     Math.max(1, Math.ceil(refilledIn - 1e-6), Math.ceil(spacedFrom - filled.updatedAt - 1e-6))
   );
+}
+
+/**
+ * Booked tokens whose time has passed were spent at their time (the call they were booked for came
+ * then). Each is taken from the bucket at its own time, after the refill up to it, so a run of them
+ * left in the item by a bucket nobody wrote since costs what it cost then, not a debt of all of
+ * them at once now (which put the next token seconds ahead, farther than a 2 s horizon, for as long
+ * as nobody wrote the bucket: a take refused writes nothing, so the line never moved on).
+ */
+function replayPastBookings(state: RateBucketState, config: RateBucketConfig, now: number): RateBucketState {
+  if (state.booked === undefined || state.booked.length === 0 || state.booked[0]! > now) return state;
+  let replayed: RateBucketState = state;
+  const future: number[] = [];
+  for (const time of state.booked) {
+    if (time > now) {
+      future.push(time);
+      continue;
+    }
+    // A booked time before the last update is taken at that update (no earlier refill to undo).
+    replayed = refill(replayed, config, Math.max(time, replayed.updatedAt));
+    replayed = {
+      ...replayed,
+      tokens: replayed.tokens - 1,
+      lastTokenAt: Math.max(replayed.lastTokenAt ?? Number.NEGATIVE_INFINITY, time),
+    };
+  }
+  return { ...replayed, booked: future.length > 0 ? future : undefined };
 }
 
 /**

@@ -55,6 +55,8 @@ export type StepReport =
       waitMs?: number;
       /** The job holds a reserved token at `delayMs`: other jobs may still take later ones. */
       reserved?: boolean;
+      /** The job is parked (no message): a releaser sends it when its token comes (`deps.admission`). */
+      parked?: boolean;
     }
   | { outcome: 'conflict' }
   | { outcome: 'committed'; job: Job };
@@ -126,6 +128,13 @@ export async function runStep(deps: EngineDeps, message: WorkMessage): Promise<S
     };
     return commitAndSchedule(deps, job, advance(unknown, job, { type: 'error', failure }, now, deps.random));
   }
+  if (job.parked) {
+    // A parked job's message (the sweeper's nudge): it leaves the line of parked jobs first, in a
+    // commit, so a releaser working on it meanwhile and this worker never both go on with it.
+    const unparked = advance(workflow, job, { type: 'unpark' }, now, deps.random);
+    if (!(await deps.store.commit(unparked.job, job.version))) return { outcome: 'conflict' };
+    return runStep(deps, { jobId: job.id, version: unparked.job.version });
+  }
   if (now >= job.deadlineAt) {
     return commitAndSchedule(deps, job, advance(workflow, job, { type: 'deadline' }, now, deps.random));
   }
@@ -164,9 +173,8 @@ export async function runStep(deps: EngineDeps, message: WorkMessage): Promise<S
     // speculative polls and new jobs' first calls, jobs nearer the end farthest.
     const order = deps.callOrder?.(bucket);
     const priority = waitPriority(workflow, job, step, await likelyDone(deps, step, job, now), order);
-    const token = await deps.rateLimiter.take(bucket, now, {
-      reserveWithinMs: reserveHorizonMs(job, deps.reserveHorizonMs, priority, order),
-    });
+    const horizonMs = reserveHorizonMs(job, deps.reserveHorizonMs, priority, order);
+    const token = await deps.rateLimiter.take(bucket, now, { reserveWithinMs: horizonMs });
     if (!token.granted && token.reserved) {
       // Its token is due soon and now its own: wait for exactly then, in line, with one message.
       const waiting = advance(
@@ -183,6 +191,15 @@ export async function runStep(deps: EngineDeps, message: WorkMessage): Promise<S
         Math.min(delayMs, deps.queue.maxDelayMs),
       );
       return { outcome: 'deferred', reason: 'rate-limited', delayMs, waitMs: delayMs, reserved: true };
+    }
+    if (!token.granted && deps.admission) {
+      // No token within its horizon: the key's line is full. Parked, the job costs nothing while
+      // it waits; a releaser reserves its token in due order and sends its one message.
+      const parked = advance(workflow, job, { type: 'park', bucket, withinMs: horizonMs }, now, deps.random);
+      if (!(await deps.store.commit(parked.job, job.version))) return { outcome: 'conflict' };
+      deps.onJobChange?.(parked.job);
+      const waitMs = Math.max(1, token.retryAtMs - now);
+      return { outcome: 'deferred', reason: 'rate-limited', delayMs: waitMs, waitMs, parked: true };
     }
     if (!token.granted) {
       // Many jobs wait for the same next token: spread their returns over a few token intervals so
@@ -589,10 +606,20 @@ async function reserveNextToken(
   // Only calls due within twice the horizon: the bucket keeps every token booked ahead (one item on
   // AWS), so the farther ahead, the larger each of its writes; a call due later takes its token when
   // it comes, as before.
-  if (withinMs <= 0 || job.nextRunAt - now > 2 * horizonMs) return advanced;
+  if (withinMs <= 0) return advanced;
+  const park = () =>
+    advance(workflow, job, { type: 'park', bucket, withinMs, pending: true }, now, deps.random);
   try {
+    if (job.nextRunAt - now > 2 * horizonMs) {
+      // Too far ahead to book. With admission, a call due while the key's line is long (tokens
+      // reserved ahead: commits of this key will keep coming, each running a release round) is
+      // parked instead of sent for its due time, where it would find the line full.
+      if (!deps.admission || job.nextRunAt - now > maxParkAheadMs) return advanced;
+      const budget = await deps.rateLimiter.budget?.(bucket, now);
+      return budget !== undefined && budget.tokens < 0 ? park() : advanced;
+    }
     const at = await deps.rateLimiter.reserveAhead(bucket, now, { at: job.nextRunAt, withinMs });
-    if (at === undefined) return advanced;
+    if (at === undefined) return deps.admission ? park() : advanced;
     return advance(workflow, job, { type: 'token-reserved', at }, now, deps.random);
   } catch (error) {
     deps.log?.warn("could not reserve the next call's token; it takes one when it comes", {
@@ -602,6 +629,9 @@ async function reserveNextToken(
     return advanced;
   }
 }
+
+/** With admission, calls due farther ahead than this are never parked (sent for their due time). */
+const maxParkAheadMs = 10 * 60_000;
 
 /** Answers kept in a job record larger than this are not kept (a DynamoDB item holds 400 KB in all). */
 export const maxUnsavedBytes = 256 * 1024;

@@ -30,11 +30,16 @@ import {
   idempotencyKey,
   jobKey,
   jobTableIndexes,
+  parkedClasses,
+  parkedSortKey,
+  rateBucketKey,
   sortableTime,
   statusPartition,
   statusShard,
   statusShardCount,
   timeSortKey,
+  waitKeysPartition,
+  waitPartition,
 } from './table';
 
 /** Inputs larger than this (as JSON) are moved to the report store; the engine does the same. */
@@ -89,7 +94,13 @@ export function jobIndexAttributes(job: Job): Record<string, string> {
     GSI4SK: timeSortKey(job.createdAt, job.id),
     ...(isTerminal(job.status)
       ? {}
-      : { GSI2PK: duePartition(dueShard(job.id)), GSI2SK: timeSortKey(job.nextRunAt, job.id) }),
+      : {
+          // A parked job waits in its key's line of parked jobs, not in the sweeper's shards.
+          GSI2PK: job.parked ? waitPartition(job.parked.bucket) : duePartition(dueShard(job.id)),
+          GSI2SK: job.parked
+            ? parkedSortKey(job.parked.withinMs, job.nextRunAt, job.id)
+            : timeSortKey(job.nextRunAt, job.id),
+        }),
     ...(job.batchId
       ? { GSI5PK: batchPartition(job.batchId), GSI5SK: timeSortKey(job.createdAt, job.id) }
       : {}),
@@ -118,6 +129,8 @@ export class DynamoDbJobStore implements JobStore {
   private readonly tableName: string;
   private readonly reports: ReportStore | undefined;
   private readonly retentionSeconds: number;
+  /** When this instance last registered each bucket with parked jobs (`noteParked`). */
+  private readonly notedParked = new Map<string, number>();
 
   constructor(options: DynamoDbJobStoreOptions) {
     if (!options.tableName) throw new AwsConfigError('DynamoDbJobStore needs a table name');
@@ -211,6 +224,8 @@ export class DynamoDbJobStore implements JobStore {
       throw new RangeError(`commit of job ${job.id}: version ${job.version} is not ${expectedVersion} + 1`);
     }
     const item = this.toItem(await this.offloadInput(job));
+    // The key is registered before its parked job exists: the sweeper can always find it.
+    if (job.parked && !isTerminal(job.status)) await this.noteParked(job.parked.bucket, job.updatedAt);
     try {
       await this.client.send(
         new PutCommand({
@@ -221,11 +236,110 @@ export class DynamoDbJobStore implements JobStore {
           ExpressionAttributeValues: { ':expected': expectedVersion },
         }),
       );
-      return true;
     } catch (error) {
       if (isConditionFailure(error)) return false;
       throw error;
     }
+    return true;
+  }
+
+  /**
+   * Parked jobs of a key's bucket due at or before `until`: class by class (`A` calls that advance
+   * a job first, see `parkedSortKey`), soonest first within each, from the `due` index's
+   * `WAIT#<bucket>` partition (keys only: the releaser reads each job whole and moves it only at
+   * the version it read).
+   */
+  async listParked(
+    bucket: string,
+    until: number,
+    limit: number,
+    classes: readonly string[] = parkedClasses,
+  ): Promise<{ id: string; class: string }[]> {
+    const found: { id: string; class: string }[] = [];
+    for (const parkedClass of classes) {
+      if (limit <= 0) break;
+      const answer = await this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: jobTableIndexes.due,
+          KeyConditionExpression: 'GSI2PK = :pk AND GSI2SK BETWEEN :low AND :high',
+          ExpressionAttributeValues: {
+            ':pk': waitPartition(bucket),
+            ':low': `${parkedClass}#`,
+            ':high': `${parkedClass}#${sortableTime(until + 1)}`,
+          },
+          Limit: limit,
+        }),
+      );
+      for (const item of answer.Items ?? []) {
+        found.push({ id: String(item.PK).slice('JOB#'.length), class: parkedClass });
+        limit--;
+      }
+    }
+    return found;
+  }
+
+  /**
+   * When the key's line of tokens ends: the latest token granted, reserved or booked in its bucket
+   * item (`RATE#<bucket>`), undefined without one. Read by the sweeper without the rate limiter:
+   * a line that ended a while ago means no commit of the key is coming to release its parked jobs.
+   */
+  async lineEndsAt(bucket: string): Promise<number | undefined> {
+    const answer = await this.client.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: rateBucketKey(bucket),
+        ConsistentRead: true,
+        ProjectionExpression: 'lastTokenAt, booked',
+      }),
+    );
+    const item = answer.Item;
+    const times = [
+      item?.lastTokenAt,
+      ...(Array.isArray(item?.booked) ? (item.booked as unknown[]) : []),
+    ].filter((time): time is number => typeof time === 'number' && Number.isFinite(time));
+    return times.length > 0 ? Math.max(...times) : undefined;
+  }
+
+  /** The buckets that have parked jobs (or had, within a day): the sweeper looks at each. */
+  async parkedBuckets(): Promise<string[]> {
+    const buckets: string[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const answer = await this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: 'PK = :pk',
+          ExpressionAttributeValues: { ':pk': waitKeysPartition },
+          ProjectionExpression: 'SK',
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of answer.Items ?? []) buckets.push(String(item.SK));
+      start = answer.LastEvaluatedKey;
+    } while (start);
+    return buckets;
+  }
+
+  /**
+   * Registers a bucket that has parked jobs, so the sweeper finds them: at most once a minute per
+   * bucket from this instance (a plain Put; the item expires a day after the last one).
+   */
+  private async noteParked(bucket: string, now: number): Promise<void> {
+    const last = this.notedParked.get(bucket);
+    if (last !== undefined && now - last < 60_000 && now >= last) return;
+    await this.client.send(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: {
+          PK: waitKeysPartition,
+          SK: bucket,
+          notedAt: now,
+          expiresAt: Math.floor(now / 1000) + 24 * 3600,
+        },
+      }),
+    );
+    this.notedParked.set(bucket, now);
   }
 
   /** Non-terminal jobs due at or before `now`, oldest `nextRunAt` first, from all 16 shards of `due`. */

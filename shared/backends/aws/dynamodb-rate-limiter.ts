@@ -9,6 +9,7 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { RateDecision, RateLimiter } from '../../engine/ports';
 import {
+  bucketBudget,
   initialBucket,
   type RateBucketConfig,
   type RateBucketOptions,
@@ -93,6 +94,15 @@ export class DynamoDbRateLimiter implements RateLimiter {
       return reservedAt === undefined ? undefined : result.state;
     });
     return written === 'written' ? reservedAt : undefined;
+  }
+
+  /**
+   * The bucket now, without taking anything: one consistent read, no write. Tokens below zero are
+   * reserved ahead (the key's line reaches past now).
+   */
+  async budget(bucket: string, now: number): Promise<{ tokens: number; ratePerSecond: number }> {
+    const stored = await this.read(rateBucketKey(bucket), now);
+    return bucketBudget(stored.state, this.config, now);
   }
 
   /** Whether this worker was refused a token of the bucket in the last two seconds. */

@@ -99,6 +99,33 @@ export function duePartition(shard: number): string {
   return `DUE#${String(shard).padStart(2, '0')}`;
 }
 
+/**
+ * Where a parked job's `due` row lives instead of a `DUE#` shard (issue 10, admission): one
+ * partition per API key's bucket, in due order, read by that key's releasers with one Query. A
+ * key's commits are bounded by its rate limit, so one partition holds them.
+ */
+export function waitPartition(bucket: string): string {
+  return `WAIT#${bucket}`;
+}
+
+/**
+ * The sort key of a parked job's `due` row: its class (`A` calls that advance a job, horizon over
+ * 7.5 s; `B` speculative polls; `C` new jobs' first calls and the least likely polls, horizon 2 s or
+ * less), then its due time: a releaser reads class by class, each in due order.
+ */
+export function parkedSortKey(withinMs: number, nextRunAt: number, jobId: string): string {
+  return `${parkedClassOf(withinMs)}#${timeSortKey(nextRunAt, jobId)}`;
+}
+
+export const parkedClasses = ['A', 'B', 'C'] as const;
+
+export function parkedClassOf(withinMs: number): (typeof parkedClasses)[number] {
+  return withinMs > 7_500 ? 'A' : withinMs > 2_000 ? 'B' : 'C';
+}
+
+/** The registry of keys that have parked jobs (`WAITKEYS`, one item per bucket): the sweeper reads it. */
+export const waitKeysPartition = 'WAITKEYS';
+
 export function batchPartition(batchId: string): string {
   return `BATCH#${batchId}`;
 }

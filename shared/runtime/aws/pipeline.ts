@@ -16,7 +16,8 @@
  *   environment, emulator credentials `test`/`test` are used).
  * - `OPFLOW_BASE_URL` (default the real platform), `OPFLOW_QPS` (default 5 calls per second per key),
  *   `OPFLOW_REPORT_KMS_KEY_ID` (reports encrypted with SSE-KMS instead of SSE-S3),
- *   `OPFLOW_KEY_CACHE_SECONDS` (default 300).
+ *   `OPFLOW_KEY_CACHE_SECONDS` (default 300), `OPFLOW_ADMISSION` (`on`, the default, or `off`: see
+ *   AwsRuntimeConfig.admission).
  */
 import { readFileSync } from 'node:fs';
 import * as z from 'zod';
@@ -54,6 +55,7 @@ export const awsConfigSources = {
   qps: 'OPFLOW_QPS',
   reportKmsKeyId: 'OPFLOW_REPORT_KMS_KEY_ID',
   keyCacheSeconds: 'OPFLOW_KEY_CACHE_SECONDS',
+  admission: 'OPFLOW_ADMISSION',
 } as const;
 
 const serviceEndpointVariables = {
@@ -76,12 +78,19 @@ const fieldSchemas = {
   qps: z.coerce.number({ error: 'must be a number' }).positive('must be more than 0').max(10_000).default(5),
   reportKmsKeyId: z.string().trim().min(1).optional(),
   keyCacheSeconds: z.coerce.number({ error: 'must be a number' }).int().min(0).max(86_400).default(300),
+  admission: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
 };
 
 /** The aws runtime's settings: the backend's, and the Open Platform to call. */
 export interface AwsRuntimeConfig extends AwsBackendConfig {
   /** The Open Platform; absent means the real platform. */
   baseUrl?: string | undefined;
+  /**
+   * Admission of jobs waiting for a saturated key's tokens (issue 10; `OPFLOW_ADMISSION`, default
+   * on): parked without a message and released in order by the step workers. `off`: sent back to
+   * ask again (the behaviour before; kept for the cost bench's side-by-side run).
+   */
+  admission?: 'on' | 'off' | undefined;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -303,6 +312,7 @@ export function buildAwsPipeline(options: AwsPipelineOptions): AwsPipeline {
     reports: aws.reports,
     keys: aws.keys,
     rateLimiter: aws.rateLimiter,
+    admission: config.admission !== 'off',
     pollStats: aws.pollStats,
     pollStatsScope: config.baseUrl ?? 'https://connect.patsnap.com',
     clock,

@@ -19,7 +19,8 @@ import { parseWorkMessage } from '../../backends/aws';
 import { findStep } from '../../engine/advance';
 import type { EngineDeps } from '../../engine/deps';
 import type { Job } from '../../engine/job-record';
-import { runStep, type StepReport } from '../../engine/runner';
+import { keyFingerprint, runStep, type StepReport } from '../../engine/runner';
+import { type ParkedJobsSource, type ReleaseOptions, releaseParked } from './admission';
 import { engineLogger, engineMetrics, type Observability, traced } from './observability';
 
 /** A record not started because the function's deadline is near (it will be delivered again). */
@@ -37,6 +38,12 @@ export interface StepWorkerOptions {
    * and commit the outcome (default 5 seconds; must be less than `deadlineMarginMs`).
    */
   upstreamReserveMs?: number | undefined;
+  /**
+   * Where parked jobs are listed (the DynamoDB job store): with it and `deps.admission`, each step
+   * of a job is followed by a release round for the job's key (admission.ts).
+   */
+  parked?: ParkedJobsSource | undefined;
+  release?: ReleaseOptions | undefined;
 }
 
 export interface StepWorker {
@@ -72,6 +79,7 @@ function describeReport(report: StepReport): Record<string, unknown> {
         reason: report.reason,
         delayMs: report.delayMs,
         ...(report.reserved ? { reserved: true } : {}),
+        ...(report.parked ? { parked: true } : {}),
       };
     case 'dropped':
       return { outcome: report.outcome, reason: report.reason };
@@ -130,10 +138,14 @@ export function createStepWorker(options: StepWorkerOptions): StepWorker {
         ),
       budgetMs,
     );
+    let tenant: string | undefined;
     const recordDeps: EngineDeps = {
       ...deps,
       callSignal: cutoff.signal,
-      onJobRead: (job) => log.appendKeys(logKeysOf(deps, job)),
+      onJobRead: (job) => {
+        tenant = job.tenant;
+        log.appendKeys(logKeysOf(deps, job));
+      },
       log: engineLogger(log),
       metrics: engineMetrics(metrics),
     };
@@ -142,6 +154,8 @@ export function createStepWorker(options: StepWorkerOptions): StepWorker {
         runStep(recordDeps, message),
       );
       log.info('step done', describeReport(report));
+      if (tenant !== undefined && (report.outcome === 'committed' || report.outcome === 'deferred'))
+        await releaseRound(recordDeps, tenant, log);
     } catch (error) {
       log.error('step failed: the message will be delivered again', {
         error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
@@ -149,6 +163,25 @@ export function createStepWorker(options: StepWorkerOptions): StepWorker {
       throw error;
     } finally {
       clearTimeout(timer);
+    }
+  };
+
+  /**
+   * After a step of a job of `tenant`: release the key's parked jobs whose tokens have come. Its
+   * failure is only logged: the step is committed, and the next step of the key runs a round again.
+   */
+  const releaseRound = async (recordDeps: EngineDeps, tenant: string, log: typeof logger) => {
+    const parked = options.parked;
+    if (!parked || !deps.admission) return;
+    try {
+      const apiKey = await deps.keys.getKey(tenant);
+      if (!apiKey) return;
+      const round = await releaseParked(recordDeps, parked, keyFingerprint(apiKey), options.release);
+      if (round.released > 0 || round.lost > 0) log.info('parked jobs released', { ...round });
+    } catch (error) {
+      log.warn('could not release parked jobs; the next step of the key tries again', {
+        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+      });
     }
   };
 

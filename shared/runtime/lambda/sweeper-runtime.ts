@@ -19,8 +19,9 @@ export function createSweeperRuntime(
   const config = loadAwsConfig(env);
   const clientConfig = awsClientConfig(config);
   const { documents } = createDynamoDbClients(clientConfig);
+  const store = new DynamoDbJobStore({ client: documents, tableName: config.tableName });
   const sweepDeps: Pick<EngineDeps, 'store' | 'queue' | 'clock'> = {
-    store: new DynamoDbJobStore({ client: documents, tableName: config.tableName }),
+    store,
     queue: new SqsWorkQueue({
       client: createSqsClient(clientConfig),
       queueUrl: config.queueUrl,
@@ -28,5 +29,9 @@ export function createSweeperRuntime(
     clock: { now: () => Date.now() },
   };
   // sweep() reads only the store, the queue, the clock, the logger and the metrics.
-  return { deps: sweepDeps as EngineDeps, observability: createObservability() };
+  return {
+    deps: sweepDeps as EngineDeps,
+    observability: createObservability(),
+    ...(config.admission !== 'off' ? { parked: store } : {}),
+  };
 }

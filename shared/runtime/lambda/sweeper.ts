@@ -9,16 +9,60 @@ import type { EngineDeps } from '../../engine/deps';
 import { type SweepOptions, sweep } from '../../engine/sweep';
 import { engineLogger, engineMetrics, type Observability, traced } from './observability';
 
+/** What the sweeper reads of parked jobs (admission, issue 10): the DynamoDB job store. */
+export interface ParkedJobsIndex {
+  parkedBuckets(): Promise<string[]>;
+  lineEndsAt(bucket: string): Promise<number | undefined>;
+  listParked(bucket: string, until: number, limit: number): Promise<{ id: string; class: string }[]>;
+}
+
 export interface SweeperOptions {
   deps: EngineDeps;
   observability: Observability;
   /** Passed to the engine's sweep (default: jobs overdue by 30 s, at most 500 per run). */
   sweep?: SweepOptions | undefined;
+  /** With it, parked jobs of keys whose line has ended are sent their message (`nudgeParked`). */
+  parked?: ParkedJobsIndex | undefined;
+}
+
+/**
+ * Parked jobs are released by the step workers after each step of their key; a key whose line of
+ * tokens ended more than `graceMs` ago has no step coming to do it. For each such key, every parked
+ * job due within the next minute (up to `limit`) is sent its message for its due time, at the
+ * version read; the runner then unparks it in a commit before anything else (a releaser working on
+ * it meanwhile and the runner never both go on).
+ */
+export async function nudgeParked(
+  deps: Pick<EngineDeps, 'store' | 'queue' | 'clock'>,
+  parked: ParkedJobsIndex,
+  options: { graceMs?: number; lookaheadMs?: number; limit?: number } = {},
+): Promise<number> {
+  const now = deps.clock.now();
+  let nudged = 0;
+  for (const bucket of await parked.parkedBuckets()) {
+    const lineEnd = await parked.lineEndsAt(bucket);
+    if (lineEnd !== undefined && lineEnd > now - (options.graceMs ?? 30_000)) continue;
+    const found = await parked.listParked(
+      bucket,
+      now + (options.lookaheadMs ?? 60_000),
+      options.limit ?? 100,
+    );
+    for (const { id } of found) {
+      const job = await deps.store.get(id);
+      if (!job?.parked) continue;
+      await deps.queue.send(
+        { jobId: job.id, version: job.version },
+        Math.min(Math.max(0, job.nextRunAt - now), deps.queue.maxDelayMs),
+      );
+      nudged++;
+    }
+  }
+  return nudged;
 }
 
 export interface Sweeper {
   /** The Lambda handler: what this run re-sent. */
-  handle(event: unknown, context: Context): Promise<{ requeued: number; expired: number }>;
+  handle(event: unknown, context: Context): Promise<{ requeued: number; expired: number; nudged: number }>;
 }
 
 export function createSweeper(options: SweeperOptions): Sweeper {
@@ -35,8 +79,12 @@ export function createSweeper(options: SweeperOptions): Sweeper {
       };
       try {
         const result = await traced(tracer, '## sweep', {}, () => sweep(deps, options.sweep));
-        logger.info('sweep done', result);
-        return result;
+        const parked = options.parked;
+        const nudged = parked
+          ? await traced(tracer, '## nudge parked', {}, () => nudgeParked(deps, parked))
+          : 0;
+        logger.info('sweep done', { ...result, nudged });
+        return { ...result, nudged };
       } finally {
         if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
       }

@@ -4,7 +4,13 @@
  * out is counted once. Pure arithmetic, a seeded sequence (no timing).
  */
 import { describe, expect, it } from 'vitest';
-import { initialBucket, rateBucketConfig, reserveAhead, take } from '../../../shared/engine/rate-bucket';
+import {
+  initialBucket,
+  type RateBucketState,
+  rateBucketConfig,
+  reserveAhead,
+  take,
+} from '../../../shared/engine/rate-bucket';
 
 function seeded(seed: number): () => number {
   let state = seed;
@@ -74,5 +80,22 @@ describe('reserveAhead', () => {
       expect(settled.state.booked).toBeUndefined();
       expect(tokens.length).toBeGreaterThan(100);
     }
+  });
+});
+
+describe('booked tokens whose time has passed', () => {
+  it('are taken at their own time: a bucket nobody wrote since grants the next token now', () => {
+    const config = rateBucketConfig({ ratePerSecond: 2 });
+    const t0 = 1_750_000_000_000;
+    // Twelve calls booked 1 to 19 s after the last write; nobody wrote the bucket since.
+    const booked = Array.from({ length: 12 }, (_, i) => t0 + 1_000 + i * 1_500);
+    const stale: RateBucketState = { tokens: 0, rate: 2, updatedAt: t0, lastTokenAt: t0, booked };
+    const now = t0 + 60_000;
+    const result = take(stale, config, now, 2_000);
+    expect(result.decision).toEqual({ granted: true });
+    expect(result.state.booked).toBeUndefined();
+    // A booking still ahead, within 1/rate of now, is the line's: the next token comes after it.
+    const ahead = take({ ...stale, booked: [...booked, now + 200] }, config, now, 2_000);
+    expect(ahead.decision).toEqual({ granted: false, reserved: true, retryAtMs: now + 700 });
   });
 });

@@ -29,6 +29,7 @@ describe('loadAwsConfig', () => {
       region: 'eu-west-1',
       qps: 5,
       keyCacheSeconds: 300,
+      admission: 'on',
     });
     expect(loadAwsConfig({ ...stackOutputs, AWS_REGION: '', AWS_DEFAULT_REGION: 'us-west-2' }).region).toBe(
       'us-west-2',
@@ -105,6 +106,7 @@ describe('loadAwsConfig with a saved profile of the stack (cdk deploy --outputs-
       region: 'eu-west-1',
       qps: 5,
       keyCacheSeconds: 300,
+      admission: 'on',
     });
     // Variables that are set win over the file.
     const overridden = loadAwsConfig({

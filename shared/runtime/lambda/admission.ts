@@ -1,0 +1,84 @@
+/**
+ * Admission on aws (issue 10): jobs whose call found no token within its horizon while the key's
+ * budget was saturated are parked (committed without a message, in their key's `WAIT#` partition
+ * of the `due` index; runner.ts). They cost nothing while they wait. A release round, run by the
+ * step worker after each step of a job of the same key, reads the parked jobs class by class (calls
+ * that advance a job first, then speculative polls, then new jobs' first calls), each class in due
+ * order, reserves each one's token within its horizon, and commits the release at the version it
+ * read (`admitted`: one commit) and sends the job's one message for its token. A job whose token
+ * lies beyond its horizon stays parked: the line is full, so the key's commits keep coming and
+ * each runs a round. Any number of workers may release at once: a release lost to another writer
+ * leaves its token unused (budget, never a call paid twice).
+ */
+import { advance } from '../../engine/advance';
+import type { EngineDeps } from '../../engine/deps';
+import { isTerminal } from '../../engine/job-record';
+
+export interface ParkedJobsSource {
+  listParked(bucket: string, until: number, limit: number): Promise<{ id: string; class: string }[]>;
+}
+
+export interface ReleaseOptions {
+  /** Parked jobs due within this long are looked at (default 30 s: twice the reservation horizon). */
+  lookaheadMs?: number | undefined;
+  /** Parked jobs read per round (default 12). */
+  limit?: number | undefined;
+  /** Jobs released per round at most (default 4). */
+  maxReleases?: number | undefined;
+}
+
+export interface ReleaseRound {
+  looked: number;
+  released: number;
+  /** Releases lost to another writer (their token is left unused). */
+  lost: number;
+}
+
+/** One release round for the parked jobs of `bucket` (see the module's comment). */
+export async function releaseParked(
+  deps: EngineDeps,
+  parked: ParkedJobsSource,
+  bucket: string,
+  options: ReleaseOptions = {},
+): Promise<ReleaseRound> {
+  const round: ReleaseRound = { looked: 0, released: 0, lost: 0 };
+  const reserveAhead = deps.rateLimiter.reserveAhead?.bind(deps.rateLimiter);
+  if (!reserveAhead) return round;
+  const now = deps.clock.now();
+  const candidates = await parked.listParked(
+    bucket,
+    now + (options.lookaheadMs ?? 30_000),
+    options.limit ?? 12,
+  );
+  const maxReleases = options.maxReleases ?? 4;
+  // Once a job due now finds no token within its horizon, the rest of its class (due later, same
+  // horizon or less) would not either.
+  const fullClasses = new Set<string>();
+  for (const candidate of candidates) {
+    if (round.released >= maxReleases) break;
+    if (fullClasses.has(candidate.class)) continue;
+    round.looked++;
+    const job = await deps.store.get(candidate.id);
+    if (!job?.parked || job.parked.bucket !== bucket || isTerminal(job.status)) continue;
+    const workflow = deps.workflows.get(job.workflow);
+    if (!workflow) continue;
+    const at = Math.max(now, job.nextRunAt);
+    const tokenAt = await reserveAhead(bucket, now, { at, withinMs: job.parked.withinMs });
+    if (tokenAt === undefined) {
+      if (at <= now) fullClasses.add(candidate.class);
+      continue;
+    }
+    const admitted = advance(workflow, job, { type: 'admitted', at: tokenAt }, now, deps.random);
+    if (!(await deps.store.commit(admitted.job, job.version))) {
+      round.lost++;
+      continue;
+    }
+    deps.onJobChange?.(admitted.job);
+    await deps.queue.send(
+      { jobId: job.id, version: admitted.job.version },
+      Math.min(admitted.delayMs ?? 0, deps.queue.maxDelayMs),
+    );
+    round.released++;
+  }
+  return round;
+}

@@ -1,0 +1,169 @@
+// Admission on aws (issue 10) on DynamoDB Local: a job whose call finds no token within its horizon
+// while the key's line is full is parked (committed without a message, in its key's WAIT# partition
+// of the due index, out of the sweeper's DUE# shards); a release round reserves its token once the
+// line has room and sends its one message, and two releasers at once release it once; the sweeper
+// nudges the parked jobs of a key whose line has ended, and the runner unparks such a job in a
+// commit before anything else.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type AwsEmulators, startAwsEmulators } from '../../../../scripts/emulators/aws-emulators';
+import { DynamoDbJobStore, DynamoDbRateLimiter } from '../../../../shared/backends/aws';
+import { submitJob } from '../../../../shared/engine';
+import { keyFingerprint, runStep } from '../../../../shared/engine/runner';
+import { releaseParked } from '../../../../shared/runtime/lambda/admission';
+import { nudgeParked } from '../../../../shared/runtime/lambda/sweeper';
+import { REAL_PROCESS_TIMEOUT_MS } from '../../../support/timeouts';
+import { happyScript, harness } from '../../../unit/engine/fixtures';
+
+let emulators: AwsEmulators;
+beforeAll(async () => {
+  emulators = await startAwsEmulators({ sqsAndS3: false, secretsManager: false });
+}, REAL_PROCESS_TIMEOUT_MS);
+afterAll(async () => {
+  await emulators?.stop();
+});
+
+const bucket = keyFingerprint('sk-test-key');
+
+async function world() {
+  const tableName = await emulators.createTable();
+  const client = emulators.clients.documents;
+  const store = new DynamoDbJobStore({ client, tableName });
+  const limiter = () => new DynamoDbRateLimiter({ client, tableName, ratePerSecond: 2 });
+  const h = harness(happyScript(), { store, rateLimiter: limiter(), admission: true });
+  return { h, store, limiter };
+}
+
+/** Fills the key's line with `count` tokens reserved by other jobs (2 per second: count / 2 s long). */
+async function fillLine(limiter: DynamoDbRateLimiter, now: number, count: number) {
+  for (let i = 0; i < count; i++) {
+    const decision = await limiter.take(bucket, now, { reserveWithinMs: 600_000 });
+    expect(decision.granted || decision.reserved).toBe(true);
+  }
+}
+
+describe('admission on DynamoDB', () => {
+  it(
+    'parks a job that finds the line full, releases it once when its token comes, even to two releasers at once',
+    async () => {
+      const { h, store, limiter } = await world();
+      const now = h.clock.now();
+      await fillLine(h.deps.rateLimiter as DynamoDbRateLimiter, now, 20);
+      const budget = await (h.deps.rateLimiter as DynamoDbRateLimiter).budget(bucket, now);
+      expect(budget.tokens).toBeLessThan(-15);
+      expect(budget.ratePerSecond).toBe(2);
+
+      const { job } = await submitJob(h.deps, { workflow: 'demo', input: { issue: 'a hinge' } });
+      const first = h.queue.takeNext()!;
+      const sentBefore = h.queue.sent.length;
+      const report = await runStep(h.deps, first.message);
+      expect(report).toMatchObject({ outcome: 'deferred', reason: 'rate-limited', parked: true });
+      // No message: the job waits in its key's line of parked jobs, not in the sweeper's shards.
+      expect(h.queue.sent.length).toBe(sentBefore);
+      expect(h.client.calls).toHaveLength(0);
+      const parked = (await store.get(job.id))!;
+      expect(parked.parked).toEqual({ bucket, withinMs: 2_000 });
+      expect(parked.version).toBe(job.version + 1);
+      expect((await store.listDue(now + 60_000, 10)).map((j) => j.id)).not.toContain(job.id);
+      expect(await store.listParked(bucket, now + 1_000, 10)).toEqual([{ id: job.id, class: 'C' }]);
+      expect(await store.parkedBuckets()).toEqual([bucket]);
+
+      // The line is still full: a round leaves the job parked and writes nothing to it.
+      const early = await releaseParked(h.deps, store, bucket);
+      expect(early).toMatchObject({ released: 0 });
+      expect((await store.get(job.id))!.version).toBe(parked.version);
+
+      // The line has drained: two releasers (separate limiters, as separate Lambda instances) at once.
+      h.clock.advance(10_000);
+      const rounds = await Promise.all([
+        releaseParked({ ...h.deps, rateLimiter: limiter() }, store, bucket),
+        releaseParked({ ...h.deps, rateLimiter: limiter() }, store, bucket),
+      ]);
+      expect(rounds.reduce((sum, round) => sum + round.released, 0)).toBe(1);
+      const released = (await store.get(job.id))!;
+      expect(released.parked).toBeUndefined();
+      expect(released.version).toBe(parked.version + 1);
+      expect(released.tokenAt).toBeGreaterThanOrEqual(h.clock.now());
+      expect(released.nextRunAt).toBe(released.tokenAt);
+      const sent = h.queue.sent.slice(sentBefore);
+      expect(sent).toEqual([
+        { message: { jobId: job.id, version: released.version }, delayMs: released.tokenAt! - h.clock.now() },
+      ]);
+      expect(await store.listParked(bucket, h.clock.now() + 60_000, 10)).toEqual([]);
+      expect((await store.listDue(released.nextRunAt, 10)).map((j) => j.id)).toEqual([job.id]);
+
+      // Its message runs the call on the reserved token: no second token, no second message first.
+      h.queue.pending = [];
+      h.clock.current = released.tokenAt!;
+      const ran = await runStep(h.deps, { jobId: job.id, version: released.version });
+      expect(ran.outcome).toBe('committed');
+      expect(h.client.calls.map((call) => call.operationId)).toEqual(['ai33-1Step1V3']);
+    },
+    REAL_PROCESS_TIMEOUT_MS,
+  );
+
+  it(
+    'releases calls that advance a job before new jobs, and a new job only within its 2 s horizon',
+    async () => {
+      const { h, store } = await world();
+      const now = h.clock.now();
+      const limiter = h.deps.rateLimiter as DynamoDbRateLimiter;
+      await fillLine(limiter, now, 20);
+      const fresh = await submitJob(h.deps, { workflow: 'demo', input: { issue: 'new' } });
+      const older = await submitJob(h.deps, { workflow: 'demo', input: { issue: 'started' } });
+      for (const message of [h.queue.takeNext()!, h.queue.takeNext()!])
+        expect(await runStep(h.deps, message.message)).toMatchObject({ parked: true });
+      // The second job is under way: its next call advances it (a 15 s horizon), parked after the new one.
+      const started = (await store.get(older.job.id))!;
+      const advancing = { ...started, status: 'WAITING' as const, version: started.version + 1 };
+      advancing.parked = { bucket, withinMs: 15_000 };
+      expect(await store.commit(advancing, started.version)).toBe(true);
+      expect((await store.listParked(bucket, now + 1_000, 10)).map((p) => p.id)).toEqual([
+        older.job.id,
+        fresh.job.id,
+      ]);
+      // The line ends 10 s from now: only the advancing call is within its horizon.
+      const round = await releaseParked(h.deps, store, bucket);
+      expect(round.released).toBe(1);
+      expect((await store.get(older.job.id))!.parked).toBeUndefined();
+      expect((await store.get(fresh.job.id))!.parked).toBeDefined();
+    },
+    REAL_PROCESS_TIMEOUT_MS,
+  );
+
+  it(
+    'the sweeper nudges parked jobs only when their key has no line; the runner unparks before it calls',
+    async () => {
+      const { h, store } = await world();
+      const now = h.clock.now();
+      const limiter = h.deps.rateLimiter as DynamoDbRateLimiter;
+      await fillLine(limiter, now, 20);
+      const { job } = await submitJob(h.deps, { workflow: 'demo', input: { issue: 'stranded' } });
+      await runStep(h.deps, h.queue.takeNext()!.message);
+      const parked = (await store.get(job.id))!;
+      expect(parked.parked).toBeDefined();
+
+      // The line reaches 10 s ahead: commits of the key are coming, each releasing; no nudge.
+      expect(await store.lineEndsAt(bucket)).toBeGreaterThan(now + 9_000);
+      const sentBefore = h.queue.sent.length;
+      expect(await nudgeParked(h.deps, store)).toBe(0);
+      // The line ended more than 30 s ago and nobody released the job (a lost round): nudged.
+      h.clock.advance(41_000);
+      expect(await nudgeParked(h.deps, store)).toBe(1);
+      const nudge = h.queue.sent.slice(sentBefore);
+      expect(nudge).toEqual([{ message: { jobId: job.id, version: parked.version }, delayMs: 0 }]);
+
+      // A releaser that read the job before the runner's unpark loses its commit; the job runs once.
+      const runs = await runStep(h.deps, nudge[0]!.message);
+      expect(runs.outcome).toBe('committed');
+      const after = (await store.get(job.id))!;
+      expect(after.parked).toBeUndefined();
+      // Unparked, the create's intent, its outcome.
+      expect(after.version).toBe(parked.version + 3);
+      expect(h.client.calls).toHaveLength(1);
+      expect(await releaseParked(h.deps, store, bucket)).toMatchObject({ released: 0 });
+      // A stale nudge of the same version is dropped.
+      expect(await runStep(h.deps, nudge[0]!.message)).toMatchObject({ outcome: 'dropped', reason: 'stale' });
+    },
+    REAL_PROCESS_TIMEOUT_MS,
+  );
+});
