@@ -153,7 +153,10 @@ export async function measureBundle(
   const dir = path.join(outdir, name);
   const metafile = await buildFunction(name, dir);
   const outputs = Object.keys(metafile.outputs).filter((file) => file.endsWith('.mjs'));
-  const entryFile = outputs.find((file) => metafile.outputs[file]?.entryPoint !== undefined);
+  // The function's entry (a chunk of a dynamic import has an entryPoint too: its module).
+  const entryFile = outputs.find(
+    (file) => path.resolve(PROJECT_ROOT, file) === path.resolve(dir, 'index.mjs'),
+  );
   if (!entryFile) throw new Error(`${name}: esbuild wrote no entry file`);
   const atStart = new Set(loadedAtOnce(metafile, entryFile));
   const byPackage = new Map<string, number>();

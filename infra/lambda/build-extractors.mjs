@@ -5,7 +5,7 @@
  * the rare document that needs it. In the Lambda bundles each of these packages is instead a stub
  * (an esbuild alias, `extractorAliases()`: extractor-stubs/) that imports `extractors/<package>.mjs`
  * beside the bundle on first use; this script builds those files (extractor-entries/), for the
- * stack (the ingest function's `afterBundling` hook), the e2e harness and `npm run bundle-sizes`.
+ * stack, the e2e harness and `npm run bundle-sizes` (buildFunction in infra/lib/function-bundling.ts).
  *
  *   node infra/lambda/build-extractors.mjs <folder of the bundle> [--target=node22]
  */
