@@ -87,7 +87,10 @@ describe('opflow ingest (local)', () => {
     const after = JSON.parse((await opflow('list', '--limit', '1000', '--json')).stdout);
     expect((Array.isArray(after) ? after : after.jobs).length).toBe(980);
     const shown = JSON.parse((await opflow('batch', batchId, '--json')).stdout);
-    expect(shown).toMatchObject({ status: 'FINISHED', items: 980, run: 2, calls: 980 });
+    // One billed unit per job: nothing was paid twice. `calls` counts HTTP attempts, failed ones too, so a
+    // read that timed out on a loaded machine and was retried adds a call but no billed unit.
+    expect(shown).toMatchObject({ status: 'FINISHED', items: 980, run: 2, billedUnits: 980 });
+    expect(shown.calls).toBeGreaterThanOrEqual(980);
   }, 600_000);
 
   it('extracts the text of .docx, .pdf, .md and .txt documents of a folder, and names the ones it cannot use', async () => {
