@@ -199,20 +199,13 @@ async function provision(
   });
   const bucket = emulators.createBucket();
   emulators.secretsManager!.setSecret(`${SECRET_PREFIX}default`, JSON.stringify({ apiKey }));
-  const endpoints = emulators.clientConfig.endpoints!;
   return {
     OPFLOW_TABLE_NAME: table,
     OPFLOW_QUEUE_URL: queue.queueUrl,
     OPFLOW_BUCKET_NAME: bucket,
     OPFLOW_API_KEY_SECRET_PREFIX: SECRET_PREFIX,
     ...(baseUrl ? { OPFLOW_BASE_URL: baseUrl } : {}),
-    AWS_REGION: emulators.region,
-    AWS_ACCESS_KEY_ID: 'test',
-    AWS_SECRET_ACCESS_KEY: 'test',
-    AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb!,
-    AWS_ENDPOINT_URL_SQS: endpoints.sqs!,
-    AWS_ENDPOINT_URL_S3: endpoints.s3!,
-    AWS_ENDPOINT_URL_SECRETS_MANAGER: endpoints.secretsManager!,
+    ...emulators.environment(),
   };
 }
 

@@ -22,6 +22,11 @@ export interface AwsEmulators {
   /** Endpoints and dummy credentials for `createAwsClients()`. */
   clientConfig: AwsClientConfig;
   clients: AwsClients;
+  /**
+   * The variables a process (a bundled function, the CLI) needs to reach these emulators as the aws
+   * backend: the region, dummy credentials and an `AWS_ENDPOINT_URL_*` for each emulator started.
+   */
+  environment(): Record<string, string>;
   fauxqs: Fauxqs | undefined;
   dynamoDb: DynamoDbLocal | undefined;
   secretsManager: SecretsManagerEmulator | undefined;
@@ -89,6 +94,16 @@ export async function startAwsEmulators(options: StartAwsEmulatorsOptions = {}):
       region,
       clientConfig,
       clients,
+      environment() {
+        return {
+          AWS_REGION: region,
+          AWS_ACCESS_KEY_ID: 'test',
+          AWS_SECRET_ACCESS_KEY: 'test',
+          ...(dynamoDb ? { AWS_ENDPOINT_URL_DYNAMODB: dynamoDb.endpoint } : {}),
+          ...(fauxqs ? { AWS_ENDPOINT_URL_SQS: fauxqs.address, AWS_ENDPOINT_URL_S3: fauxqs.address } : {}),
+          ...(secretsManager ? { AWS_ENDPOINT_URL_SECRETS_MANAGER: secretsManager.endpoint } : {}),
+        };
+      },
       fauxqs,
       dynamoDb,
       secretsManager,

@@ -44,18 +44,12 @@ beforeAll(async () => {
   emulators = await startAwsEmulators({ secretsManager: false });
   const table = await emulators.createTable();
   bucket = emulators.createBucket();
-  const endpoints = emulators.clientConfig.endpoints!;
   env = {
     OPFLOW_TABLE_NAME: table,
     OPFLOW_QUEUE_URL: emulators.createQueue().queueUrl,
     OPFLOW_BUCKET_NAME: bucket,
     OPFLOW_API_KEY_SECRET_PREFIX: 'opflow/test/api-key/',
-    AWS_REGION: emulators.region,
-    AWS_ACCESS_KEY_ID: 'test',
-    AWS_SECRET_ACCESS_KEY: 'test',
-    AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb!,
-    AWS_ENDPOINT_URL_SQS: endpoints.sqs!,
-    AWS_ENDPOINT_URL_S3: endpoints.s3!,
+    ...emulators.environment(),
   };
   // The function's credentials come from its environment, as on Lambda; the killed instances log
   // their failures (the assertions are on the table).

@@ -126,7 +126,6 @@ export class AwsWorld {
       `${SECRET_PREFIX}default`,
       JSON.stringify({ apiKey: this.options.tenantKey ?? TENANT_KEY }),
     );
-    const endpoints = emulators.clientConfig.endpoints!;
     this.env = {
       OPFLOW_TABLE_NAME: table,
       OPFLOW_QUEUE_URL: this.queueUrl,
@@ -134,13 +133,7 @@ export class AwsWorld {
       OPFLOW_API_KEY_SECRET_PREFIX: SECRET_PREFIX,
       OPFLOW_BASE_URL: this.sandbox.url,
       OPFLOW_QPS: '20',
-      AWS_REGION: emulators.region,
-      AWS_ACCESS_KEY_ID: 'test',
-      AWS_SECRET_ACCESS_KEY: 'test',
-      AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb!,
-      AWS_ENDPOINT_URL_SQS: endpoints.sqs!,
-      AWS_ENDPOINT_URL_S3: endpoints.s3!,
-      AWS_ENDPOINT_URL_SECRETS_MANAGER: endpoints.secretsManager!,
+      ...emulators.environment(),
       POWERTOOLS_SERVICE_NAME: 'opflow',
       POWERTOOLS_METRICS_NAMESPACE: 'opflow',
       POWERTOOLS_LOG_LEVEL: 'INFO',
