@@ -15,6 +15,9 @@
  * side by side cases share the machine's cores rather than one event loop; the parent prints the
  * table.
  *
+ * The idle key runs its jobs one after another, each alone, and divides each job's time by its own
+ * critical path: the task durations the sandbox drew for it (its ledger's `startedWork`).
+ *
  * Engines compared in each case:
  * - learned: this build (poll timing learned per operation, aimed at quantiles by the budget);
  * - fixed: as before issue 10: learning off (the workflows' declared schedules) and no token
@@ -38,11 +41,15 @@ import {
 } from '../shared/engine';
 import { createLocalPipeline } from '../shared/runtime/local/pipeline';
 import { ManualClock, skippingTime } from '../shared/runtime/time';
-import { PlatformCode, SANDBOX_API_KEY } from '../shared/sandbox';
+import { type LedgerEntry, PlatformCode, SANDBOX_API_KEY } from '../shared/sandbox';
 import { noveltyCheck, workflows } from '../shared/workflows';
 
 const optionsSchema = z.object({
   jobs: z.coerce.number().int().min(1).max(10_000),
+  /** Jobs measured one after another in each idle-key case. */
+  idleJobs: z.coerce.number().int().min(1).max(1_000),
+  /** The sandbox's seed in the idle-key cases (default: a random one, printed). */
+  seed: z.coerce.number().int().min(0).optional(),
   limit: z.coerce.number().positive().max(1_000),
   only: z.enum(['batch', 'idle', 'all']),
   sequential: z.boolean(),
@@ -68,6 +75,8 @@ function readOptions(): Options {
   const { values } = parseArgs({
     options: {
       jobs: { type: 'string', default: '30' },
+      'idle-jobs': { type: 'string', default: '15' },
+      seed: { type: 'string' },
       limit: { type: 'string', default: '5' },
       only: { type: 'string', default: 'all' },
       sequential: { type: 'boolean', default: false },
@@ -85,6 +94,7 @@ function readOptions(): Options {
   const parsed = optionsSchema.safeParse({
     ...values,
     inProcess: values['in-process'],
+    idleJobs: values['idle-jobs'],
     caseSpec: values['case-spec'],
     resultFile: values['result-file'],
   });
@@ -99,6 +109,9 @@ the fixed declared schedules and a naive poll-every-second build side by side (b
 
 Options:
   --jobs=N           novelty checks in the batch (default 30; 300 for the large batch)
+  --idle-jobs=N      novelty checks measured one after another in each idle-key case (default 15)
+  --seed=N           the sandbox's seed in the idle-key cases (default: random, printed): the same
+                     seed draws the same task durations again
   --limit=Q          the key's limit at the sandbox and opflow's --qps, calls/s (default 5)
   --only=WHAT        batch, idle or all (default all)
   --cases=TEXT       only the cases whose label contains TEXT (e.g. "learned right")
@@ -166,6 +179,25 @@ interface CaseSpec {
   warmup: number;
   /** Key limit at the sandbox and opflow's --qps; undefined: no limit (an idle key). */
   qps: number | undefined;
+  /** Submit each measured job only after the one before finished (each alone on the key). */
+  oneAtATime?: boolean | undefined;
+  /** The sandbox's seed (ids and task durations); undefined: the sandbox's own. */
+  seed?: number | undefined;
+}
+
+/** One measured job: its time, the time of the tasks its calls started, its calls. */
+interface JobFigures {
+  /** From its creation to its end. */
+  jobMs: number;
+  /**
+   * Its own critical path: the durations the sandbox drew for the work its calls started (the
+   * novelty check's tasks run one after another). Calls take no clock time on the virtual clock, so
+   * there this is the least time any client could take; on the wall clock the calls' own time is
+   * counted against the engine.
+   */
+  criticalMs: number;
+  /** Operation calls the sandbox answered for it (the report download not counted). */
+  calls: number;
 }
 
 interface CaseResult {
@@ -179,6 +211,8 @@ interface CaseResult {
   timedOut: boolean;
   /** With --detail: where the calls and the time went. */
   detail?: string | undefined;
+  /** With `oneAtATime`: each measured job's figures, in order. */
+  perJob?: JobFigures[] | undefined;
 }
 
 let tracing = false;
@@ -207,6 +241,7 @@ async function runCase(spec: CaseSpec): Promise<CaseResult> {
     log: silentLogger,
     sandbox: {
       keys: [{ key: SANDBOX_API_KEY, ...(spec.qps === undefined ? {} : { qps: spec.qps }) }],
+      ...(spec.seed === undefined ? {} : { seed: spec.seed }),
       taskDurations: {},
       defaultTaskDuration: taskDuration,
       streamChunkDelayMs: 0,
@@ -234,7 +269,17 @@ async function runCase(spec: CaseSpec): Promise<CaseResult> {
     const started = performance.now();
     const startedAt = pipeline.deps.clock.now();
     const ids: string[] = [];
-    for (let i = 0; i < spec.jobs; i++) ids.push(await submit(i));
+    const perJob: JobFigures[] = [];
+    if (spec.oneAtATime) {
+      for (let i = 0; i < spec.jobs; i++) {
+        const before = ledger.entries().length;
+        const id = await submit(i);
+        ids.push(id);
+        const [job] = await pipeline.waitForJobs([id], { signal: AbortSignal.timeout(600_000) });
+        if (!job) throw new Error(`job ${id} vanished`);
+        perJob.push(jobFigures(job, ledger.entries().slice(before)));
+      }
+    } else for (let i = 0; i < spec.jobs; i++) ids.push(await submit(i));
     const boundMs = ((spec.jobs * minCallsPerJob) / qps) * 1000;
     const bucket = keyFingerprint(SANDBOX_API_KEY);
     // When the scheduler turned the key's order to longest remaining work first (learned only).
@@ -291,11 +336,27 @@ async function runCase(spec: CaseSpec): Promise<CaseResult> {
       medianJobMs: spans[Math.floor(spans.length / 2)] ?? 0,
       timedOut,
       detail,
+      ...(spec.oneAtATime ? { perJob } : {}),
     };
   } finally {
     await pipeline.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * A job run alone: its time, its own critical path (the durations drawn for the work its calls
+ * started, from the sandbox's ledger: every call in `calls` is this job's) and its calls.
+ */
+function jobFigures(job: Job, calls: readonly LedgerEntry[]): JobFigures {
+  const operations = calls.filter((entry) => entry.operationId !== 'download');
+  return {
+    jobMs: (job.finishedAt ?? job.updatedAt) - job.createdAt,
+    criticalMs: operations
+      .flatMap((entry) => entry.startedWork ?? [])
+      .reduce((sum, work) => sum + work.durationMs, 0),
+    calls: operations.length,
+  };
 }
 
 /**
@@ -347,6 +408,28 @@ function describe(
   ].join('\n');
 }
 
+/** The idle-key row of a case: medians and ranges over its jobs, and the pooled ratios. */
+function idleRow(r: CaseResult, jobs: number): string[] {
+  const perJob = r.perJob ?? [];
+  const spread = (values: number[]) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    if (sorted.length === 0) return '-';
+    const median = sorted[Math.floor(sorted.length / 2)] ?? 0;
+    return `${median.toFixed(2)} [${(sorted[0] ?? 0).toFixed(2)}-${(sorted.at(-1) ?? 0).toFixed(2)}]`;
+  };
+  const sum = (values: number[]) => values.reduce((total, value) => total + value, 0);
+  const critical = perJob.map((job) => job.criticalMs);
+  return [
+    r.spec.label,
+    `${r.succeeded}/${jobs}${r.timedOut ? ' (timed out)' : ''}`,
+    spread(critical.map((ms) => ms / 1000)),
+    spread(perJob.map((job) => job.jobMs / Math.max(1, job.criticalMs))),
+    ratio(sum(perJob.map((job) => job.jobMs)), sum(critical)),
+    spread(perJob.map((job) => job.calls / minCallsPerJob)),
+    ratio(sum(perJob.map((job) => job.calls)), perJob.length * minCallsPerJob),
+  ];
+}
+
 function table(headers: string[], rows: string[][]): string {
   const widths = headers.map((header, i) =>
     Math.max(header.length, ...rows.map((row) => (row[i] ?? '').length)),
@@ -378,6 +461,7 @@ const caseResultSchema = z.looseObject({
   medianJobMs: z.number(),
   timedOut: z.boolean(),
   detail: z.string().optional(),
+  perJob: z.array(z.object({ jobMs: z.number(), criticalMs: z.number(), calls: z.number() })).optional(),
 });
 
 /**
@@ -423,6 +507,8 @@ const caseSpecSchema = z.object({
   jobs: z.number().int().min(1),
   warmup: z.number().int().min(0),
   qps: z.number().positive().optional(),
+  oneAtATime: z.boolean().optional(),
+  seed: z.number().int().optional(),
 });
 
 async function main(): Promise<void> {
@@ -500,32 +586,34 @@ async function main(): Promise<void> {
     process.stdout.write(`${out.splice(0).join('\n')}\n`);
   }
   if (options.only !== 'batch') {
-    // One job on an idle key: the critical path is the tasks' own time, 5 polled steps.
+    // One job at a time on an idle key, each measured against its own tasks' drawn times. Every case
+    // runs the same warm-up and the same sandbox seed, so the measured jobs' tasks draw the same
+    // durations in every case of the run.
+    const seed = options.seed ?? Math.floor(Math.random() * 1_000_000);
+    const warmup = 5;
     const specs: CaseSpec[] = [];
     for (const engine of ['learned', 'fixed'] as const) {
       for (const schedule of ['right', '10x slow'] as const) {
-        // Learning needs a few tasks seen first; the fixed schedules learn nothing from them.
-        const warmup = engine === 'learned' ? 5 : 0;
-        specs.push({ label: `${engine} ${schedule}`, engine, schedule, jobs: 1, warmup, qps: undefined });
+        specs.push({
+          label: `${engine} ${schedule}`,
+          engine,
+          schedule,
+          jobs: options.idleJobs,
+          warmup,
+          qps: undefined,
+          oneAtATime: true,
+          seed,
+        });
       }
     }
     const results = await runAll(specs, options);
-    const polled = noveltyCheck.steps.filter((step) => step.poll).length;
-    // Mean task time of the skewed draw (mean - spread + 2/3 spread) along the polled steps.
-    const criticalMs = polled * (taskDuration.meanMs - taskDuration.spreadMs / 3);
     out.push(
-      `idle key: one novelty check (learned: after ${specs[0]?.warmup} earlier ones on the same database), no limit; ` +
-        `critical path = ${polled} tasks x ${(criticalMs / polled / 1000).toFixed(2)} s mean = ${(criticalMs / 1000).toFixed(1)} s`,
+      `idle key: ${options.idleJobs} novelty checks one after another (each alone, after ${warmup} earlier ones on the same database), ` +
+        `no limit, sandbox seed ${seed}; per job: time / its own critical path (the ${noveltyCheck.steps.filter((step) => step.poll).length} task durations the sandbox drew for it, ` +
+        `1-3 s each), calls / ${minCallsPerJob}; median [min-max], and all jobs pooled (sum / sum)`,
       table(
-        ['case', 'ok', 'job s', 'job/critical path', 'calls', 'calls/min'],
-        results.map((r) => [
-          r.spec.label,
-          `${r.succeeded}/1`,
-          (r.medianJobMs / 1000).toFixed(1),
-          ratio(r.medianJobMs, criticalMs),
-          String(r.calls),
-          ratio(r.calls, minCallsPerJob),
-        ]),
+        ['case', 'ok', 'critical s', 'job/critical path', 'pooled', 'calls/min', 'pooled'],
+        results.map((r) => idleRow(r, options.idleJobs)),
       ),
       '',
     );

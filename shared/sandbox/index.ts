@@ -20,6 +20,7 @@ export {
   Ledger,
   type LedgerEntry,
   type LedgerFilter,
+  type StartedWork,
 } from './ledger';
 export { type StreamVariant, streamVariants } from './operations/contract';
 export { patentCountFor } from './operations/patent-count';

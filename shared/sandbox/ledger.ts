@@ -39,6 +39,18 @@ export interface LedgerEntry {
   created: boolean;
   /** What it created or touched, when known (task id, job id, ...). */
   resourceId?: string;
+  /**
+   * The asynchronous work this call started upstream (operations only, when it started any): the
+   * operation it counts as started by and the duration drawn for it (sandbox clock), so a benchmark
+   * can tell a job's own task times from the configured mean.
+   */
+  startedWork?: StartedWork[];
+}
+
+/** One piece of asynchronous work a call started (see `LedgerEntry.startedWork`). */
+export interface StartedWork {
+  startedBy: string;
+  durationMs: number;
 }
 
 export interface LedgerFilter {

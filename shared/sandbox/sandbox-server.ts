@@ -24,7 +24,7 @@ import {
   writeJson,
 } from './http-answers';
 import { KeyGate, type KeyState } from './key-gate';
-import { Ledger, type LedgerEntry } from './ledger';
+import { Ledger, type LedgerEntry, type StartedWork } from './ledger';
 import type {
   OperationContext,
   OperationHandler,
@@ -281,7 +281,10 @@ export class SandboxServer {
       const input = this.parseInput(entry, url, admitted.raw);
       draft.bodyHash = hashText(stableJson(input));
       const variant = this.variantHeader(req);
-      const outcome = this.run(entry, input, admitted.key.fingerprint, now);
+      const started: StartedWork[] = [];
+      const outcome = this.run(entry, input, admitted.key.fingerprint, now, started);
+      // Only work the handler kept: a refusal thrown after a stage was made started nothing.
+      if (started.length > 0) draft.startedWork = started;
       if (outcome.kind === 'stream')
         outcome.plan.defaultVariant = variant ?? decision.streamVariant ?? outcome.plan.defaultVariant;
       return outcome;
@@ -544,26 +547,27 @@ export class SandboxServer {
     input: unknown,
     owner: string,
     now: number,
+    started: StartedWork[],
   ): OperationOutcome<OperationId> {
     const id = operation.operationId as OperationId;
     const parsed = requestSchemas[id].safeParse(input);
     if (!parsed.success) throw invalidParameter(`invalid parameter: ${formatIssues(parsed.error)}`);
     const handler = this.handlers[id] as OperationHandler<OperationId>;
-    return handler(parsed.data as never, this.context(owner, now));
+    return handler(parsed.data as never, this.context(owner, now, started));
   }
 
-  private context(owner: string, now: number): OperationContext {
+  /** `started` collects the work the handler starts (for the call's ledger entry). */
+  private context(owner: string, now: number, started: StartedWork[]): OperationContext {
     return {
       now,
       owner,
       seed: this.options.seed,
       newId: (shape = 'hex') => this.state.newId(shape),
-      startStage: (startedBy, salt, fails): Stage => ({
-        startedBy,
-        startedAt: now,
-        durationMs: this.durationOf(startedBy, salt),
-        fails,
-      }),
+      startStage: (startedBy, salt, fails): Stage => {
+        const stage = { startedBy, startedAt: now, durationMs: this.durationOf(startedBy, salt), fails };
+        started.push({ startedBy, durationMs: stage.durationMs });
+        return stage;
+      },
       publish: (documentKey, document) => this.links.publish(documentKey, document),
     };
   }

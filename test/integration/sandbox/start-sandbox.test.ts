@@ -225,6 +225,33 @@ describe('ledger', () => {
     expect(next.json.error_code).toBe(PlatformCode.quotaExhausted);
   });
 
+  it('records the work a call started with the duration drawn for it, which is when the task is done', async () => {
+    harness = await startTestSandbox({
+      taskDurations: { 'ai35-1': { meanMs: 2_000, spreadMs: 1_000, shape: 'skewed' } },
+    });
+    const { task_id } = await harness.ok('ai35-1', { input: 'A lamp with a motion sensor.', lang: 'en' });
+    await harness.ok('ai35-2', { task_id });
+    const early = await harness.call('ai35-3', { task_id }); // refused: the summary is not done yet
+    expect(early.json.status).toBe(false);
+    const [submit, poll, refused] = harness.sandbox.ledger.entries();
+    const work = submit?.startedWork;
+    expect(work).toEqual([{ startedBy: 'ai35-1NoveltySearchSubmit', durationMs: expect.any(Number) }]);
+    const durationMs = work?.[0]?.durationMs ?? 0;
+    expect(durationMs).toBeGreaterThanOrEqual(1_000);
+    expect(durationMs).toBeLessThanOrEqual(3_000);
+    expect(poll?.startedWork).toBeUndefined();
+    expect(refused?.startedWork).toBeUndefined();
+    // The drawn duration is the task's: running one millisecond before it, done at it.
+    harness.advance(durationMs - 1);
+    expect((await harness.ok('ai35-2', { task_id })).status).toBe(1);
+    harness.advance(1);
+    expect((await harness.ok('ai35-2', { task_id })).status).toBe(2);
+    // Confirming the summary starts the features' work, drawn for the confirming operation.
+    await harness.ok('ai35-3', { task_id });
+    const confirm = harness.sandbox.ledger.entries({ operationId: 'ai35-3' }).at(-1);
+    expect(confirm?.startedWork?.map((started) => started.startedBy)).toEqual(['ai35-3TechSolutionUpdate']);
+  });
+
   it('counts tasks created twice from the same input for the same key and operation', async () => {
     harness = await startTestSandbox({ keys: [{ key: 'sk-a' }, { key: 'sk-b' }] });
     const input = { input: 'A lamp with a motion sensor.', lang: 'en' };
