@@ -19,6 +19,7 @@ import { operationSchemas } from '../openplatform/operation-schemas';
 import type { OperationRow, Paging } from '../openplatform/operation-types';
 import { findCatalogueOperation, lookupOperation } from '../openplatform/operations';
 import { blocks, cellText, count, heading, inline, shorten, table } from '../reports/markdown';
+import { nonNegativeInt, positiveInt } from './step-data';
 
 /** Pages followed when the input does not say. */
 export const DEFAULT_MAX_PAGES = 10;
@@ -33,73 +34,75 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The input of a call job. */
-export const callInput = z
-  .strictObject({
-    /** The operationId (`p002PatentQuerySearch`) or documented short id (`p002`). */
-    operation: z
-      .string({ error: 'operation: the operationId or short id to call is required (a string)' })
-      .trim()
-      .min(1, { error: 'operation: must not be empty' }),
-    /** Query, path and header parameters by name (see `opflow operations <id>`). */
-    parameters: z
-      .record(z.string(), z.unknown(), { error: 'parameters: an object of name → value' })
-      .optional(),
-    /** The JSON request body. */
-    body: z.record(z.string(), z.unknown(), { error: 'body: a JSON object' }).optional(),
-    /** For a paginated operation: the most pages to fetch (default 10, at most 500). */
-    maxPages: z
-      .number({ error: 'maxPages: a whole number of pages' })
-      .int({ error: 'maxPages: a whole number of pages' })
-      .min(1, { error: 'maxPages: at least 1' })
-      .max(MAX_PAGES, { error: `maxPages: at most ${MAX_PAGES}` })
-      .optional(),
-    /** The report's title; default: the operation's summary. */
-    title: z.string().trim().min(1, { error: 'title: must not be empty when given' }).max(200).optional(),
-  })
-  .superRefine((input, ctx) => {
-    const found = lookupOperation(input.operation);
-    if (!found.ok) {
-      ctx.addIssue({ code: 'custom', path: ['operation'], message: found.message });
-      return;
-    }
-    const row = found.operation;
-    if (row.bodyEncoding === 'multipart') {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['operation'],
-        message: `${row.operationId} uploads files (multipart), which a job cannot carry: use opflow call`,
-      });
-      return;
-    }
-    if (input.maxPages !== undefined && !row.paging) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['maxPages'],
-        message: `${row.operationId} does not page its results`,
-      });
-    }
-    // The request is checked now, so a bad manifest line is refused before any job is billed.
-    const schemas = operationSchemas(row);
-    /** The operation schema's issues, placed under the input's field. */
-    const check = (field: 'parameters' | 'body', schema: z.ZodType, value: unknown) => {
-      const parsed = schema.safeParse(value ?? {});
-      for (const issue of parsed.error?.issues ?? []) {
-        ctx.addIssue({ code: 'custom', path: [field, ...issue.path.map(String)], message: issue.message });
+export const callInput = z.lazy(() =>
+  z
+    .strictObject({
+      /** The operationId (`p002PatentQuerySearch`) or documented short id (`p002`). */
+      operation: z
+        .string({ error: 'operation: the operationId or short id to call is required (a string)' })
+        .trim()
+        .min(1, { error: 'operation: must not be empty' }),
+      /** Query, path and header parameters by name (see `opflow operations <id>`). */
+      parameters: z
+        .record(z.string(), z.unknown(), { error: 'parameters: an object of name → value' })
+        .optional(),
+      /** The JSON request body. */
+      body: z.record(z.string(), z.unknown(), { error: 'body: a JSON object' }).optional(),
+      /** For a paginated operation: the most pages to fetch (default 10, at most 500). */
+      maxPages: z
+        .number({ error: 'maxPages: a whole number of pages' })
+        .int({ error: 'maxPages: a whole number of pages' })
+        .min(1, { error: 'maxPages: at least 1' })
+        .max(MAX_PAGES, { error: `maxPages: at most ${MAX_PAGES}` })
+        .optional(),
+      /** The report's title; default: the operation's summary. */
+      title: z.string().trim().min(1, { error: 'title: must not be empty when given' }).max(200).optional(),
+    })
+    .superRefine((input, ctx) => {
+      const found = lookupOperation(input.operation);
+      if (!found.ok) {
+        ctx.addIssue({ code: 'custom', path: ['operation'], message: found.message });
+        return;
       }
-    };
-    check('parameters', schemas.parameters, input.parameters);
-    if (schemas.body === undefined) {
-      if (input.body !== undefined && Object.keys(input.body).length > 0) {
+      const row = found.operation;
+      if (row.bodyEncoding === 'multipart') {
         ctx.addIssue({
           code: 'custom',
-          path: ['body'],
-          message: `${row.operationId} (${row.method}) takes no body; give its parameters instead`,
+          path: ['operation'],
+          message: `${row.operationId} uploads files (multipart), which a job cannot carry: use opflow call`,
+        });
+        return;
+      }
+      if (input.maxPages !== undefined && !row.paging) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['maxPages'],
+          message: `${row.operationId} does not page its results`,
         });
       }
-      return;
-    }
-    check('body', schemas.body, input.body);
-  });
+      // The request is checked now, so a bad manifest line is refused before any job is billed.
+      const schemas = operationSchemas(row);
+      /** The operation schema's issues, placed under the input's field. */
+      const check = (field: 'parameters' | 'body', schema: z.ZodType, value: unknown) => {
+        const parsed = schema.safeParse(value ?? {});
+        for (const issue of parsed.error?.issues ?? []) {
+          ctx.addIssue({ code: 'custom', path: [field, ...issue.path.map(String)], message: issue.message });
+        }
+      };
+      check('parameters', schemas.parameters, input.parameters);
+      if (schemas.body === undefined) {
+        if (input.body !== undefined && Object.keys(input.body).length > 0) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['body'],
+            message: `${row.operationId} (${row.method}) takes no body; give its parameters instead`,
+          });
+        }
+        return;
+      }
+      check('body', schemas.body, input.body);
+    }),
+);
 export type CallInput = z.infer<typeof callInput>;
 
 const rowOf = (input: CallInput): OperationRow => {
@@ -127,12 +130,18 @@ function sizeOf(paging: Paging, input: CallInput): number | undefined {
 const step = stepsFor('call', callInput);
 
 /** The page being called (1-based) and how many items the pages before it held. */
-const pageAt = step.key('page', z.number().int().positive());
-const collectedBefore = step.key('collected', z.number().int().nonnegative());
+const pageAt = step.key('page', positiveInt);
+const collectedBefore = step.key('collected', nonNegativeInt);
 /** Once done: the total the upstream announced, the pages called, and whether they were all. */
-const totalItems = step.key('total', z.number());
-const pagesCalled = step.key('pages', z.number().int().positive());
-const allPages = step.key('complete', z.boolean());
+const totalItems = step.key(
+  'total',
+  z.lazy(() => z.number()),
+);
+const pagesCalled = step.key('pages', positiveInt);
+const allPages = step.key(
+  'complete',
+  z.lazy(() => z.boolean()),
+);
 
 type Context = StepContext<CallInput, 'call'>;
 const pageNumber = (ctx: Context) => ctx.find(pageAt) ?? 1;

@@ -34,9 +34,14 @@ export function renameCommonFields(workflow: string, value: unknown): unknown {
   return renamed;
 }
 
-/** The workflow taking the common names too. */
+/**
+ * The workflow taking the common names too. The wrapper is built on first use (`z.lazy`), as the
+ * workflow's own input schema is: building the registry builds no schema.
+ */
 export function withCommonNames<Input>(workflow: Workflow<Input>): Workflow<Input> {
   if (!commonNames[workflow.name]) return workflow;
-  const input = z.preprocess((value) => renameCommonFields(workflow.name, value), workflow.input);
+  const input = z.lazy(() =>
+    z.preprocess((value) => renameCommonFields(workflow.name, value), workflow.input),
+  );
   return { ...workflow, input: input as unknown as z.ZodType<Input> };
 }

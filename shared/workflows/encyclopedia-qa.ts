@@ -25,23 +25,25 @@ export const dataSources = [
 export type DataSource = (typeof dataSources)[number];
 
 /** The input of an encyclopedia question. */
-export const encyclopediaQaInput = z.strictObject({
-  /** The biomedical question. */
-  question: z
-    .string({ error: 'question: the question is required (a string)' })
-    .trim()
-    .min(1, { error: 'question: the question is empty' }),
-  /** The report's title; default: the question. */
-  title: z.string().trim().min(1, { error: 'title: must not be empty when given' }).max(200).optional(),
-  /** Where to look, by name (`paper`, `patent`, `clinical-trial`...); default: the platform's choice (all). */
-  dataSource: z.enum(dataSources, { error: `dataSource: one of ${dataSources.join(', ')}` }).optional(),
-  /** Deeper search (slower); default false. */
-  deepSearch: z.boolean({ error: 'deepSearch: true or false' }).default(false),
-  /** Longer reasoning (slower); default false. */
-  longThink: z.boolean({ error: 'longThink: true or false' }).default(false),
-  /** Also search the web; default false. */
-  searchWebsite: z.boolean({ error: 'searchWebsite: true or false' }).default(false),
-});
+export const encyclopediaQaInput = z.lazy(() =>
+  z.strictObject({
+    /** The biomedical question. */
+    question: z
+      .string({ error: 'question: the question is required (a string)' })
+      .trim()
+      .min(1, { error: 'question: the question is empty' }),
+    /** The report's title; default: the question. */
+    title: z.string().trim().min(1, { error: 'title: must not be empty when given' }).max(200).optional(),
+    /** Where to look, by name (`paper`, `patent`, `clinical-trial`...); default: the platform's choice (all). */
+    dataSource: z.enum(dataSources, { error: `dataSource: one of ${dataSources.join(', ')}` }).optional(),
+    /** Deeper search (slower); default false. */
+    deepSearch: z.boolean({ error: 'deepSearch: true or false' }).default(false),
+    /** Longer reasoning (slower); default false. */
+    longThink: z.boolean({ error: 'longThink: true or false' }).default(false),
+    /** Also search the web; default false. */
+    searchWebsite: z.boolean({ error: 'searchWebsite: true or false' }).default(false),
+  }),
+);
 export type EncyclopediaQaInput = z.infer<typeof encyclopediaQaInput>;
 
 /** The platform's code of a data source name (1 = all ... 8 = epidemiology). */

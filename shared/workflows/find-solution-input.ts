@@ -6,18 +6,20 @@
 import * as z from 'zod';
 
 /** The input of a find-solution job. */
-export const findSolutionInput = z.strictObject({
-  /** The technical problem to solve, at most 500 characters (the platform's limit). */
-  problem: z
-    .string({ error: 'problem: the technical problem is required (a string)' })
-    .trim()
-    .min(1, { error: 'problem: the technical problem is empty' })
-    .max(500, { error: 'problem: at most 500 characters (the platform refuses longer problems)' }),
-  /** The report's title; default: the solution's title. */
-  title: z.string().trim().min(1, { error: 'title: must not be empty when given' }).max(200).optional(),
-  /** The language of the answers, `cn` or `en`; default `en`. */
-  lang: z.enum(['cn', 'en'], { error: 'lang: must be "cn" or "en"' }).default('en'),
-});
+export const findSolutionInput = z.lazy(() =>
+  z.strictObject({
+    /** The technical problem to solve, at most 500 characters (the platform's limit). */
+    problem: z
+      .string({ error: 'problem: the technical problem is required (a string)' })
+      .trim()
+      .min(1, { error: 'problem: the technical problem is empty' })
+      .max(500, { error: 'problem: at most 500 characters (the platform refuses longer problems)' }),
+    /** The report's title; default: the solution's title. */
+    title: z.string().trim().min(1, { error: 'title: must not be empty when given' }).max(200).optional(),
+    /** The language of the answers, `cn` or `en`; default `en`. */
+    lang: z.enum(['cn', 'en'], { error: 'lang: must be "cn" or "en"' }).default('en'),
+  }),
+);
 export type FindSolutionInput = z.infer<typeof findSolutionInput>;
 
 /** Stable option ids `d1`, `d2`... for directions, in the upstream's order. */

@@ -1,5 +1,8 @@
 /**
  * The registry of opflow's workflows, by name: what the engine, the CLI and the API look names up in.
+ * Loading it builds no zod schema: each workflow's input schema, the common-names wrapper and the
+ * context keys' schemas are `z.lazy`, built on first use (a cold start builds only the schemas of
+ * the workflows its invocations read; test/unit/workflows/lazy-schemas.test.ts).
  */
 import type { Workflow, WorkflowRegistry } from '../engine/workflow';
 import { call } from './call';

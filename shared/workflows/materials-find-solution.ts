@@ -7,7 +7,6 @@
  * ai73-4 thinking (poll; gives board_id) → ai73-5 mind map (poll) → for each chosen node:
  * ai73-7 node reference → ai73-6 citations (page by page) → ai73-8 start → ai73-9 implementation (poll).
  */
-import * as z from 'zod';
 import type { PollPolicy } from '../engine/policies';
 import { type Decision, defineWorkflow, type StepContext, stepsFor } from '../engine/workflow';
 import { shorten } from '../reports/markdown';
@@ -22,7 +21,7 @@ import {
 import { materialsMarkdown, materialsSummary, materialsTitle } from './materials-find-solution-report';
 import { leafNodes, type MindMapNode, mindMapNodes } from './mind-map';
 import { chosenRecommendations, recommendationOptions } from './recommendations';
-import { nonEmpty, untilDone, wordState } from './step-data';
+import { nonEmpty, nonNegativeInt, positiveInt, stringList, untilDone, wordState } from './step-data';
 import { readTextDocument } from './text-input';
 
 /** Recommendations take about 20 s, the mind map about a minute and a half, a plan about a minute. */
@@ -58,9 +57,9 @@ type Context = StepContext<MaterialsFindSolutionInput, 'materials-find-solution'
 const taskId = step.key('taskId', nonEmpty);
 const boardId = step.key('boardId', nonEmpty);
 /** The chosen nodes, the index of the node being detailed, and the page of its citations. */
-const nodeIds = step.key('nodeIds', z.array(z.string()));
-const nodeIndex = step.key('nodeIndex', z.number().int().nonnegative());
-const page = step.key('page', z.number().int().positive());
+const nodeIds = step.key('nodeIds', stringList);
+const nodeIndex = step.key('nodeIndex', nonNegativeInt);
+const page = step.key('page', positiveInt);
 
 /** The node a node-level step works on: the ids and the round's index. */
 function currentNode(ctx: Context) {

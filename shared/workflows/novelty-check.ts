@@ -19,11 +19,13 @@ import { isPublicationNumber, noveltyAnalysisOf, noveltyReportMarkdown } from '.
 import { nonEmpty, numberState, outputOf, untilDone, withoutNulls } from './step-data';
 import { firstLine, readTextDocument } from './text-input';
 
-const dateText = z
-  .string()
-  .trim()
-  .regex(/^\d{4}-?\d{2}-?\d{2}$/, { error: 'a publication date is written YYYY-MM-DD or YYYYMMDD' })
-  .refine(isCalendarDate, { error: 'is not a date on the calendar (month 01–12, a day that month has)' });
+const dateText = z.lazy(() =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d{4}-?\d{2}-?\d{2}$/, { error: 'a publication date is written YYYY-MM-DD or YYYYMMDD' })
+    .refine(isCalendarDate, { error: 'is not a date on the calendar (month 01–12, a day that month has)' }),
+);
 
 /** `2020-02-29` yes, `2020-13-45` and `2021-02-29` no. */
 function isCalendarDate(text: string): boolean {
@@ -38,26 +40,28 @@ function isCalendarDate(text: string): boolean {
 }
 
 /** The input of a novelty check. */
-export const noveltyCheckInput = z.strictObject({
-  /** The technical description to check (an invention disclosure, a claim set, an idea). */
-  text: z
-    .string({ error: 'text: the technical description to check is required (a string)' })
-    .trim()
-    .min(1, { error: 'text: the technical description is empty' }),
-  /** The report's title; default: the description's first line. */
-  title: z.string().trim().min(1, { error: 'title: must not be empty when given' }).max(200).optional(),
-  /** The language of the analysis, `cn` or `en`; default `en`. */
-  lang: z.enum(['cn', 'en'], { error: 'lang: must be "cn" or "en"' }).default('en'),
-  /** Only literature published on or after this date (YYYY-MM-DD); default: no limit. */
-  pbdStart: dateText.optional(),
-  /** Only literature published on or before this date (YYYY-MM-DD); default: no limit. */
-  pbdEnd: dateText.optional(),
-  /**
-   * Fetch the references' bibliographic data (publication number, title, assignee, dates) for the
-   * report: one more call (p011, Patent Basic Data, one unit). Its failure does not fail the job.
-   */
-  bibliography: z.boolean({ error: 'bibliography: must be true or false' }).default(true),
-});
+export const noveltyCheckInput = z.lazy(() =>
+  z.strictObject({
+    /** The technical description to check (an invention disclosure, a claim set, an idea). */
+    text: z
+      .string({ error: 'text: the technical description to check is required (a string)' })
+      .trim()
+      .min(1, { error: 'text: the technical description is empty' }),
+    /** The report's title; default: the description's first line. */
+    title: z.string().trim().min(1, { error: 'title: must not be empty when given' }).max(200).optional(),
+    /** The language of the analysis, `cn` or `en`; default `en`. */
+    lang: z.enum(['cn', 'en'], { error: 'lang: must be "cn" or "en"' }).default('en'),
+    /** Only literature published on or after this date (YYYY-MM-DD); default: no limit. */
+    pbdStart: dateText.optional(),
+    /** Only literature published on or before this date (YYYY-MM-DD); default: no limit. */
+    pbdEnd: dateText.optional(),
+    /**
+     * Fetch the references' bibliographic data (publication number, title, assignee, dates) for the
+     * report: one more call (p011, Patent Basic Data, one unit). Its failure does not fail the job.
+     */
+    bibliography: z.boolean({ error: 'bibliography: must be true or false' }).default(true),
+  }),
+);
 export type NoveltyCheckInput = z.infer<typeof noveltyCheckInput>;
 
 /**

@@ -15,47 +15,52 @@ export const collapseOrders = ['OLDEST', 'LATEST'] as const;
 const upper = (value: unknown) => (typeof value === 'string' ? value.trim().toUpperCase() : value);
 
 /** The input of a patent count. */
-export const patentCountInput = z
-  .strictObject({
-    /** The search expression in the platform's query syntax, at most 1,500 characters. */
-    query: z
-      .string({ error: 'query: the search expression is required (a string)' })
-      .trim()
-      .min(1, { error: 'query: the search expression is empty' })
-      .max(1500, { error: 'query: at most 1,500 characters (the platform refuses longer queries)' }),
-    /** The report's title; default: the query. */
-    title: z.string().trim().min(1, { error: 'title: must not be empty when given' }).max(200).optional(),
-    /**
-     * Collapse results: `ALL` (none), `APNO` (by application number), `DOCDB` (simple family),
-     * `INPADOC` (INPADOC family), `EXTEND` (extended family); default: no collapse.
-     */
-    collapseType: z
-      .preprocess(upper, z.enum(collapseTypes, { error: `collapseType: one of ${collapseTypes.join(', ')}` }))
-      .optional(),
-    /** Which patent a collapsed group keeps: by `APD`, `PBD`, `AUTHORITY` or `SCORE`. */
-    collapseBy: z
-      .preprocess(upper, z.enum(collapseBys, { error: `collapseBy: one of ${collapseBys.join(', ')}` }))
-      .optional(),
-    /** With collapseType APNO and collapseBy APD or PBD: keep the `OLDEST` or the `LATEST`. */
-    collapseOrder: z
-      .preprocess(
-        upper,
-        z.enum(collapseOrders, { error: `collapseOrder: one of ${collapseOrders.join(', ')}` }),
-      )
-      .optional(),
-  })
-  .superRefine((input, ctx) => {
-    if (
-      input.collapseOrder !== undefined &&
-      (input.collapseType !== 'APNO' || (input.collapseBy !== 'APD' && input.collapseBy !== 'PBD'))
-    ) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['collapseOrder'],
-        message: 'collapseOrder: only with collapseType APNO and collapseBy APD or PBD',
-      });
-    }
-  });
+export const patentCountInput = z.lazy(() =>
+  z
+    .strictObject({
+      /** The search expression in the platform's query syntax, at most 1,500 characters. */
+      query: z
+        .string({ error: 'query: the search expression is required (a string)' })
+        .trim()
+        .min(1, { error: 'query: the search expression is empty' })
+        .max(1500, { error: 'query: at most 1,500 characters (the platform refuses longer queries)' }),
+      /** The report's title; default: the query. */
+      title: z.string().trim().min(1, { error: 'title: must not be empty when given' }).max(200).optional(),
+      /**
+       * Collapse results: `ALL` (none), `APNO` (by application number), `DOCDB` (simple family),
+       * `INPADOC` (INPADOC family), `EXTEND` (extended family); default: no collapse.
+       */
+      collapseType: z
+        .preprocess(
+          upper,
+          z.enum(collapseTypes, { error: `collapseType: one of ${collapseTypes.join(', ')}` }),
+        )
+        .optional(),
+      /** Which patent a collapsed group keeps: by `APD`, `PBD`, `AUTHORITY` or `SCORE`. */
+      collapseBy: z
+        .preprocess(upper, z.enum(collapseBys, { error: `collapseBy: one of ${collapseBys.join(', ')}` }))
+        .optional(),
+      /** With collapseType APNO and collapseBy APD or PBD: keep the `OLDEST` or the `LATEST`. */
+      collapseOrder: z
+        .preprocess(
+          upper,
+          z.enum(collapseOrders, { error: `collapseOrder: one of ${collapseOrders.join(', ')}` }),
+        )
+        .optional(),
+    })
+    .superRefine((input, ctx) => {
+      if (
+        input.collapseOrder !== undefined &&
+        (input.collapseType !== 'APNO' || (input.collapseBy !== 'APD' && input.collapseBy !== 'PBD'))
+      ) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['collapseOrder'],
+          message: 'collapseOrder: only with collapseType APNO and collapseBy APD or PBD',
+        });
+      }
+    }),
+);
 export type PatentCountInput = z.infer<typeof patentCountInput>;
 
 const step = stepsFor('patent-count', patentCountInput);

@@ -35,54 +35,60 @@ const customKeys: ReadonlySet<string> = new Set([
 ]);
 
 /** A chapter key, with or without its `TECH_RESEARCH_` prefix, in any case. */
-const directoryKey = z
-  .string({ error: 'key: a chapter key such as MARKET_ANALYSIS is required' })
-  .trim()
-  .transform((key) => {
-    const upper = key.toUpperCase().replace(/[\s-]+/g, '_');
-    return upper.startsWith('TECH_RESEARCH_') ? upper : `TECH_RESEARCH_${upper}`;
-  })
-  .pipe(
-    z.enum(directoryKeys, {
-      error: `key: one of ${directoryKeys.map((key) => key.replace('TECH_RESEARCH_', '')).join(', ')}`,
-    }),
-  );
+const directoryKey = z.lazy(() =>
+  z
+    .string({ error: 'key: a chapter key such as MARKET_ANALYSIS is required' })
+    .trim()
+    .transform((key) => {
+      const upper = key.toUpperCase().replace(/[\s-]+/g, '_');
+      return upper.startsWith('TECH_RESEARCH_') ? upper : `TECH_RESEARCH_${upper}`;
+    })
+    .pipe(
+      z.enum(directoryKeys, {
+        error: `key: one of ${directoryKeys.map((key) => key.replace('TECH_RESEARCH_', '')).join(', ')}`,
+      }),
+    ),
+);
 
-const directoryEntry = z
-  .strictObject({
-    /** The chapter, e.g. `MARKET_ANALYSIS` or `TECH_RESEARCH_MARKET_ANALYSIS`. */
-    key: directoryKey,
-    /** The chapter's name: only for CUSTOM_MODULE_1/2 (the others keep the platform's name). */
-    name: z.string().trim().min(1, { error: 'name: must not be empty when given' }).max(200).optional(),
-  })
-  .superRefine((entry, ctx) => {
-    if (entry.name !== undefined && !customKeys.has(entry.key)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['name'],
-        message: `only CUSTOM_MODULE_1 and CUSTOM_MODULE_2 may be renamed, not ${entry.key.replace('TECH_RESEARCH_', '')}`,
-      });
-    }
-  });
+const directoryEntry = z.lazy(() =>
+  z
+    .strictObject({
+      /** The chapter, e.g. `MARKET_ANALYSIS` or `TECH_RESEARCH_MARKET_ANALYSIS`. */
+      key: directoryKey,
+      /** The chapter's name: only for CUSTOM_MODULE_1/2 (the others keep the platform's name). */
+      name: z.string().trim().min(1, { error: 'name: must not be empty when given' }).max(200).optional(),
+    })
+    .superRefine((entry, ctx) => {
+      if (entry.name !== undefined && !customKeys.has(entry.key)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['name'],
+          message: `only CUSTOM_MODULE_1 and CUSTOM_MODULE_2 may be renamed, not ${entry.key.replace('TECH_RESEARCH_', '')}`,
+        });
+      }
+    }),
+);
 
 /** The input of a pre-research report. */
-export const preResearchReportInput = z.strictObject({
-  /** The technology question the report answers. */
-  question: z
-    .string({ error: 'question: the technology question is required (a string)' })
-    .trim()
-    .min(1, { error: 'question: the technology question is empty' }),
-  /** The report's title; default: the question. */
-  title: z.string().trim().min(1, { error: 'title: must not be empty when given' }).max(200).optional(),
-  /** The chapters, in order; default: the platform chooses them. */
-  directory: z
-    .array(directoryEntry, { error: 'directory: a list of chapters ({ key, name? })' })
-    .min(1, { error: 'directory: list at least one chapter, or leave the directory out' })
-    .refine((entries) => new Set(entries.map((entry) => entry.key)).size === entries.length, {
-      error: 'directory: a chapter is listed twice',
-    })
-    .optional(),
-});
+export const preResearchReportInput = z.lazy(() =>
+  z.strictObject({
+    /** The technology question the report answers. */
+    question: z
+      .string({ error: 'question: the technology question is required (a string)' })
+      .trim()
+      .min(1, { error: 'question: the technology question is empty' }),
+    /** The report's title; default: the question. */
+    title: z.string().trim().min(1, { error: 'title: must not be empty when given' }).max(200).optional(),
+    /** The chapters, in order; default: the platform chooses them. */
+    directory: z
+      .array(directoryEntry, { error: 'directory: a list of chapters ({ key, name? })' })
+      .min(1, { error: 'directory: list at least one chapter, or leave the directory out' })
+      .refine((entries) => new Set(entries.map((entry) => entry.key)).size === entries.length, {
+        error: 'directory: a chapter is listed twice',
+      })
+      .optional(),
+  }),
+);
 export type PreResearchReportInput = z.infer<typeof preResearchReportInput>;
 
 /** The platform writes the report in about three minutes. */

@@ -23,8 +23,19 @@ export function outputOf<Op extends OperationId>(
   return parsed.success ? (parsed.data as DataOf<Op>) : undefined;
 }
 
-/** The schema of a context value that is a non-empty string (an upstream task id, a link). */
-export const nonEmpty = z.string().min(1);
+/*
+ * The schemas of context values (`step.key(name, schema)`). Like the workflows' input schemas, they
+ * are built on first use (`z.lazy`), not when a workflow module loads: a cold start that reads no
+ * job of a workflow builds none of its schemas (docs/DESIGN.md, "Small Lambda bundles").
+ */
+/** A context value that is a non-empty string (an upstream task id, a link). */
+export const nonEmpty = z.lazy(() => z.string().min(1));
+/** A context value that is a whole number from 1 (a page, a count of pages). */
+export const positiveInt = z.lazy(() => z.number().int().positive());
+/** A context value that is a whole number from 0 (an index, a count of items). */
+export const nonNegativeInt = z.lazy(() => z.number().int().nonnegative());
+/** A context value that is a list of strings (ids). */
+export const stringList = z.lazy(() => z.array(z.string()));
 
 type WithoutNulls<T> = T extends null
   ? undefined

@@ -16,18 +16,20 @@ import { disclosureMarkdown, disclosureSummary, disclosureTitle } from './techni
 import { readTextDocument } from './text-input';
 
 /** The input of a technical disclosure. */
-export const technicalDisclosureInput = z.strictObject({
-  /** The technical idea or solution; the platform recommends more than 200 words, at most 5000. */
-  text: z
-    .string({ error: 'text: the technical idea or solution is required (a string)' })
-    .trim()
-    .min(1, { error: 'text: the technical idea is empty' })
-    .refine((text) => text.split(/\s+/).length <= 5000, { error: 'text: at most 5000 words' }),
-  /** The report's title; default: the idea's first line. */
-  title: z.string().trim().min(1, { error: 'title: must not be empty when given' }).max(200).optional(),
-  /** The language of the disclosure template, `cn` or `en`; default `en`. */
-  language: z.enum(['cn', 'en'], { error: 'language: must be "cn" or "en"' }).default('en'),
-});
+export const technicalDisclosureInput = z.lazy(() =>
+  z.strictObject({
+    /** The technical idea or solution; the platform recommends more than 200 words, at most 5000. */
+    text: z
+      .string({ error: 'text: the technical idea or solution is required (a string)' })
+      .trim()
+      .min(1, { error: 'text: the technical idea is empty' })
+      .refine((text) => text.split(/\s+/).length <= 5000, { error: 'text: at most 5000 words' }),
+    /** The report's title; default: the idea's first line. */
+    title: z.string().trim().min(1, { error: 'title: must not be empty when given' }).max(200).optional(),
+    /** The language of the disclosure template, `cn` or `en`; default `en`. */
+    language: z.enum(['cn', 'en'], { error: 'language: must be "cn" or "en"' }).default('en'),
+  }),
+);
 export type TechnicalDisclosureInput = z.infer<typeof technicalDisclosureInput>;
 
 /** Writing the disclosure takes a minute or two; the export follows quickly. */
