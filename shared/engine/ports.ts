@@ -58,8 +58,9 @@ export interface JobStore {
   /**
    * Optional: the unfinished work the scheduler orders calls by near the end of a key's work
    * (engine/scheduler.ts, `planOrder`): QUEUED, RUNNING and WAITING jobs counted by tenant, workflow,
-   * step and status, and the oldest QUEUED jobs (at most `queuedLimit`). A store without it leaves
-   * the order as it is.
+   * step and status, and the oldest QUEUED jobs (at most `queuedLimit`; none for 0). It is read every
+   * few seconds whatever the backlog: a store should keep the counts as jobs change rather than
+   * count every job (SQLite: triggers). A store without it leaves the order as it is.
    */
   scanWork?(query: { queuedLimit: number }): Promise<WorkScan>;
 }

@@ -430,9 +430,14 @@ export class BudgetFiller {
     const o = { ...defaults, ...definedOnly(this.#options) };
     if (!deps.store.scanWork || o.endgameSlack <= 0 || now < this.#workCountedAt + o.workEveryMs) return 0;
     this.#workCountedAt = now;
+    // New jobs are sent for only by a key whose order is (or turns, two counts agreeing) longest
+    // remaining work first: read them only then, not the oldest `limit` of a large backlog each count.
+    const mayAdmit = [...this.#orders.values()].some(
+      (key) => key.order === 'longest-first' || key.planned === 'longest-first',
+    );
     let scan: WorkScan;
     try {
-      scan = await deps.store.scanWork({ queuedLimit: o.limit });
+      scan = await deps.store.scanWork({ queuedLimit: mayAdmit ? o.limit : 0 });
     } catch (error) {
       deps.log?.warn('could not count the unfinished work; the call order stays as it was', {
         error: error instanceof Error ? error.message : String(error),
@@ -474,6 +479,7 @@ export class BudgetFiller {
       });
     }
     let admitted = 0;
+    if (!mayAdmit) return admitted;
     const queuedNow = new Set(scan.queued.map((job) => `${job.id}@${job.version}`));
     for (const sent of this.#admitted) if (!queuedNow.has(sent)) this.#admitted.delete(sent);
     for (const job of scan.queued) {

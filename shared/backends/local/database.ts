@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 export type LocalDatabase = Database.Database;
 
 /** The schema version this code writes; older files are migrated forward on open. */
-const schemaVersion = 1;
+const schemaVersion = 2;
 
 const migrations: Record<number, string> = {
   1: `
@@ -45,6 +45,91 @@ const migrations: Record<number, string> = {
     ) STRICT;
     CREATE INDEX messages_visible ON messages (visible_at, id);
     CREATE INDEX messages_by_job ON messages (job_id, version);
+  `,
+  // The scheduler's own columns and indexes (issue 10, a backlog of thousands): the fields the budget
+  // filler decides on, out of the JSON body and into covering indexes, so its rounds read index
+  // entries along the due time instead of parsing every job; and the unfinished work counted by
+  // triggers at each commit, so the scheduler's count reads a few rows whatever the backlog.
+  2: `
+    ALTER TABLE jobs ADD COLUMN workflow TEXT;
+    ALTER TABLE jobs ADD COLUMN step TEXT;
+    -- nextRunAt exactly (next_run_at is rounded down to whole milliseconds), while schedulable.
+    ALTER TABLE jobs ADD COLUMN run_at REAL;
+    ALTER TABLE jobs ADD COLUMN attempts INTEGER;
+    ALTER TABLE jobs ADD COLUMN polls INTEGER;
+    ALTER TABLE jobs ADD COLUMN poll_started_at REAL;
+    ALTER TABLE jobs ADD COLUMN last_polled_at REAL;
+    ALTER TABLE jobs ADD COLUMN in_flight_since REAL;
+    ALTER TABLE jobs ADD COLUMN token_at REAL;
+    ALTER TABLE jobs ADD COLUMN error_at REAL;
+    ALTER TABLE jobs ADD COLUMN unsaved INTEGER;
+    UPDATE jobs SET
+      workflow = json_extract(body, '$.workflow'),
+      step = json_extract(body, '$.step'),
+      run_at = CASE WHEN next_run_at IS NULL THEN NULL ELSE json_extract(body, '$.nextRunAt') END,
+      attempts = json_extract(body, '$.attempts'),
+      polls = json_extract(body, '$.polls'),
+      poll_started_at = json_extract(body, '$.pollStartedAt'),
+      last_polled_at = json_extract(body, '$.lastPolledAt'),
+      in_flight_since = json_extract(body, '$.inFlightSince'),
+      token_at = json_extract(body, '$.tokenAt'),
+      error_at = json_extract(body, '$.lastError.at'),
+      unsaved = json_type(body, '$.unsaved') IS NOT NULL;
+    -- Jobs due, with what the filler's count of the budget's demand needs (no row read).
+    CREATE INDEX jobs_due_fill ON jobs (next_run_at, id, tenant, token_at) WHERE next_run_at IS NOT NULL;
+    -- WAITING jobs by due time, with every field the filler plans on (no row read).
+    CREATE INDEX jobs_waiting_fill ON jobs (next_run_at, id, tenant, version, workflow, step, run_at,
+      attempts, polls, poll_started_at, last_polled_at, in_flight_since, token_at, error_at, unsaved)
+      WHERE status = 'WAITING';
+    -- Jobs not started yet, oldest first (ids sort by creation time).
+    CREATE INDEX jobs_queued_fill ON jobs (id, version, tenant, next_run_at, token_at) WHERE status = 'QUEUED';
+
+    -- Unfinished jobs counted by tenant, status, workflow and step, kept by the triggers below in the
+    -- transaction of every write (any process). '' stands for a field missing from a damaged body.
+    CREATE TABLE job_work (
+      tenant TEXT NOT NULL,
+      status TEXT NOT NULL,
+      workflow TEXT NOT NULL,
+      step TEXT NOT NULL,
+      n INTEGER NOT NULL,
+      PRIMARY KEY (tenant, status, workflow, step)
+    ) STRICT, WITHOUT ROWID;
+    INSERT INTO job_work (tenant, status, workflow, step, n)
+      SELECT tenant, status, COALESCE(workflow, ''), COALESCE(step, ''), COUNT(*) FROM jobs
+      WHERE status IN ('QUEUED', 'RUNNING', 'WAITING')
+      GROUP BY tenant, status, COALESCE(workflow, ''), COALESCE(step, '');
+    CREATE TRIGGER jobs_work_insert AFTER INSERT ON jobs
+      WHEN new.status IN ('QUEUED', 'RUNNING', 'WAITING')
+    BEGIN
+      INSERT INTO job_work (tenant, status, workflow, step, n)
+        VALUES (new.tenant, new.status, COALESCE(new.workflow, ''), COALESCE(new.step, ''), 1)
+        ON CONFLICT (tenant, status, workflow, step) DO UPDATE SET n = n + 1;
+    END;
+    CREATE TRIGGER jobs_work_update AFTER UPDATE ON jobs
+      WHEN old.status IS NOT new.status OR old.tenant IS NOT new.tenant
+        OR old.workflow IS NOT new.workflow OR old.step IS NOT new.step
+    BEGIN
+      UPDATE job_work SET n = n - 1
+        WHERE old.status IN ('QUEUED', 'RUNNING', 'WAITING') AND tenant = old.tenant AND status = old.status
+          AND workflow = COALESCE(old.workflow, '') AND step = COALESCE(old.step, '');
+      DELETE FROM job_work
+        WHERE n <= 0 AND tenant = old.tenant AND status = old.status
+          AND workflow = COALESCE(old.workflow, '') AND step = COALESCE(old.step, '');
+      INSERT INTO job_work (tenant, status, workflow, step, n)
+        SELECT new.tenant, new.status, COALESCE(new.workflow, ''), COALESCE(new.step, ''), 1
+        WHERE new.status IN ('QUEUED', 'RUNNING', 'WAITING')
+        ON CONFLICT (tenant, status, workflow, step) DO UPDATE SET n = n + 1;
+    END;
+    CREATE TRIGGER jobs_work_delete AFTER DELETE ON jobs
+      WHEN old.status IN ('QUEUED', 'RUNNING', 'WAITING')
+    BEGIN
+      UPDATE job_work SET n = n - 1
+        WHERE tenant = old.tenant AND status = old.status
+          AND workflow = COALESCE(old.workflow, '') AND step = COALESCE(old.step, '');
+      DELETE FROM job_work
+        WHERE n <= 0 AND tenant = old.tenant AND status = old.status
+          AND workflow = COALESCE(old.workflow, '') AND step = COALESCE(old.step, '');
+    END;
   `,
 };
 

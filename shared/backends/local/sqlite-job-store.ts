@@ -1,7 +1,9 @@
 /**
  * The local JobStore: one row per job in SQLite, the job itself as JSON beside the few columns that
- * are indexed (status, due time, batch, tenant + idempotency key). Commits are conditional on the
- * version, so two workers that ran the same step cannot both write.
+ * are indexed (status, due time, batch, tenant + idempotency key) and the fields the scheduler reads
+ * a few times a second (`fillColumns`, in covering indexes; schema 2). Unfinished jobs are counted
+ * by triggers into `job_work` (database.ts). Commits are conditional on the version, so two workers
+ * that ran the same step cannot both write.
  */
 import * as z from 'zod';
 import { type Job, type JobStatus, jobStatuses, schedulableStatuses } from '../../engine/job-record';
@@ -53,12 +55,15 @@ export class SqliteJobStore implements JobStore {
   constructor(db: LocalDatabase) {
     this.#db = db;
     this.#insert = db.prepare<JobColumns>(
-      `INSERT INTO jobs (id, tenant, status, version, next_run_at, batch_id, idempotency_key, created_at, updated_at, body)
-       VALUES (@id, @tenant, @status, @version, @next_run_at, @batch_id, @idempotency_key, @created_at, @updated_at, @body)`,
+      `INSERT INTO jobs (id, tenant, status, version, next_run_at, batch_id, idempotency_key, created_at, updated_at, body,
+         ${fillColumns.join(', ')})
+       VALUES (@id, @tenant, @status, @version, @next_run_at, @batch_id, @idempotency_key, @created_at, @updated_at, @body,
+         ${fillColumns.map((column) => `@${column}`).join(', ')})`,
     );
     this.#update = db.prepare<JobColumns & { expected: number }>(
       `UPDATE jobs SET tenant = @tenant, status = @status, version = @version, next_run_at = @next_run_at,
-         batch_id = @batch_id, idempotency_key = @idempotency_key, updated_at = @updated_at, body = @body
+         batch_id = @batch_id, idempotency_key = @idempotency_key, updated_at = @updated_at, body = @body,
+         ${fillColumns.map((column) => `${column} = @${column}`).join(', ')}
        WHERE id = @id AND version = @expected`,
     );
     this.#byId = db.prepare<[string], JobRow>('SELECT body FROM jobs WHERE id = ?');
@@ -74,33 +79,31 @@ export class SqliteJobStore implements JobStore {
          AND NOT EXISTS (SELECT 1 FROM messages AS m WHERE m.job_id = j.id AND m.version = j.version)
        ORDER BY next_run_at, id LIMIT ?`,
     );
-    // The budget filler's reads (scanForFill), a few times a second: along the due index, and only
-    // the fields it decides on (SQLite reads them out of the body; no whole job is parsed here).
+    // The budget filler's reads (scanForFill), a few times a second: along the due time, from
+    // covering indexes of the fields it decides on (jobs_due_fill, jobs_waiting_fill: no row, no JSON).
     this.#dueUnreserved = db.prepare<[number, number], { tenant: string; n: number }>(
       `SELECT tenant, COUNT(*) AS n FROM (
-         SELECT tenant FROM jobs WHERE next_run_at IS NOT NULL AND next_run_at <= ?
-           AND json_type(body, '$.tokenAt') IS NULL
+         SELECT tenant FROM jobs INDEXED BY jobs_due_fill
+         WHERE next_run_at IS NOT NULL AND next_run_at <= ? AND token_at IS NULL
          ORDER BY next_run_at, id LIMIT ?)
        GROUP BY tenant`,
     );
     this.#waiting = db.prepare<[number, number, number], WaitingRow>(
-      `SELECT id, version, tenant, status,
-         json_extract(body, '$.workflow', '$.step', '$.attempts', '$.polls', '$.pollStartedAt',
-           '$.lastPolledAt', '$.inFlightSince', '$.tokenAt', '$.lastError.at', '$.nextRunAt') AS fields,
-         json_type(body, '$.unsaved') IS NOT NULL AS unsaved
-       FROM jobs WHERE next_run_at IS NOT NULL AND next_run_at > ? AND next_run_at <= ? AND status = 'WAITING'
+      `SELECT id, version, tenant, workflow, step, run_at, attempts, polls, poll_started_at, last_polled_at,
+         in_flight_since, token_at, error_at, unsaved
+       FROM jobs INDEXED BY jobs_waiting_fill
+       WHERE status = 'WAITING' AND next_run_at > ? AND next_run_at <= ?
        ORDER BY next_run_at, id LIMIT ?`,
     );
-    // The scheduler's count of unfinished work (scanWork), every few seconds: along the status index.
+    // The scheduler's count of unfinished work (scanWork), every few seconds: the counts the
+    // triggers keep (job_work, a row per tenant, status, workflow and step), and the oldest QUEUED
+    // jobs from their covering index.
     this.#workGroups = db.prepare<[], WorkGroupRow>(
-      `SELECT tenant, status, json_extract(body, '$.workflow') AS workflow, json_extract(body, '$.step') AS step,
-         COUNT(*) AS n
-       FROM jobs WHERE status IN ('QUEUED', 'RUNNING', 'WAITING')
-       GROUP BY tenant, status, workflow, step`,
+      'SELECT tenant, status, workflow, step, n FROM job_work WHERE n > 0',
     );
     this.#queued = db.prepare<[number], QueuedRow>(
-      `SELECT id, version, tenant, next_run_at, json_extract(body, '$.tokenAt') AS token_at
-       FROM jobs WHERE status = 'QUEUED' ORDER BY id LIMIT ?`,
+      `SELECT id, version, tenant, next_run_at, token_at FROM jobs INDEXED BY jobs_queued_fill
+       WHERE status = 'QUEUED' ORDER BY id LIMIT ?`,
     );
   }
 
@@ -173,7 +176,7 @@ export class SqliteJobStore implements JobStore {
    */
   async scanWork(query: { queuedLimit: number }): Promise<WorkScan> {
     const groups = this.#workGroups.all().map((row) => {
-      if (typeof row.workflow !== 'string' || typeof row.step !== 'string')
+      if (row.workflow === '' || row.step === '')
         throw new Error(`stored jobs of tenant "${row.tenant}" are damaged: no workflow or step`);
       return {
         tenant: row.tenant,
@@ -183,12 +186,14 @@ export class SqliteJobStore implements JobStore {
         count: row.n,
       };
     });
-    const queued = this.#queued.all(clampLimit(query.queuedLimit, maxPageSize)).map((row) => ({
+    const queued = (
+      query.queuedLimit >= 1 ? this.#queued.all(clampLimit(query.queuedLimit, maxPageSize)) : []
+    ).map((row) => ({
       id: row.id,
       version: row.version,
       tenant: row.tenant,
       nextRunAt: row.next_run_at ?? 0,
-      ...(typeof row.token_at === 'number' ? { tokenAt: row.token_at } : {}),
+      ...(row.token_at !== null ? { tokenAt: row.token_at } : {}),
     }));
     return { groups, queued };
   }
@@ -234,8 +239,8 @@ export class SqliteJobStore implements JobStore {
 interface WorkGroupRow {
   tenant: string;
   status: string;
-  workflow: unknown;
-  step: unknown;
+  workflow: string;
+  step: string;
   n: number;
 }
 
@@ -244,67 +249,63 @@ interface QueuedRow {
   version: number;
   tenant: string;
   next_run_at: number | null;
-  token_at: unknown;
+  token_at: number | null;
 }
 
 interface WaitingRow {
   id: string;
   version: number;
   tenant: string;
-  status: string;
-  /** A JSON array of the body's fields, in the order of the query. */
-  fields: string;
-  unsaved: number;
+  workflow: string | null;
+  step: string | null;
+  run_at: number | null;
+  attempts: number | null;
+  polls: number | null;
+  poll_started_at: number | null;
+  last_polled_at: number | null;
+  in_flight_since: number | null;
+  token_at: number | null;
+  error_at: number | null;
+  unsaved: number | null;
 }
 
-const fillFieldsSchema = z.tuple([
-  z.string(),
-  z.string(),
-  z.number(),
-  z.number(),
-  z.number().nullable(),
-  z.number().nullable(),
-  z.number().nullable(),
-  z.number().nullable(),
-  z.number().nullable(),
-  z.number(),
-]);
-
 function viewOf(row: WaitingRow): FillView {
-  const parsed = fillFieldsSchema.safeParse(JSON.parse(row.fields));
-  if (!parsed.success)
-    throw new Error(`a stored job is damaged (${row.id}): ${z.prettifyError(parsed.error)}`);
-  const [
-    workflow,
-    step,
-    attempts,
-    polls,
-    pollStartedAt,
-    lastPolledAt,
-    inFlightSince,
-    tokenAt,
-    errorAt,
-    nextRunAt,
-  ] = parsed.data;
+  const { workflow, step, run_at: nextRunAt, attempts, polls } = row;
+  if (workflow === null || step === null || nextRunAt === null || attempts === null || polls === null)
+    throw new Error(`a stored job is damaged (${row.id}): no workflow, step, nextRunAt, attempts or polls`);
   return {
     id: row.id,
     version: row.version,
     tenant: row.tenant,
-    status: storedJobSchema.shape.status.parse(row.status),
+    status: 'WAITING',
     workflow,
     step,
-    // The column is rounded down to whole milliseconds; the body keeps the exact time.
     nextRunAt,
     attempts,
     polls,
-    pollStartedAt: pollStartedAt ?? undefined,
-    lastPolledAt: lastPolledAt ?? undefined,
-    inFlightSince: inFlightSince ?? undefined,
-    tokenAt: tokenAt ?? undefined,
-    lastError: errorAt === null ? undefined : { at: errorAt },
+    pollStartedAt: row.poll_started_at ?? undefined,
+    lastPolledAt: row.last_polled_at ?? undefined,
+    inFlightSince: row.in_flight_since ?? undefined,
+    tokenAt: row.token_at ?? undefined,
+    lastError: row.error_at === null ? undefined : { at: row.error_at },
     unsaved: row.unsaved === 1 ? true : undefined,
   };
 }
+
+/** The filler's columns (database.ts, schema 2), written from the job at every insert and commit. */
+const fillColumns = [
+  'workflow',
+  'step',
+  'run_at',
+  'attempts',
+  'polls',
+  'poll_started_at',
+  'last_polled_at',
+  'in_flight_since',
+  'token_at',
+  'error_at',
+  'unsaved',
+] as const;
 
 interface JobColumns {
   id: string;
@@ -317,15 +318,38 @@ interface JobColumns {
   created_at: number;
   updated_at: number;
   body: string;
+  workflow: string;
+  step: string;
+  run_at: number | null;
+  attempts: number;
+  polls: number;
+  poll_started_at: number | null;
+  last_polled_at: number | null;
+  in_flight_since: number | null;
+  token_at: number | null;
+  error_at: number | null;
+  unsaved: number;
 }
 
 function columnsOf(job: Job): JobColumns {
+  const schedulable = schedulableStatuses.has(job.status);
   return {
+    workflow: job.workflow,
+    step: job.step,
+    run_at: schedulable ? job.nextRunAt : null,
+    attempts: job.attempts,
+    polls: job.polls,
+    poll_started_at: job.pollStartedAt ?? null,
+    last_polled_at: job.lastPolledAt ?? null,
+    in_flight_since: job.inFlightSince ?? null,
+    token_at: job.tokenAt ?? null,
+    error_at: job.lastError?.at ?? null,
+    unsaved: job.unsaved === undefined ? 0 : 1,
     id: job.id,
     tenant: job.tenant,
     status: job.status,
     version: job.version,
-    next_run_at: schedulableStatuses.has(job.status) ? Math.floor(job.nextRunAt) : null,
+    next_run_at: schedulable ? Math.floor(job.nextRunAt) : null,
     batch_id: job.batchId ?? null,
     idempotency_key: job.idempotencyKey ?? null,
     created_at: Math.floor(job.createdAt),

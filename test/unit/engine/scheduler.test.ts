@@ -571,6 +571,60 @@ describe('order near the end of a key’s work (longest remaining work first)', 
     }
   });
 
+  it('BudgetFiller reads the new jobs only once a count says the order may turn', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'opflow-filler-order-'));
+    const db = openLocalDatabase(join(dir, 'opflow.db'));
+    try {
+      const sqlite = new SqliteJobStore(db);
+      const asked: number[] = [];
+      const store: JobStore = {
+        create: (job) => sqlite.create(job),
+        get: (id) => sqlite.get(id),
+        commit: (job, expected) => sqlite.commit(job, expected),
+        listDue: (at, limit) => sqlite.listDue(at, limit),
+        list: (query) => sqlite.list(query),
+        findByIdempotencyKey: (tenant, key) => sqlite.findByIdempotencyKey(tenant, key),
+        scanWork: (query) => {
+          asked.push(query.queuedLimit);
+          return sqlite.scanWork(query);
+        },
+      };
+      const stats = new MemoryPollStats();
+      stats.sketches.set(pollStatsKey(undefined, pollOp), learned);
+      const h = harness(undefined, {
+        store,
+        workflows,
+        rateLimiter: new InMemoryRateLimiter({ ratePerSecond: 5 }),
+        pollStats: stats,
+      });
+      h.clock.current = now;
+      // A large backlog: finish-first, and the new jobs are not read.
+      for (let i = 0; i < 40; i++) await sqlite.create(at(`q${i}`, 'create', 'QUEUED', { nextRunAt: now }));
+      const filler = new BudgetFiller(h.deps, { endgameSlack: 1.5, workEveryMs: 2_000 });
+      await filler.fill();
+      h.clock.current = now + 2_000;
+      await filler.fill();
+      expect(asked).toEqual([0, 0]);
+      // The backlog is nearly done: the first count that says longest-first reads none yet (the
+      // order holds until a second agrees), the second reads them and sends for the last new job.
+      for (let i = 1; i < 40; i++) {
+        const job = (await sqlite.get(`q${i}`))!;
+        expect(
+          await sqlite.commit({ ...job, version: job.version + 1, status: 'SUCCEEDED' }, job.version),
+        ).toBe(true);
+      }
+      h.clock.current = now + 4_000;
+      expect((await filler.fill()).admitted).toBe(0);
+      h.clock.current = now + 6_000;
+      expect((await filler.fill()).admitted).toBe(1);
+      expect(asked).toEqual([0, 0, 0, 1_000]);
+      expect(h.queue.sent.map((sent) => sent.message.jobId)).toEqual(['q0']);
+    } finally {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('BudgetFiller on SQLite: a large backlog keeps finishing jobs first and sends for none', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'opflow-filler-order-'));
     const db = openLocalDatabase(join(dir, 'opflow.db'));

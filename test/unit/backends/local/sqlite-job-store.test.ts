@@ -4,6 +4,7 @@ import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   type LocalDatabase,
@@ -36,7 +37,7 @@ describe('SqliteJobStore', () => {
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(db.pragma('busy_timeout', { simple: true })).toBe(10_000);
     expect(db.pragma('synchronous', { simple: true })).toBe(1);
-    expect(db.pragma('user_version', { simple: true })).toBe(1);
+    expect(db.pragma('user_version', { simple: true })).toBe(2);
   });
 
   it("reads the budget filler's slim views along the due index: waiting jobs after the window, due ones counted", async () => {
@@ -115,6 +116,146 @@ describe('SqliteJobStore', () => {
     });
     expect(capped.waiting.map((view) => view.id)).toEqual([sooner.id]);
     expect([...capped.dueByTenant.values()].reduce((a, b) => a + b, 0)).toBe(1);
+  });
+
+  it('counts the unfinished work at every write, and lists the oldest new jobs only when asked', async () => {
+    const T0 = 1_750_000_000_000;
+    const q1 = contractJob({ nextRunAt: T0 });
+    const q2 = contractJob({ nextRunAt: T0 + 10, tokenAt: T0 + 10 });
+    const w1 = contractJob({ status: 'WAITING', step: 'summary', version: 3, pollStartedAt: T0 });
+    const other = contractJob({ tenant: 'other', status: 'RUNNING', step: 'features' });
+    const done = contractJob({ status: 'SUCCEEDED' });
+    for (const job of [q1, q2, w1, other, done]) await store.create(job);
+    const counted = async () =>
+      Object.fromEntries(
+        (await store.scanWork({ queuedLimit: 0 })).groups.map((group) => [
+          `${group.tenant}/${group.status}/${group.workflow}/${group.step}`,
+          group.count,
+        ]),
+      );
+    // What a recount of the stored jobs says (every unfinished job, read whole).
+    const recount = async () => {
+      const all = (await store.list({ limit: 1000 })).jobs;
+      const groups: Record<string, number> = {};
+      for (const job of all.filter((j) => ['QUEUED', 'RUNNING', 'WAITING'].includes(j.status))) {
+        const key = `${job.tenant}/${job.status}/${job.workflow}/${job.step}`;
+        groups[key] = (groups[key] ?? 0) + 1;
+      }
+      return groups;
+    };
+    expect(await counted()).toEqual({
+      'default/QUEUED/novelty-check/submit': 2,
+      'default/WAITING/novelty-check/summary': 1,
+      'other/RUNNING/novelty-check/features': 1,
+    });
+    // A commit that moves a job on, one that finishes it, one that changes nothing counted.
+    expect(await store.commit({ ...q1, version: 2, status: 'WAITING', step: 'summary' }, 1)).toBe(true);
+    expect(await store.commit({ ...w1, version: 4, status: 'SUCCEEDED' }, 3)).toBe(true);
+    expect(await store.commit({ ...other, version: 2, polls: 3 }, 1)).toBe(true);
+    // A lost race changes nothing.
+    expect(await store.commit({ ...q2, version: 6, status: 'FAILED' }, 5)).toBe(false);
+    expect(await counted()).toEqual({
+      'default/QUEUED/novelty-check/submit': 1,
+      'default/WAITING/novelty-check/summary': 1,
+      'other/RUNNING/novelty-check/features': 1,
+    });
+    expect(await counted()).toEqual(await recount());
+    // Another process writes the file directly: the triggers count in its transaction too.
+    db.prepare("UPDATE jobs SET status = 'CANCELLED', next_run_at = NULL WHERE id = ?").run(other.id);
+    db.prepare('DELETE FROM jobs WHERE id = ?').run(q1.id);
+    expect(await counted()).toEqual({ 'default/QUEUED/novelty-check/submit': 1 });
+    // The oldest new jobs, with their reserved tokens, only when asked for.
+    expect((await store.scanWork({ queuedLimit: 0 })).queued).toEqual([]);
+    expect((await store.scanWork({ queuedLimit: 5 })).queued).toEqual([
+      { id: q2.id, version: 1, tenant: 'default', nextRunAt: T0 + 10, tokenAt: T0 + 10 },
+    ]);
+  });
+
+  it('migrates a schema-1 file: the filler reads its columns, the work is counted, nothing is lost', async () => {
+    db.close();
+    rmSync(dbPath);
+    const T0 = 1_750_000_000_000;
+    const polling = contractJob({
+      status: 'WAITING',
+      step: 'summary',
+      version: 4,
+      polls: 1,
+      pollStartedAt: T0 - 2_000,
+      lastPolledAt: T0 - 500,
+      nextRunAt: T0 + 5_000.5,
+      lastError: { kind: 'server', message: 'x', retryable: true, step: 'summary', at: T0 - 100 },
+    });
+    const queued = contractJob({ nextRunAt: T0 - 1_000, tokenAt: T0 + 200 });
+    const finished = contractJob({ status: 'SUCCEEDED', nextRunAt: T0 });
+    // The file as schema 1 left it (database.ts, migration 1): the job as JSON beside a few columns.
+    const old = new Database(dbPath);
+    old.exec(schemaOne);
+    const insert = old.prepare(
+      `INSERT INTO jobs (id, tenant, status, version, next_run_at, batch_id, idempotency_key, created_at, updated_at, body)
+       VALUES (?, ?, ?, ?, ?, NULL, NULL, ?, ?, ?)`,
+    );
+    for (const job of [polling, queued, finished]) {
+      const schedulable = job.status !== 'SUCCEEDED';
+      insert.run(
+        job.id,
+        job.tenant,
+        job.status,
+        job.version,
+        schedulable ? Math.floor(job.nextRunAt) : null,
+        job.createdAt,
+        job.updatedAt,
+        JSON.stringify(job),
+      );
+    }
+    old.pragma('user_version = 1');
+    old.close();
+
+    db = openLocalDatabase(dbPath);
+    expect(db.pragma('user_version', { simple: true })).toBe(2);
+    store = new SqliteJobStore(db);
+    for (const job of [polling, queued, finished]) expect(await store.get(job.id)).toEqual(job);
+    const scan = await store.scanForFill({
+      dueBy: T0 + 1_000,
+      until: T0 + 600_000,
+      limit: 10,
+      countUpTo: 10,
+    });
+    expect(scan.waiting).toEqual([
+      {
+        id: polling.id,
+        version: 4,
+        tenant: 'default',
+        workflow: 'novelty-check',
+        status: 'WAITING',
+        step: 'summary',
+        nextRunAt: T0 + 5_000.5,
+        attempts: 0,
+        polls: 1,
+        pollStartedAt: T0 - 2_000,
+        lastPolledAt: T0 - 500,
+        inFlightSince: undefined,
+        tokenAt: undefined,
+        lastError: { at: T0 - 100 },
+        unsaved: undefined,
+      },
+    ]);
+    // The queued job holds a reserved token: not counted against the budget's room.
+    expect(scan.dueByTenant).toEqual(new Map());
+    const work = await store.scanWork({ queuedLimit: 10 });
+    expect(work.groups.map((group) => [group.status, group.step, group.count]).sort()).toEqual([
+      ['QUEUED', 'submit', 1],
+      ['WAITING', 'summary', 1],
+    ]);
+    expect(work.queued).toEqual([
+      { id: queued.id, version: 1, tenant: 'default', nextRunAt: T0 - 1_000, tokenAt: T0 + 200 },
+    ]);
+    // Commits after the migration keep the counts.
+    expect(await store.commit({ ...polling, version: 5, status: 'SUCCEEDED' }, 4)).toBe(true);
+    expect((await store.scanWork({ queuedLimit: 0 })).groups.map((group) => group.step)).toEqual(['submit']);
+    // Opening it again migrates nothing twice.
+    db.close();
+    db = openLocalDatabase(dbPath);
+    expect(db.pragma('user_version', { simple: true })).toBe(2);
   });
 
   it('keeps jobs across closing and reopening the file', async () => {
@@ -222,3 +363,35 @@ describe('SqliteJobStore', () => {
     expect(final!.version).toBe(1 + total);
   });
 });
+
+/** Schema 1 as database.ts's first migration created it (the files of sessions before issue 10's filler columns). */
+const schemaOne = `
+  CREATE TABLE jobs (
+    id TEXT PRIMARY KEY,
+    tenant TEXT NOT NULL,
+    status TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    next_run_at INTEGER,
+    batch_id TEXT,
+    idempotency_key TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    body TEXT NOT NULL
+  ) STRICT;
+  CREATE INDEX jobs_by_status ON jobs (status, id);
+  CREATE INDEX jobs_due ON jobs (next_run_at, id) WHERE next_run_at IS NOT NULL;
+  CREATE INDEX jobs_by_batch ON jobs (batch_id, id) WHERE batch_id IS NOT NULL;
+  CREATE INDEX jobs_by_tenant ON jobs (tenant, id);
+  CREATE UNIQUE INDEX jobs_idempotency ON jobs (tenant, idempotency_key) WHERE idempotency_key IS NOT NULL;
+  CREATE TABLE messages (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    job_id TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    visible_at INTEGER NOT NULL,
+    receive_count INTEGER NOT NULL DEFAULT 0,
+    lease_owner TEXT,
+    sent_at INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX messages_visible ON messages (visible_at, id);
+  CREATE INDEX messages_by_job ON messages (job_id, version);
+`;
