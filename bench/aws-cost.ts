@@ -6,7 +6,8 @@
  * Run: `npm run bench:aws-cost` (vitest runs this file: the simulated deployment of
  * test/e2e/aws/harness/aws-world.ts moves one fake clock, so a minute of polling takes no waiting).
  * Options through the environment: OPFLOW_BENCH_JOBS (backlog size, default 20), OPFLOW_BENCH_QPS
- * (the key's calls per second, opflow's and the sandbox's, default 2).
+ * (the key's calls per second, opflow's and the sandbox's, default 2), OPFLOW_BENCH_ALONE (jobs
+ * measured alone, one after another, default 4: the "alone" column is their mean).
  *
  * - Messages: the work messages the step worker received (every send of the api, the worker and the
  *   sweeper is received once: the bench's workers never let a visibility timeout lapse).
@@ -23,6 +24,11 @@ import { AwsWorld } from '../test/e2e/aws/harness/aws-world';
 
 const backlogJobs = Number(process.env.OPFLOW_BENCH_JOBS ?? 20);
 const qps = Number(process.env.OPFLOW_BENCH_QPS ?? 2);
+/**
+ * Jobs measured alone, one after another (default 4): one job's calls vary with its random task
+ * times by 2 or more of 16, so the per-job figure alone is their mean.
+ */
+const aloneJobs = Number(process.env.OPFLOW_BENCH_ALONE ?? 4);
 
 const novelty = {
   workflow: 'novelty-check',
@@ -36,13 +42,25 @@ interface Units {
   table: number;
   indexes: Record<string, number>;
   writes: number;
+  /** Units by the kind of item written (the prefix of its PK: JOB, HIST, RATE, WAITKEYS, ...). */
+  byKind: Record<string, number>;
+}
+
+/** The kind of item a write request writes: the prefix of its (first) item's PK. */
+function kindOf(request: Record<string, unknown>): string {
+  const first = (
+    request.TransactItems as Record<string, { Item?: unknown; Key?: unknown }>[] | undefined
+  )?.[0];
+  const part = first ? Object.values(first)[0] : request;
+  const pk = ((part?.Item ?? part?.Key) as { PK?: { S?: string } } | undefined)?.PK?.S;
+  return pk ? (pk.split('#')[0] ?? 'other') : 'other';
 }
 
 const writeTargets = /\.(PutItem|UpdateItem|DeleteItem|TransactWriteItems|BatchWriteItem)$/;
 
 /** An HTTP proxy in front of DynamoDB Local that asks every write what it consumed, and sums it. */
 async function capacityProxy(target: string): Promise<{ url: string; units: Units; close(): Promise<void> }> {
-  const units: Units = { total: 0, table: 0, indexes: {}, writes: 0 };
+  const units: Units = { total: 0, table: 0, indexes: {}, writes: 0, byKind: {} };
   const upstream = new URL(target);
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -50,8 +68,10 @@ async function capacityProxy(target: string): Promise<{ url: string; units: Unit
     req.on('end', () => {
       let body = Buffer.concat(chunks);
       const write = writeTargets.test(String(req.headers['x-amz-target'] ?? ''));
+      let kind = 'other';
       if (write) {
         const parsed = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
+        kind = kindOf(parsed);
         parsed.ReturnConsumedCapacity = 'INDEXES';
         body = Buffer.from(JSON.stringify(parsed));
       }
@@ -78,6 +98,7 @@ async function capacityProxy(target: string): Promise<{ url: string; units: Unit
                 GlobalSecondaryIndexes?: Record<string, { CapacityUnits?: number }>;
               }[]) {
                 units.total += entry.CapacityUnits ?? 0;
+                units.byKind[kind] = (units.byKind[kind] ?? 0) + (entry.CapacityUnits ?? 0);
                 units.table += entry.Table?.CapacityUnits ?? 0;
                 for (const [name, index] of Object.entries(entry.GlobalSecondaryIndexes ?? {})) {
                   units.indexes[name] = (units.indexes[name] ?? 0) + (index.CapacityUnits ?? 0);
@@ -112,6 +133,7 @@ interface Cost {
   sweeps: number;
   writeUnits: number;
   indexUnits: Record<string, number>;
+  unitsByKind: Record<string, number>;
   upstreamCalls: number;
   simulatedSeconds: number;
   /** What the step worker did with each message ('step done' log lines: outcome, reason). */
@@ -122,7 +144,7 @@ interface Cost {
  * Runs `jobs` novelty checks submitted at once against a key of `qps` calls per second; `admission`
  * off: jobs waiting for a token are sent back to ask again (the behaviour before admission).
  */
-async function measure(jobs: number, admission: 'on' | 'off'): Promise<Cost> {
+async function measure(jobs: number, admission: 'on' | 'off', oneAtATime = false): Promise<Cost> {
   let proxy: Awaited<ReturnType<typeof capacityProxy>> | undefined;
   let messages = 0;
   let workerRuns = 0;
@@ -149,12 +171,27 @@ async function measure(jobs: number, admission: 'on' | 'off'): Promise<Cost> {
     },
   });
   try {
-    const started = world.now();
-    const ids: string[] = [];
-    for (let i = 0; i < jobs; i++) {
-      ids.push(await world.submit({ ...novelty, label: `hinge-${i}.md` }));
+    let started = world.now();
+    let simulatedMs = 0;
+    const finished: Awaited<ReturnType<AwsWorld['settle']>> = [];
+    if (oneAtATime) {
+      // Each job alone on the key: submitted once the one before has finished and a minute more
+      // has passed (its bucket full again), so none waits for another's token.
+      for (let i = 0; i < jobs; i++) {
+        if (i > 0) world.advanceTo(world.now() + 60_000);
+        started = world.now();
+        const id = await world.submit({ ...novelty, label: `hinge-${i}.md` });
+        finished.push(...(await world.settle([id], { maxRounds: 20_000, drain: true })));
+        simulatedMs += world.now() - started;
+      }
+    } else {
+      const ids: string[] = [];
+      for (let i = 0; i < jobs; i++) {
+        ids.push(await world.submit({ ...novelty, label: `hinge-${i}.md` }));
+      }
+      finished.push(...(await world.settle(ids, { maxRounds: 20_000, drain: true })));
+      simulatedMs = world.now() - started;
     }
-    const finished = await world.settle(ids, { maxRounds: 20_000, drain: true });
     const failed = finished.filter((job) => job.status !== 'SUCCEEDED');
     if (failed.length > 0) {
       throw new Error(`${failed.length} of ${jobs} jobs did not succeed: ${failed[0]?.lastError ?? ''}`);
@@ -181,8 +218,10 @@ async function measure(jobs: number, admission: 'on' | 'off'): Promise<Cost> {
       sweeps: world.sweeps,
       writeUnits: units.total,
       indexUnits: units.indexes,
+      unitsByKind: units.byKind,
       upstreamCalls: finished.reduce((sum, job) => sum + (job.usage?.calls ?? 0), 0),
-      simulatedSeconds: (world.now() - started) / 1000,
+      // A backlog's makespan; for jobs one at a time, the mean of their times.
+      simulatedSeconds: simulatedMs / 1000 / (oneAtATime ? jobs : 1),
     };
   } finally {
     await world.stop();
@@ -192,9 +231,12 @@ async function measure(jobs: number, admission: 'on' | 'off'): Promise<Cost> {
 
 const per = (cost: Cost, value: number) => value / cost.jobs;
 
-it(`aws cost per novelty check: 1 job vs a backlog of ${backlogJobs} at ${qps} calls/s, admission off and on`, async () => {
-  const before = { alone: await measure(1, 'off'), backlog: await measure(backlogJobs, 'off') };
-  const after = { alone: await measure(1, 'on'), backlog: await measure(backlogJobs, 'on') };
+it(`aws cost per novelty check: ${aloneJobs} jobs alone vs a backlog of ${backlogJobs} at ${qps} calls/s, admission off and on`, async () => {
+  const before = {
+    alone: await measure(aloneJobs, 'off', true),
+    backlog: await measure(backlogJobs, 'off'),
+  };
+  const after = { alone: await measure(aloneJobs, 'on', true), backlog: await measure(backlogJobs, 'on') };
   const rows: [string, (cost: Cost) => number][] = [
     ['SQS messages', (c) => per(c, c.messages)],
     ['step-worker runs', (c) => per(c, c.workerRuns)],
@@ -215,8 +257,8 @@ it(`aws cost per novelty check: 1 job vs a backlog of ${backlogJobs} at ${qps} c
     '',
     `aws cost per completed novelty check (${new Date().toISOString()}, load ${(await import('node:os')).loadavg()[0]?.toFixed(1)})`,
     `${''.padEnd(22)}${'admission off (before)'.padStart(28)}${'admission on (after)'.padStart(28)}${'on/off'.padStart(14)}`,
-    `${'per job'.padEnd(22)}${'1 job'.padStart(10)}${`${backlogJobs} jobs`.padStart(10)}${'ratio'.padStart(8)}` +
-      `${'1 job'.padStart(10)}${`${backlogJobs} jobs`.padStart(10)}${'ratio'.padStart(8)}${'1 job'.padStart(7)}${`${backlogJobs}`.padStart(7)}`,
+    `${'per job'.padEnd(22)}${'alone'.padStart(10)}${`${backlogJobs} jobs`.padStart(10)}${'ratio'.padStart(8)}` +
+      `${'alone'.padStart(10)}${`${backlogJobs} jobs`.padStart(10)}${'ratio'.padStart(8)}${'alone'.padStart(7)}${`${backlogJobs}`.padStart(7)}`,
     ...rows.map(([name, of]) => {
       const [a, b, c, d] = [of(before.alone), of(before.backlog), of(after.alone), of(after.backlog)];
       return (
@@ -232,7 +274,16 @@ it(`aws cost per novelty check: 1 job vs a backlog of ${backlogJobs} at ${qps} c
     ].flatMap(([label, pair]) =>
       [(pair as typeof before).alone, (pair as typeof before).backlog].map(
         (cost) =>
-          `admission ${label as string}, messages per job by outcome, ${cost.jobs} job(s): ${JSON.stringify(Object.fromEntries(Object.entries(cost.outcomes).map(([k, v]) => [k, +(v / cost.jobs).toFixed(2)])))}`,
+          `admission ${label as string}, messages per job by outcome, ${cost === (pair as typeof before).alone ? `${cost.jobs} alone` : `${cost.jobs} at once`}: ${JSON.stringify(Object.fromEntries(Object.entries(cost.outcomes).map(([k, v]) => [k, +(v / cost.jobs).toFixed(2)])))}`,
+      ),
+    ),
+    ...[
+      ['off', before],
+      ['on', after],
+    ].flatMap(([label, pair]) =>
+      [(pair as typeof before).alone, (pair as typeof before).backlog].map(
+        (cost) =>
+          `admission ${label as string}, write units per job by item, ${cost === (pair as typeof before).alone ? `${cost.jobs} alone` : `${cost.jobs} at once`}: ${JSON.stringify(Object.fromEntries(Object.entries(cost.unitsByKind).map(([k, v]) => [k, +(v / cost.jobs).toFixed(1)])))}`,
       ),
     ),
     `index write units per job, ${backlogJobs} jobs (off, on): ${JSON.stringify(Object.fromEntries(Object.entries(before.backlog.indexUnits).map(([k, v]) => [k, +(v / before.backlog.jobs).toFixed(1)])))}, ${JSON.stringify(Object.fromEntries(Object.entries(after.backlog.indexUnits).map(([k, v]) => [k, +(v / after.backlog.jobs).toFixed(1)])))}`,

@@ -10,6 +10,7 @@ import {
   type JobUsage,
   type SelectionOption,
   type UnsavedAnswer,
+  unparkedJob,
 } from './job-record';
 import {
   defaultPollPolicy,
@@ -336,11 +337,7 @@ export function advance(
       };
     }
     case 'unpark':
-      return {
-        job: { ...job, version: job.version + 1, updatedAt: now, parked: undefined },
-        delayMs: Math.max(0, job.nextRunAt - now),
-        completed: false,
-      };
+      return { job: unparkedJob(job, now), delayMs: Math.max(0, job.nextRunAt - now), completed: false };
     case 'call-started': {
       const sent = job.intents[event.output] ?? 0;
       return {

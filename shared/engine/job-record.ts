@@ -211,3 +211,11 @@ export interface Job {
   /** When the record may be deleted (seconds since the epoch, for stores with TTL). */
   expiresAt?: number | undefined;
 }
+
+/**
+ * advance()'s `unpark`: the job leaves its key's line of parked jobs, due as before. Here because
+ * it needs no workflow: the sweeper, which loads none, unparks the parked jobs of a key gone idle.
+ */
+export function unparkedJob(job: Job, now: number): Job {
+  return { ...job, version: job.version + 1, updatedAt: now, parked: undefined };
+}

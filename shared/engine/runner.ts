@@ -196,8 +196,9 @@ export async function runStep(deps: EngineDeps, message: WorkMessage): Promise<S
       // No token within its horizon: the key's line is full. Parked, the job costs nothing while
       // it waits; a releaser reserves its token in due order and sends its one message.
       const parked = advance(workflow, job, { type: 'park', bucket, withinMs: horizonMs }, now, deps.random);
+      // Only the job's place in its key's line changed: no event for its history (as a reserved
+      // token above), one write less.
       if (!(await deps.store.commit(parked.job, job.version))) return { outcome: 'conflict' };
-      deps.onJobChange?.(parked.job);
       const waitMs = Math.max(1, token.retryAtMs - now);
       return { outcome: 'deferred', reason: 'rate-limited', delayMs: waitMs, waitMs, parked: true };
     }

@@ -73,7 +73,7 @@ export async function releaseParked(
       round.lost++;
       continue;
     }
-    deps.onJobChange?.(admitted.job);
+    // Only its place in line changed (token and due time): no history event, one write less.
     await deps.queue.send(
       { jobId: job.id, version: admitted.job.version },
       Math.min(admitted.delayMs ?? 0, deps.queue.maxDelayMs),

@@ -6,6 +6,7 @@
  */
 import type { Context } from 'aws-lambda';
 import type { EngineDeps } from '../../engine/deps';
+import { unparkedJob } from '../../engine/job-record';
 import { type SweepOptions, sweep } from '../../engine/sweep';
 import { engineLogger, engineMetrics, type Observability, traced } from './observability';
 
@@ -27,10 +28,14 @@ export interface SweeperOptions {
 
 /**
  * Parked jobs are released by the step workers after each step of their key; a key whose line of
- * tokens ended more than `graceMs` ago has no step coming to do it. For each such key, every parked
- * job due within the next minute (up to `limit`) is sent its message for its due time, at the
- * version read; the runner then unparks it in a commit before anything else (a releaser working on
- * it meanwhile and the runner never both go on).
+ * tokens ended more than `graceMs` ago (default 5 s) has no step coming to do it. For each such key,
+ * every parked job due within what the queue can delay (`lookaheadMs`, default the queue's maximum:
+ * 15 minutes on SQS, more than the 10 minutes ahead a call is ever parked) is unparked by a commit at the version read
+ * (advance's `unpark`) and sent its message for its due time, at the new version; it then takes its
+ * token when it comes, as any job. A releaser working on the job meanwhile and the sweeper never
+ * both go on (one conditional commit wins; the loser sends nothing), so no message goes stale
+ * (before, the message was sent at the parked version, and a release round run by the first
+ * nudged job's step released the others first: each of their nudges arrived stale).
  */
 export async function nudgeParked(
   deps: Pick<EngineDeps, 'store' | 'queue' | 'clock'>,
@@ -41,19 +46,19 @@ export async function nudgeParked(
   let nudged = 0;
   for (const bucket of await parked.parkedBuckets()) {
     const lineEnd = await parked.lineEndsAt(bucket);
-    if (lineEnd !== undefined && lineEnd > now - (options.graceMs ?? 30_000)) continue;
+    if (lineEnd !== undefined && lineEnd > now - (options.graceMs ?? 5_000)) continue;
     const found = await parked.listParked(
       bucket,
-      now + (options.lookaheadMs ?? 60_000),
+      now + (options.lookaheadMs ?? deps.queue.maxDelayMs),
       options.limit ?? 100,
     );
     for (const { id } of found) {
       const job = await deps.store.get(id);
       if (!job?.parked) continue;
-      await deps.queue.send(
-        { jobId: job.id, version: job.version },
-        Math.min(Math.max(0, job.nextRunAt - now), deps.queue.maxDelayMs),
-      );
+      const next = unparkedJob(job, now);
+      if (!(await deps.store.commit(next, job.version))) continue; // a releaser won
+      const message = { jobId: job.id, version: next.version };
+      await deps.queue.send(message, Math.min(Math.max(0, job.nextRunAt - now), deps.queue.maxDelayMs));
       nudged++;
     }
   }

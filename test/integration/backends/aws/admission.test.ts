@@ -2,8 +2,8 @@
 // while the key's line is full is parked (committed without a message, in its key's WAIT# partition
 // of the due index, out of the sweeper's DUE# shards); a release round reserves its token once the
 // line has room and sends its one message, and two releasers at once release it once; the sweeper
-// nudges the parked jobs of a key whose line has ended, and the runner unparks such a job in a
-// commit before anything else.
+// unparks the parked jobs of a key whose line has ended (a commit) and sends their messages, and the
+// runner unparks a job it is sent at a parked version in a commit before anything else.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AwsEmulators, startAwsEmulators } from '../../../../scripts/emulators/aws-emulators';
 import { DynamoDbJobStore, DynamoDbRateLimiter } from '../../../../shared/backends/aws';
@@ -31,6 +31,11 @@ async function world() {
   const limiter = () => new DynamoDbRateLimiter({ client, tableName, ratePerSecond: 2 });
   const h = harness(happyScript(), { store, rateLimiter: limiter(), admission: true });
   return { h, store, limiter };
+}
+
+/** What the sweeper function builds (sweeper-runtime.ts): a store, a queue, a clock; no workflows. */
+function sweeperDeps(h: Awaited<ReturnType<typeof world>>['h']) {
+  return { store: h.deps.store, queue: h.deps.queue, clock: h.deps.clock };
 }
 
 /** Fills the key's line with `count` tokens reserved by other jobs (2 per second: count / 2 s long). */
@@ -131,7 +136,7 @@ describe('admission on DynamoDB', () => {
   );
 
   it(
-    'the sweeper nudges parked jobs only when their key has no line; the runner unparks before it calls',
+    'the sweeper unparks parked jobs only when their key has no line, once, with no stale message; the runner unparks before it calls',
     async () => {
       const { h, store } = await world();
       const now = h.clock.now();
@@ -145,24 +150,78 @@ describe('admission on DynamoDB', () => {
       // The line reaches 10 s ahead: commits of the key are coming, each releasing; no nudge.
       expect(await store.lineEndsAt(bucket)).toBeGreaterThan(now + 9_000);
       const sentBefore = h.queue.sent.length;
-      expect(await nudgeParked(h.deps, store)).toBe(0);
-      // The line ended more than 30 s ago and nobody released the job (a lost round): nudged.
+      expect(await nudgeParked(sweeperDeps(h), store)).toBe(0);
+      // The line ended more than 30 s ago and nobody released the job (a lost round): the sweeper
+      // unparks it in a commit at the version it read and sends its message at the new version.
       h.clock.advance(41_000);
-      expect(await nudgeParked(h.deps, store)).toBe(1);
+      expect(await nudgeParked(sweeperDeps(h), store)).toBe(1);
       const nudge = h.queue.sent.slice(sentBefore);
-      expect(nudge).toEqual([{ message: { jobId: job.id, version: parked.version }, delayMs: 0 }]);
+      expect(nudge).toEqual([{ message: { jobId: job.id, version: parked.version + 1 }, delayMs: 0 }]);
+      const unparked = (await store.get(job.id))!;
+      expect(unparked.parked).toBeUndefined();
+      expect(unparked.version).toBe(parked.version + 1);
+      expect(await store.listParked(bucket, h.clock.now() + 60_000, 10)).toEqual([]);
+      // A releaser that read the job before the sweeper's commit loses its own: no second message.
+      const sentAfterNudge = h.queue.sent.length;
+      expect(await store.commit({ ...parked, version: parked.version + 1 }, parked.version)).toBe(false);
+      expect(await releaseParked(h.deps, store, bucket)).toMatchObject({ released: 0 });
+      expect(h.queue.sent.length).toBe(sentAfterNudge);
+      // A second sweep finds nothing parked: nothing sent twice.
+      expect(await nudgeParked(sweeperDeps(h), store)).toBe(0);
 
-      // A releaser that read the job before the runner's unpark loses its commit; the job runs once.
       const runs = await runStep(h.deps, nudge[0]!.message);
       expect(runs.outcome).toBe('committed');
       const after = (await store.get(job.id))!;
-      expect(after.parked).toBeUndefined();
-      // Unparked, the create's intent, its outcome.
+      // Unparked by the sweeper, the create's intent, its outcome.
       expect(after.version).toBe(parked.version + 3);
       expect(h.client.calls).toHaveLength(1);
-      expect(await releaseParked(h.deps, store, bucket)).toMatchObject({ released: 0 });
-      // A stale nudge of the same version is dropped.
-      expect(await runStep(h.deps, nudge[0]!.message)).toMatchObject({ outcome: 'dropped', reason: 'stale' });
+
+      // A nudge sent at a parked version (by the sweeper before this change, or an old message):
+      // the runner unparks the job in a commit before anything else.
+      const second = await submitJob(h.deps, { workflow: 'demo', input: { issue: 'old nudge' } });
+      h.queue.pending = [];
+      await fillLine(limiter, h.clock.now(), 20);
+      await runStep(h.deps, { jobId: second.job.id, version: second.job.version });
+      const parkedAgain = (await store.get(second.job.id))!;
+      expect(parkedAgain.parked).toBeDefined();
+      h.clock.advance(60_000);
+      const callsBefore = h.client.calls.length;
+      expect(await runStep(h.deps, { jobId: second.job.id, version: parkedAgain.version })).toMatchObject({
+        outcome: 'committed',
+      });
+      expect((await store.get(second.job.id))!.parked).toBeUndefined();
+      expect(h.client.calls.length).toBe(callsBefore + 1);
+    },
+    REAL_PROCESS_TIMEOUT_MS,
+  );
+
+  it(
+    'the sweeper sends a parked job of an idle key due minutes ahead for its due time, not a minute late',
+    async () => {
+      const { h, store } = await world();
+      const limiter = h.deps.rateLimiter as DynamoDbRateLimiter;
+      await fillLine(limiter, h.clock.now(), 20);
+      const { job } = await submitJob(h.deps, { workflow: 'demo', input: { issue: 'a later poll' } });
+      // Parked in the commit that scheduled its next call, due 5 minutes ahead (as a poll whose
+      // token could not be reserved while the line was full).
+      const later = {
+        ...job,
+        version: job.version + 1,
+        nextRunAt: h.clock.now() + 300_000,
+        parked: { bucket, withinMs: 15_000 },
+      };
+      expect(await store.commit(later, job.version)).toBe(true);
+      h.queue.pending = [];
+      const sentBefore = h.queue.sent.length;
+      // The line ended 6 s ago (past the 5 s grace): the job is sent for its due time at once.
+      h.clock.advance(16_000);
+      expect(await nudgeParked(sweeperDeps(h), store)).toBe(1);
+      expect(h.queue.sent.slice(sentBefore)).toEqual([
+        { message: { jobId: job.id, version: later.version + 1 }, delayMs: later.nextRunAt - h.clock.now() },
+      ]);
+      const unparked = (await store.get(job.id))!;
+      expect(unparked.parked).toBeUndefined();
+      expect(unparked.nextRunAt).toBe(later.nextRunAt);
     },
     REAL_PROCESS_TIMEOUT_MS,
   );
