@@ -32,8 +32,11 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as z from 'zod';
 import {
+  conditionalQuantile,
+  type EngineDeps,
   type Job,
   keyFingerprint,
+  pollStatsKey,
   silentLogger,
   submitJob,
   type Workflow,
@@ -198,6 +201,8 @@ interface JobFigures {
   criticalMs: number;
   /** Operation calls the sandbox answered for it (the report download not counted). */
   calls: number;
+  /** With --detail: each task's drawn duration and when (from its start) the calls after it came, s. */
+  timeline?: string | undefined;
 }
 
 interface CaseResult {
@@ -323,8 +328,9 @@ async function runCase(spec: CaseSpec): Promise<CaseResult> {
       .slice(seen)
       .filter((entry) => entry.operationId !== 'download');
     const fills = pipeline.pool.fillRounds;
+    const learnedNow = detailed ? await learnedTimes(pipeline.deps) : '';
     const detail = detailed
-      ? `${describe(spec, calls, jobs, startedAt, qps)}\n    order longest-first from ${endgameAt === undefined ? '(never)' : `${((endgameAt - startedAt) / 1000).toFixed(1)} s`}; scheduler: ${fills.rounds} rounds, ${(fills.ms / Math.max(1, fills.rounds)).toFixed(2)} ms each (real time), ${(fills.ms / 1000).toFixed(1)} s in all`
+      ? `${describe(spec, calls, jobs, startedAt, qps)}\n    learned at the end: ${learnedNow}\n    order longest-first from ${endgameAt === undefined ? '(never)' : `${((endgameAt - startedAt) / 1000).toFixed(1)} s`}; scheduler: ${fills.rounds} rounds, ${(fills.ms / Math.max(1, fills.rounds)).toFixed(2)} ms each (real time), ${(fills.ms / 1000).toFixed(1)} s in all`
       : undefined;
     const spans = jobs.map((job) => (job.finishedAt ?? job.updatedAt) - job.createdAt).sort((a, b) => a - b);
     return {
@@ -344,6 +350,25 @@ async function runCase(spec: CaseSpec): Promise<CaseResult> {
   }
 }
 
+/** What the store learned of each polled operation of the novelty check: tasks seen, quantiles (s). */
+async function learnedTimes(deps: EngineDeps): Promise<string> {
+  if (!deps.pollStats) return '(nothing: learning off)';
+  const operations = noveltyCheck.steps.flatMap((step) =>
+    step.poll && step.kind !== 'fetch' && step.operation !== undefined ? [step.operation] : [],
+  );
+  const keys = operations.map((operation) => pollStatsKey(deps.pollStatsScope, operation));
+  const sketches = await deps.pollStats.load(keys);
+  return operations
+    .map((operation, i) => {
+      const sketch = sketches.get(keys[i] ?? '');
+      const name = operation.split(/(?<=\d)(?=[A-Z])/)[0];
+      if (!sketch) return `${name} -`;
+      const q = (p: number) => ((conditionalQuantile(sketch, p) ?? 0) / 1000).toFixed(2);
+      return `${name} n=${sketch.count} q.1 ${q(0.1)} q.5 ${q(0.5)} q.6 ${q(0.6)} q.9 ${q(0.9)}`;
+    })
+    .join('; ');
+}
+
 /**
  * A job run alone: its time, its own critical path (the durations drawn for the work its calls
  * started, from the sandbox's ledger: every call in `calls` is this job's) and its calls.
@@ -356,7 +381,32 @@ function jobFigures(job: Job, calls: readonly LedgerEntry[]): JobFigures {
       .flatMap((entry) => entry.startedWork ?? [])
       .reduce((sum, work) => sum + work.durationMs, 0),
     calls: operations.length,
+    ...(detailed ? { timeline: taskTimeline(operations) } : {}),
   };
+}
+
+/**
+ * Each task of a job alone: `duration: polls` with the times (from the task's start, s) of the calls
+ * that followed it until the next task started, the last one found it done, e.g. `1.23: 1.10 1.45`.
+ */
+function taskTimeline(calls: readonly LedgerEntry[]): string {
+  const parts: string[] = [];
+  let task: { at: number; durationMs: number; polls: number[] } | undefined;
+  const close = () => {
+    if (task)
+      parts.push(
+        `${(task.durationMs / 1000).toFixed(2)}: ${task.polls.map((ms) => (ms / 1000).toFixed(2)).join(' ')}`,
+      );
+  };
+  for (const call of calls) {
+    const work = call.startedWork?.[0];
+    if (work) {
+      close();
+      task = { at: call.time, durationMs: work.durationMs, polls: [] };
+    } else if (task) task.polls.push(call.time - task.at);
+  }
+  close();
+  return parts.join(' | ');
 }
 
 /**
@@ -461,7 +511,16 @@ const caseResultSchema = z.looseObject({
   medianJobMs: z.number(),
   timedOut: z.boolean(),
   detail: z.string().optional(),
-  perJob: z.array(z.object({ jobMs: z.number(), criticalMs: z.number(), calls: z.number() })).optional(),
+  perJob: z
+    .array(
+      z.object({
+        jobMs: z.number(),
+        criticalMs: z.number(),
+        calls: z.number(),
+        timeline: z.string().optional(),
+      }),
+    )
+    .optional(),
 });
 
 /**
@@ -615,6 +674,16 @@ async function main(): Promise<void> {
         ['case', 'ok', 'critical s', 'job/critical path', 'pooled', 'calls/min', 'pooled'],
         results.map((r) => idleRow(r, options.idleJobs)),
       ),
+      ...(options.detail
+        ? results.flatMap((r) => [
+            r.detail ?? '',
+            `  ${r.spec.label}, per job (time/critical, calls; each task's drawn duration: when calls came after it, s from its start):`,
+            ...(r.perJob ?? []).map(
+              (job) =>
+                `    ${(job.jobMs / Math.max(1, job.criticalMs)).toFixed(2)}, ${job.calls}; ${job.timeline ?? ''}`,
+            ),
+          ])
+        : []),
       '',
     );
   }

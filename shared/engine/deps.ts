@@ -40,7 +40,7 @@ export interface EngineDeps {
   pollStats?: PollStatsStore | undefined;
   /** Names the upstream the timing is learned for (its base URL; only a hash of it is stored). */
   pollStatsScope?: string | undefined;
-  /** Quantiles of the learned durations polls aim at (default: 0.75 with room, 0.9 saturated). */
+  /** Quantiles of the learned durations polls aim at (default: 0.65 with room, 0.9 saturated). */
   pollAim?: PollAim | undefined;
   /** How far ahead a job may reserve a token of its key's budget (default 15 s; 0: never). */
   reserveHorizonMs?: number | undefined;

@@ -147,7 +147,17 @@ export interface PollAim {
   saturated: number;
 }
 
-export const defaultPollAim: PollAim = { roomy: 0.6, saturated: 0.9 };
+export const defaultPollAim: PollAim = { roomy: 0.65, saturated: 0.9 };
+
+/**
+ * After a poll found its task running, the next one comes no sooner than this share of the time
+ * the task has run: polls at 1, 1.4, 2 s... rather than a storm of polls 50 ms apart when the
+ * estimate puts a sliver of mass just past the last poll (a task longer than most seen). It bounds a
+ * task's polls by the log of its time, and costs a finished task at most this share of its time.
+ */
+export const minPollGapShare = 0.4;
+/** Past everything seen so far (no mass left after the last poll): look again after this share. */
+export const tailPollGapShare = 0.5;
 
 /**
  * When to poll next, in milliseconds from now. `elapsedMs` is the time since the task started,
@@ -155,8 +165,10 @@ export const defaultPollAim: PollAim = { roomy: 0.6, saturated: 0.9 };
  * declared schedule (`declaredDelayMs`) is used: it is only the prior. A first task found done at
  * the first poll teaches only "by then"; its weight spreads over the whole interval, so the next
  * aim is earlier, and the estimate narrows down within a few tasks (faster while the budget has
- * room and polls aim at a lower quantile). The declared `maxDelayMs` does not cap a learned delay
- * (it is part of the same prior); the give-up time does.
+ * room and polls aim at a lower quantile). After a poll found the task running, the next is at
+ * least `minPollGapShare` of the time run later; past everything seen, `tailPollGapShare`. The
+ * declared `maxDelayMs` does not cap a learned delay (it is part of the same prior); the give-up
+ * time does.
  */
 export function learnedPollDelay(options: {
   sketch: DurationSketch | undefined;
@@ -169,11 +181,11 @@ export function learnedPollDelay(options: {
   const { sketch, policy, declaredDelayMs, elapsedMs, lastPollAtMs, quantile } = options;
   if (!sketch || sketch.count === 0) return declaredDelayMs;
   const aimAt = conditionalQuantile(sketch, quantile, lastPollAtMs);
-  // Beyond every task seen so far: look again after half the time already waited, or on schedule.
-  if (aimAt === undefined) return Math.min(declaredDelayMs, Math.max(250, Math.round(elapsedMs * 0.5)));
-  // Past everything seen so far: look again after a growing share of the time already waited.
   const learned =
-    aimAt <= elapsedMs ? Math.max(250, (elapsedMs - lastPollAtMs) * 0.5) : Math.max(50, aimAt - elapsedMs);
+    aimAt === undefined || aimAt <= elapsedMs
+      ? // Past everything seen so far: look again after a share of the time already run (geometric).
+        Math.max(250, tailPollGapShare * elapsedMs)
+      : Math.max(lastPollAtMs > 0 ? minPollGapShare * elapsedMs : 50, aimAt - elapsedMs);
   // The declared `maxDelayMs` is part of the prior too: a schedule 10 times too fast also caps its
   // delays 10 times too low, and capping the learned aim by it polled every task that many times
   // (bench/README.md, `learned 10x fast`). Only the give-up time bounds a learned delay.

@@ -188,8 +188,10 @@ export interface RateLimiter {
   /** A call went through: let the bucket speed up again, slowly. */
   succeeded(bucket: string, now: number): Promise<void>;
   /**
-   * Whether the bucket's budget is used up now (a take was refused in the last couple of seconds).
-   * Optional: without it the engine assumes it has room.
+   * Whether the bucket's budget is used up now: in the last couple of seconds a take was refused
+   * with its token more than one token interval away (a line longer than the call itself; a call
+   * that waits only for the spacing after the one before, as one job's calls back to back on an
+   * idle key do, is not). Optional: without it the engine assumes it has room.
    */
   saturated?(bucket: string, now: number): Promise<boolean>;
   /**

@@ -379,3 +379,14 @@ export function succeeded(state: RateBucketState, config: RateBucketConfig, now:
 function clamp(value: number, low: number, high: number): number {
   return Math.min(high, Math.max(low, value));
 }
+
+/**
+ * Whether a refused take shows the key's line longer than the call itself (what `saturated()`
+ * remembers): its token more than one token interval away. A call refused only for the spacing
+ * after the one before (a job's poll and its next step's call back to back on an idle key; on a
+ * clock that stands still while steps run, any two calls) is not a saturated budget.
+ */
+export function lineIsLong(decision: RateDecision, rate: number, now: number): boolean {
+  if (decision.granted) return false;
+  return decision.retryAtMs - now > Math.ceil(1000 / Math.max(rate, 1e-9));
+}

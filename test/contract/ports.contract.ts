@@ -536,6 +536,22 @@ export function describeRateLimiterContract(
       expect(recovered.grants).toBeLessThanOrEqual(before.grants + 1);
     });
 
+    it('counts the key as saturated only when a refused call waits longer than one token interval', async () => {
+      const limiter = await fresh({ ratePerSecond: 5, burst: 1 });
+      if (!limiter.saturated) return;
+      const bucket = `key-${ulid()}`;
+      expect(await limiter.take(bucket, T0)).toEqual({ granted: true });
+      // One job's next call right after its last: it waits for the spacing alone (200 ms).
+      const next = await limiter.take(bucket, T0, { reserveWithinMs: 5_000 });
+      expect(next).toMatchObject({ granted: false, retryAtMs: T0 + 200, reserved: true });
+      expect(await limiter.saturated(bucket, T0)).toBe(false);
+      // Another call in the same instant waits behind it: a line longer than the call itself.
+      const behind = await limiter.take(bucket, T0, { reserveWithinMs: 5_000 });
+      expect(behind).toMatchObject({ granted: false, retryAtMs: T0 + 400, reserved: true });
+      expect(await limiter.saturated(bucket, T0)).toBe(true);
+      expect(await limiter.saturated(bucket, T0 + 10_000)).toBe(false);
+    });
+
     it('never speeds up beyond the configured rate', async () => {
       const limiter = await fresh({ ratePerSecond: 2, burst: 1 });
       const bucket = `key-${ulid()}`;

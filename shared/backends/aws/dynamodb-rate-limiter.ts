@@ -11,6 +11,7 @@ import type { RateDecision, RateLimiter } from '../../engine/ports';
 import {
   bucketBudget,
   initialBucket,
+  lineIsLong,
   type RateBucketConfig,
   type RateBucketOptions,
   type RateBucketState,
@@ -60,9 +61,11 @@ export class DynamoDbRateLimiter implements RateLimiter {
 
   async take(bucket: string, now: number, options?: { reserveWithinMs?: number }): Promise<RateDecision> {
     let decision: RateDecision | undefined;
+    let rate = this.config.ceiling;
     const written = await this.update(bucket, now, (state) => {
       const result = take(state, this.config, now, options?.reserveWithinMs);
       decision = result.decision;
+      rate = result.state.rate;
       // Without a token (and no reservation) nothing changes worth writing: the refill is
       // recomputed on every read.
       return result.decision.granted || result.decision.reserved ? result.state : undefined;
@@ -72,7 +75,7 @@ export class DynamoDbRateLimiter implements RateLimiter {
       this.refusedAt.set(bucket, now);
       return { granted: false, retryAtMs: now + Math.ceil(1000 / this.config.ceiling) };
     }
-    if (!decision.granted) this.refusedAt.set(bucket, now);
+    if (lineIsLong(decision, rate, now)) this.refusedAt.set(bucket, now);
     return decision;
   }
 

@@ -5,6 +5,7 @@
 import type { RateDecision, RateLimiter } from '../../engine/ports';
 import {
   initialBucket,
+  lineIsLong,
   type RateBucketConfig,
   type RateBucketOptions,
   type RateBucketState,
@@ -31,7 +32,7 @@ export class InMemoryRateLimiter implements RateLimiter {
   async take(bucket: string, now: number, options?: { reserveWithinMs?: number }): Promise<RateDecision> {
     const result = take(this.#state(bucket, now), this.config, now, options?.reserveWithinMs);
     this.#buckets.set(bucket, result.state);
-    if (!result.decision.granted) this.#refusedAt.set(bucket, now);
+    if (lineIsLong(result.decision, result.state.rate, now)) this.#refusedAt.set(bucket, now);
     return result.decision;
   }
 

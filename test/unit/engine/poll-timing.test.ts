@@ -5,10 +5,12 @@ import {
   doneShare,
   emptySketch,
   learnedPollDelay,
+  minPollGapShare,
   type PollStatsStore,
   recordDuration,
   sketchDecay,
   submitJob,
+  tailPollGapShare,
 } from '../../../shared/engine';
 import { drive } from '../../support/memory-ports';
 import { happyScript, harness } from './fixtures';
@@ -104,6 +106,69 @@ describe('duration sketch', () => {
       quantile: 0.9,
     });
     expect(nearGiveUp).toBe(1_000);
+  });
+});
+
+describe('polls after one that found the task running', () => {
+  // Tasks seen: 1 to 3 s, most near 1 s (as the sandbox's skewed draw).
+  const seen = sketchOf(Array.from({ length: 40 }, (_, i) => 1_000 + (2_000 * ((i * 7) % 40) ** 2) / 1_600));
+
+  it('come no sooner than a share of the time the task has run, not 50 ms after the last', () => {
+    // Running at 2.7 s: few tasks seen took longer, all by 2.9 s; aimed at them alone, the next
+    // poll would come 0.3 s later, and the one after sooner still.
+    const delay = learnedPollDelay({
+      sketch: seen,
+      policy,
+      declaredDelayMs: 10_000,
+      elapsedMs: 2_700,
+      lastPollAtMs: 2_700,
+      quantile: 0.65,
+    });
+    expect(delay).toBe(Math.round(minPollGapShare * 2_700));
+    // The first poll is aimed at the quantile alone.
+    const first = learnedPollDelay({
+      sketch: seen,
+      policy,
+      declaredDelayMs: 10_000,
+      elapsedMs: 0,
+      lastPollAtMs: 0,
+      quantile: 0.65,
+    });
+    expect(first).toBeGreaterThan(1_200);
+    expect(first).toBeLessThan(2_400);
+  });
+
+  it('past everything seen, look again after half the time run, whatever the declared schedule', () => {
+    for (const declaredDelayMs of [100, 60_000]) {
+      const delay = learnedPollDelay({
+        sketch: seen,
+        policy,
+        declaredDelayMs,
+        elapsedMs: 8_000,
+        lastPollAtMs: 8_000,
+        quantile: 0.65,
+      });
+      expect(delay).toBe(Math.round(tailPollGapShare * 8_000));
+    }
+  });
+
+  it('bound the polls of a task far longer than any seen by the log of its time', () => {
+    let elapsed = 0;
+    let last = 0;
+    let polls = 0;
+    while (elapsed < 60_000) {
+      elapsed += learnedPollDelay({
+        sketch: seen,
+        policy: { ...policy, giveUpAfterMs: 3_600_000 },
+        declaredDelayMs: 10_000,
+        elapsedMs: elapsed,
+        lastPollAtMs: last,
+        quantile: 0.65,
+      });
+      last = elapsed;
+      polls++;
+    }
+    expect(polls).toBeLessThan(15);
   });
 });
 

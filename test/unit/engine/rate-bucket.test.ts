@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   initialBucket,
+  lineIsLong,
   type RateBucketConfig,
   type RateBucketState,
   rateBucketConfig,
@@ -292,5 +293,16 @@ describe('reserving tokens', () => {
     // The reserved tokens are spent: nobody else gets one before 2 s.
     expect(take(state, config, 1_900).decision.granted).toBe(false);
     expect(take(state, config, 2_000).decision.granted).toBe(true);
+  });
+});
+
+describe('lineIsLong (what saturated() remembers)', () => {
+  it('is false for a grant and for a wait of one token interval, true beyond', () => {
+    expect(lineIsLong({ granted: true }, 5, T0)).toBe(false);
+    expect(lineIsLong({ granted: false, retryAtMs: T0 + 200 }, 5, T0)).toBe(false);
+    expect(lineIsLong({ granted: false, retryAtMs: T0 + 201, reserved: true }, 5, T0)).toBe(true);
+    // At 1,000 calls/s on a clock standing still: the next call 1 ms later is only the spacing.
+    expect(lineIsLong({ granted: false, retryAtMs: T0 + 1, reserved: true }, 1_000, T0)).toBe(false);
+    expect(lineIsLong({ granted: false, retryAtMs: T0 + 2, reserved: true }, 1_000, T0)).toBe(true);
   });
 });
