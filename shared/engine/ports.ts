@@ -56,6 +56,13 @@ export interface JobStore {
    */
   scanForFill?(query: FillScanQuery): Promise<FillScan>;
   /**
+   * Optional, with `scanForFill`: the first read of a filler round, so a round whose budget has no
+   * room reads only the jobs a re-aim can move (`FillScanQuery.later`): per tenant, how many jobs
+   * are due by `dueBy` without a reserved token (as `scanForFill` counts them), and the WAITING jobs
+   * counted by tenant, workflow and step (kept as jobs change, not counted job by job).
+   */
+  countForFill?(query: { dueBy: number; countUpTo: number }): Promise<FillCounts>;
+  /**
    * Optional: the unfinished work the scheduler orders calls by near the end of a key's work
    * (engine/scheduler.ts, `planOrder`): QUEUED, RUNNING and WAITING jobs counted by tenant, workflow,
    * step and status, and the oldest QUEUED jobs (at most `queuedLimit`; none for 0). It is read every
@@ -85,8 +92,20 @@ export interface FillScanQuery {
   until: number;
   /** Waiting jobs returned at most. */
   limit: number;
-  /** Due jobs counted per tenant at most (the filler only needs to know the budget is full). */
+  /** Due jobs counted per tenant at most (the filler only needs to know the budget is full); 0: none counted. */
   countUpTo: number;
+  /**
+   * Only the WAITING jobs at these steps whose next poll lies more than `laterThanMs` after their
+   * task's start (`nextRunAt - pollStartedAt`), soonest first: with the budget full, the only jobs a
+   * re-aim can move (scheduler.ts). Absent: every WAITING job in the window.
+   */
+  later?: readonly { workflow: string; step: string; laterThanMs: number }[] | undefined;
+}
+
+export interface FillCounts {
+  dueByTenant: Map<string, number>;
+  /** WAITING jobs (any due time) by tenant, workflow and step. */
+  waiting: Pick<WorkGroup, 'tenant' | 'workflow' | 'step' | 'count'>[];
 }
 
 /** The fields of a job the budget filler decides on; a move reads and commits the whole job. */

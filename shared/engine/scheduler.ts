@@ -252,7 +252,7 @@ export function planFill(input: {
   }
 
   const plan: FillPlan = { moves, nextChanceAt: Number.isFinite(nextChanceAt) ? nextChanceAt : undefined };
-  let spare = Math.floor(budget.tokens + (budget.ratePerSecond * o.windowMs) / 1000 - demand);
+  let spare = spareCalls(budget, demand, o.windowMs);
   // Saturated: the budget has room again only after calls are made, and each makes the loop look.
   if (spare <= 0) return plan;
   const fewerLeftFirst = input.order === 'longest-first' ? -1 : 1;
@@ -330,6 +330,7 @@ export class BudgetFiller {
   readonly #orders = new Map<string, KeyOrder>();
   /** Messages sent to admit new jobs, by `id@version` (each once). */
   readonly #admitted = new Set<string>();
+  readonly #statsKeys = new Map<string, string>();
   #workCountedAt = Number.NEGATIVE_INFINITY;
 
   constructor(deps: EngineDeps, options: FillOptions = {}) {
@@ -362,7 +363,7 @@ export class BudgetFiller {
       return bucketOf.get(tenant);
     };
     round.admitted = await this.#order(now, keyOf);
-    const { jobs, dueByTenant } = await this.#scan(now);
+    const { jobs, dueByTenant, budgets, sketches: known } = await this.#scan(now, keyOf);
     if (jobs.length === 0) return round;
     // One budget per key: group by tenant, then by the key's fingerprint.
     const byBucket = new Map<string, { jobs: FillView[]; dueSoon: number | undefined }>();
@@ -380,15 +381,16 @@ export class BudgetFiller {
       }
     }
     for (const [bucket, { jobs: keyJobs, dueSoon }] of byBucket) {
-      const budget = (await deps.rateLimiter.budget?.(bucket, now)) ?? { tokens: 0, ratePerSecond: 0 };
-      const sketches = await this.#sketches(keyJobs);
+      const budget = budgets?.get(bucket) ??
+        (await deps.rateLimiter.budget?.(bucket, now)) ?? { tokens: 0, ratePerSecond: 0 };
+      const sketches = known ?? (await this.#sketches(keyJobs.map((job) => [job.workflow, job.step])));
       const { moves, nextChanceAt } = planFill({
         now,
         jobs: keyJobs,
         dueSoon,
         workflows: deps.workflows,
         budget,
-        sketchOf: (operation) => sketches.get(pollStatsKey(deps.pollStatsScope, operation)),
+        sketchOf: (operation) => sketches.get(this.#statsKey(operation)),
         reaimQuantile: (deps.pollAim ?? defaultPollAim).saturated,
         probedAt: this.#probedAt,
         order: this.orderOf(bucket),
@@ -508,10 +510,10 @@ export class BudgetFiller {
     const medians = new Map<string, number>();
     if (!deps.pollStats || operations.size === 0) return medians;
     try {
-      const keys = [...operations].map((operation) => pollStatsKey(deps.pollStatsScope, operation));
+      const keys = [...operations].map((operation) => this.#statsKey(operation));
       const sketches = await deps.pollStats.load(keys);
       for (const operation of operations) {
-        const sketch = sketches.get(pollStatsKey(deps.pollStatsScope, operation));
+        const sketch = sketches.get(this.#statsKey(operation));
         const median = sketch && sketch.count > 0 ? conditionalQuantile(sketch, 0.5) : undefined;
         if (median !== undefined) medians.set(operation, median);
       }
@@ -522,35 +524,83 @@ export class BudgetFiller {
   }
 
   /**
-   * The jobs to plan on: with the store's `scanForFill`, only the waiting ones after the window (slim
-   * views) and per tenant a count of those due within it; otherwise `listDue` over the horizon.
+   * The jobs to plan on. With the store's `countForFill` (SQLite): first the due jobs counted per
+   * tenant and the WAITING jobs counted per step, then each key's budget; when no key with waiting
+   * jobs has room, nothing can be pulled or probed, and only the polls a re-aim can move are read
+   * (`FillScanQuery.later`: scheduled later after their task's start than the step's learned aim
+   * from the start, plus the margin; the aim conditioned on a later poll is never earlier), so a
+   * round over a saturated backlog reads what can move, not the backlog. Otherwise every WAITING
+   * job after the window (slim views, up to `limit`). Without `countForFill`: `scanForFill` alone,
+   * or `listDue` over the horizon.
    */
-  async #scan(now: number): Promise<{ jobs: FillView[]; dueByTenant?: Map<string, number> | undefined }> {
-    const store = this.#deps.store;
-    const horizonMs = this.#options.horizonMs ?? defaults.horizonMs;
-    const limit = this.#options.limit ?? defaults.limit;
+  async #scan(
+    now: number,
+    keyOf: (tenant: string) => Promise<string | undefined>,
+  ): Promise<{
+    jobs: FillView[];
+    dueByTenant?: Map<string, number> | undefined;
+    budgets?: Map<string, BudgetView> | undefined;
+    sketches?: Map<string, DurationSketch> | undefined;
+  }> {
+    const deps = this.#deps;
+    const store = deps.store;
+    const o = { ...defaults, ...definedOnly(this.#options) };
+    const window = { dueBy: now + o.windowMs, until: now + o.horizonMs, limit: o.limit };
+    if (store.scanForFill && store.countForFill) {
+      const counts = await store.countForFill({ dueBy: window.dueBy, countUpTo: dueCountCap });
+      if (counts.waiting.length === 0) return { jobs: [] };
+      const dueByBucket = new Map<string, number>();
+      for (const [tenant, count] of counts.dueByTenant) {
+        const bucket = await keyOf(tenant);
+        if (bucket !== undefined) dueByBucket.set(bucket, (dueByBucket.get(bucket) ?? 0) + count);
+      }
+      const budgets = new Map<string, BudgetView>();
+      let room = false;
+      for (const group of counts.waiting) {
+        const bucket = await keyOf(group.tenant);
+        if (bucket === undefined || budgets.has(bucket)) continue;
+        const budget = (await deps.rateLimiter.budget?.(bucket, now)) ?? { tokens: 0, ratePerSecond: 0 };
+        budgets.set(bucket, budget);
+        if (spareCalls(budget, dueByBucket.get(bucket) ?? 0, o.windowMs) > 0) room = true;
+      }
+      if (room) {
+        const scan = await store.scanForFill({ ...window, countUpTo: 0 });
+        return { jobs: scan.waiting, dueByTenant: counts.dueByTenant, budgets };
+      }
+      const sketches = await this.#sketches(counts.waiting.map((group) => [group.workflow, group.step]));
+      const reaimQuantile = (deps.pollAim ?? defaultPollAim).saturated;
+      const later: { workflow: string; step: string; laterThanMs: number }[] = [];
+      const seen = new Set<string>();
+      for (const group of counts.waiting) {
+        const operation = polledOperation(deps.workflows, group.workflow, group.step);
+        const sketch = operation === undefined ? undefined : sketches.get(this.#statsKey(operation));
+        const named = `${group.workflow}\u0000${group.step}`;
+        if (!sketch || sketch.count <= 0 || seen.has(named)) continue;
+        seen.add(named);
+        const aim = conditionalQuantile(sketch, reaimQuantile, 0);
+        // 1 ms below the bound: the rounding of the conditioned aims must not hide a job.
+        if (aim !== undefined)
+          later.push({ workflow: group.workflow, step: group.step, laterThanMs: aim + o.reaimMarginMs - 1 });
+      }
+      if (later.length === 0) return { jobs: [] };
+      const scan = await store.scanForFill({ ...window, countUpTo: 0, later });
+      return { jobs: scan.waiting, dueByTenant: counts.dueByTenant, budgets, sketches };
+    }
     if (store.scanForFill) {
-      const windowMs = this.#options.windowMs ?? defaults.windowMs;
-      const scan = await store.scanForFill({
-        dueBy: now + windowMs,
-        until: now + horizonMs,
-        limit,
-        countUpTo: dueCountCap,
-      });
+      const scan = await store.scanForFill({ ...window, countUpTo: dueCountCap });
       return { jobs: scan.waiting, dueByTenant: scan.dueByTenant };
     }
-    return { jobs: await store.listDue(now + horizonMs, limit) };
+    return { jobs: await store.listDue(window.until, o.limit) };
   }
 
-  async #sketches(jobs: readonly FillView[]): Promise<Map<string, DurationSketch>> {
+  /** The learned sketches of the operations polled at these workflow steps. */
+  async #sketches(steps: Iterable<readonly [string, string]>): Promise<Map<string, DurationSketch>> {
     const stats = this.#deps.pollStats;
     if (!stats) return new Map();
     const keys = new Set<string>();
-    for (const job of jobs) {
-      const step = this.#deps.workflows.get(job.workflow)?.steps.find((s) => s.name === job.step);
-      if (step?.poll && step.kind !== 'fetch' && step.kind !== 'request') {
-        keys.add(pollStatsKey(this.#deps.pollStatsScope, step.operation));
-      }
+    for (const [workflow, step] of steps) {
+      const operation = polledOperation(this.#deps.workflows, workflow, step);
+      if (operation !== undefined) keys.add(this.#statsKey(operation));
     }
     if (keys.size === 0) return new Map();
     try {
@@ -562,6 +612,31 @@ export class BudgetFiller {
       return new Map();
     }
   }
+
+  /** `pollStatsKey` of an operation (a hash of the scope: computed once per operation). */
+  #statsKey(operation: string): string {
+    let key = this.#statsKeys.get(operation);
+    if (key === undefined) {
+      key = pollStatsKey(this.#deps.pollStatsScope, operation);
+      this.#statsKeys.set(operation, key);
+    }
+    return key;
+  }
+}
+
+/** The operation a workflow step polls (undefined: the step does not poll, or is not known). */
+function polledOperation(
+  workflows: WorkflowRegistry,
+  workflow: string,
+  stepName: string,
+): string | undefined {
+  const step = workflows.get(workflow)?.steps.find((s) => s.name === stepName);
+  return step?.poll && step.kind !== 'fetch' && step.kind !== 'request' ? step.operation : undefined;
+}
+
+/** The calls the budget can make within the window beyond those due in it (as planFill counts them). */
+function spareCalls(budget: BudgetView, dueSoon: number, windowMs: number): number {
+  return Math.floor(budget.tokens + (budget.ratePerSecond * windowMs) / 1000 - dueSoon);
 }
 
 /**

@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 export type LocalDatabase = Database.Database;
 
 /** The schema version this code writes; older files are migrated forward on open. */
-const schemaVersion = 2;
+const schemaVersion = 3;
 
 const migrations: Record<number, string> = {
   1: `
@@ -130,6 +130,14 @@ const migrations: Record<number, string> = {
         WHERE n <= 0 AND tenant = old.tenant AND status = old.status
           AND workflow = COALESCE(old.workflow, '') AND step = COALESCE(old.step, '');
     END;
+  `,
+  // A filler round with the budget full reads only the polls a re-aim can move: those scheduled
+  // later after their task's start than the learned aim (plus a margin), per workflow step.
+  3: `
+    CREATE INDEX jobs_poll_lateness ON jobs (workflow, step, (run_at - poll_started_at), next_run_at, id,
+      tenant, version, run_at, attempts, polls, poll_started_at, last_polled_at, in_flight_since, token_at,
+      error_at, unsaved)
+      WHERE status = 'WAITING' AND poll_started_at IS NOT NULL;
   `,
 };
 

@@ -8,6 +8,7 @@
 import * as z from 'zod';
 import { type Job, type JobStatus, jobStatuses, schedulableStatuses } from '../../engine/job-record';
 import type {
+  FillCounts,
   FillScan,
   FillScanQuery,
   FillView,
@@ -48,6 +49,8 @@ export class SqliteJobStore implements JobStore {
   readonly #stranded;
   readonly #dueUnreserved;
   readonly #waiting;
+  readonly #late;
+  readonly #waitingGroups;
   readonly #workGroups;
   readonly #queued;
 
@@ -94,6 +97,19 @@ export class SqliteJobStore implements JobStore {
        FROM jobs INDEXED BY jobs_waiting_fill
        WHERE status = 'WAITING' AND next_run_at > ? AND next_run_at <= ?
        ORDER BY next_run_at, id LIMIT ?`,
+    );
+    // With the budget full: the polls of one workflow step scheduled later than `laterThanMs` after
+    // their task's start (jobs_poll_lateness: a range of the index per step, no row read).
+    this.#late = db.prepare<[string, string, number, number, number, number], WaitingRow>(
+      `SELECT id, version, tenant, workflow, step, run_at, attempts, polls, poll_started_at, last_polled_at,
+         in_flight_since, token_at, error_at, unsaved
+       FROM jobs INDEXED BY jobs_poll_lateness
+       WHERE status = 'WAITING' AND poll_started_at IS NOT NULL AND workflow = ? AND step = ?
+         AND (run_at - poll_started_at) > ? AND next_run_at > ? AND next_run_at <= ?
+       LIMIT ?`,
+    );
+    this.#waitingGroups = db.prepare<[], WorkGroupRow>(
+      "SELECT tenant, status, workflow, step, n FROM job_work WHERE status = 'WAITING' AND n > 0",
     );
     // The scheduler's count of unfinished work (scanWork), every few seconds: the counts the
     // triggers keep (job_work, a row per tenant, status, workflow and step), and the oldest QUEUED
@@ -161,13 +177,41 @@ export class SqliteJobStore implements JobStore {
    * full), and the WAITING jobs due in (`dueBy`, `until`] as slim views, soonest first.
    */
   async scanForFill(query: FillScanQuery): Promise<FillScan> {
+    const dueByTenant = query.countUpTo >= 1 ? this.#countDue(query.dueBy, query.countUpTo) : new Map();
+    const limit = clampLimit(query.limit, maxPageSize);
+    if (query.later === undefined) {
+      return { dueByTenant, waiting: this.#waiting.all(query.dueBy, query.until, limit).map(viewOf) };
+    }
+    const rows: WaitingRow[] = [];
+    for (const { workflow, step, laterThanMs } of query.later) {
+      rows.push(...this.#late.all(workflow, step, laterThanMs, query.dueBy, query.until, limit));
+    }
+    // Soonest first, as the whole window would list them, and no more than asked for.
+    rows.sort((a, b) => (a.run_at ?? 0) - (b.run_at ?? 0) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    return { dueByTenant, waiting: rows.slice(0, limit).map(viewOf) };
+  }
+
+  /**
+   * The first read of a filler round: the due jobs without a reserved token counted per tenant (as
+   * `scanForFill`), and the WAITING jobs by tenant, workflow and step from the counts the triggers keep.
+   */
+  async countForFill(query: { dueBy: number; countUpTo: number }): Promise<FillCounts> {
+    return {
+      dueByTenant: this.#countDue(query.dueBy, query.countUpTo),
+      waiting: this.#waitingGroups.all().map((row) => ({
+        tenant: row.tenant,
+        workflow: row.workflow,
+        step: row.step,
+        count: row.n,
+      })),
+    };
+  }
+
+  #countDue(dueBy: number, countUpTo: number): Map<string, number> {
     const dueByTenant = new Map<string, number>();
-    for (const row of this.#dueUnreserved.all(query.dueBy, clampLimit(query.countUpTo, maxPageSize)))
+    for (const row of this.#dueUnreserved.all(dueBy, clampLimit(countUpTo, maxPageSize)))
       dueByTenant.set(row.tenant, row.n);
-    const waiting = this.#waiting
-      .all(query.dueBy, query.until, clampLimit(query.limit, maxPageSize))
-      .map(viewOf);
-    return { dueByTenant, waiting };
+    return dueByTenant;
   }
 
   /**

@@ -19,9 +19,11 @@ import { InMemoryRateLimiter, openLocalDatabase, SqliteJobStore } from '../../..
 import {
   advance,
   BudgetFiller,
+  conditionalQuantile,
   type DurationSketch,
   defineWorkflow,
   emptySketch,
+  type FillScanQuery,
   type Job,
   type JobStore,
   keyFingerprint,
@@ -391,6 +393,93 @@ describe('BudgetFiller', () => {
         nextRunAt: alsoLikely.nextRunAt,
       });
       expect(h.queue.sent.map((sent) => sent.message.jobId).sort()).toEqual(['likely', 'stale']);
+    } finally {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('on SQLite with the budget full reads only the polls a re-aim can move, and moves what a plan on all of them would', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'opflow-filler-'));
+    const db = openLocalDatabase(join(dir, 'opflow.db'));
+    try {
+      const sqlite = new SqliteJobStore(db);
+      const queries: FillScanQuery[] = [];
+      const read: string[][] = [];
+      const store: JobStore = {
+        create: (job) => sqlite.create(job),
+        get: (id) => sqlite.get(id),
+        commit: (job, expected) => sqlite.commit(job, expected),
+        listDue: (at, limit) => sqlite.listDue(at, limit),
+        list: (query) => sqlite.list(query),
+        findByIdempotencyKey: (tenant, key) => sqlite.findByIdempotencyKey(tenant, key),
+        countForFill: (query) => sqlite.countForFill(query),
+        scanForFill: async (query) => {
+          queries.push(query);
+          const scan = await sqlite.scanForFill(query);
+          read.push(scan.waiting.map((view) => view.id));
+          return scan;
+        },
+      };
+      const stats = new MemoryPollStats();
+      stats.sketches.set(pollStatsKey(undefined, pollOp), learned);
+      const limiter = new InMemoryRateLimiter({ ratePerSecond: 5 });
+      const h = harness(undefined, { store, rateLimiter: limiter, pollStats: stats });
+      h.clock.current = now;
+      // Twelve new jobs due now: more than the budget's 1 s (its burst and refill), so it is full.
+      for (let i = 0; i < 12; i++)
+        await sqlite.create(makeJob({ id: `new-${i}`, workflow: 'demo', nextRunAt: now - 1_000 }));
+      const jobs = [
+        waiting('stale', 300, 14_700), // on the declared prior: re-aimed
+        waiting('far', 0, 60_000), // the same, just started
+        waiting('young', 300, 3_000), // aimed about right: stays
+        waiting('likely', 2_300, 1_100), // likely done, but there is no room to pull it
+        waiting('polled', 1_500, 1_300, { lastPolledAt: now - 100 }), // found running, aimed about right: stays
+        waiting('reserved', 300, 14_700, { tokenAt: now + 14_700 }), // holds a token: stays
+      ];
+      for (const job of jobs) await sqlite.create(job);
+      // What a plan on every waiting job would move, for the same budget and demand.
+      const all = await sqlite.scanForFill({
+        dueBy: now + 1_000,
+        until: now + 600_000,
+        limit: 1_000,
+        countUpTo: 200,
+      });
+      const expected = planFill({
+        now,
+        jobs: all.waiting,
+        dueSoon: 12,
+        workflows: h.deps.workflows,
+        budget: await limiter.budget(keyFingerprint('sk-test-key'), now),
+        sketchOf: () => learned,
+        reaimQuantile: 0.9,
+      }).moves.map((move) => move.jobId);
+      expect(expected.sort()).toEqual(['far', 'stale']);
+
+      const round = await new BudgetFiller(h.deps).fill();
+      expect(round).toMatchObject({ pulled: 0, probed: 0, reaimed: 2 });
+      expect(h.queue.sent.map((sent) => sent.message.jobId).sort()).toEqual(expected);
+      // One read, of the polls scheduled later than the aim from their start plus the margin.
+      const aim = conditionalQuantile(learned, 0.9, 0)!;
+      expect(queries).toEqual([
+        expect.objectContaining({
+          countUpTo: 0,
+          later: [{ workflow: 'demo', step: 'recommend', laterThanMs: aim + 1_000 - 1 }],
+        }),
+      ]);
+      expect(read[0]?.sort()).toEqual(['far', 'reserved', 'stale']);
+
+      // The new jobs are done: the budget has room, every waiting job is read, the likely one pulled.
+      for (let i = 0; i < 12; i++) {
+        const job = (await sqlite.get(`new-${i}`))!;
+        await sqlite.commit({ ...job, version: job.version + 1, status: 'SUCCEEDED' }, job.version);
+      }
+      h.clock.current = now + 10;
+      const roomyRound = await new BudgetFiller(h.deps).fill();
+      expect(queries[1]?.later).toBeUndefined();
+      expect(read[1]?.sort()).toEqual(['far', 'likely', 'polled', 'reserved', 'stale', 'young']);
+      expect(roomyRound.pulled).toBeGreaterThanOrEqual(1);
+      expect(h.queue.sent.map((sent) => sent.message.jobId)).toContain('likely');
     } finally {
       db.close();
       rmSync(dir, { recursive: true, force: true });

@@ -37,7 +37,7 @@ describe('SqliteJobStore', () => {
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(db.pragma('busy_timeout', { simple: true })).toBe(10_000);
     expect(db.pragma('synchronous', { simple: true })).toBe(1);
-    expect(db.pragma('user_version', { simple: true })).toBe(2);
+    expect(db.pragma('user_version', { simple: true })).toBe(3);
   });
 
   it("reads the budget filler's slim views along the due index: waiting jobs after the window, due ones counted", async () => {
@@ -116,6 +116,66 @@ describe('SqliteJobStore', () => {
     });
     expect(capped.waiting.map((view) => view.id)).toEqual([sooner.id]);
     expect([...capped.dueByTenant.values()].reduce((a, b) => a + b, 0)).toBe(1);
+  });
+
+  it('reads only the polls scheduled later than a bound after their start, per step, soonest first', async () => {
+    const T0 = 1_750_000_000_000;
+    const poll = (step: string, startedAgo: number, dueIn: number, overrides: Partial<Job> = {}) =>
+      contractJob({
+        status: 'WAITING',
+        step,
+        version: 3,
+        pollStartedAt: T0 - startedAgo,
+        nextRunAt: T0 + dueIn,
+        ...overrides,
+      });
+    const lateSummary = poll('summary', 1_000, 14_000.5); // 15,000.5 ms after its start
+    const lateSooner = poll('summary', 0, 9_000); // 9 s
+    const onTime = poll('summary', 1_000, 2_000); // 3 s: under the bound
+    const lateFeatures = poll('features', 0, 20_000);
+    const otherStep = poll('search-elements', 0, 30_000); // no bound given for its step
+    const notPolling = poll('confirm-summary', 0, 30_000, { pollStartedAt: undefined });
+    const withinWindow = poll('summary', 10_000, 500); // due within the window: not listed
+    const queued = contractJob({ nextRunAt: T0 - 10 });
+    for (const job of [
+      lateSummary,
+      lateSooner,
+      onTime,
+      lateFeatures,
+      otherStep,
+      notPolling,
+      withinWindow,
+      queued,
+    ])
+      await store.create(job);
+    const later = [
+      { workflow: 'novelty-check', step: 'summary', laterThanMs: 5_000 },
+      { workflow: 'novelty-check', step: 'features', laterThanMs: 19_999 },
+      { workflow: 'novelty-check', step: 'confirm-summary', laterThanMs: 0 },
+    ];
+    const query = { dueBy: T0 + 1_000, until: T0 + 600_000, limit: 10, countUpTo: 0, later };
+    const scan = await store.scanForFill(query);
+    expect(scan.waiting.map((view) => view.id)).toEqual([lateSooner.id, lateSummary.id, lateFeatures.id]);
+    expect(scan.waiting[1]?.nextRunAt).toBe(T0 + 14_000.5);
+    expect(scan.dueByTenant).toEqual(new Map());
+    expect((await store.scanForFill({ ...query, limit: 2 })).waiting.map((view) => view.id)).toEqual([
+      lateSooner.id,
+      lateSummary.id,
+    ]);
+    // A poll re-aimed (committed) under the bound leaves the list.
+    expect(await store.commit({ ...lateSummary, version: 4, nextRunAt: T0 + 2_000 }, 3)).toBe(true);
+    expect((await store.scanForFill(query)).waiting.map((view) => view.id)).toEqual([
+      lateSooner.id,
+      lateFeatures.id,
+    ]);
+    const counts = await store.countForFill({ dueBy: T0 + 1_000, countUpTo: 10 });
+    expect(counts.dueByTenant).toEqual(new Map([['default', 2]]));
+    expect(counts.waiting.map((group) => [group.step, group.count]).sort()).toEqual([
+      ['confirm-summary', 1],
+      ['features', 1],
+      ['search-elements', 1],
+      ['summary', 4],
+    ]);
   });
 
   it('counts the unfinished work at every write, and lists the oldest new jobs only when asked', async () => {
@@ -211,7 +271,7 @@ describe('SqliteJobStore', () => {
     old.close();
 
     db = openLocalDatabase(dbPath);
-    expect(db.pragma('user_version', { simple: true })).toBe(2);
+    expect(db.pragma('user_version', { simple: true })).toBe(3);
     store = new SqliteJobStore(db);
     for (const job of [polling, queued, finished]) expect(await store.get(job.id)).toEqual(job);
     const scan = await store.scanForFill({
@@ -255,7 +315,7 @@ describe('SqliteJobStore', () => {
     // Opening it again migrates nothing twice.
     db.close();
     db = openLocalDatabase(dbPath);
-    expect(db.pragma('user_version', { simple: true })).toBe(2);
+    expect(db.pragma('user_version', { simple: true })).toBe(3);
   });
 
   it('keeps jobs across closing and reopening the file', async () => {
