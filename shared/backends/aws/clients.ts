@@ -1,12 +1,18 @@
 /**
  * SDK clients for the AWS backend, built once from one small config. With `endpoint` set they
  * talk to local emulators (S3 then uses path-style URLs, which emulators on 127.0.0.1 need).
+ *
+ * The S3 client's builder is in s3-client.ts and the set of all four in aws-clients.ts, not here:
+ * this file is imported by every function, and a file a function's entry reaches by static imports
+ * puts whatever its lazy chunks use of it in the function's cold start (docs/DESIGN.md, "Code
+ * splitting"). The api and schedules functions load S3 only when a report is read or written.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { AwsBackendConfig } from './create-aws-backend';
 
 export interface AwsClientConfig {
   region: string;
@@ -29,11 +35,23 @@ export interface AwsClients {
 }
 
 type Service = keyof NonNullable<AwsClientConfig['endpoints']>;
-type Instrument = <T>(client: T) => T;
-const unseen: Instrument = (client) => client;
+export type Instrument = <T>(client: T) => T;
+export const unseen: Instrument = (client) => client;
+
+/** Where the SDK clients of a deployment connect, and with which credentials. */
+export function awsClientConfig(
+  config: Pick<AwsBackendConfig, 'region' | 'endpointUrl' | 'endpoints' | 'credentials'>,
+): AwsClientConfig {
+  return {
+    region: config.region,
+    endpoint: config.endpointUrl,
+    endpoints: config.endpoints,
+    credentials: config.credentials,
+  };
+}
 
 /** One service's client settings: region, endpoint (the service's own, else the common one), credentials. */
-function settingsFor(config: AwsClientConfig, service: Service) {
+export function settingsFor(config: AwsClientConfig, service: Service) {
   const endpoint = config.endpoints?.[service] ?? config.endpoint;
   return {
     region: config.region,
@@ -95,14 +113,6 @@ export function createSqsClient(config: AwsClientConfig, instrument: Instrument 
   return onFirstUse(SQSClient.prototype, () => instrument(new SQSClient(settingsFor(config, 'sqs'))));
 }
 
-/** With an endpoint set (emulators), S3 uses path-style URLs. */
-export function createS3Client(config: AwsClientConfig, instrument: Instrument = unseen): S3Client {
-  const settings = settingsFor(config, 's3');
-  return onFirstUse(S3Client.prototype, () =>
-    instrument(new S3Client({ ...settings, forcePathStyle: 'endpoint' in settings })),
-  );
-}
-
 export function createSecretsManagerClient(
   config: AwsClientConfig,
   instrument: Instrument = unseen,
@@ -110,26 +120,4 @@ export function createSecretsManagerClient(
   return onFirstUse(SecretsManagerClient.prototype, () =>
     instrument(new SecretsManagerClient(settingsFor(config, 'secretsManager'))),
   );
-}
-
-/**
- * Create the four SDK clients (and the DynamoDB document client) from `config`. `instrument` sees
- * each client once before use (the Lambda runtime passes the tracer's `captureAWSv3Client`).
- */
-export function createAwsClients(config: AwsClientConfig, instrument: Instrument = unseen): AwsClients {
-  return {
-    ...createDynamoDbClients(config, instrument),
-    sqs: createSqsClient(config, instrument),
-    s3: createS3Client(config, instrument),
-    secretsManager: createSecretsManagerClient(config, instrument),
-  };
-}
-
-/** Close the clients' connection pools (tests; Lambda keeps them for the next invocation). */
-export function destroyAwsClients(clients: AwsClients): void {
-  clients.documents.destroy();
-  clients.dynamoDb.destroy();
-  clients.sqs.destroy();
-  clients.s3.destroy();
-  clients.secretsManager.destroy();
 }

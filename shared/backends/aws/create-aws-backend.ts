@@ -4,7 +4,8 @@
  * `loadAwsConfig`, whose `AwsRuntimeConfig` is one of these.
  */
 import { CachedPollStats, type PollStatsStore } from '../../engine/poll-stats';
-import { type AwsClientConfig, type AwsClients, createAwsClients, destroyAwsClients } from './clients';
+import { createAwsClients, destroyAwsClients } from './aws-clients';
+import { type AwsClientConfig, type AwsClients, awsClientConfig } from './clients';
 import { DynamoDbJobStore } from './dynamodb-job-store';
 import { DynamoDbPollStats } from './dynamodb-poll-stats';
 import { DynamoDbRateLimiter } from './dynamodb-rate-limiter';
@@ -33,15 +34,8 @@ export interface AwsBackendConfig {
   credentials?: AwsClientConfig['credentials'];
 }
 
-/** Where the SDK clients of this deployment connect, and with which credentials. */
-export function awsClientConfig(config: AwsBackendConfig): AwsClientConfig {
-  return {
-    region: config.region,
-    endpoint: config.endpointUrl,
-    endpoints: config.endpoints,
-    credentials: config.credentials,
-  };
-}
+/** Where the SDK clients of this deployment connect (clients.ts; exported here too, as before). */
+export { awsClientConfig };
 
 /** The ports of one AWS deployment, over one set of SDK clients. */
 export interface AwsBackend {

@@ -1,24 +1,20 @@
 /**
  * The AWS backend: the engine's ports on DynamoDB, SQS, S3 and Secrets Manager, and the SDK clients
  * they use (one builder per service, clients.ts). No other file of shared/ or functions/ imports the
- * AWS SDK; they import this file or the modules it lists.
+ * AWS SDK; they import this file or the modules it lists. A Lambda function's runtime imports the
+ * modules it uses directly, not this file: everything a function's entry reaches by static imports
+ * is in its cold start when a lazy chunk uses it (the S3 report store of the api, docs/DESIGN.md).
  */
+export { createAwsClients, destroyAwsClients } from './aws-clients';
 export {
   type AwsClientConfig,
   type AwsClients,
-  createAwsClients,
+  awsClientConfig,
   createDynamoDbClients,
-  createS3Client,
   createSecretsManagerClient,
   createSqsClient,
-  destroyAwsClients,
 } from './clients';
-export {
-  type AwsBackend,
-  type AwsBackendConfig,
-  awsClientConfig,
-  createAwsBackend,
-} from './create-aws-backend';
+export { type AwsBackend, type AwsBackendConfig, createAwsBackend } from './create-aws-backend';
 export { decodeCursor, encodeCursor } from './cursor';
 export { DynamoDbBatchStore, type DynamoDbBatchStoreOptions } from './dynamodb-batch-store';
 export { DynamoDbJobStore, type DynamoDbJobStoreOptions, inlineInputLimitBytes } from './dynamodb-job-store';
@@ -40,6 +36,7 @@ export {
   type MigrateIndexKeysResult,
   migrateIndexKeys,
 } from './migrate-index-keys';
+export { createS3Client } from './s3-client';
 export {
   type InboxObject,
   inboxMetadata,

@@ -5,21 +5,23 @@
  * Cached for a bounded time by Powertools' SecretsProvider.
  */
 import { ParameterNotFoundError } from '@aws-lambda-powertools/parameters';
-import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
+import type { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { normalizeSecret } from '../../callbacks/secret-format';
 import type { CallbackSecrets } from '../../engine/callback-ports';
 import { AwsConfigError } from './errors';
+import { secretsProviderOnFirstUse } from './secrets-provider';
 
 export class SecretsManagerCallbackSecrets implements CallbackSecrets {
-  private readonly provider: SecretsProvider;
+  /** Built on the first read (secrets-provider.ts): building it builds the client. */
+  private readonly provider: () => SecretsProvider;
 
   constructor(
     client: SecretsManagerClient,
     private readonly prefix: string,
     private readonly maxAgeSeconds = 300,
   ) {
-    this.provider = new SecretsProvider({ awsSdkV3Client: client });
+    this.provider = secretsProviderOnFirstUse(client);
   }
 
   async secretFor(tenant: string): Promise<string> {
@@ -31,7 +33,7 @@ export class SecretsManagerCallbackSecrets implements CallbackSecrets {
     }
     let value: string | Uint8Array | undefined;
     try {
-      value = await this.provider.get(name, { maxAge: this.maxAgeSeconds, throwOnMissing: true });
+      value = await this.provider().get(name, { maxAge: this.maxAgeSeconds, throwOnMissing: true });
     } catch (error) {
       if (error instanceof ParameterNotFoundError) {
         throw new AwsConfigError(

@@ -7,11 +7,12 @@
  */
 
 import { ParameterNotFoundError } from '@aws-lambda-powertools/parameters';
-import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
+import type { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import * as z from 'zod';
 import type { KeySource } from '../../engine/ports';
 import { AwsConfigError, InvalidSecretError } from './errors';
+import { secretsProviderOnFirstUse } from './secrets-provider';
 
 /** Characters Secrets Manager allows in a name. */
 const secretNamePattern = /^[A-Za-z0-9/_+=.@-]+$/;
@@ -48,7 +49,8 @@ export function apiKeyFromSecret(secretName: string, text: string): string | und
 }
 
 export class SecretsManagerKeySource implements KeySource {
-  private readonly provider: SecretsProvider;
+  /** Built on the first read (secrets-provider.ts): building it builds the client. */
+  private readonly provider: () => SecretsProvider;
   private readonly prefix: string;
   private readonly maxAgeSeconds: number;
   private readonly refreshing = new Map<string, Promise<string | undefined>>();
@@ -59,7 +61,7 @@ export class SecretsManagerKeySource implements KeySource {
         `secret prefix ${JSON.stringify(options.prefix)} may only hold letters, digits and /_+=.@-`,
       );
     }
-    this.provider = new SecretsProvider({ awsSdkV3Client: options.client });
+    this.provider = secretsProviderOnFirstUse(options.client);
     this.prefix = options.prefix;
     this.maxAgeSeconds = options.maxAgeSeconds ?? 300;
   }
@@ -85,7 +87,11 @@ export class SecretsManagerKeySource implements KeySource {
     const name = this.secretName(tenant);
     let value: string | Uint8Array | undefined;
     try {
-      value = await this.provider.get(name, { maxAge: this.maxAgeSeconds, forceFetch, throwOnMissing: true });
+      value = await this.provider().get(name, {
+        maxAge: this.maxAgeSeconds,
+        forceFetch,
+        throwOnMissing: true,
+      });
     } catch (error) {
       if (error instanceof ParameterNotFoundError) return undefined;
       throw error;

@@ -4,20 +4,22 @@
  * webhook handler does once after a failed check, so a rotated secret needs no deploy.
  */
 import { ParameterNotFoundError } from '@aws-lambda-powertools/parameters';
-import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
+import type { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { normalizeSecret } from '../../callbacks/secret-format';
 import type { WebhookSecrets } from '../../http/webhooks';
+import { secretsProviderOnFirstUse } from './secrets-provider';
 
 export class SecretsManagerWebhookSecrets implements WebhookSecrets {
-  private readonly provider: SecretsProvider;
+  /** Built on the first read (secrets-provider.ts): building it builds the client. */
+  private readonly provider: () => SecretsProvider;
 
   constructor(
     client: SecretsManagerClient,
     private readonly prefix: string,
     private readonly maxAgeSeconds = 300,
   ) {
-    this.provider = new SecretsProvider({ awsSdkV3Client: client });
+    this.provider = secretsProviderOnFirstUse(client);
   }
 
   get(source: string): Promise<string | undefined> {
@@ -30,7 +32,7 @@ export class SecretsManagerWebhookSecrets implements WebhookSecrets {
 
   private async read(source: string, forceFetch: boolean): Promise<string | undefined> {
     try {
-      const value = await this.provider.get(`${this.prefix}${source}`, {
+      const value = await this.provider().get(`${this.prefix}${source}`, {
         maxAge: this.maxAgeSeconds,
         forceFetch,
         throwOnMissing: true,

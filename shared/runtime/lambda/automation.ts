@@ -6,7 +6,7 @@
  */
 import type { Context } from 'aws-lambda';
 import * as z from 'zod';
-import { awsClientConfig, createSecretsManagerClient } from '../../backends/aws';
+import { awsClientConfig, createSecretsManagerClient } from '../../backends/aws/clients';
 import { DynamoDbScheduleStateStore } from '../../backends/aws/dynamodb-schedule-state-store';
 import { DynamoDbWebhookDeliveries } from '../../backends/aws/dynamodb-webhook-deliveries';
 import { SecretsManagerWebhookSecrets } from '../../backends/aws/secrets-manager-webhook-secrets';

@@ -13,6 +13,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import * as z from 'zod';
 import {
+  type AwsClients,
   DynamoDbBatchStore,
   inboxMetadata,
   openS3Object,
@@ -45,6 +46,8 @@ const testEventSchema = z.object({ Event: z.literal('s3:TestEvent') }).loose();
 
 export interface IngestFunctionOptions {
   runtime: Pick<JobsRuntime, 'deps' | 'aws' | 'config' | 'observability'>;
+  /** The S3 client the inbox is read with (the function's handler builds it; the runtime's report store shares it). */
+  s3: AwsClients['s3'];
   /** The ingest queue (continuations go there). Default: OPFLOW_INGEST_QUEUE_URL. */
   queueUrl?: string | undefined;
   /** Stop reading this long before the function's deadline (default 60 s). */
@@ -60,6 +63,7 @@ export function createIngestFunction(options: IngestFunctionOptions) {
   const { runtime } = options;
   const { logger } = runtime.observability;
   const aws = runtime.aws;
+  const { s3 } = options;
   const queueUrl = options.queueUrl ?? process.env.OPFLOW_INGEST_QUEUE_URL;
   const batches = new DynamoDbBatchStore({
     client: aws.clients.documents,
@@ -76,10 +80,8 @@ export function createIngestFunction(options: IngestFunctionOptions) {
     return {
       source,
       openBytes:
-        source.kind === 'jsonl' || source.kind === 'csv'
-          ? openS3Object(aws.clients.s3, { bucket, key })
-          : undefined,
-      readDocument: (relative) => readS3Object(aws.clients.s3, { bucket, key: `${folder}${relative}` }),
+        source.kind === 'jsonl' || source.kind === 'csv' ? openS3Object(s3, { bucket, key }) : undefined,
+      readDocument: (relative) => readS3Object(s3, { bucket, key: `${folder}${relative}` }),
     };
   };
 
@@ -131,7 +133,7 @@ export function createIngestFunction(options: IngestFunctionOptions) {
     key: string,
     etag: string | undefined,
   ): Promise<string | undefined> {
-    const metadata = await inboxMetadata(aws.clients.s3, { bucket, key });
+    const metadata = await inboxMetadata(s3, { bucket, key });
     if (!metadata) return undefined;
     const entry = classifyInboxKey(key, metadata);
     if (entry.kind === 'ignored') {

@@ -4,27 +4,26 @@
  * callback outbox, the workflows) and nothing a step needs. Only the step worker runs steps, so
  * only it builds the Open Platform client, the API key source (Secrets Manager), the rate limiter
  * and the poll statistics (runtime.ts); these functions' bundles then hold neither the client nor
- * its HTTP stack, nor the SDK clients they never call. Settings come from the same environment and
- * checks as every function's (`loadAwsConfig`).
+ * its HTTP stack, nor the SDK clients they never call. The report store (S3) is loaded on its first
+ * use. Settings come from the same environment and checks as every function's (`loadAwsConfig`).
  */
 import {
   type AwsClients,
   awsClientConfig,
   createDynamoDbClients,
-  createS3Client,
   createSqsClient,
-} from '../../backends/aws';
+} from '../../backends/aws/clients';
 import { DynamoDbCallbackOutbox } from '../../backends/aws/dynamodb-callback-outbox';
 import { DynamoDbJobHistory } from '../../backends/aws/dynamodb-job-history';
 import { DynamoDbJobStore } from '../../backends/aws/dynamodb-job-store';
-import { S3ReportStore } from '../../backends/aws/s3-report-store';
+import { s3ReportStoreOnFirstUse } from '../../backends/aws/s3-report-store-on-first-use';
 import { SqsWorkQueue } from '../../backends/aws/sqs-work-queue';
 import { callbackPolicyFromEnv } from '../../callbacks/ssrf-guard';
 import type { EngineDeps } from '../../engine/deps';
 import type { WorkflowRegistry } from '../../engine/workflow';
 import { writeJobReport } from '../../reports/write-job-report';
 import { workflows as allWorkflows } from '../../workflows';
-import { type AwsRuntimeConfig, loadAwsConfig } from '../aws/pipeline';
+import { type AwsRuntimeConfig, loadAwsConfig } from '../aws/config';
 import { createJobChangeHub } from '../job-change-hub';
 import { createObservability, type Observability } from './observability';
 
@@ -37,7 +36,7 @@ export interface JobSide {
   readonly deps: EngineDeps;
   readonly config: AwsRuntimeConfig;
   readonly history: DynamoDbJobHistory;
-  readonly aws: { readonly clients: Pick<AwsClients, 'documents' | 'sqs' | 's3'> };
+  readonly aws: { readonly clients: Pick<AwsClients, 'documents' | 'sqs'> };
 }
 
 export interface JobsRuntime extends JobSide {
@@ -74,6 +73,11 @@ export function createJobsRuntime(options: {
   functionName: string;
   env?: Readonly<Record<string, string | undefined>>;
   workflows?: WorkflowRegistry;
+  /**
+   * An S3 client the function builds anyway (ingest reads its inbox in every invocation): the report
+   * store uses it. Without one, the report store loads S3 on first use (s3-report-store-on-first-use.ts).
+   */
+  s3?: AwsClients['s3'] | undefined;
 }): JobsRuntime {
   const env = options.env ?? process.env;
   const config = loadAwsConfig(env);
@@ -81,9 +85,10 @@ export function createJobsRuntime(options: {
   const clientConfig = awsClientConfig(config);
   const { documents } = createDynamoDbClients(clientConfig);
   const sqs = createSqsClient(clientConfig);
-  const s3 = createS3Client(clientConfig);
-  const reports = new S3ReportStore({
-    client: s3,
+  // Loaded and built on first use: most api and schedule invocations read or write no S3 object.
+  const reports = s3ReportStoreOnFirstUse({
+    clientConfig,
+    client: options.s3,
     bucket: config.bucketName,
     kmsKeyId: config.reportKmsKeyId,
   });
@@ -119,7 +124,7 @@ export function createJobsRuntime(options: {
     deps,
     config,
     history,
-    aws: { clients: { documents, sqs, s3 } },
+    aws: { clients: { documents, sqs } },
     observability,
     settle: (work) => work.finally(() => history.flush()),
   };

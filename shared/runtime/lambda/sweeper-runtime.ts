@@ -4,11 +4,11 @@
  * tracer), so its bundle and its cold start stay small. Settings come from the same environment
  * and checks as every function's (`loadAwsConfig`).
  */
-import { awsClientConfig, createDynamoDbClients, createSqsClient } from '../../backends/aws';
+import { awsClientConfig, createDynamoDbClients, createSqsClient } from '../../backends/aws/clients';
 import { DynamoDbJobStore } from '../../backends/aws/dynamodb-job-store';
 import { SqsWorkQueue } from '../../backends/aws/sqs-work-queue';
 import type { EngineDeps } from '../../engine/deps';
-import { loadAwsConfig } from '../aws/pipeline';
+import { loadAwsConfig } from '../aws/config';
 import { createObservability, type Observability } from './observability';
 import type { SweeperOptions } from './sweeper';
 

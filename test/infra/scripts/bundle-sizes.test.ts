@@ -114,6 +114,23 @@ describe.each(Object.keys(FUNCTION_ENTRIES) as FunctionName[])('the %s bundle', 
     expect(code.split('\n').length).toBeLessThan(bytes / 1_000);
   });
 
+  it('loads S3 on first use where few invocations touch an S3 object (api, schedules), holds none in the sweeper', () => {
+    const { packages, lazyChunks } = report();
+    const atStart = packages.map((p) => p.name);
+    if (name === 'api' || name === 'schedules') {
+      // A report, an offloaded input or a link loads it (s3-report-store-on-first-use.ts).
+      expect(atStart).not.toContain('@aws-sdk/client-s3');
+      expect(atStart).not.toContain('@aws-sdk/lib-storage');
+      expect(lazyChunks.some((chunk) => chunk.holds.includes('@aws-sdk/client-s3'))).toBe(true);
+    } else if (name === 'sweeper') {
+      expect(atStart).not.toContain('@aws-sdk/client-s3');
+      expect(lazyChunks.some((chunk) => chunk.holds.includes('@aws-sdk/client-s3'))).toBe(false);
+    } else {
+      // The step worker, ingest and the callback sender read or write S3 in every invocation.
+      expect(atStart).toContain('@aws-sdk/client-s3');
+    }
+  });
+
   it("loads a finished job's report rendering (marked) on first use, not at a cold start", () => {
     const { packages, lazyChunks } = report();
     expect(packages.map((p) => p.name)).not.toContain('marked');

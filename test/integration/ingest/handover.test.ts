@@ -16,9 +16,16 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { type AwsEmulators, startAwsEmulators } from '../../../scripts/emulators/aws-emulators';
 import { SqsEventSource } from '../../../scripts/lambda/sqs-event-source';
-import { DynamoDbBatchStore, DynamoDbJobStore, s3CreatedEvent } from '../../../shared/backends/aws';
+import {
+  awsClientConfig,
+  createS3Client,
+  DynamoDbBatchStore,
+  DynamoDbJobStore,
+  s3CreatedEvent,
+} from '../../../shared/backends/aws';
 import type { BatchItem } from '../../../shared/engine/batch-store';
 import type { Job } from '../../../shared/engine/job-record';
+import { loadAwsConfig } from '../../../shared/runtime/aws/config';
 import { createIngestFunction } from '../../../shared/runtime/lambda/ingest';
 import { createJobsRuntime } from '../../../shared/runtime/lambda/jobs-runtime';
 import { jsonlManifest, manifestFiles } from '../../support/manifests';
@@ -113,8 +120,10 @@ function isChunkCommit(input: unknown): boolean {
  * reaches DynamoDB, SQS or S3, not even its `finally` (the lease is never released).
  */
 function instance(queueUrl: string, plan?: KillPlan, deaths?: Death[]): Handler {
-  const runtime = createJobsRuntime({ functionName: 'ingest', env });
-  const ingest = createIngestFunction({ runtime, queueUrl, reserveMs: RESERVE_MS });
+  // As functions/ingest/handler.ts builds it: the S3 client shared by the inbox and the report store.
+  const s3 = createS3Client(awsClientConfig(loadAwsConfig(env)));
+  const runtime = createJobsRuntime({ functionName: 'ingest', env, s3 });
+  const ingest = createIngestFunction({ runtime, s3, queueUrl, reserveMs: RESERVE_MS });
   if (plan) {
     let dead = false;
     let committed = 0;
@@ -125,7 +134,7 @@ function instance(queueUrl: string, plan?: KillPlan, deaths?: Death[]): Handler 
       throw new Killed('the instance was killed');
     };
     const clients = runtime.aws.clients;
-    for (const client of [clients.documents, clients.sqs, clients.s3] as {
+    for (const client of [clients.documents, clients.sqs, s3] as {
       middlewareStack: { add(middleware: unknown, options: unknown): void };
     }[]) {
       client.middlewareStack.add(

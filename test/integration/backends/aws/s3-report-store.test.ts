@@ -4,7 +4,8 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AwsEmulators, startAwsEmulators } from '../../../../scripts/emulators/aws-emulators';
-import { S3ReportStore } from '../../../../shared/backends/aws';
+import { awsClientConfig, S3ReportStore } from '../../../../shared/backends/aws';
+import { s3ReportStoreOnFirstUse } from '../../../../shared/backends/aws/s3-report-store-on-first-use';
 
 let emulators: AwsEmulators;
 beforeAll(async () => {
@@ -101,5 +102,55 @@ describe('S3ReportStore', () => {
     const reports = new S3ReportStore({ client: emulators.clients.s3, bucket: emulators.createBucket() });
     await expect(reports.put('', 'x', 'text/plain')).rejects.toThrow(/not a valid S3 key/);
     await expect(reports.get('/reports/x')).rejects.toThrow(/not a valid S3 key/);
+  });
+});
+
+describe('s3ReportStoreOnFirstUse (the api and schedules functions: S3 loaded on first use)', () => {
+  const clientConfig = () =>
+    awsClientConfig({
+      region: emulators.region,
+      endpointUrl: emulators.fauxqs!.address,
+      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+    });
+
+  it('writes, streams, reads, lists and links as S3ReportStore does, with the S3 client it builds', async () => {
+    const bucket = emulators.createBucket();
+    const reports = s3ReportStoreOnFirstUse({ clientConfig: clientConfig(), bucket });
+    await reports.put('reports/J7/report.md', '# hi', 'text/markdown');
+    await reports.putStream?.(
+      'reports/J7/summary.csv',
+      (async function* () {
+        yield 'a,b\n';
+        yield new TextEncoder().encode('1,2\n');
+      })(),
+      'text/csv',
+    );
+    const stored = await reports.get('reports/J7/summary.csv');
+    expect(stored?.contentType).toBe('text/csv');
+    expect(Buffer.from(stored!.body).toString('utf8')).toBe('a,b\n1,2\n');
+    expect((await reports.list('reports/J7/')).sort()).toEqual([
+      'reports/J7/report.md',
+      'reports/J7/summary.csv',
+    ]);
+    // What the eager store reads, written by the lazy one (same bucket, same keys).
+    const eager = new S3ReportStore({ client: emulators.clients.s3, bucket });
+    expect(Buffer.from((await eager.get('reports/J7/report.md'))!.body).toString('utf8')).toBe('# hi');
+    const link = await reports.link('reports/J7/report.md', 60);
+    const answer = await request(link);
+    expect(answer.statusCode).toBe(200);
+    expect(await answer.body.text()).toBe('# hi');
+  });
+
+  it('uses the S3 client it is given, and refuses a missing bucket at once', async () => {
+    const { client, sent } = headerRecordingClient();
+    const reports = s3ReportStoreOnFirstUse({
+      clientConfig: clientConfig(),
+      client,
+      bucket: emulators.createBucket(),
+    });
+    await reports.put('reports/J8/x', 'x', 'text/plain');
+    expect(sent).toHaveLength(1);
+    expect(() => s3ReportStoreOnFirstUse({ clientConfig: clientConfig(), bucket: '' })).toThrow(/bucket/);
+    client.destroy();
   });
 });

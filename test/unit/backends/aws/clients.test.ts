@@ -5,17 +5,17 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { describe, expect, it } from 'vitest';
-import {
-  createAwsClients,
-  createDynamoDbClients,
-  createS3Client,
-  destroyAwsClients,
-  onFirstUse,
-} from '../../../../shared/backends/aws/clients';
+import { createAwsClients, destroyAwsClients } from '../../../../shared/backends/aws/aws-clients';
+import { createDynamoDbClients, onFirstUse } from '../../../../shared/backends/aws/clients';
+import { createS3Client } from '../../../../shared/backends/aws/s3-client';
+import { SecretsManagerCallbackSecrets } from '../../../../shared/backends/aws/secrets-manager-callback-secrets';
+import { SecretsManagerKeySource } from '../../../../shared/backends/aws/secrets-manager-key-source';
+import { SecretsManagerWebhookSecrets } from '../../../../shared/backends/aws/secrets-manager-webhook-secrets';
 
 const config = {
   region: 'eu-west-1',
@@ -102,5 +102,28 @@ describe('the lazily built SDK clients', () => {
     expect(clients.sqs).toBeInstanceOf(SQSClient);
     void clients.sqs.config; // built
     expect(() => destroyAwsClients(clients)).not.toThrow();
+  });
+});
+
+describe("the secrets' readers (Powertools' SecretsProvider)", () => {
+  it('build no Secrets Manager client until a secret is read, then one', async () => {
+    let built = 0;
+    const client = onFirstUse(SecretsManagerClient.prototype, () => {
+      built++;
+      const real = new SecretsManagerClient(config);
+      // The secret's answer without a network: what GetSecretValue returns.
+      real.send = (async () => ({ SecretString: '{"apiKey":"key-of-acme"}' })) as never;
+      return real;
+    });
+    const keys = new SecretsManagerKeySource({ client, prefix: 'opflow/api-key/' });
+    const webhooks = new SecretsManagerWebhookSecrets(client, 'opflow/webhook/');
+    const callbacks = new SecretsManagerCallbackSecrets(client, 'opflow/callback/');
+    // What a Lambda instance builds at its start: nothing of the client yet.
+    expect(built).toBe(0);
+    expect(await keys.getKey('acme')).toBe('key-of-acme');
+    expect(built).toBe(1);
+    expect(await webhooks.get('github')).toBeDefined();
+    expect(await callbacks.secretFor('acme')).toBeDefined();
+    expect(built).toBe(1);
   });
 });
