@@ -139,6 +139,12 @@ export interface FillScan {
 export interface WorkMessage {
   jobId: string;
   version: number;
+  /**
+   * A token of the key's budget reserved for this job's call at this time, held by the message
+   * instead of the record (a queue that `carriesTokens`; see runner.ts): only a message at the
+   * job's version spends it, and the job's next commit makes every message of this version stale.
+   */
+  tokenAt?: number | undefined;
 }
 
 export interface WorkQueue {
@@ -147,6 +153,11 @@ export interface WorkQueue {
   sendBatch?(messages: { message: WorkMessage; delayMs: number }[]): Promise<void>;
   /** The longest delay this queue can hold; longer waits rely on `nextRunAt` and the sweeper. */
   readonly maxDelayMs: number;
+  /**
+   * Messages keep their `tokenAt` (SQS): a job waiting for a reserved token is sent back with it,
+   * without a commit. Otherwise the token is recorded in the job (`tokenAt`, one commit).
+   */
+  readonly carriesTokens?: boolean;
 }
 
 export interface StoredObject {

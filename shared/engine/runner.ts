@@ -166,8 +166,10 @@ export async function runStep(deps: EngineDeps, message: WorkMessage): Promise<S
     return commitAndSchedule(deps, job, advance(workflow, job, { type: 'error', failure }, now, deps.random));
   }
   const bucket = keyFingerprint(apiKey);
-  // A token reserved for this job earlier is spent now, not taken again.
-  const reservedToken = job.tokenAt !== undefined && job.tokenAt <= now + earlyToleranceMs;
+  // A token reserved for this job earlier (in its record, or held by this message at the job's
+  // version) is spent now, not taken again.
+  const heldAt = job.tokenAt ?? message.tokenAt;
+  const reservedToken = heldAt !== undefined && heldAt <= now + earlyToleranceMs;
   if (step.kind !== 'fetch' && !reservedToken) {
     // How far ahead this call may take its place in line: calls that advance a job farther than
     // speculative polls and new jobs' first calls, jobs nearer the end farthest.
@@ -175,6 +177,17 @@ export async function runStep(deps: EngineDeps, message: WorkMessage): Promise<S
     const priority = waitPriority(workflow, job, step, await likelyDone(deps, step, job, now), order);
     const horizonMs = reserveHorizonMs(job, deps.reserveHorizonMs, priority, order);
     const token = await deps.rateLimiter.take(bucket, now, { reserveWithinMs: horizonMs });
+    if (!token.granted && token.reserved && deps.queue.carriesTokens) {
+      // Its token is due soon and now its own: wait for exactly then, in line, with one message
+      // that holds the token. No commit: the record is as it was, and any commit of the job makes
+      // this message stale (the token then stays unused: budget, never a call paid twice).
+      const delayMs = Math.max(0, token.retryAtMs - now);
+      await deps.queue.send(
+        { jobId: job.id, version: job.version, tokenAt: token.retryAtMs },
+        Math.min(delayMs, deps.queue.maxDelayMs),
+      );
+      return { outcome: 'deferred', reason: 'rate-limited', delayMs, waitMs: delayMs, reserved: true };
+    }
     if (!token.granted && token.reserved) {
       // Its token is due soon and now its own: wait for exactly then, in line, with one message.
       const waiting = advance(

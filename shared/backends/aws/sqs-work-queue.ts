@@ -26,6 +26,8 @@ export function delaySeconds(delayMs: number): number {
 
 export class SqsWorkQueue implements WorkQueue {
   readonly maxDelayMs = sqsMaxDelayMs;
+  /** A message keeps the token reserved for its job's call (`tokenAt`): no commit to record it. */
+  readonly carriesTokens = true;
   private readonly client: SQSClient;
   private readonly queueUrl: string;
   private readonly batchRetries: number;

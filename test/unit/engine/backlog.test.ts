@@ -40,7 +40,7 @@ class AheadLimiter extends InMemoryRateLimiter {
 }
 
 /** Runs `jobs` demo jobs at once against a key budget of 2 calls/s; returns messages and commits per job. */
-async function backlog(jobs: number, reserveHorizonMs?: number, ahead = false) {
+async function backlog(jobs: number, reserveHorizonMs?: number, ahead = false, carriesTokens = false) {
   let polls = 0;
   let calls = 0;
   const base = happyScript(0);
@@ -55,6 +55,9 @@ async function backlog(jobs: number, reserveHorizonMs?: number, ahead = false) {
     },
     { rateLimiter: limiter, reserveHorizonMs },
   );
+  // A queue like SQS's, whose messages keep the token reserved for their job's call.
+  if (carriesTokens) Object.defineProperty(h.queue, 'carriesTokens', { value: true });
+  let reservedWaits = 0;
   let random = 0;
   h.deps.random = () => {
     random = (random * 9301 + 49297) % 233280;
@@ -70,11 +73,23 @@ async function backlog(jobs: number, reserveHorizonMs?: number, ahead = false) {
   for (let i = 0; i < jobs; i++) {
     ids.push((await submitJob(h.deps, { workflow: 'demo', input: { issue: `issue ${i}` } })).job.id);
   }
+  const send = h.queue.send.bind(h.queue);
+  h.queue.send = async (message, delayMs) => {
+    if (message.tokenAt !== undefined) reservedWaits++;
+    return send(message, delayMs);
+  };
   await drive(h.deps, h.queue, h.clock);
   const finished = await Promise.all(ids.map((id) => h.store.get(id)));
   expect(finished.every((job) => job?.status === 'SUCCEEDED')).toBe(true);
   const handedOut = limiter instanceof AheadLimiter ? limiter.handedOut : undefined;
-  return { messages: h.queue.sent.length / jobs, commits: commits / jobs, polls, calls, handedOut };
+  return {
+    messages: h.queue.sent.length / jobs,
+    commits: commits / jobs,
+    polls,
+    calls,
+    handedOut,
+    reservedWaits,
+  };
 }
 
 describe('a backlog waiting for tokens', () => {
@@ -102,5 +117,19 @@ describe('a backlog waiting for tokens', () => {
     // Every call spent exactly one token: none called without one, none reserved and left unused.
     expect(ahead.handedOut).toBe(ahead.calls);
     expect(alone.handedOut).toBe(alone.calls);
+  });
+
+  it('waits for a reserved token with a message that holds it, without a commit, when the queue carries tokens', async () => {
+    const recorded = await backlog(20);
+    const carried = await backlog(20, undefined, false, true);
+    // The same waits and calls; each reserved wait is one commit less (the record is unchanged).
+    expect(recorded.reservedWaits).toBe(0);
+    expect(carried.reservedWaits).toBeGreaterThan(0);
+    expect(carried.messages).toBe(recorded.messages);
+    expect(carried.calls).toBe(recorded.calls);
+    expect(carried.commits * 20).toBe(recorded.commits * 20 - carried.reservedWaits);
+    // With tokens also reserved ahead: every call spent exactly one token, none reserved unused.
+    const ahead = await backlog(20, undefined, true, true);
+    expect(ahead.handedOut).toBe(ahead.calls);
   });
 });

@@ -83,6 +83,16 @@ describe('SqsWorkQueue', () => {
     expect(await receiveAll(queueUrl)).toEqual(['{"jobId":"J1","version":3}']);
   });
 
+  it('carries the token reserved for a job in its message, there and back', async () => {
+    const { queueUrl } = emulators.createQueue();
+    const queue = new SqsWorkQueue({ client: emulators.clients.sqs, queueUrl });
+    expect(queue.carriesTokens).toBe(true);
+    await queue.send({ jobId: 'J2', version: 4, tokenAt: 1_767_603_600_500 }, 0);
+    const [body] = await receiveAll(queueUrl);
+    expect(body).toBe('{"jobId":"J2","version":4,"tokenAt":1767603600500}');
+    expect(parseWorkMessage(body!)).toEqual({ jobId: 'J2', version: 4, tokenAt: 1_767_603_600_500 });
+  });
+
   it('rounds delays up to whole seconds and caps them at 900', async () => {
     expect([0, -5, 1, 999, 1000, 1001, 899_999, 900_000, 86_400_000].map(delaySeconds)).toEqual([
       0, 0, 1, 1, 1, 2, 900, 900, 900,
@@ -166,6 +176,8 @@ describe('parseWorkMessage', () => {
     ['{"jobId":"J","version":1.5}', /version/],
     ['{"jobId":"J","version":-1}', /version/],
     ['{"jobId":"J"}', /version/],
+    ['{"jobId":"J","version":1,"tokenAt":"soon"}', /tokenAt/],
+    ['{"jobId":"J","version":1,"tokenAt":-5}', /tokenAt/],
   ])('refuses %s, saying what is wrong', (body, why) => {
     expect(() => parseWorkMessage(body)).toThrow(InvalidWorkMessageError);
     expect(() => parseWorkMessage(body)).toThrow(why);
