@@ -214,13 +214,16 @@ export interface SkippedStep {
 /** The context key optional steps' failures are kept under (persisted: never renamed). */
 export const skippedStepsKey = 'skippedSteps';
 
-const skippedStepSchema = z.looseObject({
-  kind: z.string(),
-  message: z.string(),
-  httpStatus: z.number().optional(),
-  operationId: z.string().optional(),
-  at: z.number(),
-});
+/** Built on first use (`z.lazy`), as the workflows' schemas are: not at every cold start. */
+const skippedStepSchema = z.lazy(() =>
+  z.looseObject({
+    kind: z.string(),
+    message: z.string(),
+    httpStatus: z.number().optional(),
+    operationId: z.string().optional(),
+    at: z.number(),
+  }),
+);
 
 /** The optional steps a job skipped, by step name, with why (empty when none). */
 export function skippedSteps(context: Record<string, unknown>): Record<string, SkippedStep> {
@@ -238,17 +241,22 @@ export interface CallStep<Input, Op extends OperationId = OperationId, W extends
   decide(data: DataOf<Op>, ctx: StepContext<Input, W>): StepDecision;
 }
 
-/** How a streamed answer is kept: the stream result without its usage (the runner keeps usage). */
-export const streamOutputSchema = z.looseObject({
-  text: z.string().catch(''),
-  references: z.array(z.looseObject({})).catch([]),
-  finishReason: z.string().catch(''),
-  ids: z.record(z.string(), z.string()).catch({}),
-  tokens: z
-    .looseObject({ input: z.number(), output: z.number(), total: z.number() })
-    .optional()
-    .catch(undefined),
-});
+/**
+ * How a streamed answer is kept: the stream result without its usage (the runner keeps usage).
+ * Built on first use (`z.lazy`): only a stream step's job reads it.
+ */
+export const streamOutputSchema = z.lazy(() =>
+  z.looseObject({
+    text: z.string().catch(''),
+    references: z.array(z.looseObject({})).catch([]),
+    finishReason: z.string().catch(''),
+    ids: z.record(z.string(), z.string()).catch({}),
+    tokens: z
+      .looseObject({ input: z.number(), output: z.number(), total: z.number() })
+      .optional()
+      .catch(undefined),
+  }),
+);
 export type StreamOutput = z.infer<typeof streamOutputSchema> & { references: StreamReference[] };
 
 /** A kept stream result read back, or undefined when it is not one. */

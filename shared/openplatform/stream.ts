@@ -45,41 +45,53 @@ export type FrameReading =
 const finishingStatuses = new Set(['finished', 'stop', 'length']);
 const runningStatuses = new Set(['running', '']);
 
-const tokenCount = lenientInt.nullish();
+/*
+ * The frames' schemas are built on first use (`z.lazy`), not at module load: the step worker loads
+ * the client at every cold start, and only a stream step reads frames.
+ */
+const tokenCount = z.lazy(() => lenientInt.nullish());
 
-const reference = z.looseObject({
-  type: lenientString.nullish(),
-  text: lenientString.nullish(),
-  value: lenientString.nullish(),
-  link: lenientString.nullish(),
-});
+const reference = z.lazy(() =>
+  z.looseObject({
+    type: lenientString.nullish(),
+    text: lenientString.nullish(),
+    value: lenientString.nullish(),
+    link: lenientString.nullish(),
+  }),
+);
 
-const envelopeOutput = z.looseObject({
-  content: lenientString.nullish(),
-  status: lenientString.nullish(),
-  usage: z
-    .looseObject({ input_tokens: tokenCount, output_tokens: tokenCount, total_tokens: tokenCount })
-    .nullish(),
-  references: z.array(reference).nullish(),
-});
+const envelopeOutput = z.lazy(() =>
+  z.looseObject({
+    content: lenientString.nullish(),
+    status: lenientString.nullish(),
+    usage: z
+      .looseObject({ input_tokens: tokenCount, output_tokens: tokenCount, total_tokens: tokenCount })
+      .nullish(),
+    references: z.array(reference).nullish(),
+  }),
+);
 
-const envelopeData = z.looseObject({
-  output: envelopeOutput.nullish(),
-  references: z.array(reference).nullish(),
-});
+const envelopeData = z.lazy(() =>
+  z.looseObject({
+    output: envelopeOutput.nullish(),
+    references: z.array(reference).nullish(),
+  }),
+);
 
-const openAiFrame = z.looseObject({
-  choices: z.array(
-    z.looseObject({
-      index: lenientInt.nullish(),
-      delta: z.looseObject({ content: lenientString.nullish() }).nullish(),
-      finish_reason: lenientString.nullish(),
-    }),
-  ),
-  usage: z
-    .looseObject({ prompt_tokens: tokenCount, completion_tokens: tokenCount, total_tokens: tokenCount })
-    .nullish(),
-});
+const openAiFrame = z.lazy(() =>
+  z.looseObject({
+    choices: z.array(
+      z.looseObject({
+        index: lenientInt.nullish(),
+        delta: z.looseObject({ content: lenientString.nullish() }).nullish(),
+        finish_reason: lenientString.nullish(),
+      }),
+    ),
+    usage: z
+      .looseObject({ prompt_tokens: tokenCount, completion_tokens: tokenCount, total_tokens: tokenCount })
+      .nullish(),
+  }),
+);
 
 /** Interpret one decoded `data:` payload (already JSON-parsed). */
 export function interpretFrame(value: unknown): FrameReading {

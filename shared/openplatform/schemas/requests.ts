@@ -11,34 +11,44 @@ import * as z from 'zod';
 import type { OperationId } from '../catalogue';
 import { lazyRecord } from './lazy-record';
 
-const lang = z.enum(['cn', 'en']);
+/*
+ * The helpers below are `z.lazy`, built with the operations' schemas on first read (lazyRecord),
+ * not at module load.
+ */
+const lang = z.lazy(() => z.enum(['cn', 'en']));
 
-const techFeature = z.looseObject({
-  feature_elements: z.string().optional(),
-  feature_function: z.string().optional(),
-  feature_num: z.string().optional(),
-  feature_text: z.string().optional(),
-  feature_text_original: z.string().optional(),
-  feature_weight: z.string().optional(),
-  feature_weight_reason: z.string().optional(),
-  selected: z.boolean().optional(),
-  user_add: z.boolean().optional(),
-});
+const techFeature = z.lazy(() =>
+  z.looseObject({
+    feature_elements: z.string().optional(),
+    feature_function: z.string().optional(),
+    feature_num: z.string().optional(),
+    feature_text: z.string().optional(),
+    feature_text_original: z.string().optional(),
+    feature_weight: z.string().optional(),
+    feature_weight_reason: z.string().optional(),
+    selected: z.boolean().optional(),
+    user_add: z.boolean().optional(),
+  }),
+);
 
 /** Up to 100 patent ids or numbers, comma-separated (P011). */
-const patentList = z
-  .string()
-  .trim()
-  .min(1)
-  .refine((list) => list.split(',').length <= 100, { error: 'at most 100 patents, comma-separated' });
+const patentList = z.lazy(() =>
+  z
+    .string()
+    .trim()
+    .min(1)
+    .refine((list) => list.split(',').length <= 100, { error: 'at most 100 patents, comma-separated' }),
+);
 
-const keyword = z.looseObject({ key: z.string().optional(), source: z.string().optional() });
+const keyword = z.lazy(() => z.looseObject({ key: z.string().optional(), source: z.string().optional() }));
 
-const analysisDirectoryItem = z.looseObject({
-  key: z.string(),
-  name: z.string(),
-  source_type: z.string(),
-});
+const analysisDirectoryItem = z.lazy(() =>
+  z.looseObject({
+    key: z.string(),
+    name: z.string(),
+    source_type: z.string(),
+  }),
+);
 
 const buildRequestSchemas = () =>
   ({

@@ -11,8 +11,11 @@ import type { OperationId } from '../catalogue';
 import { lenientBoolean, lenientInt, lenientNumber, lenientString } from '../lenient';
 import { lazyRecord } from './lazy-record';
 
-/** The company fields of a mind map reference both answers have (each adds its own). */
-const organisationFields = {
+/**
+ * The company fields of a mind map reference both answers have (each adds its own), built with the
+ * answer schemas on first read (lazyRecord), not at module load.
+ */
+const organisationFields = () => ({
   id: lenientString.nullish(),
   logo: lenientString.nullish(),
   name: lenientString.nullish(),
@@ -30,7 +33,7 @@ const organisationFields = {
   founded_date: lenientInt.nullish(),
   normalized_name: lenientString.nullish(),
   normalized_entity_type_en: lenientString.nullish(),
-};
+});
 
 /**
  * A mind map in the platform's cell format, as ai33-6 (the final solution) and ai73-5 (the mind
@@ -112,7 +115,7 @@ const mindMapSolutionOf = <Organisation extends z.ZodType>(organisation: Organis
 const solutionMindMapSchema = () =>
   mindMapSolutionOf(
     z.looseObject({
-      ...organisationFields,
+      ...organisationFields(),
       description: lenientString.nullish(),
       headquarters: z
         .looseObject({
@@ -141,7 +144,7 @@ const solutionMindMapSchema = () =>
 const materialsMindMapSchema = () =>
   mindMapSolutionOf(
     z.looseObject({
-      ...organisationFields,
+      ...organisationFields(),
       normalized_id: lenientString.nullish(),
       normalized_logo: lenientString.nullish(),
       normalized_display_name: lenientString.nullish(),

@@ -61,6 +61,20 @@ describe("the workflows' schemas", () => {
     ).toEqual({});
   });
 
+  it("nor are the engine's and the client's own: stream frames, kept stream outputs, the catalogue's helpers", async () => {
+    await import('../../../shared/openplatform/stream');
+    await import('../../../shared/openplatform/schemas/requests');
+    await import('../../../shared/openplatform/schemas/responses');
+    await import('../../../shared/engine/workflow');
+    for (const file of [
+      'shared/openplatform/stream.ts',
+      'shared/openplatform/schemas/',
+      'shared/engine/workflow.ts',
+    ]) {
+      expect(builtIn(file), file).toBe(0);
+    }
+  });
+
   it("are built on first use: one workflow's input, not the others'", async () => {
     const { workflows } = await import('../../../shared/workflows');
     const parsed = workflows.get('patent-count')?.input.safeParse({ text: 'TACD:(battery)' });
