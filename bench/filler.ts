@@ -18,7 +18,8 @@
  *   into the spare calls: its moves are commits and messages, up to what the budget takes).
  * Per round the clock moves 250 ms, as the worker pool calls it, and the budget's calls of those
  * 250 ms are made (see `work`); every 2 s of clock time a round also counts the work (`scanWork`,
- * timed on its own too).
+ * timed on its own too: `count`, the groups alone, as the filler reads them while every key finishes
+ * jobs first; `+new`, with the oldest 1,000 new jobs, as it reads them near the end of a key's work).
  *
  * Printed side by side in one run, as ratios to a trivial baseline measured interleaved with the
  * rounds: reading one job by id (`store.get`, one indexed row parsed). Nothing here asserts a time.
@@ -194,6 +195,8 @@ interface Measured {
   roundMs: number[];
   getMs: number[];
   countMs: number[];
+  /** The count with the oldest 1,000 new jobs (what a key near the end of its work reads). */
+  newMs: number[];
   moved: number;
   bodyBytes: number;
 }
@@ -289,6 +292,7 @@ async function measure(dir: string, jobs: number, backlog: Measured['backlog'], 
       roundMs: [],
       getMs: [],
       countMs: [],
+      newMs: [],
       moved: 0,
       bodyBytes: bodyBytes / list.length,
     };
@@ -336,8 +340,11 @@ async function measure(dir: string, jobs: number, backlog: Measured['backlog'], 
       measured.moved += result.pulled + result.probed + result.reaimed + (result.admitted ?? 0);
       if (round % 8 === 0 && local.store.scanWork) {
         t = performance.now();
-        await local.store.scanWork({ queuedLimit: 1_000 });
+        await local.store.scanWork({ queuedLimit: 0 });
         measured.countMs.push(performance.now() - t);
+        t = performance.now();
+        await local.store.scanWork({ queuedLimit: 1_000 });
+        measured.newMs.push(performance.now() - t);
       }
     }
     return measured;
@@ -391,6 +398,7 @@ async function main() {
       pad('round/get', 10),
       pad('count ms', 9),
       pad('count/get', 10),
+      pad('+new ms', 8),
       pad('moved', 6),
     ].join('  '),
   );
@@ -409,6 +417,7 @@ async function main() {
         pad(fixed(round / get, 0), 10),
         pad(fixed(count), 9),
         pad(fixed(count / get, 0), 10),
+        pad(fixed(median(r.newMs)), 8),
         pad(r.moved, 6),
       ].join('  '),
     );
