@@ -16,7 +16,8 @@
  * table.
  *
  * The idle key runs its jobs one after another, each alone, and divides each job's time by its own
- * critical path: the task durations the sandbox drew for it (its ledger's `startedWork`).
+ * critical path: the task durations the sandbox drew for it (its ledger's `startedWork`), and also
+ * runs `learned` without the scheduler's rounds (`, no filler`: the runner's own aims, as on aws).
  *
  * Engines compared in each case:
  * - learned: this build (poll timing learned per operation, aimed at quantiles by the budget);
@@ -186,6 +187,8 @@ interface CaseSpec {
   oneAtATime?: boolean | undefined;
   /** The sandbox's seed (ids and task durations); undefined: the sandbox's own. */
   seed?: number | undefined;
+  /** False: no scheduler rounds (no re-aims or pulls), polls at the runner's own aims, as on aws. */
+  fill?: boolean | undefined;
 }
 
 /** One measured job: its time, the time of the tasks its calls started, its calls. */
@@ -244,6 +247,7 @@ async function runCase(spec: CaseSpec): Promise<CaseResult> {
     env: {},
     announce: () => undefined,
     log: silentLogger,
+    ...(spec.fill === false ? { fill: false } : {}),
     sandbox: {
       keys: [{ key: SANDBOX_API_KEY, ...(spec.qps === undefined ? {} : { qps: spec.qps }) }],
       ...(spec.seed === undefined ? {} : { seed: spec.seed }),
@@ -567,6 +571,7 @@ const caseSpecSchema = z.object({
   warmup: z.number().int().min(0),
   qps: z.number().positive().optional(),
   oneAtATime: z.boolean().optional(),
+  fill: z.boolean().optional(),
   seed: z.number().int().optional(),
 });
 
@@ -664,6 +669,21 @@ async function main(): Promise<void> {
           seed,
         });
       }
+    }
+    // The runner's own aims alone (no scheduler rounds), as on aws: does a wrong prior stop mattering
+    // without the filler's re-aims?
+    for (const schedule of ['right', '10x slow'] as const) {
+      specs.push({
+        label: `learned ${schedule}, no filler`,
+        engine: 'learned',
+        schedule,
+        jobs: options.idleJobs,
+        warmup,
+        qps: undefined,
+        oneAtATime: true,
+        seed,
+        fill: false,
+      });
     }
     const results = await runAll(specs, options);
     out.push(

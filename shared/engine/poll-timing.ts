@@ -1,13 +1,18 @@
 /**
  * Learned poll timing: how long an upstream task of one operation (at one base URL) takes, from the
- * call that started it to the poll that found it done, kept as a compact decaying histogram over a
- * fixed logarithmic grid, and the delay that aims the next poll at a quantile of it.
+ * call that started it to the poll that found it done, and the delay that aims the next poll at a
+ * quantile of it.
  *
  * An observation is an interval: the task finished after the poll before (which found it running)
- * and before the poll that found it done, so its weight is spread over that interval. Each new
- * observation first multiplies the old weights by `decay`, so the estimate follows an upstream whose
- * timing changes (load, input) within a few dozen tasks. Pure: the store keeps the sketch, the
- * runner supplies times.
+ * and by the poll that found it done. A poll that finds its task done at once says only "done by
+ * then"; one that finds it running says "not before". The sketch keeps the last `keptObservations`
+ * intervals, recent ones weighing more (`decay` per newer task, so the estimate follows an upstream
+ * whose timing changes within a few dozen tasks), and the distribution most likely to have produced
+ * them (Turnbull's self-consistent estimate, by EM) as weights over a fixed logarithmic grid. Unlike
+ * spreading each interval evenly over itself, this puts a "done by 15 s" (a 10x slow prior's first
+ * poll) where the later, narrower intervals say tasks end, so a wrong prior stops mattering after a
+ * few tasks, and a late poll (one that waited for a token) cannot drag the estimate later. Pure: the
+ * store keeps the sketch, the runner supplies times.
  */
 import * as z from 'zod';
 import type { PollPolicy } from './policies';
@@ -21,6 +26,11 @@ function edge(index: number): number {
   return index <= 0 ? 0 : firstEdgeMs * growth ** (index - 1);
 }
 
+/** The end of bucket `index` (the last one is as wide as its growth). */
+function edgeAfter(index: number): number {
+  return index === sketchBuckets - 1 ? edge(index) * growth : edge(index + 1);
+}
+
 function bucketOf(ms: number): number {
   if (ms < firstEdgeMs) return 0;
   return Math.min(sketchBuckets - 1, 1 + Math.floor(Math.log(ms / firstEdgeMs) / Math.log(growth)));
@@ -28,20 +38,34 @@ function bucketOf(ms: number): number {
 
 /** Weight kept from the past at each new observation: about the last 35 tasks count. */
 export const sketchDecay = 0.97;
+/** Observations kept (the oldest weighs 0.97^47, about a quarter of the newest). */
+export const keptObservations = 48;
+/** EM rounds at most per record, and the change in any weight below which it stops early. */
+const emRounds = 200;
+const emTolerance = 1e-5;
 
 export const durationSketchSchema = z.object({
-  /** Sparse weights by bucket index (as a string key, JSON-friendly). */
+  /** Sparse weights by bucket index (as a string key, JSON-friendly): the estimate, summing to `n`. */
   w: z.record(z.string().regex(/^\d+$/), z.number().nonnegative()),
   /** Total weight (the decayed number of observations). */
   n: z.number().nonnegative(),
   /** Observations ever recorded. */
   count: z.number().int().nonnegative(),
   updatedAt: z.number(),
+  /**
+   * The last observations, oldest first, flat: lower and upper bound (ms from the task's start) of
+   * each. Absent in sketches written before session 8: their weights stand until the next record,
+   * which starts the list.
+   */
+  obs: z
+    .array(z.number().nonnegative())
+    .max(2 * keptObservations)
+    .optional(),
 });
 export type DurationSketch = z.infer<typeof durationSketchSchema>;
 
 export function emptySketch(now: number): DurationSketch {
-  return { w: {}, n: 0, count: 0, updatedAt: now };
+  return { w: {}, n: 0, count: 0, updatedAt: now, obs: [] };
 }
 
 /** Adds one task that finished after `lowerMs` and at or before `upperMs` (from its start). */
@@ -51,46 +75,69 @@ export function recordDuration(
   upperMs: number,
   now: number,
 ): DurationSketch {
-  const lower = Math.max(0, Math.min(lowerMs, upperMs));
-  const upper = Math.max(lower, upperMs);
+  const lower = Math.max(0, Math.round(Math.min(lowerMs, upperMs)));
+  const upper = Math.max(lower, Math.round(upperMs));
+  const obs = [...(sketch.obs ?? []), lower, upper].slice(-2 * keptObservations);
+  const n = sketch.n * sketchDecay + 1;
+  return { w: selfConsistent(obs, n), n, count: sketch.count + 1, updatedAt: now, obs };
+}
+
+/**
+ * The grid distribution most likely to produce these intervals (weights decaying with age), scaled
+ * to `total`: Turnbull's self-consistency by EM. A task is taken as spread evenly within its bucket,
+ * so an interval covers each bucket by the share of the bucket inside it (all of its bucket for a
+ * point). EM starts from each interval spread evenly over itself and moves each interval's weight
+ * towards the buckets the others make likely.
+ */
+function selfConsistent(obs: readonly number[], total: number): Record<string, number> {
+  const count = obs.length / 2;
+  // Per observation: its weight, and the buckets it covers with the share of each covered.
+  const rows: { weight: number; cover: [number, number][] }[] = [];
+  const start = new Map<number, number>();
+  for (let i = 0; i < count; i++) {
+    const lower = obs[2 * i] ?? 0;
+    const upper = obs[2 * i + 1] ?? lower;
+    const weight = sketchDecay ** (count - 1 - i);
+    const first = bucketOf(lower);
+    const last = bucketOf(upper);
+    const cover: [number, number][] = [];
+    for (let index = first; index <= last; index++) {
+      const from = edge(index);
+      const to = edgeAfter(index);
+      const overlap = first === last ? to - from : Math.min(upper, to) - Math.max(lower, from);
+      if (overlap <= 0) continue;
+      cover.push([index, overlap / (to - from)]);
+      const even = first === last ? 1 : overlap / (upper - lower);
+      start.set(index, (start.get(index) ?? 0) + weight * even);
+    }
+    if (cover.length > 0) rows.push({ weight, cover });
+  }
+  let p = start;
+  const weightSum = rows.reduce((sum, row) => sum + row.weight, 0);
+  for (let round = 0; round < emRounds && weightSum > 0; round++) {
+    const next = new Map<number, number>();
+    for (const row of rows) {
+      let likelihood = 0;
+      for (const [index, share] of row.cover) likelihood += (p.get(index) ?? 0) * share;
+      if (likelihood <= 0) continue;
+      for (const [index, share] of row.cover) {
+        const mass = (p.get(index) ?? 0) * share;
+        if (mass > 0) next.set(index, (next.get(index) ?? 0) + (row.weight * mass) / likelihood);
+      }
+    }
+    let change = 0;
+    for (const index of new Set([...p.keys(), ...next.keys()]))
+      change = Math.max(change, Math.abs((next.get(index) ?? 0) - (p.get(index) ?? 0)) / weightSum);
+    p = next;
+    if (change < emTolerance) break;
+  }
   const weights: Record<string, number> = {};
-  for (const [key, value] of Object.entries(sketch.w)) {
-    const kept = Math.round(value * sketchDecay * 1e4) / 1e4;
-    if (kept > 0) weights[key] = kept;
+  const scale = weightSum > 0 ? total / weightSum : 0;
+  for (const [index, mass] of [...p].sort((a, b) => a[0] - b[0])) {
+    const kept = Math.round(mass * scale * 1e4) / 1e4;
+    if (kept > 0) weights[String(index)] = kept;
   }
-  const first = bucketOf(lower);
-  const last = bucketOf(upper);
-  const span = upper - lower;
-  // How the interval overlaps each bucket: uniform shares, and the shares the estimate so far puts
-  // there. An observation that only says "done by then" (a late poll, one that waited for a token)
-  // is mostly given where tasks are already known to end, so it cannot drag the estimate later;
-  // the uniform part keeps a new or changed timing learnable.
-  const uniform = new Map<number, number>();
-  const known = new Map<number, number>();
-  let knownTotal = 0;
-  for (let index = first; index <= last; index++) {
-    const from = edge(index);
-    const to = index === sketchBuckets - 1 ? from * growth : edge(index + 1);
-    const overlap = Math.min(upper, to) - Math.max(lower, from);
-    const share = span <= 0 || first === last ? 1 : overlap / span;
-    if (share <= 0) continue;
-    uniform.set(index, share);
-    const mass = ((weights[String(index)] ?? 0) * Math.max(0, overlap)) / (to - from);
-    known.set(index, mass);
-    knownTotal += mass;
-  }
-  const trust = knownTotal > 0 ? Math.min(0.8, knownTotal / (knownTotal + 1)) : 0;
-  for (const [index, share] of uniform) {
-    const fromKnown = knownTotal > 0 ? (known.get(index) ?? 0) / knownTotal : 0;
-    const added = trust * fromKnown + (1 - trust) * share;
-    weights[String(index)] = Math.round(((weights[String(index)] ?? 0) + added) * 1e4) / 1e4;
-  }
-  return {
-    w: weights,
-    n: sketch.n * sketchDecay + 1,
-    count: sketch.count + 1,
-    updatedAt: now,
-  };
+  return weights;
 }
 
 /**

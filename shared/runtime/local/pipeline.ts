@@ -74,6 +74,12 @@ export interface LocalPipelineOptions {
    * is started and no upstream client is made. `start()` then refuses. Default: false.
    */
   recordsOnly?: boolean | undefined;
+  /**
+   * Run the scheduler's rounds (re-aims, pulls into the budget's room, the end-of-work order).
+   * Default: true. False leaves polls at the runner's own aims, as on aws, where no process runs
+   * between messages (bench/throughput.ts compares).
+   */
+  fill?: boolean | undefined;
 }
 
 export interface LocalPipeline extends Pipeline {
@@ -217,7 +223,7 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
         return report;
       },
       // Pull polls forward into the key's spare budget and re-aim them as the estimate learns.
-      fill: async () => filler.fill(),
+      ...(options.fill === false ? {} : { fill: async () => filler.fill() }),
       sweep: () => {
         // At start, jobs whose call was in flight in a process that died are stranded too, though
         // their nextRunAt is pushed out by the in-flight allowance: look that far ahead once (the

@@ -3,7 +3,9 @@ import {
   conditionalQuantile,
   type DurationSketch,
   doneShare,
+  durationSketchSchema,
   emptySketch,
+  keptObservations,
   learnedPollDelay,
   minPollGapShare,
   type PollStatsStore,
@@ -47,7 +49,40 @@ describe('duration sketch', () => {
     for (let i = 0; i < 60; i++) sketch = recordDuration(sketch, 10_000, 10_000, 0);
     expect(conditionalQuantile(sketch, 0.5)!).toBeGreaterThan(8_000);
     expect(sketch.n).toBeLessThan(1 / (1 - sketchDecay) + 1);
-    expect(JSON.stringify(sketch).length).toBeLessThan(400);
+    // The last 48 intervals and the weights: well under a DynamoDB item's or a row's worry.
+    expect(sketch.obs?.length).toBe(2 * keptObservations);
+    expect(JSON.stringify(sketch).length).toBeLessThan(1_000);
+  });
+
+  it('puts a wrong prior\'s "done by" where later, narrower intervals say tasks end', () => {
+    // A schedule 10 times too slow: the first polls find 1-3 s tasks done at 20, 12, 7 and 4 s;
+    // then polls come near 2 s and some find the task running.
+    let sketch = emptySketch(0);
+    const seen: [number, number][] = [
+      [0, 20_000],
+      [0, 12_000],
+      [0, 7_000],
+      [0, 4_000],
+      [1_500, 2_100],
+      [1_200, 1_700],
+      [0, 2_000],
+      [1_600, 2_300],
+    ];
+    for (const [lower, upper] of seen) sketch = recordDuration(sketch, lower, upper, 0);
+    // Spread evenly over themselves, the early "done by 20 s" kept the 0.9 quantile above 8 s.
+    expect(conditionalQuantile(sketch, 0.9)!).toBeLessThan(2_500);
+    expect(conditionalQuantile(sketch, 0.5)!).toBeGreaterThan(1_200);
+    // Each interval still bounds the estimate: nothing ends before the narrow ones' lower bounds.
+    expect(doneShare(sketch, 1_000)!).toBeLessThan(0.05);
+  });
+
+  it('reads a sketch written before the intervals were kept, and starts keeping them at its next record', () => {
+    const old = durationSketchSchema.parse({ w: { '10': 3, '11': 2 }, n: 5, count: 5, updatedAt: 0 });
+    expect(conditionalQuantile(old, 0.5)).toBeGreaterThan(500);
+    const next = recordDuration(old, 0, 2_000, 1);
+    expect(next.obs).toEqual([0, 2_000]);
+    expect(next.count).toBe(6);
+    expect(doneShare(next, 2_000)).toBeCloseTo(1, 5);
   });
 
   it('aims a poll at the quantile, using the declared schedule only before any task was seen', () => {
