@@ -7,8 +7,9 @@
  * kept (the SDK is tree-shaken: only commands the code sends survive). Then it measures a cold import
  * of each function: a new Node process that imports its entry (module scope included: clients
  * built, configuration read), side by side in rounds with the same for an empty handler built the
- * same way and for the AWS SDK floor (the DynamoDB and SQS clients alone, which every function but
- * callbacks builds), and prints the ratios of the medians.
+ * same way, for Node's built-ins that the SDK's HTTPS handler loads, and for the AWS SDK floor (the
+ * DynamoDB and SQS clients alone, which every function but callbacks builds), and prints the ratios
+ * of the medians.
  * Fails when a bundle holds a package that is only a development dependency (per
  * package-lock.json, devDependencies and everything only they pull in) or exceeds the size budget.
  *
@@ -16,7 +17,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
@@ -241,12 +242,21 @@ export const COLD_IMPORT_ENV: Record<string, string> = {
 
 /**
  * The baselines of a cold import, built as the functions are (scripts/lambda/baselines/): an empty
- * handler, and the AWS SDK floor (the DynamoDB document client and the SQS client alone).
+ * handler; Node's own modules that the SDK's HTTPS handler loads (http, https, crypto, zlib,
+ * stream), which no bundling can cut; and the AWS SDK floor (the DynamoDB document client and the
+ * SQS client alone).
  */
 export const BASELINES = {
   '(empty handler)': 'scripts/lambda/baselines/empty-handler.ts',
+  '(Node built-ins: http, https, crypto, zlib, stream)': 'scripts/lambda/baselines/node-builtins.ts',
   '(SDK floor: DynamoDB + SQS)': 'scripts/lambda/baselines/sdk-floor.ts',
 } as const;
+
+/** What each baseline beside the empty handler says, in the table's last column. */
+const BASELINE_NOTES: Record<string, string> = {
+  '(Node built-ins: http, https, crypto, zlib, stream)': "Node's own share of any function that calls AWS",
+  '(SDK floor: DynamoDB + SQS)': "the SDK's share of any function below but callbacks",
+};
 
 /** Builds a baseline into `outdir/<file's name>/index.mjs`; the path of that file and its size. */
 export async function buildBaseline(
@@ -259,12 +269,22 @@ export async function buildBaseline(
   return { file, bytes: statSync(file).size };
 }
 
-/** Wall time of one new Node process that imports `file` and exits, in milliseconds. */
-function coldImport(file: string): number {
+/**
+ * One new Node process that imports `file` and exits: its wall time, and the CPU time (user and
+ * system, all its threads) it had used once the import was done, in milliseconds. The CPU time is
+ * what this machine's load disturbs least: a loaded machine stretches the wall time of every run
+ * unevenly (an empty handler's from 50 to 300 ms), compressing and scrambling the wall ratios.
+ */
+function coldImport(file: string): { wallMs: number; cpuMs: number } {
   const started = performance.now();
   const result = spawnSync(
     process.execPath,
-    ['--input-type=module', '-e', `await import(${JSON.stringify(pathToFileURL(file).href)});`],
+    [
+      '--input-type=module',
+      '-e',
+      `await import(${JSON.stringify(pathToFileURL(file).href)}); ` +
+        'const used = process.cpuUsage(); process.stdout.write("cpu " + (used.user + used.system) / 1000 + "\\n");',
+    ],
     { env: { PATH: process.env.PATH ?? '', ...COLD_IMPORT_ENV }, encoding: 'utf8' },
   );
   const elapsed = performance.now() - started;
@@ -274,7 +294,9 @@ function coldImport(file: string): number {
     const message = result.stderr.split('\n').find((line) => /^\w*Error\b/.test(line)) ?? 'it exited';
     throw new ColdImportError(message.slice(0, 300));
   }
-  return elapsed;
+  const cpu = /^cpu (\d+(?:\.\d+)?)$/m.exec(result.stdout)?.[1];
+  if (cpu === undefined) throw new ColdImportError('it printed no CPU time');
+  return { wallMs: elapsed, cpuMs: Number(cpu) };
 }
 
 class ColdImportError extends Error {}
@@ -285,15 +307,27 @@ const median = (values: number[]) => {
   return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 };
 
+/** What {@link measureColdImports} measured: medians of wall and CPU milliseconds, by name. */
+export interface ColdImports {
+  emptyMs: number;
+  medians: Record<string, number>;
+  emptyCpuMs: number;
+  cpuMedians: Record<string, number>;
+  /** The loads average over one minute, at the start of each round. */
+  loads: number[];
+  failed: Record<string, string>;
+}
+
 /**
- * Median cold-import time of each file and of the empty handler, measured in rounds (every file once
- * per round, in turn, so the machine's noise falls on all alike), after one untimed round.
+ * Median cold-import time (wall and CPU) of each file and of the empty handler, measured in rounds
+ * (every file once per round, in turn, so the machine's noise falls on all alike), after one
+ * untimed round.
  */
 export function measureColdImports(
   files: Record<string, string>,
   emptyHandler: string,
   rounds: number,
-): { emptyMs: number; medians: Record<string, number>; failed: Record<string, string> } {
+): ColdImports {
   const all: Record<string, string> = { '(empty handler)': emptyHandler };
   const failed: Record<string, string> = {};
   // One untimed round, which also finds the bundles that do not import here.
@@ -307,12 +341,31 @@ export function measureColdImports(
     }
   }
   const times = new Map<string, number[]>(Object.keys(all).map((name) => [name, []]));
+  const cpuTimes = new Map<string, number[]>(Object.keys(all).map((name) => [name, []]));
+  const loads: number[] = [];
   for (let round = 0; round < rounds; round++) {
-    for (const [name, file] of Object.entries(all)) times.get(name)!.push(coldImport(file));
+    loads.push(loadavg()[0] ?? 0);
+    for (const [name, file] of Object.entries(all)) {
+      const { wallMs, cpuMs } = coldImport(file);
+      times.get(name)!.push(wallMs);
+      cpuTimes.get(name)!.push(cpuMs);
+    }
   }
   const medians: Record<string, number> = {};
-  for (const name of Object.keys(files)) if (times.has(name)) medians[name] = median(times.get(name)!);
-  return { emptyMs: median(times.get('(empty handler)')!), medians, failed };
+  const cpuMedians: Record<string, number> = {};
+  for (const name of Object.keys(files)) {
+    if (!times.has(name)) continue;
+    medians[name] = median(times.get(name)!);
+    cpuMedians[name] = median(cpuTimes.get(name)!);
+  }
+  return {
+    emptyMs: median(times.get('(empty handler)')!),
+    medians,
+    emptyCpuMs: median(cpuTimes.get('(empty handler)')!),
+    cpuMedians,
+    loads,
+    failed,
+  };
 }
 
 async function main(): Promise<number> {
@@ -337,11 +390,12 @@ async function main(): Promise<number> {
     for (const [label, entry] of Object.entries(BASELINES))
       baselines[label] = await buildBaseline(entry, outdir);
     const floorLabel = '(SDK floor: DynamoDB + SQS)';
+    const measuredBaselines = Object.keys(BASELINE_NOTES);
     const cold = args.includes('--no-cold')
       ? undefined
       : measureColdImports(
           {
-            [floorLabel]: baselines[floorLabel]!.file,
+            ...Object.fromEntries(measuredBaselines.map((label) => [label, baselines[label]!.file])),
             ...Object.fromEntries(reports.map((r) => [r.name, path.join(outdir, r.name, 'index.mjs')])),
           },
           baselines['(empty handler)']!.file,
@@ -377,28 +431,37 @@ async function main(): Promise<number> {
         const floorMs = cold.medians[floorLabel];
         const floor = baselines[floorLabel]!;
         process.stdout.write(
-          `\nCold import (new Node ${process.version} process importing the entry, and the chunks it imports at once; median of ${rounds} rounds)\n` +
-            `| function | loaded at start | cold import ms | × empty handler | goal (400 KB, 2×) |\n|---|---:|---:|---:|---|\n` +
-            `| (empty handler) | | ${cold.emptyMs.toFixed(0)} | 1.0 | |\n` +
-            (floorMs === undefined
-              ? `| ${floorLabel} | ${kib(floor.bytes)} | did not import: ${cold.failed[floorLabel]} | | |\n`
-              : `| ${floorLabel} | ${kib(floor.bytes)} | ${floorMs.toFixed(0)} | ${(floorMs / cold.emptyMs).toFixed(1)} | the SDK's share of any function below but callbacks |\n`),
+          `\nCold import (new Node ${process.version} process importing the entry, and the chunks it imports at once; median of ${rounds} rounds; ` +
+            `load average ${Math.min(...cold.loads).toFixed(1)} to ${Math.max(...cold.loads).toFixed(1)}; CPU: user + system time of the process once imported)\n` +
+            `| function | loaded at start | cold import ms | × empty handler | CPU ms | × empty handler | goal (400 KB, 2×) |\n|---|---:|---:|---:|---:|---:|---|\n` +
+            `| (empty handler) | | ${cold.emptyMs.toFixed(0)} | 1.0 | ${cold.emptyCpuMs.toFixed(0)} | 1.0 | |\n` +
+            measuredBaselines
+              .map((label) => {
+                const ms = cold.medians[label];
+                const cpu = cold.cpuMedians[label] ?? 0;
+                const bytes = kib(baselines[label]!.bytes);
+                return ms === undefined
+                  ? `| ${label} | ${bytes} | did not import: ${cold.failed[label]} | | | | |\n`
+                  : `| ${label} | ${bytes} | ${ms.toFixed(0)} | ${(ms / cold.emptyMs).toFixed(1)} | ${cpu.toFixed(0)} | ${(cpu / cold.emptyCpuMs).toFixed(1)} | ${BASELINE_NOTES[label]} |\n`;
+              })
+              .join(''),
         );
         for (const r of reports) {
           const ms = cold.medians[r.name];
           if (ms === undefined) {
             process.stdout.write(
-              `| ${r.name} | ${kib(r.startBytes)} | did not import: ${cold.failed[r.name]} | | |\n`,
+              `| ${r.name} | ${kib(r.startBytes)} | did not import: ${cold.failed[r.name]} | | | | |\n`,
             );
             continue;
           }
           const ratio = ms / cold.emptyMs;
+          const cpu = cold.cpuMedians[r.name] ?? 0;
           const met = [
             r.startBytes <= GOAL_BYTES ? 'size met' : 'size over',
             ratio <= GOAL_COLD_RATIO ? 'time met' : 'time over',
           ];
           process.stdout.write(
-            `| ${r.name} | ${kib(r.startBytes)} | ${ms.toFixed(0)} | ${ratio.toFixed(1)} | ${met.join(', ')} |\n`,
+            `| ${r.name} | ${kib(r.startBytes)} | ${ms.toFixed(0)} | ${ratio.toFixed(1)} | ${cpu.toFixed(0)} | ${(cpu / cold.emptyCpuMs).toFixed(1)} | ${met.join(', ')} |\n`,
           );
         }
         if (floorMs !== undefined) {

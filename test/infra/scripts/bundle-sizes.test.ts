@@ -13,11 +13,14 @@ import {
   type FunctionName,
 } from '../../../infra/lib/function-bundling';
 import {
+  BASELINES,
   type BundleReport,
+  buildBaseline,
   DEFAULT_MAX_KB,
   devOnlyPackages,
   MAX_KB_BY_FUNCTION,
   measureBundle,
+  measureColdImports,
 } from '../../../scripts/bundle-sizes';
 
 /**
@@ -70,6 +73,28 @@ describe('the development-only packages', () => {
     expect(devOnly).not.toContain('node_modules/zod');
     expect(devOnly).not.toContain('node_modules/@aws-sdk/client-sqs');
   });
+});
+
+describe('the cold-import measure', () => {
+  it("times each baseline's import in a new process, wall and CPU, beside the empty handler's", async () => {
+    const built = Object.fromEntries(
+      await Promise.all(
+        Object.entries(BASELINES).map(async ([label, entry]) => [
+          label,
+          (await buildBaseline(entry, outdir)).file,
+        ]),
+      ),
+    ) as Record<keyof typeof BASELINES, string>;
+    const { '(empty handler)': empty, ...others } = built;
+    const cold = measureColdImports(others, empty, 1);
+    expect(cold.failed).toEqual({});
+    expect(cold.loads).toHaveLength(1);
+    for (const label of Object.keys(others)) {
+      expect(cold.medians[label]).toBeGreaterThan(0);
+      expect(cold.cpuMedians[label]).toBeGreaterThan(0);
+    }
+    expect(cold.emptyCpuMs).toBeGreaterThan(0);
+  }, 120_000);
 });
 
 describe.each(Object.keys(FUNCTION_ENTRIES) as FunctionName[])('the %s bundle', (name) => {
