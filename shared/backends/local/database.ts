@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 export type LocalDatabase = Database.Database;
 
 /** The schema version this code writes; older files are migrated forward on open. */
-const schemaVersion = 3;
+const schemaVersion = 4;
 
 const migrations: Record<number, string> = {
   1: `
@@ -138,6 +138,84 @@ const migrations: Record<number, string> = {
       tenant, version, run_at, attempts, polls, poll_started_at, last_polled_at, in_flight_since, token_at,
       error_at, unsaved)
       WHERE status = 'WAITING' AND poll_started_at IS NOT NULL;
+  `,
+  // An opflow of schema 1 that opened the file before another process migrated it keeps writing
+  // (its statements name only the old columns): its writes leave the filler's columns empty or as
+  // they were. `fill_version` says which version of the job the columns were written from (this
+  // code writes it with them); when a write leaves it behind, a trigger fills them from the body,
+  // and that update moves the job's count in job_work from the group its stale columns named to its
+  // own. SQLite runs the triggers of one write in an order of its own, so the counts now change by
+  // upserts both ways (a decrement may come before its increment) and groups at 0 are dropped.
+  4: `
+    ALTER TABLE jobs ADD COLUMN fill_version INTEGER;
+    UPDATE jobs SET fill_version = version;
+    DROP TRIGGER jobs_work_insert;
+    DROP TRIGGER jobs_work_update;
+    DROP TRIGGER jobs_work_delete;
+    CREATE TRIGGER jobs_work_insert AFTER INSERT ON jobs WHEN new.status IN ('QUEUED', 'RUNNING', 'WAITING')
+    BEGIN
+      INSERT INTO job_work (tenant, status, workflow, step, n)
+        SELECT new.tenant, new.status, COALESCE(new.workflow, ''), COALESCE(new.step, ''), 1
+        WHERE new.status IN ('QUEUED', 'RUNNING', 'WAITING')
+        ON CONFLICT (tenant, status, workflow, step) DO UPDATE SET n = n + 1;
+      DELETE FROM job_work WHERE n = 0;
+    END;
+    CREATE TRIGGER jobs_work_update AFTER UPDATE ON jobs
+      WHEN old.status IS NOT new.status OR old.tenant IS NOT new.tenant
+        OR old.workflow IS NOT new.workflow OR old.step IS NOT new.step
+    BEGIN
+      INSERT INTO job_work (tenant, status, workflow, step, n)
+        SELECT old.tenant, old.status, COALESCE(old.workflow, ''), COALESCE(old.step, ''), -1
+        WHERE old.status IN ('QUEUED', 'RUNNING', 'WAITING')
+        ON CONFLICT (tenant, status, workflow, step) DO UPDATE SET n = n - 1;
+      INSERT INTO job_work (tenant, status, workflow, step, n)
+        SELECT new.tenant, new.status, COALESCE(new.workflow, ''), COALESCE(new.step, ''), 1
+        WHERE new.status IN ('QUEUED', 'RUNNING', 'WAITING')
+        ON CONFLICT (tenant, status, workflow, step) DO UPDATE SET n = n + 1;
+      DELETE FROM job_work WHERE n = 0;
+    END;
+    CREATE TRIGGER jobs_work_delete AFTER DELETE ON jobs WHEN old.status IN ('QUEUED', 'RUNNING', 'WAITING')
+    BEGIN
+      INSERT INTO job_work (tenant, status, workflow, step, n)
+        SELECT old.tenant, old.status, COALESCE(old.workflow, ''), COALESCE(old.step, ''), -1
+        WHERE old.status IN ('QUEUED', 'RUNNING', 'WAITING')
+        ON CONFLICT (tenant, status, workflow, step) DO UPDATE SET n = n - 1;
+      DELETE FROM job_work WHERE n = 0;
+    END;
+    CREATE TRIGGER jobs_fill_refresh_insert AFTER INSERT ON jobs WHEN new.fill_version IS NOT new.version
+    BEGIN
+      UPDATE jobs SET
+        workflow = json_extract(new.body, '$.workflow'),
+        step = json_extract(new.body, '$.step'),
+        run_at = CASE WHEN new.next_run_at IS NULL THEN NULL ELSE json_extract(new.body, '$.nextRunAt') END,
+        attempts = json_extract(new.body, '$.attempts'),
+        polls = json_extract(new.body, '$.polls'),
+        poll_started_at = json_extract(new.body, '$.pollStartedAt'),
+        last_polled_at = json_extract(new.body, '$.lastPolledAt'),
+        in_flight_since = json_extract(new.body, '$.inFlightSince'),
+        token_at = json_extract(new.body, '$.tokenAt'),
+        error_at = json_extract(new.body, '$.lastError.at'),
+        unsaved = json_type(new.body, '$.unsaved') IS NOT NULL,
+        fill_version = new.version
+      WHERE id = new.id;
+    END;
+    CREATE TRIGGER jobs_fill_refresh_update AFTER UPDATE ON jobs WHEN new.fill_version IS NOT new.version
+    BEGIN
+      UPDATE jobs SET
+        workflow = json_extract(new.body, '$.workflow'),
+        step = json_extract(new.body, '$.step'),
+        run_at = CASE WHEN new.next_run_at IS NULL THEN NULL ELSE json_extract(new.body, '$.nextRunAt') END,
+        attempts = json_extract(new.body, '$.attempts'),
+        polls = json_extract(new.body, '$.polls'),
+        poll_started_at = json_extract(new.body, '$.pollStartedAt'),
+        last_polled_at = json_extract(new.body, '$.lastPolledAt'),
+        in_flight_since = json_extract(new.body, '$.inFlightSince'),
+        token_at = json_extract(new.body, '$.tokenAt'),
+        error_at = json_extract(new.body, '$.lastError.at'),
+        unsaved = json_type(new.body, '$.unsaved') IS NOT NULL,
+        fill_version = new.version
+      WHERE id = new.id;
+    END;
   `,
 };
 

@@ -349,6 +349,7 @@ const fillColumns = [
   'token_at',
   'error_at',
   'unsaved',
+  'fill_version',
 ] as const;
 
 interface JobColumns {
@@ -373,6 +374,7 @@ interface JobColumns {
   token_at: number | null;
   error_at: number | null;
   unsaved: number;
+  fill_version: number;
 }
 
 function columnsOf(job: Job): JobColumns {
@@ -389,6 +391,7 @@ function columnsOf(job: Job): JobColumns {
     token_at: job.tokenAt ?? null,
     error_at: job.lastError?.at ?? null,
     unsaved: job.unsaved === undefined ? 0 : 1,
+    fill_version: job.version,
     id: job.id,
     tenant: job.tenant,
     status: job.status,

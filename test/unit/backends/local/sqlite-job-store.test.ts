@@ -37,7 +37,7 @@ describe('SqliteJobStore', () => {
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(db.pragma('busy_timeout', { simple: true })).toBe(10_000);
     expect(db.pragma('synchronous', { simple: true })).toBe(1);
-    expect(db.pragma('user_version', { simple: true })).toBe(3);
+    expect(db.pragma('user_version', { simple: true })).toBe(4);
   });
 
   it("reads the budget filler's slim views along the due index: waiting jobs after the window, due ones counted", async () => {
@@ -271,7 +271,7 @@ describe('SqliteJobStore', () => {
     old.close();
 
     db = openLocalDatabase(dbPath);
-    expect(db.pragma('user_version', { simple: true })).toBe(3);
+    expect(db.pragma('user_version', { simple: true })).toBe(4);
     store = new SqliteJobStore(db);
     for (const job of [polling, queued, finished]) expect(await store.get(job.id)).toEqual(job);
     const scan = await store.scanForFill({
@@ -315,7 +315,85 @@ describe('SqliteJobStore', () => {
     // Opening it again migrates nothing twice.
     db.close();
     db = openLocalDatabase(dbPath);
-    expect(db.pragma('user_version', { simple: true })).toBe(3);
+    expect(db.pragma('user_version', { simple: true })).toBe(4);
+  });
+
+  it("keeps the filler's columns and counts true under a writer of schema 1 still running beside it", async () => {
+    const T0 = 1_750_000_000_000;
+    const moving = contractJob({ nextRunAt: T0 - 10 });
+    await store.create(moving);
+    // The statements of an opflow of schema 1 (its columns only), on a connection of its own.
+    const old = new Database(dbPath);
+    const v1Columns = (job: Job) => ({
+      id: job.id,
+      tenant: job.tenant,
+      status: job.status,
+      version: job.version,
+      next_run_at: job.status === 'SUCCEEDED' ? null : Math.floor(job.nextRunAt),
+      batch_id: null,
+      idempotency_key: null,
+      created_at: job.createdAt,
+      updated_at: job.updatedAt,
+      body: JSON.stringify(job),
+    });
+    const polling = contractJob({
+      status: 'WAITING',
+      step: 'summary',
+      version: 3,
+      pollStartedAt: T0 - 1_000,
+      nextRunAt: T0 + 20_000,
+    });
+    old
+      .prepare(
+        `INSERT INTO jobs (id, tenant, status, version, next_run_at, batch_id, idempotency_key, created_at, updated_at, body)
+         VALUES (@id, @tenant, @status, @version, @next_run_at, @batch_id, @idempotency_key, @created_at, @updated_at, @body)`,
+      )
+      .run(v1Columns(polling));
+    // It moves a job on: QUEUED at submit to WAITING at features, polling since T0.
+    const moved: Job = {
+      ...moving,
+      version: 2,
+      status: 'WAITING',
+      step: 'features',
+      pollStartedAt: T0,
+      nextRunAt: T0 + 30_000.5,
+    };
+    old
+      .prepare(
+        `UPDATE jobs SET tenant = @tenant, status = @status, version = @version, next_run_at = @next_run_at,
+           batch_id = @batch_id, idempotency_key = @idempotency_key, updated_at = @updated_at, body = @body
+         WHERE id = @id AND version = 1`,
+      )
+      .run(v1Columns(moved));
+    old.close();
+    expect(
+      (await store.scanWork({ queuedLimit: 0 })).groups.map((g) => [g.status, g.step, g.count]).sort(),
+    ).toEqual([
+      ['WAITING', 'features', 1],
+      ['WAITING', 'summary', 1],
+    ]);
+    const scan = await store.scanForFill({
+      dueBy: T0 + 1_000,
+      until: T0 + 600_000,
+      limit: 10,
+      countUpTo: 10,
+    });
+    expect(scan.waiting.map((view) => [view.id, view.step, view.nextRunAt, view.pollStartedAt])).toEqual([
+      [polling.id, 'summary', T0 + 20_000, T0 - 1_000],
+      [moving.id, 'features', T0 + 30_000.5, T0],
+    ]);
+    const later = [{ workflow: 'novelty-check', step: 'features', laterThanMs: 25_000 }];
+    expect(
+      (
+        await store.scanForFill({
+          ...{ dueBy: T0 + 1_000, until: T0 + 600_000, limit: 10, countUpTo: 0 },
+          later,
+        })
+      ).waiting.map((v) => v.id),
+    ).toEqual([moving.id]);
+    // And this code's own commits go on from there.
+    expect(await store.commit({ ...moved, version: 3, status: 'SUCCEEDED' }, 2)).toBe(true);
+    expect((await store.scanWork({ queuedLimit: 0 })).groups.map((g) => g.step)).toEqual(['summary']);
   });
 
   it('keeps jobs across closing and reopening the file', async () => {
