@@ -91,53 +91,64 @@ export function recordDuration(
  */
 function selfConsistent(obs: readonly number[], total: number): Record<string, number> {
   const count = obs.length / 2;
-  // Per observation: its weight, and the buckets it covers with the share of each covered.
-  const rows: { weight: number; cover: [number, number][] }[] = [];
-  const start = new Map<number, number>();
+  // Per observation: its weight, and the buckets it covers with the share of each covered (flat:
+  // `cells` holds the bucket indices, `shares` the shares, rows `[starts[r], starts[r + 1])`).
+  const weights: number[] = [];
+  const starts: number[] = [0];
+  const cells: number[] = [];
+  const shares: number[] = [];
+  let p = new Float64Array(sketchBuckets);
   for (let i = 0; i < count; i++) {
     const lower = obs[2 * i] ?? 0;
     const upper = obs[2 * i + 1] ?? lower;
     const weight = sketchDecay ** (count - 1 - i);
     const first = bucketOf(lower);
     const last = bucketOf(upper);
-    const cover: [number, number][] = [];
+    const before = cells.length;
     for (let index = first; index <= last; index++) {
       const from = edge(index);
       const to = edgeAfter(index);
       const overlap = first === last ? to - from : Math.min(upper, to) - Math.max(lower, from);
       if (overlap <= 0) continue;
-      cover.push([index, overlap / (to - from)]);
-      const even = first === last ? 1 : overlap / (upper - lower);
-      start.set(index, (start.get(index) ?? 0) + weight * even);
+      cells.push(index);
+      shares.push(overlap / (to - from));
+      // EM starts from each interval spread evenly over itself.
+      p[index] = (p[index] ?? 0) + weight * (first === last ? 1 : overlap / (upper - lower));
     }
-    if (cover.length > 0) rows.push({ weight, cover });
+    if (cells.length > before) {
+      weights.push(weight);
+      starts.push(cells.length);
+    }
   }
-  let p = start;
-  const weightSum = rows.reduce((sum, row) => sum + row.weight, 0);
+  const weightSum = weights.reduce((sum, weight) => sum + weight, 0);
+  let next = new Float64Array(sketchBuckets);
   for (let round = 0; round < emRounds && weightSum > 0; round++) {
-    const next = new Map<number, number>();
-    for (const row of rows) {
+    next.fill(0);
+    for (let row = 0; row < weights.length; row++) {
+      const from = starts[row] ?? 0;
+      const to = starts[row + 1] ?? from;
       let likelihood = 0;
-      for (const [index, share] of row.cover) likelihood += (p.get(index) ?? 0) * share;
+      for (let c = from; c < to; c++) likelihood += (p[cells[c] ?? 0] ?? 0) * (shares[c] ?? 0);
       if (likelihood <= 0) continue;
-      for (const [index, share] of row.cover) {
-        const mass = (p.get(index) ?? 0) * share;
-        if (mass > 0) next.set(index, (next.get(index) ?? 0) + (row.weight * mass) / likelihood);
+      const scale = (weights[row] ?? 0) / likelihood;
+      for (let c = from; c < to; c++) {
+        const index = cells[c] ?? 0;
+        next[index] = (next[index] ?? 0) + (p[index] ?? 0) * (shares[c] ?? 0) * scale;
       }
     }
     let change = 0;
-    for (const index of new Set([...p.keys(), ...next.keys()]))
-      change = Math.max(change, Math.abs((next.get(index) ?? 0) - (p.get(index) ?? 0)) / weightSum);
-    p = next;
-    if (change < emTolerance) break;
+    for (let index = 0; index < sketchBuckets; index++)
+      change = Math.max(change, Math.abs((next[index] ?? 0) - (p[index] ?? 0)));
+    [p, next] = [next, p];
+    if (change / weightSum < emTolerance) break;
   }
-  const weights: Record<string, number> = {};
+  const answer: Record<string, number> = {};
   const scale = weightSum > 0 ? total / weightSum : 0;
-  for (const [index, mass] of [...p].sort((a, b) => a[0] - b[0])) {
-    const kept = Math.round(mass * scale * 1e4) / 1e4;
-    if (kept > 0) weights[String(index)] = kept;
+  for (let index = 0; index < sketchBuckets; index++) {
+    const kept = Math.round((p[index] ?? 0) * scale * 1e4) / 1e4;
+    if (kept > 0) answer[String(index)] = kept;
   }
-  return weights;
+  return answer;
 }
 
 /**
