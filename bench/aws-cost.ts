@@ -199,6 +199,11 @@ async function measure(jobs: number, admission: 'on' | 'off', oneAtATime = false
     const units = proxy!.units;
     const outcomes: Record<string, number> = {};
     for (const line of world.logLines()) {
+      // Parked jobs released by the step workers' rounds, and unparked by the sweeper.
+      if (line.message === 'parked jobs released' && typeof line.released === 'number')
+        outcomes['(released by a round)'] = (outcomes['(released by a round)'] ?? 0) + line.released;
+      if (line.message === 'sweep done' && typeof line.nudged === 'number' && line.nudged > 0)
+        outcomes['(unparked by the sweeper)'] = (outcomes['(unparked by the sweeper)'] ?? 0) + line.nudged;
       if (line.message !== 'step done') continue;
       const name = [
         line.outcome,
@@ -250,6 +255,9 @@ it(`aws cost per novelty check: ${aloneJobs} jobs alone vs a backlog of ${backlo
         ),
     ],
     ['upstream calls', (c) => per(c, c.upstreamCalls)],
+    // A job's calls vary with its random task times (polls): per call, that noise is gone.
+    ['messages per call', (c) => c.messages / c.upstreamCalls],
+    ['write units per call', (c) => c.writeUnits / c.upstreamCalls],
     ['simulated seconds', (c) => c.simulatedSeconds],
   ];
   const cell = (value: number, width: number, digits = 1) => value.toFixed(digits).padStart(width);

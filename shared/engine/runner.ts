@@ -625,12 +625,17 @@ async function reserveNextToken(
     advance(workflow, job, { type: 'park', bucket, withinMs, pending: true }, now, deps.random);
   try {
     if (job.nextRunAt - now > 2 * horizonMs) {
-      // Too far ahead to book. With admission, a call due while the key's line is long (tokens
-      // reserved ahead: commits of this key will keep coming, each running a release round) is
-      // parked instead of sent for its due time, where it would find the line full.
+      // Too far ahead to book. With admission, a call due while the key's line is longer than
+      // the call's horizon (even now it would find no token within it; commits of this key will
+      // keep coming, each running a release round) is parked instead of sent for its due time,
+      // where it would likely find the line full. A line shorter than that (a key busy only now
+      // and then) is no reason: such a call mostly finds a token, or reserves one with its message
+      // (no write), when it comes, and a park costs a release commit (session 8: 1.25 parks per
+      // job in the cost bench's backlog, when any debt parked).
       if (!deps.admission || job.nextRunAt - now > maxParkAheadMs) return advanced;
       const budget = await deps.rateLimiter.budget?.(bucket, now);
-      return budget !== undefined && budget.tokens < 0 ? park() : advanced;
+      const lineMs = budget === undefined ? 0 : (-budget.tokens / budget.ratePerSecond) * 1000;
+      return lineMs > withinMs ? park() : advanced;
     }
     const at = await deps.rateLimiter.reserveAhead(bucket, now, { at: job.nextRunAt, withinMs });
     if (at === undefined) return deps.admission ? park() : advanced;

@@ -7,6 +7,7 @@ import { InMemoryRateLimiter } from '../../../shared/backends/local';
 import { type Job, submitJob } from '../../../shared/engine';
 import type { RateDecision } from '../../../shared/engine/ports';
 import { initialBucket, type RateBucketState, reserveAhead, take } from '../../../shared/engine/rate-bucket';
+import { keyFingerprint, runStep } from '../../../shared/engine/runner';
 import { drive } from '../../support/memory-ports';
 import { happyScript, harness } from './fixtures';
 
@@ -131,5 +132,41 @@ describe('a backlog waiting for tokens', () => {
     // With tokens also reserved ahead: every call spent exactly one token, none reserved unused.
     const ahead = await backlog(20, undefined, true, true);
     expect(ahead.handedOut).toBe(ahead.calls);
+  });
+});
+
+describe('admission: a call scheduled beyond what can be booked', () => {
+  /** Runs the demo's create with admission on; its next call (a poll 10 s ahead) is past 2 x 2 s. */
+  async function scheduleWithLine(lineTokens: number) {
+    const limiter = {
+      take: async (): Promise<RateDecision> => ({ granted: true }),
+      throttled: async () => {},
+      succeeded: async () => {},
+      reserveAhead: async () => undefined,
+      budget: async () => ({ tokens: -lineTokens, ratePerSecond: 2 }),
+    };
+    const h = harness(happyScript(), { rateLimiter: limiter, admission: true, reserveHorizonMs: 2_000 });
+    const { job } = await submitJob(h.deps, { workflow: 'demo', input: { issue: 'a hinge' } });
+    const sentBefore = h.queue.sent.length;
+    const report = await runStep(h.deps, h.queue.takeNext()!.message);
+    expect(report.outcome).toBe('committed');
+    return { job: (await h.store.get(job.id))!, sent: h.queue.sent.slice(sentBefore), now: h.clock.now() };
+  }
+
+  it("is parked only while the key's line is longer than its horizon, else sent for its due time", async () => {
+    // A line of 1 s (a key busy now and then): sent for its due time, not parked.
+    const short = await scheduleWithLine(2);
+    expect(short.job.parked).toBeUndefined();
+    expect(short.job.nextRunAt).toBeGreaterThan(short.now + 4_000);
+    expect(short.sent).toEqual([
+      {
+        message: { jobId: short.job.id, version: short.job.version },
+        delayMs: short.job.nextRunAt - short.now,
+      },
+    ]);
+    // A line of 5 s, past the call's 2 s horizon: parked in the same commit, no message.
+    const long = await scheduleWithLine(10);
+    expect(long.job.parked).toEqual({ bucket: keyFingerprint('sk-test-key'), withinMs: 2_000 });
+    expect(long.sent).toEqual([]);
   });
 });
