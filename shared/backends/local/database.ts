@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 export type LocalDatabase = Database.Database;
 
 /** The schema version this code writes; older files are migrated forward on open. */
-const schemaVersion = 4;
+const schemaVersion = 5;
 
 const migrations: Record<number, string> = {
   1: `
@@ -215,6 +215,48 @@ const migrations: Record<number, string> = {
         unsaved = json_type(new.body, '$.unsaved') IS NOT NULL,
         fill_version = new.version
       WHERE id = new.id;
+    END;
+  `,
+  // Writes cost less: jobs_due_fill serves every read of jobs_due (same order, more columns), so
+  // jobs_due goes; the oldest new jobs (read only near the end of a key's work) come from
+  // jobs_by_status and their rows, so jobs_queued_fill goes (every new job wrote it); the count
+  // triggers drop only the groups they touched (a key lookup, not a scan of job_work).
+  5: `
+    DROP INDEX jobs_due;
+    DROP INDEX jobs_queued_fill;
+    DROP TRIGGER jobs_work_insert;
+    DROP TRIGGER jobs_work_update;
+    DROP TRIGGER jobs_work_delete;
+    CREATE TRIGGER jobs_work_insert AFTER INSERT ON jobs WHEN new.status IN ('QUEUED', 'RUNNING', 'WAITING')
+    BEGIN
+      INSERT INTO job_work (tenant, status, workflow, step, n)
+        SELECT new.tenant, new.status, COALESCE(new.workflow, ''), COALESCE(new.step, ''), 1
+        WHERE new.status IN ('QUEUED', 'RUNNING', 'WAITING')
+        ON CONFLICT (tenant, status, workflow, step) DO UPDATE SET n = n + 1;
+      DELETE FROM job_work WHERE n = 0 AND tenant = new.tenant AND status = new.status AND workflow = COALESCE(new.workflow, '') AND step = COALESCE(new.step, '');
+    END;
+    CREATE TRIGGER jobs_work_update AFTER UPDATE ON jobs
+      WHEN old.status IS NOT new.status OR old.tenant IS NOT new.tenant
+        OR old.workflow IS NOT new.workflow OR old.step IS NOT new.step
+    BEGIN
+      INSERT INTO job_work (tenant, status, workflow, step, n)
+        SELECT old.tenant, old.status, COALESCE(old.workflow, ''), COALESCE(old.step, ''), -1
+        WHERE old.status IN ('QUEUED', 'RUNNING', 'WAITING')
+        ON CONFLICT (tenant, status, workflow, step) DO UPDATE SET n = n - 1;
+      DELETE FROM job_work WHERE n = 0 AND tenant = old.tenant AND status = old.status AND workflow = COALESCE(old.workflow, '') AND step = COALESCE(old.step, '');
+      INSERT INTO job_work (tenant, status, workflow, step, n)
+        SELECT new.tenant, new.status, COALESCE(new.workflow, ''), COALESCE(new.step, ''), 1
+        WHERE new.status IN ('QUEUED', 'RUNNING', 'WAITING')
+        ON CONFLICT (tenant, status, workflow, step) DO UPDATE SET n = n + 1;
+      DELETE FROM job_work WHERE n = 0 AND tenant = new.tenant AND status = new.status AND workflow = COALESCE(new.workflow, '') AND step = COALESCE(new.step, '');
+    END;
+    CREATE TRIGGER jobs_work_delete AFTER DELETE ON jobs WHEN old.status IN ('QUEUED', 'RUNNING', 'WAITING')
+    BEGIN
+      INSERT INTO job_work (tenant, status, workflow, step, n)
+        SELECT old.tenant, old.status, COALESCE(old.workflow, ''), COALESCE(old.step, ''), -1
+        WHERE old.status IN ('QUEUED', 'RUNNING', 'WAITING')
+        ON CONFLICT (tenant, status, workflow, step) DO UPDATE SET n = n - 1;
+      DELETE FROM job_work WHERE n = 0 AND tenant = old.tenant AND status = old.status AND workflow = COALESCE(old.workflow, '') AND step = COALESCE(old.step, '');
     END;
   `,
 };

@@ -113,12 +113,12 @@ export class SqliteJobStore implements JobStore {
     );
     // The scheduler's count of unfinished work (scanWork), every few seconds: the counts the
     // triggers keep (job_work, a row per tenant, status, workflow and step), and the oldest QUEUED
-    // jobs from their covering index.
+    // jobs along the status index (read only near the end of a key's work).
     this.#workGroups = db.prepare<[], WorkGroupRow>(
       'SELECT tenant, status, workflow, step, n FROM job_work WHERE n > 0',
     );
     this.#queued = db.prepare<[number], QueuedRow>(
-      `SELECT id, version, tenant, next_run_at, token_at FROM jobs INDEXED BY jobs_queued_fill
+      `SELECT id, version, tenant, next_run_at, token_at FROM jobs INDEXED BY jobs_by_status
        WHERE status = 'QUEUED' ORDER BY id LIMIT ?`,
     );
   }

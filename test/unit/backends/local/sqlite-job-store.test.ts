@@ -37,7 +37,7 @@ describe('SqliteJobStore', () => {
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(db.pragma('busy_timeout', { simple: true })).toBe(10_000);
     expect(db.pragma('synchronous', { simple: true })).toBe(1);
-    expect(db.pragma('user_version', { simple: true })).toBe(4);
+    expect(db.pragma('user_version', { simple: true })).toBe(5);
   });
 
   it("reads the budget filler's slim views along the due index: waiting jobs after the window, due ones counted", async () => {
@@ -271,7 +271,7 @@ describe('SqliteJobStore', () => {
     old.close();
 
     db = openLocalDatabase(dbPath);
-    expect(db.pragma('user_version', { simple: true })).toBe(4);
+    expect(db.pragma('user_version', { simple: true })).toBe(5);
     store = new SqliteJobStore(db);
     for (const job of [polling, queued, finished]) expect(await store.get(job.id)).toEqual(job);
     const scan = await store.scanForFill({
@@ -315,7 +315,7 @@ describe('SqliteJobStore', () => {
     // Opening it again migrates nothing twice.
     db.close();
     db = openLocalDatabase(dbPath);
-    expect(db.pragma('user_version', { simple: true })).toBe(4);
+    expect(db.pragma('user_version', { simple: true })).toBe(5);
   });
 
   it("keeps the filler's columns and counts true under a writer of schema 1 still running beside it", async () => {
