@@ -21,12 +21,19 @@ export class ConfigFileError extends Error {
   override readonly name = 'ConfigFileError';
 }
 
-const pointerSchema = z
-  .string()
-  .regex(/^(\/([^~/]|~[01])*)*$/, 'must be a JSON pointer such as /issue/title (RFC 6901)');
+/*
+ * Every schema of the configuration is `z.lazy`, built on its first parse, not when this module
+ * loads: the api and schedules Lambda functions import it for their routes and events, and most of
+ * their cold starts parse no configuration (docs/DESIGN.md, "Small Lambda bundles").
+ */
+const pointerSchema = z.lazy(() =>
+  z.string().regex(/^(\/([^~/]|~[01])*)*$/, 'must be a JSON pointer such as /issue/title (RFC 6901)'),
+);
 
 /** `{"$from": "/a/b", "default"?: ...}`: a value taken from the payload. */
-export const fromSchema = z.strictObject({ $from: pointerSchema, default: z.unknown().optional() });
+export const fromSchema = z.lazy(() =>
+  z.strictObject({ $from: pointerSchema, default: z.unknown().optional() }),
+);
 
 const durationPattern = /^(\d+)(ms|s|m|h|d)$/;
 export function parseDuration(text: string): number {
@@ -37,43 +44,51 @@ export function parseDuration(text: string): number {
   ];
   return Number(match[1]) * unit;
 }
-const durationSchema = z.string().regex(durationPattern, 'must be a duration such as 30s, 15m, 2h or 1d');
+const durationSchema = z.lazy(() =>
+  z.string().regex(durationPattern, 'must be a duration such as 30s, 15m, 2h or 1d'),
+);
 
-const nameSchema = z
-  .string()
-  .regex(
-    /^[a-z0-9][a-z0-9_-]{0,63}$/,
-    'must be 1-64 lower-case letters, digits, "-" or "_", starting with a letter or digit',
-  );
+const nameSchema = z.lazy(() =>
+  z
+    .string()
+    .regex(
+      /^[a-z0-9][a-z0-9_-]{0,63}$/,
+      'must be 1-64 lower-case letters, digits, "-" or "_", starting with a letter or digit',
+    ),
+);
 
-const tenantSchema = z
-  .string()
-  .min(1)
-  .max(64)
-  .regex(/^[\w.-]+$/, 'letters, digits, dot, dash and underscore only');
+const tenantSchema = z.lazy(() =>
+  z
+    .string()
+    .min(1)
+    .max(64)
+    .regex(/^[\w.-]+$/, 'letters, digits, dot, dash and underscore only'),
+);
 
-export const webhookSourceSchema = z
-  .strictObject({
-    /** The tenant whose jobs this source creates. Default: `default`. */
-    tenant: tenantSchema.default('default'),
-    /** The workflow, or where it is in the payload. Without it, the body is a job request. */
-    workflow: z.union([z.string().min(1), fromSchema]).optional(),
-    /** The job's input: a template over the payload. */
-    input: z.unknown().optional(),
-    selection: z.union([selectionPolicySchema, fromSchema]).optional(),
-    callbackUrl: z.union([z.string(), fromSchema]).optional(),
-    label: z.union([z.string().max(200), fromSchema]).optional(),
-    /** Largest body accepted (bytes). Default: 256 KiB. */
-    maxBodyBytes: z
-      .number()
-      .int()
-      .min(1)
-      .max(10 * 1024 * 1024)
-      .default(256 * 1024),
-    /** How far a webhook-timestamp may be from now. Default: 5m. */
-    tolerance: durationSchema.default('5m'),
-  })
-  .superRefine((source, ctx) => checkTemplate(source.input, ['input'], ctx));
+export const webhookSourceSchema = z.lazy(() =>
+  z
+    .strictObject({
+      /** The tenant whose jobs this source creates. Default: `default`. */
+      tenant: tenantSchema.default('default'),
+      /** The workflow, or where it is in the payload. Without it, the body is a job request. */
+      workflow: z.union([z.string().min(1), fromSchema]).optional(),
+      /** The job's input: a template over the payload. */
+      input: z.unknown().optional(),
+      selection: z.union([selectionPolicySchema, fromSchema]).optional(),
+      callbackUrl: z.union([z.string(), fromSchema]).optional(),
+      label: z.union([z.string().max(200), fromSchema]).optional(),
+      /** Largest body accepted (bytes). Default: 256 KiB. */
+      maxBodyBytes: z
+        .number()
+        .int()
+        .min(1)
+        .max(10 * 1024 * 1024)
+        .default(256 * 1024),
+      /** How far a webhook-timestamp may be from now. Default: 5m. */
+      tolerance: durationSchema.default('5m'),
+    })
+    .superRefine((source, ctx) => checkTemplate(source.input, ['input'], ctx)),
+);
 
 /** Every `$from` object inside a template must be a valid `{"$from": pointer, "default"?}`. */
 function checkTemplate(template: unknown, path: (string | number)[], ctx: z.RefinementCtx): void {
@@ -99,68 +114,72 @@ export type WebhookSource = z.infer<typeof webhookSourceSchema>;
 
 export const overlapPolicies = ['skip', 'buffer-one', 'allow-all'] as const;
 
-export const scheduleSchema = z
-  .strictObject({
-    name: nameSchema,
-    /** A cron expression (5 or 6 fields, croner syntax). */
-    cron: z.string().min(1),
-    /** An IANA time zone, e.g. Europe/Berlin. Default: UTC. */
-    timezone: z.string().min(1).default('UTC'),
-    workflow: z.string().min(1),
-    input: z.unknown(),
-    tenant: tenantSchema.default('default'),
-    selection: selectionPolicySchema.default({ mode: 'auto' }),
-    callbackUrl: z.string().optional(),
-    /** When a slot comes while the previous slot's job is still running: skip it (default), keep one waiting, or run all. */
-    overlap: z.enum(overlapPolicies).default('skip'),
-    /** How far back missed slots are run after downtime. Default: one slot (the latest missed one). */
-    catchUp: z.union([z.literal('one'), z.literal('none'), durationSchema]).default('one'),
-    /** A random delay up to this much after each slot, to spread load. Default: none. */
-    jitter: durationSchema.optional(),
-    /** Paused schedules do not fire (trigger and backfill still work); say why. */
-    paused: z.strictObject({ reason: z.string().min(1).max(500) }).optional(),
-  })
-  .superRefine((schedule, ctx) => {
-    try {
-      new Intl.DateTimeFormat('en-US', { timeZone: schedule.timezone });
-    } catch {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['timezone'],
-        message: `"${schedule.timezone}" is not an IANA time zone`,
-      });
-      return;
-    }
-    try {
-      new Cron(schedule.cron, { timezone: schedule.timezone, paused: true });
-    } catch (error) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['cron'],
-        message: `is not a cron expression: ${(error as Error).message}`,
-      });
-    }
-  });
-export type Schedule = z.infer<typeof scheduleSchema>;
-
-export const opflowConfigSchema = z
-  .strictObject({
-    $schema: z.string().optional(),
-    webhooks: z.record(nameSchema, webhookSourceSchema).default({}),
-    schedules: z.array(scheduleSchema).default([]),
-  })
-  .superRefine((config, ctx) => {
-    const seen = new Set<string>();
-    config.schedules.forEach((schedule, index) => {
-      if (seen.has(schedule.name))
+export const scheduleSchema = z.lazy(() =>
+  z
+    .strictObject({
+      name: nameSchema,
+      /** A cron expression (5 or 6 fields, croner syntax). */
+      cron: z.string().min(1),
+      /** An IANA time zone, e.g. Europe/Berlin. Default: UTC. */
+      timezone: z.string().min(1).default('UTC'),
+      workflow: z.string().min(1),
+      input: z.unknown(),
+      tenant: tenantSchema.default('default'),
+      selection: selectionPolicySchema.default({ mode: 'auto' }),
+      callbackUrl: z.string().optional(),
+      /** When a slot comes while the previous slot's job is still running: skip it (default), keep one waiting, or run all. */
+      overlap: z.enum(overlapPolicies).default('skip'),
+      /** How far back missed slots are run after downtime. Default: one slot (the latest missed one). */
+      catchUp: z.union([z.literal('one'), z.literal('none'), durationSchema]).default('one'),
+      /** A random delay up to this much after each slot, to spread load. Default: none. */
+      jitter: durationSchema.optional(),
+      /** Paused schedules do not fire (trigger and backfill still work); say why. */
+      paused: z.strictObject({ reason: z.string().min(1).max(500) }).optional(),
+    })
+    .superRefine((schedule, ctx) => {
+      try {
+        new Intl.DateTimeFormat('en-US', { timeZone: schedule.timezone });
+      } catch {
         ctx.addIssue({
           code: 'custom',
-          path: ['schedules', index, 'name'],
-          message: `"${schedule.name}" is used twice`,
+          path: ['timezone'],
+          message: `"${schedule.timezone}" is not an IANA time zone`,
         });
-      seen.add(schedule.name);
-    });
-  });
+        return;
+      }
+      try {
+        new Cron(schedule.cron, { timezone: schedule.timezone, paused: true });
+      } catch (error) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['cron'],
+          message: `is not a cron expression: ${(error as Error).message}`,
+        });
+      }
+    }),
+);
+export type Schedule = z.infer<typeof scheduleSchema>;
+
+export const opflowConfigSchema = z.lazy(() =>
+  z
+    .strictObject({
+      $schema: z.string().optional(),
+      webhooks: z.record(nameSchema, webhookSourceSchema).default({}),
+      schedules: z.array(scheduleSchema).default([]),
+    })
+    .superRefine((config, ctx) => {
+      const seen = new Set<string>();
+      config.schedules.forEach((schedule, index) => {
+        if (seen.has(schedule.name))
+          ctx.addIssue({
+            code: 'custom',
+            path: ['schedules', index, 'name'],
+            message: `"${schedule.name}" is used twice`,
+          });
+        seen.add(schedule.name);
+      });
+    }),
+);
 export type OpflowConfig = z.infer<typeof opflowConfigSchema>;
 
 function fieldPath(path: readonly PropertyKey[]): string {

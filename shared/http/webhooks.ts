@@ -51,7 +51,12 @@ export interface WebhookOptions {
 }
 
 export const webhookSourcePattern = /^[a-z0-9][a-z0-9_-]{0,63}$/;
-const defaultSource = webhookSourceSchema.parse({});
+/** A source's settings when its mapping gives none (built on first use, as the schema is). */
+let defaultSourceSettings: WebhookSource | undefined;
+const defaultSource = () => {
+  defaultSourceSettings ??= webhookSourceSchema.parse({});
+  return defaultSourceSettings;
+};
 
 /** The value at a JSON pointer, or undefined. */
 export function atPointer(value: unknown, pointer: string): unknown {
@@ -205,7 +210,7 @@ function answerWebhook(options: WebhookOptions) {
       const secret = await options.secrets.get(source);
       if (secret === undefined) return refuse(404, 'not-found', `no webhook source ${source}`);
       const mapping = options.config.webhooks[source];
-      const settings = mapping ?? defaultSource;
+      const settings = mapping ?? defaultSource();
       tenant = settings.tenant;
       if (!throttle.take(source, deps.clock.now())) {
         return refuse(429, 'throttled', `too many webhooks from ${source}; try again shortly`, {

@@ -54,7 +54,9 @@ export function awsWebhookHandler(
   });
 }
 
-const scheduledEventSchema = z.object({ schedule: scheduleSchema, slot: z.iso.datetime({ offset: true }) });
+const scheduledEventSchema = z.lazy(() =>
+  z.object({ schedule: scheduleSchema, slot: z.iso.datetime({ offset: true }) }),
+);
 
 export function createScheduleTargetHandler(options: {
   pipeline: Pick<JobSide, 'deps' | 'aws' | 'config'>;

@@ -61,15 +61,20 @@ describe("the workflows' schemas", () => {
     ).toEqual({});
   });
 
-  it("nor are the engine's and the client's own: stream frames, kept stream outputs, the catalogue's helpers", async () => {
+  it("nor are the engine's, the client's and the configuration's: stream frames, kept stream outputs, the catalogue's helpers, webhooks and schedules", async () => {
     await import('../../../shared/openplatform/stream');
     await import('../../../shared/openplatform/schemas/requests');
     await import('../../../shared/openplatform/schemas/responses');
     await import('../../../shared/engine/workflow');
+    // The configuration's (webhooks, schedules): the api imports it for its routes, and parses it
+    // only when the stack set webhooks or schedules up.
+    await import('../../../shared/config/opflow-config');
+    await import('../../../shared/http/webhooks');
     for (const file of [
       'shared/openplatform/stream.ts',
       'shared/openplatform/schemas/',
       'shared/engine/workflow.ts',
+      'shared/config/opflow-config.ts',
     ]) {
       expect(builtIn(file), file).toBe(0);
     }
