@@ -58,6 +58,9 @@ describe('admission on DynamoDB', () => {
       expect(budget.ratePerSecond).toBe(2);
 
       const { job } = await submitJob(h.deps, { workflow: 'demo', input: { issue: 'a hinge' } });
+      // Its message comes 2 s late (a new job's first look right away is sent back once first:
+      // see the next test).
+      h.clock.advance(2_000);
       const first = h.queue.takeNext()!;
       const sentBefore = h.queue.sent.length;
       const report = await runStep(h.deps, first.message);
@@ -107,6 +110,30 @@ describe('admission on DynamoDB', () => {
   );
 
   it(
+    "sends a new job's first look back once (a message, no write) when the line is full, and parks it when it returns to a full line",
+    async () => {
+      const { h, store } = await world();
+      const limiter = h.deps.rateLimiter as DynamoDbRateLimiter;
+      await fillLine(limiter, h.clock.now(), 20);
+      const { job } = await submitJob(h.deps, { workflow: 'demo', input: { issue: 'first look' } });
+      const first = h.queue.takeNext()!;
+      const bounced = await runStep(h.deps, first.message);
+      expect(bounced).toMatchObject({ outcome: 'deferred', reason: 'rate-limited' });
+      expect(bounced).not.toHaveProperty('parked');
+      expect((await store.get(job.id))!.version).toBe(job.version);
+      const back = h.queue.takeNext()!;
+      expect(back.message).toEqual({ jobId: job.id, version: job.version });
+      // It returns to a line that is full again (other jobs reserved meanwhile): parked now.
+      h.clock.current = back.visibleAt;
+      await fillLine(limiter, h.clock.now(), 20);
+      expect(await runStep(h.deps, back.message)).toMatchObject({ parked: true });
+      expect((await store.get(job.id))!.parked).toEqual({ bucket, withinMs: 2_000 });
+      expect(h.client.calls).toHaveLength(0);
+    },
+    REAL_PROCESS_TIMEOUT_MS,
+  );
+
+  it(
     'releases calls that advance a job before new jobs, and a new job only within its 2 s horizon',
     async () => {
       const { h, store } = await world();
@@ -115,6 +142,7 @@ describe('admission on DynamoDB', () => {
       await fillLine(limiter, now, 20);
       const fresh = await submitJob(h.deps, { workflow: 'demo', input: { issue: 'new' } });
       const older = await submitJob(h.deps, { workflow: 'demo', input: { issue: 'started' } });
+      h.clock.advance(2_000);
       for (const message of [h.queue.takeNext()!, h.queue.takeNext()!])
         expect(await runStep(h.deps, message.message)).toMatchObject({ parked: true });
       // The second job is under way: its next call advances it (a 15 s horizon), parked after the new one.
@@ -143,6 +171,7 @@ describe('admission on DynamoDB', () => {
       const limiter = h.deps.rateLimiter as DynamoDbRateLimiter;
       await fillLine(limiter, now, 20);
       const { job } = await submitJob(h.deps, { workflow: 'demo', input: { issue: 'stranded' } });
+      h.clock.advance(2_000);
       await runStep(h.deps, h.queue.takeNext()!.message);
       const parked = (await store.get(job.id))!;
       expect(parked.parked).toBeDefined();
@@ -181,6 +210,7 @@ describe('admission on DynamoDB', () => {
       const second = await submitJob(h.deps, { workflow: 'demo', input: { issue: 'old nudge' } });
       h.queue.pending = [];
       await fillLine(limiter, h.clock.now(), 20);
+      h.clock.advance(2_000);
       await runStep(h.deps, { jobId: second.job.id, version: second.job.version });
       const parkedAgain = (await store.get(second.job.id))!;
       expect(parkedAgain.parked).toBeDefined();
