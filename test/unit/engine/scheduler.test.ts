@@ -311,6 +311,38 @@ class MemoryPollStats implements PollStatsStore {
   }
 }
 
+/** A test on a fresh SQLite database (the local store), removed afterwards. */
+async function onSqlite(test: (sqlite: SqliteJobStore) => Promise<void>): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'opflow-filler-'));
+  const db = openLocalDatabase(join(dir, 'opflow.db'));
+  try {
+    await test(new SqliteJobStore(db));
+  } finally {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The SQLite store as the JobStore port, with some of its reads replaced (to watch or race them). */
+function storeOver(sqlite: SqliteJobStore, reads: Partial<JobStore>): JobStore {
+  return {
+    create: (job) => sqlite.create(job),
+    get: (id) => sqlite.get(id),
+    commit: (job, expected) => sqlite.commit(job, expected),
+    listDue: (at, limit) => sqlite.listDue(at, limit),
+    list: (query) => sqlite.list(query),
+    findByIdempotencyKey: (tenant, key) => sqlite.findByIdempotencyKey(tenant, key),
+    ...reads,
+  };
+}
+
+/** A harness on `store` whose poll timing has learned `learned` for the polled operation. */
+function learnedHarness(store: JobStore, rateLimiter = new InMemoryRateLimiter({ ratePerSecond: 5 })) {
+  const pollStats = new MemoryPollStats();
+  pollStats.sketches.set(pollStatsKey(undefined, pollOp), learned);
+  return harness(undefined, { store, workflows, rateLimiter, pollStats });
+}
+
 describe('BudgetFiller', () => {
   it('commits each move through advance() and sends the job a message for its new version', async () => {
     const stats = new MemoryPollStats();
@@ -343,13 +375,8 @@ describe('BudgetFiller', () => {
     expect(h.queue.sent).toHaveLength(2);
   });
 
-  it("on SQLite plans on the store's slim views, and moves only a job still at the version it planned on", async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'opflow-filler-'));
-    const db = openLocalDatabase(join(dir, 'opflow.db'));
-    try {
-      const sqlite = new SqliteJobStore(db);
-      const stats = new MemoryPollStats();
-      stats.sketches.set(pollStatsKey(undefined, pollOp), learned);
+  it("on SQLite plans on the store's slim views, and moves only a job still at the version it planned on", () =>
+    onSqlite(async (sqlite) => {
       const likely = waiting('likely', 2_300, 1_100);
       const alsoLikely = waiting('also-likely', 2_500, 1_300);
       const stale = waiting('stale', 300, 14_700);
@@ -357,13 +384,7 @@ describe('BudgetFiller', () => {
       for (const job of [likely, alsoLikely, stale, young]) await sqlite.create(job);
       // Another process changes `also-likely` between the filler's scan and its move.
       let raced = false;
-      const store: JobStore = {
-        create: (job) => sqlite.create(job),
-        get: (id) => sqlite.get(id),
-        commit: (job, expected) => sqlite.commit(job, expected),
-        listDue: (at, limit) => sqlite.listDue(at, limit),
-        list: (query) => sqlite.list(query),
-        findByIdempotencyKey: (tenant, key) => sqlite.findByIdempotencyKey(tenant, key),
+      const store = storeOver(sqlite, {
         scanForFill: async (query) => {
           const scan = await sqlite.scanForFill(query);
           const current = (await sqlite.get('also-likely'))!;
@@ -373,12 +394,8 @@ describe('BudgetFiller', () => {
           );
           return scan;
         },
-      };
-      const h = harness(undefined, {
-        store,
-        rateLimiter: new InMemoryRateLimiter({ ratePerSecond: 5 }),
-        pollStats: stats,
       });
+      const h = learnedHarness(store);
       h.clock.current = now;
       const round = await new BudgetFiller(h.deps).fill();
       expect(raced).toBe(true);
@@ -393,26 +410,13 @@ describe('BudgetFiller', () => {
         nextRunAt: alsoLikely.nextRunAt,
       });
       expect(h.queue.sent.map((sent) => sent.message.jobId).sort()).toEqual(['likely', 'stale']);
-    } finally {
-      db.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 
-  it('on SQLite with the budget full reads only the polls a re-aim can move, and moves what a plan on all of them would', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'opflow-filler-'));
-    const db = openLocalDatabase(join(dir, 'opflow.db'));
-    try {
-      const sqlite = new SqliteJobStore(db);
+  it('on SQLite with the budget full reads only the polls a re-aim can move, and moves what a plan on all of them would', () =>
+    onSqlite(async (sqlite) => {
       const queries: FillScanQuery[] = [];
       const read: string[][] = [];
-      const store: JobStore = {
-        create: (job) => sqlite.create(job),
-        get: (id) => sqlite.get(id),
-        commit: (job, expected) => sqlite.commit(job, expected),
-        listDue: (at, limit) => sqlite.listDue(at, limit),
-        list: (query) => sqlite.list(query),
-        findByIdempotencyKey: (tenant, key) => sqlite.findByIdempotencyKey(tenant, key),
+      const store = storeOver(sqlite, {
         countForFill: (query) => sqlite.countForFill(query),
         scanForFill: async (query) => {
           queries.push(query);
@@ -420,11 +424,9 @@ describe('BudgetFiller', () => {
           read.push(scan.waiting.map((view) => view.id));
           return scan;
         },
-      };
-      const stats = new MemoryPollStats();
-      stats.sketches.set(pollStatsKey(undefined, pollOp), learned);
+      });
       const limiter = new InMemoryRateLimiter({ ratePerSecond: 5 });
-      const h = harness(undefined, { store, rateLimiter: limiter, pollStats: stats });
+      const h = learnedHarness(store, limiter);
       h.clock.current = now;
       // Twelve new jobs due now: more than the budget's 1 s (its burst and refill), so it is full.
       for (let i = 0; i < 12; i++)
@@ -480,11 +482,7 @@ describe('BudgetFiller', () => {
       expect(read[1]?.sort()).toEqual(['far', 'likely', 'polled', 'reserved', 'stale', 'young']);
       expect(roomyRound.pulled).toBeGreaterThanOrEqual(1);
       expect(h.queue.sent.map((sent) => sent.message.jobId)).toContain('likely');
-    } finally {
-      db.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 
   it('moves nothing without learned timing (the declared schedules stand)', async () => {
     const h = harness(undefined, { rateLimiter: new InMemoryRateLimiter({ ratePerSecond: 5 }) });
@@ -609,19 +607,9 @@ describe('order near the end of a key’s work (longest remaining work first)', 
     expect(await line(endgame)).toMatchObject({ granted: false, reserved: true });
   });
 
-  it('BudgetFiller on SQLite: turns the order after two counts agree, and sends for the new jobs once', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'opflow-filler-order-'));
-    const db = openLocalDatabase(join(dir, 'opflow.db'));
-    try {
-      const store = new SqliteJobStore(db);
-      const stats = new MemoryPollStats();
-      stats.sketches.set(pollStatsKey(undefined, pollOp), learned);
-      const h = harness(undefined, {
-        store,
-        workflows,
-        rateLimiter: new InMemoryRateLimiter({ ratePerSecond: 5 }),
-        pollStats: stats,
-      });
+  it('BudgetFiller on SQLite: turns the order after two counts agree, and sends for the new jobs once', () =>
+    onSqlite(async (store) => {
+      const h = learnedHarness(store);
       h.clock.current = now;
       // Two new jobs (sent back earlier, so their messages come late) and five at their last poll.
       for (const id of ['q1', 'q2'])
@@ -654,38 +642,18 @@ describe('order near the end of a key’s work (longest remaining work first)', 
       // The runner reads the order through deps.callOrder.
       h.deps.callOrder = (b) => filler.orderOf(b);
       expect(h.deps.callOrder(bucket)).toBe('longest-first');
-    } finally {
-      db.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 
-  it('BudgetFiller reads the new jobs only once a count says the order may turn', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'opflow-filler-order-'));
-    const db = openLocalDatabase(join(dir, 'opflow.db'));
-    try {
-      const sqlite = new SqliteJobStore(db);
+  it('BudgetFiller reads the new jobs only once a count says the order may turn', () =>
+    onSqlite(async (sqlite) => {
       const asked: number[] = [];
-      const store: JobStore = {
-        create: (job) => sqlite.create(job),
-        get: (id) => sqlite.get(id),
-        commit: (job, expected) => sqlite.commit(job, expected),
-        listDue: (at, limit) => sqlite.listDue(at, limit),
-        list: (query) => sqlite.list(query),
-        findByIdempotencyKey: (tenant, key) => sqlite.findByIdempotencyKey(tenant, key),
+      const store = storeOver(sqlite, {
         scanWork: (query) => {
           asked.push(query.queuedLimit);
           return sqlite.scanWork(query);
         },
-      };
-      const stats = new MemoryPollStats();
-      stats.sketches.set(pollStatsKey(undefined, pollOp), learned);
-      const h = harness(undefined, {
-        store,
-        workflows,
-        rateLimiter: new InMemoryRateLimiter({ ratePerSecond: 5 }),
-        pollStats: stats,
       });
+      const h = learnedHarness(store);
       h.clock.current = now;
       // A large backlog: finish-first, and the new jobs are not read.
       for (let i = 0; i < 40; i++) await sqlite.create(at(`q${i}`, 'create', 'QUEUED', { nextRunAt: now }));
@@ -708,25 +676,11 @@ describe('order near the end of a key’s work (longest remaining work first)', 
       expect((await filler.fill()).admitted).toBe(1);
       expect(asked).toEqual([0, 0, 0, 1_000]);
       expect(h.queue.sent.map((sent) => sent.message.jobId)).toEqual(['q0']);
-    } finally {
-      db.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 
-  it('BudgetFiller on SQLite: a large backlog keeps finishing jobs first and sends for none', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'opflow-filler-order-'));
-    const db = openLocalDatabase(join(dir, 'opflow.db'));
-    try {
-      const store = new SqliteJobStore(db);
-      const stats = new MemoryPollStats();
-      stats.sketches.set(pollStatsKey(undefined, pollOp), learned);
-      const h = harness(undefined, {
-        store,
-        workflows,
-        rateLimiter: new InMemoryRateLimiter({ ratePerSecond: 5 }),
-        pollStats: stats,
-      });
+  it('BudgetFiller on SQLite: a large backlog keeps finishing jobs first and sends for none', () =>
+    onSqlite(async (store) => {
+      const h = learnedHarness(store);
       h.clock.current = now;
       for (let i = 0; i < 40; i++) await store.create(at(`q${i}`, 'create', 'QUEUED', { nextRunAt: now }));
       const filler = new BudgetFiller(h.deps);
@@ -738,9 +692,5 @@ describe('order near the end of a key’s work (longest remaining work first)', 
       expect(filler.orderOf(bucket)).toBe('finish-first');
       expect(filler.orders().get(bucket)).toMatchObject({ planned: 'finish-first', callsLeft: 160 });
       expect(h.queue.sent).toEqual([]);
-    } finally {
-      db.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 });
