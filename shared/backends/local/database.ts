@@ -12,7 +12,28 @@ export type LocalDatabase = Database.Database;
 /** The schema version this code writes; older files are migrated forward on open. */
 const schemaVersion = 5;
 
-const migrations: Record<number, string> = {
+/**
+ * Schema 4's refill of the filler's columns from the job's body, run by the triggers after an insert
+ * and after an update that left `fill_version` behind (the same statement for both). Part of
+ * migration 4: never change it (a later schema adds a migration of its own).
+ */
+const refillFromBody = `UPDATE jobs SET
+        workflow = json_extract(new.body, '$.workflow'),
+        step = json_extract(new.body, '$.step'),
+        run_at = CASE WHEN new.next_run_at IS NULL THEN NULL ELSE json_extract(new.body, '$.nextRunAt') END,
+        attempts = json_extract(new.body, '$.attempts'),
+        polls = json_extract(new.body, '$.polls'),
+        poll_started_at = json_extract(new.body, '$.pollStartedAt'),
+        last_polled_at = json_extract(new.body, '$.lastPolledAt'),
+        in_flight_since = json_extract(new.body, '$.inFlightSince'),
+        token_at = json_extract(new.body, '$.tokenAt'),
+        error_at = json_extract(new.body, '$.lastError.at'),
+        unsaved = json_type(new.body, '$.unsaved') IS NOT NULL,
+        fill_version = new.version
+      WHERE id = new.id;`;
+
+/** Each schema version's migration from the one before (tests build old files from them). */
+export const migrations: Readonly<Record<number, string>> = {
   1: `
     CREATE TABLE jobs (
       id TEXT PRIMARY KEY,
@@ -184,37 +205,11 @@ const migrations: Record<number, string> = {
     END;
     CREATE TRIGGER jobs_fill_refresh_insert AFTER INSERT ON jobs WHEN new.fill_version IS NOT new.version
     BEGIN
-      UPDATE jobs SET
-        workflow = json_extract(new.body, '$.workflow'),
-        step = json_extract(new.body, '$.step'),
-        run_at = CASE WHEN new.next_run_at IS NULL THEN NULL ELSE json_extract(new.body, '$.nextRunAt') END,
-        attempts = json_extract(new.body, '$.attempts'),
-        polls = json_extract(new.body, '$.polls'),
-        poll_started_at = json_extract(new.body, '$.pollStartedAt'),
-        last_polled_at = json_extract(new.body, '$.lastPolledAt'),
-        in_flight_since = json_extract(new.body, '$.inFlightSince'),
-        token_at = json_extract(new.body, '$.tokenAt'),
-        error_at = json_extract(new.body, '$.lastError.at'),
-        unsaved = json_type(new.body, '$.unsaved') IS NOT NULL,
-        fill_version = new.version
-      WHERE id = new.id;
+      ${refillFromBody}
     END;
     CREATE TRIGGER jobs_fill_refresh_update AFTER UPDATE ON jobs WHEN new.fill_version IS NOT new.version
     BEGIN
-      UPDATE jobs SET
-        workflow = json_extract(new.body, '$.workflow'),
-        step = json_extract(new.body, '$.step'),
-        run_at = CASE WHEN new.next_run_at IS NULL THEN NULL ELSE json_extract(new.body, '$.nextRunAt') END,
-        attempts = json_extract(new.body, '$.attempts'),
-        polls = json_extract(new.body, '$.polls'),
-        poll_started_at = json_extract(new.body, '$.pollStartedAt'),
-        last_polled_at = json_extract(new.body, '$.lastPolledAt'),
-        in_flight_since = json_extract(new.body, '$.inFlightSince'),
-        token_at = json_extract(new.body, '$.tokenAt'),
-        error_at = json_extract(new.body, '$.lastError.at'),
-        unsaved = json_type(new.body, '$.unsaved') IS NOT NULL,
-        fill_version = new.version
-      WHERE id = new.id;
+      ${refillFromBody}
     END;
   `,
   // Writes cost less: jobs_due_fill serves every read of jobs_due (same order, more columns), so

@@ -12,6 +12,7 @@ import {
   SqliteJobStore,
   SqliteWorkQueue,
 } from '../../../../shared/backends/local';
+import { migrations } from '../../../../shared/backends/local/database';
 import { type Job, type Workflow, waitsForPoll } from '../../../../shared/engine';
 import { noveltyCheck } from '../../../../shared/workflows';
 import { contractJob } from '../../../contract/ports.contract';
@@ -249,7 +250,7 @@ describe('SqliteJobStore', () => {
     const finished = contractJob({ status: 'SUCCEEDED', nextRunAt: T0 });
     // The file as schema 1 left it (database.ts, migration 1): the job as JSON beside a few columns.
     const old = new Database(dbPath);
-    old.exec(schemaOne);
+    old.exec(migrations[1]!);
     const insert = old.prepare(
       `INSERT INTO jobs (id, tenant, status, version, next_run_at, batch_id, idempotency_key, created_at, updated_at, body)
        VALUES (?, ?, ?, ?, ?, NULL, NULL, ?, ?, ?)`,
@@ -501,35 +502,3 @@ describe('SqliteJobStore', () => {
     expect(final!.version).toBe(1 + total);
   });
 });
-
-/** Schema 1 as database.ts's first migration created it (the files of sessions before issue 10's filler columns). */
-const schemaOne = `
-  CREATE TABLE jobs (
-    id TEXT PRIMARY KEY,
-    tenant TEXT NOT NULL,
-    status TEXT NOT NULL,
-    version INTEGER NOT NULL,
-    next_run_at INTEGER,
-    batch_id TEXT,
-    idempotency_key TEXT,
-    created_at INTEGER NOT NULL,
-    updated_at INTEGER NOT NULL,
-    body TEXT NOT NULL
-  ) STRICT;
-  CREATE INDEX jobs_by_status ON jobs (status, id);
-  CREATE INDEX jobs_due ON jobs (next_run_at, id) WHERE next_run_at IS NOT NULL;
-  CREATE INDEX jobs_by_batch ON jobs (batch_id, id) WHERE batch_id IS NOT NULL;
-  CREATE INDEX jobs_by_tenant ON jobs (tenant, id);
-  CREATE UNIQUE INDEX jobs_idempotency ON jobs (tenant, idempotency_key) WHERE idempotency_key IS NOT NULL;
-  CREATE TABLE messages (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    job_id TEXT NOT NULL,
-    version INTEGER NOT NULL,
-    visible_at INTEGER NOT NULL,
-    receive_count INTEGER NOT NULL DEFAULT 0,
-    lease_owner TEXT,
-    sent_at INTEGER NOT NULL
-  ) STRICT;
-  CREATE INDEX messages_visible ON messages (visible_at, id);
-  CREATE INDEX messages_by_job ON messages (job_id, version);
-`;
