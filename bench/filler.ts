@@ -42,7 +42,9 @@ import {
   type Workflow,
 } from '../shared/engine';
 import { ManualClock } from '../shared/runtime/time';
+import { SeededRandom } from '../shared/sandbox/seeded';
 import { noveltyCheck, workflows } from '../shared/workflows';
+import { makeJob } from '../test/support/factories';
 
 const optionsSchema = z.object({
   jobs: z
@@ -60,7 +62,7 @@ Times one round of the budget filler (and its count of the unfinished work) agai
 holding a backlog of unfinished jobs, beside reading one job by id, and prints the ratios.
 
   --jobs=N[,N...]   backlog sizes (jobs in the store). Default: 300,3000,10000
-  --rounds=N        filler rounds per backlog (the clock moves 250 ms a round). Default: 40
+  --rounds=N        filler rounds per backlog, at least 8 (the clock moves 250 ms a round). Default: 40
   --dir=PATH        where the databases are written (default: /dev/shm if present, else the temp folder)
   -h, --help        this text
 `;
@@ -86,16 +88,10 @@ const start = Date.UTC(2026, 10, 24, 1, 0, 0);
 const scope = 'http://127.0.0.1:9/bench';
 const key = 'sk-bench-filler';
 
-/** A seeded uniform [0, 1), so both builds measure the same backlog. */
+/** A seeded generator (the sandbox's mulberry32): the same numbers on every run. */
 function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const random = new SeededRandom(seed);
+  return () => random.next();
 }
 
 /**
@@ -115,33 +111,21 @@ function jobOf(
   const polled = workflow.steps.filter((step) => step.poll && step.kind !== 'fetch');
   const calls = workflow.steps.filter((step) => !step.poll && step.kind !== 'fetch');
   const id = ulid(start - 3_600_000 + index);
-  const base: Job = {
+  const base = makeJob({
     id,
     workflow: workflow.name,
-    workflowVersion: 1,
-    tenant: 'default',
-    status: 'QUEUED',
     step: workflow.steps[0]?.name ?? 'submit',
-    version: 1,
     input: {
       inline: { text: `Invention disclosure ${index}: a hinge that folds twice and locks flat. `.repeat(24) },
     },
     label: `disclosure-${String(index).padStart(5, '0')}.txt`,
-    context: {},
-    selection: { mode: 'auto' },
-    selections: {},
-    attempts: 0,
-    polls: 0,
-    intents: {},
     nextRunAt: now,
     deadlineAt: now + 6 * 3_600_000,
-    usage: emptyUsage(),
-    outputs: [],
     source: 'bulk',
     batchId: 'bench-batch',
     createdAt: start - 3_600_000,
     updatedAt: now,
-  };
+  });
   const done = Math.floor(random() * 5);
   const progressed = (): Partial<Job> => ({
     version: 4 + done * 3,

@@ -28,6 +28,7 @@ import type { Job } from '../../../shared/engine/job-record';
 import { loadAwsConfig } from '../../../shared/runtime/aws/config';
 import { createIngestFunction } from '../../../shared/runtime/lambda/ingest';
 import { createJobsRuntime } from '../../../shared/runtime/lambda/jobs-runtime';
+import { SeededRandom } from '../../../shared/sandbox/seeded';
 import { jsonlManifest, manifestFiles } from '../../support/manifests';
 
 type Handler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
@@ -76,16 +77,10 @@ afterAll(async () => {
   vi.useRealTimers();
 });
 
-/** A seeded generator (mulberry32): the kill points are random but the same on every run. */
+/** A seeded generator (the sandbox's mulberry32): the same numbers on every run. */
 function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
+  const random = new SeededRandom(seed);
+  return () => random.next();
 }
 
 class Killed extends Error {
