@@ -656,35 +656,24 @@ async function main(): Promise<void> {
     const seed = options.seed ?? Math.floor(Math.random() * 1_000_000);
     const warmup = 5;
     const specs: CaseSpec[] = [];
-    for (const engine of ['learned', 'fixed'] as const) {
-      for (const schedule of ['right', '10x slow'] as const) {
-        specs.push({
-          label: `${engine} ${schedule}`,
-          engine,
-          schedule,
-          jobs: options.idleJobs,
-          warmup,
-          qps: undefined,
-          oneAtATime: true,
-          seed,
-        });
-      }
-    }
+    const idle = (label: string, engine: CaseSpec['engine'], schedule: Schedule, fill?: false): CaseSpec => ({
+      label,
+      engine,
+      schedule,
+      jobs: options.idleJobs,
+      warmup,
+      qps: undefined,
+      oneAtATime: true,
+      seed,
+      ...(fill === false ? { fill } : {}),
+    });
+    for (const engine of ['learned', 'fixed'] as const)
+      for (const schedule of ['right', '10x slow'] as const)
+        specs.push(idle(`${engine} ${schedule}`, engine, schedule));
     // The runner's own aims alone (no scheduler rounds), as on aws: does a wrong prior stop mattering
     // without the filler's re-aims?
-    for (const schedule of ['right', '10x slow'] as const) {
-      specs.push({
-        label: `learned ${schedule}, no filler`,
-        engine: 'learned',
-        schedule,
-        jobs: options.idleJobs,
-        warmup,
-        qps: undefined,
-        oneAtATime: true,
-        seed,
-        fill: false,
-      });
-    }
+    for (const schedule of ['right', '10x slow'] as const)
+      specs.push(idle(`learned ${schedule}, no filler`, 'learned', schedule, false));
     const results = await runAll(specs, options);
     out.push(
       `idle key: ${options.idleJobs} novelty checks one after another (each alone, after ${warmup} earlier ones on the same database), ` +
