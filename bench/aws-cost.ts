@@ -7,7 +7,14 @@
  * test/e2e/aws/harness/aws-world.ts moves one fake clock, so a minute of polling takes no waiting).
  * Options through the environment: OPFLOW_BENCH_JOBS (backlog size, default 20), OPFLOW_BENCH_QPS
  * (the key's calls per second, opflow's and the sandbox's, default 2), OPFLOW_BENCH_ALONE (jobs
- * measured alone, one after another, default 4: the "alone" column is their mean).
+ * measured alone, one after another, default as many as the backlog: the "alone" column is their
+ * mean), OPFLOW_BENCH_SEED (the sandbox's seed, default random, printed).
+ *
+ * Paired: every world of a run starts the sandbox with the same seed, and a novelty check's task
+ * durations are drawn from the seed and its task's id (the sandbox's seeded id sequence, one id per
+ * job). So the jobs alone and the backlog's jobs run the same set of tasks, and a ratio measures
+ * what the backlog changes, not which tasks the run happened to draw (unpaired, the alone column
+ * went from 14.3 to 20.0 calls per job between runs of the same code).
  *
  * - Messages: the work messages the step worker received (every send of the api, the worker and the
  *   sweeper is received once: the bench's workers never let a visibility timeout lapse).
@@ -20,15 +27,37 @@
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { it } from 'vitest';
+import * as z from 'zod';
 import { AwsWorld } from '../test/e2e/aws/harness/aws-world';
 
-const backlogJobs = Number(process.env.OPFLOW_BENCH_JOBS ?? 20);
-const qps = Number(process.env.OPFLOW_BENCH_QPS ?? 2);
+/** The bench's options, from the environment (see the header); a bad value stops it with its name. */
+const options = (() => {
+  const count = (name: string) =>
+    z.coerce.number().int().min(1, `${name} must be a whole number of at least 1`);
+  const parsed = z
+    .object({
+      OPFLOW_BENCH_JOBS: count('OPFLOW_BENCH_JOBS').default(20),
+      OPFLOW_BENCH_QPS: z.coerce.number().positive('OPFLOW_BENCH_QPS must be a positive number').default(2),
+      OPFLOW_BENCH_ALONE: count('OPFLOW_BENCH_ALONE').optional(),
+      OPFLOW_BENCH_SEED: z.coerce.number().int().min(0).optional(),
+    })
+    .safeParse(process.env);
+  if (!parsed.success) {
+    throw new Error(
+      `bench/aws-cost.ts: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`,
+    );
+  }
+  return parsed.data;
+})();
+const backlogJobs = options.OPFLOW_BENCH_JOBS;
+const qps = options.OPFLOW_BENCH_QPS;
 /**
- * Jobs measured alone, one after another (default 4): one job's calls vary with its random task
- * times by 2 or more of 16, so the per-job figure alone is their mean.
+ * Jobs measured alone, one after another (default: as many as the backlog, so both draw the same
+ * tasks); the per-job figure alone is their mean.
  */
-const aloneJobs = Number(process.env.OPFLOW_BENCH_ALONE ?? 4);
+const aloneJobs = options.OPFLOW_BENCH_ALONE ?? backlogJobs;
+/** The sandbox's seed in every world of the run (ids, so task durations); printed. */
+const seed = options.OPFLOW_BENCH_SEED ?? Math.floor(Math.random() * 1_000_000);
 
 const novelty = {
   workflow: 'novelty-check',
@@ -151,6 +180,7 @@ async function measure(jobs: number, admission: 'on' | 'off', oneAtATime = false
   const world = await AwsWorld.start({
     workers: 2,
     keyQps: qps,
+    sandbox: { seed },
     env: async (env) => {
       proxy = await capacityProxy(env.AWS_ENDPOINT_URL_DYNAMODB as string);
       return {
@@ -263,7 +293,7 @@ it(`aws cost per novelty check: ${aloneJobs} jobs alone vs a backlog of ${backlo
   const cell = (value: number, width: number, digits = 1) => value.toFixed(digits).padStart(width);
   const lines = [
     '',
-    `aws cost per completed novelty check (${new Date().toISOString()}, load ${(await import('node:os')).loadavg()[0]?.toFixed(1)})`,
+    `aws cost per completed novelty check (${new Date().toISOString()}, load ${(await import('node:os')).loadavg()[0]?.toFixed(1)}, sandbox seed ${seed}: OPFLOW_BENCH_SEED=${seed} draws the same tasks again)`,
     `${''.padEnd(22)}${'admission off (before)'.padStart(28)}${'admission on (after)'.padStart(28)}${'on/off'.padStart(14)}`,
     `${'per job'.padEnd(22)}${'alone'.padStart(10)}${`${backlogJobs} jobs`.padStart(10)}${'ratio'.padStart(8)}` +
       `${'alone'.padStart(10)}${`${backlogJobs} jobs`.padStart(10)}${'ratio'.padStart(8)}${'alone'.padStart(7)}${`${backlogJobs}`.padStart(7)}`,
