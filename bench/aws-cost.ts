@@ -8,7 +8,16 @@
  * Options through the environment: OPFLOW_BENCH_JOBS (backlog size, default 20), OPFLOW_BENCH_QPS
  * (the key's calls per second, opflow's and the sandbox's, default 2), OPFLOW_BENCH_ALONE (jobs
  * measured alone, one after another, default as many as the backlog: the "alone" column is their
- * mean), OPFLOW_BENCH_SEED (the sandbox's seed, default random, printed).
+ * mean), OPFLOW_BENCH_SEED (the sandbox's seed, default random, printed), OPFLOW_BENCH_WARMUP
+ * (novelty checks run alone before the warm measures, default 5), OPFLOW_BENCH_ADMISSION (the step
+ * workers' OPFLOW_ADMISSION, default on as deployed; off: jobs waiting for a token are sent back
+ * to ask again, the behaviour before admission).
+ *
+ * Cold and warm: a deployment learns its upstream's task times (`POLLSTAT#` items) and keeps them.
+ * A backlog on a fresh deployment polls on the workflow's declared schedule until its first tasks
+ * finish; one on a deployment that has run novelty checks before polls on what it learned. Each is
+ * compared with jobs alone in the same state: cold, the learned timing is deleted before each job
+ * alone; warm, both run after the same warm-up jobs.
  *
  * Paired: every world of a run starts the sandbox with the same seed, and a novelty check's task
  * durations are drawn from the seed and its task's id (the sandbox's seeded id sequence, one id per
@@ -40,6 +49,10 @@ const options = (() => {
       OPFLOW_BENCH_QPS: z.coerce.number().positive('OPFLOW_BENCH_QPS must be a positive number').default(2),
       OPFLOW_BENCH_ALONE: count('OPFLOW_BENCH_ALONE').optional(),
       OPFLOW_BENCH_SEED: z.coerce.number().int().min(0).optional(),
+      OPFLOW_BENCH_WARMUP: count('OPFLOW_BENCH_WARMUP').default(5),
+      OPFLOW_BENCH_ADMISSION: z
+        .enum(['on', 'off'], { error: 'OPFLOW_BENCH_ADMISSION must be on or off' })
+        .default('on'),
     })
     .safeParse(process.env);
   if (!parsed.success) {
@@ -58,6 +71,10 @@ const qps = options.OPFLOW_BENCH_QPS;
 const aloneJobs = options.OPFLOW_BENCH_ALONE ?? backlogJobs;
 /** The sandbox's seed in every world of the run (ids, so task durations); printed. */
 const seed = options.OPFLOW_BENCH_SEED ?? Math.floor(Math.random() * 1_000_000);
+/** Novelty checks run alone before the warm measures, not counted. */
+const warmupJobs = options.OPFLOW_BENCH_WARMUP;
+/** The step workers' admission (`OPFLOW_ADMISSION`; on, as deployed, unless set). */
+const admission = options.OPFLOW_BENCH_ADMISSION;
 
 const novelty = {
   workflow: 'novelty-check',
@@ -169,11 +186,26 @@ interface Cost {
   outcomes: Record<string, number>;
 }
 
+/** How much the deployment has learned of the novelty check's task times when the measure starts. */
+type Learned = 'cold' | 'warm';
+
+/** The counters that grow with every job, read before the measured jobs to subtract (warm-up). */
+function snapshot(units: Units, messages: number, workerRuns: number, lines: number, sweeps: number) {
+  return { units: structuredClone(units), messages, workerRuns, lines, sweeps };
+}
+
+function minus(after: Record<string, number>, before: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(after).map(([key, value]) => [key, value - (before[key] ?? 0)]));
+}
+
 /**
- * Runs `jobs` novelty checks submitted at once against a key of `qps` calls per second; `admission`
- * off: jobs waiting for a token are sent back to ask again (the behaviour before admission).
+ * Runs `jobs` novelty checks against a key of `qps` calls per second: submitted at once (a
+ * backlog), or `alone`, one after another. `cold`: a fresh deployment, nothing learned of the task
+ * times (alone, the learned timing is deleted before each job, so each is a first job too). `warm`:
+ * `warmupJobs` novelty checks ran alone first (not counted), as a deployment that has run some
+ * keeps what it learned (its `POLLSTAT#` items).
  */
-async function measure(jobs: number, admission: 'on' | 'off', oneAtATime = false): Promise<Cost> {
+async function measure(jobs: number, alone: boolean, learned: Learned): Promise<Cost> {
   let proxy: Awaited<ReturnType<typeof capacityProxy>> | undefined;
   let messages = 0;
   let workerRuns = 0;
@@ -200,21 +232,29 @@ async function measure(jobs: number, admission: 'on' | 'off', oneAtATime = false
       }) as never;
     },
   });
+  // One job alone on the key: submitted once the one before has finished and a minute more has
+  // passed (its bucket full again), so none waits for another's token.
+  const runAlone = async (label: string) => {
+    world.advanceTo(world.now() + 60_000);
+    const started = world.now();
+    const id = await world.submit({ ...novelty, label });
+    const done = await world.settle([id], { maxRounds: 20_000, drain: true });
+    return { done, ms: world.now() - started };
+  };
   try {
-    let started = world.now();
+    for (let i = 0; i < (learned === 'warm' ? warmupJobs : 0); i++) await runAlone(`warm-up-${i}.md`);
+    const before = snapshot(proxy!.units, messages, workerRuns, world.logLines().length, world.sweeps);
     let simulatedMs = 0;
     const finished: Awaited<ReturnType<AwsWorld['settle']>> = [];
-    if (oneAtATime) {
-      // Each job alone on the key: submitted once the one before has finished and a minute more
-      // has passed (its bucket full again), so none waits for another's token.
+    if (alone) {
       for (let i = 0; i < jobs; i++) {
-        if (i > 0) world.advanceTo(world.now() + 60_000);
-        started = world.now();
-        const id = await world.submit({ ...novelty, label: `hinge-${i}.md` });
-        finished.push(...(await world.settle([id], { maxRounds: 20_000, drain: true })));
-        simulatedMs += world.now() - started;
+        if (learned === 'cold') await forgetPollTiming(world);
+        const { done, ms } = await runAlone(`hinge-${i}.md`);
+        finished.push(...done);
+        simulatedMs += ms;
       }
     } else {
+      const started = world.now();
       const ids: string[] = [];
       for (let i = 0; i < jobs; i++) {
         ids.push(await world.submit({ ...novelty, label: `hinge-${i}.md` }));
@@ -228,7 +268,7 @@ async function measure(jobs: number, admission: 'on' | 'off', oneAtATime = false
     }
     const units = proxy!.units;
     const outcomes: Record<string, number> = {};
-    for (const line of world.logLines()) {
+    for (const line of world.logLines().slice(before.lines)) {
       // Parked jobs released by the step workers' rounds, and unparked by the sweeper.
       if (line.message === 'parked jobs released' && typeof line.released === 'number')
         outcomes['(released by a round)'] = (outcomes['(released by a round)'] ?? 0) + line.released;
@@ -248,15 +288,15 @@ async function measure(jobs: number, admission: 'on' | 'off', oneAtATime = false
     return {
       outcomes,
       jobs,
-      messages,
-      workerRuns,
-      sweeps: world.sweeps,
-      writeUnits: units.total,
-      indexUnits: units.indexes,
-      unitsByKind: units.byKind,
+      messages: messages - before.messages,
+      workerRuns: workerRuns - before.workerRuns,
+      sweeps: world.sweeps - before.sweeps,
+      writeUnits: units.total - before.units.total,
+      indexUnits: minus(units.indexes, before.units.indexes),
+      unitsByKind: minus(units.byKind, before.units.byKind),
       upstreamCalls: finished.reduce((sum, job) => sum + (job.usage?.calls ?? 0), 0),
       // A backlog's makespan; for jobs one at a time, the mean of their times.
-      simulatedSeconds: simulatedMs / 1000 / (oneAtATime ? jobs : 1),
+      simulatedSeconds: simulatedMs / 1000 / (alone ? jobs : 1),
     };
   } finally {
     await world.stop();
@@ -264,14 +304,38 @@ async function measure(jobs: number, admission: 'on' | 'off', oneAtATime = false
   }
 }
 
+/** Deletes the learned task times (`POLLSTAT#` items), as in a deployment that has run nothing yet. */
+async function forgetPollTiming(world: AwsWorld): Promise<void> {
+  const { ScanCommand, DeleteCommand } = await import('@aws-sdk/lib-dynamodb');
+  const client = world.emulators.clients.documents;
+  const TableName = world.env.OPFLOW_TABLE_NAME as string;
+  let ExclusiveStartKey: Record<string, unknown> | undefined;
+  do {
+    const page = await client.send(
+      new ScanCommand({
+        TableName,
+        FilterExpression: 'begins_with(PK, :prefix)',
+        ExpressionAttributeValues: { ':prefix': 'POLLSTAT#' },
+        ProjectionExpression: 'PK, SK',
+        ExclusiveStartKey,
+      }),
+    );
+    for (const key of page.Items ?? []) await client.send(new DeleteCommand({ TableName, Key: key }));
+    ExclusiveStartKey = page.LastEvaluatedKey;
+  } while (ExclusiveStartKey);
+}
+
 const per = (cost: Cost, value: number) => value / cost.jobs;
 
-it(`aws cost per novelty check: ${aloneJobs} jobs alone vs a backlog of ${backlogJobs} at ${qps} calls/s, admission off and on`, async () => {
-  const before = {
-    alone: await measure(aloneJobs, 'off', true),
-    backlog: await measure(backlogJobs, 'off'),
+it(`aws cost per novelty check: ${aloneJobs} jobs alone vs a backlog of ${backlogJobs} at ${qps} calls/s, cold and warm`, async () => {
+  const cold = {
+    alone: await measure(aloneJobs, true, 'cold'),
+    backlog: await measure(backlogJobs, false, 'cold'),
   };
-  const after = { alone: await measure(aloneJobs, 'on', true), backlog: await measure(backlogJobs, 'on') };
+  const warm = {
+    alone: await measure(aloneJobs, true, 'warm'),
+    backlog: await measure(backlogJobs, false, 'warm'),
+  };
   const rows: [string, (cost: Cost) => number][] = [
     ['SQS messages', (c) => per(c, c.messages)],
     ['step-worker runs', (c) => per(c, c.workerRuns)],
@@ -285,46 +349,41 @@ it(`aws cost per novelty check: ${aloneJobs} jobs alone vs a backlog of ${backlo
         ),
     ],
     ['upstream calls', (c) => per(c, c.upstreamCalls)],
-    // A job's calls vary with its random task times (polls): per call, that noise is gone.
+    // A job's calls vary with its task times (polls): per call, that part is gone.
     ['messages per call', (c) => c.messages / c.upstreamCalls],
     ['write units per call', (c) => c.writeUnits / c.upstreamCalls],
     ['simulated seconds', (c) => c.simulatedSeconds],
   ];
   const cell = (value: number, width: number, digits = 1) => value.toFixed(digits).padStart(width);
+  const pairs = [
+    ['cold', cold],
+    ['warm', warm],
+  ] as const;
   const lines = [
     '',
-    `aws cost per completed novelty check (${new Date().toISOString()}, load ${(await import('node:os')).loadavg()[0]?.toFixed(1)}, sandbox seed ${seed}: OPFLOW_BENCH_SEED=${seed} draws the same tasks again)`,
-    `${''.padEnd(22)}${'admission off (before)'.padStart(28)}${'admission on (after)'.padStart(28)}${'on/off'.padStart(14)}`,
+    `aws cost per completed novelty check (${new Date().toISOString()}, load ${(await import('node:os')).loadavg()[0]?.toFixed(1)}, admission ${admission}, sandbox seed ${seed}: OPFLOW_BENCH_SEED=${seed} draws the same tasks again)`,
+    `cold: nothing learned of the task times (alone: forgotten before each job); warm: after ${warmupJobs} novelty checks alone`,
+    `${''.padEnd(22)}${'cold'.padStart(28)}${'warm'.padStart(28)}`,
     `${'per job'.padEnd(22)}${'alone'.padStart(10)}${`${backlogJobs} jobs`.padStart(10)}${'ratio'.padStart(8)}` +
-      `${'alone'.padStart(10)}${`${backlogJobs} jobs`.padStart(10)}${'ratio'.padStart(8)}${'alone'.padStart(7)}${`${backlogJobs}`.padStart(7)}`,
+      `${'alone'.padStart(10)}${`${backlogJobs} jobs`.padStart(10)}${'ratio'.padStart(8)}`,
     ...rows.map(([name, of]) => {
-      const [a, b, c, d] = [of(before.alone), of(before.backlog), of(after.alone), of(after.backlog)];
-      return (
-        `${name.padEnd(22)}${cell(a, 10)}${cell(b, 10)}${cell(b / a, 8, 2)}` +
-        `${cell(c, 10)}${cell(d, 10)}${cell(d / c, 8, 2)}${cell(c / a, 7, 2)}${cell(d / b, 7, 2)}`
-      );
+      const [a, b, c, d] = [of(cold.alone), of(cold.backlog), of(warm.alone), of(warm.backlog)];
+      return `${name.padEnd(22)}${cell(a, 10)}${cell(b, 10)}${cell(b / a, 8, 2)}${cell(c, 10)}${cell(d, 10)}${cell(d / c, 8, 2)}`;
     }),
-    `sweeper runs (off, on): ${before.alone.sweeps} / ${before.backlog.sweeps}, ${after.alone.sweeps} / ${after.backlog.sweeps}; ` +
-      `bound of the backlog ${((after.backlog.upstreamCalls / qps) | 0).toString()} s (its upstream calls / qps)`,
-    ...[
-      ['off', before],
-      ['on', after],
-    ].flatMap(([label, pair]) =>
-      [(pair as typeof before).alone, (pair as typeof before).backlog].map(
+    `sweeper runs (cold, warm): ${cold.alone.sweeps} / ${cold.backlog.sweeps}, ${warm.alone.sweeps} / ${warm.backlog.sweeps}; ` +
+      `bound of the backlog ${((warm.backlog.upstreamCalls / qps) | 0).toString()} s (its upstream calls / qps)`,
+    ...pairs.flatMap(([label, pair]) =>
+      [pair.alone, pair.backlog].map(
         (cost) =>
-          `admission ${label as string}, messages per job by outcome, ${cost === (pair as typeof before).alone ? `${cost.jobs} alone` : `${cost.jobs} at once`}: ${JSON.stringify(Object.fromEntries(Object.entries(cost.outcomes).map(([k, v]) => [k, +(v / cost.jobs).toFixed(2)])))}`,
+          `${label}, messages per job by outcome, ${cost === pair.alone ? `${cost.jobs} alone` : `${cost.jobs} at once`}: ${JSON.stringify(Object.fromEntries(Object.entries(cost.outcomes).map(([k, v]) => [k, +(v / cost.jobs).toFixed(2)])))}`,
       ),
     ),
-    ...[
-      ['off', before],
-      ['on', after],
-    ].flatMap(([label, pair]) =>
-      [(pair as typeof before).alone, (pair as typeof before).backlog].map(
+    ...pairs.flatMap(([label, pair]) =>
+      [pair.alone, pair.backlog].map(
         (cost) =>
-          `admission ${label as string}, write units per job by item, ${cost === (pair as typeof before).alone ? `${cost.jobs} alone` : `${cost.jobs} at once`}: ${JSON.stringify(Object.fromEntries(Object.entries(cost.unitsByKind).map(([k, v]) => [k, +(v / cost.jobs).toFixed(1)])))}`,
+          `${label}, write units per job by item, ${cost === pair.alone ? `${cost.jobs} alone` : `${cost.jobs} at once`}: ${JSON.stringify(Object.fromEntries(Object.entries(cost.unitsByKind).map(([k, v]) => [k, +(v / cost.jobs).toFixed(1)])))}`,
       ),
     ),
-    `index write units per job, ${backlogJobs} jobs (off, on): ${JSON.stringify(Object.fromEntries(Object.entries(before.backlog.indexUnits).map(([k, v]) => [k, +(v / before.backlog.jobs).toFixed(1)])))}, ${JSON.stringify(Object.fromEntries(Object.entries(after.backlog.indexUnits).map(([k, v]) => [k, +(v / after.backlog.jobs).toFixed(1)])))}`,
     '',
   ];
   process.stdout.write(`${lines.join('\n')}\n`);

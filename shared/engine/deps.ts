@@ -45,6 +45,14 @@ export interface EngineDeps {
   /** How far ahead a job may reserve a token of its key's budget (default 15 s; 0: never). */
   reserveHorizonMs?: number | undefined;
   /**
+   * How far ahead of its due time a job's next call may book its token in the commit that schedules
+   * it (default twice `reserveHorizonMs`). The aws runtime books as far as admission parks (10
+   * minutes): there a call that comes due on a busy line costs an SQS message to wait for its
+   * token, and polls of long tasks are due minutes ahead. (The local limiter books nothing: its
+   * scheduler moves waiting polls.)
+   */
+  bookAheadMs?: number | undefined;
+  /**
    * The order the calls of a key (by its bucket, the key's fingerprint) wait in while its budget is
    * saturated (see `CallOrder` in scheduler.ts; the local runtime's `BudgetFiller.orderOf`).
    * Absent or undefined: `finish-first`.

@@ -187,8 +187,10 @@ export function reserveAhead(
     return { state: { ...filled, tokens: filled.tokens - 1, lastTokenAt: nextAt }, reservedAt: nextAt };
   }
   if (config.burst > 1) return { state: filled };
-  const interval = 1000 / filled.rate;
   const booked = filled.booked ?? [];
+  // The list is kept in the bucket's one item (DynamoDB): bounded, so each write of it stays small.
+  if (booked.length >= maxBookedTokens) return { state: filled };
+  const interval = 1000 / filled.rate;
   let time = at;
   for (const other of booked) {
     if (other + interval <= time + 1e-6) continue;
@@ -199,6 +201,13 @@ export function reserveAhead(
   const sorted = [...booked, time].sort((a, b) => a - b);
   return { state: { ...filled, booked: sorted }, reservedAt: time };
 }
+
+/**
+ * The most tokens booked ahead at once (`reserveAhead`): a full list, about 9 bytes a time in the
+ * DynamoDB item, keeps the bucket's item within one write unit (1 KB); a call that finds it full
+ * takes its token when it comes, as an unbooked call does.
+ */
+export const maxBookedTokens = 64;
 
 /**
  * The bucket at `now` without taking anything (the limiters' `budget()`): its tokens after the

@@ -623,28 +623,34 @@ async function reserveNextToken(
     waitPriority(workflow, job, step, undefined, order),
     order,
   );
-  // Only calls due within twice the horizon: the bucket keeps every token booked ahead (one item on
-  // AWS), so the farther ahead, the larger each of its writes; a call due later takes its token when
-  // it comes, as before.
   if (withinMs <= 0) return advanced;
   const park = () =>
     advance(workflow, job, { type: 'park', bucket, withinMs, pending: true }, now, deps.random);
+  // A call too far ahead to book, or whose booking the bucket refused (its list of booked tokens is
+  // full, or no time near the call is free). With admission, a call due while the key's line is
+  // longer than the call's horizon (even now it would find no token within it; commits of this key
+  // will keep coming, each running a release round) is parked instead of sent for its due time,
+  // where it would likely find the line full. A line shorter than that (a key busy only now and
+  // then) is no reason: such a call mostly finds a token, or reserves one with its message (no
+  // write), when it comes, and a park costs a release commit (session 8: 1.25 parks per job in the
+  // cost bench's backlog, when any debt parked).
+  const unbooked = async () => {
+    if (!deps.admission || job.nextRunAt - now > maxParkAheadMs) return advanced;
+    const budget = await deps.rateLimiter.budget?.(bucket, now);
+    const lineMs = budget === undefined ? 0 : (-budget.tokens / budget.ratePerSecond) * 1000;
+    return lineMs > withinMs ? park() : advanced;
+  };
+  // The bucket keeps every token booked ahead (one item on AWS, at most `maxBookedTokens`): calls
+  // due within twice the horizon book, and on aws (`bookAheadMs`) calls due up to 10 minutes ahead.
+  const nearMs = 2 * horizonMs;
+  const bookAheadMs = Math.max(nearMs, deps.bookAheadMs ?? nearMs);
   try {
-    if (job.nextRunAt - now > 2 * horizonMs) {
-      // Too far ahead to book. With admission, a call due while the key's line is longer than
-      // the call's horizon (even now it would find no token within it; commits of this key will
-      // keep coming, each running a release round) is parked instead of sent for its due time,
-      // where it would likely find the line full. A line shorter than that (a key busy only now
-      // and then) is no reason: such a call mostly finds a token, or reserves one with its message
-      // (no write), when it comes, and a park costs a release commit (session 8: 1.25 parks per
-      // job in the cost bench's backlog, when any debt parked).
-      if (!deps.admission || job.nextRunAt - now > maxParkAheadMs) return advanced;
-      const budget = await deps.rateLimiter.budget?.(bucket, now);
-      const lineMs = budget === undefined ? 0 : (-budget.tokens / budget.ratePerSecond) * 1000;
-      return lineMs > withinMs ? park() : advanced;
-    }
+    if (job.nextRunAt - now > bookAheadMs) return await unbooked();
     const at = await deps.rateLimiter.reserveAhead(bucket, now, { at: job.nextRunAt, withinMs });
-    if (at === undefined) return deps.admission ? park() : advanced;
+    if (at === undefined) {
+      if (job.nextRunAt - now > nearMs) return await unbooked();
+      return deps.admission ? park() : advanced;
+    }
     return advance(workflow, job, { type: 'token-reserved', at }, now, deps.random);
   } catch (error) {
     deps.log?.warn("could not reserve the next call's token; it takes one when it comes", {
@@ -656,7 +662,7 @@ async function reserveNextToken(
 }
 
 /** With admission, calls due farther ahead than this are never parked (sent for their due time). */
-const maxParkAheadMs = 10 * 60_000;
+export const maxParkAheadMs = 10 * 60_000;
 
 /** Answers kept in a job record larger than this are not kept (a DynamoDB item holds 400 KB in all). */
 export const maxUnsavedBytes = 256 * 1024;

@@ -13,6 +13,7 @@ import { callbackPolicyFromEnv } from '../../callbacks/ssrf-guard';
 import type { EngineDeps, EngineMetrics } from '../../engine/deps';
 import type { Job } from '../../engine/job-record';
 import type { Clock } from '../../engine/ports';
+import { maxParkAheadMs } from '../../engine/runner';
 import type { WorkflowRegistry } from '../../engine/workflow';
 import type { Logger } from '../../log/logger';
 import { createOpenPlatformClient } from '../../openplatform/client';
@@ -117,6 +118,7 @@ export function buildAwsPipeline(options: AwsPipelineOptions): AwsPipeline {
     keys: aws.keys,
     rateLimiter: aws.rateLimiter,
     admission: config.admission !== 'off',
+    bookAheadMs: maxParkAheadMs,
     pollStats: aws.pollStats,
     pollStatsScope: config.baseUrl ?? 'https://connect.patsnap.com',
     clock,

@@ -136,22 +136,72 @@ describe('a backlog waiting for tokens', () => {
 });
 
 describe('admission: a call scheduled beyond what can be booked', () => {
-  /** Runs the demo's create with admission on; its next call (a poll 10 s ahead) is past 2 x 2 s. */
-  async function scheduleWithLine(lineTokens: number) {
+  /**
+   * Runs the demo's create with admission on; its next call (a poll 10 s ahead) is past 2 x 2 s.
+   * `book`: what the limiter's reserveAhead answers (default: nothing booked); `bookAheadMs`: the
+   * runtime's booking window (the aws runtime's is 10 minutes).
+   */
+  async function scheduleWithLine(
+    lineTokens: number,
+    options: { book?: (at: number) => number | undefined; bookAheadMs?: number } = {},
+  ) {
+    const asked: number[] = [];
     const limiter = {
       take: async (): Promise<RateDecision> => ({ granted: true }),
       throttled: async () => {},
       succeeded: async () => {},
-      reserveAhead: async () => undefined,
+      reserveAhead: async (_bucket: string, _now: number, { at }: { at: number }) => {
+        asked.push(at);
+        return options.book?.(at);
+      },
       budget: async () => ({ tokens: -lineTokens, ratePerSecond: 2 }),
     };
-    const h = harness(happyScript(), { rateLimiter: limiter, admission: true, reserveHorizonMs: 2_000 });
+    const h = harness(happyScript(), {
+      rateLimiter: limiter,
+      admission: true,
+      reserveHorizonMs: 2_000,
+      ...(options.bookAheadMs === undefined ? {} : { bookAheadMs: options.bookAheadMs }),
+    });
     const { job } = await submitJob(h.deps, { workflow: 'demo', input: { issue: 'a hinge' } });
     const sentBefore = h.queue.sent.length;
     const report = await runStep(h.deps, h.queue.takeNext()!.message);
     expect(report.outcome).toBe('committed');
-    return { job: (await h.store.get(job.id))!, sent: h.queue.sent.slice(sentBefore), now: h.clock.now() };
+    return {
+      job: (await h.store.get(job.id))!,
+      sent: h.queue.sent.slice(sentBefore),
+      now: h.clock.now(),
+      asked,
+    };
   }
+
+  it('is booked in its commit when the runtime books that far ahead (aws), and sent for its token', async () => {
+    // Without a wider window the bucket is not asked at all (the call is 10 s ahead, past 2 x 2 s).
+    expect((await scheduleWithLine(2)).asked).toEqual([]);
+    // With one (the aws runtime's): booked 300 ms after its due time, and its one message is for then.
+    const booked = await scheduleWithLine(10, { book: (at) => at + 300, bookAheadMs: 60_000 });
+    expect(booked.asked).toHaveLength(1);
+    const due = booked.asked[0]!;
+    expect(due).toBeGreaterThan(booked.now + 4_000);
+    expect(booked.job.tokenAt).toBe(due + 300);
+    expect(booked.job.nextRunAt).toBe(due + 300);
+    expect(booked.job.parked).toBeUndefined();
+    expect(booked.sent).toEqual([
+      { message: { jobId: booked.job.id, version: booked.job.version }, delayMs: due + 300 - booked.now },
+    ]);
+  });
+
+  it('falls back to the line rule when the bucket refuses to book it (its list full)', async () => {
+    // Refused with a short line: sent for its due time, no token held, not parked.
+    const short = await scheduleWithLine(2, { bookAheadMs: 60_000 });
+    expect(short.asked).toHaveLength(1);
+    expect(short.job.tokenAt).toBeUndefined();
+    expect(short.job.parked).toBeUndefined();
+    expect(short.sent).toHaveLength(1);
+    // Refused with a line longer than its horizon: parked, as a call too far ahead to book.
+    const long = await scheduleWithLine(10, { bookAheadMs: 60_000 });
+    expect(long.job.parked).toEqual({ bucket: keyFingerprint('sk-test-key'), withinMs: 2_000 });
+    expect(long.sent).toEqual([]);
+  });
 
   it("is parked only while the key's line is longer than its horizon, else sent for its due time", async () => {
     // A line of 1 s (a key busy now and then): sent for its due time, not parked.

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   initialBucket,
+  maxBookedTokens,
   type RateBucketState,
   rateBucketConfig,
   reserveAhead,
@@ -80,6 +81,30 @@ describe('reserveAhead', () => {
       expect(settled.state.booked).toBeUndefined();
       expect(tokens.length).toBeGreaterThan(100);
     }
+  });
+});
+
+describe('the list of booked tokens', () => {
+  it('is bounded: once full, a call is not booked (it takes its token when it comes) and the line is as before', () => {
+    const config = rateBucketConfig({ ratePerSecond: 2 });
+    const t0 = 1_000_000;
+    let state = initialBucket(config, t0);
+    // Calls due a minute ahead and later, a second apart: each is booked at its own time.
+    for (let i = 0; i < maxBookedTokens; i++) {
+      const result = reserveAhead(state, config, t0, t0 + 60_000 + i * 1_000, 15_000);
+      expect(result.reservedAt).toBe(t0 + 60_000 + i * 1_000);
+      state = result.state;
+    }
+    expect(state.booked).toHaveLength(maxBookedTokens);
+    // The list is full: the next one is refused, and nothing changes.
+    const refused = reserveAhead(state, config, t0, t0 + 30_000, 15_000);
+    expect(refused.reservedAt).toBeUndefined();
+    expect(refused.state.booked).toEqual(state.booked);
+    // A reservation in line (the line reaches the call's time) does not need the list: still given.
+    expect(reserveAhead(state, config, t0, t0, 15_000).reservedAt).toBe(t0);
+    // Once the line has passed some of them, there is room again.
+    const later = t0 + 60_000 + 10_500;
+    expect(reserveAhead(state, config, later, later + 120_000, 15_000).reservedAt).toBe(later + 120_000);
   });
 });
 
