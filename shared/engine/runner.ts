@@ -31,8 +31,15 @@ import {
 } from './advance';
 import type { EngineDeps } from './deps';
 import { isTerminal, type Job, type JobUsage, type UnsavedAnswer } from './job-record';
-import { pollStatsKey } from './poll-stats';
-import { type DurationSketch, defaultPollAim, doneShare, learnedPollDelay } from './poll-timing';
+import { pollStatsKey, runningTaskId } from './poll-stats';
+import {
+  currentSketch,
+  type DurationSketch,
+  defaultPollAim,
+  doneShare,
+  learnedPollDelay,
+  runningTeaches,
+} from './poll-timing';
 import type { WorkMessage } from './ports';
 import { attachmentKey, stepOutputKey } from './report';
 import type { CallOrder } from './scheduler';
@@ -438,8 +445,9 @@ async function pollTimer(
   const quantile = saturated ? aim.saturated : aim.roomy;
   return (step, timing) => {
     const key = statsKeyOf(deps, step);
+    const sketch = key === undefined ? undefined : sketches.get(key);
     return learnedPollDelay({
-      sketch: key === undefined ? undefined : sketches.get(key),
+      sketch: sketch && currentSketch(sketch, now),
       policy: pollPolicyOf(step),
       quantile,
       ...timing,
@@ -447,7 +455,12 @@ async function pollTimer(
   };
 }
 
-/** A poll found its task finished: teach the store how long the task took (bounded by the poll before). */
+/**
+ * A poll found its task finished: teach the store how long the task took (bounded by the poll
+ * before), and drop the task's running entry. A poll that found it still running: teach that it
+ * lasts longer than its age, when that can change aims (`runningTeaches`, first on the cached
+ * sketch, so most such polls cost no read or write of the store).
+ */
 async function learnDuration(
   deps: EngineDeps,
   step: Step,
@@ -458,10 +471,17 @@ async function learnDuration(
   const key = statsKeyOf(deps, step);
   const startedAt = job.pollStartedAt;
   if (!deps.pollStats || key === undefined || startedAt === undefined) return;
-  if (outcome.type !== 'decision' || outcome.decision.type === 'poll') return;
-  const lower = job.lastPolledAt === undefined ? 0 : job.lastPolledAt - startedAt;
+  if (outcome.type !== 'decision') return;
+  const task = runningTaskId(job.id, step.name);
   try {
-    await deps.pollStats.record(key, lower, at - startedAt, at);
+    if (outcome.decision.type === 'poll') {
+      const ageMs = at - startedAt;
+      const sketch = (await deps.pollStats.load([key])).get(key);
+      if (runningTeaches(sketch, ageMs, at, task)) await deps.pollStats.recordRunning(key, task, ageMs, at);
+      return;
+    }
+    const lower = job.lastPolledAt === undefined ? 0 : job.lastPolledAt - startedAt;
+    await deps.pollStats.record(key, lower, at - startedAt, at, task);
   } catch (error) {
     deps.log?.warn('could not record a task duration', {
       jobId: job.id,
