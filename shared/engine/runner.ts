@@ -403,7 +403,7 @@ async function likelyDone(deps: EngineDeps, step: Step, job: Job, now: number): 
     const sketch = (await deps.pollStats.load([key])).get(key);
     if (!sketch || sketch.count === 0) return undefined;
     const runningAt = job.lastPolledAt === undefined ? 0 : job.lastPolledAt - startedAt;
-    return doneShare(sketch, now - startedAt, runningAt);
+    return doneShare(currentSketch(sketch, now), now - startedAt, runningAt);
   } catch {
     return undefined; // the priority only orders waiting jobs: the declared rule does without it
   }
