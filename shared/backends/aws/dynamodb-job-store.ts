@@ -280,11 +280,14 @@ export class DynamoDbJobStore implements JobStore {
   }
 
   /**
-   * When the key's line of tokens ends: the latest token granted, reserved or booked in its bucket
-   * item (`RATE#<bucket>`), undefined without one. Read by the sweeper without the rate limiter:
-   * a line that ended a while ago means no commit of the key is coming to release its parked jobs.
+   * When the key's line of tokens ends, as seen at `now`: the latest token granted, reserved or
+   * booked in its bucket item (`RATE#<bucket>`) up to `now + soonMs` (default 30 s), undefined
+   * without one. Read by the sweeper without the rate limiter: a line that ended a while ago means
+   * no commit of the key is coming to release its parked jobs. A token booked minutes ahead (a
+   * poll of a long task) is a commit coming then, not soon: it does not hold the key's parked jobs
+   * back until then.
    */
-  async lineEndsAt(bucket: string): Promise<number | undefined> {
+  async lineEndsAt(bucket: string, now: number, soonMs = 30_000): Promise<number | undefined> {
     const answer = await this.client.send(
       new GetCommand({
         TableName: this.tableName,
@@ -296,7 +299,9 @@ export class DynamoDbJobStore implements JobStore {
     const item = answer.Item;
     const times = [
       item?.lastTokenAt,
-      ...(Array.isArray(item?.booked) ? (item.booked as unknown[]) : []),
+      ...(Array.isArray(item?.booked) ? (item.booked as unknown[]) : []).filter(
+        (time) => typeof time === 'number' && time <= now + soonMs,
+      ),
     ].filter((time): time is number => typeof time === 'number' && Number.isFinite(time));
     return times.length > 0 ? Math.max(...times) : undefined;
   }

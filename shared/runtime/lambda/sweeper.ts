@@ -13,7 +13,7 @@ import { engineLogger, engineMetrics, type Observability, traced } from './obser
 /** What the sweeper reads of parked jobs (admission, issue 10): the DynamoDB job store. */
 export interface ParkedJobsIndex {
   parkedBuckets(): Promise<string[]>;
-  lineEndsAt(bucket: string): Promise<number | undefined>;
+  lineEndsAt(bucket: string, now: number): Promise<number | undefined>;
   listParked(bucket: string, until: number, limit: number): Promise<{ id: string; class: string }[]>;
 }
 
@@ -45,7 +45,7 @@ export async function nudgeParked(
   const now = deps.clock.now();
   let nudged = 0;
   for (const bucket of await parked.parkedBuckets()) {
-    const lineEnd = await parked.lineEndsAt(bucket);
+    const lineEnd = await parked.lineEndsAt(bucket, now);
     if (lineEnd !== undefined && lineEnd > now - (options.graceMs ?? 5_000)) continue;
     const found = await parked.listParked(
       bucket,

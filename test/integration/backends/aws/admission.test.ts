@@ -177,12 +177,17 @@ describe('admission on DynamoDB', () => {
       expect(parked.parked).toBeDefined();
 
       // The line reaches 10 s ahead: commits of the key are coming, each releasing; no nudge.
-      expect(await store.lineEndsAt(bucket)).toBeGreaterThan(now + 9_000);
+      expect(await store.lineEndsAt(bucket, h.clock.now())).toBeGreaterThan(now + 9_000);
       const sentBefore = h.queue.sent.length;
       expect(await nudgeParked(sweeperDeps(h), store)).toBe(0);
       // The line ended more than 30 s ago and nobody released the job (a lost round): the sweeper
       // unparks it in a commit at the version it read and sends its message at the new version.
       h.clock.advance(41_000);
+      // A poll of a long task has booked its token five minutes ahead: a commit coming then, not
+      // soon, so it does not hold the parked job back until then.
+      const later = h.clock.now() + 300_000;
+      expect(await limiter.reserveAhead(bucket, h.clock.now(), { at: later, withinMs: 15_000 })).toBe(later);
+      expect(await store.lineEndsAt(bucket, h.clock.now())).toBeLessThan(h.clock.now() - 5_000);
       expect(await nudgeParked(sweeperDeps(h), store)).toBe(1);
       const nudge = h.queue.sent.slice(sentBefore);
       expect(nudge).toEqual([{ message: { jobId: job.id, version: parked.version + 1 }, delayMs: 0 }]);
