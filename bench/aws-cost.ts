@@ -39,26 +39,26 @@ import { it } from 'vitest';
 import * as z from 'zod';
 import { AwsWorld } from '../test/e2e/aws/harness/aws-world';
 
-/** The bench's options, from the environment (see the header); a bad value stops it with its name. */
+/** The bench's options, from the environment (see the header); a bad value stops it, named. */
 const options = (() => {
-  const count = (name: string) =>
-    z.coerce.number().int().min(1, `${name} must be a whole number of at least 1`);
+  const whole = (least: number) =>
+    z.coerce.number({ error: 'not a number' }).int('not a whole number').min(least, `less than ${least}`);
   const parsed = z
     .object({
-      OPFLOW_BENCH_JOBS: count('OPFLOW_BENCH_JOBS').default(20),
-      OPFLOW_BENCH_QPS: z.coerce.number().positive('OPFLOW_BENCH_QPS must be a positive number').default(2),
-      OPFLOW_BENCH_ALONE: count('OPFLOW_BENCH_ALONE').optional(),
-      OPFLOW_BENCH_SEED: z.coerce.number().int().min(0).optional(),
-      OPFLOW_BENCH_WARMUP: count('OPFLOW_BENCH_WARMUP').default(5),
-      OPFLOW_BENCH_ADMISSION: z
-        .enum(['on', 'off'], { error: 'OPFLOW_BENCH_ADMISSION must be on or off' })
-        .default('on'),
+      OPFLOW_BENCH_JOBS: whole(1).default(20),
+      OPFLOW_BENCH_QPS: z.coerce.number({ error: 'not a number' }).positive('not above 0').default(2),
+      OPFLOW_BENCH_ALONE: whole(1).optional(),
+      OPFLOW_BENCH_SEED: whole(0).optional(),
+      OPFLOW_BENCH_WARMUP: whole(1).default(5),
+      OPFLOW_BENCH_ADMISSION: z.enum(['on', 'off'], { error: 'neither on nor off' }).default('on'),
     })
     .safeParse(process.env);
   if (!parsed.success) {
-    throw new Error(
-      `bench/aws-cost.ts: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`,
-    );
+    const problems = parsed.error.issues.map((issue) => {
+      const name = String(issue.path[0]);
+      return `${name}=${JSON.stringify(process.env[name])}: ${issue.message}`;
+    });
+    throw new Error(`bench/aws-cost.ts: ${problems.join('; ')} (see the options in the file's header)`);
   }
   return parsed.data;
 })();
