@@ -134,6 +134,34 @@ describe('admission on DynamoDB', () => {
   );
 
   it(
+    'on a queue whose messages hold tokens (SQS), books the sent-back first look its token at its return, and it calls then on a line full again',
+    async () => {
+      const { h, store } = await world();
+      Object.defineProperty(h.queue, 'carriesTokens', { value: true });
+      const limiter = h.deps.rateLimiter as DynamoDbRateLimiter;
+      await fillLine(limiter, h.clock.now(), 20);
+      const { job } = await submitJob(h.deps, { workflow: 'demo', input: { issue: 'first look' } });
+      const bounced = await runStep(h.deps, h.queue.takeNext()!.message);
+      expect(bounced).toMatchObject({ outcome: 'deferred', reason: 'rate-limited', reserved: true });
+      // No write of the job; its one message holds the token booked for when it comes back, past
+      // the 10 s line (the spread keeps new jobs behind it).
+      expect((await store.get(job.id))!.version).toBe(job.version);
+      const back = h.queue.takeNext()!;
+      expect(back.message).toMatchObject({ jobId: job.id, version: job.version });
+      const tokenAt = back.message.tokenAt!;
+      expect(tokenAt).toBeGreaterThanOrEqual(h.clock.now() + 10_000);
+      expect(back.visibleAt).toBe(tokenAt);
+      // It returns to a line that other jobs filled meanwhile: its token is its own, so it calls.
+      h.clock.current = back.visibleAt;
+      await fillLine(limiter, h.clock.now(), 20);
+      expect(await runStep(h.deps, back.message)).toMatchObject({ outcome: 'committed' });
+      expect(h.client.calls).toHaveLength(1);
+      expect((await store.get(job.id))!.parked).toBeUndefined();
+    },
+    REAL_PROCESS_TIMEOUT_MS,
+  );
+
+  it(
     'releases calls that advance a job before new jobs, and a new job only within its 2 s horizon',
     async () => {
       const { h, store } = await world();
