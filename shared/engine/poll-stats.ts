@@ -8,22 +8,8 @@ import type { DurationSketch } from './poll-timing';
 export interface PollStatsStore {
   /** The sketches of these keys that exist (a store may answer from a cache a few seconds old). */
   load(keys: readonly string[]): Promise<Map<string, DurationSketch>>;
-  /**
-   * One task finished after `lowerMs` and by `upperMs` from its start; `task` (its id, see
-   * `runningTaskId`) removes its running entry, if it has one, in the same write.
-   */
-  record(key: string, lowerMs: number, upperMs: number, now: number, task?: string): Promise<void>;
-  /**
-   * A look found task `task` still running `ageMs` after its start: its running entry, replacing its
-   * last one, written only if it can change aims (`recordRunning` in poll-timing.ts, decided on the
-   * sketch read in the same transaction). Answers whether it was written.
-   */
-  recordRunning(key: string, task: string, ageMs: number, now: number): Promise<boolean>;
-}
-
-/** The id of a running task's entry in its sketch: a short hash of the job and step (stable across its polls). */
-export function runningTaskId(jobId: string, step: string): string {
-  return createHash('sha256').update(`${jobId}\u0000${step}`).digest('hex').slice(0, 8);
+  /** One task finished after `lowerMs` and by `upperMs` from its start. */
+  record(key: string, lowerMs: number, upperMs: number, now: number): Promise<void>;
 }
 
 /**
@@ -69,14 +55,8 @@ export class CachedPollStats implements PollStatsStore {
     return answer;
   }
 
-  async record(key: string, lowerMs: number, upperMs: number, now: number, task?: string): Promise<void> {
-    await this.#inner.record(key, lowerMs, upperMs, now, task);
+  async record(key: string, lowerMs: number, upperMs: number, now: number): Promise<void> {
+    await this.#inner.record(key, lowerMs, upperMs, now);
     this.#cache.delete(key);
-  }
-
-  async recordRunning(key: string, task: string, ageMs: number, now: number): Promise<boolean> {
-    const written = await this.#inner.recordRunning(key, task, ageMs, now);
-    if (written) this.#cache.delete(key);
-    return written;
   }
 }

@@ -11,14 +11,8 @@
  * them (Turnbull's self-consistent estimate, by EM) as weights over a fixed logarithmic grid. Unlike
  * spreading each interval evenly over itself, this puts a "done by 15 s" (a 10x slow prior's first
  * poll) where the later, narrower intervals say tasks end, so a wrong prior stops mattering after a
- * few tasks, and a late poll (one that waited for a token) cannot drag the estimate later.
- *
- * A poll that finds its task still running at age `a` may also teach "this one lasts longer than
- * `a`" (a right-censored observation, the interval (a, ∞)): one entry per running task, replaced at
- * its next look and removed when its finished interval is recorded, dropped when stale (its job was
- * cancelled or failed). So jobs that start in one wave, before any task finished, aim past what the
- * earlier ones already saw running, and a wave's first finishers (its shortest tasks) do not pass for
- * the whole distribution. Pure: the store keeps the sketch, the runner supplies times.
+ * few tasks, and a late poll (one that waited for a token) cannot drag the estimate later. Pure: the
+ * store keeps the sketch, the runner supplies times.
  */
 import * as z from 'zod';
 import type { PollPolicy } from './policies';
@@ -46,18 +40,6 @@ function bucketOf(ms: number): number {
 export const sketchDecay = 0.97;
 /** Observations kept (the oldest weighs 0.97^47, about a quarter of the newest). */
 export const keptObservations = 48;
-/** Tasks seen running kept at most, the latest look of each (the youngest looks go first). */
-export const keptRunning = 10;
-/**
- * A running entry not refreshed for this long, or for as long as its task had run if that is longer
- * (a long task's polls come further apart), is dropped: its job was cancelled, failed, or gave up.
- */
-export const runningEntryTtlMs = 15 * 60_000;
-/**
- * A task seen running is recorded only when that can change aims (each record is a write of the
- * shared item, see `runningTeaches`): among others, when it moves an aimed quantile by this share.
- */
-export const runningTeachesShift = 0.1;
 /** EM rounds at most per record, and the change in any weight below which it stops early. */
 const emRounds = 200;
 const emTolerance = 1e-5;
@@ -79,17 +61,6 @@ export const durationSketchSchema = z.object({
     .array(z.number().nonnegative())
     .max(2 * keptObservations)
     .optional(),
-  /**
-   * Tasks last seen still running (right-censored: each lasts longer than its age), one entry per
-   * task: its id (a short hash of the job and step), its age at that look (ms from its start), and
-   * when that was (epoch seconds). Absent in sketches written before session 9. In `w` with weight 1
-   * each (as the newest), so `w` sums to `n` plus their number. Parsed up to 64 (written up to
-   * `keptRunning`), so a later, larger cap still parses.
-   */
-  run: z
-    .array(z.tuple([z.string().min(1).max(32), z.number().nonnegative(), z.number().nonnegative()]))
-    .max(64)
-    .optional(),
 });
 export type DurationSketch = z.infer<typeof durationSketchSchema>;
 
@@ -97,128 +68,18 @@ export function emptySketch(now: number): DurationSketch {
   return { w: {}, n: 0, count: 0, updatedAt: now, obs: [] };
 }
 
-type RunningEntry = [task: string, ageMs: number, atSeconds: number];
-
-/** The running entries still current at `now` (see `runningEntryTtlMs`). */
-function currentRunning(sketch: DurationSketch, now: number): RunningEntry[] {
-  return (sketch.run ?? []).filter(
-    ([, ageMs, atSeconds]) => now - atSeconds * 1000 <= Math.max(runningEntryTtlMs, ageMs),
-  );
-}
-
-function withWeights(
-  sketch: DurationSketch,
-  obs: number[],
-  run: RunningEntry[],
-  n: number,
-  count: number,
-  now: number,
-): DurationSketch {
-  const next: DurationSketch = { w: selfConsistent(obs, run, n + run.length), n, count, updatedAt: now, obs };
-  // Written only when some task is running, so a sketch without any stays as it was.
-  if (run.length > 0 || sketch.run !== undefined) next.run = run;
-  return next;
-}
-
-/**
- * Adds one task that finished after `lowerMs` and at or before `upperMs` (from its start). `task`
- * (its running entry's id, if it has one) is removed: its interval now says all it said and more.
- */
+/** Adds one task that finished after `lowerMs` and at or before `upperMs` (from its start). */
 export function recordDuration(
   sketch: DurationSketch,
   lowerMs: number,
   upperMs: number,
   now: number,
-  task?: string,
 ): DurationSketch {
   const lower = Math.max(0, Math.round(Math.min(lowerMs, upperMs)));
   const upper = Math.max(lower, Math.round(upperMs));
   const obs = [...(sketch.obs ?? []), lower, upper].slice(-2 * keptObservations);
   const n = sketch.n * sketchDecay + 1;
-  const run = currentRunning(sketch, now).filter(([id]) => id !== task);
-  return withWeights(sketch, obs, run, n, sketch.count + 1, now);
-}
-
-/**
- * Whether a look that found a task running at `ageMs` can change aims, so is worth a write of the
- * shared sketch (a write unit on DynamoDB): nothing is known yet; or no task has finished and it
- * ran longer than any seen running (with only lower bounds, every task is estimated beyond the
- * longest of them: only that one counts); or it ran longer than every task in the estimate (the
- * estimate is behind: a slower upstream); or it moves the quantiles polls aim at (0.65 and 0.9)
- * by `runningTeachesShift` or more (a wave whose first finishers were its shortest tasks). A
- * task running where the estimate expects some to run changes nothing and is not written. `task`:
- * its id, whose entry the look would replace.
- */
-export function runningTeaches(
-  sketch: DurationSketch | undefined,
-  ageMs: number,
-  now: number,
-  task = '',
-): boolean {
-  if (!sketch) return true;
-  // A sketch from before session 8 has weights but no observations to add a task to.
-  if (sketch.obs === undefined && sketch.count > 0) return false;
-  if (sketch.count === 0) return ageMs > longestRunningMs(sketch, now);
-  const before = currentSketch(sketch, now);
-  const share = doneShare(before, ageMs);
-  if (share === undefined || share >= 1 - 1e-9) return true;
-  const after = withRunning(sketch, task, ageMs, now);
-  return [defaultPollAim.roomy, defaultPollAim.saturated].some((q) => {
-    const from = conditionalQuantile(before, q) ?? 0;
-    const to = conditionalQuantile(after, q) ?? 0;
-    return Math.abs(to - from) >= runningTeachesShift * Math.max(1, from);
-  });
-}
-
-/** The longest age any current running entry was seen at (0 for none). */
-function longestRunningMs(sketch: DurationSketch, now: number): number {
-  return Math.max(0, ...currentRunning(sketch, now).map(([, ageMs]) => ageMs));
-}
-
-/**
- * The sketch with task `task` seen running at `ageMs` (its entry replacing its last one; beyond
- * `keptRunning` entries, the youngest looks go), whether or not that is worth a write.
- */
-export function withRunning(
-  sketch: DurationSketch,
-  task: string,
-  ageMs: number,
-  now: number,
-): DurationSketch {
-  const entry: RunningEntry = [task, Math.max(0, Math.round(ageMs)), Math.floor(now / 1000)];
-  const run = [...currentRunning(sketch, now).filter(([id]) => id !== task), entry]
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, keptRunning);
-  return withWeights(sketch, [...(sketch.obs ?? [])], run, sketch.n, sketch.count, now);
-}
-
-/**
- * A look found task `task` still running `ageMs` after its start: its entry (replacing the one of
- * its look before). Undefined when it would not change aims (`runningTeaches`): nothing to write.
- * Beyond `keptRunning` entries, the youngest looks go.
- */
-export function recordRunning(
-  sketch: DurationSketch,
-  task: string,
-  ageMs: number,
-  now: number,
-): DurationSketch | undefined {
-  if (!runningTeaches(sketch, ageMs, now, task)) return undefined;
-  const next = withRunning(sketch, task, ageMs, now);
-  // Among the youngest looks when the entries are full: it would be dropped at once.
-  if (!next.run?.some(([id]) => id === task)) return undefined;
-  return next;
-}
-
-/**
- * The sketch as of `now`: without the running entries gone stale since it was written (weights
- * recomputed), so a wave's cancelled jobs stop holding the estimate up even if nothing is recorded.
- */
-export function currentSketch(sketch: DurationSketch, now: number): DurationSketch {
-  const run = currentRunning(sketch, now);
-  if (run.length === (sketch.run?.length ?? 0)) return sketch;
-  // A sketch from before session 8 has no observations to recompute from (and no running entries).
-  return withWeights(sketch, [...(sketch.obs ?? [])], run, sketch.n, sketch.count, sketch.updatedAt);
+  return { w: selfConsistent(obs, n), n, count: sketch.count + 1, updatedAt: now, obs };
 }
 
 /**
@@ -226,16 +87,9 @@ export function currentSketch(sketch: DurationSketch, now: number): DurationSket
  * to `total`: Turnbull's self-consistency by EM. A task is taken as spread evenly within its bucket,
  * so an interval covers each bucket by the share of the bucket inside it (all of its bucket for a
  * point). EM starts from each interval spread evenly over itself and moves each interval's weight
- * towards the buckets the others make likely. A running task's (a, ∞) (weight 1, as the newest)
- * covers every bucket from a's on and starts in a's bucket: where no finished task lies beyond it,
- * its weight stays there (all the data says is "later than a"); otherwise it moves onto the tasks
- * that finished later than a (as Kaplan-Meier's redistribution to the right).
+ * towards the buckets the others make likely.
  */
-function selfConsistent(
-  obs: readonly number[],
-  run: readonly RunningEntry[],
-  total: number,
-): Record<string, number> {
+function selfConsistent(obs: readonly number[], total: number): Record<string, number> {
   const count = obs.length / 2;
   // Per observation: its weight, and the buckets it covers with the share of each covered (flat:
   // `cells` holds the bucket indices, `shares` the shares, rows `[starts[r], starts[r + 1])`).
@@ -265,18 +119,6 @@ function selfConsistent(
       weights.push(weight);
       starts.push(cells.length);
     }
-  }
-  for (const [, ageMs] of run) {
-    const first = bucketOf(ageMs);
-    for (let index = first; index < sketchBuckets; index++) {
-      const from = edge(index);
-      const to = edgeAfter(index);
-      cells.push(index);
-      shares.push(index === first ? Math.max(1e-3, (to - Math.max(from, ageMs)) / (to - from)) : 1);
-    }
-    p[first] = (p[first] ?? 0) + 1;
-    weights.push(1);
-    starts.push(cells.length);
   }
   const weightSum = weights.reduce((sum, weight) => sum + weight, 0);
   let next = new Float64Array(sketchBuckets);
@@ -378,10 +220,7 @@ export const tailPollGapShare = 0.5;
 /**
  * When to poll next, in milliseconds from now. `elapsedMs` is the time since the task started,
  * `lastPollAtMs` when (from its start) a poll last found it running (0 for none). With no sketch the
- * declared schedule (`declaredDelayMs`) is used: it is only the prior. While no task has finished
- * but some were seen running, the declared schedule too, but never before the longest of them (the
- * cold wave: jobs started together all polled on the prior although the first had already seen
- * their tasks run longer). A first task found done at
+ * declared schedule (`declaredDelayMs`) is used: it is only the prior. A first task found done at
  * the first poll teaches only "by then"; its weight spreads over the whole interval, so the next
  * aim is earlier, and the estimate narrows down within a few tasks (faster while the budget has
  * room and polls aim at a lower quantile). After a poll found the task running, the next is at
@@ -398,16 +237,7 @@ export function learnedPollDelay(options: {
   quantile: number;
 }): number {
   const { sketch, policy, declaredDelayMs, elapsedMs, lastPollAtMs, quantile } = options;
-  if (!sketch || (sketch.count === 0 && (sketch.run?.length ?? 0) === 0)) return declaredDelayMs;
-  const giveUpCap = Math.max(policy.maxDelayMs, policy.giveUpAfterMs - elapsedMs);
-  if (sketch.count === 0) {
-    // Only tasks seen running, none finished: none is known done before the longest seen running
-    // (the estimate puts them all beyond it), so no poll before then; past it, the declared
-    // schedule (the prior: nothing says how far beyond).
-    const longest = Math.max(0, ...(sketch.run ?? []).map(([, ageMs]) => ageMs));
-    if (longest <= elapsedMs) return declaredDelayMs;
-    return Math.round(Math.min(giveUpCap, Math.max(declaredDelayMs, longest - elapsedMs)));
-  }
+  if (!sketch || sketch.count === 0) return declaredDelayMs;
   const aimAt = conditionalQuantile(sketch, quantile, lastPollAtMs);
   const learned =
     aimAt === undefined || aimAt <= elapsedMs
@@ -417,5 +247,7 @@ export function learnedPollDelay(options: {
   // The declared `maxDelayMs` is part of the prior too: a schedule 10 times too fast also caps its
   // delays 10 times too low, and capping the learned aim by it polled every task that many times
   // (bench/README.md, `learned 10x fast`). Only the give-up time bounds a learned delay.
-  return Math.round(Math.min(giveUpCap, Math.max(50, learned)));
+  return Math.round(
+    Math.min(Math.max(policy.maxDelayMs, policy.giveUpAfterMs - elapsedMs), Math.max(50, learned)),
+  );
 }

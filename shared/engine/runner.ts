@@ -31,15 +31,8 @@ import {
 } from './advance';
 import type { EngineDeps } from './deps';
 import { isTerminal, type Job, type JobUsage, type UnsavedAnswer } from './job-record';
-import { pollStatsKey, runningTaskId } from './poll-stats';
-import {
-  currentSketch,
-  type DurationSketch,
-  defaultPollAim,
-  doneShare,
-  learnedPollDelay,
-  runningTeaches,
-} from './poll-timing';
+import { pollStatsKey } from './poll-stats';
+import { type DurationSketch, defaultPollAim, doneShare, learnedPollDelay } from './poll-timing';
 import type { WorkMessage } from './ports';
 import { attachmentKey, stepOutputKey } from './report';
 import type { CallOrder } from './scheduler';
@@ -440,7 +433,7 @@ async function likelyDone(deps: EngineDeps, step: Step, job: Job, now: number): 
     const sketch = (await deps.pollStats.load([key])).get(key);
     if (!sketch || sketch.count === 0) return undefined;
     const runningAt = job.lastPolledAt === undefined ? 0 : job.lastPolledAt - startedAt;
-    return doneShare(currentSketch(sketch, now), now - startedAt, runningAt);
+    return doneShare(sketch, now - startedAt, runningAt);
   } catch {
     return undefined; // the priority only orders waiting jobs: the declared rule does without it
   }
@@ -482,9 +475,8 @@ async function pollTimer(
   const quantile = saturated ? aim.saturated : aim.roomy;
   return (step, timing) => {
     const key = statsKeyOf(deps, step);
-    const sketch = key === undefined ? undefined : sketches.get(key);
     return learnedPollDelay({
-      sketch: sketch && currentSketch(sketch, now),
+      sketch: key === undefined ? undefined : sketches.get(key),
       policy: pollPolicyOf(step),
       quantile,
       ...timing,
@@ -492,12 +484,7 @@ async function pollTimer(
   };
 }
 
-/**
- * A poll found its task finished: teach the store how long the task took (bounded by the poll
- * before), and drop the task's running entry. A poll that found it still running: teach that it
- * lasts longer than its age, when that can change aims (`runningTeaches`, first on the cached
- * sketch, so most such polls cost no read or write of the store).
- */
+/** A poll found its task finished: teach the store how long the task took (bounded by the poll before). */
 async function learnDuration(
   deps: EngineDeps,
   step: Step,
@@ -508,17 +495,10 @@ async function learnDuration(
   const key = statsKeyOf(deps, step);
   const startedAt = job.pollStartedAt;
   if (!deps.pollStats || key === undefined || startedAt === undefined) return;
-  if (outcome.type !== 'decision') return;
-  const task = runningTaskId(job.id, step.name);
+  if (outcome.type !== 'decision' || outcome.decision.type === 'poll') return;
+  const lower = job.lastPolledAt === undefined ? 0 : job.lastPolledAt - startedAt;
   try {
-    if (outcome.decision.type === 'poll') {
-      const ageMs = at - startedAt;
-      const sketch = (await deps.pollStats.load([key])).get(key);
-      if (runningTeaches(sketch, ageMs, at, task)) await deps.pollStats.recordRunning(key, task, ageMs, at);
-      return;
-    }
-    const lower = job.lastPolledAt === undefined ? 0 : job.lastPolledAt - startedAt;
-    await deps.pollStats.record(key, lower, at - startedAt, at, task);
+    await deps.pollStats.record(key, lower, at - startedAt, at);
   } catch (error) {
     deps.log?.warn('could not record a task duration', {
       jobId: job.id,

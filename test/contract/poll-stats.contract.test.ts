@@ -4,13 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AwsEmulators, startAwsEmulators } from '../../scripts/emulators/aws-emulators';
 import { DynamoDbPollStats } from '../../shared/backends/aws';
 import { openLocalDatabase, SqlitePollStats } from '../../shared/backends/local';
-import {
-  conditionalQuantile,
-  keptRunning,
-  type PollStatsStore,
-  pollStatsKey,
-  runningTaskId,
-} from '../../shared/engine';
+import { conditionalQuantile, type PollStatsStore, pollStatsKey } from '../../shared/engine';
 
 let emulators: AwsEmulators;
 beforeAll(async () => {
@@ -51,48 +45,6 @@ for (const [name, make] of backends) {
       const key = pollStatsKey('http://127.0.0.1:1', 'ai33-2Step2V3');
       await Promise.all(Array.from({ length: 12 }, (_, i) => store.record(key, 0, 1_000 + i * 100, i)));
       expect((await store.load([key])).get(key)?.count).toBe(12);
-    });
-
-    it("keeps a running task's entry while it can change aims, replaces it, and drops it when the task finishes", async () => {
-      const store = await make();
-      const key = pollStatsKey('http://127.0.0.1:2', 'ai35-8NoveltySearchAgentResult');
-      const a = runningTaskId('job-a', 'agent-result');
-      const b = runningTaskId('job-b', 'agent-result');
-      expect(a).not.toBe(b);
-      expect(await store.recordRunning(key, a, 60_000, 1_000)).toBe(true);
-      expect(await store.recordRunning(key, a, 90_000, 2_000)).toBe(true);
-      // Nothing finished yet: a look shorter than the longest seen changes no aim, and is not written.
-      expect(await store.recordRunning(key, b, 70_000, 3_000)).toBe(false);
-      expect(await store.recordRunning(key, b, 120_000, 4_000)).toBe(true);
-      let sketch = (await store.load([key])).get(key);
-      expect(sketch?.count).toBe(0);
-      expect(sketch?.run?.map(([task, age]) => [task, age])).toEqual([
-        [b, 120_000],
-        [a, 90_000],
-      ]);
-      await store.record(key, 90_000, 150_000, 5_000, a);
-      sketch = (await store.load([key])).get(key);
-      expect(sketch?.count).toBe(1);
-      expect(sketch?.run?.map(([task]) => task)).toEqual([b]);
-    });
-
-    it('loses no running entry when many workers record at once, and keeps at most keptRunning', async () => {
-      const store = await make();
-      const key = pollStatsKey('http://127.0.0.1:3', 'op');
-      // Nothing finished: a look is written only if longer than all before it, so how many are
-      // written depends on the order the workers' writes land in.
-      const written = await Promise.all(
-        Array.from({ length: keptRunning }, (_, i) =>
-          store.recordRunning(key, runningTaskId(`job-${i}`, 'step'), 10_000 * (i + 1), 1_000),
-        ),
-      );
-      const sketch = (await store.load([key])).get(key);
-      // Every look answered as written is there (none overwritten by another worker's), the longest too.
-      expect(sketch?.run?.length).toBe(written.filter(Boolean).length);
-      expect(sketch?.run?.[0]?.[1]).toBe(10_000 * keptRunning);
-      for (let i = 0; i < keptRunning + 3; i++)
-        await store.recordRunning(key, runningTaskId(`later-${i}`, 'step'), 1_000_000 + i * 1_000, 2_000);
-      expect((await store.load([key])).get(key)?.run).toHaveLength(keptRunning);
     });
 
     it('keeps operations and base URLs apart (a hash of the URL, never the URL)', async () => {

@@ -1,8 +1,7 @@
 /**
  * Learned poll timing on DynamoDB: one `POLLSTAT#<key>` item per operation and base URL (the key
- * holds only a hash of the URL), shared by every Lambda. Each record (a finished task, or a task
- * seen running that can change aims) is a read and a Put conditioned on the `seq` read, so
- * concurrent workers never lose each other's task.
+ * holds only a hash of the URL), shared by every Lambda. Each record is a read and a Put
+ * conditioned on the `seq` read, so concurrent workers never lose each other's task.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
@@ -12,7 +11,6 @@ import {
   durationSketchSchema,
   emptySketch,
   recordDuration,
-  recordRunning,
 } from '../../engine/poll-timing';
 import { AwsConfigError } from './errors';
 
@@ -62,23 +60,7 @@ export class DynamoDbPollStats implements PollStatsStore {
     return answer;
   }
 
-  async record(key: string, lowerMs: number, upperMs: number, now: number, task?: string): Promise<void> {
-    await this.update(key, now, (sketch) => recordDuration(sketch, lowerMs, upperMs, now, task));
-  }
-
-  async recordRunning(key: string, task: string, ageMs: number, now: number): Promise<boolean> {
-    return this.update(key, now, (sketch) => recordRunning(sketch, task, ageMs, now));
-  }
-
-  /**
-   * Read the item, change its sketch, and Put it conditioned on the `seq` read (again on losing
-   * to another worker). `change` answering undefined writes nothing (answers false).
-   */
-  private async update(
-    key: string,
-    now: number,
-    change: (sketch: DurationSketch) => DurationSketch | undefined,
-  ): Promise<boolean> {
+  async record(key: string, lowerMs: number, upperMs: number, now: number): Promise<void> {
     const itemKey = pollStatsItemKey(key);
     for (let round = 0; round < this.maxContention; round++) {
       const read = await this.client.send(
@@ -86,8 +68,7 @@ export class DynamoDbPollStats implements PollStatsStore {
       );
       const seq = typeof read.Item?.seq === 'number' ? read.Item.seq : undefined;
       const sketch = parseSketch(read.Item?.sketch) ?? emptySketch(now);
-      const next = change(sketch);
-      if (!next) return false;
+      const next = recordDuration(sketch, lowerMs, upperMs, now);
       try {
         await this.client.send(
           new PutCommand({
@@ -103,7 +84,7 @@ export class DynamoDbPollStats implements PollStatsStore {
               : { ConditionExpression: 'seq = :seq', ExpressionAttributeValues: { ':seq': seq } }),
           }),
         );
-        return true;
+        return;
       } catch (error) {
         const lost =
           error instanceof ConditionalCheckFailedException ||
@@ -113,7 +94,6 @@ export class DynamoDbPollStats implements PollStatsStore {
         await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * (round + 1)));
       }
     }
-    return false;
   }
 }
 

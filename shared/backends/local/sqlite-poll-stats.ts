@@ -9,7 +9,6 @@ import {
   durationSketchSchema,
   emptySketch,
   recordDuration,
-  recordRunning,
 } from '../../engine/poll-timing';
 import type { LocalDatabase } from './database';
 
@@ -41,21 +40,12 @@ export class SqlitePollStats implements PollStatsStore {
     return answer;
   }
 
-  async record(key: string, lowerMs: number, upperMs: number, now: number, task?: string): Promise<void> {
-    this.#update(key, now, (sketch) => recordDuration(sketch, lowerMs, upperMs, now, task));
-  }
-
-  async recordRunning(key: string, task: string, ageMs: number, now: number): Promise<boolean> {
-    return this.#update(key, now, (sketch) => recordRunning(sketch, task, ageMs, now));
-  }
-
-  /** Read, change and write in one immediate transaction: two processes cannot lose each other's task. */
-  #update(key: string, now: number, change: (sketch: DurationSketch) => DurationSketch | undefined): boolean {
-    return this.#db
+  async record(key: string, lowerMs: number, upperMs: number, now: number): Promise<void> {
+    // Read and write in one immediate transaction: two processes cannot lose each other's task.
+    this.#db
       .transaction(() => {
-        const next = change(this.#read(key) ?? emptySketch(now));
-        if (next) this.#put.run(key, JSON.stringify(next), Math.floor(now));
-        return next !== undefined;
+        const sketch = this.#read(key) ?? emptySketch(now);
+        this.#put.run(key, JSON.stringify(recordDuration(sketch, lowerMs, upperMs, now)), Math.floor(now));
       })
       .immediate();
   }

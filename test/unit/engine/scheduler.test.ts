@@ -32,7 +32,6 @@ import {
   planOrder,
   pollStatsKey,
   recordDuration,
-  recordRunning,
   reserveHorizonMs,
   stepsFor,
   type Workflow,
@@ -307,16 +306,8 @@ class MemoryPollStats implements PollStatsStore {
       keys.flatMap((key) => (this.sketches.has(key) ? [[key, this.sketches.get(key)!] as const] : [])),
     );
   }
-  async record(key: string, lowerMs: number, upperMs: number, at: number, task?: string) {
-    this.sketches.set(
-      key,
-      recordDuration(this.sketches.get(key) ?? emptySketch(at), lowerMs, upperMs, at, task),
-    );
-  }
-  async recordRunning(key: string, task: string, ageMs: number, at: number) {
-    const next = recordRunning(this.sketches.get(key) ?? emptySketch(at), task, ageMs, at);
-    if (next) this.sketches.set(key, next);
-    return next !== undefined;
+  async record(key: string, lowerMs: number, upperMs: number, at: number) {
+    this.sketches.set(key, recordDuration(this.sketches.get(key) ?? emptySketch(at), lowerMs, upperMs, at));
   }
 }
 
