@@ -65,6 +65,7 @@ export function prepareServeExtras(
         const secret = await secrets.refresh(source);
         return secret === undefined ? undefined : normalizeSecret(secret);
       },
+      secretName: secrets.secretName,
     },
   });
   const states = new SqliteScheduleStateStore(pipeline.local.db);

@@ -14,6 +14,11 @@ import * as z from 'zod';
 import { selectionPolicySchema } from '../engine/job-record';
 
 export const defaultConfigFile = 'opflow.config.json';
+
+/** The local variable of a webhook source's signing secret: upper case, `_` for `-`. */
+export function webhookSecretVariable(source: string): string {
+  return `OPFLOW_WEBHOOK_SECRET_${source.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
+}
 export const configFileVariable = 'OPFLOW_CONFIG';
 
 /** A problem with the config file, naming the file and the field. */
@@ -168,6 +173,19 @@ export const opflowConfigSchema = z.lazy(() =>
       schedules: z.array(scheduleSchema).default([]),
     })
     .superRefine((config, ctx) => {
+      // Locally a source's secret is OPFLOW_WEBHOOK_SECRET_<SOURCE>, where "-" and "_" read the same.
+      const bySecret = new Map<string, string>();
+      for (const source of Object.keys(config.webhooks)) {
+        const variable = webhookSecretVariable(source);
+        const other = bySecret.get(variable);
+        if (other !== undefined)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['webhooks', source],
+            message: `shares its secret ${variable} with webhooks.${other} ("-" and "_" read the same there): rename one`,
+          });
+        bySecret.set(variable, source);
+      }
       const seen = new Set<string>();
       config.schedules.forEach((schedule, index) => {
         if (seen.has(schedule.name))

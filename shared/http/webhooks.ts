@@ -13,12 +13,18 @@
  *    request `{workflow, input, selection?, callbackUrl?}`: else 400 naming the field.
  * 5. The job is created with the idempotency key `webhook:<source>:<webhook-id>`: a repeated
  *    delivery answers 202 with the same job id and creates nothing.
+ *
+ * A source is its secret. Locally two spellings share one (`my-hook` and `my_hook` both read
+ * OPFLOW_WEBHOOK_SECRET_MY_HOOK): a source of the config answers only to its own spelling (another
+ * one is answered 404, as it would otherwise start jobs without the mapping and tenant), and a source
+ * without a mapping is one source whatever the spelling (one replay key, one throttle, one name in
+ * the deliveries), named by its secret.
  */
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { ulid } from 'ulid';
 import type * as z from 'zod';
 import type { OpflowConfig, WebhookSource } from '../config/opflow-config';
-import { parseDuration, webhookSourceSchema } from '../config/opflow-config';
+import { parseDuration, webhookSecretVariable, webhookSourceSchema } from '../config/opflow-config';
 import type { EngineDeps } from '../engine/deps';
 import { JobRequestError, submitJob, submitJobRequestSchema } from '../engine/job-commands';
 import type { WebhookDeliveryLog } from '../engine/webhook-deliveries';
@@ -31,6 +37,12 @@ export interface WebhookSecrets {
   get(source: string): Promise<string | undefined>;
   /** Read it again (after a failed check). */
   refresh(source: string): Promise<string | undefined>;
+  /**
+   * The name of the secret a source name reads: names with the same one share a secret, so they
+   * are one source. Default: the name itself (on aws, the secret `<prefix><source>`). Locally the
+   * variable cannot tell `my-hook` from `my_hook`: both are `my_hook`.
+   */
+  secretName?(source: string): string;
 }
 
 export interface WebhookRequest {
@@ -163,7 +175,7 @@ export function createWebhookHandler(options: WebhookOptions) {
   const { deps, deliveries } = options;
   if (!deliveries) return async (request: WebhookRequest) => (await answer(request)).response;
   return async (request: WebhookRequest): Promise<JobApiResponse> => {
-    const { response, tenant } = await answer(request);
+    const { response, tenant, source } = await answer(request);
     if (tenant === undefined) return response;
     // Recorded after the answer is decided: a failed write loses the entry, never the job.
     const at = deps.clock.now();
@@ -177,7 +189,7 @@ export function createWebhookHandler(options: WebhookOptions) {
     try {
       await deliveries.record({
         id: ulid(at),
-        source: request.source,
+        source: source ?? request.source,
         webhookId: id && id.length <= 200 && /^[\x21-\x7e]+$/.test(id) ? id : undefined,
         at,
         status: response.status,
@@ -196,23 +208,43 @@ export function createWebhookHandler(options: WebhookOptions) {
   };
 }
 
+/**
+ * The one name of the source a request names: the config's spelling of a mapped source, the
+ * secret's name of an unmapped one; undefined for another spelling of a mapped source.
+ */
+export function sourceIdentity(
+  options: Pick<WebhookOptions, 'config' | 'secrets'>,
+  source: string,
+): string | undefined {
+  if (Object.hasOwn(options.config.webhooks, source)) return source;
+  const secretName = (name: string) => options.secrets.secretName?.(name) ?? name;
+  const shared = secretName(source);
+  const mapped = Object.keys(options.config.webhooks).find((name) => secretName(name) === shared);
+  return mapped === undefined ? shared : undefined;
+}
+
 /** The answer to one request, and the tenant of its source when the source is known (has a secret). */
 function answerWebhook(options: WebhookOptions) {
   const throttle = new SourceThrottle(options.ratePerSecond ?? 20);
   const { deps } = options;
-  return async (request: WebhookRequest): Promise<{ response: JobApiResponse; tenant?: string }> => {
+  return async (
+    request: WebhookRequest,
+  ): Promise<{ response: JobApiResponse; tenant?: string; source?: string }> => {
     const { source } = request;
     let tenant: string | undefined;
-    const respond = (response: JobApiResponse) => ({ response, tenant });
+    let identity: string | undefined;
+    const respond = (response: JobApiResponse) => ({ response, tenant, source: identity });
     const refuse = (...args: Parameters<typeof refusal>) => respond(refusal(...args));
     try {
       if (!webhookSourcePattern.test(source)) return refuse(404, 'not-found', 'no such webhook source');
       const secret = await options.secrets.get(source);
       if (secret === undefined) return refuse(404, 'not-found', `no webhook source ${source}`);
-      const mapping = options.config.webhooks[source];
+      identity = sourceIdentity(options, source);
+      if (identity === undefined) return refuse(404, 'not-found', `no webhook source ${source}`);
+      const mapping = options.config.webhooks[identity];
       const settings = mapping ?? defaultSource();
       tenant = settings.tenant;
-      if (!throttle.take(source, deps.clock.now())) {
+      if (!throttle.take(identity, deps.clock.now())) {
         return refuse(429, 'throttled', `too many webhooks from ${source}; try again shortly`, {
           'retry-after': '1',
         });
@@ -264,8 +296,8 @@ function answerWebhook(options: WebhookOptions) {
         ...(mapped as z.input<typeof defaultBodySchema>),
         tenant: settings.tenant,
         source: 'webhook',
-        idempotencyKey: `webhook:${source}:${id}`,
-        label: (mapped.label as string | undefined) ?? `webhook ${source} ${id}`.slice(0, 200),
+        idempotencyKey: `webhook:${identity}:${id}`,
+        label: (mapped.label as string | undefined) ?? `webhook ${identity} ${id}`.slice(0, 200),
       });
       return respond(
         json(202, { jobId: job.id, created, status: job.status }, { location: `/jobs/${job.id}` }),
@@ -286,11 +318,14 @@ function answerWebhook(options: WebhookOptions) {
 /** Local webhook secrets: OPFLOW_WEBHOOK_SECRET_<SOURCE> (upper case, `_` for `-`), read each time. */
 export function envWebhookSecrets(env: Readonly<Record<string, string | undefined>>): WebhookSecrets {
   const read = async (source: string) => env[webhookSecretVariable(source)]?.trim() || undefined;
-  return { get: read, refresh: read };
+  return { get: read, refresh: read, secretName: localWebhookSecretName };
 }
 
-export function webhookSecretVariable(source: string): string {
-  return `OPFLOW_WEBHOOK_SECRET_${source.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
+/** The source name a local secret variable stands for: `my-hook` and `my_hook` are both `my_hook`. */
+export function localWebhookSecretName(source: string): string {
+  return source.replace(/-/g, '_');
 }
+
+export { webhookSecretVariable };
 
 export const webhookPathPattern = /^\/webhooks\/([^/]+)\/?$/;
