@@ -3,9 +3,9 @@
  * of them, or `-` for standard input. A file that cannot be used is reported with its path and the
  * reason, and the others still run.
  */
-import { constants } from 'node:fs';
-import { open, readdir, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { basename, extname, join, resolve } from 'node:path';
+import { describeFileError, readRegularFile, tooLarge } from '../files/bounded-read';
 
 export type InputKind = 'text' | 'markdown' | 'json';
 
@@ -64,20 +64,12 @@ export async function readInputs(
       problems.push({ source, reason: `unsupported file type ${extension}: use .md, .txt or .json` });
       return;
     }
-    const info = await stat(path);
-    // A FIFO would wait forever, a device (a link to /dev/zero) would never end: regular files only.
-    if (!info.isFile()) {
-      problems.push({ source, reason: 'not a regular file (a FIFO, a device or a socket); give a file' });
-      return;
-    }
-    if (info.size > maxInputBytes) {
-      problems.push({ source, reason: tooLarge(info.size) });
-      return;
-    }
-    // Read no more than the limit, whatever the file grew to since.
-    const bytes = await readAtMost(path, maxInputBytes + 1);
-    if (bytes.byteLength > maxInputBytes) {
-      problems.push({ source, reason: tooLarge(bytes.byteLength, true) });
+    // Regular files only (a FIFO would wait forever, a device never end), no more than the limit.
+    let bytes: Buffer;
+    try {
+      bytes = await readRegularFile(path, { maxBytes: maxInputBytes, shownAs: source });
+    } catch (error) {
+      problems.push({ source, reason: describeFileError(error) });
       return;
     }
     const document = parseDocument(source, basename(path), kind, bytes);
@@ -95,7 +87,7 @@ export async function readInputs(
       // The same limit as a file's, and the reading stops there (`yes | opflow run ... -` ends).
       const text = await options.readStdin(maxInputBytes + 1);
       if (Buffer.byteLength(text, 'utf8') > maxInputBytes) {
-        problems.push({ source, reason: tooLarge(Buffer.byteLength(text, 'utf8'), true) });
+        problems.push({ source, reason: tooLarge(Buffer.byteLength(text, 'utf8'), maxInputBytes, true) });
         continue;
       }
       const kind: InputKind = /^\s*[[{]/.test(text) ? 'json' : 'markdown';
@@ -125,31 +117,14 @@ export async function readInputs(
         await addFile(source, path);
       }
     } catch (error) {
-      problems.push({ source, reason: describeFileError(error) });
+      const code = (error as NodeJS.ErrnoException).code;
+      problems.push({
+        source,
+        reason: code === 'ENOENT' ? 'no such file or folder' : describeFileError(error),
+      });
     }
   }
   return { documents, problems, skipped };
-}
-
-function tooLarge(bytes: number, atLeast = false): string {
-  return `too large (${atLeast ? 'over ' : ''}${atLeast ? maxInputBytes : bytes} bytes; at most ${maxInputBytes})`;
-}
-
-/** The first `limit` bytes of a file at most. */
-async function readAtMost(path: string, limit: number): Promise<Buffer> {
-  const handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
-  try {
-    const buffer = Buffer.alloc(limit);
-    let filled = 0;
-    while (filled < limit) {
-      const { bytesRead } = await handle.read(buffer, filled, limit - filled, filled);
-      if (bytesRead === 0) break;
-      filled += bytesRead;
-    }
-    return buffer.subarray(0, filled);
-  } finally {
-    await handle.close();
-  }
 }
 
 function parseDocument(
@@ -190,12 +165,4 @@ function looksBinary(text: string): boolean {
     if ((code < 32 && (code < 9 || code > 13)) || code === 127) controls += 1;
   }
   return controls > text.length / 100;
-}
-
-function describeFileError(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  if (code === 'ENOENT') return 'no such file or folder';
-  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
-  if (code === 'EISDIR') return 'is a folder';
-  return error instanceof Error ? error.message : String(error);
 }
