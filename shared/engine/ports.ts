@@ -203,7 +203,7 @@ export interface RateLimiter {
    */
   take(bucket: string, now: number, options?: { reserveWithinMs?: number }): Promise<RateDecision>;
   /**
-   * Reserve the token of a call due at `at` while it is being scheduled (see rate-bucket.ts
+   * Reserve the token of a call due at `at` while it is being scheduled (see admission/rate-bucket.ts
    * `reserveAhead`): the time of the token reserved, within `withinMs` of `at`, or undefined when
    * none was (the call then takes its token when it comes). Optional: without it every call takes
    * its token when it comes.

@@ -2,12 +2,11 @@
  * RateLimiter on DynamoDB: one token bucket item per API key (`RATE#<fingerprint>`), so every
  * worker of every Lambda draws from the same budget. Each change is a read followed by a Put
  * conditioned on the `seq` read, so two workers can never spend the same token; a loser reads
- * again. The arithmetic is the engine's (shared/engine/rate-bucket.ts), shared with the local
+ * again. The arithmetic is the engine's (shared/engine/admission/rate-bucket.ts), shared with the local
  * limiter. `take()` never waits: without a token it says when to come back.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import type { RateDecision, RateLimiter } from '../../engine/ports';
 import {
   bucketBudget,
   initialBucket,
@@ -20,7 +19,8 @@ import {
   succeeded,
   take,
   throttled,
-} from '../../engine/rate-bucket';
+} from '../../engine/admission/rate-bucket';
+import type { RateDecision, RateLimiter } from '../../engine/ports';
 import { AwsConfigError } from './errors';
 import { rateBucketKey } from './table';
 

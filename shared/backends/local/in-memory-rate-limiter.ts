@@ -1,8 +1,8 @@
 /**
  * The local RateLimiter: one adaptive token bucket per API key, kept in memory. Every worker of the
- * process shares it; the arithmetic is shared/engine/rate-bucket.ts, the same as on AWS.
+ * process shares it; the arithmetic is shared/engine/admission/rate-bucket.ts, the same as on AWS.
  */
-import type { RateDecision, RateLimiter } from '../../engine/ports';
+
 import {
   initialBucket,
   lineIsLong,
@@ -14,7 +14,8 @@ import {
   succeeded,
   take,
   throttled,
-} from '../../engine/rate-bucket';
+} from '../../engine/admission/rate-bucket';
+import type { RateDecision, RateLimiter } from '../../engine/ports';
 
 /** A take refused this recently means the budget is used up. */
 export const saturationWindowMs = 2_000;

@@ -5,8 +5,13 @@
 import { describe, expect, it } from 'vitest';
 import { InMemoryRateLimiter } from '../../../shared/backends/local';
 import { type Job, submitJob } from '../../../shared/engine';
+import {
+  initialBucket,
+  type RateBucketState,
+  reserveAhead,
+  take,
+} from '../../../shared/engine/admission/rate-bucket';
 import type { RateDecision } from '../../../shared/engine/ports';
-import { initialBucket, type RateBucketState, reserveAhead, take } from '../../../shared/engine/rate-bucket';
 import { keyFingerprint, runStep } from '../../../shared/engine/runner';
 import { drive } from '../../support/memory-ports';
 import { happyScript, harness } from './fixtures';

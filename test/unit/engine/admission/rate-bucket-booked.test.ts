@@ -11,7 +11,7 @@ import {
   rateBucketConfig,
   reserveAhead,
   take,
-} from '../../../shared/engine/rate-bucket';
+} from '../../../../shared/engine/admission/rate-bucket';
 
 function seeded(seed: number): () => number {
   let state = seed;

@@ -9,7 +9,7 @@
  * memory (plain AIMD) the rate saw-tooths between half the limit and over it, and a configured rate
  * far above the key's real limit takes minutes to come down.
  */
-import type { RateDecision } from './ports';
+import type { RateDecision } from '../ports';
 
 /** What is kept per bucket. `tokens` may be fractional; `updatedAt` is in epoch milliseconds. */
 export interface RateBucketState {

@@ -10,7 +10,7 @@ import {
   succeeded,
   take,
   throttled,
-} from '../../../shared/engine/rate-bucket';
+} from '../../../../shared/engine/admission/rate-bucket';
 
 const T0 = 1_700_000_000_000;
 
