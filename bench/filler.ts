@@ -1,6 +1,6 @@
 /**
- * Filler benchmark (issue 10, "a batch of 10,000"): what one round of the local scheduler (the
- * budget filler, shared/engine/scheduler.ts) and its count of the unfinished work cost against a
+ * Filler benchmark (issue 10, "a batch of 10,000"): what one round of the local budget filler (the
+ * shared/engine/admission/budget-filler.ts) and its count of the unfinished work cost against a
  * SQLite job store holding a backlog of 300, 3,000 and 10,000 unfinished jobs.
  *
  *   npm run bench:filler -- [--jobs=300,3000,10000] [--rounds=40] [--dir=/dev/shm]

@@ -104,8 +104,8 @@ export type EngineEvent =
    */
   | { type: 'call-started'; output: string; allowanceMs: number; by?: string | undefined }
   /**
-   * The scheduler moves a job that waits for its next poll to `at`: pulled forward while the key's
-   * rate budget has room, or re-aimed at the learned estimate when it changed (scheduler.ts). Only
+   * The budget filler moves a job that waits for its next poll to `at`: pulled forward while the key's
+   * rate budget has room, or re-aimed at the learned estimate when it changed (admission/budget-filler.ts). Only
    * a job waiting on a poll (no call in flight, no token reserved, not backing off) is moved.
    */
   | { type: 'reschedule'; at: number }
@@ -408,7 +408,7 @@ export function advance(
   }
 }
 
-/** What `waitsForPoll` reads of a job (a whole job, or the scheduler's slim view of one). */
+/** What `waitsForPoll` reads of a job (a whole job, or the budget filler's slim view of one). */
 export type PollWaitFields = Pick<
   Job,
   'status' | 'step' | 'pollStartedAt' | 'lastPolledAt' | 'inFlightSince' | 'tokenAt' | 'attempts'

@@ -5,12 +5,12 @@
 import type { CallbackUrlPolicy } from '../callbacks/ssrf-guard';
 import type { Logger } from '../log/logger';
 import type { OpenPlatformClient } from '../openplatform/types';
+import type { CallOrder } from './admission/budget-filler';
 import type { CallbackOutbox } from './callback-ports';
 import type { PollStatsStore } from './poll-stats';
 import type { PollAim } from './poll-timing';
 import type { Clock, JobStore, KeySource, RateLimiter, ReportStore, WorkQueue } from './ports';
 import type { ReportWriter } from './report';
-import type { CallOrder } from './scheduler';
 import type { WorkflowRegistry } from './workflow';
 
 /** Counters the engine reports (names: StepsRun, Retries, UpstreamCalls, BilledUnits, JobSucceeded, JobFailed, ...). */
@@ -49,12 +49,12 @@ export interface EngineDeps {
    * it (default twice `reserveHorizonMs`). The aws runtime books as far as admission parks (10
    * minutes): there a call that comes due on a busy line costs an SQS message to wait for its
    * token, and polls of long tasks are due minutes ahead. (The local limiter books nothing: its
-   * scheduler moves waiting polls.)
+   * budget filler moves waiting polls.)
    */
   bookAheadMs?: number | undefined;
   /**
    * The order the calls of a key (by its bucket, the key's fingerprint) wait in while its budget is
-   * saturated (see `CallOrder` in scheduler.ts; the local runtime's `BudgetFiller.orderOf`).
+   * saturated (see `CallOrder` in admission/budget-filler.ts; the local runtime's `BudgetFiller.orderOf`).
    * Absent or undefined: `finish-first`.
    */
   callOrder?: ((bucket: string) => CallOrder | undefined) | undefined;

@@ -1,4 +1,6 @@
 /** The workflow engine: job record, ports, advance(), policies, the step runner and job commands. */
+
+export * from './admission/budget-filler';
 export * from './advance';
 export * from './deps';
 export * from './job-commands';
@@ -10,6 +12,5 @@ export * from './ports';
 export * from './report';
 export * from './retry';
 export * from './runner';
-export * from './scheduler';
 export * from './sweep';
 export * from './workflow';

@@ -49,7 +49,7 @@ export interface JobStore {
    */
   findByIdempotencyKeys?(tenant: string, keys: readonly string[]): Promise<Map<string, Job>>;
   /**
-   * Optional: what the budget filler (engine/scheduler.ts) reads a few times a second, cheaply:
+   * Optional: what the budget filler (engine/admission/budget-filler.ts) reads a few times a second, cheaply:
    * per tenant, how many jobs are due by `dueBy` without a reserved token (each tenant counted up to
    * `countUpTo`), and the WAITING jobs due in (`dueBy`, `until`], soonest first, as slim views. A
    * store without it is read with `listDue` (whole jobs, the due ones first).
@@ -63,8 +63,8 @@ export interface JobStore {
    */
   countForFill?(query: { dueBy: number; countUpTo: number }): Promise<FillCounts>;
   /**
-   * Optional: the unfinished work the scheduler orders calls by near the end of a key's work
-   * (engine/scheduler.ts, `planOrder`): QUEUED, RUNNING and WAITING jobs counted by tenant, workflow,
+   * Optional: the unfinished work the budget filler orders calls by near the end of a key's work
+   * (engine/admission/budget-filler.ts, `planOrder`): QUEUED, RUNNING and WAITING jobs counted by tenant, workflow,
    * step and status, and the oldest QUEUED jobs (at most `queuedLimit`; none for 0). It is read every
    * few seconds whatever the backlog: a store should keep the counts as jobs change rather than
    * count every job (SQLite: triggers). A store without it leaves the order as it is.
@@ -97,7 +97,7 @@ export interface FillScanQuery {
   /**
    * Only the WAITING jobs at these steps whose next poll lies more than `laterThanMs` after their
    * task's start (`nextRunAt - pollStartedAt`), soonest first: with the budget full, the only jobs a
-   * re-aim can move (scheduler.ts). Absent: every WAITING job in the window.
+   * re-aim can move (admission/budget-filler.ts). Absent: every WAITING job in the window.
    */
   later?: readonly { workflow: string; step: string; laterThanMs: number }[] | undefined;
 }
@@ -226,8 +226,8 @@ export interface RateLimiter {
   saturated?(bucket: string, now: number): Promise<boolean>;
   /**
    * The bucket at `now`, without taking anything: the tokens it holds (below zero when tokens are
-   * reserved ahead) and its current rate. Optional: without it the scheduler does not pull polls
-   * forward into spare budget (scheduler.ts).
+   * reserved ahead) and its current rate. Optional: without it the budget filler does not pull polls
+   * forward into spare budget (admission/budget-filler.ts).
    */
   budget?(bucket: string, now: number): Promise<{ tokens: number; ratePerSecond: number }>;
 }

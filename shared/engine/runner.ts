@@ -19,6 +19,7 @@
 import { createHash } from 'node:crypto';
 import { isOpenPlatformError } from '../openplatform/errors';
 import type { CallUsage } from '../openplatform/types';
+import type { CallOrder } from './admission/budget-filler';
 import {
   type Advanced,
   advance,
@@ -35,7 +36,6 @@ import { pollStatsKey } from './poll-stats';
 import { type DurationSketch, defaultPollAim, doneShare, learnedPollDelay } from './poll-timing';
 import type { WorkMessage } from './ports';
 import { attachmentKey, stepOutputKey } from './report';
-import type { CallOrder } from './scheduler';
 import {
   type Step,
   type StepContext,
@@ -377,7 +377,7 @@ async function bookReturn(
  * served before speculative polls and new jobs' first calls (down to `minReserveHorizonMs`), and a
  * large batch is admitted at the pace the budget sustains instead of queueing in front of the
  * calls of jobs already started. Near the end of the key's work (`order` longest-first, see
- * scheduler.ts) a new job's first call has the horizon its priority gives like any other.
+ * admission/budget-filler.ts) a new job's first call has the horizon its priority gives like any other.
  */
 export function reserveHorizonMs(
   job: Job,
@@ -403,7 +403,7 @@ const speculativeBelow = 0.5;
  * with nothing learned, a poll that already found its task running) behind calls that advance a
  * job (creates, confirmations, polls likely to find the task done); among those, jobs with fewer
  * steps left first. `done`: the learned share of tasks done by now (undefined: nothing learned).
- * With `order` longest-first (near the end of the key's work, scheduler.ts) the steps left count
+ * With `order` longest-first (near the end of the key's work, admission/budget-filler.ts) the steps left count
  * the other way: new jobs' first calls first, then jobs with more steps left; speculative polls
  * still stand back.
  */

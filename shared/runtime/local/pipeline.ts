@@ -18,12 +18,12 @@ import {
 } from '../../backends/local';
 import { LocalCallbackSecrets, SqliteCallbackOutbox } from '../../backends/local/sqlite-callback-outbox';
 import { callbackPolicyFromEnv } from '../../callbacks/ssrf-guard';
+import { BudgetFiller } from '../../engine/admission/budget-filler';
 import type { EngineDeps } from '../../engine/deps';
 import type { Job } from '../../engine/job-record';
 import { CachedPollStats } from '../../engine/poll-stats';
 import type { JobStore } from '../../engine/ports';
 import { inFlightAllowanceMs, runStep } from '../../engine/runner';
-import { BudgetFiller } from '../../engine/scheduler';
 import { sweep } from '../../engine/sweep';
 import type { WorkflowRegistry } from '../../engine/workflow';
 import type { Logger } from '../../log/logger';
@@ -75,7 +75,7 @@ export interface LocalPipelineOptions {
    */
   recordsOnly?: boolean | undefined;
   /**
-   * Run the scheduler's rounds (re-aims, pulls into the budget's room, the end-of-work order).
+   * Run the budget filler's rounds (re-aims, pulls into the budget's room, the end-of-work order).
    * Default: true. False leaves polls at the runner's own aims, as on aws, where no process runs
    * between messages (bench/throughput.ts compares).
    */

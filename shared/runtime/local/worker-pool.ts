@@ -26,7 +26,7 @@ export interface WorkerPoolOptions {
   /** Default: 30 seconds. */
   sweepIntervalMs?: number | undefined;
   /**
-   * The scheduler's round (engine/scheduler.ts: pull polls forward into spare budget, re-aim them):
+   * The budget filler's round (engine/admission/budget-filler.ts: pull polls forward into spare budget, re-aim them):
    * run whenever nothing is claimable, at most every `fillIntervalMs` of clock time; while messages
    * wait the loop looks again that often. It answers when a job left waiting could next be moved; a
    * loop with nothing queued looks again only then.
@@ -77,7 +77,7 @@ export class WorkerPool {
     return this.#stepsRun;
   }
 
-  /** The scheduler's rounds run so far and the real time they took in all (what the filler costs). */
+  /** The budget filler's rounds run so far and the real time they took in all (what the filler costs). */
   get fillRounds(): { rounds: number; ms: number } {
     return { rounds: this.#fillRounds, ms: this.#fillMs };
   }

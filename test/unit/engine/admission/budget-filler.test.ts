@@ -1,5 +1,5 @@
 /**
- * The scheduler's ordering rules (issue 10), on a fake clock with in-memory ports: no timing.
+ * The budget filler's ordering rules (issue 10), on a fake clock with in-memory ports: no timing.
  * - with room in the budget, polls due later are pulled forward, most likely done first, jobs
  *   nearer the end first on a tie, no more than the spare calls;
  * - saturated, nothing is pulled, but a poll scheduled on a stale estimate is re-aimed;
@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
-import { InMemoryRateLimiter, openLocalDatabase, SqliteJobStore } from '../../../shared/backends/local';
+import { InMemoryRateLimiter, openLocalDatabase, SqliteJobStore } from '../../../../shared/backends/local';
 import {
   advance,
   BudgetFiller,
@@ -36,9 +36,9 @@ import {
   stepsFor,
   type Workflow,
   waitPriority,
-} from '../../../shared/engine';
-import { makeJob } from '../../support/factories';
-import { demo, harness } from './fixtures';
+} from '../../../../shared/engine';
+import { makeJob } from '../../../support/factories';
+import { demo, harness } from '../fixtures';
 
 const now = 1_000_000;
 const pollOp = 'ai33-2Step2V3';

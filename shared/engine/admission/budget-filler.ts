@@ -1,6 +1,6 @@
 /**
  * Filling the key's rate budget (issue 10). The runner aims each poll at the learned timing when it
- * schedules it; the scheduler looks again at what waits, a few times a second, and moves it:
+ * schedules it; the budget filler looks again at what waits, a few times a second, and moves it:
  * - polls already scheduled are re-aimed when the learned estimate now puts them earlier than their
  *   time (a first wave scheduled on the declared prior, before any task of the operation finished):
  *   a poll scheduled later than even the saturated aim (the 0.9 quantile) is moved to it;
@@ -24,13 +24,13 @@
  * advance() ('reschedule') and sends the job's message, whose earlier one then finds a newer
  * version and is dropped.
  */
-import { advance, findStep, pollPolicyOf, waitsForPoll } from './advance';
-import type { EngineDeps } from './deps';
-import { pollStatsKey } from './poll-stats';
-import { conditionalQuantile, type DurationSketch, defaultPollAim, doneShare } from './poll-timing';
-import type { FillView, WorkGroup, WorkScan } from './ports';
-import { keyFingerprint } from './runner';
-import type { Workflow, WorkflowRegistry } from './workflow';
+import { advance, findStep, pollPolicyOf, waitsForPoll } from '../advance';
+import type { EngineDeps } from '../deps';
+import { pollStatsKey } from '../poll-stats';
+import { conditionalQuantile, type DurationSketch, defaultPollAim, doneShare } from '../poll-timing';
+import type { FillView, WorkGroup, WorkScan } from '../ports';
+import { keyFingerprint } from '../runner';
+import type { Workflow, WorkflowRegistry } from '../workflow';
 
 export interface FillOptions {
   /** How far ahead waiting jobs are looked at. Default: 10 minutes. */
