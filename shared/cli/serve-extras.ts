@@ -6,7 +6,6 @@
 
 import { SqliteScheduleStateStore } from '../backends/local/sqlite-schedule-state-store';
 import { SqliteWebhookDeliveries } from '../backends/local/sqlite-webhook-deliveries';
-import { normalizeSecret } from '../callbacks/secret-format';
 import { ConfigFileError, loadOpflowConfig, type OpflowConfig } from '../config/opflow-config';
 import type { ServerMount } from '../http/node-server';
 import { webhookMount } from '../http/webhook-mount';
@@ -49,24 +48,13 @@ export function prepareServeExtras(
   say: (line: string) => void = () => undefined,
 ): ServeExtras {
   const env = ctx.io.env;
-  const secrets = envWebhookSecrets(env);
   const clock = pipeline.deps.clock;
   const deliveries = new SqliteWebhookDeliveries(pipeline.local.db, { now: () => clock.now() });
   const handler = createWebhookHandler({
     deps: pipeline.deps,
     config: loaded.config,
     deliveries,
-    secrets: {
-      get: async (source) => {
-        const secret = await secrets.get(source);
-        return secret === undefined ? undefined : normalizeSecret(secret);
-      },
-      refresh: async (source) => {
-        const secret = await secrets.refresh(source);
-        return secret === undefined ? undefined : normalizeSecret(secret);
-      },
-      secretName: secrets.secretName,
-    },
+    secrets: envWebhookSecrets(env),
   });
   const states = new SqliteScheduleStateStore(pipeline.local.db);
   let loop: { stop(): Promise<void> } | undefined;

@@ -89,8 +89,13 @@ export const webhookSourceSchema = z.lazy(() =>
         .min(1)
         .max(10 * 1024 * 1024)
         .default(256 * 1024),
-      /** How far a webhook-timestamp may be from now. Default: 5m. */
-      tolerance: durationSchema.default('5m'),
+      /** How far a webhook-timestamp may be from now, either way: 1s to 1d. Default: 5m. */
+      tolerance: durationSchema
+        .refine((text) => {
+          const ms = parseDuration(text);
+          return ms >= 1000 && ms <= 86_400_000;
+        }, 'must be from 1s to 1d')
+        .default('5m'),
     })
     .superRefine((source, ctx) => checkTemplate(source.input, ['input'], ctx)),
 );

@@ -20,11 +20,13 @@
  * without a mapping is one source whatever the spelling (one replay key, one throttle, one name in
  * the deliveries), named by its secret.
  */
-import { Webhook, WebhookVerificationError } from 'standardwebhooks';
+import { timingSafeEqual } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
 import { ulid } from 'ulid';
 import type * as z from 'zod';
 import type { OpflowConfig, WebhookSource } from '../config/opflow-config';
 import { parseDuration, webhookSecretVariable, webhookSourceSchema } from '../config/opflow-config';
+import { parseSigningSecret, SigningSecretError, signingKey } from '../config/signing-secrets';
 import type { EngineDeps } from '../engine/deps';
 import { JobRequestError, submitJob, submitJobRequestSchema } from '../engine/job-commands';
 import type { WebhookDeliveryLog } from '../engine/webhook-deliveries';
@@ -160,14 +162,32 @@ class SourceThrottle {
   }
 }
 
-function verify(secret: string, body: Uint8Array, headers: Record<string, string>): boolean {
-  try {
-    new Webhook(secret).verify(Buffer.from(body), headers, { jsonParse: false });
-    return true;
-  } catch (error) {
-    if (error instanceof WebhookVerificationError) return false;
-    throw error;
-  }
+/**
+ * Whether one of the `v1` signatures of the header is the source's signature of `id.timestamp.body`
+ * (signed by the standardwebhooks package, compared in constant time). The timestamp window is
+ * checked before, with the source's own tolerance: the package's `verify` has a fixed one.
+ */
+function signatureMatches(
+  secret: string,
+  body: Uint8Array,
+  headers: { id: string; timestamp: string; signature: string },
+): boolean {
+  const expected = Buffer.from(
+    new Webhook(secret).sign(headers.id, new Date(Number(headers.timestamp) * 1000), Buffer.from(body)),
+  );
+  return headers.signature.split(' ').some((given) => {
+    const bytes = Buffer.from(given);
+    return bytes.byteLength === expected.byteLength && timingSafeEqual(bytes, expected);
+  });
+}
+
+/** Why a webhook-timestamp is refused, or undefined when it is within `toleranceMs` of `now`. */
+function timestampProblem(timestamp: string, now: number, tolerance: string): string | undefined {
+  if (!/^\d{1,12}$/.test(timestamp)) return 'webhook-timestamp must be whole seconds since 1970-01-01 UTC';
+  const offsetMs = Number(timestamp) * 1000 - now;
+  if (Math.abs(offsetMs) <= parseDuration(tolerance)) return undefined;
+  const seconds = Math.round(Math.abs(offsetMs) / 1000);
+  return `webhook-timestamp is ${seconds} s in the ${offsetMs < 0 ? 'past' : 'future'}, outside the window of ${tolerance} either side of now (is the sender's clock right?)`;
 }
 
 export function createWebhookHandler(options: WebhookOptions) {
@@ -265,19 +285,42 @@ function answerWebhook(options: WebhookOptions) {
       if (id.length > 200 || !/^[\x21-\x7e]+$/.test(id)) {
         return refuse(401, 'unauthorized', 'webhook-id must be 1-200 visible ASCII characters');
       }
-      const seconds = Number(timestamp);
-      const toleranceMs = parseDuration(settings.tolerance);
-      if (!/^\d{1,12}$/.test(timestamp) || Math.abs(seconds * 1000 - deps.clock.now()) > toleranceMs) {
-        return refuse(401, 'unauthorized', `webhook-timestamp is not within ${settings.tolerance} of now`);
-      }
-      const headers = { 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': signature };
-      let verified = verify(secret, request.body, headers);
+      const late = timestampProblem(timestamp, deps.clock.now(), settings.tolerance);
+      if (late) return refuse(401, 'unauthorized', late);
+      const headers = { id, timestamp, signature };
+      const usable = (value: string) => {
+        try {
+          signingKey(value, `the signing secret of source ${identity}`);
+          return true;
+        } catch (error) {
+          if (!(error instanceof SigningSecretError)) throw error;
+          deps.log?.error('webhook secret not usable', { source: identity, error: error.message });
+          return false;
+        }
+      };
+      if (!usable(secret))
+        return refuse(
+          500,
+          'misconfigured',
+          `the signing secret of source ${source} is not usable; its operator must set a new one`,
+        );
+      let verified = signatureMatches(secret, request.body, headers);
       if (!verified) {
         // Perhaps the secret was rotated since it was read: read it again, once.
         const fresh = await options.secrets.refresh(source);
-        verified = fresh !== undefined && fresh !== secret && verify(fresh, request.body, headers);
+        verified =
+          fresh !== undefined &&
+          fresh !== secret &&
+          usable(fresh) &&
+          signatureMatches(fresh, request.body, headers);
       }
-      if (!verified) return refuse(401, 'unauthorized', 'the webhook-signature does not match');
+      if (!verified) {
+        return refuse(
+          401,
+          'unauthorized',
+          "no v1 signature in webhook-signature matches the source's secret",
+        );
+      }
 
       let payload: unknown;
       try {
@@ -315,9 +358,17 @@ function answerWebhook(options: WebhookOptions) {
   };
 }
 
-/** Local webhook secrets: OPFLOW_WEBHOOK_SECRET_<SOURCE> (upper case, `_` for `-`), read each time. */
+/**
+ * Local webhook secrets: OPFLOW_WEBHOOK_SECRET_<SOURCE> (upper case, `_` for `-`) in the `whsec_`
+ * form, read each time; one that cannot be used throws a SigningSecretError naming the variable
+ * (`opflow serve` checks them all before it starts: config/signing-secrets.ts).
+ */
 export function envWebhookSecrets(env: Readonly<Record<string, string | undefined>>): WebhookSecrets {
-  const read = async (source: string) => env[webhookSecretVariable(source)]?.trim() || undefined;
+  const read = async (source: string) => {
+    const variable = webhookSecretVariable(source);
+    const value = env[variable]?.trim();
+    return value ? parseSigningSecret(value, variable) : undefined;
+  };
   return { get: read, refresh: read, secretName: localWebhookSecretName };
 }
 

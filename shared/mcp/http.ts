@@ -52,7 +52,24 @@ export async function handleMcpHttpRequest(
 export function mcpMount(options: OpflowMcpOptions): ServerMount {
   return {
     matches: (path) => path === mcpPath,
-    handle: (req, res, { readBody }) =>
-      readBody().then((body) => handleMcpHttpRequest(req, res, body, options)),
+    handle: async (req, res, { method, readBody }) => {
+      if (method !== 'POST') {
+        // Stateless, and nothing to say unasked: no event stream to open with GET (the transport
+        // would hold one open for ever) and no session to end with DELETE (the MCP spec's 405).
+        res.writeHead(405, { allow: 'POST', 'content-type': 'application/json; charset=utf-8' });
+        res.end(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: null,
+            error: {
+              code: -32000,
+              message: `${method} /mcp is not supported: this server answers POST only`,
+            },
+          }),
+        );
+        return;
+      }
+      await handleMcpHttpRequest(req, res, await readBody(), options);
+    },
   };
 }

@@ -4,7 +4,7 @@
  * on one database never deliver one callback at once.
  */
 import { randomBytes } from 'node:crypto';
-import { normalizeSecret } from '../../callbacks/secret-format';
+import { parseSigningSecret } from '../../config/signing-secrets';
 import type { CallbackOutbox, CallbackOutboxEntry, CallbackSecrets } from '../../engine/callback-ports';
 import type { LocalDatabase } from './database';
 
@@ -90,8 +90,11 @@ export class LocalCallbackSecrets implements CallbackSecrets {
   }
 
   async secretFor(tenant: string): Promise<string> {
-    const configured = this.env[callbackSecretVariable(tenant)] || this.env.OPFLOW_CALLBACK_SECRET;
-    if (configured) return normalizeSecret(configured);
+    const variable = this.env[callbackSecretVariable(tenant)]
+      ? callbackSecretVariable(tenant)
+      : 'OPFLOW_CALLBACK_SECRET';
+    const configured = this.env[variable];
+    if (configured) return parseSigningSecret(configured, variable);
     // INSERT OR IGNORE then SELECT: two processes generating at once agree on the first one written.
     this.#insert.run(tenant, `whsec_${randomBytes(32).toString('base64')}`, Date.now());
     return this.#select.get(tenant)!.secret;

@@ -7,13 +7,23 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { ulid } from 'ulid';
-import { normalizeSecret } from '../../callbacks/secret-format';
 import { signCallback } from '../../callbacks/send';
+import { parseSigningSecret, SigningSecretError } from '../../config/signing-secrets';
 import { webhookSecretVariable, webhookSourcePattern } from '../../http/webhooks';
 import type { CliContext, GlobalOptions } from '../context';
 import { writeJson } from '../context';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
 import { defaultServePort } from '../serve-port';
+
+/** The `whsec_` form of the source's secret, or a usage error naming the variable. */
+function signingSecret(variable: string, value: string): string {
+  try {
+    return parseSigningSecret(value, variable);
+  } catch (error) {
+    if (error instanceof SigningSecretError) throw new CliError(error.message, ExitCode.usage);
+    throw error;
+  }
+}
 
 const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
 
@@ -33,6 +43,7 @@ export async function webhooksSignCommand(
   const secret = ctx.io.env[variable]?.trim();
   if (!secret)
     throw new CliError(`${variable} is not set: it holds the source's signing secret`, ExitCode.usage);
+  const key = signingSecret(variable, secret);
   const path = resolve(ctx.io.cwd, file);
   let body: Buffer;
   try {
@@ -53,7 +64,7 @@ export async function webhooksSignCommand(
   const headers = signCallback({
     messageId,
     body: body.toString('utf8'),
-    secret: normalizeSecret(secret),
+    secret: key,
     timestampSeconds: Math.floor(Date.now() / 1000),
   });
   const url = new URL(`webhooks/${source}`, base.href.endsWith('/') ? base.href : `${base.href}/`).href;

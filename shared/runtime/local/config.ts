@@ -3,6 +3,7 @@
  * validated up front with messages that name the flag or variable at fault.
  */
 import * as z from 'zod';
+import { signingSecretProblems } from '../../config/signing-secrets';
 import { redactUrl } from '../../openplatform/redact';
 import { ConfigError } from '../config-error';
 
@@ -114,6 +115,7 @@ export function loadLocalConfig(
     const shown = key === 'apiKey' ? '' : ` (got ${JSON.stringify(redactUrl(String(raw)))})`;
     problems.push(`${where}: ${message}${shown}`);
   }
+  problems.push(...signingSecretProblems(env));
   if (problems.length > 0) throw new ConfigError(`invalid configuration: ${problems.join('; ')}`, fromFlags);
   return config as unknown as LocalRuntimeConfig;
 }

@@ -114,3 +114,97 @@ describe('opflow serve refuses, before it starts', () => {
     expect(result.stderr).toContain('OPFLOW_WEBHOOK_SECRET_MY_HOOK');
   });
 });
+
+describe('signing secrets are checked when they are read', () => {
+  it.each([
+    ['OPFLOW_CALLBACK_SECRET', 'abc', 'at least 24'],
+    ['OPFLOW_CALLBACK_SECRET_ACME', 'whsec_c2hvcnQ=', 'at least 24'],
+    ['OPFLOW_WEBHOOK_SECRET_MY_HOOK', 'whsec_not base64 at all!!', 'base64'],
+    ['OPFLOW_WEBHOOK_SECRET_MY_HOOK', 'short one', 'at least 24'],
+  ])('%s=%s stops opflow serve before it starts, naming the variable', async (variable, value, rule) => {
+    const { cwd, env } = place(`secret-${variable}-${value.length}`, {}, { [variable]: value });
+    const result = await runOpflow(['serve', '--port', '0'], { env, cwd });
+    expect(result.code).toBe(5);
+    expect(result.stderr).toContain(variable);
+    expect(result.stderr).toContain(rule);
+    expect(result.stderr).not.toContain(value);
+    expect(result.stderr).not.toMatch(/^\s+at /m);
+  });
+
+  it('OPFLOW_CALLBACK_SECRET=abc stops a command that runs jobs', async () => {
+    const { cwd, env } = place('callback-secret-run', {}, { OPFLOW_CALLBACK_SECRET: 'abc' });
+    writeFileSync(join(cwd, 'q.json'), '{"query": "x"}');
+    const result = await runOpflow(['run', 'patent-count', 'q.json'], { env, cwd });
+    expect(result.code).toBe(5);
+    expect(result.stderr).toContain('OPFLOW_CALLBACK_SECRET is too short: 3 bytes, at least 24');
+  });
+
+  it('opflow webhooks sign refuses a malformed secret, naming the variable', async () => {
+    const { cwd, env } = place('sign-malformed', {}, { OPFLOW_WEBHOOK_SECRET_MY_HOOK: 'whsec_***' });
+    writeFileSync(join(cwd, 'body.json'), '{}');
+    const result = await runOpflow(['webhooks', 'sign', 'my-hook', 'body.json'], { env, cwd });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('OPFLOW_WEBHOOK_SECRET_MY_HOOK is not a usable signing secret');
+  });
+});
+
+describe('a source’s timestamp window is the one configured', () => {
+  let serve: OpflowProcess;
+  let url: string;
+  beforeAll(async () => {
+    const { cwd, env } = place(
+      'tolerance',
+      { webhooks: { wide: { tolerance: '1h' }, narrow: { tolerance: '30s' } } },
+      { OPFLOW_WEBHOOK_SECRET_WIDE: secret, OPFLOW_WEBHOOK_SECRET_NARROW: secret },
+    );
+    ({ run: serve, url } = await startServe([], { env, cwd }));
+  });
+  afterAll(() => {
+    serve.child.kill('SIGTERM');
+    return serve.done;
+  });
+  const body = JSON.stringify({ workflow: 'patent-count', input: { query: 'wind turbine' } });
+  const now = () => Math.floor(Date.now() / 1000);
+
+  it('takes a delivery 30 minutes old within a 1h window', async () => {
+    const answer = await post(url, 'wide', body, signed(body, 'w1', now() - 1800));
+    expect(answer.status, JSON.stringify(answer.json)).toBe(202);
+  });
+
+  it('refuses one outside the window saying by how much, not that the signature does not match', async () => {
+    const past = await post(url, 'wide', body, signed(body, 'w2', now() - 7200));
+    expect(past.status).toBe(401);
+    expect(past.json.error?.message).toMatch(
+      /webhook-timestamp is 7\d\d\d s in the past, outside the window of 1h/,
+    );
+    const future = await post(url, 'narrow', body, signed(body, 'n1', now() + 120));
+    expect(future.status).toBe(401);
+    expect(future.json.error?.message).toMatch(/1[12]\d s in the future, outside the window of 30s/);
+  });
+
+  it('still refuses a wrong signature, saying so', async () => {
+    const headers = signed(body, 'w3', now(), `whsec_${Buffer.from('x'.repeat(32)).toString('base64')}`);
+    const answer = await post(url, 'wide', body, headers);
+    expect(answer.status).toBe(401);
+    expect(answer.json.error?.message).toContain('no v1 signature');
+  });
+});
+
+describe('GET /mcp', () => {
+  it('is answered 405 at once instead of holding an event stream open', async () => {
+    const { cwd, env } = place('mcp-get', {});
+    const { run, url } = await startServe(['--mcp'], { env, cwd });
+    try {
+      const answer = await fetch(`${url}/mcp`, {
+        headers: { accept: 'text/event-stream' },
+        signal: AbortSignal.timeout(5000),
+      });
+      expect(answer.status).toBe(405);
+      expect(answer.headers.get('allow')).toBe('POST');
+      expect(await answer.text()).toContain('POST only');
+    } finally {
+      run.child.kill('SIGTERM');
+      await run.done;
+    }
+  });
+});
