@@ -16,6 +16,7 @@ import { DynamoDbCallbackOutbox } from '../../shared/backends/aws/dynamodb-callb
 import { DynamoDbJobStore } from '../../shared/backends/aws/dynamodb-job-store';
 import { S3ReportStore } from '../../shared/backends/aws/s3-report-store';
 import { SecretsManagerCallbackSecrets } from '../../shared/backends/aws/secrets-manager-callback-secrets';
+import { presignedReportLinks } from '../../shared/callbacks/sender';
 import { callbackPolicyFromEnv } from '../../shared/callbacks/ssrf-guard';
 import { callbackSecretPrefixVariable } from '../../shared/runtime/aws/callbacks';
 import { loadAwsConfig } from '../../shared/runtime/aws/pipeline';
@@ -40,12 +41,10 @@ const sender = createCallbackSenderHandler({
     store: new DynamoDbJobStore({ client: documents, tableName: config.tableName, reports }),
     outbox: new DynamoDbCallbackOutbox(documents, config.tableName),
     secrets: new SecretsManagerCallbackSecrets(createSecretsManagerClient(clientConfig), prefix),
-    reports,
     clock: { now: () => Date.now() },
     send: { policy: callbackPolicyFromEnv(process.env) },
     // Presigned links made with a role's session credentials die with the session: an hour is honest.
-    linkTtlSeconds: 3600,
-    recheckMs: 60_000,
+    reportLinks: presignedReportLinks(reports, 3600),
   },
   observability: createObservability(),
 });

@@ -1,13 +1,24 @@
 /**
  * One callback attempt: vet the target (ssrf-guard.ts), sign the body with Standard Webhooks headers
  * (the standardwebhooks package), POST it over a connection pinned to the vetted address, follow no
- * redirect, read at most a few KiB of the answer, give up after short timeouts.
+ * redirect, read at most a small cap of the answer. The whole attempt (lookup, connection, the
+ * answer's head and body) has one deadline, so a receiver that answers a byte at a time cannot hold
+ * a sender longer than that; a shutdown signal ends it at once, unrecorded.
  */
 import type { LookupAddress } from 'node:dns';
+import { lookup as dnsLookup } from 'node:dns/promises';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { isIP } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { type CallbackUrlPolicy, CallbackUrlRefused, type Resolver, vetCallbackTarget } from './ssrf-guard';
+import {
+  type CallbackUrlPolicy,
+  CallbackUrlRefused,
+  checkCallbackUrl,
+  describeHost,
+  type Resolver,
+  vetCallbackTarget,
+} from './ssrf-guard';
 
 export interface CallbackRequest {
   url: string;
@@ -24,20 +35,27 @@ export interface CallbackRequest {
 export interface CallbackSendOptions {
   policy?: CallbackUrlPolicy | undefined;
   resolve?: Resolver | undefined;
-  /** Connect, headers and body timeouts. Default: 5 s, 10 s, 10 s. */
+  /** The whole attempt: lookup, connection, the answer's head and its body. Default: 15 s. */
+  deadlineMs?: number | undefined;
+  /** Connecting alone (within the deadline). Default: 5 s. */
   connectTimeoutMs?: number | undefined;
-  headersTimeoutMs?: number | undefined;
-  bodyTimeoutMs?: number | undefined;
   /** The most of an answer's body that is read (and kept, for the attempt record). Default: 1 KiB. */
   maxAnswerBytes?: number | undefined;
+  /** Shutdown: ends the attempt at once; an attempt ended before its answer came is `interrupted`. */
+  signal?: AbortSignal | undefined;
 }
+
+/** The whole-attempt deadline of a callback, by default. */
+export const callbackDeadlineMs = 15_000;
 
 export type CallbackOutcome =
   | { kind: 'answered'; status: number; retryAfterMs?: number | undefined; answer: string }
-  /** Not sent: the URL is refused by the guard. Permanent. */
+  /** Not sent: the URL is refused by the guard, or its name does not exist (ENOTFOUND). Permanent. */
   | { kind: 'refused'; message: string }
-  /** Sent (or tried) but no answer: connection refused, TLS, timeout. */
-  | { kind: 'failed'; message: string };
+  /** Sent (or tried) but no answer: a failed or temporary lookup, connection refused, TLS, deadline. */
+  | { kind: 'failed'; message: string }
+  /** Stopped by shutdown before an answer: not an attempt; the delivery stays due. */
+  | { kind: 'interrupted' };
 
 /** Parses Retry-After (seconds or an HTTP date) into milliseconds from `now`. */
 export function parseRetryAfter(value: string | undefined, now: number): number | undefined {
@@ -80,109 +98,173 @@ class CallbackTimeout extends Error {
   }
 }
 
-interface PostTimeouts {
-  connectTimeoutMs: number;
-  headersTimeoutMs: number;
-  bodyTimeoutMs: number;
+/**
+ * Lookup failures that say the name does not exist: the callback is refused. Any other failure
+ * (EAI_AGAIN, a timeout, a server failure) is temporary and retried like a refused connection.
+ * Node's `dns.lookup` reports both "no such name" and "no address" as ENOTFOUND.
+ */
+const permanentLookupCodes = new Set(['ENOTFOUND', 'ENODATA']);
+
+const systemResolver: Resolver = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
+
+/** Rejects with the signal's reason when it aborts first (a lookup cannot itself be cancelled). */
+function raceAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
 }
 
 /**
  * POSTs `body` to `url` over a new connection to `address` (no second lookup: the name only goes in
  * the Host header and TLS's server name), with Node's own HTTP client: no redirect followed, no
  * connection kept. Resolves with the answer's head; its body is the caller's to read or destroy.
+ * `signal` (the deadline or shutdown) destroys the request at any point.
  */
 function postPinned(
   url: URL,
-  address: string,
-  family: 4 | 6,
+  target: { address: string; family: 4 | 6 },
   headers: Record<string, string>,
   body: string,
-  timeouts: PostTimeouts,
+  connectTimeoutMs: number,
+  signal: AbortSignal,
 ): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const { address, family } = target;
     const req = send(url, {
       method: 'POST',
       agent: false,
+      signal,
       headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
       lookup: ((_hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
         if (options?.all) callback(null, [{ address, family } satisfies LookupAddress]);
         else callback(null, address, family);
       }) as never,
     });
-    const timer = (code: string, what: string, ms: number) =>
-      setTimeout(() => req.destroy(new CallbackTimeout(code, `${what} timed out after ${ms} ms`)), ms);
-    let waiting = timer('CONNECT_TIMEOUT', 'connecting', timeouts.connectTimeoutMs);
+    const connecting = setTimeout(
+      () =>
+        req.destroy(
+          new CallbackTimeout('CONNECT_TIMEOUT', `connecting timed out after ${connectTimeoutMs} ms`),
+        ),
+      connectTimeoutMs,
+    );
     req.once('socket', (socket) => {
-      const connected = () => {
-        clearTimeout(waiting);
-        waiting = timer('HEADERS_TIMEOUT', 'waiting for the answer', timeouts.headersTimeoutMs);
-      };
-      if (!socket.connecting) connected();
-      else socket.once(url.protocol === 'https:' ? 'secureConnect' : 'connect', connected);
+      if (!socket.connecting) clearTimeout(connecting);
+      else
+        socket.once(url.protocol === 'https:' ? 'secureConnect' : 'connect', () => clearTimeout(connecting));
     });
     req.once('response', (response) => {
-      clearTimeout(waiting);
-      // At most this long between two pieces of the answer's body.
-      response.setTimeout(timeouts.bodyTimeoutMs, () =>
-        response.destroy(
-          new CallbackTimeout(
-            'BODY_TIMEOUT',
-            `reading the answer timed out after ${timeouts.bodyTimeoutMs} ms`,
-          ),
-        ),
-      );
+      clearTimeout(connecting);
       resolve(response);
     });
     req.on('error', (error) => {
-      clearTimeout(waiting);
+      clearTimeout(connecting);
       reject(error);
     });
     req.end(body);
   });
 }
 
+/** Reads at most `maxBytes` of an answer, stopping at the cap, at the end, or when `signal` aborts. */
+async function readCapped(answer: IncomingMessage, maxBytes: number, signal: AbortSignal): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const stop = () => answer.destroy();
+  signal.addEventListener('abort', stop, { once: true });
+  try {
+    for await (const chunk of answer) {
+      const buffer = Buffer.from(chunk as Uint8Array);
+      chunks.push(buffer.subarray(0, Math.max(0, maxBytes - size)));
+      size += buffer.byteLength;
+      if (size >= maxBytes) break;
+    }
+  } catch {
+    // An answer cut short (by the deadline, shutdown or the receiver) still has its status.
+  } finally {
+    signal.removeEventListener('abort', stop);
+  }
+  return Buffer.concat(chunks).toString('utf8').slice(0, 200);
+}
+
+/** Resolves the URL's host once, within the deadline; a lookup failure is refused or failed by its code. */
+async function lookupTarget(
+  url: URL,
+  resolve: Resolver,
+  signal: AbortSignal,
+): Promise<{ addresses: { address: string; family: number }[] } | CallbackOutcome> {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (isIP(host) !== 0) return { addresses: [] };
+  try {
+    return { addresses: await raceAbort(resolve(host), signal) };
+  } catch (error) {
+    if (signal.aborted) throw error;
+    const code = (error as { code?: string }).code ?? 'lookup failed';
+    const message = `${describeHost(url)} does not resolve (${code})`;
+    return permanentLookupCodes.has(code)
+      ? { kind: 'refused', message: `callbackUrl: ${message}` }
+      : { kind: 'failed', message: `${code}: looking up ${describeHost(url)} failed; tried again later` };
+  }
+}
+
+/**
+ * One attempt. Never throws for the receiver's faults: they are an outcome. `now` is the time the
+ * Retry-After of an HTTP date is measured from.
+ */
 export async function sendCallback(
   req: CallbackRequest,
   options: CallbackSendOptions = {},
   now: number = Date.now(),
 ): Promise<CallbackOutcome> {
-  let target: Awaited<ReturnType<typeof vetCallbackTarget>>;
-  try {
-    target = await vetCallbackTarget(req.url, options.policy, options.resolve);
-  } catch (error) {
-    if (error instanceof CallbackUrlRefused) return { kind: 'refused', message: error.message };
-    throw error;
-  }
-  const maxAnswerBytes = options.maxAnswerBytes ?? 1024;
+  const deadlineMs = options.deadlineMs ?? callbackDeadlineMs;
+  const deadline = new AbortController();
+  const timer = setTimeout(
+    () => deadline.abort(new CallbackTimeout('DEADLINE', `no complete answer within ${deadlineMs} ms`)),
+    deadlineMs,
+  );
+  const signal = options.signal ? AbortSignal.any([deadline.signal, options.signal]) : deadline.signal;
+  const interrupted = () => options.signal?.aborted === true && !deadline.signal.aborted;
   let answer: IncomingMessage | undefined;
   try {
+    let url: URL;
+    try {
+      url = checkCallbackUrl(req.url, options.policy);
+    } catch (error) {
+      if (error instanceof CallbackUrlRefused) return { kind: 'refused', message: error.message };
+      throw error;
+    }
+    const looked = await lookupTarget(url, options.resolve ?? systemResolver, signal);
+    if ('kind' in looked) return looked;
+    let target: Awaited<ReturnType<typeof vetCallbackTarget>>;
+    try {
+      // The guard vets the addresses just looked up (no second lookup).
+      target = await vetCallbackTarget(req.url, options.policy, async () => looked.addresses);
+    } catch (error) {
+      if (error instanceof CallbackUrlRefused) return { kind: 'refused', message: error.message };
+      throw error;
+    }
     // The connection goes to the vetted address whatever a second lookup would say (DNS rebinding).
     answer = await postPinned(
       target.url,
-      target.address,
-      target.family,
+      target,
       { 'content-type': 'application/json', 'user-agent': 'opflow-callbacks/1', ...signCallback(req) },
       req.body,
-      {
-        connectTimeoutMs: options.connectTimeoutMs ?? 5_000,
-        headersTimeoutMs: options.headersTimeoutMs ?? 10_000,
-        bodyTimeoutMs: options.bodyTimeoutMs ?? 10_000,
-      },
+      Math.min(options.connectTimeoutMs ?? 5_000, deadlineMs),
+      signal,
     );
-    // Read a little of the answer (for the attempt record), then drop the rest.
-    const chunks: Buffer[] = [];
-    let size = 0;
-    try {
-      for await (const chunk of answer) {
-        const buffer = Buffer.from(chunk as Uint8Array);
-        chunks.push(buffer.subarray(0, Math.max(0, maxAnswerBytes - size)));
-        size += buffer.byteLength;
-        if (size >= maxAnswerBytes) break;
-      }
-    } catch {
-      // An answer cut short still has its status.
-    }
+    // A little of the answer (for the attempt record) within what is left of the deadline.
+    const text = await readCapped(answer, options.maxAnswerBytes ?? 1024, signal);
     const retryAfterHeader = answer.headers['retry-after'];
     return {
       kind: 'answered',
@@ -191,11 +273,14 @@ export async function sendCallback(
         Array.isArray(retryAfterHeader) ? retryAfterHeader[0] : retryAfterHeader,
         now,
       ),
-      answer: Buffer.concat(chunks).toString('utf8').slice(0, 200),
+      answer: text,
     };
   } catch (error) {
-    return { kind: 'failed', message: describeFailure(error).slice(0, 300) };
+    if (interrupted()) return { kind: 'interrupted' };
+    const cause = deadline.signal.aborted ? deadline.signal.reason : error;
+    return { kind: 'failed', message: describeFailure(cause).slice(0, 300) };
   } finally {
+    clearTimeout(timer);
     answer?.destroy();
   }
 }

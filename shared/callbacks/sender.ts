@@ -4,12 +4,18 @@
  * The job API writes an outbox entry before it creates a job with a callback (engine/job-commands.ts), so
  * no callback depends on a process surviving: the sender looks at due entries, claims one by moving
  * it forward by a lease (a conditional write), and either finds the job still running (the entry
- * comes back later) or sends one attempt and records it on the job. A sender killed between its
- * attempt and the record sends again, with the same `webhook-id`, once the lease runs out.
+ * comes back later, or at once when the job's end brings it forward) or sends one attempt and
+ * records it on the job. A sender killed between its attempt and the record sends again, with the
+ * same `webhook-id`, once the lease runs out.
+ *
+ * Deliveries run side by side: at most `concurrency` at once (default 8) and at most `perHost` to one
+ * receiver host (default 2); an entry whose host is at its bound is put back a few seconds, unsent,
+ * so one slow receiver cannot hold the others. Each attempt has an overall deadline (send.ts).
  *
  * Retry schedule of a round: at once, then 5 s, 5 min, 30 min, 2 h, 5 h and 10 h after the
  * previous attempt (a longer Retry-After wins); a 2xx ends it delivered, a 410 ends it gone, a URL
- * the SSRF guard refuses ends it refused, the seventh failure ends it exhausted.
+ * the SSRF guard refuses (or a name that does not exist) ends it refused, the seventh failure ends
+ * it exhausted. A temporary lookup failure (EAI_AGAIN) is a failure like a refused connection.
  */
 import type { CallbackOutbox, CallbackOutboxEntry, CallbackSecrets } from '../engine/callback-ports';
 import type { CallbackAttempt, CallbackDelivery } from '../engine/callback-record';
@@ -32,23 +38,106 @@ export const callbackRetryDelaysMs = [
 
 /** A Retry-After longer than this is taken as this. */
 const maxRetryAfterMs = 24 * 3_600_000;
-/** How long a claimed entry is held by one sender. */
+/** How long a claimed entry is held by one sender (well beyond one attempt's deadline). */
 const leaseMs = 60_000;
 /** Attempts kept on the job (the oldest are dropped beyond this). */
 const maxRecordedAttempts = 50;
+
+/** Where the files of a job's report can be fetched by a receiver. */
+export interface ReportLinks {
+  link(jobId: string, file: { key: string; name: string }): Promise<string>;
+  /** How long a link works, when it expires. */
+  expiresInSeconds?: number | undefined;
+}
+
+/** Presigned links of the report store (aws: S3, expiring after `ttlSeconds`). */
+export function presignedReportLinks(reports: ReportStore, ttlSeconds: number): ReportLinks {
+  return { link: (_jobId, file) => reports.link(file.key, ttlSeconds), expiresInSeconds: ttlSeconds };
+}
+
+/**
+ * Links to `GET /jobs/{id}/report/{file}` of the job API at `publicUrl` (`opflow serve` with
+ * OPFLOW_PUBLIC_URL): they need the API's token, as every route does, and do not expire.
+ */
+export function servedReportLinks(publicUrl: string): ReportLinks {
+  const base = publicUrl.replace(/\/+$/, '');
+  return {
+    link: async (jobId, file) =>
+      `${base}/jobs/${encodeURIComponent(jobId)}/report/${file.name.split('/').map(encodeURIComponent).join('/')}`,
+  };
+}
+
+/**
+ * The bounds shared by every pass of one sender: deliveries at once, deliveries to one host at once,
+ * and the jobs taken by a pass (so overlapping passes never take one entry twice).
+ */
+export class DeliverySlots {
+  readonly concurrency: number;
+  readonly perHost: number;
+  readonly jobs = new Set<string>();
+  readonly #hosts = new Map<string, number>();
+  readonly #waiting: (() => void)[] = [];
+  #active = 0;
+
+  constructor(options: { concurrency?: number | undefined; perHost?: number | undefined } = {}) {
+    this.concurrency = Math.max(1, options.concurrency ?? 8);
+    this.perHost = Math.max(1, options.perHost ?? 2);
+  }
+
+  /** Waits for one of the `concurrency` slots. */
+  async acquire(): Promise<void> {
+    if (this.#active < this.concurrency) {
+      this.#active += 1;
+      return;
+    }
+    await new Promise<void>((resolve) => this.#waiting.push(resolve));
+  }
+
+  release(): void {
+    const next = this.#waiting.shift();
+    if (next) next();
+    else this.#active -= 1;
+  }
+
+  /** Takes one of a host's slots if it has one free. */
+  tryHost(host: string): boolean {
+    const used = this.#hosts.get(host) ?? 0;
+    if (used >= this.perHost) return false;
+    this.#hosts.set(host, used + 1);
+    return true;
+  }
+
+  releaseHost(host: string): void {
+    const used = (this.#hosts.get(host) ?? 1) - 1;
+    if (used <= 0) this.#hosts.delete(host);
+    else this.#hosts.set(host, used);
+  }
+
+  get busy(): number {
+    return this.#active;
+  }
+}
 
 export interface CallbackSenderDeps {
   store: JobStore;
   outbox: CallbackOutbox;
   secrets: CallbackSecrets;
-  reports: ReportStore;
   clock: Clock;
   send?: CallbackSendOptions | undefined;
   log?: Logger | undefined;
-  /** How long report links in the summary live. Default: 24 hours. */
-  linkTtlSeconds?: number | undefined;
-  /** When to look again at a job that has not ended yet. Default: 30 seconds. */
+  /** Links to the report's files in the payload; without, the payload names the files only. */
+  reportLinks?: ReportLinks | undefined;
+  /** When to look again at a job that has not ended yet (its end brings the entry forward). Default: 15 minutes. */
   recheckMs?: number | undefined;
+  /** How long an entry whose receiver host is at its bound is put back. Default: 5 seconds. */
+  hostBusyDelayMs?: number | undefined;
+  /** The bounds, shared by the passes of one sender. Default: 8 at once, 2 per host. */
+  slots?: DeliverySlots | undefined;
+  /**
+   * Told each time an entry is put at a later time (a retry, a recheck, a busy host), after the
+   * write: on aws, a delayed queue message that brings the sender back then.
+   */
+  wake?: ((entry: CallbackOutboxEntry) => Promise<void>) | undefined;
   onJobChange?: ((job: Job) => void) | undefined;
   /** Replaces the HTTP attempt (tests of the schedule). */
   attempt?:
@@ -64,29 +153,34 @@ export interface SenderRunResult {
   attempted: number;
   delivered: number;
   waiting: number;
+  /** Put back unsent because their receiver host was at its bound. */
+  deferred: number;
 }
 
 function newDelivery(job: Job, round: number): CallbackDelivery {
   return { state: 'pending', round, messageId: `msg_${job.id}_${round}`, attempts: [] };
 }
 
-/** The JSON body of a job's callback: Standard Webhooks' `{type, timestamp, data}`. */
+/**
+ * The JSON body of a job's callback: Standard Webhooks' `{type, timestamp, data}`. The report's
+ * files are named, each with a link the receiver can use when there is one (never a path on this
+ * machine).
+ */
 export async function callbackPayload(
   job: Job,
-  reports: ReportStore,
   now: number,
-  linkTtlSeconds: number,
+  reportLinks: ReportLinks | undefined,
 ): Promise<string> {
   const prefix = `reports/${job.id}/`;
   const files =
     job.status === 'SUCCEEDED'
       ? job.outputs.filter((key) => key.startsWith(prefix) && !key.startsWith(`${prefix}steps/`))
       : [];
-  const links = await Promise.all(
-    files.map(async (key) => ({
-      name: key.slice(prefix.length),
-      url: await reports.link(key, linkTtlSeconds),
-    })),
+  const named = await Promise.all(
+    files.map(async (key) => {
+      const name = key.slice(prefix.length);
+      return { name, url: await reportLinks?.link(job.id, { key, name }) };
+    }),
   );
   const error =
     job.lastError && job.status === 'FAILED'
@@ -107,14 +201,18 @@ export async function callbackPayload(
       finishedAt: job.finishedAt === undefined ? undefined : new Date(job.finishedAt).toISOString(),
       error,
       usage: { calls: job.usage.calls, billedUnits: job.usage.billedUnits },
-      report: { apiPath: `/jobs/${job.id}/report`, files: links, linksExpireInSeconds: linkTtlSeconds },
+      report: {
+        apiPath: `/jobs/${job.id}/report`,
+        files: named,
+        linksExpireInSeconds: reportLinks?.expiresInSeconds,
+      },
     },
   });
 }
 
 /** What to do after an attempt: the next state and, when pending, when to try again. */
 export function nextAfter(
-  outcome: CallbackOutcome,
+  outcome: Exclude<CallbackOutcome, { kind: 'interrupted' }>,
   attemptsThisRound: number,
   now: number,
 ): { state: CallbackDelivery['state']; nextAttemptAt?: number } {
@@ -144,28 +242,91 @@ async function commitChange(
   throw new Error(`job ${jobId} keeps changing; its callback record will be written on the next try`);
 }
 
-/** One pass over the due outbox entries. */
+/** Puts an entry at `dueAt` if it is still where it was claimed, and says so to `wake`. */
+async function moveAndWake(deps: CallbackSenderDeps, claimed: CallbackOutboxEntry, dueAt: number) {
+  if (await deps.outbox.move(claimed, dueAt)) await deps.wake?.({ jobId: claimed.jobId, dueAt });
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host.toLowerCase();
+  } catch {
+    return url;
+  }
+}
+
+/**
+ * One pass over the due outbox entries (at most `limit`), delivered side by side within the
+ * sender's bounds. `signal` is shutdown: attempts in flight end at once and their entries stay due.
+ */
 export async function runCallbackSender(
   deps: CallbackSenderDeps,
-  options: { limit?: number } = {},
+  options: { limit?: number; signal?: AbortSignal | undefined } = {},
 ): Promise<SenderRunResult> {
-  const result: SenderRunResult = { attempted: 0, delivered: 0, waiting: 0 };
   const now = deps.clock.now();
-  const entries = await deps.outbox.due(now, options.limit ?? 100);
-  for (const entry of entries) {
-    try {
-      await handleEntry(deps, entry, result);
-    } catch (error) {
-      deps.log?.error('callback sender: an entry failed; it comes back when its lease ends', {
-        jobId: entry.jobId,
-        error: error instanceof Error ? error.message : String(error),
-      });
-    }
+  const slots = deps.slots ?? new DeliverySlots();
+  const entries = (await deps.outbox.due(now, options.limit ?? 100)).filter(
+    (entry) => !slots.jobs.has(entry.jobId),
+  );
+  return deliverEntries(deps, entries, slots, options.signal);
+}
+
+/**
+ * The entries of these jobs that are due, delivered like a pass (an entry not yet due is told to
+ * `wake` again for its time): the aws sender, woken by queue messages that name jobs.
+ */
+export async function runCallbackSenderFor(
+  deps: CallbackSenderDeps,
+  jobIds: readonly string[],
+  options: { signal?: AbortSignal | undefined } = {},
+): Promise<SenderRunResult> {
+  const now = deps.clock.now();
+  const slots = deps.slots ?? new DeliverySlots();
+  const entries: CallbackOutboxEntry[] = [];
+  for (const jobId of new Set(jobIds)) {
+    if (slots.jobs.has(jobId)) continue;
+    const entry = await deps.outbox.entryOf(jobId);
+    if (!entry) continue; // delivered, gone or refused meanwhile: nothing to do
+    if (entry.dueAt <= now) entries.push(entry);
+    else await deps.wake?.(entry);
   }
+  return deliverEntries(deps, entries, slots, options.signal);
+}
+
+async function deliverEntries(
+  deps: CallbackSenderDeps,
+  entries: CallbackOutboxEntry[],
+  slots: DeliverySlots,
+  signal: AbortSignal | undefined,
+): Promise<SenderRunResult> {
+  const result: SenderRunResult = { attempted: 0, delivered: 0, waiting: 0, deferred: 0 };
+  for (const entry of entries) slots.jobs.add(entry.jobId);
+  await Promise.all(
+    entries.map(async (entry) => {
+      await slots.acquire();
+      try {
+        if (!signal?.aborted) await handleEntry(deps, entry, result, slots, signal);
+      } catch (error) {
+        deps.log?.error('callback sender: an entry failed; it comes back when its lease ends', {
+          jobId: entry.jobId,
+          error: error instanceof Error ? error.message : String(error),
+        });
+      } finally {
+        slots.release();
+        slots.jobs.delete(entry.jobId);
+      }
+    }),
+  );
   return result;
 }
 
-async function handleEntry(deps: CallbackSenderDeps, entry: CallbackOutboxEntry, result: SenderRunResult) {
+async function handleEntry(
+  deps: CallbackSenderDeps,
+  entry: CallbackOutboxEntry,
+  result: SenderRunResult,
+  slots: DeliverySlots,
+  signal: AbortSignal | undefined,
+) {
   const now = deps.clock.now();
   const claimed: CallbackOutboxEntry = { jobId: entry.jobId, dueAt: now + leaseMs };
   if (!(await deps.outbox.move(entry, claimed.dueAt))) return;
@@ -174,28 +335,52 @@ async function handleEntry(deps: CallbackSenderDeps, entry: CallbackOutboxEntry,
   if (!job?.callbackUrl) return deps.outbox.remove(claimed);
   if (!isTerminal(job.status)) {
     result.waiting += 1;
-    await deps.outbox.move(claimed, now + (deps.recheckMs ?? 30_000));
-    return;
+    return moveAndWake(deps, claimed, now + (deps.recheckMs ?? 15 * 60_000));
   }
   const delivery = job.callback ?? newDelivery(job, 1);
   if (delivery.state !== 'pending') return deps.outbox.remove(claimed);
   if (delivery.nextAttemptAt !== undefined && delivery.nextAttemptAt > now) {
-    await deps.outbox.move(claimed, delivery.nextAttemptAt);
-    return;
+    return moveAndWake(deps, claimed, delivery.nextAttemptAt);
   }
+  const host = hostOf(job.callbackUrl);
+  if (!slots.tryHost(host)) {
+    result.deferred += 1;
+    return moveAndWake(deps, claimed, now + (deps.hostBusyDelayMs ?? 5_000));
+  }
+  try {
+    await attemptAndRecord(deps, job, job.callbackUrl, delivery, claimed, now, result, signal);
+  } finally {
+    slots.releaseHost(host);
+  }
+}
 
+async function attemptAndRecord(
+  deps: CallbackSenderDeps,
+  job: Job,
+  url: string,
+  delivery: CallbackDelivery,
+  claimed: CallbackOutboxEntry,
+  now: number,
+  result: SenderRunResult,
+  signal: AbortSignal | undefined,
+) {
   const secret = await deps.secrets.secretFor(job.tenant);
-  const body = await callbackPayload(job, deps.reports, now, deps.linkTtlSeconds ?? 24 * 3600);
+  const body = await callbackPayload(job, now, deps.reportLinks);
   const timestampSeconds = Math.floor(now / 1000);
   const started = Date.now();
-  result.attempted += 1;
   const outcome = deps.attempt
-    ? await deps.attempt(job.callbackUrl, body, { messageId: delivery.messageId, secret, timestampSeconds })
+    ? await deps.attempt(url, body, { messageId: delivery.messageId, secret, timestampSeconds })
     : await sendCallback(
-        { url: job.callbackUrl, messageId: delivery.messageId, body, secret, timestampSeconds },
-        deps.send,
+        { url, messageId: delivery.messageId, body, secret, timestampSeconds },
+        { ...deps.send, signal },
         now,
       );
+  if (outcome.kind === 'interrupted') {
+    // Shutdown: not an attempt. The entry is due again at once for the next sender.
+    await deps.outbox.move(claimed, now);
+    return;
+  }
+  result.attempted += 1;
   const attempt: CallbackAttempt = {
     round: delivery.round,
     at: now,
@@ -234,7 +419,7 @@ async function handleEntry(deps: CallbackSenderDeps, entry: CallbackOutboxEntry,
   });
   if (after?.state === 'delivered') result.delivered += 1;
   if (after?.state === 'pending' && after.nextAttemptAt !== undefined) {
-    await deps.outbox.move(claimed, after.nextAttemptAt);
+    await moveAndWake(deps, claimed, after.nextAttemptAt);
   } else {
     await deps.outbox.remove(claimed);
   }
@@ -245,7 +430,7 @@ async function handleEntry(deps: CallbackSenderDeps, entry: CallbackOutboxEntry,
  * the retries ran out, the receiver answered 410, or simply again), with a new `webhook-id`.
  */
 export async function resendCallback(
-  deps: Pick<CallbackSenderDeps, 'store' | 'outbox' | 'clock' | 'onJobChange'>,
+  deps: Pick<CallbackSenderDeps, 'store' | 'outbox' | 'clock' | 'onJobChange' | 'wake'>,
   jobId: string,
 ): Promise<Job> {
   const now = deps.clock.now();
@@ -271,6 +456,7 @@ export async function resendCallback(
     };
   });
   await deps.outbox.add(jobId, now);
+  await deps.wake?.({ jobId, dueAt: now });
   if (stored) deps.onJobChange?.(stored);
   return stored ?? job;
 }

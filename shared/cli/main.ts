@@ -420,6 +420,8 @@ POST /schedules/{name}/resume, GET /webhook-deliveries (?source=&limit=&cursor=)
 POST /webhooks/{source} (Standard Webhooks signature with OPFLOW_WEBHOOK_SECRET_<SOURCE>; no token),
 POST /mcp (with --mcp). It also runs the schedules of the config file and keeps active batches going.
 With OPFLOW_SERVE_TOKEN set, every request needs the header Authorization: Bearer <token>.
+Callbacks (callbackUrl) link the report files to GET /jobs/{id}/report/{file} at OPFLOW_PUBLIC_URL
+(where receivers reach this server; no links without it); README: "Callbacks".
 The first line on standard output is the URL; requests are logged on standard error.`,
     )
     .action(async (_options: unknown, command: Command) => {

@@ -15,6 +15,10 @@ export interface CallbackOutbox {
   add(jobId: string, dueAt: number): Promise<void>;
   /** Entries due at or before `now`, earliest first. */
   due(now: number, limit: number): Promise<CallbackOutboxEntry[]>;
+  /** The entry due first, due or not (a sender sleeps until then); undefined when the outbox is empty. */
+  earliest(): Promise<CallbackOutboxEntry | undefined>;
+  /** The entry of one job, if it has one (a wake-up message names only the job). */
+  entryOf(jobId: string): Promise<CallbackOutboxEntry | undefined>;
   /** Moves an entry to `nextDueAt` if it is still at `entry.dueAt`; false when another sender moved it. */
   move(entry: CallbackOutboxEntry, nextDueAt: number): Promise<boolean>;
   /** Removes an entry if it is still at `entry.dueAt`. */

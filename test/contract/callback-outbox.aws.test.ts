@@ -9,7 +9,7 @@ import { type AwsEmulators, startAwsEmulators } from '../../scripts/emulators/aw
 import { DynamoDbJobStore, S3ReportStore } from '../../shared/backends/aws';
 import { DynamoDbCallbackOutbox } from '../../shared/backends/aws/dynamodb-callback-outbox';
 import { SecretsManagerCallbackSecrets } from '../../shared/backends/aws/secrets-manager-callback-secrets';
-import { runCallbackSender } from '../../shared/callbacks/sender';
+import { presignedReportLinks, runCallbackSender } from '../../shared/callbacks/sender';
 import { makeJob, T0 } from '../support/factories';
 import { describeCallbackOutboxContract } from './callback-outbox.contract';
 
@@ -63,6 +63,8 @@ describe('callback sender on the aws backend', () => {
         status: 'SUCCEEDED',
         finishedAt: T0,
         callbackUrl: `http://127.0.0.1:${port}/cb`,
+        id: '01JCALLBACKLINKS0000000001',
+        outputs: ['reports/01JCALLBACKLINKS0000000001/report.md'],
       });
       await store.create(job);
       await outbox.add(job.id, T0);
@@ -70,7 +72,7 @@ describe('callback sender on the aws backend', () => {
         store,
         outbox,
         secrets,
-        reports,
+        reportLinks: presignedReportLinks(reports, 3600),
         clock: { now: () => T0 },
         send: { policy: { allowHosts: [`127.0.0.1:${port}`] } },
       });
@@ -79,6 +81,11 @@ describe('callback sender on the aws backend', () => {
       const receiverSecret = `whsec_${Buffer.from('Generated64CharacterPasswordWithoutPunctuation0123456789abcdefgh').toString('base64')}`;
       const expected = new Webhook(receiverSecret).sign(got!.headers['webhook-id']!, new Date(T0), got!.body);
       expect(got!.headers['webhook-signature']).toBe(expected);
+      // The report's files as presigned S3 links, never a path of the sender's machine.
+      const files = JSON.parse(got!.body).data.report.files as { name: string; url: string }[];
+      expect(files).toHaveLength(1);
+      expect(files[0]?.name).toBe('report.md');
+      expect(files[0]?.url).toMatch(/^https?:\/\/.*X-Amz-Signature=/);
       expect((await store.get(job.id))?.callback?.state).toBe('delivered');
       expect(await outbox.due(T0 + 86_400_000, 10)).toEqual([]);
     } finally {

@@ -19,6 +19,19 @@ export function describeCallbackOutboxContract(name: string, make: () => Promise
       expect(await outbox.due(5_000, 1)).toEqual([{ jobId: 'job-a', dueAt: 1_000 }]);
     });
 
+    it('names the earliest entry, due or not, and the entry of one job', async () => {
+      const outbox = await make();
+      expect(await outbox.earliest()).toBeUndefined();
+      await outbox.add('job-b', 20_000);
+      await outbox.add('job-a', 9_000);
+      expect(await outbox.earliest()).toEqual({ jobId: 'job-a', dueAt: 9_000 });
+      expect(await outbox.entryOf('job-b')).toEqual({ jobId: 'job-b', dueAt: 20_000 });
+      expect(await outbox.entryOf('job-z')).toBeUndefined();
+      await outbox.move({ jobId: 'job-a', dueAt: 9_000 }, 30_000);
+      expect(await outbox.earliest()).toEqual({ jobId: 'job-b', dueAt: 20_000 });
+      expect(await outbox.entryOf('job-a')).toEqual({ jobId: 'job-a', dueAt: 30_000 });
+    });
+
     it('add moves an existing entry instead of adding a second one', async () => {
       const outbox = await make();
       await outbox.add('job-a', 1_000);

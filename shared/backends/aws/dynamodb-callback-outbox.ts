@@ -95,6 +95,28 @@ export class DynamoDbCallbackOutbox implements CallbackOutbox {
     return (answer.Items ?? []).map((item) => ({ jobId: String(item.jobId), dueAt: Number(item.dueAt) }));
   }
 
+  async earliest(): Promise<CallbackOutboxEntry | undefined> {
+    const answer = await this.client.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: 'PK = :pk',
+        ExpressionAttributeValues: { ':pk': callbackOutboxPartition },
+        Limit: 1,
+        ConsistentRead: true,
+      }),
+    );
+    const item = answer.Items?.[0];
+    return item && { jobId: String(item.jobId), dueAt: Number(item.dueAt) };
+  }
+
+  async entryOf(jobId: string): Promise<CallbackOutboxEntry | undefined> {
+    const pointer = await this.client.send(
+      new GetCommand({ TableName: this.tableName, Key: pointerKey(jobId), ConsistentRead: true }),
+    );
+    const dueAt = pointer.Item?.dueAt as number | undefined;
+    return dueAt === undefined ? undefined : { jobId, dueAt };
+  }
+
   async move(entry: CallbackOutboxEntry, nextDueAt: number): Promise<boolean> {
     const next = { jobId: entry.jobId, dueAt: Math.floor(nextDueAt) };
     try {

@@ -28,6 +28,8 @@ export class SqliteCallbackOutbox implements CallbackOutbox {
   readonly #due;
   readonly #move;
   readonly #remove;
+  readonly #earliest;
+  readonly #entryOf;
 
   constructor(db: LocalDatabase) {
     ensureCallbackTables(db);
@@ -43,6 +45,12 @@ export class SqliteCallbackOutbox implements CallbackOutbox {
     this.#remove = db.prepare<[string, number]>(
       'DELETE FROM callback_outbox WHERE job_id = ? AND due_at = ?',
     );
+    this.#earliest = db.prepare<[], { job_id: string; due_at: number }>(
+      'SELECT job_id, due_at FROM callback_outbox ORDER BY due_at, job_id LIMIT 1',
+    );
+    this.#entryOf = db.prepare<[string], { job_id: string; due_at: number }>(
+      'SELECT job_id, due_at FROM callback_outbox WHERE job_id = ?',
+    );
   }
 
   async add(jobId: string, dueAt: number): Promise<void> {
@@ -51,6 +59,16 @@ export class SqliteCallbackOutbox implements CallbackOutbox {
 
   async due(now: number, limit: number): Promise<CallbackOutboxEntry[]> {
     return this.#due.all(Math.floor(now), limit).map((row) => ({ jobId: row.job_id, dueAt: row.due_at }));
+  }
+
+  async earliest(): Promise<CallbackOutboxEntry | undefined> {
+    const row = this.#earliest.get();
+    return row && { jobId: row.job_id, dueAt: row.due_at };
+  }
+
+  async entryOf(jobId: string): Promise<CallbackOutboxEntry | undefined> {
+    const row = this.#entryOf.get(jobId);
+    return row && { jobId: row.job_id, dueAt: row.due_at };
   }
 
   async move(entry: CallbackOutboxEntry, nextDueAt: number): Promise<boolean> {

@@ -8,6 +8,7 @@ import { LocalCallbackSecrets } from '../../backends/local/sqlite-callback-outbo
 import { type CallbackSenderDeps, resendCallback, runCallbackSender } from '../../callbacks/sender';
 import { callbackPolicyFromEnv } from '../../callbacks/ssrf-guard';
 import type { CallbackSecrets } from '../../engine/callback-ports';
+import { localReportLinks } from '../../runtime/local/callback-loop';
 import type { Pipeline } from '../../runtime/pipeline';
 import { describeCallback } from '../callback-format';
 import { asLocal, type CliContext, type GlobalOptions, openPipeline, writeJson } from '../context';
@@ -21,14 +22,20 @@ async function secretsOf(ctx: CliContext, pipeline: Pipeline): Promise<CallbackS
   return awsCallbackSecrets(pipeline as never, ctx.io.env);
 }
 
-function senderDeps(pipeline: Pipeline, secrets: CallbackSecrets, ctx: CliContext): CallbackSenderDeps {
+async function senderDeps(pipeline: Pipeline, ctx: CliContext): Promise<CallbackSenderDeps> {
   const callbacks = pipeline.deps.callbacks;
   if (!callbacks) throw new CallbackSetupError();
+  const local = asLocal(pipeline);
+  if (!local) {
+    // The same wiring as the callback-sender function: presigned links, retries woken by its queue.
+    const { callbackSenderDeps } = await import('../../runtime/aws/callbacks');
+    return callbackSenderDeps(pipeline as never, ctx.io.env);
+  }
   return {
     store: pipeline.deps.store,
     outbox: callbacks.outbox,
-    secrets,
-    reports: pipeline.deps.reports,
+    secrets: await secretsOf(ctx, pipeline),
+    reportLinks: localReportLinks(ctx.io.env),
     clock: pipeline.deps.clock,
     send: { policy: callbackPolicyFromEnv(ctx.io.env) },
   };
@@ -47,7 +54,7 @@ export async function callbacksResendCommand(
 ): Promise<ExitCodeValue> {
   const pipeline = await openPipeline(ctx, options, 'records');
   try {
-    const deps = senderDeps(pipeline, await secretsOf(ctx, pipeline), ctx);
+    const deps = await senderDeps(pipeline, ctx);
     await resendCallback(deps, jobId);
     // The first attempt now; later ones are made by `opflow serve` (or the aws callback sender).
     await runCallbackSender(deps);

@@ -4,7 +4,7 @@
  * (../lambda/callback-sender.ts) and `opflow --backend aws callbacks`.
  */
 import { SecretsManagerCallbackSecrets } from '../../backends/aws/secrets-manager-callback-secrets';
-import type { CallbackSenderDeps } from '../../callbacks/sender';
+import { type CallbackSenderDeps, presignedReportLinks } from '../../callbacks/sender';
 import { callbackPolicyFromEnv } from '../../callbacks/ssrf-guard';
 import type { CallbackSecrets } from '../../engine/callback-ports';
 import type { AwsPipeline } from './pipeline';
@@ -32,11 +32,9 @@ export function callbackSenderDeps(
     store: pipeline.deps.store,
     outbox: callbacks.outbox,
     secrets: awsCallbackSecrets(pipeline, env),
-    reports: pipeline.deps.reports,
     clock: pipeline.deps.clock,
     send: { policy: callbackPolicyFromEnv(env) },
     // Presigned links made with a role's session credentials die with the session: an hour is honest.
-    linkTtlSeconds: 3600,
-    recheckMs: 60_000,
+    reportLinks: presignedReportLinks(pipeline.deps.reports, 3600),
   };
 }

@@ -28,7 +28,7 @@ export function createCallbackSenderHandler(options: {
     async handle(_event, context) {
       logger.addContext(context);
       const deps = { ...options.deps, log: engineLogger(logger) };
-      const total: SenderRunResult = { attempted: 0, delivered: 0, waiting: 0 };
+      const total: SenderRunResult = { attempted: 0, delivered: 0, waiting: 0, deferred: 0 };
       const passes = options.passes ?? 11;
       for (let pass = 0; pass < passes; pass++) {
         const result = await runCallbackSender(deps);

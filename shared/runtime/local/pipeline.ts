@@ -35,7 +35,7 @@ import { listUnfinished, unfinishedStatuses } from '../job-queries';
 import type { Pipeline } from '../pipeline';
 import { type RuntimeTime, realTime } from '../time';
 import { watchJobs } from '../watch-jobs';
-import { type CallbackLoop, startCallbackLoop } from './callback-loop';
+import { type CallbackLoop, localReportLinks, startCallbackLoop } from './callback-loop';
 import type { LocalRuntimeConfig } from './config';
 import type { BuiltInSandbox, SandboxLaunchOptions } from './sandbox-launch';
 import { compressPolling } from './sandbox-speed';
@@ -154,6 +154,7 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
 
     const owner = leaseOwnerOfThisProcess();
     const callbackOutbox = new SqliteCallbackOutbox(local.db);
+    const reportLinks = localReportLinks(options.env ?? process.env);
     let callbackLoop: CallbackLoop | undefined;
     const deps: EngineDeps = {
       store: local.store,
@@ -259,7 +260,7 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
           store: local.store,
           outbox: callbackOutbox,
           secrets: new LocalCallbackSecrets(local.db, options.env ?? process.env),
-          reports: local.reports,
+          reportLinks,
           clock,
           log,
           send: { policy: deps.callbacks?.policy },

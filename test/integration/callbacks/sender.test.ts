@@ -1,13 +1,14 @@
 // The callback sender against a real HTTP receiver on 127.0.0.1 (allow-listed, as tests may), over
 // the real SQLite outbox and job store, with a manual clock: delivery, the signature as a receiver
-// checks it (standardwebhooks), the retry schedule, Retry-After, 410, exhaustion and resend.
+// checks it (standardwebhooks), the retry schedule, Retry-After, 410, exhaustion and resend, a
+// temporary lookup failure retried, the payload's report links, and a slow receiver that does not
+// hold the others.
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type LocalDatabase, openLocalDatabase } from '../../../shared/backends/local/database';
-import { FileReportStore } from '../../../shared/backends/local/file-report-store';
 import {
   LocalCallbackSecrets,
   SqliteCallbackOutbox,
@@ -16,8 +17,10 @@ import { SqliteJobStore } from '../../../shared/backends/local/sqlite-job-store'
 import {
   type CallbackSenderDeps,
   callbackRetryDelaysMs,
+  DeliverySlots,
   resendCallback,
   runCallbackSender,
+  servedReportLinks,
 } from '../../../shared/callbacks/sender';
 import { callbackForNewRun } from '../../../shared/engine/callback-record';
 import type { Job } from '../../../shared/engine/job-record';
@@ -67,7 +70,6 @@ describe('callback sender', () => {
       store,
       outbox,
       secrets: new LocalCallbackSecrets(db, { OPFLOW_CALLBACK_SECRET_ACME: secret }),
-      reports: new FileReportStore({ outDir: '/tmp/opflow-callbacks-test-out' }),
       clock,
       send: { policy: { allowHosts: [`127.0.0.1:${port}`] } },
     };
@@ -214,7 +216,10 @@ describe('callback sender', () => {
       { ...running, status: 'FAILED', version: running.version + 1, finishedAt: T0 },
       running.version,
     );
-    clock.advance(30_000);
+    // Looked at again after the recheck (a job's end in a running process brings it forward at once).
+    clock.advance(15 * 60_000 - 1);
+    expect(await runCallbackSender(deps)).toMatchObject({ attempted: 0 });
+    clock.advance(1);
     expect(await runCallbackSender(deps)).toMatchObject({ attempted: 1, delivered: 1 });
     expect(JSON.parse(received[0]!.body).type).toBe('job.failed');
   });
@@ -273,5 +278,103 @@ describe('callback sender', () => {
     await store.create(plain);
     await expect(resendCallback(deps, plain.id)).rejects.toThrow(/has no callbackUrl/);
     await expect(resendCallback(deps, 'nope')).rejects.toThrow(/no job nope/);
+  });
+
+  it('retries a temporary lookup failure (EAI_AGAIN) on the schedule and then delivers', async () => {
+    const port = (server.address() as AddressInfo).port;
+    const job = await finishedJob({ callbackUrl: `http://hooks.test:${port}/hook` });
+    let lookups = 0;
+    const send = {
+      policy: { allowHosts: [`hooks.test:${port}`] },
+      resolve: async () => {
+        lookups += 1;
+        if (lookups === 1)
+          throw Object.assign(new Error('getaddrinfo EAI_AGAIN hooks.test'), { code: 'EAI_AGAIN' });
+        return [{ address: '127.0.0.1', family: 4 }];
+      },
+    };
+    await runCallbackSender({ ...deps, send });
+    const first = (await store.get(job.id))!.callback!;
+    expect(first.state).toBe('pending');
+    expect(first.attempts[0]?.error).toMatch(/^EAI_AGAIN: /);
+    clock.advance(callbackRetryDelaysMs[1]);
+    await runCallbackSender({ ...deps, send });
+    expect(received).toHaveLength(1);
+    expect((await store.get(job.id))!.callback!.state).toBe('delivered');
+  });
+
+  it('names the report files without a local path, or with the job API link of a public URL', async () => {
+    const job = await finishedJob();
+    const withFiles = { ...job, outputs: [`reports/${job.id}/report.md`, `reports/${job.id}/steps/1.json`] };
+    await store.commit({ ...withFiles, version: job.version + 1 }, job.version);
+    await runCallbackSender(deps);
+    const plain = JSON.parse(received[0]!.body).data.report;
+    expect(plain.files).toEqual([{ name: 'report.md' }]);
+    expect(received[0]!.body).not.toContain('/tmp');
+
+    await resendCallback(deps, job.id);
+    await runCallbackSender({ ...deps, reportLinks: servedReportLinks('https://opflow.example.com/') });
+    const linked = JSON.parse(received[1]!.body).data.report;
+    expect(linked.files).toEqual([
+      { name: 'report.md', url: `https://opflow.example.com/jobs/${job.id}/report/report.md` },
+    ]);
+  });
+
+  it('a slow receiver holds neither the other receivers nor more than two deliveries', async () => {
+    // A receiver that drips its answer's head a byte every 100 ms: each delivery to it runs to the deadline.
+    const slowHits: number[] = [];
+    let slowEndedAt = Number.POSITIVE_INFINITY;
+    const slow = createServer((req) => {
+      slowHits.push(Date.now());
+      req.resume();
+      const socket = req.socket;
+      const head = 'HTTP/1.1 200 OK\r\n\r\n';
+      let at = 0;
+      const timer = setInterval(() => {
+        if (at < head.length - 2 && !socket.destroyed) socket.write(head[at++]!);
+      }, 100);
+      socket.on('close', () => {
+        clearInterval(timer);
+        slowEndedAt = Math.min(slowEndedAt, Date.now());
+      });
+      socket.on('error', () => undefined);
+    });
+    slow.listen(0, '127.0.0.1');
+    await once(slow, 'listening');
+    const slowPort = (slow.address() as AddressInfo).port;
+    try {
+      // Three slow callbacks due first, then one to the quick receiver.
+      const slowJobs: Job[] = [];
+      for (let i = 0; i < 3; i++)
+        slowJobs.push(await finishedJob({ callbackUrl: `http://127.0.0.1:${slowPort}/slow` }));
+      clock.advance(1);
+      const quick = await finishedJob();
+      await outbox.add(quick.id, clock.now());
+      let quickAt = Number.POSITIVE_INFINITY;
+      server.once('request', () => {
+        quickAt = Date.now();
+      });
+      const result = await runCallbackSender({
+        ...deps,
+        slots: new DeliverySlots({ concurrency: 8, perHost: 2 }),
+        send: { policy: { allowHosts: [`127.0.0.1:${slowPort}`, new URL(url).host] }, deadlineMs: 1_000 },
+      });
+      // The quick receiver is served while the slow ones are still held, not after them.
+      expect(quickAt).toBeLessThan(slowEndedAt);
+      expect((await store.get(quick.id))!.callback!.state).toBe('delivered');
+      // Two at once to the slow host, ended by the deadline; the third put back unsent, a few seconds later.
+      expect(slowHits).toHaveLength(2);
+      expect(result).toMatchObject({ attempted: 3, delivered: 1, deferred: 1 });
+      const states = await Promise.all(slowJobs.map(async (job) => (await store.get(job.id))!.callback));
+      expect(states.filter((callback) => callback?.attempts[0]?.error?.startsWith('DEADLINE'))).toHaveLength(
+        2,
+      );
+      expect(states.filter((callback) => callback === undefined)).toHaveLength(1);
+      const deferred = slowJobs.find((_job, i) => states[i] === undefined)!;
+      expect(await outbox.entryOf(deferred.id)).toEqual({ jobId: deferred.id, dueAt: clock.now() + 5_000 });
+    } finally {
+      slow.closeAllConnections();
+      slow.close();
+    }
   });
 });
