@@ -51,7 +51,7 @@ export function automationFromContext(app: App): OpflowConfig | undefined {
   } catch (error) {
     throw new Error(`${shown}: ${(error as Error).message}`);
   }
-  return parseOpflowConfig(value, shown, new Set(workflows.keys()));
+  return parseOpflowConfig(value, shown, workflows);
 }
 
 export function buildOpflowApp(app: App, config: StageConfig = stageConfigFromContext(app)): OpflowStack {

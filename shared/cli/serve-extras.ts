@@ -6,6 +6,7 @@
 
 import { SqliteScheduleStateStore } from '../backends/local/sqlite-schedule-state-store';
 import { SqliteWebhookDeliveries } from '../backends/local/sqlite-webhook-deliveries';
+import { callbackPolicyFromEnv } from '../callbacks/ssrf-guard';
 import { ConfigFileError, loadOpflowConfig, type OpflowConfig } from '../config/opflow-config';
 import type { ServerMount } from '../http/node-server';
 import { webhookMount } from '../http/webhook-mount';
@@ -33,7 +34,8 @@ export function readConfigFile(ctx: CliContext, explicit: string | undefined) {
       explicit,
       env: ctx.io.env,
       cwd: ctx.io.cwd,
-      workflows: new Set(ctx.workflows.keys()),
+      workflows: ctx.workflows,
+      callbackPolicy: callbackPolicyFromEnv(ctx.io.env),
     });
   } catch (error) {
     if (error instanceof ConfigFileError) throw new CliError(error.message, ExitCode.usage);

@@ -11,6 +11,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Cron } from 'croner';
 import * as z from 'zod';
+import { type CallbackUrlPolicy, CallbackUrlRefused, checkCallbackUrl } from '../callbacks/ssrf-guard';
 import { selectionPolicySchema } from '../engine/job-record';
 
 export const defaultConfigFile = 'opflow.config.json';
@@ -48,6 +49,20 @@ export function parseDuration(text: string): number {
     match[2] as 'ms' | 's' | 'm' | 'h' | 'd'
   ];
   return Number(match[1]) * unit;
+}
+/** The largest jitter of any schedule. */
+const maxJitterMs = 86_400_000;
+
+/** `90000` → `90s`, `3600000` → `1h`: the largest unit that divides it. */
+export function formatDuration(ms: number): string {
+  for (const [unit, size] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+  ] as const)
+    if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
+  return `${ms}ms`;
 }
 const durationSchema = z.lazy(() =>
   z.string().regex(durationPattern, 'must be a duration such as 30s, 15m, 2h or 1d'),
@@ -92,7 +107,7 @@ export const webhookSourceSchema = z.lazy(() =>
       /** How far a webhook-timestamp may be from now, either way: 1s to 1d. Default: 5m. */
       tolerance: durationSchema
         .refine((text) => {
-          const ms = parseDuration(text);
+          const ms = durationPattern.test(text) ? parseDuration(text) : 1000;
           return ms >= 1000 && ms <= 86_400_000;
         }, 'must be from 1s to 1d')
         .default('5m'),
@@ -157,14 +172,46 @@ export const scheduleSchema = z.lazy(() =>
         });
         return;
       }
+      const fields = schedule.cron.trim().split(/\s+/);
+      if (!schedule.cron.trim().startsWith('@') && fields.length !== 5 && fields.length !== 6) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['cron'],
+          message: `is not a cron expression: it has ${fields.length} fields, and one has 5 (minute hour day-of-month month day-of-week) or 6 (seconds first)`,
+        });
+        return;
+      }
+      let slots: Date[];
       try {
-        new Cron(schedule.cron, { timezone: schedule.timezone, paused: true });
+        slots = new Cron(schedule.cron, { timezone: schedule.timezone, paused: true }).nextRuns(25);
       } catch (error) {
         ctx.addIssue({
           code: 'custom',
           path: ['cron'],
           message: `is not a cron expression: ${(error as Error).message}`,
         });
+        return;
+      }
+      if (slots.length === 0) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['cron'],
+          message: 'names no time from now on: it would never fire',
+        });
+        return;
+      }
+      if (schedule.jitter !== undefined && durationPattern.test(schedule.jitter)) {
+        // A slot's random delay stays below the next slot, and within a day.
+        let bound = maxJitterMs;
+        for (let i = 1; i < slots.length; i++)
+          bound = Math.min(bound, slots[i]!.getTime() - slots[i - 1]!.getTime());
+        if (parseDuration(schedule.jitter) > bound) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['jitter'],
+            message: `must be at most ${formatDuration(bound)} (the shortest time between two of this schedule's slots, and never over 1d)`,
+          });
+        }
       }
     }),
 );
@@ -212,11 +259,21 @@ function fieldPath(path: readonly PropertyKey[]): string {
   return text || '(root)';
 }
 
-/** Validates a parsed config; `file` is named in errors. `workflows` (names) are checked when given. */
+/** The workflows a config may name: their names, or (to check schedules' inputs too) the workflows. */
+export type ConfigWorkflows = ReadonlySet<string> | ReadonlyMap<string, { input: z.ZodType }>;
+
+/**
+ * Validates a parsed config; `file` is named in errors. With `workflows`, every workflow a schedule
+ * or a mapping names must exist, and (given the workflows themselves) a schedule's input must be
+ * valid for its workflow. Every fixed `callbackUrl` must pass the callback URL rules (`callbackPolicy`:
+ * the hosts allowed beyond them). So a schedule that could never create its job stops the command
+ * that loads it, instead of failing at every slot.
+ */
 export function parseOpflowConfig(
   value: unknown,
   file: string,
-  workflows?: ReadonlySet<string>,
+  workflows?: ConfigWorkflows,
+  callbackPolicy: CallbackUrlPolicy = {},
 ): OpflowConfig {
   const parsed = opflowConfigSchema.safeParse(value);
   if (!parsed.success) {
@@ -224,18 +281,33 @@ export function parseOpflowConfig(
       parsed.error.issues.map((issue) => `${file}: ${fieldPath(issue.path)}: ${issue.message}`).join('\n'),
     );
   }
-  if (workflows) {
-    const problems: string[] = [];
-    parsed.data.schedules.forEach((schedule, index) => {
-      if (!workflows.has(schedule.workflow))
-        problems.push(`${file}: schedules[${index}].workflow: unknown workflow "${schedule.workflow}"`);
-    });
-    for (const [source, mapping] of Object.entries(parsed.data.webhooks)) {
-      if (typeof mapping.workflow === 'string' && !workflows.has(mapping.workflow))
-        problems.push(`${file}: webhooks.${source}.workflow: unknown workflow "${mapping.workflow}"`);
+  const problems: string[] = [];
+  const callbackProblem = (where: string, url: string) => {
+    try {
+      checkCallbackUrl(url, callbackPolicy);
+    } catch (error) {
+      if (!(error instanceof CallbackUrlRefused)) throw error;
+      problems.push(`${file}: ${where}: ${error.message.replace(/^callbackUrl: /, '')}`);
     }
-    if (problems.length > 0) throw new ConfigFileError(problems.join('\n'));
+  };
+  parsed.data.schedules.forEach((schedule, index) => {
+    const where = `schedules[${index}]`;
+    if (workflows && !workflows.has(schedule.workflow)) {
+      problems.push(`${file}: ${where}.workflow: unknown workflow "${schedule.workflow}"`);
+    } else if (workflows instanceof Map) {
+      const input = workflows.get(schedule.workflow)!.input.safeParse(schedule.input);
+      for (const issue of input.error?.issues ?? [])
+        problems.push(`${file}: ${where}.${fieldPath(['input', ...issue.path])}: ${issue.message}`);
+    }
+    if (schedule.callbackUrl !== undefined) callbackProblem(`${where}.callbackUrl`, schedule.callbackUrl);
+  });
+  for (const [source, mapping] of Object.entries(parsed.data.webhooks)) {
+    if (workflows && typeof mapping.workflow === 'string' && !workflows.has(mapping.workflow))
+      problems.push(`${file}: webhooks.${source}.workflow: unknown workflow "${mapping.workflow}"`);
+    if (typeof mapping.callbackUrl === 'string')
+      callbackProblem(`webhooks.${source}.callbackUrl`, mapping.callbackUrl);
   }
+  if (problems.length > 0) throw new ConfigFileError(problems.join('\n'));
   return parsed.data;
 }
 
@@ -254,7 +326,8 @@ export function loadOpflowConfig(options: {
   explicit?: string | undefined;
   env: Readonly<Record<string, string | undefined>>;
   cwd: string;
-  workflows?: ReadonlySet<string> | undefined;
+  workflows?: ConfigWorkflows | undefined;
+  callbackPolicy?: CallbackUrlPolicy | undefined;
 }): { config: OpflowConfig; file: string | undefined } {
   const named = options.explicit ?? options.env[configFileVariable];
   const file = named ? resolve(options.cwd, named) : resolve(options.cwd, defaultConfigFile);
@@ -274,5 +347,5 @@ export function loadOpflowConfig(options: {
       `${shown}: not valid JSON${position === undefined ? '' : ` at ${lineOf(text, Number(position))}`}: ${message}`,
     );
   }
-  return { config: parseOpflowConfig(value, shown, options.workflows), file };
+  return { config: parseOpflowConfig(value, shown, options.workflows, options.callbackPolicy), file };
 }
