@@ -34,7 +34,11 @@ describe('opflow serve checks every schedule when the config loads', () => {
       'schedules[1].callbackUrl',
     ],
     ['a callbackUrl that is not a URL', { callbackUrl: 'soon' }, 'schedules[1].callbackUrl'],
-    ['a 7-field cron', { cron: '0 0 9 * * * 2030' }, 'schedules[1].cron: is not a cron expression: it has 7 fields'],
+    [
+      'a 7-field cron',
+      { cron: '0 0 9 * * * 2030' },
+      'schedules[1].cron: is not a cron expression: it has 7 fields',
+    ],
     ['a cron that never fires', { cron: '0 0 30 2 *' }, 'schedules[1].cron: names no time'],
     ['a jitter of 100000d', { jitter: '100000d' }, 'schedules[1].jitter: must be at most 1d'],
     [
