@@ -3,6 +3,7 @@
  * An invalid value stops synthesis with a message naming the field, before anything is bundled.
  */
 import * as z from 'zod';
+import { operatorGrantSchema } from '../shared/runtime/lambda/api-auth';
 
 /** The stages the app knows how to deploy. */
 export const STAGES = ['dev', 'prod'] as const;
@@ -48,6 +49,12 @@ const jwtAuth = z.strictObject({
   issuer: z.url({ protocol: /^https$/ }),
   /** Accepted `aud` (or Cognito `client_id`) values. */
   audience: z.array(z.string().min(1)).min(1),
+  /**
+   * Which tokens are an operator's (see every tenant, name the tenant in a request): those whose
+   * `claim` (default `cognito:groups`) contains one of `groups`, e.g. `{ groups: ['opflow-operators'] }`.
+   * Without it, a token without a `tenant` claim is refused (403): nobody is an operator by omission.
+   */
+  operators: operatorGrantSchema.optional(),
 });
 
 /** The zod schema of one stage's configuration. Unknown keys are refused (a typo is an error, not a no-op). */
@@ -325,6 +332,10 @@ export interface StageOverrides {
   jwtIssuer?: string | undefined;
   /** Comma-separated audiences for the JWT authorizer. */
   jwtAudience?: string | undefined;
+  /** Comma-separated groups whose members are operators (`api.auth.operators.groups`; JWT only). */
+  jwtOperatorGroups?: string | undefined;
+  /** The claim that holds those groups (`api.auth.operators.claim`, default `cognito:groups`). */
+  jwtOperatorClaim?: string | undefined;
   /** Comma-separated origins of a static dashboard allowed by CORS (`api.dashboardOrigins`). */
   dashboardOrigins?: string | undefined;
 }
@@ -348,15 +359,32 @@ export function loadStageConfig(stage: string, overrides: StageOverrides = {}): 
       .map((origin) => origin.trim())
       .filter((origin) => origin.length > 0);
   }
+  const list = (value: string) =>
+    value
+      .split(',')
+      .map((item) => item.trim())
+      .filter((item) => item.length > 0);
   if (overrides.jwtIssuer !== undefined || overrides.jwtAudience !== undefined) {
     config.api.auth = {
       mode: 'jwt',
       issuer: overrides.jwtIssuer ?? '',
-      audience: (overrides.jwtAudience ?? '')
-        .split(',')
-        .map((audience) => audience.trim())
-        .filter((audience) => audience.length > 0),
+      audience: list(overrides.jwtAudience ?? ''),
     };
+  }
+  if (overrides.jwtOperatorGroups !== undefined || overrides.jwtOperatorClaim !== undefined) {
+    const operators = {
+      ...(overrides.jwtOperatorClaim !== undefined ? { claim: overrides.jwtOperatorClaim } : {}),
+      ...(overrides.jwtOperatorGroups !== undefined ? { groups: list(overrides.jwtOperatorGroups) } : {}),
+    };
+    if (config.api.auth.mode !== 'jwt') {
+      throw new InvalidStageConfigError(stage, [
+        {
+          path: 'api.auth.operators',
+          message: 'operator groups apply to JWT callers only: set -c jwtIssuer and -c jwtAudience too',
+        },
+      ]);
+    }
+    config.api.auth = { ...config.api.auth, operators };
   }
   return parseStageConfig(config);
 }

@@ -6,6 +6,7 @@
  */
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
 import { createApiHandler } from '../../shared/runtime/lambda/api';
+import { apiAuthFromEnv } from '../../shared/runtime/lambda/api-auth';
 import { awsApiRoutes } from '../../shared/runtime/lambda/api-routes';
 import { awsWebhookHandler } from '../../shared/runtime/lambda/automation';
 import { createJobsRuntime } from '../../shared/runtime/lambda/jobs-runtime';
@@ -14,6 +15,7 @@ import { createJobsRuntime } from '../../shared/runtime/lambda/jobs-runtime';
 const runtime = createJobsRuntime({ functionName: 'api' });
 const api = createApiHandler({
   ...runtime,
+  auth: apiAuthFromEnv(process.env),
   webhooks: awsWebhookHandler(runtime),
   routes: awsApiRoutes(runtime),
 });

@@ -27,6 +27,8 @@ export function stageConfigFromContext(app: App): StageConfig {
     alarmTopicArn: contextString(app, 'alarmTopicArn'),
     jwtIssuer: contextString(app, 'jwtIssuer'),
     jwtAudience: contextString(app, 'jwtAudience'),
+    jwtOperatorGroups: contextString(app, 'jwtOperatorGroups'),
+    jwtOperatorClaim: contextString(app, 'jwtOperatorClaim'),
     dashboardOrigins: contextString(app, 'dashboardOrigins'),
   });
 }

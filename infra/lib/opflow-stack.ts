@@ -11,6 +11,7 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { type OpflowConfig, parseOpflowConfig } from '../../shared/config/opflow-config';
+import { API_AUTH_VARIABLE, type ApiAuth } from '../../shared/runtime/lambda/api-auth';
 import { type StageConfig, visibilityTimeoutSeconds } from '../config';
 import { Automation } from './automation';
 import { InboxIngestion } from './inbox-ingestion';
@@ -28,6 +29,13 @@ export const API_INPUT_OBJECT_PATTERN = 'reports/*/input.json';
 export const REPORT_OBJECT_PATTERN = 'reports/*';
 /** The outputs of a batch (summary.csv, results.jsonl, failed.jsonl, index.html), written on first read. */
 export const BATCH_OUTPUT_PATTERN = 'batches/*';
+
+/** What the api function needs of `api.auth` (OPFLOW_API_AUTH): the mode and the operator grant, not the issuer. */
+export function apiAuthOf(auth: StageConfig['api']['auth']): ApiAuth {
+  return auth.mode === 'jwt'
+    ? { mode: 'jwt', ...(auth.operators ? { operators: auth.operators } : {}) }
+    : auth;
+}
 
 /** Settings of {@link OpflowStack}. */
 export interface OpflowStackProps extends StackProps {
@@ -134,6 +142,8 @@ export class OpflowStack extends Stack {
       timeout: Duration.seconds(config.api.timeoutSeconds),
       memorySize: config.api.memoryMb,
     });
+    // Who is an operator among JWT callers: the function refuses a token bound to no tenant otherwise.
+    this.api.function.addEnvironment(API_AUTH_VARIABLE, JSON.stringify(apiAuthOf(config.api.auth)));
     this.storage.table.grantReadWriteData(this.api.role);
     this.workQueue.queue.grantSendMessages(this.api.role);
     // Presigned report links are signed with the api role, so it must be able to GetObject (nothing

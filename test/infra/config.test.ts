@@ -120,6 +120,34 @@ describe('stage config', () => {
     expect(error.issues.map((i) => i.path)).toEqual(['api.auth.issuer', 'api.auth.audience']);
   });
 
+  it('takes an operator grant for JWT callers, and refuses one that grants nothing or is misplaced', () => {
+    const jwt = { mode: 'jwt' as const, issuer: 'https://auth.example.com/', audience: ['opflow-api'] };
+    const config = parseStageConfig(
+      devWith((c) => {
+        c.api.auth = { ...jwt, operators: { groups: ['opflow-operators'] } };
+      }),
+    );
+    expect(config.api.auth).toEqual({
+      ...jwt,
+      operators: { claim: 'cognito:groups', groups: ['opflow-operators'] },
+    });
+    const empty = errorFor(
+      devWith((c) => {
+        c.api.auth = { ...jwt, operators: { groups: [] } };
+      }),
+    );
+    expect(empty.issues.map((i) => i.path)).toEqual(['api.auth.operators.groups']);
+    const typo = errorFor(
+      devWith((c) => {
+        c.api.auth = { ...jwt, operators: { group: 'opflow-operators' } } as unknown as typeof c.api.auth;
+      }),
+    );
+    expect(typo.message).toContain('api.auth.operators');
+    expect(() => loadStageConfig('dev', { jwtOperatorGroups: 'opflow-operators' })).toThrow(
+      /api\.auth\.operators: operator groups apply to JWT callers only/,
+    );
+  });
+
   it('refuses both an alarm email and an existing topic', () => {
     const error = errorFor(
       devWith((c) => {
@@ -150,6 +178,14 @@ describe('stage config', () => {
       issuer: 'https://auth.example.com/',
       audience: ['opflow-api', 'opflow-cli'],
     });
+    expect(
+      loadStageConfig('prod', {
+        jwtIssuer: 'https://auth.example.com/',
+        jwtAudience: 'opflow-api',
+        jwtOperatorGroups: 'opflow-operators, opflow-admins',
+        jwtOperatorClaim: 'groups',
+      }).api.auth,
+    ).toMatchObject({ operators: { claim: 'groups', groups: ['opflow-operators', 'opflow-admins'] } });
     expect(() => loadStageConfig('prod', { jwtIssuer: 'https://auth.example.com/' })).toThrow(
       /api\.auth\.audience: /,
     );

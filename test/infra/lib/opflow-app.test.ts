@@ -37,6 +37,7 @@ beforeAll(() => {
     stage: 'dev',
     jwtIssuer: 'https://auth.example.com/',
     jwtAudience: 'opflow-api,opflow-cli',
+    jwtOperatorGroups: 'opflow-operators',
     alarmEmail: 'ops@example.com',
   });
   prodTopic = synthStage({ stage: 'prod', alarmTopicArn: ALARM_TOPIC_ARN });
@@ -151,6 +152,19 @@ describe('context overrides', () => {
       });
     }
     expect(stack.config.api.auth.mode).toBe('jwt');
+  });
+
+  it('tells the api function, and only it, who is an operator among JWT callers', () => {
+    const environmentOf = (stage: SynthesizedStage, fn: 'api' | 'worker') =>
+      stage.template.findResources('AWS::Lambda::Function')[
+        stage.stack.getLogicalId(stage.stack[fn].function.node.defaultChild as CfnElement)
+      ]?.['Properties']['Environment']['Variables'] as Record<string, string>;
+    expect(JSON.parse(environmentOf(devJwt, 'api')['OPFLOW_API_AUTH']!)).toEqual({
+      mode: 'jwt',
+      operators: { claim: 'cognito:groups', groups: ['opflow-operators'] },
+    });
+    expect(environmentOf(devJwt, 'worker')['OPFLOW_API_AUTH']).toBeUndefined();
+    expect(JSON.parse(environmentOf(prodTopic, 'api')['OPFLOW_API_AUTH']!)).toEqual({ mode: 'iam' });
   });
 
   it('subscribes the alarm email to a new SSL-only alarm topic', () => {

@@ -36,6 +36,7 @@ import {
   buildAwsPipeline,
   loadAwsConfig,
 } from '../../../shared/runtime/aws/pipeline';
+import { API_AUTH_VARIABLE } from '../../../shared/runtime/lambda/api-auth';
 import { automationVariables } from '../../../shared/runtime/lambda/automation';
 import {
   createObservability,
@@ -108,7 +109,11 @@ function resolvedEnvironment(
 describe.each(stages)('the %s functions and the runtime configuration', (_stage, stageOf) => {
   it('set every variable loadAwsConfig requires, and only variables the runtime reads', () => {
     const stage = stageOf();
-    const runtimeVariables = new Set<string>([...Object.values(awsConfigSources), ...automationVariables]);
+    const runtimeVariables = new Set<string>([
+      ...Object.values(awsConfigSources),
+      ...automationVariables,
+      API_AUTH_VARIABLE,
+    ]);
     for (const fn of ['worker', 'api', 'sweeper'] as const) {
       const variables = environmentOf(stage, fn);
       const opflowVariables = Object.keys(variables).filter((name) => name.startsWith('OPFLOW_'));

@@ -1,6 +1,7 @@
 // The Lambda `api` handler on real job records (the local backend's store stands in for DynamoDB,
 // which the handler never touches directly): a JWT tenant claim that is present but malformed is
-// refused rather than taken for an operator, and a base64 body that is not UTF-8 is refused.
+// refused rather than taken for an operator, a JWT without a tenant is an operator's only through the
+// configured operator grant (403 otherwise), and a base64 body that is not UTF-8 is refused.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,7 +35,11 @@ beforeEach(async () => {
     workflows,
     writeReport: writeJobReport,
   };
-  handler = createApiHandler({ deps, observability: createObservability() });
+  handler = createApiHandler({
+    deps,
+    observability: createObservability(),
+    auth: { mode: 'jwt', operators: { claim: 'cognito:groups', groups: ['opflow-operators'] } },
+  });
   await local.store.create(contractJob({ tenant: 'default' }));
   await local.store.create(contractJob({ tenant: 'acme' }));
 });
@@ -70,11 +75,59 @@ describe('the tenant claim', () => {
       expect(status, JSON.stringify(claims)).toBe(200);
       expect((body.jobs as { tenant: string }[]).map((job) => job.tenant)).toEqual(['acme']);
     }
-    const operator = await send(event(undefined));
-    expect(operator.status).toBe(200);
-    expect((operator.body.jobs as unknown[]).length).toBe(2);
-    // A JWT without any tenant claim is an operator's token (the authorizer vouches for it).
-    expect((await send(event({ sub: 'ops' }))).status).toBe(200);
+  });
+
+  it('takes a JWT without a tenant for an operator only through the configured group', async () => {
+    // API Gateway hands a list claim to the function as one string, "[a b]".
+    for (const groups of ['[opflow-operators]', '[readers opflow-operators]', ['opflow-operators']]) {
+      const operator = await send(event({ sub: 'ops', 'cognito:groups': groups }));
+      expect(operator.status, JSON.stringify(groups)).toBe(200);
+      expect((operator.body.jobs as unknown[]).length).toBe(2);
+    }
+    // A token with a tenant and the group is bound to its tenant: the narrower right wins.
+    const both = await send(event({ tenant: 'acme', 'cognito:groups': '[opflow-operators]' }));
+    expect((both.body.jobs as { tenant: string }[]).map((job) => job.tenant)).toEqual(['acme']);
+  });
+
+  it.each([
+    ['no groups', { sub: 'user-1' }],
+    ['another group', { sub: 'user-1', 'cognito:groups': '[readers]' }],
+    [
+      'a group whose name only contains the operators group',
+      { sub: 'u', 'cognito:groups': '[opflow-operators-x]' },
+    ],
+    ['the group in another claim', { sub: 'u', groups: '[opflow-operators]' }],
+  ])('refuses a JWT with no tenant and %s (403), listing nothing', async (_name, claims) => {
+    const { status, body } = await send(event(claims));
+    expect(status).toBe(403);
+    expect((body.error as { code: string }).code).toBe('forbidden');
+    expect((body.error as { message: string }).message).toContain('no tenant claim and no operator grant');
+    expect(body.jobs).toBeUndefined();
+  });
+
+  it('refuses a tokenless request when the API takes JWTs, and takes it for IAM otherwise', async () => {
+    const refused = await send(event(undefined));
+    expect(refused.status).toBe(403);
+    expect((refused.body.error as { message: string }).message).toContain('carries no token');
+    expect(tenantOfEvent(event(undefined), { mode: 'iam' })).toBeUndefined();
+    expect(tenantOfEvent(event(undefined))).toBeUndefined();
+  });
+
+  it('has no operators by default: a JWT without a tenant is refused when no grant is configured', () => {
+    for (const auth of [undefined, { mode: 'jwt' as const }]) {
+      expect(() =>
+        tenantOfEvent(event({ sub: 'ops', 'cognito:groups': '[opflow-operators]' }), auth),
+      ).toThrow('no operator grant is configured (api.auth.operators)');
+    }
+  });
+
+  it('reads a boolean operator claim when the grant names no groups', () => {
+    const auth = { mode: 'jwt' as const, operators: { claim: 'custom:operator' } };
+    expect(tenantOfEvent(event({ 'custom:operator': 'true' }), auth)).toBeUndefined();
+    expect(tenantOfEvent(event({ 'custom:operator': true }), auth)).toBeUndefined();
+    expect(() => tenantOfEvent(event({ 'custom:operator': 'false' }), auth)).toThrow(
+      'custom:operator = true',
+    );
   });
 
   it.each([
