@@ -42,33 +42,10 @@ import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { type IQueue, Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { type OpflowConfig, parseDuration } from '../../shared/config/opflow-config';
+import { eventBridgeCron } from './eventbridge-cron';
 import { PipelineFunction, type PipelineFunctionProps } from './pipeline-function';
 
-const dayNames = ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT', 'SUN'];
-
-/**
- * A 5-field cron expression (or 6 with seconds 0) as EventBridge Scheduler's `cron(...)`: a year
- * field added, `?` in day-of-month or day-of-week, weekday numbers as names (cron's 0 is Sunday,
- * EventBridge's 1). Throws naming what EventBridge cannot express.
- */
-export function eventBridgeCron(cron: string, where: string): string {
-  let fields = cron.trim().split(/\s+/);
-  if (fields.length === 6) {
-    if (fields[0] !== '0')
-      throw new Error(`${where}: EventBridge Scheduler has no seconds field; use 0 seconds`);
-    fields = fields.slice(1);
-  }
-  if (fields.length !== 5)
-    throw new Error(`${where}: EventBridge needs 5 cron fields (minute hour day month weekday)`);
-  const [minute, hour, day, month, weekday] = fields as [string, string, string, string, string];
-  const days = weekday.replace(/\d/g, (digit) => dayNames[Number(digit)] ?? digit);
-  if (day !== '*' && weekday !== '*') {
-    throw new Error(`${where}: EventBridge cannot use both a day of the month and a day of the week`);
-  }
-  return weekday === '*'
-    ? `cron(${minute} ${hour} ${day} ${month} ? *)`
-    : `cron(${minute} ${hour} ? ${month} ${days} *)`;
-}
+export { eventBridgeCron } from './eventbridge-cron';
 
 /**
  * OPFLOW_SCHEDULES of the api function: the schedules of opflow.config.json as JSON. Lambda allows

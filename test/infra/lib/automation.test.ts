@@ -8,7 +8,6 @@ import { join } from 'node:path';
 import type { CfnElement } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { eventBridgeCron } from '../../../infra/lib/automation';
 import { type SynthesizedStage, synthStage } from '../support/synth-stage';
 
 type Statement = { Effect: string; Action: string | string[]; Resource: unknown; Condition?: unknown };
@@ -139,17 +138,5 @@ describe('issue 12 resources', () => {
         GenerateSecretString: Match.objectLike({ PasswordLength: 64 }),
       });
     }
-  });
-});
-
-describe('eventBridgeCron', () => {
-  it('turns cron into EventBridge cron, or says what it cannot express', () => {
-    expect(eventBridgeCron('*/15 * * * *', 'x')).toBe('cron(*/15 * * * ? *)');
-    expect(eventBridgeCron('0 9 * * 1-5', 'x')).toBe('cron(0 9 ? * MON-FRI *)');
-    expect(eventBridgeCron('0 0 6 * * 0', 'x')).toBe('cron(0 6 ? * SUN *)');
-    expect(() => eventBridgeCron('0 9 1 * 1', 'schedules[0].cron')).toThrow(
-      /schedules\[0\]\.cron: EventBridge cannot use both/,
-    );
-    expect(() => eventBridgeCron('30 0 6 * * *', 'x')).toThrow(/no seconds field/);
   });
 });
