@@ -49,7 +49,7 @@ const FIELDS = {
 } satisfies Record<string, FieldSpec>;
 
 /** One value of a field: a number in range or a name (JAN, MON). */
-function valueOf(text: string, spec: FieldSpec, fail: (why: string) => never): number {
+function fieldValue(text: string, spec: FieldSpec, fail: (why: string) => never): number {
   const upper = text.toUpperCase();
   const named = spec.names?.indexOf(upper) ?? -1;
   if (named >= 0) return named + (spec.namesFrom ?? 0);
@@ -80,11 +80,11 @@ function valuesOf(field: string, spec: FieldSpec, fail: (why: string) => never):
     } else if (range.includes('-')) {
       const [a, b, ...rest] = range.split('-');
       if (rest.length > 0 || a === undefined || b === undefined) fail(`"${part}" is not a range`);
-      from = valueOf(a, spec, fail);
-      to = valueOf(b, spec, fail);
+      from = fieldValue(a, spec, fail);
+      to = fieldValue(b, spec, fail);
       if (from > to) fail(`the range "${part}" runs backwards`);
     } else {
-      from = valueOf(range, spec, fail);
+      from = fieldValue(range, spec, fail);
       // croner allows a step only from `*` or a range.
       if (stepText !== undefined) fail(`"${part}": a step needs "*" or a range before it`);
       to = from;
@@ -126,7 +126,7 @@ function dayField(field: string, fail: (why: string) => never): string | undefin
   const upper = field.toUpperCase();
   if (upper === 'L') return 'L';
   const nearest = /^(\d+)W$/.exec(upper);
-  if (nearest) return `${valueOf(nearest[1]!, FIELDS.day, fail)}W`;
+  if (nearest) return `${fieldValue(nearest[1]!, FIELDS.day, fail)}W`;
   if (/[LW]/.test(upper)) {
     fail(
       `"${field}": EventBridge's day of the month takes L (the last day) or NW (the weekday nearest day N) alone, ` +
@@ -156,7 +156,7 @@ function weekdayField(field: string, fail: (why: string) => never): string | und
         `"${field}": EventBridge takes one N#K in the day of the week (K 1 to 5), not a list or a range of them`,
       );
     }
-    const weekday = valueOf(nth[1]!, FIELDS.weekday, fail) % 7;
+    const weekday = fieldValue(nth[1]!, FIELDS.weekday, fail) % 7;
     return `${WEEKDAYS[weekday]}#${nth[2]}`;
   }
   const values = valuesOf(field, FIELDS.weekday, fail);
