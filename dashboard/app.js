@@ -97,6 +97,22 @@ function plural(count, word, many = `${word}s`) {
 function jobTitle(job) {
   return job.title ?? job.label ?? job.id;
 }
+/** Which upstream served a job, for people ("sandbox (simulated data)", a URL and key fingerprint). */
+function upstreamText(upstream) {
+  if (!upstream) return 'not yet known (no call made)';
+  if (upstream.kind === 'sandbox') return 'sandbox (simulated data, not real publications)';
+  return `${upstream.baseUrl}, key ${upstream.keyFingerprint.slice(0, 8)}`;
+}
+/** The warning a view of sandbox data opens with. */
+function SandboxBanner({ what }) {
+  return html`<p class="notice sandbox" role="note"><strong>Sandbox data: not real publications.</strong> ${what} against opflow's built-in sandbox, which simulates the Open Platform; set OPFLOW_API_KEY to run against the platform.</p>`;
+}
+/** A small tag beside a job's title in tables. */
+function SandboxTag({ job }) {
+  return job.upstream?.kind === 'sandbox'
+    ? html` <span class="tag sandbox" title="simulated data, not real publications">sandbox</span>`
+    : null;
+}
 
 // ---- routing -------------------------------------------------------------------------------------
 
@@ -474,7 +490,7 @@ function JobsPage({ api, config, route }) {
                   }
                 </td>
                 <td>
-                  <a href=${`#/jobs/${encodeURIComponent(job.id)}`}>${jobTitle(job)}</a>
+                  <a href=${`#/jobs/${encodeURIComponent(job.id)}`}>${jobTitle(job)}</a><${SandboxTag} job=${job} />
                   ${job.label && job.label !== jobTitle(job) ? html`<div class="small muted">${job.label}</div>` : null}
                   ${job.lastError ? html`<div class="small muted">${job.lastError.message}</div>` : null}
                   ${job.batchId ? html`<div class="small muted">batch ${job.batchId}</div>` : null}
@@ -763,6 +779,7 @@ function JobPage({ api, config, id }) {
   return html`<main id="main">
     <p><a href="#/">← All jobs</a></p>
     <h1 tabindex="-1" ref=${heading}>${jobTitle(job)} <${StatusBadge} status=${job.status} /></h1>
+    ${job.upstream?.kind === 'sandbox' ? html`<${SandboxBanner} what="This job ran" />` : null}
     <p class="visually-hidden" aria-live="polite">Status ${job.status}, step ${job.step}</p>
     <div class="actions">
       ${running ? html`<button class="danger" type="button" disabled=${busy} onClick=${cancel}>Cancel job</button>` : null}
@@ -797,6 +814,7 @@ function JobPage({ api, config, id }) {
           <dt>Status</dt><dd>${job.status}</dd>
           <dt>Current step</dt><dd>${job.step}</dd>
           <dt>Tenant</dt><dd>${job.tenant}</dd>
+          <dt>Upstream</dt><dd>${upstreamText(job.upstream)}</dd>
           <dt>Source</dt><dd>${job.source}</dd>
           ${job.batchId ? html`<dt>Batch</dt><dd><a href=${config.batches ? `#/batches/${encodeURIComponent(job.batchId)}` : jobsHash({ batchId: job.batchId })}>${job.batchId}</a></dd>` : null}
           <dt>Selection</dt><dd>${job.selection?.mode}</dd>
@@ -912,6 +930,7 @@ function BatchPage({ api, config, id }) {
     <p><a href="#/batches">← All batches</a></p>
     <h1 tabindex="-1" ref=${heading}>${batch.name} <${StatusBadge} status=${batch.status} /></h1>
     ${batch.reason ? html`<p class="notice error">${batch.reason}</p>` : null}
+    ${jobs?.jobs.some((job) => job.upstream?.kind === 'sandbox') ? html`<${SandboxBanner} what=${`${plural(jobs.jobs.filter((job) => job.upstream?.kind === 'sandbox').length, 'job')} of this batch ran`} />` : null}
     <div class="actions">
       ${failures > 0 ? html`<button class="primary" type="button" disabled=${busy} onClick=${() => act('Redrive', 'redrive')}>Redrive ${plural(failures, 'failed item')}</button>` : null}
       ${
@@ -988,7 +1007,7 @@ function BatchPage({ api, config, id }) {
             <thead><tr><th scope="col">Job</th><th scope="col">Status</th><th scope="col">Step</th><th scope="col">Calls</th><th scope="col">Billed units</th><th scope="col">Updated</th></tr></thead>
             <tbody>${jobs.jobs.map(
               (job) => html`<tr key=${job.id} data-job=${job.id} data-status=${job.status}>
-                <td><a href=${`#/jobs/${encodeURIComponent(job.id)}`}>${jobTitle(job)}</a>${job.lastError ? html`<div class="small muted">${job.lastError.message}</div>` : null}</td>
+                <td><a href=${`#/jobs/${encodeURIComponent(job.id)}`}>${jobTitle(job)}</a><${SandboxTag} job=${job} />${job.lastError ? html`<div class="small muted">${job.lastError.message}</div>` : null}</td>
                 <td><${StatusBadge} status=${job.status} /></td>
                 <td>${job.step}</td>
                 <td>${job.usage?.calls ?? 0}</td>

@@ -3,6 +3,7 @@
  */
 import { findStep } from '../engine/advance';
 import type { Job } from '../engine/job-record';
+import { describeUpstreamIdentity } from '../engine/upstream-identity';
 import type { WorkflowRegistry } from '../engine/workflow';
 
 /** What `list --json` and `run --json` give per job. */
@@ -10,6 +11,9 @@ export interface JobSummary {
   id: string;
   workflow: string;
   label?: string | undefined;
+  tenant: string;
+  /** Which upstream served the job (`{kind: 'sandbox'}`: simulated data); absent before its first call. */
+  upstream?: Job['upstream'];
   status: Job['status'];
   step: string;
   createdAt: string;
@@ -46,6 +50,8 @@ export function jobSummary(job: Job, report?: string): JobSummary {
     id: job.id,
     workflow: job.workflow,
     label: job.label,
+    tenant: job.tenant,
+    upstream: job.upstream,
     status: job.status,
     step: job.step,
     createdAt: iso(job.createdAt)!,
@@ -131,6 +137,8 @@ export function describeJob(job: Job, workflows: WorkflowRegistry, report?: stri
     `job       ${job.id}`,
     `workflow  ${job.workflow} (version ${job.workflowVersion})`,
     ...(job.label ? [`label     ${job.label}`] : []),
+    `tenant    ${job.tenant}`,
+    `upstream  ${describeUpstreamIdentity(job.upstream)}`,
     `status    ${job.status}`,
     `step      ${stepTitle(job, workflows)}${job.attempts > 0 ? ` (attempt ${job.attempts + 1})` : ''}`,
     `created   ${iso(job.createdAt)}`,
@@ -176,6 +184,17 @@ export function describeJob(job: Job, workflows: WorkflowRegistry, report?: stri
 }
 
 /** A plain text table with left-aligned columns. */
+/** A short name of the upstream for tables: "sandbox", "connect.patsnap.com 3f2a9c1d", or "-" before the first call. */
+export function upstreamShort(upstream: Job['upstream']): string {
+  if (!upstream) return '-';
+  if (upstream.kind === 'sandbox') return 'sandbox';
+  let host = upstream.baseUrl;
+  try {
+    host = new URL(upstream.baseUrl).host;
+  } catch {}
+  return `${host} ${upstream.keyFingerprint.slice(0, 8)}`;
+}
+
 export function formatTable(headers: string[], rows: string[][]): string {
   const widths = headers.map((header, column) =>
     Math.max(header.length, ...rows.map((row) => (row[column] ?? '').length)),

@@ -217,7 +217,10 @@ ${exitCodeHelp}
       "fail a job not finished in time, e.g. 30m, 2h, 1d (default: the workflow's, 24h)",
     )
     .option('--tenant <name>', 'the tenant whose API key is used', 'default')
-    .option('--fresh', 'start new jobs even for inputs already done (a succeeded job) or under way')
+    .option(
+      '--fresh',
+      'start new jobs even for inputs already done (a succeeded job of the same tenant on the same upstream) or under way',
+    )
     .option('--no-wait', 'start the jobs and return without waiting')
     .action(async (workflow: string, inputs: string[], _options: unknown, command: Command) => {
       setExitCode(await runCommand(ctx, workflow, inputs, globals(command) as never));

@@ -11,6 +11,7 @@ import type { PollStatsStore } from './poll-stats';
 import type { PollAim } from './poll-timing';
 import type { Clock, JobStore, KeySource, RateLimiter, ReportStore, WorkQueue } from './ports';
 import type { ReportWriter } from './report';
+import type { UpstreamIdentity } from './upstream-identity';
 import type { WorkflowRegistry } from './workflow';
 
 /** Counters the engine reports (names: StepsRun, Retries, UpstreamCalls, BilledUnits, JobSucceeded, JobFailed, ...). */
@@ -38,6 +39,11 @@ export interface EngineDeps {
   metrics?: EngineMetrics | undefined;
   /** Learned poll timing shared by all workers; without it, polls follow the declared schedules. */
   pollStats?: PollStatsStore | undefined;
+  /**
+   * Which upstream a call made with this key goes to (the sandbox, or a base URL and the key's
+   * fingerprint): recorded on the job by the step that calls. Without it nothing is recorded.
+   */
+  upstreamOf?: ((apiKey: string) => UpstreamIdentity) | undefined;
   /** Names the upstream the timing is learned for (its base URL; only a hash of it is stored). */
   pollStatsScope?: string | undefined;
   /** Quantiles of the learned durations polls aim at (default: 0.65 with room, 0.9 saturated). */

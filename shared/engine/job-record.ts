@@ -5,6 +5,7 @@
  */
 import * as z from 'zod';
 import type { CallbackDelivery } from './callback-record';
+import type { UpstreamIdentity } from './upstream-identity';
 import type { StepDecision } from './workflow';
 
 export const jobStatuses = [
@@ -150,6 +151,8 @@ export interface Job {
   input: JobInput;
   /** A short human label (e.g. the input file name). */
   label?: string | undefined;
+  /** Which upstream served the job (set by the step that calls it; absent before its first call). */
+  upstream?: UpstreamIdentity | undefined;
   /** Small values kept between steps: upstream ids (task_id, report_id, job_id, chat_id), choices. */
   context: Record<string, unknown>;
   selection: SelectionPolicy;

@@ -36,6 +36,7 @@ import { pollStatsKey } from './poll-stats';
 import { type DurationSketch, defaultPollAim, doneShare, learnedPollDelay } from './poll-timing';
 import type { WorkMessage } from './ports';
 import { attachmentKey, stepOutputKey } from './report';
+import { sameUpstream } from './upstream-identity';
 import {
   type Step,
   type StepContext,
@@ -268,14 +269,16 @@ export async function runStep(deps: EngineDeps, message: WorkMessage): Promise<S
 
   // A create call repeated after a crash may be billed twice: record the intent first (a repeat is
   // counted), and keep the job's nextRunAt ahead while the call is alive.
-  let current = job;
+  // Which upstream serves the job is recorded with the step's first commit (so its outputs can say).
+  const upstream = deps.upstreamOf?.(apiKey);
+  let current = upstream && !sameUpstream(job.upstream, upstream) ? { ...job, upstream } : job;
   const creates = stepEffect(step, step.kind === 'request' ? step.operationOf(ctx) : undefined) !== 'read';
   const allowanceMs = deps.inFlight?.allowanceMs ?? inFlightAllowanceMs;
   let heartbeat: Heartbeat | undefined;
   if (creates) {
     const started = advance(
       workflow,
-      job,
+      current,
       { type: 'call-started', output: outputName, allowanceMs, by: deps.inFlight?.by },
       now,
       deps.random,

@@ -159,6 +159,7 @@ export function jobView(job: Job): JobView {
     version: job.version,
     label: job.label,
     title: jobTitle(job),
+    upstream: job.upstream,
     selection: job.selection,
     pending: job.pending && { ...job.pending, offeredAt: iso(job.pending.offeredAt)! },
     selections: job.selections,

@@ -4,8 +4,10 @@
  * hold every route's real answers to (test/integration/http/openapi.test.ts): the description
  * cannot drift from the routes without a test failing.
  */
+
 import * as z from 'zod';
 import { jobSources, jobStatuses } from '../engine/job-record';
+import { upstreamIdentitySchema } from '../engine/upstream-identity';
 
 const isoTime = z.iso.datetime().describe('ISO 8601, UTC');
 
@@ -71,6 +73,11 @@ export const jobViewSchema = z
     version: z.number().int(),
     label: z.string().optional(),
     title: z.string().optional().describe("the input's title or first line, else the label"),
+    upstream: upstreamIdentitySchema
+      .optional()
+      .describe(
+        'which upstream served the job: {kind: sandbox} (simulated data, not real publications) or {kind: platform, baseUrl, keyFingerprint}; absent before its first call',
+      ),
     selection: z.strictObject({ mode: z.enum(['auto', 'manual']) }),
     pending: pendingSchema.optional().describe('the options offered, while AWAITING_INPUT'),
     selections: z.record(z.string(), z.array(z.string())),

@@ -17,6 +17,7 @@ import type {
 import type { EngineDeps } from '../engine/deps';
 import { inlineInputLimitBytes } from '../engine/job-commands';
 import { isTerminal, type Job } from '../engine/job-record';
+import { tenantUpstreamKey } from '../engine/upstream-identity';
 import { stepContext, type Workflow } from '../engine/workflow';
 import { requestSchemas } from '../openplatform/schemas/requests';
 import {
@@ -374,7 +375,13 @@ async function prepare(
   if (limits) return problem(`over the platform's limits: ${limits}`, id);
 
   const options = { selection: select, ...(deadlineMs === undefined ? {} : { deadlineMs }) };
-  const contentHash = contentHashOf(workflow.name, parsed.data, options);
+  // The upstream is part of what is run: an item done on the sandbox is not done on the platform.
+  const upstream = await tenantUpstreamKey(deps.engine, batch.tenant);
+  const contentHash = contentHashOf(
+    workflow.name,
+    parsed.data,
+    upstream === undefined || upstream === 'sandbox' ? options : { ...options, upstream },
+  );
   const key = itemKeyOf(batch.id, id, contentHash);
   const label = labelOf(parsed.data, id);
   const serialized = JSON.stringify({ input: parsed.data, ...options });

@@ -10,6 +10,8 @@ import type { Batch, BatchItem, BatchProblem, BatchStore } from '../engine/batch
 import type { EngineDeps } from '../engine/deps';
 import { isTerminal, type Job } from '../engine/job-record';
 import { reportKeys } from '../engine/report';
+import { isSandboxData } from '../engine/upstream-identity';
+import { sandboxHeadline } from '../reports/sandbox-notice';
 import { openOutput } from './output-writer';
 
 export const batchOutputKeys = (batchId: string) => ({
@@ -38,6 +40,7 @@ export const summaryColumns = [
   'error',
   'job_id',
   'source',
+  'upstream',
 ] as const;
 type Row = Record<(typeof summaryColumns)[number], string>;
 
@@ -99,7 +102,14 @@ async function findingsOf(deps: OutputDeps, job: Job): Promise<Partial<Row>> {
   return findings;
 }
 
-const csvCell = (value: string) => (/[",\n\r;]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value);
+/**
+ * A CSV cell: quoted when it must be, and never read as a formula by a spreadsheet (a cell starting
+ * with =, +, -, @, tab or carriage return gets a leading quote, as OWASP's CSV injection guidance says).
+ */
+export function csvCell(text: string): string {
+  const value = /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
+  return /[",\n\r;]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
+}
 const escapeHtml = (text: string) =>
   text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
@@ -110,6 +120,8 @@ export interface BatchTotals {
   invalid: number;
   calls: number;
   billedUnits: number;
+  /** Items whose job ran on the sandbox (simulated data). */
+  sandbox: number;
 }
 
 /**
@@ -121,7 +133,15 @@ export interface BatchTotals {
 export async function writeBatchOutputs(deps: OutputDeps, batch: Batch): Promise<BatchTotals> {
   const keys = batchOutputKeys(batch.id);
   const reports = deps.engine.reports;
-  const totals: BatchTotals = { items: 0, pending: 0, byStatus: {}, invalid: 0, calls: 0, billedUnits: 0 };
+  const totals: BatchTotals = {
+    items: 0,
+    pending: 0,
+    byStatus: {},
+    invalid: 0,
+    calls: 0,
+    billedUnits: 0,
+    sandbox: 0,
+  };
   const versions = new Map<string, number>();
   // Locally the index is a file beside the reports: link them relatively, so the folder can move.
   const indexLocation = await reports.link(keys.index);
@@ -165,6 +185,7 @@ export async function writeBatchOutputs(deps: OutputDeps, batch: Batch): Promise
         totals.byStatus[row.status] = (totals.byStatus[row.status] ?? 0) + 1;
         totals.calls += job?.usage.calls ?? 0;
         totals.billedUnits += job?.usage.billedUnits ?? 0;
+        if (job && isSandboxData(job)) totals.sandbox += 1;
         await summary.write(`${summaryColumns.map((column) => csvCell(row[column])).join(',')}\n`);
         if (job && isTerminal(job.status))
           await results.write(
@@ -261,7 +282,17 @@ async function rowOf(
         : '',
     job_id: job?.id ?? '',
     source: item.position,
+    upstream: upstreamCell(job),
   };
+}
+
+/** summary.csv's `upstream`: `sandbox` (simulated data), the platform's URL and key fingerprint, or empty. */
+function upstreamCell(job: Job | undefined): string {
+  const upstream = job?.upstream;
+  if (!upstream) return '';
+  return upstream.kind === 'sandbox'
+    ? 'sandbox (simulated data)'
+    : `${upstream.baseUrl} key ${upstream.keyFingerprint.slice(0, 8)}`;
 }
 
 function htmlRow(row: Row): string {
@@ -276,6 +307,7 @@ function htmlRow(row: Row): string {
     escapeHtml(row.duration_s),
     row.report ? `<a href="${escapeHtml(row.report)}">report</a>` : '',
     escapeHtml(row.error),
+    row.upstream.startsWith('sandbox') ? '<span class="sandbox">sandbox</span>' : escapeHtml(row.upstream),
   ];
   return `<tr>${cells.map((cell) => `<td>${cell}</td>`).join('')}</tr>`;
 }
@@ -294,7 +326,7 @@ function indexHead(batch: Batch): string {
 <style>
 body { font: 14px/1.45 system-ui, sans-serif; margin: 1.5rem; color: #1a1a1a; }
 main { display: flex; flex-direction: column; }
-header { order: 0; } #overview { order: 1; } #items-part { order: 2; } #failures { order: 3; }
+#sandbox { order: -1; } header { order: 0; } #overview { order: 1; } #items-part { order: 2; } #failures { order: 3; }
 h1 { font-size: 1.4rem; margin: 0 0 .3rem; }
 h2 { font-size: 1.1rem; margin: 1.2rem 0 .4rem; }
 .meta { color: #555; margin-bottom: .5rem; overflow-wrap: anywhere; }
@@ -310,6 +342,8 @@ th[aria-sort="ascending"]::after { content: " \u25b2"; }
 th[aria-sort="descending"]::after { content: " \u25bc"; }
 .s { font-weight: 600; }
 .SUCCEEDED { color: #1a7f37; } .FAILED, .CANCELLED { color: #cf222e; } .PENDING { color: #777; }
+.banner { background: #fff3cd; border: 2px solid #b45309; color: #5c2d00; padding: .6rem .8rem; margin: 0 0 1rem; font-size: 1.05rem; }
+.sandbox { color: #b45309; font-weight: 600; }
 input { padding: .3rem .5rem; width: 20rem; max-width: 100%; }
 @media print { #filter { display: none; } #items th { position: static; } }
 </style>
@@ -324,7 +358,7 @@ input { padding: .3rem .5rem; width: 20rem; max-width: 100%; }
 <h2>Items</h2>
 <input id="filter" type="search" placeholder="Filter rows" aria-label="Filter rows">
 <table id="items">
-<thead><tr><th>Id</th><th>Version</th><th>Title</th><th>Status</th><th>Key findings</th><th>Calls</th><th>Billed units</th><th>Duration (s)</th><th>Report</th><th>Error</th></tr></thead>
+<thead><tr><th>Id</th><th>Version</th><th>Title</th><th>Status</th><th>Key findings</th><th>Calls</th><th>Billed units</th><th>Duration (s)</th><th>Report</th><th>Error</th><th>Upstream</th></tr></thead>
 <tbody>
 `;
 }
@@ -366,6 +400,11 @@ ${failedCount > failedRows.length ? `<p>… and ${failedCount - failedRows.lengt
 </table>
 <p>Every failure with where and why: <a href="failed.jsonl">failed.jsonl</a>; every row: <a href="summary.csv">summary.csv</a>, <a href="results.jsonl">results.jsonl</a>.</p>
 </section>
+${
+  totals.sandbox === 0
+    ? ''
+    : `<section id="sandbox" class="banner" role="alert"><strong>${escapeHtml(sandboxHeadline)}</strong> ${totals.sandbox === totals.items ? 'Every item' : `${totals.sandbox} of ${totals.items} items`} ran against opflow’s built-in sandbox, which simulates the Open Platform (see the Upstream column); set OPFLOW_API_KEY to run them against the platform.</section>`
+}
 <section id="overview" aria-label="Totals">
 <div class="totals">
 <div><b>${totals.items}</b>items</div>

@@ -37,12 +37,16 @@ export function withSectionAfterLine(markdown: string, line: string, section: st
 /**
  * The page. `insert`: trusted HTML opflow built itself (the changes section of a scheduled report,
  * with its SVG chart), placed after the paragraph of the Markdown line `afterLine` (the cost line),
- * or after the first `<h1>` when there is none.
+ * or after the first `<h1>` when there is none. `banner`: a warning shown above everything, on screen
+ * and in print (the sandbox's "not real publications").
  */
 export function renderHtml(
   title: string,
   markdown: string,
-  options: { insert?: { afterLine: string; html: string } } = {},
+  options: {
+    insert?: { afterLine: string; html: string };
+    banner?: { headline: string; detail: string };
+  } = {},
 ): string {
   let body = markdownToHtml(markdown);
   if (options.insert) {
@@ -68,6 +72,7 @@ code { background: #f3f3f3; padding: 0 .2rem; }
 a { color: #0645ad; overflow-wrap: anywhere; }
 p, li, td { overflow-wrap: break-word; }
 h1 { font-size: 1.6rem; line-height: 1.25; }
+.banner { background: #fff3cd; border: 2px solid #b45309; color: #5c2d00; padding: .6rem .8rem; margin: 0 0 1rem; font-size: 1.05rem; }
 @media (max-width: 40rem) {
   body { font-size: 16px; margin: 1rem auto; padding: 0 .75rem; }
   h1 { font-size: 1.35rem; }
@@ -82,13 +87,14 @@ h1 { font-size: 1.6rem; line-height: 1.25; }
   table, tr, img, pre, blockquote { break-inside: avoid; page-break-inside: avoid; }
   thead { display: table-header-group; }
   th { background: #eee !important; -webkit-print-color-adjust: exact; print-color-adjust: exact; }
+  .banner { border: 2pt solid #000; -webkit-print-color-adjust: exact; print-color-adjust: exact; }
   a { color: #000; text-decoration: none; }
   a[href^="http"]::after { content: " (" attr(href) ")"; font-size: 85%; color: #444; }
 }
 </style>
 </head>
 <body>
-${body}</body>
+${options.banner === undefined ? '' : `<div class="banner" role="alert"><strong>${escapeHtml(options.banner.headline)}</strong> ${escapeHtml(options.banner.detail)}</div>\n`}${body}</body>
 </html>
 `;
 }

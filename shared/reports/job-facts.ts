@@ -4,6 +4,7 @@
  * reports put what their reader needs first; these facts come in the same form for every workflow.
  */
 import type { Job } from '../engine/job-record';
+import { describeUpstreamIdentity } from '../engine/upstream-identity';
 import { blocks, count, heading, inline, table } from './markdown';
 
 /** 640 ms, 12.3 s, 14 min 5 s, 2 h 3 min. */
@@ -79,6 +80,8 @@ export function jobFacts(job: Job): string {
       [
         `${job.workflow} (version ${job.workflowVersion})`,
         `job ${job.id}`,
+        `tenant ${job.tenant}`,
+        `upstream: ${describeUpstreamIdentity(job.upstream)}`,
         `started ${new Date(job.createdAt).toISOString()}`,
         `finished ${new Date(finished).toISOString()}`,
         `took ${duration(finished - job.createdAt)}`,

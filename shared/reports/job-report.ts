@@ -4,10 +4,12 @@
  * a scheduled job what changed since the schedule's previous run. Pure: the engine
  * (shared/engine/report.ts) reads what goes in and writes what comes out.
  */
+import { isSandboxData } from '../engine/upstream-identity';
 import type { ReportInput, Workflow } from '../engine/workflow';
 import { changesHtml, changesMarkdown, type ScheduleChanges } from '../schedules/changes';
 import { renderHtml, withSectionAfterLine } from './html';
 import { costLine, jobFacts, withLineAfterLead } from './job-facts';
+import { sandboxDetail, sandboxHeadline, sandboxNotice, withSandboxNotice } from './sandbox-notice';
 
 export interface JobReport {
   /** result.json: the job, its title, summary and answer, every kept output, usage and changes. */
@@ -27,18 +29,24 @@ export function assembleJobReport(
   const changesSection = changes && changesMarkdown(changes);
   // Every report says what it cost at the top, after its verdict or key figures, and ends with the
   // job's cost and facts, in one form for all workflows.
-  const markdown = `${withLineAfterLead(rendered.markdown, costLine(job)).trimEnd()}\n\n${jobFacts(job)}`;
+  const sandbox = isSandboxData(job);
+  const body = `${withLineAfterLead(rendered.markdown, costLine(job)).trimEnd()}\n\n${jobFacts(job)}`;
+  // Data of the sandbox says so first, in every form of the report.
+  const markdown = sandbox ? withSandboxNotice(body) : body;
   const result = {
     job: {
       id: job.id,
       workflow: job.workflow,
       workflowVersion: job.workflowVersion,
       label: job.label,
+      tenant: job.tenant,
+      upstream: job.upstream ?? null,
       status: job.status,
       createdAt: new Date(job.createdAt).toISOString(),
       finishedAt: job.finishedAt === undefined ? undefined : new Date(job.finishedAt).toISOString(),
       elapsedMs: (job.finishedAt ?? job.updatedAt) - job.createdAt,
     },
+    ...(sandbox ? { sandbox: sandboxNotice } : {}),
     title,
     summary: workflow.summary?.(reportInput),
     answer: workflow.answer?.(reportInput),
@@ -56,8 +64,9 @@ export function assembleJobReport(
   return {
     result,
     markdown: changesSection ? withSectionAfterLine(markdown, cost, changesSection) : markdown,
-    html: renderHtml(title, markdown, {
+    html: renderHtml(title, body, {
       ...(changes ? { insert: { afterLine: cost, html: changesHtml(changes) } } : {}),
+      ...(sandbox ? { banner: { headline: sandboxHeadline, detail: sandboxDetail } } : {}),
     }),
   };
 }

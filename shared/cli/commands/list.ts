@@ -6,7 +6,7 @@ import { searchJobs } from '../../http/job-search';
 import { type CliContext, type GlobalOptions, openPipeline, writeJson } from '../context';
 import { reportLocationOf } from '../drive-jobs';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
-import { formatTable, jobSummary, stepTitle } from '../format';
+import { formatTable, jobSummary, stepTitle, upstreamShort } from '../format';
 
 export interface ListOptions extends GlobalOptions {
   status?: string | undefined;
@@ -66,11 +66,14 @@ export async function listCommand(ctx: CliContext, options: ListOptions): Promis
       job.status,
       stepTitle(job, pipeline.deps.workflows),
       new Date(job.updatedAt).toISOString().replace('T', ' ').slice(0, 19),
+      upstreamShort(job.upstream),
       job.label ?? '',
     ]);
     ctx.io.stdout.write(
-      `${formatTable(['JOB', 'WORKFLOW', 'STATUS', 'STEP', 'UPDATED (UTC)', 'LABEL'], rows)}\n`,
+      `${formatTable(['JOB', 'WORKFLOW', 'STATUS', 'STEP', 'UPDATED (UTC)', 'UPSTREAM', 'LABEL'], rows)}\n`,
     );
+    if (shown.some((job) => job.upstream?.kind === 'sandbox'))
+      ctx.io.stdout.write('(UPSTREAM sandbox: simulated data, not real publications)\n');
     if (jobs.length > limit || cursor !== undefined)
       ctx.io.stdout.write(`(first ${limit}; use --limit to see more)\n`);
     return ExitCode.ok;

@@ -1,12 +1,14 @@
 /**
  * `opflow run <workflow> <inputs...>`: one job per input document, then wait and show progress.
- * An input already done by a succeeded job of the same workflow is skipped (unless --fresh), and
- * one that has an unfinished job joins that job instead of starting the work again. Unfinished
+ * An input already done by a succeeded job of the same workflow, for the same tenant on the same
+ * upstream (the sandbox, or the same base URL and key), is skipped (unless --fresh), and one that
+ * has an unfinished job joins that job instead of starting the work again. Unfinished
  * jobs of other inputs are left to `opflow resume` (the run says so).
  */
 import { ulid } from 'ulid';
 import { JobRequestError, maxDeadlineMs, submitJob } from '../../engine/job-commands';
 import type { Job } from '../../engine/job-record';
+import { describeUpstreamIdentity, sameUpstream, upstreamOfTenant } from '../../engine/upstream-identity';
 import type { Workflow } from '../../engine/workflow';
 import { listAll, listUnfinished } from '../../runtime/job-queries';
 import { type CliContext, type GlobalOptions, openPipeline } from '../context';
@@ -74,14 +76,27 @@ export async function runCommand(
   const pipeline = await openPipeline(ctx, options, 'work');
   try {
     const unfinished = await listUnfinished(pipeline.deps.store);
-    const sameWorkflow = options.fresh ? [] : unfinished.filter((job) => job.workflow === workflow.name);
+    // A repeat is the same input for the same tenant on the same upstream: a result of the sandbox
+    // is never taken for the platform's, nor one of another key, endpoint or tenant.
+    const upstream = await upstreamOfTenant(pipeline.deps, options.tenant);
+    const sameWorkflow = options.fresh
+      ? []
+      : unfinished.filter(
+          (job) =>
+            job.workflow === workflow.name &&
+            job.tenant === options.tenant &&
+            (job.upstream === undefined || sameUpstream(job.upstream, upstream)),
+        );
     // Inputs already done by a succeeded job of this workflow are skipped unless --fresh.
     const canonicalOfDone = new Map<string, Job>();
+    const doneElsewhere = new Map<string, Job>();
     if (!options.fresh) {
       for (const job of await listAll(pipeline.deps.store, { status: 'SUCCEEDED' })) {
-        if (job.workflow !== workflow.name) continue;
+        if (job.workflow !== workflow.name || job.tenant !== options.tenant) continue;
         const canonical = await canonicalInputOf(pipeline.deps.reports, job);
-        if (canonical !== undefined && !canonicalOfDone.has(canonical)) canonicalOfDone.set(canonical, job);
+        if (canonical === undefined) continue;
+        const into = sameUpstream(job.upstream, upstream) ? canonicalOfDone : doneElsewhere;
+        if (!into.has(canonical)) into.set(canonical, job);
       }
     }
     const canonicalOfUnfinished = new Map<string, Job>();
@@ -95,14 +110,18 @@ export async function runCommand(
     const tracked: Job[] = [];
     let joined = 0;
     const skipped: { source: string; jobId: string }[] = [];
+    const redone: { source: string; job: Job }[] = [];
     for (const candidate of candidates) {
       const parsed = workflow.input.safeParse(candidate.input);
-      const done = parsed.success ? canonicalOfDone.get(JSON.stringify(parsed.data)) : undefined;
+      const canonical = parsed.success ? JSON.stringify(parsed.data) : undefined;
+      const done = canonical === undefined ? undefined : canonicalOfDone.get(canonical);
       if (done) {
         skipped.push({ source: candidate.source, jobId: done.id });
         if (!tracked.some((job) => job.id === done.id)) tracked.push(done);
         continue;
       }
+      const elsewhere = canonical === undefined ? undefined : doneElsewhere.get(canonical);
+      if (elsewhere) redone.push({ source: candidate.source, job: elsewhere });
       const existing = parsed.success ? canonicalOfUnfinished.get(JSON.stringify(parsed.data)) : undefined;
       if (existing && !tracked.some((job) => job.id === existing.id)) {
         tracked.push(existing);
@@ -132,6 +151,16 @@ export async function runCommand(
       ctx.io.stderr.write(
         `opflow: ${skipped.length} input${skipped.length === 1 ? ' is' : 's are'} already done, not run again (--fresh runs ${skipped.length === 1 ? 'it' : 'them'} again): ${skipped
           .map((skip) => `${skip.source} (job ${skip.jobId})`)
+          .join(', ')}\n`,
+      );
+    }
+    if (!options.quiet && redone.length > 0) {
+      ctx.io.stderr.write(
+        `opflow: done before on another upstream, so run now on ${describeUpstreamIdentity(upstream)}: ${redone
+          .map(
+            (entry) =>
+              `${entry.source} (job ${entry.job.id}, ${describeUpstreamIdentity(entry.job.upstream)})`,
+          )
           .join(', ')}\n`,
       );
     }

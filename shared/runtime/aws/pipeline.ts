@@ -21,6 +21,7 @@ import type { CallUsage, OpenPlatformClient } from '../../openplatform/types';
 import { writeJobReport } from '../../reports/write-job-report';
 import { createJobChangeHub } from '../job-change-hub';
 import type { Pipeline } from '../pipeline';
+import { identifyUpstream } from '../upstream-identity';
 import { type AwsRuntimeConfig, loadAwsConfig } from './config';
 
 export {
@@ -121,6 +122,7 @@ export function buildAwsPipeline(options: AwsPipelineOptions): AwsPipeline {
     bookAheadMs: maxParkAheadMs,
     pollStats: aws.pollStats,
     pollStatsScope: config.baseUrl ?? 'https://connect.patsnap.com',
+    upstreamOf: (apiKey) => identifyUpstream(apiKey, config.baseUrl ?? 'https://connect.patsnap.com'),
     clock,
     random: options.random ?? Math.random,
     client,

@@ -174,6 +174,7 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
       rateLimiter: local.rateLimiter,
       pollStats: new CachedPollStats(local.pollStats, { now: () => clock.now(), ttlMs: 1_000 }),
       pollStatsScope: upstream.baseUrl ?? platformBaseUrl,
+      upstreamOf: (apiKey) => resolved.identify(apiKey),
       clock,
       random: options.random ?? Math.random,
       client,

@@ -13,11 +13,13 @@
  */
 import { EnvKeySource } from '../../backends/local';
 import type { KeySource } from '../../engine/ports';
+import type { UpstreamIdentity } from '../../engine/upstream-identity';
 import { createOpenPlatformClient } from '../../openplatform/client';
 import { redactUrl } from '../../openplatform/redact';
 import type { OpenPlatformClient } from '../../openplatform/types';
 import { describeStateReport, discardStateFile } from '../../sandbox';
 import type { RuntimeTime } from '../time';
+import { identifyUpstream } from '../upstream-identity';
 import { defaultBuiltInSandboxSpeed, type LocalRuntimeConfig, usesBuiltInSandbox } from './config';
 import { keyRoutedClient } from './key-routed-client';
 import {
@@ -104,6 +106,8 @@ export interface Upstream {
   readonly sandbox: BuiltInSandbox | undefined;
   /** For people: the upstream, its URL without credentials. */
   readonly description: string;
+  /** Which upstream a call with this key reaches (recorded on each job it serves). */
+  identify(apiKey: string): UpstreamIdentity;
   /** Closes the client and, when this process runs it, the built-in sandbox. */
   close(): Promise<void>;
 }
@@ -134,6 +138,14 @@ export async function resolveUpstream(options: UpstreamOptions): Promise<Upstrea
       return sandbox;
     },
     description: fields.description,
+    identify: (apiKey) =>
+      identifyUpstream(
+        apiKey,
+        // Beside the built-in sandbox, every other key is routed to the platform (key-routed-client.ts).
+        kind === 'built-in'
+          ? (options.platformBaseUrl ?? platformBaseUrl)
+          : (config.baseUrl ?? platformBaseUrl),
+      ),
     close: async () => {
       await fields.client.close();
       if (recordPath) removeSandboxRecord(recordPath);
@@ -164,7 +176,9 @@ export async function resolveUpstream(options: UpstreamOptions): Promise<Upstrea
     return upstream({
       client: options.client ?? makeClient(config.baseUrl),
       baseUrl: config.baseUrl,
-      speed: 1,
+      // A loopback endpoint is a local stand-in (a sandbox with a key of its own, a test double): the
+      // sandbox speed setting applies to it too. The platform itself always runs at 1.
+      speed: config.baseUrl !== undefined && isLoopback(config.baseUrl) ? (config.sandboxSpeed ?? 1) : 1,
       description,
     });
   }

@@ -82,7 +82,9 @@ describe('opflow run novelty-check examples/disclosures (built-in sandbox)', () 
   it('lists the jobs, as a table and as JSON, filtered by status', async () => {
     const table = await opflow('list');
     expect(table.code).toBe(0);
-    expect(table.stdout.split('\n')[0]).toMatch(/^JOB\s+WORKFLOW\s+STATUS\s+STEP\s+UPDATED \(UTC\)\s+LABEL$/);
+    expect(table.stdout.split('\n')[0]).toMatch(
+      /^JOB\s+WORKFLOW\s+STATUS\s+STEP\s+UPDATED \(UTC\)\s+UPSTREAM\s+LABEL$/,
+    );
     for (const job of jobs) expect(table.stdout).toContain(job.id);
     const succeeded = JSON.parse(
       (await opflow('list', '--status', 'succeeded', '--json')).stdout,
