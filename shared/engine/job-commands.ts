@@ -24,15 +24,17 @@ const defaultDeadlineMs = 24 * 60 * 60_000;
 /** The longest deadline a job may be given: a year (longer ones are typing slips, and break dates). */
 export const maxDeadlineMs = 366 * 24 * 60 * 60_000;
 
+/** A tenant's name, the same at every entry point (run, ingest, the job API, MCP, the aws inbox). */
+export const tenantNameSchema = z
+  .string()
+  .min(1, 'the tenant name is empty')
+  .max(64, 'at most 64 characters')
+  .regex(/^[\w.-]+$/, 'letters, digits, dot, dash and underscore only');
+
 export const submitJobRequestSchema = z.object({
   workflow: z.string().min(1),
   input: z.unknown(),
-  tenant: z
-    .string()
-    .min(1)
-    .max(64)
-    .regex(/^[\w.-]+$/, 'letters, digits, dot, dash and underscore only')
-    .default('default'),
+  tenant: tenantNameSchema.default('default'),
   selection: selectionPolicySchema.default({ mode: 'auto' }),
   /** Milliseconds from now; default: the workflow's (24 hours unless it says otherwise). */
   deadlineMs: z

@@ -15,13 +15,15 @@ import type {
   BatchStore,
 } from '../engine/batch-store';
 import type { EngineDeps } from '../engine/deps';
-import { inlineInputLimitBytes } from '../engine/job-commands';
+import { inlineInputLimitBytes, tenantNameSchema } from '../engine/job-commands';
 import { isTerminal, type Job } from '../engine/job-record';
 import { tenantUpstreamKey } from '../engine/upstream-identity';
 import { stepContext, type Workflow } from '../engine/workflow';
+import { FileRefused } from '../files/bounded-read';
 import { requestSchemas } from '../openplatform/schemas/requests';
 import {
   batchIdFor,
+  batchNameSchema,
   budgetExceeded,
   contentHashOf,
   describeBudget,
@@ -105,6 +107,39 @@ export class IngestConflict extends Error {
   override readonly name = 'IngestConflict';
 }
 
+/** A batch or source the ingest refuses (wrong tenant, unknown workflow...). */
+export class IngestRefused extends Error {
+  override readonly name = 'IngestRefused';
+}
+
+/**
+ * Refuses a tenant or batch name that no entry point may record, before anything is: the same rule
+ * as a job's tenant, so no item is ever stored whose job could not be created. `names` are what the
+ * caller calls them (`--tenant`, the `opflow-tenant` of an upload...).
+ */
+export function checkIngestRequest(
+  request: Pick<IngestRequest, 'tenant' | 'batchName'>,
+  names: { tenant: string; batchName: string } = { tenant: 'tenant', batchName: 'batch name' },
+): void {
+  const tenant = tenantNameSchema.safeParse(request.tenant);
+  if (!tenant.success)
+    throw new IngestRefused(
+      `${names.tenant}: "${printable(request.tenant)}" is not a tenant name: ${tenant.error.issues[0]?.message}`,
+    );
+  if (request.batchName === undefined) return;
+  const batch = batchNameSchema.safeParse(request.batchName);
+  if (!batch.success)
+    throw new IngestRefused(
+      `${names.batchName}: "${printable(request.batchName)}" is not a batch name: ${batch.error.issues[0]?.message}`,
+    );
+}
+
+/** A name as it may be shown on a terminal: control characters escaped, at most 80 characters. */
+function printable(text: string): string {
+  const shown = JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}…` : text).slice(1, -1);
+  return shown;
+}
+
 /**
  * The batch for this source: created, or the existing one continued (an unfinished run resumes at
  * its committed position) or, when its last run read the whole source, started on a new run.
@@ -114,6 +149,7 @@ export async function openBatch(
   source: BatchSource,
   request: IngestRequest,
 ): Promise<{ batch: Batch; state: 'new' | 'resumed' | 'rerun' | 'same' }> {
+  checkIngestRequest(request);
   const id = batchIdFor(source, request.tenant, request.batchName);
   const now = deps.engine.clock.now();
   const name = request.batchName ?? id;
@@ -163,11 +199,6 @@ export async function openBatch(
     if (await deps.batches.commit(next, batch.version)) return { batch: next, state: 'rerun' };
   }
   throw new IngestConflict(`batch ${id} keeps changing; try again`);
-}
-
-/** A batch or source the ingest refuses (wrong tenant, unknown workflow...). */
-export class IngestRefused extends Error {
-  override readonly name = 'IngestRefused';
 }
 
 export interface IngestOptions {
@@ -354,7 +385,9 @@ async function prepare(
       return problem(
         code === 'ENOENT' || code === 'NoSuchKey'
           ? `file: ${file} does not exist`
-          : `file: ${file} cannot be read: ${(error as Error).message}`,
+          : error instanceof FileRefused
+            ? `file: ${file}: ${error.reason}`
+            : `file: ${file} cannot be read: ${(error as Error).message}`,
         id,
       );
     }
@@ -543,6 +576,7 @@ export async function previewIngest(
   input: IngestSource,
   request: IngestRequest,
 ): Promise<IngestPreview> {
+  checkIngestRequest(request);
   const id = batchIdFor(input.source, request.tenant, request.batchName);
   const shape = newBatch({
     id,
@@ -609,6 +643,7 @@ export async function addDocument(
   request: IngestRequest & { batchName: string },
   documentId: string,
 ): Promise<Batch> {
+  checkIngestRequest(request);
   const now = deps.engine.clock.now();
   const fresh = newBatch({
     id: batchIdFor(input.source, request.tenant, request.batchName),

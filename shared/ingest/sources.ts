@@ -4,11 +4,11 @@
  * position), CSV through csv-parse (header row, quoted fields, embedded newlines, a UTF-8 BOM, `,`
  * `;` or tab detected from the header), or a folder of documents walked in sorted order.
  */
-import { createReadStream } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
+import { openRegularFile } from '../files/bounded-read';
 
 /** One record of a source: a parsed object, or why it could not be parsed. */
 export interface SourceRecord {
@@ -30,10 +30,13 @@ export const maxRecordBytes = 4 * 1024 * 1024;
 /** Opens the manifest's bytes from `start` (a file locally, an object's range on S3). */
 export type OpenBytes = (start: number) => Promise<Readable>;
 
+/** A local manifest from `start`, opened under the bounded-read rule: a FIFO or a device is refused, not waited on. */
 export const openFile =
   (path: string): OpenBytes =>
-  async (start) =>
-    createReadStream(path, { start, highWaterMark: 256 * 1024 });
+  async (start) => {
+    const { handle } = await openRegularFile(path, { maxBytes: Number.POSITIVE_INFINITY });
+    return handle.createReadStream({ start, highWaterMark: 256 * 1024, autoClose: true });
+  };
 
 /**
  * JSON Lines from byte `startByte` (record numbering continues from `startRecord`). Blank lines are

@@ -18,8 +18,8 @@
  *   get_report        a succeeded job's report (Markdown by default); also the resource
  *                     opflow://jobs/{id}/report
  */
-import { stat } from 'node:fs/promises';
-import { extname, isAbsolute, resolve } from 'node:path';
+import { realpath } from 'node:fs/promises';
+import { delimiter, isAbsolute, relative, resolve, sep } from 'node:path';
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
@@ -39,7 +39,7 @@ import {
 import { batchNameSchema, defaultInFlightPerBatch, parseFailureBudget } from '../ingest/batch';
 import { viewOf } from '../ingest/batch-view';
 import { IngestRefused, openBatch } from '../ingest/ingest';
-import { localIngestSource } from '../ingest/local-source';
+import { localIngestSource, localSourceKind } from '../ingest/local-source';
 
 export interface OpflowMcpOptions {
   deps: EngineDeps;
@@ -52,6 +52,8 @@ export interface OpflowMcpOptions {
   batchRunner?: BatchRunner | undefined;
   /** Relative ingest paths are resolved against this. Default: the process's working directory. */
   cwd?: string | undefined;
+  /** The folders `ingest` may read under (real paths compared). Default: `cwd`. */
+  ingestRoots?: readonly string[] | undefined;
 }
 
 /** The fields a listing shows of each job (the whole record is `get_job`'s). */
@@ -488,7 +490,7 @@ export function createOpflowMcpServer(options: OpflowMcpOptions): McpServer {
           if (options.tenant !== undefined && args.tenant !== 'default' && args.tenant !== options.tenant)
             throw new ApiError(403, 'forbidden', `this caller may only ingest for tenant ${options.tenant}`);
           const path = isAbsolute(args.path) ? args.path : resolve(options.cwd ?? process.cwd(), args.path);
-          const kind = await sourceKindOf(path);
+          const kind = await sourceKindOf(path, options.ingestRoots ?? [options.cwd ?? process.cwd()]);
           let failureBudget: ReturnType<typeof parseFailureBudget> | undefined;
           try {
             failureBudget =
@@ -564,21 +566,44 @@ export function createOpflowMcpServer(options: OpflowMcpOptions): McpServer {
   return server;
 }
 
-/** What a path to ingest is: a folder, a JSON Lines manifest or a CSV one. */
-async function sourceKindOf(path: string): Promise<BatchSourceKind> {
-  let info: Awaited<ReturnType<typeof stat>>;
+/**
+ * The roots `ingest` may read under: OPFLOW_INGEST_ROOTS (folders separated by the system's path
+ * delimiter, `:` on Linux and macOS), else the working directory.
+ */
+export function ingestRootsFrom(env: Record<string, string | undefined>, cwd: string): string[] {
+  const listed = (env.OPFLOW_INGEST_ROOTS ?? '')
+    .split(delimiter)
+    .map((root) => root.trim())
+    .filter((root) => root !== '');
+  return listed.length > 0 ? listed.map((root) => resolve(cwd, root)) : [cwd];
+}
+
+/**
+ * What a path to ingest is (a folder, a JSON Lines manifest or a CSV one), refused unless its real
+ * path (symbolic links followed) is inside one of `roots`: an agent reads only where it was let.
+ */
+async function sourceKindOf(path: string, roots: readonly string[]): Promise<BatchSourceKind> {
+  let real: string;
   try {
-    info = await stat(path);
+    real = await realpath(path);
   } catch {
     throw new ApiError(400, 'invalid-request', `path: ${path}: no such file or folder on the opflow machine`);
   }
-  if (info.isDirectory()) return 'folder';
-  const extension = extname(path).toLowerCase();
-  if (extension === '.jsonl' || extension === '.ndjson') return 'jsonl';
-  if (extension === '.csv' || extension === '.tsv') return 'csv';
-  throw new ApiError(
-    400,
-    'invalid-request',
-    `path: ${path}: a manifest is a JSON Lines file (.jsonl, .ndjson) or a CSV file (.csv, .tsv), or give a folder of documents`,
-  );
+  const realRoots = await Promise.all(roots.map((root) => realpath(root).catch(() => resolve(root))));
+  const inside = realRoots.some((root) => {
+    const rest = relative(root, real);
+    return rest === '' || (!rest.startsWith(`..${sep}`) && rest !== '..' && !isAbsolute(rest));
+  });
+  if (!inside)
+    throw new ApiError(
+      403,
+      'forbidden',
+      `path: ${path} is outside the folders ingest may read (${realRoots.join(', ')}); set OPFLOW_INGEST_ROOTS to allow another`,
+    );
+  try {
+    return await localSourceKind(real, path);
+  } catch (error) {
+    if (error instanceof IngestRefused) throw new ApiError(400, 'invalid-request', `path: ${error.message}`);
+    throw error;
+  }
 }

@@ -4,9 +4,9 @@
  * id. The same key, base URL and built-in sandbox as `opflow run`; one attempt, no retries (a job of
  * the `call` workflow gets the engine's retries, rate limit and records).
  */
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
+import { describeFileError, readRegularFile, tooLarge } from '../../files/bounded-read';
 import { isOpenPlatformError, type OpenPlatformError } from '../../openplatform/errors';
 import { loadShapeTables } from '../../openplatform/operation-schemas';
 import type { OperationRow, Shape } from '../../openplatform/operation-types';
@@ -115,28 +115,43 @@ export function parseParameters(pairs: readonly string[]): Record<string, unknow
   return parameters;
 }
 
+/** The largest request body read (a file or standard input): request bodies are a few KB. */
+export const maxBodyBytes = 10 * 1024 * 1024;
+/** The largest file uploaded in a multipart field. */
+export const maxUploadBytes = 50 * 1024 * 1024;
+
+/** A UTF-8 text file under the bounded-read rule; refusals name `flag` and the file. */
+async function readTextFile(file: string, shownAs: string, maxBytes: number, flag: string): Promise<string> {
+  let bytes: Buffer;
+  try {
+    bytes = await readRegularFile(file, { maxBytes, shownAs });
+  } catch (error) {
+    throw new CliError(`${flag}: cannot read ${shownAs}: ${describeFileError(error)}`, ExitCode.usage);
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw new CliError(`${flag}: ${shownAs} is not UTF-8 text`, ExitCode.usage);
+  }
+}
+
 /** The body from a file, standard input (`-`) or inline JSON; a JSON object or a clear error. */
 async function readBody(ctx: CliContext, source: string): Promise<unknown> {
   let text: string;
   let where: string;
   if (source === '-') {
-    text = await ctx.io.readStdin();
+    // Reading stops past the limit: `yes | opflow call p002 --body -` ends at once.
+    text = await ctx.io.readStdin(maxBodyBytes + 1);
     where = 'standard input';
+    if (Buffer.byteLength(text) > maxBodyBytes)
+      throw new CliError(`--body -: standard input is ${tooLarge(0, maxBodyBytes, true)}`, ExitCode.usage);
     if (text.trim() === '') throw new CliError('--body -: standard input is empty', ExitCode.usage);
   } else if (/^\s*[{[]/.test(source)) {
     text = source;
     where = 'the inline --body';
   } else {
-    const file = path.resolve(ctx.io.cwd, source);
     where = source;
-    try {
-      text = await readFile(file, 'utf8');
-    } catch (error) {
-      throw new CliError(
-        `--body: cannot read ${source} (${(error as NodeJS.ErrnoException).code ?? error})`,
-        ExitCode.usage,
-      );
-    }
+    text = await readTextFile(path.resolve(ctx.io.cwd, source), source, maxBodyBytes, '--body');
   }
   let value: unknown;
   try {
@@ -170,10 +185,11 @@ async function attachFiles(ctx: CliContext, row: OperationRow, body: unknown): P
           throw new CliError(`--body: ${name} must be a file path`, ExitCode.usage);
         const file = path.resolve(ctx.io.cwd, item);
         try {
-          return new File([await readFile(file)], path.basename(file));
+          const bytes = await readRegularFile(file, { maxBytes: maxUploadBytes, shownAs: item });
+          return new File([new Uint8Array(bytes)], path.basename(file));
         } catch (error) {
           throw new CliError(
-            `--body: ${name}: cannot read ${item} (${(error as NodeJS.ErrnoException).code ?? error})`,
+            `--body: ${name}: cannot read ${item}: ${describeFileError(error)}`,
             ExitCode.usage,
           );
         }

@@ -5,13 +5,15 @@
  * the uploads itself (emulators send no S3 events; a repeat is harmless). Then it follows the batch
  * unless --no-wait.
  */
-import { readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { BatchOptions, BatchSourceKind } from '../../engine/batch-store';
+import { readRegularFile } from '../../files/bounded-read';
 import { batchIdFor } from '../../ingest/batch';
 import { viewOf } from '../../ingest/batch-view';
+import { maxDocumentBytes } from '../../ingest/documents';
 import { batchSettled, driveBatch } from '../../ingest/drive-batch';
 import { inboxMetadataFor } from '../../ingest/inbox';
+import { insideFolder } from '../../ingest/local-source';
 import { openFile, readCsv, readFolder, readJsonLines, type SourceRecord } from '../../ingest/sources';
 import type { AwsPipeline } from '../../runtime/aws/pipeline';
 import { batchStoreOf } from '../../runtime/batch-store-of';
@@ -19,6 +21,14 @@ import { createBatchDisplay } from '../batch-display';
 import { type CliContext, openPipeline, writeJson } from '../context';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
 import { emptySourceWarning, type IngestCommandOptions } from './ingest-options';
+
+/** The largest manifest uploaded whole (S3's single PUT takes up to 5 GB; a manifest is far smaller). */
+const maxManifestBytes = 1024 * 1024 * 1024;
+
+/** A local file to upload, under the bounded-read rule (a document at most the ingest's limit). */
+async function readLocal(path: string, shownAs: string, maxBytes = maxDocumentBytes): Promise<Uint8Array> {
+  return new Uint8Array(await readRegularFile(path, { maxBytes, shownAs }));
+}
 
 export async function awsIngestCommand(
   ctx: CliContext,
@@ -54,7 +64,7 @@ export async function awsIngestCommand(
         found += 1;
         await upload(
           `${prefix}${record.document}`,
-          new Uint8Array(await readFile(join(path, record.document ?? ''))),
+          await readLocal(join(path, record.document ?? ''), record.document ?? ''),
           metadata,
           true,
         );
@@ -79,7 +89,7 @@ export async function awsIngestCommand(
         try {
           await upload(
             `${prefix}${file}`,
-            new Uint8Array(await readFile(join(dirname(path), file))),
+            await readLocal(await insideFolder(dirname(path), file, 'manifest'), file),
             { ...metadata, 'opflow-role': 'manifest-file' },
             false,
           );
@@ -88,7 +98,12 @@ export async function awsIngestCommand(
           // A missing document is the function's to report, on its line.
         }
       }
-      await upload(`${prefix}${basename(path)}`, new Uint8Array(await readFile(path)), metadata, true);
+      await upload(
+        `${prefix}${basename(path)}`,
+        await readLocal(path, path, maxManifestBytes),
+        metadata,
+        true,
+      );
       uploaded += 1;
     }
     if (queueUrl)

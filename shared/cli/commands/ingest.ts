@@ -4,8 +4,7 @@
  * manifest (and the documents it names) is uploaded under `inbox/`, where the ingest function takes
  * over.
  */
-import { stat } from 'node:fs/promises';
-import { extname, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import type { Batch, BatchOptions, BatchSource, BatchSourceKind } from '../../engine/batch-store';
 import { isTerminal } from '../../engine/job-record';
@@ -14,13 +13,14 @@ import { viewOf } from '../../ingest/batch-view';
 import { type DriveEnd, driveBatch, onlySelectionsLeft } from '../../ingest/drive-batch';
 import { estimateBatch } from '../../ingest/estimate';
 import {
+  checkIngestRequest,
   type IngestDeps,
   type IngestPreview,
   IngestRefused,
   openBatch,
   previewIngest,
 } from '../../ingest/ingest';
-import { localIngestSource } from '../../ingest/local-source';
+import { localIngestSource, localSourceKind } from '../../ingest/local-source';
 import { batchOutputKeys } from '../../ingest/outputs';
 import { batchStoreOf } from '../../runtime/batch-store-of';
 import { createBatchDisplay } from '../batch-display';
@@ -30,22 +30,9 @@ import { formatDuration, selectionHelp } from '../format';
 import { emptySourceWarning, type IngestCommandOptions } from './ingest-options';
 import { parseDuration, parseSelectionMode, requireWorkflow } from './run';
 
-/** The source kind of a path, by what it is and its extension. */
+/** The source kind of a path (a folder, a .jsonl or .csv manifest); anything else is refused (exit 2). */
 export async function sourceKindOf(path: string): Promise<BatchSourceKind> {
-  let info: Awaited<ReturnType<typeof stat>>;
-  try {
-    info = await stat(path);
-  } catch {
-    throw new CliError(`${path}: no such file or folder`, ExitCode.usage);
-  }
-  if (info.isDirectory()) return 'folder';
-  const extension = extname(path).toLowerCase();
-  if (extension === '.jsonl' || extension === '.ndjson') return 'jsonl';
-  if (extension === '.csv' || extension === '.tsv') return 'csv';
-  throw new CliError(
-    `${path}: a manifest is a JSON Lines file (.jsonl, .ndjson) or a CSV file (.csv, .tsv), or give a folder of documents`,
-    ExitCode.usage,
-  );
+  return localSourceKind(path).catch(refusal);
 }
 
 function positiveInteger(value: string | undefined, option: string, max: number): number | undefined {
@@ -80,6 +67,14 @@ export async function ingestCommand(
 ): Promise<ExitCodeValue> {
   const startedAt = Date.now();
   requireWorkflow(ctx, options.workflow);
+  try {
+    checkIngestRequest(
+      { tenant: options.tenant, batchName: options.batch },
+      { tenant: '--tenant', batchName: '--batch' },
+    );
+  } catch (error) {
+    refusal(error);
+  }
   const batchOptions = batchOptionsFrom(options);
   const absolute = resolve(ctx.io.cwd, path);
   const kind = await sourceKindOf(absolute);

@@ -9,7 +9,7 @@
  */
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { startBatchRunner } from '../../dashboard/batch-runner';
-import { createOpflowMcpServer } from '../../mcp/server';
+import { createOpflowMcpServer, ingestRootsFrom } from '../../mcp/server';
 import { asLocal, type CliContext, type GlobalOptions, openPipeline } from '../context';
 import { ExitCode, type ExitCodeValue } from '../exit-codes';
 
@@ -23,7 +23,13 @@ export async function mcpCommand(ctx: CliContext, options: GlobalOptions): Promi
   // Locally, batches go on in this process (admission rounds, ingests started with the ingest tool).
   const batches = local ? local.local.batches : undefined;
   const batchRunner = local && batches ? startBatchRunner({ deps: pipeline.deps, batches }) : undefined;
-  const server = createOpflowMcpServer({ deps: pipeline.deps, batches, batchRunner, cwd: io.cwd });
+  const server = createOpflowMcpServer({
+    deps: pipeline.deps,
+    batches,
+    batchRunner,
+    cwd: io.cwd,
+    ingestRoots: ingestRootsFrom(io.env, io.cwd),
+  });
   const transport = new StdioServerTransport(process.stdin, io.stdout as NodeJS.WritableStream as never);
   let stopListening = () => {};
   try {

@@ -13,6 +13,7 @@ import { scheduleRoutes } from '../../dashboard/schedule-routes';
 import { timelineRoutes } from '../../dashboard/timeline-route';
 import { isLoopbackHost, type JobApiServer, startJobApiServer } from '../../http/node-server';
 import { mcpMount } from '../../mcp/http';
+import { ingestRootsFrom } from '../../mcp/server';
 import { redactUrl } from '../../openplatform/redact';
 import { listUnfinished } from '../../runtime/job-queries';
 import { asLocal, type CliContext, type GlobalOptions, openPipeline } from '../context';
@@ -115,7 +116,15 @@ export async function serveCommand(ctx: CliContext, options: ServeOptions): Prom
           webhooks: true,
         }),
         ...(options.mcp
-          ? [mcpMount({ deps: pipeline.deps, batches: local.local.batches, batchRunner, cwd: io.cwd })]
+          ? [
+              mcpMount({
+                deps: pipeline.deps,
+                batches: local.local.batches,
+                batchRunner,
+                cwd: io.cwd,
+                ingestRoots: ingestRootsFrom(io.env, io.cwd),
+              }),
+            ]
           : []),
         ...extras.mounts,
       ],

@@ -8,6 +8,7 @@
  */
 import { accessSync, constants, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { pseudoFileSystemOf } from '../../files/bounded-read';
 import { ConfigError } from '../config-error';
 
 /** Where a setting came from, for messages: its flag, its variable, or its default. */
@@ -57,6 +58,9 @@ export function checkDatabasePlace(dbPath: string, source: PlaceSource): void {
   if (dbPath === ':memory:') return;
   const path = resolve(dbPath);
   const found = nearestExisting(path);
+  // /proc and /sys files claim to be regular files: refused by where they are, before SQLite opens one.
+  const pseudo = found ? pseudoFileSystemOf(found.path) : undefined;
+  if (pseudo) fail(source, `${path} is on ${pseudo}, not on a disk; choose a database file on a disk`);
   if (found?.path === path) {
     if (found.stat.isDirectory()) {
       fail(source, `${path} is a folder; name the database file, e.g. ${join(path, 'opflow.db')}`);
