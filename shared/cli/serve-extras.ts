@@ -28,9 +28,9 @@ export interface ServeExtras {
 }
 
 /** Reads the config file of a command (`--config`, OPFLOW_CONFIG, ./opflow.config.json). */
-export function readConfigFile(ctx: CliContext, explicit: string | undefined) {
+export async function readConfigFile(ctx: CliContext, explicit: string | undefined) {
   try {
-    return loadOpflowConfig({
+    return await loadOpflowConfig({
       explicit,
       env: ctx.io.env,
       cwd: ctx.io.cwd,

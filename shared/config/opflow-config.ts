@@ -7,12 +7,12 @@
  * A mapping template is any JSON value; an object `{"$from": "/json/pointer"}` (optionally with
  * `"default"`) in it is replaced by the value at that JSON pointer (RFC 6901) of the webhook's payload.
  */
-import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Cron } from 'croner';
 import * as z from 'zod';
 import { type CallbackUrlPolicy, CallbackUrlRefused, checkCallbackUrl } from '../callbacks/ssrf-guard';
 import { selectionPolicySchema } from '../engine/job-record';
+import { FileRefused, readRegularFile } from '../files/bounded-read';
 
 export const defaultConfigFile = 'opflow.config.json';
 
@@ -318,25 +318,46 @@ function lineOf(text: string, offset: number): string {
   return `line ${line}, column ${offset - before.lastIndexOf('\n')}`;
 }
 
+/** The largest config file read (1 MiB): webhook mappings and schedules are far smaller. */
+export const maxConfigBytes = 1024 * 1024;
+
 /**
- * Reads the config: `explicit` (a flag), else OPFLOW_CONFIG, else `opflow.config.json` in `cwd`
- * when it exists; an empty config when there is none. A named file that is missing is an error.
+ * Reads the config: `explicit` (the `--config` flag), else OPFLOW_CONFIG, else `opflow.config.json`
+ * in `cwd` when it exists; an empty config when there is none. A named file that is missing is an
+ * error. The file must be a regular file of at most 1 MiB of UTF-8 (a byte-order mark is skipped),
+ * read by the bounded-read rule (no FIFO, device or folder); an error names the flag or variable that
+ * named it, and the path.
  */
-export function loadOpflowConfig(options: {
+export async function loadOpflowConfig(options: {
   explicit?: string | undefined;
   env: Readonly<Record<string, string | undefined>>;
   cwd: string;
   workflows?: ConfigWorkflows | undefined;
   callbackPolicy?: CallbackUrlPolicy | undefined;
-}): { config: OpflowConfig; file: string | undefined } {
-  const named = options.explicit ?? options.env[configFileVariable];
-  const file = named ? resolve(options.cwd, named) : resolve(options.cwd, defaultConfigFile);
-  if (!existsSync(file)) {
-    if (named) throw new ConfigFileError(`${named}: no such config file`);
-    return { config: parseOpflowConfig({}, defaultConfigFile), file: undefined };
-  }
+}): Promise<{ config: OpflowConfig; file: string | undefined }> {
+  const fromEnv = options.env[configFileVariable]?.trim() || undefined;
+  const named = options.explicit ?? fromEnv;
+  const file = resolve(options.cwd, named ?? defaultConfigFile);
   const shown = named ?? defaultConfigFile;
-  const text = readFileSync(file, 'utf8');
+  const prefix = options.explicit !== undefined ? '--config: ' : named ? `${configFileVariable}: ` : '';
+  let bytes: Buffer;
+  try {
+    bytes = await readRegularFile(file, { maxBytes: maxConfigBytes, shownAs: shown });
+  } catch (error) {
+    if (!(error instanceof FileRefused)) throw error;
+    if (error.code === 'ENOENT') {
+      if (named) throw new ConfigFileError(`${prefix}${shown}: no such config file`);
+      return { config: parseOpflowConfig({}, defaultConfigFile), file: undefined };
+    }
+    throw new ConfigFileError(`${prefix}${shown}: cannot be read as the config file: ${error.reason}`);
+  }
+  let text: string;
+  try {
+    // The decoder skips a leading byte-order mark (editors on Windows write one).
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw new ConfigFileError(`${prefix}${shown}: is not UTF-8 text (save it as UTF-8)`);
+  }
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -344,7 +365,7 @@ export function loadOpflowConfig(options: {
     const message = (error as Error).message;
     const position = /position (\d+)/.exec(message)?.[1];
     throw new ConfigFileError(
-      `${shown}: not valid JSON${position === undefined ? '' : ` at ${lineOf(text, Number(position))}`}: ${message}`,
+      `${prefix}${shown}: not valid JSON${position === undefined ? '' : ` at ${lineOf(text, Number(position))}`}: ${message}`,
     );
   }
   return { config: parseOpflowConfig(value, shown, options.workflows, options.callbackPolicy), file };

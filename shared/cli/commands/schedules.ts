@@ -26,12 +26,12 @@ type Options = GlobalOptions & {
 
 const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
 
-function pick(
+async function pick(
   ctx: CliContext,
   options: Options,
   name?: string,
-): { schedules: Schedule[]; schedule?: Schedule } {
-  const { config, file } = readConfigFile(ctx, options.config);
+): Promise<{ schedules: Schedule[]; schedule?: Schedule }> {
+  const { config, file } = await readConfigFile(ctx, options.config);
   if (name === undefined) return { schedules: config.schedules };
   const schedule = config.schedules.find((candidate) => candidate.name === name);
   if (!schedule) {
@@ -61,7 +61,7 @@ async function openStates(ctx: CliContext, options: Options, purpose: 'records' 
 }
 
 export async function schedulesListCommand(ctx: CliContext, options: Options): Promise<ExitCodeValue> {
-  const { schedules } = pick(ctx, options);
+  const { schedules } = await pick(ctx, options);
   const { pipeline, states } = await openStates(ctx, options, 'records');
   try {
     const rows = [];
@@ -90,7 +90,7 @@ export async function schedulesTriggerCommand(
   name: string,
   options: Options,
 ): Promise<ExitCodeValue> {
-  const { schedule } = pick(ctx, options, name);
+  const { schedule } = await pick(ctx, options, name);
   const { pipeline, states } = await openStates(ctx, options, 'records');
   try {
     const { job } = await triggerSchedule(pipeline.deps, states, schedule!);
@@ -108,7 +108,7 @@ export async function schedulesPauseCommand(
   options: Options,
   pause: boolean,
 ): Promise<ExitCodeValue> {
-  const { schedule } = pick(ctx, options, name);
+  const { schedule } = await pick(ctx, options, name);
   if (pause && !options.reason?.trim())
     throw new CliError('--reason is required: say why (people see it beside the schedule)', ExitCode.usage);
   const { pipeline, states } = await openStates(ctx, options, 'records');
@@ -150,7 +150,7 @@ export async function schedulesBackfillCommand(
   name: string,
   options: Options,
 ): Promise<ExitCodeValue> {
-  const { schedule } = pick(ctx, options, name);
+  const { schedule } = await pick(ctx, options, name);
   const from = parseTime(options.from, '--from');
   const to = parseTime(options.to, '--to');
   if (to < from) throw new CliError('--to must not be before --from', ExitCode.usage);

@@ -84,7 +84,7 @@ export async function serveCommand(ctx: CliContext, options: ServeOptions): Prom
     if (!options.quiet) io.stderr.write(`opflow serve: ${line}\n`);
   };
 
-  const configFile = readConfigFile(ctx, options.config);
+  const configFile = await readConfigFile(ctx, options.config);
   const pipeline = await openPipeline(ctx, options, 'work');
   const local = asLocal(pipeline)!;
   const extras = prepareServeExtras(ctx, local, configFile, say);

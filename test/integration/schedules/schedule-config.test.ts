@@ -1,5 +1,6 @@
 // A schedule that could never create its job stops the real `opflow serve` (bin/opflow.js) before it
 // starts, naming the schedule and the field, instead of failing quietly at every slot.
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -59,5 +60,84 @@ describe('opflow serve checks every schedule when the config loads', () => {
     const listed = await runOpflow(['schedules'], { env, cwd });
     expect(listed.code).toBe(2);
     expect(listed.stderr).toContain(names);
+  });
+});
+
+describe('the config file is read by the bounded-read rule', () => {
+  const run = (
+    name: string,
+    files: (cwd: string) => void,
+    args: string[],
+    extra: Record<string, string> = {},
+  ) => {
+    const cwd = join(dir, `file-${name}`);
+    mkdirSync(cwd, { recursive: true });
+    files(cwd);
+    const env = childEnv({ OPFLOW_DB: join(cwd, 'opflow.db'), OPFLOW_OUT: join(cwd, 'out'), ...extra });
+    return runOpflow(args, { env, cwd });
+  };
+
+  it.each([
+    ['/dev/zero', () => undefined, '/dev/zero', 'not a regular file'],
+    [
+      'a FIFO',
+      (cwd: string) => execFileSync('mkfifo', [join(cwd, 'fifo.json')]),
+      'fifo.json',
+      'not a regular file',
+    ],
+    [
+      'a folder',
+      (cwd: string) => mkdirSync(join(cwd, 'folder.json')),
+      'folder.json',
+      'is a folder, not a file',
+    ],
+    [
+      'a file over 1 MB',
+      (cwd: string) =>
+        writeFileSync(join(cwd, 'big.json'), `{"schedules": []${' '.repeat(2 * 1024 * 1024)}}`),
+      'big.json',
+      'too large',
+    ],
+    [
+      'a UTF-16 file',
+      (cwd: string) => writeFileSync(join(cwd, 'wide.json'), Buffer.from('\ufeff{}', 'utf16le')),
+      'wide.json',
+      'is not UTF-8 text',
+    ],
+  ])(
+    'OPFLOW_CONFIG naming %s is refused at once, naming the variable and the path',
+    async (_name, make, path, reason) => {
+      const started = Date.now();
+      const result = await run(_name.replace(/\W+/g, '-'), make, ['schedules'], { OPFLOW_CONFIG: path });
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stderr).toContain(`OPFLOW_CONFIG: ${path}: `);
+      expect(result.stderr).toContain(reason);
+      expect(result.stderr).not.toMatch(/^\s+at /m);
+      expect(Date.now() - started).toBeLessThan(15_000);
+    },
+  );
+
+  it('--config naming a folder says so, naming the flag', async () => {
+    const result = await run('flag-folder', (cwd) => mkdirSync(join(cwd, 'conf')), [
+      'schedules',
+      '--config',
+      'conf',
+    ]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(
+      '--config: conf: cannot be read as the config file: is a folder, not a file',
+    );
+    expect(result.stderr).not.toContain('EISDIR');
+  });
+
+  it('reads a config that starts with a byte-order mark', async () => {
+    const config = JSON.stringify(schedule({}));
+    const result = await run(
+      'bom',
+      (cwd) => writeFileSync(join(cwd, 'opflow.config.json'), `\ufeff${config}`),
+      ['schedules', '--json'],
+    );
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain('"daily"');
   });
 });

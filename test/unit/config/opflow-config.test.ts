@@ -101,15 +101,29 @@ describe('opflow config file', () => {
     expect(message).toMatch(pattern);
   });
 
-  it('names the line of a JSON syntax error, and a missing named file', () => {
+  it('names the line of a JSON syntax error, and a missing named file', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'opflow-config-'));
     writeFileSync(join(dir, 'opflow.config.json'), '{\n  "schedules": [\n    {,}\n  ]\n}\n');
-    expect(() => loadOpflowConfig({ env: {}, cwd: dir })).toThrow(
+    await expect(loadOpflowConfig({ env: {}, cwd: dir })).rejects.toThrow(
       /opflow\.config\.json: not valid JSON at line 3/,
     );
-    expect(() => loadOpflowConfig({ env: { OPFLOW_CONFIG: 'other.json' }, cwd: dir })).toThrow(
-      /other\.json: no such config file/,
+    await expect(loadOpflowConfig({ env: { OPFLOW_CONFIG: 'other.json' }, cwd: dir })).rejects.toThrow(
+      /OPFLOW_CONFIG: other\.json: no such config file/,
     );
-    expect(loadOpflowConfig({ env: {}, cwd: tmpdir() + '/does-not-exist' }).config.schedules).toEqual([]);
+    expect((await loadOpflowConfig({ env: {}, cwd: `${tmpdir()}/does-not-exist` })).config.schedules).toEqual(
+      [],
+    );
+  });
+
+  it('reads a file that starts with a byte-order mark, and refuses one that is not UTF-8', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'opflow-config-'));
+    writeFileSync(join(dir, 'bom.json'), Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{}')]));
+    expect((await loadOpflowConfig({ explicit: 'bom.json', env: {}, cwd: dir })).config.schedules).toEqual(
+      [],
+    );
+    writeFileSync(join(dir, 'utf16.json'), Buffer.from('\ufeff{}', 'utf16le'));
+    await expect(loadOpflowConfig({ explicit: 'utf16.json', env: {}, cwd: dir })).rejects.toThrow(
+      '--config: utf16.json: is not UTF-8 text',
+    );
   });
 });
