@@ -368,5 +368,8 @@ export async function loadOpflowConfig(options: {
       `${prefix}${shown}: not valid JSON${position === undefined ? '' : ` at ${lineOf(text, Number(position))}`}: ${message}`,
     );
   }
-  return { config: parseOpflowConfig(value, shown, options.workflows, options.callbackPolicy), file };
+  return {
+    config: parseOpflowConfig(value, `${prefix}${shown}`, options.workflows, options.callbackPolicy),
+    file,
+  };
 }

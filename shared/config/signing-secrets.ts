@@ -32,7 +32,7 @@ export function signingKey(value: string, where: string): Buffer {
     const key = Buffer.from(encoded, 'base64');
     if (key.byteLength < minimumSecretBytes) {
       throw new SigningSecretError(
-        `${where} is too short: its key has ${key.byteLength} bytes, at least ${minimumSecretBytes} are needed (${suggestion})`,
+        `${where} is too short: its key has ${key.byteLength} bytes; a key needs at least ${minimumSecretBytes} bytes (${suggestion})`,
       );
     }
     return key;
@@ -40,7 +40,7 @@ export function signingKey(value: string, where: string): Buffer {
   const key = Buffer.from(text, 'utf8');
   if (key.byteLength < minimumSecretBytes) {
     throw new SigningSecretError(
-      `${where} is too short: ${key.byteLength} bytes, at least ${minimumSecretBytes} are needed (${suggestion})`,
+      `${where} is too short: ${key.byteLength} bytes; a key needs at least ${minimumSecretBytes} bytes (${suggestion})`,
     );
   }
   return key;

@@ -29,11 +29,13 @@ import { workflows } from '../../shared/workflows';
 import { contractJob } from '../contract/ports.contract';
 import { captureIo } from '../unit/cli/capture-io';
 import { cliArgRows } from './rows/cli-args';
+import { configFileReadRows, signingSecretRows } from './rows/config-files';
 import { configFileRows, environmentRows } from './rows/environment';
 import { inputFileRows } from './rows/input-files';
 import { jobApiRows } from './rows/job-api';
 import { apiGatewayRows, sqsRows } from './rows/lambda-events';
 import { manifestRows } from './rows/manifests';
+import { scheduleRows } from './rows/schedules';
 import type { CliRow, FileSpec, HttpRow } from './rows/types';
 
 /** The rows of every command-line boundary; other engineers' boundaries add their arrays here. */
@@ -43,6 +45,9 @@ const cliBoundaries: Record<string, CliRow[]> = {
   'environment variables': environmentRows,
   'configuration files': configFileRows,
   'manifests and document folders (opflow ingest)': manifestRows,
+  'the config file as a file (--config, OPFLOW_CONFIG)': configFileReadRows,
+  'signing secrets (OPFLOW_CALLBACK_SECRET*, OPFLOW_WEBHOOK_SECRET_*)': signingSecretRows,
+  'schedules and webhook sources in the config file': scheduleRows,
 };
 
 /** A stack trace line, as node prints them. */

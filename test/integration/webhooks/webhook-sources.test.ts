@@ -136,7 +136,9 @@ describe('signing secrets are checked when they are read', () => {
     writeFileSync(join(cwd, 'q.json'), '{"query": "x"}');
     const result = await runOpflow(['run', 'patent-count', 'q.json'], { env, cwd });
     expect(result.code).toBe(5);
-    expect(result.stderr).toContain('OPFLOW_CALLBACK_SECRET is too short: 3 bytes, at least 24');
+    expect(result.stderr).toContain(
+      'OPFLOW_CALLBACK_SECRET is too short: 3 bytes; a key needs at least 24 bytes',
+    );
   });
 
   it('opflow webhooks sign refuses a malformed secret, naming the variable', async () => {

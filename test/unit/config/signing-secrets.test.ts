@@ -19,8 +19,12 @@ describe('signing secrets', () => {
   });
 
   it.each([
-    ['three bytes', 'abc', /V is too short: 3 bytes, at least 24/],
-    ['a whsec_ key of 23 bytes', whsec(23), /V is too short: its key has 23 bytes, at least 24/],
+    ['three bytes', 'abc', /V is too short: 3 bytes; a key needs at least 24 bytes/],
+    [
+      'a whsec_ key of 23 bytes',
+      whsec(23),
+      /V is too short: its key has 23 bytes; a key needs at least 24 bytes/,
+    ],
     [
       'whsec_ and not base64',
       'whsec_***not base64***',
