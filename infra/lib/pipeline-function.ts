@@ -3,12 +3,56 @@
  * Node.js 22 on arm64, X-Ray tracing, its own log group with a retention, and its own role that starts
  * with nothing but writing to that log group; callers add exactly what the function touches with grant*.
  */
-import { type Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { type Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Function as LambdaFunction, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import {
+  Architecture,
+  type CfnFunction,
+  Function as LambdaFunction,
+  Runtime,
+  Tracing,
+} from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { type FunctionName, functionCode } from './function-bundling';
+
+/** Lambda's limit on a function's environment variables, all of them together (4 KB). */
+export const LAMBDA_ENVIRONMENT_MAX_BYTES = 4096;
+
+/**
+ * What a value the template leaves to CloudFormation (a Ref or Fn::GetAtt: a table or bucket name,
+ * a queue URL) is counted as: the longest SQS queue URL, `https://sqs.<longest region>.amazonaws.com/
+ * <account>/<80-character name>`, rounded up.
+ */
+const UNRESOLVED_VALUE_BYTES = 150;
+
+/** Where a variable's value comes from, for the message that refuses an environment too large. */
+const VARIABLE_SOURCES: Record<string, string> = {
+  OPFLOW_WEBHOOK_MAPPINGS: 'the webhook mappings of opflow.config.json ("webhooks")',
+  OPFLOW_SCHEDULES: 'the schedules of opflow.config.json ("schedules")',
+  OPFLOW_API_AUTH: 'api.auth.operators of the stage config',
+};
+
+/**
+ * The bytes a function's environment takes as Lambda counts it: every name and value, in UTF-8, a
+ * value CloudFormation fills in counted at its longest. Returns the total and each variable's share,
+ * largest first.
+ */
+export function environmentBytes(variables: Record<string, unknown>): {
+  total: number;
+  variables: { name: string; bytes: number }[];
+} {
+  const sized = Object.entries(variables).map(([name, value]) => ({
+    name,
+    bytes:
+      Buffer.byteLength(name) +
+      (typeof value === 'string' ? Buffer.byteLength(value) : UNRESOLVED_VALUE_BYTES),
+  }));
+  return {
+    total: sized.reduce((sum, variable) => sum + variable.bytes, 0),
+    variables: sized.sort((a, b) => b.bytes - a.bytes),
+  };
+}
 
 /** Settings of {@link PipelineFunction}. */
 export interface PipelineFunctionProps {
@@ -56,6 +100,28 @@ export class PipelineFunction extends Construct {
       logGroup: this.logGroup,
       role: this.role,
       environment: { ...props.environment, NODE_OPTIONS: '--enable-source-maps' },
+    });
+
+    // A deploy would fail on an environment over 4 KB: synthesis refuses it first, naming what is large.
+    this.function.node.addValidation({
+      validate: () => {
+        const cfn = this.function.node.defaultChild as CfnFunction;
+        const resolved = Stack.of(this).resolve(cfn.environment) as
+          | { variables?: Record<string, unknown> }
+          | undefined;
+        const size = environmentBytes(resolved?.variables ?? {});
+        if (size.total <= LAMBDA_ENVIRONMENT_MAX_BYTES) return [];
+        const largest = size.variables
+          .slice(0, 3)
+          .map(
+            (v) =>
+              `${v.name} ${v.bytes} bytes${VARIABLE_SOURCES[v.name] ? ` (${VARIABLE_SOURCES[v.name]})` : ''}`,
+          );
+        return [
+          `the ${props.functionName} function's environment takes ${size.total} bytes, over Lambda's ` +
+            `${LAMBDA_ENVIRONMENT_MAX_BYTES} for all variables together; largest: ${largest.join(', ')}`,
+        ];
+      },
     });
 
     Validations.of(this.function).acknowledge({

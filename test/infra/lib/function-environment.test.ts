@@ -1,0 +1,73 @@
+// Lambda's 4 KB limit on a function's environment, checked at synth: an opflow.config.json whose
+// webhook mappings do not fit the api function's environment stops synthesis naming the variable
+// and where it comes from, instead of synthesizing a template whose deploy fails.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { CfnElement } from 'aws-cdk-lib';
+import { describe, expect, it } from 'vitest';
+import { environmentBytes, LAMBDA_ENVIRONMENT_MAX_BYTES } from '../../../infra/lib/pipeline-function';
+import { synthStage } from '../support/synth-stage';
+
+/** An opflow.config.json with `count` webhook mappings of a realistic size (about 260 bytes each). */
+function configWithWebhooks(count: number): string {
+  const webhooks = Object.fromEntries(
+    Array.from({ length: count }, (_, i) => [
+      `tracker-${String(i).padStart(2, '0')}`,
+      {
+        workflow: 'novelty-check',
+        tenant: 'default',
+        input: {
+          text: { $from: '/issue/fields/description' },
+          lang: 'en',
+          title: { $from: '/issue/fields/summary' },
+        },
+        label: { $from: '/issue/key' },
+      },
+    ]),
+  );
+  const dir = mkdtempSync(join(tmpdir(), 'opflow-env-'));
+  const file = join(dir, 'opflow.config.json');
+  writeFileSync(file, JSON.stringify({ webhooks }));
+  return file;
+}
+
+describe('the functions environment', () => {
+  it('refuses at synth 20 webhook mappings that would put the api function over 4 KB', () => {
+    let failure = '';
+    try {
+      synthStage({ stage: 'dev', opflowConfig: configWithWebhooks(20) }, { bundle: false });
+    } catch (error) {
+      failure = String(error);
+    }
+    expect(failure).toMatch(/the opflow-dev-api function's environment takes \d+ bytes, over Lambda's 4096/);
+    expect(failure).toContain('OPFLOW_WEBHOOK_MAPPINGS');
+    expect(failure).toContain('the webhook mappings of opflow.config.json ("webhooks")');
+  });
+
+  it('synthesizes a few mappings, every function within 4 KB counted as Lambda would', () => {
+    const { stack, template } = synthStage(
+      { stage: 'dev', opflowConfig: configWithWebhooks(3) },
+      { bundle: false },
+    );
+    const functions = template.findResources('AWS::Lambda::Function');
+    const api = functions[stack.getLogicalId(stack.api.function.node.defaultChild as CfnElement)];
+    const variables = api?.['Properties']['Environment']['Variables'] as Record<string, unknown>;
+    expect(variables['OPFLOW_WEBHOOK_MAPPINGS']).toBeDefined();
+    for (const [id, fn] of Object.entries(functions)) {
+      const size = environmentBytes(fn['Properties']['Environment']?.['Variables'] ?? {});
+      expect(size.total, id).toBeLessThanOrEqual(LAMBDA_ENVIRONMENT_MAX_BYTES);
+    }
+  });
+
+  it('counts names and values in UTF-8, and a CloudFormation value at its longest', () => {
+    expect(environmentBytes({ A: 'bé' })).toEqual({ total: 4, variables: [{ name: 'A', bytes: 4 }] });
+    expect(environmentBytes({ QUEUE: { Ref: 'WorkQueue' }, B: 'x' })).toEqual({
+      total: 5 + 150 + 2,
+      variables: [
+        { name: 'QUEUE', bytes: 155 },
+        { name: 'B', bytes: 2 },
+      ],
+    });
+  });
+});
