@@ -4,6 +4,7 @@
  */
 import { shownCallbackUrl } from '../engine/callback-record';
 import type { Job } from '../engine/job-record';
+import { printable } from './format';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -24,10 +25,12 @@ export function describeCallback(job: Job): string[] {
           : delivery.state === 'refused'
             ? 'refused (the URL failed the SSRF guard)'
             : `delivered ${delivery.deliveredAt === undefined ? '' : iso(delivery.deliveredAt)}`.trim();
-  const lines = [`Callback: ${shownCallbackUrl(job.callbackUrl)}: ${state}`];
+  const lines = [`Callback: ${printable(shownCallbackUrl(job.callbackUrl))}: ${state}`];
   for (const attempt of delivery?.attempts ?? []) {
     const what =
-      attempt.status !== undefined ? `HTTP ${attempt.status}` : `no answer: ${attempt.error ?? 'unknown'}`;
+      attempt.status !== undefined
+        ? `HTTP ${attempt.status}`
+        : `no answer: ${printable(attempt.error ?? 'unknown')}`;
     const retry =
       attempt.retryAfterMs === undefined ? '' : `, Retry-After ${Math.round(attempt.retryAfterMs / 1000)} s`;
     lines.push(`  ${iso(attempt.at)}  round ${attempt.round}  ${what}${retry} (${attempt.durationMs} ms)`);

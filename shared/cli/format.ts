@@ -6,6 +6,30 @@ import type { Job } from '../engine/job-record';
 import { describeUpstreamIdentity } from '../engine/upstream-identity';
 import type { WorkflowRegistry } from '../engine/workflow';
 
+/**
+ * Characters a terminal acts on rather than shows: C0 and C1 controls (escape sequences that move the
+ * cursor, recolour, retitle the window or hide text), DEL, and the Unicode marks that reorder or
+ * break lines (bidirectional overrides and isolates, line and paragraph separators).
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds
+const unprintable = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * Text from outside (a label, a pause reason, an upstream message, a URL) as a terminal may print
+ * it: every control character written as its escape (`\x1b`, `\n`, `\u202e`), so that what is
+ * shown is what was sent, on one line. `--json` output needs none of this (JSON escapes them).
+ */
+export function printable(text: string): string {
+  return text.replace(unprintable, (char) => {
+    const named = { '\n': '\\n', '\r': '\\r', '\t': '\\t' }[char];
+    if (named) return named;
+    const code = char.charCodeAt(0);
+    return code <= 0xff
+      ? `\\x${code.toString(16).padStart(2, '0')}`
+      : `\\u${code.toString(16).padStart(4, '0')}`;
+  });
+}
+
 /** What `list --json` and `run --json` give per job. */
 export interface JobSummary {
   id: string;
@@ -82,6 +106,10 @@ export function stepTitle(job: Job, workflows: WorkflowRegistry): string {
 
 /** One line: what a job is doing now. */
 export function jobLine(job: Job, workflows: WorkflowRegistry): string {
+  return printable(rawJobLine(job, workflows));
+}
+
+function rawJobLine(job: Job, workflows: WorkflowRegistry): string {
   const name = job.label ?? job.id;
   switch (job.status) {
     case 'SUCCEEDED':
@@ -114,12 +142,12 @@ export function selectionHelp(job: Job): string {
   if (!pending) return `job ${job.id} is not waiting for a selection (it is ${job.status})`;
   const width = Math.max(...pending.options.map((option) => option.id.length), 2);
   const lines = [
-    `${job.label ?? job.id} waits for a selection: ${pending.prompt}`,
+    `${printable(job.label ?? job.id)} waits for a selection: ${printable(pending.prompt)}`,
     `  choose ${pending.min === pending.max ? pending.min : `${pending.min} to ${pending.max}`} of:`,
     ...pending.options.map(
       (option) =>
-        `    ${option.id.padEnd(width)}  ${option.label}${option.preselected ? '  (suggested)' : ''}${
-          option.detail ? `\n    ${' '.repeat(width)}  ${option.detail}` : ''
+        `    ${printable(option.id).padEnd(width)}  ${printable(option.label)}${option.preselected ? '  (suggested)' : ''}${
+          option.detail ? `\n    ${' '.repeat(width)}  ${printable(option.detail)}` : ''
         }`,
     ),
   ];
@@ -127,7 +155,7 @@ export function selectionHelp(job: Job): string {
   const example = (
     suggested.length > 0 ? suggested : pending.options.slice(0, pending.min).map((o) => o.id)
   ).join(',');
-  lines.push(`  answer with: opflow resume ${job.id} --select ${example}`);
+  lines.push(`  answer with: opflow resume ${job.id} --select ${printable(example)}`);
   return lines.join('\n');
 }
 
@@ -136,7 +164,7 @@ export function describeJob(job: Job, workflows: WorkflowRegistry, report?: stri
   const lines = [
     `job       ${job.id}`,
     `workflow  ${job.workflow} (version ${job.workflowVersion})`,
-    ...(job.label ? [`label     ${job.label}`] : []),
+    ...(job.label ? [`label     ${printable(job.label)}`] : []),
     `tenant    ${job.tenant}`,
     `upstream  ${describeUpstreamIdentity(job.upstream)}`,
     `status    ${job.status}`,
@@ -163,17 +191,17 @@ export function describeJob(job: Job, workflows: WorkflowRegistry, report?: stri
       `kind ${e.kind}`,
       ...(e.code !== undefined ? [`code ${e.code}`] : []),
       ...(e.httpStatus !== undefined ? [`HTTP ${e.httpStatus}`] : []),
-      ...(e.correlationId ? [`correlation id ${e.correlationId}`] : []),
+      ...(e.correlationId ? [`correlation id ${printable(e.correlationId)}`] : []),
     ].join(', ');
     lines.push(
-      `${job.status === 'FAILED' ? 'error' : 'retrying'}`.padEnd(10) + e.message,
+      `${job.status === 'FAILED' ? 'error' : 'retrying'}`.padEnd(10) + printable(e.message),
       `          ${where}; ${e.retryable ? 'a retry could help' : 'a retry would not help'}`,
     );
   }
   for (const [index, run] of (job.runs ?? []).entries()) {
     lines.push(
       `run ${index + 1}`.padEnd(10) +
-        `${run.status} at ${run.step}${run.error ? `: ${run.error.message}` : ''}; retried ${iso(run.retriedAt)} from ${
+        `${run.status} at ${run.step}${run.error ? `: ${printable(run.error.message)}` : ''}; retried ${iso(run.retriedAt)} from ${
           run.fromStart ? 'the start' : run.retriedFrom
         }`,
     );
@@ -183,7 +211,6 @@ export function describeJob(job: Job, workflows: WorkflowRegistry, report?: stri
   return lines.join('\n');
 }
 
-/** A plain text table with left-aligned columns. */
 /** A short name of the upstream for tables: "sandbox", "connect.patsnap.com 3f2a9c1d", or "-" before the first call. */
 export function upstreamShort(upstream: Job['upstream']): string {
   if (!upstream) return '-';
@@ -195,7 +222,10 @@ export function upstreamShort(upstream: Job['upstream']): string {
   return `${host} ${upstream.keyFingerprint.slice(0, 8)}`;
 }
 
-export function formatTable(headers: string[], rows: string[][]): string {
+/** A plain text table with left-aligned columns; control characters in cells are escaped. */
+export function formatTable(headers: string[], rawRows: string[][]): string {
+  // Cells may hold text from outside (labels, reasons): shown escaped, and so on one line.
+  const rows = rawRows.map((row) => row.map(printable));
   const widths = headers.map((header, column) =>
     Math.max(header.length, ...rows.map((row) => (row[column] ?? '').length)),
   );

@@ -18,7 +18,7 @@ import { batchStoreOf } from '../../runtime/batch-store-of';
 import { createBatchDisplay, describeProgress } from '../batch-display';
 import { asLocal, type CliContext, type GlobalOptions, openPipeline, writeJson } from '../context';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
-import { formatDuration, formatTable, selectionHelp } from '../format';
+import { formatDuration, formatTable, printable, selectionHelp } from '../format';
 
 export interface BatchCommandOptions extends GlobalOptions {
   watch?: boolean | undefined;
@@ -198,8 +198,8 @@ async function show(
   }
   const t = view.totals;
   const lines = [
-    `batch ${batch.id} (${batch.workflow}, ${batch.source.uri})`,
-    `  status: ${batch.status}${batch.reason ? `: ${batch.reason}` : ''}`,
+    `batch ${batch.id} (${batch.workflow}, ${printable(batch.source.uri)})`,
+    `  status: ${batch.status}${batch.reason ? `: ${printable(batch.reason)}` : ''}`,
     `  items: ${batch.items}: ${t.succeeded} succeeded, ${t.failed} failed, ${t.cancelled} cancelled, ${t.running} running, ${t.waiting} waiting`,
     `  run ${batch.run}: ${view.thisRun.records} records read${view.thisRun.readingDone ? '' : ' so far'}, ${view.thisRun.created} new items, ${view.thisRun.existing} ingested before, ${view.thisRun.invalid} bad lines`,
     `  ${view.calls} calls, ${view.billedUnits} billed units, elapsed ${formatDuration(view.elapsedMs)}${view.etaMs !== undefined ? `, ETA ${formatDuration(view.etaMs)}` : ''}`,
@@ -213,7 +213,7 @@ async function show(
     if (download.unfinished > 0)
       lines.push(`  ${download.unfinished} items not finished yet: download again once they are`);
     for (const missing of download.missing)
-      lines.push(`  not downloaded: ${missing.key} (${missing.reason})`);
+      lines.push(`  not downloaded: ${printable(missing.key)} (${printable(missing.reason)})`);
   }
   if (!batchSettled(batch) && batch.status !== 'FINISHED')
     lines.push(

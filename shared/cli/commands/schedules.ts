@@ -15,6 +15,7 @@ import { pauseSchedule, resumeSchedule, SchedulePauseError, scheduleView } from 
 import { backfillSchedule, triggerSchedule } from '../../schedules/scheduler';
 import { asLocal, type CliContext, type GlobalOptions, openPipeline, writeJson } from '../context';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
+import { printable } from '../format';
 import { readConfigFile } from '../serve-extras';
 
 type Options = GlobalOptions & {
@@ -73,7 +74,7 @@ export async function schedulesListCommand(ctx: CliContext, options: Options): P
       for (const row of rows) {
         ctx.io.stdout.write(
           `${row.name}  ${row.cron} (${row.timezone})  ${row.workflow}\n` +
-            `  next: ${row.pause ? `paused${row.pause.by === 'config' ? ' in the config' : ''}: ${row.pause.reason}` : (row.next ?? 'never')}\n` +
+            `  next: ${row.pause ? `paused${row.pause.by === 'config' ? ' in the config' : ''}: ${printable(row.pause.reason)}` : (row.next ?? 'never')}\n` +
             `  last: ${row.lastFired ?? 'never fired'}${row.lastJob ? `  job ${row.lastJob.id} ${row.lastJob.status}` : ''}` +
             `${row.skipped ? `  (${row.skipped} slots skipped)` : ''}\n`,
         );
@@ -125,7 +126,7 @@ export async function schedulesPauseCommand(
     else
       ctx.io.stdout.write(
         pause
-          ? `${name}: paused (${view.pause?.reason}); its slots are skipped until opflow schedules resume ${name}\n`
+          ? `${name}: paused (${printable(view.pause?.reason ?? '')}); its slots are skipped until opflow schedules resume ${name}\n`
           : `${name}: resumed; next slot ${view.next ?? 'never'}\n`,
       );
     return ExitCode.ok;
