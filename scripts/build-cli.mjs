@@ -119,7 +119,11 @@ export async function buildCli(root = PROJECT_ROOT, outDir = CLI_OUT_DIR) {
   mkdirSync(out, { recursive: true });
   const result = await build({
     absWorkingDir: root,
-    entryPoints: { main: path.join(root, CLI_ENTRY) },
+    // The document extractor runs as a child process of its own (shared/ingest/documents.ts).
+    entryPoints: {
+      main: path.join(root, CLI_ENTRY),
+      'document-extractor': path.join(root, 'shared/ingest/document-extractor.ts'),
+    },
     outdir: path.join(out, name),
     bundle: true,
     splitting: true,

@@ -141,7 +141,13 @@ export function functionBuildOptions(
 ): BuildOptions & { metafile: true } {
   return {
     absWorkingDir: PROJECT_ROOT,
-    entryPoints: { index: settings.entry ?? functionEntry(name) },
+    entryPoints: {
+      index: settings.entry ?? functionEntry(name),
+      // The document extractor is a child process of its own, beside index.mjs (shared/ingest/documents.ts).
+      ...(FUNCTIONS_WITH_EXTRACTORS.includes(name) && settings.entry === undefined
+        ? { 'document-extractor': path.join(PROJECT_ROOT, 'shared/ingest/document-extractor.ts') }
+        : {}),
+    },
     outdir,
     outExtension: { '.js': '.mjs' },
     chunkNames: 'chunks/[name]-[hash]',

@@ -51,9 +51,14 @@ beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'opflow-extractors-'));
   bundle = path.join(dir, 'index.mjs');
   await build({
-    entryPoints: [path.join(PROJECT_ROOT, 'shared/ingest/documents.ts')],
+    // The extraction runs in a child process, document-extractor.mjs beside the bundle (as in the asset).
+    entryPoints: {
+      index: path.join(PROJECT_ROOT, 'shared/ingest/documents.ts'),
+      'document-extractor': path.join(PROJECT_ROOT, 'shared/ingest/document-extractor.ts'),
+    },
     bundle: true,
-    outfile: bundle,
+    outdir: dir,
+    outExtension: { '.js': '.mjs' },
     platform: 'node',
     format: 'esm',
     target: `node${process.versions.node.split('.')[0]}`,

@@ -1,0 +1,128 @@
+/**
+ * The resource test of document extraction, through the real bin/opflow.js: crafted documents (a
+ * .docx zip bomb, one that lies about its sizes, one under the unpack limit that still needs too much
+ * memory, a .pdf whose content inflates to hundreds of MB, a 1.5 GB .txt) are each refused with a
+ * line naming the file and the budget, while the whole process tree (opflow and its extractor
+ * children) stays within the ingest function's 1,024 MB and the run within its time bound.
+ */
+import { spawn } from 'node:child_process';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { extractionBudget } from '../../../shared/ingest/documents';
+import { childEnv, opflowBin } from '../../e2e/local/opflow-process';
+import { docxWithParagraphs, pdfWithLines } from '../../support/document-bombs';
+
+/** The ingest function's memory (infra/lib/inbox-ingestion.ts). */
+const functionMemoryMb = 1024;
+const timeBoundMs = 120_000;
+
+let dir: string;
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'opflow-bombs-'));
+  const docs = join(dir, 'docs');
+  mkdirSync(docs);
+  writeFileSync(join(docs, 'small.docx'), docxWithParagraphs(10));
+  writeFileSync(join(docs, 'small.pdf'), pdfWithLines(10));
+  writeFileSync(join(docs, 'bomb.docx'), docxWithParagraphs(15_000_000));
+  writeFileSync(join(docs, 'liar.docx'), docxWithParagraphs(15_000_000, 1000));
+  writeFileSync(join(docs, 'dense.docx'), docxWithParagraphs(1_400_000));
+  writeFileSync(join(docs, 'bomb.pdf'), pdfWithLines(5_000_000));
+  writeFileSync(join(docs, 'huge.txt'), '');
+  truncateSync(join(docs, 'huge.txt'), 1.5 * 1024 ** 3);
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** The resident memory (MB) of `pid` and all its descendants, from /proc. */
+function treeResidentMb(pid: number): number {
+  const parents = new Map<number, number>();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      parents.set(Number(name), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {}
+  }
+  const tree = new Set([pid]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const [child, parent] of parents)
+      if (tree.has(parent) && !tree.has(child)) {
+        tree.add(child);
+        grew = true;
+      }
+  }
+  let kb = 0;
+  for (const member of tree) {
+    try {
+      kb += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${member}/status`, 'utf8'))?.[1] ?? 0);
+    } catch {}
+  }
+  return kb / 1024;
+}
+
+describe('document bombs', () => {
+  it(`are refused within ${functionMemoryMb} MB for the process tree and ${timeBoundMs / 1000} s, each named with its budget`, {
+    timeout: timeBoundMs + 30_000,
+  }, async () => {
+    const started = Date.now();
+    const child = spawn(
+      process.execPath,
+      [opflowBin, '--json', 'ingest', 'docs', '--workflow', 'novelty-check', '--dry-run'],
+      {
+        cwd: dir,
+        env: childEnv({ OPFLOW_DB: join(dir, 'opflow.db'), OPFLOW_OUT: join(dir, 'out') }),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    let peakMb = 0;
+    const sampler = setInterval(() => {
+      if (child.pid) peakMb = Math.max(peakMb, treeResidentMb(child.pid));
+    }, 25);
+    const killer = setTimeout(() => child.kill('SIGKILL'), timeBoundMs);
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    clearInterval(sampler);
+    clearTimeout(killer);
+    const elapsedMs = Date.now() - started;
+    console.info(`document bombs: ${elapsedMs} ms, peak process-tree memory ${Math.round(peakMb)} MB`);
+
+    expect(code, stderr).toBe(1);
+    const answer = JSON.parse(stdout) as { items: number; problems: { position: string; reason: string }[] };
+    const reasons = Object.fromEntries(answer.problems.map((problem) => [problem.position, problem.reason]));
+    expect(answer.items).toBe(2);
+    expect(reasons['bomb.docx']).toMatch(
+      /bomb\.docx: the docx document unpacks to \d+ MB \(at most 100 MB\)/,
+    );
+    expect(reasons['liar.docx']).toMatch(
+      /liar\.docx: the docx document: reading it needs more than \d+ MB of memory/,
+    );
+    expect(reasons['dense.docx']).toMatch(
+      /dense\.docx: the docx document: reading it needs more than \d+ MB of memory/,
+    );
+    expect(reasons['bomb.pdf']).toMatch(
+      /bomb\.pdf: the pdf document: (reading it needs more than \d+ MB of memory|it took more than)/,
+    );
+    expect(reasons['huge.txt']).toBe('file: huge.txt: too large (1536 MB; at most 50 MB)');
+    expect(peakMb).toBeLessThan(functionMemoryMb);
+    expect(peakMb).toBeLessThan(extractionBudget.residentMb + 400);
+    expect(elapsedMs).toBeLessThan(timeBoundMs);
+  });
+});
