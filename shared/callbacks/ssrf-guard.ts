@@ -7,8 +7,12 @@
  *
  * Refused: loopback, private (RFC 1918, unique local), link-local, CGNAT, multicast, unspecified,
  * broadcast, documentation and benchmark ranges, cloud metadata addresses (169.254.169.254,
- * fd00:ec2::254), and IPv6 forms that embed one of those IPv4 addresses (IPv4-mapped, IPv4-compatible,
- * NAT64, 6to4).
+ * fd00:ec2::254), IPv6 forms that embed one of those IPv4 addresses (IPv4-mapped, IPv4-compatible,
+ * NAT64 64:ff9b::/96 of RFC 6052, 6to4, ISATAP interface ids), and IPv6 ranges that only tunnel or
+ * translate to an IPv4 address opflow cannot see or are not destinations at all: SIIT's
+ * IPv4-translated ::ffff:0:0:0/96 (RFC 6145), the rest of 64:ff9b::/32 including the local-use
+ * 64:ff9b:1::/48 (RFC 8215), Teredo 2001::/32 and the IETF protocol block 2001::/23 around it,
+ * documentation 3fff::/20 and SRv6 5f00::/16.
  */
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
@@ -41,7 +45,12 @@ for (const [network, prefix] of [
 for (const [network, prefix] of [
   ['::', 128], // unspecified
   ['::1', 128], // loopback
+  ['::ffff:0:0:0', 96], // SIIT IPv4-translated (RFC 6145): reaches an IPv4 host through a translator
+  ['64:ff9b::', 32], // NAT64 beyond the well-known /96 (checked by its embedded IPv4 below), local-use /48
   ['100::', 64], // discard
+  ['2001::', 23], // IETF protocol assignments: Teredo 2001::/32 (a tunnel to an IPv4 host), ORCHID, benchmarking
+  ['3fff::', 20], // documentation (RFC 9637)
+  ['5f00::', 16], // SRv6 segment identifiers (RFC 9602)
   ['2001:db8::', 32], // documentation
   ['fc00::', 7], // unique local, fd00:ec2::254 (EC2 metadata over IPv6)
   ['fe80::', 10], // link-local
@@ -79,11 +88,23 @@ export function embeddedIpv4(address: string): string | undefined {
   // ::ffff:a.b.c.d (mapped) and ::a.b.c.d (compatible, deprecated but still routed by some stacks)
   if (zeros(0, 5) && (g[5] === 0xffff || g[5] === 0) && !(g[5] === 0 && g[6] === 0))
     return ipv4Of(g[6]!, g[7]!);
-  // 64:ff9b::a.b.c.d (NAT64 well-known prefix) and 64:ff9b:1::/48 (local-use NAT64)
+  // ::ffff:0:a.b.c.d (SIIT IPv4-translated, RFC 6145)
+  if (zeros(0, 4) && g[4] === 0xffff && g[5] === 0) return ipv4Of(g[6]!, g[7]!);
+  // 64:ff9b::a.b.c.d (NAT64 well-known prefix, RFC 6052) and 64:ff9b:1::/48 (local-use NAT64)
   if (g[0] === 0x64 && g[1] === 0xff9b) return ipv4Of(g[6]!, g[7]!);
   // 2002:AABB:CCDD::/48 (6to4)
   if (g[0] === 0x2002) return ipv4Of(g[1]!, g[2]!);
+  // 2001:0:SSSS:SSSS:flags:port:CCCC:CCCC (Teredo): the client's IPv4 address, each bit inverted
+  if (g[0] === 0x2001 && g[1] === 0) return ipv4Of(g[6]! ^ 0xffff, g[7]! ^ 0xffff);
+  // <prefix>:0:5efe:a.b.c.d and <prefix>:200:5efe:a.b.c.d (ISATAP interface ids, RFC 5214)
+  if ((g[4] === 0 || g[4] === 0x200) && g[5] === 0x5efe) return ipv4Of(g[6]!, g[7]!);
   return undefined;
+}
+
+/** The well-known NAT64 prefix 64:ff9b::/96 exactly (its IPv4 decides; the rest of 64:ff9b::/32 is refused). */
+function isWellKnownNat64(address: string): boolean {
+  const g = ipv6Groups(address);
+  return g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((part) => part === 0);
 }
 
 /** True for an address a callback must never reach. */
@@ -94,7 +115,7 @@ export function isForbiddenAddress(address: string): boolean {
     const bare = address.replace(/%.*$/, '');
     const inner = embeddedIpv4(bare);
     if (inner !== undefined && blocked.check(inner, 'ipv4')) return true;
-    // The mapped/compatible forms themselves are never a public destination of their own.
+    // The mapped/compatible forms, and the well-known NAT64 prefix, are as public as their IPv4 address.
     if (
       inner !== undefined &&
       ipv6Groups(bare)
@@ -102,6 +123,7 @@ export function isForbiddenAddress(address: string): boolean {
         .every((part) => part === 0)
     )
       return false;
+    if (inner !== undefined && isWellKnownNat64(bare)) return false;
     return blocked.check(bare, 'ipv6');
   }
   return true; // not an address at all

@@ -47,11 +47,57 @@ describe('isForbiddenAddress', () => {
     },
   );
 
+  // Every IPv6 form that carries or reaches an IPv4 address (RFC 4291, 6052, 6145, 3056, 4380, 5214,
+  // 8215), and the ranges that are no destination: refused when the IPv4 address is, or always.
+  it.each([
+    ['SIIT IPv4-translated, loopback', '::ffff:0:7f00:1'],
+    ['SIIT IPv4-translated, dotted', '::ffff:0:127.0.0.1'],
+    ['SIIT IPv4-translated, metadata', '::ffff:0:a9fe:a9fe'],
+    ['SIIT IPv4-translated, even public (a translator reaches it)', '::ffff:0:808:808'],
+    ['Teredo, a client at 192.0.2.45 (RFC 4380 example)', '2001:0:4136:e378:8000:63bf:3fff:fdd2'],
+    ['Teredo, a client at 127.0.0.1', '2001:0:4136:e378:8000:63bf:80ff:fffe'],
+    ['Teredo, even a public client (a tunnel)', '2001:0:4136:e378:8000:63bf:f7f7:f7f7'],
+    ['ORCHIDv2 (2001:20::/28)', '2001:20::1'],
+    ['benchmarking (2001:2::/48)', '2001:2::1'],
+    ['NAT64 well-known, loopback', '64:ff9b::7f00:1'],
+    ['NAT64 well-known, dotted private', '64:ff9b::10.1.2.3'],
+    ['NAT64 well-known, metadata', '64:ff9b::169.254.169.254'],
+    ['NAT64 local-use 64:ff9b:1::/48 (RFC 8215)', '64:ff9b:1::808:808'],
+    ['NAT64 outside the /96', '64:ff9b:0:0:1::808:808'],
+    ['6to4 of a private address', '2002:0a00:0001::1'],
+    ['6to4 of the metadata address', '2002:a9fe:a9fe::'],
+    ['ISATAP interface id of loopback', '2607:f8b0::5efe:7f00:1'],
+    ['ISATAP interface id (global bit) of a private address', '2607:f8b0::200:5efe:c0a8:101'],
+    ['IPv4-compatible of the metadata address', '::169.254.169.254'],
+    ['IPv4-mapped with a zone', '::ffff:127.0.0.1%eth0'],
+    ['documentation 3fff::/20', '3fff::1'],
+    ['SRv6 5f00::/16', '5f00::1'],
+    ['discard 100::/64', '100::1'],
+  ])('refuses %s: %s', (_form, address) => {
+    expect(isForbiddenAddress(address)).toBe(true);
+    expect(() => checkCallbackUrl(`https://[${address.replace(/%.*$/, '')}]/hook`)).toThrow(
+      CallbackUrlRefused,
+    );
+  });
+
+  it.each([
+    ['NAT64 well-known of a public address', '64:ff9b::808:808'],
+    ['IPv4-mapped public', '::ffff:8.8.8.8'],
+    ['6to4 of a public address', '2002:0808:0808::1'],
+    ['ISATAP interface id of a public address', '2607:f8b0::200:5efe:808:808'],
+    ['a public address of 2001::/16 beyond 2001::/23', '2001:4860:4860::8888'],
+  ])('allows %s: %s', (_form, address) => {
+    expect(isForbiddenAddress(address)).toBe(false);
+  });
+
   it('finds the IPv4 address inside mapped, NAT64 and 6to4 forms', () => {
     expect(embeddedIpv4('::ffff:7f00:1')).toBe('127.0.0.1');
     expect(embeddedIpv4('64:ff9b::0a00:0001')).toBe('10.0.0.1');
     expect(embeddedIpv4('2002:c0a8:0101::1')).toBe('192.168.1.1');
     expect(embeddedIpv4('2606:4700::1111')).toBeUndefined();
+    expect(embeddedIpv4('::ffff:0:7f00:1')).toBe('127.0.0.1');
+    expect(embeddedIpv4('2001:0:4136:e378:8000:63bf:3fff:fdd2')).toBe('192.0.2.45');
+    expect(embeddedIpv4('fe80::5efe:10.0.0.1')).toBe('10.0.0.1');
   });
 });
 
