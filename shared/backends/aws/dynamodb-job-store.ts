@@ -18,6 +18,7 @@ import {
   TransactWriteCommand,
 } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
+import type { ParkedJobs } from '../../engine/admission/parked-jobs';
 import { isTerminal, type Job, type JobStatus, jobStatuses } from '../../engine/job-record';
 import type { JobPage, JobStore, ListJobsQuery, ReportStore } from '../../engine/ports';
 import { decodeCursor, encodeCursor, type ListingKind } from './cursor';
@@ -124,7 +125,7 @@ export function jobFromItem(item: Item, tableName: string): Job {
   return parsed.data as unknown as Job;
 }
 
-export class DynamoDbJobStore implements JobStore {
+export class DynamoDbJobStore implements JobStore, ParkedJobs {
   private readonly client: DynamoDBDocumentClient;
   private readonly tableName: string;
   private readonly reports: ReportStore | undefined;

@@ -16,11 +16,12 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { parseWorkMessage } from '../../backends/aws';
+import type { ParkedJobs } from '../../engine/admission/parked-jobs';
+import { type ReleaseOptions, releaseParked } from '../../engine/admission/release';
 import { findStep } from '../../engine/advance';
 import type { EngineDeps } from '../../engine/deps';
 import type { Job } from '../../engine/job-record';
 import { keyFingerprint, runStep, type StepReport } from '../../engine/runner';
-import { type ParkedJobsSource, type ReleaseOptions, releaseParked } from './admission';
 import { engineLogger, engineMetrics, type Observability, traced } from './observability';
 
 /** A record not started because the function's deadline is near (it will be delivered again). */
@@ -40,9 +41,9 @@ export interface StepWorkerOptions {
   upstreamReserveMs?: number | undefined;
   /**
    * Where parked jobs are listed (the DynamoDB job store): with it and `deps.admission`, each step
-   * of a job is followed by a release round for the job's key (admission.ts).
+   * of a job is followed by a release round for the job's key (engine/admission/release.ts).
    */
-  parked?: ParkedJobsSource | undefined;
+  parked?: Pick<ParkedJobs, 'listParked'> | undefined;
   release?: ReleaseOptions | undefined;
 }
 

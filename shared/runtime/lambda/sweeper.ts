@@ -5,17 +5,11 @@
  * are failed by the step worker when that message arrives.
  */
 import type { Context } from 'aws-lambda';
+import { nudgeParked } from '../../engine/admission/nudge';
+import type { ParkedJobs } from '../../engine/admission/parked-jobs';
 import type { EngineDeps } from '../../engine/deps';
-import { unparkedJob } from '../../engine/job-record';
 import { type SweepOptions, sweep } from '../../engine/sweep';
 import { engineLogger, engineMetrics, type Observability, traced } from './observability';
-
-/** What the sweeper reads of parked jobs (admission, issue 10): the DynamoDB job store. */
-export interface ParkedJobsIndex {
-  parkedBuckets(): Promise<string[]>;
-  lineEndsAt(bucket: string, now: number): Promise<number | undefined>;
-  listParked(bucket: string, until: number, limit: number): Promise<{ id: string; class: string }[]>;
-}
 
 export interface SweeperOptions {
   deps: EngineDeps;
@@ -23,46 +17,7 @@ export interface SweeperOptions {
   /** Passed to the engine's sweep (default: jobs overdue by 30 s, at most 500 per run). */
   sweep?: SweepOptions | undefined;
   /** With it, parked jobs of keys whose line has ended are sent their message (`nudgeParked`). */
-  parked?: ParkedJobsIndex | undefined;
-}
-
-/**
- * Parked jobs are released by the step workers after each step of their key; a key whose line of
- * tokens ended more than `graceMs` ago (default 5 s) has no step coming to do it. For each such key,
- * every parked job due within what the queue can delay (`lookaheadMs`, default the queue's maximum:
- * 15 minutes on SQS, more than the 10 minutes ahead a call is ever parked) is unparked by a commit at the version read
- * (advance's `unpark`) and sent its message for its due time, at the new version; it then takes its
- * token when it comes, as any job. A releaser working on the job meanwhile and the sweeper never
- * both go on (one conditional commit wins; the loser sends nothing), so no message goes stale
- * (before, the message was sent at the parked version, and a release round run by the first
- * nudged job's step released the others first: each of their nudges arrived stale).
- */
-export async function nudgeParked(
-  deps: Pick<EngineDeps, 'store' | 'queue' | 'clock'>,
-  parked: ParkedJobsIndex,
-  options: { graceMs?: number; lookaheadMs?: number; limit?: number } = {},
-): Promise<number> {
-  const now = deps.clock.now();
-  let nudged = 0;
-  for (const bucket of await parked.parkedBuckets()) {
-    const lineEnd = await parked.lineEndsAt(bucket, now);
-    if (lineEnd !== undefined && lineEnd > now - (options.graceMs ?? 5_000)) continue;
-    const found = await parked.listParked(
-      bucket,
-      now + (options.lookaheadMs ?? deps.queue.maxDelayMs),
-      options.limit ?? 100,
-    );
-    for (const { id } of found) {
-      const job = await deps.store.get(id);
-      if (!job?.parked) continue;
-      const next = unparkedJob(job, now);
-      if (!(await deps.store.commit(next, job.version))) continue; // a releaser won
-      const message = { jobId: job.id, version: next.version };
-      await deps.queue.send(message, Math.min(Math.max(0, job.nextRunAt - now), deps.queue.maxDelayMs));
-      nudged++;
-    }
-  }
-  return nudged;
+  parked?: ParkedJobs | undefined;
 }
 
 export interface Sweeper {

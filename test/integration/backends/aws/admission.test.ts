@@ -8,9 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AwsEmulators, startAwsEmulators } from '../../../../scripts/emulators/aws-emulators';
 import { DynamoDbJobStore, DynamoDbRateLimiter } from '../../../../shared/backends/aws';
 import { submitJob } from '../../../../shared/engine';
+import { nudgeParked } from '../../../../shared/engine/admission/nudge';
+import { releaseParked } from '../../../../shared/engine/admission/release';
 import { keyFingerprint, runStep } from '../../../../shared/engine/runner';
-import { releaseParked } from '../../../../shared/runtime/lambda/admission';
-import { nudgeParked } from '../../../../shared/runtime/lambda/sweeper';
 import { REAL_PROCESS_TIMEOUT_MS } from '../../../support/timeouts';
 import { happyScript, harness } from '../../../unit/engine/fixtures';
 

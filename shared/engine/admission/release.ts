@@ -1,5 +1,5 @@
 /**
- * Admission on aws (issue 10): jobs whose call found no token within its horizon while the key's
+ * Releasing parked jobs (aws): jobs whose call found no token within its horizon while the key's
  * budget was saturated are parked (committed without a message, in their key's `WAIT#` partition
  * of the `due` index; runner.ts). They cost nothing while they wait. A release round, run by the
  * step worker after each step of a job of the same key, reads the parked jobs class by class (calls
@@ -10,13 +10,10 @@
  * each runs a round. Any number of workers may release at once: a release lost to another writer
  * leaves its token unused (budget, never a call paid twice).
  */
-import { advance } from '../../engine/advance';
-import type { EngineDeps } from '../../engine/deps';
-import { isTerminal } from '../../engine/job-record';
-
-export interface ParkedJobsSource {
-  listParked(bucket: string, until: number, limit: number): Promise<{ id: string; class: string }[]>;
-}
+import { advance } from '../advance';
+import type { EngineDeps } from '../deps';
+import { isTerminal } from '../job-record';
+import type { ParkedJobs } from './parked-jobs';
 
 export interface ReleaseOptions {
   /** Parked jobs due within this long are looked at (default 30 s: twice the reservation horizon). */
@@ -37,7 +34,7 @@ export interface ReleaseRound {
 /** One release round for the parked jobs of `bucket` (see the module's comment). */
 export async function releaseParked(
   deps: EngineDeps,
-  parked: ParkedJobsSource,
+  parked: Pick<ParkedJobs, 'listParked'>,
   bucket: string,
   options: ReleaseOptions = {},
 ): Promise<ReleaseRound> {
