@@ -1,6 +1,6 @@
 /** The workflow engine: job record, ports, advance(), policies, the step runner and job commands. */
 
-export * from './admission/budget-filler';
+export * from './admission';
 export * from './advance';
 export * from './deps';
 export * from './job-commands';

@@ -4,6 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { DurationSketch } from './poll-timing';
+import type { Step } from './workflow';
 
 export interface PollStatsStore {
   /** The sketches of these keys that exist (a store may answer from a cache a few seconds old). */
@@ -59,4 +60,10 @@ export class CachedPollStats implements PollStatsStore {
     await this.#inner.record(key, lowerMs, upperMs, now);
     this.#cache.delete(key);
   }
+}
+
+/** The key of a polled step's duration sketch; undefined for a step that is not polled. */
+export function stepStatsKey(scope: string | undefined, step: Step): string | undefined {
+  if (step.kind === 'fetch' || !step.poll || step.operation === undefined) return undefined;
+  return pollStatsKey(scope, step.operation);
 }

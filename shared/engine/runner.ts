@@ -16,10 +16,11 @@
  *
  * No job record is changed here except through advance().
  */
-import { createHash } from 'node:crypto';
 import { isOpenPlatformError } from '../openplatform/errors';
 import type { CallUsage } from '../openplatform/types';
-import type { CallOrder } from './admission/budget-filler';
+import { acquireToken, earlyToleranceMs } from './admission/acquire-token';
+import { keyFingerprint } from './admission/rate-bucket';
+import { reserveNextToken } from './admission/reserve-next';
 import {
   type Advanced,
   advance,
@@ -32,8 +33,8 @@ import {
 } from './advance';
 import type { EngineDeps } from './deps';
 import { isTerminal, type Job, type JobUsage, type UnsavedAnswer } from './job-record';
-import { pollStatsKey } from './poll-stats';
-import { type DurationSketch, defaultPollAim, doneShare, learnedPollDelay } from './poll-timing';
+import { stepStatsKey } from './poll-stats';
+import { type DurationSketch, defaultPollAim, learnedPollDelay } from './poll-timing';
 import type { WorkMessage } from './ports';
 import { attachmentKey, stepOutputKey } from './report';
 import { sameUpstream } from './upstream-identity';
@@ -97,19 +98,8 @@ function notDone(failure: StepFailure, usage: Partial<JobUsage> | undefined): bo
 export const inFlightAllowanceMs = 60_000;
 export const inFlightHeartbeatMs = 15_000;
 
-/**
- * A job held back by the rate limit for longer than this gets its `nextRunAt` moved forward (one
- * write), staying under the sweeper's default 30 s grace so it is never mistaken for stranded.
- */
-const backlogRefreshMs = 20_000;
-
-/** Messages a little early (clock skew, queue delay caps) are fine; earlier than this is rescheduled. */
-const earlyToleranceMs = 1_000;
-
-/** A stable, non-secret name for an API key: its rate bucket and its ledger name. */
-export function keyFingerprint(apiKey: string): string {
-  return createHash('sha256').update(apiKey).digest('hex').slice(0, 16);
-}
+/** The key's bucket name lives with the rate bucket; re-exported for the runner's users. */
+export { keyFingerprint } from './admission/rate-bucket';
 
 export async function runStep(deps: EngineDeps, message: WorkMessage): Promise<StepReport> {
   const job = await deps.store.get(message.jobId);
@@ -167,101 +157,8 @@ export async function runStep(deps: EngineDeps, message: WorkMessage): Promise<S
     return commitAndSchedule(deps, job, advance(workflow, job, { type: 'error', failure }, now, deps.random));
   }
   const bucket = keyFingerprint(apiKey);
-  // A token reserved for this job earlier (in its record, or held by this message at the job's
-  // version) is spent now, not taken again.
-  const heldAt = job.tokenAt ?? message.tokenAt;
-  const reservedToken = heldAt !== undefined && heldAt <= now + earlyToleranceMs;
-  if (step.kind !== 'fetch' && !reservedToken) {
-    // How far ahead this call may take its place in line: calls that advance a job farther than
-    // speculative polls and new jobs' first calls, jobs nearer the end farthest.
-    const order = deps.callOrder?.(bucket);
-    const priority = waitPriority(workflow, job, step, await likelyDone(deps, step, job, now), order);
-    const horizonMs = reserveHorizonMs(job, deps.reserveHorizonMs, priority, order);
-    const token = await deps.rateLimiter.take(bucket, now, { reserveWithinMs: horizonMs });
-    if (!token.granted && token.reserved && deps.queue.carriesTokens) {
-      // Its token is due soon and now its own: wait for exactly then, in line, with one message
-      // that holds the token. No commit: the record is as it was, and any commit of the job makes
-      // this message stale (the token then stays unused: budget, never a call paid twice).
-      const delayMs = Math.max(0, token.retryAtMs - now);
-      await deps.queue.send(
-        { jobId: job.id, version: job.version, tokenAt: token.retryAtMs },
-        Math.min(delayMs, deps.queue.maxDelayMs),
-      );
-      return { outcome: 'deferred', reason: 'rate-limited', delayMs, waitMs: delayMs, reserved: true };
-    }
-    if (!token.granted && token.reserved) {
-      // Its token is due soon and now its own: wait for exactly then, in line, with one message.
-      const waiting = advance(
-        workflow,
-        job,
-        { type: 'no-token', retryAt: token.retryAtMs, refreshAfterMs: backlogRefreshMs, reserved: true },
-        now,
-        deps.random,
-      );
-      if (!(await deps.store.commit(waiting.job, job.version))) return { outcome: 'conflict' };
-      const delayMs = Math.max(0, token.retryAtMs - now);
-      await deps.queue.send(
-        { jobId: job.id, version: waiting.job.version },
-        Math.min(delayMs, deps.queue.maxDelayMs),
-      );
-      return { outcome: 'deferred', reason: 'rate-limited', delayMs, waitMs: delayMs, reserved: true };
-    }
-    // A new job's first look (the api's message, sent without the limiter) that finds the line
-    // full is sent back once with the spread below (a message, no write): parked, it would cost a
-    // park and a release commit, and a line full now has mostly room by the time it returns
-    // (session 8: 0.75 new jobs per job parked so in the cost bench's backlog). Returned and
-    // still without a token (at least its horizon later), it is parked.
-    const firstLook = job.status === 'QUEUED' && now - job.nextRunAt < minReserveHorizonMs;
-    if (!token.granted && deps.admission && !firstLook) {
-      // No token within its horizon: the key's line is full. Parked, the job costs nothing while
-      // it waits; a releaser reserves its token in due order and sends its one message.
-      const parked = advance(workflow, job, { type: 'park', bucket, withinMs: horizonMs }, now, deps.random);
-      // Only the job's place in its key's line changed: no event for its history (as a reserved
-      // token above), one write less.
-      if (!(await deps.store.commit(parked.job, job.version))) return { outcome: 'conflict' };
-      const waitMs = Math.max(1, token.retryAtMs - now);
-      return { outcome: 'deferred', reason: 'rate-limited', delayMs: waitMs, waitMs, parked: true };
-    }
-    if (!token.granted) {
-      // Many jobs wait for the same next token: spread their returns over a few token intervals so
-      // they do not all come back together and be deferred again. The spread orders them: calls
-      // that advance a job come back before speculative polls, jobs nearer the end first, and new
-      // jobs' first calls last, so a batch is admitted at the pace the budget sustains.
-      const waitMs = Math.max(1, token.retryAtMs - now);
-      const spread =
-        Math.min(30_000, 4 * waitMs) * (0.1 + 0.9 * waitPriority(workflow, job, step, undefined, order));
-      let delayMs = waitMs + Math.floor(deps.random() * spread);
-      // Where the message holds a token (SQS), the return books its token at its spread time (or
-      // within its horizon after): it then calls when it comes instead of finding the line busy
-      // again and waiting with a second message (session 9: 0.4 per job in the cost bench's
-      // backlog, new jobs' first looks). The time is the spread's, so the order above stands.
-      const tokenAt = deps.queue.carriesTokens
-        ? await bookReturn(deps, bucket, now, now + delayMs, horizonMs)
-        : undefined;
-      if (tokenAt !== undefined) delayMs = Math.max(0, tokenAt - now);
-      const waiting = advance(
-        workflow,
-        job,
-        { type: 'no-token', retryAt: now + delayMs, refreshAfterMs: backlogRefreshMs },
-        now,
-        deps.random,
-      );
-      if (!waiting.unchanged && !(await deps.store.commit(waiting.job, job.version))) {
-        return { outcome: 'conflict' };
-      }
-      await deps.queue.send(
-        { jobId: job.id, version: waiting.job.version, ...(tokenAt === undefined ? {} : { tokenAt }) },
-        Math.min(delayMs, deps.queue.maxDelayMs),
-      );
-      return {
-        outcome: 'deferred',
-        reason: 'rate-limited',
-        delayMs,
-        waitMs,
-        ...(tokenAt === undefined ? {} : { reserved: true }),
-      };
-    }
-  }
+  const token = await acquireToken(deps, { workflow, job, step, message, bucket, now });
+  if (token.type !== 'granted') return token.report;
 
   const input = await loadInput(deps, job);
   const ctx = await stepContext(deps, job, input, now, step);
@@ -350,105 +247,6 @@ export async function runStep(deps: EngineDeps, message: WorkMessage): Promise<S
 }
 
 /**
- * Books the token of a job sent back to wait (`reserveAhead`, at `at` or within `withinMs` after);
- * undefined when the limiter cannot book, refuses, or fails (the job then takes its token when it
- * returns, as before).
- */
-async function bookReturn(
-  deps: EngineDeps,
-  bucket: string,
-  now: number,
-  at: number,
-  withinMs: number,
-): Promise<number | undefined> {
-  if (!deps.rateLimiter.reserveAhead || at - now > deps.queue.maxDelayMs) return undefined;
-  try {
-    return await deps.rateLimiter.reserveAhead(bucket, now, { at, withinMs });
-  } catch (error) {
-    deps.log?.warn("could not book a waiting job's token; it takes one when it returns", {
-      error: error instanceof Error ? error.message : String(error),
-    });
-    return undefined;
-  }
-}
-
-/**
- * How far ahead a job may reserve a token of its key's budget, by its `priority` (0 first, 1 last;
- * see `waitPriority`). Reserving puts the job in line: a job whose token is due within its horizon
- * takes it now and waits for exactly then; one beyond it is sent back and asks again later, behind
- * the jobs that reserved meanwhile. So calls that advance a job (horizon up to the full one) are
- * served before speculative polls and new jobs' first calls (down to `minReserveHorizonMs`), and a
- * large batch is admitted at the pace the budget sustains instead of queueing in front of the
- * calls of jobs already started. Near the end of the key's work (`order` longest-first, see
- * admission/budget-filler.ts) a new job's first call has the horizon its priority gives like any other.
- */
-export function reserveHorizonMs(
-  job: Job,
-  horizonMs = defaultReserveHorizonMs,
-  priority = 0,
-  order?: CallOrder | undefined,
-): number {
-  if (horizonMs <= 0) return 0;
-  const least = Math.min(horizonMs, minReserveHorizonMs);
-  if (job.status === 'QUEUED' && order !== 'longest-first') return least;
-  return Math.max(least, Math.round(horizonMs * (1 - Math.min(1, Math.max(0, priority)))));
-}
-
-export const defaultReserveHorizonMs = 15_000;
-export const minReserveHorizonMs = 2_000;
-
-/** A poll whose task is less likely done than this (by the learned timing) is speculative. */
-const speculativeBelow = 0.5;
-
-/**
- * How long a job waiting for a token may stand back, from 0 (first) to 1 (last): a new job's first
- * call last; a speculative poll (its operation's tasks are less likely than not done by now, or,
- * with nothing learned, a poll that already found its task running) behind calls that advance a
- * job (creates, confirmations, polls likely to find the task done); among those, jobs with fewer
- * steps left first. `done`: the learned share of tasks done by now (undefined: nothing learned).
- * With `order` longest-first (near the end of the key's work, admission/budget-filler.ts) the steps left count
- * the other way: new jobs' first calls first, then jobs with more steps left; speculative polls
- * still stand back.
- */
-export function waitPriority(
-  workflow: Workflow,
-  job: Job,
-  step: Step,
-  done?: number,
-  order?: CallOrder | undefined,
-): number {
-  const longestFirst = order === 'longest-first';
-  if (job.status === 'QUEUED') return longestFirst ? 0 : 1;
-  const index = workflow.steps.findIndex((candidate) => candidate.name === step.name);
-  const left =
-    workflow.steps.length > 0 ? (workflow.steps.length - 1 - Math.max(0, index)) / workflow.steps.length : 0;
-  const speculative =
-    step.poll !== undefined && (done === undefined ? job.polls > 0 : done < speculativeBelow);
-  return Math.min(1, (speculative ? 0.5 : 0) + 0.5 * (longestFirst ? 1 - left : left));
-}
-
-/** The learned share of a polled step's tasks done by now, given the job's task ran at its last poll. */
-async function likelyDone(deps: EngineDeps, step: Step, job: Job, now: number): Promise<number | undefined> {
-  const key = statsKeyOf(deps, step);
-  const startedAt = job.pollStartedAt;
-  if (!deps.pollStats || key === undefined || startedAt === undefined) return undefined;
-  try {
-    const sketch = (await deps.pollStats.load([key])).get(key);
-    if (!sketch || sketch.count === 0) return undefined;
-    const runningAt = job.lastPolledAt === undefined ? 0 : job.lastPolledAt - startedAt;
-    return doneShare(sketch, now - startedAt, runningAt);
-  } catch {
-    return undefined; // the priority only orders waiting jobs: the declared rule does without it
-  }
-}
-
-/** The key of a polled step's duration sketch. */
-function statsKeyOf(deps: EngineDeps, step: Step): string | undefined {
-  if (step.kind === 'fetch' || !step.poll || step.operation === undefined) return undefined;
-  return pollStatsKey(deps.pollStatsScope, step.operation);
-}
-
-/**
  * Poll timing learned from the upstream (see poll-timing.ts), or undefined (the declared schedules)
  * without a store. The quantile aimed at depends on the key's budget: polls are cheap while it has
  * room, and each early one delays another job while it is saturated.
@@ -461,7 +259,7 @@ async function pollTimer(
 ): Promise<PollTimer | undefined> {
   const stats = deps.pollStats;
   if (!stats) return undefined;
-  const keys = workflow.steps.flatMap((step) => statsKeyOf(deps, step) ?? []);
+  const keys = workflow.steps.flatMap((step) => stepStatsKey(deps.pollStatsScope, step) ?? []);
   if (keys.length === 0) return undefined;
   let sketches: Map<string, DurationSketch>;
   let saturated: boolean;
@@ -477,7 +275,7 @@ async function pollTimer(
   const aim = deps.pollAim ?? defaultPollAim;
   const quantile = saturated ? aim.saturated : aim.roomy;
   return (step, timing) => {
-    const key = statsKeyOf(deps, step);
+    const key = stepStatsKey(deps.pollStatsScope, step);
     return learnedPollDelay({
       sketch: key === undefined ? undefined : sketches.get(key),
       policy: pollPolicyOf(step),
@@ -495,7 +293,7 @@ async function learnDuration(
   outcome: StepOutcome,
   at: number,
 ): Promise<void> {
-  const key = statsKeyOf(deps, step);
+  const key = stepStatsKey(deps.pollStatsScope, step);
   const startedAt = job.pollStartedAt;
   if (!deps.pollStats || key === undefined || startedAt === undefined) return;
   if (outcome.type !== 'decision' || outcome.decision.type === 'poll') return;
@@ -633,76 +431,6 @@ async function commitOutcome(
   if (bucket !== undefined) advanced = await reserveNextToken(deps, workflow, bucket, advanced, now);
   return commitAndSchedule(deps, previous, advanced);
 }
-
-/**
- * The job's next call is due at its `nextRunAt`: reserve its token now (within the call's horizon
- * of then), in the commit that schedules it, so its one message comes when the token does, instead
- * of coming when due, finding the key's line full and being sent back with a second message and a
- * second commit. A token reserved here and lost with the commit (another writer won) is only
- * budget unused, never a call paid twice.
- */
-async function reserveNextToken(
-  deps: EngineDeps,
-  workflow: Workflow,
-  bucket: string,
-  advanced: Advanced,
-  now: number,
-): Promise<Advanced> {
-  const { job, delayMs } = advanced;
-  if (!deps.rateLimiter.reserveAhead || delayMs === undefined || advanced.unchanged) return advanced;
-  if (isTerminal(job.status) || job.status === 'AWAITING_INPUT') return advanced;
-  if (job.inFlightSince !== undefined || job.unsaved !== undefined || job.tokenAt !== undefined)
-    return advanced;
-  const step = findStep(workflow, job.step);
-  if (!step || step.kind === 'fetch') return advanced;
-  const horizonMs = deps.reserveHorizonMs ?? defaultReserveHorizonMs;
-  const order = deps.callOrder?.(bucket);
-  const withinMs = reserveHorizonMs(
-    job,
-    horizonMs,
-    waitPriority(workflow, job, step, undefined, order),
-    order,
-  );
-  if (withinMs <= 0) return advanced;
-  const park = () =>
-    advance(workflow, job, { type: 'park', bucket, withinMs, pending: true }, now, deps.random);
-  // A call too far ahead to book, or whose booking the bucket refused (its list of booked tokens is
-  // full, or no time near the call is free). With admission, a call due while the key's line is
-  // longer than the call's horizon (even now it would find no token within it; commits of this key
-  // will keep coming, each running a release round) is parked instead of sent for its due time,
-  // where it would likely find the line full. A line shorter than that (a key busy only now and
-  // then) is no reason: such a call mostly finds a token, or reserves one with its message (no
-  // write), when it comes, and a park costs a release commit (session 8: 1.25 parks per job in the
-  // cost bench's backlog, when any debt parked).
-  const unbooked = async () => {
-    if (!deps.admission || job.nextRunAt - now > maxParkAheadMs) return advanced;
-    const budget = await deps.rateLimiter.budget?.(bucket, now);
-    const lineMs = budget === undefined ? 0 : (-budget.tokens / budget.ratePerSecond) * 1000;
-    return lineMs > withinMs ? park() : advanced;
-  };
-  // The bucket keeps every token booked ahead (one item on AWS, at most `maxBookedTokens`): calls
-  // due within twice the horizon book, and on aws (`bookAheadMs`) calls due up to 10 minutes ahead.
-  const nearMs = 2 * horizonMs;
-  const bookAheadMs = Math.max(nearMs, deps.bookAheadMs ?? nearMs);
-  try {
-    if (job.nextRunAt - now > bookAheadMs) return await unbooked();
-    const at = await deps.rateLimiter.reserveAhead(bucket, now, { at: job.nextRunAt, withinMs });
-    if (at === undefined) {
-      if (job.nextRunAt - now > nearMs) return await unbooked();
-      return deps.admission ? park() : advanced;
-    }
-    return advance(workflow, job, { type: 'token-reserved', at }, now, deps.random);
-  } catch (error) {
-    deps.log?.warn("could not reserve the next call's token; it takes one when it comes", {
-      jobId: job.id,
-      error: error instanceof Error ? error.message : String(error),
-    });
-    return advanced;
-  }
-}
-
-/** With admission, calls due farther ahead than this are never parked (sent for their due time). */
-export const maxParkAheadMs = 10 * 60_000;
 
 /** Answers kept in a job record larger than this are not kept (a DynamoDB item holds 400 KB in all). */
 export const maxUnsavedBytes = 256 * 1024;

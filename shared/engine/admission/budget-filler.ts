@@ -29,8 +29,8 @@ import type { EngineDeps } from '../deps';
 import { pollStatsKey } from '../poll-stats';
 import { conditionalQuantile, type DurationSketch, defaultPollAim, doneShare } from '../poll-timing';
 import type { FillView, WorkGroup, WorkScan } from '../ports';
-import { keyFingerprint } from '../runner';
 import type { Workflow, WorkflowRegistry } from '../workflow';
+import { keyFingerprint } from './rate-bucket';
 
 export interface FillOptions {
   /** How far ahead waiting jobs are looked at. Default: 10 minutes. */

@@ -9,6 +9,7 @@
  * memory (plain AIMD) the rate saw-tooths between half the limit and over it, and a configured rate
  * far above the key's real limit takes minutes to come down.
  */
+import { createHash } from 'node:crypto';
 import type { RateDecision } from '../ports';
 
 /** What is kept per bucket. `tokens` may be fractional; `updatedAt` is in epoch milliseconds. */
@@ -398,4 +399,9 @@ function clamp(value: number, low: number, high: number): number {
 export function lineIsLong(decision: RateDecision, rate: number, now: number): boolean {
   if (decision.granted) return false;
   return decision.retryAtMs - now > Math.ceil(1000 / Math.max(rate, 1e-9));
+}
+
+/** A stable, non-secret name for an API key: its rate bucket and its ledger name. */
+export function keyFingerprint(apiKey: string): string {
+  return createHash('sha256').update(apiKey).digest('hex').slice(0, 16);
 }

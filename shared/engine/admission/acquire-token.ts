@@ -1,0 +1,201 @@
+/**
+ * Taking the token of a step's call from its key's rate budget (the step runner's third stage).
+ * The outcome says what became of the job when no token is free now: it waits for a reserved
+ * token, is parked, or is sent back with a spread. No job record changes here except through
+ * advance().
+ */
+import { advance, type EngineEvent } from '../advance';
+import type { EngineDeps } from '../deps';
+import type { Job } from '../job-record';
+import type { RateDecision, WorkMessage } from '../ports';
+import type { StepReport } from '../runner';
+import type { Step, Workflow } from '../workflow';
+import type { CallOrder } from './budget-filler';
+import { likelyDone, minReserveHorizonMs, reserveHorizonMs, waitPriority } from './priority';
+
+/** What became of a step's call at the key's rate budget. */
+export type TokenOutcome =
+  /** The call may go now: a token taken now, one reserved earlier and due, or none needed (a download). */
+  | { type: 'granted' }
+  /** Its token is reserved for later and one message that holds it waits for then (no commit). */
+  | { type: 'waiting-message'; report: StepReport }
+  /** Its token is reserved for later: the wait is committed and its one message sent. */
+  | { type: 'waiting-committed'; report: StepReport }
+  /** The key's line is full: committed as parked, with no message; a releaser sends it (release.ts). */
+  | { type: 'parked'; report: StepReport }
+  /** No token within its horizon: sent back with a spread return (its token booked where messages hold one). */
+  | { type: 'spread'; report: StepReport }
+  /** Another writer changed the job meanwhile. */
+  | { type: 'conflict'; report: StepReport };
+
+/** The limiter's answer when no token is free now. */
+type Refused = Extract<RateDecision, { granted: false }>;
+
+/** Messages a little early (clock skew, queue delay caps) are fine; earlier than this is rescheduled. */
+export const earlyToleranceMs = 1_000;
+
+/**
+ * A job held back by the rate limit for longer than this gets its `nextRunAt` moved forward (one
+ * write), staying under the sweeper's default 30 s grace so it is never mistaken for stranded.
+ */
+const backlogRefreshMs = 20_000;
+
+export interface TokenRequest {
+  workflow: Workflow;
+  job: Job;
+  step: Step;
+  message: WorkMessage;
+  /** The key's bucket (`keyFingerprint`). */
+  bucket: string;
+  now: number;
+}
+
+const conflict: TokenOutcome = { type: 'conflict', report: { outcome: 'conflict' } };
+
+/**
+ * The token of the job's next call: granted, or what the job does instead (see `TokenOutcome`).
+ * A token reserved for this job earlier (in its record, or held by this message at the job's
+ * version) is spent now, not taken again.
+ */
+export async function acquireToken(deps: EngineDeps, request: TokenRequest): Promise<TokenOutcome> {
+  const { workflow, job, step, message, bucket, now } = request;
+  const heldAt = job.tokenAt ?? message.tokenAt;
+  const reservedToken = heldAt !== undefined && heldAt <= now + earlyToleranceMs;
+  if (step.kind === 'fetch' || reservedToken) return { type: 'granted' };
+  // How far ahead this call may take its place in line: calls that advance a job farther than
+  // speculative polls and new jobs' first calls, jobs nearer the end farthest.
+  const order = deps.callOrder?.(bucket);
+  const priority = waitPriority(workflow, job, step, await likelyDone(deps, step, job, now), order);
+  const horizonMs = reserveHorizonMs(job, deps.reserveHorizonMs, priority, order);
+  const token = await deps.rateLimiter.take(bucket, now, { reserveWithinMs: horizonMs });
+  if (token.granted) return { type: 'granted' };
+  if (token.reserved) return waitForReserved(deps, request, token);
+  // A new job's first look (the api's message, sent without the limiter) that finds the line
+  // full is sent back once with the spread (a message, no write): parked, it would cost a park and
+  // a release commit, and a line full now has mostly room by the time it returns. Returned and
+  // still without a token (at least its horizon later), it is parked.
+  const firstLook = job.status === 'QUEUED' && now - job.nextRunAt < minReserveHorizonMs;
+  if (deps.admission && !firstLook) {
+    // No token within its horizon: the key's line is full. Parked, the job costs nothing while
+    // it waits; a releaser reserves its token in due order and sends its one message.
+    const parked = advance(workflow, job, { type: 'park', bucket, withinMs: horizonMs }, now, deps.random);
+    // Only the job's place in its key's line changed: no event for its history (as a reserved
+    // token), one write less.
+    if (!(await deps.store.commit(parked.job, job.version))) return conflict;
+    const waitMs = Math.max(1, token.retryAtMs - now);
+    return {
+      type: 'parked',
+      report: { outcome: 'deferred', reason: 'rate-limited', delayMs: waitMs, waitMs, parked: true },
+    };
+  }
+  return spreadReturn(deps, request, token, horizonMs, order);
+}
+
+/** Its token is due soon and now its own: wait for exactly then, in line, with one message. */
+async function waitForReserved(
+  deps: EngineDeps,
+  { workflow, job, now }: TokenRequest,
+  token: Refused,
+): Promise<TokenOutcome> {
+  const delayMs = Math.max(0, token.retryAtMs - now);
+  const report: StepReport = {
+    outcome: 'deferred',
+    reason: 'rate-limited',
+    delayMs,
+    waitMs: delayMs,
+    reserved: true,
+  };
+  if (deps.queue.carriesTokens) {
+    // The message holds the token. No commit: the record is as it was, and any commit of the job
+    // makes this message stale (the token then stays unused: budget, never a call paid twice).
+    await deps.queue.send(
+      { jobId: job.id, version: job.version, tokenAt: token.retryAtMs },
+      Math.min(delayMs, deps.queue.maxDelayMs),
+    );
+    return { type: 'waiting-message', report };
+  }
+  const event: EngineEvent = {
+    type: 'no-token',
+    retryAt: token.retryAtMs,
+    refreshAfterMs: backlogRefreshMs,
+    reserved: true,
+  };
+  const waiting = advance(workflow, job, event, now, deps.random);
+  if (!(await deps.store.commit(waiting.job, job.version))) return conflict;
+  await deps.queue.send(
+    { jobId: job.id, version: waiting.job.version },
+    Math.min(delayMs, deps.queue.maxDelayMs),
+  );
+  return { type: 'waiting-committed', report };
+}
+
+/**
+ * Many jobs wait for the same next token: spread their returns over a few token intervals so they
+ * do not all come back together and be deferred again. The spread orders them: calls that advance
+ * a job come back before speculative polls, jobs nearer the end first, and new jobs' first calls
+ * last, so a batch is admitted at the pace the budget sustains.
+ */
+async function spreadReturn(
+  deps: EngineDeps,
+  { workflow, job, step, bucket, now }: TokenRequest,
+  token: Refused,
+  horizonMs: number,
+  order: CallOrder | undefined,
+): Promise<TokenOutcome> {
+  const waitMs = Math.max(1, token.retryAtMs - now);
+  const spread =
+    Math.min(30_000, 4 * waitMs) * (0.1 + 0.9 * waitPriority(workflow, job, step, undefined, order));
+  let delayMs = waitMs + Math.floor(deps.random() * spread);
+  // Where the message holds a token (SQS), the return books its token at its spread time (or
+  // within its horizon after): it then calls when it comes instead of finding the line busy again
+  // and waiting with a second message. The time is the spread's, so the order above stands.
+  const tokenAt = deps.queue.carriesTokens
+    ? await bookReturn(deps, bucket, now, now + delayMs, horizonMs)
+    : undefined;
+  if (tokenAt !== undefined) delayMs = Math.max(0, tokenAt - now);
+  const waiting = advance(
+    workflow,
+    job,
+    { type: 'no-token', retryAt: now + delayMs, refreshAfterMs: backlogRefreshMs },
+    now,
+    deps.random,
+  );
+  if (!waiting.unchanged && !(await deps.store.commit(waiting.job, job.version))) return conflict;
+  await deps.queue.send(
+    { jobId: job.id, version: waiting.job.version, ...(tokenAt === undefined ? {} : { tokenAt }) },
+    Math.min(delayMs, deps.queue.maxDelayMs),
+  );
+  return {
+    type: 'spread',
+    report: {
+      outcome: 'deferred',
+      reason: 'rate-limited',
+      delayMs,
+      waitMs,
+      ...(tokenAt === undefined ? {} : { reserved: true }),
+    },
+  };
+}
+
+/**
+ * Books the token of a job sent back to wait (`reserveAhead`, at `at` or within `withinMs` after);
+ * undefined when the limiter cannot book, refuses, or fails (the job then takes its token when it
+ * returns, as before).
+ */
+async function bookReturn(
+  deps: EngineDeps,
+  bucket: string,
+  now: number,
+  at: number,
+  withinMs: number,
+): Promise<number | undefined> {
+  if (!deps.rateLimiter.reserveAhead || at - now > deps.queue.maxDelayMs) return undefined;
+  try {
+    return await deps.rateLimiter.reserveAhead(bucket, now, { at, withinMs });
+  } catch (error) {
+    deps.log?.warn("could not book a waiting job's token; it takes one when it returns", {
+      error: error instanceof Error ? error.message : String(error),
+    });
+    return undefined;
+  }
+}
