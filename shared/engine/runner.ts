@@ -1,18 +1,16 @@
 /**
- * The step runner: one step of one job, safe under at-least-once delivery.
- *
- * read → guard → token → call → advance → commit:
- * 1. Read the job; drop the message if the job is gone, finished, or at another version.
+ * The step runner: one step of one job, safe under at-least-once delivery. `runStep` reads as its
+ * stages:
+ * 1. Read (`readAndGuard`): drop the message if the job is gone, finished, or at another version.
  * 2. Guard: not due yet, or a paid call of the job alive somewhere (its nextRunAt is kept ahead by
- *    a heartbeat): send the message back for later.
- * 3. Take a token of the key's rate budget; none yet: advance('no-token') and come back.
- * 4. Make one upstream call for the current step (creates are recorded as intents first with
- *    advance('call-started'), so a crash that repeats one is counted).
- * 5. Compute the next state with advance(); write outputs to the report store under keys derived
- *    from the job and step, so a retry overwrites rather than duplicates.
- * 6. Commit with a condition on the version read; if another worker won, drop (adding the call's
- *    cost to the job all the same).
- * 7. Schedule the next look with a delayed message (longer waits rely on nextRunAt + the sweeper).
+ *    a heartbeat): send the message back for later. Past its deadline: fail it.
+ * 3. Token (`acquireToken`, admission/): take a token of the key's rate budget, or wait for one.
+ * 4. Call (`callStep`): one upstream call for the current step (creates are recorded as intents
+ *    first with advance('call-started'), so a crash that repeats one is counted); its answer is
+ *    stored under keys derived from the job and step, so a retry overwrites rather than duplicates.
+ * 5. Learn and commit (`learnAndCommit`): the next state by advance(), committed on the version
+ *    read (if another worker won, drop, adding the call's cost to the job all the same); the next
+ *    look is scheduled with a delayed message (longer waits rely on nextRunAt and the sweeper).
  *
  * No job record is changed here except through advance().
  */
@@ -102,50 +100,86 @@ export const inFlightHeartbeatMs = 15_000;
 export { keyFingerprint } from './admission/rate-bucket';
 
 export async function runStep(deps: EngineDeps, message: WorkMessage): Promise<StepReport> {
+  const ready = await readAndGuard(deps, message);
+  if ('report' in ready) return ready.report;
+  const { workflow, job, step, apiKey, now } = ready;
+  const bucket = keyFingerprint(apiKey);
+  const token = await acquireToken(deps, { workflow, job, step, message, bucket, now });
+  if (token.type !== 'granted') return token.report;
+  const call = await callStep(deps, { ...ready, bucket });
+  if ('report' in call) return call.report;
+  return learnAndCommit(deps, { ...ready, bucket }, call);
+}
+
+/** A job whose step may run now: read, due, its step found, its key known. */
+interface ReadyStep {
+  workflow: Workflow;
+  job: Job;
+  step: Step;
+  apiKey: string;
+  now: number;
+}
+
+/** Read and guard: the job ready for its step, or what became of the message instead. */
+async function readAndGuard(
+  deps: EngineDeps,
+  message: WorkMessage,
+): Promise<ReadyStep | { report: StepReport }> {
   const job = await deps.store.get(message.jobId);
-  if (!job) return { outcome: 'dropped', reason: 'missing' };
+  if (!job) return { report: { outcome: 'dropped', reason: 'missing' } };
   deps.onJobRead?.(job);
-  if (isTerminal(job.status)) return { outcome: 'dropped', reason: 'terminal' };
-  if (job.version !== message.version) return { outcome: 'dropped', reason: 'stale' };
+  if (isTerminal(job.status)) return { report: { outcome: 'dropped', reason: 'terminal' } };
+  if (job.version !== message.version) return { report: { outcome: 'dropped', reason: 'stale' } };
   const now = deps.clock.now();
   const workflow = deps.workflows.get(job.workflow);
+  const fail = async (on: Workflow, failure: StepFailure) => ({
+    report: await commitAndSchedule(
+      deps,
+      job,
+      advance(on, job, { type: 'error', failure }, now, deps.random),
+    ),
+  });
 
   if (!workflow) {
-    const unknown = unknownWorkflow(job.workflow);
     const failure: StepFailure = {
       kind: 'definition',
       message: `unknown workflow "${job.workflow}"`,
       retryable: false,
     };
-    return commitAndSchedule(deps, job, advance(unknown, job, { type: 'error', failure }, now, deps.random));
+    return fail(unknownWorkflow(job.workflow), failure);
   }
   if (job.parked) {
     // A parked job's message (the sweeper's nudge): it leaves the line of parked jobs first, in a
     // commit, so a releaser working on it meanwhile and this worker never both go on with it.
     const unparked = advance(workflow, job, { type: 'unpark' }, now, deps.random);
-    if (!(await deps.store.commit(unparked.job, job.version))) return { outcome: 'conflict' };
-    return runStep(deps, { jobId: job.id, version: unparked.job.version });
+    if (!(await deps.store.commit(unparked.job, job.version))) return { report: { outcome: 'conflict' } };
+    return { report: await runStep(deps, { jobId: job.id, version: unparked.job.version }) };
   }
   if (now >= job.deadlineAt) {
-    return commitAndSchedule(deps, job, advance(workflow, job, { type: 'deadline' }, now, deps.random));
+    return {
+      report: await commitAndSchedule(
+        deps,
+        job,
+        advance(workflow, job, { type: 'deadline' }, now, deps.random),
+      ),
+    };
   }
-  if (job.status === 'AWAITING_INPUT') return { outcome: 'dropped', reason: 'awaiting-input' };
+  if (job.status === 'AWAITING_INPUT') return { report: { outcome: 'dropped', reason: 'awaiting-input' } };
   // Not due yet, or a paid call of this job is alive somewhere (its caller keeps `nextRunAt` ahead):
   // never run beside it, whoever sent this message. A caller known to be dead is not waited for.
   if (job.nextRunAt > now + earlyToleranceMs && !callerIsGone(deps, job)) {
     const delayMs = job.nextRunAt - now;
     await deps.queue.send(message, Math.min(delayMs, deps.queue.maxDelayMs));
-    return { outcome: 'deferred', reason: 'not-due', delayMs };
+    return { report: { outcome: 'deferred', reason: 'not-due', delayMs } };
   }
 
   const step = findStep(workflow, job.step);
-  if (!step) {
-    const failure: StepFailure = { kind: 'definition', message: `no step "${job.step}"`, retryable: false };
-    return commitAndSchedule(deps, job, advance(workflow, job, { type: 'error', failure }, now, deps.random));
-  }
+  if (!step)
+    return fail(workflow, { kind: 'definition', message: `no step "${job.step}"`, retryable: false });
 
   // The step's answer came back earlier but could not be stored: store it now, never call again.
-  if (job.unsaved && job.unsaved.step === job.step) return storeKeptAnswer(deps, workflow, job, job.unsaved);
+  if (job.unsaved && job.unsaved.step === job.step)
+    return { report: await storeKeptAnswer(deps, workflow, job, job.unsaved) };
 
   const apiKey = await deps.keys.getKey(job.tenant);
   if (!apiKey) {
@@ -154,18 +188,32 @@ export async function runStep(deps: EngineDeps, message: WorkMessage): Promise<S
       message: `no API key is configured for tenant "${job.tenant}"`,
       retryable: false,
     };
-    return commitAndSchedule(deps, job, advance(workflow, job, { type: 'error', failure }, now, deps.random));
+    return fail(workflow, failure);
   }
-  const bucket = keyFingerprint(apiKey);
-  const token = await acquireToken(deps, { workflow, job, step, message, bucket, now });
-  if (token.type !== 'granted') return token.report;
+  return { workflow, job, step, apiKey, now };
+}
 
+/** A step's call made: the job as last committed, and the event its outcome is committed as. */
+interface Called {
+  current: Job;
+  input: unknown;
+  outcome: StepOutcome;
+  event: EngineEvent;
+}
+
+/**
+ * The call: one upstream interaction. A create call repeated after a crash may be billed twice, so
+ * its intent is recorded first (a repeat is counted) and the job's nextRunAt is kept ahead while the
+ * call is alive. The answer is stored before its decision is committed.
+ */
+async function callStep(
+  deps: EngineDeps,
+  { workflow, job, step, apiKey, now, bucket }: ReadyStep & { bucket: string },
+): Promise<Called | { report: StepReport }> {
   const input = await loadInput(deps, job);
   const ctx = await stepContext(deps, job, input, now, step);
   const outputName = step.outputName?.(ctx) ?? step.name;
 
-  // A create call repeated after a crash may be billed twice: record the intent first (a repeat is
-  // counted), and keep the job's nextRunAt ahead while the call is alive.
   // Which upstream serves the job is recorded with the step's first commit (so its outputs can say).
   const upstream = deps.upstreamOf?.(apiKey);
   let current = upstream && !sameUpstream(job.upstream, upstream) ? { ...job, upstream } : job;
@@ -180,7 +228,7 @@ export async function runStep(deps: EngineDeps, message: WorkMessage): Promise<S
       now,
       deps.random,
     );
-    if (!(await deps.store.commit(started.job, job.version))) return { outcome: 'conflict' };
+    if (!(await deps.store.commit(started.job, job.version))) return { report: { outcome: 'conflict' } };
     current = started.job;
     heartbeat = startHeartbeat(
       deps,
@@ -232,7 +280,19 @@ export async function runStep(deps: EngineDeps, message: WorkMessage): Promise<S
       );
     }
   }
+  return { current, input, outcome, event };
+}
 
+/**
+ * Learn and commit: the next state by advance() (a poll aimed by the learned timing), committed on
+ * the version read; a finished task teaches the timing, and a call whose outcome lost to another
+ * writer still adds its cost to the job.
+ */
+async function learnAndCommit(
+  deps: EngineDeps,
+  { workflow, job, step, bucket }: ReadyStep & { bucket: string },
+  { current, input, outcome, event }: Called,
+): Promise<StepReport> {
   const after = deps.clock.now();
   // Only a step's decision can schedule a poll (an error is retried on its backoff).
   const timer = event.type === 'decision' ? await pollTimer(deps, workflow, bucket, after) : undefined;
@@ -579,34 +639,12 @@ async function executeStep(
   outputName: string,
   apiKey: string,
 ): Promise<Executed> {
-  const operationId =
-    step.kind === 'fetch' ? undefined : step.kind === 'request' ? step.operationOf(ctx) : step.operation;
+  if (step.kind === 'fetch') return fetchAttachment(deps, job, step, ctx);
+  const operationId = step.kind === 'request' ? step.operationOf(ctx) : step.operation;
   let usage: Partial<JobUsage> = {};
   try {
     let decision: StepDecision;
     let data: unknown;
-    if (step.kind === 'fetch') {
-      const url = step.url(ctx);
-      const document = await deps.client.fetchDocument(url, { signal: deps.callSignal });
-      usage = usageOf(document.usage);
-      const fileName = safeFileName(step.fileName?.(ctx, document.fileName) ?? document.fileName);
-      const key = attachmentKey(job.id, fileName);
-      try {
-        await deps.reports.put(key, document.body, document.contentType);
-      } catch (error) {
-        // Downloading again costs nothing: retried like any passing fault.
-        const reason = error instanceof Error ? error.message : String(error);
-        const failure: StepFailure = {
-          kind: 'storage',
-          message: `the downloaded ${fileName} could not be stored (${reason})`,
-          retryable: true,
-        };
-        return { outcome: { type: 'error', failure, usage } };
-      }
-      const attachment = { key, fileName, contentType: document.contentType };
-      decision = step.decide?.(attachment, ctx) ?? { type: 'next' };
-      return { outcome: { type: 'decision', decision, usage, output: key } };
-    }
     const call = () =>
       step.kind === 'request'
         ? deps.client.request(step.operationOf(ctx), step.request(ctx), { apiKey, signal: deps.callSignal })
@@ -665,15 +703,54 @@ async function executeStep(
       save: { key: output, body: JSON.stringify(data, null, 2) },
     };
   } catch (error) {
-    if (isOpenPlatformError(error)) {
-      usage = sumUsage(usage, {
-        calls: 1,
-        failedCalls: 1,
-        throttledCalls: error.kind === 'throttled' ? 1 : 0,
-        billedUnits: error.usage?.billedUnits ?? 0,
-      });
+    return failedCall(error, usage, operationId);
+  }
+}
+
+/** A call that threw: its failure, with the usage so far and the failed call's own. */
+function failedCall(error: unknown, usage: Partial<JobUsage>, operationId: string | undefined): Executed {
+  if (isOpenPlatformError(error)) {
+    usage = sumUsage(usage, {
+      calls: 1,
+      failedCalls: 1,
+      throttledCalls: error.kind === 'throttled' ? 1 : 0,
+      billedUnits: error.usage?.billedUnits ?? 0,
+    });
+  }
+  return { outcome: { type: 'error', failure: failureOf(error, operationId), usage } };
+}
+
+/** A download step: the document fetched and kept in the report store under the job's attachments. */
+async function fetchAttachment(
+  deps: EngineDeps,
+  job: Job,
+  step: Extract<Step, { kind: 'fetch' }>,
+  ctx: StepContext,
+): Promise<Executed> {
+  let usage: Partial<JobUsage> = {};
+  try {
+    const url = step.url(ctx);
+    const document = await deps.client.fetchDocument(url, { signal: deps.callSignal });
+    usage = usageOf(document.usage);
+    const fileName = safeFileName(step.fileName?.(ctx, document.fileName) ?? document.fileName);
+    const key = attachmentKey(job.id, fileName);
+    try {
+      await deps.reports.put(key, document.body, document.contentType);
+    } catch (error) {
+      // Downloading again costs nothing: retried like any passing fault.
+      const reason = error instanceof Error ? error.message : String(error);
+      const failure: StepFailure = {
+        kind: 'storage',
+        message: `the downloaded ${fileName} could not be stored (${reason})`,
+        retryable: true,
+      };
+      return { outcome: { type: 'error', failure, usage } };
     }
-    return { outcome: { type: 'error', failure: failureOf(error, operationId), usage } };
+    const attachment = { key, fileName, contentType: document.contentType };
+    const decision = step.decide?.(attachment, ctx) ?? { type: 'next' };
+    return { outcome: { type: 'decision', decision, usage, output: key } };
+  } catch (error) {
+    return failedCall(error, usage, undefined);
   }
 }
 
