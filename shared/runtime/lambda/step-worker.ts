@@ -89,6 +89,62 @@ function describeReport(report: StepReport): Record<string, unknown> {
   }
 }
 
+/** The record's work message; an unreadable one is logged and thrown (the record then fails). */
+function readMessage(record: SQSRecord, log: Observability['logger']): ReturnType<typeof parseWorkMessage> {
+  try {
+    if (typeof record?.body !== 'string') {
+      throw new TypeError('the record has no body (not an SQS record: check the event source)');
+    }
+    return parseWorkMessage(record.body);
+  } catch (error) {
+    log.error('unreadable work message: reported as failed, so it reaches the dead-letter queue', {
+      error: (error as Error).message,
+    });
+    throw error;
+  }
+}
+
+/**
+ * A signal that aborts the record's upstream calls `reserveMs` before the function's deadline. The
+ * reason is a DOMException named TimeoutError, which the client reports as a `timeout`.
+ */
+function callCutoff(context: Context, reserveMs: number): { signal: AbortSignal; clear(): void } {
+  const cutoff = new AbortController();
+  const budgetMs = Math.max(0, context.getRemainingTimeInMillis() - reserveMs);
+  const timer = setTimeout(
+    () =>
+      cutoff.abort(
+        new DOMException(`the function had ${reserveMs} ms left before its deadline`, 'TimeoutError'),
+      ),
+    budgetMs,
+  );
+  return { signal: cutoff.signal, clear: () => clearTimeout(timer) };
+}
+
+/**
+ * After a step of a job of `tenant`: release the key's parked jobs whose tokens have come. Its
+ * failure is only logged: the step is committed, and the next step of the key runs a round again.
+ */
+async function releaseRound(
+  deps: EngineDeps,
+  options: StepWorkerOptions,
+  tenant: string,
+  log: Observability['logger'],
+): Promise<void> {
+  const parked = options.parked;
+  if (!parked || !options.deps.admission) return;
+  try {
+    const apiKey = await deps.keys.getKey(tenant);
+    if (!apiKey) return;
+    const round = await releaseParked(deps, parked, keyFingerprint(apiKey), options.release);
+    if (round.released > 0 || round.lost > 0) log.info('parked jobs released', { ...round });
+  } catch (error) {
+    log.warn('could not release parked jobs; the next step of the key tries again', {
+      error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+    });
+  }
+}
+
 /** Builds the step worker around one set of engine dependencies (created once per Lambda instance). */
 export function createStepWorker(options: StepWorkerOptions): StepWorker {
   const { deps, observability } = options;
@@ -116,29 +172,9 @@ export function createStepWorker(options: StepWorkerOptions): StepWorker {
     // A record missing its parts (a hand-made or test event) is logged, not a bare TypeError.
     log.setCorrelationId(typeof record?.messageId === 'string' ? record.messageId : undefined);
     log.appendKeys({ receiveCount: Number(record?.attributes?.ApproximateReceiveCount) || undefined });
-    let message: ReturnType<typeof parseWorkMessage>;
-    try {
-      if (typeof record?.body !== 'string') {
-        throw new TypeError('the record has no body (not an SQS record: check the event source)');
-      }
-      message = parseWorkMessage(record.body);
-    } catch (error) {
-      log.error('unreadable work message: reported as failed, so it reaches the dead-letter queue', {
-        error: (error as Error).message,
-      });
-      throw error;
-    }
+    const message = readMessage(record, log);
     log.appendKeys({ jobId: message.jobId, messageVersion: message.version });
-    // The reason is a DOMException named TimeoutError, which the client reports as a `timeout`.
-    const cutoff = new AbortController();
-    const budgetMs = Math.max(0, context.getRemainingTimeInMillis() - reserveMs);
-    const timer = setTimeout(
-      () =>
-        cutoff.abort(
-          new DOMException(`the function had ${reserveMs} ms left before its deadline`, 'TimeoutError'),
-        ),
-      budgetMs,
-    );
+    const cutoff = callCutoff(context, reserveMs);
     let tenant: string | undefined;
     const recordDeps: EngineDeps = {
       ...deps,
@@ -156,33 +192,14 @@ export function createStepWorker(options: StepWorkerOptions): StepWorker {
       );
       log.info('step done', describeReport(report));
       if (tenant !== undefined && (report.outcome === 'committed' || report.outcome === 'deferred'))
-        await releaseRound(recordDeps, tenant, log);
+        await releaseRound(recordDeps, options, tenant, log);
     } catch (error) {
       log.error('step failed: the message will be delivered again', {
         error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
       });
       throw error;
     } finally {
-      clearTimeout(timer);
-    }
-  };
-
-  /**
-   * After a step of a job of `tenant`: release the key's parked jobs whose tokens have come. Its
-   * failure is only logged: the step is committed, and the next step of the key runs a round again.
-   */
-  const releaseRound = async (recordDeps: EngineDeps, tenant: string, log: typeof logger) => {
-    const parked = options.parked;
-    if (!parked || !deps.admission) return;
-    try {
-      const apiKey = await deps.keys.getKey(tenant);
-      if (!apiKey) return;
-      const round = await releaseParked(recordDeps, parked, keyFingerprint(apiKey), options.release);
-      if (round.released > 0 || round.lost > 0) log.info('parked jobs released', { ...round });
-    } catch (error) {
-      log.warn('could not release parked jobs; the next step of the key tries again', {
-        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
-      });
+      cutoff.clear();
     }
   };
 
