@@ -13,14 +13,18 @@ import type {
   Context,
   SQSEvent,
 } from 'aws-lambda';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { lambdaContext } from '../../scripts/lambda/lambda-events';
 import { createLocalBackend, type LocalBackend } from '../../shared/backends/local';
 import { main } from '../../shared/cli/main';
+import { parseOpflowConfig } from '../../shared/config/opflow-config';
 import type { EngineDeps } from '../../shared/engine/deps';
 import { submitJob } from '../../shared/engine/job-commands';
 import type { Job } from '../../shared/engine/job-record';
 import { type JobApiServer, startJobApiServer } from '../../shared/http/node-server';
+import { webhookMount } from '../../shared/http/webhook-mount';
+import { createWebhookHandler, envWebhookSecrets } from '../../shared/http/webhooks';
 import { writeJobReport } from '../../shared/reports/write-job-report';
 import { createApiHandler } from '../../shared/runtime/lambda/api';
 import { createObservability } from '../../shared/runtime/lambda/observability';
@@ -37,6 +41,7 @@ import { apiGatewayRows, sqsRows } from './rows/lambda-events';
 import { manifestRows } from './rows/manifests';
 import { scheduleRows } from './rows/schedules';
 import type { CliRow, FileSpec, HttpRow } from './rows/types';
+import { type WebhookRow, webhookConfig, webhookRows, webhookSecret } from './rows/webhooks';
 
 /** The rows of every command-line boundary; other engineers' boundaries add their arrays here. */
 const cliBoundaries: Record<string, CliRow[]> = {
@@ -188,7 +193,14 @@ describe('bad input at the job API (HTTP) and the Lambda handlers', () => {
     snapshot = await Promise.all(
       [queued, succeeded, awaiting].map(async (job) => (await local.store.get(job.id))!),
     );
-    server = await startJobApiServer({ deps });
+    const config = parseOpflowConfig(webhookConfig, 'opflow.config.json', workflows);
+    const secrets = envWebhookSecrets({
+      OPFLOW_WEBHOOK_SECRET_MY_TRACKER: webhookSecret,
+      OPFLOW_WEBHOOK_SECRET_NARROW: webhookSecret,
+      OPFLOW_WEBHOOK_SECRET_PLAIN: webhookSecret,
+    });
+    const webhooks = createWebhookHandler({ deps, config, secrets, ratePerSecond: 1000 });
+    server = await startJobApiServer({ deps, mounts: [webhookMount(webhooks, config)] });
   });
   afterAll(async () => {
     await server?.close();
@@ -236,6 +248,50 @@ describe('bad input at the job API (HTTP) and the Lambda handlers', () => {
       const message = (JSON.parse(answer.body) as { error: { message: string } }).error.message;
       for (const name of row.names) {
         if (typeof name === 'string') expect(message).toContain(name.replace('{job}', queued.id));
+        else expect(message).toMatch(name);
+      }
+    },
+  );
+
+  /** A webhook row's request: signed as the row says, then its headers applied. */
+  const webhookRequest = (row: WebhookRow): HttpRow => {
+    const body = Buffer.isBuffer(row.body) ? row.body : Buffer.from(row.body);
+    const id = row.sign?.id ?? `msg_${rowCount}`;
+    const at = Math.floor(Date.now() / 1000) - (row.sign?.ageSeconds ?? 0);
+    const signature = new Webhook(row.sign?.key ?? webhookSecret).sign(
+      id,
+      new Date(at * 1000),
+      row.sign?.over ?? body.toString('utf8'),
+    );
+    const headers: Record<string, string> = {
+      'webhook-id': id,
+      'webhook-timestamp': String(at),
+      'webhook-signature': signature,
+      ...row.headers,
+    };
+    for (const [name, value] of Object.entries(headers)) if (value === '') delete headers[name];
+    return {
+      name: row.name,
+      method: row.method ?? 'POST',
+      path: `/webhooks/${row.source}`,
+      headers,
+      body: row.method === 'GET' ? undefined : body,
+      status: row.status,
+      names: row.names,
+    };
+  };
+
+  it.each(webhookRows.map((row) => [row.name, row] as const))(
+    'webhook: %s',
+    { timeout: rowTimeout },
+    async (_name, row) => {
+      rowCount += 1;
+      const answer = await send(webhookRequest(row));
+      expect(answer.status, answer.body).toBe(row.status);
+      expect(answer.body).not.toMatch(stackLine);
+      const message = (JSON.parse(answer.body) as { error: { message: string } }).error.message;
+      for (const name of row.names) {
+        if (typeof name === 'string') expect(message).toContain(name);
         else expect(message).toMatch(name);
       }
     },
@@ -307,6 +363,7 @@ describe('the suite itself', () => {
     const total =
       Object.values(cliBoundaries).reduce((sum, rows) => sum + rows.length, 0) +
       jobApiRows.length +
+      webhookRows.length +
       apiGatewayRows.length +
       sqsRows.length;
     expect(total).toBeGreaterThanOrEqual(300);
