@@ -79,7 +79,9 @@ export async function webhooksSignCommand(
     `  --data-binary @${quote(path)}`,
   ];
   ctx.io.stdout.write(`${lines.join(' \\\n')}\n`);
-  ctx.io.stderr.write('opflow: the signature is valid for 5 minutes (webhook-timestamp)\n');
+  ctx.io.stderr.write(
+    "opflow: the signature is valid within the source's tolerance of now (default 5 minutes; webhook-timestamp)\n",
+  );
   return ExitCode.ok;
 }
 
