@@ -322,6 +322,11 @@ async function prepare(
     fields = {};
   } else {
     if (!record.value) return { kind: 'blank' };
+    // A NUL in a file is refused (binary); the same character written as \u0000 in JSON is too.
+    const withNul = Object.entries(record.value).find(([, value]) =>
+      JSON.stringify(value)?.includes('\\u0000'),
+    );
+    if (withNul) return problem(`${withNul[0]}: holds a NUL character (\\u0000), which a text never has`);
     const line = lineSchema.safeParse(record.value);
     if (!line.success) {
       const rawId = record.value.id;

@@ -6,9 +6,10 @@
  */
 import { readdir } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
-import type { Readable } from 'node:stream';
+import { type Readable, Transform } from 'node:stream';
 import { parse } from 'csv-parse';
 import { openRegularFile } from '../files/bounded-read';
+import { invalidUtf8Offset } from './documents';
 
 /** One record of a source: a parsed object, or why it could not be parsed. */
 export interface SourceRecord {
@@ -55,9 +56,20 @@ export async function* readJsonLines(
   let oversized = false;
   const lineOf = (bytes: Buffer): SourceRecord | undefined => {
     record += 1;
+    const lineStart = offset;
     offset += bytes.length + 1;
-    const text = bytes.toString('utf8').replace(/\r$/, '');
     const base = { record, position: `line ${record}`, bytesEnd: offset };
+    let text: string;
+    try {
+      text = strictUtf8.decode(bytes).replace(/\r$/, '');
+    } catch {
+      // Never replaced by U+FFFD and run: the user's text would reach the platform changed.
+      const at = invalidUtf8Offset(bytes) ?? 0;
+      return {
+        ...base,
+        error: `not UTF-8 text: an invalid byte sequence at byte ${lineStart + at} of the file; save the manifest as UTF-8`,
+      };
+    }
     if (record === 1 && text.charCodeAt(0) === 0xfeff) return parseLine(text.slice(1), base);
     if (text.trim() === '') return { ...base, value: undefined };
     return parseLine(text, base);
@@ -102,6 +114,8 @@ export async function* readJsonLines(
     stream.destroy();
   }
 }
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
 const tooLong = () => `the line is longer than ${maxRecordBytes / 1024 / 1024} MB`;
 
@@ -175,10 +189,22 @@ export async function* readCsv(open: OpenBytes, skip = 0): AsyncGenerator<Source
   // by then: a record that fails starts on the next line that is not blank.
   let lastEnd = 1;
   let blankAtLastEnd = 0;
+  let duplicate: { name: string; columns: number[] } | undefined;
   const parser = parse({
     bom: true,
     delimiter,
-    columns: (names: string[]) => names.map((name) => name.trim()),
+    columns: (names: string[]) => {
+      const trimmed = names.map((name) => name.trim());
+      // Two columns of one name: csv-parse would keep the last silently. The whole manifest is refused.
+      const first = new Map<string, number>();
+      trimmed.forEach((name, index) => {
+        if (name === '' || duplicate) return;
+        const earlier = first.get(name);
+        if (earlier === undefined) first.set(name, index);
+        else duplicate = { name, columns: [earlier + 1, index + 1] };
+      });
+      return trimmed;
+    },
     skip_empty_lines: true,
     skip_records_with_error: true,
     max_record_size: maxRecordBytes,
@@ -215,14 +241,46 @@ export async function* readCsv(open: OpenBytes, skip = 0): AsyncGenerator<Source
     },
   });
   const stream = await open(0);
+  let bytesRead = 0;
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  // Checked as it streams: invalid UTF-8 is refused with its byte offset, never read as U+FFFD.
+  const utf8Check = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      try {
+        decoder.decode(chunk, { stream: true });
+      } catch {
+        const at = bytesRead + (invalidUtf8Offset(chunk) ?? 0);
+        return done(Object.assign(new Error('invalid UTF-8'), { code: 'OPFLOW_INVALID_UTF8', at }));
+      }
+      bytesRead += chunk.byteLength;
+      done(null, chunk);
+    },
+    flush(done) {
+      try {
+        decoder.decode();
+        done();
+      } catch {
+        done(Object.assign(new Error('invalid UTF-8'), { code: 'OPFLOW_INVALID_UTF8', at: bytesRead - 1 }));
+      }
+    },
+  });
   stream.on('error', (error) => parser.destroy(error));
-  stream.pipe(parser);
+  utf8Check.on('error', (error) => parser.destroy(error));
+  stream.pipe(utf8Check).pipe(parser);
   try {
     for await (const chunk of parser as AsyncIterable<{
       record: Record<string, string>;
       n: number;
       line: number;
     }>) {
+      if (duplicate) {
+        yield {
+          record: 1,
+          position: 'line 1 (the header)',
+          error: `the header names the column "${duplicate.name}" twice (columns ${duplicate.columns.join(' and ')}): rename or remove one; no record of this manifest is read`,
+        };
+        return;
+      }
       while (refused.length > 0 && (refused[0] as SourceRecord).record < chunk.n) {
         const next = refused.shift() as SourceRecord;
         if (next.record > skip) yield next;
@@ -235,6 +293,21 @@ export async function* readCsv(open: OpenBytes, skip = 0): AsyncGenerator<Source
       yield { record: chunk.n, position: `record ${chunk.n} (line ${chunk.line})`, value };
     }
     for (const next of refused.splice(0)) if (next.record > skip) yield next;
+    if (duplicate && counter === 0)
+      yield {
+        record: 1,
+        position: 'line 1 (the header)',
+        error: `the header names the column "${duplicate.name}" twice (columns ${duplicate.columns.join(' and ')}): rename or remove one`,
+      };
+  } catch (error) {
+    const invalid = error as { code?: string; at?: number };
+    if (invalid.code !== 'OPFLOW_INVALID_UTF8') throw error;
+    for (const next of refused.splice(0)) if (next.record > skip) yield next;
+    yield {
+      record: counter + 1,
+      position: `record ${counter + 1}`,
+      error: `not UTF-8 text: an invalid byte sequence at byte ${invalid.at} of the file; save the manifest as UTF-8 (the rest of the file is not read)`,
+    };
   } finally {
     stream.destroy();
   }

@@ -207,7 +207,29 @@ export function validateBody(
       operationId: entry.operationId,
     });
   }
+  refuseUnusableKey(attempt.apiKey, entry.operationId);
   return result.data as Record<string, unknown>;
+}
+
+/**
+ * A key with a line break or another control character (pasted with its newline) cannot go in a
+ * header: fetch would fail it as a network error, retried for nothing. Refused before any call.
+ */
+export function refuseUnusableKey(apiKey: string, operationId: string): void {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused.
+  const control = /[\u0000-\u001f\u007f]/.exec(apiKey);
+  if (!control) return;
+  const name =
+    control[0] === '\n'
+      ? 'a line feed (LF)'
+      : control[0] === '\r'
+        ? 'a carriage return (CR)'
+        : 'a control character';
+  throw new OpenPlatformError({
+    kind: 'auth',
+    message: `${operationId}: the API key holds ${name} at character ${control.index + 1} (pasted with a line break?); set OPFLOW_API_KEY again without it`,
+    operationId,
+  });
 }
 
 /** The error for a non-2xx answer, reading its body for an envelope. */

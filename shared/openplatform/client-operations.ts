@@ -11,6 +11,7 @@ import {
   failAttempt,
   limitSignal,
   protocolError,
+  refuseUnusableKey,
   succeedAttempt,
   successEnvelope,
 } from './client-attempt';
@@ -127,6 +128,7 @@ export async function requestOperation(
         operationId: row.operationId,
       });
     }
+    refuseUnusableKey(attempt.apiKey, row.operationId);
     limit = limitSignal(
       attempt,
       opts.timeoutMs ?? (row.stream ? ctx.settings.timeoutMs : ctx.overallTimeoutMs),

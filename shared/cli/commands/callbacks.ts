@@ -8,6 +8,7 @@ import { LocalCallbackSecrets } from '../../backends/local/sqlite-callback-outbo
 import { type CallbackSenderDeps, resendCallback, runCallbackSender } from '../../callbacks/sender';
 import { callbackPolicyFromEnv } from '../../callbacks/ssrf-guard';
 import type { CallbackSecrets } from '../../engine/callback-ports';
+import { tenantNameSchema } from '../../engine/job-commands';
 import { localReportLinks } from '../../runtime/local/callback-loop';
 import type { Pipeline } from '../../runtime/pipeline';
 import { describeCallback } from '../callback-format';
@@ -72,6 +73,12 @@ export async function callbacksSecretCommand(
   ctx: CliContext,
   options: GlobalOptions & { tenant: string },
 ): Promise<ExitCodeValue> {
+  const tenant = tenantNameSchema.safeParse(options.tenant);
+  if (!tenant.success)
+    throw new CliError(
+      `--tenant: ${JSON.stringify(options.tenant)} is not a tenant name: ${tenant.error.issues[0]?.message}`,
+      ExitCode.usage,
+    );
   const pipeline = await openPipeline(ctx, options, 'records');
   try {
     const secret = await (await secretsOf(ctx, pipeline)).secretFor(options.tenant);

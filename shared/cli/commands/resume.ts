@@ -58,7 +58,10 @@ export function parseSelectedIds(value: string): string[] {
     .filter((id) => id !== '');
   if (ids.length === 0)
     throw new CliError('--select needs at least one option id, e.g. --select f1,f2', ExitCode.usage);
-  return [...new Set(ids)];
+  const twice = ids.find((id, index) => ids.indexOf(id) !== index);
+  if (twice !== undefined)
+    throw new CliError(`--select: "${twice}" is given twice; name each option once`, ExitCode.usage);
+  return ids;
 }
 
 export async function resumeCommand(
