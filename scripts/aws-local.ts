@@ -6,7 +6,9 @@
  * bucket and the tenant's API key secret, bundles the Lambda functions exactly as the CDK app does,
  * and drives them in real time the way AWS would: the step worker as the SQS event source does
  * (long-poll, batches of up to 10, failed records left to come back, the DLQ after 5 receives), the
- * sweeper every minute as its schedule does, and the api function behind a local HTTP API. The
+ * sweeper every minute as its schedule does, the callback sender as its queue's event source does
+ * (woken by messages only: nothing runs while no callback is due), and the api function behind a
+ * local HTTP API. The
  * upstream is the built-in sandbox of the Open Platform API (its tasks `--sandbox-speed` times faster,
  * default 30) unless OPFLOW_API_KEY is set, then the real platform with that key.
  *
@@ -16,6 +18,7 @@
  *
  *   npm run aws-local [-- --dir .opflow/aws-local] [--workers 2] [--sandbox-speed 30]
  */
+import { randomBytes } from 'node:crypto';
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -29,8 +32,11 @@ import { lambdaContext, scheduledEvent } from './lambda/lambda-events';
 import { SqsEventSource, type WorkerHandler } from './lambda/sqs-event-source';
 
 const SECRET_PREFIX = 'opflow/local/api-key/';
+const CALLBACK_SECRET_PREFIX = 'opflow/local/callback-signing/';
 /** The stack's worker timeout is 60 s; SQS redelivers after the visibility timeout. */
 const WORKER_TIMEOUT_MS = 60_000;
+/** The stack's callback sender timeout. */
+const CALLBACKS_TIMEOUT_MS = 70_000;
 const SWEEP_EVERY_MS = 60_000;
 
 const optionsSchema = z.object({
@@ -130,6 +136,7 @@ async function main(): Promise<void> {
       bundles,
       'sweeper',
     );
+    const callbacks = (await load<{ handler: WorkerHandler }>(bundles, 'callbacks')).handler;
     const api = await load<{ handler: Parameters<typeof startApiGateway>[0] }>(bundles, 'api');
     const gateway: ApiGateway = await startApiGateway(api.handler);
     stops.push(() => gateway.close());
@@ -153,6 +160,27 @@ async function main(): Promise<void> {
         }
       }
     });
+    // The callback sender, as its event source: at most 2 instances (the stack's maximum concurrency).
+    const callbackSource = new SqsEventSource({
+      sqs: emulators.clients.sqs,
+      queueUrl: env.OPFLOW_CALLBACK_QUEUE_URL,
+      queueArn: `arn:aws:sqs:${emulators.region}:000000000000:${env.OPFLOW_CALLBACK_QUEUE_URL.split('/').pop()}`,
+      batchSize: 10,
+      waitTimeSeconds: 1,
+      functionTimeoutMs: CALLBACKS_TIMEOUT_MS,
+    });
+    loops.push(
+      ...[0, 1].map(async () => {
+        while (!stopping) {
+          try {
+            await callbackSource.poll(callbacks);
+          } catch (error) {
+            if (!stopping) say(`callback event source: ${(error as Error).message}`);
+            await new Promise((resolve) => setTimeout(resolve, 1_000));
+          }
+        }
+      }),
+    );
     const sweep = setInterval(() => {
       sweeper.handler(scheduledEvent(), lambdaContext('opflow-sweeper', 60_000)).catch((error: unknown) => {
         say(`sweeper: ${(error as Error).message}`);
@@ -177,7 +205,7 @@ async function main(): Promise<void> {
         '\n',
     );
     say(
-      `ready: ${workers.length} step worker instance(s), the sweeper every minute, the api at ${gateway.url} (Ctrl-C stops)`,
+      `ready: ${workers.length} step worker instance(s), the sweeper every minute, the callback sender on its queue, the api at ${gateway.url} (Ctrl-C stops)`,
     );
   } catch (error) {
     say(`failed: ${(error as Error).message}`);
@@ -190,20 +218,32 @@ async function provision(
   emulators: AwsEmulators,
   apiKey: string,
   baseUrl: string | undefined,
-): Promise<Record<string, string> & { OPFLOW_QUEUE_URL: string }> {
+): Promise<Record<string, string> & { OPFLOW_QUEUE_URL: string; OPFLOW_CALLBACK_QUEUE_URL: string }> {
   const table = await emulators.createTable();
   // Visibility timeout at six times the worker's timeout, as the stack sets it; the DLQ after 5 receives.
   const queue = emulators.createQueue({
     visibilityTimeoutSeconds: (6 * WORKER_TIMEOUT_MS) / 1000,
     maxReceiveCount: 5,
   });
+  // The callback queue as the stack makes it: six times the sender's timeout, the DLQ after 5 receives.
+  const callbackQueue = emulators.createQueue({
+    visibilityTimeoutSeconds: (6 * CALLBACKS_TIMEOUT_MS) / 1000,
+    maxReceiveCount: 5,
+  });
   const bucket = emulators.createBucket();
   emulators.secretsManager!.setSecret(`${SECRET_PREFIX}default`, JSON.stringify({ apiKey }));
+  // The default tenant's callback signing key (`opflow --backend aws callbacks secret` prints it).
+  emulators.secretsManager!.setSecret(
+    `${CALLBACK_SECRET_PREFIX}default`,
+    randomBytes(32).toString('base64url'),
+  );
   return {
     OPFLOW_TABLE_NAME: table,
     OPFLOW_QUEUE_URL: queue.queueUrl,
     OPFLOW_BUCKET_NAME: bucket,
     OPFLOW_API_KEY_SECRET_PREFIX: SECRET_PREFIX,
+    OPFLOW_CALLBACK_QUEUE_URL: callbackQueue.queueUrl,
+    OPFLOW_CALLBACK_SECRET_PREFIX: CALLBACK_SECRET_PREFIX,
     ...(baseUrl ? { OPFLOW_BASE_URL: baseUrl } : {}),
     ...emulators.environment(),
   };

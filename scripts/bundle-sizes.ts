@@ -50,7 +50,7 @@ export const MAX_KB_BY_FUNCTION: Partial<Record<FunctionName, number>> = {
   api: 706,
   sweeper: 375,
   ingest: 800,
-  callbacks: 587,
+  callbacks: 620,
   schedules: 614,
 };
 /** Issue 9's goals: printed beside each figure, not enforced. */

@@ -1,6 +1,7 @@
 /**
  * Issue 12 on aws, one construct added to the stack with a few lines: the callback sender (a
- * function run every minute, per-tenant signing secrets), the webhook route of the HTTP API
+ * function triggered by its own queue, with a dead-letter queue and an alarm; per-tenant signing
+ * secrets), the webhook route of the HTTP API
  * (`POST /webhooks/{source}`, no IAM: the HMAC authenticates; throttled per route), and one
  * EventBridge Scheduler schedule per schedule of opflow.config.json (time zone, retries, a
  * dead-letter queue) whose target, the `schedules` function, creates the slot's job. Each function
@@ -25,10 +26,11 @@ import {
   type HttpStage,
 } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { Schedule as EventsSchedule, Rule } from 'aws-cdk-lib/aws-events';
-import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { type IGrantable, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import {
   ContextAttribute,
@@ -44,6 +46,7 @@ import { Construct } from 'constructs';
 import { type OpflowConfig, parseDuration } from '../../shared/config/opflow-config';
 import { eventBridgeCron } from './eventbridge-cron';
 import { PipelineFunction, type PipelineFunctionProps } from './pipeline-function';
+import { WorkQueue } from './work-queue';
 
 export { eventBridgeCron } from './eventbridge-cron';
 
@@ -71,6 +74,8 @@ export interface AutomationProps {
   readonly bucket: IBucket;
   readonly workQueue: IQueue;
   readonly api: PipelineFunction;
+  /** The step worker: it ends jobs, so it wakes the callback sender. */
+  readonly worker: PipelineFunction;
   readonly httpApi: HttpApi;
   readonly stage: HttpStage;
   readonly webhookThrottle: { rateLimit: number; burstLimit: number };
@@ -82,6 +87,10 @@ export class Automation extends Construct {
   readonly webhookSecretPrefix: string;
   readonly callbackSecrets: ReadonlyMap<string, Secret>;
   readonly callbackSender: PipelineFunction;
+  /** The queue that triggers the callback sender, with its dead-letter queue. */
+  readonly callbackQueue: WorkQueue;
+  /** Any message in the callback dead-letter queue (its action is the stack's alarm topic). */
+  readonly callbackDeadLetterAlarm: Alarm;
   readonly scheduleTarget: PipelineFunction | undefined;
   readonly scheduleDeadLetterQueue: Queue | undefined;
   readonly schedules: Schedule[] = [];
@@ -149,7 +158,7 @@ export class Automation extends Construct {
       },
       name: 'callbacks',
       functionName: `${prefix}-callback-sender`,
-      description: 'opflow: delivers the signed callbacks of finished jobs, with retries',
+      description: 'opflow: delivers the signed callbacks of finished jobs, with retries (callback queue)',
       timeout: Duration.seconds(70),
       memorySize: 512,
     });
@@ -165,16 +174,50 @@ export class Automation extends Construct {
         resources: [props.bucket.arnForObjects('reports/*')],
       }),
     );
-    new Rule(this, 'CallbacksEveryMinute', {
-      ruleName: `${prefix}-callbacks`,
-      description: 'opflow: run the callback sender every minute',
-      schedule: EventsSchedule.rate(Duration.minutes(1)),
-      targets: [
-        new LambdaFunction(this.callbackSender.function, {
-          retryAttempts: 1,
-          maxEventAge: Duration.minutes(1),
-        }),
-      ],
+    // Woken by its queue, never by a timer: a message when a job with a callback is created or ends
+    // (the api, the step worker and the schedules function send it) and, from the sender itself,
+    // for a retry, a recheck or a busy host (delayed up to SQS's 900 s; longer waits in hops).
+    this.callbackQueue = new WorkQueue(this, 'CallbackQueue', {
+      queueName: `${prefix}-callbacks`,
+      visibilityTimeout: Duration.seconds(6 * 70),
+      maxReceiveCount: 5,
+      retentionPeriod: Duration.days(4),
+      dlqRetentionPeriod: Duration.days(14),
+    });
+    this.callbackSender.function.addEventSource(
+      new SqsEventSource(this.callbackQueue.queue, {
+        batchSize: 10,
+        reportBatchItemFailures: true,
+        // Each instance makes at most 8 deliveries at once, 2 per receiver host.
+        maxConcurrency: 2,
+      }),
+    );
+    // The sender sends to the queue that triggers it (a retry 10 h away is 40 hops of 900 s): Lambda's
+    // recursive loop detection would stop such a chain after about 16. Each chain ends with its outbox
+    // entry (delivered, gone, refused, or exhausted after 7 attempts in about 17.5 hours).
+    (this.callbackSender.function.node.defaultChild as CfnFunction).recursiveLoop = 'Allow';
+    this.callbackQueue.queue.grantSendMessages(this.callbackSender.role);
+    for (const committer of [props.api, props.worker]) {
+      committer.function.addEnvironment('OPFLOW_CALLBACK_QUEUE_URL', this.callbackQueue.queue.queueUrl);
+      this.callbackQueue.queue.grantSendMessages(committer.role);
+    }
+    this.callbackSender.function.addEnvironment(
+      'OPFLOW_CALLBACK_QUEUE_URL',
+      this.callbackQueue.queue.queueUrl,
+    );
+    this.callbackDeadLetterAlarm = new Alarm(this, 'CallbackDeadLetters', {
+      alarmName: `${prefix}-callback-dead-letters`,
+      alarmDescription:
+        "Callback wake-ups failed 5 times (a store or Secrets Manager fault, not a receiver's): their callbacks " +
+        'wait in the outbox; redrive the dead-letter queue once fixed.',
+      metric: this.callbackQueue.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+        period: Duration.minutes(5),
+        statistic: 'Maximum',
+      }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
     });
 
     // The webhook route: the api function, no IAM (the signature authenticates), its own throttle.
@@ -229,6 +272,12 @@ export class Automation extends Construct {
       ['JOB#*', 'IDEM#*', 'SCHED#*', 'CBQ', 'CBJOB#*', 'HIST#*'],
     );
     props.workQueue.grantSendMessages(this.scheduleTarget.role);
+    // A slot's job with a callback wakes the callback sender for its recheck.
+    this.scheduleTarget.function.addEnvironment(
+      'OPFLOW_CALLBACK_QUEUE_URL',
+      this.callbackQueue.queue.queueUrl,
+    );
+    this.callbackQueue.queue.grantSendMessages(this.scheduleTarget.role);
     this.scheduleTarget.role.addToPrincipalPolicy(
       new PolicyStatement({
         actions: ['s3:PutObject'],

@@ -4,6 +4,7 @@
  * a dashboard. Everything variable comes from the validated stage config.
  */
 import { CfnElement, CfnOutput, Duration, Stack, type StackProps, Tags, Validations } from 'aws-cdk-lib';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
@@ -240,6 +241,7 @@ export class OpflowStack extends Stack {
       bucket: this.storage.reportBucket,
       workQueue: this.workQueue.queue,
       api: this.api,
+      worker: this.worker,
       httpApi: this.jobApi.httpApi,
       stage: this.jobApi.stage,
       webhookThrottle: config.api.throttle,
@@ -256,6 +258,13 @@ export class OpflowStack extends Stack {
       alarms: config.alarms,
       table: this.storage.table,
       tableIndexes: Object.keys(JOB_TABLE.indexes),
+    });
+
+    this.automation.callbackDeadLetterAlarm.addAlarmAction(new SnsAction(this.monitoring.topic));
+    this.automation.callbackDeadLetterAlarm.addOkAction(new SnsAction(this.monitoring.topic));
+    new CfnOutput(this, 'CallbackQueueUrl', {
+      value: this.automation.callbackQueue.queue.queueUrl,
+      description: 'the callback sender is woken by messages here (OPFLOW_CALLBACK_QUEUE_URL)',
     });
 
     new CfnOutput(this, 'ApiUrl', { value: this.jobApi.url, description: 'Base URL of the job API' });

@@ -23,6 +23,7 @@ import { JobRequestError } from '../engine/job-commands';
 import { isTerminal, type Job } from '../engine/job-record';
 import type { Clock, JobStore, ReportStore } from '../engine/ports';
 import type { Logger } from '../log/logger';
+import { defaultRecheckMs } from './notifier';
 import { type CallbackOutcome, type CallbackSendOptions, sendCallback } from './send';
 
 /** Delay before each attempt of a round, after the previous one (the first is immediate). */
@@ -155,6 +156,8 @@ export interface SenderRunResult {
   waiting: number;
   /** Put back unsent because their receiver host was at its bound. */
   deferred: number;
+  /** Jobs whose entry could not be handled (a store error): their entry comes back after its lease. */
+  failed: string[];
 }
 
 function newDelivery(job: Job, round: number): CallbackDelivery {
@@ -299,7 +302,7 @@ async function deliverEntries(
   slots: DeliverySlots,
   signal: AbortSignal | undefined,
 ): Promise<SenderRunResult> {
-  const result: SenderRunResult = { attempted: 0, delivered: 0, waiting: 0, deferred: 0 };
+  const result: SenderRunResult = { attempted: 0, delivered: 0, waiting: 0, deferred: 0, failed: [] };
   for (const entry of entries) slots.jobs.add(entry.jobId);
   await Promise.all(
     entries.map(async (entry) => {
@@ -307,6 +310,7 @@ async function deliverEntries(
       try {
         if (!signal?.aborted) await handleEntry(deps, entry, result, slots, signal);
       } catch (error) {
+        result.failed.push(entry.jobId);
         deps.log?.error('callback sender: an entry failed; it comes back when its lease ends', {
           jobId: entry.jobId,
           error: error instanceof Error ? error.message : String(error),
@@ -335,7 +339,7 @@ async function handleEntry(
   if (!job?.callbackUrl) return deps.outbox.remove(claimed);
   if (!isTerminal(job.status)) {
     result.waiting += 1;
-    return moveAndWake(deps, claimed, now + (deps.recheckMs ?? 15 * 60_000));
+    return moveAndWake(deps, claimed, now + (deps.recheckMs ?? defaultRecheckMs));
   }
   const delivery = job.callback ?? newDelivery(job, 1);
   if (delivery.state !== 'pending') return deps.outbox.remove(claimed);
@@ -456,7 +460,8 @@ export async function resendCallback(
     };
   });
   await deps.outbox.add(jobId, now);
-  await deps.wake?.({ jobId, dueAt: now });
+  // The caller makes the first attempt at once; a wake-up after the lease covers a caller that dies first.
+  await deps.wake?.({ jobId, dueAt: now + leaseMs });
   if (stored) deps.onJobChange?.(stored);
   return stored ?? job;
 }

@@ -1,21 +1,23 @@
 /**
- * The callback sender's wiring on aws: the DynamoDB outbox and the per-tenant signing secrets in
- * Secrets Manager (`OPFLOW_CALLBACK_SECRET_PREFIX<tenant>`), for the Lambda `callback-sender`
- * (../lambda/callback-sender.ts) and `opflow --backend aws callbacks`.
+ * The callback sender's wiring on aws: the DynamoDB outbox, the per-tenant signing secrets in
+ * Secrets Manager (`OPFLOW_CALLBACK_SECRET_PREFIX<tenant>`) and the callback queue
+ * (`OPFLOW_CALLBACK_QUEUE_URL`) whose messages wake the Lambda `callback-sender`
+ * (../lambda/callback-sender.ts), for `opflow --backend aws callbacks`. Functions that commit jobs
+ * wake the sender through ./callback-notifier.ts.
  */
 import { SecretsManagerCallbackSecrets } from '../../backends/aws/secrets-manager-callback-secrets';
 import { type CallbackSenderDeps, presignedReportLinks } from '../../callbacks/sender';
 import { callbackPolicyFromEnv } from '../../callbacks/ssrf-guard';
 import type { CallbackSecrets } from '../../engine/callback-ports';
+import { awsCallbackQueue, callbackQueueVariable } from './callback-notifier';
 import type { AwsPipeline } from './pipeline';
 
 export const callbackSecretPrefixVariable = 'OPFLOW_CALLBACK_SECRET_PREFIX';
 
+type Env = Readonly<Record<string, string | undefined>>;
+
 /** The per-tenant signing secrets of a pipeline's stack. */
-export function awsCallbackSecrets(
-  pipeline: AwsPipeline,
-  env: Readonly<Record<string, string | undefined>> = process.env,
-): CallbackSecrets {
+export function awsCallbackSecrets(pipeline: AwsPipeline, env: Env = process.env): CallbackSecrets {
   const prefix = env[callbackSecretPrefixVariable]?.trim();
   if (!prefix) {
     throw new Error(`${callbackSecretPrefixVariable} is not set (the stack output CallbackSecretPrefix)`);
@@ -23,11 +25,13 @@ export function awsCallbackSecrets(
   return new SecretsManagerCallbackSecrets(pipeline.aws.clients.secretsManager, prefix);
 }
 
-export function callbackSenderDeps(
-  pipeline: AwsPipeline,
-  env: Readonly<Record<string, string | undefined>> = process.env,
-): CallbackSenderDeps {
+/** The sender's dependencies for `opflow --backend aws callbacks resend` (retries go to the queue). */
+export function callbackSenderDeps(pipeline: AwsPipeline, env: Env = process.env): CallbackSenderDeps {
   const callbacks = pipeline.deps.callbacks!;
+  const queue = awsCallbackQueue(pipeline.aws.clients.sqs, env);
+  if (!queue) {
+    throw new Error(`${callbackQueueVariable} is not set (the stack output CallbackQueueUrl)`);
+  }
   return {
     store: pipeline.deps.store,
     outbox: callbacks.outbox,
@@ -36,5 +40,6 @@ export function callbackSenderDeps(
     send: { policy: callbackPolicyFromEnv(env) },
     // Presigned links made with a role's session credentials die with the session: an hour is honest.
     reportLinks: presignedReportLinks(pipeline.deps.reports, 3600),
+    wake: (entry) => queue.wake(entry),
   };
 }

@@ -9,6 +9,7 @@
 import { type AwsBackend, createAwsBackend } from '../../backends/aws';
 import { DynamoDbCallbackOutbox } from '../../backends/aws/dynamodb-callback-outbox';
 import { DynamoDbJobHistory } from '../../backends/aws/dynamodb-job-history';
+import type { CallbackNotifier } from '../../callbacks/notifier';
 import { callbackPolicyFromEnv } from '../../callbacks/ssrf-guard';
 import { maxParkAheadMs } from '../../engine/admission/reserve-next';
 import type { EngineDeps, EngineMetrics } from '../../engine/deps';
@@ -22,6 +23,7 @@ import { writeJobReport } from '../../reports/write-job-report';
 import { createJobChangeHub } from '../job-change-hub';
 import type { Pipeline } from '../pipeline';
 import { identifyUpstream } from '../upstream-identity';
+import { awsCallbackNotifier } from './callback-notifier';
 import { type AwsRuntimeConfig, loadAwsConfig } from './config';
 
 export {
@@ -66,6 +68,8 @@ export interface AwsPipeline extends Pipeline {
    * process makes; a Lambda awaits `history.flush()` before it returns (`close()` flushes too).
    */
   readonly history: DynamoDbJobHistory;
+  /** Tells the callback sender of jobs with a callback that end (with OPFLOW_CALLBACK_QUEUE_URL). */
+  readonly callbackNotifier: CallbackNotifier | undefined;
   onJobChange(listener: (job: Job) => void): () => void;
 }
 
@@ -112,6 +116,15 @@ export function buildAwsPipeline(options: AwsPipelineOptions): AwsPipeline {
       }),
   });
   changes.subscribe((job) => history.record(job));
+  const callbackOutbox = new DynamoDbCallbackOutbox(aws.clients.documents, config.tableName);
+  const callbackNotifier = awsCallbackNotifier({
+    outbox: callbackOutbox,
+    sqs: aws.clients.sqs,
+    clock,
+    env: options.env ?? process.env,
+    log: options.log,
+  });
+  if (callbackNotifier) changes.subscribe((job) => callbackNotifier.noticed(job));
   const deps: EngineDeps = {
     store: aws.store,
     queue: aws.queue,
@@ -131,7 +144,7 @@ export function buildAwsPipeline(options: AwsPipelineOptions): AwsPipeline {
     log: options.log,
     metrics: options.metrics,
     callbacks: {
-      outbox: new DynamoDbCallbackOutbox(aws.clients.documents, config.tableName),
+      outbox: callbackOutbox,
       policy: callbackPolicyFromEnv(options.env ?? process.env),
     },
     onJobChange: changes.emit,
@@ -142,10 +155,12 @@ export function buildAwsPipeline(options: AwsPipelineOptions): AwsPipeline {
     aws,
     config,
     history,
+    callbackNotifier,
     description: `aws (table ${config.tableName}, region ${config.region}${config.endpointUrl || config.endpoints ? ', emulated' : ''})`,
     onJobChange: changes.subscribe,
     async close() {
       await history.flush();
+      await callbackNotifier?.flush();
       if (!options.client) await client.close();
       aws.close();
     },

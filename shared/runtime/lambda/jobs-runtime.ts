@@ -23,6 +23,7 @@ import type { EngineDeps } from '../../engine/deps';
 import type { WorkflowRegistry } from '../../engine/workflow';
 import { writeJobReport } from '../../reports/write-job-report';
 import { workflows as allWorkflows } from '../../workflows';
+import { awsCallbackNotifier } from '../aws/callback-notifier';
 import { type AwsRuntimeConfig, loadAwsConfig } from '../aws/config';
 import { createJobChangeHub } from '../job-change-hub';
 import { createObservability, type Observability } from './observability';
@@ -103,6 +104,11 @@ export function createJobsRuntime(options: {
   });
   const changes = createJobChangeHub();
   changes.subscribe((job) => history.record(job));
+  const callbackOutbox = new DynamoDbCallbackOutbox(documents, tableName);
+  // A job with a callback created (the api, schedules) or cancelled (the api) wakes the callback sender.
+  const clock = { now: () => Date.now() };
+  const callbackNotifier = awsCallbackNotifier({ outbox: callbackOutbox, sqs, clock, env });
+  if (callbackNotifier) changes.subscribe((job) => callbackNotifier.noticed(job));
   const deps: EngineDeps = {
     store: new DynamoDbJobStore({ client: documents, tableName, reports }),
     queue: new SqsWorkQueue({ client: sqs, queueUrl: config.queueUrl }),
@@ -110,12 +116,12 @@ export function createJobsRuntime(options: {
     keys: notBuilt('API key source', options.functionName),
     rateLimiter: notBuilt('rate limiter', options.functionName),
     client: notBuilt('Open Platform client', options.functionName),
-    clock: { now: () => Date.now() },
+    clock,
     random: Math.random,
     workflows: options.workflows ?? allWorkflows,
     writeReport: writeJobReport,
     callbacks: {
-      outbox: new DynamoDbCallbackOutbox(documents, tableName),
+      outbox: callbackOutbox,
       policy: callbackPolicyFromEnv(env),
     },
     onJobChange: changes.emit,
@@ -126,6 +132,6 @@ export function createJobsRuntime(options: {
     history,
     aws: { clients: { documents, sqs } },
     observability,
-    settle: (work) => work.finally(() => history.flush()),
+    settle: (work) => work.finally(() => Promise.all([history.flush(), callbackNotifier?.flush()])),
   };
 }

@@ -43,6 +43,7 @@ export function createLambdaRuntime(
     deps: pipeline.deps,
     observability,
     pipeline,
-    settle: (work) => work.finally(() => pipeline.history.flush()),
+    settle: (work) =>
+      work.finally(() => Promise.all([pipeline.history.flush(), pipeline.callbackNotifier?.flush()])),
   };
 }

@@ -6,6 +6,7 @@
  * per receiver host), so a slow receiver does not hold a callback that comes due meanwhile.
  * `stop()` ends the attempts in flight at once; their entries stay due, so nothing is lost.
  */
+import { callbackDueOnEnd } from '../../callbacks/notifier';
 import {
   type CallbackSenderDeps,
   DeliverySlots,
@@ -13,7 +14,7 @@ import {
   runCallbackSender,
   servedReportLinks,
 } from '../../callbacks/sender';
-import { isTerminal, type Job } from '../../engine/job-record';
+import type { Job } from '../../engine/job-record';
 
 export interface CallbackLoop {
   /** A job changed: run a pass now if it ended with a callback. */
@@ -114,9 +115,7 @@ export function startCallbackLoop(deps: CallbackSenderDeps): CallbackLoop {
   return {
     noticed(job) {
       // A job just ended: bring its entry forward (it may be waiting out a recheck) and send now.
-      const fresh =
-        !job.callback || (job.callback.state === 'pending' && job.callback.nextAttemptAt === undefined);
-      if (!job.callbackUrl || !isTerminal(job.status) || !fresh || stopped) return;
+      if (!callbackDueOnEnd(job) || stopped) return;
       deps.outbox
         .add(job.id, deps.clock.now())
         .then(pass)

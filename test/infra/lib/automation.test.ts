@@ -114,16 +114,51 @@ describe('issue 12 resources', () => {
     );
   });
 
-  it('runs the callback sender every minute with the outbox, jobs and its own secrets only', () => {
+  it('wakes the callback sender from its queue (no timer), with a DLQ, an alarm, the outbox, jobs and its own secrets only', () => {
     const { template, stack } = synth;
     const sender = stack.automation.callbackSender;
-    template.hasResourceProperties('AWS::Events::Rule', {
-      ScheduleExpression: 'rate(1 minute)',
-      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [logicalId(sender.function), 'Arn'] } })],
+    // No schedule runs it: nothing loops when nothing is due.
+    const rules = Object.values(template.findResources('AWS::Events::Rule'));
+    expect(JSON.stringify(rules)).not.toContain(logicalId(sender.function));
+    const queue = stack.automation.callbackQueue;
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: logicalId(sender.function) },
+      EventSourceArn: { 'Fn::GetAtt': [logicalId(queue.queue), 'Arn'] },
+      BatchSize: 10,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      ScalingConfig: { MaximumConcurrency: 2 },
     });
+    template.hasResourceProperties('AWS::SQS::Queue', {
+      QueueName: 'opflow-dev-callbacks',
+      RedrivePolicy: {
+        deadLetterTargetArn: { 'Fn::GetAtt': [logicalId(queue.deadLetterQueue), 'Arn'] },
+        maxReceiveCount: 5,
+      },
+    });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmName: 'opflow-dev-callback-dead-letters',
+      Dimensions: [
+        { Name: 'QueueName', Value: { 'Fn::GetAtt': [logicalId(queue.deadLetterQueue), 'QueueName'] } },
+      ],
+      Threshold: 1,
+    });
+    // It sends its own retries to the queue that triggers it: Lambda must not stop that chain.
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      FunctionName: 'opflow-dev-callback-sender',
+      RecursiveLoop: 'Allow',
+    });
+    // The functions that create or end jobs with a callback wake it.
+    for (const fn of [stack.api, stack.worker, sender]) {
+      const resource = template.toJSON().Resources[logicalId(fn.function)];
+      expect(resource.Properties.Environment.Variables.OPFLOW_CALLBACK_QUEUE_URL).toEqual({
+        Ref: logicalId(queue.queue),
+      });
+    }
     const statements = statementsOf(logicalId(sender.role));
     const all = actions(statements);
-    expect(all.some((a) => a.startsWith('sqs:'))).toBe(false);
+    // SQS only to send its own wake-ups (and receive, as its event source).
+    const sqs = statements.filter((s) => actions([s]).some((a) => a.startsWith('sqs:')));
+    expect(JSON.stringify(sqs.map((s) => s.Resource))).not.toContain(logicalId(stack.workQueue.queue));
     expect(all).not.toContain('s3:PutObject');
     const dynamo = statements.find((s) => actions([s]).some((a) => a.startsWith('dynamodb:')))!;
     expect(dynamo.Condition).toEqual({

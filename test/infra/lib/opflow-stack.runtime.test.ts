@@ -136,6 +136,8 @@ describe.each(stages)('the %s functions and the runtime configuration', (_stage,
       [logicalId(stack, stack.storage.table)]: tableName,
       [logicalId(stack, stack.workQueue.queue)]: queueUrl,
       [logicalId(stack, stack.storage.reportBucket)]: 'the-report-bucket',
+      [logicalId(stack, stack.automation.callbackQueue.queue)]:
+        `https://sqs.eu-west-1.amazonaws.com/123456789012/${stack.config.names.resourcePrefix}-callbacks`,
     };
     for (const fn of ['worker', 'api', 'sweeper'] as const) {
       // Lambda sets AWS_REGION itself, and credentials come from the role.
@@ -387,6 +389,7 @@ describe.each(stages)(
       const { stack } = stage;
       const tableName = await createTableFromTemplate(stage);
       const { queueUrl } = emulators.createQueue();
+      const callbackQueue = emulators.createQueue();
       const bucketName = emulators.createBucket();
       names = {
         table: { name: tableName, logicalId: logicalId(stack, stack.storage.table) },
@@ -401,6 +404,7 @@ describe.each(stages)(
           [names.table.logicalId]: tableName,
           [names.queue.logicalId]: queueUrl,
           [names.bucket.logicalId]: bucketName,
+          [logicalId(stack, stack.automation.callbackQueue.queue)]: callbackQueue.queueUrl,
         }),
         AWS_REGION: emulators.region,
         AWS_ENDPOINT_URL_DYNAMODB: String(endpoints.dynamodb),

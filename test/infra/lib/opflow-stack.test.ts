@@ -85,12 +85,12 @@ describe.each([
 
     it('encrypts both queues with SQS-managed keys and refuses non-TLS access', () => {
       const { template } = stageOf();
-      // The work queue, the ingest queue and their dead-letter queues.
+      // The work queue, the ingest queue, the callback queue and their dead-letter queues.
       const queues = Object.values(resourcesOf(template, 'AWS::SQS::Queue'));
-      expect(queues).toHaveLength(4);
+      expect(queues).toHaveLength(6);
       for (const queue of queues) expect(queue.Properties['SqsManagedSseEnabled']).toBe(true);
       const policies = Object.values(resourcesOf(template, 'AWS::SQS::QueuePolicy'));
-      expect(policies).toHaveLength(4);
+      expect(policies).toHaveLength(6);
       for (const policy of policies) {
         expect(policy.Properties['PolicyDocument']).toMatchObject({
           Statement: expect.arrayContaining([
@@ -683,8 +683,8 @@ describe.each([
     it('sends every alarm, and its recovery, to the alarm topic', () => {
       const { stack, template } = stageOf();
       const alarms = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm'));
-      // queue 2, functions 2 x 3, failed-job rate, table throttles
-      expect(alarms).toHaveLength(2 + 2 * 3 + 1 + 1);
+      // queue 2, functions 2 x 3, failed-job rate, table throttles, callback dead letters
+      expect(alarms).toHaveLength(2 + 2 * 3 + 1 + 1 + 1);
       for (const alarm of alarms) {
         expect(alarm.Properties['AlarmActions']).toEqual(topicRef(stack));
         expect(alarm.Properties['OKActions']).toEqual(topicRef(stack));
