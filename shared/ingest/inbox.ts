@@ -7,29 +7,71 @@
  * - `inbox/<workflow>/<batch>/<path>` of any other kind: one document of batch `<batch>`, its id the
  *   `<path>`; except under a `files/` folder, or with metadata `opflow-role: manifest-file`: those
  *   are there for a manifest to name.
- * - Object metadata `opflow-tenant`, `opflow-options` (JSON: selection, deadlineMs, failureBudget,
- *   maxUnits, inFlight) carry what `opflow ingest` was given.
+ * - The tenant is where the object was written, never what the uploader says: `inbox/tenants/<tenant>/`
+ *   followed by the layout above is that tenant's; the layout directly under `inbox/` is the
+ *   `default` tenant's. IAM grants an uploader one tenant's prefix (docs/operations.md); the metadata
+ *   `opflow-tenant`, when present, must name the same tenant or the upload is left alone.
+ * - Object metadata `opflow-options` (JSON: selection, deadlineMs, failureBudget, maxUnits,
+ *   inFlight) carries what `opflow ingest` was given.
  */
 import * as z from 'zod';
 import type { BatchOptions, BatchSourceKind } from '../engine/batch-store';
+import { tenantNameSchema } from '../engine/job-commands';
 import { defaultInFlightPerBatch } from './batch';
 
 export type InboxEntry =
   | {
       kind: 'manifest';
+      tenant: string;
       workflow: string;
       sourceKind: BatchSourceKind;
       batchName?: string | undefined;
       key: string;
     }
-  | { kind: 'document'; workflow: string; batchName: string; folder: string; documentId: string; key: string }
+  | {
+      kind: 'document';
+      tenant: string;
+      workflow: string;
+      batchName: string;
+      folder: string;
+      documentId: string;
+      key: string;
+    }
   | { kind: 'ignored'; key: string; reason: string };
 
 export const inboxPrefix = 'inbox/';
+/** Under `inbox/`, the folder of the tenants' own prefixes (`inbox/tenants/<tenant>/...`). */
+const tenantsFolder = 'tenants/';
+
+/** Where `opflow ingest` uploads a tenant's batch: the prefix IAM lets that tenant's uploaders write. */
+export function inboxFolderOf(tenant: string, workflow: string, batch: string): string {
+  return `${inboxPrefix}${tenant === 'default' ? '' : `${tenantsFolder}${tenant}/`}${workflow}/${batch}/`;
+}
 
 export function classifyInboxKey(key: string, metadata: Record<string, string> = {}): InboxEntry {
   if (!key.startsWith(inboxPrefix)) return { kind: 'ignored', key, reason: 'not under inbox/' };
-  const parts = key.slice(inboxPrefix.length).split('/');
+  let base = inboxPrefix;
+  let tenant = 'default';
+  if (key.startsWith(`${inboxPrefix}${tenantsFolder}`)) {
+    const name = key.slice(base.length + tenantsFolder.length).split('/')[0] ?? '';
+    const valid = tenantNameSchema.safeParse(name);
+    if (!valid.success)
+      return {
+        kind: 'ignored',
+        key,
+        reason: `inbox/tenants/<tenant>/: "${name}" is not a tenant name (${valid.error.issues[0]?.message})`,
+      };
+    tenant = name;
+    base = `${inboxPrefix}${tenantsFolder}${name}/`;
+  }
+  const claimed = metadata['opflow-tenant'];
+  if (claimed !== undefined && claimed !== tenant)
+    return {
+      kind: 'ignored',
+      key,
+      reason: `opflow-tenant metadata "${claimed}" is not the tenant of the prefix written to (${tenant}): the tenant comes from the prefix; upload under ${inboxPrefix}${tenantsFolder}${claimed}/`,
+    };
+  const parts = key.slice(base.length).split('/');
   if (parts.length < 2 || parts.some((part) => part === '' || part === '.' || part === '..'))
     return {
       kind: 'ignored',
@@ -46,7 +88,7 @@ export function classifyInboxKey(key: string, metadata: Record<string, string> =
         ? 'csv'
         : undefined;
   const batchName = metadata['opflow-batch'] ?? (rest.length >= 2 ? rest[0] : undefined);
-  if (sourceKind) return { kind: 'manifest', workflow, sourceKind, batchName, key };
+  if (sourceKind) return { kind: 'manifest', tenant, workflow, sourceKind, batchName, key };
   if (rest.length < 2)
     return {
       kind: 'ignored',
@@ -57,9 +99,10 @@ export function classifyInboxKey(key: string, metadata: Record<string, string> =
     return { kind: 'ignored', key, reason: 'a file for a manifest to name' };
   return {
     kind: 'document',
+    tenant,
     workflow,
     batchName: metadata['opflow-batch'] ?? (rest[0] as string),
-    folder: `${inboxPrefix}${workflow}/${rest[0]}/`,
+    folder: `${base}${workflow}/${rest[0]}/`,
     documentId: rest.slice(1).join('/'),
     key,
   };
@@ -77,9 +120,15 @@ const optionsSchema = z
   })
   .strict();
 
-/** The batch options and tenant an upload's metadata carries (defaults when it carries none). */
-export function inboxOptions(metadata: Record<string, string>): { tenant: string; options: BatchOptions } {
-  const tenant = metadata['opflow-tenant'] ?? 'default';
+/**
+ * The tenant of an upload (its prefix's, from `classifyInboxKey`) and the batch options its metadata
+ * carries (defaults when it carries none).
+ */
+export function inboxOptions(
+  metadata: Record<string, string>,
+  entry: { tenant: string },
+): { tenant: string; options: BatchOptions } {
+  const tenant = entry.tenant;
   let raw: unknown = {};
   try {
     raw = metadata['opflow-options'] ? JSON.parse(metadata['opflow-options']) : {};

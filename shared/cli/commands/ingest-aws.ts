@@ -1,6 +1,6 @@
 /**
  * `opflow --backend aws ingest <path>`: uploads the manifest (and the documents its lines name), or
- * every document of a folder, under `inbox/<workflow>/<batch>/` in the report bucket, where the S3
+ * every document of a folder, under `inbox/<workflow>/<batch>/` in the report bucket (`inbox/tenants/<tenant>/<workflow>/<batch>/` for a tenant other than `default`: the tenant is the prefix written to), where the S3
  * event notification starts the ingest function; with OPFLOW_INGEST_QUEUE_URL set it also announces
  * the uploads itself (emulators send no S3 events; a repeat is harmless). Then it follows the batch
  * unless --no-wait.
@@ -12,7 +12,7 @@ import { batchIdFor } from '../../ingest/batch';
 import { viewOf } from '../../ingest/batch-view';
 import { maxDocumentBytes } from '../../ingest/documents';
 import { batchSettled, driveBatch } from '../../ingest/drive-batch';
-import { inboxMetadataFor } from '../../ingest/inbox';
+import { inboxFolderOf, inboxMetadataFor } from '../../ingest/inbox';
 import { insideFolder } from '../../ingest/local-source';
 import { openFile, readCsv, readFolder, readJsonLines, type SourceRecord } from '../../ingest/sources';
 import type { AwsPipeline } from '../../runtime/aws/pipeline';
@@ -48,7 +48,7 @@ export async function awsIngestCommand(
     const aws = await import('../../backends/aws');
     const s3 = pipeline.aws.clients.s3;
     const bucket = pipeline.config.bucketName;
-    const prefix = `inbox/${options.workflow}/${batchId}/`;
+    const prefix = inboxFolderOf(options.tenant, options.workflow, batchId);
     const metadata = inboxMetadataFor(options.tenant, batchId, batchOptions);
     const queueUrl = ctx.io.env.OPFLOW_INGEST_QUEUE_URL?.trim() || undefined;
     const announce: { key: string; etag?: string | undefined }[] = [];

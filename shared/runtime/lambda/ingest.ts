@@ -144,7 +144,7 @@ export function createIngestFunction(options: IngestFunctionOptions) {
       logger.error('inbox object names an unknown workflow', { key, workflow: entry.workflow });
       return undefined;
     }
-    const { tenant, options } = inboxOptions(metadata);
+    const { tenant, options } = inboxOptions(metadata, entry);
     if (entry.kind === 'manifest') {
       const source: BatchSource = { kind: entry.sourceKind, uri: `s3://${bucket}/${key}`, revision: etag };
       const { batch, state } = await openBatch(deps, source, {

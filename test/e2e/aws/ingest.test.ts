@@ -224,7 +224,7 @@ describe('bulk ingestion on aws (S3 inbox event → ingest function → step wor
   }, 1_800_000);
 
   it('--redrive runs only the failed items again, through the ingest function and the step workers', async () => {
-    // Tenant "lamps": its key in the secret for the first run; then emptied (no key: the new
+    // Tenant "lamps" (its prefix inbox/tenants/lamps/): its key in the secret for the first run; then emptied (no key: the new
     // items fail), then set again for the redrive. A key is cached 300 s (fake clock) by each worker.
     const prefix = world.env.OPFLOW_API_KEY_SECRET_PREFIX!;
     const secrets = world.emulators.secretsManager!;
@@ -233,11 +233,15 @@ describe('bulk ingestion on aws (S3 inbox event → ingest function → step wor
     );
     const metadata = { 'opflow-tenant': 'lamps' };
     secrets.setSecret(`${prefix}lamps`, JSON.stringify({ apiKey: TENANT_KEY }));
-    await upload('inbox/patent-count/lamps/lamps.jsonl', `${lines.slice(0, 5).join('\n')}\n`, metadata);
+    await upload(
+      'inbox/tenants/lamps/patent-count/lamps/lamps.jsonl',
+      `${lines.slice(0, 5).join('\n')}\n`,
+      metadata,
+    );
     expect((await settleBatch('lamps')).settled).toMatchObject({ succeeded: 5, failed: 0 });
     secrets.setSecret(`${prefix}lamps`, '');
     world.advanceTo(world.now() + 301_000);
-    await upload('inbox/patent-count/lamps/lamps.jsonl', `${lines.join('\n')}\n`, metadata);
+    await upload('inbox/tenants/lamps/patent-count/lamps/lamps.jsonl', `${lines.join('\n')}\n`, metadata);
     const failedRun = await settleBatch('lamps');
     expect(failedRun).toMatchObject({ run: 2, items: 8, settled: { succeeded: 5, failed: 3 } });
     const before = await listAll(world.store, { batchId: 'lamps' });
