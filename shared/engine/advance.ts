@@ -3,6 +3,7 @@
  * time, it returns the next job record and when to look at it again. No I/O, no clock, no
  * randomness of its own: the step runner supplies all three, so hours of polling are tested instantly.
  */
+import { advanceWait } from './admission/waits';
 import {
   emptyUsage,
   type Job,
@@ -10,7 +11,6 @@ import {
   type JobUsage,
   type SelectionOption,
   type UnsavedAnswer,
-  unparkedJob,
 } from './job-record';
 import {
   defaultPollPolicy,
@@ -280,64 +280,12 @@ export function advance(
   timer?: PollTimer,
 ): Advanced {
   switch (event.type) {
-    case 'no-token': {
-      if (event.reserved) {
-        return {
-          job: {
-            ...job,
-            version: job.version + 1,
-            updatedAt: now,
-            nextRunAt: event.retryAt,
-            tokenAt: event.retryAt,
-            parked: undefined,
-          },
-          delayMs: Math.max(0, event.retryAt - now),
-          completed: false,
-        };
-      }
-      if (now - job.nextRunAt <= event.refreshAfterMs) {
-        return { job, unchanged: true, delayMs: Math.max(0, event.retryAt - now), completed: false };
-      }
-      const moved = { ...job, version: job.version + 1, updatedAt: now, nextRunAt: event.retryAt };
-      return { job: moved, delayMs: Math.max(0, event.retryAt - now), completed: false };
-    }
-    case 'token-reserved': {
-      const at = Math.max(event.at, job.nextRunAt);
-      return {
-        job: { ...job, updatedAt: now, nextRunAt: at, tokenAt: at },
-        delayMs: Math.max(0, at - now),
-        completed: false,
-      };
-    }
-    case 'park': {
-      const parked = { bucket: event.bucket, withinMs: Math.max(0, Math.round(event.withinMs)) };
-      return {
-        job: {
-          ...job,
-          ...(event.pending ? {} : { version: job.version + 1, updatedAt: now }),
-          tokenAt: undefined,
-          parked,
-        },
-        completed: false,
-      };
-    }
-    case 'admitted': {
-      const at = Math.max(event.at, now);
-      return {
-        job: {
-          ...job,
-          version: job.version + 1,
-          updatedAt: now,
-          nextRunAt: at,
-          tokenAt: at,
-          parked: undefined,
-        },
-        delayMs: at - now,
-        completed: false,
-      };
-    }
+    case 'no-token':
+    case 'token-reserved':
+    case 'park':
+    case 'admitted':
     case 'unpark':
-      return { job: unparkedJob(job, now), delayMs: Math.max(0, job.nextRunAt - now), completed: false };
+      return advanceWait(job, event, now);
     case 'call-started': {
       const sent = job.intents[event.output] ?? 0;
       return {

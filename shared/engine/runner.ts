@@ -16,7 +16,7 @@
  */
 import { isOpenPlatformError } from '../openplatform/errors';
 import type { CallUsage } from '../openplatform/types';
-import { acquireToken, earlyToleranceMs } from './admission/acquire-token';
+import { acquireToken, earlyToleranceMs, untilDeadline } from './admission/acquire-token';
 import { keyFingerprint } from './admission/rate-bucket';
 import { reserveNextToken } from './admission/reserve-next';
 import {
@@ -168,7 +168,7 @@ async function readAndGuard(
   // Not due yet, or a paid call of this job is alive somewhere (its caller keeps `nextRunAt` ahead):
   // never run beside it, whoever sent this message. A caller known to be dead is not waited for.
   if (job.nextRunAt > now + earlyToleranceMs && !callerIsGone(deps, job)) {
-    const delayMs = job.nextRunAt - now;
+    const delayMs = untilDeadline(job, now, job.nextRunAt - now);
     await deps.queue.send(message, Math.min(delayMs, deps.queue.maxDelayMs));
     return { report: { outcome: 'deferred', reason: 'not-due', delayMs } };
   }

@@ -35,6 +35,23 @@ type Refused = Extract<RateDecision, { granted: false }>;
 export const earlyToleranceMs = 1_000;
 
 /**
+ * A wait of `delayMs` from `now`, ending no later than the job's deadline: a job whose token comes
+ * later is looked at when its time is up, and the runner fails it then.
+ */
+export function untilDeadline(job: Job, now: number, delayMs: number): number {
+  return Math.max(0, Math.min(delayMs, job.deadlineAt - now));
+}
+
+/**
+ * Whether a job may be parked (committed without a message): only when its deadline is farther
+ * than the queue's longest delay. A job nearer its deadline waits with a message instead, which
+ * comes back at the deadline at the latest.
+ */
+export function mayPark(deps: Pick<EngineDeps, 'queue'>, job: Job, now: number): boolean {
+  return job.deadlineAt - now > deps.queue.maxDelayMs;
+}
+
+/**
  * A job held back by the rate limit for longer than this gets its `nextRunAt` moved forward (one
  * write), staying under the sweeper's default 30 s grace so it is never mistaken for stranded.
  */
@@ -75,7 +92,7 @@ export async function acquireToken(deps: EngineDeps, request: TokenRequest): Pro
   // a release commit, and a line full now has mostly room by the time it returns. Returned and
   // still without a token (at least its horizon later), it is parked.
   const firstLook = job.status === 'QUEUED' && now - job.nextRunAt < minReserveHorizonMs;
-  if (deps.admission && !firstLook) {
+  if (deps.admission && !firstLook && mayPark(deps, job, now)) {
     // No token within its horizon: the key's line is full. Parked, the job costs nothing while
     // it waits; a releaser reserves its token in due order and sends its one message.
     const parked = advance(workflow, job, { type: 'park', bucket, withinMs: horizonMs }, now, deps.random);
@@ -97,14 +114,9 @@ async function waitForReserved(
   { workflow, job, now }: TokenRequest,
   token: Refused,
 ): Promise<TokenOutcome> {
-  const delayMs = Math.max(0, token.retryAtMs - now);
-  const report: StepReport = {
-    outcome: 'deferred',
-    reason: 'rate-limited',
-    delayMs,
-    waitMs: delayMs,
-    reserved: true,
-  };
+  const waitMs = Math.max(0, token.retryAtMs - now);
+  const delayMs = untilDeadline(job, now, waitMs);
+  const report: StepReport = { outcome: 'deferred', reason: 'rate-limited', delayMs, waitMs, reserved: true };
   if (deps.queue.carriesTokens) {
     // The message holds the token. No commit: the record is as it was, and any commit of the job
     // makes this message stale (the token then stays unused: budget, never a call paid twice).
@@ -145,13 +157,16 @@ async function spreadReturn(
   const waitMs = Math.max(1, token.retryAtMs - now);
   const spread =
     Math.min(30_000, 4 * waitMs) * (0.1 + 0.9 * waitPriority(workflow, job, step, undefined, order));
-  let delayMs = waitMs + Math.floor(deps.random() * spread);
+  let delayMs = untilDeadline(job, now, waitMs + Math.floor(deps.random() * spread));
   // Where the message holds a token (SQS), the return books its token at its spread time (or
   // within its horizon after): it then calls when it comes instead of finding the line busy again
-  // and waiting with a second message. The time is the spread's, so the order above stands.
-  const tokenAt = deps.queue.carriesTokens
-    ? await bookReturn(deps, bucket, now, now + delayMs, horizonMs)
-    : undefined;
+  // and waiting with a second message. The time is the spread's, so the order above stands. A
+  // return at the deadline books nothing: the job fails then.
+  const beforeDeadlineMs = job.deadlineAt - (now + delayMs);
+  const tokenAt =
+    deps.queue.carriesTokens && beforeDeadlineMs > 0
+      ? await bookReturn(deps, bucket, now, now + delayMs, Math.min(horizonMs, beforeDeadlineMs))
+      : undefined;
   if (tokenAt !== undefined) delayMs = Math.max(0, tokenAt - now);
   const waiting = advance(
     workflow,

@@ -12,7 +12,8 @@
  */
 import { advance } from '../advance';
 import type { EngineDeps } from '../deps';
-import { isTerminal } from '../job-record';
+import { isTerminal, type Job } from '../job-record';
+import type { Workflow } from '../workflow';
 import type { ParkedJobs } from './parked-jobs';
 
 export interface ReleaseOptions {
@@ -59,6 +60,12 @@ export async function releaseParked(
     if (!job?.parked || job.parked.bucket !== bucket || isTerminal(job.status)) continue;
     const workflow = deps.workflows.get(job.workflow);
     if (!workflow) continue;
+    if (job.deadlineAt <= now) {
+      // Past its deadline while parked: sent now, without a token, so the runner fails it.
+      if (await sendExpired(deps, workflow, job, now)) round.released++;
+      else round.lost++;
+      continue;
+    }
     const at = Math.max(now, job.nextRunAt);
     const tokenAt = await reserveAhead(bucket, now, { at, withinMs: job.parked.withinMs });
     if (tokenAt === undefined) {
@@ -78,4 +85,12 @@ export async function releaseParked(
     round.released++;
   }
   return round;
+}
+
+/** A parked job past its deadline: unparked at the version read and sent now (the runner fails it). */
+async function sendExpired(deps: EngineDeps, workflow: Workflow, job: Job, now: number): Promise<boolean> {
+  const unparked = advance(workflow, job, { type: 'unpark' }, now, deps.random);
+  if (!(await deps.store.commit(unparked.job, job.version))) return false;
+  await deps.queue.send({ jobId: job.id, version: unparked.job.version }, 0);
+  return true;
 }

@@ -7,6 +7,7 @@ import { type Advanced, advance, findStep } from '../advance';
 import type { EngineDeps } from '../deps';
 import { isTerminal } from '../job-record';
 import type { Workflow } from '../workflow';
+import { mayPark } from './acquire-token';
 import { defaultReserveHorizonMs, reserveHorizonMs, waitPriority } from './priority';
 
 /**
@@ -40,7 +41,9 @@ export async function reserveNextToken(
   );
   if (withinMs <= 0) return advanced;
   const park = () =>
-    advance(workflow, job, { type: 'park', bucket, withinMs, pending: true }, now, deps.random);
+    mayPark(deps, job, now)
+      ? advance(workflow, job, { type: 'park', bucket, withinMs, pending: true }, now, deps.random)
+      : advanced;
   // A call too far ahead to book, or whose booking the bucket refused (its list of booked tokens is
   // full, or no time near the call is free). With admission, a call due while the key's line is
   // longer than the call's horizon (even now it would find no token within it; commits of this key
