@@ -34,6 +34,7 @@ export interface GlobalOptions {
   concurrency?: string | undefined;
   baseUrl?: string | undefined;
   sandboxSpeed?: string | undefined;
+  sandboxDrift?: string | undefined;
 }
 
 export interface CliContext {
@@ -59,6 +60,7 @@ export async function openPipeline(
       concurrency: options.concurrency,
       baseUrl: options.baseUrl,
       sandboxSpeed: options.sandboxSpeed,
+      sandboxDrift: options.sandboxDrift,
     },
     ctx.io.env,
   );

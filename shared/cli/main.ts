@@ -144,6 +144,10 @@ function buildProgram(ctx: CliContext, setExitCode: (code: ExitCodeValue) => voi
       '--sandbox-speed <n>',
       'how many times faster the sandbox runs than the platform (env OPFLOW_SANDBOX_SPEED; default 30 built in)',
     )
+    .option(
+      '--sandbox-drift <seed|off>',
+      "the built-in sandbox's answers move between runs, seeded: counts grow, references come and go (env OPFLOW_SANDBOX_DRIFT; default off)",
+    )
     .addHelpText(
       'after',
       `
@@ -365,6 +369,10 @@ that answers each; opflow batch <batchId> --watch then finishes the batch.`,
     .option('--host <address>', 'the interface to listen on', '127.0.0.1')
     .option('--speed <n>', 'how many times faster than the platform its tasks finish', '1')
     .option('--state <file>', 'keep its tasks in this file and continue them when started again on it')
+    .option(
+      '--drift <seed|off>',
+      'answers move between runs of the same request, seeded: counts grow, references come and go, wording changes (default off)',
+    )
     .action(async (_options: unknown, command: Command) => {
       setExitCode(
         await sandboxCommand(ctx, {

@@ -63,6 +63,11 @@ export interface SandboxOptions {
    * default) everything lives in memory only.
    */
   stateFile?: string;
+  /**
+   * Drift seed: when given, counts, references and answers move between runs of the same request,
+   * seeded, so the same seed and run number answer the same (see README, "Drift"). Off by default.
+   */
+  drift?: number;
 }
 
 const fn = <T>(what: string) => z.custom<T>((value) => typeof value === 'function', `must be ${what}`);
@@ -105,6 +110,7 @@ const optionsSchema = z.strictObject({
   faults: z.array(faultRuleSchema).optional(),
   logger: fn<(line: string) => void>('a function taking a line').optional(),
   stateFile: z.string().min(1).optional(),
+  drift: z.number().int().optional(),
 });
 
 export interface ResolvedOptions {
@@ -125,6 +131,7 @@ export interface ResolvedOptions {
   faults: FaultRule[];
   logger?: (line: string) => void;
   stateFile?: string;
+  drift?: number;
 }
 
 /** Validate the options and fill in the defaults. Throws a message naming every bad field. */
@@ -151,5 +158,6 @@ export function resolveOptions(options: SandboxOptions = {}): ResolvedOptions {
     faults: value.faults ?? [],
     ...(value.logger ? { logger: value.logger } : {}),
     ...(value.stateFile ? { stateFile: value.stateFile } : {}),
+    ...(value.drift === undefined ? {} : { drift: value.drift }),
   };
 }

@@ -4,6 +4,7 @@
  * each call written to the ledger.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { catalogue, type OperationEntry, type OperationId } from '../openplatform/catalogue';
 import { loadShapeTables, operationSchemasFrom } from '../openplatform/operation-schemas';
@@ -12,6 +13,7 @@ import { allOperations } from '../openplatform/operations';
 import { requestSchemas } from '../openplatform/schemas/requests';
 import { billedUnitsByOperation, defaultTaskDuration, defaultTaskDurations, PlatformCode } from './constants';
 import { DownloadLinks } from './download-links';
+import { DriftCounter, driftFileFor } from './drift';
 import { streamFrames, writeEventStream } from './event-stream';
 import { FaultController, type FaultDecision } from './fault-controller';
 import type { FaultRule } from './fault-rules';
@@ -81,6 +83,9 @@ export class SandboxServer {
   /** Set once listening; links are built from it. */
   baseUrl = '';
 
+  /** Moves answers between runs when a drift seed is given. */
+  private readonly drift: DriftCounter | undefined;
+
   /** Takes the state file and loads it when there is one (throws when another sandbox holds it). */
   constructor(private readonly options: ResolvedOptions) {
     this.faults = new FaultController(options.faults, options.seed);
@@ -102,6 +107,12 @@ export class SandboxServer {
       this.state.registry(name, field, schema),
     );
     const opened = this.state.open();
+    if (options.drift !== undefined) {
+      this.drift = new DriftCounter(
+        options.drift,
+        options.stateFile === undefined ? undefined : driftFileFor(resolve(options.stateFile)),
+      );
+    }
     this.stateReport = opened?.report;
     this.previousPort = opened?.previousPort;
     this.correlationIds = SeededRandom.from(options.seed, 'correlation', options.idSalt, this.state.starts);
@@ -562,6 +573,7 @@ export class SandboxServer {
       now,
       owner,
       seed: this.options.seed,
+      drift: (subject) => this.drift?.next(subject),
       newId: (shape = 'hex') => this.state.newId(shape),
       startStage: (startedBy, salt, fails): Stage => {
         const stage = { startedBy, startedAt: now, durationMs: this.durationOf(startedBy, salt), fails };

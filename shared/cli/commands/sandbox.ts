@@ -1,5 +1,5 @@
 /**
- * `opflow sandbox [--port N] [--speed N] [--state FILE]`: the stand-in for the Open Platform API, in
+ * `opflow sandbox [--port N] [--speed N] [--state FILE] [--drift SEED]`: the stand-in for the Open Platform API, in
  * the foreground until Ctrl-C. Point opflow at it with OPFLOW_BASE_URL. With `--state` its tasks
  * outlive it: started again on the same file, it continues them.
  */
@@ -14,6 +14,7 @@ export interface SandboxCommandOptions {
   host: string;
   speed?: string | undefined;
   state?: string | undefined;
+  drift?: string | undefined;
   json?: boolean | undefined;
 }
 
@@ -29,6 +30,7 @@ export async function sandboxCommand(
   if (!(Number.isFinite(speed) && speed >= 1)) {
     throw new CliError(`--speed must be a number of at least 1, not "${options.speed}"`, ExitCode.usage);
   }
+  const drift = driftSeedOf(options.drift);
   let sandbox: Awaited<ReturnType<typeof startSandbox>>;
   try {
     sandbox = await startSandbox({
@@ -36,6 +38,7 @@ export async function sandboxCommand(
       host: options.host,
       ...(speed > 1 ? { taskDurations: scaledTaskDurations(speed) } : {}),
       ...(options.state ? { stateFile: options.state } : {}),
+      ...(drift === undefined ? {} : { drift }),
     });
   } catch (error) {
     throw new CliError(`cannot start the sandbox: ${(error as Error).message}`, ExitCode.environment);
@@ -50,10 +53,13 @@ export async function sandboxCommand(
         ledger: `${sandbox.url}/__sandbox/ledger`,
         speed,
         stateFile: options.state,
+        drift: drift ?? 'off',
       })}\n`,
     );
   } else {
     printSandboxBanner(sandbox, (text) => ctx.io.stdout.write(text));
+    if (drift !== undefined)
+      ctx.io.stdout.write(`  drift:   on (seed ${drift}): answers move between runs\n`);
     ctx.io.stdout.write(`  use it:  OPFLOW_BASE_URL=${sandbox.url} npx opflow run ...   (Ctrl-C stops it)\n`);
   }
   await new Promise<void>((resolve) => {
@@ -64,4 +70,14 @@ export async function sandboxCommand(
   });
   await sandbox.close();
   return ExitCode.ok;
+}
+
+/** `--drift`: a whole-number seed, or `off` (the default). */
+function driftSeedOf(value: string | undefined): number | undefined {
+  if (value === undefined || value.trim().toLowerCase() === 'off') return undefined;
+  const seed = Number(value);
+  if (value.trim() === '' || !Number.isInteger(seed)) {
+    throw new CliError(`--drift must be a whole-number seed or "off", not "${value}"`, ExitCode.usage);
+  }
+  return seed;
 }

@@ -17,6 +17,7 @@ export const localConfigSources = {
   dbPath: { flag: '--db', env: 'OPFLOW_DB' },
   outDir: { flag: '--out', env: 'OPFLOW_OUT' },
   sandboxSpeed: { flag: '--sandbox-speed', env: 'OPFLOW_SANDBOX_SPEED' },
+  sandboxDrift: { flag: '--sandbox-drift', env: 'OPFLOW_SANDBOX_DRIFT' },
   /** No flag: a tuning knob (and what tests shorten). */
   inFlightAllowanceMs: { flag: undefined, env: 'OPFLOW_IN_FLIGHT_ALLOWANCE_MS' },
 } as const;
@@ -42,6 +43,13 @@ const fieldSchemas = {
   sandboxSpeed: number('how many times faster the sandbox runs')
     .pipe(z.number().min(1, 'must be at least 1').max(100_000))
     .optional(),
+  sandboxDrift: z.preprocess(
+    (value) => (typeof value === 'string' && value.trim().toLowerCase() === 'off' ? undefined : value),
+    z.coerce
+      .number({ error: "must be a whole-number seed or 'off'" })
+      .int("must be a whole-number seed or 'off'")
+      .optional(),
+  ),
   inFlightAllowanceMs: number('milliseconds')
     .pipe(
       z
@@ -73,6 +81,11 @@ export interface LocalRuntimeConfig {
    * Ignored when talking to a real platform (an API key is set).
    */
   sandboxSpeed?: number | undefined;
+  /**
+   * The built-in sandbox's drift seed: counts, references and answers move between runs of the same
+   * request (seeded), so scheduled reports show changes. Off (undefined) by default.
+   */
+  sandboxDrift?: number | undefined;
   /**
    * How long a paid call may go without a heartbeat (sent every quarter of it) before another
    * process takes its job for stranded. Default: 60 s (the engine's `inFlightAllowanceMs`).

@@ -42,7 +42,7 @@ import { sandboxTakeoverClient } from './sandbox-takeover';
 export const platformBaseUrl = 'https://connect.patsnap.com';
 
 export interface UpstreamOptions {
-  config: Pick<LocalRuntimeConfig, 'apiKey' | 'baseUrl' | 'dbPath' | 'sandboxSpeed'>;
+  config: Pick<LocalRuntimeConfig, 'apiKey' | 'baseUrl' | 'dbPath' | 'sandboxSpeed' | 'sandboxDrift'>;
   /** Per-tenant keys (`OPFLOW_API_KEY_<TENANT>`) are read from here. Default: `process.env`. */
   env?: Readonly<Record<string, string | undefined>> | undefined;
   time: RuntimeTime;
@@ -190,6 +190,7 @@ export async function resolveUpstream(options: UpstreamOptions): Promise<Upstrea
       now: () => time.clock.now(),
       speed,
       ...(stateFile === undefined ? {} : { stateFile }),
+      ...(config.sandboxDrift === undefined ? {} : { drift: config.sandboxDrift }),
     });
   try {
     // Share a built-in sandbox another opflow process of this database is running: its tasks (a job

@@ -4,6 +4,7 @@
  * question with a seeded generator; how frames are encoded is event-stream.ts's business.
  */
 import * as z from 'zod';
+import { driftSalt } from '../drift';
 import { isoDate, patentNumber } from '../prior-art';
 import { notFound } from '../sandbox-rejection';
 import { hashText, SeededRandom } from '../seeded';
@@ -64,7 +65,12 @@ interface Answer {
 }
 
 function answerFor(context: OperationContext, operation: string, question: string): Answer {
-  const text = answerText(question, SeededRandom.from(context.seed, hashText(question), operation), 5);
+  const drift = driftSalt(context.drift(`${operation}\u0000${question}`));
+  const text = answerText(
+    question,
+    SeededRandom.from(context.seed, hashText(question), operation, ...drift),
+    5,
+  );
   const input = tokenCount(question);
   const output = tokenCount(text);
   return { text, usage: { input_tokens: input, output_tokens: output, total_tokens: input + output } };

@@ -8,6 +8,7 @@ import type { OperationId } from '../../openplatform/catalogue';
 import type { requestSchemas } from '../../openplatform/schemas/requests';
 import type { DataOf } from '../../openplatform/schemas/responses';
 import type { PublishedDocument } from '../download-links';
+import type { DriftRun } from '../drift';
 import type { Stage } from '../stages';
 import type { TaskRegistry } from '../task-registry';
 
@@ -22,6 +23,11 @@ export interface OperationContext {
   readonly owner: string;
   /** The run's seed, for content generators. */
   readonly seed: number;
+  /**
+   * With drift on: the drift seed and how many times `subject` was asked before (counting this
+   * call); undefined with drift off. Content generators mix it in so answers move between runs.
+   */
+  drift(subject: string): DriftRun | undefined;
   /** A fresh identifier: UUID-shaped, or 32 hex digits. Seeded, so a run is reproducible. */
   newId(shape?: 'uuid' | 'hex'): string;
   /** Start upstream work whose duration is configured for `startedBy`; `salt` varies it per resource. */

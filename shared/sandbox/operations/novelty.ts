@@ -7,6 +7,7 @@
  */
 import * as z from 'zod';
 import { requestSchemas } from '../../openplatform/schemas/requests';
+import type { DriftRun } from '../drift';
 import { ipcCode, patentNumber } from '../prior-art';
 import { invalidParameter } from '../sandbox-rejection';
 import { hashText, SeededRandom, stableJson } from '../seeded';
@@ -59,6 +60,8 @@ interface NoveltyTask {
   exportStage?: Stage;
   exportTitle?: string;
   exportCount: number;
+  /** With drift on: the drift seed and how many times this input was searched before. */
+  drift?: DriftRun;
 }
 
 const featureSchema = requestSchemas['ai35-5FeatureConfirm'].shape.tech_features.unwrap().element;
@@ -82,9 +85,12 @@ const noveltyTaskSchema = z.strictObject({
   exportStage: stageSchema.optional(),
   exportTitle: z.string().optional(),
   exportCount: z.number().int().nonnegative(),
+  drift: z.strictObject({ seed: z.number().int(), run: z.number().int().nonnegative() }).optional(),
 }) satisfies z.ZodType<NoveltyTask>;
 
 const FIRST_REF = 'ai35-2';
+
+const withDrift = (drift: DriftRun | undefined) => (drift ? { drift } : {});
 
 const endsSentence = (text: string) => /[.!?。！？;；:：]$/u.test(text);
 
@@ -209,6 +215,38 @@ function comparisonsOf(features: readonly Feature[], random: SeededRandom, lang:
 }
 
 /**
+ * With drift, run N of a search differs from run N - 1 by one document: gained (a new one) or lost,
+ * keeping 5 to 8; the documents are then ranked again (closest first, the first three selected).
+ */
+function driftedResults(
+  results: FinalResult[],
+  task: NoveltyTask,
+  features: readonly Feature[],
+): FinalResult[] {
+  const drift = task.drift;
+  if (!drift || drift.run === 0) return results;
+  let documents = [...results];
+  for (let run = 1; run <= drift.run; run++) {
+    const random = SeededRandom.from('drift', drift.seed, task.inputHash, run);
+    const gain = documents.length <= 5 || (documents.length < 8 && random.chance(0.5));
+    if (gain) {
+      const known = new Set(documents.map((doc) => doc.patent_id));
+      const found = comparisonsOf(features, random, task.lang).find((doc) => !known.has(doc.patent_id));
+      if (found) documents.push(found);
+    } else {
+      documents.splice(random.int(0, documents.length - 1), 1);
+    }
+  }
+  documents = documents.sort((a, b) => (b.public_score ?? 0) - (a.public_score ?? 0));
+  return documents.map((doc, index) => ({
+    ...doc,
+    document: doc.document?.replace(/^Prior art document \d+/, `Prior art document ${index + 1}`),
+    selected: index < 3,
+    most_similar: index === 0,
+  }));
+}
+
+/**
  * The documents the agent search found (once ai35-7 started it). They follow from the seed and the
  * confirmed features alone, so they are computed when first needed rather than kept (they would be
  * most of a task's size in a state file).
@@ -220,7 +258,7 @@ function resultsOf(task: NoveltyTask, seed: number): FinalResult[] {
   if (!results) {
     const random = SeededRandom.from(seed, task.inputHash, 'ai35-8', stableJson(task.confirmedFeatures));
     const features = (task.confirmedFeatures ?? []).filter((f) => f.selected !== false);
-    results = comparisonsOf(features, random, task.lang);
+    results = driftedResults(comparisonsOf(features, random, task.lang), task, features);
     foundDocuments.set(task, results);
   }
   return results;
@@ -317,6 +355,7 @@ export function createNoveltyOperations(registry: RegistryFactory): NoveltyOpera
           failsAt(triggers, 'ai35-2', FIRST_REF),
         ),
         exportCount: 0,
+        ...withDrift(context.drift(`ai35-1\u0000${body.lang}\u0000${body.input}`)),
       });
       return json({ task_id: taskId }, taskId);
     },
