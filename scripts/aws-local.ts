@@ -141,46 +141,35 @@ async function main(): Promise<void> {
     const gateway: ApiGateway = await startApiGateway(api.handler);
     stops.push(() => gateway.close());
 
-    const source = new SqsEventSource({
-      sqs: emulators.clients.sqs,
-      queueUrl: env.OPFLOW_QUEUE_URL,
-      queueArn: `arn:aws:sqs:${emulators.region}:000000000000:${env.OPFLOW_QUEUE_URL.split('/').pop()}`,
-      batchSize: 10,
-      waitTimeSeconds: 1,
-      functionTimeoutMs: WORKER_TIMEOUT_MS,
-    });
-    // Each worker instance takes one batch at a time, as Lambda's SQS pollers hand them out.
-    const loops = workers.map(async (worker) => {
-      while (!stopping) {
-        try {
-          await source.poll(worker);
-        } catch (error) {
-          if (!stopping) say(`event source: ${(error as Error).message}`);
-          await new Promise((resolve) => setTimeout(resolve, 1_000));
-        }
-      }
-    });
-    // The callback sender, as its event source: at most 2 instances (the stack's maximum concurrency).
-    const callbackSource = new SqsEventSource({
-      sqs: emulators.clients.sqs,
-      queueUrl: env.OPFLOW_CALLBACK_QUEUE_URL,
-      queueArn: `arn:aws:sqs:${emulators.region}:000000000000:${env.OPFLOW_CALLBACK_QUEUE_URL.split('/').pop()}`,
-      batchSize: 10,
-      waitTimeSeconds: 1,
-      functionTimeoutMs: CALLBACKS_TIMEOUT_MS,
-    });
-    loops.push(
-      ...[0, 1].map(async () => {
+    /** An event source on `queueUrl` with `instances` pollers, each taking one batch at a time, as Lambda's do. */
+    const pollers = (label: string, queueUrl: string, timeoutMs: number, handlers: WorkerHandler[]) => {
+      const source = new SqsEventSource({
+        sqs: emulators.clients.sqs,
+        queueUrl,
+        queueArn: `arn:aws:sqs:${emulators.region}:000000000000:${queueUrl.split('/').pop()}`,
+        batchSize: 10,
+        waitTimeSeconds: 1,
+        functionTimeoutMs: timeoutMs,
+      });
+      return handlers.map(async (handler) => {
         while (!stopping) {
           try {
-            await callbackSource.poll(callbacks);
+            await source.poll(handler);
           } catch (error) {
-            if (!stopping) say(`callback event source: ${(error as Error).message}`);
+            if (!stopping) say(`${label}: ${(error as Error).message}`);
             await new Promise((resolve) => setTimeout(resolve, 1_000));
           }
         }
-      }),
-    );
+      });
+    };
+    const loops = [
+      ...pollers('event source', env.OPFLOW_QUEUE_URL, WORKER_TIMEOUT_MS, workers),
+      // The callback sender: 2 instances at most (the stack's maximum concurrency).
+      ...pollers('callback event source', env.OPFLOW_CALLBACK_QUEUE_URL, CALLBACKS_TIMEOUT_MS, [
+        callbacks,
+        callbacks,
+      ]),
+    ];
     const sweep = setInterval(() => {
       sweeper.handler(scheduledEvent(), lambdaContext('opflow-sweeper', 60_000)).catch((error: unknown) => {
         say(`sweeper: ${(error as Error).message}`);
