@@ -13,6 +13,7 @@ import * as z from 'zod';
 import { type CallbackUrlPolicy, CallbackUrlRefused, checkCallbackUrl } from '../callbacks/ssrf-guard';
 import { selectionPolicySchema } from '../engine/job-record';
 import { FileRefused, readRegularFile } from '../files/bounded-read';
+import { defaultDisclosureFormConfig, disclosureFormConfigSchema } from './disclosure-form-config';
 
 export const defaultConfigFile = 'opflow.config.json';
 
@@ -223,6 +224,7 @@ export const opflowConfigSchema = z.lazy(() =>
       $schema: z.string().optional(),
       webhooks: z.record(nameSchema, webhookSourceSchema).default({}),
       schedules: z.array(scheduleSchema).default([]),
+      disclosureForm: disclosureFormConfigSchema.default(defaultDisclosureFormConfig),
     })
     .superRefine((config, ctx) => {
       // Locally a source's secret is OPFLOW_WEBHOOK_SECRET_<SOURCE>, where "-" and "_" read the same.

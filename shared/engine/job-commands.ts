@@ -44,6 +44,10 @@ export const submitJobRequestSchema = z.object({
     .max(maxDeadlineMs, `must be at most ${maxDeadlineMs} (366 days)`)
     .optional(),
   label: z.string().max(200).optional(),
+  /** Kept with the job, never sent upstream (a disclosure form's docket id, inventors, dates...). */
+  metadata: z
+    .record(z.string().max(100), z.union([z.string().max(2000), z.array(z.string().max(500)).max(100)]))
+    .optional(),
   batchId: z.string().max(100).optional(),
   source: z.enum(jobSources).default('cli'),
   idempotencyKey: z.string().min(1).max(200).optional(),
@@ -140,6 +144,7 @@ export async function submitJob(
     version: 1,
     input: jobInput,
     label: req.label,
+    ...(req.metadata === undefined ? {} : { metadata: req.metadata }),
     context: {},
     selection: req.selection as SelectionPolicy,
     selections: {},

@@ -151,6 +151,11 @@ export interface Job {
   input: JobInput;
   /** A short human label (e.g. the input file name). */
   label?: string | undefined;
+  /**
+   * What the input's document said about itself and was kept back from the upstream (a disclosure
+   * form's docket id, title, inventors, business unit, dates): shown in the job's outputs only.
+   */
+  metadata?: Record<string, string | string[]> | undefined;
   /** Which upstream served the job (set by the step that calls it; absent before its first call). */
   upstream?: UpstreamIdentity | undefined;
   /** Small values kept between steps: upstream ids (task_id, report_id, job_id, chat_id), choices. */

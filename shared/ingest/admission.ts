@@ -135,10 +135,12 @@ async function release(deps: AdmissionDeps, batch: Batch, item: BatchItem): Prom
             'utf8',
           ) || 'null',
         );
-  const { input, selection, deadlineMs } = (stored ?? {}) as {
+  const { input, selection, deadlineMs, metadata } = (stored ?? {}) as {
     input?: unknown;
     selection?: 'auto' | 'manual';
     deadlineMs?: number;
+    /** A disclosure form's fields (disclosure-form.ts): the job keeps them, the upstream never sees them. */
+    metadata?: Record<string, string | string[]>;
   };
   try {
     const { job } = await submitJob(deps.engine, {
@@ -148,6 +150,7 @@ async function release(deps: AdmissionDeps, batch: Batch, item: BatchItem): Prom
       selection: { mode: selection ?? batch.options.selection },
       deadlineMs,
       label: item.label,
+      metadata,
       batchId: batch.id,
       source: 'bulk',
       idempotencyKey: item.key,

@@ -72,8 +72,9 @@ export async function extractDocument(name: string, body: Uint8Array): Promise<E
 export async function extractRawText(extension: string, body: Uint8Array): Promise<string> {
   try {
     if (extension === '.docx') {
-      const mammoth = await import('mammoth');
-      return (await mammoth.extractRawText({ buffer: Buffer.from(body) })).value;
+      // A disclosure form's label/value tables come first as `Label: value` lines (docx-form.ts).
+      const { docxText } = await import('./docx-form');
+      return await docxText(body);
     }
     const { extractText, getDocumentProxy } = await import('unpdf');
     const pdf = await getDocumentProxy(new Uint8Array(body));

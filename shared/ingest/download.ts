@@ -1,7 +1,8 @@
 /**
  * `opflow batch <id> --download <dir>`: a batch's outputs and every report of its jobs copied into
  * one folder a person can open anywhere: `<dir>/index.html`, `summary.csv`, `results.jsonl`,
- * `failed.jsonl`, and `<dir>/reports/<jobId>/` (report.html, report.md, result.json, attachments).
+ * `failed.jsonl`, and `<dir>/reports/<jobId>/` (report.html, report.md, result.json, attachments;
+ * `reports/<docket>_<jobId>/` for a disclosure form with a docket id).
  *
  * On AWS the index in the bucket links its reports relatively (`../../reports/<jobId>/report.html`),
  * which a presigned link to index.html alone cannot follow: every object needs a signature of its
@@ -14,7 +15,8 @@ import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { finished } from 'node:stream/promises';
 import type { Batch } from '../engine/batch-store';
-import { isTerminal } from '../engine/job-record';
+import { isTerminal, type Job } from '../engine/job-record';
+import { docketOf } from '../reports/disclosure-facts';
 import { batchOutputKeys, type OutputDeps } from './outputs';
 
 export interface DownloadOutcome {
@@ -43,8 +45,23 @@ function isReportFile(jobId: string, key: string): boolean {
  * `../../reports/<jobId>/report.html` in the bucket, `../../<jobId>/report.html` in a local output
  * folder. In the download they are under `reports/<jobId>/`.
  */
-export function rewriteReportLinks(text: string): string {
-  return text.replace(/(?:\.\.\/)+(?:reports\/)?([A-Za-z0-9_-]+)\/report\.html/g, 'reports/$1/report.html');
+export function rewriteReportLinks(text: string, folders: ReadonlyMap<string, string> = new Map()): string {
+  return text.replace(
+    /(?:\.\.\/)+(?:reports\/)?([A-Za-z0-9_-]+)\/report\.html/g,
+    (_, jobId: string) => `reports/${folders.get(jobId) ?? jobId}/report.html`,
+  );
+}
+
+/**
+ * A job's folder in the download: `<docket>_<jobId>` when its disclosure form had a docket id (the
+ * id made safe for any file system), else the job id.
+ */
+export function reportFolderName(job: Pick<Job, 'id' | 'metadata'>): string {
+  const docket = docketOf(job)
+    ?.replace(/[^A-Za-z0-9._-]+/g, '-')
+    .replace(/^[.-]+|[.-]+$/g, '')
+    .slice(0, 60);
+  return docket ? `${docket}_${job.id}` : job.id;
 }
 
 /** `target` inside `dir`, or an error: a key never writes outside the folder. */
@@ -105,6 +122,8 @@ export async function downloadBatch(
   };
 
   // Reports first, so an index written last never links a report that is not there yet.
+  const folders = new Map<string, string>();
+  const relink = (text: string) => rewriteReportLinks(text, folders);
   const pending = new Set<Promise<void>>();
   const limit = Math.max(1, options.concurrency ?? 8);
   let done = 0;
@@ -122,9 +141,13 @@ export async function downloadBatch(
       }
       const keys = job.outputs.filter((key) => isReportFile(job.id, key));
       if (keys.length === 0) continue;
+      const folder = reportFolderName(job);
+      folders.set(job.id, folder);
+      const prefix = `reports/${job.id}/`;
       const task = (async () => {
         let copied = 0;
-        for (const key of keys) if (await copy(key, inside(root, key))) copied += 1;
+        for (const key of keys)
+          if (await copy(key, inside(root, `reports/${folder}/${key.slice(prefix.length)}`))) copied += 1;
         if (copied > 0) outcome.reports += 1;
         done += 1;
         options.onProgress?.(done);
@@ -143,9 +166,9 @@ export async function downloadBatch(
   if (failure !== undefined) throw failure;
 
   const keys = batchOutputKeys(batch.id);
-  await copy(keys.summary, join(root, 'summary.csv'), rewriteReportLinks);
-  await copy(keys.results, join(root, 'results.jsonl'), rewriteReportLinks);
+  await copy(keys.summary, join(root, 'summary.csv'), relink);
+  await copy(keys.results, join(root, 'results.jsonl'), relink);
   await copy(keys.failed, join(root, 'failed.jsonl'));
-  await copy(keys.index, join(root, 'index.html'), rewriteReportLinks);
+  await copy(keys.index, join(root, 'index.html'), relink);
   return outcome;
 }

@@ -6,6 +6,7 @@
  * exists is never created twice, so ingesting the same manifest again creates nothing.
  */
 import * as z from 'zod';
+import type { DisclosureFormConfig } from '../config/disclosure-form-config';
 import type {
   Batch,
   BatchItem,
@@ -31,6 +32,7 @@ import {
   newBatch,
   sha256,
 } from './batch';
+import { type DisclosureMetadata, disclosureInput, disclosureLabel } from './disclosure-form';
 import { DocumentProblem, extractDocument } from './documents';
 import { withMaxUnits } from './limits';
 import { type OpenBytes, readCsv, readJsonLines, type SourceRecord } from './sources';
@@ -38,6 +40,8 @@ import { type OpenBytes, readCsv, readJsonLines, type SourceRecord } from './sou
 export interface IngestDeps {
   engine: EngineDeps;
   batches: BatchStore;
+  /** How disclosure forms are read (the config file's `disclosureForm`); default: the defaults. */
+  disclosureForm?: DisclosureFormConfig | undefined;
 }
 
 /** Where a batch's records and the documents they name come from. */
@@ -361,6 +365,7 @@ async function prepare(
     );
 
   let candidate: unknown = fields;
+  let metadata: DisclosureMetadata | undefined;
   if (file !== undefined && record.document === undefined) {
     // The text comes from the file or from the line, never both: which one a line with both meant
     // cannot be guessed, and taking either silently would run the wrong disclosure.
@@ -401,7 +406,12 @@ async function prepare(
       if (document.kind === 'json') candidate = { ...document.value, ...fields };
       else if (!workflow.fromText)
         return problem(`${workflow.name} takes JSON input, not the text of ${file}`, id);
-      else candidate = { ...(workflow.fromText(document.text, file) as Record<string, unknown>), ...fields };
+      else {
+        // A disclosure form's front matter stays with the job (metadata), never in its input.
+        const read = disclosureInput(workflow, document.text, file, deps.disclosureForm);
+        metadata = read.metadata;
+        candidate = { ...(read.input as Record<string, unknown>), ...fields };
+      }
     } catch (error) {
       if (error instanceof DocumentProblem) return problem(`file: ${file}: ${error.message}`, id);
       return problem(`file: ${file}: ${(error as Error).message}`, id);
@@ -421,15 +431,17 @@ async function prepare(
     upstream === undefined || upstream === 'sandbox' ? options : { ...options, upstream },
   );
   const key = itemKeyOf(batch.id, id, contentHash);
-  const label = labelOf(parsed.data, id);
-  const serialized = JSON.stringify({ input: parsed.data, ...options });
+  const docket = metadata?.docket;
+  const label = typeof docket === 'string' ? disclosureLabel(id, metadata) : labelOf(parsed.data, id);
+  const kept = { input: parsed.data, ...options, ...(metadata ? { metadata } : {}) };
+  const serialized = JSON.stringify(kept);
   let stored: BatchItem['input'];
   if (Buffer.byteLength(serialized) > inlineInputLimitBytes && dryRun) stored = { ref: '(dry run)' };
   else if (Buffer.byteLength(serialized) > inlineInputLimitBytes) {
     const ref = `batches/${batch.id}/inputs/${sha256(key).slice(0, 32)}.json`;
     await deps.engine.reports.put(ref, serialized, 'application/json');
     stored = { ref };
-  } else stored = { inline: { input: parsed.data, ...options } };
+  } else stored = { inline: kept };
   return {
     kind: 'item',
     record,

@@ -11,6 +11,7 @@ import type { EngineDeps } from '../engine/deps';
 import { isTerminal, type Job } from '../engine/job-record';
 import { reportKeys } from '../engine/report';
 import { isSandboxData } from '../engine/upstream-identity';
+import { docketOf } from '../reports/disclosure-facts';
 import { sandboxHeadline } from '../reports/sandbox-notice';
 import { openOutput } from './output-writer';
 
@@ -41,6 +42,7 @@ export const summaryColumns = [
   'job_id',
   'source',
   'upstream',
+  'docket',
 ] as const;
 type Row = Record<(typeof summaryColumns)[number], string>;
 
@@ -263,6 +265,7 @@ async function rowOf(
   }
   return {
     id: item.id,
+    docket: docketOf(job) ?? '',
     version: `v${version} (${item.contentHash.slice(0, 8)})`,
     title: item.label,
     workflow: item.workflow,
@@ -298,6 +301,7 @@ function upstreamCell(job: Job | undefined): string {
 function htmlRow(row: Row): string {
   const cells = [
     escapeHtml(row.id),
+    escapeHtml(row.docket),
     escapeHtml(row.version),
     escapeHtml(row.title),
     `<span class="s ${escapeHtml(row.status)}">${escapeHtml(row.status)}</span>`,
@@ -358,7 +362,7 @@ input { padding: .3rem .5rem; width: 20rem; max-width: 100%; }
 <h2>Items</h2>
 <input id="filter" type="search" placeholder="Filter rows" aria-label="Filter rows">
 <table id="items">
-<thead><tr><th>Id</th><th>Version</th><th>Title</th><th>Status</th><th>Key findings</th><th>Calls</th><th>Billed units</th><th>Duration (s)</th><th>Report</th><th>Error</th><th>Upstream</th></tr></thead>
+<thead><tr><th>Id</th><th>Docket</th><th>Version</th><th>Title</th><th>Status</th><th>Key findings</th><th>Calls</th><th>Billed units</th><th>Duration (s)</th><th>Report</th><th>Error</th><th>Upstream</th></tr></thead>
 <tbody>
 `;
 }

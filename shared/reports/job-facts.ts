@@ -54,6 +54,14 @@ export function withLineAfterLead(markdown: string, line: string): string {
   return [...before, '', line, '', ...lines.slice(at)].join('\n');
 }
 
+/** `markdown` with `line` as a paragraph right under its title (or first, without a title). */
+export function withLineUnderTitle(markdown: string, line: string): string {
+  const lines = markdown.split('\n');
+  const title = lines.findIndex((text) => /^#\s/.test(text));
+  if (title < 0) return `${line}\n\n${markdown}`;
+  return [...lines.slice(0, title + 1), '', line, ...lines.slice(title + 1)].join('\n');
+}
+
 /** "## Cost" (a table) and "## Job" (id, workflow, times), in Markdown. */
 export function jobFacts(job: Job): string {
   const u = job.usage;

@@ -7,8 +7,9 @@
 import { isSandboxData } from '../engine/upstream-identity';
 import type { ReportInput, Workflow } from '../engine/workflow';
 import { changesHtml, changesMarkdown, type ScheduleChanges } from '../schedules/changes';
+import { disclosureLine } from './disclosure-facts';
 import { renderHtml, withSectionAfterLine } from './html';
-import { costLine, jobFacts, withLineAfterLead } from './job-facts';
+import { costLine, jobFacts, withLineAfterLead, withLineUnderTitle } from './job-facts';
 import { sandboxDetail, sandboxHeadline, sandboxNotice, withSandboxNotice } from './sandbox-notice';
 
 export interface JobReport {
@@ -30,7 +31,10 @@ export function assembleJobReport(
   // Every report says what it cost at the top, after its verdict or key figures, and ends with the
   // job's cost and facts, in one form for all workflows.
   const sandbox = isSandboxData(job);
-  const body = `${withLineAfterLead(rendered.markdown, costLine(job)).trimEnd()}\n\n${jobFacts(job)}`;
+  const lead = withLineAfterLead(rendered.markdown, costLine(job)).trimEnd();
+  // The disclosure's own facts (docket, inventors, dates: never sent upstream) under the title.
+  const disclosure = disclosureLine(job);
+  const body = `${disclosure ? withLineUnderTitle(lead, disclosure) : lead}\n\n${jobFacts(job)}`;
   // Data of the sandbox says so first, in every form of the report.
   const markdown = sandbox ? withSandboxNotice(body) : body;
   const result = {
@@ -47,6 +51,7 @@ export function assembleJobReport(
       elapsedMs: (job.finishedAt ?? job.updatedAt) - job.createdAt,
     },
     ...(sandbox ? { sandbox: sandboxNotice } : {}),
+    ...(job.metadata ? { disclosure: job.metadata } : {}),
     title,
     summary: workflow.summary?.(reportInput),
     answer: workflow.answer?.(reportInput),

@@ -2,6 +2,7 @@
  * The words every output of a sandbox job carries, so simulated data is never taken for real
  * publications: a banner above a report, a field of result.json, a column of batch outputs.
  */
+import { withLineUnderTitle } from './job-facts';
 
 export const sandboxHeadline = 'Sandbox data: not real publications.';
 export const sandboxDetail =
@@ -11,9 +12,5 @@ export const sandboxNotice = `${sandboxHeadline} ${sandboxDetail}`;
 
 /** `markdown` with the notice as a quote right under its title (or first, without a title). */
 export function withSandboxNotice(markdown: string): string {
-  const quote = `> **${sandboxHeadline}** ${sandboxDetail}`;
-  const lines = markdown.split('\n');
-  const title = lines.findIndex((text) => /^#\s/.test(text));
-  if (title < 0) return `${quote}\n\n${markdown}`;
-  return [...lines.slice(0, title + 1), '', quote, ...lines.slice(title + 1)].join('\n');
+  return withLineUnderTitle(markdown, `> **${sandboxHeadline}** ${sandboxDetail}`);
 }

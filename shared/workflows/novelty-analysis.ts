@@ -77,8 +77,21 @@ export interface NoveltyAnalysis {
   features: FeatureRow[];
   /** The features the search compared (selected, or compared by the platform all the same). */
   compared: FeatureRow[];
+  /** References that are prior art (published on or before the cut-off, or of unknown date). */
   references: CitedReference[];
+  /** References published after the cut-off: not prior art, never X or Y, shown apart. */
+  late: (CitedReference & { published: string })[];
+  /** The prior-art cut-off checked against (the priority date, else the search's end), if any. */
+  cutoff?: string | undefined;
+  /** Prior-art references whose publication date is not known, so not checked against the cut-off. */
+  undated: string[];
   conclusion: NoveltyConclusion;
+}
+
+/** The prior-art cut-off and how to date a reference (its publication date, YYYY-MM-DD). */
+export interface PriorArtDating {
+  cutoff: string;
+  publishedOn: (reference: CitedReference) => string | undefined;
 }
 
 const normalise = (text: unknown) => plainText(text).replace(/\s+/g, ' ').trim().toLowerCase();
@@ -136,6 +149,7 @@ export function analyseNovelty(
   offered: Feature[],
   picked: ReadonlySet<string>,
   found: Reference[],
+  dating?: PriorArtDating,
 ): NoveltyAnalysis {
   const features: FeatureRow[] = offered.map((feature, index) => ({
     id: `f${index + 1}`,
@@ -167,7 +181,7 @@ export function analyseNovelty(
     return row;
   };
 
-  const references: CitedReference[] = found.map((reference, index) => {
+  const all: CitedReference[] = found.map((reference, index) => {
     const cells = new Map<string, MatrixCell>();
     const claims: number[] = [];
     for (const comparison of reference.features ?? []) {
@@ -197,11 +211,32 @@ export function analyseNovelty(
     };
   });
 
-  const comparedIds = new Set(references.flatMap((reference) => [...reference.cells.keys()]));
+  // A document published after the cut-off is not prior art: it is never X or Y, nor in the conclusion.
+  const references: CitedReference[] = [];
+  const late: NoveltyAnalysis['late'] = [];
+  const undated: string[] = [];
+  for (const reference of all) {
+    const published = dating?.publishedOn(reference);
+    if (dating && published !== undefined && published > dating.cutoff)
+      late.push({ ...reference, category: 'A', categorySource: 'derived', published });
+    else {
+      if (dating && published === undefined) undated.push(reference.label);
+      references.push(reference);
+    }
+  }
+  const comparedIds = new Set(all.flatMap((reference) => [...reference.cells.keys()]));
   const compared = features.filter(
     (feature) => comparedIds.has(feature.id) || (feature.selected && references.length === 0),
   );
-  return { features, compared, references, conclusion: concludeNovelty(compared, references) };
+  return {
+    features,
+    compared,
+    references,
+    late,
+    cutoff: dating?.cutoff,
+    undated,
+    conclusion: concludeNovelty(compared, references),
+  };
 }
 
 function concludeNovelty(compared: FeatureRow[], references: CitedReference[]): NoveltyConclusion {

@@ -53,8 +53,14 @@ export const noveltyCheckInput = z.lazy(() =>
     lang: z.enum(['cn', 'en'], { error: 'lang: must be "cn" or "en"' }).default('en'),
     /** Only literature published on or after this date (YYYY-MM-DD); default: no limit. */
     pbdStart: dateText.optional(),
-    /** Only literature published on or before this date (YYYY-MM-DD); default: no limit. */
+    /** Only literature published on or before this date (YYYY-MM-DD); default: `priorityDate`, else no limit. */
     pbdEnd: dateText.optional(),
+    /**
+     * The disclosure's priority (or filing) date, YYYY-MM-DD: the prior-art cut-off. The search's
+     * `pbdEnd` defaults to it, and a reference published after it is never rated X or Y (the report
+     * shows it apart). Read from a disclosure form's "Priority date" (else "Filing date") too.
+     */
+    priorityDate: dateText.optional(),
     /**
      * Fetch the references' bibliographic data (publication number, title, assignee, dates) for the
      * report: one more call (p011, Patent Basic Data, one unit). Its failure does not fail the job.
@@ -76,6 +82,11 @@ export const noveltyPolls = {
   agentResult: { firstDelayMs: 60_000, factor: 1.5, maxDelayMs: 180_000, giveUpAfterMs: 90 * 60_000 },
   reportLink: { firstDelayMs: 25_000, factor: 1.5, maxDelayMs: 60_000, giveUpAfterMs: 30 * 60_000 },
 } satisfies Record<string, PollPolicy>;
+
+/** The search's end: `pbdEnd`, else the priority date (nothing published after it is prior art). */
+export function searchEnd(input: Pick<NoveltyCheckInput, 'pbdEnd' | 'priorityDate'>): string | undefined {
+  return input.pbdEnd ?? input.priorityDate;
+}
 
 /** The export's title: the input's, else the description's first line. */
 export function noveltyTitle(input: NoveltyCheckInput): string {
@@ -136,7 +147,7 @@ const submit = step.call({
     input: input.text,
     lang: input.lang,
     ...(input.pbdStart ? { pbd_start: input.pbdStart } : {}),
-    ...(input.pbdEnd ? { pbd_end: input.pbdEnd } : {}),
+    ...(searchEnd(input) ? { pbd_end: searchEnd(input) } : {}),
   }),
   decide: (data) =>
     data.task_id
@@ -343,7 +354,7 @@ function noveltyMarkdown(r: ReportInput<NoveltyCheckInput>): string {
 export function noveltySummary(r: ReportInput<NoveltyCheckInput>): string {
   const features = outputOf(r.outputs, 'features', 'ai35-4FeatureExtract')?.data ?? [];
   const selected = (r.selections['features'] ?? []).length;
-  const { references, conclusion } = noveltyAnalysisOf(r);
+  const { references, conclusion } = noveltyAnalysisOf(r, r.input);
   const parts = [
     `${features.length} features (${selected} selected)`,
     `${references.length} ${references.length === 1 ? 'reference' : 'references'}`,

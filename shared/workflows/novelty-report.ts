@@ -36,13 +36,32 @@ export interface NoveltyReportInput {
   bibliography?: boolean | undefined;
   pbdStart?: string | undefined;
   pbdEnd?: string | undefined;
+  /** The disclosure's priority (or filing) date: the prior-art cut-off. */
+  priorityDate?: string | undefined;
 }
 
 /** The features (with the selection) and references a job's kept outputs hold, analysed. */
-export function noveltyAnalysisOf({ outputs, selections }: Pick<ReportInput, 'outputs' | 'selections'>) {
+export function noveltyAnalysisOf(
+  { outputs, selections }: Pick<ReportInput, 'outputs' | 'selections'>,
+  input?: Pick<NoveltyReportInput, 'pbdEnd' | 'priorityDate'>,
+) {
   const features = outputOf(outputs, 'features', 'ai35-4FeatureExtract')?.data ?? [];
   const references = outputOf(outputs, 'agent-result', 'ai35-8NoveltySearchAgentResult')?.final_result ?? [];
-  return analyseNovelty(features, new Set(selections['features'] ?? []), references);
+  // The prior-art cut-off: the priority date, else the search's end. A reference is dated by its
+  // publication date from the bibliographic data (p011).
+  const cutoff = input?.priorityDate ?? input?.pbdEnd;
+  const bibliographies = bibliographiesOf(outputs);
+  return analyseNovelty(
+    features,
+    new Set(selections['features'] ?? []),
+    references,
+    cutoff === undefined
+      ? undefined
+      : {
+          cutoff: isoDay(cutoff),
+          publishedOn: (reference) => bibliographies.get(reference.id)?.publicationDate,
+        },
+  );
 }
 
 const LANGUAGES = { en: 'English (en)', cn: 'Chinese (cn)' } as const;
@@ -51,13 +70,14 @@ const isoDay = (text: string) =>
   /^\d{8}$/.test(text) ? `${text.slice(0, 4)}-${text.slice(4, 6)}-${text.slice(6)}` : text;
 
 /** "publications from 2015-01-01 to 2024-12-31" / "any publication date (no limit set)". */
-export function dateWindow(input: NoveltyReportInput): string {
-  if (!input.pbdStart && !input.pbdEnd) return 'any publication date (no limit set)';
-  if (input.pbdStart && input.pbdEnd)
-    return `publications from ${isoDay(input.pbdStart)} to ${isoDay(input.pbdEnd)}`;
+function dateWindow(input: NoveltyReportInput): string {
+  const end = input.pbdEnd ?? input.priorityDate;
+  const why = input.pbdEnd === undefined && end !== undefined ? ' (the priority date)' : '';
+  if (!input.pbdStart && !end) return 'any publication date (no limit set)';
+  if (input.pbdStart && end) return `publications from ${isoDay(input.pbdStart)} to ${isoDay(end)}${why}`;
   return input.pbdStart
     ? `publications from ${isoDay(input.pbdStart)} on`
-    : `publications up to ${isoDay(input.pbdEnd as string)}`;
+    : `publications up to ${isoDay(end as string)}${why}`;
 }
 
 /** Bibliographic data of one reference, from what the platform gave. */
@@ -303,6 +323,43 @@ function referenceDetail(
   ).trimEnd();
 }
 
+/**
+ * References published after the prior-art cut-off: not prior art to this disclosure, so never X or
+ * Y and not in the conclusion; listed apart for the reader to see what was left out and why.
+ */
+function lateSection(analysis: NoveltyAnalysis, bibliographies: Map<string, Bibliography>): string[] {
+  const notes: string[] = [];
+  if (analysis.cutoff !== undefined && analysis.undated.length > 0)
+    notes.push(
+      inline(
+        `The publication date of ${analysis.undated.join(', ')} is not known (no bibliographic data), so ${
+          analysis.undated.length === 1 ? 'it was' : 'they were'
+        } not checked against the priority date ${analysis.cutoff}.`,
+      ),
+    );
+  if (analysis.late.length === 0) return notes;
+  const rows = analysis.late.map((reference) => {
+    const bibliography = bibliographies.get(reference.id);
+    const number = bibliography?.publicationNumber ?? reference.id;
+    const link = documentLink(number);
+    return [
+      reference.label,
+      link ? webLink(number, link) : number,
+      bibliography?.title ?? shorten(reference.reference.document, 160),
+      reference.published,
+      reference.disclosed.length > 0 ? reference.disclosed.join(', ') : 'none',
+    ];
+  });
+  return [
+    heading(2, 'Published after the priority date'),
+    inline(
+      `Published after ${analysis.cutoff}, the disclosure's priority date: not prior art to it, so never rated X or Y and left out of the conclusion and the matrix. Shown for completeness (a later application may still matter for other reasons).`,
+    ),
+    table(['Ref', 'Publication', 'Title', 'Published', 'Would disclose'], rows),
+    ...notes,
+  ];
+}
+
 function elementsTable(analysis: NoveltyAnalysis, outputs: Record<string, unknown>): string {
   const elements = outputOf(outputs, 'search-elements', 'ai35-6RetrievalElements')?.elements?.list ?? [];
   const idOf = new Map(analysis.features.map((feature) => [feature.text.toLowerCase(), feature.id]));
@@ -329,7 +386,7 @@ export function noveltyReportMarkdown(
   title: string,
 ): string {
   const { job, outputs, attachments } = r;
-  const analysis = noveltyAnalysisOf(r);
+  const analysis = noveltyAnalysisOf(r, input);
   const bibliographies = bibliographiesOf(outputs);
   const summary = outputOf(outputs, 'summary', 'ai35-2TechSolutionGet');
   const result = outputOf(outputs, 'agent-result', 'ai35-8NoveltySearchAgentResult');
@@ -354,6 +411,7 @@ export function noveltyReportMarkdown(
     ...analysis.references.map((reference) =>
       referenceDetail(reference, analysis, bibliographies.get(reference.id)),
     ),
+    ...lateSection(analysis, bibliographies),
     heading(2, 'The invention'),
     paragraphs(summary?.tech_solution),
     details.length > 0 ? table(['Feature', 'Platform no.', 'Weight', 'Selected'], details) : undefined,

@@ -27,6 +27,7 @@ import { createBatchDisplay } from '../batch-display';
 import { asLocal, type CliContext, openPipeline, writeJson } from '../context';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
 import { formatDuration, selectionHelp } from '../format';
+import { readConfigFile } from '../serve-extras';
 import { emptySourceWarning, type IngestCommandOptions } from './ingest-options';
 import { parseDuration, parseSelectionMode, requireWorkflow } from './run';
 
@@ -96,7 +97,11 @@ export async function ingestCommand(
   const pipeline = await openPipeline(ctx, options, options.dryRun || !options.wait ? 'records' : 'work');
   favourSmallHeap();
   try {
-    const deps: IngestDeps = { engine: pipeline.deps, batches: await batchStoreOf(pipeline) };
+    const deps: IngestDeps = {
+      engine: pipeline.deps,
+      batches: await batchStoreOf(pipeline),
+      disclosureForm: readConfigFile(ctx, undefined).config.disclosureForm,
+    };
     if (options.dryRun || batchOptions.maxUnits !== undefined) {
       const preview = await previewIngest(deps, input, request).catch(refusal);
       // Items ingested before whose job finished are not run again: only the rest is estimated.

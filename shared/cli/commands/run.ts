@@ -6,15 +6,18 @@
  * jobs of other inputs are left to `opflow resume` (the run says so).
  */
 import { ulid } from 'ulid';
+import type { DisclosureFormConfig } from '../../config/disclosure-form-config';
 import { JobRequestError, maxDeadlineMs, submitJob } from '../../engine/job-commands';
 import type { Job } from '../../engine/job-record';
 import { describeUpstreamIdentity, sameUpstream, upstreamOfTenant } from '../../engine/upstream-identity';
 import type { Workflow } from '../../engine/workflow';
+import { type DisclosureMetadata, disclosureInput, disclosureLabel } from '../../ingest/disclosure-form';
 import { listAll, listUnfinished } from '../../runtime/job-queries';
 import { type CliContext, type GlobalOptions, openPipeline } from '../context';
 import { driveJobs, reportOutcome } from '../drive-jobs';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
 import { type InputDocument, type InputProblem, readInputs } from '../inputs';
+import { readConfigFile } from '../serve-extras';
 
 export interface RunOptions extends GlobalOptions {
   select: string;
@@ -30,6 +33,8 @@ interface Candidate {
   source: string;
   label: string;
   input: unknown;
+  /** A disclosure form's fields, kept with the job and never sent upstream. */
+  metadata?: DisclosureMetadata | undefined;
 }
 
 export async function runCommand(
@@ -57,8 +62,13 @@ export async function runCommand(
   }
   const refused: InputProblem[] = [...problems];
   const candidates: Candidate[] = [];
+  const formConfig = documents.some((document) => document.kind !== 'json')
+    ? readConfigFile(ctx, undefined).config.disclosureForm
+    : undefined;
   for (const document of documents) {
-    const built = candidatesOf(workflow, document);
+    const built = candidatesOf(workflow, document, formConfig, (warning) =>
+      ctx.io.stderr.write(`opflow: ${document.source}: ${warning}\n`),
+    );
     if ('reason' in built) refused.push(built);
     else candidates.push(...built);
   }
@@ -136,6 +146,7 @@ export async function runCommand(
           selection: { mode: selection },
           deadlineMs,
           label: candidate.label.slice(0, 200),
+          metadata: candidate.metadata,
           batchId,
           source: 'cli',
         });
@@ -236,7 +247,12 @@ export function parseDuration(
 }
 
 /** The workflow inputs one document gives: text through the workflow's reader, JSON as it is. */
-function candidatesOf(workflow: Workflow, document: InputDocument): Candidate[] | InputProblem {
+function candidatesOf(
+  workflow: Workflow,
+  document: InputDocument,
+  formConfig: DisclosureFormConfig | undefined,
+  warn: (warning: string) => void,
+): Candidate[] | InputProblem {
   if (document.kind === 'json') {
     const values = Array.isArray(document.json) ? document.json : [document.json];
     if (values.length === 0) return { source: document.source, reason: 'the JSON array is empty' };
@@ -253,11 +269,15 @@ function candidatesOf(workflow: Workflow, document: InputDocument): Candidate[] 
     };
   }
   try {
+    // A disclosure form's front matter (docket, inventors, dates...) stays with the job.
+    const read = disclosureInput(workflow, document.content, document.fileName, formConfig);
+    for (const warning of read.warnings) warn(warning);
     return [
       {
         source: document.source,
-        label: document.fileName,
-        input: workflow.fromText(document.content, document.fileName),
+        label: disclosureLabel(document.fileName, read.metadata),
+        input: read.input,
+        metadata: read.metadata,
       },
     ];
   } catch (error) {
