@@ -100,7 +100,7 @@ export async function ingestCommand(
     const deps: IngestDeps = {
       engine: pipeline.deps,
       batches: await batchStoreOf(pipeline),
-      disclosureForm: readConfigFile(ctx, undefined).config.disclosureForm,
+      disclosureForm: (await readConfigFile(ctx, undefined)).config.disclosureForm,
     };
     if (options.dryRun || batchOptions.maxUnits !== undefined) {
       const preview = await previewIngest(deps, input, request).catch(refusal);

@@ -63,7 +63,7 @@ export async function runCommand(
   const refused: InputProblem[] = [...problems];
   const candidates: Candidate[] = [];
   const formConfig = documents.some((document) => document.kind !== 'json')
-    ? readConfigFile(ctx, undefined).config.disclosureForm
+    ? (await readConfigFile(ctx, undefined)).config.disclosureForm
     : undefined;
   for (const document of documents) {
     const built = candidatesOf(workflow, document, formConfig, (warning) =>
