@@ -39,6 +39,7 @@ import { inputFileRows } from './rows/input-files';
 import { jobApiRows } from './rows/job-api';
 import { apiGatewayRows, sqsRows } from './rows/lambda-events';
 import { manifestRows } from './rows/manifests';
+import { readRows } from './rows/reads';
 import { scheduleRows } from './rows/schedules';
 import type { CliRow, FileSpec, HttpRow } from './rows/types';
 import { type WebhookRow, webhookConfig, webhookRows, webhookSecret } from './rows/webhooks';
@@ -50,6 +51,7 @@ const cliBoundaries: Record<string, CliRow[]> = {
   'environment variables': environmentRows,
   'configuration files': configFileRows,
   'manifests and document folders (opflow ingest)': manifestRows,
+  'reads that would hang, bombs and names no job could have': readRows,
   'the config file as a file (--config, OPFLOW_CONFIG)': configFileReadRows,
   'signing secrets (OPFLOW_CALLBACK_SECRET*, OPFLOW_WEBHOOK_SECRET_*)': signingSecretRows,
   'schedules and webhook sources in the config file': scheduleRows,
