@@ -1,9 +1,6 @@
 // The local callback loop (shared/runtime/local/callback-loop.ts) over the real SQLite outbox and job
 // store, with a real receiver on 127.0.0.1 and real timers: idle, it does not look at the outbox at
 // all; it wakes for a job's end and at the earliest entry's due time.
-import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type LocalDatabase, openLocalDatabase } from '../../../shared/backends/local/database';
 import {
@@ -19,14 +16,14 @@ import {
   startCallbackLoop,
 } from '../../../shared/runtime/local/callback-loop';
 import { makeJob } from '../../support/factories';
+import { type CountingReceiver, startCountingReceiver } from './counting-receiver';
 
 const secret = `whsec_${Buffer.from('a test secret of thirty-two bytes').toString('base64')}`;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('local callback loop', () => {
-  let server: Server;
+  let receiver: CountingReceiver;
   let url: string;
-  let received: number;
   let db: LocalDatabase;
   let store: SqliteJobStore;
   let reads: number;
@@ -34,17 +31,8 @@ describe('local callback loop', () => {
   let loop: CallbackLoop | undefined;
 
   beforeEach(async () => {
-    received = 0;
-    server = createServer((req, res) => {
-      req.resume();
-      req.on('end', () => {
-        received += 1;
-        res.writeHead(204).end();
-      });
-    });
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+    receiver = await startCountingReceiver();
+    url = receiver.url;
     db = openLocalDatabase(':memory:');
     store = new SqliteJobStore(db);
     const real = new SqliteCallbackOutbox(db);
@@ -68,7 +56,7 @@ describe('local callback loop', () => {
   afterEach(async () => {
     await loop?.stop();
     loop = undefined;
-    server.close();
+    receiver.server.close();
     db.close();
   });
 
@@ -100,7 +88,7 @@ describe('local callback loop', () => {
     const job = await finished();
     loop.noticed(job);
     await until(() => delivered(job));
-    expect(received).toBe(1);
+    expect(receiver.received()).toBe(1);
   });
 
   it('sleeps until the earliest entry comes due, then delivers it', async () => {
@@ -110,9 +98,9 @@ describe('local callback loop', () => {
     await outbox.add(job.id, dueAt);
     loop.wake();
     await sleep(500);
-    expect(received).toBe(0);
+    expect(receiver.received()).toBe(0);
     await until(() => delivered(job));
-    expect(received).toBe(1);
+    expect(receiver.received()).toBe(1);
     expect(Date.now()).toBeGreaterThanOrEqual(dueAt);
     const readsWhenDelivered = reads;
     await sleep(1_500);

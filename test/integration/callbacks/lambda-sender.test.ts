@@ -1,9 +1,6 @@
 // The aws sender's logic (shared/runtime/lambda/callback-sender.ts) and the notifier the functions
 // that commit jobs use (shared/callbacks/notifier.ts), over the real SQLite outbox and job store and
 // a real receiver on 127.0.0.1; the wake-ups they send are recorded (the SQS side is the e2e suite's).
-import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { SQSEvent } from 'aws-lambda';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { lambdaContext, sqsRecord } from '../../../scripts/lambda/lambda-events';
@@ -20,6 +17,7 @@ import { createCallbackSenderHandler } from '../../../shared/runtime/lambda/call
 import { createObservability } from '../../../shared/runtime/lambda/observability';
 import { ManualClock } from '../../../shared/runtime/time';
 import { makeJob, T0 } from '../../support/factories';
+import { type CountingReceiver, startCountingReceiver } from './counting-receiver';
 
 const secret = `whsec_${Buffer.from('a test secret of thirty-two bytes').toString('base64')}`;
 const event = (...bodies: string[]): SQSEvent => ({
@@ -32,9 +30,8 @@ const event = (...bodies: string[]): SQSEvent => ({
 });
 
 describe('the aws callback sender and notifier', () => {
-  let server: Server;
+  let receiver: CountingReceiver;
   let url: string;
-  let received: number;
   let db: LocalDatabase;
   let store: SqliteJobStore;
   let outbox: SqliteCallbackOutbox;
@@ -43,17 +40,8 @@ describe('the aws callback sender and notifier', () => {
   let deps: CallbackSenderDeps;
 
   beforeEach(async () => {
-    received = 0;
-    server = createServer((req, res) => {
-      req.resume();
-      req.on('end', () => {
-        received += 1;
-        res.writeHead(204).end();
-      });
-    });
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+    receiver = await startCountingReceiver();
+    url = receiver.url;
     db = openLocalDatabase(':memory:');
     store = new SqliteJobStore(db);
     outbox = new SqliteCallbackOutbox(db);
@@ -71,7 +59,7 @@ describe('the aws callback sender and notifier', () => {
     };
   });
   afterEach(() => {
-    server.close();
+    receiver.server.close();
     db.close();
   });
 
@@ -96,7 +84,7 @@ describe('the aws callback sender and notifier', () => {
     );
     expect(answer.batchItemFailures).toEqual([]);
     expect(answer.result).toMatchObject({ attempted: 1, delivered: 1 });
-    expect(received).toBe(1);
+    expect(receiver.received()).toBe(1);
     // Not due for two hours: woken again for its time (SQS delays it 900 s; it comes back in hops).
     expect(woken).toEqual([{ jobId: later.id, dueAt: T0 + 2 * 3_600_000 }]);
   });
