@@ -161,6 +161,15 @@ export const scheduleSchema = z.lazy(() =>
       jitter: durationSchema.optional(),
       /** Paused schedules do not fire (trigger and backfill still work); say why. */
       paused: z.strictObject({ reason: z.string().min(1).max(500) }).optional(),
+      /**
+       * Billed units its jobs may spend in any 24 hours; reaching it pauses the schedule (with the
+       * figures as the reason) until it is resumed. Default: no cap.
+       */
+      maxUnitsPerDay: z
+        .number()
+        .int('must be a whole number of billed units')
+        .positive('must be more than 0')
+        .optional(),
     })
     .superRefine((schedule, ctx) => {
       try {

@@ -12,6 +12,7 @@ import type { EngineDeps } from '../engine/deps';
 import { submitJob } from '../engine/job-commands';
 import { isTerminal, type Job } from '../engine/job-record';
 import type { ScheduleState, ScheduleStateStore } from '../engine/schedule-ports';
+import { pauseAtDayCap } from './cost-cap';
 import { jitterOf, slotKey, slotsBetween } from './slots';
 
 /** A slot no older than this (plus the jitter) is on time, not missed. */
@@ -79,6 +80,9 @@ export async function tickSchedules(
   for (const schedule of schedules) {
     try {
       const mine: SlotOutcome[] = [];
+      const capped = await pauseAtDayCap(deps, states, schedule);
+      if (capped)
+        deps.log?.warn('schedule: paused at its cost cap', { schedule: schedule.name, reason: capped });
       await tickOne(deps, states, schedule, mine);
       for (const outcome of mine) outcomes.push({ ...outcome, schedule: schedule.name });
     } catch (error) {

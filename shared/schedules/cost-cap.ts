@@ -1,0 +1,59 @@
+/**
+ * A schedule's cost cap: `maxUnitsPerDay` bounds the billed units its jobs spend in any 24 hours.
+ * Once the jobs created in the last 24 hours have been billed that much, the schedule is paused
+ * (in its state, as `opflow schedules pause` does) with a reason naming the figures, so no further
+ * slot fires until a person resumes it; the reason shows in `opflow schedules`, the API and the
+ * dashboard. Billed units are known after each call, so the cap is checked at every tick.
+ */
+import type { Schedule } from '../config/opflow-config';
+import type { EngineDeps } from '../engine/deps';
+import type { ScheduleStateStore } from '../engine/schedule-ports';
+import { pauseSchedule } from './pause';
+
+export const dayMs = 24 * 60 * 60_000;
+
+/** Billed units of the schedule's jobs created since `since` (newest first, so paging stops early). */
+export async function unitsSpentSince(
+  deps: Pick<EngineDeps, 'store'>,
+  schedule: Pick<Schedule, 'name' | 'tenant'>,
+  since: number,
+): Promise<{ units: number; jobs: number }> {
+  // The jobs of its slots and triggers: idempotency key `schedule:<name>:<slot>[:manual]`.
+  const keyPrefix = `schedule:${schedule.name}:`;
+  let units = 0;
+  let jobs = 0;
+  let cursor: string | undefined;
+  for (let page = 0; page < 1000; page++) {
+    const listed = await deps.store.list({ tenant: schedule.tenant, limit: 200, cursor });
+    for (const job of listed.jobs) {
+      if (job.createdAt < since) return { units, jobs };
+      if (job.source !== 'schedule' || !job.idempotencyKey?.startsWith(keyPrefix)) continue;
+      units += job.usage.billedUnits;
+      jobs += 1;
+    }
+    cursor = listed.cursor;
+    if (cursor === undefined) break;
+  }
+  return { units, jobs };
+}
+
+/**
+ * Pauses the schedule when its jobs of the last 24 hours have been billed `maxUnitsPerDay` or more.
+ * Returns the reason when it paused it now.
+ */
+export async function pauseAtDayCap(
+  deps: Pick<EngineDeps, 'store' | 'clock'>,
+  states: ScheduleStateStore,
+  schedule: Schedule,
+): Promise<string | undefined> {
+  const cap = schedule.maxUnitsPerDay;
+  if (cap === undefined || schedule.paused) return undefined;
+  const state = await states.get(schedule.name);
+  if (state?.paused) return undefined;
+  const now = deps.clock.now();
+  const spent = await unitsSpentSince(deps, schedule, now - dayMs);
+  if (spent.units < cap) return undefined;
+  const reason = `cost cap reached: its ${spent.jobs} job(s) of the last 24 hours were billed ${spent.units} units, maxUnitsPerDay is ${cap} (resume it to go on)`;
+  await pauseSchedule(deps, states, schedule, reason);
+  return reason;
+}
