@@ -27,10 +27,26 @@ export function openS3Object(s3: S3Client, object: InboxObject) {
   };
 }
 
-/** The whole object; a missing one throws with `code` NoSuchKey (as a missing file's ENOENT). */
-export async function readS3Object(s3: S3Client, object: InboxObject): Promise<Uint8Array> {
+/**
+ * The whole object; a missing one throws with `code` NoSuchKey (as a missing file's ENOENT). With
+ * `maxBytes`, a larger object is refused from its Content-Length, before its body is read.
+ */
+export async function readS3Object(
+  s3: S3Client,
+  object: InboxObject,
+  maxBytes = Number.POSITIVE_INFINITY,
+): Promise<Uint8Array> {
   try {
     const answer = await s3.send(new GetObjectCommand({ Bucket: object.bucket, Key: object.key }));
+    if ((answer.ContentLength ?? 0) > maxBytes) {
+      (answer.Body as { destroy?: () => void } | undefined)?.destroy?.();
+      throw Object.assign(
+        new Error(
+          `too large (${Math.round((answer.ContentLength ?? 0) / 1024 / 1024)} MB; at most ${Math.round(maxBytes / 1024 / 1024)} MB)`,
+        ),
+        { code: 'EFBIG' },
+      );
+    }
     return await (answer.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray();
   } catch (error) {
     const name = (error as { name?: string }).name;

@@ -7,6 +7,7 @@
  */
 import { resolve } from 'node:path';
 import type { Batch } from '../../engine/batch-store';
+import { describeFileError } from '../../files/bounded-read';
 import { viewOf } from '../../ingest/batch-view';
 import { type DownloadOutcome, downloadBatch } from '../../ingest/download';
 import { batchSettled, driveBatch, onlySelectionsLeft } from '../../ingest/drive-batch';
@@ -168,6 +169,19 @@ export async function batchCommand(
             if (!options.json && !options.quiet && ctx.io.stderr.isTTY)
               ctx.io.stderr.write(`\ropflow: downloading reports: ${done}`);
           },
+        }).catch((error: unknown) => {
+          // A folder that cannot be made or written, a full disk: said with the flag and the path.
+          const failure = error as NodeJS.ErrnoException;
+          if (typeof failure?.code !== 'string') throw error;
+          const where = failure.path ?? resolve(ctx.io.cwd, options.download ?? '');
+          const reason =
+            failure.code === 'ENOSPC' || failure.code === 'EDQUOT'
+              ? 'the disk is full'
+              : describeFileError(error);
+          throw new CliError(
+            `--download ${options.download}: cannot write ${where}: ${reason} (${failure.code}); what was written so far is kept`,
+            failure.code === 'ENOSPC' || failure.code === 'EDQUOT' ? ExitCode.environment : ExitCode.usage,
+          );
         })
       : undefined;
     if (download && !options.json && !options.quiet && ctx.io.stderr.isTTY) ctx.io.stderr.write('\n');

@@ -23,6 +23,7 @@ import {
 import type { Batch, BatchSource } from '../../engine/batch-store';
 import type { EngineDeps } from '../../engine/deps';
 import { admitBatch } from '../../ingest/admission';
+import { maxDocumentBytes } from '../../ingest/documents';
 import { batchSettled } from '../../ingest/drive-batch';
 import { classifyInboxKey, inboxOptions } from '../../ingest/inbox';
 import { addDocument, type IngestDeps, type IngestSource, ingest, openBatch } from '../../ingest/ingest';
@@ -81,7 +82,7 @@ export function createIngestFunction(options: IngestFunctionOptions) {
       source,
       openBytes:
         source.kind === 'jsonl' || source.kind === 'csv' ? openS3Object(s3, { bucket, key }) : undefined,
-      readDocument: (relative) => readS3Object(s3, { bucket, key: `${folder}${relative}` }),
+      readDocument: (relative) => readS3Object(s3, { bucket, key: `${folder}${relative}` }, maxDocumentBytes),
     };
   };
 

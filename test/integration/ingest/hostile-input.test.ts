@@ -83,6 +83,26 @@ describe('every entry point validates the tenant before anything is recorded', (
   });
 });
 
+describe('raw errors said with the flag and the path', () => {
+  it('batch --download into a path under a file names --download, the path and the reason (exit 2)', async () => {
+    writeFileSync(join(dir, 'a-file'), 'x');
+    const ingested = await opflow([
+      'ingest',
+      'good.jsonl',
+      '--workflow',
+      'patent-count',
+      '--no-wait',
+      '--batch',
+      'dl',
+    ]);
+    expect(ingested.code, ingested.output).toBe(0);
+    const refused = await opflow(['batch', 'dl', '--download', 'a-file/out']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`--download a-file/out: cannot write ${join(dir, 'a-file/out')}`);
+    expect(refused.stderr).toContain('a part of the path is a file, not a folder (ENOTDIR)');
+  });
+});
+
 describe('reads that would hang or never end', () => {
   it('a FIFO as the manifest is refused at once (exit 2)', async () => {
     const refused = await opflow(['ingest', 'pipe.jsonl', '--workflow', 'patent-count']);
