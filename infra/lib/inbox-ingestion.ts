@@ -7,6 +7,7 @@
  */
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { RecursiveLoop } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { type Bucket, EventType } from 'aws-cdk-lib/aws-s3';
@@ -72,6 +73,9 @@ export class InboxIngestion extends Construct {
       environment: { ...props.environment, OPFLOW_INGEST_QUEUE_URL: this.queue.queueUrl },
       logRetention: props.logRetention,
       removalPolicy: props.removalPolicy,
+      // A large batch continues through messages to this function's own queue: a chain Lambda's
+      // default (Terminate) would stop after 16. The function's own continuation budget stops a runaway.
+      recursiveLoop: RecursiveLoop.ALLOW,
     });
     // One message at a time: each is a slice of one batch's work, as long as the function allows.
     this.ingest.function.addEventSource(

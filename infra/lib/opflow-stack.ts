@@ -8,6 +8,7 @@ import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { RecursiveLoop } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
@@ -117,6 +118,9 @@ export class OpflowStack extends Stack {
       description: 'opflow: runs one step of a job per work message',
       timeout: Duration.seconds(config.worker.timeoutSeconds),
       memorySize: config.worker.memoryMb,
+      // Each step sends the job's next step to the queue that triggers this function: one chain of
+      // 17 to 22 invocations per novelty check, which Lambda's default (Terminate) cuts at 16.
+      recursiveLoop: RecursiveLoop.ALLOW,
     });
     this.worker.function.addEventSource(
       new SqsEventSource(this.workQueue.queue, {

@@ -9,6 +9,7 @@ import {
   Architecture,
   type CfnFunction,
   Function as LambdaFunction,
+  type RecursiveLoop,
   Runtime,
   Tracing,
 } from 'aws-cdk-lib/aws-lambda';
@@ -65,6 +66,12 @@ export interface PipelineFunctionProps {
   readonly environment: Record<string, string>;
   readonly logRetention: RetentionDays;
   readonly removalPolicy: 'retain' | 'destroy';
+  /**
+   * Lambda's recursive loop detection (default Terminate: a chain that invokes the function more
+   * than 16 times is stopped). Allow only for a function that sends to its own trigger on purpose,
+   * with a budget of its own that stops a runaway.
+   */
+  readonly recursiveLoop?: RecursiveLoop | undefined;
 }
 
 /** A bundled opflow function with its log group and least-privilege role. */
@@ -100,6 +107,7 @@ export class PipelineFunction extends Construct {
       logGroup: this.logGroup,
       role: this.role,
       environment: { ...props.environment, NODE_OPTIONS: '--enable-source-maps' },
+      ...(props.recursiveLoop ? { recursiveLoop: props.recursiveLoop } : {}),
     });
 
     // A deploy would fail on an environment over 4 KB: synthesis refuses it first, naming what is large.

@@ -7,6 +7,15 @@
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { lambdaContext, sqsRecord } from './lambda-events';
+import {
+  installInvokeStore,
+  invocationTraceHeader,
+  lineageCount,
+  lineageId,
+  RECURSION_LIMIT,
+  type RecursiveLoop,
+  runWithTraceHeader,
+} from './recursion';
 
 export type WorkerHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
 
@@ -34,12 +43,34 @@ export interface SqsEventSourceOptions {
    * handler returned, before the event source deleted anything).
    */
   deleteAfter?: (invocation: Omit<Invocation, 'deleted'>) => boolean;
+  /**
+   * Lambda's recursive loop detection for this function (recursion.ts): its name, its
+   * `RecursiveLoop` as the template sets it, and the trace header of each message by id (the SQS
+   * proxy's record). Absent: no trace headers, no detection.
+   */
+  recursion?: {
+    functionName: string;
+    recursiveLoop: RecursiveLoop;
+    traceHeaders: ReadonlyMap<string, string>;
+  };
+}
+
+/** A record Lambda refused to invoke the function with: its chain had invoked it RECURSION_LIMIT times. */
+export interface StoppedRecord {
+  messageId: string;
+  body: string;
+  hops: number;
 }
 
 export class SqsEventSource {
   readonly invocations: Invocation[] = [];
-  private readonly options: Required<Omit<SqsEventSourceOptions, 'deleteAfter'>> &
-    Pick<SqsEventSourceOptions, 'deleteAfter'>;
+  /** Records stopped by recursive loop detection (on AWS: a notification, and the message retried into the DLQ). */
+  readonly stopped: StoppedRecord[] = [];
+  /** The longest chain that invoked the function: the highest Lineage count of an invocation. */
+  maxHops = 0;
+  private readonly options: Required<Omit<SqsEventSourceOptions, 'deleteAfter' | 'recursion'>> &
+    Pick<SqsEventSourceOptions, 'deleteAfter' | 'recursion'>;
+  private readonly invokeStore = installInvokeStore();
 
   constructor(options: SqsEventSourceOptions) {
     this.options = { batchSize: 10, waitTimeSeconds: 1, functionTimeoutMs: 60_000, ...options };
@@ -56,11 +87,27 @@ export class SqsEventSource {
         MessageSystemAttributeNames: ['All'],
       }),
     );
-    const messages = answer.Messages ?? [];
+    const received = answer.Messages ?? [];
+    if (received.length === 0) return undefined;
+    const recursion = this.options.recursion;
+    const id = recursion ? lineageId(recursion.functionName) : '';
+    const headerOf = (messageId: string | undefined) =>
+      recursion?.traceHeaders.get(messageId ?? '') ?? undefined;
+    // Lambda stops a chain that has invoked the function RECURSION_LIMIT times: the record is not
+    // delivered (nor deleted), so it comes back after the visibility timeout and ends in the DLQ.
+    const messages = received.filter((message) => {
+      const hops = lineageCount(headerOf(message.MessageId), id);
+      if (!recursion || recursion.recursiveLoop === 'Allow' || hops < RECURSION_LIMIT) return true;
+      this.stopped.push({ messageId: message.MessageId ?? '', body: message.Body ?? '', hops });
+      return false;
+    });
     if (messages.length === 0) return undefined;
+    const headers = messages.map((message) => headerOf(message.MessageId));
+    const traceHeader = invocationTraceHeader(headers, id);
+    if (recursion) this.maxHops = Math.max(this.maxHops, lineageCount(traceHeader, id));
     const event: SQSEvent = {
-      Records: messages.map((message) =>
-        sqsRecord(
+      Records: messages.map((message, index) => {
+        const record = sqsRecord(
           {
             messageId: message.MessageId ?? '',
             receiptHandle: message.ReceiptHandle ?? '',
@@ -69,15 +116,19 @@ export class SqsEventSource {
             sentAt: Number(message.Attributes?.SentTimestamp ?? Date.now()),
           },
           queueArn,
-        ),
-      ),
+        );
+        const header = headers[index];
+        if (header) record.attributes.AWSTraceHeader = header;
+        return record;
+      }),
     };
     let failedIds: Set<string> | undefined;
     try {
-      const response = await handler(
-        event,
-        lambdaContext('opflow-step-worker', this.options.functionTimeoutMs),
-      );
+      const invoke = () =>
+        handler(event, lambdaContext('opflow-step-worker', this.options.functionTimeoutMs));
+      const response = await (recursion
+        ? runWithTraceHeader(this.invokeStore, traceHeader, invoke)
+        : invoke());
       failedIds = new Set(response.batchItemFailures.map((failure) => failure.itemIdentifier));
     } catch {
       failedIds = undefined;

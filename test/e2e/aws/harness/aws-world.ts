@@ -14,14 +14,17 @@ import { type AwsEmulators, startAwsEmulators } from '../../../../scripts/emulat
 import { type ApiGateway, startApiGateway } from '../../../../scripts/lambda/api-gateway';
 import { bundleFunctions, type FunctionBundles } from '../../../../scripts/lambda/bundle-functions';
 import { lambdaContext, scheduledEvent } from '../../../../scripts/lambda/lambda-events';
+import { installInvokeStore } from '../../../../scripts/lambda/recursion';
 import {
   SqsEventSource,
   type SqsEventSourceOptions,
   type WorkerHandler,
 } from '../../../../scripts/lambda/sqs-event-source';
+import { type SqsTraceProxy, startSqsTraceProxy } from '../../../../scripts/lambda/sqs-trace-proxy';
 import { DynamoDbJobStore, S3ReportStore } from '../../../../shared/backends/aws';
 import { isTerminal, type Job } from '../../../../shared/engine/job-record';
 import { type Sandbox, type SandboxOptions, startSandbox } from '../../../../shared/sandbox';
+import { type StackRules, stackRules } from './template-rules';
 
 /** 5 January 2026, 09:00 UTC. */
 export const T0 = Date.UTC(2026, 0, 5, 9, 0, 0);
@@ -51,6 +54,8 @@ export interface AwsWorldOptions {
   startAt?: number;
   /** Changes the functions' environment before they load (e.g. OPFLOW_QPS, an endpoint in front of an emulator). */
   env?: (env: Record<string, string>) => Promise<Record<string, string>> | Record<string, string>;
+  /** The service rules to enforce (default: read from the synthesized dev stack). */
+  rules?: StackRules;
 }
 
 interface LogLine {
@@ -71,6 +76,10 @@ export class AwsWorld {
   dlqName = '';
   bucket = '';
   sweeps = 0;
+  /** What the simulated services enforce, from the synthesized template. */
+  rules!: StackRules;
+  /** The functions' SQS endpoint: keeps each message's trace header, refuses what SQS refuses. */
+  sqsProxy!: SqsTraceProxy;
   private nextSweepAt = Date.now() + 60_000;
   private savedEnv: Record<string, string | undefined> = {};
   private restoreStdout: (() => void) | undefined;
@@ -85,6 +94,9 @@ export class AwsWorld {
   gateway!: ApiGateway;
 
   static async start(options: AwsWorldOptions = {}): Promise<AwsWorld> {
+    // The Lambda runtime's invoke store, before any bundle loads: its SDK reads the trace header there.
+    installInvokeStore();
+    const rules = options.rules ?? stackRules();
     vi.useFakeTimers({ toFake: ['Date'], now: options.startAt ?? T0 });
     const started: { stop(): Promise<void> }[] = [];
     try {
@@ -102,6 +114,12 @@ export class AwsWorld {
       ]);
       started.push(emulators, { stop: () => sandbox.close() }, { stop: () => bundles.remove() });
       const world = new AwsWorld(emulators, sandbox, bundles, options);
+      world.rules = rules;
+      world.sqsProxy = await startSqsTraceProxy({
+        target: emulators.environment()['AWS_ENDPOINT_URL_SQS']!,
+        maxMessageBytes: rules.workQueueMaxMessageBytes,
+      });
+      started.push({ stop: () => world.sqsProxy.close() });
       await world.provision();
       return world;
     } catch (error) {
@@ -134,6 +152,7 @@ export class AwsWorld {
       OPFLOW_BASE_URL: this.sandbox.url,
       OPFLOW_QPS: '20',
       ...emulators.environment(),
+      AWS_ENDPOINT_URL_SQS: this.sqsProxy.url,
       POWERTOOLS_SERVICE_NAME: 'opflow',
       POWERTOOLS_METRICS_NAMESPACE: 'opflow',
       POWERTOOLS_LOG_LEVEL: 'INFO',
@@ -165,6 +184,11 @@ export class AwsWorld {
       queueArn: `arn:aws:sqs:us-east-1:000000000000:${this.queueName}`,
       batchSize: this.options.batchSize ?? 10,
       deleteAfter: this.options.deleteAfter,
+      recursion: {
+        functionName: this.rules.worker.functionName,
+        recursiveLoop: this.rules.worker.recursiveLoop,
+        traceHeaders: this.sqsProxy.traceHeaders,
+      },
     });
   }
 
@@ -393,6 +417,7 @@ export class AwsWorld {
     }
     await Promise.allSettled([
       this.gateway?.close(),
+      this.sqsProxy?.close(),
       this.sandbox.close(),
       this.emulators.stop(),
       this.bundles.remove(),

@@ -1,0 +1,53 @@
+/**
+ * The service rules the simulated deployment enforces, read from the stack as `cdk synth` writes
+ * it (the dev stage, functions not bundled), never from a copy of the settings: each function's
+ * `RecursiveLoop` (absent is Lambda's default, `Terminate`) and the work queue's maximum message size.
+ */
+import type { CfnElement } from 'aws-cdk-lib';
+import type { RecursiveLoop } from '../../../../scripts/lambda/recursion';
+import { SQS_DEFAULT_MAX_MESSAGE_BYTES } from '../../../../scripts/lambda/sqs-trace-proxy';
+import { type SynthesizedStage, synthStage } from '../../../infra/support/synth-stage';
+
+export interface StackRules {
+  worker: { functionName: string; recursiveLoop: RecursiveLoop };
+  ingest: { functionName: string; recursiveLoop: RecursiveLoop };
+  workQueueMaxMessageBytes: number;
+}
+
+let synthesized: SynthesizedStage | undefined;
+
+/** The dev stage as synthesized (once per process: synthesis takes seconds). */
+export function synthesizedDevStage(): SynthesizedStage {
+  synthesized ??= synthStage({ stage: 'dev' }, { bundle: false });
+  return synthesized;
+}
+
+/** The rules of the synthesized stack, optionally after `edit` changes its template (a test's "what if"). */
+export function stackRules(
+  edit?: (resources: Record<string, { Properties: Record<string, unknown> }>) => void,
+): StackRules {
+  const { stack, template } = synthesizedDevStage();
+  const resources = structuredClone(template.toJSON()['Resources']) as Record<
+    string,
+    { Properties: Record<string, unknown> }
+  >;
+  edit?.(resources);
+  const propertiesOf = (construct: { node: { defaultChild?: unknown } }) => {
+    const resource = resources[stack.getLogicalId(construct.node.defaultChild as CfnElement)];
+    if (!resource) throw new Error('the synthesized template lacks a resource the harness needs');
+    return resource.Properties;
+  };
+  const functionRules = (construct: { node: { defaultChild?: unknown } }) => {
+    const properties = propertiesOf(construct);
+    return {
+      functionName: String(properties['FunctionName']),
+      recursiveLoop: (properties['RecursiveLoop'] ?? 'Terminate') as RecursiveLoop,
+    };
+  };
+  const maxMessage = propertiesOf(stack.workQueue.queue)['MaximumMessageSize'];
+  return {
+    worker: functionRules(stack.worker.function),
+    ingest: functionRules(stack.inbox.ingest.function),
+    workQueueMaxMessageBytes: typeof maxMessage === 'number' ? maxMessage : SQS_DEFAULT_MAX_MESSAGE_BYTES,
+  };
+}
