@@ -7,9 +7,17 @@
  * in-flight limit, refreshes the outputs when due, and, unless the batch is settled, hands over to a
  * continuation (at once while reading, else after a few seconds). Killed at any point, the message
  * comes back and the batch goes on from its last commit.
+ *
+ * Each continuation carries its place in the chain (`hop`). The function runs with Lambda's
+ * recursive loop detection off (RecursiveLoop: Allow, a batch being one long chain), so a batch that
+ * would continue past its budget (OPFLOW_INGEST_CONTINUATION_BUDGET, default 8,640: a day of
+ * 10-second polls) is stopped loudly instead: an error naming the batch, the
+ * `IngestContinuationBudgetExhausted` metric, and the message failed, so it ends in the ingest
+ * dead-letter queue, whose alarm fires. `opflow batch redrive` (a new chain) takes it on again.
  */
 import { setFlagsFromString } from 'node:v8';
 import type { Logger } from '@aws-lambda-powertools/logger';
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import * as z from 'zod';
 import {
@@ -42,7 +50,20 @@ const s3EventSchema = z.object({
     }),
   ),
 });
-const continueSchema = z.object({ kind: z.literal('continue'), batchId: z.string().min(1).max(100) });
+const continueSchema = z.object({
+  kind: z.literal('continue'),
+  batchId: z.string().min(1).max(100),
+  /** Continuations before this one in the chain (absent: a chain's first, e.g. a redrive's). */
+  hop: z.number().int().min(0).optional(),
+});
+
+/** Continuations one batch's chain may send before it is stopped (a day of 10-second polls). */
+export const DEFAULT_CONTINUATION_BUDGET = 8_640;
+
+/** A batch whose chain of continuations went past its budget: the message fails into the DLQ. */
+export class ContinuationBudgetExhaustedError extends Error {
+  override readonly name = 'ContinuationBudgetExhaustedError';
+}
 const testEventSchema = z.object({ Event: z.literal('s3:TestEvent') }).loose();
 
 export interface IngestFunctionOptions {
@@ -55,6 +76,8 @@ export interface IngestFunctionOptions {
   reserveMs?: number | undefined;
   /** Delay of a continuation once the source is read (default 10 s). */
   pollSeconds?: number | undefined;
+  /** Continuations a batch's chain may send (default OPFLOW_INGEST_CONTINUATION_BUDGET, else 8,640). */
+  continuationBudget?: number | undefined;
 }
 
 export function createIngestFunction(options: IngestFunctionOptions) {
@@ -72,6 +95,10 @@ export function createIngestFunction(options: IngestFunctionOptions) {
   });
   const reserveMs = options.reserveMs ?? 60_000;
   const pollSeconds = options.pollSeconds ?? 10;
+  const budgetVariable = Number(process.env.OPFLOW_INGEST_CONTINUATION_BUDGET);
+  const continuationBudget =
+    options.continuationBudget ??
+    (Number.isInteger(budgetVariable) && budgetVariable > 0 ? budgetVariable : DEFAULT_CONTINUATION_BUDGET);
 
   const sourceOf = (source: BatchSource): IngestSource => {
     const match = /^s3:\/\/([^/]+)\/(.+)$/.exec(source.uri);
@@ -104,8 +131,19 @@ export function createIngestFunction(options: IngestFunctionOptions) {
         const deadline = Date.now() + context.getRemainingTimeInMillis() - reserveMs;
         const continued = continueSchema.safeParse(body);
         const uploaded = s3EventSchema.safeParse(body);
-        if (continued.success) await drive(deps, continued.data.batchId, deadline);
-        else if (uploaded.success) {
+        if (continued.success) {
+          const hop = (continued.data.hop ?? 0) + 1;
+          if (hop > continuationBudget) {
+            const { metrics } = runtime.observability;
+            metrics.addMetric('IngestContinuationBudgetExhausted', MetricUnit.Count, 1);
+            metrics.publishStoredMetrics();
+            throw new ContinuationBudgetExhaustedError(
+              `batch ${continued.data.batchId} sent ${continuationBudget} continuations without settling ` +
+                '(OPFLOW_INGEST_CONTINUATION_BUDGET): stopped; look at its jobs, then `opflow batch redrive` it',
+            );
+          }
+          await drive(deps, continued.data.batchId, deadline, hop);
+        } else if (uploaded.success) {
           for (const entry of uploaded.data.Records) {
             if (!entry.eventName.startsWith('ObjectCreated')) continue;
             const batchId = await arrived(
@@ -114,13 +152,18 @@ export function createIngestFunction(options: IngestFunctionOptions) {
               decodeS3Key(entry.s3.object.key),
               entry.s3.object.eTag,
             );
-            if (batchId) await drive(deps, batchId, deadline);
+            if (batchId) await drive(deps, batchId, deadline, 0);
           }
         } else if (!testEventSchema.safeParse(body).success) {
           logger.error('not an ingest message; dropped', { body: record.body.slice(0, 500) });
         }
       } catch (error) {
-        logger.error('ingest failed; the message comes back', { error: (error as Error).message });
+        logger.error(
+          error instanceof ContinuationBudgetExhaustedError
+            ? 'ingest continuation budget exhausted; the message goes to the dead-letter queue'
+            : 'ingest failed; the message comes back',
+          { error: (error as Error).message },
+        );
         failures.push({ itemIdentifier: record.messageId });
       }
     }
@@ -168,7 +211,7 @@ export function createIngestFunction(options: IngestFunctionOptions) {
   }
 
   /** Works on the batch as its only driver until the deadline, then hands over. */
-  async function drive(deps: IngestDeps, batchId: string, deadline: number): Promise<void> {
+  async function drive(deps: IngestDeps, batchId: string, deadline: number, hop: number): Promise<void> {
     const claimed = await lease(batchId, deadline + reserveMs);
     if (!claimed) return; // Another invocation drives it, and hands over itself.
     let outputs = { at: claimed.outputsAt, cost: claimed.outputsCostMs };
@@ -202,7 +245,7 @@ export function createIngestFunction(options: IngestFunctionOptions) {
         await sendIngestMessage(
           aws.clients.sqs,
           queueUrl,
-          { kind: 'continue', batchId },
+          { kind: 'continue', batchId, hop },
           released.cursor.done ? pollSeconds : 0,
         );
       }

@@ -64,6 +64,12 @@ describe('bulk ingestion on aws (S3 inbox event → ingest function → step wor
       batchSize: 1,
       waitTimeSeconds: 0,
       functionTimeoutMs: 900_000,
+      // Lambda's recursive loop detection as the template sets it for the ingest function.
+      recursion: {
+        functionName: world.rules.ingest.functionName,
+        recursiveLoop: world.rules.ingest.recursiveLoop,
+        traceHeaders: world.sqsProxy.traceHeaders,
+      },
     });
     batches = new DynamoDbBatchStore({
       client: world.emulators.clients.documents,
@@ -151,6 +157,9 @@ describe('bulk ingestion on aws (S3 inbox event → ingest function → step wor
       await upload(`inbox/patent-count/sensors/${name}`, body, { 'opflow-role': 'manifest-file' });
     await upload('inbox/patent-count/sensors/disclosures.jsonl', manifest.text);
     const batch = await settleBatch('sensors');
+    // One chain of continuations, its hops counted from each message's trace header, none stopped.
+    expect(source.maxHops).toBeGreaterThan(1);
+    expect(source.stopped).toEqual([]);
     expect(batch).toMatchObject({
       status: 'FINISHED',
       items: 980,
