@@ -16,6 +16,9 @@ import { type IQueue, Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { PipelineFunction } from './pipeline-function';
 
+/** Concurrent ingest invocations at most (2 is the lowest an SQS event source accepts). */
+export const INGEST_MAX_CONCURRENCY = 2;
+
 /** Uploads under this prefix start an ingestion. */
 export const INBOX_PREFIX = 'inbox/';
 
@@ -79,7 +82,13 @@ export class InboxIngestion extends Construct {
     });
     // One message at a time: each is a slice of one batch's work, as long as the function allows.
     this.ingest.function.addEventSource(
-      new SqsEventSource(this.queue, { batchSize: 1, reportBatchItemFailures: true }),
+      new SqsEventSource(this.queue, {
+        batchSize: 1,
+        reportBatchItemFailures: true,
+        // Each batch has one driver at a time (a lease), so an upload of 1,000 documents needs few
+        // instances: capped, it cannot take an account's whole Lambda concurrency (10 on new accounts).
+        maxConcurrency: INGEST_MAX_CONCURRENCY,
+      }),
     );
     props.table.grantReadWriteData(this.ingest.role);
     props.bucket.grantRead(this.ingest.role);

@@ -43,7 +43,13 @@ describe('inbox ingestion', () => {
     expect(mappings[0]?.[1].Properties).toMatchObject({
       BatchSize: 1,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
+      ScalingConfig: { MaximumConcurrency: 2 },
     });
+    // A batch continues through the function's own queue: Lambda must not cut the chain at 16.
+    const ingest = resources('AWS::Lambda::Function').find(([, r]) =>
+      String(r.Properties.FunctionName).endsWith('-ingest'),
+    );
+    expect(ingest?.[1].Properties.RecursiveLoop).toBe('Allow');
     const queue = resources('AWS::SQS::Queue').find(([, r]) =>
       String(r.Properties.QueueName).endsWith('-ingest'),
     );

@@ -118,6 +118,25 @@ describe.each([
       });
     });
 
+    it('lets the step worker run the chains it feeds itself (RecursiveLoop Allow), and only the worker and ingest', () => {
+      const { stack, template } = stageOf();
+      const functions = resourcesOf(template, 'AWS::Lambda::Function');
+      expect(functions[logicalId(stack, stack.worker.function)]?.Properties['RecursiveLoop']).toBe('Allow');
+      const allowed = Object.values(functions)
+        .filter((fn) => fn.Properties['RecursiveLoop'] === 'Allow')
+        .map((fn) =>
+          String(fn.Properties['FunctionName']).replace(`${stack.config.names.resourcePrefix}-`, ''),
+        );
+      expect(allowed.sort()).toEqual(['ingest', 'step-worker']);
+    });
+
+    it('caps the concurrency of every SQS event source', () => {
+      const { template } = stageOf();
+      for (const mapping of Object.values(resourcesOf(template, 'AWS::Lambda::EventSourceMapping'))) {
+        expect(mapping.Properties['ScalingConfig']).toMatchObject({ MaximumConcurrency: expect.any(Number) });
+      }
+    });
+
     it('uses no reserved concurrency on any function', () => {
       const { template } = stageOf();
       for (const fn of Object.values(resourcesOf(template, 'AWS::Lambda::Function'))) {
