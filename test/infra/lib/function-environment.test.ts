@@ -32,7 +32,7 @@ function configWithWebhooks(count: number): string {
   return file;
 }
 
-describe('the functions environment', () => {
+describe('the functions environment', { timeout: 180_000 }, () => {
   it('refuses at synth 20 webhook mappings that would put the api function over 4 KB', () => {
     let failure = '';
     try {

@@ -118,7 +118,7 @@ describe.each([
       });
     });
 
-    it('lets the step worker run the chains it feeds itself (RecursiveLoop Allow), and only the worker and ingest', () => {
+    it('lets the functions that feed their own queue run their chains (RecursiveLoop Allow), and no other', () => {
       const { stack, template } = stageOf();
       const functions = resourcesOf(template, 'AWS::Lambda::Function');
       expect(functions[logicalId(stack, stack.worker.function)]?.Properties['RecursiveLoop']).toBe('Allow');
@@ -127,7 +127,7 @@ describe.each([
         .map((fn) =>
           String(fn.Properties['FunctionName']).replace(`${stack.config.names.resourcePrefix}-`, ''),
         );
-      expect(allowed.sort()).toEqual(['ingest', 'step-worker']);
+      expect(allowed.sort()).toEqual(['callback-sender', 'ingest', 'step-worker']);
     });
 
     it('caps the concurrency of every SQS event source', () => {
