@@ -86,6 +86,12 @@ const tenantSchema = z.lazy(() =>
     .regex(/^[\w.-]+$/, 'letters, digits, dot, dash and underscore only'),
 );
 
+/** A cap on billed units: a positive whole number. */
+const unitsCapSchema = z
+  .number()
+  .int('must be a whole number of billed units')
+  .positive('must be more than 0');
+
 export const webhookSourceSchema = z.lazy(() =>
   z
     .strictObject({
@@ -112,6 +118,11 @@ export const webhookSourceSchema = z.lazy(() =>
           return ms >= 1000 && ms <= 86_400_000;
         }, 'must be from 1s to 1d')
         .default('5m'),
+      /**
+       * Billed units the source's jobs may spend in any 24 hours; past it, new deliveries are refused
+       * (429 `cost-cap`, the figures in the message) until the day's spend falls below. Default: no cap.
+       */
+      maxUnitsPerDay: unitsCapSchema.optional(),
     })
     .superRefine((source, ctx) => checkTemplate(source.input, ['input'], ctx)),
 );
@@ -165,11 +176,7 @@ export const scheduleSchema = z.lazy(() =>
        * Billed units its jobs may spend in any 24 hours; reaching it pauses the schedule (with the
        * figures as the reason) until it is resumed. Default: no cap.
        */
-      maxUnitsPerDay: z
-        .number()
-        .int('must be a whole number of billed units')
-        .positive('must be more than 0')
-        .optional(),
+      maxUnitsPerDay: unitsCapSchema.optional(),
     })
     .superRefine((schedule, ctx) => {
       try {

@@ -30,6 +30,7 @@ import { parseSigningSecret, SigningSecretError, signingKey } from '../config/si
 import type { EngineDeps } from '../engine/deps';
 import { JobRequestError, submitJob, submitJobRequestSchema } from '../engine/job-commands';
 import type { WebhookDeliveryLog } from '../engine/webhook-deliveries';
+import { dayMs, unitsSpentSince } from '../schedules/cost-cap';
 import { json, refusal } from './api-error';
 import type { JobApiResponse } from './job-api';
 
@@ -243,6 +244,27 @@ export function sourceIdentity(
   return mapped === undefined ? shared : undefined;
 }
 
+/**
+ * Why a delivery is refused for the source's `maxUnitsPerDay` (its jobs of the last 24 hours were
+ * billed that much), or undefined. A repeated delivery of a job that exists is never refused.
+ */
+async function overDayCap(
+  deps: WebhookOptions['deps'],
+  settings: { tenant: string; maxUnitsPerDay?: number | undefined },
+  identity: string,
+  key: string,
+): Promise<string | undefined> {
+  const cap = settings.maxUnitsPerDay;
+  if (cap === undefined) return undefined;
+  const spent = await unitsSpentSince(
+    deps,
+    { tenant: settings.tenant, source: 'webhook', keyPrefix: `webhook:${identity}:` },
+    deps.clock.now() - dayMs,
+  );
+  if (spent.units < cap || (await deps.store.findByIdempotencyKey(settings.tenant, key))) return undefined;
+  return `cost cap reached: the ${spent.jobs} job(s) of source ${identity} of the last 24 hours were billed ${spent.units} units, maxUnitsPerDay is ${cap}; deliveries start jobs again once the last 24 hours' spend is below it`;
+}
+
 /** The answer to one request, and the tenant of its source when the source is known (has a secret). */
 function answerWebhook(options: WebhookOptions) {
   const throttle = new SourceThrottle(options.ratePerSecond ?? 20);
@@ -335,6 +357,8 @@ function answerWebhook(options: WebhookOptions) {
         if (error instanceof MappingError) return refuse(400, 'unmappable', error.message);
         throw error;
       }
+      const over = await overDayCap(deps, settings, identity, `webhook:${identity}:${id}`);
+      if (over) return refuse(429, 'cost-cap', over);
       const { job, created } = await submitJob(deps, {
         ...(mapped as z.input<typeof defaultBodySchema>),
         tenant: settings.tenant,

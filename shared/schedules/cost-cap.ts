@@ -12,29 +12,30 @@ import { pauseSchedule } from './pause';
 
 export const dayMs = 24 * 60 * 60_000;
 
-/** Billed units of the schedule's jobs created since `since` (newest first, so paging stops early). */
+/**
+ * Billed units of the jobs of one source (`schedule` or `webhook`) whose idempotency key starts with
+ * `keyPrefix`, created since `since` (newest first, so paging stops early).
+ */
 export async function unitsSpentSince(
   deps: Pick<EngineDeps, 'store'>,
-  schedule: Pick<Schedule, 'name' | 'tenant'>,
+  jobs: { tenant: string; source: 'schedule' | 'webhook'; keyPrefix: string },
   since: number,
 ): Promise<{ units: number; jobs: number }> {
-  // The jobs of its slots and triggers: idempotency key `schedule:<name>:<slot>[:manual]`.
-  const keyPrefix = `schedule:${schedule.name}:`;
   let units = 0;
-  let jobs = 0;
+  let count = 0;
   let cursor: string | undefined;
   for (let page = 0; page < 1000; page++) {
-    const listed = await deps.store.list({ tenant: schedule.tenant, limit: 200, cursor });
+    const listed = await deps.store.list({ tenant: jobs.tenant, limit: 200, cursor });
     for (const job of listed.jobs) {
-      if (job.createdAt < since) return { units, jobs };
-      if (job.source !== 'schedule' || !job.idempotencyKey?.startsWith(keyPrefix)) continue;
+      if (job.createdAt < since) return { units, jobs: count };
+      if (job.source !== jobs.source || !job.idempotencyKey?.startsWith(jobs.keyPrefix)) continue;
       units += job.usage.billedUnits;
-      jobs += 1;
+      count += 1;
     }
     cursor = listed.cursor;
     if (cursor === undefined) break;
   }
-  return { units, jobs };
+  return { units, jobs: count };
 }
 
 /**
@@ -51,7 +52,12 @@ export async function pauseAtDayCap(
   const state = await states.get(schedule.name);
   if (state?.paused) return undefined;
   const now = deps.clock.now();
-  const spent = await unitsSpentSince(deps, schedule, now - dayMs);
+  // The jobs of its slots and triggers: idempotency key `schedule:<name>:<slot>[:manual]`.
+  const spent = await unitsSpentSince(
+    deps,
+    { tenant: schedule.tenant, source: 'schedule', keyPrefix: `schedule:${schedule.name}:` },
+    now - dayMs,
+  );
   if (spent.units < cap) return undefined;
   const reason = `cost cap reached: its ${spent.jobs} job(s) of the last 24 hours were billed ${spent.units} units, maxUnitsPerDay is ${cap} (resume it to go on)`;
   await pauseSchedule(deps, states, schedule, reason);

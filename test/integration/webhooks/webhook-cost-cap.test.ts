@@ -1,0 +1,112 @@
+// A webhook source's maxUnitsPerDay on the real local backend (SQLite): once its jobs of the last 24
+// hours were billed that much, new deliveries are refused (429 cost-cap, the figures in the message);
+// a repeated delivery of an existing job still answers it; other sources are not affected.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Webhook } from 'standardwebhooks';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createLocalBackend, type LocalBackend } from '../../../shared/backends/local';
+import { ConfigFileError, parseOpflowConfig } from '../../../shared/config/opflow-config';
+import type { EngineDeps } from '../../../shared/engine/deps';
+import { createWebhookHandler } from '../../../shared/http/webhooks';
+import { writeJobReport } from '../../../shared/reports/write-job-report';
+import { ManualClock } from '../../../shared/runtime/time';
+import { workflows } from '../../../shared/workflows';
+
+const secret = `whsec_${Buffer.from('the signing secret of the tracker').toString('base64')}`;
+const config = (webhooks: Record<string, unknown>) =>
+  parseOpflowConfig({ webhooks }, 'opflow.config.json', new Set(workflows.keys()));
+const source = (extra: Record<string, unknown> = {}) => ({
+  workflow: 'patent-count',
+  input: { query: { $from: '/q' } },
+  ...extra,
+});
+
+let dir: string;
+let local: LocalBackend;
+let clock: ManualClock;
+let handler: ReturnType<typeof createWebhookHandler>;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'opflow-webhook-cap-'));
+  local = createLocalBackend({ dbPath: join(dir, 'jobs.db'), outDir: join(dir, 'out') });
+  clock = new ManualClock(Date.now());
+  const deps: EngineDeps = {
+    store: local.store,
+    queue: local.queue,
+    reports: local.reports,
+    keys: { getKey: async () => undefined, refresh: async () => undefined },
+    rateLimiter: local.rateLimiter,
+    clock,
+    random: () => 0.5,
+    client: {} as EngineDeps['client'],
+    workflows,
+    writeReport: writeJobReport,
+  };
+  handler = createWebhookHandler({
+    deps,
+    config: config({ tracker: source({ maxUnitsPerDay: 100 }), other: source() }),
+    secrets: { get: async () => secret, refresh: async () => secret },
+  });
+});
+afterEach(() => {
+  local.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function deliver(to: string, id: string, query = 'battery') {
+  const body = JSON.stringify({ q: query });
+  const at = new Date(clock.now());
+  const response = await handler({
+    source: to,
+    headers: {
+      'webhook-id': id,
+      'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+      'webhook-signature': new Webhook(secret).sign(id, at, body),
+    },
+    body: new TextEncoder().encode(body),
+  });
+  return { status: response.status, json: JSON.parse(response.body) };
+}
+
+async function bill(jobId: string, units: number) {
+  const job = (await local.store.get(jobId))!;
+  await local.store.commit(
+    { ...job, status: 'SUCCEEDED', usage: { ...job.usage, billedUnits: units }, version: job.version + 1 },
+    job.version,
+  );
+}
+
+describe("a webhook source's maxUnitsPerDay", () => {
+  it('refuses new deliveries once the last 24 hours reach the cap, and takes them again after', async () => {
+    const first = await deliver('tracker', 'msg_1');
+    expect(first.status).toBe(202);
+    await bill(first.json.jobId, 60);
+    const second = await deliver('tracker', 'msg_2');
+    expect(second.status).toBe(202);
+    await bill(second.json.jobId, 45);
+
+    const refused = await deliver('tracker', 'msg_3');
+    expect(refused.status).toBe(429);
+    expect(refused.json.error.code).toBe('cost-cap');
+    expect(refused.json.error.message).toBe(
+      "cost cap reached: the 2 job(s) of source tracker of the last 24 hours were billed 105 units, maxUnitsPerDay is 100; deliveries start jobs again once the last 24 hours' spend is below it",
+    );
+    // A repeated delivery answers its job; another source is not capped.
+    const again = await deliver('tracker', 'msg_2');
+    expect(again).toMatchObject({ status: 202, json: { jobId: second.json.jobId, created: false } });
+    expect((await deliver('other', 'msg_9')).status).toBe(202);
+    expect((await local.store.list({ limit: 100 })).jobs).toHaveLength(3);
+
+    clock.advance(24 * 60 * 60_000 + 1);
+    expect((await deliver('tracker', 'msg_4')).status).toBe(202);
+  });
+
+  it('refuses a cap that is not a positive whole number, naming the field', () => {
+    expect(() => config({ tracker: source({ maxUnitsPerDay: 0 }) })).toThrow(ConfigFileError);
+    expect(() => config({ tracker: source({ maxUnitsPerDay: 2.5 }) })).toThrow(
+      /webhooks\.tracker\.maxUnitsPerDay: must be a whole number/,
+    );
+  });
+});
