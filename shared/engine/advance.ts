@@ -9,6 +9,7 @@ import {
   type Job,
   type JobError,
   type JobUsage,
+  rebasedOnClock,
   type SelectionOption,
   type UnsavedAnswer,
 } from './job-record';
@@ -97,6 +98,8 @@ export type EngineEvent =
   | { type: 'admitted'; at: number }
   /** A parked job's message came (the sweeper's nudge): it is no longer parked, and runs as usual. */
   | { type: 'unpark' }
+  /** The record was written by a clock ahead of this one: its times are re-based on this clock. */
+  | { type: 'clock-ahead' }
   /**
    * A paid (create) call for `output` is about to be sent: its intent is recorded (a repeat is
    * counted), and `nextRunAt` is pushed out by `allowanceMs`, so no process runs the job beside
@@ -286,6 +289,10 @@ export function advance(
     case 'admitted':
     case 'unpark':
       return advanceWait(job, event, now);
+    case 'clock-ahead': {
+      const rebased = rebasedOnClock(job, now);
+      return { job: rebased, delayMs: rebased.nextRunAt - now, completed: false };
+    }
     case 'call-started': {
       const sent = job.intents[event.output] ?? 0;
       return {

@@ -224,6 +224,17 @@ export interface Job {
  * advance()'s `unpark`: the job leaves its key's line of parked jobs, due as before. Here because
  * it needs no workflow: the sweeper, which loads none, unparks the parked jobs of a key gone idle.
  */
+/**
+ * A record written by a clock ahead of this one (its `updatedAt` is in this clock's future), with
+ * its times re-based on this clock: the wait it meant (`nextRunAt - updatedAt`) now starts now, and
+ * a token reserved on the other clock's time is dropped. The deadline is kept: a job gets at most
+ * the skew as extra time, never less than it was given.
+ */
+export function rebasedOnClock(job: Job, now: number): Job {
+  const waitMs = Math.max(0, job.nextRunAt - job.updatedAt);
+  return { ...job, version: job.version + 1, updatedAt: now, nextRunAt: now + waitMs, tokenAt: undefined };
+}
+
 export function unparkedJob(job: Job, now: number): Job {
   return { ...job, version: job.version + 1, updatedAt: now, parked: undefined };
 }

@@ -94,6 +94,12 @@ function notDone(failure: StepFailure, usage: Partial<JobUsage> | undefined): bo
  * caller that died is noticed within the allowance.
  */
 export const inFlightAllowanceMs = 60_000;
+
+/**
+ * A record whose `updatedAt` is further than this in the future was written by a clock ahead of
+ * this one (clocks kept by NTP differ by milliseconds): its times are re-based on this clock.
+ */
+export const maxClockAheadMs = 5_000;
 export const inFlightHeartbeatMs = 15_000;
 
 /** The key's bucket name lives with the rate bucket; re-exported for the runner's users. */
@@ -147,6 +153,21 @@ async function readAndGuard(
       retryable: false,
     };
     return fail(unknownWorkflow(job.workflow), failure);
+  }
+  if (job.updatedAt > now + maxClockAheadMs && job.inFlightSince === undefined) {
+    // Written by a clock ahead of this one: its due time would strand it for as long as the skew.
+    // (Not while a paid call is marked alive: a commit now would lose that call's outcome.)
+    const rebased = advance(workflow, job, { type: 'clock-ahead' }, now, deps.random);
+    if (!(await deps.store.commit(rebased.job, job.version))) return { report: { outcome: 'conflict' } };
+    deps.log?.warn(
+      'the job was written by a clock ahead of this one: its due time is re-based on this clock',
+      {
+        jobId: job.id,
+        aheadMs: job.updatedAt - now,
+        dueInMs: rebased.job.nextRunAt - now,
+      },
+    );
+    return { report: await runStep(deps, { jobId: job.id, version: rebased.job.version }) };
   }
   if (job.parked) {
     // A parked job's message (the sweeper's nudge): it leaves the line of parked jobs first, in a

@@ -10,6 +10,9 @@ import * as z from 'zod';
 import type { Clock, WorkMessage, WorkQueue } from '../../engine/ports';
 import type { LocalDatabase } from './database';
 
+/** A message stamped further ahead than this was sent by a clock ahead of the reader's. */
+const maxClockAheadMs = 5_000;
+
 /** A message a consumer holds until it acks or releases it, or its lease runs out. */
 export interface ClaimedMessage {
   /** Names this claim only: a later claim of the same message gets another receipt. */
@@ -55,6 +58,7 @@ export class SqliteWorkQueue implements WorkQueue {
   readonly #freeOwner;
   readonly #nextVisible;
   readonly #count;
+  readonly #rebase;
 
   constructor(db: LocalDatabase, options: SqliteWorkQueueOptions) {
     this.#db = db;
@@ -85,6 +89,11 @@ export class SqliteWorkQueue implements WorkQueue {
     );
     this.#nextVisible = db.prepare<[], { at: number | null }>('SELECT MIN(visible_at) AS at FROM messages');
     this.#count = db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM messages');
+    // A message sent by a clock ahead of the reader's keeps the delay it was sent with, from now.
+    this.#rebase = db.prepare<[number, number, number, number]>(
+      `UPDATE messages SET visible_at = ? + MIN(MAX(visible_at - sent_at, 0), ?), sent_at = ?
+       WHERE sent_at > ? AND lease_owner IS NULL`,
+    );
   }
 
   /** Delays are capped at `maxDelayMs` and negative ones count as zero, as SQS does. */
@@ -107,12 +116,15 @@ export class SqliteWorkQueue implements WorkQueue {
   /**
    * Claims up to `limit` messages visible at `now`, oldest first, hiding each for `leaseMs`. Two
    * consumers (even in two processes) never claim the same message while its lease holds. `owner`
-   * names the claiming process for `releaseLeasesOf` (see `leaseOwnerOfThisProcess`).
+   * names the claiming process for `releaseLeasesOf` (see `leaseOwnerOfThisProcess`). A message
+   * sent by a process whose clock was ahead (its `sent_at` in the future) is first re-based on
+   * `now`, keeping its delay, so a skewed sender cannot hide it for as long as the skew.
    */
   claim(now: number, limit: number, leaseMs: number, owner?: string): ClaimedMessage[] {
     if (limit <= 0) return [];
     return this.#db
       .transaction((): ClaimedMessage[] => {
+        this.#rebase.run(now, this.maxDelayMs, now, now + maxClockAheadMs);
         const rows = this.#visible.all(now, Math.floor(limit));
         return rows.map((row) => {
           this.#lease.run(now + Math.max(0, leaseMs), owner ?? null, row.id);

@@ -167,4 +167,15 @@ describe('SqliteWorkQueue', () => {
     expect(queue.releaseOrphanedLeases()).toBe(1);
     expect(queue.claim(T0, 10, 60_000).map((c) => c.message.jobId)).toEqual(['a']);
   });
+
+  it('does not hide a message sent by a clock two hours ahead for longer than its delay', async () => {
+    const hour = 3_600_000;
+    const ahead = new SqliteWorkQueue(db, { clock: { now: () => now + 2 * hour }, maxDelayMs: hour });
+    await ahead.send({ jobId: 'skewed', version: 1 }, 26 * 60_000);
+    const reader = new SqliteWorkQueue(db, { clock, maxDelayMs: hour });
+    // Seen at T0 by a reader on the right time: it keeps its 26 minutes from then, not 146.
+    expect(reader.claim(T0, 10, 1_000)).toEqual([]);
+    expect(reader.claim(T0 + 26 * 60_000 - 1, 10, 1_000)).toEqual([]);
+    expect(reader.claim(T0 + 26 * 60_000, 10, 1_000).map((c) => c.message.jobId)).toEqual(['skewed']);
+  });
 });
