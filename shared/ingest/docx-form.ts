@@ -12,7 +12,7 @@ export async function docxText(body: Uint8Array): Promise<string> {
   const mammoth = await import('mammoth');
   const html = (await mammoth.convertToHtml({ buffer: Buffer.from(body) })).value;
   const labels: string[] = [];
-  const rest = html.replace(/<table>([\s\S]*?)<\/table>/g, (table, inner: string) => {
+  const rest = html.replace(/<table>([\s\S]*?)<\/table>/g, (_table, inner: string) => {
     const rows = [...inner.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].map((row) =>
       [...(row[1] ?? '').matchAll(/<t[dh][^>]*>([\s\S]*?)<\/t[dh]>/g)].map((cell) => textOf(cell[1] ?? '')),
     );

@@ -13,6 +13,7 @@ import { reportKeys } from '../engine/report';
 import { isSandboxData } from '../engine/upstream-identity';
 import { docketOf } from '../reports/disclosure-facts';
 import { sandboxHeadline } from '../reports/sandbox-notice';
+import { publicScore } from '../workflows/novelty-report';
 import { openOutput } from './output-writer';
 
 export const batchOutputKeys = (batchId: string) => ({
@@ -70,7 +71,9 @@ export function keyFindings(workflow: string, result: Record<string, unknown>): 
       [...references].sort((a, b) => (b.public_score ?? -1) - (a.public_score ?? -1))[0];
     if (closest) {
       findings.closest = closest.patent_id ?? '';
-      findings.closest_score = closest.public_score === undefined ? '' : String(closest.public_score);
+      // On the report's scale, 0–100 (the platform gives 0–1).
+      const score = publicScore(closest.public_score);
+      findings.closest_score = score === undefined ? '' : String(score);
       findings.features_matched =
         closest.feature_match_num === undefined ? '' : String(closest.feature_match_num);
     }

@@ -15,7 +15,7 @@ import { type Decision, defineWorkflow, type ReportInput, stepsFor } from '../en
 import type { RequestOf } from '../openplatform/schemas/requests';
 import type { DataOf } from '../openplatform/schemas/responses';
 import { score, shorten } from '../reports/markdown';
-import { isPublicationNumber, noveltyAnalysisOf, noveltyReportMarkdown } from './novelty-report';
+import { isPublicationNumber, noveltyAnalysisOf, noveltyReportMarkdown, publicScore } from './novelty-report';
 import { nonEmpty, numberState, outputOf, untilDone, withoutNulls } from './step-data';
 import { firstLine, readTextDocument } from './text-input';
 
@@ -362,7 +362,7 @@ export function noveltySummary(r: ReportInput<NoveltyCheckInput>): string {
   const closest = conclusion.closest;
   if (closest)
     parts.push(
-      `closest ${closest.id} (${closest.category}, ${score(toScore(closest.reference.public_score))})`,
+      `closest ${closest.id} (${closest.category}, ${score(publicScore(closest.reference.public_score))})`,
     );
   if (references.length > 0)
     parts.push(
@@ -370,8 +370,3 @@ export function noveltySummary(r: ReportInput<NoveltyCheckInput>): string {
     );
   return parts.join(', ');
 }
-
-const toScore = (value: unknown) => {
-  const number = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
-  return typeof number === 'number' && Number.isFinite(number) ? number : undefined;
-};

@@ -193,15 +193,32 @@ function matrix(analysis: NoveltyAnalysis): string {
     `${feature.text}${feature.selected ? '' : ' (not selected: not searched)'}${feature.added ? ' (compared by the platform)' : ''}`,
     ...references.map((reference) => cellOf(reference, feature)),
   ]);
-  const found = references.map((reference) => `${reference.disclosed.length}/${analysis.compared.length}`);
+  // opflow counts a feature only where the reference discloses it (●); the platform's
+  // feature_match_num counts close variants (◐) too. Where they differ, both are shown.
+  const platformCounts = references.map((reference) => toScore(reference.reference.feature_match_num));
+  const found = references.map((reference, index) => {
+    const own = `${reference.disclosed.length}/${analysis.compared.length}`;
+    const theirs = platformCounts[index];
+    return theirs === undefined || theirs === reference.disclosed.length
+      ? own
+      : `${own} (platform: ${theirs})`;
+  });
   rows.push(['', 'Features disclosed', ...found]);
+  const differ = references.some(
+    (reference, index) =>
+      platformCounts[index] !== undefined && platformCounts[index] !== reference.disclosed.length,
+  );
   return blocks(
     table(
       ['Id', 'Feature', ...references.map((reference) => `${reference.label} (${reference.category})`)],
       rows,
     ),
     inline(
-      'Each cell: ● disclosed · ◐ similar (an obvious variant) · ○ not disclosed · — not compared; the number is the platform’s similarity score (0–100). Column: the reference and its citation category.',
+      `Each cell: ● disclosed · ◐ similar (an obvious variant) · ○ not disclosed · — not compared; the number is the platform’s similarity score (0–100, the scale of every score in this report). Column: the reference and its citation category.${
+        differ
+          ? ' Features disclosed: opflow counts only ● (disclosed); "platform" is the platform’s own count (feature_match_num, as in its report document), which also counts features it found similar (◐) or matched otherwise.'
+          : ''
+      }`,
     ),
   ).trimEnd();
 }
@@ -254,14 +271,24 @@ function referencesTable(
       bibliography?.applicationDate ?? '—',
       `${reference.category}${reference.categorySource === 'derived' ? '*' : ''}`,
       reference.claims.length > 0 ? claimRanges(reference.claims) : '—',
-      score(toScore(reference.reference.public_score)),
+      score(publicScore(reference.reference.public_score)),
     ];
   });
   const derived = analysis.references.some((reference) => reference.categorySource === 'derived');
   return blocks(
     note,
     table(
-      ['Ref', 'Publication', 'Title', 'Assignee', 'Published', 'Filed', 'Category', 'Claims', 'Score'],
+      [
+        'Ref',
+        'Publication',
+        'Title',
+        'Assignee',
+        'Published',
+        'Filed',
+        'Category',
+        'Claims',
+        'Score (0–100)',
+      ],
       rows,
       '_No references found._',
     ),
@@ -273,6 +300,16 @@ function referencesTable(
         )
       : undefined,
   ).trimEnd();
+}
+
+/**
+ * A reference's public score on the report's one scale, 0–100 (the platform gives it as 0–1, and its
+ * feature comparisons as 0–100).
+ */
+export function publicScore(value: unknown): number | undefined {
+  const number = toScore(value);
+  if (number === undefined) return undefined;
+  return Math.round((number <= 1 ? number * 100 : number) * 10) / 10;
 }
 
 const toScore = (value: unknown) => {
@@ -305,7 +342,7 @@ function referenceDetail(
   const facts = [
     bibliography?.priorityDate ? `priority ${bibliography.priorityDate}` : undefined,
     `category ${reference.category}`,
-    `public score ${score(toScore(source.public_score))}`,
+    `public score ${score(publicScore(source.public_score))} of 100`,
     `discloses ${reference.disclosed.length > 0 ? reference.disclosed.join(', ') : 'none'}`,
     reference.similar.length > 0 ? `close to ${reference.similar.join(', ')}` : undefined,
     source.most_similar ? 'the platform’s most similar document' : undefined,

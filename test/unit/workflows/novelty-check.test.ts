@@ -411,7 +411,7 @@ describe('novelty-check report', () => {
     expect(markdown).toContain(
       '[CN112345678A](https://worldwide.espacenet.com/patent/search?q=pn%3DCN112345678A)',
     );
-    expect(markdown).toMatch(/\| D1 \| .+ \| X\\\* \| 1 \| 0\.82 \|/);
+    expect(markdown).toMatch(/\| D1 \| .+ \| X\\\* \| 1 \| 82 \|/);
     expect(markdown).toContain(
       '| f3 | ○ 40 | — | not disclosed | Only partly \\<b\\>discloses\\</b\\> it. |',
     );
@@ -430,7 +430,7 @@ describe('novelty-check report', () => {
 
   it('sums up features, references and the closest one in a line', () => {
     expect(report().summary).toBe(
-      '3 features (2 selected), 2 references, closest CN112345678A (X, 0.82), not found: f3',
+      '3 features (2 selected), 2 references, closest CN112345678A (X, 82), not found: f3',
     );
   });
 
