@@ -44,6 +44,14 @@ export const inboxPrefix = 'inbox/';
 const tenantsFolder = 'tenants/';
 
 /** Where `opflow ingest` uploads a tenant's batch: the prefix IAM lets that tenant's uploaders write. */
+/** A manifest's kind by its name's extension (.jsonl, .ndjson; .csv, .tsv), else undefined. */
+export function manifestKindOf(name: string): BatchSourceKind | undefined {
+  const extension = /\.[^./]+$/.exec(name)?.[0]?.toLowerCase() ?? '';
+  if (extension === '.jsonl' || extension === '.ndjson') return 'jsonl';
+  if (extension === '.csv' || extension === '.tsv') return 'csv';
+  return undefined;
+}
+
 export function inboxFolderOf(tenant: string, workflow: string, batch: string): string {
   return `${inboxPrefix}${tenant === 'default' ? '' : `${tenantsFolder}${tenant}/`}${workflow}/${batch}/`;
 }
@@ -80,13 +88,7 @@ export function classifyInboxKey(key: string, metadata: Record<string, string> =
     };
   const [workflow, ...rest] = parts as [string, ...string[]];
   const name = rest[rest.length - 1] as string;
-  const extension = /\.[^.]+$/.exec(name)?.[0]?.toLowerCase() ?? '';
-  const sourceKind: BatchSourceKind | undefined =
-    extension === '.jsonl' || extension === '.ndjson'
-      ? 'jsonl'
-      : extension === '.csv' || extension === '.tsv'
-        ? 'csv'
-        : undefined;
+  const sourceKind = manifestKindOf(name);
   const batchName = metadata['opflow-batch'] ?? (rest.length >= 2 ? rest[0] : undefined);
   if (sourceKind) return { kind: 'manifest', tenant, workflow, sourceKind, batchName, key };
   if (rest.length < 2)

@@ -5,10 +5,11 @@
  * links followed) is inside the manifest's folder.
  */
 import { realpath, stat } from 'node:fs/promises';
-import { dirname, extname, isAbsolute, relative, resolve, sep } from 'node:path';
+import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import type { BatchSource, BatchSourceKind } from '../engine/batch-store';
 import { describeFileError, FileRefused, openRegularFile, readRegularFile } from '../files/bounded-read';
 import { maxDocumentBytes } from './documents';
+import { manifestKindOf } from './inbox';
 import { IngestRefused, type IngestSource } from './ingest';
 import { openFile, readFolder } from './sources';
 
@@ -64,13 +65,7 @@ export async function localSourceKind(path: string, shownAs = path): Promise<Bat
     );
   }
   if (info.isDirectory()) return 'folder';
-  const extension = extname(path).toLowerCase();
-  const kind: BatchSourceKind | undefined =
-    extension === '.jsonl' || extension === '.ndjson'
-      ? 'jsonl'
-      : extension === '.csv' || extension === '.tsv'
-        ? 'csv'
-        : undefined;
+  const kind = manifestKindOf(path);
   if (!kind)
     throw new IngestRefused(
       `${shownAs}: a manifest is a JSON Lines file (.jsonl, .ndjson) or a CSV file (.csv, .tsv), or give a folder of documents`,
