@@ -9,11 +9,11 @@ import { createLocalBackend, type LocalBackend } from '../../../shared/backends/
 import { SqliteScheduleStateStore } from '../../../shared/backends/local/sqlite-schedule-state-store';
 import { ConfigFileError, parseOpflowConfig, type Schedule } from '../../../shared/config/opflow-config';
 import type { EngineDeps } from '../../../shared/engine/deps';
-import { writeJobReport } from '../../../shared/reports/write-job-report';
 import { ManualClock } from '../../../shared/runtime/time';
 import { pauseSchedule, resumeSchedule, scheduleView } from '../../../shared/schedules/pause';
 import { tickSchedules } from '../../../shared/schedules/scheduler';
 import { workflows } from '../../../shared/workflows';
+import { localEngineDeps } from './local-deps';
 
 let dir: string;
 let local: LocalBackend;
@@ -43,18 +43,7 @@ beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'opflow-cost-cap-'));
   local = createLocalBackend({ dbPath: join(dir, 'jobs.db'), outDir: join(dir, 'out') });
   clock = new ManualClock(Date.parse('2026-03-01T00:30:00Z'));
-  deps = {
-    store: local.store,
-    queue: local.queue,
-    reports: local.reports,
-    keys: { getKey: async () => undefined, refresh: async () => undefined },
-    rateLimiter: local.rateLimiter,
-    clock,
-    random: () => 0.5,
-    client: {} as EngineDeps['client'],
-    workflows,
-    writeReport: writeJobReport,
-  };
+  deps = localEngineDeps(local, clock);
   states = new SqliteScheduleStateStore(local.db);
 });
 afterEach(() => {

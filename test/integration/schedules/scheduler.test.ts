@@ -10,11 +10,11 @@ import { SqliteScheduleStateStore } from '../../../shared/backends/local/sqlite-
 import { parseOpflowConfig, type Schedule } from '../../../shared/config/opflow-config';
 import type { EngineDeps } from '../../../shared/engine/deps';
 import type { Job } from '../../../shared/engine/job-record';
-import { writeJobReport } from '../../../shared/reports/write-job-report';
 import { ManualClock } from '../../../shared/runtime/time';
 import { backfillSchedule, tickSchedules, triggerSchedule } from '../../../shared/schedules/scheduler';
 import { jitterOf } from '../../../shared/schedules/slots';
 import { workflows } from '../../../shared/workflows';
+import { localEngineDeps } from './local-deps';
 
 let dir: string;
 let local: LocalBackend;
@@ -46,18 +46,7 @@ beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'opflow-schedules-'));
   local = createLocalBackend({ dbPath: join(dir, 'jobs.db'), outDir: join(dir, 'out') });
   clock = new ManualClock(at('2026-03-01T00:00:00Z'));
-  deps = {
-    store: local.store,
-    queue: local.queue,
-    reports: local.reports,
-    keys: { getKey: async () => undefined, refresh: async () => undefined },
-    rateLimiter: local.rateLimiter,
-    clock,
-    random: () => 0.5,
-    client: {} as EngineDeps['client'],
-    workflows,
-    writeReport: writeJobReport,
-  };
+  deps = localEngineDeps(local, clock);
   states = new SqliteScheduleStateStore(local.db);
 });
 afterEach(() => {

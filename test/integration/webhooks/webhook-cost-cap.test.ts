@@ -8,11 +8,10 @@ import { Webhook } from 'standardwebhooks';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createLocalBackend, type LocalBackend } from '../../../shared/backends/local';
 import { ConfigFileError, parseOpflowConfig } from '../../../shared/config/opflow-config';
-import type { EngineDeps } from '../../../shared/engine/deps';
 import { createWebhookHandler } from '../../../shared/http/webhooks';
-import { writeJobReport } from '../../../shared/reports/write-job-report';
 import { ManualClock } from '../../../shared/runtime/time';
 import { workflows } from '../../../shared/workflows';
+import { localEngineDeps } from '../schedules/local-deps';
 
 const secret = `whsec_${Buffer.from('the signing secret of the tracker').toString('base64')}`;
 const config = (webhooks: Record<string, unknown>) =>
@@ -32,18 +31,7 @@ beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'opflow-webhook-cap-'));
   local = createLocalBackend({ dbPath: join(dir, 'jobs.db'), outDir: join(dir, 'out') });
   clock = new ManualClock(Date.now());
-  const deps: EngineDeps = {
-    store: local.store,
-    queue: local.queue,
-    reports: local.reports,
-    keys: { getKey: async () => undefined, refresh: async () => undefined },
-    rateLimiter: local.rateLimiter,
-    clock,
-    random: () => 0.5,
-    client: {} as EngineDeps['client'],
-    workflows,
-    writeReport: writeJobReport,
-  };
+  const deps = localEngineDeps(local, clock);
   handler = createWebhookHandler({
     deps,
     config: config({ tracker: source({ maxUnitsPerDay: 100 }), other: source() }),
