@@ -15,17 +15,6 @@ import { parse as parseYaml } from 'yaml';
 import { type DisclosureFormConfig, defaultDisclosureFormConfig } from '../config/disclosure-form-config';
 import type { Workflow } from '../engine/workflow';
 
-/** The fields opflow knows; a config may map labels to fields of its own too. */
-export const disclosureFields = [
-  'docket',
-  'title',
-  'inventors',
-  'businessUnit',
-  'priorityDate',
-  'filingDate',
-  'submissionDate',
-] as const;
-
 /** The fields holding a date: read as YYYY-MM-DD (an unreadable one is kept as written, with a warning). */
 export const dateFields: ReadonlySet<string> = new Set(['priorityDate', 'filingDate', 'submissionDate']);
 

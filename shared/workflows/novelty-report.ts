@@ -253,6 +253,17 @@ export function bibliographyNote(
     )}: ${without.length === 1 ? 'its row shows' : 'their rows show'} the platform’s patent id and comparison text.`;
 }
 
+/** A reference's first cells: its label, its publication number (linked to Espacenet) and its title. */
+function identityCells(reference: CitedReference, bibliography: Bibliography | undefined): unknown[] {
+  const number = bibliography?.publicationNumber ?? reference.id;
+  const link = documentLink(number);
+  return [
+    reference.label,
+    link ? webLink(number, link) : number,
+    bibliography?.title ?? shorten(reference.reference.document, 160),
+  ];
+}
+
 function referencesTable(
   analysis: NoveltyAnalysis,
   bibliographies: Map<string, Bibliography>,
@@ -260,12 +271,8 @@ function referencesTable(
 ): string {
   const rows = analysis.references.map((reference) => {
     const bibliography = bibliographies.get(reference.id);
-    const number = bibliography?.publicationNumber ?? reference.id;
-    const link = documentLink(number);
     return [
-      reference.label,
-      link ? webLink(number, link) : number,
-      bibliography?.title ?? shorten(reference.reference.document, 160),
+      ...identityCells(reference, bibliography),
       bibliography?.assignee ?? '—',
       bibliography?.publicationDate ?? '—',
       bibliography?.applicationDate ?? '—',
@@ -376,13 +383,8 @@ function lateSection(analysis: NoveltyAnalysis, bibliographies: Map<string, Bibl
     );
   if (analysis.late.length === 0) return notes;
   const rows = analysis.late.map((reference) => {
-    const bibliography = bibliographies.get(reference.id);
-    const number = bibliography?.publicationNumber ?? reference.id;
-    const link = documentLink(number);
     return [
-      reference.label,
-      link ? webLink(number, link) : number,
-      bibliography?.title ?? shorten(reference.reference.document, 160),
+      ...identityCells(reference, bibliographies.get(reference.id)),
       reference.published,
       reference.disclosed.length > 0 ? reference.disclosed.join(', ') : 'none',
     ];
