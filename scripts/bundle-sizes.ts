@@ -49,7 +49,7 @@ export const MAX_KB_BY_FUNCTION: Partial<Record<FunctionName, number>> = {
   worker: 952,
   api: 706,
   sweeper: 375,
-  ingest: 800,
+  ingest: 830,
   callbacks: 620,
   schedules: 614,
 };

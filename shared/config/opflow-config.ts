@@ -87,10 +87,9 @@ const tenantSchema = z.lazy(() =>
 );
 
 /** A cap on billed units: a positive whole number. */
-const unitsCapSchema = z
-  .number()
-  .int('must be a whole number of billed units')
-  .positive('must be more than 0');
+const unitsCapSchema = z.lazy(() =>
+  z.number().int('must be a whole number of billed units').positive('must be more than 0'),
+);
 
 export const webhookSourceSchema = z.lazy(() =>
   z

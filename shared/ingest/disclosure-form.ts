@@ -10,10 +10,28 @@
  * Labels map to fields through `labelMap` (defaults below, extended by the config file's
  * `disclosureForm.labels`); a label that maps to no field is kept under its own name.
  */
-import { Lexer, type Token, type Tokens } from 'marked';
-import { parse as parseYaml } from 'yaml';
+import type { Lexer, Token, Tokens } from 'marked';
+import type { parse } from 'yaml';
 import { type DisclosureFormConfig, defaultDisclosureFormConfig } from '../config/disclosure-form-config';
 import type { Workflow } from '../engine/workflow';
+
+/**
+ * The Markdown lexer and the YAML parser, loaded on first use (`loadDisclosureParsers`), so that no
+ * function's cold start carries them: the ingest function loads them at its first text document.
+ */
+let parsers: { Lexer: typeof Lexer; parseYaml: typeof parse } | undefined;
+
+/** Loads the parsers `disclosureInput`, `parseDisclosureForm` and `plainText` need; call it once before them. */
+export async function loadDisclosureParsers(): Promise<void> {
+  if (parsers) return;
+  const [marked, yaml] = await Promise.all([import('marked'), import('yaml')]);
+  parsers ??= { Lexer: marked.Lexer, parseYaml: yaml.parse };
+}
+
+function loaded(): NonNullable<typeof parsers> {
+  if (!parsers) throw new Error('disclosure-form: call loadDisclosureParsers() before reading a form');
+  return parsers;
+}
 
 /** The fields holding a date: read as YYYY-MM-DD (an unreadable one is kept as written, with a warning). */
 export const dateFields: ReadonlySet<string> = new Set(['priorityDate', 'filingDate', 'submissionDate']);
@@ -116,7 +134,7 @@ export function parseDisclosureForm(
   if (yaml) {
     let value: unknown;
     try {
-      value = parseYaml(yaml[1] ?? '');
+      value = loaded().parseYaml(yaml[1] ?? '');
     } catch (error) {
       warnings.push(`the YAML front matter cannot be read: ${(error as Error).message.split('\n')[0]}`);
     }
@@ -332,7 +350,7 @@ function stripInline(text: string): string {
  * links (their text), code marks and HTML tags dropped; table rows as cells joined by " | ".
  */
 export function plainText(markdown: string): string {
-  const tokens = new Lexer({ gfm: true }).lex(markdown);
+  const tokens = new (loaded().Lexer)({ gfm: true }).lex(markdown);
   return blocks(tokens)
     .replace(/[ \t]+\n/g, '\n')
     .replace(/\n{3,}/g, '\n\n')

@@ -32,7 +32,12 @@ import {
   newBatch,
   sha256,
 } from './batch';
-import { type DisclosureMetadata, disclosureInput, disclosureLabel } from './disclosure-form';
+import {
+  type DisclosureMetadata,
+  disclosureInput,
+  disclosureLabel,
+  loadDisclosureParsers,
+} from './disclosure-form';
 import { DocumentProblem, extractDocument } from './documents';
 import { withMaxUnits } from './limits';
 import { type OpenBytes, readCsv, readJsonLines, type SourceRecord } from './sources';
@@ -408,6 +413,7 @@ async function prepare(
         return problem(`${workflow.name} takes JSON input, not the text of ${file}`, id);
       else {
         // A disclosure form's front matter stays with the job (metadata), never in its input.
+        await loadDisclosureParsers();
         const read = disclosureInput(workflow, document.text, file, deps.disclosureForm);
         metadata = read.metadata;
         candidate = { ...(read.input as Record<string, unknown>), ...fields };

@@ -11,7 +11,12 @@ import { JobRequestError, maxDeadlineMs, submitJob } from '../../engine/job-comm
 import type { Job } from '../../engine/job-record';
 import { describeUpstreamIdentity, sameUpstream, upstreamOfTenant } from '../../engine/upstream-identity';
 import type { Workflow } from '../../engine/workflow';
-import { type DisclosureMetadata, disclosureInput, disclosureLabel } from '../../ingest/disclosure-form';
+import {
+  type DisclosureMetadata,
+  disclosureInput,
+  disclosureLabel,
+  loadDisclosureParsers,
+} from '../../ingest/disclosure-form';
 import { listAll, listUnfinished } from '../../runtime/job-queries';
 import { type CliContext, type GlobalOptions, openPipeline } from '../context';
 import { driveJobs, reportOutcome } from '../drive-jobs';
@@ -62,9 +67,9 @@ export async function runCommand(
   }
   const refused: InputProblem[] = [...problems];
   const candidates: Candidate[] = [];
-  const formConfig = documents.some((document) => document.kind !== 'json')
-    ? (await readConfigFile(ctx, undefined)).config.disclosureForm
-    : undefined;
+  const hasText = documents.some((document) => document.kind !== 'json');
+  const formConfig = hasText ? (await readConfigFile(ctx, undefined)).config.disclosureForm : undefined;
+  if (hasText) await loadDisclosureParsers();
   for (const document of documents) {
     const built = candidatesOf(workflow, document, formConfig, (warning) =>
       ctx.io.stderr.write(`opflow: ${document.source}: ${warning}\n`),
