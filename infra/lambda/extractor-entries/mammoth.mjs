@@ -1,4 +1,4 @@
 // The `mammoth` the ingest function loads on demand (built into extractors/mammoth.mjs; see ../build-extractors.mjs).
 import mammoth from 'mammoth';
 
-export const { extractRawText } = mammoth;
+export const { extractRawText, convertToHtml } = mammoth;

@@ -11,3 +11,4 @@ const load = () => {
   return loaded;
 };
 export const extractRawText = async (...args) => (await load()).extractRawText(...args);
+export const convertToHtml = async (...args) => (await load()).convertToHtml(...args);
