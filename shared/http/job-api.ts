@@ -118,7 +118,12 @@ export const listQuerySchema = z.strictObject({
   status: z.enum(jobStatuses).optional(),
   batchId: z.string().min(1).max(100).optional(),
   tenant: z.string().min(1).max(64).optional(),
-  limit: z.coerce.number().int().min(1).max(1000).default(50),
+  limit: z.coerce
+    .number({ error: 'must be one whole number from 1 to 1000 (a repeated limit= is joined with commas)' })
+    .int()
+    .min(1)
+    .max(1000)
+    .default(50),
   cursor: z.string().min(1).max(1000).optional(),
   ...searchFilterShape,
 });

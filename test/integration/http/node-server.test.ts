@@ -419,6 +419,8 @@ describe('request bodies and paths', () => {
     const repeated = await raw('/jobs?limit=1&limit=2');
     expect(repeated.status).toBe(400);
     expect(JSON.parse(repeated.body).error.message).toContain('query.limit');
+    expect(JSON.parse(repeated.body).error.message).toContain('a repeated limit= is joined with commas');
+    expect(JSON.parse(repeated.body).error.message).not.toContain('NaN');
     expect((await raw('//jobs')).status).toBe(404);
     expect(logged.map(({ method, path, status }) => `${method} ${path} ${status}`)).toEqual([
       'GET /jobs 200',
