@@ -100,7 +100,7 @@ export function duePartition(shard: number): string {
 }
 
 /**
- * Where a parked job's `due` row lives instead of a `DUE#` shard (issue 10, admission): one
+ * Where a parked job's `due` row lives instead of a `DUE#` shard: one
  * partition per API key's bucket, in due order, read by that key's releasers with one Query. A
  * key's commits are bounded by its rate limit, so one partition holds them.
  */

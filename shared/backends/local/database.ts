@@ -67,7 +67,7 @@ export const migrations: Readonly<Record<number, string>> = {
     CREATE INDEX messages_visible ON messages (visible_at, id);
     CREATE INDEX messages_by_job ON messages (job_id, version);
   `,
-  // The scheduler's own columns and indexes (issue 10, a backlog of thousands): the fields the budget
+  // The scheduler's own columns and indexes (for a backlog of thousands): the fields the budget
   // filler decides on, out of the JSON body and into covering indexes, so its rounds read index
   // entries along the due time instead of parsing every job; and the unfinished work counted by
   // triggers at each commit, so the scheduler's count reads a few rows whatever the backlog.

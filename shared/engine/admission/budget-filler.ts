@@ -1,5 +1,5 @@
 /**
- * Filling the key's rate budget (issue 10). The runner aims each poll at the learned timing when it
+ * Filling the key's rate budget. The runner aims each poll at the learned timing when it
  * schedules it; the budget filler looks again at what waits, a few times a second, and moves it:
  * - polls already scheduled are re-aimed when the learned estimate now puts them earlier than their
  *   time (a first wave scheduled on the declared prior, before any task of the operation finished):
