@@ -1,6 +1,6 @@
 /**
  * What a novelty check costs on the aws backend, without and with a backlog waiting for tokens
- * (issue 10), measured on the emulators: SQS messages, step-worker Lambda runs and DynamoDB write
+ * (parked for admission), measured on the emulators: SQS messages, step-worker Lambda runs and DynamoDB write
  * units per completed job, printed side by side with their ratio.
  *
  * Run: `npm run bench:aws-cost` (vitest runs this file: the simulated deployment of

@@ -1,5 +1,5 @@
 /**
- * Filler benchmark (issue 10, "a batch of 10,000"): what one round of the local budget filler (the
+ * Filler benchmark ("a batch of 10,000"): what one round of the local budget filler (the
  * shared/engine/admission/budget-filler.ts) and its count of the unfinished work cost against a
  * SQLite job store holding a backlog of 300, 3,000 and 10,000 unfinished jobs.
  *

@@ -10,7 +10,7 @@
  * - `status <unknown id>`: open the SQLite database, look the job up, say there is none (exit 4).
  * - `list --json`: open the database and list (nothing).
  * - `status (from source)`: the same as `status`, run from the TypeScript sources through tsx
- *   (`OPFLOW_FROM_SOURCE=1`), which is how every command started before the build (issue 9).
+ *   (`OPFLOW_FROM_SOURCE=1`), which is how every command started before the CLI was bundled.
  *
  *   npx tsx bench/startup.ts [--rounds=15]
  *

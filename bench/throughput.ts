@@ -1,5 +1,5 @@
 /**
- * Throughput benchmark (issue 10): does a batch under a key's rate limit finish near the time the
+ * Throughput benchmark (admission and learned poll timing): does a batch under a key's rate limit finish near the time the
  * limit allows, with few wasted calls, whatever the declared poll schedules say; and does one job
  * on an idle key finish near the upstream's own task time?
  *
@@ -21,7 +21,7 @@
  *
  * Engines compared in each case:
  * - learned: this build (poll timing learned per operation, aimed at quantiles by the budget);
- * - fixed: as before issue 10: learning off (the workflows' declared schedules) and no token
+ * - fixed: the engine without admission: learning off (the workflows' declared schedules) and no token
  *   reservations (waiting jobs bounce for the next token, claims paused meanwhile);
  * - naive: the same, with every poll one second after the last (a poll-every-second build).
  * Schedules: `right` (declared delays about the tasks' times), `10x slow`, `10x fast`.
@@ -257,7 +257,7 @@ async function runCase(spec: CaseSpec): Promise<CaseResult> {
     },
   });
   if (spec.engine !== 'learned') {
-    // As before issue 10: the declared schedules, and waiting jobs bounce for the next token.
+    // The engine without admission: the declared schedules, and waiting jobs bounce for the next token.
     pipeline.deps.pollStats = undefined;
     pipeline.deps.reserveHorizonMs = 0;
   }

@@ -39,7 +39,7 @@ import {
 export const DEFAULT_MAX_KB = 1024;
 /**
  * Each function's budget, for what a cold start loads (the entry and the chunks it imports at once):
- * its size on 24 November 2026 (issue 9's seventh round: the api and schedules functions load S3 on
+ * its size on 24 November 2026 (when the api and schedules functions began to load S3 on
  * first use) and some 3% of room, so that a package or module pulled in by mistake fails the
  * bundle-sizes test instead of adding to every cold start unnoticed. Raise a budget only for code the
  * function needs, and say so in the commit. (The chunks loaded on first use and `ingest`'s document
@@ -53,7 +53,7 @@ export const MAX_KB_BY_FUNCTION: Partial<Record<FunctionName, number>> = {
   callbacks: 620,
   schedules: 614,
 };
-/** Issue 9's goals: printed beside each figure, not enforced. */
+/** The goals set for a cold start: printed beside each figure, not enforced. */
 const GOAL_BYTES = 400_000;
 const GOAL_COLD_RATIO = 2;
 

@@ -9,7 +9,7 @@ import { createTracer } from '../../shared/runtime/lambda/tracing';
 
 // Once per instance: clients and caches live across invocations.
 const runtime = createLambdaRuntime({ tracer: createTracer() });
-// Parked jobs (admission, issue 10) are listed from the job store's `WAIT#` partitions.
+// Parked jobs (admission) are listed from the job store's `WAIT#` partitions.
 const worker = createStepWorker({ ...runtime, parked: runtime.pipeline.aws.store });
 
 export function handler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {

@@ -1,5 +1,5 @@
 /**
- * Issue 12 on aws, one construct added to the stack with a few lines: the callback sender (a
+ * Callbacks, webhooks and schedules on aws, one construct added to the stack with a few lines: the callback sender (a
  * function triggered by its own queue, with a dead-letter queue and an alarm; per-tenant signing
  * secrets), the webhook route of the HTTP API
  * (`POST /webhooks/{source}`, no IAM: the HMAC authenticates; throttled per route), and one

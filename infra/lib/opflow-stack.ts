@@ -236,7 +236,7 @@ export class OpflowStack extends Stack {
       removalPolicy: config.removalPolicy,
     });
 
-    // Issue 12: callbacks out, webhooks in, schedules (infra/lib/automation.ts).
+    // Automation: callbacks out, webhooks in, schedules (infra/lib/automation.ts).
     this.automation = new Automation(this, 'Automation', {
       prefix,
       tenants: config.tenants,
@@ -363,7 +363,7 @@ export class OpflowStack extends Stack {
     });
   }
 
-  /** The wildcard resources of the issue 12 functions' policies, each as narrow as its access allows. */
+  /** The wildcard resources of the automation functions' policies, each as narrow as its access allows. */
   private acknowledgeAutomationWildcards(): void {
     const bucketId = this.logicalIdOf(this.storage.reportBucket);
     const secretFinding = (prefix: string, what: string) => ({

@@ -192,7 +192,7 @@ export interface Job {
    */
   tokenAt?: number | undefined;
   /**
-   * The job waits for a token of its key's saturated budget with no message in the queue (issue 10,
+   * The job waits for a token of its key's saturated budget with no message in the queue (admission,
    * aws): a releaser (the step worker after a commit of the same key, the sweeper when the key's
    * line is idle) reserves its token and sends its one message, in due order. `bucket`: the key's
    * fingerprint; `withinMs`: how far past its due time the job's token may lie (its priority).

@@ -54,7 +54,7 @@ export const durationSketchSchema = z.object({
   updatedAt: z.number(),
   /**
    * The last observations, oldest first, flat: lower and upper bound (ms from the task's start) of
-   * each. Absent in sketches written before session 8: their weights stand until the next record,
+   * each. Absent in sketches written before the list was kept: their weights stand until the next record,
    * which starts the list.
    */
   obs: z

@@ -1,5 +1,5 @@
 /**
- * One naming of the fields every workflow shares (issue 13): `text` is the main input of every
+ * One naming of the fields every workflow shares: `text` is the main input of every
  * workflow and `lang` its language, whatever the workflow calls them (`problem`, `question`,
  * `query`, `language`); the workflow's own names keep working. Applied in front of each workflow's
  * input schema (a preprocess, transparent to JSON Schema), so the API, the CLI, manifests and MCP

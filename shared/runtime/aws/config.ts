@@ -70,7 +70,7 @@ export interface AwsRuntimeConfig extends AwsBackendConfig {
   /** The Open Platform; absent means the real platform. */
   baseUrl?: string | undefined;
   /**
-   * Admission of jobs waiting for a saturated key's tokens (issue 10; `OPFLOW_ADMISSION`, default
+   * Admission of jobs waiting for a saturated key's tokens (`OPFLOW_ADMISSION`, default
    * on): parked without a message and released in order by the step workers. `off`: sent back to
    * ask again (the behaviour before; kept for the cost bench's side-by-side run).
    */

@@ -24,7 +24,7 @@ export interface ApiHandlerOptions {
   routes?: readonly ApiRoute[] | undefined;
   /** How callers authenticate, and who is an operator (OPFLOW_API_AUTH; default IAM, no JWT operators). */
   auth?: ApiAuth | undefined;
-  /** `POST /webhooks/{source}` (issue 12): given the raw body bytes; absent: no webhook route. */
+  /** `POST /webhooks/{source}`: given the raw body bytes; absent: no webhook route. */
   webhooks?: ((request: WebhookRequest) => Promise<JobApiResponse>) | undefined;
 }
 
@@ -161,7 +161,7 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
       for (const [name, value] of Object.entries(event.headers ?? {})) headers[name.toLowerCase()] = value;
       const hook = options.webhooks ? webhookPathPattern.exec(event.rawPath) : null;
       if (hook && options.webhooks) {
-        // Issue 12: the signature covers the bytes as sent, so they are not decoded as text here.
+        // The webhook's signature covers the bytes as sent, so they are not decoded as text here.
         const bytes = Buffer.from(event.body ?? '', event.isBase64Encoded ? 'base64' : 'utf8');
         const method = event.requestContext.http.method.toUpperCase();
         let source = '';

@@ -1,5 +1,5 @@
 /**
- * Issue 12 on aws: the webhook route of the api function (raw body bytes, secrets in Secrets
+ * Webhooks and schedules on aws: the webhook route of the api function (raw body bytes, secrets in Secrets
  * Manager under OPFLOW_WEBHOOK_SECRET_PREFIX, mappings in OPFLOW_WEBHOOK_MAPPINGS as set by the
  * stack from opflow.config.json) and the target of the EventBridge Scheduler schedules (event
  * `{"schedule": <the schedule's config>, "slot": "<aws.scheduler.scheduled-time>"}`).
@@ -19,7 +19,7 @@ import { engineLogger, type Observability } from './observability';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-/** The variables of issue 12 the functions read beside loadAwsConfig's. */
+/** The webhook and schedule variables the functions read beside loadAwsConfig's. */
 export const automationVariables = [
   'OPFLOW_WEBHOOK_SECRET_PREFIX',
   'OPFLOW_WEBHOOK_MAPPINGS',

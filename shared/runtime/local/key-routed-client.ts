@@ -2,7 +2,7 @@
  * The built-in sandbox gets only its own well-known key: a tenant with its own key
  * (`OPFLOW_API_KEY_<TENANT>`) talks to the platform, even while other tenants' jobs use the
  * sandbox. Every call is routed by the key it carries, so a real key cannot reach the sandbox
- * whatever chose it (issue 13).
+ * whatever chose it.
  */
 import type { OpenPlatformClient } from '../../openplatform/types';
 

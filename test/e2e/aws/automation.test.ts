@@ -1,4 +1,4 @@
-// Issue 12 on the aws backend, on the emulators with the bundled functions: POST /webhooks/{source}
+// Webhooks and schedules on the aws backend, on the emulators with the bundled functions: POST /webhooks/{source}
 // through the api function (no IAM: the Standard Webhooks signature over the raw body bytes, the
 // secret read from Secrets Manager), and scheduled jobs created by the `schedules` function (the
 // EventBridge Scheduler target) whose reports, written by the step worker to S3, say what changed

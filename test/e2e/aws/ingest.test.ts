@@ -8,7 +8,7 @@
 // joins its folder's batch (a .docx among them, read through the extractor files beside the ingest
 // bundle). The same upload announced twice is read once. Two batches and a job started by hand share
 // the tenant's key through the step workers' DynamoDB rate limiter: neither batch starves.
-// (Session 7: the 1,000 lines took 11 minutes at load 11 before the outputs and admission read their
+// (The 1,000 lines once took 11 minutes at load 11 before the outputs and admission read their
 // jobs with BatchGetItem; the CSV manifest of 1,000 lines runs on DynamoDB Local and S3 in
 // test/integration/ingest.)
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';

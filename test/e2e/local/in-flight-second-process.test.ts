@@ -1,4 +1,4 @@
-// A live paid call's job never runs beside it, whatever process looks (issue 8 items 2 and 3),
+// A live paid call's job never runs beside it, whatever process looks,
 // through the real bin: a second `opflow resume` started while a slow create is in flight, and a
 // stream that lasts many in-flight allowances while another process sweeps the same database.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -69,7 +69,7 @@ describe('a second opflow process on the same database', () => {
       return jobs.some((job) => job.inFlightSince !== undefined);
     }, 'the first create to be in flight');
 
-    // What issue 8 saw: a second process's first sweep looks ahead by the in-flight allowance and
+    // The failure this guards against: a second process's first sweep looks ahead by the in-flight allowance and
     // re-sent this job; its runner then ran the create again beside the live one.
     const resume = startOpflow(['resume'], { env, cwd: dir });
     const [ran, resumed] = await Promise.all([run.done, resume.done]);

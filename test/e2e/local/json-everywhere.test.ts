@@ -1,4 +1,4 @@
-// Issue 13: every command's --json output carries the whole answer, errors included with their
+// Every command's --json output carries the whole answer, errors included with their
 // reasons, through the real bin. Each row runs `opflow --json <args>`, parses standard output as
 // JSON (one document) and checks the exit code and, for a failure, that the reason is in the JSON.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

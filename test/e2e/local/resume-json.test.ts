@@ -1,4 +1,4 @@
-// Issue 13's resume items through the real bin: `opflow resume` says what it continues;
+// Resume through the real bin: `opflow resume` says what it continues;
 // `resume <id> --json` prints JSON whatever the job's state (waiting for a selection: exit 3).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,4 +1,4 @@
-// The concurrency cases of issue 8 through the real bin, with the built-in sandbox:
+// Concurrency cases of two processes through the real bin, with the built-in sandbox:
 // - a second opflow process that uses the built-in sandbox of another (`opflow resume <id> --select`
 //   while `opflow serve` runs) survives that process's kill -9: it takes the sandbox over (its state
 //   file, its port) and finishes the job, with no create call repeated;

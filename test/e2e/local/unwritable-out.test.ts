@@ -1,4 +1,4 @@
-// Issue 8 item 5 through the real bin: a report folder that cannot be written once a paid call has
+// Through the real bin: a report folder that cannot be written once a paid call has
 // answered does not fail the job for good, and `opflow resume` finishes it once the folder is fixed,
 // with no create sent again (the sandbox's ledger says so). An unusable --out / OPFLOW_OUT is
 // refused before anything is called.

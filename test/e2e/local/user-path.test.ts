@@ -1,4 +1,4 @@
-// What a new user meets, through the real bin (issue 13): the workflows described, the example every
+// What a new user meets, through the real bin: the workflows described, the example every
 // workflow accepts, a done input skipped unless --fresh, and --json answers that carry their errors.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

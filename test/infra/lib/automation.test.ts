@@ -1,4 +1,4 @@
-// Issue 12 in the CDK app, from a config file with schedules and webhooks: EventBridge Scheduler
+// Callbacks, webhooks and schedules in the CDK app, from a config file with schedules and webhooks: EventBridge Scheduler
 // schedules (time zone, retries, dead-letter queue, paused ones disabled) targeting the schedules
 // function; the webhook route without IAM and with its own throttle; the callback sender every
 // minute; each function with least privilege. cdk-nag runs during synth (a finding fails it).
@@ -51,7 +51,7 @@ const logicalId = (construct: { node: { defaultChild?: unknown } }) =>
 const actions = (statements: Statement[]) =>
   statements.flatMap((s) => (Array.isArray(s.Action) ? s.Action : [s.Action]));
 
-describe('issue 12 resources', () => {
+describe('automation resources', () => {
   it('creates one EventBridge Scheduler schedule per schedule, in its time zone, with retries and a DLQ', () => {
     const { template, stack } = synth;
     const target = stack.automation.scheduleTarget!;

@@ -1,4 +1,4 @@
-// The AWS HTTP API for the dashboard (issue 15): the routes of its pages (timeline, batches,
+// The AWS HTTP API for the dashboard: the routes of its pages (timeline, batches,
 // schedules with pause and resume, webhook deliveries) on the api function; a static dashboard's
 // origin allowed by CORS only with the JWT authorizer; the api function may read and write batch
 // outputs and nothing more of the bucket than before; the schedules reach it as OPFLOW_SCHEDULES.

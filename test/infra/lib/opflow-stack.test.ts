@@ -1,6 +1,6 @@
 /**
- * Assertions on the synthesized opflow stack, dev and prod: every property docs/deploy.md and issue 5
- * promise (queue, event source, table, bucket, secrets, functions, IAM, HTTP API, schedule, alarms,
+ * Assertions on the synthesized opflow stack, dev and prod: every property docs/deploy.md
+ * promises (queue, event source, table, bucket, secrets, functions, IAM, HTTP API, schedule, alarms,
  * dashboard, outputs). Each stage is synthesized (and bundled) once, in beforeAll.
  */
 import type { CfnElement } from 'aws-cdk-lib';
@@ -475,7 +475,7 @@ describe.each([
           Action: 's3:PutObject',
           Resource: { 'Fn::Join': ['', [bucketArn, '/reports/*/input.json']] },
         }),
-        // The batch routes (issue 15): a batch's record files and outputs under batches/, listed by
+        // The batch routes of the dashboard: a batch's record files and outputs under batches/, listed by
         // that prefix only.
         expect.objectContaining({
           Action: ['s3:GetObject', 's3:PutObject'],
@@ -487,7 +487,7 @@ describe.each([
           Resource: bucketArn,
         }),
       ]);
-      // Of the secrets, only the webhook signing secrets (issue 12), never an API key.
+      // Of the secrets, only the webhook signing secrets, never an API key.
       const secretReads = statements.filter((s) =>
         actionsOf([s]).some((a) => a.startsWith('secretsmanager:')),
       );
@@ -537,7 +537,7 @@ describe.each([
   describe('HTTP API', () => {
     it('routes the job API to the api function, every route behind IAM authorization', () => {
       const { stack, template } = stageOf();
-      // The webhook route (issue 12) has no IAM: its HMAC signature authenticates (test/infra/lib/automation.test.ts).
+      // The webhook route has no IAM: its HMAC signature authenticates (test/infra/lib/automation.test.ts).
       const routes = Object.values(resourcesOf(template, 'AWS::ApiGatewayV2::Route')).filter(
         (r) => r.Properties['RouteKey'] !== 'POST /webhooks/{source}',
       );

@@ -1,5 +1,5 @@
 // A tenant with its own key (OPFLOW_API_KEY_<TENANT>) talks to the platform even while the built-in
-// sandbox serves the tenants without one: its key never reaches the sandbox (issue 13). Real local
+// sandbox serves the tenants without one: its key never reaches the sandbox. Real local
 // pipeline (SQLite, built-in sandbox); a second sandbox on a free port stands in for the platform.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,5 +1,5 @@
 /**
- * A job waiting for a token costs one message per wait, not one per bounce (issue 10): tokens are
+ * A job waiting for a token costs one message per wait, not one per bounce: tokens are
  * reserved in order, and a backlog is served in order. Counted under a fake clock (no timing).
  */
 import { describe, expect, it } from 'vitest';

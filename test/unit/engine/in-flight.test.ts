@@ -1,6 +1,6 @@
 /**
- * A paid call in flight: its job never runs beside it, whoever looks (issue 8 items 2 and 3), every
- * call's cost is counted, and an unreadable answer to a read is retried (item 4).
+ * A paid call in flight: its job never runs beside it, whoever looks, every
+ * call's cost is counted, and an unreadable answer to a read is retried.
  */
 import { describe, expect, it } from 'vitest';
 import { cancelJob, inFlightAllowanceMs, type Job, runStep, submitJob, sweep } from '../../../shared/engine';
@@ -49,7 +49,7 @@ describe('a paid call in flight', () => {
     await until(() => held.creates() === 1);
 
     // Another process's first sweep looks ahead by the whole allowance and re-sends the job at the
-    // version of its intent (what issue 8 saw); its runner must leave the job alone.
+    // version of its intent (the failure this guards against); its runner must leave the job alone.
     await sweep(h.deps, { graceMs: -inFlightAllowanceMs });
     const resent = h.queue.takeNext()!;
     expect(resent.message.version).toBe(job.version + 1);

@@ -1,4 +1,4 @@
-// Issue 8 item 5 and 3 in the engine: an answer that came back but could not be stored is kept in
+// Unsaved answers in the engine: an answer that came back but could not be stored is kept in
 // the job and stored later without calling the upstream again; a create the upstream provably did
 // not do (503, refused, never sent) is sent again without being counted as a repeat.
 import { describe, expect, it } from 'vitest';

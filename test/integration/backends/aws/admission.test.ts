@@ -1,4 +1,4 @@
-// Admission on aws (issue 10) on DynamoDB Local: a job whose call finds no token within its horizon
+// Admission on aws on DynamoDB Local: a job whose call finds no token within its horizon
 // while the key's line is full is parked (committed without a message, in its key's WAIT# partition
 // of the due index, out of the sweeper's DUE# shards); a release round reserves its token once the
 // line has room and sends its one message, and two releasers at once release it once; the sweeper

@@ -1,5 +1,5 @@
 /**
- * The budget filler's ordering rules (issue 10), on a fake clock with in-memory ports: no timing.
+ * The budget filler's ordering rules, on a fake clock with in-memory ports: no timing.
  * - with room in the budget, polls due later are pulled forward, most likely done first, jobs
  *   nearer the end first on a tie, no more than the spare calls;
  * - saturated, nothing is pulled, but a poll scheduled on a stale estimate is re-aimed;
