@@ -24,6 +24,7 @@ import {
   JobRequestError,
   submitJob,
   submitJobRequestSchema,
+  tenantNameSchema,
 } from '../engine/job-commands';
 import { isTerminal, type Job, jobStatuses } from '../engine/job-record';
 import { retryJob } from '../engine/retry';
@@ -117,7 +118,7 @@ export const retryBodySchema = z.strictObject({
 export const listQuerySchema = z.strictObject({
   status: z.enum(jobStatuses).optional(),
   batchId: z.string().min(1).max(100).optional(),
-  tenant: z.string().min(1).max(64).optional(),
+  tenant: tenantNameSchema.optional(),
   limit: z.coerce
     .number({ error: 'must be one whole number from 1 to 1000 (a repeated limit= is joined with commas)' })
     .int()

@@ -73,6 +73,11 @@ const badQueries: [string, string][] = [
   ['cursor=', 'query.cursor'],
   ['colour=red', 'query'],
   [`tenant=${'t'.repeat(65)}`, 'query.tenant'],
+  // The same tenant name rule as every entry point, not only its length.
+  ['tenant=a%20b', 'query.tenant: letters, digits, dot, dash and underscore only'],
+  ['tenant=..%2Fx', 'query.tenant: letters, digits'],
+  ['tenant=', 'query.tenant: the tenant name is empty'],
+  ['tenant=%E2%80%AEevil', 'query.tenant'],
   [`batchId=${'b'.repeat(101)}`, 'query.batchId'],
 ];
 
