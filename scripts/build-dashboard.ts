@@ -5,7 +5,7 @@
  *
  * The folder holds index.html, ui/ (script, style, Preact and htm) and ui/config.json naming the
  * API, with every page on: jobs, a job's timeline, batches, schedules and webhook deliveries. The API
- * must accept the people's JWTs and allow the page's origin with CORS (README, docs/deploy.md).
+ * must accept the people's JWTs and allow the page's origin with CORS (README, docs/guides/deploy.md).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -63,7 +63,7 @@ Writes the dashboard as static files for any static host, pointed at the AWS job
   -h, --help    this text
 Every page is on (jobs, timelines, batches, schedules, webhooks). The API must accept the people's
 JWTs and allow the page's origin with CORS (api.dashboardOrigins): README, "Static files for the
-AWS job API", and docs/deploy.md.
+AWS job API", and docs/guides/deploy.md.
 `;
 
 if (process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.filename ?? '')) {

@@ -1,7 +1,7 @@
 /**
  * The CDK app (`npx cdk synth`, `npx cdk deploy`; cdk.json runs this with tsx).
  * Stage: `-c stage=dev|prod` (default dev). Optional: `-c alarmEmail=...`, `-c alarmTopicArn=...`,
- * `-c jwtIssuer=https://... -c jwtAudience=a,b [-c jwtOperatorGroups=g1,g2 -c jwtOperatorClaim=cognito:groups]`. See docs/deploy.md.
+ * `-c jwtIssuer=https://... -c jwtAudience=a,b [-c jwtOperatorGroups=g1,g2 -c jwtOperatorClaim=cognito:groups]`. See docs/guides/deploy.md.
  * buildOpflowApp also registers cdk-nag: `Validations.of(app).addPlugins(new AwsSolutionsChecks(app))`,
  * so an unacknowledged AwsSolutions finding fails `synth` and `deploy`.
  */

@@ -29,13 +29,13 @@ export class TenantSecrets extends Construct {
     const removalPolicy = props.removalPolicy === 'retain' ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
     const rotationReason =
       'The Open Platform issues API keys; no Lambda can mint a new one, so rotation is the tenant putting a new ' +
-      'value (docs/deploy.md). opflow re-reads the secret on a 401.';
+      'value (docs/guides/deploy.md). opflow re-reads the secret on a 401.';
 
     const apiKeySecrets = new Map<string, Secret>();
     for (const tenant of props.tenants) {
       const secret = new Secret(this, `ApiKey-${tenant}`, {
         secretName: `${props.apiKeySecretPrefix}${tenant}`,
-        description: `Open Platform API key of opflow tenant "${tenant}" (put it with the aws CLI: docs/deploy.md)`,
+        description: `Open Platform API key of opflow tenant "${tenant}" (put it with the aws CLI: docs/guides/deploy.md)`,
         removalPolicy,
       });
       // Empty: no value in the template, and none generated. A generated placeholder would be

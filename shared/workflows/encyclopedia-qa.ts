@@ -52,7 +52,7 @@ export const dataSourceCode = (source: DataSource) => dataSources.indexOf(source
 /*
  * A streamed answer has the default attempts, like a read: the engine sends a stream again only when
  * it was not streamed (an error answer instead of the stream, a refused connection);
- * a stream cut off once it began is never sent again (see docs/RELIABILITY.md).
+ * a stream cut off once it began is never sent again (see docs/concepts/reliability.md).
  */
 
 const step = stepsFor('encyclopedia-qa', encyclopediaQaInput);

@@ -15,7 +15,7 @@ import { readTextDocument } from './text-input';
 /*
  * A streamed answer has the default attempts, like a read: the engine sends a stream again only when
  * it was not streamed (an error answer instead of the stream, a refused connection);
- * a stream cut off once it began is never sent again (see docs/RELIABILITY.md).
+ * a stream cut off once it began is never sent again (see docs/concepts/reliability.md).
  */
 
 /** Refuse to ask a model other than the job's (would happen if a job were not started at `start`). */

@@ -1,4 +1,4 @@
-// The chaos suite on the local backend (docs/RELIABILITY.md): many jobs of mixed workflows against
+// The chaos suite on the local backend (docs/concepts/reliability.md): many jobs of mixed workflows against
 // the sandbox answering 20% 5xx, 5% throttling, 2% connection resets (half before the work, half
 // after it) and 1% malformed answers, run by two `opflow resume` worker processes (the real bin) on
 // one database, one of them killed with SIGKILL at random moments and started again.
@@ -7,7 +7,7 @@
 // 1,000 jobs. It asserts: every job terminal; every job that could succeed succeeded (a job may fail
 // only where the engine refused to risk paying twice: an answer to a create that was lost or
 // unreadable); no create repeated except by a crash between call and commit, each counted; no job
-// completed twice; no report lost. It prints the figures of the run (see RELIABILITY.md).
+// completed twice; no report lost. It prints the figures of the run (see docs/concepts/reliability.md).
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,6 +1,6 @@
 /**
  * What the chaos suites share: the mixed workflows and their inputs, the faults the sandbox
- * injects, and which failures are the engine's choice (see docs/RELIABILITY.md).
+ * injects, and which failures are the engine's choice (see docs/concepts/reliability.md).
  */
 import type { Job } from '../../shared/engine/job-record';
 import type { FaultRule } from '../../shared/sandbox/fault-rules';

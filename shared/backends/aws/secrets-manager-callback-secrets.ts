@@ -37,7 +37,7 @@ export class SecretsManagerCallbackSecrets implements CallbackSecrets {
     } catch (error) {
       if (error instanceof ParameterNotFoundError) {
         throw new AwsConfigError(
-          `no callback signing secret ${name} for tenant ${tenant}: create it (docs/deploy.md)`,
+          `no callback signing secret ${name} for tenant ${tenant}: create it (docs/guides/deploy.md)`,
         );
       }
       throw error;

@@ -77,7 +77,7 @@ describe('the host of the built-in sandbox is killed', () => {
     await second.waitForLines(/using the built-in sandbox of opflow process \d+/, 1);
     // ...and the first one dies, while the second waits for its next poll. (A kill that lands while a
     // create call is on the wire leaves that call's outcome unknown: the job then fails as "may have
-    // been processed", the documented limit of docs/RELIABILITY.md, not what this test is about.)
+    // been processed", the documented limit of docs/concepts/reliability.md, not what this test is about.)
     const quietMoment = async (): Promise<void> => {
       for (;;) {
         const now = await storeJob(job.id);

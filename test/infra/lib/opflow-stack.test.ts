@@ -1,5 +1,5 @@
 /**
- * Assertions on the synthesized opflow stack, dev and prod: every property docs/deploy.md
+ * Assertions on the synthesized opflow stack, dev and prod: every property docs/guides/deploy.md
  * promises (queue, event source, table, bucket, secrets, functions, IAM, HTTP API, schedule, alarms,
  * dashboard, outputs). Each stage is synthesized (and bundled) once, in beforeAll.
  */
