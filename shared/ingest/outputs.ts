@@ -13,7 +13,7 @@ import { reportKeys } from '../engine/report';
 import { isSandboxData } from '../engine/upstream-identity';
 import { docketOf } from '../reports/disclosure-facts';
 import { sandboxHeadline } from '../reports/sandbox-notice';
-import { publicScore } from '../workflows/novelty-report';
+import { publicScore } from '../workflows/novelty-check/report';
 import { openOutput } from './output-writer';
 
 export const batchOutputKeys = (batchId: string) => ({

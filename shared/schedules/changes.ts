@@ -18,9 +18,9 @@ import type { ReportStore } from '../engine/ports';
 import type { ReportInput, Workflow } from '../engine/workflow';
 import { markdownToHtml } from '../reports/html';
 import { blocks, count, heading, inline, shorten, table } from '../reports/markdown';
-import { answerReferences } from '../workflows/answer-references';
-import { mindMapNodes } from '../workflows/mind-map';
-import { outputOf, streamOutputOf } from '../workflows/step-data';
+import { answerReferences } from '../workflows/common/answer-references';
+import { mindMapNodes } from '../workflows/common/mind-map';
+import { outputOf, streamOutputOf } from '../workflows/common/step-data';
 import { countSeriesChart } from './series-chart';
 
 /** Points a patent-count time series keeps (the latest ones). */

@@ -5,16 +5,16 @@
  * the workflows its invocations read; test/unit/workflows/lazy-schemas.test.ts).
  */
 import type { Workflow, WorkflowRegistry } from '../engine/workflow';
-import { call } from './call';
+import { call } from './call/workflow';
 import { withCommonNames } from './common-names';
-import { encyclopediaQa } from './encyclopedia-qa';
-import { findSolution } from './find-solution';
-import { llmChat } from './llm-chat';
-import { materialsFindSolution } from './materials-find-solution';
-import { noveltyCheck } from './novelty-check';
-import { patentCount } from './patent-count';
-import { preResearchReport } from './pre-research-report';
-import { technicalDisclosure } from './technical-disclosure';
+import { encyclopediaQa } from './encyclopedia-qa/workflow';
+import { findSolution } from './find-solution/workflow';
+import { llmChat } from './llm-chat/workflow';
+import { materialsFindSolution } from './materials-find-solution/workflow';
+import { noveltyCheck } from './novelty-check/workflow';
+import { patentCount } from './patent-count/workflow';
+import { preResearchReport } from './pre-research-report/workflow';
+import { technicalDisclosure } from './technical-disclosure/workflow';
 
 const all = [
   noveltyCheck,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { answerReferences } from '../../../shared/workflows/answer-references';
+import { answerReferences } from '../../../shared/workflows/common/answer-references';
 
 describe('answer references', () => {
   it('merges the chat references with the streamed ones, without repeats', () => {

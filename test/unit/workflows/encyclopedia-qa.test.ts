@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { encyclopediaQa } from '../../../shared/workflows/encyclopedia-qa';
+import { encyclopediaQa } from '../../../shared/workflows/encyclopedia-qa/workflow';
 import { contextFor, decideOf, inputProblems, kept, reportOf, requestOf } from './fixtures';
 
 const QUESTION = 'What are the approved indications of semaglutide?';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { findSolution } from '../../../shared/workflows/find-solution';
+import { findSolution } from '../../../shared/workflows/find-solution/workflow';
 import { contextFor, decideOf, inputProblems, kept, reportOf, requestOf } from './fixtures';
 
 const PROBLEM = 'Increase the energy density of lithium-ion cells without loss of safety';

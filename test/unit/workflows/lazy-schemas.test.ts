@@ -84,9 +84,9 @@ describe("the workflows' schemas", () => {
     const { workflows } = await import('../../../shared/workflows');
     const parsed = workflows.get('patent-count')?.input.safeParse({ text: 'TACD:(battery)' });
     expect(parsed?.success).toBe(true);
-    expect(builtIn('shared/workflows/patent-count.ts')).toBeGreaterThan(5);
+    expect(builtIn('shared/workflows/patent-count/workflow.ts')).toBeGreaterThan(5);
     expect(builtIn('shared/workflows/common-names.ts')).toBeGreaterThan(0);
-    expect(builtIn('shared/workflows/novelty-check.ts')).toBe(0);
-    expect(builtIn('shared/workflows/call.ts')).toBe(0);
+    expect(builtIn('shared/workflows/novelty-check/')).toBe(0);
+    expect(builtIn('shared/workflows/call/')).toBe(0);
   });
 });

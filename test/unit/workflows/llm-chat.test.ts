@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { llmChat } from '../../../shared/workflows/llm-chat';
+import { llmChat } from '../../../shared/workflows/llm-chat/workflow';
 import {
   contextFor,
   decideOf,

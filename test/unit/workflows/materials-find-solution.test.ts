@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { materialsFindSolution } from '../../../shared/workflows/materials-find-solution';
 import {
   citationPageSize,
   maxCitationPages,
   nodeOutput,
-} from '../../../shared/workflows/materials-find-solution-input';
+} from '../../../shared/workflows/materials-find-solution/input';
+import { materialsFindSolution } from '../../../shared/workflows/materials-find-solution/workflow';
 import {
   contextFor,
   decideOf,

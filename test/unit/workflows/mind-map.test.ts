@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { leafNodes, mindMapNodes } from '../../../shared/workflows/mind-map';
+import { leafNodes, mindMapNodes } from '../../../shared/workflows/common/mind-map';
 
 const node = (id: string, title: string, order: string, route = '') => ({
   id,

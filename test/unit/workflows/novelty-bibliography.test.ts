@@ -12,7 +12,7 @@ import {
   createBibliographyOperations,
 } from '../../../shared/sandbox/operations/bibliography';
 import type { OperationContext } from '../../../shared/sandbox/operations/contract';
-import { bibliographyQuery, noveltyCheck } from '../../../shared/workflows/novelty-check';
+import { bibliographyQuery, noveltyCheck } from '../../../shared/workflows/novelty-check/workflow';
 import { kept, reportOf } from './fixtures';
 
 const input = { text: 'A transparent coating for photovoltaic modules with a vibrator on the frame.' };

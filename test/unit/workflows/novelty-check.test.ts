@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { pollDelay } from '../../../shared/engine';
 import { requestSchemas } from '../../../shared/openplatform/schemas/requests';
-import { noveltyCheck, noveltyPolls } from '../../../shared/workflows/novelty-check';
+import { noveltyCheck, noveltyPolls } from '../../../shared/workflows/novelty-check/workflow';
 import {
   contextFor,
   decideOf,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { patentCount } from '../../../shared/workflows/patent-count';
+import { patentCount } from '../../../shared/workflows/patent-count/workflow';
 import { contextFor, decideOf, inputProblems, kept, reportOf, requestOf } from './fixtures';
 
 const QUERY = 'TTL:(lithium AND battery) AND PBD:[2015 TO 2024]';

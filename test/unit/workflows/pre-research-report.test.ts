@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { preResearchReport } from '../../../shared/workflows/pre-research-report';
+import { preResearchReport } from '../../../shared/workflows/pre-research-report/workflow';
 import { contextFor, decideOf, inputProblems, kept, reportOf, requestOf, stepNamed } from './fixtures';
 
 const QUESTION = 'How can the energy density of lithium-ion batteries be raised?';

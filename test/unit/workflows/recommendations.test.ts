@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { chosenRecommendations, recommendationOptions } from '../../../shared/workflows/recommendations';
+import {
+  chosenRecommendations,
+  recommendationOptions,
+} from '../../../shared/workflows/common/recommendations';
 
 describe('recommendations', () => {
   it('offers each as r1, r2... unmarked, and echoes the chosen ones back unchanged', () => {

@@ -8,7 +8,7 @@ import {
   untilDone,
   withoutNulls,
   wordState,
-} from '../../../shared/workflows/step-data';
+} from '../../../shared/workflows/common/step-data';
 
 describe('step data', () => {
   it('reads a kept output through the operation schema, or nothing', () => {

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { disclosurePolls, technicalDisclosure } from '../../../shared/workflows/technical-disclosure';
+import {
+  disclosurePolls,
+  technicalDisclosure,
+} from '../../../shared/workflows/technical-disclosure/workflow';
 import { contextFor, decideOf, inputProblems, kept, reportOf, requestOf, stepNamed } from './fixtures';
 
 const IDEA = `# Heat pump dryer with condensate recovery

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { firstLine, readTextDocument, titleFromFileName } from '../../../shared/workflows/text-input';
+import { firstLine, readTextDocument, titleFromFileName } from '../../../shared/workflows/common/text-input';
 
 describe('reading a text document', () => {
   it('takes the first Markdown heading as the title and leaves it out of the body', () => {

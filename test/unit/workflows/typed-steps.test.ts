@@ -7,7 +7,7 @@ import { describe, expect, expectTypeOf, it } from 'vitest';
 import * as z from 'zod';
 import { defineWorkflow, stepContext, stepsFor } from '../../../shared/engine/workflow';
 import type { DataOf } from '../../../shared/openplatform/schemas/responses';
-import { nonEmpty } from '../../../shared/workflows/step-data';
+import { nonEmpty } from '../../../shared/workflows/common/step-data';
 
 const input = z.object({ text: z.string() });
 const a = stepsFor('a', input);

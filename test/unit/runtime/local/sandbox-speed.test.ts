@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Workflow } from '../../../../shared/engine/workflow';
 import { compressPolling } from '../../../../shared/runtime/local/sandbox-speed';
-import { noveltyCheck, noveltyPolls } from '../../../../shared/workflows/novelty-check';
+import { noveltyCheck, noveltyPolls } from '../../../../shared/workflows/novelty-check/workflow';
 
 describe('compressPolling', () => {
   const registry = new Map<string, Workflow>([['novelty-check', noveltyCheck as Workflow]]);

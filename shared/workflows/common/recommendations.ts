@@ -3,8 +3,8 @@
  * the platform marks none of, offered as options `r1`, `r2`... and echoed back as chosen (ai33-3,
  * ai73-3).
  */
-import type { SelectionOption } from '../engine/job-record';
-import { plainText, shorten } from '../reports/markdown';
+import type { SelectionOption } from '../../engine/job-record';
+import { plainText, shorten } from '../../reports/markdown';
 
 /** Stable option ids `r1`, `r2`... for recommendations, in the upstream's order. */
 export const recommendationOptionId = (index: number) => `r${index + 1}`;

@@ -5,11 +5,11 @@
  * ai68-1 create the chat (chat_id, chat_item_id, reference documents) → ai68-2 streamed answer.
  */
 import * as z from 'zod';
-import { defineWorkflow, stepsFor } from '../engine/workflow';
-import { shorten } from '../reports/markdown';
-import { encyclopediaMarkdown, encyclopediaSummary, qaTitle } from './encyclopedia-qa-report';
-import { nonEmpty } from './step-data';
-import { readTextDocument } from './text-input';
+import { defineWorkflow, stepsFor } from '../../engine/workflow';
+import { shorten } from '../../reports/markdown';
+import { nonEmpty } from '../common/step-data';
+import { readTextDocument } from '../common/text-input';
+import { encyclopediaMarkdown, encyclopediaSummary, qaTitle } from './report';
 
 /** The platform's data sources, by name; its codes are 1 to 8 in this order. */
 export const dataSources = [

@@ -1,10 +1,10 @@
 /** The technical-disclosure report: the kept document, then the extraction's key content. */
-import type { ReportInput } from '../engine/workflow';
-import type { DataOf } from '../openplatform/schemas/responses';
-import { blocks, bullets, fileLink, heading, inline, paragraphs, shorten } from '../reports/markdown';
-import { attachmentPath, outputOf } from './step-data';
-import type { TechnicalDisclosureInput } from './technical-disclosure';
-import { firstLine } from './text-input';
+import type { ReportInput } from '../../engine/workflow';
+import type { DataOf } from '../../openplatform/schemas/responses';
+import { blocks, bullets, fileLink, heading, inline, paragraphs, shorten } from '../../reports/markdown';
+import { attachmentPath, outputOf } from '../common/step-data';
+import { firstLine } from '../common/text-input';
+import type { TechnicalDisclosureInput } from './workflow';
 
 type Extraction = DataOf<'ai32-1PatentDisclosureTechMeans'>;
 

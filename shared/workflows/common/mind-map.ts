@@ -3,8 +3,8 @@
  * cells, nodes carrying `data.node_id` and edges joining `source.cell` to `target.cell`. The reports
  * want the nodes in order with their depth (0 the problem, 1 a route, 2 a solution).
  */
-import type { MindMapCell } from '../openplatform';
-import { plainText } from '../reports/markdown';
+import type { MindMapCell } from '../../openplatform';
+import { plainText } from '../../reports/markdown';
 
 /** A mind-map cell, as the platform's answer schema reads it (one schema for ai33-6 and ai73-5). */
 export type { MindMapCell };

@@ -5,7 +5,7 @@
  * claims, then the detail of each comparison, the invention's summary and the search elements.
  * Each feature's text appears once (in the matrix); afterwards it is named by its id.
  */
-import { type ReportInput, skippedSteps } from '../engine/workflow';
+import { type ReportInput, skippedSteps } from '../../engine/workflow';
 import {
   blocks,
   count,
@@ -18,7 +18,8 @@ import {
   shorten,
   table,
   webLink,
-} from '../reports/markdown';
+} from '../../reports/markdown';
+import { attachmentPath, outputOf } from '../common/step-data';
 import {
   analyseNovelty,
   type CitedReference,
@@ -26,8 +27,7 @@ import {
   disclosureMark,
   type FeatureRow,
   type NoveltyAnalysis,
-} from './novelty-analysis';
-import { attachmentPath, outputOf } from './step-data';
+} from './analysis';
 
 /** The input fields the report reads (the workflow's input type lives in novelty-check.ts). */
 export interface NoveltyReportInput {

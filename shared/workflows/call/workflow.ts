@@ -14,12 +14,12 @@ import {
   type ReportInput,
   type StepContext,
   stepsFor,
-} from '../engine/workflow';
-import { operationSchemas } from '../openplatform/operation-schemas';
-import type { OperationRow, Paging } from '../openplatform/operation-types';
-import { findCatalogueOperation, lookupOperation } from '../openplatform/operations';
-import { blocks, cellText, count, heading, inline, shorten, table } from '../reports/markdown';
-import { nonNegativeInt, positiveInt } from './step-data';
+} from '../../engine/workflow';
+import { operationSchemas } from '../../openplatform/operation-schemas';
+import type { OperationRow, Paging } from '../../openplatform/operation-types';
+import { findCatalogueOperation, lookupOperation } from '../../openplatform/operations';
+import { blocks, cellText, count, heading, inline, shorten, table } from '../../reports/markdown';
+import { nonNegativeInt, positiveInt } from '../common/step-data';
 
 /** Pages followed when the input does not say. */
 export const DEFAULT_MAX_PAGES = 10;

@@ -3,8 +3,8 @@
  * stream's own references (ai50's `references`, ai20's `output.references`). Their fields differ by
  * operation, so each is read by the names it may carry.
  */
-import type { StreamReference } from '../openplatform/types';
-import { field, plainText } from '../reports/markdown';
+import type { StreamReference } from '../../openplatform/types';
+import { field, plainText } from '../../reports/markdown';
 
 export interface AnswerReference {
   type: string;

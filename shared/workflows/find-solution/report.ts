@@ -2,12 +2,21 @@
  * The find-solution report: the final solution first (its nodes in a table, then each node), then the
  * problem as given, the chosen recommendations and directions.
  */
-import type { ReportInput } from '../engine/workflow';
-import { blocks, bullets, heading, inline, paragraphs, plainText, shorten, table } from '../reports/markdown';
-import { directionOptionId, type FindSolutionInput } from './find-solution-input';
-import { mindMapNodes } from './mind-map';
-import { chosenRecommendations } from './recommendations';
-import { outputOf } from './step-data';
+import type { ReportInput } from '../../engine/workflow';
+import {
+  blocks,
+  bullets,
+  heading,
+  inline,
+  paragraphs,
+  plainText,
+  shorten,
+  table,
+} from '../../reports/markdown';
+import { mindMapNodes } from '../common/mind-map';
+import { chosenRecommendations } from '../common/recommendations';
+import { outputOf } from '../common/step-data';
+import { directionOptionId, type FindSolutionInput } from './input';
 
 export function findSolutionTitle({ input, outputs }: ReportInput<FindSolutionInput>): string {
   return (

@@ -3,10 +3,10 @@
  * application number or family. One synchronous call.
  */
 import * as z from 'zod';
-import { defineWorkflow, stepsFor } from '../engine/workflow';
-import { shorten } from '../reports/markdown';
-import { countMarkdown, countSummary, countTitle } from './patent-count-report';
-import { readTextDocument } from './text-input';
+import { defineWorkflow, stepsFor } from '../../engine/workflow';
+import { shorten } from '../../reports/markdown';
+import { readTextDocument } from '../common/text-input';
+import { countMarkdown, countSummary, countTitle } from './report';
 
 export const collapseTypes = ['ALL', 'APNO', 'DOCDB', 'INPADOC', 'EXTEND'] as const;
 export const collapseBys = ['APD', 'PBD', 'AUTHORITY', 'SCORE'] as const;

@@ -4,9 +4,14 @@
  * context values that a step needs, and upstream objects cleaned for echoing back in a request.
  */
 import * as z from 'zod';
-import { type Decision, readStreamOutput, type StreamOutput, streamOutputSchema } from '../engine/workflow';
-import type { OperationId } from '../openplatform/catalogue';
-import { type DataOf, responseDataSchemas } from '../openplatform/schemas/responses';
+import {
+  type Decision,
+  readStreamOutput,
+  type StreamOutput,
+  streamOutputSchema,
+} from '../../engine/workflow';
+import type { OperationId } from '../../openplatform/catalogue';
+import { type DataOf, responseDataSchemas } from '../../openplatform/schemas/responses';
 
 /**
  * The kept output `name` read as the data of `operation`, or undefined when the step did not run

@@ -6,16 +6,16 @@
  * ai33-1 create → ai33-2 recommendations (poll) → SELECT recommendations → ai33-3 submit →
  * ai33-4 directions (poll) → SELECT directions → ai33-5 submit → ai33-6 final solution (poll).
  */
-import type { SelectionOption } from '../engine/job-record';
-import type { PollPolicy } from '../engine/policies';
-import { defineWorkflow, stepsFor } from '../engine/workflow';
-import type { DataOf } from '../openplatform/schemas/responses';
-import { plainText, shorten } from '../reports/markdown';
-import { directionOptionId, type FindSolutionInput, findSolutionInput } from './find-solution-input';
-import { findSolutionMarkdown, findSolutionSummary, findSolutionTitle } from './find-solution-report';
-import { chosenRecommendations, recommendationOptions } from './recommendations';
-import { nonEmpty, untilDone, withoutNulls, wordState } from './step-data';
-import { readTextDocument } from './text-input';
+import type { SelectionOption } from '../../engine/job-record';
+import type { PollPolicy } from '../../engine/policies';
+import { defineWorkflow, stepsFor } from '../../engine/workflow';
+import type { DataOf } from '../../openplatform/schemas/responses';
+import { plainText, shorten } from '../../reports/markdown';
+import { chosenRecommendations, recommendationOptions } from '../common/recommendations';
+import { nonEmpty, untilDone, withoutNulls, wordState } from '../common/step-data';
+import { readTextDocument } from '../common/text-input';
+import { directionOptionId, type FindSolutionInput, findSolutionInput } from './input';
+import { findSolutionMarkdown, findSolutionSummary, findSolutionTitle } from './report';
 
 /** Recommendations take about 20 s, directions about a minute, the final solution about two. */
 export const findSolutionPolls = {

@@ -6,8 +6,8 @@
  *
  * Pure functions of the kept step outputs; the report (novelty-report.ts) only renders them.
  */
-import type { DataOf } from '../openplatform/schemas/responses';
-import { plainText } from '../reports/markdown';
+import type { DataOf } from '../../openplatform/schemas/responses';
+import { plainText } from '../../reports/markdown';
 
 type Feature = NonNullable<DataOf<'ai35-4FeatureExtract'>['data']>[number];
 export type Reference = NonNullable<DataOf<'ai35-8NoveltySearchAgentResult'>['final_result']>[number];

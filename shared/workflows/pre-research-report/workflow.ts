@@ -7,13 +7,13 @@
  * listed chapters — → ai34-3 (poll report_status) → fetch the report at report_url.
  */
 import * as z from 'zod';
-import type { PollPolicy } from '../engine/policies';
-import { type Decision, defineWorkflow, stepsFor } from '../engine/workflow';
-import type { DataOf } from '../openplatform/schemas/responses';
-import { humanise, shorten } from '../reports/markdown';
-import { preResearchMarkdown, preResearchSummary, preResearchTitle } from './pre-research-report-report';
-import { nonEmpty, untilDone, wordState } from './step-data';
-import { readTextDocument } from './text-input';
+import type { PollPolicy } from '../../engine/policies';
+import { type Decision, defineWorkflow, stepsFor } from '../../engine/workflow';
+import type { DataOf } from '../../openplatform/schemas/responses';
+import { humanise, shorten } from '../../reports/markdown';
+import { nonEmpty, untilDone, wordState } from '../common/step-data';
+import { readTextDocument } from '../common/text-input';
+import { preResearchMarkdown, preResearchSummary, preResearchTitle } from './report';
 
 /** The report's chapters, as the platform names them. Only the two custom modules may be renamed. */
 export const directoryKeys = [

@@ -1,9 +1,9 @@
 /** The llm-chat report: the streamed answer, its references, then the question in full. */
-import type { ReportInput } from '../engine/workflow';
-import { blocks, count, heading, inline, paragraphs, shorten, table, webLink } from '../reports/markdown';
-import { answerReferences } from './answer-references';
-import { answerStep, type LlmChatInput, type Model, questionOf } from './llm-chat-input';
-import { streamOutputOf } from './step-data';
+import type { ReportInput } from '../../engine/workflow';
+import { blocks, count, heading, inline, paragraphs, shorten, table, webLink } from '../../reports/markdown';
+import { answerReferences } from '../common/answer-references';
+import { streamOutputOf } from '../common/step-data';
+import { answerStep, type LlmChatInput, type Model, questionOf } from './input';
 
 export const modelNames: Readonly<Record<Model, string>> = {
   ai07: 'ai07 chat model',

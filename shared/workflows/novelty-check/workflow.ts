@@ -9,15 +9,15 @@
  * → ai35-10 export → ai35-11 report link (poll) → fetch the report document.
  */
 import * as z from 'zod';
-import type { SelectionOption } from '../engine/job-record';
-import type { PollPolicy } from '../engine/policies';
-import { type Decision, defineWorkflow, type ReportInput, stepsFor } from '../engine/workflow';
-import type { RequestOf } from '../openplatform/schemas/requests';
-import type { DataOf } from '../openplatform/schemas/responses';
-import { score, shorten } from '../reports/markdown';
-import { isPublicationNumber, noveltyAnalysisOf, noveltyReportMarkdown, publicScore } from './novelty-report';
-import { nonEmpty, numberState, outputOf, untilDone, withoutNulls } from './step-data';
-import { firstLine, readTextDocument } from './text-input';
+import type { SelectionOption } from '../../engine/job-record';
+import type { PollPolicy } from '../../engine/policies';
+import { type Decision, defineWorkflow, type ReportInput, stepsFor } from '../../engine/workflow';
+import type { RequestOf } from '../../openplatform/schemas/requests';
+import type { DataOf } from '../../openplatform/schemas/responses';
+import { score, shorten } from '../../reports/markdown';
+import { nonEmpty, numberState, outputOf, untilDone, withoutNulls } from '../common/step-data';
+import { firstLine, readTextDocument } from '../common/text-input';
+import { isPublicationNumber, noveltyAnalysisOf, noveltyReportMarkdown, publicScore } from './report';
 
 const dateText = z.lazy(() =>
   z

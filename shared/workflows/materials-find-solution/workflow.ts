@@ -7,9 +7,13 @@
  * ai73-4 thinking (poll; gives board_id) → ai73-5 mind map (poll) → for each chosen node:
  * ai73-7 node reference → ai73-6 citations (page by page) → ai73-8 start → ai73-9 implementation (poll).
  */
-import type { PollPolicy } from '../engine/policies';
-import { type Decision, defineWorkflow, type StepContext, stepsFor } from '../engine/workflow';
-import { shorten } from '../reports/markdown';
+import type { PollPolicy } from '../../engine/policies';
+import { type Decision, defineWorkflow, type StepContext, stepsFor } from '../../engine/workflow';
+import { shorten } from '../../reports/markdown';
+import { leafNodes, type MindMapNode, mindMapNodes } from '../common/mind-map';
+import { chosenRecommendations, recommendationOptions } from '../common/recommendations';
+import { nonEmpty, nonNegativeInt, positiveInt, stringList, untilDone, wordState } from '../common/step-data';
+import { readTextDocument } from '../common/text-input';
 import {
   citationPageSize,
   type MaterialsFindSolutionInput,
@@ -17,12 +21,8 @@ import {
   maxCitationPages,
   type NodePolicy,
   nodeOutput,
-} from './materials-find-solution-input';
-import { materialsMarkdown, materialsSummary, materialsTitle } from './materials-find-solution-report';
-import { leafNodes, type MindMapNode, mindMapNodes } from './mind-map';
-import { chosenRecommendations, recommendationOptions } from './recommendations';
-import { nonEmpty, nonNegativeInt, positiveInt, stringList, untilDone, wordState } from './step-data';
-import { readTextDocument } from './text-input';
+} from './input';
+import { materialsMarkdown, materialsSummary, materialsTitle } from './report';
 
 /** Recommendations take about 20 s, the mind map about a minute and a half, a plan about a minute. */
 export const materialsPolls = {

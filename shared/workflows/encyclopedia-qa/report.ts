@@ -1,9 +1,9 @@
 /** The encyclopedia Q&A report: the answer, the documents it draws on, then the question in full. */
-import type { ReportInput } from '../engine/workflow';
-import { blocks, count, heading, inline, paragraphs, shorten, table, webLink } from '../reports/markdown';
-import { answerReferences } from './answer-references';
-import type { EncyclopediaQaInput } from './encyclopedia-qa';
-import { outputOf, streamOutputOf } from './step-data';
+import type { ReportInput } from '../../engine/workflow';
+import { blocks, count, heading, inline, paragraphs, shorten, table, webLink } from '../../reports/markdown';
+import { answerReferences } from '../common/answer-references';
+import { outputOf, streamOutputOf } from '../common/step-data';
+import type { EncyclopediaQaInput } from './workflow';
 
 export const qaTitle = (input: EncyclopediaQaInput) => input.title ?? shorten(input.question, 100);
 

@@ -1,8 +1,8 @@
 /** The patent-count report: the count, the query and its collapse. */
-import type { ReportInput } from '../engine/workflow';
-import { blocks, count, heading, inline, shorten, table } from '../reports/markdown';
-import type { PatentCountInput } from './patent-count';
-import { outputOf } from './step-data';
+import type { ReportInput } from '../../engine/workflow';
+import { blocks, count, heading, inline, shorten, table } from '../../reports/markdown';
+import { outputOf } from '../common/step-data';
+import type { PatentCountInput } from './workflow';
 
 export const countTitle = (input: PatentCountInput) => input.title ?? shorten(input.query, 100);
 

@@ -7,13 +7,13 @@
  * job_status 2 and a download_url) → fetch the document.
  */
 import * as z from 'zod';
-import type { PollPolicy } from '../engine/policies';
-import { defineWorkflow, stepsFor } from '../engine/workflow';
-import type { DataOf } from '../openplatform/schemas/responses';
-import { shorten } from '../reports/markdown';
-import { nonEmpty, numberState } from './step-data';
-import { disclosureMarkdown, disclosureSummary, disclosureTitle } from './technical-disclosure-report';
-import { readTextDocument } from './text-input';
+import type { PollPolicy } from '../../engine/policies';
+import { defineWorkflow, stepsFor } from '../../engine/workflow';
+import type { DataOf } from '../../openplatform/schemas/responses';
+import { shorten } from '../../reports/markdown';
+import { nonEmpty, numberState } from '../common/step-data';
+import { readTextDocument } from '../common/text-input';
+import { disclosureMarkdown, disclosureSummary, disclosureTitle } from './report';
 
 /** The input of a technical disclosure. */
 export const technicalDisclosureInput = z.lazy(() =>

@@ -1,6 +1,6 @@
 /** The materials find-solution report: the mind map, each detailed node, the problem statement. */
-import type { ReportInput } from '../engine/workflow';
-import type { DataOf } from '../openplatform/schemas/responses';
+import type { ReportInput } from '../../engine/workflow';
+import type { DataOf } from '../../openplatform/schemas/responses';
 import {
   blocks,
   bullets,
@@ -11,15 +11,11 @@ import {
   recordsTable,
   shorten,
   table,
-} from '../reports/markdown';
-import {
-  type MaterialsFindSolutionInput,
-  maxCitationPages,
-  nodeOutput,
-} from './materials-find-solution-input';
-import { type MindMapNode, mindMapNodes } from './mind-map';
-import { chosenRecommendations } from './recommendations';
-import { outputOf } from './step-data';
+} from '../../reports/markdown';
+import { type MindMapNode, mindMapNodes } from '../common/mind-map';
+import { chosenRecommendations } from '../common/recommendations';
+import { outputOf } from '../common/step-data';
+import { type MaterialsFindSolutionInput, maxCitationPages, nodeOutput } from './input';
 
 export function materialsTitle({ input, outputs }: ReportInput<MaterialsFindSolutionInput>): string {
   return (

@@ -1,5 +1,5 @@
 /** The pre-research report's report: key players, key patents, the kept document, the chapters, the question. */
-import type { ReportInput } from '../engine/workflow';
+import type { ReportInput } from '../../engine/workflow';
 import {
   blocks,
   fileLink,
@@ -11,9 +11,9 @@ import {
   recordsTable,
   shorten,
   table,
-} from '../reports/markdown';
-import type { PreResearchReportInput } from './pre-research-report';
-import { attachmentPath, outputOf } from './step-data';
+} from '../../reports/markdown';
+import { attachmentPath, outputOf } from '../common/step-data';
+import type { PreResearchReportInput } from './workflow';
 
 export const preResearchTitle = (input: PreResearchReportInput) =>
   input.title ?? shorten(input.question, 100);

@@ -6,11 +6,11 @@
  *
  * One step per model; the job starts at its model's step (`start`), which streams and completes.
  */
-import { defineWorkflow, type StepContext, stepsFor, type Workflow } from '../engine/workflow';
-import { shorten } from '../reports/markdown';
-import { answerStep, type LlmChatInput, llmChatInput, type Model, questionOf } from './llm-chat-input';
-import { chatMarkdown, chatSummary, chatTitle, modelNames } from './llm-chat-report';
-import { readTextDocument } from './text-input';
+import { defineWorkflow, type StepContext, stepsFor, type Workflow } from '../../engine/workflow';
+import { shorten } from '../../reports/markdown';
+import { readTextDocument } from '../common/text-input';
+import { answerStep, type LlmChatInput, llmChatInput, type Model, questionOf } from './input';
+import { chatMarkdown, chatSummary, chatTitle, modelNames } from './report';
 
 /*
  * A streamed answer has the default attempts, like a read: the engine sends a stream again only when
