@@ -14,7 +14,10 @@ import { CliError, ExitCode, type ExitCodeValue } from './exit-codes';
 export interface CliIo {
   stdout: NodeJS.WritableStream & { isTTY?: boolean };
   stderr: NodeJS.WritableStream & { isTTY?: boolean };
-  /** Reads standard input (for `-`), stopping once more than `maxBytes` bytes have come. */
+  /**
+   * Reads standard input (for `-`), stopping once more than `maxBytes` bytes have come (the caller
+   * refuses them naming its flag); without `maxBytes`, more than 10 MB is refused (shared/cli/stdin.ts).
+   */
   readStdin(maxBytes?: number): Promise<string>;
   env: Readonly<Record<string, string | undefined>>;
   /** Relative input paths are resolved against this. */

@@ -26,6 +26,7 @@ import { workflowsCommand } from './commands/workflows';
 import { type CliContext, type CliIo, classifyError, type GlobalOptions } from './context';
 import { ExitCode, type ExitCodeValue, exitCodeHelp } from './exit-codes';
 import { defaultServePort } from './serve-port';
+import { stdinReader } from './stdin';
 
 export type { CliIo } from './context';
 export { ExitCode } from './exit-codes';
@@ -42,23 +43,7 @@ export function processIo(): CliIo {
   return {
     stdout: process.stdout,
     stderr: process.stderr,
-    readStdin: async (maxBytes = Number.POSITIVE_INFINITY) => {
-      // On a terminal `-` would otherwise wait in silence for the text.
-      if (process.stdin.isTTY)
-        process.stderr.write('opflow: reading the input from the terminal; end it with Ctrl-D\n');
-      const chunks: Buffer[] = [];
-      let size = 0;
-      for await (const chunk of process.stdin) {
-        chunks.push(Buffer.from(chunk as Buffer));
-        size += (chunk as Buffer).byteLength;
-        // Stop at the limit: an endless stream (`yes | opflow run ... -`) must not be read for ever.
-        if (size > maxBytes) {
-          process.stdin.destroy();
-          break;
-        }
-      }
-      return Buffer.concat(chunks).toString('utf8');
-    },
+    readStdin: stdinReader(process.stdin, process.stderr),
     env: process.env,
     cwd: process.cwd(),
     onInterrupt: (handler) => {

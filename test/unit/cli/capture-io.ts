@@ -2,8 +2,9 @@
  * A CliIo for tests: captures what the command writes, feeds standard input, and lets a test
  * deliver Ctrl-C.
  */
-import { PassThrough } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import type { CliIo } from '../../../shared/cli/main';
+import { stdinReader } from '../../../shared/cli/stdin';
 
 export interface CapturedIo extends CliIo {
   out(): string;
@@ -28,7 +29,8 @@ export function captureIo(
   return {
     stdout,
     stderr,
-    readStdin: async () => options.stdin ?? '',
+    // The same limits as the real standard input's.
+    readStdin: (maxBytes) => stdinReader(Readable.from([Buffer.from(options.stdin ?? '')]), stderr)(maxBytes),
     env: options.env ?? {},
     cwd: options.cwd ?? process.cwd(),
     onInterrupt: (handler) => {
