@@ -3,7 +3,8 @@
  *
  *   npm run dashboard:build -- --api https://abc123.execute-api.eu-west-1.amazonaws.com --out dist/dashboard
  *
- * The folder holds index.html, ui/ (script, style, Preact and htm) and ui/config.json naming the
+ * The folder holds index.html, ui/ (the script bundled from dashboard/src with Preact, its source map,
+ * the style) and ui/config.json naming the
  * API, with every page on: jobs, a job's timeline, batches, schedules and webhook deliveries. The API
  * must accept the people's JWTs and allow the page's origin with CORS (README, docs/guides/deploy.md).
  */

@@ -1,12 +1,13 @@
 /**
- * The dashboard's files: `dashboard/` of the package (index.html, ui/app.js, ui/style.css) and the
- * browser builds of Preact and htm from node_modules, served as they are (no bundler, no CDN).
- * `opflow serve` serves them at `/`; `npm run dashboard:build` writes them to a folder for static
- * hosting in front of the AWS job API.
+ * The dashboard's files: `dashboard/index.html`, `dashboard/style.css`, and `ui/app.js` bundled by
+ * esbuild from the TypeScript modules of `dashboard/src/` (Preact included, no CDN) when first asked
+ * for, so a fresh clone serves the current sources without a build step. `opflow serve` serves
+ * them at `/`; `npm run dashboard:build` writes them to a folder for static hosting in front of the
+ * AWS job API.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export interface DashboardFile {
@@ -49,30 +50,48 @@ const types: Record<string, string> = {
   '.mjs': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8',
   '.json': 'application/json; charset=utf-8',
+  '.map': 'application/json; charset=utf-8',
 };
 const typeOf = (name: string) => types[name.slice(name.lastIndexOf('.'))] ?? 'application/octet-stream';
 
 let cached: Map<string, DashboardFile> | undefined;
 
-/** The static files by path (`index.html`, `ui/app.js`, `ui/vendor/preact.mjs`, ...), read once. */
+/**
+ * `dashboard/src/main.tsx` and what it imports, Preact included, as one ES module (`app.js`) and
+ * its source map (`app.js.map`). esbuild comes with the package (tsx depends on it), so this works
+ * in any install; it takes under half a second, once per process.
+ */
+export function bundleDashboard(root = packageRoot()): Map<string, string> {
+  const require = createRequire(join(root, 'package.json'));
+  const { buildSync } = require('esbuild') as typeof import('esbuild');
+  const result = buildSync({
+    absWorkingDir: root,
+    entryPoints: [join(root, 'dashboard', 'src', 'main.tsx')],
+    outfile: join(root, 'dashboard', 'app.js'),
+    tsconfig: join(root, 'dashboard', 'tsconfig.json'),
+    bundle: true,
+    write: false,
+    format: 'esm',
+    platform: 'browser',
+    target: 'es2022',
+    minify: true,
+    sourcemap: 'linked',
+    legalComments: 'none',
+    logLevel: 'silent',
+  });
+  return new Map(result.outputFiles.map((file) => [basename(file.path), file.text]));
+}
+
+/** The static files by path (`index.html`, `ui/app.js`, `ui/style.css`, ...), built once. */
 export function dashboardFiles(): ReadonlyMap<string, DashboardFile> {
   if (cached) return cached;
   const root = packageRoot();
-  const require = createRequire(join(root, 'package.json'));
   const files = new Map<string, DashboardFile>();
   const add = (path: string, body: Buffer | string) =>
     files.set(path, { body: Buffer.isBuffer(body) ? body : Buffer.from(body), contentType: typeOf(path) });
   add('index.html', readFileSync(join(root, 'dashboard', 'index.html')));
-  add('ui/app.js', readFileSync(join(root, 'dashboard', 'app.js')));
   add('ui/style.css', readFileSync(join(root, 'dashboard', 'style.css')));
-  add('ui/vendor/preact.mjs', readFileSync(require.resolve('preact')));
-  // The hooks import the bare name "preact", which a browser without an import map cannot resolve.
-  const hooks = readFileSync(require.resolve('preact/hooks'), 'utf8').replace(
-    /from\s*(["'])preact\1/g,
-    'from"./preact.mjs"',
-  );
-  add('ui/vendor/hooks.mjs', hooks);
-  add('ui/vendor/htm.mjs', readFileSync(join(dirname(require.resolve('htm')), 'htm.mjs')));
+  for (const [name, text] of bundleDashboard(root)) add(`ui/${name}`, text);
   cached = files;
   return files;
 }

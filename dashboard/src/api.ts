@@ -1,0 +1,77 @@
+/**
+ * The job API as the page calls it: JSON with the bearer token the person typed in (kept for this
+ * tab only), a refusal turned into an `ApiError` with the server's code and message, and a 401 sent
+ * to the sign-in form.
+ */
+import type { Api, ReportFile, Settings } from './types';
+
+export const tokenKey = 'opflow.token';
+
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export function createApi(config: Settings, onUnauthorized: (error: ApiError) => void): Api {
+  const base = config.apiBase.replace(/\/+$/, '');
+  return async function request<T>(method: 'GET' | 'POST', path: string, payload?: unknown): Promise<T> {
+    // Every POST says JSON, even one with nothing to send (the server refuses anything else).
+    const body = payload === undefined && method !== 'GET' ? {} : payload;
+    const headers: Record<string, string> = { accept: 'application/json' };
+    const token = sessionStorage.getItem(tokenKey);
+    if (token) headers.authorization = `Bearer ${token}`;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    let response: Response;
+    try {
+      response = await fetch(`${base}${path}`, {
+        method,
+        headers,
+        body: body === undefined ? null : JSON.stringify(body),
+        credentials: 'same-origin',
+        cache: 'no-store',
+      });
+    } catch (error) {
+      throw new ApiError(0, 'network', `the job API cannot be reached (${(error as Error).message})`);
+    }
+    const type = response.headers.get('content-type') ?? '';
+    const answer: unknown = type.includes('json') ? await response.json() : await response.text();
+    if (!response.ok) {
+      const error =
+        typeof answer === 'object' && answer !== null && 'error' in answer
+          ? (answer.error as { code?: string; message?: string })
+          : {};
+      const failure = new ApiError(
+        response.status,
+        error.code ?? 'error',
+        error.message ?? `the job API answered ${response.status}`,
+      );
+      if (response.status === 401) onUnauthorized(failure);
+      throw failure;
+    }
+    return answer as T;
+  };
+}
+
+/** Saves a file the API serves (with the token), or opens a presigned link. */
+export async function downloadFile(config: Settings, file: Pick<ReportFile, 'name' | 'href' | 'url'>) {
+  if (!file.href) {
+    open(file.url, '_blank', 'noopener');
+    return;
+  }
+  const token = sessionStorage.getItem(tokenKey);
+  const response = await fetch(`${config.apiBase.replace(/\/+$/, '')}${file.href}`, {
+    headers: token ? { authorization: `Bearer ${token}` } : {},
+  });
+  if (!response.ok) throw new Error(`the server answered ${response.status}`);
+  const link = document.createElement('a');
+  link.href = URL.createObjectURL(await response.blob());
+  link.download = file.name.split('/').pop() ?? file.name;
+  link.click();
+  setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
+}

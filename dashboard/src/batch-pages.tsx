@@ -1,0 +1,304 @@
+/** The batches: a list, and one batch with its progress, bad lines, summary files and jobs. */
+import { downloadFile } from './api';
+import { Notice, Pending, SandboxBanner, SandboxTag, StatusBadge } from './components';
+import { formatDuration, formatTime, jobTitle, plural } from './format';
+import { useAction, useFocusHeading, useLoaded } from './hooks';
+import { listRefreshMs } from './jobs-page';
+import { batchHref, jobHref, jobsHash } from './routing';
+import type { Api, BatchAnswer, BatchList, JobPage, Settings } from './types';
+
+export function BatchesPage({ api }: { api: Api }) {
+  const heading = useFocusHeading('batches');
+  const { data: page, error } = useLoaded(
+    () => api<BatchList>('GET', '/batches?limit=50'),
+    [api],
+    listRefreshMs,
+  );
+  const batches = page?.batches ?? [];
+  return (
+    <main id="main">
+      <h1 tabIndex={-1} ref={heading}>
+        Batches
+      </h1>
+      <Notice error={error} />
+      {page === undefined ? (
+        <p aria-busy="true">Loading batches…</p>
+      ) : (
+        <table class="jobs">
+          <caption>
+            {batches.length === 0
+              ? 'No batches yet: opflow ingest <manifest or folder> --workflow <name> starts one.'
+              : `${plural(batches.length, 'batch', 'batches')}, newest first; updates live.`}
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">Batch</th>
+              <th scope="col">Status</th>
+              <th scope="col">Workflow</th>
+              <th scope="col">Items</th>
+              <th scope="col">Succeeded</th>
+              <th scope="col">Failed</th>
+              <th scope="col">Waiting or running</th>
+              <th scope="col">ETA</th>
+              <th scope="col">Created</th>
+            </tr>
+          </thead>
+          <tbody>
+            {batches.map((batch) => (
+              <tr key={batch.id} data-batch={batch.id} data-status={batch.status}>
+                <td>
+                  <a href={batchHref(batch.id)}>{batch.name}</a>
+                </td>
+                <td>
+                  <StatusBadge status={batch.status} />
+                </td>
+                <td>{batch.workflow}</td>
+                <td>{batch.items}</td>
+                <td>{batch.totals.succeeded}</td>
+                <td>{batch.totals.failed + batch.totals.cancelled}</td>
+                <td>{batch.totals.waiting + batch.totals.running}</td>
+                <td>{batch.etaMs !== undefined ? formatDuration(batch.etaMs) : ''}</td>
+                <td>{formatTime(batch.createdAt)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </main>
+  );
+}
+
+interface LoadedBatch {
+  answer: BatchAnswer;
+  jobs: JobPage;
+}
+
+export function BatchPage({ api, config, id }: { api: Api; config: Settings; id: string }) {
+  const heading = useFocusHeading(`batch-${id}`);
+  const path = `/batches/${encodeURIComponent(id)}`;
+  const { data, error, load } = useLoaded<LoadedBatch>(
+    async () => ({
+      answer: await api<BatchAnswer>('GET', path),
+      jobs: await api<JobPage>('GET', `/jobs?batchId=${encodeURIComponent(id)}&limit=100`),
+    }),
+    [api, id],
+    listRefreshMs,
+    (loaded) =>
+      loaded !== undefined &&
+      (loaded.answer.batch.status !== 'FINISHED' || loaded.answer.batch.totals.running > 0),
+  );
+  const { busy, notice, run } = useAction(load);
+  const answer = data?.answer;
+  const jobs = data?.jobs;
+  const batch = answer?.batch;
+  if (answer === undefined || batch === undefined) {
+    return (
+      <Pending
+        back="#/batches"
+        backLabel="All batches"
+        title={`Batch ${id}`}
+        heading={heading}
+        error={error}
+      />
+    );
+  }
+  const active = batch.status !== 'FINISHED';
+  // A stopped batch starts nothing more: Cancel all is left for the jobs it still runs.
+  const cancellable = active && (batch.status !== 'STOPPED' || batch.totals.running > 0);
+  const act = (label: string, action: 'redrive' | 'cancel') =>
+    run(async () => {
+      if (action === 'redrive') {
+        const outcome = await api<{ retried: number; refused: unknown[] }>('POST', `${path}/redrive`);
+        return `${label}: ${plural(outcome.retried, 'item')} running again${outcome.refused.length ? `; ${outcome.refused.length} could not be` : ''}.`;
+      }
+      const outcome = await api<{ cancelled: number }>('POST', `${path}/cancel`);
+      return `${label}: ${plural(outcome.cancelled, 'job')} cancelled; no new items start.`;
+    });
+  const t = batch.totals;
+  const done = t.succeeded + t.failed + t.cancelled;
+  const failures = t.failed + t.cancelled;
+  const files = ['index.html', 'summary.csv', 'results.jsonl', 'failed.jsonl'];
+  const sandboxJobs = jobs?.jobs.filter((job) => job.upstream?.kind === 'sandbox').length ?? 0;
+  return (
+    <main id="main">
+      <p>
+        <a href="#/batches">← All batches</a>
+      </p>
+      <h1 tabIndex={-1} ref={heading}>
+        {batch.name} <StatusBadge status={batch.status} />
+      </h1>
+      {batch.reason ? <p class="notice error">{batch.reason}</p> : null}
+      {sandboxJobs > 0 ? <SandboxBanner what={`${plural(sandboxJobs, 'job')} of this batch ran`} /> : null}
+      <div class="actions">
+        {failures > 0 ? (
+          <button class="primary" type="button" disabled={busy} onClick={() => act('Redrive', 'redrive')}>
+            Redrive {plural(failures, 'failed item')}
+          </button>
+        ) : null}
+        {cancellable ? (
+          <button
+            class="danger"
+            type="button"
+            disabled={busy}
+            onClick={() => {
+              if (
+                confirm(
+                  `Cancel batch ${batch.name}? No new items start and its unfinished jobs are cancelled.`,
+                )
+              )
+                act('Cancelled', 'cancel');
+            }}
+          >
+            Cancel all
+          </button>
+        ) : null}
+      </div>
+      <Notice {...(notice ?? {})} />
+      <Notice error={error} />
+      <section aria-labelledby="progress-heading">
+        <h2 id="progress-heading">Progress</h2>
+        <p>
+          <label for="batch-progress">
+            {done} of {plural(batch.items, 'item')} finished
+          </label>
+          <progress id="batch-progress" max={Math.max(1, batch.items)} value={done}>
+            {done} of {batch.items}
+          </progress>
+        </p>
+        <div class="grid2">
+          <dl class="facts">
+            <dt>Succeeded</dt>
+            <dd>{t.succeeded}</dd>
+            <dt>Failed</dt>
+            <dd>{t.failed}</dd>
+            <dt>Cancelled</dt>
+            <dd>{t.cancelled}</dd>
+            <dt>Running</dt>
+            <dd>{t.running}</dd>
+            <dt>Waiting to start</dt>
+            <dd>{t.waiting}</dd>
+            <dt>Bad lines</dt>
+            <dd>{answer.problemCount}</dd>
+          </dl>
+          <dl class="facts">
+            <dt>Workflow</dt>
+            <dd>{batch.workflow}</dd>
+            <dt>Source</dt>
+            <dd>
+              <code>{batch.source}</code>
+            </dd>
+            <dt>Run</dt>
+            <dd>
+              {batch.run}: {batch.thisRun.records} records read{batch.thisRun.readingDone ? '' : ' so far'},{' '}
+              {batch.thisRun.created} new, {batch.thisRun.existing} seen before
+            </dd>
+            <dt>Calls / billed units</dt>
+            <dd>
+              {batch.calls} / {batch.billedUnits}
+            </dd>
+            <dt>Elapsed</dt>
+            <dd>{formatDuration(batch.elapsedMs)}</dd>
+            <dt>ETA</dt>
+            <dd>
+              {batch.etaMs !== undefined
+                ? formatDuration(batch.etaMs)
+                : active && batch.status !== 'STOPPED'
+                  ? 'after a few items finish'
+                  : '—'}
+            </dd>
+          </dl>
+        </div>
+      </section>
+      <section aria-labelledby="outputs-heading">
+        <h2 id="outputs-heading">Summary files</h2>
+        <div class="actions">
+          {files.map((name) => (
+            <button
+              type="button"
+              onClick={() =>
+                run(async () => {
+                  await downloadFile(config, { name, href: `${path}/outputs/${name}`, url: '' });
+                  return `${name} downloaded.`;
+                })
+              }
+            >
+              Download {name}
+            </button>
+          ))}
+        </div>
+      </section>
+      {answer.problems.length ? (
+        <section aria-labelledby="problems-heading">
+          <h2 id="problems-heading">Lines that could not be used</h2>
+          <table class="jobs">
+            <caption>
+              {plural(answer.problemCount, 'problem')} in run {batch.run}
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Where</th>
+                <th scope="col">Id</th>
+                <th scope="col">Why</th>
+              </tr>
+            </thead>
+            <tbody>
+              {answer.problems.map((problem) => (
+                <tr>
+                  <td>{problem.position}</td>
+                  <td>{problem.id ?? ''}</td>
+                  <td>{problem.reason}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </section>
+      ) : null}
+      <section aria-labelledby="batch-jobs-heading">
+        <h2 id="batch-jobs-heading">Jobs</h2>
+        {jobs ? (
+          <table class="jobs">
+            <caption>
+              {plural(jobs.jobs.length, 'job')}
+              {jobs.cursor ? (
+                <>
+                  {' '}
+                  shown; <a href={jobsHash({ batchId: id })}>all of them</a>
+                </>
+              ) : (
+                ''
+              )}
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Job</th>
+                <th scope="col">Status</th>
+                <th scope="col">Step</th>
+                <th scope="col">Calls</th>
+                <th scope="col">Billed units</th>
+                <th scope="col">Updated</th>
+              </tr>
+            </thead>
+            <tbody>
+              {jobs.jobs.map((job) => (
+                <tr key={job.id} data-job={job.id} data-status={job.status}>
+                  <td>
+                    <a href={jobHref(job.id)}>{jobTitle(job)}</a>
+                    <SandboxTag job={job} />
+                    {job.lastError ? <div class="small muted">{job.lastError.message}</div> : null}
+                  </td>
+                  <td>
+                    <StatusBadge status={job.status} />
+                  </td>
+                  <td>{job.step}</td>
+                  <td>{job.usage?.calls ?? 0}</td>
+                  <td>{job.usage?.billedUnits ?? 0}</td>
+                  <td>{formatTime(job.updatedAt)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        ) : null}
+      </section>
+    </main>
+  );
+}

@@ -1,0 +1,135 @@
+/** The pieces every page is made of: status badges, notices, the pager, sign-in, sandbox warnings. */
+import type { Ref } from 'preact';
+import { useState } from 'preact/hooks';
+import { tokenKey } from './api';
+import { useFocusHeading } from './hooks';
+import { type Filters, pageHash } from './routing';
+import type { JobView } from './types';
+
+/** The warning a view of sandbox data opens with. */
+export function SandboxBanner({ what }: { what: string }) {
+  return (
+    <p class="notice sandbox" role="note">
+      <strong>Sandbox data: not real publications.</strong> {what} against opflow's built-in sandbox, which
+      simulates the Open Platform; set OPFLOW_API_KEY to run against the platform.
+    </p>
+  );
+}
+
+/** A small tag beside a job's title in tables. */
+export function SandboxTag({ job }: { job: Pick<JobView, 'upstream'> }) {
+  return job.upstream?.kind === 'sandbox' ? (
+    <>
+      {' '}
+      <span class="tag sandbox" title="simulated data, not real publications">
+        sandbox
+      </span>
+    </>
+  ) : null;
+}
+
+export function StatusBadge({ status }: { status: string }) {
+  return <span class={`status status-${status}`}>{status.replace('_', ' ')}</span>;
+}
+
+export function Notice({ error, ok }: { error?: string | undefined; ok?: string | undefined }) {
+  if (error)
+    return (
+      <p class="notice error" role="alert">
+        {error}
+      </p>
+    );
+  if (ok)
+    return (
+      <p class="notice ok" role="status">
+        {ok}
+      </p>
+    );
+  return null;
+}
+
+/** First, Previous and Next page links of a list whose address holds its cursors (pageHash). */
+export function Pager(props: {
+  path: string;
+  filters: Filters;
+  cursor: string;
+  trail: string[];
+  next: string | undefined;
+}) {
+  const { path, filters, cursor, trail, next } = props;
+  return (
+    <nav class="pager" aria-label="Pages">
+      {cursor ? <a href={pageHash(path, filters, '', [])}>First page</a> : null}
+      {cursor && trail.length > 0 ? (
+        <a href={pageHash(path, filters, trail[trail.length - 1]!, trail.slice(0, -1))} rel="prev">
+          Previous page
+        </a>
+      ) : null}
+      {next ? (
+        <a href={pageHash(path, filters, next, [...trail, cursor])} rel="next">
+          Next page
+        </a>
+      ) : null}
+    </nav>
+  );
+}
+
+/** A page of one thing (a job, a batch) before it is loaded, or when it cannot be. */
+export function Pending(props: {
+  back: string;
+  backLabel: string;
+  title: string;
+  heading: Ref<HTMLHeadingElement>;
+  error: string | undefined;
+}) {
+  return (
+    <main id="main">
+      <p>
+        <a href={props.back}>← {props.backLabel}</a>
+      </p>
+      <h1 tabIndex={-1} ref={props.heading}>
+        {props.title}
+      </h1>
+      {props.error ? <Notice error={props.error} /> : <p aria-busy="true">Loading…</p>}
+    </main>
+  );
+}
+
+export function TokenForm({ reason, onSaved }: { reason: string; onSaved: () => void }) {
+  const [value, setValue] = useState('');
+  const heading = useFocusHeading('token');
+  const submit = (event: Event) => {
+    event.preventDefault();
+    sessionStorage.setItem(tokenKey, value.trim());
+    onSaved();
+  };
+  return (
+    <main id="main">
+      <h1 tabIndex={-1} ref={heading}>
+        Sign in to this opflow server
+      </h1>
+      <Notice error={reason} />
+      <form class="token" onSubmit={submit}>
+        <label for="token">Server token</label>
+        <input
+          id="token"
+          type="password"
+          autocomplete="current-password"
+          required
+          value={value}
+          onInput={(event) => setValue(event.currentTarget.value)}
+          aria-describedby="token-help"
+        />
+        <p id="token-help" class="muted small">
+          The value of <code>OPFLOW_SERVE_TOKEN</code> on the machine that runs <code>opflow serve</code> (or
+          your JWT for the AWS job API). It is kept in this browser tab only.
+        </p>
+        <div>
+          <button class="primary" type="submit">
+            Sign in
+          </button>
+        </div>
+      </form>
+    </main>
+  );
+}

@@ -1,0 +1,97 @@
+/** Loading, polling, actions and focus: the behaviour every page shares. */
+import { type Inputs, useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import type { ApiError } from './api';
+
+/** Repeats `load` every `ms` while the tab is visible, and at once when it becomes visible again. */
+export function usePolling(load: () => Promise<unknown>, ms: number, active: boolean): void {
+  const saved = useRef(load);
+  saved.current = load;
+  useEffect(() => {
+    if (!active) return undefined;
+    let timer: ReturnType<typeof setTimeout>;
+    let stopped = false;
+    const tick = async () => {
+      if (document.visibilityState === 'visible') await saved.current().catch(() => {});
+      if (!stopped) timer = setTimeout(tick, ms);
+    };
+    timer = setTimeout(tick, ms);
+    const onVisible = () => {
+      if (document.visibilityState === 'visible') saved.current().catch(() => {});
+    };
+    document.addEventListener('visibilitychange', onVisible);
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+      document.removeEventListener('visibilitychange', onVisible);
+    };
+  }, [ms, active]);
+}
+
+export interface Loaded<T> {
+  data: T | undefined;
+  error: string | undefined;
+  load: () => Promise<void>;
+}
+
+/**
+ * What `fetcher` answers, loaded now, again whenever `inputs` change, and every `ms` while
+ * `active(data)` holds. A 401 goes to the sign-in form (createApi); other failures to `error`.
+ */
+export function useLoaded<T>(
+  fetcher: () => Promise<T>,
+  inputs: Inputs,
+  ms: number,
+  active: (data: T | undefined) => boolean = () => true,
+): Loaded<T> {
+  const [data, setData] = useState<T | undefined>(undefined);
+  const [error, setError] = useState<string | undefined>(undefined);
+  const load = useCallback(async () => {
+    try {
+      setData(await fetcher());
+      setError(undefined);
+    } catch (failure) {
+      if ((failure as ApiError).status !== 401) setError((failure as Error).message);
+    }
+  }, inputs);
+  useEffect(() => {
+    load();
+  }, [load]);
+  usePolling(load, ms, Boolean(active(data)));
+  return { data, error, load };
+}
+
+/** What a notice says: a success or why something failed. */
+export interface NoticeText {
+  ok?: string | undefined;
+  error?: string | undefined;
+}
+
+/**
+ * A button's action: `run(work)` marks the page busy, shows what `work` answers (the text of a
+ * notice) or why it failed, then reloads the page's data.
+ */
+export function useAction(load: () => Promise<void>) {
+  const [busy, setBusy] = useState(false);
+  const [notice, setNotice] = useState<NoticeText | undefined>(undefined);
+  const run = async (work: () => Promise<string>) => {
+    setBusy(true);
+    try {
+      setNotice({ ok: await work() });
+      await load();
+    } catch (failure) {
+      setNotice({ error: (failure as Error).message });
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, notice, setNotice, run };
+}
+
+/** Moves focus to the page's heading when the page changes, so screen readers announce it. */
+export function useFocusHeading(key: string) {
+  const ref = useRef<HTMLHeadingElement>(null);
+  useEffect(() => {
+    ref.current?.focus();
+  }, [key]);
+  return ref;
+}

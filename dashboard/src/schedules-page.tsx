@@ -1,0 +1,227 @@
+/** The schedules of opflow.config.json: next and last fire, last job, and trigger, pause, resume. */
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { Notice, StatusBadge } from './components';
+import { formatTime, plural } from './format';
+import { useAction, useFocusHeading, useLoaded } from './hooks';
+import { jobHref } from './routing';
+import type { Api, ScheduleView } from './types';
+
+/** A schedule's row: its slots, its state, its last fire and job, and what can be done to it. */
+function ScheduleRow(props: {
+  schedule: ScheduleView;
+  busy: boolean;
+  pausing: string | undefined;
+  onTrigger: (name: string) => void;
+  onPause: (name: string) => void;
+  onResume: (name: string) => void;
+}) {
+  const { schedule, busy, pausing, onTrigger, onPause, onResume } = props;
+  return (
+    <tr data-schedule={schedule.name} data-state={schedule.pause ? 'paused' : 'active'}>
+      <td class="nowrap">{schedule.name}</td>
+      <td class="nowrap">
+        <code>{schedule.cron}</code> <span class="muted small">{schedule.timezone}</span>
+      </td>
+      <td class="nowrap">{schedule.workflow}</td>
+      <td>
+        {schedule.pause ? (
+          <>
+            <StatusBadge status="PAUSED" /> {schedule.pause.reason}
+            <div class="small muted">
+              {schedule.pause.by === 'config'
+                ? 'in opflow.config.json'
+                : `since ${formatTime(schedule.pause.at)}`}
+            </div>
+          </>
+        ) : (
+          <StatusBadge status="ACTIVE" />
+        )}
+      </td>
+      <td>
+        {schedule.next ? (
+          <time dateTime={schedule.next}>{formatTime(schedule.next)}</time>
+        ) : (
+          'none while paused'
+        )}
+      </td>
+      <td>
+        {schedule.lastFired ? (
+          <time dateTime={schedule.lastFired}>{formatTime(schedule.lastFired)}</time>
+        ) : (
+          'never'
+        )}
+      </td>
+      <td>{schedule.lastJob ? <a href={jobHref(schedule.lastJob.id)}>{schedule.lastJob.status}</a> : ''}</td>
+      <td>{schedule.skipped}</td>
+      <td class="row-actions">
+        <button
+          type="button"
+          disabled={busy}
+          onClick={() => onTrigger(schedule.name)}
+          aria-label={`Trigger now: ${schedule.name}`}
+        >
+          Trigger now
+        </button>
+        {schedule.pause === undefined ? (
+          <button
+            type="button"
+            disabled={busy}
+            aria-label={`Pause: ${schedule.name}`}
+            aria-expanded={pausing === schedule.name ? 'true' : 'false'}
+            onClick={() => onPause(schedule.name)}
+          >
+            Pause…
+          </button>
+        ) : schedule.pause.by === 'runtime' ? (
+          <button
+            type="button"
+            class="primary"
+            disabled={busy}
+            aria-label={`Resume: ${schedule.name}`}
+            onClick={() => onResume(schedule.name)}
+          >
+            Resume
+          </button>
+        ) : null}
+      </td>
+    </tr>
+  );
+}
+
+export function SchedulesPage({ api }: { api: Api }) {
+  const heading = useFocusHeading('schedules');
+  const {
+    data: answer,
+    error,
+    load,
+  } = useLoaded(() => api<{ schedules: ScheduleView[] }>('GET', '/schedules'), [api], 5000);
+  const { busy, notice, run } = useAction(load);
+  // The schedule whose pause form is open, and the reason typed in it.
+  const [pausing, setPausing] = useState<string | undefined>(undefined);
+  const [reason, setReason] = useState('');
+  const reasonField = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    if (pausing) reasonField.current?.focus();
+  }, [pausing]);
+  // After a pause or resume (or closing the form), the focus goes back to the schedule's row: to
+  // the button that undoes what was done, once the page shows it.
+  const [returnTo, setReturnTo] = useState<string | undefined>(undefined);
+  useEffect(() => {
+    if (!returnTo || busy) return;
+    const button = document.querySelector<HTMLButtonElement>(
+      `tr[data-schedule="${CSS.escape(returnTo)}"] td.row-actions button:last-child`,
+    );
+    if (button) {
+      button.focus();
+      setReturnTo(undefined);
+    }
+  }, [returnTo, busy, answer]);
+  const closeForm = () => {
+    setReturnTo(pausing);
+    setPausing(undefined);
+  };
+  const path = (name: string, action: string) => `/schedules/${encodeURIComponent(name)}/${action}`;
+  const trigger = (name: string) =>
+    run(async () => {
+      const outcome = await api<{ jobId: string }>('POST', path(name, 'trigger'));
+      return `${name}: job ${outcome.jobId} started.`;
+    });
+  const pause = (event: Event) => {
+    event.preventDefault();
+    const name = pausing;
+    if (!name) return;
+    run(async () => {
+      await api('POST', path(name, 'pause'), { reason });
+      closeForm();
+      setReason('');
+      return `${name} paused: its slots are skipped until it is resumed.`;
+    });
+  };
+  const resume = (name: string) =>
+    run(async () => {
+      const outcome = await api<{ schedule: ScheduleView }>('POST', path(name, 'resume'));
+      setReturnTo(name);
+      return `${name} resumed: next fire ${formatTime(outcome.schedule.next)}.`;
+    });
+  const schedules = answer?.schedules ?? [];
+  return (
+    <main id="main">
+      <h1 tabIndex={-1} ref={heading}>
+        Schedules
+      </h1>
+      <p class="muted small">
+        Declared in opflow.config.json and fired by this server (on AWS, by EventBridge Scheduler). A pause
+        set here holds for every process until it is resumed; a pause written in the file (
+        <code>"paused": {'{"reason": "..."}'}</code>) is lifted only there.
+      </p>
+      <Notice {...(notice ?? {})} />
+      <Notice error={error} />
+      {pausing ? (
+        <section class="panel attention" aria-labelledby="pause-heading">
+          <h2 id="pause-heading">Pause {pausing}</h2>
+          <form onSubmit={pause}>
+            <p class="field">
+              <label for="pause-reason">Why (shown beside the schedule)</label>
+              <input
+                id="pause-reason"
+                ref={reasonField}
+                required
+                maxLength={500}
+                size={50}
+                value={reason}
+                onInput={(event) => setReason(event.currentTarget.value)}
+              />
+            </p>
+            <div class="actions">
+              <button class="primary" type="submit" disabled={busy || reason.trim() === ''}>
+                Pause {pausing}
+              </button>
+              <button type="button" onClick={closeForm}>
+                Keep it running
+              </button>
+            </div>
+          </form>
+        </section>
+      ) : null}
+      {answer === undefined ? (
+        <p aria-busy="true">Loading schedules…</p>
+      ) : (
+        <table class="jobs">
+          <caption>
+            {schedules.length === 0
+              ? 'No schedules: declare them under "schedules" in opflow.config.json.'
+              : plural(schedules.length, 'schedule')}
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">Schedule</th>
+              <th scope="col">When</th>
+              <th scope="col">Workflow</th>
+              <th scope="col">State</th>
+              <th scope="col">Next fire</th>
+              <th scope="col">Last fire</th>
+              <th scope="col">Last job</th>
+              <th scope="col">Skipped slots</th>
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {schedules.map((schedule) => (
+              <ScheduleRow
+                key={schedule.name}
+                schedule={schedule}
+                busy={busy}
+                pausing={pausing}
+                onTrigger={trigger}
+                onPause={setPausing}
+                onResume={resume}
+              />
+            ))}
+          </tbody>
+        </table>
+      )}
+    </main>
+  );
+}
