@@ -10,8 +10,9 @@
  * credentials) and rewrites the report links of the three text outputs to the folder's layout, so
  * the downloaded index's links work offline, on either backend.
  */
+import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
-import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { finished } from 'node:stream/promises';
 import type { Batch } from '../engine/batch-store';
@@ -96,27 +97,41 @@ export async function downloadBatch(
       outcome.missing.push({ key, reason: 'not in the report store' });
       return false;
     }
-    await mkdir(dirname(target), { recursive: true });
-    // Written beside and renamed: a file in the folder is whole or absent.
+    // Written beside and renamed: a file in the folder is whole or absent. A write that fails (a full
+    // disk) leaves no partial file behind, and the error names the file it was writing.
     const partial = `${target}.partial`;
-    if (transform) {
-      const out = createWriteStream(partial);
-      // Line by line, so a 100,000-row summary is never one string twice over.
-      const decoder = new TextDecoder();
-      const text = decoder.decode(stored.body);
-      let from = 0;
-      while (from < text.length) {
-        const end = text.indexOf('\n', from);
-        const line = end < 0 ? text.slice(from) : text.slice(from, end + 1);
-        if (!out.write(transform(line))) await new Promise<void>((done) => out.once('drain', () => done()));
-        from += line.length;
+    try {
+      await mkdir(dirname(target), { recursive: true });
+      if (transform) {
+        const out = createWriteStream(partial);
+        // A write error (a full disk) ends the loop below, and finished() then throws it.
+        let failed = false;
+        out.on('error', () => {
+          failed = true;
+        });
+        // Line by line, so a 100,000-row summary is never one string twice over.
+        const decoder = new TextDecoder();
+        const text = decoder.decode(stored.body);
+        let from = 0;
+        while (from < text.length && !failed) {
+          const end = text.indexOf('\n', from);
+          const line = end < 0 ? text.slice(from) : text.slice(from, end + 1);
+          if (!out.write(transform(line))) await once(out, 'drain');
+          from += line.length;
+        }
+        out.end();
+        await finished(out);
+      } else {
+        await writeFile(partial, stored.body);
       }
-      out.end();
-      await finished(out);
-    } else {
-      await writeFile(partial, stored.body);
+      await rename(partial, target);
+    } catch (error) {
+      await rm(partial, { force: true }).catch(() => undefined);
+      const failure = error as NodeJS.ErrnoException;
+      if (typeof failure?.code === 'string' && (failure.path === undefined || failure.path === partial))
+        failure.path = target;
+      throw error;
     }
-    await rename(partial, target);
     outcome.files += 1;
     return true;
   };

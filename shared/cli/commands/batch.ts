@@ -179,7 +179,7 @@ export async function batchCommand(
               ? 'the disk is full'
               : describeFileError(error);
           throw new CliError(
-            `--download ${options.download}: cannot write ${where}: ${reason} (${failure.code}); what was written so far is kept`,
+            `--download ${options.download}: cannot write ${where}: ${reason} (${failure.code}); the files written so far are whole and kept (no partial file is left), and the batch is unchanged: run it again once there is room`,
             failure.code === 'ENOSPC' || failure.code === 'EDQUOT' ? ExitCode.environment : ExitCode.usage,
           );
         })
