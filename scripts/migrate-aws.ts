@@ -1,6 +1,6 @@
 /**
  * `npm run migrate:aws -- [--dry-run] [--json] [--segments 4]`: the one-off backfill of the index
- * keys, run once after deploying a version with `byStatusShard`/`byBatchKeys` (docs/DESIGN.md).
+ * keys, run once after deploying a version with `byStatusShard`/`byBatchKeys` (docs/concepts/job-table.md).
  * Jobs and batches written before ca6343b lack those indexes' keys and are listed by nothing until it
  * runs. Needs only the table and its region (`OPFLOW_TABLE_NAME` or `OPFLOW_STACK_OUTPUTS`,
  * `AWS_REGION`, `AWS_ENDPOINT_URL[_DYNAMODB]` for an emulator), not the whole `opflow --backend aws`

@@ -1,6 +1,6 @@
 /**
  * Where opflow keeps state on AWS: the single DynamoDB job table (keys and indexes exactly as in
- * docs/DESIGN.md) and the S3 report bucket, with a separate bucket for the report bucket's access logs.
+ * docs/concepts/job-table.md) and the S3 report bucket, with a separate bucket for the report bucket's access logs.
  */
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
@@ -13,7 +13,7 @@ import {
 } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 
-/** Names of the job table's key attributes and indexes (docs/DESIGN.md, "The AWS job table"). */
+/** Names of the job table's key attributes and indexes (docs/concepts/job-table.md). */
 export const JOB_TABLE = {
   partitionKey: 'PK',
   sortKey: 'SK',
@@ -22,7 +22,7 @@ export const JOB_TABLE = {
     byStatus: { partitionKey: 'GSI1PK', sortKey: 'GSI1SK', projection: ProjectionType.ALL },
     due: { partitionKey: 'GSI2PK', sortKey: 'GSI2SK', projection: ProjectionType.KEYS_ONLY },
     byBatch: { partitionKey: 'GSI3PK', sortKey: 'GSI3SK', projection: ProjectionType.ALL },
-    /** Replaces byStatus: only status changes write to it; keys and `tenant` only (docs/DESIGN.md). */
+    /** Replaces byStatus: only status changes write to it; keys and `tenant` only (docs/concepts/job-table.md). */
     byStatusShard: {
       partitionKey: 'GSI4PK',
       sortKey: 'GSI4SK',

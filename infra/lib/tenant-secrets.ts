@@ -1,6 +1,6 @@
 /**
  * Secrets Manager secrets: one Open Platform API key per tenant, named `<prefix><tenant>` as
- * docs/DESIGN.md says. The template never holds a value: they are created empty (the deployer puts
+ * docs/guides/deploy.md ("Set the API key") says. The template never holds a value: they are created empty (the deployer puts
  * the key with the aws CLI). The signing secrets of callbacks (one per tenant) and of incoming
  * webhooks (one per source) belong to the Automation construct (infra/lib/automation.ts).
  */

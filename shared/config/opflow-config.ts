@@ -31,7 +31,7 @@ export class ConfigFileError extends Error {
 /*
  * Every schema of the configuration is `z.lazy`, built on its first parse, not when this module
  * loads: the api and schedules Lambda functions import it for their routes and events, and most of
- * their cold starts parse no configuration (docs/DESIGN.md, "Small Lambda bundles").
+ * their cold starts parse no configuration (docs/concepts/lambda-bundles.md).
  */
 const pointerSchema = z.lazy(() =>
   z.string().regex(/^(\/([^~/]|~[01])*)*$/, 'must be a JSON pointer such as /issue/title (RFC 6901)'),

@@ -7,7 +7,7 @@
  *
  * The rendering (job-report.ts, the schedule's changes, Markdown to HTML with marked) is imported on
  * first use: only the step that finishes a job renders, so a Lambda function holds it as a chunk
- * beside its entry (docs/DESIGN.md, "Lambda bundles") instead of parsing it at every cold start.
+ * beside its entry (docs/concepts/lambda-bundles.md) instead of parsing it at every cold start.
  */
 
 import type { ReportWriter } from '../engine/report';

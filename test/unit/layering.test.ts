@@ -1,5 +1,5 @@
 /**
- * The layering of shared/ (docs/DESIGN.md): imports point down. Every relative import of every
+ * The layering of shared/ (docs/architecture.md): imports point down. Every relative import of every
  * TypeScript file under shared/ (`import`, `import type`, `export ... from`, `import('...')`) is
  * resolved to the folder it lands in and checked against the rules below. The engine sits under the
  * features (workflows, reports, schedules) and the runtimes: it gets what they provide through its

@@ -4,7 +4,7 @@
  *
  * The S3 client's builder is in s3-client.ts and the set of all four in aws-clients.ts, not here:
  * this file is imported by every function, and a file a function's entry reaches by static imports
- * puts whatever its lazy chunks use of it in the function's cold start (docs/DESIGN.md, "Code
+ * puts whatever its lazy chunks use of it in the function's cold start (docs/concepts/lambda-bundles.md, "Code
  * splitting"). The api and schedules functions load S3 only when a report is read or written.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';

@@ -1,5 +1,5 @@
 /**
- * The BatchStore on the job table (docs/DESIGN.md): every record of a batch lives in its own
+ * The BatchStore on the job table (docs/concepts/job-table.md): every record of a batch lives in its own
  * partition `BATCH#<batchId>`: the batch (`SK=META`, also listed newest first through the
  * `byBatchKeys` index under `GSI5PK=BATCHES`), its items in order (`ITEM#<seq>`), a marker per item key
  * (`KEY#<itemKey>`, so a key is never stored twice) and the problems of its bad lines

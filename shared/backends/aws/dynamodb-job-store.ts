@@ -1,5 +1,5 @@
 /**
- * JobStore on one DynamoDB table (docs/DESIGN.md): a job is one item whose `job` attribute holds the
+ * JobStore on one DynamoDB table (docs/concepts/job-table.md): a job is one item whose `job` attribute holds the
  * record as JSON; the keys around it serve every access pattern without a Scan:
  * get (PK), commit (conditional Put on `version`), create with an idempotency key (one
  * TransactWriteItems), due jobs (the sparse `due` index, 16 shards merged oldest first), jobs by

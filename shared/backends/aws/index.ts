@@ -3,7 +3,7 @@
  * they use (one builder per service, clients.ts). No other file of shared/ or functions/ imports the
  * AWS SDK; they import this file or the modules it lists. A Lambda function's runtime imports the
  * modules it uses directly, not this file: everything a function's entry reaches by static imports
- * is in its cold start when a lazy chunk uses it (the S3 report store of the api, docs/DESIGN.md).
+ * is in its cold start when a lazy chunk uses it (the S3 report store of the api, docs/concepts/lambda-bundles.md).
  */
 export { createAwsClients, destroyAwsClients } from './aws-clients';
 export {

@@ -1,5 +1,5 @@
 /**
- * The one-off backfill of the index keys (docs/DESIGN.md, "The AWS job table"): jobs and batches
+ * The one-off backfill of the index keys (docs/concepts/job-table.md): jobs and batches
  * written before `byStatusShard`/`byBatchKeys` (ca6343b) lack those indexes' key attributes, so no
  * listing finds them. This scans the table (in parallel segments, paged) and, for each job (`SK=JOB`)
  * or batch (`SK=META`) item whose index attributes differ from what the stores write today

@@ -4,7 +4,7 @@
  * built when a report, an offloaded input or a link is first asked for. The api and schedules
  * functions build this instead of an S3ReportStore: most of their invocations (list, read, answer
  * or cancel a job; a schedule's slot with a small input) touch no S3 object, and the S3 client was
- * about 100 KiB of their cold start (docs/DESIGN.md, "Code splitting"). The step worker, ingest and
+ * about 100 KiB of their cold start (docs/concepts/lambda-bundles.md, "Code splitting"). The step worker, ingest and
  * the callback sender use S3 in every invocation and keep an S3ReportStore.
  */
 import type { S3Client } from '@aws-sdk/client-s3';

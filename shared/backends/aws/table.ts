@@ -1,5 +1,5 @@
 /**
- * The single job table (docs/DESIGN.md, "The AWS job table"): key formats, index names, and a
+ * The single job table (docs/concepts/job-table.md): key formats, index names, and a
  * `createJobTable()` for emulators and tests. The CDK stack declares the same table; the names
  * here are the contract between the two.
  */

@@ -3,7 +3,7 @@
  * `opflow --backend aws`). A file of its own, apart from the pipeline (./pipeline.ts, which
  * re-exports it): the Lambda functions that build only the job side read their settings here
  * without a static import of the whole AWS backend (the S3 report store, the Open Platform client),
- * which would put them in the functions' cold start (docs/DESIGN.md, "Code splitting").
+ * which would put them in the functions' cold start (docs/concepts/lambda-bundles.md, "Code splitting").
  *
  * Environment (validated up front; every problem is named by its variable):
  * - `OPFLOW_TABLE_NAME`, `OPFLOW_QUEUE_URL`, `OPFLOW_BUCKET_NAME`, `OPFLOW_API_KEY_SECRET_PREFIX`:

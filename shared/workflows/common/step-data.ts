@@ -31,7 +31,7 @@ export function outputOf<Op extends OperationId>(
 /*
  * The schemas of context values (`step.key(name, schema)`). Like the workflows' input schemas, they
  * are built on first use (`z.lazy`), not when a workflow module loads: a cold start that reads no
- * job of a workflow builds none of its schemas (docs/DESIGN.md, "Small Lambda bundles").
+ * job of a workflow builds none of its schemas (docs/concepts/lambda-bundles.md).
  */
 /** A context value that is a non-empty string (an upstream task id, a link). */
 export const nonEmpty = z.lazy(() => z.string().min(1));

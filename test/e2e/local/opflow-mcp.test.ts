@@ -318,14 +318,14 @@ interface ClientConfig {
   mcpServers: Record<string, { command: string; args: string[]; env: Record<string, string> }>;
 }
 
-describe("the README's MCP client configuration", () => {
+describe("the MCP guide's client configuration", () => {
   it('starts opflow from any folder, on its own database and reports, and runs a job and a batch', async () => {
-    const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
-    const section = readme.slice(readme.indexOf('Adding opflow to an MCP client'));
+    const guide = readFileSync(join(repoRoot, 'docs/guides/mcp.md'), 'utf8');
+    const section = guide.slice(guide.indexOf('Adding opflow to an MCP client'));
     const block = /```json\n([\s\S]*?)\n```/.exec(section)?.[1];
     expect(block, 'the JSON block after "Adding opflow to an MCP client"').toBeDefined();
     const data = tempDir();
-    // Filled in as the README says: the checkout, a data folder; no API key, for the sandbox.
+    // Filled in as the guide says: the checkout, a data folder; no API key, for the sandbox.
     const filled = block!
       .replaceAll('/path/to/opflow/', `${repoRoot.replace(/\/$/, '')}/`)
       .replaceAll('/path/to/opflow-data/', `${data}/`);
@@ -364,7 +364,7 @@ describe("the README's MCP client configuration", () => {
       expect(report.isError).toBeFalsy();
       expect(report.content.map((part) => (part.type === 'text' ? part.text : '')).join('')).toMatch(/#/);
 
-      // ingest, with the absolute path the README asks for.
+      // ingest, with the absolute path the guide asks for.
       const manifests = join(data, 'manifests');
       mkdirSync(manifests);
       writeFileSync(

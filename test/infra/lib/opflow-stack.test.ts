@@ -146,7 +146,7 @@ describe.each([
   });
 
   describe('job table', () => {
-    it('has the keys, indexes and TTL of docs/DESIGN.md, on demand, with point-in-time recovery', () => {
+    it('has the keys, indexes and TTL of docs/concepts/job-table.md, on demand, with point-in-time recovery', () => {
       const { template } = stageOf();
       const [, table] = onlyResource(template, 'AWS::DynamoDB::Table');
       expect(table.Properties).toMatchObject({

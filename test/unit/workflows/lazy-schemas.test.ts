@@ -3,7 +3,7 @@
  * use, not when the registry loads: an api call that lists jobs or a sweep builds none, a step of a
  * novelty check only the novelty check's. Each zod schema costs its construction (zod classic binds
  * its methods to every instance); 300 of the worker's 640 schemas built at a cold start were the
- * workflows' (docs/DESIGN.md "Small Lambda bundles").
+ * workflows' (docs/concepts/lambda-bundles.md).
  *
  * Counted with zod's own construction hook (`globalConfig.postProcessor`, which zod calls on every
  * schema and check it builds), by the first file on the stack that is not zod's; the `z.lazy`

@@ -1,6 +1,6 @@
 // `opflow serve` in-process: its options and token checked up front with clear messages, the URL
 // on the first line, the job API answering while it runs, and a graceful stop on Ctrl-C.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -110,7 +110,7 @@ describe('opflow serve (in-process)', () => {
     expect(io.out()).toMatch(/serve \[options\] +serve the job HTTP API/);
   });
 
-  it('names every route the server answers in its help and in the README', async () => {
+  it('names every route the server answers in its help and in the docs', async () => {
     // The routes as the server describes them (GET /openapi.json), but the dashboard's own files.
     const doc = jobApiOpenApi({
       createBodySchema,
@@ -128,12 +128,16 @@ describe('opflow serve (in-process)', () => {
     expect(routes.length).toBeGreaterThan(20);
     expect(await opflow('serve', '--help')).toBe(ExitCode.ok);
     const help = io.out().replace(/\s+/g, ' ');
-    const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+    // The README and the guides it links to (the job API, the dashboard, schedules and webhooks).
+    const guides = join(repoRoot, 'docs/guides');
+    const docs = [join(repoRoot, 'README.md'), ...readdirSync(guides).map((name) => join(guides, name))]
+      .map((file) => readFileSync(file, 'utf8'))
+      .join('\n');
     for (const route of routes) {
       expect(help, `serve --help names ${route}`).toContain(route);
       const [method, path] = route.split(' ') as [string, string];
-      // README writes a route as `METHOD /path` (the path's own braces kept).
-      expect(readme, `README names ${route}`).toMatch(new RegExp(`\`${method} ${escapeRegExp(path)}[\`? ]`));
+      // The docs write a route as `METHOD /path` (the path's own braces kept).
+      expect(docs, `the docs name ${route}`).toMatch(new RegExp(`\`${method} ${escapeRegExp(path)}[\`? ]`));
     }
     expect(help).toContain('dashboard');
   });
