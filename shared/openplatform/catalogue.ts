@@ -49,6 +49,7 @@ const PRE_RESEARCH = 'Tech Pre-research Report';
 const NOVELTY = 'Novelty Search';
 const PATENT_SEARCH = 'Patent Data Search';
 const PATENT_BASIC = 'Patent Basic Data';
+const FTO = 'FTO Search';
 const JSON_BODY = 'application/json';
 const SSE = 'text/event-stream';
 
@@ -399,6 +400,62 @@ export const catalogue = {
     JSON_BODY,
     'create',
   ),
+  'ai66-1FtoSubmit': row('ai66-1FtoSubmit', 'ai66-1', 'POST', '/ai/fto/submit', FTO, JSON_BODY, 'create'),
+  'ai66-2FeatureExtract': row(
+    'ai66-2FeatureExtract',
+    'ai66-2',
+    'POST',
+    '/ai/fto/feature/extract',
+    FTO,
+    JSON_BODY,
+    'read',
+  ),
+  'ai66-3FeatureConfirm': row(
+    'ai66-3FeatureConfirm',
+    'ai66-3',
+    'POST',
+    '/ai/fto/feature/confirm',
+    FTO,
+    JSON_BODY,
+    'update',
+  ),
+  'ai66-4SearchAgent': row(
+    'ai66-4SearchAgent',
+    'ai66-4',
+    'POST',
+    '/ai/fto/search/agent',
+    FTO,
+    JSON_BODY,
+    'create',
+  ),
+  'ai66-5AgentResult': row(
+    'ai66-5AgentResult',
+    'ai66-5',
+    'POST',
+    '/ai/fto/search/agent/result',
+    FTO,
+    JSON_BODY,
+    'read',
+  ),
+  'ai66-6ReportCreate': row(
+    'ai66-6ReportCreate',
+    'ai66-6',
+    'POST',
+    '/ai/fto/report/create',
+    FTO,
+    JSON_BODY,
+    'create',
+  ),
+  'ai66-7ReportGet': row('ai66-7ReportGet', 'ai66-7', 'POST', '/ai/fto/report/get', FTO, JSON_BODY, 'read'),
+  'ai66-8FeatureComparison': row(
+    'ai66-8FeatureComparison',
+    'ai66-8',
+    'POST',
+    '/ai/fto/feature/comparison',
+    FTO,
+    JSON_BODY,
+    'create',
+  ),
   p001PatentQuerySearchCount: row(
     'p001PatentQuerySearchCount',
     'p001',
@@ -414,6 +471,26 @@ export const catalogue = {
     'p011',
     'GET',
     '/basic-patent-data/simple-bibliography',
+    PATENT_BASIC,
+    'none',
+    'read',
+  ),
+  /** The cited patents' simple legal status (Active, Pending, Inactive...): novelty and FTO reports. */
+  p041BasicPatentDataSimpleLegalStatus: row(
+    'p041BasicPatentDataSimpleLegalStatus',
+    'p041',
+    'GET',
+    '/basic-patent-data/simple-legal-status',
+    PATENT_BASIC,
+    'none',
+    'read',
+  ),
+  /** The cited patents' families (members by authority): where an FTO patent reaches. */
+  p014BasicPatentDataPatentFamily: row(
+    'p014BasicPatentDataPatentFamily',
+    'p014',
+    'GET',
+    '/basic-patent-data/patent-family',
     PATENT_BASIC,
     'none',
     'read',

@@ -1,6 +1,6 @@
 /**
  * zod schemas of every catalogue operation, built on first use from the generated shapes (decoded
- * lazily: the CLI and the Lambda functions that never call a generic operation never decode them). The 39 workflow operations keep their hand-written schemas (schemas/requests.ts and
+ * lazily: the CLI and the Lambda functions that never call a generic operation never decode them). The 50 workflow operations keep their hand-written schemas (schemas/requests.ts and
  * schemas/responses.ts), which add what the file states only in prose (limits, enumerations).
  *
  * Requests are checked before anything is sent and billed: the body's top level is strict (a

@@ -51,6 +51,9 @@ export const defaultTaskDurations: Readonly<Partial<Record<OperationId, TaskDura
   'ai35-5FeatureConfirm': seconds(20, 10),
   'ai35-7NoveltySearchAgentSearch': seconds(300, 120),
   'ai35-10NoveltySearchExport': seconds(30, 10),
+  'ai66-1FtoSubmit': seconds(20, 10),
+  'ai66-4SearchAgent': seconds(360, 120),
+  'ai66-6ReportCreate': seconds(40, 15),
 };
 
 /** For operations not in `defaultTaskDurations`. */
@@ -80,6 +83,11 @@ export const billedUnitsByOperation: Readonly<Partial<Record<OperationId, number
   'ai35-10NoveltySearchExport': 5,
   'ai35-12ComparisonGenerate': 5,
   'ai68-1ChatAiLsChat': 2,
+  'ai66-1FtoSubmit': 5,
+  'ai66-3FeatureConfirm': 2,
+  'ai66-4SearchAgent': 40,
+  'ai66-6ReportCreate': 10,
+  'ai66-8FeatureComparison': 5,
 };
 
 /** Request bodies larger than this are refused (the platform's inputs are at most tens of KB). */

@@ -50,6 +50,66 @@ const analysisDirectoryItem = z.lazy(() =>
   }),
 );
 
+/** An FTO feature as ai66-2 offers it and ai66-3 takes it back (`is_select` marks the chosen ones). */
+const ftoFeature = z.lazy(() =>
+  z.looseObject({
+    core: z.boolean(),
+    is_select: z.boolean(),
+    keywords: z.array(z.string()),
+    reason: z.string(),
+    score: z.number().int(),
+    tech_feature: z.string().min(1),
+    user_add: z.boolean(),
+  }),
+);
+
+/** A patent compared claim by claim, as ai66-5 finds it and ai66-6 takes it back. */
+const ftoPatent = z.lazy(() =>
+  z.looseObject({
+    claim_equivalent_info: z
+      .array(z.looseObject({ claim_num: z.number().int(), infringement: z.boolean() }))
+      .optional(),
+    claims: z
+      .array(z.looseObject({ claim_num: z.number().int().optional(), claim_text: z.string().optional() }))
+      .optional(),
+    comparative_literature_type: z.string().optional(),
+    comparison_conclusion: z.record(z.string(), z.unknown()),
+    dependent_claim_num: z.number().int().optional(),
+    document: z.string().optional(),
+    equivalent_dependent_claim_num: z.number().int().optional(),
+    equivalent_independent_claim_num: z.number().int().optional(),
+    feature_match_num: z.number().int(),
+    features: z.array(
+      z.looseObject({
+        claim_num: z.number().int().optional(),
+        claim_type: z.string().optional(),
+        compare_feature: z.string().optional(),
+        comparison_feature: z.string().optional(),
+        original_score: z.number().int().optional(),
+        original_type: z.string().optional(),
+        public_score: z.number().optional(),
+        score: z.number().int(),
+        score_for_user: z.number().int().optional(),
+        similar: z.boolean().optional(),
+        tech_feature: z.string(),
+        type: z.string().optional(),
+        type_for_user: z.string().optional(),
+      }),
+    ),
+    independent_claim_num: z.number().int().optional(),
+    lang: z.string().optional(),
+    most_similar: z.boolean().optional(),
+    patent_id: z.string().min(1),
+    public_score: z.number(),
+    risk_level: z.string().optional(),
+    selected: z.boolean().optional(),
+    user_added: z.boolean().optional(),
+  }),
+);
+
+/** `YYYYMMDD`, as ai66-1 takes its application dates. */
+const compactDate = z.lazy(() => z.string().regex(/^\d{8}$/, { error: 'a date is written YYYYMMDD' }));
+
 const buildRequestSchemas = () =>
   ({
     ai07ChatCcGptStream: z.strictObject({
@@ -295,6 +355,48 @@ const buildRequestSchemas = () =>
       }),
       tech_features: z.array(techFeature),
     }),
+    'ai66-1FtoSubmit': z.strictObject({
+      input: z.string().min(1),
+      lang: lang.optional(),
+      apd_start: compactDate.optional(),
+      apd_end: compactDate.optional(),
+      /** Patent offices to search (`CN`, `US`, `EP`...). */
+      country: z
+        .array(z.string().regex(/^[A-Z]{2}$/, { error: 'a patent office is two capital letters' }))
+        .optional(),
+      include_company: z.array(z.string().min(1)).optional(),
+      exclude_company: z.array(z.string().min(1)).optional(),
+      /** 0 invalid, 1 valid, 2 under examination. */
+      legal_status: z.array(z.union([z.literal(0), z.literal(1), z.literal(2)])).optional(),
+    }),
+    'ai66-2FeatureExtract': z.strictObject({
+      task_id: z.string().min(1),
+    }),
+    'ai66-3FeatureConfirm': z.strictObject({
+      task_id: z.string().min(1),
+      tech_features: z.array(ftoFeature).min(1),
+    }),
+    'ai66-4SearchAgent': z.strictObject({
+      task_id: z.string().min(1),
+    }),
+    'ai66-5AgentResult': z.strictObject({
+      task_id: z.string().min(1),
+    }),
+    'ai66-6ReportCreate': z.strictObject({
+      task_id: z.string().min(1),
+      title: z.string().min(1),
+      /** The patents the report covers: 1 to 5. */
+      final_res: z.array(ftoPatent).min(1, { error: 'select at least 1 patent' }).max(5, {
+        error: 'at most 5 patents may be selected',
+      }),
+    }),
+    'ai66-7ReportGet': z.strictObject({
+      task_id: z.string().min(1),
+    }),
+    'ai66-8FeatureComparison': z.strictObject({
+      task_id: z.string().min(1),
+      pn: z.string().trim().min(1),
+    }),
     p001PatentQuerySearchCount: z.strictObject({
       collapse_order: z.enum(['OLDEST', 'LATEST']).optional(),
       collapse_by: z.enum(['APD', 'PBD', 'AUTHORITY', 'SCORE']).optional(),
@@ -306,6 +408,24 @@ const buildRequestSchemas = () =>
      * platform's patent ids, `patent_number` by publication numbers (`CN112345678A`).
      */
     p011BasicPatentDataSimpleBibliography: z
+      .strictObject({
+        patent_id: patentList.optional(),
+        patent_number: patentList.optional(),
+      })
+      .refine((query) => query.patent_id !== undefined || query.patent_number !== undefined, {
+        error: 'give patent_id or patent_number (comma-separated, up to 100)',
+      }),
+    /** Query parameters: up to 100 patents by `patent_id` or `patent_number`, comma-separated (as P011). */
+    p041BasicPatentDataSimpleLegalStatus: z
+      .strictObject({
+        patent_id: patentList.optional(),
+        patent_number: patentList.optional(),
+      })
+      .refine((query) => query.patent_id !== undefined || query.patent_number !== undefined, {
+        error: 'give patent_id or patent_number (comma-separated, up to 100)',
+      }),
+    /** Query parameters: up to 100 patents by `patent_id` or `patent_number`, comma-separated (as P011). */
+    p014BasicPatentDataPatentFamily: z
       .strictObject({
         patent_id: patentList.optional(),
         patent_number: patentList.optional(),

@@ -156,6 +156,113 @@ export type MindMapCell = NonNullable<
   NonNullable<z.output<ReturnType<typeof materialsMindMapSchema>>>['cells']
 >[number];
 
+/** A patent compared claim by claim with the confirmed features (ai66-5's `final_result`). */
+const ftoPatentAnswer = () =>
+  z.looseObject({
+    lang: lenientString.nullish(),
+    claims: z
+      .array(z.looseObject({ claim_num: lenientInt.nullish(), claim_text: lenientString.nullish() }))
+      .nullish(),
+    document: lenientString.nullish(),
+    features: z
+      .array(
+        z.looseObject({
+          type: lenientString.nullish(),
+          score: lenientInt.nullish(),
+          similar: lenientBoolean.nullish(),
+          claim_num: lenientInt.nullish(),
+          claim_type: lenientString.nullish(),
+          public_score: lenientNumber.nullish(),
+          tech_feature: lenientString.nullish(),
+          original_type: lenientString.nullish(),
+          type_for_user: lenientString.nullish(),
+          original_score: lenientInt.nullish(),
+          score_for_user: lenientInt.nullish(),
+          compare_feature: lenientString.nullish(),
+          comparison_feature: lenientString.nullish(),
+        }),
+      )
+      .nullish(),
+    selected: lenientBoolean.nullish(),
+    patent_id: lenientString.nullish(),
+    risk_level: lenientString.nullish(),
+    user_added: lenientBoolean.nullish(),
+    most_similar: lenientBoolean.nullish(),
+    public_score: lenientNumber.nullish(),
+    feature_match_num: lenientInt.nullish(),
+    dependent_claim_num: lenientInt.nullish(),
+    independent_claim_num: lenientInt.nullish(),
+    claim_equivalent_info: z
+      .array(z.looseObject({ claim_num: lenientInt.nullish(), infringement: lenientBoolean.nullish() }))
+      .nullish(),
+    comparison_conclusion: z.record(z.string(), z.unknown()).nullish(),
+    comparative_literature_type: lenientString.nullish(),
+    equivalent_dependent_claim_num: lenientInt.nullish(),
+    equivalent_independent_claim_num: lenientInt.nullish(),
+  });
+
+/** One round of the FTO agent's search (ai66-5's `process_dict`). */
+const ftoSearchRound = () =>
+  z.looseObject({
+    cost: lenientNumber.nullish(),
+    status: lenientString.nullish(),
+    strategy: z
+      .looseObject({
+        type: lenientString.nullish(),
+        query: lenientString.nullish(),
+        try_nth: lenientInt.nullish(),
+        parameters: z
+          .looseObject({
+            cpc: z.array(lenientString).nullish(),
+            ipc: z.array(lenientString).nullish(),
+            features: z.array(lenientString).nullish(),
+          })
+          .nullish(),
+        description_en: lenientString.nullish(),
+        description_zh: lenientString.nullish(),
+      })
+      .nullish(),
+    find_patent_num: lenientInt.nullish(),
+    comparison_result: z
+      .array(
+        z.looseObject({
+          score: lenientInt.nullish(),
+          patent_id: lenientString.nullish(),
+          public_score: lenientNumber.nullish(),
+          find_patent_num: lenientString.nullish(),
+          feature_match_num: lenientInt.nullish(),
+        }),
+      )
+      .nullish(),
+    comparison_patent_num: lenientInt.nullish(),
+  });
+
+/** A feature word of the FTO search, its synonyms and finer words (ai66-5's `feature_keywords`). */
+const ftoWord = () =>
+  z.looseObject({
+    synonym: z.array(lenientString).nullish(),
+    translation: lenientString.nullish(),
+    tech_feature: lenientString.nullish(),
+    synonym_score: z.array(lenientNumber).nullish(),
+  });
+const ftoKeyword = () =>
+  z.looseObject({
+    words: z.array(ftoWord().extend({ words: z.array(ftoWord()).nullish() })).nullish(),
+    synonym: z.array(lenientString).nullish(),
+    translation: lenientString.nullish(),
+    tech_feature: lenientString.nullish(),
+    synonym_score: z.array(lenientNumber).nullish(),
+  });
+
+/** A member of a patent family as P014 lists it (authority, number, kind). */
+const familyMember = () =>
+  z.looseObject({
+    kind: lenientString.nullish(),
+    country: lenientString.nullish(),
+    sequence: lenientInt.nullish(),
+    doc_number: lenientString.nullish(),
+  });
+
 const buildResponseDataSchemas = () =>
   ({
     ai07ChatCcGptStream: z.looseObject({
@@ -749,6 +856,98 @@ const buildResponseDataSchemas = () =>
         .nullish(),
       threshold: lenientInt.nullish(),
     }),
+    'ai66-1FtoSubmit': z.looseObject({
+      task_id: lenientString.nullish(),
+    }),
+    /** Answered when the extraction is done; `threshold` is the score from which a feature counts. */
+    'ai66-2FeatureExtract': z.looseObject({
+      text: lenientString.nullish(),
+      features: z
+        .array(
+          z.looseObject({
+            core: lenientBoolean.nullish(),
+            score: lenientInt.nullish(),
+            reason: lenientString.nullish(),
+            keywords: z.array(lenientString).nullish(),
+            user_add: lenientBoolean.nullish(),
+            is_select: lenientBoolean.nullish(),
+            tech_feature: lenientString.nullish(),
+          }),
+        )
+        .nullish(),
+      threshold: lenientInt.nullish(),
+    }),
+    'ai66-3FeatureConfirm': z.looseObject({
+      task_id: lenientString.nullish(),
+    }),
+    'ai66-4SearchAgent': z.looseObject({
+      task_id: lenientString.nullish(),
+    }),
+    'ai66-5AgentResult': z.looseObject({
+      lang: lenientString.nullish(),
+      text: lenientString.nullish(),
+      cc_num: lenientInt.nullish(),
+      cc_pids: z.array(z.unknown()).nullish(),
+      task_id: lenientString.nullish(),
+      is_async: lenientBoolean.nullish(),
+      task_cost: lenientNumber.nullish(),
+      update_ts: lenientString.nullish(),
+      task_status: lenientString.nullish(),
+      cc_threshold: lenientNumber.nullish(),
+      excute_times: lenientInt.nullish(),
+      final_result: z.array(ftoPatentAnswer()).nullish(),
+      operate_type: lenientString.nullish(),
+      process_dict: z
+        .looseObject({
+          ipc_cpc_search: ftoSearchRound().nullish(),
+          semantic_search: ftoSearchRound().nullish(),
+          relevant_tracking_search: ftoSearchRound().nullish(),
+          block_progressive_search_1: ftoSearchRound().nullish(),
+          block_progressive_search_2: ftoSearchRound().nullish(),
+          block_progressive_search_3: ftoSearchRound().nullish(),
+          block_progressive_search_4: ftoSearchRound().nullish(),
+        })
+        .nullish(),
+      find_patent_num: lenientInt.nullish(),
+      feature_keywords: z.array(ftoKeyword()).nullish(),
+      total_comparison_patent_num: lenientInt.nullish(),
+    }),
+    'ai66-6ReportCreate': z.looseObject({
+      task_id: lenientString.nullish(),
+    }),
+    /** `status` 1 exporting, 2 done (with `report_url`), 3 failed. */
+    'ai66-7ReportGet': z.looseObject({
+      status: lenientInt.nullish(),
+      task_id: lenientString.nullish(),
+      report_url: lenientString.nullish(),
+    }),
+    /** The named patent compared (as ai66-6 takes it back, with `user_added`). */
+    'ai66-8FeatureComparison': z.looseObject({
+      final_res: z
+        .array(
+          z.looseObject({
+            lang: lenientString.nullish(),
+            claims: z
+              .array(z.looseObject({ claim_num: lenientInt.nullish(), claim_text: lenientString.nullish() }))
+              .nullish(),
+            document: lenientString.nullish(),
+            features: z
+              .array(
+                z.looseObject({
+                  score: lenientInt.nullish(),
+                  public_score: lenientNumber.nullish(),
+                  tech_feature: lenientString.nullish(),
+                  comparison_feature: lenientString.nullish(),
+                }),
+              )
+              .nullish(),
+            patent_id: lenientString.nullish(),
+            public_score: lenientNumber.nullish(),
+          }),
+        )
+        .nullish(),
+      threshold: lenientInt.nullish(),
+    }),
     p001PatentQuerySearchCount: z.looseObject({
       total_search_result_count: lenientInt.nullish(),
     }),
@@ -878,6 +1077,35 @@ const buildResponseDataSchemas = () =>
             .nullish(),
           patent_id: lenientString.nullish(),
           pn: lenientString.nullish(),
+        }),
+      )
+      .nullish(),
+    /** One record per patent asked for: `simple_legal_status` such as Active, Pending, Inactive. */
+    p041BasicPatentDataSimpleLegalStatus: z
+      .array(
+        z.looseObject({
+          pn: lenientString.nullish(),
+          patent_id: lenientString.nullish(),
+          simple_legal_status: z.array(lenientString).nullish(),
+        }),
+      )
+      .nullish(),
+    /** One record per patent asked for: its simple, INPADOC and PatSnap families' members. */
+    p014BasicPatentDataPatentFamily: z
+      .array(
+        z.looseObject({
+          pn: lenientString.nullish(),
+          patent_id: lenientString.nullish(),
+          patent_family: z
+            .looseObject({
+              simple_family: z.array(familyMember()).nullish(),
+              inpadoc_family: z.array(familyMember()).nullish(),
+              patsnap_family: z.array(familyMember()).nullish(),
+              simple_family_id: lenientInt.nullish(),
+              inpadoc_family_id: lenientInt.nullish(),
+              patsnap_family_id: lenientInt.nullish(),
+            })
+            .nullish(),
         }),
       )
       .nullish(),

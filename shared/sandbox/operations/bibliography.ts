@@ -113,21 +113,42 @@ const listOf = (value: string | undefined) =>
     .map((item) => item.trim())
     .filter((item) => item !== '');
 
+/** Whether `text` is shaped like a publication number (`CN112345678A`). */
+export const isPublicationNumber = (text: string) => PUBLICATION_NUMBER.test(text);
+
+/**
+ * The patents a Patent Basic Data query names (p011, p014, p041), each once: publication numbers
+ * the sandbox can read (others are not known, so left out, as the platform leaves out what it does
+ * not find), then patent ids (an id that is a publication number, as the sandbox's searches give,
+ * is that patent's).
+ */
+export function patentKeys(query: {
+  patent_number?: string | undefined;
+  patent_id?: string | undefined;
+}): { key: string; by: 'number' | 'id'; id?: string }[] {
+  return [
+    ...listOf(query.patent_number)
+      .filter(isPublicationNumber)
+      .map((key) => ({ key, by: 'number' as const })),
+    ...listOf(query.patent_id).map((id) => ({
+      key: id,
+      by: isPublicationNumber(id) ? ('number' as const) : ('id' as const),
+      id,
+    })),
+  ];
+}
+
 export function createBibliographyOperations(): Pick<
   OperationHandlers,
   'p011BasicPatentDataSimpleBibliography'
 > {
   return {
-    p011BasicPatentDataSimpleBibliography: (body, context) => {
-      const byNumber = listOf(body.patent_number)
-        .filter((number) => PUBLICATION_NUMBER.test(number))
-        .map((number) => bibliographyRecord(context.seed, number, 'number'));
-      // An id that is a publication number (as the sandbox's ai35-8 gives) is that patent's.
-      const byId = listOf(body.patent_id).map((id) => ({
-        ...bibliographyRecord(context.seed, id, PUBLICATION_NUMBER.test(id) ? 'number' : 'id'),
-        patent_id: id,
-      }));
-      return json([...byNumber, ...byId]);
-    },
+    p011BasicPatentDataSimpleBibliography: (body, context) =>
+      json(
+        patentKeys(body).map(({ key, by, id }) => ({
+          ...bibliographyRecord(context.seed, key, by),
+          ...(id === undefined ? {} : { patent_id: id }),
+        })),
+      ),
   };
 }

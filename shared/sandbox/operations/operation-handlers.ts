@@ -6,9 +6,11 @@ import { createChatOperations } from './chat';
 import type { OperationHandlers, RegistryFactory } from './contract';
 import { createDisclosureOperations } from './disclosure';
 import { createFindSolutionOperations } from './find-solution';
+import { createFtoOperations } from './fto';
 import { createMaterialsOperations } from './materials';
 import { createNoveltyOperations } from './novelty';
 import { createPatentCountOperations } from './patent-count';
+import { createPatentStatusOperations } from './patent-status';
 import { createPreResearchOperations } from './pre-research';
 
 /** Fresh handlers (one set per sandbox), keeping their records in registries made by `registry`. */
@@ -20,7 +22,9 @@ export function createOperationHandlers(registry: RegistryFactory): OperationHan
     ...createMaterialsOperations(registry),
     ...createPreResearchOperations(registry),
     ...createNoveltyOperations(registry),
+    ...createFtoOperations(registry),
     ...createPatentCountOperations(),
     ...createBibliographyOperations(),
+    ...createPatentStatusOperations(),
   };
 }

@@ -142,6 +142,25 @@ beforeAll(async () => {
     request: { pn: 'US10000000B2' },
     tech_features: [{ feature_text: 'doped zinc oxide' }],
   });
+
+  const fto = (await ok('ai66-1', { input: text, lang: 'en', country: ['US', 'EP'], legal_status: [1, 2] }))
+    .task_id;
+  await ok('ai66-2', { task_id: fto });
+  wait();
+  const { features } = await ok('ai66-2', { task_id: fto });
+  await ok('ai66-3', { task_id: fto, tech_features: features });
+  await ok('ai66-4', { task_id: fto });
+  await ok('ai66-5', { task_id: fto });
+  wait();
+  const { final_result } = await ok('ai66-5', { task_id: fto });
+  await ok('ai66-8', { task_id: fto, pn: 'US10000000B2' });
+  await ok('ai66-6', { task_id: fto, title: 'FTO', final_res: final_result.slice(0, 2) });
+  await ok('ai66-7', { task_id: fto });
+  wait();
+  await ok('ai66-7', { task_id: fto });
+  const found = final_result.map((patent: { patent_id: string }) => patent.patent_id).join(',');
+  await ok('p041', { patent_id: found });
+  await ok('p014', { patent_number: found });
 });
 afterAll(() => harness.close());
 
