@@ -378,7 +378,7 @@ get_report, ingest, get_batch; resource opflow://jobs/{id}/report.
 In an MCP client's configuration, give every path absolute (clients start servers in a folder of
 their own): the command "node" with arguments ["/path/to/opflow/bin/opflow.js", "mcp"] and env
 OPFLOW_DB=/path/to/opflow-data/opflow.db, OPFLOW_OUT=/path/to/opflow-data/reports (and
-OPFLOW_API_KEY, else the built-in sandbox; README: "opflow for agents"). Standard output carries
+OPFLOW_API_KEY, else the built-in sandbox; see docs/guides/mcp.md). Standard output carries
 only the protocol; messages for people go to standard error.`,
     )
     .action(async (_options: unknown, command: Command) => {
@@ -403,7 +403,7 @@ only the protocol; messages for people go to standard error.`,
     .addHelpText(
       'after',
       `
-The dashboard (web page) is at / (README: "The dashboard").
+The dashboard (web page) is at / (see docs/guides/dashboard.md).
 Routes (described in OpenAPI at GET /openapi.json): GET /health, POST /jobs,
 GET /jobs (?status=&workflow=&batchId=&tenant=&source=&since=&until=&q=&limit=&cursor=), GET /jobs/{id},
 POST /jobs/{id}/selection, POST /jobs/{id}/cancel, POST /jobs/{id}/retry ({"fromStart": true} optional),
@@ -417,7 +417,7 @@ POST /webhooks/{source} (Standard Webhooks signature with OPFLOW_WEBHOOK_SECRET_
 POST /mcp (with --mcp). It also runs the schedules of the config file and keeps active batches going.
 With OPFLOW_SERVE_TOKEN set, every request needs the header Authorization: Bearer <token>.
 Callbacks (callbackUrl) link the report files to GET /jobs/{id}/report/{file} at OPFLOW_PUBLIC_URL
-(where receivers reach this server; no links without it); README: "Callbacks".
+(where receivers reach this server; no links without it); see docs/guides/callbacks.md.
 The first line on standard output is the URL; requests are logged on standard error.`,
     )
     .action(async (_options: unknown, command: Command) => {

@@ -64,7 +64,7 @@ export const faultRuleSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('stall-stream'), afterChunks, ...common }),
   /** Streams: end the response after `afterChunks` frames (default 2), without a finish frame. */
   z.strictObject({ kind: z.literal('early-end-stream'), afterChunks, ...common }),
-  /** Streams: encode frames this way (see README, "Event streams"). */
+  /** Streams: encode frames this way (see faults-and-ledger.md, "Event streams"). */
   z.strictObject({ kind: z.literal('stream-variant'), streamVariant: z.enum(streamVariants), ...common }),
 ]);
 

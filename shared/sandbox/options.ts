@@ -38,7 +38,7 @@ export interface SandboxOptions {
   keys?: SandboxKey[];
   /** The clock (milliseconds) that task progress, QPS windows, the ledger and link expiry follow; `Date.now` by default. */
   now?: () => number;
-  /** Duration of the work each operation starts, by operationId or short name (`ai35-7`); see README for defaults. */
+  /** Duration of the work each operation starts, by operationId or short name (`ai35-7`); see shared/sandbox/README.md for defaults. */
   taskDurations?: Record<string, TaskDuration>;
   /** Duration of work not listed in `taskDurations`; when given it also replaces the built-in per-operation defaults. */
   defaultTaskDuration?: TaskDuration;

@@ -12,7 +12,7 @@ import type { DriftRun } from '../drift';
 import type { Stage } from '../stages';
 import type { TaskRegistry } from '../task-registry';
 
-/** How stream frames are encoded; see README ("Event streams"). */
+/** How stream frames are encoded; see shared/sandbox/faults-and-ledger.md ("Event streams"). */
 export const streamVariants = ['delta', 'cumulative', 'openai', 'openai-envelope'] as const;
 export type StreamVariant = (typeof streamVariants)[number];
 
