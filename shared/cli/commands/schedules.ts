@@ -69,7 +69,9 @@ export async function schedulesListCommand(ctx: CliContext, options: Options): P
     for (const schedule of schedules) rows.push(await scheduleView(pipeline.deps, states, schedule));
     if (options.json) writeJson(ctx.io, { schedules: rows });
     else if (rows.length === 0) {
-      ctx.io.stdout.write('no schedules (declare them in opflow.config.json: see docs/guides/schedules-and-webhooks.md)\n');
+      ctx.io.stdout.write(
+        'no schedules (declare them in opflow.config.json: see docs/guides/schedules-and-webhooks.md)\n',
+      );
     } else {
       for (const row of rows) {
         ctx.io.stdout.write(
