@@ -334,12 +334,61 @@ export interface ReportInput<Input = unknown> {
   attachments: { key: string; fileName: string; contentType: string }[];
 }
 
+/** One entry of a list a scheduled run is compared by: what identifies it between runs, and a readable line. */
+export interface DigestEntry {
+  /** What identifies the entry between runs (a publication number, a title, a link). */
+  id: string;
+  /** A short readable description. */
+  text: string;
+}
+
+/**
+ * What a finished job of a workflow is compared by with the previous run of its schedule (the
+ * report's "Changes since" section): lists whose entries come and go, named numbers, the answer.
+ * The report's sections are compared for every workflow without a hook.
+ */
+export interface WorkflowDigest {
+  /** Lists, in the order the report shows their changes (references, solutions...). */
+  lists?: { kind: string; entries: DigestEntry[] }[];
+  /** Named numbers (a patent count's total); a schedule of such a workflow charts their series. */
+  counts?: { name: string; value: number }[];
+  /** The answer (of a Q&A or a chat): its hash, length and beginning. Default: from `answer`. */
+  answer?: { hash: string; length: number; excerpt: string };
+}
+
+/** A finished job's key findings, as a batch's summary.csv shows them beside its `summary`. */
+export interface BatchFindings {
+  /** How many references (or, for a count, the count). */
+  references?: string;
+  /** The closest reference's id, its score on the report's scale, and the features it matches. */
+  closest?: string;
+  closestScore?: string;
+  featuresMatched?: string;
+}
+
+/**
+ * A workflow: its input, steps and report, plus the hooks the rest of opflow reads (its example,
+ * its own names of the common fields, what a schedule compares, what a batch lists). Everything
+ * opflow knows of a workflow is here: nothing else is keyed by its name.
+ */
 export interface Workflow<Input = unknown> {
   name: string;
   version: number;
   description: string;
   /** Validates a job's input (from the CLI, the API, a manifest line). */
   input: z.ZodType<Input>;
+  /**
+   * An input that works (`opflow workflows <name>`, the docs, the dashboard's form). Every workflow
+   * of the registry has one, checked against `input` by test/unit/workflows/examples.test.ts.
+   */
+  example?: Record<string, unknown>;
+  /**
+   * The workflow's own names of the common fields (`text`, the main input; `lang`, its language),
+   * e.g. `{ text: 'question' }`: the API, the CLI, manifests and MCP accept both names.
+   */
+  commonNames?: Readonly<Record<string, string>>;
+  /** False when the workflow takes no document (`text`), so no document-only input fits it. Default true. */
+  takesDocument?: boolean;
   /** Turns a text or Markdown document into an input (for `opflow run <files>`). */
   fromText?: (text: string, fileName: string) => unknown;
   steps: Step<Input>[];
@@ -353,6 +402,10 @@ export interface Workflow<Input = unknown> {
   summary?: (r: ReportInput<Input>) => string;
   /** The job's answer, kept as `answer` in result.json (e.g. a call's pages joined into one list). */
   answer?: (r: ReportInput<Input>) => unknown;
+  /** What a scheduled run is compared by with the previous one (default: the report's sections and `answer`). */
+  digest?: (r: ReportInput<Input>) => WorkflowDigest;
+  /** Key findings for a batch's summary.csv, from result.json's `steps` (its kept outputs by name). */
+  findings?: (steps: Record<string, unknown>) => BatchFindings;
 }
 
 /** The kept data of `operation` read back through its lenient response schema. */
@@ -503,7 +556,7 @@ export type WorkflowRegistry = ReadonlyMap<string, Workflow>;
 
 /**
  * The step and context-key factories of one workflow, typed by its input schema and branded with
- * its name: `const step = stepsFor('novelty-check', noveltyCheckInput)`. `ctx.input` is typed in
+ * its name: `const step = stepsFor(name, noveltyCheckInput)`. `ctx.input` is typed in
  * every step, each factory returns the step, which is also the handle later steps read its data by
  * (`needs: [summary]`, `ctx.output(summary)`), and a handle of another workflow is a type error.
  */

@@ -13,7 +13,7 @@ import { reportKeys } from '../engine/report';
 import { isSandboxData } from '../engine/upstream-identity';
 import { docketOf } from '../reports/disclosure-facts';
 import { sandboxHeadline } from '../reports/sandbox-notice';
-import { publicScore } from '../workflows/novelty-check/report';
+import { workflows } from '../workflows';
 import { openOutput } from './output-writer';
 
 export const batchOutputKeys = (batchId: string) => ({
@@ -55,33 +55,15 @@ export interface OutputDeps {
 /** Findings of finished jobs, which never change again: read once per process. */
 const findingsCache = new Map<string, Partial<Row>>();
 
-/** The workflow's key findings from a finished job's result.json. */
+/** The workflow's key findings from a finished job's result.json: its summary, and its `findings` hook's. */
 export function keyFindings(workflow: string, result: Record<string, unknown>): Partial<Row> {
   const findings: Partial<Row> = {};
   if (typeof result.summary === 'string') findings.key_findings = result.summary;
-  const steps = (result.steps ?? {}) as Record<string, unknown>;
-  if (workflow === 'novelty-check') {
-    const references =
-      ((steps['agent-result'] as { final_result?: unknown } | undefined)?.final_result as
-        | { patent_id?: string; public_score?: number; feature_match_num?: number; most_similar?: boolean }[]
-        | undefined) ?? [];
-    findings.references = String(references.length);
-    const closest =
-      references.find((reference) => reference.most_similar === true) ??
-      [...references].sort((a, b) => (b.public_score ?? -1) - (a.public_score ?? -1))[0];
-    if (closest) {
-      findings.closest = closest.patent_id ?? '';
-      // On the report's scale, 0–100 (the platform gives 0–1).
-      const score = publicScore(closest.public_score);
-      findings.closest_score = score === undefined ? '' : String(score);
-      findings.features_matched =
-        closest.feature_match_num === undefined ? '' : String(closest.feature_match_num);
-    }
-  } else if (workflow === 'patent-count') {
-    const total = (steps.count as { total_search_result_count?: number } | undefined)
-      ?.total_search_result_count;
-    if (total !== undefined) findings.references = String(total);
-  }
+  const own = workflows.get(workflow)?.findings?.((result.steps ?? {}) as Record<string, unknown>) ?? {};
+  if (own.references !== undefined) findings.references = own.references;
+  if (own.closest !== undefined) findings.closest = own.closest;
+  if (own.closestScore !== undefined) findings.closest_score = own.closestScore;
+  if (own.featuresMatched !== undefined) findings.features_matched = own.featuresMatched;
   return findings;
 }
 

@@ -12,15 +12,12 @@
  * digest: the comparison is with the latest run that succeeded. Patent-count schedules read every
  * digest of their query (at most {@link seriesLength}): the time series the report charts.
  */
-import { createHash } from 'node:crypto';
 import type { Job } from '../engine/job-record';
 import type { ReportStore } from '../engine/ports';
-import type { ReportInput, Workflow } from '../engine/workflow';
+import type { DigestEntry, ReportInput, Workflow } from '../engine/workflow';
 import { markdownToHtml } from '../reports/html';
 import { blocks, count, heading, inline, shorten, table } from '../reports/markdown';
-import { answerReferences } from '../workflows/common/answer-references';
-import { mindMapNodes } from '../workflows/common/mind-map';
-import { outputOf, streamOutputOf } from '../workflows/common/step-data';
+import { digestHash } from '../workflows/common/digest';
 import { countSeriesChart } from './series-chart';
 
 /** Points a patent-count time series keeps (the latest ones). */
@@ -41,12 +38,7 @@ export function scheduleRunOf(
   return Number.isFinite(slot) ? { name: match[1]!, slot, tenant: job.tenant } : undefined;
 }
 
-export interface DigestEntry {
-  /** What identifies the entry between runs (a publication number, a title, a link). */
-  id: string;
-  /** A short readable description. */
-  text: string;
-}
+export type { DigestEntry };
 
 /** The comparable outcome of one run. */
 export interface RunDigest {
@@ -88,17 +80,7 @@ export interface ScheduleChanges {
   series?: { name: string; points: { slot: string; jobId: string; value: number }[] }[] | undefined;
 }
 
-const hash = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 16);
 const utc = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
-
-function uniqueEntries(entries: DigestEntry[]): DigestEntry[] {
-  const seen = new Set<string>();
-  return entries.filter((entry) => {
-    if (entry.id === '' || seen.has(entry.id)) return false;
-    seen.add(entry.id);
-    return true;
-  });
-}
 
 /** The report's sections by heading, with the job's own id and times taken out of their text. */
 export function reportSections(
@@ -119,7 +101,7 @@ export function reportSections(
       .replace(/\d{4}-\d\d-\d\d[T ]\d\d:\d\d(:\d\d(\.\d+)?)?Z?/g, '<time>')
       .replace(/\s+/g, ' ')
       .trim();
-    sections.push({ heading: current.heading, hash: hash(text) });
+    sections.push({ heading: current.heading, hash: digestHash(text) });
   };
   let fenced = false;
   for (const line of markdown.split('\n')) {
@@ -139,103 +121,18 @@ export function reportSections(
   return sections;
 }
 
-/** The comparable outcome of a finished job, read from its step outputs and its report. */
+/**
+ * The comparable outcome of a finished job: the workflow's own `digest` (its lists, counts and
+ * answer), else its `answer` hashed, and the report's sections.
+ */
 export function digestOf(
   run: { name: string; slot: number; tenant: string },
   workflow: Workflow,
   report: ReportInput,
   markdown: string,
 ): RunDigest {
-  const { job, outputs } = report;
-  const lists: RunDigest['lists'] = [];
-  const counts: RunDigest['counts'] = [];
-  let answer: RunDigest['answer'];
-
-  const references = outputOf(outputs, 'agent-result', 'ai35-8NoveltySearchAgentResult')?.final_result;
-  if (references) {
-    lists.push({
-      kind: 'references',
-      entries: uniqueEntries(
-        references.map((reference) => ({
-          id: reference.patent_id ?? '',
-          text: [
-            reference.patent_id,
-            typeof reference.public_score === 'number' ? `score ${reference.public_score}` : undefined,
-            reference.comparative_literature_category
-              ? `category ${reference.comparative_literature_category}`
-              : undefined,
-            shorten(reference.document, 120) || undefined,
-          ]
-            .filter(Boolean)
-            .join(' · '),
-        })),
-      ),
-    });
-  }
-
-  const mindMap =
-    outputOf(outputs, 'solution', 'ai33-6Step5V3')?.solution ??
-    outputOf(outputs, 'mind-map', 'ai73-5FindSolutionMind')?.solution;
-  if (mindMap?.cells) {
-    const nodes = mindMapNodes(mindMap.cells).filter((node) => node.depth > 0);
-    lists.push({
-      kind: 'solutions',
-      entries: uniqueEntries(
-        nodes.map((node) => ({
-          id: node.title.trim().toLowerCase(),
-          text: [node.order, node.title, node.depth > 1 && node.route ? `(${node.route})` : undefined]
-            .filter(Boolean)
-            .join(' '),
-        })),
-      ),
-    });
-    lists.push({
-      kind: 'cited patents',
-      entries: uniqueEntries(
-        nodes.flatMap((node) =>
-          node.references.map((reference) => ({
-            id: reference.pn,
-            text: [reference.pn, shorten(reference.title, 100)].filter(Boolean).join(' · '),
-          })),
-        ),
-      ),
-    });
-  }
-
-  const total = outputOf(outputs, 'count', 'p001PatentQuerySearchCount')?.total_search_result_count;
-  if (workflow.name === 'patent-count' && typeof total === 'number') {
-    counts.push({ name: seriesName(report.input), value: total });
-  }
-
-  // A streamed answer (encyclopedia Q&A, llm-chat), else the workflow's own `answer` (a call).
-  const streamed = workflow.steps
-    .filter((step) => step.kind === 'stream')
-    .map((step) => streamOutputOf(outputs, step.name))
-    .find((output) => output !== undefined && output.text !== '');
-  if (streamed) {
-    answer = {
-      hash: hash(streamed.text.replace(/\s+/g, ' ').trim()),
-      length: streamed.text.length,
-      excerpt: shorten(streamed.text, 200),
-    };
-    const chat = outputOf(outputs, 'create-chat', 'ai68-1ChatAiLsChat');
-    lists.push({
-      kind: 'answer references',
-      entries: uniqueEntries(
-        answerReferences(chat?.ref_doc ?? [], streamed.references ?? []).map((reference) => ({
-          id: reference.link || reference.text,
-          text: shorten(reference.text || reference.link, 150),
-        })),
-      ),
-    });
-  } else if (workflow.answer) {
-    const value = workflow.answer(report);
-    if (value !== undefined) {
-      const text = JSON.stringify(value);
-      answer = { hash: hash(text), length: text.length, excerpt: shorten(text, 200) };
-    }
-  }
-
+  const { job } = report;
+  const own = workflow.digest?.(report) ?? {};
   return {
     version: 1,
     schedule: run.name,
@@ -244,25 +141,23 @@ export function digestOf(
     jobId: job.id,
     workflow: workflow.name,
     finishedAt: job.finishedAt,
-    lists,
-    counts,
+    lists: own.lists ?? [],
+    counts: own.counts ?? [],
     sections: reportSections(
       markdown,
       job.id,
       report.attachments.map((attachment) => attachment.fileName),
     ),
-    answer,
+    answer: own.answer ?? answerDigest(workflow, report),
   };
 }
 
-/** A patent count's series name: its title, else its query (and its collapse, which changes counts). */
-function seriesName(input: unknown): string {
-  const record = (input ?? {}) as Record<string, unknown>;
-  const base = typeof record['title'] === 'string' ? record['title'] : String(record['query'] ?? '');
-  const collapse = record['collapseType'];
-  return typeof collapse === 'string' && collapse !== 'ALL'
-    ? `${base} (collapse ${[collapse, record['collapseBy'], record['collapseOrder']].filter(Boolean).join(' ')})`
-    : base;
+/** The workflow's `answer` (a call's data), as JSON hashed. */
+function answerDigest(workflow: Workflow, report: ReportInput): RunDigest['answer'] {
+  const value = workflow.answer?.(report);
+  if (value === undefined) return undefined;
+  const text = JSON.stringify(value);
+  return { hash: digestHash(text), length: text.length, excerpt: shorten(text, 200) };
 }
 
 /** Compares a run with the previous one (none: the first run). */

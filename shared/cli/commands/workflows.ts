@@ -7,8 +7,7 @@
 import * as z from 'zod';
 import type { Workflow } from '../../engine/workflow';
 import { catalogue, type OperationId } from '../../openplatform/catalogue';
-import { commonNames } from '../../workflows/common-names';
-import { anyWorkflowExample, workflowExamples } from '../../workflows/examples';
+import { anyWorkflowExample } from '../../workflows/common/any-workflow-example';
 import { type CliContext, type GlobalOptions, writeJson } from '../context';
 import { ExitCode, type ExitCodeValue } from '../exit-codes';
 import { formatTable } from '../format';
@@ -92,7 +91,7 @@ function limitsOf(schema: JsonSchema): string[] {
 
 export function describeWorkflow(workflow: Workflow): WorkflowDoc {
   const inputSchema = z.toJSONSchema(workflow.input, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
-  const aliases = commonNames[workflow.name] ?? {};
+  const aliases = workflow.commonNames ?? {};
   const required = new Set(inputSchema.required ?? []);
   const fields = Object.entries(inputSchema.properties ?? {}).map(([name, schema]) => ({
     name,
@@ -111,7 +110,7 @@ export function describeWorkflow(workflow: Workflow): WorkflowDoc {
     fields,
     mainField,
     takesText: workflow.fromText !== undefined,
-    example: workflowExamples[workflow.name] ?? anyWorkflowExample,
+    example: workflow.example ?? anyWorkflowExample,
     steps: workflow.steps.map((step) => {
       const operation = step.kind === 'fetch' ? undefined : (step.operation as OperationId);
       return {

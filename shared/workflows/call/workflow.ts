@@ -219,6 +219,11 @@ export const call = defineWorkflow<CallInput>({
   report: (r) => ({ title: callTitle(r.input), markdown: callMarkdown(r) }),
   summary: callSummary,
   answer: (r) => callAnswer(r),
+  example: {
+    operation: 'p001',
+    body: { query_text: 'TTL:(solid-state battery)', collapse_type: 'DOCDB' },
+  },
+  takesDocument: false,
 });
 
 const callTitle = (input: CallInput) => {

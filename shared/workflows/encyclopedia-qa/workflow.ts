@@ -7,7 +7,8 @@
 import * as z from 'zod';
 import { defineWorkflow, stepsFor } from '../../engine/workflow';
 import { shorten } from '../../reports/markdown';
-import { nonEmpty } from '../common/step-data';
+import { streamedAnswerDigest } from '../common/digest';
+import { nonEmpty, outputOf } from '../common/step-data';
 import { readTextDocument } from '../common/text-input';
 import { encyclopediaMarkdown, encyclopediaSummary, qaTitle } from './report';
 
@@ -61,6 +62,20 @@ const step = stepsFor('encyclopedia-qa', encyclopediaQaInput);
 const chatId = step.key('chatId', nonEmpty);
 const chatItemId = step.key('chatItemId', nonEmpty);
 
+const answer = step.stream({
+  name: 'answer',
+  title: 'stream the answer',
+  operation: 'ai68-2ChatAiLsStream',
+  request: (ctx) => ({
+    chat_id: ctx.get(chatId),
+    chat_item_id: ctx.get(chatItemId),
+  }),
+  decide: (result) =>
+    result.text.trim() === ''
+      ? { type: 'fail', message: `ai68-2 streamed no answer (finish reason "${result.finishReason}")` }
+      : { type: 'complete' },
+});
+
 export const encyclopediaQa = defineWorkflow<EncyclopediaQaInput>({
   name: 'encyclopedia-qa',
   version: 1,
@@ -87,20 +102,16 @@ export const encyclopediaQa = defineWorkflow<EncyclopediaQaInput>({
           ? { type: 'next', context: { ...chatId.set(data.chat_id), ...chatItemId.set(data.chat_item_id) } }
           : { type: 'fail', message: 'ai68-1 answered without a chat_id and chat_item_id' },
     }),
-    step.stream({
-      name: 'answer',
-      title: 'stream the answer',
-      operation: 'ai68-2ChatAiLsStream',
-      request: (ctx) => ({
-        chat_id: ctx.get(chatId),
-        chat_item_id: ctx.get(chatItemId),
-      }),
-      decide: (result) =>
-        result.text.trim() === ''
-          ? { type: 'fail', message: `ai68-2 streamed no answer (finish reason "${result.finishReason}")` }
-          : { type: 'complete' },
-    }),
+    answer,
   ],
   report: (r) => ({ title: `Encyclopedia Q&A: ${qaTitle(r.input)}`, markdown: encyclopediaMarkdown(r) }),
   summary: encyclopediaSummary,
+  example: { text: 'Which biomarkers predict the response to PD-1 inhibitors?', deepSearch: false },
+  commonNames: { text: 'question' },
+  digest: (r) =>
+    streamedAnswerDigest(
+      r,
+      [answer],
+      outputOf(r.outputs, 'create-chat', 'ai68-1ChatAiLsChat')?.ref_doc ?? [],
+    ),
 });

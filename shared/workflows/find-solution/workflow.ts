@@ -11,8 +11,9 @@ import type { PollPolicy } from '../../engine/policies';
 import { defineWorkflow, stepsFor } from '../../engine/workflow';
 import type { DataOf } from '../../openplatform/schemas/responses';
 import { plainText, shorten } from '../../reports/markdown';
+import { mindMapDigest } from '../common/digest';
 import { chosenRecommendations, recommendationOptions } from '../common/recommendations';
-import { nonEmpty, untilDone, withoutNulls, wordState } from '../common/step-data';
+import { nonEmpty, outputOf, untilDone, withoutNulls, wordState } from '../common/step-data';
 import { readTextDocument } from '../common/text-input';
 import { directionOptionId, type FindSolutionInput, findSolutionInput } from './input';
 import { findSolutionMarkdown, findSolutionSummary, findSolutionTitle } from './report';
@@ -168,4 +169,10 @@ export const findSolution = defineWorkflow<FindSolutionInput>({
   steps: [create, recommendations, submitRecommendations, directions, submitDirections, solution],
   report: (r) => ({ title: `Find solution: ${findSolutionTitle(r)}`, markdown: findSolutionMarkdown(r) }),
   summary: findSolutionSummary,
+  example: {
+    text: 'Ceramic separators of solid-state batteries crack after a few hundred charge cycles.',
+    lang: 'en',
+  },
+  commonNames: { text: 'problem' },
+  digest: (r) => mindMapDigest(outputOf(r.outputs, 'solution', 'ai33-6Step5V3')?.solution?.cells),
 });

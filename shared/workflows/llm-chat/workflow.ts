@@ -8,6 +8,7 @@
  */
 import { defineWorkflow, type StepContext, stepsFor, type Workflow } from '../../engine/workflow';
 import { shorten } from '../../reports/markdown';
+import { streamedAnswerDigest } from '../common/digest';
 import { readTextDocument } from '../common/text-input';
 import { answerStep, type LlmChatInput, llmChatInput, type Model, questionOf } from './input';
 import { chatMarkdown, chatSummary, chatTitle, modelNames } from './report';
@@ -90,6 +91,9 @@ const workflow = defineWorkflow<LlmChatInput>({
     markdown: chatMarkdown(r),
   }),
   summary: chatSummary,
+  example: { text: 'Summarise the main failure modes of solid-state battery separators.', model: 'ai50' },
+  commonNames: { text: 'query' },
+  digest: (r) => streamedAnswerDigest(r, [answers.ai50, answers.ai07, answers.ai20]),
 });
 
 /** The llm-chat workflow: a job starts at its model's step (`start`). */

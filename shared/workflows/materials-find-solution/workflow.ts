@@ -10,9 +10,18 @@
 import type { PollPolicy } from '../../engine/policies';
 import { type Decision, defineWorkflow, type StepContext, stepsFor } from '../../engine/workflow';
 import { shorten } from '../../reports/markdown';
+import { mindMapDigest } from '../common/digest';
 import { leafNodes, type MindMapNode, mindMapNodes } from '../common/mind-map';
 import { chosenRecommendations, recommendationOptions } from '../common/recommendations';
-import { nonEmpty, nonNegativeInt, positiveInt, stringList, untilDone, wordState } from '../common/step-data';
+import {
+  nonEmpty,
+  nonNegativeInt,
+  outputOf,
+  positiveInt,
+  stringList,
+  untilDone,
+  wordState,
+} from '../common/step-data';
 import { readTextDocument } from '../common/text-input';
 import {
   citationPageSize,
@@ -238,4 +247,11 @@ export const materialsFindSolution = defineWorkflow<MaterialsFindSolutionInput>(
   ],
   report: (r) => ({ title: `Materials find solution: ${materialsTitle(r)}`, markdown: materialsMarkdown(r) }),
   summary: materialsSummary,
+  example: {
+    text: 'A ceramic electrolyte for solid-state batteries that stays ion-conductive below -20 °C.',
+    lang: 'en',
+    nodes: 'none',
+  },
+  commonNames: { text: 'problem' },
+  digest: (r) => mindMapDigest(outputOf(r.outputs, 'mind-map', 'ai73-5FindSolutionMind')?.solution?.cells),
 });

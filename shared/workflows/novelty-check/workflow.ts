@@ -17,6 +17,8 @@ import type { DataOf } from '../../openplatform/schemas/responses';
 import { score, shorten } from '../../reports/markdown';
 import { nonEmpty, numberState, outputOf, untilDone, withoutNulls } from '../common/step-data';
 import { firstLine, readTextDocument } from '../common/text-input';
+import { noveltyDigest } from './digest';
+import { noveltyFindings } from './findings';
 import { isPublicationNumber, noveltyAnalysisOf, noveltyReportMarkdown, publicScore } from './report';
 
 const dateText = z.lazy(() =>
@@ -344,6 +346,14 @@ export const noveltyCheck = defineWorkflow<NoveltyCheckInput>({
   ],
   report: (r) => ({ title: `Novelty check: ${noveltyTitle(r.input)}`, markdown: noveltyMarkdown(r) }),
   summary: noveltySummary,
+  example: {
+    text: 'A solid-state lithium battery whose ceramic separator is reinforced by a woven glass-fibre mesh, so that the separator survives 500 charge cycles without cracking. The mesh is embedded during tape casting and sintered with the ceramic.',
+    title: 'Fibre-reinforced ceramic separator',
+    lang: 'en',
+    pbdStart: '2015-01-01',
+  },
+  digest: noveltyDigest,
+  findings: noveltyFindings,
 });
 
 function noveltyMarkdown(r: ReportInput<NoveltyCheckInput>): string {

@@ -6,6 +6,8 @@ import * as z from 'zod';
 import { defineWorkflow, stepsFor } from '../../engine/workflow';
 import { shorten } from '../../reports/markdown';
 import { readTextDocument } from '../common/text-input';
+import { countDigest } from './digest';
+import { countFindings } from './findings';
 import { countMarkdown, countSummary, countTitle } from './report';
 
 export const collapseTypes = ['ALL', 'APNO', 'DOCDB', 'INPADOC', 'EXTEND'] as const;
@@ -95,4 +97,8 @@ export const patentCount = defineWorkflow<PatentCountInput>({
   ],
   report: (r) => ({ title: `Patent count: ${countTitle(r.input)}`, markdown: countMarkdown(r) }),
   summary: countSummary,
+  example: { text: 'TTL:(solid-state battery) AND TACD:(separator)', collapseType: 'DOCDB' },
+  commonNames: { text: 'query' },
+  digest: countDigest,
+  findings: countFindings,
 });

@@ -196,4 +196,6 @@ export const preResearchReport = defineWorkflow<PreResearchReportInput>({
     markdown: preResearchMarkdown(r),
   }),
   summary: preResearchSummary,
+  example: { text: 'What limits the cycle life of solid-state lithium batteries?' },
+  commonNames: { text: 'question' },
 });

@@ -147,4 +147,10 @@ export const technicalDisclosure = defineWorkflow<TechnicalDisclosureInput>({
     markdown: disclosureMarkdown(r),
   }),
   summary: disclosureSummary,
+  example: {
+    text: 'A solid-state lithium battery whose ceramic separator is reinforced by a woven glass-fibre mesh, so that the separator survives 500 charge cycles without cracking. The mesh is embedded during tape casting and sintered with the ceramic.',
+    title: 'Fibre-reinforced ceramic separator',
+    lang: 'en',
+  },
+  commonNames: { lang: 'language' },
 });

@@ -13,7 +13,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allOperations } from '../../../shared/openplatform';
 import { scaledTaskDurations } from '../../../shared/runtime/local/sandbox-launch';
 import { type Sandbox, startSandbox } from '../../../shared/sandbox';
-import { workflowExamples } from '../../../shared/workflows/examples';
+import { workflows } from '../../../shared/workflows';
+
+const workflowExamples = Object.fromEntries(
+  [...workflows].map(([name, workflow]) => [name, workflow.example]),
+);
+
 import { childEnv, killRunningOpflows, runOpflow } from '../local/opflow-process';
 
 const speed = 300;

@@ -7,7 +7,12 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { workflowExamples } from '../../../shared/workflows/examples';
+import { workflows } from '../../../shared/workflows';
+
+const workflowExamples = Object.fromEntries(
+  [...workflows].map(([name, workflow]) => [name, workflow.example]),
+);
+
 import { childEnv, killRunningOpflows, runOpflow } from '../local/opflow-process';
 
 describe('the prior-art cut-off of a novelty check', () => {

@@ -13,7 +13,12 @@ import { pathToFileURL } from 'node:url';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { extractText } from 'unpdf';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { workflowExamples } from '../../../shared/workflows/examples';
+import { workflows } from '../../../shared/workflows';
+
+const workflowExamples = Object.fromEntries(
+  [...workflows].map(([name, workflow]) => [name, workflow.example]),
+);
+
 import { childEnv, killRunningOpflows, repoRoot, runOpflow } from '../local/opflow-process';
 
 interface JobSummary {

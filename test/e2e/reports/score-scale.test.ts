@@ -9,7 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { workflowExamples } from '../../../shared/workflows/examples';
+import { workflows } from '../../../shared/workflows';
+
+const workflowExamples = Object.fromEntries(
+  [...workflows].map(([name, workflow]) => [name, workflow.example]),
+);
+
 import { childEnv, killRunningOpflows, runOpflow } from '../local/opflow-process';
 
 describe('one score scale in the novelty report', () => {

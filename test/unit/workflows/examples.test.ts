@@ -2,12 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { describeWorkflow } from '../../../shared/cli/commands/workflows';
 import { workflows } from '../../../shared/workflows';
-import { commonNames } from '../../../shared/workflows/common-names';
-import {
-  anyWorkflowExample,
-  notDocumentWorkflows,
-  workflowExamples,
-} from '../../../shared/workflows/examples';
+import { anyWorkflowExample } from '../../../shared/workflows/common/any-workflow-example';
 
 const names = [...workflows.keys()];
 
@@ -21,8 +16,8 @@ describe('examples and common field names', () => {
       );
       expect(file).toEqual(anyWorkflowExample);
       const any = workflow.input.safeParse(file);
-      expect(any.success, JSON.stringify(any.error?.issues)).toBe(!notDocumentWorkflows.includes(name));
-      const own = workflow.input.safeParse(workflowExamples[name]);
+      expect(any.success, JSON.stringify(any.error?.issues)).toBe(workflow.takesDocument !== false);
+      const own = workflow.input.safeParse(workflow.example);
       expect(own.success, JSON.stringify(own.error?.issues)).toBe(true);
     },
   );
@@ -49,9 +44,9 @@ describe('examples and common field names', () => {
       required: false,
     });
     expect(doc.steps[0]).toMatchObject({ operation: 'ai33-1Step1V3', ref: 'ai33-1' });
-    for (const [workflow, names] of Object.entries(commonNames)) {
-      const fields = describeWorkflow(workflows.get(workflow)!).fields.map((field) => field.name);
-      for (const own of Object.values(names)) expect(fields).toContain(own);
+    for (const workflow of workflows.values()) {
+      const fields = describeWorkflow(workflow).fields.map((field) => field.name);
+      for (const own of Object.values(workflow.commonNames ?? {})) expect(fields).toContain(own);
     }
   });
 });

@@ -85,7 +85,7 @@ describe("the workflows' schemas", () => {
     const parsed = workflows.get('patent-count')?.input.safeParse({ text: 'TACD:(battery)' });
     expect(parsed?.success).toBe(true);
     expect(builtIn('shared/workflows/patent-count/workflow.ts')).toBeGreaterThan(5);
-    expect(builtIn('shared/workflows/common-names.ts')).toBeGreaterThan(0);
+    expect(builtIn('shared/workflows/common/common-names.ts')).toBeGreaterThan(0);
     expect(builtIn('shared/workflows/novelty-check/')).toBe(0);
     expect(builtIn('shared/workflows/call/')).toBe(0);
   });
