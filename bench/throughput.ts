@@ -1,7 +1,8 @@
 /**
- * Throughput benchmark (admission and learned poll timing): does a batch under a key's rate limit finish near the time the
- * limit allows, with few wasted calls, whatever the declared poll schedules say; and does one job
- * on an idle key finish near the upstream's own task time?
+ * Throughput benchmark: does a batch under a key's rate limit finish near the time the limit
+ * allows, with few wasted calls, whatever the declared poll schedules say and whatever the
+ * upstream's task times and limiter (the matrix of worlds in throughput-worlds.ts); and does one job
+ * on an idle key finish near its own tasks' time?
  *
  * Everything is real and in one process: the built-in sandbox on 127.0.0.1 (its key limited to Q
  * calls per second; every task takes 1 to 3 s, skewed: most near 1 s), the local runtime as
@@ -47,15 +48,28 @@ import { createLocalPipeline } from '../shared/runtime/local/pipeline';
 import { ManualClock, skippingTime } from '../shared/runtime/time';
 import { type LedgerEntry, PlatformCode, SANDBOX_API_KEY } from '../shared/sandbox';
 import { noveltyCheck, workflows } from '../shared/workflows';
+import {
+  type Family,
+  families,
+  type Limiter,
+  largeCells,
+  limiters,
+  matrixQps,
+  worldKey,
+} from './throughput-worlds';
 
 const optionsSchema = z.object({
   jobs: z.coerce.number().int().min(1).max(10_000),
   /** Jobs measured one after another in each idle-key case. */
-  idleJobs: z.coerce.number().int().min(1).max(1_000),
+  idleJobs: z.coerce.number().int().min(1).max(1_000).optional(),
   /** The sandbox's seed in the idle-key cases (default: a random one, printed). */
   seed: z.coerce.number().int().min(0).optional(),
   limit: z.coerce.number().positive().max(1_000),
-  only: z.enum(['batch', 'idle', 'all']),
+  only: z.enum(['all', 'matrix', 'lone', 'large', 'batch', 'idle']),
+  /** Jobs of the large batch (the named cells). */
+  largeJobs: z.coerce.number().int().min(1).max(10_000),
+  /** Cases run at once (each lane a process running its cases one after another). */
+  parallel: z.coerce.number().int().min(1).max(64),
   sequential: z.boolean(),
   /** Only the cases whose label contains this. */
   cases: z.string(),
@@ -79,15 +93,17 @@ function readOptions(): Options {
   const { values } = parseArgs({
     options: {
       jobs: { type: 'string', default: '30' },
-      'idle-jobs': { type: 'string', default: '15' },
+      'idle-jobs': { type: 'string' },
       seed: { type: 'string' },
       limit: { type: 'string', default: '5' },
       only: { type: 'string', default: 'all' },
+      'large-jobs': { type: 'string', default: '300' },
+      parallel: { type: 'string', default: '2' },
       sequential: { type: 'boolean', default: false },
       cases: { type: 'string', default: '' },
       trace: { type: 'boolean', default: false },
       detail: { type: 'boolean', default: false },
-      clock: { type: 'string', default: 'wall' },
+      clock: { type: 'string', default: 'virtual' },
       dir: { type: 'string' },
       'in-process': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
@@ -99,6 +115,7 @@ function readOptions(): Options {
     ...values,
     inProcess: values['in-process'],
     idleJobs: values['idle-jobs'],
+    largeJobs: values['large-jobs'],
     caseSpec: values['case-spec'],
     resultFile: values['result-file'],
   });
@@ -108,22 +125,34 @@ function readOptions(): Options {
 
 const usage = `Usage: npx tsx bench/throughput.ts [options]   (npm run bench -- [options])
 
-A batch of novelty checks under a key limit, and one job on an idle key, with learned poll timing,
-the fixed declared schedules and a naive poll-every-second build side by side (bench/README.md).
+Novelty checks under a key limit on a matrix of upstream worlds (bench/README.md): task-time families
+(uniform, lognormal, bimodal, pareto, drift: slowing under load) x the sandbox key's limiter (sliding
+1 s window, token bucket with a burst of 2 s of calls, fixed window aligned to the second) x its QPS
+(2, 5, 20), with the learned build beside the fixed-schedule, poll-every-second and oracle (polls at
+the tasks' true ends) builds; makespan / bound, calls / minimum, throttled %.
 
 Options:
-  --jobs=N           novelty checks in the batch (default 30; 300 for the large batch)
-  --idle-jobs=N      novelty checks measured one after another in each idle-key case (default 15)
-  --seed=N           the sandbox's seed in the idle-key cases (default: random, printed): the same
-                     seed draws the same task durations again
-  --limit=Q          the key's limit at the sandbox and opflow's --qps, calls/s (default 5)
-  --only=WHAT        batch, idle or all (default all)
-  --cases=TEXT       only the cases whose label contains TEXT (e.g. "learned right")
-  --clock=CLOCK      wall (real time, default) or virtual (a clock that stands still while steps run
-                     and jumps to the next due time when every worker is idle: CPU starvation on a
-                     shared machine costs no clock time)
-  --sequential       cases one after another instead of all at once
-  --in-process       all cases in this process (one event loop) instead of a process each
+  --only=WHAT        all (default: matrix, lone and large), or one of
+                       matrix  a batch of --jobs on every cell
+                       lone    one job at a time on an idle key, every cell
+                       large   a batch of --large-jobs on the named cells (throughput-worlds.ts)
+                       batch   the earlier batch: 1-3 s skewed tasks, declared schedules right,
+                               10x slow and 10x fast (sliding window, --limit)
+                       idle    the earlier idle key (no limit, 1-3 s skewed)
+  --jobs=N           novelty checks in a batch (default 30)
+  --large-jobs=N     novelty checks in the large batch (default 300)
+  --idle-jobs=N      jobs measured one after another in each lone/idle case (default 15; lone: 8
+                     unless given)
+  --seed=N           the base sandbox seed (default: random, printed); each cell's seed is printed,
+                     and every build of a cell uses it (the same seed draws the same durations)
+  --limit=Q          the earlier batch's key limit and --qps, calls/s (default 5)
+  --cases=TEXT       only the cases whose label contains TEXT (e.g. "pareto bucket", "learned")
+  --parallel=N       cases at once, each lane a process running its cases one after another (default 2)
+  --clock=CLOCK      virtual (default: a clock that stands still while steps run and jumps to the
+                     next due time when every worker is idle: CPU starvation on a shared machine
+                     costs no clock time) or wall (real time)
+  --sequential       one case at a time (--parallel=1)
+  --in-process       all cases in this process (one event loop) instead of a process per lane
   --dir=FOLDER       where each case keeps its database, reports and sandbox state (default: with
                      --clock=virtual /dev/shm when it exists, a memory file system, as disk writes
                      cost no clock time there; otherwise the system's temporary folder)
@@ -140,7 +169,7 @@ function workFolder(options: Options): string {
   return tmpdir();
 }
 
-type Engine = 'learned' | 'fixed' | 'naive';
+type Engine = 'learned' | 'fixed' | 'naive' | 'oracle';
 /** How many times faster than declared the tasks run: 10 is about right for 1–3 s tasks. */
 const schedules = { right: 10, '10x slow': 1, '10x fast': 100 } as const;
 type Schedule = keyof typeof schedules;
@@ -189,6 +218,10 @@ interface CaseSpec {
   seed?: number | undefined;
   /** False: no scheduler rounds (no re-aims or pulls), polls at the runner's own aims, as on aws. */
   fill?: boolean | undefined;
+  /** The matrix's task-time family (throughput-worlds.ts); undefined: 1-3 s skewed. */
+  family?: Family | undefined;
+  /** The matrix's limiter at the sandbox key; undefined: a sliding one-second window. */
+  limiter?: Limiter | undefined;
 }
 
 /** One measured job: its time, the time of the tasks its calls started, its calls. */
@@ -221,6 +254,8 @@ interface CaseResult {
   detail?: string | undefined;
   /** With `oneAtATime`: each measured job's figures, in order. */
   perJob?: JobFigures[] | undefined;
+  /** The longest own tasks' time of a measured job (its tasks one after another), ms. */
+  longestCriticalMs?: number | undefined;
 }
 
 let tracing = false;
@@ -249,17 +284,33 @@ async function runCase(spec: CaseSpec): Promise<CaseResult> {
     log: silentLogger,
     ...(spec.fill === false ? { fill: false } : {}),
     sandbox: {
-      keys: [{ key: SANDBOX_API_KEY, ...(spec.qps === undefined ? {} : { qps: spec.qps }) }],
+      keys: [
+        spec.limiter !== undefined && spec.qps !== undefined
+          ? worldKey(SANDBOX_API_KEY, spec.limiter, spec.qps)
+          : { key: SANDBOX_API_KEY, ...(spec.qps === undefined ? {} : { qps: spec.qps }) },
+      ],
       ...(spec.seed === undefined ? {} : { seed: spec.seed }),
       taskDurations: {},
-      defaultTaskDuration: taskDuration,
+      defaultTaskDuration: spec.family === undefined ? taskDuration : families[spec.family],
       streamChunkDelayMs: 0,
     },
   });
-  if (spec.engine !== 'learned') {
+  if (spec.engine === 'fixed' || spec.engine === 'naive') {
     // The engine without admission: the declared schedules, and waiting jobs bounce for the next token.
     pipeline.deps.pollStats = undefined;
     pipeline.deps.reserveHorizonMs = 0;
+  }
+  if (spec.engine === 'oracle') {
+    // Every poll at its task's true end (the sandbox's drawn duration), admission as `learned`.
+    pipeline.deps.pollStats = undefined;
+    const ledger = pipeline.sandbox?.server.ledger;
+    if (!ledger) throw new Error('the oracle reads the built-in sandbox ledger');
+    const ends = taskEnds(ledger);
+    pipeline.deps.pollTimerOf = () => (_step, timing) => {
+      const startedAt = pipeline.deps.clock.now() - timing.elapsedMs;
+      const end = ends(startedAt);
+      return end === undefined ? timing.declaredDelayMs : Math.max(1, end - pipeline.deps.clock.now());
+    };
   }
   try {
     const sandbox = pipeline.sandbox;
@@ -332,6 +383,7 @@ async function runCase(spec: CaseSpec): Promise<CaseResult> {
       .slice(seen)
       .filter((entry) => entry.operationId !== 'download');
     const fills = pipeline.pool.fillRounds;
+    const longestCriticalMs = Math.max(0, ...criticalPaths(calls).values());
     const learnedNow = detailed ? await learnedTimes(pipeline.deps) : '';
     const detail = detailed
       ? `${describe(spec, calls, jobs, startedAt, qps)}\n    learned at the end: ${learnedNow}\n    order longest-first from ${endgameAt === undefined ? '(never)' : `${((endgameAt - startedAt) / 1000).toFixed(1)} s`}; scheduler: ${fills.rounds} rounds, ${(fills.ms / Math.max(1, fills.rounds)).toFixed(2)} ms each (real time), ${(fills.ms / 1000).toFixed(1)} s in all`
@@ -347,11 +399,46 @@ async function runCase(spec: CaseSpec): Promise<CaseResult> {
       timedOut,
       detail,
       ...(spec.oneAtATime ? { perJob } : {}),
+      longestCriticalMs,
     };
   } finally {
     await pipeline.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * When the task started at `startedAt` ends (by its drawn duration), from the sandbox's ledger: on
+ * the virtual clock a call takes no time, and no two calls of a key share a millisecond, so the call
+ * that started a task is the one at its start. Undefined when none is found.
+ */
+function taskEnds(ledger: { entries(): readonly LedgerEntry[] }): (startedAt: number) => number | undefined {
+  const byStart = new Map<number, number>();
+  let seen = 0;
+  return (startedAt) => {
+    const entries = ledger.entries();
+    for (; seen < entries.length; seen++) {
+      const entry = entries[seen];
+      const work = entry?.startedWork?.[0];
+      if (entry && work) byStart.set(entry.time, entry.time + work.durationMs);
+    }
+    return byStart.get(startedAt);
+  };
+}
+
+/**
+ * Each job's own critical path (its tasks one after another), by the upstream task its work was
+ * drawn for (the salt's task id; an export's salt adds `:` and a count).
+ */
+function criticalPaths(calls: readonly LedgerEntry[]): Map<string, number> {
+  const paths = new Map<string, number>();
+  for (const call of calls) {
+    for (const work of call.startedWork ?? []) {
+      const task = (work.salt ?? '').split(':')[0] ?? '';
+      paths.set(task, (paths.get(task) ?? 0) + work.durationMs);
+    }
+  }
+  return paths;
 }
 
 /** What the store learned of each polled operation of the novelty check: tasks seen, quantiles (s). */
@@ -497,14 +584,30 @@ const ratio = (a: number, b: number) => (b === 0 ? '-' : (a / b).toFixed(2));
 async function runAll(all: CaseSpec[], options: Options): Promise<CaseResult[]> {
   const filter = options.cases;
   const specs = filter ? all.filter((spec) => spec.label.includes(filter)) : all;
-  const run = options.inProcess ? runCase : (spec: CaseSpec) => runCaseInChild(spec, options);
+  if (specs.length === 0) return [];
+  const lanes = Math.min(specs.length, options.sequential ? 1 : options.parallel);
   process.stderr.write(
-    `${specs.length} case${specs.length === 1 ? '' : 's'} ${options.sequential ? 'one after another' : 'side by side'}...\n`,
+    `${specs.length} case${specs.length === 1 ? '' : 's'}, ${lanes} at a time${options.inProcess ? ' in this process' : ''}...\n`,
   );
-  if (!options.sequential) return Promise.all(specs.map(run));
-  const results: CaseResult[] = [];
-  for (const spec of specs) results.push(await run(spec));
-  return results;
+  // Each lane runs its share of the cases one after another (a process each, unless --in-process):
+  // a process's start-up (loading the TypeScript) costs more than a 30-job case on a virtual clock.
+  const chunks: CaseSpec[][] = Array.from({ length: lanes }, () => []);
+  for (const [i, spec] of specs.entries()) chunks[i % lanes]?.push(spec);
+  const runChunk = async (chunk: CaseSpec[]): Promise<CaseResult[]> => {
+    if (!options.inProcess) return runCasesInChild(chunk, options);
+    const results: CaseResult[] = [];
+    for (const spec of chunk) results.push(await runCase(spec));
+    return results;
+  };
+  const byLabel = new Map<CaseSpec, CaseResult>();
+  const done = await Promise.all(chunks.map(runChunk));
+  chunks.forEach((chunk, lane) => {
+    chunk.forEach((spec, i) => {
+      const result = done[lane]?.[i];
+      if (result) byLabel.set(spec, result);
+    });
+  });
+  return specs.flatMap((spec) => byLabel.get(spec) ?? []);
 }
 
 const caseResultSchema = z.looseObject({
@@ -515,6 +618,7 @@ const caseResultSchema = z.looseObject({
   medianJobMs: z.number(),
   timedOut: z.boolean(),
   detail: z.string().optional(),
+  longestCriticalMs: z.number().optional(),
   perJob: z
     .array(
       z.object({
@@ -528,15 +632,16 @@ const caseResultSchema = z.looseObject({
 });
 
 /**
- * Runs one case in a process of its own (this script with `--case-spec`, under the same loader), so
- * cases side by side use every core instead of sharing this process's one thread. Its stderr (the
- * trace) comes through; its result comes back in a file.
+ * Runs cases one after another in a process of their own (this script with `--case-spec`, under
+ * the same loader), so lanes side by side use every core instead of sharing this process's one
+ * thread. Its stderr (the trace) comes through; its results come back in a file.
  */
-async function runCaseInChild(spec: CaseSpec, options: Options): Promise<CaseResult> {
+async function runCasesInChild(specs: CaseSpec[], options: Options): Promise<CaseResult[]> {
   const script = process.argv[1];
   if (script === undefined) throw new Error('cannot tell which script to run for a case');
   const folder = mkdtempSync(join(tmpdir(), 'opflow-bench-case-'));
   const resultFile = join(folder, 'result.json');
+  const labels = specs.map((spec) => spec.label).join(', ');
   try {
     const args = [
       ...process.execArgv,
@@ -545,7 +650,7 @@ async function runCaseInChild(spec: CaseSpec, options: Options): Promise<CaseRes
       `--dir=${workFolder(options)}`,
       ...(options.trace ? ['--trace'] : []),
       ...(options.detail ? ['--detail'] : []),
-      `--case-spec=${JSON.stringify(spec)}`,
+      `--case-spec=${JSON.stringify(specs)}`,
       `--result-file=${resultFile}`,
     ];
     const code = await new Promise<number | null>((resolve, reject) => {
@@ -553,11 +658,11 @@ async function runCaseInChild(spec: CaseSpec, options: Options): Promise<CaseRes
       child.on('error', reject);
       child.on('exit', (exitCode) => resolve(exitCode));
     });
-    if (code !== 0) throw new Error(`case "${spec.label}" ended with exit code ${code}`);
-    const parsed = caseResultSchema.safeParse(JSON.parse(readFileSync(resultFile, 'utf8')));
+    if (code !== 0) throw new Error(`cases "${labels}" ended with exit code ${code}`);
+    const parsed = z.array(caseResultSchema).safeParse(JSON.parse(readFileSync(resultFile, 'utf8')));
     if (!parsed.success)
-      throw new Error(`case "${spec.label}": unreadable result: ${z.prettifyError(parsed.error)}`);
-    return { ...parsed.data, spec };
+      throw new Error(`cases "${labels}": unreadable results: ${z.prettifyError(parsed.error)}`);
+    return parsed.data.map((result, i) => ({ ...result, spec: specs[i] as CaseSpec }));
   } finally {
     rmSync(folder, { recursive: true, force: true });
   }
@@ -565,7 +670,9 @@ async function runCaseInChild(spec: CaseSpec, options: Options): Promise<CaseRes
 
 const caseSpecSchema = z.object({
   label: z.string(),
-  engine: z.enum(['learned', 'fixed', 'naive']),
+  engine: z.enum(['learned', 'fixed', 'naive', 'oracle']),
+  family: z.enum(Object.keys(families) as [Family, ...Family[]]).optional(),
+  limiter: z.enum(Object.keys(limiters) as [Limiter, ...Limiter[]]).optional(),
   schedule: z.enum(Object.keys(schedules) as [Schedule, ...Schedule[]]),
   jobs: z.number().int().min(1),
   warmup: z.number().int().min(0),
@@ -588,9 +695,10 @@ async function main(): Promise<void> {
   if (options.caseSpec !== undefined) {
     // A case's own process (see runCaseInChild).
     if (options.resultFile === undefined) throw new Error('--case-spec needs --result-file');
-    const spec = caseSpecSchema.parse(JSON.parse(options.caseSpec));
-    const result = await runCase({ ...spec, qps: spec.qps });
-    writeFileSync(options.resultFile, JSON.stringify(result));
+    const specs = z.array(caseSpecSchema).parse(JSON.parse(options.caseSpec));
+    const results: CaseResult[] = [];
+    for (const spec of specs) results.push(await runCase({ ...spec, qps: spec.qps }));
+    writeFileSync(options.resultFile, JSON.stringify(results));
     return;
   }
   process.stdout.write(
@@ -603,7 +711,20 @@ async function main(): Promise<void> {
   );
   const benchStarted = performance.now();
   const out: string[] = [];
-  if (options.only !== 'idle') {
+  const baseSeed = options.seed ?? Math.floor(Math.random() * 1_000_000);
+  if (options.only === 'all' || options.only === 'matrix') {
+    out.push(...(await matrixSection(options, baseSeed, options.jobs, cells())), '');
+    process.stdout.write(`${out.splice(0).join('\n')}\n`);
+  }
+  if (options.only === 'all' || options.only === 'lone') {
+    out.push(...(await loneSection(options, baseSeed)), '');
+    process.stdout.write(`${out.splice(0).join('\n')}\n`);
+  }
+  if (options.only === 'all' || options.only === 'large') {
+    out.push(...(await matrixSection(options, baseSeed + 1_000, options.largeJobs, largeCells)), '');
+    process.stdout.write(`${out.splice(0).join('\n')}\n`);
+  }
+  if (options.only === 'batch') {
     const specs: CaseSpec[] = [];
     for (const schedule of Object.keys(schedules) as Schedule[]) {
       for (const engine of ['learned', 'fixed'] as const) {
@@ -649,18 +770,18 @@ async function main(): Promise<void> {
     );
     process.stdout.write(`${out.splice(0).join('\n')}\n`);
   }
-  if (options.only !== 'batch') {
+  if (options.only === 'idle') {
     // One job at a time on an idle key, each measured against its own tasks' drawn times. Every case
     // runs the same warm-up and the same sandbox seed, so the measured jobs' tasks draw the same
     // durations in every case of the run.
-    const seed = options.seed ?? Math.floor(Math.random() * 1_000_000);
+    const seed = baseSeed;
     const warmup = 5;
     const specs: CaseSpec[] = [];
     const idle = (label: string, engine: CaseSpec['engine'], schedule: Schedule, fill?: false): CaseSpec => ({
       label,
       engine,
       schedule,
-      jobs: options.idleJobs,
+      jobs: options.idleJobs ?? 15,
       warmup,
       qps: undefined,
       oneAtATime: true,
@@ -676,12 +797,12 @@ async function main(): Promise<void> {
       specs.push(idle(`learned ${schedule}, no filler`, 'learned', schedule, false));
     const results = await runAll(specs, options);
     out.push(
-      `idle key: ${options.idleJobs} novelty checks one after another (each alone, after ${warmup} earlier ones on the same database), ` +
+      `idle key: ${options.idleJobs ?? 15} novelty checks one after another (each alone, after ${warmup} earlier ones on the same database), ` +
         `no limit, sandbox seed ${seed}; per job: time / its own critical path (the ${noveltyCheck.steps.filter((step) => step.poll).length} task durations the sandbox drew for it, ` +
         `1-3 s each), calls / ${minCallsPerJob}; median [min-max], and all jobs pooled (sum / sum)`,
       table(
         ['case', 'ok', 'critical s', 'job/critical path', 'pooled', 'calls/min', 'pooled'],
-        results.map((r) => idleRow(r, options.idleJobs)),
+        results.map((r) => idleRow(r, options.idleJobs ?? 15)),
       ),
       ...(options.detail
         ? results.flatMap((r) => [
@@ -700,6 +821,171 @@ async function main(): Promise<void> {
   process.stdout.write(
     `(real time of the whole run: ${((performance.now() - benchStarted) / 1000).toFixed(0)} s)\n`,
   );
+}
+
+/** A cell of the matrix: a task-time family, the key's limiter and its QPS. */
+interface Cell {
+  family: Family;
+  limiter: Limiter;
+  qps: number;
+}
+
+/** Every cell: family x limiter x QPS. */
+function cells(): Cell[] {
+  return (Object.keys(families) as Family[]).flatMap((family) =>
+    (Object.keys(limiters) as Limiter[]).flatMap((limiter) =>
+      matrixQps.map((qps) => ({ family, limiter, qps })),
+    ),
+  );
+}
+
+const cellName = (cell: Cell) => `${cell.family} ${cell.limiter} ${cell.qps}/s`;
+const matrixEngines = ['learned', 'fixed', 'naive', 'oracle'] as const;
+
+/**
+ * A batch of `jobs` on every cell, each build side by side on the cell's seed: makespan over the
+ * bound (the larger of the minimum calls at the key's QPS and the longest own tasks' time of a job,
+ * which no client can beat), calls over the minimum, throttled share; and whether `learned` meets
+ * the goals (makespan <= 1.10 of the bound, calls <= 1.05 of the minimum, throttled <= 2 %).
+ */
+async function matrixSection(
+  options: Options,
+  baseSeed: number,
+  jobs: number,
+  list: readonly Cell[],
+): Promise<string[]> {
+  const specs: CaseSpec[] = [];
+  const seedOf = new Map<string, number>();
+  list.forEach((cell, i) => {
+    const seed = baseSeed + i;
+    seedOf.set(cellName(cell), seed);
+    for (const engine of matrixEngines)
+      specs.push({
+        label: `${cellName(cell)} ${engine}`,
+        engine,
+        schedule: 'right',
+        jobs,
+        warmup: 0,
+        qps: cell.qps,
+        seed,
+        family: cell.family,
+        limiter: cell.limiter,
+      });
+  });
+  const results = await runAll(specs, options);
+  const minCalls = jobs * minCallsPerJob;
+  const rows: string[][] = [];
+  let met = 0;
+  let measured = 0;
+  for (const cell of list) {
+    const of = (engine: string) => results.find((r) => r.spec.label === `${cellName(cell)} ${engine}`);
+    if (!matrixEngines.some((engine) => of(engine))) continue;
+    const figures = (r: CaseResult | undefined) => {
+      if (!r) return { text: '-', makespan: Number.NaN, calls: Number.NaN, throttled: Number.NaN };
+      const boundMs = Math.max((minCalls / cell.qps) * 1000, r.longestCriticalMs ?? 0);
+      const makespan = r.wallMs / boundMs;
+      const calls = r.calls / minCalls;
+      const throttled = (100 * r.throttled) / Math.max(1, r.calls);
+      const failed = r.succeeded < r.spec.jobs ? ` ${r.spec.jobs - r.succeeded} failed` : '';
+      return {
+        text: `${makespan.toFixed(2)} ${calls.toFixed(2)} ${throttled.toFixed(1)}%${failed}${r.timedOut ? ' TIMEOUT' : ''}`,
+        makespan,
+        calls,
+        throttled,
+      };
+    };
+    const learned = figures(of('learned'));
+    const r = of('learned') ?? of('oracle');
+    const boundS = Math.max(minCalls / cell.qps, (r?.longestCriticalMs ?? 0) / 1000);
+    const meets =
+      learned.makespan <= 1.1 && learned.calls <= 1.05 && learned.throttled <= 2 && r?.succeeded === jobs;
+    if (of('learned')) {
+      measured++;
+      if (meets) met++;
+    }
+    rows.push([
+      cellName(cell),
+      String(seedOf.get(cellName(cell))),
+      `${boundS.toFixed(0)} (${(minCalls / cell.qps).toFixed(0)}|${((r?.longestCriticalMs ?? 0) / 1000).toFixed(0)})`,
+      ...matrixEngines.map((engine) => figures(of(engine)).text),
+      of('learned') ? (meets ? 'yes' : 'NO') : '-',
+    ]);
+  }
+  return [
+    `batch of ${jobs} novelty checks (${minCallsPerJob} calls each at least) per cell; each build: makespan/bound calls/min throttled%; ` +
+      `bound s = max(min calls / QPS | the longest own tasks' time of a job); learned goals: <= 1.10, <= 1.05, <= 2%`,
+    table(['cell', 'seed', 'bound s', ...matrixEngines, 'learned meets goals'], rows),
+    `learned meets the goals on ${met} of ${measured} cells`,
+  ];
+}
+
+/**
+ * One job at a time on an idle key (the key limited by the cell's limiter and QPS, nothing else on
+ * it), every cell, every build: pooled time over the jobs' own tasks' time and calls over the
+ * minimum; and learned's time over the oracle's. Goals: uniform and lognormal <= 1.4 of the tasks'
+ * time with calls <= 1.3 of the minimum; heavy-tailed (pareto) within 1.15 of the oracle's time.
+ */
+async function loneSection(options: Options, baseSeed: number): Promise<string[]> {
+  const jobs = options.idleJobs ?? 8;
+  const warmup = 5;
+  const list = cells();
+  const specs: CaseSpec[] = [];
+  list.forEach((cell, i) => {
+    for (const engine of matrixEngines)
+      specs.push({
+        label: `lone ${cellName(cell)} ${engine}`,
+        engine,
+        schedule: 'right',
+        jobs,
+        warmup,
+        qps: cell.qps,
+        oneAtATime: true,
+        seed: baseSeed + 500 + i,
+        family: cell.family,
+        limiter: cell.limiter,
+      });
+  });
+  const results = await runAll(specs, options);
+  const sum = (values: number[]) => values.reduce((total, value) => total + value, 0);
+  const rows: string[][] = [];
+  const verdicts: string[] = [];
+  list.forEach((cell, i) => {
+    const of = (engine: string) => results.find((r) => r.spec.label === `lone ${cellName(cell)} ${engine}`);
+    if (!matrixEngines.some((engine) => of(engine))) return;
+    const pooled = (r: CaseResult | undefined) => {
+      const perJob = r?.perJob ?? [];
+      if (perJob.length === 0) return { time: Number.NaN, calls: Number.NaN, ms: Number.NaN };
+      return {
+        time: sum(perJob.map((job) => job.jobMs)) / Math.max(1, sum(perJob.map((job) => job.criticalMs))),
+        calls: sum(perJob.map((job) => job.calls)) / (perJob.length * minCallsPerJob),
+        ms: sum(perJob.map((job) => job.jobMs)),
+      };
+    };
+    const learned = pooled(of('learned'));
+    const oracle = pooled(of('oracle'));
+    const vsOracle = learned.ms / oracle.ms;
+    let verdict = '-';
+    if (cell.family === 'uniform' || cell.family === 'lognormal')
+      verdict = learned.time <= 1.4 && learned.calls <= 1.3 ? 'yes' : 'NO';
+    else if (cell.family === 'pareto') verdict = vsOracle <= 1.15 ? 'yes' : 'NO';
+    if (verdict !== '-' && of('learned')) verdicts.push(verdict);
+    rows.push([
+      cellName(cell),
+      String(baseSeed + 500 + i),
+      ...matrixEngines.map((engine) => {
+        const p = pooled(of(engine));
+        return `${p.time.toFixed(2)} ${p.calls.toFixed(2)}`;
+      }),
+      vsOracle.toFixed(2),
+      verdict,
+    ]);
+  });
+  return [
+    `lone job: ${jobs} novelty checks one after another, each alone on the cell's key (after ${warmup} earlier ones on the same database); ` +
+      `each build: pooled time / own tasks' time, calls / ${minCallsPerJob}; goals: uniform and lognormal <= 1.4 and <= 1.3, pareto learned/oracle time <= 1.15`,
+    table(['cell', 'seed', ...matrixEngines, 'learned/oracle', 'learned meets goals'], rows),
+    `learned meets the goals on ${verdicts.filter((v) => v === 'yes').length} of ${verdicts.length} cells with a goal`,
+  ];
 }
 
 await main();

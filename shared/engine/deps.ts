@@ -6,6 +6,7 @@ import type { CallbackUrlPolicy } from '../callbacks/ssrf-guard';
 import type { Logger } from '../log/logger';
 import type { OpenPlatformClient } from '../openplatform/types';
 import type { CallOrder } from './admission/budget-filler';
+import type { PollTimer } from './advance';
 import type { CallbackOutbox } from './callback-ports';
 import type { PollStatsStore } from './poll-stats';
 import type { PollAim } from './poll-timing';
@@ -46,6 +47,11 @@ export interface EngineDeps {
   upstreamOf?: ((apiKey: string) => UpstreamIdentity) | undefined;
   /** Names the upstream the timing is learned for (its base URL; only a hash of it is stored). */
   pollStatsScope?: string | undefined;
+  /**
+   * A reference poll timing that replaces the learned and the declared one for this job (the
+   * throughput bench's oracle, which polls at the tasks' true ends); undefined: the usual timing.
+   */
+  pollTimerOf?: ((job: import('./job-record').Job) => PollTimer | undefined) | undefined;
   /** Quantiles of the learned durations polls aim at (default: 0.65 with room, 0.9 saturated). */
   pollAim?: PollAim | undefined;
   /** How far ahead a job may reserve a token of its key's budget (default 15 s; 0: never). */

@@ -316,7 +316,10 @@ async function learnAndCommit(
 ): Promise<StepReport> {
   const after = deps.clock.now();
   // Only a step's decision can schedule a poll (an error is retried on its backoff).
-  const timer = event.type === 'decision' ? await pollTimer(deps, workflow, bucket, after) : undefined;
+  const timer =
+    event.type === 'decision'
+      ? (deps.pollTimerOf?.(current) ?? (await pollTimer(deps, workflow, bucket, after)))
+      : undefined;
   const report = await commitOutcome(deps, workflow, current, event, after, input, timer, bucket);
   if (report.outcome === 'committed') await learnDuration(deps, step, current, outcome, after);
   if (report.outcome === 'conflict' && outcome.type !== 'deadline' && (outcome.usage?.calls ?? 0) > 0) {

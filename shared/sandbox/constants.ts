@@ -22,12 +22,36 @@ export const PlatformCode = {
 } as const;
 
 export interface TaskDuration {
-  /** Average time the work takes, in milliseconds of the sandbox clock. */
+  /**
+   * Typical time the work takes, in milliseconds of the sandbox clock: the mean (`uniform`,
+   * `skewed`, the short mode of `bimodal`), the median (`lognormal`) or the least (`pareto`).
+   */
   meanMs: number;
-  /** Each task takes `meanMs ± spreadMs` (uniform, seeded). */
+  /** Each task takes `meanMs ± spreadMs` (`uniform`, `skewed`; each mode of `bimodal`). */
   spreadMs: number;
-  /** `skewed`: most tasks near `meanMs - spreadMs`, a long tail to `meanMs + spreadMs`. Default uniform. */
-  shape?: 'uniform' | 'skewed' | undefined;
+  /**
+   * The family of task times (task-times.ts): `uniform` (default), `skewed` (most tasks near
+   * `meanMs - spreadMs`, a long tail to `meanMs + spreadMs`), `lognormal` (median `meanMs`,
+   * `sigma`), `bimodal` (`longShare` of tasks take `longMs ± spreadMs`), `pareto` (heavy-tailed: at
+   * least `meanMs`, tail index `alpha`).
+   */
+  shape?: 'uniform' | 'skewed' | 'lognormal' | 'bimodal' | 'pareto' | undefined;
+  /** `lognormal`: the spread of the log of the time (default 1: a wide spread). */
+  sigma?: number | undefined;
+  /** `bimodal`: the long tasks' typical time. */
+  longMs?: number | undefined;
+  /** `bimodal`: the share of long tasks (default 0.2). */
+  longShare?: number | undefined;
+  /** `pareto`: the tail index (default 1.5; smaller is heavier). */
+  alpha?: number | undefined;
+  /** No task takes longer than this (before and after any slowdown). */
+  maxMs?: number | undefined;
+  /**
+   * Slowing down under load: a task started while N others run (at this sandbox) takes
+   * `1 + N * slowdownPerRunningTask` times its drawn time, at most `maxSlowdown` (default 3) times.
+   */
+  slowdownPerRunningTask?: number | undefined;
+  maxSlowdown?: number | undefined;
 }
 
 const seconds = (meanS: number, spreadS: number): TaskDuration => ({

@@ -17,8 +17,13 @@ export function keyFingerprint(key: string): string {
 export interface KeyState {
   readonly fingerprint: string;
   readonly config: SandboxKey;
-  /** Clock readings of the calls admitted in the last second. */
+  /** Clock readings of the calls admitted in the last second (sliding window). */
   recent: number[];
+  /** Token bucket: tokens left and when they were counted. Fixed window: the second and its calls. */
+  tokens?: number | undefined;
+  tokensAt?: number | undefined;
+  windowSecond?: number | undefined;
+  windowCalls?: number | undefined;
   used: number;
 }
 
@@ -60,19 +65,21 @@ export class KeyGate {
     }
   }
 
-  /** Admit one call at `now` under the key's QPS (sliding one-second window of admitted calls). */
+  /**
+   * Admit one call at `now` under the key's QPS, by the key's limiter (`SandboxKey.limiter`): a
+   * sliding one-second window of admitted calls (default), a token bucket of `burst` tokens refilled
+   * at `qps` a second, or a count per second of the clock (a fixed window aligned to the second).
+   */
   admit(state: KeyState, now: number): void {
     const qps = state.config.qps;
     if (qps === undefined) return;
-    state.recent = state.recent.filter((at) => at > now - 1000 && at <= now);
-    if (state.recent.length >= qps) {
+    if (!admitted(state, qps, now)) {
       const message = `calls exceed the key's limit of ${qps} per second`;
       if (state.config.qpsExceededAs === 'http-429') {
         throw new SandboxRejection(429, PlatformCode.throttled, message, { 'retry-after': '1' });
       }
       throw new SandboxRejection(200, PlatformCode.throttled, message);
     }
-    state.recent.push(now);
   }
 
   /**
@@ -106,5 +113,38 @@ export class KeyGate {
       );
     }
     state.used += 1;
+  }
+}
+
+/** Whether the key's limiter lets one more call through at `now` (and counts it when it does). */
+function admitted(state: KeyState, qps: number, now: number): boolean {
+  switch (state.config.limiter ?? 'sliding-window') {
+    case 'token-bucket': {
+      const burst = state.config.burst ?? Math.max(1, qps);
+      const elapsed = Math.max(0, now - (state.tokensAt ?? now));
+      const tokens = Math.min(burst, (state.tokens ?? burst) + (elapsed / 1000) * qps);
+      state.tokensAt = Math.max(state.tokensAt ?? now, now);
+      if (tokens < 1) {
+        state.tokens = tokens;
+        return false;
+      }
+      state.tokens = tokens - 1;
+      return true;
+    }
+    case 'fixed-window': {
+      const second = Math.floor(now / 1000);
+      if (state.windowSecond !== second) {
+        state.windowSecond = second;
+        state.windowCalls = 0;
+      }
+      if ((state.windowCalls ?? 0) >= qps) return false;
+      state.windowCalls = (state.windowCalls ?? 0) + 1;
+      return true;
+    }
+    default:
+      state.recent = state.recent.filter((at) => at > now - 1000 && at <= now);
+      if (state.recent.length >= qps) return false;
+      state.recent.push(now);
+      return true;
   }
 }

@@ -51,6 +51,11 @@ export interface LedgerEntry {
 export interface StartedWork {
   startedBy: string;
   durationMs: number;
+  /**
+   * What the work's duration was drawn for: the resource it belongs to (a task id, or a task id
+   * with `:` and a count for a repeated export), so a benchmark can tell one job's tasks from another's.
+   */
+  salt?: string;
 }
 
 export interface LedgerFilter {

@@ -12,14 +12,23 @@ import {
   type TaskDuration,
 } from './constants';
 import { type FaultRule, faultRuleSchema } from './fault-rules';
+import { taskDurationSchema } from './task-times';
 import { formatIssues } from './validation-messages';
 
 export interface SandboxKey {
   key: string;
   /** Catalogue groups (OpenAPI tags) the key may call; every group when omitted. */
   groups?: string[];
-  /** Calls per second (sliding one-second window, sandbox clock); unlimited when omitted. */
+  /** Calls per second (by `limiter`, sandbox clock); unlimited when omitted. */
   qps?: number;
+  /**
+   * How `qps` is counted: `sliding-window` (default: at most `qps` calls in any second),
+   * `token-bucket` (`burst` tokens, refilled at `qps` a second: bursts after a pause) or
+   * `fixed-window` (at most `qps` calls per second of the clock, counted from each whole second).
+   */
+  limiter?: 'sliding-window' | 'token-bucket' | 'fixed-window';
+  /** `token-bucket`: the most calls at once after a pause (default: `qps`, at least 1). */
+  burst?: number;
   /** Total calls the key may make; unlimited when omitted. Past it: 67200001. */
   quota?: number;
   /** How a call over `qps` is answered: HTTP 200 with 67200002 (`envelope`, the default) or HTTP 429. */
@@ -72,20 +81,23 @@ export interface SandboxOptions {
 
 const fn = <T>(what: string) => z.custom<T>((value) => typeof value === 'function', `must be ${what}`);
 
-const durationSchema = z.strictObject({
-  meanMs: z.number().nonnegative(),
-  spreadMs: z.number().nonnegative(),
-  /** `uniform` (default) over mean ± spread, or `skewed`: most tasks quick, a long tail to mean + spread. */
-  shape: z.enum(['uniform', 'skewed']).optional(),
-});
+/** How a key's `qps` is counted (`SandboxKey.limiter`). */
+export const sandboxLimiters = ['sliding-window', 'token-bucket', 'fixed-window'] as const;
 
-const keySchema = z.strictObject({
-  key: z.string().min(1),
-  groups: z.array(z.string().min(1)).optional(),
-  qps: z.number().positive().optional(),
-  quota: z.number().int().nonnegative().optional(),
-  qpsExceededAs: z.enum(['envelope', 'http-429']).optional(),
-});
+const keySchema = z
+  .strictObject({
+    key: z.string().min(1),
+    groups: z.array(z.string().min(1)).optional(),
+    qps: z.number().positive().optional(),
+    limiter: z.enum(sandboxLimiters).optional(),
+    burst: z.number().min(1).optional(),
+    quota: z.number().int().nonnegative().optional(),
+    qpsExceededAs: z.enum(['envelope', 'http-429']).optional(),
+  })
+  .refine((key) => key.burst === undefined || key.limiter === 'token-bucket', {
+    path: ['burst'],
+    message: "applies only to limiter 'token-bucket'",
+  });
 
 const optionsSchema = z.strictObject({
   port: z.number().int().min(0).max(65535).optional(),
@@ -100,10 +112,10 @@ const optionsSchema = z.strictObject({
           (id) => findOperation(id) !== undefined,
           'unknown operation (use an operationId or a short name)',
         ),
-      durationSchema,
+      taskDurationSchema,
     )
     .optional(),
-  defaultTaskDuration: durationSchema.optional(),
+  defaultTaskDuration: taskDurationSchema.optional(),
   linkTtlMs: z.number().positive().optional(),
   seed: z.number().int().optional(),
   streamChunkDelayMs: z.number().nonnegative().optional(),

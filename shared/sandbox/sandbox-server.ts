@@ -44,6 +44,7 @@ import { invalidParameter, SandboxRejection } from './sandbox-rejection';
 import { SandboxState, type SandboxStateReport } from './sandbox-state';
 import { hashText, SeededRandom, stableJson } from './seeded';
 import type { Stage } from './stages';
+import { TaskTimes } from './task-times';
 import { formatIssues } from './validation-messages';
 
 export const STREAM_VARIANT_HEADER = 'x-sandbox-stream-variant';
@@ -83,6 +84,9 @@ export class SandboxServer {
   /** Set once listening; links are built from it. */
   baseUrl = '';
 
+  /** Draws each task's duration (and counts running tasks for a slowdown under load). */
+  private readonly taskTimes: TaskTimes;
+
   /** Moves answers between runs when a drift seed is given. */
   private readonly drift: DriftCounter | undefined;
 
@@ -90,6 +94,7 @@ export class SandboxServer {
   constructor(private readonly options: ResolvedOptions) {
     this.faults = new FaultController(options.faults, options.seed);
     this.gate = new KeyGate(options.keys);
+    this.taskTimes = new TaskTimes(options.seed);
     this.links = new DownloadLinks({
       ttlMs: options.linkTtlMs,
       now: options.now,
@@ -576,25 +581,22 @@ export class SandboxServer {
       drift: (subject) => this.drift?.next(subject),
       newId: (shape = 'hex') => this.state.newId(shape),
       startStage: (startedBy, salt, fails): Stage => {
-        const stage = { startedBy, startedAt: now, durationMs: this.durationOf(startedBy, salt), fails };
-        started.push({ startedBy, durationMs: stage.durationMs });
+        const stage = { startedBy, startedAt: now, durationMs: this.durationOf(startedBy, salt, now), fails };
+        started.push({ startedBy, durationMs: stage.durationMs, salt });
         return stage;
       },
       publish: (documentKey, document) => this.links.publish(documentKey, document),
     };
   }
 
-  /** `taskDurations[op]`, else `defaultTaskDuration`, else the built-in default; mean ± spread, seeded. */
-  private durationOf(operationId: OperationId, salt: string): number {
+  /** `taskDurations[op]`, else `defaultTaskDuration`, else the built-in default; drawn seeded (task-times.ts). */
+  private durationOf(operationId: OperationId, salt: string, now: number): number {
     const duration =
       this.options.taskDurations[operationId] ??
       this.options.defaultTaskDuration ??
       defaultTaskDurations[operationId] ??
       defaultTaskDuration;
-    const draw = SeededRandom.from(this.options.seed, 'duration', operationId, salt).next();
-    // Skewed: the square of a uniform draw puts most tasks near the short end, a few near the long one.
-    const position = duration.shape === 'skewed' ? 2 * draw * draw - 1 : 2 * draw - 1;
-    return Math.max(0, Math.round(duration.meanMs + position * duration.spreadMs));
+    return this.taskTimes.draw(duration, operationId, salt, now);
   }
 
   private adminParts(): AdminParts {

@@ -235,7 +235,10 @@ describe('ledger', () => {
     expect(early.json.status).toBe(false);
     const [submit, poll, refused] = harness.sandbox.ledger.entries();
     const work = submit?.startedWork;
-    expect(work).toEqual([{ startedBy: 'ai35-1NoveltySearchSubmit', durationMs: expect.any(Number) }]);
+    // Drawn for the task it belongs to (its salt), so a benchmark can tell one job's tasks from another's.
+    expect(work).toEqual([
+      { startedBy: 'ai35-1NoveltySearchSubmit', durationMs: expect.any(Number), salt: task_id },
+    ]);
     const durationMs = work?.[0]?.durationMs ?? 0;
     expect(durationMs).toBeGreaterThanOrEqual(1_000);
     expect(durationMs).toBeLessThanOrEqual(3_000);
