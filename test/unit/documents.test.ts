@@ -28,12 +28,12 @@ const notDocuments = [/^examples\//, /^test\/fixtures\//];
 
 /**
  * A reference to a work-log number: session, issue, PR or pull request (any case, singular or
- * plural) followed by a number, with or without a hash, even across a line break; or a hash and a
- * number in brackets. Words that merely share a prefix (sessionId, issuer) and numbers that are not
+ * plural) followed by a number, with or without a hash, even across a line break; a hash and a
+ * number in brackets; or the short form of an issue's number as an owner (an i and two digits, 's). Words that merely share a prefix (sessionId, issuer) and numbers that are not
  * work-log ones (a cron day such as N#4, a colour, an HTTP status, "an issue" in prose) do not
  * match: the first test below holds examples of both.
  */
-const workLogReference = /\b(?:sessions?|issues?|PR|pull request)\s+#?\d+\b|\(#\d+\)/gi;
+const workLogReference = /\b(?:sessions?|issues?|PR|pull request)\s+#?\d+\b|\(#\d+\)|\bi\d{1,2}'s\b/gi;
 
 const tracked = (...patterns: string[]) =>
   execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '--', ...patterns], {
@@ -134,6 +134,7 @@ describe('work-log references', () => {
       'issue the call',
       '# 1. Heading',
       'colour #555 stays',
+      "ai35-1's answer",
     ]) {
       expect(matches(prose), prose).toEqual([]);
     }
