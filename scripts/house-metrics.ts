@@ -1,6 +1,6 @@
 /**
  * How easy the repository is to carry on, measured: the longest functions per folder of shared/,
- * the files that name each workflow outside its own files, the size of every hand-written document,
+ * the files that name each workflow outside its own folder and the registry, the size of every hand-written document,
  * the casts the CLI uses to reach a backend's adapters, and references to work-log numbers.
  *
  *   npx tsx scripts/house-metrics.ts [--top N] [--json]
@@ -82,16 +82,59 @@ function longestFunctions(top: number): Record<string, FunctionLength[]> {
   return byFolder;
 }
 
+export interface NameLiteral {
+  file: string;
+  line: number;
+  name: string;
+}
+
 /**
- * For each workflow of the registry, the code files other than its own (`shared/workflows/<name>*`
- * or `shared/workflows/<name>/`) that name it in a string: central tables a new workflow must edit.
+ * The string literals of one TypeScript source that are exactly one of `names` (found with the
+ * compiler's parser, so comments and longer strings never count).
+ */
+export function nameLiterals(file: string, source: string, names: ReadonlySet<string>): NameLiteral[] {
+  const quoted = (name: string) =>
+    ["'", '"', '`'].some((quote) => source.includes(`${quote}${name}${quote}`));
+  if (![...names].some(quoted)) return [];
+  const sourceFile = ts.createSourceFile(file, source, ts.ScriptTarget.Latest, true);
+  const found: NameLiteral[] = [];
+  const visit = (node: ts.Node) => {
+    if ((ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) && names.has(node.text)) {
+      const line = sourceFile.getLineAndCharacterOfPosition(node.getStart(sourceFile)).line + 1;
+      found.push({ file, line, name: node.text });
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(sourceFile);
+  return found;
+}
+
+/** The code the workflow-name rule covers: everything that ships, tests and benches aside. */
+export const codeFiles = () =>
+  tracked(
+    'shared/*.ts',
+    'functions/*.ts',
+    'infra/*.ts',
+    'dashboard/*.ts',
+    'dashboard/*.tsx',
+    'scripts/*.ts',
+  ).filter((file) => !file.endsWith('.d.ts'));
+
+/** A workflow's own files: its folder (`shared/workflows/<name>/`) and the registry. */
+export const ownsName = (file: string, name: string) =>
+  file.startsWith(`shared/workflows/${name}/`) || file === 'shared/workflows/index.ts';
+
+/**
+ * For each workflow of the registry, the code files other than its own folder and the registry
+ * that hold its name as a string: central tables a new workflow would have to edit.
  */
 function workflowSpread(): Record<string, string[]> {
-  const files = tracked('shared/*.ts', 'functions/*.ts', 'infra/*.ts');
-  const spread: Record<string, string[]> = {};
-  for (const name of workflowNames) {
-    const own = (file: string) => file.startsWith(`shared/workflows/${name}`);
-    spread[name] = files.filter((file) => !own(file) && read(file).includes(`'${name}'`));
+  const names = new Set(workflowNames);
+  const spread: Record<string, string[]> = Object.fromEntries(workflowNames.map((name) => [name, []]));
+  for (const file of codeFiles()) {
+    for (const { name } of nameLiterals(file, read(file), names)) {
+      if (!ownsName(file, name) && !spread[name]!.includes(file)) spread[name]!.push(file);
+    }
   }
   return spread;
 }
