@@ -19,7 +19,6 @@ import { setFlagsFromString } from 'node:v8';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import * as z from 'zod';
 import {
   type AwsClients,
   DynamoDbBatchStore,
@@ -34,28 +33,19 @@ import { admitBatch } from '../../ingest/admission';
 import { maxDocumentBytes } from '../../ingest/documents';
 import { batchSettled } from '../../ingest/drive-batch';
 import { classifyInboxKey, inboxOptions } from '../../ingest/inbox';
-import { addDocument, type IngestDeps, type IngestSource, ingest, openBatch } from '../../ingest/ingest';
+import {
+  addDocument,
+  checkIngestRequest,
+  type IngestDeps,
+  IngestRefused,
+  type IngestSource,
+  ingest,
+  openBatch,
+} from '../../ingest/ingest';
 import { writeBatchOutputs } from '../../ingest/outputs';
+import { decodeS3Key, readIngestMessage, type S3EventRecord } from './ingest-message';
 import type { JobsRuntime } from './jobs-runtime';
 import { engineLogger } from './observability';
-
-const s3EventSchema = z.object({
-  Records: z.array(
-    z.object({
-      eventName: z.string(),
-      s3: z.object({
-        bucket: z.object({ name: z.string().min(1) }),
-        object: z.object({ key: z.string().min(1), eTag: z.string().optional() }),
-      }),
-    }),
-  ),
-});
-const continueSchema = z.object({
-  kind: z.literal('continue'),
-  batchId: z.string().min(1).max(100),
-  /** Continuations before this one in the chain (absent: a chain's first, e.g. a redrive's). */
-  hop: z.number().int().min(0).optional(),
-});
 
 /** Continuations one batch's chain may send before it is stopped (a day of 10-second polls). */
 export const DEFAULT_CONTINUATION_BUDGET = 8_640;
@@ -64,7 +54,6 @@ export const DEFAULT_CONTINUATION_BUDGET = 8_640;
 export class ContinuationBudgetExhaustedError extends Error {
   override readonly name = 'ContinuationBudgetExhaustedError';
 }
-const testEventSchema = z.object({ Event: z.literal('s3:TestEvent') }).loose();
 
 export interface IngestFunctionOptions {
   runtime: Pick<JobsRuntime, 'deps' | 'aws' | 'config' | 'observability'>;
@@ -122,40 +111,31 @@ export function createIngestFunction(options: IngestFunctionOptions) {
     const failures: { itemIdentifier: string }[] = [];
     for (const record of event.Records) {
       try {
-        let body: unknown;
-        try {
-          body = JSON.parse(record.body);
-        } catch {
-          body = undefined;
-        }
         const deadline = Date.now() + context.getRemainingTimeInMillis() - reserveMs;
-        const continued = continueSchema.safeParse(body);
-        const uploaded = s3EventSchema.safeParse(body);
-        if (continued.success) {
-          const hop = (continued.data.hop ?? 0) + 1;
+        const message = readIngestMessage(record.body);
+        if (message.kind === 'continue') {
+          const hop = (message.hop ?? 0) + 1;
           if (hop > continuationBudget) {
             const { metrics } = runtime.observability;
             metrics.addMetric('IngestContinuationBudgetExhausted', MetricUnit.Count, 1);
             metrics.publishStoredMetrics();
             throw new ContinuationBudgetExhaustedError(
-              `batch ${continued.data.batchId} sent ${continuationBudget} continuations without settling ` +
+              `batch ${message.batchId} sent ${continuationBudget} continuations without settling ` +
                 '(OPFLOW_INGEST_CONTINUATION_BUDGET): stopped; look at its jobs, then `opflow batch redrive` it',
             );
           }
-          await drive(deps, continued.data.batchId, deadline, hop);
-        } else if (uploaded.success) {
-          for (const entry of uploaded.data.Records) {
-            if (!entry.eventName.startsWith('ObjectCreated')) continue;
-            const batchId = await arrived(
-              deps,
-              entry.s3.bucket.name,
-              decodeS3Key(entry.s3.object.key),
-              entry.s3.object.eTag,
-            );
+          await drive(deps, message.batchId, deadline, hop);
+        } else if (message.kind === 'uploads') {
+          for (const entry of message.records) {
+            const batchId = await uploaded(deps, entry);
             if (batchId) await drive(deps, batchId, deadline, 0);
           }
-        } else if (!testEventSchema.safeParse(body).success) {
-          logger.error('not an ingest message; dropped', { body: record.body.slice(0, 500) });
+        } else if (message.kind === 'malformed') {
+          // No retry can help it: dropped, with what is wrong.
+          logger.error('not an ingest message; dropped', {
+            reason: message.reason,
+            body: typeof record.body === 'string' ? record.body.slice(0, 500) : undefined,
+          });
         }
       } catch (error) {
         logger.error(
@@ -170,6 +150,29 @@ export function createIngestFunction(options: IngestFunctionOptions) {
     return { batchItemFailures: failures };
   }
 
+  /**
+   * One record of an S3 event: the upload it names is taken (see `arrived`), or left alone with a
+   * line saying why when no retry could help (not an object of the report bucket, a key not encoded
+   * right, an object gone since, metadata or names the inbox refuses).
+   */
+  async function uploaded(deps: IngestDeps, entry: S3EventRecord): Promise<string | undefined> {
+    if (!entry.eventName.startsWith('ObjectCreated')) return undefined;
+    const key = decodeS3Key(entry.s3.object.key);
+    const bucket = entry.s3.bucket.name;
+    const leftAlone = (reason: string, shownKey = key) =>
+      logger.error('inbox object left alone', { bucket, key: (shownKey ?? '').slice(0, 1100), reason });
+    if (key === undefined)
+      return void leftAlone('the S3 event key is not a URL-encoded S3 key', entry.s3.object.key);
+    if (bucket !== runtime.config.bucketName)
+      return void leftAlone(`bucket ${bucket} is not the report bucket (${runtime.config.bucketName})`);
+    try {
+      return await arrived(deps, bucket, key, entry.s3.object.eTag);
+    } catch (error) {
+      if (!(error instanceof IngestRefused)) throw error;
+      return void leftAlone(error.message);
+    }
+  }
+
   /** An upload: a manifest opens (or reopens) its batch; a document joins its batch. */
   async function arrived(
     deps: IngestDeps,
@@ -178,7 +181,10 @@ export function createIngestFunction(options: IngestFunctionOptions) {
     etag: string | undefined,
   ): Promise<string | undefined> {
     const metadata = await inboxMetadata(s3, { bucket, key });
-    if (!metadata) return undefined;
+    if (!metadata) {
+      logger.info('inbox object no longer in the bucket; nothing to ingest', { key: key.slice(0, 1100) });
+      return undefined;
+    }
     const entry = classifyInboxKey(key, metadata);
     if (entry.kind === 'ignored') {
       logger.info('inbox object left alone', { key, reason: entry.reason });
@@ -188,7 +194,18 @@ export function createIngestFunction(options: IngestFunctionOptions) {
       logger.error('inbox object names an unknown workflow', { key, workflow: entry.workflow });
       return undefined;
     }
-    const { tenant, options } = inboxOptions(metadata, entry);
+    let inbox: ReturnType<typeof inboxOptions>;
+    try {
+      inbox = inboxOptions(metadata, entry);
+      checkIngestRequest(
+        { tenant: inbox.tenant, batchName: entry.batchName },
+        { tenant: 'the tenant prefix', batchName: 'opflow-batch metadata (or the batch folder)' },
+      );
+    } catch (error) {
+      // The upload's metadata or names, wrong for good: said, not retried.
+      throw error instanceof IngestRefused ? error : new IngestRefused((error as Error).message);
+    }
+    const { tenant, options } = inbox;
     if (entry.kind === 'manifest') {
       const source: BatchSource = { kind: entry.sourceKind, uri: `s3://${bucket}/${key}`, revision: etag };
       const { batch, state } = await openBatch(deps, source, {
@@ -283,9 +300,4 @@ export function createIngestFunction(options: IngestFunctionOptions) {
   }
 
   return { handle, logger: logger as Logger };
-}
-
-/** S3 event keys are URL-encoded with `+` for spaces. */
-export function decodeS3Key(key: string): string {
-  return decodeURIComponent(key.replace(/\+/g, ' '));
 }

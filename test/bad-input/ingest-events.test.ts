@@ -1,0 +1,137 @@
+// The bad-input suite's rows for the Lambda `ingest` (rows/ingest-events.ts): each ingest queue
+// message is handed to the function's real handler, against the AWS emulators, as Lambda's SQS event
+// source does. Each row asserts whether the message fails (comes back) or is dropped, and what the
+// log lines name; no row may log a stack trace, end past its bound, or touch a batch or a job: the
+// table is the same, item for item, before the first row and after the last.
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import type { Context, SQSEvent } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type AwsEmulators, startAwsEmulators } from '../../scripts/emulators/aws-emulators';
+import { lambdaContext, sqsRecord } from '../../scripts/lambda/lambda-events';
+import { awsClientConfig, createS3Client, putInboxObject, s3CreatedEvent } from '../../shared/backends/aws';
+import { loadAwsConfig } from '../../shared/runtime/aws/config';
+import { createIngestFunction } from '../../shared/runtime/lambda/ingest';
+import { createJobsRuntime } from '../../shared/runtime/lambda/jobs-runtime';
+import { ingestRows } from './rows/ingest-events';
+
+const stackLine = /^\s+at .+(:\d+:\d+\)?|\(native\))$/m;
+let emulators: AwsEmulators;
+let env: Record<string, string>;
+let bucket: string;
+let table: string;
+let ingest: ReturnType<typeof createIngestFunction>;
+let s3: ReturnType<typeof createS3Client>;
+let tableBefore: unknown[];
+const saved: Record<string, string | undefined> = {};
+
+async function scanTable(): Promise<unknown[]> {
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await emulators.clients.documents.send(
+      new ScanCommand({ TableName: table, ExclusiveStartKey: start }),
+    );
+    items.push(...((page.Items ?? []) as Record<string, unknown>[]));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return items.sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+}
+
+/** Runs one ingest queue message through the handler; the log lines it wrote and the failed ids. */
+async function handle(body: unknown, messageId: string) {
+  const record = sqsRecord(
+    { messageId, receiptHandle: `rh-${messageId}`, body: '', receiveCount: 1, sentAt: Date.now() },
+    'arn:aws:sqs:us-east-1:000000000000:opflow-ingest',
+  ) as unknown as Record<string, unknown>;
+  record.body =
+    body === undefined
+      ? undefined
+      : (typeof body === 'string' ? body : JSON.stringify(body)).split('{bucket}').join(bucket);
+  const lines: string[] = [];
+  // Powertools writes errors to stderr and the rest to stdout.
+  const streams = [process.stdout, process.stderr];
+  const writes = streams.map((stream) => stream.write);
+  for (const stream of streams) {
+    stream.write = ((chunk: string) => {
+      lines.push(String(chunk));
+      return true;
+    }) as typeof stream.write;
+  }
+  try {
+    const answer = await ingest.handle(
+      { Records: [record] } as unknown as SQSEvent,
+      lambdaContext('opflow-ingest', 120_000) as Context,
+    );
+    // The log is JSON: read its escaped quotes as a person would.
+    const logged = lines.join('').replace(/\\"/g, '"');
+    return { failed: answer.batchItemFailures.map((failure) => failure.itemIdentifier), logged };
+  } finally {
+    streams.forEach((stream, index) => {
+      stream.write = writes[index]!;
+    });
+  }
+}
+
+beforeAll(async () => {
+  emulators = await startAwsEmulators({ secretsManager: false });
+  table = await emulators.createTable();
+  bucket = emulators.createBucket();
+  env = {
+    OPFLOW_TABLE_NAME: table,
+    OPFLOW_QUEUE_URL: emulators.createQueue().queueUrl,
+    OPFLOW_BUCKET_NAME: bucket,
+    OPFLOW_API_KEY_SECRET_PREFIX: 'opflow/test/api-key/',
+    ...emulators.environment(),
+  };
+  // The function's settings come from its environment, as on Lambda.
+  for (const [name, value] of Object.entries(env)) {
+    saved[name] = process.env[name];
+    process.env[name] = value;
+  }
+  s3 = createS3Client(awsClientConfig(loadAwsConfig(env)));
+  const runtime = createJobsRuntime({ functionName: 'ingest', env, s3 });
+  // No queue: a continuation would be sent nowhere (each row is one message, on its own).
+  ingest = createIngestFunction({ runtime, s3, queueUrl: undefined });
+  // A valid batch, read and started, that no bad message may touch.
+  const key = 'inbox/patent-count/good/m.jsonl';
+  const lines = ['a', 'b', 'c'].map((id) => JSON.stringify({ id, query: `TTL:(${id})` }));
+  const { etag } = await putInboxObject(s3, { bucket: bucket, key }, `${lines.join('\n')}\n`);
+  const seeded = await handle(s3CreatedEvent({ bucket: bucket, key }, etag), 'seed');
+  expect(seeded.failed, seeded.logged).toEqual([]);
+  tableBefore = await scanTable();
+  expect(tableBefore.length).toBeGreaterThanOrEqual(4);
+}, 180_000);
+
+afterAll(async () => {
+  try {
+    if (tableBefore) expect(await scanTable()).toEqual(tableBefore);
+  } finally {
+    await emulators?.stop();
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  }
+}, 60_000);
+
+describe('bad input at the ingest function (ingest queue messages, S3 events)', () => {
+  it.each(ingestRows.map((row, index) => [row.name, row, index] as const))(
+    '%s',
+    { timeout: 60_000 },
+    async (_name, row, index) => {
+      for (const [key, object] of Object.entries(row.objects ?? {})) {
+        await putInboxObject(s3, { bucket: bucket, key }, object.body, object.metadata ?? {});
+      }
+      const messageId = `m${index}`;
+      const { failed, logged } = await handle(row.body, messageId);
+      expect(failed, logged).toEqual(row.failed ? [messageId] : []);
+      expect(logged).not.toMatch(stackLine);
+      // A log line is at most a few KB, whatever the message's size.
+      for (const line of logged.split('\n')) expect(line.length).toBeLessThan(8 * 1024);
+      for (const text of row.logs) {
+        if (typeof text === 'string') expect(logged).toContain(text);
+        else expect(logged).toMatch(text);
+      }
+    },
+  );
+});
