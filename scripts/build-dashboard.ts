@@ -11,8 +11,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { dashboardFiles, settingsFile } from '../shared/dashboard/files';
-import { jobSources, jobStatuses } from '../shared/engine/job-record';
+import { dashboardFiles, dashboardSettings, settingsFile } from '../shared/dashboard/files';
 import { workflows } from '../shared/workflows';
 
 export function buildDashboard(options: { api: string; out: string }): string[] {
@@ -31,19 +30,24 @@ export function buildDashboard(options: { api: string; out: string }): string[] 
   const files = new Map(dashboardFiles());
   files.set(
     'ui/config.json',
-    settingsFile({
-      apiBase: api.href.replace(/\/+$/, ''),
-      workflows: [...workflows.keys()].sort(),
-      statuses: [...jobStatuses],
-      sources: [...jobSources],
-      // The AWS HTTP API serves every route the pages read (shared/runtime/lambda/api-routes.ts):
-      // the timeline from the job history (HIST#), batches (BATCH#), the schedules of
-      // OPFLOW_SCHEDULES with their state (SCHED#) and the webhook deliveries (HOOKLOG).
-      timeline: true,
-      batches: true,
-      schedules: true,
-      webhooks: true,
-    }),
+    settingsFile(
+      dashboardSettings({
+        apiBase: api.href.replace(/\/+$/, ''),
+        workflows,
+        // The AWS HTTP API serves every route the pages read (shared/runtime/lambda/api-routes.ts):
+        // the timeline from the job history (HIST#), batches (BATCH#), the schedules of
+        // OPFLOW_SCHEDULES with their state (SCHED#) and the webhook deliveries (HOOKLOG). Jobs
+        // start from their form (POST /jobs); the input of a job and manifest uploads are routes of
+        // opflow serve only.
+        pages: {
+          timeline: true,
+          batches: true,
+          schedules: true,
+          webhooks: true,
+          starts: { jobs: true, rerun: false, manifests: false },
+        },
+      }),
+    ),
   );
   const written: string[] = [];
   for (const [name, file] of files) {

@@ -1,13 +1,14 @@
 /** The batches: a list, and one batch with its progress, bad lines, summary files and jobs. */
 import { downloadFile } from './api';
-import { Notice, Pending, SandboxBanner, SandboxTag, StatusBadge } from './components';
-import { formatDuration, formatTime, jobTitle, plural } from './format';
+import { LineChart, StackedBar } from './charts';
+import { Notice, PageHead, Pending, SandboxBanner, SandboxTag, StatusBadge, Tiles, When } from './components';
+import { formatDuration, formatTime, jobTitle, plural, stepTitle, toDate } from './format';
 import { useAction, useFocusHeading, useLoaded } from './hooks';
 import { listRefreshMs } from './jobs-page';
 import { batchHref, jobHref, jobsHash } from './routing';
-import type { Api, BatchAnswer, BatchList, JobPage, Settings } from './types';
+import type { Api, BatchAnswer, BatchList, BatchView, JobPage, Settings } from './types';
 
-export function BatchesPage({ api }: { api: Api }) {
+export function BatchesPage({ api, config }: { api: Api; config: Settings }) {
   const heading = useFocusHeading('batches');
   const { data: page, error } = useLoaded(
     () => api<BatchList>('GET', '/batches?limit=50'),
@@ -17,56 +18,98 @@ export function BatchesPage({ api }: { api: Api }) {
   const batches = page?.batches ?? [];
   return (
     <main id="main">
-      <h1 tabIndex={-1} ref={heading}>
-        Batches
-      </h1>
+      <PageHead
+        heading={heading}
+        title="Batches"
+        subtitle="Manifests and folders ingested, newest first; the figures follow their jobs live."
+      >
+        {config.starts?.manifests ? (
+          <a class="button primary" href="#/upload">
+            Upload a manifest
+          </a>
+        ) : null}
+      </PageHead>
       <Notice error={error} />
       {page === undefined ? (
         <p aria-busy="true">Loading batches…</p>
       ) : (
-        <table class="jobs">
-          <caption>
-            {batches.length === 0
-              ? 'No batches yet: opflow ingest <manifest or folder> --workflow <name> starts one.'
-              : `${plural(batches.length, 'batch', 'batches')}, newest first; updates live.`}
-          </caption>
-          <thead>
-            <tr>
-              <th scope="col">Batch</th>
-              <th scope="col">Status</th>
-              <th scope="col">Workflow</th>
-              <th scope="col">Items</th>
-              <th scope="col">Succeeded</th>
-              <th scope="col">Failed</th>
-              <th scope="col">Waiting or running</th>
-              <th scope="col">ETA</th>
-              <th scope="col">Created</th>
-            </tr>
-          </thead>
-          <tbody>
-            {batches.map((batch) => (
-              <tr key={batch.id} data-batch={batch.id} data-status={batch.status}>
-                <td>
-                  <a href={batchHref(batch.id)}>{batch.name}</a>
-                </td>
-                <td>
-                  <StatusBadge status={batch.status} />
-                </td>
-                <td>{batch.workflow}</td>
-                <td>{batch.items}</td>
-                <td>{batch.totals.succeeded}</td>
-                <td>{batch.totals.failed + batch.totals.cancelled}</td>
-                <td>{batch.totals.waiting + batch.totals.running}</td>
-                <td>{batch.etaMs !== undefined ? formatDuration(batch.etaMs) : ''}</td>
-                <td>{formatTime(batch.createdAt)}</td>
+        <div class="table-card">
+          <table class="jobs">
+            <caption>
+              {batches.length === 0
+                ? 'No batches yet: opflow ingest <manifest or folder> --workflow <name> starts one.'
+                : `${plural(batches.length, 'batch', 'batches')}, newest first; updates live.`}
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Batch</th>
+                <th scope="col">Status</th>
+                <th scope="col">Workflow</th>
+                <th scope="col">Progress</th>
+                <th scope="col" class="num">
+                  Items
+                </th>
+                <th scope="col" class="num">
+                  Succeeded
+                </th>
+                <th scope="col" class="num">
+                  Failed
+                </th>
+                <th scope="col" class="num">
+                  Waiting or running
+                </th>
+                <th scope="col" class="num">
+                  Billed units
+                </th>
+                <th scope="col">ETA</th>
+                <th scope="col">Created</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {batches.map((batch) => (
+                <tr key={batch.id} data-batch={batch.id} data-status={batch.status}>
+                  <td>
+                    <a href={batchHref(batch.id)}>{batch.name}</a>
+                  </td>
+                  <td>
+                    <StatusBadge status={batch.status} />
+                  </td>
+                  <td>{batch.workflow}</td>
+                  <td style={{ minWidth: '9rem' }}>
+                    <div class="stack" role="img" aria-label={`${done(batch)} of ${batch.items} finished`}>
+                      <span
+                        class="s-ok"
+                        style={{ width: `${share(batch.totals.succeeded, batch.items)}%` }}
+                      />
+                      <span class="s-bad" style={{ width: `${share(batch.totals.failed, batch.items)}%` }} />
+                      <span
+                        class="s-cancel"
+                        style={{ width: `${share(batch.totals.cancelled, batch.items)}%` }}
+                      />
+                      <span class="s-run" style={{ width: `${share(batch.totals.running, batch.items)}%` }} />
+                    </div>
+                  </td>
+                  <td class="num">{batch.items}</td>
+                  <td class="num">{batch.totals.succeeded}</td>
+                  <td class="num">{batch.totals.failed + batch.totals.cancelled}</td>
+                  <td class="num">{batch.totals.waiting + batch.totals.running}</td>
+                  <td class="num">{batch.billedUnits.toLocaleString()}</td>
+                  <td>{batch.etaMs !== undefined ? formatDuration(batch.etaMs) : ''}</td>
+                  <td class="nowrap">
+                    <When at={batch.createdAt} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
     </main>
   );
 }
+
+const done = (batch: BatchView) => batch.totals.succeeded + batch.totals.failed + batch.totals.cancelled;
+const share = (part: number, whole: number) => (100 * part) / Math.max(1, whole);
 
 interface LoadedBatch {
   answer: BatchAnswer;
@@ -79,7 +122,7 @@ export function BatchPage({ api, config, id }: { api: Api; config: Settings; id:
   const { data, error, load } = useLoaded<LoadedBatch>(
     async () => ({
       answer: await api<BatchAnswer>('GET', path),
-      jobs: await api<JobPage>('GET', `/jobs?batchId=${encodeURIComponent(id)}&limit=100`),
+      jobs: await api<JobPage>('GET', `/jobs?batchId=${encodeURIComponent(id)}&limit=1000`),
     }),
     [api, id],
     listRefreshMs,
@@ -115,18 +158,36 @@ export function BatchPage({ api, config, id }: { api: Api; config: Settings; id:
       return `${label}: ${plural(outcome.cancelled, 'job')} cancelled; no new items start.`;
     });
   const t = batch.totals;
+  // Items finished over time, from the batch's jobs (the first 1,000): the pace a chart shows.
+  const finishedAt = (jobs?.jobs ?? [])
+    .map((job) => toDate(job.finishedAt)?.getTime())
+    .filter((at): at is number => at !== undefined)
+    .sort((a, b) => a - b);
+  const startedAt = toDate(batch.createdAt)?.getTime() ?? finishedAt[0] ?? Date.now();
+  const curve = [{ at: startedAt, value: 0 }, ...finishedAt.map((at, index) => ({ at, value: index + 1 }))];
+  const minutes = ((finishedAt[finishedAt.length - 1] ?? startedAt) - startedAt) / 60_000;
+  const rate = finishedAt.length >= 2 && minutes > 0 ? finishedAt.length / minutes : undefined;
   const done = t.succeeded + t.failed + t.cancelled;
   const failures = t.failed + t.cancelled;
   const files = ['index.html', 'summary.csv', 'results.jsonl', 'failed.jsonl'];
   const sandboxJobs = jobs?.jobs.filter((job) => job.upstream?.kind === 'sandbox').length ?? 0;
   return (
     <main id="main">
-      <p>
-        <a href="#/batches">← All batches</a>
-      </p>
-      <h1 tabIndex={-1} ref={heading}>
-        {batch.name} <StatusBadge status={batch.status} />
-      </h1>
+      <PageHead
+        heading={heading}
+        back={{ href: '#/batches', label: 'All batches' }}
+        title={
+          <>
+            {batch.name} <StatusBadge status={batch.status} />
+          </>
+        }
+        subtitle={
+          <>
+            {batch.workflow} · created <When at={batch.createdAt} /> · {formatDuration(batch.elapsedMs)}{' '}
+            {active ? 'so far' : 'in all'}
+          </>
+        }
+      />
       {batch.reason ? <p class="notice error">{batch.reason}</p> : null}
       {sandboxJobs > 0 ? <SandboxBanner what={`${plural(sandboxJobs, 'job')} of this batch ran`} /> : null}
       <div class="actions">
@@ -155,17 +216,60 @@ export function BatchPage({ api, config, id }: { api: Api; config: Settings; id:
       </div>
       <Notice {...(notice ?? {})} />
       <Notice error={error} />
-      <section aria-labelledby="progress-heading">
+      <section class="card" aria-labelledby="progress-heading">
         <h2 id="progress-heading">Progress</h2>
-        <p>
+        <div class="progress-line">
           <label for="batch-progress">
-            {done} of {plural(batch.items, 'item')} finished
+            <strong>
+              {done} of {plural(batch.items, 'item')} finished
+            </strong>{' '}
+            ({Math.round(share(done, batch.items))} %)
           </label>
-          <progress id="batch-progress" max={Math.max(1, batch.items)} value={done}>
-            {done} of {batch.items}
-          </progress>
-        </p>
-        <div class="grid2">
+          <span class="muted">
+            {batch.etaMs !== undefined
+              ? `about ${formatDuration(batch.etaMs)} to go`
+              : active && batch.status !== 'STOPPED'
+                ? 'time to go: after a few items finish'
+                : ''}
+          </span>
+        </div>
+        <progress id="batch-progress" class="visually-hidden" max={Math.max(1, batch.items)} value={done}>
+          {done} of {batch.items}
+        </progress>
+        <StackedBar
+          label="Items by where they stand"
+          segments={[
+            { label: 'Succeeded', value: t.succeeded, swatch: 's-ok' },
+            { label: 'Failed', value: t.failed, swatch: 's-bad' },
+            { label: 'Cancelled', value: t.cancelled, swatch: 's-cancel' },
+            { label: 'Running', value: t.running, swatch: 's-run' },
+            { label: 'Waiting to start', value: t.waiting, swatch: 's-wait' },
+          ]}
+        />
+      </section>
+      <Tiles
+        label="Batch figures"
+        tiles={[
+          { label: 'Succeeded', value: t.succeeded, tone: 'ok' },
+          {
+            label: 'Failed',
+            value: t.failed,
+            tone: t.failed > 0 ? 'bad' : undefined,
+            sub: `${t.cancelled} cancelled`,
+          },
+          { label: 'Running', value: t.running, tone: 'run', sub: `${t.waiting} waiting to start` },
+          { label: 'Calls', value: batch.calls.toLocaleString() },
+          { label: 'Billed units', value: batch.billedUnits.toLocaleString() },
+          {
+            label: 'Throughput',
+            value: rate === undefined ? '—' : `${rate < 10 ? rate.toFixed(1) : Math.round(rate)}`,
+            sub: 'items finished a minute',
+          },
+        ]}
+      />
+      <div class="grid2">
+        <section class="card" aria-labelledby="figures-heading">
+          <h2 id="figures-heading">Figures</h2>
           <dl class="facts">
             <dt>Succeeded</dt>
             <dd>{t.succeeded}</dd>
@@ -179,8 +283,6 @@ export function BatchPage({ api, config, id }: { api: Api; config: Settings; id:
             <dd>{t.waiting}</dd>
             <dt>Bad lines</dt>
             <dd>{answer.problemCount}</dd>
-          </dl>
-          <dl class="facts">
             <dt>Workflow</dt>
             <dd>{batch.workflow}</dd>
             <dt>Source</dt>
@@ -207,9 +309,24 @@ export function BatchPage({ api, config, id }: { api: Api; config: Settings; id:
                   : '—'}
             </dd>
           </dl>
-        </div>
-      </section>
-      <section aria-labelledby="outputs-heading">
+        </section>
+        <section class="card" aria-labelledby="pace-heading">
+          <h2 id="pace-heading" class="visually-hidden">
+            Pace
+          </h2>
+          {curve.length > 1 ? (
+            <LineChart
+              title="Items finished over time"
+              points={curve}
+              max={batch.items}
+              formatTime={(at) => formatTime(at)}
+            />
+          ) : (
+            <p class="muted">The pace shows here once items finish.</p>
+          )}
+        </section>
+      </div>
+      <section class="card" aria-labelledby="outputs-heading">
         <h2 id="outputs-heading">Summary files</h2>
         <div class="actions">
           {files.map((name) => (
@@ -228,7 +345,7 @@ export function BatchPage({ api, config, id }: { api: Api; config: Settings; id:
         </div>
       </section>
       {answer.problems.length ? (
-        <section aria-labelledby="problems-heading">
+        <section class="card" aria-labelledby="problems-heading">
           <h2 id="problems-heading">Lines that could not be used</h2>
           <table class="jobs">
             <caption>
@@ -253,7 +370,7 @@ export function BatchPage({ api, config, id }: { api: Api; config: Settings; id:
           </table>
         </section>
       ) : null}
-      <section aria-labelledby="batch-jobs-heading">
+      <section class="card" aria-labelledby="batch-jobs-heading">
         <h2 id="batch-jobs-heading">Jobs</h2>
         {jobs ? (
           <table class="jobs">
@@ -289,10 +406,12 @@ export function BatchPage({ api, config, id }: { api: Api; config: Settings; id:
                   <td>
                     <StatusBadge status={job.status} />
                   </td>
-                  <td>{job.step}</td>
+                  <td>{stepTitle(config.workflowDocs, job.workflow, job.step)}</td>
                   <td>{job.usage?.calls ?? 0}</td>
                   <td>{job.usage?.billedUnits ?? 0}</td>
-                  <td>{formatTime(job.updatedAt)}</td>
+                  <td class="nowrap">
+                    <When at={job.updatedAt} />
+                  </td>
                 </tr>
               ))}
             </tbody>

@@ -1,7 +1,8 @@
 /** The pieces every page is made of: status badges, notices, the pager, sign-in, sandbox warnings. */
-import type { Ref } from 'preact';
+import type { ComponentChildren, Ref } from 'preact';
 import { useState } from 'preact/hooks';
 import { tokenKey } from './api';
+import { formatTime, statusText, toDate } from './format';
 import { useFocusHeading } from './hooks';
 import { type Filters, pageHash } from './routing';
 import type { JobView } from './types';
@@ -28,8 +29,67 @@ export function SandboxTag({ job }: { job: Pick<JobView, 'upstream'> }) {
   ) : null;
 }
 
+/** A status as a coloured pill: green done, red failed, amber waiting for a person, blue under way. */
 export function StatusBadge({ status }: { status: string }) {
-  return <span class={`status status-${status}`}>{status.replace('_', ' ')}</span>;
+  const text = statusText(status);
+  return <span class={`status status-${status}`}>{text.charAt(0).toUpperCase() + text.slice(1)}</span>;
+}
+
+/** A page's heading with its subtitle and its actions on the right. */
+export function PageHead(props: {
+  heading: Ref<HTMLHeadingElement>;
+  title: ComponentChildren;
+  subtitle?: ComponentChildren;
+  back?: { href: string; label: string } | undefined;
+  children?: ComponentChildren;
+}) {
+  return (
+    <div class="page-head">
+      <div>
+        {props.back ? (
+          <p class="back">
+            <a href={props.back.href}>← {props.back.label}</a>
+          </p>
+        ) : null}
+        <h1 tabIndex={-1} ref={props.heading}>
+          {props.title}
+        </h1>
+        {props.subtitle ? <p class="subtitle">{props.subtitle}</p> : null}
+      </div>
+      {props.children ? <div class="actions">{props.children}</div> : null}
+    </div>
+  );
+}
+
+/** Headline figures as tiles: a label, a value, and a line under it. */
+export function Tiles(props: {
+  label: string;
+  tiles: { label: string; value: ComponentChildren; sub?: string | undefined; tone?: string | undefined }[];
+}) {
+  return (
+    <dl class="tiles" aria-label={props.label}>
+      {props.tiles.map((tile) => (
+        <div class={`tile ${tile.tone ?? ''}`}>
+          <dt>{tile.label}</dt>
+          <dd>
+            {tile.value}
+            {tile.sub ? <span class="sub">{tile.sub}</span> : null}
+          </dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
+/** A moment with its date, and the exact time in its tooltip and `datetime`. */
+export function When({ at }: { at: string | undefined | null }) {
+  const date = toDate(at);
+  if (!date) return null;
+  return (
+    <time dateTime={date.toISOString()} title={date.toString()}>
+      {formatTime(at)}
+    </time>
+  );
 }
 
 export function Notice({ error, ok }: { error?: string | undefined; ok?: string | undefined }) {

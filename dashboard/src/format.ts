@@ -7,13 +7,39 @@ export function toDate(value: string | number | undefined | null): Date | undefi
   return Number.isNaN(date.getTime()) ? undefined : date;
 }
 
+const dayFormat = new Intl.DateTimeFormat(undefined, { day: 'numeric', month: 'short' });
+const dayYearFormat = new Intl.DateTimeFormat(undefined, { day: 'numeric', month: 'short', year: 'numeric' });
+const timeFormat = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
+const secondsFormat = new Intl.DateTimeFormat(undefined, {
+  hour: '2-digit',
+  minute: '2-digit',
+  second: '2-digit',
+});
+
+/** A day as people write it: "26 Nov" this year, "26 Nov 2025" another year. */
+export function formatDay(value: Date): string {
+  return value.getFullYear() === new Date().getFullYear()
+    ? dayFormat.format(value)
+    : dayYearFormat.format(value);
+}
+
+/**
+ * A moment with its date, always ("today 22:46:24", "yesterday 09:02", "24 Nov 14:10"): a bare time
+ * is ambiguous the day after.
+ */
 export function formatTime(value: string | number | undefined | null): string {
   const date = toDate(value);
   if (!date) return '';
-  const today = new Date().toDateString() === date.toDateString();
-  return today
-    ? date.toLocaleTimeString()
-    : `${date.toLocaleDateString()} ${date.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })}`;
+  const days = dayNumber(new Date()) - dayNumber(date);
+  if (days === 0) return `today ${secondsFormat.format(date)}`;
+  if (days === 1) return `yesterday ${timeFormat.format(date)}`;
+  if (days === -1) return `tomorrow ${timeFormat.format(date)}`;
+  return `${formatDay(date)} ${timeFormat.format(date)}`;
+}
+
+/** The local calendar day of a date, as a whole number (for "today", "yesterday" and per-day charts). */
+export function dayNumber(date: Date): number {
+  return Math.floor((date.getTime() - date.getTimezoneOffset() * 60_000) / 86_400_000);
 }
 
 export function formatDuration(ms: number | undefined | null): string {
@@ -23,11 +49,36 @@ export function formatDuration(ms: number | undefined | null): string {
   if (seconds < 60) return `${seconds.toFixed(seconds < 10 ? 1 : 0)} s`;
   const minutes = Math.floor(seconds / 60);
   if (minutes < 60) return `${minutes} min ${Math.round(seconds % 60)} s`;
-  return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 48) return `${hours} h ${minutes % 60} min`;
+  return `${Math.floor(hours / 24)} d ${hours % 24} h`;
+}
+
+/** How long ago (or from now) a moment is, in words: "3 min ago", "in 2 h 5 min". */
+export function formatRelative(value: string | number | undefined | null, now = Date.now()): string {
+  const date = toDate(value);
+  if (!date) return '';
+  const delta = date.getTime() - now;
+  if (Math.abs(delta) < 5000) return 'just now';
+  const text = formatDuration(
+    Math.abs(Math.abs(delta) < 60_000 ? delta : Math.round(delta / 60_000) * 60_000),
+  );
+  return delta < 0 ? `${text} ago` : `in ${text}`;
+}
+
+/** How long a job took (or has taken so far). */
+export function jobDuration(
+  job: Pick<JobView, 'createdAt' | 'finishedAt'>,
+  now = Date.now(),
+): number | undefined {
+  const start = toDate(job.createdAt);
+  if (!start) return undefined;
+  const end = toDate(job.finishedAt)?.getTime() ?? now;
+  return Math.max(0, end - start.getTime());
 }
 
 export function plural(count: number, word: string, many = `${word}s`): string {
-  return `${count} ${count === 1 ? word : many}`;
+  return `${count.toLocaleString()} ${count === 1 ? word : many}`;
 }
 
 export function jobTitle(job: Pick<JobView, 'title' | 'label' | 'id'>): string {
@@ -39,4 +90,20 @@ export function upstreamText(upstream: JobView['upstream']): string {
   if (!upstream) return 'not yet known (no call made)';
   if (upstream.kind === 'sandbox') return 'sandbox (simulated data, not real publications)';
   return `${upstream.baseUrl}, key ${upstream.keyFingerprint.slice(0, 8)}`;
+}
+
+/** A status as people read it: "awaiting input", "succeeded". */
+export function statusText(status: string): string {
+  return status.toLowerCase().replace(/_/g, ' ');
+}
+
+/** The title people read for a workflow's step ("technical features"), else its name. */
+export function stepTitle(
+  docs: readonly { name: string; steps: { name: string; title: string }[] }[] | undefined,
+  workflow: string,
+  step: string,
+): string {
+  return (
+    docs?.find((doc) => doc.name === workflow)?.steps.find((entry) => entry.name === step)?.title ?? step
+  );
 }

@@ -1,8 +1,17 @@
 /** One job: its actions, its selection, why it failed, its facts and usage, steps, callback, report. */
 import { useEffect, useState } from 'preact/hooks';
 import { downloadFile } from './api';
-import { Notice, Pending, SandboxBanner, StatusBadge } from './components';
-import { formatDuration, formatTime, jobTitle, plural, upstreamText } from './format';
+import { Notice, PageHead, Pending, SandboxBanner, StatusBadge, Tiles, When } from './components';
+import {
+  formatDuration,
+  formatTime,
+  jobDuration,
+  jobTitle,
+  plural,
+  statusText,
+  stepTitle,
+  upstreamText,
+} from './format';
 import { useAction, useFocusHeading, useLoaded } from './hooks';
 import { batchHref, jobsHash } from './routing';
 import type {
@@ -178,7 +187,7 @@ function StepTimeline({ timeline }: { timeline: Timeline }) {
   );
 }
 
-function Report({ api, config, job }: { api: Api; config: Settings; job: JobView }) {
+function Report({ api, config, job, full }: { api: Api; config: Settings; job: JobView; full?: boolean }) {
   const [files, setFiles] = useState<ReportFile[] | undefined>(undefined);
   const [reportHtml, setReportHtml] = useState<{ srcdoc: string } | { src: string } | undefined>(undefined);
   const [error, setError] = useState<string | undefined>(undefined);
@@ -211,10 +220,17 @@ function Report({ api, config, job }: { api: Api; config: Settings; job: JobView
   const attachments = (files ?? []).filter((file) => file.name.startsWith('attachments/'));
   const others = (files ?? []).filter((file) => !file.name.startsWith('attachments/'));
   return (
-    <section aria-labelledby="report-heading">
-      <h2 id="report-heading">Report</h2>
+    <section class="card" aria-labelledby="report-heading">
+      <h2 id="report-heading">{full ? 'Downloads' : 'Report'}</h2>
+      {full ? null : (
+        <p>
+          <a class="button" href={`#/jobs/${encodeURIComponent(job.id)}/report`}>
+            Open the report full page
+          </a>
+        </p>
+      )}
       <Notice error={error} />
-      {reportHtml ? (
+      {reportHtml && !full ? (
         <iframe class="report" title={`Report of ${jobTitle(job)}`} sandbox="" {...reportHtml} />
       ) : files === undefined && !error ? (
         <p aria-busy="true">Loading the report…</p>
@@ -223,7 +239,7 @@ function Report({ api, config, job }: { api: Api; config: Settings; job: JobView
         <div class="grid2">
           <div>
             <h3>Files</h3>
-            <ul>
+            <ul class="plain">
               {others.map((file) => (
                 <li>
                   <button type="button" onClick={() => download(file)}>
@@ -236,7 +252,7 @@ function Report({ api, config, job }: { api: Api; config: Settings; job: JobView
           <div>
             <h3>Attachments</h3>
             {attachments.length ? (
-              <ul>
+              <ul class="plain">
                 {attachments.map((file) => (
                   <li>
                     <button type="button" onClick={() => download(file)}>
@@ -265,7 +281,7 @@ function Callback({ job }: { job: JobView }) {
   const callback = job.callback;
   const ended = !unfinished.includes(job.status);
   return (
-    <section aria-labelledby="callback-heading">
+    <section class="card" aria-labelledby="callback-heading">
       <h2 id="callback-heading">Callback</h2>
       <dl class="facts">
         <dt>URL</dt>
@@ -366,19 +382,25 @@ export function JobPage({ api, config, id }: { api: Api; config: Settings; id: s
     );
   const usage: Partial<JobView['usage']> = job.usage ?? {};
   const canRetry = job.status === 'FAILED' || job.status === 'CANCELLED';
+  const step = (name: string) => stepTitle(config.workflowDocs, job.workflow, name);
+  const took = jobDuration(job);
   return (
     <main id="main">
-      <p>
-        <a href="#/">← All jobs</a>
-      </p>
-      <h1 tabIndex={-1} ref={heading}>
-        {jobTitle(job)} <StatusBadge status={job.status} />
-      </h1>
-      {job.upstream?.kind === 'sandbox' ? <SandboxBanner what="This job ran" /> : null}
-      <p class="visually-hidden" aria-live="polite">
-        Status {job.status}, step {job.step}
-      </p>
-      <div class="actions">
+      <PageHead
+        heading={heading}
+        back={{ href: '#/', label: 'All jobs' }}
+        title={
+          <>
+            {jobTitle(job)} <StatusBadge status={job.status} />
+          </>
+        }
+        subtitle={
+          <>
+            {job.workflow} · created <When at={job.createdAt} />
+            {job.finishedAt ? ` · took ${formatDuration(took)}` : ` · running for ${formatDuration(took)}`}
+          </>
+        }
+      >
         {running ? (
           <button class="danger" type="button" disabled={busy} onClick={cancel}>
             Cancel job
@@ -386,7 +408,7 @@ export function JobPage({ api, config, id }: { api: Api; config: Settings; id: s
         ) : null}
         {canRetry ? (
           <button class="primary" type="button" disabled={busy} onClick={() => retry(false)}>
-            Retry from {job.lastError?.step ?? job.step}
+            Retry from {step(job.lastError?.step ?? job.step)}
           </button>
         ) : null}
         {canRetry ? (
@@ -394,7 +416,16 @@ export function JobPage({ api, config, id }: { api: Api; config: Settings; id: s
             Retry from the start
           </button>
         ) : null}
-      </div>
+        {config.starts?.rerun ? (
+          <a class="button" href={`#/new?from=${encodeURIComponent(job.id)}`}>
+            Run again like this…
+          </a>
+        ) : null}
+      </PageHead>
+      {job.upstream?.kind === 'sandbox' ? <SandboxBanner what="This job ran" /> : null}
+      <p class="visually-hidden" aria-live="polite">
+        Status {job.status}, step {job.step}
+      </p>
       <Notice {...(notice ?? {})} />
       <Notice error={error} />
       {job.status === 'AWAITING_INPUT' && job.pending ? (
@@ -414,8 +445,22 @@ export function JobPage({ api, config, id }: { api: Api; config: Settings; id: s
           <ErrorFacts error={job.lastError} />
         </section>
       ) : null}
+      <Tiles
+        label="Usage"
+        tiles={[
+          { label: 'Step', value: <span class="small">{step(job.step)}</span>, sub: statusText(job.status) },
+          {
+            label: 'Calls',
+            value: (usage.calls ?? 0).toLocaleString(),
+            sub: `${usage.failedCalls ?? 0} failed, ${usage.throttledCalls ?? 0} throttled`,
+          },
+          { label: 'Billed units', value: (usage.billedUnits ?? 0).toLocaleString() },
+          { label: 'Time in calls', value: formatDuration(usage.callMs ?? 0) },
+          { label: job.finishedAt ? 'Took' : 'Running for', value: formatDuration(took) },
+        ]}
+      />
       <div class="grid2">
-        <section aria-labelledby="facts-heading">
+        <section class="card" aria-labelledby="facts-heading">
           <h2 id="facts-heading">Job</h2>
           <dl class="facts">
             <dt>Id</dt>
@@ -433,7 +478,9 @@ export function JobPage({ api, config, id }: { api: Api; config: Settings; id: s
             <dt>Status</dt>
             <dd>{job.status}</dd>
             <dt>Current step</dt>
-            <dd>{job.step}</dd>
+            <dd>
+              {step(job.step)} <span class="muted small">({job.step})</span>
+            </dd>
             <dt>Tenant</dt>
             <dd>{job.tenant}</dd>
             <dt>Upstream</dt>
@@ -453,17 +500,25 @@ export function JobPage({ api, config, id }: { api: Api; config: Settings; id: s
             <dt>Selection</dt>
             <dd>{job.selection?.mode}</dd>
             <dt>Created</dt>
-            <dd>{formatTime(job.createdAt)}</dd>
+            <dd>
+              <When at={job.createdAt} />
+            </dd>
             <dt>Updated</dt>
-            <dd>{formatTime(job.updatedAt)}</dd>
+            <dd>
+              <When at={job.updatedAt} />
+            </dd>
             {job.finishedAt ? (
               <>
                 <dt>Finished</dt>
-                <dd>{formatTime(job.finishedAt)}</dd>
+                <dd>
+                  <When at={job.finishedAt} /> (took {formatDuration(took)})
+                </dd>
               </>
             ) : null}
             <dt>Deadline</dt>
-            <dd>{formatTime(job.deadlineAt)}</dd>
+            <dd>
+              <When at={job.deadlineAt} />
+            </dd>
             {job.runs?.length ? (
               <>
                 <dt>Runs</dt>
@@ -474,7 +529,7 @@ export function JobPage({ api, config, id }: { api: Api; config: Settings; id: s
             ) : null}
           </dl>
         </section>
-        <section aria-labelledby="usage-heading">
+        <section class="card" aria-labelledby="usage-heading">
           <h2 id="usage-heading">Usage</h2>
           <dl class="facts">
             <dt>Calls</dt>
@@ -496,25 +551,25 @@ export function JobPage({ api, config, id }: { api: Api; config: Settings; id: s
           </dl>
         </section>
       </div>
-      <section aria-labelledby="steps-heading">
+      <section class="card" aria-labelledby="steps-heading">
         <h2 id="steps-heading">Steps</h2>
         {timeline ? (
           <StepTimeline timeline={timeline} />
         ) : (
           <p class="muted">
-            At step <strong>{job.step}</strong>.
+            At step <strong>{step(job.step)}</strong>.
           </p>
         )}
       </section>
       {job.runs?.length ? (
-        <section aria-labelledby="runs-heading">
+        <section class="card" aria-labelledby="runs-heading">
           <h2 id="runs-heading">Earlier runs</h2>
           <ol>
             {job.runs.map((earlier) => (
               <li>
-                {earlier.status} at {earlier.step}
+                {statusText(earlier.status)} at {step(earlier.step)}
                 {earlier.error ? `: ${earlier.error.message}` : ''}; retried {formatTime(earlier.retriedAt)}{' '}
-                from {earlier.retriedFrom}
+                from {step(earlier.retriedFrom)}
               </li>
             ))}
           </ol>
@@ -522,6 +577,64 @@ export function JobPage({ api, config, id }: { api: Api; config: Settings; id: s
       ) : null}
       {job.callbackUrl ? <Callback job={job} /> : null}
       {job.status === 'SUCCEEDED' ? <Report api={api} config={config} job={job} /> : null}
+    </main>
+  );
+}
+
+/** A job's report on a page of its own, the whole window wide and high, with its files below. */
+export function ReportPage({ api, config, id }: { api: Api; config: Settings; id: string }) {
+  const heading = useFocusHeading(`report-${id}`);
+  const { data: job, error } = useLoaded(
+    async () => (await api<{ job: JobView }>('GET', `/jobs/${encodeURIComponent(id)}`)).job,
+    [api, id],
+    60_000,
+    () => false,
+  );
+  const [frame, setFrame] = useState<{ srcdoc: string } | { src: string } | undefined>(undefined);
+  const [frameError, setFrameError] = useState<string | undefined>(undefined);
+  useEffect(() => {
+    let live = true;
+    (async () => {
+      try {
+        const answer = await api<ReportAnswer>(
+          'GET',
+          `/jobs/${encodeURIComponent(id)}/report?file=report.html`,
+        );
+        const page = answer.files.find((file) => file.name === 'report.html');
+        if (page?.href) {
+          const text = await api<string>('GET', page.href);
+          if (live) setFrame({ srcdoc: text });
+        } else if (page?.url && live) setFrame({ src: page.url });
+      } catch (failure) {
+        if (live) setFrameError((failure as Error).message);
+      }
+    })();
+    return () => {
+      live = false;
+    };
+  }, [api, id]);
+  const back = { href: `#/jobs/${encodeURIComponent(id)}`, label: 'The job' };
+  if (job === undefined) {
+    return (
+      <Pending
+        back={back.href}
+        backLabel={back.label}
+        title={`Report of ${id}`}
+        heading={heading}
+        error={error}
+      />
+    );
+  }
+  return (
+    <main id="main" class="full">
+      <PageHead heading={heading} back={back} title={<>Report: {jobTitle(job)}</>} subtitle={job.workflow} />
+      <Notice error={frameError} />
+      {frame ? (
+        <iframe class="report" title={`Report of ${jobTitle(job)}`} sandbox="" {...frame} />
+      ) : frameError ? null : (
+        <p aria-busy="true">Loading the report…</p>
+      )}
+      <Report api={api} config={config} job={job} full />
     </main>
   );
 }

@@ -1,7 +1,7 @@
 /** The jobs list: filters and search, status changes announced, waiting jobs answered together. */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { Notice, Pager, SandboxTag, StatusBadge } from './components';
-import { formatTime, jobTitle, plural, toDate } from './format';
+import { Notice, PageHead, Pager, SandboxTag, StatusBadge, When } from './components';
+import { formatDuration, jobDuration, jobTitle, plural, stepTitle } from './format';
 import { type NoticeText, useFocusHeading, useLoaded } from './hooks';
 import { type Filters as FilterValues, filterQuery, jobHref, jobsHash } from './routing';
 import type { Api, JobPage, JobView, Route, Settings } from './types';
@@ -194,9 +194,17 @@ export function JobsPage({ api, config, route }: { api: Api; config: Settings; r
 
   return (
     <main id="main">
-      <h1 tabIndex={-1} ref={heading}>
-        Jobs
-      </h1>
+      <PageHead
+        heading={heading}
+        title="Jobs"
+        subtitle="Every job of this server, newest first; the list updates itself while the tab is open."
+      >
+        {config.starts?.jobs ? (
+          <a class="button primary" href="#/new">
+            New job
+          </a>
+        ) : null}
+      </PageHead>
       <Filters config={config} filters={filters} onChange={go} />
       <Notice error={error} />
       <Notice {...outcome} />
@@ -218,67 +226,71 @@ export function JobsPage({ api, config, route }: { api: Api; config: Settings; r
       {page === undefined ? (
         <p aria-busy="true">Loading jobs…</p>
       ) : (
-        <table class="jobs">
-          <caption>
-            {jobs.length === 0
-              ? 'No jobs match.'
-              : `${plural(jobs.length, 'job')} on this page, newest first; the list updates itself.`}
-            {waiting.length > 0 ? ' Tick waiting jobs to answer their selection together.' : ''}
-          </caption>
-          <thead>
-            <tr>
-              <th scope="col">
-                <span class="visually-hidden">Select</span>
-              </th>
-              <th scope="col">Job</th>
-              <th scope="col">Workflow</th>
-              <th scope="col">Status</th>
-              <th scope="col">Step</th>
-              <th scope="col">Tenant</th>
-              <th scope="col">Source</th>
-              <th scope="col">Created</th>
-              <th scope="col">Updated</th>
-            </tr>
-          </thead>
-          <tbody>
-            {jobs.map((job) => (
-              <tr key={job.id} data-job={job.id} data-status={job.status}>
-                <td>
-                  {job.status === 'AWAITING_INPUT' ? (
-                    <input
-                      type="checkbox"
-                      aria-label={`Select ${jobTitle(job)} to answer`}
-                      checked={checked.includes(job.id)}
-                      onChange={() => toggle(job.id)}
-                    />
-                  ) : null}
-                </td>
-                <td>
-                  <a href={jobHref(job.id)}>{jobTitle(job)}</a>
-                  <SandboxTag job={job} />
-                  {job.label && job.label !== jobTitle(job) ? (
-                    <div class="small muted">{job.label}</div>
-                  ) : null}
-                  {job.lastError ? <div class="small muted">{job.lastError.message}</div> : null}
-                  {job.batchId ? <div class="small muted">batch {job.batchId}</div> : null}
-                </td>
-                <td>{job.workflow}</td>
-                <td>
-                  <StatusBadge status={job.status} />
-                </td>
-                <td>{job.step}</td>
-                <td>{job.tenant}</td>
-                <td>{job.source}</td>
-                <td>
-                  <time dateTime={toDate(job.createdAt)?.toISOString()}>{formatTime(job.createdAt)}</time>
-                </td>
-                <td>
-                  <time dateTime={toDate(job.updatedAt)?.toISOString()}>{formatTime(job.updatedAt)}</time>
-                </td>
+        <div class="table-card">
+          <table class="jobs">
+            <caption>
+              {jobs.length === 0
+                ? 'No jobs match.'
+                : `${plural(jobs.length, 'job')} on this page, newest first; the list updates itself.`}
+              {waiting.length > 0 ? ' Tick waiting jobs to answer their selection together.' : ''}
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">
+                  <span class="visually-hidden">Select</span>
+                </th>
+                <th scope="col">Job</th>
+                <th scope="col">Workflow</th>
+                <th scope="col">Status</th>
+                <th scope="col">Step</th>
+                <th scope="col">Created</th>
+                <th scope="col" class="num">
+                  Took
+                </th>
+                <th scope="col" class="num">
+                  Billed units
+                </th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {jobs.map((job) => (
+                <tr key={job.id} data-job={job.id} data-status={job.status}>
+                  <td>
+                    {job.status === 'AWAITING_INPUT' ? (
+                      <input
+                        type="checkbox"
+                        aria-label={`Select ${jobTitle(job)} to answer`}
+                        checked={checked.includes(job.id)}
+                        onChange={() => toggle(job.id)}
+                      />
+                    ) : null}
+                  </td>
+                  <td>
+                    <a href={jobHref(job.id)}>{jobTitle(job)}</a>
+                    <SandboxTag job={job} />
+                    {job.label && job.label !== jobTitle(job) ? <span class="sub">{job.label}</span> : null}
+                    {job.lastError ? <span class="sub">{job.lastError.message}</span> : null}
+                    <span class="sub">
+                      {job.source}
+                      {job.tenant !== 'default' ? ` · tenant ${job.tenant}` : ''}
+                      {job.batchId ? ` · batch ${job.batchId}` : ''}
+                    </span>
+                  </td>
+                  <td class="nowrap">{job.workflow}</td>
+                  <td>
+                    <StatusBadge status={job.status} />
+                  </td>
+                  <td>{stepTitle(config.workflowDocs, job.workflow, job.step)}</td>
+                  <td class="nowrap">
+                    <When at={job.createdAt} />
+                  </td>
+                  <td class="num nowrap">{formatDuration(jobDuration(job))}</td>
+                  <td class="num">{job.usage?.billedUnits ?? 0}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
       <Pager path="/" filters={filters} cursor={cursor} trail={trail} next={page?.cursor} />
     </main>

@@ -9,8 +9,9 @@ import { useMemo, useState } from 'preact/hooks';
 import { createApi, tokenKey } from './api';
 import { BatchesPage, BatchPage } from './batch-pages';
 import { TokenForm } from './components';
-import { JobPage } from './job-page';
+import { JobPage, ReportPage } from './job-page';
 import { JobsPage } from './jobs-page';
+import { OverviewPage } from './overview-page';
 import { useRoute } from './routing';
 import { SchedulesPage } from './schedules-page';
 import type { Api, Route, Settings } from './types';
@@ -30,8 +31,12 @@ function Page({ api, config, route }: { api: Api; config: Settings; route: Route
   switch (route.page) {
     case 'job':
       return <JobPage api={api} config={config} id={route.id} />;
+    case 'report':
+      return <ReportPage api={api} config={config} id={route.id} />;
+    case 'overview':
+      return <OverviewPage api={api} config={config} />;
     case 'batches':
-      return <BatchesPage api={api} />;
+      return <BatchesPage api={api} config={config} />;
     case 'batch':
       return <BatchPage api={api} config={config} id={route.id} />;
     case 'schedules':
@@ -46,6 +51,7 @@ function Page({ api, config, route }: { api: Api; config: Settings; route: Route
 /** The main navigation: each list page, shown when the API behind the page serves it. */
 const sections: { page: Route['page']; href: string; label: string; on: (config: Settings) => boolean }[] = [
   { page: 'jobs', href: '#/', label: 'Jobs', on: () => true },
+  { page: 'overview', href: '#/overview', label: 'Overview', on: () => true },
   { page: 'batches', href: '#/batches', label: 'Batches', on: (config) => config.batches === true },
   { page: 'schedules', href: '#/schedules', label: 'Schedules', on: (config) => config.schedules === true },
   { page: 'webhooks', href: '#/webhooks', label: 'Webhooks', on: (config) => config.webhooks === true },

@@ -11,6 +11,11 @@ export function parseRoute(hash: string): Route {
   const at = raw.indexOf('?');
   const path = at < 0 ? raw : raw.slice(0, at);
   const query = new URLSearchParams(at < 0 ? '' : raw.slice(at + 1));
+  const report = /^\/jobs\/([^/]+)\/report$/.exec(path);
+  if (report) return { page: 'report', id: decodeURIComponent(report[1]!), query };
+  if (path === '/overview') return { page: 'overview', query };
+  if (path === '/new') return { page: 'new', query };
+  if (path === '/upload') return { page: 'upload', query };
   const job = /^\/jobs\/([^/]+)$/.exec(path);
   if (job) return { page: 'job', id: decodeURIComponent(job[1]!), query };
   const batch = /^\/batches\/([^/]+)$/.exec(path);

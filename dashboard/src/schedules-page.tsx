@@ -1,10 +1,10 @@
 /** The schedules of opflow.config.json: next and last fire, last job, and trigger, pause, resume. */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { Notice, StatusBadge } from './components';
-import { formatTime, plural } from './format';
+import { Notice, StatusBadge, When } from './components';
+import { formatDuration, formatTime, jobDuration, plural } from './format';
 import { useAction, useFocusHeading, useLoaded } from './hooks';
 import { jobHref } from './routing';
-import type { Api, ScheduleView } from './types';
+import type { Api, JobPage, JobView, ScheduleView } from './types';
 
 /** A schedule's row: its slots, its state, its last fire and job, and what can be done to it. */
 function ScheduleRow(props: {
@@ -95,6 +95,12 @@ export function SchedulesPage({ api }: { api: Api }) {
     error,
     load,
   } = useLoaded(() => api<{ schedules: ScheduleView[] }>('GET', '/schedules'), [api], 5000);
+  // The runs of the schedules: jobs of source "schedule", whose key names the schedule and slot.
+  const { data: runs } = useLoaded(
+    () => api<JobPage>('GET', '/jobs?source=schedule&limit=200'),
+    [api],
+    10_000,
+  );
   const { busy, notice, run } = useAction(load);
   // The schedule whose pause form is open, and the reason typed in it.
   const [pausing, setPausing] = useState<string | undefined>(undefined);
@@ -186,42 +192,107 @@ export function SchedulesPage({ api }: { api: Api }) {
       {answer === undefined ? (
         <p aria-busy="true">Loading schedules…</p>
       ) : (
-        <table class="jobs">
-          <caption>
-            {schedules.length === 0
-              ? 'No schedules: declare them under "schedules" in opflow.config.json.'
-              : plural(schedules.length, 'schedule')}
-          </caption>
-          <thead>
-            <tr>
-              <th scope="col">Schedule</th>
-              <th scope="col">When</th>
-              <th scope="col">Workflow</th>
-              <th scope="col">State</th>
-              <th scope="col">Next fire</th>
-              <th scope="col">Last fire</th>
-              <th scope="col">Last job</th>
-              <th scope="col">Skipped slots</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {schedules.map((schedule) => (
-              <ScheduleRow
-                key={schedule.name}
-                schedule={schedule}
-                busy={busy}
-                pausing={pausing}
-                onTrigger={trigger}
-                onPause={setPausing}
-                onResume={resume}
-              />
-            ))}
-          </tbody>
-        </table>
+        <div class="table-card">
+          <table class="jobs">
+            <caption>
+              {schedules.length === 0
+                ? 'No schedules: declare them under "schedules" in opflow.config.json.'
+                : plural(schedules.length, 'schedule')}
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Schedule</th>
+                <th scope="col">When</th>
+                <th scope="col">Workflow</th>
+                <th scope="col">State</th>
+                <th scope="col">Next fire</th>
+                <th scope="col">Last fire</th>
+                <th scope="col">Last job</th>
+                <th scope="col">Skipped slots</th>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {schedules.map((schedule) => (
+                <ScheduleRow
+                  key={schedule.name}
+                  schedule={schedule}
+                  busy={busy}
+                  pausing={pausing}
+                  onTrigger={trigger}
+                  onPause={setPausing}
+                  onResume={resume}
+                />
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
+      {runs && runs.jobs.length > 0 ? <RunHistory jobs={runs.jobs} /> : null}
     </main>
+  );
+}
+
+/** The latest runs of every schedule: when its slot was, the job, how it ended, what it cost. */
+function RunHistory({ jobs }: { jobs: JobView[] }) {
+  const rows = jobs.flatMap((job) => {
+    const match = /^schedule:(.+):(\d{4}-\d\d-\d\dT[\d:.]+Z)(:manual)?$/.exec(job.idempotencyKey ?? '');
+    return match ? [{ job, schedule: match[1]!, slot: match[2]!, manual: match[3] !== undefined }] : [];
+  });
+  return (
+    <section class="card" aria-labelledby="runs-heading">
+      <h2 id="runs-heading">Run history</h2>
+      <p class="muted small">
+        The latest runs, newest first. The report of each run opens with what changed since the run before it.
+      </p>
+      <table class="jobs">
+        <caption class="visually-hidden">{plural(rows.length, 'run')} of the schedules</caption>
+        <thead>
+          <tr>
+            <th scope="col">Schedule</th>
+            <th scope="col">Slot</th>
+            <th scope="col">Status</th>
+            <th scope="col">Job</th>
+            <th scope="col" class="num">
+              Took
+            </th>
+            <th scope="col" class="num">
+              Billed units
+            </th>
+            <th scope="col">Changes</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map(({ job, schedule, slot, manual }) => (
+            <tr key={job.id} data-run={job.id}>
+              <td class="nowrap">{schedule}</td>
+              <td class="nowrap">
+                <When at={slot} />
+                {manual ? <span class="sub">triggered by hand</span> : null}
+              </td>
+              <td>
+                <StatusBadge status={job.status} />
+              </td>
+              <td>
+                <a href={jobHref(job.id)}>
+                  <code class="id">{job.id}</code>
+                </a>
+              </td>
+              <td class="num">{formatDuration(jobDuration(job))}</td>
+              <td class="num">{job.usage?.billedUnits ?? 0}</td>
+              <td>
+                {job.status === 'SUCCEEDED' ? (
+                  <a href={`#/jobs/${encodeURIComponent(job.id)}/report`}>the report</a>
+                ) : (
+                  <span class="muted">none (no report)</span>
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
   );
 }

@@ -43,5 +43,9 @@ export type Api = <T = unknown>(method: 'GET' | 'POST', path: string, payload?: 
 
 /** The page the address names. */
 export type Route =
-  | { page: 'jobs' | 'batches' | 'schedules' | 'webhooks'; id?: undefined; query: URLSearchParams }
-  | { page: 'job' | 'batch'; id: string; query: URLSearchParams };
+  | {
+      page: 'jobs' | 'overview' | 'batches' | 'schedules' | 'webhooks' | 'new' | 'upload';
+      id?: undefined;
+      query: URLSearchParams;
+    }
+  | { page: 'job' | 'report' | 'batch'; id: string; query: URLSearchParams };

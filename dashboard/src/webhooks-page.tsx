@@ -1,7 +1,7 @@
 /** The webhook deliveries received: every request to `POST /webhooks/{source}`, whatever its answer. */
 import { useEffect, useState } from 'preact/hooks';
-import { Notice, Pager } from './components';
-import { formatTime, plural } from './format';
+import { Notice, Pager, When } from './components';
+import { plural } from './format';
 import { useFocusHeading, useLoaded } from './hooks';
 import { listRefreshMs } from './jobs-page';
 import { filterQuery, jobHref, pageHash } from './routing';
@@ -19,8 +19,8 @@ function DeliveryRow({ delivery }: { delivery: Delivery }) {
   const job = delivery.jobId;
   return (
     <tr data-delivery={delivery.id} data-answer={delivery.status}>
-      <td>
-        <time dateTime={delivery.at}>{formatTime(delivery.at)}</time>
+      <td class="nowrap">
+        <When at={delivery.at} />
       </td>
       <td>{delivery.source}</td>
       <td>{delivery.webhookId ? <code>{delivery.webhookId}</code> : ''}</td>
@@ -96,28 +96,30 @@ export function WebhooksPage({ api, route }: { api: Api; route: Route }) {
       {page === undefined ? (
         <p aria-busy="true">Loading deliveries…</p>
       ) : (
-        <table class="jobs">
-          <caption>
-            {deliveries.length === 0
-              ? 'No deliveries recorded.'
-              : `${plural(deliveries.length, 'delivery', 'deliveries')} on this page, newest first; the list updates itself.`}
-          </caption>
-          <thead>
-            <tr>
-              <th scope="col">Received</th>
-              <th scope="col">Source</th>
-              <th scope="col">Webhook id</th>
-              <th scope="col">Answer</th>
-              <th scope="col">Outcome</th>
-              <th scope="col">Job</th>
-            </tr>
-          </thead>
-          <tbody>
-            {deliveries.map((delivery) => (
-              <DeliveryRow key={delivery.id} delivery={delivery} />
-            ))}
-          </tbody>
-        </table>
+        <div class="table-card">
+          <table class="jobs">
+            <caption>
+              {deliveries.length === 0
+                ? 'No deliveries recorded.'
+                : `${plural(deliveries.length, 'delivery', 'deliveries')} on this page, newest first; the list updates itself.`}
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Received</th>
+                <th scope="col">Source</th>
+                <th scope="col">Webhook id</th>
+                <th scope="col">Answer</th>
+                <th scope="col">Outcome</th>
+                <th scope="col">Job</th>
+              </tr>
+            </thead>
+            <tbody>
+              {deliveries.map((delivery) => (
+                <DeliveryRow key={delivery.id} delivery={delivery} />
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
       <Pager path="/webhooks" filters={{ source }} cursor={cursor} trail={trail} next={page?.cursor} />
     </main>

@@ -9,6 +9,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { describeWorkflow, type WorkflowDoc } from '../cli/commands/workflows';
+import { jobSources, jobStatuses } from '../engine/job-record';
+import type { WorkflowRegistry } from '../engine/workflow';
 
 export interface DashboardFile {
   body: Buffer;
@@ -20,6 +23,13 @@ export interface DashboardSettings {
   /** Base URL of the job API; '' for the page's own origin. */
   apiBase: string;
   workflows: string[];
+  /**
+   * Each workflow as `opflow workflows <name> --json` describes it: its input fields with limits and
+   * defaults, an example, and its steps with the titles people read.
+   */
+  workflowDocs?: WorkflowDoc[] | undefined;
+  /** What the page may start: a job from a form, a job again like another, a batch from a manifest. */
+  starts?: { jobs: boolean; rerun: boolean; manifests: boolean } | undefined;
   statuses?: string[] | undefined;
   sources?: string[] | undefined;
   /** Whether `GET /jobs/{id}/timeline` exists (opflow serve; the AWS API since its job history). */
@@ -94,6 +104,23 @@ export function dashboardFiles(): ReadonlyMap<string, DashboardFile> {
   for (const [name, text] of bundleDashboard(root)) add(`ui/${name}`, text);
   cached = files;
   return files;
+}
+
+/** The settings of a dashboard in front of an API serving `pages`, for the workflows it runs. */
+export function dashboardSettings(options: {
+  apiBase: string;
+  workflows: WorkflowRegistry;
+  pages: Pick<DashboardSettings, 'timeline' | 'batches' | 'schedules' | 'webhooks' | 'starts'>;
+}): DashboardSettings {
+  const names = [...options.workflows.keys()].sort();
+  return {
+    apiBase: options.apiBase,
+    workflows: names,
+    workflowDocs: names.map((name) => describeWorkflow(options.workflows.get(name)!)),
+    statuses: [...jobStatuses],
+    sources: [...jobSources],
+    ...options.pages,
+  };
 }
 
 /** The settings file the page reads first. */

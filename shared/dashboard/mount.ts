@@ -6,9 +6,14 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { EngineDeps } from '../engine/deps';
-import { jobSources, jobStatuses } from '../engine/job-record';
 import type { ServerMount } from '../http/node-server';
-import { type DashboardFile, dashboardFiles, settingsFile } from './files';
+import {
+  type DashboardFile,
+  type DashboardSettings,
+  dashboardFiles,
+  dashboardSettings,
+  settingsFile,
+} from './files';
 
 /** No script but the page's own; report HTML (inline styles only) is shown in a sandboxed frame. */
 const contentSecurityPolicy = [
@@ -52,18 +57,23 @@ export function dashboardMount(options: {
   schedules?: boolean | undefined;
   /** Whether the server answers `GET /webhook-deliveries` (the page then shows webhooks). */
   webhooks?: boolean | undefined;
+  /** What the page may start (default: jobs from a form only). */
+  starts?: DashboardSettings['starts'];
 }): ServerMount {
   const files = dashboardFiles();
-  const settings = settingsFile({
-    apiBase: '',
-    workflows: [...options.deps.workflows.keys()].sort(),
-    statuses: [...jobStatuses],
-    sources: [...jobSources],
-    timeline: options.timeline === true,
-    batches: options.batches === true,
-    schedules: options.schedules === true,
-    webhooks: options.webhooks === true,
-  });
+  const settings = settingsFile(
+    dashboardSettings({
+      apiBase: '',
+      workflows: options.deps.workflows,
+      pages: {
+        timeline: options.timeline === true,
+        batches: options.batches === true,
+        schedules: options.schedules === true,
+        webhooks: options.webhooks === true,
+        starts: options.starts ?? { jobs: true, rerun: false, manifests: false },
+      },
+    }),
+  );
   const pathOf = (path: string) => (path === '/' ? 'index.html' : path.slice(1));
   return {
     public: true,
