@@ -11,10 +11,12 @@ import { BatchesPage, BatchPage } from './batch-pages';
 import { TokenForm } from './components';
 import { JobPage, ReportPage } from './job-page';
 import { JobsPage } from './jobs-page';
+import { NewJobPage } from './new-job-page';
 import { OverviewPage } from './overview-page';
 import { useRoute } from './routing';
 import { SchedulesPage } from './schedules-page';
 import type { Api, Route, Settings } from './types';
+import { UploadPage } from './upload-page';
 import { WebhooksPage } from './webhooks-page';
 
 /** Settings: where the API is, what to offer in the filters. */
@@ -33,6 +35,10 @@ function Page({ api, config, route }: { api: Api; config: Settings; route: Route
       return <JobPage api={api} config={config} id={route.id} />;
     case 'report':
       return <ReportPage api={api} config={config} id={route.id} />;
+    case 'new':
+      return <NewJobPage api={api} config={config} route={route} />;
+    case 'upload':
+      return <UploadPage api={api} config={config} />;
     case 'overview':
       return <OverviewPage api={api} config={config} />;
     case 'batches':

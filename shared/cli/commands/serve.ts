@@ -10,6 +10,7 @@ import { startBatchRunner } from '../../dashboard/batch-runner';
 import { deliveryRoutes } from '../../dashboard/delivery-routes';
 import { dashboardMount } from '../../dashboard/mount';
 import { scheduleRoutes } from '../../dashboard/schedule-routes';
+import { startRoutes, uploadsFolderOf } from '../../dashboard/start-routes';
 import { timelineRoutes } from '../../dashboard/timeline-route';
 import { isLoopbackHost, type JobApiServer, startJobApiServer } from '../../http/node-server';
 import { mcpMount } from '../../mcp/http';
@@ -106,6 +107,12 @@ export async function serveCommand(ctx: CliContext, options: ServeOptions): Prom
           schedules: configFile.config.schedules,
         }),
         ...deliveryRoutes({ deliveries: extras.deliveries }),
+        ...startRoutes({
+          deps: pipeline.deps,
+          batches: local.local.batches,
+          runner: batchRunner,
+          uploadsFolder: uploadsFolderOf(local.local.dbPath),
+        }),
       ],
       mounts: [
         dashboardMount({
@@ -114,6 +121,7 @@ export async function serveCommand(ctx: CliContext, options: ServeOptions): Prom
           batches: true,
           schedules: configFile.config.schedules.length > 0,
           webhooks: true,
+          starts: { jobs: true, rerun: true, manifests: true },
         }),
         ...(options.mcp
           ? [

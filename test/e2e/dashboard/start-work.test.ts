@@ -1,0 +1,194 @@
+// Starting work from the dashboard in a real browser against the real `opflow serve` on the built-in
+// sandbox, with a server token: a job from the form a workflow's input schema makes (its limits
+// checked in the page first), the same job again with its input edited before it starts, and a
+// manifest uploaded, checked line by line with its cost estimate (nothing stored), then started as a
+// batch that runs to its end without a reload. Each page is axe clean; screenshots go to
+// test-artifacts/dashboard/.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { killRunningOpflows } from '../local/opflow-process';
+import { childEnv, startServe } from '../local/serve-process';
+import { accessibilityProblems, openBrowser, screenshot } from './browser';
+
+const token = 'dashboard-start-test-token-0123456789';
+
+interface JobView {
+  id: string;
+  status: string;
+  workflow: string;
+  label?: string;
+}
+
+describe('starting work from the dashboard', () => {
+  let dir: string;
+  let url: string;
+  let browser: Browser;
+  let page: Page;
+
+  const api = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+    const response = await fetch(`${url}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return (await response.json()) as T;
+  };
+  const jobIdInAddress = () => /#\/jobs\/(\w+)$/.exec(page.url())?.[1];
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'opflow-e2e-dashboard-start-'));
+    const env = childEnv({
+      OPFLOW_SANDBOX_SPEED: '100',
+      OPFLOW_DB: join(dir, 'state', 'jobs.db'),
+      OPFLOW_OUT: join(dir, 'reports'),
+      OPFLOW_SERVE_TOKEN: token,
+    });
+    ({ url } = await startServe([], { cwd: dir, env }));
+    ({ browser, page } = await openBrowser());
+    await page.goto(`${url}/`);
+    await page.getByLabel('Server token').fill(token);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Jobs' }).waitFor();
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    killRunningOpflows();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('starts a job from the form of its workflow, its limits checked before anything is sent', async () => {
+    await page.getByRole('link', { name: 'New job' }).click();
+    await page.getByRole('heading', { name: 'New job' }).waitFor();
+    await page.getByLabel('Workflow').selectOption('novelty-check');
+    // The fields of the schema, with their limits and defaults as hints.
+    const text = page.getByLabel('text (required)');
+    await text.waitFor();
+    expect(await page.locator('#field-lang').inputValue()).toBe('en');
+    expect(await page.locator('#field-bibliography').isChecked()).toBe(true);
+    expect(await page.locator('#field-pbdStart-hint').textContent()).toContain('matches');
+
+    // Nothing typed, and a date that is not one: refused in the page, at the fields, nothing sent.
+    await page.locator('#field-pbdStart').fill('last spring');
+    await page.getByRole('button', { name: 'Start the job' }).click();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: /Not started: text is required; pbdStart does not match/ })
+      .waitFor();
+    expect(await text.getAttribute('aria-invalid')).toBe('true');
+    // The focus goes to the first field at fault.
+    await page.locator('#field-text:focus').waitFor();
+    expect((await api<{ jobs: JobView[] }>('GET', '/jobs')).jobs).toHaveLength(0);
+    expect(await accessibilityProblems(page)).toBe('');
+    await screenshot(page, '20-new-job-refused');
+
+    await page.getByRole('button', { name: 'Fill in the example' }).click();
+    expect(await text.inputValue()).toContain('solid-state lithium battery');
+    await page.getByLabel('Label').fill('separator from the form');
+    await page.getByLabel('Let me choose at its selection points').check();
+    await screenshot(page, '21-new-job-form');
+    await page.getByRole('button', { name: 'Start the job' }).click();
+    await page.getByRole('heading', { name: /Fibre-reinforced ceramic separator/ }).waitFor();
+    const id = jobIdInAddress()!;
+    const { job } = await api<{ job: JobView & { selection: { mode: string }; source: string } }>(
+      'GET',
+      `/jobs/${id}`,
+    );
+    expect(job).toMatchObject({ workflow: 'novelty-check', label: 'separator from the form', source: 'api' });
+    expect(job.selection.mode).toBe('manual');
+    const { input } = await api<{ input: Record<string, unknown> }>('GET', `/jobs/${id}/input`);
+    expect(input).toMatchObject({
+      title: 'Fibre-reinforced ceramic separator',
+      lang: 'en',
+      pbdStart: '2015-01-01',
+    });
+    // Its selection point waits for a person, as asked.
+    await page.getByRole('heading', { name: 'Waiting for your selection' }).waitFor({ timeout: 60_000 });
+  }, 120_000);
+
+  it('runs a job again like an earlier one, its input edited before it starts', async () => {
+    const { job: earlier } = await api<{ job: JobView }>('POST', '/jobs', {
+      workflow: 'patent-count',
+      input: { query: 'TTL:(folding helmet)' },
+      label: 'helmets',
+    });
+    await page.goto(`${url}/#/jobs/${earlier.id}`);
+    await page.getByRole('link', { name: 'Run again like this…' }).click();
+    await page.getByRole('heading', { name: 'Run again like this' }).waitFor();
+    const query = page.getByLabel(/^query/);
+    await query.waitFor();
+    expect(await query.inputValue()).toBe('TTL:(folding helmet)');
+    expect(await page.getByLabel('Label').inputValue()).toBe('helmets');
+    expect(await page.getByLabel('Workflow').inputValue()).toBe('patent-count');
+    await query.fill('TTL:(folding helmet) AND TTL:(magnet)');
+    expect(await accessibilityProblems(page)).toBe('');
+    await screenshot(page, '22-run-again');
+    await page.getByRole('button', { name: 'Start the job' }).click();
+    await page.waitForURL(
+      (address) => /#\/jobs\/\w+$/.test(address.hash) && !address.hash.endsWith(earlier.id),
+    );
+    const id = jobIdInAddress()!;
+    expect(id).not.toBe(earlier.id);
+    const { input } = await api<{ input: Record<string, unknown> }>('GET', `/jobs/${id}/input`);
+    expect(input).toMatchObject({ query: 'TTL:(folding helmet) AND TTL:(magnet)' });
+    // The earlier job is untouched.
+    expect(
+      (await api<{ input: Record<string, unknown> }>('GET', `/jobs/${earlier.id}/input`)).input,
+    ).toMatchObject({
+      query: 'TTL:(folding helmet)',
+    });
+    await page.locator('.status-SUCCEEDED').first().waitFor({ timeout: 60_000 });
+  }, 90_000);
+
+  it('uploads a manifest, shows its bad lines and estimate before anything starts, then runs it as a batch', async () => {
+    const manifest = join(dir, 'helmets.jsonl');
+    writeFileSync(
+      manifest,
+      [
+        { id: 'q1', query: 'TTL:(helmet AND hinge)' },
+        { id: 'q2', query: 'TTL:(helmet AND magnet)' },
+        { query: 'a line without its id' },
+        { id: 'q4', query: '' },
+      ]
+        .map((line) => JSON.stringify(line))
+        .join('\n'),
+    );
+    await page.goto(`${url}/#/batches`);
+    await page.getByRole('link', { name: 'Upload a manifest' }).click();
+    await page.getByRole('heading', { name: 'Upload a manifest' }).waitFor();
+    await page.getByLabel('Manifest file (required)').setInputFiles(manifest);
+    await page.getByLabel('Workflow (required)').selectOption('patent-count');
+    await page.getByText('helmets.jsonl: first lines').waitFor();
+    await page.getByRole('button', { name: 'Check and estimate' }).click();
+    const check = page.getByRole('region', { name: 'What it would do' });
+    await check.waitFor();
+    const refused = check.getByRole('table', { name: /2 lines that would not be used/ });
+    expect(await refused.textContent()).toContain('line 3');
+    expect(await refused.textContent()).toContain('line 4');
+    expect(await check.getByRole('definition').allTextContents()).toEqual(
+      expect.arrayContaining(['4', '2', expect.stringMatching(/^about \d+/)]),
+    );
+    // A check stores nothing: no batch, no job.
+    expect((await api<{ batches: unknown[] }>('GET', '/batches')).batches).toHaveLength(0);
+    expect(await accessibilityProblems(page)).toBe('');
+    await screenshot(page, '23-upload-checked');
+
+    // Changing the manifest's options asks for a new check before it can start.
+    await page.getByLabel('Batch name').fill('helmet-queries');
+    await page.getByRole('button', { name: /^Start the batch/ }).waitFor({ state: 'detached' });
+    await page.getByRole('button', { name: 'Check and estimate' }).click();
+    await page.getByRole('button', { name: 'Start the batch: 2 items' }).click();
+    await page.getByRole('heading', { name: /helmet-queries/ }).waitFor();
+    // The batch moves to its end without a reload.
+    await page.locator('progress[value="2"][max="2"]').waitFor({ timeout: 60_000 });
+    const { batches } = await api<{ batches: { id: string; items: number }[] }>('GET', '/batches');
+    expect(batches).toMatchObject([{ id: 'helmet-queries', items: 2 }]);
+    expect(await accessibilityProblems(page)).toBe('');
+    await screenshot(page, '24-uploaded-batch');
+  }, 120_000);
+});
