@@ -14,6 +14,7 @@ import { call } from './call/workflow';
 import { withCommonNames } from './common/common-names';
 import { encyclopediaQa } from './encyclopedia-qa/workflow';
 import { findSolution } from './find-solution/workflow';
+import { fto } from './fto/workflow';
 import { llmChat } from './llm-chat/workflow';
 import { materialsFindSolution } from './materials-find-solution/workflow';
 import { noveltyCheck } from './novelty-check/workflow';
@@ -31,6 +32,7 @@ const all: Workflow[] = [
   encyclopediaQa,
   llmChat,
   patentCount,
+  fto,
   call,
 ].map((workflow) => withCommonNames(workflow as Workflow));
 
@@ -45,6 +47,7 @@ export {
   call,
   encyclopediaQa,
   findSolution,
+  fto,
   llmChat,
   materialsFindSolution,
   noveltyCheck,

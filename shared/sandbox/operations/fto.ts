@@ -203,8 +203,7 @@ function comparedPatent(
         claim_num: number,
         claim_type: 'independent',
         tech_feature: element.text,
-        comparison_feature:
-          element.feature?.tech_feature ?? 'No corresponding feature in the technical solution',
+        comparison_feature: element.feature?.tech_feature ?? 'Not in the product (it has no such means)',
         score,
         similar: type !== 'different',
         type,

@@ -1,0 +1,295 @@
+/**
+ * What an FTO search found, read for its reader: each patent with its office, legal status, family
+ * reach, risk and claim chart (a row per element of each independent claim); the risk per market;
+ * and the recommendation that follows. Pure functions of the job's kept outputs.
+ */
+import { skippedSteps } from '../../engine/workflow';
+import type { DataOf } from '../../openplatform/schemas/responses';
+import { plainText } from '../../reports/markdown';
+import { outputOf } from '../common/step-data';
+
+type FoundPatent = NonNullable<DataOf<'ai66-5AgentResult'>['final_result']>[number];
+
+export type Risk = 'High' | 'Medium' | 'Low';
+const RISKS: readonly Risk[] = ['High', 'Medium', 'Low'];
+
+/** One row of a claim chart: a claim element against the product's feature. */
+export interface ChartRow {
+  element: string;
+  product: string;
+  match: 'identical' | 'equivalent' | 'different' | 'unknown';
+  score: number | undefined;
+}
+
+export interface IndependentClaim {
+  number: number;
+  text: string | undefined;
+  rows: ChartRow[];
+  /** Whether every element reads on the product (the platform's `infringement`, else from the rows). */
+  reads: boolean;
+}
+
+export interface PatentRisk {
+  label: string;
+  id: string;
+  /** The publication number (from the id, or p041/p014's `pn`); undefined when unknown. */
+  number: string | undefined;
+  office: string | undefined;
+  title: string | undefined;
+  /** p041's simple legal status, e.g. `Active`; undefined when not known. */
+  legalStatus: string | undefined;
+  /** Authorities where the family has a member (p014), the patent's own office first. */
+  family: string[] | undefined;
+  risk: Risk;
+  /** Whether the status says the patent can no longer be infringed (Inactive). */
+  lapsed: boolean;
+  claims: IndependentClaim[];
+  dependentRead: number[];
+  conclusion: string | undefined;
+  score: number | undefined;
+  raw: FoundPatent;
+}
+
+export interface MarketRisk {
+  market: string;
+  risk: Risk | 'None';
+  /** The live patents that reach the market, highest risk first. */
+  patents: PatentRisk[];
+}
+
+export interface FtoAnalysis {
+  patents: PatentRisk[];
+  markets: MarketRisk[];
+  /** Markets named in the input, or the offices the patents came from when none were named. */
+  named: boolean;
+  legalStatusNote: string | undefined;
+  familyNote: string | undefined;
+  recommendation: string;
+}
+
+const PUBLICATION_NUMBER = /^([A-Z]{2})\d[\dA-Z]*[A-Z]\d?$/;
+
+const riskOf = (value: unknown): Risk => {
+  const text = plainText(value).trim().toLowerCase();
+  return text === 'high' ? 'High' : text === 'medium' ? 'Medium' : 'Low';
+};
+
+const numberOf = (value: unknown) => {
+  const number = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+  return typeof number === 'number' && Number.isFinite(number) ? number : undefined;
+};
+
+const matchOf = (type: unknown, similar: unknown): ChartRow['match'] => {
+  const text = plainText(type).trim().toLowerCase();
+  if (text === 'identical' || text === 'equivalent' || text === 'different') return text;
+  if (similar === true) return 'equivalent';
+  if (similar === false) return 'different';
+  return 'unknown';
+};
+
+/** A patent's claim chart: its independent claims, each element against the product. */
+function claimsOf(patent: FoundPatent): { claims: IndependentClaim[]; dependentRead: number[] } {
+  const texts = new Map<number, string>();
+  for (const claim of patent.claims ?? []) {
+    const number = numberOf(claim?.claim_num);
+    if (number !== undefined && claim?.claim_text) texts.set(number, claim.claim_text.trim());
+  }
+  const infringed = new Map<number, boolean>();
+  for (const item of patent.claim_equivalent_info ?? []) {
+    const number = numberOf(item?.claim_num);
+    if (number !== undefined && typeof item?.infringement === 'boolean')
+      infringed.set(number, item.infringement);
+  }
+  const byClaim = new Map<number, ChartRow[]>();
+  for (const row of patent.features ?? []) {
+    if (!row) continue;
+    const type = plainText(row.claim_type).trim().toLowerCase();
+    if (type !== '' && type !== 'independent') continue;
+    const number = numberOf(row.claim_num) ?? 1;
+    const rows = byClaim.get(number) ?? [];
+    rows.push({
+      element: plainText(row.tech_feature).trim(),
+      product: plainText(row.comparison_feature ?? row.compare_feature).trim(),
+      match: matchOf(row.type_for_user ?? row.type, row.similar),
+      score: numberOf(row.score_for_user ?? row.score),
+    });
+    byClaim.set(number, rows);
+  }
+  const claims = [...byClaim.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([number, rows]) => ({
+      number,
+      text: texts.get(number),
+      rows,
+      reads:
+        infringed.get(number) ?? rows.every((row) => row.match === 'identical' || row.match === 'equivalent'),
+    }));
+  const independent = new Set(claims.map((claim) => claim.number));
+  const dependentRead = [...infringed.entries()]
+    .filter(([number, reads]) => reads && !independent.has(number))
+    .map(([number]) => number)
+    .sort((a, b) => a - b);
+  return { claims, dependentRead };
+}
+
+type LegalRecord = { status: string | undefined; number: string | undefined };
+
+function legalStatuses(outputs: Record<string, unknown>): Map<string, LegalRecord> {
+  const byKey = new Map<string, LegalRecord>();
+  for (const row of outputOf(outputs, 'legal-status', 'p041BasicPatentDataSimpleLegalStatus') ?? []) {
+    const record = {
+      status: row?.simple_legal_status?.find((status) => status)?.trim(),
+      number: row?.pn?.trim() || undefined,
+    };
+    for (const key of [row?.patent_id, row?.pn]) if (key) byKey.set(key.trim(), record);
+  }
+  return byKey;
+}
+
+function families(outputs: Record<string, unknown>): Map<string, string[]> {
+  const byKey = new Map<string, string[]>();
+  for (const row of outputOf(outputs, 'family', 'p014BasicPatentDataPatentFamily') ?? []) {
+    const family = row?.patent_family;
+    const members = family?.simple_family ?? family?.inpadoc_family ?? family?.patsnap_family ?? [];
+    const countries = [
+      ...new Set(members.map((member) => member?.country?.trim().toUpperCase()).filter(Boolean)),
+    ];
+    for (const key of [row?.patent_id, row?.pn]) if (key) byKey.set(key.trim(), countries as string[]);
+  }
+  return byKey;
+}
+
+/** Why a column is empty: not asked for, its call failed (and why), or nothing was kept. */
+function gapNote(
+  what: string,
+  call: string,
+  step: string,
+  asked: boolean,
+  context: Record<string, unknown>,
+  outputs: Record<string, unknown>,
+): string | undefined {
+  if (!asked) return `${what} was not asked for (\`legalData: false\`).`;
+  const skipped = skippedSteps(context)[step];
+  if (skipped)
+    return `**${what} is missing:** the ${call} call failed: ${skipped.message.trim() || skipped.kind}. The rest of the search is complete.`;
+  if (outputs[step] === undefined) return `${what} was not fetched for this job.`;
+  return undefined;
+}
+
+const rank = (risk: Risk | 'None') => (risk === 'None' ? 3 : RISKS.indexOf(risk));
+
+/** The analysis of a finished FTO job's kept outputs. */
+export function analyseFto(
+  outputs: Record<string, unknown>,
+  context: Record<string, unknown>,
+  input: { markets?: string[] | undefined; legalData?: boolean | undefined },
+): FtoAnalysis {
+  const found = outputOf(outputs, 'agent-result', 'ai66-5AgentResult')?.final_result ?? [];
+  const legal = legalStatuses(outputs);
+  const family = families(outputs);
+  const patents = found
+    .filter((patent): patent is FoundPatent => Boolean(patent?.patent_id))
+    .map((patent) => {
+      const id = (patent.patent_id as string).trim();
+      const status = legal.get(id);
+      const number = PUBLICATION_NUMBER.test(id) ? id : status?.number;
+      const office = number ? PUBLICATION_NUMBER.exec(number)?.[1] : undefined;
+      const members = family.get(id) ?? (number ? family.get(number) : undefined);
+      const { claims, dependentRead } = claimsOf(patent);
+      const conclusion = patent.comparison_conclusion ?? {};
+      const text = plainText(conclusion['en']).trim() || plainText(conclusion['zh']).trim();
+      return {
+        label: '',
+        id,
+        number,
+        office,
+        title: plainText(patent.document).trim() || undefined,
+        legalStatus: status?.status,
+        family: members ? [...new Set([...(office ? [office] : []), ...members])] : undefined,
+        risk: riskOf(patent.risk_level),
+        lapsed: /^inactive/i.test(status?.status ?? ''),
+        claims,
+        dependentRead,
+        conclusion: text || undefined,
+        score: numberOf(patent.public_score),
+        raw: patent,
+      } satisfies PatentRisk;
+    })
+    .sort((a, b) => Number(a.lapsed) - Number(b.lapsed) || rank(a.risk) - rank(b.risk))
+    .map((patent, index) => ({ ...patent, label: `P${index + 1}` }));
+  const named = (input.markets?.length ?? 0) > 0;
+  const marketList = named
+    ? (input.markets as string[])
+    : [
+        ...new Set(
+          patents.map((patent) => patent.office).filter((office): office is string => Boolean(office)),
+        ),
+      ];
+  const reaches = (patent: PatentRisk, market: string) =>
+    patent.office === market || (patent.family ?? []).includes(market);
+  const markets = marketList.map((market) => {
+    const live = patents.filter((patent) => !patent.lapsed && reaches(patent, market));
+    const risk = live.reduce<Risk | 'None'>(
+      (worst, patent) => (rank(patent.risk) < rank(worst) ? patent.risk : worst),
+      'None',
+    );
+    return { market, risk, patents: live };
+  });
+  return {
+    patents,
+    markets,
+    named,
+    legalStatusNote: gapNote(
+      'Legal status',
+      'legal-status (p041)',
+      'legal-status',
+      input.legalData !== false,
+      context,
+      outputs,
+    ),
+    familyNote: gapNote(
+      'Family data',
+      'patent-family (p014)',
+      'family',
+      input.legalData !== false,
+      context,
+      outputs,
+    ),
+    recommendation: recommendation(patents, markets),
+  };
+}
+
+/** The recommendation, from the worst risk per market. */
+function recommendation(patents: PatentRisk[], markets: MarketRisk[]): string {
+  const live = patents.filter((patent) => !patent.lapsed);
+  if (live.length === 0)
+    return patents.length === 0
+      ? 'No patent in force or pending was found in the markets searched: no obstacle from this search. Confirm with a professional search before launch.'
+      : 'Every patent found has lapsed: no obstacle from this search.';
+  const where = (risk: Risk) =>
+    markets.filter((market) => market.risk === risk).map((market) => market.market);
+  const high = where('High');
+  const medium = where('Medium');
+  const names = (risk: Risk) =>
+    live
+      .filter((patent) => patent.risk === risk)
+      .map((patent) => `${patent.label} ${patent.number ?? patent.id}`);
+  const parts: string[] = [];
+  if (high.length === 0 && names('High').length > 0)
+    parts.push(
+      `Before launching where ${names('High').join(', ')} ${names('High').length === 1 ? 'is' : 'are'} in force (the office is not known), get a licence, a design-around or an opinion.`,
+    );
+  if (high.length > 0)
+    parts.push(
+      `Do not launch in ${high.join(', ')} before a licence, a design-around of the elements that read, or an invalidity or non-infringement opinion on ${names('High').join(', ')}.`,
+    );
+  if (medium.length > 0)
+    parts.push(
+      `In ${medium.join(', ')}, have counsel review ${names('Medium').join(', ')}: some elements read on the product, others differ.`,
+    );
+  if (parts.length === 0)
+    parts.push(
+      'No independent claim reads on the product: low risk from this search. Keep the differences the charts show.',
+    );
+  return parts.join(' ');
+}
