@@ -5,21 +5,32 @@
  * key source; Secrets Manager only for the webhook secrets, when the stack set webhooks up.
  */
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
-import { createApiHandler } from '../../shared/runtime/lambda/api';
+import { type ApiHandler, createApiHandler } from '../../shared/runtime/lambda/api';
 import { apiAuthFromEnv } from '../../shared/runtime/lambda/api-auth';
 import { awsApiRoutes } from '../../shared/runtime/lambda/api-routes';
-import { awsWebhookHandler } from '../../shared/runtime/lambda/automation';
+import { awsWebhookHandler, loadAutomationSettings } from '../../shared/runtime/lambda/automation';
 import { createJobsRuntime } from '../../shared/runtime/lambda/jobs-runtime';
 
 // Once per instance: clients and caches live across invocations.
 const runtime = createJobsRuntime({ functionName: 'api' });
-const api = createApiHandler({
-  ...runtime,
-  auth: apiAuthFromEnv(process.env),
-  webhooks: awsWebhookHandler(runtime),
-  routes: awsApiRoutes(runtime),
-});
+
+/** The handler, built on the first request once the stack's schedules and webhook mappings are read. */
+let api: Promise<ApiHandler> | undefined;
+function apiHandler(): Promise<ApiHandler> {
+  api ??= loadAutomationSettings(runtime).then(({ webhooks, schedules }) =>
+    createApiHandler({
+      ...runtime,
+      auth: apiAuthFromEnv(process.env),
+      webhooks: awsWebhookHandler(runtime, webhooks),
+      routes: awsApiRoutes(runtime, process.env, schedules),
+    }),
+  );
+  api.catch(() => {
+    api = undefined;
+  });
+  return api;
+}
 
 export function handler(event: APIGatewayProxyEventV2, context: Context): Promise<APIGatewayProxyResultV2> {
-  return runtime.settle(api.handle(event, context));
+  return runtime.settle(apiHandler().then((built) => built.handle(event, context)));
 }

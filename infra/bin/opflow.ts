@@ -6,6 +6,7 @@
  * so an unacknowledged AwsSolutions finding fails `synth` and `deploy`.
  */
 import { App } from 'aws-cdk-lib';
+import { ConfigFileError } from '../../shared/config/opflow-config';
 import { InvalidStageConfigError } from '../config';
 import { buildOpflowApp } from '../lib/opflow-app';
 
@@ -13,7 +14,7 @@ const app = new App();
 try {
   buildOpflowApp(app);
 } catch (error) {
-  if (error instanceof InvalidStageConfigError) {
+  if (error instanceof InvalidStageConfigError || error instanceof ConfigFileError) {
     // A config mistake is the deployer's to fix: say which field, without a stack trace.
     process.stderr.write(`${error.message}\n`);
     process.exit(1);

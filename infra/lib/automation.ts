@@ -43,28 +43,16 @@ import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { type IQueue, Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { type OpflowConfig, parseDuration } from '../../shared/config/opflow-config';
+import { ConfigFileError, type OpflowConfig, parseDuration } from '../../shared/config/opflow-config';
+import { AutomationConfigItem } from './automation-config';
 import { eventBridgeCron } from './eventbridge-cron';
 import { PipelineFunction, type PipelineFunctionProps } from './pipeline-function';
 import { WorkQueue } from './work-queue';
 
 export { eventBridgeCron } from './eventbridge-cron';
 
-/**
- * OPFLOW_SCHEDULES of the api function: the schedules of opflow.config.json as JSON. Lambda allows
- * 4 KB of variables in all, so a larger value stops synthesis naming the cause (inputs are
- * better kept small in the config; a schedule's input can name a file instead).
- */
-export function apiSchedulesVariable(schedules: OpflowConfig['schedules']): string {
-  const value = JSON.stringify(schedules);
-  if (Buffer.byteLength(value) > 2500) {
-    throw new Error(
-      `opflow.config.json: the schedules take ${Buffer.byteLength(value)} bytes as JSON; the api function's ` +
-        'OPFLOW_SCHEDULES variable holds at most 2500 (Lambda allows 4 KB of variables in all): shorten their inputs',
-    );
-  }
-  return value;
-}
+/** EventBridge Scheduler's longest schedule name. */
+export const SCHEDULE_NAME_MAX_LENGTH = 64;
 
 export interface AutomationProps {
   readonly prefix: string;
@@ -79,6 +67,8 @@ export interface AutomationProps {
   readonly httpApi: HttpApi;
   readonly stage: HttpStage;
   readonly webhookThrottle: { rateLimit: number; burstLimit: number };
+  /** The config file as the deployer named it, for errors (default opflow.config.json). */
+  readonly configFile?: string | undefined;
   readonly functionDefaults: Pick<PipelineFunctionProps, 'environment' | 'logRetention' | 'removalPolicy'>;
 }
 
@@ -94,10 +84,19 @@ export class Automation extends Construct {
   readonly scheduleTarget: PipelineFunction | undefined;
   readonly scheduleDeadLetterQueue: Queue | undefined;
   readonly schedules: Schedule[] = [];
+  /** The webhook mappings and schedules, as the config item the functions read. */
+  readonly config: AutomationConfigItem;
 
   constructor(scope: Construct, id: string, props: AutomationProps) {
     super(scope, id);
     const { prefix } = props;
+    const file = props.configFile ?? 'opflow.config.json';
+    refuseLongScheduleNames(prefix, props.automation.schedules, file);
+    this.config = new AutomationConfigItem(this, 'Config', {
+      table: props.table,
+      automation: props.automation,
+      file,
+    });
     this.callbackSecretPrefix = `${prefix}/callback-signing/`;
     this.webhookSecretPrefix = `${prefix}/webhook/`;
     const removalPolicy =
@@ -221,10 +220,9 @@ export class Automation extends Construct {
     });
 
     // The webhook route: the api function, no IAM (the signature authenticates), its own throttle.
+    // The mappings and schedules (GET /schedules, trigger, pause, resume) come from the config item.
     props.api.function.addEnvironment('OPFLOW_WEBHOOK_SECRET_PREFIX', this.webhookSecretPrefix);
-    props.api.function.addEnvironment('OPFLOW_WEBHOOK_MAPPINGS', JSON.stringify(props.automation.webhooks));
-    // The schedules, for GET /schedules and their trigger, pause and resume on the api function.
-    props.api.function.addEnvironment('OPFLOW_SCHEDULES', apiSchedulesVariable(props.automation.schedules));
+    this.config.grantRead(props.api.function);
     readSecrets(props.api.role, this.webhookSecretPrefix);
     const [route] = props.httpApi.addRoutes({
       path: '/webhooks/{source}',
@@ -292,7 +290,7 @@ export class Automation extends Construct {
       description: 'opflow: EventBridge Scheduler invoking the schedules function',
     });
     for (const [index, schedule] of schedules.entries()) {
-      const where = `opflow.config.json: schedules[${index}].cron`;
+      const where = `${file}: schedules[${index}].cron`;
       const created = new Schedule(this, `Schedule-${schedule.name}`, {
         scheduleName: `${prefix}-${schedule.name}`,
         description: `opflow schedule ${schedule.name}: ${schedule.workflow}`,
@@ -324,4 +322,26 @@ export class Automation extends Construct {
         'lambda:InvokeFunction on the schedules function and its versions (grantInvoke adds ":*"); nothing else.',
     });
   }
+}
+
+/**
+ * Refuses a schedule whose EventBridge Scheduler name (`<resource prefix>-<name>`) is over
+ * {@link SCHEDULE_NAME_MAX_LENGTH}, naming the entry: the deploy would fail on it.
+ */
+export function refuseLongScheduleNames(
+  prefix: string,
+  schedules: OpflowConfig['schedules'],
+  file: string,
+): void {
+  const problems = schedules.flatMap((schedule, index) => {
+    const name = `${prefix}-${schedule.name}`;
+    return name.length > SCHEDULE_NAME_MAX_LENGTH
+      ? [
+          `${file}: schedules[${index}].name: "${schedule.name}" makes the schedule name ${name} ` +
+            `(${name.length} characters), over EventBridge Scheduler's ${SCHEDULE_NAME_MAX_LENGTH}: ` +
+            `keep it to ${SCHEDULE_NAME_MAX_LENGTH - prefix.length - 1} characters, or shorten names.resourcePrefix`,
+        ]
+      : [];
+  });
+  if (problems.length > 0) throw new ConfigFileError(problems.join('\n'));
 }

@@ -42,7 +42,7 @@ export function stageConfigFromContext(app: App): StageConfig {
  * The webhook mappings and schedules: the file `-c opflowConfig=<file>` names, else
  * opflow.config.json at the project root when there is one (README, "Schedules").
  */
-export function automationFromContext(app: App): OpflowConfig | undefined {
+export function automationFromContext(app: App): { config: OpflowConfig; file: string } | undefined {
   const named = contextString(app, 'opflowConfig');
   const file = named ? path.resolve(named) : path.join(PROJECT_ROOT, 'opflow.config.json');
   if (!named && !existsSync(file)) return undefined;
@@ -53,7 +53,7 @@ export function automationFromContext(app: App): OpflowConfig | undefined {
   } catch (error) {
     throw new Error(`${shown}: ${(error as Error).message}`);
   }
-  return parseOpflowConfig(value, shown, workflows);
+  return { config: parseOpflowConfig(value, shown, workflows), file: shown };
 }
 
 export function buildOpflowApp(app: App, config: StageConfig = stageConfigFromContext(app)): OpflowStack {
@@ -63,7 +63,8 @@ export function buildOpflowApp(app: App, config: StageConfig = stageConfigFromCo
   const region = process.env['CDK_DEFAULT_REGION'];
   const stack = new OpflowStack(app, config.names.stackName, {
     config,
-    automation,
+    automation: automation?.config,
+    automationFile: automation?.file,
     description: `opflow (${config.stage}): durable Open Platform job pipeline`,
     ...(account && region ? { env: { account, region } } : {}),
   });

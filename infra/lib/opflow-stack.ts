@@ -44,6 +44,8 @@ export interface OpflowStackProps extends StackProps {
   readonly config: StageConfig;
   /** Webhook mappings and schedules (opflow.config.json); none when absent. */
   readonly automation?: OpflowConfig | undefined;
+  /** The file the automation came from, as the deployer named it (for errors). */
+  readonly automationFile?: string | undefined;
 }
 
 /** The whole of opflow on AWS for one stage. */
@@ -249,6 +251,7 @@ export class OpflowStack extends Stack {
       httpApi: this.jobApi.httpApi,
       stage: this.jobApi.stage,
       webhookThrottle: config.api.throttle,
+      configFile: props.automationFile,
       functionDefaults,
     });
     this.acknowledgeAutomationWildcards();

@@ -29,8 +29,6 @@ const UNRESOLVED_VALUE_BYTES = 150;
 
 /** Where a variable's value comes from, for the message that refuses an environment too large. */
 const VARIABLE_SOURCES: Record<string, string> = {
-  OPFLOW_WEBHOOK_MAPPINGS: 'the webhook mappings of opflow.config.json ("webhooks")',
-  OPFLOW_SCHEDULES: 'the schedules of opflow.config.json ("schedules")',
   OPFLOW_API_AUTH: 'api.auth.operators of the stage config',
 };
 

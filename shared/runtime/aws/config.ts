@@ -211,3 +211,20 @@ function loadSettings(
       : {}),
   };
 }
+
+/**
+ * The function variable naming the automation config item (webhook mappings and schedules of
+ * opflow.config.json): its sort key, `automation#<sha256 of the body, 16 hex digits>`. The stack
+ * writes the item at deploy, under `PK = CONFIG`, in the job table; a function reads it once per
+ * container (shared/runtime/lambda/automation.ts). The hash in the name means a changed config is a
+ * changed variable, so Lambda starts new containers and none keeps a stale copy.
+ */
+export const AUTOMATION_CONFIG_VARIABLE = 'OPFLOW_AUTOMATION_CONFIG';
+
+/** The partition key of the stack's config items in the job table. */
+export const CONFIG_ITEM_PARTITION = 'CONFIG';
+
+/** The sort key of the automation config item whose body hashes to `hash`. */
+export function automationConfigSortKey(hash: string): string {
+  return `automation#${hash}`;
+}

@@ -1,7 +1,7 @@
 /**
  * The routes of the Lambda api beside the job API's own, the same as `opflow serve`'s: a job's
  * timeline (its `HIST#` history), batches (`BATCH#` items), schedules (their `SCHED#` state, the
- * schedules themselves from OPFLOW_SCHEDULES, which the stack sets from opflow.config.json) with
+ * schedules themselves from the stack's automation config item, or OPFLOW_SCHEDULES in a harness) with
  * trigger, pause and resume, and the record of webhook deliveries (`HOOKLOG` items).
  */
 import * as z from 'zod';
@@ -41,11 +41,15 @@ export function awsWebhookDeliveries(pipeline: Pick<JobSide, 'aws' | 'config'>):
   });
 }
 
-export function awsApiRoutes(pipeline: JobSide, env: Env = process.env): ApiRoute[] {
+/** `schedules`: from the stack's automation config item (automation.ts); default OPFLOW_SCHEDULES. */
+export function awsApiRoutes(
+  pipeline: JobSide,
+  env: Env = process.env,
+  schedules: Schedule[] = schedulesFromEnv(env),
+): ApiRoute[] {
   const { deps } = pipeline;
   const documents = pipeline.aws.clients.documents;
   const { tableName } = pipeline.config;
-  const schedules = schedulesFromEnv(env);
   return [
     ...timelineRoutes({ deps, history: pipeline.history }),
     ...batchRoutes({ deps, batches: new DynamoDbBatchStore({ client: documents, tableName }) }),

@@ -1,19 +1,22 @@
 /**
- * Webhooks and schedules on aws: the webhook route of the api function (raw body bytes, secrets in Secrets
- * Manager under OPFLOW_WEBHOOK_SECRET_PREFIX, mappings in OPFLOW_WEBHOOK_MAPPINGS as set by the
- * stack from opflow.config.json) and the target of the EventBridge Scheduler schedules (event
+ * Webhooks and schedules on aws: the webhook route (raw body bytes, secrets in Secrets Manager under
+ * OPFLOW_WEBHOOK_SECRET_PREFIX, mappings in the automation config item the stack writes from
+ * opflow.config.json) and the target of the EventBridge Scheduler schedules (event
  * `{"schedule": <the schedule's config>, "slot": "<aws.scheduler.scheduled-time>"}`).
  */
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
 import * as z from 'zod';
 import { awsClientConfig, createSecretsManagerClient } from '../../backends/aws/clients';
 import { DynamoDbScheduleStateStore } from '../../backends/aws/dynamodb-schedule-state-store';
 import { DynamoDbWebhookDeliveries } from '../../backends/aws/dynamodb-webhook-deliveries';
 import { SecretsManagerWebhookSecrets } from '../../backends/aws/secrets-manager-webhook-secrets';
-import { opflowConfigSchema, scheduleSchema } from '../../config/opflow-config';
+import { type OpflowConfig, opflowConfigSchema, scheduleSchema } from '../../config/opflow-config';
 import type { JobApiResponse } from '../../http/job-api';
 import { createWebhookHandler, type WebhookRequest } from '../../http/webhooks';
 import { handleScheduledSlot } from '../../schedules/target';
+import { AUTOMATION_CONFIG_VARIABLE, CONFIG_ITEM_PARTITION } from '../aws/config';
+import { schedulesFromEnv } from './api-routes';
 import type { JobSide } from './jobs-runtime';
 import { engineLogger, type Observability } from './observability';
 
@@ -22,6 +25,7 @@ type Env = Readonly<Record<string, string | undefined>>;
 /** The webhook and schedule variables the functions read beside loadAwsConfig's. */
 export const automationVariables = [
   'OPFLOW_WEBHOOK_SECRET_PREFIX',
+  AUTOMATION_CONFIG_VARIABLE,
   'OPFLOW_WEBHOOK_MAPPINGS',
   'OPFLOW_CALLBACK_SECRET_PREFIX',
   'OPFLOW_CALLBACK_ALLOW_HOSTS',
@@ -29,25 +33,90 @@ export const automationVariables = [
   'OPFLOW_SCHEDULES',
 ] as const;
 
-/** The webhook handler of the api function, or undefined when the stack set up no webhook secrets. */
+/** The webhook mappings and schedules a function serves. */
+export type AutomationSettings = Pick<OpflowConfig, 'webhooks' | 'schedules'>;
+
+/** The webhook mappings of OPFLOW_WEBHOOK_MAPPINGS (a harness's way to set them); none when unset. */
+function webhooksFromEnv(env: Env): OpflowConfig['webhooks'] {
+  const raw = env.OPFLOW_WEBHOOK_MAPPINGS?.trim();
+  if (!raw) return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch (error) {
+    throw new Error(`OPFLOW_WEBHOOK_MAPPINGS is not JSON: ${(error as Error).message}`);
+  }
+  const parsed = opflowConfigSchema.safeParse({ webhooks: value });
+  if (!parsed.success) throw new Error(`OPFLOW_WEBHOOK_MAPPINGS: ${z.prettifyError(parsed.error)}`);
+  return parsed.data.webhooks;
+}
+
+const configItemSchema = z.object({ body: z.string() });
+
+/** The settings read by this container, by the item they came from (one per container in practice). */
+const cachedSettings = new Map<string, Promise<AutomationSettings>>();
+
+/**
+ * The webhook mappings and schedules of this stack: the config item OPFLOW_AUTOMATION_CONFIG names
+ * (`PK = CONFIG`, written by the stack at deploy), read once per container and kept (a changed config
+ * is a new item and a new variable, so a new container). Without the variable (a harness, aws-local),
+ * OPFLOW_WEBHOOK_MAPPINGS and OPFLOW_SCHEDULES are read instead. A missing or malformed item throws
+ * naming the item, and is read again at the next call.
+ */
+export function loadAutomationSettings(
+  pipeline: Pick<JobSide, 'aws' | 'config'>,
+  env: Env = process.env,
+): Promise<AutomationSettings> {
+  const sortKey = env[AUTOMATION_CONFIG_VARIABLE]?.trim();
+  if (!sortKey) return Promise.resolve({ webhooks: webhooksFromEnv(env), schedules: schedulesFromEnv(env) });
+  const { tableName } = pipeline.config;
+  const cacheKey = `${tableName}/${sortKey}`;
+  const cached = cachedSettings.get(cacheKey);
+  if (cached) return cached;
+  const where = `the automation config item (${CONFIG_ITEM_PARTITION}, ${sortKey}) of table ${tableName}`;
+  const loading = (async () => {
+    const { Item } = await pipeline.aws.clients.documents.send(
+      new GetCommand({
+        TableName: tableName,
+        Key: { PK: CONFIG_ITEM_PARTITION, SK: sortKey },
+        // Written by the deploy moments before this container started.
+        ConsistentRead: true,
+      }),
+    );
+    const item = configItemSchema.safeParse(Item);
+    if (!item.success) throw new Error(`${where} is missing: deploy the stack again to write it`);
+    let value: unknown;
+    try {
+      value = JSON.parse(item.data.body);
+    } catch (error) {
+      throw new Error(`${where} is not JSON: ${(error as Error).message}`);
+    }
+    const parsed = opflowConfigSchema.safeParse(value);
+    if (!parsed.success) throw new Error(`${where}: ${z.prettifyError(parsed.error)}`);
+    return { webhooks: parsed.data.webhooks, schedules: parsed.data.schedules };
+  })();
+  cachedSettings.set(cacheKey, loading);
+  loading.catch(() => cachedSettings.delete(cacheKey));
+  return loading;
+}
+
+/** The webhook handler for these mappings, or undefined when the stack set up no webhook secrets. */
 export function awsWebhookHandler(
   pipeline: Pick<JobSide, 'deps' | 'aws' | 'config'>,
+  webhooks: OpflowConfig['webhooks'],
   env: Env = process.env,
 ): ((request: WebhookRequest) => Promise<JobApiResponse>) | undefined {
   const prefix = env.OPFLOW_WEBHOOK_SECRET_PREFIX?.trim();
   if (!prefix) return undefined;
-  const parsed = opflowConfigSchema.safeParse({ webhooks: JSON.parse(env.OPFLOW_WEBHOOK_MAPPINGS || '{}') });
-  if (!parsed.success) {
-    throw new Error(`OPFLOW_WEBHOOK_MAPPINGS: ${z.prettifyError(parsed.error)}`);
-  }
+  const parsed = opflowConfigSchema.parse({ webhooks });
   return createWebhookHandler({
     deps: pipeline.deps,
-    config: parsed.data,
+    config: parsed,
     deliveries: new DynamoDbWebhookDeliveries({
       client: pipeline.aws.clients.documents,
       tableName: pipeline.config.tableName,
     }),
-    // Its own Secrets Manager client: the api builds one only when the stack set up webhooks.
+    // Its own Secrets Manager client: built only where the stack set up webhooks.
     secrets: new SecretsManagerWebhookSecrets(
       createSecretsManagerClient(awsClientConfig(pipeline.config)),
       prefix,

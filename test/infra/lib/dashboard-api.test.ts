@@ -1,7 +1,7 @@
 // The AWS HTTP API for the dashboard: the routes of its pages (timeline, batches,
 // schedules with pause and resume, webhook deliveries) on the api function; a static dashboard's
 // origin allowed by CORS only with the JWT authorizer; the api function may read and write batch
-// outputs and nothing more of the bucket than before; the schedules reach it as OPFLOW_SCHEDULES.
+// outputs and nothing more of the bucket than before; the schedules reach it through the stack's config item.
 // cdk-nag runs during synth (a finding fails it).
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import type { CfnElement } from 'aws-cdk-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadStageConfig } from '../../../infra/config';
-import { apiSchedulesVariable } from '../../../infra/lib/automation';
 import { DASHBOARD_CORS_HEADERS, JOB_ROUTES } from '../../../infra/lib/job-api';
+import { automationConfigBody, functionVariables } from '../support/automation-config-item';
 import { type SynthesizedStage, synthStage } from '../support/synth-stage';
 
 type Statement = { Effect: string; Action: string | string[]; Resource: unknown; Condition?: unknown };
@@ -107,21 +107,9 @@ describe('the HTTP API for the dashboard', () => {
     expect(batchOutputs.flatMap((s) => s.Action).sort()).toEqual(['s3:GetObject', 's3:PutObject']);
     const listing = statements.find((s) => s.Action === 's3:ListBucket')!;
     expect(listing.Condition).toEqual({ StringLike: { 's3:prefix': ['batches/*'] } });
-    const apiFn = Object.values(synth.template.findResources('AWS::Lambda::Function')).find(
-      (fn) => fn.Properties.FunctionName === 'opflow-dev-api',
-    )!;
-    const schedules = JSON.parse(apiFn.Properties.Environment.Variables.OPFLOW_SCHEDULES);
-    expect(schedules.map((s: { name: string }) => s.name)).toEqual(['weekly']);
-  });
-
-  it('stops synthesis when the schedules do not fit in the api function variables', () => {
-    const big = Array.from({ length: 30 }, (_, i) => ({
-      name: `s${i}`,
-      cron: '0 6 * * 1',
-      timezone: 'UTC',
-      workflow: 'patent-count',
-      input: { query: 'x'.repeat(100) },
-    }));
-    expect(() => apiSchedulesVariable(big as never)).toThrow(/OPFLOW_SCHEDULES.*shorten their inputs/);
+    expect(functionVariables(synth.template, 'opflow-dev-api')['OPFLOW_AUTOMATION_CONFIG']).toMatch(
+      /^automation#[0-9a-f]{16}$/,
+    );
+    expect(automationConfigBody(synth.template).schedules.map((s) => s.name)).toEqual(['weekly']);
   });
 });

@@ -1,6 +1,6 @@
-// Lambda's 4 KB limit on a function's environment, checked at synth: an opflow.config.json whose
-// webhook mappings do not fit the api function's environment stops synthesis naming the variable
-// and where it comes from, instead of synthesizing a template whose deploy fails.
+// Lambda's 4 KB limit on a function's environment, checked at synth: a function whose variables do
+// not fit stops synthesis naming the largest ones, instead of synthesizing a template whose deploy
+// fails. Webhook mappings and schedules are not variables (they live in the stack's config item).
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,16 +33,22 @@ function configWithWebhooks(count: number): string {
 }
 
 describe('the functions environment', { timeout: 180_000 }, () => {
-  it('refuses at synth 20 webhook mappings that would put the api function over 4 KB', () => {
-    let failure = '';
-    try {
-      synthStage({ stage: 'dev', opflowConfig: configWithWebhooks(20) }, { bundle: false });
-    } catch (error) {
-      failure = String(error);
-    }
-    expect(failure).toMatch(/the opflow-dev-api function's environment takes \d+ bytes, over Lambda's 4096/);
-    expect(failure).toContain('OPFLOW_WEBHOOK_MAPPINGS');
-    expect(failure).toContain('the webhook mappings of opflow.config.json ("webhooks")');
+  it('refuses at synth a function whose variables are over 4 KB, naming the largest and its source', () => {
+    // 50 operator groups of 90 characters: OPFLOW_API_AUTH alone is over 4 KB.
+    const groups = Array.from({ length: 50 }, (_, i) => `${String(i).padStart(2, '0')}-${'g'.repeat(87)}`);
+    expect(() =>
+      synthStage(
+        {
+          stage: 'dev',
+          jwtIssuer: 'https://issuer.example.com/',
+          jwtAudience: 'a',
+          jwtOperatorGroups: groups.join(','),
+        },
+        { bundle: false },
+      ),
+    ).toThrow(
+      /the opflow-dev-api function's environment takes \d+ bytes, over Lambda's 4096 for all variables together; largest: OPFLOW_API_AUTH \d+ bytes \(api.auth.operators of the stage config\)/,
+    );
   });
 
   it('synthesizes a few mappings, every function within 4 KB counted as Lambda would', () => {
@@ -53,7 +59,8 @@ describe('the functions environment', { timeout: 180_000 }, () => {
     const functions = template.findResources('AWS::Lambda::Function');
     const api = functions[stack.getLogicalId(stack.api.function.node.defaultChild as CfnElement)];
     const variables = api?.['Properties']['Environment']['Variables'] as Record<string, unknown>;
-    expect(variables['OPFLOW_WEBHOOK_MAPPINGS']).toBeDefined();
+    expect(variables['OPFLOW_WEBHOOK_MAPPINGS']).toBeUndefined();
+    expect(variables['OPFLOW_AUTOMATION_CONFIG']).toMatch(/^automation#/);
     for (const [id, fn] of Object.entries(functions)) {
       const size = environmentBytes(fn['Properties']['Environment']?.['Variables'] ?? {});
       expect(size.total, id).toBeLessThanOrEqual(LAMBDA_ENVIRONMENT_MAX_BYTES);
