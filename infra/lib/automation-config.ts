@@ -12,9 +12,10 @@
  * stale copy, and the old item stays for the containers still finishing on it.
  */
 import { createHash } from 'node:crypto';
-import { Stack, Validations } from 'aws-cdk-lib';
+import { RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { type IGrantable, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import {
   AwsCustomResource,
   AwsCustomResourcePolicy,
@@ -53,6 +54,9 @@ export interface AutomationConfigItemProps {
   readonly automation: Pick<OpflowConfig, 'webhooks' | 'schedules'>;
   /** The config file as the deployer named it, for errors. */
   readonly file: string;
+  /** The deploy-time writer's log: kept as long as the functions' logs, removed as they are. */
+  readonly logRetention: RetentionDays;
+  readonly removalPolicy: 'retain' | 'destroy';
 }
 
 /** The automation config item and what its readers need: the variable and the read grant. */
@@ -98,6 +102,10 @@ export class AutomationConfigItem extends Construct {
         new PolicyStatement({ actions: ['dynamodb:PutItem'], resources: [props.table.tableArn] }),
       ]),
       installLatestAwsSdk: false,
+      logGroup: new LogGroup(this, 'WriterLog', {
+        retention: props.logRetention,
+        removalPolicy: props.removalPolicy === 'retain' ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+      }),
     });
     // With the stack's own KMS key, the writer encrypts with it.
     props.table.encryptionKey?.grantEncrypt(writer);
@@ -121,16 +129,10 @@ export class AutomationConfigItem extends Construct {
   private acknowledgeProvider(): void {
     const provider = Stack.of(this).node.tryFindChild(PROVIDER_ID);
     if (!provider) return;
-    Validations.of(provider).acknowledge(
-      {
-        id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
-        reason:
-          "CDK's own function that writes the automation config item at deploy (not opflow code); it only writes its log.",
-      },
-      {
-        id: 'AwsSolutions-L1',
-        reason: "CDK's own deploy-time function: its runtime is the one aws-cdk-lib ships it with.",
-      },
-    );
+    Validations.of(provider).acknowledge({
+      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+      reason:
+        "CDK's own function that writes the automation config item at deploy (not opflow code); it only writes its log.",
+    });
   }
 }

@@ -96,6 +96,8 @@ export class Automation extends Construct {
       table: props.table,
       automation: props.automation,
       file,
+      logRetention: props.functionDefaults.logRetention,
+      removalPolicy: props.functionDefaults.removalPolicy,
     });
     this.callbackSecretPrefix = `${prefix}/callback-signing/`;
     this.webhookSecretPrefix = `${prefix}/webhook/`;
