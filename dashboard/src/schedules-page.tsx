@@ -1,7 +1,7 @@
 /** The schedules of opflow.config.json: next and last fire, last job, and trigger, pause, resume. */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { Notice, StatusBadge, When } from './components';
-import { formatDuration, formatTime, jobDuration, plural } from './format';
+import { formatDuration, formatRelative, formatTime, jobDuration, plural } from './format';
 import { useAction, useFocusHeading, useLoaded } from './hooks';
 import { jobHref } from './routing';
 import type { Api, JobPage, JobView, ScheduleView } from './types';
@@ -39,18 +39,15 @@ function ScheduleRow(props: {
       </td>
       <td>
         {schedule.next ? (
-          <time dateTime={schedule.next}>{formatTime(schedule.next)}</time>
+          <>
+            <When at={schedule.next} />
+            <span class="sub">{formatRelative(schedule.next)}</span>
+          </>
         ) : (
           'none while paused'
         )}
       </td>
-      <td>
-        {schedule.lastFired ? (
-          <time dateTime={schedule.lastFired}>{formatTime(schedule.lastFired)}</time>
-        ) : (
-          'never'
-        )}
-      </td>
+      <td>{schedule.lastFired ? <When at={schedule.lastFired} /> : 'never'}</td>
       <td>{schedule.lastJob ? <a href={jobHref(schedule.lastJob.id)}>{schedule.lastJob.status}</a> : ''}</td>
       <td>{schedule.skipped}</td>
       <td class="row-actions">
