@@ -23,6 +23,7 @@ import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import * as z from 'zod';
+import { errorMessage } from '../shared/errors/error-message';
 import { scaledTaskDurations } from '../shared/runtime/local/sandbox-launch';
 import { SANDBOX_API_KEY, startSandbox } from '../shared/sandbox';
 import { type AwsEmulators, startAwsEmulators } from './emulators/aws-emulators';
@@ -156,7 +157,7 @@ async function main(): Promise<void> {
           try {
             await source.poll(handler);
           } catch (error) {
-            if (!stopping) say(`${label}: ${(error as Error).message}`);
+            if (!stopping) say(`${label}: ${errorMessage(error)}`);
             await new Promise((resolve) => setTimeout(resolve, 1_000));
           }
         }
@@ -172,7 +173,7 @@ async function main(): Promise<void> {
     ];
     const sweep = setInterval(() => {
       sweeper.handler(scheduledEvent(), lambdaContext('opflow-sweeper', 60_000)).catch((error: unknown) => {
-        say(`sweeper: ${(error as Error).message}`);
+        say(`sweeper: ${errorMessage(error)}`);
       });
     }, SWEEP_EVERY_MS);
     stops.push(async () => {
@@ -197,7 +198,7 @@ async function main(): Promise<void> {
       `ready: ${workers.length} step worker instance(s), the sweeper every minute, the callback sender on its queue, the api at ${gateway.url} (Ctrl-C stops)`,
     );
   } catch (error) {
-    say(`failed: ${(error as Error).message}`);
+    say(`failed: ${errorMessage(error)}`);
     await stop(1);
   }
 }
@@ -243,7 +244,7 @@ async function load<T>(bundles: FunctionBundles, name: string): Promise<T> {
   try {
     return await bundles.load<T>(name);
   } catch (error) {
-    throw new Error(`the ${name} function did not load: ${(error as Error).message}`);
+    throw new Error(`the ${name} function did not load: ${errorMessage(error)}`);
   }
 }
 

@@ -12,6 +12,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { dashboardFiles, dashboardSettings, settingsFile } from '../shared/dashboard/files';
+import { errorMessage } from '../shared/errors/error-message';
 import { workflows } from '../shared/workflows';
 
 export function buildDashboard(options: { api: string; out: string }): string[] {
@@ -82,7 +83,7 @@ if (process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.filename
       },
     }).values as typeof values;
   } catch (error) {
-    process.stderr.write(`dashboard:build: ${(error as Error).message}\n${usage}`);
+    process.stderr.write(`dashboard:build: ${errorMessage(error)}\n${usage}`);
     process.exit(2);
   }
   if (values.help) {
@@ -97,7 +98,7 @@ if (process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.filename
     const written = buildDashboard({ api: values.api, out: values.out });
     process.stdout.write(`wrote ${written.length} files to ${values.out}: ${written.join(', ')}\n`);
   } catch (error) {
-    process.stderr.write(`dashboard:build: ${(error as Error).message}\n`);
+    process.stderr.write(`dashboard:build: ${errorMessage(error)}\n`);
     process.exit(2);
   }
 }

@@ -31,6 +31,7 @@ import {
   functionEntries,
   PROJECT_ROOT,
 } from '../infra/lib/function-bundling';
+import { errorMessage } from '../shared/errors/error-message';
 
 /**
  * Size budget per minified bundle, in KiB, unless `--max-kb` says otherwise: a guard against a
@@ -506,7 +507,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.ar
   main().then(
     (code) => process.exit(code),
     (error: unknown) => {
-      process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+      process.stderr.write(`${errorMessage(error)}\n`);
       process.exit(1);
     },
   );

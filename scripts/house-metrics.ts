@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import ts from 'typescript';
 import * as z from 'zod';
+import { errorMessage } from '../shared/errors/error-message';
 import { workflowNames } from '../shared/workflows/index';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -175,7 +176,7 @@ function main(argv: string[]): void {
       options: { top: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
     }));
   } catch (error) {
-    process.stderr.write(`house-metrics: ${(error as Error).message} (see --help)\n`);
+    process.stderr.write(`house-metrics: ${errorMessage(error)} (see --help)\n`);
     process.exitCode = 2;
     return;
   }

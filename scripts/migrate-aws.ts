@@ -10,6 +10,7 @@
 import { parseArgs } from 'node:util';
 import * as z from 'zod';
 import { createDynamoDbClients, migrateIndexKeys } from '../shared/backends/aws';
+import { errorMessage } from '../shared/errors/error-message';
 import { type AwsTableConfig, loadAwsTableConfig } from '../shared/runtime/aws/pipeline';
 
 const help = `npm run migrate:aws -- [--dry-run] [--json] [--segments 4]
@@ -51,7 +52,7 @@ async function main(): Promise<void> {
       },
     }));
   } catch (error) {
-    fail(`${(error as Error).message}\n\n${help}`);
+    fail(`${errorMessage(error)}\n\n${help}`);
   }
   if (values.help) {
     process.stdout.write(help);
@@ -63,7 +64,7 @@ async function main(): Promise<void> {
   try {
     config = loadAwsTableConfig();
   } catch (error) {
-    fail((error as Error).message);
+    fail(errorMessage(error));
   }
   const clients = createDynamoDbClients({
     region: config.region,

@@ -6,6 +6,7 @@
 import type { CallbackOutbox, CallbackOutboxEntry } from '../engine/callback-ports';
 import { isTerminal, type Job } from '../engine/job-record';
 import type { Clock } from '../engine/ports';
+import { errorMessage } from '../errors/error-message';
 import type { Logger } from '../log/logger';
 
 /** When a sender looks again at a job that has not ended (its end brings the entry forward sooner). */
@@ -44,7 +45,7 @@ export function createCallbackNotifier(options: {
       .catch((error: unknown) =>
         options.log?.error('callback: the sender was not told of a job change; its recheck will find it', {
           jobId,
-          error: error instanceof Error ? error.message : String(error),
+          error: errorMessage(error),
         }),
       )
       .finally(() => pending.delete(tracked));

@@ -11,6 +11,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import { errorMessage } from '../errors/error-message';
 import {
   type CallbackUrlPolicy,
   CallbackUrlRefused,
@@ -84,7 +85,7 @@ export function signCallback(
 
 function describeFailure(error: unknown): string {
   const code = (error as { code?: string }).code;
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   // Node's connection errors name the address at most, never the path or query of the URL.
   return code ? `${code}: ${message}` : message;
 }

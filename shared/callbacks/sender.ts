@@ -22,6 +22,7 @@ import type { CallbackAttempt, CallbackDelivery } from '../engine/callback-recor
 import { JobRequestError } from '../engine/job-commands';
 import { isTerminal, type Job } from '../engine/job-record';
 import type { Clock, JobStore, ReportStore } from '../engine/ports';
+import { errorMessage } from '../errors/error-message';
 import type { Logger } from '../log/logger';
 import { defaultRecheckMs } from './notifier';
 import { type CallbackOutcome, type CallbackSendOptions, sendCallback } from './send';
@@ -313,7 +314,7 @@ async function deliverEntries(
         result.failed.push(entry.jobId);
         deps.log?.error('callback sender: an entry failed; it comes back when its lease ends', {
           jobId: entry.jobId,
-          error: error instanceof Error ? error.message : String(error),
+          error: errorMessage(error),
         });
       } finally {
         slots.release();

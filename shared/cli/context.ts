@@ -4,6 +4,7 @@
  */
 import { JobRequestError } from '../engine/job-commands';
 import type { WorkflowRegistry } from '../engine/workflow';
+import { errorMessage } from '../errors/error-message';
 import { ConfigError } from '../runtime/config-error';
 import { loadLocalConfig } from '../runtime/local/config';
 import { createLocalPipeline, type LocalPipeline } from '../runtime/local/pipeline';
@@ -92,7 +93,7 @@ export async function openPipeline(
       announce: (line) => ctx.io.stderr.write(`${line}\n`),
     });
   } catch (error) {
-    throw new CliError((error as Error).message, ExitCode.environment);
+    throw new CliError(errorMessage(error), ExitCode.environment);
   }
 }
 
@@ -114,7 +115,7 @@ async function openAwsPipeline(ctx: CliContext, options: GlobalOptions): Promise
   try {
     return await createAwsPipeline({ env: ctx.io.env, workflows: ctx.workflows, qps });
   } catch (error) {
-    throw new CliError(`cannot open the aws backend: ${(error as Error).message}`, ExitCode.environment);
+    throw new CliError(`cannot open the aws backend: ${errorMessage(error)}`, ExitCode.environment);
   }
 }
 
@@ -129,7 +130,7 @@ export function classifyError(error: unknown): { message: string; exitCode: Exit
       error.status === 404 ? ExitCode.notFound : error.status === 409 ? ExitCode.jobFailed : ExitCode.usage;
     return { message: error.message, exitCode };
   }
-  return { message: error instanceof Error ? error.message : String(error), exitCode: ExitCode.environment };
+  return { message: errorMessage(error), exitCode: ExitCode.environment };
 }
 
 /** Writes a value as JSON (two-space indented) and a newline. */

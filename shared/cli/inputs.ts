@@ -5,6 +5,7 @@
  */
 import { readdir, stat } from 'node:fs/promises';
 import { basename, extname, join, resolve } from 'node:path';
+import { errorMessage } from '../errors/error-message';
 import { describeFileError, readRegularFile, tooLarge } from '../files/bounded-read';
 
 export type InputKind = 'text' | 'markdown' | 'json';
@@ -148,7 +149,7 @@ function parseDocument(
   try {
     return { source, fileName, kind, content: text, json: JSON.parse(text) };
   } catch (error) {
-    return { source, reason: `invalid JSON: ${(error as Error).message}` };
+    return { source, reason: `invalid JSON: ${errorMessage(error)}` };
   }
 }
 

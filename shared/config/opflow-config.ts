@@ -12,6 +12,7 @@ import { Cron } from 'croner';
 import * as z from 'zod';
 import { type CallbackUrlPolicy, CallbackUrlRefused, checkCallbackUrl } from '../callbacks/ssrf-guard';
 import { selectionPolicySchema } from '../engine/job-record';
+import { errorMessage } from '../errors/error-message';
 import { FileRefused, readRegularFile } from '../files/bounded-read';
 import { defaultDisclosureFormConfig, disclosureFormConfigSchema } from './disclosure-form-config';
 
@@ -204,7 +205,7 @@ export const scheduleSchema = z.lazy(() =>
         ctx.addIssue({
           code: 'custom',
           path: ['cron'],
-          message: `is not a cron expression: ${(error as Error).message}`,
+          message: `is not a cron expression: ${errorMessage(error)}`,
         });
         return;
       }
@@ -379,7 +380,7 @@ export async function loadOpflowConfig(options: {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    const message = (error as Error).message;
+    const message = errorMessage(error);
     const position = /position (\d+)/.exec(message)?.[1];
     throw new ConfigFileError(
       `${prefix}${shown}: not valid JSON${position === undefined ? '' : ` at ${lineOf(text, Number(position))}`}: ${message}`,

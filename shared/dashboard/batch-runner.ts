@@ -8,6 +8,7 @@
  */
 import type { Batch, BatchStore } from '../engine/batch-store';
 import type { EngineDeps } from '../engine/deps';
+import { errorMessage } from '../errors/error-message';
 import { admitAll, admitBatch } from '../ingest/admission';
 import { driveBatch } from '../ingest/drive-batch';
 import type { IngestSource } from '../ingest/ingest';
@@ -61,7 +62,7 @@ export function startBatchRunner(options: {
         }
       } catch (error) {
         options.deps.log?.warn('a batch admission round failed; the next one tries again', {
-          error: error instanceof Error ? error.message : String(error),
+          error: errorMessage(error),
         });
       }
       if (!abort.signal.aborted) timer = setTimeout(tick, options.intervalMs ?? 2_000);
@@ -74,7 +75,7 @@ export function startBatchRunner(options: {
         .catch((error) =>
           options.deps.log?.error('a batch ingest stopped', {
             batchId,
-            error: error instanceof Error ? error.message : String(error),
+            error: errorMessage(error),
           }),
         )
         .finally(() => running.delete(work));

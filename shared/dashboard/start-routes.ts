@@ -21,6 +21,7 @@ import * as z from 'zod';
 import type { BatchSource, BatchStore } from '../engine/batch-store';
 import type { EngineDeps } from '../engine/deps';
 import { tenantNameSchema } from '../engine/job-commands';
+import { errorMessage } from '../errors/error-message';
 import { ApiError, type ApiRoute, json, parse } from '../http/job-api';
 import {
   batchIdFor,
@@ -102,7 +103,7 @@ export function startRoutes(options: {
       throw new ApiError(
         400,
         'invalid-request',
-        `body.failureBudget: ${(error as Error).message.replace(/^--failure-budget:?\s*/, '')}`,
+        `body.failureBudget: ${errorMessage(error).replace(/^--failure-budget:?\s*/, '')}`,
       );
     }
     const bytes = Buffer.from(body.manifest, 'utf8');

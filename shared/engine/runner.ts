@@ -14,6 +14,8 @@
  *
  * No job record is changed here except through advance().
  */
+
+import { errorMessage } from '../errors/error-message';
 import { isOpenPlatformError } from '../openplatform/errors';
 import type { CallUsage } from '../openplatform/types';
 import { acquireToken, earlyToleranceMs, untilDeadline } from './admission/acquire-token';
@@ -352,7 +354,7 @@ async function pollTimer(
     saturated = (await deps.rateLimiter.saturated?.(bucket, now)) ?? false;
   } catch (error) {
     deps.log?.warn('could not read the learned poll timing; using the declared schedules', {
-      error: error instanceof Error ? error.message : String(error),
+      error: errorMessage(error),
     });
     return undefined;
   }
@@ -387,7 +389,7 @@ async function learnDuration(
   } catch (error) {
     deps.log?.warn('could not record a task duration', {
       jobId: job.id,
-      error: error instanceof Error ? error.message : String(error),
+      error: errorMessage(error),
     });
   }
 }
@@ -433,7 +435,7 @@ function startHeartbeat(
     } catch (error) {
       deps.log?.warn('could not extend the in-flight allowance of a call; will try again', {
         jobId: job.id,
-        error: error instanceof Error ? error.message : String(error),
+        error: errorMessage(error),
       });
     }
   };
@@ -527,7 +529,7 @@ function unsavedEvent(
   operationId: string | undefined,
   what = 'its answer',
 ): EngineEvent {
-  const reason = error instanceof Error ? error.message : String(error);
+  const reason = errorMessage(error);
   const size = unsaved.data === undefined ? 0 : Buffer.byteLength(unsaved.data);
   if (size > maxUnsavedBytes) {
     const failure: StepFailure = {
@@ -644,7 +646,7 @@ function failureOf(error: unknown, operationId: string | undefined): StepFailure
       unsent: error.unsent || undefined,
     };
   }
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   return { kind: 'internal', message, retryable: false, operationId };
 }
 
@@ -693,7 +695,7 @@ async function executeStep(
         fresh = await deps.keys.refresh(job.tenant);
       } catch (refreshError) {
         // The key store itself failed (a passing outage): worth another try, unlike the 401.
-        const reason = refreshError instanceof Error ? refreshError.message : String(refreshError);
+        const reason = errorMessage(refreshError);
         const failure: StepFailure = {
           kind: 'key-source',
           message: `could not re-read the API key after a 401: ${reason}`,
@@ -762,7 +764,7 @@ async function fetchAttachment(
       await deps.reports.put(key, document.body, document.contentType);
     } catch (error) {
       // Downloading again costs nothing: retried like any passing fault.
-      const reason = error instanceof Error ? error.message : String(error);
+      const reason = errorMessage(error);
       const failure: StepFailure = {
         kind: 'storage',
         message: `the downloaded ${fileName} could not be stored (${reason})`,

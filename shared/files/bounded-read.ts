@@ -9,6 +9,7 @@
 import { constants, statfsSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
+import { errorMessage } from '../errors/error-message';
 
 /** A file (or stream) opflow will not read, and why, in words; `path` as the caller named it. */
 export class FileRefused extends Error {
@@ -74,7 +75,7 @@ export function describeFileError(error: unknown): string {
     case 'EIO':
       return 'an input/output error from the disk';
     default:
-      return error instanceof Error ? error.message : String(error);
+      return errorMessage(error);
   }
 }
 

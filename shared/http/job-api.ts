@@ -28,6 +28,7 @@ import {
 } from '../engine/job-commands';
 import { isTerminal, type Job, jobStatuses } from '../engine/job-record';
 import { retryJob } from '../engine/retry';
+import { errorMessage, namedErrorMessage } from '../errors/error-message';
 import { ApiError, type HttpAnswer, json, refusal, refusalAnswer } from './api-error';
 import { hasSearchFilters, jobTitle, searchFilterShape, searchJobs } from './job-search';
 import type { JobView } from './openapi';
@@ -215,7 +216,7 @@ function readBody(request: JobApiRequest, maxBytes: number): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new ApiError(400, 'invalid-json', `the request body is not JSON: ${(error as Error).message}`);
+    throw new ApiError(400, 'invalid-json', `the request body is not JSON: ${errorMessage(error)}`);
   }
 }
 
@@ -442,7 +443,7 @@ export async function handleJobApiRequest(
     deps.log?.error('job API request failed', {
       method: request.method,
       path: request.path,
-      error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+      error: namedErrorMessage(error),
     });
     return refusal(500, 'internal', 'the request failed; try again later');
   }

@@ -12,6 +12,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { EngineDeps } from '../engine/deps';
 import { isTerminal } from '../engine/job-record';
+import { namedErrorMessage } from '../errors/error-message';
 import { ApiError, refusal, refusalAnswer } from './api-error';
 import { type ApiRoute, handleJobApiRequest, type JobApiResponse } from './job-api';
 
@@ -149,7 +150,7 @@ export async function startJobApiServer(options: JobApiServerOptions): Promise<J
         options.deps.log?.error('job API server: request failed', {
           method,
           path,
-          error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+          error: namedErrorMessage(error),
         });
         response = refusal(500, 'internal', 'the request failed; try again later');
       }

@@ -30,6 +30,7 @@ import { parseSigningSecret, SigningSecretError, signingKey } from '../config/si
 import type { EngineDeps } from '../engine/deps';
 import { JobRequestError, submitJob, submitJobRequestSchema } from '../engine/job-commands';
 import type { WebhookDeliveryLog } from '../engine/webhook-deliveries';
+import { namedErrorMessage } from '../errors/error-message';
 import { dayMs, unitsSpentSince } from '../schedules/cost-cap';
 import { json, refusal } from './api-error';
 import type { JobApiResponse } from './job-api';
@@ -222,7 +223,7 @@ export function createWebhookHandler(options: WebhookOptions) {
     } catch (error) {
       deps.log?.warn('webhook delivery not recorded', {
         source: request.source,
-        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+        error: namedErrorMessage(error),
       });
     }
     return response;
@@ -375,7 +376,7 @@ function answerWebhook(options: WebhookOptions) {
       }
       deps.log?.error('webhook failed', {
         source,
-        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+        error: namedErrorMessage(error),
       });
       return refuse(500, 'internal', 'the webhook failed; try again later');
     }

@@ -14,6 +14,7 @@ import type { Lexer, Token, Tokens } from 'marked';
 import type { parse } from 'yaml';
 import { type DisclosureFormConfig, defaultDisclosureFormConfig } from '../config/disclosure-form-config';
 import type { Workflow } from '../engine/workflow';
+import { errorMessage } from '../errors/error-message';
 
 /**
  * The Markdown lexer and the YAML parser, loaded on first use (`loadDisclosureParsers`), so that no
@@ -136,7 +137,7 @@ export function parseDisclosureForm(
     try {
       value = loaded().parseYaml(yaml[1] ?? '');
     } catch (error) {
-      warnings.push(`the YAML front matter cannot be read: ${(error as Error).message.split('\n')[0]}`);
+      warnings.push(`the YAML front matter cannot be read: ${errorMessage(error).split('\n')[0]}`);
     }
     if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
       found = true;

@@ -12,6 +12,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { errorMessage } from '../errors/error-message';
 import { summarizeZip } from './zip-entries';
 
 export const documentExtensions = ['.txt', '.md', '.json', '.docx', '.pdf'] as const;
@@ -81,7 +82,7 @@ export async function extractRawText(extension: string, body: Uint8Array): Promi
     return (await extractText(pdf, { mergePages: true })).text;
   } catch (error) {
     throw new DocumentProblem(
-      `cannot read the ${extension.slice(1)} document: ${(error as Error).message.split('\n')[0]}`,
+      `cannot read the ${extension.slice(1)} document: ${errorMessage(error).split('\n')[0]}`,
     );
   }
 }
@@ -91,7 +92,7 @@ function decodeText(extension: string, body: Uint8Array): string {
     return new TextDecoder('utf-8', { fatal: true }).decode(body);
   } catch (error) {
     throw new DocumentProblem(
-      `cannot read the ${extension.slice(1)} document: ${(error as Error).message.split('\n')[0]}${invalidUtf8At(body)}`,
+      `cannot read the ${extension.slice(1)} document: ${errorMessage(error).split('\n')[0]}${invalidUtf8At(body)}`,
     );
   }
 }
@@ -145,7 +146,7 @@ function documentFromText(extension: string, raw: string): ExtractedDocument {
     try {
       value = JSON.parse(text);
     } catch (error) {
-      throw new DocumentProblem(`not valid JSON: ${(error as Error).message}`);
+      throw new DocumentProblem(`not valid JSON: ${errorMessage(error)}`);
     }
     if (value === null || typeof value !== 'object' || Array.isArray(value))
       throw new DocumentProblem('a JSON document must hold one object of input fields');

@@ -20,6 +20,7 @@ import { inlineInputLimitBytes, tenantNameSchema } from '../engine/job-commands'
 import { isTerminal, type Job } from '../engine/job-record';
 import { tenantUpstreamKey } from '../engine/upstream-identity';
 import { stepContext, type Workflow } from '../engine/workflow';
+import { errorMessage } from '../errors/error-message';
 import { FileRefused } from '../files/bounded-read';
 import { requestSchemas } from '../openplatform/schemas/requests';
 import {
@@ -402,7 +403,7 @@ async function prepare(
           ? `file: ${file} does not exist`
           : error instanceof FileRefused
             ? `file: ${file}: ${error.reason}`
-            : `file: ${file} cannot be read: ${(error as Error).message}`,
+            : `file: ${file} cannot be read: ${errorMessage(error)}`,
         id,
       );
     }
@@ -420,7 +421,7 @@ async function prepare(
       }
     } catch (error) {
       if (error instanceof DocumentProblem) return problem(`file: ${file}: ${error.message}`, id);
-      return problem(`file: ${file}: ${(error as Error).message}`, id);
+      return problem(`file: ${file}: ${errorMessage(error)}`, id);
     }
   }
   const parsed = workflow.input.safeParse(candidate);

@@ -8,6 +8,7 @@ import { readdir } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { type Readable, Transform } from 'node:stream';
 import { parse } from 'csv-parse';
+import { errorMessage } from '../errors/error-message';
 import { openRegularFile } from '../files/bounded-read';
 import { invalidUtf8Offset } from './documents';
 
@@ -124,7 +125,7 @@ function parseLine(text: string, base: Omit<SourceRecord, 'value'>): SourceRecor
   try {
     value = JSON.parse(text);
   } catch (error) {
-    return { ...base, error: `not valid JSON: ${(error as Error).message}` };
+    return { ...base, error: `not valid JSON: ${errorMessage(error)}` };
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value))
     return {

@@ -6,6 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { errorMessage } from '../errors/error-message';
 import type { ServerMount } from '../http/node-server';
 import { createOpflowMcpServer, type OpflowMcpOptions } from './server';
 
@@ -29,7 +30,7 @@ export async function handleMcpHttpRequest(
         JSON.stringify({
           jsonrpc: '2.0',
           id: null,
-          error: { code: -32700, message: `the request body is not JSON: ${(error as Error).message}` },
+          error: { code: -32700, message: `the request body is not JSON: ${errorMessage(error)}` },
         }),
       );
       return;

@@ -26,6 +26,7 @@ import * as z from 'zod';
 import type { BatchRunner } from '../dashboard/batch-runner';
 import type { BatchSourceKind, BatchStore } from '../engine/batch-store';
 import type { EngineDeps } from '../engine/deps';
+import { errorMessage } from '../errors/error-message';
 import { ApiError } from '../http/api-error';
 import {
   createBodySchema,
@@ -499,7 +500,7 @@ export function createOpflowMcpServer(options: OpflowMcpOptions): McpServer {
             throw new ApiError(
               400,
               'invalid-request',
-              (error as Error).message.replace('--failure-budget', 'failureBudget'),
+              errorMessage(error).replace('--failure-budget', 'failureBudget'),
             );
           }
           const source = { kind, uri: path };

@@ -12,6 +12,7 @@
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import type { LookupFunction, Socket } from 'node:net';
+import { errorMessage } from '../errors/error-message';
 import {
   type HttpTransport,
   type ResponseBody,
@@ -166,7 +167,7 @@ function bodyOf(incoming: IncomingMessage, request: TransportRequest, signal: Ab
           if (error instanceof TransportError || signal.aborted) throw error;
           throw new TransportError(
             'CUT_OFF',
-            `the connection closed before the answer's end (${(error as Error).message})`,
+            `the connection closed before the answer's end (${errorMessage(error)})`,
             { cause: error },
           );
         } finally {

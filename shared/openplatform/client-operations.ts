@@ -4,6 +4,7 @@
  */
 
 import type * as z from 'zod';
+import { errorMessage } from '../errors/error-message';
 import {
   type Attempt,
   describeBody,
@@ -76,7 +77,7 @@ async function prepare(row: OperationRow, input: OperationRequest): Promise<Prep
   try {
     path = fillPath(row, pathValues);
   } catch (error) {
-    throw invalid((error as Error).message.replace(`${row.operationId}: `, ''));
+    throw invalid(errorMessage(error).replace(`${row.operationId}: `, ''));
   }
   if (row.bodyEncoding === 'multipart' && body !== undefined) {
     const form = new FormData();

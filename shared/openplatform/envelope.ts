@@ -5,6 +5,7 @@
  * answer into an {@link OpenPlatformError}.
  */
 import * as z from 'zod';
+import { errorMessage } from '../errors/error-message';
 import { errorCodeTable, kindFor, OpenPlatformError } from './errors';
 import { lenientBoolean, lenientInt, lenientNumber, lenientString } from './lenient';
 
@@ -55,7 +56,7 @@ export function parseEnvelopeText(text: string): EnvelopeParse {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = errorMessage(error);
     return { ok: false, problem: `the answer body is not valid JSON (${reason}; ${text.length} characters)` };
   }
   return parseEnvelopeValue(value);

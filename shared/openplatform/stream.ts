@@ -17,6 +17,7 @@
  */
 import { createParser, type EventSourceMessage, type ParseError } from 'eventsource-parser';
 import * as z from 'zod';
+import { errorMessage } from '../errors/error-message';
 import { type Envelope, errorFromAnswer, parseEnvelopeValue } from './envelope';
 import { OpenPlatformError } from './errors';
 import { lenientInt, lenientString } from './lenient';
@@ -294,7 +295,7 @@ export function deliverText(
   try {
     onText(delta);
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = errorMessage(error);
     throw new OpenPlatformError({
       kind: 'invalid-request',
       message: `${operationId}: the onText callback failed (${clip(reason, 200)}); reading the answer stopped`,

@@ -2,6 +2,7 @@
  * The sandbox's admin endpoints under `/__sandbox`: health, the call ledger, and the fault rules.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { errorMessage } from '../errors/error-message';
 import { allOperations } from '../openplatform/operations';
 import type { FaultController } from './fault-controller';
 import type { FaultRule } from './fault-rules';
@@ -76,7 +77,7 @@ export async function answerAdmin(
           sandbox.faults.set([...current, ...rules]);
         }
       } catch (error) {
-        answer(400, { error: (error as Error).message });
+        answer(400, { error: errorMessage(error) });
         return;
       }
       answer(200, { rules: sandbox.faults.rules() });

@@ -6,6 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { errorMessage } from '../errors/error-message';
 import { catalogue, type OperationEntry, type OperationId } from '../openplatform/catalogue';
 import { loadShapeTables, operationSchemasFrom } from '../openplatform/operation-schemas';
 import type { OperationRow } from '../openplatform/operation-types';
@@ -444,7 +445,7 @@ export class SandboxServer {
       try {
         input = raw.trim() === '' ? {} : JSON.parse(raw);
       } catch (error) {
-        throw invalidParameter(`the body is not valid JSON (${(error as Error).message})`);
+        throw invalidParameter(`the body is not valid JSON (${errorMessage(error)})`);
       }
     }
     return input;
@@ -503,7 +504,7 @@ export class SandboxServer {
           headers: { 'content-type': contentType },
         }).formData();
       } catch (error) {
-        throw invalidParameter(`the multipart body is not readable (${(error as Error).message})`);
+        throw invalidParameter(`the multipart body is not readable (${errorMessage(error)})`);
       }
       const body: Record<string, unknown> = {};
       for (const [name, value] of form) body[name] = typeof value === 'string' ? value : value.name;
@@ -517,7 +518,7 @@ export class SandboxServer {
       return { parameters, body: body as Record<string, unknown> };
     } catch (error) {
       if (error instanceof SandboxRejection) throw error;
-      throw invalidParameter(`the body is not valid JSON (${(error as Error).message})`);
+      throw invalidParameter(`the body is not valid JSON (${errorMessage(error)})`);
     }
   }
 

@@ -13,6 +13,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import * as z from 'zod';
+import { errorMessage } from '../errors/error-message';
 import type { DownloadLinks } from './download-links';
 import type { KeyGate } from './key-gate';
 import { SeededRandom } from './seeded';
@@ -226,7 +227,7 @@ export class SandboxState {
     try {
       json = JSON.parse(text);
     } catch (error) {
-      throw new UnusableStateError(`it is not JSON (${(error as Error).message})`);
+      throw new UnusableStateError(`it is not JSON (${errorMessage(error)})`);
     }
     const envelope = envelopeSchema.safeParse(json);
     if (!envelope.success) {
@@ -262,7 +263,7 @@ export class SandboxState {
       return records;
     } catch (error) {
       this.restoreEmpty();
-      throw new UnusableStateError((error as Error).message);
+      throw new UnusableStateError(errorMessage(error));
     }
   }
 

@@ -12,6 +12,7 @@ import type { EngineDeps } from '../engine/deps';
 import { submitJob } from '../engine/job-commands';
 import { isTerminal, type Job } from '../engine/job-record';
 import type { ScheduleState, ScheduleStateStore } from '../engine/schedule-ports';
+import { errorMessage } from '../errors/error-message';
 import { pauseAtDayCap } from './cost-cap';
 import { jitterOf, slotKey, slotsBetween } from './slots';
 
@@ -88,7 +89,7 @@ export async function tickSchedules(
     } catch (error) {
       deps.log?.error('schedule: a slot could not be handled; it is tried again on the next tick', {
         schedule: schedule.name,
-        error: error instanceof Error ? error.message : String(error),
+        error: errorMessage(error),
       });
     }
   }

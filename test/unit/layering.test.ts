@@ -84,19 +84,24 @@ const rules: Rule[] = [
     why: 'shared/log is the bottom: it imports nothing of shared/',
   },
   {
+    from: (area) => area === 'errors',
+    allows: (_target, to) => to === 'errors',
+    why: 'shared/errors (error messages, zod issues) is a leaf every layer may use: it imports nothing of shared/',
+  },
+  {
     from: (area) => area === 'openplatform',
-    allows: (_target, to) => ['openplatform', 'log'].includes(to),
+    allows: (_target, to) => ['openplatform', 'log', 'errors'].includes(to),
     why: 'the Open Platform client imports only shared/log',
   },
   {
     from: (area) => area === 'sandbox',
-    allows: (_target, to) => ['sandbox', 'openplatform', 'log'].includes(to),
+    allows: (_target, to) => ['sandbox', 'openplatform', 'log', 'errors'].includes(to),
     why: 'the sandbox imports only the Open Platform catalogue and schemas, and shared/log',
   },
   {
     from: (area) => area === 'engine',
     allows: (target, to) =>
-      ['engine', 'log', 'openplatform'].includes(to) || target === 'shared/callbacks/ssrf-guard',
+      ['engine', 'log', 'errors', 'openplatform'].includes(to) || target === 'shared/callbacks/ssrf-guard',
     why:
       'the engine imports only itself, shared/log, shared/openplatform and the callback URL guard ' +
       '(a leaf): workflows, reports, schedules, backends and runtimes are above it and reach it ' +

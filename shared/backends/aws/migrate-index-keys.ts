@@ -11,6 +11,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Batch } from '../../engine/batch-store';
+import { errorMessage } from '../../errors/error-message';
 import { batchIndexAttributes } from './dynamodb-batch-store';
 import { jobFromItem, jobIndexAttributes } from './dynamodb-job-store';
 import { CorruptRecordError } from './errors';
@@ -90,7 +91,7 @@ export async function migrateIndexKeys(options: MigrateIndexKeysOptions): Promis
     } catch (error) {
       result.scanned += 1;
       result.unreadable += 1;
-      result.problems.push((error as Error).message);
+      result.problems.push(errorMessage(error));
       return;
     }
     if (!wanted) return;

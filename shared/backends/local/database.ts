@@ -6,6 +6,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
+import { errorMessage } from '../../errors/error-message';
 
 export type LocalDatabase = Database.Database;
 
@@ -279,7 +280,7 @@ export function openLocalDatabase(path: string, options: OpenDatabaseOptions = {
     return db;
   } catch (error) {
     db.close();
-    throw new Error(`cannot open the opflow database at ${path}: ${(error as Error).message}`, {
+    throw new Error(`cannot open the opflow database at ${path}: ${errorMessage(error)}`, {
       cause: error,
     });
   }

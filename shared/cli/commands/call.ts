@@ -6,6 +6,7 @@
  */
 import path from 'node:path';
 import type { Command } from 'commander';
+import { errorMessage } from '../../errors/error-message';
 import { describeFileError, readRegularFile, tooLarge } from '../../files/bounded-read';
 import { isOpenPlatformError, type OpenPlatformError } from '../../openplatform/errors';
 import { loadShapeTables } from '../../openplatform/operation-schemas';
@@ -157,7 +158,7 @@ async function readBody(ctx: CliContext, source: string): Promise<unknown> {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new CliError(`--body: ${where} is not valid JSON (${(error as Error).message})`, ExitCode.usage);
+    throw new CliError(`--body: ${where} is not valid JSON (${errorMessage(error)})`, ExitCode.usage);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new CliError(`--body: ${where} must hold a JSON object`, ExitCode.usage);

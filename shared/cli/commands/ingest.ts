@@ -8,6 +8,7 @@ import { resolve } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import type { Batch, BatchOptions, BatchSource, BatchSourceKind } from '../../engine/batch-store';
 import { isTerminal } from '../../engine/job-record';
+import { errorMessage } from '../../errors/error-message';
 import { defaultInFlightPerBatch, parseFailureBudget } from '../../ingest/batch';
 import { viewOf } from '../../ingest/batch-view';
 import { type DriveEnd, driveBatch, onlySelectionsLeft } from '../../ingest/drive-batch';
@@ -50,7 +51,7 @@ export function batchOptionsFrom(options: IngestCommandOptions): BatchOptions {
     failureBudget =
       options.failureBudget === undefined ? undefined : parseFailureBudget(options.failureBudget);
   } catch (error) {
-    throw new CliError((error as Error).message, ExitCode.usage);
+    throw new CliError(errorMessage(error), ExitCode.usage);
   }
   return {
     selection: parseSelectionMode(options.select),

@@ -11,6 +11,7 @@ import { JobRequestError, maxDeadlineMs, submitJob } from '../../engine/job-comm
 import type { Job } from '../../engine/job-record';
 import { describeUpstreamIdentity, sameUpstream, upstreamOfTenant } from '../../engine/upstream-identity';
 import type { Workflow } from '../../engine/workflow';
+import { errorMessage } from '../../errors/error-message';
 import {
   type DisclosureMetadata,
   disclosureInput,
@@ -286,7 +287,7 @@ function candidatesOf(
       },
     ];
   } catch (error) {
-    return { source: document.source, reason: (error as Error).message };
+    return { source: document.source, reason: errorMessage(error) };
   }
 }
 

@@ -4,6 +4,7 @@
  * outlive it: started again on the same file, it continues them.
  */
 
+import { errorMessage } from '../../errors/error-message';
 import { scaledTaskDurations } from '../../runtime/local/sandbox-launch';
 import { printSandboxBanner, SANDBOX_API_KEY, startSandbox } from '../../sandbox';
 import type { CliContext } from '../context';
@@ -41,7 +42,7 @@ export async function sandboxCommand(
       ...(drift === undefined ? {} : { drift }),
     });
   } catch (error) {
-    throw new CliError(`cannot start the sandbox: ${(error as Error).message}`, ExitCode.environment);
+    throw new CliError(`cannot start the sandbox: ${errorMessage(error)}`, ExitCode.environment);
   }
   if (options.json) {
     // One line, as `opflow serve --json`: a script reads where it listens from the first line.

@@ -12,6 +12,7 @@ import { dashboardMount } from '../../dashboard/mount';
 import { scheduleRoutes } from '../../dashboard/schedule-routes';
 import { startRoutes, uploadsFolderOf } from '../../dashboard/start-routes';
 import { timelineRoutes } from '../../dashboard/timeline-route';
+import { errorMessage } from '../../errors/error-message';
 import { isLoopbackHost, type JobApiServer, startJobApiServer } from '../../http/node-server';
 import { mcpMount } from '../../mcp/http';
 import { ingestRootsFrom } from '../../mcp/server';
@@ -141,7 +142,7 @@ export async function serveCommand(ctx: CliContext, options: ServeOptions): Prom
   } catch (error) {
     await batchRunner.stop();
     await pipeline.close();
-    throw new CliError(`cannot listen on ${host}:${port}: ${(error as Error).message}`, ExitCode.environment);
+    throw new CliError(`cannot listen on ${host}:${port}: ${errorMessage(error)}`, ExitCode.environment);
   }
   local.start();
   extras.start();

@@ -9,6 +9,7 @@ import type { Command } from 'commander';
 import { ulid } from 'ulid';
 import { signCallback } from '../../callbacks/send';
 import { parseSigningSecret, SigningSecretError } from '../../config/signing-secrets';
+import { errorMessage } from '../../errors/error-message';
 import { webhookSecretVariable, webhookSourcePattern } from '../../http/webhooks';
 import type { CliContext, GlobalOptions } from '../context';
 import { writeJson } from '../context';
@@ -50,7 +51,7 @@ export async function webhooksSignCommand(
     body = readFileSync(path);
   } catch (error) {
     throw new CliError(
-      `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+      `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? errorMessage(error)}`,
       ExitCode.usage,
     );
   }

@@ -4,6 +4,8 @@
  * token, is parked, or is sent back with a spread. No job record changes here except through
  * advance().
  */
+
+import { errorMessage } from '../../errors/error-message';
 import { advance, type EngineEvent } from '../advance';
 import type { EngineDeps } from '../deps';
 import type { Job } from '../job-record';
@@ -209,7 +211,7 @@ async function bookReturn(
     return await deps.rateLimiter.reserveAhead(bucket, now, { at, withinMs });
   } catch (error) {
     deps.log?.warn("could not book a waiting job's token; it takes one when it returns", {
-      error: error instanceof Error ? error.message : String(error),
+      error: errorMessage(error),
     });
     return undefined;
   }

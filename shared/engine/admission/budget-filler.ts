@@ -24,6 +24,8 @@
  * advance() ('reschedule') and sends the job's message, whose earlier one then finds a newer
  * version and is dropped.
  */
+
+import { errorMessage } from '../../errors/error-message';
 import { advance, findStep, pollPolicyOf, waitsForPoll } from '../advance';
 import type { EngineDeps } from '../deps';
 import { pollStatsKey } from '../poll-stats';
@@ -442,7 +444,7 @@ export class BudgetFiller {
       scan = await deps.store.scanWork({ queuedLimit: mayAdmit ? o.limit : 0 });
     } catch (error) {
       deps.log?.warn('could not count the unfinished work; the call order stays as it was', {
-        error: error instanceof Error ? error.message : String(error),
+        error: errorMessage(error),
       });
       return 0;
     }
@@ -607,7 +609,7 @@ export class BudgetFiller {
       return await stats.load([...keys]);
     } catch (error) {
       this.#deps.log?.warn('could not read the learned poll timing; no polls moved this round', {
-        error: error instanceof Error ? error.message : String(error),
+        error: errorMessage(error),
       });
       return new Map();
     }

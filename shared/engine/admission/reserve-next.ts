@@ -3,6 +3,8 @@
  * message comes when the token does. With admission, a call due while the key's line is full is
  * parked instead.
  */
+
+import { errorMessage } from '../../errors/error-message';
 import { type Advanced, advance, findStep } from '../advance';
 import type { EngineDeps } from '../deps';
 import { isTerminal } from '../job-record';
@@ -72,7 +74,7 @@ export async function reserveNextToken(
   } catch (error) {
     deps.log?.warn("could not reserve the next call's token; it takes one when it comes", {
       jobId: job.id,
-      error: error instanceof Error ? error.message : String(error),
+      error: errorMessage(error),
     });
     return advanced;
   }

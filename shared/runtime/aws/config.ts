@@ -24,6 +24,7 @@ import { readFileSync } from 'node:fs';
 import * as z from 'zod';
 import type { AwsClientConfig } from '../../backends/aws/clients';
 import type { AwsBackendConfig } from '../../backends/aws/create-aws-backend';
+import { errorMessage } from '../../errors/error-message';
 import { redactUrl } from '../../openplatform/redact';
 import { ConfigError } from '../config-error';
 
@@ -99,7 +100,7 @@ function readStackOutputs(env: Env, problems: string[]): StackOutputs {
   try {
     value = JSON.parse(readFileSync(file, 'utf8'));
   } catch (error) {
-    problems.push(`OPFLOW_STACK_OUTPUTS: cannot read ${file} as JSON (${(error as Error).message})`);
+    problems.push(`OPFLOW_STACK_OUTPUTS: cannot read ${file} as JSON (${errorMessage(error)})`);
     return {};
   }
   const parsed = outputsFileSchema.safeParse(value);

@@ -16,6 +16,7 @@ import type { EngineDeps, EngineMetrics } from '../../engine/deps';
 import type { Job } from '../../engine/job-record';
 import type { Clock } from '../../engine/ports';
 import type { WorkflowRegistry } from '../../engine/workflow';
+import { namedErrorMessage } from '../../errors/error-message';
 import type { Logger } from '../../log/logger';
 import { createOpenPlatformClient } from '../../openplatform/client';
 import type { CallUsage, OpenPlatformClient } from '../../openplatform/types';
@@ -112,7 +113,7 @@ export function buildAwsPipeline(options: AwsPipelineOptions): AwsPipeline {
     tableName: config.tableName,
     onError: (error) =>
       options.log?.warn('job history: an event was not written (the job itself is committed)', {
-        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+        error: namedErrorMessage(error),
       }),
   });
   changes.subscribe((job) => history.record(job));

@@ -4,6 +4,7 @@
  * from OPFLOW_API_AUTH at start, so both sides agree on one shape.
  */
 import * as z from 'zod';
+import { errorMessage } from '../../errors/error-message';
 
 /**
  * Who may call as an operator with a JWT: a token whose `claim` (default `cognito:groups`) contains
@@ -33,7 +34,7 @@ export function apiAuthFromEnv(env: Readonly<Record<string, string | undefined>>
   try {
     value = JSON.parse(raw);
   } catch (error) {
-    throw new Error(`OPFLOW_API_AUTH is not JSON: ${(error as Error).message}`);
+    throw new Error(`OPFLOW_API_AUTH is not JSON: ${errorMessage(error)}`);
   }
   const parsed = apiAuthSchema.safeParse(value);
   if (!parsed.success) throw new Error(`OPFLOW_API_AUTH: ${z.prettifyError(parsed.error)}`);

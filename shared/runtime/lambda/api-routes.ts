@@ -13,6 +13,7 @@ import { batchRoutes } from '../../dashboard/batch-routes';
 import { deliveryRoutes } from '../../dashboard/delivery-routes';
 import { scheduleRoutes } from '../../dashboard/schedule-routes';
 import { timelineRoutes } from '../../dashboard/timeline-route';
+import { errorMessage } from '../../errors/error-message';
 import type { ApiRoute } from '../../http/job-api';
 import type { JobSide } from './jobs-runtime';
 
@@ -26,7 +27,7 @@ export function schedulesFromEnv(env: Env): Schedule[] {
   try {
     value = JSON.parse(raw);
   } catch (error) {
-    throw new Error(`OPFLOW_SCHEDULES is not JSON: ${(error as Error).message}`);
+    throw new Error(`OPFLOW_SCHEDULES is not JSON: ${errorMessage(error)}`);
   }
   const parsed = opflowConfigSchema.safeParse({ schedules: value });
   if (!parsed.success) throw new Error(`OPFLOW_SCHEDULES: ${z.prettifyError(parsed.error)}`);

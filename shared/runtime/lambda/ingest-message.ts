@@ -4,6 +4,7 @@
  * reason that names the field at fault. No retry helps a malformed message, so it is not retried.
  */
 import * as z from 'zod';
+import { errorMessage } from '../../errors/error-message';
 
 const s3EventSchema = z.object({
   Records: z.array(
@@ -52,7 +53,7 @@ export function readIngestMessage(body: unknown): IngestMessage {
   try {
     value = JSON.parse(body);
   } catch (error) {
-    return { kind: 'malformed', reason: `the body is not JSON (${(error as Error).message})` };
+    return { kind: 'malformed', reason: `the body is not JSON (${errorMessage(error)})` };
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     return { kind: 'malformed', reason: 'the body is not a JSON object' };

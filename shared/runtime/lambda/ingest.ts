@@ -29,6 +29,7 @@ import {
 } from '../../backends/aws';
 import type { Batch, BatchSource } from '../../engine/batch-store';
 import type { EngineDeps } from '../../engine/deps';
+import { errorMessage } from '../../errors/error-message';
 import { admitBatch } from '../../ingest/admission';
 import { maxDocumentBytes } from '../../ingest/documents';
 import { batchSettled } from '../../ingest/drive-batch';
@@ -142,7 +143,7 @@ export function createIngestFunction(options: IngestFunctionOptions) {
           error instanceof ContinuationBudgetExhaustedError
             ? 'ingest continuation budget exhausted; the message goes to the dead-letter queue'
             : 'ingest failed; the message comes back',
-          { error: (error as Error).message },
+          { error: errorMessage(error) },
         );
         failures.push({ itemIdentifier: record.messageId });
       }
@@ -203,7 +204,7 @@ export function createIngestFunction(options: IngestFunctionOptions) {
       );
     } catch (error) {
       // The upload's metadata or names, wrong for good: said, not retried.
-      throw error instanceof IngestRefused ? error : new IngestRefused((error as Error).message);
+      throw error instanceof IngestRefused ? error : new IngestRefused(errorMessage(error));
     }
     const { tenant, options } = inbox;
     if (entry.kind === 'manifest') {

@@ -21,6 +21,7 @@ import { SqsWorkQueue } from '../../backends/aws/sqs-work-queue';
 import { callbackPolicyFromEnv } from '../../callbacks/ssrf-guard';
 import type { EngineDeps } from '../../engine/deps';
 import type { WorkflowRegistry } from '../../engine/workflow';
+import { namedErrorMessage } from '../../errors/error-message';
 import { writeJobReport } from '../../reports/write-job-report';
 import { workflows as allWorkflows } from '../../workflows';
 import { awsCallbackNotifier } from '../aws/callback-notifier';
@@ -99,7 +100,7 @@ export function createJobsRuntime(options: {
     tableName,
     onError: (error) =>
       observability.logger.warn('job history: an event was not written (the job itself is committed)', {
-        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+        error: namedErrorMessage(error),
       }),
   });
   const changes = createJobChangeHub();

@@ -22,6 +22,7 @@ import { findStep } from '../../engine/advance';
 import type { EngineDeps } from '../../engine/deps';
 import type { Job } from '../../engine/job-record';
 import { keyFingerprint, runStep, type StepReport } from '../../engine/runner';
+import { errorMessage, namedErrorMessage } from '../../errors/error-message';
 import { engineLogger, engineMetrics, type Observability, traced } from './observability';
 
 /** A record not started because the function's deadline is near (it will be delivered again). */
@@ -98,7 +99,7 @@ function readMessage(record: SQSRecord, log: Observability['logger']): ReturnTyp
     return parseWorkMessage(record.body);
   } catch (error) {
     log.error('unreadable work message: reported as failed, so it reaches the dead-letter queue', {
-      error: (error as Error).message,
+      error: errorMessage(error),
     });
     throw error;
   }
@@ -140,7 +141,7 @@ async function releaseRound(
     if (round.released > 0 || round.lost > 0) log.info('parked jobs released', { ...round });
   } catch (error) {
     log.warn('could not release parked jobs; the next step of the key tries again', {
-      error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+      error: namedErrorMessage(error),
     });
   }
 }
@@ -195,7 +196,7 @@ export function createStepWorker(options: StepWorkerOptions): StepWorker {
         await releaseRound(recordDeps, options, tenant, log);
     } catch (error) {
       log.error('step failed: the message will be delivered again', {
-        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+        error: namedErrorMessage(error),
       });
       throw error;
     } finally {

@@ -15,6 +15,7 @@ import {
   servedReportLinks,
 } from '../../callbacks/sender';
 import type { Job } from '../../engine/job-record';
+import { errorMessage } from '../../errors/error-message';
 
 export interface CallbackLoop {
   /** A job changed: run a pass now if it ended with a callback. */
@@ -103,7 +104,7 @@ export function startCallbackLoop(deps: CallbackSenderDeps): CallbackLoop {
       .then(sleep)
       .catch((error: unknown) => {
         deps.log?.error('callback sender pass failed', {
-          error: error instanceof Error ? error.message : String(error),
+          error: errorMessage(error),
         });
         wakeAt(deps.clock.now() + 5_000);
       })

@@ -26,6 +26,7 @@ import type { JobStore } from '../../engine/ports';
 import { inFlightAllowanceMs, runStep } from '../../engine/runner';
 import { sweep } from '../../engine/sweep';
 import type { WorkflowRegistry } from '../../engine/workflow';
+import { errorMessage } from '../../errors/error-message';
 import type { Logger } from '../../log/logger';
 import { redactUrl } from '../../openplatform/redact';
 import type { OpenPlatformClient } from '../../openplatform/types';
@@ -238,7 +239,7 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
         log?.error('a step failed unexpectedly; it will be tried again', {
           jobId: message.jobId,
           version: message.version,
-          error: error instanceof Error ? error.message : String(error),
+          error: errorMessage(error),
         }),
     });
     const workers = pool;
