@@ -7,6 +7,7 @@ import { ParameterNotFoundError } from '@aws-lambda-powertools/parameters';
 import type { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { normalizeSecret } from '../../callbacks/secret-format';
+import { SigningSecretError, signingKey } from '../../config/signing-secrets';
 import type { WebhookSecrets } from '../../http/webhooks';
 import { secretsProviderOnFirstUse } from './secrets-provider';
 
@@ -28,6 +29,30 @@ export class SecretsManagerWebhookSecrets implements WebhookSecrets {
 
   refresh(source: string): Promise<string | undefined> {
     return this.read(source, true);
+  }
+
+  /**
+   * What is wrong with the secrets of `sources` (read afresh), one sentence each naming the source
+   * and the secret, never its value: a missing secret, or one no signature could be checked with.
+   * The api function runs it at cold start, so a malformed secret is said then, not at a delivery.
+   */
+  async problems(sources: readonly string[]): Promise<string[]> {
+    const found: string[] = [];
+    for (const source of sources) {
+      const name = `${this.prefix}${source}`;
+      const value = await this.read(source, true);
+      if (value === undefined) {
+        found.push(`webhook source ${source}: the secret ${name} is not set in Secrets Manager`);
+        continue;
+      }
+      try {
+        signingKey(value, `webhook source ${source}: the secret ${name}`);
+      } catch (error) {
+        if (!(error instanceof SigningSecretError)) throw error;
+        found.push(error.message);
+      }
+    }
+    return found;
   }
 
   private async read(source: string, forceFetch: boolean): Promise<string | undefined> {

@@ -100,15 +100,38 @@ export function loadAutomationSettings(
   return loading;
 }
 
-/** The webhook handler for these mappings, or undefined when the stack set up no webhook secrets. */
+/**
+ * The webhook handler for these mappings, or undefined when the stack set up no webhook secrets.
+ * As it is built (the function's first request) it reads the secret of every mapped source and logs,
+ * naming the source and the secret (never its value), each one missing or malformed: said when the
+ * function starts, not found by a delivery's 500. Such a source's deliveries are refused as
+ * misconfigured until it is fixed.
+ */
 export function awsWebhookHandler(
-  pipeline: Pick<JobSide, 'deps' | 'aws' | 'config'>,
+  pipeline: Pick<JobSide, 'deps' | 'aws' | 'config'> & { observability?: Observability | undefined },
   webhooks: OpflowConfig['webhooks'],
   env: Env = process.env,
 ): ((request: WebhookRequest) => Promise<JobApiResponse>) | undefined {
   const prefix = env.OPFLOW_WEBHOOK_SECRET_PREFIX?.trim();
   if (!prefix) return undefined;
   const parsed = opflowConfigSchema.parse({ webhooks });
+  // Its own Secrets Manager client: built only where the stack set up webhooks.
+  const secrets = new SecretsManagerWebhookSecrets(
+    createSecretsManagerClient(awsClientConfig(pipeline.config)),
+    prefix,
+  );
+  const log = pipeline.observability?.logger;
+  // In the background: no request waits for it, and the reads warm the secrets' cache.
+  void secrets.problems(Object.keys(parsed.webhooks)).then(
+    (problems) => {
+      for (const problem of problems)
+        log?.error('webhook secret not usable (read at cold start)', { problem });
+    },
+    (error: unknown) =>
+      log?.warn('webhook secrets not checked at cold start', {
+        error: error instanceof Error ? error.message : String(error),
+      }),
+  );
   return createWebhookHandler({
     deps: pipeline.deps,
     config: parsed,
@@ -116,11 +139,7 @@ export function awsWebhookHandler(
       client: pipeline.aws.clients.documents,
       tableName: pipeline.config.tableName,
     }),
-    // Its own Secrets Manager client: built only where the stack set up webhooks.
-    secrets: new SecretsManagerWebhookSecrets(
-      createSecretsManagerClient(awsClientConfig(pipeline.config)),
-      prefix,
-    ),
+    secrets,
   });
 }
 
