@@ -18,6 +18,13 @@ const mix: [workflow: string, input: (i: number, tag: string) => unknown][] = [
     'find-solution',
     (i, tag) => ({ problem: `How can hinge wear be reduced in folding helmet ${tag} ${i}?` }),
   ],
+  [
+    'fto',
+    (i, tag) => ({
+      text: `Variant ${tag} ${i}: a folding helmet whose shell segments lock open with a magnetic buckle.`,
+      markets: ['US', 'EP'],
+    }),
+  ],
   ['encyclopedia-qa', (i, tag) => ({ question: `What is compound ${tag} ${i} used for in migraine?` })],
   ['llm-chat', (i, tag) => ({ query: `Summarise the state of the art of folding helmets, ${tag} ${i}.` })],
   [

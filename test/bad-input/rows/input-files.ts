@@ -56,6 +56,14 @@ const badJsonInputs: [workflow: string, input: unknown, field: string][] = [
   ['patent-count', { query: 42 }, 'query'],
   ['patent-count', { query: 'x'.repeat(1501) }, 'query'],
   ['patent-count', { query: '' }, 'query'],
+  ['fto', {}, 'text'],
+  ['fto', { text: 'x', markets: ['USA'] }, 'markets'],
+  ['fto', { text: 'x', markets: 'US, WO' }, 'WO is not a market'],
+  ['fto', { text: 'x', markets: [] }, 'markets'],
+  ['fto', { text: 'x', legalStatus: ['granted'] }, 'legalStatus'],
+  ['fto', { text: 'x', apdStart: '2024-02-30' }, 'apdStart'],
+  ['fto', { text: 'x', apdStart: '2024-01-01', apdEnd: '2020-01-01' }, 'apdEnd'],
+  ['fto', { text: 'x', legalData: 'yes' }, 'legalData'],
 ];
 
 export const inputFileRows: CliRow[] = [

@@ -31,6 +31,9 @@ const inputs: [string, unknown, string][] = [
   ['llm-chat', { model: 'x', query: 'q' }, 'model'],
   ['patent-count', { query: 'x'.repeat(1600) }, 'query'],
   ['patent-count', 'TTL:(hinge)', 'input'],
+  ['fto', { text: 'x', markets: ['E1'] }, 'markets'],
+  ['fto', { text: 'x', apdEnd: 'last year' }, 'apdEnd'],
+  ['fto', { text: 'x', excludeCompanies: [''] }, 'excludeCompanies'],
   ['patent-count', [], 'input'],
 ];
 
