@@ -302,8 +302,50 @@ export interface RequestSchemas {
 
 /** The OpenAPI 3.1 document of the job API (built once). */
 export function jobApiOpenApi(api: RequestSchemas): Record<string, unknown> {
-  cached ??= buildWith(api);
+  cached ??= withSharedSchemas(buildWith(api));
   return cached;
+}
+
+const componentRef = '#/components/schemas/';
+
+/**
+ * zod writes a schema that carries an id (`.meta({ id: 'Job' })`) into a `$defs` of each schema it
+ * converts, referenced as `#/$defs/Job`. Inside an OpenAPI document such a reference resolves
+ * against the document, where no `$defs` exists, so validators and generators (openapi-typescript,
+ * swagger-parser) refuse it. Every such definition moves once to `components.schemas` and every
+ * reference points there. Two different definitions under one id are a bug: refused here.
+ */
+function withSharedSchemas(doc: Record<string, unknown>): Record<string, unknown> {
+  const shared: Record<string, unknown> = {};
+  const hoist = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(hoist);
+    if (node === null || typeof node !== 'object') return node;
+    const { $defs, ...rest } = node as Record<string, unknown>;
+    if ($defs !== undefined) {
+      for (const [id, definition] of Object.entries($defs as Record<string, unknown>)) {
+        const moved = hoist(definition);
+        if (id in shared && JSON.stringify(shared[id]) !== JSON.stringify(moved)) {
+          throw new Error(`OpenAPI: two different schemas are named ${id}`);
+        }
+        shared[id] = moved;
+      }
+    }
+    return Object.fromEntries(
+      Object.entries(rest).map(([key, value]) => [
+        key,
+        key === '$ref' && typeof value === 'string' && value.startsWith('#/$defs/')
+          ? componentRef + value.slice('#/$defs/'.length)
+          : hoist(value),
+      ]),
+    );
+  };
+  const hoisted = hoist(doc) as Record<string, unknown> & { components: Record<string, unknown> };
+  const names = Object.keys(shared).sort();
+  hoisted.components = {
+    schemas: Object.fromEntries(names.map((name) => [name, shared[name]])),
+    ...hoisted.components,
+  };
+  return hoisted;
 }
 
 function buildWith(api: RequestSchemas): Record<string, unknown> {

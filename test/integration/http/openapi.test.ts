@@ -2,13 +2,15 @@
 // every described route exists (here and in the AWS stack's route list), and the real answers of a
 // real `opflow serve` server (node:http, SQLite, report folder) validate against the description's
 // JSON Schemas (ajv, draft 2020-12, formats checked: every time is ISO 8601).
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import SwaggerParser from '@apidevtools/swagger-parser';
 import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JOB_ROUTES } from '../../../infra/lib/job-api';
+import { JOB_API_TYPES_FILE, jobApiTypes } from '../../../scripts/generate-job-api-types';
 import { createLocalBackend, type LocalBackend, SqliteJobHistory } from '../../../shared/backends/local';
 import { SqliteScheduleStateStore } from '../../../shared/backends/local/sqlite-schedule-state-store';
 import { SqliteWebhookDeliveries } from '../../../shared/backends/local/sqlite-webhook-deliveries';
@@ -24,6 +26,7 @@ import { contractJob } from '../../contract/ports.contract';
 
 type Doc = {
   openapi: string;
+  components: Record<string, unknown>;
   paths: Record<
     string,
     Record<string, { responses: Record<string, { content?: Record<string, { schema?: object }> }> }>
@@ -111,7 +114,8 @@ async function checked(method: string, template: string, path: string, body?: un
   ).toBeDefined();
   const schema = described!.content?.['application/json']?.schema;
   expect(schema, `${method} ${template} ${response.status} has no schema`).toBeDefined();
-  const validate = ajv.compile(schema!);
+  // Shared schemas are referenced as #/components/schemas/X: compiled beside the document's components.
+  const validate = ajv.compile({ ...schema!, components: doc.components });
   expect(
     validate(json),
     `${method} ${path}: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(json)}`,
@@ -120,6 +124,24 @@ async function checked(method: string, template: string, path: string, body?: un
 }
 
 describe('the OpenAPI description of the job API', () => {
+  it('is valid for the tools people feed it to: every $ref resolves, an independent validator accepts it', async () => {
+    const refs = JSON.stringify(doc).match(/"\$ref":"[^"]*"/g) ?? [];
+    expect(refs.length).toBeGreaterThan(0);
+    for (const ref of new Set(refs)) expect(ref).toMatch(/"#\/components\/schemas\/[A-Za-z]+"/);
+    // swagger-parser: the OpenAPI 3.1 schema, then every reference dereferenced.
+    await expect(SwaggerParser.validate(structuredClone(doc) as never)).resolves.toBeDefined();
+  });
+
+  it('generates the typed client with openapi-typescript, and the checked-in types are current', async () => {
+    const text = await jobApiTypes();
+    expect(text).toContain('Job: {');
+    expect(text).toContain('createJob: {');
+    expect(
+      readFileSync(JOB_API_TYPES_FILE, 'utf8'),
+      'shared/job-api-client/schema.d.ts is stale: run npx tsx scripts/generate-job-api-types.ts',
+    ).toBe(text);
+  });
+
   it('is OpenAPI 3.1 and describes exactly the routes the API and the AWS stack have', () => {
     expect(doc.openapi).toBe('3.1.0');
     const described = Object.entries(doc.paths).flatMap(([path, operations]) =>

@@ -1,0 +1,2063 @@
+/**
+ * The job API's types, generated from its OpenAPI document (GET /openapi.json) by openapi-typescript.
+ * Do not edit: run `npx tsx scripts/generate-job-api-types.ts` after changing a route or an answer.
+ */
+
+export interface paths {
+    "/health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Is the API up */
+        get: operations["health"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openapi.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** This description */
+        get: operations["openapi"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Jobs, newest first, with the filters of `opflow list` */
+        get: operations["listJobs"];
+        put?: never;
+        /**
+         * Start a job
+         * @description The input must match the workflow (opflow workflows <name> lists each workflow's fields). Header Idempotency-Key: the same key returns the same job (200 instead of 201).
+         */
+        post: operations["createJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/jobs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One job */
+        get: operations["getJob"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/jobs/{id}/selection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Answer a job waiting for a selection (status AWAITING_INPUT)
+         * @description `selected`: ids of `job.pending.options`, between `pending.min` and `pending.max` of them.
+         */
+        post: operations["answerSelection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/jobs/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel a job that has not finished */
+        post: operations["cancelJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/jobs/{id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a FAILED or CANCELLED job again
+         * @description From the step it stopped at (steps that finished are not called again), or from its first step with fromStart. The ended run is kept in `job.runs`.
+         */
+        post: operations["retryJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/jobs/{id}/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Links to a succeeded job's report files
+         * @description Locally (opflow serve) the links are paths of this server and do not expire; on AWS they are presigned S3 URLs valid until expiresAt.
+         */
+        get: operations["getReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/jobs/{id}/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The job's steps on a timeline: calls, durations, retries, polls, errors, billed units
+         * @description From the job history (kept 30 days): recorded is false when none was kept.
+         */
+        get: operations["getTimeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/batches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Batches (bulk ingestions), newest first (?limit=&cursor=) */
+        get: operations["listBatches"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/batches/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One batch: totals by status, calls, billed units, elapsed, ETA, its problems */
+        get: operations["getBatch"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/batches/{id}/redrive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Run its failed and cancelled items again */
+        post: operations["redriveBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/batches/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Stop releasing its items and cancel its unfinished jobs */
+        post: operations["cancelBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/batches/{id}/outputs/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** summary.csv, results.jsonl, failed.jsonl or index.html of a batch */
+        get: operations["getBatchOutput"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The schedules of opflow.config.json: next and last fire, last job, skipped slots, pause */
+        get: operations["listSchedules"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/schedules/{name}/trigger": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start a job of the schedule now */
+        post: operations["triggerSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/schedules/{name}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Skip its slots until resumed, with a reason (kept in the schedule state store) */
+        post: operations["pauseSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/schedules/{name}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Fire its slots again from now on (refused when opflow.config.json pauses it) */
+        post: operations["resumeSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Incoming webhook deliveries, newest first (?source=&limit=&cursor=), kept 30 days */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{source}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A signed webhook (Standard Webhooks) starts a job; no bearer token, the signature authenticates */
+        post: operations["receiveWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The MCP server, Streamable HTTP (opflow serve --mcp only) */
+        post: operations["mcp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The dashboard page (opflow serve only; no token needed to load it) */
+        get: operations["dashboard"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ui/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The dashboard's script, style and settings (opflow serve only) */
+        get: operations["dashboardFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/jobs/{id}/report/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A report file itself (opflow serve only) */
+        get: operations["getReportFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
+export type webhooks = Record<string, never>;
+export interface components {
+    schemas: {
+        Error: {
+            error: {
+                status: number;
+                /** @description not-found, invalid-request, conflict, forbidden, ... */
+                code: string;
+                /** @description what is wrong and where (body.field, query.field, path.id) */
+                message: string;
+            };
+        };
+        Job: {
+            id: string;
+            workflow: string;
+            tenant: string;
+            /** @enum {string} */
+            status: "QUEUED" | "RUNNING" | "WAITING" | "AWAITING_INPUT" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+            /** @description the step it is at (or stopped at) */
+            step: string;
+            version: number;
+            label?: string;
+            /** @description the input's title or first line, else the label */
+            title?: string;
+            /** @description which upstream served the job: {kind: sandbox} (simulated data, not real publications) or {kind: platform, baseUrl, keyFingerprint}; absent before its first call */
+            upstream?: {
+                /** @constant */
+                kind: "sandbox";
+            } | {
+                /** @constant */
+                kind: "platform";
+                baseUrl: string;
+                keyFingerprint: string;
+            };
+            selection: {
+                /** @enum {string} */
+                mode: "auto" | "manual";
+            };
+            /** @description the options offered, while AWAITING_INPUT */
+            pending?: {
+                step: string;
+                nextStep: string;
+                prompt: string;
+                options: {
+                    /** @description what POST /jobs/{id}/selection names in `selected` */
+                    id: string;
+                    label: string;
+                    detail?: string;
+                    preselected: boolean;
+                }[];
+                min: number;
+                max: number;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601, UTC
+                 */
+                offeredAt: string;
+            };
+            selections: {
+                [key: string]: string[];
+            };
+            attempts: number;
+            polls: number;
+            lastError?: {
+                step: string;
+                operationId?: string;
+                /** @description e.g. server, throttled, invalid-request, upstream-failed, deadline, auth */
+                kind: string;
+                /** @description the platform's business error code */
+                code?: number;
+                message: string;
+                retryable: boolean;
+                httpStatus?: number;
+                correlationId?: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601, UTC
+                 */
+                at: string;
+            };
+            usage: {
+                calls: number;
+                failedCalls: number;
+                throttledCalls: number;
+                billedUnits: number;
+                tokens: number;
+                /** @description time spent in upstream calls, milliseconds */
+                callMs: number;
+                /** @description create calls sent twice for one step (after a crash) */
+                duplicateCreates: number;
+                /** @description the platform's own task_cost, summed, where it reports one */
+                taskCost?: number;
+            };
+            outputs: string[];
+            /** @description earlier runs, when the job was retried */
+            runs?: {
+                /** @enum {string} */
+                status: "FAILED" | "CANCELLED";
+                step: string;
+                error?: {
+                    step: string;
+                    operationId?: string;
+                    /** @description e.g. server, throttled, invalid-request, upstream-failed, deadline, auth */
+                    kind: string;
+                    /** @description the platform's business error code */
+                    code?: number;
+                    message: string;
+                    retryable: boolean;
+                    httpStatus?: number;
+                    correlationId?: string;
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601, UTC
+                     */
+                    at: string;
+                };
+                /**
+                 * Format: date-time
+                 * @description ISO 8601, UTC
+                 */
+                finishedAt?: string;
+                usage: {
+                    calls: number;
+                    failedCalls: number;
+                    throttledCalls: number;
+                    billedUnits: number;
+                    tokens: number;
+                    /** @description time spent in upstream calls, milliseconds */
+                    callMs: number;
+                    /** @description create calls sent twice for one step (after a crash) */
+                    duplicateCreates: number;
+                    /** @description the platform's own task_cost, summed, where it reports one */
+                    taskCost?: number;
+                };
+                /**
+                 * Format: date-time
+                 * @description ISO 8601, UTC
+                 */
+                retriedAt: string;
+                retriedFrom: string;
+                fromStart: boolean;
+            }[];
+            batchId?: string;
+            /** @enum {string} */
+            source: "cli" | "api" | "webhook" | "schedule" | "bulk";
+            idempotencyKey?: string;
+            /** @description where the signed callback goes (its query elided) */
+            callbackUrl?: string;
+            /** @description the delivery of the callback */
+            callback?: {
+                /** @enum {string} */
+                state: "pending" | "delivered" | "gone" | "refused" | "exhausted";
+                round: number;
+                messageId: string;
+                attempts: {
+                    round: number;
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601, UTC
+                     */
+                    at: string;
+                    status?: number;
+                    error?: string;
+                    retryAfterMs?: number;
+                    durationMs: number;
+                }[];
+                /**
+                 * Format: date-time
+                 * @description ISO 8601, UTC
+                 */
+                nextAttemptAt?: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601, UTC
+                 */
+                deliveredAt?: string;
+            };
+            /**
+             * Format: date-time
+             * @description when it is looked at next (absent once finished)
+             */
+            nextRunAt?: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC
+             */
+            deadlineAt: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC
+             */
+            updatedAt: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC
+             */
+            finishedAt?: string;
+        };
+    };
+    responses: never;
+    parameters: never;
+    requestBodies: never;
+    headers: never;
+    pathItems: never;
+}
+export type $defs = Record<string, never>;
+export interface operations {
+    health: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description up */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "ok";
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601, UTC
+                         */
+                        time: string;
+                    };
+                };
+            };
+        };
+    };
+    openapi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OpenAPI 3.1 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+        };
+    };
+    listJobs: {
+        parameters: {
+            query?: {
+                /** @description only jobs in this status */
+                status?: "QUEUED" | "RUNNING" | "WAITING" | "AWAITING_INPUT" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+                /** @description only jobs of this batch (a run, an ingest) */
+                batchId?: string;
+                /** @description only jobs of this tenant */
+                tenant?: string;
+                /** @description at most this many (a page may hold fewer and still have a cursor) */
+                limit?: number;
+                /** @description from the previous page */
+                cursor?: string;
+                /** @description only jobs of this workflow */
+                workflow?: string;
+                /** @description only jobs started this way (cli, api, webhook, schedule, bulk) */
+                source?: "cli" | "api" | "webhook" | "schedule" | "bulk";
+                /** @description created at or after (a date or an ISO 8601 time) */
+                since?: string;
+                /** @description created at or before (a date or an ISO 8601 time) */
+                until?: string;
+                /** @description words that must all appear in the label, title, id or input text */
+                q?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page of jobs */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        jobs: components["schemas"]["Job"][];
+                        /** @description pass as ?cursor= for the next page */
+                        cursor?: string;
+                    };
+                };
+            };
+            /** @description invalid request (what is wrong and where) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description another tenant */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createJob: {
+        parameters: {
+            query?: never;
+            header?: {
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    workflow: string;
+                    input: unknown;
+                    /** @default default */
+                    tenant?: string;
+                    /**
+                     * @default {
+                     *       "mode": "auto"
+                     *     }
+                     */
+                    selection?: {
+                        /** @constant */
+                        mode: "auto";
+                    } | {
+                        /** @constant */
+                        mode: "manual";
+                    };
+                    deadlineMs?: number;
+                    label?: string;
+                    metadata?: {
+                        [key: string]: string | string[];
+                    };
+                    batchId?: string;
+                    /** Format: uri */
+                    callbackUrl?: string;
+                    /**
+                     * @default api
+                     * @enum {string}
+                     */
+                    source?: "api" | "webhook" | "schedule" | "bulk";
+                };
+            };
+        };
+        responses: {
+            /** @description the job of this Idempotency-Key, already there */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        job: components["schemas"]["Job"];
+                        created: boolean;
+                    };
+                };
+            };
+            /** @description created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        job: components["schemas"]["Job"];
+                        created: boolean;
+                    };
+                };
+            };
+            /** @description invalid request (what is wrong and where) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description another tenant */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the job */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        job: components["schemas"]["Job"];
+                    };
+                };
+            };
+            /** @description invalid request (what is wrong and where) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such job */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    answerSelection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    selected: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description the job, going on */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        job: components["schemas"]["Job"];
+                    };
+                };
+            };
+            /** @description invalid request (what is wrong and where) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such job */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the job is not in a status that allows this */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the cancelled job */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        job: components["schemas"]["Job"];
+                    };
+                };
+            };
+            /** @description invalid request (what is wrong and where) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such job */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the job is not in a status that allows this */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    retryJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @default false */
+                    fromStart?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description the job, queued again */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        job: components["schemas"]["Job"];
+                    };
+                };
+            };
+            /** @description invalid request (what is wrong and where) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such job */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the job is not in a status that allows this */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getReport: {
+        parameters: {
+            query?: {
+                /** @description only this file, e.g. report.html */
+                file?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the files */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        jobId: string;
+                        files: {
+                            key: string;
+                            /** @description report.html, report.md, result.json, attachments/... */
+                            name: string;
+                            url: string;
+                            /** @description local backend: where the file is on disk */
+                            path?: string;
+                            href?: string;
+                        }[];
+                    } | {
+                        jobId: string;
+                        expiresInSeconds: number;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601, UTC
+                         */
+                        expiresAt: string;
+                        files: {
+                            key: string;
+                            /** @description report.html, report.md, result.json, attachments/... */
+                            name: string;
+                            url: string;
+                            /** @description local backend: where the file is on disk */
+                            path?: string;
+                            href?: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description invalid request (what is wrong and where) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such job */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the job is not in a status that allows this */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getTimeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the timeline */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        jobId: string;
+                        /** @description false when no history was kept for the job: its figures are unknown, not 0 */
+                        recorded: boolean;
+                        steps: {
+                            name: string;
+                            title?: string;
+                            /** @description the operationId it calls, or download */
+                            operation?: string;
+                            /** @enum {string} */
+                            state: "done" | "current" | "waiting" | "failed" | "cancelled" | "pending" | "skipped";
+                            /**
+                             * Format: date-time
+                             * @description when the job first reached the step
+                             */
+                            startedAt?: string;
+                            /**
+                             * Format: date-time
+                             * @description when the job last left it
+                             */
+                            endedAt?: string;
+                            /** @description time the job spent at the step, milliseconds */
+                            durationMs?: number;
+                            calls: number;
+                            /** @description time spent in its upstream calls, milliseconds */
+                            callMs: number;
+                            billedUnits: number;
+                            throttled: number;
+                            /** @description failed attempts at the step */
+                            retries: number;
+                            polls: number;
+                            errors: {
+                                step: string;
+                                operationId?: string;
+                                /** @description e.g. server, throttled, invalid-request, upstream-failed, deadline, auth */
+                                kind: string;
+                                /** @description the platform's business error code */
+                                code?: number;
+                                message: string;
+                                retryable: boolean;
+                                httpStatus?: number;
+                                correlationId?: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC
+                                 */
+                                at: string;
+                            }[];
+                        }[];
+                    };
+                };
+            };
+            /** @description invalid request (what is wrong and where) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such job */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listBatches: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page of batches */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description invalid request (what is wrong and where) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the batch */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description invalid request (what is wrong and where) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such job */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    redriveBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the batch */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description invalid request (what is wrong and where) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such job */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the batch */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description invalid request (what is wrong and where) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such job */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getBatchOutput: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                file: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the file */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": unknown;
+                    "application/x-ndjson": unknown;
+                    "text/html": unknown;
+                };
+            };
+            /** @description invalid request (what is wrong and where) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such job */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listSchedules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the schedules */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        schedules: {
+                            name: string;
+                            cron: string;
+                            timezone: string;
+                            workflow: string;
+                            tenant: string;
+                            /** @description skip, buffer-one or allow-all */
+                            overlap: string;
+                            /** @description the pause's reason (as pause.reason) */
+                            paused?: string;
+                            pause?: {
+                                reason: string;
+                                /**
+                                 * @description config: lifted only by editing opflow.config.json
+                                 * @enum {string}
+                                 */
+                                by: "config" | "runtime";
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC
+                                 */
+                                at?: string;
+                            };
+                            /**
+                             * Format: date-time
+                             * @description the next slot; none while paused
+                             */
+                            next?: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC
+                             */
+                            lastFired?: string;
+                            lastJob?: {
+                                id: string;
+                                /** @enum {string} */
+                                status: "QUEUED" | "RUNNING" | "WAITING" | "AWAITING_INPUT" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+                            };
+                            /** @description slots skipped (overlap, pause) */
+                            skipped: number;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    triggerSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the job started */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        jobId: string;
+                        /** @description false: the job of this trigger existed already */
+                        created: boolean;
+                        schedule: {
+                            name: string;
+                            cron: string;
+                            timezone: string;
+                            workflow: string;
+                            tenant: string;
+                            /** @description skip, buffer-one or allow-all */
+                            overlap: string;
+                            /** @description the pause's reason (as pause.reason) */
+                            paused?: string;
+                            pause?: {
+                                reason: string;
+                                /**
+                                 * @description config: lifted only by editing opflow.config.json
+                                 * @enum {string}
+                                 */
+                                by: "config" | "runtime";
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC
+                                 */
+                                at?: string;
+                            };
+                            /**
+                             * Format: date-time
+                             * @description the next slot; none while paused
+                             */
+                            next?: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC
+                             */
+                            lastFired?: string;
+                            lastJob?: {
+                                id: string;
+                                /** @enum {string} */
+                                status: "QUEUED" | "RUNNING" | "WAITING" | "AWAITING_INPUT" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+                            };
+                            /** @description slots skipped (overlap, pause) */
+                            skipped: number;
+                        };
+                    };
+                };
+            };
+            /** @description no such job */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    pauseSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    reason: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the schedule */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        schedule: {
+                            name: string;
+                            cron: string;
+                            timezone: string;
+                            workflow: string;
+                            tenant: string;
+                            /** @description skip, buffer-one or allow-all */
+                            overlap: string;
+                            /** @description the pause's reason (as pause.reason) */
+                            paused?: string;
+                            pause?: {
+                                reason: string;
+                                /**
+                                 * @description config: lifted only by editing opflow.config.json
+                                 * @enum {string}
+                                 */
+                                by: "config" | "runtime";
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC
+                                 */
+                                at?: string;
+                            };
+                            /**
+                             * Format: date-time
+                             * @description the next slot; none while paused
+                             */
+                            next?: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC
+                             */
+                            lastFired?: string;
+                            lastJob?: {
+                                id: string;
+                                /** @enum {string} */
+                                status: "QUEUED" | "RUNNING" | "WAITING" | "AWAITING_INPUT" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+                            };
+                            /** @description slots skipped (overlap, pause) */
+                            skipped: number;
+                        };
+                    };
+                };
+            };
+            /** @description invalid request (what is wrong and where) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such job */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the job is not in a status that allows this */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    resumeSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the schedule */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        schedule: {
+                            name: string;
+                            cron: string;
+                            timezone: string;
+                            workflow: string;
+                            tenant: string;
+                            /** @description skip, buffer-one or allow-all */
+                            overlap: string;
+                            /** @description the pause's reason (as pause.reason) */
+                            paused?: string;
+                            pause?: {
+                                reason: string;
+                                /**
+                                 * @description config: lifted only by editing opflow.config.json
+                                 * @enum {string}
+                                 */
+                                by: "config" | "runtime";
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC
+                                 */
+                                at?: string;
+                            };
+                            /**
+                             * Format: date-time
+                             * @description the next slot; none while paused
+                             */
+                            next?: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC
+                             */
+                            lastFired?: string;
+                            lastJob?: {
+                                id: string;
+                                /** @enum {string} */
+                                status: "QUEUED" | "RUNNING" | "WAITING" | "AWAITING_INPUT" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+                            };
+                            /** @description slots skipped (overlap, pause) */
+                            skipped: number;
+                        };
+                    };
+                };
+            };
+            /** @description no such job */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the job is not in a status that allows this */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page of deliveries */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deliveries: {
+                            id: string;
+                            source: string;
+                            webhookId?: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC
+                             */
+                            at: string;
+                            status: number;
+                            jobId?: string;
+                            created?: boolean;
+                            error?: {
+                                code: string;
+                                message: string;
+                            };
+                            tenant: string;
+                        }[];
+                        cursor?: string;
+                    };
+                };
+            };
+            /** @description invalid request (what is wrong and where) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    receiveWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                source: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": unknown;
+            };
+        };
+        responses: {
+            /** @description the job (created, or found again for a repeated webhook-id) */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description invalid request (what is wrong and where) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description refused */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such job */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description refused */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    mcp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": unknown;
+            };
+        };
+        responses: {
+            /** @description a JSON-RPC answer or an event stream */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                    "text/event-stream": unknown;
+                };
+            };
+        };
+    };
+    dashboard: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": unknown;
+                };
+            };
+        };
+    };
+    dashboardFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                file: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the file */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": unknown;
+                    "text/css": unknown;
+                    "application/json": unknown;
+                };
+            };
+        };
+    };
+    getReportFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                file: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the file */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": unknown;
+                    "text/markdown": unknown;
+                    "application/json": unknown;
+                    "application/pdf": unknown;
+                };
+            };
+            /** @description no such job */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the job is not in a status that allows this */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+}
