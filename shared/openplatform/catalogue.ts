@@ -50,6 +50,7 @@ const NOVELTY = 'Novelty Search';
 const PATENT_SEARCH = 'Patent Data Search';
 const PATENT_BASIC = 'Patent Basic Data';
 const FTO = 'FTO Search';
+const TECHNICAL_QA = 'Technical Q&A';
 const JSON_BODY = 'application/json';
 const SSE = 'text/event-stream';
 
@@ -399,6 +400,24 @@ export const catalogue = {
     NOVELTY,
     JSON_BODY,
     'create',
+  ),
+  'ai36-1TechnicalQaSubmit': row(
+    'ai36-1TechnicalQaSubmit',
+    'ai36-1',
+    'POST',
+    '/ai/technical-qa/submit',
+    TECHNICAL_QA,
+    JSON_BODY,
+    'create',
+  ),
+  'ai36-2TechnicalQaReport': row(
+    'ai36-2TechnicalQaReport',
+    'ai36-2',
+    'POST',
+    '/ai/technical-qa/report',
+    TECHNICAL_QA,
+    JSON_BODY,
+    'read',
   ),
   'ai66-1FtoSubmit': row('ai66-1FtoSubmit', 'ai66-1', 'POST', '/ai/fto/submit', FTO, JSON_BODY, 'create'),
   'ai66-2FeatureExtract': row(

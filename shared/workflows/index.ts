@@ -21,6 +21,7 @@ import { noveltyCheck } from './novelty-check/workflow';
 import { patentCount } from './patent-count/workflow';
 import { preResearchReport } from './pre-research-report/workflow';
 import { technicalDisclosure } from './technical-disclosure/workflow';
+import { technicalQa } from './technical-qa/workflow';
 
 /** Every workflow, in the order listings show them. */
 const all: Workflow[] = [
@@ -33,6 +34,7 @@ const all: Workflow[] = [
   llmChat,
   patentCount,
   fto,
+  technicalQa,
   call,
 ].map((workflow) => withCommonNames(workflow as Workflow));
 

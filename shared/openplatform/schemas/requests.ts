@@ -355,6 +355,20 @@ const buildRequestSchemas = () =>
       }),
       tech_features: z.array(techFeature),
     }),
+    'ai36-1TechnicalQaSubmit': z.strictObject({
+      input: z.string().trim().min(1),
+      lang,
+      /** `seekgpt-thinking`, `o3-mini` or `summary-gpt`. */
+      model: z.enum(['seekgpt-thinking', 'o3-mini', 'summary-gpt']).optional(),
+      rag_source: z
+        .array(z.enum(['patent', 'paper', 'website']))
+        .min(1)
+        .optional(),
+      summary_check: z.boolean().optional(),
+    }),
+    'ai36-2TechnicalQaReport': z.strictObject({
+      task_id: z.string().min(1),
+    }),
     'ai66-1FtoSubmit': z.strictObject({
       input: z.string().min(1),
       lang: lang.optional(),

@@ -883,6 +883,81 @@ const buildResponseDataSchemas = () =>
     'ai66-4SearchAgent': z.looseObject({
       task_id: lenientString.nullish(),
     }),
+    'ai36-1TechnicalQaSubmit': z.looseObject({ task_id: lenientString.nullish() }),
+    /**
+     * `task_status` 1 running, 2 success, 3 failed. References arrive with the schema's lower-case
+     * names or, as the reference's own example shows, upper-case ones (`TITLE`, `LINK`): both kept.
+     */
+    'ai36-2TechnicalQaReport': z.looseObject({
+      task_id: lenientString.nullish(),
+      task_status: lenientInt.nullish(),
+      split_query: z
+        .looseObject({
+          query: z.array(lenientString).nullish(),
+          concept: z.array(lenientString).nullish(),
+        })
+        .nullish(),
+      message_response: z
+        .looseObject({
+          title: lenientString.nullish(),
+          modules: z.array(lenientString).nullish(),
+          summary: lenientString.nullish(),
+          recommend: z.array(lenientString).nullish(),
+          references: z
+            .array(
+              z.looseObject({
+                apd: lenientString.nullish(),
+                pbd: lenientString.nullish(),
+                link: lenientString.nullish(),
+                title: lenientString.nullish(),
+                authors: z
+                  .array(z.looseObject({ id: lenientString.nullish(), name: lenientString.nullish() }))
+                  .nullish(),
+                content: lenientString.nullish(),
+                org_info: z
+                  .array(
+                    z.looseObject({
+                      ...organisationFields(),
+                      normalized_id: lenientString.nullish(),
+                      normalized_logo: lenientString.nullish(),
+                      normalized_display_name: lenientString.nullish(),
+                    }),
+                  )
+                  .nullish(),
+                pdf_image: z
+                  .array(
+                    z.looseObject({
+                      image_id: lenientString.nullish(),
+                      extracted: lenientBoolean.nullish(),
+                      patent_id: lenientString.nullish(),
+                      image_from: lenientString.nullish(),
+                      image_type: lenientString.nullish(),
+                      is_extracted: lenientBoolean.nullish(),
+                      storage_path: lenientString.nullish(),
+                      official_size: lenientString.nullish(),
+                      source_image_type: lenientString.nullish(),
+                      fulltext_image240_url: lenientString.nullish(),
+                    }),
+                  )
+                  .nullish(),
+                project_id: lenientString.nullish(),
+                solution_id: lenientString.nullish(),
+                project_name: lenientString.nullish(),
+                solution_type: lenientString.nullish(),
+                pdf_image_count: lenientInt.nullish(),
+                solution_sub_type: lenientString.nullish(),
+              }),
+            )
+            .nullish(),
+          application: z.array(z.array(lenientString)).nullish(),
+          check_summary: lenientString.nullish(),
+          summary_think: lenientString.nullish(),
+          agent_suggestion: lenientString.nullish(),
+          tech_mind_suggestion: lenientString.nullish(),
+          agent_suggestion_scene: lenientString.nullish(),
+        })
+        .nullish(),
+    }),
     'ai66-5AgentResult': z.looseObject({
       lang: lenientString.nullish(),
       text: lenientString.nullish(),

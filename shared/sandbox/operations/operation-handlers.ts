@@ -12,6 +12,7 @@ import { createNoveltyOperations } from './novelty';
 import { createPatentCountOperations } from './patent-count';
 import { createPatentStatusOperations } from './patent-status';
 import { createPreResearchOperations } from './pre-research';
+import { createTechnicalQaOperations } from './technical-qa';
 
 /** Fresh handlers (one set per sandbox), keeping their records in registries made by `registry`. */
 export function createOperationHandlers(registry: RegistryFactory): OperationHandlers {
@@ -23,6 +24,7 @@ export function createOperationHandlers(registry: RegistryFactory): OperationHan
     ...createPreResearchOperations(registry),
     ...createNoveltyOperations(registry),
     ...createFtoOperations(registry),
+    ...createTechnicalQaOperations(registry),
     ...createPatentCountOperations(),
     ...createBibliographyOperations(),
     ...createPatentStatusOperations(),
