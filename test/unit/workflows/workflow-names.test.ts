@@ -25,6 +25,11 @@ const exceptions: { file: string; name: string; why: string }[] = [
     name: 'find-solution',
     why: "the sandbox's record registry of ai33 tasks, persisted in its state file under this name (the platform's product, not opflow's workflow)",
   },
+  {
+    file: 'shared/sandbox/operations/fto.ts',
+    name: 'fto',
+    why: "the sandbox's record registry of ai66 tasks, persisted in its state file under this name (the platform's product, not opflow's workflow)",
+  },
 ];
 
 /**
