@@ -7,7 +7,7 @@
  */
 import { basename, dirname, join } from 'node:path';
 import type { BatchOptions, BatchSourceKind } from '../../engine/batch-store';
-import { readRegularFile } from '../../files/bounded-read';
+import { describeFileError, FileRefused, readRegularFile } from '../../files/bounded-read';
 import { batchIdFor } from '../../ingest/batch';
 import { viewOf } from '../../ingest/batch-view';
 import { maxDocumentBytes } from '../../ingest/documents';
@@ -59,15 +59,21 @@ export async function awsIngestCommand(
     let uploaded = 0;
     // Records (and documents) found: none means the wrong file, or an export that failed.
     let found = 0;
+    // Documents of a folder that are not uploaded (over 50 MB, not a regular file): said, the rest go on.
+    const problems: { document: string; reason: string }[] = [];
     if (kind === 'folder') {
       for await (const record of readFolder(path)) {
         found += 1;
-        await upload(
-          `${prefix}${record.document}`,
-          await readLocal(join(path, record.document ?? ''), record.document ?? ''),
-          metadata,
-          true,
-        );
+        const document = record.document ?? '';
+        let body: Uint8Array;
+        try {
+          body = await readLocal(join(path, document), document);
+        } catch (error) {
+          if (!(error instanceof FileRefused)) throw error;
+          problems.push({ document, reason: describeFileError(error) });
+          continue;
+        }
+        await upload(`${prefix}${document}`, body, metadata, true);
         uploaded += 1;
       }
     } else {
@@ -115,6 +121,9 @@ export async function awsIngestCommand(
         );
     const warnings = found === 0 ? [emptySourceWarning(kind, path)] : [];
     if (!options.json) for (const warning of warnings) ctx.io.stderr.write(`opflow: ${warning}\n`);
+    if (!options.json)
+      for (const problem of problems)
+        ctx.io.stderr.write(`opflow: ${problem.document}: not uploaded: ${problem.reason}\n`);
     if (!options.quiet && !options.json)
       ctx.io.stderr.write(
         `opflow: uploaded ${uploaded} object${uploaded === 1 ? '' : 's'} to s3://${bucket}/${prefix}; batch ${batchId} starts there\n`,
@@ -126,9 +135,10 @@ export async function awsIngestCommand(
           uploaded,
           prefix: `s3://${bucket}/${prefix}`,
           warnings,
-          exitCode: ExitCode.ok,
+          problems,
+          exitCode: problems.length > 0 ? ExitCode.jobFailed : ExitCode.ok,
         });
-      return ExitCode.ok;
+      return problems.length > 0 ? ExitCode.jobFailed : ExitCode.ok;
     }
     const batches = await batchStoreOf(pipeline);
     const display = createBatchDisplay({
@@ -152,10 +162,13 @@ export async function awsIngestCommand(
       const exitCode: ExitCodeValue =
         result.end === 'aborted'
           ? ExitCode.interrupted
-          : view.failures > 0 || !batchSettled(result.batch) || result.batch.status !== 'FINISHED'
+          : problems.length > 0 ||
+              view.failures > 0 ||
+              !batchSettled(result.batch) ||
+              result.batch.status !== 'FINISHED'
             ? ExitCode.jobFailed
             : ExitCode.ok;
-      if (options.json) writeJson(ctx.io, { batch: view, end: result.end, warnings, exitCode });
+      if (options.json) writeJson(ctx.io, { batch: view, end: result.end, warnings, problems, exitCode });
       else
         ctx.io.stdout.write(
           `batch ${batchId}: ${view.totals.succeeded} succeeded, ${view.totals.failed} failed, ${view.thisRun.invalid} bad lines; outputs in s3://${bucket}/batches/${batchId}/\n`,
