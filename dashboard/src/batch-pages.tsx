@@ -1,7 +1,18 @@
 /** The batches: a list, and one batch with its progress, bad lines, summary files and jobs. */
 import { downloadFile } from './api';
 import { LineChart, StackedBar } from './charts';
-import { Notice, PageHead, Pending, SandboxBanner, SandboxTag, StatusBadge, Tiles, When } from './components';
+import {
+  Notice,
+  PageHead,
+  Pending,
+  ProblemsTable,
+  SandboxBanner,
+  SandboxTag,
+  StatusBadge,
+  TableHead,
+  Tiles,
+  When,
+} from './components';
 import { formatDuration, formatTime, jobTitle, plural, stepTitle, toDate } from './format';
 import { useAction, useFocusHeading, useLoaded } from './hooks';
 import { listRefreshMs } from './jobs-page';
@@ -40,31 +51,21 @@ export function BatchesPage({ api, config }: { api: Api; config: Settings }) {
                 ? 'No batches yet: opflow ingest <manifest or folder> --workflow <name> starts one.'
                 : `${plural(batches.length, 'batch', 'batches')}, newest first; updates live.`}
             </caption>
-            <thead>
-              <tr>
-                <th scope="col">Batch</th>
-                <th scope="col">Status</th>
-                <th scope="col">Workflow</th>
-                <th scope="col">Progress</th>
-                <th scope="col" class="num">
-                  Items
-                </th>
-                <th scope="col" class="num">
-                  Succeeded
-                </th>
-                <th scope="col" class="num">
-                  Failed
-                </th>
-                <th scope="col" class="num">
-                  Waiting or running
-                </th>
-                <th scope="col" class="num">
-                  Billed units
-                </th>
-                <th scope="col">ETA</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
+            <TableHead
+              columns={[
+                'Batch',
+                'Status',
+                'Workflow',
+                'Progress',
+                { label: 'Items', num: true },
+                { label: 'Succeeded', num: true },
+                { label: 'Failed', num: true },
+                { label: 'Waiting or running', num: true },
+                { label: 'Billed units', num: true },
+                'ETA',
+                'Created',
+              ]}
+            />
             <tbody>
               {batches.map((batch) => (
                 <tr key={batch.id} data-batch={batch.id} data-status={batch.status}>
@@ -347,27 +348,10 @@ export function BatchPage({ api, config, id }: { api: Api; config: Settings; id:
       {answer.problems.length ? (
         <section class="card" aria-labelledby="problems-heading">
           <h2 id="problems-heading">Lines that could not be used</h2>
-          <table class="jobs">
-            <caption>
-              {plural(answer.problemCount, 'problem')} in run {batch.run}
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col">Where</th>
-                <th scope="col">Id</th>
-                <th scope="col">Why</th>
-              </tr>
-            </thead>
-            <tbody>
-              {answer.problems.map((problem) => (
-                <tr>
-                  <td>{problem.position}</td>
-                  <td>{problem.id ?? ''}</td>
-                  <td>{problem.reason}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <ProblemsTable
+            caption={`${plural(answer.problemCount, 'problem')} in run ${batch.run}`}
+            problems={answer.problems}
+          />
         </section>
       ) : null}
       <section class="card" aria-labelledby="batch-jobs-heading">
@@ -385,16 +369,7 @@ export function BatchPage({ api, config, id }: { api: Api; config: Settings; id:
                 ''
               )}
             </caption>
-            <thead>
-              <tr>
-                <th scope="col">Job</th>
-                <th scope="col">Status</th>
-                <th scope="col">Step</th>
-                <th scope="col">Calls</th>
-                <th scope="col">Billed units</th>
-                <th scope="col">Updated</th>
-              </tr>
-            </thead>
+            <TableHead columns={['Job', 'Status', 'Step', 'Calls', 'Billed units', 'Updated']} />
             <tbody>
               {jobs.jobs.map((job) => (
                 <tr key={job.id} data-job={job.id} data-status={job.status}>

@@ -193,3 +193,47 @@ export function TokenForm({ reason, onSaved }: { reason: string; onSaved: () => 
     </main>
   );
 }
+
+/** A table column's heading: its text, right-aligned for figures, or read by screen readers only. */
+export type Column = string | { label: string; num?: boolean; hidden?: boolean };
+
+/** The heading row of a table, one `th scope="col"` a column. */
+export function TableHead({ columns }: { columns: Column[] }) {
+  return (
+    <thead>
+      <tr>
+        {columns.map((column) => {
+          const { label, num, hidden } =
+            typeof column === 'string' ? { label: column, num: false, hidden: false } : column;
+          return (
+            <th scope="col" class={num ? 'num' : undefined}>
+              {hidden ? <span class="visually-hidden">{label}</span> : label}
+            </th>
+          );
+        })}
+      </tr>
+    </thead>
+  );
+}
+
+/** Lines of a manifest that cannot be used: where, the line's id, and why. */
+export function ProblemsTable(props: {
+  caption: string;
+  problems: { position: string; id?: string | undefined; reason: string }[];
+}) {
+  return (
+    <table class="jobs">
+      <caption>{props.caption}</caption>
+      <TableHead columns={['Where', 'Id', 'Why']} />
+      <tbody>
+        {props.problems.map((problem) => (
+          <tr>
+            <td class="nowrap">{problem.position}</td>
+            <td>{problem.id ?? ''}</td>
+            <td>{problem.reason}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}

@@ -1,7 +1,7 @@
 /** One job: its actions, its selection, why it failed, its facts and usage, steps, callback, report. */
 import { useEffect, useState } from 'preact/hooks';
 import { downloadFile } from './api';
-import { Notice, PageHead, Pending, SandboxBanner, StatusBadge, Tiles, When } from './components';
+import { Notice, PageHead, Pending, SandboxBanner, StatusBadge, TableHead, Tiles, When } from './components';
 import {
   formatDuration,
   formatTime,
@@ -312,14 +312,7 @@ function Callback({ job }: { job: JobView }) {
       {callback?.attempts?.length ? (
         <table class="jobs">
           <caption>{plural(callback.attempts.length, 'attempt')}</caption>
-          <thead>
-            <tr>
-              <th scope="col">Round</th>
-              <th scope="col">At</th>
-              <th scope="col">Answer</th>
-              <th scope="col">Took</th>
-            </tr>
-          </thead>
+          <TableHead columns={['Round', 'At', 'Answer', 'Took']} />
           <tbody>
             {callback.attempts.map((attempt) => (
               <tr>

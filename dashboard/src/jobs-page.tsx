@@ -1,6 +1,6 @@
 /** The jobs list: filters and search, status changes announced, waiting jobs answered together. */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { Notice, PageHead, Pager, SandboxTag, StatusBadge, When } from './components';
+import { Notice, PageHead, Pager, SandboxTag, StatusBadge, TableHead, When } from './components';
 import { formatDuration, jobDuration, jobTitle, plural, stepTitle } from './format';
 import { type NoticeText, useFocusHeading, useLoaded } from './hooks';
 import { type Filters as FilterValues, filterQuery, jobHref, jobsHash } from './routing';
@@ -234,24 +234,18 @@ export function JobsPage({ api, config, route }: { api: Api; config: Settings; r
                 : `${plural(jobs.length, 'job')} on this page, newest first; the list updates itself.`}
               {waiting.length > 0 ? ' Tick waiting jobs to answer their selection together.' : ''}
             </caption>
-            <thead>
-              <tr>
-                <th scope="col">
-                  <span class="visually-hidden">Select</span>
-                </th>
-                <th scope="col">Job</th>
-                <th scope="col">Workflow</th>
-                <th scope="col">Status</th>
-                <th scope="col">Step</th>
-                <th scope="col">Created</th>
-                <th scope="col" class="num">
-                  Took
-                </th>
-                <th scope="col" class="num">
-                  Billed units
-                </th>
-              </tr>
-            </thead>
+            <TableHead
+              columns={[
+                { label: 'Select', hidden: true },
+                'Job',
+                'Workflow',
+                'Status',
+                'Step',
+                'Created',
+                { label: 'Took', num: true },
+                { label: 'Billed units', num: true },
+              ]}
+            />
             <tbody>
               {jobs.map((job) => (
                 <tr key={job.id} data-job={job.id} data-status={job.status}>

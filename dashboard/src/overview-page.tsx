@@ -4,7 +4,7 @@
  * workflow's record. Read from `GET /jobs?since=` (up to 5,000 jobs), refreshed every 10 s.
  */
 import { BarChart } from './charts';
-import { Notice, PageHead, Tiles } from './components';
+import { Notice, PageHead, TableHead, Tiles } from './components';
 import { dayNumber, formatDay, formatDuration, jobDuration, plural } from './format';
 import { useFocusHeading, useLoaded } from './hooks';
 import { jobsHash } from './routing';
@@ -157,26 +157,16 @@ export function OverviewPage({ api }: { api: Api; config: Settings }) {
           <div class="table-card">
             <table class="jobs">
               <caption>By workflow, the last {days} days</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Workflow</th>
-                  <th scope="col" class="num">
-                    Jobs
-                  </th>
-                  <th scope="col" class="num">
-                    Succeeded
-                  </th>
-                  <th scope="col" class="num">
-                    Failed
-                  </th>
-                  <th scope="col" class="num">
-                    Billed units
-                  </th>
-                  <th scope="col" class="num">
-                    Typical time
-                  </th>
-                </tr>
-              </thead>
+              <TableHead
+                columns={[
+                  'Workflow',
+                  { label: 'Jobs', num: true },
+                  { label: 'Succeeded', num: true },
+                  { label: 'Failed', num: true },
+                  { label: 'Billed units', num: true },
+                  { label: 'Typical time', num: true },
+                ]}
+              />
               <tbody>
                 {[...byWorkflow]
                   .sort((a, b) => b[1].jobs - a[1].jobs)

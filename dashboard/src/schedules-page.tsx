@@ -1,6 +1,6 @@
 /** The schedules of opflow.config.json: next and last fire, last job, and trigger, pause, resume. */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { Notice, StatusBadge, When } from './components';
+import { Notice, StatusBadge, TableHead, When } from './components';
 import { formatDuration, formatRelative, formatTime, jobDuration, plural } from './format';
 import { useAction, useFocusHeading, useLoaded } from './hooks';
 import { jobHref } from './routing';
@@ -196,21 +196,19 @@ export function SchedulesPage({ api }: { api: Api }) {
                 ? 'No schedules: declare them under "schedules" in opflow.config.json.'
                 : plural(schedules.length, 'schedule')}
             </caption>
-            <thead>
-              <tr>
-                <th scope="col">Schedule</th>
-                <th scope="col">When</th>
-                <th scope="col">Workflow</th>
-                <th scope="col">State</th>
-                <th scope="col">Next fire</th>
-                <th scope="col">Last fire</th>
-                <th scope="col">Last job</th>
-                <th scope="col">Skipped slots</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
+            <TableHead
+              columns={[
+                'Schedule',
+                'When',
+                'Workflow',
+                'State',
+                'Next fire',
+                'Last fire',
+                'Last job',
+                'Skipped slots',
+                { label: 'Actions', hidden: true },
+              ]}
+            />
             <tbody>
               {schedules.map((schedule) => (
                 <ScheduleRow
@@ -246,21 +244,17 @@ function RunHistory({ jobs }: { jobs: JobView[] }) {
       </p>
       <table class="jobs">
         <caption class="visually-hidden">{plural(rows.length, 'run')} of the schedules</caption>
-        <thead>
-          <tr>
-            <th scope="col">Schedule</th>
-            <th scope="col">Slot</th>
-            <th scope="col">Status</th>
-            <th scope="col">Job</th>
-            <th scope="col" class="num">
-              Took
-            </th>
-            <th scope="col" class="num">
-              Billed units
-            </th>
-            <th scope="col">Changes</th>
-          </tr>
-        </thead>
+        <TableHead
+          columns={[
+            'Schedule',
+            'Slot',
+            'Status',
+            'Job',
+            { label: 'Took', num: true },
+            { label: 'Billed units', num: true },
+            'Changes',
+          ]}
+        />
         <tbody>
           {rows.map(({ job, schedule, slot, manual }) => (
             <tr key={job.id} data-run={job.id}>

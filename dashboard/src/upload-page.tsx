@@ -4,7 +4,7 @@
  * nothing paid), then, once the person has seen that, the batch starts.
  */
 import { useState } from 'preact/hooks';
-import { Notice, PageHead, Tiles } from './components';
+import { Notice, PageHead, ProblemsTable, Tiles } from './components';
 import { plural } from './format';
 import { useFocusHeading } from './hooks';
 import { batchHref } from './routing';
@@ -247,27 +247,10 @@ export function UploadPage({ api, config }: { api: Api; config: Settings }) {
           />
           {current.problems.length > 0 ? (
             <div class="table-card">
-              <table class="jobs">
-                <caption>
-                  {plural(current.problemCount, 'line')} that would not be used (the rest would)
-                </caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Where</th>
-                    <th scope="col">Id</th>
-                    <th scope="col">Why</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {current.problems.map((problem) => (
-                    <tr>
-                      <td class="nowrap">{problem.position}</td>
-                      <td>{problem.id ?? ''}</td>
-                      <td>{problem.reason}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+              <ProblemsTable
+                caption={`${plural(current.problemCount, 'line')} that would not be used (the rest would)`}
+                problems={current.problems}
+              />
             </div>
           ) : null}
           <div class="actions">

@@ -1,6 +1,6 @@
 /** The webhook deliveries received: every request to `POST /webhooks/{source}`, whatever its answer. */
 import { useEffect, useState } from 'preact/hooks';
-import { Notice, Pager, When } from './components';
+import { Notice, Pager, TableHead, When } from './components';
 import { plural } from './format';
 import { useFocusHeading, useLoaded } from './hooks';
 import { listRefreshMs } from './jobs-page';
@@ -103,16 +103,7 @@ export function WebhooksPage({ api, route }: { api: Api; route: Route }) {
                 ? 'No deliveries recorded.'
                 : `${plural(deliveries.length, 'delivery', 'deliveries')} on this page, newest first; the list updates itself.`}
             </caption>
-            <thead>
-              <tr>
-                <th scope="col">Received</th>
-                <th scope="col">Source</th>
-                <th scope="col">Webhook id</th>
-                <th scope="col">Answer</th>
-                <th scope="col">Outcome</th>
-                <th scope="col">Job</th>
-              </tr>
-            </thead>
+            <TableHead columns={['Received', 'Source', 'Webhook id', 'Answer', 'Outcome', 'Job']} />
             <tbody>
               {deliveries.map((delivery) => (
                 <DeliveryRow key={delivery.id} delivery={delivery} />

@@ -52,3 +52,18 @@ export async function accessibilityProblems(page: Page): Promise<string> {
 export function screenshot(page: Page, name: string): Promise<Buffer> {
   return page.screenshot({ path: join(artefacts, `${name}.png`), fullPage: true });
 }
+
+/** The job API of the server at `url()`, called as a script would, with the token: its JSON answer. */
+export function jobApiClient(url: () => string, token: string) {
+  return async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+    const response = await fetch(`${url()}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return (await response.json()) as T;
+  };
+}

@@ -13,7 +13,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killRunningOpflows, runOpflow } from '../local/opflow-process';
 import { childEnv, startServe } from '../local/serve-process';
-import { accessibilityProblems, artefacts, openBrowser, screenshot } from './browser';
+import { accessibilityProblems, artefacts, jobApiClient, openBrowser, screenshot } from './browser';
 
 const token = 'dashboard-test-token-0123456789';
 /** The signing secret of the webhook source "tracker" (OPFLOW_WEBHOOK_SECRET_TRACKER). */
@@ -40,17 +40,8 @@ describe('the dashboard in a browser', () => {
   let receiverUrl: string;
   const received: { jobId: string; status: number }[] = [];
 
-  const api = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${url}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return (await response.json()) as { job: JobView };
-  };
+  const call = jobApiClient(() => url, token);
+  const api = (method: string, path: string, body?: unknown) => call<{ job: JobView }>(method, path, body);
   const submit = async (body: Record<string, unknown>) => (await api('POST', '/jobs', body)).job;
   const shot = (name: string) => screenshot(page, name);
   /** The row of a job in the list, once it shows `status` (the page updates itself; no reload). */

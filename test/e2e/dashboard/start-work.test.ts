@@ -11,7 +11,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killRunningOpflows } from '../local/opflow-process';
 import { childEnv, startServe } from '../local/serve-process';
-import { accessibilityProblems, openBrowser, screenshot } from './browser';
+import { accessibilityProblems, jobApiClient, openBrowser, screenshot } from './browser';
 
 const token = 'dashboard-start-test-token-0123456789';
 
@@ -28,17 +28,7 @@ describe('starting work from the dashboard', () => {
   let browser: Browser;
   let page: Page;
 
-  const api = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
-    const response = await fetch(`${url}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return (await response.json()) as T;
-  };
+  const api = jobApiClient(() => url, token);
   const jobIdInAddress = () => /#\/jobs\/(\w+)$/.exec(page.url())?.[1];
 
   beforeAll(async () => {
