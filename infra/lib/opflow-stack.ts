@@ -192,8 +192,9 @@ export class OpflowStack extends Stack {
       timeout: Duration.seconds(config.sweeper.timeoutSeconds),
       memorySize: config.sweeper.memoryMb,
     });
-    // The sweeper only reads: it lists due jobs (Query on the due index, then BatchGetItem of the
-    // jobs themselves) and re-sends their messages. It cannot change a job, whatever goes wrong in it.
+    // The sweeper lists due jobs (Query on the due index, then BatchGetItem of the jobs themselves)
+    // and re-sends their messages, each after a conditional PutItem of the job one version on that
+    // counts the message against the job's budget (or fails a job past it), and the nudge's unpark.
     const dueIndex: keyof typeof JOB_TABLE.indexes = 'due';
     this.sweeper.role.addToPrincipalPolicy(
       new PolicyStatement({
@@ -202,7 +203,10 @@ export class OpflowStack extends Stack {
       }),
     );
     this.sweeper.role.addToPrincipalPolicy(
-      new PolicyStatement({ actions: ['dynamodb:BatchGetItem'], resources: [this.storage.table.tableArn] }),
+      new PolicyStatement({
+        actions: ['dynamodb:BatchGetItem', 'dynamodb:PutItem'],
+        resources: [this.storage.table.tableArn],
+      }),
     );
     this.workQueue.queue.grantSendMessages(this.sweeper.role);
     new Rule(this, 'SweepEveryMinute', {

@@ -46,6 +46,8 @@ export interface JobSummary {
   error?: Job['lastError'];
   pending?: Job['pending'];
   usage: Job['usage'];
+  /** Messages sent to move the job on (its runaway guard counts them against a budget). */
+  messages: number;
   /** Where the readable report is, once there is one. */
   report?: string | undefined;
   /** Earlier runs when the job was retried (`opflow retry`), oldest first. */
@@ -84,6 +86,7 @@ export function jobSummary(job: Job, report?: string): JobSummary {
     error: job.status === 'FAILED' || job.status === 'CANCELLED' ? job.lastError : undefined,
     pending: job.status === 'AWAITING_INPUT' ? job.pending : undefined,
     usage: job.usage,
+    messages: job.messages ?? 0,
     report,
     runs: job.runs?.map((run) => ({
       status: run.status,
@@ -182,6 +185,7 @@ export function describeJob(job: Job, workflows: WorkflowRegistry, report?: stri
     `usage     ${u.calls} calls (${u.failedCalls} failed, ${u.throttledCalls} throttled), ${u.billedUnits} billed units, ${u.tokens} tokens, ${formatDuration(u.callMs)} in calls${
       u.duplicateCreates > 0 ? `, ${u.duplicateCreates} repeated creates` : ''
     }${u.taskCost !== undefined ? `, platform task_cost ${u.taskCost} s` : ''}`,
+    `messages  ${job.messages ?? 0} sent to move the job on`,
   );
   if (job.lastError) {
     const e = job.lastError;

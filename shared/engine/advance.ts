@@ -6,11 +6,15 @@
 import { advanceWait } from './admission/waits';
 import {
   emptyUsage,
+  failedOverMessageBudget,
+  isTerminal,
   type Job,
   type JobError,
   type JobUsage,
+  overMessageBudget,
   rebasedOnClock,
   type SelectionOption,
+  sentOne,
   type UnsavedAnswer,
 } from './job-record';
 import {
@@ -361,6 +365,21 @@ export function advance(
     default:
       return advanceOutcome(workflow, job, event, now, random, timer);
   }
+}
+
+/**
+ * The runaway guard on a change that is to be committed: when it schedules the job's next look
+ * (`delayMs`) the job's message count goes up by one; past `budget` the change becomes the job
+ * failed (`message-budget`), with nothing to send. A finished job, a change that only waits
+ * (`unchanged`) or one that sends nothing is left as it is.
+ */
+export function countMessage(advanced: Advanced, budget: number, now: number): Advanced {
+  const { job } = advanced;
+  if (advanced.delayMs === undefined || advanced.unchanged || isTerminal(job.status)) return advanced;
+  if (overMessageBudget(job, budget)) {
+    return { job: failedOverMessageBudget(job, budget, now), completed: false };
+  }
+  return { ...advanced, job: { ...job, messages: sentOne(job) } };
 }
 
 /** What `waitsForPoll` reads of a job (a whole job, or the budget filler's slim view of one). */

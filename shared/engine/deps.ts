@@ -77,6 +77,11 @@ export interface EngineDeps {
    * in due order and sends each its one message. Off (default): such a job is sent back with a spread.
    */
   admission?: boolean | undefined;
+  /**
+   * Messages a job may send before the runaway guard fails it (`Job.messages`; default
+   * `defaultMessageBudget`, job-record.ts).
+   */
+  messageBudget?: number | undefined;
   /** How paid calls in flight are guarded (defaults: 60 s allowance, a heartbeat every 15 s). */
   inFlight?: InFlightOptions | undefined;
   /** Told about every committed change (progress displays). */

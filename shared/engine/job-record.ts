@@ -203,6 +203,12 @@ export interface Job {
   /** The current step's answer, received but not stored yet (see UnsavedAnswer). */
   unsaved?: UnsavedAnswer | undefined;
   usage: JobUsage;
+  /**
+   * Messages sent to move the job on: one by each commit that schedules its next look, each release
+   * of a parked job and each sweeper re-send (see `defaultMessageBudget`). Waits for a token of the
+   * key's budget are not counted: the key's rate paces them and the deadline bounds them. Absent: 0.
+   */
+  messages?: number | undefined;
   /** Report store keys of what this job has produced so far (step data, report, attachments). */
   outputs: string[];
   /** Earlier runs, oldest first, when the job was retried; this is run `runs.length + 1`. */
@@ -236,5 +242,73 @@ export function rebasedOnClock(job: Job, now: number): Job {
 }
 
 export function unparkedJob(job: Job, now: number): Job {
-  return { ...job, version: job.version + 1, updatedAt: now, parked: undefined };
+  return { ...job, version: job.version + 1, updatedAt: now, parked: undefined, messages: sentOne(job) };
+}
+
+/**
+ * The runaway guard: a job may send this many messages (see `Job.messages`) before it fails with
+ * kind `message-budget`. Lambda's recursive loop detection is off for the step worker (a job's
+ * steps are a chain of messages longer than its 16 hops), so a loop (a workflow that steps back, a
+ * step that crashes its worker and is re-sent by the sweeper every minute) is stopped here, not by
+ * AWS. Real runs are far below it: a novelty check sends 14 to 52 messages against the sandbox (52
+ * before its poll timing is learned), and one that polls every step to its give-up time 168 (the
+ * most of any workflow; docs/concepts/limits.md).
+ * `OPFLOW_JOB_MESSAGE_BUDGET` sets another budget for every function and process.
+ */
+export const defaultMessageBudget = 1_000;
+export const messageBudgetVariable = 'OPFLOW_JOB_MESSAGE_BUDGET';
+
+/** The budget from the environment (`OPFLOW_JOB_MESSAGE_BUDGET`); throws naming it when it is not a whole number above 0. */
+export function messageBudgetFromEnv(env: Readonly<Record<string, string | undefined>>): number {
+  const raw = env[messageBudgetVariable]?.trim();
+  if (raw === undefined || raw === '') return defaultMessageBudget;
+  const budget = Number(raw);
+  if (!Number.isSafeInteger(budget) || budget < 1) {
+    throw new Error(`${messageBudgetVariable} must be a whole number of messages above 0, got "${raw}"`);
+  }
+  return budget;
+}
+
+/** The job's message count with one more message. */
+export function sentOne(job: Pick<Job, 'messages'>): number {
+  return (job.messages ?? 0) + 1;
+}
+
+/** Whether sending the job one more message would take it past `budget`. */
+export function overMessageBudget(job: Pick<Job, 'messages'>, budget: number): boolean {
+  return sentOne(job) > budget;
+}
+
+/**
+ * The job failed by the runaway guard, as the commit that would have sent its next message (`job`
+ * is that commit's record, its version already counted). Nothing is sent: the job is finished.
+ */
+export function failedOverMessageBudget(job: Job, budget: number, now: number): Job {
+  return {
+    ...job,
+    status: 'FAILED',
+    pending: undefined,
+    tokenAt: undefined,
+    parked: undefined,
+    lastError: {
+      step: job.step,
+      kind: 'message-budget',
+      message: `the job has sent ${job.messages ?? 0} messages, its budget (${messageBudgetVariable}, ${budget}); it is stopped here as a likely loop (a step that keeps coming back, or a step its worker never finishes). opflow retry runs it again with a fresh count`,
+      retryable: false,
+      at: now,
+    },
+    finishedAt: now,
+    expiresAt: Math.floor(now / 1000) + 30 * 24 * 3600,
+  };
+}
+
+/**
+ * The sweeper's re-send of a job no message will bring back, as a record: one version on and one
+ * message more (the message is sent at the new version, so a late original goes stale), or the
+ * job failed by the runaway guard when that message would take it past `budget`.
+ */
+export function resentJob(job: Job, budget: number, now: number): Job {
+  const next: Job = { ...job, version: job.version + 1, updatedAt: now };
+  if (overMessageBudget(job, budget)) return failedOverMessageBudget(next, budget, now);
+  return { ...next, messages: sentOne(job) };
 }

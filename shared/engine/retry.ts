@@ -145,6 +145,8 @@ export async function retryJob(deps: EngineDeps, jobId: string, options: RetryOp
       inFlightBy: undefined,
       intents: intentsBefore(workflow, job, from, fromStart),
       lastError: undefined,
+      // A new run gets a fresh message budget (the runaway guard counts per run).
+      messages: undefined,
       // An answer that came back but could not be stored is stored now, not asked for again.
       unsaved: !fromStart && job.unsaved?.step === from ? job.unsaved : undefined,
       nextRunAt: now,

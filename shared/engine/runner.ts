@@ -24,6 +24,7 @@ import { reserveNextToken } from './admission/reserve-next';
 import {
   type Advanced,
   advance,
+  countMessage,
   type EngineEvent,
   findStep,
   type PollTimer,
@@ -32,7 +33,7 @@ import {
   type StepOutcome,
 } from './advance';
 import type { EngineDeps } from './deps';
-import { isTerminal, type Job, type JobUsage, type UnsavedAnswer } from './job-record';
+import { defaultMessageBudget, isTerminal, type Job, type JobUsage, type UnsavedAnswer } from './job-record';
 import { stepStatsKey } from './poll-stats';
 import { type DurationSketch, defaultPollAim, learnedPollDelay } from './poll-timing';
 import type { WorkMessage } from './ports';
@@ -567,7 +568,9 @@ async function storeKeptAnswer(
   return commitOutcome(deps, workflow, job, event, deps.clock.now(), undefined);
 }
 
-async function commitAndSchedule(deps: EngineDeps, previous: Job, advanced: Advanced): Promise<StepReport> {
+async function commitAndSchedule(deps: EngineDeps, previous: Job, change: Advanced): Promise<StepReport> {
+  // The commit that schedules the next look counts its message; past the budget it fails the job.
+  const advanced = countMessage(change, deps.messageBudget ?? defaultMessageBudget, change.job.updatedAt);
   const { job } = advanced;
   if (!(await deps.store.commit(job, previous.version))) return { outcome: 'conflict' };
   deps.onJobChange?.(job);
@@ -584,6 +587,8 @@ async function commitAndSchedule(deps: EngineDeps, previous: Job, advanced: Adva
     deps.log?.info('job succeeded', fields);
   } else if (job.status === 'FAILED') {
     deps.metrics?.count('JobFailed', 1, { workflow: job.workflow });
+    if (job.lastError?.kind === 'message-budget')
+      deps.metrics?.count('MessageBudgetExceeded', 1, { workflow: job.workflow });
     deps.log?.warn('job failed', { ...fields, error: job.lastError });
   } else if (job.lastError && job.lastError.at === job.updatedAt) {
     deps.metrics?.count('Retries', 1, { workflow: job.workflow });

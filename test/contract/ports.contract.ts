@@ -201,6 +201,26 @@ export function describeJobStoreContract(name: string, factory: ContractFactory<
         expect(await store.get(ghost.id)).toBeUndefined();
       });
 
+      it("keeps the job's message count (the runaway guard's) through commits, to the failure it ends in", async () => {
+        const store = await fresh();
+        let job = contractJob();
+        await store.create(job);
+        for (let sent = 1; sent <= 3; sent += 1) {
+          const next = nextVersion(job, { messages: sent, nextRunAt: job.nextRunAt + 1_000 });
+          expect(await store.commit(next, job.version)).toBe(true);
+          job = next;
+        }
+        expect((await store.get(job.id))?.messages).toBe(3);
+        const stopped = nextVersion(job, {
+          status: 'FAILED',
+          lastError: { step: job.step, kind: 'message-budget', message: 'over', retryable: false, at: T0 },
+          finishedAt: T0,
+        });
+        expect(await store.commit(stopped, job.version)).toBe(true);
+        expect(await store.get(job.id)).toEqual(stopped);
+        expect((await store.listDue(Number.MAX_SAFE_INTEGER, 10)).map((due) => due.id)).not.toContain(job.id);
+      });
+
       it('chains commits version after version', async () => {
         const store = await fresh();
         let job = contractJob();

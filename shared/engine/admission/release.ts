@@ -10,9 +10,9 @@
  * each runs a round. Any number of workers may release at once: a release lost to another writer
  * leaves its token unused (budget, never a call paid twice).
  */
-import { advance } from '../advance';
+import { advance, countMessage } from '../advance';
 import type { EngineDeps } from '../deps';
-import { isTerminal, type Job } from '../job-record';
+import { defaultMessageBudget, isTerminal, type Job } from '../job-record';
 import type { Workflow } from '../workflow';
 import type { ParkedJobs } from './parked-jobs';
 
@@ -72,11 +72,17 @@ export async function releaseParked(
       if (at <= now) fullClasses.add(candidate.class);
       continue;
     }
-    const admitted = advance(workflow, job, { type: 'admitted', at: tokenAt }, now, deps.random);
+    // The release's message counts against the job's budget (runaway guard: past it, the job fails).
+    const admitted = countMessage(
+      advance(workflow, job, { type: 'admitted', at: tokenAt }, now, deps.random),
+      deps.messageBudget ?? defaultMessageBudget,
+      now,
+    );
     if (!(await deps.store.commit(admitted.job, job.version))) {
       round.lost++;
       continue;
     }
+    if (isTerminal(admitted.job.status)) continue;
     // Only its place in line changed (token and due time): no history event, one write less.
     await deps.queue.send(
       { jobId: job.id, version: admitted.job.version },

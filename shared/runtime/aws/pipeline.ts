@@ -6,6 +6,7 @@
  *
  * Its settings come from the environment (`loadAwsConfig`, ./config.ts, which names every variable).
  */
+
 import { type AwsBackend, createAwsBackend } from '../../backends/aws';
 import { DynamoDbCallbackOutbox } from '../../backends/aws/dynamodb-callback-outbox';
 import { DynamoDbJobHistory } from '../../backends/aws/dynamodb-job-history';
@@ -14,6 +15,7 @@ import { callbackPolicyFromEnv } from '../../callbacks/ssrf-guard';
 import { maxParkAheadMs } from '../../engine/admission/reserve-next';
 import type { EngineDeps, EngineMetrics } from '../../engine/deps';
 import type { Job } from '../../engine/job-record';
+import { messageBudgetFromEnv } from '../../engine/job-record';
 import type { Clock } from '../../engine/ports';
 import type { WorkflowRegistry } from '../../engine/workflow';
 import { namedErrorMessage } from '../../errors/error-message';
@@ -134,6 +136,7 @@ export function buildAwsPipeline(options: AwsPipelineOptions): AwsPipeline {
     rateLimiter: aws.rateLimiter,
     admission: config.admission !== 'off',
     bookAheadMs: maxParkAheadMs,
+    messageBudget: messageBudgetFromEnv(options.env ?? process.env),
     pollStats: aws.pollStats,
     pollStatsScope: config.baseUrl ?? 'https://connect.patsnap.com',
     upstreamOf: (apiKey) => identifyUpstream(apiKey, config.baseUrl ?? 'https://connect.patsnap.com'),

@@ -8,6 +8,7 @@ import { awsClientConfig, createDynamoDbClients, createSqsClient } from '../../b
 import { DynamoDbJobStore } from '../../backends/aws/dynamodb-job-store';
 import { SqsWorkQueue } from '../../backends/aws/sqs-work-queue';
 import type { EngineDeps } from '../../engine/deps';
+import { messageBudgetFromEnv } from '../../engine/job-record';
 import { loadAwsConfig } from '../aws/config';
 import { createObservability, type Observability } from './observability';
 import type { SweeperOptions } from './sweeper';
@@ -20,13 +21,14 @@ export function createSweeperRuntime(
   const clientConfig = awsClientConfig(config);
   const { documents } = createDynamoDbClients(clientConfig);
   const store = new DynamoDbJobStore({ client: documents, tableName: config.tableName });
-  const sweepDeps: Pick<EngineDeps, 'store' | 'queue' | 'clock'> = {
+  const sweepDeps: Pick<EngineDeps, 'store' | 'queue' | 'clock' | 'messageBudget'> = {
     store,
     queue: new SqsWorkQueue({
       client: createSqsClient(clientConfig),
       queueUrl: config.queueUrl,
     }),
     clock: { now: () => Date.now() },
+    messageBudget: messageBudgetFromEnv(env),
   };
   // sweep() reads only the store, the queue, the clock, the logger and the metrics.
   return {

@@ -7,6 +7,7 @@
  * one takes back the dead process's leases, re-sends jobs whose message was lost, and continues every
  * unfinished job from its last committed step.
  */
+
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import {
@@ -21,6 +22,7 @@ import { callbackPolicyFromEnv } from '../../callbacks/ssrf-guard';
 import { BudgetFiller } from '../../engine/admission/budget-filler';
 import type { EngineDeps } from '../../engine/deps';
 import type { Job } from '../../engine/job-record';
+import { messageBudgetFromEnv } from '../../engine/job-record';
 import { CachedPollStats } from '../../engine/poll-stats';
 import type { JobStore } from '../../engine/ports';
 import { inFlightAllowanceMs, runStep } from '../../engine/runner';
@@ -173,6 +175,7 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
       reports: local.reports,
       keys,
       rateLimiter: local.rateLimiter,
+      messageBudget: messageBudgetFromEnv(options.env ?? process.env),
       pollStats: new CachedPollStats(local.pollStats, { now: () => clock.now(), ttlMs: 1_000 }),
       pollStatsScope: upstream.baseUrl ?? platformBaseUrl,
       upstreamOf: (apiKey) => resolved.identify(apiKey),

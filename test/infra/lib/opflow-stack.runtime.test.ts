@@ -559,7 +559,7 @@ describe.each(stages)(
       expect(denied).toEqual([]);
     });
 
-    it('lets the sweeper do what a sweep does, and nothing that changes a job', async () => {
+    it('lets the sweeper do what a sweep does: read due jobs, commit each re-send (its message count), send', async () => {
       recorder.take();
       now += 120_000;
       const result = await sweep(deps);
@@ -567,6 +567,7 @@ describe.each(stages)(
       const calls = recorder.take();
       expect([...new Set(calls.map((call) => call.command))].sort()).toEqual([
         'BatchGetItem',
+        'PutItem',
         'Query',
         'SendMessageBatch',
       ]);

@@ -516,7 +516,7 @@ describe.each([
       ]);
     });
 
-    it('lets the sweeper query the due index, read jobs and send work: nothing that writes a job, no S3, no secrets', () => {
+    it('lets the sweeper query the due index, read jobs, commit a re-send (PutItem, no delete) and send work: no S3, no secrets', () => {
       const { stack, template } = stageOf();
       const statements = statementsOfRole(template, roles(stack).sweeper);
       const tableArn = { 'Fn::GetAtt': [logicalId(stack, stack.storage.table), 'Arn'] };
@@ -525,9 +525,13 @@ describe.each([
           Action: 'dynamodb:Query',
           Resource: { 'Fn::Join': ['', [tableArn, '/index/due']] },
         }),
-        expect.objectContaining({ Action: 'dynamodb:BatchGetItem', Resource: tableArn }),
+        expect.objectContaining({
+          Action: ['dynamodb:BatchGetItem', 'dynamodb:PutItem'],
+          Resource: tableArn,
+        }),
       ]);
       const actions = actionsOf(statements);
+      expect(actions.filter((a) => /^dynamodb:(Delete|Update|BatchWrite)/.test(a))).toEqual([]);
       expect(actions).toContain('sqs:SendMessage');
       expect(actions.filter((a) => a.startsWith('s3:') || a.startsWith('secretsmanager:'))).toEqual([]);
       expect(actions.filter((a) => a === 'sqs:ReceiveMessage')).toEqual([]);
