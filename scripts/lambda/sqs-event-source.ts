@@ -36,7 +36,7 @@ export interface SqsEventSourceOptions {
   batchSize?: number;
   /** Seconds a receive waits for messages (default 1). */
   waitTimeSeconds?: number;
-  /** Real time each invocation gets (default 60 s). */
+  /** Real time each invocation gets before it is stopped as timed out (default 60 s; the template's `Timeout`). */
   functionTimeoutMs?: number;
   /**
    * Asked after each invocation; false means the deletes are lost (the instance died after its
@@ -123,15 +123,24 @@ export class SqsEventSource {
       }),
     };
     let failedIds: Set<string> | undefined;
+    let timer: NodeJS.Timeout | undefined;
     try {
       const invoke = () =>
         handler(event, lambdaContext('opflow-step-worker', this.options.functionTimeoutMs));
-      const response = await (recursion
-        ? runWithTraceHeader(this.invokeStore, traceHeader, invoke)
-        : invoke());
+      // Lambda stops the invocation at the function's timeout ("Task timed out"): the batch is
+      // neither answered nor deleted, and comes back after the visibility timeout.
+      const timedOut = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('Task timed out')), this.options.functionTimeoutMs);
+      });
+      const response = await Promise.race([
+        recursion ? runWithTraceHeader(this.invokeStore, traceHeader, invoke) : invoke(),
+        timedOut,
+      ]);
       failedIds = new Set(response.batchItemFailures.map((failure) => failure.itemIdentifier));
     } catch {
       failedIds = undefined;
+    } finally {
+      clearTimeout(timer);
     }
     const partial = {
       received: messages.length,

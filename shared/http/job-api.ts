@@ -149,6 +149,31 @@ export function parse<T>(schema: z.ZodType<T>, value: unknown, where: string): T
   return parsed.data;
 }
 
+/**
+ * The largest `GET /jobs` page body: on aws the answer goes back through a synchronous Lambda
+ * invocation, which carries at most 6 MB. A page over it (many jobs with long option lists, errors
+ * or earlier runs) is listed again with fewer jobs; its cursor goes on from the last one shown.
+ */
+export const maxListBodyBytes = 5 * 1024 * 1024;
+
+/** A page of at most `limit` jobs whose JSON stays within `maxBytes` (never fewer than one job). */
+async function pageWithin(
+  list: (limit: number) => Promise<{ jobs: Job[]; cursor?: string | undefined }>,
+  limit: number,
+  maxBytes: number,
+): Promise<{ jobs: JobView[]; cursor?: string | undefined }> {
+  for (let size = limit; ; ) {
+    const page = await list(size);
+    const body = { jobs: page.jobs.map(jobView), cursor: page.cursor };
+    const bytes = Buffer.byteLength(JSON.stringify(body));
+    if (bytes <= maxBytes || page.jobs.length <= 1) return body;
+    size = Math.max(
+      1,
+      Math.min(page.jobs.length - 1, Math.floor((page.jobs.length * maxBytes * 0.9) / bytes)),
+    );
+  }
+}
+
 const iso = (ms: number | undefined): string | undefined =>
   ms === undefined || !Number.isFinite(ms) ? undefined : new Date(ms).toISOString();
 
@@ -305,16 +330,17 @@ export async function handleJobApiRequest(
           const { workflow, source, since, until, q, ...stored } = query;
           const filters = { workflow, source, since, until, q };
           const listed = { ...stored, tenant: options.tenant ?? query.tenant };
-          const page = hasSearchFilters(filters)
-            ? await searchJobs(
-                deps.store,
-                { status: listed.status, batchId: listed.batchId, tenant: listed.tenant },
-                filters,
-                listed.limit,
-                listed.cursor,
-              )
-            : await deps.store.list(listed);
-          return json(200, { jobs: page.jobs.map(jobView), cursor: page.cursor });
+          const list = (limit: number) =>
+            hasSearchFilters(filters)
+              ? searchJobs(
+                  deps.store,
+                  { status: listed.status, batchId: listed.batchId, tenant: listed.tenant },
+                  filters,
+                  limit,
+                  listed.cursor,
+                )
+              : deps.store.list({ ...listed, limit });
+          return json(200, await pageWithin(list, listed.limit, maxListBodyBytes));
         } catch (error) {
           // Both stores refuse a cursor they did not hand out with a RangeError.
           if (query.cursor !== undefined && error instanceof RangeError) {

@@ -176,13 +176,17 @@ export class AwsWorld {
       );
     }
     const api = await this.bundles.load<{ handler: Parameters<typeof startApiGateway>[0] }>('api');
-    this.gateway = await startApiGateway(api.handler);
+    this.gateway = await startApiGateway(api.handler, {
+      functionTimeoutMs: this.rules.api.timeoutMs,
+      integrationTimeoutMs: this.rules.api.integrationTimeoutMs,
+    });
     this.sweeper = (await this.bundles.load<{ handler: AwsWorld['sweeper'] }>('sweeper')).handler;
     this.source = new SqsEventSource({
       sqs: emulators.clients.sqs,
       queueUrl: this.queueUrl,
       queueArn: `arn:aws:sqs:us-east-1:000000000000:${this.queueName}`,
       batchSize: this.options.batchSize ?? 10,
+      functionTimeoutMs: this.rules.worker.timeoutMs,
       deleteAfter: this.options.deleteAfter,
       recursion: {
         functionName: this.rules.worker.functionName,

@@ -4,13 +4,22 @@
  * `RecursiveLoop` (absent is Lambda's default, `Terminate`) and the work queue's maximum message size.
  */
 import type { CfnElement } from 'aws-cdk-lib';
+import { HTTP_API_MAX_INTEGRATION_TIMEOUT_MS } from '../../../../scripts/lambda/api-gateway';
 import type { RecursiveLoop } from '../../../../scripts/lambda/recursion';
 import { SQS_DEFAULT_MAX_MESSAGE_BYTES } from '../../../../scripts/lambda/sqs-trace-proxy';
 import { type SynthesizedStage, synthStage } from '../../../infra/support/synth-stage';
 
+export interface FunctionRules {
+  functionName: string;
+  recursiveLoop: RecursiveLoop;
+  /** The function's `Timeout` (absent: Lambda's default, 3 s). */
+  timeoutMs: number;
+}
+
 export interface StackRules {
-  worker: { functionName: string; recursiveLoop: RecursiveLoop };
-  ingest: { functionName: string; recursiveLoop: RecursiveLoop };
+  worker: FunctionRules;
+  ingest: FunctionRules;
+  api: FunctionRules & { integrationTimeoutMs: number };
   workQueueMaxMessageBytes: number;
 }
 
@@ -42,12 +51,27 @@ export function stackRules(
     return {
       functionName: String(properties['FunctionName']),
       recursiveLoop: (properties['RecursiveLoop'] ?? 'Terminate') as RecursiveLoop,
+      timeoutMs: Number(properties['Timeout'] ?? 3) * 1000,
     };
   };
+  // The job API's integration: the one whose URI names the api function.
+  const apiId = stack.getLogicalId(stack.api.function.node.defaultChild as CfnElement);
+  const integration = Object.values(resources).find(
+    (resource) =>
+      (resource as { Type?: string }).Type === 'AWS::ApiGatewayV2::Integration' &&
+      JSON.stringify(resource.Properties['IntegrationUri']).includes(`"${apiId}"`),
+  );
+  if (!integration) throw new Error('the synthesized template has no integration for the api function');
+  const integrationTimeout = integration.Properties['TimeoutInMillis'];
   const maxMessage = propertiesOf(stack.workQueue.queue)['MaximumMessageSize'];
   return {
     worker: functionRules(stack.worker.function),
     ingest: functionRules(stack.inbox.ingest.function),
+    api: {
+      ...functionRules(stack.api.function),
+      integrationTimeoutMs:
+        typeof integrationTimeout === 'number' ? integrationTimeout : HTTP_API_MAX_INTEGRATION_TIMEOUT_MS,
+    },
     workQueueMaxMessageBytes: typeof maxMessage === 'number' ? maxMessage : SQS_DEFAULT_MAX_MESSAGE_BYTES,
   };
 }

@@ -1,0 +1,162 @@
+// The limits of the services between a user and opflow on AWS, enforced by the simulated deployment
+// from the synthesized template (scripts/lambda/api-gateway.ts, harness/template-rules.ts): what a
+// user sees at each, and what opflow does to stay under it.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  HTTP_API_MAX_INTEGRATION_TIMEOUT_MS,
+  HTTP_API_MAX_PAYLOAD_BYTES,
+  LAMBDA_SYNC_PAYLOAD_BYTES,
+  startApiGateway,
+} from '../../../scripts/lambda/api-gateway';
+import type { Job } from '../../../shared/engine/job-record';
+import { maxListBodyBytes } from '../../../shared/http/job-api';
+import { makeJob } from '../../support/factories';
+import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
+import { AwsWorld } from './harness/aws-world';
+import { stackRules } from './harness/template-rules';
+
+let world: AwsWorld;
+beforeAll(async () => {
+  world = await AwsWorld.start();
+}, REAL_PROCESS_TIMEOUT_MS);
+afterAll(async () => {
+  await world?.stop();
+});
+
+const post = (bytes: number) =>
+  fetch(`${world.gateway.url}/jobs`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    // A job request whose text field makes the body `bytes` long.
+    body: JSON.stringify({ workflow: 'novelty-check', input: { text: 'x'.repeat(bytes - 60) } }),
+  });
+
+describe('service limits on the request path', { timeout: REAL_PROCESS_TIMEOUT_MS }, () => {
+  it('reads the timeouts from the template: the api function stops well before the gateway gives up', () => {
+    const { api, worker } = world.rules;
+    expect(api.integrationTimeoutMs).toBeLessThanOrEqual(HTTP_API_MAX_INTEGRATION_TIMEOUT_MS);
+    expect(api.timeoutMs).toBeLessThan(api.integrationTimeoutMs);
+    expect(worker.timeoutMs).toBeLessThanOrEqual(15 * 60_000);
+  });
+
+  it("answers a job request over the job API's 1 MB itself, long before Lambda's 6 MB", async () => {
+    const answer = await post(2 * 1024 * 1024);
+    expect(answer.status).toBe(413);
+    expect(answer.headers.get('x-harness-limit')).toBeNull();
+    const body = (await answer.json()) as { error: { message: string } };
+    expect(body.error.message).toMatch(/1 MB|1048576|too large/i);
+  });
+
+  it("gets API Gateway's bare 500 for a request between Lambda's 6 MB and the gateway's 10 MB (opflow never sees it)", async () => {
+    const answer = await post(LAMBDA_SYNC_PAYLOAD_BYTES + 100_000);
+    expect(answer.status).toBe(500);
+    expect(answer.headers.get('x-harness-limit')).toBe('lambda-request-payload-6MB');
+    expect(await answer.json()).toEqual({ message: 'Internal Server Error' });
+  });
+
+  it("gets the gateway's 413 for a request over 10 MB", async () => {
+    const answer = await post(HTTP_API_MAX_PAYLOAD_BYTES + 1_000);
+    expect(answer.status).toBe(413);
+    expect(answer.headers.get('x-harness-limit')).toBe('http-api-payload-10MB');
+    expect(await answer.json()).toEqual({ message: 'Request Entity Too Large' });
+  });
+
+  it('keeps a page of GET /jobs under 6 MB: a page of large jobs comes back shorter, with a cursor to the rest', async () => {
+    // 30 jobs of about 250 KB each (long option lists): 7.5 MB in one page of 50.
+    const detail = 'd'.repeat(2_500);
+    const options = Array.from({ length: 100 }, (_, i) => ({
+      id: `f${i}`,
+      label: `feature ${i}`,
+      detail,
+      preselected: false,
+    }));
+    const ids: string[] = [];
+    for (let i = 0; i < 30; i++) {
+      const job: Job = makeJob({
+        tenant: 'large-pages',
+        status: 'AWAITING_INPUT',
+        pending: {
+          step: 'features',
+          nextStep: 'search',
+          prompt: 'Choose',
+          options,
+          min: 1,
+          max: 100,
+          offeredAt: 0,
+        },
+      });
+      await world.store.create(job);
+      ids.push(job.id);
+    }
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const answer = await fetch(
+        `${world.gateway.url}/jobs?tenant=large-pages&limit=50${cursor ? `&cursor=${cursor}` : ''}`,
+      );
+      expect(answer.status, answer.headers.get('x-harness-limit') ?? '').toBe(200);
+      const text = await answer.text();
+      expect(Buffer.byteLength(text)).toBeLessThanOrEqual(maxListBodyBytes);
+      const body = JSON.parse(text) as { jobs: { id: string }[]; cursor?: string };
+      seen.push(...body.jobs.map((job) => job.id));
+      cursor = body.cursor;
+      pages++;
+    } while (cursor !== undefined && pages < 10);
+    expect(pages).toBeGreaterThan(1);
+    expect(seen.sort()).toEqual(ids.sort());
+  });
+
+  it("refuses a job record before DynamoDB's 400 KB item (which DynamoDB Local enforces too), naming its size", async () => {
+    const { PutCommand } = await import('@aws-sdk/lib-dynamodb');
+    // DynamoDB Local, as DynamoDB: an item over 400 KB is a ValidationException.
+    await expect(
+      world.emulators.clients.documents.send(
+        new PutCommand({
+          TableName: world.env.OPFLOW_TABLE_NAME,
+          Item: { PK: 'LIMIT#probe', SK: 'LIMIT#probe', blob: 'b'.repeat(410 * 1024) },
+        }),
+      ),
+    ).rejects.toThrow(/Item size has exceeded the maximum allowed size/);
+    // opflow's store refuses a job record over 350 KB first, with its size, and keeps the stored one.
+    const job = makeJob({ tenant: 'large-items' });
+    await world.store.create(job);
+    const huge: Job = { ...job, version: 2, context: { blob: 'b'.repeat(360 * 1024) } };
+    await expect(world.store.commit(huge, 1)).rejects.toThrow(
+      /is \d+ bytes as JSON, over the 358400-byte item budget; keep large data in the report store/,
+    );
+    expect((await world.store.get(job.id))?.version).toBe(1);
+  });
+});
+
+describe('the gateway and function timeouts, as a slow integration meets them', () => {
+  it('answers 503 at the integration timeout and 500 at the function timeout, as the template sets them', async () => {
+    // What if: the template's integration timeout at 300 ms, a function timeout of 600 ms.
+    const rules = stackRules((resources) => {
+      for (const resource of Object.values(resources)) {
+        if ((resource as { Type?: string }).Type === 'AWS::ApiGatewayV2::Integration')
+          resource.Properties['TimeoutInMillis'] = 300;
+      }
+    });
+    expect(rules.api.integrationTimeoutMs).toBe(300);
+    const slow = (ms: number) => async () => {
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      return { statusCode: 200, body: '{}' };
+    };
+    const gatewayFirst = await startApiGateway(slow(2_000), {
+      integrationTimeoutMs: rules.api.integrationTimeoutMs,
+      functionTimeoutMs: 600,
+    });
+    const functionFirst = await startApiGateway(slow(2_000), { functionTimeoutMs: 200 });
+    try {
+      const cut = await fetch(`${gatewayFirst.url}/jobs`);
+      expect(cut.status).toBe(503);
+      expect(await cut.json()).toEqual({ message: 'Service Unavailable' });
+      const stopped = await fetch(`${functionFirst.url}/jobs`);
+      expect(stopped.status).toBe(500);
+      expect(stopped.headers.get('x-harness-limit')).toBe('lambda-function-timeout');
+    } finally {
+      await Promise.all([gatewayFirst.close(), functionFirst.close()]);
+    }
+  });
+});
