@@ -179,6 +179,24 @@ export function conditionalQuantile(sketch: DurationSketch, q: number, afterMs =
   return pieces[pieces.length - 1]?.to;
 }
 
+/**
+ * The mean of the learned durations (weight spread evenly inside each bucket), undefined for an
+ * empty sketch. What a chain of tasks takes on average is the sum of their means: for a skewed
+ * upstream (a lognormal, a heavy tail) the median says much less (half the mean and below).
+ */
+export function sketchMean(sketch: DurationSketch): number | undefined {
+  let total = 0;
+  let sum = 0;
+  for (const [key, weight] of Object.entries(sketch.w)) {
+    const index = Number(key);
+    const from = edge(index);
+    const to = index === sketchBuckets - 1 ? from * growth : edge(index + 1);
+    total += weight;
+    sum += weight * ((from + to) / 2);
+  }
+  return total > 0 ? sum / total : undefined;
+}
+
 /** The share of tasks done by `atMs` among those still running at `afterMs`. */
 export function doneShare(sketch: DurationSketch, atMs: number, afterMs = 0): number | undefined {
   let total = 0;

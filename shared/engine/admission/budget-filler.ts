@@ -29,7 +29,13 @@ import { errorMessage } from '../../errors/error-message';
 import { advance, findStep, pollPolicyOf, waitsForPoll } from '../advance';
 import type { EngineDeps } from '../deps';
 import { pollStatsKey } from '../poll-stats';
-import { conditionalQuantile, type DurationSketch, defaultPollAim, doneShare } from '../poll-timing';
+import {
+  conditionalQuantile,
+  type DurationSketch,
+  defaultPollAim,
+  doneShare,
+  sketchMean,
+} from '../poll-timing';
 import type { FillView, WorkGroup, WorkScan } from '../ports';
 import type { Workflow, WorkflowRegistry } from '../workflow';
 import { keyFingerprint } from './rate-bucket';
@@ -97,7 +103,7 @@ export interface OrderPlan {
  * The order for one key, from its unfinished work (`work`: jobs counted by workflow, step and
  * status). Each job still makes at least one call per step from its current one (a job not started
  * from its first), and walks a chain: each of those calls at the key's rate, and each polled step's
- * task for its usual time (`taskMs`: the learned median of the operation, else the declared first
+ * task for its usual time (`taskMs`: the learned mean of the operation, else the declared first
  * poll delay). While the calls left to make (`drainMs`) take longer than `slack` times the longest
  * chain, jobs can finish in any order without delaying the last call: finish them first. Once they
  * do not, the longest chains decide when the last job ends: longest remaining work first.
@@ -461,12 +467,12 @@ export class BudgetFiller {
         this.#orders.delete(bucket);
         continue;
       }
-      const medians = await this.#medians(work);
+      const means = await this.#meanTimes(work);
       const plan = planOrder({
         work,
         workflows: deps.workflows,
         ratePerSecond: budget.ratePerSecond,
-        taskMs: (operation) => medians.get(operation),
+        taskMs: (operation) => means.get(operation),
         slack: o.endgameSlack,
       });
       // The order turns only when two counts in a row agree: a batch counted while it was being
@@ -499,8 +505,12 @@ export class BudgetFiller {
     return admitted;
   }
 
-  /** The learned median task time of each polled operation of these groups' workflows. */
-  async #medians(work: readonly WorkGroup[]): Promise<Map<string, number>> {
+  /**
+   * The learned mean task time of each polled operation of these groups' workflows: a chain's
+   * expected time is the sum of its tasks' means, whatever the shape of their times (the median
+   * fits only a symmetric upstream; on a heavy tail it is a third of the mean).
+   */
+  async #meanTimes(work: readonly WorkGroup[]): Promise<Map<string, number>> {
     const deps = this.#deps;
     const operations = new Set<string>();
     for (const group of work) {
@@ -509,20 +519,20 @@ export class BudgetFiller {
           operations.add(step.operation);
       }
     }
-    const medians = new Map<string, number>();
-    if (!deps.pollStats || operations.size === 0) return medians;
+    const means = new Map<string, number>();
+    if (!deps.pollStats || operations.size === 0) return means;
     try {
       const keys = [...operations].map((operation) => this.#statsKey(operation));
       const sketches = await deps.pollStats.load(keys);
       for (const operation of operations) {
         const sketch = sketches.get(this.#statsKey(operation));
-        const median = sketch && sketch.count > 0 ? conditionalQuantile(sketch, 0.5) : undefined;
-        if (median !== undefined) medians.set(operation, median);
+        const mean = sketch && sketch.count > 0 ? sketchMean(sketch) : undefined;
+        if (mean !== undefined) means.set(operation, mean);
       }
     } catch {
       // Without the learned times the declared first delays estimate the chains.
     }
-    return medians;
+    return means;
   }
 
   /**

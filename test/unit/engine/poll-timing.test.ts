@@ -11,6 +11,7 @@ import {
   type PollStatsStore,
   recordDuration,
   sketchDecay,
+  sketchMean,
   submitJob,
   tailPollGapShare,
 } from '../../../shared/engine';
@@ -38,6 +39,19 @@ describe('duration sketch', () => {
     expect(conditionalQuantile(sketch, 0.5, 2_500)!).toBeGreaterThan(2_500);
     expect(doneShare(sketch, 10_000)).toBeCloseTo(1, 5);
     expect(doneShare(sketch, 500)).toBeCloseTo(0, 5);
+  });
+
+  it('finds the mean of what it saw, far above the median on a skewed upstream', () => {
+    expect(sketchMean(emptySketch(0))).toBeUndefined();
+    // Evenly 1.00 .. 2.98 s: mean and median both near 2 s.
+    const even = sketchOf(Array.from({ length: 48 }, (_, i) => 1_000 + ((i * 37) % 48) * 42));
+    expect(sketchMean(even)!).toBeGreaterThan(1_800);
+    expect(sketchMean(even)!).toBeLessThan(2_200);
+    // Most tasks 1 s, one in six 20 s: the median stays near 1 s, the mean is about 4.2 s.
+    const skewed = sketchOf(Array.from({ length: 48 }, (_, i) => (i % 6 === 5 ? 20_000 : 1_000)));
+    expect(conditionalQuantile(skewed, 0.5)!).toBeLessThan(1_300);
+    expect(sketchMean(skewed)!).toBeGreaterThan(3_500);
+    expect(sketchMean(skewed)!).toBeLessThan(5_000);
   });
 
   it('spreads an interval observation over the interval, and forgets the old slowly', () => {
