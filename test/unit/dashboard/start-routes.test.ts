@@ -1,0 +1,134 @@
+// The routes that start work from the dashboard, on a real SQLite backend: a manifest checked line
+// by line with its estimate and nothing stored, refusals that name the field (file name, workflow,
+// another tenant), an upload started once however often it is sent, and a job's input shown only
+// to a caller who may see the job.
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLocalBackend, type LocalBackend } from '../../../shared/backends/local';
+import { type BatchRunner, startBatchRunner } from '../../../shared/dashboard/batch-runner';
+import { startRoutes } from '../../../shared/dashboard/start-routes';
+import type { EngineDeps } from '../../../shared/engine/deps';
+import { submitJob } from '../../../shared/engine/job-commands';
+import { handleJobApiRequest } from '../../../shared/http/job-api';
+import { writeJobReport } from '../../../shared/reports/write-job-report';
+import { workflows } from '../../../shared/workflows';
+
+let dir: string;
+let local: LocalBackend;
+let deps: EngineDeps;
+let runner: BatchRunner;
+
+const manifest = [
+  JSON.stringify({ id: 'q1', query: 'TTL:(helmet)' }),
+  JSON.stringify({ id: 'q2', query: 'TTL:(hinge)' }),
+  JSON.stringify({ query: 'no id' }),
+].join('\n');
+
+const call = async (method: string, path: string, body?: unknown, tenant?: string) => {
+  const answer = await handleJobApiRequest(
+    {
+      method,
+      path,
+      headers: { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    },
+    {
+      deps,
+      tenant,
+      requireJsonContentType: true,
+      routes: startRoutes({ deps, batches: local.batches, runner, uploadsFolder: join(dir, 'uploads') }),
+    },
+  );
+  return { status: answer.status, body: JSON.parse(String(answer.body)) };
+};
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'opflow-start-routes-'));
+  local = createLocalBackend({ dbPath: join(dir, 'jobs.db'), outDir: join(dir, 'out') });
+  deps = {
+    store: local.store,
+    queue: local.queue,
+    reports: local.reports,
+    keys: { getKey: async () => undefined, refresh: async () => undefined },
+    rateLimiter: local.rateLimiter,
+    clock: { now: () => Date.now() },
+    random: () => 0.5,
+    client: {} as EngineDeps['client'],
+    workflows,
+    writeReport: writeJobReport,
+  };
+  runner = startBatchRunner({ deps, batches: local.batches, intervalMs: 60_000 });
+});
+afterAll(async () => {
+  await runner.stop();
+  local.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('POST /batch-uploads/check and /batch-uploads', () => {
+  const body = { fileName: 'queries.jsonl', manifest, workflow: 'patent-count' };
+
+  it('checks every line and estimates, storing nothing', async () => {
+    const { status, body: checked } = await call('POST', '/batch-uploads/check', body);
+    expect(status).toBe(200);
+    expect(checked).toMatchObject({
+      dryRun: true,
+      records: 3,
+      items: 2,
+      problemCount: 1,
+      toRun: { 'patent-count': 2 },
+    });
+    expect(checked.problems[0]).toMatchObject({ position: 'line 3' });
+    expect(checked.estimate.calls).toBeGreaterThanOrEqual(2);
+    expect((await local.batches.list({ limit: 10 })).batches).toHaveLength(0);
+    expect(existsSync(join(dir, 'uploads'))).toBe(false);
+  });
+
+  it('refuses what it cannot take, naming the field', async () => {
+    const named = await call('POST', '/batch-uploads/check', { ...body, fileName: 'queries.exe' });
+    expect(named.status).toBe(400);
+    expect(named.body.error.message).toMatch(/^body\.fileName: must be the name of a \.jsonl/);
+    const unknown = await call('POST', '/batch-uploads/check', { ...body, workflow: 'novelty-chek' });
+    expect(unknown.body.error.message).toMatch(/^body\.workflow: no workflow novelty-chek/);
+    const budget = await call('POST', '/batch-uploads/check', { ...body, failureBudget: 'lots' });
+    expect(budget.body.error.message).toMatch(/^body\.failureBudget: /);
+    const other = await call('POST', '/batch-uploads', { ...body, tenant: 'acme' }, 'globex');
+    expect(other.status).toBe(403);
+    const empty = await call('POST', '/batch-uploads', { ...body, manifest: JSON.stringify({ query: 'x' }) });
+    expect(empty).toMatchObject({ status: 400 });
+    expect(empty.body.error.message).toContain('no line of it can be used');
+  });
+
+  it('starts the batch once, however often the same file is sent', async () => {
+    const first = await call('POST', '/batch-uploads', { ...body, batchName: 'queries' });
+    expect(first.status).toBe(201);
+    expect(first.body.batch).toMatchObject({ id: 'queries', workflow: 'patent-count' });
+    const again = await call('POST', '/batch-uploads', { ...body, batchName: 'queries' });
+    expect(again.status).toBe(201);
+    // The runner reads the source in the background: wait for its two items.
+    for (let n = 0; n < 100 && ((await local.batches.get('queries'))?.items ?? 0) < 2; n++)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    expect((await local.batches.get('queries'))?.items).toBe(2);
+    expect((await local.batches.list({ limit: 10 })).batches).toHaveLength(1);
+  });
+});
+
+describe('GET /jobs/{id}/input', () => {
+  it("answers a job's input to who may see the job, and nobody else", async () => {
+    const { job } = await submitJob(deps, {
+      workflow: 'patent-count',
+      input: { query: 'TTL:(folding helmet)' },
+      tenant: 'acme',
+      label: 'helmets',
+    });
+    const own = await call('GET', `/jobs/${job.id}/input`, undefined, 'acme');
+    expect(own).toMatchObject({
+      status: 200,
+      body: { workflow: 'patent-count', label: 'helmets', input: { query: 'TTL:(folding helmet)' } },
+    });
+    expect((await call('GET', `/jobs/${job.id}/input`, undefined, 'globex')).status).toBe(404);
+    expect((await call('GET', '/jobs/not a job/input')).status).toBe(404);
+  });
+});
