@@ -79,18 +79,23 @@ export async function operationsCommand(
     return ExitCode.ok;
   }
   const out: string[] = [];
-  let current: string | undefined;
   const width = Math.max(...rows.map((row) => label(row).length));
+  // One header per group, in the order groups first appear: the catalogue interleaves them, and a
+  // group's name may carry stray spaces in some of its operations.
+  const byGroup = new Map<string, typeof rows>();
   for (const row of rows) {
-    if (row.group !== current) {
-      current = row.group;
-      out.push('', `${row.group.trim()}:`);
-    }
-    out.push(`  ${label(row).padEnd(width)}  ${row.method.padEnd(6)} ${row.summary}`);
-    const takes = takesLine(row);
-    if (takes) out.push(`      ${takes}`);
+    const name = row.group.trim();
+    byGroup.set(name, [...(byGroup.get(name) ?? []), row]);
   }
-  const groups = new Set(rows.map((row) => row.group)).size;
+  for (const [name, members] of byGroup) {
+    out.push('', `${name}:`);
+    for (const row of members) {
+      out.push(`  ${label(row).padEnd(width)}  ${row.method.padEnd(6)} ${row.summary}`);
+      const takes = takesLine(row);
+      if (takes) out.push(`      ${takes}`);
+    }
+  }
+  const groups = byGroup.size;
   out.push(
     '',
     `${rows.length} of ${allOperations().length} operations in ${groups} group${groups === 1 ? '' : 's'}` +
