@@ -7,6 +7,7 @@ import { advanceWait } from './admission/waits';
 import {
   emptyUsage,
   failedOverMessageBudget,
+  type FailureKind,
   isTerminal,
   type Job,
   type JobError,
@@ -37,7 +38,7 @@ import {
 
 /** What went wrong in a step, in the engine's terms (an OpenPlatformError maps onto it). */
 export interface StepFailure {
-  kind: string;
+  kind: FailureKind;
   message: string;
   retryable: boolean;
   code?: number | undefined;

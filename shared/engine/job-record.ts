@@ -44,11 +44,43 @@ export const selectionPolicySchema = z.discriminatedUnion('mode', [
 ]);
 export type SelectionPolicy = z.infer<typeof selectionPolicySchema>;
 
+/**
+ * What kind of failure a job error is. The upstream's kinds (`OpenPlatformErrorKind`: auth, throttled,
+ * server, ...) come first; then the engine's own: `deadline` (the job passed its deadline),
+ * `definition` (the workflow has no such step or cannot go on), `poll-timeout` (a task never finished
+ * within its poll schedule), `upstream-failed` (the platform finished a task as failed), `storage`
+ * (an answer could not be kept), `key-source` (the API key could not be read), `message-budget` (the job used up its queue messages)
+ * and `internal` (a bug).
+ * Callers (retry, reports, the job API) decide on the kind, never on the message.
+ */
+export const failureKinds = [
+  'auth',
+  'forbidden',
+  'not-found',
+  'invalid-request',
+  'throttled',
+  'quota-exhausted',
+  'busy',
+  'server',
+  'network',
+  'timeout',
+  'protocol',
+  'deadline',
+  'definition',
+  'poll-timeout',
+  'upstream-failed',
+  'storage',
+  'key-source',
+  'message-budget',
+  'internal',
+] as const;
+export type FailureKind = (typeof failureKinds)[number];
+
 /** Why a job failed, or what the last failed attempt was: enough to decide whether to retry. */
 export interface JobError {
   step: string;
   operationId?: string | undefined;
-  kind: string;
+  kind: FailureKind;
   code?: number | undefined;
   message: string;
   retryable: boolean;

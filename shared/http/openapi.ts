@@ -6,7 +6,7 @@
  */
 
 import * as z from 'zod';
-import { jobSources, jobStatuses } from '../engine/job-record';
+import { failureKinds, jobSources, jobStatuses } from '../engine/job-record';
 import { upstreamIdentitySchema } from '../engine/upstream-identity';
 
 const isoTime = z.iso.datetime().describe('ISO 8601, UTC');
@@ -14,7 +14,7 @@ const isoTime = z.iso.datetime().describe('ISO 8601, UTC');
 const jobErrorSchema = z.strictObject({
   step: z.string(),
   operationId: z.string().optional(),
-  kind: z.string().describe('e.g. server, throttled, invalid-request, upstream-failed, deadline, auth'),
+  kind: z.enum(failureKinds),
   code: z.number().optional().describe("the platform's business error code"),
   message: z.string(),
   retryable: z.boolean(),

@@ -51,7 +51,7 @@ export function describeJobHistoryContract(name: string, make: () => Promise<Job
       const failed = committed(waiting, {
         status: 'FAILED',
         lastError: {
-          kind: 'upstream',
+          kind: 'upstream-failed',
           message: 'the summary failed upstream (status 3)',
           step: 'confirm',
           code: 3,
