@@ -82,7 +82,7 @@ export function describeJobHistoryContract(name: string, make: () => Promise<Job
         awaiting: 'confirm',
         usage: { calls: 2, billedUnits: 7, callMs: 340 },
       });
-      expect(events[3]?.error).toMatchObject({ kind: 'upstream', code: 3, correlationId: 'corr-42' });
+      expect(events[3]?.error).toMatchObject({ kind: 'upstream-failed', code: 3, correlationId: 'corr-42' });
     });
 
     it('keeps the first event of a version recorded twice, and keeps jobs apart', async () => {
