@@ -110,12 +110,31 @@ async function openAwsPipeline(ctx: CliContext, options: GlobalOptions): Promise
       throw new CliError(`--qps: must be a number more than 0 (got "${options.qps}")`, ExitCode.usage);
     }
   }
+  sayNodeLine(ctx.io);
   // Loaded only when asked for: the local command does not load the AWS SDK.
   const { createAwsPipeline } = await import('../runtime/aws/pipeline');
   try {
     return await createAwsPipeline({ env: ctx.io.env, workflows: ctx.workflows, qps });
   } catch (error) {
     throw new CliError(`cannot open the aws backend: ${errorMessage(error)}`, ExitCode.environment);
+  }
+}
+
+/** The Node line the AWS SDK asks for from January 2027 (its own check, @aws-sdk/core). */
+export const sdkNodeMajor = 22;
+
+/**
+ * On a Node line the AWS SDK no longer supports, one line instead of the SDK's seven-line
+ * NodeVersionSupportWarning on every aws command (silenced by the SDK's own switch,
+ * AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED, unless the user set it).
+ */
+export function sayNodeLine(io: Pick<CliIo, 'stderr'>, version: string = process.version): void {
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  const major = Number(/^v(\d+)\./.exec(version)?.[1]);
+  if (major < sdkNodeMajor) {
+    io.stderr.write(
+      `opflow: Node ${version} is past its end of life; the aws backend's SDK needs Node ${sdkNodeMajor} or later from January 2027 (supported: Node 22 and 24)\n`,
+    );
   }
 }
 
