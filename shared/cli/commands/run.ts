@@ -5,6 +5,7 @@
  * has an unfinished job joins that job instead of starting the work again. Unfinished
  * jobs of other inputs are left to `opflow resume` (the run says so).
  */
+
 import { ulid } from 'ulid';
 import type { DisclosureFormConfig } from '../../config/disclosure-form-config';
 import { JobRequestError, maxDeadlineMs, submitJob } from '../../engine/job-commands';
@@ -18,6 +19,7 @@ import {
   disclosureLabel,
   loadDisclosureParsers,
 } from '../../ingest/disclosure-form';
+import { editDistance } from '../../openplatform/edit-distance';
 import { listAll, listUnfinished } from '../../runtime/job-queries';
 import { type CliContext, type GlobalOptions, openPipeline } from '../context';
 import { driveJobs, reportOutcome } from '../drive-jobs';
@@ -219,7 +221,12 @@ export function requireWorkflow(ctx: CliContext, name: string): Workflow {
   const workflow = ctx.workflows.get(name);
   if (workflow) return workflow;
   const known = [...ctx.workflows.keys()].sort();
-  const closest = known.find((candidate) => candidate.includes(name) || name.includes(candidate));
+  // A typo (a few edits away) or a part of the name: the nearest one.
+  const distance = (candidate: string) =>
+    candidate.includes(name) || name.includes(candidate) ? 0 : editDistance(name, candidate);
+  const closest = known
+    .filter((candidate) => distance(candidate) <= Math.max(2, Math.floor(name.length / 3)))
+    .sort((a, b) => distance(a) - distance(b))[0];
   throw new CliError(
     `unknown workflow "${name}"${closest ? ` (did you mean ${closest}?)` : ''}; known workflows: ${known.join(', ')}`,
     ExitCode.usage,
