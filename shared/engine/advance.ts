@@ -6,8 +6,8 @@
 import { advanceWait } from './admission/waits';
 import {
   emptyUsage,
-  failedOverMessageBudget,
   type FailureKind,
+  failedOverMessageBudget,
   isTerminal,
   type Job,
   type JobError,

@@ -495,8 +495,8 @@ export interface components {
             lastError?: {
                 step: string;
                 operationId?: string;
-                /** @description e.g. server, throttled, invalid-request, upstream-failed, deadline, auth */
-                kind: string;
+                /** @enum {string} */
+                kind: "auth" | "forbidden" | "not-found" | "invalid-request" | "throttled" | "quota-exhausted" | "busy" | "server" | "network" | "timeout" | "protocol" | "deadline" | "definition" | "poll-timeout" | "upstream-failed" | "storage" | "key-source" | "message-budget" | "internal";
                 /** @description the platform's business error code */
                 code?: number;
                 message: string;
@@ -531,8 +531,8 @@ export interface components {
                 error?: {
                     step: string;
                     operationId?: string;
-                    /** @description e.g. server, throttled, invalid-request, upstream-failed, deadline, auth */
-                    kind: string;
+                    /** @enum {string} */
+                    kind: "auth" | "forbidden" | "not-found" | "invalid-request" | "throttled" | "quota-exhausted" | "busy" | "server" | "network" | "timeout" | "protocol" | "deadline" | "definition" | "poll-timeout" | "upstream-failed" | "storage" | "key-source" | "message-budget" | "internal";
                     /** @description the platform's business error code */
                     code?: number;
                     message: string;
@@ -1225,8 +1225,8 @@ export interface operations {
                             errors: {
                                 step: string;
                                 operationId?: string;
-                                /** @description e.g. server, throttled, invalid-request, upstream-failed, deadline, auth */
-                                kind: string;
+                                /** @enum {string} */
+                                kind: "auth" | "forbidden" | "not-found" | "invalid-request" | "throttled" | "quota-exhausted" | "busy" | "server" | "network" | "timeout" | "protocol" | "deadline" | "definition" | "poll-timeout" | "upstream-failed" | "storage" | "key-source" | "message-budget" | "internal";
                                 /** @description the platform's business error code */
                                 code?: number;
                                 message: string;
