@@ -199,7 +199,7 @@ export function describeJob(job: Job, workflows: WorkflowRegistry, report?: stri
     ].join(', ');
     lines.push(
       `${job.status === 'FAILED' ? 'error' : 'retrying'}`.padEnd(10) + printable(e.message),
-      `          ${where}; ${e.retryable ? 'a retry could help' : 'a retry would not help'}`,
+      `          ${where}; ${retryAdvice(job.id, e)}`,
     );
   }
   for (const [index, run] of (job.runs ?? []).entries()) {
@@ -239,4 +239,11 @@ export function formatTable(headers: string[], rawRows: string[][]): string {
       .join('  ')
       .trimEnd();
   return [line(headers), ...rows.map(line)].join('\n');
+}
+
+/** Whether running the job again could help, in words: a deadline failure is helped by a longer one. */
+function retryAdvice(jobId: string, error: { kind: string; retryable: boolean }): string {
+  if (error.kind === 'deadline')
+    return `opflow retry ${jobId} runs it again with a new deadline (--deadline to set it)`;
+  return error.retryable ? 'a retry could help' : 'a retry would not help';
 }
