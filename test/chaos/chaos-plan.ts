@@ -28,6 +28,10 @@ const mix: [workflow: string, input: (i: number, tag: string) => unknown][] = [
   ['encyclopedia-qa', (i, tag) => ({ question: `What is compound ${tag} ${i} used for in migraine?` })],
   ['llm-chat', (i, tag) => ({ query: `Summarise the state of the art of folding helmets, ${tag} ${i}.` })],
   [
+    'technical-qa',
+    (i, tag) => ({ question: `How can hinge wear be limited in folding helmet ${tag} ${i}?` }),
+  ],
+  [
     'technical-disclosure',
     (i, tag) => ({
       text: `Variant ${tag} ${i}: a helmet whose segments lock open with a magnetic buckle and fold along textile hinges.`,

@@ -8,7 +8,6 @@ import type { DataOf } from '../../openplatform/schemas/responses';
 import {
   blocks,
   bullets,
-  cellText,
   count,
   field,
   heading,
@@ -65,7 +64,6 @@ export function qaMarkdown(r: ReportInput<TechnicalQaInput>): string {
     heading(1, `Technical Q&A: ${qaTitle(input)}`),
     inline(qaSummary(r)),
     heading(2, 'Answer'),
-    response?.title && response.title !== input.question ? `**${cellText(response.title)}**` : undefined,
     paragraphs(qaAnswerText(answer), '_No answer was given._'),
     heading(2, 'Sources'),
     table(

@@ -35,6 +35,9 @@ const inputs: [string, unknown, string][] = [
   ['fto', { text: 'x', apdEnd: 'last year' }, 'apdEnd'],
   ['fto', { text: 'x', excludeCompanies: [''] }, 'excludeCompanies'],
   ['patent-count', [], 'input'],
+  ['technical-qa', { question: '' }, 'question'],
+  ['technical-qa', { text: 'x', sources: ['patent', 'tv'] }, 'sources'],
+  ['technical-qa', { text: 'x', lang: 'fr' }, 'lang'],
 ];
 
 const badPaths: [string, string, number, string | RegExp][] = [
