@@ -12,6 +12,7 @@ import { awsClientConfig, createS3Client, putInboxObject, s3CreatedEvent } from 
 import { loadAwsConfig } from '../../shared/runtime/aws/config';
 import { createIngestFunction } from '../../shared/runtime/lambda/ingest';
 import { createJobsRuntime } from '../../shared/runtime/lambda/jobs-runtime';
+import { captureProcessOutput } from '../support/process-output';
 import { ingestRows } from './rows/ingest-events';
 
 const stackLine = /^\s+at .+(:\d+:\d+\)?|\(native\))$/m;
@@ -47,29 +48,15 @@ async function handle(body: unknown, messageId: string) {
     body === undefined
       ? undefined
       : (typeof body === 'string' ? body : JSON.stringify(body)).split('{bucket}').join(bucket);
-  const lines: string[] = [];
-  // Powertools writes errors to stderr and the rest to stdout.
-  const streams = [process.stdout, process.stderr];
-  const writes = streams.map((stream) => stream.write);
-  for (const stream of streams) {
-    stream.write = ((chunk: string) => {
-      lines.push(String(chunk));
-      return true;
-    }) as typeof stream.write;
-  }
-  try {
-    const answer = await ingest.handle(
+  const { result, output } = await captureProcessOutput(() =>
+    ingest.handle(
       { Records: [record] } as unknown as SQSEvent,
       lambdaContext('opflow-ingest', 120_000) as Context,
-    );
-    // The log is JSON: read its escaped quotes as a person would.
-    const logged = lines.join('').replace(/\\"/g, '"');
-    return { failed: answer.batchItemFailures.map((failure) => failure.itemIdentifier), logged };
-  } finally {
-    streams.forEach((stream, index) => {
-      stream.write = writes[index]!;
-    });
-  }
+    ),
+  );
+  // The log is JSON: read its escaped quotes as a person would.
+  const logged = output.replace(/\\"/g, '"');
+  return { failed: result.batchItemFailures.map((failure) => failure.itemIdentifier), logged };
 }
 
 beforeAll(async () => {

@@ -11,6 +11,7 @@ import type { EngineDeps } from '../../../../shared/engine/deps';
 import { loadAwsConfig } from '../../../../shared/runtime/aws/config';
 import { awsWebhookHandler } from '../../../../shared/runtime/lambda/automation';
 import { createObservability } from '../../../../shared/runtime/lambda/observability';
+import { captureProcessOutput } from '../../../support/process-output';
 
 const prefix = 'opflow/test/webhook/';
 const good = `whsec_${randomBytes(24).toString('base64')}`;
@@ -50,18 +51,8 @@ describe('webhook secrets on aws, at cold start', () => {
       OPFLOW_API_KEY_SECRET_PREFIX: 'opflow/test/api-key/',
     };
     const mapping = { workflow: 'patent-count', input: { query: { $from: '/q' } } } as never;
-    const lines: string[] = [];
-    const streams = [process.stdout, process.stderr];
-    const writes = streams.map((stream) => stream.write);
-    for (const stream of streams) {
-      stream.write = ((chunk: string) => {
-        lines.push(String(chunk));
-        return true;
-      }) as typeof stream.write;
-    }
-    let handler: ReturnType<typeof awsWebhookHandler>;
-    try {
-      handler = awsWebhookHandler(
+    const { result: handler, output } = await captureProcessOutput(async (lines) => {
+      const built = awsWebhookHandler(
         {
           deps: { clock: { now: () => Date.now() } } as EngineDeps,
           aws: { clients: { documents: emulators.clients.documents, sqs: emulators.clients.sqs } },
@@ -72,14 +63,11 @@ describe('webhook secrets on aws, at cold start', () => {
         { OPFLOW_WEBHOOK_SECRET_PREFIX: prefix },
       );
       // Nothing was delivered: the check runs as the function starts.
-      await vi.waitFor(() => expect(lines.join('')).toContain('webhook source missing'), { timeout: 10_000 });
+      await vi.waitFor(() => expect(lines()).toContain('webhook source missing'), { timeout: 10_000 });
       await new Promise((resolve) => setTimeout(resolve, 100));
-    } finally {
-      streams.forEach((stream, index) => {
-        stream.write = writes[index]!;
-      });
-    }
-    const logged = lines.join('').replace(/\\"/g, '"');
+      return built;
+    });
+    const logged = output.replace(/\\"/g, '"');
     expect(logged).toContain('webhook secret not usable (read at cold start)');
     expect(logged).toContain(`webhook source short: the secret ${prefix}short is too short`);
     expect(logged).toContain(
