@@ -4,24 +4,21 @@
  * Standard Webhooks secret: as is when it starts with `whsec_`, else as the key's bytes.
  * Cached for a bounded time by Powertools' SecretsProvider.
  */
-import { ParameterNotFoundError } from '@aws-lambda-powertools/parameters';
-import type { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { normalizeSecret } from '../../callbacks/secret-format';
 import type { CallbackSecrets } from '../../engine/callback-ports';
 import { AwsConfigError } from './errors';
-import { secretsProviderOnFirstUse } from './secrets-provider';
+import { SecretTextReader } from './secrets-provider';
 
 export class SecretsManagerCallbackSecrets implements CallbackSecrets {
-  /** Built on the first read (secrets-provider.ts): building it builds the client. */
-  private readonly provider: () => SecretsProvider;
+  private readonly secrets: SecretTextReader;
 
   constructor(
     client: SecretsManagerClient,
     private readonly prefix: string,
-    private readonly maxAgeSeconds = 300,
+    maxAgeSeconds = 300,
   ) {
-    this.provider = secretsProviderOnFirstUse(client);
+    this.secrets = new SecretTextReader(client, maxAgeSeconds);
   }
 
   async secretFor(tenant: string): Promise<string> {
@@ -31,18 +28,12 @@ export class SecretsManagerCallbackSecrets implements CallbackSecrets {
         `tenant ${JSON.stringify(tenant.slice(0, 64))} cannot be part of a secret name`,
       );
     }
-    let value: string | Uint8Array | undefined;
-    try {
-      value = await this.provider().get(name, { maxAge: this.maxAgeSeconds, throwOnMissing: true });
-    } catch (error) {
-      if (error instanceof ParameterNotFoundError) {
-        throw new AwsConfigError(
-          `no callback signing secret ${name} for tenant ${tenant}: create it (docs/guides/deploy.md)`,
-        );
-      }
-      throw error;
+    const text = await this.secrets.read(name);
+    if (text === undefined) {
+      throw new AwsConfigError(
+        `no callback signing secret ${name} for tenant ${tenant}: create it (docs/guides/deploy.md)`,
+      );
     }
-    const text = typeof value === 'string' ? value : Buffer.from(value).toString('utf8');
     if (text.trim() === '') throw new AwsConfigError(`the callback signing secret ${name} is empty`);
     return normalizeSecret(text);
   }

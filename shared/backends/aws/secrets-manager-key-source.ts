@@ -6,13 +6,11 @@
  * log line or an error message.
  */
 
-import { ParameterNotFoundError } from '@aws-lambda-powertools/parameters';
-import type { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import * as z from 'zod';
 import type { KeySource } from '../../engine/ports';
 import { AwsConfigError, InvalidSecretError } from './errors';
-import { secretsProviderOnFirstUse } from './secrets-provider';
+import { SecretTextReader } from './secrets-provider';
 
 /** Characters Secrets Manager allows in a name. */
 const secretNamePattern = /^[A-Za-z0-9/_+=.@-]+$/;
@@ -49,10 +47,8 @@ export function apiKeyFromSecret(secretName: string, text: string): string | und
 }
 
 export class SecretsManagerKeySource implements KeySource {
-  /** Built on the first read (secrets-provider.ts): building it builds the client. */
-  private readonly provider: () => SecretsProvider;
+  private readonly secrets: SecretTextReader;
   private readonly prefix: string;
-  private readonly maxAgeSeconds: number;
   private readonly refreshing = new Map<string, Promise<string | undefined>>();
 
   constructor(options: SecretsManagerKeySourceOptions) {
@@ -61,9 +57,8 @@ export class SecretsManagerKeySource implements KeySource {
         `secret prefix ${JSON.stringify(options.prefix)} may only hold letters, digits and /_+=.@-`,
       );
     }
-    this.provider = secretsProviderOnFirstUse(options.client);
+    this.secrets = new SecretTextReader(options.client, options.maxAgeSeconds ?? 300);
     this.prefix = options.prefix;
-    this.maxAgeSeconds = options.maxAgeSeconds ?? 300;
   }
 
   /**
@@ -85,19 +80,8 @@ export class SecretsManagerKeySource implements KeySource {
 
   private async read(tenant: string, forceFetch: boolean): Promise<string | undefined> {
     const name = this.secretName(tenant);
-    let value: string | Uint8Array | undefined;
-    try {
-      value = await this.provider().get(name, {
-        maxAge: this.maxAgeSeconds,
-        forceFetch,
-        throwOnMissing: true,
-      });
-    } catch (error) {
-      if (error instanceof ParameterNotFoundError) return undefined;
-      throw error;
-    }
-    const text = typeof value === 'string' ? value : Buffer.from(value).toString('utf8');
-    return apiKeyFromSecret(name, text);
+    const text = await this.secrets.read(name, forceFetch);
+    return text === undefined ? undefined : apiKeyFromSecret(name, text);
   }
 
   private secretName(tenant: string): string {

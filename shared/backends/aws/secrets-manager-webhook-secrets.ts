@@ -3,24 +3,21 @@
  * Cached for a bounded time (Powertools' SecretsProvider); `refresh` reads it again, which the
  * webhook handler does once after a failed check, so a rotated secret needs no deploy.
  */
-import { ParameterNotFoundError } from '@aws-lambda-powertools/parameters';
-import type { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { normalizeSecret } from '../../callbacks/secret-format';
 import { SigningSecretError, signingKey } from '../../config/signing-secrets';
 import type { WebhookSecrets } from '../../http/webhooks';
-import { secretsProviderOnFirstUse } from './secrets-provider';
+import { SecretTextReader } from './secrets-provider';
 
 export class SecretsManagerWebhookSecrets implements WebhookSecrets {
-  /** Built on the first read (secrets-provider.ts): building it builds the client. */
-  private readonly provider: () => SecretsProvider;
+  private readonly secrets: SecretTextReader;
 
   constructor(
     client: SecretsManagerClient,
     private readonly prefix: string,
-    private readonly maxAgeSeconds = 300,
+    maxAgeSeconds = 300,
   ) {
-    this.provider = secretsProviderOnFirstUse(client);
+    this.secrets = new SecretTextReader(client, maxAgeSeconds);
   }
 
   get(source: string): Promise<string | undefined> {
@@ -56,17 +53,7 @@ export class SecretsManagerWebhookSecrets implements WebhookSecrets {
   }
 
   private async read(source: string, forceFetch: boolean): Promise<string | undefined> {
-    try {
-      const value = await this.provider().get(`${this.prefix}${source}`, {
-        maxAge: this.maxAgeSeconds,
-        forceFetch,
-        throwOnMissing: true,
-      });
-      const text = typeof value === 'string' ? value : Buffer.from(value as Uint8Array).toString('utf8');
-      return text.trim() === '' ? undefined : normalizeSecret(text);
-    } catch (error) {
-      if (error instanceof ParameterNotFoundError) return undefined;
-      throw error;
-    }
+    const text = await this.secrets.read(`${this.prefix}${source}`, forceFetch);
+    return text === undefined || text.trim() === '' ? undefined : normalizeSecret(text);
   }
 }
