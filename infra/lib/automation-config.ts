@@ -129,10 +129,19 @@ export class AutomationConfigItem extends Construct {
   private acknowledgeProvider(): void {
     const provider = Stack.of(this).node.tryFindChild(PROVIDER_ID);
     if (!provider) return;
-    Validations.of(provider).acknowledge({
-      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
-      reason:
-        "CDK's own function that writes the automation config item at deploy (not opflow code); it only writes its log.",
-    });
+    const reason = (what: string) =>
+      `CDK's own function that writes the automation config item during a deploy (not opflow code): ${what}`;
+    Validations.of(provider).acknowledge(
+      {
+        id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+        reason: reason('it only writes its log.'),
+      },
+      {
+        id: 'Serverless-LambdaDLQ',
+        reason: reason('CloudFormation invokes it and fails the deploy when it fails.'),
+      },
+      { id: 'Serverless-LambdaDefaultMemorySize', reason: reason('one small DynamoDB call per deploy.') },
+      { id: 'Serverless-LambdaTracing', reason: reason('one DynamoDB call per deploy, nothing to trace.') },
+    );
   }
 }

@@ -47,7 +47,7 @@ import { ConfigFileError, type OpflowConfig, parseDuration } from '../../shared/
 import { AutomationConfigItem } from './automation-config';
 import { eventBridgeCron } from './eventbridge-cron';
 import { PipelineFunction, type PipelineFunctionProps } from './pipeline-function';
-import { WorkQueue } from './work-queue';
+import { acknowledgeDeadLetterQueue, WorkQueue } from './work-queue';
 
 export { eventBridgeCron } from './eventbridge-cron';
 
@@ -185,7 +185,7 @@ export class Automation extends Construct {
       retentionPeriod: Duration.days(4),
       dlqRetentionPeriod: Duration.days(14),
     });
-    this.callbackSender.function.addEventSource(
+    this.callbackSender.addSqsEventSource(
       new SqsEventSource(this.callbackQueue.queue, {
         batchSize: 10,
         reportBatchItemFailures: true,
@@ -258,6 +258,7 @@ export class Automation extends Construct {
       id: 'AwsSolutions-SQS3',
       reason: 'This queue is the dead-letter queue of the EventBridge Scheduler schedules.',
     });
+    acknowledgeDeadLetterQueue(this.scheduleDeadLetterQueue);
     this.scheduleTarget = new PipelineFunction(this, 'ScheduleTarget', {
       ...props.functionDefaults,
       name: 'schedules',

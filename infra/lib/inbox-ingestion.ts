@@ -15,6 +15,7 @@ import { SqsDestination } from 'aws-cdk-lib/aws-s3-notifications';
 import { type IQueue, Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { PipelineFunction } from './pipeline-function';
+import { acknowledgeDeadLetterQueue } from './work-queue';
 
 /** Concurrent ingest invocations at most (2 is the lowest an SQS event source accepts). */
 export const INGEST_MAX_CONCURRENCY = 2;
@@ -53,6 +54,7 @@ export class InboxIngestion extends Construct {
       retentionPeriod: Duration.days(14),
       removalPolicy: RemovalPolicy.DESTROY,
     });
+    acknowledgeDeadLetterQueue(this.deadLetterQueue);
     this.queue = new Queue(this, 'Queue', {
       queueName: `${props.resourcePrefix}-ingest`,
       encryption: QueueEncryption.SQS_MANAGED,
@@ -81,7 +83,7 @@ export class InboxIngestion extends Construct {
       recursiveLoop: RecursiveLoop.ALLOW,
     });
     // One message at a time: each is a slice of one batch's work, as long as the function allows.
-    this.ingest.function.addEventSource(
+    this.ingest.addSqsEventSource(
       new SqsEventSource(this.queue, {
         batchSize: 1,
         reportBatchItemFailures: true,

@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { type App, Validations } from 'aws-cdk-lib';
-import { AwsSolutionsChecks } from 'cdk-nag';
+import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { type OpflowConfig, parseOpflowConfig } from '../../shared/config/opflow-config';
 import { workflows } from '../../shared/workflows';
 import { loadStageConfig, type StageConfig } from '../config';
@@ -68,6 +68,6 @@ export function buildOpflowApp(app: App, config: StageConfig = stageConfigFromCo
     description: `opflow (${config.stage}): durable Open Platform job pipeline`,
     ...(account && region ? { env: { account, region } } : {}),
   });
-  Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app), new ServerlessChecks(app));
   return stack;
 }

@@ -13,6 +13,7 @@ import {
   Runtime,
   Tracing,
 } from 'aws-cdk-lib/aws-lambda';
+import type { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { type FunctionName, functionCode } from './function-bundling';
@@ -130,12 +131,21 @@ export class PipelineFunction extends Construct {
       },
     });
 
-    Validations.of(this.function).acknowledge({
-      id: 'AwsSolutions-L1',
-      reason:
-        'opflow targets Node.js 22 (the bundles are built for node22 and the project is tested on Node 20 and 22); ' +
-        'moving to a newer runtime is a deliberate change with its own test run.',
-    });
+    const runtimeReason =
+      'opflow targets Node.js 22 (the bundles are built for node22 and the project is tested on Node 20 and 22); ' +
+      'moving to a newer runtime is a deliberate change with its own test run.';
+    Validations.of(this.function).acknowledge(
+      { id: 'AwsSolutions-L1', reason: runtimeReason },
+      { id: 'Serverless-LambdaLatestVersion', reason: runtimeReason },
+      {
+        id: 'Serverless-LambdaDLQ',
+        reason:
+          "A function's dead-letter target catches failed asynchronous invocations only. opflow's functions are " +
+          "invoked by SQS event sources (failed messages go to the queue's own alarmed DLQ), synchronously by the " +
+          "HTTP API (the caller gets the error), by the sweeper's rule (the next minute's run covers a miss) or by " +
+          'EventBridge Scheduler (the schedule has its own DLQ).',
+      },
+    );
     // Tracing.ACTIVE adds xray:PutTraceSegments/PutTelemetryRecords, which have no resource-level permissions.
     const policy = this.role.node.tryFindChild('DefaultPolicy');
     if (policy) {
@@ -146,5 +156,16 @@ export class PipelineFunction extends Construct {
           'resource-level permissions. Every other statement names its resource.',
       });
     }
+  }
+
+  /** Adds an SQS event source (whose failed messages end in the queue's own alarmed dead-letter queue). */
+  addSqsEventSource(source: SqsEventSource): void {
+    this.function.addEventSource(source);
+    Validations.of(this.function).acknowledge({
+      id: 'Serverless-LambdaEventSourceMappingDestination',
+      reason:
+        "An SQS event source keeps a failed message on the queue until maxReceiveCount, then the queue's redrive " +
+        'policy moves it to its dead-letter queue, which has an alarm; an on-failure destination is for stream sources.',
+    });
   }
 }

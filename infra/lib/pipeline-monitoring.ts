@@ -4,7 +4,7 @@
  * functions and the pipeline's own metrics (published by Powertools in namespace `opflow`, with the
  * stage's service name as their one `service` dimension).
  */
-import { Duration } from 'aws-cdk-lib';
+import { Duration, Validations } from 'aws-cdk-lib';
 import {
   Alarm,
   ComparisonOperator,
@@ -47,6 +47,8 @@ export interface PipelineMonitoringProps {
   readonly resourcePrefix: string;
   readonly queue: IQueue;
   readonly deadLetterQueue: IQueue;
+  /** Every other dead-letter queue, by the name shown in its alarm (e.g. `ingest`): any message alarms. */
+  readonly otherDeadLetterQueues?: Readonly<Record<string, IQueue>> | undefined;
   /** The functions to watch, by the name shown in alarms and on the dashboard. */
   readonly functions: Readonly<Record<string, IFunction>>;
   /** The `service` dimension of the pipeline metrics: the functions' POWERTOOLS_SERVICE_NAME. */
@@ -103,6 +105,22 @@ export class PipelineMonitoring extends Construct {
         treatMissingData: TreatMissingData.NOT_BREACHING,
       }),
     );
+    for (const [name, queue] of Object.entries(props.otherDeadLetterQueues ?? {})) {
+      addAlarm(
+        new Alarm(this, `${name}DeadLetters`, {
+          alarmName: `${prefix}-${name}-dead-letters`,
+          alarmDescription: `Messages reached the ${name} dead-letter queue: inspect them, fix the cause, then redrive them.`,
+          metric: queue.metricApproximateNumberOfMessagesVisible({
+            period: Duration.minutes(5),
+            statistic: Stats.MAXIMUM,
+          }),
+          threshold: 0,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+          evaluationPeriods: 1,
+          treatMissingData: TreatMissingData.NOT_BREACHING,
+        }),
+      );
+    }
     addAlarm(
       new Alarm(this, 'OldestMessageAge', {
         alarmName: `${prefix}-queue-stuck`,
@@ -297,7 +315,18 @@ export class PipelineMonitoring extends Construct {
       displayName: `opflow alarms (${prefix})`,
       enforceSSL: true,
     });
-    if (email) topic.addSubscription(new EmailSubscription(email));
+    if (email) {
+      const subscription = new EmailSubscription(email);
+      topic.addSubscription(subscription);
+      const created = topic.node.tryFindChild(email);
+      if (created)
+        Validations.of(created).acknowledge({
+          id: 'Serverless-SNSRedrivePolicy',
+          reason:
+            'An email subscription: SNS retries delivery to email itself, and a lost alarm mail is covered by the ' +
+            'alarm state in CloudWatch (and its OK action); a dead-letter queue would need an alarm of its own.',
+        });
+    }
     return topic;
   }
 }

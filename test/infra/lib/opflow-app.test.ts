@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { App, type CfnElement, Stack, Validations } from 'aws-cdk-lib';
 import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
-import { AwsSolutionsChecks } from 'cdk-nag';
+import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { InvalidStageConfigError } from '../../../infra/config';
@@ -44,11 +44,15 @@ beforeAll(() => {
   // Bundling five functions per stage on a loaded machine: more than the default hook timeout.
 }, 360_000);
 
-/** cdk-nag's AwsSolutions pack with acknowledgements ignored: every finding, acknowledged or not. */
+/** The cdk-nag packs the app runs. */
+const packs = () => [new AwsSolutionsChecks(), new ServerlessChecks()];
+
+/** cdk-nag's AwsSolutions and Serverless packs with acknowledgements ignored: every finding, acknowledged or not. */
 function allFindings(scope: IConstruct) {
-  const pack = new AwsSolutionsChecks();
-  Object.defineProperty(pack, 'isAcknowledged', { value: () => false });
-  return pack.validateScope(scope).violations;
+  return packs().flatMap((pack) => {
+    Object.defineProperty(pack, 'isAcknowledged', { value: () => false });
+    return pack.validateScope(scope).violations;
+  });
 }
 
 /** Every acknowledgement recorded with `Validations.of(x).acknowledge`: construct path, rule id, reason. */
@@ -70,12 +74,16 @@ describe.each([
   ['dev with JWT auth', () => devJwt],
   ['prod with an existing alarm topic', () => prodTopic],
 ])('cdk-nag on %s', (_name, stageOf) => {
-  it('reports no unacknowledged AwsSolutions error or warning', () => {
-    const report = new AwsSolutionsChecks().validateScope(stageOf().stack);
-    expect(
-      report.violations.map((v) => `${v.severity} ${v.ruleName}: ${v.violatingResources[0]?.constructPath}`),
-    ).toEqual([]);
-    expect(report.success).toBe(true);
+  it('reports no unacknowledged AwsSolutions or Serverless error or warning', () => {
+    for (const pack of packs()) {
+      const report = pack.validateScope(stageOf().stack);
+      expect(
+        report.violations.map(
+          (v) => `${v.severity} ${v.ruleName}: ${v.violatingResources[0]?.constructPath}`,
+        ),
+      ).toEqual([]);
+      expect(report.success).toBe(true);
+    }
   });
 
   it('leaves no error or warning annotation on the stack', () => {
@@ -92,7 +100,7 @@ describe.each([
     const acks = acknowledgements(stack);
     expect(acks.length).toBeGreaterThan(0);
     for (const ack of acks) {
-      expect(ack.id).toMatch(/^AwsSolutions-[A-Z]+\d+(\[.+\])?$/);
+      expect(ack.id).toMatch(/^(AwsSolutions-[A-Z]+\d+|Serverless-[A-Za-z]+)(\[.+\])?$/);
       expect(ack.reason.length, `reason of ${ack.id} on ${ack.path}`).toBeGreaterThan(60);
       const onThisConstruct = findings.filter((f) => f.id === ack.id && f.path.startsWith(`${ack.path}/`));
       expect(

@@ -706,8 +706,9 @@ describe.each([
     it('sends every alarm, and its recovery, to the alarm topic', () => {
       const { stack, template } = stageOf();
       const alarms = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm'));
-      // queue 2, functions 2 x 3, failed-job rate, table throttles, callback dead letters
-      expect(alarms).toHaveLength(2 + 2 * 3 + 1 + 1 + 1);
+      // work queue 2, functions 2 x 5 (no schedules here), failed-job rate, table throttles,
+      // callback dead letters, ingest dead letters
+      expect(alarms).toHaveLength(2 + 2 * 5 + 1 + 1 + 1 + 1);
       for (const alarm of alarms) {
         expect(alarm.Properties['AlarmActions']).toEqual(topicRef(stack));
         expect(alarm.Properties['OKActions']).toEqual(topicRef(stack));

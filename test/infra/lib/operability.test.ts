@@ -1,0 +1,89 @@
+// What makes a stage operable, read from the synthesized template: an errors alarm and a throttles
+// alarm on every opflow function, an alarm on every dead-letter queue (a queue some redrive policy
+// or schedule sends to), a maximum concurrency on every SQS event source, and cdk-nag's Serverless
+// pack run beside AwsSolutions (an unacknowledged Serverless finding fails synth).
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App } from 'aws-cdk-lib';
+import { Queue } from 'aws-cdk-lib/aws-sqs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildOpflowApp } from '../../../infra/lib/opflow-app';
+import { cdkJsonContext, type SynthesizedStage, synthStage } from '../support/synth-stage';
+
+let synth: SynthesizedStage;
+beforeAll(() => {
+  const file = join(mkdtempSync(join(tmpdir(), 'opflow-operable-')), 'opflow.config.json');
+  writeFileSync(
+    file,
+    JSON.stringify({
+      schedules: [{ name: 'weekly', cron: '0 6 * * 1', workflow: 'patent-count', input: { query: 'x' } }],
+    }),
+  );
+  synth = synthStage({ stage: 'dev', opflowConfig: file }, { bundle: false });
+});
+
+type Resource = { Properties: Record<string, unknown> };
+const alarms = () => Object.values(synth.template.findResources('AWS::CloudWatch::Alarm')) as Resource[];
+const dimensionRefs = (alarm: Resource) =>
+  JSON.stringify((alarm.Properties['Dimensions'] as unknown[] | undefined) ?? []);
+
+describe('an operable stage', { timeout: 180_000 }, () => {
+  it('alarms on errors and on throttles of every opflow function', () => {
+    const functions = Object.entries(synth.template.findResources('AWS::Lambda::Function')).filter(([, fn]) =>
+      String(fn['Properties']['FunctionName'] ?? '').startsWith('opflow-dev-'),
+    );
+    expect(functions.map(([, fn]) => fn['Properties']['FunctionName']).sort()).toEqual([
+      'opflow-dev-api',
+      'opflow-dev-callback-sender',
+      'opflow-dev-ingest',
+      'opflow-dev-schedules',
+      'opflow-dev-step-worker',
+      'opflow-dev-sweeper',
+    ]);
+    for (const [id] of functions) {
+      for (const metric of ['Errors', 'Throttles']) {
+        const found = alarms().filter(
+          (alarm) =>
+            alarm.Properties['MetricName'] === metric && dimensionRefs(alarm).includes(`{"Ref":"${id}"}`),
+        );
+        expect(found, `${metric} alarm of ${id}`).toHaveLength(1);
+      }
+    }
+  });
+
+  it('alarms on every dead-letter queue', () => {
+    const template = JSON.stringify(synth.template.toJSON());
+    const queues = synth.template.findResources('AWS::SQS::Queue');
+    const deadLetterIds = Object.keys(queues).filter(
+      (id) =>
+        template.includes(`"deadLetterTargetArn":{"Fn::GetAtt":["${id}","Arn"]}`) ||
+        template.includes(`"DeadLetterConfig":{"Arn":{"Fn::GetAtt":["${id}","Arn"]}}`),
+    );
+    expect(deadLetterIds).toHaveLength(4); // work, ingest, callbacks, schedules
+    for (const id of deadLetterIds) {
+      const found = alarms().filter(
+        (alarm) =>
+          alarm.Properties['MetricName'] === 'ApproximateNumberOfMessagesVisible' &&
+          dimensionRefs(alarm).includes(`"Fn::GetAtt":["${id}","QueueName"]`),
+      );
+      expect(found, `alarm of dead-letter queue ${id}`).toHaveLength(1);
+    }
+  });
+
+  it('caps the concurrency of every SQS event source', () => {
+    const mappings = Object.values(synth.template.findResources('AWS::Lambda::EventSourceMapping'));
+    expect(mappings).toHaveLength(3);
+    for (const mapping of mappings) {
+      expect(mapping['Properties']['ScalingConfig']?.['MaximumConcurrency']).toBeGreaterThanOrEqual(2);
+    }
+  });
+
+  it("runs cdk-nag's Serverless pack: an unacknowledged finding stops synthesis", () => {
+    const app = new App({ context: { ...cdkJsonContext(), stage: 'dev', 'aws:cdk:bundling-stacks': [] } });
+    const stack = buildOpflowApp(app);
+    // A queue without a redrive policy and without an acknowledgement.
+    new Queue(stack, 'Unwatched', { enforceSSL: true });
+    expect(() => app.synth()).toThrow(/Serverless-SQSRedrivePolicy/);
+  });
+});
