@@ -9,9 +9,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describeWorkflow, type WorkflowDoc } from '../cli/commands/workflows';
 import { jobSources, jobStatuses } from '../engine/job-record';
 import type { WorkflowRegistry } from '../engine/workflow';
+import { describeWorkflow, type WorkflowDoc } from '../workflows/describe';
 
 export interface DashboardFile {
   body: Buffer;

@@ -17,19 +17,12 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
-import * as z from 'zod';
+import type * as z from 'zod';
 import type { BatchSource, BatchStore } from '../engine/batch-store';
 import type { EngineDeps } from '../engine/deps';
-import { tenantNameSchema } from '../engine/job-commands';
 import { errorMessage } from '../errors/error-message';
 import { ApiError, type ApiRoute, json, parse } from '../http/job-api';
-import {
-  batchIdFor,
-  batchNameSchema,
-  defaultInFlightPerBatch,
-  parseFailureBudget,
-  sha256,
-} from '../ingest/batch';
+import { batchIdFor, defaultInFlightPerBatch, parseFailureBudget, sha256 } from '../ingest/batch';
 import { viewOf } from '../ingest/batch-view';
 import { estimateBatch } from '../ingest/estimate';
 import { manifestKindOf } from '../ingest/inbox';
@@ -41,23 +34,9 @@ import {
   previewIngest,
 } from '../ingest/ingest';
 import { localIngestSource } from '../ingest/local-source';
+import { manifestUploadBodySchema as manifestBodySchema } from '../ingest/upload-request';
 import type { BatchRunner } from './batch-runner';
 
-const manifestBodySchema = z.strictObject({
-  fileName: z
-    .string()
-    .regex(
-      /^[\w][\w .-]{0,99}\.(jsonl|ndjson|csv|tsv)$/i,
-      'must be the name of a .jsonl, .ndjson, .csv or .tsv file',
-    ),
-  manifest: z.string().min(1, 'the manifest is empty'),
-  workflow: z.string().min(1),
-  batchName: batchNameSchema.optional(),
-  selection: z.enum(['auto', 'manual']).default('auto'),
-  failureBudget: z.string().max(20).optional(),
-  maxUnits: z.number().int().positive().optional(),
-  tenant: tenantNameSchema.default('default'),
-});
 type ManifestBody = z.infer<typeof manifestBodySchema>;
 
 /** Problems listed in an answer (all of them are counted). */

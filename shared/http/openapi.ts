@@ -8,6 +8,7 @@
 import * as z from 'zod';
 import { failureKinds, jobSources, jobStatuses } from '../engine/job-record';
 import { upstreamIdentitySchema } from '../engine/upstream-identity';
+import { manifestUploadBodySchema } from '../ingest/upload-request';
 
 const isoTime = z.iso.datetime().describe('ISO 8601, UTC');
 
@@ -620,6 +621,35 @@ function buildWith(api: RequestSchemas): Record<string, unknown> {
               description: 'the file',
               content: { 'text/javascript': {}, 'text/css': {}, 'application/json': {} },
             },
+          },
+        },
+      },
+      '/jobs/{id}/input': {
+        get: {
+          operationId: 'getJobInput',
+          summary: "A job's input, workflow, label and selection, to run it again (opflow serve only)",
+          parameters: [idParameter],
+          responses: { 200: answer('the input', answerSchemas.any), ...errors(404) },
+        },
+      },
+      '/batch-uploads/check': {
+        post: {
+          operationId: 'checkBatchUpload',
+          summary:
+            'A manifest checked line by line as opflow ingest --dry-run, with the cost estimate; nothing stored (opflow serve only)',
+          requestBody: jsonBody(manifestUploadBodySchema),
+          responses: { 200: answer('the check', answerSchemas.any), ...errors(400, 403, 413, 415) },
+        },
+      },
+      '/batch-uploads': {
+        post: {
+          operationId: 'startBatchUpload',
+          summary:
+            'A manifest kept beside the database and ingested as a batch; the same file again starts nothing twice (opflow serve only)',
+          requestBody: jsonBody(manifestUploadBodySchema),
+          responses: {
+            201: answer('the batch started', answerSchemas.any),
+            ...errors(400, 403, 409, 413, 415),
           },
         },
       },

@@ -158,6 +158,10 @@ describe('the OpenAPI description of the job API', () => {
         'POST /mcp',
         'GET /',
         'GET /ui/{file}',
+        // Starting work from the dashboard (shared/dashboard/start-routes.ts): opflow serve only.
+        'GET /jobs/{id}/input',
+        'POST /batch-uploads/check',
+        'POST /batch-uploads',
       ].sort(),
     );
     for (const [path, operations] of Object.entries(doc.paths)) {
