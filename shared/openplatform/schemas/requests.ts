@@ -110,6 +110,17 @@ const ftoPatent = z.lazy(() =>
 /** `YYYYMMDD`, as ai66-1 takes its application dates. */
 const compactDate = z.lazy(() => z.string().regex(/^\d{8}$/, { error: 'a date is written YYYYMMDD' }));
 
+/** The query of a Patent Basic Data operation (p011, p014, p041): patents by id or by number. */
+const patentQuery = () =>
+  z
+    .strictObject({
+      patent_id: patentList.optional(),
+      patent_number: patentList.optional(),
+    })
+    .refine((query) => query.patent_id !== undefined || query.patent_number !== undefined, {
+      error: 'give patent_id or patent_number (comma-separated, up to 100)',
+    });
+
 const buildRequestSchemas = () =>
   ({
     ai07ChatCcGptStream: z.strictObject({
@@ -421,32 +432,11 @@ const buildRequestSchemas = () =>
      * Query parameters. Either names up to 100 patents, comma-separated: `patent_id` by the
      * platform's patent ids, `patent_number` by publication numbers (`CN112345678A`).
      */
-    p011BasicPatentDataSimpleBibliography: z
-      .strictObject({
-        patent_id: patentList.optional(),
-        patent_number: patentList.optional(),
-      })
-      .refine((query) => query.patent_id !== undefined || query.patent_number !== undefined, {
-        error: 'give patent_id or patent_number (comma-separated, up to 100)',
-      }),
+    p011BasicPatentDataSimpleBibliography: patentQuery(),
     /** Query parameters: up to 100 patents by `patent_id` or `patent_number`, comma-separated (as P011). */
-    p041BasicPatentDataSimpleLegalStatus: z
-      .strictObject({
-        patent_id: patentList.optional(),
-        patent_number: patentList.optional(),
-      })
-      .refine((query) => query.patent_id !== undefined || query.patent_number !== undefined, {
-        error: 'give patent_id or patent_number (comma-separated, up to 100)',
-      }),
+    p041BasicPatentDataSimpleLegalStatus: patentQuery(),
     /** Query parameters: up to 100 patents by `patent_id` or `patent_number`, comma-separated (as P011). */
-    p014BasicPatentDataPatentFamily: z
-      .strictObject({
-        patent_id: patentList.optional(),
-        patent_number: patentList.optional(),
-      })
-      .refine((query) => query.patent_id !== undefined || query.patent_number !== undefined, {
-        error: 'give patent_id or patent_number (comma-separated, up to 100)',
-      }),
+    p014BasicPatentDataPatentFamily: patentQuery(),
   }) satisfies Record<OperationId, z.ZodType>;
 
 /** By operation id; built on first use (see ./lazy-record.ts). */
