@@ -35,8 +35,12 @@ type Handler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
 
 /** 5 January 2026, 09:00 UTC. */
 const T0 = Date.UTC(2026, 0, 5, 9, 0, 0);
-/** What the function keeps back before its deadline (the product's default is 60 s). */
-const RESERVE_MS = 1_000;
+/**
+ * What the function keeps back before its deadline (the product's default, 60 s). The local event
+ * source stops an invocation at its timeout as Lambda does, so "time is short" is an invocation
+ * whose whole timeout is the reserve: after its first chunk less than the reserve is left.
+ */
+const RESERVE_MS = 60_000;
 /** The ingest queue's visibility timeout: longer than an invocation, as deployed. */
 const VISIBILITY_S = 1_200;
 
