@@ -44,15 +44,18 @@ export const DEFAULT_MAX_KB = 1024;
  * first use) and some 3% of room, so that a package or module pulled in by mistake fails the
  * bundle-sizes test instead of adding to every cold start unnoticed. Raise a budget only for code the
  * function needs, and say so in the commit. (The chunks loaded on first use and `ingest`'s document
- * extractors are not counted.)
+ * extractors are not counted.) Raised on 27 November 2026 for code the functions need: two more
+ * workflows (FTO search, technical Q&A) with their steps, reports and the typed response schemas
+ * of their 12 operations, legal status and family (worker 952 -> 990, api 706 -> 750, ingest
+ * 830 -> 850, schedules 614 -> 650).
  */
 export const MAX_KB_BY_FUNCTION: Partial<Record<FunctionName, number>> = {
-  worker: 952,
-  api: 706,
+  worker: 990,
+  api: 750,
   sweeper: 375,
-  ingest: 830,
+  ingest: 850,
   callbacks: 620,
-  schedules: 614,
+  schedules: 650,
 };
 /** The goals set for a cold start: printed beside each figure, not enforced. */
 const GOAL_BYTES = 400_000;
