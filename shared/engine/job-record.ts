@@ -236,8 +236,9 @@ export interface Job {
   unsaved?: UnsavedAnswer | undefined;
   usage: JobUsage;
   /**
-   * Messages sent to move the job on: one by each commit that schedules its next look, each release
-   * of a parked job and each sweeper re-send (see `defaultMessageBudget`). Waits for a token of the
+   * Messages sent to move the job on: one by each commit that schedules its next look and each
+   * release of a parked job (see `defaultMessageBudget`; the sweeper's re-send, at the job's version
+   * without a write, is not counted). Waits for a token of the
    * key's budget are not counted: the key's rate paces them and the deadline bounds them. Absent: 0.
    */
   messages?: number | undefined;
@@ -280,9 +281,8 @@ export function unparkedJob(job: Job, now: number): Job {
 /**
  * The runaway guard: a job may send this many messages (see `Job.messages`) before it fails with
  * kind `message-budget`. Lambda's recursive loop detection is off for the step worker (a job's
- * steps are a chain of messages longer than its 16 hops), so a loop (a workflow that steps back, a
- * step that crashes its worker and is re-sent by the sweeper every minute) is stopped here, not by
- * AWS. Real runs are far below it: a novelty check sends 14 to 52 messages against the sandbox (52
+ * steps are a chain of messages longer than its 16 hops), so a loop (a workflow that steps back for
+ * ever) is stopped here, not by AWS. Real runs are far below it: a novelty check sends 14 to 52 messages against the sandbox (52
  * before its poll timing is learned), and one that polls every step to its give-up time 168 (the
  * most of any workflow; docs/concepts/limits.md).
  * `OPFLOW_JOB_MESSAGE_BUDGET` sets another budget for every function and process.
@@ -332,15 +332,4 @@ export function failedOverMessageBudget(job: Job, budget: number, now: number): 
     finishedAt: now,
     expiresAt: Math.floor(now / 1000) + 30 * 24 * 3600,
   };
-}
-
-/**
- * The sweeper's re-send of a job no message will bring back, as a record: one version on and one
- * message more (the message is sent at the new version, so a late original goes stale), or the
- * job failed by the runaway guard when that message would take it past `budget`.
- */
-export function resentJob(job: Job, budget: number, now: number): Job {
-  const next: Job = { ...job, version: job.version + 1, updatedAt: now };
-  if (overMessageBudget(job, budget)) return failedOverMessageBudget(next, budget, now);
-  return { ...next, messages: sentOne(job) };
 }
