@@ -193,8 +193,8 @@ export class OpflowStack extends Stack {
       memorySize: config.sweeper.memoryMb,
     });
     // The sweeper lists due jobs (Query on the due index, then BatchGetItem of the jobs themselves)
-    // and re-sends their messages, each after a conditional PutItem of the job one version on that
-    // counts the message against the job's budget (or fails a job past it), and the nudge's unpark.
+    // and re-sends their messages at the jobs' versions, without a write. Its one write is the
+    // nudge's unpark of a key gone idle: a conditional PutItem of the job one version on.
     const dueIndex: keyof typeof JOB_TABLE.indexes = 'due';
     this.sweeper.role.addToPrincipalPolicy(
       new PolicyStatement({
