@@ -29,6 +29,8 @@ rm -rf "$copy/node_modules/better-sqlite3"
 cp -a "$root/node_modules/better-sqlite3" "$copy/node_modules/better-sqlite3"
 # DynamoDB Local is Java: the one the Node 20 run installed serves here too.
 [ -d "$root/.emulators" ] && ln -s "$root/.emulators" "$copy/.emulators"
+# Some tests ask git which files are the project's (git ls-files): the copy shares the repository.
+ln -s "$root/.git" "$copy/.git"
 
 echo "== Node 22: building better-sqlite3 for $("$node22/bin/node" --version) (Node 20's build is untouched)"
 (cd "$copy" && PATH="$node22/bin:$PATH" npm rebuild better-sqlite3 --nodedir="$node22" --foreground-scripts=false >/dev/null)
