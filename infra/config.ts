@@ -86,7 +86,7 @@ export const stageConfigSchema = z
       /** The SQS event source's own concurrency cap (2-1000). Reserved concurrency is not used. */
       maxConcurrency: z.number().int().min(2).max(1000),
     }),
-    api: functionSettings(29).extend({
+    api: functionSettings(30).extend({
       auth: z.discriminatedUnion('mode', [iamAuth, jwtAuth]),
       /** Default-stage throttling of the HTTP API. */
       throttle: z.strictObject({

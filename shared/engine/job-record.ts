@@ -49,8 +49,8 @@ export type SelectionPolicy = z.infer<typeof selectionPolicySchema>;
  * server, ...) come first; then the engine's own: `deadline` (the job passed its deadline),
  * `definition` (the workflow has no such step or cannot go on), `poll-timeout` (a task never finished
  * within its poll schedule), `upstream-failed` (the platform finished a task as failed), `storage`
- * (an answer could not be kept), `key-source` (the API key could not be read), `message-budget` (the job used up its queue messages)
- * and `internal` (a bug).
+ * (an answer could not be kept), `key-source` (the API key could not be read), `message-budget` (the job used up its queue messages),
+ * `record-too-large` (the job's record outgrew what its store holds in one item) and `internal` (a bug).
  * Callers (retry, reports, the job API) decide on the kind, never on the message.
  */
 export const failureKinds = [
@@ -72,6 +72,7 @@ export const failureKinds = [
   'storage',
   'key-source',
   'message-budget',
+  'record-too-large',
   'internal',
 ] as const;
 export type FailureKind = (typeof failureKinds)[number];

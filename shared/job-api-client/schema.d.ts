@@ -547,7 +547,7 @@ export interface components {
                 step: string;
                 operationId?: string;
                 /** @enum {string} */
-                kind: "auth" | "forbidden" | "not-found" | "invalid-request" | "throttled" | "quota-exhausted" | "busy" | "server" | "network" | "timeout" | "protocol" | "deadline" | "definition" | "poll-timeout" | "upstream-failed" | "storage" | "key-source" | "message-budget" | "internal";
+                kind: "auth" | "forbidden" | "not-found" | "invalid-request" | "throttled" | "quota-exhausted" | "busy" | "server" | "network" | "timeout" | "protocol" | "deadline" | "definition" | "poll-timeout" | "upstream-failed" | "storage" | "key-source" | "message-budget" | "record-too-large" | "internal";
                 /** @description the platform's business error code */
                 code?: number;
                 message: string;
@@ -583,7 +583,7 @@ export interface components {
                     step: string;
                     operationId?: string;
                     /** @enum {string} */
-                    kind: "auth" | "forbidden" | "not-found" | "invalid-request" | "throttled" | "quota-exhausted" | "busy" | "server" | "network" | "timeout" | "protocol" | "deadline" | "definition" | "poll-timeout" | "upstream-failed" | "storage" | "key-source" | "message-budget" | "internal";
+                    kind: "auth" | "forbidden" | "not-found" | "invalid-request" | "throttled" | "quota-exhausted" | "busy" | "server" | "network" | "timeout" | "protocol" | "deadline" | "definition" | "poll-timeout" | "upstream-failed" | "storage" | "key-source" | "message-budget" | "record-too-large" | "internal";
                     /** @description the platform's business error code */
                     code?: number;
                     message: string;
@@ -1277,7 +1277,7 @@ export interface operations {
                                 step: string;
                                 operationId?: string;
                                 /** @enum {string} */
-                                kind: "auth" | "forbidden" | "not-found" | "invalid-request" | "throttled" | "quota-exhausted" | "busy" | "server" | "network" | "timeout" | "protocol" | "deadline" | "definition" | "poll-timeout" | "upstream-failed" | "storage" | "key-source" | "message-budget" | "internal";
+                                kind: "auth" | "forbidden" | "not-found" | "invalid-request" | "throttled" | "quota-exhausted" | "busy" | "server" | "network" | "timeout" | "protocol" | "deadline" | "definition" | "poll-timeout" | "upstream-failed" | "storage" | "key-source" | "message-budget" | "record-too-large" | "internal";
                                 /** @description the platform's business error code */
                                 code?: number;
                                 message: string;

@@ -224,7 +224,7 @@ export class DynamoDbJobStore implements JobStore, ParkedJobs {
     if (job.version !== expectedVersion + 1) {
       throw new RangeError(`commit of job ${job.id}: version ${job.version} is not ${expectedVersion} + 1`);
     }
-    const item = this.toItem(await this.offloadInput(job));
+    const item = this.toItem(this.failedIfTooLarge(await this.offloadInput(job)));
     // The key is registered before its parked job exists: the sweeper can always find it.
     if (job.parked && !isTerminal(job.status)) await this.noteParked(job.parked.bucket, job.updatedAt);
     try {
@@ -507,6 +507,30 @@ export class DynamoDbJobStore implements JobStore, ParkedJobs {
     const ref = `reports/${job.id}/input.json`;
     await this.reports.put(ref, serialized, 'application/json');
     return { ...job, input: { ref } };
+  }
+
+  /**
+   * A commit that would outgrow the item fails the job at once (kind `record-too-large`), at the
+   * version it was to write, with the bulky parts of the record (context, pending options, a kept
+   * answer) dropped: retrying the same write could only fail the same way until the message budget.
+   */
+  private failedIfTooLarge(job: Job): Job {
+    const bytes = Buffer.byteLength(JSON.stringify(job));
+    if (bytes <= maxJobBytes || isTerminal(job.status)) return job;
+    const message = `the job's record grew to ${bytes} bytes as JSON, over the ${maxJobBytes}-byte budget of one DynamoDB item (400 KB); its step's data belongs in the report store`;
+    const at = job.updatedAt;
+    return {
+      ...job,
+      status: 'FAILED',
+      context: {},
+      pending: undefined,
+      unsaved: undefined,
+      parked: undefined,
+      tokenAt: undefined,
+      inFlightSince: undefined,
+      lastError: { step: job.step, kind: 'record-too-large', message, retryable: false, at },
+      finishedAt: at,
+    };
   }
 
   private toItem(job: Job): Item {

@@ -118,14 +118,22 @@ describe('service limits on the request path', { timeout: REAL_PROCESS_TIMEOUT_M
         }),
       ),
     ).rejects.toThrow(/Item size has exceeded the maximum allowed size/);
-    // opflow's store refuses a job record over 350 KB first, with its size, and keeps the stored one.
+    // opflow's store refuses a new job record over 350 KB first, with its size.
     const job = makeJob({ tenant: 'large-items' });
-    await world.store.create(job);
-    const huge: Job = { ...job, version: 2, context: { blob: 'b'.repeat(360 * 1024) } };
-    await expect(world.store.commit(huge, 1)).rejects.toThrow(
+    await expect(
+      world.store.create({ ...job, context: { blob: 'b'.repeat(360 * 1024) } }),
+    ).rejects.toThrow(
       /is \d+ bytes as JSON, over the 358400-byte item budget; keep large data in the report store/,
     );
-    expect((await world.store.get(job.id))?.version).toBe(1);
+    // A running job whose record outgrows the item fails at once, at the version it was to write,
+    // instead of failing the same write on every redelivery.
+    await world.store.create(job);
+    const huge: Job = { ...job, version: 2, context: { blob: 'b'.repeat(360 * 1024) } };
+    expect(await world.store.commit(huge, 1)).toBe(true);
+    const stored = await world.store.get(job.id);
+    expect(stored).toMatchObject({ version: 2, status: 'FAILED', context: {} });
+    expect(stored?.lastError).toMatchObject({ kind: 'record-too-large', retryable: false });
+    expect(stored?.lastError?.message).toMatch(/grew to \d+ bytes as JSON, over the 358400-byte budget/);
   });
 });
 
