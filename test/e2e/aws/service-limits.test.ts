@@ -120,9 +120,7 @@ describe('service limits on the request path', { timeout: REAL_PROCESS_TIMEOUT_M
     ).rejects.toThrow(/Item size has exceeded the maximum allowed size/);
     // opflow's store refuses a new job record over 350 KB first, with its size.
     const job = makeJob({ tenant: 'large-items' });
-    await expect(
-      world.store.create({ ...job, context: { blob: 'b'.repeat(360 * 1024) } }),
-    ).rejects.toThrow(
+    await expect(world.store.create({ ...job, context: { blob: 'b'.repeat(360 * 1024) } })).rejects.toThrow(
       /is \d+ bytes as JSON, over the 358400-byte item budget; keep large data in the report store/,
     );
     // A running job whose record outgrows the item fails at once, at the version it was to write,
