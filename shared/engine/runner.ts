@@ -32,6 +32,7 @@ import {
   type StepFailure,
   type StepOutcome,
 } from './advance';
+import { writerAheadMs } from './clock-skew';
 import type { EngineDeps } from './deps';
 import { defaultMessageBudget, isTerminal, type Job, type JobUsage, type UnsavedAnswer } from './job-record';
 import { stepStatsKey } from './poll-stats';
@@ -98,11 +99,6 @@ function notDone(failure: StepFailure, usage: Partial<JobUsage> | undefined): bo
  */
 export const inFlightAllowanceMs = 60_000;
 
-/**
- * A record whose `updatedAt` is further than this in the future was written by a clock ahead of
- * this one (clocks kept by NTP differ by milliseconds): its times are re-based on this clock.
- */
-export const maxClockAheadMs = 5_000;
 export const inFlightHeartbeatMs = 15_000;
 
 /** The key's bucket name lives with the rate bucket; re-exported for the runner's users. */
@@ -157,7 +153,7 @@ async function readAndGuard(
     };
     return fail(unknownWorkflow(job.workflow), failure);
   }
-  if (job.updatedAt > now + maxClockAheadMs && job.inFlightSince === undefined) {
+  if (writerAheadMs(job, now) > 0 && job.inFlightSince === undefined) {
     // Written by a clock ahead of this one: its due time would strand it for as long as the skew.
     // (Not while a paid call is marked alive: a commit now would lose that call's outcome.)
     const rebased = advance(workflow, job, { type: 'clock-ahead' }, now, deps.random);

@@ -24,6 +24,7 @@ export {
   type ClaimedMessage,
   isLeaseOwnerAlive,
   leaseOwnerOfThisProcess,
+  type MessageHeldAhead,
   SqliteWorkQueue,
   type SqliteWorkQueueOptions,
 } from './sqlite-work-queue';

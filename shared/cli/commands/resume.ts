@@ -8,6 +8,7 @@ import type { EngineDeps } from '../../engine/deps';
 import { answerSelection } from '../../engine/job-commands';
 import { isTerminal, type Job } from '../../engine/job-record';
 import { retryJob } from '../../engine/retry';
+import { describeSkewStall, skewStalls } from '../../runtime/clock-skew-notes';
 import { listUnfinished } from '../../runtime/job-queries';
 import { type CliContext, type GlobalOptions, openPipeline, writeJson } from '../context';
 import { driveJobs, reportOutcome } from '../drive-jobs';
@@ -135,6 +136,12 @@ export async function resumeCommand(
     // Say what is continued: how many jobs, of which workflows, and the first few labels.
     if (!options.quiet && !options.json && unfinished.length > 0) {
       ctx.io.stderr.write(`opflow: ${describeContinued(unfinished, focus !== undefined)}\n`);
+    }
+    // Jobs held by a process whose clock is ahead: say so, and when this one takes them over.
+    if (!options.quiet && !options.json) {
+      for (const stall of skewStalls(pipeline, tracked, pipeline.deps.clock.now())) {
+        ctx.io.stderr.write(`opflow: ${describeSkewStall(stall, 'resume')}\n`);
+      }
     }
     if (tracked.length === 0) {
       const waiting = (await listUnfinished(store)).filter((job) => job.status === 'AWAITING_INPUT');

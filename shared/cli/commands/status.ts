@@ -3,6 +3,8 @@
  */
 
 import { shownCallbackUrl } from '../../engine/callback-record';
+import { isTerminal } from '../../engine/job-record';
+import { describeSkewStall, skewStalls } from '../../runtime/clock-skew-notes';
 import { describeCallback } from '../callback-format';
 import { type CliContext, type GlobalOptions, openPipeline, writeJson } from '../context';
 import { reportLocationOf } from '../drive-jobs';
@@ -25,10 +27,16 @@ export async function statusCommand(
         callbackUrl: job.callbackUrl === undefined ? undefined : shownCallbackUrl(job.callbackUrl),
         report,
       });
-    else
+    else {
+      const stalls = skewStalls(pipeline, isTerminal(job.status) ? [] : [job], pipeline.deps.clock.now());
       ctx.io.stdout.write(
-        `${[describeJob(job, pipeline.deps.workflows, report), ...describeCallback(job)].join('\n')}\n`,
+        `${[
+          describeJob(job, pipeline.deps.workflows, report),
+          ...describeCallback(job),
+          ...stalls.map((stall) => `stalled   ${describeSkewStall(stall, 'opflow resume')}`),
+        ].join('\n')}\n`,
       );
+    }
     return ExitCode.ok;
   } finally {
     await pipeline.close();

@@ -178,4 +178,56 @@ describe('SqliteWorkQueue', () => {
     expect(reader.claim(T0 + 26 * 60_000 - 1, 10, 1_000)).toEqual([]);
     expect(reader.claim(T0 + 26 * 60_000, 10, 1_000).map((c) => c.message.jobId)).toEqual(['skewed']);
   });
+
+  it('holds a lease taken by a clock two hours ahead for its lease from the reader, not two hours', async () => {
+    const hour = 3_600_000;
+    const ahead = new SqliteWorkQueue(db, { clock: { now: () => now + 2 * hour }, maxDelayMs: hour });
+    await queue.send({ jobId: 'held', version: 1 }, 0);
+    const [claimed] = ahead.claim(T0 + 2 * hour, 10, 60_000, 'far/1/ab');
+    expect(claimed).toBeDefined();
+    expect(queue.heldAhead(T0)).toEqual([
+      {
+        jobId: 'held',
+        version: 1,
+        visibleAt: T0 + 2 * hour + 60_000,
+        aheadMs: 2 * hour,
+        leaseOwner: 'far/1/ab',
+      },
+    ]);
+    // A reader on the right time re-bases the lease: one minute from its first look, not 121.
+    expect(queue.claim(T0, 10, 1_000)).toEqual([]);
+    expect(queue.heldAhead(T0)).toEqual([]);
+    // The skewed holder, still alive, renews its lease: it keeps the message while it renews.
+    now = T0 + 30_000;
+    expect(ahead.extend(claimed?.receipt ?? '', 60_000)).toBe(true);
+    expect(queue.claim(T0 + 70_000, 10, 1_000)).toEqual([]);
+    // It stops renewing (frozen, or on another machine): one lease later a reader takes the message over.
+    const [taken] = queue.claim(T0 + 70_000 + 60_000, 10, 1_000);
+    expect(taken?.message.jobId).toBe('held');
+    expect(ahead.extend(claimed?.receipt ?? '', 60_000)).toBe(false);
+  });
+
+  it('caps a lease at maxLeaseMs, and a visibility beyond any bound is due at once', async () => {
+    const capped = new SqliteWorkQueue(db, { clock, maxDelayMs: 60_000, maxLeaseMs: 10_000 });
+    await capped.send({ jobId: 'a', version: 1 }, 0);
+    expect(capped.claim(T0, 10, 3_600_000)).toHaveLength(1);
+    expect(capped.claim(T0 + 9_999, 10, 1_000)).toEqual([]);
+    expect(capped.claim(T0 + 10_000, 10, 1_000)).toHaveLength(1);
+    // A row written with a visibility far ahead and an honest-looking stamp (an older opflow).
+    db.prepare('UPDATE messages SET visible_at = ?').run(T0 + 5 * 3_600_000);
+    expect(capped.heldAhead(T0 + 20_000).map((held) => held.jobId)).toEqual(['a']);
+    expect(capped.claim(T0 + 20_000, 10, 1_000)).toHaveLength(1);
+  });
+
+  it('keeps the delay of a release made by a clock ahead, from the reader', async () => {
+    const hour = 3_600_000;
+    const ahead = new SqliteWorkQueue(db, { clock: { now: () => now + 2 * hour }, maxDelayMs: hour });
+    const reader = new SqliteWorkQueue(db, { clock, maxDelayMs: hour });
+    await reader.send({ jobId: 'r', version: 1 }, 0);
+    const [claimed] = ahead.claim(T0 + 2 * hour, 10, 60_000);
+    expect(ahead.release(claimed?.receipt ?? '', 26 * 60_000)).toBe(true);
+    expect(reader.claim(T0, 10, 1_000)).toEqual([]);
+    expect(reader.claim(T0 + 26 * 60_000 - 1, 10, 1_000)).toEqual([]);
+    expect(reader.claim(T0 + 26 * 60_000, 10, 1_000).map((c) => c.message.jobId)).toEqual(['r']);
+  });
 });

@@ -1,0 +1,110 @@
+// Clock skew strands no job, through the real bin: an `opflow run` whose clock is two hours ahead
+// (a preload moves its Date.now) holds the leases of three calls in progress when it freezes
+// (SIGSTOP: alive, so its leases are not taken back as a dead process's, but no longer renewing
+// them). `opflow resume` on the right time says which jobs are held by that clock and until when,
+// takes the leases over one lease after it first sees them (not two hours), and finishes the jobs.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openLocalDatabase, SqliteJobStore } from '../../../shared/backends/local';
+import type { Job } from '../../../shared/engine/job-record';
+import { listAll } from '../../../shared/runtime/job-queries';
+import { type Sandbox, startSandbox } from '../../../shared/sandbox';
+import { childEnv, killRunningOpflows, repoRoot, runOpflow, startOpflow } from './opflow-process';
+
+const hour = 3_600_000;
+const preload = join(repoRoot, 'test', 'support', 'clock-ahead.mjs');
+
+describe('a process whose clock is two hours ahead', () => {
+  let dir: string;
+  let sandbox: Sandbox;
+  let env: NodeJS.ProcessEnv;
+  const dbPath = () => join(dir, 'state', 'opflow.db');
+
+  const jobs = async (): Promise<Job[]> => {
+    const db = openLocalDatabase(dbPath());
+    db.pragma('query_only = ON');
+    try {
+      return await listAll(new SqliteJobStore(db), {});
+    } finally {
+      db.close();
+    }
+  };
+  const leasesHeld = (): number => {
+    const db = openLocalDatabase(dbPath());
+    try {
+      return (
+        db.prepare('SELECT COUNT(*) AS n FROM messages WHERE lease_owner IS NOT NULL').get() as { n: number }
+      ).n;
+    } finally {
+      db.close();
+    }
+  };
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'opflow-e2e-skew-'));
+    // Every count takes 6 s, so the skewed process is in the middle of all three when it freezes.
+    sandbox = await startSandbox({
+      port: 0,
+      faults: [{ kind: 'latency', operation: 'p001PatentQuerySearchCount', minMs: 6_000, maxMs: 6_000 }],
+    });
+    env = childEnv({
+      OPFLOW_BASE_URL: sandbox.url,
+      OPFLOW_DB: dbPath(),
+      OPFLOW_OUT: join(dir, 'out'),
+    });
+    for (const name of ['a', 'b', 'c']) writeFileSync(join(dir, `${name}.txt`), `battery AND ${name}*\n`);
+  });
+  afterAll(async () => {
+    killRunningOpflows();
+    await sandbox.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('holds its jobs no longer than a lease once a reader on the right time sees them', async () => {
+    const inputs = ['a', 'b', 'c'].map((name) => join(dir, `${name}.txt`));
+    const ahead = startOpflow(['run', 'patent-count', ...inputs], {
+      env: { ...env, NODE_OPTIONS: `--import ${preload}`, CLOCK_AHEAD_MS: String(2 * hour) },
+      cwd: dir,
+    });
+    for (let i = 0; leasesHeld() < 3; i++) {
+      if (i > 1_000) throw new Error(`the skewed run never held three leases:\n${ahead.stderrSoFar()}`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    ahead.child.kill('SIGSTOP');
+    try {
+      const before = await jobs();
+      expect(before).toHaveLength(3);
+      expect(before.every((job) => job.updatedAt > Date.now() + hour)).toBe(true);
+
+      // `opflow status` says why the job does not move.
+      const status = await runOpflow(['status', before[0]?.id ?? ''], { env, cwd: dir });
+      expect(status.code, status.stderr).toBe(0);
+      expect(status.stdout).toMatch(
+        /stalled {3}job \S+ \([abc]\.txt\) is held until \d\d:\d\d by a process whose clock looks 2 h \d+ min ahead .*; opflow resume takes it over by \d\d:\d\d unless that process renews its lease/,
+      );
+
+      const startedAt = Date.now();
+      const resumed = await runOpflow(['resume'], { env, cwd: dir });
+      const tookMs = Date.now() - startedAt;
+      expect(resumed.code, resumed.stderr).toBe(0);
+      // Each job is named, with the time it is held until and how far the holder's clock is ahead.
+      for (const job of before) {
+        expect(resumed.stderr).toMatch(
+          new RegExp(
+            `job ${job.id} .*is held until \\d\\d:\\d\\d by a process whose clock looks 2 h \\d+ min ahead`,
+          ),
+        );
+      }
+      expect(resumed.stderr).toContain('resume takes it over');
+      const after = await jobs();
+      expect(after.map((job) => job.status)).toEqual(['SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED']);
+      // One lease (a minute) and the counts again, not two hours.
+      expect(tookMs).toBeLessThan(100_000);
+    } finally {
+      ahead.child.kill('SIGKILL');
+      await ahead.done;
+    }
+  }, 180_000);
+});
