@@ -5,7 +5,6 @@
  * the `call` workflow gets the engine's retries, rate limit and records).
  */
 import path from 'node:path';
-import type { Command } from 'commander';
 import { errorMessage } from '../../errors/error-message';
 import { describeFileError, readRegularFile, tooLarge } from '../../files/bounded-read';
 import { isOpenPlatformError, type OpenPlatformError } from '../../openplatform/errors';
@@ -20,41 +19,6 @@ export interface CallOptions extends GlobalOptions {
   body?: string | undefined;
   query: string[];
   tenant: string;
-}
-
-export function registerCallCommand(
-  program: Command,
-  ctx: CliContext,
-  setExitCode: (code: ExitCodeValue) => void,
-): void {
-  program
-    .command('call')
-    .description("call one of the platform's operations once and print its data (see opflow operations)")
-    .argument('<operation>', 'an operationId (p002PatentQuerySearch) or short id (p002)')
-    .option('--body <file|->', 'the JSON request body: a file, - for standard input, or inline JSON')
-    .option(
-      '--query <name=value>',
-      'a parameter, repeatable; path and header parameters too, by their declared names',
-      (value: string, previous: string[]) => [...previous, value],
-      [] as string[],
-    )
-    .option('--tenant <name>', 'the tenant whose API key is used', 'default')
-    .addHelpText(
-      'after',
-      `
-Prints the answer's data (JSON); with --json, {operationId, data, usage}. A failure prints its
-kind, code, HTTP status and correlation id (with --json, as {error: {...}} on standard output).
-Nothing is sent when the parameters or the body do not fit the operation's schema.
-Multipart operations take the local path of a file in each file field of the body.
-
-Examples:
-  opflow call p002 --body - <<< '{"query_text": "TACD:(solid-state battery)", "limit": 5}'
-  opflow call p013BasicPatentDataLegalStatus --query patent_id=... --query pn=US10000000B2
-  opflow call jobIdStatus --query job_id=J123`,
-    )
-    .action(async (operation: string, _options: unknown, command: Command) => {
-      setExitCode(await callCommand(ctx, operation, command.optsWithGlobals() as CallOptions));
-    });
 }
 
 export async function callCommand(

@@ -3,7 +3,6 @@
  * its retries ran out, say), attempted at once; `opflow callbacks secret [--tenant t]`: the
  * Standard Webhooks secret receivers verify this tenant's callbacks with.
  */
-import type { Command } from 'commander';
 import { LocalCallbackSecrets } from '../../backends/local/sqlite-callback-outbox';
 import { type CallbackSenderDeps, resendCallback, runCallbackSender } from '../../callbacks/sender';
 import { callbackPolicyFromEnv } from '../../callbacks/ssrf-guard';
@@ -88,37 +87,4 @@ export async function callbacksSecretCommand(
   } finally {
     await pipeline.close();
   }
-}
-
-/** `opflow callbacks resend|secret`: registered by main.ts. */
-export function registerCallbackCommands(
-  program: Command,
-  ctx: CliContext,
-  setExitCode: (code: ExitCodeValue) => void,
-): void {
-  const globals = (command: Command) => command.optsWithGlobals() as GlobalOptions & { tenant: string };
-  const callbacks = program
-    .command('callbacks')
-    .description('signed callbacks of finished jobs (callbackUrl): send again, show the signing secret');
-  callbacks
-    .command('resend')
-    .description("send a finished job's callback again (a new round of retries, a new webhook-id)")
-    .argument('<jobId>')
-    .action(async (jobId: string, _options: unknown, command: Command) => {
-      setExitCode(await callbacksResendCommand(ctx, jobId, globals(command)));
-    });
-  callbacks
-    .command('secret')
-    .description("print the Standard Webhooks secret (whsec_...) a tenant's callbacks are signed with")
-    .option('--tenant <name>', 'the tenant', 'default')
-    .addHelpText(
-      'after',
-      `
-Locally the secret is OPFLOW_CALLBACK_SECRET_<TENANT> (or OPFLOW_CALLBACK_SECRET), else one generated
-on first use and kept in the database. On aws it is the Secrets Manager secret
-<CallbackSecretPrefix><tenant> the stack creates.`,
-    )
-    .action(async (_options: unknown, command: Command) => {
-      setExitCode(await callbacksSecretCommand(ctx, globals(command)));
-    });
 }

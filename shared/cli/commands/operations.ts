@@ -3,7 +3,6 @@
  * catalogue) with their parameters; one named operation is shown in full (each parameter and field
  * with its description, paging, and a request to start from).
  */
-import type { Command } from 'commander';
 import { exampleRequest } from '../../openplatform/operation-example';
 import { loadOperationDetails, loadShapeTables } from '../../openplatform/operation-schemas';
 import type { OperationDetails, OperationRow } from '../../openplatform/operation-types';
@@ -19,32 +18,6 @@ import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
 
 export interface OperationsOptions extends GlobalOptions {
   group?: string | undefined;
-}
-
-export function registerOperationsCommand(
-  program: Command,
-  ctx: CliContext,
-  setExitCode: (code: ExitCodeValue) => void,
-): void {
-  program
-    .command('operations')
-    .description("list the platform's operations (all 356) with their parameters; name one to see it in full")
-    .argument('[words...]', 'only operations matching every word (id, short id, summary, path, field names)')
-    .option('--group <group>', 'only this group (e.g. "Patent Legal Data"; a unique prefix is enough)')
-    .addHelpText(
-      'after',
-      `
-Examples:
-  opflow operations                          every operation, by group
-  opflow operations --group "patent legal"   one group
-  opflow operations legal status             operations matching both words
-  opflow operations p002                     one operation in full, with a request to start from
-
-Call one with opflow call <operationId or short id>, or run it as a job: opflow run call <file>.`,
-    )
-    .action(async (words: string[], _options: unknown, command: Command) => {
-      setExitCode(await operationsCommand(ctx, words, command.optsWithGlobals() as OperationsOptions));
-    });
 }
 
 export async function operationsCommand(

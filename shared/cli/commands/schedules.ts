@@ -6,7 +6,6 @@
  * process firing the schedule reads). Schedules come from the config file; `opflow serve` fires
  * them locally, EventBridge Scheduler on aws (`--backend aws` reads and changes their state there).
  */
-import type { Command } from 'commander';
 import { SqliteScheduleStateStore } from '../../backends/local/sqlite-schedule-state-store';
 import type { Schedule } from '../../config/opflow-config';
 import type { ScheduleStateStore } from '../../engine/schedule-ports';
@@ -184,57 +183,4 @@ export async function schedulesBackfillCommand(
   } finally {
     await pipeline.close();
   }
-}
-
-export function registerScheduleCommands(
-  program: Command,
-  ctx: CliContext,
-  setExitCode: (code: ExitCodeValue) => void,
-): void {
-  const globals = (command: Command) => command.optsWithGlobals() as Options;
-  const schedules = program
-    .command('schedules')
-    .description('the schedules of the config file: next and last fire time, the last job')
-    .option('--config <file>', 'the config file (env OPFLOW_CONFIG; default ./opflow.config.json)')
-    .action(async (_options: unknown, command: Command) => {
-      setExitCode(await schedulesListCommand(ctx, globals(command)));
-    });
-  schedules
-    .command('trigger')
-    .description('start a job of a schedule now')
-    .argument('<name>')
-    .option('--config <file>', 'the config file (env OPFLOW_CONFIG; default ./opflow.config.json)')
-    .action(async (name: string, _options: unknown, command: Command) => {
-      setExitCode(await schedulesTriggerCommand(ctx, name, globals(command)));
-    });
-  schedules
-    .command('backfill')
-    .description('start the jobs of past slots (a slot that has a job keeps it)')
-    .argument('<name>')
-    .option('--config <file>', 'the config file (env OPFLOW_CONFIG; default ./opflow.config.json)')
-    .requiredOption('--from <time>', 'first slot time, e.g. 2026-01-01')
-    .requiredOption('--to <time>', 'last slot time, e.g. 2026-01-31T23:59:59Z')
-    .action(async (name: string, _options: unknown, command: Command) => {
-      setExitCode(await schedulesBackfillCommand(ctx, name, globals(command)));
-    });
-  schedules
-    .command('pause')
-    .description('skip the slots of a schedule until it is resumed (every process firing it sees the pause)')
-    .argument('<name>')
-    .requiredOption(
-      '--reason <text>',
-      'why (shown beside the schedule in opflow schedules and the dashboard)',
-    )
-    .option('--config <file>', 'the config file (env OPFLOW_CONFIG; default ./opflow.config.json)')
-    .action(async (name: string, _options: unknown, command: Command) => {
-      setExitCode(await schedulesPauseCommand(ctx, name, globals(command), true));
-    });
-  schedules
-    .command('resume')
-    .description('fire the slots of a paused schedule again, from now on (missed slots stay skipped)')
-    .argument('<name>')
-    .option('--config <file>', 'the config file (env OPFLOW_CONFIG; default ./opflow.config.json)')
-    .action(async (name: string, _options: unknown, command: Command) => {
-      setExitCode(await schedulesPauseCommand(ctx, name, globals(command), false));
-    });
 }

@@ -5,7 +5,6 @@
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { Command } from 'commander';
 import { ulid } from 'ulid';
 import { signCallback } from '../../callbacks/send';
 import { parseSigningSecret, SigningSecretError } from '../../config/signing-secrets';
@@ -14,7 +13,6 @@ import { webhookSecretVariable, webhookSourcePattern } from '../../http/webhooks
 import type { CliContext, GlobalOptions } from '../context';
 import { writeJson } from '../context';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
-import { defaultServePort } from '../serve-port';
 
 /** The `whsec_` form of the source's secret, or a usage error naming the variable. */
 function signingSecret(variable: string, value: string): string {
@@ -84,26 +82,4 @@ export async function webhooksSignCommand(
     "opflow: the signature is valid within the source's tolerance of now (default 5 minutes; webhook-timestamp)\n",
   );
   return ExitCode.ok;
-}
-
-export function registerWebhookCommands(
-  program: Command,
-  ctx: CliContext,
-  setExitCode: (code: ExitCodeValue) => void,
-): void {
-  const webhooks = program.command('webhooks').description('incoming webhooks (POST /webhooks/{source})');
-  webhooks
-    .command('sign')
-    .description('sign a JSON file as a webhook of <source> and print the curl command that sends it')
-    .argument('<source>', 'the webhook source (its secret is OPFLOW_WEBHOOK_SECRET_<SOURCE>)')
-    .argument('<file>', 'the body to send, byte for byte')
-    .option(
-      '--url <url>',
-      'the base URL of opflow serve or the aws job API',
-      `http://127.0.0.1:${defaultServePort}`,
-    )
-    .option('--id <webhookId>', 'the webhook-id (default: a new one; the same id again is a replay)')
-    .action(async (source: string, file: string, _options: unknown, command: Command) => {
-      setExitCode(await webhooksSignCommand(ctx, source, file, command.optsWithGlobals() as never));
-    });
 }

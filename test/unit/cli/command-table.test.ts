@@ -1,0 +1,110 @@
+// The command table: every command has its help and its line in docs/guides/cli.md, `--help` shows
+// what the table says, handlers are refused values that do not fit their description, and the
+// files that build the program carry no casts.
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { CommandEntry } from '../../../shared/cli/command-spec';
+import { commandDefiner, optionKey } from '../../../shared/cli/command-spec';
+import { cliCommands } from '../../../shared/cli/command-table';
+import { ExitCode, main } from '../../../shared/cli/main';
+import { workflows } from '../../../shared/workflows';
+import { captureIo } from './capture-io';
+
+const root = resolve(__dirname, '../../..');
+const workflowNames = [...workflows.keys()].sort();
+const text = (value: string | ((names: readonly string[]) => string)) =>
+  typeof value === 'function' ? value(workflowNames) : value;
+
+/** Every command with the words that run it (`callbacks secret`). */
+function paths(
+  entries: readonly CommandEntry[],
+  prefix: string[] = [],
+): { path: string[]; entry: CommandEntry }[] {
+  return entries.flatMap((entry) => {
+    const path = [...prefix, entry.name];
+    return [{ path, entry }, ...paths(entry.subcommands, path)];
+  });
+}
+
+const commands = paths(cliCommands);
+
+async function help(path: string[]): Promise<string> {
+  const io = captureIo({ env: {} });
+  expect(await main(['node', 'opflow', ...path, '--help'], { io, workflows })).toBe(ExitCode.ok);
+  return io.out();
+}
+
+describe('the command table', () => {
+  it('holds every command, each with a summary, and options with a description', () => {
+    expect(commands.length).toBeGreaterThanOrEqual(25);
+    for (const { path, entry } of commands) {
+      expect(text(entry.summary).trim(), path.join(' ')).not.toBe('');
+      expect(entry.run !== undefined || entry.subcommands.length > 0, path.join(' ')).toBe(true);
+      for (const option of entry.options) {
+        expect(option.flags, path.join(' ')).toMatch(/^--[a-z0-9-]+( [<[].+[>\]])?$/);
+        expect(text(option.description).trim(), option.flags).not.toBe('');
+      }
+    }
+  });
+
+  it('names every command in docs/guides/cli.md', () => {
+    const page = readFileSync(join(root, 'docs/guides/cli.md'), 'utf8');
+    const missing = commands
+      .map(({ path }) => `opflow ${path.join(' ')}`)
+      .filter((line) => !page.includes(line));
+    expect(missing).toEqual([]);
+  });
+
+  it("shows each command's summary, arguments, options and help text in its --help", async () => {
+    for (const { path, entry } of commands) {
+      const shown = (await help(path)).replace(/\s+/g, ' ');
+      const flat = (value: string) => value.replace(/\s+/g, ' ').trim();
+      expect(shown, path.join(' ')).toContain(flat(text(entry.summary)));
+      for (const option of entry.options) expect(shown, option.flags).toContain(option.flags);
+      for (const argument of entry.arguments) {
+        const bare = argument.name.replace(/[<>[\]]|\.\.\./g, '');
+        expect(shown, argument.name).toContain(bare);
+      }
+      if (entry.help !== undefined) expect(shown, path.join(' ')).toContain(flat(text(entry.help)));
+    }
+  });
+
+  it('refuses values a handler was not described with, before the handler runs', async () => {
+    const define = commandDefiner([{ flags: '--json', description: 'JSON' }] as const);
+    let ran = false;
+    const entry = define({
+      name: 'probe',
+      summary: 'a probe',
+      arguments: [{ name: '<id>' }],
+      options: [{ flags: '--mode <mode>', description: 'a mode', choices: ['a', 'b'], default: 'a' }],
+      run: async () => {
+        ran = true;
+        return ExitCode.ok;
+      },
+    });
+    const io = captureIo();
+    const ctx = { io, workflows };
+    const program = await import('commander').then(({ Command }) => new Command());
+    await expect(entry.run?.(ctx, [], { mode: 'a' }, program)).rejects.toThrow(/arguments/);
+    await expect(entry.run?.(ctx, ['x'], { mode: 'c' }, program)).rejects.toThrow(/options/);
+    await expect(entry.run?.(ctx, ['x'], { mode: 'a', json: 'yes' }, program)).rejects.toThrow(/options/);
+    expect(ran).toBe(false);
+    expect(await entry.run?.(ctx, ['x'], { mode: 'b', json: true }, program)).toBe(ExitCode.ok);
+    expect(ran).toBe(true);
+  });
+
+  it('keys options as commander does', () => {
+    expect(optionKey('--base-url <url>')).toBe('baseUrl');
+    expect(optionKey('--no-wait')).toBe('wait');
+    expect(optionKey('--sandbox-drift <seed|off>')).toBe('sandboxDrift');
+    expect(optionKey('--json')).toBe('json');
+  });
+
+  it('leaves no casts in the files that build the program', () => {
+    for (const file of ['main.ts', 'program.ts', 'command-table.ts', 'command-spec.ts']) {
+      const source = readFileSync(join(root, 'shared/cli', file), 'utf8');
+      expect(source, file).not.toMatch(/\bas (never|unknown|any)\b/);
+    }
+  });
+});
