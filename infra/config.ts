@@ -1,13 +1,26 @@
 /**
- * Stage configuration for the opflow CDK app: one typed, zod-validated object per stage (dev, prod).
- * An invalid value stops synthesis with a message naming the field, before anything is bundled.
+ * Stage configuration for the opflow CDK app: one typed, zod-validated object per stage. dev and
+ * prod are built in; a settings file (opflow.stack.json, or the `opflowStack` CDK context) adds
+ * stages of any name and changes any setting. An invalid value stops synthesis with a message
+ * naming the file and the field, before anything is bundled.
  */
 import * as z from 'zod';
 import { operatorGrantSchema } from '../shared/runtime/lambda/api-auth';
 
-/** The stages the app knows how to deploy. */
+/** The stages built in: their settings are {@link stageDefaults}; a settings file may change them or add others. */
 export const STAGES = ['dev', 'prod'] as const;
 export type StageName = (typeof STAGES)[number];
+
+/**
+ * A stage's name: it names the stack (`opflow-<stage>`) and prefixes every physical name, so it is
+ * short, lowercase and starts with a letter.
+ */
+export const stageNameSchema = z
+  .string()
+  .regex(
+    /^[a-z][a-z0-9-]{0,23}$/,
+    'must be 1-24 lowercase letters, digits or dashes, starting with a letter',
+  );
 
 /** Retention periods CloudWatch Logs accepts (days); anything else is refused at synth. */
 export const LOG_RETENTION_DAYS = [
@@ -60,7 +73,8 @@ const jwtAuth = z.strictObject({
 /** The zod schema of one stage's configuration. Unknown keys are refused (a typo is an error, not a no-op). */
 export const stageConfigSchema = z
   .strictObject({
-    stage: z.enum(STAGES),
+    /** The stage's name (in a settings file, its key under `stages`); dev and prod are built in. */
+    stage: stageNameSchema,
     names: z.strictObject({
       /** CloudFormation stack name. */
       stackName: z
@@ -73,6 +87,12 @@ export const stageConfigSchema = z
           /^[a-z][a-z0-9-]{1,30}$/,
           'must be 2-31 lowercase letters, digits or dashes, starting with a letter',
         ),
+      /**
+       * Generation of the stack's physical names. 1 (the default) uses `resourcePrefix` as is; N > 1
+       * appends `-gN` to every physical name, so a stack deployed again after `cdk destroy` does not
+       * collide with the resources the previous one retained (docs/guides/deploy.md, "Deploy again after destroy").
+       */
+      generation: z.number().int().min(1).max(999).default(1),
     }),
     /** Tenants whose API key secrets the stack creates (as placeholders; the key is set with the aws CLI). */
     tenants: z
@@ -211,6 +231,15 @@ export const stageConfigSchema = z
 export type StageConfig = z.infer<typeof stageConfigSchema>;
 
 /**
+ * The prefix of every physical name the stack sets: `names.resourcePrefix`, with `-g<generation>`
+ * from generation 2 on (generation 1 keeps the names stacks had before generations existed).
+ */
+export function physicalPrefix(names: { resourcePrefix: string; generation?: number | undefined }): string {
+  const generation = names.generation ?? 1;
+  return generation === 1 ? names.resourcePrefix : `${names.resourcePrefix}-g${generation}`;
+}
+
+/**
  * The work queue's visibility timeout in seconds: six times the worker's timeout plus its batching
  * window (the AWS guidance for SQS event sources), so a message is never redelivered mid-invocation.
  */
@@ -244,7 +273,7 @@ export type StageConfigInput = z.input<typeof stageConfigSchema>;
 export const stageDefaults: Record<StageName, StageConfigInput> = {
   dev: {
     stage: 'dev',
-    names: { stackName: 'opflow-dev', resourcePrefix: 'opflow-dev' },
+    names: { stackName: 'opflow-dev', resourcePrefix: 'opflow-dev', generation: 1 },
     tenants: ['default'],
     worker: {
       timeoutSeconds: 180,
@@ -275,7 +304,7 @@ export const stageDefaults: Record<StageName, StageConfigInput> = {
   },
   prod: {
     stage: 'prod',
-    names: { stackName: 'opflow-prod', resourcePrefix: 'opflow-prod' },
+    names: { stackName: 'opflow-prod', resourcePrefix: 'opflow-prod', generation: 1 },
     tenants: ['default'],
     worker: {
       timeoutSeconds: 180,
@@ -341,16 +370,24 @@ export interface StageOverrides {
 }
 
 /**
- * The validated configuration of a stage, with optional command-line overrides applied.
+ * The validated configuration of a stage, with optional command-line overrides applied: the
+ * stage of `settings` (a settings file, {@link parseStackSettings}) when given, else a built-in one.
  * Throws {@link InvalidStageConfigError} for an unknown stage or an invalid value.
  */
-export function loadStageConfig(stage: string, overrides: StageOverrides = {}): StageConfig {
-  if (!(STAGES as readonly string[]).includes(stage)) {
+export function loadStageConfig(
+  stage: string,
+  overrides: StageOverrides = {},
+  settings?: StackSettings,
+): StageConfig {
+  const known: Record<string, StageConfigInput> = settings?.stages ?? stageDefaults;
+  const chosen = Object.hasOwn(known, stage) ? known[stage] : undefined;
+  if (!chosen) {
+    const where = settings ? ` (the built-in ones and those of ${settings.source})` : '';
     throw new InvalidStageConfigError(stage, [
-      { path: 'stage', message: `unknown stage; expected one of ${STAGES.join(', ')}` },
+      { path: 'stage', message: `unknown stage; expected one of ${Object.keys(known).join(', ')}${where}` },
     ]);
   }
-  const config = structuredClone(stageDefaults[stage as StageName]);
+  const config = structuredClone(chosen);
   if (overrides.alarmEmail !== undefined) config.alarms.email = overrides.alarmEmail;
   if (overrides.alarmTopicArn !== undefined) config.alarms.snsTopicArn = overrides.alarmTopicArn;
   if (overrides.dashboardOrigins !== undefined) {
@@ -387,4 +424,138 @@ export function loadStageConfig(stage: string, overrides: StageOverrides = {}): 
     config.api.auth = { ...config.api.auth, operators };
   }
   return parseStageConfig(config);
+}
+
+/** Thrown when a settings file (or the `opflowStack` context) is not valid; one line per problem, naming the source and field. */
+export class InvalidStackSettingsError extends Error {
+  override readonly name = 'InvalidStackSettingsError';
+  constructor(
+    readonly source: string,
+    readonly issues: readonly { path: string; message: string }[],
+    options?: ErrorOptions,
+  ) {
+    super(
+      issues
+        .map((i) => (i.path ? `${source}: ${i.path}: ${i.message}` : `${source}: ${i.message}`))
+        .join('\n'),
+      options,
+    );
+  }
+}
+
+/**
+ * The shape of a settings file (opflow.stack.json). Each stage is a partial stage config laid over a
+ * built-in stage (`base`: the built-in of the same name, else `dev`), then validated whole.
+ */
+export const stackSettingsFileSchema = z.strictObject({
+  /** A JSON schema for editors; ignored. */
+  $schema: z.string().optional(),
+  stages: z.record(
+    z.string(),
+    z.looseObject({
+      /** The built-in stage whose settings this stage starts from. */
+      base: z.enum(STAGES).optional(),
+    }),
+  ),
+});
+
+/** Every stage a settings file makes known, built-in ones included, each merged but not yet validated. */
+export interface StackSettings {
+  /** Where the settings came from, as errors name it (`opflow.stack.json`, `context "opflowStack"`). */
+  readonly source: string;
+  readonly stages: Record<string, StageConfigInput>;
+}
+
+type Json = Record<string, unknown>;
+const isPlainObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** `patch` laid over `base`: objects merge key by key, anything else (lists included) replaces; `null` removes. */
+function mergeSettings(base: Json, patch: Json): Json {
+  const merged: Json = { ...base };
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete merged[key];
+    else if (isPlainObject(value) && isPlainObject(merged[key]))
+      merged[key] = mergeSettings(merged[key] as Json, value);
+    else merged[key] = value;
+  }
+  return merged;
+}
+
+const issuePath = (prefix: string, path: readonly PropertyKey[]) =>
+  [prefix, ...path.map(String)].filter((part) => part.length > 0).join('.');
+
+/**
+ * Validates a settings document (the parsed opflow.stack.json) and every stage in it. Names default
+ * to `opflow-<stage>`; no two stages may share a stack name or a physical prefix, since two stacks in
+ * one account would then collide. Throws {@link InvalidStackSettingsError} listing every problem as
+ * `<source>: stages.<stage>.<field>: <message>`.
+ */
+export function parseStackSettings(value: unknown, source: string): StackSettings {
+  const file = stackSettingsFileSchema.safeParse(value);
+  if (!file.success) {
+    throw new InvalidStackSettingsError(
+      source,
+      file.error.issues.map((issue) => ({ path: issuePath('', issue.path), message: issue.message })),
+      { cause: file.error },
+    );
+  }
+  const stages: Record<string, StageConfigInput> = structuredClone(stageDefaults);
+  const issues: { path: string; message: string }[] = [];
+  for (const [name, entry] of Object.entries(file.data.stages)) {
+    const named = stageNameSchema.safeParse(name);
+    if (!named.success) {
+      issues.push(...named.error.issues.map((issue) => ({ path: `stages.${name}`, message: issue.message })));
+      continue;
+    }
+    const { base, stage, ...patch } = entry;
+    if (stage !== undefined && stage !== name) {
+      issues.push({
+        path: `stages.${name}.stage`,
+        message: `must be "${name}" (the stage's key) or left out`,
+      });
+    }
+    const start = structuredClone(stageDefaults[base ?? (name === 'prod' ? 'prod' : 'dev')]) as Json;
+    start['stage'] = name;
+    start['names'] = { stackName: `opflow-${name}`, resourcePrefix: `opflow-${name}`, generation: 1 };
+    stages[name] = mergeSettings(start, patch) as StageConfigInput;
+  }
+  const parsed = new Map<string, StageConfig>();
+  for (const [name, input] of Object.entries(stages)) {
+    const result = stageConfigSchema.safeParse(input);
+    if (result.success) parsed.set(name, result.data);
+    else
+      for (const issue of result.error.issues)
+        issues.push({ path: issuePath(`stages.${name}`, issue.path), message: issue.message });
+  }
+  issues.push(...nameCollisions(parsed));
+  if (issues.length > 0) throw new InvalidStackSettingsError(source, issues);
+  return { source, stages };
+}
+
+/** Stages that share a stack name or a physical prefix: each would overwrite or block the other's resources. */
+function nameCollisions(stages: ReadonlyMap<string, StageConfig>): { path: string; message: string }[] {
+  const issues: { path: string; message: string }[] = [];
+  const seen = { stackName: new Map<string, string>(), prefix: new Map<string, string>() };
+  for (const [name, config] of stages) {
+    const checks = [
+      ['stackName', config.names.stackName, 'stackName', 'stack name'],
+      [
+        'prefix',
+        physicalPrefix(config.names),
+        'resourcePrefix',
+        'physical prefix (resourcePrefix and generation)',
+      ],
+    ] as const;
+    for (const [kind, value, field, what] of checks) {
+      const other = seen[kind].get(value);
+      if (other !== undefined) {
+        issues.push({
+          path: `stages.${name}.names.${field}`,
+          message: `"${value}" is also the ${what} of stage "${other}": two stacks in one account would collide; give each stage its own`,
+        });
+      } else seen[kind].set(value, name);
+    }
+  }
+  return issues;
 }

@@ -1,6 +1,7 @@
 /**
- * Builds the opflow CDK app: picks the stage from context (`-c stage=prod`, default dev), validates
- * its config, adds the stack and runs cdk-nag's AwsSolutions rules on it at synth.
+ * Builds the opflow CDK app: reads the stack settings (opflow.stack.json, `-c config=<file>`, or the
+ * `opflowStack` context), picks the stage from context (`-c stage=<name>`, default dev), validates
+ * its config, adds the stack and runs cdk-nag's AwsSolutions and Serverless rules on it at synth.
  */
 
 import { existsSync, readFileSync } from 'node:fs';
@@ -9,7 +10,13 @@ import { type App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { type OpflowConfig, parseOpflowConfig } from '../../shared/config/opflow-config';
 import { workflows } from '../../shared/workflows';
-import { loadStageConfig, type StageConfig } from '../config';
+import {
+  InvalidStackSettingsError,
+  loadStageConfig,
+  parseStackSettings,
+  type StackSettings,
+  type StageConfig,
+} from '../config';
 import { assertLocalEsbuild, PROJECT_ROOT } from './function-bundling';
 import { OpflowStack } from './opflow-stack';
 
@@ -20,17 +27,73 @@ function contextString(app: App, key: string): string | undefined {
   return String(value);
 }
 
+/** The settings file's name when none is given: at the project root, optional. */
+export const STACK_SETTINGS_FILE = 'opflow.stack.json';
+
+/**
+ * The stack settings the app's context points to: the `opflowStack` context (an object, or JSON
+ * text), else the file `-c config=<file>` names, else opflow.stack.json at the project root when
+ * there is one; undefined when there is none (only the built-in dev and prod). Throws
+ * `InvalidStackSettingsError` naming the source and the field.
+ */
+export function stackSettingsFromContext(app: App): StackSettings | undefined {
+  const inContext: unknown = app.node.tryGetContext('opflowStack');
+  const named = contextString(app, 'config');
+  if (inContext !== undefined && inContext !== null && inContext !== '') {
+    const source = 'context "opflowStack"';
+    if (named) {
+      throw new InvalidStackSettingsError(source, [
+        {
+          path: '',
+          message: `give the settings either in this context or in a file (-c config=${named}), not both`,
+        },
+      ]);
+    }
+    return parseStackSettings(
+      typeof inContext === 'string' ? parseJson(inContext, source) : inContext,
+      source,
+    );
+  }
+  const file = named ? path.resolve(named) : path.join(PROJECT_ROOT, STACK_SETTINGS_FILE);
+  if (!named && !existsSync(file)) return undefined;
+  const source = named ?? STACK_SETTINGS_FILE;
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new InvalidStackSettingsError(source, [
+      { path: '', message: `cannot read: ${(error as Error).message}` },
+    ]);
+  }
+  return parseStackSettings(parseJson(text, source), source);
+}
+
+function parseJson(text: string, source: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new InvalidStackSettingsError(source, [
+      { path: '', message: `not valid JSON: ${(error as Error).message}` },
+    ]);
+  }
+}
+
 /** The stage config the app's context asks for; throws `InvalidStageConfigError` naming the bad field. */
 export function stageConfigFromContext(app: App): StageConfig {
-  return loadStageConfig(contextString(app, 'stage') ?? 'dev', {
-    alarmEmail: contextString(app, 'alarmEmail'),
-    alarmTopicArn: contextString(app, 'alarmTopicArn'),
-    jwtIssuer: contextString(app, 'jwtIssuer'),
-    jwtAudience: contextString(app, 'jwtAudience'),
-    jwtOperatorGroups: contextString(app, 'jwtOperatorGroups'),
-    jwtOperatorClaim: contextString(app, 'jwtOperatorClaim'),
-    dashboardOrigins: contextString(app, 'dashboardOrigins'),
-  });
+  const settings = stackSettingsFromContext(app);
+  return loadStageConfig(
+    contextString(app, 'stage') ?? 'dev',
+    {
+      alarmEmail: contextString(app, 'alarmEmail'),
+      alarmTopicArn: contextString(app, 'alarmTopicArn'),
+      jwtIssuer: contextString(app, 'jwtIssuer'),
+      jwtAudience: contextString(app, 'jwtAudience'),
+      jwtOperatorGroups: contextString(app, 'jwtOperatorGroups'),
+      jwtOperatorClaim: contextString(app, 'jwtOperatorClaim'),
+      dashboardOrigins: contextString(app, 'dashboardOrigins'),
+    },
+    settings,
+  );
 }
 
 /**

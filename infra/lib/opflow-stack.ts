@@ -14,7 +14,7 @@ import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { type OpflowConfig, parseOpflowConfig } from '../../shared/config/opflow-config';
 import { API_AUTH_VARIABLE, type ApiAuth } from '../../shared/runtime/lambda/api-auth';
-import { type StageConfig, visibilityTimeoutSeconds } from '../config';
+import { physicalPrefix, type StageConfig, visibilityTimeoutSeconds } from '../config';
 import { Automation } from './automation';
 import { InboxIngestion } from './inbox-ingestion';
 import { JobApi } from './job-api';
@@ -69,7 +69,8 @@ export class OpflowStack extends Stack {
     this.node.setContext('@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy', true);
     const config = props.config;
     this.config = config;
-    const prefix = config.names.resourcePrefix;
+    // Every physical name starts with it (stage and generation), so stacks in one account never collide.
+    const prefix = physicalPrefix(config.names);
     const logRetention = config.retention.logDays as RetentionDays;
     Tags.of(this).add('app', 'opflow');
     Tags.of(this).add('stage', config.stage);
