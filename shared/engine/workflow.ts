@@ -364,6 +364,28 @@ export interface BatchFindings {
   closest?: string;
   closestScore?: string;
   featuresMatched?: string;
+  /** The conclusion in one sentence (a novelty verdict, an FTO recommendation). */
+  verdict?: string;
+  /** Prior-art references by citation category (X: alone, Y: in combination, A: background). */
+  categories?: { X: number; Y: number; A: number };
+  /** The closest references, most relevant first (ids, a few at most). */
+  closestReferences?: string[];
+  /**
+   * The workflow's detail, one row per thing its reader checks (a reference, a patent): the batch
+   * workbook's sheet for this workflow. Keys are the column headers, in the order of the first row.
+   */
+  detail?: Record<string, string | number>[];
+}
+
+/** What a batch's findings hook reads: a finished job's result.json. */
+export interface FindingsSource {
+  /** Its kept outputs by step name (result.json's `steps`). */
+  steps: Record<string, unknown>;
+  /** The job's input and its answers at selection points. */
+  input?: unknown;
+  selections?: Record<string, string[]>;
+  /** The job's context (what its steps recorded beside their outputs). */
+  context?: Record<string, unknown>;
 }
 
 /**
@@ -404,8 +426,11 @@ export interface Workflow<Input = unknown> {
   answer?: (r: ReportInput<Input>) => unknown;
   /** What a scheduled run is compared by with the previous one (default: the report's sections and `answer`). */
   digest?: (r: ReportInput<Input>) => WorkflowDigest;
-  /** Key findings for a batch's summary.csv, from result.json's `steps` (its kept outputs by name). */
-  findings?: (steps: Record<string, unknown>) => BatchFindings;
+  /**
+   * Key findings for a batch's summary.csv and workbook, from result.json (its kept outputs by step
+   * name, the input and the selections).
+   */
+  findings?: (result: FindingsSource) => BatchFindings;
 }
 
 /** The kept data of `operation` read back through its lenient response schema. */

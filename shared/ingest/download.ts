@@ -1,13 +1,13 @@
 /**
  * `opflow batch <id> --download <dir>`: a batch's outputs and every report of its jobs copied into
- * one folder a person can open anywhere: `<dir>/index.html`, `summary.csv`, `results.jsonl`,
+ * one folder a person can open anywhere: `<dir>/index.html`, `summary.csv`, `summary.xlsx`, `results.jsonl`,
  * `failed.jsonl`, and `<dir>/reports/<jobId>/` (report.html, report.md, result.json, attachments;
  * `reports/<docket>_<jobId>/` for a disclosure form with a docket id).
  *
  * On AWS the index in the bucket links its reports relatively (`../../reports/<jobId>/report.html`),
  * which a presigned link to index.html alone cannot follow: every object needs a signature of its
  * own. The download reads each object through the report store (the SDK, with the caller's
- * credentials) and rewrites the report links of the three text outputs to the folder's layout, so
+ * credentials) and rewrites the report links of the text outputs and the workbook to the folder's layout, so
  * the downloaded index's links work offline, on either backend.
  */
 import { once } from 'node:events';
@@ -19,6 +19,7 @@ import type { Batch } from '../engine/batch-store';
 import { isTerminal, type Job } from '../engine/job-record';
 import { docketOf } from '../reports/disclosure-facts';
 import { batchOutputKeys, type OutputDeps } from './outputs';
+import { relinkWorkbook } from './workbook';
 
 export interface DownloadOutcome {
   /** The folder written (absolute). */
@@ -91,7 +92,12 @@ export async function downloadBatch(
     missing: [],
   };
 
-  const copy = async (key: string, target: string, transform?: (text: string) => string) => {
+  const copy = async (
+    key: string,
+    target: string,
+    transform?: (text: string) => string,
+    rewrite?: (body: Uint8Array) => Promise<Uint8Array>,
+  ) => {
     const stored = await reports.get(key);
     if (!stored) {
       outcome.missing.push({ key, reason: 'not in the report store' });
@@ -122,7 +128,7 @@ export async function downloadBatch(
         out.end();
         await finished(out);
       } else {
-        await writeFile(partial, stored.body);
+        await writeFile(partial, rewrite ? await rewrite(stored.body) : stored.body);
       }
       await rename(partial, target);
     } catch (error) {
@@ -185,5 +191,6 @@ export async function downloadBatch(
   await copy(keys.results, join(root, 'results.jsonl'), relink);
   await copy(keys.failed, join(root, 'failed.jsonl'));
   await copy(keys.index, join(root, 'index.html'), relink);
+  await copy(keys.workbook, join(root, 'summary.xlsx'), undefined, (body) => relinkWorkbook(body, relink));
   return outcome;
 }

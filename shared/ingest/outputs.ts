@@ -1,8 +1,9 @@
 /**
  * A batch's outputs beside the job reports (`batches/<batchId>/` in the report store: under the
  * output folder locally, in the bucket on AWS): summary.csv (one row per item with the workflow's
- * key findings), results.jsonl, failed.jsonl (bad lines and failed items, with where and why) and
- * index.html (totals, a sortable table, a link to every report, the failures). Rewritten every few
+ * key findings), summary.xlsx (the same rows with verdicts and X/Y/A counts, a detail sheet per
+ * workflow: workbook.ts), results.jsonl, failed.jsonl (bad lines and failed items, with where and
+ * why) and index.html (totals, a sortable table, a link to every report, the failures). Rewritten every few
  * seconds while the batch runs, so an interrupted batch has a partial summary, and once at the end.
  */
 import { dirname, relative } from 'node:path';
@@ -11,16 +12,19 @@ import type { EngineDeps } from '../engine/deps';
 import { isTerminal, type Job } from '../engine/job-record';
 import { reportKeys } from '../engine/report';
 import { isSandboxData } from '../engine/upstream-identity';
+import type { BatchFindings } from '../engine/workflow';
 import { docketOf } from '../reports/disclosure-facts';
 import { sandboxHeadline } from '../reports/sandbox-notice';
 import { workflows } from '../workflows';
 import { openOutput } from './output-writer';
+import { formulaSafe, openBatchWorkbook } from './workbook';
 
 export const batchOutputKeys = (batchId: string) => ({
   summary: `batches/${batchId}/summary.csv`,
   results: `batches/${batchId}/results.jsonl`,
   failed: `batches/${batchId}/failed.jsonl`,
   index: `batches/${batchId}/index.html`,
+  workbook: `batches/${batchId}/summary.xlsx`,
 });
 
 /** The columns of summary.csv. */
@@ -52,39 +56,62 @@ export interface OutputDeps {
   batches: BatchStore;
 }
 
+/** A finished job's findings: summary.csv's cells and the workflow's own (the workbook's). */
+interface JobFindings {
+  cells: Partial<Row>;
+  own: BatchFindings;
+}
+
 /** Findings of finished jobs, which never change again: read once per process. */
-const findingsCache = new Map<string, Partial<Row>>();
+const findingsCache = new Map<string, JobFindings>();
+/** Detail rows held by the cache: it is cleared past this many, as past 20,000 jobs. */
+const cachedDetailRowsMax = 200_000;
+let cachedDetailRows = 0;
 
 /** The workflow's key findings from a finished job's result.json: its summary, and its `findings` hook's. */
 export function keyFindings(workflow: string, result: Record<string, unknown>): Partial<Row> {
-  const findings: Partial<Row> = {};
-  if (typeof result.summary === 'string') findings.key_findings = result.summary;
-  const own = workflows.get(workflow)?.findings?.((result.steps ?? {}) as Record<string, unknown>) ?? {};
-  if (own.references !== undefined) findings.references = own.references;
-  if (own.closest !== undefined) findings.closest = own.closest;
-  if (own.closestScore !== undefined) findings.closest_score = own.closestScore;
-  if (own.featuresMatched !== undefined) findings.features_matched = own.featuresMatched;
-  return findings;
+  return findingsOfResult(workflow, result).cells;
 }
 
-async function findingsOf(deps: OutputDeps, job: Job): Promise<Partial<Row>> {
+function findingsOfResult(workflow: string, result: Record<string, unknown>): JobFindings {
+  const cells: Partial<Row> = {};
+  if (typeof result.summary === 'string') cells.key_findings = result.summary;
+  const own =
+    workflows.get(workflow)?.findings?.({
+      steps: (result.steps ?? {}) as Record<string, unknown>,
+      input: result.input,
+      selections: (result.selections ?? {}) as Record<string, string[]>,
+      context: (result.context ?? {}) as Record<string, unknown>,
+    }) ?? {};
+  if (own.references !== undefined) cells.references = own.references;
+  if (own.closest !== undefined) cells.closest = own.closest;
+  if (own.closestScore !== undefined) cells.closest_score = own.closestScore;
+  if (own.featuresMatched !== undefined) cells.features_matched = own.featuresMatched;
+  return { cells, own };
+}
+
+async function findingsOf(deps: OutputDeps, job: Job): Promise<JobFindings> {
   const cached = findingsCache.get(job.id);
   if (cached) return cached;
-  let findings: Partial<Row> = {};
+  let findings: JobFindings = { cells: {}, own: {} };
   const key = reportKeys(job.id).result;
   if (job.status === 'SUCCEEDED' && job.outputs.includes(key)) {
     const stored = await deps.engine.reports.get(key);
     if (stored) {
       try {
-        findings = keyFindings(job.workflow, JSON.parse(Buffer.from(stored.body).toString('utf8')));
+        findings = findingsOfResult(job.workflow, JSON.parse(Buffer.from(stored.body).toString('utf8')));
       } catch {
-        findings = {};
+        findings = { cells: {}, own: {} };
       }
     }
   }
   if (isTerminal(job.status)) {
-    if (findingsCache.size > 20_000) findingsCache.clear();
+    if (findingsCache.size > 20_000 || cachedDetailRows > cachedDetailRowsMax) {
+      findingsCache.clear();
+      cachedDetailRows = 0;
+    }
     findingsCache.set(job.id, findings);
+    cachedDetailRows += findings.own.detail?.length ?? 0;
   }
   return findings;
 }
@@ -94,7 +121,7 @@ async function findingsOf(deps: OutputDeps, job: Job): Promise<Partial<Row>> {
  * with =, +, -, @, tab or carriage return gets a leading quote, as OWASP's CSV injection guidance says).
  */
 export function csvCell(text: string): string {
-  const value = /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
+  const value = formulaSafe(text);
   return /[",\n\r;]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
 }
 const escapeHtml = (text: string) =>
@@ -139,6 +166,7 @@ export async function writeBatchOutputs(deps: OutputDeps, batch: Batch): Promise
   const results = openOutput(reports, keys.results, 'application/x-ndjson');
   const failed = openOutput(reports, keys.failed, 'application/x-ndjson');
   const index = openOutput(reports, keys.index, 'text/html; charset=utf-8');
+  const workbook = await openBatchWorkbook(reports, keys.workbook, batch, problems);
   const writers = [summary, results, failed, index];
   const failedRows: string[] = [];
   try {
@@ -166,7 +194,7 @@ export async function writeBatchOutputs(deps: OutputDeps, batch: Batch): Promise
         const version = (versions.get(item.id) ?? 0) + 1;
         versions.set(item.id, version);
         const job = jobs.get(item.key);
-        const row = await rowOf(deps, item, version, job, linkBase);
+        const { row, own } = await rowOf(deps, item, version, job, linkBase);
         totals.items += 1;
         if (!job) totals.pending += 1;
         totals.byStatus[row.status] = (totals.byStatus[row.status] ?? 0) + 1;
@@ -174,6 +202,23 @@ export async function writeBatchOutputs(deps: OutputDeps, batch: Batch): Promise
         totals.billedUnits += job?.usage.billedUnits ?? 0;
         if (job && isSandboxData(job)) totals.sandbox += 1;
         await summary.write(`${summaryColumns.map((column) => csvCell(row[column])).join(',')}\n`);
+        workbook.add({
+          docket: row.docket,
+          id: row.id,
+          title: row.title,
+          workflow: row.workflow,
+          status: row.status,
+          calls: row.calls,
+          billedUnits: row.billed_units,
+          durationS: row.duration_s,
+          report: row.report,
+          error: row.error,
+          upstream: row.upstream,
+          jobId: row.job_id,
+          source: row.source,
+          version: row.version,
+          findings: own,
+        });
         if (job && isTerminal(job.status))
           await results.write(
             `${JSON.stringify({ ...row, itemKey: item.key, contentHash: item.contentHash, run: item.run })}\n`,
@@ -204,8 +249,10 @@ export async function writeBatchOutputs(deps: OutputDeps, batch: Batch): Promise
     }
     await index.write(indexTail(batch, totals, problems, failedRows));
     for (const writer of writers) await writer.end();
+    await workbook.end(totals);
   } catch (error) {
     for (const writer of writers) writer.abort(error as Error);
+    workbook.abort(error as Error);
     throw error;
   }
   return totals;
@@ -238,8 +285,8 @@ async function rowOf(
   version: number,
   job: Job | undefined,
   linkBase: string | undefined,
-): Promise<Row> {
-  const findings = job ? await findingsOf(deps, job) : {};
+): Promise<{ row: Row; own: BatchFindings }> {
+  const { cells: findings, own } = job ? await findingsOf(deps, job) : { cells: {} as Partial<Row>, own: {} };
   const reportKey = job ? reportKeys(job.id).html : undefined;
   let report = '';
   if (reportKey && job?.outputs.includes(reportKey)) {
@@ -248,7 +295,7 @@ async function rowOf(
       : // In the bucket, the batch folder and the reports are siblings under the same root.
         `../../${reportKey}`;
   }
-  return {
+  const row: Row = {
     id: item.id,
     docket: docketOf(job) ?? '',
     version: `v${version} (${item.contentHash.slice(0, 8)})`,
@@ -272,6 +319,7 @@ async function rowOf(
     source: item.position,
     upstream: upstreamCell(job),
   };
+  return { row, own };
 }
 
 /** summary.csv's `upstream`: `sandbox` (simulated data), the platform's URL and key fingerprint, or empty. */
@@ -387,7 +435,7 @@ ${failedCount > failedRows.length ? `<p>… and ${failedCount - failedRows.lengt
 <thead><tr><th>Where</th><th>Id</th><th>Reason</th></tr></thead>
 <tbody>${problemRows || '<tr><td colspan="3">none</td></tr>'}</tbody>
 </table>
-<p>Every failure with where and why: <a href="failed.jsonl">failed.jsonl</a>; every row: <a href="summary.csv">summary.csv</a>, <a href="results.jsonl">results.jsonl</a>.</p>
+<p>Every failure with where and why: <a href="failed.jsonl">failed.jsonl</a>; every row: <a href="summary.csv">summary.csv</a>, <a href="summary.xlsx">summary.xlsx</a> (a workbook: verdicts, X/Y/A counts, a detail sheet per workflow), <a href="results.jsonl">results.jsonl</a>.</p>
 </section>
 ${
   totals.sandbox === 0

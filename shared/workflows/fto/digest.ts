@@ -2,11 +2,11 @@
  * What a scheduled FTO search is compared by with its previous run (a patent that appears, lapses
  * or changes risk), and its key findings in a batch's summary.csv.
  */
-import type { BatchFindings, ReportInput, WorkflowDigest } from '../../engine/workflow';
+import type { BatchFindings, FindingsSource, ReportInput, WorkflowDigest } from '../../engine/workflow';
 import { shorten } from '../../reports/markdown';
 import { uniqueEntries } from '../common/digest';
 import { publicScore } from '../novelty-check/report';
-import { analyseFto } from './analysis';
+import { analyseFto, type PatentRisk } from './analysis';
 import type { FtoInput } from './input';
 
 /** The patents found, by id, with their risk, legal status and title. */
@@ -41,24 +41,42 @@ export function ftoDigest(r: ReportInput<FtoInput>): WorkflowDigest {
   };
 }
 
-type Found = { patent_id?: string; public_score?: number; risk_level?: string; feature_match_num?: number };
-const RANK: Record<string, number> = { high: 0, medium: 1, low: 2 };
-
-/** How many patents, and the riskiest (then closest) one with its score and matched elements. */
-export function ftoFindings(steps: Record<string, unknown>): BatchFindings {
-  const patents = ((steps['agent-result'] as { final_result?: unknown } | undefined)?.final_result ??
-    []) as Found[];
-  const worst = [...patents].sort(
-    (a, b) =>
-      (RANK[(a.risk_level ?? '').toLowerCase()] ?? 3) - (RANK[(b.risk_level ?? '').toLowerCase()] ?? 3) ||
-      (b.public_score ?? -1) - (a.public_score ?? -1),
-  )[0];
-  if (!worst) return { references: '0' };
-  const score = publicScore(worst.public_score);
+/**
+ * How many patents, the riskiest live one (then the closest) with its score and matched elements,
+ * the recommendation, and a row per patent: its risk, office, legal status, reach and claims that read.
+ */
+export function ftoFindings({ steps, input, context }: FindingsSource): BatchFindings {
+  const { patents, recommendation } = analyseFto(steps, context ?? {}, (input ?? {}) as FtoInput);
+  const worst = patents.find((patent) => !patent.lapsed) ?? patents[0];
+  if (!worst) return { references: '0', verdict: recommendation, detail: [] };
+  const score = publicScore(worst.score);
+  const reads = (patent: PatentRisk) =>
+    patent.claims
+      .filter((claim) => claim.reads)
+      .map((claim) => claim.number)
+      .join(', ');
   return {
     references: String(patents.length),
-    closest: `${worst.patent_id ?? ''}${worst.risk_level ? ` (${worst.risk_level} risk)` : ''}`,
+    closest: `${worst.number ?? worst.id} (${worst.risk} risk)`,
     closestScore: score === undefined ? '' : String(score),
-    featuresMatched: worst.feature_match_num === undefined ? '' : String(worst.feature_match_num),
+    featuresMatched: worst.raw.feature_match_num == null ? '' : String(worst.raw.feature_match_num),
+    verdict: recommendation,
+    closestReferences: patents
+      .filter((patent) => !patent.lapsed)
+      .slice(0, 3)
+      .map((patent) => `${patent.number ?? patent.id} (${patent.risk})`),
+    detail: patents.map((patent) => ({
+      Patent: patent.label,
+      Number: patent.number ?? patent.id,
+      Title: shorten(patent.title, 160),
+      Risk: patent.risk,
+      Office: patent.office ?? '',
+      'Legal status': patent.legalStatus ?? '',
+      Lapsed: patent.lapsed ? 'yes' : 'no',
+      Family: (patent.family ?? []).join(', '),
+      'Independent claims that read': reads(patent),
+      'Score (0-100)': publicScore(patent.score) ?? '',
+      Conclusion: shorten(patent.conclusion, 300),
+    })),
   };
 }

@@ -1,25 +1,66 @@
-/** A finished novelty check's key findings in a batch's summary.csv: its references and the closest one. */
-import type { BatchFindings } from '../../engine/workflow';
-import { publicScore } from './report';
+/**
+ * A finished novelty check's key findings for a batch's summary.csv and workbook: the verdict, the
+ * prior-art references by citation category, the closest ones, and a row per reference. Worked out
+ * by the report's own analysis, so a reference published after the cut-off is never the closest.
+ */
+import type { BatchFindings, FindingsSource } from '../../engine/workflow';
+import { shorten } from '../../reports/markdown';
+import { bibliographiesOf, type NoveltyReportInput, noveltyAnalysisOf, publicScore } from './report';
 
-/** How many references, and the closest (the one marked most similar, else the best scored). */
-export function noveltyFindings(steps: Record<string, unknown>): BatchFindings {
-  const findings: BatchFindings = {};
-  const references =
-    ((steps['agent-result'] as { final_result?: unknown } | undefined)?.final_result as
-      | { patent_id?: string; public_score?: number; feature_match_num?: number; most_similar?: boolean }[]
-      | undefined) ?? [];
-  findings.references = String(references.length);
-  const closest =
-    references.find((reference) => reference.most_similar === true) ??
-    [...references].sort((a, b) => (b.public_score ?? -1) - (a.public_score ?? -1))[0];
+/** The closest references named in a batch's outputs. */
+const closestShown = 3;
+
+export function noveltyFindings({ steps, input, selections }: FindingsSource): BatchFindings {
+  const analysis = noveltyAnalysisOf(
+    { outputs: steps, selections: selections ?? {} },
+    (input ?? {}) as Pick<NoveltyReportInput, 'pbdEnd' | 'priorityDate'>,
+  );
+  const { references, late, conclusion } = analysis;
+  const findings: BatchFindings = {
+    references: String(references.length),
+    verdict: conclusion.verdict,
+    categories: {
+      X: references.filter((reference) => reference.category === 'X').length,
+      Y: references.filter((reference) => reference.category === 'Y').length,
+      A: references.filter((reference) => reference.category === 'A').length,
+    },
+  };
+  const rank = { X: 0, Y: 1, A: 2 } as const;
+  const ordered = [...references].sort(
+    (a, b) => rank[a.category] - rank[b.category] || b.disclosed.length - a.disclosed.length,
+  );
+  const closest = conclusion.closest ?? ordered[0];
   if (closest) {
-    findings.closest = closest.patent_id ?? '';
+    findings.closest = closest.id;
     // On the report's scale, 0–100 (the platform gives 0–1).
-    const score = publicScore(closest.public_score);
+    const score = publicScore(closest.reference.public_score);
     findings.closestScore = score === undefined ? '' : String(score);
     findings.featuresMatched =
-      closest.feature_match_num === undefined ? '' : String(closest.feature_match_num);
+      closest.reference.feature_match_num === undefined ? '' : String(closest.reference.feature_match_num);
+    findings.closestReferences = [closest, ...ordered.filter((reference) => reference !== closest)]
+      .slice(0, closestShown)
+      .map((reference) => `${reference.id} (${reference.category})`);
   }
+  const bibliographies = bibliographiesOf(steps);
+  const row = (reference: (typeof references)[number], priorArt: boolean) => {
+    const bibliography = bibliographies.get(reference.id);
+    const score = publicScore(reference.reference.public_score);
+    return {
+      Reference: reference.label,
+      'Publication number': bibliography?.publicationNumber ?? reference.id,
+      Title: bibliography?.title ?? shorten(reference.reference.document, 160),
+      Category: priorArt ? reference.category : 'after cut-off',
+      'Score (0-100)': score ?? '',
+      'Features disclosed': reference.disclosed.length,
+      'Features similar': reference.similar.length,
+      Claims: reference.claims.join(', '),
+      Published: bibliography?.publicationDate ?? '',
+      Assignee: bibliography?.assignee ?? '',
+    };
+  };
+  findings.detail = [
+    ...references.map((reference) => row(reference, true)),
+    ...late.map((reference) => row(reference, false)),
+  ];
   return findings;
 }
