@@ -6,6 +6,7 @@
  */
 import * as z from 'zod';
 import { operatorGrantSchema } from '../shared/runtime/lambda/api-auth';
+import { functionTracingSchema } from './lib/function-tracing';
 
 /** The stages built in: their settings are {@link stageDefaults}; a settings file may change them or add others. */
 export const STAGES = ['dev', 'prod'] as const;
@@ -175,6 +176,8 @@ export const stageConfigSchema = z
       /** ...but only once at least this many jobs finished in those 15 minutes. */
       failedJobRateMinJobs: z.number().int().min(1),
     }),
+    /** How the functions are traced: `off` (default), `active` (Lambda's own) or `opentelemetry` (an ADOT layer). */
+    tracing: functionTracingSchema.default({ mode: 'off' }),
     /** Powertools log level of every function. */
     logLevel: z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR']),
     /** `retain` keeps the table, bucket and logs when the stack is deleted (and turns on deletion protection). */
@@ -299,6 +302,7 @@ export const stageDefaults: Record<StageName, StageConfigInput> = {
       accessLogDays: 30,
     },
     alarms: { oldestMessageAgeSeconds: 1800, failedJobRatePercent: 25, failedJobRateMinJobs: 4 },
+    tracing: { mode: 'off' },
     logLevel: 'DEBUG',
     removalPolicy: 'destroy',
   },
@@ -330,6 +334,7 @@ export const stageDefaults: Record<StageName, StageConfigInput> = {
       accessLogDays: 365,
     },
     alarms: { oldestMessageAgeSeconds: 1800, failedJobRatePercent: 10, failedJobRateMinJobs: 10 },
+    tracing: { mode: 'off' },
     logLevel: 'INFO',
     removalPolicy: 'retain',
   },

@@ -47,10 +47,11 @@ export const DEFAULT_MAX_KB = 1024;
  * extractors are not counted.) Raised on 27 November 2026 for code the functions need: two more
  * workflows (FTO search, technical Q&A) with their steps, reports and the typed response schemas
  * of their 12 operations, legal status and family (worker 952 -> 990, api 706 -> 750, ingest
- * 830 -> 850, schedules 614 -> 650).
+ * 830 -> 850, schedules 614 -> 650). Lowered the same day when the step worker stopped bundling the
+ * X-Ray tracer (Powertools Tracer and aws-xray-sdk-core: 976.6 -> 855.7 KiB; worker 990 -> 880).
  */
 export const MAX_KB_BY_FUNCTION: Partial<Record<FunctionName, number>> = {
-  worker: 990,
+  worker: 880,
   api: 750,
   sweeper: 375,
   ingest: 850,
@@ -242,6 +243,7 @@ export const COLD_IMPORT_ENV: Record<string, string> = {
   POWERTOOLS_SERVICE_NAME: 'opflow',
   AWS_LAMBDA_FUNCTION_NAME: 'opflow-bundle-sizes',
   OPFLOW_CALLBACK_SECRET_PREFIX: 'opflow/callback/',
+  OPFLOW_CALLBACK_QUEUE_URL: 'http://127.0.0.1:9/000000000000/opflow-callbacks',
 };
 
 /**

@@ -371,7 +371,11 @@ function valueAt(value: unknown, path: string[]): string {
 }
 
 function stageSection(): string {
-  const docs = propertyDocs(['infra/config.ts', 'shared/runtime/lambda/api-auth.ts']);
+  const docs = propertyDocs([
+    'infra/config.ts',
+    'shared/runtime/lambda/api-auth.ts',
+    'infra/lib/function-tracing.ts',
+  ]);
   const stages = Object.keys(stageDefaults) as (keyof typeof stageDefaults)[];
   const rows = leavesOf(jsonSchemaOf(stageConfigSchema)).map((leaf) => [
     code(leaf.path.join('.')),

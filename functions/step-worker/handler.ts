@@ -5,10 +5,9 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { createLambdaRuntime } from '../../shared/runtime/lambda/runtime';
 import { createStepWorker } from '../../shared/runtime/lambda/step-worker';
-import { createTracer } from '../../shared/runtime/lambda/tracing';
 
 // Once per instance: clients and caches live across invocations.
-const runtime = createLambdaRuntime({ tracer: createTracer() });
+const runtime = createLambdaRuntime();
 // Parked jobs (admission) are listed from the job store's `WAIT#` partitions.
 const worker = createStepWorker({ ...runtime, parked: runtime.pipeline.aws.store });
 

@@ -69,7 +69,10 @@ export interface AutomationProps {
   readonly webhookThrottle: { rateLimit: number; burstLimit: number };
   /** The config file as the deployer named it, for errors (default opflow.config.json). */
   readonly configFile?: string | undefined;
-  readonly functionDefaults: Pick<PipelineFunctionProps, 'environment' | 'logRetention' | 'removalPolicy'>;
+  readonly functionDefaults: Pick<
+    PipelineFunctionProps,
+    'environment' | 'logRetention' | 'removalPolicy' | 'tracing'
+  >;
 }
 
 export class Automation extends Construct {

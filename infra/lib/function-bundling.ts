@@ -75,7 +75,7 @@ export const ESBUILD_TARGET = 'node22';
 
 /**
  * Lets CommonJS dependencies bundled into an ES module call `require` (Node built-ins such as `os`
- * inside the AWS SDK or the X-Ray SDK). The alias keeps it from clashing with a bundled `createRequire`.
+ * inside the AWS SDK). The alias keeps it from clashing with a bundled `createRequire`.
  */
 export { ESM_REQUIRE_BANNER };
 

@@ -14,6 +14,7 @@ import { type Bucket, EventType } from 'aws-cdk-lib/aws-s3';
 import { SqsDestination } from 'aws-cdk-lib/aws-s3-notifications';
 import { type IQueue, Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import type { FunctionTracing } from './function-tracing';
 import { PipelineFunction } from './pipeline-function';
 import { acknowledgeDeadLetterQueue } from './work-queue';
 
@@ -33,6 +34,8 @@ export interface InboxIngestionProps {
   readonly environment: Record<string, string>;
   readonly logRetention: RetentionDays;
   readonly removalPolicy: 'retain' | 'destroy';
+  /** How the function is traced (the stage's `tracing` setting); default off. */
+  readonly tracing?: FunctionTracing | undefined;
   /** Default 900 s: a slice reads until a minute before, then hands over. */
   readonly timeout?: Duration;
   /** Default 1024 MB (PDF text extraction). */
@@ -78,6 +81,7 @@ export class InboxIngestion extends Construct {
       environment: { ...props.environment, OPFLOW_INGEST_QUEUE_URL: this.queue.queueUrl },
       logRetention: props.logRetention,
       removalPolicy: props.removalPolicy,
+      tracing: props.tracing,
       // A large batch continues through messages to this function's own queue: a chain Lambda's
       // default (Terminate) would stop after 16. The function's own continuation budget stops a runaway.
       recursiveLoop: RecursiveLoop.ALLOW,

@@ -112,7 +112,12 @@ export class OpflowStack extends Stack {
       POWERTOOLS_METRICS_NAMESPACE: PIPELINE_METRICS.namespace,
       POWERTOOLS_LOG_LEVEL: config.logLevel,
     };
-    const functionDefaults = { environment, logRetention, removalPolicy: config.removalPolicy };
+    const functionDefaults = {
+      environment,
+      logRetention,
+      removalPolicy: config.removalPolicy,
+      tracing: config.tracing,
+    };
 
     this.worker = new PipelineFunction(this, 'StepWorker', {
       ...functionDefaults,
@@ -236,6 +241,7 @@ export class OpflowStack extends Stack {
       environment,
       logRetention,
       removalPolicy: config.removalPolicy,
+      tracing: config.tracing,
     });
 
     this.jobApi = new JobApi(this, 'JobApi', {

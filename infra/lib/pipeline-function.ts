@@ -1,7 +1,8 @@
 /**
  * One opflow Lambda function: its code built with the local esbuild (function-bundling.ts, with code splitting),
- * Node.js 22 on arm64, X-Ray tracing, its own log group with a retention, and its own role that starts
- * with nothing but writing to that log group; callers add exactly what the function touches with grant*.
+ * Node.js 22 on arm64, tracing as the stage's `tracing` setting says (off by default), its own log group
+ * with a retention, and its own role that starts with nothing but writing to that log group; callers add
+ * exactly what the function touches with grant*.
  */
 import { type Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
@@ -9,6 +10,7 @@ import {
   Architecture,
   type CfnFunction,
   Function as LambdaFunction,
+  LayerVersion,
   type RecursiveLoop,
   Runtime,
   Tracing,
@@ -17,6 +19,7 @@ import type { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { type FunctionName, functionCode } from './function-bundling';
+import { type FunctionTracing, OPENTELEMETRY_EXEC_WRAPPER } from './function-tracing';
 
 /** Lambda's limit on a function's environment variables, all of them together (4 KB). */
 export const LAMBDA_ENVIRONMENT_MAX_BYTES = 4096;
@@ -71,6 +74,8 @@ export interface PipelineFunctionProps {
    * with a budget of its own that stops a runaway.
    */
   readonly recursiveLoop?: RecursiveLoop | undefined;
+  /** How the function is traced; default `{ mode: 'off' }`. */
+  readonly tracing?: FunctionTracing | undefined;
 }
 
 /** A bundled opflow function with its log group and least-privilege role. */
@@ -92,6 +97,7 @@ export class PipelineFunction extends Construct {
       description: `opflow ${props.name} function`,
     });
     this.logGroup.grantWrite(this.role);
+    const tracing = props.tracing ?? { mode: 'off' };
 
     this.function = new LambdaFunction(this, 'Function', {
       functionName: props.functionName,
@@ -102,12 +108,16 @@ export class PipelineFunction extends Construct {
       architecture: Architecture.ARM_64,
       timeout: props.timeout,
       memorySize: props.memorySize,
-      tracing: Tracing.ACTIVE,
+      ...(tracing.mode === 'off' ? {} : { tracing: Tracing.ACTIVE }),
       logGroup: this.logGroup,
       role: this.role,
       environment: { ...props.environment, NODE_OPTIONS: '--enable-source-maps' },
       ...(props.recursiveLoop ? { recursiveLoop: props.recursiveLoop } : {}),
     });
+    if (tracing.mode === 'opentelemetry') {
+      this.function.addLayers(LayerVersion.fromLayerVersionArn(this, 'OpenTelemetryLayer', tracing.layerArn));
+      this.function.addEnvironment('AWS_LAMBDA_EXEC_WRAPPER', OPENTELEMETRY_EXEC_WRAPPER);
+    }
 
     // A deploy would fail on an environment over 4 KB: synthesis refuses it first, naming what is large.
     this.function.node.addValidation({
@@ -146,6 +156,21 @@ export class PipelineFunction extends Construct {
           'EventBridge Scheduler (the schedule has its own DLQ).',
       },
     );
+    this.acknowledgeTracing(tracing);
+  }
+
+  /** cdk-nag's tracing findings, which depend on the mode. */
+  private acknowledgeTracing(tracing: FunctionTracing): void {
+    if (tracing.mode === 'off') {
+      Validations.of(this.function).acknowledge({
+        id: 'Serverless-LambdaTracing',
+        reason:
+          "Tracing is off by default (the stage's tracing setting turns on Lambda's active tracing or an " +
+          'OpenTelemetry layer): every log line already carries the job id, step and correlation id, and no ' +
+          'X-Ray SDK is bundled (it reaches end of support on 2027-02-25).',
+      });
+      return;
+    }
     // Tracing.ACTIVE adds xray:PutTraceSegments/PutTelemetryRecords, which have no resource-level permissions.
     const policy = this.role.node.tryFindChild('DefaultPolicy');
     if (policy) {

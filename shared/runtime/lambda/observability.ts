@@ -1,12 +1,13 @@
 /**
- * Logs, metrics and traces of the Lambda functions, with Powertools: JSON log lines that carry the
- * job id, step, operation and correlation id; the pipeline's counters in namespace `opflow`
- * (dimension `service` only, which the stack's alarms and dashboard expect); X-Ray traces of the AWS
- * SDK calls. Adapters turn these into the engine's small logger and metrics interfaces.
+ * Logs and metrics of the Lambda functions, with Powertools: JSON log lines that carry the job id,
+ * step, operation and correlation id; the pipeline's counters in namespace `opflow` (dimension
+ * `service` only, which the stack's alarms and dashboard expect). Adapters turn these into the
+ * engine's small logger and metrics interfaces. Traces are no business of the code: the stack's
+ * `tracing` setting turns on Lambda's own active tracing or an OpenTelemetry layer that instruments
+ * the function from outside (infra/lib/pipeline-function.ts), so no tracing SDK is bundled.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import type { Tracer } from '@aws-lambda-powertools/tracer';
 import type { EngineMetrics } from '../../engine/deps';
 import type { Logger as OpflowLogger } from '../../log/logger';
 import type { CallUsage } from '../../openplatform/types';
@@ -24,21 +25,17 @@ export const pipelineMetricNames = [
 export interface Observability {
   logger: Logger;
   metrics: Metrics;
-  /** Absent in functions that do not trace (see tracing.ts). */
-  tracer?: Tracer | undefined;
 }
 
 /**
  * Powertools for one function: service and namespace `opflow` unless `POWERTOOLS_SERVICE_NAME` /
- * `POWERTOOLS_METRICS_NAMESPACE` say otherwise. With `tracer` (tracing.ts's `createTracer`, which
- * only the step worker imports), the SDK calls are traced.
+ * `POWERTOOLS_METRICS_NAMESPACE` say otherwise.
  */
-export function createObservability(options: { tracer?: Tracer | undefined } = {}): Observability {
+export function createObservability(): Observability {
   const serviceName = observedServiceName();
   return {
     logger: new Logger({ serviceName }),
     metrics: new Metrics({ serviceName, namespace: process.env.POWERTOOLS_METRICS_NAMESPACE || 'opflow' }),
-    ...(options.tracer ? { tracer: options.tracer } : {}),
   };
 }
 
@@ -75,30 +72,4 @@ export function usageMetrics(metrics: Metrics): (usage: CallUsage) => void {
     metrics.addMetric('UpstreamCalls', MetricUnit.Count, 1);
     if (usage.billedUnits > 0) metrics.addMetric('BilledUnits', MetricUnit.Count, usage.billedUnits);
   };
-}
-
-/**
- * Runs `work` in its own X-Ray subsegment (a no-op outside Lambda or without a tracer), recording `annotations` and
- * any error, and restoring the parent segment afterwards.
- */
-export async function traced<T>(
-  tracer: Tracer | undefined,
-  name: string,
-  annotations: Record<string, string | number>,
-  work: () => Promise<T>,
-): Promise<T> {
-  if (!tracer?.isTracingEnabled()) return work();
-  const parent = tracer.getSegment();
-  const segment = parent?.addNewSubsegment(name);
-  if (segment) tracer.setSegment(segment);
-  try {
-    for (const [key, value] of Object.entries(annotations)) tracer.putAnnotation(key, value);
-    return await work();
-  } catch (error) {
-    segment?.addError(error as Error);
-    throw error;
-  } finally {
-    segment?.close();
-    if (parent) tracer.setSegment(parent);
-  }
 }

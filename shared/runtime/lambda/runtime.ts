@@ -1,10 +1,9 @@
 /**
  * What the api and step-worker Lambda functions build once per instance, at module load: Powertools,
- * the SDK clients (traced in the step worker), the Open Platform client (its calls counted as metrics) and the engine's
+ * the SDK clients, the Open Platform client (its calls counted as metrics) and the engine's
  * dependencies, all from the environment the stack sets (see ../aws/pipeline.ts). A configuration
  * problem fails the function's start with one message naming every wrong variable.
  */
-import type { Tracer } from '@aws-lambda-powertools/tracer';
 import type { EngineDeps } from '../../engine/deps';
 import type { WorkflowRegistry } from '../../engine/workflow';
 import { workflows as allWorkflows } from '../../workflows';
@@ -24,20 +23,14 @@ export interface LambdaRuntime {
 
 /** The runtime of one Lambda instance: call once, at module scope. */
 export function createLambdaRuntime(
-  options: {
-    env?: Readonly<Record<string, string | undefined>>;
-    workflows?: WorkflowRegistry;
-    /** Traces the SDK clients (tracing.ts's `createTracer`; the step worker passes one). */
-    tracer?: Tracer | undefined;
-  } = {},
+  options: { env?: Readonly<Record<string, string | undefined>>; workflows?: WorkflowRegistry } = {},
 ): LambdaRuntime {
-  const observability = createObservability({ tracer: options.tracer });
-  const { tracer, metrics } = observability;
+  const observability = createObservability();
+  const { metrics } = observability;
   const pipeline = buildAwsPipeline({
     env: options.env ?? process.env,
     workflows: options.workflows ?? allWorkflows,
     onUsage: usageMetrics(metrics),
-    ...(tracer ? { instrumentAwsClient: <T>(client: T) => tracer.captureAWSv3Client(client) } : {}),
   });
   return {
     deps: pipeline.deps,

@@ -23,7 +23,7 @@ import type { EngineDeps } from '../../engine/deps';
 import type { Job } from '../../engine/job-record';
 import { keyFingerprint, runStep, type StepReport } from '../../engine/runner';
 import { errorMessage, namedErrorMessage } from '../../errors/error-message';
-import { engineLogger, engineMetrics, type Observability, traced } from './observability';
+import { engineLogger, engineMetrics, type Observability } from './observability';
 
 /** A record not started because the function's deadline is near (it will be delivered again). */
 export class DeadlineNearError extends Error {
@@ -149,7 +149,7 @@ async function releaseRound(
 /** Builds the step worker around one set of engine dependencies (created once per Lambda instance). */
 export function createStepWorker(options: StepWorkerOptions): StepWorker {
   const { deps, observability } = options;
-  const { logger, metrics, tracer } = observability;
+  const { logger, metrics } = observability;
   const marginMs = options.deadlineMarginMs ?? 15_000;
   const reserveMs = options.upstreamReserveMs ?? 5_000;
   if (!(reserveMs >= 0 && reserveMs < marginMs)) {
@@ -188,9 +188,7 @@ export function createStepWorker(options: StepWorkerOptions): StepWorker {
       metrics: engineMetrics(metrics),
     };
     try {
-      const report = await traced(tracer, '## step', { jobId: message.jobId }, () =>
-        runStep(recordDeps, message),
-      );
+      const report = await runStep(recordDeps, message);
       log.info('step done', describeReport(report));
       if (tenant !== undefined && (report.outcome === 'committed' || report.outcome === 'deferred'))
         await releaseRound(recordDeps, options, tenant, log);

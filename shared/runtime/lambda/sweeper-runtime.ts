@@ -1,7 +1,7 @@
 /**
  * What the `sweeper` Lambda builds once per instance: only what a sweep uses, a DynamoDB job store
- * and the SQS work queue (no S3, no Secrets Manager, no Open Platform client, no workflows, no
- * tracer), so its bundle and its cold start stay small. Settings come from the same environment
+ * and the SQS work queue (no S3, no Secrets Manager, no Open Platform client, no workflows), so its
+ * bundle and its cold start stay small. Settings come from the same environment
  * and checks as every function's (`loadAwsConfig`).
  */
 import { awsClientConfig, createDynamoDbClients, createSqsClient } from '../../backends/aws/clients';

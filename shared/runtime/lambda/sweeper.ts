@@ -9,7 +9,7 @@ import { nudgeParked } from '../../engine/admission/nudge';
 import type { ParkedJobs } from '../../engine/admission/parked-jobs';
 import type { EngineDeps } from '../../engine/deps';
 import { type SweepOptions, sweep } from '../../engine/sweep';
-import { engineLogger, engineMetrics, type Observability, traced } from './observability';
+import { engineLogger, engineMetrics, type Observability } from './observability';
 
 export interface SweeperOptions {
   deps: EngineDeps;
@@ -26,7 +26,7 @@ export interface Sweeper {
 }
 
 export function createSweeper(options: SweeperOptions): Sweeper {
-  const { logger, metrics, tracer } = options.observability;
+  const { logger, metrics } = options.observability;
   return {
     async handle(event, context) {
       logger.addContext(context);
@@ -38,11 +38,8 @@ export function createSweeper(options: SweeperOptions): Sweeper {
         metrics: engineMetrics(metrics),
       };
       try {
-        const result = await traced(tracer, '## sweep', {}, () => sweep(deps, options.sweep));
-        const parked = options.parked;
-        const nudged = parked
-          ? await traced(tracer, '## nudge parked', {}, () => nudgeParked(deps, parked))
-          : 0;
+        const result = await sweep(deps, options.sweep);
+        const nudged = options.parked ? await nudgeParked(deps, options.parked) : 0;
         logger.info('sweep done', { ...result, nudged });
         return { ...result, nudged };
       } finally {

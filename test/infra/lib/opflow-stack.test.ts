@@ -336,7 +336,7 @@ describe.each([
   });
 
   describe('functions', () => {
-    it('run Node.js 22 on arm64 with active tracing, a bundled ESM handler and the opflow environment', () => {
+    it('run Node.js 22 on arm64 without tracing (the default), a bundled ESM handler and the opflow environment', () => {
       const { stack, template } = stageOf();
       const functions = [stack.worker, stack.api, stack.sweeper];
       for (const fn of functions) {
@@ -345,7 +345,6 @@ describe.each([
           Runtime: 'nodejs22.x',
           Architectures: ['arm64'],
           Handler: 'index.handler',
-          TracingConfig: { Mode: 'Active' },
           LoggingConfig: { LogGroup: { Ref: logicalId(stack, fn.logGroup) } },
           Environment: {
             Variables: {
@@ -363,6 +362,8 @@ describe.each([
             },
           },
         });
+        expect(resource?.Properties['TracingConfig']).toBeUndefined();
+        expect(resource?.Properties['Layers']).toBeUndefined();
       }
     });
 
@@ -414,11 +415,11 @@ describe.each([
       }
     });
 
-    it('uses Resource "*" only for the X-Ray actions', () => {
+    it('uses Resource "*" nowhere (tracing is off: no X-Ray actions)', () => {
       const { stack, template } = stageOf();
       for (const roleId of Object.values(roles(stack))) {
         const starred = statementsOfRole(template, roleId).filter((s) => s.Resource === '*');
-        expect(actionsOf(starred).sort()).toEqual(['xray:PutTelemetryRecords', 'xray:PutTraceSegments']);
+        expect(actionsOf(starred)).toEqual([]);
       }
     });
 
