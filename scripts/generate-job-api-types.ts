@@ -12,12 +12,6 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString } from 'openapi-typescript';
-import {
-  createBodySchema,
-  listQuerySchema,
-  retryBodySchema,
-  selectionBodySchema,
-} from '../shared/http/job-api';
 import { jobApiOpenApi } from '../shared/http/openapi';
 
 export const JOB_API_TYPES_FILE = join(
@@ -33,7 +27,7 @@ const header = `/**
 
 /** The file's text as the generator writes it today. */
 export async function jobApiTypes(): Promise<string> {
-  const doc = jobApiOpenApi({ createBodySchema, selectionBodySchema, retryBodySchema, listQuerySchema });
+  const doc = jobApiOpenApi();
   // biome-ignore lint/suspicious/noExplicitAny: openapi-typescript takes the document as plain JSON
   const ast = await openapiTS(doc as any);
   return `${header}\n${astToString(ast)}`;

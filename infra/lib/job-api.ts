@@ -1,7 +1,7 @@
 /**
- * The HTTP API in front of the api function: the job routes and the dashboard's (timeline, batches,
- * schedules, webhook deliveries), each requiring IAM (SigV4) or a JWT per the stage config, one
- * `$default` stage with throttling and JSON access logs in a log group. With `dashboardOrigins`
+ * The HTTP API in front of the api function: the routes of the route table the AWS stack serves
+ * (the job routes and the dashboard's: timeline, batches, schedules, webhook deliveries), each
+ * requiring IAM (SigV4) or a JWT per the stage config, one `$default` stage with throttling and JSON access logs in a log group. With `dashboardOrigins`
  * (JWT only), CORS lets a static dashboard on those origins call it from a browser: API Gateway
  * answers the preflight (OPTIONS, no authorizer) and adds the CORS headers to every answer.
  */
@@ -20,31 +20,17 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { routesServedBy } from '../../shared/http/routes';
 import type { StageConfig } from '../config';
 
-/** The job API's routes, as `METHOD path` (the api function's router must answer each). */
-export const JOB_ROUTES = [
-  { method: HttpMethod.POST, path: '/jobs' },
-  { method: HttpMethod.GET, path: '/jobs' },
-  { method: HttpMethod.GET, path: '/health' },
-  { method: HttpMethod.GET, path: '/openapi.json' },
-  { method: HttpMethod.GET, path: '/jobs/{id}' },
-  { method: HttpMethod.POST, path: '/jobs/{id}/selection' },
-  { method: HttpMethod.POST, path: '/jobs/{id}/cancel' },
-  { method: HttpMethod.POST, path: '/jobs/{id}/retry' },
-  { method: HttpMethod.GET, path: '/jobs/{id}/report' },
-  { method: HttpMethod.GET, path: '/jobs/{id}/timeline' },
-  { method: HttpMethod.GET, path: '/batches' },
-  { method: HttpMethod.GET, path: '/batches/{id}' },
-  { method: HttpMethod.POST, path: '/batches/{id}/redrive' },
-  { method: HttpMethod.POST, path: '/batches/{id}/cancel' },
-  { method: HttpMethod.GET, path: '/batches/{id}/outputs/{file}' },
-  { method: HttpMethod.GET, path: '/schedules' },
-  { method: HttpMethod.POST, path: '/schedules/{name}/trigger' },
-  { method: HttpMethod.POST, path: '/schedules/{name}/pause' },
-  { method: HttpMethod.POST, path: '/schedules/{name}/resume' },
-  { method: HttpMethod.GET, path: '/webhook-deliveries' },
-] as const;
+/**
+ * The routes this construct gives the api function, from the route table (shared/http/routes.ts):
+ * every route the AWS stack serves that a caller authenticates for (IAM or JWT). The webhook route
+ * (`auth: 'signature'`, no authorizer) is the Automation construct's.
+ */
+export const JOB_ROUTES = routesServedBy('aws')
+  .filter((route) => route.auth === 'caller')
+  .map((route) => ({ method: HttpMethod[route.method], path: route.path }));
 
 /** The headers a dashboard sends (the bearer JWT, JSON bodies, an idempotency key). */
 export const DASHBOARD_CORS_HEADERS = ['authorization', 'content-type', 'idempotency-key'] as const;

@@ -15,23 +15,25 @@
  *   POST /jobs/{id}/retry        run a FAILED or CANCELLED job again: {"fromStart": false}
  *   GET  /jobs/{id}/report       short-lived links to the report files (?file=report.html for one)
  */
-import * as z from 'zod';
+import type * as z from 'zod';
 import { shownCallbackUrl } from '../engine/callback-record';
 import type { EngineDeps } from '../engine/deps';
-import {
-  answerSelection,
-  cancelJob,
-  JobRequestError,
-  submitJob,
-  submitJobRequestSchema,
-  tenantNameSchema,
-} from '../engine/job-commands';
-import { isTerminal, type Job, jobStatuses } from '../engine/job-record';
+import { answerSelection, cancelJob, JobRequestError, submitJob } from '../engine/job-commands';
+import { isTerminal, type Job } from '../engine/job-record';
 import { retryJob } from '../engine/retry';
 import { errorMessage, namedErrorMessage } from '../errors/error-message';
+import type { JobView } from './answer-schemas';
 import { ApiError, type HttpAnswer, json, refusal, refusalAnswer } from './api-error';
-import { hasSearchFilters, jobTitle, searchFilterShape, searchJobs } from './job-search';
-import type { JobView } from './openapi';
+import { hasSearchFilters, jobTitle, searchJobs } from './job-search';
+import {
+  createBodySchema,
+  idempotencyKeySchema,
+  jobIdSchema,
+  listQuerySchema,
+  reportQuerySchema,
+  retryBodySchema,
+  selectionBodySchema,
+} from './request-schemas';
 
 export interface JobApiRequest {
   method: string;
@@ -92,50 +94,14 @@ export interface ApiRoute {
 // The refusal class and JSON answers of every HTTP API of opflow (api-error.ts), for the routes.
 export { ApiError, json } from './api-error';
 
-export const jobIdSchema = z.string().regex(/^[0-9A-Za-z_-]{1,64}$/, 'is not a job id');
-export const idempotencyKeySchema = z
-  .string()
-  .min(1)
-  .max(200)
-  .regex(/^[\x21-\x7e]+$/, 'may hold only visible ASCII characters');
-
-/** The body of `POST /jobs` (also the MCP tool submit_job's arguments). */
-export const createBodySchema = submitJobRequestSchema
-  .omit({ source: true, idempotencyKey: true })
-  .extend({ source: z.enum(['api', 'webhook', 'schedule', 'bulk']).default('api') })
-  .strict();
-
-/** The body of `POST /jobs/{id}/selection`. */
-export const selectionBodySchema = z.strictObject({
-  selected: z.array(z.string().min(1).max(100)).max(1000),
-});
-
-/** The body of `POST /jobs/{id}/retry`. */
-export const retryBodySchema = z.strictObject({
-  fromStart: z.boolean().default(false),
-});
-
-/** The query of `GET /jobs` (also the MCP tool list_jobs's arguments). */
-export const listQuerySchema = z.strictObject({
-  status: z.enum(jobStatuses).optional(),
-  batchId: z.string().min(1).max(100).optional(),
-  tenant: tenantNameSchema.optional(),
-  limit: z.coerce
-    .number({ error: 'must be one whole number from 1 to 1000 (a repeated limit= is joined with commas)' })
-    .int()
-    .min(1)
-    .max(1000)
-    .default(50),
-  cursor: z.string().min(1).max(1000).optional(),
-  ...searchFilterShape,
-});
-
-const reportQuerySchema = z.strictObject({
-  file: z
-    .string()
-    .regex(/^[\w.\- ]{1,200}$/, 'is not a report file name')
-    .optional(),
-});
+export {
+  createBodySchema,
+  idempotencyKeySchema,
+  jobIdSchema,
+  listQuerySchema,
+  retryBodySchema,
+  selectionBodySchema,
+} from './request-schemas';
 
 function describe(error: z.ZodError, where: string): string {
   return error.issues
@@ -292,10 +258,7 @@ export async function handleJobApiRequest(
       // that no other route needs, and building them at load slowed every cold start of the api.
       run: async () => {
         const { jobApiOpenApi } = await import('./openapi');
-        return json(
-          200,
-          jobApiOpenApi({ createBodySchema, selectionBodySchema, retryBodySchema, listQuerySchema }),
-        );
+        return json(200, jobApiOpenApi());
       },
     },
     {

@@ -180,7 +180,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Batches (bulk ingestions), newest first (?limit=&cursor=) */
+        /** Batches (bulk ingestions), newest first */
         get: operations["listBatches"];
         put?: never;
         post?: never;
@@ -333,7 +333,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Incoming webhook deliveries, newest first (?source=&limit=&cursor=), kept 30 days */
+        /** Incoming webhook deliveries, newest first, kept 30 days */
         get: operations["listWebhookDeliveries"];
         put?: never;
         post?: never;
@@ -369,7 +369,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** The MCP server, Streamable HTTP (opflow serve --mcp only) */
+        /** The MCP server for agents, Streamable HTTP (with opflow serve --mcp) (opflow serve only) */
         post: operations["mcp"];
         delete?: never;
         options?: never;
@@ -384,7 +384,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The dashboard page (opflow serve only; no token needed to load it) */
+        /** The dashboard page (no token needed to load it) (opflow serve only) */
         get: operations["dashboard"];
         put?: never;
         post?: never;
@@ -890,6 +890,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description conflicts with the job's status or an earlier request with its Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description body too large */
             413: {
                 headers: {
@@ -998,7 +1007,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the job is not in a status that allows this */
+            /** @description conflicts with the job's status or an earlier request with its Idempotency-Key */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1058,7 +1067,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the job is not in a status that allows this */
+            /** @description conflicts with the job's status or an earlier request with its Idempotency-Key */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1125,7 +1134,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the job is not in a status that allows this */
+            /** @description conflicts with the job's status or an earlier request with its Idempotency-Key */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1214,7 +1223,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the job is not in a status that allows this */
+            /** @description conflicts with the job's status or an earlier request with its Idempotency-Key */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1316,7 +1325,12 @@ export interface operations {
     };
     listBatches: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description at most this many */
+                limit?: number;
+                /** @description from the previous page */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -1765,7 +1779,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the job is not in a status that allows this */
+            /** @description conflicts with the job's status or an earlier request with its Idempotency-Key */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1856,7 +1870,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the job is not in a status that allows this */
+            /** @description conflicts with the job's status or an earlier request with its Idempotency-Key */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1878,7 +1892,14 @@ export interface operations {
     };
     listWebhookDeliveries: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description only deliveries to this source */
+                source?: string;
+                /** @description at most this many */
+                limit?: number;
+                /** @description from the previous page */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -1960,7 +1981,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description refused */
+            /** @description not authenticated */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1987,7 +2008,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description refused */
+            /** @description too many */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2234,7 +2255,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the job is not in a status that allows this */
+            /** @description conflicts with the job's status or an earlier request with its Idempotency-Key */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2296,7 +2317,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the job is not in a status that allows this */
+            /** @description conflicts with the job's status or an earlier request with its Idempotency-Key */
             409: {
                 headers: {
                     [name: string]: unknown;

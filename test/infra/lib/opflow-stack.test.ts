@@ -10,6 +10,7 @@ import { visibilityTimeoutSeconds } from '../../../infra/config';
 import { JOB_ROUTES } from '../../../infra/lib/job-api';
 import type { OpflowStack } from '../../../infra/lib/opflow-stack';
 import { PIPELINE_METRICS } from '../../../infra/lib/pipeline-monitoring';
+import { routeKey, routesServedBy } from '../../../shared/http/routes';
 import { type SynthesizedStage, synthStage } from '../support/synth-stage';
 
 type Resource = { Type: string; Properties: Record<string, unknown>; DeletionPolicy?: string };
@@ -540,6 +541,20 @@ describe.each([
   });
 
   describe('HTTP API', () => {
+    it('declares exactly the aws routes of the route table, each with its auth', () => {
+      const { template } = stageOf();
+      const routes = Object.values(resourcesOf(template, 'AWS::ApiGatewayV2::Route'));
+      const aws = routesServedBy('aws');
+      expect(routes.map((r) => r.Properties['RouteKey']).sort()).toEqual(aws.map(routeKey).sort());
+      // A caller's route needs IAM here; the webhook route's signature is checked by the function.
+      for (const route of routes) {
+        const entry = aws.find((candidate) => routeKey(candidate) === route.Properties['RouteKey'])!;
+        expect(route.Properties['AuthorizationType'], routeKey(entry)).toBe(
+          entry.auth === 'caller' ? 'AWS_IAM' : 'NONE',
+        );
+      }
+    });
+
     it('routes the job API to the api function, every route behind IAM authorization', () => {
       const { stack, template } = stageOf();
       // The webhook route has no IAM: its HMAC signature authenticates (test/infra/lib/automation.test.ts).

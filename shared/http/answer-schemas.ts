@@ -1,0 +1,234 @@
+/**
+ * What the HTTP routes answer: the JSON Schemas of their answers, by name. The route table
+ * (routes.ts) names one per answer, `GET /openapi.json` describes them, and the tests hold every
+ * route's real answers to them (test/integration/http/openapi.test.ts).
+ */
+import * as z from 'zod';
+import { failureKinds, jobSources, jobStatuses } from '../engine/job-record';
+import { upstreamIdentitySchema } from '../engine/upstream-identity';
+
+const isoTime = z.iso.datetime().describe('ISO 8601, UTC');
+
+const jobErrorSchema = z.strictObject({
+  step: z.string(),
+  operationId: z.string().optional(),
+  kind: z.enum(failureKinds),
+  code: z.number().optional().describe("the platform's business error code"),
+  message: z.string(),
+  retryable: z.boolean(),
+  httpStatus: z.number().optional(),
+  correlationId: z.string().optional(),
+  at: isoTime,
+});
+
+const usageSchema = z.strictObject({
+  calls: z.number(),
+  failedCalls: z.number(),
+  throttledCalls: z.number(),
+  billedUnits: z.number(),
+  tokens: z.number(),
+  callMs: z.number().describe('time spent in upstream calls, milliseconds'),
+  duplicateCreates: z.number().describe('create calls sent twice for one step (after a crash)'),
+  taskCost: z.number().optional().describe("the platform's own task_cost, summed, where it reports one"),
+});
+
+const pendingSchema = z.strictObject({
+  step: z.string(),
+  nextStep: z.string(),
+  prompt: z.string(),
+  options: z.array(
+    z.strictObject({
+      id: z.string().describe('what POST /jobs/{id}/selection names in `selected`'),
+      label: z.string(),
+      detail: z.string().optional(),
+      preselected: z.boolean(),
+    }),
+  ),
+  min: z.number(),
+  max: z.number(),
+  offeredAt: isoTime,
+});
+
+const runSchema = z.strictObject({
+  status: z.enum(['FAILED', 'CANCELLED']),
+  step: z.string(),
+  error: jobErrorSchema.optional(),
+  finishedAt: isoTime.optional(),
+  usage: usageSchema,
+  retriedAt: isoTime,
+  retriedFrom: z.string(),
+  fromStart: z.boolean(),
+});
+
+/** What the API shows of a job. */
+export const jobViewSchema = z
+  .strictObject({
+    id: z.string(),
+    workflow: z.string(),
+    tenant: z.string(),
+    status: z.enum(jobStatuses),
+    step: z.string().describe('the step it is at (or stopped at)'),
+    version: z.number().int(),
+    label: z.string().optional(),
+    title: z.string().optional().describe("the input's title or first line, else the label"),
+    upstream: upstreamIdentitySchema
+      .optional()
+      .describe(
+        'which upstream served the job: {kind: sandbox} (simulated data, not real publications) or {kind: platform, baseUrl, keyFingerprint}; absent before its first call',
+      ),
+    selection: z.strictObject({ mode: z.enum(['auto', 'manual']) }),
+    pending: pendingSchema.optional().describe('the options offered, while AWAITING_INPUT'),
+    selections: z.record(z.string(), z.array(z.string())),
+    attempts: z.number().int(),
+    polls: z.number().int(),
+    lastError: jobErrorSchema.optional(),
+    usage: usageSchema,
+    outputs: z.array(z.string()),
+    runs: z.array(runSchema).optional().describe('earlier runs, when the job was retried'),
+    batchId: z.string().optional(),
+    source: z.enum(jobSources),
+    idempotencyKey: z.string().optional(),
+    callbackUrl: z.string().optional().describe('where the signed callback goes (its query elided)'),
+    callback: z
+      .strictObject({
+        state: z.enum(['pending', 'delivered', 'gone', 'refused', 'exhausted']),
+        round: z.number().int(),
+        messageId: z.string(),
+        attempts: z.array(
+          z.strictObject({
+            round: z.number().int(),
+            at: isoTime,
+            status: z.number().int().optional(),
+            error: z.string().optional(),
+            retryAfterMs: z.number().optional(),
+            durationMs: z.number(),
+          }),
+        ),
+        nextAttemptAt: isoTime.optional(),
+        deliveredAt: isoTime.optional(),
+      })
+      .optional()
+      .describe('the delivery of the callback'),
+    nextRunAt: isoTime.optional().describe('when it is looked at next (absent once finished)'),
+    deadlineAt: isoTime,
+    createdAt: isoTime,
+    updatedAt: isoTime,
+    finishedAt: isoTime.optional(),
+  })
+  .meta({ id: 'Job' });
+export type JobView = z.input<typeof jobViewSchema>;
+
+export const errorAnswerSchema = z
+  .strictObject({
+    error: z.strictObject({
+      status: z.number().int(),
+      code: z.string().describe('not-found, invalid-request, conflict, forbidden, ...'),
+      message: z.string().describe('what is wrong and where (body.field, query.field, path.id)'),
+    }),
+  })
+  .meta({ id: 'Error' });
+
+const reportFileSchema = z.strictObject({
+  key: z.string(),
+  name: z.string().describe('report.html, report.md, result.json, attachments/...'),
+  url: z.string(),
+  path: z.string().optional().describe('local backend: where the file is on disk'),
+  href: z.string().optional(),
+});
+
+/** A schedule as GET /schedules and the schedule actions show it (shared/schedules/pause.ts). */
+const scheduleViewSchema = z.strictObject({
+  name: z.string(),
+  cron: z.string(),
+  timezone: z.string(),
+  workflow: z.string(),
+  tenant: z.string(),
+  overlap: z.string().describe('skip, buffer-one or allow-all'),
+  paused: z.string().optional().describe("the pause's reason (as pause.reason)"),
+  pause: z
+    .strictObject({
+      reason: z.string(),
+      by: z.enum(['config', 'runtime']).describe('config: lifted only by editing opflow.config.json'),
+      at: isoTime.optional(),
+    })
+    .optional(),
+  next: isoTime.optional().describe('the next slot; none while paused'),
+  lastFired: isoTime.optional(),
+  lastJob: z.strictObject({ id: z.string(), status: z.enum(jobStatuses) }).optional(),
+  skipped: z.number().int().describe('slots skipped (overlap, pause)'),
+});
+
+/** Every answer schema, by route: what the tests check real answers against. */
+export const answerSchemas = {
+  health: z.strictObject({ status: z.literal('ok'), time: isoTime }),
+  job: z.strictObject({ job: jobViewSchema }),
+  created: z.strictObject({ job: jobViewSchema, created: z.boolean() }),
+  list: z.strictObject({
+    jobs: z.array(jobViewSchema),
+    cursor: z.string().optional().describe('pass as ?cursor= for the next page'),
+  }),
+  report: z.union([
+    z.strictObject({
+      jobId: z.string(),
+      files: z.array(reportFileSchema),
+    }),
+    z.strictObject({
+      jobId: z.string(),
+      expiresInSeconds: z.number().int(),
+      expiresAt: isoTime,
+      files: z.array(reportFileSchema),
+    }),
+  ]),
+  error: errorAnswerSchema,
+  timeline: z.strictObject({
+    jobId: z.string(),
+    recorded: z
+      .boolean()
+      .describe('false when no history was kept for the job: its figures are unknown, not 0'),
+    steps: z.array(
+      z.strictObject({
+        name: z.string(),
+        title: z.string().optional(),
+        operation: z.string().optional().describe('the operationId it calls, or download'),
+        state: z.enum(['done', 'current', 'waiting', 'failed', 'cancelled', 'pending', 'skipped']),
+        startedAt: isoTime.optional().describe('when the job first reached the step'),
+        endedAt: isoTime.optional().describe('when the job last left it'),
+        durationMs: z.number().optional().describe('time the job spent at the step, milliseconds'),
+        calls: z.number().int(),
+        callMs: z.number().describe('time spent in its upstream calls, milliseconds'),
+        billedUnits: z.number(),
+        throttled: z.number().int(),
+        retries: z.number().int().describe('failed attempts at the step'),
+        polls: z.number().int(),
+        errors: z.array(jobErrorSchema),
+      }),
+    ),
+  }),
+  deliveries: z.strictObject({
+    deliveries: z.array(
+      z.strictObject({
+        id: z.string(),
+        source: z.string(),
+        webhookId: z.string().optional(),
+        at: isoTime,
+        status: z.number().int(),
+        jobId: z.string().optional(),
+        created: z.boolean().optional(),
+        error: z.strictObject({ code: z.string(), message: z.string() }).optional(),
+        tenant: z.string(),
+      }),
+    ),
+    cursor: z.string().optional(),
+  }),
+  schedules: z.strictObject({ schedules: z.array(scheduleViewSchema) }),
+  schedule: z.strictObject({ schedule: scheduleViewSchema }),
+  triggered: z.strictObject({
+    jobId: z.string(),
+    created: z.boolean().describe('false: the job of this trigger existed already'),
+    schedule: scheduleViewSchema,
+  }),
+  any: z.looseObject({}),
+} as const;
+
+/** The name of an answer schema, as the route table gives it. */
+export type AnswerName = keyof typeof answerSchemas;
