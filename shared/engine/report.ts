@@ -16,6 +16,7 @@ export const reportKeys = (jobId: string) => ({
   result: `reports/${jobId}/result.json`,
   markdown: `reports/${jobId}/report.md`,
   html: `reports/${jobId}/report.html`,
+  docx: `reports/${jobId}/report.docx`,
 });
 
 const stepsPrefix = (jobId: string) => `reports/${jobId}/steps/`;

@@ -1,6 +1,6 @@
 /**
- * `opflow report <jobId> [--print] [--format html|md|json]`: where a finished job's report is, or
- * the report itself.
+ * `opflow report <jobId> [--print] [--format html|md|json|docx]`: where a finished job's report is
+ * (report.html, report.md, report.docx, result.json), or the report itself.
  */
 import { reportKeys } from '../../engine/report';
 import { type CliContext, type GlobalOptions, openPipeline, writeJson } from '../context';
@@ -11,7 +11,7 @@ export interface ReportOptions extends GlobalOptions {
   format: string;
 }
 
-const formats = { html: 'html', md: 'markdown', markdown: 'markdown', json: 'result' } as const;
+const formats = { html: 'html', md: 'markdown', markdown: 'markdown', json: 'result', docx: 'docx' } as const;
 
 export async function reportCommand(
   ctx: CliContext,
@@ -20,7 +20,7 @@ export async function reportCommand(
 ): Promise<ExitCodeValue> {
   const format = formats[options.format as keyof typeof formats];
   if (!format)
-    throw new CliError(`--format must be html, md or json, not "${options.format}"`, ExitCode.usage);
+    throw new CliError(`--format must be html, md, json or docx, not "${options.format}"`, ExitCode.usage);
   const pipeline = await openPipeline(ctx, options, 'records');
   try {
     const { store, reports } = pipeline.deps;
@@ -35,13 +35,20 @@ export async function reportCommand(
       throw new CliError(`job ${job.id} has no report: ${why}`, ExitCode.notFound);
     }
     if (options.print) {
+      if (format === 'docx' && ctx.io.stdout.isTTY)
+        throw new CliError(
+          '--print --format docx writes a Word file: redirect it (> report.docx), or drop --print for its path',
+          ExitCode.usage,
+        );
       const stored = await reports.get(keys[format]);
       if (!stored)
         throw new CliError(
           `the report file of job ${job.id} is missing (${keys[format]})`,
           ExitCode.notFound,
         );
-      ctx.io.stdout.write(Buffer.from(stored.body).toString('utf8'));
+      ctx.io.stdout.write(
+        format === 'docx' ? Buffer.from(stored.body) : Buffer.from(stored.body).toString('utf8'),
+      );
       return ExitCode.ok;
     }
     const attachmentPrefix = `reports/${job.id}/attachments/`;
@@ -52,6 +59,8 @@ export async function reportCommand(
       html: await reports.link(keys.html),
       markdown: await reports.link(keys.markdown),
       result: await reports.link(keys.result),
+      // Reports written before Word reports existed have none.
+      ...(job.outputs.includes(keys.docx) ? { docx: await reports.link(keys.docx) } : {}),
       attachments,
     };
     if (options.json) {
@@ -60,6 +69,7 @@ export async function reportCommand(
       const lines = [
         `report    ${links.html}`,
         `markdown  ${links.markdown}`,
+        ...(links.docx ? [`word      ${links.docx}`] : []),
         `data      ${links.result}`,
         ...attachments.map((path) => `attached  ${path}`),
       ];
