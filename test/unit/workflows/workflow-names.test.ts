@@ -53,8 +53,14 @@ function isTheWordCall(file: string, line: number): boolean {
         (ts.isPropertyAssignment(parent) && parent.name.getText(sourceFile) === 'kind') ||
         (ts.isBinaryExpression(parent) &&
           [parent.left, parent.right].some((side) => side.getText(sourceFile).endsWith('.kind')));
+      // `program.command('call')`, or `name: 'call'` of an entry of the CLI's command table.
       const command =
-        ts.isCallExpression(parent) && parent.expression.getText(sourceFile).endsWith('.command');
+        (ts.isCallExpression(parent) && parent.expression.getText(sourceFile).endsWith('.command')) ||
+        (ts.isPropertyAssignment(parent) &&
+          parent.name.getText(sourceFile) === 'name' &&
+          ts.isObjectLiteralExpression(parent.parent) &&
+          ts.isCallExpression(parent.parent.parent) &&
+          parent.parent.parent.expression.getText(sourceFile) === 'defineCommand');
       const counted =
         (ts.isCallExpression(parent) && /\bplural$/.test(parent.expression.getText(sourceFile))) ||
         (ts.isConditionalExpression(parent) &&
