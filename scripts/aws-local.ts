@@ -7,8 +7,11 @@
  * and drives them in real time the way AWS would: the step worker as the SQS event source does
  * (long-poll, batches of up to 10, failed records left to come back, the DLQ after 5 receives), the
  * sweeper every minute as its schedule does, the callback sender as its queue's event source does
- * (woken by messages only: nothing runs while no callback is due), and the api function behind a
- * local HTTP API. The
+ * (woken by messages only: nothing runs while no callback is due), the ingest function on the ingest
+ * queue (batches of 1, as the stack's event source; `opflow --backend aws ingest` announces its uploads
+ * there, as S3's event notification does on AWS), the schedules function at every slot of the config
+ * file's schedules (as EventBridge Scheduler does), and the api function behind a local HTTP API, with
+ * the config file's webhook mappings and the secrets of OPFLOW_WEBHOOK_SECRET_<SOURCE>. The
  * upstream is the built-in sandbox of the Open Platform API (its tasks `--sandbox-speed` times faster,
  * default 30) unless OPFLOW_API_KEY is set, then the real platform with that key.
  *
@@ -16,13 +19,14 @@
  * (`set -a; . .opflow/aws-local/aws-local.env; set +a`); the functions' JSON logs and metrics go to
  * `<dir>/functions.log`. Ctrl-C (or SIGTERM) stops everything; nothing is kept.
  *
- *   npm run aws-local [-- --dir .opflow/aws-local] [--workers 2] [--sandbox-speed 30]
+ *   npm run aws-local [-- --dir .opflow/aws-local] [--workers 2] [--sandbox-speed 30] [--config opflow.config.json]
  */
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import * as z from 'zod';
+import { loadOpflowConfig, type OpflowConfig, webhookSecretVariable } from '../shared/config/opflow-config';
 import { errorMessage } from '../shared/errors/error-message';
 import { scaledTaskDurations } from '../shared/runtime/local/sandbox-launch';
 import { SANDBOX_API_KEY, startSandbox } from '../shared/sandbox';
@@ -30,20 +34,27 @@ import { type AwsEmulators, startAwsEmulators } from './emulators/aws-emulators'
 import { type ApiGateway, startApiGateway } from './lambda/api-gateway';
 import { bundleFunctions, type FunctionBundles } from './lambda/bundle-functions';
 import { lambdaContext, scheduledEvent } from './lambda/lambda-events';
+import { type ScheduleTarget, startScheduleClock } from './lambda/schedule-clock';
 import { SqsEventSource, type WorkerHandler } from './lambda/sqs-event-source';
 
 const SECRET_PREFIX = 'opflow/local/api-key/';
 const CALLBACK_SECRET_PREFIX = 'opflow/local/callback-signing/';
+const WEBHOOK_SECRET_PREFIX = 'opflow/local/webhook/';
 /** The stack's worker timeout is 60 s; SQS redelivers after the visibility timeout. */
 const WORKER_TIMEOUT_MS = 60_000;
 /** The stack's callback sender timeout. */
 const CALLBACKS_TIMEOUT_MS = 70_000;
+/** The stack's ingest function timeout (its queue's visibility is six times it). */
+const INGEST_TIMEOUT_MS = 900_000;
+/** The stack's ingest event source: at most 2 instances. */
+const INGEST_INSTANCES = 2;
 const SWEEP_EVERY_MS = 60_000;
 
 const optionsSchema = z.object({
   dir: z.string().trim().min(1),
   workers: z.coerce.number().int().min(1).max(16),
   sandboxSpeed: z.coerce.number().min(1).max(10_000),
+  config: z.string().trim().min(1).optional(),
 });
 
 function readOptions(): z.infer<typeof optionsSchema> {
@@ -52,13 +63,16 @@ function readOptions(): z.infer<typeof optionsSchema> {
       dir: { type: 'string', default: '.opflow/aws-local' },
       workers: { type: 'string', default: '2' },
       'sandbox-speed': { type: 'string', default: '30' },
+      config: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
   if (values.help) {
     process.stdout.write(
-      'npm run aws-local [-- --dir .opflow/aws-local] [--workers 2] [--sandbox-speed 30]\n' +
-        'Runs the aws backend on emulators and prints the environment for opflow --backend aws.\n',
+      'npm run aws-local [-- --dir .opflow/aws-local] [--workers 2] [--sandbox-speed 30] [--config opflow.config.json]\n' +
+        'Runs the aws backend on emulators (all six functions: api, step worker, sweeper, ingest, schedules,\n' +
+        'callbacks) and prints the environment for opflow --backend aws. --config (default OPFLOW_CONFIG,\n' +
+        'else ./opflow.config.json when there is one): the schedules and webhook mappings the functions serve.\n',
     );
     process.exit(0);
   }
@@ -66,6 +80,7 @@ function readOptions(): z.infer<typeof optionsSchema> {
     dir: values.dir,
     workers: values.workers,
     sandboxSpeed: values['sandbox-speed'],
+    config: values.config,
   });
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -100,6 +115,7 @@ async function main(): Promise<void> {
 
   try {
     const apiKey = process.env.OPFLOW_API_KEY?.trim();
+    const { config, file: configFile } = await readConfig(options.config);
     say('starting fauxqs (SQS, S3), DynamoDB Local and the Secrets Manager stand-in; bundling the functions');
     const [emulators, bundles, sandbox] = await Promise.all([
       startAwsEmulators(),
@@ -122,67 +138,26 @@ async function main(): Promise<void> {
       apiKey ?? SANDBOX_API_KEY,
       sandbox?.url ?? process.env.OPFLOW_BASE_URL,
     );
-    // The bundled functions read their settings from the environment at load, as in Lambda.
-    Object.assign(process.env, env, {
+    // The bundled functions read their settings from the environment at load, as in Lambda; the
+    // schedules and webhook mappings as the stack's config item would give them.
+    Object.assign(process.env, env, automationEnv(emulators, config, say), {
       POWERTOOLS_SERVICE_NAME: 'opflow',
       POWERTOOLS_METRICS_NAMESPACE: 'opflow',
       AWS_LAMBDA_FUNCTION_NAME: 'opflow-local',
     });
     keepFunctionOutputIn(logFile);
 
-    const workers: WorkerHandler[] = [];
-    for (let i = 0; i < options.workers; i++)
-      workers.push((await load<{ handler: WorkerHandler }>(bundles, 'worker')).handler);
-    const sweeper = await load<{ handler: Handler<unknown, { requeued: number; expired: number }> }>(
-      bundles,
-      'sweeper',
-    );
-    const callbacks = (await load<{ handler: WorkerHandler }>(bundles, 'callbacks')).handler;
-    const api = await load<{ handler: Parameters<typeof startApiGateway>[0] }>(bundles, 'api');
-    const gateway: ApiGateway = await startApiGateway(api.handler);
-    stops.push(() => gateway.close());
-
-    /** An event source on `queueUrl` with `instances` pollers, each taking one batch at a time, as Lambda's do. */
-    const pollers = (label: string, queueUrl: string, timeoutMs: number, handlers: WorkerHandler[]) => {
-      const source = new SqsEventSource({
-        sqs: emulators.clients.sqs,
-        queueUrl,
-        queueArn: `arn:aws:sqs:${emulators.region}:000000000000:${queueUrl.split('/').pop()}`,
-        batchSize: 10,
-        waitTimeSeconds: 1,
-        functionTimeoutMs: timeoutMs,
-      });
-      return handlers.map(async (handler) => {
-        while (!stopping) {
-          try {
-            await source.poll(handler);
-          } catch (error) {
-            if (!stopping) say(`${label}: ${errorMessage(error)}`);
-            await new Promise((resolve) => setTimeout(resolve, 1_000));
-          }
-        }
-      });
-    };
-    const loops = [
-      ...pollers('event source', env.OPFLOW_QUEUE_URL, WORKER_TIMEOUT_MS, workers),
-      // The callback sender: 2 instances at most (the stack's maximum concurrency).
-      ...pollers('callback event source', env.OPFLOW_CALLBACK_QUEUE_URL, CALLBACKS_TIMEOUT_MS, [
-        callbacks,
-        callbacks,
-      ]),
-    ];
-    const sweep = setInterval(() => {
-      sweeper.handler(scheduledEvent(), lambdaContext('opflow-sweeper', 60_000)).catch((error: unknown) => {
-        say(`sweeper: ${errorMessage(error)}`);
-      });
-    }, SWEEP_EVERY_MS);
+    const running = await startFunctions({ bundles, emulators, env, config, workers: options.workers, say });
+    stops.push(() => running.gateway.close());
     stops.push(async () => {
-      clearInterval(sweep);
-      await Promise.allSettled(loops);
+      running.stop();
+      await Promise.allSettled(running.loops);
     });
+    const isStopping = () => stopping;
+    running.startLoops(isStopping);
 
     const envFile = path.join(dir, 'aws-local.env');
-    const lines = Object.entries({ ...env, OPFLOW_API_URL: gateway.url }).map(
+    const lines = Object.entries({ ...env, OPFLOW_API_URL: running.gateway.url }).map(
       ([name, value]) => `${name}=${value}`,
     );
     writeFileSync(envFile, `${lines.join('\n')}\n`, { mode: 0o600 });
@@ -190,12 +165,15 @@ async function main(): Promise<void> {
       `# opflow aws backend on this machine (emulators; ${sandbox ? `built-in sandbox at ${sandbox.url}` : 'the Open Platform with your OPFLOW_API_KEY'})\n` +
         `# In another shell:  set -a; . ${envFileShown(envFile)}; set +a\n` +
         `#                    npx opflow --backend aws run novelty-check examples/disclosures\n` +
-        `# The job API (the api function): ${gateway.url}/jobs   Function logs: ${logFile}\n` +
+        `# The job API (the api function): ${running.gateway.url}/jobs   Function logs: ${logFile}\n` +
         lines.map((line) => `export ${line}`).join('\n') +
         '\n',
     );
+    const automation = configFile
+      ? `${config.schedules.length} schedule(s) and ${Object.keys(config.webhooks).length} webhook mapping(s) of ${configFile}`
+      : 'no opflow.config.json: no schedules or webhook mappings';
     say(
-      `ready: ${workers.length} step worker instance(s), the sweeper every minute, the callback sender on its queue, the api at ${gateway.url} (Ctrl-C stops)`,
+      `ready: ${options.workers} step worker instance(s), the sweeper every minute, the ingest function and the callback sender on their queues, the schedules function at its slots, the api at ${running.gateway.url}; ${automation} (Ctrl-C stops)`,
     );
   } catch (error) {
     say(`failed: ${errorMessage(error)}`);
@@ -203,12 +181,163 @@ async function main(): Promise<void> {
   }
 }
 
-/** Creates the table, the queue with its DLQ, the bucket and the tenant's key secret; the environment of the stack's outputs. */
+/** The config file's schedules and webhook mappings (none without a file); an invalid file stops the start. */
+async function readConfig(explicit: string | undefined) {
+  const { workflows } = await import('../shared/workflows');
+  return loadOpflowConfig({ explicit, env: process.env, cwd: process.cwd(), workflows });
+}
+
+/**
+ * The functions' view of the config file, as the stack's config item gives it: its schedules, its
+ * webhook mappings, and each source's signing secret (from OPFLOW_WEBHOOK_SECRET_<SOURCE>, as
+ * `opflow serve` reads it) in Secrets Manager. A source without a secret is said; its deliveries are refused.
+ */
+function automationEnv(
+  emulators: AwsEmulators,
+  config: OpflowConfig,
+  say: (line: string) => void,
+): Record<string, string> {
+  const sources = Object.keys(config.webhooks);
+  for (const source of sources) {
+    const variable = webhookSecretVariable(source);
+    const secret = process.env[variable]?.trim();
+    if (secret) emulators.secretsManager!.setSecret(`${WEBHOOK_SECRET_PREFIX}${source}`, secret);
+    else say(`webhook source ${source}: ${variable} is not set, so its deliveries are refused`);
+  }
+  return {
+    ...(config.schedules.length > 0 ? { OPFLOW_SCHEDULES: JSON.stringify(config.schedules) } : {}),
+    ...(sources.length > 0
+      ? {
+          OPFLOW_WEBHOOK_MAPPINGS: JSON.stringify(config.webhooks),
+          OPFLOW_WEBHOOK_SECRET_PREFIX: WEBHOOK_SECRET_PREFIX,
+        }
+      : {}),
+  };
+}
+
+interface RunningFunctions {
+  gateway: ApiGateway;
+  loops: Promise<void>[];
+  startLoops(isStopping: () => boolean): void;
+  stop(): void;
+}
+
+/** Loads every function and the event sources, schedules and gateway that drive them. */
+async function startFunctions(options: {
+  bundles: FunctionBundles;
+  emulators: AwsEmulators;
+  env: Awaited<ReturnType<typeof provision>>;
+  config: OpflowConfig;
+  workers: number;
+  say: (line: string) => void;
+}): Promise<RunningFunctions> {
+  const { bundles, emulators, env, config, say } = options;
+  const workers: WorkerHandler[] = [];
+  for (let i = 0; i < options.workers; i++)
+    workers.push((await load<{ handler: WorkerHandler }>(bundles, 'worker')).handler);
+  const sweeper = await load<{ handler: Handler<unknown, { requeued: number; expired: number }> }>(
+    bundles,
+    'sweeper',
+  );
+  const callbacks = (await load<{ handler: WorkerHandler }>(bundles, 'callbacks')).handler;
+  const ingest: WorkerHandler[] = [];
+  for (let i = 0; i < INGEST_INSTANCES; i++)
+    ingest.push((await load<{ handler: WorkerHandler }>(bundles, 'ingest')).handler);
+  const schedules = (await load<{ handler: ScheduleTarget }>(bundles, 'schedules')).handler;
+  const api = await load<{ handler: Parameters<typeof startApiGateway>[0] }>(bundles, 'api');
+  const gateway = await startApiGateway(api.handler);
+
+  const loops: Promise<void>[] = [];
+  let sweep: NodeJS.Timeout | undefined;
+  let clock: { stop(): void } | undefined;
+  return {
+    gateway,
+    loops,
+    startLoops(isStopping) {
+      /** An event source on `queueUrl` with one poller per instance, each taking one batch at a time, as Lambda's do. */
+      const pollers = (
+        label: string,
+        functionName: string,
+        queueUrl: string,
+        timeoutMs: number,
+        batchSize: number,
+        handlers: WorkerHandler[],
+      ) => {
+        const source = new SqsEventSource({
+          sqs: emulators.clients.sqs,
+          queueUrl,
+          queueArn: `arn:aws:sqs:${emulators.region}:000000000000:${queueUrl.split('/').pop()}`,
+          batchSize,
+          functionName,
+          waitTimeSeconds: 1,
+          functionTimeoutMs: timeoutMs,
+        });
+        return handlers.map(async (handler) => {
+          while (!isStopping()) {
+            try {
+              await source.poll(handler);
+            } catch (error) {
+              if (!isStopping()) say(`${label}: ${errorMessage(error)}`);
+              await new Promise((resolve) => setTimeout(resolve, 1_000));
+            }
+          }
+        });
+      };
+      loops.push(
+        ...pollers(
+          'event source',
+          'opflow-step-worker',
+          env.OPFLOW_QUEUE_URL,
+          WORKER_TIMEOUT_MS,
+          10,
+          workers,
+        ),
+        // The callback sender: 2 instances at most (the stack's maximum concurrency).
+        ...pollers(
+          'callback event source',
+          'opflow-callback-sender',
+          env.OPFLOW_CALLBACK_QUEUE_URL,
+          CALLBACKS_TIMEOUT_MS,
+          10,
+          [callbacks, callbacks],
+        ),
+        ...pollers(
+          'ingest event source',
+          'opflow-ingest',
+          env.OPFLOW_INGEST_QUEUE_URL,
+          INGEST_TIMEOUT_MS,
+          1,
+          ingest,
+        ),
+      );
+      sweep = setInterval(() => {
+        sweeper.handler(scheduledEvent(), lambdaContext('opflow-sweeper', 60_000)).catch((error: unknown) => {
+          say(`sweeper: ${errorMessage(error)}`);
+        });
+      }, SWEEP_EVERY_MS);
+      clock = startScheduleClock(config.schedules, schedules, (schedule, error) =>
+        say(`schedule ${schedule.name}: ${errorMessage(error)}`),
+      );
+    },
+    stop() {
+      clearInterval(sweep);
+      clock?.stop();
+    },
+  };
+}
+
+/** Creates the table, the queues with their DLQs, the bucket and the tenant's key secret; the environment of the stack's outputs. */
 async function provision(
   emulators: AwsEmulators,
   apiKey: string,
   baseUrl: string | undefined,
-): Promise<Record<string, string> & { OPFLOW_QUEUE_URL: string; OPFLOW_CALLBACK_QUEUE_URL: string }> {
+): Promise<
+  Record<string, string> & {
+    OPFLOW_QUEUE_URL: string;
+    OPFLOW_CALLBACK_QUEUE_URL: string;
+    OPFLOW_INGEST_QUEUE_URL: string;
+  }
+> {
   const table = await emulators.createTable();
   // Visibility timeout at six times the worker's timeout, as the stack sets it; the DLQ after 5 receives.
   const queue = emulators.createQueue({
@@ -218,6 +347,11 @@ async function provision(
   // The callback queue as the stack makes it: six times the sender's timeout, the DLQ after 5 receives.
   const callbackQueue = emulators.createQueue({
     visibilityTimeoutSeconds: (6 * CALLBACKS_TIMEOUT_MS) / 1000,
+    maxReceiveCount: 5,
+  });
+  // The ingest queue: uploads under inbox/ and the function's own continuations.
+  const ingestQueue = emulators.createQueue({
+    visibilityTimeoutSeconds: (6 * INGEST_TIMEOUT_MS) / 1000,
     maxReceiveCount: 5,
   });
   const bucket = emulators.createBucket();
@@ -234,6 +368,7 @@ async function provision(
     OPFLOW_API_KEY_SECRET_PREFIX: SECRET_PREFIX,
     OPFLOW_CALLBACK_QUEUE_URL: callbackQueue.queueUrl,
     OPFLOW_CALLBACK_SECRET_PREFIX: CALLBACK_SECRET_PREFIX,
+    OPFLOW_INGEST_QUEUE_URL: ingestQueue.queueUrl,
     ...(baseUrl ? { OPFLOW_BASE_URL: baseUrl } : {}),
     ...emulators.environment(),
   };

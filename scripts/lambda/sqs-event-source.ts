@@ -34,6 +34,8 @@ export interface SqsEventSourceOptions {
   queueArn: string;
   /** Records per event (default 10, the SQS maximum per receive). */
   batchSize?: number;
+  /** The function's name in the context each invocation gets (default `opflow-step-worker`). */
+  functionName?: string;
   /** Seconds a receive waits for messages (default 1). */
   waitTimeSeconds?: number;
   /** Real time each invocation gets before it is stopped as timed out (default 60 s; the template's `Timeout`). */
@@ -73,7 +75,13 @@ export class SqsEventSource {
   private readonly invokeStore = installInvokeStore();
 
   constructor(options: SqsEventSourceOptions) {
-    this.options = { batchSize: 10, waitTimeSeconds: 1, functionTimeoutMs: 60_000, ...options };
+    this.options = {
+      batchSize: 10,
+      waitTimeSeconds: 1,
+      functionTimeoutMs: 60_000,
+      functionName: 'opflow-step-worker',
+      ...options,
+    };
   }
 
   /** One receive and, when it got messages, one invocation of `handler` (an instance of the function). */
@@ -126,7 +134,7 @@ export class SqsEventSource {
     let timer: NodeJS.Timeout | undefined;
     try {
       const invoke = () =>
-        handler(event, lambdaContext('opflow-step-worker', this.options.functionTimeoutMs));
+        handler(event, lambdaContext(this.options.functionName, this.options.functionTimeoutMs));
       // Lambda stops the invocation at the function's timeout ("Task timed out"): the batch is
       // neither answered nor deleted, and comes back after the visibility timeout.
       const timedOut = new Promise<never>((_, reject) => {

@@ -149,7 +149,14 @@ export function classifyError(error: unknown): { message: string; exitCode: Exit
       error.status === 404 ? ExitCode.notFound : error.status === 409 ? ExitCode.jobFailed : ExitCode.usage;
     return { message: error.message, exitCode };
   }
-  return { message: errorMessage(error), exitCode: ExitCode.environment };
+  return { message: errorMessage(error) + localEndpointHint(error), exitCode: ExitCode.environment };
+}
+
+/** For a refused connection to this machine (an emulator endpoint of `npm run aws-local`, a local server): what to start. */
+function localEndpointHint(error: unknown): string {
+  const { code, address, port } = (error ?? {}) as { code?: unknown; address?: unknown; port?: unknown };
+  if (code !== 'ECONNREFUSED' || !/^(127\.|::1$|localhost$)/.test(String(address))) return '';
+  return `: nothing listens at ${String(address)}:${String(port)}; when that is an emulator of \`npm run aws-local\`, start it (its ports change at every start: load its aws-local.env again)`;
 }
 
 /** Writes a value as JSON (two-space indented) and a newline. */

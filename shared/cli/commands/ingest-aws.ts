@@ -149,9 +149,13 @@ export async function awsIngestCommand(
     const abort = new AbortController();
     const stop = ctx.io.onInterrupt(() => abort.abort(new Error('interrupted')));
     try {
-      // The function creates the batch when it reads the upload.
-      while (!(await batches.get(batchId)) && !abort.signal.aborted)
-        await new Promise((resolve) => setTimeout(resolve, 2_000));
+      // The function creates the batch when it reads the upload: a function that does not is said.
+      await waitForBatchStart({
+        batches,
+        batchId,
+        signal: abort.signal,
+        unread: unreadOf(pipeline, queueUrl),
+      });
       const result = await driveBatch({ engine: pipeline.deps, batches }, undefined, batchId, {
         observe: true,
         signal: abort.signal,
@@ -180,5 +184,52 @@ export async function awsIngestCommand(
     }
   } finally {
     await pipeline.close();
+  }
+}
+
+/** How long an announced upload may wait unread before the command says no ingest function runs. */
+const unreadLimitMs = 10_000;
+/** How long an upload may wait for its batch when S3 announces it (a deployed stack). */
+const startLimitMs = 90_000;
+
+/** The ingest queue's unread messages, when the command announces its uploads there itself. */
+function unreadOf(pipeline: AwsPipeline, queueUrl: string | undefined) {
+  if (!queueUrl) return undefined;
+  return async () => {
+    const { unreadIngestMessages } = await import('../../backends/aws');
+    return { queueUrl, count: await unreadIngestMessages(pipeline.aws.clients.sqs, queueUrl) };
+  };
+}
+
+/**
+ * Waits until the ingest function has created the batch; fails within seconds when nothing reads the
+ * ingest queue (its messages stay unread for 10 s), and after 90 s when S3 announces the uploads and
+ * no batch appears. The uploads stay: the batch starts whenever a function reads them.
+ */
+async function waitForBatchStart(options: {
+  batches: { get(id: string): Promise<unknown> };
+  batchId: string;
+  signal: AbortSignal;
+  unread: (() => Promise<{ queueUrl: string; count: number }>) | undefined;
+}): Promise<void> {
+  const { batches, batchId, signal, unread } = options;
+  const startedAt = Date.now();
+  while (!(await batches.get(batchId)) && !signal.aborted) {
+    const waited = Date.now() - startedAt;
+    const later = `the uploads are kept, and the batch starts when an ingest function reads them (opflow --backend aws batch ${batchId} follows it then)`;
+    if (unread && waited >= unreadLimitMs) {
+      const { queueUrl, count } = await unread();
+      if (count > 0)
+        throw new CliError(
+          `no ingest function is consuming the ingest queue (${queueUrl.split('/').pop()}, OPFLOW_INGEST_QUEUE_URL): ${count} message${count === 1 ? '' : 's'} unread after ${Math.round(waited / 1000)} s. Start \`npm run aws-local\` (it runs the ingest function), or deploy the stack's ingest function; ${later}`,
+          ExitCode.environment,
+        );
+    }
+    if (!unread && waited >= startLimitMs)
+      throw new CliError(
+        `batch ${batchId} did not start within ${startLimitMs / 1000} s of its upload: no ingest function read it. Check the stack's ingest function (its logs, its event source on the ingest queue) and the bucket's event notification for inbox/; ${later}`,
+        ExitCode.environment,
+      );
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
   }
 }

@@ -1,14 +1,21 @@
-// `npm run aws-local` as a user runs it: the script starts the emulators and the bundled functions,
-// prints the environment, and a real `opflow --backend aws run` with that environment runs a job to
-// the end through the step worker it drives; SIGTERM then stops everything.
+// `npm run aws-local` as a user runs it: the script starts the emulators and all six bundled
+// functions, prints the environment, and the real `opflow --backend aws` with that environment runs a
+// job through the step worker, a manifest through the ingest function, a signed webhook through the
+// api function and a schedule's slot through the schedules function; a command whose function is not
+// there fails within seconds naming it; SIGTERM then stops everything, and a command after it says
+// what to start.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
 import { childEnv, repoRoot, runOpflow } from '../local/opflow-process';
 
+const webhookSecret = `whsec_${randomBytes(24).toString('base64')}`;
 let dir: string;
 let child: ChildProcess;
 let stderr = '';
@@ -17,14 +24,33 @@ let exited: Promise<number | null>;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'opflow-aws-local-'));
-  const env = childEnv({});
+  // The config file the functions serve: a schedule every minute and one webhook source.
+  writeFileSync(
+    join(dir, 'opflow.config.json'),
+    JSON.stringify({
+      schedules: [
+        {
+          name: 'minutely-count',
+          cron: '* * * * *',
+          timezone: 'UTC',
+          workflow: 'patent-count',
+          input: { query: 'TTL:(heat pump)' },
+        },
+      ],
+      webhooks: {
+        tracker: { workflow: 'patent-count', input: { query: { $from: '/issue/title' } } },
+      },
+    }),
+  );
+  const env = childEnv({ OPFLOW_WEBHOOK_SECRET_TRACKER: webhookSecret });
   delete env.OPFLOW_API_KEY;
   child = spawn(
     process.execPath,
     [
+      // tsx from this repository: the child runs in a folder of its own, as a user's project would.
       '--import',
-      'tsx',
-      'scripts/aws-local.ts',
+      pathToFileURL(join(repoRoot, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href,
+      join(repoRoot, 'scripts/aws-local.ts'),
       '--dir',
       join(dir, 'state'),
       '--workers',
@@ -32,7 +58,7 @@ beforeAll(async () => {
       '--sandbox-speed',
       '1000',
     ],
-    { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] },
+    { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
   // The environment block ends with OPFLOW_API_URL; the ready line on stderr may overtake it.
@@ -72,15 +98,10 @@ describe('npm run aws-local', { timeout: REAL_PROCESS_TIMEOUT_MS }, () => {
   });
 
   it('runs a job with opflow --backend aws run through the functions it drives', async () => {
-    const env: Record<string, string> = {};
-    for (const line of readFileSync(join(dir, 'state', 'aws-local.env'), 'utf8').split('\n')) {
-      const at = line.indexOf('=');
-      if (at > 0) env[line.slice(0, at)] = line.slice(at + 1);
-    }
     // One upstream call per job: this checks the wiring; the e2e suites beside it check the workflows.
     writeFileSync(join(dir, 'count.json'), JSON.stringify({ query: 'TTL:(solid-state battery)' }));
     const result = await runOpflow(['--backend', 'aws', 'run', 'patent-count', 'count.json', '--json'], {
-      env: childEnv(env),
+      env: childEnv(stackEnv()),
       cwd: dir,
     });
     expect(result.code, result.stderr).toBe(0);
@@ -89,9 +110,108 @@ describe('npm run aws-local', { timeout: REAL_PROCESS_TIMEOUT_MS }, () => {
     expect(readFileSync(join(dir, 'state', 'functions.log'), 'utf8')).toContain('"service":"opflow"');
   });
 
+  it('ingests a manifest through the ingest function (opflow --backend aws ingest)', async () => {
+    mkdirSync(join(dir, 'counts'));
+    writeFileSync(
+      join(dir, 'counts', 'counts.jsonl'),
+      `${JSON.stringify({ id: 'a', query: 'TTL:(drone)' })}\n${JSON.stringify({ id: 'b', query: 'TTL:(pump)' })}\n`,
+    );
+    const result = await runOpflow(
+      ['--backend', 'aws', 'ingest', 'counts/counts.jsonl', '--workflow', 'patent-count', '--json'],
+      { env: childEnv(stackEnv()), cwd: dir },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    const answer = JSON.parse(result.stdout) as { batch: { totals: { succeeded: number } }; end: string };
+    expect(answer.batch.totals.succeeded).toBe(2);
+  });
+
+  it('fails within seconds, naming what is missing, when no ingest function reads the queue', async () => {
+    // The ingest queue's dead-letter queue: a queue no function consumes.
+    const env = stackEnv();
+    const unread = `${env.OPFLOW_INGEST_QUEUE_URL}-dlq`;
+    const started = Date.now();
+    const result = await runOpflow(
+      [
+        '--backend',
+        'aws',
+        'ingest',
+        'counts/counts.jsonl',
+        '--workflow',
+        'patent-count',
+        '--batch',
+        'nobody',
+      ],
+      { env: childEnv({ ...env, OPFLOW_INGEST_QUEUE_URL: unread }), cwd: dir },
+    );
+    expect(Date.now() - started).toBeLessThan(45_000);
+    expect(result.code).toBe(5);
+    expect(result.stderr).toMatch(
+      /no ingest function is consuming the ingest queue \(.*-dlq, OPFLOW_INGEST_QUEUE_URL\): 1 message unread after \d+ s\. Start `npm run aws-local`/,
+    );
+  });
+
+  it('answers a signed webhook through the api function, with the mapping of the config file', async () => {
+    const env = stackEnv();
+    const body = JSON.stringify({ issue: { title: 'TTL:(insulin pen)' } });
+    const at = new Date();
+    const response = await fetch(`${env.OPFLOW_API_URL}/webhooks/tracker`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'webhook-id': 'msg_aws_local_1',
+        'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+        'webhook-signature': new Webhook(webhookSecret).sign('msg_aws_local_1', at, body),
+      },
+      body,
+    });
+    expect(response.status).toBe(202);
+    const { jobId } = (await response.json()) as { jobId: string };
+    // The job runs through the step worker; the job API says when it is done.
+    let status = '';
+    for (let tries = 0; tries < 60 && status !== 'SUCCEEDED'; tries++) {
+      if (tries > 0) await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const job = await fetch(`${env.OPFLOW_API_URL}/jobs/${jobId}`);
+      status = ((await job.json()) as { job: { status: string } }).job.status;
+    }
+    expect(status).toBe('SUCCEEDED');
+  });
+
+  it("fires the config file's schedule through the schedules function, at its slot", async () => {
+    const env = childEnv(stackEnv());
+    // Every minute: within 70 s a slot has fired and its job is listed with the schedule.
+    const deadline = Date.now() + 75_000;
+    let last: { lastJob?: { status: string } } | undefined;
+    while (Date.now() < deadline) {
+      const listed = await runOpflow(['--backend', 'aws', 'schedules', '--json'], { env, cwd: dir });
+      expect(listed.code, listed.stderr).toBe(0);
+      last = (JSON.parse(listed.stdout) as { schedules: { lastJob?: { status: string } }[] }).schedules[0];
+      if (last?.lastJob?.status === 'SUCCEEDED') break;
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+    }
+    expect(last?.lastJob?.status).toBe('SUCCEEDED');
+  });
+
   it('stops everything on SIGTERM', async () => {
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
     expect(stderr).toMatch(/aws-local: stopping/);
   });
+
+  it('says what to start when a command finds the emulators gone', async () => {
+    const started = Date.now();
+    const result = await runOpflow(['--backend', 'aws', 'list'], { env: childEnv(stackEnv()), cwd: dir });
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(result.code).toBe(5);
+    expect(result.stderr).toMatch(/nothing listens at 127\.0\.0\.1:\d+; .*start it/);
+  });
 });
+
+/** The environment aws-local wrote for `opflow --backend aws`. */
+function stackEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const line of readFileSync(join(dir, 'state', 'aws-local.env'), 'utf8').split('\n')) {
+    const at = line.indexOf('=');
+    if (at > 0) env[line.slice(0, at)] = line.slice(at + 1);
+  }
+  return env;
+}
