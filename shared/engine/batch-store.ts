@@ -5,6 +5,8 @@
  * used, and what admission has released to the job store. Each backend has its own adapter.
  */
 
+import type { Job } from './job-record';
+
 export const batchStatuses = ['INGESTING', 'RUNNING', 'PAUSED', 'STOPPED', 'FINISHED'] as const;
 export type BatchStatus = (typeof batchStatuses)[number];
 
@@ -154,4 +156,39 @@ export interface BatchStore {
   listProblems(batchId: string, run: number): Promise<BatchProblem[]>;
   /** The largest number of items `commitChunk` takes at once. */
   readonly maxChunkItems: number;
+}
+
+/**
+ * A job of a batch that had ended runs again (a retry, a redrive, a resume of a job failed for a
+ * local reason): it leaves the batch's counts of finished jobs (its status and its usage) and joins
+ * the in-flight set, so admission follows it to its new end and counts it then. Called before the
+ * job's own commit: if that commit never happens, admission finds the job still ended and counts it
+ * as it was. A job admission has not counted yet (still in flight) is left as it is. The batch
+ * keeps its status: a view of it reads its in-flight jobs as they are (`currentViewOf`), so a
+ * FINISHED batch whose retried job runs shows RUNNING, and its totals follow the job to its end
+ * whether or not admission runs for it again.
+ */
+export async function rejoinBatch(batches: BatchStore, ended: Job, now: number): Promise<Batch | undefined> {
+  if (ended.batchId === undefined) return undefined;
+  for (let tries = 0; tries < 20; tries++) {
+    const batch = await batches.get(ended.batchId);
+    if (!batch || batch.inFlight.includes(ended.id)) return batch;
+    const settled = { ...batch.settled };
+    if (ended.status === 'SUCCEEDED') settled.succeeded = Math.max(0, settled.succeeded - 1);
+    else if (ended.status === 'FAILED') settled.failed = Math.max(0, settled.failed - 1);
+    else if (ended.status === 'CANCELLED') settled.cancelled = Math.max(0, settled.cancelled - 1);
+    else return batch;
+    // Its usage keeps growing from here; admission adds all of it again when it ends.
+    settled.calls = Math.max(0, settled.calls - ended.usage.calls);
+    settled.billedUnits = Math.max(0, settled.billedUnits - ended.usage.billedUnits);
+    const next: Batch = {
+      ...batch,
+      version: batch.version + 1,
+      settled,
+      inFlight: [...batch.inFlight, ended.id],
+      updatedAt: now,
+    };
+    if (await batches.commit(next, batch.version)) return next;
+  }
+  throw new Error(`batch ${ended.batchId} keeps changing; its counts were not updated`);
 }

@@ -7,6 +7,7 @@ import type { Logger } from '../log/logger';
 import type { OpenPlatformClient } from '../openplatform/types';
 import type { CallOrder } from './admission/budget-filler';
 import type { PollTimer } from './advance';
+import type { BatchStore } from './batch-store';
 import type { CallbackOutbox } from './callback-ports';
 import type { PollStatsStore } from './poll-stats';
 import type { PollAim } from './poll-timing';
@@ -38,6 +39,8 @@ export interface EngineDeps {
   writeReport: ReportWriter;
   log?: Logger | undefined;
   metrics?: EngineMetrics | undefined;
+  /** The batches: a job of a batch that runs again leaves its counts of finished jobs (`rejoinBatch`). */
+  batches?: BatchStore | undefined;
   /** Learned poll timing shared by all workers; without it, polls follow the declared schedules. */
   pollStats?: PollStatsStore | undefined;
   /**

@@ -11,6 +11,7 @@
  */
 import { catalogue, type OperationId } from '../openplatform/catalogue';
 import { findStep } from './advance';
+import { rejoinBatch } from './batch-store';
 import { callbackForNewRun } from './callback-record';
 import type { EngineDeps } from './deps';
 import { JobRequestError } from './job-commands';
@@ -159,6 +160,8 @@ export async function retryJob(deps: EngineDeps, jobId: string, options: RetryOp
     };
     // The new run's end gets its own callback: the outbox entry first, as when a job is created.
     if (job.callbackUrl) await deps.callbacks?.outbox.add(job.id, now);
+    // Its batch stops counting it as ended first (a crash before the commit leaves it counted again).
+    if (job.batchId !== undefined && deps.batches) await rejoinBatch(deps.batches, job, now);
     if (await deps.store.commit(next, job.version)) {
       deps.metrics?.count('JobRetried', 1, { workflow: job.workflow });
       deps.log?.info('job retried', { jobId, from, fromStart, run: next.runs!.length + 1 });

@@ -3,6 +3,9 @@
  * an ETA from the observed pace (items finished per second since the run started).
  */
 import type { Batch } from '../engine/batch-store';
+import { isTerminal, type Job } from '../engine/job-record';
+import type { JobStore } from '../engine/ports';
+import { jobsByIds } from './admission';
 import { failuresOf } from './batch';
 import { batchOutputKeys } from './outputs';
 
@@ -32,8 +35,33 @@ export interface BatchView {
   outputs: ReturnType<typeof batchOutputKeys>;
 }
 
-export function viewOf(batch: Batch, now: number): BatchView {
-  const done = batch.settled.succeeded + batch.settled.failed + batch.settled.cancelled;
+/**
+ * The view with the batch's released, not yet counted jobs read as they are now: a job that ended
+ * since admission last looked counts by its end, a running one's usage so far is in the calls and
+ * billed units. What `opflow batch`, the job API, the dashboard and MCP show.
+ */
+export async function currentViewOf(store: JobStore, batch: Batch, now: number): Promise<BatchView> {
+  const jobs = batch.inFlight.length > 0 ? await jobsByIds(store, batch.inFlight) : new Map();
+  return viewOf(batch, now, [...jobs.values()]);
+}
+
+/** The view from the batch record alone, or with its in-flight jobs as read (see `currentViewOf`). */
+export function viewOf(batch: Batch, now: number, inFlightJobs: readonly Job[] = []): BatchView {
+  const counts = { ...batch.settled };
+  const inFlight = new Set(batch.inFlight);
+  let ended = 0;
+  for (const job of inFlightJobs) {
+    if (!inFlight.has(job.id)) continue;
+    counts.calls += job.usage.calls;
+    counts.billedUnits += job.usage.billedUnits;
+    if (!isTerminal(job.status)) continue;
+    ended += 1;
+    if (job.status === 'SUCCEEDED') counts.succeeded += 1;
+    else if (job.status === 'FAILED') counts.failed += 1;
+    else counts.cancelled += 1;
+  }
+  const running = batch.inFlight.length - ended;
+  const done = counts.succeeded + counts.failed + counts.cancelled;
   const elapsedMs = (batch.finishedAt ?? now) - batch.runStartedAt;
   const remaining = Math.max(0, batch.items - done);
   const doneThisRun = done - (batch.settledAtRunStart ?? 0);
@@ -42,7 +70,8 @@ export function viewOf(batch: Batch, now: number): BatchView {
   return {
     id: batch.id,
     name: batch.name,
-    status: batch.status,
+    // A finished batch with a job run again (opflow retry) runs until that job ends.
+    status: batch.status === 'FINISHED' && running > 0 ? 'RUNNING' : batch.status,
     reason: batch.reason,
     workflow: batch.workflow,
     source: batch.source.uri,
@@ -51,15 +80,15 @@ export function viewOf(batch: Batch, now: number): BatchView {
     items: batch.items,
     totals: {
       waiting: Math.max(0, batch.items - batch.admitted),
-      running: batch.inFlight.length,
-      succeeded: batch.settled.succeeded,
-      failed: batch.settled.failed,
-      cancelled: batch.settled.cancelled,
+      running,
+      succeeded: counts.succeeded,
+      failed: counts.failed,
+      cancelled: counts.cancelled,
     },
     thisRun: { ...batch.counts, readingDone: batch.cursor.done },
-    failures: failuresOf(batch),
-    calls: batch.settled.calls,
-    billedUnits: batch.settled.billedUnits,
+    failures: failuresOf({ ...batch, settled: counts }),
+    calls: counts.calls,
+    billedUnits: counts.billedUnits,
     createdAt: new Date(batch.createdAt).toISOString(),
     updatedAt: new Date(batch.updatedAt).toISOString(),
     finishedAt: batch.finishedAt === undefined ? undefined : new Date(batch.finishedAt).toISOString(),

@@ -26,16 +26,12 @@ export async function redriveBatch(
   ];
   const retried: string[] = [];
   const refused: RedriveOutcome['refused'] = [];
-  const outcomes = { failed: 0, cancelled: 0, calls: 0, billedUnits: 0 };
+  // retryJob takes each job off the batch's counts of finished jobs and into its in-flight set.
+  const engine = { ...deps.engine, batches: deps.batches };
   for (const job of failed) {
     try {
-      await retryJob(deps.engine, job.id);
+      await retryJob(engine, job.id);
       retried.push(job.id);
-      if (job.status === 'FAILED') outcomes.failed += 1;
-      else outcomes.cancelled += 1;
-      // The job's usage keeps growing from here; admission adds it again when it finishes.
-      outcomes.calls += job.usage.calls;
-      outcomes.billedUnits += job.usage.billedUnits;
     } catch (error) {
       if (!(error instanceof JobRequestError)) throw error;
       refused.push({ jobId: job.id, reason: error.message });
@@ -44,22 +40,14 @@ export async function redriveBatch(
   for (let tries = 0; tries < 20; tries++) {
     const batch = await deps.batches.get(batchId);
     if (!batch) throw new JobRequestError(`no batch ${batchId}`, 404);
-    const inFlight = [...new Set([...batch.inFlight, ...retried])];
+    if (retried.length === 0) return { batch, retried, refused };
+    // A redrive starts a stopped or paused batch again.
     const next: Batch = {
       ...batch,
       version: batch.version + 1,
-      inFlight,
-      // Only jobs admission had counted as finished are taken off its counts.
-      settled: {
-        ...batch.settled,
-        failed: Math.max(0, batch.settled.failed - outcomes.failed),
-        cancelled: Math.max(0, batch.settled.cancelled - outcomes.cancelled),
-        calls: Math.max(0, batch.settled.calls - outcomes.calls),
-        billedUnits: Math.max(0, batch.settled.billedUnits - outcomes.billedUnits),
-      },
-      status: retried.length > 0 && batch.status !== 'INGESTING' ? 'RUNNING' : batch.status,
-      reason: retried.length > 0 ? undefined : batch.reason,
-      finishedAt: retried.length > 0 ? undefined : batch.finishedAt,
+      status: batch.status !== 'INGESTING' ? 'RUNNING' : batch.status,
+      reason: undefined,
+      finishedAt: undefined,
       updatedAt: deps.engine.clock.now(),
     };
     if (await deps.batches.commit(next, batch.version)) return { batch: next, retried, refused };

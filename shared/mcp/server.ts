@@ -38,7 +38,7 @@ import {
   selectionBodySchema,
 } from '../http/job-api';
 import { batchNameSchema, defaultInFlightPerBatch, parseFailureBudget } from '../ingest/batch';
-import { viewOf } from '../ingest/batch-view';
+import { currentViewOf, viewOf } from '../ingest/batch-view';
 import { IngestRefused, openBatch } from '../ingest/ingest';
 import { localIngestSource, localSourceKind } from '../ingest/local-source';
 
@@ -430,7 +430,7 @@ export function createOpflowMcpServer(options: OpflowMcpOptions): McpServer {
             throw new ApiError(404, 'not-found', `no batch ${batchId}`);
           const problems = await batches.listProblems(batch.id, batch.run);
           return result({
-            batch: viewOf(batch, deps.clock.now()),
+            batch: await currentViewOf(deps.store, batch, deps.clock.now()),
             problems: problems.slice(0, 100).map(({ position, id, reason }) => ({ position, id, reason })),
             problemCount: problems.length,
           });

@@ -7,8 +7,9 @@
  */
 import { resolve } from 'node:path';
 import type { Batch } from '../../engine/batch-store';
+import type { JobStore } from '../../engine/ports';
 import { describeFileError } from '../../files/bounded-read';
-import { viewOf } from '../../ingest/batch-view';
+import { currentViewOf } from '../../ingest/batch-view';
 import { type DownloadOutcome, downloadBatch } from '../../ingest/download';
 import { batchSettled, driveBatch, onlySelectionsLeft } from '../../ingest/drive-batch';
 import { LimitRefused, setMaxUnits } from '../../ingest/limits';
@@ -54,7 +55,10 @@ export async function batchCommand(
       const page = await batches.list({ limit });
       const now = Date.now();
       if (options.json) {
-        writeJson(ctx.io, { batches: page.batches.map((batch) => viewOf(batch, now)) });
+        const views = await Promise.all(
+          page.batches.map((batch) => currentViewOf(pipeline.deps.store, batch, now)),
+        );
+        writeJson(ctx.io, { batches: views });
         return ExitCode.ok;
       }
       if (page.batches.length === 0) {
@@ -63,14 +67,17 @@ export async function batchCommand(
         );
         return ExitCode.ok;
       }
+      const views = await Promise.all(
+        page.batches.map((batch) => currentViewOf(pipeline.deps.store, batch, now)),
+      );
       ctx.io.stdout.write(
         `${formatTable(
           ['batch', 'status', 'workflow', 'items', 'succeeded', 'failed', 'waiting', 'created'],
-          page.batches.map((batch) => {
-            const view = viewOf(batch, now);
+          page.batches.map((batch, index) => {
+            const view = views[index]!;
             return [
               batch.id,
-              batch.status,
+              view.status,
               batch.workflow,
               String(batch.items),
               String(view.totals.succeeded),
@@ -194,12 +201,12 @@ export async function batchCommand(
 async function show(
   ctx: CliContext,
   options: BatchCommandOptions,
-  pipeline: { deps: { reports: { link(key: string): Promise<string> } } },
+  pipeline: { deps: { reports: { link(key: string): Promise<string> }; store: JobStore } },
   batch: Batch,
   forced: ExitCodeValue | undefined,
   download?: DownloadOutcome | undefined,
 ): Promise<ExitCodeValue> {
-  const view = viewOf(batch, Date.now());
+  const view = await currentViewOf(pipeline.deps.store, batch, Date.now());
   const index = await pipeline.deps.reports.link(batchOutputKeys(batch.id).index);
   const exitCode =
     forced ??
@@ -213,7 +220,7 @@ async function show(
   const t = view.totals;
   const lines = [
     `batch ${batch.id} (${batch.workflow}, ${printable(batch.source.uri)})`,
-    `  status: ${batch.status}${batch.reason ? `: ${printable(batch.reason)}` : ''}`,
+    `  status: ${view.status}${batch.reason ? `: ${printable(batch.reason)}` : ''}`,
     `  items: ${batch.items}: ${t.succeeded} succeeded, ${t.failed} failed, ${t.cancelled} cancelled, ${t.running} running, ${t.waiting} waiting`,
     `  run ${batch.run}: ${view.thisRun.records} records read${view.thisRun.readingDone ? '' : ' so far'}, ${view.thisRun.created} new items, ${view.thisRun.existing} ingested before, ${view.thisRun.invalid} bad lines`,
     `  ${view.calls} calls, ${view.billedUnits} billed units, elapsed ${formatDuration(view.elapsedMs)}${view.etaMs !== undefined ? `, ETA ${formatDuration(view.etaMs)}` : ''}`,

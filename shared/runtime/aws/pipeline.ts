@@ -8,6 +8,7 @@
  */
 
 import { type AwsBackend, createAwsBackend } from '../../backends/aws';
+import { DynamoDbBatchStore } from '../../backends/aws/dynamodb-batch-store';
 import { DynamoDbCallbackOutbox } from '../../backends/aws/dynamodb-callback-outbox';
 import { DynamoDbJobHistory } from '../../backends/aws/dynamodb-job-history';
 import type { CallbackNotifier } from '../../callbacks/notifier';
@@ -134,6 +135,7 @@ export function buildAwsPipeline(options: AwsPipelineOptions): AwsPipeline {
     reports: aws.reports,
     keys: aws.keys,
     rateLimiter: aws.rateLimiter,
+    batches: new DynamoDbBatchStore({ client: aws.clients.documents, tableName: config.tableName }),
     admission: config.admission !== 'off',
     bookAheadMs: maxParkAheadMs,
     messageBudget: messageBudgetFromEnv(options.env ?? process.env),

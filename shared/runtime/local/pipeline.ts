@@ -173,6 +173,7 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
         },
       },
       reports: local.reports,
+      batches: local.batches,
       keys,
       rateLimiter: local.rateLimiter,
       messageBudget: messageBudgetFromEnv(options.env ?? process.env),
