@@ -1,0 +1,112 @@
+// A batch's totals follow its jobs on both backends (SQLite; DynamoDB Local): a view reads the jobs
+// admission has not counted yet as they are (a job ended since counts by its end, a running one's
+// usage shows), and a job run again by retryJob leaves the counts of finished jobs until it ends.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AwsEmulators } from '../../../scripts/emulators/aws-emulators';
+import type { BatchSource } from '../../../shared/engine/batch-store';
+import { retryJob } from '../../../shared/engine/retry';
+import { admitBatch } from '../../../shared/ingest/admission';
+import { currentViewOf } from '../../../shared/ingest/batch-view';
+import { ingest, openBatch } from '../../../shared/ingest/ingest';
+import { localIngestSource } from '../../../shared/ingest/local-source';
+import { awsWorld, type IngestWorld, localWorld, startAwsEmulators } from './backends';
+
+let emulators: AwsEmulators | undefined;
+const backends: [string, () => Promise<IngestWorld>][] = [
+  ['local', async () => localWorld()],
+  [
+    'aws',
+    async () => {
+      emulators ??= await startAwsEmulators({ secretsManager: false });
+      return awsWorld(emulators);
+    },
+  ],
+];
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'opflow-batch-totals-'));
+});
+afterAll(async () => {
+  await emulators?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe.each(backends)('batch totals (%s)', (backend, makeWorld) => {
+  let world: IngestWorld;
+  beforeAll(async () => {
+    world = await makeWorld();
+  }, 120_000);
+  afterAll(async () => world?.close());
+
+  it('follow the jobs, whatever changes them', async () => {
+    const path = join(dir, `${backend}.jsonl`);
+    writeFileSync(path, ['a', 'b', 'c'].map((id) => JSON.stringify({ id, query: `TTL:(${id})` })).join('\n'));
+    const source: BatchSource = { kind: 'jsonl', uri: path };
+    const { batch: opened } = await openBatch(world.deps, source, {
+      tenant: 'default',
+      workflow: 'patent-count',
+      options: { selection: 'auto', inFlight: 10 },
+    });
+    const batchId = opened.id;
+    await ingest(world.deps, localIngestSource(source), batchId);
+    await admitBatch(world.deps, batchId);
+    const released = (await world.deps.batches.get(batchId))!;
+    const [done, failed, running] = released.inFlight;
+    const { store } = world.deps.engine;
+    const view = async () => currentViewOf(store, (await world.deps.batches.get(batchId))!, Date.now());
+
+    await world.finish(done!, 'SUCCEEDED');
+    await world.finish(failed!, 'FAILED');
+    // The third has made a call and runs on.
+    const job = (await store.get(running!))!;
+    await store.commit(
+      {
+        ...job,
+        version: job.version + 1,
+        status: 'RUNNING',
+        usage: { ...job.usage, calls: 1, billedUnits: 1 },
+      },
+      job.version,
+    );
+    // Before admission counts anything: by the jobs as they are.
+    expect(await view()).toMatchObject({
+      status: 'RUNNING',
+      totals: { succeeded: 1, failed: 1, running: 1 },
+      calls: 5,
+      billedUnits: 7,
+    });
+    await admitBatch(world.deps, batchId);
+    expect((await world.deps.batches.get(batchId))!.settled).toMatchObject({ succeeded: 1, failed: 1 });
+    expect(await view()).toMatchObject({ totals: { succeeded: 1, failed: 1, running: 1 }, calls: 5 });
+
+    // The failed one is retried: it runs again (not failed), its usage is counted once.
+    await retryJob({ ...world.deps.engine, batches: world.deps.batches }, failed!);
+    expect(await view()).toMatchObject({ totals: { succeeded: 1, failed: 0, running: 2 }, calls: 5 });
+    await world.finish(failed!, 'FAILED');
+    await world.finish(running!, 'SUCCEEDED');
+    // Ended since admission looked: counted by their ends before admission runs, and after.
+    expect(await view()).toMatchObject({ totals: { succeeded: 2, failed: 1, running: 0 }, failures: 1 });
+    const finished = (await admitBatch(world.deps, batchId))!.batch;
+    expect(finished.status).toBe('FINISHED');
+    expect(finished.settled).toMatchObject({ succeeded: 2, failed: 1, calls: 6, billedUnits: 9 });
+    expect(await view()).toMatchObject({ status: 'FINISHED', totals: { succeeded: 2, failed: 1 }, calls: 6 });
+
+    // A retry after the batch finished (opflow retry): it shows running, then succeeded, not failed.
+    await retryJob({ ...world.deps.engine, batches: world.deps.batches }, failed!);
+    expect(await view()).toMatchObject({
+      status: 'RUNNING',
+      totals: { succeeded: 2, failed: 0, running: 1 },
+    });
+    await world.finish(failed!, 'SUCCEEDED');
+    expect(await view()).toMatchObject({
+      status: 'FINISHED',
+      totals: { succeeded: 3, failed: 0, running: 0 },
+      failures: 0,
+      calls: 6,
+    });
+  }, 120_000);
+});
