@@ -5,6 +5,7 @@
  * naming the file and the field, before anything is bundled.
  */
 import * as z from 'zod';
+import { finishedRetentionMs } from '../shared/engine/advance';
 import { operatorGrantSchema } from '../shared/runtime/lambda/api-auth';
 import { functionTracingSchema } from './lib/function-tracing';
 
@@ -34,6 +35,21 @@ const logRetentionDays = z
   .refine((days) => (LOG_RETENTION_DAYS as readonly number[]).includes(days), {
     message: `must be one of the retention periods CloudWatch Logs accepts: ${LOG_RETENTION_DAYS.join(', ')}`,
   });
+
+const DAY_MS = 24 * 60 * 60_000;
+
+/** Days a finished job's record stays in the job table before its TTL removes it (the engine's `finishedRetentionMs`). */
+export const JOB_RETENTION_DAYS = Math.ceil(finishedRetentionMs / DAY_MS);
+
+/**
+ * Default days before a job's objects (`reports/<jobId>/...`) expire: the record's retention plus the
+ * default deadline (one day). S3 counts from an object's creation, the TTL from the job's end, so an
+ * object written at any time of a job that ends within its default deadline outlives the record.
+ */
+export const DEFAULT_REPORT_EXPIRY_DAYS = JOB_RETENTION_DAYS + 1;
+
+/** Standard-IA bills at least 30 days of storage for every object moved to it. */
+const INFREQUENT_ACCESS_MINIMUM_DAYS = 30;
 
 /**
  * The longest one Open Platform call may take: the client's default overall limit of a call or a
@@ -149,8 +165,20 @@ export const stageConfigSchema = z
     retention: z.strictObject({
       /** Function and API access log retention. */
       logDays: logRetentionDays,
-      /** Days before current report objects move to Standard-IA (S3 requires at least 30). */
-      reportTransitionDays: z.number().int().min(30),
+      /**
+       * Days after which a job's objects (`reports/<jobId>/...`: input, step outputs, report files)
+       * expire; `false` keeps them for ever. Default: with the job records (their 30 days of
+       * retention, plus the default one-day deadline). An expired object is gone for good after
+       * `noncurrentVersionDays` more.
+       */
+      reportExpiryDays: z
+        .union([z.number().int().min(1), z.literal(false)])
+        .default(DEFAULT_REPORT_EXPIRY_DAYS),
+      /**
+       * Days before current report objects move to Standard-IA (S3 requires at least 30); none when
+       * left out. Must leave the 30 days Standard-IA bills for before `reportExpiryDays`.
+       */
+      reportTransitionDays: z.number().int().min(30).optional(),
       /** Days a replaced or deleted report version is kept. */
       noncurrentVersionDays: z.number().int().min(1),
       /** Days before an unfinished multipart upload is aborted. */
@@ -225,6 +253,23 @@ export const stageConfigSchema = z
         message: 'set either alarms.email (a new topic) or alarms.snsTopicArn (an existing topic), not both',
       });
     }
+    const { reportExpiryDays, reportTransitionDays } = config.retention;
+    if (
+      // Below 30 the field's own rule already refuses it.
+      reportTransitionDays !== undefined &&
+      reportTransitionDays >= INFREQUENT_ACCESS_MINIMUM_DAYS &&
+      reportExpiryDays !== false &&
+      reportTransitionDays + INFREQUENT_ACCESS_MINIMUM_DAYS > reportExpiryDays
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['retention', 'reportTransitionDays'],
+        message:
+          `must be at most ${reportExpiryDays - INFREQUENT_ACCESS_MINIMUM_DAYS} (retention.reportExpiryDays ` +
+          `${reportExpiryDays} minus the ${INFREQUENT_ACCESS_MINIMUM_DAYS} days Standard-IA bills at least), or left out: ` +
+          'a report moved later costs more than it saves',
+      });
+    }
     if (config.stage === 'prod' && config.removalPolicy !== 'retain') {
       ctx.addIssue({ code: 'custom', path: ['removalPolicy'], message: 'must be "retain" for prod' });
     }
@@ -296,7 +341,7 @@ export const stageDefaults: Record<StageName, StageConfigInput> = {
     openPlatform: { baseUrl: 'https://connect.patsnap.com', qps: 2 },
     retention: {
       logDays: 14,
-      reportTransitionDays: 30,
+      reportExpiryDays: DEFAULT_REPORT_EXPIRY_DAYS,
       noncurrentVersionDays: 7,
       incompleteUploadDays: 1,
       accessLogDays: 30,
@@ -328,7 +373,7 @@ export const stageDefaults: Record<StageName, StageConfigInput> = {
     openPlatform: { baseUrl: 'https://connect.patsnap.com', qps: 5 },
     retention: {
       logDays: 90,
-      reportTransitionDays: 30,
+      reportExpiryDays: DEFAULT_REPORT_EXPIRY_DAYS,
       noncurrentVersionDays: 30,
       incompleteUploadDays: 1,
       accessLogDays: 365,

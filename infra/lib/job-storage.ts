@@ -39,12 +39,18 @@ export const JOB_TABLE = {
   },
 } as const;
 
+/** Where every object of a job lives (`reports/<jobId>/...`); batch outputs and inbox uploads are elsewhere. */
+export const REPORT_PREFIX = 'reports/';
+
 /** Settings of {@link JobStorage}. */
 export interface JobStorageProps {
   readonly tableName: string;
   /** `retain` keeps table and buckets on stack deletion and turns on the table's deletion protection. */
   readonly removalPolicy: 'retain' | 'destroy';
-  readonly reportTransitionDays: number;
+  /** Days after which objects under `reports/` expire; `false`: never. */
+  readonly reportExpiryDays: number | false;
+  /** Days before current report objects move to Standard-IA; none when undefined. */
+  readonly reportTransitionDays?: number | undefined;
   readonly noncurrentVersionDays: number;
   readonly incompleteUploadDays: number;
   readonly accessLogDays: number;
@@ -112,16 +118,30 @@ export class JobStorage extends Construct {
       serverAccessLogsBucket: this.accessLogBucket,
       serverAccessLogsPrefix: 'report-bucket/',
       lifecycleRules: [
-        {
-          id: 'reports-to-infrequent-access',
-          // Objects under 128 KB stay in Standard (the bucket's default minimum transition size).
-          transitions: [
-            {
-              storageClass: StorageClass.INFREQUENT_ACCESS,
-              transitionAfter: Duration.days(props.reportTransitionDays),
-            },
-          ],
-        },
+        ...(props.reportExpiryDays === false
+          ? []
+          : [
+              {
+                // A job's objects go with its record (the table's TTL), unless the stage says otherwise.
+                id: 'expire-reports',
+                prefix: REPORT_PREFIX,
+                expiration: Duration.days(props.reportExpiryDays),
+              },
+            ]),
+        ...(props.reportTransitionDays === undefined
+          ? []
+          : [
+              {
+                id: 'reports-to-infrequent-access',
+                // Objects under 128 KB stay in Standard (the bucket's default minimum transition size).
+                transitions: [
+                  {
+                    storageClass: StorageClass.INFREQUENT_ACCESS,
+                    transitionAfter: Duration.days(props.reportTransitionDays),
+                  },
+                ],
+              },
+            ]),
         {
           id: 'expire-noncurrent-versions',
           noncurrentVersionExpiration: Duration.days(props.noncurrentVersionDays),

@@ -78,6 +78,7 @@ export class OpflowStack extends Stack {
     this.storage = new JobStorage(this, 'Storage', {
       tableName: `${prefix}-jobs`,
       removalPolicy: config.removalPolicy,
+      reportExpiryDays: config.retention.reportExpiryDays,
       reportTransitionDays: config.retention.reportTransitionDays,
       noncurrentVersionDays: config.retention.noncurrentVersionDays,
       incompleteUploadDays: config.retention.incompleteUploadDays,

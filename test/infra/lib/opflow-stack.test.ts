@@ -6,7 +6,7 @@
 import type { CfnElement } from 'aws-cdk-lib';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { visibilityTimeoutSeconds } from '../../../infra/config';
+import { JOB_RETENTION_DAYS, visibilityTimeoutSeconds } from '../../../infra/config';
 import { JOB_ROUTES } from '../../../infra/lib/job-api';
 import type { OpflowStack } from '../../../infra/lib/opflow-stack';
 import { PIPELINE_METRICS } from '../../../infra/lib/pipeline-monitoring';
@@ -248,28 +248,28 @@ describe.each([
       });
     });
 
-    it('moves old reports to Standard-IA, expires old versions and aborts unfinished uploads', () => {
+    it('expires reports with the job records, expires old versions and aborts unfinished uploads', () => {
       const { stack, template } = stageOf();
       const bucket = resourcesOf(template, 'AWS::S3::Bucket')[logicalId(stack, stack.storage.reportBucket)];
       const lifecycle = bucket?.Properties['LifecycleConfiguration'] as { Rules: Record<string, unknown>[] };
       const rules = lifecycle.Rules;
       const { retention } = stack.config;
-      expect(rules).toEqual(
-        expect.arrayContaining([
-          expect.objectContaining({
-            Status: 'Enabled',
-            Transitions: [{ StorageClass: 'STANDARD_IA', TransitionInDays: retention.reportTransitionDays }],
-          }),
-          expect.objectContaining({
-            Status: 'Enabled',
-            NoncurrentVersionExpiration: { NoncurrentDays: retention.noncurrentVersionDays },
-          }),
-          expect.objectContaining({
-            Status: 'Enabled',
-            AbortIncompleteMultipartUpload: { DaysAfterInitiation: retention.incompleteUploadDays },
-          }),
-        ]),
-      );
+      expect(rules).toEqual([
+        {
+          Id: 'expire-reports',
+          Prefix: 'reports/',
+          ExpirationInDays: JOB_RETENTION_DAYS + 1,
+          Status: 'Enabled',
+        },
+        expect.objectContaining({
+          Status: 'Enabled',
+          NoncurrentVersionExpiration: { NoncurrentDays: retention.noncurrentVersionDays },
+        }),
+        expect.objectContaining({
+          Status: 'Enabled',
+          AbortIncompleteMultipartUpload: { DaysAfterInitiation: retention.incompleteUploadDays },
+        }),
+      ]);
     });
 
     it('denies non-TLS and pre-TLS-1.2 requests on both buckets', () => {
