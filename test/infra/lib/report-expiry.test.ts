@@ -21,7 +21,8 @@ function reportBucketRules(retention: Record<string, unknown> | undefined): Rule
   const { stack, template } = synthStage({ stage: 'qa', opflowStack }, { bundle: false });
   const id = stack.getLogicalId(stack.storage.reportBucket.node.defaultChild as never);
   const bucket = template.findResources('AWS::S3::Bucket')[id];
-  return (bucket?.['Properties']['LifecycleConfiguration'] as { Rules: Rule[] }).Rules;
+  if (!bucket) throw new Error(`no report bucket ${id} in the template`);
+  return (bucket['Properties']['LifecycleConfiguration'] as { Rules: Rule[] }).Rules;
 }
 
 describe('report expiry', () => {
