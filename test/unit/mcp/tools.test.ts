@@ -1,0 +1,157 @@
+// The MCP tool table: the server's tool list is built from it (in its order, the batch tools only
+// where the server has what they need), its handlers answer through the job API on a real SQLite
+// backend, and docs/guides/mcp.md and `opflow mcp --help` name exactly its tools.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import * as z from 'zod';
+import { createLocalBackend, type LocalBackend } from '../../../shared/backends/local';
+import { mcpHelp } from '../../../shared/cli/command-table';
+import { type BatchRunner, startBatchRunner } from '../../../shared/dashboard/batch-runner';
+import type { EngineDeps } from '../../../shared/engine/deps';
+import { createOpflowMcpServer, type OpflowMcpOptions } from '../../../shared/mcp/server';
+import type { WorkflowNames } from '../../../shared/mcp/tool-spec';
+import { mcpTools } from '../../../shared/mcp/tools';
+import { writeJobReport } from '../../../shared/reports/write-job-report';
+import { workflows } from '../../../shared/workflows';
+
+const root = resolve(__dirname, '../../..');
+const T0 = Date.UTC(2026, 0, 5, 9, 0, 0);
+const tableNames = mcpTools.map((tool) => tool.name);
+const [first, ...rest] = [...workflows.keys()].sort();
+const workflowNames: WorkflowNames = [first ?? 'none', ...rest];
+
+let dir: string;
+let local: LocalBackend;
+let deps: EngineDeps;
+let runner: BatchRunner | undefined;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'opflow-mcp-tools-'));
+  local = createLocalBackend({
+    dbPath: join(dir, 'jobs.db'),
+    outDir: join(dir, 'out'),
+    clock: { now: () => T0 },
+  });
+  deps = {
+    store: local.store,
+    queue: local.queue,
+    reports: local.reports,
+    keys: { getKey: async () => undefined, refresh: async () => undefined },
+    rateLimiter: local.rateLimiter,
+    clock: { now: () => T0 },
+    random: () => 0.5,
+    client: {} as EngineDeps['client'],
+    workflows,
+    writeReport: writeJobReport,
+  };
+});
+afterEach(async () => {
+  await runner?.stop();
+  runner = undefined;
+  local.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function connect(options: Partial<OpflowMcpOptions> = {}): Promise<Client> {
+  const server = createOpflowMcpServer({ deps, cwd: dir, ...options });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  const client = new Client({ name: 'test', version: '1' });
+  await client.connect(clientSide);
+  return client;
+}
+
+const textOf = (answer: CallToolResult) =>
+  answer.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
+
+describe('the MCP tool table', () => {
+  it('is the tool list, in order, with the batch tools only where the server has batches and a runner', async () => {
+    const bare = await connect();
+    expect((await bare.listTools()).tools.map((tool) => tool.name)).toEqual(
+      tableNames.filter((name) => name !== 'get_batch' && name !== 'ingest'),
+    );
+    const readOnly = await connect({ batches: local.batches });
+    expect((await readOnly.listTools()).tools.map((tool) => tool.name)).toEqual(
+      tableNames.filter((name) => name !== 'ingest'),
+    );
+    runner = startBatchRunner({ deps, batches: local.batches, intervalMs: 60_000 });
+    const full = await connect({ batches: local.batches, batchRunner: runner });
+    const listed = (await full.listTools()).tools;
+    expect(listed.map((tool) => tool.name)).toEqual(tableNames);
+    for (const tool of mcpTools) {
+      const shown = listed.find((candidate) => candidate.name === tool.name);
+      expect(shown?.description).toBe(tool.description);
+      expect(shown?.title).toBe(tool.title);
+      expect(shown?.annotations).toEqual(tool.annotations);
+      const schema = z.toJSONSchema(tool.inputSchema(workflowNames), { io: 'input' }) as {
+        properties?: Record<string, unknown>;
+      };
+      expect(Object.keys(shown?.inputSchema.properties ?? {}), tool.name).toEqual(
+        Object.keys(schema.properties ?? {}),
+      );
+    }
+  });
+
+  it('answers through the job API: a job submitted, read back, and a refusal with its status', async () => {
+    const client = await connect();
+    const submitted = (await client.callTool({
+      name: 'submit_job',
+      arguments: { workflow: 'novelty-check', input: { text: 'A hinge that folds flat.' } },
+    })) as CallToolResult;
+    expect(submitted.isError, textOf(submitted)).toBeFalsy();
+    const { jobId } = submitted.structuredContent as { jobId: string };
+    expect((await local.store.get(jobId))?.workflow).toBe('novelty-check');
+
+    const got = (await client.callTool({ name: 'get_job', arguments: { jobId } })) as CallToolResult;
+    expect((got.structuredContent as { job: { id: string }; next: string }).next).toContain('still working');
+
+    const missing = (await client.callTool({
+      name: 'get_job',
+      arguments: { jobId: '01ZZZZZZZZZZZZZZZZZZZZZZZZ' },
+    })) as CallToolResult;
+    expect(missing.isError).toBe(true);
+    expect(missing.structuredContent).toMatchObject({ error: { status: 404 } });
+
+    const badWorkflow = (await client.callTool({
+      name: 'submit_job',
+      arguments: { workflow: 'no-such-workflow', input: {} },
+    })) as CallToolResult;
+    expect(badWorkflow.isError).toBe(true);
+    expect(textOf(badWorkflow)).toContain('workflow');
+  });
+
+  it('is the list of tools in docs/guides/mcp.md, in order', () => {
+    const page = readFileSync(join(root, 'docs/guides/mcp.md'), 'utf8');
+    const section = page.slice(page.indexOf('## Tools'), page.indexOf('\n## ', page.indexOf('## Tools') + 1));
+    const documented = [...section.matchAll(/^\| `([a-z_]+)` \|/gm)].map((match) => match[1]);
+    expect(documented).toEqual(tableNames);
+  });
+
+  it('names every argument of every tool in docs/guides/mcp.md', () => {
+    const page = readFileSync(join(root, 'docs/guides/mcp.md'), 'utf8');
+    const missing = mcpTools.flatMap((tool) =>
+      Object.keys(tool.inputSchema(workflowNames).shape)
+        .filter((name) => !page.includes(`\`${name}\``))
+        .map((name) => `${tool.name}.${name}`),
+    );
+    expect(missing).toEqual([]);
+  });
+
+  it('is the list of tools in opflow mcp --help', () => {
+    const listed = /Tools: ([^;]+);/.exec(mcpHelp.replace(/\s+/g, ' '))?.[1]?.split(', ');
+    expect([...(listed ?? [])].sort()).toEqual([...tableNames].sort());
+  });
+
+  it('gives every tool a title, a description and hints', () => {
+    for (const tool of mcpTools) {
+      expect(tool.title, tool.name).not.toBe('');
+      expect(tool.description.length, tool.name).toBeGreaterThan(20);
+      expect(tool.annotations.readOnlyHint, tool.name).toBeTypeOf('boolean');
+    }
+  });
+});
