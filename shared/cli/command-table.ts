@@ -311,7 +311,11 @@ const report = defineCommand({
   arguments: [{ name: '<jobId>' }],
   options: [
     { flags: '--print', description: 'print the report instead of where it is' },
-    { flags: '--format <format>', description: 'with --print: html, md, json (the data) or docx (Word: redirect it)', default: 'md' },
+    {
+      flags: '--format <format>',
+      description: 'with --print: html, md, json (the data) or docx (Word: redirect it)',
+      default: 'md',
+    },
   ],
   run: ({ ctx, args: [jobId], options }) => reportCommand(ctx, jobId, options),
 });
