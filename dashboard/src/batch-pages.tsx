@@ -170,7 +170,7 @@ export function BatchPage({ api, config, id }: { api: Api; config: Settings; id:
   const rate = finishedAt.length >= 2 && minutes > 0 ? finishedAt.length / minutes : undefined;
   const done = t.succeeded + t.failed + t.cancelled;
   const failures = t.failed + t.cancelled;
-  const files = ['index.html', 'summary.csv', 'results.jsonl', 'failed.jsonl'];
+  const files = ['index.html', 'summary.csv', 'summary.xlsx', 'results.jsonl', 'failed.jsonl'];
   const sandboxJobs = jobs?.jobs.filter((job) => job.upstream?.kind === 'sandbox').length ?? 0;
   return (
     <main id="main">

@@ -391,7 +391,7 @@ GET /jobs/{id}/timeline (the steps with their figures), GET /jobs/{id}/input (it
 POST /batch-uploads/check (a manifest's text checked line by line, with its cost estimate; nothing stored),
 POST /batch-uploads (the same, kept beside the database and started as a batch),
 GET /batches, GET /batches/{id}, POST /batches/{id}/redrive, POST /batches/{id}/cancel,
-GET /batches/{id}/outputs/{file} (summary.csv, results.jsonl, failed.jsonl, index.html),
+GET /batches/{id}/outputs/{file} (summary.csv, summary.xlsx, results.jsonl, failed.jsonl, index.html),
 GET /schedules, POST /schedules/{name}/trigger, POST /schedules/{name}/pause ({"reason": "..."}),
 POST /schedules/{name}/resume, GET /webhook-deliveries (?source=&limit=&cursor=),
 POST /webhooks/{source} (Standard Webhooks signature with OPFLOW_WEBHOOK_SECRET_<SOURCE>; no token),

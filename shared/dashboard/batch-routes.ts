@@ -8,7 +8,7 @@
  *                                     and the problems (bad lines) of its current run
  *   POST /batches/{id}/redrive        run its failed and cancelled items again
  *   POST /batches/{id}/cancel         stop releasing its items and cancel its unfinished jobs
- *   GET  /batches/{id}/outputs/{file} summary.csv, results.jsonl, failed.jsonl, index.html
+ *   GET  /batches/{id}/outputs/{file} summary.csv, summary.xlsx, results.jsonl, failed.jsonl, index.html
  */
 import * as z from 'zod';
 import type { Batch, BatchStore } from '../engine/batch-store';
@@ -28,6 +28,7 @@ const listQuerySchema = z.strictObject({
 });
 const outputFiles = {
   'summary.csv': 'summary',
+  'summary.xlsx': 'workbook',
   'results.jsonl': 'results',
   'failed.jsonl': 'failed',
   'index.html': 'index',
@@ -149,7 +150,9 @@ export function batchRoutes(options: { deps: EngineDeps; batches: BatchStore }):
             'content-disposition': `${which === 'index' ? 'inline' : 'attachment'}; filename="${file}"`,
             'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'",
           },
-          body: Buffer.from(stored.body).toString('utf8'),
+          ...(which === 'workbook'
+            ? { body: Buffer.from(stored.body).toString('base64'), base64: true as const }
+            : { body: Buffer.from(stored.body).toString('utf8') }),
         };
       },
     },

@@ -9,6 +9,8 @@ export interface HttpAnswer {
   status: number;
   headers: Record<string, string>;
   body: string;
+  /** The body is binary (a workbook), carried as base64 text: servers send its bytes. */
+  base64?: true;
 }
 
 /** A refusal with its HTTP status, a stable code, a message saying what is wrong, and extra headers. */

@@ -164,7 +164,9 @@ export async function startJobApiServer(options: JobApiServerOptions): Promise<J
     // An unread body (refused early) or a closing server: do not offer the connection for reuse.
     if (stopping || !req.complete) headers.connection = 'close';
     res.writeHead(response.status, headers);
-    res.end(method === 'HEAD' ? undefined : response.body);
+    const body =
+      'base64' in response && response.base64 ? Buffer.from(response.body, 'base64') : response.body;
+    res.end(method === 'HEAD' ? undefined : body);
     if (!req.complete) req.resume();
     options.onRequest?.({
       method,

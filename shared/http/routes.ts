@@ -252,10 +252,20 @@ export const routeTable = [
     operationId: 'getBatchOutput',
     method: 'GET',
     path: '/batches/{id}/outputs/{file}',
-    summary: 'summary.csv, results.jsonl, failed.jsonl or index.html of a batch',
+    summary: 'summary.csv, summary.xlsx, results.jsonl, failed.jsonl or index.html of a batch',
     auth: 'caller',
     servedBy: 'both',
-    answers: { 200: { description: 'the file', media: ['text/csv', 'application/x-ndjson', 'text/html'] } },
+    answers: {
+      200: {
+        description: 'the file',
+        media: [
+          'text/csv',
+          'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+          'application/x-ndjson',
+          'text/html',
+        ],
+      },
+    },
     refusals: [400, 404],
   },
   {

@@ -248,7 +248,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** summary.csv, results.jsonl, failed.jsonl or index.html of a batch */
+        /** summary.csv, summary.xlsx, results.jsonl, failed.jsonl or index.html of a batch */
         get: operations["getBatchOutput"];
         put?: never;
         post?: never;
@@ -1522,6 +1522,7 @@ export interface operations {
                 };
                 content: {
                     "text/csv": unknown;
+                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": unknown;
                     "application/x-ndjson": unknown;
                     "text/html": unknown;
                 };

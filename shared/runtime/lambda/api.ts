@@ -140,7 +140,12 @@ function jobIdOf(path: string, response: JobApiResponse): string | undefined {
 
 /** An answer as API Gateway's payload 2.0 takes it. */
 function lambdaAnswer(answer: HttpAnswer): APIGatewayProxyResultV2 & { statusCode: number } {
-  return { statusCode: answer.status, headers: answer.headers, body: answer.body };
+  return {
+    statusCode: answer.status,
+    headers: answer.headers,
+    body: answer.body,
+    ...(answer.base64 ? { isBase64Encoded: true } : {}),
+  };
 }
 
 export function createApiHandler(options: ApiHandlerOptions): ApiHandler {

@@ -3,7 +3,8 @@
  * reader other than the library that wrote it (SheetJS; exceljs writes it): one Summary row per item
  * matching summary.csv, X/Y/A counts agreeing with the detail sheet, the bad line in Problems with
  * its line number, the sandbox said in About, no formula and no cell starting one, report links
- * that open from the batch folder and, after `opflow batch --download`, from the downloaded folder.
+ * that open from the batch folder and, after `opflow batch --download`, from the downloaded folder;
+ * and the same bytes from `opflow serve`'s `GET /batches/{id}/outputs/summary.xlsx`.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +13,7 @@ import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as XLSX from 'xlsx';
 import { childEnv, killRunningOpflows, runOpflow } from '../local/opflow-process';
+import { startServe } from '../local/serve-process';
 
 type Cell = { v?: unknown; f?: string; t?: string; l?: { Target: string } };
 
@@ -76,7 +78,7 @@ describe('the batch workbook', () => {
 
     const detail = rowsOf(book.Sheets['novelty-check detail'] as XLSX.WorkSheet);
     for (const row of summary) {
-      expect(row.Status).toBe('SUCCEEDED');
+      expect(row.Status, String(row.Error)).toBe('SUCCEEDED');
       expect(String(row.Verdict).length).toBeGreaterThan(10);
       const own = detail.filter((line) => line.Id === row.Id);
       expect(own.length).toBe(row.References);
@@ -122,5 +124,20 @@ describe('the batch workbook', () => {
       expect(existsSync(join(dir, 'copy', link)), link).toBe(true);
     }
     expect(dirname(copiedLinks[0] as string)).not.toBe('.');
+
+    const { run: serve, url } = await startServe([], { env, cwd: dir });
+    try {
+      const answer = await fetch(new URL('batches/wb/outputs/summary.xlsx', url));
+      expect(answer.status).toBe(200);
+      expect(answer.headers.get('content-type')).toBe(
+        'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+      );
+      expect(answer.headers.get('content-disposition')).toBe('attachment; filename="summary.xlsx"');
+      const served = Buffer.from(await answer.arrayBuffer());
+      expect(served.equals(readFileSync(join(folder, 'summary.xlsx')))).toBe(true);
+    } finally {
+      serve.child.kill('SIGTERM');
+      await serve.done;
+    }
   }, 240_000);
 });
