@@ -37,6 +37,7 @@ import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { it } from 'vitest';
 import * as z from 'zod';
+import { scanItems } from '../shared/backends/aws/dynamodb-pages';
 import { AwsWorld } from '../test/e2e/aws/harness/aws-world';
 
 /** The bench's options, from the environment (see the header); a bad value stops it, named. */
@@ -306,23 +307,16 @@ async function measure(jobs: number, alone: boolean, learned: Learned): Promise<
 
 /** Deletes the learned task times (`POLLSTAT#` items), as in a deployment that has run nothing yet. */
 async function forgetPollTiming(world: AwsWorld): Promise<void> {
-  const { ScanCommand, DeleteCommand } = await import('@aws-sdk/lib-dynamodb');
+  const { DeleteCommand } = await import('@aws-sdk/lib-dynamodb');
   const client = world.emulators.clients.documents;
   const TableName = world.env.OPFLOW_TABLE_NAME as string;
-  let ExclusiveStartKey: Record<string, unknown> | undefined;
-  do {
-    const page = await client.send(
-      new ScanCommand({
-        TableName,
-        FilterExpression: 'begins_with(PK, :prefix)',
-        ExpressionAttributeValues: { ':prefix': 'POLLSTAT#' },
-        ProjectionExpression: 'PK, SK',
-        ExclusiveStartKey,
-      }),
-    );
-    for (const key of page.Items ?? []) await client.send(new DeleteCommand({ TableName, Key: key }));
-    ExclusiveStartKey = page.LastEvaluatedKey;
-  } while (ExclusiveStartKey);
+  const keys = await scanItems(client, {
+    TableName,
+    FilterExpression: 'begins_with(PK, :prefix)',
+    ExpressionAttributeValues: { ':prefix': 'POLLSTAT#' },
+    ProjectionExpression: 'PK, SK',
+  });
+  for (const key of keys) await client.send(new DeleteCommand({ TableName, Key: key }));
 }
 
 const per = (cost: Cost, value: number) => value / cost.jobs;

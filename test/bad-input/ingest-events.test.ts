@@ -3,12 +3,13 @@
 // source does. Each row asserts whether the message fails (comes back) or is dropped, and what the
 // log lines name; no row may log a stack trace, end past its bound, or touch a batch or a job: the
 // table is the same, item for item, before the first row and after the last.
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+
 import type { Context, SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AwsEmulators, startAwsEmulators } from '../../scripts/emulators/aws-emulators';
 import { lambdaContext, sqsRecord } from '../../scripts/lambda/lambda-events';
 import { awsClientConfig, createS3Client, putInboxObject, s3CreatedEvent } from '../../shared/backends/aws';
+import { scanItems } from '../../shared/backends/aws/dynamodb-pages';
 import { loadAwsConfig } from '../../shared/runtime/aws/config';
 import { createIngestFunction } from '../../shared/runtime/lambda/ingest';
 import { createJobsRuntime } from '../../shared/runtime/lambda/jobs-runtime';
@@ -26,15 +27,7 @@ let tableBefore: unknown[];
 const saved: Record<string, string | undefined> = {};
 
 async function scanTable(): Promise<unknown[]> {
-  const items: Record<string, unknown>[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await emulators.clients.documents.send(
-      new ScanCommand({ TableName: table, ExclusiveStartKey: start }),
-    );
-    items.push(...((page.Items ?? []) as Record<string, unknown>[]));
-    start = page.LastEvaluatedKey;
-  } while (start);
+  const items = await scanItems(emulators.clients.documents, { TableName: table });
   return items.sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
 }
 

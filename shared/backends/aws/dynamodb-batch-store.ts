@@ -12,11 +12,11 @@ import {
   type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
-  QueryCommand,
   TransactWriteCommand,
 } from '@aws-sdk/lib-dynamodb';
 import type { Batch, BatchItem, BatchPage, BatchProblem, BatchStore } from '../../engine/batch-store';
 import { decodeCursor, encodeCursor } from './cursor';
+import { queryItems } from './dynamodb-pages';
 import { batchListPartition, jobTableIndexes, sortableTime } from './table';
 
 export interface DynamoDbBatchStoreOptions {
@@ -122,31 +122,28 @@ export class DynamoDbBatchStore implements BatchStore {
   async list(query: { tenant?: string; limit?: number; cursor?: string }): Promise<BatchPage> {
     const limit = Math.max(1, Math.min(query.limit ?? 50, 500));
     // The index holds keys and tenant only: the page's batches are then read whole (one BatchGet).
-    const keys: { sortKey: string; batchId: string }[] = [];
-    let start: Record<string, unknown> | undefined;
     const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor, 'all');
-    do {
-      const page = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          IndexName: jobTableIndexes.byBatchKeys,
-          KeyConditionExpression: after === undefined ? 'GSI5PK = :p' : 'GSI5PK = :p AND GSI5SK < :after',
-          ...(query.tenant === undefined ? {} : { FilterExpression: 'tenant = :tenant' }),
-          ExpressionAttributeValues: {
-            ':p': batchListPartition,
-            ...(after === undefined ? {} : { ':after': after }),
-            ...(query.tenant === undefined ? {} : { ':tenant': query.tenant }),
-          },
-          ScanIndexForward: false,
-          Limit: query.tenant === undefined ? limit + 1 : Math.max(100, 4 * (limit + 1)),
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const item of page.Items ?? []) {
-        keys.push({ sortKey: String(item.GSI5SK), batchId: String(item.PK).slice('BATCH#'.length) });
-      }
-      start = page.LastEvaluatedKey;
-    } while (start && keys.length <= limit);
+    const found = await queryItems(
+      this.client,
+      {
+        TableName: this.tableName,
+        IndexName: jobTableIndexes.byBatchKeys,
+        KeyConditionExpression: after === undefined ? 'GSI5PK = :p' : 'GSI5PK = :p AND GSI5SK < :after',
+        ...(query.tenant === undefined ? {} : { FilterExpression: 'tenant = :tenant' }),
+        ExpressionAttributeValues: {
+          ':p': batchListPartition,
+          ...(after === undefined ? {} : { ':after': after }),
+          ...(query.tenant === undefined ? {} : { ':tenant': query.tenant }),
+        },
+        ScanIndexForward: false,
+        Limit: query.tenant === undefined ? limit + 1 : Math.max(100, 4 * (limit + 1)),
+      },
+      limit + 1,
+    );
+    const keys = found.map((item) => ({
+      sortKey: String(item.GSI5SK),
+      batchId: String(item.PK).slice('BATCH#'.length),
+    }));
     const shown = keys.slice(0, limit);
     const byId = new Map<string, Batch>();
     for (let from = 0; from < shown.length; from += 100) {
@@ -249,44 +246,30 @@ export class DynamoDbBatchStore implements BatchStore {
   }
 
   async listItems(batchId: string, fromSeq: number, limit: number): Promise<BatchItem[]> {
-    const items: BatchItem[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: 'PK = :p AND SK BETWEEN :from AND :to',
-          ExpressionAttributeValues: { ':p': partition(batchId), ':from': seqKey(fromSeq), ':to': 'ITEM#~' },
-          ConsistentRead: true,
-          Limit: Math.max(1, limit - items.length),
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const item of page.Items ?? []) items.push(JSON.parse(String(item.body)) as BatchItem);
-      start = page.LastEvaluatedKey;
-    } while (start && items.length < limit);
-    return items;
+    const items = await queryItems(
+      this.client,
+      {
+        TableName: this.tableName,
+        KeyConditionExpression: 'PK = :p AND SK BETWEEN :from AND :to',
+        ExpressionAttributeValues: { ':p': partition(batchId), ':from': seqKey(fromSeq), ':to': 'ITEM#~' },
+        ConsistentRead: true,
+        Limit: Math.max(1, limit),
+      },
+      limit,
+    );
+    return items.map((item) => JSON.parse(String(item.body)) as BatchItem);
   }
 
   async listProblems(batchId: string, run: number): Promise<BatchProblem[]> {
-    const problems: BatchProblem[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: 'PK = :p AND begins_with(SK, :prefix)',
-          ExpressionAttributeValues: {
-            ':p': partition(batchId),
-            ':prefix': `PROB#${String(run).padStart(6, '0')}#`,
-          },
-          ConsistentRead: true,
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const item of page.Items ?? []) problems.push(JSON.parse(String(item.body)) as BatchProblem);
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return problems;
+    const items = await queryItems(this.client, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'PK = :p AND begins_with(SK, :prefix)',
+      ExpressionAttributeValues: {
+        ':p': partition(batchId),
+        ':prefix': `PROB#${String(run).padStart(6, '0')}#`,
+      },
+      ConsistentRead: true,
+    });
+    return items.map((item) => JSON.parse(String(item.body)) as BatchProblem);
   }
 }

@@ -6,7 +6,7 @@
  * waits for every Put started (the Lambda handlers await it before they return, since a frozen
  * instance would otherwise drop them). A failed Put loses one event, never anything of the job.
  */
-import { type DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import {
   defaultHistoryRetentionMs,
   eventOf,
@@ -15,6 +15,7 @@ import {
   type JobHistory,
 } from '../../engine/history';
 import type { Job } from '../../engine/job-record';
+import { queryItems } from './dynamodb-pages';
 import { AwsConfigError } from './errors';
 import { ttlAttribute } from './table';
 
@@ -67,24 +68,19 @@ export class DynamoDbJobHistory implements JobHistory {
   }
 
   async list(jobId: string): Promise<JobEvent[]> {
-    const events: JobEvent[] = [];
-    let start: Record<string, unknown> | undefined;
     // Newest first, up to the limit, then put back in order.
-    do {
-      const page = await this.options.client.send(
-        new QueryCommand({
-          TableName: this.options.tableName,
-          KeyConditionExpression: 'PK = :pk AND begins_with(SK, :v)',
-          ExpressionAttributeValues: { ':pk': `HIST#${jobId}`, ':v': 'V#' },
-          ScanIndexForward: false,
-          Limit: historyEventLimit - events.length,
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const item of page.Items ?? []) events.push(JSON.parse(String(item.event)) as JobEvent);
-      start = page.LastEvaluatedKey;
-    } while (start && events.length < historyEventLimit);
-    return events.reverse();
+    const items = await queryItems(
+      this.options.client,
+      {
+        TableName: this.options.tableName,
+        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :v)',
+        ExpressionAttributeValues: { ':pk': `HIST#${jobId}`, ':v': 'V#' },
+        ScanIndexForward: false,
+        Limit: historyEventLimit,
+      },
+      historyEventLimit,
+    );
+    return items.map((item) => JSON.parse(String(item.event)) as JobEvent).reverse();
   }
 
   async flush(): Promise<void> {

@@ -22,6 +22,7 @@ import type { ParkedJobs } from '../../engine/admission/parked-jobs';
 import { isTerminal, type Job, type JobStatus, jobStatuses } from '../../engine/job-record';
 import type { JobPage, JobStore, ListJobsQuery, ReportStore } from '../../engine/ports';
 import { decodeCursor, encodeCursor, type ListingKind } from './cursor';
+import { queryItems } from './dynamodb-pages';
 import { AwsConfigError, CorruptRecordError, JobAlreadyExistsError, JobTooLargeError } from './errors';
 import {
   batchPartition,
@@ -309,22 +310,13 @@ export class DynamoDbJobStore implements JobStore, ParkedJobs {
 
   /** The buckets that have parked jobs (or had, within a day): the sweeper looks at each. */
   async parkedBuckets(): Promise<string[]> {
-    const buckets: string[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const answer = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: 'PK = :pk',
-          ExpressionAttributeValues: { ':pk': waitKeysPartition },
-          ProjectionExpression: 'SK',
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const item of answer.Items ?? []) buckets.push(String(item.SK));
-      start = answer.LastEvaluatedKey;
-    } while (start);
-    return buckets;
+    const items = await queryItems(this.client, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'PK = :pk',
+      ExpressionAttributeValues: { ':pk': waitKeysPartition },
+      ProjectionExpression: 'SK',
+    });
+    return items.map((item) => String(item.SK));
   }
 
   /**
@@ -587,27 +579,21 @@ export class DynamoDbJobStore implements JobStore, ParkedJobs {
       values[`:f${index}`] = value;
       return `#f${index} = :f${index}`;
     });
-    const items: Item[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const answer = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          IndexName: spec.index,
-          KeyConditionExpression: condition,
-          ...(filters.length > 0 ? { FilterExpression: filters.join(' AND ') } : {}),
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-          ScanIndexForward: !spec.descending,
-          // A filter drops items after the limit is applied: read more per page when filtering.
-          Limit: filters.length > 0 ? Math.max(spec.want * 4, 100) : spec.want,
-          ExclusiveStartKey: start,
-        }),
-      );
-      items.push(...(answer.Items ?? []));
-      start = answer.LastEvaluatedKey;
-    } while (start && items.length < spec.want);
-    return items.slice(0, spec.want);
+    return queryItems(
+      this.client,
+      {
+        TableName: this.tableName,
+        IndexName: spec.index,
+        KeyConditionExpression: condition,
+        ...(filters.length > 0 ? { FilterExpression: filters.join(' AND ') } : {}),
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+        ScanIndexForward: !spec.descending,
+        // A filter drops items after the limit is applied: read more per page when filtering.
+        Limit: filters.length > 0 ? Math.max(spec.want * 4, 100) : spec.want,
+      },
+      spec.want,
+    );
   }
 
   /** Read jobs by id with BatchGetItem (100 per request, unprocessed keys asked again). */

@@ -9,7 +9,7 @@
  * (the commit itself writes the keys). Running it again changes nothing.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { type DynamoDBDocumentClient, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, paginateScan, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Batch } from '../../engine/batch-store';
 import { errorMessage } from '../../errors/error-message';
 import { batchIndexAttributes } from './dynamodb-batch-store';
@@ -142,22 +142,18 @@ export async function migrateIndexKeys(options: MigrateIndexKeysOptions): Promis
   };
 
   const scanSegment = async (segment: number) => {
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await client.send(
-        new ScanCommand({
-          TableName: tableName,
-          Segment: segment,
-          TotalSegments: segments,
-          FilterExpression: 'SK = :job OR SK = :meta',
-          ExpressionAttributeValues: { ':job': 'JOB', ':meta': 'META' },
-          ConsistentRead: true,
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const item of page.Items ?? []) await fix(item);
-      start = page.LastEvaluatedKey;
-    } while (start);
+    const pages = paginateScan(
+      { client },
+      {
+        TableName: tableName,
+        Segment: segment,
+        TotalSegments: segments,
+        FilterExpression: 'SK = :job OR SK = :meta',
+        ExpressionAttributeValues: { ':job': 'JOB', ':meta': 'META' },
+        ConsistentRead: true,
+      },
+    );
+    for await (const page of pages) for (const item of page.Items ?? []) await fix(item);
   };
 
   await Promise.all(Array.from({ length: segments }, (_, segment) => scanSegment(segment)));

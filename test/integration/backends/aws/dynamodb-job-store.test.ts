@@ -85,19 +85,23 @@ describe('DynamoDbJobStore item layout', () => {
     // Every write asks DynamoDB (Local) what it consumed, index by index.
     const consumed: Record<string, number>[] = [];
     const documents = emulators.clients.documents;
-    const measuring = {
-      send: async (command: { input: Record<string, unknown> }) => {
-        command.input.ReturnConsumedCapacity = 'INDEXES';
-        const answer = (await documents.send(command as never)) as {
-          ConsumedCapacity?: { GlobalSecondaryIndexes?: Record<string, { CapacityUnits?: number }> };
+    // A stand-in over the real client (still a DynamoDBDocumentClient, as the SDK's paginators ask).
+    const measuring = new Proxy(documents, {
+      get: (target, property) => {
+        if (property !== 'send') return Reflect.get(target, property, target);
+        return async (command: { input: Record<string, unknown> }) => {
+          command.input.ReturnConsumedCapacity = 'INDEXES';
+          const answer = (await documents.send(command as never)) as {
+            ConsumedCapacity?: { GlobalSecondaryIndexes?: Record<string, { CapacityUnits?: number }> };
+          };
+          const indexes = answer.ConsumedCapacity?.GlobalSecondaryIndexes ?? {};
+          consumed.push(
+            Object.fromEntries(Object.entries(indexes).map(([name, c]) => [name, c.CapacityUnits ?? 0])),
+          );
+          return answer;
         };
-        const indexes = answer.ConsumedCapacity?.GlobalSecondaryIndexes ?? {};
-        consumed.push(
-          Object.fromEntries(Object.entries(indexes).map(([name, c]) => [name, c.CapacityUnits ?? 0])),
-        );
-        return answer;
       },
-    } as unknown as typeof documents;
+    });
     const tableName = await emulators.createTable();
     const store = new DynamoDbJobStore({ client: measuring, tableName });
     const job = contractJob({ batchId: 'b-9', status: 'RUNNING', nextRunAt: T0 + 5, createdAt: T0 - 10 });
