@@ -9,6 +9,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as z from 'zod';
+import { formatIssues } from '../../shared/errors/zod-issues';
 
 interface SecretVersion {
   id: string;
@@ -70,7 +71,7 @@ const deleteSchema = z.object({
 
 function parse<T>(schema: z.ZodType<T>, body: unknown): T {
   const parsed = schema.safeParse(body);
-  if (!parsed.success) throw new ApiError('InvalidParameterException', z.prettifyError(parsed.error));
+  if (!parsed.success) throw new ApiError('InvalidParameterException', formatIssues(parsed.error));
   return parsed.data;
 }
 

@@ -13,6 +13,7 @@ import * as z from 'zod';
 import { type CallbackUrlPolicy, CallbackUrlRefused, checkCallbackUrl } from '../callbacks/ssrf-guard';
 import { selectionPolicySchema } from '../engine/job-record';
 import { errorMessage } from '../errors/error-message';
+import { issueMessages } from '../errors/zod-issues';
 import { FileRefused, readRegularFile } from '../files/bounded-read';
 import { defaultDisclosureFormConfig, disclosureFormConfigSchema } from './disclosure-form-config';
 
@@ -270,13 +271,6 @@ export const opflowConfigSchema = z.lazy(() =>
 );
 export type OpflowConfig = z.infer<typeof opflowConfigSchema>;
 
-function fieldPath(path: readonly PropertyKey[]): string {
-  let text = '';
-  for (const part of path)
-    text += typeof part === 'number' ? `[${part}]` : `${text ? '.' : ''}${String(part)}`;
-  return text || '(root)';
-}
-
 /** The workflows a config may name: their names, or (to check schedules' inputs too) the workflows. */
 export type ConfigWorkflows = ReadonlySet<string> | ReadonlyMap<string, { input: z.ZodType }>;
 
@@ -295,9 +289,7 @@ export function parseOpflowConfig(
 ): OpflowConfig {
   const parsed = opflowConfigSchema.safeParse(value);
   if (!parsed.success) {
-    throw new ConfigFileError(
-      parsed.error.issues.map((issue) => `${file}: ${fieldPath(issue.path)}: ${issue.message}`).join('\n'),
-    );
+    throw new ConfigFileError(issueMessages(parsed.error, { file }).join('\n'));
   }
   const problems: string[] = [];
   const callbackProblem = (where: string, url: string) => {
@@ -314,8 +306,7 @@ export function parseOpflowConfig(
       problems.push(`${file}: ${where}.workflow: unknown workflow "${schedule.workflow}"`);
     } else if (workflows instanceof Map) {
       const input = workflows.get(schedule.workflow)!.input.safeParse(schedule.input);
-      for (const issue of input.error?.issues ?? [])
-        problems.push(`${file}: ${where}.${fieldPath(['input', ...issue.path])}: ${issue.message}`);
+      if (!input.success) problems.push(...issueMessages(input.error, { file, root: `${where}.input` }));
     }
     if (schedule.callbackUrl !== undefined) callbackProblem(`${where}.callbackUrl`, schedule.callbackUrl);
   });

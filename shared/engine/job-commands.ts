@@ -5,6 +5,7 @@
 import { ulid } from 'ulid';
 import * as z from 'zod';
 import { CallbackUrlRefused, checkCallbackUrl } from '../callbacks/ssrf-guard';
+import { formatIssues } from '../errors/zod-issues';
 import { applySelection, SelectionRefused } from './advance';
 import type { EngineDeps } from './deps';
 import {
@@ -66,21 +67,12 @@ export class JobRequestError extends Error {
   }
 }
 
-function describeIssues(error: z.ZodError, prefix: string): string {
-  return error.issues
-    .map(
-      (issue) =>
-        `${[prefix, ...issue.path.map(String)].filter(Boolean).join('.') || '(root)'}: ${issue.message}`,
-    )
-    .join('; ');
-}
-
 export async function submitJob(
   deps: EngineDeps,
   request: SubmitJobRequest,
 ): Promise<{ job: Job; created: boolean }> {
   const parsed = submitJobRequestSchema.safeParse(request);
-  if (!parsed.success) throw new JobRequestError(describeIssues(parsed.error, ''));
+  if (!parsed.success) throw new JobRequestError(formatIssues(parsed.error));
   const req = parsed.data;
   const workflow = deps.workflows.get(req.workflow);
   if (!workflow) {
@@ -90,7 +82,9 @@ export async function submitJob(
   }
   const input = workflow.input.safeParse(req.input);
   if (!input.success)
-    throw new JobRequestError(`invalid input for ${workflow.name}: ${describeIssues(input.error, 'input')}`);
+    throw new JobRequestError(
+      `invalid input for ${workflow.name}: ${formatIssues(input.error, { root: 'input' })}`,
+    );
 
   if (req.callbackUrl !== undefined) {
     if (!deps.callbacks) throw new JobRequestError('callbackUrl: callbacks are not set up on this backend');

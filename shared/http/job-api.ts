@@ -22,6 +22,7 @@ import { answerSelection, cancelJob, JobRequestError, submitJob } from '../engin
 import { isTerminal, type Job } from '../engine/job-record';
 import { retryJob } from '../engine/retry';
 import { errorMessage, namedErrorMessage } from '../errors/error-message';
+import { formatIssues } from '../errors/zod-issues';
 import type { JobView } from './answer-schemas';
 import { ApiError, type HttpAnswer, json, refusal, refusalAnswer } from './api-error';
 import { hasSearchFilters, jobTitle, searchJobs } from './job-search';
@@ -103,15 +104,10 @@ export {
   selectionBodySchema,
 } from './request-schemas';
 
-function describe(error: z.ZodError, where: string): string {
-  return error.issues
-    .map((issue) => `${[where, ...issue.path.map(String)].filter(Boolean).join('.')}: ${issue.message}`)
-    .join('; ');
-}
-
 export function parse<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
   const parsed = schema.safeParse(value);
-  if (!parsed.success) throw new ApiError(400, 'invalid-request', describe(parsed.error, where));
+  if (!parsed.success)
+    throw new ApiError(400, 'invalid-request', formatIssues(parsed.error, { root: where }));
   return parsed.data;
 }
 

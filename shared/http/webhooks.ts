@@ -31,6 +31,7 @@ import type { EngineDeps } from '../engine/deps';
 import { JobRequestError, submitJob, submitJobRequestSchema } from '../engine/job-commands';
 import type { WebhookDeliveryLog } from '../engine/webhook-deliveries';
 import { namedErrorMessage } from '../errors/error-message';
+import { formatIssues } from '../errors/zod-issues';
 import { dayMs, unitsSpentSince } from '../schedules/cost-cap';
 import { json, refusal } from './api-error';
 import type { JobApiResponse } from './job-api';
@@ -125,11 +126,7 @@ export function mapPayload(
   if (!mapping?.workflow) {
     const parsed = defaultBodySchema.safeParse(payload);
     if (!parsed.success) {
-      throw new MappingError(
-        parsed.error.issues
-          .map((issue) => `body.${issue.path.map(String).join('.')}: ${issue.message}`)
-          .join('; '),
-      );
+      throw new MappingError(formatIssues(parsed.error, { root: 'body' }));
     }
     return parsed.data;
   }

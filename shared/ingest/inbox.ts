@@ -17,6 +17,7 @@
 import * as z from 'zod';
 import type { BatchOptions, BatchSourceKind } from '../engine/batch-store';
 import { tenantNameSchema } from '../engine/job-commands';
+import { formatIssues } from '../errors/zod-issues';
 import { defaultInFlightPerBatch } from './batch';
 
 export type InboxEntry =
@@ -138,10 +139,7 @@ export function inboxOptions(
     throw new Error('opflow-options metadata is not JSON');
   }
   const parsed = optionsSchema.safeParse(raw);
-  if (!parsed.success)
-    throw new Error(
-      `opflow-options metadata: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
-    );
+  if (!parsed.success) throw new Error(`opflow-options metadata: ${formatIssues(parsed.error)}`);
   return { tenant, options: parsed.data };
 }
 

@@ -21,6 +21,7 @@ import { isTerminal, type Job } from '../engine/job-record';
 import { tenantUpstreamKey } from '../engine/upstream-identity';
 import { stepContext, type Workflow } from '../engine/workflow';
 import { errorMessage } from '../errors/error-message';
+import { formatIssues } from '../errors/zod-issues';
 import { FileRefused } from '../files/bounded-read';
 import { requestSchemas } from '../openplatform/schemas/requests';
 import {
@@ -88,17 +89,6 @@ const lineSchema = z.looseObject({
   select: z.enum(['auto', 'manual'], { error: 'select: must be "auto" or "manual"' }).optional(),
   deadline: z.string({ error: 'deadline: a duration such as 2h' }).optional(),
 });
-
-function describeIssues(error: z.ZodError): string {
-  return error.issues
-    .map((issue) => {
-      const path = issue.path.map(String).join('.');
-      return issue.message.startsWith(`${path}:`) || path === ''
-        ? issue.message
-        : `${path}: ${issue.message}`;
-    })
-    .join('; ');
-}
 
 /** What one record became. */
 type Prepared =
@@ -341,7 +331,7 @@ async function prepare(
     if (!line.success) {
       const rawId = record.value.id;
       return problem(
-        describeIssues(line.error),
+        formatIssues(line.error),
         typeof rawId === 'string' || typeof rawId === 'number' ? String(rawId) : undefined,
       );
     }
@@ -425,7 +415,7 @@ async function prepare(
     }
   }
   const parsed = workflow.input.safeParse(candidate);
-  if (!parsed.success) return problem(`refused by ${workflow.name}: ${describeIssues(parsed.error)}`, id);
+  if (!parsed.success) return problem(`refused by ${workflow.name}: ${formatIssues(parsed.error)}`, id);
   const limits = platformLimitProblem(workflow, parsed.data, deps.engine.clock.now());
   if (limits) return problem(`over the platform's limits: ${limits}`, id);
 
@@ -495,7 +485,7 @@ function platformLimitProblem(workflow: Workflow, input: unknown, now: number): 
     const request = first.request(stepContext({ job, input, context: {}, selections: {}, outputs: {}, now }));
     const schema = (requestSchemas as Record<string, z.ZodType | undefined>)[first.operation];
     const checked = schema?.safeParse(request);
-    return checked && !checked.success ? describeIssues(checked.error) : undefined;
+    return checked && !checked.success ? formatIssues(checked.error) : undefined;
   } catch {
     return undefined;
   }

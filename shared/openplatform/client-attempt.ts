@@ -4,13 +4,13 @@
  * answer's envelope, and reporting the attempt's cost.
  */
 import type * as z from 'zod';
+import { formatIssues } from '../errors/zod-issues';
 import { type OperationEntry, type OperationId, similarOperationNames } from './catalogue';
 import type { ClientContext } from './client-settings';
 import { readLimitedText, type TransportResponse } from './client-transport';
 import {
   billedUnitsOf,
   correlationIdOf,
-  describeIssues,
   errorFromAnswer,
   headerValue,
   parseEnvelopeText,
@@ -196,7 +196,7 @@ export function validateBody(
   if (!result.success) {
     throw new OpenPlatformError({
       kind: 'invalid-request',
-      message: `${entry.operationId} request body is invalid, nothing was sent: ${describeIssues(result.error)}`,
+      message: `${entry.operationId} request body is invalid, nothing was sent: ${formatIssues(result.error)}`,
       operationId: entry.operationId,
     });
   }
@@ -293,7 +293,7 @@ export function parseSuccess(
       entry.operationId,
       response.statusCode,
       correlationId,
-      `the answer's data does not have the expected shape: ${describeIssues(data.error)}`,
+      `the answer's data does not have the expected shape: ${formatIssues(data.error)}`,
     );
   }
   return data.data;

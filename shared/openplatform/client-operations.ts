@@ -5,6 +5,7 @@
 
 import type * as z from 'zod';
 import { errorMessage } from '../errors/error-message';
+import { formatIssues } from '../errors/zod-issues';
 import {
   type Attempt,
   describeBody,
@@ -19,7 +20,7 @@ import {
 import { type ClientContext, parseCallOptions } from './client-settings';
 import { isChatStream } from './client-streams';
 import { type PreparedRequest, readAnswerText, send, type TransportResponse } from './client-transport';
-import { correlationIdOf, describeIssues, headerValue } from './envelope';
+import { correlationIdOf, headerValue } from './envelope';
 import { OpenPlatformError } from './errors';
 import { readEventList } from './event-list';
 import { loadOperationSchemas } from './operation-schemas';
@@ -43,7 +44,7 @@ async function prepare(row: OperationRow, input: OperationRequest): Promise<Prep
   if (!parameters.success) {
     const takes = row.parameters.map((parameter) => parameter.name);
     throw invalid(
-      `invalid parameters: ${describeIssues(parameters.error)}${
+      `invalid parameters: ${formatIssues(parameters.error)}${
         takes.length ? ` (it takes ${takes.join(', ')})` : ' (it takes no parameters)'
       }`,
     );
@@ -56,8 +57,7 @@ async function prepare(row: OperationRow, input: OperationRequest): Promise<Prep
     }
   } else {
     const parsedBody = schemas.body.safeParse(input.body ?? {});
-    if (!parsedBody.success)
-      throw invalid(`the request body is invalid: ${describeIssues(parsedBody.error)}`);
+    if (!parsedBody.success) throw invalid(`the request body is invalid: ${formatIssues(parsedBody.error)}`);
     body = parsedBody.data;
   }
   const values = parameters.data;
@@ -212,6 +212,6 @@ function checkData(
     row.operationId,
     response.statusCode,
     correlationIdOf(response.headers),
-    `${what} does not have the expected shape: ${describeIssues(parsed.error)}`,
+    `${what} does not have the expected shape: ${formatIssues(parsed.error)}`,
   );
 }

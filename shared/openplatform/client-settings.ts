@@ -3,9 +3,9 @@
  * (settings, transport, base URL, redacting log).
  */
 import * as z from 'zod';
+import { formatIssues } from '../errors/zod-issues';
 import type { Logger, LogLevel } from '../log/logger';
 import type { HttpTransport } from './client-transport';
-import { describeIssues } from './envelope';
 import { OpenPlatformError } from './errors';
 import { redactFields, redactSecret } from './redact';
 import type { CallUsage } from './types';
@@ -176,7 +176,7 @@ export function parseCallOptions(operationId: string, callOptions: unknown) {
   if (!parsedOptions.success) {
     throw new OpenPlatformError({
       kind: 'invalid-request',
-      message: `${operationId}: invalid call options: ${describeIssues(parsedOptions.error)}`,
+      message: `${operationId}: invalid call options: ${formatIssues(parsedOptions.error)}`,
       operationId,
     });
   }

@@ -5,6 +5,8 @@
  * retrying is safe, and every call's cost reported. The API key never reaches a log line, an error
  * or a logged URL.
  */
+
+import { formatIssues } from '../errors/zod-issues';
 import { catalogue, findOperation, isOperationId, type OperationEntry, type OperationId } from './catalogue';
 import {
   errorFromResponse,
@@ -28,7 +30,6 @@ import {
 } from './client-settings';
 import { streamCall } from './client-streams';
 import { type HttpTransport, readAnswerText, send } from './client-transport';
-import { describeIssues } from './envelope';
 import { OpenPlatformError } from './errors';
 import { type RequestOf, requestSchemas } from './schemas/requests';
 import type { DataOf } from './schemas/responses';
@@ -54,7 +55,7 @@ export function createOpenPlatformClient(options: OpenPlatformClientOptions = {}
   if (!parsed.success) {
     throw new OpenPlatformError({
       kind: 'invalid-request',
-      message: `invalid Open Platform client options: ${describeIssues(parsed.error)}`,
+      message: `invalid Open Platform client options: ${formatIssues(parsed.error)}`,
     });
   }
   const settings = parsed.data;

@@ -6,6 +6,7 @@
  */
 import * as z from 'zod';
 import { errorMessage } from '../errors/error-message';
+import { formatIssues } from '../errors/zod-issues';
 import { errorCodeTable, kindFor, OpenPlatformError } from './errors';
 import { lenientBoolean, lenientInt, lenientNumber, lenientString } from './lenient';
 
@@ -40,8 +41,7 @@ export type EnvelopeParse = { ok: true; envelope: Envelope } | { ok: false; prob
 /** Parse a decoded JSON value as an envelope, saying what is wrong when it is not one. */
 export function parseEnvelopeValue(value: unknown): EnvelopeParse {
   const parsed = envelopeSchema.safeParse(value);
-  if (!parsed.success)
-    return { ok: false, problem: `not an answer envelope: ${describeIssues(parsed.error)}` };
+  if (!parsed.success) return { ok: false, problem: `not an answer envelope: ${formatIssues(parsed.error)}` };
   const { data, status, error_code, error_msg } = parsed.data;
   return {
     ok: true,
@@ -60,15 +60,6 @@ export function parseEnvelopeText(text: string): EnvelopeParse {
     return { ok: false, problem: `the answer body is not valid JSON (${reason}; ${text.length} characters)` };
   }
   return parseEnvelopeValue(value);
-}
-
-/** "path.to.field: message; other: message", the paths a person needs to fix a body. */
-export function describeIssues(error: z.ZodError): string {
-  return error.issues
-    .map(
-      (issue) => `${issue.path.length === 0 ? '(body)' : issue.path.map(String).join('.')}: ${issue.message}`,
-    )
-    .join('; ');
 }
 
 /** The response headers opflow reads, as undici hands them over. */

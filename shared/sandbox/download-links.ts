@@ -12,6 +12,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import * as z from 'zod';
+import { formatIssues } from '../errors/zod-issues';
 import {
   contentTypeOf,
   type DocumentFormat,
@@ -21,7 +22,6 @@ import {
   renderDocument,
 } from './documents';
 import { StoredEntries } from './stored-entries';
-import { formatIssues } from './validation-messages';
 
 export interface PublishedDocument {
   fileName: string;
@@ -138,7 +138,7 @@ export class DownloadLinks {
    */
   restore(value: unknown): void {
     const parsed = storedLinksSchema.safeParse(value);
-    if (!parsed.success) throw new Error(formatIssues(parsed.error, 'links'));
+    if (!parsed.success) throw new Error(formatIssues(parsed.error, { root: 'links' }));
     for (const [token, link] of Object.entries(parsed.data.links)) {
       if (!Object.hasOwn(parsed.data.documents, link.documentKey)) {
         throw new Error(

@@ -7,10 +7,10 @@
  * default unlimited).
  */
 import * as z from 'zod';
+import { formatIssues } from '../errors/zod-issues';
 import { findOperation } from '../openplatform/catalogue';
 import { findCatalogueOperation } from '../openplatform/operations';
 import { streamVariants } from './operations/contract';
-import { formatIssues } from './validation-messages';
 
 const common = {
   operation: z
@@ -90,7 +90,7 @@ export const downloadKinds: ReadonlySet<FaultKind> = new Set([
 export function parseFaultRules(rules: unknown): FaultRule[] {
   const parsed = z.array(faultRuleSchema).safeParse(rules);
   if (!parsed.success) {
-    throw new Error(`invalid fault rules: ${formatIssues(parsed.error, 'faults')}`);
+    throw new Error(`invalid fault rules: ${formatIssues(parsed.error, { root: 'faults' })}`);
   }
   return parsed.data;
 }

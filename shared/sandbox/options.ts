@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import * as z from 'zod';
+import { formatIssues } from '../errors/zod-issues';
 import { findOperation } from '../openplatform/catalogue';
 import {
   DEFAULT_LINK_TTL_MS,
@@ -13,7 +14,6 @@ import {
 } from './constants';
 import { type FaultRule, faultRuleSchema } from './fault-rules';
 import { taskDurationSchema } from './task-times';
-import { formatIssues } from './validation-messages';
 
 export interface SandboxKey {
   key: string;
@@ -149,7 +149,8 @@ export interface ResolvedOptions {
 /** Validate the options and fill in the defaults. Throws a message naming every bad field. */
 export function resolveOptions(options: SandboxOptions = {}): ResolvedOptions {
   const parsed = optionsSchema.safeParse(options);
-  if (!parsed.success) throw new Error(`invalid sandbox options: ${formatIssues(parsed.error, 'options')}`);
+  if (!parsed.success)
+    throw new Error(`invalid sandbox options: ${formatIssues(parsed.error, { root: 'options' })}`);
   const value = parsed.data;
   const taskDurations: Record<string, TaskDuration> = {};
   for (const [id, duration] of Object.entries(value.taskDurations ?? {})) {

@@ -7,6 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorMessage } from '../errors/error-message';
+import { formatIssues } from '../errors/zod-issues';
 import { catalogue, type OperationEntry, type OperationId } from '../openplatform/catalogue';
 import { loadShapeTables, operationSchemasFrom } from '../openplatform/operation-schemas';
 import type { OperationRow } from '../openplatform/operation-types';
@@ -46,7 +47,6 @@ import { SandboxState, type SandboxStateReport } from './sandbox-state';
 import { hashText, SeededRandom, stableJson } from './seeded';
 import type { Stage } from './stages';
 import { TaskTimes } from './task-times';
-import { formatIssues } from './validation-messages';
 
 export const STREAM_VARIANT_HEADER = 'x-sandbox-stream-variant';
 

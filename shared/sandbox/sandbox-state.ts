@@ -14,12 +14,12 @@
 import { randomBytes } from 'node:crypto';
 import * as z from 'zod';
 import { errorMessage } from '../errors/error-message';
+import { formatIssues } from '../errors/zod-issues';
 import type { DownloadLinks } from './download-links';
 import type { KeyGate } from './key-gate';
 import { SeededRandom } from './seeded';
 import { StateFile } from './state-file';
 import { TaskRegistry } from './task-registry';
-import { formatIssues } from './validation-messages';
 
 export const STATE_FILE_FORMAT = 'opflow-sandbox-state';
 export const STATE_FILE_VERSION = 1;

@@ -7,9 +7,9 @@
  * `settle()` afterwards finds which of those actually changed.
  */
 import type * as z from 'zod';
+import { formatIssues } from '../errors/zod-issues';
 import { notFound } from './sandbox-rejection';
 import { StoredEntries } from './stored-entries';
-import { formatIssues } from './validation-messages';
 
 export class TaskRegistry<T extends { readonly owner: string }> {
   private readonly records = new Map<string, T>();
@@ -70,7 +70,7 @@ export class TaskRegistry<T extends { readonly owner: string }> {
     const valid = new Map<string, T>();
     for (const [id, value] of Object.entries(records)) {
       const parsed = this.schema.safeParse(value);
-      if (!parsed.success) throw new Error(formatIssues(parsed.error, `${this.name}.${id}`));
+      if (!parsed.success) throw new Error(formatIssues(parsed.error, { root: `${this.name}.${id}` }));
       valid.set(id, parsed.data);
     }
     this.records.clear();

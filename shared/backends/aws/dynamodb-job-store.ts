@@ -21,6 +21,7 @@ import * as z from 'zod';
 import type { ParkedJobs } from '../../engine/admission/parked-jobs';
 import { isTerminal, type Job, type JobStatus, jobStatuses } from '../../engine/job-record';
 import type { JobPage, JobStore, ListJobsQuery, ReportStore } from '../../engine/ports';
+import { formatIssues } from '../../errors/zod-issues';
 import { decodeCursor, encodeCursor, type ListingKind } from './cursor';
 import { queryItems } from './dynamodb-pages';
 import { AwsConfigError, CorruptRecordError, JobAlreadyExistsError, JobTooLargeError } from './errors';
@@ -121,7 +122,7 @@ export function jobFromItem(item: Item, tableName: string): Job {
   }
   const parsed = storedJobSchema.safeParse(value);
   if (!parsed.success) {
-    throw new CorruptRecordError(`${where} is not a job record: ${z.prettifyError(parsed.error)}`);
+    throw new CorruptRecordError(`${where} is not a job record: ${formatIssues(parsed.error)}`);
   }
   return parsed.data as unknown as Job;
 }

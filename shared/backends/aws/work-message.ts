@@ -5,6 +5,7 @@
  */
 import * as z from 'zod';
 import type { WorkMessage } from '../../engine/ports';
+import { formatIssues } from '../../errors/zod-issues';
 import { InvalidWorkMessageError } from './errors';
 
 export const workMessageSchema = z.object({
@@ -26,9 +27,7 @@ export function parseWorkMessage(body: string): WorkMessage {
   }
   const parsed = workMessageSchema.safeParse(value);
   if (!parsed.success) {
-    throw new InvalidWorkMessageError(
-      `work message is not {jobId, version}: ${z.prettifyError(parsed.error)}`,
-    );
+    throw new InvalidWorkMessageError(`work message is not {jobId, version}: ${formatIssues(parsed.error)}`);
   }
   return parsed.data;
 }

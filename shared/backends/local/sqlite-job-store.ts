@@ -17,6 +17,7 @@ import type {
   ListJobsQuery,
   WorkScan,
 } from '../../engine/ports';
+import { formatIssues } from '../../errors/zod-issues';
 import type { LocalDatabase } from './database';
 
 interface JobRow {
@@ -408,7 +409,7 @@ function columnsOf(job: Job): JobColumns {
 function parseJob(body: string): Job {
   const parsed = storedJobSchema.safeParse(JSON.parse(body));
   if (!parsed.success) {
-    throw new Error(`a stored job is damaged: ${z.prettifyError(parsed.error)}`);
+    throw new Error(`a stored job is damaged: ${formatIssues(parsed.error)}`);
   }
   return parsed.data as unknown as Job;
 }

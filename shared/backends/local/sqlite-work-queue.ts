@@ -17,6 +17,7 @@ import { hostname } from 'node:os';
 import * as z from 'zod';
 import { maxClockAheadMs } from '../../engine/clock-skew';
 import type { Clock, WorkMessage, WorkQueue } from '../../engine/ports';
+import { formatIssues } from '../../errors/zod-issues';
 import type { LocalDatabase } from './database';
 
 /** A message a consumer holds until it acks or releases it, or its lease runs out. */
@@ -309,7 +310,7 @@ export function isLeaseOwnerAlive(owner: string): boolean {
 
 function parseMessage(message: WorkMessage): WorkMessage {
   const parsed = workMessageSchema.safeParse(message);
-  if (!parsed.success) throw new TypeError(`not a work message: ${z.prettifyError(parsed.error)}`);
+  if (!parsed.success) throw new TypeError(`not a work message: ${formatIssues(parsed.error)}`);
   return parsed.data;
 }
 

@@ -5,6 +5,7 @@
  */
 import * as z from 'zod';
 import { errorMessage } from '../../errors/error-message';
+import { formatIssues } from '../../errors/zod-issues';
 
 /**
  * Who may call as an operator with a JWT: a token whose `claim` (default `cognito:groups`) contains
@@ -37,6 +38,6 @@ export function apiAuthFromEnv(env: Readonly<Record<string, string | undefined>>
     throw new Error(`OPFLOW_API_AUTH is not JSON: ${errorMessage(error)}`);
   }
   const parsed = apiAuthSchema.safeParse(value);
-  if (!parsed.success) throw new Error(`OPFLOW_API_AUTH: ${z.prettifyError(parsed.error)}`);
+  if (!parsed.success) throw new Error(`OPFLOW_API_AUTH: ${formatIssues(parsed.error)}`);
   return parsed.data;
 }

@@ -4,7 +4,6 @@
  * schedules themselves from the stack's automation config item, or OPFLOW_SCHEDULES in a harness) with
  * trigger, pause and resume, and the record of webhook deliveries (`HOOKLOG` items).
  */
-import * as z from 'zod';
 import { DynamoDbBatchStore } from '../../backends/aws/dynamodb-batch-store';
 import { DynamoDbScheduleStateStore } from '../../backends/aws/dynamodb-schedule-state-store';
 import { DynamoDbWebhookDeliveries } from '../../backends/aws/dynamodb-webhook-deliveries';
@@ -14,6 +13,7 @@ import { deliveryRoutes } from '../../dashboard/delivery-routes';
 import { scheduleRoutes } from '../../dashboard/schedule-routes';
 import { timelineRoutes } from '../../dashboard/timeline-route';
 import { errorMessage } from '../../errors/error-message';
+import { formatIssues } from '../../errors/zod-issues';
 import type { ApiRoute } from '../../http/job-api';
 import type { JobSide } from './jobs-runtime';
 
@@ -30,7 +30,7 @@ export function schedulesFromEnv(env: Env): Schedule[] {
     throw new Error(`OPFLOW_SCHEDULES is not JSON: ${errorMessage(error)}`);
   }
   const parsed = opflowConfigSchema.safeParse({ schedules: value });
-  if (!parsed.success) throw new Error(`OPFLOW_SCHEDULES: ${z.prettifyError(parsed.error)}`);
+  if (!parsed.success) throw new Error(`OPFLOW_SCHEDULES: ${formatIssues(parsed.error)}`);
   return parsed.data.schedules;
 }
 

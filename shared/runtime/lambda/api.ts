@@ -9,6 +9,7 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
 import * as z from 'zod';
 import type { EngineDeps } from '../../engine/deps';
+import { formatIssues } from '../../errors/zod-issues';
 import { type HttpAnswer, refusal } from '../../http/api-error';
 import { type ApiRoute, handleJobApiRequest, type JobApiResponse } from '../../http/job-api';
 import { type WebhookRequest, webhookPathPattern } from '../../http/webhooks';
@@ -156,7 +157,7 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
       const parsed = httpApiEventSchema.safeParse(raw);
       if (!parsed.success) {
         logger.error('not an HTTP API (payload 2.0) event: check the integration', {
-          problem: z.prettifyError(parsed.error),
+          problem: formatIssues(parsed.error),
         });
         return lambdaAnswer(refusal(500, 'internal', 'the API is misconfigured'));
       }

@@ -12,6 +12,7 @@ import { DynamoDbScheduleStateStore } from '../../backends/aws/dynamodb-schedule
 import { DynamoDbWebhookDeliveries } from '../../backends/aws/dynamodb-webhook-deliveries';
 import { SecretsManagerWebhookSecrets } from '../../backends/aws/secrets-manager-webhook-secrets';
 import { type OpflowConfig, opflowConfigSchema, scheduleSchema } from '../../config/opflow-config';
+import { formatIssues } from '../../errors/zod-issues';
 import type { JobApiResponse } from '../../http/job-api';
 import { createWebhookHandler, type WebhookRequest } from '../../http/webhooks';
 import { handleScheduledSlot } from '../../schedules/target';
@@ -47,7 +48,7 @@ function webhooksFromEnv(env: Env): OpflowConfig['webhooks'] {
     throw new Error(`OPFLOW_WEBHOOK_MAPPINGS is not JSON: ${(error as Error).message}`);
   }
   const parsed = opflowConfigSchema.safeParse({ webhooks: value });
-  if (!parsed.success) throw new Error(`OPFLOW_WEBHOOK_MAPPINGS: ${z.prettifyError(parsed.error)}`);
+  if (!parsed.success) throw new Error(`OPFLOW_WEBHOOK_MAPPINGS: ${formatIssues(parsed.error)}`);
   return parsed.data.webhooks;
 }
 
@@ -92,7 +93,7 @@ export function loadAutomationSettings(
       throw new Error(`${where} is not JSON: ${(error as Error).message}`);
     }
     const parsed = opflowConfigSchema.safeParse(value);
-    if (!parsed.success) throw new Error(`${where}: ${z.prettifyError(parsed.error)}`);
+    if (!parsed.success) throw new Error(`${where}: ${formatIssues(parsed.error)}`);
     return { webhooks: parsed.data.webhooks, schedules: parsed.data.schedules };
   })();
   cachedSettings.set(cacheKey, loading);
@@ -159,7 +160,7 @@ export function createScheduleTargetHandler(options: {
       const parsed = scheduledEventSchema.safeParse(event);
       if (!parsed.success) {
         // A malformed event would fail the same way on every retry: say why and let it go to the DLQ.
-        observability.logger.error('not a schedule event', { problem: z.prettifyError(parsed.error) });
+        observability.logger.error('not a schedule event', { problem: formatIssues(parsed.error) });
         throw new Error('not a schedule event: {schedule, slot} expected');
       }
       const deps = { ...pipeline.deps, log: engineLogger(observability.logger) };

@@ -5,6 +5,7 @@
  */
 import * as z from 'zod';
 import { errorMessage } from '../../errors/error-message';
+import { formatIssues } from '../../errors/zod-issues';
 
 const s3EventSchema = z.object({
   Records: z.array(
@@ -39,13 +40,6 @@ export type IngestMessage =
   | { kind: 'test' }
   | { kind: 'malformed'; reason: string };
 
-function issues(error: z.ZodError): string {
-  return error.issues
-    .slice(0, 5)
-    .map((issue) => `${issue.path.map(String).join('.') || '(the body)'}: ${issue.message}`)
-    .join('; ');
-}
-
 /** Reads one ingest queue record's body. */
 export function readIngestMessage(body: unknown): IngestMessage {
   if (typeof body !== 'string') return { kind: 'malformed', reason: 'the record has no body' };
@@ -62,13 +56,13 @@ export function readIngestMessage(body: unknown): IngestMessage {
     const parsed = s3EventSchema.safeParse(value);
     return parsed.success
       ? { kind: 'uploads', records: parsed.data.Records }
-      : { kind: 'malformed', reason: `not an S3 event: ${issues(parsed.error)}` };
+      : { kind: 'malformed', reason: `not an S3 event: ${formatIssues(parsed.error, { limit: 5 })}` };
   }
   if ('kind' in value && value.kind === 'continue') {
     const parsed = continueSchema.safeParse(value);
     return parsed.success
       ? { kind: 'continue', batchId: parsed.data.batchId, hop: parsed.data.hop }
-      : { kind: 'malformed', reason: `not a continuation: ${issues(parsed.error)}` };
+      : { kind: 'malformed', reason: `not a continuation: ${formatIssues(parsed.error, { limit: 5 })}` };
   }
   return {
     kind: 'malformed',

@@ -79,7 +79,7 @@ export const configFileReadRows: CliRow[] = [
     'a byte-order mark then a wrong field (the field is named)',
     'bom-field.json',
     { 'bom-field.json': Buffer.concat([bom, Buffer.from('{"schedule": []}')]) },
-    'bom-field.json: (root): Unrecognized key',
+    'bom-field.json: schedule: unknown field',
   ),
   viaVariable('a NUL byte', 'nul.json', { 'nul.json': '{"webhooks": {}}\0' }, 'not valid JSON'),
   {

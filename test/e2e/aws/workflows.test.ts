@@ -199,7 +199,7 @@ describe('opflow on AWS: the job API', { timeout: REAL_PROCESS_TIMEOUT_MS }, () 
         '/jobs',
         { workflow: 'novelty-check', input: { text: 'x' }, surprise: 1 },
         400,
-        /body: Unrecognized key.*surprise/,
+        /body.surprise: unknown field/,
       ],
       ['GET', '/jobs/01ARZ3NDEKTSV4RRFFQ69G5FAV', undefined, 404, /no job 01ARZ3NDEKTSV4RRFFQ69G5FAV/],
       ['GET', '/jobs?status=DONE', undefined, 400, /query.status/],

@@ -94,7 +94,7 @@ describe('opflow config file', () => {
     ],
     [{ webhooks: { tracker: { workflow: 'nope' } } }, /webhooks\.tracker\.workflow: unknown workflow "nope"/],
     [{ webhooks: { tracker: { tenant: 'a b' } } }, /webhooks\.tracker\.tenant/],
-    [{ schedule: [] }, /opflow\.config\.json: \(root\): Unrecognized key/],
+    [{ schedule: [] }, /opflow\.config\.json: schedule: unknown field/],
   ])('names the file and field: %j', (value, pattern) => {
     const message = problems(value);
     expect(message).toMatch(/^opflow\.config\.json: /);

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { describeIssues, operationIds, requestSchemas } from '../../../../shared/openplatform';
+import { formatIssues } from '../../../../shared/errors/zod-issues';
+import { operationIds, requestSchemas } from '../../../../shared/openplatform';
 
 const problemsOf = (op: keyof typeof requestSchemas, body: unknown): string => {
   const result = requestSchemas[op].safeParse(body);
-  return result.success ? '' : describeIssues(result.error);
+  return result.success ? '' : formatIssues(result.error);
 };
 
 describe('request schemas', () => {
@@ -33,12 +34,12 @@ describe('request schemas', () => {
     [
       'ai34-2CreationCustomDir',
       { report_id: 'r', technical_issues: 't', analysis_directory: [{ key: 'k' }] },
-      'analysis_directory.0.name',
+      'analysis_directory[0].name',
     ],
     [
       'ai35-5FeatureConfirm',
       { task_id: 't', tech_features: [{ selected: 'yes' }] },
-      'tech_features.0.selected',
+      'tech_features[0].selected',
     ],
     ['ai35-3TechSolutionUpdate', { task_id: 't', tech_solutoin: 'typo' }, 'tech_solutoin'],
   ] as const)('%s refuses %j naming %s', (op, body, field) => {
