@@ -1,12 +1,13 @@
-// The command table: every command has its help and its line in docs/guides/cli.md, `--help` shows
+// The command table: every command has its help and its line in docs/guides/cli.md, every flag is
+// named in a guide, `--help` shows
 // what the table says, handlers are refused values that do not fit their description, and the
 // files that build the program carry no casts.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { CommandEntry } from '../../../shared/cli/command-spec';
 import { commandDefiner, optionKey } from '../../../shared/cli/command-spec';
-import { cliCommands } from '../../../shared/cli/command-table';
+import { cliCommands, globalOptions } from '../../../shared/cli/command-table';
 import { ExitCode, main } from '../../../shared/cli/main';
 import { workflows } from '../../../shared/workflows';
 import { captureIo } from './capture-io';
@@ -53,6 +54,23 @@ describe('the command table', () => {
     const missing = commands
       .map(({ path }) => `opflow ${path.join(' ')}`)
       .filter((line) => !page.includes(line));
+    expect(missing).toEqual([]);
+  });
+
+  it('names every flag in the guides (docs/guides/*.md)', () => {
+    const guides = readdirSync(join(root, 'docs/guides'))
+      .filter((name) => name.endsWith('.md'))
+      .map((name) => readFileSync(join(root, 'docs/guides', name), 'utf8'))
+      .join('\n');
+    const flags = [
+      ...globalOptions.map((option) => `opflow ${option.flags}`),
+      ...commands.flatMap(({ path, entry }) =>
+        entry.options.map((option) => `opflow ${path.join(' ')} ${option.flags}`),
+      ),
+    ];
+    const missing = flags.filter(
+      (flag) => !guides.includes(flag.split(' ').find((word) => word.startsWith('--')) ?? ''),
+    );
     expect(missing).toEqual([]);
   });
 

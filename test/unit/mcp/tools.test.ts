@@ -16,8 +16,8 @@ import type { EngineDeps } from '../../../shared/engine/deps';
 import { createOpflowMcpServer, type OpflowMcpOptions } from '../../../shared/mcp/server';
 import type { WorkflowNames } from '../../../shared/mcp/tool-spec';
 import { mcpTools } from '../../../shared/mcp/tools';
-import { writeJobReport } from '../../../shared/reports/write-job-report';
 import { workflows } from '../../../shared/workflows';
+import { localEngineDeps } from '../../integration/schedules/local-deps';
 
 const root = resolve(__dirname, '../../..');
 const T0 = Date.UTC(2026, 0, 5, 9, 0, 0);
@@ -37,18 +37,7 @@ beforeEach(() => {
     outDir: join(dir, 'out'),
     clock: { now: () => T0 },
   });
-  deps = {
-    store: local.store,
-    queue: local.queue,
-    reports: local.reports,
-    keys: { getKey: async () => undefined, refresh: async () => undefined },
-    rateLimiter: local.rateLimiter,
-    clock: { now: () => T0 },
-    random: () => 0.5,
-    client: {} as EngineDeps['client'],
-    workflows,
-    writeReport: writeJobReport,
-  };
+  deps = localEngineDeps(local, { now: () => T0 });
 });
 afterEach(async () => {
   await runner?.stop();
