@@ -1,7 +1,6 @@
 // The command table: every command has its help and its line in docs/guides/cli.md, every flag is
-// named in a guide, `--help` shows
-// what the table says, handlers are refused values that do not fit their description, and the
-// files that build the program carry no casts.
+// named in a guide, `--help` shows what the table says, handlers are refused values that do not
+// fit their description, and the files that build the program carry no casts.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
