@@ -136,7 +136,8 @@ const run = defineCommand({
     { name: '<workflow>', description: oneOfWorkflows },
     {
       name: '<inputs...>',
-      description: 'text (.txt), Markdown (.md) or JSON (.json) files, folders of them, or - for stdin',
+      description:
+        'text (.txt), Markdown (.md), JSON (.json), Word (.docx) or PDF (.pdf) files, folders of them, or - for stdin',
     },
   ],
   options: [

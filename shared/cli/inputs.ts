@@ -1,12 +1,15 @@
 /**
- * Reading the inputs of `opflow run`: text (.txt), Markdown (.md) and JSON (.json) files, folders
- * of them, or `-` for standard input. A file that cannot be used is reported with its path and the
- * reason, and the others still run.
+ * Reading the inputs of `opflow run`: text (.txt), Markdown (.md), JSON (.json), Word (.docx) and PDF
+ * (.pdf) files, folders of them, or `-` for standard input. A .docx or .pdf is read as `opflow
+ * ingest` reads it (shared/ingest/documents.ts: in a child process under a memory and time budget; a
+ * .docx's label/value tables become `Label: value` lines of the disclosure form). A file that cannot
+ * be used is reported with its path and the reason, and the others still run.
  */
 import { readdir, stat } from 'node:fs/promises';
 import { basename, extname, join, resolve } from 'node:path';
 import { errorMessage } from '../errors/error-message';
 import { describeFileError, readRegularFile, tooLarge } from '../files/bounded-read';
+import { DocumentProblem, extractDocument, maxDocumentBytes } from '../ingest/documents';
 
 export type InputKind = 'text' | 'markdown' | 'json';
 
@@ -34,6 +37,13 @@ const kindByExtension: Readonly<Record<string, InputKind>> = {
   '.json': 'json',
 };
 
+/** Documents whose text is extracted (as `opflow ingest` does) before they are read as Markdown. */
+const extractedExtensions: ReadonlySet<string> = new Set(['.docx', '.pdf']);
+const usableExtension = (name: string) => {
+  const extension = extname(name).toLowerCase();
+  return kindByExtension[extension] !== undefined || extractedExtensions.has(extension);
+};
+
 /** The largest input file read (a disclosure is a few pages; this guards against a wrong path). */
 export const maxInputBytes = 2 * 1024 * 1024;
 
@@ -59,10 +69,19 @@ export async function readInputs(
   const addFile = async (source: string, path: string) => {
     if (seen.has(path)) return;
     seen.add(path);
+    if (extractedExtensions.has(extname(path).toLowerCase())) {
+      const document = await readExtracted(source, path);
+      if ('reason' in document) problems.push(document);
+      else documents.push(document);
+      return;
+    }
     const kind = kindByExtension[extname(path).toLowerCase()];
     if (!kind) {
       const extension = extname(path) || '(none)';
-      problems.push({ source, reason: `unsupported file type ${extension}: use .md, .txt or .json` });
+      problems.push({
+        source,
+        reason: `unsupported file type ${extension}: use .md, .txt, .json, .docx or .pdf`,
+      });
       return;
     }
     // Regular files only (a FIFO would wait forever, a device never end), no more than the limit.
@@ -104,13 +123,12 @@ export async function readInputs(
         const visible = (await readdir(path, { withFileTypes: true }))
           .filter((entry) => !entry.name.startsWith('.'))
           .sort((a, b) => a.name.localeCompare(b.name));
-        const usable = (name: string) => kindByExtension[extname(name).toLowerCase()] !== undefined;
         for (const entry of visible) {
-          if (entry.isFile() && !usable(entry.name)) skipped.push(join(source, entry.name));
+          if (entry.isFile() && !usableExtension(entry.name)) skipped.push(join(source, entry.name));
         }
-        const names = visible.map((entry) => entry.name).filter(usable);
+        const names = visible.map((entry) => entry.name).filter(usableExtension);
         if (names.length === 0) {
-          problems.push({ source, reason: 'the folder has no .md, .txt or .json files' });
+          problems.push({ source, reason: 'the folder has no .md, .txt, .json, .docx or .pdf files' });
           continue;
         }
         for (const name of names) await addFile(join(source, name), join(path, name));
@@ -126,6 +144,23 @@ export async function readInputs(
     }
   }
   return { documents, problems, skipped };
+}
+
+/** A .docx or .pdf: its text, extracted under the ingest's budget, read as Markdown. */
+async function readExtracted(source: string, path: string): Promise<InputDocument | InputProblem> {
+  let bytes: Buffer;
+  try {
+    bytes = await readRegularFile(path, { maxBytes: maxDocumentBytes, shownAs: source });
+  } catch (error) {
+    return { source, reason: describeFileError(error) };
+  }
+  try {
+    const extracted = await extractDocument(basename(path), bytes);
+    if (extracted.kind !== 'text') return { source, reason: 'no text in the document' };
+    return parseDocument(source, basename(path), 'markdown', Buffer.from(extracted.text, 'utf8'));
+  } catch (error) {
+    return { source, reason: error instanceof DocumentProblem ? error.message : errorMessage(error) };
+  }
 }
 
 function parseDocument(

@@ -65,7 +65,7 @@ export async function runCommand(
   });
   if (skipped.length > 0) {
     ctx.io.stderr.write(
-      `opflow: not inputs (only .md, .txt and .json files are read): ${skipped.join(', ')}\n`,
+      `opflow: not inputs (only .md, .txt, .json, .docx and .pdf files are read): ${skipped.join(', ')}\n`,
     );
   }
   const refused: InputProblem[] = [...problems];

@@ -26,7 +26,7 @@ export function formatWorkflowDoc(doc: WorkflowDoc): string {
   lines.push(
     '',
     doc.takesText
-      ? `Inputs: .json files of these fields, or .txt/.md documents (the text goes into "${doc.mainField}", a short first line or a # heading is the title).`
+      ? `Inputs: .json files of these fields, or .txt/.md/.docx/.pdf documents (the text goes into "${doc.mainField}", a short first line or a # heading is the title).`
       : 'Inputs: .json files of these fields.',
     '',
     'Example (examples/any-workflow.json works for every workflow but call):',

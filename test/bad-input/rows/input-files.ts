@@ -81,7 +81,7 @@ export const inputFileRows: CliRow[] = [
     args: ['run', 'novelty-check', '{dir}/empty'],
     files: { empty: { folder: true } },
     exit: usage,
-    names: ['skipping {dir}/empty: the folder has no .md, .txt or .json files'],
+    names: ['skipping {dir}/empty: the folder has no .md, .txt, .json, .docx or .pdf files'],
   },
   file('an empty file', 'novelty-check', 'empty.md', '', 'the file is empty'),
   file('a file of blanks', 'novelty-check', 'blank.txt', ' \n\t\n ', 'the file is empty'),

@@ -2,7 +2,8 @@
  * A disclosure form's front matter stays with the job, never upstream. Through the real bin:
  * `opflow run` of Markdown forms (`**Label:** value` lines, YAML front matter) against an upstream
  * of the test's own that records every request, and `opflow ingest` of a .docx form with a
- * label/value table, on the same upstream and on the built-in sandbox: no docket id, inventor name,
+ * label/value table (and `opflow run` of that .docx and of a PDF), on the same upstream and on the
+ * built-in sandbox: no docket id, inventor name,
  * business unit or date reaches the upstream, the technical text arrives as plain text, and the
  * docket id is in the job's label, its report, result.json, summary.csv and the download's folder names.
  */
@@ -11,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { Document, Packer, Paragraph, Table, TableCell, TableRow } from 'docx';
+import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { childEnv, killRunningOpflows, runOpflow } from '../local/opflow-process';
 import { type RecordingUpstream, startRecordingUpstream } from './recording-upstream';
@@ -210,5 +212,42 @@ describe('disclosure front matter is kept out of what is sent upstream', () => {
     const result = JSON.parse(readFileSync(out(rows[0]!.job_id!, 'result.json'), 'utf8'));
     expect(result.disclosure.inventors).toEqual(['Hortense Thistlewaite']);
     expect(result.input.text).not.toMatch(/Thistlewaite|IDF-2026-0779|Ground Vehicles/);
+  }, 240_000);
+
+  it('opflow run reads the same .docx form, and a PDF, as opflow ingest does', async () => {
+    const pdf = await PDFDocument.create();
+    const font = await pdf.embedFont(StandardFonts.Helvetica);
+    pdf.addPage().drawText('A kite sail whose battens fold along a hinge line when the wind gusts.', {
+      x: 40,
+      y: 700,
+      size: 11,
+      font,
+    });
+    writeFileSync(join(dir, 'kite.pdf'), await pdf.save());
+    const before = upstream.requests.length;
+    const run = await opflow(
+      keyedEnv,
+      'run',
+      'novelty-check',
+      'docx/rover-wheel.docx',
+      'kite.pdf',
+      '--json',
+      '--fresh',
+    );
+    expect(run.code, run.stderr).toBe(0);
+    const jobs: { id: string; label: string; status: string }[] = JSON.parse(run.stdout).jobs;
+    expect(jobs.map((job) => [job.label, job.status])).toEqual([
+      ['IDF-2026-0779 · rover-wheel.docx', 'SUCCEEDED'],
+      ['kite.pdf', 'SUCCEEDED'],
+    ]);
+    const body = upstream.requests
+      .slice(before)
+      .map((request) => request.body)
+      .join('\n');
+    for (const secret of secrets) expect(body, secret).not.toContain(secret);
+    expect(body).toContain('spring steel rim');
+    expect(body).toContain('battens fold along a hinge line');
+    const status = JSON.parse((await opflow(keyedEnv, 'status', jobs[0]!.id, '--json')).stdout);
+    expect(status.metadata).toMatchObject({ docket: 'IDF-2026-0779', inventors: ['Hortense Thistlewaite'] });
   }, 240_000);
 });

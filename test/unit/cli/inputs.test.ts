@@ -62,9 +62,9 @@ describe('readInputs', () => {
       { source: 'empty.md', reason: 'the file is empty' },
       { source: 'broken.json', reason: expect.stringMatching(/^invalid JSON: /) },
       { source: 'binary.txt', reason: 'not UTF-8 text (is it a binary file?)' },
-      { source: 'slides.pdf', reason: 'unsupported file type .pdf: use .md, .txt or .json' },
+      { source: 'slides.pdf', reason: expect.stringMatching(/^cannot read the pdf document/) },
       { source: 'missing.md', reason: 'no such file or folder' },
-      { source: 'nothing-here', reason: 'the folder has no .md, .txt or .json files' },
+      { source: 'nothing-here', reason: 'the folder has no .md, .txt, .json, .docx or .pdf files' },
     ]);
   });
 

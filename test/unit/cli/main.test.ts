@@ -74,9 +74,13 @@ describe('opflow (in-process)', () => {
 
   it('says which inputs cannot be used, and stops when none can', async () => {
     writeFileSync(join(dir, 'slides.pdf'), '%PDF');
-    expect(await opflow('run', 'novelty-check', 'missing.md', 'slides.pdf')).toBe(ExitCode.usage);
+    writeFileSync(join(dir, 'slides.pptx'), 'PK');
+    expect(await opflow('run', 'novelty-check', 'missing.md', 'slides.pdf', 'slides.pptx')).toBe(
+      ExitCode.usage,
+    );
     expect(io.err()).toContain('skipping missing.md: no such file or folder');
-    expect(io.err()).toContain('skipping slides.pdf: unsupported file type .pdf');
+    expect(io.err()).toContain('skipping slides.pdf: cannot read the pdf document');
+    expect(io.err()).toContain('skipping slides.pptx: unsupported file type .pptx');
     expect(io.err()).toContain('none of the inputs can be used');
   });
 
