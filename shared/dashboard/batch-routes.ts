@@ -10,22 +10,18 @@
  *   POST /batches/{id}/cancel         stop releasing its items and cancel its unfinished jobs
  *   GET  /batches/{id}/outputs/{file} summary.csv, summary.xlsx, results.jsonl, failed.jsonl, index.html
  */
-import * as z from 'zod';
 import type { Batch, BatchStore } from '../engine/batch-store';
 import type { EngineDeps } from '../engine/deps';
 import { cancelJob, JobRequestError } from '../engine/job-commands';
-import { ApiError, type ApiRoute, json, parse } from '../http/job-api';
+import { ApiError, type ApiRoute, apiRoute, json, parse } from '../http/job-api';
+import { batchListQuerySchema } from '../http/request-schemas';
 import { admitBatch } from '../ingest/admission';
-import { currentViewOf } from '../ingest/batch-view';
+import { viewOf } from '../ingest/batch-view';
 import { batchOutputKeys, writeBatchOutputs } from '../ingest/outputs';
 import { redriveBatch } from '../ingest/redrive';
 import { listAll, unfinishedStatuses } from '../runtime/job-queries';
 
 const batchIdPattern = /^[\w.:-]{1,200}$/;
-const listQuerySchema = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-  cursor: z.string().min(1).max(1000).optional(),
-});
 const outputFiles = {
   'summary.csv': 'summary',
   'summary.xlsx': 'workbook',
@@ -90,96 +86,70 @@ export function batchRoutes(options: { deps: EngineDeps; batches: BatchStore }):
   const deps = { engine: options.deps, batches: options.batches };
   const now = () => options.deps.clock.now();
   return [
-    {
-      method: 'GET',
-      pattern: /^\/batches$/,
-      run: async (_match, request, { tenant }) => {
-        const query = parse(listQuerySchema, request.query ?? {}, 'query');
-        let page: Awaited<ReturnType<BatchStore['list']>>;
-        try {
-          page = await options.batches.list(query);
-        } catch (error) {
-          if (error instanceof RangeError)
-            throw new Refusal(400, 'invalid-request', 'query.cursor: is not a cursor this API handed out');
-          throw error;
-        }
-        const visible = page.batches.filter((batch) => tenant === undefined || batch.tenant === tenant);
-        const views = await Promise.all(
-          visible.map((batch) => currentViewOf(options.deps.store, batch, now())),
+    apiRoute('listBatches', async (_params, request, { tenant }) => {
+      const query = parse(batchListQuerySchema, request.query ?? {}, 'query');
+      let page: Awaited<ReturnType<BatchStore['list']>>;
+      try {
+        page = await options.batches.list(query);
+      } catch (error) {
+        if (error instanceof RangeError)
+          throw new Refusal(400, 'invalid-request', 'query.cursor: is not a cursor this API handed out');
+        throw error;
+      }
+      const visible = page.batches.filter((batch) => tenant === undefined || batch.tenant === tenant);
+      return json(200, { batches: visible.map((batch) => viewOf(batch, now())), cursor: page.cursor });
+    }),
+    apiRoute('getBatch', async ({ id }, _request, { tenant }) => {
+      const batch = await mustGet(options.batches, id, tenant);
+      const problems = await options.batches.listProblems(batch.id, batch.run);
+      return json(200, {
+        batch: viewOf(batch, now()),
+        problems: problems.slice(0, 500),
+        problemCount: problems.length,
+      });
+    }),
+    apiRoute('getBatchOutput', async ({ id, file }, _request, { tenant }) => {
+      const batch = await mustGet(options.batches, id, tenant);
+      const which = outputFiles[file as keyof typeof outputFiles];
+      if (!which)
+        throw new Refusal(
+          404,
+          'not-found',
+          `a batch has no output ${file}; there are ${Object.keys(outputFiles).join(', ')}`,
         );
-        return json(200, { batches: views, cursor: page.cursor });
-      },
-    },
-    {
-      method: 'GET',
-      pattern: /^\/batches\/([^/]+)$/,
-      run: async ([id], _request, { tenant }) => {
-        const batch = await mustGet(options.batches, id!, tenant);
-        const problems = await options.batches.listProblems(batch.id, batch.run);
-        return json(200, {
-          batch: await currentViewOf(options.deps.store, batch, now()),
-          problems: problems.slice(0, 500),
-          problemCount: problems.length,
-        });
-      },
-    },
-    {
-      method: 'GET',
-      pattern: /^\/batches\/([^/]+)\/outputs\/([^/]+)$/,
-      run: async ([id, file], _request, { tenant }) => {
-        const batch = await mustGet(options.batches, id!, tenant);
-        const which = outputFiles[file as keyof typeof outputFiles];
-        if (!which)
-          throw new Refusal(
-            404,
-            'not-found',
-            `a batch has no output ${file}; there are ${Object.keys(outputFiles).join(', ')}`,
-          );
-        let stored = await options.deps.reports.get(batchOutputKeys(batch.id)[which]);
-        if (!stored) {
-          await writeBatchOutputs(deps, batch);
-          stored = await options.deps.reports.get(batchOutputKeys(batch.id)[which]);
-        }
-        if (!stored) throw new Refusal(404, 'not-found', `batch ${batch.id} has no ${file} yet`);
-        return {
-          status: 200,
-          headers: {
-            'content-type': stored.contentType,
-            'cache-control': 'no-store',
-            'x-content-type-options': 'nosniff',
-            'content-disposition': `${which === 'index' ? 'inline' : 'attachment'}; filename="${file}"`,
-            'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'",
-          },
-          ...(which === 'workbook'
-            ? { body: Buffer.from(stored.body).toString('base64'), base64: true as const }
-            : { body: Buffer.from(stored.body).toString('utf8') }),
-        };
-      },
-    },
-    {
-      method: 'POST',
-      pattern: /^\/batches\/([^/]+)\/redrive$/,
-      run: async ([id], _request, { tenant }) => {
-        const batch = await mustGet(options.batches, id!, tenant);
-        const outcome = await redriveBatch(deps, batch.id);
-        return json(200, {
-          batch: await currentViewOf(options.deps.store, outcome.batch, now()),
-          retried: outcome.retried.length,
-          refused: outcome.refused,
-        });
-      },
-    },
-    {
-      method: 'POST',
-      pattern: /^\/batches\/([^/]+)\/cancel$/,
-      run: async ([id], _request, { tenant }) => {
-        const batch = await mustGet(options.batches, id!, tenant);
-        const outcome = await cancelBatch(deps, batch.id);
-        return json(200, {
-          batch: await currentViewOf(options.deps.store, outcome.batch, now()),
-          cancelled: outcome.cancelled,
-        });
-      },
-    },
+      let stored = await options.deps.reports.get(batchOutputKeys(batch.id)[which]);
+      if (!stored) {
+        await writeBatchOutputs(deps, batch);
+        stored = await options.deps.reports.get(batchOutputKeys(batch.id)[which]);
+      }
+      if (!stored) throw new Refusal(404, 'not-found', `batch ${batch.id} has no ${file} yet`);
+      return {
+        status: 200,
+        headers: {
+          'content-type': stored.contentType,
+          'cache-control': 'no-store',
+          'x-content-type-options': 'nosniff',
+          'content-disposition': `${which === 'index' ? 'inline' : 'attachment'}; filename="${file}"`,
+          'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'",
+        },
+        ...(which === 'workbook'
+          ? { body: Buffer.from(stored.body).toString('base64'), base64: true as const }
+          : { body: Buffer.from(stored.body).toString('utf8') }),
+      };
+    }),
+    apiRoute('redriveBatch', async ({ id }, _request, { tenant }) => {
+      const batch = await mustGet(options.batches, id, tenant);
+      const outcome = await redriveBatch(deps, batch.id);
+      return json(200, {
+        batch: viewOf(outcome.batch, now()),
+        retried: outcome.retried.length,
+        refused: outcome.refused,
+      });
+    }),
+    apiRoute('cancelBatch', async ({ id }, _request, { tenant }) => {
+      const batch = await mustGet(options.batches, id, tenant);
+      const outcome = await cancelBatch(deps, batch.id);
+      return json(200, { batch: viewOf(outcome.batch, now()), cancelled: outcome.cancelled });
+    }),
   ];
 }

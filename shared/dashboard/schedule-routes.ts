@@ -11,24 +11,13 @@
  *
  * A caller bound to a tenant sees and changes only the schedules that create that tenant's jobs.
  */
-import * as z from 'zod';
 import type { Schedule } from '../config/opflow-config';
 import type { EngineDeps } from '../engine/deps';
 import type { ScheduleStateStore } from '../engine/schedule-ports';
-import { ApiError, type ApiRoute, json, parse } from '../http/job-api';
-import {
-  pauseReasonLimit,
-  pauseSchedule,
-  resumeSchedule,
-  SchedulePauseError,
-  scheduleView,
-} from '../schedules/pause';
+import { ApiError, type ApiRoute, apiRoute, json, parse } from '../http/job-api';
+import { pauseBodySchema } from '../http/request-schemas';
+import { pauseSchedule, resumeSchedule, SchedulePauseError, scheduleView } from '../schedules/pause';
 import { triggerSchedule } from '../schedules/scheduler';
-
-/** The body of `POST /schedules/{name}/pause`. */
-export const pauseBodySchema = z.strictObject({
-  reason: z.string().trim().min(1, 'say why (people see it beside the schedule)').max(pauseReasonLimit),
-});
 
 export function scheduleRoutes(options: {
   deps: EngineDeps;
@@ -56,43 +45,26 @@ export function scheduleRoutes(options: {
     }
   };
   return [
-    {
-      method: 'GET',
-      pattern: /^\/schedules$/,
-      run: async (_match, _request, { tenant }) =>
-        json(200, {
-          schedules: await Promise.all(
-            visible(tenant).map((schedule) => scheduleView(deps, states, schedule)),
-          ),
-        }),
-    },
-    {
-      method: 'POST',
-      pattern: /^\/schedules\/([^/]+)\/trigger$/,
-      run: async ([name], _request, { tenant }) => {
-        const schedule = find(name!, tenant);
-        const { job, created } = await triggerSchedule(deps, states, schedule);
-        return json(200, { jobId: job.id, created, schedule: await scheduleView(deps, states, schedule) });
-      },
-    },
-    {
-      method: 'POST',
-      pattern: /^\/schedules\/([^/]+)\/pause$/,
-      run: async ([name], _request, { tenant, body }) => {
-        const schedule = find(name!, tenant);
-        const { reason } = parse(pauseBodySchema, body(), 'body');
-        await refusing(() => pauseSchedule(deps, states, schedule, reason));
-        return json(200, { schedule: await scheduleView(deps, states, schedule) });
-      },
-    },
-    {
-      method: 'POST',
-      pattern: /^\/schedules\/([^/]+)\/resume$/,
-      run: async ([name], _request, { tenant }) => {
-        const schedule = find(name!, tenant);
-        await refusing(() => resumeSchedule(deps, states, schedule));
-        return json(200, { schedule: await scheduleView(deps, states, schedule) });
-      },
-    },
+    apiRoute('listSchedules', async (_params, _request, { tenant }) =>
+      json(200, {
+        schedules: await Promise.all(visible(tenant).map((schedule) => scheduleView(deps, states, schedule))),
+      }),
+    ),
+    apiRoute('triggerSchedule', async ({ name }, _request, { tenant }) => {
+      const schedule = find(name, tenant);
+      const { job, created } = await triggerSchedule(deps, states, schedule);
+      return json(200, { jobId: job.id, created, schedule: await scheduleView(deps, states, schedule) });
+    }),
+    apiRoute('pauseSchedule', async ({ name }, _request, { tenant, body }) => {
+      const schedule = find(name, tenant);
+      const { reason } = parse(pauseBodySchema, body(), 'body');
+      await refusing(() => pauseSchedule(deps, states, schedule, reason));
+      return json(200, { schedule: await scheduleView(deps, states, schedule) });
+    }),
+    apiRoute('resumeSchedule', async ({ name }, _request, { tenant }) => {
+      const schedule = find(name, tenant);
+      await refusing(() => resumeSchedule(deps, states, schedule));
+      return json(200, { schedule: await scheduleView(deps, states, schedule) });
+    }),
   ];
 }

@@ -21,7 +21,7 @@ import type * as z from 'zod';
 import type { BatchSource, BatchStore } from '../engine/batch-store';
 import type { EngineDeps } from '../engine/deps';
 import { errorMessage } from '../errors/error-message';
-import { ApiError, type ApiRoute, json, parse } from '../http/job-api';
+import { ApiError, type ApiRoute, apiRoute, json, parse } from '../http/job-api';
 import { batchIdFor, defaultInFlightPerBatch, parseFailureBudget, sha256 } from '../ingest/batch';
 import { viewOf } from '../ingest/batch-view';
 import { estimateBatch } from '../ingest/estimate';
@@ -136,76 +136,64 @@ export function startRoutes(options: {
   });
 
   return [
-    {
-      method: 'GET',
-      pattern: /^\/jobs\/([^/]+)\/input$/,
-      run: async ([id], _request, { tenant }) => {
-        const job = /^[0-9A-Za-z_-]{1,64}$/.test(id!) ? await deps.store.get(id!) : undefined;
-        if (!job || (tenant !== undefined && job.tenant !== tenant))
-          throw new ApiError(404, 'not-found', `no job ${id}`);
-        return json(200, {
-          jobId: job.id,
-          workflow: job.workflow,
-          input: await storedInput(deps, job.input),
-          label: job.label,
-          selection: job.selection,
-          tenant: job.tenant,
-        });
-      },
-    },
-    {
-      method: 'POST',
-      pattern: /^\/batch-uploads\/check$/,
-      run: async (_match, _request, { tenant, body }) => {
-        const checked = await check(parse(manifestBodySchema, body(), 'body'), tenant);
-        return json(200, {
-          dryRun: true,
-          batchId: batchIdFor(
-            checked.prepared.source,
-            checked.prepared.request.tenant,
-            checked.prepared.request.batchName,
-          ),
-          ...summary(checked),
-        });
-      },
-    },
-    {
-      method: 'POST',
-      pattern: /^\/batch-uploads$/,
-      run: async (_match, _request, { tenant, body }) => {
-        const parsed = parse(manifestBodySchema, body(), 'body');
-        const checked = await check(parsed, tenant);
-        const { prepared, preview, estimate } = checked;
-        if (preview.items === 0)
-          throw new ApiError(
-            400,
-            'invalid-request',
-            'body.manifest: no line of it can be used (see the problems)',
-          );
-        const max = parsed.maxUnits;
-        if (
-          max !== undefined &&
-          estimate.billedUnits !== undefined &&
-          preview.billedBefore + estimate.billedUnits > max
-        )
-          throw new ApiError(
-            409,
-            'over-budget',
-            `not started: the batch would bill about ${estimate.billedUnits} units, over maxUnits ${max}`,
-          );
-        await mkdir(prepared.folder, { recursive: true });
-        await writeFile(prepared.source.uri, prepared.bytes);
-        const { batch, state } = await openBatch(
-          { engine: deps, batches },
-          prepared.source,
-          prepared.request,
-        ).catch((error) => {
-          if (error instanceof IngestRefused) throw new ApiError(400, 'invalid-request', error.message);
-          throw error;
-        });
-        options.runner.drive(localIngestSource(prepared.source), batch.id);
-        return json(201, { batch: viewOf(batch, deps.clock.now()), state, ...summary(checked) });
-      },
-    },
+    apiRoute('getJobInput', async ({ id }, _request, { tenant }) => {
+      const job = /^[0-9A-Za-z_-]{1,64}$/.test(id) ? await deps.store.get(id) : undefined;
+      if (!job || (tenant !== undefined && job.tenant !== tenant))
+        throw new ApiError(404, 'not-found', `no job ${id}`);
+      return json(200, {
+        jobId: job.id,
+        workflow: job.workflow,
+        input: await storedInput(deps, job.input),
+        label: job.label,
+        selection: job.selection,
+        tenant: job.tenant,
+      });
+    }),
+    apiRoute('checkBatchUpload', async (_params, _request, { tenant, body }) => {
+      const checked = await check(parse(manifestBodySchema, body(), 'body'), tenant);
+      return json(200, {
+        dryRun: true,
+        batchId: batchIdFor(
+          checked.prepared.source,
+          checked.prepared.request.tenant,
+          checked.prepared.request.batchName,
+        ),
+        ...summary(checked),
+      });
+    }),
+    apiRoute('startBatchUpload', async (_params, _request, { tenant, body }) => {
+      const parsed = parse(manifestBodySchema, body(), 'body');
+      const checked = await check(parsed, tenant);
+      const { prepared, preview, estimate } = checked;
+      if (preview.items === 0)
+        throw new ApiError(
+          400,
+          'invalid-request',
+          'body.manifest: no line of it can be used (see the problems)',
+        );
+      const max = parsed.maxUnits;
+      if (
+        max !== undefined &&
+        estimate.billedUnits !== undefined &&
+        preview.billedBefore + estimate.billedUnits > max
+      )
+        throw new ApiError(
+          409,
+          'over-budget',
+          `not started: the batch would bill about ${estimate.billedUnits} units, over maxUnits ${max}`,
+        );
+      await mkdir(prepared.folder, { recursive: true });
+      await writeFile(prepared.source.uri, prepared.bytes);
+      const { batch, state } = await openBatch(
+        { engine: deps, batches },
+        prepared.source,
+        prepared.request,
+      ).catch((error) => {
+        if (error instanceof IngestRefused) throw new ApiError(400, 'invalid-request', error.message);
+        throw error;
+      });
+      options.runner.drive(localIngestSource(prepared.source), batch.id);
+      return json(201, { batch: viewOf(batch, deps.clock.now()), state, ...summary(checked) });
+    }),
   ];
 }

@@ -5,22 +5,18 @@
  */
 import type { EngineDeps } from '../engine/deps';
 import type { JobHistory } from '../engine/history';
-import { ApiError, type ApiRoute, jobIdSchema, json, parse } from '../http/job-api';
+import { ApiError, type ApiRoute, apiRoute, jobIdSchema, json, parse } from '../http/job-api';
 import { buildTimeline, timelineView } from './timeline';
 
 export function timelineRoutes(options: { deps: EngineDeps; history: JobHistory }): ApiRoute[] {
   return [
-    {
-      method: 'GET',
-      pattern: /^\/jobs\/([^/]+)\/timeline$/,
-      run: async ([raw], _request, { tenant }) => {
-        const id = parse(jobIdSchema, raw, 'path.id');
-        const job = await options.deps.store.get(id);
-        if (!job || (tenant !== undefined && job.tenant !== tenant))
-          throw new ApiError(404, 'not-found', `no job ${id}`);
-        const events = await options.history.list(id);
-        return json(200, timelineView(buildTimeline(options.deps.workflows.get(job.workflow), job, events)));
-      },
-    },
+    apiRoute('getTimeline', async ({ id: raw }, _request, { tenant }) => {
+      const id = parse(jobIdSchema, raw, 'path.id');
+      const job = await options.deps.store.get(id);
+      if (!job || (tenant !== undefined && job.tenant !== tenant))
+        throw new ApiError(404, 'not-found', `no job ${id}`);
+      const events = await options.history.list(id);
+      return json(200, timelineView(buildTimeline(options.deps.workflows.get(job.workflow), job, events)));
+    }),
   ];
 }

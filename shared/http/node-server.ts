@@ -15,6 +15,7 @@ import { isTerminal } from '../engine/job-record';
 import { namedErrorMessage } from '../errors/error-message';
 import { ApiError, refusal, refusalAnswer } from './api-error';
 import { type ApiRoute, handleJobApiRequest, type JobApiResponse } from './job-api';
+import { pathPattern, routeOf } from './routes';
 
 export interface JobApiServerOptions {
   /** The engine the API submits to and reads from. */
@@ -80,7 +81,7 @@ export interface JobApiServer {
 
 const defaultMaxBodyBytes = 1024 * 1024;
 const jobIdPattern = /^[0-9A-Za-z_-]{1,64}$/;
-const reportFileRoute = /^\/jobs\/([^/]+)\/report\/(.+)$/;
+const reportFileRoute = pathPattern(routeOf('getReportFile'));
 
 /** Starts listening; rejects when the address cannot be used (in use, not on this machine). */
 export async function startJobApiServer(options: JobApiServerOptions): Promise<JobApiServer> {

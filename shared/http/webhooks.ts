@@ -35,6 +35,7 @@ import { formatIssues } from '../errors/zod-issues';
 import { dayMs, unitsSpentSince } from '../schedules/cost-cap';
 import { json, refusal } from './api-error';
 import type { JobApiResponse } from './job-api';
+import { webhookSourcePattern } from './request-schemas';
 
 /** Signing secrets of incoming webhooks, by source. */
 export interface WebhookSecrets {
@@ -67,7 +68,8 @@ export interface WebhookOptions {
   deliveries?: WebhookDeliveryLog | undefined;
 }
 
-export const webhookSourcePattern = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+export { webhookSourcePattern };
+
 /** A source's settings when its mapping gives none (built on first use, as the schema is). */
 let defaultSourceSettings: WebhookSource | undefined;
 const defaultSource = () => {
