@@ -4,6 +4,8 @@
  * timeline, batches, schedules, webhook deliveries), not "no route", not "method not allowed", so
  * no request that passes authorization dies in the function for want of a handler.
  */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { JOB_ROUTES } from '../../../infra/lib/job-api';
 import type { EngineDeps } from '../../../shared/engine/deps';
@@ -22,8 +24,12 @@ const emptyDeps = {
   clock: { now: () => Date.UTC(2030, 0, 1) },
 } as unknown as EngineDeps;
 
-/** The api function's extra routes over an empty table (every read finds nothing). */
-const empty = { send: async () => ({ Items: [] }) };
+/**
+ * The api function's extra routes over an empty table (every read finds nothing): a real document
+ * client (the SDK's paginators take no other) whose every command answers no items.
+ */
+const empty = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1' }));
+empty.send = (async () => ({ Items: [] })) as never;
 const routes = awsApiRoutes(
   {
     deps: emptyDeps,
