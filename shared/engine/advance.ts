@@ -422,6 +422,11 @@ function advanceOutcome(
   return advanced;
 }
 
+/**
+ * A step's outcome in two stages: the call is settled (`settleCall`: the next version, nothing in
+ * flight, its usage and output kept), then what the outcome asks for is decided: an error is retried,
+ * paused on, skipped or failed (`afterError`); a decision moves the job on (`afterDecision`).
+ */
 function advanceUncapped(
   workflow: Workflow,
   job: Job,
@@ -430,8 +435,50 @@ function advanceUncapped(
   random: () => number,
   timer: PollTimer | undefined,
 ): Advanced {
+  const base = settleCall(job, outcome, now);
+  if (outcome.type === 'deadline') {
+    return failed(
+      base,
+      now,
+      errorAt(job, now, { kind: 'deadline', message: 'the job passed its deadline', retryable: false }),
+    );
+  }
   const step = findStep(workflow, job.step);
-  const base: Job = {
+  if (!step) {
+    return failed(
+      base,
+      now,
+      errorAt(job, now, {
+        kind: 'definition',
+        message:
+          workflow.steps.length === 0
+            ? `unknown workflow "${workflow.name}"`
+            : `workflow ${workflow.name} has no step "${job.step}"`,
+        retryable: false,
+      }),
+    );
+  }
+  const settled: Settled = { workflow, job, base, step, now, timer };
+  return outcome.type === 'error'
+    ? afterError(settled, outcome.failure, random)
+    : afterDecision(settled, outcome.decision, outcome.reportOutputs);
+}
+
+/** What the stages after a settled call read: the job as it was, the settled record, its step. */
+interface Settled {
+  workflow: Workflow;
+  /** The job before the outcome (its attempts, polls and status as the call found them). */
+  job: Job;
+  /** The job with the call settled: the record every stage builds its next one from. */
+  base: Job;
+  step: Step;
+  now: number;
+  timer: PollTimer | undefined;
+}
+
+/** The record once the call is over, whatever it asks for next: counted, kept, nothing in flight. */
+function settleCall(job: Job, outcome: StepOutcome, now: number): Job {
+  return {
     ...job,
     version: job.version + 1,
     updatedAt: now,
@@ -447,214 +494,212 @@ function advanceUncapped(
         ? [...job.outputs, outcome.output]
         : job.outputs,
   };
-  const errorAt = (failure: Omit<JobError, 'step' | 'at'>): JobError => ({
-    ...failure,
-    step: job.step,
-    at: now,
+}
+
+/** A job error raised by the job's current step now. */
+function errorAt(job: Job, now: number, failure: Omit<JobError, 'step' | 'at'>): JobError {
+  return { ...failure, step: job.step, at: now };
+}
+
+/** The operation a step calls, for its errors (a fetch step calls none of the catalogue's). */
+const operationOf = (step: Step) => (step.kind === 'fetch' ? undefined : step.operation);
+
+/**
+ * A failed call: an expired link is fetched again, a throttled or retryable one retried after its
+ * backoff, a tenant out of quota paused, an optional step skipped; anything else fails the job.
+ */
+function afterError(settled: Settled, failure: StepFailure, random: () => number): Advanced {
+  const { workflow, job, base, step, now, timer } = settled;
+  const lastError = errorAt(job, now, {
+    kind: failure.kind,
+    message: failure.message,
+    retryable: failure.retryable,
+    code: failure.code,
+    httpStatus: failure.httpStatus,
+    correlationId: failure.correlationId,
+    operationId: failure.operationId,
   });
-
-  if (outcome.type === 'deadline') {
-    return failed(
-      base,
-      now,
-      errorAt({ kind: 'deadline', message: 'the job passed its deadline', retryable: false }),
-    );
+  if (failure.kind === 'not-found' && step.kind === 'fetch' && step.refreshFrom) {
+    // The link expired: ask the upstream for a fresh one rather than failing.
+    const refreshed = enter(workflow, { ...base, lastError }, step.refreshFrom, now);
+    return { ...refreshed, job: { ...refreshed.job, lastError } };
   }
-  if (!step) {
-    return failed(
-      base,
-      now,
-      errorAt({
-        kind: 'definition',
-        message:
-          workflow.steps.length === 0
-            ? `unknown workflow "${workflow.name}"`
-            : `workflow ${workflow.name} has no step "${job.step}"`,
-        retryable: false,
-      }),
-    );
+  const policy = retryPolicyOf(step, failure.operationId);
+  // Throttling is the upstream asking us to slow down, not the step failing: the rate limiter
+  // paces the retry, the deadline bounds it, and it uses up none of the step's attempts.
+  const throttledOnly = failure.kind === 'throttled';
+  const attempts = throttledOnly ? job.attempts : job.attempts + 1;
+  const retried = failure.retryable && (throttledOnly || attempts < policy.maxAttempts);
+  // An optional step is not worth a quota pause: the job goes on without its data.
+  if (step.optional && (failure.kind === 'quota-exhausted' || !retried)) {
+    return skipOptional(workflow, base, step, lastError, now, timer);
   }
-
-  if (outcome.type === 'error') {
-    const { failure } = outcome;
-    const lastError = errorAt({
-      kind: failure.kind,
-      message: failure.message,
-      retryable: failure.retryable,
-      code: failure.code,
-      httpStatus: failure.httpStatus,
-      correlationId: failure.correlationId,
-      operationId: failure.operationId,
-    });
-    if (failure.kind === 'not-found' && step.kind === 'fetch' && step.refreshFrom) {
-      // The link expired: ask the upstream for a fresh one rather than failing.
-      const refreshed = enter(workflow, { ...base, lastError }, step.refreshFrom, now);
-      return { ...refreshed, job: { ...refreshed.job, lastError } };
-    }
-    const policy = retryPolicyOf(step, failure.operationId);
-    // Throttling is the upstream asking us to slow down, not the step failing: the rate limiter
-    // paces the retry, the deadline bounds it, and it uses up none of the step's attempts.
-    const throttledOnly = failure.kind === 'throttled';
-    const attempts = throttledOnly ? job.attempts : job.attempts + 1;
-    const retried = failure.retryable && (throttledOnly || attempts < policy.maxAttempts);
-    // An optional step is not worth a quota pause: the job goes on without its data.
-    if (step.optional && (failure.kind === 'quota-exhausted' || !retried)) {
-      return skipOptional(workflow, base, step, lastError, now, timer);
-    }
-    if (failure.kind === 'quota-exhausted') {
-      return {
-        job: { ...base, status: 'WAITING', lastError, nextRunAt: now + quotaPauseMs },
-        delayMs: quotaPauseMs,
-        completed: false,
-      };
-    }
-    if (retried) {
-      const delayMs = retryDelay(policy, Math.max(1, attempts), random, failure.retryAfterMs);
-      return {
-        job: {
-          ...base,
-          attempts,
-          lastError,
-          status: job.status === 'WAITING' ? 'WAITING' : 'RUNNING',
-          nextRunAt: now + delayMs,
-        },
-        delayMs,
-        completed: false,
-      };
-    }
-    const exhausted = failure.retryable ? ` (gave up after ${attempts} attempts)` : '';
-    return failed({ ...base, attempts }, now, { ...lastError, message: lastError.message + exhausted });
+  if (failure.kind === 'quota-exhausted') {
+    return {
+      job: { ...base, status: 'WAITING', lastError, nextRunAt: now + quotaPauseMs },
+      delayMs: quotaPauseMs,
+      completed: false,
+    };
   }
+  if (retried) {
+    const delayMs = retryDelay(policy, Math.max(1, attempts), random, failure.retryAfterMs);
+    return {
+      job: {
+        ...base,
+        attempts,
+        lastError,
+        status: job.status === 'WAITING' ? 'WAITING' : 'RUNNING',
+        nextRunAt: now + delayMs,
+      },
+      delayMs,
+      completed: false,
+    };
+  }
+  const exhausted = failure.retryable ? ` (gave up after ${attempts} attempts)` : '';
+  return failed({ ...base, attempts }, now, { ...lastError, message: lastError.message + exhausted });
+}
 
-  const { decision } = outcome;
+/**
+ * The step decided: its context is merged into the job, then the job enters the next step, polls
+ * again, offers a selection, completes, or fails (an optional step is skipped instead).
+ */
+function afterDecision(
+  settled: Settled,
+  decision: StepDecision,
+  reportOutputs: readonly string[] | undefined,
+): Advanced {
+  const { workflow, job, base, step, now, timer } = settled;
   const context =
     'context' in decision && decision.context ? { ...base.context, ...decision.context } : base.context;
   const next: Job = { ...base, context };
-
   switch (decision.type) {
     case 'next': {
       const target = decision.step ?? stepAfter(workflow, job.step);
-      if (!target) return complete(next, now, outcome.reportOutputs);
+      if (!target) return complete(next, now, reportOutputs);
       return enter(workflow, next, target, now, timer);
     }
-    case 'poll': {
-      const policy = pollPolicyOf(step);
-      const startedAt = job.pollStartedAt ?? now;
-      if (now - startedAt >= policy.giveUpAfterMs) {
-        return failed(
-          next,
-          now,
-          errorAt({
-            kind: 'poll-timeout',
-            message: `the upstream task was still running after ${Math.round((now - startedAt) / 60_000)} minutes`,
-            retryable: true,
-            operationId: step.kind === 'fetch' ? undefined : step.operation,
-          }),
-        );
-      }
-      const polls = job.polls + 1;
-      const declaredDelayMs = pollDelay(policy, polls + (step.poll ? 1 : 0));
-      const delayMs =
-        step.poll && timer
-          ? timer(step, { elapsedMs: now - startedAt, lastPollAtMs: now - startedAt, declaredDelayMs })
-          : declaredDelayMs;
-      return {
-        job: {
-          ...next,
-          status: 'WAITING',
-          polls,
-          pollStartedAt: startedAt,
-          lastPolledAt: now,
-          attempts: 0,
-          nextRunAt: now + delayMs,
-        },
-        delayMs,
-        completed: false,
-      };
-    }
-    case 'select': {
-      const target = decision.step ?? stepAfter(workflow, job.step);
-      if (!target) {
-        return failed(
-          next,
-          now,
-          errorAt({ kind: 'definition', message: 'a selection needs a following step', retryable: false }),
-        );
-      }
-      const { offer } = decision;
-      if (offer.options.length === 0) {
-        return failed(
-          next,
-          now,
-          errorAt({
-            kind: 'upstream-failed',
-            message: `${offer.prompt}: the upstream offered no options`,
-            retryable: false,
-          }),
-        );
-      }
-      if (job.selection.mode === 'auto') {
-        const chosen = autoSelection(offer);
-        return enter(
-          workflow,
-          { ...next, selections: { ...next.selections, [job.step]: chosen } },
-          target,
-          now,
-          timer,
-        );
-      }
-      return {
-        job: {
-          ...next,
-          status: 'AWAITING_INPUT',
-          pending: {
-            step: job.step,
-            nextStep: target,
-            prompt: offer.prompt,
-            options: offer.options,
-            min: offer.min ?? 1,
-            max: offer.max ?? offer.options.length,
-            offeredAt: now,
-          },
-          attempts: 0,
-          polls: 0,
-          pollStartedAt: undefined,
-          // Brought back by the sweeper only at the deadline, to fail it if nobody answered.
-          nextRunAt: job.deadlineAt,
-        },
-        completed: false,
-      };
-    }
+    case 'poll':
+      return pollAgain(settled, next);
+    case 'select':
+      return offerSelection(settled, next, decision);
     case 'complete':
-      return complete(next, now, outcome.reportOutputs);
-    case 'fail':
+      return complete(next, now, reportOutputs);
+    case 'fail': {
+      const operationId = operationOf(step);
+      const { message, code } = decision;
       if (step.optional) {
-        return skipOptional(
-          workflow,
-          next,
-          step,
-          errorAt({
-            kind: 'upstream-failed',
-            message: decision.message,
-            retryable: false,
-            operationId: step.kind === 'fetch' ? undefined : step.operation,
-          }),
-          now,
-          timer,
-        );
+        const error = errorAt(job, now, { kind: 'upstream-failed', message, retryable: false, operationId });
+        return skipOptional(workflow, next, step, error, now, timer);
       }
       return failed(
         next,
         now,
-        errorAt({
-          kind: 'upstream-failed',
-          message: decision.message,
-          code: decision.code,
-          retryable: false,
-          operationId: step.kind === 'fetch' ? undefined : step.operation,
-        }),
+        errorAt(job, now, { kind: 'upstream-failed', message, code, retryable: false, operationId }),
       );
+    }
   }
+}
+
+/** The task still runs: look again after the poll delay (learned, or the step's schedule), or give up. */
+function pollAgain(settled: Settled, next: Job): Advanced {
+  const { job, step, now, timer } = settled;
+  const policy = pollPolicyOf(step);
+  const startedAt = job.pollStartedAt ?? now;
+  if (now - startedAt >= policy.giveUpAfterMs) {
+    return failed(
+      next,
+      now,
+      errorAt(job, now, {
+        kind: 'poll-timeout',
+        message: `the upstream task was still running after ${Math.round((now - startedAt) / 60_000)} minutes`,
+        retryable: true,
+        operationId: operationOf(step),
+      }),
+    );
+  }
+  const polls = job.polls + 1;
+  const declaredDelayMs = pollDelay(policy, polls + (step.poll ? 1 : 0));
+  const delayMs =
+    step.poll && timer
+      ? timer(step, { elapsedMs: now - startedAt, lastPollAtMs: now - startedAt, declaredDelayMs })
+      : declaredDelayMs;
+  return {
+    job: {
+      ...next,
+      status: 'WAITING',
+      polls,
+      pollStartedAt: startedAt,
+      lastPolledAt: now,
+      attempts: 0,
+      nextRunAt: now + delayMs,
+    },
+    delayMs,
+    completed: false,
+  };
+}
+
+/** The upstream offers options: `auto` takes its pick and goes on; `manual` waits for a person. */
+function offerSelection(
+  settled: Settled,
+  next: Job,
+  decision: Extract<StepDecision, { type: 'select' }>,
+): Advanced {
+  const { workflow, job, now, timer } = settled;
+  const target = decision.step ?? stepAfter(workflow, job.step);
+  if (!target) {
+    return failed(
+      next,
+      now,
+      errorAt(job, now, {
+        kind: 'definition',
+        message: 'a selection needs a following step',
+        retryable: false,
+      }),
+    );
+  }
+  const { offer } = decision;
+  if (offer.options.length === 0) {
+    return failed(
+      next,
+      now,
+      errorAt(job, now, {
+        kind: 'upstream-failed',
+        message: `${offer.prompt}: the upstream offered no options`,
+        retryable: false,
+      }),
+    );
+  }
+  if (job.selection.mode === 'auto') {
+    const chosen = autoSelection(offer);
+    return enter(
+      workflow,
+      { ...next, selections: { ...next.selections, [job.step]: chosen } },
+      target,
+      now,
+      timer,
+    );
+  }
+  return {
+    job: {
+      ...next,
+      status: 'AWAITING_INPUT',
+      pending: {
+        step: job.step,
+        nextStep: target,
+        prompt: offer.prompt,
+        options: offer.options,
+        min: offer.min ?? 1,
+        max: offer.max ?? offer.options.length,
+        offeredAt: now,
+      },
+      attempts: 0,
+      polls: 0,
+      pollStartedAt: undefined,
+      // Brought back by the sweeper only at the deadline, to fail it if nobody answered.
+      nextRunAt: job.deadlineAt,
+    },
+    completed: false,
+  };
 }
 
 /**

@@ -184,7 +184,23 @@ interface Candidate {
  * the budget has spare calls, then at most one probe per operation nothing is known of (`probedAt`:
  * when each operation was last probed).
  */
-export function planFill(input: {
+export function planFill(input: FillInput): FillPlan {
+  const settings: FillSettings = { ...defaults, ...definedOnly(input.options ?? {}) };
+  const survey = surveyPolls(input, settings);
+  const plan: FillPlan = {
+    moves: survey.reaims,
+    nextChanceAt: Number.isFinite(survey.nextChanceAt) ? survey.nextChanceAt : undefined,
+  };
+  const spare = spareCalls(input.budget, survey.demand, settings.windowMs);
+  // Saturated: the budget has room again only after calls are made, and each makes the loop look.
+  if (spare <= 0) return plan;
+  const pulled = pullLikelyDone(input, settings, survey.candidates, spare);
+  const probes = probeUnknown(input, settings, survey.candidates, spare - pulled.length);
+  plan.moves.push(...pulled, ...probes);
+  return plan;
+}
+
+export interface FillInput {
   now: number;
   jobs: readonly FillView[];
   /** Jobs due within the window holding no reserved token; default: counted in `jobs`. */
@@ -199,18 +215,39 @@ export function planFill(input: {
   /** The key's call order (`planOrder`): with `longest-first`, ties go to jobs with more steps left. */
   order?: CallOrder | undefined;
   options?: FillOptions | undefined;
-}): FillPlan {
-  const { now, jobs, workflows, budget, sketchOf, reaimQuantile } = input;
-  const o = { ...defaults, ...definedOnly(input.options ?? {}) };
+}
+
+type FillSettings = typeof defaults;
+
+/** What `surveyPolls` found among the waiting jobs. */
+interface PollSurvey {
+  /** Polls the learned estimate now puts clearly earlier than scheduled: moved there. */
+  reaims: PlannedMove[];
+  /** Polls that could be pulled forward or probed, with how likely each task is done. */
+  candidates: Candidate[];
+  /** Calls due within the window, the re-aimed ones that land in it included. */
+  demand: number;
+  /** The earliest time a poll left where it is becomes likely done or due a probe. */
+  nextChanceAt: number;
+}
+
+/**
+ * One pass over the jobs due after the window: each waiting poll of an operation is re-aimed when
+ * the estimate puts it clearly earlier, else kept as a candidate with the share of such tasks done by now.
+ */
+function surveyPolls(input: FillInput, o: FillSettings): PollSurvey {
+  const { now, jobs, workflows, sketchOf, reaimQuantile } = input;
   const dueBy = now + o.windowMs;
-  // Jobs holding a reserved token have taken it from the bucket already (its debt).
-  let demand =
-    input.dueSoon ?? jobs.filter((job) => job.nextRunAt <= dueBy && job.tokenAt === undefined).length;
-  const moves: PlannedMove[] = [];
-  const candidates: Candidate[] = [];
-  let nextChanceAt = Number.POSITIVE_INFINITY;
+  const survey: PollSurvey = {
+    reaims: [],
+    candidates: [],
+    // Jobs holding a reserved token have taken it from the bucket already (its debt).
+    demand: input.dueSoon ?? jobs.filter((job) => job.nextRunAt <= dueBy && job.tokenAt === undefined).length,
+    nextChanceAt: Number.POSITIVE_INFINITY,
+  };
   const chance = (at: number, job: FillView) => {
-    if (at < job.nextRunAt - o.windowMs) nextChanceAt = Math.min(nextChanceAt, Math.max(at, now + 1));
+    if (at < job.nextRunAt - o.windowMs)
+      survey.nextChanceAt = Math.min(survey.nextChanceAt, Math.max(at, now + 1));
   };
   for (const job of jobs) {
     if (job.nextRunAt <= dueBy) continue;
@@ -219,7 +256,6 @@ export function planFill(input: {
     const step = findStep(workflow, job.step);
     if (!step || step.kind === 'fetch' || step.kind === 'request' || step.operation === undefined) continue;
     const startedAt = job.pollStartedAt ?? now;
-    const elapsed = now - startedAt;
     const runningAt = job.lastPolledAt === undefined ? 0 : job.lastPolledAt - startedAt;
     const sketch = sketchOf(step.operation);
     const known = sketch !== undefined && sketch.count > 0;
@@ -231,14 +267,14 @@ export function planFill(input: {
         const aimAt = Math.max(now, startedAt + aim);
         const margin = Math.max(o.reaimMarginMs, (job.nextRunAt - now) / 4);
         if (aimAt + margin < job.nextRunAt) {
-          moves.push({
+          survey.reaims.push({
             jobId: job.id,
             version: job.version,
             at: aimAt,
             why: 're-aim',
             operation: step.operation,
           });
-          if (aimAt <= dueBy) demand++;
+          if (aimAt <= dueBy) survey.demand++;
           continue;
         }
       }
@@ -251,60 +287,77 @@ export function planFill(input: {
       const last = input.probedAt?.get(step.operation) ?? Number.NEGATIVE_INFINITY;
       chance(Math.max(probeDueAt(job, startedAt, o.probeEveryMs), last + o.probeEveryMs), job);
     }
-    candidates.push({
+    survey.candidates.push({
       job,
       operation: step.operation,
-      done: known ? doneShare(sketch, elapsed, runningAt) : undefined,
+      done: known ? doneShare(sketch, now - startedAt, runningAt) : undefined,
       stepsLeft: workflow.steps.length - 1 - index,
     });
   }
+  return survey;
+}
 
-  const plan: FillPlan = { moves, nextChanceAt: Number.isFinite(nextChanceAt) ? nextChanceAt : undefined };
-  let spare = spareCalls(budget, demand, o.windowMs);
-  // Saturated: the budget has room again only after calls are made, and each makes the loop look.
-  if (spare <= 0) return plan;
+/**
+ * Up to `spare` polls pulled forward to now: the most likely done first (at least `minDoneShare`),
+ * then by steps left (fewer first, more first when the order is `longest-first`), then the earliest due.
+ */
+function pullLikelyDone(
+  input: FillInput,
+  o: FillSettings,
+  candidates: readonly Candidate[],
+  spare: number,
+): PlannedMove[] {
   const fewerLeftFirst = input.order === 'longest-first' ? -1 : 1;
-  const likely = candidates
+  return candidates
     .filter((candidate) => candidate.done !== undefined && candidate.done >= o.minDoneShare)
     .sort(
       (a, b) =>
         (b.done ?? 0) - (a.done ?? 0) ||
         fewerLeftFirst * (a.stepsLeft - b.stepsLeft) ||
         a.job.nextRunAt - b.job.nextRunAt,
-    );
-  for (const candidate of likely) {
-    if (spare <= 0) return plan;
-    moves.push({
+    )
+    .slice(0, spare)
+    .map((candidate) => ({
       jobId: candidate.job.id,
       version: candidate.job.version,
-      at: now,
+      at: input.now,
       why: 'pull-forward',
       operation: candidate.operation,
-    });
-    spare--;
-  }
-  // Operations nothing is known of: probe the job waiting longest, one per operation at a time.
+    }));
+}
+
+/**
+ * Operations nothing is known of: up to `spare` probes, one per operation at a time, each of the
+ * job waiting longest whose probe is due, and none for an operation probed within `probeEveryMs`.
+ */
+function probeUnknown(
+  input: FillInput,
+  o: FillSettings,
+  candidates: readonly Candidate[],
+  spare: number,
+): PlannedMove[] {
+  const { now } = input;
+  const probes: PlannedMove[] = [];
   const probed = new Set<string>();
   const unknown = candidates
     .filter((candidate) => candidate.done === undefined)
     .sort((a, b) => (a.job.pollStartedAt ?? now) - (b.job.pollStartedAt ?? now));
   for (const candidate of unknown) {
-    if (spare <= 0) break;
+    if (probes.length >= spare) break;
     if (probed.has(candidate.operation)) continue;
     const last = input.probedAt?.get(candidate.operation);
     if (last !== undefined && now - last < o.probeEveryMs) continue;
     if (now < probeDueAt(candidate.job, candidate.job.pollStartedAt ?? now, o.probeEveryMs)) continue;
     probed.add(candidate.operation);
-    moves.push({
+    probes.push({
       jobId: candidate.job.id,
       version: candidate.job.version,
       at: now,
       why: 'probe',
       operation: candidate.operation,
     });
-    spare--;
   }
-  return plan;
+  return probes;
 }
 
 /** A key's order as the filler holds it: the last count's plan (`planned`) and the order in force. */
