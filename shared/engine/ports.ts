@@ -44,6 +44,13 @@ export interface JobStore {
    */
   getMany?(ids: readonly string[]): Promise<Job[]>;
   /**
+   * Optional: unfinished jobs last written by a clock ahead of `now`'s (see engine/clock-skew.ts)
+   * that nothing else brings back, with no paid call marked alive: the sweeper sends each a message
+   * and the runner re-bases its times. Local: any such job without a queued message at its version;
+   * DynamoDB: such jobs created ahead (their `createdAt` in the reader's future, from the status index).
+   */
+  listWrittenAhead?(now: number, limit: number): Promise<Job[]>;
+  /**
    * Optional: the jobs of many idempotency keys of one tenant at once, by key (a key without a job
    * is left out). Callers fall back to `findByIdempotencyKey` without it.
    */

@@ -19,6 +19,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import type { ParkedJobs } from '../../engine/admission/parked-jobs';
+import { maxClockAheadMs, writerAheadMs } from '../../engine/clock-skew';
 import { isTerminal, type Job, type JobStatus, jobStatuses } from '../../engine/job-record';
 import type { JobPage, JobStore, ListJobsQuery, ReportStore } from '../../engine/ports';
 import { formatIssues } from '../../errors/zod-issues';
@@ -339,6 +340,37 @@ export class DynamoDbJobStore implements JobStore, ParkedJobs {
       }),
     );
     this.notedParked.set(bucket, now);
+  }
+
+  /**
+   * Unfinished jobs created by a clock ahead of `now`'s (their `createdAt` in its future: a CLI on a
+   * machine whose clock is fast) and still stamped ahead, with no paid call marked alive: from the
+   * status index's shards of each unfinished status, keys after `now` plus the tolerance (usually
+   * none: a few empty queries). A job only updated by such a clock (a retry) is not found here.
+   */
+  async listWrittenAhead(now: number, limit: number): Promise<Job[]> {
+    if (limit <= 0) return [];
+    const after = sortableTime(now + maxClockAheadMs);
+    const pages = await Promise.all(
+      (['QUEUED', 'RUNNING', 'WAITING'] as const).flatMap((status) =>
+        Array.from({ length: statusShardCount }, (_, shard) =>
+          this.queryIndex({
+            index: jobTableIndexes.byStatusShard,
+            partitionName: 'GSI4PK',
+            partition: statusPartition(status, shard),
+            sortName: 'GSI4SK',
+            after,
+            descending: false,
+            want: limit,
+          }),
+        ),
+      ),
+    );
+    const ids = [...new Set(pages.flat().map((key) => String(key.PK).slice('JOB#'.length)))].slice(0, limit);
+    const jobs = ids.length > 0 ? await this.getMany(ids) : [];
+    return jobs.filter(
+      (job) => !isTerminal(job.status) && writerAheadMs(job, now) > 0 && job.inFlightSince === undefined,
+    );
   }
 
   /** Non-terminal jobs due at or before `now`, oldest `nextRunAt` first, from all 16 shards of `due`. */

@@ -6,6 +6,7 @@
  * that ran the same step cannot both write.
  */
 import * as z from 'zod';
+import { maxClockAheadMs } from '../../engine/clock-skew';
 import { type Job, type JobStatus, jobStatuses, schedulableStatuses } from '../../engine/job-record';
 import type {
   FillCounts,
@@ -48,6 +49,7 @@ export class SqliteJobStore implements JobStore {
   readonly #byIdempotencyKey;
   readonly #due;
   readonly #stranded;
+  readonly #writtenAhead;
   readonly #dueUnreserved;
   readonly #waiting;
   readonly #late;
@@ -76,6 +78,13 @@ export class SqliteJobStore implements JobStore {
     );
     this.#due = db.prepare<[number, number], JobRow>(
       `SELECT body FROM jobs WHERE next_run_at IS NOT NULL AND next_run_at <= ?
+       ORDER BY next_run_at, id LIMIT ?`,
+    );
+    // Jobs last written by a clock ahead (updated_at in the reader's future) with no queued message
+    // at their version (one that has one is re-based by the queue): a scan of the unfinished jobs.
+    this.#writtenAhead = db.prepare<[number, number], JobRow>(
+      `SELECT body FROM jobs AS j WHERE next_run_at IS NOT NULL AND updated_at > ?
+         AND NOT EXISTS (SELECT 1 FROM messages AS m WHERE m.job_id = j.id AND m.version = j.version)
        ORDER BY next_run_at, id LIMIT ?`,
     );
     this.#stranded = db.prepare<[number, number], JobRow>(
@@ -170,6 +179,17 @@ export class SqliteJobStore implements JobStore {
    */
   async listStranded(now: number, limit: number): Promise<Job[]> {
     return this.#stranded.all(now, clampLimit(limit, maxPageSize)).map((row) => parseJob(row.body));
+  }
+
+  /**
+   * Unfinished jobs last written by a clock ahead of `now`'s, with no queued message at their
+   * version and no paid call marked alive (the sweeper sends each one; the runner re-bases it).
+   */
+  async listWrittenAhead(now: number, limit: number): Promise<Job[]> {
+    return this.#writtenAhead
+      .all(now + maxClockAheadMs, clampLimit(limit, maxPageSize))
+      .map((row) => parseJob(row.body))
+      .filter((job) => job.status !== 'AWAITING_INPUT' && job.inFlightSince === undefined);
   }
 
   /**

@@ -8,7 +8,7 @@ import type { Context } from 'aws-lambda';
 import { nudgeParked } from '../../engine/admission/nudge';
 import type { ParkedJobs } from '../../engine/admission/parked-jobs';
 import type { EngineDeps } from '../../engine/deps';
-import { type SweepOptions, sweep } from '../../engine/sweep';
+import { expireParked, type SweepOptions, sweep } from '../../engine/sweep';
 import { engineLogger, engineMetrics, type Observability } from './observability';
 
 export interface SweeperOptions {
@@ -40,8 +40,10 @@ export function createSweeper(options: SweeperOptions): Sweeper {
       try {
         const result = await sweep(deps, options.sweep);
         const nudged = options.parked ? await nudgeParked(deps, options.parked) : 0;
-        logger.info('sweep done', { ...result, nudged });
-        return { ...result, nudged };
+        // Parked jobs past their deadline, whatever their key's line: the runner fails them.
+        const expiredParked = options.parked ? await expireParked(deps, options.parked) : 0;
+        logger.info('sweep done', { ...result, nudged, expiredParked });
+        return { ...result, nudged, expiredParked };
       } finally {
         if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
       }
