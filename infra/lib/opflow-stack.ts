@@ -211,13 +211,18 @@ export class OpflowStack extends Stack {
       memorySize: config.sweeper.memoryMb,
     });
     // The sweeper lists due jobs (Query on the due index, then BatchGetItem of the jobs themselves)
-    // and re-sends their messages at the jobs' versions, without a write. Its one write is the
-    // nudge's unpark of a key gone idle: a conditional PutItem of the job one version on.
+    // and jobs created by a clock ahead (Query on byStatusShard), and re-sends their messages at the
+    // jobs' versions, without a write. Its one write is the unpark of a parked job (the nudge of a
+    // key gone idle, or a job past its deadline): a conditional PutItem of the job one version on.
     const dueIndex: keyof typeof JOB_TABLE.indexes = 'due';
+    const statusIndex: keyof typeof JOB_TABLE.indexes = 'byStatusShard';
     this.sweeper.role.addToPrincipalPolicy(
       new PolicyStatement({
         actions: ['dynamodb:Query'],
-        resources: [`${this.storage.table.tableArn}/index/${dueIndex}`],
+        resources: [
+          `${this.storage.table.tableArn}/index/${dueIndex}`,
+          `${this.storage.table.tableArn}/index/${statusIndex}`,
+        ],
       }),
     );
     this.sweeper.role.addToPrincipalPolicy(
