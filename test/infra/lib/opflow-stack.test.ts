@@ -518,14 +518,17 @@ describe.each([
       ]);
     });
 
-    it('lets the sweeper query the due index, read jobs, commit a re-send (PutItem, no delete) and send work: no S3, no secrets', () => {
+    it('lets the sweeper query the due and status indexes, read jobs, commit a re-send (PutItem, no delete) and send work: no S3, no secrets', () => {
       const { stack, template } = stageOf();
       const statements = statementsOfRole(template, roles(stack).sweeper);
       const tableArn = { 'Fn::GetAtt': [logicalId(stack, stack.storage.table), 'Arn'] };
       expect(statements.filter((s) => actionsOf([s]).some((a) => a.startsWith('dynamodb:')))).toEqual([
         expect.objectContaining({
           Action: 'dynamodb:Query',
-          Resource: { 'Fn::Join': ['', [tableArn, '/index/due']] },
+          Resource: [
+            { 'Fn::Join': ['', [tableArn, '/index/byStatusShard']] },
+            { 'Fn::Join': ['', [tableArn, '/index/due']] },
+          ],
         }),
         expect.objectContaining({
           Action: ['dynamodb:BatchGetItem', 'dynamodb:PutItem'],
