@@ -440,15 +440,15 @@ export async function resendCallback(
 ): Promise<Job> {
   const now = deps.clock.now();
   const job = await deps.store.get(jobId);
-  if (!job) throw new JobRequestError(`no job ${jobId}`, 404);
-  if (!job.callbackUrl) throw new JobRequestError(`job ${jobId} has no callbackUrl`, 409);
+  if (!job) throw new JobRequestError(`no job ${jobId}`, 'not-found');
+  if (!job.callbackUrl) throw new JobRequestError(`job ${jobId} has no callbackUrl`, 'conflict');
   if (!isTerminal(job.status)) {
-    throw new JobRequestError(`job ${jobId} is ${job.status}: its callback is sent when it ends`, 409);
+    throw new JobRequestError(`job ${jobId} is ${job.status}: its callback is sent when it ends`, 'conflict');
   }
   if (job.callback?.state === 'pending') {
     throw new JobRequestError(
       `the callback of job ${jobId} is still being delivered (its retries are not over)`,
-      409,
+      'conflict',
     );
   }
   const stored = await commitChange(deps.store, jobId, (current) => {

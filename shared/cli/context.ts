@@ -146,7 +146,11 @@ export function classifyError(error: unknown): { message: string; exitCode: Exit
   }
   if (error instanceof JobRequestError) {
     const exitCode =
-      error.status === 404 ? ExitCode.notFound : error.status === 409 ? ExitCode.jobFailed : ExitCode.usage;
+      error.reason === 'not-found'
+        ? ExitCode.notFound
+        : error.reason === 'conflict'
+          ? ExitCode.jobFailed
+          : ExitCode.usage;
     return { message: error.message, exitCode };
   }
   return { message: errorMessage(error) + localEndpointHint(error), exitCode: ExitCode.environment };

@@ -56,12 +56,20 @@ export const submitJobRequestSchema = z.object({
 });
 export type SubmitJobRequest = z.input<typeof submitJobRequestSchema>;
 
-/** A request the engine refuses, with what is wrong and where. */
+/**
+ * Why the engine refuses a request: `invalid` (what was asked cannot be, e.g. a bad input),
+ * `not-found` (no such job or batch), `conflict` (not in the state that allows it, or changed
+ * meanwhile). The engine knows nothing of HTTP: shared/http maps a reason to a status, the CLI to
+ * an exit code.
+ */
+export type JobRequestRefusal = 'invalid' | 'not-found' | 'conflict';
+
+/** A request the engine refuses, with what is wrong and where, and why (`reason`). */
 export class JobRequestError extends Error {
   override readonly name = 'JobRequestError';
   constructor(
     message: string,
-    readonly status: 400 | 404 | 409 = 400,
+    readonly reason: JobRequestRefusal = 'invalid',
   ) {
     super(message);
   }
@@ -106,7 +114,7 @@ export async function submitJob(
       if (!same) {
         throw new JobRequestError(
           `idempotency key ${JSON.stringify(req.idempotencyKey)} was used for job ${existing.id} with a different request (${existing.workflow}); use a new key for a new request`,
-          409,
+          'conflict',
         );
       }
       return { job: existing, created: false };
@@ -174,7 +182,7 @@ async function storedInputJson(deps: EngineDeps, job: Job): Promise<string | und
 
 async function mustGet(deps: EngineDeps, jobId: string): Promise<Job> {
   const job = await deps.store.get(jobId);
-  if (!job) throw new JobRequestError(`no job ${jobId}`, 404);
+  if (!job) throw new JobRequestError(`no job ${jobId}`, 'not-found');
   return job;
 }
 
@@ -186,17 +194,18 @@ export async function answerSelection(
 ): Promise<Job> {
   const job = await mustGet(deps, jobId);
   const workflow = deps.workflows.get(job.workflow);
-  if (!workflow) throw new JobRequestError(`job ${jobId} belongs to unknown workflow "${job.workflow}"`, 409);
+  if (!workflow)
+    throw new JobRequestError(`job ${jobId} belongs to unknown workflow "${job.workflow}"`, 'conflict');
   let next: Job;
   try {
     next = applySelection(workflow, job, selectedOptionIds, deps.clock.now());
   } catch (error) {
     if (error instanceof SelectionRefused)
-      throw new JobRequestError(error.message, job.status === 'AWAITING_INPUT' ? 400 : 409);
+      throw new JobRequestError(error.message, job.status === 'AWAITING_INPUT' ? 'invalid' : 'conflict');
     throw error;
   }
   if (!(await deps.store.commit(next, job.version))) {
-    throw new JobRequestError(`job ${jobId} changed while answering; look at it again`, 409);
+    throw new JobRequestError(`job ${jobId} changed while answering; look at it again`, 'conflict');
   }
   deps.onJobChange?.(next);
   await deps.queue.send(
@@ -210,7 +219,8 @@ export async function answerSelection(
 export async function cancelJob(deps: EngineDeps, jobId: string): Promise<Job> {
   for (let tries = 0; tries < 5; tries++) {
     const job = await mustGet(deps, jobId);
-    if (isTerminal(job.status)) throw new JobRequestError(`job ${jobId} is already ${job.status}`, 409);
+    if (isTerminal(job.status))
+      throw new JobRequestError(`job ${jobId} is already ${job.status}`, 'conflict');
     const now = deps.clock.now();
     const next: Job = {
       ...job,
@@ -226,5 +236,5 @@ export async function cancelJob(deps: EngineDeps, jobId: string): Promise<Job> {
       return next;
     }
   }
-  throw new JobRequestError(`job ${jobId} keeps changing; try cancelling again`, 409);
+  throw new JobRequestError(`job ${jobId} keeps changing; try cancelling again`, 'conflict');
 }

@@ -55,7 +55,7 @@ async function loadInput(deps: EngineDeps, job: Job): Promise<unknown> {
   if ('inline' in job.input) return job.input.inline;
   const stored = await deps.reports.get(job.input.ref);
   if (!stored)
-    throw new JobRequestError(`the input of job ${job.id} is no longer stored; start a new job`, 409);
+    throw new JobRequestError(`the input of job ${job.id} is no longer stored; start a new job`, 'conflict');
   return JSON.parse(Buffer.from(stored.body).toString('utf8'));
 }
 
@@ -85,17 +85,17 @@ export async function retryJob(deps: EngineDeps, jobId: string, options: RetryOp
   const fromStart = options.fromStart === true;
   for (let tries = 0; tries < 5; tries++) {
     const job = await deps.store.get(jobId);
-    if (!job) throw new JobRequestError(`no job ${jobId}`, 404);
+    if (!job) throw new JobRequestError(`no job ${jobId}`, 'not-found');
     if (job.status !== 'FAILED' && job.status !== 'CANCELLED') {
       const why =
         job.status === 'SUCCEEDED'
           ? 'it SUCCEEDED; start a new job for the same input instead (opflow run --fresh)'
           : `it is ${job.status} and has not finished; only a FAILED or CANCELLED job can be retried`;
-      throw new JobRequestError(`job ${jobId} cannot be retried: ${why}`, 409);
+      throw new JobRequestError(`job ${jobId} cannot be retried: ${why}`, 'conflict');
     }
     const workflow = deps.workflows.get(job.workflow);
     if (!workflow) {
-      throw new JobRequestError(`job ${jobId} belongs to unknown workflow "${job.workflow}"`, 409);
+      throw new JobRequestError(`job ${jobId} belongs to unknown workflow "${job.workflow}"`, 'conflict');
     }
     let from: string;
     if (fromStart) {
@@ -105,7 +105,7 @@ export async function retryJob(deps: EngineDeps, jobId: string, options: RetryOp
         if (!input.success) {
           throw new JobRequestError(
             `job ${jobId}'s input is no longer valid for ${workflow.name}; start a new job`,
-            409,
+            'conflict',
           );
         }
         from = workflow.start(input.data);
@@ -116,7 +116,7 @@ export async function retryJob(deps: EngineDeps, jobId: string, options: RetryOp
     if (!findStep(workflow, from)) {
       throw new JobRequestError(
         `job ${jobId} stopped at step "${from}", which workflow ${workflow.name} no longer has; retry it --from-start`,
-        409,
+        'conflict',
       );
     }
     const now = deps.clock.now();
@@ -170,5 +170,5 @@ export async function retryJob(deps: EngineDeps, jobId: string, options: RetryOp
       return next;
     }
   }
-  throw new JobRequestError(`job ${jobId} keeps changing; try again`, 409);
+  throw new JobRequestError(`job ${jobId} keeps changing; try again`, 'conflict');
 }

@@ -9,6 +9,7 @@ import { JobRequestError } from '../engine/job-commands';
 import { errorMessage, namedErrorMessage } from '../errors/error-message';
 import { ApiError, refusal, refusalAnswer } from './api-error';
 import type { ApiRoute, JobApiOptions, JobApiRequest, JobApiResponse } from './api-route';
+import { engineRefusals } from './engine-refusals';
 import { jobRoutes } from './job-routes';
 import { type OperationId, parameterNames, pathPattern, routeTable } from './routes';
 
@@ -104,10 +105,10 @@ export function matchRoute(
   return { route, params: Object.fromEntries(names.map((name, index) => [name, values[index]!])) };
 }
 
-/** The refusal of a request the engine refused, by its reason. */
+/** The refusal of a request the engine refused: its reason's status and code. */
 function engineRefusal(error: JobRequestError): JobApiResponse {
-  const code = { 400: 'invalid-request', 404: 'not-found', 409: 'conflict' }[error.status];
-  return refusal(error.status, code, error.message);
+  const { status, code } = engineRefusals[error.reason];
+  return refusal(status, code, error.message);
 }
 
 /** Answers one request. Never throws: unexpected failures become a 500 without details. */

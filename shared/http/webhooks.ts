@@ -34,6 +34,7 @@ import { namedErrorMessage } from '../errors/error-message';
 import { formatIssues } from '../errors/zod-issues';
 import { dayMs, unitsSpentSince } from '../schedules/cost-cap';
 import { json, refusal } from './api-error';
+import { engineRefusals } from './engine-refusals';
 import type { JobApiResponse } from './job-api';
 import { webhookSourcePattern } from './request-schemas';
 
@@ -371,7 +372,9 @@ function answerWebhook(options: WebhookOptions) {
       );
     } catch (error) {
       if (error instanceof JobRequestError) {
-        return refuse(error.status === 404 ? 400 : error.status, 'invalid-request', error.message);
+        // A webhook names no job: whatever it names that is missing is its own mistake (400).
+        const status = error.reason === 'not-found' ? 400 : engineRefusals[error.reason].status;
+        return refuse(status, 'invalid-request', error.message);
       }
       deps.log?.error('webhook failed', {
         source,

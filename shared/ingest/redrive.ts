@@ -39,7 +39,7 @@ export async function redriveBatch(
   }
   for (let tries = 0; tries < 20; tries++) {
     const batch = await deps.batches.get(batchId);
-    if (!batch) throw new JobRequestError(`no batch ${batchId}`, 404);
+    if (!batch) throw new JobRequestError(`no batch ${batchId}`, 'not-found');
     if (retried.length === 0) return { batch, retried, refused };
     // A redrive starts a stopped or paused batch again.
     const next: Batch = {
@@ -52,5 +52,5 @@ export async function redriveBatch(
     };
     if (await deps.batches.commit(next, batch.version)) return { batch: next, retried, refused };
   }
-  throw new JobRequestError(`batch ${batchId} keeps changing; try again`, 409);
+  throw new JobRequestError(`batch ${batchId} keeps changing; try again`, 'conflict');
 }

@@ -93,9 +93,9 @@ describe('retryJob', () => {
     await drive(h.deps, h.queue, h.clock);
     const refusal = await retryJob(h.deps, job.id).catch((error: unknown) => error);
     expect(refusal).toBeInstanceOf(JobRequestError);
-    expect((refusal as JobRequestError).status).toBe(409);
+    expect((refusal as JobRequestError).reason).toBe('conflict');
     expect((refusal as Error).message).toMatch(/SUCCEEDED; start a new job/);
-    await expect(retryJob(h.deps, 'nope')).rejects.toMatchObject({ status: 404 });
+    await expect(retryJob(h.deps, 'nope')).rejects.toMatchObject({ reason: 'not-found' });
   });
 
   it('gives a job whose deadline passed a new deadline as long as its first', async () => {

@@ -203,7 +203,7 @@ describe('runStep through a whole workflow', () => {
     // The key reused for another request is a conflict, not the first job answered in silence.
     await expect(
       submitJob(h.deps, { workflow: 'demo', input: { issue: 'y' }, idempotencyKey: 'k1' }),
-    ).rejects.toMatchObject({ status: 409 });
+    ).rejects.toMatchObject({ reason: 'conflict' });
   });
 });
 
