@@ -7,7 +7,7 @@
  * beside the bundle on first use; this script builds those files (extractor-entries/), for the
  * stack, the e2e harness and `npm run bundle-sizes` (buildFunction in infra/lib/function-bundling.ts).
  *
- *   node infra/lambda/build-extractors.mjs <folder of the bundle> [--target=node22]
+ *   node infra/lambda/build-extractors.mjs <folder of the bundle> [--target=node24]
  */
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -43,7 +43,7 @@ function extractorBuildOptions(bundleDir, options = {}) {
     bundle: true,
     platform: 'node',
     format: 'esm',
-    target: options.target ?? 'node22',
+    target: options.target ?? 'node24',
     minify: true,
     legalComments: 'none',
     mainFields: ['module', 'main'],
@@ -76,7 +76,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.ar
   const [dir, ...flags] = process.argv.slice(2);
   if (!dir) {
     process.stderr.write(
-      'usage: node infra/lambda/build-extractors.mjs <folder of the bundle> [--target=node22]\n',
+      'usage: node infra/lambda/build-extractors.mjs <folder of the bundle> [--target=node24]\n',
     );
     process.exit(2);
   }

@@ -70,8 +70,10 @@ export function functionAliases(projectRoot: string = PROJECT_ROOT): Record<stri
   };
 }
 
-/** Node.js 22 on Lambda; esbuild target of every bundle. */
-export const ESBUILD_TARGET = 'node22';
+/** The Node.js line of Lambda's runtime (`nodejs24.x`). */
+export const LAMBDA_NODE_MAJOR = 24;
+/** esbuild target of every bundle: Lambda's Node.js line. */
+export const ESBUILD_TARGET = `node${LAMBDA_NODE_MAJOR}`;
 
 /**
  * Lets CommonJS dependencies bundled into an ES module call `require` (Node built-ins such as `os`

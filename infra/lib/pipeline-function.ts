@@ -1,6 +1,6 @@
 /**
  * One opflow Lambda function: its code built with the local esbuild (function-bundling.ts, with code splitting),
- * Node.js 22 on arm64, tracing as the stage's `tracing` setting says (off by default), its own log group
+ * Node.js 24 on arm64, tracing as the stage's `tracing` setting says (off by default), its own log group
  * with a retention, and its own role that starts with nothing but writing to that log group; callers add
  * exactly what the function touches with grant*.
  */
@@ -104,7 +104,7 @@ export class PipelineFunction extends Construct {
       description: props.description,
       code: functionCode(props.name),
       handler: 'index.handler',
-      runtime: Runtime.NODEJS_22_X,
+      runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,
       timeout: props.timeout,
       memorySize: props.memorySize,
@@ -141,21 +141,15 @@ export class PipelineFunction extends Construct {
       },
     });
 
-    const runtimeReason =
-      'opflow targets Node.js 22 (the bundles are built for node22 and the project is tested on Node 20 and 22); ' +
-      'moving to a newer runtime is a deliberate change with its own test run.';
-    Validations.of(this.function).acknowledge(
-      { id: 'AwsSolutions-L1', reason: runtimeReason },
-      { id: 'Serverless-LambdaLatestVersion', reason: runtimeReason },
-      {
-        id: 'Serverless-LambdaDLQ',
-        reason:
-          "A function's dead-letter target catches failed asynchronous invocations only. opflow's functions are " +
-          "invoked by SQS event sources (failed messages go to the queue's own alarmed DLQ), synchronously by the " +
-          "HTTP API (the caller gets the error), by the sweeper's rule (the next minute's run covers a miss) or by " +
-          'EventBridge Scheduler (the schedule has its own DLQ).',
-      },
-    );
+    // nodejs24.x is the newest Node.js runtime: AwsSolutions-L1 and Serverless-LambdaLatestVersion have nothing to say.
+    Validations.of(this.function).acknowledge({
+      id: 'Serverless-LambdaDLQ',
+      reason:
+        "A function's dead-letter target catches failed asynchronous invocations only. opflow's functions are " +
+        "invoked by SQS event sources (failed messages go to the queue's own alarmed DLQ), synchronously by the " +
+        "HTTP API (the caller gets the error), by the sweeper's rule (the next minute's run covers a miss) or by " +
+        'EventBridge Scheduler (the schedule has its own DLQ).',
+    });
     this.acknowledgeTracing(tracing);
   }
 

@@ -16,6 +16,7 @@ import {
   FUNCTIONS_WITH_EXTRACTORS,
   type FunctionName,
   functionEntries,
+  LAMBDA_NODE_MAJOR,
 } from '../../infra/lib/function-bundling';
 
 export interface FunctionBundles {
@@ -33,9 +34,9 @@ export async function bundleFunctions(): Promise<FunctionBundles> {
   const root = await mkdtemp(join(tmpdir(), 'opflow-lambda-bundles-'));
   // Under a node_modules folder, vitest leaves the import to Node itself, as Lambda's runtime does.
   const dir = join(root, 'node_modules', 'opflow-functions');
-  // The CDK app targets Lambda's Node 22; on an older Node the same code is built for that Node.
+  // The CDK app targets Lambda's Node line; on an older Node the same code is built for that Node.
   const major = Number(process.versions.node.split('.')[0]);
-  const target = major >= 22 ? ESBUILD_TARGET : `node${major}`;
+  const target = major >= LAMBDA_NODE_MAJOR ? ESBUILD_TARGET : `node${major}`;
   const names = Object.keys(functionEntries());
   const files = {} as Record<FunctionName, string>;
   const bytes = {} as Record<FunctionName, number>;

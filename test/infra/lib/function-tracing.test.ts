@@ -44,7 +44,7 @@ function functionTraced(tracing: FunctionTracing | undefined) {
   return { fn, properties: resource?.Properties ?? {}, actions, violations };
 }
 
-describe('function tracing', () => {
+describe('function tracing', { timeout: 180_000 }, () => {
   it('is off by default: no TracingConfig, no layer, no X-Ray permission; cdk-nag acknowledged', () => {
     for (const tracing of [undefined, { mode: 'off' } as const]) {
       const { properties, actions, violations } = functionTraced(tracing);

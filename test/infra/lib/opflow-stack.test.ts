@@ -337,13 +337,13 @@ describe.each([
   });
 
   describe('functions', () => {
-    it('run Node.js 22 on arm64 without tracing (the default), a bundled ESM handler and the opflow environment', () => {
+    it('run Node.js 24 on arm64 without tracing (the default), a bundled ESM handler and the opflow environment', () => {
       const { stack, template } = stageOf();
       const functions = [stack.worker, stack.api, stack.sweeper];
       for (const fn of functions) {
         const resource = resourcesOf(template, 'AWS::Lambda::Function')[logicalId(stack, fn.function)];
         expect(resource?.Properties).toMatchObject({
-          Runtime: 'nodejs22.x',
+          Runtime: 'nodejs24.x',
           Architectures: ['arm64'],
           Handler: 'index.handler',
           LoggingConfig: { LogGroup: { Ref: logicalId(stack, fn.logGroup) } },
