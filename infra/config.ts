@@ -206,6 +206,24 @@ export const stageConfigSchema = z
     }),
     /** How the functions are traced: `off` (default), `active` (Lambda's own) or `opentelemetry` (an ADOT layer). */
     tracing: functionTracingSchema.default({ mode: 'off' }),
+    /**
+     * A customer-managed KMS key for the job table, the report bucket and every queue: `enabled`
+     * creates one (yearly rotation on), or uses `keyArn`'s. Off (the default), they use AWS-owned
+     * keys at no KMS cost. Every function and service that touches them is granted the key.
+     */
+    kms: z
+      .strictObject({
+        enabled: z.boolean(),
+        /** An existing symmetric key to use instead of creating one (docs/guides/stack-settings.md says what its key policy needs). */
+        keyArn: z
+          .string()
+          .regex(
+            /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/(mrk-)?[0-9a-f-]{32,36}$/,
+            'must be a KMS key ARN: arn:aws:kms:<region>:<account>:key/<key id>',
+          )
+          .optional(),
+      })
+      .default({ enabled: false }),
     /** Powertools log level of every function. */
     logLevel: z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR']),
     /** `retain` keeps the table, bucket and logs when the stack is deleted (and turns on deletion protection). */
@@ -268,6 +286,13 @@ export const stageConfigSchema = z
           `must be at most ${reportExpiryDays - INFREQUENT_ACCESS_MINIMUM_DAYS} (retention.reportExpiryDays ` +
           `${reportExpiryDays} minus the ${INFREQUENT_ACCESS_MINIMUM_DAYS} days Standard-IA bills at least), or left out: ` +
           'a report moved later costs more than it saves',
+      });
+    }
+    if (config.kms.keyArn !== undefined && !config.kms.enabled) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['kms', 'keyArn'],
+        message: 'is used only with kms.enabled: true; set it, or leave keyArn out',
       });
     }
     if (config.stage === 'prod' && config.removalPolicy !== 'retain') {
@@ -348,6 +373,7 @@ export const stageDefaults: Record<StageName, StageConfigInput> = {
     },
     alarms: { oldestMessageAgeSeconds: 1800, failedJobRatePercent: 25, failedJobRateMinJobs: 4 },
     tracing: { mode: 'off' },
+    kms: { enabled: false },
     logLevel: 'DEBUG',
     removalPolicy: 'destroy',
   },
@@ -380,6 +406,7 @@ export const stageDefaults: Record<StageName, StageConfigInput> = {
     },
     alarms: { oldestMessageAgeSeconds: 1800, failedJobRatePercent: 10, failedJobRateMinJobs: 10 },
     tracing: { mode: 'off' },
+    kms: { enabled: false },
     logLevel: 'INFO',
     removalPolicy: 'retain',
   },

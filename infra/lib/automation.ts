@@ -41,13 +41,13 @@ import {
 } from 'aws-cdk-lib/aws-scheduler';
 import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
-import { type IQueue, Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { type IQueue, Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ConfigFileError, type OpflowConfig, parseDuration } from '../../shared/config/opflow-config';
 import { AutomationConfigItem } from './automation-config';
 import { eventBridgeCron } from './eventbridge-cron';
 import { PipelineFunction, type PipelineFunctionProps } from './pipeline-function';
-import { acknowledgeDeadLetterQueue, WorkQueue } from './work-queue';
+import { acknowledgeDeadLetterQueue, queueEncryption, WorkQueue } from './work-queue';
 
 export { eventBridgeCron } from './eventbridge-cron';
 
@@ -187,6 +187,8 @@ export class Automation extends Construct {
       maxReceiveCount: 5,
       retentionPeriod: Duration.days(4),
       dlqRetentionPeriod: Duration.days(14),
+      // The stage's customer-managed key, when the table has one.
+      encryptionKey: props.table.encryptionKey,
     });
     this.callbackSender.addSqsEventSource(
       new SqsEventSource(this.callbackQueue.queue, {
@@ -253,7 +255,7 @@ export class Automation extends Construct {
     if (schedules.length === 0) return;
     this.scheduleDeadLetterQueue = new Queue(this, 'ScheduleDeadLetters', {
       queueName: `${prefix}-schedule-dlq`,
-      encryption: QueueEncryption.SQS_MANAGED,
+      ...queueEncryption(props.table.encryptionKey),
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
     });

@@ -50,6 +50,9 @@ export class InboxIngestion extends Construct {
   constructor(scope: Construct, id: string, props: InboxIngestionProps) {
     super(scope, id);
     const timeout = props.timeout ?? Duration.seconds(900);
+    // SSE-SQS even with the stage's customer-managed key: S3's grant on that key would name the
+    // bucket, itself encrypted with the key, a circular dependency CloudFormation refuses. These
+    // queues hold only the object keys of uploads.
     this.deadLetterQueue = new Queue(this, 'DeadLetterQueue', {
       queueName: `${props.resourcePrefix}-ingest-dlq`,
       encryption: QueueEncryption.SQS_MANAGED,

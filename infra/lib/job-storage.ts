@@ -4,6 +4,7 @@
  */
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import {
   BlockPublicAccess,
   Bucket,
@@ -54,6 +55,8 @@ export interface JobStorageProps {
   readonly noncurrentVersionDays: number;
   readonly incompleteUploadDays: number;
   readonly accessLogDays: number;
+  /** The stage's customer-managed key for the table and the report bucket; AWS-owned keys when undefined. */
+  readonly encryptionKey?: IKey | undefined;
 }
 
 /** The job table, the report bucket and its access log bucket. */
@@ -74,8 +77,10 @@ export class JobStorage extends Construct {
       billingMode: BillingMode.PAY_PER_REQUEST,
       timeToLiveAttribute: JOB_TABLE.ttlAttribute,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-      // AWS-owned key: encrypted at rest with no per-request KMS cost or KMS throttling.
-      encryption: TableEncryption.DEFAULT,
+      // Without a key of the stage's: the AWS-owned key, with no per-request KMS cost or KMS throttling.
+      ...(props.encryptionKey
+        ? { encryption: TableEncryption.CUSTOMER_MANAGED, encryptionKey: props.encryptionKey }
+        : { encryption: TableEncryption.DEFAULT }),
       deletionProtection: retain,
       removalPolicy,
     });
@@ -110,7 +115,10 @@ export class JobStorage extends Construct {
 
     this.reportBucket = new Bucket(this, 'ReportBucket', {
       blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
-      encryption: BucketEncryption.S3_MANAGED,
+      // With the stage's key, an S3 Bucket Key: S3 asks KMS for a data key per bucket and period, not per object.
+      ...(props.encryptionKey
+        ? { encryption: BucketEncryption.KMS, encryptionKey: props.encryptionKey, bucketKeyEnabled: true }
+        : { encryption: BucketEncryption.S3_MANAGED }),
       enforceSSL: true,
       minimumTLSVersion: 1.2,
       objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,

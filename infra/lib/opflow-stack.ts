@@ -8,6 +8,7 @@ import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { RecursiveLoop } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -16,6 +17,7 @@ import { type OpflowConfig, parseOpflowConfig } from '../../shared/config/opflow
 import { API_AUTH_VARIABLE, type ApiAuth } from '../../shared/runtime/lambda/api-auth';
 import { physicalPrefix, type StageConfig, visibilityTimeoutSeconds } from '../config';
 import { Automation } from './automation';
+import { grantDataKeyToFunctions, stageDataKey } from './data-key';
 import { InboxIngestion } from './inbox-ingestion';
 import { JobApi } from './job-api';
 import { JOB_TABLE, JobStorage } from './job-storage';
@@ -51,6 +53,8 @@ export interface OpflowStackProps extends StackProps {
 /** The whole of opflow on AWS for one stage. */
 export class OpflowStack extends Stack {
   readonly config: StageConfig;
+  /** The stage's customer-managed key (`kms.enabled`), or undefined. */
+  readonly dataKey: IKey | undefined;
   readonly storage: JobStorage;
   readonly workQueue: WorkQueue;
   readonly secrets: TenantSecrets;
@@ -75,7 +79,13 @@ export class OpflowStack extends Stack {
     Tags.of(this).add('app', 'opflow');
     Tags.of(this).add('stage', config.stage);
 
+    this.dataKey = stageDataKey(this, 'DataKey', {
+      kms: config.kms,
+      prefix,
+      removalPolicy: config.removalPolicy,
+    });
     this.storage = new JobStorage(this, 'Storage', {
+      encryptionKey: this.dataKey,
       tableName: `${prefix}-jobs`,
       removalPolicy: config.removalPolicy,
       reportExpiryDays: config.retention.reportExpiryDays,
@@ -85,6 +95,7 @@ export class OpflowStack extends Stack {
       accessLogDays: config.retention.accessLogDays,
     });
     this.workQueue = new WorkQueue(this, 'Work', {
+      encryptionKey: this.dataKey,
       queueName: `${prefix}-work`,
       visibilityTimeout: Duration.seconds(visibilityTimeoutSeconds(config.worker)),
       maxReceiveCount: config.queue.maxReceiveCount,
@@ -304,6 +315,8 @@ export class OpflowStack extends Stack {
       table: this.storage.table,
       tableIndexes: Object.keys(JOB_TABLE.indexes),
     });
+
+    if (this.dataKey) grantDataKeyToFunctions(this, this.dataKey);
 
     this.automation.callbackDeadLetterAlarm.addAlarmAction(new SnsAction(this.monitoring.topic));
     this.automation.callbackDeadLetterAlarm.addOkAction(new SnsAction(this.monitoring.topic));

@@ -3,7 +3,8 @@
  * `{jobId, version}`; the job table is the source of truth, so losing a message costs a sweep, not a job.
  */
 import { type Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
+import { Queue, QueueEncryption, type QueueProps } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 
 /** Settings of {@link WorkQueue}. */
@@ -16,9 +17,23 @@ export interface WorkQueueProps {
   readonly maxReceiveCount: number;
   readonly retentionPeriod: Duration;
   readonly dlqRetentionPeriod: Duration;
+  /** The stage's customer-managed key; SSE-SQS when undefined. */
+  readonly encryptionKey?: IKey | undefined;
 }
 
-/** An SSE-SQS encrypted, SSL-only work queue with a dead-letter queue. */
+/**
+ * A queue's encryption: the stage's customer-managed key when it has one (the Queue's grants then
+ * include the key), else SSE-SQS.
+ */
+export function queueEncryption(
+  key: IKey | undefined,
+): Pick<QueueProps, 'encryption' | 'encryptionMasterKey'> {
+  return key
+    ? { encryption: QueueEncryption.KMS, encryptionMasterKey: key }
+    : { encryption: QueueEncryption.SQS_MANAGED };
+}
+
+/** An encrypted (SSE-SQS or the stage's key), SSL-only work queue with a dead-letter queue. */
 export class WorkQueue extends Construct {
   readonly queue: Queue;
   readonly deadLetterQueue: Queue;
@@ -27,7 +42,7 @@ export class WorkQueue extends Construct {
     super(scope, id);
     this.deadLetterQueue = new Queue(this, 'DeadLetterQueue', {
       queueName: `${props.queueName}-dlq`,
-      encryption: QueueEncryption.SQS_MANAGED,
+      ...queueEncryption(props.encryptionKey),
       enforceSSL: true,
       retentionPeriod: props.dlqRetentionPeriod,
       // Queues hold only pointers to jobs; the table keeps the state, so they never need retaining.
@@ -37,7 +52,7 @@ export class WorkQueue extends Construct {
 
     this.queue = new Queue(this, 'Queue', {
       queueName: props.queueName,
-      encryption: QueueEncryption.SQS_MANAGED,
+      ...queueEncryption(props.encryptionKey),
       enforceSSL: true,
       visibilityTimeout: props.visibilityTimeout,
       retentionPeriod: props.retentionPeriod,
