@@ -1,7 +1,7 @@
 /**
  * The project's Secrets Manager stand-in (tests and `npm run aws-local`): a real HTTP server on 127.0.0.1 speaking the AWS
  * JSON 1.1 protocol (`X-Amz-Target: secretsmanager.<Action>`) for CreateSecret, GetSecretValue,
- * PutSecretValue and DeleteSecret, enough for the AWS SDK and Powertools' SecretsProvider.
+ * PutSecretValue, DeleteSecret and ListSecrets (its `name` filter: names starting with a value), enough for the AWS SDK and Powertools' SecretsProvider.
  * It counts GetSecretValue calls per secret so tests can prove caching. Credentials are not checked.
  */
 import { randomUUID } from 'node:crypto';
@@ -57,6 +57,9 @@ const getSchema = z.object({
   SecretId: z.string().min(1),
   VersionId: z.string().optional(),
   VersionStage: z.string().optional(),
+});
+const listSchema = z.object({
+  Filters: z.array(z.object({ Key: z.string(), Values: z.array(z.string()) })).optional(),
 });
 const putSchema = z.object({
   SecretId: z.string().min(1),
@@ -142,6 +145,14 @@ export async function startSecretsManagerEmulator(
         { text: request.SecretString, binary: request.SecretBinary },
         request.ClientRequestToken,
       );
+    },
+    ListSecrets(body) {
+      const request = parse(listSchema, body);
+      const prefixes = (request.Filters ?? []).filter((f) => f.Key === 'name').flatMap((f) => f.Values);
+      const listed = [...secrets.values()].filter(
+        (secret) => prefixes.length === 0 || prefixes.some((prefix) => secret.name.startsWith(prefix)),
+      );
+      return { SecretList: listed.map((secret) => ({ ARN: secret.arn, Name: secret.name })) };
     },
     GetSecretValue(body) {
       const request = parse(getSchema, body);

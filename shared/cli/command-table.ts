@@ -13,6 +13,7 @@ import { batchCommand } from './commands/batch';
 import { callCommand } from './commands/call';
 import { callbacksResendCommand, callbacksSecretCommand } from './commands/callbacks';
 import { cancelCommand } from './commands/cancel';
+import { doctorCommand } from './commands/doctor';
 import { ingestCommand } from './commands/ingest';
 import { listCommand } from './commands/list';
 import { operationsCommand } from './commands/operations';
@@ -562,6 +563,18 @@ Examples:
   run: ({ ctx, args: [operation], options }) => callCommand(ctx, operation, options),
 });
 
+const doctor = defineCommand({
+  name: 'doctor',
+  summary: 'check that this setup can run jobs: each check ok, warn or fail, with its fix',
+  help: `
+Local: the database's folder and the reports folder are writable; the key answers one patent count
+(p001, the cheapest call of the workflows), or the built-in sandbox is in use (said plainly); the
+key's rate now. With --backend aws: the stack's outputs, the job table, the work queue and its
+dead-letter queue, the report bucket, and that every tenant's API key secret holds a key (never
+shown). Exit code 5 when a check fails; --json for scripts.`,
+  run: ({ ctx, options }) => doctorCommand(ctx, options),
+});
+
 /** The commands, in the order of `opflow --help`. */
 export const cliCommands = [
   workflows,
@@ -583,4 +596,5 @@ export const cliCommands = [
   schedules,
   operations,
   call,
+  doctor,
 ];

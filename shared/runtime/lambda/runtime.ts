@@ -8,6 +8,7 @@ import type { EngineDeps } from '../../engine/deps';
 import type { WorkflowRegistry } from '../../engine/workflow';
 import { workflows as allWorkflows } from '../../workflows';
 import { type AwsPipeline, buildAwsPipeline } from '../aws/pipeline';
+import { compressPolling, sandboxSpeedOf } from '../local/sandbox-speed';
 import { createObservability, type Observability, usageMetrics } from './observability';
 
 export interface LambdaRuntime {
@@ -27,9 +28,11 @@ export function createLambdaRuntime(
 ): LambdaRuntime {
   const observability = createObservability();
   const { metrics } = observability;
+  const env = options.env ?? process.env;
   const pipeline = buildAwsPipeline({
-    env: options.env ?? process.env,
-    workflows: options.workflows ?? allWorkflows,
+    env,
+    // Against a local sandbox sped up (npm run aws-local), polls shrink by the same factor, as locally.
+    workflows: compressPolling(options.workflows ?? allWorkflows, sandboxSpeedOf(env)),
     onUsage: usageMetrics(metrics),
   });
   return {

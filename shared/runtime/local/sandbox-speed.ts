@@ -3,6 +3,7 @@
  * platform's, and each workflow's poll schedule shrinks by the same factor, so the engine still
  * polls about as often per task as it would for real, just sooner.
  */
+import * as z from 'zod';
 import { pollPolicyOf } from '../../engine/advance';
 import type { Step, Workflow, WorkflowRegistry } from '../../engine/workflow';
 
@@ -28,4 +29,23 @@ function compressStep(step: Step, speed: number): Step {
       maxDelayMs: Math.max(100, Math.round(policy.maxDelayMs / speed)),
     },
   };
+}
+
+const speedSchema = z.coerce.number({ error: 'must be a number' }).min(1, 'must be at least 1').max(10_000);
+
+/**
+ * The sandbox speed the step worker of `npm run aws-local` polls at: OPFLOW_SANDBOX_SPEED when
+ * OPFLOW_BASE_URL is a loopback address (a local sandbox, as for the local backend); the
+ * platform itself always runs at 1.
+ */
+export function sandboxSpeedOf(env: Readonly<Record<string, string | undefined>>): number {
+  const raw = env.OPFLOW_SANDBOX_SPEED?.trim();
+  const baseUrl = env.OPFLOW_BASE_URL?.trim();
+  if (!raw || !baseUrl || !URL.canParse(baseUrl)) return 1;
+  const host = new URL(baseUrl).hostname;
+  if (!(host === 'localhost' || host === '[::1]' || host.startsWith('127.'))) return 1;
+  const parsed = speedSchema.safeParse(raw);
+  if (!parsed.success)
+    throw new Error(`OPFLOW_SANDBOX_SPEED: ${parsed.error.issues[0]?.message} (got "${raw}")`);
+  return parsed.data;
 }

@@ -1,0 +1,191 @@
+/**
+ * `opflow doctor`: checks that this setup can run jobs, each check ok, warn or fail with its fix.
+ * Local: the places opflow writes (the database's folder, the reports folder), the key (one patent
+ * count, the cheapest call of the workflows; or the built-in sandbox, said plainly) and its rate.
+ * aws: the stack's outputs, the job table, the work queue and its dead-letter queue, the report
+ * bucket, and every tenant's API key secret (that it holds a key; never the key). Exit code 5 when a
+ * check fails. Secrets are never printed.
+ */
+import { randomBytes } from 'node:crypto';
+import { accessSync, constants, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { keyFingerprint } from '../../engine/runner';
+import { errorMessage } from '../../errors/error-message';
+import type { AwsPipeline } from '../../runtime/aws/pipeline';
+import type { Pipeline } from '../../runtime/pipeline';
+import { asLocal, type CliContext, type GlobalOptions, openPipeline, writeJson } from '../context';
+import { ExitCode, type ExitCodeValue } from '../exit-codes';
+
+export interface DoctorCheck {
+  name: string;
+  status: 'ok' | 'warn' | 'fail';
+  detail: string;
+  /** What to do about a warning or a failure. */
+  fix?: string | undefined;
+}
+
+const ok = (name: string, detail: string): DoctorCheck => ({ name, status: 'ok', detail });
+const warn = (name: string, detail: string, fix: string): DoctorCheck => ({
+  name,
+  status: 'warn',
+  detail,
+  fix,
+});
+const fail = (name: string, detail: string, fix: string): DoctorCheck => ({
+  name,
+  status: 'fail',
+  detail,
+  fix,
+});
+
+export async function doctorCommand(ctx: CliContext, options: GlobalOptions): Promise<ExitCodeValue> {
+  const checks = options.backend === 'aws' ? await awsChecks(ctx, options) : await localChecks(ctx, options);
+  const failed = checks.some((check) => check.status === 'fail');
+  const exitCode = failed ? ExitCode.environment : ExitCode.ok;
+  if (options.json) writeJson(ctx.io, { backend: options.backend ?? 'local', checks, exitCode });
+  else {
+    for (const check of checks) {
+      ctx.io.stdout.write(`${check.status.padEnd(4)}  ${check.name}: ${check.detail}\n`);
+      if (check.fix) ctx.io.stdout.write(`      fix: ${check.fix}\n`);
+    }
+  }
+  return exitCode;
+}
+
+/** Whether opflow can create files in `folder` (or, when it does not exist yet, in the folder that would hold it). */
+function writable(name: string, folder: string, shownAs: string): DoctorCheck {
+  let existing = folder;
+  while (!existsSync(existing) && dirname(existing) !== existing) existing = dirname(existing);
+  try {
+    accessSync(existing, constants.W_OK);
+    if (existing === folder) {
+      const probe = resolve(folder, `.opflow-doctor-${randomBytes(4).toString('hex')}`);
+      writeFileSync(probe, '');
+      rmSync(probe);
+    }
+    return ok(name, `${shownAs} is writable`);
+  } catch (error) {
+    return fail(
+      name,
+      `${shownAs} cannot be written (${(error as NodeJS.ErrnoException).code ?? errorMessage(error)})`,
+      `make ${existing} writable for this user, or choose another place`,
+    );
+  }
+}
+
+async function localChecks(ctx: CliContext, options: GlobalOptions): Promise<DoctorCheck[]> {
+  const env = ctx.io.env;
+  const db = options.db ?? env.OPFLOW_DB?.trim() ?? '.opflow/opflow.db';
+  const out = options.out ?? env.OPFLOW_OUT?.trim() ?? 'opflow-out';
+  const checks = [
+    writable(
+      'database',
+      dirname(resolve(ctx.io.cwd, db)),
+      `the database's folder (${dirname(db)}, --db or OPFLOW_DB)`,
+    ),
+    writable('reports', resolve(ctx.io.cwd, out), `the reports folder (${out}, --out or OPFLOW_OUT)`),
+  ];
+  if (checks.some((check) => check.status === 'fail')) return checks;
+  mkdirSync(dirname(resolve(ctx.io.cwd, db)), { recursive: true });
+  let pipeline: Pipeline;
+  try {
+    pipeline = await openPipeline(ctx, { ...options, quiet: true }, 'work');
+  } catch (error) {
+    return [...checks, fail('configuration', errorMessage(error), 'fix the setting it names')];
+  }
+  try {
+    checks.push(...(await keyChecks(pipeline)));
+  } finally {
+    await pipeline.close();
+  }
+  return checks;
+}
+
+/** One patent count with the default tenant's key (or the sandbox's), and the key's rate. */
+async function keyChecks(pipeline: Pipeline): Promise<DoctorCheck[]> {
+  const sandbox = asLocal(pipeline)?.sandbox;
+  const apiKey = await pipeline.deps.keys.getKey('default');
+  if (!apiKey)
+    return [
+      fail('key', 'no API key for the default tenant', 'set OPFLOW_API_KEY (or unset it to use the sandbox)'),
+    ];
+  const checks: DoctorCheck[] = [];
+  if (sandbox)
+    checks.push(
+      warn(
+        'key',
+        `the built-in sandbox is in use (no OPFLOW_API_KEY): jobs get simulated data, not real publications`,
+        'set OPFLOW_API_KEY to your Open Platform key to run against the platform',
+      ),
+    );
+  const started = Date.now();
+  try {
+    await pipeline.deps.client.request(
+      'p001PatentQuerySearchCount',
+      { body: { query_text: 'TTL:(battery)' } },
+      { apiKey },
+    );
+    checks.push(
+      ok(
+        'key call',
+        `${sandbox ? 'the sandbox' : 'the key'} answered one patent count (p001, the cheapest call of the workflows) in ${Date.now() - started} ms`,
+      ),
+    );
+  } catch (error) {
+    const kind = (error as { kind?: string }).kind;
+    checks.push(
+      fail(
+        'key call',
+        `one patent count (p001) failed: ${errorMessage(error)}`,
+        kind === 'auth' || kind === 'forbidden'
+          ? 'the platform refused the key: check OPFLOW_API_KEY'
+          : kind === 'quota-exhausted'
+            ? "the key's quota is used up: add units on the Open Platform"
+            : 'check the network and OPFLOW_BASE_URL',
+      ),
+    );
+  }
+  const configured = pipeline.deps.rateLimiter.budget
+    ? await pipeline.deps.rateLimiter.budget(keyFingerprint(apiKey), Date.now())
+    : undefined;
+  checks.push(
+    configured
+      ? ok(
+          'rate',
+          `the key's calls run at ${round(configured.ratePerSecond)} per second now (OPFLOW_QPS or --qps sets the ceiling; throttling slows it, success speeds it up again)`,
+        )
+      : ok('rate', 'the rate limiter keeps no readable rate for this key yet'),
+  );
+  return checks;
+}
+
+const round = (value: number) => Math.round(value * 100) / 100;
+
+async function awsChecks(ctx: CliContext, options: GlobalOptions): Promise<DoctorCheck[]> {
+  let pipeline: AwsPipeline;
+  try {
+    pipeline = (await openPipeline(ctx, { ...options, quiet: true }, 'records')) as AwsPipeline;
+  } catch (error) {
+    return [
+      fail(
+        'stack outputs',
+        errorMessage(error),
+        'set OPFLOW_STACK_OUTPUTS to the file `cdk deploy --outputs-file` wrote (or the variables it names)',
+      ),
+    ];
+  }
+  try {
+    const { config } = pipeline;
+    const checks = [
+      ok(
+        'stack outputs',
+        `table ${config.tableName}, bucket ${config.bucketName}, queue ${config.queueUrl.split('/').pop()}`,
+      ),
+    ];
+    const aws = await import('../../backends/aws/stack-checks');
+    checks.push(...(await aws.stackChecks(pipeline.aws.clients, config)));
+    return checks;
+  } finally {
+    await pipeline.close();
+  }
+}
