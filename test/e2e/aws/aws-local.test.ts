@@ -191,6 +191,25 @@ describe('npm run aws-local', { timeout: REAL_PROCESS_TIMEOUT_MS }, () => {
     expect(last?.lastJob?.status).toBe('SUCCEEDED');
   });
 
+  it('opflow --backend aws doctor finds the stack whole: outputs, table, queues, bucket, the tenant key', async () => {
+    const result = await runOpflow(['--backend', 'aws', 'doctor', '--json'], {
+      env: childEnv(stackEnv()),
+      cwd: dir,
+    });
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+    const { checks } = JSON.parse(result.stdout) as { checks: { name: string; status: string }[] };
+    expect(checks.map((check) => check.name)).toEqual([
+      'stack outputs',
+      'job table',
+      'work queue',
+      'report bucket',
+      'tenant default',
+    ]);
+    expect(checks.every((check) => check.status === 'ok')).toBe(true);
+    // The key is read, never shown.
+    expect(result.stdout).not.toContain('sk-');
+  });
+
   it('stops everything on SIGTERM', async () => {
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
