@@ -76,7 +76,9 @@ function runMainJob(backend: Run['backend'], env: NodeJS.ProcessEnv, cwd: string
     });
     child.on('close', (code) => {
       const seconds = (performance.now() - started) / 1000;
-      if (code !== 0) return fail(new Error(`${backend}: opflow exited ${code}\n${stderr.slice(-2000)}`));
+      // Exit code 1 is a job that failed: its run still counts (the table shows succeeded / jobs).
+      if (code !== 0 && code !== 1)
+        return fail(new Error(`${backend}: opflow exited ${code}\n${stderr.slice(-2000)}`));
       const answer = JSON.parse(stdout) as { jobs: { status: string; usage?: { calls?: number } }[] };
       done({
         backend,
