@@ -4,13 +4,10 @@
  * the report bucket and the queues, every function may use it, and cdk-nag's AwsSolutions and
  * Serverless packs pass either way.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PipelineFunction } from '../../../infra/lib/pipeline-function';
-import { type SynthesizedStage, synthStage } from '../support/synth-stage';
+import { opflowConfigWithOneSchedule, type SynthesizedStage, synthStage } from '../support/synth-stage';
 
 const IMPORTED_KEY = 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
 
@@ -22,16 +19,7 @@ let imported: SynthesizedStage;
 
 beforeAll(() => {
   // One schedule, so the schedules' dead-letter queue is in the template too.
-  const dir = mkdtempSync(join(tmpdir(), 'opflow-data-key-'));
-  const opflowConfig = join(dir, 'opflow.config.json');
-  writeFileSync(
-    opflowConfig,
-    JSON.stringify({
-      schedules: [
-        { name: 'weekly', cron: '0 6 * * 1', workflow: 'patent-count', input: { query: 'battery' } },
-      ],
-    }),
-  );
+  const opflowConfig = opflowConfigWithOneSchedule();
   const opflowStack = JSON.stringify({
     stages: {
       prod: { kms: { enabled: true } },

@@ -3,11 +3,8 @@
  * stage (and generation), so two stages share none, and a stack deployed again after `cdk destroy`
  * with the next generation shares none with the resources the first one retained.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type SynthesizedStage, synthStage } from '../support/synth-stage';
+import { opflowConfigWithOneSchedule, type SynthesizedStage, synthStage } from '../support/synth-stage';
 
 /** Where each resource type keeps its physical name (unique in an account and region, or globally). */
 const PHYSICAL_NAME: Record<string, string> = {
@@ -102,16 +99,7 @@ let prodNextGeneration: SynthesizedStage;
 
 beforeAll(() => {
   // One schedule, so the template holds EventBridge Scheduler's resources too.
-  const dir = mkdtempSync(join(tmpdir(), 'opflow-physical-names-'));
-  const opflowConfig = join(dir, 'opflow.config.json');
-  writeFileSync(
-    opflowConfig,
-    JSON.stringify({
-      schedules: [
-        { name: 'weekly', cron: '0 6 * * 1', workflow: 'patent-count', input: { query: 'battery' } },
-      ],
-    }),
-  );
+  const opflowConfig = opflowConfigWithOneSchedule();
   const opflowStack = JSON.stringify({
     stages: { staging: { base: 'prod', tenants: ['default', 'acme'] }, prod: { names: { generation: 2 } } },
   });

@@ -2,7 +2,8 @@
  * Builds the opflow CDK app for infra tests the way `npx cdk synth` does: the feature flags and
  * settings of cdk.json in the context, the stage and overrides from `context`, bundling with esbuild.
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
@@ -39,4 +40,20 @@ export function synthStage(
   const stack = buildOpflowApp(app);
   const template = Template.fromStack(stack);
   return { app, stack, template };
+}
+
+/**
+ * Writes an opflow.config.json with one weekly schedule to a temporary folder and returns its path
+ * (for `opflowConfig`), so a template holds the EventBridge Scheduler resources and their queue too.
+ */
+export function opflowConfigWithOneSchedule(): string {
+  const file = path.join(mkdtempSync(path.join(tmpdir(), 'opflow-one-schedule-')), 'opflow.config.json');
+  const schedule = {
+    name: 'weekly',
+    cron: '0 6 * * 1',
+    workflow: 'patent-count',
+    input: { query: 'battery' },
+  };
+  writeFileSync(file, JSON.stringify({ schedules: [schedule] }));
+  return file;
 }
