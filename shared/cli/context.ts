@@ -1,15 +1,15 @@
 /**
  * What every `opflow` command works with: the process's streams and environment (injectable for
- * tests), the global options, the workflows, and how to open the pipeline of the chosen backend.
+ * tests), the global options, the workflows, and how to open the chosen backend.
  */
 import { JobRequestError } from '../engine/job-commands';
 import type { WorkflowRegistry } from '../engine/workflow';
 import { errorMessage } from '../errors/error-message';
+import type { Backend } from '../runtime/backend';
 import { ConfigError } from '../runtime/config-error';
 import { loadLocalConfig } from '../runtime/local/config';
-import { createLocalPipeline, type LocalPipeline } from '../runtime/local/pipeline';
+import { createLocalPipeline } from '../runtime/local/pipeline';
 import { checkDatabasePlace, checkOutputPlace } from '../runtime/local/places';
-import type { Pipeline } from '../runtime/pipeline';
 import { CliError, ExitCode, type ExitCodeValue } from './exit-codes';
 
 export interface CliIo {
@@ -46,16 +46,16 @@ export interface CliContext {
   workflows: WorkflowRegistry;
 }
 
-/** What an opened pipeline is good for: running steps here, or reading and changing records only. */
-export type PipelinePurpose = 'work' | 'records';
+/** What an opened backend is good for: running steps here, or reading and changing records only. */
+export type BackendPurpose = 'work' | 'records';
 
-/** Opens the pipeline of the chosen backend; the caller closes it. */
-export async function openPipeline(
+/** Opens the chosen backend; the caller closes it. */
+export async function openBackend(
   ctx: CliContext,
   options: GlobalOptions,
-  purpose: PipelinePurpose,
-): Promise<Pipeline> {
-  if (options.backend === 'aws') return openAwsPipeline(ctx, options);
+  purpose: BackendPurpose,
+): Promise<Backend> {
+  if (options.backend === 'aws') return openAwsBackend(ctx, options);
   const config = loadLocalConfig(
     {
       dbPath: options.db,
@@ -97,12 +97,7 @@ export async function openPipeline(
   }
 }
 
-/** The local pipeline, or undefined for a backend whose work happens elsewhere. */
-export function asLocal(pipeline: Pipeline): LocalPipeline | undefined {
-  return pipeline.backend === 'local' ? (pipeline as LocalPipeline) : undefined;
-}
-
-async function openAwsPipeline(ctx: CliContext, options: GlobalOptions): Promise<Pipeline> {
+async function openAwsBackend(ctx: CliContext, options: GlobalOptions): Promise<Backend> {
   let qps: number | undefined;
   if (options.qps !== undefined) {
     qps = Number(options.qps);

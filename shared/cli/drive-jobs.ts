@@ -5,10 +5,10 @@
  */
 import { isTerminal, type Job } from '../engine/job-record';
 import { reportKeys } from '../engine/report';
+import type { Backend } from '../runtime/backend';
 import { listUnfinished } from '../runtime/job-queries';
-import type { Pipeline } from '../runtime/pipeline';
 import { watchJobs } from '../runtime/watch-jobs';
-import { asLocal, type CliContext, type GlobalOptions, writeJson } from './context';
+import { type CliContext, type GlobalOptions, writeJson } from './context';
 import { ExitCode, type ExitCodeValue } from './exit-codes';
 import { formatDuration, jobLine, jobSummary, selectionHelp } from './format';
 import type { InputProblem } from './inputs';
@@ -22,15 +22,15 @@ export interface DriveOutcome {
 }
 
 /** Where a finished job's readable report is (the HTML one), when it has one. */
-export async function reportLocationOf(pipeline: Pipeline, job: Job): Promise<string | undefined> {
+export async function reportLocationOf(backend: Backend, job: Job): Promise<string | undefined> {
   const key = reportKeys(job.id).html;
-  return job.outputs.includes(key) ? pipeline.deps.reports.link(key) : undefined;
+  return job.outputs.includes(key) ? backend.deps.reports.link(key) : undefined;
 }
 
 /** Runs until every job in `jobs` is settled, or until interrupted. */
 export async function driveJobs(
   ctx: CliContext,
-  pipeline: Pipeline,
+  backend: Backend,
   jobs: Job[],
   options: GlobalOptions & {
     /**
@@ -45,15 +45,16 @@ export async function driveJobs(
   const display = createProgressDisplay({
     stream: io.stderr,
     interactive,
-    workflows: pipeline.deps.workflows,
+    workflows: backend.deps.workflows,
     jobs,
     quiet: options.quiet,
   });
-  const local = asLocal(pipeline);
+  // The jobs run in this process (local) or elsewhere (aws, where this command only watches).
+  const here = backend.work.where === 'here' ? backend.work : undefined;
   // Jobs parked for a selection can go on only while this process keeps its built-in sandbox.
-  const hostsSandbox = local?.sandbox !== undefined;
+  const hostsSandbox = here?.sandbox !== undefined;
   // With a file database the built-in sandbox keeps its tasks in a state file: stopping loses nothing.
-  const sandboxStateFile = local?.sandbox?.server.state?.file;
+  const sandboxStateFile = here?.sandbox?.server.state?.file;
   // Waiting for a person keeps the built-in sandbox unless stopping loses nothing and it was asked.
   const keepForSelection = hostsSandbox && !(options.stopAtSelection && sandboxStateFile !== undefined);
   const abort = new AbortController();
@@ -84,16 +85,16 @@ export async function driveJobs(
     );
   };
   try {
-    local?.start();
+    here?.start();
     const watch = (ids: string[], mine = true) =>
-      watchJobs(pipeline.deps.store, ids, {
-        subscribe: pipeline.onJobChange?.bind(pipeline),
+      watchJobs(backend.deps.store, ids, {
+        subscribe: (listener) => backend.onJobChange(listener),
         onUpdate: (job) => {
           display.update(job);
           announceSelection(job);
         },
         signal: abort.signal,
-        pollMs: local ? 500 : 2_000,
+        pollMs: here ? 500 : 2_000,
         // Own jobs waiting for a person keep the sandbox; other commands' jobs do not.
         isDone: keepForSelection && mine ? (job) => isTerminal(job.status) : undefined,
       });
@@ -102,9 +103,9 @@ export async function driveJobs(
     // Other opflow commands may have joined this process's built-in sandbox meanwhile: their jobs'
     // tasks live here, so keep it (and the workers) until those jobs are done too.
     for (
-      let others = await joinedJobs(pipeline, jobs);
+      let others = await joinedJobs(backend, jobs);
       others.length > 0;
-      others = await joinedJobs(pipeline, jobs)
+      others = await joinedJobs(backend, jobs)
     ) {
       display.note(
         `keeping the built-in sandbox for ${others.length} job${others.length === 1 ? '' : 's'} of other opflow commands`,
@@ -117,8 +118,8 @@ export async function driveJobs(
     return { jobs: settled, interrupted: false, hostedSandbox: hostsSandbox };
   } catch (error) {
     if (!abort.signal.aborted) throw error;
-    await local?.stop();
-    const latest = await Promise.all(jobs.map(async (job) => (await pipeline.deps.store.get(job.id)) ?? job));
+    await here?.stop();
+    const latest = await Promise.all(jobs.map(async (job) => (await backend.deps.store.get(job.id)) ?? job));
     return { jobs: latest, interrupted: true, hostedSandbox: hostsSandbox };
   } finally {
     stopListening();
@@ -127,9 +128,9 @@ export async function driveJobs(
 }
 
 /** Unfinished jobs that are not among `mine` and that nobody needs to answer. */
-async function joinedJobs(pipeline: Pipeline, mine: readonly Job[]): Promise<Job[]> {
+async function joinedJobs(backend: Backend, mine: readonly Job[]): Promise<Job[]> {
   const ids = new Set(mine.map((job) => job.id));
-  return (await listUnfinished(pipeline.deps.store)).filter(
+  return (await listUnfinished(backend.deps.store)).filter(
     (job) => !ids.has(job.id) && job.status !== 'AWAITING_INPUT',
   );
 }
@@ -137,7 +138,7 @@ async function joinedJobs(pipeline: Pipeline, mine: readonly Job[]): Promise<Job
 /** Prints the outcome of a run (text or JSON) and returns the exit code. */
 export async function reportOutcome(
   ctx: CliContext,
-  pipeline: Pipeline,
+  backend: Backend,
   outcome: DriveOutcome,
   options: GlobalOptions & {
     refused?: InputProblem[];
@@ -149,7 +150,7 @@ export async function reportOutcome(
   const { io } = ctx;
   const refused = options.refused ?? [];
   const locations = new Map<string, string | undefined>();
-  for (const job of outcome.jobs) locations.set(job.id, await reportLocationOf(pipeline, job));
+  for (const job of outcome.jobs) locations.set(job.id, await reportLocationOf(backend, job));
 
   const failed = outcome.jobs.filter((job) => job.status === 'FAILED' || job.status === 'CANCELLED');
   const awaiting = outcome.jobs.filter((job) => job.status === 'AWAITING_INPUT');
@@ -192,8 +193,8 @@ export async function reportOutcome(
     else if (job.status === 'AWAITING_INPUT')
       lines.push(`  ? ${selectionHelp(job).replace(/\n/g, '\n    ')}`);
     else if (isTerminal(job.status))
-      lines.push(`  ✖ ${jobLine(job, pipeline.deps.workflows)}  (opflow status ${job.id})`);
-    else lines.push(`  … ${jobLine(job, pipeline.deps.workflows)}`);
+      lines.push(`  ✖ ${jobLine(job, backend.deps.workflows)}  (opflow status ${job.id})`);
+    else lines.push(`  … ${jobLine(job, backend.deps.workflows)}`);
   }
   for (const problem of refused) lines.push(`  ✖ ${problem.source}: not run: ${problem.reason}`);
   if (outcome.interrupted)

@@ -4,14 +4,13 @@
  * config stops `opflow serve` with the file and field named.
  */
 
-import { SqliteScheduleStateStore } from '../backends/local/sqlite-schedule-state-store';
-import { SqliteWebhookDeliveries } from '../backends/local/sqlite-webhook-deliveries';
 import { callbackPolicyFromEnv } from '../callbacks/ssrf-guard';
 import { ConfigFileError, loadOpflowConfig, type OpflowConfig } from '../config/opflow-config';
+import type { WebhookDeliveryLog } from '../engine/webhook-deliveries';
 import type { ServerMount } from '../http/node-server';
 import { webhookMount } from '../http/webhook-mount';
 import { createWebhookHandler, envWebhookSecrets } from '../http/webhooks';
-import type { LocalPipeline } from '../runtime/local/pipeline';
+import type { Backend } from '../runtime/backend';
 import { startScheduleLoop } from '../schedules/loop';
 import type { CliContext } from './context';
 import { CliError, ExitCode } from './exit-codes';
@@ -21,7 +20,7 @@ export interface ServeExtras {
   file: string | undefined;
   mounts: ServerMount[];
   /** The record of webhook deliveries the webhook route writes (`GET /webhook-deliveries`). */
-  deliveries: SqliteWebhookDeliveries;
+  deliveries: WebhookDeliveryLog;
   start(): void;
   stop(): Promise<void>;
   lines(): string[];
@@ -43,29 +42,28 @@ export async function readConfigFile(ctx: CliContext, explicit: string | undefin
   }
 }
 
-export function prepareServeExtras(
+export async function prepareServeExtras(
   ctx: CliContext,
-  pipeline: LocalPipeline,
+  backend: Backend,
   loaded: { config: OpflowConfig; file: string | undefined },
   say: (line: string) => void = () => undefined,
-): ServeExtras {
+): Promise<ServeExtras> {
   const env = ctx.io.env;
-  const clock = pipeline.deps.clock;
-  const deliveries = new SqliteWebhookDeliveries(pipeline.local.db, { now: () => clock.now() });
+  const deliveries = await backend.webhookDeliveries();
   const handler = createWebhookHandler({
-    deps: pipeline.deps,
+    deps: backend.deps,
     config: loaded.config,
     deliveries,
     secrets: envWebhookSecrets(env),
   });
-  const states = new SqliteScheduleStateStore(pipeline.local.db);
+  const states = await backend.scheduleStates();
   let loop: { stop(): Promise<void> } | undefined;
   return {
     ...loaded,
     mounts: [webhookMount(handler, loaded.config)],
     deliveries,
     start() {
-      loop = startScheduleLoop(pipeline.deps, states, loaded.config.schedules, (outcome) =>
+      loop = startScheduleLoop(backend.deps, states, loaded.config.schedules, (outcome) =>
         say(
           `schedule ${outcome.schedule} slot ${new Date(outcome.slot).toISOString()}: ${
             outcome.outcome === 'fired'

@@ -1,6 +1,7 @@
 /**
- * What the engine is wired with: the ports of a backend, the Open Platform client, the workflows,
- * and optional logging and metrics. `shared/runtime` builds one of these per backend.
+ * What the engine is wired with, split by who needs what: `JobDeps` (creating, reading and changing
+ * job records), `SweepDeps` (the sweeper) and `StepDeps` (the step runner: the job side, the
+ * upstream and the tuning). `shared/runtime/engine-wiring.ts` builds them from a backend's ports.
  */
 import type { CallbackUrlPolicy } from '../callbacks/ssrf-guard';
 import type { Logger } from '../log/logger';
@@ -21,26 +22,50 @@ export interface EngineMetrics {
   count(name: string, value?: number, dimensions?: Record<string, string>): void;
 }
 
-export interface EngineDeps {
+/**
+ * What creating, reading, answering, cancelling and retrying jobs needs (the job API, schedules,
+ * webhooks, ingestion, the CLI's record commands): the job store, the queue, the report store, the
+ * clock and the workflows. Nothing here calls the Open Platform.
+ */
+export interface JobDeps {
   store: JobStore;
   queue: WorkQueue;
   reports: ReportStore;
+  clock: Clock;
+  workflows: WorkflowRegistry;
+  /** The batches: a job of a batch that runs again leaves its counts of finished jobs (`rejoinBatch`). */
+  batches?: BatchStore | undefined;
+  log?: Logger | undefined;
+  metrics?: EngineMetrics | undefined;
+  /**
+   * Messages a job may send before the runaway guard fails it (`Job.messages`; default
+   * `defaultMessageBudget`, job-record.ts).
+   */
+  messageBudget?: number | undefined;
+  /** Outgoing callbacks: without them, a job with a `callbackUrl` is refused (never accepted and ignored). */
+  callbacks?: { outbox: CallbackOutbox; policy: CallbackUrlPolicy } | undefined;
+  /** Told about every committed change (progress displays, the job history, the callback loop). */
+  onJobChange?: ((job: import('./job-record').Job) => void) | undefined;
+}
+
+/** What the sweeper needs: stranded jobs found in the store and sent again. */
+export type SweepDeps = Pick<JobDeps, 'store' | 'queue' | 'clock' | 'log' | 'metrics' | 'messageBudget'>;
+
+/**
+ * What the step runner needs: the job side, the upstream (client, keys, the key's rate budget) and
+ * the tuning of polls and admission. shared/runtime/engine-wiring.ts builds one from a backend's ports.
+ */
+export interface StepDeps extends JobDeps {
   keys: KeySource;
   rateLimiter: RateLimiter;
-  clock: Clock;
   /** Uniform in [0, 1): jitter. Injected so tests are exact. */
   random: () => number;
   client: OpenPlatformClient;
-  workflows: WorkflowRegistry;
   /**
    * Writes a finished job's report files: shared/reports/write-job-report.ts's `writeJobReport`
    * (presentation and schedule changes live above the engine, which only calls it).
    */
   writeReport: ReportWriter;
-  log?: Logger | undefined;
-  metrics?: EngineMetrics | undefined;
-  /** The batches: a job of a batch that runs again leaves its counts of finished jobs (`rejoinBatch`). */
-  batches?: BatchStore | undefined;
   /** Learned poll timing shared by all workers; without it, polls follow the declared schedules. */
   pollStats?: PollStatsStore | undefined;
   /**
@@ -80,15 +105,8 @@ export interface EngineDeps {
    * in due order and sends each its one message. Off (default): such a job is sent back with a spread.
    */
   admission?: boolean | undefined;
-  /**
-   * Messages a job may send before the runaway guard fails it (`Job.messages`; default
-   * `defaultMessageBudget`, job-record.ts).
-   */
-  messageBudget?: number | undefined;
   /** How paid calls in flight are guarded (defaults: 60 s allowance, a heartbeat every 15 s). */
   inFlight?: InFlightOptions | undefined;
-  /** Told about every committed change (progress displays). */
-  onJobChange?: ((job: import('./job-record').Job) => void) | undefined;
   /** Told about the job a step is for as soon as the step reads it (the step worker's log keys). */
   onJobRead?: ((job: import('./job-record').Job) => void) | undefined;
   /**
@@ -96,9 +114,10 @@ export interface EngineDeps {
    * already (the step worker's: the function's deadline).
    */
   callSignal?: AbortSignal | undefined;
-  /** Outgoing callbacks: without them, a job with a `callbackUrl` is refused (never accepted and ignored). */
-  callbacks?: { outbox: CallbackOutbox; policy: CallbackUrlPolicy } | undefined;
 }
+
+/** Everything the engine is wired with: the step runner's set, of which every narrower set is a part. */
+export type EngineDeps = StepDeps;
 
 /** shared/log's, re-exported for the engine's users (benchmarks, tests). */
 export { silentLogger } from '../log/logger';

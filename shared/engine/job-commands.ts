@@ -7,7 +7,7 @@ import * as z from 'zod';
 import { CallbackUrlRefused, checkCallbackUrl } from '../callbacks/ssrf-guard';
 import { formatIssues } from '../errors/zod-issues';
 import { applySelection, SelectionRefused } from './advance';
-import type { EngineDeps } from './deps';
+import type { JobDeps } from './deps';
 import {
   emptyUsage,
   isTerminal,
@@ -76,7 +76,7 @@ export class JobRequestError extends Error {
 }
 
 export async function submitJob(
-  deps: EngineDeps,
+  deps: JobDeps,
   request: SubmitJobRequest,
 ): Promise<{ job: Job; created: boolean }> {
   const parsed = submitJobRequestSchema.safeParse(request);
@@ -174,13 +174,13 @@ export async function submitJob(
 }
 
 /** The job's input as JSON, from its record or the report store; undefined when it cannot be read. */
-async function storedInputJson(deps: EngineDeps, job: Job): Promise<string | undefined> {
+async function storedInputJson(deps: JobDeps, job: Job): Promise<string | undefined> {
   if ('inline' in job.input) return JSON.stringify(job.input.inline);
   const stored = await deps.reports.get(job.input.ref);
   return stored ? Buffer.from(stored.body).toString('utf8') : undefined;
 }
 
-async function mustGet(deps: EngineDeps, jobId: string): Promise<Job> {
+async function mustGet(deps: JobDeps, jobId: string): Promise<Job> {
   const job = await deps.store.get(jobId);
   if (!job) throw new JobRequestError(`no job ${jobId}`, 'not-found');
   return job;
@@ -188,7 +188,7 @@ async function mustGet(deps: EngineDeps, jobId: string): Promise<Job> {
 
 /** Answer a job that awaits a selection with the ids of the chosen options. */
 export async function answerSelection(
-  deps: EngineDeps,
+  deps: JobDeps,
   jobId: string,
   selectedOptionIds: readonly string[],
 ): Promise<Job> {
@@ -216,7 +216,7 @@ export async function answerSelection(
 }
 
 /** Cancel a job in any non-terminal status. */
-export async function cancelJob(deps: EngineDeps, jobId: string): Promise<Job> {
+export async function cancelJob(deps: JobDeps, jobId: string): Promise<Job> {
   for (let tries = 0; tries < 5; tries++) {
     const job = await mustGet(deps, jobId);
     if (isTerminal(job.status))

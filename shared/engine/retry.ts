@@ -13,7 +13,7 @@ import { catalogue, type OperationId } from '../openplatform/catalogue';
 import { findStep } from './advance';
 import { rejoinBatch } from './batch-store';
 import { callbackForNewRun } from './callback-record';
-import type { EngineDeps } from './deps';
+import type { JobDeps } from './deps';
 import { JobRequestError } from './job-commands';
 import type { Job, JobRun } from './job-record';
 import type { Step, Workflow } from './workflow';
@@ -51,7 +51,7 @@ export function retryStep(workflow: Workflow, job: Job): string {
   return stopped;
 }
 
-async function loadInput(deps: EngineDeps, job: Job): Promise<unknown> {
+async function loadInput(deps: JobDeps, job: Job): Promise<unknown> {
   if ('inline' in job.input) return job.input.inline;
   const stored = await deps.reports.get(job.input.ref);
   if (!stored)
@@ -81,7 +81,7 @@ function intentsBefore(
  * Run a FAILED or CANCELLED job again. Refuses (JobRequestError 409) a job in any other status
  * with the reason; 404 for an unknown job.
  */
-export async function retryJob(deps: EngineDeps, jobId: string, options: RetryOptions = {}): Promise<Job> {
+export async function retryJob(deps: JobDeps, jobId: string, options: RetryOptions = {}): Promise<Job> {
   const fromStart = options.fromStart === true;
   for (let tries = 0; tries < 5; tries++) {
     const job = await deps.store.get(jobId);

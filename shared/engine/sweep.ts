@@ -9,7 +9,7 @@
  * such jobs and the sweeper sends them too (the runner re-bases their times on its own clock).
  */
 import type { ParkedJobs } from './admission/parked-jobs';
-import type { EngineDeps } from './deps';
+import type { EngineDeps, SweepDeps } from './deps';
 import { type Job, unparkedJob } from './job-record';
 
 export interface SweepOptions {
@@ -25,7 +25,7 @@ export interface SweepOptions {
 }
 
 export async function sweep(
-  deps: EngineDeps,
+  deps: SweepDeps,
   options: SweepOptions = {},
 ): Promise<{ requeued: number; expired: number; writtenAhead: number }> {
   const now = deps.clock.now();

@@ -7,8 +7,7 @@
 import type { MessageHeldAhead } from '../backends/local';
 import { writerAheadMs } from '../engine/clock-skew';
 import type { Job } from '../engine/job-record';
-import type { LocalPipeline } from './local/pipeline';
-import type { Pipeline } from './pipeline';
+import type { Backend } from './backend';
 
 /** One job held by a clock ahead of this one. */
 export interface SkewStall {
@@ -27,8 +26,9 @@ export interface SkewStall {
 }
 
 /** The jobs among `jobs` held by a clock ahead of `now`'s, soonest taken over first. */
-export function skewStalls(pipeline: Pipeline, jobs: readonly Job[], now: number): SkewStall[] {
-  const queue = (pipeline as Partial<LocalPipeline>).local?.queue;
+export function skewStalls(backend: Backend, jobs: readonly Job[], now: number): SkewStall[] {
+  // Only a queue of this machine (the local one) has messages stamped by another process's clock.
+  const queue = backend.work.where === 'here' ? backend.work.queue : undefined;
   const byId = new Map(jobs.map((job) => [job.id, job]));
   const stalls = new Map<string, SkewStall>();
   for (const held of queue?.heldAhead(now) ?? []) {

@@ -15,10 +15,8 @@ import { batchSettled, driveBatch, onlySelectionsLeft } from '../../ingest/drive
 import { LimitRefused, setMaxUnits } from '../../ingest/limits';
 import { batchOutputKeys } from '../../ingest/outputs';
 import { redriveBatch } from '../../ingest/redrive';
-import type { AwsPipeline } from '../../runtime/aws/pipeline';
-import { batchStoreOf } from '../../runtime/batch-store-of';
 import { createBatchDisplay, describeProgress } from '../batch-display';
-import { asLocal, type CliContext, type GlobalOptions, openPipeline, writeJson } from '../context';
+import { type CliContext, type GlobalOptions, openBackend, writeJson } from '../context';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
 import { formatDuration, formatTable, printable, selectionHelp } from '../format';
 
@@ -45,9 +43,9 @@ export async function batchCommand(
   const working = Boolean(
     batchId && (options.watch || options.redrive || options.maxUnits) && options.backend === 'local',
   );
-  const pipeline = await openPipeline(ctx, options, working ? 'work' : 'records');
+  const backend = await openBackend(ctx, options, working ? 'work' : 'records');
   try {
-    const batches = await batchStoreOf(pipeline);
+    const batches = await backend.batches();
     if (!batchId) {
       const limit = Number(options.limit);
       if (!Number.isInteger(limit) || limit < 1)
@@ -56,7 +54,7 @@ export async function batchCommand(
       const now = Date.now();
       if (options.json) {
         const views = await Promise.all(
-          page.batches.map((batch) => currentViewOf(pipeline.deps.store, batch, now)),
+          page.batches.map((batch) => currentViewOf(backend.deps.store, batch, now)),
         );
         writeJson(ctx.io, { batches: views });
         return ExitCode.ok;
@@ -68,7 +66,7 @@ export async function batchCommand(
         return ExitCode.ok;
       }
       const views = await Promise.all(
-        page.batches.map((batch) => currentViewOf(pipeline.deps.store, batch, now)),
+        page.batches.map((batch) => currentViewOf(backend.deps.store, batch, now)),
       );
       ctx.io.stdout.write(
         `${formatTable(
@@ -92,7 +90,7 @@ export async function batchCommand(
     }
     let batch = await batches.get(batchId);
     if (!batch) throw new CliError(`no batch ${batchId} (opflow batch lists them)`, ExitCode.notFound);
-    const deps = { engine: pipeline.deps, batches };
+    const deps = { engine: backend.deps, batches };
     // On aws the ingest function follows a batch; a batch it saw settle is handed back to it.
     const ingestQueueUrl = ctx.io.env.OPFLOW_INGEST_QUEUE_URL?.trim() || undefined;
     const changes = options.redrive || options.maxUnits !== undefined;
@@ -110,7 +108,7 @@ export async function batchCommand(
         );
       const before = batch.status;
       try {
-        batch = await setMaxUnits(batches, batchId, maxUnits, () => pipeline.deps.clock.now());
+        batch = await setMaxUnits(batches, batchId, maxUnits, () => backend.deps.clock.now());
       } catch (error) {
         if (error instanceof LimitRefused) throw new CliError(error.message, ExitCode.usage);
         throw error;
@@ -128,15 +126,10 @@ export async function batchCommand(
         );
       batch = outcome.batch;
     }
-    if (changes && options.backend === 'aws' && ingestQueueUrl) {
-      const aws = await import('../../backends/aws');
-      await aws.sendIngestMessage((pipeline as AwsPipeline).aws.clients.sqs, ingestQueueUrl, {
-        kind: 'continue',
-        batchId,
-      });
-    }
+    if (changes && backend.work.where === 'elsewhere' && ingestQueueUrl)
+      await backend.work.inbox.handBack(ingestQueueUrl, batchId);
     if (options.watch || options.redrive || options.maxUnits !== undefined) {
-      const local = asLocal(pipeline);
+      const here = backend.work.where === 'here' ? backend.work : undefined;
       const display = createBatchDisplay({
         stream: ctx.io.stderr,
         interactive: Boolean(ctx.io.stderr.isTTY) && !options.json,
@@ -145,29 +138,29 @@ export async function batchCommand(
       const abort = new AbortController();
       const stopListening = ctx.io.onInterrupt(() => abort.abort(new Error('interrupted')));
       try {
-        local?.start();
+        here?.start();
         const result = await driveBatch(deps, undefined, batchId, {
           signal: abort.signal,
-          allBatches: Boolean(local),
+          allBatches: Boolean(here),
           // On aws the functions release and run the items: only look.
-          observe: !local,
-          roundMs: local ? 500 : 2_000,
-          wake: local ? (listener) => local.onJobChange(() => listener()) : undefined,
+          observe: !here,
+          roundMs: here ? 500 : 2_000,
+          wake: here ? (listener) => backend.onJobChange(() => listener()) : undefined,
           onProgress: (current) => display.update(current),
           stopAtSelection: true,
         });
         batch = result.batch;
-        if (result.end === 'aborted') return show(ctx, options, pipeline, batch, ExitCode.interrupted);
+        if (result.end === 'aborted') return show(ctx, options, backend, batch, ExitCode.interrupted);
         if (result.end === 'awaiting') {
           const awaiting = await onlySelectionsLeft(deps, batch);
           if (!options.json)
             for (const job of awaiting.slice(0, 10)) ctx.io.stdout.write(`${selectionHelp(job)}\n`);
-          if (awaiting.length > 0) return show(ctx, options, pipeline, batch, ExitCode.awaitingInput);
+          if (awaiting.length > 0) return show(ctx, options, backend, batch, ExitCode.awaitingInput);
         }
       } finally {
         stopListening();
         display.stop();
-        await local?.stop();
+        await here?.stop();
       }
     }
     const download = options.download
@@ -192,22 +185,22 @@ export async function batchCommand(
         })
       : undefined;
     if (download && !options.json && !options.quiet && ctx.io.stderr.isTTY) ctx.io.stderr.write('\n');
-    return show(ctx, options, pipeline, batch, undefined, download);
+    return show(ctx, options, backend, batch, undefined, download);
   } finally {
-    await pipeline.close();
+    await backend.close();
   }
 }
 
 async function show(
   ctx: CliContext,
   options: BatchCommandOptions,
-  pipeline: { deps: { reports: { link(key: string): Promise<string> }; store: JobStore } },
+  backend: { deps: { reports: { link(key: string): Promise<string> }; store: JobStore } },
   batch: Batch,
   forced: ExitCodeValue | undefined,
   download?: DownloadOutcome | undefined,
 ): Promise<ExitCodeValue> {
-  const view = await currentViewOf(pipeline.deps.store, batch, Date.now());
-  const index = await pipeline.deps.reports.link(batchOutputKeys(batch.id).index);
+  const view = await currentViewOf(backend.deps.store, batch, Date.now());
+  const index = await backend.deps.reports.link(batchOutputKeys(batch.id).index);
   const exitCode =
     forced ??
     (view.failures > 0 || batch.status === 'STOPPED' || batch.status === 'PAUSED'

@@ -12,7 +12,7 @@ import { loadShapeTables } from '../../openplatform/operation-schemas';
 import type { OperationRow, Shape } from '../../openplatform/operation-types';
 import { lookupOperation } from '../../openplatform/operations';
 import type { OperationCallResult } from '../../openplatform/types';
-import { type CliContext, type GlobalOptions, openPipeline, writeJson } from '../context';
+import { type CliContext, type GlobalOptions, openBackend, writeJson } from '../context';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
 
 export interface CallOptions extends GlobalOptions {
@@ -33,9 +33,9 @@ export async function callCommand(
   let body = options.body === undefined ? undefined : await readBody(ctx, options.body);
   if (row.bodyEncoding === 'multipart' && body !== undefined) body = await attachFiles(ctx, row, body);
 
-  const pipeline = await openPipeline(ctx, options, 'work');
+  const backend = await openBackend(ctx, options, 'work');
   try {
-    const apiKey = await pipeline.deps.keys.getKey(options.tenant);
+    const apiKey = await backend.deps.keys.getKey(options.tenant);
     if (!apiKey) {
       throw new CliError(
         `no API key for tenant "${options.tenant}": set OPFLOW_API_KEY${options.tenant === 'default' ? '' : `_${options.tenant.toUpperCase()}`}`,
@@ -45,7 +45,7 @@ export async function callCommand(
     const live = chatStream(row) && !options.json;
     let result: OperationCallResult;
     try {
-      result = await pipeline.deps.client.request(
+      result = await backend.deps.client.request(
         row.operationId,
         { parameters, body },
         { apiKey, ...(live ? { onText: (text: string) => ctx.io.stdout.write(text) } : {}) },
@@ -57,7 +57,7 @@ export async function callCommand(
     printResult(ctx, result, options, live);
     return ExitCode.ok;
   } finally {
-    await pipeline.close();
+    await backend.close();
   }
 }
 

@@ -3,7 +3,7 @@
  * but its result is not committed: the job stays CANCELLED.
  */
 import { cancelJob } from '../../engine/job-commands';
-import { type CliContext, type GlobalOptions, openPipeline, writeJson } from '../context';
+import { type CliContext, type GlobalOptions, openBackend, writeJson } from '../context';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
 import { jobSummary, stepTitle } from '../format';
 
@@ -12,22 +12,22 @@ export async function cancelCommand(
   jobId: string,
   options: GlobalOptions,
 ): Promise<ExitCodeValue> {
-  const pipeline = await openPipeline(ctx, options, 'records');
+  const backend = await openBackend(ctx, options, 'records');
   try {
-    const existing = await pipeline.deps.store.get(jobId);
+    const existing = await backend.deps.store.get(jobId);
     if (!existing) throw new CliError(`no job ${jobId}`, ExitCode.notFound);
-    const job = await cancelJob(pipeline.deps, jobId);
+    const job = await cancelJob(backend.deps, jobId);
     if (options.json) writeJson(ctx.io, jobSummary(job));
     else
       ctx.io.stdout.write(
         `cancelled ${job.id}${job.label ? ` (${job.label})` : ''} ${
           existing.status === 'AWAITING_INPUT' && existing.pending
             ? `while it waited for a selection ("${existing.pending.prompt}")`
-            : `at step "${stepTitle(job, pipeline.deps.workflows)}"`
+            : `at step "${stepTitle(job, backend.deps.workflows)}"`
         }\n`,
       );
     return ExitCode.ok;
   } finally {
-    await pipeline.close();
+    await backend.close();
   }
 }

@@ -15,10 +15,9 @@ import { batchSettled, driveBatch } from '../../ingest/drive-batch';
 import { inboxFolderOf, inboxMetadataFor } from '../../ingest/inbox';
 import { insideFolder } from '../../ingest/local-source';
 import { openFile, readCsv, readFolder, readJsonLines, type SourceRecord } from '../../ingest/sources';
-import type { AwsPipeline } from '../../runtime/aws/pipeline';
-import { batchStoreOf } from '../../runtime/batch-store-of';
+import type { Inbox } from '../../runtime/backend';
 import { createBatchDisplay } from '../batch-display';
-import { type CliContext, openPipeline, writeJson } from '../context';
+import { type CliContext, openBackend, writeJson } from '../context';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
 import { emptySourceWarning, type IngestCommandOptions } from './ingest-options';
 
@@ -43,17 +42,17 @@ export async function awsIngestCommand(
       ExitCode.usage,
     );
   const batchId = batchIdFor({ kind, uri: path }, options.tenant, options.batch);
-  const pipeline = (await openPipeline(ctx, options, 'records')) as AwsPipeline;
+  const backend = await openBackend(ctx, options, 'records');
   try {
-    const aws = await import('../../backends/aws');
-    const s3 = pipeline.aws.clients.s3;
-    const bucket = pipeline.config.bucketName;
+    if (backend.work.where !== 'elsewhere')
+      throw new CliError('this upload is for a backend whose ingest runs in the cloud', ExitCode.usage);
+    const { inbox } = backend.work;
     const prefix = inboxFolderOf(options.tenant, options.workflow, batchId);
     const metadata = inboxMetadataFor(options.tenant, batchId, batchOptions);
     const queueUrl = ctx.io.env.OPFLOW_INGEST_QUEUE_URL?.trim() || undefined;
     const announce: { key: string; etag?: string | undefined }[] = [];
     const upload = async (key: string, body: Uint8Array, meta: Record<string, string>, start: boolean) => {
-      const { etag } = await aws.putInboxObject(s3, { bucket, key }, body, meta);
+      const { etag } = await inbox.put(key, body, meta);
       if (start) announce.push({ key, etag });
     };
     let uploaded = 0;
@@ -112,13 +111,7 @@ export async function awsIngestCommand(
       );
       uploaded += 1;
     }
-    if (queueUrl)
-      for (const object of announce)
-        await aws.sendIngestMessage(
-          pipeline.aws.clients.sqs,
-          queueUrl,
-          aws.s3CreatedEvent({ bucket, key: object.key }, object.etag),
-        );
+    if (queueUrl) for (const upload of announce) await inbox.announce(queueUrl, upload);
     const warnings = found === 0 ? [emptySourceWarning(kind, path)] : [];
     if (!options.json) for (const warning of warnings) ctx.io.stderr.write(`opflow: ${warning}\n`);
     if (!options.json)
@@ -126,21 +119,21 @@ export async function awsIngestCommand(
         ctx.io.stderr.write(`opflow: ${problem.document}: not uploaded: ${problem.reason}\n`);
     if (!options.quiet && !options.json)
       ctx.io.stderr.write(
-        `opflow: uploaded ${uploaded} object${uploaded === 1 ? '' : 's'} to s3://${bucket}/${prefix}; batch ${batchId} starts there\n`,
+        `opflow: uploaded ${uploaded} object${uploaded === 1 ? '' : 's'} to ${inbox.location}${prefix}; batch ${batchId} starts there\n`,
       );
     if (!options.wait) {
       if (options.json)
         writeJson(ctx.io, {
           batchId,
           uploaded,
-          prefix: `s3://${bucket}/${prefix}`,
+          prefix: `${inbox.location}${prefix}`,
           warnings,
           problems,
           exitCode: problems.length > 0 ? ExitCode.jobFailed : ExitCode.ok,
         });
       return problems.length > 0 ? ExitCode.jobFailed : ExitCode.ok;
     }
-    const batches = await batchStoreOf(pipeline);
+    const batches = await backend.batches();
     const display = createBatchDisplay({
       stream: ctx.io.stderr,
       interactive: Boolean(ctx.io.stderr.isTTY) && !options.json,
@@ -154,9 +147,9 @@ export async function awsIngestCommand(
         batches,
         batchId,
         signal: abort.signal,
-        unread: unreadOf(pipeline, queueUrl),
+        unread: unreadOf(inbox, queueUrl),
       });
-      const result = await driveBatch({ engine: pipeline.deps, batches }, undefined, batchId, {
+      const result = await driveBatch({ engine: backend.deps, batches }, undefined, batchId, {
         observe: true,
         signal: abort.signal,
         roundMs: 2_000,
@@ -175,7 +168,7 @@ export async function awsIngestCommand(
       if (options.json) writeJson(ctx.io, { batch: view, end: result.end, warnings, problems, exitCode });
       else
         ctx.io.stdout.write(
-          `batch ${batchId}: ${view.totals.succeeded} succeeded, ${view.totals.failed} failed, ${view.thisRun.invalid} bad lines; outputs in s3://${bucket}/batches/${batchId}/\n`,
+          `batch ${batchId}: ${view.totals.succeeded} succeeded, ${view.totals.failed} failed, ${view.thisRun.invalid} bad lines; outputs in ${inbox.location}batches/${batchId}/\n`,
         );
       return exitCode;
     } finally {
@@ -183,7 +176,7 @@ export async function awsIngestCommand(
       display.stop();
     }
   } finally {
-    await pipeline.close();
+    await backend.close();
   }
 }
 
@@ -193,12 +186,9 @@ const unreadLimitMs = 10_000;
 const startLimitMs = 90_000;
 
 /** The ingest queue's unread messages, when the command announces its uploads there itself. */
-function unreadOf(pipeline: AwsPipeline, queueUrl: string | undefined) {
+function unreadOf(inbox: Inbox, queueUrl: string | undefined) {
   if (!queueUrl) return undefined;
-  return async () => {
-    const { unreadIngestMessages } = await import('../../backends/aws');
-    return { queueUrl, count: await unreadIngestMessages(pipeline.aws.clients.sqs, queueUrl) };
-  };
+  return async () => ({ queueUrl, count: await inbox.unread(queueUrl) });
 }
 
 /**

@@ -23,9 +23,8 @@ import {
 } from '../../ingest/ingest';
 import { localIngestSource, localSourceKind } from '../../ingest/local-source';
 import { batchOutputKeys } from '../../ingest/outputs';
-import { batchStoreOf } from '../../runtime/batch-store-of';
 import { createBatchDisplay } from '../batch-display';
-import { asLocal, type CliContext, openPipeline, writeJson } from '../context';
+import { type CliContext, openBackend, writeJson } from '../context';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
 import { formatDuration, selectionHelp } from '../format';
 import { readConfigFile } from '../serve-extras';
@@ -95,18 +94,18 @@ export async function ingestCommand(
   };
   const input = localIngestSource(source);
   // Reading only (--dry-run, --no-wait) needs no workers and no built-in sandbox.
-  const pipeline = await openPipeline(ctx, options, options.dryRun || !options.wait ? 'records' : 'work');
+  const backend = await openBackend(ctx, options, options.dryRun || !options.wait ? 'records' : 'work');
   favourSmallHeap();
   try {
     const deps: IngestDeps = {
-      engine: pipeline.deps,
-      batches: await batchStoreOf(pipeline),
+      engine: backend.deps,
+      batches: await backend.batches(),
       disclosureForm: (await readConfigFile(ctx, undefined)).config.disclosureForm,
     };
     if (options.dryRun || batchOptions.maxUnits !== undefined) {
       const preview = await previewIngest(deps, input, request).catch(refusal);
       // Items ingested before whose job finished are not run again: only the rest is estimated.
-      const estimate = await estimateBatch(pipeline.deps.store, pipeline.deps.workflows, preview.toRun);
+      const estimate = await estimateBatch(backend.deps.store, backend.deps.workflows, preview.toRun);
       if (options.dryRun) return printDryRun(ctx, options, { kind, path }, preview, estimate, where);
       const max = batchOptions.maxUnits ?? 0;
       // The limit is the batch's: what it billed already counts against it.
@@ -131,7 +130,7 @@ export async function ingestCommand(
           : `batch ${opened.id}: ingesting ${path} again (run ${opened.run}); lines ingested before are not started again`,
     );
     const existing = { done: 0, running: 0 };
-    const local = asLocal(pipeline);
+    const here = backend.work.where === 'here' ? backend.work : undefined;
     const display = createBatchDisplay({
       stream: ctx.io.stderr,
       interactive: Boolean(ctx.io.stderr.isTTY) && !options.json,
@@ -147,17 +146,17 @@ export async function ingestCommand(
     });
     let result: Awaited<ReturnType<typeof driveBatch>>;
     try {
-      if (options.wait) local?.start();
+      if (options.wait) here?.start();
       result = await driveBatch(deps, input, opened.id, {
         signal: abort.signal,
         allBatches: true,
         readOnly: !options.wait,
         stopAtSelection: true,
-        wake: pipeline.onJobChange ? (listener) => pipeline.onJobChange!(() => listener()) : undefined,
+        wake: (listener) => backend.onJobChange(() => listener()),
         onProgress: (batch) => display.update(batch),
         onExisting: async (keys: string[]) => {
           for (const key of keys) {
-            const job = await pipeline.deps.store.findByIdempotencyKey(options.tenant, key);
+            const job = await backend.deps.store.findByIdempotencyKey(options.tenant, key);
             if (job && isTerminal(job.status)) existing.done += 1;
             else existing.running += 1;
           }
@@ -166,11 +165,11 @@ export async function ingestCommand(
     } finally {
       stopListening();
       display.stop();
-      await local?.stop();
+      await here?.stop();
     }
     return await finish(ctx, options, deps, result, existing, startedAt, where, { kind, path });
   } finally {
-    await pipeline.close();
+    await backend.close();
   }
 }
 

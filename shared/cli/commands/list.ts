@@ -3,7 +3,7 @@
  */
 import { type JobStatus, jobStatuses } from '../../engine/job-record';
 import { searchJobs } from '../../http/job-search';
-import { type CliContext, type GlobalOptions, openPipeline, writeJson } from '../context';
+import { type CliContext, type GlobalOptions, openBackend, writeJson } from '../context';
 import { reportLocationOf } from '../drive-jobs';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
 import { formatTable, jobSummary, stepTitle, upstreamShort } from '../format';
@@ -41,10 +41,10 @@ export async function listCommand(ctx: CliContext, options: ListOptions): Promis
       ExitCode.usage,
     );
   }
-  const pipeline = await openPipeline(ctx, options, 'records');
+  const backend = await openBackend(ctx, options, 'records');
   try {
     const { jobs, cursor } = await searchJobs(
-      pipeline.deps.store,
+      backend.deps.store,
       { status, batchId: options.batch, tenant: options.tenant },
       { workflow: options.workflow },
       limit,
@@ -52,7 +52,7 @@ export async function listCommand(ctx: CliContext, options: ListOptions): Promis
     const shown = jobs.slice(0, limit);
     if (options.json) {
       const summaries = [];
-      for (const job of shown) summaries.push(jobSummary(job, await reportLocationOf(pipeline, job)));
+      for (const job of shown) summaries.push(jobSummary(job, await reportLocationOf(backend, job)));
       writeJson(ctx.io, summaries);
       return ExitCode.ok;
     }
@@ -64,7 +64,7 @@ export async function listCommand(ctx: CliContext, options: ListOptions): Promis
       job.id,
       job.workflow,
       job.status,
-      stepTitle(job, pipeline.deps.workflows),
+      stepTitle(job, backend.deps.workflows),
       new Date(job.updatedAt).toISOString().replace('T', ' ').slice(0, 19),
       upstreamShort(job.upstream),
       job.label ?? '',
@@ -78,6 +78,6 @@ export async function listCommand(ctx: CliContext, options: ListOptions): Promis
       ctx.io.stdout.write(`(first ${limit}; use --limit to see more)\n`);
     return ExitCode.ok;
   } finally {
-    await pipeline.close();
+    await backend.close();
   }
 }

@@ -7,10 +7,11 @@
  *
  * Standard output carries only the protocol; every line for people goes to standard error.
  */
+import { Writable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { startBatchRunner } from '../../dashboard/batch-runner';
 import { createOpflowMcpServer, ingestRootsFrom } from '../../mcp/server';
-import { asLocal, type CliContext, type GlobalOptions, openPipeline } from '../context';
+import { type CliContext, type GlobalOptions, openBackend } from '../context';
 import { ExitCode, type ExitCodeValue } from '../exit-codes';
 
 export async function mcpCommand(ctx: CliContext, options: GlobalOptions): Promise<ExitCodeValue> {
@@ -18,19 +19,19 @@ export async function mcpCommand(ctx: CliContext, options: GlobalOptions): Promi
   const say = (line: string) => {
     if (!options.quiet) io.stderr.write(`opflow mcp: ${line}\n`);
   };
-  const pipeline = await openPipeline(ctx, options, 'work');
-  const local = asLocal(pipeline);
+  const backend = await openBackend(ctx, options, 'work');
+  const here = backend.work.where === 'here' ? backend.work : undefined;
   // Locally, batches go on in this process (admission rounds, ingests started with the ingest tool).
-  const batches = local ? local.local.batches : undefined;
-  const batchRunner = local && batches ? startBatchRunner({ deps: pipeline.deps, batches }) : undefined;
+  const batches = here ? await backend.batches() : undefined;
+  const batchRunner = batches ? startBatchRunner({ deps: backend.deps, batches }) : undefined;
   const server = createOpflowMcpServer({
-    deps: pipeline.deps,
+    deps: backend.deps,
     batches,
     batchRunner,
     cwd: io.cwd,
     ingestRoots: ingestRootsFrom(io.env, io.cwd),
   });
-  const transport = new StdioServerTransport(process.stdin, io.stdout as NodeJS.WritableStream as never);
+  const transport = new StdioServerTransport(process.stdin, writableOf(io.stdout));
   let stopListening = () => {};
   try {
     const ended = new Promise<void>((resolve) => {
@@ -40,15 +41,25 @@ export async function mcpCommand(ctx: CliContext, options: GlobalOptions): Promi
       stopListening = io.onInterrupt(() => resolve());
     });
     await server.connect(transport);
-    local?.start();
-    say(`ready on standard input/output (${pipeline.description})`);
+    here?.start();
+    say(`ready on standard input/output (${backend.description})`);
     await ended;
     say('stopping: waiting for the steps in progress');
   } finally {
     stopListening();
     await server.close().catch(() => {});
     await batchRunner?.stop();
-    await pipeline.close();
+    await backend.close();
   }
   return ExitCode.ok;
+}
+
+/** The command's standard output as the stream class the transport writes to (tests inject a plain one). */
+function writableOf(stream: NodeJS.WritableStream): Writable {
+  if (stream instanceof Writable) return stream;
+  return new Writable({
+    write: (chunk, _encoding, done) => {
+      stream.write(chunk, (error) => done(error ?? undefined));
+    },
+  });
 }

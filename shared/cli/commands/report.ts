@@ -3,7 +3,7 @@
  * (report.html, report.md, report.docx, result.json), or the report itself.
  */
 import { reportKeys } from '../../engine/report';
-import { type CliContext, type GlobalOptions, openPipeline, writeJson } from '../context';
+import { type CliContext, type GlobalOptions, openBackend, writeJson } from '../context';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
 
 export interface ReportOptions extends GlobalOptions {
@@ -21,9 +21,9 @@ export async function reportCommand(
   const format = formats[options.format as keyof typeof formats];
   if (!format)
     throw new CliError(`--format must be html, md, json or docx, not "${options.format}"`, ExitCode.usage);
-  const pipeline = await openPipeline(ctx, options, 'records');
+  const backend = await openBackend(ctx, options, 'records');
   try {
-    const { store, reports } = pipeline.deps;
+    const { store, reports } = backend.deps;
     const job = await store.get(jobId);
     if (!job) throw new CliError(`no job ${jobId}`, ExitCode.notFound);
     const keys = reportKeys(job.id);
@@ -77,6 +77,6 @@ export async function reportCommand(
     }
     return ExitCode.ok;
   } finally {
-    await pipeline.close();
+    await backend.close();
   }
 }

@@ -10,7 +10,7 @@ import { isTerminal, type Job } from '../../engine/job-record';
 import { retryJob } from '../../engine/retry';
 import { describeSkewStall, skewStalls } from '../../runtime/clock-skew-notes';
 import { listUnfinished } from '../../runtime/job-queries';
-import { type CliContext, type GlobalOptions, openPipeline, writeJson } from '../context';
+import { type CliContext, type GlobalOptions, openBackend, writeJson } from '../context';
 import { driveJobs, reportOutcome } from '../drive-jobs';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
 import { jobSummary, selectionHelp } from '../format';
@@ -75,15 +75,15 @@ export async function resumeCommand(
     throw new CliError('--select answers one job: opflow resume <jobId> --select <ids>', ExitCode.usage);
   }
   const selected = options.select === undefined ? undefined : parseSelectedIds(options.select);
-  const pipeline = await openPipeline(ctx, options, 'work');
+  const backend = await openBackend(ctx, options, 'work');
   try {
-    const { store } = pipeline.deps;
+    const { store } = backend.deps;
     let focus: Job | undefined;
     if (jobId !== undefined) {
       focus = await store.get(jobId);
       if (!focus) throw new CliError(`no job ${jobId}`, ExitCode.notFound);
       if (selected) {
-        focus = await answerSelection(pipeline.deps, jobId, selected);
+        focus = await answerSelection(backend.deps, jobId, selected);
       } else if (focus.status === 'AWAITING_INPUT') {
         if (options.json) {
           writeJson(ctx.io, {
@@ -100,7 +100,7 @@ export async function resumeCommand(
             ? `opflow: job ${jobId} failed only because ${describeLocalReason(focus)}; storing the answer it kept at step ${focus.step} (nothing is called again)\n`
             : `opflow: job ${jobId} failed only because ${describeLocalReason(focus)}; running it again from step ${focus.step}\n`,
         );
-        focus = await retryJob(pipeline.deps, focus.id);
+        focus = await retryJob(backend.deps, focus.id);
       } else if (isTerminal(focus.status)) {
         const exitCode = focus.status === 'SUCCEEDED' ? ExitCode.ok : ExitCode.jobFailed;
         if (options.json) {
@@ -121,7 +121,7 @@ export async function resumeCommand(
     for (const failed of await locallyFailedJobs(store)) {
       if (failed.id === focus?.id) continue;
       try {
-        unfinished.push(await retryJob(pipeline.deps, failed.id));
+        unfinished.push(await retryJob(backend.deps, failed.id));
         again += 1;
       } catch {
         // Changed meanwhile (another process retried it): it is looked after there.
@@ -139,7 +139,7 @@ export async function resumeCommand(
     }
     // Jobs held by a process whose clock is ahead: say so, and when this one takes them over.
     if (!options.quiet && !options.json) {
-      for (const stall of skewStalls(pipeline, tracked, pipeline.deps.clock.now())) {
+      for (const stall of skewStalls(backend, tracked, backend.deps.clock.now())) {
         ctx.io.stderr.write(`opflow: ${describeSkewStall(stall, 'resume')}\n`);
       }
     }
@@ -158,14 +158,14 @@ export async function resumeCommand(
       return waiting.length > 0 ? ExitCode.awaitingInput : ExitCode.ok;
     }
     if (!options.wait) {
-      return reportOutcome(ctx, pipeline, { jobs: tracked, interrupted: false }, { ...options, startedAt });
+      return reportOutcome(ctx, backend, { jobs: tracked, interrupted: false }, { ...options, startedAt });
     }
     // Without an id nobody is there to answer a selection: a job that comes to one ends the command
     // (exit 3, with how to answer) when the built-in sandbox keeps its tasks in its state file.
-    const outcome = await driveJobs(ctx, pipeline, tracked, { ...options, stopAtSelection: !focus });
-    return await reportOutcome(ctx, pipeline, outcome, { ...options, startedAt });
+    const outcome = await driveJobs(ctx, backend, tracked, { ...options, stopAtSelection: !focus });
+    return await reportOutcome(ctx, backend, outcome, { ...options, startedAt });
   } finally {
-    await pipeline.close();
+    await backend.close();
   }
 }
 

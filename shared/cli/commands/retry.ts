@@ -5,7 +5,7 @@
  */
 import type { Job } from '../../engine/job-record';
 import { retryJob } from '../../engine/retry';
-import { type CliContext, type GlobalOptions, openPipeline } from '../context';
+import { type CliContext, type GlobalOptions, openBackend } from '../context';
 import { driveJobs, reportOutcome } from '../drive-jobs';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
 import { stepTitle } from '../format';
@@ -25,10 +25,10 @@ export async function retryCommand(
   const startedAt = Date.now();
   const deadlineMs =
     options.deadline === undefined ? undefined : parseDuration(options.deadline, '--deadline');
-  // The retry is committed before the working pipeline opens: the built-in sandbox keeps its tasks
+  // The retry is committed before the working backend opens: the built-in sandbox keeps its tasks
   // (and the job's upstream task with them) only when it finds unfinished jobs at its start.
   let job: Job;
-  const records = await openPipeline(ctx, options, 'records');
+  const records = await openBackend(ctx, options, 'records');
   try {
     const existing = await records.deps.store.get(jobId);
     if (!existing) throw new CliError(`no job ${jobId}`, ExitCode.notFound);
@@ -52,11 +52,11 @@ export async function retryCommand(
   } finally {
     await records.close();
   }
-  const pipeline = await openPipeline(ctx, options, 'work');
+  const backend = await openBackend(ctx, options, 'work');
   try {
-    const outcome = await driveJobs(ctx, pipeline, [job], options);
-    return await reportOutcome(ctx, pipeline, outcome, { ...options, startedAt });
+    const outcome = await driveJobs(ctx, backend, [job], options);
+    return await reportOutcome(ctx, backend, outcome, { ...options, startedAt });
   } finally {
-    await pipeline.close();
+    await backend.close();
   }
 }

@@ -21,7 +21,7 @@ import {
 } from '../../ingest/disclosure-form';
 import { editDistance } from '../../openplatform/edit-distance';
 import { listAll, listUnfinished } from '../../runtime/job-queries';
-import { type CliContext, type GlobalOptions, openPipeline } from '../context';
+import { type CliContext, type GlobalOptions, openBackend } from '../context';
 import { driveJobs, reportOutcome } from '../drive-jobs';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
 import { type InputDocument, type InputProblem, readInputs } from '../inputs';
@@ -91,12 +91,12 @@ export async function runCommand(
     );
   }
 
-  const pipeline = await openPipeline(ctx, options, 'work');
+  const backend = await openBackend(ctx, options, 'work');
   try {
-    const unfinished = await listUnfinished(pipeline.deps.store);
+    const unfinished = await listUnfinished(backend.deps.store);
     // A repeat is the same input for the same tenant on the same upstream: a result of the sandbox
     // is never taken for the platform's, nor one of another key, endpoint or tenant.
-    const upstream = await upstreamOfTenant(pipeline.deps, options.tenant);
+    const upstream = await upstreamOfTenant(backend.deps, options.tenant);
     const sameWorkflow = options.fresh
       ? []
       : unfinished.filter(
@@ -109,9 +109,9 @@ export async function runCommand(
     const canonicalOfDone = new Map<string, Job>();
     const doneElsewhere = new Map<string, Job>();
     if (!options.fresh) {
-      for (const job of await listAll(pipeline.deps.store, { status: 'SUCCEEDED' })) {
+      for (const job of await listAll(backend.deps.store, { status: 'SUCCEEDED' })) {
         if (job.workflow !== workflow.name || job.tenant !== options.tenant) continue;
-        const canonical = await canonicalInputOf(pipeline.deps.reports, job);
+        const canonical = await canonicalInputOf(backend.deps.reports, job);
         if (canonical === undefined) continue;
         const into = sameUpstream(job.upstream, upstream) ? canonicalOfDone : doneElsewhere;
         if (!into.has(canonical)) into.set(canonical, job);
@@ -119,7 +119,7 @@ export async function runCommand(
     }
     const canonicalOfUnfinished = new Map<string, Job>();
     for (const job of sameWorkflow) {
-      const canonical = await canonicalInputOf(pipeline.deps.reports, job);
+      const canonical = await canonicalInputOf(backend.deps.reports, job);
       if (canonical !== undefined && !canonicalOfUnfinished.has(canonical))
         canonicalOfUnfinished.set(canonical, job);
     }
@@ -147,7 +147,7 @@ export async function runCommand(
         continue;
       }
       try {
-        const { job } = await submitJob(pipeline.deps, {
+        const { job } = await submitJob(backend.deps, {
           workflow: workflow.name,
           input: candidate.input,
           tenant: options.tenant,
@@ -204,15 +204,15 @@ export async function runCommand(
     if (!options.wait) {
       return reportOutcome(
         ctx,
-        pipeline,
+        backend,
         { jobs: tracked, interrupted: false },
         { ...options, refused, skipped, startedAt },
       );
     }
-    const outcome = await driveJobs(ctx, pipeline, tracked, options);
-    return await reportOutcome(ctx, pipeline, outcome, { ...options, refused, skipped, startedAt });
+    const outcome = await driveJobs(ctx, backend, tracked, options);
+    return await reportOutcome(ctx, backend, outcome, { ...options, refused, skipped, startedAt });
   } finally {
-    await pipeline.close();
+    await backend.close();
   }
 }
 

@@ -6,13 +6,10 @@
  * process firing the schedule reads). Schedules come from the config file; `opflow serve` fires
  * them locally, EventBridge Scheduler on aws (`--backend aws` reads and changes their state there).
  */
-import { SqliteScheduleStateStore } from '../../backends/local/sqlite-schedule-state-store';
 import type { Schedule } from '../../config/opflow-config';
-import type { ScheduleStateStore } from '../../engine/schedule-ports';
-import type { AwsPipeline } from '../../runtime/aws/pipeline';
 import { pauseSchedule, resumeSchedule, SchedulePauseError, scheduleView } from '../../schedules/pause';
 import { backfillSchedule, triggerSchedule } from '../../schedules/scheduler';
-import { asLocal, type CliContext, type GlobalOptions, openPipeline, writeJson } from '../context';
+import { type CliContext, type GlobalOptions, openBackend, writeJson } from '../context';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
 import { printable } from '../format';
 import { readConfigFile } from '../serve-extras';
@@ -44,28 +41,18 @@ async function pick(
   return { schedules: config.schedules, schedule };
 }
 
+/** The backend and its schedule state store (on aws: the SCHED# items of the stack's job table). */
 async function openStates(ctx: CliContext, options: Options, purpose: 'records' | 'work') {
-  const pipeline = await openPipeline(ctx, options, purpose);
-  const local = asLocal(pipeline);
-  let states: ScheduleStateStore;
-  if (local) states = new SqliteScheduleStateStore(local.local.db);
-  else {
-    // On aws the schedules are EventBridge Scheduler schedules the stack made from the same file;
-    // their state (last slots, jobs, a pause) is the SCHED# items of the job table.
-    // Loaded only here: the AWS SDK is no part of a local command's start-up.
-    const { DynamoDbScheduleStateStore } = await import('../../backends/aws/dynamodb-schedule-state-store');
-    const aws = pipeline as AwsPipeline;
-    states = new DynamoDbScheduleStateStore(aws.aws.clients.documents, aws.config.tableName);
-  }
-  return { pipeline, states };
+  const backend = await openBackend(ctx, options, purpose);
+  return { backend, states: await backend.scheduleStates() };
 }
 
 export async function schedulesListCommand(ctx: CliContext, options: Options): Promise<ExitCodeValue> {
   const { schedules } = await pick(ctx, options);
-  const { pipeline, states } = await openStates(ctx, options, 'records');
+  const { backend, states } = await openStates(ctx, options, 'records');
   try {
     const rows = [];
-    for (const schedule of schedules) rows.push(await scheduleView(pipeline.deps, states, schedule));
+    for (const schedule of schedules) rows.push(await scheduleView(backend.deps, states, schedule));
     if (options.json) writeJson(ctx.io, { schedules: rows });
     else if (rows.length === 0) {
       ctx.io.stdout.write(
@@ -83,7 +70,7 @@ export async function schedulesListCommand(ctx: CliContext, options: Options): P
     }
     return ExitCode.ok;
   } finally {
-    await pipeline.close();
+    await backend.close();
   }
 }
 
@@ -93,14 +80,14 @@ export async function schedulesTriggerCommand(
   options: Options,
 ): Promise<ExitCodeValue> {
   const { schedule } = await pick(ctx, options, name);
-  const { pipeline, states } = await openStates(ctx, options, 'records');
+  const { backend, states } = await openStates(ctx, options, 'records');
   try {
-    const { job } = await triggerSchedule(pipeline.deps, states, schedule!);
+    const { job } = await triggerSchedule(backend.deps, states, schedule!);
     if (options.json) writeJson(ctx.io, { schedule: name, jobId: job.id, status: job.status });
     else ctx.io.stdout.write(`${name}: job ${job.id} queued (opflow serve or opflow resume runs it)\n`);
     return ExitCode.ok;
   } finally {
-    await pipeline.close();
+    await backend.close();
   }
 }
 
@@ -113,16 +100,16 @@ export async function schedulesPauseCommand(
   const { schedule } = await pick(ctx, options, name);
   if (pause && !options.reason?.trim())
     throw new CliError('--reason is required: say why (people see it beside the schedule)', ExitCode.usage);
-  const { pipeline, states } = await openStates(ctx, options, 'records');
+  const { backend, states } = await openStates(ctx, options, 'records');
   try {
     try {
-      if (pause) await pauseSchedule(pipeline.deps, states, schedule!, options.reason!);
-      else await resumeSchedule(pipeline.deps, states, schedule!);
+      if (pause) await pauseSchedule(backend.deps, states, schedule!, options.reason!);
+      else await resumeSchedule(backend.deps, states, schedule!);
     } catch (error) {
       if (error instanceof SchedulePauseError) throw new CliError(error.message, ExitCode.usage);
       throw error;
     }
-    const view = await scheduleView(pipeline.deps, states, schedule!);
+    const view = await scheduleView(backend.deps, states, schedule!);
     if (options.json) writeJson(ctx.io, { schedule: view });
     else
       ctx.io.stdout.write(
@@ -132,7 +119,7 @@ export async function schedulesPauseCommand(
       );
     return ExitCode.ok;
   } finally {
-    await pipeline.close();
+    await backend.close();
   }
 }
 
@@ -156,12 +143,12 @@ export async function schedulesBackfillCommand(
   const from = parseTime(options.from, '--from');
   const to = parseTime(options.to, '--to');
   if (to < from) throw new CliError('--to must not be before --from', ExitCode.usage);
-  const { pipeline, states } = await openStates(ctx, options, 'records');
+  const { backend, states } = await openStates(ctx, options, 'records');
   try {
-    if (to > pipeline.deps.clock.now()) throw new CliError('--to must not be in the future', ExitCode.usage);
+    if (to > backend.deps.clock.now()) throw new CliError('--to must not be in the future', ExitCode.usage);
     let results: Awaited<ReturnType<typeof backfillSchedule>>;
     try {
-      results = await backfillSchedule(pipeline.deps, states, schedule!, from, to);
+      results = await backfillSchedule(backend.deps, states, schedule!, from, to);
     } catch (error) {
       if (error instanceof RangeError) throw new CliError(error.message, ExitCode.usage);
       throw error;
@@ -181,6 +168,6 @@ export async function schedulesBackfillCommand(
     }
     return ExitCode.ok;
   } finally {
-    await pipeline.close();
+    await backend.close();
   }
 }

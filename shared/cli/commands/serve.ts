@@ -4,7 +4,6 @@
  * line on standard output is the URL; requests are logged on standard error (method, path, status).
  */
 import * as z from 'zod';
-import { SqliteScheduleStateStore } from '../../backends/local/sqlite-schedule-state-store';
 import { batchRoutes } from '../../dashboard/batch-routes';
 import { startBatchRunner } from '../../dashboard/batch-runner';
 import { deliveryRoutes } from '../../dashboard/delivery-routes';
@@ -18,7 +17,7 @@ import { mcpMount } from '../../mcp/http';
 import { ingestRootsFrom } from '../../mcp/server';
 import { redactUrl } from '../../openplatform/redact';
 import { listUnfinished } from '../../runtime/job-queries';
-import { asLocal, type CliContext, type GlobalOptions, openPipeline } from '../context';
+import { type CliContext, type GlobalOptions, openBackend } from '../context';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
 import { prepareServeExtras, readConfigFile } from '../serve-extras';
 
@@ -87,37 +86,42 @@ export async function serveCommand(ctx: CliContext, options: ServeOptions): Prom
   };
 
   const configFile = await readConfigFile(ctx, options.config);
-  const pipeline = await openPipeline(ctx, options, 'work');
-  const local = asLocal(pipeline)!;
-  const extras = prepareServeExtras(ctx, local, configFile, say);
+  const backend = await openBackend(ctx, options, 'work');
+  if (backend.work.where !== 'here') {
+    await backend.close();
+    throw new CliError('opflow serve runs jobs in this process', ExitCode.usage);
+  }
+  const here = backend.work;
+  const extras = await prepareServeExtras(ctx, backend, configFile, say);
+  const batches = await backend.batches();
   // Batches go on while the server runs: admission rounds, and ingests started over MCP.
-  const batchRunner = startBatchRunner({ deps: pipeline.deps, batches: local.local.batches });
+  const batchRunner = startBatchRunner({ deps: backend.deps, batches });
   let server: JobApiServer;
   try {
     server = await startJobApiServer({
-      deps: pipeline.deps,
+      deps: backend.deps,
       host,
       port,
       token,
       routes: [
-        ...timelineRoutes({ deps: pipeline.deps, history: local.history }),
-        ...batchRoutes({ deps: pipeline.deps, batches: local.local.batches }),
+        ...timelineRoutes({ deps: backend.deps, history: backend.history }),
+        ...batchRoutes({ deps: backend.deps, batches }),
         ...scheduleRoutes({
-          deps: pipeline.deps,
-          states: new SqliteScheduleStateStore(local.local.db),
+          deps: backend.deps,
+          states: await backend.scheduleStates(),
           schedules: configFile.config.schedules,
         }),
         ...deliveryRoutes({ deliveries: extras.deliveries }),
         ...startRoutes({
-          deps: pipeline.deps,
-          batches: local.local.batches,
+          deps: backend.deps,
+          batches,
           runner: batchRunner,
-          uploadsFolder: uploadsFolderOf(local.local.dbPath),
+          uploadsFolder: uploadsFolderOf(here.dbPath),
         }),
       ],
       mounts: [
         dashboardMount({
-          deps: pipeline.deps,
+          deps: backend.deps,
           timeline: true,
           batches: true,
           schedules: configFile.config.schedules.length > 0,
@@ -127,8 +131,8 @@ export async function serveCommand(ctx: CliContext, options: ServeOptions): Prom
         ...(options.mcp
           ? [
               mcpMount({
-                deps: pipeline.deps,
-                batches: local.local.batches,
+                deps: backend.deps,
+                batches,
                 batchRunner,
                 cwd: io.cwd,
                 ingestRoots: ingestRootsFrom(io.env, io.cwd),
@@ -141,21 +145,21 @@ export async function serveCommand(ctx: CliContext, options: ServeOptions): Prom
     });
   } catch (error) {
     await batchRunner.stop();
-    await pipeline.close();
+    await backend.close();
     throw new CliError(`cannot listen on ${host}:${port}: ${errorMessage(error)}`, ExitCode.environment);
   }
-  local.start();
+  here.start();
   extras.start();
 
   const auth = token === undefined ? 'none' : 'bearer';
   if (options.json) {
     const mcp = options.mcp ? `${server.url}/mcp` : undefined;
     io.stdout.write(
-      `${JSON.stringify({ url: server.url, backend: redactUrl(pipeline.description), auth, mcp })}\n`,
+      `${JSON.stringify({ url: server.url, backend: redactUrl(backend.description), auth, mcp })}\n`,
     );
   } else {
     io.stdout.write(
-      `opflow serve: job API at ${server.url} (${redactUrl(pipeline.description)}; Ctrl-C stops it)\n`,
+      `opflow serve: job API at ${server.url} (${redactUrl(backend.description)}; Ctrl-C stops it)\n`,
     );
     say(`dashboard at ${server.url}/`);
     if (options.mcp) say(`MCP server at ${server.url}/mcp (Streamable HTTP)`);
@@ -180,14 +184,14 @@ export async function serveCommand(ctx: CliContext, options: ServeOptions): Prom
     await extras.stop();
     await server.close();
     await batchRunner.stop();
-    await local.stop();
-    const unfinished = (await listUnfinished(pipeline.deps.store)).length;
+    await here.stop();
+    const unfinished = (await listUnfinished(backend.deps.store)).length;
     if (unfinished > 0)
       say(`${unfinished} job${unfinished === 1 ? '' : 's'} unfinished (opflow list shows them)`);
   } finally {
     stopListening();
   }
-  await pipeline.close();
+  await backend.close();
   say('stopped');
   return ExitCode.ok;
 }

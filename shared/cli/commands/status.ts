@@ -6,7 +6,7 @@ import { shownCallbackUrl } from '../../engine/callback-record';
 import { isTerminal } from '../../engine/job-record';
 import { describeSkewStall, skewStalls } from '../../runtime/clock-skew-notes';
 import { describeCallback } from '../callback-format';
-import { type CliContext, type GlobalOptions, openPipeline, writeJson } from '../context';
+import { type CliContext, type GlobalOptions, openBackend, writeJson } from '../context';
 import { reportLocationOf } from '../drive-jobs';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
 import { describeJob } from '../format';
@@ -16,11 +16,11 @@ export async function statusCommand(
   jobId: string,
   options: GlobalOptions,
 ): Promise<ExitCodeValue> {
-  const pipeline = await openPipeline(ctx, options, 'records');
+  const backend = await openBackend(ctx, options, 'records');
   try {
-    const job = await pipeline.deps.store.get(jobId);
+    const job = await backend.deps.store.get(jobId);
     if (!job) throw new CliError(`no job ${jobId}`, ExitCode.notFound);
-    const report = await reportLocationOf(pipeline, job);
+    const report = await reportLocationOf(backend, job);
     if (options.json)
       writeJson(ctx.io, {
         ...job,
@@ -28,10 +28,10 @@ export async function statusCommand(
         report,
       });
     else {
-      const stalls = skewStalls(pipeline, isTerminal(job.status) ? [] : [job], pipeline.deps.clock.now());
+      const stalls = skewStalls(backend, isTerminal(job.status) ? [] : [job], backend.deps.clock.now());
       ctx.io.stdout.write(
         `${[
-          describeJob(job, pipeline.deps.workflows, report),
+          describeJob(job, backend.deps.workflows, report),
           ...describeCallback(job),
           ...stalls.map((stall) => `stalled   ${describeSkewStall(stall, 'opflow resume')}`),
         ].join('\n')}\n`,
@@ -39,6 +39,6 @@ export async function statusCommand(
     }
     return ExitCode.ok;
   } finally {
-    await pipeline.close();
+    await backend.close();
   }
 }

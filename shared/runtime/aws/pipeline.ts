@@ -12,20 +12,17 @@ import { DynamoDbBatchStore } from '../../backends/aws/dynamodb-batch-store';
 import { DynamoDbCallbackOutbox } from '../../backends/aws/dynamodb-callback-outbox';
 import { DynamoDbJobHistory } from '../../backends/aws/dynamodb-job-history';
 import type { CallbackNotifier } from '../../callbacks/notifier';
-import { callbackPolicyFromEnv } from '../../callbacks/ssrf-guard';
 import { maxParkAheadMs } from '../../engine/admission/reserve-next';
-import type { EngineDeps, EngineMetrics } from '../../engine/deps';
-import type { Job } from '../../engine/job-record';
-import { messageBudgetFromEnv } from '../../engine/job-record';
+import type { EngineMetrics } from '../../engine/deps';
 import type { Clock } from '../../engine/ports';
 import type { WorkflowRegistry } from '../../engine/workflow';
 import { namedErrorMessage } from '../../errors/error-message';
 import type { Logger } from '../../log/logger';
 import { createOpenPlatformClient } from '../../openplatform/client';
 import type { CallUsage, OpenPlatformClient } from '../../openplatform/types';
-import { writeJobReport } from '../../reports/write-job-report';
+import type { Backend, Inbox, WorkElsewhere } from '../backend';
+import { wireEngine } from '../engine-wiring';
 import { createJobChangeHub } from '../job-change-hub';
-import type { Pipeline } from '../pipeline';
 import { identifyUpstream } from '../upstream-identity';
 import { awsCallbackNotifier } from './callback-notifier';
 import { type AwsRuntimeConfig, loadAwsConfig } from './config';
@@ -63,8 +60,9 @@ export interface AwsPipelineOptions {
   instrumentAwsClient?: (<T>(client: T) => T) | undefined;
 }
 
-export interface AwsPipeline extends Pipeline {
-  readonly backend: 'aws';
+export interface AwsPipeline extends Backend {
+  readonly kind: 'aws';
+  readonly work: WorkElsewhere;
   readonly aws: AwsBackend;
   readonly config: AwsRuntimeConfig;
   /**
@@ -74,13 +72,12 @@ export interface AwsPipeline extends Pipeline {
   readonly history: DynamoDbJobHistory;
   /** Tells the callback sender of jobs with a callback that end (with OPFLOW_CALLBACK_QUEUE_URL). */
   readonly callbackNotifier: CallbackNotifier | undefined;
-  onJobChange(listener: (job: Job) => void): () => void;
 }
 
 /**
- * The engine on a deployed stack's AWS resources. Nothing runs here (`start` is absent): the
- * step worker and the sweeper are Lambda functions. `close()` releases the connections. Throws a
- * ConfigError naming every wrong variable when the environment is incomplete.
+ * The engine on a deployed stack's AWS resources. Nothing runs here: the step worker and the
+ * sweeper are Lambda functions. `close()` releases the connections. Throws a ConfigError naming
+ * every wrong variable when the environment is incomplete.
  */
 export async function createAwsPipeline(options: AwsPipelineOptions): Promise<AwsPipeline> {
   const pipeline = buildAwsPipeline(options);
@@ -101,6 +98,7 @@ export async function createAwsPipeline(options: AwsPipelineOptions): Promise<Aw
 export function buildAwsPipeline(options: AwsPipelineOptions): AwsPipeline {
   const loaded = options.config ?? loadAwsConfig(options.env);
   const config = options.qps === undefined ? loaded : { ...loaded, qps: options.qps };
+  const env = options.env ?? process.env;
   const aws = createAwsBackend(config, options.instrumentAwsClient);
   const clock = options.clock ?? { now: () => Date.now() };
   const client =
@@ -125,38 +123,27 @@ export function buildAwsPipeline(options: AwsPipelineOptions): AwsPipeline {
     outbox: callbackOutbox,
     sqs: aws.clients.sqs,
     clock,
-    env: options.env ?? process.env,
+    env,
     log: options.log,
   });
   if (callbackNotifier) changes.subscribe((job) => callbackNotifier.noticed(job));
-  const deps: EngineDeps = {
-    store: aws.store,
-    queue: aws.queue,
-    reports: aws.reports,
-    keys: aws.keys,
-    rateLimiter: aws.rateLimiter,
-    batches: new DynamoDbBatchStore({ client: aws.clients.documents, tableName: config.tableName }),
-    admission: config.admission !== 'off',
-    bookAheadMs: maxParkAheadMs,
-    messageBudget: messageBudgetFromEnv(options.env ?? process.env),
-    pollStats: aws.pollStats,
-    pollStatsScope: config.baseUrl ?? 'https://connect.patsnap.com',
-    upstreamOf: (apiKey) => identifyUpstream(apiKey, config.baseUrl ?? 'https://connect.patsnap.com'),
-    clock,
-    random: options.random ?? Math.random,
+  const baseUrl = config.baseUrl ?? 'https://connect.patsnap.com';
+  const batches = new DynamoDbBatchStore({ client: aws.clients.documents, tableName: config.tableName });
+  const deps = wireEngine({
+    ports: { ...aws, batches, callbackOutbox },
     client,
     workflows: options.workflows,
-    writeReport: writeJobReport,
+    clock,
+    random: options.random,
+    env,
+    upstream: { scope: baseUrl, identify: (apiKey) => identifyUpstream(apiKey, baseUrl) },
     log: options.log,
     metrics: options.metrics,
-    callbacks: {
-      outbox: callbackOutbox,
-      policy: callbackPolicyFromEnv(options.env ?? process.env),
-    },
     onJobChange: changes.emit,
-  };
-  return {
-    backend: 'aws',
+    tuning: { admission: config.admission !== 'off', bookAheadMs: maxParkAheadMs },
+  });
+  const pipeline: AwsPipeline = {
+    kind: 'aws',
     deps,
     aws,
     config,
@@ -164,11 +151,62 @@ export function buildAwsPipeline(options: AwsPipelineOptions): AwsPipeline {
     callbackNotifier,
     description: `aws (table ${config.tableName}, region ${config.region}${config.endpointUrl || config.endpoints ? ', emulated' : ''})`,
     onJobChange: changes.subscribe,
+    work: { where: 'elsewhere', inbox: awsInbox(aws, config.bucketName) },
+    batches: async () => batches,
+    ...awsFeatureStores(aws, config.tableName),
+    // Loaded only when asked for (the CLI's callbacks commands): no function's cold start holds them.
+    callbackSecrets: async () => (await import('./callbacks')).awsCallbackSecrets(pipeline, env),
+    callbackSender: async () => (await import('./callbacks')).callbackSenderDeps(pipeline, env),
     async close() {
       await history.flush();
       await callbackNotifier?.flush();
       if (!options.client) await client.close();
       aws.close();
     },
+  };
+  return pipeline;
+}
+
+/**
+ * The stores of the features beside the engine, all items of the job table; each module is loaded
+ * on first use, so no Lambda function that does not use one holds it in its cold start.
+ */
+function awsFeatureStores(
+  aws: AwsBackend,
+  tableName: string,
+): Pick<Backend, 'scheduleStates' | 'webhookDeliveries'> {
+  const client = aws.clients.documents;
+  return {
+    scheduleStates: async () => {
+      // The schedules are EventBridge Scheduler schedules the stack made from the config file; their
+      // state (last slots, jobs, a pause) is the SCHED# items of the job table.
+      const { DynamoDbScheduleStateStore } = await import('../../backends/aws/dynamodb-schedule-state-store');
+      return new DynamoDbScheduleStateStore(client, tableName);
+    },
+    webhookDeliveries: async () => {
+      const { DynamoDbWebhookDeliveries } = await import('../../backends/aws/dynamodb-webhook-deliveries');
+      return new DynamoDbWebhookDeliveries({ client, tableName });
+    },
+  };
+}
+
+/** The report bucket's inbox, and the ingest queue that starts the ingest function. */
+function awsInbox(aws: AwsBackend, bucket: string): Inbox {
+  const inbox = () => import('../../backends/aws/s3-inbox');
+  return {
+    location: `s3://${bucket}/`,
+    put: async (key, body, metadata) =>
+      (await inbox()).putInboxObject(aws.clients.s3, { bucket, key }, body, metadata),
+    announce: async (queueUrl, upload) => {
+      const { s3CreatedEvent, sendIngestMessage } = await inbox();
+      await sendIngestMessage(
+        aws.clients.sqs,
+        queueUrl,
+        s3CreatedEvent({ bucket, key: upload.key }, upload.etag),
+      );
+    },
+    unread: async (queueUrl) => (await inbox()).unreadIngestMessages(aws.clients.sqs, queueUrl),
+    handBack: async (queueUrl, batchId) =>
+      (await inbox()).sendIngestMessage(aws.clients.sqs, queueUrl, { kind: 'continue', batchId }),
   };
 }

@@ -7,7 +7,7 @@
 import { awsClientConfig, createDynamoDbClients, createSqsClient } from '../../backends/aws/clients';
 import { DynamoDbJobStore } from '../../backends/aws/dynamodb-job-store';
 import { SqsWorkQueue } from '../../backends/aws/sqs-work-queue';
-import type { EngineDeps } from '../../engine/deps';
+import type { SweepDeps } from '../../engine/deps';
 import { messageBudgetFromEnv } from '../../engine/job-record';
 import { loadAwsConfig } from '../aws/config';
 import { createObservability, type Observability } from './observability';
@@ -21,7 +21,7 @@ export function createSweeperRuntime(
   const clientConfig = awsClientConfig(config);
   const { documents } = createDynamoDbClients(clientConfig);
   const store = new DynamoDbJobStore({ client: documents, tableName: config.tableName });
-  const sweepDeps: Pick<EngineDeps, 'store' | 'queue' | 'clock' | 'messageBudget'> = {
+  const deps: SweepDeps = {
     store,
     queue: new SqsWorkQueue({
       client: createSqsClient(clientConfig),
@@ -30,9 +30,8 @@ export function createSweeperRuntime(
     clock: { now: () => Date.now() },
     messageBudget: messageBudgetFromEnv(env),
   };
-  // sweep() reads only the store, the queue, the clock, the logger and the metrics.
   return {
-    deps: sweepDeps as EngineDeps,
+    deps,
     observability: createObservability(),
     ...(config.admission !== 'off' ? { parked: store } : {}),
   };

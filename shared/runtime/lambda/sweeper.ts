@@ -7,12 +7,12 @@
 import type { Context } from 'aws-lambda';
 import { nudgeParked } from '../../engine/admission/nudge';
 import type { ParkedJobs } from '../../engine/admission/parked-jobs';
-import type { EngineDeps } from '../../engine/deps';
+import type { EngineDeps, SweepDeps } from '../../engine/deps';
 import { expireParked, type SweepOptions, sweep } from '../../engine/sweep';
 import { engineLogger, engineMetrics, type Observability } from './observability';
 
 export interface SweeperOptions {
-  deps: EngineDeps;
+  deps: SweepDeps;
   observability: Observability;
   /** Passed to the engine's sweep (default: jobs overdue by 30 s, at most 500 per run). */
   sweep?: SweepOptions | undefined;
@@ -32,7 +32,7 @@ export function createSweeper(options: SweeperOptions): Sweeper {
       logger.addContext(context);
       const id = (event as { id?: unknown } | undefined)?.id;
       logger.setCorrelationId(typeof id === 'string' ? id : context.awsRequestId);
-      const deps: EngineDeps = {
+      const deps: SweepDeps = {
         ...options.deps,
         log: engineLogger(logger),
         metrics: engineMetrics(metrics),

@@ -18,13 +18,14 @@ import {
   SqliteJobHistory,
 } from '../../backends/local';
 import { LocalCallbackSecrets, SqliteCallbackOutbox } from '../../backends/local/sqlite-callback-outbox';
-import { callbackPolicyFromEnv } from '../../callbacks/ssrf-guard';
+import { SqliteScheduleStateStore } from '../../backends/local/sqlite-schedule-state-store';
+import { SqliteWebhookDeliveries } from '../../backends/local/sqlite-webhook-deliveries';
+import type { CallbackSenderDeps } from '../../callbacks/sender';
 import { BudgetFiller } from '../../engine/admission/budget-filler';
-import type { EngineDeps } from '../../engine/deps';
+import type { EngineDeps, InFlightOptions } from '../../engine/deps';
 import type { Job } from '../../engine/job-record';
-import { messageBudgetFromEnv } from '../../engine/job-record';
 import { CachedPollStats } from '../../engine/poll-stats';
-import type { JobStore } from '../../engine/ports';
+import type { JobStore, WorkQueue } from '../../engine/ports';
 import { inFlightAllowanceMs, runStep } from '../../engine/runner';
 import { sweep } from '../../engine/sweep';
 import type { WorkflowRegistry } from '../../engine/workflow';
@@ -32,10 +33,10 @@ import { errorMessage } from '../../errors/error-message';
 import type { Logger } from '../../log/logger';
 import { redactUrl } from '../../openplatform/redact';
 import type { OpenPlatformClient } from '../../openplatform/types';
-import { writeJobReport } from '../../reports/write-job-report';
+import type { Backend, WorkHere } from '../backend';
+import { wireEngine } from '../engine-wiring';
 import { createJobChangeHub } from '../job-change-hub';
 import { listUnfinished, unfinishedStatuses } from '../job-queries';
-import type { Pipeline } from '../pipeline';
 import { type RuntimeTime, realTime } from '../time';
 import { watchJobs } from '../watch-jobs';
 import { type CallbackLoop, localReportLinks, startCallbackLoop } from './callback-loop';
@@ -85,8 +86,9 @@ export interface LocalPipelineOptions {
   fill?: boolean | undefined;
 }
 
-export interface LocalPipeline extends Pipeline {
-  readonly backend: 'local';
+export interface LocalPipeline extends Backend {
+  readonly kind: 'local';
+  readonly work: WorkHere;
   readonly local: LocalBackend;
   readonly pool: WorkerPool;
   readonly time: RuntimeTime;
@@ -101,7 +103,6 @@ export interface LocalPipeline extends Pipeline {
   start(): void;
   /** Stops claiming work and waits for the steps in progress; `start` may be called again. */
   stop(): Promise<void>;
-  onJobChange(listener: (job: Job) => void): () => void;
   /**
    * Resolves with the jobs once each is settled (see `isSettled`): finished, or waiting for a
    * person's selection. Notices changes made here at once, by other processes within half a second.
@@ -115,18 +116,16 @@ export interface LocalPipeline extends Pipeline {
 export async function createLocalPipeline(options: LocalPipelineOptions): Promise<LocalPipeline> {
   const { config } = options;
   const time = options.time ?? realTime();
-  const clock = time.clock;
-
   const local = createLocalBackend({
     dbPath: config.dbPath,
     outDir: config.outDir,
-    clock,
+    clock: time.clock,
     env: options.env,
     ratePerSecond: config.qps,
   });
   let upstream: Upstream | undefined;
-  let pool: WorkerPool | undefined;
-  let logStream: WriteStream | undefined;
+  // Set once the workers exist: a message sent or a sandbox taken over wakes them.
+  const wake = { workers: undefined as WorkerPool | undefined };
   try {
     upstream = await resolveUpstream({
       config,
@@ -141,161 +140,198 @@ export async function createLocalPipeline(options: LocalPipelineOptions): Promis
       onTakeover: () => {
         // The dead host's claimed steps come back now, not when their leases run out.
         local.queue.releaseOrphanedLeases();
-        pool?.wake();
+        wake.workers?.wake();
       },
     });
-    const { client, keys, speed } = upstream;
-    const resolved = upstream;
-
-    const workflows = compressPolling(options.workflows, speed);
-    const changes = createJobChangeHub();
-    const subscribe = changes.subscribe;
-    const history = new SqliteJobHistory(local.db, { now: () => clock.now() });
-    subscribe((job) => history.record(job));
-    const log = options.log ?? (config.dbPath === ':memory:' ? undefined : fileLogger(config.dbPath, clock));
-    if (log && 'stream' in log) logStream = log.stream as WriteStream;
-
-    const owner = leaseOwnerOfThisProcess();
-    const callbackOutbox = new SqliteCallbackOutbox(local.db);
-    const reportLinks = localReportLinks(options.env ?? process.env);
-    let callbackLoop: CallbackLoop | undefined;
-    const deps: EngineDeps = {
-      store: local.store,
-      queue: {
-        maxDelayMs: local.queue.maxDelayMs,
-        send: async (message, delayMs) => {
-          await local.queue.send(message, delayMs);
-          pool?.wake();
-        },
-        sendBatch: async (messages) => {
-          await local.queue.sendBatch(messages);
-          pool?.wake();
-        },
-      },
-      reports: local.reports,
-      batches: local.batches,
-      keys,
-      rateLimiter: local.rateLimiter,
-      messageBudget: messageBudgetFromEnv(options.env ?? process.env),
-      pollStats: new CachedPollStats(local.pollStats, { now: () => clock.now(), ttlMs: 1_000 }),
-      pollStatsScope: upstream.baseUrl ?? platformBaseUrl,
-      upstreamOf: (apiKey) => resolved.identify(apiKey),
-      clock,
-      random: options.random ?? Math.random,
-      client,
-      workflows,
-      writeReport: writeJobReport,
-      log,
-      // A paid call names this process on its job: another process of the machine that finds the
-      // job while this one is alive leaves it alone, and takes it over at once once this one is gone.
-      inFlight: {
-        by: owner,
-        isGone: (by) => !isLeaseOwnerAlive(by),
-        allowanceMs: config.inFlightAllowanceMs ?? inFlightAllowanceMs,
-        heartbeatMs: (config.inFlightAllowanceMs ?? inFlightAllowanceMs) / 4,
-      },
-      callbacks: { outbox: callbackOutbox, policy: callbackPolicyFromEnv(options.env ?? process.env) },
-      onJobChange: (job) => {
-        callbackLoop?.noticed(job);
-        changes.emit(job);
-      },
-    };
-
-    const filler = new BudgetFiller(deps);
-    // Near the end of a key's work the filler turns its calls' order to longest remaining work first.
-    deps.callOrder = (bucket) => filler.orderOf(bucket);
-    // The sweeper re-sends only jobs no queued message will bring back (see listStranded); at start
-    // with no grace, since this process has nothing in flight yet.
-    let firstSweep = true;
-    pool = new WorkerPool({
-      queue: local.queue,
-      time,
-      concurrency: config.concurrency,
-      owner,
-      leaseMs: options.leaseMs,
-      sweepIntervalMs: options.sweepIntervalMs,
-      handle: async (message) => {
-        const report = await runStep(deps, message);
-        // The bucket is empty: no other step can call before then either. With reservations the
-        // tokens until then belong to jobs whose messages come due meanwhile: keep claiming those
-        // (the unreserved job itself comes back after the reserved ones, so nothing churns).
-        if (
-          report.outcome === 'deferred' &&
-          report.reason === 'rate-limited' &&
-          !report.reserved &&
-          deps.reserveHorizonMs === 0
-        ) {
-          pool?.pauseClaims(clock.now() + (report.waitMs ?? report.delayMs));
-        }
-        return report;
-      },
-      // Pull polls forward into the key's spare budget and re-aim them as the estimate learns.
-      ...(options.fill === false ? {} : { fill: async () => filler.fill() }),
-      sweep: () => {
-        // At start, jobs whose call was in flight in a process that died are stranded too, though
-        // their nextRunAt is pushed out by the in-flight allowance: look that far ahead once (the
-        // runner leaves alone those whose caller is still alive).
-        const graceMs = firstSweep ? -(config.inFlightAllowanceMs ?? inFlightAllowanceMs) : 5_000;
-        firstSweep = false;
-        return sweep(deps, { graceMs, listDue: (now, limit) => local.store.listStranded(now, limit) });
-      },
-      onError: (error, message) =>
-        log?.error('a step failed unexpectedly; it will be tried again', {
-          jobId: message.jobId,
-          version: message.version,
-          error: errorMessage(error),
-        }),
-    });
-    const workers = pool;
-
-    const pipeline: LocalPipeline = {
-      backend: 'local',
-      deps,
-      local,
-      pool: workers,
-      time,
-      get sandbox() {
-        return resolved.sandbox;
-      },
-      history,
-      description: `local (${config.dbPath}), ${upstream.description}`,
-      start: () => {
-        if (options.recordsOnly) throw new Error('this pipeline was opened for job records only');
-        workers.start();
-        callbackLoop ??= startCallbackLoop({
-          store: local.store,
-          outbox: callbackOutbox,
-          secrets: new LocalCallbackSecrets(local.db, options.env ?? process.env),
-          reportLinks,
-          clock,
-          log,
-          send: { policy: deps.callbacks?.policy },
-          onJobChange: deps.onJobChange,
-        });
-      },
-      stop: async () => {
-        await callbackLoop?.stop();
-        callbackLoop = undefined;
-        await workers.stop();
-      },
-      onJobChange: subscribe,
-      waitForJobs: (ids, waitOptions = {}) =>
-        watchJobs(local.store, ids, { subscribe, signal: waitOptions.signal }),
-      unfinishedJobs: () => listUnfinished(local.store),
-      close: async () => {
-        await callbackLoop?.stop();
-        await workers.stop();
-        await resolved.close();
-        local.close();
-        await new Promise<void>((done) => (logStream ? logStream.end(done) : done()));
-      },
-    };
-    return pipeline;
+    return assembleLocalPipeline(options, local, upstream, time, wake);
   } catch (error) {
     await upstream?.close().catch(() => undefined);
     local.close();
     throw error;
   }
+}
+
+/** The engine, the workers and the feature stores over an opened database and a resolved upstream. */
+function assembleLocalPipeline(
+  options: LocalPipelineOptions,
+  local: LocalBackend,
+  upstream: Upstream,
+  time: RuntimeTime,
+  wake: { workers: WorkerPool | undefined },
+): LocalPipeline {
+  const { config } = options;
+  const env = options.env ?? process.env;
+  const clock = time.clock;
+  const changes = createJobChangeHub();
+  const history = new SqliteJobHistory(local.db, { now: () => clock.now() });
+  changes.subscribe((job) => history.record(job));
+  const log = options.log ?? (config.dbPath === ':memory:' ? undefined : fileLogger(config.dbPath, clock));
+  const callbackOutbox = new SqliteCallbackOutbox(local.db);
+  let callbackLoop: CallbackLoop | undefined;
+  const owner = leaseOwnerOfThisProcess();
+  const deps = wireEngine({
+    ports: {
+      ...local,
+      keys: upstream.keys,
+      queue: wakingQueue(local, () => wake.workers?.wake()),
+      pollStats: new CachedPollStats(local.pollStats, { now: () => clock.now(), ttlMs: 1_000 }),
+      callbackOutbox,
+    },
+    client: upstream.client,
+    workflows: compressPolling(options.workflows, upstream.speed),
+    clock,
+    random: options.random,
+    env,
+    upstream: { scope: upstream.baseUrl ?? platformBaseUrl, identify: (apiKey) => upstream.identify(apiKey) },
+    log,
+    onJobChange: (job) => {
+      callbackLoop?.noticed(job);
+      changes.emit(job);
+    },
+    tuning: { inFlight: inFlightOf(config, owner) },
+  });
+  const workers = createWorkers(options, local, deps, time, owner);
+  wake.workers = workers;
+  const sender: CallbackSenderDeps = {
+    store: local.store,
+    outbox: callbackOutbox,
+    secrets: new LocalCallbackSecrets(local.db, env),
+    reportLinks: localReportLinks(env),
+    clock,
+    send: { policy: deps.callbacks?.policy },
+  };
+  const scheduleStates = new SqliteScheduleStateStore(local.db);
+  const deliveries = new SqliteWebhookDeliveries(local.db, { now: () => clock.now() });
+  const start = () => {
+    if (options.recordsOnly) throw new Error('this pipeline was opened for job records only');
+    workers.start();
+    callbackLoop ??= startCallbackLoop({ ...sender, log, onJobChange: deps.onJobChange });
+  };
+  const stop = async () => {
+    await callbackLoop?.stop();
+    callbackLoop = undefined;
+    await workers.stop();
+  };
+  return {
+    kind: 'local',
+    deps,
+    local,
+    pool: workers,
+    time,
+    get sandbox() {
+      return upstream.sandbox;
+    },
+    work: {
+      where: 'here',
+      start,
+      stop,
+      get sandbox() {
+        return upstream.sandbox;
+      },
+      dbPath: local.dbPath,
+      queue: local.queue,
+    },
+    history,
+    batches: async () => local.batches,
+    scheduleStates: async () => scheduleStates,
+    webhookDeliveries: async () => deliveries,
+    callbackSecrets: async () => sender.secrets,
+    callbackSender: async () => sender,
+    description: `local (${config.dbPath}), ${upstream.description}`,
+    start,
+    stop,
+    onJobChange: changes.subscribe,
+    waitForJobs: (ids, waitOptions = {}) =>
+      watchJobs(local.store, ids, { subscribe: changes.subscribe, signal: waitOptions.signal }),
+    unfinishedJobs: () => listUnfinished(local.store),
+    close: async () => {
+      await stop();
+      await upstream.close();
+      local.close();
+      await closeLog(log);
+    },
+  };
+}
+
+/**
+ * A paid call names this process on its job: another process of the machine that finds the job
+ * while this one is alive leaves it alone, and takes it over at once once this one is gone.
+ */
+function inFlightOf(config: LocalRuntimeConfig, owner: string): InFlightOptions {
+  const allowanceMs = config.inFlightAllowanceMs ?? inFlightAllowanceMs;
+  return { by: owner, isGone: (by) => !isLeaseOwnerAlive(by), allowanceMs, heartbeatMs: allowanceMs / 4 };
+}
+
+/** The local queue, waking this process's workers whenever a message is sent. */
+function wakingQueue(local: LocalBackend, wake: () => void): WorkQueue {
+  return {
+    maxDelayMs: local.queue.maxDelayMs,
+    send: async (message, delayMs) => {
+      await local.queue.send(message, delayMs);
+      wake();
+    },
+    sendBatch: async (messages) => {
+      await local.queue.sendBatch(messages);
+      wake();
+    },
+  };
+}
+
+/** The in-process workers: steps, the budget filler's rounds and the sweeper's timer. */
+function createWorkers(
+  options: LocalPipelineOptions,
+  local: LocalBackend,
+  deps: EngineDeps,
+  time: RuntimeTime,
+  owner: string,
+): WorkerPool {
+  const { config } = options;
+  const filler = new BudgetFiller(deps);
+  // Near the end of a key's work the filler turns its calls' order to longest remaining work first.
+  deps.callOrder = (bucket) => filler.orderOf(bucket);
+  // The sweeper re-sends only jobs no queued message will bring back (see listStranded); at start
+  // with no grace, since this process has nothing in flight yet.
+  let firstSweep = true;
+  const pool: WorkerPool = new WorkerPool({
+    queue: local.queue,
+    time,
+    concurrency: config.concurrency,
+    owner,
+    leaseMs: options.leaseMs,
+    sweepIntervalMs: options.sweepIntervalMs,
+    handle: async (message) => {
+      const report = await runStep(deps, message);
+      // The bucket is empty: no other step can call before then either. With reservations the
+      // tokens until then belong to jobs whose messages come due meanwhile: keep claiming those
+      // (the unreserved job itself comes back after the reserved ones, so nothing churns).
+      if (
+        report.outcome === 'deferred' &&
+        report.reason === 'rate-limited' &&
+        !report.reserved &&
+        deps.reserveHorizonMs === 0
+      ) {
+        pool.pauseClaims(time.clock.now() + (report.waitMs ?? report.delayMs));
+      }
+      return report;
+    },
+    // Pull polls forward into the key's spare budget and re-aim them as the estimate learns.
+    ...(options.fill === false ? {} : { fill: async () => filler.fill() }),
+    sweep: () => {
+      // At start, jobs whose call was in flight in a process that died are stranded too, though
+      // their nextRunAt is pushed out by the in-flight allowance: look that far ahead once (the
+      // runner leaves alone those whose caller is still alive).
+      const graceMs = firstSweep ? -(config.inFlightAllowanceMs ?? inFlightAllowanceMs) : 5_000;
+      firstSweep = false;
+      return sweep(deps, { graceMs, listDue: (now, limit) => local.store.listStranded(now, limit) });
+    },
+    onError: (error, message) =>
+      deps.log?.error('a step failed unexpectedly; it will be tried again', {
+        jobId: message.jobId,
+        version: message.version,
+        error: errorMessage(error),
+      }),
+  });
+  return pool;
 }
 
 /** Whether any job still has work to do or waits for a person (one row per status at most). */
@@ -304,6 +340,12 @@ async function hasUnfinishedJobs(store: JobStore): Promise<boolean> {
     if ((await store.list({ status, limit: 1 })).jobs.length > 0) return true;
   }
   return false;
+}
+
+/** Ends the file log's stream, if the log is one. */
+async function closeLog(log: Logger | undefined): Promise<void> {
+  const stream = log && 'stream' in log ? (log.stream as WriteStream) : undefined;
+  await new Promise<void>((done) => (stream ? stream.end(done) : done()));
 }
 
 /** JSON lines appended to `opflow.log` beside the database. */

@@ -177,8 +177,8 @@ describe('createAwsPipeline on emulators', () => {
   it('submits, reads, lists and cancels jobs in the stack, handing the work to the queue', async () => {
     const pipeline = await createAwsPipeline({ env, workflows, qps: 2 });
     try {
-      expect(pipeline.backend).toBe('aws');
-      expect(pipeline.start).toBeUndefined();
+      expect(pipeline.kind).toBe('aws');
+      expect(pipeline.work.where).toBe('elsewhere');
       expect(pipeline.config.qps).toBe(2);
       expect(pipeline.description).toContain(env.OPFLOW_TABLE_NAME);
       const seen: string[] = [];

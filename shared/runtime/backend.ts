@@ -1,0 +1,99 @@
+/**
+ * A backend as a whole: what the CLI, `opflow serve`, the MCP server and the tests work with,
+ * whatever the place the jobs live in. The local runtime (./local/pipeline.ts) and the aws runtime
+ * (./aws/pipeline.ts) each produce one; a third backend produces one too
+ * (docs/guides/adding-a-backend.md). A backend owns its connections: `close()` releases them.
+ *
+ * No member is optional. Where the backends legitimately differ, `work` says how: the jobs run in
+ * this process (local) or in the cloud (aws), each with what only it can do.
+ */
+import type { SqliteWorkQueue } from '../backends/local';
+import type { CallbackSenderDeps } from '../callbacks/sender';
+import type { BatchStore } from '../engine/batch-store';
+import type { CallbackSecrets } from '../engine/callback-ports';
+import type { EngineDeps } from '../engine/deps';
+import type { JobHistory } from '../engine/history';
+import type { Job } from '../engine/job-record';
+import type { ScheduleStateStore } from '../engine/schedule-ports';
+import type { WebhookDeliveryLog } from '../engine/webhook-deliveries';
+import type { BuiltInSandbox } from './local/sandbox-launch';
+
+export type BackendKind = 'local' | 'aws';
+
+export interface Backend {
+  // Lifecycle
+  readonly kind: BackendKind;
+  /** One line for people: where the records are and where calls go (never containing a key). */
+  readonly description: string;
+  /** Stops any work in progress gracefully and releases everything the backend opened. */
+  close(): Promise<void>;
+
+  // The engine
+  /**
+   * The engine wired to this backend's ports (./engine-wiring.ts). It is the step runner's whole
+   * set; a consumer that needs less takes the narrower type (`JobDeps`, `SweepDeps`).
+   */
+  readonly deps: EngineDeps;
+  /** Told about every job change this process commits; returns the unsubscribe function. */
+  onJobChange(listener: (job: Job) => void): () => void;
+
+  // Feature stores
+  /** Every committed change of a job (the dashboard's timeline). */
+  readonly history: JobHistory;
+  /** Bulk ingestion batches. */
+  batches(): Promise<BatchStore>;
+  /** The state of the configured schedules (last slots, jobs, a pause). */
+  scheduleStates(): Promise<ScheduleStateStore>;
+  /** The record of webhook deliveries (`GET /webhook-deliveries`). */
+  webhookDeliveries(): Promise<WebhookDeliveryLog>;
+  /** The per-tenant secrets callbacks are signed with. Rejects, naming the setting, when not set up. */
+  callbackSecrets(): Promise<CallbackSecrets>;
+  /** What the callback sender needs to deliver (and retry) callbacks from this process. */
+  callbackSender(): Promise<CallbackSenderDeps>;
+
+  // Where the work runs
+  readonly work: WorkHere | WorkElsewhere;
+}
+
+/** The local backend: workers, the sweeper's timer and the callback loop run in this process. */
+export interface WorkHere {
+  readonly where: 'here';
+  /** Starts the workers, the sweeper and the callback loop; refused when opened for records only. */
+  start(): void;
+  /** Stops claiming work and waits for the steps in progress; `start` may be called again. */
+  stop(): Promise<void>;
+  /** The built-in sandbox this process runs (started here, or taken over later); undefined: none. */
+  readonly sandbox: BuiltInSandbox | undefined;
+  /** The database file (`:memory:` for an in-memory one); files people upload are kept beside it. */
+  readonly dbPath: string;
+  /** The queue of this machine: its messages held by a process whose clock is ahead (clock-skew-notes.ts). */
+  readonly queue: Pick<SqliteWorkQueue, 'heldAhead' | 'maxDelayMs' | 'maxLeaseMs'>;
+}
+
+/** The aws backend: Lambda functions run the jobs; this process reads and writes records. */
+export interface WorkElsewhere {
+  readonly where: 'elsewhere';
+  /** The ingest function's inbox: uploads that start a batch. */
+  readonly inbox: Inbox;
+}
+
+/** Where `opflow ingest` uploads a manifest or folder so that the cloud ingests it. */
+export interface Inbox {
+  /** For people: where the uploads go (`s3://bucket/`). */
+  readonly location: string;
+  /** Uploads one object under `key` with its metadata; resolves with its entity tag. */
+  put(
+    key: string,
+    body: Uint8Array,
+    metadata: Record<string, string>,
+  ): Promise<{ etag?: string | undefined }>;
+  /**
+   * Tells the ingest function of an upload itself, on the ingest queue (emulators send no storage
+   * events; a repeat is harmless).
+   */
+  announce(queueUrl: string, upload: { key: string; etag?: string | undefined }): Promise<void>;
+  /** How many messages of the ingest queue no function has read yet (none consuming it: they stay). */
+  unread(queueUrl: string): Promise<number>;
+  /** Hands a batch back to the ingest function, which follows it again (after --redrive, --max-units). */
+  handBack(queueUrl: string, batchId: string): Promise<void>;
+}
