@@ -7,7 +7,7 @@
 import type { Context } from 'aws-lambda';
 import { nudgeParked } from '../../engine/admission/nudge';
 import type { ParkedJobs } from '../../engine/admission/parked-jobs';
-import type { EngineDeps, SweepDeps } from '../../engine/deps';
+import type { SweepDeps } from '../../engine/deps';
 import { expireParked, type SweepOptions, sweep } from '../../engine/sweep';
 import { engineLogger, engineMetrics, type Observability } from './observability';
 

@@ -112,30 +112,77 @@ export interface Upstream {
   close(): Promise<void>;
 }
 
+/** The built-in sandbox this process runs, and its record for other processes, once there is one. */
+interface HeldSandbox {
+  sandbox: BuiltInSandbox | undefined;
+  recordPath: string | undefined;
+}
+
+type MakeClient = (url: string | undefined) => OpenPlatformClient;
+
+/** What differs between the upstreams once chosen. */
+interface UpstreamFields {
+  client: OpenPlatformClient;
+  fallbackKey?: string | undefined;
+  baseUrl: string | undefined;
+  speed: number;
+  description: string;
+}
+
 /** Resolves the upstream of a local pipeline: starts or finds the built-in sandbox when it is chosen. */
 export async function resolveUpstream(options: UpstreamOptions): Promise<Upstream> {
   const { config, time } = options;
   const kind = chooseUpstream(config, options);
-  const makeClient = (url: string | undefined) =>
+  const makeClient: MakeClient = (url) =>
     createOpenPlatformClient({ baseUrl: url, now: () => time.clock.now() });
-  let sandbox: BuiltInSandbox | undefined;
-  let recordPath: string | undefined;
-  let client: OpenPlatformClient | undefined;
+  const held: HeldSandbox = { sandbox: undefined, recordPath: undefined };
+  const upstream = (fields: UpstreamFields) => upstreamOf(kind, options, held, fields);
+  const description = config.baseUrl === undefined ? 'the Open Platform' : redactUrl(config.baseUrl);
+  switch (kind) {
+    case 'records-only':
+      return upstream({
+        client: options.client ?? recordsOnlyClient,
+        baseUrl: config.baseUrl,
+        speed: 1,
+        description,
+      });
+    case 'loopback-sandbox':
+      return upstream({
+        client: options.client ?? makeClient(config.baseUrl),
+        fallbackKey: sandboxApiKey,
+        baseUrl: config.baseUrl,
+        speed: config.sandboxSpeed ?? 1,
+        description,
+      });
+    case 'configured':
+      return upstream({
+        client: options.client ?? makeClient(config.baseUrl),
+        baseUrl: config.baseUrl,
+        // A loopback endpoint is a local stand-in (a sandbox with a key of its own, a test double): the
+        // sandbox speed setting applies to it too. The platform itself always runs at 1.
+        speed: config.baseUrl !== undefined && isLoopback(config.baseUrl) ? (config.sandboxSpeed ?? 1) : 1,
+        description,
+      });
+    case 'built-in':
+      return builtInUpstream(options, held, makeClient, upstream);
+  }
+}
 
-  const upstream = (fields: {
-    client: OpenPlatformClient;
-    fallbackKey?: string | undefined;
-    baseUrl: string | undefined;
-    speed: number;
-    description: string;
-  }): Upstream => ({
+function upstreamOf(
+  kind: UpstreamKind,
+  options: UpstreamOptions,
+  held: HeldSandbox,
+  fields: UpstreamFields,
+): Upstream {
+  const { config } = options;
+  return {
     kind,
     client: fields.client,
     keys: new EnvKeySource({ env: options.env, fallbackKey: fields.fallbackKey }),
     baseUrl: fields.baseUrl,
     speed: fields.speed,
     get sandbox() {
-      return sandbox;
+      return held.sandbox;
     },
     description: fields.description,
     identify: (apiKey) =>
@@ -148,42 +195,21 @@ export async function resolveUpstream(options: UpstreamOptions): Promise<Upstrea
       ),
     close: async () => {
       await fields.client.close();
-      if (recordPath) removeSandboxRecord(recordPath);
-      recordPath = undefined;
-      await sandbox?.close();
+      if (held.recordPath) removeSandboxRecord(held.recordPath);
+      held.recordPath = undefined;
+      await held.sandbox?.close();
     },
-  });
+  };
+}
 
-  const description = config.baseUrl === undefined ? 'the Open Platform' : redactUrl(config.baseUrl);
-  if (kind === 'records-only') {
-    return upstream({
-      client: options.client ?? recordsOnlyClient,
-      baseUrl: config.baseUrl,
-      speed: 1,
-      description,
-    });
-  }
-  if (kind === 'loopback-sandbox') {
-    return upstream({
-      client: options.client ?? makeClient(config.baseUrl),
-      fallbackKey: sandboxApiKey,
-      baseUrl: config.baseUrl,
-      speed: config.sandboxSpeed ?? 1,
-      description,
-    });
-  }
-  if (kind === 'configured') {
-    return upstream({
-      client: options.client ?? makeClient(config.baseUrl),
-      baseUrl: config.baseUrl,
-      // A loopback endpoint is a local stand-in (a sandbox with a key of its own, a test double): the
-      // sandbox speed setting applies to it too. The platform itself always runs at 1.
-      speed: config.baseUrl !== undefined && isLoopback(config.baseUrl) ? (config.sandboxSpeed ?? 1) : 1,
-      description,
-    });
-  }
-
-  const { announce } = options;
+/** The built-in sandbox: shared with the opflow process of this database that runs one, else started here. */
+async function builtInUpstream(
+  options: UpstreamOptions,
+  held: HeldSandbox,
+  makeClient: MakeClient,
+  upstream: (fields: UpstreamFields) => Upstream,
+): Promise<Upstream> {
+  const { config, time } = options;
   const launch = (speed: number, stateFile: string | undefined) =>
     startBuiltInSandbox({
       ...options.sandbox,
@@ -192,6 +218,7 @@ export async function resolveUpstream(options: UpstreamOptions): Promise<Upstrea
       ...(stateFile === undefined ? {} : { stateFile }),
       ...(config.sandboxDrift === undefined ? {} : { drift: config.sandboxDrift }),
     });
+  let client: OpenPlatformClient | undefined;
   try {
     // Share a built-in sandbox another opflow process of this database is running: its tasks (a job
     // parked for a selection, say) exist only there.
@@ -199,78 +226,98 @@ export async function resolveUpstream(options: UpstreamOptions): Promise<Upstrea
     const live: SandboxRecord | undefined = shareable
       ? await findLiveSandbox(sandboxRecordPath(config.dbPath))
       : undefined;
-    let speed: number;
-    let baseUrl: string;
-    if (live) {
-      speed = live.speed;
-      baseUrl = live.url;
-      announce(
-        `opflow: using the built-in sandbox of opflow process ${live.pid} at ${live.url} (simulated data, ${speed}x speed)`,
-      );
-      // If the host dies, this process takes the sandbox over.
-      client = sandboxTakeoverClient({
-        initial: live,
-        recordPath: sandboxRecordPath(config.dbPath),
-        makeClient,
-        startSandbox: (takenSpeed) =>
-          launch(takenSpeed, options.sandbox?.stateFile ?? sandboxStatePath(config.dbPath)),
-        onHosted: (taken) => {
-          sandbox = taken;
-          recordPath = sandboxRecordPath(config.dbPath);
-          options.onTakeover?.();
-        },
-        announce,
-      });
-    } else {
-      speed = config.sandboxSpeed ?? defaultBuiltInSandboxSpeed;
-      // Its tasks outlive this process (kill -9 included) in a file beside the database; a file no
-      // unfinished job needs any more is dropped, so it does not grow run after run.
-      let stateFile = options.sandbox?.stateFile;
-      if (stateFile === undefined && config.dbPath !== ':memory:') {
-        stateFile = sandboxStatePath(config.dbPath);
-        if (!(await options.hasUnfinishedJobs())) discardStateFile(stateFile);
-      }
-      const started = await launch(speed, stateFile);
-      sandbox = started;
-      baseUrl = started.url;
-      if (shareable) {
-        recordPath = sandboxRecordPath(config.dbPath);
-        writeSandboxRecord(recordPath, { url: started.url, pid: process.pid, speed, startedAt: Date.now() });
-      }
-      announce(
-        `opflow: no OPFLOW_API_KEY or OPFLOW_BASE_URL set, so using the built-in sandbox at ${started.url} (simulated data, ${speed}x speed)`,
-      );
-      const tenantKeys = tenantKeyVariables(options.env ?? process.env);
-      if (tenantKeys.length > 0) {
-        announce(
-          `opflow: tenants with their own key (${tenantKeys.join(', ')}) talk to the platform; their keys never go to the sandbox`,
-        );
-      }
-      const state = started.server.state;
-      if (state?.outcome === 'moved-aside' || (state?.outcome === 'restored' && state.records > 0)) {
-        announce(`opflow: built-in sandbox: ${describeStateReport(state)}`);
-      }
-      client = makeClient(started.url);
-    }
+    const found = live
+      ? shareLiveSandbox(options, live, held, makeClient, launch)
+      : await startOwnSandbox(options, shareable, held, makeClient, launch);
+    client = found.client;
     // A tenant's own key goes to the platform, never to the built-in sandbox.
     const routed = keyRoutedClient({
-      sandbox: client,
+      sandbox: found.client,
       sandboxKey: sandboxApiKey,
       platform: () => makeClient(options.platformBaseUrl),
     });
     return upstream({
       client: routed,
       fallbackKey: sandboxApiKey,
-      baseUrl,
-      speed,
+      baseUrl: found.baseUrl,
+      speed: found.speed,
       description: live ? redactUrl(live.url) : 'built-in sandbox',
     });
   } catch (error) {
     await client?.close().catch(() => undefined);
-    if (recordPath) removeSandboxRecord(recordPath);
-    await sandbox?.close().catch(() => undefined);
+    if (held.recordPath) removeSandboxRecord(held.recordPath);
+    await held.sandbox?.close().catch(() => undefined);
     throw error;
   }
+}
+
+type Launch = (speed: number, stateFile: string | undefined) => Promise<BuiltInSandbox>;
+
+/** Uses the built-in sandbox of the live process `live`; if that process dies, this one takes it over. */
+function shareLiveSandbox(
+  options: UpstreamOptions,
+  live: SandboxRecord,
+  held: HeldSandbox,
+  makeClient: MakeClient,
+  launch: Launch,
+) {
+  const { config, announce } = options;
+  announce(
+    `opflow: using the built-in sandbox of opflow process ${live.pid} at ${live.url} (simulated data, ${live.speed}x speed)`,
+  );
+  const client = sandboxTakeoverClient({
+    initial: live,
+    recordPath: sandboxRecordPath(config.dbPath),
+    makeClient,
+    startSandbox: (takenSpeed) =>
+      launch(takenSpeed, options.sandbox?.stateFile ?? sandboxStatePath(config.dbPath)),
+    onHosted: (taken) => {
+      held.sandbox = taken;
+      held.recordPath = sandboxRecordPath(config.dbPath);
+      options.onTakeover?.();
+    },
+    announce,
+  });
+  return { client, baseUrl: live.url, speed: live.speed };
+}
+
+/** Starts the built-in sandbox in this process, recorded beside the database for other processes. */
+async function startOwnSandbox(
+  options: UpstreamOptions,
+  shareable: boolean,
+  held: HeldSandbox,
+  makeClient: MakeClient,
+  launch: Launch,
+) {
+  const { config, announce } = options;
+  const speed = config.sandboxSpeed ?? defaultBuiltInSandboxSpeed;
+  // Its tasks outlive this process (kill -9 included) in a file beside the database; a file no
+  // unfinished job needs any more is dropped, so it does not grow run after run.
+  let stateFile = options.sandbox?.stateFile;
+  if (stateFile === undefined && config.dbPath !== ':memory:') {
+    stateFile = sandboxStatePath(config.dbPath);
+    if (!(await options.hasUnfinishedJobs())) discardStateFile(stateFile);
+  }
+  const started = await launch(speed, stateFile);
+  held.sandbox = started;
+  if (shareable) {
+    held.recordPath = sandboxRecordPath(config.dbPath);
+    writeSandboxRecord(held.recordPath, { url: started.url, pid: process.pid, speed, startedAt: Date.now() });
+  }
+  announce(
+    `opflow: no OPFLOW_API_KEY or OPFLOW_BASE_URL set, so using the built-in sandbox at ${started.url} (simulated data, ${speed}x speed)`,
+  );
+  const tenantKeys = tenantKeyVariables(options.env ?? process.env);
+  if (tenantKeys.length > 0) {
+    announce(
+      `opflow: tenants with their own key (${tenantKeys.join(', ')}) talk to the platform; their keys never go to the sandbox`,
+    );
+  }
+  const state = started.server.state;
+  if (state?.outcome === 'moved-aside' || (state?.outcome === 'restored' && state.records > 0)) {
+    announce(`opflow: built-in sandbox: ${describeStateReport(state)}`);
+  }
+  return { client: makeClient(started.url), baseUrl: started.url, speed };
 }
 
 /** The `OPFLOW_API_KEY_<TENANT>` variables set (names only). */
