@@ -17,7 +17,11 @@ import type { LocalBackend } from '../../shared/backends/local';
 import type { EngineDeps } from '../../shared/engine/deps';
 import type { Clock } from '../../shared/engine/ports';
 import type { WorkflowRegistry } from '../../shared/engine/workflow';
-import { type JobApiServer, type JobApiServerOptions, startJobApiServer } from '../../shared/http/node-server';
+import {
+  type JobApiServer,
+  type JobApiServerOptions,
+  startJobApiServer,
+} from '../../shared/http/node-server';
 import { silentLogger } from '../../shared/log/logger';
 import { loadLocalConfig } from '../../shared/runtime/local/config';
 import { createLocalPipeline, type LocalPipeline } from '../../shared/runtime/local/pipeline';
