@@ -4,47 +4,25 @@
 // from the request it received, by the algorithm AWS documents, written here apart from the signer.
 import { execFile } from 'node:child_process';
 import { createHash, createHmac } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildJobApiClient } from '../../../scripts/build-job-api-client.mjs';
-import { createLocalBackend, type LocalBackend } from '../../../shared/backends/local';
-import type { EngineDeps } from '../../../shared/engine/deps';
-import { type JobApiServer, startJobApiServer } from '../../../shared/http/node-server';
 import { createJobApiClient } from '../../../shared/job-api-client';
-import { writeJobReport } from '../../../shared/reports/write-job-report';
-import { workflows } from '../../../shared/workflows';
+import { startTestApi, type TestApi } from '../../support/engines';
 
 const token = 'client-test-token-0123456789';
-let dir: string;
-let local: LocalBackend;
-let server: JobApiServer;
+let api: TestApi;
+let server: { url: string };
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'opflow-client-'));
-  local = createLocalBackend({ dbPath: join(dir, 'jobs.db'), outDir: join(dir, 'out') });
-  const deps: EngineDeps = {
-    store: local.store,
-    queue: local.queue,
-    reports: local.reports,
-    keys: { getKey: async () => undefined, refresh: async () => undefined },
-    rateLimiter: local.rateLimiter,
-    clock: { now: () => Date.now() },
-    random: () => 0.5,
-    client: {} as EngineDeps['client'],
-    workflows,
-    writeReport: writeJobReport,
-  };
-  server = await startJobApiServer({ deps, token });
+  api = await startTestApi({ token });
+  server = api.server;
 });
 afterAll(async () => {
-  await server.close();
-  local.close();
-  rmSync(dir, { recursive: true, force: true });
+  await api.close();
 });
 
 describe('the typed job API client', () => {

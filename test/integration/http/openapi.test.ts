@@ -2,27 +2,20 @@
 // table (shared/http/routes.ts, which the AWS stack's routes also come from), and the real answers of a
 // real `opflow serve` server (node:http, SQLite, report folder) validate against the description's
 // JSON Schemas (ajv, draft 2020-12, formats checked: every time is ISO 8601).
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JOB_API_TYPES_FILE, jobApiTypes } from '../../../scripts/generate-job-api-types';
-import { createLocalBackend, type LocalBackend, SqliteJobHistory } from '../../../shared/backends/local';
-import { SqliteScheduleStateStore } from '../../../shared/backends/local/sqlite-schedule-state-store';
-import { SqliteWebhookDeliveries } from '../../../shared/backends/local/sqlite-webhook-deliveries';
 import { parseOpflowConfig } from '../../../shared/config/opflow-config';
 import { deliveryRoutes } from '../../../shared/dashboard/delivery-routes';
 import { scheduleRoutes } from '../../../shared/dashboard/schedule-routes';
 import { timelineRoutes } from '../../../shared/dashboard/timeline-route';
-import type { EngineDeps } from '../../../shared/engine/deps';
-import { type JobApiServer, startJobApiServer } from '../../../shared/http/node-server';
+import type { WebhookDeliveryLog } from '../../../shared/engine/webhook-deliveries';
 import { routeKey, routeTable } from '../../../shared/http/routes';
-import { writeJobReport } from '../../../shared/reports/write-job-report';
-import { workflows } from '../../../shared/workflows';
 import { contractJob } from '../../contract/ports.contract';
+import { localEngine, startTestApi, type TestApi, type TestEngine } from '../../support/engines';
 
 type Doc = {
   openapi: string;
@@ -33,39 +26,27 @@ type Doc = {
   >;
 };
 
-let dir: string;
-let local: LocalBackend;
-let server: JobApiServer;
+let engine: TestEngine;
+let api: TestApi;
+let server: { url: string };
 let doc: Doc;
-let deliveries: SqliteWebhookDeliveries;
+let deliveries: WebhookDeliveryLog;
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 (addFormats as unknown as (a: Ajv2020) => void)(ajv);
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'opflow-openapi-'));
-  local = createLocalBackend({ dbPath: join(dir, 'jobs.db'), outDir: join(dir, 'out') });
-  const deps: EngineDeps = {
-    store: local.store,
-    queue: local.queue,
-    reports: local.reports,
-    keys: { getKey: async () => undefined, refresh: async () => undefined },
-    rateLimiter: local.rateLimiter,
-    clock: { now: () => Date.now() },
-    random: () => 0.5,
-    client: {} as EngineDeps['client'],
-    workflows,
-    writeReport: writeJobReport,
-  };
-  const history = new SqliteJobHistory(local.db);
-  deliveries = new SqliteWebhookDeliveries(local.db);
-  server = await startJobApiServer({
-    deps: { ...deps, onJobChange: (job) => history.record(job) },
+  engine = await localEngine();
+  const { backend, deps } = engine;
+  deliveries = await backend.webhookDeliveries();
+  api = await startTestApi({
+    engine,
+    token: null,
     routes: [
-      ...timelineRoutes({ deps, history }),
+      ...timelineRoutes({ deps, history: backend.history }),
       ...deliveryRoutes({ deliveries }),
       ...scheduleRoutes({
         deps,
-        states: new SqliteScheduleStateStore(local.db),
+        states: await backend.scheduleStates(),
         schedules: parseOpflowConfig(
           {
             schedules: [
@@ -89,12 +70,12 @@ beforeAll(async () => {
       }),
     ],
   });
+  server = api.server;
   doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as Doc;
 });
 afterAll(async () => {
-  await server.close();
-  local.close();
-  rmSync(dir, { recursive: true, force: true });
+  await api.close();
+  await engine.close();
 });
 
 /** Calls the server and checks the answer against the description of that route and status. */
@@ -207,7 +188,7 @@ describe('the OpenAPI description of the job API', () => {
       },
       lastError: { step: 'features', kind: 'server', message: 'busy', retryable: true, at: Date.now() },
     });
-    await local.store.create(waiting);
+    await engine.local.store.create(waiting);
     const answered = await checked('POST', '/jobs/{id}/selection', `/jobs/${waiting.id}/selection`, {
       selected: ['f1'],
     });
@@ -216,8 +197,8 @@ describe('the OpenAPI description of the job API', () => {
     const done = contractJob({ status: 'SUCCEEDED', finishedAt: Date.now() });
     const prefix = `reports/${done.id}/`;
     done.outputs = [`${prefix}report.html`, `${prefix}result.json`];
-    await local.store.create(done);
-    for (const key of done.outputs) await local.reports.put(key, '{}', 'application/json');
+    await engine.local.store.create(done);
+    for (const key of done.outputs) await engine.local.reports.put(key, '{}', 'application/json');
     const report = await checked('GET', '/jobs/{id}/report', `/jobs/${done.id}/report`);
     expect(report.json.expiresInSeconds).toBeUndefined();
     expect(report.json.files[0].url).toBe(`/jobs/${done.id}/report/report.html`);

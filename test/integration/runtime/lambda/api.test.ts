@@ -2,50 +2,30 @@
 // which the handler never touches directly): a JWT tenant claim that is present but malformed is
 // refused rather than taken for an operator, a JWT without a tenant is an operator's only through the
 // configured operator grant (403 otherwise), and a base64 body that is not UTF-8 is refused.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { httpApiEvent, lambdaContext } from '../../../../scripts/lambda/lambda-events';
-import { createLocalBackend, type LocalBackend } from '../../../../shared/backends/local';
-import type { EngineDeps } from '../../../../shared/engine/deps';
-import { writeJobReport } from '../../../../shared/reports/write-job-report';
 import { type ApiHandler, createApiHandler, tenantOfEvent } from '../../../../shared/runtime/lambda/api';
 import { createObservability } from '../../../../shared/runtime/lambda/observability';
-import { workflows } from '../../../../shared/workflows';
 import { contractJob } from '../../../contract/ports.contract';
+import { localEngine, type TestEngine } from '../../../support/engines';
 
-let dir: string;
-let local: LocalBackend;
+let engine: TestEngine;
 let handler: ApiHandler;
 
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'opflow-aws-api-'));
-  local = createLocalBackend({ dbPath: join(dir, 'jobs.db'), outDir: join(dir, 'out') });
-  const deps: EngineDeps = {
-    store: local.store,
-    queue: local.queue,
-    reports: local.reports,
-    keys: { getKey: async () => undefined, refresh: async () => undefined },
-    rateLimiter: local.rateLimiter,
-    clock: { now: () => Date.now() },
-    random: () => 0.5,
-    client: {} as EngineDeps['client'],
-    workflows,
-    writeReport: writeJobReport,
-  };
+  engine = await localEngine();
+  const { local } = engine;
   handler = createApiHandler({
-    deps,
+    deps: engine.deps,
     observability: createObservability(),
     auth: { mode: 'jwt', operators: { claim: 'cognito:groups', groups: ['opflow-operators'] } },
   });
   await local.store.create(contractJob({ tenant: 'default' }));
   await local.store.create(contractJob({ tenant: 'acme' }));
 });
-afterEach(() => {
-  local.close();
-  rmSync(dir, { recursive: true, force: true });
+afterEach(async () => {
+  await engine.close();
 });
 
 function event(claims: Record<string, unknown> | undefined, extra: Partial<APIGatewayProxyEventV2> = {}) {
@@ -172,6 +152,6 @@ describe('base64 bodies', () => {
       code: 'invalid-body',
       message: 'the request body is not UTF-8 text',
     });
-    expect((await local.store.list({ limit: 10 })).jobs).toHaveLength(2);
+    expect((await engine.local.store.list({ limit: 10 })).jobs).toHaveLength(2);
   });
 });
