@@ -12,8 +12,8 @@ import { dirname, resolve } from 'node:path';
 import { keyFingerprint } from '../../engine/runner';
 import { errorMessage } from '../../errors/error-message';
 import type { AwsPipeline } from '../../runtime/aws/pipeline';
-import type { Pipeline } from '../../runtime/pipeline';
-import { asLocal, type CliContext, type GlobalOptions, openPipeline, writeJson } from '../context';
+import type { Backend } from '../../runtime/backend';
+import { type CliContext, type GlobalOptions, openBackend, writeJson } from '../context';
 import { ExitCode, type ExitCodeValue } from '../exit-codes';
 
 export interface DoctorCheck {
@@ -87,9 +87,9 @@ async function localChecks(ctx: CliContext, options: GlobalOptions): Promise<Doc
   ];
   if (checks.some((check) => check.status === 'fail')) return checks;
   mkdirSync(dirname(resolve(ctx.io.cwd, db)), { recursive: true });
-  let pipeline: Pipeline;
+  let pipeline: Backend;
   try {
-    pipeline = await openPipeline(ctx, { ...options, quiet: true }, 'work');
+    pipeline = await openBackend(ctx, { ...options, quiet: true }, 'work');
   } catch (error) {
     return [...checks, fail('configuration', errorMessage(error), 'fix the setting it names')];
   }
@@ -102,8 +102,8 @@ async function localChecks(ctx: CliContext, options: GlobalOptions): Promise<Doc
 }
 
 /** One patent count with the default tenant's key (or the sandbox's), and the key's rate. */
-async function keyChecks(pipeline: Pipeline): Promise<DoctorCheck[]> {
-  const sandbox = asLocal(pipeline)?.sandbox;
+async function keyChecks(pipeline: Backend): Promise<DoctorCheck[]> {
+  const sandbox = pipeline.work.where === 'here' ? pipeline.work.sandbox : undefined;
   const apiKey = await pipeline.deps.keys.getKey('default');
   if (!apiKey)
     return [
@@ -164,7 +164,7 @@ const round = (value: number) => Math.round(value * 100) / 100;
 async function awsChecks(ctx: CliContext, options: GlobalOptions): Promise<DoctorCheck[]> {
   let pipeline: AwsPipeline;
   try {
-    pipeline = (await openPipeline(ctx, { ...options, quiet: true }, 'records')) as AwsPipeline;
+    pipeline = (await openBackend(ctx, { ...options, quiet: true }, 'records')) as AwsPipeline;
   } catch (error) {
     return [
       fail(
