@@ -16,7 +16,7 @@ import { cancelJob, JobRequestError } from '../engine/job-commands';
 import { ApiError, type ApiRoute, apiRoute, json, parse } from '../http/job-api';
 import { batchListQuerySchema } from '../http/request-schemas';
 import { admitBatch } from '../ingest/admission';
-import { viewOf } from '../ingest/batch-view';
+import { currentViewOf } from '../ingest/batch-view';
 import { batchOutputKeys, writeBatchOutputs } from '../ingest/outputs';
 import { redriveBatch } from '../ingest/redrive';
 import { listAll, unfinishedStatuses } from '../runtime/job-queries';
@@ -97,13 +97,16 @@ export function batchRoutes(options: { deps: EngineDeps; batches: BatchStore }):
         throw error;
       }
       const visible = page.batches.filter((batch) => tenant === undefined || batch.tenant === tenant);
-      return json(200, { batches: visible.map((batch) => viewOf(batch, now())), cursor: page.cursor });
+      const views = await Promise.all(
+        visible.map((batch) => currentViewOf(options.deps.store, batch, now())),
+      );
+      return json(200, { batches: views, cursor: page.cursor });
     }),
     apiRoute('getBatch', async ({ id }, _request, { tenant }) => {
       const batch = await mustGet(options.batches, id, tenant);
       const problems = await options.batches.listProblems(batch.id, batch.run);
       return json(200, {
-        batch: viewOf(batch, now()),
+        batch: await currentViewOf(options.deps.store, batch, now()),
         problems: problems.slice(0, 500),
         problemCount: problems.length,
       });
@@ -141,7 +144,7 @@ export function batchRoutes(options: { deps: EngineDeps; batches: BatchStore }):
       const batch = await mustGet(options.batches, id, tenant);
       const outcome = await redriveBatch(deps, batch.id);
       return json(200, {
-        batch: viewOf(outcome.batch, now()),
+        batch: await currentViewOf(options.deps.store, outcome.batch, now()),
         retried: outcome.retried.length,
         refused: outcome.refused,
       });
@@ -149,7 +152,10 @@ export function batchRoutes(options: { deps: EngineDeps; batches: BatchStore }):
     apiRoute('cancelBatch', async ({ id }, _request, { tenant }) => {
       const batch = await mustGet(options.batches, id, tenant);
       const outcome = await cancelBatch(deps, batch.id);
-      return json(200, { batch: viewOf(outcome.batch, now()), cancelled: outcome.cancelled });
+      return json(200, {
+        batch: await currentViewOf(options.deps.store, outcome.batch, now()),
+        cancelled: outcome.cancelled,
+      });
     }),
   ];
 }

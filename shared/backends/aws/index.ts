@@ -45,7 +45,6 @@ export {
   readS3Object,
   s3CreatedEvent,
   sendIngestMessage,
-  unreadIngestMessages,
 } from './s3-inbox';
 export { S3ReportStore, type S3ReportStoreOptions } from './s3-report-store';
 export {

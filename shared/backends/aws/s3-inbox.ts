@@ -6,7 +6,7 @@
 
 import type { Readable } from 'node:stream';
 import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { GetQueueAttributesCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 
 export interface InboxObject {
   bucket: string;
@@ -122,12 +122,4 @@ export async function sendIngestMessage(
       DelaySeconds: Math.max(0, Math.min(900, Math.round(delaySeconds))),
     }),
   );
-}
-
-/** Messages of the ingest queue that no function has received yet (SQS's approximate count). */
-export async function unreadIngestMessages(sqs: SQSClient, queueUrl: string): Promise<number> {
-  const answer = await sqs.send(
-    new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages'] }),
-  );
-  return Number(answer.Attributes?.ApproximateNumberOfMessages ?? 0);
 }

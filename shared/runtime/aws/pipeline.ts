@@ -205,7 +205,8 @@ function awsInbox(aws: AwsBackend, bucket: string): Inbox {
         s3CreatedEvent({ bucket, key: upload.key }, upload.etag),
       );
     },
-    unread: async (queueUrl) => (await inbox()).unreadIngestMessages(aws.clients.sqs, queueUrl),
+    unread: async (queueUrl) =>
+      (await import('../../backends/aws/ingest-queue-depth')).unreadIngestMessages(aws.clients.sqs, queueUrl),
     handBack: async (queueUrl, batchId) =>
       (await inbox()).sendIngestMessage(aws.clients.sqs, queueUrl, { kind: 'continue', batchId }),
   };

@@ -69,9 +69,12 @@ describe('a process whose clock is two hours ahead', () => {
       cwd: dir,
     });
     for (let i = 0; leasesHeld() < 3; i++) {
-      if (i > 1_000) throw new Error(`the skewed run never held three leases:\n${ahead.stderrSoFar()}`);
+      if (i > 3_000) throw new Error(`the skewed run never held three leases:\n${ahead.stderrSoFar()}`);
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
+    // A lease is claimed a moment before the step's call starts (and its lease is renewed with the
+    // writer's stamp): let the three calls begin (each takes 6 s) before freezing the process.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
     ahead.child.kill('SIGSTOP');
     try {
       const before = await jobs();

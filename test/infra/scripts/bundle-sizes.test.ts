@@ -41,7 +41,9 @@ const ALLOWED_SDK_COMMANDS: Record<string, string[]> = {
     ...['AbortMultipartUpload', 'CompleteMultipartUpload', 'CreateMultipartUpload', 'UploadPart'],
     'PutObjectTagging', // kept by Upload, which tags when asked; opflow never does
   ],
-  '@aws-sdk/client-sqs': ['SendMessage', 'SendMessageBatch'],
+  // GetQueueAttributes: the aws Backend's `work.unread` (ingest-queue-depth.ts), a chunk loaded
+  // only by `opflow --backend aws ingest` on a person's machine; no function calls it.
+  '@aws-sdk/client-sqs': ['SendMessage', 'SendMessageBatch', 'GetQueueAttributes'],
   '@aws-sdk/client-secrets-manager': ['GetSecretValue'],
   // No @aws-sdk/nested-clients (the STS and SSO calls of the full credential chain): Lambda bundles
   // read credentials from the environment only (infra/lambda/aws-credentials.mjs).
