@@ -6,10 +6,9 @@
 # hard-linked (no disk cost) except better-sqlite3, which is copied and rebuilt there for Node 24.
 # Node 20's build in ./node_modules stays as it is.
 #
-# It replaces the Node 22 run: CI covers the two ends of what opflow supports, Node 20 (the CLI and
-# the local backend, every suite) and Node 24 (what the Lambda functions run on, and the newest
-# line). Node 22 lies between them and no longer runs in Lambda; a fault on 22 alone, with 20 and
-# 24 green, would be a Node regression, and the run would cost CI some 9 minutes more. The bundles of the
+# .ci/run runs it twice: on Node 24 (what the Lambda functions run on) for the aws e2e, and with
+# OPFLOW_CI_NODE=22 for the suites on SQLite (better-sqlite3 12.x aborts at teardown on Node 24,
+# WiseLibs/better-sqlite3#1515). The bundles of the
 # aws e2e are built for the Node that runs them (scripts/lambda/bundle-functions.ts), so here they
 # are the node24 bundles the stack deploys. `bash .ci/node24.sh` needs a real node_modules (a clean
 # clone after `npm ci`), not a worktree whose node_modules is a symlink. OPFLOW_CI_NODE=22 runs the
