@@ -16,6 +16,7 @@ import { PassThrough } from 'node:stream';
 import type { Batch, BatchProblem } from '../engine/batch-store';
 import type { ReportStore } from '../engine/ports';
 import type { BatchFindings } from '../engine/workflow';
+import { sandboxHeadline } from '../reports/sandbox-notice';
 
 export const workbookContentType = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 
@@ -251,7 +252,7 @@ export async function openBatchWorkbook(
       if (totals.sandbox > 0)
         facts.push([
           'Simulated data',
-          `${totals.sandbox} of ${totals.items} items ran on opflow's built-in sandbox: their references, scores and answers are simulated, not the platform's. Set OPFLOW_API_KEY and run them again for real results.`,
+          `${sandboxHeadline} ${totals.sandbox} of ${totals.items} items ran on opflow's built-in sandbox: their references, scores and answers are simulated, not the platform's. Set OPFLOW_API_KEY and run them again for real results.`,
         ]);
       if (detailDropped > 0)
         facts.push([
