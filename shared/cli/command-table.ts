@@ -384,8 +384,8 @@ const serve = defineCommand({
     },
   ],
   help: `
-The dashboard (web page) is at / (see docs/guides/dashboard.md).
-Routes (described in OpenAPI at GET /openapi.json): GET /health, POST /jobs,
+The dashboard (web page) is at GET / with its files at GET /ui/{file} (see docs/guides/dashboard.md).
+Routes (described in OpenAPI at GET /openapi.json and in docs/guides/job-api.md): GET /health, POST /jobs,
 GET /jobs (?status=&workflow=&batchId=&tenant=&source=&since=&until=&q=&limit=&cursor=), GET /jobs/{id},
 POST /jobs/{id}/selection, POST /jobs/{id}/cancel, POST /jobs/{id}/retry ({"fromStart": true} optional),
 GET /jobs/{id}/report (where the files are), GET /jobs/{id}/report/{file} (the file itself),
