@@ -1,11 +1,9 @@
 // A schedule's maxUnitsPerDay on the real local backend (SQLite jobs and state) with a manual
 // clock: once its jobs of the last 24 hours were billed that much, it is paused with the figures as
 // the reason (shown by scheduleView, which the CLI, API and dashboard use) and its slots are skipped.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createLocalBackend, type LocalBackend } from '../../../shared/backends/local';
+import type { LocalBackend } from '../../../shared/backends/local';
 import { SqliteScheduleStateStore } from '../../../shared/backends/local/sqlite-schedule-state-store';
 import { ConfigFileError, parseOpflowConfig, type Schedule } from '../../../shared/config/opflow-config';
 import type { EngineDeps } from '../../../shared/engine/deps';
@@ -13,9 +11,9 @@ import { ManualClock } from '../../../shared/runtime/time';
 import { pauseSchedule, resumeSchedule, scheduleView } from '../../../shared/schedules/pause';
 import { tickSchedules } from '../../../shared/schedules/scheduler';
 import { workflows } from '../../../shared/workflows';
-import { localEngineDeps } from './local-deps';
+import { localEngine, type TestEngine } from '../../support/engines';
 
-let dir: string;
+let engine: TestEngine;
 let local: LocalBackend;
 let clock: ManualClock;
 let deps: EngineDeps;
@@ -39,17 +37,13 @@ const config = (overrides: Record<string, unknown>) =>
   );
 const hourly = (cap: number): Schedule => config({ maxUnitsPerDay: cap, overlap: 'allow-all' }).schedules[0]!;
 
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'opflow-cost-cap-'));
-  local = createLocalBackend({ dbPath: join(dir, 'jobs.db'), outDir: join(dir, 'out') });
+beforeEach(async () => {
   clock = new ManualClock(Date.parse('2026-03-01T00:30:00Z'));
-  deps = localEngineDeps(local, clock);
+  engine = await localEngine({ clock });
+  ({ local, deps } = engine);
   states = new SqliteScheduleStateStore(local.db);
 });
-afterEach(() => {
-  local.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => engine.close());
 
 /** Moves to the next slot and ticks; the job it fired is billed `units` (as its calls would be). */
 async function slotBilled(schedule: Schedule, units: number) {

@@ -1,11 +1,8 @@
 // Schedules on the real local backend (SQLite jobs and state) with a manual clock: slots fire
 // jobs, a doubled firing (two schedulers on one database, a tick repeated) makes one job per slot,
 // daylight saving time (skipped and repeated hour), overlap policies, catch-up, pause, backfill.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createLocalBackend, type LocalBackend } from '../../../shared/backends/local';
+import type { LocalBackend } from '../../../shared/backends/local';
 import { SqliteScheduleStateStore } from '../../../shared/backends/local/sqlite-schedule-state-store';
 import { parseOpflowConfig, type Schedule } from '../../../shared/config/opflow-config';
 import type { EngineDeps } from '../../../shared/engine/deps';
@@ -14,9 +11,9 @@ import { ManualClock } from '../../../shared/runtime/time';
 import { backfillSchedule, tickSchedules, triggerSchedule } from '../../../shared/schedules/scheduler';
 import { jitterOf } from '../../../shared/schedules/slots';
 import { workflows } from '../../../shared/workflows';
-import { localEngineDeps } from './local-deps';
+import { localEngine, type TestEngine } from '../../support/engines';
 
-let dir: string;
+let engine: TestEngine;
 let local: LocalBackend;
 let clock: ManualClock;
 let deps: EngineDeps;
@@ -42,17 +39,13 @@ const schedule = (overrides: Record<string, unknown>): Schedule =>
 const jobs = async (): Promise<Job[]> => (await local.store.list({ limit: 1000 })).jobs;
 const at = (iso: string) => Date.parse(iso);
 
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'opflow-schedules-'));
-  local = createLocalBackend({ dbPath: join(dir, 'jobs.db'), outDir: join(dir, 'out') });
+beforeEach(async () => {
   clock = new ManualClock(at('2026-03-01T00:00:00Z'));
-  deps = localEngineDeps(local, clock);
+  engine = await localEngine({ clock });
+  ({ local, deps } = engine);
   states = new SqliteScheduleStateStore(local.db);
 });
-afterEach(() => {
-  local.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => engine.close());
 
 /** Ticks every `stepMs` of clock time up to `until` (time skipped, nothing slept). */
 async function runUntil(schedules: Schedule[], until: number, stepMs = 60_000, store = states) {

@@ -1,17 +1,15 @@
 // A webhook source's maxUnitsPerDay on the real local backend (SQLite): once its jobs of the last 24
 // hours were billed that much, new deliveries are refused (429 cost-cap, the figures in the message);
 // a repeated delivery of an existing job still answers it; other sources are not affected.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createLocalBackend, type LocalBackend } from '../../../shared/backends/local';
+import type { LocalBackend } from '../../../shared/backends/local';
 import { ConfigFileError, parseOpflowConfig } from '../../../shared/config/opflow-config';
 import { createWebhookHandler } from '../../../shared/http/webhooks';
 import { ManualClock } from '../../../shared/runtime/time';
 import { workflows } from '../../../shared/workflows';
-import { localEngineDeps } from '../schedules/local-deps';
+import { localEngine, type TestEngine } from '../../support/engines';
 
 const secret = `whsec_${Buffer.from('the signing secret of the tracker').toString('base64')}`;
 const config = (webhooks: Record<string, unknown>) =>
@@ -22,26 +20,22 @@ const source = (extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
-let dir: string;
+let engine: TestEngine;
 let local: LocalBackend;
 let clock: ManualClock;
 let handler: ReturnType<typeof createWebhookHandler>;
 
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'opflow-webhook-cap-'));
-  local = createLocalBackend({ dbPath: join(dir, 'jobs.db'), outDir: join(dir, 'out') });
+beforeEach(async () => {
   clock = new ManualClock(Date.now());
-  const deps = localEngineDeps(local, clock);
+  engine = await localEngine({ clock });
+  local = engine.local;
   handler = createWebhookHandler({
-    deps,
+    deps: engine.deps,
     config: config({ tracker: source({ maxUnitsPerDay: 100 }), other: source() }),
     secrets: { get: async () => secret, refresh: async () => secret },
   });
 });
-afterEach(() => {
-  local.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => engine.close());
 
 async function deliver(to: string, id: string, query = 'battery') {
   const body = JSON.stringify({ q: query });

@@ -9,7 +9,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
-import { createLocalBackend, type LocalBackend } from '../../../shared/backends/local';
+import type { LocalBackend } from '../../../shared/backends/local';
 import { mcpHelp } from '../../../shared/cli/command-table';
 import { type BatchRunner, startBatchRunner } from '../../../shared/dashboard/batch-runner';
 import type { EngineDeps } from '../../../shared/engine/deps';
@@ -17,7 +17,7 @@ import { createOpflowMcpServer, type OpflowMcpOptions } from '../../../shared/mc
 import type { WorkflowNames } from '../../../shared/mcp/tool-spec';
 import { mcpTools } from '../../../shared/mcp/tools';
 import { workflows } from '../../../shared/workflows';
-import { localEngineDeps } from '../../integration/schedules/local-deps';
+import { localEngine, type TestEngine } from '../../support/engines';
 
 const root = resolve(__dirname, '../../..');
 const T0 = Date.UTC(2026, 0, 5, 9, 0, 0);
@@ -25,25 +25,20 @@ const tableNames = mcpTools.map((tool) => tool.name);
 const [first, ...rest] = [...workflows.keys()].sort();
 const workflowNames: WorkflowNames = [first ?? 'none', ...rest];
 
+let engine: TestEngine;
 let dir: string;
 let local: LocalBackend;
 let deps: EngineDeps;
 let runner: BatchRunner | undefined;
 
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'opflow-mcp-tools-'));
-  local = createLocalBackend({
-    dbPath: join(dir, 'jobs.db'),
-    outDir: join(dir, 'out'),
-    clock: { now: () => T0 },
-  });
-  deps = localEngineDeps(local, { now: () => T0 });
+beforeEach(async () => {
+  engine = await localEngine({ clock: { now: () => T0 } });
+  ({ local, deps, dir } = engine);
 });
 afterEach(async () => {
   await runner?.stop();
   runner = undefined;
-  local.close();
-  rmSync(dir, { recursive: true, force: true });
+  await engine.close();
 });
 
 async function connect(options: Partial<OpflowMcpOptions> = {}): Promise<Client> {
