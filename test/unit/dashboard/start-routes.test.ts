@@ -2,19 +2,18 @@
 // by line with its estimate and nothing stored, refusals that name the field (file name, workflow,
 // another tenant), an upload started once however often it is sent, and a job's input shown only
 // to a caller who may see the job.
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLocalBackend, type LocalBackend } from '../../../shared/backends/local';
+import type { LocalBackend } from '../../../shared/backends/local';
 import { type BatchRunner, startBatchRunner } from '../../../shared/dashboard/batch-runner';
 import { startRoutes } from '../../../shared/dashboard/start-routes';
 import type { EngineDeps } from '../../../shared/engine/deps';
 import { submitJob } from '../../../shared/engine/job-commands';
 import { handleJobApiRequest } from '../../../shared/http/job-api';
-import { writeJobReport } from '../../../shared/reports/write-job-report';
-import { workflows } from '../../../shared/workflows';
+import { localEngine, type TestEngine } from '../../support/engines';
 
+let engine: TestEngine;
 let dir: string;
 let local: LocalBackend;
 let deps: EngineDeps;
@@ -44,27 +43,14 @@ const call = async (method: string, path: string, body?: unknown, tenant?: strin
   return { status: answer.status, body: JSON.parse(String(answer.body)) };
 };
 
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'opflow-start-routes-'));
-  local = createLocalBackend({ dbPath: join(dir, 'jobs.db'), outDir: join(dir, 'out') });
-  deps = {
-    store: local.store,
-    queue: local.queue,
-    reports: local.reports,
-    keys: { getKey: async () => undefined, refresh: async () => undefined },
-    rateLimiter: local.rateLimiter,
-    clock: { now: () => Date.now() },
-    random: () => 0.5,
-    client: {} as EngineDeps['client'],
-    workflows,
-    writeReport: writeJobReport,
-  };
+beforeAll(async () => {
+  engine = await localEngine();
+  ({ local, deps, dir } = engine);
   runner = startBatchRunner({ deps, batches: local.batches, intervalMs: 60_000 });
 });
 afterAll(async () => {
   await runner.stop();
-  local.close();
-  rmSync(dir, { recursive: true, force: true });
+  await engine.close();
 });
 
 describe('POST /batch-uploads/check and /batch-uploads', () => {
