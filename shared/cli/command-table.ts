@@ -98,6 +98,12 @@ const tenantForKey = {
   default: 'default',
 } as const;
 
+const priorityFlag = {
+  flags: '--priority <level>',
+  description:
+    "high, normal or low: how soon its calls get the key's tokens against other work (default: normal; high goes ahead of a running batch)",
+} as const;
+
 const configFile = {
   flags: '--config <file>',
   description: 'the config file (env OPFLOW_CONFIG; default ./opflow.config.json)',
@@ -148,6 +154,7 @@ const run = defineCommand({
       description: "fail a job not finished in time, e.g. 30m, 2h, 1d (default: the workflow's, 24h)",
     },
     tenantForKey,
+    priorityFlag,
     {
       flags: '--fresh',
       description:
@@ -203,6 +210,7 @@ const ingest = defineCommand({
       description: "fail an item not finished in time, e.g. 2h (default: the workflow's)",
     },
     tenantForKey,
+    priorityFlag,
     {
       flags: '--no-wait',
       description: 'read the whole source and return; opflow batch <id> --watch runs and follows it',
@@ -211,7 +219,7 @@ const ingest = defineCommand({
   help: `
 A manifest line (or CSV row) has "id" (required, unique in the file), the workflow's input fields
 (e.g. "text", "title") or "file" (a document relative to the manifest) instead of the text, and
-optionally "workflow", "select" and "deadline". Bad lines are reported with their line number and
+optionally "workflow", "select", "deadline" and "priority". Bad lines are reported with their line number and
 reason (also in failed.jsonl) and the valid lines still run. Ingesting the same manifest again
 creates nothing new; a changed line is a new item. Outputs: <out>/batches/<batchId>/summary.csv,
 results.jsonl, failed.jsonl and index.html, kept up to date while the batch runs. When only items

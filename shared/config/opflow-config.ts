@@ -11,7 +11,7 @@ import { resolve } from 'node:path';
 import { Cron } from 'croner';
 import * as z from 'zod';
 import { type CallbackUrlPolicy, CallbackUrlRefused, checkCallbackUrl } from '../callbacks/ssrf-guard';
-import { selectionPolicySchema } from '../engine/job-record';
+import { jobPrioritySchema, selectionPolicySchema } from '../engine/job-record';
 import { errorMessage } from '../errors/error-message';
 import { issueMessages } from '../errors/zod-issues';
 import { FileRefused, readRegularFile } from '../files/bounded-read';
@@ -105,6 +105,11 @@ export const webhookSourceSchema = z.lazy(() =>
       selection: z.union([selectionPolicySchema, fromSchema]).optional(),
       callbackUrl: z.union([z.string(), fromSchema]).optional(),
       label: z.union([z.string().max(200), fromSchema]).optional(),
+      /**
+       * The priority of the source's jobs against the key's other work: `high`, `normal` or `low`
+       * (docs/concepts/admission.md). Set here only: a sender cannot raise it. Default: normal.
+       */
+      priority: z.lazy(() => jobPrioritySchema).optional(),
       /** Largest body accepted (bytes). Default: 256 KiB. */
       maxBodyBytes: z
         .number()
@@ -165,6 +170,8 @@ export const scheduleSchema = z.lazy(() =>
       tenant: tenantSchema.default('default'),
       selection: selectionPolicySchema.default({ mode: 'auto' }),
       callbackUrl: z.string().optional(),
+      /** The priority of its jobs against the key's other work: `high`, `normal` or `low`. Default: normal. */
+      priority: z.lazy(() => jobPrioritySchema).optional(),
       /** When a slot comes while the previous slot's job is still running: skip it (default), keep one waiting, or run all. */
       overlap: z.enum(overlapPolicies).default('skip'),
       /** How far back missed slots are run after downtime. Default: one slot (the latest missed one). */

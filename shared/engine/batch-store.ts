@@ -5,7 +5,7 @@
  * used, and what admission has released to the job store. Each backend has its own adapter.
  */
 
-import type { Job } from './job-record';
+import type { Job, JobPriority } from './job-record';
 
 export const batchStatuses = ['INGESTING', 'RUNNING', 'PAUSED', 'STOPPED', 'FINISHED'] as const;
 export type BatchStatus = (typeof batchStatuses)[number];
@@ -44,6 +44,8 @@ export interface BatchOptions {
   maxUnits?: number | undefined;
   /** Items of this batch released to run at once (admission). */
   inFlight: number;
+  /** Its jobs' priority against the key's other work, unless a line says otherwise; absent: normal. */
+  priority?: JobPriority | undefined;
 }
 
 export interface Batch {

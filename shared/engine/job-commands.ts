@@ -13,6 +13,7 @@ import {
   isTerminal,
   type Job,
   type JobSource,
+  jobPrioritySchema,
   jobSources,
   type SelectionPolicy,
   selectionPolicySchema,
@@ -50,6 +51,8 @@ export const submitJobRequestSchema = z.object({
     .record(z.string().max(100), z.union([z.string().max(2000), z.array(z.string().max(500)).max(100)]))
     .optional(),
   batchId: z.string().max(100).optional(),
+  /** How urgent the job is against its key's other work: `high`, `normal` (default) or `low`. */
+  priority: jobPrioritySchema.optional(),
   source: z.enum(jobSources).default('cli'),
   idempotencyKey: z.string().min(1).max(200).optional(),
   callbackUrl: z.url().optional(),
@@ -158,6 +161,7 @@ export async function submitJob(
     usage: emptyUsage(),
     outputs: [],
     batchId: req.batchId,
+    ...(req.priority === undefined || req.priority === 'normal' ? {} : { priority: req.priority }),
     source: req.source as JobSource,
     idempotencyKey: req.idempotencyKey,
     callbackUrl: req.callbackUrl,

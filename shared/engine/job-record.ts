@@ -35,6 +35,18 @@ export function isTerminal(status: JobStatus): boolean {
   return terminalStatuses.has(status);
 }
 
+/**
+ * How urgent a job is, against the other work of its API key. `high`: its calls go ahead of every
+ * other waiting call at the key's next free token (an attorney's single check beside a 10,000-line
+ * batch); `normal` (the default, kept as no field); `low`: its calls stand back behind every
+ * other call, as a new job's first call does. Admission reads it (admission/priority.ts).
+ */
+export const jobPriorities = ['high', 'normal', 'low'] as const;
+export type JobPriority = (typeof jobPriorities)[number];
+export const jobPrioritySchema = z.enum(jobPriorities, {
+  error: `must be one of ${jobPriorities.join(', ')}`,
+});
+
 export const jobSources = ['cli', 'api', 'webhook', 'schedule', 'bulk'] as const;
 export type JobSource = (typeof jobSources)[number];
 
@@ -248,6 +260,8 @@ export interface Job {
   /** Earlier runs, oldest first, when the job was retried; this is run `runs.length + 1`. */
   runs?: JobRun[] | undefined;
   batchId?: string | undefined;
+  /** How urgent the job is against the key's other work (`jobPriorities`); absent: `normal`. */
+  priority?: JobPriority | undefined;
   source: JobSource;
   idempotencyKey?: string | undefined;
   callbackUrl?: string | undefined;

@@ -4,7 +4,7 @@
  * route's real answers to them (test/integration/http/openapi.test.ts).
  */
 import * as z from 'zod';
-import { failureKinds, jobSources, jobStatuses } from '../engine/job-record';
+import { failureKinds, jobPriorities, jobSources, jobStatuses } from '../engine/job-record';
 import { upstreamIdentitySchema } from '../engine/upstream-identity';
 
 const isoTime = z.iso.datetime().describe('ISO 8601, UTC');
@@ -86,6 +86,9 @@ export const jobViewSchema = z
     outputs: z.array(z.string()),
     runs: z.array(runSchema).optional().describe('earlier runs, when the job was retried'),
     batchId: z.string().optional(),
+    priority: z
+      .enum(jobPriorities)
+      .describe("how soon its calls get the key's tokens against other work (docs/concepts/admission.md)"),
     source: z.enum(jobSources),
     idempotencyKey: z.string().optional(),
     callbackUrl: z.string().optional().describe('where the signed callback goes (its query elided)'),

@@ -87,6 +87,7 @@ export function jobView(job: Job): JobView {
       retriedAt: iso(run.retriedAt)!,
     })),
     batchId: job.batchId,
+    priority: job.priority ?? 'normal',
     source: job.source,
     idempotencyKey: job.idempotencyKey,
     callbackUrl: job.callbackUrl === undefined ? undefined : shownCallbackUrl(job.callbackUrl),

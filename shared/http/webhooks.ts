@@ -363,6 +363,7 @@ function answerWebhook(options: WebhookOptions) {
       const { job, created } = await submitJob(deps, {
         ...(mapped as z.input<typeof defaultBodySchema>),
         tenant: settings.tenant,
+        ...(settings.priority === undefined ? {} : { priority: settings.priority }),
         source: 'webhook',
         idempotencyKey: `webhook:${identity}:${id}`,
         label: (mapped.label as string | undefined) ?? `webhook ${identity} ${id}`.slice(0, 200),

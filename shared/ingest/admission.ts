@@ -11,7 +11,7 @@
 import type { Batch, BatchItem, BatchStore } from '../engine/batch-store';
 import type { EngineDeps } from '../engine/deps';
 import { JobRequestError, submitJob } from '../engine/job-commands';
-import { isTerminal, type Job } from '../engine/job-record';
+import { isTerminal, type Job, type JobPriority } from '../engine/job-record';
 import type { JobStore } from '../engine/ports';
 import { budgetExceeded, describeBudget } from './batch';
 
@@ -135,10 +135,11 @@ async function release(deps: AdmissionDeps, batch: Batch, item: BatchItem): Prom
             'utf8',
           ) || 'null',
         );
-  const { input, selection, deadlineMs, metadata } = (stored ?? {}) as {
+  const { input, selection, deadlineMs, metadata, priority } = (stored ?? {}) as {
     input?: unknown;
     selection?: 'auto' | 'manual';
     deadlineMs?: number;
+    priority?: JobPriority;
     /** A disclosure form's fields (disclosure-form.ts): the job keeps them, the upstream never sees them. */
     metadata?: Record<string, string | string[]>;
   };
@@ -152,6 +153,7 @@ async function release(deps: AdmissionDeps, batch: Batch, item: BatchItem): Prom
       label: item.label,
       metadata,
       batchId: batch.id,
+      ...(priority === undefined ? {} : { priority }),
       source: 'bulk',
       idempotencyKey: item.key,
     });

@@ -12,11 +12,12 @@
  *   `default` tenant's. IAM grants an uploader one tenant's prefix (docs/operations.md); the metadata
  *   `opflow-tenant`, when present, must name the same tenant or the upload is left alone.
  * - Object metadata `opflow-options` (JSON: selection, deadlineMs, failureBudget, maxUnits,
- *   inFlight) carries what `opflow ingest` was given.
+ *   inFlight, priority) carries what `opflow ingest` was given.
  */
 import * as z from 'zod';
 import type { BatchOptions, BatchSourceKind } from '../engine/batch-store';
 import { tenantNameSchema } from '../engine/job-commands';
+import { jobPrioritySchema } from '../engine/job-record';
 import { formatIssues } from '../errors/zod-issues';
 import { defaultInFlightPerBatch } from './batch';
 
@@ -120,6 +121,7 @@ const optionsSchema = z
       .optional(),
     maxUnits: z.number().positive().optional(),
     inFlight: z.number().int().min(1).max(1000).default(defaultInFlightPerBatch),
+    priority: jobPrioritySchema.optional(),
   })
   .strict();
 

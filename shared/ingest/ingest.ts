@@ -17,7 +17,7 @@ import type {
 } from '../engine/batch-store';
 import type { EngineDeps } from '../engine/deps';
 import { inlineInputLimitBytes, tenantNameSchema } from '../engine/job-commands';
-import { isTerminal, type Job } from '../engine/job-record';
+import { isTerminal, type Job, jobPriorities } from '../engine/job-record';
 import { tenantUpstreamKey } from '../engine/upstream-identity';
 import { stepContext, type Workflow } from '../engine/workflow';
 import { errorMessage } from '../errors/error-message';
@@ -71,7 +71,7 @@ export interface IngestRequest {
 }
 
 /** Fields of a manifest line that are not workflow input. */
-const reservedFields = ['id', 'workflow', 'file', 'select', 'deadline'] as const;
+const reservedFields = ['id', 'workflow', 'file', 'select', 'deadline', 'priority'] as const;
 
 const lineSchema = z.looseObject({
   id: z
@@ -88,6 +88,9 @@ const lineSchema = z.looseObject({
   file: z.string({ error: 'file: must be a path relative to the manifest' }).trim().min(1).optional(),
   select: z.enum(['auto', 'manual'], { error: 'select: must be "auto" or "manual"' }).optional(),
   deadline: z.string({ error: 'deadline: a duration such as 2h' }).optional(),
+  priority: z
+    .enum(jobPriorities, { error: `priority: must be one of ${jobPriorities.join(', ')}` })
+    .optional(),
 });
 
 /** What one record became. */
@@ -316,6 +319,7 @@ async function prepare(
   let workflowName = batch.workflow;
   let select = batch.options.selection;
   let deadlineMs = batch.options.deadlineMs;
+  let priority = batch.options.priority;
   if (record.document !== undefined) {
     id = record.document;
     file = record.document;
@@ -339,6 +343,7 @@ async function prepare(
     file = line.data.file;
     workflowName = line.data.workflow ?? workflowName;
     select = line.data.select ?? select;
+    priority = line.data.priority ?? priority;
     if (line.data.deadline !== undefined) {
       const parsed = parseDurationMs(line.data.deadline);
       if (parsed === undefined)
@@ -430,7 +435,13 @@ async function prepare(
   const key = itemKeyOf(batch.id, id, contentHash);
   const docket = metadata?.docket;
   const label = typeof docket === 'string' ? disclosureLabel(id, metadata) : labelOf(parsed.data, id);
-  const kept = { input: parsed.data, ...options, ...(metadata ? { metadata } : {}) };
+  // The priority is not part of what is run (nor of the item's key): how soon, not what.
+  const kept = {
+    input: parsed.data,
+    ...options,
+    ...(priority === undefined || priority === 'normal' ? {} : { priority }),
+    ...(metadata ? { metadata } : {}),
+  };
   const serialized = JSON.stringify(kept);
   let stored: BatchItem['input'];
   if (Buffer.byteLength(serialized) > inlineInputLimitBytes && dryRun) stored = { ref: '(dry run)' };

@@ -623,6 +623,11 @@ export interface components {
                 fromStart: boolean;
             }[];
             batchId?: string;
+            /**
+             * @description how soon its calls get the key's tokens against other work (docs/concepts/admission.md)
+             * @enum {string}
+             */
+            priority: "high" | "normal" | "low";
             /** @enum {string} */
             source: "cli" | "api" | "webhook" | "schedule" | "bulk";
             idempotencyKey?: string;
@@ -837,6 +842,8 @@ export interface operations {
                         [key: string]: string | string[];
                     };
                     batchId?: string;
+                    /** @enum {string} */
+                    priority?: "high" | "normal" | "low";
                     /** Format: uri */
                     callbackUrl?: string;
                     /**

@@ -67,6 +67,9 @@ const ingestSchema = (workflowNames: readonly [string, ...string[]]) =>
       .max(1000)
       .optional()
       .describe(`jobs of this batch running at once (default ${defaultInFlightPerBatch})`),
+    priority: createBodySchema.shape.priority.describe(
+      "its jobs' priority against the key's other work: high, normal (default) or low (a line's own `priority` wins)",
+    ),
     tenant: createBodySchema.shape.tenant,
   });
 
@@ -108,6 +111,7 @@ export const ingestTool = defineTool({
           failureBudget,
           maxUnits: args.maxUnits,
           inFlight: args.inFlight ?? defaultInFlightPerBatch,
+          ...(args.priority === undefined ? {} : { priority: args.priority }),
         },
       }).catch((error) => {
         if (error instanceof IngestRefused) throw new ApiError(400, 'invalid-request', error.message);

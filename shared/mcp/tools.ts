@@ -97,6 +97,9 @@ const submitJob = defineTool({
         selection: createBodySchema.shape.selection.describe(
           'selection points: {"mode": "auto"} takes the defaults; {"mode": "manual"} stops at AWAITING_INPUT until answer_selection',
         ),
+        priority: createBodySchema.shape.priority.describe(
+          "high, normal (default) or low: how soon its calls get the key's tokens; high goes ahead of running batches",
+        ),
         idempotencyKey: idempotencyKeySchema
           .optional()
           .describe('the same key (per tenant) returns the same job instead of starting another'),

@@ -49,6 +49,7 @@ export async function fireSlot(
     tenant: schedule.tenant,
     selection: schedule.selection,
     callbackUrl: schedule.callbackUrl,
+    ...(schedule.priority === undefined ? {} : { priority: schedule.priority }),
     source: 'schedule',
     idempotencyKey: key,
     label: `${schedule.name} ${new Date(slot).toISOString()}`,

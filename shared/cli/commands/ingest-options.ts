@@ -17,6 +17,7 @@ export interface IngestCommandOptions extends GlobalOptions {
   tenant: string;
   select: string;
   deadline?: string | undefined;
+  priority?: string | undefined;
 }
 
 /** Said when a source had nothing in it: most likely the wrong file, or an export that failed. */

@@ -29,7 +29,7 @@ import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
 import { formatDuration, selectionHelp } from '../format';
 import { readConfigFile } from '../serve-extras';
 import { emptySourceWarning, type IngestCommandOptions } from './ingest-options';
-import { parseDuration, parseSelectionMode, requireWorkflow } from './run';
+import { parseDuration, parsePriority, parseSelectionMode, requireWorkflow } from './run';
 
 /** The source kind of a path (a folder, a .jsonl or .csv manifest); anything else is refused (exit 2). */
 export async function sourceKindOf(path: string): Promise<BatchSourceKind> {
@@ -58,6 +58,7 @@ export function batchOptionsFrom(options: IngestCommandOptions): BatchOptions {
     failureBudget,
     maxUnits: positiveInteger(options.maxUnits, '--max-units', 1e12),
     inFlight: positiveInteger(options.inFlight, '--in-flight', 1000) ?? defaultInFlightPerBatch,
+    ...(options.priority === undefined ? {} : { priority: parsePriority(options.priority) }),
   };
 }
 

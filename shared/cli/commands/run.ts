@@ -9,7 +9,7 @@
 import { ulid } from 'ulid';
 import type { DisclosureFormConfig } from '../../config/disclosure-form-config';
 import { JobRequestError, maxDeadlineMs, submitJob } from '../../engine/job-commands';
-import type { Job } from '../../engine/job-record';
+import { type Job, type JobPriority, jobPriorities, jobPrioritySchema } from '../../engine/job-record';
 import { describeUpstreamIdentity, sameUpstream, upstreamOfTenant } from '../../engine/upstream-identity';
 import type { Workflow } from '../../engine/workflow';
 import { errorMessage } from '../../errors/error-message';
@@ -35,6 +35,7 @@ export interface RunOptions extends GlobalOptions {
   fresh?: boolean | undefined;
   /** Submit and return at once, without waiting. */
   wait: boolean;
+  priority?: string | undefined;
 }
 
 interface Candidate {
@@ -54,6 +55,7 @@ export async function runCommand(
   const startedAt = Date.now();
   const workflow = requireWorkflow(ctx, workflowName);
   const selection = parseSelectionMode(options.select);
+  const priority = options.priority === undefined ? undefined : parsePriority(options.priority);
   const deadlineMs =
     options.deadline === undefined
       ? undefined
@@ -156,6 +158,7 @@ export async function runCommand(
           label: candidate.label.slice(0, 200),
           metadata: candidate.metadata,
           batchId,
+          priority,
           source: 'cli',
         });
         tracked.push(job);
@@ -231,6 +234,13 @@ export function requireWorkflow(ctx: CliContext, name: string): Workflow {
     `unknown workflow "${name}"${closest ? ` (did you mean ${closest}?)` : ''}; known workflows: ${known.join(', ')}`,
     ExitCode.usage,
   );
+}
+
+/** `--priority`: high, normal or low (jobPriorities). */
+export function parsePriority(value: string): JobPriority {
+  const parsed = jobPrioritySchema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  throw new CliError(`--priority must be one of ${jobPriorities.join(', ')}, not "${value}"`, ExitCode.usage);
 }
 
 export function parseSelectionMode(value: string): 'auto' | 'manual' {

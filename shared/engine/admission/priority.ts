@@ -28,6 +28,10 @@ export function reserveHorizonMs(
 ): number {
   if (horizonMs <= 0) return 0;
   const least = Math.min(horizonMs, minReserveHorizonMs);
+  // A job's own priority (job-record.ts) comes before the engine's order: `high` always reserves
+  // the full horizon (its first call too), `low` the least.
+  if (job.priority === 'high') return horizonMs;
+  if (job.priority === 'low') return least;
   if (job.status === 'QUEUED' && order !== 'longest-first') return least;
   return Math.max(least, Math.round(horizonMs * (1 - Math.min(1, Math.max(0, priority)))));
 }
@@ -46,7 +50,7 @@ const speculativeBelow = 0.5;
  * steps left first. `done`: the learned share of tasks done by now (undefined: nothing learned).
  * With `order` longest-first (near the end of the key's work, budget-filler.ts) the steps left
  * count the other way: new jobs' first calls first, then jobs with more steps left; speculative
- * polls still stand back.
+ * polls still stand back. A job's own priority wins over all of it: `high` is 0, `low` is 1.
  */
 export function waitPriority(
   workflow: Workflow,
@@ -55,6 +59,8 @@ export function waitPriority(
   done?: number,
   order?: CallOrder | undefined,
 ): number {
+  if (job.priority === 'high') return 0;
+  if (job.priority === 'low') return 1;
   const longestFirst = order === 'longest-first';
   if (job.status === 'QUEUED') return longestFirst ? 0 : 1;
   const index = workflow.steps.findIndex((candidate) => candidate.name === step.name);
