@@ -3,9 +3,16 @@
  * reach, risk and claim chart (a row per element of each independent claim); the risk per market;
  * and the recommendation that follows. Pure functions of the job's kept outputs.
  */
-import { skippedSteps } from '../../engine/workflow';
 import type { DataOf } from '../../openplatform/schemas/responses';
 import { plainText } from '../../reports/markdown';
+import {
+  familiesOf,
+  isLapsed,
+  isPublicationNumber,
+  legalStatusesOf,
+  officeOf,
+  patentStatusNotes,
+} from '../common/patent-status';
 import { outputOf } from '../common/step-data';
 
 type FoundPatent = NonNullable<DataOf<'ai66-5AgentResult'>['final_result']>[number];
@@ -66,8 +73,6 @@ export interface FtoAnalysis {
   familyNote: string | undefined;
   recommendation: string;
 }
-
-const PUBLICATION_NUMBER = /^([A-Z]{2})\d[\dA-Z]*[A-Z]\d?$/;
 
 const riskOf = (value: unknown): Risk => {
   const text = plainText(value).trim().toLowerCase();
@@ -132,50 +137,6 @@ function claimsOf(patent: FoundPatent): { claims: IndependentClaim[]; dependentR
   return { claims, dependentRead };
 }
 
-type LegalRecord = { status: string | undefined; number: string | undefined };
-
-function legalStatuses(outputs: Record<string, unknown>): Map<string, LegalRecord> {
-  const byKey = new Map<string, LegalRecord>();
-  for (const row of outputOf(outputs, 'legal-status', 'p041BasicPatentDataSimpleLegalStatus') ?? []) {
-    const record = {
-      status: row?.simple_legal_status?.find((status) => status)?.trim(),
-      number: row?.pn?.trim() || undefined,
-    };
-    for (const key of [row?.patent_id, row?.pn]) if (key) byKey.set(key.trim(), record);
-  }
-  return byKey;
-}
-
-function families(outputs: Record<string, unknown>): Map<string, string[]> {
-  const byKey = new Map<string, string[]>();
-  for (const row of outputOf(outputs, 'family', 'p014BasicPatentDataPatentFamily') ?? []) {
-    const family = row?.patent_family;
-    const members = family?.simple_family ?? family?.inpadoc_family ?? family?.patsnap_family ?? [];
-    const countries = [
-      ...new Set(members.map((member) => member?.country?.trim().toUpperCase()).filter(Boolean)),
-    ];
-    for (const key of [row?.patent_id, row?.pn]) if (key) byKey.set(key.trim(), countries as string[]);
-  }
-  return byKey;
-}
-
-/** Why a column is empty: not asked for, its call failed (and why), or nothing was kept. */
-function gapNote(
-  what: string,
-  call: string,
-  step: string,
-  asked: boolean,
-  context: Record<string, unknown>,
-  outputs: Record<string, unknown>,
-): string | undefined {
-  if (!asked) return `${what} was not asked for (\`legalData: false\`).`;
-  const skipped = skippedSteps(context)[step];
-  if (skipped)
-    return `**${what} is missing:** the ${call} call failed: ${skipped.message.trim() || skipped.kind}. The rest of the search is complete.`;
-  if (outputs[step] === undefined) return `${what} was not fetched for this job.`;
-  return undefined;
-}
-
 const rank = (risk: Risk | 'None') => (risk === 'None' ? 3 : RISKS.indexOf(risk));
 
 /** The analysis of a finished FTO job's kept outputs. */
@@ -185,16 +146,16 @@ export function analyseFto(
   input: { markets?: string[] | undefined; legalData?: boolean | undefined },
 ): FtoAnalysis {
   const found = outputOf(outputs, 'agent-result', 'ai66-5AgentResult')?.final_result ?? [];
-  const legal = legalStatuses(outputs);
-  const family = families(outputs);
+  const legal = legalStatusesOf(outputs);
+  const family = familiesOf(outputs);
   const patents = found
     .filter((patent): patent is FoundPatent => Boolean(patent?.patent_id))
     .map((patent) => {
       const id = (patent.patent_id as string).trim();
       const status = legal.get(id);
-      const number = PUBLICATION_NUMBER.test(id) ? id : status?.number;
-      const office = number ? PUBLICATION_NUMBER.exec(number)?.[1] : undefined;
-      const members = family.get(id) ?? (number ? family.get(number) : undefined);
+      const number = isPublicationNumber(id) ? id : status?.number;
+      const office = officeOf(number);
+      const members = (family.get(id) ?? (number ? family.get(number) : undefined))?.countries;
       const { claims, dependentRead } = claimsOf(patent);
       const conclusion = patent.comparison_conclusion ?? {};
       const text = plainText(conclusion['en']).trim() || plainText(conclusion['zh']).trim();
@@ -207,7 +168,7 @@ export function analyseFto(
         legalStatus: status?.status,
         family: members ? [...new Set([...(office ? [office] : []), ...members])] : undefined,
         risk: riskOf(patent.risk_level),
-        lapsed: /^inactive/i.test(status?.status ?? ''),
+        lapsed: isLapsed(status?.status),
         claims,
         dependentRead,
         conclusion: text || undefined,
@@ -239,22 +200,7 @@ export function analyseFto(
     patents,
     markets,
     named,
-    legalStatusNote: gapNote(
-      'Legal status',
-      'legal-status (p041)',
-      'legal-status',
-      input.legalData !== false,
-      context,
-      outputs,
-    ),
-    familyNote: gapNote(
-      'Family data',
-      'patent-family (p014)',
-      'family',
-      input.legalData !== false,
-      context,
-      outputs,
-    ),
+    ...patentStatusNotes(input.legalData !== false, context, outputs),
     recommendation: recommendation(patents, markets),
   };
 }

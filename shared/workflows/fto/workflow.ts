@@ -15,9 +15,9 @@ import { type Decision, defineWorkflow, type ReportInput, stepsFor } from '../..
 import type { RequestOf } from '../../openplatform/schemas/requests';
 import type { DataOf } from '../../openplatform/schemas/responses';
 import { shorten } from '../../reports/markdown';
+import { familyStep, legalStatusStep, patentDataQuery } from '../common/patent-status';
 import { nonEmpty, numberState, untilDone, withoutNulls } from '../common/step-data';
 import { firstLine, readTextDocument } from '../common/text-input';
-import { isPublicationNumber } from '../novelty-check/report';
 import { analyseFto } from './analysis';
 import { ftoDigest, ftoFindings } from './digest';
 import { compactDay, type FtoInput, ftoInput, legalStatusCodes } from './input';
@@ -118,12 +118,8 @@ export function reportPatent(patent: Patent): RequestOf<'ai66-6ReportCreate'>['f
 }
 
 /** The Patent Basic Data query for the patents found: by number when all are numbers, else by id. */
-export function patentQuery(patents: readonly Patent[]): { patent_number: string } | { patent_id: string } {
-  const ids = [
-    ...new Set(patents.map((patent) => (patent?.patent_id ?? '').trim()).filter((id) => id !== '')),
-  ].slice(0, 100);
-  return ids.every(isPublicationNumber) ? { patent_number: ids.join(',') } : { patent_id: ids.join(',') };
-}
+export const patentQuery = (patents: readonly Patent[]) =>
+  patentDataQuery(patents.map((patent) => patent?.patent_id));
 
 const FAILED_SEARCH = new Set(['failed', 'fail', 'failure', 'error', 'exception']);
 
@@ -237,7 +233,7 @@ const agentResult = step.call({
 });
 
 const legalStatus = step.call({
-  name: 'legal-status',
+  name: legalStatusStep,
   title: 'legal status of the patents',
   operation: 'p041BasicPatentDataSimpleLegalStatus',
   optional: true,
@@ -248,7 +244,7 @@ const legalStatus = step.call({
 });
 
 const family = step.call({
-  name: 'family',
+  name: familyStep,
   title: 'patent families (where each patent reaches)',
   operation: 'p014BasicPatentDataPatentFamily',
   optional: true,

@@ -1,11 +1,19 @@
 /**
  * A finished novelty check's key findings for a batch's summary.csv and workbook: the verdict, the
- * prior-art references by citation category, the closest ones, and a row per reference. Worked out
+ * prior-art references by citation category, the closest ones, and a row per reference (with its
+ * legal status and family when the job fetched them). Worked out
  * by the report's own analysis, so a reference published after the cut-off is never the closest.
  */
 import type { BatchFindings, FindingsSource } from '../../engine/workflow';
 import { shorten } from '../../reports/markdown';
-import { bibliographiesOf, type NoveltyReportInput, noveltyAnalysisOf, publicScore } from './report';
+import { familyText } from '../common/patent-status';
+import {
+  bibliographiesOf,
+  type NoveltyReportInput,
+  noveltyAnalysisOf,
+  publicScore,
+  referenceStatusesOf,
+} from './report';
 
 /** The closest references named in a batch's outputs. */
 const closestShown = 3;
@@ -42,8 +50,10 @@ export function noveltyFindings({ steps, input, selections }: FindingsSource): B
       .map((reference) => `${reference.id} (${reference.category})`);
   }
   const bibliographies = bibliographiesOf(steps);
+  const statusOf = referenceStatusesOf(steps, bibliographies);
   const row = (reference: (typeof references)[number], priorArt: boolean) => {
     const bibliography = bibliographies.get(reference.id);
+    const status = statusOf(reference);
     const score = publicScore(reference.reference.public_score);
     return {
       Reference: reference.label,
@@ -56,6 +66,8 @@ export function noveltyFindings({ steps, input, selections }: FindingsSource): B
       Claims: reference.claims.join(', '),
       Published: bibliography?.publicationDate ?? '',
       Assignee: bibliography?.assignee ?? '',
+      'Legal status': status.legalStatus ?? '',
+      Family: familyText(status.family) ?? '',
     };
   };
   findings.detail = [

@@ -19,6 +19,14 @@ import {
   table,
   webLink,
 } from '../../reports/markdown';
+import {
+  familiesOf,
+  familyText,
+  isPublicationNumber,
+  legalStatusesOf,
+  type PatentFamily,
+  patentStatusNotes,
+} from '../common/patent-status';
 import { attachmentPath, outputOf } from '../common/step-data';
 import {
   analyseNovelty,
@@ -34,6 +42,8 @@ export interface NoveltyReportInput {
   lang: 'cn' | 'en';
   /** Whether the references' bibliographic data was asked for (p011); default true. */
   bibliography?: boolean | undefined;
+  /** Whether the references' legal status (p041) and family (p014) were asked for; default true. */
+  legalData?: boolean | undefined;
   pbdStart?: string | undefined;
   pbdEnd?: string | undefined;
   /** The disclosure's priority (or filing) date: the prior-art cut-off. */
@@ -90,14 +100,11 @@ export interface Bibliography {
   priorityDate?: string | undefined;
 }
 
-/** A publication number as patent offices print it: `CN112345678A`, `US2021012345A1`, `EP1234567B1`. */
-const PUBLICATION_NUMBER = /^[A-Z]{2}\d[\dA-Z]*[A-Z]\d?$/;
-
-export const isPublicationNumber = (text: string) => PUBLICATION_NUMBER.test(text);
+export { isPublicationNumber };
 
 /** A public link to a document by its publication number (Espacenet, the EPO's free service). */
 export function documentLink(publicationNumber: string | undefined): string | undefined {
-  if (!publicationNumber || !PUBLICATION_NUMBER.test(publicationNumber)) return undefined;
+  if (!publicationNumber || !isPublicationNumber(publicationNumber)) return undefined;
   return `https://worldwide.espacenet.com/patent/search?q=pn%3D${encodeURIComponent(publicationNumber)}`;
 }
 
@@ -153,6 +160,32 @@ export function bibliographiesOf(outputs: Record<string, unknown>): Map<string, 
     for (const key of [plainText(item['patent_id']).trim(), number]) if (key) byId.set(key, bibliography);
   }
   return byId;
+}
+
+/** A reference's legal status (p041) and family (p014), when the job fetched them. */
+export interface ReferenceStatus {
+  legalStatus: string | undefined;
+  family: PatentFamily | undefined;
+}
+
+/**
+ * Looks up each reference's legal status and family in the kept p041 and p014 answers, by the
+ * platform's id and by its publication number (from the bibliographic data).
+ */
+export function referenceStatusesOf(
+  outputs: Record<string, unknown>,
+  bibliographies: Map<string, Bibliography>,
+): (reference: CitedReference) => ReferenceStatus {
+  const statuses = legalStatusesOf(outputs);
+  const families = familiesOf(outputs);
+  return (reference) => {
+    const keys = [reference.id, bibliographies.get(reference.id)?.publicationNumber].filter(
+      (key): key is string => Boolean(key),
+    );
+    const find = <T>(map: Map<string, T>) =>
+      keys.map((key) => map.get(key)).find((value) => value !== undefined);
+    return { legalStatus: find(statuses)?.status, family: find(families) };
+  };
 }
 
 const cellOf = (reference: CitedReference, feature: FeatureRow) => {
@@ -267,15 +300,19 @@ function identityCells(reference: CitedReference, bibliography: Bibliography | u
 function referencesTable(
   analysis: NoveltyAnalysis,
   bibliographies: Map<string, Bibliography>,
-  note: string | undefined,
+  statusOf: (reference: CitedReference) => ReferenceStatus,
+  notes: (string | undefined)[],
 ): string {
   const rows = analysis.references.map((reference) => {
     const bibliography = bibliographies.get(reference.id);
+    const status = statusOf(reference);
     return [
       ...identityCells(reference, bibliography),
       bibliography?.assignee ?? '—',
       bibliography?.publicationDate ?? '—',
       bibliography?.applicationDate ?? '—',
+      status.legalStatus ?? '—',
+      familyText(status.family) ?? '—',
       `${reference.category}${reference.categorySource === 'derived' ? '*' : ''}`,
       reference.claims.length > 0 ? claimRanges(reference.claims) : '—',
       score(publicScore(reference.reference.public_score)),
@@ -283,7 +320,7 @@ function referencesTable(
   });
   const derived = analysis.references.some((reference) => reference.categorySource === 'derived');
   return blocks(
-    note,
+    ...notes,
     table(
       [
         'Ref',
@@ -292,6 +329,8 @@ function referencesTable(
         'Assignee',
         'Published',
         'Filed',
+        'Legal status',
+        'Family',
         'Category',
         'Claims',
         'Score (0–100)',
@@ -303,7 +342,7 @@ function referencesTable(
       ? inline(
           `Category: X relevant taken alone, Y relevant in combination with another document, A background${
             derived ? ' (* worked out from the platform’s comparison, which gave no category)' : ''
-          }. Claims: the claims whose features the reference discloses or comes close to.`,
+          }. Claims: the claims whose features the reference discloses or comes close to. Legal status: the platform’s simple legal status (Active, Pending, Inactive); Family: its simple family’s members and where they were filed.`,
         )
       : undefined,
   ).trimEnd();
@@ -328,6 +367,7 @@ function referenceDetail(
   reference: CitedReference,
   analysis: NoveltyAnalysis,
   bibliography: Bibliography | undefined,
+  status: ReferenceStatus,
 ): string {
   const source = reference.reference;
   const rows = analysis.features
@@ -348,6 +388,8 @@ function referenceDetail(
     });
   const facts = [
     bibliography?.priorityDate ? `priority ${bibliography.priorityDate}` : undefined,
+    status.legalStatus ? `legal status ${status.legalStatus}` : undefined,
+    status.family ? `family of ${familyText(status.family)}` : undefined,
     `category ${reference.category}`,
     `public score ${score(publicScore(source.public_score))} of 100`,
     `discloses ${reference.disclosed.length > 0 ? reference.disclosed.join(', ') : 'none'}`,
@@ -427,6 +469,11 @@ export function noveltyReportMarkdown(
   const { job, outputs, attachments } = r;
   const analysis = noveltyAnalysisOf(r, input);
   const bibliographies = bibliographiesOf(outputs);
+  const statusOf = referenceStatusesOf(outputs, bibliographies);
+  const statusNotes =
+    analysis.references.length + analysis.late.length > 0
+      ? patentStatusNotes(input.legalData !== false, r.context, outputs)
+      : undefined;
   const summary = outputOf(outputs, 'summary', 'ai35-2TechSolutionGet');
   const result = outputOf(outputs, 'agent-result', 'ai35-8NoveltySearchAgentResult');
   const searched =
@@ -446,9 +493,13 @@ export function noveltyReportMarkdown(
     heading(2, 'Features × references'),
     matrix(analysis),
     heading(2, 'References'),
-    referencesTable(analysis, bibliographies, bibliographyNote(analysis, bibliographies, input, r)),
+    referencesTable(analysis, bibliographies, statusOf, [
+      bibliographyNote(analysis, bibliographies, input, r),
+      statusNotes?.legalStatusNote,
+      statusNotes?.familyNote,
+    ]),
     ...analysis.references.map((reference) =>
-      referenceDetail(reference, analysis, bibliographies.get(reference.id)),
+      referenceDetail(reference, analysis, bibliographies.get(reference.id), statusOf(reference)),
     ),
     ...lateSection(analysis, bibliographies),
     heading(2, 'The invention'),

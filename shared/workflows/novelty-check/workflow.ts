@@ -5,8 +5,8 @@
  *
  * ai35-1 submit → ai35-2 summary (poll) → ai35-3 confirm → ai35-4 features (poll) → SELECT features
  * → ai35-5 confirm → ai35-6 search elements (poll) → ai35-7 agent search → ai35-8 results (poll,
- * minutes) → p011 the references' bibliographic data (optional: its failure does not fail the job)
- * → ai35-10 export → ai35-11 report link (poll) → fetch the report document.
+ * minutes) → p011 the references' bibliographic data, p041 their legal status and p014 their
+ * families (optional: their failure does not fail the job) → ai35-10 export → ai35-11 report link (poll) → fetch the report document.
  */
 import * as z from 'zod';
 import type { SelectionOption } from '../../engine/job-record';
@@ -15,11 +15,12 @@ import { type Decision, defineWorkflow, type ReportInput, stepsFor } from '../..
 import type { RequestOf } from '../../openplatform/schemas/requests';
 import type { DataOf } from '../../openplatform/schemas/responses';
 import { score, shorten } from '../../reports/markdown';
+import { familyStep, legalStatusStep, patentDataBatch, patentDataQuery } from '../common/patent-status';
 import { nonEmpty, numberState, outputOf, untilDone, withoutNulls } from '../common/step-data';
 import { firstLine, readTextDocument } from '../common/text-input';
 import { noveltyDigest } from './digest';
 import { noveltyFindings } from './findings';
-import { isPublicationNumber, noveltyAnalysisOf, noveltyReportMarkdown, publicScore } from './report';
+import { noveltyAnalysisOf, noveltyReportMarkdown, publicScore } from './report';
 
 const dateText = z.lazy(() =>
   z
@@ -68,6 +69,11 @@ export const noveltyCheckInput = z.lazy(() =>
      * report: one more call (p011, Patent Basic Data, one unit). Its failure does not fail the job.
      */
     bibliography: z.boolean({ error: 'bibliography: must be true or false' }).default(true),
+    /**
+     * Fetch the references' legal status (p041) and family (p014) for the report: two more calls,
+     * one unit each, for all references at once. Their failure does not fail the job.
+     */
+    legalData: z.boolean({ error: 'legalData: must be true or false' }).default(true),
   }),
 );
 export type NoveltyCheckInput = z.infer<typeof noveltyCheckInput>;
@@ -250,8 +256,15 @@ const agentResult = step.call({
   decide: (data, ctx): Decision<'novelty-check'> => {
     const status = (data.task_status ?? '').trim().toLowerCase();
     if (status === 'success' || status === 'succeed' || status === 'succeeded') {
-      const wanted = ctx.input.bibliography && (data.final_result ?? []).some((doc) => doc.patent_id);
-      return { type: 'next', step: wanted ? bibliography : exportReport };
+      const found = (data.final_result ?? []).some((doc) => doc.patent_id);
+      const next = !found
+        ? exportReport
+        : ctx.input.bibliography
+          ? bibliography
+          : ctx.input.legalData
+            ? legalStatus
+            : exportReport;
+      return { type: 'next', step: next };
     }
     if (FAILED_SEARCH.has(status)) {
       return {
@@ -265,19 +278,17 @@ const agentResult = step.call({
 });
 
 /** How many patents one p011 call may name. */
-export const bibliographyBatch = 100;
+export const bibliographyBatch = patentDataBatch;
 
 /**
- * The p011 query for the references found: by `patent_number` when every id is a publication number
- * (as the sandbox gives), else by `patent_id` (the platform's own ids); the first 100, each once.
+ * The p011 (and p041, p014) query for the references found: by `patent_number` when every id is a
+ * publication number (as the sandbox gives), else by `patent_id` (the platform's own ids); the first
+ * 100, each once.
  */
 export function bibliographyQuery(
   references: readonly { patent_id?: string | null | undefined }[],
 ): RequestOf<'p011BasicPatentDataSimpleBibliography'> {
-  const ids = [
-    ...new Set(references.map((doc) => (doc.patent_id ?? '').trim()).filter((id) => id !== '')),
-  ].slice(0, bibliographyBatch);
-  return ids.every(isPublicationNumber) ? { patent_number: ids.join(',') } : { patent_id: ids.join(',') };
+  return patentDataQuery(references.map((doc) => doc.patent_id));
 }
 
 const bibliography = step.call({
@@ -286,6 +297,28 @@ const bibliography = step.call({
   operation: 'p011BasicPatentDataSimpleBibliography',
   optional: true,
   note: 'one call for all references; left out with "bibliography": false; its failure does not fail the job (the report says what is missing and why)',
+  needs: [agentResult],
+  request: (ctx) => bibliographyQuery(ctx.output(agentResult).final_result ?? []),
+  decide: (_, ctx) => ({ type: 'next', step: ctx.input.legalData ? legalStatus : exportReport }),
+});
+
+const legalStatus = step.call({
+  name: legalStatusStep,
+  title: 'legal status of the references',
+  operation: 'p041BasicPatentDataSimpleLegalStatus',
+  optional: true,
+  note: 'one call for all references; left out with "legalData": false; its failure does not fail the job (the report says what is missing and why)',
+  needs: [agentResult],
+  request: (ctx) => bibliographyQuery(ctx.output(agentResult).final_result ?? []),
+  decide: () => ({ type: 'next' }),
+});
+
+const family = step.call({
+  name: familyStep,
+  title: 'patent families of the references',
+  operation: 'p014BasicPatentDataPatentFamily',
+  optional: true,
+  note: 'one call for all references; left out with "legalData": false; its failure does not fail the job',
   needs: [agentResult],
   request: (ctx) => bibliographyQuery(ctx.output(agentResult).final_result ?? []),
   decide: () => ({ type: 'next' }),
@@ -340,6 +373,8 @@ export const noveltyCheck = defineWorkflow<NoveltyCheckInput>({
     agentSearch,
     agentResult,
     bibliography,
+    legalStatus,
+    family,
     exportReport,
     reportLink,
     reportDocument,

@@ -1,10 +1,11 @@
 /**
- * The novelty check's references with their bibliographic data (p011), through the real bin against
+ * The novelty check's references with their bibliographic data (p011), legal status (p041) and
+ * family (p014), through the real bin against
  * a sandbox on its own port: the listing says what the call costs and that it may fail; by default
  * one p011 call names every reference and the report's table shows what it answered (publication
  * number with a link, title, assignee, dates); a key without the Patent Basic Data group makes the
- * call fail (403), and the job still succeeds with a report that says the data is missing and why;
- * `bibliography: false` makes no call and says so.
+ * calls fail (403), and the job still succeeds with a report that says the data is missing and why;
+ * `bibliography: false` and `legalData: false` make no call and say so.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -140,6 +141,26 @@ describe('novelty-check: the references’ bibliographic data (p011)', () => {
       expect(markdown).toContain(`### D${index + 1} · ${record.pn} · ${data.invention_title[0]!.text}`);
     });
     expect(markdown).not.toMatch(/Bibliographic data (is missing|was not)/);
+
+    // Legal status and family: one call each for all references, in the table and each detail.
+    for (const operation of ['p041BasicPatentDataSimpleLegalStatus', 'p014BasicPatentDataPatentFamily'])
+      expect(calls.filter((call) => call.operationId === operation)).toHaveLength(1);
+    const statuses = result.steps['legal-status'] as { pn: string; simple_legal_status: string[] }[];
+    const families = result.steps['family'] as {
+      pn: string;
+      patent_family: { simple_family: { country: string }[] };
+    }[];
+    expect(statuses.map((status) => status.pn).sort()).toEqual(found.map((doc) => doc.patent_id).sort());
+    found.forEach((doc, index) => {
+      const status = statuses.find((candidate) => candidate.pn === doc.patent_id)!.simple_legal_status[0]!;
+      const members = families.find((candidate) => candidate.pn === doc.patent_id)!.patent_family
+        .simple_family;
+      const countries = [...new Set(members.map((member) => member.country))].join(', ');
+      const row = markdown.split('\n').find((line) => line.startsWith(`| D${index + 1} | [`));
+      expect(row, `D${index + 1}`).toContain(`| ${status} | ${members.length} members: ${countries} |`);
+      expect(markdown).toMatch(new RegExp(`legal status ${status} · family of ${members.length} members`));
+    });
+    expect(markdown).not.toMatch(/(Legal status|Family data) (is missing|was not)/);
   }, 180_000);
 
   it('finishes the job when p011 fails, and the report says the data is missing and why', async () => {
@@ -150,8 +171,18 @@ describe('novelty-check: the references’ bibliographic data (p011)', () => {
     const p011 = calls.filter((call) => call.operationId === 'p011BasicPatentDataSimpleBibliography');
     // A 403 is not retried: one call, counted as failed.
     expect(p011.map((call) => call.httpStatus)).toEqual([403]);
-    expect(result.usage.failedCalls).toBe(1);
+    // The legal-status and family calls are of the same group: one refused call each, the job goes on.
+    for (const operation of ['p041BasicPatentDataSimpleLegalStatus', 'p014BasicPatentDataPatentFamily'])
+      expect(calls.filter((call) => call.operationId === operation).map((call) => call.httpStatus)).toEqual([
+        403,
+      ]);
+    expect(result.usage.failedCalls).toBe(3);
     expect(result.steps['bibliography']).toBeUndefined();
+    expect(result.steps['legal-status']).toBeUndefined();
+    expect(markdown).toMatch(
+      /\*\*Legal status is missing:\*\* the legal-status \(p041\) call failed: .*HTTP 403/,
+    );
+    expect(markdown).toMatch(/\*\*Family data is missing:\*\* the patent-family \(p014\) call failed: /);
     const note = markdown.split('\n').find((line) => line.startsWith('**Bibliographic data is missing:**'));
     expect(note).toMatch(/^\*\*Bibliographic data is missing:\*\* the bibliographic call \(p011\) failed: /);
     // Why, as the platform said it, with the status and code a support request needs.
@@ -178,5 +209,18 @@ describe('novelty-check: the references’ bibliographic data (p011)', () => {
     expect(job.status).toBe('SUCCEEDED');
     expect(calls.map((call) => call.operationId)).not.toContain('p011BasicPatentDataSimpleBibliography');
     expect(markdown).toContain('Bibliographic data was not asked for (`bibliography: false`)');
+  }, 180_000);
+
+  it('makes no p041 or p014 call with "legalData": false, and says so', async () => {
+    const { job, markdown, calls } = await run('no-legal', FULL_KEY, {
+      ...workflowExamples['novelty-check']!,
+      legalData: false,
+    });
+    expect(job.status).toBe('SUCCEEDED');
+    const operations = calls.map((call) => call.operationId);
+    expect(operations).toContain('p011BasicPatentDataSimpleBibliography');
+    expect(operations).not.toContain('p041BasicPatentDataSimpleLegalStatus');
+    expect(operations).not.toContain('p014BasicPatentDataPatentFamily');
+    expect(markdown).toContain('Legal status was not asked for (`legalData: false`).');
   }, 180_000);
 });

@@ -20,7 +20,8 @@ describe('novelty-check against the sandbox', () => {
     const before = lastSeq(world);
     const job = await world.run('novelty-check', input);
     expect(job.status, JSON.stringify(job.lastError)).toBe('SUCCEEDED');
-    // ai35-9 is not a step; polled operations appear once; p011 is the references' bibliographic data
+    // ai35-9 is not a step; polled operations appear once; p011, p041 and p014 are the references'
+    // bibliographic data, legal status and family
     expect(callSequence(world, before)).toEqual([
       'ai35-1',
       'ai35-2',
@@ -31,6 +32,8 @@ describe('novelty-check against the sandbox', () => {
       'ai35-7',
       'ai35-8',
       'p011',
+      'p041',
+      'p014',
       'ai35-10',
       'ai35-11',
       'download',
@@ -79,7 +82,7 @@ describe('novelty-check against the sandbox', () => {
       if (claims.length === 0) return;
       const line = markdown.split('\n').find((l) => l.startsWith(`| D${i + 1} | [`))!;
       expect(line).toContain(`| ${doc.comparative_literature_type} |`);
-      expect(line.split(' | ')[7]).toMatch(new RegExp(`^${claims[0]}\\b`));
+      expect(line.split(' | ')[9]).toMatch(new RegExp(`^${claims[0]}\\b`));
     });
     const most = Math.max(...disclosed.map((ids) => ids.length));
     const closest = disclosed.findIndex((ids) => ids.length === most);

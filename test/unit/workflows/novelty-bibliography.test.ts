@@ -131,13 +131,13 @@ describe('the report’s references with bibliographic data', () => {
       bibliography: kept('p011BasicPatentDataSimpleBibliography', [record('CN112345678A')]),
     });
     expect(markdown).toContain(
-      '| D1 | [CN112345678A](https://worldwide.espacenet.com/patent/search?q=pn%3DCN112345678A) | Self-cleaning coating CN112345678A | Kestrel Photonics Inc.; Halvorsen Energy Systems AS | 2019-06-15 | 2018-03-01 | X |',
+      '| D1 | [CN112345678A](https://worldwide.espacenet.com/patent/search?q=pn%3DCN112345678A) | Self-cleaning coating CN112345678A | Kestrel Photonics Inc.; Halvorsen Energy Systems AS | 2019-06-15 | 2018-03-01 | — | — | X |',
     );
     expect(markdown).toContain('### D1 · CN112345678A · Self-cleaning coating CN112345678A');
     expect(markdown).toMatch(/priority 2017-09-02 · category X/);
     // D2 has no record: its id and the comparison text, and a line that says so.
     expect(markdown).toMatch(
-      /\| D2 \| \[US2019012345A1\]\([^)]+\) \| Comparison text of US2019012345A1 \| — \| — \| — \|/,
+      /\| D2 \| \[US2019012345A1\]\([^)]+\) \| Comparison text of US2019012345A1 \| — \| — \| — \| — \| — \|/,
     );
     expect(markdown).toContain('The platform has no bibliographic record of D2 (US2019012345A1)');
   });
@@ -160,5 +160,69 @@ describe('the report’s references with bibliographic data', () => {
     expect(report({}, {}, { bibliography: false })).toContain(
       'Bibliographic data was not asked for (`bibliography: false`)',
     );
+  });
+});
+
+describe('the report’s references with legal status and family (p041, p014)', () => {
+  const statuses = kept('p041BasicPatentDataSimpleLegalStatus', [
+    { pn: 'CN112345678A', patent_id: 'id-CN112345678A', simple_legal_status: ['Active'] },
+    { pn: 'US2019012345A1', patent_id: 'id-US2019012345A1', simple_legal_status: ['Inactive'] },
+  ]);
+  const families = kept('p014BasicPatentDataPatentFamily', [
+    {
+      pn: 'CN112345678A',
+      patent_id: 'id-CN112345678A',
+      patent_family: {
+        simple_family: [
+          { country: 'CN', doc_number: '112345678', kind: 'A' },
+          { country: 'US', doc_number: '11234567', kind: 'B2' },
+          { country: 'EP', doc_number: '3456789', kind: 'A1' },
+        ],
+      },
+    },
+  ]);
+
+  it('shows each reference’s status and family in the table and its detail, and says whose family is not known', () => {
+    const markdown = report({ 'legal-status': statuses, family: families });
+    expect(markdown).toMatch(/\| D1 \| \[CN112345678A\][^\n]*\| Active \| 3 members: CN, US, EP \| X \|/);
+    expect(markdown).toMatch(/\| D2 \| \[US2019012345A1\][^\n]*\| Inactive \| — \| X \|/);
+    expect(markdown).toMatch(/legal status Active · family of 3 members: CN, US, EP · category X/);
+    expect(markdown).not.toContain('Legal status was not');
+    expect(markdown).not.toContain('Family data was not');
+  });
+
+  it('states the gap when a call failed, and when the data was not asked for', () => {
+    const failed = report(
+      { 'legal-status': statuses },
+      {
+        [skippedStepsKey]: {
+          family: { kind: 'forbidden', message: 'no permission for group Patent Basic Data', at: 1 },
+        },
+      },
+    );
+    expect(failed).toContain(
+      '**Family data is missing:** the patent-family (p014) call failed: no permission for group Patent Basic Data. The rest of the search is complete.',
+    );
+    expect(failed).toMatch(/\| Active \| — \| X \|/);
+    expect(report({}, {}, { legalData: false })).toContain(
+      'Legal status was not asked for (`legalData: false`).',
+    );
+  });
+
+  it('puts them in the batch’s detail rows', () => {
+    const findings = noveltyCheck.findings!({
+      steps: {
+        features: kept('ai35-4FeatureExtract', features),
+        'agent-result': kept('ai35-8NoveltySearchAgentResult', agent),
+        'legal-status': statuses,
+        family: families,
+      },
+      input: { ...input, lang: 'en' },
+      selections: { features: ['f1', 'f2'] },
+    } as Parameters<NonNullable<typeof noveltyCheck.findings>>[0]);
+    expect(findings.detail?.map((row) => [row['Legal status'], row['Family']])).toEqual([
+      ['Active', '3 members: CN, US, EP'],
+      ['Inactive', ''],
+    ]);
   });
 });

@@ -132,7 +132,13 @@ const agentAnswer = {
 describe('novelty-check input', () => {
   it('defaults the language to en and keeps the publication range', () => {
     const parsed = noveltyCheck.input.parse({ text: ' idea ', pbdStart: '2015-01-01' });
-    expect(parsed).toEqual({ text: 'idea', lang: 'en', pbdStart: '2015-01-01', bibliography: true });
+    expect(parsed).toEqual({
+      text: 'idea',
+      lang: 'en',
+      pbdStart: '2015-01-01',
+      bibliography: true,
+      legalData: true,
+    });
   });
 
   it('says what is wrong with a bad input', () => {
@@ -278,6 +284,15 @@ describe('novelty-check steps', () => {
       { context: { taskId: 'a1b2' } },
     );
     expect(decideOf(noveltyCheck, 'agent-result', agentAnswer, without)).toEqual({
+      type: 'next',
+      step: 'legal-status',
+    });
+    const neither = contextFor(
+      noveltyCheck,
+      { ...input, bibliography: false, legalData: false },
+      { context: { taskId: 'a1b2' } },
+    );
+    expect(decideOf(noveltyCheck, 'agent-result', agentAnswer, neither)).toEqual({
       type: 'next',
       step: 'export',
     });
