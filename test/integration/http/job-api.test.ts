@@ -1,45 +1,24 @@
 // The framework-free job API on the local backend (real SQLite file, real report folder): the
 // same routes the Lambda `api` serves, without any AWS, to show it depends only on the engine.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createLocalBackend, type LocalBackend } from '../../../shared/backends/local';
+import type { LocalBackend } from '../../../shared/backends/local';
 import type { EngineDeps } from '../../../shared/engine/deps';
 import type { Job } from '../../../shared/engine/job-record';
 import { handleJobApiRequest, type JobApiOptions, type JobApiRequest } from '../../../shared/http/job-api';
-import { writeJobReport } from '../../../shared/reports/write-job-report';
-import { workflows } from '../../../shared/workflows';
 import { contractJob } from '../../contract/ports.contract';
+import { localEngine, type TestEngine } from '../../support/engines';
 
 const T0 = Date.UTC(2026, 0, 5, 9, 0, 0);
-let dir: string;
+let engine: TestEngine;
 let local: LocalBackend;
 let deps: EngineDeps;
 
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'opflow-job-api-'));
-  local = createLocalBackend({
-    dbPath: join(dir, 'jobs.db'),
-    outDir: join(dir, 'out'),
-    clock: { now: () => T0 },
-  });
-  deps = {
-    store: local.store,
-    queue: local.queue,
-    reports: local.reports,
-    keys: { getKey: async () => undefined, refresh: async () => undefined },
-    rateLimiter: local.rateLimiter,
-    clock: { now: () => T0 },
-    random: () => 0.5,
-    client: {} as EngineDeps['client'],
-    workflows,
-    writeReport: writeJobReport,
-  };
+beforeEach(async () => {
+  engine = await localEngine({ clock: { now: () => T0 } });
+  ({ local, deps } = engine);
 });
-afterEach(() => {
-  local.close();
-  rmSync(dir, { recursive: true, force: true });
+afterEach(async () => {
+  await engine.close();
 });
 
 async function call(

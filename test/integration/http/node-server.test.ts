@@ -2,12 +2,11 @@
 // sockets on 127.0.0.1): report files and the paths that must not escape them, the bearer token,
 // Host and Origin refusals, the body limit while reading, and a close that lets requests finish.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createLocalBackend, type LocalBackend } from '../../../shared/backends/local';
+import type { LocalBackend } from '../../../shared/backends/local';
 import type { EngineDeps } from '../../../shared/engine/deps';
 import type { Job } from '../../../shared/engine/job-record';
 import type { JobStore } from '../../../shared/engine/ports';
@@ -17,38 +16,25 @@ import {
   type RequestLogEntry,
   startJobApiServer,
 } from '../../../shared/http/node-server';
-import { writeJobReport } from '../../../shared/reports/write-job-report';
-import { workflows } from '../../../shared/workflows';
 import { contractJob } from '../../contract/ports.contract';
+import { localEngine, type TestEngine } from '../../support/engines';
 
+let engine: TestEngine;
 let dir: string;
 let local: LocalBackend;
 let deps: EngineDeps;
 let server: JobApiServer | undefined;
 let logged: RequestLogEntry[];
 
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'opflow-node-server-'));
-  local = createLocalBackend({ dbPath: join(dir, 'jobs.db'), outDir: join(dir, 'out') });
-  deps = {
-    store: local.store,
-    queue: local.queue,
-    reports: local.reports,
-    keys: { getKey: async () => undefined, refresh: async () => undefined },
-    rateLimiter: local.rateLimiter,
-    clock: { now: () => Date.now() },
-    random: () => 0.5,
-    client: {} as EngineDeps['client'],
-    workflows,
-    writeReport: writeJobReport,
-  };
+beforeEach(async () => {
+  engine = await localEngine();
+  ({ local, deps, dir } = engine);
   logged = [];
 });
 afterEach(async () => {
   await server?.close();
   server = undefined;
-  local.close();
-  rmSync(dir, { recursive: true, force: true });
+  await engine.close();
 });
 
 async function start(options: Partial<JobApiServerOptions> = {}): Promise<JobApiServer> {

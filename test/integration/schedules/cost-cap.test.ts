@@ -1,7 +1,6 @@
 // A schedule's maxUnitsPerDay on the real local backend (SQLite jobs and state) with a manual
 // clock: once its jobs of the last 24 hours were billed that much, it is paused with the figures as
 // the reason (shown by scheduleView, which the CLI, API and dashboard use) and its slots are skipped.
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { LocalBackend } from '../../../shared/backends/local';
 import { SqliteScheduleStateStore } from '../../../shared/backends/local/sqlite-schedule-state-store';

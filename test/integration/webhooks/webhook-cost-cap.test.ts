@@ -1,7 +1,6 @@
 // A webhook source's maxUnitsPerDay on the real local backend (SQLite): once its jobs of the last 24
 // hours were billed that much, new deliveries are refused (429 cost-cap, the figures in the message);
 // a repeated delivery of an existing job still answers it; other sources are not affected.
-import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { LocalBackend } from '../../../shared/backends/local';

@@ -2,25 +2,22 @@
 // starts a job; a bad signature, a stale timestamp, an unknown source, an unmappable body and an
 // oversized body are refused with the right status; a replayed webhook-id answers the same job; a
 // sender mid-rotation (two signatures) is accepted; a BOM-prefixed body is verified byte for byte.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createLocalBackend, type LocalBackend } from '../../../shared/backends/local';
+import type { LocalBackend } from '../../../shared/backends/local';
 import { parseOpflowConfig } from '../../../shared/config/opflow-config';
 import type { EngineDeps } from '../../../shared/engine/deps';
 import { type JobApiServer, startJobApiServer } from '../../../shared/http/node-server';
 import { webhookMount } from '../../../shared/http/webhook-mount';
 import { createWebhookHandler, type WebhookSecrets } from '../../../shared/http/webhooks';
-import { writeJobReport } from '../../../shared/reports/write-job-report';
 import { workflows } from '../../../shared/workflows';
+import { localEngine, type TestEngine } from '../../support/engines';
 
 const secretOf = (text: string) => `whsec_${Buffer.from(text).toString('base64')}`;
 const current = secretOf('the current secret of source acme!');
 const previous = secretOf('the previous secret of source acme');
 
-let dir: string;
+let engine: TestEngine;
 let local: LocalBackend;
 let deps: EngineDeps;
 let server: JobApiServer;
@@ -44,20 +41,8 @@ const config = parseOpflowConfig(
 );
 
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'opflow-webhooks-'));
-  local = createLocalBackend({ dbPath: join(dir, 'jobs.db'), outDir: join(dir, 'out') });
-  deps = {
-    store: local.store,
-    queue: local.queue,
-    reports: local.reports,
-    keys: { getKey: async () => undefined, refresh: async () => undefined },
-    rateLimiter: local.rateLimiter,
-    clock: { now: () => Date.now() },
-    random: () => 0.5,
-    client: {} as EngineDeps['client'],
-    workflows,
-    writeReport: writeJobReport,
-  };
+  engine = await localEngine();
+  ({ local, deps } = engine);
   secrets = { tracker: current, plain: current };
   reads = 0;
   const store: WebhookSecrets = {
@@ -74,8 +59,7 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   await server.close();
-  local.close();
-  rmSync(dir, { recursive: true, force: true });
+  await engine.close();
 });
 
 function signed(
