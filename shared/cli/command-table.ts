@@ -239,6 +239,15 @@ const batch = defineCommand({
       description: 'run its failed and cancelled items again, each from the step it failed at',
     },
     {
+      flags: '--from-start',
+      description: "with --redrive: from each item's first step (paid calls already made count as repeats)",
+    },
+    {
+      flags: '--deadline <duration>',
+      description:
+        'with --redrive: a new deadline for each item, e.g. 2h (what helps items that failed on theirs; default: as long as each had)',
+    },
+    {
       flags: '--max-units <n>',
       description:
         'change its billed-units limit; raised above what it billed, a batch paused by the limit continues',

@@ -3,6 +3,7 @@
  */
 import { findStep } from '../engine/advance';
 import type { Job } from '../engine/job-record';
+import { retryStep } from '../engine/retry';
 import { describeUpstreamIdentity } from '../engine/upstream-identity';
 import type { WorkflowRegistry } from '../engine/workflow';
 
@@ -199,7 +200,7 @@ export function describeJob(job: Job, workflows: WorkflowRegistry, report?: stri
     ].join(', ');
     lines.push(
       `${job.status === 'FAILED' ? 'error' : 'retrying'}`.padEnd(10) + printable(e.message),
-      `          ${where}; ${retryAdvice(job.id, e)}`,
+      `          ${where}; ${retryAdvice(job, workflows)}`,
     );
   }
   for (const [index, run] of (job.runs ?? []).entries()) {
@@ -241,9 +242,19 @@ export function formatTable(headers: string[], rawRows: string[][]): string {
   return [line(headers), ...rows.map(line)].join('\n');
 }
 
-/** Whether running the job again could help, in words: a deadline failure is helped by a longer one. */
-function retryAdvice(jobId: string, error: { kind: string; retryable: boolean }): string {
+/**
+ * Whether running the job again could help, and how, in words: a deadline failure is helped by a
+ * longer one; a task the platform failed or no longer knows is created again by a retry (a counted
+ * paid repeat); a job of a batch can be run again with the batch's redrive too.
+ */
+function retryAdvice(job: Job, workflows: WorkflowRegistry): string {
+  const error = job.lastError!;
+  const batch = job.batchId === undefined ? '' : ` (or with its batch: opflow batch ${job.batchId} --redrive`;
   if (error.kind === 'deadline')
-    return `opflow retry ${jobId} runs it again with a new deadline (--deadline to set it)`;
+    return `opflow retry ${job.id} runs it again with a new deadline (--deadline 2h sets it, default as long as it had; --from-start starts it over)${batch ? `${batch} --deadline 2h)` : ''}`;
+  const workflow = workflows.get(job.workflow);
+  const from = workflow && job.status === 'FAILED' ? retryStep(workflow, job) : job.step;
+  if (from !== job.step)
+    return `opflow retry ${job.id} creates its upstream task again from step "${from}" (a paid repeat, counted in its usage)${batch ? `${batch})` : ''}`;
   return error.retryable ? 'a retry could help' : 'a retry would not help';
 }

@@ -14,7 +14,7 @@ import type { Batch, BatchStore } from '../engine/batch-store';
 import type { EngineDeps } from '../engine/deps';
 import { cancelJob, JobRequestError } from '../engine/job-commands';
 import { ApiError, type ApiRoute, apiRoute, json, parse } from '../http/job-api';
-import { batchListQuerySchema } from '../http/request-schemas';
+import { batchListQuerySchema, retryBodySchema } from '../http/request-schemas';
 import { admitBatch } from '../ingest/admission';
 import { currentViewOf } from '../ingest/batch-view';
 import { batchOutputKeys, writeBatchOutputs } from '../ingest/outputs';
@@ -140,9 +140,9 @@ export function batchRoutes(options: { deps: EngineDeps; batches: BatchStore }):
           : { body: Buffer.from(stored.body).toString('utf8') }),
       };
     }),
-    apiRoute('redriveBatch', async ({ id }, _request, { tenant }) => {
+    apiRoute('redriveBatch', async ({ id }, _request, { tenant, body }) => {
       const batch = await mustGet(options.batches, id, tenant);
-      const outcome = await redriveBatch(deps, batch.id);
+      const outcome = await redriveBatch(deps, batch.id, parse(retryBodySchema, body(), 'body'));
       return json(200, {
         batch: await currentViewOf(options.deps.store, outcome.batch, now()),
         retried: outcome.retried.length,

@@ -177,6 +177,32 @@ export function findStep(workflow: Workflow, name: string): Step | undefined {
   return workflow.steps.find((step) => step.name === name);
 }
 
+/** Whether a step only reads an upstream task (a poll, a result): no create, no change, no download. */
+function readsTask(step: Step): boolean {
+  return step.kind !== 'fetch' && step.kind !== 'request' && stepEffect(step) === 'read';
+}
+
+/**
+ * The step that created the upstream task `stepName` reads: the nearest earlier step that creates
+ * something. Undefined when `stepName` is not a step that only reads a task, or none created one.
+ */
+export function taskCreatorOf(workflow: Workflow, stepName: string): string | undefined {
+  const step = findStep(workflow, stepName);
+  if (!step || !readsTask(step)) return undefined;
+  const index = workflow.steps.indexOf(step);
+  for (let i = index - 1; i >= 0; i--) {
+    const candidate = workflow.steps[i]!;
+    if (candidate.kind !== 'fetch' && !readsTask(candidate)) return candidate.name;
+  }
+  return undefined;
+}
+
+/**
+ * How many times a run creates again the tasks the platform no longer knows ("task ... not found"
+ * at a step that reads one) before the job fails: each is a paid repeat, counted.
+ */
+export const maxTaskRecreates = 2;
+
 function stepAfter(workflow: Workflow, name: string): string | undefined {
   const index = workflow.steps.findIndex((step) => step.name === name);
   return workflow.steps[index + 1]?.name;
@@ -523,6 +549,14 @@ function afterError(settled: Settled, failure: StepFailure, random: () => number
     // The link expired: ask the upstream for a fresh one rather than failing.
     const refreshed = enter(workflow, { ...base, lastError }, step.refreshFrom, now);
     return { ...refreshed, job: { ...refreshed.job, lastError } };
+  }
+  const creator = failure.kind === 'not-found' ? taskCreatorOf(workflow, step.name) : undefined;
+  if (creator && (job.recreatedTasks ?? 0) < maxTaskRecreates) {
+    // The platform no longer knows the task (it expired, or a sandbox restarted): create it again.
+    // The create's intent is kept, so the new one is a counted paid repeat (usage.duplicateCreates).
+    const recreated = { ...base, recreatedTasks: (job.recreatedTasks ?? 0) + 1 };
+    const again = enter(workflow, recreated, creator, now, timer);
+    return { ...again, job: { ...again.job, lastError } };
   }
   const policy = retryPolicyOf(step, failure.operationId);
   // Throttling is the upstream asking us to slow down, not the step failing: the rate limiter

@@ -190,13 +190,32 @@ async function mustGet(deps: JobDeps, jobId: string): Promise<Job> {
   return job;
 }
 
+/**
+ * Only act on the job while it is at this version (a bulk action acts on the job it selected):
+ * a job changed meanwhile is refused as a conflict, never acted on as it is now.
+ */
+export interface ExpectedVersion {
+  expectVersion?: number | undefined;
+}
+
+/** The job, refused (conflict) when it is no longer at the version expected. */
+export function checkExpectedVersion(job: Job, expected: ExpectedVersion): void {
+  if (expected.expectVersion !== undefined && job.version !== expected.expectVersion)
+    throw new JobRequestError(
+      `job ${job.id} changed since it was selected (version ${job.version}, selected at ${expected.expectVersion}); look at it again`,
+      'conflict',
+    );
+}
+
 /** Answer a job that awaits a selection with the ids of the chosen options. */
 export async function answerSelection(
   deps: JobDeps,
   jobId: string,
   selectedOptionIds: readonly string[],
+  expected: ExpectedVersion = {},
 ): Promise<Job> {
   const job = await mustGet(deps, jobId);
+  checkExpectedVersion(job, expected);
   const workflow = deps.workflows.get(job.workflow);
   if (!workflow)
     throw new JobRequestError(`job ${jobId} belongs to unknown workflow "${job.workflow}"`, 'conflict');
@@ -220,9 +239,12 @@ export async function answerSelection(
 }
 
 /** Cancel a job in any non-terminal status. */
-export async function cancelJob(deps: JobDeps, jobId: string): Promise<Job> {
-  for (let tries = 0; tries < 5; tries++) {
+export async function cancelJob(deps: JobDeps, jobId: string, expected: ExpectedVersion = {}): Promise<Job> {
+  // With an expected version there is one try: a job that changed is not the one selected.
+  const tries = expected.expectVersion === undefined ? 5 : 1;
+  for (let attempt = 0; attempt < tries; attempt++) {
     const job = await mustGet(deps, jobId);
+    checkExpectedVersion(job, expected);
     if (isTerminal(job.status))
       throw new JobRequestError(`job ${jobId} is already ${job.status}`, 'conflict');
     const now = deps.clock.now();
@@ -240,5 +262,10 @@ export async function cancelJob(deps: JobDeps, jobId: string): Promise<Job> {
       return next;
     }
   }
-  throw new JobRequestError(`job ${jobId} keeps changing; try cancelling again`, 'conflict');
+  throw new JobRequestError(
+    expected.expectVersion === undefined
+      ? `job ${jobId} keeps changing; try cancelling again`
+      : `job ${jobId} changed while cancelling; look at it again`,
+    'conflict',
+  );
 }

@@ -110,7 +110,10 @@ export interface JobUsage {
   tokens: number;
   /** Time spent in upstream calls, in milliseconds. */
   callMs: number;
-  /** Create operations that were sent more than once for the same step (a crash or a lost answer). */
+  /**
+   * Create operations sent again for the same step, each a paid repeat: after a crash or a lost
+   * answer, or by a retry (a task the platform failed or no longer knows, a run from the start).
+   */
   duplicateCreates: number;
   /**
    * The platform's own `task_cost` (seconds of upstream work), summed over the finished tasks that
@@ -216,7 +219,12 @@ export interface Job {
   pollStartedAt?: number | undefined;
   /** When a poll of the current step last found its task still running (learned poll timing). */
   lastPolledAt?: number | undefined;
-  /** Create calls sent per step (to count duplicates after crashes). */
+  /**
+   * Tasks this run created again because the platform no longer knew them ("task ... not found" at a
+   * step that reads one; see `maxTaskRecreates`). Absent: none.
+   */
+  recreatedTasks?: number | undefined;
+  /** Create calls sent per step (to count duplicates after crashes and repeats by retries). */
   intents: Record<string, number>;
   /**
    * Set when a create call's intent is committed, cleared by the step's outcome. While set,

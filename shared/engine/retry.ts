@@ -6,19 +6,19 @@
  * status, step, error, usage then), and the job runs again from the step it stopped at, or from its
  * first step with `fromStart`. When the upstream reported the task itself failed (or gone) at a step
  * that only reads it, polling the same task again would fail the same way: the retry goes back to
- * the step that created it. Create-call intents of the steps run again are reset, so the deliberate
- * repeat is a new attempt (counted in `runs`), not a duplicate create.
+ * the step that created it (a task the platform no longer knows, "task ... not found", is created
+ * again). Create-call intents are kept across runs, so every create sent again (the task recreated,
+ * a run from the start) is a counted paid repeat (`usage.duplicateCreates`), never a silent one.
  */
-import { catalogue, type OperationId } from '../openplatform/catalogue';
-import { findStep } from './advance';
+import { findStep, taskCreatorOf } from './advance';
 import { rejoinBatch } from './batch-store';
 import { callbackForNewRun } from './callback-record';
 import type { JobDeps } from './deps';
-import { JobRequestError } from './job-commands';
+import { checkExpectedVersion, type ExpectedVersion, JobRequestError } from './job-commands';
 import type { Job, JobRun } from './job-record';
-import type { Step, Workflow } from './workflow';
+import type { Workflow } from './workflow';
 
-export interface RetryOptions {
+export interface RetryOptions extends ExpectedVersion {
   /** Run the whole workflow again from its first step (upstream ids, selections and step data start afresh). */
   fromStart?: boolean | undefined;
   /** Milliseconds from now for the new run; default: as long as the job had the first time. */
@@ -31,24 +31,13 @@ export const retryableStatuses = ['FAILED', 'CANCELLED'] as const;
 /** Failure kinds meaning the upstream task itself is failed or gone: reading it again cannot help. */
 const taskGoneKinds = new Set(['upstream-failed', 'not-found']);
 
-function readsOnly(step: Step): boolean {
-  return step.kind !== 'fetch' && catalogue[step.operation as OperationId]?.effect === 'read';
-}
-
 /**
  * The step a retry of `job` starts at (without `fromStart`): the step it stopped at, or, when the
  * upstream task failed at a step that only reads it, the nearest earlier step that creates one.
  */
 export function retryStep(workflow: Workflow, job: Job): string {
-  const stopped = job.step;
-  const step = findStep(workflow, stopped);
-  if (!step || !job.lastError || !taskGoneKinds.has(job.lastError.kind) || !readsOnly(step)) return stopped;
-  const index = workflow.steps.indexOf(step);
-  for (let i = index - 1; i >= 0; i--) {
-    const candidate = workflow.steps[i]!;
-    if (candidate.kind !== 'fetch' && !readsOnly(candidate)) return candidate.name;
-  }
-  return stopped;
+  if (!job.lastError || !taskGoneKinds.has(job.lastError.kind)) return job.step;
+  return taskCreatorOf(workflow, job.step) ?? job.step;
 }
 
 async function loadInput(deps: JobDeps, job: Job): Promise<unknown> {
@@ -59,33 +48,18 @@ async function loadInput(deps: JobDeps, job: Job): Promise<unknown> {
   return JSON.parse(Buffer.from(stored.body).toString('utf8'));
 }
 
-/** Intents of the steps from `from` on are dropped: those steps run again on purpose. */
-function intentsBefore(
-  workflow: Workflow,
-  job: Job,
-  from: string,
-  fromStart: boolean,
-): Record<string, number> {
-  if (fromStart) return {};
-  const index = workflow.steps.findIndex((step) => step.name === from);
-  const again = workflow.steps.slice(Math.max(0, index)).map((step) => step.name);
-  return Object.fromEntries(
-    Object.entries(job.intents).filter(
-      ([name]) =>
-        !again.some((step) => name === step || name.startsWith(`${step}-`) || name.startsWith(`${step}#`)),
-    ),
-  );
-}
-
 /**
  * Run a FAILED or CANCELLED job again. Refuses (JobRequestError 409) a job in any other status
  * with the reason; 404 for an unknown job.
  */
 export async function retryJob(deps: JobDeps, jobId: string, options: RetryOptions = {}): Promise<Job> {
   const fromStart = options.fromStart === true;
-  for (let tries = 0; tries < 5; tries++) {
+  // With an expected version there is one try: a job that changed is not the one selected.
+  const tries = options.expectVersion === undefined ? 5 : 1;
+  for (let attempt = 0; attempt < tries; attempt++) {
     const job = await deps.store.get(jobId);
     if (!job) throw new JobRequestError(`no job ${jobId}`, 'not-found');
+    checkExpectedVersion(job, options);
     if (job.status !== 'FAILED' && job.status !== 'CANCELLED') {
       const why =
         job.status === 'SUCCEEDED'
@@ -144,8 +118,10 @@ export async function retryJob(deps: JobDeps, jobId: string, options: RetryOptio
       pollStartedAt: undefined,
       inFlightSince: undefined,
       inFlightBy: undefined,
-      intents: intentsBefore(workflow, job, from, fromStart),
+      // Create calls sent in earlier runs stay counted: sent again, each is a counted paid repeat.
+      intents: job.intents,
       lastError: undefined,
+      recreatedTasks: undefined,
       // A new run gets a fresh message budget (the runaway guard counts per run).
       messages: undefined,
       // An answer that came back but could not be stored is stored now, not asked for again.
@@ -170,5 +146,10 @@ export async function retryJob(deps: JobDeps, jobId: string, options: RetryOptio
       return next;
     }
   }
-  throw new JobRequestError(`job ${jobId} keeps changing; try again`, 'conflict');
+  throw new JobRequestError(
+    options.expectVersion === undefined
+      ? `job ${jobId} keeps changing; try again`
+      : `job ${jobId} changed while retrying; look at it again`,
+    'conflict',
+  );
 }

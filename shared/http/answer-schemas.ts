@@ -28,7 +28,11 @@ const usageSchema = z.strictObject({
   billedUnits: z.number(),
   tokens: z.number(),
   callMs: z.number().describe('time spent in upstream calls, milliseconds'),
-  duplicateCreates: z.number().describe('create calls sent twice for one step (after a crash)'),
+  duplicateCreates: z
+    .number()
+    .describe(
+      'create calls sent again for one step: after a crash, or by a retry that creates its task again (each a paid repeat)',
+    ),
   taskCost: z.number().optional().describe("the platform's own task_cost, summed, where it reports one"),
 });
 

@@ -226,8 +226,8 @@ export function jobRoutes(options: JobApiOptions): ApiRoute[] {
     }),
     apiRoute('retryJob', async ({ id }, _request, { tenant, body }) => {
       const job = await visibleJob(deps, tenant, id);
-      const { fromStart } = parse(retryBodySchema, body(), 'body');
-      return json(200, { job: jobView(await retryJob(deps, job.id, { fromStart })) });
+      const { fromStart, deadlineMs } = parse(retryBodySchema, body(), 'body');
+      return json(200, { job: jobView(await retryJob(deps, job.id, { fromStart, deadlineMs })) });
     }),
     apiRoute('getReport', async ({ id }, request, { tenant }) =>
       reportLinks(options, await visibleJob(deps, tenant, id), request),

@@ -4,7 +4,7 @@
  * `GET /openapi.json` describes them: one definition each.
  */
 import * as z from 'zod';
-import { submitJobRequestSchema, tenantNameSchema } from '../engine/job-commands';
+import { maxDeadlineMs, submitJobRequestSchema, tenantNameSchema } from '../engine/job-commands';
 import { jobStatuses } from '../engine/job-record';
 import { manifestUploadBodySchema } from '../ingest/upload-request';
 import { pauseReasonLimit } from '../schedules/pause';
@@ -28,9 +28,19 @@ export const selectionBodySchema = z.strictObject({
   selected: z.array(z.string().min(1).max(100)).max(1000),
 });
 
-/** The body of `POST /jobs/{id}/retry`. */
+/** The body of `POST /jobs/{id}/retry` and `POST /batches/{id}/redrive`. */
 export const retryBodySchema = z.strictObject({
-  fromStart: z.boolean().default(false),
+  fromStart: z
+    .boolean()
+    .default(false)
+    .describe('from the first step (paid calls already made count as repeats), not the step it stopped at'),
+  deadlineMs: z
+    .number()
+    .int()
+    .positive()
+    .max(maxDeadlineMs, `must be at most ${maxDeadlineMs} (366 days)`)
+    .optional()
+    .describe('milliseconds from now for the new run (default: as long as the job had the first time)'),
 });
 
 /** The query of `GET /jobs` (also the MCP tool list_jobs's arguments). */

@@ -233,8 +233,11 @@ export const routeTable = [
     method: 'POST',
     path: '/batches/{id}/redrive',
     summary: 'Run its failed and cancelled items again',
+    description:
+      'Each from the step it stopped at, or from its first step with fromStart; deadlineMs gives each a new deadline (what helps items that failed on theirs).',
     auth: 'caller',
     servedBy: 'both',
+    body: { schema: retryBodySchema, required: false },
     answers: { 200: { description: 'the batch', schema: 'any' } },
     refusals: [400, 404, 415],
   },

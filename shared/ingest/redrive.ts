@@ -1,13 +1,14 @@
 /**
  * Redrive: run a batch's failed and cancelled items again through the engine's `retryJob`, each from
  * the step it stopped at (or from the step that creates the upstream task where that task failed or
- * is gone); succeeded items are not touched. The retried jobs
+ * is gone, a counted paid repeat), or from its first step with `fromStart`, with a new deadline
+ * (`deadlineMs`: what helps items that failed on their deadline); succeeded items are not touched. The retried jobs
  * join the batch's in-flight set, so admission follows them to the end and counts them again.
  */
 import type { Batch, BatchStore } from '../engine/batch-store';
 import type { EngineDeps } from '../engine/deps';
 import { JobRequestError } from '../engine/job-commands';
-import { retryJob } from '../engine/retry';
+import { type RetryOptions, retryJob } from '../engine/retry';
 import { listAll } from '../runtime/job-queries';
 
 export interface RedriveOutcome {
@@ -19,6 +20,8 @@ export interface RedriveOutcome {
 export async function redriveBatch(
   deps: { engine: EngineDeps; batches: BatchStore },
   batchId: string,
+  /** From the start instead of the step each stopped at; a new deadline for each (default: as long as it had). */
+  options: Pick<RetryOptions, 'fromStart' | 'deadlineMs'> = {},
 ): Promise<RedriveOutcome> {
   const failed = [
     ...(await listAll(deps.engine.store, { batchId, status: 'FAILED' })),
@@ -30,7 +33,7 @@ export async function redriveBatch(
   const engine = { ...deps.engine, batches: deps.batches };
   for (const job of failed) {
     try {
-      await retryJob(engine, job.id);
+      await retryJob(engine, job.id, { fromStart: options.fromStart, deadlineMs: options.deadlineMs });
       retried.push(job.id);
     } catch (error) {
       if (!(error instanceof JobRequestError)) throw error;

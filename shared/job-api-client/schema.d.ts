@@ -216,7 +216,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Run its failed and cancelled items again */
+        /**
+         * Run its failed and cancelled items again
+         * @description Each from the step it stopped at, or from its first step with fromStart; deadlineMs gives each a new deadline (what helps items that failed on theirs).
+         */
         post: operations["redriveBatch"];
         delete?: never;
         options?: never;
@@ -568,7 +571,7 @@ export interface components {
                 tokens: number;
                 /** @description time spent in upstream calls, milliseconds */
                 callMs: number;
-                /** @description create calls sent twice for one step (after a crash) */
+                /** @description create calls sent again for one step: after a crash, or by a retry that creates its task again (each a paid repeat) */
                 duplicateCreates: number;
                 /** @description the platform's own task_cost, summed, where it reports one */
                 taskCost?: number;
@@ -609,7 +612,7 @@ export interface components {
                     tokens: number;
                     /** @description time spent in upstream calls, milliseconds */
                     callMs: number;
-                    /** @description create calls sent twice for one step (after a crash) */
+                    /** @description create calls sent again for one step: after a crash, or by a retry that creates its task again (each a paid repeat) */
                     duplicateCreates: number;
                     /** @description the platform's own task_cost, summed, where it reports one */
                     taskCost?: number;
@@ -1106,8 +1109,13 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
-                    /** @default false */
+                    /**
+                     * @description from the first step (paid calls already made count as repeats), not the step it stopped at
+                     * @default false
+                     */
                     fromStart?: boolean;
+                    /** @description milliseconds from now for the new run (default: as long as the job had the first time) */
+                    deadlineMs?: number;
                 };
             };
         };
@@ -1417,7 +1425,19 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description from the first step (paid calls already made count as repeats), not the step it stopped at
+                     * @default false
+                     */
+                    fromStart?: boolean;
+                    /** @description milliseconds from now for the new run (default: as long as the job had the first time) */
+                    deadlineMs?: number;
+                };
+            };
+        };
         responses: {
             /** @description the batch */
             200: {

@@ -2,11 +2,13 @@
  * `opflow batch [batchId] [--watch] [--redrive]`: the batches, or one batch with its totals by
  * status, calls, billed units, elapsed time and ETA; `--watch` follows it live (and locally runs it:
  * its items are released and its jobs worked here); `--redrive` runs its failed and cancelled items
- * again, each from the step it failed at; `--download <dir>` copies its outputs and every report into
+ * again, each from the step it failed at (`--from-start`: from its first step; `--deadline 2h`: a new
+ * deadline, what helps items that failed on theirs); `--download <dir>` copies its outputs and every report into
  * a folder whose index links work offline (on AWS the bucket's relative links need a signature each).
  */
 import { resolve } from 'node:path';
 import type { Batch } from '../../engine/batch-store';
+import { maxDeadlineMs } from '../../engine/job-commands';
 import type { JobStore } from '../../engine/ports';
 import { describeFileError } from '../../files/bounded-read';
 import { currentViewOf } from '../../ingest/batch-view';
@@ -19,10 +21,14 @@ import { createBatchDisplay, describeProgress } from '../batch-display';
 import { type CliContext, type GlobalOptions, openBackend, writeJson } from '../context';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
 import { formatDuration, formatTable, printable, selectionHelp } from '../format';
+import { parseDuration } from './run';
 
 export interface BatchCommandOptions extends GlobalOptions {
   watch?: boolean | undefined;
   redrive?: boolean | undefined;
+  /** With --redrive: from each item's first step; a new deadline for each (a duration, e.g. 2h). */
+  fromStart?: boolean | undefined;
+  deadline?: string | undefined;
   maxUnits?: string | undefined;
   download?: string | undefined;
   limit: string;
@@ -40,6 +46,15 @@ export async function batchCommand(
     );
   if (options.download !== undefined && options.download.trim() === '')
     throw new CliError('--download needs a folder: opflow batch <batchId> --download <dir>', ExitCode.usage);
+  if ((options.fromStart || options.deadline !== undefined) && !options.redrive)
+    throw new CliError(
+      `${options.fromStart ? '--from-start' : '--deadline'} goes with --redrive: opflow batch <batchId> --redrive ${options.fromStart ? '--from-start' : `--deadline ${options.deadline}`}`,
+      ExitCode.usage,
+    );
+  const redriveDeadlineMs =
+    options.deadline === undefined
+      ? undefined
+      : parseDuration(options.deadline, '--deadline', { maxMs: maxDeadlineMs, maxText: '366d' });
   const working = Boolean(
     batchId && (options.watch || options.redrive || options.maxUnits) && options.backend === 'local',
   );
@@ -119,10 +134,13 @@ export async function batchCommand(
         );
     }
     if (options.redrive) {
-      const outcome = await redriveBatch(deps, batchId);
+      const outcome = await redriveBatch(deps, batchId, {
+        fromStart: options.fromStart,
+        deadlineMs: redriveDeadlineMs,
+      });
       if (!options.json && !options.quiet)
         ctx.io.stderr.write(
-          `opflow: batch ${batchId}: running ${outcome.retried.length} failed or cancelled items again${outcome.refused.length ? ` (${outcome.refused.length} could not be: ${outcome.refused.map((r) => `${r.jobId}: ${r.reason}`).join('; ')})` : ''}\n`,
+          `opflow: batch ${batchId}: running ${outcome.retried.length} failed or cancelled items again${options.fromStart ? ' from their first step' : ''}${options.deadline === undefined ? '' : ` with a deadline of ${options.deadline}`}${outcome.refused.length ? ` (${outcome.refused.length} could not be: ${outcome.refused.map((r) => `${r.jobId}: ${r.reason}`).join('; ')})` : ''}\n`,
         );
       batch = outcome.batch;
     }

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { cancelJob, JobRequestError, retryJob, retryStep, submitJob } from '../../../shared/engine';
+import {
+  cancelJob,
+  JobRequestError,
+  maxTaskRecreates,
+  retryJob,
+  retryStep,
+  submitJob,
+} from '../../../shared/engine';
 import { drive } from '../../support/memory-ports';
 import { upstreamError } from '../../support/scripted-client';
 import { demo, happyScript, harness } from './fixtures';
@@ -10,9 +17,9 @@ const start = async (h: ReturnType<typeof harness>, extra: Record<string, unknow
 describe('retryJob', () => {
   it('retries a FAILED job from the step it failed at, keeping its earlier run and usage', async () => {
     const base = happyScript(0);
-    let submitFails = true;
+    let recommendFails = true;
     const h = harness((op, body, key) => {
-      if (op === 'ai33-3Step3SubmitV3' && submitFails)
+      if (op === 'ai33-3Step3SubmitV3' && recommendFails)
         throw upstreamError('invalid-request', { code: 68300004, operationId: op });
       return base(op, body, key);
     });
@@ -23,7 +30,7 @@ describe('retryJob', () => {
     expect(failed.step).toBe('submit');
     const callsBefore = h.client.calls.length;
 
-    submitFails = false;
+    recommendFails = false;
     const retried = await retryJob(h.deps, job.id);
     expect(retried).toMatchObject({ status: 'QUEUED', step: 'submit', attempts: 0 });
     expect(retried.lastError).toBeUndefined();
@@ -44,7 +51,7 @@ describe('retryJob', () => {
     const again = h.client.calls.slice(callsBefore).map((c) => c.operationId);
     expect(again).toEqual(['ai33-3Step3SubmitV3', 'fetch']);
     expect(done.usage.calls).toBe(failed.usage.calls + again.length);
-    // A deliberate repeat is not a duplicate create.
+    // The submit the upstream refused was not done: sending it again is no repeat.
     expect(done.usage.duplicateCreates).toBe(0);
     expect(done.runs).toHaveLength(1);
   });
@@ -69,7 +76,89 @@ describe('retryJob', () => {
     const retried = await retryJob(h.deps, job.id);
     expect(retried.step).toBe('create');
     await drive(h.deps, h.queue, h.clock);
-    expect((await h.store.get(job.id))!.status).toBe('SUCCEEDED');
+    const done = (await h.store.get(job.id))!;
+    expect(done.status).toBe('SUCCEEDED');
+    // The task is created again: a paid repeat, counted.
+    expect(done.usage.duplicateCreates).toBe(1);
+  });
+
+  it('creates again a task the platform no longer knows ("task ... not found"), counted as a paid repeat', async () => {
+    let forget = 1;
+    const base = happyScript(0);
+    const h = harness((op, body, key) => {
+      if (op === 'ai33-2Step2V3' && forget > 0) {
+        forget -= 1;
+        throw upstreamError('not-found', { code: 67200101, httpStatus: 404, operationId: op });
+      }
+      return base(op, body, key);
+    });
+    const creates = () => h.client.calls.filter((call) => call.operationId === 'ai33-1Step1V3').length;
+    const job = await start(h);
+    await drive(h.deps, h.queue, h.clock);
+    const done = (await h.store.get(job.id))!;
+    expect(done.status).toBe('SUCCEEDED');
+    expect(creates()).toBe(2);
+    expect(done).toMatchObject({ recreatedTasks: 1, usage: { duplicateCreates: 1 } });
+  });
+
+  it('fails after creating a forgotten task again twice in a run; a retry creates it again, counted', async () => {
+    let forgotten = true;
+    const base = happyScript(0);
+    const h = harness((op, body, key) => {
+      if (op === 'ai33-2Step2V3' && forgotten)
+        throw upstreamError('not-found', { code: 67200101, httpStatus: 404, operationId: op });
+      return base(op, body, key);
+    });
+    const creates = () => h.client.calls.filter((call) => call.operationId === 'ai33-1Step1V3').length;
+    const job = await start(h);
+    await drive(h.deps, h.queue, h.clock);
+    const failed = (await h.store.get(job.id))!;
+    expect(failed).toMatchObject({ status: 'FAILED', step: 'recommend', lastError: { kind: 'not-found' } });
+    expect(creates()).toBe(1 + maxTaskRecreates);
+    expect(failed.usage.duplicateCreates).toBe(maxTaskRecreates);
+    forgotten = false;
+    const retried = await retryJob(h.deps, job.id);
+    expect(retried).toMatchObject({ step: 'create', recreatedTasks: undefined });
+    await drive(h.deps, h.queue, h.clock);
+    const done = (await h.store.get(job.id))!;
+    expect(done.status).toBe('SUCCEEDED');
+    expect(creates()).toBe(2 + maxTaskRecreates);
+    expect(done.usage.duplicateCreates).toBe(1 + maxTaskRecreates);
+  });
+
+  it('counts every create a run from the start sends again', async () => {
+    let recommendFails = true;
+    const base = happyScript(0);
+    const h = harness((op, body, key) => {
+      if (op === 'ai33-2Step2V3' && recommendFails) return { status: 'FAILED' };
+      return base(op, body, key);
+    });
+    const job = await start(h);
+    await drive(h.deps, h.queue, h.clock);
+    const failed = (await h.store.get(job.id))!;
+    expect(failed.status).toBe('FAILED');
+    recommendFails = false;
+    await retryJob(h.deps, job.id, { fromStart: true });
+    await drive(h.deps, h.queue, h.clock);
+    const done = (await h.store.get(job.id))!;
+    expect(done.status).toBe('SUCCEEDED');
+    // create was sent in the first run and again: a paid repeat.
+    expect(done.usage.duplicateCreates).toBe(1);
+  });
+
+  it('acts only on the version expected: a job changed meanwhile is refused as a conflict', async () => {
+    const h = harness(happyScript(5));
+    const job = await start(h);
+    const cancelled = await cancelJob(h.deps, job.id, { expectVersion: job.version });
+    await expect(retryJob(h.deps, job.id, { expectVersion: job.version })).rejects.toMatchObject({
+      reason: 'conflict',
+      message: expect.stringMatching(/changed since it was selected/),
+    });
+    const retried = await retryJob(h.deps, job.id, { expectVersion: cancelled.version });
+    expect(retried.status).toBe('QUEUED');
+    await expect(cancelJob(h.deps, job.id, { expectVersion: cancelled.version })).rejects.toMatchObject({
+      reason: 'conflict',
+    });
   });
 
   it('retries a CANCELLED job, from the start with fromStart, and counts each run', async () => {
