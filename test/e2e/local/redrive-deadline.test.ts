@@ -35,9 +35,7 @@ describe('redrive of items failed on their deadline', () => {
       'dl',
     );
     expect(ingest.code, ingest.stderr).toBe(1);
-    const listed = JSON.parse((await opflow('list', '--batch', 'dl', '--json')).stdout) as {
-      jobs: JobJson[];
-    };
+    const listed = JSON.parse((await opflow('list', '--batch', 'dl', '--json')).stdout) as JobJson[];
     expect(listed.map((job) => job.status)).toEqual(['FAILED', 'FAILED']);
     const status = await opflow('status', listed[0]!.id);
     expect(status.stdout).toContain('kind deadline');
