@@ -48,6 +48,31 @@ async function loadInput(deps: JobDeps, job: Job): Promise<unknown> {
   return JSON.parse(Buffer.from(stored.body).toString('utf8'));
 }
 
+/** The step a retry starts at: the first (the workflow's `start` for the input) or `retryStep`. */
+async function startStepOf(deps: JobDeps, workflow: Workflow, job: Job, fromStart: boolean): Promise<string> {
+  let from = retryStep(workflow, job);
+  if (fromStart) {
+    from = workflow.steps[0]?.name ?? job.step;
+    if (workflow.start) {
+      const input = workflow.input.safeParse(await loadInput(deps, job));
+      if (!input.success) {
+        throw new JobRequestError(
+          `job ${job.id}'s input is no longer valid for ${workflow.name}; start a new job`,
+          'conflict',
+        );
+      }
+      from = workflow.start(input.data);
+    }
+  }
+  if (!findStep(workflow, from)) {
+    throw new JobRequestError(
+      `job ${job.id} stopped at step "${from}", which workflow ${workflow.name} no longer has; retry it --from-start`,
+      'conflict',
+    );
+  }
+  return from;
+}
+
 /**
  * Run a FAILED or CANCELLED job again. Refuses (JobRequestError 409) a job in any other status
  * with the reason; 404 for an unknown job.
@@ -71,28 +96,7 @@ export async function retryJob(deps: JobDeps, jobId: string, options: RetryOptio
     if (!workflow) {
       throw new JobRequestError(`job ${jobId} belongs to unknown workflow "${job.workflow}"`, 'conflict');
     }
-    let from: string;
-    if (fromStart) {
-      from = workflow.steps[0]?.name ?? job.step;
-      if (workflow.start) {
-        const input = workflow.input.safeParse(await loadInput(deps, job));
-        if (!input.success) {
-          throw new JobRequestError(
-            `job ${jobId}'s input is no longer valid for ${workflow.name}; start a new job`,
-            'conflict',
-          );
-        }
-        from = workflow.start(input.data);
-      }
-    } else {
-      from = retryStep(workflow, job);
-    }
-    if (!findStep(workflow, from)) {
-      throw new JobRequestError(
-        `job ${jobId} stopped at step "${from}", which workflow ${workflow.name} no longer has; retry it --from-start`,
-        'conflict',
-      );
-    }
+    const from = await startStepOf(deps, workflow, job, fromStart);
     const now = deps.clock.now();
     const run: JobRun = {
       status: job.status,
