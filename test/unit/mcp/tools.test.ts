@@ -1,8 +1,7 @@
 // The MCP tool table: the server's tool list is built from it (in its order, the batch tools only
 // where the server has what they need), its handlers answer through the job API on a real SQLite
 // backend, and docs/guides/mcp.md and `opflow mcp --help` name exactly its tools.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
