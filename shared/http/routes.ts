@@ -7,6 +7,7 @@
  */
 import type * as z from 'zod';
 import type { AnswerName } from './answer-schemas';
+import { eventsQuerySchema, eventsTokenBodySchema } from './events-schemas';
 import {
   batchListQuerySchema,
   createBodySchema,
@@ -343,6 +344,41 @@ export const routeTable = [
       202: { description: 'the job (created, or found again for a repeated webhook-id)', schema: 'any' },
     },
     refusals: [400, 401, 404, 413, 429],
+  },
+  {
+    operationId: 'createEventsToken',
+    method: 'POST',
+    path: '/events/token',
+    summary: 'A token for GET /events, signed, valid 5 minutes, scoped to the caller’s tenant',
+    description:
+      'A browser’s EventSource cannot send an Authorization header: it opens GET /events?token=… with this instead of the API token. A caller bound to a tenant gets its own; an operator may name one.',
+    auth: 'caller',
+    servedBy: 'serve',
+    body: { schema: eventsTokenBodySchema, required: false },
+    answers: { 201: { description: 'the token and when it expires', schema: 'any' } },
+    refusals: [400, 403, 415],
+  },
+  {
+    operationId: 'events',
+    method: 'GET',
+    path: '/events',
+    summary: 'Server-sent events of job, step and batch changes, resumable with Last-Event-ID',
+    description:
+      'text/event-stream: `job` (created or a new status), `step` (a new step, poll or retry within a status), `batch` (its totals, at most once a second), `reset` (resumed from before the changes kept: read the state again); each job and step event has its change number as id. A heartbeat comment every 15 s; the stream ends when its token expires. Authenticated by ?token= (POST /events/token) or the bearer token.',
+    auth: 'caller',
+    servedBy: 'serve',
+    query: {
+      schema: eventsQuerySchema,
+      descriptions: {
+        tenant: 'only this tenant (a token scoped to a tenant reads only its own)',
+        batchId: 'only the jobs and totals of this batch',
+        jobId: 'only this job',
+        token: 'from POST /events/token',
+        lastEventId: 'resume after this event id (what the Last-Event-ID header says, for a new EventSource)',
+      },
+    },
+    answers: { 200: { description: 'the event stream', media: ['text/event-stream'] } },
+    refusals: [400, 401, 403],
   },
   {
     operationId: 'mcp',

@@ -363,6 +363,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/events/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A token for GET /events, signed, valid 5 minutes, scoped to the caller’s tenant (opflow serve only)
+         * @description A browser’s EventSource cannot send an Authorization header: it opens GET /events?token=… with this instead of the API token. A caller bound to a tenant gets its own; an operator may name one.
+         */
+        post: operations["createEventsToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Server-sent events of job, step and batch changes, resumable with Last-Event-ID (opflow serve only)
+         * @description text/event-stream: `job` (created or a new status), `step` (a new step, poll or retry within a status), `batch` (its totals, at most once a second), `reset` (resumed from before the changes kept: read the state again); each job and step event has its change number as id. A heartbeat comment every 15 s; the stream ends when its token expires. Authenticated by ?token= (POST /events/token) or the bearer token.
+         */
+        get: operations["events"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/mcp": {
         parameters: {
             query?: never;
@@ -2038,6 +2078,119 @@ export interface operations {
             };
             /** @description too many */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createEventsToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    tenant?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the token and when it expires */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description invalid request (what is wrong and where) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description another tenant */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    events: {
+        parameters: {
+            query?: {
+                /** @description only this tenant (a token scoped to a tenant reads only its own) */
+                tenant?: string;
+                /** @description only the jobs and totals of this batch */
+                batchId?: string;
+                /** @description only this job */
+                jobId?: string;
+                /** @description from POST /events/token */
+                token?: string;
+                /** @description resume after this event id (what the Last-Event-ID header says, for a new EventSource) */
+                lastEventId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the event stream */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": unknown;
+                };
+            };
+            /** @description invalid request (what is wrong and where) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description another tenant */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

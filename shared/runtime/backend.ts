@@ -11,6 +11,7 @@ import type { SqliteWorkQueue } from '../backends/local';
 import type { CallbackSenderDeps } from '../callbacks/sender';
 import type { BatchStore } from '../engine/batch-store';
 import type { CallbackSecrets } from '../engine/callback-ports';
+import type { ChangeFeed } from '../engine/change-feed';
 import type { EngineDeps } from '../engine/deps';
 import type { JobHistory } from '../engine/history';
 import type { Job } from '../engine/job-record';
@@ -46,6 +47,11 @@ export interface Backend {
   scheduleStates(): Promise<ScheduleStateStore>;
   /** The record of webhook deliveries (`GET /webhook-deliveries`). */
   webhookDeliveries(): Promise<WebhookDeliveryLog>;
+  /**
+   * Every committed job and batch change in commit order, from any process (`GET /events`,
+   * `opflow batch --watch`). Rejects, saying so, on a backend that keeps none (aws).
+   */
+  changeFeed(): Promise<ChangeFeed>;
   /** The per-tenant secrets callbacks are signed with. Rejects, naming the setting, when not set up. */
   callbackSecrets(): Promise<CallbackSecrets>;
   /** What the callback sender needs to deliver (and retry) callbacks from this process. */

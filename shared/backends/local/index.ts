@@ -17,6 +17,7 @@ export { EnvKeySource, type EnvKeySourceOptions, tenantKeyVariable } from './env
 export { FileReportStore, type FileReportStoreOptions, InvalidReportKeyError } from './file-report-store';
 export { InMemoryRateLimiter } from './in-memory-rate-limiter';
 export { SqliteBatchStore } from './sqlite-batch-store';
+export { SqliteChangeLog, type SqliteChangeLogOptions } from './sqlite-change-log';
 export { SqliteJobHistory } from './sqlite-job-history';
 export { SqliteJobStore } from './sqlite-job-store';
 export { SqlitePollStats } from './sqlite-poll-stats';

@@ -19,6 +19,7 @@ import { redactUrl } from '../../openplatform/redact';
 import { listUnfinished } from '../../runtime/job-queries';
 import { type CliContext, type GlobalOptions, openBackend } from '../context';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
+import { eventsTokenTtlMs, prepareServeEvents } from '../serve-events';
 import { prepareServeExtras, readConfigFile } from '../serve-extras';
 
 export interface ServeOptions extends GlobalOptions {
@@ -79,6 +80,7 @@ export async function serveCommand(ctx: CliContext, options: ServeOptions): Prom
   const host = options.host.trim();
   if (host === '') throw new CliError('--host must name an interface, e.g. 127.0.0.1', ExitCode.usage);
   const token = readServeToken(io.env);
+  const tokenTtlMs = eventsTokenTtlMs(io.env);
   const refusal = exposureRefusal(host, token);
   if (refusal) throw new CliError(refusal, ExitCode.usage);
   const say = (line: string) => {
@@ -96,6 +98,7 @@ export async function serveCommand(ctx: CliContext, options: ServeOptions): Prom
   const batches = await backend.batches();
   // Batches go on while the server runs: admission rounds, and ingests started over MCP.
   const batchRunner = startBatchRunner({ deps: backend.deps, batches });
+  const events = await prepareServeEvents(backend, batches, token, tokenTtlMs);
   let server: JobApiServer;
   try {
     server = await startJobApiServer({
@@ -104,6 +107,7 @@ export async function serveCommand(ctx: CliContext, options: ServeOptions): Prom
       port,
       token,
       routes: [
+        ...events.routes,
         ...timelineRoutes({ deps: backend.deps, history: backend.history }),
         ...batchRoutes({ deps: backend.deps, batches }),
         ...scheduleRoutes({
@@ -120,6 +124,7 @@ export async function serveCommand(ctx: CliContext, options: ServeOptions): Prom
         }),
       ],
       mounts: [
+        events.mount,
         dashboardMount({
           deps: backend.deps,
           timeline: true,
@@ -144,6 +149,7 @@ export async function serveCommand(ctx: CliContext, options: ServeOptions): Prom
       onRequest: (entry) => say(`${entry.method} ${entry.path} ${entry.status} (${entry.durationMs} ms)`),
     });
   } catch (error) {
+    await events.close();
     await batchRunner.stop();
     await backend.close();
     throw new CliError(`cannot listen on ${host}:${port}: ${errorMessage(error)}`, ExitCode.environment);
@@ -182,6 +188,7 @@ export async function serveCommand(ctx: CliContext, options: ServeOptions): Prom
   );
   try {
     await extras.stop();
+    await events.close();
     await server.close();
     await batchRunner.stop();
     await here.stop();

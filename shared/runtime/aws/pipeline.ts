@@ -153,6 +153,12 @@ export function buildAwsPipeline(options: AwsPipelineOptions): AwsPipeline {
     onJobChange: changes.subscribe,
     work: { where: 'elsewhere', inbox: awsInbox(aws, config.bucketName) },
     batches: async () => batches,
+    changeFeed: () =>
+      Promise.reject(
+        new Error(
+          'the aws backend keeps no change feed: GET /events and its live updates are opflow serve’s',
+        ),
+      ),
     ...awsFeatureStores(aws, config.tableName),
     // Loaded only when asked for (the CLI's callbacks commands): no function's cold start holds them.
     callbackSecrets: async () => (await import('./callbacks')).awsCallbackSecrets(pipeline, env),

@@ -14,10 +14,12 @@ import {
   createLocalBackend,
   isLeaseOwnerAlive,
   type LocalBackend,
+  type LocalDatabase,
   leaseOwnerOfThisProcess,
   SqliteJobHistory,
 } from '../../backends/local';
 import { LocalCallbackSecrets, SqliteCallbackOutbox } from '../../backends/local/sqlite-callback-outbox';
+import { SqliteChangeLog } from '../../backends/local/sqlite-change-log';
 import { SqliteScheduleStateStore } from '../../backends/local/sqlite-schedule-state-store';
 import { SqliteWebhookDeliveries } from '../../backends/local/sqlite-webhook-deliveries';
 import type { CallbackSenderDeps } from '../../callbacks/sender';
@@ -25,7 +27,7 @@ import { BudgetFiller } from '../../engine/admission/budget-filler';
 import type { EngineDeps, InFlightOptions } from '../../engine/deps';
 import type { Job } from '../../engine/job-record';
 import { CachedPollStats } from '../../engine/poll-stats';
-import type { JobStore, WorkQueue } from '../../engine/ports';
+import type { Clock, JobStore, WorkQueue } from '../../engine/ports';
 import { inFlightAllowanceMs, runStep } from '../../engine/runner';
 import { sweep } from '../../engine/sweep';
 import type { WorkflowRegistry } from '../../engine/workflow';
@@ -200,8 +202,6 @@ function assembleLocalPipeline(
     clock,
     send: { policy: deps.callbacks?.policy },
   };
-  const scheduleStates = new SqliteScheduleStateStore(local.db);
-  const deliveries = new SqliteWebhookDeliveries(local.db, { now: () => clock.now() });
   const start = () => {
     if (options.recordsOnly) throw new Error('this pipeline was opened for job records only');
     workers.start();
@@ -233,8 +233,7 @@ function assembleLocalPipeline(
     },
     history,
     batches: async () => local.batches,
-    scheduleStates: async () => scheduleStates,
-    webhookDeliveries: async () => deliveries,
+    ...localFeatureStores(local.db, clock),
     callbackSecrets: async () => sender.secrets,
     callbackSender: async () => sender,
     description: `local (${config.dbPath}), ${upstream.description}`,
@@ -359,4 +358,23 @@ function fileLogger(dbPath: string, clock: { now(): number }): Logger & { stream
     );
   };
   return { stream, debug: () => undefined, info: write('info'), warn: write('warn'), error: write('error') };
+}
+
+/** The stores of the features beside the engine, tables of the same database. */
+function localFeatureStores(
+  db: LocalDatabase,
+  clock: Clock,
+): Pick<Backend, 'scheduleStates' | 'webhookDeliveries' | 'changeFeed'> {
+  const scheduleStates = new SqliteScheduleStateStore(db);
+  const deliveries = new SqliteWebhookDeliveries(db, { now: () => clock.now() });
+  // Created on first use: its triggers then log every process's writes to the file.
+  let changeLog: SqliteChangeLog | undefined;
+  return {
+    scheduleStates: async () => scheduleStates,
+    webhookDeliveries: async () => deliveries,
+    changeFeed: async () => {
+      changeLog ??= new SqliteChangeLog(db, { now: () => clock.now() });
+      return changeLog;
+    },
+  };
 }

@@ -1,0 +1,58 @@
+/**
+ * The ChangeFeed port: every committed change of a job or a batch, in commit order, each with a
+ * sequence number that only grows. The live feed (`GET /events`) and `opflow batch --watch` read it
+ * to learn what changed in any process writing the same store, and a reader that lost its connection
+ * resumes after the last number it saw. Each backend has its own adapter.
+ */
+
+export type ChangeKind = 'job' | 'batch';
+
+/** One committed change: a job's or a batch's new status and step (no input, no result). */
+export interface Change {
+  /** The change's place in commit order: greater than every change committed before it. */
+  seq: number;
+  kind: ChangeKind;
+  /** The job's or the batch's id. */
+  id: string;
+  tenant: string;
+  /** The batch a job belongs to. */
+  batchId?: string | undefined;
+  workflow?: string | undefined;
+  status: string;
+  /** The job's current step. */
+  step?: string | undefined;
+  version: number;
+  /** What the job's status and step were before this change (absent when it was created by it). */
+  previousStatus?: string | undefined;
+  previousStep?: string | undefined;
+  /** When the change was written (epoch ms, the writer's clock). */
+  at: number;
+}
+
+/** Which changes a reader wants: all of them, or those of a tenant, a batch or one job. */
+export interface ChangeFilter {
+  tenant?: string | undefined;
+  batchId?: string | undefined;
+  jobId?: string | undefined;
+}
+
+export interface ChangeFeed {
+  /** The changes after `seq`, oldest first, at most `limit` of them. */
+  after(seq: number, limit: number): Promise<Change[]>;
+  /** The sequence number of the latest change (0 when there is none). */
+  head(): Promise<number>;
+  /**
+   * The first sequence number still kept: a reader resuming after a number below `oldest() - 1`
+   * has lost changes (they were pruned) and must read the state again.
+   */
+  oldest(): Promise<number>;
+}
+
+/** True when `change` is one a reader with `filter` wants (a batch's own change counts for its jobs' readers). */
+export function changeMatches(change: Change, filter: ChangeFilter): boolean {
+  if (filter.tenant !== undefined && change.tenant !== filter.tenant) return false;
+  if (filter.jobId !== undefined) return change.kind === 'job' && change.id === filter.jobId;
+  if (filter.batchId !== undefined)
+    return change.kind === 'batch' ? change.id === filter.batchId : change.batchId === filter.batchId;
+  return true;
+}

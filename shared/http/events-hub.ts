@@ -1,0 +1,218 @@
+/**
+ * The live feed's hub: one reader of the change feed (shared/engine/change-feed.ts) for every
+ * subscriber of a server, whatever their number. Each subscriber keeps its own cursor (the last
+ * sequence number it was given) and filter; a round reads the changes after the smallest cursor
+ * once, in commit order, and hands each subscriber those after its cursor that it wants. A batch's
+ * totals follow its jobs: the batches touched in a round are read again (at most once a second
+ * each) and sent as `batch` events. Memory holds the subscribers and one page of changes, not the
+ * jobs: it stays flat as the jobs grow.
+ */
+import { type Change, type ChangeFeed, type ChangeFilter, changeMatches } from '../engine/change-feed';
+import type { BatchView } from '../ingest/batch-view';
+
+/**
+ * One event of the feed. `job`: a job was created or changed status; `step`: it moved within its
+ * status (a new step, a poll, a retry); `batch`: a batch's totals; `reset`: changes after the
+ * given id are no longer kept, read the state again.
+ */
+export interface FeedEvent {
+  type: 'job' | 'step' | 'batch' | 'reset';
+  /** The change's sequence number (job and step events): what `Last-Event-ID` resumes after. */
+  id?: number | undefined;
+  data: unknown;
+}
+
+export interface EventsHubOptions {
+  feed: ChangeFeed;
+  /** A batch as it looks now, or undefined when there is none. */
+  batchView(batchId: string): Promise<BatchView | undefined>;
+  /** How often the feed is read while someone listens. Default: 200 ms. */
+  pollMs?: number | undefined;
+  /** A batch's totals are sent at most this often. Default: 1 second. */
+  batchEveryMs?: number | undefined;
+  /** Changes read per round. Default: 1,000. */
+  pageSize?: number | undefined;
+  /** Default: the wall clock. */
+  now?: (() => number) | undefined;
+  /** Told when a round fails (the feed is read again next round). */
+  onError?: ((error: unknown) => void) | undefined;
+}
+
+/** One listener: what it wants and where it stands. `send` answers false to be dropped (too slow, gone). */
+export interface Subscription {
+  filter: ChangeFilter;
+  send(event: FeedEvent): boolean;
+  /** Ends the listener's stream (the hub is closing). */
+  end(): void;
+}
+
+export interface EventsHub {
+  /**
+   * Adds a listener after `lastEventId` (from now when undefined). A listener of one batch is sent
+   * its totals first; one resuming from before the changes kept is sent a `reset`. Returns the
+   * function that removes it.
+   */
+  subscribe(subscription: Subscription, lastEventId?: number | undefined): Promise<() => void>;
+  /** Reads the feed now (a change was committed in this process). */
+  wake(): void;
+  /** Events handed to listeners so far (for the bench). */
+  readonly delivered: number;
+  readonly listeners: number;
+  /** Stops reading; every listener's stream is ended. */
+  close(): Promise<void>;
+}
+
+interface Listener extends Subscription {
+  cursor: number;
+}
+
+/** The event a change is for a listener (a batch's own change only moves its totals). */
+export function eventOfChange(change: Change): FeedEvent | undefined {
+  if (change.kind === 'batch') return undefined;
+  return {
+    type: change.previousStatus === change.status ? 'step' : 'job',
+    id: change.seq,
+    data: {
+      job: {
+        id: change.id,
+        tenant: change.tenant,
+        batchId: change.batchId,
+        workflow: change.workflow,
+        status: change.status,
+        step: change.step,
+        version: change.version,
+        updatedAt: new Date(change.at).toISOString(),
+      },
+      previous:
+        change.previousStatus === undefined
+          ? undefined
+          : { status: change.previousStatus, step: change.previousStep },
+    },
+  };
+}
+
+/** Whether a listener with `filter` is sent the totals of a batch of `tenant`. */
+function wantsBatch(filter: ChangeFilter, batchId: string, tenant: string): boolean {
+  if (filter.tenant !== undefined && filter.tenant !== tenant) return false;
+  if (filter.jobId !== undefined) return false;
+  return filter.batchId === undefined || filter.batchId === batchId;
+}
+
+export function createEventsHub(options: EventsHubOptions): EventsHub {
+  const pollMs = options.pollMs ?? 200;
+  const batchEveryMs = options.batchEveryMs ?? 1_000;
+  const pageSize = options.pageSize ?? 1_000;
+  const now = options.now ?? Date.now;
+  const listeners = new Set<Listener>();
+  /** Batches whose totals are due to be sent, by id, with their tenant. */
+  const dirty = new Map<string, string>();
+  const sentAt = new Map<string, number>();
+  let delivered = 0;
+  let running: Promise<void> | undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let wakeUp: (() => void) | undefined;
+  let closed = false;
+
+  const deliver = (listener: Listener, event: FeedEvent) => {
+    if (!listeners.has(listener)) return;
+    if (listener.send(event)) delivered += 1;
+    else listeners.delete(listener);
+  };
+
+  const sendBatches = async () => {
+    for (const [batchId, tenant] of dirty) {
+      if (now() - (sentAt.get(batchId) ?? Number.NEGATIVE_INFINITY) < batchEveryMs) continue;
+      dirty.delete(batchId);
+      const wanting = [...listeners].filter((listener) => wantsBatch(listener.filter, batchId, tenant));
+      if (wanting.length === 0) continue;
+      sentAt.set(batchId, now());
+      const view = await options.batchView(batchId);
+      if (view === undefined) continue;
+      for (const listener of wanting) deliver(listener, { type: 'batch', data: { batch: view } });
+    }
+  };
+
+  /** One round; true when a full page was read (more may be waiting). */
+  const round = async (): Promise<boolean> => {
+    if (listeners.size === 0) return false;
+    const from = Math.min(...[...listeners].map((listener) => listener.cursor));
+    const changes = await options.feed.after(from, pageSize);
+    for (const change of changes) {
+      const batchId = change.kind === 'batch' ? change.id : change.batchId;
+      if (batchId !== undefined) dirty.set(batchId, change.tenant);
+      const event = eventOfChange(change);
+      for (const listener of listeners) {
+        if (change.seq <= listener.cursor) continue;
+        listener.cursor = change.seq;
+        if (event !== undefined && changeMatches(change, listener.filter)) deliver(listener, event);
+      }
+    }
+    await sendBatches();
+    return changes.length === pageSize;
+  };
+
+  const loop = async () => {
+    while (!closed && listeners.size > 0) {
+      let more = false;
+      try {
+        more = await round();
+      } catch (error) {
+        options.onError?.(error);
+      }
+      if (more) continue;
+      await new Promise<void>((resolve) => {
+        wakeUp = resolve;
+        // A batch waiting for its second to pass is sent when it has.
+        timer = setTimeout(resolve, pollMs);
+      });
+      wakeUp = undefined;
+    }
+    running = undefined;
+  };
+
+  return {
+    async subscribe(subscription, lastEventId) {
+      if (closed) throw new Error('the events hub is closed');
+      const head = await options.feed.head();
+      const listener: Listener = { ...subscription, cursor: lastEventId ?? head };
+      if (lastEventId !== undefined && lastEventId < head) {
+        const oldest = await options.feed.oldest();
+        if (lastEventId + 1 < oldest) {
+          listener.cursor = head;
+          if (!subscription.send({ type: 'reset', id: head, data: { after: lastEventId, oldest } }))
+            return () => {};
+        }
+      }
+      if (lastEventId !== undefined && lastEventId > head) listener.cursor = head;
+      const batchId = subscription.filter.batchId;
+      if (batchId !== undefined && subscription.filter.jobId === undefined) {
+        const view = await options.batchView(batchId);
+        if (view !== undefined && wantsBatch(subscription.filter, batchId, view.tenant))
+          subscription.send({ type: 'batch', data: { batch: view } });
+      }
+      listeners.add(listener);
+      running ??= loop();
+      return () => {
+        listeners.delete(listener);
+      };
+    },
+    wake() {
+      if (timer !== undefined) clearTimeout(timer);
+      wakeUp?.();
+    },
+    get delivered() {
+      return delivered;
+    },
+    get listeners() {
+      return listeners.size;
+    },
+    async close() {
+      closed = true;
+      for (const listener of listeners) listener.end();
+      listeners.clear();
+      if (timer !== undefined) clearTimeout(timer);
+      wakeUp?.();
+      await running;
+    },
+  };
+}

@@ -1,0 +1,29 @@
+/**
+ * What the live feed's routes accept: the query of `GET /events` and the body of
+ * `POST /events/token`. The route table names them and `GET /openapi.json` describes them.
+ */
+import * as z from 'zod';
+import { tenantNameSchema } from '../engine/job-commands';
+
+/** An event id: the change's sequence number. */
+export const eventIdSchema = z
+  .string()
+  .regex(/^\d{1,15}$/, 'is not an event id (the id: of an event this feed sent)')
+  .transform(Number);
+
+/** The query of `GET /events`. */
+export const eventsQuerySchema = z.strictObject({
+  tenant: tenantNameSchema.optional(),
+  batchId: z.string().min(1).max(100).optional(),
+  jobId: z
+    .string()
+    .regex(/^[0-9A-Za-z_-]{1,64}$/, 'is not a job id')
+    .optional(),
+  token: z.string().min(1).max(2000).optional(),
+  lastEventId: eventIdSchema.optional(),
+});
+
+/** The body of `POST /events/token`. */
+export const eventsTokenBodySchema = z.strictObject({
+  tenant: tenantNameSchema.optional(),
+});
