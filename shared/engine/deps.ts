@@ -105,6 +105,11 @@ export interface StepDeps extends JobDeps {
    * in due order and sends each its one message. Off (default): such a job is sent back with a spread.
    */
   admission?: boolean | undefined;
+  /**
+   * Fair shares of each key's budget among tenants and batches (admission/fair-share.ts; weights
+   * from `OPFLOW_SHARES`). Absent: calls wait in their priority's order only.
+   */
+  fairShares?: import('./admission/fair-share').FairShares | undefined;
   /** How paid calls in flight are guarded (defaults: 60 s allowance, a heartbeat every 15 s). */
   inFlight?: InFlightOptions | undefined;
   /** Told about the job a step is for as soon as the step reads it (the step worker's log keys). */

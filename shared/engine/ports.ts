@@ -220,6 +220,18 @@ export interface RateLimiter {
     now: number,
     options: { at: number; withinMs: number },
   ): Promise<number | undefined>;
+  /**
+   * A `high` job's call (`by`, its id) goes ahead of the key's line: the time of the soonest token
+   * reserved ahead that it takes over (admission/priority-lane.ts), or undefined when the line
+   * would give it one as soon (it then takes its token as any call does). Optional: without it a
+   * priority call waits at the line's end, first among those that ask after it.
+   */
+  cutIn?(bucket: string, now: number, by: string): Promise<number | undefined>;
+  /**
+   * Whether the token reserved for `at` is still `by`'s: false when a priority call took it over
+   * (the holder then takes a new one). Optional: without it a reserved token is always its holder's.
+   */
+  stillHeld?(bucket: string, at: number, by: string): Promise<boolean>;
   /** The upstream throttled a call: slow the bucket down. */
   throttled(bucket: string, now: number): Promise<void>;
   /** A call went through: let the bucket speed up again, slowly. */

@@ -4,6 +4,7 @@
  * a setting read from the environment or a hook added to the engine is added once.
  */
 import { callbackPolicyFromEnv } from '../callbacks/ssrf-guard';
+import { fairSharesFromEnv } from '../engine/admission/fair-share';
 import type { BatchStore } from '../engine/batch-store';
 import type { CallbackOutbox } from '../engine/callback-ports';
 import type { EngineDeps, EngineMetrics, StepDeps } from '../engine/deps';
@@ -59,6 +60,7 @@ export function wireEngine(wiring: EngineWiring): EngineDeps {
     keys: ports.keys,
     rateLimiter: ports.rateLimiter,
     messageBudget: messageBudgetFromEnv(env),
+    fairShares: fairSharesFromEnv(env),
     pollStats: ports.pollStats,
     pollStatsScope: wiring.upstream.scope,
     upstreamOf: (apiKey) => wiring.upstream.identify(apiKey),

@@ -4,6 +4,13 @@
  */
 
 import {
+  cutIn,
+  emptyLane,
+  type LaneState,
+  noteReserved,
+  stillHeld,
+} from '../../engine/admission/priority-lane';
+import {
   initialBucket,
   lineIsLong,
   type RateBucketConfig,
@@ -24,6 +31,8 @@ export class InMemoryRateLimiter implements RateLimiter {
   readonly config: RateBucketConfig;
   readonly #buckets = new Map<string, RateBucketState>();
   readonly #refusedAt = new Map<string, number>();
+  /** Tokens reserved ahead and taken over by priority calls, per bucket (admission/priority-lane.ts). */
+  readonly #lanes = new Map<string, LaneState>();
 
   /** `ratePerSecond` is the ceiling for each bucket; see `rateBucketConfig` for the other defaults. */
   constructor(options: RateBucketOptions) {
@@ -34,7 +43,25 @@ export class InMemoryRateLimiter implements RateLimiter {
     const result = take(this.#state(bucket, now), this.config, now, options?.reserveWithinMs);
     this.#buckets.set(bucket, result.state);
     if (lineIsLong(result.decision, result.state.rate, now)) this.#refusedAt.set(bucket, now);
+    if (!result.decision.granted && result.decision.reserved)
+      this.#lanes.set(
+        bucket,
+        noteReserved(this.#lanes.get(bucket) ?? emptyLane, result.decision.retryAtMs, now),
+      );
     return result.decision;
+  }
+
+  async cutIn(bucket: string, now: number, by: string): Promise<number | undefined> {
+    // When the line would give the call its token: a token free now is simply taken.
+    const peek = take(this.#state(bucket, now), this.config, now).decision;
+    if (peek.granted) return undefined;
+    const result = cutIn(this.#lanes.get(bucket) ?? emptyLane, now, by, peek.retryAtMs);
+    this.#lanes.set(bucket, result.lane);
+    return result.at;
+  }
+
+  async stillHeld(bucket: string, at: number, by: string): Promise<boolean> {
+    return stillHeld(this.#lanes.get(bucket) ?? emptyLane, at, by);
   }
 
   async saturated(bucket: string, now: number): Promise<boolean> {

@@ -13,7 +13,14 @@ import type { RateDecision, WorkMessage } from '../ports';
 import type { StepReport } from '../runner';
 import type { Step, Workflow } from '../workflow';
 import type { CallOrder } from './budget-filler';
-import { likelyDone, minReserveHorizonMs, reserveHorizonMs, waitPriority } from './priority';
+import type { Standing } from './fair-share';
+import {
+  defaultReserveHorizonMs,
+  likelyDone,
+  minReserveHorizonMs,
+  reserveHorizonMs,
+  waitPriority,
+} from './priority';
 
 /** What became of a step's call at the key's rate budget. */
 export type TokenOutcome =
@@ -77,16 +84,28 @@ const conflict: TokenOutcome = { type: 'conflict', report: { outcome: 'conflict'
  * version) is spent now, not taken again.
  */
 export async function acquireToken(deps: EngineDeps, request: TokenRequest): Promise<TokenOutcome> {
-  const { workflow, job, step, message, bucket, now } = request;
-  const heldAt = job.tokenAt ?? message.tokenAt;
-  const reservedToken = heldAt !== undefined && heldAt <= now + earlyToleranceMs;
-  if (step.kind === 'fetch' || reservedToken) return { type: 'granted' };
+  const { workflow, job, step, bucket, now } = request;
+  if (step.kind === 'fetch' || (await holdsToken(deps, request))) return { type: 'granted' };
+  // A `high` job's call goes ahead of the key's line: it takes over the next token reserved ahead
+  // (priority-lane.ts), whose holder takes a new one when it comes.
+  const cutInAt = job.priority === 'high' ? await deps.rateLimiter.cutIn?.(bucket, now, job.id) : undefined;
+  if (cutInAt !== undefined) {
+    deps.fairShares?.charge(bucket, job, now);
+    return waitForReserved(deps, request, { granted: false, retryAtMs: cutInAt, reserved: true });
+  }
   // How far ahead this call may take its place in line: calls that advance a job farther than
-  // speculative polls and new jobs' first calls, jobs nearer the end farthest.
+  // speculative polls and new jobs' first calls, jobs nearer the end farthest. A tenant or batch
+  // ahead of its fair share stands back as a new job's first call does (fair-share.ts).
   const order = deps.callOrder?.(bucket);
   const priority = waitPriority(workflow, job, step, await likelyDone(deps, step, job, now), order);
-  const horizonMs = reserveHorizonMs(job, deps.reserveHorizonMs, priority, order);
+  const standing = job.priority === 'high' ? 'even' : (deps.fairShares?.asks(bucket, job, now) ?? 'even');
+  const horizonMs = shareHorizonMs(
+    standing,
+    reserveHorizonMs(job, deps.reserveHorizonMs, priority, order),
+    deps.reserveHorizonMs ?? defaultReserveHorizonMs,
+  );
   const token = await deps.rateLimiter.take(bucket, now, { reserveWithinMs: horizonMs });
+  if (token.granted || token.reserved) deps.fairShares?.charge(bucket, job, now);
   if (token.granted) return { type: 'granted' };
   if (token.reserved) return waitForReserved(deps, request, token);
   // A new job's first look (the api's message, sent without the limiter) that finds the line
@@ -108,6 +127,27 @@ export async function acquireToken(deps: EngineDeps, request: TokenRequest): Pro
     };
   }
   return spreadReturn(deps, request, token, horizonMs, order);
+}
+
+/**
+ * The horizon of a call whose tenant or batch stands `standing` against its fair share
+ * (fair-share.ts): ahead, it reserves no farther than a new job's first call; behind, as far as any
+ * call may (its new jobs' first calls too), so it fills the line the others stand back from.
+ */
+export function shareHorizonMs(standing: Standing, horizonMs: number, fullMs: number): number {
+  if (standing === 'ahead') return Math.min(horizonMs, minReserveHorizonMs);
+  if (standing === 'behind' && fullMs > 0) return Math.max(horizonMs, fullMs);
+  return horizonMs;
+}
+
+/**
+ * Whether the call holds its token: one reserved for the job earlier (in its record, or in this
+ * message at the job's version) and due, that no priority call took over (priority-lane.ts).
+ */
+async function holdsToken(deps: EngineDeps, { job, message, bucket, now }: TokenRequest): Promise<boolean> {
+  const heldAt = job.tokenAt ?? message.tokenAt;
+  if (heldAt === undefined || heldAt > now + earlyToleranceMs) return false;
+  return (await deps.rateLimiter.stillHeld?.(bucket, heldAt, job.id)) ?? true;
 }
 
 /** Its token is due soon and now its own: wait for exactly then, in line, with one message. */

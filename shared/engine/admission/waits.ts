@@ -12,6 +12,9 @@ export type WaitEvent = Extract<
   { type: 'no-token' | 'token-reserved' | 'park' | 'admitted' | 'unpark' }
 >;
 
+/** A reserved token this close ahead is due (acquire-token.ts's `earlyToleranceMs`). */
+const dueTokenToleranceMs = 1_000;
+
 /** advance() for a wait: the record and when to look at the job again, no later than its deadline. */
 export function advanceWait(job: Job, event: WaitEvent, now: number): Advanced {
   return withinDeadline(waitUncapped(job, event, now), now);
@@ -43,6 +46,16 @@ function waitUncapped(job: Job, event: WaitEvent, now: number): Advanced {
             tokenAt: event.retryAt,
             parked: undefined,
           },
+          delayMs: Math.max(0, event.retryAt - now),
+          completed: false,
+        };
+      }
+      // A token due by now that still finds no call is gone: a priority call took it over
+      // (priority-lane.ts). The record drops it, so the job never comes back to spend it.
+      if (job.tokenAt !== undefined && job.tokenAt <= now + dueTokenToleranceMs) {
+        const dropped = { ...job, version: job.version + 1, updatedAt: now, nextRunAt: event.retryAt };
+        return {
+          job: { ...dropped, tokenAt: undefined },
           delayMs: Math.max(0, event.retryAt - now),
           completed: false,
         };

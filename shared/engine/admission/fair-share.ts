@@ -1,0 +1,194 @@
+/**
+ * Fair shares of a key's budget: no tenant, and no batch of a tenant, starves another. Each tenant
+ * has a weight (`OPFLOW_SHARES`, default 1 each); the batches of a tenant (its jobs without a
+ * batch are one more) share its part equally. Among the tenants (and a tenant's batches) that have
+ * work, each is owed the key's calls in proportion to its weight.
+ *
+ * The scheme is start-time fair queueing over the calls that ask for a token: every flow (a
+ * tenant, or one batch of a tenant) has a virtual time, advanced by 1/weight per call it is given.
+ * A flow more than `leadAllowance` ahead of the least-served flow with work stands back: its calls
+ * reserve only as far ahead as a new job's first call does, so while the key's line is full they
+ * wait and the flows behind fill the line. A flow that far behind another steps up: its calls
+ * (new jobs' first calls too) reserve with the full horizon. A flow that comes back after having no work starts
+ * level with the others, not with a credit it could spend in a burst. The arithmetic is pure
+ * (`askedBy`, `chargedTo`, `standsBack`); `FairShares` keeps one state per key in memory.
+ */
+import * as z from 'zod';
+import type { Job } from '../job-record';
+
+/** The tenants' weights: a tenant not named weighs 1. */
+export interface ShareWeights {
+  tenants: Readonly<Record<string, number>>;
+}
+
+/** One flow's place: its virtual time (calls given / weight) and when it last asked for a token. */
+export interface FlowState {
+  virtual: number;
+  askedAt: number;
+}
+
+/** The flows of one key's budget, by flow name (`t:<tenant>`, `b:<tenant>:<batch>`). */
+export type ShareState = Readonly<Record<string, FlowState>>;
+
+/**
+ * A flow that asked for a token this recently has work: longer than a call sent back to wait may
+ * stay away (its wait, plus a spread of at most 30 s; acquire-token.ts).
+ */
+export const activeWithinMs = 45_000;
+/** How far ahead (in virtual time: calls of a flow of weight 1) a flow may be before it stands back. */
+export const leadAllowance = 2;
+/** A flow that has not asked for this long is forgotten (its lead or lag with it). */
+export const forgetAfterMs = 10 * 60_000;
+
+/** The two flows a job's calls count in: its tenant's, and its batch's within that tenant. */
+export function flowsOf(job: Pick<Job, 'tenant' | 'batchId'>): { tenant: string; batch: string } {
+  return { tenant: `t:${job.tenant}`, batch: `b:${job.tenant}:${job.batchId ?? ''}` };
+}
+
+/** The flows a flow is compared with: every tenant, or the batches of the same tenant. */
+function groupOf(flow: string): string {
+  return flow.startsWith('t:') ? 't:' : flow.slice(0, flow.indexOf(':', 2) + 1);
+}
+
+/** The virtual times of the other flows of `flow`'s group that have work at `now`. */
+function othersActive(state: ShareState, flow: string, now: number): number[] {
+  const group = groupOf(flow);
+  const found: number[] = [];
+  for (const [name, other] of Object.entries(state)) {
+    if (name === flow || !name.startsWith(group) || groupOf(name) !== group) continue;
+    if (now - other.askedAt <= activeWithinMs) found.push(other.virtual);
+  }
+  return found;
+}
+
+/** The least virtual time among the other flows of `flow`'s group that have work at `now`. */
+function leastActive(state: ShareState, flow: string, now: number): number | undefined {
+  const others = othersActive(state, flow, now);
+  return others.length === 0 ? undefined : Math.min(...others);
+}
+
+/**
+ * The flow asks for a token at `now`: it has work. A flow new, or back after having none, starts
+ * level with the least-served flow that has work (never below its own time).
+ */
+export function askedBy(state: ShareState, flow: string, now: number): ShareState {
+  const own = state[flow];
+  const idle = own === undefined || now - own.askedAt > activeWithinMs;
+  const least = idle ? leastActive(state, flow, now) : undefined;
+  const virtual = Math.max(own?.virtual ?? 0, least ?? 0);
+  return { ...state, [flow]: { virtual, askedAt: Math.max(now, own?.askedAt ?? now) } };
+}
+
+/** The flow was given a token: its virtual time moves on by 1/weight. */
+export function chargedTo(state: ShareState, flow: string, weight: number, now: number): ShareState {
+  const own = state[flow] ?? { virtual: 0, askedAt: now };
+  return { ...state, [flow]: { ...own, virtual: own.virtual + 1 / weight } };
+}
+
+/** Whether the flow is more than `leadAllowance` ahead of the least-served other flow with work. */
+export function standsBack(state: ShareState, flow: string, now: number): boolean {
+  const own = state[flow];
+  const least = leastActive(state, flow, now);
+  return own !== undefined && least !== undefined && own.virtual - least > leadAllowance;
+}
+
+/** Whether another flow with work is more than `leadAllowance` ahead of this one. */
+export function fallenBehind(state: ShareState, flow: string, now: number): boolean {
+  const own = state[flow];
+  return (
+    own !== undefined && othersActive(state, flow, now).some((other) => other - own.virtual > leadAllowance)
+  );
+}
+
+/** Where a flow stands against its share: `ahead` stands back, `behind` steps up. */
+export type Standing = 'ahead' | 'even' | 'behind';
+
+/** The state without flows that have not asked for `forgetAfterMs`. */
+export function forgotten(state: ShareState, now: number): ShareState {
+  return Object.fromEntries(Object.entries(state).filter(([, flow]) => now - flow.askedAt <= forgetAfterMs));
+}
+
+/** A tenant's weight. */
+export function weightOf(weights: ShareWeights, tenant: string): number {
+  return weights.tenants[tenant] ?? 1;
+}
+
+/**
+ * The fair shares of every key a process calls with, in memory (the local backend's one process;
+ * on aws each warm function instance keeps its own, from the calls it sees).
+ */
+export class FairShares {
+  readonly #states = new Map<string, ShareState>();
+  #prunedAt = Number.NEGATIVE_INFINITY;
+
+  constructor(readonly weights: ShareWeights = { tenants: {} }) {}
+
+  /**
+   * The job's call asks for a token of the key (`bucket`) at `now`: `ahead` when its tenant, or its
+   * batch within the tenant, is ahead of its share; else `behind` when either has fallen behind.
+   */
+  asks(bucket: string, job: Pick<Job, 'tenant' | 'batchId'>, now: number): Standing {
+    const flows = flowsOf(job);
+    const state = askedBy(askedBy(this.#state(bucket, now), flows.tenant, now), flows.batch, now);
+    this.#states.set(bucket, state);
+    if (standsBack(state, flows.tenant, now) || standsBack(state, flows.batch, now)) return 'ahead';
+    return fallenBehind(state, flows.tenant, now) || fallenBehind(state, flows.batch, now)
+      ? 'behind'
+      : 'even';
+  }
+
+  /** The job's call was given a token of the key (now or reserved for later). */
+  charge(bucket: string, job: Pick<Job, 'tenant' | 'batchId'>, now: number): void {
+    const flows = flowsOf(job);
+    const state = this.#state(bucket, now);
+    const tenantCharged = chargedTo(state, flows.tenant, weightOf(this.weights, job.tenant), now);
+    this.#states.set(bucket, chargedTo(tenantCharged, flows.batch, 1, now));
+  }
+
+  /** The key's flows as they stand (tests, the bench). */
+  stateOf(bucket: string): ShareState {
+    return this.#states.get(bucket) ?? {};
+  }
+
+  #state(bucket: string, now: number): ShareState {
+    if (now - this.#prunedAt > forgetAfterMs) {
+      this.#prunedAt = now;
+      for (const [key, state] of this.#states) this.#states.set(key, forgotten(state, now));
+    }
+    return this.#states.get(bucket) ?? {};
+  }
+}
+
+/** The variable that sets the tenants' weights, or turns fair shares off. */
+export const sharesVariable = 'OPFLOW_SHARES';
+
+const weightSchema = z.coerce
+  .number()
+  .positive('must be a number above 0')
+  .max(1_000, 'must be at most 1000');
+
+/**
+ * Fair shares from the environment: `OPFLOW_SHARES` unset or empty is equal weights; `off` turns
+ * them off (undefined); `acme=3,beta=1` weighs tenants (one not named weighs 1). Throws naming the
+ * variable and the part that is wrong.
+ */
+export function fairSharesFromEnv(env: Readonly<Record<string, string | undefined>>): FairShares | undefined {
+  const raw = env[sharesVariable]?.trim();
+  if (raw === undefined || raw === '') return new FairShares();
+  if (raw === 'off') return undefined;
+  const tenants: Record<string, number> = {};
+  for (const part of raw.split(',')) {
+    const [name, weight, extra] = part.split('=').map((text) => text.trim());
+    if (!name || weight === undefined || extra !== undefined || weight === '')
+      throw new Error(`${sharesVariable}: "${part}" is not tenant=weight (e.g. acme=3,beta=1), or off`);
+    if (!/^[\w.-]{1,64}$/.test(name))
+      throw new Error(
+        `${sharesVariable}: "${name}" is not a tenant name (letters, digits, dot, dash, underscore)`,
+      );
+    if (name in tenants) throw new Error(`${sharesVariable}: tenant "${name}" is named twice`);
+    const parsed = weightSchema.safeParse(weight);
+    if (!parsed.success) throw new Error(`${sharesVariable}: ${name} ${parsed.error.issues[0]?.message}`);
+    tenants[name] = parsed.data;
+  }
+  return new FairShares({ tenants });
+}

@@ -1,0 +1,120 @@
+/**
+ * Fair shares of a key's budget: start-time fair queueing over the flows (tenants, and batches of a
+ * tenant) that ask for tokens.
+ */
+import { describe, expect, it } from 'vitest';
+import { InMemoryRateLimiter } from '../../../../shared/backends/local';
+import { type Job, submitJob } from '../../../../shared/engine';
+import {
+  activeWithinMs,
+  askedBy,
+  chargedTo,
+  FairShares,
+  fairSharesFromEnv,
+  flowsOf,
+  leadAllowance,
+  standsBack,
+} from '../../../../shared/engine/admission/fair-share';
+import { drive } from '../../../support/memory-ports';
+import { happyScript, harness } from '../fixtures';
+
+describe('fair shares (pure)', () => {
+  it('makes a flow stand back once it is more than the allowance ahead of another with work', () => {
+    let state = askedBy(askedBy({}, 't:a', 0), 't:b', 0);
+    for (let i = 0; i <= leadAllowance; i++) state = chargedTo(state, 't:a', 1, 0);
+    expect(standsBack(state, 't:a', 0)).toBe(true);
+    expect(standsBack(state, 't:b', 0)).toBe(false);
+    // Once b has had its calls, a is level again.
+    for (let i = 0; i <= leadAllowance; i++) state = chargedTo(state, 't:b', 1, 0);
+    expect(standsBack(state, 't:a', 0)).toBe(false);
+  });
+
+  it('weighs calls: a flow of weight 3 gets three calls for one of weight 1', () => {
+    let state = askedBy(askedBy({}, 't:heavy', 0), 't:light', 0);
+    const given = { heavy: 0, light: 0 };
+    for (let i = 0; i < 400; i++) {
+      const flow = standsBack(state, 't:heavy', 0) ? 'light' : 'heavy';
+      given[flow]++;
+      state = chargedTo(state, `t:${flow}`, flow === 'heavy' ? 3 : 1, 0);
+    }
+    expect(given.heavy / 400).toBeCloseTo(0.75, 1);
+  });
+
+  it('ignores flows without work, and starts a flow that comes back level, without a credit', () => {
+    let state = askedBy(askedBy({}, 't:a', 0), 't:b', 0);
+    for (let i = 0; i < 50; i++) state = chargedTo(state, 't:a', 1, 0);
+    const later = activeWithinMs + 1;
+    state = askedBy(state, 't:a', later);
+    expect(standsBack(state, 't:a', later)).toBe(false); // b asked too long ago: it has no work
+    state = askedBy(state, 't:b', later);
+    expect(state['t:b']?.virtual).toBe(50);
+    expect(standsBack(state, 't:a', later)).toBe(false);
+  });
+
+  it('compares a batch only with the batches of its own tenant', () => {
+    expect(flowsOf({ tenant: 'acme', batchId: 'b1' })).toEqual({ tenant: 't:acme', batch: 'b:acme:b1' });
+    let state = askedBy(askedBy(askedBy({}, 'b:acme:b1', 0), 'b:acme:b2', 0), 'b:beta:b1', 0);
+    for (let i = 0; i < 10; i++) state = chargedTo(state, 'b:acme:b1', 1, 0);
+    state = chargedTo(state, 'b:acme:b2', 1, 0);
+    for (let i = 0; i < 10; i++) state = chargedTo(state, 'b:beta:b1', 1, 0);
+    expect(standsBack(state, 'b:acme:b1', 0)).toBe(true);
+    expect(standsBack(state, 'b:beta:b1', 0)).toBe(false); // alone in its tenant
+  });
+});
+
+describe('OPFLOW_SHARES', () => {
+  it('is equal weights unset, off turns shares off, and tenant=weight pairs weigh tenants', () => {
+    expect(fairSharesFromEnv({})?.weights).toEqual({ tenants: {} });
+    expect(fairSharesFromEnv({ OPFLOW_SHARES: 'off' })).toBeUndefined();
+    expect(fairSharesFromEnv({ OPFLOW_SHARES: 'acme=3, beta=0.5' })?.weights).toEqual({
+      tenants: { acme: 3, beta: 0.5 },
+    });
+  });
+
+  it('refuses what it cannot read, naming the variable and the part', () => {
+    expect(() => fairSharesFromEnv({ OPFLOW_SHARES: 'acme' })).toThrow(
+      /OPFLOW_SHARES: "acme" is not tenant=weight/,
+    );
+    expect(() => fairSharesFromEnv({ OPFLOW_SHARES: 'acme=0' })).toThrow(
+      /OPFLOW_SHARES: acme must be a number above 0/,
+    );
+    expect(() => fairSharesFromEnv({ OPFLOW_SHARES: 'a=1,a=2' })).toThrow(/named twice/);
+    expect(() => fairSharesFromEnv({ OPFLOW_SHARES: 'a b=1' })).toThrow(/"a b" is not a tenant name/);
+  });
+});
+
+/**
+ * Tenant b's share of the key's calls from 30 s to 120 s, when tenant a's 30 jobs were submitted
+ * before b's 30 (a key of 1 call/s: both still have work at 120 s).
+ */
+async function lateTenantShare(shares: FairShares | undefined): Promise<number> {
+  const h = harness(happyScript(0), {
+    rateLimiter: new InMemoryRateLimiter({ ratePerSecond: 1 }),
+    fairShares: shares,
+  });
+  const startedAt = h.clock.now();
+  for (const tenant of ['a', 'b'])
+    for (let i = 0; i < 30; i++)
+      await submitJob(h.deps, { workflow: 'demo', tenant, input: { issue: `${tenant} ${i}` } });
+  const callsAt = async (seconds: number) => {
+    await drive(h.deps, h.queue, h.clock, { until: () => h.clock.now() - startedAt >= seconds * 1000 });
+    const jobs: Job[] = (await h.store.list({ limit: 1000 })).jobs;
+    const calls = (tenant: string) =>
+      jobs.filter((job) => job.tenant === tenant).reduce((sum, job) => sum + job.usage.calls, 0);
+    return { a: calls('a'), b: calls('b') };
+  };
+  const from = await callsAt(30);
+  const to = await callsAt(120);
+  const b = to.b - from.b;
+  return b / (to.a - from.a + b);
+}
+
+describe('fair shares in admission', () => {
+  it('give a tenant that came second half of the key while both have work', async () => {
+    const withShares = await lateTenantShare(new FairShares());
+    const without = await lateTenantShare(undefined);
+    expect(withShares).toBeGreaterThan(0.45);
+    expect(withShares).toBeLessThan(0.55);
+    expect(without).toBeLessThan(0.3);
+  });
+});
