@@ -243,6 +243,8 @@ export function disclosureInput(
     const without = { ...input };
     delete without.title;
     if (workflow.input.safeParse(without).success) delete input.title;
+    // A workflow that needs a title (it names a document) takes the form's own heading.
+    else if (form.heading) input.title = form.heading.slice(0, 200);
   }
   const filled = new Set<string>();
   for (const [field, name] of Object.entries(config.inputs)) {
@@ -367,10 +369,17 @@ function block(token: Token): string {
     case 'heading':
     case 'paragraph':
       return `${inline((token as Tokens.Heading | Tokens.Paragraph).tokens)}\n\n`;
-    case 'list':
-      return `${(token as Tokens.List).items
-        .map((item) => `- ${blocks(item.tokens).trim().replace(/\n+/g, '\n  ')}`)
+    case 'list': {
+      // An ordered list keeps its numbers (claims are numbered, and refer to each other by number).
+      const list = token as Tokens.List;
+      const first = typeof list.start === 'number' ? list.start : 1;
+      return `${list.items
+        .map(
+          (item, index) =>
+            `${list.ordered ? `${first + index}.` : '-'} ${blocks(item.tokens).trim().replace(/\n+/g, '\n  ')}`,
+        )
         .join('\n')}\n\n`;
+    }
     case 'blockquote':
       return blocks((token as Tokens.Blockquote).tokens);
     case 'code':

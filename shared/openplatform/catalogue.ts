@@ -51,6 +51,7 @@ const PATENT_SEARCH = 'Patent Data Search';
 const PATENT_BASIC = 'Patent Basic Data';
 const FTO = 'FTO Search';
 const TECHNICAL_QA = 'Technical Q&A';
+const SPECIFICATION = 'Specification Drafting';
 const JSON_BODY = 'application/json';
 const SSE = 'text/event-stream';
 
@@ -416,6 +417,51 @@ export const catalogue = {
     'POST',
     '/ai/technical-qa/report',
     TECHNICAL_QA,
+    JSON_BODY,
+    'read',
+  ),
+  'ai37-1InitCnipa': row(
+    'ai37-1InitCnipa',
+    'ai37-1',
+    'POST',
+    '/ai/specification/init/cnipa',
+    SPECIFICATION,
+    JSON_BODY,
+    'create',
+  ),
+  'ai37-2InitResultCnipa': row(
+    'ai37-2InitResultCnipa',
+    'ai37-2',
+    'POST',
+    '/ai/specification/init-result/cnipa',
+    SPECIFICATION,
+    JSON_BODY,
+    'read',
+  ),
+  'ai37-3ExtractFeatureCnipa': row(
+    'ai37-3ExtractFeatureCnipa',
+    'ai37-3',
+    'POST',
+    '/ai/specification/extract-feature/cnipa',
+    SPECIFICATION,
+    JSON_BODY,
+    'read',
+  ),
+  'ai37-4GenerateReportCnipa': row(
+    'ai37-4GenerateReportCnipa',
+    'ai37-4',
+    'POST',
+    '/ai/specification/generate-report/cnipa',
+    SPECIFICATION,
+    JSON_BODY,
+    'create',
+  ),
+  'ai37-5SpecificationDownloadReport': row(
+    'ai37-5SpecificationDownloadReport',
+    'ai37-5',
+    'POST',
+    '/ai/specification/download-report',
+    SPECIFICATION,
     JSON_BODY,
     'read',
   ),

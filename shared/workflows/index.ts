@@ -20,6 +20,7 @@ import { materialsFindSolution } from './materials-find-solution/workflow';
 import { noveltyCheck } from './novelty-check/workflow';
 import { patentCount } from './patent-count/workflow';
 import { preResearchReport } from './pre-research-report/workflow';
+import { specificationDrafting } from './specification-drafting/workflow';
 import { technicalDisclosure } from './technical-disclosure/workflow';
 import { technicalQa } from './technical-qa/workflow';
 
@@ -35,6 +36,7 @@ const all: Workflow[] = [
   patentCount,
   fto,
   technicalQa,
+  specificationDrafting,
   call,
 ].map((workflow) => withCommonNames(workflow as Workflow));
 
@@ -55,5 +57,6 @@ export {
   noveltyCheck,
   patentCount,
   preResearchReport,
+  specificationDrafting,
   technicalDisclosure,
 };

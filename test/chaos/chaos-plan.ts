@@ -32,6 +32,14 @@ const mix: [workflow: string, input: (i: number, tag: string) => unknown][] = [
     (i, tag) => ({ question: `How can hinge wear be limited in folding helmet ${tag} ${i}?` }),
   ],
   [
+    'specification-drafting',
+    (i, tag) => ({
+      title: `Folding helmet ${tag} ${i}`,
+      disclosure: `Variant ${tag} ${i}: a folding helmet whose shell segments lock open with a magnetic buckle.`,
+      claims: `1. A folding helmet comprising: shell segments ${tag} ${i}; textile hinges; and a magnetic buckle.\n2. The helmet of claim 1, wherein the buckle locks the segments open.`,
+    }),
+  ],
+  [
     'technical-disclosure',
     (i, tag) => ({
       text: `Variant ${tag} ${i}: a helmet whose segments lock open with a magnetic buckle and fold along textile hinges.`,

@@ -50,6 +50,44 @@ const analysisDirectoryItem = z.lazy(() =>
   }),
 );
 
+/** A claim of the feature tree of ai37-3, as ai37-4 takes it back (`feature_deleted` 1 drops a feature). */
+const specificationClaim = z.lazy(() =>
+  z.looseObject({
+    num: z.string().optional(),
+    parent: z.string().optional(),
+    simple_claim: z.string().optional(),
+    claim_features: z
+      .array(
+        z.looseObject({
+          feature: z.string().optional(),
+          concepts: z.array(z.string()).optional(),
+          feature_deleted: z.number().int().min(0).max(1).optional(),
+        }),
+      )
+      .optional(),
+  }),
+);
+
+/** A term of ai37-3's list, as ai37-4 takes it back. */
+const specificationTerm = z.lazy(() =>
+  z.looseObject({
+    name: z.string().min(1),
+    unique_id: z.string().min(1),
+    number: z.string().optional(),
+    annotated: z.boolean().optional(),
+  }),
+);
+
+/** An embodiment of ai37-2's outline, as ai37-4 takes it. */
+const specificationEmbodiment = z.lazy(() =>
+  z.looseObject({
+    text: z.string().optional(),
+    type: z.string().optional(),
+    claim_numbers: z.array(z.number().int()).optional(),
+    embodiment_number: z.number().int().optional(),
+  }),
+);
+
 /** An FTO feature as ai66-2 offers it and ai66-3 takes it back (`is_select` marks the chosen ones). */
 const ftoFeature = z.lazy(() =>
   z.looseObject({
@@ -378,6 +416,37 @@ const buildRequestSchemas = () =>
       summary_check: z.boolean().optional(),
     }),
     'ai36-2TechnicalQaReport': z.strictObject({
+      task_id: z.string().min(1),
+    }),
+    'ai37-1InitCnipa': z.strictObject({
+      /** The claims, numbered ("1. A device ... 2. The device of claim 1 ..."). */
+      claim: z.string().trim().min(1),
+      /** The disclosure: field, background, problem, solution, effects, embodiments. */
+      disclosure: z.string().trim().min(1),
+    }),
+    'ai37-2InitResultCnipa': z.strictObject({
+      task_id: z.string().min(1),
+    }),
+    'ai37-3ExtractFeatureCnipa': z.strictObject({
+      /** The technology category ai37-2 recognised (e.g. 设备, a machine). */
+      category: z.string().trim().min(1),
+      task_id: z.string().min(1),
+    }),
+    'ai37-4GenerateReportCnipa': z.strictObject({
+      task_id: z.string().min(1),
+      title: z.string().trim().min(1),
+      category: z.string().trim().min(1),
+      classification: z.array(z.string()).optional(),
+      technical_problem: z.string().optional(),
+      technical_methods: z.string().optional(),
+      benefit: z.string().optional(),
+      feature_tree: z.array(specificationClaim).optional(),
+      terms: z.array(specificationTerm).optional(),
+      embodiments: z.array(specificationEmbodiment).optional(),
+      /** Drawings, by URL. */
+      urls: z.array(z.url({ protocol: /^https?$/ })).optional(),
+    }),
+    'ai37-5SpecificationDownloadReport': z.strictObject({
       task_id: z.string().min(1),
     }),
     'ai66-1FtoSubmit': z.strictObject({

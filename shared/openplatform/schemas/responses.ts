@@ -35,6 +35,32 @@ const organisationFields = () => ({
   normalized_entity_type_en: lenientString.nullish(),
 });
 
+/** The answer of the specification initialisation (ai37-1 and ai37-2 are described alike). */
+const specificationInit = () =>
+  z.looseObject({
+    /** 1 running, 2 done, 3 failed. */
+    status: lenientInt.nullish(),
+    task_id: lenientString.nullish(),
+    category: lenientString.nullish(),
+    classification: z.array(lenientString).nullish(),
+    technical_problem: lenientString.nullish(),
+    technical_methods: lenientString.nullish(),
+    benefit: lenientString.nullish(),
+    embodiment_outline: z
+      .array(
+        z.looseObject({
+          text: lenientString.nullish(),
+          type: lenientString.nullish(),
+          label: lenientString.nullish(),
+          claim_text: lenientString.nullish(),
+          claim_numbers: z.array(lenientInt).nullish(),
+          embodiment_number: lenientInt.nullish(),
+          reference_embodiment_number: lenientInt.nullish(),
+        }),
+      )
+      .nullish(),
+  });
+
 /**
  * A mind map in the platform's cell format, as ai33-6 (the final solution) and ai73-5 (the mind
  * map) answer it: nodes carry `data.node_id`, edges join `source.cell` to `target.cell`.
@@ -855,6 +881,49 @@ const buildResponseDataSchemas = () =>
         )
         .nullish(),
       threshold: lenientInt.nullish(),
+    }),
+    /** The platform describes ai37-1's answer as ai37-2's (a task_id, and the summary once ready). */
+    'ai37-1InitCnipa': specificationInit(),
+    'ai37-2InitResultCnipa': specificationInit(),
+    'ai37-3ExtractFeatureCnipa': z.looseObject({
+      feature_tree: z
+        .array(
+          z.looseObject({
+            num: lenientString.nullish(),
+            parent: lenientString.nullish(),
+            simple_claim: lenientString.nullish(),
+            claim_features: z
+              .array(
+                z.looseObject({
+                  feature: lenientString.nullish(),
+                  concepts: z.array(lenientString).nullish(),
+                  feature_deleted: lenientInt.nullish(),
+                }),
+              )
+              .nullish(),
+          }),
+        )
+        .nullish(),
+      terms: z
+        .array(
+          z.looseObject({
+            name: lenientString.nullish(),
+            number: lenientString.nullish(),
+            annotated: lenientBoolean.nullish(),
+            unique_id: lenientString.nullish(),
+          }),
+        )
+        .nullish(),
+    }),
+    'ai37-4GenerateReportCnipa': z.looseObject({
+      status: lenientInt.nullish(),
+      task_id: lenientString.nullish(),
+      report_url: lenientString.nullish(),
+    }),
+    'ai37-5SpecificationDownloadReport': z.looseObject({
+      status: lenientInt.nullish(),
+      task_id: lenientString.nullish(),
+      report_url: lenientString.nullish(),
     }),
     'ai66-1FtoSubmit': z.looseObject({
       task_id: lenientString.nullish(),

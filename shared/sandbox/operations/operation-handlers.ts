@@ -12,6 +12,7 @@ import { createNoveltyOperations } from './novelty';
 import { createPatentCountOperations } from './patent-count';
 import { createPatentStatusOperations } from './patent-status';
 import { createPreResearchOperations } from './pre-research';
+import { createSpecificationOperations } from './specification';
 import { createTechnicalQaOperations } from './technical-qa';
 
 /** Fresh handlers (one set per sandbox), keeping their records in registries made by `registry`. */
@@ -25,6 +26,7 @@ export function createOperationHandlers(registry: RegistryFactory): OperationHan
     ...createNoveltyOperations(registry),
     ...createFtoOperations(registry),
     ...createTechnicalQaOperations(registry),
+    ...createSpecificationOperations(registry),
     ...createPatentCountOperations(),
     ...createBibliographyOperations(),
     ...createPatentStatusOperations(),

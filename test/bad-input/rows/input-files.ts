@@ -67,6 +67,14 @@ const badJsonInputs: [workflow: string, input: unknown, field: string][] = [
   ['fto', { text: 'x', apdStart: '2024-02-30' }, 'apdStart'],
   ['fto', { text: 'x', apdStart: '2024-01-01', apdEnd: '2020-01-01' }, 'apdEnd'],
   ['fto', { text: 'x', legalData: 'yes' }, 'legalData'],
+  ['specification-drafting', { disclosure: 'x', title: 'T' }, 'claims'],
+  ['specification-drafting', { disclosure: 'x', claims: '1. A latch.' }, 'title'],
+  ['specification-drafting', { disclosure: 'x', title: 'T', claims: 'A latch without a number.' }, 'claims'],
+  [
+    'specification-drafting',
+    { disclosure: 'x', title: 'T', claims: '1. A latch.', drawings: ['file:///a.png'] },
+    'drawings',
+  ],
 ];
 
 export const inputFileRows: CliRow[] = [

@@ -38,6 +38,12 @@ const inputs: [string, unknown, string][] = [
   ['technical-qa', { question: '' }, 'question'],
   ['technical-qa', { text: 'x', sources: ['patent', 'tv'] }, 'sources'],
   ['technical-qa', { text: 'x', lang: 'fr' }, 'lang'],
+  ['specification-drafting', { text: 'x', title: 'T', claims: '' }, 'claims'],
+  [
+    'specification-drafting',
+    { disclosure: 'x', title: 'T', claims: '1. A latch.', category: 'Gadget' },
+    'category',
+  ],
 ];
 
 const badPaths: [string, string, number, string | RegExp][] = [

@@ -1,0 +1,88 @@
+// The platform's drafting and analysis workflows through the real bin against the built-in sandbox:
+// `opflow run <workflow> <file>` as a user runs it, then the report and result.json it leaves.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { childEnv, killRunningOpflows, runOpflow } from './opflow-process';
+
+interface JobSummary {
+  id: string;
+  label: string;
+  status: string;
+  workflow: string;
+}
+
+const latch = `# Quick-release drone battery latch
+
+Docket: DRN-2026-014
+Inventors: Jane Roe, John Doe
+
+## Technical field
+Battery mounts of unmanned aerial vehicles.
+
+## Background
+Swapping the battery of an inspection drone needs a tool. A loose battery is not detected before take-off.
+
+## Solution
+A spring-loaded pawl engages a notch in the battery housing; a release lever frees it with one hand.
+
+## Claims
+1. A battery latch for a drone, comprising: a spring-loaded pawl engaging a notch of the battery housing; a release lever disengaging the pawl; and a hall sensor detecting the position of the pawl.
+2. The battery latch of claim 1, wherein the flight controller refuses to arm the motors while the hall sensor reports the latch open.
+`;
+
+describe('drafting workflows through the real bin (built-in sandbox)', () => {
+  let dir: string;
+  let env: NodeJS.ProcessEnv;
+  const opflow = (...args: string[]) => runOpflow(args, { env, cwd: dir });
+  const run = async (workflow: string, file: string): Promise<JobSummary> => {
+    const result = await opflow('run', workflow, file, '--json');
+    expect(result.code, result.stderr).toBe(0);
+    const output = JSON.parse(result.stdout) as { jobs: JobSummary[] };
+    expect(output.jobs).toHaveLength(1);
+    return output.jobs[0]!;
+  };
+  const reportOf = (job: JobSummary) => ({
+    markdown: readFileSync(join(dir, 'opflow-out', job.id, 'report.md'), 'utf8'),
+    result: JSON.parse(readFileSync(join(dir, 'opflow-out', job.id, 'result.json'), 'utf8')),
+  });
+
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'opflow-e2e-drafting-'));
+    env = childEnv({ OPFLOW_SANDBOX_SPEED: '300' });
+  });
+  afterAll(() => {
+    killRunningOpflows();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('specification-drafting: a disclosure form with a Claims section becomes a drafted specification', async () => {
+    writeFileSync(join(dir, 'latch.md'), latch);
+    const job = await run('specification-drafting', 'latch.md');
+    expect(job).toMatchObject({ workflow: 'specification-drafting', status: 'SUCCEEDED' });
+    expect(job.label).toBe('DRN-2026-014 · latch.md');
+    const { markdown, result } = reportOf(job);
+    expect(markdown.split('\n')[0]).toBe('# Specification: Quick-release drone battery latch');
+    expect(markdown).toContain('**Sandbox data: not real publications.**');
+    expect(markdown.indexOf('## Specification document')).toBeLessThan(
+      markdown.indexOf('## Claims as drafted'),
+    );
+    expect(markdown).toMatch(/\| 2 \| 1 \| The battery latch of claim 1/);
+    // The form's front matter stays with the job; the claims keep their numbers.
+    expect(result.input.claims).toMatch(/^1\. A battery latch/);
+    expect(result.input.claims).toContain('\n2. The battery latch of claim 1');
+    expect(JSON.stringify(result.input)).not.toContain('Jane Roe');
+    expect(result.attachments[0].fileName).toMatch(/\.docx$/);
+    expect(
+      readFileSync(join(dir, 'opflow-out', job.id, 'attachments', result.attachments[0].fileName))
+        .subarray(0, 2)
+        .toString(),
+    ).toBe('PK');
+
+    const listed = await opflow('workflows', 'specification-drafting');
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toContain('ai37-1');
+    expect(listed.stdout).toContain('claims');
+  }, 180_000);
+});
