@@ -41,7 +41,10 @@ function SelectionForm(props: { api: Api; job: JobView; onAnswered: (text: strin
     event.preventDefault();
     setBusy(true);
     try {
-      await api('POST', `/jobs/${encodeURIComponent(job.id)}/selection`, { selected: chosen });
+      await api('POST', `/jobs/${encodeURIComponent(job.id)}/selection`, {
+        selected: chosen,
+        via: 'dashboard',
+      });
       setError(undefined);
       onAnswered('Selection sent; the job goes on.');
     } catch (failure) {

@@ -27,8 +27,8 @@ export interface CallbackRequest {
   messageId: string;
   /** The JSON body, sent and signed byte for byte. */
   body: string;
-  /** A Standard Webhooks secret (`whsec_<base64>`). */
-  secret: string;
+  /** A Standard Webhooks secret (`whsec_<base64>`); without one the body goes unsigned (a Slack or Teams webhook). */
+  secret?: string | undefined;
   /** Seconds since the epoch for `webhook-timestamp`. */
   timestampSeconds: number;
 }
@@ -69,7 +69,7 @@ export function parseRetryAfter(value: string | undefined, now: number): number 
 
 /** The three Standard Webhooks headers for a body. */
 export function signCallback(
-  req: Pick<CallbackRequest, 'messageId' | 'body' | 'secret' | 'timestampSeconds'>,
+  req: Pick<CallbackRequest, 'messageId' | 'body' | 'timestampSeconds'> & { secret: string },
 ): Record<string, string> {
   const signature = new Webhook(req.secret).sign(
     req.messageId,
@@ -259,7 +259,11 @@ export async function sendCallback(
     answer = await postPinned(
       target.url,
       target,
-      { 'content-type': 'application/json', 'user-agent': 'opflow-callbacks/1', ...signCallback(req) },
+      {
+        'content-type': 'application/json',
+        'user-agent': 'opflow-callbacks/1',
+        ...(req.secret === undefined ? {} : signCallback({ ...req, secret: req.secret })),
+      },
       req.body,
       Math.min(options.connectTimeoutMs ?? 5_000, deadlineMs),
       signal,

@@ -273,6 +273,11 @@ const resume = defineCommand({
       flags: '--select <ids>',
       description: 'the chosen option ids, comma-separated (see opflow status <jobId>)',
     },
+    {
+      flags: '--by <name>',
+      description:
+        'who answers, kept with the answer (default: the login name, $USER); where two approvers must confirm, each gives their own',
+    },
     { flags: '--no-wait', description: 'answer and return without waiting' },
   ],
   run: ({ ctx, args: [jobId], options }) => resumeCommand(ctx, jobId, options),

@@ -6,6 +6,7 @@
  * never anything of the job, so the timeline is an account of what was seen, not the job's truth.
  */
 import type { Job, JobError, JobStatus, JobUsage } from './job-record';
+import type { SelectionAnswer } from './review-record';
 
 export interface JobEvent {
   jobId: string;
@@ -20,6 +21,10 @@ export interface JobEvent {
   error?: JobError | undefined;
   /** Set while the job waits for a selection offered by this step. */
   awaiting?: string | undefined;
+  /** The answer (or first approval) given in this change: who, when and how. */
+  answer?: SelectionAnswer | undefined;
+  /** The notice round sent (or claimed) in this change, when it was one. */
+  noticeRound?: number | undefined;
   /** How many earlier runs the job had (a retry starts a new run). */
   run: number;
 }
@@ -56,5 +61,16 @@ export function eventOf(job: Job): JobEvent {
     error: job.lastError,
     awaiting: job.status === 'AWAITING_INPUT' ? job.pending?.step : undefined,
     run: (job as Job & { runs?: unknown[] }).runs?.length ?? 0,
+    ...reviewFacts(job),
+  };
+}
+
+/** The answer given by this very change, and the notice round it sent, if it was such a change. */
+function reviewFacts(job: Job): Pick<JobEvent, 'answer' | 'noticeRound'> {
+  const answer = job.answers?.at(-1);
+  const round = job.review?.rounds.at(-1);
+  return {
+    ...(answer?.version === job.version ? { answer } : {}),
+    ...(round?.version === job.version ? { noticeRound: round.round } : {}),
   };
 }

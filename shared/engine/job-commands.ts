@@ -19,6 +19,13 @@ import {
   selectionPolicySchema,
 } from './job-record';
 import { inputKey } from './report';
+import {
+  type AnswerOrigin,
+  openConfirmations,
+  reviewOfOffer,
+  type SelectionAnswer,
+  sameApprover,
+} from './review-record';
 
 /** Inputs larger than this (as JSON) are kept in the report store, not in the job record. */
 export const inlineInputLimitBytes = 32 * 1024;
@@ -207,35 +214,92 @@ export function checkExpectedVersion(job: Job, expected: ExpectedVersion): void 
     );
 }
 
-/** Answer a job that awaits a selection with the ids of the chosen options. */
+/** Answers kept on a job (the latest). */
+const keptAnswers = 50;
+
+/**
+ * Answer a job that awaits a selection with the ids of the chosen options; `origin` says who and
+ * through what (kept in `Job.answers`, shown by status, the API and the dashboard). Where the
+ * job's review wants two approvers, the first confirmation is kept and the job waits on; the
+ * answer applies when a second, distinct person confirms the same options (a different choice
+ * becomes the new first confirmation). A default applied at the timeout needs no approver.
+ */
 export async function answerSelection(
   deps: JobDeps,
   jobId: string,
   selectedOptionIds: readonly string[],
+  origin: AnswerOrigin = { via: 'cli' },
   expected: ExpectedVersion = {},
 ): Promise<Job> {
-  const job = await mustGet(deps, jobId);
-  checkExpectedVersion(job, expected);
+  // With an expected version there is one try: a job that changed is not the one selected.
+  const tries = expected.expectVersion === undefined ? 5 : 1;
+  for (let attempt = 0; attempt < tries; attempt++) {
+    const job = await mustGet(deps, jobId);
+    checkExpectedVersion(job, expected);
+    const next = answeredJob(deps, job, selectedOptionIds, origin);
+    if (await deps.store.commit(next, job.version)) {
+      deps.onJobChange?.(next);
+      if (next.status !== 'AWAITING_INPUT')
+        await deps.queue.send(
+          { jobId: next.id, version: next.version },
+          Math.max(0, next.nextRunAt - deps.clock.now()),
+        );
+      return next;
+    }
+  }
+  throw new JobRequestError(`job ${jobId} changed while answering; look at it again`, 'conflict');
+}
+
+/** The job with the answer applied, or with a first approver's confirmation kept. */
+function answeredJob(deps: JobDeps, job: Job, chosenIds: readonly string[], origin: AnswerOrigin): Job {
   const workflow = deps.workflows.get(job.workflow);
   if (!workflow)
-    throw new JobRequestError(`job ${jobId} belongs to unknown workflow "${job.workflow}"`, 'conflict');
-  let next: Job;
+    throw new JobRequestError(`job ${job.id} belongs to unknown workflow "${job.workflow}"`, 'conflict');
+  const now = deps.clock.now();
+  let applied: Job;
   try {
-    next = applySelection(workflow, job, selectedOptionIds, deps.clock.now());
+    applied = applySelection(workflow, job, chosenIds, now);
   } catch (error) {
     if (error instanceof SelectionRefused)
       throw new JobRequestError(error.message, job.status === 'AWAITING_INPUT' ? 'invalid' : 'conflict');
     throw error;
   }
-  if (!(await deps.store.commit(next, job.version))) {
-    throw new JobRequestError(`job ${jobId} changed while answering; look at it again`, 'conflict');
+  const by = origin.by?.trim() || undefined;
+  const answer: SelectionAnswer = {
+    version: job.version + 1,
+    via: origin.via,
+    ...(by ? { by } : {}),
+    step: job.pending!.step,
+    options: [...chosenIds],
+    at: now,
+  };
+  const approvals = reviewOfOffer(job.review, job.pending) ? job.review.approvals : 1;
+  const first = openConfirmations(job).at(-1);
+  if (approvals > 1 && origin.via !== 'timeout') {
+    if (by === undefined)
+      throw new JobRequestError(
+        'this selection needs two approvers: say who you are (opflow resume --by, or "by" in the body)',
+      );
+    if (first === undefined || !sameOptions(first.options, chosenIds)) {
+      const kept = { ...answer, applied: false };
+      return {
+        ...job,
+        version: job.version + 1,
+        updatedAt: now,
+        answers: [...(job.answers ?? []), kept].slice(-keptAnswers),
+      };
+    }
+    if (sameApprover(first.by, by))
+      throw new JobRequestError(
+        `${by} has confirmed this selection already; a second person must confirm it`,
+        'conflict',
+      );
   }
-  deps.onJobChange?.(next);
-  await deps.queue.send(
-    { jobId: next.id, version: next.version },
-    Math.max(0, next.nextRunAt - deps.clock.now()),
-  );
-  return next;
+  return { ...applied, answers: [...(job.answers ?? []), answer].slice(-keptAnswers) };
+}
+
+function sameOptions(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && [...a].sort().join('\n') === [...b].sort().join('\n');
 }
 
 /** Cancel a job in any non-terminal status. */

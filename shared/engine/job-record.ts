@@ -5,6 +5,7 @@
  */
 import * as z from 'zod';
 import type { CallbackDelivery } from './callback-record';
+import type { ReviewState, SelectionAnswer } from './review-record';
 import type { UpstreamIdentity } from './upstream-identity';
 import type { StepDecision } from './workflow';
 
@@ -212,6 +213,10 @@ export interface Job {
   /** Option ids chosen at each selection point, by the name of the step that offered them. */
   selections: Record<string, string[]>;
   pending?: PendingSelection | undefined;
+  /** Who answered each selection point, when and how (the latest 50), first approvals included. */
+  answers?: SelectionAnswer[] | undefined;
+  /** The people asked to answer the selection awaited now, per the reviewers' config (shared/reviewers). */
+  review?: ReviewState | undefined;
   /** Failed attempts of the current step. */
   attempts: number;
   /** Polls of the current step, and when its polling started. */

@@ -5,6 +5,7 @@
  */
 import * as z from 'zod';
 import { failureKinds, jobPriorities, jobSources, jobStatuses } from '../engine/job-record';
+import { answerChannels } from '../engine/review-record';
 import { upstreamIdentitySchema } from '../engine/upstream-identity';
 
 const isoTime = z.iso.datetime().describe('ISO 8601, UTC');
@@ -64,6 +65,41 @@ const runSchema = z.strictObject({
   fromStart: z.boolean(),
 });
 
+const answerSchema = z.strictObject({
+  step: z.string().describe('the step whose options were answered'),
+  options: z.array(z.string()),
+  via: z
+    .enum(answerChannels)
+    .describe(
+      'how: a signed link, the CLI, the API, MCP, the dashboard, a bulk action, or the default at the timeout',
+    ),
+  by: z.string().optional().describe('who, when known (a name or mail address)'),
+  at: isoTime,
+  version: z.number().int().describe("the job's version that recorded it"),
+  applied: z.boolean().optional().describe('false: a first approval, waiting for a second person'),
+});
+
+const reviewSchema = z.strictObject({
+  rule: z.string().describe("the reviewers' rule of the config that applies"),
+  approvals: z.number().int().describe('distinct people who must confirm'),
+  rounds: z.array(
+    z.strictObject({
+      round: z.number().int().describe('1: the first notice; then one per reminder'),
+      deliveries: z.array(
+        z.strictObject({
+          channel: z.string(),
+          state: z.enum(['sent', 'failed']),
+          attempts: z.number().int(),
+          at: isoTime,
+          error: z.string().optional(),
+        }),
+      ),
+    }),
+  ),
+  nextNoticeAt: isoTime.optional(),
+  timeoutAt: isoTime.optional().describe('when the default answer is applied if nobody answers'),
+});
+
 /** What the API shows of a job. */
 export const jobViewSchema = z
   .strictObject({
@@ -83,6 +119,10 @@ export const jobViewSchema = z
     selection: z.strictObject({ mode: z.enum(['auto', 'manual']) }),
     pending: pendingSchema.optional().describe('the options offered, while AWAITING_INPUT'),
     selections: z.record(z.string(), z.array(z.string())),
+    answers: z.array(answerSchema).optional().describe('who answered each selection point, when and how'),
+    review: reviewSchema
+      .optional()
+      .describe('the people notified of the selection awaited (reviewers config)'),
     attempts: z.number().int(),
     polls: z.number().int(),
     lastError: jobErrorSchema.optional(),

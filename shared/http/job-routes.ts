@@ -75,6 +75,17 @@ export function jobView(job: Job): JobView {
     selection: job.selection,
     pending: job.pending && { ...job.pending, offeredAt: iso(job.pending.offeredAt)! },
     selections: job.selections,
+    answers: job.answers?.map((answer) => ({ ...answer, at: iso(answer.at)! })),
+    review: job.review && {
+      rule: job.review.rule,
+      approvals: job.review.approvals,
+      rounds: job.review.rounds.map((round) => ({
+        round: round.round,
+        deliveries: round.deliveries.map((delivery) => ({ ...delivery, at: iso(delivery.at)! })),
+      })),
+      nextNoticeAt: iso(job.review.nextNoticeAt),
+      timeoutAt: iso(job.review.timeoutAt),
+    },
     attempts: job.attempts,
     polls: job.polls,
     lastError: job.lastError && { ...job.lastError, at: iso(job.lastError.at)! },
@@ -217,8 +228,8 @@ export function jobRoutes(options: JobApiOptions): ApiRoute[] {
     ),
     apiRoute('answerSelection', async ({ id }, _request, { tenant, body }) => {
       const job = await visibleJob(deps, tenant, id);
-      const { selected } = parse(selectionBodySchema, body(), 'body');
-      return json(200, { job: jobView(await answerSelection(deps, job.id, selected)) });
+      const { selected, by, via } = parse(selectionBodySchema, body(), 'body');
+      return json(200, { job: jobView(await answerSelection(deps, job.id, selected, { via, by })) });
     }),
     apiRoute('cancelJob', async ({ id }, _request, { tenant }) => {
       const job = await visibleJob(deps, tenant, id);

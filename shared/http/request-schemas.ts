@@ -26,6 +26,10 @@ export const createBodySchema = submitJobRequestSchema
 /** The body of `POST /jobs/{id}/selection`. */
 export const selectionBodySchema = z.strictObject({
   selected: z.array(z.string().min(1).max(100)).max(1000),
+  /** Who answers (a name or mail address), kept in the job's answers; needed where two approvers must confirm. */
+  by: z.string().trim().min(1).max(200).optional(),
+  /** Through what the answer was given, kept with it. Default: api. */
+  via: z.enum(['api', 'mcp', 'dashboard', 'bulk']).default('api'),
 });
 
 /** The body of `POST /jobs/{id}/retry` and `POST /batches/{id}/redrive`. */

@@ -584,6 +584,61 @@ export interface components {
             selections: {
                 [key: string]: string[];
             };
+            /** @description who answered each selection point, when and how */
+            answers?: {
+                /** @description the step whose options were answered */
+                step: string;
+                options: string[];
+                /**
+                 * @description how: a signed link, the CLI, the API, MCP, the dashboard, a bulk action, or the default at the timeout
+                 * @enum {string}
+                 */
+                via: "link" | "cli" | "api" | "mcp" | "dashboard" | "timeout" | "bulk";
+                /** @description who, when known (a name or mail address) */
+                by?: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601, UTC
+                 */
+                at: string;
+                /** @description the job's version that recorded it */
+                version: number;
+                /** @description false: a first approval, waiting for a second person */
+                applied?: boolean;
+            }[];
+            /** @description the people notified of the selection awaited (reviewers config) */
+            review?: {
+                /** @description the reviewers' rule of the config that applies */
+                rule: string;
+                /** @description distinct people who must confirm */
+                approvals: number;
+                rounds: {
+                    /** @description 1: the first notice; then one per reminder */
+                    round: number;
+                    deliveries: {
+                        channel: string;
+                        /** @enum {string} */
+                        state: "sent" | "failed";
+                        attempts: number;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601, UTC
+                         */
+                        at: string;
+                        error?: string;
+                    }[];
+                }[];
+                /**
+                 * Format: date-time
+                 * @description ISO 8601, UTC
+                 */
+                nextNoticeAt?: string;
+                /**
+                 * Format: date-time
+                 * @description when the default answer is applied if nobody answers
+                 */
+                timeoutAt?: string;
+            };
             attempts: number;
             polls: number;
             lastError?: {
@@ -1024,6 +1079,12 @@ export interface operations {
             content: {
                 "application/json": {
                     selected: string[];
+                    by?: string;
+                    /**
+                     * @default api
+                     * @enum {string}
+                     */
+                    via?: "api" | "mcp" | "dashboard" | "bulk";
                 };
             };
         };

@@ -187,11 +187,16 @@ const answerSelection = defineTool({
   title: 'Answer a selection',
   description:
     "Choose the options (by id, from get_job's job.pending.options) of a job in AWAITING_INPUT; the job then goes on.",
-  inputSchema: () => jobIdArgs.extend(selectionBodySchema.shape).strict(),
+  inputSchema: () =>
+    jobIdArgs
+      .extend({ selected: selectionBodySchema.shape.selected, by: selectionBodySchema.shape.by })
+      .strict(),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   handler: ({ api }) =>
-    guarded(async ({ jobId, selected }) => {
-      const { job } = await api('POST', jobPath(jobId, '/selection'), { body: { selected } });
+    guarded(async ({ jobId, selected, by }) => {
+      const { job } = await api('POST', jobPath(jobId, '/selection'), {
+        body: { selected, via: 'mcp', ...(by === undefined ? {} : { by }) },
+      });
       return result({ job, next: followJob });
     }),
 });

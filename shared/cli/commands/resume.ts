@@ -17,6 +17,7 @@ import { jobSummary, selectionHelp } from '../format';
 
 export interface ResumeOptions extends GlobalOptions {
   select?: string | undefined;
+  by?: string | undefined;
   wait: boolean;
 }
 
@@ -51,6 +52,16 @@ async function locallyFailedJobs(store: EngineDeps['store']): Promise<Job[]> {
   return found.reverse();
 }
 
+/** Who answers: `--by`, else the login name of this shell (USER, USERNAME), else unknown. */
+function answererName(
+  by: string | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+): string | undefined {
+  const name = (by ?? env.USER ?? env.USERNAME)?.trim();
+  if (by !== undefined && !name) throw new CliError('--by: give a name or mail address', ExitCode.usage);
+  return name ? name.slice(0, 200) : undefined;
+}
+
 /** `f1, f3` → ['f1', 'f3']; refuses an empty list. */
 export function parseSelectedIds(value: string): string[] {
   const ids = value
@@ -83,7 +94,10 @@ export async function resumeCommand(
       focus = await store.get(jobId);
       if (!focus) throw new CliError(`no job ${jobId}`, ExitCode.notFound);
       if (selected) {
-        focus = await answerSelection(backend.deps, jobId, selected);
+        focus = await answerSelection(backend.deps, jobId, selected, {
+          via: 'cli',
+          by: answererName(options.by, ctx.io.env),
+        });
       } else if (focus.status === 'AWAITING_INPUT') {
         if (options.json) {
           writeJson(ctx.io, {

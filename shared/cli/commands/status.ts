@@ -10,6 +10,7 @@ import { type CliContext, type GlobalOptions, openBackend, writeJson } from '../
 import { reportLocationOf } from '../drive-jobs';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
 import { describeJob } from '../format';
+import { describeReview } from '../review-format';
 
 export async function statusCommand(
   ctx: CliContext,
@@ -33,6 +34,7 @@ export async function statusCommand(
         `${[
           describeJob(job, backend.deps.workflows, report),
           ...describeCallback(job),
+          ...describeReview(job),
           ...stalls.map((stall) => `stalled   ${describeSkewStall(stall, 'opflow resume')}`),
         ].join('\n')}\n`,
       );

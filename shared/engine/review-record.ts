@@ -1,0 +1,96 @@
+/**
+ * What a job keeps about the answers to its selection points and about the people asked for them:
+ * who answered, when and how (`SelectionAnswer`, in `Job.answers`), and, while a configured review
+ * runs (shared/reviewers), its state (`ReviewState`, in `Job.review`): the notices sent per round,
+ * the first approver's confirmation when two are needed, the reminder and timeout times.
+ * Every change is a versioned commit of the job, so many processes that meet one waiting job send
+ * one notice per round.
+ */
+
+/** How an answer was given. `timeout`: the configured default, applied when nobody answered in time. */
+export const answerChannels = ['link', 'cli', 'api', 'mcp', 'dashboard', 'timeout', 'bulk'] as const;
+export type AnswerChannel = (typeof answerChannels)[number];
+
+/** Who gave an answer and through what. `by`: a person's name or mail address, when known. */
+export interface AnswerOrigin {
+  via: AnswerChannel;
+  by?: string | undefined;
+}
+
+/** One answer (or, with two approvers, one confirmation) at a selection point. */
+export interface SelectionAnswer extends AnswerOrigin {
+  /** The step that offered the options. */
+  step: string;
+  options: string[];
+  at: number;
+  /** The job's version that recorded it. */
+  version: number;
+  /** False for a first approver's confirmation that waits for the second. Absent: it applied. */
+  applied?: boolean | undefined;
+}
+
+/** One channel's delivery within a notice round. Never holds a URL, an address's secret or a link. */
+export interface NoticeDelivery {
+  channel: string;
+  state: 'sent' | 'failed';
+  attempts: number;
+  at: number;
+  /** Why the last attempt failed (a status or a connection error), never a URL or token. */
+  error?: string | undefined;
+}
+
+/** One round of notices: the first (1), then one per reminder. */
+export interface NoticeRound {
+  round: number;
+  /** The job's version that last changed this round (its claim, or its deliveries). */
+  version: number;
+  /** Taken by a process until `claimedUntil`; another process sends only after that. */
+  claimedUntil: number;
+  deliveries: NoticeDelivery[];
+}
+
+export interface ReviewState {
+  /** The selection point this review belongs to (a new offer starts a new review). */
+  step: string;
+  offeredAt: number;
+  /** The reviewers' rule that applies (its name in the config). */
+  rule: string;
+  /** Confirmations needed from distinct people (1, or 2 with a second approver). */
+  approvals: number;
+  rounds: NoticeRound[];
+  /** When the next reminder round is due; absent when none is left. */
+  nextNoticeAt?: number | undefined;
+  /** When the default answer is applied; absent without a timeout. */
+  timeoutAt?: number | undefined;
+}
+
+/** Whether a review belongs to the selection the job awaits now. */
+export function reviewOfOffer(
+  review: ReviewState | undefined,
+  pending: { step: string; offeredAt: number } | undefined,
+): review is ReviewState {
+  return (
+    review !== undefined &&
+    pending !== undefined &&
+    review.step === pending.step &&
+    review.offeredAt === pending.offeredAt
+  );
+}
+
+/** The confirmations given so far at the job's current selection point, waiting for a second approver. */
+export function openConfirmations(job: {
+  answers?: SelectionAnswer[] | undefined;
+  pending?: { step: string; offeredAt: number } | undefined;
+}): SelectionAnswer[] {
+  const pending = job.pending;
+  if (!pending) return [];
+  return (job.answers ?? []).filter(
+    (answer) => answer.applied === false && answer.step === pending.step && answer.at >= pending.offeredAt,
+  );
+}
+
+/** A person's name as compared between approvers: trimmed, lower case. */
+export function sameApprover(a: string | undefined, b: string | undefined): boolean {
+  if (a === undefined || b === undefined) return false;
+  return a.trim().toLowerCase() === b.trim().toLowerCase();
+}
