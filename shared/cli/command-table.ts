@@ -419,6 +419,8 @@ GET /batches/{id}/outputs/{file} (summary.csv, summary.xlsx, results.jsonl, fail
 GET /schedules, POST /schedules/{name}/trigger, POST /schedules/{name}/pause ({"reason": "..."}),
 POST /schedules/{name}/resume, GET /webhook-deliveries (?source=&limit=&cursor=),
 POST /webhooks/{source} (Standard Webhooks signature with OPFLOW_WEBHOOK_SECRET_<SOURCE>; no token),
+POST /events/token (a 5-minute token for the live feed), GET /events (?token=&tenant=&batchId=&jobId=;
+server-sent events of job, step and batch changes, resumable with Last-Event-ID),
 POST /mcp (with --mcp). It also runs the schedules of the config file and keeps active batches going.
 With OPFLOW_SERVE_TOKEN set, every request needs the header Authorization: Bearer <token>.
 Callbacks (callbackUrl) link the report files to GET /jobs/{id}/report/{file} at OPFLOW_PUBLIC_URL
