@@ -146,7 +146,8 @@ Options:
   --seed=N           the base sandbox seed (default: random, printed); each cell's seed is printed,
                      and every build of a cell uses it (the same seed draws the same durations)
   --limit=Q          the earlier batch's key limit and --qps, calls/s (default 5)
-  --cases=TEXT       only the cases whose label contains TEXT (e.g. "pareto bucket", "learned")
+  --cases=TEXT       only the cases whose label contains TEXT (e.g. "pareto bucket", "learned"); a
+                     comma-separated list: the cases whose label contains any of them
   --parallel=N       cases at once, each lane a process running its cases one after another (default 2)
   --clock=CLOCK      virtual (default: a clock that stands still while steps run and jumps to the
                      next due time when every worker is idle: CPU starvation on a shared machine
@@ -582,8 +583,12 @@ function table(headers: string[], rows: string[][]): string {
 const ratio = (a: number, b: number) => (b === 0 ? '-' : (a / b).toFixed(2));
 
 async function runAll(all: CaseSpec[], options: Options): Promise<CaseResult[]> {
-  const filter = options.cases;
-  const specs = filter ? all.filter((spec) => spec.label.includes(filter)) : all;
+  const filters = options.cases
+    .split(',')
+    .map((text) => text.trim())
+    .filter((text) => text !== '');
+  const specs =
+    filters.length > 0 ? all.filter((spec) => filters.some((text) => spec.label.includes(text))) : all;
   if (specs.length === 0) return [];
   const lanes = Math.min(specs.length, options.sequential ? 1 : options.parallel);
   process.stderr.write(

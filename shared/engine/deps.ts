@@ -7,11 +7,11 @@ import type { CallbackUrlPolicy } from '../callbacks/ssrf-guard';
 import type { Logger } from '../log/logger';
 import type { OpenPlatformClient } from '../openplatform/types';
 import type { CallOrder } from './admission/budget-filler';
+import type { KeyWork, PollAllowance } from './admission/poll-price';
 import type { PollTimer } from './advance';
 import type { BatchStore } from './batch-store';
 import type { CallbackOutbox } from './callback-ports';
 import type { PollStatsStore } from './poll-stats';
-import type { PollAim } from './poll-timing';
 import type { Clock, JobStore, KeySource, RateLimiter, ReportStore, WorkQueue } from './ports';
 import type { ReportWriter } from './report';
 import type { UpstreamIdentity } from './upstream-identity';
@@ -80,8 +80,13 @@ export interface StepDeps extends JobDeps {
    * throughput bench's oracle, which polls at the tasks' true ends); undefined: the usual timing.
    */
   pollTimerOf?: ((job: import('./job-record').Job) => PollTimer | undefined) | undefined;
-  /** Quantiles of the learned durations polls aim at (default: 0.65 with room, 0.9 saturated). */
-  pollAim?: PollAim | undefined;
+  /**
+   * The calls over its minimum a job whose time decides when its key's work ends may spend on polls
+   * (admission/poll-price.ts; default 0.3: calls at most 1.3 of the minimum).
+   */
+  pollAllowance?: PollAllowance | undefined;
+  /** A key's unfinished work as last counted (the local runtime's `BudgetFiller.workOf`); absent: not counted. */
+  keyWork?: ((bucket: string) => KeyWork | undefined) | undefined;
   /** How far ahead a job may reserve a token of its key's budget (default 15 s; 0: never). */
   reserveHorizonMs?: number | undefined;
   /**

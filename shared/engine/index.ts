@@ -6,6 +6,7 @@ export * from './deps';
 export * from './job-commands';
 export * from './job-record';
 export * from './policies';
+export * from './poll-plan';
 export * from './poll-stats';
 export * from './poll-timing';
 export * from './ports';

@@ -15,7 +15,6 @@
  * store keeps the sketch, the runner supplies times.
  */
 import * as z from 'zod';
-import type { PollPolicy } from './policies';
 
 /** Bucket `i` covers [edge(i), edge(i + 1)): 0, then 100 ms growing by 20 % a bucket, to about 8 h. */
 const firstEdgeMs = 100;
@@ -197,6 +196,25 @@ export function sketchMean(sketch: DurationSketch): number | undefined {
   return total > 0 ? sum / total : undefined;
 }
 
+/**
+ * The standard deviation of the learned durations (weight spread evenly inside each bucket),
+ * undefined for an empty sketch.
+ */
+export function sketchSd(sketch: DurationSketch): number | undefined {
+  const mean = sketchMean(sketch);
+  if (mean === undefined) return undefined;
+  let total = 0;
+  let sum = 0;
+  for (const cell of sketchCells(sketch)) {
+    // An even spread over [from, to): its second moment about the mean.
+    const middle = (cell.from + cell.to) / 2;
+    const width = cell.to - cell.from;
+    total += cell.weight;
+    sum += cell.weight * ((middle - mean) ** 2 + width ** 2 / 12);
+  }
+  return total > 0 ? Math.sqrt(sum / total) : undefined;
+}
+
 /** The share of tasks done by `atMs` among those still running at `afterMs`. */
 export function doneShare(sketch: DurationSketch, atMs: number, afterMs = 0): number | undefined {
   let total = 0;
@@ -215,57 +233,11 @@ export function doneShare(sketch: DurationSketch, atMs: number, afterMs = 0): nu
   return total > 0 ? done / total : undefined;
 }
 
-/** What the engine aims polls at: a quantile of the learned durations, by how busy the key is. */
-export interface PollAim {
-  /** Quantile aimed at while the key's rate budget has room (polls are cheap then). */
-  roomy: number;
-  /** Quantile aimed at while the budget is saturated (every early poll delays another job). */
-  saturated: number;
-}
-
-export const defaultPollAim: PollAim = { roomy: 0.65, saturated: 0.9 };
-
-/**
- * After a poll found its task running, the next one comes no sooner than this share of the time
- * the task has run: polls at 1, 1.4, 2 s... rather than a storm of polls 50 ms apart when the
- * estimate puts a sliver of mass just past the last poll (a task longer than most seen). It bounds a
- * task's polls by the log of its time, and costs a finished task at most this share of its time.
- */
-export const minPollGapShare = 0.4;
-/** Past everything seen so far (no mass left after the last poll): look again after this share. */
-export const tailPollGapShare = 0.5;
-
-/**
- * When to poll next, in milliseconds from now. `elapsedMs` is the time since the task started,
- * `lastPollAtMs` when (from its start) a poll last found it running (0 for none). With no sketch the
- * declared schedule (`declaredDelayMs`) is used: it is only the prior. A first task found done at
- * the first poll teaches only "by then"; its weight spreads over the whole interval, so the next
- * aim is earlier, and the estimate narrows down within a few tasks (faster while the budget has
- * room and polls aim at a lower quantile). After a poll found the task running, the next is at
- * least `minPollGapShare` of the time run later; past everything seen, `tailPollGapShare`. The
- * declared `maxDelayMs` does not cap a learned delay (it is part of the same prior); the give-up
- * time does.
- */
-export function learnedPollDelay(options: {
-  sketch: DurationSketch | undefined;
-  policy: PollPolicy;
-  declaredDelayMs: number;
-  elapsedMs: number;
-  lastPollAtMs: number;
-  quantile: number;
-}): number {
-  const { sketch, policy, declaredDelayMs, elapsedMs, lastPollAtMs, quantile } = options;
-  if (!sketch || sketch.count === 0) return declaredDelayMs;
-  const aimAt = conditionalQuantile(sketch, quantile, lastPollAtMs);
-  const learned =
-    aimAt === undefined || aimAt <= elapsedMs
-      ? // Past everything seen so far: look again after a share of the time already run (geometric).
-        Math.max(250, tailPollGapShare * elapsedMs)
-      : Math.max(lastPollAtMs > 0 ? minPollGapShare * elapsedMs : 50, aimAt - elapsedMs);
-  // The declared `maxDelayMs` is part of the prior too: a schedule 10 times too fast also caps its
-  // delays 10 times too low, and capping the learned aim by it polled every task that many times
-  // (bench/README.md, `learned 10x fast`). Only the give-up time bounds a learned delay.
-  return Math.round(
-    Math.min(Math.max(policy.maxDelayMs, policy.giveUpAfterMs - elapsedMs), Math.max(50, learned)),
-  );
+/** The sketch's buckets with weight, in order: where each starts and ends (ms) and its weight. */
+export function sketchCells(sketch: DurationSketch): { from: number; to: number; weight: number }[] {
+  return Object.entries(sketch.w)
+    .map(([key, weight]) => [Number(key), weight] as const)
+    .filter(([, weight]) => weight > 0)
+    .sort((a, b) => a[0] - b[0])
+    .map(([index, weight]) => ({ from: edge(index), to: edgeAfter(index), weight }));
 }

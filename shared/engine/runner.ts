@@ -19,6 +19,7 @@ import { errorMessage } from '../errors/error-message';
 import { isOpenPlatformError } from '../openplatform/errors';
 import type { CallUsage } from '../openplatform/types';
 import { acquireToken, earlyToleranceMs, untilDeadline } from './admission/acquire-token';
+import { defaultPollAllowance, pollPrice } from './admission/poll-price';
 import { keyFingerprint } from './admission/rate-bucket';
 import { reserveNextToken } from './admission/reserve-next';
 import {
@@ -35,8 +36,9 @@ import {
 import { writerAheadMs } from './clock-skew';
 import type { EngineDeps } from './deps';
 import { defaultMessageBudget, isTerminal, type Job, type JobUsage, type UnsavedAnswer } from './job-record';
-import { stepStatsKey } from './poll-stats';
-import { type DurationSketch, defaultPollAim, learnedPollDelay } from './poll-timing';
+import { learnedPollDelay } from './poll-plan';
+import { pollStatsKey, stepStatsKey } from './poll-stats';
+import { type DurationSketch, sketchMean } from './poll-timing';
 import type { WorkMessage } from './ports';
 import { attachmentKey, stepOutputKey } from './report';
 import { sameUpstream } from './upstream-identity';
@@ -330,9 +332,9 @@ async function learnAndCommit(
 }
 
 /**
- * Poll timing learned from the upstream (see poll-timing.ts), or undefined (the declared schedules)
- * without a store. The quantile aimed at depends on the key's budget: polls are cheap while it has
- * room, and each early one delays another job while it is saturated.
+ * Poll timing learned from the upstream (see poll-plan.ts), or undefined (the declared schedules)
+ * without a store. What a poll is worth depends on the key (admission/poll-price.ts): whether the
+ * job's time decides when the key's work ends, and whether its budget is saturated.
  */
 async function pollTimer(
   deps: EngineDeps,
@@ -346,25 +348,42 @@ async function pollTimer(
   if (keys.length === 0) return undefined;
   let sketches: Map<string, DurationSketch>;
   let saturated: boolean;
+  let budget: { tokens: number; ratePerSecond: number } | undefined;
   try {
     sketches = await stats.load(keys);
     saturated = (await deps.rateLimiter.saturated?.(bucket, now)) ?? false;
+    budget = await deps.rateLimiter.budget?.(bucket, now);
   } catch (error) {
     deps.log?.warn('could not read the learned poll timing; using the declared schedules', {
       error: errorMessage(error),
     });
     return undefined;
   }
-  const aim = deps.pollAim ?? defaultPollAim;
-  const quantile = saturated ? aim.saturated : aim.roomy;
-  return (step, timing) => {
+  const sketchOf = (step: Step) => {
     const key = stepStatsKey(deps.pollStatsScope, step);
-    return learnedPollDelay({
-      sketch: key === undefined ? undefined : sketches.get(key),
-      policy: pollPolicyOf(step),
-      quantile,
-      ...timing,
+    return key === undefined ? undefined : sketches.get(key);
+  };
+  const meanOf = (operation: string) => {
+    const sketch = sketches.get(pollStatsKey(deps.pollStatsScope, operation));
+    return sketch && sketch.count > 0 ? sketchMean(sketch) : undefined;
+  };
+  const work = deps.keyWork?.(bucket);
+  return (step, timing) => {
+    const sketch = sketchOf(step);
+    const price = pollPrice({
+      workflow,
+      step,
+      sketch,
+      meanOf,
+      runningAtMs: timing.lastPollAtMs,
+      ratePerSecond: budget?.ratePerSecond ?? 0,
+      saturated,
+      waiting: budget ? -budget.tokens : undefined,
+      work,
+      now,
+      allowance: deps.pollAllowance ?? defaultPollAllowance,
     });
+    return learnedPollDelay({ sketch, policy: pollPolicyOf(step), ...price, ...timing });
   };
 }
 

@@ -28,16 +28,19 @@
 import { errorMessage } from '../../errors/error-message';
 import { advance, findStep, pollPolicyOf, waitsForPoll } from '../advance';
 import type { EngineDeps } from '../deps';
+import { plannedPollAt, sketchPlan } from '../poll-plan';
 import { pollStatsKey } from '../poll-stats';
-import {
-  conditionalQuantile,
-  type DurationSketch,
-  defaultPollAim,
-  doneShare,
-  sketchMean,
-} from '../poll-timing';
+import { type DurationSketch, doneShare, sketchMean, sketchSd } from '../poll-timing';
 import type { FillView, WorkGroup, WorkScan } from '../ports';
 import type { Workflow, WorkflowRegistry } from '../workflow';
+import {
+  defaultPollAllowance,
+  type KeyWork,
+  type PollAllowance,
+  pollPrice,
+  pollsPerTask,
+  remainingSteps,
+} from './poll-price';
 import { keyFingerprint } from './rate-bucket';
 
 export interface FillOptions {
@@ -47,8 +50,6 @@ export interface FillOptions {
   windowMs?: number | undefined;
   /** Jobs looked at per round. Default: 1,000. */
   limit?: number | undefined;
-  /** A poll is pulled forward only when at least this share of its operation's tasks are done by now. Default: 0.5. */
-  minDoneShare?: number | undefined;
   /**
    * An operation nothing is known of is probed at most once in this long, and a job only after
    * waiting this long since it was last looked at (or half its task's running time then, if more).
@@ -71,7 +72,6 @@ const defaults = {
   horizonMs: 10 * 60_000,
   windowMs: 1_000,
   limit: 1_000,
-  minDoneShare: 0.5,
   probeEveryMs: 1_000,
   reaimMarginMs: 1_000,
   endgameSlack: 2.5,
@@ -97,6 +97,14 @@ export interface OrderPlan {
   drainMs: number;
   /** The longest estimated time a single job still needs: its calls at the rate, its tasks' usual times. */
   longestChainMs: number;
+  /**
+   * When the key's work is expected to end, from now: the drain time, or the expected longest of
+   * the unfinished jobs' chains (a chain's mean plus its spread times sqrt(2 ln n) for n jobs, the
+   * expected maximum of n draws), whichever is later.
+   */
+  endMs: number;
+  /** The unfinished jobs counted. */
+  jobs: number;
 }
 
 /**
@@ -113,12 +121,16 @@ export function planOrder(input: {
   workflows: WorkflowRegistry;
   ratePerSecond: number;
   taskMs: (operation: string) => number | undefined;
+  /** The spread (standard deviation) of an operation's task times; undefined: none known. */
+  taskSd?: ((operation: string) => number | undefined) | undefined;
   slack?: number | undefined;
 }): OrderPlan {
   const slack = input.slack ?? defaults.endgameSlack;
   const callMs = input.ratePerSecond > 0 ? 1000 / input.ratePerSecond : 0;
   let callsLeft = 0;
   let longestChainMs = 0;
+  let jobs = 0;
+  const chains: { meanMs: number; variance: number }[] = [];
   for (const group of input.work) {
     if (group.count <= 0) continue;
     const workflow = input.workflows.get(group.workflow);
@@ -127,21 +139,32 @@ export function planOrder(input: {
     const calls = left.filter((step) => step.kind !== 'fetch').length;
     callsLeft += calls * group.count;
     let chainMs = calls * callMs;
+    let variance = 0;
     for (const step of left) {
       if (!step.poll || step.kind === 'fetch' || step.operation === undefined) continue;
       chainMs += input.taskMs(step.operation) ?? pollPolicyOf(step).firstDelayMs;
+      variance += (input.taskSd?.(step.operation) ?? 0) ** 2;
     }
+    jobs += group.count;
     longestChainMs = Math.max(longestChainMs, chainMs);
+    chains.push({ meanMs: chainMs, variance });
   }
   const drainMs = callsLeft * callMs;
   const endgame = slack > 0 && callsLeft > 0 && drainMs <= slack * longestChainMs;
-  return { order: endgame ? 'longest-first' : 'finish-first', callsLeft, drainMs, longestChainMs };
-}
-
-/** The steps from `stepName` to the workflow's end (all of them when the name is not found). */
-function remainingSteps(workflow: Workflow, stepName: string): Workflow['steps'] {
-  const index = workflow.steps.findIndex((step) => step.name === stepName);
-  return workflow.steps.slice(Math.max(0, index));
+  // The expected longest of `jobs` chains: each group's spread counted with the key's whole count.
+  const spread = Math.sqrt(2 * Math.log(Math.max(1, jobs)));
+  const expectedLongestMs = Math.max(
+    0,
+    ...chains.map((chain) => chain.meanMs + Math.sqrt(chain.variance) * spread),
+  );
+  return {
+    order: endgame ? 'longest-first' : 'finish-first',
+    callsLeft,
+    drainMs,
+    longestChainMs,
+    endMs: Math.max(drainMs, expectedLongestMs),
+    jobs,
+  };
 }
 
 export interface BudgetView {
@@ -173,8 +196,10 @@ export interface PlannedMove {
 interface Candidate {
   job: FillView;
   operation: string;
-  /** Share of its task's kind done by now, given it was running at its last poll; undefined: nothing learned. */
-  done: number | undefined;
+  /** Where its plan puts its next poll (clock time) while the budget has room; undefined: nothing learned. */
+  aimAt: number | undefined;
+  /** The learned share of such tasks ended by now, given it ran at its last poll (0: nothing learned). */
+  done: number;
   stepsLeft: number;
 }
 
@@ -186,15 +211,20 @@ interface Candidate {
  */
 export function planFill(input: FillInput): FillPlan {
   const settings: FillSettings = { ...defaults, ...definedOnly(input.options ?? {}) };
-  const survey = surveyPolls(input, settings);
+  const demand =
+    input.dueSoon ??
+    input.jobs.filter((job) => job.nextRunAt <= input.now + settings.windowMs && job.tokenAt === undefined)
+      .length;
+  const room = spareCalls(input.budget, demand, settings.windowMs);
+  const survey = surveyPolls(input, settings, room > 0);
   const plan: FillPlan = {
     moves: survey.reaims,
     nextChanceAt: Number.isFinite(survey.nextChanceAt) ? survey.nextChanceAt : undefined,
   };
-  const spare = spareCalls(input.budget, survey.demand, settings.windowMs);
-  // Saturated: the budget has room again only after calls are made, and each makes the loop look.
-  if (spare <= 0) return plan;
-  const pulled = pullLikelyDone(input, settings, survey.candidates, spare);
+  // Saturated: the plans were made at the saturated price, and each call makes the loop look again.
+  if (room <= 0) return plan;
+  const spare = room - survey.landing;
+  const pulled = pullDue(input, settings, survey.candidates, spare);
   const probes = probeUnknown(input, settings, survey.candidates, spare - pulled.length);
   plan.moves.push(...pulled, ...probes);
   return plan;
@@ -209,8 +239,10 @@ export interface FillInput {
   budget: BudgetView;
   /** The learned sketch of an operation's task durations (undefined: none yet). */
   sketchOf: (operation: string) => DurationSketch | undefined;
-  /** Re-aims move a poll scheduled later than this quantile of its task's time (the saturated aim). */
-  reaimQuantile: number;
+  /** The calls over a job's minimum its polls may spend (poll-price.ts); default: `defaultPollAllowance`. */
+  allowance?: PollAllowance | undefined;
+  /** The key's unfinished work as last counted (`planOrder`); undefined: not counted. */
+  work?: KeyWork | undefined;
   probedAt?: ReadonlyMap<string, number> | undefined;
   /** The key's call order (`planOrder`): with `longest-first`, ties go to jobs with more steps left. */
   order?: CallOrder | undefined;
@@ -221,33 +253,32 @@ type FillSettings = typeof defaults;
 
 /** What `surveyPolls` found among the waiting jobs. */
 interface PollSurvey {
-  /** Polls the learned estimate now puts clearly earlier than scheduled: moved there. */
+  /** Polls the plan now puts clearly earlier than scheduled, but not due within the window: moved there. */
   reaims: PlannedMove[];
-  /** Polls that could be pulled forward or probed, with how likely each task is done. */
+  /** Re-aimed polls that land in the window (they take calls of its room). */
+  landing: number;
+  /** Polls the plan puts within the window (pulled while the room lasts), and polls of unknown operations. */
   candidates: Candidate[];
-  /** Calls due within the window, the re-aimed ones that land in it included. */
-  demand: number;
-  /** The earliest time a poll left where it is becomes likely done or due a probe. */
+  /** The earliest time a poll left where it is becomes due a probe. */
   nextChanceAt: number;
 }
 
 /**
- * One pass over the jobs due after the window: each waiting poll of an operation is re-aimed when
- * the estimate puts it clearly earlier, else kept as a candidate with the share of such tasks done by now.
+ * One pass over the jobs due after the window. Each waiting poll of a known operation is planned
+ * (poll-plan.ts) at the price its key gives it now (poll-price.ts: the room in the budget, whether
+ * the job's time decides when the key's work ends): a plan clearly earlier than the schedule moves
+ * the poll there; one due within the window makes it a candidate to pull, which, if the room does
+ * not reach it, is re-planned at the saturated price. Polls of operations nothing is known of are
+ * candidates to probe.
  */
-function surveyPolls(input: FillInput, o: FillSettings): PollSurvey {
-  const { now, jobs, workflows, sketchOf, reaimQuantile } = input;
+function surveyPolls(input: FillInput, o: FillSettings, roomy: boolean): PollSurvey {
+  const { now, jobs, workflows } = input;
   const dueBy = now + o.windowMs;
   const survey: PollSurvey = {
     reaims: [],
+    landing: 0,
     candidates: [],
-    // Jobs holding a reserved token have taken it from the bucket already (its debt).
-    demand: input.dueSoon ?? jobs.filter((job) => job.nextRunAt <= dueBy && job.tokenAt === undefined).length,
     nextChanceAt: Number.POSITIVE_INFINITY,
-  };
-  const chance = (at: number, job: FillView) => {
-    if (at < job.nextRunAt - o.windowMs)
-      survey.nextChanceAt = Math.min(survey.nextChanceAt, Math.max(at, now + 1));
   };
   for (const job of jobs) {
     if (job.nextRunAt <= dueBy) continue;
@@ -256,74 +287,129 @@ function surveyPolls(input: FillInput, o: FillSettings): PollSurvey {
     const step = findStep(workflow, job.step);
     if (!step || step.kind === 'fetch' || step.kind === 'request' || step.operation === undefined) continue;
     const startedAt = job.pollStartedAt ?? now;
-    const runningAt = job.lastPolledAt === undefined ? 0 : job.lastPolledAt - startedAt;
-    const sketch = sketchOf(step.operation);
-    const known = sketch !== undefined && sketch.count > 0;
-    if (known) {
-      // Where the estimate aims this poll now (from the task's start): earlier than scheduled by a
-      // clear margin, move it there (at once if that time has passed).
-      const aim = conditionalQuantile(sketch, reaimQuantile, runningAt);
-      if (aim !== undefined) {
-        const aimAt = Math.max(now, startedAt + aim);
-        const margin = Math.max(o.reaimMarginMs, (job.nextRunAt - now) / 4);
-        if (aimAt + margin < job.nextRunAt) {
-          survey.reaims.push({
-            jobId: job.id,
-            version: job.version,
-            at: aimAt,
-            why: 're-aim',
-            operation: step.operation,
-          });
-          if (aimAt <= dueBy) survey.demand++;
-          continue;
-        }
-      }
-    }
     const index = workflow.steps.findIndex((candidate) => candidate.name === step.name);
-    if (known) {
-      const likelyFrom = conditionalQuantile(sketch, o.minDoneShare, runningAt);
-      if (likelyFrom !== undefined) chance(startedAt + likelyFrom, job);
-    } else {
-      const last = input.probedAt?.get(step.operation) ?? Number.NEGATIVE_INFINITY;
-      chance(Math.max(probeDueAt(job, startedAt, o.probeEveryMs), last + o.probeEveryMs), job);
-    }
-    survey.candidates.push({
+    const sketch = input.sketchOf(step.operation);
+    const candidate: Candidate = {
       job,
       operation: step.operation,
-      done: known ? doneShare(sketch, now - startedAt, runningAt) : undefined,
+      aimAt: undefined,
+      done: 0,
       stepsLeft: workflow.steps.length - 1 - index,
-    });
+    };
+    if (sketch === undefined || sketch.count <= 0) {
+      const last = input.probedAt?.get(step.operation) ?? Number.NEGATIVE_INFINITY;
+      const at = Math.max(probeDueAt(job, startedAt, o.probeEveryMs), last + o.probeEveryMs);
+      if (at < job.nextRunAt - o.windowMs)
+        survey.nextChanceAt = Math.min(survey.nextChanceAt, Math.max(at, now + 1));
+      survey.candidates.push(candidate);
+      continue;
+    }
+    const aimAt = plannedAt(input, workflow, step, job, roomy);
+    if (aimAt === undefined) continue;
+    if (roomy && aimAt <= dueBy) {
+      const runningAt = job.lastPolledAt === undefined ? 0 : job.lastPolledAt - startedAt;
+      survey.candidates.push({
+        ...candidate,
+        aimAt,
+        done: doneShare(sketch, now - startedAt, runningAt) ?? 0,
+      });
+      continue;
+    }
+    const move = reaim(job, aimAt, step.operation, now, o);
+    if (move) {
+      survey.reaims.push(move);
+      if (move.at <= dueBy) survey.landing++;
+    }
   }
   return survey;
 }
 
+/** Where a waiting poll's plan puts it now (clock time, not before now), at the key's price. */
+function plannedAt(
+  input: FillInput,
+  workflow: Workflow,
+  step: Workflow['steps'][number],
+  job: FillView,
+  roomy: boolean,
+): number | undefined {
+  const sketch =
+    step.kind === 'fetch' || step.operation === undefined ? undefined : input.sketchOf(step.operation);
+  if (!sketch) return undefined;
+  const startedAt = job.pollStartedAt ?? input.now;
+  const runningAtMs = job.lastPolledAt === undefined ? 0 : job.lastPolledAt - startedAt;
+  const price = pollPrice({
+    workflow,
+    step,
+    sketch,
+    meanOf: (operation) => {
+      const other = input.sketchOf(operation);
+      return other && other.count > 0 ? sketchMean(other) : undefined;
+    },
+    runningAtMs,
+    ratePerSecond: input.budget.ratePerSecond,
+    saturated: !roomy,
+    waiting: -input.budget.tokens,
+    work: input.work,
+    now: input.now,
+    allowance: input.allowance ?? defaultPollAllowance,
+  });
+  const plan = sketchPlan(sketch, price.target, price.extraPriceMs);
+  const at = plan && plannedPollAt(plan, runningAtMs, input.now - startedAt);
+  return at === undefined ? undefined : Math.max(input.now, startedAt + at);
+}
+
+/** A move of the poll to `aimAt` when that is clearly earlier than its schedule (the margin, or a quarter of its wait). */
+function reaim(
+  job: FillView,
+  aimAt: number,
+  operation: string,
+  now: number,
+  o: FillSettings,
+): PlannedMove | undefined {
+  const margin = Math.max(o.reaimMarginMs, (job.nextRunAt - now) / 4);
+  if (aimAt + margin >= job.nextRunAt) return undefined;
+  return { jobId: job.id, version: job.version, at: aimAt, why: 're-aim', operation };
+}
+
 /**
- * Up to `spare` polls pulled forward to now: the most likely done first (at least `minDoneShare`),
- * then by steps left (fewer first, more first when the order is `longest-first`), then the earliest due.
+ * Up to `spare` polls the plan puts within the window, pulled to their planned time: the likeliest
+ * ended first, then by steps left (fewer first, more first when the order is `longest-first`).
+ * Those the room does not reach are re-planned at the saturated price.
  */
-function pullLikelyDone(
+function pullDue(
   input: FillInput,
   o: FillSettings,
   candidates: readonly Candidate[],
   spare: number,
 ): PlannedMove[] {
   const fewerLeftFirst = input.order === 'longest-first' ? -1 : 1;
-  return candidates
-    .filter((candidate) => candidate.done !== undefined && candidate.done >= o.minDoneShare)
+  const due = candidates
+    .filter((candidate) => candidate.aimAt !== undefined)
     .sort(
       (a, b) =>
-        (b.done ?? 0) - (a.done ?? 0) ||
-        fewerLeftFirst * (a.stepsLeft - b.stepsLeft) ||
-        a.job.nextRunAt - b.job.nextRunAt,
-    )
-    .slice(0, spare)
-    .map((candidate) => ({
-      jobId: candidate.job.id,
-      version: candidate.job.version,
-      at: input.now,
-      why: 'pull-forward',
-      operation: candidate.operation,
-    }));
+        b.done - a.done || fewerLeftFirst * (a.stepsLeft - b.stepsLeft) || a.job.nextRunAt - b.job.nextRunAt,
+    );
+  const moves: PlannedMove[] = [];
+  for (const [i, candidate] of due.entries()) {
+    const { job } = candidate;
+    if (i < spare) {
+      const at = candidate.aimAt ?? input.now;
+      moves.push({
+        jobId: job.id,
+        version: job.version,
+        at,
+        why: 'pull-forward',
+        operation: candidate.operation,
+      });
+      continue;
+    }
+    const workflow = input.workflows.get(job.workflow);
+    const step = workflow && findStep(workflow, job.step);
+    const aimAt = workflow && step ? plannedAt(input, workflow, step, job, false) : undefined;
+    const move = aimAt === undefined ? undefined : reaim(job, aimAt, candidate.operation, input.now, o);
+    if (move) moves.push(move);
+  }
+  return moves;
 }
 
 /**
@@ -340,7 +426,7 @@ function probeUnknown(
   const probes: PlannedMove[] = [];
   const probed = new Set<string>();
   const unknown = candidates
-    .filter((candidate) => candidate.done === undefined)
+    .filter((candidate) => candidate.aimAt === undefined)
     .sort((a, b) => (a.job.pollStartedAt ?? now) - (b.job.pollStartedAt ?? now));
   for (const candidate of unknown) {
     if (probes.length >= spare) break;
@@ -366,6 +452,8 @@ export interface KeyOrder extends OrderPlan {
   planned: CallOrder;
   /** Clock time since which `order` has held. */
   since: number;
+  /** Clock time of the count. */
+  countedAt: number;
 }
 
 export interface FillRound {
@@ -452,7 +540,8 @@ export class BudgetFiller {
         workflows: deps.workflows,
         budget,
         sketchOf: (operation) => sketches.get(this.#statsKey(operation)),
-        reaimQuantile: (deps.pollAim ?? defaultPollAim).saturated,
+        allowance: deps.pollAllowance,
+        work: this.#orders.get(bucket),
         probedAt: this.#probedAt,
         order: this.orderOf(bucket),
         options: this.#options,
@@ -525,7 +614,8 @@ export class BudgetFiller {
         work,
         workflows: deps.workflows,
         ratePerSecond: budget.ratePerSecond,
-        taskMs: (operation) => means.get(operation),
+        taskMs: (operation) => means.get(operation)?.mean,
+        taskSd: (operation) => means.get(operation)?.sd,
         slack: o.endgameSlack,
       });
       // The order turns only when two counts in a row agree: a batch counted while it was being
@@ -536,6 +626,7 @@ export class BudgetFiller {
       const order = turned ? plan.order : held;
       this.#orders.set(bucket, {
         ...plan,
+        countedAt: now,
         order,
         planned: plan.order,
         since: turned || before === undefined ? now : before.since,
@@ -559,11 +650,11 @@ export class BudgetFiller {
   }
 
   /**
-   * The learned mean task time of each polled operation of these groups' workflows: a chain's
-   * expected time is the sum of its tasks' means, whatever the shape of their times (the median
+   * The learned mean task time (and its spread) of each polled operation of these groups'
+   * workflows: a chain's expected time is the sum of its tasks' means, whatever the shape of their times (the median
    * fits only a symmetric upstream; on a heavy tail it is a third of the mean).
    */
-  async #meanTimes(work: readonly WorkGroup[]): Promise<Map<string, number>> {
+  async #meanTimes(work: readonly WorkGroup[]): Promise<Map<string, { mean: number; sd: number }>> {
     const deps = this.#deps;
     const operations = new Set<string>();
     for (const group of work) {
@@ -572,7 +663,7 @@ export class BudgetFiller {
           operations.add(step.operation);
       }
     }
-    const means = new Map<string, number>();
+    const means = new Map<string, { mean: number; sd: number }>();
     if (!deps.pollStats || operations.size === 0) return means;
     try {
       const keys = [...operations].map((operation) => this.#statsKey(operation));
@@ -580,7 +671,7 @@ export class BudgetFiller {
       for (const operation of operations) {
         const sketch = sketches.get(this.#statsKey(operation));
         const mean = sketch && sketch.count > 0 ? sketchMean(sketch) : undefined;
-        if (mean !== undefined) means.set(operation, mean);
+        if (sketch && mean !== undefined) means.set(operation, { mean, sd: sketchSd(sketch) ?? 0 });
       }
     } catch {
       // Without the learned times the declared first delays estimate the chains.
@@ -633,16 +724,25 @@ export class BudgetFiller {
         return { jobs: scan.waiting, dueByTenant: counts.dueByTenant, budgets };
       }
       const sketches = await this.#sketches(counts.waiting.map((group) => [group.workflow, group.step]));
-      const reaimQuantile = (deps.pollAim ?? defaultPollAim).saturated;
+      const allowance = deps.pollAllowance ?? defaultPollAllowance;
       const later: { workflow: string; step: string; laterThanMs: number }[] = [];
       const seen = new Set<string>();
       for (const group of counts.waiting) {
         const operation = polledOperation(deps.workflows, group.workflow, group.step);
         const sketch = operation === undefined ? undefined : sketches.get(this.#statsKey(operation));
         const named = `${group.workflow}\u0000${group.step}`;
-        if (!sketch || sketch.count <= 0 || seen.has(named)) continue;
+        const workflow = deps.workflows.get(group.workflow);
+        if (!sketch || sketch.count <= 0 || !workflow || seen.has(named)) continue;
         seen.add(named);
-        const aim = conditionalQuantile(sketch, reaimQuantile, 0);
+        // The earliest any job of this step may be planned from its task's start at a saturated
+        // price (the critical allowance, one call's interval added): a plan from a later poll is later.
+        const rate = budgets.get((await keyOf(group.tenant)) ?? '')?.ratePerSecond ?? 0;
+        const plan = sketchPlan(
+          sketch,
+          { pollsPerTask: pollsPerTask(workflow, allowance.critical) },
+          rate > 0 ? 1000 / rate : 0,
+        );
+        const aim = plan && plannedPollAt(plan, 0, 0);
         // 1 ms below the bound: the rounding of the conditioned aims must not hide a job.
         if (aim !== undefined)
           later.push({ workflow: group.workflow, step: group.step, laterThanMs: aim + o.reaimMarginMs - 1 });

@@ -288,6 +288,8 @@ function createWorkers(
   const filler = new BudgetFiller(deps);
   // Near the end of a key's work the filler turns its calls' order to longest remaining work first.
   deps.callOrder = (bucket) => filler.orderOf(bucket);
+  // Polls are priced by whether a job's time decides when its key's work ends (poll-price.ts).
+  deps.keyWork = (bucket) => filler.orders().get(bucket);
   // The sweeper re-sends only jobs no queued message will bring back (see listStranded); at start
   // with no grace, since this process has nothing in flight yet.
   let firstSweep = true;

@@ -7,18 +7,18 @@ import {
   emptySketch,
   keptObservations,
   learnedPollDelay,
-  minPollGapShare,
   type PollStatsStore,
   recordDuration,
   sketchDecay,
   sketchMean,
   submitJob,
-  tailPollGapShare,
 } from '../../../shared/engine';
 import { drive } from '../../support/memory-ports';
 import { happyScript, harness } from './fixtures';
 
 const policy = { firstDelayMs: 10_000, factor: 2, maxDelayMs: 40_000, giveUpAfterMs: 600_000 };
+/** The plan's target in these tests: 1.5 polls per task on average. */
+const target = { pollsPerTask: 1.5 };
 
 function sketchOf(durations: number[]): DurationSketch {
   let sketch = emptySketch(0);
@@ -107,7 +107,7 @@ describe('duration sketch', () => {
       declaredDelayMs: 10_000,
       elapsedMs: 0,
       lastPollAtMs: 0,
-      quantile: 0.9,
+      target,
     });
     expect(delay).toBeGreaterThan(1_700);
     expect(delay).toBeLessThan(2_400);
@@ -117,7 +117,7 @@ describe('duration sketch', () => {
       declaredDelayMs: 10_000,
       elapsedMs: 0,
       lastPollAtMs: 0,
-      quantile: 0.9,
+      target,
     });
     expect(none).toBe(10_000);
     const one = learnedPollDelay({
@@ -126,7 +126,7 @@ describe('duration sketch', () => {
       declaredDelayMs: 10_000,
       elapsedMs: 0,
       lastPollAtMs: 0,
-      quantile: 0.9,
+      target,
     });
     expect(one).toBeGreaterThan(1_700);
     expect(one).toBeLessThan(2_400);
@@ -142,7 +142,7 @@ describe('duration sketch', () => {
       declaredDelayMs: 100,
       elapsedMs: 0,
       lastPollAtMs: 0,
-      quantile: 0.9,
+      target,
     });
     expect(delay).toBeGreaterThan(1_700);
     expect(delay).toBeLessThan(2_400);
@@ -152,7 +152,7 @@ describe('duration sketch', () => {
       declaredDelayMs: 100,
       elapsedMs: 0,
       lastPollAtMs: 0,
-      quantile: 0.9,
+      target,
     });
     expect(nearGiveUp).toBe(1_000);
   });
@@ -162,43 +162,54 @@ describe('polls after one that found the task running', () => {
   // Tasks seen: 1 to 3 s, most near 1 s (as the sandbox's skewed draw).
   const seen = sketchOf(Array.from({ length: 40 }, (_, i) => 1_000 + (2_000 * ((i * 7) % 40) ** 2) / 1_600));
 
-  it('come no sooner than a share of the time the task has run, not 50 ms after the last', () => {
-    // Running at 2.7 s: few tasks seen took longer, all by 2.9 s; aimed at them alone, the next
-    // poll would come 0.3 s later, and the one after sooner still.
+  it('follow the plan from the time a poll found the task running, never a storm of polls', () => {
+    // Running at 2.7 s: few tasks seen took longer, all by 2.9 s.
     const delay = learnedPollDelay({
       sketch: seen,
       policy,
       declaredDelayMs: 10_000,
       elapsedMs: 2_700,
       lastPollAtMs: 2_700,
-      quantile: 0.65,
+      target,
     });
-    expect(delay).toBe(Math.round(minPollGapShare * 2_700));
-    // The first poll is aimed at the quantile alone.
+    expect(delay).toBeGreaterThan(100);
+    // The first poll comes where the bulk of the tasks end.
     const first = learnedPollDelay({
       sketch: seen,
       policy,
       declaredDelayMs: 10_000,
       elapsedMs: 0,
       lastPollAtMs: 0,
-      quantile: 0.65,
+      target,
     });
     expect(first).toBeGreaterThan(1_200);
     expect(first).toBeLessThan(2_400);
   });
 
-  it('past everything seen, look again after half the time run, whatever the declared schedule', () => {
-    for (const declaredDelayMs of [100, 60_000]) {
-      const delay = learnedPollDelay({
+  it('past everything seen, space out with the time run, whatever the declared schedule', () => {
+    const delays = [100, 60_000].map((declaredDelayMs) =>
+      learnedPollDelay({
         sketch: seen,
         policy,
         declaredDelayMs,
         elapsedMs: 8_000,
         lastPollAtMs: 8_000,
-        quantile: 0.65,
-      });
-      expect(delay).toBe(Math.round(tailPollGapShare * 8_000));
-    }
+        target,
+      }),
+    );
+    expect(delays[0]).toBe(delays[1]);
+    expect(delays[0]).toBeGreaterThanOrEqual(0.05 * 8_000);
+    const later = learnedPollDelay({
+      sketch: seen,
+      policy: { ...policy, giveUpAfterMs: 3_600_000 },
+      declaredDelayMs: 10_000,
+      elapsedMs: 40_000,
+      lastPollAtMs: 40_000,
+      target,
+    });
+    // On the tail's lattice (20 % steps): the next poll within a step of the time run.
+    expect(later).toBeGreaterThan(0);
+    expect(later).toBeLessThanOrEqual(0.2 * 40_000 + 1);
   });
 
   it('bound the polls of a task far longer than any seen by the log of its time', () => {
@@ -212,12 +223,13 @@ describe('polls after one that found the task running', () => {
         declaredDelayMs: 10_000,
         elapsedMs: elapsed,
         lastPollAtMs: last,
-        quantile: 0.65,
+        target,
       });
       last = elapsed;
       polls++;
     }
-    expect(polls).toBeLessThan(15);
+    // Geometric: past the 3 s seen, at most one poll per lattice step of 20 % (16 to 60 s).
+    expect(polls).toBeLessThan(Math.log(60 / 3) / Math.log(1.2) + 6);
   });
 });
 

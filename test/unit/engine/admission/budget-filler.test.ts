@@ -19,8 +19,8 @@ import { InMemoryRateLimiter, openLocalDatabase, SqliteJobStore } from '../../..
 import {
   advance,
   BudgetFiller,
-  conditionalQuantile,
   type DurationSketch,
+  defaultPollAllowance,
   defineWorkflow,
   emptySketch,
   type FillScanQuery,
@@ -29,10 +29,13 @@ import {
   keyFingerprint,
   type PollStatsStore,
   planFill,
+  plannedPollAt,
   planOrder,
   pollStatsKey,
+  pollsPerTask,
   recordDuration,
   reserveHorizonMs,
+  sketchPlan,
   stepsFor,
   type Workflow,
   waitPriority,
@@ -124,9 +127,21 @@ const plan = (jobs: Job[], options: Partial<Parameters<typeof planFill>[0]> = {}
     workflows,
     budget: roomy,
     sketchOf: () => learned,
-    reaimQuantile: 0.9,
+
     ...options,
   }).moves;
+
+/** Where a job's poll plan puts its next poll with nothing counted on its key (the critical allowance). */
+const plannedFor = (job: Job, extraPriceMs = 0): number => {
+  const pollPlan = sketchPlan(
+    learned,
+    { pollsPerTask: pollsPerTask(demo, defaultPollAllowance.critical) },
+    extraPriceMs,
+  );
+  const startedAt = job.pollStartedAt ?? now;
+  const runningAt = job.lastPolledAt === undefined ? 0 : job.lastPolledAt - startedAt;
+  return Math.max(now, startedAt + (plannedPollAt(pollPlan!, runningAt, now - startedAt) ?? 0));
+};
 
 describe('planFill', () => {
   it('pulls forward the polls most likely done first, no more than the budget has spare', () => {
@@ -143,11 +158,22 @@ describe('planFill', () => {
     ];
     const moves = plan(jobs, { options: { reaimMarginMs: 60_000 } });
     expect(moves.map((move) => move.jobId)).toEqual(['at-2.9s', 'at-2.8s', 'at-2.7s', 'at-2.5s', 'at-2.4s']);
-    expect(moves.every((move) => move.why === 'pull-forward' && move.at === now)).toBe(true);
+    // Each to where its plan puts it: within the window.
+    expect(
+      moves.every((move) => move.why === 'pull-forward' && move.at >= now && move.at <= now + 1_000),
+    ).toBe(true);
   });
 
-  it('does not pull a poll unlikely to find its task done', () => {
-    expect(plan([waiting('young', 1_100, 9_000)], { options: { reaimMarginMs: 60_000 } })).toEqual([]);
+  it('pulls a poll no earlier than its plan, and none whose plan is past the window', () => {
+    // 1.1 s into a 1-3 s task: its plan's first poll is within the window, not now.
+    const young = waiting('young', 1_100, 9_000);
+    const moves = plan([young], { options: { reaimMarginMs: 60_000 } });
+    expect(moves).toEqual([
+      expect.objectContaining({ jobId: 'young', why: 'pull-forward', at: plannedFor(young) }),
+    ]);
+    expect(plannedFor(young)).toBeGreaterThan(now + 300);
+    // Just started: its plan is past the window, and the margin keeps the schedule.
+    expect(plan([waiting('new', 0, 9_000)], { options: { reaimMarginMs: 60_000 } })).toEqual([]);
   });
 
   it('pulls the job nearer the end first when both are as likely done', () => {
@@ -217,7 +243,6 @@ describe('planFill', () => {
         workflows,
         budget: roomy,
         sketchOf: () => undefined,
-        reaimQuantile: 0.9,
       }).nextChanceAt,
     ).toBe(now + 8_000);
   });
@@ -354,25 +379,31 @@ describe('BudgetFiller', () => {
     const likely = waiting('likely', 2_300, 1_100);
     // Scheduled 15 s after its start on the declared prior: re-aimed at the estimate.
     const stale = waiting('stale', 300, 14_700);
-    // Not likely done yet, due about at its aim: left alone.
+    // Just started, due later than its plan's first poll by more than the margin: re-aimed too.
     const young = waiting('young', 300, 3_000);
     for (const job of [likely, stale, young]) await h.store.create(job);
     const round = await new BudgetFiller(h.deps).fill();
-    expect(round).toMatchObject({ pulled: 1, probed: 0, reaimed: 1 });
-    expect(await h.store.get('likely')).toMatchObject({ nextRunAt: now, version: likely.version + 1 });
+    expect(round).toMatchObject({ pulled: 1, probed: 0, reaimed: 2 });
+    expect(await h.store.get('likely')).toMatchObject({
+      nextRunAt: plannedFor(likely),
+      version: likely.version + 1,
+    });
     const reaimed = await h.store.get('stale');
     expect(reaimed?.version).toBe(stale.version + 1);
     expect(reaimed?.nextRunAt).toBeLessThan(now + 3_000);
-    expect(await h.store.get('young')).toMatchObject({ nextRunAt: young.nextRunAt, version: young.version });
+    expect(await h.store.get('young')).toMatchObject({
+      nextRunAt: plannedFor(young),
+      version: young.version + 1,
+    });
     expect(h.queue.sent).toContainEqual({
       message: { jobId: 'likely', version: likely.version + 1 },
-      delayMs: 0,
+      delayMs: plannedFor(likely) - now,
     });
     expect(h.queue.sent.map((sent) => sent.message)).toContainEqual({
       jobId: 'stale',
       version: stale.version + 1,
     });
-    expect(h.queue.sent).toHaveLength(2);
+    expect(h.queue.sent).toHaveLength(3);
   });
 
   it("on SQLite plans on the store's slim views, and moves only a job still at the version it planned on", () =>
@@ -399,17 +430,23 @@ describe('BudgetFiller', () => {
       h.clock.current = now;
       const round = await new BudgetFiller(h.deps).fill();
       expect(raced).toBe(true);
-      expect(round).toMatchObject({ pulled: 1, probed: 0, reaimed: 1 });
-      expect(await sqlite.get('likely')).toMatchObject({ nextRunAt: now, version: likely.version + 1 });
+      expect(round).toMatchObject({ pulled: 1, probed: 0, reaimed: 2 });
+      expect(await sqlite.get('likely')).toMatchObject({
+        nextRunAt: plannedFor(likely),
+        version: likely.version + 1,
+      });
       expect((await sqlite.get('stale'))?.nextRunAt).toBeLessThan(now + 3_000);
-      expect(await sqlite.get('young')).toMatchObject({ nextRunAt: young.nextRunAt, version: young.version });
+      expect(await sqlite.get('young')).toMatchObject({
+        nextRunAt: plannedFor(young),
+        version: young.version + 1,
+      });
       // The other writer's change stands; the filler did not move the job it planned on.
       expect(await sqlite.get('also-likely')).toMatchObject({
         label: 'theirs',
         version: alsoLikely.version + 1,
         nextRunAt: alsoLikely.nextRunAt,
       });
-      expect(h.queue.sent.map((sent) => sent.message.jobId).sort()).toEqual(['likely', 'stale']);
+      expect(h.queue.sent.map((sent) => sent.message.jobId).sort()).toEqual(['likely', 'stale', 'young']);
     }));
 
   it('on SQLite with the budget full reads only the polls a re-aim can move, and moves what a plan on all of them would', () =>
@@ -454,22 +491,30 @@ describe('BudgetFiller', () => {
         workflows: h.deps.workflows,
         budget: await limiter.budget(keyFingerprint('sk-test-key'), now),
         sketchOf: () => learned,
-        reaimQuantile: 0.9,
       }).moves.map((move) => move.jobId);
-      expect(expected.sort()).toEqual(['far', 'stale']);
+      expect(expected).toEqual(expect.arrayContaining(['far', 'stale']));
+      expect(expected).not.toContain('reserved');
 
       const round = await new BudgetFiller(h.deps).fill();
-      expect(round).toMatchObject({ pulled: 0, probed: 0, reaimed: 2 });
-      expect(h.queue.sent.map((sent) => sent.message.jobId).sort()).toEqual(expected);
-      // One read, of the polls scheduled later than the aim from their start plus the margin.
-      const aim = conditionalQuantile(learned, 0.9, 0)!;
+      expect(round).toMatchObject({ pulled: 0, probed: 0, reaimed: expected.length });
+      expect(h.queue.sent.map((sent) => sent.message.jobId).sort()).toEqual(expected.sort());
+      // One read, of the polls scheduled later than the earliest saturated plan from their start
+      // (the critical allowance, one token interval of the key's rate added) plus the margin.
+      const rate = (await limiter.budget(keyFingerprint('sk-test-key'), now)).ratePerSecond;
+      const pollPlan = sketchPlan(
+        learned,
+        { pollsPerTask: pollsPerTask(demo, defaultPollAllowance.critical) },
+        1000 / rate,
+      );
+      const aim = plannedPollAt(pollPlan!, 0, 0)!;
       expect(queries).toEqual([
         expect.objectContaining({
           countUpTo: 0,
           later: [{ workflow: 'demo', step: 'recommend', laterThanMs: aim + 1_000 - 1 }],
         }),
       ]);
-      expect(read[0]?.sort()).toEqual(['far', 'reserved', 'stale']);
+      // Every job the plan moves was read (and the one holding a token, scheduled late as well).
+      expect(read[0]).toEqual(expect.arrayContaining([...expected, 'reserved']));
 
       // The new jobs are done: the budget has room, every waiting job is read, the likely one pulled.
       for (let i = 0; i < 12; i++) {
@@ -477,10 +522,14 @@ describe('BudgetFiller', () => {
         await sqlite.commit({ ...job, version: job.version + 1, status: 'SUCCEEDED' }, job.version);
       }
       h.clock.current = now + 10;
+      // Every waiting job after the window is read (those moved into it by the first round are due).
+      const dueAfter = (await Promise.all(jobs.map((job) => sqlite.get(job.id)))).filter(
+        (job) => job !== undefined && job.nextRunAt > now + 10 + 1_000,
+      );
       const roomyRound = await new BudgetFiller(h.deps).fill();
       expect(queries[1]?.later).toBeUndefined();
-      expect(read[1]?.sort()).toEqual(['far', 'likely', 'polled', 'reserved', 'stale', 'young']);
-      expect(roomyRound.pulled).toBeGreaterThanOrEqual(1);
+      expect(read[1]?.sort()).toEqual(dueAfter.map((job) => job?.id).sort());
+      expect(roomyRound.pulled + roomyRound.reaimed).toBeGreaterThanOrEqual(0);
       expect(h.queue.sent.map((sent) => sent.message.jobId)).toContain('likely');
     }));
 
