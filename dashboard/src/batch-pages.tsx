@@ -16,6 +16,7 @@ import {
 import { formatDuration, formatTime, jobTitle, plural, stepTitle, toDate } from './format';
 import { useAction, useFocusHeading, useLoaded } from './hooks';
 import { listRefreshMs } from './jobs-page';
+import { LiveNote } from './live-note';
 import { batchHref, jobHref, jobsHash } from './routing';
 import type { Api, BatchAnswer, BatchList, BatchView, JobPage, Settings } from './types';
 
@@ -25,6 +26,8 @@ export function BatchesPage({ api, config }: { api: Api; config: Settings }) {
     () => api<BatchList>('GET', '/batches?limit=50'),
     [api],
     listRefreshMs,
+    undefined,
+    { api, config, filter: {} },
   );
   const batches = page?.batches ?? [];
   return (
@@ -120,7 +123,7 @@ interface LoadedBatch {
 export function BatchPage({ api, config, id }: { api: Api; config: Settings; id: string }) {
   const heading = useFocusHeading(`batch-${id}`);
   const path = `/batches/${encodeURIComponent(id)}`;
-  const { data, error, load } = useLoaded<LoadedBatch>(
+  const { data, error, load, live } = useLoaded<LoadedBatch>(
     async () => ({
       answer: await api<BatchAnswer>('GET', path),
       jobs: await api<JobPage>('GET', `/jobs?batchId=${encodeURIComponent(id)}&limit=1000`),
@@ -130,6 +133,7 @@ export function BatchPage({ api, config, id }: { api: Api; config: Settings; id:
     (loaded) =>
       loaded !== undefined &&
       (loaded.answer.batch.status !== 'FINISHED' || loaded.answer.batch.totals.running > 0),
+    { api, config, filter: { batchId: id } },
   );
   const { busy, notice, run } = useAction(load);
   const answer = data?.answer;
@@ -185,7 +189,7 @@ export function BatchPage({ api, config, id }: { api: Api; config: Settings; id:
         subtitle={
           <>
             {batch.workflow} · created <When at={batch.createdAt} /> · {formatDuration(batch.elapsedMs)}{' '}
-            {active ? 'so far' : 'in all'}
+            {active ? 'so far' : 'in all'} · <LiveNote state={live} />
           </>
         }
       />

@@ -1,6 +1,8 @@
-/** Loading, polling, actions and focus: the behaviour every page shares. */
+/** Loading, live updates or polling, actions and focus: the behaviour every page shares. */
 import { type Inputs, useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import type { ApiError } from './api';
+import { followLive, type LiveFilter, type LiveState } from './live';
+import type { Api, Settings } from './types';
 
 /** Repeats `load` every `ms` while the tab is visible, and at once when it becomes visible again. */
 export function usePolling(load: () => Promise<unknown>, ms: number, active: boolean): void {
@@ -31,6 +33,56 @@ export interface Loaded<T> {
   data: T | undefined;
   error: string | undefined;
   load: () => Promise<void>;
+  /** Whether the live feed brings the changes (`live`) or the page polls. */
+  live: LiveState;
+}
+
+/** What a page follows live: its filter on the feed of `api`. */
+export interface LiveSource {
+  api: Api;
+  config: Settings;
+  filter: LiveFilter;
+}
+
+/** While the feed is live, a poll this rarely still catches anything it could not tell. */
+const liveSafetyMs = 30_000;
+/** Events coming fast reload the page at most this often (a batch of a thousand jobs moves every second). */
+const liveReloadMs = 1000;
+
+/**
+ * Calls `reload` (at most once a second) when the feed of `source` has an event; answers the feed's
+ * state. No source: `polling`.
+ */
+export function useLive(source: LiveSource | undefined, reload: () => Promise<unknown>): LiveState {
+  const [state, setState] = useState<LiveState>(source ? 'connecting' : 'polling');
+  const saved = useRef(reload);
+  saved.current = reload;
+  const key = source ? `${source.filter.batchId ?? ''}|${source.filter.jobId ?? ''}` : undefined;
+  useEffect(() => {
+    if (!source) return undefined;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let again = false;
+    const schedule = () => {
+      if (timer !== undefined) {
+        again = true;
+        return;
+      }
+      timer = setTimeout(async () => {
+        await saved.current().catch(() => {});
+        timer = undefined;
+        if (again) {
+          again = false;
+          schedule();
+        }
+      }, liveReloadMs);
+    };
+    const stop = followLive(source.api, source.config, source.filter, schedule, setState);
+    return () => {
+      stop();
+      clearTimeout(timer);
+    };
+  }, [source?.api, key]);
+  return state;
 }
 
 /**
@@ -42,6 +94,7 @@ export function useLoaded<T>(
   inputs: Inputs,
   ms: number,
   active: (data: T | undefined) => boolean = () => true,
+  live?: LiveSource | undefined,
 ): Loaded<T> {
   const [data, setData] = useState<T | undefined>(undefined);
   const [error, setError] = useState<string | undefined>(undefined);
@@ -56,8 +109,9 @@ export function useLoaded<T>(
   useEffect(() => {
     load();
   }, [load]);
-  usePolling(load, ms, Boolean(active(data)));
-  return { data, error, load };
+  const liveState = useLive(live, load);
+  usePolling(load, liveState === 'live' ? liveSafetyMs : ms, Boolean(active(data)));
+  return { data, error, load, live: liveState };
 }
 
 /** What a notice says: a success or why something failed. */

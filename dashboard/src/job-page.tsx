@@ -13,6 +13,7 @@ import {
   upstreamText,
 } from './format';
 import { useAction, useFocusHeading, useLoaded } from './hooks';
+import { LiveNote } from './live-note';
 import { batchHref, jobsHash } from './routing';
 import type {
   Api,
@@ -339,7 +340,7 @@ interface LoadedJob {
 
 export function JobPage({ api, config, id }: { api: Api; config: Settings; id: string }) {
   const heading = useFocusHeading(id);
-  const { data, error, load } = useLoaded<LoadedJob>(
+  const { data, error, load, live } = useLoaded<LoadedJob>(
     async () => {
       const { job } = await api<{ job: JobView }>('GET', `/jobs/${encodeURIComponent(id)}`);
       const timeline = config.timeline
@@ -352,6 +353,7 @@ export function JobPage({ api, config, id }: { api: Api; config: Settings; id: s
     // While it runs, and while its callback is still to be delivered (attempts show as they come).
     (loaded) =>
       loaded !== undefined && (unfinished.includes(loaded.job.status) || callbackPending(loaded.job)),
+    { api, config, filter: { jobId: id } },
   );
   const { busy, notice, setNotice, run } = useAction(load);
   const job = data?.job;
@@ -394,6 +396,12 @@ export function JobPage({ api, config, id }: { api: Api; config: Settings; id: s
           <>
             {job.workflow} · created <When at={job.createdAt} />
             {job.finishedAt ? ` · took ${formatDuration(took)}` : ` · running for ${formatDuration(took)}`}
+            {running ? (
+              <>
+                {' · '}
+                <LiveNote state={live} />
+              </>
+            ) : null}
           </>
         }
       >

@@ -180,6 +180,8 @@ export function JobsPage({ api, config, route }: { api: Api; config: Settings; r
     },
     [api, JSON.stringify(filters), cursor],
     listRefreshMs,
+    undefined,
+    { api, config, filter: {} },
   );
   useEffect(() => setChecked([]), [load]);
 
