@@ -52,6 +52,7 @@ const PATENT_BASIC = 'Patent Basic Data';
 const FTO = 'FTO Search';
 const TECHNICAL_QA = 'Technical Q&A';
 const SPECIFICATION = 'Specification Drafting';
+const FEASIBILITY = 'Feasibility Analysis Assistant';
 const JSON_BODY = 'application/json';
 const SSE = 'text/event-stream';
 
@@ -462,6 +463,24 @@ export const catalogue = {
     'POST',
     '/ai/specification/download-report',
     SPECIFICATION,
+    JSON_BODY,
+    'read',
+  ),
+  'ai40-1AiFeasibilityAnalysisCreation': row(
+    'ai40-1AiFeasibilityAnalysisCreation',
+    'ai40-1',
+    'POST',
+    '/ai/feasibility-analysis-creation',
+    FEASIBILITY,
+    JSON_BODY,
+    'create',
+  ),
+  'ai40-2AiFeasibilityAnalysisQuery': row(
+    'ai40-2AiFeasibilityAnalysisQuery',
+    'ai40-2',
+    'POST',
+    '/ai/feasibility-analysis-query',
+    FEASIBILITY,
     JSON_BODY,
     'read',
   ),

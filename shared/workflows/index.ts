@@ -13,6 +13,7 @@ import type { Workflow, WorkflowRegistry } from '../engine/workflow';
 import { call } from './call/workflow';
 import { withCommonNames } from './common/common-names';
 import { encyclopediaQa } from './encyclopedia-qa/workflow';
+import { feasibilityAnalysis } from './feasibility-analysis/workflow';
 import { findSolution } from './find-solution/workflow';
 import { fto } from './fto/workflow';
 import { llmChat } from './llm-chat/workflow';
@@ -37,6 +38,7 @@ const all: Workflow[] = [
   fto,
   technicalQa,
   specificationDrafting,
+  feasibilityAnalysis,
   call,
 ].map((workflow) => withCommonNames(workflow as Workflow));
 
@@ -50,6 +52,7 @@ export const workflowNames: readonly string[] = all.map((workflow) => workflow.n
 export {
   call,
   encyclopediaQa,
+  feasibilityAnalysis,
   findSolution,
   fto,
   llmChat,

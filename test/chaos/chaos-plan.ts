@@ -32,6 +32,12 @@ const mix: [workflow: string, input: (i: number, tag: string) => unknown][] = [
     (i, tag) => ({ question: `How can hinge wear be limited in folding helmet ${tag} ${i}?` }),
   ],
   [
+    'feasibility-analysis',
+    (i, tag) => ({
+      text: `Variant ${tag} ${i}: a folding helmet whose shell segments lock open with a magnetic buckle.`,
+    }),
+  ],
+  [
     'specification-drafting',
     (i, tag) => ({
       title: `Folding helmet ${tag} ${i}`,

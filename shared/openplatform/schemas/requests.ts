@@ -449,6 +449,16 @@ const buildRequestSchemas = () =>
     'ai37-5SpecificationDownloadReport': z.strictObject({
       task_id: z.string().min(1),
     }),
+    'ai40-1AiFeasibilityAnalysisCreation': z.strictObject({
+      /** The technical solution to assess. */
+      text: z.string().trim().min(1),
+      lang,
+      /** Whether the PDF carries the platform's logo. */
+      need_logo: z.boolean().optional(),
+    }),
+    'ai40-2AiFeasibilityAnalysisQuery': z.strictObject({
+      task_id: z.string().min(1),
+    }),
     'ai66-1FtoSubmit': z.strictObject({
       input: z.string().min(1),
       lang: lang.optional(),

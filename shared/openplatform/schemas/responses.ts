@@ -925,6 +925,13 @@ const buildResponseDataSchemas = () =>
       task_id: lenientString.nullish(),
       report_url: lenientString.nullish(),
     }),
+    'ai40-1AiFeasibilityAnalysisCreation': z.looseObject({ task_id: lenientString.nullish() }),
+    'ai40-2AiFeasibilityAnalysisQuery': z.looseObject({
+      /** 1 running, 2 done, 3 failed. */
+      status: lenientInt.nullish(),
+      /** The report (PDF), once done. */
+      url: lenientString.nullish(),
+    }),
     'ai66-1FtoSubmit': z.looseObject({
       task_id: lenientString.nullish(),
     }),

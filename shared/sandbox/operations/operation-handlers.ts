@@ -5,6 +5,7 @@ import { createBibliographyOperations } from './bibliography';
 import { createChatOperations } from './chat';
 import type { OperationHandlers, RegistryFactory } from './contract';
 import { createDisclosureOperations } from './disclosure';
+import { createFeasibilityOperations } from './feasibility';
 import { createFindSolutionOperations } from './find-solution';
 import { createFtoOperations } from './fto';
 import { createMaterialsOperations } from './materials';
@@ -27,6 +28,7 @@ export function createOperationHandlers(registry: RegistryFactory): OperationHan
     ...createFtoOperations(registry),
     ...createTechnicalQaOperations(registry),
     ...createSpecificationOperations(registry),
+    ...createFeasibilityOperations(registry),
     ...createPatentCountOperations(),
     ...createBibliographyOperations(),
     ...createPatentStatusOperations(),

@@ -75,6 +75,8 @@ const badJsonInputs: [workflow: string, input: unknown, field: string][] = [
     { disclosure: 'x', title: 'T', claims: '1. A latch.', drawings: ['file:///a.png'] },
     'drawings',
   ],
+  ['feasibility-analysis', {}, 'text'],
+  ['feasibility-analysis', { text: 'x', lang: 'de' }, 'lang'],
 ];
 
 export const inputFileRows: CliRow[] = [

@@ -39,6 +39,7 @@ const inputs: [string, unknown, string][] = [
   ['technical-qa', { text: 'x', sources: ['patent', 'tv'] }, 'sources'],
   ['technical-qa', { text: 'x', lang: 'fr' }, 'lang'],
   ['specification-drafting', { text: 'x', title: 'T', claims: '' }, 'claims'],
+  ['feasibility-analysis', { text: 'x', logo: 'yes' }, 'logo'],
   [
     'specification-drafting',
     { disclosure: 'x', title: 'T', claims: '1. A latch.', category: 'Gadget' },

@@ -85,4 +85,20 @@ describe('drafting workflows through the real bin (built-in sandbox)', () => {
     expect(listed.stdout).toContain('ai37-1');
     expect(listed.stdout).toContain('claims');
   }, 180_000);
+
+  it('feasibility-analysis: a solution in a text file becomes an assessment PDF, listed first', async () => {
+    writeFileSync(
+      join(dir, 'egg-sleeve.md'),
+      '# Impact-absorbing egg sleeve\n\nWrap each egg in a soft layer of sponge or bubble wrap, held by a paper sleeve, so it survives a fall of one metre.\n',
+    );
+    const job = await run('feasibility-analysis', 'egg-sleeve.md');
+    expect(job).toMatchObject({ workflow: 'feasibility-analysis', status: 'SUCCEEDED' });
+    const { markdown, result } = reportOf(job);
+    expect(markdown.split('\n')[0]).toBe('# Feasibility analysis: Impact-absorbing egg sleeve');
+    expect(markdown).toContain('**Sandbox data: not real publications.**');
+    expect(markdown.indexOf('## Assessment')).toBeLessThan(markdown.indexOf('## Solution assessed'));
+    expect(result.input.text).toMatch(/^Wrap each egg/);
+    const pdf = readFileSync(join(dir, 'opflow-out', job.id, 'attachments', result.attachments[0].fileName));
+    expect(pdf.subarray(0, 5).toString()).toBe('%PDF-');
+  }, 180_000);
 });
