@@ -1,0 +1,331 @@
+/**
+ * Fairness benchmark: does a `high` job go ahead of a saturated batch, and does each tenant get its
+ * configured share of a key when several have work?
+ *
+ * Everything is real and in one process, as in bench/throughput.ts: the built-in sandbox on
+ * 127.0.0.1 (its key limited to Q calls per second; tasks of 1 to 3 s, most near 1 s), the local
+ * runtime as `opflow run` builds it (SQLite file, report folder, HTTP client, limiter, worker pool),
+ * on a virtual clock that jumps to the next due time whenever every worker is idle. Each call is
+ * told apart by the job that made it (its commits and reads). Cases run one after another
+ * and print side by side; nothing here asserts.
+ *
+ *   npx tsx bench/fairness.ts [--limit=5] [--batch=300] [--jobs=60] [--only=priority|shares]
+ *
+ * - priority: a batch of `--batch` novelty checks saturates the key; 60 s in, one more check is
+ *   submitted, `normal` or `high` (and `high` without the cut-in, to show what it adds). Each of its
+ *   calls' wait (from the step that found it due to the call) is divided by the token interval.
+ * - shares: three tenants on one key (weights 1, 1, 2; `--jobs` checks each for the first two,
+ *   twice that for the third, submitted in that order) with fair shares off and on. Each tenant's
+ *   share of the calls in every 60 s window (stepped by 10 s) while all three have work, against its
+ *   configured share.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import * as z from 'zod';
+import type { InMemoryRateLimiter } from '../shared/backends/local';
+import { isTerminal, type Job, keyFingerprint, silentLogger, submitJob } from '../shared/engine';
+import { createLocalPipeline, type LocalPipeline } from '../shared/runtime/local/pipeline';
+import { ManualClock, skippingTime } from '../shared/runtime/time';
+import { SANDBOX_API_KEY } from '../shared/sandbox';
+import { noveltyCheck, workflows } from '../shared/workflows';
+
+const optionsSchema = z.object({
+  limit: z.coerce.number().positive().max(100),
+  batch: z.coerce.number().int().min(10).max(5_000),
+  jobs: z.coerce.number().int().min(10).max(2_000),
+  only: z.enum(['all', 'priority', 'shares']),
+});
+type Options = z.infer<typeof optionsSchema>;
+
+function readOptions(): Options {
+  const { values } = parseArgs({
+    options: {
+      limit: { type: 'string', default: '5' },
+      batch: { type: 'string', default: '300' },
+      jobs: { type: 'string', default: '60' },
+      only: { type: 'string', default: 'all' },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(
+      'npx tsx bench/fairness.ts [--limit=5] [--batch=300] [--jobs=60] [--only=all|priority|shares]\n',
+    );
+    process.exit(0);
+  }
+  const parsed = optionsSchema.safeParse(values);
+  if (!parsed.success) {
+    process.stderr.write(
+      `fairness: ${parsed.error.issues.map((issue) => `--${issue.path.join('.')}: ${issue.message}`).join('; ')}\n`,
+    );
+    process.exit(2);
+  }
+  return parsed.data;
+}
+
+/** Task times at the sandbox: 1 to 3 s, most near 1 s (as bench/throughput.ts). */
+const taskDuration = { meanMs: 2_000, spreadMs: 1_000, shape: 'skewed' as const };
+
+const noveltyText = (i: number) =>
+  [
+    `Electrodynamic dust shield in the anti-reflective coating of solar module ${i + 1}.`,
+    'Transparent interdigitated electrodes inside the coating are driven by a three-phase high-voltage signal.',
+    'The travelling electric field lifts charged dust particles and moves them to the lower edge of the module.',
+  ].join(' ');
+
+/** What each job did: when it was first due for each call, each call's token wait, and every call. */
+interface Trace {
+  dueAt: Map<string, number>;
+  waits: Map<string, number[]>;
+  calls: { jobId: string; tenant: string; at: number }[];
+}
+
+/**
+ * A pipeline on the virtual clock whose calls are traced per job: a step that reads its job due
+ * starts the wait for the call's token (the first since the job's last call), and a commit whose
+ * job counts one call more ends it (on the virtual clock a call takes no time). A download takes no
+ * token and is not counted.
+ */
+async function tracedPipeline(dir: string, qps: number, env: Record<string, string>) {
+  const clock = new ManualClock(Date.now());
+  const pipeline = await createLocalPipeline({
+    time: skippingTime(clock),
+    config: {
+      qps,
+      concurrency: 8,
+      dbPath: join(dir, 'opflow.db'),
+      outDir: join(dir, 'out'),
+      sandboxSpeed: 10,
+    },
+    workflows,
+    env,
+    announce: () => undefined,
+    log: silentLogger,
+    sandbox: {
+      keys: [{ key: SANDBOX_API_KEY, qps }],
+      seed: 7,
+      taskDurations: {},
+      defaultTaskDuration: taskDuration,
+      streamChunkDelayMs: 0,
+    },
+  });
+  const trace: Trace = { dueAt: new Map(), waits: new Map(), calls: [] };
+  const now = () => pipeline.deps.clock.now();
+  const fetchSteps = new Set(
+    noveltyCheck.steps.filter((step) => step.kind === 'fetch').map((step) => step.name),
+  );
+  const counted = new Map<string, number>();
+  pipeline.deps.onJobRead = (job) => {
+    if (job.nextRunAt > now() + 1_000 || isTerminal(job.status) || fetchSteps.has(job.step)) return;
+    if (!trace.dueAt.has(job.id)) trace.dueAt.set(job.id, now());
+  };
+  const unwatch = pipeline.onJobChange((job) => {
+    const calls = job.usage.calls - (counted.get(job.id) ?? 0);
+    if (calls <= 0) return;
+    counted.set(job.id, job.usage.calls);
+    const dueAt = trace.dueAt.get(job.id);
+    trace.dueAt.delete(job.id);
+    for (let i = 0; i < calls; i++)
+      trace.calls.push({ jobId: job.id, tenant: job.tenant, at: job.updatedAt });
+    if (dueAt !== undefined)
+      trace.waits.set(job.id, [...(trace.waits.get(job.id) ?? []), Math.max(0, job.updatedAt - dueAt)]);
+  });
+  return { pipeline, trace, clock, unwatch };
+}
+
+const submit = (pipeline: LocalPipeline, i: number, extra: Record<string, unknown> = {}) =>
+  submitJob(pipeline.deps, {
+    workflow: 'novelty-check',
+    input: { text: noveltyText(i), title: `Dust shield ${i + 1}` },
+    ...extra,
+  }).then(({ job }) => job);
+
+/** Waits (in real time) until the virtual clock has reached `at`. */
+async function untilClock(pipeline: LocalPipeline, at: number): Promise<void> {
+  while (pipeline.deps.clock.now() < at) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
+interface PriorityResult {
+  label: string;
+  calls: number;
+  intervalMs: number;
+  waits: number[];
+  spanMs: number;
+}
+
+async function priorityCase(options: Options, label: string, priority: 'normal' | 'high', lane: boolean) {
+  const dir = mkdtempSync(join(tmpdir(), 'opflow-bench-fairness-'));
+  const { pipeline, trace } = await tracedPipeline(dir, options.limit, {});
+  try {
+    if (!lane) (pipeline.deps.rateLimiter as { cutIn?: unknown }).cutIn = undefined;
+    const startedAt = pipeline.deps.clock.now();
+    for (let i = 0; i < options.batch; i++) await submit(pipeline, i, { batchId: 'bulk' });
+    pipeline.start();
+    await untilClock(pipeline, startedAt + 60_000);
+    const probe = await submit(pipeline, 100_000, { priority, label: 'the attorney check' });
+    const [done] = await pipeline.waitForJobs([probe.id], { signal: AbortSignal.timeout(900_000) });
+    await pipeline.stop();
+    const rate = (pipeline.deps.rateLimiter as InMemoryRateLimiter).currentRate(
+      keyFingerprint(SANDBOX_API_KEY),
+    );
+    const waits = trace.waits.get(probe.id) ?? [];
+    return {
+      label,
+      calls: waits.length,
+      intervalMs: 1000 / rate,
+      waits,
+      spanMs: ((done as Job).finishedAt ?? 0) - probe.createdAt,
+    } satisfies PriorityResult;
+  } finally {
+    await pipeline.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const tenantsOfShares = [
+  { tenant: 'alpha', weight: 1 },
+  { tenant: 'beta', weight: 1 },
+  { tenant: 'gamma', weight: 2 },
+] as const;
+
+interface SharesResult {
+  label: string;
+  windows: number;
+  /** Per tenant: configured share, and the least and most it got in a window. */
+  rows: { tenant: string; configured: number; min: number; max: number; worst: number }[];
+}
+
+async function sharesCase(options: Options, label: string, on: boolean): Promise<SharesResult> {
+  const dir = mkdtempSync(join(tmpdir(), 'opflow-bench-fairness-'));
+  const env = { OPFLOW_SHARES: on ? tenantsOfShares.map((t) => `${t.tenant}=${t.weight}`).join(',') : 'off' };
+  const { pipeline, trace } = await tracedPipeline(dir, options.limit, env);
+  try {
+    const ids: string[] = [];
+    let n = 0;
+    for (const { tenant, weight } of tenantsOfShares)
+      for (let i = 0; i < options.jobs * weight; i++) {
+        ids.push((await submit(pipeline, n++, { tenant })).id);
+      }
+    pipeline.start();
+    const jobs = await pipeline.waitForJobs(ids, { signal: AbortSignal.timeout(3_600_000) });
+    await pipeline.stop();
+    // While all three have work: from the first call to the first tenant's last finish.
+    const lastFinish = new Map<string, number>();
+    for (const job of jobs)
+      lastFinish.set(job.tenant, Math.max(lastFinish.get(job.tenant) ?? 0, job.finishedAt ?? job.updatedAt));
+    const from = Math.min(...trace.calls.map((call) => call.at));
+    const to = Math.min(...lastFinish.values());
+    const total = tenantsOfShares.reduce((sum, t) => sum + t.weight, 0);
+    const seen = new Map<string, number[]>(tenantsOfShares.map((t) => [t.tenant, []]));
+    let windows = 0;
+    for (let start = from; start + 60_000 <= to; start += 10_000) {
+      const inWindow = trace.calls.filter((call) => call.at >= start && call.at < start + 60_000);
+      if (inWindow.length === 0) continue;
+      windows++;
+      for (const { tenant } of tenantsOfShares) {
+        const mine = inWindow.filter((call) => call.tenant === tenant).length;
+        seen.get(tenant)?.push(mine / inWindow.length);
+      }
+    }
+    return {
+      label,
+      windows,
+      rows: tenantsOfShares.map(({ tenant, weight }) => {
+        const shares = seen.get(tenant) ?? [];
+        const configured = weight / total;
+        const min = Math.min(...shares);
+        const max = Math.max(...shares);
+        return {
+          tenant,
+          configured,
+          min,
+          max,
+          worst: Math.max(configured - min, max - configured) / configured,
+        };
+      }),
+    };
+  } finally {
+    await pipeline.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const pct = (x: number) => `${(100 * x).toFixed(1)} %`;
+
+function table(headers: string[], rows: string[][]): string {
+  const widths = headers.map((header, i) =>
+    Math.max(header.length, ...rows.map((row) => (row[i] ?? '').length)),
+  );
+  const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ');
+  return [line(headers), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}
+
+async function main(): Promise<void> {
+  const options = readOptions();
+  const out: string[] = [`fairness bench: key limit ${options.limit} calls/s, virtual clock`];
+  if (options.only !== 'shares') {
+    const results: PriorityResult[] = [];
+    for (const [label, priority, lane] of [
+      ['normal', 'normal', true],
+      ['high, no cut-in', 'high', false],
+      ['high', 'high', true],
+    ] as const) {
+      process.stderr.write(`  priority: ${label}...\n`);
+      results.push(await priorityCase(options, label, priority, lane));
+    }
+    out.push(
+      '',
+      `(a) one check submitted 60 s into a saturated batch of ${options.batch}: each call's token wait / token interval`,
+      table(
+        ['probe', 'calls', 'interval', 'max wait', 'max wait / interval', 'mean wait / interval', 'span'],
+        results.map((r) => [
+          r.label,
+          String(r.calls),
+          `${r.intervalMs.toFixed(0)} ms`,
+          `${(Math.max(0, ...r.waits) / 1000).toFixed(2)} s`,
+          (Math.max(0, ...r.waits) / r.intervalMs).toFixed(2),
+          (r.waits.reduce((a, b) => a + b, 0) / Math.max(1, r.waits.length) / r.intervalMs).toFixed(2),
+          `${(r.spanMs / 1000).toFixed(1)} s`,
+        ]),
+      ),
+    );
+  }
+  if (options.only !== 'priority') {
+    const results: SharesResult[] = [];
+    for (const [label, on] of [
+      ['shares off', false],
+      ['shares on', true],
+    ] as const) {
+      process.stderr.write(`  shares: ${label}...\n`);
+      results.push(await sharesCase(options, label, on));
+    }
+    out.push(
+      '',
+      `(b) three tenants on one key (weights 1, 1, 2; ${options.jobs}, ${options.jobs}, ${2 * options.jobs} checks submitted in that order): share of calls per 60 s window while all have work`,
+      table(
+        ['case', 'windows', 'tenant', 'configured', 'least', 'most', 'worst off / configured'],
+        results.flatMap((r) =>
+          r.rows.map((row) => [
+            r.label,
+            String(r.windows),
+            row.tenant,
+            pct(row.configured),
+            pct(row.min),
+            pct(row.max),
+            pct(row.worst),
+          ]),
+        ),
+      ),
+    );
+  }
+  process.stdout.write(`${out.join('\n')}\n`);
+}
+
+main().catch((error) => {
+  process.stderr.write(
+    `fairness: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
+  process.exit(1);
+});
