@@ -10,6 +10,7 @@
 
 import { commandDefiner, type HelpText } from './command-spec';
 import { batchCommand } from './commands/batch';
+import { bulkCommand } from './commands/bulk';
 import { callCommand } from './commands/call';
 import { callbacksResendCommand, callbacksSecretCommand } from './commands/callbacks';
 import { cancelCommand } from './commands/cancel';
@@ -329,6 +330,64 @@ const cancel = defineCommand({
   run: ({ ctx, args: [jobId], options }) => cancelCommand(ctx, jobId, options),
 });
 
+const bulk = defineCommand({
+  name: 'bulk',
+  summary: 'retry, redrive, cancel or answer every job a filter selects: counted first, then confirmed',
+  arguments: [{ name: '<action>', description: 'retry, redrive, cancel or answer' }],
+  options: [
+    {
+      flags: '--status <statuses>',
+      description:
+        "only jobs in these statuses, comma-separated, within the action's (retry, redrive: FAILED, CANCELLED; cancel: unfinished; answer: AWAITING_INPUT)",
+    },
+    { flags: '--workflow <name>', description: 'only jobs of this workflow' },
+    { flags: '--tenant <name>', description: 'only jobs of this tenant' },
+    { flags: '--batch <id>', description: 'only jobs of this batch' },
+    { flags: '--label <text>', description: 'only jobs whose label contains this text' },
+    {
+      flags: '--created-after <time>',
+      description: 'only jobs created at or after (2026-01-31 or ISO 8601)',
+    },
+    {
+      flags: '--created-before <time>',
+      description: 'only jobs created at or before (a date means its end)',
+    },
+    {
+      flags: '--failure <kind>',
+      description: 'only jobs whose last error is of this kind (deadline, not-found, ...)',
+    },
+    {
+      flags: '--from-start',
+      description: 'retry, redrive: from the first step (paid calls made count as repeats)',
+    },
+    { flags: '--deadline <duration>', description: 'retry, redrive: a new deadline for each, e.g. 2h' },
+    {
+      flags: '--select <ids>',
+      description: 'answer: the option ids to choose in every job, comma-separated',
+    },
+    {
+      flags: '--take-defaults',
+      description: "answer: each job's defaults (the options the platform marked)",
+    },
+    { flags: '--dry-run', description: 'count and list what would change, change nothing' },
+    { flags: '--yes', description: 'act without asking (after the count is printed)' },
+    { flags: '--sample <n>', description: 'jobs listed by the count', default: '10' },
+  ],
+  help: `
+Counts the jobs first and lists a sample, then asks (a terminal prompt; otherwise "y" on standard
+input) unless --yes. It acts on the set it counted: when the set changed meanwhile it refuses
+(exit 1); a job that changed since it was read, or one the engine refuses, is skipped and named
+(exit 1). Each job's change is a versioned commit, so two runs at once act on each job once.
+redrive is retry for items of batches, and runs their batches again. The job API has the same as
+POST /jobs/bulk (a dry run, then the call with its count and selection).
+
+Examples:
+  opflow bulk retry --failure deadline --deadline 2h --dry-run
+  opflow bulk cancel --workflow novelty-check --created-before 2026-01-31 --yes
+  opflow bulk answer --batch lamps --take-defaults`,
+  run: ({ ctx, args: [action], options }) => bulkCommand(ctx, action, options),
+});
+
 const report = defineCommand({
   name: 'report',
   summary: "where a finished job's report is, or the report itself",
@@ -409,7 +468,8 @@ const serve = defineCommand({
 The dashboard (web page) is at GET / with its files at GET /ui/{file} (see docs/guides/dashboard.md).
 Routes (described in OpenAPI at GET /openapi.json and in docs/guides/job-api.md): GET /health, POST /jobs,
 GET /jobs (?status=&workflow=&batchId=&tenant=&source=&since=&until=&q=&limit=&cursor=), GET /jobs/{id},
-POST /jobs/{id}/selection, POST /jobs/{id}/cancel, POST /jobs/{id}/retry ({"fromStart": true} optional),
+POST /jobs/{id}/selection, POST /jobs/{id}/cancel, POST /jobs/{id}/retry ({"fromStart", "deadlineMs"} optional),
+POST /jobs/bulk (retry, redrive, cancel or answer the jobs a filter selects: a dry run, then confirmed),
 GET /jobs/{id}/report (where the files are), GET /jobs/{id}/report/{file} (the file itself),
 GET /jobs/{id}/timeline (the steps with their figures), GET /jobs/{id}/input (its input, to run again),
 POST /batch-uploads/check (a manifest's text checked line by line, with its cost estimate; nothing stored),
@@ -611,6 +671,7 @@ export const cliCommands = [
   status,
   list,
   cancel,
+  bulk,
   report,
   sandbox,
   mcp,

@@ -7,6 +7,7 @@ import * as z from 'zod';
 import { failureKinds, jobPriorities, jobSources, jobStatuses } from '../engine/job-record';
 import { answerChannels } from '../engine/review-record';
 import { upstreamIdentitySchema } from '../engine/upstream-identity';
+import { bulkAnswerSchema, bulkChangedSchema } from './bulk-answer';
 
 const isoTime = z.iso.datetime().describe('ISO 8601, UTC');
 
@@ -227,6 +228,8 @@ export const answerSchemas = {
     }),
   ]),
   error: errorAnswerSchema,
+  bulk: bulkAnswerSchema,
+  bulkChanged: bulkChangedSchema,
   timeline: z.strictObject({
     jobId: z.string(),
     recorded: z

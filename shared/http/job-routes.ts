@@ -18,6 +18,7 @@ import {
   type JobApiRequest,
   parse,
 } from './api-route';
+import { bulkRoutes } from './bulk-route';
 import { hasSearchFilters, jobTitle, searchJobs } from './job-search';
 import {
   createBodySchema,
@@ -243,5 +244,6 @@ export function jobRoutes(options: JobApiOptions): ApiRoute[] {
     apiRoute('getReport', async ({ id }, request, { tenant }) =>
       reportLinks(options, await visibleJob(deps, tenant, id), request),
     ),
+    ...bulkRoutes(deps),
   ];
 }

@@ -6,6 +6,7 @@
  * operation id, so a handler for a route the table does not have does not compile.
  */
 import type * as z from 'zod';
+import { bulkRequestSchema } from '../runtime/bulk-request';
 import type { AnswerName } from './answer-schemas';
 import { eventsQuerySchema, eventsTokenBodySchema } from './events-schemas';
 import {
@@ -178,6 +179,23 @@ export const routeTable = [
     body: { schema: retryBodySchema, required: false },
     answers: { 200: { description: 'the job, queued again', schema: 'job' } },
     refusals: [400, 404, 409, 415],
+  },
+  {
+    operationId: 'bulkJobs',
+    method: 'POST',
+    path: '/jobs/bulk',
+    summary:
+      'Retry, redrive, cancel or answer every job a filter selects: a dry run, then the confirmed call',
+    description:
+      'First {action, where, options, dryRun: true}: the count, a digest of the ids (selection) and a sample. Then the same body with confirm: {count, selection}: refused with 409 selection-changed (and the new dry run) when the set changed. A job changed meanwhile is skipped with the reason. A call acts for up to 20 s and answers a cursor to go on with.',
+    auth: 'caller',
+    servedBy: 'both',
+    body: { schema: bulkRequestSchema, required: true },
+    answers: {
+      200: { description: 'the dry run, or what the call did', schema: 'bulk' },
+      409: { description: 'the set changed since the dry run', schema: 'bulkChanged' },
+    },
+    refusals: [400, 403, 415],
   },
   {
     operationId: 'getReport',

@@ -40,11 +40,25 @@ export async function redriveBatch(
       refused.push({ jobId: job.id, reason: error.message });
     }
   }
+  if (retried.length === 0) {
+    const batch = await deps.batches.get(batchId);
+    if (!batch) throw new JobRequestError(`no batch ${batchId}`, 'not-found');
+    return { batch, retried, refused };
+  }
+  return { batch: await reopenBatch(deps, batchId), retried, refused };
+}
+
+/**
+ * A batch some of whose items run again: a stopped, paused or finished one runs again (admission
+ * follows its items to the end and writes its summary anew).
+ */
+export async function reopenBatch(
+  deps: { engine: Pick<EngineDeps, 'clock'>; batches: BatchStore },
+  batchId: string,
+): Promise<Batch> {
   for (let tries = 0; tries < 20; tries++) {
     const batch = await deps.batches.get(batchId);
     if (!batch) throw new JobRequestError(`no batch ${batchId}`, 'not-found');
-    if (retried.length === 0) return { batch, retried, refused };
-    // A redrive starts a stopped or paused batch again.
     const next: Batch = {
       ...batch,
       version: batch.version + 1,
@@ -53,7 +67,7 @@ export async function redriveBatch(
       finishedAt: undefined,
       updatedAt: deps.engine.clock.now(),
     };
-    if (await deps.batches.commit(next, batch.version)) return { batch: next, retried, refused };
+    if (await deps.batches.commit(next, batch.version)) return next;
   }
   throw new JobRequestError(`batch ${batchId} keeps changing; try again`, 'conflict');
 }

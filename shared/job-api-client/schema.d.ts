@@ -133,6 +133,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/jobs/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry, redrive, cancel or answer every job a filter selects: a dry run, then the confirmed call
+         * @description First {action, where, options, dryRun: true}: the count, a digest of the ids (selection) and a sample. Then the same body with confirm: {count, selection}: refused with 409 selection-changed (and the new dry run) when the set changed. A job changed meanwhile is skipped with the reason. A call acts for up to 20 s and answers a cursor to go on with.
+         */
+        post: operations["bulkJobs"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/jobs/{id}/report": {
         parameters: {
             query?: never;
@@ -1257,6 +1277,320 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    bulkJobs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description retry, redrive, cancel or answer
+                     * @enum {string}
+                     */
+                    action: "retry" | "redrive" | "cancel" | "answer";
+                    /** @default {} */
+                    where?: {
+                        /** @description only jobs in these statuses (within the ones the action acts on) */
+                        status?: ("QUEUED" | "RUNNING" | "WAITING" | "AWAITING_INPUT" | "SUCCEEDED" | "FAILED" | "CANCELLED")[];
+                        /** @description only jobs of this workflow */
+                        workflow?: string;
+                        /** @description only jobs of this tenant */
+                        tenant?: string;
+                        /** @description only jobs of this batch */
+                        batchId?: string;
+                        /** @description only jobs whose label contains this text (case-insensitive) */
+                        label?: string;
+                        /** @description created at or after (a date means its start, UTC) */
+                        createdAfter?: string;
+                        /** @description created at or before (a date means its end, UTC) */
+                        createdBefore?: string;
+                        /**
+                         * @description only jobs whose last error is of this kind (deadline, not-found, quota-exhausted, ...)
+                         * @enum {string}
+                         */
+                        failureKind?: "auth" | "forbidden" | "not-found" | "invalid-request" | "throttled" | "quota-exhausted" | "busy" | "server" | "network" | "timeout" | "protocol" | "deadline" | "definition" | "poll-timeout" | "upstream-failed" | "storage" | "key-source" | "message-budget" | "record-too-large" | "internal";
+                    };
+                    /** @default {} */
+                    options?: {
+                        /** @description retry, redrive: from the first step (paid calls already made count as repeats) */
+                        fromStart?: boolean;
+                        /** @description retry, redrive: milliseconds from now for each new run (default: as long as each had) */
+                        deadlineMs?: number;
+                        /** @description answer: the option ids to choose in every job (a job not offering them is skipped) */
+                        selected?: string[];
+                        /**
+                         * @description answer: each job's own defaults (the options the platform marked, or all of them)
+                         * @enum {string}
+                         */
+                        take?: "defaults";
+                    };
+                    /**
+                     * @description count and sample what would change; change nothing
+                     * @default false
+                     */
+                    dryRun?: boolean;
+                    /** @description the count and selection of the dry run: the action runs only on that same set */
+                    confirm?: {
+                        /** @description the dry run's count */
+                        count: number;
+                        /** @description the dry run's selection (a digest of the ids it counted) */
+                        selection: string;
+                    };
+                    /** @description from the previous answer: go on where it stopped */
+                    cursor?: string;
+                    /**
+                     * @description jobs listed in a dry run (default 20)
+                     * @default 20
+                     */
+                    sampleSize?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description the dry run, or what the call did */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        action: "retry" | "redrive" | "cancel" | "answer";
+                        /** @description the filter, as applied (a tenant-bound caller: its tenant) */
+                        where: {
+                            /** @description only jobs in these statuses (within the ones the action acts on) */
+                            status?: ("QUEUED" | "RUNNING" | "WAITING" | "AWAITING_INPUT" | "SUCCEEDED" | "FAILED" | "CANCELLED")[];
+                            /** @description only jobs of this workflow */
+                            workflow?: string;
+                            /** @description only jobs of this tenant */
+                            tenant?: string;
+                            /** @description only jobs of this batch */
+                            batchId?: string;
+                            /** @description only jobs whose label contains this text (case-insensitive) */
+                            label?: string;
+                            /** @description created at or after (a date means its start, UTC) */
+                            createdAfter?: string;
+                            /** @description created at or before (a date means its end, UTC) */
+                            createdBefore?: string;
+                            /**
+                             * @description only jobs whose last error is of this kind (deadline, not-found, quota-exhausted, ...)
+                             * @enum {string}
+                             */
+                            failureKind?: "auth" | "forbidden" | "not-found" | "invalid-request" | "throttled" | "quota-exhausted" | "busy" | "server" | "network" | "timeout" | "protocol" | "deadline" | "definition" | "poll-timeout" | "upstream-failed" | "storage" | "key-source" | "message-budget" | "record-too-large" | "internal";
+                        };
+                        options: {
+                            /** @description retry, redrive: from the first step (paid calls already made count as repeats) */
+                            fromStart?: boolean;
+                            /** @description retry, redrive: milliseconds from now for each new run (default: as long as each had) */
+                            deadlineMs?: number;
+                            /** @description answer: the option ids to choose in every job (a job not offering them is skipped) */
+                            selected?: string[];
+                            /**
+                             * @description answer: each job's own defaults (the options the platform marked, or all of them)
+                             * @enum {string}
+                             */
+                            take?: "defaults";
+                        };
+                        /** @constant */
+                        dryRun: true;
+                        /** @description jobs the action would act on now */
+                        count: number;
+                        /** @description a digest of their ids: send it back with count as confirm */
+                        selection: string;
+                        /** @description the statuses read: the action's, narrowed by where.status */
+                        statuses: ("QUEUED" | "RUNNING" | "WAITING" | "AWAITING_INPUT" | "SUCCEEDED" | "FAILED" | "CANCELLED")[];
+                        sample: {
+                            id: string;
+                            workflow: string;
+                            /** @enum {string} */
+                            status: "QUEUED" | "RUNNING" | "WAITING" | "AWAITING_INPUT" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+                            step: string;
+                            tenant: string;
+                            label?: string;
+                            batchId?: string;
+                            createdAt: string;
+                            error?: {
+                                kind: string;
+                                message: string;
+                            };
+                            /** @description answer: the option ids the job offers */
+                            options?: string[];
+                        }[];
+                    } | {
+                        /** @enum {string} */
+                        action: "retry" | "redrive" | "cancel" | "answer";
+                        /** @description the filter, as applied (a tenant-bound caller: its tenant) */
+                        where: {
+                            /** @description only jobs in these statuses (within the ones the action acts on) */
+                            status?: ("QUEUED" | "RUNNING" | "WAITING" | "AWAITING_INPUT" | "SUCCEEDED" | "FAILED" | "CANCELLED")[];
+                            /** @description only jobs of this workflow */
+                            workflow?: string;
+                            /** @description only jobs of this tenant */
+                            tenant?: string;
+                            /** @description only jobs of this batch */
+                            batchId?: string;
+                            /** @description only jobs whose label contains this text (case-insensitive) */
+                            label?: string;
+                            /** @description created at or after (a date means its start, UTC) */
+                            createdAfter?: string;
+                            /** @description created at or before (a date means its end, UTC) */
+                            createdBefore?: string;
+                            /**
+                             * @description only jobs whose last error is of this kind (deadline, not-found, quota-exhausted, ...)
+                             * @enum {string}
+                             */
+                            failureKind?: "auth" | "forbidden" | "not-found" | "invalid-request" | "throttled" | "quota-exhausted" | "busy" | "server" | "network" | "timeout" | "protocol" | "deadline" | "definition" | "poll-timeout" | "upstream-failed" | "storage" | "key-source" | "message-budget" | "record-too-large" | "internal";
+                        };
+                        options: {
+                            /** @description retry, redrive: from the first step (paid calls already made count as repeats) */
+                            fromStart?: boolean;
+                            /** @description retry, redrive: milliseconds from now for each new run (default: as long as each had) */
+                            deadlineMs?: number;
+                            /** @description answer: the option ids to choose in every job (a job not offering them is skipped) */
+                            selected?: string[];
+                            /**
+                             * @description answer: each job's own defaults (the options the platform marked, or all of them)
+                             * @enum {string}
+                             */
+                            take?: "defaults";
+                        };
+                        /** @constant */
+                        dryRun: false;
+                        /** @description the count confirmed (the dry run's) */
+                        count: number;
+                        /** @description jobs acted on so far (every call of this run) */
+                        done: number;
+                        /** @description jobs skipped so far: changed since selected, or refused */
+                        skipped: number;
+                        /** @description ids acted on in this call (the first 20) */
+                        doneSample: string[];
+                        /** @description skipped in this call and why (the first 50) */
+                        skippedSample: {
+                            jobId: string;
+                            reason: string;
+                        }[];
+                        /** @description redrive: the batches that run again */
+                        batches: string[];
+                        /** @description more to do: send the same request with this cursor */
+                        cursor?: string;
+                    };
+                };
+            };
+            /** @description invalid request (what is wrong and where) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description another tenant */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the set changed since the dry run */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @constant */
+                            status: 409;
+                            /** @constant */
+                            code: "selection-changed";
+                            message: string;
+                        };
+                        /** @description the dry run of the set there is now */
+                        preview: {
+                            /** @enum {string} */
+                            action: "retry" | "redrive" | "cancel" | "answer";
+                            /** @description the filter, as applied (a tenant-bound caller: its tenant) */
+                            where: {
+                                /** @description only jobs in these statuses (within the ones the action acts on) */
+                                status?: ("QUEUED" | "RUNNING" | "WAITING" | "AWAITING_INPUT" | "SUCCEEDED" | "FAILED" | "CANCELLED")[];
+                                /** @description only jobs of this workflow */
+                                workflow?: string;
+                                /** @description only jobs of this tenant */
+                                tenant?: string;
+                                /** @description only jobs of this batch */
+                                batchId?: string;
+                                /** @description only jobs whose label contains this text (case-insensitive) */
+                                label?: string;
+                                /** @description created at or after (a date means its start, UTC) */
+                                createdAfter?: string;
+                                /** @description created at or before (a date means its end, UTC) */
+                                createdBefore?: string;
+                                /**
+                                 * @description only jobs whose last error is of this kind (deadline, not-found, quota-exhausted, ...)
+                                 * @enum {string}
+                                 */
+                                failureKind?: "auth" | "forbidden" | "not-found" | "invalid-request" | "throttled" | "quota-exhausted" | "busy" | "server" | "network" | "timeout" | "protocol" | "deadline" | "definition" | "poll-timeout" | "upstream-failed" | "storage" | "key-source" | "message-budget" | "record-too-large" | "internal";
+                            };
+                            options: {
+                                /** @description retry, redrive: from the first step (paid calls already made count as repeats) */
+                                fromStart?: boolean;
+                                /** @description retry, redrive: milliseconds from now for each new run (default: as long as each had) */
+                                deadlineMs?: number;
+                                /** @description answer: the option ids to choose in every job (a job not offering them is skipped) */
+                                selected?: string[];
+                                /**
+                                 * @description answer: each job's own defaults (the options the platform marked, or all of them)
+                                 * @enum {string}
+                                 */
+                                take?: "defaults";
+                            };
+                            /** @constant */
+                            dryRun: true;
+                            /** @description jobs the action would act on now */
+                            count: number;
+                            /** @description a digest of their ids: send it back with count as confirm */
+                            selection: string;
+                            /** @description the statuses read: the action's, narrowed by where.status */
+                            statuses: ("QUEUED" | "RUNNING" | "WAITING" | "AWAITING_INPUT" | "SUCCEEDED" | "FAILED" | "CANCELLED")[];
+                            sample: {
+                                id: string;
+                                workflow: string;
+                                /** @enum {string} */
+                                status: "QUEUED" | "RUNNING" | "WAITING" | "AWAITING_INPUT" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+                                step: string;
+                                tenant: string;
+                                label?: string;
+                                batchId?: string;
+                                createdAt: string;
+                                error?: {
+                                    kind: string;
+                                    message: string;
+                                };
+                                /** @description answer: the option ids the job offers */
+                                options?: string[];
+                            }[];
+                        };
+                    };
                 };
             };
             /** @description not JSON */
