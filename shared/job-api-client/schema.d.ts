@@ -1340,6 +1340,8 @@ export interface operations {
                          * @enum {string}
                          */
                         take?: "defaults";
+                        /** @description answer: who answers (kept in each job's answers, with how: bulk) */
+                        by?: string;
                     };
                     /**
                      * @description count and sample what would change; change nothing
@@ -1407,6 +1409,8 @@ export interface operations {
                              * @enum {string}
                              */
                             take?: "defaults";
+                            /** @description answer: who answers (kept in each job's answers, with how: bulk) */
+                            by?: string;
                         };
                         /** @constant */
                         dryRun: true;
@@ -1470,6 +1474,8 @@ export interface operations {
                              * @enum {string}
                              */
                             take?: "defaults";
+                            /** @description answer: who answers (kept in each job's answers, with how: bulk) */
+                            by?: string;
                         };
                         /** @constant */
                         dryRun: false;
@@ -1563,6 +1569,8 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 take?: "defaults";
+                                /** @description answer: who answers (kept in each job's answers, with how: bulk) */
+                                by?: string;
                             };
                             /** @constant */
                             dryRun: true;

@@ -73,6 +73,13 @@ export const bulkOptionsSchema = z.strictObject({
     .enum(['defaults'])
     .optional()
     .describe("answer: each job's own defaults (the options the platform marked, or all of them)"),
+  by: z
+    .string()
+    .trim()
+    .min(1)
+    .max(100)
+    .optional()
+    .describe("answer: who answers (kept in each job's answers, with how: bulk)"),
 });
 export type BulkOptions = z.output<typeof bulkOptionsSchema>;
 
@@ -138,6 +145,7 @@ function optionProblem(
     if (options.selected !== undefined)
       return { field: 'selected', message: `goes with answer, not ${action}` };
     if (options.take !== undefined) return { field: 'take', message: `goes with answer, not ${action}` };
+    if (options.by !== undefined) return { field: 'by', message: `goes with answer, not ${action}` };
     return undefined;
   }
   if ((options.selected === undefined) === (options.take === undefined))

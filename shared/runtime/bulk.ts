@@ -186,7 +186,7 @@ async function actOn(deps: JobDeps, request: BulkRequest, job: Job): Promise<voi
       return;
     case 'answer': {
       const chosen = options.selected ?? (job.pending ? defaultsOf(job.pending) : []);
-      await answerSelection(deps, job.id, chosen, expected);
+      await answerSelection(deps, job.id, chosen, { via: 'bulk', by: options.by }, expected);
       return;
     }
   }

@@ -33,6 +33,7 @@ export interface BulkCommandOptions extends GlobalOptions {
   deadline?: string | undefined;
   select?: string | undefined;
   takeDefaults?: boolean | undefined;
+  by?: string | undefined;
   dryRun?: boolean | undefined;
   yes?: boolean | undefined;
   sample: string;
@@ -70,6 +71,7 @@ function requestOf(action: string, options: BulkCommandOptions): BulkRequest {
           : parseDuration(options.deadline, '--deadline', { maxMs: maxDeadlineMs, maxText: '366d' }),
       selected: options.select?.split(',').map((id) => id.trim()),
       take: options.takeDefaults ? 'defaults' : undefined,
+      by: options.by,
     },
   });
   if (!parsed.success) {
@@ -84,6 +86,7 @@ function requestOf(action: string, options: BulkCommandOptions): BulkRequest {
       'options.deadlineMs': '--deadline',
       'options.selected': '--select or --take-defaults',
       'options.take': '--take-defaults',
+      'options.by': '--by',
       sampleSize: '--sample (0 to 100)',
     };
     const message = parsed.error.issues
