@@ -234,7 +234,11 @@ const batch = defineCommand({
   summary: 'list batches, or show one: totals, calls, billed units, elapsed time and ETA',
   arguments: [{ name: '[batchId]', description: 'the batch to show (default: list them)' }],
   options: [
-    { flags: '--watch', description: 'follow the batch live until it finishes (locally this also runs it)' },
+    {
+      flags: '--watch',
+      description:
+        'follow the batch live, redrawn as its jobs change in any process, until it finishes (locally this also runs it)',
+    },
     {
       flags: '--redrive',
       description: 'run its failed and cancelled items again, each from the step it failed at',

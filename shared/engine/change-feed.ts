@@ -56,3 +56,38 @@ export function changeMatches(change: Change, filter: ChangeFilter): boolean {
     return change.kind === 'batch' ? change.id === filter.batchId : change.batchId === filter.batchId;
   return true;
 }
+
+/**
+ * Calls `listener` whenever changes matching `filter` are committed from now on, by any process
+ * (the feed is read every `intervalMs`, default 250 ms). Returns the function that stops it.
+ */
+export function followChanges(
+  feed: ChangeFeed,
+  filter: ChangeFilter,
+  listener: () => void,
+  intervalMs = 250,
+): () => void {
+  let stopped = false;
+  let cursor: number | undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const page = 500;
+  const tick = async () => {
+    try {
+      cursor ??= await feed.head();
+      for (let more = true; more && !stopped; ) {
+        const changes = await feed.after(cursor, page);
+        if (changes.length > 0) cursor = changes[changes.length - 1]!.seq;
+        if (changes.some((change) => changeMatches(change, filter))) listener();
+        more = changes.length === page;
+      }
+    } catch {
+      // The database is busy or closing: the next turn reads again.
+    }
+    if (!stopped) timer = setTimeout(tick, intervalMs);
+  };
+  void tick();
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
+}

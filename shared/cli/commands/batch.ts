@@ -8,6 +8,7 @@
  */
 import { resolve } from 'node:path';
 import type { Batch } from '../../engine/batch-store';
+import { type ChangeFeed, followChanges } from '../../engine/change-feed';
 import { maxDeadlineMs } from '../../engine/job-commands';
 import type { JobStore } from '../../engine/ports';
 import { describeFileError } from '../../files/bounded-read';
@@ -17,6 +18,7 @@ import { batchSettled, driveBatch, onlySelectionsLeft } from '../../ingest/drive
 import { LimitRefused, setMaxUnits } from '../../ingest/limits';
 import { batchOutputKeys } from '../../ingest/outputs';
 import { redriveBatch } from '../../ingest/redrive';
+import type { Backend } from '../../runtime/backend';
 import { createBatchDisplay, describeProgress } from '../batch-display';
 import { type CliContext, type GlobalOptions, openBackend, writeJson } from '../context';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
@@ -163,7 +165,7 @@ export async function batchCommand(
           // On aws the functions release and run the items: only look.
           observe: !here,
           roundMs: here ? 500 : 2_000,
-          wake: here ? (listener) => backend.onJobChange(() => listener()) : undefined,
+          wake: here ? wakeOnChanges(backend, await backend.changeFeed(), batchId) : undefined,
           onProgress: (current) => display.update(current),
           stopAtSelection: true,
         });
@@ -255,4 +257,20 @@ async function show(
     lines.push(`  opflow batch ${batch.id} --redrive runs the failed and cancelled items again`);
   ctx.io.stdout.write(`${lines.join('\n')}\n`);
   return exitCode;
+}
+
+/**
+ * What wakes `--watch` before its next round: a change committed by this process, or one of the
+ * batch's jobs changed by another (`opflow serve`, a `resume --select` in another terminal), read
+ * from the database's change log.
+ */
+function wakeOnChanges(backend: Backend, feed: ChangeFeed, batchId: string) {
+  return (listener: () => void) => {
+    const stopHere = backend.onJobChange(() => listener());
+    const stopFeed = followChanges(feed, { batchId }, listener);
+    return () => {
+      stopHere();
+      stopFeed();
+    };
+  };
 }

@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openLocalDatabase } from '../../../shared/backends/local/database';
 import { SqliteChangeLog } from '../../../shared/backends/local/sqlite-change-log';
 import { SqliteJobStore } from '../../../shared/backends/local/sqlite-job-store';
+import { followChanges } from '../../../shared/engine/change-feed';
 import type { Job } from '../../../shared/engine/job-record';
 import { createEventsHub, type EventsHub, type FeedEvent } from '../../../shared/http/events-hub';
 import { makeJob, T0 } from '../../support/factories';
@@ -168,5 +169,24 @@ describe('the events hub', () => {
     await writer.create(makeJob());
     await until(() => kept.events.length === 2);
     expect(hub.listeners).toBe(1);
+  });
+});
+
+describe('followChanges (opflow batch --watch)', () => {
+  it("is woken by another process's changes to the batch's jobs, not by other batches' jobs", async () => {
+    await writer.create(makeJob({ batchId: 'b1' }));
+    let woken = 0;
+    const stop = followChanges(log, { batchId: 'b1' }, () => woken++, 10);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(woken).toBe(0);
+    await writer.create(makeJob({ batchId: 'b2' }));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(woken).toBe(0);
+    await writer.create(makeJob({ batchId: 'b1' }));
+    await until(() => woken === 1);
+    stop();
+    await writer.create(makeJob({ batchId: 'b1' }));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(woken).toBe(1);
   });
 });
