@@ -102,7 +102,7 @@ export function jobIndexAttributes(job: Job): Record<string, string> {
           // A parked job waits in its key's line of parked jobs, not in the sweeper's shards.
           GSI2PK: job.parked ? waitPartition(job.parked.bucket) : duePartition(dueShard(job.id)),
           GSI2SK: job.parked
-            ? parkedSortKey(job.parked.withinMs, job.nextRunAt, job.id)
+            ? parkedSortKey(job.parked.withinMs, job.nextRunAt, job.id, job.priority)
             : timeSortKey(job.nextRunAt, job.id),
         }),
     ...(job.batchId

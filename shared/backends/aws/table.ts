@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { CreateTableCommand, type DynamoDBClient, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
-import type { JobStatus } from '../../engine/job-record';
+import type { JobPriority, JobStatus } from '../../engine/job-record';
 
 /** Number of partitions of the `due` index: the sweeper queries every one of them. */
 export const dueShardCount = 16;
@@ -109,17 +109,27 @@ export function waitPartition(bucket: string): string {
 }
 
 /**
- * The sort key of a parked job's `due` row: its class (`A` calls that advance a job, horizon over
- * 7.5 s; `B` speculative polls; `C` new jobs' first calls and the least likely polls, horizon 2 s or
- * less), then its due time: a releaser reads class by class, each in due order.
+ * The sort key of a parked job's `due` row: its class (`0` the calls of `high` jobs; `A` calls that
+ * advance a job, horizon over 7.5 s; `B` speculative polls; `C` new jobs' first calls, the least
+ * likely polls and calls of a tenant or batch ahead of its fair share, horizon 2 s or less), then its
+ * due time: a releaser reads class by class, each in due order.
  */
-export function parkedSortKey(withinMs: number, nextRunAt: number, jobId: string): string {
-  return `${parkedClassOf(withinMs)}#${timeSortKey(nextRunAt, jobId)}`;
+export function parkedSortKey(
+  withinMs: number,
+  nextRunAt: number,
+  jobId: string,
+  priority?: JobPriority | undefined,
+): string {
+  return `${parkedClassOf(withinMs, priority)}#${timeSortKey(nextRunAt, jobId)}`;
 }
 
-export const parkedClasses = ['A', 'B', 'C'] as const;
+export const parkedClasses = ['0', 'A', 'B', 'C'] as const;
 
-export function parkedClassOf(withinMs: number): (typeof parkedClasses)[number] {
+export function parkedClassOf(
+  withinMs: number,
+  priority?: JobPriority | undefined,
+): (typeof parkedClasses)[number] {
+  if (priority === 'high') return '0';
   return withinMs > 7_500 ? 'A' : withinMs > 2_000 ? 'B' : 'C';
 }
 

@@ -110,6 +110,36 @@ describe('admission on DynamoDB', () => {
   );
 
   it(
+    "releases a parked high job first, in its own class before every other job's",
+    async () => {
+      const { h, store } = await world();
+      const limiter = h.deps.rateLimiter as DynamoDbRateLimiter;
+      await fillLine(limiter, h.clock.now(), 40);
+      const normal = (await submitJob(h.deps, { workflow: 'demo', input: { issue: 'routine' } })).job;
+      const high = (
+        await submitJob(h.deps, { workflow: 'demo', input: { issue: 'urgent' }, priority: 'high' })
+      ).job;
+      // Both messages come 2 s late (not a first look) to a line 18 s long: both are parked, the high
+      // job too (its horizon is 15 s).
+      h.clock.advance(2_000);
+      for (let next = h.queue.takeNext(); next; next = h.queue.takeNext())
+        expect(await runStep(h.deps, next.message)).toMatchObject({ parked: true });
+      expect((await store.get(high.id))!.parked).toEqual({ bucket, withinMs: 15_000 });
+      const until = h.clock.now() + 60_000;
+      expect(await store.listParked(bucket, until, 10)).toEqual([
+        { id: high.id, class: '0' },
+        { id: normal.id, class: 'C' },
+      ]);
+      // Once the line has ended, a round with room for one releases the high job, parked later.
+      h.clock.advance(30_000);
+      expect(await releaseParked(h.deps, store, bucket, { maxReleases: 1 })).toMatchObject({ released: 1 });
+      expect((await store.get(high.id))!.parked).toBeUndefined();
+      expect((await store.get(normal.id))!.parked).toBeDefined();
+    },
+    REAL_PROCESS_TIMEOUT_MS,
+  );
+
+  it(
     "sends a new job's first look back once (a message, no write) when the line is full, and parks it when it returns to a full line",
     async () => {
       const { h, store } = await world();
