@@ -157,6 +157,11 @@ const run = defineCommand({
     tenantForKey,
     priorityFlag,
     {
+      flags: '--max-units <n>',
+      description:
+        'the most billed units each job may spend: once reached, it stops before its next step (FAILED, kind cost-cap; opflow retry --max-units goes on)',
+    },
+    {
       flags: '--fresh',
       description:
         'start new jobs even for inputs already done (a succeeded job of the same tenant on the same upstream) or under way',
@@ -297,6 +302,11 @@ const retry = defineCommand({
     {
       flags: '--deadline <duration>',
       description: 'time for the new run, e.g. 30m, 2h (default: as long as the first run had)',
+    },
+    {
+      flags: '--max-units <n>',
+      description:
+        'a new cap of billed units for the job (all its runs); a job stopped at its cap goes on only with a higher one',
     },
     { flags: '--no-wait', description: 'queue the retry and return without waiting' },
   ],

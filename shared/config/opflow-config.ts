@@ -129,6 +129,11 @@ export const webhookSourceSchema = z.lazy(() =>
        * (429 `cost-cap`, the figures in the message) until the day's spend falls below. Default: no cap.
        */
       maxUnitsPerDay: unitsCapSchema.optional(),
+      /**
+       * Billed units each of the source's jobs may spend: a job that reaches it stops before its next
+       * step (FAILED, kind `cost-cap`; `opflow retry --max-units` goes on). Default: no cap.
+       */
+      maxUnitsPerRun: unitsCapSchema.optional(),
     })
     .superRefine((source, ctx) => checkTemplate(source.input, ['input'], ctx)),
 );
@@ -185,6 +190,12 @@ export const scheduleSchema = z.lazy(() =>
        * figures as the reason) until it is resumed. Default: no cap.
        */
       maxUnitsPerDay: unitsCapSchema.optional(),
+      /**
+       * Billed units each run (each job of a slot) may spend: a run that reaches it stops before its
+       * next step (FAILED, kind `cost-cap`) and pauses the schedule with the figures as the reason,
+       * until it is resumed. Default: no cap.
+       */
+      maxUnitsPerRun: unitsCapSchema.optional(),
     })
     .superRefine((schedule, ctx) => {
       try {

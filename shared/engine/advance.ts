@@ -73,6 +73,8 @@ export type StepOutcome =
  */
 export type EngineEvent =
   | StepOutcome
+  /** The job's billed units reached its `maxUnits`: it stops before the step (see costCapReached). */
+  | { type: 'cost-cap' }
   /**
    * The key's rate budget has no token for this job before `retryAt`. The record changes only when
    * the job has waited for long (`refreshAfterMs` past its `nextRunAt`): `nextRunAt` moves to
@@ -320,6 +322,11 @@ export function advance(
     case 'admitted':
     case 'unpark':
       return advanceWait(job, event, now);
+    case 'cost-cap': {
+      const message = `cost cap reached: the job was billed ${job.usage.billedUnits} units, its maxUnits is ${job.maxUnits}; it stopped before step "${job.step}" (retry it with a higher --max-units to go on from there)`;
+      const stopped = { ...job, version: job.version + 1, updatedAt: now };
+      return failed(stopped, now, errorAt(job, now, { kind: 'cost-cap', message, retryable: false }));
+    }
     case 'clock-ahead': {
       const rebased = rebasedOnClock(job, now);
       return { job: rebased, delayMs: rebased.nextRunAt - now, completed: false };
@@ -392,6 +399,15 @@ export function advance(
     default:
       return advanceOutcome(workflow, job, event, now, random, timer);
   }
+}
+
+/**
+ * Whether the job's billed units reached its `maxUnits`, so it may not start its step. Checked as a
+ * step begins (not between the polls of a task already paid for): billed units are known only after
+ * a call, so the call that crosses the cap is the job's last.
+ */
+export function costCapReached(job: Job): boolean {
+  return job.maxUnits !== undefined && job.polls === 0 && job.usage.billedUnits >= job.maxUnits;
 }
 
 /**
@@ -469,6 +485,7 @@ function advanceUncapped(
       errorAt(job, now, { kind: 'deadline', message: 'the job passed its deadline', retryable: false }),
     );
   }
+
   const step = findStep(workflow, job.step);
   if (!step) {
     return failed(

@@ -40,6 +40,13 @@ export const tenantNameSchema = z
   .max(64, 'at most 64 characters')
   .regex(/^[\w.-]+$/, 'letters, digits, dot, dash and underscore only');
 
+/** A cap of billed units: a whole number from 1. */
+export const maxUnitsSchema = z
+  .number({ error: 'must be a whole number of billed units from 1' })
+  .int('must be a whole number of billed units from 1')
+  .min(1, 'must be a whole number of billed units from 1')
+  .max(1e12, 'must be at most 1000000000000');
+
 export const submitJobRequestSchema = z.object({
   workflow: z.string().min(1),
   input: z.unknown(),
@@ -60,6 +67,8 @@ export const submitJobRequestSchema = z.object({
   batchId: z.string().max(100).optional(),
   /** How urgent the job is against its key's other work: `high`, `normal` (default) or `low`. */
   priority: jobPrioritySchema.optional(),
+  /** The most billed units the job may spend; it stops before its next step once they are reached. */
+  maxUnits: maxUnitsSchema.optional(),
   source: z.enum(jobSources).default('cli'),
   idempotencyKey: z.string().min(1).max(200).optional(),
   callbackUrl: z.url().optional(),
@@ -169,6 +178,7 @@ export async function submitJob(
     outputs: [],
     batchId: req.batchId,
     ...(req.priority === undefined || req.priority === 'normal' ? {} : { priority: req.priority }),
+    ...(req.maxUnits === undefined ? {} : { maxUnits: req.maxUnits }),
     source: req.source as JobSource,
     idempotencyKey: req.idempotencyKey,
     callbackUrl: req.callbackUrl,

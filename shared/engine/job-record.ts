@@ -63,7 +63,8 @@ export type SelectionPolicy = z.infer<typeof selectionPolicySchema>;
  * `definition` (the workflow has no such step or cannot go on), `poll-timeout` (a task never finished
  * within its poll schedule), `upstream-failed` (the platform finished a task as failed), `storage`
  * (an answer could not be kept), `key-source` (the API key could not be read), `message-budget` (the job used up its queue messages),
- * `record-too-large` (the job's record outgrew what its store holds in one item) and `internal` (a bug).
+ * `record-too-large` (the job's record outgrew what its store holds in one item), `cost-cap` (its billed
+ * units reached the job's `maxUnits`: it stopped before its next step) and `internal` (a bug).
  * Callers (retry, reports, the job API) decide on the kind, never on the message.
  */
 export const failureKinds = [
@@ -86,6 +87,7 @@ export const failureKinds = [
   'key-source',
   'message-budget',
   'record-too-large',
+  'cost-cap',
   'internal',
 ] as const;
 export type FailureKind = (typeof failureKinds)[number];
@@ -275,6 +277,11 @@ export interface Job {
   batchId?: string | undefined;
   /** How urgent the job is against the key's other work (`jobPriorities`); absent: `normal`. */
   priority?: JobPriority | undefined;
+  /**
+   * The most billed units the job may spend (all its runs): once its usage reaches it, the job stops
+   * before its next step, FAILED with kind `cost-cap` (a retry with a higher cap goes on). Absent: no cap.
+   */
+  maxUnits?: number | undefined;
   source: JobSource;
   idempotencyKey?: string | undefined;
   callbackUrl?: string | undefined;

@@ -23,6 +23,8 @@ export interface RetryOptions extends ExpectedVersion {
   fromStart?: boolean | undefined;
   /** Milliseconds from now for the new run; default: as long as the job had the first time. */
   deadlineMs?: number | undefined;
+  /** A new cap of billed units for the job (all its runs); default: the one it had. */
+  maxUnits?: number | undefined;
 }
 
 /** The statuses a job may be retried from. */
@@ -96,6 +98,13 @@ export async function retryJob(deps: JobDeps, jobId: string, options: RetryOptio
     if (!workflow) {
       throw new JobRequestError(`job ${jobId} belongs to unknown workflow "${job.workflow}"`, 'conflict');
     }
+    const maxUnits = options.maxUnits ?? job.maxUnits;
+    if (maxUnits !== undefined && job.usage.billedUnits >= maxUnits) {
+      throw new JobRequestError(
+        `job ${jobId} cannot be retried: it was billed ${job.usage.billedUnits} units and its cap is ${maxUnits}; retry it with a higher --max-units (the API's maxUnits)`,
+        'conflict',
+      );
+    }
     const from = await startStepOf(deps, workflow, job, fromStart);
     const now = deps.clock.now();
     const run: JobRun = {
@@ -132,6 +141,7 @@ export async function retryJob(deps: JobDeps, jobId: string, options: RetryOptio
       unsaved: !fromStart && job.unsaved?.step === from ? job.unsaved : undefined,
       nextRunAt: now,
       deadlineAt: now + span,
+      ...(maxUnits === undefined ? {} : { maxUnits }),
       runs: [...(job.runs ?? []), run],
       updatedAt: now,
       finishedAt: undefined,

@@ -25,6 +25,7 @@ import { reserveNextToken } from './admission/reserve-next';
 import {
   type Advanced,
   advance,
+  costCapReached,
   countMessage,
   type EngineEvent,
   findStep,
@@ -202,6 +203,15 @@ async function readAndGuard(
   // The step's answer came back earlier but could not be stored: store it now, never call again.
   if (job.unsaved && job.unsaved.step === job.step)
     return { report: await storeKeptAnswer(deps, workflow, job, job.unsaved) };
+
+  if (costCapReached(job))
+    return {
+      report: await commitAndSchedule(
+        deps,
+        job,
+        advance(workflow, job, { type: 'cost-cap' }, now, deps.random),
+      ),
+    };
 
   const apiKey = await deps.keys.getKey(job.tenant);
   if (!apiKey) {

@@ -24,6 +24,8 @@ export interface ScheduleState {
    * its slots are skipped until resumed. A pause declared in opflow.config.json is the config's.
    */
   paused?: { reason: string; at: number } | undefined;
+  /** The job whose run cap (`maxUnitsPerRun`) paused the schedule last: it pauses it only once. */
+  runCapJobId?: string | undefined;
 }
 
 export interface ScheduleStateStore {

@@ -134,6 +134,11 @@ export const jobViewSchema = z
     priority: z
       .enum(jobPriorities)
       .describe("how soon its calls get the key's tokens against other work (docs/concepts/admission.md)"),
+    maxUnits: z
+      .number()
+      .int()
+      .optional()
+      .describe('the most billed units the job may spend; reaching it stops the job (FAILED, kind cost-cap)'),
     source: z.enum(jobSources),
     idempotencyKey: z.string().optional(),
     callbackUrl: z.string().optional().describe('where the signed callback goes (its query elided)'),

@@ -100,6 +100,7 @@ export function jobView(job: Job): JobView {
     })),
     batchId: job.batchId,
     priority: job.priority ?? 'normal',
+    ...(job.maxUnits === undefined ? {} : { maxUnits: job.maxUnits }),
     source: job.source,
     idempotencyKey: job.idempotencyKey,
     callbackUrl: job.callbackUrl === undefined ? undefined : shownCallbackUrl(job.callbackUrl),
@@ -238,8 +239,10 @@ export function jobRoutes(options: JobApiOptions): ApiRoute[] {
     }),
     apiRoute('retryJob', async ({ id }, _request, { tenant, body }) => {
       const job = await visibleJob(deps, tenant, id);
-      const { fromStart, deadlineMs } = parse(retryBodySchema, body(), 'body');
-      return json(200, { job: jobView(await retryJob(deps, job.id, { fromStart, deadlineMs })) });
+      const { fromStart, deadlineMs, maxUnits } = parse(retryBodySchema, body(), 'body');
+      return json(200, {
+        job: jobView(await retryJob(deps, job.id, { fromStart, deadlineMs, maxUnits })),
+      });
     }),
     apiRoute('getReport', async ({ id }, request, { tenant }) =>
       reportLinks(options, await visibleJob(deps, tenant, id), request),

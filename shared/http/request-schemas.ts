@@ -4,7 +4,12 @@
  * `GET /openapi.json` describes them: one definition each.
  */
 import * as z from 'zod';
-import { maxDeadlineMs, submitJobRequestSchema, tenantNameSchema } from '../engine/job-commands';
+import {
+  maxDeadlineMs,
+  maxUnitsSchema,
+  submitJobRequestSchema,
+  tenantNameSchema,
+} from '../engine/job-commands';
 import { jobStatuses } from '../engine/job-record';
 import { manifestUploadBodySchema } from '../ingest/upload-request';
 import { pauseReasonLimit } from '../schedules/pause';
@@ -45,6 +50,11 @@ export const retryBodySchema = z.strictObject({
     .max(maxDeadlineMs, `must be at most ${maxDeadlineMs} (366 days)`)
     .optional()
     .describe('milliseconds from now for the new run (default: as long as the job had the first time)'),
+  maxUnits: maxUnitsSchema
+    .optional()
+    .describe(
+      'a new cap of billed units for the job: a job stopped at its cost cap goes on only with a higher one',
+    ),
 });
 
 /** The query of `GET /jobs` (also the MCP tool list_jobs's arguments). */

@@ -364,6 +364,7 @@ function answerWebhook(options: WebhookOptions) {
         ...(mapped as z.input<typeof defaultBodySchema>),
         tenant: settings.tenant,
         ...(settings.priority === undefined ? {} : { priority: settings.priority }),
+        ...(settings.maxUnitsPerRun === undefined ? {} : { maxUnits: settings.maxUnitsPerRun }),
         source: 'webhook',
         idempotencyKey: `webhook:${identity}:${id}`,
         label: (mapped.label as string | undefined) ?? `webhook ${identity} ${id}`.slice(0, 200),

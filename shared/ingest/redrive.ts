@@ -21,7 +21,7 @@ export async function redriveBatch(
   deps: { engine: EngineDeps; batches: BatchStore },
   batchId: string,
   /** From the start instead of the step each stopped at; a new deadline for each (default: as long as it had). */
-  options: Pick<RetryOptions, 'fromStart' | 'deadlineMs'> = {},
+  options: Pick<RetryOptions, 'fromStart' | 'deadlineMs' | 'maxUnits'> = {},
 ): Promise<RedriveOutcome> {
   const failed = [
     ...(await listAll(deps.engine.store, { batchId, status: 'FAILED' })),
@@ -33,7 +33,11 @@ export async function redriveBatch(
   const engine = { ...deps.engine, batches: deps.batches };
   for (const job of failed) {
     try {
-      await retryJob(engine, job.id, { fromStart: options.fromStart, deadlineMs: options.deadlineMs });
+      await retryJob(engine, job.id, {
+        fromStart: options.fromStart,
+        deadlineMs: options.deadlineMs,
+        maxUnits: options.maxUnits,
+      });
       retried.push(job.id);
     } catch (error) {
       if (!(error instanceof JobRequestError)) throw error;

@@ -665,7 +665,7 @@ export interface components {
                 step: string;
                 operationId?: string;
                 /** @enum {string} */
-                kind: "auth" | "forbidden" | "not-found" | "invalid-request" | "throttled" | "quota-exhausted" | "busy" | "server" | "network" | "timeout" | "protocol" | "deadline" | "definition" | "poll-timeout" | "upstream-failed" | "storage" | "key-source" | "message-budget" | "record-too-large" | "internal";
+                kind: "auth" | "forbidden" | "not-found" | "invalid-request" | "throttled" | "quota-exhausted" | "busy" | "server" | "network" | "timeout" | "protocol" | "deadline" | "definition" | "poll-timeout" | "upstream-failed" | "storage" | "key-source" | "message-budget" | "record-too-large" | "cost-cap" | "internal";
                 /** @description the platform's business error code */
                 code?: number;
                 message: string;
@@ -701,7 +701,7 @@ export interface components {
                     step: string;
                     operationId?: string;
                     /** @enum {string} */
-                    kind: "auth" | "forbidden" | "not-found" | "invalid-request" | "throttled" | "quota-exhausted" | "busy" | "server" | "network" | "timeout" | "protocol" | "deadline" | "definition" | "poll-timeout" | "upstream-failed" | "storage" | "key-source" | "message-budget" | "record-too-large" | "internal";
+                    kind: "auth" | "forbidden" | "not-found" | "invalid-request" | "throttled" | "quota-exhausted" | "busy" | "server" | "network" | "timeout" | "protocol" | "deadline" | "definition" | "poll-timeout" | "upstream-failed" | "storage" | "key-source" | "message-budget" | "record-too-large" | "cost-cap" | "internal";
                     /** @description the platform's business error code */
                     code?: number;
                     message: string;
@@ -746,6 +746,8 @@ export interface components {
              * @enum {string}
              */
             priority: "high" | "normal" | "low";
+            /** @description the most billed units the job may spend; reaching it stops the job (FAILED, kind cost-cap) */
+            maxUnits?: number;
             /** @enum {string} */
             source: "cli" | "api" | "webhook" | "schedule" | "bulk";
             idempotencyKey?: string;
@@ -962,6 +964,7 @@ export interface operations {
                     batchId?: string;
                     /** @enum {string} */
                     priority?: "high" | "normal" | "low";
+                    maxUnits?: number;
                     /** Format: uri */
                     callbackUrl?: string;
                     /**
@@ -1237,6 +1240,8 @@ export interface operations {
                     fromStart?: boolean;
                     /** @description milliseconds from now for the new run (default: as long as the job had the first time) */
                     deadlineMs?: number;
+                    /** @description a new cap of billed units for the job: a job stopped at its cost cap goes on only with a higher one */
+                    maxUnits?: number;
                 };
             };
         };
@@ -1744,7 +1749,7 @@ export interface operations {
                                 step: string;
                                 operationId?: string;
                                 /** @enum {string} */
-                                kind: "auth" | "forbidden" | "not-found" | "invalid-request" | "throttled" | "quota-exhausted" | "busy" | "server" | "network" | "timeout" | "protocol" | "deadline" | "definition" | "poll-timeout" | "upstream-failed" | "storage" | "key-source" | "message-budget" | "record-too-large" | "internal";
+                                kind: "auth" | "forbidden" | "not-found" | "invalid-request" | "throttled" | "quota-exhausted" | "busy" | "server" | "network" | "timeout" | "protocol" | "deadline" | "definition" | "poll-timeout" | "upstream-failed" | "storage" | "key-source" | "message-budget" | "record-too-large" | "cost-cap" | "internal";
                                 /** @description the platform's business error code */
                                 code?: number;
                                 message: string;
@@ -1878,6 +1883,8 @@ export interface operations {
                     fromStart?: boolean;
                     /** @description milliseconds from now for the new run (default: as long as the job had the first time) */
                     deadlineMs?: number;
+                    /** @description a new cap of billed units for the job: a job stopped at its cost cap goes on only with a higher one */
+                    maxUnits?: number;
                 };
             };
         };

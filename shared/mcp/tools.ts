@@ -100,6 +100,9 @@ const submitJob = defineTool({
         priority: createBodySchema.shape.priority.describe(
           "high, normal (default) or low: how soon its calls get the key's tokens; high goes ahead of running batches",
         ),
+        maxUnits: createBodySchema.shape.maxUnits.describe(
+          'the most billed units the job may spend: once reached it stops before its next step (FAILED, kind cost-cap)',
+        ),
         idempotencyKey: idempotencyKeySchema
           .optional()
           .describe('the same key (per tenant) returns the same job instead of starting another'),

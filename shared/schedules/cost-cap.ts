@@ -1,5 +1,7 @@
 /**
- * A schedule's cost cap: `maxUnitsPerDay` bounds the billed units its jobs spend in any 24 hours.
+ * A schedule's cost caps. `maxUnitsPerRun` bounds each of its jobs (the job's `maxUnits`: it stops
+ * before its next step once reached, FAILED with kind `cost-cap`), and such a run pauses the
+ * schedule. `maxUnitsPerDay` bounds the billed units its jobs spend in any 24 hours.
  * Once the jobs created in the last 24 hours have been billed that much, the schedule is paused
  * (in its state, as `opflow schedules pause` does) with a reason naming the figures, so no further
  * slot fires until a person resumes it; the reason shows in `opflow schedules`, the API and the
@@ -7,10 +9,14 @@
  */
 import type { Schedule } from '../config/opflow-config';
 import type { EngineDeps } from '../engine/deps';
+import type { Job } from '../engine/job-record';
 import type { ScheduleStateStore } from '../engine/schedule-ports';
-import { pauseSchedule } from './pause';
+import { pauseSchedule, updateScheduleState } from './pause';
 
 export const dayMs = 24 * 60 * 60_000;
+
+/** How many of a schedule's latest runs are looked at for one stopped at its run cap. */
+const recentRuns = 5;
 
 /**
  * Billed units of the jobs of one source (`schedule` or `webhook`) whose idempotency key starts with
@@ -61,5 +67,40 @@ export async function pauseAtDayCap(
   if (spent.units < cap) return undefined;
   const reason = `cost cap reached: its ${spent.jobs} job(s) of the last 24 hours were billed ${spent.units} units, maxUnitsPerDay is ${cap} (resume it to go on)`;
   await pauseSchedule(deps, states, schedule, reason);
+  return reason;
+}
+
+/**
+ * Pauses the schedule when its latest run stopped at its run cap (`maxUnitsPerRun`), once per such
+ * run: a person who resumes it is not stopped again by the same run. Returns the reason when it
+ * paused it now.
+ */
+export async function pauseAtRunCap(
+  deps: Pick<EngineDeps, 'store' | 'clock'>,
+  states: ScheduleStateStore,
+  schedule: Schedule,
+): Promise<string | undefined> {
+  if (schedule.maxUnitsPerRun === undefined || schedule.paused) return undefined;
+  const state = await states.get(schedule.name);
+  if (!state || state.paused) return undefined;
+  // Its latest runs, newest first (with overlapping runs the capped one may not be the last).
+  const ids = [...new Set([state.lastJobId, ...(state.runs ?? []).map((run) => run.jobId).reverse()])]
+    .filter((id): id is string => id !== undefined)
+    .slice(0, recentRuns);
+  let job: Job | undefined;
+  for (const id of ids) {
+    const run = await deps.store.get(id);
+    if (run?.status === 'FAILED' && run.lastError?.kind === 'cost-cap') {
+      job = run;
+      break;
+    }
+  }
+  if (!job || job.id === state.runCapJobId) return undefined;
+  const reason = `run cost cap reached: job ${job.id} was billed ${job.usage.billedUnits} units, maxUnitsPerRun is ${job.maxUnits ?? schedule.maxUnitsPerRun}; it stopped before step "${job.step}" (resume the schedule to go on; opflow retry ${job.id} --max-units <more> finishes that run)`;
+  await updateScheduleState(states, schedule.name, deps.clock.now(), (current) => ({
+    ...current,
+    runCapJobId: job.id,
+  }));
+  await pauseSchedule(deps, states, schedule, reason.slice(0, 500));
   return reason;
 }

@@ -19,7 +19,7 @@ export class SchedulePauseError extends Error {
 export const pauseReasonLimit = 500;
 
 /** Writes `change(state)` with compare-and-set, retrying when another process wrote in between. */
-async function update(
+export async function updateScheduleState(
   states: ScheduleStateStore,
   name: string,
   now: number,
@@ -48,7 +48,10 @@ export async function pauseSchedule(
   if (text.length > pauseReasonLimit)
     throw new SchedulePauseError(`the reason is over ${pauseReasonLimit} characters`);
   const now = deps.clock.now();
-  return update(states, schedule.name, now, (state) => ({ ...state, paused: { reason: text, at: now } }));
+  return updateScheduleState(states, schedule.name, now, (state) => ({
+    ...state,
+    paused: { reason: text, at: now },
+  }));
 }
 
 /**
@@ -66,7 +69,7 @@ export async function resumeSchedule(
     );
   }
   const now = deps.clock.now();
-  return update(states, schedule.name, now, (state) => {
+  return updateScheduleState(states, schedule.name, now, (state) => {
     const { paused: _lifted, ...rest } = state;
     // Slots that fell while paused are not caught up: the schedule goes on from now.
     return state.paused ? { ...rest, lastSlot: Math.max(state.lastSlot ?? 0, now) } : rest;

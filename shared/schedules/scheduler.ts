@@ -13,7 +13,7 @@ import { submitJob } from '../engine/job-commands';
 import { isTerminal, type Job } from '../engine/job-record';
 import type { ScheduleState, ScheduleStateStore } from '../engine/schedule-ports';
 import { errorMessage } from '../errors/error-message';
-import { pauseAtDayCap } from './cost-cap';
+import { pauseAtDayCap, pauseAtRunCap } from './cost-cap';
 import { jitterOf, slotKey, slotsBetween } from './slots';
 
 /** A slot no older than this (plus the jitter) is on time, not missed. */
@@ -50,6 +50,7 @@ export async function fireSlot(
     selection: schedule.selection,
     callbackUrl: schedule.callbackUrl,
     ...(schedule.priority === undefined ? {} : { priority: schedule.priority }),
+    ...(schedule.maxUnitsPerRun === undefined ? {} : { maxUnits: schedule.maxUnitsPerRun }),
     source: 'schedule',
     idempotencyKey: key,
     label: `${schedule.name} ${new Date(slot).toISOString()}`,
@@ -82,7 +83,8 @@ export async function tickSchedules(
   for (const schedule of schedules) {
     try {
       const mine: SlotOutcome[] = [];
-      const capped = await pauseAtDayCap(deps, states, schedule);
+      const capped =
+        (await pauseAtRunCap(deps, states, schedule)) ?? (await pauseAtDayCap(deps, states, schedule));
       if (capped)
         deps.log?.warn('schedule: paused at its cost cap', { schedule: schedule.name, reason: capped });
       await tickOne(deps, states, schedule, mine);

@@ -1,5 +1,5 @@
 /**
- * `opflow retry <jobId> [--from-start]`: run a FAILED or CANCELLED job again, from the step it
+ * `opflow retry <jobId> [--from-start] [--max-units n]`: run a FAILED or CANCELLED job again, from the step it
  * stopped at (or from its first step), and wait for it like `opflow run` does. The job keeps its id;
  * the run that ended is kept in its record (`opflow status` shows the runs).
  */
@@ -9,11 +9,12 @@ import { type CliContext, type GlobalOptions, openBackend } from '../context';
 import { driveJobs, reportOutcome } from '../drive-jobs';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
 import { stepTitle } from '../format';
-import { parseDuration } from './run';
+import { parseDuration, parseMaxUnits } from './run';
 
 export interface RetryCommandOptions extends GlobalOptions {
   fromStart?: boolean | undefined;
   deadline?: string | undefined;
+  maxUnits?: string | undefined;
   wait: boolean;
 }
 
@@ -25,6 +26,7 @@ export async function retryCommand(
   const startedAt = Date.now();
   const deadlineMs =
     options.deadline === undefined ? undefined : parseDuration(options.deadline, '--deadline');
+  const maxUnits = parseMaxUnits(options.maxUnits);
   // The retry is committed before the working backend opens: the built-in sandbox keeps its tasks
   // (and the job's upstream task with them) only when it finds unfinished jobs at its start.
   let job: Job;
@@ -32,7 +34,7 @@ export async function retryCommand(
   try {
     const existing = await records.deps.store.get(jobId);
     if (!existing) throw new CliError(`no job ${jobId}`, ExitCode.notFound);
-    job = await retryJob(records.deps, jobId, { fromStart: options.fromStart, deadlineMs });
+    job = await retryJob(records.deps, jobId, { fromStart: options.fromStart, deadlineMs, maxUnits });
     const run = (job.runs?.length ?? 0) + 1;
     if (!options.json && !options.quiet) {
       ctx.io.stderr.write(

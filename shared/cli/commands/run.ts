@@ -36,6 +36,7 @@ export interface RunOptions extends GlobalOptions {
   /** Submit and return at once, without waiting. */
   wait: boolean;
   priority?: string | undefined;
+  maxUnits?: string | undefined;
 }
 
 interface Candidate {
@@ -56,6 +57,7 @@ export async function runCommand(
   const workflow = requireWorkflow(ctx, workflowName);
   const selection = parseSelectionMode(options.select);
   const priority = options.priority === undefined ? undefined : parsePriority(options.priority);
+  const maxUnits = parseMaxUnits(options.maxUnits);
   const deadlineMs =
     options.deadline === undefined
       ? undefined
@@ -159,6 +161,7 @@ export async function runCommand(
           metadata: candidate.metadata,
           batchId,
           priority,
+          maxUnits,
           source: 'cli',
         });
         tracked.push(job);
@@ -234,6 +237,18 @@ export function requireWorkflow(ctx: CliContext, name: string): Workflow {
     `unknown workflow "${name}"${closest ? ` (did you mean ${closest}?)` : ''}; known workflows: ${known.join(', ')}`,
     ExitCode.usage,
   );
+}
+
+/** `--max-units`: a whole number of billed units from 1, or undefined when not given. */
+export function parseMaxUnits(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const number = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(number) || number < 1 || number > 1e12)
+    throw new CliError(
+      `--max-units must be a whole number from 1 to 1000000000000, not "${value}"`,
+      ExitCode.usage,
+    );
+  return number;
 }
 
 /** `--priority`: high, normal or low (jobPriorities). */

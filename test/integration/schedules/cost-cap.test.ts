@@ -6,6 +6,7 @@ import type { LocalBackend } from '../../../shared/backends/local';
 import { SqliteScheduleStateStore } from '../../../shared/backends/local/sqlite-schedule-state-store';
 import { ConfigFileError, parseOpflowConfig, type Schedule } from '../../../shared/config/opflow-config';
 import type { EngineDeps } from '../../../shared/engine/deps';
+import { runStep } from '../../../shared/engine/runner';
 import { ManualClock } from '../../../shared/runtime/time';
 import { pauseSchedule, resumeSchedule, scheduleView } from '../../../shared/schedules/pause';
 import { tickSchedules } from '../../../shared/schedules/scheduler';
@@ -133,6 +134,57 @@ describe('maxUnitsPerDay', () => {
     );
     expect(() => config({ maxUnitsPerDay: -3 })).toThrow(
       /schedules\[0\]\.maxUnitsPerDay: must be more than 0/,
+    );
+  });
+});
+
+describe('maxUnitsPerRun', () => {
+  const perRun = (cap: number): Schedule =>
+    config({ maxUnitsPerRun: cap, overlap: 'allow-all' }).schedules[0]!;
+
+  /** Fires the next slot; its job has been billed `units` before its step runs (the runner's check). */
+  async function slotStopped(schedule: Schedule, units: number) {
+    clock.advance(60 * 60_000);
+    const outcomes = await tickSchedules(deps, states, [schedule]);
+    const fired = outcomes.find((outcome) => outcome.outcome === 'fired');
+    if (fired?.outcome !== 'fired') throw new Error(`no slot fired: ${JSON.stringify(outcomes)}`);
+    const job = (await local.store.get(fired.jobId))!;
+    const billed = { ...job, usage: { ...job.usage, billedUnits: units }, version: job.version + 1 };
+    await local.store.commit(billed, job.version);
+    await runStep(deps, { jobId: job.id, version: billed.version });
+    return (await local.store.get(job.id))!;
+  }
+
+  it('gives each run the cap; a run that reaches it stops and pauses the schedule once, with the figures', async () => {
+    const schedule = perRun(40);
+    await tickSchedules(deps, states, [schedule]);
+    const stopped = await slotStopped(schedule, 40);
+    expect(stopped.maxUnits).toBe(40);
+    expect(stopped.status).toBe('FAILED');
+    expect(stopped.lastError).toMatchObject({ kind: 'cost-cap', retryable: false });
+    // The next tick pauses the schedule (and skips its slot), naming the run and the figures.
+    clock.advance(60 * 60_000);
+    expect(await tickSchedules(deps, states, [schedule])).toEqual([
+      expect.objectContaining({ outcome: 'skipped', reason: 'paused' }),
+    ]);
+    const view = await scheduleView(deps, states, schedule);
+    expect(view.pause?.by).toBe('runtime');
+    expect(view.paused).toBe(
+      `run cost cap reached: job ${stopped.id} was billed 40 units, maxUnitsPerRun is 40; it stopped before step "${stopped.step}" (resume the schedule to go on; opflow retry ${stopped.id} --max-units <more> finishes that run)`,
+    );
+    // Resumed, the same run does not pause it again; a run below the cap does not either.
+    await resumeSchedule(deps, states, schedule);
+    await tickSchedules(deps, states, [schedule]);
+    expect((await scheduleView(deps, states, schedule)).pause).toBeUndefined();
+    const next = await slotStopped(schedule, 39);
+    expect(next.lastError?.kind).not.toBe('cost-cap');
+    await tickSchedules(deps, states, [schedule]);
+    expect((await scheduleView(deps, states, schedule)).pause).toBeUndefined();
+  });
+
+  it('refuses a cap that is not a positive whole number, naming the field', () => {
+    expect(() => config({ maxUnitsPerRun: 2.5 })).toThrow(
+      /schedules\[0\]\.maxUnitsPerRun: must be a whole number/,
     );
   });
 });

@@ -91,3 +91,21 @@ describe("a webhook source's maxUnitsPerDay", () => {
     );
   });
 });
+
+describe("a webhook source's maxUnitsPerRun", () => {
+  it('gives each job it starts the cap; other sources’ jobs have none', async () => {
+    handler = createWebhookHandler({
+      deps: engine.deps,
+      config: config({ tracker: source({ maxUnitsPerRun: 25 }), other: source() }),
+      secrets: { get: async () => secret, refresh: async () => secret },
+    });
+    const capped = await deliver('tracker', 'msg_run_1');
+    expect(capped.status).toBe(202);
+    expect((await local.store.get(capped.json.jobId))?.maxUnits).toBe(25);
+    const free = await deliver('other', 'msg_run_2');
+    expect((await local.store.get(free.json.jobId))?.maxUnits).toBeUndefined();
+    expect(() => config({ tracker: source({ maxUnitsPerRun: 0 }) })).toThrow(
+      /webhooks\.tracker\.maxUnitsPerRun: must be more than 0/,
+    );
+  });
+});
