@@ -53,6 +53,7 @@ const FTO = 'FTO Search';
 const TECHNICAL_QA = 'Technical Q&A';
 const SPECIFICATION = 'Specification Drafting';
 const FEASIBILITY = 'Feasibility Analysis Assistant';
+const TRANSLATION = 'AI Translation';
 const JSON_BODY = 'application/json';
 const SSE = 'text/event-stream';
 
@@ -483,6 +484,24 @@ export const catalogue = {
     FEASIBILITY,
     JSON_BODY,
     'read',
+  ),
+  ai61AiTranslation: row(
+    'ai61AiTranslation',
+    'ai61',
+    'POST',
+    '/ai/translation',
+    TRANSLATION,
+    JSON_BODY,
+    'create',
+  ),
+  t010HiroTranslationTranslate: row(
+    't010HiroTranslationTranslate',
+    't010',
+    'POST',
+    '/hiro_translation/translate',
+    TRANSLATION,
+    JSON_BODY,
+    'create',
   ),
   'ai66-1FtoSubmit': row('ai66-1FtoSubmit', 'ai66-1', 'POST', '/ai/fto/submit', FTO, JSON_BODY, 'create'),
   'ai66-2FeatureExtract': row(

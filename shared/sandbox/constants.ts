@@ -116,6 +116,8 @@ export const billedUnitsByOperation: Readonly<Partial<Record<OperationId, number
   'ai37-3ExtractFeatureCnipa': 2,
   'ai37-4GenerateReportCnipa': 20,
   'ai40-1AiFeasibilityAnalysisCreation': 15,
+  ai61AiTranslation: 2,
+  t010HiroTranslationTranslate: 3,
   'ai66-1FtoSubmit': 5,
   'ai66-3FeatureConfirm': 2,
   'ai66-4SearchAgent': 40,

@@ -24,6 +24,7 @@ import { preResearchReport } from './pre-research-report/workflow';
 import { specificationDrafting } from './specification-drafting/workflow';
 import { technicalDisclosure } from './technical-disclosure/workflow';
 import { technicalQa } from './technical-qa/workflow';
+import { translation } from './translation/workflow';
 
 /** Every workflow, in the order listings show them. */
 const all: Workflow[] = [
@@ -39,6 +40,7 @@ const all: Workflow[] = [
   technicalQa,
   specificationDrafting,
   feasibilityAnalysis,
+  translation,
   call,
 ].map((workflow) => withCommonNames(workflow as Workflow));
 
@@ -62,4 +64,5 @@ export {
   preResearchReport,
   specificationDrafting,
   technicalDisclosure,
+  translation,
 };

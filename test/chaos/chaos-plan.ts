@@ -32,6 +32,13 @@ const mix: [workflow: string, input: (i: number, tag: string) => unknown][] = [
     (i, tag) => ({ question: `How can hinge wear be limited in folding helmet ${tag} ${i}?` }),
   ],
   [
+    'translation',
+    (i, tag) => ({
+      text: `Variant ${tag} ${i}: ${'A folding helmet whose shell segments lock open with a magnetic buckle. '.repeat(40)}`,
+      target: 'ja',
+    }),
+  ],
+  [
     'feasibility-analysis',
     (i, tag) => ({
       text: `Variant ${tag} ${i}: a folding helmet whose shell segments lock open with a magnetic buckle.`,

@@ -88,6 +88,28 @@ const specificationEmbodiment = z.lazy(() =>
   }),
 );
 
+/** The languages of T010 (Hiro translation), as its codes. */
+export const hiroLanguages = [
+  'zh',
+  'en',
+  'ja',
+  'ko',
+  'de',
+  'fr',
+  'ru',
+  'es',
+  'pt',
+  'it',
+  'nl',
+  'ar',
+  'hi',
+  'th',
+  'vi',
+  'id',
+  'tr',
+  'pl',
+] as const;
+
 /** An FTO feature as ai66-2 offers it and ai66-3 takes it back (`is_select` marks the chosen ones). */
 const ftoFeature = z.lazy(() =>
   z.looseObject({
@@ -459,6 +481,27 @@ const buildRequestSchemas = () =>
     'ai40-2AiFeasibilityAnalysisQuery': z.strictObject({
       task_id: z.string().min(1),
     }),
+    ai61AiTranslation: z.strictObject({
+      /** At most 2,000 characters. */
+      text: z.string().trim().min(1).max(2000),
+      /** Detected when absent. */
+      source_lang: z.string().trim().min(1).optional(),
+      /** CN, EN or JP; EN when absent. */
+      target_lang: z.enum(['CN', 'EN', 'JP']).optional(),
+    }),
+    t010HiroTranslationTranslate: z
+      .strictObject({
+        /** At most 65,536 characters. */
+        content: z.string().trim().min(1).max(65_536),
+        sourceLanguageCode: z.enum(hiroLanguages),
+        targetLanguageCode: z.enum(hiroLanguages),
+        /** `fast` (one JSON answer) or `stream` (SSE); opflow sends `fast`. */
+        mode: z.enum(['fast', 'stream']).optional(),
+      })
+      .refine((body) => body.sourceLanguageCode !== body.targetLanguageCode, {
+        error: 'targetLanguageCode: must differ from sourceLanguageCode',
+        path: ['targetLanguageCode'],
+      }),
     'ai66-1FtoSubmit': z.strictObject({
       input: z.string().min(1),
       lang: lang.optional(),

@@ -932,6 +932,16 @@ const buildResponseDataSchemas = () =>
       /** The report (PDF), once done. */
       url: lenientString.nullish(),
     }),
+    ai61AiTranslation: z.looseObject({
+      source_lang: lenientString.nullish(),
+      target_lang: lenientString.nullish(),
+      translate_result: lenientString.nullish(),
+    }),
+    t010HiroTranslationTranslate: z.looseObject({
+      state: lenientString.nullish(),
+      textTranslated: lenientString.nullish(),
+      translatedCharacterCount: lenientInt.nullish(),
+    }),
     'ai66-1FtoSubmit': z.looseObject({
       task_id: lenientString.nullish(),
     }),

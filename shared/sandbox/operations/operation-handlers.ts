@@ -15,6 +15,7 @@ import { createPatentStatusOperations } from './patent-status';
 import { createPreResearchOperations } from './pre-research';
 import { createSpecificationOperations } from './specification';
 import { createTechnicalQaOperations } from './technical-qa';
+import { createTranslationOperations } from './translation';
 
 /** Fresh handlers (one set per sandbox), keeping their records in registries made by `registry`. */
 export function createOperationHandlers(registry: RegistryFactory): OperationHandlers {
@@ -29,6 +30,7 @@ export function createOperationHandlers(registry: RegistryFactory): OperationHan
     ...createTechnicalQaOperations(registry),
     ...createSpecificationOperations(registry),
     ...createFeasibilityOperations(registry),
+    ...createTranslationOperations(),
     ...createPatentCountOperations(),
     ...createBibliographyOperations(),
     ...createPatentStatusOperations(),

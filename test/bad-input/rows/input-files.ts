@@ -77,6 +77,8 @@ const badJsonInputs: [workflow: string, input: unknown, field: string][] = [
   ],
   ['feasibility-analysis', {}, 'text'],
   ['feasibility-analysis', { text: 'x', lang: 'de' }, 'lang'],
+  ['translation', { text: 'x', target: 'de' }, 'source'],
+  ['translation', { text: 'x', target: 'klingon' }, 'target'],
 ];
 
 export const inputFileRows: CliRow[] = [

@@ -40,6 +40,8 @@ const inputs: [string, unknown, string][] = [
   ['technical-qa', { text: 'x', lang: 'fr' }, 'lang'],
   ['specification-drafting', { text: 'x', title: 'T', claims: '' }, 'claims'],
   ['feasibility-analysis', { text: 'x', logo: 'yes' }, 'logo'],
+  ['translation', { text: 'x', source: 'en', target: 'en' }, 'target'],
+  ['translation', { text: 'x', engine: 'deepl' }, 'engine'],
   [
     'specification-drafting',
     { disclosure: 'x', title: 'T', claims: '1. A latch.', category: 'Gadget' },

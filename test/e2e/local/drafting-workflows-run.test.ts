@@ -101,4 +101,21 @@ describe('drafting workflows through the real bin (built-in sandbox)', () => {
     const pdf = readFileSync(join(dir, 'opflow-out', job.id, 'attachments', result.attachments[0].fileName));
     expect(pdf.subarray(0, 5).toString()).toBe('%PDF-');
   }, 180_000);
+
+  it('translation: a disclosure translated in pieces, the translation in report.md and result.json', async () => {
+    const body = Array.from(
+      { length: 6 },
+      (_, index) =>
+        `Section ${index + 1}. ${'The release lever frees the pawl with one hand, and the hall sensor reports the latch. '.repeat(5).trimEnd()}`,
+    ).join('\n\n');
+    writeFileSync(join(dir, 'latch-en.md'), `# Battery latch\n\n${body}\n`);
+    const job = await run('translation', 'latch-en.md');
+    expect(job).toMatchObject({ workflow: 'translation', status: 'SUCCEEDED' });
+    const { markdown, result } = reportOf(job);
+    expect(markdown.split('\n')[0]).toBe('# Translation (detected → en): Battery latch');
+    expect(result.usage.calls).toBeGreaterThanOrEqual(2);
+    expect(Object.keys(result.steps)).toEqual(['piece-1', 'piece-2']);
+    expect(result.answer.split('\n\n').length).toBeGreaterThanOrEqual(6);
+    expect(markdown.indexOf('## Translation')).toBeLessThan(markdown.indexOf('## Source text'));
+  }, 180_000);
 });
