@@ -1330,7 +1330,7 @@ export interface operations {
                          * @description only jobs whose last error is of this kind (deadline, not-found, quota-exhausted, ...)
                          * @enum {string}
                          */
-                        failureKind?: "auth" | "forbidden" | "not-found" | "invalid-request" | "throttled" | "quota-exhausted" | "busy" | "server" | "network" | "timeout" | "protocol" | "deadline" | "definition" | "poll-timeout" | "upstream-failed" | "storage" | "key-source" | "message-budget" | "record-too-large" | "internal";
+                        failureKind?: "auth" | "forbidden" | "not-found" | "invalid-request" | "throttled" | "quota-exhausted" | "busy" | "server" | "network" | "timeout" | "protocol" | "deadline" | "definition" | "poll-timeout" | "upstream-failed" | "storage" | "key-source" | "message-budget" | "record-too-large" | "cost-cap" | "internal";
                     };
                     /** @default {} */
                     options?: {
@@ -1400,7 +1400,7 @@ export interface operations {
                              * @description only jobs whose last error is of this kind (deadline, not-found, quota-exhausted, ...)
                              * @enum {string}
                              */
-                            failureKind?: "auth" | "forbidden" | "not-found" | "invalid-request" | "throttled" | "quota-exhausted" | "busy" | "server" | "network" | "timeout" | "protocol" | "deadline" | "definition" | "poll-timeout" | "upstream-failed" | "storage" | "key-source" | "message-budget" | "record-too-large" | "internal";
+                            failureKind?: "auth" | "forbidden" | "not-found" | "invalid-request" | "throttled" | "quota-exhausted" | "busy" | "server" | "network" | "timeout" | "protocol" | "deadline" | "definition" | "poll-timeout" | "upstream-failed" | "storage" | "key-source" | "message-budget" | "record-too-large" | "cost-cap" | "internal";
                         };
                         options: {
                             /** @description retry, redrive: from the first step (paid calls already made count as repeats) */
@@ -1465,7 +1465,7 @@ export interface operations {
                              * @description only jobs whose last error is of this kind (deadline, not-found, quota-exhausted, ...)
                              * @enum {string}
                              */
-                            failureKind?: "auth" | "forbidden" | "not-found" | "invalid-request" | "throttled" | "quota-exhausted" | "busy" | "server" | "network" | "timeout" | "protocol" | "deadline" | "definition" | "poll-timeout" | "upstream-failed" | "storage" | "key-source" | "message-budget" | "record-too-large" | "internal";
+                            failureKind?: "auth" | "forbidden" | "not-found" | "invalid-request" | "throttled" | "quota-exhausted" | "busy" | "server" | "network" | "timeout" | "protocol" | "deadline" | "definition" | "poll-timeout" | "upstream-failed" | "storage" | "key-source" | "message-budget" | "record-too-large" | "cost-cap" | "internal";
                         };
                         options: {
                             /** @description retry, redrive: from the first step (paid calls already made count as repeats) */
@@ -1560,7 +1560,7 @@ export interface operations {
                                  * @description only jobs whose last error is of this kind (deadline, not-found, quota-exhausted, ...)
                                  * @enum {string}
                                  */
-                                failureKind?: "auth" | "forbidden" | "not-found" | "invalid-request" | "throttled" | "quota-exhausted" | "busy" | "server" | "network" | "timeout" | "protocol" | "deadline" | "definition" | "poll-timeout" | "upstream-failed" | "storage" | "key-source" | "message-budget" | "record-too-large" | "internal";
+                                failureKind?: "auth" | "forbidden" | "not-found" | "invalid-request" | "throttled" | "quota-exhausted" | "busy" | "server" | "network" | "timeout" | "protocol" | "deadline" | "definition" | "poll-timeout" | "upstream-failed" | "storage" | "key-source" | "message-budget" | "record-too-large" | "cost-cap" | "internal";
                             };
                             options: {
                                 /** @description retry, redrive: from the first step (paid calls already made count as repeats) */
