@@ -266,6 +266,166 @@ async function overDayCap(
   return `cost cap reached: the ${spent.jobs} job(s) of source ${identity} of the last 24 hours were billed ${spent.units} units, maxUnitsPerDay is ${cap}; deliveries start jobs again once the last 24 hours' spend is below it`;
 }
 
+/** What a request names and proves, once known: the source's one name, its settings and tenant. */
+interface KnownSender {
+  identity?: string;
+  tenant?: string;
+}
+
+/** A delivery whose signature matched: what starting its job needs. */
+interface VerifiedDelivery {
+  identity: string;
+  settings: WebhookSource;
+  mapping: WebhookSource | undefined;
+  webhookId: string;
+}
+
+type Refusal = JobApiResponse;
+
+/**
+ * Steps 1 and 2: the source (it has a secret, it is the config's spelling), its throttle and body
+ * limit. Fills `known` as it learns the source, so that a refusal is recorded against it.
+ */
+async function senderOf(
+  options: WebhookOptions,
+  throttle: SourceThrottle,
+  request: WebhookRequest,
+  known: KnownSender,
+): Promise<Refusal | { secret: string; identity: string; settings: WebhookSource }> {
+  const { source } = request;
+  if (!webhookSourcePattern.test(source)) return refusal(404, 'not-found', 'no such webhook source');
+  const secret = await options.secrets.get(source);
+  if (secret === undefined) return refusal(404, 'not-found', `no webhook source ${source}`);
+  const identity = sourceIdentity(options, source);
+  if (identity === undefined) return refusal(404, 'not-found', `no webhook source ${source}`);
+  const settings = options.config.webhooks[identity] ?? defaultSource();
+  known.identity = identity;
+  known.tenant = settings.tenant;
+  if (!throttle.take(identity, options.deps.clock.now())) {
+    return refusal(429, 'throttled', `too many webhooks from ${source}; try again shortly`, {
+      'retry-after': '1',
+    });
+  }
+  if (request.body.byteLength > settings.maxBodyBytes) {
+    return refusal(413, 'body-too-large', `the body is over ${settings.maxBodyBytes} bytes`);
+  }
+  return { secret, identity, settings };
+}
+
+/** Step 3's headers: present, a usable webhook-id, a timestamp within the source's tolerance. */
+function signatureHeaders(
+  request: WebhookRequest,
+  now: number,
+  tolerance: string,
+): Refusal | { id: string; timestamp: string; signature: string } {
+  const id = request.headers['webhook-id'];
+  const timestamp = request.headers['webhook-timestamp'];
+  const signature = request.headers['webhook-signature'];
+  if (!id || !timestamp || !signature) {
+    return refusal(401, 'unauthorized', 'webhook-id, webhook-timestamp and webhook-signature are required');
+  }
+  if (id.length > 200 || !/^[\x21-\x7e]+$/.test(id)) {
+    return refusal(401, 'unauthorized', 'webhook-id must be 1-200 visible ASCII characters');
+  }
+  const late = timestampProblem(timestamp, now, tolerance);
+  return late ? refusal(401, 'unauthorized', late) : { id, timestamp, signature };
+}
+
+/**
+ * Step 3's signature, with the secret as read and, when it does not match, as read again once (a
+ * rotated secret needs no restart). A secret that is not a signing key is the operator's fault: 500.
+ */
+async function signatureRefusal(
+  options: WebhookOptions,
+  request: WebhookRequest,
+  sender: { secret: string; identity: string },
+  headers: { id: string; timestamp: string; signature: string },
+): Promise<Refusal | undefined> {
+  const usable = (value: string) => {
+    try {
+      signingKey(value, `the signing secret of source ${sender.identity}`);
+      return true;
+    } catch (error) {
+      if (!(error instanceof SigningSecretError)) throw error;
+      options.deps.log?.error('webhook secret not usable', { source: sender.identity, error: error.message });
+      return false;
+    }
+  };
+  if (!usable(sender.secret)) {
+    return refusal(
+      500,
+      'misconfigured',
+      `the signing secret of source ${request.source} is not usable; its operator must set a new one`,
+    );
+  }
+  if (signatureMatches(sender.secret, request.body, headers)) return undefined;
+  const fresh = await options.secrets.refresh(request.source);
+  const verified =
+    fresh !== undefined &&
+    fresh !== sender.secret &&
+    usable(fresh) &&
+    signatureMatches(fresh, request.body, headers);
+  return verified
+    ? undefined
+    : refusal(401, 'unauthorized', "no v1 signature in webhook-signature matches the source's secret");
+}
+
+/** Steps 1 to 3: the delivery comes from a known source and is signed by it, or the refusal. */
+async function verifyDelivery(
+  options: WebhookOptions,
+  throttle: SourceThrottle,
+  request: WebhookRequest,
+  known: KnownSender,
+): Promise<Refusal | VerifiedDelivery> {
+  const sender = await senderOf(options, throttle, request, known);
+  if ('status' in sender) return sender;
+  const headers = signatureHeaders(request, options.deps.clock.now(), sender.settings.tolerance);
+  if ('status' in headers) return headers;
+  const refused = await signatureRefusal(options, request, sender, headers);
+  if (refused) return refused;
+  return {
+    identity: sender.identity,
+    settings: sender.settings,
+    mapping: options.config.webhooks[sender.identity],
+    webhookId: headers.id,
+  };
+}
+
+/** Steps 4 and 5: the payload mapped to a job request, the source's day cap, the job (once per webhook-id). */
+async function startWebhookJob(
+  deps: EngineDeps,
+  body: Uint8Array,
+  delivery: VerifiedDelivery,
+): Promise<JobApiResponse> {
+  let payload: unknown;
+  try {
+    payload = JSON.parse(Buffer.from(body).toString('utf8'));
+  } catch {
+    return refusal(400, 'invalid-json', 'the body is not JSON');
+  }
+  let mapped: ReturnType<typeof mapPayload>;
+  try {
+    mapped = mapPayload(payload, delivery.mapping);
+  } catch (error) {
+    if (error instanceof MappingError) return refusal(400, 'unmappable', error.message);
+    throw error;
+  }
+  const { identity, settings, webhookId } = delivery;
+  const idempotencyKey = `webhook:${identity}:${webhookId}`;
+  const over = await overDayCap(deps, settings, identity, idempotencyKey);
+  if (over) return refusal(429, 'cost-cap', over);
+  const { job, created } = await submitJob(deps, {
+    ...(mapped as z.input<typeof defaultBodySchema>),
+    tenant: settings.tenant,
+    ...(settings.priority === undefined ? {} : { priority: settings.priority }),
+    ...(settings.maxUnitsPerRun === undefined ? {} : { maxUnits: settings.maxUnitsPerRun }),
+    source: 'webhook',
+    idempotencyKey,
+    label: (mapped.label as string | undefined) ?? `webhook ${identity} ${webhookId}`.slice(0, 200),
+  });
+  return json(202, { jobId: job.id, created, status: job.status }, { location: `/jobs/${job.id}` });
+}
+
 /** The answer to one request, and the tenant of its source when the source is known (has a secret). */
 function answerWebhook(options: WebhookOptions) {
   const throttle = new SourceThrottle(options.ratePerSecond ?? 20);
@@ -273,116 +433,24 @@ function answerWebhook(options: WebhookOptions) {
   return async (
     request: WebhookRequest,
   ): Promise<{ response: JobApiResponse; tenant?: string; source?: string }> => {
-    const { source } = request;
-    let tenant: string | undefined;
-    let identity: string | undefined;
-    const respond = (response: JobApiResponse) => ({ response, tenant, source: identity });
-    const refuse = (...args: Parameters<typeof refusal>) => respond(refusal(...args));
+    const known: KnownSender = {};
+    const respond = (response: JobApiResponse) => ({
+      response,
+      tenant: known.tenant,
+      source: known.identity,
+    });
     try {
-      if (!webhookSourcePattern.test(source)) return refuse(404, 'not-found', 'no such webhook source');
-      const secret = await options.secrets.get(source);
-      if (secret === undefined) return refuse(404, 'not-found', `no webhook source ${source}`);
-      identity = sourceIdentity(options, source);
-      if (identity === undefined) return refuse(404, 'not-found', `no webhook source ${source}`);
-      const mapping = options.config.webhooks[identity];
-      const settings = mapping ?? defaultSource();
-      tenant = settings.tenant;
-      if (!throttle.take(identity, deps.clock.now())) {
-        return refuse(429, 'throttled', `too many webhooks from ${source}; try again shortly`, {
-          'retry-after': '1',
-        });
-      }
-      if (request.body.byteLength > settings.maxBodyBytes) {
-        return refuse(413, 'body-too-large', `the body is over ${settings.maxBodyBytes} bytes`);
-      }
-      const id = request.headers['webhook-id'];
-      const timestamp = request.headers['webhook-timestamp'];
-      const signature = request.headers['webhook-signature'];
-      if (!id || !timestamp || !signature) {
-        return refuse(
-          401,
-          'unauthorized',
-          'webhook-id, webhook-timestamp and webhook-signature are required',
-        );
-      }
-      if (id.length > 200 || !/^[\x21-\x7e]+$/.test(id)) {
-        return refuse(401, 'unauthorized', 'webhook-id must be 1-200 visible ASCII characters');
-      }
-      const late = timestampProblem(timestamp, deps.clock.now(), settings.tolerance);
-      if (late) return refuse(401, 'unauthorized', late);
-      const headers = { id, timestamp, signature };
-      const usable = (value: string) => {
-        try {
-          signingKey(value, `the signing secret of source ${identity}`);
-          return true;
-        } catch (error) {
-          if (!(error instanceof SigningSecretError)) throw error;
-          deps.log?.error('webhook secret not usable', { source: identity, error: error.message });
-          return false;
-        }
-      };
-      if (!usable(secret))
-        return refuse(
-          500,
-          'misconfigured',
-          `the signing secret of source ${source} is not usable; its operator must set a new one`,
-        );
-      let verified = signatureMatches(secret, request.body, headers);
-      if (!verified) {
-        // Perhaps the secret was rotated since it was read: read it again, once.
-        const fresh = await options.secrets.refresh(source);
-        verified =
-          fresh !== undefined &&
-          fresh !== secret &&
-          usable(fresh) &&
-          signatureMatches(fresh, request.body, headers);
-      }
-      if (!verified) {
-        return refuse(
-          401,
-          'unauthorized',
-          "no v1 signature in webhook-signature matches the source's secret",
-        );
-      }
-
-      let payload: unknown;
-      try {
-        payload = JSON.parse(Buffer.from(request.body).toString('utf8'));
-      } catch {
-        return refuse(400, 'invalid-json', 'the body is not JSON');
-      }
-      let mapped: ReturnType<typeof mapPayload>;
-      try {
-        mapped = mapPayload(payload, mapping);
-      } catch (error) {
-        if (error instanceof MappingError) return refuse(400, 'unmappable', error.message);
-        throw error;
-      }
-      const over = await overDayCap(deps, settings, identity, `webhook:${identity}:${id}`);
-      if (over) return refuse(429, 'cost-cap', over);
-      const { job, created } = await submitJob(deps, {
-        ...(mapped as z.input<typeof defaultBodySchema>),
-        tenant: settings.tenant,
-        ...(settings.priority === undefined ? {} : { priority: settings.priority }),
-        ...(settings.maxUnitsPerRun === undefined ? {} : { maxUnits: settings.maxUnitsPerRun }),
-        source: 'webhook',
-        idempotencyKey: `webhook:${identity}:${id}`,
-        label: (mapped.label as string | undefined) ?? `webhook ${identity} ${id}`.slice(0, 200),
-      });
-      return respond(
-        json(202, { jobId: job.id, created, status: job.status }, { location: `/jobs/${job.id}` }),
-      );
+      const delivery = await verifyDelivery(options, throttle, request, known);
+      if ('status' in delivery) return respond(delivery);
+      return respond(await startWebhookJob(deps, request.body, delivery));
     } catch (error) {
       if (error instanceof JobRequestError) {
         // A webhook names no job: whatever it names that is missing is its own mistake (400).
         const status = error.reason === 'not-found' ? 400 : engineRefusals[error.reason].status;
-        return refuse(status, 'invalid-request', error.message);
+        return respond(refusal(status, 'invalid-request', error.message));
       }
-      deps.log?.error('webhook failed', {
-        source,
-        error: namedErrorMessage(error),
-      });
-      return refuse(500, 'internal', 'the webhook failed; try again later');
+      deps.log?.error('webhook failed', { source: request.source, error: namedErrorMessage(error) });
+      return respond(refusal(500, 'internal', 'the webhook failed; try again later'));
     }
   };
 }
