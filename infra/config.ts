@@ -147,6 +147,26 @@ export const stageConfigSchema = z
         .max(10)
         .optional(),
     }),
+    /**
+     * The webhook route (`POST /webhooks/{source}`, no authorizer: the signature authenticates) and its
+     * own function, apart from the job API's so that a flood of badly signed deliveries cannot take the
+     * API's concurrency.
+     */
+    webhooks: z
+      .strictObject({
+        /** The route's own throttle (HTTP API stage route settings): requests per second and burst. */
+        throttle: z.strictObject({
+          rateLimit: z.number().positive().max(10_000),
+          burstLimit: z.number().int().min(1).max(5_000),
+        }),
+        /**
+         * Reserved concurrency of the webhooks function: both its share kept aside and its maximum.
+         * Default: none, the route's throttle limits it (Lambda keeps 10 of an account's concurrency
+         * unreserved, so an account with a limit of 10, as new accounts often have, can reserve none).
+         */
+        reservedConcurrency: z.number().int().min(1).max(1000).optional(),
+      })
+      .default({ throttle: { rateLimit: 10, burstLimit: 20 } }),
     sweeper: functionSettings(900),
     queue: z.strictObject({
       /** Receives before a message moves to the dead-letter queue. */

@@ -10,8 +10,9 @@
  * (woken by messages only: nothing runs while no callback is due), the ingest function on the ingest
  * queue (batches of 1, as the stack's event source; `opflow --backend aws ingest` announces its uploads
  * there, as S3's event notification does on AWS), the schedules function at every slot of the config
- * file's schedules (as EventBridge Scheduler does), and the api function behind a local HTTP API, with
- * the config file's webhook mappings and the secrets of OPFLOW_WEBHOOK_SECRET_<SOURCE>. The
+ * file's schedules (as EventBridge Scheduler does), and the api function behind a local HTTP API whose
+ * webhook route goes to the webhooks function, with the config file's webhook mappings and the
+ * secrets of OPFLOW_WEBHOOK_SECRET_<SOURCE>. The
  * upstream is the built-in sandbox of the Open Platform API (its tasks `--sandbox-speed` times faster,
  * default 30) unless OPFLOW_API_KEY is set, then the real platform with that key.
  *
@@ -29,6 +30,7 @@ import * as z from 'zod';
 import { parseStageConfig, stageDefaults } from '../infra/config';
 import { loadOpflowConfig, type OpflowConfig, webhookSecretVariable } from '../shared/config/opflow-config';
 import { errorMessage } from '../shared/errors/error-message';
+import { webhookPathPattern } from '../shared/http/webhooks';
 import { scaledTaskDurations } from '../shared/runtime/local/sandbox-launch';
 import { SANDBOX_API_KEY, startSandbox } from '../shared/sandbox';
 import { type AwsEmulators, startAwsEmulators } from './emulators/aws-emulators';
@@ -73,8 +75,8 @@ function readOptions(): z.infer<typeof optionsSchema> {
   if (values.help) {
     process.stdout.write(
       'npm run aws-local [-- --dir .opflow/aws-local] [--workers 5] [--sandbox-speed 30] [--config opflow.config.json]\n' +
-        'Runs the aws backend on emulators (all six functions: api, step worker, sweeper, ingest, schedules,\n' +
-        'callbacks) and prints the environment for opflow --backend aws. --config (default OPFLOW_CONFIG,\n' +
+        'Runs the aws backend on emulators (all seven functions: api, webhooks, step worker, sweeper, ingest,\n' +
+        'schedules, callbacks) and prints the environment for opflow --backend aws. --config (default OPFLOW_CONFIG,\n' +
         'else ./opflow.config.json when there is one): the schedules and webhook mappings the functions serve.\n',
     );
     process.exit(0);
@@ -178,7 +180,7 @@ async function main(): Promise<void> {
       ? `${config.schedules.length} schedule(s) and ${Object.keys(config.webhooks).length} webhook mapping(s) of ${configFile}`
       : 'no opflow.config.json: no schedules or webhook mappings';
     say(
-      `ready: ${options.workers} step worker instance(s), the sweeper every minute, the ingest function and the callback sender on their queues, the schedules function at its slots, the api at ${running.gateway.url}; ${automation} (Ctrl-C stops)`,
+      `ready: ${options.workers} step worker instance(s), the sweeper every minute, the ingest function and the callback sender on their queues, the schedules function at its slots, the api and webhooks functions at ${running.gateway.url}; ${automation} (Ctrl-C stops)`,
     );
   } catch (error) {
     say(`failed: ${errorMessage(error)}`);
@@ -250,7 +252,13 @@ async function startFunctions(options: {
     ingest.push((await load<{ handler: WorkerHandler }>(bundles, 'ingest')).handler);
   const schedules = (await load<{ handler: ScheduleTarget }>(bundles, 'schedules')).handler;
   const api = await load<{ handler: Parameters<typeof startApiGateway>[0] }>(bundles, 'api');
-  const gateway = await startApiGateway(api.handler);
+  const webhooks = await load<{ handler: Parameters<typeof startApiGateway>[0] }>(bundles, 'webhooks');
+  // As the stack integrates it: the webhook route with its own function, every other route with the api.
+  const gateway = await startApiGateway(api.handler, {
+    otherFunctions: [
+      { path: webhookPathPattern, functionName: 'opflow-webhooks', handler: webhooks.handler },
+    ],
+  });
 
   const loops: Promise<void>[] = [];
   let sweep: NodeJS.Timeout | undefined;

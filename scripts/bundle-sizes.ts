@@ -50,7 +50,9 @@ export const DEFAULT_MAX_KB = 1024;
  * 830 -> 850, schedules 614 -> 650). Lowered the same day when the step worker stopped bundling the
  * X-Ray tracer (Powertools Tracer and aws-xray-sdk-core: 976.6 -> 855.7 KiB; worker 990 -> 880).
  * Raised the same day for the api: the HTTP route table with its request and answer schemas
- * (shared/http/routes.ts) took it to 754.5 KiB (api 750 -> 775).
+ * (shared/http/routes.ts) took it to 754.5 KiB (api 750 -> 775). The webhook route's own function
+ * (27 November 2026): 684.2 KiB, budget 705; the api left the webhook code and the Secrets Manager
+ * client to it (754.5 -> 716.2 KiB).
  */
 export const MAX_KB_BY_FUNCTION: Partial<Record<FunctionName, number>> = {
   worker: 880,
@@ -59,6 +61,7 @@ export const MAX_KB_BY_FUNCTION: Partial<Record<FunctionName, number>> = {
   ingest: 850,
   callbacks: 620,
   schedules: 650,
+  webhooks: 705,
 };
 /** The goals set for a cold start: printed beside each figure, not enforced. */
 const GOAL_BYTES = 400_000;

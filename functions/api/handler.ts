@@ -2,26 +2,25 @@
  * Lambda `api`, behind the HTTP API: create, read, answer, cancel and list jobs, and link to their
  * reports (shared/http/job-api.ts holds the routes, shared/runtime/lambda/api.ts the event mapping).
  * It builds the job side of the engine only (lambda/jobs-runtime.ts): no Open Platform client, no
- * key source; Secrets Manager only for the webhook secrets, when the stack set webhooks up.
+ * key source, no Secrets Manager. The webhook route has a function of its own (functions/webhooks).
  */
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
 import { type ApiHandler, createApiHandler } from '../../shared/runtime/lambda/api';
 import { apiAuthFromEnv } from '../../shared/runtime/lambda/api-auth';
 import { awsApiRoutes } from '../../shared/runtime/lambda/api-routes';
-import { awsWebhookHandler, loadAutomationSettings } from '../../shared/runtime/lambda/automation';
+import { loadAutomationSettings } from '../../shared/runtime/lambda/automation';
 import { createJobsRuntime } from '../../shared/runtime/lambda/jobs-runtime';
 
 // Once per instance: clients and caches live across invocations.
 const runtime = createJobsRuntime({ functionName: 'api' });
 
-/** The handler, built on the first request once the stack's schedules and webhook mappings are read. */
+/** The handler, built on the first request once the stack's schedules are read. */
 let api: Promise<ApiHandler> | undefined;
 function apiHandler(): Promise<ApiHandler> {
-  api ??= loadAutomationSettings(runtime).then(({ webhooks, schedules }) =>
+  api ??= loadAutomationSettings(runtime).then(({ schedules }) =>
     createApiHandler({
       ...runtime,
       auth: apiAuthFromEnv(process.env),
-      webhooks: awsWebhookHandler(runtime, webhooks),
       routes: awsApiRoutes(runtime, process.env, schedules),
     }),
   );

@@ -46,10 +46,14 @@ import { Construct } from 'constructs';
 import { ConfigFileError, type OpflowConfig, parseDuration } from '../../shared/config/opflow-config';
 import { AutomationConfigItem } from './automation-config';
 import { eventBridgeCron } from './eventbridge-cron';
+import type { JOB_TABLE } from './job-storage';
 import { PipelineFunction, type PipelineFunctionProps } from './pipeline-function';
 import { acknowledgeDeadLetterQueue, queueEncryption, WorkQueue } from './work-queue';
 
 export { eventBridgeCron } from './eventbridge-cron';
+
+/** The webhook route as API Gateway names it (its route settings are keyed by it). */
+export const WEBHOOK_ROUTE_KEY = 'POST /webhooks/{source}';
 
 /** EventBridge Scheduler's longest schedule name. */
 export const SCHEDULE_NAME_MAX_LENGTH = 64;
@@ -67,6 +71,8 @@ export interface AutomationProps {
   readonly httpApi: HttpApi;
   readonly stage: HttpStage;
   readonly webhookThrottle: { rateLimit: number; burstLimit: number };
+  /** Reserved concurrency of the webhooks function (its share and its maximum); none by default. */
+  readonly webhookReservedConcurrency?: number | undefined;
   /** The config file as the deployer named it, for errors (default opflow.config.json). */
   readonly configFile?: string | undefined;
   readonly functionDefaults: Pick<
@@ -80,6 +86,8 @@ export class Automation extends Construct {
   readonly webhookSecretPrefix: string;
   readonly callbackSecrets: ReadonlyMap<string, Secret>;
   readonly callbackSender: PipelineFunction;
+  /** The webhook route's own function (`POST /webhooks/{source}`). */
+  readonly webhookReceiver: PipelineFunction;
   /** The queue that triggers the callback sender, with its dead-letter queue. */
   readonly callbackQueue: WorkQueue;
   /** Any message in the callback dead-letter queue (its action is the stack's alarm topic). */
@@ -226,15 +234,15 @@ export class Automation extends Construct {
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
 
-    // The webhook route: the api function, no IAM (the signature authenticates), its own throttle.
-    // The mappings and schedules (GET /schedules, trigger, pause, resume) come from the config item.
-    props.api.function.addEnvironment('OPFLOW_WEBHOOK_SECRET_PREFIX', this.webhookSecretPrefix);
+    // The webhook route: a function of its own (a flood of bad signatures takes its concurrency and the
+    // route's throttle, never the job API's), no IAM (the signature authenticates).
+    this.webhookReceiver = this.webhookFunction(props, items, readSecrets);
+    // The api reads the schedules (GET /schedules, trigger, pause, resume) from the config item.
     this.config.grantRead(props.api.function);
-    readSecrets(props.api.role, this.webhookSecretPrefix);
     const [route] = props.httpApi.addRoutes({
       path: '/webhooks/{source}',
       methods: [HttpMethod.POST],
-      integration: new HttpLambdaIntegration('Webhooks', props.api.function),
+      integration: new HttpLambdaIntegration('Webhooks', this.webhookReceiver.function),
       authorizer: new HttpNoneAuthorizer(),
     });
     Validations.of(route!).acknowledge({
@@ -244,7 +252,7 @@ export class Automation extends Construct {
         'over its raw body, checked by the function (401 otherwise); the route has its own throttle.',
     });
     (props.stage.node.defaultChild as CfnStage).addPropertyOverride('RouteSettings', {
-      'POST /webhooks/{source}': {
+      [WEBHOOK_ROUTE_KEY]: {
         ThrottlingRateLimit: props.webhookThrottle.rateLimit,
         ThrottlingBurstLimit: props.webhookThrottle.burstLimit,
       },
@@ -329,6 +337,60 @@ export class Automation extends Construct {
       reason:
         'lambda:InvokeFunction on the schedules function and its versions (grantInvoke adds ":*"); nothing else.',
     });
+  }
+
+  /**
+   * The webhooks function: reads the config item (mappings) and the webhook secrets, creates jobs as
+   * the api does (the job, its idempotency key, its history, its callback entry; an input over the
+   * inline limit in S3, read back for a replay), records each delivery (`HOOKLOG`), and lists a source's recent jobs for its
+   * day cap (`byStatusShard`).
+   */
+  private webhookFunction(
+    props: AutomationProps,
+    items: (grantee: IGrantable, actions: string[], leadingKeys: string[]) => unknown,
+    readSecrets: (grantee: IGrantable, namePrefix: string) => unknown,
+  ): PipelineFunction {
+    const receiver = new PipelineFunction(this, 'WebhookReceiver', {
+      ...props.functionDefaults,
+      environment: {
+        ...props.functionDefaults.environment,
+        OPFLOW_WEBHOOK_SECRET_PREFIX: this.webhookSecretPrefix,
+        OPFLOW_CALLBACK_QUEUE_URL: this.callbackQueue.queue.queueUrl,
+      },
+      name: 'webhooks',
+      functionName: `${props.prefix}-webhooks`,
+      description: 'opflow: the webhook route (POST /webhooks/{source}): checks signatures, starts jobs',
+      timeout: Duration.seconds(10),
+      memorySize: 512,
+    });
+    if (props.webhookReservedConcurrency !== undefined) {
+      (receiver.function.node.defaultChild as CfnFunction).reservedConcurrentExecutions =
+        props.webhookReservedConcurrency;
+    }
+    this.config.grantRead(receiver.function);
+    readSecrets(receiver.role, this.webhookSecretPrefix);
+    items(
+      receiver.role,
+      ['GetItem', 'PutItem', 'DeleteItem', 'ConditionCheckItem', 'BatchGetItem'],
+      ['JOB#*', 'IDEM#*', 'CBQ', 'CBJOB#*', 'HIST#*', 'HOOKLOG'],
+    );
+    const statusIndex: keyof typeof JOB_TABLE.indexes = 'byStatusShard';
+    receiver.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['dynamodb:Query'],
+        resources: [`${props.table.tableArn}/index/${statusIndex}`],
+      }),
+    );
+    props.workQueue.grantSendMessages(receiver.role);
+    this.callbackQueue.queue.grantSendMessages(receiver.role);
+    // A large input is written as reports/<jobId>/input.json, and read back when a replay finds its job.
+    receiver.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['s3:GetObject', 's3:PutObject'],
+        resources: [props.bucket.arnForObjects('reports/*/input.json')],
+      }),
+    );
+    return receiver;
   }
 }
 

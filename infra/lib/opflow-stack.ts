@@ -284,7 +284,8 @@ export class OpflowStack extends Stack {
       worker: this.worker,
       httpApi: this.jobApi.httpApi,
       stage: this.jobApi.stage,
-      webhookThrottle: config.api.throttle,
+      webhookThrottle: config.webhooks.throttle,
+      webhookReservedConcurrency: config.webhooks.reservedConcurrency,
       configFile: props.automationFile,
       functionDefaults,
     });
@@ -298,6 +299,7 @@ export class OpflowStack extends Stack {
       functions: {
         worker: this.worker.function,
         api: this.api.function,
+        webhooks: this.automation.webhookReceiver.function,
         sweeper: this.sweeper.function,
         ingest: this.inbox.ingest.function,
         callbacks: this.automation.callbackSender.function,
@@ -433,9 +435,15 @@ export class OpflowStack extends Stack {
       reason:
         'GetObject only, to presign the report links of a finished job in its callback (reports/<jobId>/...).',
     });
-    Validations.of(policyOf(this.api)).acknowledge(
+    const webhooks = policyOf(this.automation.webhookReceiver);
+    Validations.of(webhooks).acknowledge(
       secretFinding(this.automation.webhookSecretPrefix, 'webhook signing'),
     );
+    Validations.of(webhooks).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/reports/*/input.json]`,
+      reason:
+        'Puts and reads back only the input.json of a new job whose input is over the inline limit; job ids are minted per delivery.',
+    });
     if (this.automation.scheduleTarget) {
       Validations.of(policyOf(this.automation.scheduleTarget)).acknowledge({
         id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/reports/*/input.json]`,

@@ -31,6 +31,11 @@ export interface ApiGatewayLimits {
   integrationTimeoutMs?: number | undefined;
   /** The function's `Timeout` (default 10 s, the stack's api function). */
   functionTimeoutMs?: number | undefined;
+  /**
+   * Routes integrated with another function, as the stack integrates `POST /webhooks/{source}` with
+   * the webhooks function: a request whose path matches goes to that handler instead.
+   */
+  otherFunctions?: readonly { path: RegExp; functionName: string; handler: ApiHandler }[] | undefined;
 }
 
 export interface ApiGateway {
@@ -71,8 +76,9 @@ async function readRequestBody(request: IncomingMessage): Promise<Buffer | undef
 /** The handler's answer, or the failure Lambda and the gateway would make of it. */
 async function invoke(
   handler: ApiHandler,
+  functionName: string,
   event: APIGatewayProxyEventV2,
-  limits: Required<ApiGatewayLimits>,
+  limits: Pick<Required<ApiGatewayLimits>, 'integrationTimeoutMs' | 'functionTimeoutMs'>,
 ): Promise<APIGatewayProxyStructuredResultV2> {
   if (Buffer.byteLength(JSON.stringify(event)) > LAMBDA_SYNC_PAYLOAD_BYTES) {
     throw lambdaFailed('lambda-request-payload-6MB');
@@ -82,7 +88,7 @@ async function invoke(
     new Promise<never>((_, reject) => timers.push(setTimeout(() => reject(error), ms)));
   try {
     const result = (await Promise.race([
-      handler(event, lambdaContext('opflow-api', limits.functionTimeoutMs)),
+      handler(event, lambdaContext(functionName, limits.functionTimeoutMs)),
       after(limits.functionTimeoutMs, lambdaFailed('lambda-function-timeout')),
       after(
         limits.integrationTimeoutMs,
@@ -126,7 +132,13 @@ export async function startApiGateway(
         body: body?.toString('utf8'),
         jwtClaims: gateway.claims,
       });
-      const result = await invoke(handler, event, limits);
+      const other = options.otherFunctions?.find((route) => route.path.test(url.pathname));
+      const result = await invoke(
+        other?.handler ?? handler,
+        other?.functionName ?? 'opflow-api',
+        event,
+        limits,
+      );
       response.writeHead(result.statusCode ?? 200, result.headers as Record<string, string>);
       response.end(result.body ?? '');
     } catch (error) {

@@ -10,10 +10,10 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'a
 import * as z from 'zod';
 import type { EngineDeps } from '../../engine/deps';
 import { formatIssues } from '../../errors/zod-issues';
-import { type HttpAnswer, refusal } from '../../http/api-error';
+import { refusal } from '../../http/api-error';
 import { type ApiRoute, handleJobApiRequest, type JobApiResponse } from '../../http/job-api';
-import { type WebhookRequest, webhookPathPattern } from '../../http/webhooks';
 import type { ApiAuth, OperatorGrant } from './api-auth';
+import { httpApiEventSchema, lambdaAnswer, lowerCaseHeaders } from './http-api-event';
 import { engineLogger, type Observability } from './observability';
 
 export interface ApiHandlerOptions {
@@ -25,8 +25,6 @@ export interface ApiHandlerOptions {
   routes?: readonly ApiRoute[] | undefined;
   /** How callers authenticate, and who is an operator (OPFLOW_API_AUTH; default IAM, no JWT operators). */
   auth?: ApiAuth | undefined;
-  /** `POST /webhooks/{source}`: given the raw body bytes; absent: no webhook route. */
-  webhooks?: ((request: WebhookRequest) => Promise<JobApiResponse>) | undefined;
 }
 
 export interface ApiHandler {
@@ -117,16 +115,6 @@ export function tenantOfEvent(
   );
 }
 
-/** What this function reads of an event: an HTTP API payload 2.0 (a REST API's 1.0 event is refused). */
-const httpApiEventSchema = z.object({
-  rawPath: z.string().startsWith('/'),
-  headers: z.record(z.string(), z.string().optional()).optional(),
-  queryStringParameters: z.record(z.string(), z.string().optional()).optional(),
-  body: z.string().optional(),
-  isBase64Encoded: z.boolean().optional(),
-  requestContext: z.object({ requestId: z.string(), http: z.object({ method: z.string().min(1) }) }),
-});
-
 /** The job a request was about, for its log line: the one its path names, or the one it created. */
 function jobIdOf(path: string, response: JobApiResponse): string | undefined {
   const named = /^\/jobs\/([^/]+)/.exec(path)?.[1];
@@ -137,16 +125,6 @@ function jobIdOf(path: string, response: JobApiResponse): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** An answer as API Gateway's payload 2.0 takes it. */
-function lambdaAnswer(answer: HttpAnswer): APIGatewayProxyResultV2 & { statusCode: number } {
-  return {
-    statusCode: answer.status,
-    headers: answer.headers,
-    body: answer.body,
-    ...(answer.base64 ? { isBase64Encoded: true } : {}),
-  };
 }
 
 export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
@@ -163,26 +141,7 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
       }
       const event = raw;
       logger.setCorrelationId(event.requestContext.requestId);
-      const headers: Record<string, string | undefined> = {};
-      for (const [name, value] of Object.entries(event.headers ?? {})) headers[name.toLowerCase()] = value;
-      const hook = options.webhooks ? webhookPathPattern.exec(event.rawPath) : null;
-      if (hook && options.webhooks) {
-        // The webhook's signature covers the bytes as sent, so they are not decoded as text here.
-        const bytes = Buffer.from(event.body ?? '', event.isBase64Encoded ? 'base64' : 'utf8');
-        const method = event.requestContext.http.method.toUpperCase();
-        let source = '';
-        try {
-          source = decodeURIComponent(hook[1]!);
-        } catch {
-          // Not valid URL encoding: no such source (404).
-        }
-        const answer =
-          method === 'POST'
-            ? await options.webhooks({ source, headers, body: bytes })
-            : refusal(405, 'method-not-allowed', `${method} is not supported; use POST`, { allow: 'POST' });
-        logger.info('webhook', { path: event.rawPath, status: answer.status });
-        return lambdaAnswer(answer);
-      }
+      const headers = lowerCaseHeaders(event.headers);
       let body: string | undefined = event.body;
       if (body !== undefined && event.isBase64Encoded) {
         try {

@@ -1,7 +1,7 @@
-// `npm run aws-local` as a user runs it: the script starts the emulators and all six bundled
+// `npm run aws-local` as a user runs it: the script starts the emulators and all seven bundled
 // functions, prints the environment, and the real `opflow --backend aws` with that environment runs a
 // job through the step worker, a manifest through the ingest function, a signed webhook through the
-// api function and a schedule's slot through the schedules function; a command whose function is not
+// webhooks function and a schedule's slot through the schedules function; a command whose function is not
 // there fails within seconds naming it; SIGTERM then stops everything, and a command after it says
 // what to start.
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -150,7 +150,7 @@ describe('npm run aws-local', { timeout: REAL_PROCESS_TIMEOUT_MS }, () => {
     );
   });
 
-  it('answers a signed webhook through the api function, with the mapping of the config file', async () => {
+  it('answers a signed webhook through the webhooks function, with the mapping of the config file', async () => {
     const env = stackEnv();
     const body = JSON.stringify({ issue: { title: 'TTL:(insulin pen)' } });
     const at = new Date();
@@ -166,6 +166,12 @@ describe('npm run aws-local', { timeout: REAL_PROCESS_TIMEOUT_MS }, () => {
     });
     expect(response.status).toBe(202);
     const { jobId } = (await response.json()) as { jobId: string };
+    // Answered by the route's own function, as the stack integrates it, not by the api function.
+    const answeredBy = readFileSync(join(dir, 'state', 'functions.log'), 'utf8')
+      .split('\n')
+      .filter((line) => line.includes('"message":"webhook"'))
+      .map((line) => (JSON.parse(line) as { function_name?: string }).function_name);
+    expect(answeredBy).toEqual(['opflow-webhooks']);
     // The job runs through the step worker; the job API says when it is done.
     let status = '';
     for (let tries = 0; tries < 60 && status !== 'SUCCEEDED'; tries++) {

@@ -1,6 +1,6 @@
 // Webhook mappings and schedules live in one config item of the job table, written at deploy, not in
 // environment variables: 200 mappings synthesize with every function within Lambda's 4 KB, and the
-// api function (its real handler, on DynamoDB Local, fauxqs and the Secrets Manager stand-in) reads
+// webhooks and api functions (their real handlers, on DynamoDB Local, fauxqs and the Secrets Manager stand-in) read
 // the item the template writes and serves the 200th mapping and every schedule. A config too large
 // for the item, or a schedule name too long for EventBridge Scheduler, stops synthesis naming it.
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -90,7 +90,7 @@ describe('the automation config item', { timeout: 180_000 }, () => {
     );
   });
 
-  it("serves the 200th mapping and every schedule from the item the template writes (the api function's handler)", async () => {
+  it("serves the 200th mapping (the webhooks function's handler) and every schedule (the api's) from the item the template writes", async () => {
     emulators = await startAwsEmulators();
     const table = await emulators.createTable();
     const { queueUrl } = emulators.createQueue();
@@ -99,7 +99,11 @@ describe('the automation config item', { timeout: 180_000 }, () => {
     await emulators.clients.dynamoDb.send(new PutItemCommand(automationConfigPut(synth.template, table)));
     const secret = `whsec_${Buffer.from('opflow-config-item-test-key-0123').toString('base64')}`;
     emulators.secretsManager!.setSecret('opflow-dev/webhook/tracker-199', secret);
-    const variables = functionVariables(synth.template, 'opflow-dev-api');
+    const variables = functionVariables(synth.template, 'opflow-dev-webhooks');
+    // Both functions read the one config item.
+    expect(functionVariables(synth.template, 'opflow-dev-api')['OPFLOW_AUTOMATION_CONFIG']).toBe(
+      variables['OPFLOW_AUTOMATION_CONFIG'],
+    );
     Object.assign(process.env, emulators.environment(), {
       OPFLOW_TABLE_NAME: table,
       OPFLOW_QUEUE_URL: queueUrl,
@@ -109,11 +113,11 @@ describe('the automation config item', { timeout: 180_000 }, () => {
       OPFLOW_AUTOMATION_CONFIG: variables['OPFLOW_AUTOMATION_CONFIG'],
       POWERTOOLS_METRICS_DISABLED: 'true',
     });
-    const { handler } = (await import('../../../functions/api/handler')) as {
-      handler: (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyResultV2>;
-    };
+    type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyResultV2>;
+    const api = ((await import('../../../functions/api/handler')) as { handler: Handler }).handler;
+    const webhooks = ((await import('../../../functions/webhooks/handler')) as { handler: Handler }).handler;
     const call = async (method: string, path: string, body = '', headers: Record<string, string> = {}) =>
-      (await handler(
+      (await (path.startsWith('/webhooks/') ? webhooks : api)(
         {
           rawPath: path,
           headers: { 'content-type': 'application/json', ...headers },

@@ -1,6 +1,6 @@
 // Callbacks, webhooks and schedules in the CDK app, from a config file with schedules and webhooks: EventBridge Scheduler
 // schedules (time zone, retries, dead-letter queue, paused ones disabled) targeting the schedules
-// function; the webhook route without IAM and with its own throttle; the callback sender every
+// function; the webhook route's own function, without IAM and with its own throttle; the callback sender every
 // minute; each function with least privilege. cdk-nag runs during synth (a finding fails it).
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -92,28 +92,89 @@ describe('automation resources', () => {
     expect(actions([dynamo])).not.toContain('dynamodb:Scan');
   });
 
-  it('routes POST /webhooks/{source} to the api function without IAM, with its own throttle', () => {
-    const { template } = synth;
-    template.hasResourceProperties('AWS::ApiGatewayV2::Route', {
-      RouteKey: 'POST /webhooks/{source}',
-      AuthorizationType: 'NONE',
+  it('routes POST /webhooks/{source} to a function of its own without IAM, with the route throttle of the settings', () => {
+    const { template, stack } = synth;
+    const receiver = stack.automation.webhookReceiver;
+    const integrations = template.findResources('AWS::ApiGatewayV2::Integration');
+    const route = Object.values(template.findResources('AWS::ApiGatewayV2::Route')).find(
+      (r) => r.Properties.RouteKey === 'POST /webhooks/{source}',
+    )!;
+    expect(route.Properties.AuthorizationType).toBe('NONE');
+    const target = (route.Properties.Target as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1];
+    const integration = integrations[(target[1] as { Ref: string }).Ref]!;
+    expect(integration.Properties.IntegrationUri).toEqual({
+      'Fn::GetAtt': [logicalId(receiver.function), 'Arn'],
     });
+    // Every other route goes to the api function: the webhook function answers nothing else.
+    const others = Object.values(template.findResources('AWS::ApiGatewayV2::Route')).filter(
+      (r) => r !== route,
+    );
+    expect(others.length).toBeGreaterThan(5);
+    for (const other of others)
+      expect(JSON.stringify(other.Properties.Target)).not.toContain((target[1] as { Ref: string }).Ref);
+    // The dev stage's route throttle (webhooks.throttle), apart from the API's default throttle.
     template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      DefaultRouteSettings: { ThrottlingRateLimit: 10, ThrottlingBurstLimit: 20 },
       RouteSettings: {
-        'POST /webhooks/{source}': {
-          ThrottlingRateLimit: Match.anyValue(),
-          ThrottlingBurstLimit: Match.anyValue(),
-        },
+        'POST /webhooks/{source}': { ThrottlingRateLimit: 10, ThrottlingBurstLimit: 20 },
       },
     });
-    const apiFn = Object.values(template.findResources('AWS::Lambda::Function')).find(
-      (fn) => fn.Properties.FunctionName === 'opflow-dev-api',
-    )!;
-    expect(apiFn.Properties.Environment.Variables.OPFLOW_WEBHOOK_SECRET_PREFIX).toBe('opflow-dev/webhook/');
-    expect(apiFn.Properties.Environment.Variables.OPFLOW_WEBHOOK_MAPPINGS).toBeUndefined();
+    const functions = Object.values(template.findResources('AWS::Lambda::Function'));
+    const fn = functions.find((f) => f.Properties.FunctionName === 'opflow-dev-webhooks')!;
+    expect(fn.Properties.Environment.Variables.OPFLOW_WEBHOOK_SECRET_PREFIX).toBe('opflow-dev/webhook/');
+    expect(fn.Properties.Environment.Variables.OPFLOW_WEBHOOK_MAPPINGS).toBeUndefined();
+    // No reserved concurrency unless the settings ask for it (a 10-concurrency account can reserve none).
+    expect(fn.Properties.ReservedConcurrentExecutions).toBeUndefined();
+    // The api function no longer reads webhook secrets.
+    const apiFn = functions.find((f) => f.Properties.FunctionName === 'opflow-dev-api')!;
+    expect(apiFn.Properties.Environment.Variables.OPFLOW_WEBHOOK_SECRET_PREFIX).toBeUndefined();
+    const apiSecrets = statementsOf(logicalId(stack.api.role)).filter((s) =>
+      actions([s]).includes('secretsmanager:GetSecretValue'),
+    );
+    expect(apiSecrets).toEqual([]);
     expect((automationConfigBody(template).webhooks['tracker'] as { workflow: string }).workflow).toBe(
       'patent-count',
     );
+  });
+
+  it('gives the webhook function job creation, its delivery log and the webhook secrets only', () => {
+    const statements = statementsOf(logicalId(synth.stack.automation.webhookReceiver.role));
+    const all = actions(statements);
+    // Only a large input: written, and read back when a replay finds its job.
+    expect(all.filter((a) => a.startsWith('s3:'))).toEqual(['s3:GetObject', 's3:PutObject']);
+    const s3 = statements.find((s) => actions([s]).includes('s3:PutObject'))!;
+    expect(JSON.stringify(s3.Resource)).toContain('/reports/*/input.json');
+    const secrets = statements.find((s) => actions([s]).includes('secretsmanager:GetSecretValue'))!;
+    expect(JSON.stringify(secrets.Resource)).toContain('secret:opflow-dev/webhook/*');
+    const items = statements.find((s) => actions([s]).includes('dynamodb:PutItem'))!;
+    expect(items.Condition).toEqual({
+      'ForAllValues:StringLike': {
+        'dynamodb:LeadingKeys': ['JOB#*', 'IDEM#*', 'CBQ', 'CBJOB#*', 'HIST#*', 'HOOKLOG'],
+      },
+    });
+    expect(all).not.toContain('dynamodb:Scan');
+    expect(all).not.toContain('dynamodb:UpdateTable');
+  });
+
+  it('reserves the webhook function its concurrency when the settings ask for it', () => {
+    const reserved = synthStage(
+      {
+        stage: 'dev',
+        opflowStack: JSON.stringify({
+          stages: {
+            dev: { webhooks: { throttle: { rateLimit: 2, burstLimit: 4 }, reservedConcurrency: 3 } },
+          },
+        }),
+      },
+      { bundle: false },
+    );
+    const fn = Object.values(reserved.template.findResources('AWS::Lambda::Function')).find(
+      (f) => f.Properties.FunctionName === 'opflow-dev-webhooks',
+    )!;
+    expect(fn.Properties.ReservedConcurrentExecutions).toBe(3);
+    reserved.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      RouteSettings: { 'POST /webhooks/{source}': { ThrottlingRateLimit: 2, ThrottlingBurstLimit: 4 } },
+    });
   });
 
   it('wakes the callback sender from its queue (no timer), with a DLQ, an alarm, the outbox, jobs and its own secrets only', () => {

@@ -40,6 +40,7 @@ describe('an operable stage', { timeout: 180_000 }, () => {
       'opflow-dev-schedules',
       'opflow-dev-step-worker',
       'opflow-dev-sweeper',
+      'opflow-dev-webhooks',
     ]);
     for (const [id] of functions) {
       for (const metric of ['Errors', 'Throttles']) {

@@ -17,18 +17,22 @@ import {
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import type { CfnElement } from 'aws-cdk-lib';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import * as z from 'zod';
 import type { OpflowStack } from '../../../infra/lib/opflow-stack';
 import { PIPELINE_METRICS } from '../../../infra/lib/pipeline-monitoring';
 import { type AwsEmulators, startAwsEmulators, uniqueName } from '../../../scripts/emulators/aws-emulators';
 import { createJobTable } from '../../../shared/backends/aws';
+import { DynamoDbWebhookDeliveries } from '../../../shared/backends/aws/dynamodb-webhook-deliveries';
+import { opflowConfigSchema } from '../../../shared/config/opflow-config';
 import type { EngineDeps } from '../../../shared/engine/deps';
 import type { Job } from '../../../shared/engine/job-record';
 import { runStep } from '../../../shared/engine/runner';
 import { sweep } from '../../../shared/engine/sweep';
 import type { Workflow } from '../../../shared/engine/workflow';
 import { handleJobApiRequest, type JobApiRequest } from '../../../shared/http/job-api';
+import { createWebhookHandler } from '../../../shared/http/webhooks';
 import type { OpenPlatformClient } from '../../../shared/openplatform/types';
 import {
   type AwsPipeline,
@@ -429,12 +433,10 @@ describe.each(stages)(
     });
 
     /** Permissions of the calls recorded so far, each with whether `fn`'s role allows it. */
-    function checkAgainstRole(fn: 'worker' | 'api' | 'sweeper', calls: RecordedCall[]) {
+    function checkAgainstRole(fn: 'worker' | 'api' | 'sweeper' | 'webhooks', calls: RecordedCall[]) {
       const stage = stageOf();
-      const statements = allowStatementsOfRole(
-        resourcesOf(stage),
-        logicalId(stage.stack, stage.stack[fn].role),
-      );
+      const role = fn === 'webhooks' ? stage.stack.automation.webhookReceiver.role : stage.stack[fn].role;
+      const statements = allowStatementsOfRole(resourcesOf(stage), logicalId(stage.stack, role));
       const needed = calls.flatMap((call) => permissionsOf(call, names));
       const denied = needed.filter((permission) => !allows(statements, permission));
       return { needed, denied };
@@ -505,6 +507,50 @@ describe.each(stages)(
       );
       expect(needed.map((p) => p.resource)).toContainEqual(
         `<${names.table.logicalId}.Arn>/index/byBatchKeys`,
+      );
+      expect(denied).toEqual([]);
+    });
+
+    it('lets the webhooks function do what a delivery does: a signed one, its replay, a bad signature, the day cap', async () => {
+      recorder.take();
+      const secret = `whsec_${Buffer.from('w'.repeat(32)).toString('base64')}`;
+      const answer = createWebhookHandler({
+        deps,
+        config: opflowConfigSchema.parse({ webhooks: { tracker: { maxUnitsPerDay: 1000 } } }),
+        // The secret's read is Secrets Manager's (checked below); here the calls a delivery makes of the table and queues.
+        secrets: { get: async () => secret, refresh: async () => secret },
+        deliveries: new DynamoDbWebhookDeliveries({
+          client: pipeline.aws.clients.documents,
+          tableName: pipeline.config.tableName,
+        }),
+      });
+      const body = Buffer.from(
+        JSON.stringify({
+          workflow: downloadWorkflow.name,
+          input: { url: 'https://example.com/hook.pdf', notes: 'y'.repeat(40_000) },
+        }),
+      );
+      const at = new Date(now);
+      const signed = (signature: string) => ({
+        source: 'tracker',
+        headers: {
+          'webhook-id': 'msg_1',
+          'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+          'webhook-signature': signature,
+        },
+        body,
+      });
+      const good = new Webhook(secret).sign('msg_1', at, body.toString('utf8'));
+      expect((await answer(signed(good))).status).toBe(202);
+      expect((await answer(signed(good))).status).toBe(202);
+      expect((await answer(signed('v1,bm90IGl0'))).status).toBe(401);
+      const calls = recorder.take();
+      expect(calls.map((call) => call.command)).toEqual(
+        expect.arrayContaining(['PutObject', 'TransactWriteItems', 'SendMessage', 'Query', 'PutItem']),
+      );
+      const { needed, denied } = checkAgainstRole('webhooks', calls);
+      expect(needed.map((p) => p.resource)).toContainEqual(
+        `<${names.table.logicalId}.Arn>/index/byStatusShard`,
       );
       expect(denied).toEqual([]);
     });
@@ -614,10 +660,15 @@ describe.each(stages)(
           secretActions.flatMap((s) => s.actions).filter((a) => a !== 'secretsmanager:GetSecretValue'),
         ).toEqual([]);
       }
-      // The worker and the sweeper read API keys only; the api function API keys and webhook secrets.
-      for (const fn of ['worker', 'sweeper'] as const)
+      // The webhook secrets are the webhooks function's alone: no other function reads them.
+      for (const fn of ['worker', 'api', 'sweeper'] as const)
         expect(JSON.stringify(reads(fn).flatMap((s) => s.resources))).not.toContain('/webhook/');
-      expect(JSON.stringify(reads('api').flatMap((s) => s.resources))).toContain('/webhook/');
+      const webhookReads = allowStatementsOfRole(
+        resourcesOf(stage),
+        logicalId(stack, stack.automation.webhookReceiver.role),
+      ).filter((s) => s.actions.some((a) => a.startsWith('secretsmanager:')));
+      expect(JSON.stringify(webhookReads.flatMap((s) => s.resources))).toContain('/webhook/');
+      expect(JSON.stringify(webhookReads.flatMap((s) => s.resources))).not.toContain('callback-signing');
     });
   },
 );

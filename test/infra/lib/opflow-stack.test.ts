@@ -454,7 +454,7 @@ describe.each([
       expect(actions.filter((a) => a.startsWith('s3:Delete'))).toEqual([]);
     });
 
-    it('lets the api use the table, send work, get report objects and put only job inputs and batch files, and only the webhook secrets', () => {
+    it('lets the api use the table, send work, get report objects and put only job inputs and batch files, and no secret', () => {
       const { stack, template } = stageOf();
       const statements = statementsOfRole(template, roles(stack).api);
       const actions = actionsOf(statements);
@@ -489,13 +489,11 @@ describe.each([
           Resource: bucketArn,
         }),
       ]);
-      // Of the secrets, only the webhook signing secrets, never an API key.
+      // No secret: the webhook signing secrets are the webhooks function's, the API keys the worker's.
       const secretReads = statements.filter((s) =>
         actionsOf([s]).some((a) => a.startsWith('secretsmanager:')),
       );
-      expect(actionsOf(secretReads)).toEqual(['secretsmanager:GetSecretValue']);
-      expect(JSON.stringify(secretReads)).toContain(`secret:opflow-${stageName}/webhook/*`);
-      expect(JSON.stringify(secretReads)).not.toContain('api-key');
+      expect(secretReads).toEqual([]);
       expect(actions.filter((a) => a.startsWith('s3:Delete'))).toEqual([]);
       expect(actions.filter((a) => a === 'sqs:ReceiveMessage' || a === 'sqs:DeleteMessage')).toEqual([]);
       const puts = statements.filter((s) => actionsOf([s]).includes('s3:PutObject'));
@@ -725,9 +723,9 @@ describe.each([
     it('sends every alarm, and its recovery, to the alarm topic', () => {
       const { stack, template } = stageOf();
       const alarms = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm'));
-      // work queue 2, functions 2 x 5 (no schedules here), failed-job rate, table throttles,
+      // work queue 2, functions 2 x 6 (no schedules here), failed-job rate, table throttles,
       // callback dead letters, ingest dead letters
-      expect(alarms).toHaveLength(2 + 2 * 5 + 1 + 1 + 1 + 1);
+      expect(alarms).toHaveLength(2 + 2 * 6 + 1 + 1 + 1 + 1);
       for (const alarm of alarms) {
         expect(alarm.Properties['AlarmActions']).toEqual(topicRef(stack));
         expect(alarm.Properties['OKActions']).toEqual(topicRef(stack));

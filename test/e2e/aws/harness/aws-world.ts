@@ -23,6 +23,7 @@ import {
 import { type SqsTraceProxy, startSqsTraceProxy } from '../../../../scripts/lambda/sqs-trace-proxy';
 import { DynamoDbJobStore, S3ReportStore } from '../../../../shared/backends/aws';
 import { isTerminal, type Job } from '../../../../shared/engine/job-record';
+import { webhookPathPattern } from '../../../../shared/http/webhooks';
 import { type Sandbox, type SandboxOptions, startSandbox } from '../../../../shared/sandbox';
 import { type StackRules, stackRules } from './template-rules';
 
@@ -176,9 +177,14 @@ export class AwsWorld {
       );
     }
     const api = await this.bundles.load<{ handler: Parameters<typeof startApiGateway>[0] }>('api');
+    const webhooks = await this.bundles.load<{ handler: Parameters<typeof startApiGateway>[0] }>('webhooks');
     this.gateway = await startApiGateway(api.handler, {
       functionTimeoutMs: this.rules.api.timeoutMs,
       integrationTimeoutMs: this.rules.api.integrationTimeoutMs,
+      // The stack integrates the webhook route with its own function.
+      otherFunctions: [
+        { path: webhookPathPattern, functionName: 'opflow-webhooks', handler: webhooks.handler },
+      ],
     });
     this.sweeper = (await this.bundles.load<{ handler: AwsWorld['sweeper'] }>('sweeper')).handler;
     this.source = new SqsEventSource({

@@ -1,0 +1,36 @@
+/**
+ * Lambda `webhooks`, behind the HTTP API's unauthenticated route `POST /webhooks/{source}`: checks a
+ * delivery's Standard Webhooks signature and starts its job (shared/http/webhooks.ts, the event
+ * mapping in shared/runtime/lambda/webhook-route.ts). A function of its own, with its own concurrency
+ * and the route's throttle, so badly signed floods never take the job API's. It builds the job side
+ * of the engine only (lambda/jobs-runtime.ts) and reads the webhook secrets from Secrets Manager.
+ */
+import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
+import { awsWebhookHandler, loadAutomationSettings } from '../../shared/runtime/lambda/automation';
+import { createJobsRuntime } from '../../shared/runtime/lambda/jobs-runtime';
+import {
+  createWebhookRouteHandler,
+  type WebhookRouteHandler,
+} from '../../shared/runtime/lambda/webhook-route';
+
+// Once per instance: clients and caches live across invocations.
+const runtime = createJobsRuntime({ functionName: 'webhooks' });
+
+/** The handler, built on the first delivery once the stack's webhook mappings are read. */
+let route: Promise<WebhookRouteHandler> | undefined;
+function routeHandler(): Promise<WebhookRouteHandler> {
+  route ??= loadAutomationSettings(runtime).then(({ webhooks }) =>
+    createWebhookRouteHandler({
+      observability: runtime.observability,
+      webhooks: awsWebhookHandler(runtime, webhooks),
+    }),
+  );
+  route.catch(() => {
+    route = undefined;
+  });
+  return route;
+}
+
+export function handler(event: APIGatewayProxyEventV2, context: Context): Promise<APIGatewayProxyResultV2> {
+  return runtime.settle(routeHandler().then((built) => built.handle(event, context)));
+}

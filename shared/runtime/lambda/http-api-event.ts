@@ -1,0 +1,36 @@
+/**
+ * What the HTTP API's Lambda functions (the job API, the webhook route) read of an event and give
+ * back: API Gateway's payload format 2.0 in, its structured result out.
+ */
+import type { APIGatewayProxyResultV2 } from 'aws-lambda';
+import * as z from 'zod';
+import type { HttpAnswer } from '../../http/api-error';
+
+/** What these functions read of an event: an HTTP API payload 2.0 (a REST API's 1.0 event is refused). */
+export const httpApiEventSchema = z.object({
+  rawPath: z.string().startsWith('/'),
+  headers: z.record(z.string(), z.string().optional()).optional(),
+  queryStringParameters: z.record(z.string(), z.string().optional()).optional(),
+  body: z.string().optional(),
+  isBase64Encoded: z.boolean().optional(),
+  requestContext: z.object({ requestId: z.string(), http: z.object({ method: z.string().min(1) }) }),
+});
+
+/** An answer as API Gateway's payload 2.0 takes it. */
+export function lambdaAnswer(answer: HttpAnswer): APIGatewayProxyResultV2 & { statusCode: number } {
+  return {
+    statusCode: answer.status,
+    headers: answer.headers,
+    body: answer.body,
+    ...(answer.base64 ? { isBase64Encoded: true } : {}),
+  };
+}
+
+/** Header names in lower case, as the HTTP handlers read them. */
+export function lowerCaseHeaders(
+  headers: Readonly<Record<string, string | undefined>> | undefined,
+): Record<string, string | undefined> {
+  const lower: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) lower[name.toLowerCase()] = value;
+  return lower;
+}

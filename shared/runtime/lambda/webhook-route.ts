@@ -1,0 +1,69 @@
+/**
+ * The webhook route's own function behind the HTTP API (`POST /webhooks/{source}`, no authorizer:
+ * the Standard Webhooks signature authenticates). It answers nothing else, so a flood of badly
+ * signed deliveries takes this function's concurrency and the route's throttle, never the job API's.
+ */
+import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
+import { formatIssues } from '../../errors/zod-issues';
+import { refusal } from '../../http/api-error';
+import type { JobApiResponse } from '../../http/job-api';
+import { type WebhookRequest, webhookPathPattern } from '../../http/webhooks';
+import { httpApiEventSchema, lambdaAnswer, lowerCaseHeaders } from './http-api-event';
+import type { Observability } from './observability';
+
+export interface WebhookRouteOptions {
+  observability: Observability;
+  /** The answer to one delivery; undefined when the stack set up no webhook secrets (every source is 404). */
+  webhooks: ((request: WebhookRequest) => Promise<JobApiResponse>) | undefined;
+}
+
+export interface WebhookRouteHandler {
+  handle(event: APIGatewayProxyEventV2, context: Context): Promise<APIGatewayProxyResultV2>;
+}
+
+/** The source a path names, decoded; '' when its URL encoding is not valid (no such source). */
+function sourceOf(encoded: string): string {
+  try {
+    return decodeURIComponent(encoded);
+  } catch {
+    return '';
+  }
+}
+
+export function createWebhookRouteHandler(options: WebhookRouteOptions): WebhookRouteHandler {
+  const { logger } = options.observability;
+  return {
+    async handle(raw, context) {
+      logger.addContext(context);
+      const parsed = httpApiEventSchema.safeParse(raw);
+      if (!parsed.success) {
+        logger.error('not an HTTP API (payload 2.0) event: check the integration', {
+          problem: formatIssues(parsed.error),
+        });
+        return lambdaAnswer(refusal(500, 'internal', 'the API is misconfigured'));
+      }
+      const event = parsed.data;
+      logger.setCorrelationId(event.requestContext.requestId);
+      const hook = webhookPathPattern.exec(event.rawPath);
+      const method = event.requestContext.http.method.toUpperCase();
+      let answer: JobApiResponse;
+      if (!hook || !options.webhooks) answer = refusal(404, 'not-found', 'no such webhook source');
+      else if (method !== 'POST')
+        answer = refusal(405, 'method-not-allowed', `${method} is not supported; use POST`, {
+          allow: 'POST',
+        });
+      else {
+        // The signature covers the bytes as sent, so they are not decoded as text here.
+        const body = Buffer.from(event.body ?? '', event.isBase64Encoded ? 'base64' : 'utf8');
+        answer = await options.webhooks({
+          source: sourceOf(hook[1]!),
+          headers: lowerCaseHeaders(event.headers),
+          body,
+        });
+      }
+      // Path and status only: headers and bodies carry signatures and payloads.
+      logger.info('webhook', { path: event.rawPath, status: answer.status });
+      return lambdaAnswer(answer);
+    },
+  };
+}
