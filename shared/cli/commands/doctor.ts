@@ -52,24 +52,40 @@ export async function doctorCommand(ctx: CliContext, options: GlobalOptions): Pr
   return exitCode;
 }
 
-/** Whether opflow can create files in `folder` (or, when it does not exist yet, in the folder that would hold it). */
+/**
+ * Whether opflow can create files in `folder`: the folders missing up to it are made one level at a
+ * time, a file is written and everything made is removed again. Never mkdir's recursive mode: on a
+ * filesystem that answers a missing path oddly (`/proc/x`) Node's recursive mkdir loops for ever.
+ */
 function writable(name: string, folder: string, shownAs: string): DoctorCheck {
   let existing = folder;
-  while (!existsSync(existing) && dirname(existing) !== existing) existing = dirname(existing);
+  const missing: string[] = [];
+  while (!existsSync(existing) && dirname(existing) !== existing) {
+    missing.unshift(existing);
+    existing = dirname(existing);
+  }
+  const made: string[] = [];
   try {
     accessSync(existing, constants.W_OK);
-    if (existing === folder) {
-      const probe = resolve(folder, `.opflow-doctor-${randomBytes(4).toString('hex')}`);
-      writeFileSync(probe, '');
-      rmSync(probe);
+    for (const level of missing) {
+      mkdirSync(level);
+      made.push(level);
     }
+    const probe = resolve(folder, `.opflow-doctor-${randomBytes(4).toString('hex')}`);
+    writeFileSync(probe, '');
+    rmSync(probe);
     return ok(name, `${shownAs} is writable`);
   } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
     return fail(
       name,
-      `${shownAs} cannot be written (${(error as NodeJS.ErrnoException).code ?? errorMessage(error)})`,
-      `make ${existing} writable for this user, or choose another place`,
+      `${shownAs} cannot be written (${code ?? errorMessage(error)})`,
+      code === 'ENOENT' || code === 'EROFS'
+        ? `${existing} takes no new folders or files (a read-only or virtual filesystem): choose a folder on a writable disk`
+        : `make ${existing} writable for this user, or choose another place`,
     );
+  } finally {
+    for (const level of made.reverse()) rmSync(level, { recursive: true, force: true });
   }
 }
 
