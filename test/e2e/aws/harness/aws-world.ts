@@ -177,13 +177,19 @@ export class AwsWorld {
       );
     }
     const api = await this.bundles.load<{ handler: Parameters<typeof startApiGateway>[0] }>('api');
-    const webhooks = await this.bundles.load<{ handler: Parameters<typeof startApiGateway>[0] }>('webhooks');
+    type ApiHandler = Parameters<typeof startApiGateway>[0];
+    // The stack integrates the webhook route with its own function: built on the first delivery, so
+    // a world that receives none does not pay for its bundle.
+    let webhooks: Promise<{ handler: ApiHandler }> | undefined;
+    const webhookHandler: ApiHandler = async (event, context) => {
+      webhooks ??= this.bundles.load<{ handler: ApiHandler }>('webhooks');
+      return (await webhooks).handler(event, context);
+    };
     this.gateway = await startApiGateway(api.handler, {
       functionTimeoutMs: this.rules.api.timeoutMs,
       integrationTimeoutMs: this.rules.api.integrationTimeoutMs,
-      // The stack integrates the webhook route with its own function.
       otherFunctions: [
-        { path: webhookPathPattern, functionName: 'opflow-webhooks', handler: webhooks.handler },
+        { path: webhookPathPattern, functionName: 'opflow-webhooks', handler: webhookHandler },
       ],
     });
     this.sweeper = (await this.bundles.load<{ handler: AwsWorld['sweeper'] }>('sweeper')).handler;
