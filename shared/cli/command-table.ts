@@ -444,7 +444,7 @@ const sandbox = defineCommand({
 /** The tools `opflow mcp --help` names (a test holds them to shared/mcp's tool table). */
 export const mcpHelp = `
 Tools: list_workflows, submit_job, get_job, list_jobs, answer_selection, cancel_job, retry_job,
-get_report, ingest, get_batch; resource opflow://jobs/{id}/report.
+bulk_action, get_report, ingest, get_batch; resource opflow://jobs/{id}/report.
 In an MCP client's configuration, give every path absolute (clients start servers in a folder of
 their own): the command "node" with arguments ["/path/to/opflow/bin/opflow.js", "mcp"] and env
 OPFLOW_DB=/path/to/opflow-data/opflow.db, OPFLOW_OUT=/path/to/opflow-data/reports (and

@@ -15,6 +15,7 @@ import {
   selectionBodySchema,
 } from '../http/job-api';
 import { getBatchTool, ingestTool } from './batch-tools';
+import { bulkActionTool } from './bulk-tools';
 import { defineTool, guarded, type McpTool, result, type ToolContext, type WorkflowNames } from './tool-spec';
 
 /** The fields a listing shows of each job (the whole record is `get_job`'s). */
@@ -255,6 +256,7 @@ export const mcpTools: readonly McpTool[] = [
   answerSelection,
   cancelJob,
   retryJob,
+  bulkActionTool,
   getReport,
   getBatchTool,
   ingestTool,

@@ -1,0 +1,138 @@
+// Bulk actions as a user meets them, through the real bin/opflow.js: `opflow bulk` counts, asks
+// ("n" changes nothing, "y" acts), refuses bad flags; and `opflow serve`'s POST /jobs/bulk over
+// HTTP: the dry run, the confirmed retry, a bulk answer whose jobs then run to SUCCEEDED, the
+// token and the cross-origin rule of every write.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { childEnv, killRunningOpflows, runOpflow } from './opflow-process';
+import { startServe } from './serve-process';
+
+const dir = mkdtempSync(join(tmpdir(), 'opflow-bulk-'));
+afterAll(() => {
+  killRunningOpflows();
+  rmSync(dir, { recursive: true, force: true });
+});
+const token = 'bulk-test-token-0123456789abcdef';
+const env = () =>
+  childEnv({ OPFLOW_DB: join(dir, 'opflow.db'), OPFLOW_OUT: join(dir, 'out'), OPFLOW_SERVE_TOKEN: token });
+const opflow = (args: string[], stdin?: string) => runOpflow(args, { env: env(), cwd: dir, stdin });
+
+interface JobView {
+  id: string;
+  status: string;
+}
+
+describe('bulk actions through the real bin and opflow serve', () => {
+  it('opflow bulk cancel counts, asks, and acts on what it counted; serve retries them over HTTP', async () => {
+    const { run, url } = await startServe([], { env: env(), cwd: dir });
+    const api = async (
+      path: string,
+      init: { method?: string; body?: unknown; headers?: Record<string, string> } = {},
+    ) => {
+      const response = await fetch(`${url}${path}`, {
+        method: init.method ?? 'GET',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...init.headers },
+        body: init.body === undefined ? undefined : JSON.stringify(init.body),
+      });
+      return { status: response.status, json: (await response.json()) as Record<string, unknown> };
+    };
+    try {
+      const ids: string[] = [];
+      const statuses = async () =>
+        Promise.all(ids.map(async (id) => ((await api(`/jobs/${id}`)).json.job as JobView).status));
+      const waitFor = async (status: string) => {
+        const deadline = Date.now() + 90_000;
+        while ((await statuses()).some((each) => each !== status) && Date.now() < deadline)
+          await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(await statuses()).toEqual(ids.map(() => status));
+      };
+      // Jobs with a manual selection stop at it.
+      for (let i = 0; i < 3; i++) {
+        const created = await api('/jobs', {
+          method: 'POST',
+          body: {
+            workflow: 'find-solution',
+            input: { text: `A lamp that dims itself at dusk, model ${i}.` },
+            label: `lamp ${i}`,
+            selection: { mode: 'manual' },
+          },
+        });
+        expect(created.status, JSON.stringify(created.json)).toBe(201);
+        ids.push((created.json.job as JobView).id);
+      }
+      await waitFor('AWAITING_INPUT');
+
+      // The CLI on the same database: counted, asked, "n" changes nothing, "y" cancels them.
+      const no = await opflow(['bulk', 'cancel', '--label', 'lamp'], 'n\n');
+      expect(no.stdout).toContain('opflow bulk cancel: 3 jobs match');
+      expect(no.code, no.stderr).toBe(2);
+      expect(no.stderr).toContain('nothing changed');
+      const bad = await opflow(['bulk', 'cancel', '--failure', 'lost']);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toMatch(/--failure \(one of auth, .*deadline/);
+      const yes = await opflow(['bulk', 'cancel', '--label', 'lamp'], 'y\n');
+      expect(yes.code, yes.stderr).toBe(0);
+      expect(yes.stdout).toContain('cancelled 3 of 3 jobs');
+      await waitFor('CANCELLED');
+
+      // Over HTTP: a dry run, the token and origin rules of every write, then the confirmed retry.
+      const dry = await api('/jobs/bulk', {
+        method: 'POST',
+        body: { action: 'retry', dryRun: true, where: { label: 'lamp' } },
+      });
+      expect(dry.status).toBe(200);
+      expect(dry.json.count).toBe(3);
+      const confirm = { count: dry.json.count, selection: dry.json.selection };
+      const crossOrigin = await api('/jobs/bulk', {
+        method: 'POST',
+        headers: { origin: 'http://evil.example' },
+        body: { action: 'retry', where: { label: 'lamp' }, confirm },
+      });
+      expect(crossOrigin.status).toBe(403);
+      const noToken = await fetch(`${url}/jobs/bulk`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ action: 'retry', dryRun: true }),
+      });
+      expect(noToken.status).toBe(401);
+      const retried = await api('/jobs/bulk', {
+        method: 'POST',
+        body: { action: 'retry', where: { label: 'lamp' }, confirm },
+      });
+      expect(retried.status).toBe(200);
+      expect(retried.json).toMatchObject({ done: 3, skipped: 0 });
+      await waitFor('AWAITING_INPUT');
+
+      // Every waiting job answered with its own defaults, at each selection point (find-solution has
+      // two): serve's workers run them to the end.
+      for (let round = 0; round < 3 && (await statuses()).includes('AWAITING_INPUT'); round++) {
+        const answerDry = await api('/jobs/bulk', {
+          method: 'POST',
+          body: { action: 'answer', dryRun: true, options: { take: 'defaults', by: 'e2e' } },
+        });
+        expect(answerDry.json.count).toBe(3);
+        const answered = await api('/jobs/bulk', {
+          method: 'POST',
+          body: {
+            action: 'answer',
+            options: { take: 'defaults', by: 'e2e' },
+            confirm: { count: 3, selection: answerDry.json.selection },
+          },
+        });
+        expect(answered.json).toMatchObject({ done: 3, skipped: 0 });
+        const settle = Date.now() + 90_000;
+        while (
+          (await statuses()).some((each) => !['AWAITING_INPUT', 'SUCCEEDED', 'FAILED'].includes(each)) &&
+          Date.now() < settle
+        )
+          await new Promise((resolve) => setTimeout(resolve, 300));
+      }
+      expect(await statuses()).toEqual(['SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED']);
+    } finally {
+      run.child.kill('SIGTERM');
+      await run.done;
+    }
+  }, 120_000);
+});
