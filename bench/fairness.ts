@@ -264,7 +264,9 @@ function table(headers: string[], rows: string[][]): string {
 
 async function main(): Promise<void> {
   const options = readOptions();
-  const out: string[] = [`fairness bench: key limit ${options.limit} calls/s, virtual clock`];
+  // Each part is printed as soon as it is measured.
+  const out = { push: (...lines: string[]) => process.stdout.write(`${lines.join('\n')}\n`) };
+  out.push(`fairness bench: key limit ${options.limit} calls/s, virtual clock`);
   if (options.only !== 'shares') {
     const results: PriorityResult[] = [];
     for (const [label, priority, lane] of [
@@ -320,7 +322,6 @@ async function main(): Promise<void> {
       ),
     );
   }
-  process.stdout.write(`${out.join('\n')}\n`);
 }
 
 main().catch((error) => {
