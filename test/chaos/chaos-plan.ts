@@ -34,7 +34,11 @@ const mix: [workflow: string, input: (i: number, tag: string) => unknown][] = [
   [
     'translation',
     (i, tag) => ({
-      text: `Variant ${tag} ${i}: ${'A folding helmet whose shell segments lock open with a magnetic buckle. '.repeat(40)}`,
+      // Every sentence its own, so no two pieces are the same text (the ledger counts a create by its body).
+      text: Array.from(
+        { length: 40 },
+        (_, k) => `Segment ${k + 1} of helmet ${tag} ${i} locks open with a magnetic buckle.`,
+      ).join(' '),
       target: 'ja',
     }),
   ],
