@@ -2,7 +2,8 @@
  * The live feed's hub: one reader of the change feed (shared/engine/change-feed.ts) for every
  * subscriber of a server, whatever their number. Each subscriber keeps its own cursor (the last
  * sequence number it was given) and filter; a round reads the changes after the smallest cursor
- * once, in commit order, and hands each subscriber those after its cursor that it wants. A batch's
+ * once, in commit order, and hands each subscriber those after its cursor that it wants; one whose
+connection has not drained is skipped until it has, so a slow reader holds back only itself. A batch's
  * totals follow its jobs: the batches touched in a round are read again (at most once a second
  * each) and sent as `batch` events. Memory holds the subscribers and one page of changes, not the
  * jobs: it stays flat as the jobs grow.
@@ -42,6 +43,11 @@ export interface EventsHubOptions {
 export interface Subscription {
   filter: ChangeFilter;
   send(event: FeedEvent): boolean;
+  /**
+   * Whether it can take more now (its connection has drained). One that cannot is skipped, its
+   * cursor held, until it can: a client catching up is sent as fast as it reads. Default: always.
+   */
+  ready?(): boolean;
   /** Ends the listener's stream (the hub is closing). */
   end(): void;
 }
@@ -134,14 +140,15 @@ export function createEventsHub(options: EventsHubOptions): EventsHub {
 
   /** One round; true when a full page was read (more may be waiting). */
   const round = async (): Promise<boolean> => {
-    if (listeners.size === 0) return false;
-    const from = Math.min(...[...listeners].map((listener) => listener.cursor));
+    const ready = [...listeners].filter((listener) => listener.ready?.() ?? true);
+    if (ready.length === 0) return false;
+    const from = Math.min(...ready.map((listener) => listener.cursor));
     const changes = await options.feed.after(from, pageSize);
     for (const change of changes) {
       const batchId = change.kind === 'batch' ? change.id : change.batchId;
       if (batchId !== undefined) dirty.set(batchId, change.tenant);
       const event = eventOfChange(change);
-      for (const listener of listeners) {
+      for (const listener of ready) {
         if (change.seq <= listener.cursor) continue;
         listener.cursor = change.seq;
         if (event !== undefined && changeMatches(change, listener.filter)) deliver(listener, event);

@@ -18,8 +18,10 @@ import { EventsTokenError, type EventsTokens } from './events-token';
 import { ApiError, type ApiRoute, apiRoute, json, parse } from './job-api';
 import type { ServerMount } from './node-server';
 
+/** A listener is sent more only once its unsent events are under this. */
+const readyBelowBytes = 256 * 1024;
 /** A listener whose unsent events pass this is dropped (it resumes with Last-Event-ID). */
-const maxBufferedBytes = 1024 * 1024;
+const maxBufferedBytes = 4 * 1024 * 1024;
 
 export interface EventsRouteOptions {
   tokens: EventsTokens;
@@ -153,7 +155,9 @@ export function eventsMount(options: EventsMountOptions): ServerMount {
         return false;
       };
       const heartbeat = setInterval(() => {
-        if (!res.writableEnded) res.write(': heartbeat\n\n');
+        // A client that reads nothing for minutes is let go: its buffer does not grow for ever.
+        if (res.writableLength > maxBufferedBytes) end();
+        else if (!res.writableEnded) res.write(': heartbeat\n\n');
       }, heartbeatMs);
       // The permission ends with the token: the client asks for a new one and resumes.
       const expiry = setTimeout(
@@ -162,7 +166,12 @@ export function eventsMount(options: EventsMountOptions): ServerMount {
       );
       req.once('close', end);
       res.once('close', end);
-      unsubscribe = await options.hub.subscribe({ filter, send, end }, lastEventId);
+      // A reader that was held back (its buffer full) is sent more as soon as it has read.
+      res.on('drain', () => options.hub.wake());
+      unsubscribe = await options.hub.subscribe(
+        { filter, send, end, ready: () => res.writableLength < readyBelowBytes },
+        lastEventId,
+      );
       if (res.writableEnded || res.destroyed) unsubscribe();
       await done;
     },

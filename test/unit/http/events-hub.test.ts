@@ -159,6 +159,22 @@ describe('the events hub', () => {
     expect(ids(one.events)).toEqual(['job-2']);
   });
 
+  it('holds back a listener whose connection has not drained, and sends it everything once it has', async () => {
+    hub = newHub();
+    const fast = collector();
+    const slow = collector();
+    let drained = false;
+    await hub.subscribe(fast.subscription);
+    await hub.subscribe({ ...slow.subscription, ready: () => drained });
+    for (let n = 0; n < 5; n += 1) await writer.create(makeJob());
+    await until(() => fast.events.length === 5);
+    expect(slow.events).toEqual([]);
+    drained = true;
+    hub.wake();
+    await until(() => slow.events.length === 5);
+    expect(slow.events.map((event) => event.id)).toEqual([1, 2, 3, 4, 5]);
+  });
+
   it('drops a listener that cannot keep up, and reads on for the others', async () => {
     hub = newHub();
     const kept = collector();
