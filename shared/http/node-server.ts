@@ -103,6 +103,8 @@ export async function startJobApiServer(options: JobApiServerOptions): Promise<J
     const target = req.url ?? '/';
     const queryAt = target.indexOf('?');
     const path = queryAt < 0 ? target : target.slice(0, queryAt);
+    // A confirmation page's path holds its signed token: never logged.
+    const shownPath = path.replace(/^\/review\/[^/]+/, '/review/…');
     const searchParams = new URLSearchParams(queryAt < 0 ? '' : target.slice(queryAt + 1));
     let response: JobApiResponse | { status: number; headers: Record<string, string>; body: Uint8Array };
     try {
@@ -114,7 +116,7 @@ export async function startJobApiServer(options: JobApiServerOptions): Promise<J
         if (!res.writableEnded) await new Promise((resolve) => res.once('finish', resolve));
         options.onRequest?.({
           method,
-          path,
+          path: shownPath,
           status: res.statusCode,
           durationMs: Math.round(performance.now() - startedAt),
         });
@@ -150,7 +152,7 @@ export async function startJobApiServer(options: JobApiServerOptions): Promise<J
       else {
         options.deps.log?.error('job API server: request failed', {
           method,
-          path,
+          path: shownPath,
           error: namedErrorMessage(error),
         });
         response = refusal(500, 'internal', 'the request failed; try again later');
@@ -171,7 +173,7 @@ export async function startJobApiServer(options: JobApiServerOptions): Promise<J
     if (!req.complete) req.resume();
     options.onRequest?.({
       method,
-      path,
+      path: shownPath,
       status: response.status,
       durationMs: Math.round(performance.now() - startedAt),
     });

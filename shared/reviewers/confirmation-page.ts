@@ -1,0 +1,201 @@
+/**
+ * The confirmation page a notice's link opens: `GET /review/{token}` shows the question and its
+ * options in a form and answers nothing (mail scanners and chat previews follow links);
+ * `POST /review/{token}` (the form) gives the answer, recorded `via: link` with the recipient's
+ * mail address, or the name typed in the form for a link posted to a channel. Framework-free: a
+ * request in, an HTML answer out, for `opflow serve` and the Lambda api alike.
+ *
+ * The token is the page's only credential, so the answers keep it out of everything that could
+ * carry it on: `Referrer-Policy: no-referrer`, `Cache-Control: no-store`, a CSP that allows no
+ * script, no frame and forms to this origin only.
+ */
+
+import type { JobDeps } from '../engine/deps';
+import { answerSelection, JobRequestError } from '../engine/job-commands';
+import type { Job, PendingSelection } from '../engine/job-record';
+import { openConfirmations, reviewOfOffer } from '../engine/review-record';
+import type { HttpAnswer } from '../http/api-error';
+import { type ReviewLinkClaims, ReviewLinkError, verifyReviewLink } from './review-link';
+
+export const reviewPathPattern = /^\/review\/([\w.-]{1,2048})$/;
+
+export interface ReviewRequest {
+  method: string;
+  token: string;
+  /** The form body (application/x-www-form-urlencoded) of a POST. */
+  body?: string | undefined;
+}
+
+const headers = {
+  'content-type': 'text/html; charset=utf-8',
+  'cache-control': 'no-store',
+  'referrer-policy': 'no-referrer',
+  'x-frame-options': 'DENY',
+  'x-content-type-options': 'nosniff',
+  'content-security-policy':
+    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+};
+
+function escape(text: string): string {
+  return text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;');
+}
+
+const style = `body{font-family:system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem;color:#1a1a1a;line-height:1.5}
+h1{font-size:1.4rem}fieldset{border:1px solid #8a8a8a;border-radius:6px;padding:1rem}legend{font-weight:600;padding:0 .3rem}
+.option{display:flex;gap:.6rem;align-items:flex-start;margin:.5rem 0}.detail{color:#4a4a4a;font-size:.9rem}
+.note{background:#f1f4f8;border-left:4px solid #35608f;padding:.6rem .9rem}.error{background:#fdeeee;border-left:4px solid #b3261e;padding:.6rem .9rem}
+label.name{display:block;margin-top:1rem}input[type=text]{font:inherit;padding:.3rem;width:100%;max-width:24rem}
+button{font:inherit;margin-top:1rem;padding:.5rem 1.2rem;background:#1d5fa8;color:#fff;border:0;border-radius:4px;cursor:pointer}
+button:focus-visible,input:focus-visible{outline:3px solid #f0a500;outline-offset:2px}`;
+
+function page(status: number, title: string, body: string): HttpAnswer {
+  return {
+    status,
+    headers,
+    body: `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><meta name="robots" content="noindex"><title>${escape(title)} · opflow</title><style>${style}</style></head><body><main><h1>${escape(title)}</h1>${body}</main></body></html>`,
+  };
+}
+
+const linkStatus = { malformed: 400, tampered: 403, expired: 410 } as const;
+
+/** The recipient's mail address, when the link was sent to a person; undefined for a channel's link. */
+const personOf = (claims: ReviewLinkClaims) =>
+  claims.recipient.startsWith('channel:') ? undefined : claims.recipient;
+
+function form(
+  job: Job,
+  pending: PendingSelection,
+  claims: ReviewLinkClaims,
+  problem?: string,
+  chosen?: readonly string[],
+): string {
+  const single = pending.max === 1;
+  const picked = new Set(chosen ?? pending.options.filter((o) => o.preselected).map((o) => o.id));
+  const range = pending.min === pending.max ? `${pending.min}` : `${pending.min} to ${pending.max}`;
+  const first = openConfirmations(job).at(-1);
+  const approvals = reviewOfOffer(job.review, job.pending) ? job.review.approvals : 1;
+  const person = personOf(claims);
+  const options = pending.options
+    .map(
+      (
+        option,
+        index,
+      ) => `<div class="option"><input type="${single ? 'radio' : 'checkbox'}" name="option" id="option-${index}" value="${escape(option.id)}"${picked.has(option.id) ? ' checked' : ''}>
+<label for="option-${index}">${escape(option.label)}${option.preselected ? ' <em>(suggested)</em>' : ''}${option.detail ? `<br><span class="detail">${escape(option.detail)}</span>` : ''}</label></div>`,
+    )
+    .join('\n');
+  return `<p>${escape(job.label ?? job.workflow)}: job <code>${escape(job.id)}</code> (${escape(job.workflow)}, tenant ${escape(job.tenant)}).</p>
+${problem ? `<p class="error" role="alert">${escape(problem)}</p>` : ''}
+${first ? `<p class="note">${escape(first.by ?? 'Someone')} chose ${escape(first.options.join(', '))}. A second person must confirm the same choice.</p>` : approvals > 1 ? '<p class="note">Two people must confirm the same choice.</p>' : ''}
+<form method="post">
+<fieldset><legend>${escape(pending.prompt)}</legend><p class="detail">Choose ${range} of ${pending.options.length}.</p>
+${options}
+</fieldset>
+${person ? `<p>You answer as <strong>${escape(person)}</strong>.</p>` : `<label class="name" for="by">Your name or mail address (kept with the answer)</label><input type="text" id="by" name="by" required maxlength="200" autocomplete="email">`}
+<button type="submit">Confirm this answer</button>
+</form>
+<p class="detail">This link works until ${escape(new Date(claims.expiresAt).toISOString())}. Opening it answered nothing; only the button does.</p>`;
+}
+
+function closed(job: Job, claims: ReviewLinkClaims): HttpAnswer {
+  const answer = [...(job.answers ?? [])]
+    .reverse()
+    .find((a) => a.step === claims.step && a.applied !== false);
+  const who = answer
+    ? ` It was answered ${answer.by ? `by ${escape(answer.by)} ` : ''}via ${answer.via} on ${new Date(answer.at).toISOString()} (${escape(answer.options.join(', '))}).`
+    : '';
+  return page(
+    409,
+    'This question is closed',
+    `<p>Job <code>${escape(job.id)}</code> no longer waits for this selection (it is ${job.status}).${who}</p>`,
+  );
+}
+
+/** Answers `GET` or `POST /review/{token}`; never throws for a bad link or a refused answer. */
+export async function answerReviewPage(
+  deps: JobDeps,
+  key: Buffer,
+  request: ReviewRequest,
+): Promise<HttpAnswer> {
+  let claims: ReviewLinkClaims;
+  try {
+    claims = verifyReviewLink(request.token, key, deps.clock.now());
+  } catch (error) {
+    if (!(error instanceof ReviewLinkError)) throw error;
+    return page(
+      linkStatus[error.problem],
+      error.problem === 'expired' ? 'This link has expired' : 'This link cannot be used',
+      `<p class="error">${escape(error.message)}</p>`,
+    );
+  }
+  // The job is read again when a commit of the reviewers' pass comes between (a notice recorded).
+  for (let tries = 0; ; tries++) {
+    const job = await deps.store.get(claims.jobId);
+    if (!job)
+      return page(404, 'No such job', '<p>The job of this link is gone (deleted after its retention).</p>');
+    const pending = job.pending;
+    if (
+      job.status !== 'AWAITING_INPUT' ||
+      !pending ||
+      pending.step !== claims.step ||
+      pending.offeredAt !== claims.offeredAt
+    )
+      return closed(job, claims);
+    if (request.method === 'GET' || request.method === 'HEAD')
+      return page(200, pending.prompt, form(job, pending, claims));
+    if (request.method !== 'POST')
+      return {
+        ...page(405, 'Not supported', '<p>Use the form.</p>'),
+        headers: { ...headers, allow: 'GET, POST' },
+      };
+    const fields = new URLSearchParams(request.body ?? '');
+    const chosen = fields.getAll('option');
+    const by = personOf(claims) ?? fields.get('by')?.trim();
+    if (!by)
+      return page(
+        400,
+        pending.prompt,
+        form(
+          job,
+          pending,
+          claims,
+          'Say who you are: your name or mail address is kept with the answer.',
+          chosen,
+        ),
+      );
+    try {
+      const answered = await answerSelection(
+        deps,
+        job.id,
+        chosen,
+        { via: 'link', by: by.slice(0, 200) },
+        { expectVersion: job.version },
+      );
+      if (answered.status === 'AWAITING_INPUT')
+        return page(
+          200,
+          'Your confirmation is recorded',
+          '<p>A second person must confirm the same choice; they were told in the notices.</p>',
+        );
+      return page(
+        200,
+        'Thank you: your answer is recorded',
+        `<p>You chose ${escape(chosen.join(', '))}. Job <code>${escape(job.id)}</code> goes on.</p>`,
+      );
+    } catch (error) {
+      if (!(error instanceof JobRequestError)) throw error;
+      const changed = (await deps.store.get(job.id))?.version !== job.version;
+      if (error.reason === 'conflict' && changed && tries < 3) continue;
+      return page(
+        error.reason === 'conflict' ? 409 : 400,
+        pending.prompt,
+        form(job, pending, claims, error.message, chosen),
+      );
+    }
+  }
+}

@@ -1,0 +1,332 @@
+/**
+ * The reviewers' pass: run by every process that sweeps (`opflow serve` locally), it looks at the
+ * jobs awaiting a selection that a reviewers' rule matches and, for each, does what is due:
+ *
+ * - the timeout's default answer (answered `via: timeout` at the version read);
+ * - the next notice round (the first, then one per reminder), or a retry of a round's failed
+ *   channels (at most 3 attempts each, 1 and 5 minutes apart).
+ *
+ * A round is claimed before anything is sent: a commit of the job at the version read marks the
+ * round taken for a minute, so of many processes that meet one waiting job one sends it. The
+ * deliveries are then recorded on the job (another commit). A process that dies between the two
+ * leaves the claim to run out, and the round is sent again by the next pass: at least once, never
+ * twice by two live processes.
+ */
+
+import type { CallbackUrlPolicy } from '../callbacks/ssrf-guard';
+import { autoSelection } from '../engine/advance';
+import type { JobDeps } from '../engine/deps';
+import { answerSelection, JobRequestError } from '../engine/job-commands';
+import type { Job, PendingSelection } from '../engine/job-record';
+import {
+  type NoticeDelivery,
+  type NoticeRound,
+  openConfirmations,
+  type ReviewState,
+  reviewOfOffer,
+} from '../engine/review-record';
+import { errorMessage } from '../errors/error-message';
+import { deliver } from './deliver';
+import type { Notice } from './render';
+import { type ReviewersConfig, type ReviewRule, reviewDuration, ruleFor } from './review-config';
+import { signReviewLink } from './review-link';
+import type { ReviewerSecrets } from './reviewer-secrets';
+
+export interface ReviewPassDeps
+  extends Pick<
+    JobDeps,
+    'store' | 'queue' | 'clock' | 'workflows' | 'reports' | 'log' | 'onJobChange' | 'batches'
+  > {
+  config: ReviewersConfig;
+  secrets: ReviewerSecrets;
+  /** Where the confirmation page is reached (`opflow serve`'s OPFLOW_PUBLIC_URL, the stack's API URL). */
+  publicUrl: string;
+  policy?: CallbackUrlPolicy | undefined;
+}
+
+export interface ReviewPassResult {
+  rounds: number;
+  failedDeliveries: number;
+  timedOut: number;
+}
+
+/** How long a claimed round is held by one process (well beyond its deliveries' deadlines). */
+const claimMs = 60_000;
+/** Delays before a failed channel's 2nd and 3rd attempt within a round. */
+const retryDelaysMs = [60_000, 5 * 60_000] as const;
+const maxAttempts = retryDelaysMs.length + 1;
+
+/** The confirmation page of a token. */
+export function reviewPageUrl(publicUrl: string, token: string): string {
+  return `${publicUrl.replace(/\/+$/, '')}/review/${token}`;
+}
+
+/** One pass over the jobs awaiting a selection (at most `limit`). */
+export async function reviewPass(
+  deps: ReviewPassDeps,
+  options: { limit?: number } = {},
+): Promise<ReviewPassResult> {
+  const result: ReviewPassResult = { rounds: 0, failedDeliveries: 0, timedOut: 0 };
+  if (deps.config.rules.length === 0) return result;
+  let cursor: string | undefined;
+  let seen = 0;
+  const limit = options.limit ?? 500;
+  do {
+    const page = await deps.store.list({
+      status: 'AWAITING_INPUT',
+      limit: Math.min(100, limit - seen),
+      cursor,
+    });
+    for (const job of page.jobs) {
+      try {
+        await reviewJob(deps, job, result);
+      } catch (error) {
+        deps.log?.error('reviewers: a job could not be looked at; the next pass tries again', {
+          jobId: job.id,
+          error: errorMessage(error),
+        });
+      }
+    }
+    seen += page.jobs.length;
+    cursor = page.cursor;
+  } while (cursor !== undefined && seen < limit);
+  return result;
+}
+
+/** The review of the selection the job awaits: its own, or a new one from the rule. */
+function currentReview(job: Job, pending: PendingSelection, rule: ReviewRule): ReviewState {
+  if (reviewOfOffer(job.review, pending)) return job.review;
+  const timeoutAt = rule.timeout ? pending.offeredAt + reviewDuration(rule.timeout.after) : undefined;
+  return {
+    step: pending.step,
+    offeredAt: pending.offeredAt,
+    rule: rule.name,
+    approvals: rule.approvers,
+    rounds: [],
+    ...(timeoutAt !== undefined && timeoutAt < job.deadlineAt ? { timeoutAt } : {}),
+  };
+}
+
+/** What is due: a new round, a retry of a round's failed channels, or nothing. */
+function dueRound(
+  review: ReviewState,
+  rule: ReviewRule,
+  now: number,
+): { round: number; channels: string[] } | undefined {
+  const last = review.rounds.at(-1);
+  if (last === undefined) return { round: 1, channels: rule.notify };
+  if (last.claimedUntil > now) return undefined;
+  const retry = last.deliveries.filter(
+    (d) => d.state === 'failed' && d.attempts < maxAttempts && d.at + retryDelaysMs[d.attempts - 1]! <= now,
+  );
+  if (retry.length > 0) return { round: last.round, channels: retry.map((d) => d.channel) };
+  const claimedOnly = rule.notify.filter((name) => !last.deliveries.some((d) => d.channel === name));
+  if (claimedOnly.length > 0) return { round: last.round, channels: claimedOnly }; // a claim that died
+  if (review.nextNoticeAt !== undefined && review.nextNoticeAt <= now)
+    return { round: last.round + 1, channels: rule.notify };
+  return undefined;
+}
+
+async function reviewJob(deps: ReviewPassDeps, job: Job, result: ReviewPassResult): Promise<void> {
+  const pending = job.pending;
+  const rule = pending && ruleFor(deps.config, job);
+  if (!pending || !rule) return;
+  const now = deps.clock.now();
+  const review = currentReview(job, pending, rule);
+  if (review.timeoutAt !== undefined && review.timeoutAt <= now && rule.timeout) {
+    await takeDefault(deps, job, pending, rule.timeout.answer);
+    result.timedOut++;
+    return;
+  }
+  const due = dueRound(review, rule, now);
+  if (!due) return;
+  const others = review.rounds.filter((round) => round.round !== due.round);
+  const earlier = review.rounds.find((round) => round.round === due.round);
+  const remindsLeft = rule.remind ? rule.remind.times + 1 - due.round : 0;
+  const claimed: Job = {
+    ...job,
+    version: job.version + 1,
+    updatedAt: now,
+    review: {
+      ...review,
+      rounds: [
+        ...others,
+        {
+          round: due.round,
+          version: job.version + 1,
+          claimedUntil: now + claimMs,
+          deliveries: earlier?.deliveries ?? [],
+        },
+      ],
+      nextNoticeAt:
+        earlier === undefined
+          ? remindsLeft > 0 && rule.remind
+            ? now + reviewDuration(rule.remind.every)
+            : undefined
+          : review.nextNoticeAt,
+    },
+  };
+  if (!(await deps.store.commit(claimed, job.version))) return; // another process has it
+  deps.onJobChange?.(claimed);
+  const deliveries = await sendRound(deps, claimed, pending, rule, due, now);
+  result.rounds++;
+  result.failedDeliveries += deliveries.filter((d) => d.state === 'failed').length;
+  await recordDeliveries(deps, claimed.id, due.round, deliveries);
+}
+
+/** The default answer's option ids for a pending selection. */
+export function defaultAnswerOf(
+  pending: PendingSelection,
+  answer: ReviewRule['timeout'] extends infer T ? (T extends { answer: infer A } ? A : never) : never,
+): string[] {
+  if (answer === 'preselected')
+    return autoSelection({
+      prompt: pending.prompt,
+      options: pending.options,
+      min: pending.min,
+      max: pending.max,
+    });
+  if (answer === 'all') return pending.options.map((option) => option.id).slice(0, pending.max);
+  return [...answer];
+}
+
+function describeDefault(pending: PendingSelection, answer: Parameters<typeof defaultAnswerOf>[1]): string {
+  const ids = defaultAnswerOf(pending, answer);
+  const what =
+    answer === 'preselected'
+      ? 'the suggested options'
+      : answer === 'all'
+        ? 'every option'
+        : 'the configured options';
+  return `${what} (${ids.join(', ')})`;
+}
+
+async function takeDefault(
+  deps: ReviewPassDeps,
+  job: Job,
+  pending: PendingSelection,
+  answer: Parameters<typeof defaultAnswerOf>[1],
+): Promise<void> {
+  try {
+    await answerSelection(
+      deps,
+      job.id,
+      defaultAnswerOf(pending, answer),
+      { via: 'timeout' },
+      { expectVersion: job.version },
+    );
+    deps.log?.info('reviewers: nobody answered in time; the default answer is taken', { jobId: job.id });
+  } catch (error) {
+    if (!(error instanceof JobRequestError)) throw error;
+    if (error.reason !== 'conflict')
+      deps.log?.error("reviewers: the timeout's default answer is refused; the job waits for its deadline", {
+        jobId: job.id,
+        error: error.message,
+      });
+  }
+}
+
+async function sendRound(
+  deps: ReviewPassDeps,
+  job: Job,
+  pending: PendingSelection,
+  rule: ReviewRule,
+  due: { round: number; channels: string[] },
+  now: number,
+): Promise<NoticeDelivery[]> {
+  const review = job.review!;
+  const key = await deps.secrets.linkKey();
+  const expiresAt = Math.min(
+    now + reviewDuration(deps.config.linkLifetime),
+    review.timeoutAt ?? job.deadlineAt,
+    job.deadlineAt,
+  );
+  const first = openConfirmations(job).at(-1);
+  const noticeFor = (recipient: string): Notice => ({
+    jobId: job.id,
+    workflow: job.workflow,
+    tenant: job.tenant,
+    label: job.label,
+    prompt: pending.prompt,
+    options: pending.options,
+    min: pending.min,
+    max: pending.max,
+    round: due.round,
+    link: reviewPageUrl(
+      deps.publicUrl,
+      signReviewLink(
+        { jobId: job.id, step: pending.step, offeredAt: pending.offeredAt, recipient, expiresAt },
+        key,
+      ),
+    ),
+    linkExpiresAt: expiresAt,
+    timeout:
+      review.timeoutAt !== undefined && rule.timeout
+        ? { at: review.timeoutAt, answer: describeDefault(pending, rule.timeout.answer) }
+        : undefined,
+    approvals: review.approvals,
+    firstApproval: first && { by: first.by, options: first.options },
+  });
+  const earlier = review.rounds.find((round) => round.round === due.round)?.deliveries ?? [];
+  return Promise.all(
+    due.channels.map(async (name): Promise<NoticeDelivery> => {
+      const channel = deps.config.channels[name]!;
+      const outcome = await deliver(name, channel, {
+        secrets: deps.secrets,
+        policy: deps.policy,
+        noticeFor,
+        messageId: `rev_${job.id}_${pending.offeredAt}_${due.round}`,
+        now,
+      });
+      const attempts = (earlier.find((d) => d.channel === name)?.attempts ?? 0) + 1;
+      if (!outcome.ok)
+        deps.log?.warn('reviewers: a notice was not delivered', {
+          jobId: job.id,
+          channel: name,
+          attempts,
+          error: outcome.error,
+        });
+      return outcome.ok
+        ? { channel: name, state: 'sent', attempts, at: deps.clock.now() }
+        : { channel: name, state: 'failed', attempts, at: deps.clock.now(), error: outcome.error };
+    }),
+  );
+}
+
+/** Records a round's deliveries on the job (merged with the round's earlier ones), whatever else changed. */
+async function recordDeliveries(
+  deps: ReviewPassDeps,
+  jobId: string,
+  round: number,
+  deliveries: NoticeDelivery[],
+): Promise<void> {
+  for (let tries = 0; tries < 5; tries++) {
+    const job = await deps.store.get(jobId);
+    const rounds = job?.review?.rounds;
+    const current = rounds?.find((r) => r.round === round);
+    if (!job || !rounds || !current) return;
+    const merged: NoticeRound = {
+      ...current,
+      version: job.version + 1,
+      claimedUntil: 0,
+      deliveries: [
+        ...current.deliveries.filter((d) => !deliveries.some((n) => n.channel === d.channel)),
+        ...deliveries,
+      ],
+    };
+    const next: Job = {
+      ...job,
+      version: job.version + 1,
+      updatedAt: deps.clock.now(),
+      review: { ...job.review!, rounds: rounds.map((r) => (r.round === round ? merged : r)) },
+    };
+    if (await deps.store.commit(next, job.version)) {
+      deps.onJobChange?.(next);
+      return;
+    }
+  }
+  deps.log?.warn('reviewers: the deliveries of a round could not be recorded (the job kept changing)', {
+    jobId,
+    round,
+  });
+}
