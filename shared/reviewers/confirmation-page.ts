@@ -36,7 +36,7 @@ const headers = {
     "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
 };
 
-function escape(text: string): string {
+function escapeHtml(text: string): string {
   return text
     .replace(/&/g, '&amp;')
     .replace(/</g, '&lt;')
@@ -57,7 +57,7 @@ function page(status: number, title: string, body: string): HttpAnswer {
   return {
     status,
     headers,
-    body: `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><meta name="robots" content="noindex"><title>${escape(title)} · opflow</title><style>${style}</style></head><body><main><h1>${escape(title)}</h1>${body}</main></body></html>`,
+    body: `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><meta name="robots" content="noindex"><title>${escapeHtml(title)} · opflow</title><style>${style}</style></head><body><main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>`,
   };
 }
 
@@ -85,21 +85,21 @@ function form(
       (
         option,
         index,
-      ) => `<div class="option"><input type="${single ? 'radio' : 'checkbox'}" name="option" id="option-${index}" value="${escape(option.id)}"${picked.has(option.id) ? ' checked' : ''}>
-<label for="option-${index}">${escape(option.label)}${option.preselected ? ' <em>(suggested)</em>' : ''}${option.detail ? `<br><span class="detail">${escape(option.detail)}</span>` : ''}</label></div>`,
+      ) => `<div class="option"><input type="${single ? 'radio' : 'checkbox'}" name="option" id="option-${index}" value="${escapeHtml(option.id)}"${picked.has(option.id) ? ' checked' : ''}>
+<label for="option-${index}">${escapeHtml(option.label)}${option.preselected ? ' <em>(suggested)</em>' : ''}${option.detail ? `<br><span class="detail">${escapeHtml(option.detail)}</span>` : ''}</label></div>`,
     )
     .join('\n');
-  return `<p>${escape(job.label ?? job.workflow)}: job <code>${escape(job.id)}</code> (${escape(job.workflow)}, tenant ${escape(job.tenant)}).</p>
-${problem ? `<p class="error" role="alert">${escape(problem)}</p>` : ''}
-${first ? `<p class="note">${escape(first.by ?? 'Someone')} chose ${escape(first.options.join(', '))}. A second person must confirm the same choice.</p>` : approvals > 1 ? '<p class="note">Two people must confirm the same choice.</p>' : ''}
+  return `<p>${escapeHtml(job.label ?? job.workflow)}: job <code>${escapeHtml(job.id)}</code> (${escapeHtml(job.workflow)}, tenant ${escapeHtml(job.tenant)}).</p>
+${problem ? `<p class="error" role="alert">${escapeHtml(problem)}</p>` : ''}
+${first ? `<p class="note">${escapeHtml(first.by ?? 'Someone')} chose ${escapeHtml(first.options.join(', '))}. A second person must confirm the same choice.</p>` : approvals > 1 ? '<p class="note">Two people must confirm the same choice.</p>' : ''}
 <form method="post">
-<fieldset><legend>${escape(pending.prompt)}</legend><p class="detail">Choose ${range} of ${pending.options.length}.</p>
+<fieldset><legend>${escapeHtml(pending.prompt)}</legend><p class="detail">Choose ${range} of ${pending.options.length}.</p>
 ${options}
 </fieldset>
-${person ? `<p>You answer as <strong>${escape(person)}</strong>.</p>` : `<label class="name" for="by">Your name or mail address (kept with the answer)</label><input type="text" id="by" name="by" required maxlength="200" autocomplete="email">`}
+${person ? `<p>You answer as <strong>${escapeHtml(person)}</strong>.</p>` : `<label class="name" for="by">Your name or mail address (kept with the answer)</label><input type="text" id="by" name="by" required maxlength="200" autocomplete="email">`}
 <button type="submit">Confirm this answer</button>
 </form>
-<p class="detail">This link works until ${escape(new Date(claims.expiresAt).toISOString())}. Opening it answered nothing; only the button does.</p>`;
+<p class="detail">This link works until ${escapeHtml(new Date(claims.expiresAt).toISOString())}. Opening it answered nothing; only the button does.</p>`;
 }
 
 function closed(job: Job, claims: ReviewLinkClaims): HttpAnswer {
@@ -107,12 +107,12 @@ function closed(job: Job, claims: ReviewLinkClaims): HttpAnswer {
     .reverse()
     .find((a) => a.step === claims.step && a.applied !== false);
   const who = answer
-    ? ` It was answered ${answer.by ? `by ${escape(answer.by)} ` : ''}via ${answer.via} on ${new Date(answer.at).toISOString()} (${escape(answer.options.join(', '))}).`
+    ? ` It was answered ${answer.by ? `by ${escapeHtml(answer.by)} ` : ''}via ${answer.via} on ${new Date(answer.at).toISOString()} (${escapeHtml(answer.options.join(', '))}).`
     : '';
   return page(
     409,
     'This question is closed',
-    `<p>Job <code>${escape(job.id)}</code> no longer waits for this selection (it is ${job.status}).${who}</p>`,
+    `<p>Job <code>${escapeHtml(job.id)}</code> no longer waits for this selection (it is ${job.status}).${who}</p>`,
   );
 }
 
@@ -130,7 +130,7 @@ export async function answerReviewPage(
     return page(
       linkStatus[error.problem],
       error.problem === 'expired' ? 'This link has expired' : 'This link cannot be used',
-      `<p class="error">${escape(error.message)}</p>`,
+      `<p class="error">${escapeHtml(error.message)}</p>`,
     );
   }
   // The job is read again when a commit of the reviewers' pass comes between (a notice recorded).
@@ -185,7 +185,7 @@ export async function answerReviewPage(
       return page(
         200,
         'Thank you: your answer is recorded',
-        `<p>You chose ${escape(chosen.join(', '))}. Job <code>${escape(job.id)}</code> goes on.</p>`,
+        `<p>You chose ${escapeHtml(chosen.join(', '))}. Job <code>${escapeHtml(job.id)}</code> goes on.</p>`,
       );
     } catch (error) {
       if (!(error instanceof JobRequestError)) throw error;
