@@ -22,11 +22,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createParser } from 'eventsource-parser';
-import { ulid } from 'ulid';
 import { ensureCliBuilt } from '../scripts/build-cli.mjs';
 import { openLocalDatabase } from '../shared/backends/local/database';
 import { SqliteJobStore } from '../shared/backends/local/sqlite-job-store';
-import { emptyUsage, type Job } from '../shared/engine/job-record';
+import type { Job } from '../shared/engine/job-record';
+import { makeJob } from '../test/support/factories';
 
 const bin = fileURLToPath(new URL('../bin/opflow.js', import.meta.url));
 const { values } = parseArgs({
@@ -49,31 +49,21 @@ const rssMiB = (pid: number) => {
 const quantile = (sorted: number[], q: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 
+/** A RUNNING job due in a day (so the server's workers leave it alone), of one of 3 tenants and 10 batches. */
 function job(now: number, batch: number): Job {
-  return {
-    id: ulid(),
+  return makeJob({
     workflow: 'patent-count',
-    workflowVersion: 1,
     tenant: `tenant-${batch % 3}`,
     status: 'RUNNING',
     step: 'count',
-    version: 1,
     input: { inline: { query: 'TTL:(hinge)' } },
-    context: {},
-    selection: { mode: 'auto' },
-    selections: {},
-    attempts: 0,
-    polls: 0,
-    intents: {},
     nextRunAt: now + 86_400_000,
     deadlineAt: now + 2 * 86_400_000,
-    usage: emptyUsage(),
-    outputs: [],
     source: 'api',
     batchId: `bench-${batch % 10}`,
     createdAt: now,
     updatedAt: now,
-  };
+  });
 }
 
 async function main() {
