@@ -9,7 +9,7 @@ import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
-import { RecursiveLoop } from 'aws-cdk-lib/aws-lambda';
+import { type CfnFunction, RecursiveLoop } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
@@ -349,6 +349,11 @@ export class OpflowStack extends Stack {
       description: 'webhook signing secrets are named <prefix><source>',
     });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.monitoring.topic.topicArn });
+    new CfnOutput(this, 'FunctionNames', {
+      value: JSON.stringify(this.functionNames()),
+      description:
+        'the functions by role, as JSON (opflow --backend aws doctor checks their concurrency and recursion)',
+    });
     new CfnOutput(this, 'DashboardName', { value: this.monitoring.dashboard.dashboardName });
   }
 
@@ -451,6 +456,24 @@ export class OpflowStack extends Stack {
           'Puts only the input.json of a new job whose input is over the inline limit; job ids are minted per slot.',
       });
     }
+  }
+
+  /** Every function's physical name, by its role. */
+  functionNames(): Record<string, string> {
+    const byRole: Record<string, PipelineFunction | undefined> = {
+      worker: this.worker,
+      api: this.api,
+      webhooks: this.automation.webhookReceiver,
+      sweeper: this.sweeper,
+      ingest: this.inbox.ingest,
+      callbacks: this.automation.callbackSender,
+      schedules: this.automation.scheduleTarget,
+    };
+    return Object.fromEntries(
+      Object.entries(byRole).flatMap(([role, fn]) =>
+        fn ? [[role, (fn.function.node.defaultChild as CfnFunction).functionName as string]] : [],
+      ),
+    );
   }
 
   /** The logical id cdk-nag shows in findings (`<LogicalId.Arn>`) for an L2 construct's resource. */

@@ -668,8 +668,11 @@ const doctor = defineCommand({
 Local: the database's folder and the reports folder are writable; the key answers one patent count
 (p001, the cheapest call of the workflows), or the built-in sandbox is in use (said plainly); the
 key's rate now. With --backend aws: the stack's outputs, the job table, the work queue and its
-dead-letter queue, the report bucket, and that every tenant's API key secret holds a key (never
-shown). Exit code 5 when a check fails; --json for scripts.`,
+dead-letter queue, the report bucket, that every tenant's API key secret holds a key (never
+shown) and, with the stack's outputs file (OPFLOW_STACK_OUTPUTS): the alarm topic has a confirmed
+subscription, the functions' concurrency fits the account's (Lambda GetAccountSettings), and the
+functions that send to their own queue allow it (RecursiveLoop). Exit code 5 when a check fails;
+--json for scripts.`,
   run: ({ ctx, options }) => doctorCommand(ctx, options),
 });
 

@@ -3,8 +3,9 @@
  * Local: the places opflow writes (the database's folder, the reports folder), the key (one patent
  * count, the cheapest call of the workflows; or the built-in sandbox, said plainly) and its rate.
  * aws: the stack's outputs, the job table, the work queue and its dead-letter queue, the report
- * bucket, and every tenant's API key secret (that it holds a key; never the key). Exit code 5 when a
- * check fails. Secrets are never printed.
+ * bucket, every tenant's API key secret (that it holds a key; never the key) and, from the stack's
+ * outputs file, the account: the alarm topic's confirmed subscription, the functions' concurrency
+ * against the account's, their recursion settings. Exit code 5 when a check fails. Secrets are never printed.
  */
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -200,6 +201,8 @@ async function awsChecks(ctx: CliContext, options: GlobalOptions): Promise<Docto
     ];
     const aws = await import('../../backends/aws/stack-checks');
     checks.push(...(await aws.stackChecks(pipeline.aws.clients, config)));
+    const account = await import('../../backends/aws/account-doctor');
+    checks.push(...(await account.accountDoctor(ctx.io.env, config, pipeline.aws.clients.sqs)));
     return checks;
   } finally {
     await pipeline.close();

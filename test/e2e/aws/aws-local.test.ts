@@ -210,6 +210,8 @@ describe('npm run aws-local', { timeout: REAL_PROCESS_TIMEOUT_MS }, () => {
       'work queue',
       'report bucket',
       'tenant default',
+      // The alarm topic and the functions are read with a deployed stack's outputs file only.
+      'account',
     ]);
     expect(checks.every((check) => check.status === 'ok')).toBe(true);
     // The key is read, never shown.
