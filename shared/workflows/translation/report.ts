@@ -5,8 +5,8 @@
 import type { ReportInput } from '../../engine/workflow';
 import { blocks, count, heading, inline, paragraphs, table } from '../../reports/markdown';
 import { outputOf } from '../common/step-data';
+import { engineOf, pieceOutput, piecesOf, type TranslationInput } from './input';
 import { joinPieces } from './pieces';
-import { engineOf, pieceOutput, piecesOf, type TranslationInput } from './workflow';
 
 /** Each piece's translation, in order; undefined for a piece not translated. */
 function translatedPieces(
