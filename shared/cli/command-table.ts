@@ -475,7 +475,7 @@ const serve = defineCommand({
     },
     {
       flags: '--config <file>',
-      description: 'webhook mappings and schedules (env OPFLOW_CONFIG; default ./opflow.config.json)',
+      description: 'webhook mappings, schedules and reviewers (env OPFLOW_CONFIG; default ./opflow.config.json)',
     },
   ],
   help: `

@@ -15,6 +15,7 @@ import { jobPrioritySchema, selectionPolicySchema } from '../engine/job-record';
 import { errorMessage } from '../errors/error-message';
 import { issueMessages } from '../errors/zod-issues';
 import { FileRefused, readRegularFile } from '../files/bounded-read';
+import { reviewersConfigSchema } from '../reviewers/review-config';
 import { defaultDisclosureFormConfig, disclosureFormConfigSchema } from './disclosure-form-config';
 
 export const defaultConfigFile = 'opflow.config.json';
@@ -260,6 +261,8 @@ export const opflowConfigSchema = z.lazy(() =>
       webhooks: z.record(nameSchema, webhookSourceSchema).default({}),
       schedules: z.array(scheduleSchema).default([]),
       disclosureForm: disclosureFormConfigSchema.default(defaultDisclosureFormConfig),
+      /** Who is notified when a job waits for a selection (docs/guides/reviewers.md). */
+      reviewers: reviewersConfigSchema.optional(),
     })
     .superRefine((config, ctx) => {
       // Locally a source's secret is OPFLOW_WEBHOOK_SECRET_<SOURCE>, where "-" and "_" read the same.

@@ -4,6 +4,8 @@
  * line on standard output is the URL; requests are logged on standard error (method, path, status).
  */
 import * as z from 'zod';
+import { callbackPolicyFromEnv } from '../../callbacks/ssrf-guard';
+import { SigningSecretError } from '../../config/signing-secrets';
 import { batchRoutes } from '../../dashboard/batch-routes';
 import { startBatchRunner } from '../../dashboard/batch-runner';
 import { deliveryRoutes } from '../../dashboard/delivery-routes';
@@ -16,7 +18,10 @@ import { isLoopbackHost, type JobApiServer, startJobApiServer } from '../../http
 import { mcpMount } from '../../mcp/http';
 import { ingestRootsFrom } from '../../mcp/server';
 import { redactUrl } from '../../openplatform/redact';
+import { envReviewerSecrets, ReviewerSecretError } from '../../reviewers/reviewer-secrets';
+import { prepareReviewers, type ServedReviewers } from '../../reviewers/serve-reviewers';
 import { listUnfinished } from '../../runtime/job-queries';
+import { publicUrlVariable } from '../../runtime/local/callback-loop';
 import { type CliContext, type GlobalOptions, openBackend } from '../context';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
 import { eventsTokenTtlMs, prepareServeEvents } from '../serve-events';
@@ -95,6 +100,20 @@ export async function serveCommand(ctx: CliContext, options: ServeOptions): Prom
   }
   const here = backend.work;
   const extras = await prepareServeExtras(ctx, backend, configFile, say);
+  let reviewers: ServedReviewers | undefined;
+  try {
+    reviewers = await prepareReviewers({
+      deps: backend.deps,
+      config: configFile.config.reviewers,
+      secrets: envReviewerSecrets(io.env),
+      policy: callbackPolicyFromEnv(io.env),
+    });
+  } catch (error) {
+    await backend.close();
+    if (error instanceof ReviewerSecretError || error instanceof SigningSecretError)
+      throw new CliError(error.message, ExitCode.usage);
+    throw error;
+  }
   const batches = await backend.batches();
   // Batches go on while the server runs: admission rounds, and ingests started over MCP.
   const batchRunner = startBatchRunner({ deps: backend.deps, batches });
@@ -145,6 +164,7 @@ export async function serveCommand(ctx: CliContext, options: ServeOptions): Prom
             ]
           : []),
         ...extras.mounts,
+        ...(reviewers ? [reviewers.mount] : []),
       ],
       onRequest: (entry) => say(`${entry.method} ${entry.path} ${entry.status} (${entry.durationMs} ms)`),
     });
@@ -156,6 +176,8 @@ export async function serveCommand(ctx: CliContext, options: ServeOptions): Prom
   }
   here.start();
   extras.start();
+  // Links in notices must reach this server from where people read them: OPFLOW_PUBLIC_URL.
+  reviewers?.start(io.env[publicUrlVariable]?.trim() || server.url);
 
   const auth = token === undefined ? 'none' : 'bearer';
   if (options.json) {
@@ -171,6 +193,10 @@ export async function serveCommand(ctx: CliContext, options: ServeOptions): Prom
     if (options.mcp) say(`MCP server at ${server.url}/mcp (Streamable HTTP)`);
   }
   for (const line of extras.lines()) say(line);
+  if (reviewers)
+    say(
+      `reviewers: notices and timeouts of ${configFile.config.reviewers?.rules.length} rule(s) are handled here`,
+    );
 
   let stopListening = () => {};
   await new Promise<void>((resolve) => {
@@ -188,6 +214,7 @@ export async function serveCommand(ctx: CliContext, options: ServeOptions): Prom
   );
   try {
     await extras.stop();
+    await reviewers?.stop();
     await events.close();
     await server.close();
     await batchRunner.stop();
