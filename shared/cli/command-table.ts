@@ -475,7 +475,8 @@ const serve = defineCommand({
     },
     {
       flags: '--config <file>',
-      description: 'webhook mappings, schedules and reviewers (env OPFLOW_CONFIG; default ./opflow.config.json)',
+      description:
+        'webhook mappings, schedules and reviewers (env OPFLOW_CONFIG; default ./opflow.config.json)',
     },
   ],
   help: `
@@ -495,7 +496,8 @@ POST /schedules/{name}/resume, GET /webhook-deliveries (?source=&limit=&cursor=)
 POST /webhooks/{source} (Standard Webhooks signature with OPFLOW_WEBHOOK_SECRET_<SOURCE>; no token),
 POST /events/token (a 5-minute token for the live feed), GET /events (?token=&tenant=&batchId=&jobId=;
 server-sent events of job, step and batch changes, resumable with Last-Event-ID),
-POST /mcp (with --mcp). It also runs the schedules of the config file and keeps active batches going.
+GET /review/{token}, POST /review/{token} (a reviewer notice's signed link: the confirmation page and its
+form; no token, see docs/guides/reviewers.md), POST /mcp (with --mcp). It also runs the schedules of the config file and keeps active batches going.
 With OPFLOW_SERVE_TOKEN set, every request needs the header Authorization: Bearer <token>.
 Callbacks (callbackUrl) link the report files to GET /jobs/{id}/report/{file} at OPFLOW_PUBLIC_URL
 (where receivers reach this server; no links without it); see docs/guides/callbacks.md.

@@ -78,9 +78,13 @@ export async function prepareReviewers(options: {
           secrets: options.secrets,
           publicUrl,
           policy: options.policy,
-        }).catch((error: unknown) =>
-          deps.log?.error('reviewers: the pass failed; it runs again', { error: errorMessage(error) }),
-        );
+        })
+          .catch((error: unknown) =>
+            deps.log?.error('reviewers: the pass failed; it runs again', { error: errorMessage(error) }),
+          )
+          .finally(() => {
+            running = undefined;
+          });
       };
       tick();
       timer = setInterval(tick, config.checkEverySeconds * 1000);

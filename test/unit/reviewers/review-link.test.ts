@@ -44,6 +44,17 @@ describe('review links', () => {
     expect(problemOf(() => verifyReviewLink(token, Buffer.from('another-key-of-at-least-24-bytes'), 0))).toBe(
       'tampered',
     );
+    // The last character of a 32-byte signature carries 4 bits and 2 unused ones: a link whose last
+    // character differs only in those decodes to the same bytes, and is refused all the same.
+    const last = signature.at(-1)!;
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const twin = alphabet[alphabet.indexOf(last) ^ 1]!;
+    expect(Buffer.from(`${signature.slice(0, -1)}${twin}`, 'base64url')).toEqual(
+      Buffer.from(signature, 'base64url'),
+    );
+    expect(problemOf(() => verifyReviewLink(`${payload}.${signature.slice(0, -1)}${twin}`, key, 0))).toBe(
+      'tampered',
+    );
     expect(problemOf(() => verifyReviewLink(payload, key, 0))).toBe('malformed');
     expect(problemOf(() => verifyReviewLink(`${payload}.${signature}.x`, key, 0))).toBe('malformed');
   });
