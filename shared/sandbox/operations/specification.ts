@@ -168,7 +168,6 @@ function initResult(taskId: string, task: DraftingTask, seed: number) {
   const outline = independent.map((claim, index) => ({
     type: category,
     label: 'outline',
-    outline: 'outline',
     claim_text: claim.text,
     claim_numbers: dependentsOf(claim.num),
     embodiment_number: index + 1,

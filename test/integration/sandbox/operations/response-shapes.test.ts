@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findOperation, type OperationId, operationIds } from '../../../../shared/openplatform/catalogue';
 import { responseDataSchemas } from '../../../../shared/openplatform/schemas/responses';
+import { embodimentsOf } from '../../../../shared/workflows/specification-drafting/workflow';
 import { dataFrames, startTestSandbox, type TestSandbox } from '../sandbox-harness';
 
 /** Paths in `value` that `schema` does not define (a walk over zod 4's definitions). */
@@ -168,6 +169,41 @@ beforeAll(async () => {
   const found = final_result.map((patent: { patent_id: string }) => patent.patent_id).join(',');
   await ok('p041', { patent_id: found });
   await ok('p014', { patent_number: found });
+
+  // Specification drafting (ai37), feasibility analysis (ai40), translation (ai61, t010).
+  const spec = (
+    await ok('ai37-1', {
+      claim:
+        '1. A sunscreen comprising doped zinc oxide particles.\n2. The sunscreen of claim 1, the particles coated with a silane.',
+      disclosure: text,
+    })
+  ).task_id;
+  await ok('ai37-2', { task_id: spec });
+  for (let i = 0; i < 30; i++) wait();
+  const outline = await ok('ai37-2', { task_id: spec });
+  await ok('ai37-3', { task_id: spec, category: outline.category ?? '' });
+  for (let i = 0; i < 30; i++) wait();
+  const tree = await ok('ai37-3', { task_id: spec, category: outline.category ?? '' });
+  const drafted = await ok('ai37-4', {
+    task_id: spec,
+    title: 'Sunscreen',
+    category: outline.category ?? '',
+    feature_tree: (tree.feature_tree ?? []).map((claim: { claim_features?: object[] }) => ({
+      ...claim,
+      claim_features: (claim.claim_features ?? []).map((feature) => ({ ...feature, feature_deleted: 0 })),
+    })),
+    terms: tree.terms ?? [],
+    embodiments: embodimentsOf(outline),
+  });
+  await ok('ai37-5', { task_id: drafted.task_id || spec });
+  for (let i = 0; i < 30; i++) wait();
+  await ok('ai37-5', { task_id: drafted.task_id || spec });
+  const feasibility = (await ok('ai40-1', { text, lang: 'en' })).task_id;
+  await ok('ai40-2', { task_id: feasibility });
+  for (let i = 0; i < 30; i++) wait();
+  await ok('ai40-2', { task_id: feasibility });
+  await ok('ai61', { text, target_lang: 'CN' });
+  await ok('t010', { content: text, sourceLanguageCode: 'en', targetLanguageCode: 'de', mode: 'fast' });
 });
 afterAll(() => harness.close());
 
