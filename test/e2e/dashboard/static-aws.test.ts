@@ -138,7 +138,9 @@ beforeAll(async () => {
   await new Promise<void>((resolve, reject) => {
     awsLocal.stderr?.on('data', (chunk: Buffer) => {
       stderr += chunk.toString('utf8');
-      const ready = /aws-local: ready: .* the api at (http:\/\/[^\s;,]+)/.exec(stderr);
+      const ready = /aws-local: ready: .* the api(?: and webhooks functions)? at (http:\/\/[^\s;,]+)/.exec(
+        stderr,
+      );
       if (ready) {
         gatewayUrl = ready[1]!;
         resolve();
