@@ -9,11 +9,10 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
 import * as z from 'zod';
 import type { EngineDeps } from '../../engine/deps';
-import { formatIssues } from '../../errors/zod-issues';
 import { refusal } from '../../http/api-error';
 import { type ApiRoute, handleJobApiRequest, type JobApiResponse } from '../../http/job-api';
 import type { ApiAuth, OperatorGrant } from './api-auth';
-import { httpApiEventSchema, lambdaAnswer, lowerCaseHeaders } from './http-api-event';
+import { acceptHttpApiEvent, lambdaAnswer, lowerCaseHeaders } from './http-api-event';
 import { engineLogger, type Observability } from './observability';
 
 export interface ApiHandlerOptions {
@@ -131,16 +130,9 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
   const { logger } = options.observability;
   return {
     async handle(raw, context) {
-      logger.addContext(context);
-      const parsed = httpApiEventSchema.safeParse(raw);
-      if (!parsed.success) {
-        logger.error('not an HTTP API (payload 2.0) event: check the integration', {
-          problem: formatIssues(parsed.error),
-        });
-        return lambdaAnswer(refusal(500, 'internal', 'the API is misconfigured'));
-      }
+      const accepted = acceptHttpApiEvent(raw, context, logger);
+      if ('refused' in accepted) return accepted.refused;
       const event = raw;
-      logger.setCorrelationId(event.requestContext.requestId);
       const headers = lowerCaseHeaders(event.headers);
       let body: string | undefined = event.body;
       if (body !== undefined && event.isBase64Encoded) {

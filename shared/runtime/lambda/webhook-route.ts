@@ -4,11 +4,10 @@
  * signed deliveries takes this function's concurrency and the route's throttle, never the job API's.
  */
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
-import { formatIssues } from '../../errors/zod-issues';
 import { refusal } from '../../http/api-error';
 import type { JobApiResponse } from '../../http/job-api';
 import { type WebhookRequest, webhookPathPattern } from '../../http/webhooks';
-import { httpApiEventSchema, lambdaAnswer, lowerCaseHeaders } from './http-api-event';
+import { acceptHttpApiEvent, lambdaAnswer, lowerCaseHeaders } from './http-api-event';
 import type { Observability } from './observability';
 
 export interface WebhookRouteOptions {
@@ -34,16 +33,9 @@ export function createWebhookRouteHandler(options: WebhookRouteOptions): Webhook
   const { logger } = options.observability;
   return {
     async handle(raw, context) {
-      logger.addContext(context);
-      const parsed = httpApiEventSchema.safeParse(raw);
-      if (!parsed.success) {
-        logger.error('not an HTTP API (payload 2.0) event: check the integration', {
-          problem: formatIssues(parsed.error),
-        });
-        return lambdaAnswer(refusal(500, 'internal', 'the API is misconfigured'));
-      }
-      const event = parsed.data;
-      logger.setCorrelationId(event.requestContext.requestId);
+      const accepted = acceptHttpApiEvent(raw, context, logger);
+      if ('refused' in accepted) return accepted.refused;
+      const { event } = accepted;
       const hook = webhookPathPattern.exec(event.rawPath);
       const method = event.requestContext.http.method.toUpperCase();
       let answer: JobApiResponse;
