@@ -2,27 +2,30 @@
  * The short-lived tokens of the live feed. A browser's EventSource cannot send an Authorization
  * header, so a caller first asks `POST /events/token` with its normal credentials and opens
  * `GET /events?token=…` with the answer: an HMAC-SHA256 signed claim of an expiry (five minutes by
- * default) and the caller's tenant scope. The API key or the server's own token never travels in a
+ * default) and the caller's tenant scope, made and checked by ./signed-token.ts. The API key or the server's own token never travels in a
  * URL, and a token seen in a proxy's log is useless minutes later. Tokens are never logged.
  */
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import * as z from 'zod';
+import { SignedTokenError, signToken, verifyToken } from './signed-token';
 
 /** How long a feed token is accepted by default. */
 export const defaultEventsTokenTtlMs = 5 * 60 * 1000;
 
+/** The scope (`aud`) of a feed token: a review link, signed with the same key, is refused here. */
+const eventsScope = 'events';
+
 const claimsSchema = z.strictObject({
-  /** Format version. */
-  v: z.literal(1),
-  /** Expiry, epoch milliseconds. */
-  exp: z.number().int().positive(),
   /** The tenant the holder may read; absent: every tenant (an operator's token). */
   tenant: z.string().min(1).max(200).optional(),
   /** Makes two tokens of the same claims differ. */
   n: z.string().min(1).max(64),
 });
 
-export type EventsTokenClaims = z.infer<typeof claimsSchema>;
+export type EventsTokenClaims = z.infer<typeof claimsSchema> & {
+  /** Expiry, epoch milliseconds. */
+  exp: number;
+};
 
 /** Why a token was refused (the message says it to the caller; never the token itself). */
 export class EventsTokenError extends Error {
@@ -42,6 +45,18 @@ export interface EventsTokens {
   verify(token: string, now: number): EventsTokenClaims;
 }
 
+/** A signed-token refusal in the feed's words. */
+function feedRefusal(error: SignedTokenError): EventsTokenError {
+  if (error.problem === 'expired')
+    return new EventsTokenError(
+      'expired',
+      'the events token has expired: ask POST /events/token for a new one',
+    );
+  if (error.problem === 'malformed')
+    return new EventsTokenError('malformed', 'the events token is not one this server issues');
+  return new EventsTokenError('signature', 'the events token is not signed by this server');
+}
+
 /**
  * Tokens signed with `secret` (at least 32 bytes; a random one per process when omitted, so tokens
  * die with the server that issued them).
@@ -49,39 +64,25 @@ export interface EventsTokens {
 export function createEventsTokens(
   options: { secret?: Uint8Array | undefined; ttlMs?: number | undefined } = {},
 ): EventsTokens {
-  const secret = options.secret ?? randomBytes(32);
-  if (secret.byteLength < 32) throw new Error('the events token secret must be at least 32 bytes');
+  const key = options.secret ?? randomBytes(32);
+  if (key.byteLength < 32) throw new Error('the events token secret must be at least 32 bytes');
   const ttlMs = options.ttlMs ?? defaultEventsTokenTtlMs;
-  const sign = (payload: string) => createHmac('sha256', secret).update(payload).digest();
   return {
     issue(scope, now) {
-      const claims: EventsTokenClaims = {
-        v: 1,
-        exp: now + ttlMs,
+      const expiresAt = now + ttlMs;
+      const claims = {
         ...(scope.tenant === undefined ? {} : { tenant: scope.tenant }),
         n: randomBytes(9).toString('base64url'),
       };
-      const payload = Buffer.from(JSON.stringify(claims)).toString('base64url');
-      return { token: `${payload}.${sign(payload).toString('base64url')}`, expiresAt: claims.exp };
+      return { token: signToken(eventsScope, claims, { key, expiresAt }), expiresAt };
     },
     verify(token, now) {
-      const match = /^([A-Za-z0-9_-]{1,1000})\.([A-Za-z0-9_-]{43})$/.exec(token);
-      if (!match) throw new EventsTokenError('malformed', 'the events token is not one this server issues');
-      const [, payload, signature] = match as unknown as [string, string, string];
-      if (!timingSafeEqual(Buffer.from(signature, 'base64url'), sign(payload)))
-        throw new EventsTokenError('signature', 'the events token is not signed by this server');
-      let claims: EventsTokenClaims;
       try {
-        claims = claimsSchema.parse(JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')));
-      } catch {
-        throw new EventsTokenError('malformed', 'the events token is not one this server issues');
+        const verified = verifyToken(token, { scope: eventsScope, key, claims: claimsSchema, now });
+        return { ...verified.claims, exp: verified.expiresAt };
+      } catch (error) {
+        throw error instanceof SignedTokenError ? feedRefusal(error) : error;
       }
-      if (claims.exp <= now)
-        throw new EventsTokenError(
-          'expired',
-          'the events token has expired: ask POST /events/token for a new one',
-        );
-      return claims;
     },
   };
 }
