@@ -25,11 +25,11 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as z from 'zod';
 import type { InMemoryRateLimiter } from '../shared/backends/local';
-import { isTerminal, type Job, keyFingerprint, silentLogger, submitJob } from '../shared/engine';
-import { createLocalPipeline, type LocalPipeline } from '../shared/runtime/local/pipeline';
-import { ManualClock, skippingTime } from '../shared/runtime/time';
+import { isTerminal, type Job, keyFingerprint } from '../shared/engine';
+import type { LocalPipeline } from '../shared/runtime/local/pipeline';
 import { SANDBOX_API_KEY } from '../shared/sandbox';
-import { noveltyCheck, workflows } from '../shared/workflows';
+import { noveltyCheck } from '../shared/workflows';
+import { benchPipeline, submitCheck, table } from './throughput-setup';
 
 const optionsSchema = z.object({
   limit: z.coerce.number().positive().max(100),
@@ -65,16 +65,6 @@ function readOptions(): Options {
   return parsed.data;
 }
 
-/** Task times at the sandbox: 1 to 3 s, most near 1 s (as bench/throughput.ts). */
-const taskDuration = { meanMs: 2_000, spreadMs: 1_000, shape: 'skewed' as const };
-
-const noveltyText = (i: number) =>
-  [
-    `Electrodynamic dust shield in the anti-reflective coating of solar module ${i + 1}.`,
-    'Transparent interdigitated electrodes inside the coating are driven by a three-phase high-voltage signal.',
-    'The travelling electric field lifts charged dust particles and moves them to the lower edge of the module.',
-  ].join(' ');
-
 /** What each job did: when it was first due for each call, each call's token wait, and every call. */
 interface Trace {
   dueAt: Map<string, number>;
@@ -89,28 +79,7 @@ interface Trace {
  * token and is not counted.
  */
 async function tracedPipeline(dir: string, qps: number, env: Record<string, string>) {
-  const clock = new ManualClock(Date.now());
-  const pipeline = await createLocalPipeline({
-    time: skippingTime(clock),
-    config: {
-      qps,
-      concurrency: 8,
-      dbPath: join(dir, 'opflow.db'),
-      outDir: join(dir, 'out'),
-      sandboxSpeed: 10,
-    },
-    workflows,
-    env,
-    announce: () => undefined,
-    log: silentLogger,
-    sandbox: {
-      keys: [{ key: SANDBOX_API_KEY, qps }],
-      seed: 7,
-      taskDurations: {},
-      defaultTaskDuration: taskDuration,
-      streamChunkDelayMs: 0,
-    },
-  });
+  const pipeline = await benchPipeline({ dir, qps, virtual: true, sandboxSpeed: 10, seed: 7, env });
   const trace: Trace = { dueAt: new Map(), waits: new Map(), calls: [] };
   const now = () => pipeline.deps.clock.now();
   const fetchSteps = new Set(
@@ -132,15 +101,11 @@ async function tracedPipeline(dir: string, qps: number, env: Record<string, stri
     if (dueAt !== undefined)
       trace.waits.set(job.id, [...(trace.waits.get(job.id) ?? []), Math.max(0, job.updatedAt - dueAt)]);
   });
-  return { pipeline, trace, clock, unwatch };
+  return { pipeline, trace, unwatch };
 }
 
 const submit = (pipeline: LocalPipeline, i: number, extra: Record<string, unknown> = {}) =>
-  submitJob(pipeline.deps, {
-    workflow: 'novelty-check',
-    input: { text: noveltyText(i), title: `Dust shield ${i + 1}` },
-    ...extra,
-  }).then(({ job }) => job);
+  submitCheck(pipeline, i, extra).then(({ job }) => job);
 
 /** Waits (in real time) until the virtual clock has reached `at`. */
 async function untilClock(pipeline: LocalPipeline, at: number): Promise<void> {
@@ -254,14 +219,6 @@ async function sharesCase(options: Options, label: string, on: boolean): Promise
 
 const pct = (x: number) => `${(100 * x).toFixed(1)} %`;
 
-function table(headers: string[], rows: string[][]): string {
-  const widths = headers.map((header, i) =>
-    Math.max(header.length, ...rows.map((row) => (row[i] ?? '').length)),
-  );
-  const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ');
-  return [line(headers), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
-}
-
 async function main(): Promise<void> {
   const options = readOptions();
   // Each part is printed as soon as it is measured.
@@ -291,6 +248,7 @@ async function main(): Promise<void> {
           (r.waits.reduce((a, b) => a + b, 0) / Math.max(1, r.waits.length) / r.intervalMs).toFixed(2),
           `${(r.spanMs / 1000).toFixed(1)} s`,
         ]),
+        'end',
       ),
     );
   }
@@ -319,6 +277,7 @@ async function main(): Promise<void> {
             pct(row.worst),
           ]),
         ),
+        'end',
       ),
     );
   }

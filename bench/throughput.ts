@@ -39,15 +39,12 @@ import {
   type Job,
   keyFingerprint,
   pollStatsKey,
-  silentLogger,
-  submitJob,
   type Workflow,
   type WorkflowRegistry,
 } from '../shared/engine';
-import { createLocalPipeline } from '../shared/runtime/local/pipeline';
-import { ManualClock, skippingTime } from '../shared/runtime/time';
 import { type LedgerEntry, PlatformCode, SANDBOX_API_KEY } from '../shared/sandbox';
 import { noveltyCheck, workflows } from '../shared/workflows';
+import { benchPipeline, submitCheck, table, taskDuration } from './throughput-setup';
 import {
   type Family,
   families,
@@ -175,18 +172,8 @@ type Engine = 'learned' | 'fixed' | 'naive' | 'oracle';
 const schedules = { right: 10, '10x slow': 1, '10x fast': 100 } as const;
 type Schedule = keyof typeof schedules;
 
-/** Task times at the sandbox: 1 to 3 s, most near 1 s. */
-const taskDuration = { meanMs: 2_000, spreadMs: 1_000, shape: 'skewed' as const };
 /** Calls of one novelty check when every poll finds its task done (the download is not counted). */
 const minCallsPerJob = noveltyCheck.steps.filter((step) => step.kind !== 'fetch').length;
-
-const noveltyText = (i: number) =>
-  [
-    `Electrodynamic dust shield in the anti-reflective coating of solar module ${i + 1}.`,
-    'Transparent interdigitated electrodes inside the coating are driven by a three-phase high-voltage signal.',
-    'The travelling electric field lifts charged dust particles and moves them to the lower edge of the module.',
-    'A soiling sensor under a clear cover starts a thirty-second cleaning cycle when the loss exceeds two percent.',
-  ].join(' ');
 
 /** Every poll one second after the last: what a naive build does. */
 function pollEverySecond(registry: WorkflowRegistry): WorkflowRegistry {
@@ -269,32 +256,19 @@ async function runCase(spec: CaseSpec): Promise<CaseResult> {
   const qps = spec.qps ?? 1_000;
   // Virtual: the same engine, sandbox and limiter on a clock that stands still while steps run and
   // jumps to the next due time when every worker is idle, so CPU starvation costs no clock time.
-  const clock = virtual ? new ManualClock(Date.now()) : undefined;
-  const pipeline = await createLocalPipeline({
-    ...(clock ? { time: skippingTime(clock) } : {}),
-    config: {
-      qps,
-      concurrency: 8,
-      dbPath: join(dir, 'opflow.db'),
-      outDir: join(dir, 'out'),
-      sandboxSpeed: schedules[spec.schedule],
-    },
+  const pipeline = await benchPipeline({
+    dir,
+    qps,
+    virtual,
+    sandboxSpeed: schedules[spec.schedule],
     workflows: spec.engine === 'naive' ? pollEverySecond(workflows) : workflows,
-    env: {},
-    announce: () => undefined,
-    log: silentLogger,
-    ...(spec.fill === false ? { fill: false } : {}),
-    sandbox: {
-      keys: [
-        spec.limiter !== undefined && spec.qps !== undefined
-          ? worldKey(SANDBOX_API_KEY, spec.limiter, spec.qps)
-          : { key: SANDBOX_API_KEY, ...(spec.qps === undefined ? {} : { qps: spec.qps }) },
-      ],
-      ...(spec.seed === undefined ? {} : { seed: spec.seed }),
-      taskDurations: {},
-      defaultTaskDuration: spec.family === undefined ? taskDuration : families[spec.family],
-      streamChunkDelayMs: 0,
-    },
+    fill: spec.fill,
+    key:
+      spec.limiter !== undefined && spec.qps !== undefined
+        ? worldKey(SANDBOX_API_KEY, spec.limiter, spec.qps)
+        : { key: SANDBOX_API_KEY, ...(spec.qps === undefined ? {} : { qps: spec.qps }) },
+    seed: spec.seed,
+    taskTime: spec.family === undefined ? taskDuration : families[spec.family],
   });
   if (spec.engine === 'fixed' || spec.engine === 'naive') {
     // The engine without admission: the declared schedules, and waiting jobs bounce for the next token.
@@ -316,13 +290,7 @@ async function runCase(spec: CaseSpec): Promise<CaseResult> {
   try {
     const sandbox = pipeline.sandbox;
     if (!sandbox) throw new Error('the benchmark expects the built-in sandbox');
-    const submit = async (i: number) =>
-      (
-        await submitJob(pipeline.deps, {
-          workflow: 'novelty-check',
-          input: { text: noveltyText(i), title: `Dust shield ${i + 1}` },
-        })
-      ).job.id;
+    const submit = async (i: number) => (await submitCheck(pipeline, i)).job.id;
     pipeline.start();
     for (let i = 0; i < spec.warmup; i++) await pipeline.waitForJobs([await submit(1_000 + i)]);
     const ledger = sandbox.server.ledger;
@@ -570,14 +538,6 @@ function idleRow(r: CaseResult, jobs: number): string[] {
     spread(perJob.map((job) => job.calls / minCallsPerJob)),
     ratio(sum(perJob.map((job) => job.calls)), perJob.length * minCallsPerJob),
   ];
-}
-
-function table(headers: string[], rows: string[][]): string {
-  const widths = headers.map((header, i) =>
-    Math.max(header.length, ...rows.map((row) => (row[i] ?? '').length)),
-  );
-  const line = (cells: string[]) => cells.map((cell, i) => cell.padStart(widths[i] ?? 0)).join('  ');
-  return [line(headers), widths.map((width) => '-'.repeat(width)).join('  '), ...rows.map(line)].join('\n');
 }
 
 const ratio = (a: number, b: number) => (b === 0 ? '-' : (a / b).toFixed(2));
