@@ -68,8 +68,8 @@ export async function accountDoctor(
   } catch (error) {
     checks.push({ name: 'alarm topic', status: 'fail', detail: errorMessage(error), fix });
   }
+  const lambda = new LambdaReads(config.region, config.credentials ?? sqs.config.credentials);
   try {
-    const lambda = new LambdaReads(config.region, config.credentials ?? sqs.config.credentials);
     const functions: FunctionFacts[] = await Promise.all(
       Object.entries(outputs.functions).map(([role, name]) => lambda.function(role, name)),
     );
@@ -77,6 +77,8 @@ export async function accountDoctor(
     checks.push(recursionCheck(functions, QUEUE_CHAINED_FUNCTIONS));
   } catch (error) {
     checks.push({ name: 'lambda', status: 'fail', detail: errorMessage(error), fix });
+  } finally {
+    lambda.destroy();
   }
   return checks;
 }
