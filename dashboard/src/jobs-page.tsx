@@ -3,7 +3,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { Notice, PageHead, Pager, SandboxTag, StatusBadge, TableHead, When } from './components';
 import { formatDuration, jobDuration, jobTitle, plural, stepTitle } from './format';
 import { type NoticeText, useFocusHeading, useLoaded } from './hooks';
-import { type Filters as FilterValues, filterQuery, jobHref, jobsHash } from './routing';
+import { bulkHash, type Filters as FilterValues, filterQuery, jobHref, jobsHash } from './routing';
 import type { Api, JobPage, JobView, Route, Settings } from './types';
 
 export const listRefreshMs = 2000;
@@ -201,6 +201,9 @@ export function JobsPage({ api, config, route }: { api: Api; config: Settings; r
         title="Jobs"
         subtitle="Every job of this server, newest first; the list updates itself while the tab is open."
       >
+        <a class="button" href={bulkHash(filters)}>
+          Act on these jobs…
+        </a>
         {config.starts?.jobs ? (
           <a class="button primary" href="#/new">
             New job

@@ -8,6 +8,7 @@ import { render } from 'preact';
 import { useMemo, useState } from 'preact/hooks';
 import { createApi, tokenKey } from './api';
 import { BatchesPage, BatchPage } from './batch-pages';
+import { BulkPage } from './bulk-page';
 import { TokenForm } from './components';
 import { JobPage, ReportPage } from './job-page';
 import { JobsPage } from './jobs-page';
@@ -49,6 +50,8 @@ function Page({ api, config, route }: { api: Api; config: Settings; route: Route
       return <SchedulesPage api={api} />;
     case 'webhooks':
       return <WebhooksPage api={api} route={route} />;
+    case 'bulk':
+      return <BulkPage api={api} config={config} route={route} />;
     default:
       return <JobsPage api={api} config={config} route={route} />;
   }
@@ -61,6 +64,7 @@ const sections: { page: Route['page']; href: string; label: string; on: (config:
   { page: 'batches', href: '#/batches', label: 'Batches', on: (config) => config.batches === true },
   { page: 'schedules', href: '#/schedules', label: 'Schedules', on: (config) => config.schedules === true },
   { page: 'webhooks', href: '#/webhooks', label: 'Webhooks', on: (config) => config.webhooks === true },
+  { page: 'bulk', href: '#/bulk', label: 'Bulk actions', on: () => true },
 ];
 
 function App({ config }: { config: Settings }) {

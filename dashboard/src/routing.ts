@@ -1,6 +1,6 @@
 /**
  * The address of each page, in the hash: `#/` (jobs, filters in the query), `#/jobs/<id>`,
- * `#/batches[/<id>]`, `#/schedules`, `#/webhooks`. A list's address holds its page's cursor and the
+ * `#/batches[/<id>]`, `#/schedules`, `#/webhooks`, `#/bulk` (its filter in the query). A list's address holds its page's cursor and the
  * cursors before it, so Previous goes back one page.
  */
 import { useEffect, useState } from 'preact/hooks';
@@ -16,6 +16,7 @@ export function parseRoute(hash: string): Route {
   if (path === '/overview') return { page: 'overview', query };
   if (path === '/new') return { page: 'new', query };
   if (path === '/upload') return { page: 'upload', query };
+  if (path === '/bulk') return { page: 'bulk', query };
   const job = /^\/jobs\/([^/]+)$/.exec(path);
   if (job) return { page: 'job', id: decodeURIComponent(job[1]!), query };
   const batch = /^\/batches\/([^/]+)$/.exec(path);
@@ -63,3 +64,9 @@ export function jobsHash(filters: Filters): string {
 
 export const jobHref = (id: string) => `#/jobs/${encodeURIComponent(id)}`;
 export const batchHref = (id: string) => `#/batches/${encodeURIComponent(id)}`;
+
+/** The bulk actions page with the filters of the jobs list it was opened from. */
+export function bulkHash(filters: Filters): string {
+  const { status, workflow, batchId, tenant, since, until } = filters;
+  return pageHash('/bulk', { status, workflow, batchId, tenant, since, until }, '', []);
+}

@@ -21,6 +21,9 @@ export type ReportAnswer = z.input<typeof answerSchemas.report>;
 export type ReportFile = ReportAnswer['files'][number];
 export type ScheduleView = z.input<typeof answerSchemas.schedule>['schedule'];
 export type DeliveryPage = z.input<typeof answerSchemas.deliveries>;
+export type BulkPreview = Extract<z.input<typeof answerSchemas.bulk>, { dryRun: true }>;
+export type BulkOutcome = Extract<z.input<typeof answerSchemas.bulk>, { dryRun: false }>;
+export type { BulkRequestInput } from '../../shared/runtime/bulk-request';
 export type Delivery = DeliveryPage['deliveries'][number];
 
 /** `GET /batches`. */
@@ -44,7 +47,7 @@ export type Api = <T = unknown>(method: 'GET' | 'POST', path: string, payload?: 
 /** The page the address names. */
 export type Route =
   | {
-      page: 'jobs' | 'overview' | 'batches' | 'schedules' | 'webhooks' | 'new' | 'upload';
+      page: 'jobs' | 'overview' | 'batches' | 'schedules' | 'webhooks' | 'new' | 'upload' | 'bulk';
       id?: undefined;
       query: URLSearchParams;
     }

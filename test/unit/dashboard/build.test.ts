@@ -64,6 +64,9 @@ describe('npm run dashboard:build', () => {
       expect(settings[page], page).toBe(true);
       for (const route of routes) expect(served.has(route), `${page}: ${route}`).toBe(true);
     }
+    // Pages always on: the jobs list, a job, New job and Bulk actions.
+    for (const route of ['GET /jobs', 'GET /jobs/{id}', 'POST /jobs', 'POST /jobs/bulk'])
+      expect(served.has(route), route).toBe(true);
   });
 
   it('refuses an API URL that is not https or carries credentials', () => {
