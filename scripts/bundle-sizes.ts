@@ -66,6 +66,8 @@ export const MAX_KB_BY_FUNCTION: Partial<Record<FunctionName, number>> = {
   callbacks: 620,
   schedules: 685,
   webhooks: 730,
+  // The change log of GET /events: a DynamoDB client, the config loader and Powertools (313.9 KiB).
+  events: 330,
 };
 /** The goals set for a cold start: printed beside each figure, not enforced. */
 const GOAL_BYTES = 400_000;

@@ -40,6 +40,7 @@ export const FUNCTION_ENTRIES = {
   callbacks: 'functions/callback-sender/handler.ts',
   schedules: 'functions/schedules/handler.ts',
   webhooks: 'functions/webhooks/handler.ts',
+  events: 'functions/events/handler.ts',
 } as const;
 /** A function's name: one of {@link FUNCTION_ENTRIES}, or the folder name of another under functions/. */
 export type FunctionName = keyof typeof FUNCTION_ENTRIES | (string & {});

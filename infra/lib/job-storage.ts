@@ -3,7 +3,14 @@
  * docs/concepts/job-table.md) and the S3 report bucket, with a separate bucket for the report bucket's access logs.
  */
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
-import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import {
+  AttributeType,
+  BillingMode,
+  ProjectionType,
+  StreamViewType,
+  Table,
+  TableEncryption,
+} from 'aws-cdk-lib/aws-dynamodb';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import {
   BlockPublicAccess,
@@ -76,6 +83,8 @@ export class JobStorage extends Construct {
       sortKey: { name: JOB_TABLE.sortKey, type: AttributeType.STRING },
       billingMode: BillingMode.PAY_PER_REQUEST,
       timeToLiveAttribute: JOB_TABLE.ttlAttribute,
+      // Read by the events function: the change log of GET /events (live-events.ts).
+      stream: StreamViewType.NEW_AND_OLD_IMAGES,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       // Without a key of the stage's: the AWS-owned key, with no per-request KMS cost or KMS throttling.
       ...(props.encryptionKey

@@ -21,6 +21,7 @@ import { grantDataKeyToFunctions, stageDataKey } from './data-key';
 import { InboxIngestion } from './inbox-ingestion';
 import { JobApi } from './job-api';
 import { JOB_TABLE, JobStorage } from './job-storage';
+import { LiveEvents } from './live-events';
 import { PipelineFunction } from './pipeline-function';
 import { PIPELINE_METRICS, PipelineMonitoring } from './pipeline-monitoring';
 import { TenantSecrets } from './tenant-secrets';
@@ -65,6 +66,7 @@ export class OpflowStack extends Stack {
   readonly monitoring: PipelineMonitoring;
   readonly inbox: InboxIngestion;
   readonly automation: Automation;
+  readonly liveEvents: LiveEvents;
 
   constructor(scope: Construct, id: string, props: OpflowStackProps) {
     super(scope, id, props);
@@ -261,6 +263,15 @@ export class OpflowStack extends Stack {
       tracing: config.tracing,
     });
 
+    this.liveEvents = new LiveEvents(this, 'LiveEvents', {
+      resourcePrefix: prefix,
+      table: this.storage.table,
+      environment,
+      logRetention,
+      removalPolicy: config.removalPolicy,
+      tracing: config.tracing,
+    });
+
     this.jobApi = new JobApi(this, 'JobApi', {
       apiName: `${prefix}-jobs`,
       handler: this.api.function,
@@ -303,11 +314,13 @@ export class OpflowStack extends Stack {
         sweeper: this.sweeper.function,
         ingest: this.inbox.ingest.function,
         callbacks: this.automation.callbackSender.function,
+        events: this.liveEvents.events.function,
         ...(this.automation.scheduleTarget ? { schedules: this.automation.scheduleTarget.function } : {}),
       },
       // The callback dead-letter queue has its own alarm (Automation); the work queue's is above.
       otherDeadLetterQueues: {
         ingest: this.inbox.deadLetterQueue,
+        events: this.liveEvents.deadLetterQueue,
         ...(this.automation.scheduleDeadLetterQueue
           ? { schedules: this.automation.scheduleDeadLetterQueue }
           : {}),
@@ -468,6 +481,7 @@ export class OpflowStack extends Stack {
       ingest: this.inbox.ingest,
       callbacks: this.automation.callbackSender,
       schedules: this.automation.scheduleTarget,
+      events: this.liveEvents.events,
     };
     return Object.fromEntries(
       Object.entries(byRole).flatMap(([role, fn]) =>

@@ -136,6 +136,15 @@ export function parkedClassOf(
 /** The registry of keys that have parked jobs (`WAITKEYS`, one item per bucket): the sweeper reads it. */
 export const waitKeysPartition = 'WAITKEYS';
 
+/**
+ * The partition of the change log (dynamodb-change-log.ts) holding a tenant's changes (or
+ * everyone's: `*`) stamped within the hour of `ms`.
+ */
+export function changePartition(tenant: string, ms: number): string {
+  const hour = new Date(ms).toISOString().slice(0, 13);
+  return `EVT#${tenant === '*' ? '*' : keyPart(tenant)}#${hour}`;
+}
+
 export function batchPartition(batchId: string): string {
   return `BATCH#${batchId}`;
 }
@@ -165,6 +174,8 @@ export async function createJobTable(client: DynamoDBClient, tableName: string):
     new CreateTableCommand({
       TableName: tableName,
       BillingMode: 'PAY_PER_REQUEST',
+      // Read by the events function (the change log of GET /events).
+      StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' },
       AttributeDefinitions: [
         'PK',
         'SK',
