@@ -5,6 +5,7 @@
  * naming the file and the field, before anything is bundled.
  */
 import * as z from 'zod';
+import { parseShares, SharesSettingError } from '../shared/engine/admission/fair-share';
 import { finishedRetentionMs } from '../shared/engine/advance';
 import { operatorGrantSchema } from '../shared/runtime/lambda/api-auth';
 import { functionTracingSchema } from './lib/function-tracing';
@@ -181,6 +182,23 @@ export const stageConfigSchema = z
       baseUrl: z.url({ protocol: /^https?$/ }),
       /** Calls per second per API key (OPFLOW_QPS). */
       qps: z.number().positive().max(1000),
+      /**
+       * Fair shares of a key's calls among tenants, as `OPFLOW_SHARES` says them: `acme=3,beta=1`
+       * (a tenant not named weighs 1), or `off`. Default: every tenant weighs 1. Given to the step
+       * worker, the one function that admits calls.
+       */
+      shares: z
+        .string()
+        .max(1000)
+        .superRefine((text, ctx) => {
+          try {
+            parseShares(text);
+          } catch (error) {
+            if (!(error instanceof SharesSettingError)) throw error;
+            ctx.addIssue({ code: 'custom', message: error.message });
+          }
+        })
+        .optional(),
     }),
     retention: z.strictObject({
       /** Function and API access log retention. */
@@ -315,10 +333,27 @@ export const stageConfigSchema = z
         message: 'is used only with kms.enabled: true; set it, or leave keyArn out',
       });
     }
+    for (const tenant of weightedTenants(config.openPlatform.shares))
+      if (!config.tenants.includes(tenant))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['openPlatform', 'shares'],
+          message: `tenant "${tenant}" is not one of the stage's tenants (${config.tenants.join(', ')}): add it to tenants, or correct its name`,
+        });
     if (config.stage === 'prod' && config.removalPolicy !== 'retain') {
       ctx.addIssue({ code: 'custom', path: ['removalPolicy'], message: 'must be "retain" for prod' });
     }
   });
+
+/** The tenants a shares setting weighs (none when it is absent, `off` or does not parse: its own rule says so). */
+function weightedTenants(shares: string | undefined): string[] {
+  try {
+    const parsed = shares === undefined ? 'equal' : parseShares(shares);
+    return typeof parsed === 'string' ? [] : Object.keys(parsed.tenants);
+  } catch {
+    return [];
+  }
+}
 
 /** A validated stage configuration. */
 export type StageConfig = z.infer<typeof stageConfigSchema>;

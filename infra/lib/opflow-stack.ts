@@ -14,6 +14,7 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { type OpflowConfig, parseOpflowConfig } from '../../shared/config/opflow-config';
+import { sharesVariable } from '../../shared/engine/admission/fair-share';
 import { API_AUTH_VARIABLE, type ApiAuth } from '../../shared/runtime/lambda/api-auth';
 import { physicalPrefix, type StageConfig, visibilityTimeoutSeconds } from '../config';
 import { Automation } from './automation';
@@ -153,6 +154,10 @@ export class OpflowStack extends Stack {
         maxConcurrency: config.worker.maxConcurrency,
       }),
     );
+    // Fair shares of a key's calls: only the step worker admits calls (acquire-token.ts), so only it
+    // is told the weights. Absent, every tenant weighs 1, as OPFLOW_SHARES unset does locally.
+    if (config.openPlatform.shares !== undefined)
+      this.worker.function.addEnvironment(sharesVariable, config.openPlatform.shares);
     this.storage.table.grantReadWriteData(this.worker.role);
     // grantRead includes s3:ListBucket, which the worker needs: without it S3 answers a missing step
     // output with 403 instead of 404, and S3ReportStore.get would throw instead of returning nothing.

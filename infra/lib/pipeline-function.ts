@@ -34,6 +34,7 @@ const UNRESOLVED_VALUE_BYTES = 150;
 /** Where a variable's value comes from, for the message that refuses an environment too large. */
 const VARIABLE_SOURCES: Record<string, string> = {
   OPFLOW_API_AUTH: 'api.auth.operators of the stage config',
+  OPFLOW_SHARES: 'openPlatform.shares of the stage config',
 };
 
 /**

@@ -148,6 +148,31 @@ describe('stage config', () => {
     );
   });
 
+  it('takes fair shares as OPFLOW_SHARES says them, naming the field and the part that is wrong', () => {
+    const weighted = devWith((c) => {
+      c.tenants = ['default', 'acme'];
+      c.openPlatform.shares = 'acme=3, default=0.5';
+    });
+    expect(parseStageConfig(weighted).openPlatform.shares).toBe('acme=3, default=0.5');
+    expect(parseStageConfig(devWith((c) => (c.openPlatform.shares = 'off'))).openPlatform.shares).toBe('off');
+    expect(parseStageConfig(stageDefaults.dev).openPlatform.shares).toBeUndefined();
+    const refused = (shares: string) => errorFor(devWith((c) => (c.openPlatform.shares = shares))).issues;
+    expect(refused('acme')).toEqual([
+      { path: 'openPlatform.shares', message: '"acme" is not tenant=weight (e.g. acme=3,beta=1), or off' },
+    ]);
+    expect(refused('default=0')).toEqual([
+      { path: 'openPlatform.shares', message: 'default must be a number above 0' },
+    ]);
+    expect(refused('default=1,default=2')[0]?.message).toBe('tenant "default" is named twice');
+    expect(refused('acme=2')).toEqual([
+      {
+        path: 'openPlatform.shares',
+        message:
+          'tenant "acme" is not one of the stage\'s tenants (default): add it to tenants, or correct its name',
+      },
+    ]);
+  });
+
   it('refuses both an alarm email and an existing topic', () => {
     const error = errorFor(
       devWith((c) => {

@@ -168,27 +168,48 @@ const weightSchema = z.coerce
   .max(1_000, 'must be at most 1000');
 
 /**
+ * The weights a shares setting says (`acme=3,beta=1`; a tenant not named weighs 1), `equal` for an
+ * empty one, or `off`. The grammar of `OPFLOW_SHARES` and of the aws stack's `openPlatform.shares`.
+ * Throws a SharesSettingError saying which part is wrong (the caller names the setting).
+ */
+export function parseShares(text: string): ShareWeights | 'equal' | 'off' {
+  const raw = text.trim();
+  if (raw === '') return 'equal';
+  if (raw === 'off') return 'off';
+  const tenants: Record<string, number> = {};
+  for (const part of raw.split(',')) {
+    const [name, weight, extra] = part.split('=').map((piece) => piece.trim());
+    if (!name || weight === undefined || extra !== undefined || weight === '')
+      throw new SharesSettingError(`"${part}" is not tenant=weight (e.g. acme=3,beta=1), or off`);
+    if (!/^[\w.-]{1,64}$/.test(name))
+      throw new SharesSettingError(`"${name}" is not a tenant name (letters, digits, dot, dash, underscore)`);
+    if (name in tenants) throw new SharesSettingError(`tenant "${name}" is named twice`);
+    const parsed = weightSchema.safeParse(weight);
+    if (!parsed.success) throw new SharesSettingError(`${name} ${parsed.error.issues[0]?.message}`);
+    tenants[name] = parsed.data;
+  }
+  return { tenants };
+}
+
+/** A shares setting that does not parse; the message says the part, not the setting's name. */
+export class SharesSettingError extends Error {
+  override readonly name = 'SharesSettingError';
+}
+
+/**
  * Fair shares from the environment: `OPFLOW_SHARES` unset or empty is equal weights; `off` turns
  * them off (undefined); `acme=3,beta=1` weighs tenants (one not named weighs 1). Throws naming the
  * variable and the part that is wrong.
  */
 export function fairSharesFromEnv(env: Readonly<Record<string, string | undefined>>): FairShares | undefined {
-  const raw = env[sharesVariable]?.trim();
-  if (raw === undefined || raw === '') return new FairShares();
-  if (raw === 'off') return undefined;
-  const tenants: Record<string, number> = {};
-  for (const part of raw.split(',')) {
-    const [name, weight, extra] = part.split('=').map((text) => text.trim());
-    if (!name || weight === undefined || extra !== undefined || weight === '')
-      throw new Error(`${sharesVariable}: "${part}" is not tenant=weight (e.g. acme=3,beta=1), or off`);
-    if (!/^[\w.-]{1,64}$/.test(name))
-      throw new Error(
-        `${sharesVariable}: "${name}" is not a tenant name (letters, digits, dot, dash, underscore)`,
-      );
-    if (name in tenants) throw new Error(`${sharesVariable}: tenant "${name}" is named twice`);
-    const parsed = weightSchema.safeParse(weight);
-    if (!parsed.success) throw new Error(`${sharesVariable}: ${name} ${parsed.error.issues[0]?.message}`);
-    tenants[name] = parsed.data;
+  let shares: ReturnType<typeof parseShares>;
+  try {
+    shares = parseShares(env[sharesVariable] ?? '');
+  } catch (error) {
+    if (error instanceof SharesSettingError)
+      throw new SharesSettingError(`${sharesVariable}: ${error.message}`);
+    throw error;
   }
-  return new FairShares({ tenants });
+  if (shares === 'off') return undefined;
+  return new FairShares(shares === 'equal' ? undefined : shares);
 }

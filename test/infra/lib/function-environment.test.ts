@@ -67,6 +67,20 @@ describe('the functions environment', { timeout: 180_000 }, () => {
     }
   });
 
+  it("gives the stage's fair shares to the step worker only, the one function that admits calls", () => {
+    const settings = { stages: { qa: { tenants: ['default', 'acme'], openPlatform: { shares: 'acme=3' } } } };
+    const { stack, template } = synthStage(
+      { stage: 'qa', opflowStack: JSON.stringify(settings) },
+      { bundle: false },
+    );
+    const functions = template.findResources('AWS::Lambda::Function');
+    const worker = stack.getLogicalId(stack.worker.function.node.defaultChild as CfnElement);
+    for (const [id, fn] of Object.entries(functions)) {
+      const variables = (fn['Properties']['Environment']?.['Variables'] ?? {}) as Record<string, unknown>;
+      expect(variables['OPFLOW_SHARES'], id).toBe(id === worker ? 'acme=3' : undefined);
+    }
+  });
+
   it('counts names and values in UTF-8, and a CloudFormation value at its longest', () => {
     expect(environmentBytes({ A: 'bé' })).toEqual({ total: 4, variables: [{ name: 'A', bytes: 4 }] });
     expect(environmentBytes({ QUEUE: { Ref: 'WorkQueue' }, B: 'x' })).toEqual({
