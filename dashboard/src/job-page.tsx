@@ -169,6 +169,7 @@ function StepTimeline({ timeline }: { timeline: Timeline }) {
           <span class="step-name">{step.title ?? step.name}</span>
           <span class="muted small">{` ${step.operation ?? ''} · ${step.state}`}</span>
           {step.startedAt ? <div class="figures">{stepFigures(step)}</div> : null}
+          {step.skipped ? <div class="muted small">{`skipped: ${step.skipped}`}</div> : null}
           {step.errors?.length ? (
             <ul class="errors">
               {step.errors.map((error) => (

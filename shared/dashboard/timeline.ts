@@ -7,7 +7,7 @@
  */
 import type { JobEvent } from '../engine/history';
 import { isTerminal, type Job, type JobError } from '../engine/job-record';
-import type { Workflow } from '../engine/workflow';
+import { skippedByInput, skippedSteps, type Workflow } from '../engine/workflow';
 
 export type StepState = 'done' | 'current' | 'waiting' | 'failed' | 'cancelled' | 'pending' | 'skipped';
 
@@ -27,6 +27,8 @@ export interface TimelineStep {
   retries: number;
   polls: number;
   errors: JobError[];
+  /** Why the step was skipped: left out by the job's input ("legalData" is false), or optional and failed. */
+  skipped?: string | undefined;
 }
 
 export interface Timeline {
@@ -133,6 +135,11 @@ export function buildTimeline(
     } else {
       step.state = isTerminal(job.status) ? 'skipped' : 'pending';
     }
+  }
+  for (const [name, why] of Object.entries(skippedSteps(job.context))) {
+    const step = at(name);
+    step.skipped = why.message.trim() || why.kind;
+    if (why.kind === skippedByInput && name !== job.step) step.state = 'skipped';
   }
   return { jobId: job.id, recorded: sorted.length > 0, steps: order.map((name) => steps.get(name)!) };
 }

@@ -28,8 +28,10 @@ import {
 } from './policies';
 import {
   type SelectionOffer,
+  type SkippedStep,
   type Step,
   type StepDecision,
+  skippedByInput,
   skippedSteps,
   skippedStepsKey,
   stepEffect,
@@ -107,6 +109,12 @@ export type EngineEvent =
   | { type: 'unpark' }
   /** The record was written by a clock ahead of this one: its times are re-based on this clock. */
   | { type: 'clock-ahead' }
+  /**
+   * The job's step is left out by its `skipWhen` (no call): `reasons` are the steps the job's input
+   * and state leave out (`stepsLeftOut`), the current one among them. The job enters the first step
+   * after it that is not left out, each skipped one kept under `skippedSteps` with its reason.
+   */
+  | { type: 'skip'; reasons: Readonly<Record<string, string>> }
   /**
    * A paid (create) call for `output` is about to be sent: its intent is recorded (a repeat is
    * counted), and `nextRunAt` is pushed out by `allowanceMs`, so no process runs the job beside
@@ -327,6 +335,8 @@ export function advance(
       const stopped = { ...job, version: job.version + 1, updatedAt: now };
       return failed(stopped, now, errorAt(job, now, { kind: 'cost-cap', message, retryable: false }));
     }
+    case 'skip':
+      return skipLeftOut(workflow, job, event.reasons, now, timer);
     case 'clock-ahead': {
       const rebased = rebasedOnClock(job, now);
       return { job: rebased, delayMs: rebased.nextRunAt - now, completed: false };
@@ -772,6 +782,7 @@ function skipOptional(
     ...(error.httpStatus !== undefined ? { httpStatus: error.httpStatus } : {}),
     ...(error.operationId !== undefined ? { operationId: error.operationId } : {}),
     at: now,
+    version: job.version,
   };
   const context = {
     ...job.context,
@@ -780,6 +791,43 @@ function skipOptional(
   // defineWorkflow refuses an optional last step, so there is always a next one.
   if (!target) return failed({ ...job, context }, now, error);
   return enter(workflow, { ...job, context }, target, now, timer);
+}
+
+/**
+ * The job's step and those after it that its input and state leave out are skipped without a call:
+ * each is kept under `skippedSteps` (kind `skipped`, its reason), and the job enters the first step
+ * after them. One commit, however many are skipped.
+ */
+function skipLeftOut(
+  workflow: Workflow,
+  job: Job,
+  reasons: Readonly<Record<string, string>>,
+  now: number,
+  timer: PollTimer | undefined,
+): Advanced {
+  if (reasons[job.step] === undefined) {
+    return { job, unchanged: true, delayMs: Math.max(0, job.nextRunAt - now), completed: false };
+  }
+  const skipped: Record<string, SkippedStep> = { ...skippedSteps(job.context) };
+  let target: string | undefined = job.step;
+  let reason = reasons[target];
+  while (target !== undefined && reason !== undefined) {
+    skipped[target] = { kind: skippedByInput, message: reason, at: now, version: job.version + 1 };
+    target = stepAfter(workflow, target);
+    reason = target === undefined ? undefined : reasons[target];
+  }
+  const next: Job = {
+    ...job,
+    version: job.version + 1,
+    updatedAt: now,
+    context: { ...job.context, [skippedStepsKey]: skipped },
+  };
+  // defineWorkflow refuses a skippable last step, so there is always a next one.
+  if (target === undefined) {
+    const message = `step "${job.step}" is left out, but no step follows it`;
+    return failed(next, now, errorAt(job, now, { kind: 'definition', message, retryable: false }));
+  }
+  return enter(workflow, next, target, now, timer);
 }
 
 function complete(job: Job, now: number, reportOutputs: readonly string[] = []): Advanced {

@@ -7,6 +7,7 @@
  */
 import type { Job, JobError, JobStatus, JobUsage } from './job-record';
 import type { SelectionAnswer } from './review-record';
+import { skippedSteps } from './workflow';
 
 export interface JobEvent {
   jobId: string;
@@ -27,6 +28,8 @@ export interface JobEvent {
   noticeRound?: number | undefined;
   /** How many earlier runs the job had (a retry starts a new run). */
   run: number;
+  /** The steps this change skipped (left out by the input, or optional and failed), with why. */
+  skipped?: { step: string; reason: string }[] | undefined;
 }
 
 export interface JobHistory {
@@ -62,7 +65,16 @@ export function eventOf(job: Job): JobEvent {
     awaiting: job.status === 'AWAITING_INPUT' ? job.pending?.step : undefined,
     run: (job as Job & { runs?: unknown[] }).runs?.length ?? 0,
     ...reviewFacts(job),
+    ...skippedNow(job),
   };
+}
+
+/** The steps skipped by this very change: "skipped: <reason>" on the job's timeline. */
+function skippedNow(job: Job): Pick<JobEvent, 'skipped'> {
+  const skipped = Object.entries(skippedSteps(job.context))
+    .filter(([, why]) => (why.version ?? job.version) === job.version && why.at === job.updatedAt)
+    .map(([step, why]) => ({ step, reason: why.message.trim() || why.kind }));
+  return skipped.length > 0 ? { skipped } : {};
 }
 
 /** The answer given by this very change, and the notice round it sent, if it was such a change. */

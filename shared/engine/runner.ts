@@ -49,6 +49,7 @@ import {
   type StepDecision,
   stepContext as stepContextOf,
   stepEffect,
+  stepsLeftOut,
   type Workflow,
 } from './workflow';
 
@@ -203,6 +204,9 @@ async function readAndGuard(
   // The step's answer came back earlier but could not be stored: store it now, never call again.
   if (job.unsaved && job.unsaved.step === job.step)
     return { report: await storeKeptAnswer(deps, workflow, job, job.unsaved) };
+
+  const skipped = step.skipWhen ? await skipLeftOut(deps, workflow, job, now) : undefined;
+  if (skipped) return { report: skipped };
 
   if (costCapReached(job))
     return {
@@ -633,6 +637,23 @@ async function loadInput(deps: EngineDeps, job: Job): Promise<unknown> {
   const stored = await deps.reports.get(job.input.ref);
   if (!stored) throw new Error(`input of job ${job.id} is missing from the report store (${job.input.ref})`);
   return JSON.parse(Buffer.from(stored.body).toString('utf8'));
+}
+
+/**
+ * A step the job's input and state leave out (its `skipWhen`) is skipped before anything else: no
+ * key, no token, no call. Undefined when the job's step is to run.
+ */
+async function skipLeftOut(
+  deps: EngineDeps,
+  workflow: Workflow,
+  job: Job,
+  now: number,
+): Promise<StepReport | undefined> {
+  const input = await loadInput(deps, job);
+  const state = { job, input, context: job.context, selections: job.selections, now };
+  const reasons = stepsLeftOut(workflow, state);
+  if (reasons[job.step] === undefined) return undefined;
+  return commitAndSchedule(deps, job, advance(workflow, job, { type: 'skip', reasons }, now, deps.random));
 }
 
 async function stepContext(

@@ -200,6 +200,39 @@ interface StepBase<Input, W extends string> {
   optional?: boolean;
   /** What `opflow workflows <name>` says of the step's call besides its operation (cost, when it is left out). */
   note?: string;
+  /**
+   * Left out by the job's input or state: a reason (e.g. `"legalData" is false`) skips the step
+   * without a call, token or cost; undefined runs it. However the job reaches the step (in order,
+   * by a decision, after an optional step failed), the runner asks this first, and a skipped step
+   * is kept under `skippedSteps` (kind `skipped`) and shown on the job's timeline. Not the last step.
+   */
+  skipWhen?: (state: SkipContext<Input, W>) => string | undefined;
+}
+
+/** What a `skipWhen` predicate reads: the job's input and state, not the kept outputs of steps. */
+export type SkipContext<Input = unknown, W extends string = string> = Omit<
+  StepContext<Input, W>,
+  'output' | 'outputs'
+>;
+
+/** The kind a step left out by its `skipWhen` is kept under in `skippedSteps` (not a failure). */
+export const skippedByInput = 'skipped';
+
+/**
+ * The steps of `workflow` its `skipWhen` predicates leave out in the job's present input and state,
+ * with their reasons, by step name (empty when none).
+ */
+export function stepsLeftOut<Input>(
+  workflow: Workflow<Input>,
+  state: Omit<StepContextData<Input>, 'outputs'>,
+): Record<string, string> {
+  const view = stepContext({ ...state, outputs: {} });
+  const reasons: Record<string, string> = {};
+  for (const step of workflow.steps) {
+    const reason = step.skipWhen?.(view);
+    if (reason !== undefined) reasons[step.name] = reason;
+  }
+  return reasons;
 }
 
 /** Why an optional step was skipped, as kept in the job's context. */
@@ -209,6 +242,8 @@ export interface SkippedStep {
   httpStatus?: number | undefined;
   operationId?: string | undefined;
   at: number;
+  /** The version of the job's change that skipped it (its history event). */
+  version?: number | undefined;
 }
 
 /** The context key optional steps' failures are kept under (persisted: never renamed). */
@@ -222,6 +257,7 @@ const skippedStepSchema = z.lazy(() =>
     httpStatus: z.number().optional(),
     operationId: z.string().optional(),
     at: z.number(),
+    version: z.number().optional(),
   }),
 );
 
@@ -567,6 +603,9 @@ export function workflowProblems<Input>(workflow: Workflow<Input>): string[] {
     }
     if (step.optional && step === workflow.steps.at(-1)) {
       problems.push(`step "${step.name}" is optional, so it cannot be the last step`);
+    }
+    if (step.skipWhen && step === workflow.steps.at(-1)) {
+      problems.push(`step "${step.name}" may be skipped (skipWhen), so it cannot be the last step`);
     }
     if (step.kind === 'fetch' && step.refreshFrom !== undefined && !byName.has(step.refreshFrom)) {
       problems.push(

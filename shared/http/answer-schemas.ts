@@ -256,6 +256,10 @@ export const answerSchemas = {
         retries: z.number().int().describe('failed attempts at the step'),
         polls: z.number().int(),
         errors: z.array(jobErrorSchema),
+        skipped: z
+          .string()
+          .optional()
+          .describe('why the step was skipped: left out by the input (no call), or optional and failed'),
       }),
     ),
   }),

@@ -1780,6 +1780,8 @@ export interface operations {
                                  */
                                 at: string;
                             }[];
+                            /** @description why the step was skipped: left out by the input (no call), or optional and failed */
+                            skipped?: string;
                         }[];
                     };
                 };

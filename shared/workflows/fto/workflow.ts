@@ -211,7 +211,7 @@ const agentResult = step.call({
   operation: 'ai66-5AgentResult',
   poll: ftoPolls.agentResult,
   request: (ctx) => ({ task_id: ctx.get(taskId) }),
-  decide: (data, ctx): Decision<typeof name> => {
+  decide: (data): Decision<typeof name> => {
     const status = (data.task_status ?? '').trim().toLowerCase();
     if (FAILED_SEARCH.has(status))
       return { type: 'fail', message: `the FTO search failed upstream (task_status "${data.task_status}")` };
@@ -227,10 +227,13 @@ const agentResult = step.call({
         min: 1,
         max: reportPatentLimit,
       },
-      step: ctx.input.legalData ? legalStatus : createReport,
     };
   },
 });
+
+/** Why the legal-status and family calls are left out, when the input turns them off. */
+const legalDataOff = ({ input }: { input: FtoInput }) =>
+  input.legalData ? undefined : '"legalData" is false';
 
 const legalStatus = step.call({
   name: legalStatusStep,
@@ -239,6 +242,7 @@ const legalStatus = step.call({
   optional: true,
   note: 'one call for all patents found; left out with "legalData": false; its failure does not fail the job (the report says what is missing and why)',
   needs: [agentResult],
+  skipWhen: legalDataOff,
   request: (ctx) => patentQuery((ctx.output(agentResult).final_result ?? []).filter(Boolean)),
   decide: () => ({ type: 'next' }),
 });
@@ -250,6 +254,7 @@ const family = step.call({
   optional: true,
   note: 'one call for all patents found; left out with "legalData": false; its failure does not fail the job',
   needs: [agentResult],
+  skipWhen: legalDataOff,
   request: (ctx) => patentQuery((ctx.output(agentResult).final_result ?? []).filter(Boolean)),
   decide: () => ({ type: 'next' }),
 });

@@ -253,18 +253,12 @@ const agentResult = step.call({
   operation: 'ai35-8NoveltySearchAgentResult',
   poll: noveltyPolls.agentResult,
   request: (ctx) => ({ task_id: ctx.get(taskId) }),
-  decide: (data, ctx): Decision<'novelty-check'> => {
+  decide: (data): Decision<'novelty-check'> => {
     const status = (data.task_status ?? '').trim().toLowerCase();
     if (status === 'success' || status === 'succeed' || status === 'succeeded') {
+      // Without references there is nothing to look up; the optional steps leave themselves out by input.
       const found = (data.final_result ?? []).some((doc) => doc.patent_id);
-      const next = !found
-        ? exportReport
-        : ctx.input.bibliography
-          ? bibliography
-          : ctx.input.legalData
-            ? legalStatus
-            : exportReport;
-      return { type: 'next', step: next };
+      return found ? { type: 'next' } : { type: 'next', step: exportReport };
     }
     if (FAILED_SEARCH.has(status)) {
       return {
@@ -291,6 +285,10 @@ export function bibliographyQuery(
   return patentDataQuery(references.map((doc) => doc.patent_id));
 }
 
+/** Why the legal-status and family calls are left out, when the input turns them off. */
+const legalDataOff = ({ input }: { input: NoveltyCheckInput }) =>
+  input.legalData ? undefined : '"legalData" is false';
+
 const bibliography = step.call({
   name: 'bibliography',
   title: 'bibliographic data of the references',
@@ -298,8 +296,9 @@ const bibliography = step.call({
   optional: true,
   note: 'one call for all references; left out with "bibliography": false; its failure does not fail the job (the report says what is missing and why)',
   needs: [agentResult],
+  skipWhen: ({ input }) => (input.bibliography ? undefined : '"bibliography" is false'),
   request: (ctx) => bibliographyQuery(ctx.output(agentResult).final_result ?? []),
-  decide: (_, ctx) => ({ type: 'next', step: ctx.input.legalData ? legalStatus : exportReport }),
+  decide: () => ({ type: 'next' }),
 });
 
 const legalStatus = step.call({
@@ -309,6 +308,7 @@ const legalStatus = step.call({
   optional: true,
   note: 'one call for all references; left out with "legalData": false; its failure does not fail the job (the report says what is missing and why)',
   needs: [agentResult],
+  skipWhen: legalDataOff,
   request: (ctx) => bibliographyQuery(ctx.output(agentResult).final_result ?? []),
   decide: () => ({ type: 'next' }),
 });
@@ -320,6 +320,7 @@ const family = step.call({
   optional: true,
   note: 'one call for all references; left out with "legalData": false; its failure does not fail the job',
   needs: [agentResult],
+  skipWhen: legalDataOff,
   request: (ctx) => bibliographyQuery(ctx.output(agentResult).final_result ?? []),
   decide: () => ({ type: 'next' }),
 });

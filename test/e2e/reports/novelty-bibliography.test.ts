@@ -11,6 +11,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openLocalDatabase } from '../../../shared/backends/local/database';
+import { SqliteJobHistory } from '../../../shared/backends/local/sqlite-job-history';
 import { allOperations } from '../../../shared/openplatform';
 import { scaledTaskDurations } from '../../../shared/runtime/local/sandbox-launch';
 import { type Sandbox, startSandbox } from '../../../shared/sandbox';
@@ -199,6 +201,35 @@ describe('novelty-check: the references’ bibliographic data (p011)', () => {
       expect(markdown).toContain(`| D${index + 1} | [${doc.patent_id}](https://worldwide.espacenet.com/`);
     });
     expect(calls.map((call) => call.operationId)).toContain('ai35-11ReportGet');
+  }, 180_000);
+
+  it('makes no p041 or p014 call with "legalData": false when p011 fails, and the history says why', async () => {
+    const { job, markdown, calls } = await run('refused-no-legal', NO_BIBLIO_KEY, {
+      ...workflowExamples['novelty-check']!,
+      bibliography: true,
+      legalData: false,
+    });
+    expect(job.status).toBe('SUCCEEDED');
+    const operations = calls.map((call) => call.operationId);
+    expect(calls.filter((call) => call.operationId === 'p011BasicPatentDataSimpleBibliography')).toHaveLength(
+      1,
+    );
+    expect(operations).not.toContain('p041BasicPatentDataSimpleLegalStatus');
+    expect(operations).not.toContain('p014BasicPatentDataPatentFamily');
+    expect(operations).toContain('ai35-11ReportGet');
+    expect(markdown).toContain('Legal status was not asked for (`legalData: false`).');
+    const db = openLocalDatabase(join(dir, 'refused-no-legal.db'));
+    try {
+      const events = await new SqliteJobHistory(db).list(job.id);
+      const skipped = events.flatMap((event) => event.skipped ?? []);
+      expect(skipped).toEqual([
+        { step: 'bibliography', reason: expect.stringMatching(/HTTP 403/) },
+        { step: 'legal-status', reason: '"legalData" is false' },
+        { step: 'family', reason: '"legalData" is false' },
+      ]);
+    } finally {
+      db.close();
+    }
   }, 180_000);
 
   it('makes no p011 call with "bibliography": false, and says so', async () => {

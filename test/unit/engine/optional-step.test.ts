@@ -95,6 +95,7 @@ describe('an optional step', () => {
         httpStatus: 403,
         operationId: 'p011BasicPatentDataSimpleBibliography',
         at: now,
+        version: 3,
       },
     });
     // The failed call is still counted.

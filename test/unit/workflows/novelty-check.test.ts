@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pollDelay } from '../../../shared/engine';
+import { pollDelay, stepsLeftOut } from '../../../shared/engine';
 import { requestSchemas } from '../../../shared/openplatform/schemas/requests';
 import { noveltyCheck, noveltyPolls } from '../../../shared/workflows/novelty-check/workflow';
 import {
@@ -273,29 +273,17 @@ describe('novelty-check steps', () => {
     for (const status of ['running', 'searching', '', undefined]) {
       expect(decideOf(noveltyCheck, 'agent-result', { task_status: status }, ctx)).toEqual({ type: 'poll' });
     }
-    // Done: the references' bibliographic data next, unless not asked for or nothing was found.
-    expect(decideOf(noveltyCheck, 'agent-result', agentAnswer, ctx)).toEqual({
-      type: 'next',
-      step: 'bibliography',
+    // Done: the next step (the references' data; the steps the input turns off leave themselves out).
+    expect(decideOf(noveltyCheck, 'agent-result', agentAnswer, ctx)).toEqual({ type: 'next' });
+    const neither = { ...input, bibliography: false, legalData: false };
+    const state = contextFor(noveltyCheck, neither, { context: { taskId: 'a1b2' } });
+    expect(stepsLeftOut(noveltyCheck, state)).toEqual({
+      bibliography: '"bibliography" is false',
+      'legal-status': '"legalData" is false',
+      family: '"legalData" is false',
     });
-    const without = contextFor(
-      noveltyCheck,
-      { ...input, bibliography: false },
-      { context: { taskId: 'a1b2' } },
-    );
-    expect(decideOf(noveltyCheck, 'agent-result', agentAnswer, without)).toEqual({
-      type: 'next',
-      step: 'legal-status',
-    });
-    const neither = contextFor(
-      noveltyCheck,
-      { ...input, bibliography: false, legalData: false },
-      { context: { taskId: 'a1b2' } },
-    );
-    expect(decideOf(noveltyCheck, 'agent-result', agentAnswer, neither)).toEqual({
-      type: 'next',
-      step: 'export',
-    });
+    expect(stepsLeftOut(noveltyCheck, contextFor(noveltyCheck, input, { context: {} }))).toEqual({});
+    // Nothing found: nothing to look up.
     expect(decideOf(noveltyCheck, 'agent-result', { ...agentAnswer, final_result: [] }, ctx)).toEqual({
       type: 'next',
       step: 'export',
