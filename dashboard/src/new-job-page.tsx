@@ -1,6 +1,6 @@
 /**
  * Start a job from a form built from the workflow's input schema (fields, limits, defaults, its
- * example), or again like an earlier job (`#/new?from=<id>`: its workflow, input and label, editable
+ * example), or again like an earlier job (`#/new?from=<id>`: its workflow, input, label and priority, editable
  * before it starts). The values are checked against the schema's limits in the page, then sent to
  * `POST /jobs`; a refusal of the server shows beside the field it names.
  */
@@ -25,7 +25,21 @@ interface Earlier {
   input: Record<string, unknown>;
   label?: string | undefined;
   selection: { mode: 'auto' | 'manual' };
+  priority?: Priority | undefined;
+  maxUnits?: number | undefined;
 }
+
+type Priority = JobView['priority'];
+/** What each priority means for the job, as the form says it (docs/concepts/admission.md). */
+const priorities: { value: Priority; label: string; hint: string }[] = [
+  {
+    value: 'high',
+    label: 'High',
+    hint: 'its calls go ahead of batches and other work at the next free token',
+  },
+  { value: 'normal', label: 'Normal', hint: 'its calls take turns with other work' },
+  { value: 'low', label: 'Low', hint: 'its calls wait while other work is ready' },
+];
 
 function Field(props: {
   field: FormField;
@@ -119,6 +133,12 @@ function JobForm(props: { api: Api; doc: WorkflowDoc; earlier: Earlier | undefin
   );
   const [label, setLabel] = useState(earlier?.workflow === doc.name ? (earlier.label ?? '') : '');
   const [manual, setManual] = useState(earlier?.selection.mode === 'manual');
+  const [priority, setPriority] = useState<Priority>(
+    earlier?.workflow === doc.name ? (earlier.priority ?? 'normal') : 'normal',
+  );
+  const [maxUnits, setMaxUnits] = useState(
+    earlier?.workflow === doc.name && earlier.maxUnits !== undefined ? String(earlier.maxUnits) : '',
+  );
   const [problems, setProblems] = useState<Record<string, string>>({});
   const [error, setError] = useState<string | undefined>(undefined);
   const [busy, setBusy] = useState(false);
@@ -127,10 +147,13 @@ function JobForm(props: { api: Api; doc: WorkflowDoc; earlier: Earlier | undefin
   const focusFirstProblem = (found: Record<string, string>) => {
     const first = fields.find((field) => found[field.name]);
     if (first) form.current?.querySelector<HTMLElement>(`#field-${first.name}`)?.focus();
+    else if (found['most billed units']) form.current?.querySelector<HTMLElement>('#job-max-units')?.focus();
   };
   const submit = async (event: Event) => {
     event.preventDefault();
     const { input, problems: found } = inputOf(fields, values);
+    if (maxUnits.trim() && !/^[1-9]\d{0,8}$/.test(maxUnits.trim()))
+      found['most billed units'] = 'must be a whole number above 0';
     setProblems(found);
     if (Object.keys(found).length > 0) {
       setError(
@@ -149,6 +172,8 @@ function JobForm(props: { api: Api; doc: WorkflowDoc; earlier: Earlier | undefin
         input,
         ...(label.trim() ? { label: label.trim() } : {}),
         selection: { mode: manual ? 'manual' : 'auto' },
+        priority,
+        ...(maxUnits.trim() ? { maxUnits: Number(maxUnits.trim()) } : {}),
         source: 'api',
       });
       location.hash = jobHref(answer.job.id);
@@ -216,8 +241,47 @@ function JobForm(props: { api: Api; doc: WorkflowDoc; earlier: Earlier | undefin
             optional; shown in the list (at most 200 characters)
           </span>
         </div>
+        <div class="field">
+          <label for="job-priority">Priority</label>
+          <select
+            id="job-priority"
+            value={priority}
+            onChange={(event) => setPriority(event.currentTarget.value as Priority)}
+            aria-describedby="job-priority-hint"
+          >
+            {priorities.map((entry) => (
+              <option value={entry.value}>{entry.label}</option>
+            ))}
+          </select>
+          <span id="job-priority-hint" class="hint">
+            {priorities.find((entry) => entry.value === priority)?.hint}
+          </span>
+        </div>
+        <div class="field">
+          <label for="job-max-units">Most billed units</label>
+          <input
+            id="job-max-units"
+            inputMode="numeric"
+            value={maxUnits}
+            onInput={(event) => {
+              setMaxUnits(event.currentTarget.value);
+              const { 'most billed units': _fixed, ...rest } = problems;
+              setProblems(rest);
+            }}
+            aria-describedby={`job-max-units-hint${problems['most billed units'] ? ' job-max-units-problem' : ''}`}
+            aria-invalid={problems['most billed units'] ? 'true' : undefined}
+          />
+          <span id="job-max-units-hint" class="hint">
+            optional; the job stops (failed, cost cap) when it has billed this many
+          </span>
+          {problems['most billed units'] ? (
+            <span id="job-max-units-problem" class="problem">
+              most billed units {problems['most billed units']}
+            </span>
+          ) : null}
+        </div>
         {
-          <div class="field check">
+          <div class="field check wide">
             <input
               id="job-manual"
               type="checkbox"
@@ -269,7 +333,7 @@ export function NewJobPage({ api, config, route }: { api: Api; config: Settings;
         title={from ? 'Run again like this' : 'New job'}
         subtitle={
           from
-            ? 'The earlier job’s workflow, input and label, to change as you like before it starts.'
+            ? 'The earlier job’s workflow, input, label, priority and cost cap, to change as you like before it starts.'
             : 'Choose a workflow; its form lists every input field with its limits and default.'
         }
       />

@@ -2,7 +2,7 @@
  * Routes that start work from the dashboard, on the job API's terms (token, tenant, JSON-only
  * writes, refusals naming the field), beside `POST /jobs` itself:
  *
- *   GET  /jobs/{id}/input         the job's input, workflow, label and selection: "run again like this"
+ *   GET  /jobs/{id}/input         the job's input, workflow, label, selection, priority and cost cap: "run again like this"
  *   POST /batch-uploads/check     a manifest's text checked line by line as `opflow ingest --dry-run`
  *                                 does, with the cost estimate; nothing is stored or started
  *   POST /batch-uploads           the same manifest kept in the uploads folder and ingested as a batch
@@ -146,6 +146,8 @@ export function startRoutes(options: {
         input: await storedInput(deps, job.input),
         label: job.label,
         selection: job.selection,
+        priority: job.priority,
+        maxUnits: job.maxUnits,
         tenant: job.tenant,
       });
     }),

@@ -1,9 +1,9 @@
 // Starting work from the dashboard in a real browser against the real `opflow serve` on the built-in
 // sandbox, with a server token: a job from the form a workflow's input schema makes (its limits
-// checked in the page first), the same job again with its input edited before it starts, and a
-// manifest uploaded, checked line by line with its cost estimate (nothing stored), then started as a
-// batch that runs to its end without a reload. Each page is axe clean; screenshots go to
-// test-artifacts/dashboard/.
+// checked in the page first, its priority and cost cap set), the same job again with its input and
+// priority edited before it starts, and a manifest uploaded, checked line by line with its cost
+// estimate (nothing stored), then started as a batch that runs to its end without a reload. Each
+// page is axe clean; screenshots go to test-artifacts/dashboard/.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +20,8 @@ interface JobView {
   status: string;
   workflow: string;
   label?: string;
+  priority?: string;
+  maxUnits?: number;
 }
 
 describe('starting work from the dashboard', () => {
@@ -81,6 +83,17 @@ describe('starting work from the dashboard', () => {
     expect(await text.inputValue()).toContain('solid-state lithium battery');
     await page.getByLabel('Label').fill('separator from the form');
     await page.getByLabel('Let me choose at its selection points').check();
+    await page.getByLabel('Priority', { exact: true }).selectOption('high');
+    // A cost cap that is not a number is refused at its field, nothing sent.
+    await page.getByLabel('Most billed units').fill('lots');
+    await page.getByRole('button', { name: 'Start the job' }).click();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: /most billed units must be a whole number/ })
+      .waitFor();
+    await page.locator('#job-max-units:focus').waitFor();
+    expect((await api<{ jobs: JobView[] }>('GET', '/jobs')).jobs).toHaveLength(0);
+    await page.getByLabel('Most billed units').fill('500');
     await screenshot(page, '21-new-job-form');
     await page.getByRole('button', { name: 'Start the job' }).click();
     await page.getByRole('heading', { name: /Fibre-reinforced ceramic separator/ }).waitFor();
@@ -89,7 +102,13 @@ describe('starting work from the dashboard', () => {
       'GET',
       `/jobs/${id}`,
     );
-    expect(job).toMatchObject({ workflow: 'novelty-check', label: 'separator from the form', source: 'api' });
+    expect(job).toMatchObject({
+      workflow: 'novelty-check',
+      label: 'separator from the form',
+      source: 'api',
+      priority: 'high',
+      maxUnits: 500,
+    });
     expect(job.selection.mode).toBe('manual');
     const { input } = await api<{ input: Record<string, unknown> }>('GET', `/jobs/${id}/input`);
     expect(input).toMatchObject({
@@ -106,6 +125,7 @@ describe('starting work from the dashboard', () => {
       workflow: 'patent-count',
       input: { query: 'TTL:(folding helmet)' },
       label: 'helmets',
+      priority: 'low',
     });
     await page.goto(`${url}/#/jobs/${earlier.id}`);
     await page.getByRole('link', { name: 'Run again like this…' }).click();
@@ -115,6 +135,9 @@ describe('starting work from the dashboard', () => {
     expect(await query.inputValue()).toBe('TTL:(folding helmet)');
     expect(await page.getByLabel('Label').inputValue()).toBe('helmets');
     expect(await page.getByLabel('Workflow').inputValue()).toBe('patent-count');
+    // Its priority comes along, to change like the rest: this run goes ahead of other work.
+    expect(await page.getByLabel('Priority', { exact: true }).inputValue()).toBe('low');
+    await page.getByLabel('Priority', { exact: true }).selectOption('high');
     await query.fill('TTL:(folding helmet) AND TTL:(magnet)');
     expect(await accessibilityProblems(page)).toBe('');
     await screenshot(page, '22-run-again');
@@ -124,8 +147,13 @@ describe('starting work from the dashboard', () => {
     );
     const id = jobIdInAddress()!;
     expect(id).not.toBe(earlier.id);
-    const { input } = await api<{ input: Record<string, unknown> }>('GET', `/jobs/${id}/input`);
+    const { input, priority } = await api<{ input: Record<string, unknown>; priority: string }>(
+      'GET',
+      `/jobs/${id}/input`,
+    );
     expect(input).toMatchObject({ query: 'TTL:(folding helmet) AND TTL:(magnet)' });
+    expect(priority).toBe('high');
+    expect((await api<{ job: { priority: string } }>('GET', `/jobs/${earlier.id}`)).job.priority).toBe('low');
     // The earlier job is untouched.
     expect(
       (await api<{ input: Record<string, unknown> }>('GET', `/jobs/${earlier.id}/input`)).input,
