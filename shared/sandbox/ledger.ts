@@ -35,8 +35,16 @@ export interface LedgerEntry {
   correlationId: string;
   /** SHA-256 of the body with sorted keys (operations only). */
   bodyHash?: string;
+  /** The request body as parsed (operations only, with the sandbox's `ledgerBodies` option). */
+  body?: unknown;
   /** The call created something upstream (a create operation whose work was done, even if its answer was then lost). */
   created: boolean;
+  /**
+   * The operation's work was done (its handler ran and kept what it did), whatever then became of
+   * the answer; absent when it was not. For a create it is `created`; it also marks done updates
+   * (a confirmation, an agent search started), which a caller pays for again when it repeats them.
+   */
+  workDone?: true;
   /** What it created or touched, when known (task id, job id, ...). */
   resourceId?: string;
   /**

@@ -77,6 +77,11 @@ export interface SandboxOptions {
    * seeded, so the same seed and run number answer the same (see README, "Drift"). Off by default.
    */
   drift?: number;
+  /**
+   * Keep each operation call's request body (as parsed) in its ledger entry (`body`), so a test can
+   * tell which job made a call. Off by default: the ledger keeps only the body's hash.
+   */
+  ledgerBodies?: boolean;
 }
 
 const fn = <T>(what: string) => z.custom<T>((value) => typeof value === 'function', `must be ${what}`);
@@ -123,6 +128,7 @@ const optionsSchema = z.strictObject({
   logger: fn<(line: string) => void>('a function taking a line').optional(),
   stateFile: z.string().min(1).optional(),
   drift: z.number().int().optional(),
+  ledgerBodies: z.boolean().optional(),
 });
 
 export interface ResolvedOptions {
@@ -144,6 +150,7 @@ export interface ResolvedOptions {
   logger?: (line: string) => void;
   stateFile?: string;
   drift?: number;
+  ledgerBodies: boolean;
 }
 
 /** Validate the options and fill in the defaults. Throws a message naming every bad field. */
@@ -172,5 +179,6 @@ export function resolveOptions(options: SandboxOptions = {}): ResolvedOptions {
     ...(value.logger ? { logger: value.logger } : {}),
     ...(value.stateFile ? { stateFile: value.stateFile } : {}),
     ...(value.drift === undefined ? {} : { drift: value.drift }),
+    ledgerBodies: value.ledgerBodies ?? false,
   };
 }

@@ -292,11 +292,13 @@ export class SandboxServer {
       if (!operation.workflow) {
         const input = await this.parseGenericInput(operation, req, url, admitted.raw, routed.pathValues);
         draft.bodyHash = hashText(stableJson(input));
+        if (this.options.ledgerBodies) draft.body = input;
         return await this.runGeneric(operation, input);
       }
       const entry = catalogue[operation.operationId as OperationId];
       const input = this.parseInput(entry, url, admitted.raw);
       draft.bodyHash = hashText(stableJson(input));
+      if (this.options.ledgerBodies) draft.body = input;
       const variant = this.variantHeader(req);
       const started: StartedWork[] = [];
       const outcome = this.run(entry, input, admitted.key.fingerprint, now, started);
@@ -331,7 +333,10 @@ export class SandboxServer {
     // file) before any answer goes out.
     this.state.commit();
     const created = operation.effect === 'create';
-    const resource = outcome.resourceId ? { resourceId: outcome.resourceId } : {};
+    const resource = {
+      workDone: true as const,
+      ...(outcome.resourceId ? { resourceId: outcome.resourceId } : {}),
+    };
     const fault = afterWorkFault(decision, outcome.kind === 'stream' || outcome.kind === 'events');
     const faultPatch = fault ? { outcome: 'fault' as const, fault: fault.kind } : {};
     if (fault?.kind === 'reset') {
@@ -353,7 +358,7 @@ export class SandboxServer {
         'cache-control': 'no-cache',
         'x-openapi-amount': '1',
       });
-      done({ httpStatus: 200, billedUnits: 1, created, ...faultPatch });
+      done({ httpStatus: 200, billedUnits: 1, created, workDone: true, ...faultPatch });
       const frames = outcome.events.map((event) => `data: ${JSON.stringify(okEnvelope(event))}\n\n`);
       if (fault) {
         // A stream spoiled after its first frame: the reader must notice the missing end.

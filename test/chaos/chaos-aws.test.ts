@@ -4,12 +4,14 @@
 // call, after the report write, after the commit, after the enqueue, before the delete), each
 // fifth of the jobs under another of those crash points. Same assertions: every job terminal, every
 // failure one the engine chose rather than pay twice, upstream duplicates counted and bounded by
-// the crashes, one completion per job, no report lost.
+// the crashes and each put to its job and step (paid-calls.ts), one completion per job, no report lost.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Job } from '../../shared/engine/job-record';
+import { workflows } from '../../shared/workflows';
 import { AwsWorld } from '../e2e/aws/harness/aws-world';
 import { CrashPlan, crashPoints } from '../e2e/aws/harness/crash-plan';
 import { chaosFaultRules, chaosInputs, failedOnPurpose, failedTransiently } from './chaos-plan';
+import { auditPaidCalls, explainAudit } from './paid-calls';
 
 const jobCount = Number(process.env.OPFLOW_CHAOS_AWS_JOBS ?? process.env.OPFLOW_CHAOS_JOBS ?? 6);
 const seed = Number(process.env.OPFLOW_CHAOS_SEED ?? 8);
@@ -20,7 +22,7 @@ beforeAll(async () => {
   world = await AwsWorld.start({
     workers: 2,
     maxReceiveCount: 10,
-    sandbox: { seed, faults: chaosFaultRules(), streamChunkDelayMs: 0 },
+    sandbox: { seed, faults: chaosFaultRules(), streamChunkDelayMs: 0, ledgerBodies: true },
     workerFactory: async (w) => plan.worker(w.env),
     deleteAfter: plan.deleteAfter,
   });
@@ -37,6 +39,7 @@ describe('chaos on the aws backend (emulators)', () => {
     const inputs = chaosInputs(jobCount, 'aws');
     const jobs: Job[] = [];
     let crashes = 0;
+    const crashesByPoint: string[] = [];
     const perPoint = Math.ceil(inputs.length / crashPoints.length);
     for (const [index, point] of crashPoints.entries()) {
       const group = inputs.slice(index * perPoint, (index + 1) * perPoint);
@@ -46,6 +49,7 @@ describe('chaos on the aws backend (emulators)', () => {
       for (const { workflow, input } of group) ids.push(await world.submit({ workflow, input }));
       jobs.push(...(await world.settle(ids, { drain: true, maxRounds: 20_000 })));
       crashes += plan.crashes;
+      crashesByPoint.push(`${plan.crashes} ${point}`);
     }
 
     // Jobs whose transient faults outlasted their attempts lose nothing: one retry each (the job API's).
@@ -71,13 +75,20 @@ describe('chaos on the aws backend (emulators)', () => {
         .map((job) => `${job.id} ${job.workflow}: ${job.lastError?.message}`),
     ).toEqual([]);
 
-    const ledgerDuplicates = world.sandbox.ledger.duplicateCreates();
-    const counted = jobs.reduce((sum, job) => sum + job.usage.duplicateCreates, 0);
-    expect(ledgerDuplicates).toBeLessThanOrEqual(counted);
-    expect(ledgerDuplicates).toBeLessThanOrEqual(crashes);
-    // Only repeats a crash may have caused are counted: a create the upstream answered it did not do
+    // Every paid call the sandbox did is its step's first, or a repeat its job counted.
+    const audit = auditPaidCalls(world.sandbox.ledger.entries(), jobs, workflows, 'aws');
+    const jobLines = (jobId: string) =>
+      world
+        .logLines()
+        .filter((line) => line.jobId === jobId)
+        .map((line) =>
+          `${line.message} ${line.step ?? ''} ${JSON.stringify(line.error ?? '')}`.slice(0, 200),
+        );
+    expect(explainAudit(audit, `${crashesByPoint.join(', ')} (untimed)`, jobLines)).toBe('');
+    expect(audit.repeatsSeenUpstream).toBeLessThanOrEqual(crashes);
+    // Only repeats a crash may have caused are counted: a call the upstream answered it did not do
     // is sent again uncounted.
-    expect(counted - ledgerDuplicates).toBeLessThanOrEqual(crashes);
+    expect(audit.repeatsCounted - audit.repeatsSeenUpstream).toBeLessThanOrEqual(crashes);
 
     const succeeded = jobs.filter((job) => job.status === 'SUCCEEDED');
     const missing: string[] = [];
@@ -106,8 +117,10 @@ describe('chaos on the aws backend (emulators)', () => {
         workerCrashes: crashes,
         upstreamCalls: world.sandbox.ledger.count(),
         faults,
-        duplicateCreatesSeenUpstream: ledgerDuplicates,
-        duplicateCreatesCounted: counted,
+        paidCalls: audit.paidCalls,
+        paidRepeatsSeenUpstream: audit.repeatsSeenUpstream,
+        paidRepeatsCounted: audit.repeatsCounted,
+        duplicateCreatesSeenUpstream: world.sandbox.ledger.duplicateCreates(),
         wallSeconds: Math.round((performance.now() - startedAt) / 1000),
       })}`,
     );

@@ -6,8 +6,10 @@
 // `npm test` runs it bounded (OPFLOW_CHAOS_JOBS, default 24 jobs, 3 kills); `npm run test:chaos` runs
 // 1,000 jobs. It asserts: every job terminal; every job that could succeed succeeded (a job may fail
 // only where the engine refused to risk paying twice: an answer to a create that was lost or
-// unreadable); no create repeated except by a crash between call and commit, each counted; no job
+// unreadable); every paid call the sandbox did is its step's first or a repeat its job counted (one
+// repeated by a crash between call and commit), each put to its job and step (paid-calls.ts); no job
 // completed twice; no report lost. It prints the figures of the run (see docs/concepts/reliability.md).
+// OPFLOW_CHAOS_SEED picks the sandbox's fault draws and the kill times.
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,8 +19,10 @@ import type { Job } from '../../shared/engine/job-record';
 import { listAll } from '../../shared/runtime/job-queries';
 import { scaledTaskDurations } from '../../shared/runtime/local/sandbox-launch';
 import { startSandbox } from '../../shared/sandbox';
+import { workflows } from '../../shared/workflows';
 import { childEnv, killRunningOpflows, type OpflowProcess, startOpflow } from '../e2e/local/opflow-process';
 import { chaosFaultRules, chaosInputs, failedOnPurpose, failedTransiently } from './chaos-plan';
+import { auditPaidCalls, type Crash, explainAudit } from './paid-calls';
 
 const jobCount = Number(process.env.OPFLOW_CHAOS_JOBS ?? 24);
 const kills = Number(process.env.OPFLOW_CHAOS_KILLS ?? Math.max(3, Math.round(jobCount / 40)));
@@ -54,7 +58,9 @@ describe('chaos on the local backend', () => {
       taskDurations: scaledTaskDurations(speed),
       defaultTaskDuration: { meanMs: 100, spreadMs: 50 },
       streamChunkDelayMs: 0,
+      ledgerBodies: true,
     });
+    const crashes: Crash[] = [];
     try {
       const env = childEnv({
         OPFLOW_BASE_URL: sandbox.url,
@@ -96,6 +102,7 @@ describe('chaos on the local backend', () => {
         const slot = next() < 0.5 ? 0 : 1;
         const worker = workers[slot]!;
         if (worker.child.exitCode === null && worker.child.signalCode === null) {
+          crashes.push({ at: Date.now(), what: `kill -9 of worker ${slot} (pid ${worker.child.pid})` });
           worker.child.kill('SIGKILL');
           await worker.done;
           killed += 1;
@@ -130,19 +137,18 @@ describe('chaos on the local backend', () => {
           .map((job) => `${job.id} ${job.workflow}: ${job.lastError?.message}`),
       ).toEqual([]);
 
-      // No create repeated except by a crash between call and commit, and each such repeat counted.
-      const ledgerDuplicates = sandbox.ledger.duplicateCreates();
-      const counted = jobs.reduce((sum, job) => sum + job.usage.duplicateCreates, 0);
-      expect(ledgerDuplicates).toBeLessThanOrEqual(counted);
+      // Every paid call the sandbox did is its step's first, or a repeat its job counted.
+      const log = readFileSync(join(dir, 'state', 'opflow.log'), 'utf8');
+      const audit = auditPaidCalls(sandbox.ledger.entries(), jobs, workflows, 'local');
+      expect(explainAudit(audit, crashes, (jobId) => logLinesOf(log, jobId))).toBe('');
       // A kill -9 interrupts at most the calls in flight at that moment (one per worker slot).
-      expect(ledgerDuplicates).toBeLessThanOrEqual(killed * concurrency);
-      // And only those are counted: a create the upstream answered it did not do (a 503, a refusal,
+      expect(audit.repeatsSeenUpstream).toBeLessThanOrEqual(killed * concurrency);
+      // And only those are counted: a call the upstream answered it did not do (a 503, a refusal,
       // a connection never made) is sent again without being counted. What is counted but was not
       // repeated upstream is a call a kill cut before the sandbox did its work.
-      expect(counted - ledgerDuplicates).toBeLessThanOrEqual(killed * concurrency);
+      expect(audit.repeatsCounted - audit.repeatsSeenUpstream).toBeLessThanOrEqual(killed * concurrency);
 
       // No double completion: one "job succeeded" line per job in the shared log.
-      const log = readFileSync(join(dir, 'state', 'opflow.log'), 'utf8');
       const completions = new Map<string, number>();
       for (const line of log.split('\n')) {
         if (!line.includes('"job succeeded"')) continue;
@@ -176,8 +182,10 @@ describe('chaos on the local backend', () => {
         kills: killed,
         upstreamCalls: sandbox.ledger.count(),
         faults,
-        duplicateCreatesSeenUpstream: ledgerDuplicates,
-        duplicateCreatesCounted: counted,
+        paidCalls: audit.paidCalls,
+        paidRepeatsSeenUpstream: audit.repeatsSeenUpstream,
+        paidRepeatsCounted: audit.repeatsCounted,
+        duplicateCreatesSeenUpstream: sandbox.ledger.duplicateCreates(),
         wallSeconds: Math.round((Date.now() - startedAt) / 1000),
       };
       console.log(`chaos figures: ${JSON.stringify(figures)}`);
@@ -189,3 +197,30 @@ describe('chaos on the local backend', () => {
     }
   });
 });
+
+/** A job's lines of the workers' shared log, short: time, message, step, status, error. */
+function logLinesOf(log: string, jobId: string): string[] {
+  const lines: string[] = [];
+  for (const line of log.split('\n')) {
+    if (!line.includes(jobId)) continue;
+    try {
+      const entry = JSON.parse(line) as Record<string, unknown>;
+      const error = entry['error'] as { kind?: string; message?: string } | undefined;
+      lines.push(
+        [
+          entry['time'],
+          entry['msg'] ?? entry['message'],
+          entry['step'],
+          entry['status'],
+          error?.kind,
+          error?.message?.slice(0, 100),
+        ]
+          .filter((part) => part !== undefined)
+          .join(' '),
+      );
+    } catch {
+      lines.push(line.slice(0, 200));
+    }
+  }
+  return lines;
+}

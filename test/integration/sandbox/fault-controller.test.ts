@@ -78,6 +78,24 @@ describe('broken connections and bodies', () => {
     expect(h.sandbox.ledger.duplicateCreates()).toBe(0);
   });
 
+  it('marks the work done or not in the ledger, and keeps the bodies when asked', async () => {
+    harness = await startTestSandbox({
+      ledgerBodies: true,
+      faults: [
+        { kind: 'reset', operation: 'ai35-1', times: 1 },
+        { kind: 'reset', when: 'after', operation: 'ai35-1', times: 1 },
+      ],
+    });
+    await expect(harness.call('ai35-1', submit)).rejects.toThrow();
+    await expect(harness.call('ai35-1', submit)).rejects.toThrow();
+    await harness.ok('p001', count);
+    expect(harness.sandbox.ledger.entries().map(({ workDone, body }) => ({ workDone, body }))).toEqual([
+      { workDone: undefined, body: undefined },
+      { workDone: true, body: submit },
+      { workDone: true, body: count },
+    ]);
+  });
+
   it('resets after the work: the task exists, so a blind retry is a duplicate create', async () => {
     const h = await withFaults([{ kind: 'reset', when: 'after', operation: 'ai35-1', times: 1 }]);
     await expect(h.call('ai35-1', submit)).rejects.toThrow();
