@@ -2,7 +2,8 @@
  * What a novelty check found, worked out from the platform's answers for the report: each compared
  * feature under one id, a features × references matrix (a mark and the platform's score per cell),
  * each reference's citation category (X, Y, A) and the claims it bears on, and the conclusion
- * (features anticipated by a single document, covered only in combination, not found).
+ * (features anticipated by a single document, found only elsewhere or as close variants, not found;
+ * "in combination" only of two documents or more, one of them rated Y).
  *
  * Pure functions of the kept step outputs; the report (novelty-report.ts) only renders them.
  */
@@ -263,18 +264,55 @@ function concludeNovelty(compared: FeatureRow[], references: CitedReference[]): 
   if (references.length === 0) verdict = 'No reference was found: nothing anticipates the features searched.';
   else if (closest && single.length === ids.length && ids.length > 0)
     verdict = `Anticipated: ${closest.label} (${closest.id}) alone discloses every compared feature.`;
-  else if (notFound.length === 0 && ids.length > 0) {
-    verdict = `Not anticipated by a single document, but every compared feature is found in combination (${fewestCovering(
-      ids,
-      references,
-      closest,
-    )
-      .map((reference) => reference.label)
-      .join(' + ')}): inventive step is in question.`;
-  } else
+  else if (notFound.length === 0 && ids.length > 0)
+    verdict = combinationVerdict(ids, references, closest, single, combination);
+  else
     verdict = `Novel over the references found: ${list(notFound)} ${notFound.length === 1 ? 'is' : 'are'} in none of them.`;
   return { closest, single, combination, notFound, verdict };
 }
+
+/**
+ * Every compared feature is found, but in no one document. "In combination" is said only of at
+ * least two documents that together cover every feature, none of them background (A) and one at
+ * least rated Y (relevant in combination with another document). Otherwise the verdict says what
+ * is true: where each feature is, and why no combination is established.
+ */
+function combinationVerdict(
+  ids: string[],
+  references: CitedReference[],
+  closest: CitedReference | undefined,
+  single: string[],
+  combination: NoveltyConclusion['combination'],
+): string {
+  const relevant = references.filter((reference) => reference.category !== 'A');
+  const covering = fewestCovering(ids, relevant, closest && relevant.includes(closest) ? closest : undefined);
+  const uncovered = ids.filter((id) => !covering.some((reference) => coverage(reference, closest).has(id)));
+  if (
+    covering.length >= 2 &&
+    uncovered.length === 0 &&
+    covering.some((reference) => reference.category === 'Y')
+  )
+    return `Not anticipated by a single document, but every compared feature is found in combination (${covering
+      .map((reference) => reference.label)
+      .join(' + ')}): inventive step is in question.`;
+  const byLabel = new Map(references.map((reference) => [reference.label, reference]));
+  const where = combination.map(({ feature, references: labels }) => {
+    const near = labels.every((label) => !byLabel.get(label)?.disclosed.includes(feature));
+    const cited = labels.map((label) => `${label} (${byLabel.get(label)?.category ?? '?'})`).join(', ');
+    return `${feature} ${near ? 'only as a close variant in' : 'only in'} ${cited}`;
+  });
+  const found = closest
+    ? `${closest.label} discloses ${single.length > 0 ? list(single) : 'none of them'}; ${where.join('; ')}`
+    : where.join('; ');
+  const why = !references.some((reference) => reference.category === 'Y')
+    ? 'no reference is rated Y (relevant in combination with another document)'
+    : `the documents rated X or Y do not together disclose ${list(uncovered)}`;
+  return `Not anticipated by a single document: ${found}. No combination of documents is established: ${why}.`;
+}
+
+/** The features a document covers in a combination: the closest one's disclosed, another's close ones too. */
+const coverage = (reference: CitedReference, closest: CitedReference | undefined) =>
+  new Set(closest === reference ? reference.disclosed : [...reference.disclosed, ...reference.similar]);
 
 /**
  * Few documents that together disclose (or come close to) every feature: the closest one, then
@@ -285,12 +323,12 @@ function fewestCovering(
   references: CitedReference[],
   closest: CitedReference | undefined,
 ): CitedReference[] {
-  const covers = (reference: CitedReference) => new Set([...reference.disclosed, ...reference.similar]);
+  const covers = (reference: CitedReference) => coverage(reference, undefined);
   const left = new Set(ids);
   const chosen: CitedReference[] = [];
   const take = (reference: CitedReference) => {
     chosen.push(reference);
-    for (const id of closest === reference ? reference.disclosed : covers(reference)) left.delete(id);
+    for (const id of coverage(reference, closest)) left.delete(id);
   };
   if (closest) take(closest);
   while (left.size > 0) {

@@ -203,7 +203,7 @@ function conclusionLines(analysis: NoveltyAnalysis, input: NoveltyReportInput, s
     `- Anticipated by a single document${closest ? ` (${closest.label}, ${inline(closest.id)})` : ''}: ${
       conclusion.single.length > 0 ? conclusion.single.join(', ') : 'none'
     }`,
-    `- Covered only in combination: ${
+    `- Found only in other documents or as close variants: ${
       conclusion.combination.length > 0
         ? conclusion.combination
             .map((entry) => `${entry.feature} (${entry.references.join(', ')})`)

@@ -401,7 +401,7 @@ describe('novelty-check report', () => {
     expect([...positions].sort((a, b) => a - b)).toEqual(positions);
     // f1 disclosed by D1 alone, f2 (selected) compared by no reference, f3 compared though not selected
     expect(markdown).toContain('- Anticipated by a single document (D1, CN112345678A): f1');
-    expect(markdown).toContain('- Covered only in combination: none');
+    expect(markdown).toContain('- Found only in other documents or as close variants: none');
     expect(markdown).toContain('- Not found: f3');
     expect(markdown).toContain(
       '- Searched: publications from 2015-01-01 on; language English (en); 6 potentially similar patents found, 2 compared',
