@@ -328,7 +328,8 @@ export function sketchPlan(
 /**
  * When to poll next, in milliseconds from now. `elapsedMs` is the time since the task started,
  * `lastPollAtMs` when (from its start) a poll last found it running (0 for none). With no sketch the
- * declared schedule (`declaredDelayMs`) is used: it is only the prior. Otherwise the plan of the
+ * declared schedule (`declaredDelayMs`) is used: it is only the prior (a step later with
+ * `awaitSample`). Otherwise the plan of the
  * sketch at the price where a task meets `target` (polls or delay on average), plus `extraPriceMs`
  * (see `sketchPlan`). The declared `maxDelayMs` does not cap a learned delay (it is part of the same
  * prior: a schedule 10 times too fast also caps its delays 10 times too low); the give-up time does.
@@ -341,9 +342,17 @@ export function learnedPollDelay(options: {
   lastPollAtMs: number;
   target: PlanTarget;
   extraPriceMs?: number | undefined;
+  /**
+   * With no sketch: leave this look to the probes of a batch and poll a step later on the declared
+   * schedule (the delay after `declaredDelayMs` added; admission/poll-price.ts, `sharesProbes`).
+   */
+  awaitSample?: boolean | undefined;
 }): number {
   const { sketch, policy, declaredDelayMs, elapsedMs, lastPollAtMs } = options;
-  if (!sketch || sketch.count === 0) return declaredDelayMs;
+  if (!sketch || sketch.count === 0) {
+    if (!options.awaitSample) return declaredDelayMs;
+    return Math.round(declaredDelayMs + Math.min(policy.maxDelayMs, declaredDelayMs * policy.factor));
+  }
   const plan = sketchPlan(sketch, options.target, options.extraPriceMs ?? 0);
   const at = plan && plannedPollAt(plan, lastPollAtMs, elapsedMs);
   // Past the lattice's reach (a thousand times the longest task seen): the tail's own step.

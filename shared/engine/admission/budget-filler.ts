@@ -59,9 +59,9 @@ export interface FillOptions {
   /** A scheduled poll is re-aimed only when the estimate puts it this much earlier (and a quarter of its wait). Default: 1 s. */
   reaimMarginMs?: number | undefined;
   /**
-   * The order turns to longest remaining work first once the calls left take at most this many
-   * times the longest chain left (see `planOrder`). Default: 2.5 (1.5 left 1.07 to 1.11 of the
-   * bound in the 30-job batch of bench/throughput.ts, 2.5 1.03 to 1.07). 0: never.
+   * A fixed turn instead of the learned one: the order turns to longest remaining work first once
+   * the calls left take at most this many times the longest chain left. Default: none (the turn
+   * is derived from the learned task times, see `planOrder`). 0: never.
    */
   endgameSlack?: number | undefined;
   /** How often the unfinished work is counted (clock time). Default: 2 s. */
@@ -74,7 +74,7 @@ const defaults = {
   limit: 1_000,
   probeEveryMs: 1_000,
   reaimMarginMs: 1_000,
-  endgameSlack: 2.5,
+  endgameSlack: undefined as number | undefined,
   workEveryMs: 2_000,
 };
 
@@ -112,9 +112,18 @@ export interface OrderPlan {
  * status). Each job still makes at least one call per step from its current one (a job not started
  * from its first), and walks a chain: each of those calls at the key's rate, and each polled step's
  * task for its usual time (`taskMs`: the learned mean of the operation, else the declared first
- * poll delay). While the calls left to make (`drainMs`) take longer than `slack` times the longest
- * chain, jobs can finish in any order without delaying the last call: finish them first. Once they
- * do not, the longest chains decide when the last job ends: longest remaining work first.
+ * poll delay). While the calls left to make (`drainMs`) outlast the chains, jobs can finish in any
+ * order without delaying the last call: finish them first. Once they do not, the longest chains
+ * decide when the last job ends: longest remaining work first.
+ *
+ * When the drain stops outlasting the chains is derived from the learned times: in finish-first
+ * order the jobs admitted last start behind the others and end a chain after them, so the turn
+ * must come while the drain left still holds the longest chain (`longestChainMs`) and, after it,
+ * the expected longest of the n chains left (`expectedLongestMs`: a chain's mean plus its spread
+ * times sqrt(2 ln n)). On tasks of 1 to 3 s that is 2.2 to 2.3 chains (the constant fitted there
+ * was 2.5); on wide or heavy-tailed task times, whose longest chain of n lies far above the mean
+ * one, the turn comes earlier. `slack` fixes the turn instead at that many times the longest
+ * chain (0: never).
  */
 export function planOrder(input: {
   work: readonly Pick<WorkGroup, 'workflow' | 'step' | 'status' | 'count'>[];
@@ -125,7 +134,7 @@ export function planOrder(input: {
   taskSd?: ((operation: string) => number | undefined) | undefined;
   slack?: number | undefined;
 }): OrderPlan {
-  const slack = input.slack ?? defaults.endgameSlack;
+  const slack = input.slack;
   const callMs = input.ratePerSecond > 0 ? 1000 / input.ratePerSecond : 0;
   let callsLeft = 0;
   let longestChainMs = 0;
@@ -150,13 +159,14 @@ export function planOrder(input: {
     chains.push({ meanMs: chainMs, variance });
   }
   const drainMs = callsLeft * callMs;
-  const endgame = slack > 0 && callsLeft > 0 && drainMs <= slack * longestChainMs;
   // The expected longest of `jobs` chains: each group's spread counted with the key's whole count.
   const spread = Math.sqrt(2 * Math.log(Math.max(1, jobs)));
   const expectedLongestMs = Math.max(
     0,
     ...chains.map((chain) => chain.meanMs + Math.sqrt(chain.variance) * spread),
   );
+  const turnAtMs = slack === undefined ? longestChainMs + expectedLongestMs : slack * longestChainMs;
+  const endgame = (slack ?? 1) > 0 && callsLeft > 0 && drainMs <= turnAtMs;
   return {
     order: endgame ? 'longest-first' : 'finish-first',
     callsLeft,
@@ -529,6 +539,9 @@ export class BudgetFiller {
         if (entry) entry.dueSoon = (entry.dueSoon ?? 0) + count;
       }
     }
+    // A key with waiting jobs and no count yet (its first jobs came after the last count) is counted
+    // in the next round: its jobs' polls wait for what the probes learn only once it is.
+    for (const bucket of byBucket.keys()) if (!this.#orders.has(bucket)) this.#workCountedAt = -Infinity;
     for (const [bucket, { jobs: keyJobs, dueSoon }] of byBucket) {
       const budget = budgets?.get(bucket) ??
         (await deps.rateLimiter.budget?.(bucket, now)) ?? { tokens: 0, ratePerSecond: 0 };
@@ -580,7 +593,8 @@ export class BudgetFiller {
   async #order(now: number, keyOf: (tenant: string) => Promise<string | undefined>): Promise<number> {
     const deps = this.#deps;
     const o = { ...defaults, ...definedOnly(this.#options) };
-    if (!deps.store.scanWork || o.endgameSlack <= 0 || now < this.#workCountedAt + o.workEveryMs) return 0;
+    if (!deps.store.scanWork || (o.endgameSlack ?? 1) <= 0 || now < this.#workCountedAt + o.workEveryMs)
+      return 0;
     this.#workCountedAt = now;
     // New jobs are sent for only by a key whose order is (or turns, two counts agreeing) longest
     // remaining work first: read them only then, not the oldest `limit` of a large backlog each count.

@@ -86,13 +86,39 @@ export interface PriceInput {
  * slack in delay, and the plan polls as little as that allows. A
  * saturated budget adds a token interval per call waiting in line to a call's price.
  */
-export function pollPrice(input: PriceInput): { target: PlanTarget; extraPriceMs: number } {
+export function pollPrice(input: PriceInput): {
+  target: PlanTarget;
+  extraPriceMs: number;
+  awaitSample: boolean;
+} {
   const intervalMs = input.ratePerSecond > 0 ? 1000 / input.ratePerSecond : 0;
   const extraPriceMs = input.saturated ? intervalMs * Math.max(1, Math.round(input.waiting ?? 1)) : 0;
+  const awaitSample = sharesProbes(input);
   const { slackMs, tasksLeft } = slackOf(input, intervalMs);
   if (slackMs <= 0)
-    return { target: { pollsPerTask: pollsPerTask(input.workflow, input.allowance.critical) }, extraPriceMs };
-  return { target: { delayMs: slackMs / Math.max(1, tasksLeft) }, extraPriceMs };
+    return {
+      target: { pollsPerTask: pollsPerTask(input.workflow, input.allowance.critical) },
+      extraPriceMs,
+      awaitSample,
+    };
+  return { target: { delayMs: slackMs / Math.max(1, tasksLeft) }, extraPriceMs, awaitSample };
+}
+
+/**
+ * Whether a job polling an operation nothing is known of yet may leave the first look to the
+ * filler's probes and wait for what they learn. Before the first task of an operation has ended,
+ * a poll's chance to find its task done is unknown, and in a batch every job started about then
+ * would learn the same from it: one poll of the job started first (the filler's probe, once a
+ * second, `probeUnknown` in budget-filler.ts) tells what the others' polls would, and each of
+ * theirs costs a token the batch needs. So on a key whose work is counted (the filler runs and
+ * probes), a job without a sample polls a step later on the declared schedule, and the filler
+ * re-aims it by the plan as soon as a task has ended (a job alone on the key is probed the same
+ * way: the probes come sooner than the declared first poll). Where nothing counts the key's work
+ * (aws), it polls on the declared schedule.
+ */
+export function sharesProbes(input: Pick<PriceInput, 'sketch' | 'work'>): boolean {
+  if (input.sketch && input.sketch.count > 0) return false;
+  return input.work !== undefined;
 }
 
 /**

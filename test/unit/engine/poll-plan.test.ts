@@ -116,6 +116,15 @@ describe('poll prices', () => {
     expect(slackOf({ ...base, now: 15_000, work: batch }, 200).slackMs).toBeCloseTo(slackMs - 5_000, 0);
   });
 
+  it('leaves the first look at an operation nothing is known of to the probes, where the filler counts the key', () => {
+    const counted = { callsLeft: 300, drainMs: 60_000, longestChainMs: 4_000, jobs: 100, countedAt: 10_000 };
+    expect(pollPrice({ ...base, sketch: undefined, work: counted }).awaitSample).toBe(true);
+    expect(pollPrice({ ...base, sketch: emptySketch(0), work: counted }).awaitSample).toBe(true);
+    // Once a task has ended, the plan aims; where nothing counts the key (aws), the declared schedule.
+    expect(pollPrice({ ...base, work: counted }).awaitSample).toBe(false);
+    expect(pollPrice({ ...base, sketch: undefined, work: undefined }).awaitSample).toBe(false);
+  });
+
   it('adds a token interval per call waiting to the price while the budget is saturated', () => {
     expect(pollPrice({ ...base, work: undefined, saturated: true, waiting: 4 }).extraPriceMs).toBe(800);
     expect(pollPrice({ ...base, work: undefined }).extraPriceMs).toBe(0);

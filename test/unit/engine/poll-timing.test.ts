@@ -120,6 +120,12 @@ describe('duration sketch', () => {
       target,
     });
     expect(none).toBe(10_000);
+    // Left to a batch's probes: a step later on the declared schedule, until a task has ended.
+    const waits = { sketch: undefined, policy, elapsedMs: 0, lastPollAtMs: 0, target, awaitSample: true };
+    expect(learnedPollDelay({ ...waits, declaredDelayMs: 10_000 })).toBe(
+      10_000 + Math.min(policy.maxDelayMs, 10_000 * policy.factor),
+    );
+    expect(learnedPollDelay({ ...waits, sketch, declaredDelayMs: 10_000 })).toBe(delay);
     const one = learnedPollDelay({
       sketch: sketchOf([2_000]),
       policy,

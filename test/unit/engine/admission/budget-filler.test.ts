@@ -580,6 +580,30 @@ describe('order near the end of a key’s work (longest remaining work first)', 
     expect(order([{ step: 'late', status: 'WAITING', count: 40 }]).order).toBe('finish-first');
   });
 
+  it('turns, by default, once the drain no longer holds the longest chain and the expected longest of n after it', () => {
+    const derived = (work: { step: string; status: Job['status']; count: number }[], sdMs: number) =>
+      planOrder({
+        work: work.map((group) => ({ workflow: 'two-polls', ...group })),
+        workflows,
+        ratePerSecond: 5,
+        taskMs,
+        taskSd: () => sdMs,
+      });
+    // A new job's chain 4.8 s; 13 new jobs: 10.4 s of calls.
+    const thirteen = [{ step: 'create', status: 'QUEUED' as const, count: 13 }];
+    // Without spread the turn is at 2 chains (9.6 s): not yet.
+    expect(derived(thirteen, 0)).toMatchObject({
+      order: 'finish-first',
+      drainMs: 10_400,
+      longestChainMs: 4_800,
+    });
+    // A wide spread puts the longest of 13 chains far above the mean: the order turns earlier.
+    const wide = derived(thirteen, 2_000);
+    expect(wide.order).toBe('longest-first');
+    expect(wide.endMs).toBeGreaterThan(4_800 + 2_000);
+    expect(derived([{ step: 'create', status: 'QUEUED', count: 12 }], 0).order).toBe('longest-first');
+  });
+
   it('estimates the chains with the declared first delays until the tasks are learned', () => {
     // Declared: 10 s a task, so 10 new jobs (8 s of calls) are already the end of the work.
     const plan = order([{ step: 'create', status: 'QUEUED', count: 10 }], false);
