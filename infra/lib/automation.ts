@@ -282,7 +282,7 @@ export class Automation extends Construct {
     });
     items(
       this.scheduleTarget.role,
-      ['GetItem', 'PutItem', 'ConditionCheckItem', 'DeleteItem'],
+      ['GetItem', 'PutItem', 'ConditionCheckItem', 'DeleteItem', 'BatchGetItem'],
       ['JOB#*', 'IDEM#*', 'SCHED#*', 'CBQ', 'CBJOB#*', 'HIST#*'],
     );
     props.workQueue.grantSendMessages(this.scheduleTarget.role);
@@ -292,10 +292,19 @@ export class Automation extends Construct {
       this.callbackQueue.queue.queueUrl,
     );
     this.callbackQueue.queue.grantSendMessages(this.scheduleTarget.role);
+    // A large input is written as reports/<jobId>/input.json, and read back when a slot delivered again
+    // finds its job; the day cost cap lists the tenant's jobs of the last 24 hours (byStatusShard).
     this.scheduleTarget.role.addToPrincipalPolicy(
       new PolicyStatement({
-        actions: ['s3:PutObject'],
+        actions: ['s3:GetObject', 's3:PutObject'],
         resources: [props.bucket.arnForObjects('reports/*/input.json')],
+      }),
+    );
+    const statusIndex: keyof typeof JOB_TABLE.indexes = 'byStatusShard';
+    this.scheduleTarget.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['dynamodb:Query'],
+        resources: [`${props.table.tableArn}/index/${statusIndex}`],
       }),
     );
     // One role for every schedule: invoke the schedules function, send to the dead-letter queue.

@@ -2,12 +2,14 @@
  * One slot delivered by a scheduler that fires each slot itself (EventBridge Scheduler on aws, at
  * least once): the same decisions as `tickSchedules`, for that one slot. A slot that comes again
  * creates nothing (the slot is the idempotency key); a slot held back by `buffer-one` runs when the
- * next event of the schedule finds the previous job ended.
+ * next event of the schedule finds the previous job ended. The cost caps are checked first, as each
+ * tick does: a schedule at its run or day cap is paused, and the slot is skipped.
  */
 import type { Schedule } from '../config/opflow-config';
 import type { EngineDeps } from '../engine/deps';
 import { isTerminal } from '../engine/job-record';
 import type { ScheduleState, ScheduleStateStore } from '../engine/schedule-ports';
+import { pauseAtDayCap, pauseAtRunCap } from './cost-cap';
 import { fireSlot, type SlotOutcome } from './scheduler';
 
 export async function handleScheduledSlot(
@@ -17,6 +19,7 @@ export async function handleScheduledSlot(
   slot: number,
 ): Promise<SlotOutcome[]> {
   const outcomes: SlotOutcome[] = [];
+  await pauseAtCostCap(deps, states, schedule);
   for (let tries = 0; tries < 10; tries++) {
     const now = deps.clock.now();
     const stored = await states.get(schedule.name);
@@ -86,4 +89,15 @@ export async function handleScheduledSlot(
     }
   }
   return outcomes;
+}
+
+/** Pauses the schedule at its run or day cost cap, as each tick of the local scheduler does. */
+async function pauseAtCostCap(
+  deps: EngineDeps,
+  states: ScheduleStateStore,
+  schedule: Schedule,
+): Promise<void> {
+  const capped =
+    (await pauseAtRunCap(deps, states, schedule)) ?? (await pauseAtDayCap(deps, states, schedule));
+  if (capped) deps.log?.warn('schedule: paused at its cost cap', { schedule: schedule.name, reason: capped });
 }

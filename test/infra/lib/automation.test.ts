@@ -78,11 +78,14 @@ describe('automation resources', () => {
     });
   });
 
-  it('gives the schedules function only job creation: no API keys, no report reads', () => {
+  it('gives the schedules function only job creation: no API keys, no report reads (only its own inputs)', () => {
     const statements = statementsOf(logicalId(synth.stack.automation.scheduleTarget!.role));
     const all = actions(statements);
     expect(all).not.toContain('secretsmanager:GetSecretValue');
-    expect(all.filter((a) => a.startsWith('s3:'))).toEqual(['s3:PutObject']);
+    const s3 = statements.filter((s) => actions([s]).some((a) => a.startsWith('s3:')));
+    expect(actions(s3).sort()).toEqual(['s3:GetObject', 's3:PutObject']);
+    expect(JSON.stringify(s3.map((s) => s.Resource))).toContain('/reports/*/input.json');
+    expect(JSON.stringify(s3.map((s) => s.Resource))).not.toMatch(/reports\/\*"/);
     const dynamo = statements.find((s) => actions([s]).some((a) => a.startsWith('dynamodb:')))!;
     expect(dynamo.Condition).toEqual({
       'ForAllValues:StringLike': {

@@ -4,7 +4,7 @@
  * - the job table as the template declares it (keys, indexes, projections, TTL) is the table the
  *   backend's createJobTable makes, and serves every query of DynamoDbJobStore (on DynamoDB Local);
  * - each role allows every AWS call its function's code makes: the real api router, step runner and
- *   sweeper run on emulators through SDK clients that record their calls, and each call's IAM
+ *   sweeper, the webhook route and the schedules function's slot run on emulators through SDK clients that record their calls, and each call's IAM
  *   permission is looked up in that function's statements in the template;
  * - the pipeline metrics the runtime emits (Powertools EMF) are the ones the alarms and dashboard watch.
  * Functions are not bundled here (only the template is read).
@@ -24,6 +24,7 @@ import type { OpflowStack } from '../../../infra/lib/opflow-stack';
 import { PIPELINE_METRICS } from '../../../infra/lib/pipeline-monitoring';
 import { type AwsEmulators, startAwsEmulators, uniqueName } from '../../../scripts/emulators/aws-emulators';
 import { createJobTable } from '../../../shared/backends/aws';
+import { DynamoDbScheduleStateStore } from '../../../shared/backends/aws/dynamodb-schedule-state-store';
 import { DynamoDbWebhookDeliveries } from '../../../shared/backends/aws/dynamodb-webhook-deliveries';
 import { opflowConfigSchema } from '../../../shared/config/opflow-config';
 import type { EngineDeps } from '../../../shared/engine/deps';
@@ -48,6 +49,7 @@ import {
   pipelineMetricNames,
   usageMetrics,
 } from '../../../shared/runtime/lambda/observability';
+import { handleScheduledSlot } from '../../../shared/schedules/target';
 import {
   allowStatementsOfRole,
   allows,
@@ -56,7 +58,7 @@ import {
   type RecordedCall,
   type ResourceNames,
 } from '../support/recorded-aws-calls';
-import { type SynthesizedStage, synthStage } from '../support/synth-stage';
+import { opflowConfigWithOneSchedule, type SynthesizedStage, synthStage } from '../support/synth-stage';
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
 
@@ -66,8 +68,10 @@ let prod: SynthesizedStage;
 let emulators: AwsEmulators;
 
 beforeAll(async () => {
-  dev = synthStage({ stage: 'dev' }, { bundle: false });
-  prod = synthStage({ stage: 'prod' }, { bundle: false });
+  // One schedule, so the template holds the schedules function and its role too.
+  const opflowConfig = opflowConfigWithOneSchedule();
+  dev = synthStage({ stage: 'dev', opflowConfig }, { bundle: false });
+  prod = synthStage({ stage: 'prod', opflowConfig }, { bundle: false });
   emulators = await startAwsEmulators();
 });
 
@@ -433,9 +437,19 @@ describe.each(stages)(
     });
 
     /** Permissions of the calls recorded so far, each with whether `fn`'s role allows it. */
-    function checkAgainstRole(fn: 'worker' | 'api' | 'sweeper' | 'webhooks', calls: RecordedCall[]) {
+    function checkAgainstRole(
+      fn: 'worker' | 'api' | 'sweeper' | 'webhooks' | 'schedules',
+      calls: RecordedCall[],
+    ) {
       const stage = stageOf();
-      const role = fn === 'webhooks' ? stage.stack.automation.webhookReceiver.role : stage.stack[fn].role;
+      const { automation } = stage.stack;
+      const role =
+        fn === 'webhooks'
+          ? automation.webhookReceiver.role
+          : fn === 'schedules'
+            ? automation.scheduleTarget?.role
+            : stage.stack[fn].role;
+      if (!role) throw new Error(`no ${fn} function in the template`);
       const statements = allowStatementsOfRole(resourcesOf(stage), logicalId(stage.stack, role));
       const needed = calls.flatMap((call) => permissionsOf(call, names));
       const denied = needed.filter((permission) => !allows(statements, permission));
@@ -549,6 +563,43 @@ describe.each(stages)(
         expect.arrayContaining(['PutObject', 'TransactWriteItems', 'SendMessage', 'Query', 'PutItem']),
       );
       const { needed, denied } = checkAgainstRole('webhooks', calls);
+      expect(needed.map((p) => p.resource)).toContainEqual(
+        `<${names.table.logicalId}.Arn>/index/byStatusShard`,
+      );
+      expect(denied).toEqual([]);
+    });
+
+    it('lets the schedules function do what a slot does: its cost caps, a large input, the slot delivered again', async () => {
+      recorder.take();
+      const [schedule] = opflowConfigSchema.parse({
+        schedules: [
+          {
+            name: 'nightly',
+            cron: '0 6 * * *',
+            workflow: downloadWorkflow.name,
+            input: { url: 'https://example.com/nightly.pdf', notes: 'z'.repeat(40_000) },
+            maxUnitsPerDay: 1000,
+            maxUnitsPerRun: 100,
+          },
+        ],
+      }).schedules;
+      if (!schedule) throw new Error('no schedule parsed');
+      const states = new DynamoDbScheduleStateStore(
+        pipeline.aws.clients.documents,
+        pipeline.config.tableName,
+      );
+      const slot = Date.UTC(2030, 0, 15, 6, 0, 0);
+      // The day cap reads the tenant's jobs of the last 24 hours; the input goes to S3; EventBridge
+      // Scheduler delivers at least once, so the same slot comes again and finds its job (input read back).
+      const first = await handleScheduledSlot(deps, states, schedule, slot);
+      expect(first).toMatchObject([{ outcome: 'fired', created: true }]);
+      const again = await handleScheduledSlot(deps, states, schedule, slot);
+      expect(again).toMatchObject([{ outcome: 'fired', created: false, jobId: (first[0] as { jobId?: string }).jobId }]);
+      const calls = recorder.take();
+      expect(calls.map((call) => call.command)).toEqual(
+        expect.arrayContaining(['Query', 'PutObject', 'GetObject', 'TransactWriteItems', 'SendMessage']),
+      );
+      const { needed, denied } = checkAgainstRole('schedules', calls);
       expect(needed.map((p) => p.resource)).toContainEqual(
         `<${names.table.logicalId}.Arn>/index/byStatusShard`,
       );
