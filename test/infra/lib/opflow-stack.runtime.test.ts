@@ -594,7 +594,9 @@ describe.each(stages)(
       const first = await handleScheduledSlot(deps, states, schedule, slot);
       expect(first).toMatchObject([{ outcome: 'fired', created: true }]);
       const again = await handleScheduledSlot(deps, states, schedule, slot);
-      expect(again).toMatchObject([{ outcome: 'fired', created: false, jobId: (first[0] as { jobId?: string }).jobId }]);
+      expect(again).toMatchObject([
+        { outcome: 'fired', created: false, jobId: (first[0] as { jobId?: string }).jobId },
+      ]);
       const calls = recorder.take();
       expect(calls.map((call) => call.command)).toEqual(
         expect.arrayContaining(['Query', 'PutObject', 'GetObject', 'TransactWriteItems', 'SendMessage']),
