@@ -48,6 +48,8 @@ export interface JobApiOptions {
    * and webhook deliveries (shared/dashboard/*-routes.ts), on `opflow serve` and on the Lambda api.
    */
   routes?: readonly ApiRoute[] | undefined;
+  /** Time left to answer, in ms (a Lambda invocation's); a long poll waits within it. Default: no limit. */
+  remainingMs?: (() => number) | undefined;
 }
 
 /** What a route is given beside its path parameters. */
@@ -56,6 +58,8 @@ export interface ApiRouteContext {
   tenant: string | undefined;
   /** The body as JSON (`{}` when empty), refused when too large or not JSON. */
   body(): unknown;
+  /** Time left to answer, in ms (see `JobApiOptions.remainingMs`). */
+  remainingMs(): number;
 }
 
 /** The function answering operation `O`: its path parameters arrive by name, URL-decoded. */

@@ -18,8 +18,11 @@ import type { BatchView } from '../ingest/batch-view';
  */
 export interface FeedEvent {
   type: 'job' | 'step' | 'batch' | 'reset';
-  /** The change's sequence number (job and step events): what `Last-Event-ID` resumes after. */
-  id?: number | undefined;
+  /**
+   * The change's place (job and step events): what `Last-Event-ID` resumes after. A sequence number
+   * on `opflow serve`; on aws the change log's cursor (dynamodb-change-log.ts).
+   */
+  id?: number | string | undefined;
   data: unknown;
 }
 
@@ -73,11 +76,14 @@ interface Listener extends Subscription {
 }
 
 /** The event a change is for a listener (a batch's own change only moves its totals). */
-export function eventOfChange(change: Change): FeedEvent | undefined {
+export function eventOfChange(
+  change: Omit<Change, 'seq'>,
+  id: number | string | undefined = (change as Partial<Change>).seq,
+): FeedEvent | undefined {
   if (change.kind === 'batch') return undefined;
   return {
     type: change.previousStatus === change.status ? 'step' : 'job',
-    id: change.seq,
+    id,
     data: {
       job: {
         id: change.id,
@@ -98,7 +104,7 @@ export function eventOfChange(change: Change): FeedEvent | undefined {
 }
 
 /** Whether a listener with `filter` is sent the totals of a batch of `tenant`. */
-function wantsBatch(filter: ChangeFilter, batchId: string, tenant: string): boolean {
+export function wantsBatch(filter: ChangeFilter, batchId: string, tenant: string): boolean {
   if (filter.tenant !== undefined && filter.tenant !== tenant) return false;
   if (filter.jobId !== undefined) return false;
   return filter.batchId === undefined || filter.batchId === batchId;

@@ -99,9 +99,9 @@ function authorise(
   );
 }
 
-/** The filter of a request: its query, held to the token's tenant. */
-function filterOf(
-  query: ReturnType<typeof eventsQuerySchema.parse>,
+/** The filter of a request: its query, held to the token's (or the caller's) tenant. */
+export function filterOf(
+  query: Pick<ReturnType<typeof eventsQuerySchema.parse>, 'tenant' | 'batchId' | 'jobId'>,
   scope: string | undefined,
 ): ChangeFilter {
   if (scope !== undefined && query.tenant !== undefined && query.tenant !== scope)
@@ -126,7 +126,9 @@ export function eventsMount(options: EventsMountOptions): ServerMount {
       const lastEventId =
         typeof header === 'string' && header !== ''
           ? parse(eventIdSchema, header, 'header.Last-Event-ID')
-          : query.lastEventId;
+          : query.lastEventId === undefined
+            ? undefined
+            : parse(eventIdSchema, query.lastEventId, 'query.lastEventId');
 
       res.writeHead(200, {
         'content-type': 'text/event-stream; charset=utf-8',

@@ -125,6 +125,7 @@ export async function handleJobApiRequest(
     return await route.run(params as never, request, {
       tenant: options.tenant,
       body: () => readBody(request, maxBodyBytes),
+      remainingMs: options.remainingMs ?? (() => Number.POSITIVE_INFINITY),
     });
   } catch (error) {
     if (error instanceof ApiError) return refusalAnswer(error);

@@ -380,11 +380,12 @@ export const routeTable = [
     operationId: 'events',
     method: 'GET',
     path: '/events',
-    summary: 'Server-sent events of job, step and batch changes, resumable with Last-Event-ID',
+    summary:
+      'Job, step and batch changes: server-sent events (opflow serve), a long poll (AWS); resumable with Last-Event-ID',
     description:
-      'text/event-stream: `job` (created or a new status), `step` (a new step, poll or retry within a status), `batch` (its totals, at most once a second), `reset` (resumed from before the changes kept: read the state again); each job and step event has its change number as id. A heartbeat comment every 15 s; the stream ends when its token expires. Authenticated by ?token= (POST /events/token) or the bearer token.',
+      'text/event-stream: `job` (created or a new status), `step` (a new step, poll or retry within a status), `batch` (its totals, at most once a second), `reset` (resumed from before the changes kept: read the state again); each job and step event has its change number as id. A heartbeat comment every 15 s; the stream ends when its token expires. Authenticated by ?token= (POST /events/token) or the bearer token. On AWS the HTTP API cannot stream: application/json `{events, cursor}`, the events after Last-Event-ID (ids are cursors), waiting up to ?wait= seconds (default 20) for the first; the next request sends the answer’s cursor as Last-Event-ID. Authenticated like every route (IAM or JWT), no token.',
     auth: 'caller',
-    servedBy: 'serve',
+    servedBy: 'both',
     query: {
       schema: eventsQuerySchema,
       descriptions: {
@@ -393,9 +394,15 @@ export const routeTable = [
         jobId: 'only this job',
         token: 'from POST /events/token',
         lastEventId: 'resume after this event id (what the Last-Event-ID header says, for a new EventSource)',
+        wait: 'AWS: seconds to wait for a change when there is none, 0 to 20 (default 20)',
       },
     },
-    answers: { 200: { description: 'the event stream', media: ['text/event-stream'] } },
+    answers: {
+      200: {
+        description: 'the event stream (opflow serve), or the events and the next cursor (AWS)',
+        media: ['text/event-stream', 'application/json'],
+      },
+    },
     refusals: [400, 401, 403],
   },
   {

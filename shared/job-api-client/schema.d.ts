@@ -411,8 +411,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Server-sent events of job, step and batch changes, resumable with Last-Event-ID (opflow serve only)
-         * @description text/event-stream: `job` (created or a new status), `step` (a new step, poll or retry within a status), `batch` (its totals, at most once a second), `reset` (resumed from before the changes kept: read the state again); each job and step event has its change number as id. A heartbeat comment every 15 s; the stream ends when its token expires. Authenticated by ?token= (POST /events/token) or the bearer token.
+         * Job, step and batch changes: server-sent events (opflow serve), a long poll (AWS); resumable with Last-Event-ID
+         * @description text/event-stream: `job` (created or a new status), `step` (a new step, poll or retry within a status), `batch` (its totals, at most once a second), `reset` (resumed from before the changes kept: read the state again); each job and step event has its change number as id. A heartbeat comment every 15 s; the stream ends when its token expires. Authenticated by ?token= (POST /events/token) or the bearer token. On AWS the HTTP API cannot stream: application/json `{events, cursor}`, the events after Last-Event-ID (ids are cursors), waiting up to ?wait= seconds (default 20) for the first; the next request sends the answer’s cursor as Last-Event-ID. Authenticated like every route (IAM or JWT), no token.
          */
         get: operations["events"];
         put?: never;
@@ -2585,6 +2585,8 @@ export interface operations {
                 token?: string;
                 /** @description resume after this event id (what the Last-Event-ID header says, for a new EventSource) */
                 lastEventId?: string;
+                /** @description AWS: seconds to wait for a change when there is none, 0 to 20 (default 20) */
+                wait?: string;
             };
             header?: never;
             path?: never;
@@ -2592,13 +2594,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description the event stream */
+            /** @description the event stream (opflow serve), or the events and the next cursor (AWS) */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "text/event-stream": unknown;
+                    "application/json": unknown;
                 };
             };
             /** @description invalid request (what is wrong and where) */

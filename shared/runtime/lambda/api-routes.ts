@@ -15,6 +15,7 @@ import { timelineRoutes } from '../../dashboard/timeline-route';
 import { errorMessage } from '../../errors/error-message';
 import { formatIssues } from '../../errors/zod-issues';
 import type { ApiRoute } from '../../http/job-api';
+import { awsEventsRoutes } from './events-route';
 import type { JobSide } from './jobs-runtime';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -64,5 +65,6 @@ export function awsApiRoutes(
       schedules,
     }),
     ...deliveryRoutes({ deliveries: awsWebhookDeliveries(pipeline) }),
+    ...awsEventsRoutes(pipeline),
   ];
 }

@@ -174,6 +174,7 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
         tenant,
         linkTtlSeconds: options.linkTtlSeconds,
         routes: options.routes,
+        remainingMs: () => context.getRemainingTimeInMillis(),
       });
       // Method and path only: query strings and bodies may carry things that do not belong in logs.
       logger.info('api request', {

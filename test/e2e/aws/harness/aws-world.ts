@@ -13,6 +13,7 @@ import { vi } from 'vitest';
 import { type AwsEmulators, startAwsEmulators } from '../../../../scripts/emulators/aws-emulators';
 import { type ApiGateway, startApiGateway } from '../../../../scripts/lambda/api-gateway';
 import { bundleFunctions, type FunctionBundles } from '../../../../scripts/lambda/bundle-functions';
+import { DynamoDbStreamSource, type StreamHandler } from '../../../../scripts/lambda/dynamodb-stream-source';
 import { lambdaContext, scheduledEvent } from '../../../../scripts/lambda/lambda-events';
 import { installInvokeStore } from '../../../../scripts/lambda/recursion';
 import {
@@ -69,6 +70,8 @@ export class AwsWorld {
   workers: WorkerHandler[] = [];
   sweeper!: (event: unknown, context: unknown) => Promise<{ requeued: number; expired: number }>;
   source!: SqsEventSource;
+  /** The job table's stream, read as the events function's event source mapping reads it. */
+  stream!: DynamoDbStreamSource;
   store!: DynamoDbJobStore;
   reports!: S3ReportStore;
   env: Record<string, string> = {};
@@ -193,6 +196,17 @@ export class AwsWorld {
       ],
     });
     this.sweeper = (await this.bundles.load<{ handler: AwsWorld['sweeper'] }>('sweeper')).handler;
+    this.stream = new DynamoDbStreamSource({
+      endpoint: emulators.dynamoDb!.endpoint,
+      region: emulators.region,
+      credentials: { accessKeyId: 'test' },
+      tableName: table,
+      batchSize: this.rules.events.batchSize,
+      filters: this.rules.events.filters,
+      functionName: this.rules.events.functionName,
+      functionTimeoutMs: this.rules.events.timeoutMs,
+    });
+    await this.stream.start();
     this.source = new SqsEventSource({
       sqs: emulators.clients.sqs,
       queueUrl: this.queueUrl,
@@ -299,6 +313,18 @@ export class AwsWorld {
       ...state.messages.delayed,
       ...state.messages.inflight.map((entry) => entry.message),
     ].map((message) => message.body);
+  }
+
+  private eventsHandler: Promise<{ handler: StreamHandler }> | undefined;
+
+  /**
+   * Hands what the job table's stream holds to the bundled events function (loaded on first use),
+   * as Lambda's stream event source would; returns the records delivered.
+   */
+  async deliverStream(): Promise<number> {
+    this.eventsHandler ??= this.bundles.load<{ handler: StreamHandler }>('events');
+    const { handler } = await this.eventsHandler;
+    return this.stream.drain(handler);
   }
 
   /** Runs the sweeper function once, as its schedule would. */

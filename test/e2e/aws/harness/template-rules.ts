@@ -5,6 +5,7 @@
  */
 import type { CfnElement } from 'aws-cdk-lib';
 import { HTTP_API_MAX_INTEGRATION_TIMEOUT_MS } from '../../../../scripts/lambda/api-gateway';
+import type { FilterPattern } from '../../../../scripts/lambda/dynamodb-stream-source';
 import type { RecursiveLoop } from '../../../../scripts/lambda/recursion';
 import { SQS_DEFAULT_MAX_MESSAGE_BYTES } from '../../../../scripts/lambda/sqs-trace-proxy';
 import { type SynthesizedStage, synthStage } from '../../../infra/support/synth-stage';
@@ -20,6 +21,8 @@ export interface StackRules {
   worker: FunctionRules;
   ingest: FunctionRules;
   api: FunctionRules & { integrationTimeoutMs: number };
+  /** The events function and its stream event source mapping (records per batch, filter patterns). */
+  events: FunctionRules & { batchSize: number; filters: FilterPattern[] };
   workQueueMaxMessageBytes: number;
 }
 
@@ -64,6 +67,17 @@ export function stackRules(
   if (!integration) throw new Error('the synthesized template has no integration for the api function');
   const integrationTimeout = integration.Properties['TimeoutInMillis'];
   const maxMessage = propertiesOf(stack.workQueue.queue)['MaximumMessageSize'];
+  // The events function's stream mapping: the one whose FunctionName names that function.
+  const eventsId = stack.getLogicalId(stack.liveEvents.events.function.node.defaultChild as CfnElement);
+  const mapping = Object.values(resources).find(
+    (resource) =>
+      (resource as { Type?: string }).Type === 'AWS::Lambda::EventSourceMapping' &&
+      JSON.stringify(resource.Properties['FunctionName']).includes(`"${eventsId}"`),
+  );
+  if (!mapping) throw new Error('the synthesized template has no event source for the events function');
+  const filterCriteria = mapping.Properties['FilterCriteria'] as
+    | { Filters?: { Pattern: string }[] }
+    | undefined;
   return {
     worker: functionRules(stack.worker.function),
     ingest: functionRules(stack.inbox.ingest.function),
@@ -71,6 +85,11 @@ export function stackRules(
       ...functionRules(stack.api.function),
       integrationTimeoutMs:
         typeof integrationTimeout === 'number' ? integrationTimeout : HTTP_API_MAX_INTEGRATION_TIMEOUT_MS,
+    },
+    events: {
+      ...functionRules(stack.liveEvents.events.function),
+      batchSize: Number(mapping.Properties['BatchSize'] ?? 100),
+      filters: (filterCriteria?.Filters ?? []).map((filter) => JSON.parse(filter.Pattern) as FilterPattern),
     },
     workQueueMaxMessageBytes: typeof maxMessage === 'number' ? maxMessage : SQS_DEFAULT_MAX_MESSAGE_BYTES,
   };

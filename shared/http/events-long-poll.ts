@@ -1,0 +1,87 @@
+/**
+ * `GET /events` as a long poll, for a server that cannot stream: API Gateway's HTTP API answers a
+ * request in one piece and ends it at 30 s. The answer is the JSON events after the caller's cursor
+ * (`Last-Event-ID`, or `?lastEventId=`), waiting up to `waitMs` when there are none, and the cursor
+ * the next request resumes after (it moves on even when nothing matched the caller's filter, so the
+ * next request does not read the same changes again). The events are those the stream sends.
+ */
+import { type Change, type ChangeFilter, changeMatches } from '../engine/change-feed';
+import type { BatchView } from '../ingest/batch-view';
+import { eventOfChange, type FeedEvent, wantsBatch } from './events-hub';
+
+/** One read of a change log: the changes of the caller's scope after a cursor. */
+export interface ChangePageReader {
+  /** Where a caller with no cursor starts: after everything committed so far. */
+  head(): string;
+  read(cursor: string): Promise<{
+    changes: readonly (Omit<Change, 'seq'> & { cursor: string })[];
+    cursor: string;
+    /** The cursor is older than the changes kept: a `reset` is answered. */
+    reset: boolean;
+  }>;
+}
+
+export interface LongPollOptions {
+  reader: ChangePageReader;
+  filter: ChangeFilter;
+  /** A batch as it looks now (its totals follow its jobs), or undefined when there is none. */
+  batchView?: ((batchId: string) => Promise<BatchView | undefined>) | undefined;
+  /** How long to wait for a change when there is none. */
+  waitMs: number;
+  /** Between two reads while waiting. Default: 1 second. */
+  pollMs?: number | undefined;
+  /** Default: the wall clock (performance.now: the wait is real time, whatever Date says). */
+  elapsed?: (() => number) | undefined;
+  sleep?: ((ms: number) => Promise<void>) | undefined;
+}
+
+/** A long poll's answer: its events (possibly none) and the cursor to resume after. */
+export interface LongPollAnswer {
+  events: FeedEvent[];
+  cursor: string;
+}
+
+const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** The events after `cursor` (from the head when undefined), waiting up to `waitMs` for the first. */
+export async function longPoll(
+  cursor: string | undefined,
+  options: LongPollOptions,
+): Promise<LongPollAnswer> {
+  const { reader, filter } = options;
+  const elapsed = options.elapsed ?? (() => performance.now());
+  const sleep = options.sleep ?? realSleep;
+  const started = elapsed();
+  const events: FeedEvent[] = [];
+  const batches = new Map<string, string>();
+  // A new listener of a batch is sent its totals first, as the stream does.
+  if (cursor === undefined && filter.batchId !== undefined && filter.jobId === undefined)
+    batches.set(filter.batchId, filter.tenant ?? '');
+  let at = cursor ?? reader.head();
+  for (;;) {
+    const page = await reader.read(at);
+    if (page.reset) {
+      events.push({ type: 'reset', id: page.cursor, data: { after: at } });
+      return { events, cursor: page.cursor };
+    }
+    for (const change of page.changes) {
+      if (change.batchId !== undefined && wantsBatch(filter, change.batchId, change.tenant))
+        batches.set(change.batchId, change.tenant);
+      if (!changeMatches({ ...change, seq: 0 }, filter)) continue;
+      const event = eventOfChange(change, change.cursor);
+      if (event) events.push(event);
+    }
+    at = page.cursor;
+    // A full page ends at its last change: more may follow at once.
+    const more = page.changes.length > 0 && page.cursor === page.changes[page.changes.length - 1]?.cursor;
+    if (events.length > 0 || batches.size > 0 || elapsed() - started >= options.waitMs) break;
+    if (!more)
+      await sleep(Math.min(options.pollMs ?? 1_000, Math.max(0, options.waitMs - (elapsed() - started))));
+  }
+  for (const [batchId, tenant] of batches) {
+    const view = await options.batchView?.(batchId);
+    if (view !== undefined && (tenant === '' ? wantsBatch(filter, batchId, view.tenant) : true))
+      events.push({ type: 'batch', data: { batch: view } });
+  }
+  return { events, cursor: at };
+}
