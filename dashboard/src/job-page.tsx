@@ -1,5 +1,7 @@
 /** One job: its actions, its selection, why it failed, its facts and usage, steps, callback, report. */
+
 import { useEffect, useState } from 'preact/hooks';
+import { Answers, ReviewNotices } from './answers';
 import { downloadFile } from './api';
 import { Notice, PageHead, Pending, SandboxBanner, StatusBadge, TableHead, Tiles, When } from './components';
 import {
@@ -27,6 +29,8 @@ import type {
 } from './types';
 
 const jobRefreshMs = 1500;
+/** Where the page remembers who answers selections from this browser. */
+const answererKey = 'opflow.answerer';
 export const unfinished: readonly string[] = ['QUEUED', 'RUNNING', 'WAITING', 'AWAITING_INPUT'];
 
 function SelectionForm(props: { api: Api; job: JobView; onAnswered: (text: string) => void }) {
@@ -35,6 +39,7 @@ function SelectionForm(props: { api: Api; job: JobView; onAnswered: (text: strin
   const [chosen, setChosen] = useState(() => pending.options.filter((o) => o.preselected).map((o) => o.id));
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | undefined>(undefined);
+  const [by, setBy] = useState(() => localStorage.getItem(answererKey) ?? '');
   const toggle = (id: string) =>
     setChosen(chosen.includes(id) ? chosen.filter((value) => value !== id) : [...chosen, id]);
   const valid = chosen.length >= pending.min && chosen.length <= pending.max;
@@ -42,9 +47,12 @@ function SelectionForm(props: { api: Api; job: JobView; onAnswered: (text: strin
     event.preventDefault();
     setBusy(true);
     try {
+      const name = by.trim();
+      if (name) localStorage.setItem(answererKey, name);
       await api('POST', `/jobs/${encodeURIComponent(job.id)}/selection`, {
         selected: chosen,
         via: 'dashboard',
+        ...(name ? { by: name } : {}),
       });
       setError(undefined);
       onAnswered('Selection sent; the job goes on.');
@@ -80,6 +88,20 @@ function SelectionForm(props: { api: Api; job: JobView; onAnswered: (text: strin
             </label>
           ))}
         </fieldset>
+        <div class="field answerer">
+          <label for="answered-by">Your name</label>
+          <input
+            id="answered-by"
+            value={by}
+            maxLength={200}
+            autocomplete="name"
+            onInput={(event) => setBy(event.currentTarget.value)}
+            aria-describedby="answered-by-hint"
+          />
+          <span id="answered-by-hint" class="hint">
+            optional; kept with the answer in the job's history (remembered in this browser)
+          </span>
+        </div>
         <button class="primary" type="submit" disabled={busy || !valid}>
           Submit selection
         </button>
@@ -503,7 +525,15 @@ export function JobPage({ api, config, id }: { api: Api; config: Settings; id: s
               </>
             ) : null}
             <dt>Selection</dt>
-            <dd>{job.selection?.mode}</dd>
+            <dd>{job.selection?.mode === 'manual' ? 'manual: a person answers' : 'auto: defaults taken'}</dd>
+            <dt>Priority</dt>
+            <dd>{job.priority ?? 'normal'}</dd>
+            {job.maxUnits !== undefined ? (
+              <>
+                <dt>Cost cap</dt>
+                <dd>{plural(job.maxUnits, 'billed unit')}</dd>
+              </>
+            ) : null}
             <dt>Created</dt>
             <dd>
               <When at={job.createdAt} />
@@ -556,6 +586,8 @@ export function JobPage({ api, config, id }: { api: Api; config: Settings; id: s
           </dl>
         </section>
       </div>
+      <Answers job={job} step={step} />
+      <ReviewNotices job={job} />
       <section class="card" aria-labelledby="steps-heading">
         <h2 id="steps-heading">Steps</h2>
         {timeline ? (

@@ -111,7 +111,14 @@ export async function startJobApiServer(options: JobApiServerOptions): Promise<J
       if (stopping) throw new ApiError(503, 'stopping', 'the server is stopping; try again later');
       const mount = options.mounts?.find((candidate) => candidate.matches(path, method));
       if (mount) {
-        checkCaller(req, { tokenDigest: mount.public ? undefined : tokenDigest, loopbackOnly });
+        // A public mount carries its own credential (a signed link, a webhook's signature, a feed
+        // token) or none, so another origin gains nothing: a review page's form, sent under its
+        // `Referrer-Policy: no-referrer`, comes with `Origin: null` and must be taken.
+        checkCaller(req, {
+          tokenDigest: mount.public ? undefined : tokenDigest,
+          loopbackOnly,
+          checkOrigin: !mount.public,
+        });
         await mount.handle(req, res, { path, method, readBody: () => readBody(req, maxBodyBytes) });
         if (!res.writableEnded) await new Promise((resolve) => res.once('finish', resolve));
         options.onRequest?.({
@@ -226,10 +233,13 @@ export async function startJobApiServer(options: JobApiServerOptions): Promise<J
   };
 }
 
-/** Refuses a caller without the token, a DNS-rebound Host on a loopback server, a cross-site browser. */
+/**
+ * Refuses a caller without the token, a DNS-rebound Host on a loopback server, a cross-site browser
+ * (unless `checkOrigin` is false: a public mount).
+ */
 function checkCaller(
   req: IncomingMessage,
-  settings: { tokenDigest: Buffer | undefined; loopbackOnly: boolean },
+  settings: { tokenDigest: Buffer | undefined; loopbackOnly: boolean; checkOrigin?: boolean },
 ): void {
   const hostHeader = req.headers.host ?? '';
   if (settings.loopbackOnly && !isLoopbackHost(hostnameOf(hostHeader))) {
@@ -242,7 +252,11 @@ function checkCaller(
   }
   const origin = req.headers.origin;
   // `Origin: null` is what a sandboxed iframe, a data: URL or a file: page sends: never this server's own pages.
-  if (origin !== undefined && (origin === 'null' || hostOfOrigin(origin) !== hostHeader.toLowerCase())) {
+  if (
+    settings.checkOrigin !== false &&
+    origin !== undefined &&
+    (origin === 'null' || hostOfOrigin(origin) !== hostHeader.toLowerCase())
+  ) {
     throw new ApiError(
       403,
       'cross-origin',

@@ -1,0 +1,217 @@
+// The reviewer's side in a real browser: `opflow serve` with a reviewers rule posts a notice to a
+// real local HTTP receiver (a Slack channel); its signed link opens the confirmation page, which shows
+// the options and answers nothing until its form is sent; the answer is confirmed, and the job's
+// dashboard page shows who answered, when and how, beside an answer given in the dashboard itself.
+// A changed, an expired and an answered link each get a page that says why. Each page is axe clean;
+// screenshots go to test-artifacts/dashboard/.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { JobView } from '../../../shared/http/answer-schemas';
+import { signReviewLink } from '../../../shared/reviewers/review-link';
+import { killRunningOpflows } from '../local/opflow-process';
+import { childEnv, startServe } from '../local/serve-process';
+import { accessibilityProblems, jobApiClient, openBrowser, screenshot } from './browser';
+
+const token = 'dashboard-review-test-token-0123456789';
+const linkSecret = 'review-link-secret-of-the-dashboard-test-0123';
+const disclosure =
+  'A folding bicycle helmet made of hinged shell segments that lock into a rigid dome with a magnetic latch.';
+
+describe('the reviewer confirmation page and the answers on the job page', () => {
+  let dir: string;
+  let url: string;
+  let browser: Browser;
+  let page: Page;
+  let receiver: Server;
+  const posts: string[] = [];
+  const api = jobApiClient(() => url, token);
+  const jobOf = async (id: string) => (await api<{ job: JobView }>('GET', `/jobs/${id}`)).job;
+  const until = async <T>(what: () => Promise<T | undefined> | T | undefined, ms = 60_000): Promise<T> => {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const found = await what();
+      if (found !== undefined) return found;
+      if (Date.now() > deadline) throw new Error('gave up waiting');
+      await new Promise((resolve) => setTimeout(resolve, 150));
+    }
+  };
+  const waitFor = (id: string, status: string) =>
+    until(async () => {
+      const job = await jobOf(id);
+      return job.status === status ? job : undefined;
+    });
+  const create = async (label: string) =>
+    (
+      await api<{ job: JobView }>('POST', '/jobs', {
+        workflow: 'novelty-check',
+        input: { text: disclosure },
+        label,
+        selection: { mode: 'manual' },
+      })
+    ).job;
+  /** The link of the Slack notice about `jobId`. */
+  const slackLink = (jobId: string) =>
+    until(() => {
+      const post = posts.find((body) => body.includes(jobId));
+      return post ? (JSON.parse(post).blocks.at(-1).elements[0].url as string) : undefined;
+    });
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'opflow-e2e-dashboard-review-'));
+    receiver = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => {
+        body += chunk.toString('utf8');
+      });
+      req.on('end', () => {
+        posts.push(body);
+        res.writeHead(200).end('ok');
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const hookPort = (receiver.address() as AddressInfo).port;
+    writeFileSync(
+      join(dir, 'opflow.config.json'),
+      JSON.stringify({
+        reviewers: {
+          checkEverySeconds: 1,
+          channels: { 'ip-team': { type: 'slack' } },
+          rules: [{ name: 'novelty', notify: ['ip-team'], remind: { every: '1h', times: 2 } }],
+        },
+      }),
+    );
+    const env = childEnv({
+      OPFLOW_SANDBOX_SPEED: '300',
+      OPFLOW_DB: join(dir, 'state', 'jobs.db'),
+      OPFLOW_OUT: join(dir, 'reports'),
+      OPFLOW_SERVE_TOKEN: token,
+      OPFLOW_REVIEW_LINK_SECRET: linkSecret,
+      OPFLOW_REVIEW_IP_TEAM_URL: `http://127.0.0.1:${hookPort}/services/T000/B000/slack-url-secret`,
+      OPFLOW_CALLBACK_ALLOW_HOSTS: `127.0.0.1:${hookPort}`,
+    });
+    ({ url } = await startServe([], { cwd: dir, env }));
+    ({ browser, page } = await openBrowser());
+    await page.goto(`${url}/`);
+    await page.getByLabel('Server token').fill(token);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Jobs' }).waitFor();
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    killRunningOpflows();
+    receiver?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('opens a signed link, shows the options without answering, answers by its form, and confirms', async () => {
+    const job = await create('helmet to review');
+    const parked = await waitFor(job.id, 'AWAITING_INPUT');
+    const options = parked.pending!.options;
+    const link = await slackLink(job.id);
+
+    // Opening the page answers nothing: it shows the question, the options and the form.
+    const opened = await page.goto(link);
+    expect(opened?.status()).toBe(200);
+    await page.getByRole('heading', { name: parked.pending!.prompt }).waitFor();
+    await page.getByRole('group', { name: parked.pending!.prompt }).waitFor();
+    expect(await page.locator('input[name="option"]').count()).toBe(options.length);
+    for (const option of options) await page.getByLabel(option.label, { exact: false }).first().waitFor();
+    expect((await jobOf(job.id)).status).toBe('AWAITING_INPUT');
+    expect(await accessibilityProblems(page)).toBe('');
+    await screenshot(page, '40-review-page');
+
+    // Another option than the suggested one (one, or two where the question takes several), and the
+    // name a channel's link asks for.
+    const chosen = parked.pending!.max === 1 ? [options.at(-1)!] : options.slice(0, 2);
+    if (parked.pending!.max > 1)
+      for (const input of await page.locator('input[name="option"]').all()) await input.setChecked(false);
+    for (const option of chosen) await page.locator(`input[name="option"][value="${option.id}"]`).check();
+    await page.getByLabel(/Your name or mail address/).fill('Dana Reviewer');
+    await page.getByRole('button', { name: 'Confirm this answer' }).click();
+    await page.getByRole('heading', { name: 'Thank you: your answer is recorded' }).waitFor();
+    expect(await accessibilityProblems(page)).toBe('');
+    await screenshot(page, '41-review-confirmed');
+    const done = await until(async () => {
+      const now = await jobOf(job.id);
+      return now.status !== 'AWAITING_INPUT' ? now : undefined;
+    });
+    expect(done.answers).toEqual([
+      expect.objectContaining({ via: 'link', by: 'Dana Reviewer', options: chosen.map((o) => o.id) }),
+    ]);
+
+    // The link of an answered question says who answered.
+    const again = await page.goto(link);
+    expect(again?.status()).toBe(409);
+    await page.getByRole('heading', { name: 'This question is closed' }).waitFor();
+    expect(await page.locator('main').textContent()).toContain('by Dana Reviewer via link');
+
+    // The job's page in the dashboard: the answer, who gave it, how and when, and the notice sent.
+    await page.goto(`${url}/#/jobs/${job.id}`);
+    const answers = page.getByRole('table', { name: /answer to its selection points/ });
+    await answers.waitFor();
+    const row = answers.locator('tbody tr');
+    expect(await row.getAttribute('data-via')).toBe('link');
+    const cells = await row.getByRole('cell').allTextContents();
+    expect(cells.slice(1, 4)).toEqual([chosen.map((o) => o.id).join(', '), 'Dana Reviewer', 'review link']);
+    expect(cells[4]).toMatch(/^today \d/);
+    const notices = page.getByRole('table', { name: /Each notice sent/ });
+    expect(await notices.locator('tbody tr').first().getByRole('cell').allTextContents()).toEqual(
+      expect.arrayContaining(['first notice', 'ip-team', 'sent']),
+    );
+    expect(await accessibilityProblems(page)).toBe('');
+    await screenshot(page, '42-job-answers');
+  }, 120_000);
+
+  it('shows who answered in the dashboard, by the name given there', async () => {
+    const job = await create('helmet answered in the page');
+    const parked = await waitFor(job.id, 'AWAITING_INPUT');
+    await page.goto(`${url}/#/jobs/${job.id}`);
+    await page.getByRole('heading', { name: 'Waiting for your selection' }).waitFor();
+    await page.getByLabel('Your name').fill('Erin Operator');
+    await page.getByRole('button', { name: 'Submit selection' }).click();
+    const answers = page.getByRole('table', { name: /answer to its selection points/ });
+    await answers.waitFor();
+    const cells = await answers.locator('tbody tr').getByRole('cell').allTextContents();
+    expect(cells.slice(2, 4)).toEqual(['Erin Operator', 'dashboard']);
+    const recorded = await jobOf(job.id);
+    expect(recorded.answers?.[0]).toMatchObject({ via: 'dashboard', by: 'Erin Operator' });
+    expect(recorded.answers?.[0]?.options).toEqual(
+      parked.pending!.options.filter((o) => o.preselected).map((o) => o.id),
+    );
+  }, 90_000);
+
+  it('a changed link and an expired link each get a page that says why, and answer nothing', async () => {
+    const job = await create('helmet with bad links');
+    const parked = await waitFor(job.id, 'AWAITING_INPUT');
+    const link = await slackLink(job.id);
+    const tampered = link.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A'));
+    const refused = await page.goto(tampered);
+    expect(refused?.status()).toBe(403);
+    await page.getByRole('heading', { name: 'This link cannot be used' }).waitFor();
+    expect(await accessibilityProblems(page)).toBe('');
+    await screenshot(page, '43-review-tampered');
+
+    const expiredToken = signReviewLink(
+      {
+        jobId: job.id,
+        step: parked.pending!.step,
+        offeredAt: Date.parse(parked.pending!.offeredAt),
+        recipient: 'alice@example.com',
+        expiresAt: Date.now() - 60_000,
+      },
+      Buffer.from(linkSecret),
+    );
+    const expired = await page.goto(`${url}/review/${expiredToken}`);
+    expect(expired?.status()).toBe(410);
+    await page.getByRole('heading', { name: 'This link has expired' }).waitFor();
+    expect(await page.locator('main').textContent()).toContain('This link expired on');
+    expect(await accessibilityProblems(page)).toBe('');
+    await screenshot(page, '44-review-expired');
+    expect((await jobOf(job.id)).status).toBe('AWAITING_INPUT');
+  }, 90_000);
+});
