@@ -490,6 +490,8 @@ export class BudgetFiller {
   /** Messages sent to admit new jobs, by `id@version` (each once). */
   readonly #admitted = new Set<string>();
   readonly #statsKeys = new Map<string, string>();
+  /** Keys counted early once because they had waiting jobs and no count. */
+  readonly #recounted = new Set<string>();
   #workCountedAt = Number.NEGATIVE_INFINITY;
 
   constructor(deps: EngineDeps, options: FillOptions = {}) {
@@ -540,8 +542,14 @@ export class BudgetFiller {
       }
     }
     // A key with waiting jobs and no count yet (its first jobs came after the last count) is counted
-    // in the next round: its jobs' polls wait for what the probes learn only once it is.
-    for (const bucket of byBucket.keys()) if (!this.#orders.has(bucket)) this.#workCountedAt = -Infinity;
+    // in the next round, once: its jobs' polls wait for what the probes learn only once it is (a key
+    // the count leaves out, with no rate, is not counted again each round).
+    for (const bucket of byBucket.keys()) {
+      if (this.#orders.has(bucket)) this.#recounted.delete(bucket);
+      if (this.#orders.has(bucket) || this.#recounted.has(bucket)) continue;
+      this.#recounted.add(bucket);
+      this.#workCountedAt = Number.NEGATIVE_INFINITY;
+    }
     for (const [bucket, { jobs: keyJobs, dueSoon }] of byBucket) {
       const budget = budgets?.get(bucket) ??
         (await deps.rateLimiter.budget?.(bucket, now)) ?? { tokens: 0, ratePerSecond: 0 };

@@ -717,6 +717,34 @@ describe('order near the end of a key’s work (longest remaining work first)', 
       expect(h.deps.callOrder(bucket)).toBe('longest-first');
     }));
 
+  it('BudgetFiller counts a key whose first jobs came after the last count in the next round, once', () =>
+    onSqlite(async (sqlite) => {
+      const counted: number[] = [];
+      const store = storeOver(sqlite, {
+        scanWork: (query) => {
+          counted.push(h.clock.current);
+          return sqlite.scanWork(query);
+        },
+      });
+      const h = learnedHarness(store);
+      h.clock.current = now;
+      const filler = new BudgetFiller(h.deps, { workEveryMs: 2_000 });
+      await filler.fill(); // nothing to count yet
+      for (let i = 0; i < 5; i++)
+        await sqlite.create(at(`w${i}`, 'late', 'WAITING', { nextRunAt: now + 60_000 }));
+      const bucket = keyFingerprint('sk-test-key');
+      h.clock.current = now + 250;
+      await filler.fill(); // finds the key's jobs uncounted
+      expect(filler.orders().get(bucket)).toBeUndefined();
+      h.clock.current = now + 500;
+      await filler.fill();
+      expect(filler.orders().get(bucket)).toMatchObject({ jobs: 5 });
+      // Counted: back to every 2 s.
+      h.clock.current = now + 750;
+      await filler.fill();
+      expect(counted).toEqual([now, now + 500]);
+    }));
+
   it('BudgetFiller reads the new jobs only once a count says the order may turn', () =>
     onSqlite(async (sqlite) => {
       const asked: number[] = [];
