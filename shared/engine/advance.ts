@@ -143,9 +143,12 @@ export type EngineEvent =
     }
   /**
    * A call's cost whose outcome could not be committed (another process changed the job meanwhile):
-   * the usage is added and nothing else changes, so every paid call is counted.
+   * the usage is added, so every paid call is counted. `answer`: a paid call's answer; when the job
+   * was finished under the call (cancelled, or failed at its deadline) still at the call's step and
+   * in the same run, the answer is kept (`unsaved`), so a retry goes on from it instead of paying
+   * for the call again.
    */
-  | { type: 'late-usage'; usage: Partial<JobUsage> }
+  | { type: 'late-usage'; usage: Partial<JobUsage>; answer?: LateAnswer }
   /**
    * The step's call was answered (and paid for) but its answer could not be stored (a disk or
    * report store error), or the workflow finished but its report could not be written. The answer
@@ -154,6 +157,35 @@ export type EngineEvent =
    * `opflow resume` / `opflow retry` store the kept answer once the store works.
    */
   | { type: 'unsaved'; unsaved: UnsavedAnswer; failure: StepFailure; usage?: Partial<JobUsage> };
+
+/** A paid call's answer that came back after its job was changed by another writer (`late-usage`). */
+export interface LateAnswer {
+  kept: UnsavedAnswer;
+  /** The job's run the call was made in (`runs.length` then). */
+  run: number;
+}
+
+/** Whether a late answer is kept with the job: finished under the call, at its step, same run, none kept yet. */
+function keepsLateAnswer(job: Job, answer: LateAnswer | undefined): answer is LateAnswer {
+  return (
+    answer !== undefined &&
+    (job.status === 'FAILED' || job.status === 'CANCELLED') &&
+    job.step === answer.kept.step &&
+    job.unsaved === undefined &&
+    (job.runs?.length ?? 0) === answer.run
+  );
+}
+
+/** The job with a late call's usage added, and its answer kept when `keepsLateAnswer`. */
+function withLateUsage(job: Job, event: Extract<EngineEvent, { type: 'late-usage' }>, now: number): Job {
+  return {
+    ...job,
+    version: job.version + 1,
+    updatedAt: now,
+    usage: addUsage(job.usage, event.usage),
+    ...(keepsLateAnswer(job, event.answer) ? { unsaved: event.answer.kept } : {}),
+  };
+}
 
 export interface Advanced {
   /** The next record; when it is the very object given (`unchanged`), there is nothing to commit. */
@@ -376,11 +408,7 @@ export function advance(
         completed: false,
       };
     case 'late-usage':
-      return {
-        job: { ...job, version: job.version + 1, updatedAt: now, usage: addUsage(job.usage, event.usage) },
-        unchanged: false,
-        completed: false,
-      };
+      return { job: withLateUsage(job, event, now), unchanged: false, completed: false };
     case 'call-refused': {
       const undone: Job = {
         ...job,

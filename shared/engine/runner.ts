@@ -29,6 +29,7 @@ import {
   countMessage,
   type EngineEvent,
   findStep,
+  type LateAnswer,
   type PollTimer,
   pollPolicyOf,
   type StepFailure,
@@ -338,9 +339,10 @@ async function learnAndCommit(
   const report = await commitOutcome(deps, workflow, current, event, after, input, timer, bucket);
   if (report.outcome === 'committed') await learnDuration(deps, step, current, outcome, after);
   if (report.outcome === 'conflict' && outcome.type !== 'deadline' && (outcome.usage?.calls ?? 0) > 0) {
-    // Another process changed the job while the call was under way (a cancel, a take-over): its
-    // outcome is dropped, but what it cost is still the job's.
-    await recordLateUsage(deps, workflow, job.id, outcome.usage ?? {});
+    // Another process changed the job while the call was under way (a cancel, a take-over, its
+    // deadline): its outcome is dropped, but what it cost is still the job's, and a paid answer is
+    // kept for a retry of a job finished under it.
+    await recordLateUsage(deps, workflow, job.id, outcome.usage ?? {}, lateAnswerOf(current, event));
   }
   return report;
 }
@@ -482,17 +484,30 @@ function startHeartbeat(
   };
 }
 
+/**
+ * The answer of a paid call (its job was marked in flight for it) whose outcome lost to another
+ * writer: what a retry of the job goes on from, so the call is not paid for again.
+ */
+function lateAnswerOf(current: Job, event: EngineEvent): LateAnswer | undefined {
+  if (current.inFlightSince === undefined) return undefined;
+  const run = current.runs?.length ?? 0;
+  if (event.type === 'unsaved') return { kept: event.unsaved, run };
+  if (event.type !== 'decision') return undefined;
+  return { kept: { step: current.step, decision: event.decision, output: event.output }, run };
+}
+
 /** Add a call's usage to the job whose outcome could not be committed, so no paid call goes uncounted. */
 async function recordLateUsage(
   deps: EngineDeps,
   workflow: Workflow,
   jobId: string,
   usage: Partial<JobUsage>,
+  answer: LateAnswer | undefined,
 ): Promise<void> {
   for (let attempt = 0; attempt < 5; attempt++) {
     const job = await deps.store.get(jobId);
     if (!job) return;
-    const next = advance(workflow, job, { type: 'late-usage', usage }, deps.clock.now(), deps.random);
+    const next = advance(workflow, job, { type: 'late-usage', usage, answer }, deps.clock.now(), deps.random);
     if (await deps.store.commit(next.job, job.version)) {
       deps.onJobChange?.(next.job);
       return;

@@ -3,7 +3,15 @@
  * call's cost is counted, and an unreadable answer to a read is retried.
  */
 import { describe, expect, it } from 'vitest';
-import { cancelJob, inFlightAllowanceMs, type Job, runStep, submitJob, sweep } from '../../../shared/engine';
+import {
+  cancelJob,
+  inFlightAllowanceMs,
+  type Job,
+  retryJob,
+  runStep,
+  submitJob,
+  sweep,
+} from '../../../shared/engine';
 import { drive } from '../../support/memory-ports';
 import { upstreamError } from '../../support/scripted-client';
 import { happyScript, harness } from './fixtures';
@@ -177,6 +185,50 @@ describe('a paid call in flight', () => {
     expect(cancelled.status).toBe('CANCELLED');
     expect(cancelled.usage.calls).toBe(1);
     expect(cancelled.usage.billedUnits).toBe(1);
+
+    // Its answer is kept with the job: a retry goes on from it instead of paying for the create again.
+    expect(cancelled.unsaved?.step).toBe('create');
+    await retryJob(h.deps, job.id);
+    await drive(h.deps, h.queue, h.clock);
+    const done = (await h.store.get(job.id))!;
+    expect(done.status).toBe('SUCCEEDED');
+    expect(held.creates()).toBe(1);
+    expect(done.usage.duplicateCreates).toBe(0);
+  });
+
+  it('keeps the answer of a call whose job reached its deadline meanwhile, so a retry pays nothing twice', async () => {
+    const held = heldCreate();
+    const h = harness(held.script);
+    const job = (
+      await submitJob(h.deps, {
+        workflow: 'demo',
+        input: { issue: 'reduce battery swelling' },
+        deadlineMs: 30_000,
+      })
+    ).job;
+    const running = runStep(h.deps, h.queue.takeNext()!.message);
+    await until(() => held.creates() === 1);
+
+    // The deadline passes while the create is out: a message at the job's version fails the job.
+    h.clock.advance(31_000);
+    const marked = (await h.store.get(job.id))!;
+    expect(await runStep(h.deps, { jobId: job.id, version: marked.version })).toMatchObject({
+      outcome: 'committed',
+      job: { status: 'FAILED', lastError: { kind: 'deadline' } },
+    });
+    held.release();
+    expect((await running).outcome).toBe('conflict');
+    const failed = (await h.store.get(job.id))!;
+    expect(failed.status).toBe('FAILED');
+    expect(failed.usage.calls).toBe(1);
+    expect(failed.unsaved?.step).toBe('create');
+
+    await retryJob(h.deps, job.id);
+    await drive(h.deps, h.queue, h.clock);
+    const done = (await h.store.get(job.id))!;
+    expect(done.status).toBe('SUCCEEDED');
+    expect(held.creates()).toBe(1);
+    expect(done.usage.duplicateCreates).toBe(0);
   });
 });
 
