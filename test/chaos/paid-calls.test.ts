@@ -1,8 +1,9 @@
 /** The chaos suites' account of paid calls: each put to its job and step, an uncounted repeat found and explained. */
 import { describe, expect, it } from 'vitest';
 import type { Job } from '../../shared/engine/job-record';
-import type { LedgerEntry } from '../../shared/sandbox/ledger';
+import { Ledger, type LedgerEntry } from '../../shared/sandbox/ledger';
 import { workflows } from '../../shared/workflows';
+import { piecesOf, translationInput } from '../../shared/workflows/translation/input';
 import { makeJob, T0 } from '../support/factories';
 import { auditPaidCalls, explainAudit } from './paid-calls';
 
@@ -100,6 +101,56 @@ describe('auditPaidCalls', () => {
     expect(explainAudit(audit, [])).toMatch(
       /a paid call no job could be found for:\n\s+#\d+ .* ai35-1NoveltySearchSubmit ok/,
     );
+  });
+
+  it('takes a passage two translations send alike for one call of each, where the ledger saw a repeat', () => {
+    // The chaos mix's translation input before each sentence carried its tag: the second piece of
+    // every translation job was the same text, so two jobs paid once each for the same body.
+    const input = (i: number) => ({
+      text: `Variant local ${i}: ${'A folding helmet whose shell segments lock open with a magnetic buckle. '.repeat(40)}`,
+      target: 'ja',
+    });
+    const jobs = [7, 18].map((i) =>
+      makeJob({
+        workflow: 'translation',
+        step: 'translate-ai',
+        input: { inline: input(i) },
+        intents: { 'piece-1': 1, 'piece-2': 1 },
+      }),
+    );
+    const pieces = jobs.map((job) =>
+      piecesOf(translationInput.parse((job.input as { inline: unknown }).inline)),
+    );
+    expect(pieces[0]![1]!.text).toBe(pieces[1]![1]!.text);
+    const body = (text: string) => ({ text, target_lang: 'JP' });
+    const sent = [pieces[0]![0]!, pieces[1]![0]!, pieces[0]![1]!, pieces[1]![1]!].map((piece) =>
+      body(piece.text),
+    );
+    const ledger = new Ledger();
+    for (const request of sent) {
+      const { seq: _, ...entry } = call('ai61AiTranslation', request, {
+        bodyHash: JSON.stringify(request),
+        keyFingerprint: 'k',
+      });
+      ledger.record(entry);
+    }
+    // The sandbox's body-grouped count takes the shared passage for a repeat no job counted...
+    expect(ledger.duplicateCreates()).toBe(1);
+    // ...where each job sent it once.
+    const audit = auditPaidCalls(ledger.entries(), jobs, workflows, 'local');
+    expect(audit).toMatchObject({ paidCalls: 4, repeatsSeenUpstream: 0, uncounted: [], unowned: [] });
+
+    // A third copy of the passage is a repeat one of them did not count.
+    const { seq: _, ...again } = call('ai61AiTranslation', sent[3], {
+      bodyHash: JSON.stringify(sent[3]),
+      keyFingerprint: 'k',
+    });
+    ledger.record(again);
+    const repeated = auditPaidCalls(ledger.entries(), jobs, workflows, 'local');
+    expect(repeated.repeatsSeenUpstream).toBe(1);
+    expect(repeated.uncounted).toMatchObject([
+      { jobId: `${jobs[0]!.id} + ${jobs[1]!.id}`, output: 'piece-2', sent: 2 },
+    ]);
   });
 
   it('tells the pieces of a translation apart by their text', () => {

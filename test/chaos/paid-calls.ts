@@ -7,7 +7,10 @@
  *
  * A call is put to a job by its body (the sandbox's `ledgerBodies` option): a create sent from a
  * job's input carries the input's unique tag (`local 7`), a later one an upstream id the job holds
- * (a task id, a chat id) or one an earlier call of the job created.
+ * (a task id, a chat id) or one an earlier call of the job created. A body several jobs send alike
+ * (the same passage in two translations) is one account of those jobs together: the upstream may
+ * do it as often as they recorded sending it. The sandbox's own `duplicateCreates()` groups creates
+ * by body alone, so it takes two jobs that pay once each for the same text for a repeat.
  */
 
 import type { Job } from '../../shared/engine/job-record';
@@ -24,6 +27,7 @@ export interface Crash {
 
 /** The paid calls of one step's output of one job, as the upstream saw them and as the job counted them. */
 export interface StepAccount {
+  /** The job's id (ids joined by ` + ` for a body several jobs sent alike). */
   jobId: string;
   workflow: string;
   output: string;
@@ -116,6 +120,24 @@ function outputOf(workflow: Workflow, step: Step, job: Job, body: unknown): stri
   return `${step.name}:*`;
 }
 
+/**
+ * The jobs that may have sent a body naming none of them (no tag, no id): those whose step of the
+ * operation would send exactly this body (a translation's piece with this text).
+ */
+function jobsSending(
+  entry: LedgerEntry,
+  jobs: Job[],
+  workflows: WorkflowRegistry,
+): { job: Job; workflow: Workflow; output: string }[] {
+  return jobs.flatMap((job) => {
+    const workflow = workflows.get(job.workflow);
+    const step = workflow?.steps.find((candidate) => operationOfStep(candidate) === entry.operationId);
+    if (!workflow || !step?.outputName) return [];
+    const output = outputOf(workflow, step, job, entry.body);
+    return output.endsWith(':*') ? [] : [{ job, workflow, output }];
+  });
+}
+
 /** How many sends a job recorded for an output (`step:*`: every output its step named per call). */
 function sentFor(workflow: Workflow, job: Job, output: string): number {
   if (!output.endsWith(':*')) return job.intents[output] ?? 0;
@@ -143,26 +165,44 @@ export function auditPaidCalls(
     paidCalls += 1;
     const workflow = owner && workflows.get(owner.workflow);
     const step = workflow?.steps.find((candidate) => operationOfStep(candidate) === entry.operationId);
-    if (!owner || !workflow || !step) {
+    if (owner && workflow && step) {
+      const output = outputOf(workflow, step, owner, entry.body);
+      const key = `${owner.id}\u0000${output}`;
+      const account = accounts.get(key) ?? {
+        jobId: owner.id,
+        workflow: owner.workflow,
+        output,
+        done: [],
+        sent: sentFor(workflow, owner, output),
+      };
+      account.done.push(entry);
+      accounts.set(key, account);
+      continue;
+    }
+    const senders = owner ? [] : jobsSending(entry, jobs, workflows);
+    if (senders.length === 0) {
       unowned.push(entry);
       continue;
     }
-    const output = outputOf(workflow, step, owner, entry.body);
-    const key = `${owner.id}\u0000${output}`;
+    const key = `shared\u0000${entry.operationId}\u0000${entry.bodyHash}`;
     const account = accounts.get(key) ?? {
-      jobId: owner.id,
-      workflow: owner.workflow,
-      output,
+      jobId: senders.map(({ job }) => job.id).join(' + '),
+      workflow: senders[0]!.job.workflow,
+      output: [...new Set(senders.map(({ output }) => output))].join(' + '),
       done: [],
-      sent: sentFor(workflow, owner, output),
+      sent: senders.reduce((sum, sender) => sum + sentFor(sender.workflow, sender.job, sender.output), 0),
     };
     account.done.push(entry);
     accounts.set(key, account);
   }
   const all = [...accounts.values()];
+  const senders = (account: StepAccount) => account.jobId.split(' + ').length;
   return {
     paidCalls,
-    repeatsSeenUpstream: all.reduce((sum, account) => sum + account.done.length - 1, 0),
+    repeatsSeenUpstream: all.reduce(
+      (sum, account) => sum + Math.max(0, account.done.length - senders(account)),
+      0,
+    ),
     repeatsCounted: jobs.reduce((sum, job) => sum + job.usage.duplicateCreates, 0),
     uncounted: all.filter((account) => account.done.length > account.sent),
     unowned,
@@ -187,7 +227,7 @@ export function explainAudit(
     const first = account.done[0]!.time - crashWindowMs;
     const last = account.done.at(-1)!.time + crashWindowMs;
     lines.push(
-      `job ${account.jobId} (${account.workflow}), step output "${account.output}": the upstream did it ${account.done.length} times, the job recorded ${account.sent} sends (${account.done.length - Math.max(1, account.sent)} repeat(s) not counted)`,
+      `job ${account.jobId} (${account.workflow}), step output "${account.output}": the upstream did it ${account.done.length} times, the job recorded ${account.sent} sends (${account.done.length - account.sent} not recorded: uncounted repeats)`,
       ...account.done.map(call),
       typeof crashes === 'string'
         ? `  crashes: ${crashes}`
