@@ -449,6 +449,8 @@ export interface Workflow<Input = unknown> {
   takesDocument?: boolean;
   /** Turns a text or Markdown document into an input (for `opflow run <files>`). */
   fromText?: (text: string, fileName: string) => unknown;
+  /** Turns an image file (PNG or JPEG, for `opflow run <files>`) into an input; absent when the workflow takes no images. */
+  fromImage?: (bytes: Uint8Array, fileName: string) => unknown;
   steps: Step<Input>[];
   /** The step a job starts at (default: the first), when the input decides it (e.g. llm-chat's model). */
   start?: (input: Input) => string;

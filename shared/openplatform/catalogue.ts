@@ -53,6 +53,8 @@ const FTO = 'FTO Search';
 const TECHNICAL_QA = 'Technical Q&A';
 const SPECIFICATION = 'Specification Drafting';
 const FEASIBILITY = 'Feasibility Analysis Assistant';
+const DESIGN_SEARCH = 'Design Infringement Search';
+const DESIGN_1V1 = 'Design Infringement 1v1';
 const TRANSLATION = 'AI Translation';
 const JSON_BODY = 'application/json';
 const SSE = 'text/event-stream';
@@ -482,6 +484,42 @@ export const catalogue = {
     'POST',
     '/ai/feasibility-analysis-query',
     FEASIBILITY,
+    JSON_BODY,
+    'read',
+  ),
+  'ai39-1ImageSearchSubmit': row(
+    'ai39-1ImageSearchSubmit',
+    'ai39-1',
+    'POST',
+    '/ai/image-search/submit',
+    DESIGN_SEARCH,
+    JSON_BODY,
+    'create',
+  ),
+  'ai39-2ImageSearchReport': row(
+    'ai39-2ImageSearchReport',
+    'ai39-2',
+    'POST',
+    '/ai/image-search/report',
+    DESIGN_SEARCH,
+    JSON_BODY,
+    'read',
+  ),
+  'ai67-1AiInfringementDetection1v1Creation': row(
+    'ai67-1AiInfringementDetection1v1Creation',
+    'ai67-1',
+    'POST',
+    '/ai/infringement-detection-1v1-creation',
+    DESIGN_1V1,
+    JSON_BODY,
+    'create',
+  ),
+  'ai67-2AiInfringementDetection1v1Query': row(
+    'ai67-2AiInfringementDetection1v1Query',
+    'ai67-2',
+    'POST',
+    '/ai/infringement-detection-1v1-query',
+    DESIGN_1V1,
     JSON_BODY,
     'read',
   ),

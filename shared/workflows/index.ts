@@ -12,6 +12,8 @@
 import type { Workflow, WorkflowRegistry } from '../engine/workflow';
 import { call } from './call/workflow';
 import { withCommonNames } from './common/common-names';
+import { designInfringement1v1 } from './design-infringement-1v1/workflow';
+import { designInfringementSearch } from './design-infringement-search/workflow';
 import { encyclopediaQa } from './encyclopedia-qa/workflow';
 import { feasibilityAnalysis } from './feasibility-analysis/workflow';
 import { findSolution } from './find-solution/workflow';
@@ -41,6 +43,8 @@ const all: Workflow[] = [
   specificationDrafting,
   feasibilityAnalysis,
   translation,
+  designInfringementSearch,
+  designInfringement1v1,
   call,
 ].map((workflow) => withCommonNames(workflow as Workflow));
 
@@ -53,6 +57,8 @@ export const workflowNames: readonly string[] = all.map((workflow) => workflow.n
 /** Workflows by their constant, for tests and benches that drive one directly (without the common names). */
 export {
   call,
+  designInfringement1v1,
+  designInfringementSearch,
   encyclopediaQa,
   feasibilityAnalysis,
   findSolution,

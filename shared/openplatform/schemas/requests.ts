@@ -481,6 +481,36 @@ const buildRequestSchemas = () =>
     'ai40-2AiFeasibilityAnalysisQuery': z.strictObject({
       task_id: z.string().min(1),
     }),
+    'ai39-1ImageSearchSubmit': z.strictObject({
+      /** The product image, a public http(s) URL (p010 turns an uploaded image into one); opflow always sends it. */
+      url: z.url({ protocol: /^https?$/ }).optional(),
+      /** Offices searched: US, CN, JP, KR, AU, EU... */
+      country: z.array(z.string().trim().min(2).max(4)).min(1),
+      /** The report's language. */
+      lang,
+      /** Locarno classes (`14-02`), narrowing the search. */
+      loc_items: z.array(z.string().regex(/^\d{2}-\d{2}$/)).optional(),
+      /** A keyword of the product's field, helping the search. */
+      main_field: z.string().trim().min(1).max(200).optional(),
+      /** Only designs filed from this day (yyyyMMdd). */
+      apply_start_time: z
+        .string()
+        .regex(/^\d{8}$/)
+        .optional(),
+    }),
+    'ai39-2ImageSearchReport': z.strictObject({
+      task_id: z.string().min(1),
+    }),
+    'ai67-1AiInfringementDetection1v1Creation': z.strictObject({
+      /** The design patent compared with, e.g. EU0065350760001S. */
+      patent_number: z.string().trim().min(2).max(40),
+      /** The product image, a public http(s) URL. */
+      url: z.url({ protocol: /^https?$/ }),
+      report_lang: lang.optional(),
+    }),
+    'ai67-2AiInfringementDetection1v1Query': z.strictObject({
+      task_id: z.string().min(1),
+    }),
     ai61AiTranslation: z.strictObject({
       /** At most 2,000 characters. */
       text: z.string().trim().min(1).max(2000),

@@ -35,6 +35,49 @@ const organisationFields = () => ({
   normalized_entity_type_en: lenientString.nullish(),
 });
 
+/** A registered design compared with the product (ai39-2's report, ai67-2). */
+const designComparison = () =>
+  z.looseObject({
+    /** Similarity: 0 to 1 in ai39-2, 0 to 100 in ai67-2's example. */
+    score: lenientNumber.nullish(),
+    title: lenientString.nullish(),
+    img_id: lenientString.nullish(),
+    /** Legal status: 1 valid, 2 invalid, 3 pending. */
+    status: lenientInt.nullish(),
+    country: lenientString.nullish(),
+    similar: lenientString.nullish(),
+    confusion: lenientString.nullish(),
+    patent_id: lenientString.nullish(),
+    patent_pn: lenientString.nullish(),
+    risk_desc: lenientString.nullish(),
+    difference: lenientString.nullish(),
+    /** High, Medium or Low. */
+    risk_level: lenientString.nullish(),
+    suggestion: lenientString.nullish(),
+  });
+
+/** A design the image search found (ai39-2's `patent_messages`). */
+const designHit = () =>
+  z.looseObject({
+    loc: z.array(lenientString).nullish(),
+    url: lenientString.nullish(),
+    url_120: lenientString.nullish(),
+    apdt: lenientInt.nullish(),
+    apno: lenientString.nullish(),
+    pbdt: lenientInt.nullish(),
+    score: lenientNumber.nullish(),
+    title: lenientString.nullish(),
+    img_id: lenientString.nullish(),
+    inventor: lenientString.nullish(),
+    authority: lenientString.nullish(),
+    loc_match: lenientInt.nullish(),
+    patent_id: lenientString.nullish(),
+    patent_pn: lenientString.nullish(),
+    risk_level: lenientString.nullish(),
+    current_assignee: lenientString.nullish(),
+    original_assignee: lenientString.nullish(),
+  });
+
 /** The answer of the specification initialisation (ai37-1 and ai37-2 are described alike). */
 const specificationInit = () =>
   z.looseObject({
@@ -931,6 +974,73 @@ const buildResponseDataSchemas = () =>
       status: lenientInt.nullish(),
       /** The report (PDF), once done. */
       url: lenientString.nullish(),
+    }),
+    'ai39-1ImageSearchSubmit': z.looseObject({ task_id: lenientString.nullish() }),
+    'ai39-2ImageSearchReport': z.looseObject({
+      task_id: lenientString.nullish(),
+      /** 1 running, 2 done, 3 failed. */
+      task_status: lenientInt.nullish(),
+      /** The product as a line drawing (a data: URL). */
+      line_drawing_base64: lenientString.nullish(),
+      /** The AI review of the closest designs: risk per design and per country. */
+      report: z
+        .looseObject({
+          loc: z.array(lenientString).nullish(),
+          country: z.array(lenientString).nullish(),
+          comparisons: z.array(designComparison()).nullish(),
+          operate_date: lenientInt.nullish(),
+          apply_start_time: lenientString.nullish(),
+          high_risk_country: z.array(lenientString).nullish(),
+          middle_risk_country: z.array(lenientString).nullish(),
+          suspected_infringement_count: lenientInt.nullish(),
+          suspected_infringement_country: z.array(lenientString).nullish(),
+        })
+        .nullish(),
+      /** The image search's hits (similarity 0 to 1). */
+      patent_messages: z
+        .looseObject({
+          patent_messages: z.array(designHit()).nullish(),
+          total_search_result_count: lenientInt.nullish(),
+        })
+        .nullish(),
+      /** The image search and the AI rerank fused (reciprocal rank fusion). */
+      rrffusion_response: z
+        .looseObject({
+          k_value: lenientInt.nullish(),
+          rerank_count: lenientInt.nullish(),
+          traditional_count: lenientInt.nullish(),
+          patent_messages: z
+            .array(
+              designHit().extend({
+                rrf_score: lenientNumber.nullish(),
+                rerank_rank: lenientInt.nullish(),
+                rerank_score: lenientNumber.nullish(),
+                traditional_rank: lenientInt.nullish(),
+                traditional_score: lenientNumber.nullish(),
+              }),
+            )
+            .nullish(),
+        })
+        .nullish(),
+    }),
+    'ai67-1AiInfringementDetection1v1Creation': z.looseObject({ task_id: lenientString.nullish() }),
+    'ai67-2AiInfringementDetection1v1Query': z.looseObject({
+      task_id: lenientString.nullish(),
+      /** 1 running, 2 done, 3 failed. */
+      task_status: lenientInt.nullish(),
+      loc: z.array(lenientString).nullish(),
+      country: z.array(lenientString).nullish(),
+      user_image: lenientString.nullish(),
+      /** One comparison per view of the design. */
+      comparisons: z
+        .array(
+          designComparison().omit({ img_id: true }).extend({ patent_image_url: lenientString.nullish() }),
+        )
+        .nullish(),
+      high_risk_country: z.array(lenientString).nullish(),
+      middle_risk_country: z.array(lenientString).nullish(),
+      suspected_infringement_count: lenientInt.nullish(),
+      suspected_infringement_country: z.array(lenientString).nullish(),
     }),
     ai61AiTranslation: z.looseObject({
       source_lang: lenientString.nullish(),

@@ -4,6 +4,7 @@
 import { createBibliographyOperations } from './bibliography';
 import { createChatOperations } from './chat';
 import type { OperationHandlers, RegistryFactory } from './contract';
+import { createDesignInfringementOperations } from './design-infringement';
 import { createDisclosureOperations } from './disclosure';
 import { createFeasibilityOperations } from './feasibility';
 import { createFindSolutionOperations } from './find-solution';
@@ -30,6 +31,7 @@ export function createOperationHandlers(registry: RegistryFactory): OperationHan
     ...createTechnicalQaOperations(registry),
     ...createSpecificationOperations(registry),
     ...createFeasibilityOperations(registry),
+    ...createDesignInfringementOperations(registry),
     ...createTranslationOperations(),
     ...createPatentCountOperations(),
     ...createBibliographyOperations(),

@@ -170,7 +170,8 @@ beforeAll(async () => {
   await ok('p041', { patent_id: found });
   await ok('p014', { patent_number: found });
 
-  // Specification drafting (ai37), feasibility analysis (ai40), translation (ai61, t010).
+  // Specification drafting (ai37), feasibility analysis (ai40), design infringement (ai39, ai67),
+  // translation (ai61, t010).
   const spec = (
     await ok('ai37-1', {
       claim:
@@ -202,6 +203,19 @@ beforeAll(async () => {
   await ok('ai40-2', { task_id: feasibility });
   for (let i = 0; i < 30; i++) wait();
   await ok('ai40-2', { task_id: feasibility });
+  // Design infringement: a search by image (ai39) and one design against a product (ai67).
+  const designSearch = (
+    await ok('ai39-1', { url: 'https://example.com/ring.png', country: ['US', 'EU'], lang: 'en' })
+  ).task_id;
+  await ok('ai39-2', { task_id: designSearch });
+  for (let i = 0; i < 30; i++) wait();
+  await ok('ai39-2', { task_id: designSearch });
+  const design1v1 = (
+    await ok('ai67-1', { url: 'https://example.com/ring.png', patent_number: 'EU0040356240003S' })
+  ).task_id;
+  await ok('ai67-2', { task_id: design1v1 });
+  for (let i = 0; i < 30; i++) wait();
+  await ok('ai67-2', { task_id: design1v1 });
   await ok('ai61', { text, target_lang: 'CN' });
   await ok('t010', { content: text, sourceLanguageCode: 'en', targetLanguageCode: 'de', mode: 'fast' });
 });
