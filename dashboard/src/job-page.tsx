@@ -172,7 +172,7 @@ function stepFigures(step: TimelineStep): string {
   );
   if (step.retries) parts.push(step.retries === 1 ? '1 retry' : `${step.retries} retries`);
   if (step.polls) parts.push(plural(step.polls, 'poll'));
-  if (step.billedUnits) parts.push(`${step.billedUnits} billed units`);
+  if (step.billedUnits) parts.push(plural(step.billedUnits, 'billed unit'));
   if (step.throttled) parts.push(`${step.throttled} throttled`);
   return parts.join(' · ');
 }

@@ -45,21 +45,34 @@ function escapeHtml(text: string): string {
     .replace(/'/g, '&#39;');
 }
 
-const style = `body{font-family:system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem;color:#1a1a1a;line-height:1.5}
-h1{font-size:1.4rem}fieldset{border:1px solid #8a8a8a;border-radius:6px;padding:1rem}legend{font-weight:600;padding:0 .3rem}
-.option{display:flex;gap:.6rem;align-items:flex-start;margin:.5rem 0}.detail{color:#4a4a4a;font-size:.9rem}
-.note{background:#f1f4f8;border-left:4px solid #35608f;padding:.6rem .9rem}.error{background:#fdeeee;border-left:4px solid #b3261e;padding:.6rem .9rem}
-label.name{display:block;margin-top:1rem}input[type=text]{font:inherit;padding:.3rem;width:100%;max-width:24rem}
-button{font:inherit;margin-top:1rem;padding:.5rem 1.2rem;background:#1d5fa8;color:#fff;border:0;border-radius:4px;cursor:pointer}
-button:focus-visible,input:focus-visible{outline:3px solid #f0a500;outline-offset:2px}`;
+/** The dashboard's look (dashboard/style.css): its colours, a card on a grey page, the same focus ring. */
+const style = `body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1b1f24;background:#f4f6f8}
+header{background:#14213d;color:#fff;padding:.7rem 1.25rem;font-weight:700;letter-spacing:.01em}header span{font-weight:400;opacity:.8;margin-left:.5rem}
+main{max-width:42rem;margin:2rem auto;padding:1.5rem 1.75rem;background:#fff;border:1px solid #d8dee4;border-radius:10px;box-shadow:0 1px 2px rgba(20,33,61,.06)}
+h1{font-size:1.35rem;line-height:1.3;margin:0 0 .75rem}code{font-size:.85rem;background:#eceff3;padding:.05rem .3rem;border-radius:4px}
+fieldset{border:1px solid #d8dee4;border-radius:8px;padding:.75rem 1rem 1rem;margin:1rem 0}legend{font-weight:600;padding:0 .3rem}
+.option{display:flex;gap:.6rem;align-items:flex-start;margin:.35rem 0;padding:.5rem .6rem;border-radius:6px}.option:hover{background:#f4f6f8}
+.option input{margin-top:.3rem}.detail{color:#57606a;font-size:.88rem}
+.note{background:#e8eefc;border-left:4px solid #2450c8;padding:.6rem .9rem;border-radius:4px}.error{background:#fdecea;border-left:4px solid #b42318;padding:.6rem .9rem;border-radius:4px}
+label.name{display:block;margin-top:1rem;font-weight:600}input[type=text]{font:inherit;padding:.4rem .5rem;width:100%;max-width:24rem;border:1px solid #8c959f;border-radius:6px}
+button{display:block;font:inherit;font-weight:600;margin-top:1rem;padding:.55rem 1.3rem;background:#2450c8;color:#fff;border:0;border-radius:6px;cursor:pointer}button:hover{background:#1c3fa0}
+button:focus-visible,input:focus-visible{outline:3px solid #f2a900;outline-offset:2px}`;
 
 function page(status: number, title: string, body: string): HttpAnswer {
   return {
     status,
     headers,
-    body: `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><meta name="robots" content="noindex"><title>${escapeHtml(title)} · opflow</title><style>${style}</style></head><body><main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>`,
+    body: `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><meta name="robots" content="noindex"><title>${escapeHtml(title)} · opflow</title><style>${style}</style></head><body><header>opflow<span>review</span></header><main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>`,
   };
 }
+
+const timeFormat = new Intl.DateTimeFormat('en-GB', {
+  timeZone: 'UTC',
+  dateStyle: 'medium',
+  timeStyle: 'short',
+});
+/** A moment as a reviewer reads it, in UTC: "28 Nov 2026, 09:14 UTC". */
+const readableTime = (at: number) => `${timeFormat.format(new Date(at))} UTC`;
 
 const linkStatus = { malformed: 400, tampered: 403, expired: 410 } as const;
 
@@ -99,7 +112,7 @@ ${options}
 ${person ? `<p>You answer as <strong>${escapeHtml(person)}</strong>.</p>` : `<label class="name" for="by">Your name or mail address (kept with the answer)</label><input type="text" id="by" name="by" required maxlength="200" autocomplete="email">`}
 <button type="submit">Confirm this answer</button>
 </form>
-<p class="detail">This link works until ${escapeHtml(new Date(claims.expiresAt).toISOString())}. Opening it answered nothing; only the button does.</p>`;
+<p class="detail">This link works until ${readableTime(claims.expiresAt)}. Opening it answered nothing; only the button does.</p>`;
 }
 
 function closed(job: Job, claims: ReviewLinkClaims): HttpAnswer {
@@ -107,7 +120,7 @@ function closed(job: Job, claims: ReviewLinkClaims): HttpAnswer {
     .reverse()
     .find((a) => a.step === claims.step && a.applied !== false);
   const who = answer
-    ? ` It was answered ${answer.by ? `by ${escapeHtml(answer.by)} ` : ''}via ${answer.via} on ${new Date(answer.at).toISOString()} (${escapeHtml(answer.options.join(', '))}).`
+    ? ` It was answered ${answer.by ? `by ${escapeHtml(answer.by)} ` : ''}via ${answer.via} on ${readableTime(answer.at)} (${escapeHtml(answer.options.join(', '))}).`
     : '';
   return page(
     409,

@@ -15,7 +15,7 @@ import type { JobView } from '../../../shared/http/answer-schemas';
 import { signReviewLink } from '../../../shared/reviewers/review-link';
 import { killRunningOpflows } from '../local/opflow-process';
 import { childEnv, startServe } from '../local/serve-process';
-import { accessibilityProblems, jobApiClient, openBrowser, screenshot } from './browser';
+import { accessibilityProblems, artefacts, jobApiClient, openBrowser, screenshot } from './browser';
 
 const token = 'dashboard-review-test-token-0123456789';
 const linkSecret = 'review-link-secret-of-the-dashboard-test-0123';
@@ -165,6 +165,9 @@ describe('the reviewer confirmation page and the answers on the job page', () =>
     );
     expect(await accessibilityProblems(page)).toBe('');
     await screenshot(page, '42-job-answers');
+    // The answers and notices as the window shows them, for the guide.
+    await page.evaluate("document.getElementById('answers-heading').scrollIntoView({ block: 'start' })");
+    await page.screenshot({ path: join(artefacts, '42-job-answers-window.png') });
   }, 120_000);
 
   it('shows who answered in the dashboard, by the name given there', async () => {
