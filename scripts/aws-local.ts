@@ -12,7 +12,8 @@
  * there, as S3's event notification does on AWS), the schedules function at every slot of the config
  * file's schedules (as EventBridge Scheduler does), and the api function behind a local HTTP API whose
  * webhook route goes to the webhooks function, with the config file's webhook mappings and the
- * secrets of OPFLOW_WEBHOOK_SECRET_<SOURCE>. The
+ * secrets of OPFLOW_WEBHOOK_SECRET_<SOURCE>, and the events function on the job table's stream (read
+ * four times a second, as Lambda's stream poller does), so `GET /events` answers its long poll. The
  * upstream is the built-in sandbox of the Open Platform API (its tasks `--sandbox-speed` times faster,
  * default 30) unless OPFLOW_API_KEY is set, then the real platform with that key.
  *
@@ -28,6 +29,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import * as z from 'zod';
 import { parseStageConfig, stageDefaults } from '../infra/config';
+import { JOB_CHANGE_FILTER } from '../infra/lib/live-events';
 import { loadOpflowConfig, type OpflowConfig, webhookSecretVariable } from '../shared/config/opflow-config';
 import { errorMessage } from '../shared/errors/error-message';
 import { webhookPathPattern } from '../shared/http/webhooks';
@@ -36,6 +38,7 @@ import { SANDBOX_API_KEY, startSandbox } from '../shared/sandbox';
 import { type AwsEmulators, startAwsEmulators } from './emulators/aws-emulators';
 import { type ApiGateway, startApiGateway } from './lambda/api-gateway';
 import { bundleFunctions, type FunctionBundles } from './lambda/bundle-functions';
+import { DynamoDbStreamSource, type StreamHandler } from './lambda/dynamodb-stream-source';
 import { lambdaContext, scheduledEvent } from './lambda/lambda-events';
 import { type ScheduleTarget, startScheduleClock } from './lambda/schedule-clock';
 import { SqsEventSource, type WorkerHandler } from './lambda/sqs-event-source';
@@ -75,7 +78,7 @@ function readOptions(): z.infer<typeof optionsSchema> {
   if (values.help) {
     process.stdout.write(
       'npm run aws-local [-- --dir .opflow/aws-local] [--workers 5] [--sandbox-speed 30] [--config opflow.config.json]\n' +
-        'Runs the aws backend on emulators (all seven functions: api, webhooks, step worker, sweeper, ingest,\n' +
+        'Runs the aws backend on emulators (all eight functions: api, webhooks, step worker, sweeper, ingest, events,\n' +
         'schedules, callbacks) and prints the environment for opflow --backend aws. --config (default OPFLOW_CONFIG,\n' +
         'else ./opflow.config.json when there is one): the schedules and webhook mappings the functions serve.\n',
     );
@@ -253,6 +256,17 @@ async function startFunctions(options: {
   const schedules = (await load<{ handler: ScheduleTarget }>(bundles, 'schedules')).handler;
   const api = await load<{ handler: Parameters<typeof startApiGateway>[0] }>(bundles, 'api');
   const webhooks = await load<{ handler: Parameters<typeof startApiGateway>[0] }>(bundles, 'webhooks');
+  const events = (await load<{ handler: StreamHandler }>(bundles, 'events')).handler;
+  // The job table's stream, filtered to job items as the stack's event source mapping is.
+  const stream = new DynamoDbStreamSource({
+    endpoint: emulators.dynamoDb!.endpoint,
+    region: emulators.region,
+    credentials: { accessKeyId: 'test' },
+    tableName: env.OPFLOW_TABLE_NAME!,
+    filters: [JOB_CHANGE_FILTER],
+    functionName: 'opflow-events',
+  });
+  await stream.start();
   // As the stack integrates it: the webhook route with its own function, every other route with the api.
   const gateway = await startApiGateway(api.handler, {
     otherFunctions: [
@@ -322,6 +336,18 @@ async function startFunctions(options: {
           1,
           ingest,
         ),
+      );
+      loops.push(
+        (async () => {
+          while (!isStopping()) {
+            try {
+              await stream.drain(events);
+            } catch (error) {
+              if (!isStopping()) say(`events stream: ${errorMessage(error)}`);
+            }
+            await new Promise((resolve) => setTimeout(resolve, 250));
+          }
+        })(),
       );
       sweep = setInterval(() => {
         sweeper.handler(scheduledEvent(), lambdaContext('opflow-sweeper', 60_000)).catch((error: unknown) => {

@@ -3,8 +3,11 @@
  * from `POST /events/token` (an EventSource cannot send the Authorization header), one per filter
  * however many hooks listen. When the stream ends (its token expired, the server restarted, the
  * network dropped) a new token is fetched and the stream resumed after the last event id seen, with
- * a growing pause between failures. A server without the feed (404: the AWS API) or a browser
- * without EventSource leaves the pages polling.
+ * a growing pause between failures. A server that hands out no feed token (404: the AWS API, whose
+ * HTTP API cannot stream) is long-polled instead: `GET /events?wait=20` with the page's own
+ * Authorization header answers the events after the last cursor as JSON, or nothing after 20 s, and
+ * is asked again at once. A server with neither, or a browser without EventSource, leaves the pages
+ * polling.
  */
 import type { Api, Settings } from './types';
 
@@ -53,11 +56,42 @@ function openFeed(api: Api, config: Settings, filter: LiveFilter): Feed {
   let failures = 0;
   let stopped = false;
 
+  const deliver = (type: LiveEvent['type'], data: unknown) => {
+    for (const listener of feed.listeners) listener({ type, data });
+  };
+  const pauseAfterFailure = () => Math.min(maxPauseMs, 1000 * 2 ** Math.min(failures - 1, 5));
+  // The long poll: each answer's events, then at once the next request after its cursor.
+  const longPoll = async () => {
+    while (!stopped) {
+      const query = new URLSearchParams({ wait: '20' });
+      if (filter.batchId) query.set('batchId', filter.batchId);
+      if (filter.jobId) query.set('jobId', filter.jobId);
+      if (lastEventId) query.set('lastEventId', lastEventId);
+      let answer: { events: { type: LiveEvent['type']; data: unknown }[]; cursor: string };
+      try {
+        answer = await api('GET', `/events?${query}`);
+      } catch (failure) {
+        const status = (failure as { status?: number }).status;
+        if (status === 404 || status === 405) return setState('polling');
+        failures += 1;
+        if (failures >= failuresBeforePolling) setState('polling');
+        await new Promise((resolve) => {
+          timer = setTimeout(resolve, pauseAfterFailure());
+        });
+        continue;
+      }
+      if (stopped) return;
+      failures = 0;
+      setState('live');
+      lastEventId = answer.cursor;
+      for (const event of answer.events)
+        if ((eventTypes as readonly string[]).includes(event.type)) deliver(event.type, event.data);
+    }
+  };
   const retry = () => {
     failures += 1;
     if (failures >= failuresBeforePolling) setState('polling');
-    const pause = Math.min(maxPauseMs, 1000 * 2 ** Math.min(failures - 1, 5));
-    timer = setTimeout(connect, pause);
+    timer = setTimeout(connect, pauseAfterFailure());
   };
   const connect = async () => {
     if (stopped) return;
@@ -65,9 +99,9 @@ function openFeed(api: Api, config: Settings, filter: LiveFilter): Feed {
     try {
       ({ token } = await api<{ token: string }>('POST', '/events/token', {}));
     } catch (failure) {
-      // No feed on this server (404, 405): poll for good. Anything else: try again later.
+      // No feed token on this server (404, 405): its long poll, or polling. Anything else: try again later.
       const status = (failure as { status?: number }).status;
-      if (status === 404 || status === 405) setState('polling');
+      if (status === 404 || status === 405) void longPoll();
       else retry();
       return;
     }
@@ -91,7 +125,7 @@ function openFeed(api: Api, config: Settings, filter: LiveFilter): Feed {
         } catch {
           return;
         }
-        for (const listener of feed.listeners) listener({ type, data });
+        deliver(type, data);
       });
     }
     source.onerror = () => {

@@ -201,6 +201,36 @@ describe('the static dashboard against the aws job API', { timeout: REAL_PROCESS
     expect(preflights).toBeGreaterThan(0);
   });
 
+  it("follows a job live through GET /events' long poll: the page changes when the job does", async () => {
+    const { job } = await api<{ job: { id: string } }>('POST', '/jobs', {
+      workflow: 'find-solution',
+      input: { problem: 'Lithium battery packs swell at high temperature; how can swelling be limited?' },
+      selection: { mode: 'manual' },
+    });
+    type Waiting = { job: { status: string; pending?: { options: { id: string }[]; min: number } } };
+    let waiting: Waiting['job'] | undefined;
+    for (let tries = 0; tries < 180 && waiting?.status !== 'AWAITING_INPUT'; tries++) {
+      waiting = (await api<Waiting>('GET', `/jobs/${job.id}`)).job;
+      if (waiting.status !== 'AWAITING_INPUT') await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    expect(waiting?.status).toBe('AWAITING_INPUT');
+    await page.goto(`${siteOrigin}/#/jobs/${job.id}`);
+    // No feed token on AWS (POST /events/token is opflow serve's): the page long-polls, live.
+    await page.locator('[data-live="live"]').waitFor({ timeout: 30_000 });
+    const badge = page.getByRole('heading', { level: 1 }).locator('.status-AWAITING_INPUT');
+    await badge.waitFor();
+    const pending = waiting!.pending!;
+    const answeredAt = performance.now();
+    await api('POST', `/jobs/${job.id}/selection`, {
+      selected: pending.options.slice(0, Math.max(1, pending.min)).map((option) => option.id),
+    });
+    await badge.waitFor({ state: 'detached', timeout: 25_000 });
+    // Sooner than the page's safety poll while live (30 s): the long poll brought the change.
+    expect(performance.now() - answeredAt).toBeLessThan(25_000);
+    expect(refusals).toEqual([]);
+    await shot('23-static-aws-live-job');
+  });
+
   it('pauses and resumes a schedule of OPFLOW_SCHEDULES, and reads the webhook deliveries and batches', async () => {
     await page.goto(`${siteOrigin}/#/schedules`);
     await page.locator('tr[data-schedule="nightly-count"][data-state="active"] time').first().waitFor();

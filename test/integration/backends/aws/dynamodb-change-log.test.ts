@@ -3,6 +3,7 @@
 // handed to the events function's logic, becomes per-tenant change items that a reader pages through
 // after a cursor: in order, tenant by tenant, only once settled, and reset past the day kept.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { JOB_CHANGE_FILTER } from '../../../../infra/lib/live-events';
 import { type AwsEmulators, startAwsEmulators } from '../../../../scripts/emulators/aws-emulators';
 import { DynamoDbStreamSource } from '../../../../scripts/lambda/dynamodb-stream-source';
 import { DynamoDbJobStore } from '../../../../shared/backends/aws';
@@ -25,9 +26,6 @@ afterAll(async () => {
   await emulators?.stop();
 });
 
-/** Filters as the stack's event source mapping has them (infra/lib/live-events.ts). */
-const jobItemsOnly = [{ dynamodb: { Keys: { PK: { S: [{ prefix: 'JOB#' }] }, SK: { S: ['JOB'] } } } }];
-
 async function world() {
   const tableName = await emulators.createTable();
   const client = emulators.clients.documents;
@@ -40,7 +38,7 @@ async function world() {
     region: emulators.region,
     credentials: { accessKeyId: 'test' },
     tableName,
-    filters: jobItemsOnly,
+    filters: [JOB_CHANGE_FILTER],
   });
   await source.start();
   const events = createEventsStream({ log, observability: createObservability() });
