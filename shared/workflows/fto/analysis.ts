@@ -3,6 +3,8 @@
  * reach, risk and claim chart (a row per element of each independent claim); the risk per market;
  * and the recommendation that follows. Pure functions of the job's kept outputs.
  */
+
+import { skippedSteps } from '../../engine/workflow';
 import type { DataOf } from '../../openplatform/schemas/responses';
 import { plainText } from '../../reports/markdown';
 import {
@@ -14,6 +16,7 @@ import {
   patentStatusNotes,
 } from '../common/patent-status';
 import { outputOf } from '../common/step-data';
+import { addedPatents, compareStepName, isAdded } from './compare';
 
 type FoundPatent = NonNullable<DataOf<'ai66-5AgentResult'>['final_result']>[number];
 
@@ -54,6 +57,8 @@ export interface PatentRisk {
   dependentRead: number[];
   conclusion: string | undefined;
   score: number | undefined;
+  /** Named for comparison (`comparePatents`, ai66-8), not found by the search: its risk is derived from the scores. */
+  added: boolean;
   raw: FoundPatent;
 }
 
@@ -71,6 +76,8 @@ export interface FtoAnalysis {
   named: boolean;
   legalStatusNote: string | undefined;
   familyNote: string | undefined;
+  /** The patents named for comparison that could not be compared, with why. */
+  notCompared: { number: string; why: string }[];
   recommendation: string;
 }
 
@@ -143,9 +150,16 @@ const rank = (risk: Risk | 'None') => (risk === 'None' ? 3 : RISKS.indexOf(risk)
 export function analyseFto(
   outputs: Record<string, unknown>,
   context: Record<string, unknown>,
-  input: { markets?: string[] | undefined; legalData?: boolean | undefined },
+  input: {
+    markets?: string[] | undefined;
+    legalData?: boolean | undefined;
+    comparePatents?: string[] | undefined;
+  },
 ): FtoAnalysis {
-  const found = outputOf(outputs, 'agent-result', 'ai66-5AgentResult')?.final_result ?? [];
+  const found = [
+    ...(outputOf(outputs, 'agent-result', 'ai66-5AgentResult')?.final_result ?? []),
+    ...addedPatents(outputs, input.comparePatents),
+  ];
   const legal = legalStatusesOf(outputs);
   const family = familiesOf(outputs);
   const patents = found
@@ -173,6 +187,7 @@ export function analyseFto(
         dependentRead,
         conclusion: text || undefined,
         score: numberOf(patent.public_score),
+        added: isAdded(patent),
         raw: patent,
       } satisfies PatentRisk;
     })
@@ -201,8 +216,21 @@ export function analyseFto(
     markets,
     named,
     ...patentStatusNotes(input.legalData !== false, context, outputs),
+    notCompared: notCompared(input.comparePatents, context),
     recommendation: recommendation(patents, markets),
   };
+}
+
+/** The patents named for comparison whose ai66-8 call failed for good, with why. */
+function notCompared(
+  named: readonly string[] | undefined,
+  context: Record<string, unknown>,
+): FtoAnalysis['notCompared'] {
+  const skipped = skippedSteps(context);
+  return (named ?? []).flatMap((number, index) => {
+    const why = skipped[compareStepName(index)];
+    return why ? [{ number, why: why.message.trim() || why.kind }] : [];
+  });
 }
 
 /** The recommendation, from the worst risk per market. */

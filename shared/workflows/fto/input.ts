@@ -4,6 +4,7 @@
  * Built on first use (`z.lazy`), as every workflow's input schema is.
  */
 import * as z from 'zod';
+import { isPublicationNumber } from '../common/patent-status';
 
 /** `2024-12-31` (or `20241231`) as the calendar date it names, else undefined. */
 function calendarDay(text: string): string | undefined {
@@ -41,6 +42,9 @@ const listOf = <T extends z.ZodType>(item: T) =>
         : value,
     z.array(item),
   );
+
+/** How many patents `comparePatents` may name: the platform's report (ai66-6) takes 5 at most. */
+export const comparePatentLimit = 5;
 
 /** What each legal status of the input asks the platform for (ai66-1's `legal_status` codes). */
 export const legalStatusCodes = { inactive: 0, active: 1, pending: 2 } as const;
@@ -104,6 +108,25 @@ export const ftoInput = z.lazy(() =>
        * one unit each. Their failure does not fail the job (the report says what is missing).
        */
       legalData: z.boolean({ error: 'legalData: must be true or false' }).default(true),
+      /**
+       * Patents to compare with the product besides those the search finds, by publication number
+       * (`CN118289111A`, `US11234567B2`), as a list or one string: each is compared claim by claim
+       * (ai66-8, one paid call each) and goes into the platform's report and the claim charts.
+       */
+      comparePatents: listOf(
+        z.string().trim().toUpperCase().refine(isPublicationNumber, {
+          error:
+            'comparePatents: each is a publication number, office code then number and kind (CN118289111A, US11234567B2, EP1234567B1)',
+        }),
+      )
+        .refine((numbers) => numbers.length > 0, {
+          error: 'comparePatents: name at least one patent, or leave it out',
+        })
+        .transform((numbers) => [...new Set(numbers)])
+        .refine((numbers) => numbers.length <= comparePatentLimit, {
+          error: `comparePatents: at most ${comparePatentLimit} patents (the platform's report takes 5 at most)`,
+        })
+        .optional(),
     })
     .refine((input) => !input.apdStart || !input.apdEnd || input.apdStart <= input.apdEnd, {
       error: 'apdEnd: must not be before apdStart',

@@ -42,7 +42,9 @@ function scopeLine(input: FtoInput, analysis: FtoAnalysis, found: number | null 
     found !== null && found !== undefined
       ? `${count(found)} potentially relevant patents found, ${analysis.patents.length} compared claim by claim`
       : `${analysis.patents.length} ${analysis.patents.length === 1 ? 'patent' : 'patents'} compared claim by claim`;
-  return `Searched: markets ${markets}; patents ${statuses}; ${dates}; ${compared}.`;
+  const named = analysis.patents.filter((patent) => patent.added).length;
+  const added = named > 0 ? ` (${named} of them named for comparison)` : '';
+  return `Searched: markets ${markets}; patents ${statuses}; ${dates}; ${compared}${added}.`;
 }
 
 /** The high and medium risk patents by name, the low ones by count. */
@@ -89,7 +91,7 @@ function patentsTable(analysis: FtoAnalysis): string {
       shorten(patent.title, 100) || '—',
       patent.office ?? '—',
       patent.legalStatus ?? '—',
-      patent.lapsed ? `${patent.risk} (lapsed)` : patent.risk,
+      `${patent.risk}${patent.lapsed ? ' (lapsed)' : ''}${patent.added ? ' (named; from the scores)' : ''}`,
       readsLine(patent),
       patent.family ? patent.family.join(', ') : '—',
       score(publicScore(patent.score)),
@@ -98,6 +100,7 @@ function patentsTable(analysis: FtoAnalysis): string {
   return blocks(
     analysis.legalStatusNote,
     analysis.familyNote,
+    notComparedNote(analysis),
     table(
       [
         'Ref',
@@ -118,11 +121,25 @@ function patentsTable(analysis: FtoAnalysis): string {
           'Risk is the platform’s: High when an independent claim reads on the product element by element, Medium when some elements do, Low when none does. Score: the platform’s overall similarity.',
         )
       : undefined,
+    analysis.patents.some((patent) => patent.added)
+      ? inline(
+          'A patent marked “named” was not found by the search but named for comparison (`comparePatents`): the platform compares its elements with scores only, so an element matches when its score reaches the platform’s threshold, and its risk follows from how many match.',
+        )
+      : undefined,
   ).trimEnd();
+}
+
+/** Which patents named for comparison could not be compared, and why. */
+function notComparedNote(analysis: FtoAnalysis): string | undefined {
+  if (analysis.notCompared.length === 0) return undefined;
+  return `**Not compared:** ${analysis.notCompared
+    .map(({ number, why }) => `${inline(number)} (the ai66-8 call failed: ${inline(why)})`)
+    .join('; ')}. The rest of the search is complete.`;
 }
 
 function claimChart(patent: PatentRisk): string {
   const facts = [
+    patent.added ? 'named for comparison (not found by the search)' : undefined,
     `${patent.risk} risk`,
     patent.legalStatus ? `legal status ${patent.legalStatus}` : 'legal status not known',
     patent.office ? `office ${patent.office}` : undefined,
@@ -171,10 +188,13 @@ export function ftoReportMarkdown(r: ReportInput<FtoInput>, title: string): stri
   const chosen = new Set(r.selections['features'] ?? []);
   // The report's patents were chosen as `p1`, `p2`... in the order the search gave them.
   const found = (result?.final_result ?? []).filter((patent) => patent?.patent_id);
-  const forReport = (r.selections['agent-result'] ?? [])
-    .map((id) => found[Number(id.slice(1)) - 1]?.patent_id)
-    .map((id) => analysis.patents.find((patent) => patent.id === id?.trim()))
-    .filter((patent): patent is PatentRisk => patent !== undefined);
+  const forReport = [
+    ...(r.selections['agent-result'] ?? [])
+      .map((id) => found[Number(id.slice(1)) - 1]?.patent_id)
+      .map((id) => analysis.patents.find((patent) => !patent.added && patent.id === id?.trim()))
+      .filter((patent): patent is PatentRisk => patent !== undefined),
+    ...analysis.patents.filter((patent) => patent.added),
+  ];
   const documents = attachments.map(
     (attachment) => `- ${fileLink(attachment.fileName, attachmentPath(job.id, attachment))}`,
   );

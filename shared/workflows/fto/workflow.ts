@@ -7,7 +7,8 @@
  * ai66-1 submit → ai66-2 features (poll until extracted) → SELECT features → ai66-3 confirm →
  * ai66-4 start the search → ai66-5 results (poll, minutes) → SELECT the report's patents (1 to 5) →
  * p041 legal status and p014 families of the patents found (optional: their failure does not fail
- * the job) → ai66-6 create the report → ai66-7 report link (poll) → fetch the report document.
+ * the job) → ai66-8 for each patent named in `comparePatents` (optional, up to five; left out
+ * without one) → ai66-6 create the report → ai66-7 report link (poll) → fetch the report document.
  */
 import type { SelectionOption } from '../../engine/job-record';
 import type { PollPolicy } from '../../engine/policies';
@@ -15,12 +16,13 @@ import { type Decision, defineWorkflow, type ReportInput, stepsFor } from '../..
 import type { RequestOf } from '../../openplatform/schemas/requests';
 import type { DataOf } from '../../openplatform/schemas/responses';
 import { shorten } from '../../reports/markdown';
-import { familyStep, legalStatusStep, patentDataQuery } from '../common/patent-status';
+import { familyStep, isPublicationNumber, legalStatusStep, patentDataQuery } from '../common/patent-status';
 import { nonEmpty, numberState, untilDone, withoutNulls } from '../common/step-data';
 import { firstLine, readTextDocument } from '../common/text-input';
 import { analyseFto } from './analysis';
+import { addedPatents, compareStepName } from './compare';
 import { ftoDigest, ftoFindings } from './digest';
-import { compactDay, type FtoInput, ftoInput, legalStatusCodes } from './input';
+import { compactDay, comparePatentLimit, type FtoInput, ftoInput, legalStatusCodes } from './input';
 import { ftoReportMarkdown } from './report';
 
 const name = 'fto';
@@ -121,6 +123,16 @@ export function reportPatent(patent: Patent): RequestOf<'ai66-6ReportCreate'>['f
 export const patentQuery = (patents: readonly Patent[]) =>
   patentDataQuery(patents.map((patent) => patent?.patent_id));
 
+/**
+ * The legal-status and family query: the patents found, and the ones named for comparison when the
+ * found ones are named by publication number too (one query names patents one way).
+ */
+function statusQuery(found: readonly Patent[], input: FtoInput) {
+  const ids = found.filter(Boolean).map((patent) => patent?.patent_id);
+  const byNumber = ids.every((id) => isPublicationNumber((id ?? '').trim()));
+  return patentDataQuery([...ids, ...(byNumber ? (input.comparePatents ?? []) : [])]);
+}
+
 const FAILED_SEARCH = new Set(['failed', 'fail', 'failure', 'error', 'exception']);
 
 const step = stepsFor(name, ftoInput);
@@ -211,21 +223,25 @@ const agentResult = step.call({
   operation: 'ai66-5AgentResult',
   poll: ftoPolls.agentResult,
   request: (ctx) => ({ task_id: ctx.get(taskId) }),
-  decide: (data): Decision<typeof name> => {
+  decide: (data, ctx): Decision<typeof name> => {
     const status = (data.task_status ?? '').trim().toLowerCase();
     if (FAILED_SEARCH.has(status))
       return { type: 'fail', message: `the FTO search failed upstream (task_status "${data.task_status}")` };
     if (status !== 'success' && status !== 'succeed' && status !== 'succeeded') return { type: 'poll' };
     const found = (data.final_result ?? []).filter((patent) => patent?.patent_id);
-    // Nothing in force in the markets: the answer itself; the platform's report needs a patent.
-    if (found.length === 0) return { type: 'complete' };
+    const named = ctx.input.comparePatents?.length ?? 0;
+    // Nothing in force in the markets and nothing named: the answer itself (the report needs a patent).
+    if (found.length === 0) return named > 0 ? { type: 'next' } : { type: 'complete' };
+    // The patents named for comparison take their places in the platform's report first.
+    const places = reportPatentLimit - named;
+    if (places <= 0) return { type: 'next' };
     return {
       type: 'select',
       offer: {
-        prompt: `Which patents should the platform's FTO report analyse (1 to ${reportPatentLimit})? opflow's own report covers every patent found.`,
+        prompt: `Which patents should the platform's FTO report analyse (1 to ${places}${named > 0 ? `, beside the ${named} named for comparison` : ''})? opflow's own report covers every patent found.`,
         options: ftoPatentOptions(found),
         min: 1,
-        max: reportPatentLimit,
+        max: places,
       },
     };
   },
@@ -243,7 +259,7 @@ const legalStatus = step.call({
   note: 'one call for all patents found; left out with "legalData": false; its failure does not fail the job (the report says what is missing and why)',
   needs: [agentResult],
   skipWhen: legalDataOff,
-  request: (ctx) => patentQuery((ctx.output(agentResult).final_result ?? []).filter(Boolean)),
+  request: (ctx) => statusQuery(ctx.output(agentResult).final_result ?? [], ctx.input),
   decide: () => ({ type: 'next' }),
 });
 
@@ -255,22 +271,53 @@ const family = step.call({
   note: 'one call for all patents found; left out with "legalData": false; its failure does not fail the job',
   needs: [agentResult],
   skipWhen: legalDataOff,
-  request: (ctx) => patentQuery((ctx.output(agentResult).final_result ?? []).filter(Boolean)),
+  request: (ctx) => statusQuery(ctx.output(agentResult).final_result ?? [], ctx.input),
   decide: () => ({ type: 'next' }),
 });
+
+/** Why the `index`-th comparison step is left out: no patent named at that place. */
+function noPatentAt(input: FtoInput, index: number): string | undefined {
+  const named = input.comparePatents?.length ?? 0;
+  if (index < named) return undefined;
+  return named === 0
+    ? 'no "comparePatents" given'
+    : `"comparePatents" names ${named} ${named === 1 ? 'patent' : 'patents'}`;
+}
+
+/** ai66-8 for the `index`-th patent named in `comparePatents` (a step per place, up to five). */
+const compareStep = (index: number) =>
+  step.call({
+    name: compareStepName(index),
+    title: `compare patent ${index + 1} named (comparePatents)`,
+    operation: 'ai66-8FeatureComparison',
+    optional: true,
+    note: 'one call per patent named in "comparePatents", left out without one; its failure does not fail the job (the report says which patent could not be compared and why)',
+    skipWhen: ({ input }) => noPatentAt(input, index),
+    request: (ctx) => ({ task_id: ctx.get(taskId), pn: ctx.input.comparePatents?.[index] ?? '' }),
+    decide: (data, ctx) =>
+      (data.final_res ?? []).some((patent) => patent?.patent_id || patent?.features?.length)
+        ? { type: 'next' }
+        : { type: 'fail', message: `ai66-8 answered no comparison of ${ctx.input.comparePatents?.[index]}` },
+  });
+
+const comparisons = Array.from({ length: comparePatentLimit }, (_, index) => compareStep(index));
 
 const createReport = step.call({
   name: 'create-report',
   title: 'create the report',
   operation: 'ai66-6ReportCreate',
-  needs: [agentResult],
+  needs: [agentResult, ...comparisons],
   request: (ctx) => {
     const picked = ctx.chosen(agentResult);
     const found = (ctx.output(agentResult).final_result ?? []).filter((patent) => patent?.patent_id);
+    const added = addedPatents(ctx.outputs, ctx.input.comparePatents);
     return {
       task_id: ctx.get(taskId),
       title: ftoTitle(ctx.input),
-      final_res: found.filter((_, index) => picked.has(patentId(index))).map(reportPatent),
+      final_res: [
+        ...found.filter((_, index) => picked.has(patentId(index))).map(reportPatent),
+        ...added.map((patent) => ({ ...reportPatent(patent), user_added: true })),
+      ],
     };
   },
   decide: () => ({ type: 'next' }),
@@ -332,6 +379,7 @@ export const fto = defineWorkflow<FtoInput>({
     agentResult,
     legalStatus,
     family,
+    ...comparisons,
     createReport,
     reportLink,
     reportDocument,
