@@ -37,6 +37,20 @@ function heldCreate() {
   return { script, release: () => release(), creates: () => creates };
 }
 
+/** `opflow retry` of a job that kept its create's answer: it succeeds with that one create, no repeat. */
+async function expectRetriedWithoutPaying(
+  h: ReturnType<typeof harness>,
+  jobId: string,
+  held: ReturnType<typeof heldCreate>,
+): Promise<void> {
+  await retryJob(h.deps, jobId);
+  await drive(h.deps, h.queue, h.clock);
+  const done = (await h.store.get(jobId))!;
+  expect(done.status).toBe('SUCCEEDED');
+  expect(held.creates()).toBe(1);
+  expect(done.usage.duplicateCreates).toBe(0);
+}
+
 const realPause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function until(check: () => boolean | Promise<boolean>): Promise<void> {
@@ -188,12 +202,7 @@ describe('a paid call in flight', () => {
 
     // Its answer is kept with the job: a retry goes on from it instead of paying for the create again.
     expect(cancelled.unsaved?.step).toBe('create');
-    await retryJob(h.deps, job.id);
-    await drive(h.deps, h.queue, h.clock);
-    const done = (await h.store.get(job.id))!;
-    expect(done.status).toBe('SUCCEEDED');
-    expect(held.creates()).toBe(1);
-    expect(done.usage.duplicateCreates).toBe(0);
+    await expectRetriedWithoutPaying(h, job.id, held);
   });
 
   it('keeps the answer of a call whose job reached its deadline meanwhile, so a retry pays nothing twice', async () => {
@@ -222,13 +231,7 @@ describe('a paid call in flight', () => {
     expect(failed.status).toBe('FAILED');
     expect(failed.usage.calls).toBe(1);
     expect(failed.unsaved?.step).toBe('create');
-
-    await retryJob(h.deps, job.id);
-    await drive(h.deps, h.queue, h.clock);
-    const done = (await h.store.get(job.id))!;
-    expect(done.status).toBe('SUCCEEDED');
-    expect(held.creates()).toBe(1);
-    expect(done.usage.duplicateCreates).toBe(0);
+    await expectRetriedWithoutPaying(h, job.id, held);
   });
 });
 
