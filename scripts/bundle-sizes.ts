@@ -59,12 +59,15 @@ export const DEFAULT_MAX_KB = 1024;
  * (850 -> 900), schedules 664.8 (650 -> 685), webhooks 708.1 (705 -> 730). Raised on 27 November
  * 2026 for two design workflows (design infringement search and 1v1: image input checks, reports,
  * the typed schemas of 4 operations), about 19 KiB each: api 758.3 -> 777.6 KiB (775 -> 800),
- * schedules 666.9 -> 685.7 (685 -> 705), webhooks 710.3 -> 729.2 (730 -> 750).
+ * schedules 666.9 -> 685.7 (685 -> 705), webhooks 710.3 -> 729.2 (730 -> 750). Raised on 27
+ * November 2026 for the reviewers' pass in the sweeper: its code is a chunk loaded on first use,
+ * but the parts of the modules it shares with the sweep (zod, the job store, the SDK) that it uses
+ * stay in the chunks loaded at start (sweeper 430.7 KiB, 375 -> 445).
  */
 export const MAX_KB_BY_FUNCTION: Partial<Record<FunctionName, number>> = {
   worker: 930,
   api: 800,
-  sweeper: 375,
+  sweeper: 445,
   ingest: 900,
   callbacks: 620,
   schedules: 705,

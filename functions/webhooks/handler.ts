@@ -1,5 +1,6 @@
 /**
- * Lambda `webhooks`, behind the HTTP API's unauthenticated route `POST /webhooks/{source}`: checks a
+ * Lambda `webhooks`, behind the HTTP API's unauthenticated routes `POST /webhooks/{source}` and
+ * `GET`/`POST /review/{token}` (the reviewers' confirmation page): checks a
  * delivery's Standard Webhooks signature and starts its job (shared/http/webhooks.ts, the event
  * mapping in shared/runtime/lambda/webhook-route.ts). A function of its own, with its own concurrency
  * and the route's throttle, so badly signed floods never take the job API's. It builds the job side
@@ -8,6 +9,7 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
 import { awsWebhookHandler, loadAutomationSettings } from '../../shared/runtime/lambda/automation';
 import { createJobsRuntime } from '../../shared/runtime/lambda/jobs-runtime';
+import { awsReviewPage } from '../../shared/runtime/lambda/reviewers';
 import {
   createWebhookRouteHandler,
   type WebhookRouteHandler,
@@ -23,6 +25,7 @@ function routeHandler(): Promise<WebhookRouteHandler> {
     createWebhookRouteHandler({
       observability: runtime.observability,
       webhooks: awsWebhookHandler(runtime, webhooks),
+      review: awsReviewPage(runtime),
     }),
   );
   route.catch(() => {

@@ -37,12 +37,22 @@ import {
  */
 export const AUTOMATION_CONFIG_MAX_BYTES = 200 * 1024;
 
-/** The body of the config item: the webhook mappings and schedules, as JSON, and its hash. */
-export function automationConfigBody(automation: Pick<OpflowConfig, 'webhooks' | 'schedules'>): {
+/**
+ * The body of the config item: the webhook mappings, schedules and reviewers (when the config has
+ * any: a config without them keeps the body, and the item, it had before reviewers), as JSON, and
+ * its hash.
+ */
+export function automationConfigBody(
+  automation: Pick<OpflowConfig, 'webhooks' | 'schedules'> & Partial<Pick<OpflowConfig, 'reviewers'>>,
+): {
   body: string;
   hash: string;
 } {
-  const body = JSON.stringify({ webhooks: automation.webhooks, schedules: automation.schedules });
+  const body = JSON.stringify({
+    webhooks: automation.webhooks,
+    schedules: automation.schedules,
+    ...(automation.reviewers ? { reviewers: automation.reviewers } : {}),
+  });
   return { body, hash: createHash('sha256').update(body).digest('hex').slice(0, 16) };
 }
 
@@ -51,7 +61,8 @@ const PROVIDER_ID = `AWS${AwsCustomResource.PROVIDER_FUNCTION_UUID.replaceAll('-
 
 export interface AutomationConfigItemProps {
   readonly table: ITable;
-  readonly automation: Pick<OpflowConfig, 'webhooks' | 'schedules'>;
+  readonly automation: Pick<OpflowConfig, 'webhooks' | 'schedules'> &
+    Partial<Pick<OpflowConfig, 'reviewers'>>;
   /** The config file as the deployer named it, for errors. */
   readonly file: string;
   /** The deploy-time writer's log: kept as long as the functions' logs, removed as they are. */

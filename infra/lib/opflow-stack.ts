@@ -25,6 +25,7 @@ import { JOB_TABLE, JobStorage } from './job-storage';
 import { LiveEvents } from './live-events';
 import { PipelineFunction } from './pipeline-function';
 import { PIPELINE_METRICS, PipelineMonitoring } from './pipeline-monitoring';
+import { Reviewers } from './reviewers';
 import { TenantSecrets } from './tenant-secrets';
 import { WorkQueue } from './work-queue';
 
@@ -67,6 +68,8 @@ export class OpflowStack extends Stack {
   readonly monitoring: PipelineMonitoring;
   readonly inbox: InboxIngestion;
   readonly automation: Automation;
+  /** The reviewers' secrets, pass and page; undefined without a reviewers rule. */
+  readonly reviewers: Reviewers | undefined;
   readonly liveEvents: LiveEvents;
 
   constructor(scope: Construct, id: string, props: OpflowStackProps) {
@@ -306,6 +309,21 @@ export class OpflowStack extends Stack {
       functionDefaults,
     });
     this.acknowledgeAutomationWildcards();
+
+    // The reviewers (infra/lib/reviewers.ts), when opflow.config.json has a rule.
+    if ((props.automation?.reviewers?.rules.length ?? 0) > 0)
+      this.reviewers = new Reviewers(this, 'Reviewers', {
+        prefix,
+        table: this.storage.table,
+        config: this.automation.config,
+        sweeper: this.sweeper,
+        page: this.automation.webhookReceiver,
+        httpApi: this.jobApi.httpApi,
+        stage: this.jobApi.stage,
+        publicUrl: this.jobApi.url,
+        throttle: config.webhooks.throttle,
+        removalPolicy: config.removalPolicy,
+      });
 
     this.monitoring = new PipelineMonitoring(this, 'Monitoring', {
       resourcePrefix: prefix,

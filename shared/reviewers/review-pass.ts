@@ -48,6 +48,8 @@ export interface ReviewPassResult {
   rounds: number;
   failedDeliveries: number;
   timedOut: number;
+  /** True when the pass stopped at its time budget (`until`) with jobs left to look at: the next pass goes on. */
+  outOfTime: boolean;
 }
 
 /** How long a claimed round is held by one process (well beyond its deliveries' deadlines). */
@@ -61,12 +63,16 @@ export function reviewPageUrl(publicUrl: string, token: string): string {
   return `${publicUrl.replace(/\/+$/, '')}/review/${token}`;
 }
 
-/** One pass over the jobs awaiting a selection (at most `limit`). */
+/**
+ * One pass over the jobs awaiting a selection (at most `limit`, 500 unless said). With `until` (a
+ * time of `deps.clock`), it starts no job's notices after then, so a function that runs it within
+ * its timeout stops in time; the jobs it did not reach are the next pass's.
+ */
 export async function reviewPass(
   deps: ReviewPassDeps,
-  options: { limit?: number } = {},
+  options: { limit?: number; until?: number | undefined } = {},
 ): Promise<ReviewPassResult> {
-  const result: ReviewPassResult = { rounds: 0, failedDeliveries: 0, timedOut: 0 };
+  const result: ReviewPassResult = { rounds: 0, failedDeliveries: 0, timedOut: 0, outOfTime: false };
   if (deps.config.rules.length === 0) return result;
   let cursor: string | undefined;
   let seen = 0;
@@ -78,6 +84,10 @@ export async function reviewPass(
       cursor,
     });
     for (const job of page.jobs) {
+      if (options.until !== undefined && deps.clock.now() >= options.until) {
+        result.outOfTime = true;
+        return result;
+      }
       try {
         await reviewJob(deps, job, result);
       } catch (error) {

@@ -18,6 +18,8 @@ export interface ReviewerSecrets {
 }
 
 export const reviewLinkSecretVariable = 'OPFLOW_REVIEW_LINK_SECRET';
+/** aws: the prefix of the reviewers' secrets in Secrets Manager (the stack sets it); unset, no reviewers. */
+export const reviewSecretPrefixVariable = 'OPFLOW_REVIEW_SECRET_PREFIX';
 export const smtpUrlVariable = 'OPFLOW_SMTP_URL';
 
 /** `OPFLOW_REVIEW_<CHANNEL>_URL` / `_SECRET`: upper case, `_` for `-`. */

@@ -32,10 +32,26 @@ export const automationVariables = [
   'OPFLOW_CALLBACK_ALLOW_HOSTS',
   'OPFLOW_CALLBACK_QUEUE_URL',
   'OPFLOW_SCHEDULES',
+  'OPFLOW_REVIEWERS',
 ] as const;
 
-/** The webhook mappings and schedules a function serves. */
-export type AutomationSettings = Pick<OpflowConfig, 'webhooks' | 'schedules'>;
+/** The webhook mappings, schedules and reviewers a function serves. */
+export type AutomationSettings = Pick<OpflowConfig, 'webhooks' | 'schedules' | 'reviewers'>;
+
+/** The reviewers of OPFLOW_REVIEWERS (a harness's way to set them, as OPFLOW_WEBHOOK_MAPPINGS); none when unset. */
+function reviewersFromEnv(env: Env): OpflowConfig['reviewers'] {
+  const raw = env.OPFLOW_REVIEWERS?.trim();
+  if (!raw) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch (error) {
+    throw new Error(`OPFLOW_REVIEWERS is not JSON: ${(error as Error).message}`);
+  }
+  const parsed = opflowConfigSchema.safeParse({ reviewers: value });
+  if (!parsed.success) throw new Error(`OPFLOW_REVIEWERS: ${formatIssues(parsed.error)}`);
+  return parsed.data.reviewers;
+}
 
 /** The webhook mappings of OPFLOW_WEBHOOK_MAPPINGS (a harness's way to set them); none when unset. */
 function webhooksFromEnv(env: Env): OpflowConfig['webhooks'] {
@@ -58,10 +74,10 @@ const configItemSchema = z.object({ body: z.string() });
 const cachedSettings = new Map<string, Promise<AutomationSettings>>();
 
 /**
- * The webhook mappings and schedules of this stack: the config item OPFLOW_AUTOMATION_CONFIG names
+ * The webhook mappings, schedules and reviewers of this stack: the config item OPFLOW_AUTOMATION_CONFIG names
  * (`PK = CONFIG`, written by the stack at deploy), read once per container and kept (a changed config
  * is a new item and a new variable, so a new container). Without the variable (a harness, aws-local),
- * OPFLOW_WEBHOOK_MAPPINGS and OPFLOW_SCHEDULES are read instead. A missing or malformed item throws
+ * OPFLOW_WEBHOOK_MAPPINGS, OPFLOW_SCHEDULES and OPFLOW_REVIEWERS are read instead. A missing or malformed item throws
  * naming the item, and is read again at the next call.
  */
 export function loadAutomationSettings(
@@ -69,7 +85,12 @@ export function loadAutomationSettings(
   env: Env = process.env,
 ): Promise<AutomationSettings> {
   const sortKey = env[AUTOMATION_CONFIG_VARIABLE]?.trim();
-  if (!sortKey) return Promise.resolve({ webhooks: webhooksFromEnv(env), schedules: schedulesFromEnv(env) });
+  if (!sortKey)
+    return Promise.resolve({
+      webhooks: webhooksFromEnv(env),
+      schedules: schedulesFromEnv(env),
+      reviewers: reviewersFromEnv(env),
+    });
   const { tableName } = pipeline.config;
   const cacheKey = `${tableName}/${sortKey}`;
   const cached = cachedSettings.get(cacheKey);
@@ -94,7 +115,11 @@ export function loadAutomationSettings(
     }
     const parsed = opflowConfigSchema.safeParse(value);
     if (!parsed.success) throw new Error(`${where}: ${formatIssues(parsed.error)}`);
-    return { webhooks: parsed.data.webhooks, schedules: parsed.data.schedules };
+    return {
+      webhooks: parsed.data.webhooks,
+      schedules: parsed.data.schedules,
+      reviewers: parsed.data.reviewers,
+    };
   })();
   cachedSettings.set(cacheKey, loading);
   loading.catch(() => cachedSettings.delete(cacheKey));

@@ -9,6 +9,8 @@ import { DynamoDbJobStore } from '../../backends/aws/dynamodb-job-store';
 import { SqsWorkQueue } from '../../backends/aws/sqs-work-queue';
 import type { SweepDeps } from '../../engine/deps';
 import { messageBudgetFromEnv } from '../../engine/job-record';
+import type { ReviewPassResult } from '../../reviewers/review-pass';
+import { reviewSecretPrefixVariable } from '../../reviewers/reviewer-secrets';
 import { loadAwsConfig } from '../aws/config';
 import { createObservability, type Observability } from './observability';
 import type { SweeperOptions } from './sweeper';
@@ -34,5 +36,22 @@ export function createSweeperRuntime(
     deps,
     observability: createObservability(),
     ...(config.admission !== 'off' ? { parked: store } : {}),
+    ...(env[reviewSecretPrefixVariable]?.trim() ? { reviews: reviewsOnFirstUse(env) } : {}),
+  };
+}
+
+/**
+ * The reviewers' pass, its code (the job side of the engine, the workflows, mail and Secrets
+ * Manager) loaded and built on the first run: a chunk of its own, so a stack without reviewers
+ * never loads it.
+ */
+function reviewsOnFirstUse(env: Readonly<Record<string, string | undefined>>): SweeperOptions['reviews'] {
+  let built: Promise<(until: number) => Promise<ReviewPassResult | undefined>> | undefined;
+  return async (until) => {
+    built ??= import('./review-sweep').then(({ createReviewSweep }) => createReviewSweep(env));
+    built.catch(() => {
+      built = undefined;
+    });
+    return (await built)(until);
   };
 }

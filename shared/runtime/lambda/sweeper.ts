@@ -2,13 +2,16 @@
  * The sweeper's logic, behind the scheduled Lambda `sweeper` (every minute): re-send a message for
  * every unfinished job whose `nextRunAt` is well past (a message lost between commit and send, or a
  * wait longer than SQS can hold), so the step worker looks at it again; jobs past their deadline
- * are failed by the step worker when that message arrives.
+ * are failed by the step worker when that message arrives. Where the stack has reviewers, the
+ * reviewers' pass follows, within the run's time budget.
  */
 import type { Context } from 'aws-lambda';
 import { nudgeParked } from '../../engine/admission/nudge';
 import type { ParkedJobs } from '../../engine/admission/parked-jobs';
 import type { SweepDeps } from '../../engine/deps';
 import { expireParked, type SweepOptions, sweep } from '../../engine/sweep';
+import { errorMessage } from '../../errors/error-message';
+import type { ReviewPassResult } from '../../reviewers/review-pass';
 import { engineLogger, engineMetrics, type Observability } from './observability';
 
 export interface SweeperOptions {
@@ -18,11 +21,43 @@ export interface SweeperOptions {
   sweep?: SweepOptions | undefined;
   /** With it, parked jobs of keys whose line has ended are sent their message (`nudgeParked`). */
   parked?: ParkedJobs | undefined;
+  /**
+   * With it, the reviewers' pass runs after the sweep: notices, reminders and timeout defaults of the
+   * jobs awaiting a selection (lambda/reviewers.ts), starting nothing after `until` (epoch ms).
+   */
+  reviews?: ((until: number) => Promise<ReviewPassResult | undefined>) | undefined;
 }
 
 export interface Sweeper {
   /** The Lambda handler: what this run re-sent. */
-  handle(event: unknown, context: Context): Promise<{ requeued: number; expired: number; nudged: number }>;
+  handle(event: unknown, context: Context): Promise<SweepRun>;
+}
+
+/** What a run did. */
+export interface SweepRun {
+  requeued: number;
+  expired: number;
+  nudged: number;
+  expiredParked: number;
+  /** The reviewers' pass, when the stack has reviewers. */
+  reviews?: ReviewPassResult | undefined;
+}
+
+/** The reviewers' pass stops starting notices this long before the function's timeout. */
+const reviewMarginMs = 15_000;
+
+/** The reviewers' pass, logged; a failure is the next run's to retry, never the sweep's. */
+async function runReviews(
+  reviews: NonNullable<SweeperOptions['reviews']>,
+  context: Context,
+  logger: Observability['logger'],
+): Promise<ReviewPassResult | undefined> {
+  try {
+    return await reviews(Date.now() + Math.max(0, context.getRemainingTimeInMillis() - reviewMarginMs));
+  } catch (error) {
+    logger.error('reviewers: the pass failed; the next sweep runs it again', { error: errorMessage(error) });
+    return undefined;
+  }
 }
 
 export function createSweeper(options: SweeperOptions): Sweeper {
@@ -42,8 +77,9 @@ export function createSweeper(options: SweeperOptions): Sweeper {
         const nudged = options.parked ? await nudgeParked(deps, options.parked) : 0;
         // Parked jobs past their deadline, whatever their key's line: the runner fails them.
         const expiredParked = options.parked ? await expireParked(deps, options.parked) : 0;
-        logger.info('sweep done', { ...result, nudged, expiredParked });
-        return { ...result, nudged, expiredParked };
+        const reviews = options.reviews && (await runReviews(options.reviews, context, logger));
+        logger.info('sweep done', { ...result, nudged, expiredParked, ...(reviews ? { reviews } : {}) });
+        return { ...result, nudged, expiredParked, ...(reviews ? { reviews } : {}) };
       } finally {
         if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
       }

@@ -45,9 +45,22 @@ describe('the reviewers pass', () => {
         publicUrl: 'http://opflow.test',
         policy: { allowHosts: [`127.0.0.1:${port}`] },
       };
-      const first = await reviewPass(deps);
-      expect(first).toEqual({ rounds: 1, failedDeliveries: 0, timedOut: 0 });
-      expect(await reviewPass(deps)).toEqual({ rounds: 0, failedDeliveries: 0, timedOut: 0 });
+      // A pass whose time budget is already spent looks at nothing, and says so.
+      expect(await reviewPass(deps, { until: h.clock.now() })).toEqual({
+        rounds: 0,
+        failedDeliveries: 0,
+        timedOut: 0,
+        outOfTime: true,
+      });
+      expect(bodies).toHaveLength(0);
+      const first = await reviewPass(deps, { until: h.clock.now() + 30_000 });
+      expect(first).toEqual({ rounds: 1, failedDeliveries: 0, timedOut: 0, outOfTime: false });
+      expect(await reviewPass(deps)).toEqual({
+        rounds: 0,
+        failedDeliveries: 0,
+        timedOut: 0,
+        outOfTime: false,
+      });
       expect(bodies).toHaveLength(1);
       expect(JSON.parse(bodies[0]!).text).toContain('http://opflow.test/review/');
       const stored = (await h.store.get(job.id))!;

@@ -1,0 +1,16 @@
+/**
+ * The sweeper's reviewers' pass, loaded on its first run (sweeper-runtime.ts): the job side of the
+ * engine (answering a selection when a timeout's default is taken needs the workflows), built once
+ * per instance, and the pass itself (reviewers.ts).
+ */
+import type { ReviewPassResult } from '../../reviewers/review-pass';
+import { createJobsRuntime } from './jobs-runtime';
+import { sweepReviews } from './reviewers';
+
+/** The pass of this instance: each call runs one, starting nothing after `until` (epoch ms). */
+export function createReviewSweep(
+  env: Readonly<Record<string, string | undefined>>,
+): (until: number) => Promise<ReviewPassResult | undefined> {
+  const runtime = createJobsRuntime({ functionName: 'sweeper', env });
+  return (until) => runtime.settle(sweepReviews(runtime, until, env));
+}

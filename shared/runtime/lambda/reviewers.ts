@@ -1,0 +1,100 @@
+/**
+ * The reviewers on aws: the review pass the sweeper runs every minute within a time budget, and
+ * the confirmation page (`GET`/`POST /review/{token}`) the webhooks function serves on the HTTP
+ * API's public side. Both read the `reviewers` section of opflow.config.json from the stack's
+ * config item, and their secrets (the link key, channel URLs, the SMTP server) from Secrets
+ * Manager under OPFLOW_REVIEW_SECRET_PREFIX, never from the environment. The sweeper loads this
+ * module only when the stack set reviewers up (a chunk of its own), so its cold start stays small.
+ */
+import { awsClientConfig, createSecretsManagerClient } from '../../backends/aws/clients';
+import { SecretsManagerReviewerSecrets } from '../../backends/aws/secrets-manager-reviewer-secrets';
+import { errorMessage } from '../../errors/error-message';
+import type { HttpAnswer } from '../../http/api-error';
+import { answerReviewPage, type ReviewRequest } from '../../reviewers/confirmation-page';
+import type { ReviewersConfig } from '../../reviewers/review-config';
+import { type ReviewPassResult, reviewPass } from '../../reviewers/review-pass';
+import { reviewSecretPrefixVariable } from '../../reviewers/reviewer-secrets';
+import { publicUrlVariable } from '../local/callback-loop';
+import { loadAutomationSettings } from './automation';
+import type { JobSide } from './jobs-runtime';
+import { engineLogger, type Observability } from './observability';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** The reviewers' secrets on Secrets Manager, or undefined when the stack set up none. */
+export function awsReviewerSecrets(
+  pipeline: Pick<JobSide, 'config'>,
+  env: Env = process.env,
+): SecretsManagerReviewerSecrets | undefined {
+  const prefix = env[reviewSecretPrefixVariable]?.trim();
+  if (!prefix) return undefined;
+  return new SecretsManagerReviewerSecrets(
+    createSecretsManagerClient(awsClientConfig(pipeline.config)),
+    prefix,
+  );
+}
+
+/** The reviewers of the stack's config item, or undefined when it has no rule. */
+async function reviewersOf(
+  pipeline: Pick<JobSide, 'aws' | 'config'>,
+  env: Env,
+): Promise<ReviewersConfig | undefined> {
+  const { reviewers } = await loadAutomationSettings(pipeline, env);
+  return reviewers && reviewers.rules.length > 0 ? reviewers : undefined;
+}
+
+/**
+ * One review pass of the sweeper, starting no job's notices after `until` (epoch ms). Undefined when
+ * the stack has no reviewers. The links point at OPFLOW_PUBLIC_URL (the HTTP API's URL).
+ */
+export async function sweepReviews(
+  pipeline: Pick<JobSide, 'deps' | 'aws' | 'config'> & { observability: Observability },
+  until: number,
+  env: Env = process.env,
+): Promise<ReviewPassResult | undefined> {
+  const secrets = awsReviewerSecrets(pipeline, env);
+  const config = secrets && (await reviewersOf(pipeline, env));
+  if (!secrets || !config) return undefined;
+  const publicUrl = env[publicUrlVariable]?.trim();
+  if (!publicUrl)
+    throw new Error(`${publicUrlVariable} is not set: the links of the notices are made from it`);
+  return reviewPass(
+    {
+      ...pipeline.deps,
+      log: engineLogger(pipeline.observability.logger),
+      config,
+      secrets,
+      publicUrl,
+      policy: pipeline.deps.callbacks?.policy,
+    },
+    { until },
+  );
+}
+
+/**
+ * The confirmation page on the webhooks function: the signed token is its only credential, so the
+ * route has no authorizer. Undefined when the stack set up no reviewers (the route answers 404).
+ */
+export function awsReviewPage(
+  pipeline: Pick<JobSide, 'deps' | 'config'> & { observability: Observability },
+  env: Env = process.env,
+): ((request: ReviewRequest) => Promise<HttpAnswer>) | undefined {
+  const secrets = awsReviewerSecrets(pipeline, env);
+  if (!secrets) return undefined;
+  return async (request) => {
+    let key: Buffer;
+    try {
+      key = await secrets.linkKey();
+    } catch (error) {
+      pipeline.observability.logger.error('reviewers: the link key cannot be read', {
+        error: errorMessage(error),
+      });
+      return {
+        status: 503,
+        headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' },
+        body: 'The confirmation page is not available now: its key cannot be read. Try again later.',
+      };
+    }
+    return answerReviewPage(pipeline.deps, key, request);
+  };
+}
