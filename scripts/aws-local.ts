@@ -171,11 +171,19 @@ async function main(): Promise<void> {
       ([name, value]) => `${name}=${value}`,
     );
     writeFileSync(envFile, `${lines.join('\n')}\n`, { mode: 0o600 });
+    // The stack's outputs as `cdk deploy --outputs-file` writes them, so what reads a deployed stack's
+    // outputs (`npm run smoke:aws -- --stack opflow-local`) reads this one the same way.
+    const outputsFile = path.join(dir, 'outputs.json');
+    writeFileSync(
+      outputsFile,
+      `${JSON.stringify({ [LOCAL_STACK_NAME]: localOutputs(env, running.gateway.url) }, null, 2)}\n`,
+    );
     process.stdout.write(
       `# opflow aws backend on this machine (emulators; ${sandbox ? `built-in sandbox at ${sandbox.url}` : 'the Open Platform with your OPFLOW_API_KEY'})\n` +
         `# In another shell:  set -a; . ${envFileShown(envFile)}; set +a\n` +
         `#                    npx opflow --backend aws run novelty-check examples/disclosures\n` +
         `# The job API (the api function): ${running.gateway.url}/jobs   Function logs: ${logFile}\n` +
+        `# Its outputs, as cdk deploy --outputs-file writes them: ${outputsFile} (stack ${LOCAL_STACK_NAME})\n` +
         lines.map((line) => `export ${line}`).join('\n') +
         '\n',
     );
@@ -189,6 +197,23 @@ async function main(): Promise<void> {
     say(`failed: ${errorMessage(error)}`);
     await stop(1);
   }
+}
+
+/** The stack name aws-local's outputs file gives its stack. */
+const LOCAL_STACK_NAME = 'opflow-local';
+
+/** The outputs a deployed stack has that aws-local has too (ApiUrl ends with a slash, as API Gateway's). */
+function localOutputs(env: Record<string, string>, apiUrl: string): Record<string, string> {
+  const outputs: Record<string, string | undefined> = {
+    ApiUrl: `${apiUrl.replace(/\/$/, '')}/`,
+    TableName: env.OPFLOW_TABLE_NAME,
+    QueueUrl: env.OPFLOW_QUEUE_URL,
+    BucketName: env.OPFLOW_BUCKET_NAME,
+    ApiKeySecretPrefix: env.OPFLOW_API_KEY_SECRET_PREFIX,
+  };
+  return Object.fromEntries(
+    Object.entries(outputs).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  );
 }
 
 /** The config file's schedules and webhook mappings (none without a file); an invalid file stops the start. */

@@ -3,7 +3,7 @@
 // job through the step worker, a manifest through the ingest function, a signed webhook through the
 // webhooks function and a schedule's slot through the schedules function; a command whose function is not
 // there fails within seconds naming it; SIGTERM then stops everything, and a command after it says
-// what to start.
+// what to start. `npm run smoke:aws` runs one job of each workflow through its job API, from its outputs file.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { workflows } from '../../../shared/workflows';
 import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
 import { childEnv, repoRoot, runOpflow } from '../local/opflow-process';
 
@@ -77,6 +78,33 @@ beforeAll(async () => {
     child.on('exit', (code) => reject(new Error(`aws-local exited ${code} before it was ready:\n${stderr}`)));
   });
 }, REAL_PROCESS_TIMEOUT_MS);
+
+/** `npm run smoke:aws -- <args>` as a user runs it (tsx from this repository), signed with test credentials. */
+function runSmoke(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const smoke = spawn(
+    process.execPath,
+    [
+      '--import',
+      pathToFileURL(join(repoRoot, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href,
+      join(repoRoot, 'scripts/smoke-aws.ts'),
+      ...args,
+    ],
+    {
+      cwd: dir,
+      env: childEnv({ AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', AWS_REGION: 'us-east-1' }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let out = '';
+  let err = '';
+  smoke.stdout?.on('data', (chunk: Buffer) => {
+    out += chunk.toString('utf8');
+  });
+  smoke.stderr?.on('data', (chunk: Buffer) => {
+    err += chunk.toString('utf8');
+  });
+  return new Promise((resolve) => smoke.on('close', (code) => resolve({ code, stdout: out, stderr: err })));
+}
 
 afterAll(async () => {
   if (child && child.exitCode === null) child.kill('SIGKILL');
@@ -216,6 +244,37 @@ describe('npm run aws-local', { timeout: REAL_PROCESS_TIMEOUT_MS }, () => {
     expect(checks.every((check) => check.status === 'ok')).toBe(true);
     // The key is read, never shown.
     expect(result.stdout).not.toContain('sk-');
+  });
+
+  it('npm run smoke:aws runs one job of each workflow through the job API, reading the stack outputs file', async () => {
+    const outputs = join(dir, 'state', 'outputs.json');
+    const smoke = await runSmoke(['--stack', 'opflow-local', '--outputs', outputs, '--deadline', '240']);
+    expect(smoke.code, `${smoke.stdout}\n${smoke.stderr}`).toBe(0);
+    const rows = smoke.stdout
+      .split('\n')
+      .filter((line) => /^\| [a-z-]+ \| /.test(line) && !line.startsWith('| workflow |'));
+    expect(rows.map((row) => row.split(' | ')[0]?.slice(2))).toEqual([...workflows.keys()]);
+    for (const row of rows)
+      expect(row).toMatch(/\| SUCCEEDED \| [1-9]\d* \| \d+ \| [\d.]+ \| \d+ \| ok: report stored/);
+    // Manual selection, answered through the API: a novelty check offers its features.
+    expect(rows.find((row) => row.startsWith('| novelty-check '))).toMatch(/\| [1-9] \| ok/);
+    expect(smoke.stdout).toContain(`${workflows.size} of ${workflows.size} workflows passed`);
+    // A job past its deadline is cancelled and fails the run; a stack not in the file is named.
+    const late = await runSmoke([
+      '--stack',
+      'opflow-local',
+      '--outputs',
+      outputs,
+      '--workflows',
+      'patent-count',
+      '--deadline',
+      '0.001',
+    ]);
+    expect(late.code).toBe(1);
+    expect(late.stdout).toMatch(/\| patent-count \| timed out \|.*FAIL: still \w+ .*cancelled/);
+    const missing = await runSmoke(['--stack', 'opflow-nowhere', '--outputs', outputs]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('no stack opflow-nowhere (it has opflow-local)');
   });
 
   it('stops everything on SIGTERM', async () => {
