@@ -252,7 +252,7 @@ describe('npm run aws-local', { timeout: REAL_PROCESS_TIMEOUT_MS }, () => {
     expect(smoke.code, `${smoke.stdout}\n${smoke.stderr}`).toBe(0);
     const rows = smoke.stdout
       .split('\n')
-      .filter((line) => /^\| [a-z-]+ \| /.test(line) && !line.startsWith('| workflow |'));
+      .filter((line) => /^\| [a-z0-9-]+ \| /.test(line) && !line.startsWith('| workflow |'));
     expect(rows.map((row) => row.split(' | ')[0]?.slice(2))).toEqual([...workflows.keys()]);
     for (const row of rows)
       expect(row).toMatch(/\| SUCCEEDED \| [1-9]\d* \| \d+ \| [\d.]+ \| \d+ \| ok: report stored/);
