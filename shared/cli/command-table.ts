@@ -145,11 +145,17 @@ const run = defineCommand({
     {
       name: '<inputs...>',
       description:
-        'text (.txt), Markdown (.md), JSON (.json), Word (.docx) or PDF (.pdf) files, folders of them, or - for stdin',
+        'text (.txt), Markdown (.md), JSON (.json), Word (.docx) or PDF (.pdf) files, product images (.png, .jpg: design workflows), folders of them, or - for stdin',
     },
   ],
   options: [
     selectMode,
+    {
+      flags: '--set <field=value>',
+      description:
+        'an input field added to every input, repeatable (a JSON value or text), e.g. --set patent=EU0040356240003S',
+      repeatable: true,
+    },
     {
       flags: '--deadline <duration>',
       description: "fail a job not finished in time, e.g. 30m, 2h, 1d (default: the workflow's, 24h)",

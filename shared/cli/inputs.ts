@@ -1,6 +1,7 @@
 /**
  * Reading the inputs of `opflow run`: text (.txt), Markdown (.md), JSON (.json), Word (.docx) and PDF
- * (.pdf) files, folders of them, or `-` for standard input. A .docx or .pdf is read as `opflow
+ * (.pdf) files, images (.png, .jpg, .jpeg) for a workflow that takes them, folders of them, or `-` for
+ * standard input. A .docx or .pdf is read as `opflow
  * ingest` reads it (shared/ingest/documents.ts: in a child process under a memory and time budget; a
  * .docx's label/value tables become `Label: value` lines of the disclosure form). A file that cannot
  * be used is reported with its path and the reason, and the others still run.
@@ -11,7 +12,7 @@ import { errorMessage } from '../errors/error-message';
 import { describeFileError, readRegularFile, tooLarge } from '../files/bounded-read';
 import { DocumentProblem, extractDocument, maxDocumentBytes } from '../ingest/documents';
 
-export type InputKind = 'text' | 'markdown' | 'json';
+export type InputKind = 'text' | 'markdown' | 'json' | 'image';
 
 export interface InputDocument {
   /** As the user named it (a path, or `-`), for messages. */
@@ -19,9 +20,11 @@ export interface InputDocument {
   /** The file's name (`stdin` for `-`), used for titles and labels. */
   fileName: string;
   kind: InputKind;
-  /** The text, or for JSON the parsed value. */
+  /** The text, or for JSON the parsed value (empty for an image). */
   content: string;
   json?: unknown;
+  /** An image's bytes (PNG or JPEG: checked by the workflow's input schema, never logged). */
+  bytes?: Uint8Array;
 }
 
 export interface InputProblem {
@@ -47,11 +50,17 @@ const usableExtension = (name: string) => {
 /** The largest input file read (a disclosure is a few pages; this guards against a wrong path). */
 export const maxInputBytes = 2 * 1024 * 1024;
 
+/** Image files, read as images by workflows that take them (the design workflows); the platform's limit is 4,096 KB. */
+const imageExtensions: ReadonlySet<string> = new Set(['.png', '.jpg', '.jpeg']);
+const maxImageFileBytes = 4096 * 1024;
+
 export interface ReadInputsOptions {
   /** Reads standard input (for `-`), stopping once more than `maxBytes` bytes have come. */
   readStdin: (maxBytes?: number) => Promise<string>;
   /** Relative paths are resolved against this. Default: the current directory. */
   cwd?: string | undefined;
+  /** Read .png, .jpg and .jpeg files as images (for a workflow that takes them). Default: false. */
+  images?: boolean | undefined;
 }
 
 /** Reads every input in order; folders give their usable files sorted by name (not recursing). */
@@ -65,10 +74,22 @@ export async function readInputs(
   const skipped: string[] = [];
   const seen = new Set<string>();
   let stdinUsed = false;
+  const isImage = (name: string) =>
+    options.images === true && imageExtensions.has(extname(name).toLowerCase());
+  const usable = (name: string) => usableExtension(name) || isImage(name);
 
   const addFile = async (source: string, path: string) => {
     if (seen.has(path)) return;
     seen.add(path);
+    if (isImage(path)) {
+      try {
+        const bytes = await readRegularFile(path, { maxBytes: maxImageFileBytes, shownAs: source });
+        documents.push({ source, fileName: basename(path), kind: 'image', content: '', bytes });
+      } catch (error) {
+        problems.push({ source, reason: describeFileError(error) });
+      }
+      return;
+    }
     if (extractedExtensions.has(extname(path).toLowerCase())) {
       const document = await readExtracted(source, path);
       if ('reason' in document) problems.push(document);
@@ -124,11 +145,14 @@ export async function readInputs(
           .filter((entry) => !entry.name.startsWith('.'))
           .sort((a, b) => a.name.localeCompare(b.name));
         for (const entry of visible) {
-          if (entry.isFile() && !usableExtension(entry.name)) skipped.push(join(source, entry.name));
+          if (entry.isFile() && !usable(entry.name)) skipped.push(join(source, entry.name));
         }
-        const names = visible.map((entry) => entry.name).filter(usableExtension);
+        const names = visible.map((entry) => entry.name).filter(usable);
         if (names.length === 0) {
-          problems.push({ source, reason: 'the folder has no .md, .txt, .json, .docx or .pdf files' });
+          problems.push({
+            source,
+            reason: `the folder has no .md, .txt, .json, .docx${options.images ? ', .pdf, .png or .jpg' : ' or .pdf'} files`,
+          });
           continue;
         }
         for (const name of names) await addFile(join(source, name), join(path, name));

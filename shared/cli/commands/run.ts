@@ -37,6 +37,8 @@ export interface RunOptions extends GlobalOptions {
   wait: boolean;
   priority?: string | undefined;
   maxUnits?: string | undefined;
+  /** `name=value` input fields added to every input (`--set patent=EU0040356240003S`). */
+  set?: string[] | undefined;
 }
 
 interface Candidate {
@@ -63,9 +65,11 @@ export async function runCommand(
       ? undefined
       : parseDuration(options.deadline, '--deadline', { maxMs: maxDeadlineMs, maxText: '366d' });
 
+  const fields = parseSetFields(options.set ?? []);
   const { documents, problems, skipped } = await readInputs(sources, {
     readStdin: ctx.io.readStdin,
     cwd: ctx.io.cwd,
+    images: workflow.fromImage !== undefined,
   });
   if (skipped.length > 0) {
     ctx.io.stderr.write(
@@ -74,7 +78,7 @@ export async function runCommand(
   }
   const refused: InputProblem[] = [...problems];
   const candidates: Candidate[] = [];
-  const hasText = documents.some((document) => document.kind !== 'json');
+  const hasText = documents.some((document) => document.kind !== 'json' && document.kind !== 'image');
   const formConfig = hasText ? (await readConfigFile(ctx, undefined)).config.disclosureForm : undefined;
   if (hasText) await loadDisclosureParsers();
   for (const document of documents) {
@@ -82,7 +86,7 @@ export async function runCommand(
       ctx.io.stderr.write(`opflow: ${document.source}: ${warning}\n`),
     );
     if ('reason' in built) refused.push(built);
-    else candidates.push(...built);
+    else candidates.push(...built.map((candidate) => withFields(candidate, fields)));
   }
   for (const problem of refused)
     ctx.io.stderr.write(`opflow: skipping ${problem.source}: ${problem.reason}\n`);
@@ -291,6 +295,11 @@ function candidatesOf(
   formConfig: DisclosureFormConfig | undefined,
   warn: (warning: string) => void,
 ): Candidate[] | InputProblem {
+  if (document.kind === 'image') {
+    if (!workflow.fromImage) return { source: document.source, reason: `${workflow.name} takes no images` };
+    const input = workflow.fromImage(document.bytes ?? new Uint8Array(), document.fileName);
+    return [{ source: document.source, label: document.fileName, input }];
+  }
   if (document.kind === 'json') {
     const values = Array.isArray(document.json) ? document.json : [document.json];
     if (values.length === 0) return { source: document.source, reason: 'the JSON array is empty' };
@@ -321,6 +330,37 @@ function candidatesOf(
   } catch (error) {
     return { source: document.source, reason: errorMessage(error) };
   }
+}
+
+/**
+ * `--set name=value` pairs as input fields: a value that reads as JSON (a number, a list, an object)
+ * is taken as that, any other as text.
+ */
+export function parseSetFields(pairs: readonly string[]): Record<string, unknown> {
+  const fields: Record<string, unknown> = {};
+  for (const pair of pairs) {
+    const at = pair.indexOf('=');
+    if (at <= 0) throw new CliError(`--set: expected field=value, got "${pair}"`, ExitCode.usage);
+    const value = pair.slice(at + 1);
+    let parsed: unknown = value;
+    if (/^\s*[[{\d"-]|^(true|false|null)$/.test(value)) {
+      try {
+        parsed = JSON.parse(value);
+      } catch {
+        parsed = value;
+      }
+    }
+    fields[pair.slice(0, at).trim()] = parsed;
+  }
+  return fields;
+}
+
+/** The candidate with `--set` fields added (they win over a file's own). */
+function withFields(candidate: Candidate, fields: Record<string, unknown>): Candidate {
+  if (Object.keys(fields).length === 0) return candidate;
+  const input = candidate.input;
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) return candidate;
+  return { ...candidate, input: { ...(input as Record<string, unknown>), ...fields } };
 }
 
 /** The job's input as canonical JSON (as the workflow's schema produced it), to recognise a repeat. */

@@ -11,7 +11,10 @@ export const design1v1Input = z.lazy(() =>
     image: productImage,
     /** The registered design's publication number, e.g. EU0065350760001S or USD1055174S1. */
     patent: z
-      .string({ error: 'patent: the registered design to compare with is required (e.g. EU0065350760001S)' })
+      .string({
+        error:
+          'patent: the registered design to compare with is required (e.g. EU0065350760001S; with opflow run: --set patent=EU0065350760001S)',
+      })
       .trim()
       .toUpperCase()
       .transform((value) => value.replace(/[\s,/-]+/g, ''))
