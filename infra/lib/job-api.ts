@@ -48,13 +48,16 @@ export interface JobApiProps {
   readonly dashboardOrigins?: readonly string[] | undefined;
 }
 
-/** One access log line per request, as JSON; no headers, query strings or bodies (they may carry secrets). */
+/**
+ * One access log line per request, as JSON; no headers, query strings, bodies or paths (they may
+ * carry secrets: the path of a reviewers' confirmation page is its signed token). The route key
+ * (`GET /review/{token}`, `GET /jobs/{id}`) says which route without the values.
+ */
 const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
   JSON.stringify({
     requestId: '$context.requestId',
     requestTime: '$context.requestTimeEpoch',
     routeKey: '$context.routeKey',
-    path: '$context.path',
     status: '$context.status',
     responseLength: '$context.responseLength',
     responseLatency: '$context.responseLatency',
