@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { repoRoot } from '../local/opflow-process';
+import { childEnv, startServe } from '../local/serve-process';
 
 const chromiumPath = process.env.OPFLOW_CHROMIUM ?? '/usr/bin/chromium';
 export const artefacts = join(repoRoot, 'test-artifacts', 'dashboard');
@@ -66,4 +67,31 @@ export function jobApiClient(url: () => string, token: string) {
     });
     return (await response.json()) as T;
   };
+}
+
+/**
+ * The real `opflow serve` in `dir` on the built-in sandbox (at `env`'s speed, 100 unless set), with
+ * `token` as its server token, and a browser page signed in to its dashboard on the jobs list.
+ */
+export async function servedDashboard(
+  dir: string,
+  token: string,
+  env: Record<string, string> = {},
+): Promise<{ url: string; browser: Browser; page: Page }> {
+  const { url } = await startServe([], {
+    cwd: dir,
+    env: childEnv({
+      OPFLOW_SANDBOX_SPEED: '100',
+      OPFLOW_DB: join(dir, 'state', 'jobs.db'),
+      OPFLOW_OUT: join(dir, 'reports'),
+      OPFLOW_SERVE_TOKEN: token,
+      ...env,
+    }),
+  });
+  const { browser, page } = await openBrowser();
+  await page.goto(`${url}/`);
+  await page.getByLabel('Server token').fill(token);
+  await page.keyboard.press('Enter');
+  await page.getByRole('heading', { name: 'Jobs' }).waitFor();
+  return { url, browser, page };
 }

@@ -9,8 +9,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killRunningOpflows } from '../local/opflow-process';
-import { childEnv, startServe } from '../local/serve-process';
-import { accessibilityProblems, jobApiClient, openBrowser, screenshot } from './browser';
+import { accessibilityProblems, jobApiClient, screenshot, servedDashboard } from './browser';
 
 const token = 'dashboard-bulk-test-token-0123456789';
 
@@ -53,18 +52,7 @@ describe('bulk actions from the dashboard', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'opflow-e2e-dashboard-bulk-'));
-    const env = childEnv({
-      OPFLOW_SANDBOX_SPEED: '100',
-      OPFLOW_DB: join(dir, 'state', 'jobs.db'),
-      OPFLOW_OUT: join(dir, 'reports'),
-      OPFLOW_SERVE_TOKEN: token,
-    });
-    ({ url } = await startServe([], { cwd: dir, env }));
-    ({ browser, page } = await openBrowser());
-    await page.goto(`${url}/`);
-    await page.getByLabel('Server token').fill(token);
-    await page.keyboard.press('Enter');
-    await page.getByRole('heading', { name: 'Jobs' }).waitFor();
+    ({ url, browser, page } = await servedDashboard(dir, token));
   }, 60_000);
   afterAll(async () => {
     await browser?.close();

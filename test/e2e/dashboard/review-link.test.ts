@@ -14,8 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobView } from '../../../shared/http/answer-schemas';
 import { signReviewLink } from '../../../shared/reviewers/review-link';
 import { killRunningOpflows } from '../local/opflow-process';
-import { childEnv, startServe } from '../local/serve-process';
-import { accessibilityProblems, artefacts, jobApiClient, openBrowser, screenshot } from './browser';
+import { accessibilityProblems, artefacts, jobApiClient, screenshot, servedDashboard } from './browser';
 
 const token = 'dashboard-review-test-token-0123456789';
 const linkSecret = 'review-link-secret-of-the-dashboard-test-0123';
@@ -85,21 +84,12 @@ describe('the reviewer confirmation page and the answers on the job page', () =>
         },
       }),
     );
-    const env = childEnv({
+    ({ url, browser, page } = await servedDashboard(dir, token, {
       OPFLOW_SANDBOX_SPEED: '300',
-      OPFLOW_DB: join(dir, 'state', 'jobs.db'),
-      OPFLOW_OUT: join(dir, 'reports'),
-      OPFLOW_SERVE_TOKEN: token,
       OPFLOW_REVIEW_LINK_SECRET: linkSecret,
       OPFLOW_REVIEW_IP_TEAM_URL: `http://127.0.0.1:${hookPort}/services/T000/B000/slack-url-secret`,
       OPFLOW_CALLBACK_ALLOW_HOSTS: `127.0.0.1:${hookPort}`,
-    });
-    ({ url } = await startServe([], { cwd: dir, env }));
-    ({ browser, page } = await openBrowser());
-    await page.goto(`${url}/`);
-    await page.getByLabel('Server token').fill(token);
-    await page.keyboard.press('Enter');
-    await page.getByRole('heading', { name: 'Jobs' }).waitFor();
+    }));
   }, 60_000);
   afterAll(async () => {
     await browser?.close();
