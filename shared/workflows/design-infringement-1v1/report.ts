@@ -12,6 +12,7 @@ import {
   espacenetLink,
   legalStatusText,
   type Risk,
+  reviewBullets,
   riskOf,
   similarityPercent,
 } from '../design-infringement-search/report';
@@ -117,13 +118,7 @@ export function design1v1Markdown(r: ReportInput<Design1v1Input>, title: string)
     ...analysis.views.map((view) =>
       blocks(
         heading(3, `View ${view.view}: ${view.risk} risk, ${percentText(view.percent)} similar`),
-        bullets([
-          `In common: ${view.similar || '—'}`,
-          `Differences: ${view.difference || '—'}`,
-          `Confusion: ${view.confusion || '—'}`,
-          `Risk: ${view.riskText || '—'}`,
-          `Design-around: ${view.suggestion || '—'}`,
-        ]),
+        reviewBullets(view),
       ),
     ),
     heading(2, 'What was compared'),

@@ -187,19 +187,26 @@ function designsTable(designs: ReviewedDesign[], manyImages: boolean): string {
   );
 }
 
+/** The platform's review of one design (or one view): what it shares, differences, confusion, risk, design-around. */
+export function reviewBullets(
+  review: Pick<ReviewedDesign, 'similar' | 'difference' | 'confusion' | 'riskText' | 'suggestion'>,
+): string {
+  return bullets([
+    `In common: ${review.similar || '—'}`,
+    `Differences: ${review.difference || '—'}`,
+    `Confusion: ${review.confusion || '—'}`,
+    `Risk: ${review.riskText || '—'}`,
+    `Design-around: ${review.suggestion || '—'}`,
+  ]);
+}
+
 function designDetail(design: ReviewedDesign, index: number): string {
   return blocks(
     heading(
       3,
       `${index + 1}. ${design.pn}: ${shorten(design.title, 80)} (${design.risk} risk, ${percentText(design.percent)})`,
     ),
-    bullets([
-      `In common: ${design.similar || '—'}`,
-      `Differences: ${design.difference || '—'}`,
-      `Confusion: ${design.confusion || '—'}`,
-      `Risk: ${design.riskText || '—'}`,
-      `Design-around: ${design.suggestion || '—'}`,
-    ]),
+    reviewBullets(design),
   );
 }
 
