@@ -63,15 +63,19 @@ async function reportOf(id: string) {
 describe('opflow on AWS: the FTO search and the drafting, feasibility and translation workflows', {
   timeout: REAL_PROCESS_TIMEOUT_MS,
 }, () => {
-  it('runs an FTO search with both selection points answered through the API, its report in S3', async () => {
-    const { job, answered } = await runToEnd({ workflow: 'fto', input: exampleOf('fto') });
+  it('runs an FTO search with a patent to compare and both selection points answered through the API, its report in S3', async () => {
+    const input = { ...exampleOf('fto'), comparePatents: ['CN118289111A'] };
+    const { job, answered } = await runToEnd({ workflow: 'fto', input });
     expect(job.status, JSON.stringify(job.lastError)).toBe('SUCCEEDED');
     expect(answered).toEqual(['features', 'agent-result']);
     const { keys, markdown, result } = await reportOf(job.id);
     expect(result.job).toMatchObject({ id: job.id, workflow: 'fto', status: 'SUCCEEDED' });
     expect(Object.keys(result.steps)).toEqual(
-      expect.arrayContaining(['agent-result', 'legal-status', 'family', 'create-report']),
+      expect.arrayContaining(['agent-result', 'legal-status', 'family', 'compare-patent-1', 'create-report']),
     );
+    // The patent named for comparison (ai66-8) is in the claim charts; the other places are left out.
+    expect(markdown).toMatch(/### P\d+ · CN118289111A/);
+    expect(result.steps['compare-patent-2']).toBeUndefined();
     // The platform's own report document is downloaded and kept beside opflow's.
     expect(keys.some((key) => key.startsWith(`reports/${job.id}/attachments/`))).toBe(true);
     expect(markdown).toMatch(/^# FTO search: /m);
