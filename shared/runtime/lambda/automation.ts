@@ -38,34 +38,26 @@ export const automationVariables = [
 /** The webhook mappings, schedules and reviewers a function serves. */
 export type AutomationSettings = Pick<OpflowConfig, 'webhooks' | 'schedules' | 'reviewers'>;
 
-/** The reviewers of OPFLOW_REVIEWERS (a harness's way to set them, as OPFLOW_WEBHOOK_MAPPINGS); none when unset. */
-function reviewersFromEnv(env: Env): OpflowConfig['reviewers'] {
-  const raw = env.OPFLOW_REVIEWERS?.trim();
+/**
+ * A section of the config file given as JSON in `variable` (a harness's way to set the webhook
+ * mappings or the reviewers without the config item), validated as the file's; undefined when unset.
+ */
+function sectionFromEnv<K extends 'webhooks' | 'reviewers'>(
+  env: Env,
+  variable: string,
+  section: K,
+): OpflowConfig[K] | undefined {
+  const raw = env[variable]?.trim();
   if (!raw) return undefined;
   let value: unknown;
   try {
     value = JSON.parse(raw);
   } catch (error) {
-    throw new Error(`OPFLOW_REVIEWERS is not JSON: ${(error as Error).message}`);
+    throw new Error(`${variable} is not JSON: ${(error as Error).message}`);
   }
-  const parsed = opflowConfigSchema.safeParse({ reviewers: value });
-  if (!parsed.success) throw new Error(`OPFLOW_REVIEWERS: ${formatIssues(parsed.error)}`);
-  return parsed.data.reviewers;
-}
-
-/** The webhook mappings of OPFLOW_WEBHOOK_MAPPINGS (a harness's way to set them); none when unset. */
-function webhooksFromEnv(env: Env): OpflowConfig['webhooks'] {
-  const raw = env.OPFLOW_WEBHOOK_MAPPINGS?.trim();
-  if (!raw) return {};
-  let value: unknown;
-  try {
-    value = JSON.parse(raw);
-  } catch (error) {
-    throw new Error(`OPFLOW_WEBHOOK_MAPPINGS is not JSON: ${(error as Error).message}`);
-  }
-  const parsed = opflowConfigSchema.safeParse({ webhooks: value });
-  if (!parsed.success) throw new Error(`OPFLOW_WEBHOOK_MAPPINGS: ${formatIssues(parsed.error)}`);
-  return parsed.data.webhooks;
+  const parsed = opflowConfigSchema.safeParse({ [section]: value });
+  if (!parsed.success) throw new Error(`${variable}: ${formatIssues(parsed.error)}`);
+  return parsed.data[section];
 }
 
 const configItemSchema = z.object({ body: z.string() });
@@ -87,9 +79,9 @@ export function loadAutomationSettings(
   const sortKey = env[AUTOMATION_CONFIG_VARIABLE]?.trim();
   if (!sortKey)
     return Promise.resolve({
-      webhooks: webhooksFromEnv(env),
+      webhooks: sectionFromEnv(env, 'OPFLOW_WEBHOOK_MAPPINGS', 'webhooks') ?? {},
       schedules: schedulesFromEnv(env),
-      reviewers: reviewersFromEnv(env),
+      reviewers: sectionFromEnv(env, 'OPFLOW_REVIEWERS', 'reviewers'),
     });
   const { tableName } = pipeline.config;
   const cacheKey = `${tableName}/${sortKey}`;
