@@ -118,7 +118,7 @@ export function imageFile(image: ProductImage, index: number): File {
   const type = imageTypeOf(bytes) ?? 'png';
   const base = imageLabel(image, index).replace(/[^\w.-]+/g, '_');
   const name = /\.(png|jpe?g)$/i.test(base) ? base : `${base}.${type === 'png' ? 'png' : 'jpg'}`;
-  return new File([bytes], name, { type: `image/${type}` });
+  return new File([Uint8Array.from(bytes)], name, { type: `image/${type}` });
 }
 
 /** The extensions `opflow run` reads as images. */
