@@ -30,8 +30,18 @@ export interface NodeHttpTransportOptions {
   lookup?: LookupFunction | undefined;
 }
 
+/**
+ * An idle pooled connection is closed after this long, and a second before the server's own
+ * `Keep-Alive: timeout=N` when it announces a shorter one (Node's agent reads that hint only when
+ * it has a timeout of its own). A server closes an idle connection on its own clock; a request
+ * written to it as it closes fails with a reset, which for a create cannot be told from one the
+ * server took, so the job fails rather than pay twice. Retiring idle connections before the
+ * common server idle limits (Node's 5 s, most proxies' 60 s) keeps that race rare.
+ */
+export const idleConnectionMs = 4_000;
+
 export function nodeHttpTransport(options: NodeHttpTransportOptions): HttpTransport {
-  const agentOptions = { keepAlive: true, maxSockets: options.connections };
+  const agentOptions = { keepAlive: true, maxSockets: options.connections, timeout: idleConnectionMs };
   const agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
   return {
     request: (request) => send(request, agents, options),

@@ -93,6 +93,23 @@ describe('call: requests', () => {
     expect(sockets.size).toBe(1);
   });
 
+  it("retires an idle connection a second before the server's Keep-Alive timeout", async () => {
+    const sockets: (number | undefined)[] = [];
+    server.handle((_request, response, raw) => {
+      sockets.push(raw.socket.remotePort);
+      response.setHeader('keep-alive', 'timeout=2');
+      answerJson(response, okEnvelope({ task_id: 't' }));
+    });
+    const { client } = clientFor({ connections: 1 });
+    await client.call('ai33-2Step2V3', { task_id: 't' });
+    await client.call('ai33-2Step2V3', { task_id: 't' });
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    await client.call('ai33-2Step2V3', { task_id: 't' });
+    // The first two share a connection; after 1 s idle (2 s announced, less a second) it is closed.
+    expect(sockets[1]).toBe(sockets[0]);
+    expect(sockets[2]).not.toBe(sockets[0]);
+  });
+
   it('keeps a base URL path prefix', async () => {
     server.handle((_request, response) => answerJson(response, okEnvelope({ task_id: 't' })));
     const { client } = clientFor({ baseUrl: `${server.url}/gateway/` });
