@@ -36,6 +36,7 @@ describe('an operable stage', { timeout: 180_000 }, () => {
     expect(functions.map(([, fn]) => fn['Properties']['FunctionName']).sort()).toEqual([
       'opflow-dev-api',
       'opflow-dev-callback-sender',
+      'opflow-dev-events',
       'opflow-dev-ingest',
       'opflow-dev-schedules',
       'opflow-dev-step-worker',
