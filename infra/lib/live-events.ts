@@ -11,11 +11,11 @@ import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { FunctionTracing } from './function-tracing';
 import { PipelineFunction } from './pipeline-function';
-import { acknowledgeDeadLetterQueue } from './work-queue';
+import { acknowledgeDeadLetterQueue, queueEncryption } from './work-queue';
 
 /** The stream records the events function is invoked with: a job item written (not removed). */
 export const JOB_CHANGE_FILTER = {
@@ -43,7 +43,9 @@ export class LiveEvents extends Construct {
     super(scope, id);
     this.deadLetterQueue = new Queue(this, 'DeadLetterQueue', {
       queueName: `${props.resourcePrefix}-events-dlq`,
-      encryption: QueueEncryption.SQS_MANAGED,
+      // The stage's key where it has one, as every other queue (the DLQ target grants the function
+      // the key's use with its send).
+      ...queueEncryption(props.table.encryptionKey),
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
       removalPolicy: RemovalPolicy.DESTROY,

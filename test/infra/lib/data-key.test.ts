@@ -100,6 +100,7 @@ describe('the customer-managed key', () => {
       'opflow-prod-callbacks': arn,
       'opflow-prod-callbacks-dlq': arn,
       'opflow-prod-schedule-dlq': arn,
+      'opflow-prod-events-dlq': arn,
       // S3 writes to the ingest queue: its grant on the key would name the bucket the key encrypts.
       'opflow-prod-ingest': 'SSE-SQS',
       'opflow-prod-ingest-dlq': 'SSE-SQS',
