@@ -61,7 +61,11 @@ describe('the idle cost of a stage', () => {
     const queueIds = new Set(resourcesOf('AWS::SQS::Queue').map(([id]) => id));
     const sqsMappings = resourcesOf('AWS::Lambda::EventSourceMapping').filter(([, mapping]) =>
       queueIds.has(
-        String((mapping.Properties?.['EventSourceArn'] as { 'Fn::GetAtt'?: string[] })['Fn::GetAtt']?.[0]),
+        String(
+          (mapping.Properties?.['EventSourceArn'] as { 'Fn::GetAtt'?: string[] } | undefined)?.[
+            'Fn::GetAtt'
+          ]?.[0],
+        ),
       ),
     );
     expect(sqsMappings.length).toBeGreaterThanOrEqual(3);
