@@ -5,12 +5,10 @@
  * as `user_added` patents beside the ones chosen; the report's patents table and claim charts show
  * them as named for comparison. A bad number is refused before any call, with the field and why.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { childEnv, killRunningOpflows, runOpflow } from '../local/opflow-process';
-import { type RecordingUpstream, startRecordingUpstream } from '../reports/recording-upstream';
+import { type RecordedBin, startRecordedBin } from './recorded-bin';
 
 const product = {
   text: 'A drone battery latch with a spring-loaded pawl that engages a notch in the battery housing. A release lever disengages the pawl with one hand, and a hall sensor tells the flight controller when the latch is closed.',
@@ -20,39 +18,25 @@ const product = {
 const named = ['CN118289111A', 'US11234567B2'];
 
 describe('fto: patents named for comparison (ai66-8)', () => {
-  let dir: string;
-  let upstream: RecordingUpstream;
-  let env: NodeJS.ProcessEnv;
-  const paths = () => upstream.requests.map((request) => request.path.split('?')[0]!);
+  let world: RecordedBin;
+  const paths = () => world.upstream.requests.map((request) => request.path.split('?')[0]!);
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'opflow-e2e-fto-compare-'));
-    upstream = await startRecordingUpstream('sk-test-fto-compare-4b2c', 400);
-    env = childEnv({
-      OPFLOW_SANDBOX_SPEED: '400',
-      OPFLOW_DB: join(dir, 'jobs.db'),
-      OPFLOW_OUT: join(dir, 'out'),
-      OPFLOW_API_KEY: upstream.apiKey,
-      OPFLOW_BASE_URL: upstream.url,
-    });
+    world = await startRecordedBin('fto-compare', 'sk-test-fto-compare-4b2c');
   });
   afterAll(async () => {
-    killRunningOpflows();
-    await upstream?.close();
-    rmSync(dir, { recursive: true, force: true });
+    await world?.close();
   });
 
   it('compares each named patent once before the report, and shows it in the claim charts', async () => {
-    const file = join(dir, 'latch.json');
+    const file = join(world.dir, 'latch.json');
     writeFileSync(file, JSON.stringify({ ...product, comparePatents: `${named[0]}, ${named[1]}` }));
-    const run = await runOpflow(['run', 'fto', file, '--json'], { env, cwd: dir });
+    const run = await world.opflow('run', 'fto', file, '--json');
     expect(run.code, run.stderr).toBe(0);
     const [job] = JSON.parse(run.stdout).jobs as { id: string; status: string }[];
     expect(job!.status).toBe('SUCCEEDED');
 
-    const comparisons = upstream.requests.filter((request) =>
-      request.path.startsWith('/ai/fto/feature/comparison'),
-    );
+    const comparisons = world.requestsTo('/ai/fto/feature/comparison');
     expect(comparisons.map((request) => JSON.parse(request.body).pn)).toEqual(named);
     const order = paths();
     expect(order.indexOf('/ai/fto/feature/comparison')).toBeGreaterThan(
@@ -62,17 +46,15 @@ describe('fto: patents named for comparison (ai66-8)', () => {
       order.indexOf('/ai/fto/report/create'),
     );
 
-    const create = upstream.requests.find((request) => request.path.startsWith('/ai/fto/report/create'))!;
-    const patents = JSON.parse(create.body).final_res as { patent_id: string; user_added?: boolean }[];
+    const [create] = world.requestsTo('/ai/fto/report/create');
+    const patents = JSON.parse(create!.body).final_res as { patent_id: string; user_added?: boolean }[];
     expect(patents.filter((patent) => patent.user_added).map((patent) => patent.patent_id)).toEqual(named);
     expect(patents.length).toBeLessThanOrEqual(5);
     // The legal status is asked for the named patents too.
-    const status = upstream.requests.find((request) =>
-      request.path.startsWith('/basic-patent-data/simple-legal-status'),
-    )!;
-    for (const number of named) expect(decodeURIComponent(status.path)).toContain(number);
+    const [status] = world.requestsTo('/basic-patent-data/simple-legal-status');
+    for (const number of named) expect(decodeURIComponent(status!.path)).toContain(number);
 
-    const folder = join(dir, 'out', job!.id);
+    const folder = join(world.dir, 'out', job!.id);
     const markdown = readFileSync(join(folder, 'report.md'), 'utf8');
     const charts = markdown.slice(markdown.indexOf('## Claim charts'));
     for (const number of named) {
@@ -90,12 +72,12 @@ describe('fto: patents named for comparison (ai66-8)', () => {
   }, 120_000);
 
   it('refuses a number that is not a publication number, naming the field, before any call', async () => {
-    const before = upstream.requests.length;
-    const file = join(dir, 'bad.json');
+    const before = world.upstream.requests.length;
+    const file = join(world.dir, 'bad.json');
     writeFileSync(file, JSON.stringify({ ...product, comparePatents: ['CN118289111A', 'latch patent'] }));
-    const run = await runOpflow(['run', 'fto', file, '--json', '--fresh'], { env, cwd: dir });
+    const run = await world.opflow('run', 'fto', file, '--json', '--fresh');
     expect(run.code).not.toBe(0);
     expect(run.stderr + run.stdout).toMatch(/comparePatents: each is a publication number/);
-    expect(upstream.requests.length).toBe(before);
+    expect(world.upstream.requests.length).toBe(before);
   }, 120_000);
 });

@@ -4,12 +4,10 @@
  * technical text goes as plain text; the markets and legal statuses go as ai66-1's `country` and
  * `legal_status`, including markets a form states when the config maps that label on purpose.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { childEnv, killRunningOpflows, runOpflow } from '../local/opflow-process';
-import { type RecordingUpstream, startRecordingUpstream } from '../reports/recording-upstream';
+import { type RecordedBin, startRecordedBin } from './recorded-bin';
 
 const form = `# Invention Disclosure Form
 
@@ -39,43 +37,33 @@ const secrets = [
 ];
 
 describe('fto: what leaves opflow', () => {
-  let dir: string;
-  let upstream: RecordingUpstream;
-  let env: NodeJS.ProcessEnv;
-  const submits = () => upstream.requests.filter((request) => request.path.startsWith('/ai/fto/submit'));
+  let world: RecordedBin;
+  const submits = () => world.requestsTo('/ai/fto/submit');
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'opflow-e2e-fto-'));
-    mkdirSync(join(dir, 'forms'));
-    writeFileSync(join(dir, 'forms', 'latch.md'), form);
-    upstream = await startRecordingUpstream('sk-test-fto-upstream-9d1e', 400);
-    env = childEnv({
-      OPFLOW_SANDBOX_SPEED: '400',
-      OPFLOW_DB: join(dir, 'jobs.db'),
-      OPFLOW_OUT: join(dir, 'out'),
-      OPFLOW_API_KEY: upstream.apiKey,
-      OPFLOW_BASE_URL: upstream.url,
-    });
+    world = await startRecordedBin('fto', 'sk-test-fto-upstream-9d1e');
+    mkdirSync(join(world.dir, 'forms'));
+    writeFileSync(join(world.dir, 'forms', 'latch.md'), form);
   });
   afterAll(async () => {
-    killRunningOpflows();
-    await upstream?.close();
-    rmSync(dir, { recursive: true, force: true });
+    await world?.close();
   });
 
   it('sends the plain technical text, the markets and the legal statuses, and no front-matter field', async () => {
     writeFileSync(
-      join(dir, 'opflow.config.json'),
+      join(world.dir, 'opflow.config.json'),
       JSON.stringify({
         disclosureForm: { labels: { 'Target markets': 'markets' }, inputs: { markets: 'markets' } },
       }),
     );
-    const run = await runOpflow(['run', 'fto', 'forms', '--json'], { env, cwd: dir });
+    const run = await world.opflow('run', 'fto', 'forms', '--json');
     expect(run.code, run.stderr).toBe(0);
     const jobs: { label: string; status: string }[] = JSON.parse(run.stdout).jobs;
     expect(jobs.map((job) => [job.label, job.status])).toEqual([['FTO-2026-0412 · latch.md', 'SUCCEEDED']]);
 
-    const everything = upstream.requests.map((request) => `${request.path}\n${request.body}`).join('\n');
+    const everything = world.upstream.requests
+      .map((request) => `${request.path}\n${request.body}`)
+      .join('\n');
     for (const secret of secrets) expect(everything, secret).not.toContain(secret);
     expect(submits()).toHaveLength(1);
     const body = JSON.parse(submits()[0]!.body);
@@ -84,7 +72,7 @@ describe('fto: what leaves opflow', () => {
     expect(body.country).toEqual(['US', 'EP']);
     expect(body.legal_status).toEqual([1, 2]);
     // The calls of the whole workflow reached the upstream, in order.
-    const paths = [...new Set(upstream.requests.map((request) => request.path.split('?')[0]))];
+    const paths = [...new Set(world.upstream.requests.map((request) => request.path.split('?')[0]))];
     expect(paths).toEqual([
       '/ai/fto/submit',
       '/ai/fto/feature/extract',
@@ -99,9 +87,9 @@ describe('fto: what leaves opflow', () => {
   }, 120_000);
 
   it('keeps the markets back too when the config does not map them', async () => {
-    rmSync(join(dir, 'opflow.config.json'));
+    rmSync(join(world.dir, 'opflow.config.json'));
     const before = submits().length;
-    const run = await runOpflow(['run', 'fto', 'forms', '--json', '--fresh'], { env, cwd: dir });
+    const run = await world.opflow('run', 'fto', 'forms', '--json', '--fresh');
     expect(run.code, run.stderr).toBe(0);
     const body = JSON.parse(submits()[before]!.body);
     expect(body.country).toBeUndefined();
