@@ -25,6 +25,7 @@ import { type SqsTraceProxy, startSqsTraceProxy } from '../../../../scripts/lamb
 import { DynamoDbJobStore, S3ReportStore } from '../../../../shared/backends/aws';
 import { isTerminal, type Job } from '../../../../shared/engine/job-record';
 import { webhookPathPattern } from '../../../../shared/http/webhooks';
+import { reviewPathPattern } from '../../../../shared/reviewers/confirmation-page';
 import { type Sandbox, type SandboxOptions, startSandbox } from '../../../../shared/sandbox';
 import { type StackRules, stackRules } from './template-rules';
 
@@ -181,8 +182,8 @@ export class AwsWorld {
     }
     const api = await this.bundles.load<{ handler: Parameters<typeof startApiGateway>[0] }>('api');
     type ApiHandler = Parameters<typeof startApiGateway>[0];
-    // The stack integrates the webhook route with its own function: built on the first delivery, so
-    // a world that receives none does not pay for its bundle.
+    // The stack integrates the webhook route and the reviewers' confirmation page with their own
+    // function: built on the first request, so a world that receives none does not pay for its bundle.
     let webhooks: Promise<{ handler: ApiHandler }> | undefined;
     const webhookHandler: ApiHandler = async (event, context) => {
       webhooks ??= this.bundles.load<{ handler: ApiHandler }>('webhooks');
@@ -193,6 +194,7 @@ export class AwsWorld {
       integrationTimeoutMs: this.rules.api.integrationTimeoutMs,
       otherFunctions: [
         { path: webhookPathPattern, functionName: 'opflow-webhooks', handler: webhookHandler },
+        { path: reviewPathPattern, functionName: 'opflow-webhooks', handler: webhookHandler },
       ],
     });
     this.sweeper = (await this.bundles.load<{ handler: AwsWorld['sweeper'] }>('sweeper')).handler;

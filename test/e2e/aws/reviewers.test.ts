@@ -1,0 +1,232 @@
+// Reviewers on the aws backend, end to end on the emulators with the bundled functions: a job that
+// waits for a selection is notified by the sweeper's reviewers' pass (mail through a real local SMTP
+// server, Slack through a real local HTTP receiver, the SMTP server and the Slack URL read from
+// Secrets Manager); the mailed link's GET opens the confirmation page on the webhooks function and
+// answers nothing, its POST answers, and the step worker takes the job on. On the shared fake clock,
+// a job nobody answers is reminded once after an hour, then takes the timeout's default answer.
+// No link token, channel URL or SMTP password shows in what the functions logged.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { simpleParser } from 'mailparser';
+import { SMTPServer } from 'smtp-server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { reviewerSecretNames } from '../../../shared/backends/aws/secrets-manager-reviewer-secrets';
+import type { JobView } from '../../../shared/http/answer-schemas';
+import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
+import { AwsWorld } from './harness/aws-world';
+
+const disclosure =
+  'A folding bicycle helmet made of hinged shell segments that lock into a rigid dome with a magnetic latch, so the helmet folds flat for storage and meets impact standards when open.';
+const prefix = 'opflow/e2e/review/';
+const linkKey = 'review-link-key-of-the-aws-e2e-test-0123456789';
+const hour = 3_600_000;
+
+interface Mail {
+  to: string;
+  subject: string;
+  text: string;
+}
+
+let world: AwsWorld;
+let smtp: SMTPServer;
+let receiver: Server;
+const mails: Mail[] = [];
+const slackPosts: string[] = [];
+const savedPublicUrl = process.env.OPFLOW_PUBLIC_URL;
+
+beforeAll(async () => {
+  smtp = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    onAuth: (auth, _session, callback) =>
+      auth.username === 'mailer' && auth.password === 'smtp-pass-word'
+        ? callback(null, { user: 'mailer' })
+        : callback(new Error('bad credentials')),
+    onData: (stream, _session, callback) => {
+      simpleParser(stream)
+        .then((parsed) => {
+          const to = Array.isArray(parsed.to) ? parsed.to[0]?.text : parsed.to?.text;
+          mails.push({ to: to ?? '', subject: parsed.subject ?? '', text: parsed.text ?? '' });
+          callback();
+        })
+        .catch(callback);
+    },
+  });
+  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
+  const smtpPort = (smtp.server.address() as AddressInfo).port;
+  receiver = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => {
+      body += chunk.toString('utf8');
+    });
+    req.on('end', () => {
+      slackPosts.push(body);
+      res.writeHead(200).end('ok');
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const hookPort = (receiver.address() as AddressInfo).port;
+
+  world = await AwsWorld.start({
+    workers: 1,
+    // What the stack sets on the sweeper and the webhooks function when opflow.config.json has reviewers
+    // (the reviewers given as the harness's variable instead of the config item).
+    env: (env) => ({
+      ...env,
+      OPFLOW_REVIEW_SECRET_PREFIX: prefix,
+      OPFLOW_CALLBACK_ALLOW_HOSTS: `127.0.0.1:${hookPort}`,
+      OPFLOW_REVIEWERS: JSON.stringify({
+        channels: {
+          mail: { type: 'email', to: ['alice@example.com'], from: 'opflow <opflow@example.com>' },
+          chat: { type: 'slack' },
+        },
+        rules: [
+          {
+            name: 'everyone',
+            notify: ['mail', 'chat'],
+            remind: { every: '1h', times: 1 },
+            timeout: { after: '3h', answer: 'preselected' },
+          },
+        ],
+      }),
+    }),
+  });
+  // The links point at the HTTP API, known once the gateway listens; the pass reads it when it runs.
+  process.env.OPFLOW_PUBLIC_URL = world.gateway.url;
+  const secrets = world.emulators.secretsManager!;
+  secrets.setSecret(reviewerSecretNames.linkKey(prefix), linkKey);
+  secrets.setSecret(
+    reviewerSecretNames.smtpUrl(prefix),
+    `smtp://mailer:smtp-pass-word@127.0.0.1:${smtpPort}`,
+  );
+  secrets.setSecret(
+    reviewerSecretNames.channel(prefix, 'chat', 'url'),
+    `http://127.0.0.1:${hookPort}/services/T000/B000/slack-url-secret`,
+  );
+}, REAL_PROCESS_TIMEOUT_MS);
+
+afterAll(async () => {
+  await world?.stop();
+  if (savedPublicUrl === undefined) delete process.env.OPFLOW_PUBLIC_URL;
+  else process.env.OPFLOW_PUBLIC_URL = savedPublicUrl;
+  receiver?.close();
+  await new Promise<void>((resolve) => (smtp ? smtp.close(resolve) : resolve()));
+});
+
+const jobOf = async (id: string) => (await world.api('GET', `/jobs/${id}`)).body.job as unknown as JobView;
+const mailsOf = (id: string) => mails.filter((mail) => mail.text.includes(id));
+const linkIn = (text: string) => /(http:\/\/\S+\/review\/[\w.-]+)/.exec(text)![1]!;
+
+/** A novelty check that waits for its features to be chosen, settled at AWAITING_INPUT. */
+async function parkedJob(): Promise<JobView> {
+  const id = await world.submit({
+    workflow: 'novelty-check',
+    input: { text: disclosure },
+    label: 'folding helmet',
+    selection: { mode: 'manual' },
+  });
+  const [job] = await world.settle([id]);
+  expect(job?.status).toBe('AWAITING_INPUT');
+  return jobOf(id);
+}
+
+/** One run of the sweeper function, as its schedule would, a minute on. */
+async function sweepLater(ms = 60_000) {
+  world.advanceTo(world.now() + ms);
+  return (await world.sweep()) as { reviews?: { rounds: number; timedOut: number } };
+}
+
+describe('reviewers on AWS: the sweeper notifies, the webhooks function serves the page', {
+  timeout: REAL_PROCESS_TIMEOUT_MS,
+}, () => {
+  it("notifies mail and Slack once; the mailed link's GET answers nothing, its POST answers and the job goes on", async () => {
+    const parked = await parkedJob();
+    const run = await sweepLater();
+    expect(run.reviews).toMatchObject({ rounds: 1, timedOut: 0 });
+    const [mail] = mailsOf(parked.id);
+    expect(mailsOf(parked.id)).toHaveLength(1);
+    expect(mail).toMatchObject({
+      to: 'alice@example.com',
+      subject: 'folding helmet waits for your selection',
+    });
+    const slack = slackPosts.filter((body) => body.includes(parked.id));
+    expect(slack).toHaveLength(1);
+    expect(JSON.parse(slack[0]!).blocks.at(-1).elements[0].url).toContain(`${world.gateway.url}/review/`);
+    // A second run a minute later sends nothing again.
+    expect((await sweepLater()).reviews).toMatchObject({ rounds: 0 });
+    expect(mailsOf(parked.id)).toHaveLength(1);
+
+    const link = linkIn(mail!.text);
+    expect(link.startsWith(`${world.gateway.url}/review/`)).toBe(true);
+    const opened = await fetch(link);
+    expect(opened.status).toBe(200);
+    expect(opened.headers.get('referrer-policy')).toBe('no-referrer');
+    const page = await opened.text();
+    expect(page).toContain('<form method="post">');
+    expect(page).toContain('alice@example.com');
+    expect((await jobOf(parked.id)).status).toBe('AWAITING_INPUT');
+
+    const tampered = link.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A'));
+    const refused = await fetch(tampered);
+    expect(refused.status).toBe(403);
+    expect(await refused.text()).toContain('This link is not valid');
+
+    const chosen = parked.pending!.options.slice(0, 2).map((option) => option.id);
+    const answered = await fetch(link, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(chosen.map((id): [string, string] => ['option', id])).toString(),
+    });
+    expect(answered.status).toBe(200);
+    expect(await answered.text()).toContain('your answer is recorded');
+    const [settled] = await world.settle([parked.id]);
+    expect(settled?.status).toBe('SUCCEEDED');
+    const done = await jobOf(parked.id);
+    expect(done.selections.features).toEqual(chosen);
+    expect(done.answers).toEqual([
+      expect.objectContaining({ via: 'link', by: 'alice@example.com', options: chosen }),
+    ]);
+    expect(done.review?.rounds[0]?.deliveries.map((d) => [d.channel, d.state]).sort()).toEqual([
+      ['chat', 'sent'],
+      ['mail', 'sent'],
+    ]);
+    const again = await fetch(link);
+    expect(again.status).toBe(409);
+    expect(await again.text()).toContain('by alice@example.com via link');
+  });
+
+  it('nobody answers: one reminder after an hour, then the timeout takes the suggested options', async () => {
+    const parked = await parkedJob();
+    expect((await sweepLater()).reviews).toMatchObject({ rounds: 1 });
+    expect(mailsOf(parked.id)).toHaveLength(1);
+    // The reminder is due an hour after the first notice; one only (`times: 1`).
+    await sweepLater(hour);
+    expect(mailsOf(parked.id)).toHaveLength(2);
+    await sweepLater(hour - 60_000);
+    expect(mailsOf(parked.id)).toHaveLength(2);
+    expect((await jobOf(parked.id)).status).toBe('AWAITING_INPUT');
+
+    // Three hours after the offer, the next run answers with the default.
+    const run = await sweepLater(hour);
+    expect(run.reviews).toMatchObject({ timedOut: 1 });
+    const [settled] = await world.settle([parked.id]);
+    expect(settled?.status).toBe('SUCCEEDED');
+    const done = await jobOf(parked.id);
+    const suggested = parked.pending!.options.filter((option) => option.preselected).map((o) => o.id);
+    expect(done.answers).toEqual([
+      expect.objectContaining({
+        via: 'timeout',
+        options: suggested.length > 0 ? suggested : expect.any(Array),
+      }),
+    ]);
+    expect(done.review?.rounds.map((round) => round.round)).toEqual([1, 2]);
+  });
+
+  it('logs no secret: no link token, channel URL, SMTP password or link key', () => {
+    const logged = JSON.stringify(world.logLines());
+    expect(logged).toContain('/review/…');
+    for (const secret of ['slack-url-secret', 'smtp-pass-word', linkKey])
+      expect(logged).not.toContain(secret);
+    expect(logged).not.toMatch(/\/review\/[\w-]{20,}/);
+  });
+});
