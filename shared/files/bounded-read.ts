@@ -177,7 +177,11 @@ export function tooLarge(bytes: number, maxBytes: number, atLeast = false): stri
 
 function formatBytes(bytes: number): string {
   if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / 1024 / 1024} MB`;
-  if (bytes >= 1024 * 1024) return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+  // Just over a limit of whole MB ("4.0 MB; at most 4 MB" reads as no excess): in KB instead.
+  const megabytes = (bytes / 1024 / 1024).toFixed(1);
+  if (bytes >= 1024 * 1024 && megabytes.endsWith('.0'))
+    return `${Math.ceil(bytes / 1024).toLocaleString('en')} KB`;
+  if (bytes >= 1024 * 1024) return `${megabytes} MB`;
   if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KB`;
   return `${bytes} bytes`;
 }

@@ -36,7 +36,8 @@ import { cliArgRows } from './rows/cli-args';
 import { configFileReadRows, signingSecretRows } from './rows/config-files';
 import { configFileRows, environmentRows } from './rows/environment';
 import { inputFileRows } from './rows/input-files';
-import { jobApiRows } from './rows/job-api';
+import { ipWorkflowApiRows, ipWorkflowCliRows } from './rows/ip-workflows';
+import { jobApiRows as generalJobApiRows } from './rows/job-api';
 import { apiGatewayRows, sqsRows } from './rows/lambda-events';
 import { manifestRows } from './rows/manifests';
 import { readRows } from './rows/reads';
@@ -55,7 +56,10 @@ const cliBoundaries: Record<string, CliRow[]> = {
   'the config file as a file (--config, OPFLOW_CONFIG)': configFileReadRows,
   'signing secrets (OPFLOW_CALLBACK_SECRET*, OPFLOW_WEBHOOK_SECRET_*)': signingSecretRows,
   'schedules and webhook sources in the config file': scheduleRows,
+  'design images and patents named for comparison (opflow run)': ipWorkflowCliRows,
 };
+
+const jobApiRows = [...generalJobApiRows, ...ipWorkflowApiRows];
 
 /** A stack trace line, as node prints them. */
 const stackLine = /^\s+at .+(:\d+:\d+\)?|\(native\))$/m;

@@ -19,7 +19,8 @@ export const design1v1Input = z.lazy(() =>
       .toUpperCase()
       .transform((value) => value.replace(/[\s,/-]+/g, ''))
       .pipe(
-        z.string().regex(/^[A-Z]{2}[A-Z0-9]{3,30}$/, {
+        // An office code, a series letter or two (USD...), then the number: at least four digits.
+        z.string().regex(/^[A-Z]{2}[A-Z]{0,2}\d{4,}[A-Z0-9]{0,12}$/, {
           error: 'patent: a publication number such as EU0065350760001S or USD1055174S1',
         }),
       ),

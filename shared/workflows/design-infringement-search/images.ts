@@ -87,6 +87,10 @@ export const productImage = z.lazy(() =>
         return;
       }
       if (image.data === undefined) return;
+      if (image.data.trim().replace(DATA_URL, '').trim() === '') {
+        ctx.addIssue({ code: 'custom', path: ['data'], message: `image${label}: the image is empty` });
+        return;
+      }
       const bytes = decodeImageData(image.data);
       const problem = bytes ? imageProblem(bytes) : 'data is not base64 text';
       if (problem) ctx.addIssue({ code: 'custom', path: ['data'], message: `image${label}: ${problem}` });
