@@ -7,7 +7,7 @@
  * a folder whose index links work offline (on AWS the bucket's relative links need a signature each).
  */
 import { resolve } from 'node:path';
-import type { Batch } from '../../engine/batch-store';
+import type { Batch, BatchStore } from '../../engine/batch-store';
 import { type ChangeFeed, followChanges } from '../../engine/change-feed';
 import { maxDeadlineMs } from '../../engine/job-commands';
 import type { JobStore } from '../../engine/ports';
@@ -15,6 +15,7 @@ import { describeFileError } from '../../files/bounded-read';
 import { currentViewOf } from '../../ingest/batch-view';
 import { type DownloadOutcome, downloadBatch } from '../../ingest/download';
 import { batchSettled, driveBatch, onlySelectionsLeft } from '../../ingest/drive-batch';
+import type { IngestDeps } from '../../ingest/ingest';
 import { LimitRefused, setMaxUnits } from '../../ingest/limits';
 import { batchOutputKeys } from '../../ingest/outputs';
 import { redriveBatch } from '../../ingest/redrive';
@@ -41,6 +42,35 @@ export async function batchCommand(
   batchId: string | undefined,
   options: BatchCommandOptions,
 ): Promise<ExitCodeValue> {
+  const redriveDeadlineMs = checkBatchFlags(batchId, options);
+  const working = Boolean(
+    batchId && (options.watch || options.redrive || options.maxUnits) && options.backend === 'local',
+  );
+  const backend = await openBackend(ctx, options, working ? 'work' : 'records');
+  try {
+    const batches = await backend.batches();
+    if (!batchId) return await listBatches(ctx, options, backend, batches);
+    let batch = await batches.get(batchId);
+    if (!batch) throw new CliError(`no batch ${batchId} (opflow batch lists them)`, ExitCode.notFound);
+    const deps: IngestDeps = { engine: backend.deps, batches };
+    batch = await changeBatch(ctx, options, backend, deps, batch, redriveDeadlineMs);
+    if (options.watch || options.redrive || options.maxUnits !== undefined) {
+      const watched = await watchBatch(ctx, options, backend, deps, batch.id);
+      batch = watched.batch;
+      if (watched.exitCode !== undefined) return show(ctx, options, backend, batch, watched.exitCode);
+    }
+    const download = options.download
+      ? await downloadTo(ctx, options, deps, batch, options.download)
+      : undefined;
+    if (download && !options.json && !options.quiet && ctx.io.stderr.isTTY) ctx.io.stderr.write('\n');
+    return show(ctx, options, backend, batch, undefined, download);
+  } finally {
+    await backend.close();
+  }
+}
+
+/** Flags that go together, checked before a backend is opened; the --redrive deadline if given. */
+function checkBatchFlags(batchId: string | undefined, options: BatchCommandOptions): number | undefined {
   if (options.download !== undefined && !batchId)
     throw new CliError(
       '--download needs a batch id: opflow batch <batchId> --download <dir>',
@@ -53,162 +83,183 @@ export async function batchCommand(
       `${options.fromStart ? '--from-start' : '--deadline'} goes with --redrive: opflow batch <batchId> --redrive ${options.fromStart ? '--from-start' : `--deadline ${options.deadline}`}`,
       ExitCode.usage,
     );
-  const redriveDeadlineMs =
-    options.deadline === undefined
-      ? undefined
-      : parseDuration(options.deadline, '--deadline', { maxMs: maxDeadlineMs, maxText: '366d' });
-  const working = Boolean(
-    batchId && (options.watch || options.redrive || options.maxUnits) && options.backend === 'local',
+  return options.deadline === undefined
+    ? undefined
+    : parseDuration(options.deadline, '--deadline', { maxMs: maxDeadlineMs, maxText: '366d' });
+}
+
+/** `opflow batch` without an id: the latest batches, as a table or JSON. */
+async function listBatches(
+  ctx: CliContext,
+  options: BatchCommandOptions,
+  backend: Backend,
+  batches: BatchStore,
+): Promise<ExitCodeValue> {
+  const limit = Number(options.limit);
+  if (!Number.isInteger(limit) || limit < 1)
+    throw new CliError(`--limit must be a whole number, not "${options.limit}"`, ExitCode.usage);
+  const page = await batches.list({ limit });
+  const now = Date.now();
+  if (!options.json && page.batches.length === 0) {
+    ctx.io.stdout.write('no batches yet: opflow ingest <manifest or folder> --workflow <name> starts one\n');
+    return ExitCode.ok;
+  }
+  const views = await Promise.all(page.batches.map((batch) => currentViewOf(backend.deps.store, batch, now)));
+  if (options.json) {
+    writeJson(ctx.io, { batches: views });
+    return ExitCode.ok;
+  }
+  ctx.io.stdout.write(
+    `${formatTable(
+      ['batch', 'status', 'workflow', 'items', 'succeeded', 'failed', 'waiting', 'created'],
+      page.batches.map((batch, index) => {
+        const view = views[index]!;
+        return [
+          batch.id,
+          view.status,
+          batch.workflow,
+          String(batch.items),
+          String(view.totals.succeeded),
+          String(view.totals.failed + view.totals.cancelled),
+          String(view.totals.waiting + view.totals.running),
+          view.createdAt,
+        ];
+      }),
+    )}\n`,
   );
-  const backend = await openBackend(ctx, options, working ? 'work' : 'records');
-  try {
-    const batches = await backend.batches();
-    if (!batchId) {
-      const limit = Number(options.limit);
-      if (!Number.isInteger(limit) || limit < 1)
-        throw new CliError(`--limit must be a whole number, not "${options.limit}"`, ExitCode.usage);
-      const page = await batches.list({ limit });
-      const now = Date.now();
-      if (options.json) {
-        const views = await Promise.all(
-          page.batches.map((batch) => currentViewOf(backend.deps.store, batch, now)),
-        );
-        writeJson(ctx.io, { batches: views });
-        return ExitCode.ok;
-      }
-      if (page.batches.length === 0) {
-        ctx.io.stdout.write(
-          'no batches yet: opflow ingest <manifest or folder> --workflow <name> starts one\n',
-        );
-        return ExitCode.ok;
-      }
-      const views = await Promise.all(
-        page.batches.map((batch) => currentViewOf(backend.deps.store, batch, now)),
-      );
-      ctx.io.stdout.write(
-        `${formatTable(
-          ['batch', 'status', 'workflow', 'items', 'succeeded', 'failed', 'waiting', 'created'],
-          page.batches.map((batch, index) => {
-            const view = views[index]!;
-            return [
-              batch.id,
-              view.status,
-              batch.workflow,
-              String(batch.items),
-              String(view.totals.succeeded),
-              String(view.totals.failed + view.totals.cancelled),
-              String(view.totals.waiting + view.totals.running),
-              view.createdAt,
-            ];
-          }),
-        )}\n`,
-      );
-      return ExitCode.ok;
-    }
-    let batch = await batches.get(batchId);
-    if (!batch) throw new CliError(`no batch ${batchId} (opflow batch lists them)`, ExitCode.notFound);
-    const deps = { engine: backend.deps, batches };
-    // On aws the ingest function follows a batch; a batch it saw settle is handed back to it.
-    const ingestQueueUrl = ctx.io.env.OPFLOW_INGEST_QUEUE_URL?.trim() || undefined;
-    const changes = options.redrive || options.maxUnits !== undefined;
-    if (changes && options.backend === 'aws' && !ingestQueueUrl)
+  return ExitCode.ok;
+}
+
+/**
+ * `--max-units` and `--redrive`: the batch changed as asked. On aws the ingest function follows a
+ * batch, and a batch it saw settle is handed back to it.
+ */
+async function changeBatch(
+  ctx: CliContext,
+  options: BatchCommandOptions,
+  backend: Backend,
+  deps: IngestDeps,
+  batch: Batch,
+  redriveDeadlineMs: number | undefined,
+): Promise<Batch> {
+  const batchId = batch.id;
+  const ingestQueueUrl = ctx.io.env.OPFLOW_INGEST_QUEUE_URL?.trim() || undefined;
+  const changes = options.redrive || options.maxUnits !== undefined;
+  if (changes && options.backend === 'aws' && !ingestQueueUrl)
+    throw new CliError(
+      'on aws, --redrive and --max-units hand the batch back to the ingest function: set OPFLOW_INGEST_QUEUE_URL (the stack output IngestQueueUrl)',
+      ExitCode.usage,
+    );
+  const say = (line: string) => {
+    if (!options.json && !options.quiet) ctx.io.stderr.write(`opflow: batch ${batchId}: ${line}\n`);
+  };
+  let changed = batch;
+  if (options.maxUnits !== undefined) {
+    const maxUnits = Number(options.maxUnits);
+    if (!Number.isInteger(maxUnits) || maxUnits < 1)
       throw new CliError(
-        'on aws, --redrive and --max-units hand the batch back to the ingest function: set OPFLOW_INGEST_QUEUE_URL (the stack output IngestQueueUrl)',
+        `--max-units must be a whole number from 1, not "${options.maxUnits}"`,
         ExitCode.usage,
       );
-    if (options.maxUnits !== undefined) {
-      const maxUnits = Number(options.maxUnits);
-      if (!Number.isInteger(maxUnits) || maxUnits < 1)
-        throw new CliError(
-          `--max-units must be a whole number from 1, not "${options.maxUnits}"`,
-          ExitCode.usage,
-        );
-      const before = batch.status;
-      try {
-        batch = await setMaxUnits(batches, batchId, maxUnits, () => backend.deps.clock.now());
-      } catch (error) {
-        if (error instanceof LimitRefused) throw new CliError(error.message, ExitCode.usage);
-        throw error;
-      }
-      if (!options.json && !options.quiet)
-        ctx.io.stderr.write(
-          `opflow: batch ${batchId}: --max-units is now ${maxUnits}${before === 'PAUSED' && batch.status !== 'PAUSED' ? '; it continues where it paused' : ''}\n`,
-        );
+    const before = changed.status;
+    try {
+      changed = await setMaxUnits(deps.batches, batchId, maxUnits, () => backend.deps.clock.now());
+    } catch (error) {
+      if (error instanceof LimitRefused) throw new CliError(error.message, ExitCode.usage);
+      throw error;
     }
-    if (options.redrive) {
-      const outcome = await redriveBatch(deps, batchId, {
-        fromStart: options.fromStart,
-        deadlineMs: redriveDeadlineMs,
-      });
-      if (!options.json && !options.quiet)
-        ctx.io.stderr.write(
-          `opflow: batch ${batchId}: running ${outcome.retried.length} failed or cancelled items again${options.fromStart ? ' from their first step' : ''}${options.deadline === undefined ? '' : ` with a deadline of ${options.deadline}`}${outcome.refused.length ? ` (${outcome.refused.length} could not be: ${outcome.refused.map((r) => `${r.jobId}: ${r.reason}`).join('; ')})` : ''}\n`,
-        );
-      batch = outcome.batch;
-    }
-    if (changes && backend.work.where === 'elsewhere' && ingestQueueUrl)
-      await backend.work.inbox.handBack(ingestQueueUrl, batchId);
-    if (options.watch || options.redrive || options.maxUnits !== undefined) {
-      const here = backend.work.where === 'here' ? backend.work : undefined;
-      const display = createBatchDisplay({
-        stream: ctx.io.stderr,
-        interactive: Boolean(ctx.io.stderr.isTTY) && !options.json,
-        quiet: options.quiet || options.json,
-      });
-      const abort = new AbortController();
-      const stopListening = ctx.io.onInterrupt(() => abort.abort(new Error('interrupted')));
-      try {
-        here?.start();
-        const result = await driveBatch(deps, undefined, batchId, {
-          signal: abort.signal,
-          allBatches: Boolean(here),
-          // On aws the functions release and run the items: only look.
-          observe: !here,
-          roundMs: here ? 500 : 2_000,
-          wake: here ? wakeOnChanges(backend, await backend.changeFeed(), batchId) : undefined,
-          onProgress: (current) => display.update(current),
-          stopAtSelection: true,
-        });
-        batch = result.batch;
-        if (result.end === 'aborted') return show(ctx, options, backend, batch, ExitCode.interrupted);
-        if (result.end === 'awaiting') {
-          const awaiting = await onlySelectionsLeft(deps, batch);
-          if (!options.json)
-            for (const job of awaiting.slice(0, 10)) ctx.io.stdout.write(`${selectionHelp(job)}\n`);
-          if (awaiting.length > 0) return show(ctx, options, backend, batch, ExitCode.awaitingInput);
-        }
-      } finally {
-        stopListening();
-        display.stop();
-        await here?.stop();
-      }
-    }
-    const download = options.download
-      ? await downloadBatch(deps, batch, resolve(ctx.io.cwd, options.download), {
-          onProgress: (done) => {
-            if (!options.json && !options.quiet && ctx.io.stderr.isTTY)
-              ctx.io.stderr.write(`\ropflow: downloading reports: ${done}`);
-          },
-        }).catch((error: unknown) => {
-          // A folder that cannot be made or written, a full disk: said with the flag and the path.
-          const failure = error as NodeJS.ErrnoException;
-          if (typeof failure?.code !== 'string') throw error;
-          const where = failure.path ?? resolve(ctx.io.cwd, options.download ?? '');
-          const reason =
-            failure.code === 'ENOSPC' || failure.code === 'EDQUOT'
-              ? 'the disk is full'
-              : describeFileError(error);
-          throw new CliError(
-            `--download ${options.download}: cannot write ${where}: ${reason} (${failure.code}); the files written so far are whole and kept (no partial file is left), and the batch is unchanged: run it again once there is room`,
-            failure.code === 'ENOSPC' || failure.code === 'EDQUOT' ? ExitCode.environment : ExitCode.usage,
-          );
-        })
-      : undefined;
-    if (download && !options.json && !options.quiet && ctx.io.stderr.isTTY) ctx.io.stderr.write('\n');
-    return show(ctx, options, backend, batch, undefined, download);
-  } finally {
-    await backend.close();
+    say(
+      `--max-units is now ${maxUnits}${before === 'PAUSED' && changed.status !== 'PAUSED' ? '; it continues where it paused' : ''}`,
+    );
   }
+  if (options.redrive) {
+    const outcome = await redriveBatch(deps, batchId, {
+      fromStart: options.fromStart,
+      deadlineMs: redriveDeadlineMs,
+    });
+    say(
+      `running ${outcome.retried.length} failed or cancelled items again${options.fromStart ? ' from their first step' : ''}${options.deadline === undefined ? '' : ` with a deadline of ${options.deadline}`}${outcome.refused.length ? ` (${outcome.refused.length} could not be: ${outcome.refused.map((r) => `${r.jobId}: ${r.reason}`).join('; ')})` : ''}`,
+    );
+    changed = outcome.batch;
+  }
+  if (changes && backend.work.where === 'elsewhere' && ingestQueueUrl)
+    await backend.work.inbox.handBack(ingestQueueUrl, batchId);
+  return changed;
+}
+
+/**
+ * Follows the batch live until it settles: locally it also runs it (its items released and its jobs
+ * worked here); on aws the functions do, and this only looks. An exit code when the watch ended
+ * early: interrupted, or only selections left to answer (printed).
+ */
+async function watchBatch(
+  ctx: CliContext,
+  options: BatchCommandOptions,
+  backend: Backend,
+  deps: IngestDeps,
+  batchId: string,
+): Promise<{ batch: Batch; exitCode?: ExitCodeValue | undefined }> {
+  const here = backend.work.where === 'here' ? backend.work : undefined;
+  const display = createBatchDisplay({
+    stream: ctx.io.stderr,
+    interactive: Boolean(ctx.io.stderr.isTTY) && !options.json,
+    quiet: options.quiet || options.json,
+  });
+  const abort = new AbortController();
+  const stopListening = ctx.io.onInterrupt(() => abort.abort(new Error('interrupted')));
+  try {
+    here?.start();
+    const result = await driveBatch(deps, undefined, batchId, {
+      signal: abort.signal,
+      allBatches: Boolean(here),
+      // On aws the functions release and run the items: only look.
+      observe: !here,
+      roundMs: here ? 500 : 2_000,
+      wake: here ? wakeOnChanges(backend, await backend.changeFeed(), batchId) : undefined,
+      onProgress: (current) => display.update(current),
+      stopAtSelection: true,
+    });
+    const batch = result.batch;
+    if (result.end === 'aborted') return { batch, exitCode: ExitCode.interrupted };
+    if (result.end === 'awaiting') {
+      const awaiting = await onlySelectionsLeft(deps, batch);
+      if (!options.json)
+        for (const job of awaiting.slice(0, 10)) ctx.io.stdout.write(`${selectionHelp(job)}\n`);
+      if (awaiting.length > 0) return { batch, exitCode: ExitCode.awaitingInput };
+    }
+    return { batch };
+  } finally {
+    stopListening();
+    display.stop();
+    await here?.stop();
+  }
+}
+
+/** `--download <dir>`: the batch's outputs and reports copied; a write that fails names the path. */
+async function downloadTo(
+  ctx: CliContext,
+  options: BatchCommandOptions,
+  deps: IngestDeps,
+  batch: Batch,
+  dir: string,
+): Promise<DownloadOutcome> {
+  return downloadBatch(deps, batch, resolve(ctx.io.cwd, dir), {
+    onProgress: (done) => {
+      if (!options.json && !options.quiet && ctx.io.stderr.isTTY)
+        ctx.io.stderr.write(`\ropflow: downloading reports: ${done}`);
+    },
+  }).catch((error: unknown) => {
+    // A folder that cannot be made or written, a full disk: said with the flag and the path.
+    const failure = error as NodeJS.ErrnoException;
+    if (typeof failure?.code !== 'string') throw error;
+    const where = failure.path ?? resolve(ctx.io.cwd, dir);
+    const full = failure.code === 'ENOSPC' || failure.code === 'EDQUOT';
+    const reason = full ? 'the disk is full' : describeFileError(error);
+    throw new CliError(
+      `--download ${dir}: cannot write ${where}: ${reason} (${failure.code}); the files written so far are whole and kept (no partial file is left), and the batch is unchanged: run it again once there is room`,
+      full ? ExitCode.environment : ExitCode.usage,
+    );
+  });
 }
 
 async function show(

@@ -10,7 +10,12 @@ import { ulid } from 'ulid';
 import type { DisclosureFormConfig } from '../../config/disclosure-form-config';
 import { JobRequestError, maxDeadlineMs, submitJob } from '../../engine/job-commands';
 import { type Job, type JobPriority, jobPriorities, jobPrioritySchema } from '../../engine/job-record';
-import { describeUpstreamIdentity, sameUpstream, upstreamOfTenant } from '../../engine/upstream-identity';
+import {
+  describeUpstreamIdentity,
+  sameUpstream,
+  type UpstreamIdentity,
+  upstreamOfTenant,
+} from '../../engine/upstream-identity';
 import type { Workflow } from '../../engine/workflow';
 import { errorMessage } from '../../errors/error-message';
 import {
@@ -20,6 +25,7 @@ import {
   loadDisclosureParsers,
 } from '../../ingest/disclosure-form';
 import { editDistance } from '../../openplatform/edit-distance';
+import type { Backend } from '../../runtime/backend';
 import { listAll, listUnfinished } from '../../runtime/job-queries';
 import { type CliContext, type GlobalOptions, openBackend } from '../context';
 import { driveJobs, reportOutcome } from '../drive-jobs';
@@ -57,15 +63,63 @@ export async function runCommand(
 ): Promise<ExitCodeValue> {
   const startedAt = Date.now();
   const workflow = requireWorkflow(ctx, workflowName);
-  const selection = parseSelectionMode(options.select);
-  const priority = options.priority === undefined ? undefined : parsePriority(options.priority);
-  const maxUnits = parseMaxUnits(options.maxUnits);
-  const deadlineMs =
-    options.deadline === undefined
-      ? undefined
-      : parseDuration(options.deadline, '--deadline', { maxMs: maxDeadlineMs, maxText: '366d' });
+  const settings = parseRunSettings(options);
+  const { candidates, refused } = await gatherCandidates(ctx, workflow, sources, settings.fields);
+  const backend = await openBackend(ctx, options, 'work');
+  try {
+    const earlier = await findEarlierJobs(backend, workflow, options);
+    const submitted = await submitCandidates(ctx, backend, workflow, candidates, earlier, settings, refused);
+    tellAboutEarlierWork(ctx, options, earlier, submitted);
+    const { tracked, skipped } = submitted;
+    if (tracked.length === 0) {
+      throw new CliError(
+        `no job could be started: ${refused.map((problem) => `${problem.source}: ${problem.reason}`).join('; ')}`,
+        ExitCode.usage,
+      );
+    }
+    const outcome = options.wait
+      ? await driveJobs(ctx, backend, tracked, options)
+      : { jobs: tracked, interrupted: false };
+    return await reportOutcome(ctx, backend, outcome, { ...options, refused, skipped, startedAt });
+  } finally {
+    await backend.close();
+  }
+}
 
-  const fields = parseSetFields(options.set ?? []);
+/** The run's flags, read and checked before anything is opened. */
+interface RunSettings {
+  tenant: string;
+  selection: 'auto' | 'manual';
+  priority: JobPriority | undefined;
+  maxUnits: number | undefined;
+  deadlineMs: number | undefined;
+  fields: Record<string, unknown>;
+}
+
+function parseRunSettings(options: RunOptions): RunSettings {
+  return {
+    tenant: options.tenant,
+    selection: parseSelectionMode(options.select),
+    priority: options.priority === undefined ? undefined : parsePriority(options.priority),
+    maxUnits: parseMaxUnits(options.maxUnits),
+    deadlineMs:
+      options.deadline === undefined
+        ? undefined
+        : parseDuration(options.deadline, '--deadline', { maxMs: maxDeadlineMs, maxText: '366d' }),
+    fields: parseSetFields(options.set ?? []),
+  };
+}
+
+/**
+ * The workflow inputs the sources give, and the sources refused (each said on stderr). No usable
+ * input at all is a usage error that names every refusal.
+ */
+async function gatherCandidates(
+  ctx: CliContext,
+  workflow: Workflow,
+  sources: string[],
+  fields: Record<string, unknown>,
+): Promise<{ candidates: Candidate[]; refused: InputProblem[] }> {
   const { documents, problems, skipped } = await readInputs(sources, {
     readStdin: ctx.io.readStdin,
     cwd: ctx.io.cwd,
@@ -98,131 +152,161 @@ export async function runCommand(
       ExitCode.usage,
     );
   }
+  return { candidates, refused };
+}
 
-  const backend = await openBackend(ctx, options, 'work');
-  try {
-    const unfinished = await listUnfinished(backend.deps.store);
-    // A repeat is the same input for the same tenant on the same upstream: a result of the sandbox
-    // is never taken for the platform's, nor one of another key, endpoint or tenant.
-    const upstream = await upstreamOfTenant(backend.deps, options.tenant);
-    const sameWorkflow = options.fresh
-      ? []
-      : unfinished.filter(
-          (job) =>
-            job.workflow === workflow.name &&
-            job.tenant === options.tenant &&
-            (job.upstream === undefined || sameUpstream(job.upstream, upstream)),
-        );
-    // Inputs already done by a succeeded job of this workflow are skipped unless --fresh.
-    const canonicalOfDone = new Map<string, Job>();
-    const doneElsewhere = new Map<string, Job>();
-    if (!options.fresh) {
-      for (const job of await listAll(backend.deps.store, { status: 'SUCCEEDED' })) {
-        if (job.workflow !== workflow.name || job.tenant !== options.tenant) continue;
-        const canonical = await canonicalInputOf(backend.deps.reports, job);
-        if (canonical === undefined) continue;
-        const into = sameUpstream(job.upstream, upstream) ? canonicalOfDone : doneElsewhere;
-        if (!into.has(canonical)) into.set(canonical, job);
-      }
-    }
-    const canonicalOfUnfinished = new Map<string, Job>();
-    for (const job of sameWorkflow) {
+/** Jobs of earlier runs that a candidate may repeat or join, by canonical input. */
+interface EarlierJobs {
+  unfinished: Job[];
+  upstream: UpstreamIdentity | undefined;
+  /** Succeeded on this upstream: the input is skipped. */
+  canonicalOfDone: Map<string, Job>;
+  /** Succeeded on another upstream: run again, and said so. */
+  doneElsewhere: Map<string, Job>;
+  /** Unfinished, same workflow, tenant and upstream: joined. */
+  canonicalOfUnfinished: Map<string, Job>;
+}
+
+async function findEarlierJobs(
+  backend: Backend,
+  workflow: Workflow,
+  options: RunOptions,
+): Promise<EarlierJobs> {
+  const unfinished = await listUnfinished(backend.deps.store);
+  // A repeat is the same input for the same tenant on the same upstream: a result of the sandbox
+  // is never taken for the platform's, nor one of another key, endpoint or tenant.
+  const upstream = await upstreamOfTenant(backend.deps, options.tenant);
+  const sameWorkflow = options.fresh
+    ? []
+    : unfinished.filter(
+        (job) =>
+          job.workflow === workflow.name &&
+          job.tenant === options.tenant &&
+          (job.upstream === undefined || sameUpstream(job.upstream, upstream)),
+      );
+  // Inputs already done by a succeeded job of this workflow are skipped unless --fresh.
+  const canonicalOfDone = new Map<string, Job>();
+  const doneElsewhere = new Map<string, Job>();
+  if (!options.fresh) {
+    for (const job of await listAll(backend.deps.store, { status: 'SUCCEEDED' })) {
+      if (job.workflow !== workflow.name || job.tenant !== options.tenant) continue;
       const canonical = await canonicalInputOf(backend.deps.reports, job);
-      if (canonical !== undefined && !canonicalOfUnfinished.has(canonical))
-        canonicalOfUnfinished.set(canonical, job);
+      if (canonical === undefined) continue;
+      const into = sameUpstream(job.upstream, upstream) ? canonicalOfDone : doneElsewhere;
+      if (!into.has(canonical)) into.set(canonical, job);
     }
+  }
+  const canonicalOfUnfinished = new Map<string, Job>();
+  for (const job of sameWorkflow) {
+    const canonical = await canonicalInputOf(backend.deps.reports, job);
+    if (canonical !== undefined && !canonicalOfUnfinished.has(canonical))
+      canonicalOfUnfinished.set(canonical, job);
+  }
+  return { unfinished, upstream, canonicalOfDone, doneElsewhere, canonicalOfUnfinished };
+}
 
-    const batchId = `run-${ulid()}`;
-    const tracked: Job[] = [];
-    let joined = 0;
-    const skipped: { source: string; jobId: string }[] = [];
-    const redone: { source: string; job: Job }[] = [];
-    for (const candidate of candidates) {
-      const parsed = workflow.input.safeParse(candidate.input);
-      const canonical = parsed.success ? JSON.stringify(parsed.data) : undefined;
-      const done = canonical === undefined ? undefined : canonicalOfDone.get(canonical);
-      if (done) {
-        skipped.push({ source: candidate.source, jobId: done.id });
-        if (!tracked.some((job) => job.id === done.id)) tracked.push(done);
-        continue;
-      }
-      const elsewhere = canonical === undefined ? undefined : doneElsewhere.get(canonical);
-      if (elsewhere) redone.push({ source: candidate.source, job: elsewhere });
-      const existing = parsed.success ? canonicalOfUnfinished.get(JSON.stringify(parsed.data)) : undefined;
-      if (existing && !tracked.some((job) => job.id === existing.id)) {
-        tracked.push(existing);
-        joined += 1;
-        continue;
-      }
-      try {
-        const { job } = await submitJob(backend.deps, {
-          workflow: workflow.name,
-          input: candidate.input,
-          tenant: options.tenant,
-          selection: { mode: selection },
-          deadlineMs,
-          label: candidate.label.slice(0, 200),
-          metadata: candidate.metadata,
-          batchId,
-          priority,
-          maxUnits,
-          source: 'cli',
-        });
-        tracked.push(job);
-      } catch (error) {
-        if (!(error instanceof JobRequestError)) throw error;
-        const problem = { source: candidate.source, reason: error.message };
-        refused.push(problem);
-        ctx.io.stderr.write(`opflow: skipping ${problem.source}: ${problem.reason}\n`);
-      }
+/** What became of the candidates: the jobs the run follows, and the repeats it found. */
+interface Submitted {
+  tracked: Job[];
+  joined: number;
+  skipped: { source: string; jobId: string }[];
+  redone: { source: string; job: Job }[];
+}
+
+/**
+ * Each candidate skipped (done before), joined (unfinished before) or submitted as a new job of
+ * one batch. A request the engine refuses is added to `refused` and said, and the rest go on.
+ */
+async function submitCandidates(
+  ctx: CliContext,
+  backend: Backend,
+  workflow: Workflow,
+  candidates: Candidate[],
+  earlier: EarlierJobs,
+  settings: RunSettings,
+  refused: InputProblem[],
+): Promise<Submitted> {
+  const batchId = `run-${ulid()}`;
+  const submitted: Submitted = { tracked: [], joined: 0, skipped: [], redone: [] };
+  const { tracked } = submitted;
+  for (const candidate of candidates) {
+    const parsed = workflow.input.safeParse(candidate.input);
+    const canonical = parsed.success ? JSON.stringify(parsed.data) : undefined;
+    const done = canonical === undefined ? undefined : earlier.canonicalOfDone.get(canonical);
+    if (done) {
+      submitted.skipped.push({ source: candidate.source, jobId: done.id });
+      if (!tracked.some((job) => job.id === done.id)) tracked.push(done);
+      continue;
     }
-    if (!options.quiet && skipped.length > 0) {
-      ctx.io.stderr.write(
-        `opflow: ${skipped.length} input${skipped.length === 1 ? ' is' : 's are'} already done, not run again (--fresh runs ${skipped.length === 1 ? 'it' : 'them'} again): ${skipped
-          .map((skip) => `${skip.source} (job ${skip.jobId})`)
-          .join(', ')}\n`,
-      );
+    const elsewhere = canonical === undefined ? undefined : earlier.doneElsewhere.get(canonical);
+    if (elsewhere) submitted.redone.push({ source: candidate.source, job: elsewhere });
+    const existing = canonical === undefined ? undefined : earlier.canonicalOfUnfinished.get(canonical);
+    if (existing && !tracked.some((job) => job.id === existing.id)) {
+      tracked.push(existing);
+      submitted.joined += 1;
+      continue;
     }
-    if (!options.quiet && redone.length > 0) {
-      ctx.io.stderr.write(
-        `opflow: done before on another upstream, so run now on ${describeUpstreamIdentity(upstream)}: ${redone
-          .map(
-            (entry) =>
-              `${entry.source} (job ${entry.job.id}, ${describeUpstreamIdentity(entry.job.upstream)})`,
-          )
-          .join(', ')}\n`,
-      );
+    try {
+      const { job } = await submitJob(backend.deps, {
+        workflow: workflow.name,
+        input: candidate.input,
+        tenant: settings.tenant,
+        selection: { mode: settings.selection },
+        deadlineMs: settings.deadlineMs,
+        label: candidate.label.slice(0, 200),
+        metadata: candidate.metadata,
+        batchId,
+        priority: settings.priority,
+        maxUnits: settings.maxUnits,
+        source: 'cli',
+      });
+      tracked.push(job);
+    } catch (error) {
+      if (!(error instanceof JobRequestError)) throw error;
+      const problem = { source: candidate.source, reason: error.message };
+      refused.push(problem);
+      ctx.io.stderr.write(`opflow: skipping ${problem.source}: ${problem.reason}\n`);
     }
-    if (!options.quiet && joined > 0) {
-      ctx.io.stderr.write(
-        `opflow: continuing ${joined} unfinished job${joined === 1 ? '' : 's'} from an earlier run (the same input${joined === 1 ? '' : 's'})\n`,
-      );
-    }
-    // A run shows and waits for its own jobs only; others are `opflow resume`'s.
-    const others = unfinished.filter((job) => !tracked.some((mine) => mine.id === job.id));
-    if (!options.quiet && others.length > 0) {
-      ctx.io.stderr.write(
-        `opflow: ${others.length} unfinished job${others.length === 1 ? '' : 's'} of earlier runs ${others.length === 1 ? 'is' : 'are'} not part of this run; opflow resume continues ${others.length === 1 ? 'it' : 'them'}\n`,
-      );
-    }
-    if (tracked.length === 0) {
-      throw new CliError(
-        `no job could be started: ${refused.map((problem) => `${problem.source}: ${problem.reason}`).join('; ')}`,
-        ExitCode.usage,
-      );
-    }
-    if (!options.wait) {
-      return reportOutcome(
-        ctx,
-        backend,
-        { jobs: tracked, interrupted: false },
-        { ...options, refused, skipped, startedAt },
-      );
-    }
-    const outcome = await driveJobs(ctx, backend, tracked, options);
-    return await reportOutcome(ctx, backend, outcome, { ...options, refused, skipped, startedAt });
-  } finally {
-    await backend.close();
+  }
+  return submitted;
+}
+
+/** Says (unless --quiet) which inputs were done before, run again, joined, or left to resume. */
+function tellAboutEarlierWork(
+  ctx: CliContext,
+  options: RunOptions,
+  earlier: EarlierJobs,
+  { tracked, joined, skipped, redone }: Submitted,
+): void {
+  if (options.quiet) return;
+  const say = (line: string) => ctx.io.stderr.write(`opflow: ${line}\n`);
+  if (skipped.length > 0) {
+    say(
+      `${skipped.length} input${skipped.length === 1 ? ' is' : 's are'} already done, not run again (--fresh runs ${skipped.length === 1 ? 'it' : 'them'} again): ${skipped
+        .map((skip) => `${skip.source} (job ${skip.jobId})`)
+        .join(', ')}`,
+    );
+  }
+  if (redone.length > 0) {
+    say(
+      `done before on another upstream, so run now on ${describeUpstreamIdentity(earlier.upstream)}: ${redone
+        .map(
+          (entry) => `${entry.source} (job ${entry.job.id}, ${describeUpstreamIdentity(entry.job.upstream)})`,
+        )
+        .join(', ')}`,
+    );
+  }
+  if (joined > 0) {
+    say(
+      `continuing ${joined} unfinished job${joined === 1 ? '' : 's'} from an earlier run (the same input${joined === 1 ? '' : 's'})`,
+    );
+  }
+  // A run shows and waits for its own jobs only; others are `opflow resume`'s.
+  const others = earlier.unfinished.filter((job) => !tracked.some((mine) => mine.id === job.id));
+  if (others.length > 0) {
+    say(
+      `${others.length} unfinished job${others.length === 1 ? '' : 's'} of earlier runs ${others.length === 1 ? 'is' : 'are'} not part of this run; opflow resume continues ${others.length === 1 ? 'it' : 'them'}`,
+    );
   }
 }
 
