@@ -24,7 +24,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as z from 'zod';
-import type { InMemoryRateLimiter } from '../shared/backends/local';
+import type { SqliteRateLimiter } from '../shared/backends/local';
 import { isTerminal, type Job, keyFingerprint } from '../shared/engine';
 import type { LocalPipeline } from '../shared/runtime/local/pipeline';
 import { SANDBOX_API_KEY } from '../shared/sandbox';
@@ -132,7 +132,7 @@ async function priorityCase(options: Options, label: string, priority: 'normal' 
     const probe = await submit(pipeline, 100_000, { priority, label: 'the attorney check' });
     const [done] = await pipeline.waitForJobs([probe.id], { signal: AbortSignal.timeout(900_000) });
     await pipeline.stop();
-    const rate = (pipeline.deps.rateLimiter as InMemoryRateLimiter).currentRate(
+    const rate = (pipeline.deps.rateLimiter as SqliteRateLimiter).currentRate(
       keyFingerprint(SANDBOX_API_KEY),
     );
     const waits = trace.waits.get(probe.id) ?? [];

@@ -17,6 +17,7 @@ import {
   describeJobStoreContract,
   describeRateLimiterContract,
   describeReportStoreContract,
+  describeSharedRateLimiterContract,
   describeWorkQueueContract,
 } from './ports.contract';
 
@@ -86,4 +87,12 @@ describeRateLimiterContract('DynamoDbRateLimiter', async ({ ratePerSecond, burst
       burst,
     }),
   };
+});
+
+// Two limiters on one table, as two Lambda functions have.
+describeSharedRateLimiterContract('DynamoDbRateLimiter', async ({ ratePerSecond, burst }) => {
+  const tableName = await emulators.createTable();
+  const limiter = () =>
+    new DynamoDbRateLimiter({ client: emulators.clients.documents, tableName, ratePerSecond, burst });
+  return { subject: [limiter(), limiter()] as const };
 });

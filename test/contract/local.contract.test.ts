@@ -8,12 +8,14 @@ import {
   InMemoryRateLimiter,
   openLocalDatabase,
   SqliteJobStore,
+  SqliteRateLimiter,
   SqliteWorkQueue,
 } from '../../shared/backends/local';
 import {
   describeJobStoreContract,
   describeRateLimiterContract,
   describeReportStoreContract,
+  describeSharedRateLimiterContract,
   describeWorkQueueContract,
 } from './ports.contract';
 
@@ -69,3 +71,32 @@ describeReportStoreContract('FileReportStore', async () => {
 describeRateLimiterContract('InMemoryRateLimiter', async ({ ratePerSecond, burst }) => ({
   subject: new InMemoryRateLimiter({ ratePerSecond, burst }),
 }));
+
+describeRateLimiterContract('SqliteRateLimiter', async ({ ratePerSecond, burst }) => {
+  const folder = temporaryFolder();
+  const db = openLocalDatabase(join(folder.dir, 'opflow.db'));
+  return {
+    subject: new SqliteRateLimiter(db, { ratePerSecond, burst }),
+    dispose: () => {
+      db.close();
+      folder.dispose();
+    },
+  };
+});
+
+// Two connections to one file, as two opflow processes have.
+describeSharedRateLimiterContract('SqliteRateLimiter', async ({ ratePerSecond, burst }) => {
+  const folder = temporaryFolder();
+  const path = join(folder.dir, 'opflow.db');
+  const databases = [openLocalDatabase(path), openLocalDatabase(path)] as const;
+  return {
+    subject: [
+      new SqliteRateLimiter(databases[0], { ratePerSecond, burst }),
+      new SqliteRateLimiter(databases[1], { ratePerSecond, burst }),
+    ] as const,
+    dispose: () => {
+      for (const db of databases) db.close();
+      folder.dispose();
+    },
+  };
+});

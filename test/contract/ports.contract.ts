@@ -581,3 +581,55 @@ export function describeRateLimiterContract(
     });
   });
 }
+
+/**
+ * Two limiters over one store (two processes on one database, two Lambdas on one table): one key's
+ * budget, whoever asks. The subject is the pair.
+ */
+export function describeSharedRateLimiterContract(
+  name: string,
+  factory: ContractFactory<readonly [RateLimiter, RateLimiter], RateLimiterContractOptions>,
+): void {
+  describe(`RateLimiter contract, shared: ${name}`, () => {
+    const fresh = useFixture(factory);
+
+    it('never grants more than the rate in any one-second window, taking from both in turns', async () => {
+      const rate = 4;
+      const limiters = await fresh({ ratePerSecond: rate, burst: 1 });
+      const bucket = `key-${ulid()}`;
+      // Each limiter asks on its own schedule (every 70 ms and every 110 ms, some with a horizon),
+      // so their asks interleave at every phase of the token interval.
+      const asks = [
+        ...Array.from({ length: 143 }, (_, i) => ({ at: T0 + 70 * i, who: 0, reserve: i % 3 === 0 })),
+        ...Array.from({ length: 91 }, (_, i) => ({ at: T0 + 110 * i, who: 1, reserve: i % 4 === 0 })),
+      ].sort((a, b) => a.at - b.at || a.who - b.who);
+      const tokens: number[] = [];
+      for (const ask of asks) {
+        const limiter = limiters[ask.who] as RateLimiter;
+        const decision = await limiter.take(bucket, ask.at, ask.reserve ? { reserveWithinMs: 1_000 } : {});
+        if (decision.granted) tokens.push(ask.at);
+        else if (decision.reserved) tokens.push(decision.retryAtMs);
+      }
+      tokens.sort((a, b) => a - b);
+      const crowded = tokens.filter((at, i) => i >= rate && at - (tokens[i - rate] as number) < 1_000);
+      expect(crowded).toEqual([]);
+      // Both asked far more than the budget for 10 s; together they had about its 40 tokens in them.
+      const inTenSeconds = tokens.filter((at) => at < T0 + 10_000).length;
+      expect(inTenSeconds).toBeGreaterThanOrEqual(38);
+      expect(inTenSeconds).toBeLessThanOrEqual(41);
+    });
+
+    it('slows both when one of them is throttled', async () => {
+      const limiters = await fresh({ ratePerSecond: 4, burst: 1 });
+      const [first, second] = limiters;
+      const bucket = `key-${ulid()}`;
+      expect(await first.take(bucket, T0)).toEqual({ granted: true });
+      await first.throttled(bucket, T0 + 10);
+      const next = await second.take(bucket, T0 + 260);
+      expect(next.granted).toBe(false);
+      if (next.granted) return;
+      // The bucket was emptied and its rate halved: the next token is well over one interval away.
+      expect(next.retryAtMs - (T0 + 10)).toBeGreaterThanOrEqual(400);
+    });
+  });
+}

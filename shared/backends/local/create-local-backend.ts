@@ -5,10 +5,10 @@ import type { Clock } from '../../engine/ports';
 import { type LocalDatabase, openLocalDatabase } from './database';
 import { EnvKeySource } from './env-key-source';
 import { FileReportStore } from './file-report-store';
-import { InMemoryRateLimiter } from './in-memory-rate-limiter';
 import { SqliteBatchStore } from './sqlite-batch-store';
 import { SqliteJobStore } from './sqlite-job-store';
 import { SqlitePollStats } from './sqlite-poll-stats';
+import { SqliteRateLimiter } from './sqlite-rate-limiter';
 import { SqliteWorkQueue } from './sqlite-work-queue';
 
 /** The database file used when none is given, relative to the current directory. */
@@ -29,7 +29,7 @@ export interface LocalBackendOptions {
   env?: Readonly<Record<string, string | undefined>> | undefined;
   /** The key used when the environment has none (the sandbox's, when opflow started it). */
   fallbackKey?: string | undefined;
-  /** Upstream calls per second per API key (the limiter's ceiling). Default: 5. */
+  /** Upstream calls per second per API key (this process's ceiling on the shared bucket). Default: 5. */
   ratePerSecond?: number | undefined;
   /** Longest delay the queue holds; longer waits go through the sweeper. Default: one hour. */
   maxDelayMs?: number | undefined;
@@ -42,7 +42,8 @@ export interface LocalBackend {
   queue: SqliteWorkQueue;
   reports: FileReportStore;
   keys: EnvKeySource;
-  rateLimiter: InMemoryRateLimiter;
+  /** Each key's rate bucket, in the database: shared by every process on it. */
+  rateLimiter: SqliteRateLimiter;
   /** Bulk ingestion batches (`opflow ingest`), in the same database. */
   batches: SqliteBatchStore;
   /** Learned poll timing, shared by every process on the database. */
@@ -70,7 +71,7 @@ export function createLocalBackend(options: LocalBackendOptions = {}): LocalBack
     queue: new SqliteWorkQueue(db, { clock, maxDelayMs: options.maxDelayMs }),
     reports: new FileReportStore({ outDir: options.outDir ?? defaultOutDir }),
     keys: new EnvKeySource({ env: options.env, fallbackKey: options.fallbackKey }),
-    rateLimiter: new InMemoryRateLimiter({ ratePerSecond: options.ratePerSecond ?? defaultRatePerSecond }),
+    rateLimiter: new SqliteRateLimiter(db, { ratePerSecond: options.ratePerSecond ?? defaultRatePerSecond }),
     pollStats: new SqlitePollStats(db),
     close: () => {
       if (db.open) db.close();

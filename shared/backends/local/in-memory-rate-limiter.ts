@@ -1,8 +1,20 @@
 /**
- * The local RateLimiter: one adaptive token bucket per API key, kept in memory. Every worker of the
- * process shares it; the arithmetic is shared/engine/admission/rate-bucket.ts, the same as on AWS.
+ * A RateLimiter kept in memory: one adaptive token bucket per API key, shared by the workers of one
+ * process only. The local backend uses the SQLite one (sqlite-rate-limiter.ts), which every process
+ * on a database shares; this one serves tests and benches that need no database. The arithmetic is
+ * shared/engine/admission/key-line.ts and priority-lane.ts, the same as the SQLite limiter's.
  */
 
+import {
+  type KeyLine,
+  lineBudget,
+  lineSaturated,
+  lineSucceeded,
+  lineThrottled,
+  newKeyLine,
+  nextTokenAt,
+  takeToken,
+} from '../../engine/admission/key-line';
 import {
   cutIn,
   emptyLane,
@@ -11,26 +23,15 @@ import {
   stillHeld,
 } from '../../engine/admission/priority-lane';
 import {
-  initialBucket,
-  lineIsLong,
   type RateBucketConfig,
   type RateBucketOptions,
-  type RateBucketState,
   rateBucketConfig,
-  refill,
-  succeeded,
-  take,
-  throttled,
 } from '../../engine/admission/rate-bucket';
 import type { RateDecision, RateLimiter } from '../../engine/ports';
 
-/** A take refused this recently means the budget is used up. */
-export const saturationWindowMs = 2_000;
-
 export class InMemoryRateLimiter implements RateLimiter {
   readonly config: RateBucketConfig;
-  readonly #buckets = new Map<string, RateBucketState>();
-  readonly #refusedAt = new Map<string, number>();
+  readonly #lines = new Map<string, KeyLine>();
   /** Tokens reserved ahead and taken over by priority calls, per bucket (admission/priority-lane.ts). */
   readonly #lanes = new Map<string, LaneState>();
 
@@ -40,22 +41,17 @@ export class InMemoryRateLimiter implements RateLimiter {
   }
 
   async take(bucket: string, now: number, options?: { reserveWithinMs?: number }): Promise<RateDecision> {
-    const result = take(this.#state(bucket, now), this.config, now, options?.reserveWithinMs);
-    this.#buckets.set(bucket, result.state);
-    if (lineIsLong(result.decision, result.state.rate, now)) this.#refusedAt.set(bucket, now);
-    if (!result.decision.granted && result.decision.reserved)
-      this.#lanes.set(
-        bucket,
-        noteReserved(this.#lanes.get(bucket) ?? emptyLane, result.decision.retryAtMs, now),
-      );
-    return result.decision;
+    const { line, decision } = takeToken(this.#line(bucket, now), this.config, now, options?.reserveWithinMs);
+    if (line) this.#lines.set(bucket, line);
+    if (!decision.granted && decision.reserved)
+      this.#lanes.set(bucket, noteReserved(this.#lanes.get(bucket) ?? emptyLane, decision.retryAtMs, now));
+    return decision;
   }
 
   async cutIn(bucket: string, now: number, by: string): Promise<number | undefined> {
-    // When the line would give the call its token: a token free now is simply taken.
-    const peek = take(this.#state(bucket, now), this.config, now).decision;
-    if (peek.granted) return undefined;
-    const result = cutIn(this.#lanes.get(bucket) ?? emptyLane, now, by, peek.retryAtMs);
+    const freeAt = nextTokenAt(this.#line(bucket, now), this.config, now);
+    if (freeAt === undefined) return undefined;
+    const result = cutIn(this.#lanes.get(bucket) ?? emptyLane, now, by, freeAt);
     this.#lanes.set(bucket, result.lane);
     return result.at;
   }
@@ -65,28 +61,28 @@ export class InMemoryRateLimiter implements RateLimiter {
   }
 
   async saturated(bucket: string, now: number): Promise<boolean> {
-    return now - (this.#refusedAt.get(bucket) ?? Number.NEGATIVE_INFINITY) < saturationWindowMs;
+    const line = this.#lines.get(bucket);
+    return line !== undefined && lineSaturated(line, now);
   }
 
   async budget(bucket: string, now: number): Promise<{ tokens: number; ratePerSecond: number }> {
-    const state = refill(this.#state(bucket, now), this.config, now);
-    return { tokens: state.tokens, ratePerSecond: state.rate };
+    return lineBudget(this.#line(bucket, now), this.config, now);
   }
 
   async throttled(bucket: string, now: number): Promise<void> {
-    this.#buckets.set(bucket, throttled(this.#state(bucket, now), this.config, now));
+    this.#lines.set(bucket, lineThrottled(this.#line(bucket, now), this.config, now));
   }
 
   async succeeded(bucket: string, now: number): Promise<void> {
-    this.#buckets.set(bucket, succeeded(this.#state(bucket, now), this.config, now));
+    this.#lines.set(bucket, lineSucceeded(this.#line(bucket, now), this.config, now));
   }
 
   /** The current refill rate of a bucket, in calls per second (the ceiling for an unused bucket). */
   currentRate(bucket: string): number {
-    return this.#buckets.get(bucket)?.rate ?? this.config.ceiling;
+    return this.#lines.get(bucket)?.bucket.rate ?? this.config.ceiling;
   }
 
-  #state(bucket: string, now: number): RateBucketState {
-    return this.#buckets.get(bucket) ?? initialBucket(this.config, now);
+  #line(bucket: string, now: number): KeyLine {
+    return this.#lines.get(bucket) ?? newKeyLine(this.config, now);
   }
 }

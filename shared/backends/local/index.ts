@@ -1,6 +1,6 @@
 /**
  * The local embedded backend: SQLite job store and work queue in one database file, reports as files
- * under an output folder, API keys from the environment, an in-memory adaptive rate limiter.
+ * under an output folder, API keys from the environment, an adaptive rate limiter in the database (shared by its processes).
  * This file is the only way in.
  */
 export {
@@ -21,6 +21,7 @@ export { SqliteChangeLog, type SqliteChangeLogOptions } from './sqlite-change-lo
 export { SqliteJobHistory } from './sqlite-job-history';
 export { SqliteJobStore } from './sqlite-job-store';
 export { SqlitePollStats } from './sqlite-poll-stats';
+export { SqliteRateLimiter } from './sqlite-rate-limiter';
 export {
   type ClaimedMessage,
   isLeaseOwnerAlive,

@@ -2,8 +2,11 @@
  * The priority lane: a `high` job's call takes over the next token reserved ahead, and that token's
  * holder takes a new one at the line's end, so no token is spent twice.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { InMemoryRateLimiter } from '../../../../shared/backends/local';
+import { InMemoryRateLimiter, openLocalDatabase, SqliteRateLimiter } from '../../../../shared/backends/local';
 import { type Job, submitJob } from '../../../../shared/engine';
 import { cutIn, emptyLane, noteReserved, stillHeld } from '../../../../shared/engine/admission/priority-lane';
 import { drive } from '../../../support/memory-ports';
@@ -48,6 +51,31 @@ describe('the in-memory limiter', () => {
     expect(await limiter.stillHeld('k', 1_500, 'holder')).toBe(true);
     // An idle key has a token now: no cut-in.
     expect(await limiter.cutIn('idle', 700, 'urgent')).toBeUndefined();
+  });
+});
+
+describe('the SQLite limiter', () => {
+  it("hands a priority call of one process the next token another process's job reserved", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'opflow-lane-'));
+    const databases = [openLocalDatabase(join(dir, 'opflow.db')), openLocalDatabase(join(dir, 'opflow.db'))];
+    try {
+      const [batch, urgent] = databases.map((db) => new SqliteRateLimiter(db, { ratePerSecond: 2 })) as [
+        SqliteRateLimiter,
+        SqliteRateLimiter,
+      ];
+      expect((await batch.take('k', 0)).granted).toBe(true);
+      for (let i = 0; i < 4; i++) await batch.take('k', 100, { reserveWithinMs: 15_000 });
+      // The other process sees the line: no token now, and the next reserved one is taken over.
+      expect((await urgent.take('k', 200)).granted).toBe(false);
+      expect(await urgent.saturated('k', 200)).toBe(true);
+      expect(await urgent.cutIn('k', 700, 'urgent')).toBe(1_000);
+      expect(await batch.stillHeld('k', 1_000, 'holder')).toBe(false);
+      expect(await batch.stillHeld('k', 1_500, 'holder')).toBe(true);
+      expect(await urgent.cutIn('k', 700, 'second')).toBe(1_500);
+    } finally {
+      for (const db of databases) db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

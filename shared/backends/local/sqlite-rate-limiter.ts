@@ -1,0 +1,171 @@
+/**
+ * The local RateLimiter: one adaptive token bucket per API key, kept in the database file, so every
+ * opflow process on it (a batch's `ingest`, a `run` beside it, `serve`) draws from the same budget,
+ * as every Lambda does from the DynamoDB bucket on aws. Each change is one immediate transaction
+ * (read the key's row, apply the engine's arithmetic, write it back): two processes never spend
+ * the same token. The tokens reserved ahead are rows of their own (the priority lane), so a `high`
+ * job in one process cuts in ahead of a batch's line in another. The arithmetic is the engine's
+ * (admission/key-line.ts, priority-lane.ts), the same as in memory.
+ */
+import * as z from 'zod';
+import {
+  type KeyLine,
+  lineBudget,
+  lineSaturated,
+  lineSucceeded,
+  lineThrottled,
+  newKeyLine,
+  nextTokenAt,
+  takeToken,
+} from '../../engine/admission/key-line';
+import { cutInMemoryMs } from '../../engine/admission/priority-lane';
+import {
+  type RateBucketConfig,
+  type RateBucketOptions,
+  rateBucketConfig,
+} from '../../engine/admission/rate-bucket';
+import type { RateDecision, RateLimiter } from '../../engine/ports';
+import type { LocalDatabase } from './database';
+
+const optionalNumber = z.number().optional();
+
+/** A key's bucket as stored (JSON in `rate_buckets.line`). */
+const keyLineSchema = z.object({
+  bucket: z.object({
+    tokens: z.number(),
+    rate: z.number(),
+    updatedAt: z.number(),
+    decreasedAt: optionalNumber,
+    knownLimit: optionalNumber,
+    windowStart: optionalNumber,
+    windowOk: optionalNumber,
+    lastWindowOk: optionalNumber,
+    windowThrottled: optionalNumber,
+    lastWindowThrottled: optionalNumber,
+    lastTokenAt: optionalNumber,
+    booked: z.array(z.number()).optional(),
+  }),
+  refusedAt: optionalNumber,
+});
+
+export class SqliteRateLimiter implements RateLimiter {
+  readonly config: RateBucketConfig;
+  readonly #statements;
+  /** Runs its function in one IMMEDIATE transaction (see the constructor). */
+  readonly #atomically;
+
+  /** `ratePerSecond` is this process's ceiling for each bucket; see `rateBucketConfig` for the rest. */
+  constructor(db: LocalDatabase, options: RateBucketOptions) {
+    this.config = rateBucketConfig(options);
+    // The lane: one row per token reserved ahead, `cut_by` the priority job that took it over.
+    // Kept while ahead, and a cut-in a minute past its time (its holder may come late).
+    db.exec(`CREATE TABLE IF NOT EXISTS rate_buckets (
+      bucket TEXT PRIMARY KEY,
+      line TEXT NOT NULL,
+      updated_at INTEGER NOT NULL
+    ) STRICT;
+    CREATE TABLE IF NOT EXISTS rate_lane (
+      bucket TEXT NOT NULL,
+      at REAL NOT NULL,
+      cut_by TEXT,
+      PRIMARY KEY (bucket, at)
+    ) STRICT, WITHOUT ROWID`);
+    this.#statements = {
+      get: db.prepare<[string], { line: string }>('SELECT line FROM rate_buckets WHERE bucket = ?'),
+      put: db.prepare<[string, string, number]>(
+        `INSERT INTO rate_buckets (bucket, line, updated_at) VALUES (?, ?, ?)
+         ON CONFLICT (bucket) DO UPDATE SET line = excluded.line, updated_at = excluded.updated_at`,
+      ),
+      reserve: db.prepare<[string, number]>('INSERT OR IGNORE INTO rate_lane (bucket, at) VALUES (?, ?)'),
+      prune: db.prepare<[string, number, number]>(
+        'DELETE FROM rate_lane WHERE bucket = ? AND at <= ? AND (cut_by IS NULL OR at < ?)',
+      ),
+      nextReserved: db.prepare<[string, number], { at: number }>(
+        'SELECT at FROM rate_lane WHERE bucket = ? AND at > ? AND cut_by IS NULL ORDER BY at LIMIT 1',
+      ),
+      cut: db.prepare<[string, string, number]>(
+        'UPDATE rate_lane SET cut_by = ? WHERE bucket = ? AND at = ?',
+      ),
+      cutBy: db.prepare<[string, number], { cut_by: string | null }>(
+        'SELECT cut_by FROM rate_lane WHERE bucket = ? AND at = ?',
+      ),
+    };
+    // Read and write under the database's write lock, taken at the start (IMMEDIATE): another
+    // process's change of the same key waits for this one instead of both reading the same line.
+    this.#atomically = db.transaction((work: () => unknown) => work());
+  }
+
+  async take(bucket: string, now: number, options?: { reserveWithinMs?: number }): Promise<RateDecision> {
+    return this.#atomic(() => {
+      const { line, decision } = takeToken(
+        this.#read(bucket, now),
+        this.config,
+        now,
+        options?.reserveWithinMs,
+      );
+      if (line) this.#write(bucket, line, now);
+      if (!decision.granted && decision.reserved) {
+        this.#statements.prune.run(bucket, now, now - cutInMemoryMs);
+        this.#statements.reserve.run(bucket, decision.retryAtMs);
+      }
+      return decision;
+    });
+  }
+
+  async cutIn(bucket: string, now: number, by: string): Promise<number | undefined> {
+    return this.#atomic(() => {
+      const freeAt = nextTokenAt(this.#read(bucket, now), this.config, now);
+      if (freeAt === undefined) return undefined;
+      const at = this.#statements.nextReserved.get(bucket, now)?.at;
+      if (at === undefined || at >= freeAt) return undefined;
+      this.#statements.cut.run(by, bucket, at);
+      return at;
+    });
+  }
+
+  async stillHeld(bucket: string, at: number, by: string): Promise<boolean> {
+    const cutBy = this.#statements.cutBy.get(bucket, at)?.cut_by;
+    return cutBy === undefined || cutBy === null || cutBy === by;
+  }
+
+  async saturated(bucket: string, now: number): Promise<boolean> {
+    return lineSaturated(this.#read(bucket, now), now);
+  }
+
+  async budget(bucket: string, now: number): Promise<{ tokens: number; ratePerSecond: number }> {
+    return lineBudget(this.#read(bucket, now), this.config, now);
+  }
+
+  async throttled(bucket: string, now: number): Promise<void> {
+    this.#atomic(() => this.#write(bucket, lineThrottled(this.#read(bucket, now), this.config, now), now));
+  }
+
+  async succeeded(bucket: string, now: number): Promise<void> {
+    this.#atomic(() => this.#write(bucket, lineSucceeded(this.#read(bucket, now), this.config, now), now));
+  }
+
+  /** The current refill rate of a bucket, in calls per second (the ceiling for an unused bucket). */
+  currentRate(bucket: string): number {
+    return Math.min(this.config.ceiling, this.#read(bucket, 0).bucket.rate);
+  }
+
+  #atomic<T>(work: () => T): T {
+    return this.#atomically.immediate(work) as T;
+  }
+
+  /** The key's line; a new one when there is none (or an unreadable one, which the next change replaces). */
+  #read(bucket: string, now: number): KeyLine {
+    const row = this.#statements.get.get(bucket);
+    if (!row) return newKeyLine(this.config, now);
+    try {
+      const parsed = keyLineSchema.safeParse(JSON.parse(row.line));
+      return parsed.success ? parsed.data : newKeyLine(this.config, now);
+    } catch {
+      return newKeyLine(this.config, now);
+    }
+  }
+
+  #write(bucket: string, line: KeyLine, now: number): void {
+    this.#statements.put.run(bucket, JSON.stringify(line), Math.floor(now));
+  }
+}
