@@ -4,6 +4,7 @@
  * - `[sandbox:fail]` fails the workflow's first asynchronous step (see README for which one).
  * - `[sandbox:fail:<ref>]` fails the step polled by `<ref>`, e.g. `[sandbox:fail:ai35-8]`.
  * - `[sandbox:no-recommend]` makes ai73-2 answer `has_recommend: false` with no recommendations.
+ * - `[sandbox:no-results]` makes the FTO search (ai66-5) succeed having found no patent.
  *
  * Markers are stripped from generated content, so they never show up in documents.
  */
@@ -17,6 +18,8 @@ export interface Triggers {
   /** Steps named by `[sandbox:fail:<ref>]`, lower case, each once (a list, so a task's triggers are plain JSON). */
   failRefs: readonly string[];
   noRecommend: boolean;
+  /** `[sandbox:no-results]`: a search that succeeds without finding anything. */
+  noResults?: boolean | undefined;
 }
 
 /** Triggers as kept in a sandbox state file. */
@@ -24,6 +27,7 @@ export const triggersSchema = z.strictObject({
   failFirst: z.boolean(),
   failRefs: z.array(z.string().min(1)),
   noRecommend: z.boolean(),
+  noResults: z.boolean().optional(),
 }) satisfies z.ZodType<Triggers>;
 
 /** Collect the markers found anywhere in a request body (all its strings). */
@@ -32,6 +36,7 @@ export function triggersIn(value: unknown): Triggers {
   const failRefs = new Set<string>();
   let failFirst = false;
   let noRecommend = false;
+  let noResults = false;
   for (const match of text.matchAll(MARKER)) {
     const word = (match[1] ?? '').toLowerCase();
     const ref = match[2]?.toLowerCase();
@@ -39,8 +44,9 @@ export function triggersIn(value: unknown): Triggers {
       if (ref) failRefs.add(ref);
       else failFirst = true;
     } else if (word === 'no-recommend') noRecommend = true;
+    else if (word === 'no-results') noResults = true;
   }
-  return { failFirst, failRefs: [...failRefs], noRecommend };
+  return { failFirst, failRefs: [...failRefs], noRecommend, ...(noResults ? { noResults } : {}) };
 }
 
 /** Merge the triggers of two inputs (e.g. a task's creation and a later confirmation). */
@@ -49,6 +55,7 @@ export function mergeTriggers(a: Triggers, b: Triggers): Triggers {
     failFirst: a.failFirst || b.failFirst,
     failRefs: [...new Set([...a.failRefs, ...b.failRefs])],
     noRecommend: a.noRecommend || b.noRecommend,
+    ...(a.noResults || b.noResults ? { noResults: true } : {}),
   };
 }
 

@@ -269,7 +269,7 @@ const RISK_ORDER: Record<string, number> = { High: 0, Medium: 1, Low: 2 };
  */
 const foundPatents = new WeakMap<FtoTask, Patent[]>();
 function patentsOf(task: FtoTask, seed: number): Patent[] {
-  if (!task.agentStage) return [];
+  if (!task.agentStage || task.triggers.noResults) return [];
   const known = foundPatents.get(task);
   if (known) return known;
   const features = (task.confirmedFeatures ?? []).filter((feature) => feature.is_select);

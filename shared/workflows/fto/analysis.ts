@@ -4,7 +4,7 @@
  * and the recommendation that follows. Pure functions of the job's kept outputs.
  */
 
-import { skippedSteps } from '../../engine/workflow';
+import { type SkippedStep, skippedSteps } from '../../engine/workflow';
 import type { DataOf } from '../../openplatform/schemas/responses';
 import { plainText } from '../../reports/markdown';
 import {
@@ -211,13 +211,14 @@ export function analyseFto(
     );
     return { market, risk, patents: live };
   });
+  const uncompared = notCompared(input.comparePatents, context);
   return {
     patents,
     markets,
     named,
     ...patentStatusNotes(input.legalData !== false, context, outputs),
-    notCompared: notCompared(input.comparePatents, context),
-    recommendation: recommendation(patents, markets),
+    notCompared: uncompared,
+    recommendation: recommendation(patents, markets, uncompared),
   };
 }
 
@@ -229,13 +230,37 @@ function notCompared(
   const skipped = skippedSteps(context);
   return (named ?? []).flatMap((number, index) => {
     const why = skipped[compareStepName(index)];
-    return why ? [{ number, why: why.message.trim() || why.kind }] : [];
+    return why ? [{ number, why: failureWords(why) }] : [];
   });
 }
 
+/**
+ * A failed call in words a reader can act on: an HTTP failure by its status and correlation id (not
+ * the gateway's page it answered), anything else by its message.
+ */
+function failureWords(why: SkippedStep): string {
+  const correlation = /correlation id ([\w-]+)/.exec(why.message)?.[1];
+  if (why.httpStatus !== undefined && why.httpStatus >= 500)
+    return `the platform answered HTTP ${why.httpStatus}${correlation ? ` (correlation id ${correlation})` : ''}`;
+  return why.message.trim() || why.kind;
+}
+
 /** The recommendation, from the worst risk per market. */
-function recommendation(patents: PatentRisk[], markets: MarketRisk[]): string {
+function recommendation(
+  patents: PatentRisk[],
+  markets: MarketRisk[],
+  uncompared: FtoAnalysis['notCompared'],
+): string {
   const live = patents.filter((patent) => !patent.lapsed);
+  // Named patents whose risk is not known: no clearance can be read from a search that found nothing.
+  if (patents.length === 0 && uncompared.length > 0)
+    return `Nothing was compared: the search found no patent in force or pending in the markets searched, and ${
+      uncompared.length === 1 ? 'the patent' : `none of the ${uncompared.length} patents`
+    } named for comparison (${uncompared.map(({ number }) => number).join(', ')}) could be compared, so ${
+      uncompared.length === 1 ? 'its' : 'their'
+    } risk is not known. Run the job again (opflow retry) or have counsel review ${
+      uncompared.length === 1 ? 'it' : 'them'
+    } before launch.`;
   if (live.length === 0)
     return patents.length === 0
       ? 'No patent in force or pending was found in the markets searched: no obstacle from this search. Confirm with a professional search before launch.'

@@ -132,9 +132,10 @@ function patentsTable(analysis: FtoAnalysis): string {
 /** Which patents named for comparison could not be compared, and why. */
 function notComparedNote(analysis: FtoAnalysis): string | undefined {
   if (analysis.notCompared.length === 0) return undefined;
+  const rest = analysis.patents.length > 0 ? ' The rest of the search is complete.' : '';
   return `**Not compared:** ${analysis.notCompared
-    .map(({ number, why }) => `${inline(number)} (the ai66-8 call failed: ${inline(why)})`)
-    .join('; ')}. The rest of the search is complete.`;
+    .map(({ number, why }) => `${inline(number)} (the comparison, ai66-8, failed: ${inline(why)})`)
+    .join('; ')}.${rest}`;
 }
 
 function claimChart(patent: PatentRisk): string {
@@ -177,6 +178,17 @@ function claimChart(patent: PatentRisk): string {
     patent.conclusion ? `> ${inline(patent.conclusion)}` : undefined,
     ...(charts.length > 0 ? charts : ['_The platform gave no claim comparison for this patent._']),
   ).trimEnd();
+}
+
+/** Why there is no platform report: it takes 1 to 5 patents, and a search that found none leaves none. */
+function noDocumentLine(analysis: FtoAnalysis, found: number): string {
+  if (found > 0 || analysis.patents.length > 0) return '_No document was downloaded._';
+  const uncompared = analysis.notCompared.length;
+  return `_The platform’s report was not asked for: it takes 1 to 5 patents, and the search found none${
+    uncompared > 0
+      ? ` and none of the ${uncompared} named for comparison could be compared (see Patents)`
+      : ''
+  }._`;
 }
 
 /** The report of a finished FTO job. */
@@ -231,6 +243,6 @@ export function ftoReportMarkdown(r: ReportInput<FtoInput>, title: string): stri
             .join(', ')} (it takes 1 to 5 patents).`,
         )
       : undefined,
-    documents.length > 0 ? documents.join('\n') : '_No document was downloaded._',
+    documents.length > 0 ? documents.join('\n') : noDocumentLine(analysis, found.length),
   );
 }

@@ -5,11 +5,14 @@
  * and writes a report of up to five of them.
  *
  * ai66-1 submit → ai66-2 features (poll until extracted) → SELECT features → ai66-3 confirm →
- * ai66-4 start the search → ai66-5 results (poll, minutes) → SELECT the report's patents (1 to 5) →
- * p041 legal status and p014 families of the patents found (optional: their failure does not fail
- * the job) → ai66-8 for each patent named in `comparePatents` (optional, up to five; left out
- * without one) → ai66-6 create the report → ai66-7 report link (poll) → fetch the report document.
+ * ai66-4 start the search → ai66-8 for each patent named in `comparePatents` while the search runs
+ * (optional, up to five; left out without one) → ai66-5 results (poll, minutes) → SELECT the
+ * report's patents (1 to 5, beside the ones compared) → p041 legal status and p014 families of the
+ * patents found (optional: their failure does not fail the job) → ai66-6 create the report → ai66-7
+ * report link (poll) → fetch the report document. When the search finds nothing and no named patent
+ * could be compared, the job ends at ai66-5 with opflow's report: the platform's report needs a patent.
  */
+import * as z from 'zod';
 import type { SelectionOption } from '../../engine/job-record';
 import type { PollPolicy } from '../../engine/policies';
 import { type Decision, defineWorkflow, type ReportInput, stepsFor } from '../../engine/workflow';
@@ -17,7 +20,7 @@ import type { RequestOf } from '../../openplatform/schemas/requests';
 import type { DataOf } from '../../openplatform/schemas/responses';
 import { shorten } from '../../reports/markdown';
 import { familyStep, isPublicationNumber, legalStatusStep, patentDataQuery } from '../common/patent-status';
-import { nonEmpty, numberState, untilDone, withoutNulls } from '../common/step-data';
+import { nonEmpty, nonNegativeInt, numberState, untilDone, withoutNulls } from '../common/step-data';
 import { firstLine, readTextDocument } from '../common/text-input';
 import { analyseFto } from './analysis';
 import { addedPatents, compareStepName } from './compare';
@@ -139,6 +142,11 @@ const step = stepsFor(name, ftoInput);
 
 const taskId = step.key('taskId', nonEmpty);
 const reportUrl = step.key('reportUrl', nonEmpty);
+/** The places in `comparePatents` whose ai66-8 comparison came back (the failed ones are skipped steps). */
+const compared = step.key(
+  'comparedPatents',
+  z.lazy(() => z.array(nonNegativeInt)),
+);
 
 const submit = step.call({
   name: 'submit',
@@ -217,6 +225,33 @@ const search = step.call({
   decide: () => ({ type: 'next' }),
 });
 
+/** Why the `index`-th comparison step is left out: no patent named at that place. */
+function noPatentAt(input: FtoInput, index: number): string | undefined {
+  const named = input.comparePatents?.length ?? 0;
+  if (index < named) return undefined;
+  return named === 0
+    ? 'no "comparePatents" given'
+    : `"comparePatents" names ${named} ${named === 1 ? 'patent' : 'patents'}`;
+}
+
+/** ai66-8 for the `index`-th patent named in `comparePatents` (a step per place, up to five). */
+const compareStep = (index: number) =>
+  step.call({
+    name: compareStepName(index),
+    title: `compare patent ${index + 1} named (comparePatents)`,
+    operation: 'ai66-8FeatureComparison',
+    optional: true,
+    note: 'one call per patent named in "comparePatents", left out without one; its failure does not fail the job (the report says which patent could not be compared and why)',
+    skipWhen: ({ input }) => noPatentAt(input, index),
+    request: (ctx) => ({ task_id: ctx.get(taskId), pn: ctx.input.comparePatents?.[index] ?? '' }),
+    decide: (data, ctx) =>
+      (data.final_res ?? []).some((patent) => patent?.patent_id || patent?.features?.length)
+        ? { type: 'next', context: compared.set([...(ctx.find(compared) ?? []), index]) }
+        : { type: 'fail', message: `ai66-8 answered no comparison of ${ctx.input.comparePatents?.[index]}` },
+  });
+
+const comparisons = Array.from({ length: comparePatentLimit }, (_, index) => compareStep(index));
+
 const agentResult = step.call({
   name: 'agent-result',
   title: 'FTO search (takes minutes)',
@@ -229,10 +264,11 @@ const agentResult = step.call({
       return { type: 'fail', message: `the FTO search failed upstream (task_status "${data.task_status}")` };
     if (status !== 'success' && status !== 'succeed' && status !== 'succeeded') return { type: 'poll' };
     const found = (data.final_result ?? []).filter((patent) => patent?.patent_id);
-    const named = ctx.input.comparePatents?.length ?? 0;
-    // Nothing in force in the markets and nothing named: the answer itself (the report needs a patent).
+    const named = new Set(ctx.find(compared) ?? []).size;
+    // Nothing in force in the markets and no named patent compared: the answer itself. The
+    // platform's report needs a patent, so it is not asked for (opflow's report says why).
     if (found.length === 0) return named > 0 ? { type: 'next' } : { type: 'complete' };
-    // The patents named for comparison take their places in the platform's report first.
+    // The patents compared at the person's request take their places in the platform's report first.
     const places = reportPatentLimit - named;
     if (places <= 0) return { type: 'next' };
     return {
@@ -274,33 +310,6 @@ const family = step.call({
   request: (ctx) => statusQuery(ctx.output(agentResult).final_result ?? [], ctx.input),
   decide: () => ({ type: 'next' }),
 });
-
-/** Why the `index`-th comparison step is left out: no patent named at that place. */
-function noPatentAt(input: FtoInput, index: number): string | undefined {
-  const named = input.comparePatents?.length ?? 0;
-  if (index < named) return undefined;
-  return named === 0
-    ? 'no "comparePatents" given'
-    : `"comparePatents" names ${named} ${named === 1 ? 'patent' : 'patents'}`;
-}
-
-/** ai66-8 for the `index`-th patent named in `comparePatents` (a step per place, up to five). */
-const compareStep = (index: number) =>
-  step.call({
-    name: compareStepName(index),
-    title: `compare patent ${index + 1} named (comparePatents)`,
-    operation: 'ai66-8FeatureComparison',
-    optional: true,
-    note: 'one call per patent named in "comparePatents", left out without one; its failure does not fail the job (the report says which patent could not be compared and why)',
-    skipWhen: ({ input }) => noPatentAt(input, index),
-    request: (ctx) => ({ task_id: ctx.get(taskId), pn: ctx.input.comparePatents?.[index] ?? '' }),
-    decide: (data, ctx) =>
-      (data.final_res ?? []).some((patent) => patent?.patent_id || patent?.features?.length)
-        ? { type: 'next' }
-        : { type: 'fail', message: `ai66-8 answered no comparison of ${ctx.input.comparePatents?.[index]}` },
-  });
-
-const comparisons = Array.from({ length: comparePatentLimit }, (_, index) => compareStep(index));
 
 const createReport = step.call({
   name: 'create-report',
@@ -349,7 +358,10 @@ const reportDocument = step.fetch({
 export function ftoSummary(r: ReportInput<FtoInput>): string {
   const analysis = analyseFto(r.outputs, r.context, r.input);
   const { patents, markets } = analysis;
-  if (patents.length === 0) return 'no patent found in the markets searched';
+  if (patents.length === 0)
+    return analysis.notCompared.length > 0
+      ? `nothing compared: no patent found in the markets searched, and the ${analysis.notCompared.length} named could not be compared`
+      : 'no patent found in the markets searched';
   const byRisk = (risk: string) => patents.filter((patent) => !patent.lapsed && patent.risk === risk).length;
   const parts = [
     `${patents.length} ${patents.length === 1 ? 'patent' : 'patents'}: ${byRisk('High')} high, ${byRisk('Medium')} medium, ${byRisk('Low')} low risk`,
@@ -376,10 +388,10 @@ export const fto = defineWorkflow<FtoInput>({
     features,
     confirmFeatures,
     search,
+    ...comparisons,
     agentResult,
     legalStatus,
     family,
-    ...comparisons,
     createReport,
     reportLink,
     reportDocument,

@@ -186,3 +186,73 @@ describe('fto when the legal status call fails', () => {
     expect(markdown).toContain('## Claim charts');
   }, 180_000);
 });
+
+describe('fto when the search finds nothing and the patents named for comparison', () => {
+  let world: World;
+  const nothing = { ...input, text: `${input.text} [sandbox:no-results]` };
+  const named = ['CN118289111A', 'US11234567B2'];
+  beforeAll(async () => {
+    world = await startWorld();
+  });
+  afterAll(() => world.close());
+
+  it('all fail: the job ends at the search with a report that says nothing was compared and why, and no report is paid for', async () => {
+    world.sandbox.faults.set([{ kind: 'http-5xx', httpStatus: 502, operation: 'ai66-8' }]);
+    const before = lastSeq(world);
+    const job = await world.run('fto', { ...nothing, comparePatents: named });
+    world.sandbox.faults.clear();
+    expect(job.status, JSON.stringify(job.lastError)).toBe('SUCCEEDED');
+    // ai66-8 is asked (and refused) while the search runs; nothing after ai66-5 is called.
+    expect(callSequence(world, before)).toEqual(['ai66-1', 'ai66-2', 'ai66-3', 'ai66-4', 'ai66-5']);
+    expect(
+      world.sandbox.ledger.count({ operationId: 'ai66-8FeatureComparison', outcome: 'fault' }),
+    ).toBeGreaterThan(1);
+    expect(
+      world.sandbox.ledger
+        .entries()
+        .filter((entry) => entry.seq > before && entry.operationId.startsWith('ai66-6')),
+    ).toEqual([]);
+
+    const { markdown, result } = await world.report(job.id);
+    expect(result.summary).toBe(
+      'nothing compared: no patent found in the markets searched, and the 2 named could not be compared',
+    );
+    const recommendation = markdown.slice(
+      markdown.indexOf('## Recommendation'),
+      markdown.indexOf('## Risk by market'),
+    );
+    expect(recommendation).toContain(
+      '**Nothing was compared: the search found no patent in force or pending in the markets searched, and none of the 2 patents named for comparison (CN118289111A, US11234567B2) could be compared, so their risk is not known.',
+    );
+    expect(recommendation).not.toMatch(/no obstacle/);
+    expect(markdown).toMatch(
+      /\*\*Not compared:\*\* CN118289111A \(the comparison, ai66-8, failed: the platform answered HTTP 502 \(correlation id [\w-]+\)\); US11234567B2 \(.*HTTP 502.*\)\.\n/,
+    );
+    expect(markdown).not.toContain('The rest of the search is complete');
+    expect(markdown).toContain(
+      'The platform’s report was not asked for: it takes 1 to 5 patents, and the search found none and none of the 2 named for comparison could be compared',
+    );
+  }, 180_000);
+
+  it('one compared: the platform’s report is made of the named patent alone', async () => {
+    const before = lastSeq(world);
+    const job = await world.run('fto', { ...nothing, comparePatents: named.slice(0, 1) });
+    expect(job.status, JSON.stringify(job.lastError)).toBe('SUCCEEDED');
+    expect(callSequence(world, before)).toEqual([
+      'ai66-1',
+      'ai66-2',
+      'ai66-3',
+      'ai66-4',
+      'ai66-8',
+      'ai66-5',
+      'p041',
+      'p014',
+      'ai66-6',
+      'ai66-7',
+      'download',
+    ]);
+    const { markdown } = await world.report(job.id);
+    expect(markdown).toMatch(/### P1 · CN118289111A/);
+    expect(markdown).toContain('The platform’s report analyses P1 CN118289111A');
+  }, 180_000);
+});

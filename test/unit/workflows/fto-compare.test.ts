@@ -54,23 +54,34 @@ describe('fto: comparePatents', () => {
     });
   });
 
-  it('offers the report the places the named patents leave, and goes on without a selection when none is left', () => {
+  it('offers the report the places the compared patents leave, and goes on without a selection when none is left', () => {
     const two = contextFor(
       fto,
-      { ...product, comparePatents: ['CN1A', 'CN2A'] },
-      { context: { taskId: 't' } },
+      { ...product, comparePatents: ['CN1A', 'CN2A', 'CN3A'] },
+      { context: { taskId: 't', comparedPatents: [0, 2] } },
     );
     expect(decideOf(fto, 'agent-result', agentAnswer, two)).toMatchObject({
       type: 'select',
       offer: { max: 3 },
     });
     const five = ['CN1A', 'CN2A', 'CN3A', 'CN4A', 'CN5A'];
-    const full = contextFor(fto, { ...product, comparePatents: five }, { context: { taskId: 't' } });
+    const full = contextFor(
+      fto,
+      { ...product, comparePatents: five },
+      { context: { taskId: 't', comparedPatents: [0, 1, 2, 3, 4] } },
+    );
     expect(decideOf(fto, 'agent-result', agentAnswer, full)).toEqual({ type: 'next' });
     const nothingFound = { task_status: 'success', final_result: [] };
     expect(decideOf(fto, 'agent-result', nothingFound, two)).toEqual({ type: 'next' });
     const alone = contextFor(fto, product, { context: { taskId: 't' } });
     expect(decideOf(fto, 'agent-result', nothingFound, alone)).toEqual({ type: 'complete' });
+    // Named, but no comparison came back: nothing to report on, so no ai66-6 call that cannot help.
+    const noneCompared = contextFor(fto, { ...product, comparePatents: five }, { context: { taskId: 't' } });
+    expect(decideOf(fto, 'agent-result', nothingFound, noneCompared)).toEqual({ type: 'complete' });
+    expect(decideOf(fto, 'agent-result', agentAnswer, noneCompared)).toMatchObject({
+      type: 'select',
+      offer: { max: 5 },
+    });
   });
 
   it('reads a compared patent: elements match from the threshold, the risk from how many match', () => {
