@@ -8,7 +8,7 @@
  * Nothing here logs or answers a header value, a query string or a body: only method, path, status.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { EngineDeps } from '../engine/deps';
 import { isTerminal } from '../engine/job-record';
@@ -85,151 +85,232 @@ const reportFileRoute = pathPattern(routeOf('getReportFile'));
 
 /** Starts listening; rejects when the address cannot be used (in use, not on this machine). */
 export async function startJobApiServer(options: JobApiServerOptions): Promise<JobApiServer> {
-  const host = options.host ?? '127.0.0.1';
-  const maxBodyBytes = options.maxBodyBytes ?? defaultMaxBodyBytes;
-  const tokenDigest = options.token === undefined ? undefined : sha256(options.token);
-  const loopbackOnly = isLoopbackHost(host);
-  if (!loopbackOnly && options.token === undefined) {
-    // Without a token and without the Host check, DNS rebinding would let any web page in.
-    throw new Error(`listening on ${host} (beyond loopback) needs a token`);
-  }
-  let stopping = false;
-  const inFlight = new Set<Promise<void>>();
-
-  const answer = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const startedAt = performance.now();
-    const method = (req.method ?? 'GET').toUpperCase();
-    // Split by hand: `new URL` would read a path starting with `//` as a host name.
-    const target = req.url ?? '/';
-    const queryAt = target.indexOf('?');
-    const path = queryAt < 0 ? target : target.slice(0, queryAt);
-    // A confirmation page's path holds its signed token: never logged.
-    const shownPath = path.replace(/^\/review\/[^/]+/, '/review/…');
-    const searchParams = new URLSearchParams(queryAt < 0 ? '' : target.slice(queryAt + 1));
-    let response: JobApiResponse | { status: number; headers: Record<string, string>; body: Uint8Array };
-    try {
-      if (stopping) throw new ApiError(503, 'stopping', 'the server is stopping; try again later');
-      const mount = options.mounts?.find((candidate) => candidate.matches(path, method));
-      if (mount) {
-        // A public mount carries its own credential (a signed link, a webhook's signature, a feed
-        // token) or none, so another origin gains nothing: a review page's form, sent under its
-        // `Referrer-Policy: no-referrer`, comes with `Origin: null` and must be taken.
-        checkCaller(req, {
-          tokenDigest: mount.public ? undefined : tokenDigest,
-          loopbackOnly,
-          checkOrigin: !mount.public,
-        });
-        await mount.handle(req, res, { path, method, readBody: () => readBody(req, maxBodyBytes) });
-        if (!res.writableEnded) await new Promise((resolve) => res.once('finish', resolve));
-        options.onRequest?.({
-          method,
-          path: shownPath,
-          status: res.statusCode,
-          durationMs: Math.round(performance.now() - startedAt),
-        });
-        return;
-      }
-      checkCaller(req, { tokenDigest, loopbackOnly });
-      const fileMatch = options.serveReportFiles === false ? null : reportFileRoute.exec(path);
-      if (fileMatch) {
-        response = await reportFile(options.deps, method, fileMatch[1]!, fileMatch[2]!);
-      } else {
-        const body = await readBody(req, maxBodyBytes);
-        const query: Record<string, string> = {};
-        // Repeated parameters are joined with commas, as API Gateway does.
-        for (const name of new Set(searchParams.keys())) query[name] = searchParams.getAll(name).join(',');
-        const headers: Record<string, string> = {};
-        for (const [name, value] of Object.entries(req.headers)) {
-          if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
-        }
-        response = await handleJobApiRequest(
-          { method, path, query, headers, body },
-          {
-            deps: options.deps,
-            maxBodyBytes,
-            requireJsonContentType: true,
-            servesReportFiles: options.serveReportFiles !== false,
-            routes: options.routes,
-          },
-        );
-        if (options.serveReportFiles !== false) response = withReportHrefs(path, method, response);
-      }
-    } catch (error) {
-      if (error instanceof ApiError) response = refusalAnswer(error);
-      else {
-        options.deps.log?.error('job API server: request failed', {
-          method,
-          path: shownPath,
-          error: namedErrorMessage(error),
-        });
-        response = refusal(500, 'internal', 'the request failed; try again later');
-      }
-    }
-    // A mount failed after it began its answer: nothing more can be said on this response.
-    if (res.headersSent) {
-      res.end();
-      return;
-    }
-    const headers: Record<string, string> = { ...response.headers };
-    // An unread body (refused early) or a closing server: do not offer the connection for reuse.
-    if (stopping || !req.complete) headers.connection = 'close';
-    res.writeHead(response.status, headers);
-    const body =
-      'base64' in response && response.base64 ? Buffer.from(response.body, 'base64') : response.body;
-    res.end(method === 'HEAD' ? undefined : body);
-    if (!req.complete) req.resume();
-    options.onRequest?.({
-      method,
-      path: shownPath,
-      status: response.status,
-      durationMs: Math.round(performance.now() - startedAt),
-    });
-  };
-
+  const settings = serverSettings(options);
+  const state: ServerState = { stopping: false, inFlight: new Set() };
   const server = createServer({ keepAliveTimeout: 5_000 }, (req, res) => {
-    const handled = answer(req, res)
+    const handled = answerRequest(req, res, options, settings, state)
       .catch(() => {
         // The response could not be written (the client went away): nothing to tell it.
         if (!res.headersSent) res.destroy();
       })
-      .finally(() => inFlight.delete(handled));
-    inFlight.add(handled);
+      .finally(() => state.inFlight.delete(handled));
+    state.inFlight.add(handled);
   });
   server.on('clientError', (_error, socket) => {
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
     else socket.destroy();
   });
+  const { url, port } = await listen(server, options.port ?? 0, settings.host);
+  return { url, port, close: closeOnce(server, state, options.closeGraceMs ?? 10_000) };
+}
 
+/** The options with their defaults, checked: a server beyond loopback needs a token. */
+interface ServerSettings {
+  host: string;
+  maxBodyBytes: number;
+  tokenDigest: Buffer | undefined;
+  /** Listening on loopback only, so requests naming another Host are refused. */
+  loopbackOnly: boolean;
+}
+
+/** What a running server and its close share: closing, and the requests in progress. */
+interface ServerState {
+  stopping: boolean;
+  inFlight: Set<Promise<void>>;
+}
+
+function serverSettings(options: JobApiServerOptions): ServerSettings {
+  const host = options.host ?? '127.0.0.1';
+  const loopbackOnly = isLoopbackHost(host);
+  if (!loopbackOnly && options.token === undefined) {
+    // Without a token and without the Host check, DNS rebinding would let any web page in.
+    throw new Error(`listening on ${host} (beyond loopback) needs a token`);
+  }
+  return {
+    host,
+    maxBodyBytes: options.maxBodyBytes ?? defaultMaxBodyBytes,
+    tokenDigest: options.token === undefined ? undefined : sha256(options.token),
+    loopbackOnly,
+  };
+}
+
+/** A request's method and path, the path as it may be logged, and its query. */
+interface RequestTarget {
+  method: string;
+  path: string;
+  shownPath: string;
+  searchParams: URLSearchParams;
+}
+
+function requestTarget(req: IncomingMessage): RequestTarget {
+  const method = (req.method ?? 'GET').toUpperCase();
+  // Split by hand: `new URL` would read a path starting with `//` as a host name.
+  const target = req.url ?? '/';
+  const queryAt = target.indexOf('?');
+  const path = queryAt < 0 ? target : target.slice(0, queryAt);
+  // A confirmation page's path holds its signed token: never logged.
+  const shownPath = path.replace(/^\/review\/[^/]+/, '/review/…');
+  const searchParams = new URLSearchParams(queryAt < 0 ? '' : target.slice(queryAt + 1));
+  return { method, path, shownPath, searchParams };
+}
+
+type ServerAnswer = JobApiResponse | { status: number; headers: Record<string, string>; body: Uint8Array };
+
+/**
+ * One request: a mount that matches writes its own answer; anything else passes the caller checks
+ * and is a report file or a job API route. A failure is answered as JSON (500 without detail when
+ * it is not an ApiError), and every answer is told to `onRequest`.
+ */
+async function answerRequest(
+  req: IncomingMessage,
+  res: ServerResponse,
+  options: JobApiServerOptions,
+  settings: ServerSettings,
+  state: ServerState,
+): Promise<void> {
+  const startedAt = performance.now();
+  const target = requestTarget(req);
+  const told = (status: number) =>
+    options.onRequest?.({
+      method: target.method,
+      path: target.shownPath,
+      status,
+      durationMs: Math.round(performance.now() - startedAt),
+    });
+  let response: ServerAnswer;
+  try {
+    if (state.stopping) throw new ApiError(503, 'stopping', 'the server is stopping; try again later');
+    const mount = options.mounts?.find((candidate) => candidate.matches(target.path, target.method));
+    if (mount) {
+      await answerByMount(req, res, mount, target, settings);
+      told(res.statusCode);
+      return;
+    }
+    checkCaller(req, settings);
+    response = await jobApiAnswer(req, target, options, settings.maxBodyBytes);
+  } catch (error) {
+    response = failureAnswer(error, options.deps, target);
+  }
+  // A mount failed after it began its answer: nothing more can be said on this response.
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  writeAnswer(req, res, response, target.method, state.stopping);
+  told(response.status);
+}
+
+/** A mount's own answer, once the caller passed the checks that mount asks for. */
+async function answerByMount(
+  req: IncomingMessage,
+  res: ServerResponse,
+  mount: ServerMount,
+  target: RequestTarget,
+  settings: ServerSettings,
+): Promise<void> {
+  // A public mount carries its own credential (a signed link, a webhook's signature, a feed
+  // token) or none, so another origin gains nothing: a review page's form, sent under its
+  // `Referrer-Policy: no-referrer`, comes with `Origin: null` and must be taken.
+  checkCaller(req, {
+    tokenDigest: mount.public ? undefined : settings.tokenDigest,
+    loopbackOnly: settings.loopbackOnly,
+    checkOrigin: !mount.public,
+  });
+  const { path, method } = target;
+  await mount.handle(req, res, { path, method, readBody: () => readBody(req, settings.maxBodyBytes) });
+  if (!res.writableEnded) await new Promise((resolve) => res.once('finish', resolve));
+}
+
+/** A report file, or the job API's answer to the request read whole (with report file links). */
+async function jobApiAnswer(
+  req: IncomingMessage,
+  target: RequestTarget,
+  options: JobApiServerOptions,
+  maxBodyBytes: number,
+): Promise<ServerAnswer> {
+  const { method, path, searchParams } = target;
+  const servesReportFiles = options.serveReportFiles !== false;
+  const fileMatch = servesReportFiles ? reportFileRoute.exec(path) : null;
+  if (fileMatch) return reportFile(options.deps, method, fileMatch[1]!, fileMatch[2]!);
+  const body = await readBody(req, maxBodyBytes);
+  const query: Record<string, string> = {};
+  // Repeated parameters are joined with commas, as API Gateway does.
+  for (const name of new Set(searchParams.keys())) query[name] = searchParams.getAll(name).join(',');
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  const response = await handleJobApiRequest(
+    { method, path, query, headers, body },
+    {
+      deps: options.deps,
+      maxBodyBytes,
+      requireJsonContentType: true,
+      servesReportFiles,
+      routes: options.routes,
+    },
+  );
+  return servesReportFiles ? withReportHrefs(path, method, response) : response;
+}
+
+/** An ApiError as its own answer; anything else logged (without the query) and answered 500. */
+function failureAnswer(error: unknown, deps: EngineDeps, target: RequestTarget): ServerAnswer {
+  if (error instanceof ApiError) return refusalAnswer(error);
+  deps.log?.error('job API server: request failed', {
+    method: target.method,
+    path: target.shownPath,
+    error: namedErrorMessage(error),
+  });
+  return refusal(500, 'internal', 'the request failed; try again later');
+}
+
+function writeAnswer(
+  req: IncomingMessage,
+  res: ServerResponse,
+  response: ServerAnswer,
+  method: string,
+  stopping: boolean,
+): void {
+  const headers: Record<string, string> = { ...response.headers };
+  // An unread body (refused early) or a closing server: do not offer the connection for reuse.
+  if (stopping || !req.complete) headers.connection = 'close';
+  res.writeHead(response.status, headers);
+  const body = 'base64' in response && response.base64 ? Buffer.from(response.body, 'base64') : response.body;
+  res.end(method === 'HEAD' ? undefined : body);
+  if (!req.complete) req.resume();
+}
+
+/** Listens on the host and port; the base URL names a wildcard address by its loopback one. */
+async function listen(server: Server, port: number, host: string): Promise<{ url: string; port: number }> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => {
+    server.listen(port, host, () => {
       server.off('error', reject);
       resolve();
     });
   });
-  const port = (server.address() as AddressInfo).port;
+  const bound = (server.address() as AddressInfo).port;
   const shownHost = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
-  const url = `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`;
+  return { url: `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${bound}`, port: bound };
+}
 
+/** `close()`: stop accepting, let requests in progress finish within the grace, drop the rest. */
+function closeOnce(server: Server, state: ServerState, graceMs: number): () => Promise<void> {
   let closing: Promise<void> | undefined;
-  return {
-    url,
-    port,
-    close: () => {
-      closing ??= (async () => {
-        stopping = true;
-        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-        server.closeIdleConnections();
-        const grace = new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, options.closeGraceMs ?? 10_000);
-          timer.unref();
-        });
-        await Promise.race([Promise.allSettled([...inFlight]), grace]);
-        server.closeAllConnections();
-        await closed;
-      })();
-      return closing;
-    },
+  return () => {
+    closing ??= (async () => {
+      state.stopping = true;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const grace = new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, graceMs);
+        timer.unref();
+      });
+      await Promise.race([Promise.allSettled([...state.inFlight]), grace]);
+      server.closeAllConnections();
+      await closed;
+    })();
+    return closing;
   };
 }
 
