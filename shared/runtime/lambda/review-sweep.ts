@@ -5,12 +5,14 @@
  */
 import type { ReviewPassResult } from '../../reviewers/review-pass';
 import { createJobsRuntime } from './jobs-runtime';
-import { sweepReviews } from './reviewers';
+import { awsReviewerSecrets, sweepReviews } from './reviewers';
 
 /** The pass of this instance: each call runs one, starting nothing after `until` (epoch ms). */
 export function createReviewSweep(
   env: Readonly<Record<string, string | undefined>>,
 ): (until: number) => Promise<ReviewPassResult | undefined> {
   const runtime = createJobsRuntime({ functionName: 'sweeper', env });
-  return (until) => runtime.settle(sweepReviews(runtime, until, env));
+  // Once per instance: the secrets' cache then spares a read of each secret every minute.
+  const secrets = awsReviewerSecrets(runtime, env);
+  return (until) => runtime.settle(sweepReviews(runtime, until, env, secrets));
 }

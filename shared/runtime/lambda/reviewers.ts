@@ -13,7 +13,7 @@ import type { HttpAnswer } from '../../http/api-error';
 import { answerReviewPage, type ReviewRequest } from '../../reviewers/confirmation-page';
 import type { ReviewersConfig } from '../../reviewers/review-config';
 import { type ReviewPassResult, reviewPass } from '../../reviewers/review-pass';
-import { reviewSecretPrefixVariable } from '../../reviewers/reviewer-secrets';
+import { type ReviewerSecrets, reviewSecretPrefixVariable } from '../../reviewers/reviewer-secrets';
 import { publicUrlVariable } from '../local/callback-loop';
 import { loadAutomationSettings } from './automation';
 import type { JobSide } from './jobs-runtime';
@@ -45,14 +45,15 @@ async function reviewersOf(
 
 /**
  * One review pass of the sweeper, starting no job's notices after `until` (epoch ms). Undefined when
- * the stack has no reviewers. The links point at OPFLOW_PUBLIC_URL (the HTTP API's URL).
+ * the stack has no reviewers. The links point at OPFLOW_PUBLIC_URL (the HTTP API's URL). `secrets`
+ * is built once per instance by the caller, so their cache (5 minutes) outlives a pass.
  */
 export async function sweepReviews(
   pipeline: Pick<JobSide, 'deps' | 'aws' | 'config'> & { observability: Observability },
   until: number,
   env: Env = process.env,
+  secrets: ReviewerSecrets | undefined = awsReviewerSecrets(pipeline, env),
 ): Promise<ReviewPassResult | undefined> {
-  const secrets = awsReviewerSecrets(pipeline, env);
   const config = secrets && (await reviewersOf(pipeline, env));
   if (!secrets || !config) return undefined;
   const publicUrl = env[publicUrlVariable]?.trim();
@@ -78,8 +79,8 @@ export async function sweepReviews(
 export function awsReviewPage(
   pipeline: Pick<JobSide, 'deps' | 'config'> & { observability: Observability },
   env: Env = process.env,
+  secrets: ReviewerSecrets | undefined = awsReviewerSecrets(pipeline, env),
 ): ((request: ReviewRequest) => Promise<HttpAnswer>) | undefined {
-  const secrets = awsReviewerSecrets(pipeline, env);
   if (!secrets) return undefined;
   return async (request) => {
     let key: Buffer;

@@ -10,10 +10,14 @@
  * Functions are not bundled here (only the template is read).
  */
 
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
   CreateTableCommand,
   DescribeTableCommand,
   DescribeTimeToLiveCommand,
+  PutItemCommand,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import type { CfnElement } from 'aws-cdk-lib';
@@ -26,6 +30,10 @@ import { type AwsEmulators, startAwsEmulators, uniqueName } from '../../../scrip
 import { createJobTable } from '../../../shared/backends/aws';
 import { DynamoDbScheduleStateStore } from '../../../shared/backends/aws/dynamodb-schedule-state-store';
 import { DynamoDbWebhookDeliveries } from '../../../shared/backends/aws/dynamodb-webhook-deliveries';
+import {
+  reviewerSecretNames,
+  SecretsManagerReviewerSecrets,
+} from '../../../shared/backends/aws/secrets-manager-reviewer-secrets';
 import { opflowConfigSchema } from '../../../shared/config/opflow-config';
 import type { EngineDeps } from '../../../shared/engine/deps';
 import type { Job } from '../../../shared/engine/job-record';
@@ -35,6 +43,8 @@ import type { Workflow } from '../../../shared/engine/workflow';
 import { handleJobApiRequest, type JobApiRequest } from '../../../shared/http/job-api';
 import { createWebhookHandler } from '../../../shared/http/webhooks';
 import type { OpenPlatformClient } from '../../../shared/openplatform/types';
+import { signReviewLink } from '../../../shared/reviewers/review-link';
+import { reviewSecretPrefixVariable } from '../../../shared/reviewers/reviewer-secrets';
 import {
   type AwsPipeline,
   awsConfigSources,
@@ -49,7 +59,11 @@ import {
   pipelineMetricNames,
   usageMetrics,
 } from '../../../shared/runtime/lambda/observability';
+import { awsReviewPage, sweepReviews } from '../../../shared/runtime/lambda/reviewers';
 import { handleScheduledSlot } from '../../../shared/schedules/target';
+import { makeJob } from '../../support/factories';
+import { demo } from '../../unit/engine/fixtures';
+import { automationConfigPut } from '../support/automation-config-item';
 import {
   allowStatementsOfRole,
   allows,
@@ -725,3 +739,174 @@ describe.each(stages)(
     });
   },
 );
+
+/** An opflow.config.json with one reviewers' rule: a mail channel, a reminder and a timeout default. */
+function opflowConfigWithReviewers(): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'opflow-reviewers-')), 'opflow.config.json');
+  const reviewers = {
+    channels: { legal: { type: 'email', to: ['alice@example.com'] } },
+    rules: [
+      {
+        name: 'all',
+        notify: ['legal'],
+        remind: { every: '30m', times: 1 },
+        timeout: { after: '2h', answer: 'preselected' },
+      },
+    ],
+  };
+  writeFileSync(file, JSON.stringify({ reviewers }));
+  return file;
+}
+
+/** A demo job waiting for its recommendations to be chosen, as the step worker leaves it. */
+function awaitingJob(now: number): Job {
+  return makeJob({
+    workflow: demo.name,
+    status: 'AWAITING_INPUT',
+    step: 'recommend',
+    selection: { mode: 'manual' },
+    context: { taskId: 'task-1' },
+    pending: {
+      step: 'recommend',
+      nextStep: 'submit',
+      prompt: 'Choose recommendations',
+      options: [
+        { id: 'r1', label: 'a hinge', preselected: true },
+        { id: 'r2', label: 'a latch', preselected: false },
+      ],
+      min: 1,
+      max: 2,
+      offeredAt: now,
+    },
+    nextRunAt: now,
+    deadlineAt: now + 24 * 3_600_000,
+    createdAt: now,
+    updatedAt: now,
+  });
+}
+
+describe('the dev roles of a stack with reviewers against the calls of their pass and page (emulators)', () => {
+  let stage: SynthesizedStage;
+  let pipeline: AwsPipeline;
+  let names: ResourceNames;
+  let recorder: ReturnType<typeof createCallRecorder>;
+  let env: Record<string, string>;
+  let secrets: SecretsManagerReviewerSecrets;
+  let now = Date.UTC(2030, 0, 15, 12, 0, 0);
+
+  beforeAll(async () => {
+    stage = synthStage({ stage: 'dev', opflowConfig: opflowConfigWithReviewers() }, { bundle: false });
+    const { stack } = stage;
+    const tableName = await createTableFromTemplate(stage);
+    const { queueUrl } = emulators.createQueue();
+    const callbackQueue = emulators.createQueue();
+    const bucketName = emulators.createBucket();
+    names = {
+      table: { name: tableName, logicalId: logicalId(stack, stack.storage.table) },
+      queue: { url: queueUrl, logicalId: logicalId(stack, stack.workQueue.queue) },
+      bucket: { name: bucketName, logicalId: logicalId(stack, stack.storage.reportBucket) },
+    };
+    // The config item as the deploy writes it; the link key as the stack generates it.
+    await emulators.clients.dynamoDb.send(new PutItemCommand(automationConfigPut(stage.template, tableName)));
+    const prefix = stack.reviewers!.secretPrefix;
+    emulators.secretsManager?.setSecret(reviewerSecretNames.linkKey(prefix), 'k'.repeat(64));
+    const endpoints = emulators.clientConfig.endpoints ?? {};
+    // The sweeper's environment as deployed; its public URL (the HTTP API's, a Fn::Join) stands in.
+    const { OPFLOW_PUBLIC_URL: _publicUrl, ...variables } = environmentOf(stage, 'sweeper');
+    env = {
+      ...resolvedEnvironment(variables, {
+        [names.table.logicalId]: tableName,
+        [names.queue.logicalId]: queueUrl,
+        [names.bucket.logicalId]: bucketName,
+        [logicalId(stack, stack.automation.callbackQueue.queue)]: callbackQueue.queueUrl,
+      }),
+      OPFLOW_PUBLIC_URL: 'https://api.example.com',
+      AWS_REGION: emulators.region,
+      AWS_ENDPOINT_URL_DYNAMODB: String(endpoints.dynamodb),
+      AWS_ENDPOINT_URL_SQS: String(endpoints.sqs),
+      AWS_ENDPOINT_URL_S3: String(endpoints.s3),
+      AWS_ENDPOINT_URL_SECRETS_MANAGER: String(endpoints.secretsManager),
+    };
+    expect(env[reviewSecretPrefixVariable]).toBe(prefix);
+    recorder = createCallRecorder();
+    pipeline = buildAwsPipeline({
+      env,
+      workflows: new Map([[demo.name, demo]]),
+      client: documentClient,
+      clock: { now: () => now },
+      random: () => 0.5,
+      instrumentAwsClient: recorder.instrument,
+    });
+    // The secrets through the pipeline's recorded client, read as the functions read them.
+    secrets = new SecretsManagerReviewerSecrets(pipeline.aws.clients.secretsManager, prefix);
+  }, 180_000);
+
+  afterAll(async () => {
+    await pipeline?.close();
+  });
+
+  /** The permissions `calls` need that the role `role` (a function's) does not grant. */
+  function denied(role: { node: { defaultChild?: unknown } }, calls: RecordedCall[]) {
+    const roleId = stage.stack.getLogicalId(role.node.defaultChild as CfnElement);
+    const statements = allowStatementsOfRole(resourcesOf(stage), roleId);
+    return calls.flatMap((call) => permissionsOf(call, names)).filter((p) => !allows(statements, p));
+  }
+
+  it("lets the sweeper run the reviewers' pass: the config item, the secrets, a round, its failed mail retried, the timeout's default", async () => {
+    const job = awaitingJob(now);
+    await pipeline.deps.store.create(job);
+    recorder.take();
+    const observability = createObservability();
+    const pass = () => sweepReviews({ ...pipeline, observability }, now + 30_000, env, secrets);
+    // No SMTP server is set: the round is recorded with its mail failed (the calls are the same).
+    expect(await pass()).toMatchObject({ rounds: 1, failedDeliveries: 1, timedOut: 0 });
+    // A minute on, the failed mail is tried again (a commit of the round's deliveries).
+    now += 61_000;
+    expect(await pass()).toMatchObject({ rounds: 1, failedDeliveries: 1 });
+    now += 2 * 3_600_000;
+    expect(await pass()).toMatchObject({ timedOut: 1 });
+    expect(await pipeline.deps.store.get(job.id)).toMatchObject({ status: 'RUNNING', step: 'submit' });
+    await pipeline.history.flush();
+    const calls = recorder.take();
+    expect(calls.map((call) => `${call.service}:${call.command}`)).toEqual(
+      expect.arrayContaining([
+        'dynamodb:GetItem',
+        'dynamodb:Query',
+        'dynamodb:PutItem',
+        'secretsmanager:GetSecretValue',
+        'sqs:SendMessage',
+      ]),
+    );
+    // The config item, the job and its history: each item call's partition key is one the grants name.
+    const keyed = calls.flatMap((call) => permissionsOf(call, names)).flatMap((p) => p.leadingKeys ?? []);
+    expect(keyed.some((key) => key === 'CONFIG')).toBe(true);
+    expect(keyed.some((key) => key.startsWith('HIST#'))).toBe(true);
+    expect(denied(stage.stack.sweeper.role, calls)).toEqual([]);
+  });
+
+  it('lets the webhooks function serve the confirmation page: the link key, the job, its answer', async () => {
+    const job = awaitingJob(now);
+    await pipeline.deps.store.create(job);
+    recorder.take();
+    const token = signReviewLink(
+      {
+        jobId: job.id,
+        step: 'recommend',
+        offeredAt: job.pending!.offeredAt,
+        recipient: 'alice@example.com',
+        expiresAt: now + 3_600_000,
+      },
+      await secrets.linkKey(),
+    );
+    const page = awsReviewPage({ ...pipeline, observability: createObservability() }, env, secrets)!;
+    expect((await page({ method: 'GET', token })).status).toBe(200);
+    const answered = await page({ method: 'POST', token, body: 'option=r2' });
+    expect(answered.status).toBe(200);
+    await pipeline.history.flush();
+    const calls = recorder.take();
+    expect(calls.map((call) => `${call.service}:${call.command}`)).toEqual(
+      expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:PutItem', 'sqs:SendMessage']),
+    );
+    expect(denied(stage.stack.automation.webhookReceiver.role, calls)).toEqual([]);
+  });
+});

@@ -26,6 +26,22 @@ export interface RecordedCall {
 export interface Permission {
   action: string;
   resource: string;
+  /** A DynamoDB item call's partition keys (`dynamodb:LeadingKeys`); undefined where not known (a Query). */
+  leadingKeys?: string[] | undefined;
+}
+
+/** An item key's partition key value, from a document client's input or a low-level one. */
+function partitionKeyOf(key: unknown): string | undefined {
+  const pk = (key as { PK?: unknown } | undefined)?.PK;
+  if (typeof pk === 'string') return pk;
+  const typed = (pk as { S?: unknown } | undefined)?.S;
+  return typeof typed === 'string' ? typed : undefined;
+}
+
+/** The partition keys an item call touches, when every one is known. */
+function leadingKeysOf(keys: unknown[]): string[] | undefined {
+  const values = keys.map(partitionKeyOf);
+  return values.every((value) => value !== undefined) ? (values as string[]) : undefined;
 }
 
 /** Where each physical name of the emulated deployment lives in the template (logical ids). */
@@ -93,10 +109,13 @@ export function permissionsOf(call: RecordedCall, names: ResourceNames): Permiss
   switch (call.service) {
     case 'dynamodb': {
       if (call.command === 'BatchGetItem') {
-        return Object.keys(input['RequestItems'] as object).map((name) => ({
-          action: 'dynamodb:BatchGetItem',
-          resource: table(name),
-        }));
+        return Object.entries(input['RequestItems'] as Record<string, { Keys: unknown[] }>).map(
+          ([name, request]) => ({
+            action: 'dynamodb:BatchGetItem',
+            resource: table(name),
+            leadingKeys: leadingKeysOf(request.Keys),
+          }),
+        );
       }
       if (call.command === 'TransactWriteItems') {
         // No IAM action of its own: each item needs the permission of its kind.
@@ -106,17 +125,26 @@ export function permissionsOf(call: RecordedCall, names: ResourceNames): Permiss
           Delete: 'DeleteItem',
           ConditionCheck: 'ConditionCheckItem',
         };
-        return (input['TransactItems'] as Record<string, { TableName: string }>[]).flatMap((item) =>
+        type Item = { TableName: string; Key?: unknown; Item?: unknown };
+        return (input['TransactItems'] as Record<string, Item>[]).flatMap((item) =>
           Object.entries(kinds)
             .filter(([kind]) => item[kind])
             .map(([kind, action]) => ({
               action: `dynamodb:${action}`,
               resource: table(item[kind]?.TableName),
+              leadingKeys: leadingKeysOf([item[kind]?.Key ?? item[kind]?.Item]),
             })),
         );
       }
       const index = input['IndexName'] === undefined ? '' : `/index/${String(input['IndexName'])}`;
-      return [{ action: `dynamodb:${call.command}`, resource: `${table(input['TableName'])}${index}` }];
+      const item = input['Key'] ?? input['Item'];
+      return [
+        {
+          action: `dynamodb:${call.command}`,
+          resource: `${table(input['TableName'])}${index}`,
+          leadingKeys: item === undefined ? undefined : leadingKeysOf([item]),
+        },
+      ];
     }
     case 'sqs': {
       if (input['QueueUrl'] !== names.queue.url)
@@ -182,6 +210,32 @@ function iamPattern(pattern: string): RegExp {
 export interface RenderedStatement {
   actions: string[];
   resources: string[];
+  /**
+   * Its `dynamodb:LeadingKeys` condition (`ForAllValues:StringEquals` or `StringLike`): every partition
+   * key a call touches must match one of the patterns. Other conditions are not modelled.
+   */
+  leadingKeys?: { like: boolean; values: string[] } | undefined;
+}
+
+type Condition = Record<string, Record<string, string | string[]>>;
+
+/** A statement's LeadingKeys condition: patterns (StringLike) or exact values (StringEquals). */
+function leadingKeyCondition(condition: Condition | undefined): RenderedStatement['leadingKeys'] {
+  const like = condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'];
+  const equals = condition?.['ForAllValues:StringEquals']?.['dynamodb:LeadingKeys'];
+  const list = (value: string | string[]) => (Array.isArray(value) ? value : [value]);
+  if (like !== undefined) return { like: true, values: list(like) };
+  if (equals !== undefined) return { like: false, values: list(equals) };
+  return undefined;
+}
+
+/** Whether a statement's LeadingKeys condition (if any) lets every partition key of `permission` by. */
+function leadingKeysAllowed(statement: RenderedStatement, permission: Permission): boolean {
+  const condition = statement.leadingKeys;
+  if (condition === undefined) return true;
+  const matches = (key: string) =>
+    condition.values.some((value) => (condition.like ? iamPattern(value).test(key) : value === key));
+  return permission.leadingKeys?.every(matches) ?? false;
 }
 
 /** Every Allow statement attached to the role `roleId` in `resources` (a template's Resources). */
@@ -189,7 +243,7 @@ export function allowStatementsOfRole(
   resources: Record<string, { Type: string; Properties: Record<string, unknown> }>,
   roleId: string,
 ): RenderedStatement[] {
-  type Statement = { Effect: string; Action: string | string[]; Resource: unknown };
+  type Statement = { Effect: string; Action: string | string[]; Resource: unknown; Condition?: Condition };
   const list = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]);
   return Object.values(resources)
     .filter(
@@ -202,6 +256,7 @@ export function allowStatementsOfRole(
     .map((statement) => ({
       actions: list(statement.Action),
       resources: list(statement.Resource).map(renderTemplateValue),
+      leadingKeys: leadingKeyCondition(statement.Condition),
     }));
 }
 
@@ -210,6 +265,7 @@ export function allows(statements: RenderedStatement[], permission: Permission):
   return statements.some(
     (statement) =>
       statement.actions.some((action) => iamPattern(action).test(permission.action)) &&
-      statement.resources.some((resource) => iamPattern(resource).test(permission.resource)),
+      statement.resources.some((resource) => iamPattern(resource).test(permission.resource)) &&
+      leadingKeysAllowed(statement, permission),
   );
 }
