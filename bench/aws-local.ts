@@ -15,6 +15,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import * as z from 'zod';
+import { jobTimelines, timelineSummary } from './aws-local-timeline';
 
 const root = resolve(import.meta.dirname, '..');
 const opflow = join(root, 'bin', 'opflow.js');
@@ -33,6 +34,7 @@ interface Run {
   jobs: number;
   succeeded: number;
   calls: number;
+  jobIds: string[];
 }
 
 function readOptions() {
@@ -79,10 +81,13 @@ function runMainJob(backend: Run['backend'], env: NodeJS.ProcessEnv, cwd: string
       // Exit code 1 is a job that failed: its run still counts (the table shows succeeded / jobs).
       if (code !== 0 && code !== 1)
         return fail(new Error(`${backend}: opflow exited ${code}\n${stderr.slice(-2000)}`));
-      const answer = JSON.parse(stdout) as { jobs: { status: string; usage?: { calls?: number } }[] };
+      const answer = JSON.parse(stdout) as {
+        jobs: { id: string; status: string; usage?: { calls?: number } }[];
+      };
       done({
         backend,
         seconds,
+        jobIds: answer.jobs.map((job) => job.id),
         jobs: answer.jobs.length,
         succeeded: answer.jobs.filter((job) => job.status === 'SUCCEEDED').length,
         calls: answer.jobs.reduce((sum, job) => sum + (job.usage?.calls ?? 0), 0),
@@ -102,6 +107,8 @@ async function startAwsLocal(
     join(root, 'scripts', 'aws-local.ts'),
     '--dir',
     join(dir, 'state'),
+    '--timeline',
+    join(dir, 'state', 'timeline.jsonl'),
     '--sandbox-speed',
     String(options.sandboxSpeed),
     ...(options.workers ? ['--workers', String(options.workers)] : []),
@@ -168,8 +175,22 @@ async function main(): Promise<void> {
     const local = summary('local');
     const aws = summary('aws-local');
     const ratio = Number((aws.seconds / local.seconds).toFixed(2));
+    const timelines = jobTimelines(
+      readFileSync(join(dir, 'state', 'timeline.jsonl'), 'utf8'),
+      readFileSync(join(dir, 'state', 'functions.log'), 'utf8'),
+    );
+    const awsRuns = of('aws-local');
+    const perRun = awsRuns.map((run) =>
+      timelineSummary(
+        timelines.filter((job) => run.jobIds.includes(job.jobId)),
+        run.seconds,
+      ),
+    );
+    const where = perRun[Math.floor(perRun.length / 2)]!;
     if (options.json)
-      process.stdout.write(`${JSON.stringify({ options, local, awsLocal: aws, ratio, runs })}\n`);
+      process.stdout.write(
+        `${JSON.stringify({ options, local, awsLocal: aws, ratio, awsLocalTimeline: perRun, runs })}\n`,
+      );
     else {
       process.stdout.write(
         `main job: 6 novelty checks of examples/disclosures, sandbox speed ${options.sandboxSpeed}, ${options.rounds} round(s), medians\n` +
@@ -180,7 +201,10 @@ async function main(): Promise<void> {
                 `${row.backend.padEnd(10)} ${String(row.seconds).padStart(7)}  ${row.succeeded.padEnd(9)}  ${row.calls}`,
             )
             .join('\n') +
-          `\nratio aws-local / local: ${ratio}x\n`,
+          `\nratio aws-local / local: ${ratio}x\n` +
+          `aws-local, mean per job (s): ${where.messages} messages, ${where.span} from first send to last step, of which ` +
+          `handlers ${where.handler}, waits asked ${where.asked}, waits beyond due ${where.beyond}; ` +
+          `the command outside the jobs ${where.outside}\n`,
       );
     }
   } finally {

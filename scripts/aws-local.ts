@@ -21,7 +21,10 @@
  * (`set -a; . .opflow/aws-local/aws-local.env; set +a`); the functions' JSON logs and metrics go to
  * `<dir>/functions.log`. Ctrl-C (or SIGTERM) stops everything; nothing is kept.
  *
- *   npm run aws-local [-- --dir .opflow/aws-local] [--workers 5] [--sandbox-speed 30] [--config opflow.config.json]
+ * `--timeline <file>` writes one JSON line per SQS-triggered invocation (its records' SentTimestamp,
+ * when the receive answered, the handler ran and the deletes were answered): where a job's time goes.
+ *
+ *   npm run aws-local [-- --dir .opflow/aws-local] [--workers 5] [--sandbox-speed 30] [--config opflow.config.json] [--timeline file]
  */
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -41,7 +44,12 @@ import { bundleFunctions, type FunctionBundles } from './lambda/bundle-functions
 import { DynamoDbStreamSource, type StreamHandler } from './lambda/dynamodb-stream-source';
 import { lambdaContext, scheduledEvent } from './lambda/lambda-events';
 import { type ScheduleTarget, startScheduleClock } from './lambda/schedule-clock';
-import { SqsEventSource, type WorkerHandler } from './lambda/sqs-event-source';
+import {
+  type Invocation,
+  type InvocationTiming,
+  SqsEventSource,
+  type WorkerHandler,
+} from './lambda/sqs-event-source';
 
 const SECRET_PREFIX = 'opflow/local/api-key/';
 const CALLBACK_SECRET_PREFIX = 'opflow/local/callback-signing/';
@@ -63,6 +71,7 @@ const optionsSchema = z.object({
   workers: z.coerce.number().int().min(1).max(16),
   sandboxSpeed: z.coerce.number().min(1).max(10_000),
   config: z.string().trim().min(1).optional(),
+  timeline: z.string().trim().min(1).optional(),
 });
 
 function readOptions(): z.infer<typeof optionsSchema> {
@@ -72,15 +81,17 @@ function readOptions(): z.infer<typeof optionsSchema> {
       workers: { type: 'string', default: String(DEV_WORKER.maxConcurrency) },
       'sandbox-speed': { type: 'string', default: '30' },
       config: { type: 'string' },
+      timeline: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
   if (values.help) {
     process.stdout.write(
-      'npm run aws-local [-- --dir .opflow/aws-local] [--workers 5] [--sandbox-speed 30] [--config opflow.config.json]\n' +
+      'npm run aws-local [-- --dir .opflow/aws-local] [--workers 5] [--sandbox-speed 30] [--config opflow.config.json] [--timeline file]\n' +
         'Runs the aws backend on emulators (all eight functions: api, webhooks, step worker, sweeper, ingest, events,\n' +
         'schedules, callbacks) and prints the environment for opflow --backend aws. --config (default OPFLOW_CONFIG,\n' +
-        'else ./opflow.config.json when there is one): the schedules and webhook mappings the functions serve.\n',
+        'else ./opflow.config.json when there is one): the schedules and webhook mappings the functions serve.\n' +
+        '--timeline <file>: one JSON line per SQS-triggered invocation (sent, received, handler start and end, deleted).\n',
     );
     process.exit(0);
   }
@@ -89,6 +100,7 @@ function readOptions(): z.infer<typeof optionsSchema> {
     workers: values.workers,
     sandboxSpeed: values['sandbox-speed'],
     config: values.config,
+    timeline: values.timeline,
   });
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -157,7 +169,17 @@ async function main(): Promise<void> {
     });
     keepFunctionOutputIn(logFile);
 
-    const running = await startFunctions({ bundles, emulators, env, config, workers: options.workers, say });
+    const timeline = options.timeline ? path.resolve(options.timeline) : undefined;
+    if (timeline) writeFileSync(timeline, '');
+    const running = await startFunctions({
+      bundles,
+      emulators,
+      env,
+      config,
+      workers: options.workers,
+      say,
+      onInvocation: timeline ? (line) => appendFileSync(timeline, `${JSON.stringify(line)}\n`) : undefined,
+    });
     stops.push(() => running.gateway.close());
     stops.push(async () => {
       running.stop();
@@ -265,6 +287,8 @@ async function startFunctions(options: {
   config: OpflowConfig;
   workers: number;
   say: (line: string) => void;
+  /** Each SQS-triggered invocation's timeline line (`--timeline`). */
+  onInvocation?: ((line: TimelineLine) => void) | undefined;
 }): Promise<RunningFunctions> {
   const { bundles, emulators, env, config, say } = options;
   const workers: WorkerHandler[] = [];
@@ -323,6 +347,9 @@ async function startFunctions(options: {
           functionName,
           waitTimeSeconds: 1,
           functionTimeoutMs: timeoutMs,
+          onInvocation: options.onInvocation
+            ? (invocation) => options.onInvocation?.(timelineLine(functionName, invocation))
+            : undefined,
         });
         return handlers.map(async (handler) => {
           while (!isStopping()) {
@@ -387,6 +414,22 @@ async function startFunctions(options: {
       clearInterval(sweep);
       clock?.stop();
     },
+  };
+}
+
+/** One SQS-triggered invocation in `--timeline`'s file: its records and when each of its steps happened. */
+export interface TimelineLine extends InvocationTiming {
+  function: string;
+  bodies: string[];
+  failed: number;
+}
+
+function timelineLine(functionName: string, invocation: Invocation): TimelineLine {
+  return {
+    function: functionName,
+    bodies: invocation.bodies,
+    failed: invocation.failed,
+    ...invocation.timing,
   };
 }
 

@@ -26,6 +26,20 @@ export interface Invocation {
   /** The handler threw (or was made to crash): nothing of the batch was deleted. */
   crashed: boolean;
   bodies: string[];
+  /** When each step of the invocation happened (epoch ms), for a timeline of the event source's delays. */
+  timing: InvocationTiming;
+}
+
+/** Epoch milliseconds of one invocation's steps, and each record's SentTimestamp. */
+export interface InvocationTiming {
+  messageIds: string[];
+  sentAt: number[];
+  /** The receive that got the batch answered. */
+  receivedAt: number;
+  handlerStartedAt: number;
+  handlerEndedAt: number;
+  /** The batch's deletes were answered (equal to handlerEndedAt when nothing was deleted). */
+  deletedAt: number;
 }
 
 export interface SqsEventSourceOptions {
@@ -44,7 +58,9 @@ export interface SqsEventSourceOptions {
    * Asked after each invocation; false means the deletes are lost (the instance died after its
    * handler returned, before the event source deleted anything).
    */
-  deleteAfter?: (invocation: Omit<Invocation, 'deleted'>) => boolean;
+  deleteAfter?: (invocation: Omit<Invocation, 'deleted' | 'timing'>) => boolean;
+  /** Told of each invocation once its deletes are answered (aws-local's `--timeline`). */
+  onInvocation?: (invocation: Invocation) => void;
   /**
    * Lambda's recursive loop detection for this function (recursion.ts): its name, its
    * `RecursiveLoop` as the template sets it, and the trace header of each message by id (the SQS
@@ -70,8 +86,10 @@ export class SqsEventSource {
   readonly stopped: StoppedRecord[] = [];
   /** The longest chain that invoked the function: the highest Lineage count of an invocation. */
   maxHops = 0;
-  private readonly options: Required<Omit<SqsEventSourceOptions, 'deleteAfter' | 'recursion'>> &
-    Pick<SqsEventSourceOptions, 'deleteAfter' | 'recursion'>;
+  private readonly options: Required<
+    Omit<SqsEventSourceOptions, 'deleteAfter' | 'recursion' | 'onInvocation'>
+  > &
+    Pick<SqsEventSourceOptions, 'deleteAfter' | 'recursion' | 'onInvocation'>;
   private readonly invokeStore = installInvokeStore();
 
   constructor(options: SqsEventSourceOptions) {
@@ -95,6 +113,7 @@ export class SqsEventSource {
         MessageSystemAttributeNames: ['All'],
       }),
     );
+    const receivedAt = Date.now();
     const received = answer.Messages ?? [];
     if (received.length === 0) return undefined;
     const recursion = this.options.recursion;
@@ -132,6 +151,7 @@ export class SqsEventSource {
     };
     let failedIds: Set<string> | undefined;
     let timer: NodeJS.Timeout | undefined;
+    const handlerStartedAt = Date.now();
     try {
       const invoke = () =>
         handler(event, lambdaContext(this.options.functionName, this.options.functionTimeoutMs));
@@ -150,6 +170,7 @@ export class SqsEventSource {
     } finally {
       clearTimeout(timer);
     }
+    const handlerEndedAt = Date.now();
     const partial = {
       received: messages.length,
       failed: failedIds ? failedIds.size : messages.length,
@@ -168,8 +189,17 @@ export class SqsEventSource {
       if (deleted.Failed?.length)
         throw new Error(`the event source could not delete ${deleted.Failed.length} records`);
     }
-    const invocation = { ...partial, deleted: done.length };
+    const timing: InvocationTiming = {
+      messageIds: event.Records.map((record) => record.messageId),
+      sentAt: event.Records.map((record) => Number(record.attributes.SentTimestamp)),
+      receivedAt,
+      handlerStartedAt,
+      handlerEndedAt,
+      deletedAt: done.length > 0 ? Date.now() : handlerEndedAt,
+    };
+    const invocation = { ...partial, deleted: done.length, timing };
     this.invocations.push(invocation);
+    this.options.onInvocation?.(invocation);
     return invocation;
   }
 }
