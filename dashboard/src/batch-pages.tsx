@@ -7,18 +7,21 @@ import {
   Pending,
   ProblemsTable,
   SandboxBanner,
-  SandboxTag,
   StatusBadge,
   TableHead,
   Tiles,
   When,
 } from './components';
-import { formatDuration, formatTime, jobTitle, plural, stepTitle, toDate } from './format';
+import { formatDuration, formatTime, plural, toDate } from './format';
 import { useAction, useFocusHeading, useLoaded } from './hooks';
+import { type JobColumn, JobRow, jobColumns } from './job-row';
 import { listRefreshMs } from './jobs-page';
 import { LiveNote } from './live-note';
-import { batchHref, jobHref, jobsHash } from './routing';
+import { batchHref, jobsHash } from './routing';
 import type { Api, BatchAnswer, BatchList, BatchView, JobPage, Settings } from './types';
+
+/** The columns of a batch's jobs. */
+const batchJobColumns: JobColumn[] = ['status', 'step', 'calls', 'billed', 'updated'];
 
 export function BatchesPage({ api, config }: { api: Api; config: Settings }) {
   const heading = useFocusHeading('batches');
@@ -373,25 +376,10 @@ export function BatchPage({ api, config, id }: { api: Api; config: Settings; id:
                 ''
               )}
             </caption>
-            <TableHead columns={['Job', 'Status', 'Step', 'Calls', 'Billed units', 'Updated']} />
+            <TableHead columns={jobColumns(batchJobColumns)} />
             <tbody>
               {jobs.jobs.map((job) => (
-                <tr key={job.id} data-job={job.id} data-status={job.status}>
-                  <td>
-                    <a href={jobHref(job.id)}>{jobTitle(job)}</a>
-                    <SandboxTag job={job} />
-                    {job.lastError ? <div class="small muted">{job.lastError.message}</div> : null}
-                  </td>
-                  <td>
-                    <StatusBadge status={job.status} />
-                  </td>
-                  <td>{stepTitle(config.workflowDocs, job.workflow, job.step)}</td>
-                  <td>{job.usage?.calls ?? 0}</td>
-                  <td>{job.usage?.billedUnits ?? 0}</td>
-                  <td class="nowrap">
-                    <When at={job.updatedAt} />
-                  </td>
-                </tr>
+                <JobRow key={job.id} config={config} job={job} columns={batchJobColumns} inBatch />
               ))}
             </tbody>
           </table>

@@ -4,9 +4,10 @@
  * and asks for a new confirmation; a long run goes on with its cursor until done.
  */
 import { useState } from 'preact/hooks';
-import { Notice, PageHead, StatusBadge, TableHead, Tiles, When } from './components';
-import { plural, statusText, stepTitle } from './format';
+import { Notice, PageHead, TableHead, Tiles } from './components';
+import { plural, statusText } from './format';
 import { useFocusHeading } from './hooks';
+import { type JobColumn, JobRow, jobColumns } from './job-row';
 import { jobHref } from './routing';
 import type { Api, BulkOutcome, BulkPreview, BulkRequestInput, Route, Settings } from './types';
 
@@ -57,6 +58,9 @@ const failureKindList: FailureKind[] = [
   'forbidden',
   'protocol',
 ];
+
+/** The columns of the dry run's sample. */
+const sampleColumns: JobColumn[] = ['workflow', 'status', 'step', 'created', 'why'];
 
 /** "Older than" choices, in hours. */
 const ages: { hours: number; label: string }[] = [
@@ -380,30 +384,15 @@ function PreviewView(props: {
                 ? `The first ${preview.sample.length} of the ${plural(preview.count, 'job')}`
                 : `The ${plural(preview.count, 'job')}`}
             </caption>
-            <TableHead columns={['Job', 'Workflow', 'Status', 'Step', 'Created', 'Why it stopped']} />
+            <TableHead columns={jobColumns(sampleColumns)} />
             <tbody>
               {preview.sample.map((job) => (
-                <tr key={job.id}>
-                  <td>
-                    <a href={jobHref(job.id)}>{job.label ?? job.id}</a>
-                    <span class="sub">
-                      {job.tenant !== 'default' ? `tenant ${job.tenant}` : ''}
-                      {job.batchId ? ` batch ${job.batchId}` : ''}
-                    </span>
-                  </td>
-                  <td class="nowrap">{job.workflow}</td>
-                  <td>
-                    <StatusBadge status={job.status} />
-                  </td>
-                  <td>{stepTitle(config.workflowDocs, job.workflow, job.step)}</td>
-                  <td class="nowrap">
-                    <When at={job.createdAt} />
-                  </td>
-                  <td>
-                    {job.error ? `${job.error.kind}: ${job.error.message}` : ''}
-                    {job.options ? `offers ${job.options.join(', ')}` : ''}
-                  </td>
-                </tr>
+                <JobRow
+                  key={job.id}
+                  config={config}
+                  job={{ ...job, lastError: job.error }}
+                  columns={sampleColumns}
+                />
               ))}
             </tbody>
           </table>

@@ -1,12 +1,15 @@
 /** The jobs list: filters and search, status changes announced, waiting jobs answered together. */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { Notice, PageHead, Pager, SandboxTag, StatusBadge, TableHead, When } from './components';
-import { formatDuration, jobDuration, jobTitle, plural, stepTitle } from './format';
+import { Notice, PageHead, Pager, TableHead } from './components';
+import { jobTitle, plural } from './format';
 import { type NoticeText, useFocusHeading, useLoaded } from './hooks';
-import { bulkHash, type Filters as FilterValues, filterQuery, jobHref, jobsHash } from './routing';
+import { type JobColumn, JobRow, jobColumns } from './job-row';
+import { bulkHash, type Filters as FilterValues, filterQuery, jobsHash } from './routing';
 import type { Api, JobPage, JobView, Route, Settings } from './types';
 
 export const listRefreshMs = 2000;
+
+const listColumns: JobColumn[] = ['workflow', 'status', 'step', 'created', 'took', 'billed'];
 
 const filterNames = ['status', 'workflow', 'batchId', 'tenant', 'source', 'since', 'until', 'q'] as const;
 type JobFilters = Record<(typeof filterNames)[number], string>;
@@ -239,53 +242,25 @@ export function JobsPage({ api, config, route }: { api: Api; config: Settings; r
                 : `${plural(jobs.length, 'job')} on this page, newest first; the list updates itself.`}
               {waiting.length > 0 ? ' Tick waiting jobs to answer their selection together.' : ''}
             </caption>
-            <TableHead
-              columns={[
-                { label: 'Select', hidden: true },
-                'Job',
-                'Workflow',
-                'Status',
-                'Step',
-                'Created',
-                { label: 'Took', num: true },
-                { label: 'Billed units', num: true },
-              ]}
-            />
+            <TableHead columns={jobColumns(listColumns, true)} />
             <tbody>
               {jobs.map((job) => (
-                <tr key={job.id} data-job={job.id} data-status={job.status}>
-                  <td>
-                    {job.status === 'AWAITING_INPUT' ? (
+                <JobRow
+                  key={job.id}
+                  config={config}
+                  job={job}
+                  columns={listColumns}
+                  select={
+                    job.status === 'AWAITING_INPUT' ? (
                       <input
                         type="checkbox"
                         aria-label={`Select ${jobTitle(job)} to answer`}
                         checked={checked.includes(job.id)}
                         onChange={() => toggle(job.id)}
                       />
-                    ) : null}
-                  </td>
-                  <td>
-                    <a href={jobHref(job.id)}>{jobTitle(job)}</a>
-                    <SandboxTag job={job} />
-                    {job.label && job.label !== jobTitle(job) ? <span class="sub">{job.label}</span> : null}
-                    {job.lastError ? <span class="sub">{job.lastError.message}</span> : null}
-                    <span class="sub">
-                      {job.source}
-                      {job.tenant !== 'default' ? ` · tenant ${job.tenant}` : ''}
-                      {job.batchId ? ` · batch ${job.batchId}` : ''}
-                    </span>
-                  </td>
-                  <td class="nowrap">{job.workflow}</td>
-                  <td>
-                    <StatusBadge status={job.status} />
-                  </td>
-                  <td>{stepTitle(config.workflowDocs, job.workflow, job.step)}</td>
-                  <td class="nowrap">
-                    <When at={job.createdAt} />
-                  </td>
-                  <td class="num nowrap">{formatDuration(jobDuration(job))}</td>
-                  <td class="num">{job.usage?.billedUnits ?? 0}</td>
-                </tr>
+                    ) : null
+                  }
+                />
               ))}
             </tbody>
           </table>

@@ -1,0 +1,140 @@
+/**
+ * One job as a table row, the same in every list (Jobs, a batch's jobs, a bulk action's count):
+ * its title linked to its page with the sandbox tag, where it came from, then the columns the list
+ * asks for. A list writes its heading with `jobColumns(...)`, so heading and cells never drift apart.
+ */
+import type { ComponentChildren } from 'preact';
+import { type Column, SandboxTag, StatusBadge, When } from './components';
+import { formatDuration, jobDuration, jobTitle, stepTitle } from './format';
+import { jobHref } from './routing';
+import type { JobView, Settings } from './types';
+
+/** What a row reads of a job: a job of `GET /jobs`, or a bulk action's sample. */
+export interface RowJob {
+  id: string;
+  workflow: string;
+  status: string;
+  step: string;
+  createdAt: string;
+  tenant?: string | undefined;
+  title?: string | undefined;
+  label?: string | undefined;
+  batchId?: string | undefined;
+  source?: string | undefined;
+  updatedAt?: string | undefined;
+  finishedAt?: string | undefined;
+  upstream?: JobView['upstream'] | undefined;
+  usage?: { calls: number; billedUnits: number } | undefined;
+  lastError?: { kind: string; message: string } | undefined;
+  /** The option ids a waiting job offers (a bulk answer's sample). */
+  options?: string[] | undefined;
+}
+
+/** The columns a list may show after the job's own cell. */
+export type JobColumn =
+  | 'workflow'
+  | 'status'
+  | 'step'
+  | 'created'
+  | 'updated'
+  | 'took'
+  | 'calls'
+  | 'billed'
+  | 'why';
+
+const headings: Record<JobColumn, Column> = {
+  workflow: 'Workflow',
+  status: 'Status',
+  step: 'Step',
+  created: 'Created',
+  updated: 'Updated',
+  took: { label: 'Took', num: true },
+  calls: { label: 'Calls', num: true },
+  billed: { label: 'Billed units', num: true },
+  why: 'Why it stopped',
+};
+
+/** The heading row's columns of a list of `columns`, after a hidden "Select" column when `select`. */
+export function jobColumns(columns: readonly JobColumn[], select = false): Column[] {
+  return [
+    ...(select ? [{ label: 'Select', hidden: true }] : []),
+    'Job',
+    ...columns.map((column) => headings[column]),
+  ];
+}
+
+/** Why a job stopped, or what it offers: "deadline: the job ran past its deadline", "offers f1, f2". */
+function reasonOf(job: RowJob): string {
+  if (job.lastError) return `${job.lastError.kind}: ${job.lastError.message}`;
+  if (job.options) return `offers ${job.options.join(', ')}`;
+  return '';
+}
+
+function cell(config: Settings, job: RowJob, column: JobColumn) {
+  switch (column) {
+    case 'workflow':
+      return <td class="nowrap">{job.workflow}</td>;
+    case 'status':
+      return (
+        <td>
+          <StatusBadge status={job.status} />
+        </td>
+      );
+    case 'step':
+      return <td>{stepTitle(config.workflowDocs, job.workflow, job.step)}</td>;
+    case 'created':
+      return (
+        <td class="nowrap">
+          <When at={job.createdAt} />
+        </td>
+      );
+    case 'updated':
+      return (
+        <td class="nowrap">
+          <When at={job.updatedAt} />
+        </td>
+      );
+    case 'took':
+      return <td class="num nowrap">{formatDuration(jobDuration(job))}</td>;
+    case 'calls':
+      return <td class="num">{(job.usage?.calls ?? 0).toLocaleString()}</td>;
+    case 'billed':
+      return <td class="num">{(job.usage?.billedUnits ?? 0).toLocaleString()}</td>;
+    case 'why':
+      return <td>{reasonOf(job)}</td>;
+  }
+}
+
+/**
+ * A job's row: an optional first cell (`select`: a checkbox), the job's cell (title, sandbox tag,
+ * label, why it stopped unless a `why` column says it, and where it came from), then `columns`.
+ * `inBatch` leaves out the batch, which the page already names.
+ */
+export function JobRow(props: {
+  config: Settings;
+  job: RowJob;
+  columns: readonly JobColumn[];
+  select?: ComponentChildren;
+  inBatch?: boolean;
+}) {
+  const { config, job, columns, select, inBatch } = props;
+  const title = jobTitle(job);
+  const origin = [
+    job.source,
+    job.tenant && job.tenant !== 'default' ? `tenant ${job.tenant}` : '',
+    job.batchId && !inBatch ? `batch ${job.batchId}` : '',
+  ].filter(Boolean);
+  return (
+    <tr key={job.id} data-job={job.id} data-status={job.status}>
+      {select !== undefined ? <td>{select}</td> : null}
+      <td>
+        <a href={jobHref(job.id)}>{title}</a>
+        <SandboxTag job={job} />
+        {job.label && job.label !== title ? <span class="sub">{job.label}</span> : null}
+        {job.lastError && !columns.includes('why') ? <span class="sub">{job.lastError.message}</span> : null}
+        {origin.length ? <span class="sub">{origin.join(' · ')}</span> : null}
+      </td>
+      {columns.map((column) => cell(config, job, column))}
+    </tr>
+  );
+}
