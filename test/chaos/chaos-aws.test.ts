@@ -10,10 +10,16 @@ import type { Job } from '../../shared/engine/job-record';
 import { workflows } from '../../shared/workflows';
 import { AwsWorld } from '../e2e/aws/harness/aws-world';
 import { CrashPlan, crashPoints } from '../e2e/aws/harness/crash-plan';
-import { chaosFaultRules, chaosInputs, failedOnPurpose, failedTransiently } from './chaos-plan';
+import {
+  chaosFaultRules,
+  chaosInputs,
+  failedOnPurpose,
+  failedTransiently,
+  imageWorkflowsAt,
+} from './chaos-plan';
 import { auditPaidCalls, explainAudit } from './paid-calls';
 
-const jobCount = Number(process.env.OPFLOW_CHAOS_AWS_JOBS ?? process.env.OPFLOW_CHAOS_JOBS ?? 6);
+const jobCount = Number(process.env.OPFLOW_CHAOS_AWS_JOBS ?? process.env.OPFLOW_CHAOS_JOBS ?? 8);
 const seed = Number(process.env.OPFLOW_CHAOS_SEED ?? 8);
 
 const plan = new CrashPlan(3);
@@ -36,7 +42,8 @@ describe('chaos on the aws backend (emulators)', () => {
     timeout: Math.max(600_000, jobCount * 30_000),
   }, async () => {
     const startedAt = performance.now();
-    const inputs = chaosInputs(jobCount, 'aws');
+    // From the image-based workflows (their p010 uploads), then around the mix from its start.
+    const inputs = chaosInputs(jobCount, 'aws', imageWorkflowsAt);
     const jobs: Job[] = [];
     let crashes = 0;
     const crashesByPoint: string[] = [];

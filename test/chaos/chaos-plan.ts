@@ -5,6 +5,16 @@
 import type { Job } from '../../shared/engine/job-record';
 import type { FaultRule } from '../../shared/sandbox/fault-rules';
 
+/** A 1x1 PNG: the design workflows' product image, given as data so each job uploads it (p010). */
+const productPng =
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+
+/**
+ * The image as data, named with the job's tag: p010's multipart body carries only the file name
+ * (`aws_3.png`), so that is how the paid-call audit finds the upload's job.
+ */
+const productImage = (i: number, tag: string) => ({ data: productPng, name: `${tag} ${i}.png` });
+
 /** The workflows mixed, and an input for each (every input unique, so a repeated create shows upstream). */
 const mix: [workflow: string, input: (i: number, tag: string) => unknown][] = [
   ['patent-count', (i, tag) => ({ query: `TTL:(folding hinge ${tag} ${i})` })],
@@ -62,11 +72,24 @@ const mix: [workflow: string, input: (i: number, tag: string) => unknown][] = [
       text: `Variant ${tag} ${i}: a helmet whose segments lock open with a magnetic buckle and fold along textile hinges.`,
     }),
   ],
+  [
+    'design-infringement-search',
+    (i, tag) => ({
+      images: [productImage(i, tag)],
+      countries: ['US', 'EU'],
+      field: `folding helmet ${tag} ${i}`,
+    }),
+  ],
+  ['design-infringement-1v1', (i, tag) => ({ image: productImage(i, tag), patent: 'EU0040356240003S' })],
 ];
 
-export function chaosInputs(count: number, tag: string): { workflow: string; input: unknown }[] {
+/** Where the image-based workflows start in the mix (a short run may start there to cover them). */
+export const imageWorkflowsAt = mix.findIndex(([workflow]) => workflow === 'design-infringement-search');
+
+/** `count` inputs, cycling through the workflows from the `from`-th, each input unique by `tag` and its index. */
+export function chaosInputs(count: number, tag: string, from = 0): { workflow: string; input: unknown }[] {
   return Array.from({ length: count }, (_, i) => {
-    const [workflow, input] = mix[i % mix.length]!;
+    const [workflow, input] = mix[(from + i) % mix.length]!;
     return { workflow, input: input(i, tag) };
   });
 }

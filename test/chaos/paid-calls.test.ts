@@ -174,4 +174,26 @@ describe('auditPaidCalls', () => {
     );
     expect(twice.uncounted.map((account) => account.output)).toEqual(['piece-1']);
   });
+
+  it('puts a design job’s image upload (p010, a multipart body of its file name) to the job, and its search by the uploaded URL', () => {
+    const url = 'https://sandbox.example/image-search/local-12.png';
+    const job = makeJob({
+      workflow: 'design-infringement-1v1',
+      step: 'comparison',
+      input: {
+        inline: { image: { data: 'iVBORw0KGgo=', name: 'local 12.png' }, patent: 'EU0040356240003S' },
+      },
+      context: { imageUrl: url, taskId: 'task-000012' },
+      intents: { upload: 1, create: 1 },
+    });
+    const upload = call('p010ImageSearchImageUpload', { image: 'local_12.png' });
+    const create = call('ai67-1AiInfringementDetection1v1Creation', {
+      patent_number: 'EU0040356240003S',
+      url,
+    });
+    const once = auditPaidCalls([upload, create], [job], workflows, 'local');
+    expect(once).toMatchObject({ paidCalls: 2, uncounted: [], unowned: [] });
+    const twice = auditPaidCalls([upload, { ...upload, seq: ++seq }, create], [job], workflows, 'local');
+    expect(twice.uncounted.map((account) => account.output)).toEqual(['upload']);
+  });
 });

@@ -16,6 +16,7 @@
 import type { Job } from '../../shared/engine/job-record';
 import type { Step, Workflow, WorkflowRegistry } from '../../shared/engine/workflow';
 import { findOperation } from '../../shared/openplatform/catalogue';
+import { findCatalogueOperation } from '../../shared/openplatform/operations';
 import type { LedgerEntry } from '../../shared/sandbox/ledger';
 import { pieceOutput, piecesOf, translationInput } from '../../shared/workflows/translation/input';
 
@@ -69,7 +70,8 @@ class CallOwners {
   readonly #tagPattern: RegExp;
 
   constructor(jobs: Job[], tag: string) {
-    this.#tagPattern = new RegExp(`\\b${tag} (\\d+)\\b`, 'g');
+    // An uploaded image's file name has `_` for the space (`local_7.png`).
+    this.#tagPattern = new RegExp(`\\b${tag}[ _](\\d+)\\b`, 'g');
     for (const job of jobs) {
       for (const found of this.tagsIn(JSON.stringify(job.input))) this.#byTag.set(found, job);
       for (const value of stringsOf(job.context)) this.learn(value, job);
@@ -89,7 +91,7 @@ class CallOwners {
   }
 
   private tagsIn(text: string): string[] {
-    return [...text.matchAll(this.#tagPattern)].map((match) => match[0]);
+    return [...text.matchAll(this.#tagPattern)].map((match) => match[0].replace('_', ' '));
   }
 
   /** An id seen with two jobs names neither. */
@@ -100,10 +102,24 @@ class CallOwners {
   }
 }
 
-/** The operation a step calls (undefined for a download, or a step that picks its operation per call). */
+/**
+ * The operation a step calls: its own, or for a request step the one it picks when that does not
+ * depend on the job (p010 of the design workflows). Undefined for a download, or a step that picks
+ * its operation per call.
+ */
 function operationOfStep(step: Step): string | undefined {
-  return step.kind === 'call' || step.kind === 'stream' ? step.operation : undefined;
+  if (step.kind === 'call' || step.kind === 'stream') return step.operation;
+  if (step.kind !== 'request') return undefined;
+  try {
+    return step.operationOf({} as never);
+  } catch {
+    return undefined;
+  }
 }
+
+/** Whether an operation only reads: by the workflows' catalogue, else the reference's (p010: a create). */
+const effectOf = (operationId: string) =>
+  findOperation(operationId)?.effect ?? findCatalogueOperation(operationId)?.effect;
 
 /**
  * The output name a call of `step` was recorded under: the step's name, or for a step that names
@@ -160,7 +176,7 @@ export function auditPaidCalls(
   let paidCalls = 0;
   for (const entry of [...ledger].sort((a, b) => a.seq - b.seq)) {
     const owner = owners.ownerOf(entry);
-    const effect = findOperation(entry.operationId)?.effect;
+    const effect = effectOf(entry.operationId);
     if (effect === undefined || effect === 'read' || !entry.workDone) continue;
     paidCalls += 1;
     const workflow = owner && workflows.get(owner.workflow);
