@@ -70,6 +70,7 @@ th, td { border: 1px solid #ccc; padding: .35rem .5rem; text-align: left; vertic
 th { background: #f3f3f3; }
 code { background: #f3f3f3; padding: 0 .2rem; }
 a { color: #0645ad; overflow-wrap: anywhere; }
+a[href^="https://worldwide.espacenet.com/"] { overflow-wrap: normal; white-space: nowrap; }
 p, li, td { overflow-wrap: break-word; }
 h1 { font-size: 1.6rem; line-height: 1.25; }
 .banner { background: #fff3cd; border: 2px solid #b45309; color: #5c2d00; padding: .6rem .8rem; margin: 0 0 1rem; font-size: 1.05rem; }

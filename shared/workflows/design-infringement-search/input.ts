@@ -66,5 +66,11 @@ export function designSearchTitle(
   label: (image: ProductImage, index: number) => string,
 ): string {
   const first = input.images[0];
-  return input.title ?? (first ? label(first, 0) : 'product');
+  if (input.title) return input.title;
+  if (!first) return 'product';
+  // Every image searched is named (a title of the first alone reads as a search of one image).
+  const more = input.images.length - 1;
+  if (more === 0) return label(first, 0);
+  if (more === 1) return `${label(first, 0)} and ${label(input.images[1]!, 1)}`;
+  return `${label(first, 0)} and ${more} more images`;
 }

@@ -204,7 +204,7 @@ function designDetail(design: ReviewedDesign, index: number): string {
   return blocks(
     heading(
       3,
-      `${index + 1}. ${design.pn}: ${shorten(design.title, 80)} (${design.risk} risk, ${percentText(design.percent)})`,
+      `${index + 1}. ${design.pn}: ${shorten(design.title, 80)} (${design.risk} risk, ${percentText(design.percent)}${design.inForce ? '' : ', not in force'})`,
     ),
     reviewBullets(design),
   );

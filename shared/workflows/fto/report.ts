@@ -121,10 +121,9 @@ function patentsTable(analysis: FtoAnalysis): string {
           'Risk is the platform’s: High when an independent claim reads on the product element by element, Medium when some elements do, Low when none does. Score: the platform’s overall similarity.',
         )
       : undefined,
+    // Static text, not escaped: its field name renders as code.
     analysis.patents.some((patent) => patent.added)
-      ? inline(
-          'A patent marked “named” was not found by the search but named for comparison (`comparePatents`): the platform compares its elements with scores only, so an element matches when its score reaches the platform’s threshold, and its risk follows from how many match.',
-        )
+      ? 'A patent marked “named” was not found by the search but named for comparison (`comparePatents`): the platform compares its elements with scores only, so an element matches when its score reaches the platform’s threshold, and its risk follows from how many match.'
       : undefined,
   ).trimEnd();
 }
