@@ -403,14 +403,21 @@ async function prepare(
       );
     }
     try {
-      const document = await extractDocument(file, bytes);
-      if (document.kind === 'json') candidate = { ...document.value, ...fields };
+      // An image (a product photo) is the input of a workflow that takes images, judged by its schema.
+      const image = workflow.fromImage && /\.(png|jpe?g)$/i.test(file) ? workflow.fromImage : undefined;
+      const document = image ? undefined : await extractDocument(file, bytes);
+      if (image)
+        candidate = {
+          ...(image(bytes, file.split(/[\\/]/).at(-1) ?? file) as Record<string, unknown>),
+          ...fields,
+        };
+      else if (document?.kind === 'json') candidate = { ...document.value, ...fields };
       else if (!workflow.fromText)
         return problem(`${workflow.name} takes JSON input, not the text of ${file}`, id);
       else {
         // A disclosure form's front matter stays with the job (metadata), never in its input.
         await loadDisclosureParsers();
-        const read = disclosureInput(workflow, document.text, file, deps.disclosureForm);
+        const read = disclosureInput(workflow, document?.text ?? '', file, deps.disclosureForm);
         metadata = read.metadata;
         candidate = { ...(read.input as Record<string, unknown>), ...fields };
       }

@@ -49,9 +49,11 @@ export function decodeImageData(data: string): Uint8Array | undefined {
 
 /** A size in KB or MB, for messages and reports. */
 export function sizeText(bytes: number): string {
-  return bytes >= 1024 * 1024
-    ? `${(bytes / 1024 / 1024).toFixed(1)} MB`
-    : `${Math.max(1, Math.round(bytes / 1024))} KB`;
+  const megabytes = (bytes / 1024 / 1024).toFixed(1);
+  // Just over a whole MB ("4.0 MB, over the limit of 4,096 KB" reads as no excess): in KB instead.
+  if (bytes >= 1024 * 1024 && megabytes.endsWith('.0') && bytes % (1024 * 1024) !== 0)
+    return `${Math.ceil(bytes / 1024).toLocaleString('en')} KB`;
+  return bytes >= 1024 * 1024 ? `${megabytes} MB` : `${Math.max(1, Math.round(bytes / 1024))} KB`;
 }
 
 /** Why image bytes cannot be sent, or undefined when they can. */
