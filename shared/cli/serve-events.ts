@@ -44,8 +44,10 @@ export async function prepareServeEvents(
 ): Promise<ServeEvents> {
   const { store, clock, log } = backend.deps;
   const now = () => clock.now();
+  const answers = await backend.partialAnswers();
   const hub = createEventsHub({
     feed: await backend.changeFeed(),
+    partialAnswer: (jobId) => answers.read(jobId),
     batchView: async (id) => {
       const batch = await batches.get(id);
       return batch && currentViewOf(store, batch, now());

@@ -1,13 +1,16 @@
 /**
- * The ChangeFeed port: every committed change of a job or a batch, in commit order, each with a
- * sequence number that only grows. The live feed (`GET /events`) and `opflow batch --watch` read it
+ * The ChangeFeed port: every committed change of a job or a batch (and each published part of a
+ * streamed answer), in commit order, each with a sequence number that only grows. The live feed (`GET /events`) and `opflow batch --watch` read it
  * to learn what changed in any process writing the same store, and a reader that lost its connection
  * resumes after the last number it saw. Each backend has its own adapter.
  */
 
-export type ChangeKind = 'job' | 'batch';
+import type { AnswerPart } from './partial-answer';
 
-/** One committed change: a job's or a batch's new status and step (no input, no result). */
+/** `answer`: a streamed answer's new text (partial-answer.ts), the job's record unchanged. */
+export type ChangeKind = 'job' | 'batch' | 'answer';
+
+/** One committed change: a job's or a batch's new status and step (no input, no result), or an answer's new text. */
 export interface Change {
   /** The change's place in commit order: greater than every change committed before it. */
   seq: number;
@@ -27,6 +30,8 @@ export interface Change {
   previousStep?: string | undefined;
   /** When the change was written (epoch ms, the writer's clock). */
   at: number;
+  /** An `answer` change's new text, and where it starts in the step's text so far. */
+  answer?: AnswerPart | undefined;
 }
 
 /** Which changes a reader wants: all of them, or those of a tenant, a batch or one job. */
@@ -51,14 +56,14 @@ export interface ChangeFeed {
 /** True when `change` is one a reader with `filter` wants (a batch's own change counts for its jobs' readers). */
 export function changeMatches(change: Change, filter: ChangeFilter): boolean {
   if (filter.tenant !== undefined && change.tenant !== filter.tenant) return false;
-  if (filter.jobId !== undefined) return change.kind === 'job' && change.id === filter.jobId;
+  if (filter.jobId !== undefined) return change.kind !== 'batch' && change.id === filter.jobId;
   if (filter.batchId !== undefined)
     return change.kind === 'batch' ? change.id === filter.batchId : change.batchId === filter.batchId;
   return true;
 }
 
 /**
- * Calls `listener` whenever changes matching `filter` are committed from now on, by any process
+ * Calls `listener` whenever job or batch changes matching `filter` are committed from now on, by any process
  * (the feed is read every `intervalMs`, default 250 ms). Returns the function that stops it.
  */
 export function followChanges(
@@ -77,7 +82,8 @@ export function followChanges(
       for (let more = true; more && !stopped; ) {
         const changes = await feed.after(cursor, page);
         if (changes.length > 0) cursor = changes[changes.length - 1]!.seq;
-        if (changes.some((change) => changeMatches(change, filter))) listener();
+        // An answer's text moves no status: the listener reloads for job and batch changes only.
+        if (changes.some((change) => change.kind !== 'answer' && changeMatches(change, filter))) listener();
         more = changes.length === page;
       }
     } catch {

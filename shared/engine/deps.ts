@@ -117,6 +117,11 @@ export interface StepDeps extends JobDeps {
   fairShares?: import('./admission/fair-share').FairShares | undefined;
   /** How paid calls in flight are guarded (defaults: 60 s allowance, a heartbeat every 15 s). */
   inFlight?: InFlightOptions | undefined;
+  /**
+   * Streamed answers as they arrive: published (throttled) to the live feed and told to in-process
+   * listeners (partial-answer.ts). Absent: a stream's text is seen only in the finished job.
+   */
+  partialAnswers?: import('./partial-answer').PartialAnswerOptions | undefined;
   /** Told about the job a step is for as soon as the step reads it (the step worker's log keys). */
   onJobRead?: ((job: import('./job-record').Job) => void) | undefined;
   /**

@@ -38,6 +38,7 @@ import {
 import { writerAheadMs } from './clock-skew';
 import type { EngineDeps } from './deps';
 import { defaultMessageBudget, isTerminal, type Job, type JobUsage, type UnsavedAnswer } from './job-record';
+import { createAnswerPublisher } from './partial-answer';
 import { learnedPollDelay } from './poll-plan';
 import { pollStatsKey, stepStatsKey } from './poll-stats';
 import { type DurationSketch, sketchMean } from './poll-timing';
@@ -722,6 +723,37 @@ interface Executed {
   save?: { key: string; body: string } | undefined;
 }
 
+/**
+ * A stream whose text is published as it arrives (deps.partialAnswers), the last of it before the
+ * step's decision is committed; the committed result stays the stream's whole answer.
+ */
+async function streamWithPublisher<T>(
+  deps: EngineDeps,
+  job: Job,
+  step: string,
+  stream: (onText: ((delta: string) => void) | undefined) => Promise<T>,
+): Promise<T> {
+  if (!deps.partialAnswers) return stream(undefined);
+  const publisher = createAnswerPublisher(
+    deps.partialAnswers,
+    {
+      jobId: job.id,
+      tenant: job.tenant,
+      batchId: job.batchId,
+      workflow: job.workflow,
+      step,
+      status: job.status,
+      version: job.version,
+    },
+    deps.clock,
+  );
+  try {
+    return await stream((delta) => publisher.add(delta));
+  } finally {
+    await publisher.finish();
+  }
+}
+
 /** The one upstream interaction of a step, turned into an outcome. Never throws. */
 async function executeStep(
   deps: EngineDeps,
@@ -741,7 +773,13 @@ async function executeStep(
       step.kind === 'request'
         ? deps.client.request(step.operationOf(ctx), step.request(ctx), { apiKey, signal: deps.callSignal })
         : step.kind === 'stream'
-          ? deps.client.stream(step.operation, step.request(ctx), { apiKey, signal: deps.callSignal })
+          ? streamWithPublisher(deps, job, step.name, (onText) =>
+              deps.client.stream(step.operation, step.request(ctx), {
+                apiKey,
+                signal: deps.callSignal,
+                onText,
+              }),
+            )
           : deps.client.call(step.operation, step.request(ctx), { apiKey, signal: deps.callSignal });
     let result: Awaited<ReturnType<typeof call>>;
     try {

@@ -9,15 +9,17 @@ connection has not drained is skipped until it has, so a slow reader holds back 
  * jobs: it stays flat as the jobs grow.
  */
 import { type Change, type ChangeFeed, type ChangeFilter, changeMatches } from '../engine/change-feed';
+import type { AnswerPart, PartialAnswer } from '../engine/partial-answer';
 import type { BatchView } from '../ingest/batch-view';
 
 /**
  * One event of the feed. `job`: a job was created or changed status; `step`: it moved within its
- * status (a new step, a poll, a retry); `batch`: a batch's totals; `reset`: changes after the
- * given id are no longer kept, read the state again.
+ * status (a new step, a poll, a retry); `answer`: a streamed answer's new text (`offset` says where
+ * it starts: 0 begins the text anew); `batch`: a batch's totals; `reset`: changes after the given
+ * id are no longer kept, read the state again.
  */
 export interface FeedEvent {
-  type: 'job' | 'step' | 'batch' | 'reset';
+  type: 'job' | 'step' | 'answer' | 'batch' | 'reset';
   /**
    * The change's place (job and step events): what `Last-Event-ID` resumes after. A sequence number
    * on `opflow serve`; on aws the change log's cursor (dynamodb-change-log.ts).
@@ -30,6 +32,8 @@ export interface EventsHubOptions {
   feed: ChangeFeed;
   /** A batch as it looks now, or undefined when there is none. */
   batchView(batchId: string): Promise<BatchView | undefined>;
+  /** A job's streamed text so far: a new listener of one job is sent it first. */
+  partialAnswer?: ((jobId: string) => Promise<PartialAnswer | undefined>) | undefined;
   /** How often the feed is read while someone listens. Default: 200 ms. */
   pollMs?: number | undefined;
   /** A batch's totals are sent at most this often. Default: 1 second. */
@@ -75,26 +79,57 @@ interface Listener extends Subscription {
   cursor: number;
 }
 
+/** The job an event names (its status and step as last committed). */
+function jobOfChange(change: Omit<Change, 'seq'>) {
+  return {
+    id: change.id,
+    tenant: change.tenant,
+    batchId: change.batchId,
+    workflow: change.workflow,
+    status: change.status,
+    step: change.step,
+    version: change.version,
+  };
+}
+
+/** The `answer` event of a job's streamed text (a change's new part, or the text so far from 0). */
+export function answerEvent(
+  change: Omit<Change, 'seq'> & { answer: AnswerPart },
+  id: number | string | undefined,
+): FeedEvent {
+  const { step, offset, text } = change.answer;
+  return {
+    type: 'answer',
+    id,
+    data: {
+      job: jobOfChange(change),
+      answer: { step, offset, text, length: offset + text.length, at: new Date(change.at).toISOString() },
+    },
+  };
+}
+
+/** The `answer` event carrying a job's whole text so far (no id: it is no place in the feed). */
+export function snapshotEvent(answer: PartialAnswer): FeedEvent {
+  const { jobId, text, ...rest } = answer;
+  return answerEvent(
+    { ...rest, kind: 'answer', id: jobId, answer: { step: answer.step, offset: 0, text } },
+    undefined,
+  );
+}
+
 /** The event a change is for a listener (a batch's own change only moves its totals). */
 export function eventOfChange(
   change: Omit<Change, 'seq'>,
   id: number | string | undefined = (change as Partial<Change>).seq,
 ): FeedEvent | undefined {
   if (change.kind === 'batch') return undefined;
+  if (change.kind === 'answer')
+    return change.answer === undefined ? undefined : answerEvent({ ...change, answer: change.answer }, id);
   return {
     type: change.previousStatus === change.status ? 'step' : 'job',
     id,
     data: {
-      job: {
-        id: change.id,
-        tenant: change.tenant,
-        batchId: change.batchId,
-        workflow: change.workflow,
-        status: change.status,
-        step: change.step,
-        version: change.version,
-        updatedAt: new Date(change.at).toISOString(),
-      },
+      job: { ...jobOfChange(change), updatedAt: new Date(change.at).toISOString() },
       previous:
         change.previousStatus === undefined
           ? undefined
@@ -152,7 +187,8 @@ export function createEventsHub(options: EventsHubOptions): EventsHub {
     const changes = await options.feed.after(from, pageSize);
     for (const change of changes) {
       const batchId = change.kind === 'batch' ? change.id : change.batchId;
-      if (batchId !== undefined) dirty.set(batchId, change.tenant);
+      // An answer's text moves no totals.
+      if (batchId !== undefined && change.kind !== 'answer') dirty.set(batchId, change.tenant);
       const event = eventOfChange(change);
       for (const listener of ready) {
         if (change.seq <= listener.cursor) continue;
@@ -197,6 +233,13 @@ export function createEventsHub(options: EventsHubOptions): EventsHub {
         }
       }
       if (lastEventId !== undefined && lastEventId > head) listener.cursor = head;
+      // Read after the head: the text so far covers every answer change up to the cursor.
+      const jobId = subscription.filter.jobId;
+      if (jobId !== undefined && lastEventId === undefined) {
+        const answer = await options.partialAnswer?.(jobId);
+        if (answer !== undefined && (subscription.filter.tenant ?? answer.tenant) === answer.tenant)
+          subscription.send(snapshotEvent(answer));
+      }
       const batchId = subscription.filter.batchId;
       if (batchId !== undefined && subscription.filter.jobId === undefined) {
         const view = await options.batchView(batchId);

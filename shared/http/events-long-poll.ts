@@ -6,8 +6,9 @@
  * next request does not read the same changes again). The events are those the stream sends.
  */
 import { type Change, type ChangeFilter, changeMatches } from '../engine/change-feed';
+import type { PartialAnswer } from '../engine/partial-answer';
 import type { BatchView } from '../ingest/batch-view';
-import { eventOfChange, type FeedEvent, wantsBatch } from './events-hub';
+import { eventOfChange, type FeedEvent, snapshotEvent, wantsBatch } from './events-hub';
 
 /** One read of a change log: the changes of the caller's scope after a cursor. */
 export interface ChangePageReader {
@@ -26,6 +27,8 @@ export interface LongPollOptions {
   filter: ChangeFilter;
   /** A batch as it looks now (its totals follow its jobs), or undefined when there is none. */
   batchView?: ((batchId: string) => Promise<BatchView | undefined>) | undefined;
+  /** A job's streamed text so far: a new listener of one job (no cursor) is sent it first. */
+  partialAnswer?: ((jobId: string) => Promise<PartialAnswer | undefined>) | undefined;
   /** How long to wait for a change when there is none. */
   waitMs: number;
   /** Between two reads while waiting. Default: 1 second. */
@@ -58,6 +61,12 @@ export async function longPoll(
   if (cursor === undefined && filter.batchId !== undefined && filter.jobId === undefined)
     batches.set(filter.batchId, filter.tenant ?? '');
   let at = cursor ?? reader.head();
+  // Read after the head: the text so far covers every answer change up to it.
+  if (cursor === undefined && filter.jobId !== undefined) {
+    const answer = await options.partialAnswer?.(filter.jobId);
+    if (answer !== undefined && (filter.tenant ?? answer.tenant) === answer.tenant)
+      events.push(snapshotEvent(answer));
+  }
   for (;;) {
     const page = await reader.read(at);
     if (page.reset) {

@@ -411,8 +411,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Job, step and batch changes: server-sent events (opflow serve), a long poll (AWS); resumable with Last-Event-ID
-         * @description text/event-stream: `job` (created or a new status), `step` (a new step, poll or retry within a status), `batch` (its totals, at most once a second), `reset` (resumed from before the changes kept: read the state again); each job and step event has its change number as id. A heartbeat comment every 15 s; the stream ends when its token expires. Authenticated by ?token= (POST /events/token) or the bearer token. On AWS the HTTP API cannot stream: application/json `{events, cursor}`, the events after Last-Event-ID (ids are cursors), waiting up to ?wait= seconds (default 20) for the first; the next request sends the answer’s cursor as Last-Event-ID. Authenticated like every route (IAM or JWT), no token.
+         * Job, step and batch changes and streamed answers as they arrive: server-sent events (opflow serve), a long poll (AWS); resumable with Last-Event-ID
+         * @description text/event-stream: `job` (created or a new status), `step` (a new step, poll or retry within a status), `answer` (a streamed answer’s new text with its offset, at most every 250 ms, on AWS every second; a new listener of one job gets the text so far first), `batch` (its totals, at most once a second), `reset` (resumed from before the changes kept: read the state again); each job, step and answer event has its change number as id. A heartbeat comment every 15 s; the stream ends when its token expires. Authenticated by ?token= (POST /events/token) or the bearer token. On AWS the HTTP API cannot stream: application/json `{events, cursor}`, the events after Last-Event-ID (ids are cursors), waiting up to ?wait= seconds (default 20) for the first; the next request sends the answer’s cursor as Last-Event-ID. Authenticated like every route (IAM or JWT), no token.
          */
         get: operations["events"];
         put?: never;

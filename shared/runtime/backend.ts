@@ -15,6 +15,7 @@ import type { ChangeFeed } from '../engine/change-feed';
 import type { EngineDeps } from '../engine/deps';
 import type { JobHistory } from '../engine/history';
 import type { Job } from '../engine/job-record';
+import type { AnswerText, PartialAnswerStore } from '../engine/partial-answer';
 import type { ScheduleStateStore } from '../engine/schedule-ports';
 import type { WebhookDeliveryLog } from '../engine/webhook-deliveries';
 import type { BuiltInSandbox } from './local/sandbox-launch';
@@ -37,6 +38,11 @@ export interface Backend {
   readonly deps: EngineDeps;
   /** Told about every job change this process commits; returns the unsubscribe function. */
   onJobChange(listener: (job: Job) => void): () => void;
+  /**
+   * Told every piece of a streamed answer as it arrives in this process's engine (`opflow run`
+   * prints it); returns the unsubscribe function.
+   */
+  onAnswerText(listener: (piece: AnswerText) => void): () => void;
 
   // Feature stores
   /** Every committed change of a job (the dashboard's timeline). */
@@ -52,6 +58,8 @@ export interface Backend {
    * `opflow batch --watch`). Rejects, saying so, on a backend that keeps none (aws).
    */
   changeFeed(): Promise<ChangeFeed>;
+  /** The text so far of streamed answers (what a feed's new listener of a job is sent first). */
+  partialAnswers(): Promise<PartialAnswerStore>;
   /** The per-tenant secrets callbacks are signed with. Rejects, naming the setting, when not set up. */
   callbackSecrets(): Promise<CallbackSecrets>;
   /** What the callback sender needs to deliver (and retry) callbacks from this process. */

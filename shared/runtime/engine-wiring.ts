@@ -10,6 +10,7 @@ import type { CallbackOutbox } from '../engine/callback-ports';
 import type { EngineDeps, EngineMetrics, StepDeps } from '../engine/deps';
 import type { Job } from '../engine/job-record';
 import { messageBudgetFromEnv } from '../engine/job-record';
+import type { PartialAnswerOptions } from '../engine/partial-answer';
 import type { PollStatsStore } from '../engine/poll-stats';
 import type { Clock, JobStore, KeySource, RateLimiter, ReportStore, WorkQueue } from '../engine/ports';
 import type { UpstreamIdentity } from '../engine/upstream-identity';
@@ -45,6 +46,8 @@ export interface EngineWiring {
   log?: Logger | undefined;
   metrics?: EngineMetrics | undefined;
   onJobChange: (job: Job) => void;
+  /** Streamed answers as they arrive (the backend's partial-answer store and its pace); absent: none. */
+  partialAnswers?: PartialAnswerOptions | undefined;
   /** What differs between backends: how admission books and parks, how calls in flight are guarded. */
   tuning?: Pick<StepDeps, 'admission' | 'bookAheadMs' | 'inFlight'> | undefined;
 }
@@ -73,6 +76,7 @@ export function wireEngine(wiring: EngineWiring): EngineDeps {
     metrics: wiring.metrics,
     callbacks: { outbox: ports.callbackOutbox, policy: callbackPolicyFromEnv(env) },
     onJobChange: wiring.onJobChange,
+    partialAnswers: wiring.partialAnswers,
     ...wiring.tuning,
   };
 }

@@ -10,13 +10,15 @@
  * changes stamped at least `settleMs` ago: a write still in flight is never passed by a cursor. A
  * write slower than half of that is written again with a new stamp (a reader may then see a change
  * twice; never miss one). A job's changes keep their order: a stream shard is handed over in order
- * and one invocation's changes share a stamp, ordered by their stream sequence numbers.
+ * and one invocation's changes share a stamp, ordered by their stream sequence numbers. The step
+ * worker appends a streamed answer's parts itself (`answer` changes, dynamodb-partial-answers.ts).
  */
 
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Change } from '../../engine/change-feed';
+import type { AnswerPart } from '../../engine/partial-answer';
 import { changePartition, sortableTime, ttlAttribute } from './table';
 
 /** A job's change as the stream tells it, before it has a place in the log. */
@@ -231,9 +233,10 @@ export class DynamoDbChangeLog {
 
 function loggedChange(item: Record<string, unknown>): LoggedChange {
   const optional = (name: string) => (typeof item[name] === 'string' ? (item[name] as string) : undefined);
+  const answer = item.kind === 'answer' ? answerPartOf(item.answer) : undefined;
   return {
     cursor: cursorOfSortKey(String(item.SK)),
-    kind: 'job',
+    kind: answer === undefined ? 'job' : 'answer',
     id: String(item.id),
     tenant: String(item.tenant),
     batchId: optional('batchId'),
@@ -244,5 +247,15 @@ function loggedChange(item: Record<string, unknown>): LoggedChange {
     previousStatus: optional('previousStatus'),
     previousStep: optional('previousStep'),
     at: Number(item.at),
+    answer,
   };
+}
+
+/** A streamed answer's part as an `answer` change item holds it (dynamodb-partial-answers.ts). */
+function answerPartOf(value: unknown): AnswerPart | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { step, offset, text } = value as Record<string, unknown>;
+  return typeof step === 'string' && typeof offset === 'number' && typeof text === 'string'
+    ? { step, offset, text }
+    : undefined;
 }

@@ -20,6 +20,7 @@ export { SqliteBatchStore } from './sqlite-batch-store';
 export { SqliteChangeLog, type SqliteChangeLogOptions } from './sqlite-change-log';
 export { SqliteJobHistory } from './sqlite-job-history';
 export { SqliteJobStore } from './sqlite-job-store';
+export { SqlitePartialAnswers, type SqlitePartialAnswersOptions } from './sqlite-partial-answers';
 export { SqlitePollStats } from './sqlite-poll-stats';
 export { SqliteRateLimiter } from './sqlite-rate-limiter';
 export {

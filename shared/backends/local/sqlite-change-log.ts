@@ -34,7 +34,9 @@ const schema = `
     version INTEGER NOT NULL,
     previous_status TEXT,
     previous_step TEXT,
-    at INTEGER NOT NULL
+    at INTEGER NOT NULL,
+    text_offset INTEGER,
+    text TEXT
   ) STRICT;
   CREATE TRIGGER IF NOT EXISTS job_changes_on_insert AFTER INSERT ON jobs
   BEGIN
@@ -66,9 +68,35 @@ const batchSchema = `
   END;
 `;
 
+/** A streamed answer's new text (kind `answer`, sqlite-partial-answers.ts); added to older logs. */
+const answerColumns = [
+  ['text_offset', 'INTEGER'],
+  ['text', 'TEXT'],
+] as const;
+
+/**
+ * Creates the change log and its job triggers if missing, with the answer columns (a log made by an
+ * older opflow gets them added). The batches' triggers are added when that table exists.
+ */
+export function ensureChangeLog(db: LocalDatabase): void {
+  db.transaction(() => {
+    db.exec(schema);
+    const columns = new Set(
+      db
+        .prepare<[], { name: string }>("SELECT name FROM pragma_table_info('job_changes')")
+        .all()
+        .map((row) => row.name),
+    );
+    for (const [name, type] of answerColumns)
+      if (!columns.has(name)) db.exec(`ALTER TABLE job_changes ADD COLUMN ${name} ${type}`);
+    const batches = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'batches'");
+    if (batches.get() !== undefined) db.exec(batchSchema);
+  }).immediate();
+}
+
 interface ChangeRow {
   seq: number;
-  kind: 'job' | 'batch';
+  kind: 'job' | 'batch' | 'answer';
   id: string;
   tenant: string;
   batch_id: string | null;
@@ -79,6 +107,8 @@ interface ChangeRow {
   previous_status: string | null;
   previous_step: string | null;
   at: number;
+  text_offset: number | null;
+  text: string | null;
 }
 
 export interface SqliteChangeLogOptions {
@@ -103,11 +133,7 @@ export class SqliteChangeLog implements ChangeFeed {
     this.#db = db;
     this.#retentionMs = options.retentionMs ?? defaultChangeRetentionMs;
     this.#now = options.now ?? Date.now;
-    db.transaction(() => {
-      db.exec(schema);
-      const batches = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'batches'");
-      if (batches.get() !== undefined) db.exec(batchSchema);
-    }).immediate();
+    ensureChangeLog(db);
     this.#after = db.prepare<[number, number], ChangeRow>(
       'SELECT * FROM job_changes WHERE seq > ? ORDER BY seq LIMIT ?',
     );
@@ -167,5 +193,9 @@ function changeOf(row: ChangeRow): Change {
     previousStatus: row.previous_status ?? undefined,
     previousStep: row.previous_step ?? undefined,
     at: row.at,
+    answer:
+      row.kind === 'answer' && row.step !== null
+        ? { step: row.step, offset: row.text_offset ?? 0, text: row.text ?? '' }
+        : undefined,
   };
 }

@@ -14,6 +14,7 @@ import { DynamoDbJobHistory } from '../../backends/aws/dynamodb-job-history';
 import type { CallbackNotifier } from '../../callbacks/notifier';
 import { maxParkAheadMs } from '../../engine/admission/reserve-next';
 import type { EngineMetrics } from '../../engine/deps';
+import type { PartialAnswerStore } from '../../engine/partial-answer';
 import type { Clock } from '../../engine/ports';
 import type { WorkflowRegistry } from '../../engine/workflow';
 import { namedErrorMessage } from '../../errors/error-message';
@@ -94,6 +95,12 @@ export async function createAwsPipeline(options: AwsPipelineOptions): Promise<Aw
   };
 }
 
+/**
+ * The least time between two publications of a streamed answer's text on aws: each is DynamoDB
+ * writes (dynamodb-partial-answers.ts), so once a second, and only when the text grew.
+ */
+export const awsAnswerEveryMs = 1_000;
+
 /** {@link createAwsPipeline}, synchronously (for a Lambda's module scope). */
 export function buildAwsPipeline(options: AwsPipelineOptions): AwsPipeline {
   const loaded = options.config ?? loadAwsConfig(options.env);
@@ -129,6 +136,7 @@ export function buildAwsPipeline(options: AwsPipelineOptions): AwsPipeline {
   if (callbackNotifier) changes.subscribe((job) => callbackNotifier.noticed(job));
   const baseUrl = config.baseUrl ?? 'https://connect.patsnap.com';
   const batches = new DynamoDbBatchStore({ client: aws.clients.documents, tableName: config.tableName });
+  const partialAnswers = partialAnswersOnFirstUse(aws, config.tableName);
   const deps = wireEngine({
     ports: { ...aws, batches, callbackOutbox },
     client,
@@ -140,6 +148,15 @@ export function buildAwsPipeline(options: AwsPipelineOptions): AwsPipeline {
     log: options.log,
     metrics: options.metrics,
     onJobChange: changes.emit,
+    partialAnswers: {
+      store: partialAnswers,
+      everyMs: awsAnswerEveryMs,
+      onText: changes.emitText,
+      onError: (error) =>
+        options.log?.warn('a partial answer could not be published (the stream goes on)', {
+          error: namedErrorMessage(error),
+        }),
+    },
     tuning: { admission: config.admission !== 'off', bookAheadMs: maxParkAheadMs },
   });
   const pipeline: AwsPipeline = {
@@ -151,6 +168,8 @@ export function buildAwsPipeline(options: AwsPipelineOptions): AwsPipeline {
     callbackNotifier,
     description: `aws (table ${config.tableName}, region ${config.region}${config.endpointUrl || config.endpoints ? ', emulated' : ''})`,
     onJobChange: changes.subscribe,
+    onAnswerText: changes.subscribeText,
+    partialAnswers: async () => partialAnswers,
     work: { where: 'elsewhere', inbox: awsInbox(aws, config.bucketName) },
     batches: async () => batches,
     changeFeed: () =>
@@ -193,6 +212,25 @@ function awsFeatureStores(
       const { DynamoDbWebhookDeliveries } = await import('../../backends/aws/dynamodb-webhook-deliveries');
       return new DynamoDbWebhookDeliveries({ client, tableName });
     },
+  };
+}
+
+/**
+ * The partial-answer store, its module loaded when a stream first publishes or a feed first reads
+ * (most of the worker's steps stream nothing: its cold start does not hold it).
+ */
+function partialAnswersOnFirstUse(aws: AwsBackend, tableName: string): PartialAnswerStore {
+  let loaded: Promise<PartialAnswerStore> | undefined;
+  const store = () => {
+    loaded ??= import('../../backends/aws/dynamodb-partial-answers').then(
+      ({ DynamoDbPartialAnswers }) =>
+        new DynamoDbPartialAnswers({ client: aws.clients.documents, tableName }),
+    );
+    return loaded;
+  };
+  return {
+    publish: async (answer) => (await store()).publish(answer),
+    read: async (jobId) => (await store()).read(jobId),
   };
 }
 

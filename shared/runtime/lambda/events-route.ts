@@ -9,6 +9,7 @@
 
 import { DynamoDbBatchStore } from '../../backends/aws/dynamodb-batch-store';
 import { DynamoDbChangeLog, isChangeCursor } from '../../backends/aws/dynamodb-change-log';
+import { DynamoDbPartialAnswers } from '../../backends/aws/dynamodb-partial-answers';
 import { longPoll } from '../../http/events-long-poll';
 import { filterOf } from '../../http/events-routes';
 import { eventsQuerySchema } from '../../http/events-schemas';
@@ -35,6 +36,7 @@ export function awsEventsRoutes(pipeline: JobSide, options: AwsEventsRouteOption
   const { deps } = pipeline;
   const log = new DynamoDbChangeLog({ client: documents, tableName });
   const batches = new DynamoDbBatchStore({ client: documents, tableName });
+  const answers = new DynamoDbPartialAnswers({ client: documents, tableName });
   return [
     apiRoute('events', async (_params, request, context) => {
       const query = parse(eventsQuerySchema, request.query ?? {}, 'query');
@@ -64,6 +66,7 @@ export function awsEventsRoutes(pipeline: JobSide, options: AwsEventsRouteOption
           const batch = await batches.get(id);
           return batch && currentViewOf(deps.store, batch, deps.clock.now());
         },
+        partialAnswer: (jobId) => answers.read(jobId),
         waitMs,
         pollMs: options.pollMs,
       });

@@ -20,12 +20,14 @@ import {
 } from '../../backends/local';
 import { LocalCallbackSecrets, SqliteCallbackOutbox } from '../../backends/local/sqlite-callback-outbox';
 import { SqliteChangeLog } from '../../backends/local/sqlite-change-log';
+import { SqlitePartialAnswers } from '../../backends/local/sqlite-partial-answers';
 import { SqliteScheduleStateStore } from '../../backends/local/sqlite-schedule-state-store';
 import { SqliteWebhookDeliveries } from '../../backends/local/sqlite-webhook-deliveries';
 import type { CallbackSenderDeps } from '../../callbacks/sender';
 import { BudgetFiller } from '../../engine/admission/budget-filler';
 import type { EngineDeps, InFlightOptions } from '../../engine/deps';
 import type { Job } from '../../engine/job-record';
+import type { PartialAnswerOptions } from '../../engine/partial-answer';
 import { CachedPollStats } from '../../engine/poll-stats';
 import type { Clock, JobStore, WorkQueue } from '../../engine/ports';
 import { inFlightAllowanceMs, runStep } from '../../engine/runner';
@@ -37,7 +39,7 @@ import { redactUrl } from '../../openplatform/redact';
 import type { OpenPlatformClient } from '../../openplatform/types';
 import type { Backend, WorkHere } from '../backend';
 import { wireEngine } from '../engine-wiring';
-import { createJobChangeHub } from '../job-change-hub';
+import { createJobChangeHub, type JobChangeHub } from '../job-change-hub';
 import { listUnfinished, unfinishedStatuses } from '../job-queries';
 import { type RuntimeTime, realTime } from '../time';
 import { watchJobs } from '../watch-jobs';
@@ -171,6 +173,7 @@ function assembleLocalPipeline(
   const callbackOutbox = new SqliteCallbackOutbox(local.db);
   let callbackLoop: CallbackLoop | undefined;
   const owner = leaseOwnerOfThisProcess();
+  const answers = streamedAnswers(local, clock, changes, log);
   const deps = wireEngine({
     ports: {
       ...local,
@@ -190,6 +193,7 @@ function assembleLocalPipeline(
       callbackLoop?.noticed(job);
       changes.emit(job);
     },
+    partialAnswers: answers.options,
     tuning: { inFlight: inFlightOf(config, owner) },
   });
   const workers = createWorkers(options, local, deps, time, owner);
@@ -240,6 +244,7 @@ function assembleLocalPipeline(
     start,
     stop,
     onJobChange: changes.subscribe,
+    ...answers.backend,
     waitForJobs: (ids, waitOptions = {}) =>
       watchJobs(local.store, ids, { subscribe: changes.subscribe, signal: waitOptions.signal }),
     unfinishedJobs: () => listUnfinished(local.store),
@@ -360,6 +365,32 @@ function fileLogger(dbPath: string, clock: { now(): number }): Logger & { stream
     );
   };
   return { stream, debug: () => undefined, info: write('info'), warn: write('warn'), error: write('error') };
+}
+
+/** The least time between two publications of a streamed answer's text: four a second. */
+export const localAnswerEveryMs = 250;
+
+/**
+ * How streamed answers are published (to the database four times a second, to this process's
+ * listeners at once), and what the backend tells of them.
+ */
+function streamedAnswers(
+  local: LocalBackend,
+  clock: Clock,
+  changes: JobChangeHub,
+  log: Logger | undefined,
+): { options: PartialAnswerOptions; backend: Pick<Backend, 'onAnswerText' | 'partialAnswers'> } {
+  const store = new SqlitePartialAnswers(local.db, { now: () => clock.now() });
+  return {
+    options: {
+      store,
+      everyMs: localAnswerEveryMs,
+      onText: changes.emitText,
+      onError: (error) =>
+        log?.warn('a partial answer could not be published', { error: errorMessage(error) }),
+    },
+    backend: { onAnswerText: changes.subscribeText, partialAnswers: async () => store },
+  };
 }
 
 /** The stores of the features beside the engine, tables of the same database. */

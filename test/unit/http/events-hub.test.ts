@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openLocalDatabase } from '../../../shared/backends/local/database';
 import { SqliteChangeLog } from '../../../shared/backends/local/sqlite-change-log';
 import { SqliteJobStore } from '../../../shared/backends/local/sqlite-job-store';
+import { SqlitePartialAnswers } from '../../../shared/backends/local/sqlite-partial-answers';
 import { followChanges } from '../../../shared/engine/change-feed';
 import type { Job } from '../../../shared/engine/job-record';
 import { createEventsHub, type EventsHub, type FeedEvent } from '../../../shared/http/events-hub';
@@ -157,6 +158,54 @@ describe('the events hub', () => {
     expect(ids(acme.events)).toEqual(['job-1', 'job-3']);
     expect(ids(batch.events)).toEqual(['job-1', 'job-2']);
     expect(ids(one.events)).toEqual(['job-2']);
+  });
+
+  it("sends a streamed answer's parts to its job's and tenant's listeners, and the text so far to a new listener of the job", async () => {
+    const answers = new SqlitePartialAnswers(writerDb, { now: () => T0 });
+    hub = createEventsHub({
+      feed: log,
+      batchView: async () => undefined,
+      partialAnswer: (jobId) => answers.read(jobId),
+      pollMs: 10,
+    });
+    const job = makeJob({ id: 'job-a', tenant: 'acme', batchId: 'b1' });
+    await writer.create(job);
+    const part = { jobId: 'job-a', tenant: 'acme', batchId: 'b1', workflow: 'llm-chat', step: 'answer-ai50' };
+    const first = { ...part, status: 'RUNNING', version: 1, at: T0 };
+    await answers.publish({ ...first, text: 'Separators ', offset: 0 });
+    const early = collector({ jobId: 'job-a' });
+    const other = collector({ tenant: 'other' });
+    const batch = collector({ batchId: 'b1' });
+    for (const listener of [early, other, batch]) await hub.subscribe(listener.subscription);
+    await answers.publish({ ...first, text: 'Separators crack.', offset: 11, at: T0 + 250 });
+    await advance(job, { status: 'SUCCEEDED' });
+    await until(() => early.events.length === 3 && batch.events.length === 2);
+    const answersOf = (events: FeedEvent[]) =>
+      events
+        .filter((event) => event.type === 'answer')
+        .map((event) => [event.id, (event.data as { answer: { offset: number; text: string } }).answer]);
+    // The text so far first (no id: no place in the feed), then each part after it.
+    expect(answersOf(early.events)).toEqual([
+      [
+        undefined,
+        { step: 'answer-ai50', offset: 0, text: 'Separators ', length: 11, at: new Date(T0).toISOString() },
+      ],
+      [
+        3,
+        { step: 'answer-ai50', offset: 11, text: 'crack.', length: 17, at: new Date(T0 + 250).toISOString() },
+      ],
+    ]);
+    expect(early.events.at(-1)?.type).toBe('job');
+    expect(answersOf(batch.events)).toHaveLength(1);
+    expect(other.events).toEqual([]);
+    // Resuming after an id gets the parts after it, no text so far.
+    const resumed = collector({ jobId: 'job-a' });
+    await hub.subscribe(resumed.subscription, 2);
+    await until(() => resumed.events.length === 2);
+    expect(resumed.events.map((event) => [event.type, event.id])).toEqual([
+      ['answer', 3],
+      ['job', 4],
+    ]);
   });
 
   it('holds back a listener whose connection has not drained, and sends it everything once it has', async () => {
