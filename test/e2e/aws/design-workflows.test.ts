@@ -1,0 +1,142 @@
+// The design infringement search and 1v1 on AWS, end to end: each job created through the API with
+// its product image given as data (a data URL, as a user's upload would be sent) and by URL, run by
+// the bundled step worker under a simulated SQS event source against the sandbox, the image given as
+// data uploaded with p010 before the search that reads its URL, and the report (Markdown, HTML,
+// result.json) kept in S3 (the emulator) and linked through the API, naming each image without its
+// bytes.
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
+import { AwsWorld } from './harness/aws-world';
+
+/** A real PNG (48x48), as a product photo would be sent. */
+const png = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAADAAAAAwCAAAAAByaaZbAAAAq0lEQVR42u2WSw6AMAhE5/6XxpgaU8oMLS4aF2WlhIf8SoUVBQd4tU1WgWYsEFD78JQBvRUhoOKHyAPK3gQBlq9+H4DHs9PY6CKkOwJD6gjlIVVyqlhC0oeOACk56XTnxEWrZykAYtRIwOwDnHAAFgB4YH5y9gJYArAT+GGV6p0uz1J9Wm0KJCfO0vVpKwQ70xnBt4Ym1F4yozdCsvkYku/WD9s7XBDnT+CWC0dz1oyW+a8bAAAAAElFTkSuQmCC',
+  'base64',
+);
+const bytesSeen = png.toString('base64').slice(0, 60);
+
+let world: AwsWorld;
+beforeAll(async () => {
+  world = await AwsWorld.start();
+}, REAL_PROCESS_TIMEOUT_MS);
+afterAll(async () => {
+  await world?.stop();
+});
+
+/** The operations the sandbox answered after ledger entry `after`, short names, polls collapsed. */
+function calls(after: number): string[] {
+  const sequence: string[] = [];
+  for (const entry of world.sandbox.ledger.entries({ outcome: 'ok' })) {
+    if (entry.seq <= after) continue;
+    const name = /^(ai\d+(?:-\d+)?|p\d+)/.exec(entry.operationId)?.[1] ?? entry.operationId;
+    if (sequence.at(-1) !== name) sequence.push(name);
+  }
+  return sequence;
+}
+const lastSeq = () => world.sandbox.ledger.entries().at(-1)?.seq ?? 0;
+
+/** The job's report files in S3, read back through the API's signed links. */
+async function reportOf(id: string) {
+  const keys = await world.reports.list(`reports/${id}/`);
+  for (const name of ['report.html', 'report.md', 'result.json'])
+    expect(keys).toContain(`reports/${id}/${name}`);
+  const answer = await world.api('GET', `/jobs/${id}/report`);
+  expect(answer.status).toBe(200);
+  const files = answer.body.files as { name: string; url: string }[];
+  const read = async (name: string) => {
+    const file = files.find((candidate) => candidate.name === name);
+    expect(file, name).toBeDefined();
+    const got = await request(file!.url);
+    expect(got.statusCode).toBe(200);
+    return got.body.text();
+  };
+  return {
+    markdown: await read('report.md'),
+    html: await read('report.html'),
+    result: JSON.parse(await read('result.json')),
+  };
+}
+
+describe('opflow on AWS: the design infringement workflows', { timeout: REAL_PROCESS_TIMEOUT_MS }, () => {
+  it('searches two product images, one given as data (uploaded with p010 first) and one by URL, its report in S3', async () => {
+    const before = lastSeq();
+    const id = await world.submit({
+      workflow: 'design-infringement-search',
+      input: {
+        images: [
+          { data: `data:image/png;base64,${png.toString('base64')}`, name: 'front.png' },
+          { url: 'https://example.com/products/side.jpg' },
+        ],
+        countries: ['US', 'EU', 'CN'],
+        field: 'inflatable swim ring',
+      },
+    });
+    const [job] = await world.settle([id]);
+    expect(job!.status, JSON.stringify(job!.lastError)).toBe('SUCCEEDED');
+    expect(calls(before)).toEqual(['p010', 'ai39-1', 'ai39-2', 'ai39-1', 'ai39-2']);
+    // The search of the uploaded image reads the URL p010 answered, not the bytes.
+    const [upload] = world.sandbox.ledger
+      .entries()
+      .filter((entry) => entry.seq > before && entry.operationId.startsWith('p010'));
+    expect(upload?.httpStatus).toBe(200);
+    const { markdown, html, result } = await reportOf(id);
+    expect(markdown.split('\n')[0]).toBe('# Design infringement search: front.png and side.jpg');
+    expect(markdown).toMatch(/\n## Risk conclusion\n\n(High|Medium|Low) risk/);
+    expect(markdown).toContain('front.png (PNG, 1 KB, uploaded)');
+    expect(markdown).toContain('side.jpg (by URL: https://example.com/products/side.jpg)');
+    expect(Object.keys(result.steps)).toEqual(
+      expect.arrayContaining(['image-1-upload', 'image-1-submit', 'image-1-result', 'image-2-result']),
+    );
+    // The report names the image; its bytes stay out (result.json keeps the platform's answers as given).
+    for (const text of [markdown, html]) expect(text).not.toContain(bytesSeen);
+  });
+
+  it('compares a product image given as data with one registered design, view by view, its report in S3', async () => {
+    const before = lastSeq();
+    const id = await world.submit({
+      workflow: 'design-infringement-1v1',
+      input: {
+        image: { data: png.toString('base64'), name: 'unicorn-float.png' },
+        patent: 'EU0040356240003S',
+      },
+    });
+    const [job] = await world.settle([id]);
+    expect(job!.status, JSON.stringify(job!.lastError)).toBe('SUCCEEDED');
+    expect(calls(before)).toEqual(['p010', 'ai67-1', 'ai67-2']);
+    const { markdown, result } = await reportOf(id);
+    expect(markdown.split('\n')[0]).toBe('# Design comparison: unicorn-float.png vs EU0040356240003S');
+    expect(markdown).toMatch(/\n## Conclusion\n\n(High|Medium|Low) risk/);
+    expect(markdown).toMatch(/\| 1 \| \d+% \| (High|Medium|Low) \| \[view 1\]\(https:/);
+    expect(markdown).toContain('unicorn-float.png (PNG, 1 KB, uploaded)');
+    expect(result.summary).toMatch(/^(High|Medium|Low) risk vs EU0040356240003S/);
+    expect(markdown).not.toContain(bytesSeen);
+  });
+
+  it('compares a product image by URL without an upload', async () => {
+    const before = lastSeq();
+    const id = await world.submit({
+      workflow: 'design-infringement-1v1',
+      input: { image: { url: 'https://example.com/products/float.png' }, patent: 'USD1055174S1' },
+    });
+    const [job] = await world.settle([id]);
+    expect(job!.status, JSON.stringify(job!.lastError)).toBe('SUCCEEDED');
+    expect(calls(before)).toEqual(['ai67-1', 'ai67-2']);
+  });
+
+  it('refuses a GIF given as data at the API, naming the field, before any call', async () => {
+    const before = lastSeq();
+    const answer = await world.api('POST', '/jobs', {
+      body: {
+        workflow: 'design-infringement-1v1',
+        input: {
+          image: { data: 'data:image/gif;base64,R0lGODlhAQABAAAAACw=', name: 'x.gif' },
+          patent: 'USD1055174S1',
+        },
+      },
+    });
+    expect(answer.status).toBe(400);
+    expect(JSON.stringify(answer.body)).toContain('image.data');
+    expect(calls(before)).toEqual([]);
+  });
+});
