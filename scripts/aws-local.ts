@@ -6,8 +6,8 @@
  * bucket and the tenant's API key secret, bundles the Lambda functions exactly as the CDK app does,
  * and drives them in real time the way AWS would: the step worker as the SQS event source does
  * (long-poll, batches of up to 10, failed records left to come back, the DLQ after 5 receives), the
- * sweeper every minute as its schedule does, the callback sender as its queue's event source does
- * (woken by messages only: nothing runs while no callback is due), the ingest function on the ingest
+ * sweeper every minute as its schedule does, the callback sender on the job table's stream as its
+ * event source mapping does (the outbox entries that come due: nothing runs while none is), the ingest function on the ingest
  * queue (batches of 1, as the stack's event source; `opflow --backend aws ingest` announces its uploads
  * there, as S3's event notification does on AWS), the schedules function at every slot of the config
  * file's schedules (as EventBridge Scheduler does), and the api function behind a local HTTP API whose
@@ -32,6 +32,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import * as z from 'zod';
 import { parseStageConfig, stageDefaults } from '../infra/config';
+import { CALLBACK_DUE_FILTER } from '../infra/lib/automation';
 import { JOB_CHANGE_FILTER } from '../infra/lib/live-events';
 import { loadOpflowConfig, type OpflowConfig, webhookSecretVariable } from '../shared/config/opflow-config';
 import { errorMessage } from '../shared/errors/error-message';
@@ -213,7 +214,7 @@ async function main(): Promise<void> {
       ? `${config.schedules.length} schedule(s) and ${Object.keys(config.webhooks).length} webhook mapping(s) of ${configFile}`
       : 'no opflow.config.json: no schedules or webhook mappings';
     say(
-      `ready: ${options.workers} step worker instance(s), the sweeper every minute, the ingest function and the callback sender on their queues, the schedules function at its slots, the api and webhooks functions at ${running.gateway.url}; ${automation} (Ctrl-C stops)`,
+      `ready: ${options.workers} step worker instance(s), the sweeper every minute, the ingest function on its queue, the callback sender on the table's stream, the schedules function at its slots, the api and webhooks functions at ${running.gateway.url}; ${automation} (Ctrl-C stops)`,
     );
   } catch (error) {
     say(`failed: ${errorMessage(error)}`);
@@ -298,7 +299,7 @@ async function startFunctions(options: {
     bundles,
     'sweeper',
   );
-  const callbacks = (await load<{ handler: WorkerHandler }>(bundles, 'callbacks')).handler;
+  const callbacks = (await load<{ handler: StreamHandler }>(bundles, 'callbacks')).handler;
   const ingest: WorkerHandler[] = [];
   for (let i = 0; i < INGEST_INSTANCES; i++)
     ingest.push((await load<{ handler: WorkerHandler }>(bundles, 'ingest')).handler);
@@ -316,6 +317,17 @@ async function startFunctions(options: {
     functionName: 'opflow-events',
   });
   await stream.start();
+  // Its second reader, as on AWS: the callback function, handed the outbox entries written or marked due.
+  const callbackStream = new DynamoDbStreamSource({
+    endpoint: emulators.dynamoDb!.endpoint,
+    region: emulators.region,
+    credentials: { accessKeyId: 'test' },
+    tableName: env.OPFLOW_TABLE_NAME!,
+    filters: [CALLBACK_DUE_FILTER],
+    functionName: 'opflow-callback-sender',
+    functionTimeoutMs: CALLBACKS_TIMEOUT_MS,
+  });
+  await callbackStream.start();
   // As the stack integrates it: the webhook route with its own function, every other route with the api.
   const gateway = await startApiGateway(api.handler, {
     otherFunctions: [
@@ -371,15 +383,6 @@ async function startFunctions(options: {
           DEV_WORKER.batchSize,
           workers,
         ),
-        // The callback sender: 2 instances at most (the stack's maximum concurrency).
-        ...pollers(
-          'callback event source',
-          'opflow-callback-sender',
-          env.OPFLOW_CALLBACK_QUEUE_URL,
-          CALLBACKS_TIMEOUT_MS,
-          10,
-          [callbacks, callbacks],
-        ),
         ...pollers(
           'ingest event source',
           'opflow-ingest',
@@ -396,6 +399,11 @@ async function startFunctions(options: {
               await stream.drain(events);
             } catch (error) {
               if (!isStopping()) say(`events stream: ${errorMessage(error)}`);
+            }
+            try {
+              await callbackStream.drain(callbacks);
+            } catch (error) {
+              if (!isStopping()) say(`callback stream: ${errorMessage(error)}`);
             }
             await new Promise((resolve) => setTimeout(resolve, 250));
           }
@@ -441,7 +449,6 @@ async function provision(
 ): Promise<
   Record<string, string> & {
     OPFLOW_QUEUE_URL: string;
-    OPFLOW_CALLBACK_QUEUE_URL: string;
     OPFLOW_INGEST_QUEUE_URL: string;
   }
 > {
@@ -449,11 +456,6 @@ async function provision(
   // Visibility timeout at six times the worker's timeout, as the stack sets it; the DLQ after 5 receives.
   const queue = emulators.createQueue({
     visibilityTimeoutSeconds: (6 * WORKER_TIMEOUT_MS) / 1000,
-    maxReceiveCount: 5,
-  });
-  // The callback queue as the stack makes it: six times the sender's timeout, the DLQ after 5 receives.
-  const callbackQueue = emulators.createQueue({
-    visibilityTimeoutSeconds: (6 * CALLBACKS_TIMEOUT_MS) / 1000,
     maxReceiveCount: 5,
   });
   // The ingest queue: uploads under inbox/ and the function's own continuations.
@@ -473,7 +475,6 @@ async function provision(
     OPFLOW_QUEUE_URL: queue.queueUrl,
     OPFLOW_BUCKET_NAME: bucket,
     OPFLOW_API_KEY_SECRET_PREFIX: SECRET_PREFIX,
-    OPFLOW_CALLBACK_QUEUE_URL: callbackQueue.queueUrl,
     OPFLOW_CALLBACK_SECRET_PREFIX: CALLBACK_SECRET_PREFIX,
     OPFLOW_INGEST_QUEUE_URL: ingestQueue.queueUrl,
     ...(baseUrl ? { OPFLOW_BASE_URL: baseUrl } : {}),

@@ -263,7 +263,6 @@ export const COLD_IMPORT_ENV: Record<string, string> = {
   POWERTOOLS_SERVICE_NAME: 'opflow',
   AWS_LAMBDA_FUNCTION_NAME: 'opflow-bundle-sizes',
   OPFLOW_CALLBACK_SECRET_PREFIX: 'opflow/callback/',
-  OPFLOW_CALLBACK_QUEUE_URL: 'http://127.0.0.1:9/000000000000/opflow-callbacks',
 };
 
 /**

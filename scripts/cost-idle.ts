@@ -76,7 +76,10 @@ const MINUTES_PER_MONTH = HOURS_PER_MONTH * 60;
 
 /** What idle compute is estimated from, beside the template (none of it is measured on AWS). */
 export interface IdleAssumptions {
-  /** Billed milliseconds of a sweep that finds nothing (16 queries of the due index, one of parked keys). */
+  /**
+   * Billed milliseconds of a sweep that finds nothing (16 queries of the due index, one of parked
+   * keys, one of the callback outbox's due entries).
+   */
   sweepMs: number;
   /** DynamoDB queries of one idle sweep, each at least 0.5 read unit (eventually consistent). */
   sweepQueries: number;
@@ -92,7 +95,7 @@ export interface IdleAssumptions {
 
 export const DEFAULT_IDLE_ASSUMPTIONS: IdleAssumptions = {
   sweepMs: 200,
-  sweepQueries: 17,
+  sweepQueries: 18,
   sweepLogBytes: 900,
   emptyReceivesPerMinute: 15,
 };

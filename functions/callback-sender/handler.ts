@@ -1,17 +1,16 @@
 /**
- * Lambda `callback-sender`, triggered by the callback queue: delivers the signed callbacks of
- * finished jobs and retries them on their schedule (shared/runtime/lambda/callback-sender.ts). It builds only
- * what a delivery reads, like the sweeper: the job store, the callback outbox (DynamoDB), the report
- * store for presigned links (S3), the signing secrets (Secrets Manager) and the callback queue for
- * its own later wake-ups (SQS); no Open Platform client (and so no undici), no workflows.
+ * Lambda `callback-sender`, on the job table's stream (the outbox entries that come due): delivers
+ * the signed callbacks of finished jobs and retries them on their schedule
+ * (shared/runtime/lambda/callback-sender.ts). It builds only what a delivery reads, like the
+ * sweeper: the job store, the callback outbox (DynamoDB), the report store for presigned links (S3)
+ * and the signing secrets (Secrets Manager); no Open Platform client (and so no undici), no workflows.
  */
-import type { Context, SQSEvent } from 'aws-lambda';
+import type { Context, DynamoDBStreamEvent } from 'aws-lambda';
 import {
   awsClientConfig,
   createDynamoDbClients,
   createS3Client,
   createSecretsManagerClient,
-  createSqsClient,
 } from '../../shared/backends/aws';
 import { DynamoDbCallbackOutbox } from '../../shared/backends/aws/dynamodb-callback-outbox';
 import { DynamoDbJobStore } from '../../shared/backends/aws/dynamodb-job-store';
@@ -19,7 +18,6 @@ import { S3ReportStore } from '../../shared/backends/aws/s3-report-store';
 import { SecretsManagerCallbackSecrets } from '../../shared/backends/aws/secrets-manager-callback-secrets';
 import { presignedReportLinks } from '../../shared/callbacks/sender';
 import { callbackPolicyFromEnv } from '../../shared/callbacks/ssrf-guard';
-import { awsCallbackQueue, callbackQueueVariable } from '../../shared/runtime/aws/callback-notifier';
 import { callbackSecretPrefixVariable } from '../../shared/runtime/aws/callbacks';
 import { loadAwsConfig } from '../../shared/runtime/aws/pipeline';
 import { createCallbackSenderHandler } from '../../shared/runtime/lambda/callback-sender';
@@ -32,8 +30,6 @@ if (!prefix) {
   throw new Error(`${callbackSecretPrefixVariable} is not set (the stack output CallbackSecretPrefix)`);
 }
 const clientConfig = awsClientConfig(config);
-const queue = awsCallbackQueue(createSqsClient(clientConfig), process.env);
-if (!queue) throw new Error(`${callbackQueueVariable} is not set (the stack's callback queue)`);
 const { documents } = createDynamoDbClients(clientConfig);
 const reports = new S3ReportStore({
   client: createS3Client(clientConfig),
@@ -49,11 +45,10 @@ const sender = createCallbackSenderHandler({
     send: { policy: callbackPolicyFromEnv(process.env) },
     // Presigned links made with a role's session credentials die with the session: an hour is honest.
     reportLinks: presignedReportLinks(reports, 3600),
-    wake: (entry) => queue.wake(entry),
   },
   observability: createObservability(),
 });
 
-export function handler(event: SQSEvent, context: Context) {
+export function handler(event: DynamoDBStreamEvent, context: Context) {
   return sender.handle(event, context);
 }

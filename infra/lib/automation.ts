@@ -1,6 +1,6 @@
 /**
  * Callbacks, webhooks and schedules on aws, one construct added to the stack with a few lines: the callback sender (a
- * function triggered by its own queue, with a dead-letter queue and an alarm; per-tenant signing
+ * function on the job table's stream, handed the outbox entries that come due; per-tenant signing
  * secrets), the webhook route of the HTTP API
  * (`POST /webhooks/{source}`, no IAM: the HMAC authenticates; throttled per route), and one
  * EventBridge Scheduler schedule per schedule of opflow.config.json (time zone, retries, a
@@ -26,11 +26,16 @@ import {
   type HttpStage,
 } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
-import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { type IGrantable, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
-import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import {
+  type CfnFunction,
+  EventSourceMapping,
+  FilterCriteria,
+  FilterRule,
+  StartingPosition,
+} from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import {
   ContextAttribute,
@@ -48,12 +53,22 @@ import { AutomationConfigItem } from './automation-config';
 import { eventBridgeCron } from './eventbridge-cron';
 import type { JOB_TABLE } from './job-storage';
 import { PipelineFunction, type PipelineFunctionProps } from './pipeline-function';
-import { acknowledgeDeadLetterQueue, queueEncryption, WorkQueue } from './work-queue';
+import { acknowledgeDeadLetterQueue, queueEncryption } from './work-queue';
 
 export { eventBridgeCron } from './eventbridge-cron';
 
 /** The webhook route as API Gateway names it (its route settings are keyed by it). */
 export const WEBHOOK_ROUTE_KEY = 'POST /webhooks/{source}';
+
+/**
+ * The stream records the callback function is invoked with: an outbox entry item (`CBQ`) written
+ * due, or marked due since by the sweeper (dynamodb-callback-outbox.ts). A claim's lease, a retry
+ * at a later time, a removal and every other item invoke nothing.
+ */
+export const CALLBACK_DUE_FILTER = {
+  eventName: FilterRule.or('INSERT', 'MODIFY'),
+  dynamodb: { Keys: { PK: { S: FilterRule.isEqual('CBQ') } }, NewImage: { due: { BOOL: [true] } } },
+};
 
 /** EventBridge Scheduler's longest schedule name. */
 export const SCHEDULE_NAME_MAX_LENGTH = 64;
@@ -62,12 +77,11 @@ export interface AutomationProps {
   readonly prefix: string;
   readonly tenants: readonly string[];
   readonly automation: OpflowConfig;
+  /** The job table, with its stream on (the callback function reads it). */
   readonly table: ITable;
   readonly bucket: IBucket;
   readonly workQueue: IQueue;
   readonly api: PipelineFunction;
-  /** The step worker: it ends jobs, so it wakes the callback sender. */
-  readonly worker: PipelineFunction;
   readonly httpApi: HttpApi;
   readonly stage: HttpStage;
   readonly webhookThrottle: { rateLimit: number; burstLimit: number };
@@ -88,10 +102,6 @@ export class Automation extends Construct {
   readonly callbackSender: PipelineFunction;
   /** The webhook route's own function (`POST /webhooks/{source}`). */
   readonly webhookReceiver: PipelineFunction;
-  /** The queue that triggers the callback sender, with its dead-letter queue. */
-  readonly callbackQueue: WorkQueue;
-  /** Any message in the callback dead-letter queue (its action is the stack's alarm topic). */
-  readonly callbackDeadLetterAlarm: Alarm;
   readonly scheduleTarget: PipelineFunction | undefined;
   readonly scheduleDeadLetterQueue: Queue | undefined;
   readonly schedules: Schedule[] = [];
@@ -170,7 +180,7 @@ export class Automation extends Construct {
       },
       name: 'callbacks',
       functionName: `${prefix}-callback-sender`,
-      description: 'opflow: delivers the signed callbacks of finished jobs, with retries (callback queue)',
+      description: 'opflow: delivers the signed callbacks of finished jobs, with retries (job table stream)',
       timeout: Duration.seconds(70),
       memorySize: 512,
     });
@@ -186,52 +196,38 @@ export class Automation extends Construct {
         resources: [props.bucket.arnForObjects('reports/*')],
       }),
     );
-    // Woken by its queue, never by a timer: a message when a job with a callback is created or ends
-    // (the api, the step worker and the schedules function send it) and, from the sender itself,
-    // for a retry, a recheck or a busy host (delayed up to SQS's 900 s; longer waits in hops).
-    this.callbackQueue = new WorkQueue(this, 'CallbackQueue', {
-      queueName: `${prefix}-callbacks`,
-      visibilityTimeout: Duration.seconds(6 * 70),
-      maxReceiveCount: 5,
-      retentionPeriod: Duration.days(4),
-      dlqRetentionPeriod: Duration.days(14),
-      // The stage's customer-managed key, when the table has one.
-      encryptionKey: props.table.encryptionKey,
-    });
-    this.callbackSender.addSqsEventSource(
-      new SqsEventSource(this.callbackQueue.queue, {
-        batchSize: 10,
-        reportBatchItemFailures: true,
-        // Each instance makes at most 8 deliveries at once, 2 per receiver host.
-        maxConcurrency: 2,
+    // Woken by the job table's stream, never by a timer or a queue: the outbox entry of a job that
+    // ends is written due (by the function that commits the end), and the sweeper's minute pass marks
+    // the entries that come due later (a retry, a recheck, a dead sender's lease). Lambda reads a
+    // stream at no charge, so nothing is paid while no callback is due. Records of one partition
+    // (the outbox's) come in order, one batch at a time: one instance per shard, each making at most
+    // 8 deliveries at once, 2 per receiver host.
+    this.callbackSender.function.addEventSource(
+      new DynamoEventSource(props.table, {
+        startingPosition: StartingPosition.LATEST,
+        batchSize: 25,
+        // A batch that fails (a fault of the store or Secrets Manager) is tried twice more, then
+        // left: the outbox keeps its entries and the sweeper marks them due again the next minute.
+        retryAttempts: 2,
+        bisectBatchOnError: false,
+        maxRecordAge: Duration.hours(1),
+        filters: [FilterCriteria.filter(CALLBACK_DUE_FILTER)],
       }),
     );
-    // The sender sends to the queue that triggers it (a retry 10 h away is 40 hops of 900 s): Lambda's
-    // recursive loop detection would stop such a chain after about 16. Each chain ends with its outbox
-    // entry (delivered, gone, refused, or exhausted after 7 attempts in about 17.5 hours).
-    (this.callbackSender.function.node.defaultChild as CfnFunction).recursiveLoop = 'Allow';
-    this.callbackQueue.queue.grantSendMessages(this.callbackSender.role);
-    for (const committer of [props.api, props.worker]) {
-      committer.function.addEnvironment('OPFLOW_CALLBACK_QUEUE_URL', this.callbackQueue.queue.queueUrl);
-      this.callbackQueue.queue.grantSendMessages(committer.role);
-    }
-    this.callbackSender.function.addEnvironment(
-      'OPFLOW_CALLBACK_QUEUE_URL',
-      this.callbackQueue.queue.queueUrl,
-    );
-    this.callbackDeadLetterAlarm = new Alarm(this, 'CallbackDeadLetters', {
-      alarmName: `${prefix}-callback-dead-letters`,
-      alarmDescription:
-        "Callback wake-ups failed 5 times (a store or Secrets Manager fault, not a receiver's): their callbacks " +
-        'wait in the outbox; redrive the dead-letter queue once fixed.',
-      metric: this.callbackQueue.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
-        period: Duration.minutes(5),
-        statistic: 'Maximum',
-      }),
-      threshold: 1,
-      evaluationPeriods: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
+    for (const mapping of this.callbackSender.function.node.children.filter(
+      (child) => child instanceof EventSourceMapping,
+    ))
+      Validations.of(mapping).acknowledge({
+        id: 'Serverless-LambdaEventSourceMappingDestination',
+        reason:
+          'The callback outbox in the job table is the record of what is undelivered: a batch left after its retries ' +
+          "keeps its entries there, and the sweeper's minute pass marks them due again; the function's errors alarm.",
+      });
+    Validations.of(this.callbackSender.role.node.findChild('DefaultPolicy')).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason:
+        'dynamodb:ListStreams (added by the stream event source) has no resource-level permissions; the stream ' +
+        "reads themselves name the job table's stream.",
     });
 
     // The webhook route: a function of its own (a flood of bad signatures takes its concurrency and the
@@ -286,12 +282,6 @@ export class Automation extends Construct {
       ['JOB#*', 'IDEM#*', 'SCHED#*', 'CBQ', 'CBJOB#*', 'HIST#*'],
     );
     props.workQueue.grantSendMessages(this.scheduleTarget.role);
-    // A slot's job with a callback wakes the callback sender for its recheck.
-    this.scheduleTarget.function.addEnvironment(
-      'OPFLOW_CALLBACK_QUEUE_URL',
-      this.callbackQueue.queue.queueUrl,
-    );
-    this.callbackQueue.queue.grantSendMessages(this.scheduleTarget.role);
     // A large input is written as reports/<jobId>/input.json, and read back when a slot delivered again
     // finds its job; the day cost cap lists the tenant's jobs of the last 24 hours (byStatusShard).
     this.scheduleTarget.role.addToPrincipalPolicy(
@@ -364,7 +354,6 @@ export class Automation extends Construct {
       environment: {
         ...props.functionDefaults.environment,
         OPFLOW_WEBHOOK_SECRET_PREFIX: this.webhookSecretPrefix,
-        OPFLOW_CALLBACK_QUEUE_URL: this.callbackQueue.queue.queueUrl,
       },
       name: 'webhooks',
       functionName: `${props.prefix}-webhooks`,
@@ -391,7 +380,6 @@ export class Automation extends Construct {
       }),
     );
     props.workQueue.grantSendMessages(receiver.role);
-    this.callbackQueue.queue.grantSendMessages(receiver.role);
     // A large input is written as reports/<jobId>/input.json, and read back when a replay finds its job.
     receiver.role.addToPrincipalPolicy(
       new PolicyStatement({

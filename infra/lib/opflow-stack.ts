@@ -4,7 +4,6 @@
  * a dashboard. Everything variable comes from the validated stage config.
  */
 import { CfnElement, CfnOutput, Duration, Stack, type StackProps, Tags, Validations } from 'aws-cdk-lib';
-import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
@@ -12,8 +11,8 @@ import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { type CfnFunction, RecursiveLoop } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { HttpMethods } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
+import { callbackOutboxPartition } from '../../shared/backends/aws/dynamodb-callback-outbox';
 import { type OpflowConfig, parseOpflowConfig } from '../../shared/config/opflow-config';
 import { sharesVariable } from '../../shared/engine/admission/fair-share';
 import { API_AUTH_VARIABLE, type ApiAuth } from '../../shared/runtime/lambda/api-auth';
@@ -37,8 +36,6 @@ export const API_INPUT_OBJECT_PATTERN = 'reports/*/input.json';
 export const REPORT_OBJECT_PATTERN = 'reports/*';
 /** The outputs of a batch (summary.csv, results.jsonl, failed.jsonl, index.html), written on first read. */
 export const BATCH_OUTPUT_PATTERN = 'batches/*';
-/** Where the api presigns the dashboard's manifest uploads (`POST /batch-uploads`): the ingest inbox. */
-export const INBOX_UPLOAD_PATTERN = 'inbox/*';
 
 /** What the api function needs of `api.auth` (OPFLOW_API_AUTH): the mode and the operator grant, not the issuer. */
 export function apiAuthOf(auth: StageConfig['api']['auth']): ApiAuth {
@@ -214,28 +211,6 @@ export class OpflowStack extends Stack {
         conditions: { StringLike: { 's3:prefix': [BATCH_OUTPUT_PATTERN] } },
       }),
     );
-    // POST /batch-uploads: the api presigns a PUT of the checked manifest under inbox/ (signed with
-    // this role, so it needs the PutObject it never makes itself); the browser sends the object, and
-    // the dashboard's origins may PUT to the bucket (nothing else) across origins.
-    this.api.role.addToPrincipalPolicy(
-      new PolicyStatement({
-        actions: ['s3:PutObject'],
-        resources: [this.storage.reportBucket.arnForObjects(INBOX_UPLOAD_PATTERN)],
-      }),
-    );
-    if ((config.api.dashboardOrigins?.length ?? 0) > 0)
-      this.storage.reportBucket.addCorsRule({
-        allowedMethods: [HttpMethods.PUT],
-        allowedOrigins: [...(config.api.dashboardOrigins ?? [])],
-        allowedHeaders: [
-          'content-type',
-          'x-amz-checksum-sha256',
-          'x-amz-sdk-checksum-algorithm',
-          'x-amz-meta-*',
-        ],
-        exposedHeaders: ['etag'],
-        maxAge: 3600,
-      });
 
     this.sweeper = new PipelineFunction(this, 'Sweeper', {
       ...functionDefaults,
@@ -267,6 +242,15 @@ export class OpflowStack extends Stack {
       }),
     );
     this.workQueue.queue.grantSendMessages(this.sweeper.role);
+    // Its callbacks' pass: lists the due entries of the callback outbox (one partition, CBQ) and marks
+    // each (an UpdateItem that the job table's stream hands to the callback function).
+    this.sweeper.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['dynamodb:Query', 'dynamodb:UpdateItem'],
+        resources: [this.storage.table.tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [callbackOutboxPartition] } },
+      }),
+    );
     const sweepRule = new Rule(this, 'SweepEveryMinute', {
       ruleName: `${prefix}-sweep`,
       description: 'opflow: run the sweeper every minute',
@@ -325,7 +309,6 @@ export class OpflowStack extends Stack {
       bucket: this.storage.reportBucket,
       workQueue: this.workQueue.queue,
       api: this.api,
-      worker: this.worker,
       httpApi: this.jobApi.httpApi,
       stage: this.jobApi.stage,
       webhookThrottle: config.webhooks.throttle,
@@ -365,7 +348,7 @@ export class OpflowStack extends Stack {
         events: this.liveEvents.events.function,
         ...(this.automation.scheduleTarget ? { schedules: this.automation.scheduleTarget.function } : {}),
       },
-      // The callback dead-letter queue has its own alarm (Automation); the work queue's is above.
+      // The work queue's dead-letter queue is above.
       otherDeadLetterQueues: {
         ingest: this.inbox.deadLetterQueue,
         events: this.liveEvents.deadLetterQueue,
@@ -380,13 +363,6 @@ export class OpflowStack extends Stack {
     });
 
     if (this.dataKey) grantDataKeyToFunctions(this, this.dataKey);
-
-    this.automation.callbackDeadLetterAlarm.addAlarmAction(new SnsAction(this.monitoring.topic));
-    this.automation.callbackDeadLetterAlarm.addOkAction(new SnsAction(this.monitoring.topic));
-    new CfnOutput(this, 'CallbackQueueUrl', {
-      value: this.automation.callbackQueue.queue.queueUrl,
-      description: 'the callback sender is woken by messages here (OPFLOW_CALLBACK_QUEUE_URL)',
-    });
 
     new CfnOutput(this, 'ApiUrl', { value: this.jobApi.url, description: 'Base URL of the job API' });
     new CfnOutput(this, 'TableName', { value: this.storage.table.tableName });
@@ -469,12 +445,6 @@ export class OpflowStack extends Stack {
         reason:
           'Puts only the input.json of a new job (reports/<jobId>/input.json, for inputs over the inline limit); ' +
           'the job id is minted per request, so the key cannot be named in advance.',
-      },
-      {
-        id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${INBOX_UPLOAD_PATTERN}]`,
-        reason:
-          'Presigns only the PUT of a manifest the dashboard uploads (inbox/<workflow>/<batch>/<file>), bound to its ' +
-          'checked SHA-256; the batch folder is named per upload, so the key cannot be named in advance.',
       },
       {
         id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${BATCH_OUTPUT_PATTERN}]`,

@@ -112,7 +112,7 @@ export function concurrencyCheck(
 }
 
 /**
- * Each function that sends to its own trigger (the step worker, ingest, the callback sender) must have
+ * Each function that sends to its own trigger (the step worker, ingest) must have
  * RecursiveLoop Allow: with Lambda's default, Terminate, a chain of one job is stopped after about 16
  * hops and its messages end in the dead-letter queue.
  */

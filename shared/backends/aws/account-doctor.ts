@@ -14,7 +14,7 @@ import type { AwsClientConfig } from './clients';
 import type { StackCheck } from './stack-checks';
 
 /** The functions that send to the queue that triggers them (RecursiveLoop must be Allow). */
-export const QUEUE_CHAINED_FUNCTIONS = ['worker', 'ingest', 'callbacks'] as const;
+export const QUEUE_CHAINED_FUNCTIONS = ['worker', 'ingest'] as const;
 
 const outputsSchema = z.record(
   z.string(),

@@ -71,11 +71,16 @@ export class LambdaReads {
   async function(role: string, name: string): Promise<FunctionFacts> {
     const mappings = async () => {
       const caps: (number | undefined)[] = [];
+      // SQS sources only: a stream source runs one batch per shard at a time, capped by the stream.
       for await (const page of paginateListEventSourceMappings(
         { client: this.lambda },
         { FunctionName: name },
       ))
-        caps.push(...(page.EventSourceMappings ?? []).map((m) => m.ScalingConfig?.MaximumConcurrency));
+        caps.push(
+          ...(page.EventSourceMappings ?? [])
+            .filter((m) => m.EventSourceArn?.includes(':sqs:') ?? true)
+            .map((m) => m.ScalingConfig?.MaximumConcurrency),
+        );
       return caps;
     };
     const [concurrency, recursion, eventSourceCaps] = await Promise.all([

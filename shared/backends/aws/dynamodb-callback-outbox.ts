@@ -4,6 +4,12 @@
  * with a key condition, no Scan and no index. The item under `CBJOB#<jobId>` says where the job's
  * entry is now, so `add` replaces it. Claims are transactions conditional on the entry still being
  * where the claimer saw it.
+ *
+ * An entry item written due (its `dueAt` at or before the writer's clock) carries `due: true`: the
+ * job table's stream hands exactly those to the callback function (a filtered event source), so a
+ * job that ends wakes the sender, while a claim's lease or a later retry (not due) invokes nothing.
+ * `announceDue` marks the entries that came due since (the sweeper's minute pass), one stream record
+ * each, so a retry, a recheck or an entry whose sender died is delivered when its time comes.
  */
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
@@ -12,11 +18,18 @@ import {
   GetCommand,
   QueryCommand,
   TransactWriteCommand,
+  UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import type { CallbackOutbox, CallbackOutboxEntry } from '../../engine/callback-ports';
 import { sortableTime } from './table';
 
 export const callbackOutboxPartition = 'CBQ';
+
+/** The attribute of an entry item written due, or announced due since (what the stream filter matches). */
+export const callbackDueAttribute = 'due';
+
+/** Entries `announceDue` marks in one call at most (a larger backlog is the next minute's). */
+const announceLimit = 200;
 
 function entryKey(entry: CallbackOutboxEntry): { PK: string; SK: string } {
   return { PK: callbackOutboxPartition, SK: `${sortableTime(entry.dueAt)}#${entry.jobId}` };
@@ -37,7 +50,18 @@ export class DynamoDbCallbackOutbox implements CallbackOutbox {
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
+    private readonly now: () => number = Date.now,
   ) {}
+
+  /** An entry item as stored: due when written (at or before this clock) says so to the stream. */
+  private entryItem(entry: CallbackOutboxEntry): Record<string, unknown> {
+    return {
+      ...entryKey(entry),
+      jobId: entry.jobId,
+      dueAt: entry.dueAt,
+      ...(entry.dueAt <= this.now() ? { [callbackDueAttribute]: true } : {}),
+    };
+  }
 
   async add(jobId: string, dueAt: number): Promise<void> {
     for (let attempt = 0; attempt < 5; attempt++) {
@@ -67,7 +91,7 @@ export class DynamoDbCallbackOutbox implements CallbackOutbox {
                     {
                       Put: {
                         TableName: this.tableName,
-                        Item: { ...entryKey(next), jobId, dueAt: next.dueAt },
+                        Item: this.entryItem(next),
                       },
                     },
                   ]),
@@ -141,7 +165,7 @@ export class DynamoDbCallbackOutbox implements CallbackOutbox {
             {
               Put: {
                 TableName: this.tableName,
-                Item: { ...entryKey(next), jobId: next.jobId, dueAt: next.dueAt },
+                Item: this.entryItem(next),
               },
             },
           ],
@@ -176,5 +200,34 @@ export class DynamoDbCallbackOutbox implements CallbackOutbox {
       // Moved by someone else meanwhile: leave their entry; drop only a stray entry item.
       await this.client.send(new DeleteCommand({ TableName: this.tableName, Key: entryKey(entry) }));
     }
+  }
+
+  /**
+   * Marks every entry due at `now` (up to 200 a call, earliest first), whether or not it was marked
+   * before: each mark is one stream record that wakes the callback function, so an entry whose
+   * delivery failed is tried again each minute it stays due. Returns the entries marked.
+   */
+  async announceDue(now: number): Promise<number> {
+    const entries = await this.due(now, announceLimit);
+    let announced = 0;
+    for (const entry of entries) {
+      try {
+        await this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: entryKey(entry),
+            UpdateExpression: 'SET #due = :due, announcedAt = :now',
+            // Only an entry still there: one claimed or removed meanwhile is not brought back.
+            ConditionExpression: 'attribute_exists(PK)',
+            ExpressionAttributeNames: { '#due': callbackDueAttribute },
+            ExpressionAttributeValues: { ':due': true, ':now': now },
+          }),
+        );
+        announced += 1;
+      } catch (error) {
+        if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
+      }
+    }
+    return announced;
   }
 }

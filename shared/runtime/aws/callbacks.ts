@@ -1,15 +1,14 @@
 /**
- * The callback sender's wiring on aws: the DynamoDB outbox, the per-tenant signing secrets in
- * Secrets Manager (`OPFLOW_CALLBACK_SECRET_PREFIX<tenant>`) and the callback queue
- * (`OPFLOW_CALLBACK_QUEUE_URL`) whose messages wake the Lambda `callback-sender`
- * (../lambda/callback-sender.ts), for `opflow --backend aws callbacks`. Functions that commit jobs
- * wake the sender through ./callback-notifier.ts.
+ * The callback sender's wiring on aws, for `opflow --backend aws callbacks`: the DynamoDB outbox and
+ * the per-tenant signing secrets in Secrets Manager (`OPFLOW_CALLBACK_SECRET_PREFIX<tenant>`). What
+ * it leaves for later (a retry, a busy host) waits in the outbox: the sweeper's minute pass marks it
+ * when it comes due and the job table's stream hands it to the Lambda `callback-sender`.
  */
 import { SecretsManagerCallbackSecrets } from '../../backends/aws/secrets-manager-callback-secrets';
 import { type CallbackSenderDeps, presignedReportLinks } from '../../callbacks/sender';
 import { callbackPolicyFromEnv } from '../../callbacks/ssrf-guard';
 import type { CallbackSecrets } from '../../engine/callback-ports';
-import { awsCallbackQueue, callbackQueueVariable } from './callback-notifier';
+import { wakeThroughStream } from './callback-notifier';
 import type { AwsPipeline } from './pipeline';
 
 export const callbackSecretPrefixVariable = 'OPFLOW_CALLBACK_SECRET_PREFIX';
@@ -25,13 +24,9 @@ export function awsCallbackSecrets(pipeline: AwsPipeline, env: Env = process.env
   return new SecretsManagerCallbackSecrets(pipeline.aws.clients.secretsManager, prefix);
 }
 
-/** The sender's dependencies for `opflow --backend aws callbacks resend` (retries go to the queue). */
+/** The sender's dependencies for `opflow --backend aws callbacks resend`. */
 export function callbackSenderDeps(pipeline: AwsPipeline, env: Env = process.env): CallbackSenderDeps {
   const callbacks = pipeline.deps.callbacks!;
-  const queue = awsCallbackQueue(pipeline.aws.clients.sqs, env);
-  if (!queue) {
-    throw new Error(`${callbackQueueVariable} is not set (the stack output CallbackQueueUrl)`);
-  }
   return {
     store: pipeline.deps.store,
     outbox: callbacks.outbox,
@@ -40,6 +35,6 @@ export function callbackSenderDeps(pipeline: AwsPipeline, env: Env = process.env
     send: { policy: callbackPolicyFromEnv(env) },
     // Presigned links made with a role's session credentials die with the session: an hour is honest.
     reportLinks: presignedReportLinks(pipeline.deps.reports, 3600),
-    wake: (entry) => queue.wake(entry),
+    wake: wakeThroughStream,
   };
 }

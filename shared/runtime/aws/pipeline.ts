@@ -71,8 +71,8 @@ export interface AwsPipeline extends Backend {
    * process makes; a Lambda awaits `history.flush()` before it returns (`close()` flushes too).
    */
   readonly history: DynamoDbJobHistory;
-  /** Tells the callback sender of jobs with a callback that end (with OPFLOW_CALLBACK_QUEUE_URL). */
-  readonly callbackNotifier: CallbackNotifier | undefined;
+  /** Tells the callback sender of jobs with a callback that end (their outbox entry, due now). */
+  readonly callbackNotifier: CallbackNotifier;
 }
 
 /**
@@ -126,14 +126,8 @@ export function buildAwsPipeline(options: AwsPipelineOptions): AwsPipeline {
   });
   changes.subscribe((job) => history.record(job));
   const callbackOutbox = new DynamoDbCallbackOutbox(aws.clients.documents, config.tableName);
-  const callbackNotifier = awsCallbackNotifier({
-    outbox: callbackOutbox,
-    sqs: aws.clients.sqs,
-    clock,
-    env,
-    log: options.log,
-  });
-  if (callbackNotifier) changes.subscribe((job) => callbackNotifier.noticed(job));
+  const callbackNotifier = awsCallbackNotifier({ outbox: callbackOutbox, clock, log: options.log });
+  changes.subscribe((job) => callbackNotifier.noticed(job));
   const baseUrl = config.baseUrl ?? 'https://connect.patsnap.com';
   const batches = new DynamoDbBatchStore({ client: aws.clients.documents, tableName: config.tableName });
   const partialAnswers = partialAnswersOnFirstUse(aws, config.tableName);
@@ -184,7 +178,7 @@ export function buildAwsPipeline(options: AwsPipelineOptions): AwsPipeline {
     callbackSender: async () => (await import('./callbacks')).callbackSenderDeps(pipeline, env),
     async close() {
       await history.flush();
-      await callbackNotifier?.flush();
+      await callbackNotifier.flush();
       if (!options.client) await client.close();
       aws.close();
     },

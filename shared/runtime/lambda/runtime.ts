@@ -40,6 +40,6 @@ export function createLambdaRuntime(
     observability,
     pipeline,
     settle: (work) =>
-      work.finally(() => Promise.all([pipeline.history.flush(), pipeline.callbackNotifier?.flush()])),
+      work.finally(() => Promise.all([pipeline.history.flush(), pipeline.callbackNotifier.flush()])),
   };
 }

@@ -1,10 +1,11 @@
 /**
- * What the `sweeper` Lambda builds once per instance: only what a sweep uses, a DynamoDB job store
- * and the SQS work queue (no S3, no Secrets Manager, no Open Platform client, no workflows), so its
+ * What the `sweeper` Lambda builds once per instance: only what a sweep uses, a DynamoDB job store,
+ * the callback outbox (its due entries are marked for the callback function) and the SQS work queue (no S3, no Secrets Manager, no Open Platform client, no workflows), so its
  * bundle and its cold start stay small. Settings come from the same environment
  * and checks as every function's (`loadAwsConfig`).
  */
 import { awsClientConfig, createDynamoDbClients, createSqsClient } from '../../backends/aws/clients';
+import { DynamoDbCallbackOutbox } from '../../backends/aws/dynamodb-callback-outbox';
 import { DynamoDbJobStore } from '../../backends/aws/dynamodb-job-store';
 import { SqsWorkQueue } from '../../backends/aws/sqs-work-queue';
 import type { SweepDeps } from '../../engine/deps';
@@ -32,9 +33,11 @@ export function createSweeperRuntime(
     clock: { now: () => Date.now() },
     messageBudget: messageBudgetFromEnv(env),
   };
+  const outbox = new DynamoDbCallbackOutbox(documents, config.tableName);
   return {
     deps,
     observability: createObservability(),
+    callbacks: (now) => outbox.announceDue(now),
     ...(config.admission !== 'off' ? { parked: store } : {}),
     ...(env[reviewSecretPrefixVariable]?.trim() ? { reviews: reviewsOnFirstUse(env) } : {}),
   };

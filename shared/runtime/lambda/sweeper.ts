@@ -2,8 +2,10 @@
  * The sweeper's logic, behind the scheduled Lambda `sweeper` (every minute): re-send a message for
  * every unfinished job whose `nextRunAt` is well past (a message lost between commit and send, or a
  * wait longer than SQS can hold), so the step worker looks at it again; jobs past their deadline
- * are failed by the step worker when that message arrives. Where the stack has reviewers, the
- * reviewers' pass follows, within the run's time budget.
+ * are failed by the step worker when that message arrives. Then the callback outbox entries that
+ * came due are marked (the job table's stream hands each to the callback function: a retry, a
+ * recheck, an entry whose sender died). Where the stack has reviewers, the reviewers' pass follows,
+ * within the run's time budget.
  */
 import type { Context } from 'aws-lambda';
 import { nudgeParked } from '../../engine/admission/nudge';
@@ -22,6 +24,11 @@ export interface SweeperOptions {
   /** With it, parked jobs of keys whose line has ended are sent their message (`nudgeParked`). */
   parked?: ParkedJobs | undefined;
   /**
+   * With it, the callback outbox entries due now are marked, each a stream record that wakes the
+   * callback function; returns how many.
+   */
+  callbacks?: ((now: number) => Promise<number>) | undefined;
+  /**
    * With it, the reviewers' pass runs after the sweep: notices, reminders and timeout defaults of the
    * jobs awaiting a selection (lambda/reviewers.ts), starting nothing after `until` (epoch ms).
    */
@@ -39,12 +46,29 @@ export interface SweepRun {
   expired: number;
   nudged: number;
   expiredParked: number;
+  /** Callback outbox entries marked due for the callback function. */
+  callbacksDue: number;
   /** The reviewers' pass, when the stack has reviewers. */
   reviews?: ReviewPassResult | undefined;
 }
 
 /** The reviewers' pass stops starting notices this long before the function's timeout. */
 const reviewMarginMs = 15_000;
+
+/** The callbacks' pass, logged; a failure is the next run's to retry, never the sweep's. */
+async function runCallbacks(
+  callbacks: NonNullable<SweeperOptions['callbacks']>,
+  logger: Observability['logger'],
+): Promise<number> {
+  try {
+    return await callbacks(Date.now());
+  } catch (error) {
+    logger.error('callbacks: the due entries were not marked; the next sweep marks them', {
+      error: errorMessage(error),
+    });
+    return 0;
+  }
+}
 
 /** The reviewers' pass, logged; a failure is the next run's to retry, never the sweep's. */
 async function runReviews(
@@ -77,9 +101,11 @@ export function createSweeper(options: SweeperOptions): Sweeper {
         const nudged = options.parked ? await nudgeParked(deps, options.parked) : 0;
         // Parked jobs past their deadline, whatever their key's line: the runner fails them.
         const expiredParked = options.parked ? await expireParked(deps, options.parked) : 0;
+        const callbacksDue = options.callbacks ? await runCallbacks(options.callbacks, logger) : 0;
         const reviews = options.reviews && (await runReviews(options.reviews, context, logger));
-        logger.info('sweep done', { ...result, nudged, expiredParked, ...(reviews ? { reviews } : {}) });
-        return { ...result, nudged, expiredParked, ...(reviews ? { reviews } : {}) };
+        const run = { ...result, nudged, expiredParked, callbacksDue, ...(reviews ? { reviews } : {}) };
+        logger.info('sweep done', run);
+        return run;
       } finally {
         if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
       }

@@ -1,46 +1,28 @@
-// The bundled callback-sender function on the emulators, woken by its queue as Lambda's SQS event
-// source would: a job created through the API with a callbackUrl, run by the bundled step worker,
-// whose end sends the wake-up the callback-sender bundle delivers from (signed as a receiver checks
-// it); a retry woken by the delayed message the sender sent itself; and nothing left queued, so
-// nothing runs, once the callbacks are delivered.
+// The bundled callback-sender function on the emulators, on the job table's stream as Lambda's
+// stream event source drives it (the filter of the synthesized template): a job created through the
+// API with a callbackUrl, run by the bundled step worker, whose end writes its outbox entry due, which
+// the stream hands to the callback-sender bundle (signed as a receiver checks it); a retry marked due
+// by the bundled sweeper's minute pass; a sender that died after its claim, redelivered after its
+// lease; and nothing invoked at all while no entry is due.
 import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SqsEventSource } from '../../../scripts/lambda/sqs-event-source';
+import { DynamoDbCallbackOutbox } from '../../../shared/backends/aws/dynamodb-callback-outbox';
 import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
 import { AwsWorld } from './harness/aws-world';
 
 const SECRET = `whsec_${Buffer.from('the e2e callback signing secret.').toString('base64')}`;
 const PREFIX = 'opflow/callback/';
-const QUEUE = `callbacks-e2e-${process.pid}`;
 
 let world: AwsWorld;
+let outbox: DynamoDbCallbackOutbox;
 let receiver: Server;
 let port: number;
-let source: SqsEventSource;
-let sender: (
-  event: SQSEvent,
-  context: Context,
-) => Promise<SQSBatchResponse & { result: { attempted: number; delivered: number } }>;
 const received: { headers: IncomingHttpHeaders; body: string }[] = [];
 const answers: number[] = [];
 const saved: Record<string, string | undefined> = {};
-
-/** The callback queue's messages as fauxqs holds them. */
-function callbackQueue() {
-  const state = world.emulators.fauxqs!.inspectQueue(QUEUE)!;
-  const now = Date.now();
-  const delayed = state.messages.delayed.filter((message) => (message.delayUntil ?? 0) > now);
-  return {
-    ready: state.messages.ready.length + state.messages.delayed.length - delayed.length,
-    delayed: delayed.map((message) => ({ body: JSON.parse(message.body), at: message.delayUntil! })),
-    total: state.messages.ready.length + state.messages.delayed.length + state.messages.inflight.length,
-  };
-}
 
 beforeAll(async () => {
   receiver = createServer((req, res) => {
@@ -62,34 +44,9 @@ beforeAll(async () => {
     saved[name] = process.env[name];
     process.env[name] = value;
   }
-  world = await AwsWorld.start({
-    workers: 1,
-    // The stack's callback queue, given to the functions that create and end jobs, as the stack does.
-    env: async (env) => {
-      const sqs = new SQSClient({
-        region: env.AWS_REGION,
-        endpoint: env.AWS_ENDPOINT_URL_SQS,
-        credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-      });
-      const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: QUEUE }));
-      sqs.destroy();
-      return { ...env, OPFLOW_CALLBACK_QUEUE_URL: QueueUrl! };
-    },
-  });
+  world = await AwsWorld.start({ workers: 1 });
   world.emulators.secretsManager!.setSecret(`${PREFIX}default`, SECRET);
-  sender = (await world.bundles.load<{ handler: typeof sender }>('callbacks')).handler;
-  const attributes = await world.emulators.clients.sqs.send(
-    new GetQueueAttributesCommand({
-      QueueUrl: world.env.OPFLOW_CALLBACK_QUEUE_URL,
-      AttributeNames: ['QueueArn'],
-    }),
-  );
-  source = new SqsEventSource({
-    sqs: world.emulators.clients.sqs,
-    queueUrl: world.env.OPFLOW_CALLBACK_QUEUE_URL!,
-    queueArn: attributes.Attributes!.QueueArn!,
-    batchSize: 10,
-  });
+  outbox = new DynamoDbCallbackOutbox(world.emulators.clients.documents, world.env.OPFLOW_TABLE_NAME!);
 }, REAL_PROCESS_TIMEOUT_MS);
 
 afterAll(async () => {
@@ -101,29 +58,33 @@ afterAll(async () => {
   }
 });
 
-describe('opflow on AWS: the callback-sender function (bundled, emulators, queue-triggered)', {
+const submitWithCallback = (query: string) =>
+  world.submit({
+    workflow: 'patent-count',
+    input: { query },
+    callbackUrl: `http://127.0.0.1:${port}/hook`,
+  });
+
+describe('opflow on AWS: the callback-sender function (bundled, emulators, on the job table stream)', {
   timeout: REAL_PROCESS_TIMEOUT_MS,
 }, () => {
-  it("delivers a finished job's signed callback when the job's end wakes it, and leaves nothing queued", async () => {
-    const id = await world.submit({
-      workflow: 'patent-count',
-      input: { query: 'foldable phone hinge' },
-      callbackUrl: `http://127.0.0.1:${port}/hook`,
-    });
-    // Created: one wake-up for the recheck, 15 minutes out (a lost end message costs at most that).
-    const created = callbackQueue();
-    expect(created.ready).toBe(0);
-    expect(created.delayed).toEqual([
-      { body: { jobId: id, dueAt: expect.any(Number) }, at: expect.any(Number) },
-    ]);
-    expect(created.delayed[0]!.at - Date.now()).toBeGreaterThan(890_000);
+  it("delivers a finished job's signed callback when the job's end writes its entry due, and runs for nothing else", async () => {
+    const id = await submitWithCallback('foldable phone hinge');
+    // Created: its entry is written due; the function, handed it, finds the job running and puts the
+    // entry back for the recheck, 15 minutes out (a lost end costs at most that), sending nothing.
+    expect(await world.deliverCallbacks()).toBe(1);
+    expect(received).toHaveLength(0);
+    const created = await outbox.entryOf(id);
+    expect(created!.dueAt - Date.now()).toBeGreaterThan(890_000);
+    // That move is not due: the stream filter invokes nothing for it.
+    const invocations = world.callbackStream.invocations;
+    expect(await world.deliverCallbacks()).toBe(0);
+    expect(world.callbackStream.invocations).toBe(invocations);
 
     const [job] = await world.settle([id]);
     expect(job?.status).toBe('SUCCEEDED');
-    // Ended: the step worker's commit woke the sender at once.
-    expect(callbackQueue().ready).toBe(1);
-    const invocation = await source.poll(sender);
-    expect(invocation).toMatchObject({ received: 1, failed: 0 });
+    // Ended: the step worker's commit brought the entry forward, due: one record for the function.
+    expect(await world.deliverCallbacks()).toBe(1);
     expect(received).toHaveLength(1);
     const [delivery] = received;
     const payload = new Webhook(SECRET).verify(delivery!.body, {
@@ -137,33 +98,57 @@ describe('opflow on AWS: the callback-sender function (bundled, emulators, queue
     expect(payload.data.report.files.length).toBeGreaterThan(0);
     for (const file of payload.data.report.files) expect(file.url).toMatch(/^https?:\/\/.*X-Amz-Signature=/);
 
-    // The recheck arrives later, finds the callback delivered, and sends nothing: the queue is empty.
-    world.advanceTo(callbackQueue().delayed[0]!.at);
-    expect(await source.poll(sender)).toMatchObject({ received: 1, failed: 0 });
+    // Delivered: the entry is gone, the sweeper marks nothing, the function is not invoked again.
+    expect(await outbox.entryOf(id)).toBeUndefined();
+    world.advanceTo(Date.now() + 20 * 60_000);
+    expect(await world.sweep()).toMatchObject({ callbacksDue: 0 });
+    const after = world.callbackStream.invocations;
+    expect(await world.deliverCallbacks()).toBe(0);
+    expect(world.callbackStream.invocations).toBe(after);
     expect(received).toHaveLength(1);
-    expect(callbackQueue().total).toBe(0);
   });
 
-  it('a 500 is retried 5 s later by the delayed message the sender sent itself', async () => {
+  it("a 500 is retried at its time, marked due by the sweeper's minute pass", async () => {
     answers.push(500);
     const before = received.length;
-    const id = await world.submit({
-      workflow: 'patent-count',
-      input: { query: 'folding helmet' },
-      callbackUrl: `http://127.0.0.1:${port}/hook`,
-    });
+    const id = await submitWithCallback('folding helmet');
     await world.settle([id]);
-    await source.poll(sender);
+    await world.deliverCallbacks();
     expect(received).toHaveLength(before + 1);
-    const retry = callbackQueue().delayed.find((message) => message.at - Date.now() < 60_000)!;
-    expect(retry.body).toMatchObject({ jobId: id });
-    expect(retry.at - Date.now()).toBeGreaterThanOrEqual(4_000);
-    world.advanceTo(retry.at);
-    await source.poll(sender);
+    // The retry waits in the outbox 5 s out; the lease and the retry's move are not due: no invocation.
+    const retry = await outbox.entryOf(id);
+    expect(retry!.dueAt - Date.now()).toBeGreaterThanOrEqual(4_000);
+    expect(await world.deliverCallbacks()).toBe(0);
+    world.advanceTo(retry!.dueAt);
+    expect(await world.sweep()).toMatchObject({ callbacksDue: 1 });
+    expect(await world.deliverCallbacks()).toBe(1);
     expect(received).toHaveLength(before + 2);
     const { body } = await world.api('GET', `/jobs/${id}`);
     const callback = (body.job as { callback: { state: string; attempts: { status: number }[] } }).callback;
     expect(callback.state).toBe('delivered');
     expect(callback.attempts.map((attempt) => attempt.status)).toEqual([500, 204]);
+  });
+
+  it('a sender that dies after its claim: the entry is delivered once its lease ends, once', async () => {
+    const before = received.length;
+    const id = await submitWithCallback('retractable cable reel');
+    await world.settle([id]);
+    // A sender claims the due entry (moves it a lease ahead) and dies before it sends.
+    const due = await outbox.entryOf(id);
+    expect(due!.dueAt).toBeLessThanOrEqual(Date.now());
+    expect(await outbox.move(due!, Date.now() + 60_000)).toBe(true);
+    // The function, handed the end's record, finds the entry claimed: it sends nothing.
+    await world.deliverCallbacks();
+    expect(received).toHaveLength(before);
+    // The lease ends; the sweeper marks the entry due; the function delivers it.
+    world.advanceTo(Date.now() + 60_000);
+    expect(await world.sweep()).toMatchObject({ callbacksDue: 1 });
+    expect(await world.deliverCallbacks()).toBe(1);
+    expect(received).toHaveLength(before + 1);
+    expect(await outbox.entryOf(id)).toBeUndefined();
+    world.advanceTo(Date.now() + 60_000);
+    expect(await world.sweep()).toMatchObject({ callbacksDue: 0 });
+    expect(await world.deliverCallbacks()).toBe(0);
+    expect(received).toHaveLength(before + 1);
   });
 });

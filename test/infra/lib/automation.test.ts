@@ -180,51 +180,54 @@ describe('automation resources', () => {
     });
   });
 
-  it('wakes the callback sender from its queue (no timer), with a DLQ, an alarm, the outbox, jobs and its own secrets only', () => {
+  it('wakes the callback sender from the job table stream (no timer, no queue), with the outbox, jobs and its own secrets only', () => {
     const { template, stack } = synth;
     const sender = stack.automation.callbackSender;
     // No schedule runs it: nothing loops when nothing is due.
     const rules = Object.values(template.findResources('AWS::Events::Rule'));
     expect(JSON.stringify(rules)).not.toContain(logicalId(sender.function));
-    const queue = stack.automation.callbackQueue;
-    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
-      FunctionName: { Ref: logicalId(sender.function) },
-      EventSourceArn: { 'Fn::GetAtt': [logicalId(queue.queue), 'Arn'] },
-      BatchSize: 10,
-      FunctionResponseTypes: ['ReportBatchItemFailures'],
-      ScalingConfig: { MaximumConcurrency: 2 },
+    // Its one event source: the job table's stream, filtered to outbox entries written or marked due.
+    const mappings = Object.values(template.findResources('AWS::Lambda::EventSourceMapping')).filter(
+      (mapping) =>
+        JSON.stringify(mapping.Properties.FunctionName) ===
+        JSON.stringify({ Ref: logicalId(sender.function) }),
+    );
+    expect(mappings).toHaveLength(1);
+    expect(mappings[0]!.Properties).toMatchObject({
+      EventSourceArn: { 'Fn::GetAtt': [logicalId(stack.storage.table), 'StreamArn'] },
+      StartingPosition: 'LATEST',
+      MaximumRetryAttempts: 2,
     });
-    template.hasResourceProperties('AWS::SQS::Queue', {
-      QueueName: 'opflow-dev-callbacks',
-      RedrivePolicy: {
-        deadLetterTargetArn: { 'Fn::GetAtt': [logicalId(queue.deadLetterQueue), 'Arn'] },
-        maxReceiveCount: 5,
+    expect(
+      mappings[0]!.Properties.FilterCriteria.Filters.map((f: { Pattern: string }) => JSON.parse(f.Pattern)),
+    ).toEqual([
+      {
+        eventName: ['INSERT', 'MODIFY'],
+        dynamodb: { Keys: { PK: { S: ['CBQ'] } }, NewImage: { due: { BOOL: [true] } } },
       },
-    });
-    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
-      AlarmName: 'opflow-dev-callback-dead-letters',
-      Dimensions: [
-        { Name: 'QueueName', Value: { 'Fn::GetAtt': [logicalId(queue.deadLetterQueue), 'QueueName'] } },
-      ],
-      Threshold: 1,
-    });
-    // It sends its own retries to the queue that triggers it: Lambda must not stop that chain.
-    template.hasResourceProperties('AWS::Lambda::Function', {
-      FunctionName: 'opflow-dev-callback-sender',
-      RecursiveLoop: 'Allow',
-    });
-    // The functions that create or end jobs with a callback wake it.
-    for (const fn of [stack.api, stack.worker, sender]) {
-      const resource = template.toJSON().Resources[logicalId(fn.function)];
-      expect(resource.Properties.Environment.Variables.OPFLOW_CALLBACK_QUEUE_URL).toEqual({
-        Ref: logicalId(queue.queue),
-      });
-    }
+    ]);
+    // DynamoDB Streams serves two readers of a shard without throttling: the events and callback functions.
+    const streamReaders = Object.values(template.findResources('AWS::Lambda::EventSourceMapping')).filter(
+      (mapping) => JSON.stringify(mapping.Properties.EventSourceArn).includes('StreamArn'),
+    );
+    expect(streamReaders).toHaveLength(2);
+    // No callback queue any more, and no function is given one.
+    expect(JSON.stringify(template.findResources('AWS::SQS::Queue'))).not.toContain('callbacks');
+    expect(JSON.stringify(template.toJSON())).not.toContain('OPFLOW_CALLBACK_QUEUE_URL');
+    // It sends nothing to a queue that triggers it: Lambda's default loop detection stays.
+    const senderResource = template.toJSON().Resources[logicalId(sender.function)];
+    expect(senderResource.Properties.RecursiveLoop).toBeUndefined();
+    // The sweeper marks the due entries: Query and UpdateItem on the outbox's partition only.
+    const sweeperStatements = statementsOf(logicalId(stack.sweeper.role));
+    expect(sweeperStatements).toContainEqual(
+      expect.objectContaining({
+        Action: ['dynamodb:Query', 'dynamodb:UpdateItem'],
+        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CBQ'] } },
+      }),
+    );
     const statements = statementsOf(logicalId(sender.role));
     const all = actions(statements);
-    // SQS only to send its own wake-ups (and receive, as its event source).
-    const sqs = statements.filter((s) => actions([s]).some((a) => a.startsWith('sqs:')));
-    expect(JSON.stringify(sqs.map((s) => s.Resource))).not.toContain(logicalId(stack.workQueue.queue));
+    expect(all.filter((a) => a.startsWith('sqs:'))).toEqual([]);
     expect(all).not.toContain('s3:PutObject');
     const dynamo = statements.find((s) => actions([s]).some((a) => a.startsWith('dynamodb:')))!;
     expect(dynamo.Condition).toEqual({

@@ -97,8 +97,6 @@ describe('the customer-managed key', () => {
     expect(queueEncryption(created)).toEqual({
       'opflow-prod-work': arn,
       'opflow-prod-work-dlq': arn,
-      'opflow-prod-callbacks': arn,
-      'opflow-prod-callbacks-dlq': arn,
       'opflow-prod-schedule-dlq': arn,
       'opflow-prod-events-dlq': arn,
       // S3 writes to the ingest queue: its grant on the key would name the bucket the key encrypts.

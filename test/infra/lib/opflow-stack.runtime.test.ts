@@ -28,6 +28,7 @@ import type { OpflowStack } from '../../../infra/lib/opflow-stack';
 import { PIPELINE_METRICS } from '../../../infra/lib/pipeline-monitoring';
 import { type AwsEmulators, startAwsEmulators, uniqueName } from '../../../scripts/emulators/aws-emulators';
 import { createJobTable } from '../../../shared/backends/aws';
+import { DynamoDbCallbackOutbox } from '../../../shared/backends/aws/dynamodb-callback-outbox';
 import { DynamoDbScheduleStateStore } from '../../../shared/backends/aws/dynamodb-schedule-state-store';
 import { DynamoDbWebhookDeliveries } from '../../../shared/backends/aws/dynamodb-webhook-deliveries';
 import {
@@ -158,8 +159,6 @@ describe.each(stages)('the %s functions and the runtime configuration', (_stage,
       [logicalId(stack, stack.storage.table)]: tableName,
       [logicalId(stack, stack.workQueue.queue)]: queueUrl,
       [logicalId(stack, stack.storage.reportBucket)]: 'the-report-bucket',
-      [logicalId(stack, stack.automation.callbackQueue.queue)]:
-        `https://sqs.eu-west-1.amazonaws.com/123456789012/${stack.config.names.resourcePrefix}-callbacks`,
     };
     for (const fn of ['worker', 'api', 'sweeper'] as const) {
       // Lambda sets AWS_REGION itself, and credentials come from the role.
@@ -411,7 +410,6 @@ describe.each(stages)(
       const { stack } = stage;
       const tableName = await createTableFromTemplate(stage);
       const { queueUrl } = emulators.createQueue();
-      const callbackQueue = emulators.createQueue();
       const bucketName = emulators.createBucket();
       names = {
         table: { name: tableName, logicalId: logicalId(stack, stack.storage.table) },
@@ -426,7 +424,6 @@ describe.each(stages)(
           [names.table.logicalId]: tableName,
           [names.queue.logicalId]: queueUrl,
           [names.bucket.logicalId]: bucketName,
-          [logicalId(stack, stack.automation.callbackQueue.queue)]: callbackQueue.queueUrl,
         }),
         AWS_REGION: emulators.region,
         AWS_ENDPOINT_URL_DYNAMODB: String(endpoints.dynamodb),
@@ -672,16 +669,21 @@ describe.each(stages)(
       expect(denied).toEqual([]);
     });
 
-    it("lets the sweeper do what a sweep does: read due jobs and re-send them (no write); its only write is the nudge's unpark", async () => {
+    it("lets the sweeper do what a sweep does: read due jobs and re-send them, mark due callbacks; its other write is the nudge's unpark", async () => {
+      // The sweeper's outbox, as sweeper-runtime.ts builds it; an entry that came due.
+      const outbox = new DynamoDbCallbackOutbox(pipeline.aws.clients.documents, pipeline.config.tableName);
+      await outbox.add('01JCALLBACKDUE0000000000000', now);
       recorder.take();
       now += 120_000;
       const result = await sweep(deps);
       expect(result.requeued).toBeGreaterThanOrEqual(1);
+      expect(await outbox.announceDue(now)).toBe(1);
       const calls = recorder.take();
       expect([...new Set(calls.map((call) => call.command))].sort()).toEqual([
         'BatchGetItem',
         'Query',
         'SendMessageBatch',
+        'UpdateItem',
       ]);
       const { needed, denied } = checkAgainstRole('sweeper', calls);
       expect(denied).toEqual([]);
@@ -799,7 +801,6 @@ describe('the dev roles of a stack with reviewers against the calls of their pas
     const { stack } = stage;
     const tableName = await createTableFromTemplate(stage);
     const { queueUrl } = emulators.createQueue();
-    const callbackQueue = emulators.createQueue();
     const bucketName = emulators.createBucket();
     names = {
       table: { name: tableName, logicalId: logicalId(stack, stack.storage.table) },
@@ -818,7 +819,6 @@ describe('the dev roles of a stack with reviewers against the calls of their pas
         [names.table.logicalId]: tableName,
         [names.queue.logicalId]: queueUrl,
         [names.bucket.logicalId]: bucketName,
-        [logicalId(stack, stack.automation.callbackQueue.queue)]: callbackQueue.queueUrl,
       }),
       OPFLOW_PUBLIC_URL: 'https://api.example.com',
       AWS_REGION: emulators.region,

@@ -26,7 +26,7 @@ export interface RecordedCall {
 export interface Permission {
   action: string;
   resource: string;
-  /** A DynamoDB item call's partition keys (`dynamodb:LeadingKeys`); undefined where not known (a Query). */
+  /** A DynamoDB call's partition keys (`dynamodb:LeadingKeys`): an item's, a table Query's `PK = :v`; else undefined. */
   leadingKeys?: string[] | undefined;
 }
 
@@ -42,6 +42,14 @@ function partitionKeyOf(key: unknown): string | undefined {
 function leadingKeysOf(keys: unknown[]): string[] | undefined {
   const values = keys.map(partitionKeyOf);
   return values.every((value) => value !== undefined) ? (values as string[]) : undefined;
+}
+
+/** The partition a Query of the table names (`PK = :value ...`), when its key condition says it. */
+function queriedPartition(input: Record<string, unknown>): string[] | undefined {
+  const match = /^\s*PK\s*=\s*(:\w+)/.exec(String(input['KeyConditionExpression'] ?? ''));
+  const values = input['ExpressionAttributeValues'] as Record<string, unknown> | undefined;
+  const value = match ? partitionKeyOf({ PK: values?.[match[1]!] }) : undefined;
+  return value === undefined ? undefined : [value];
 }
 
 /** Where each physical name of the emulated deployment lives in the template (logical ids). */
@@ -142,7 +150,12 @@ export function permissionsOf(call: RecordedCall, names: ResourceNames): Permiss
         {
           action: `dynamodb:${call.command}`,
           resource: `${table(input['TableName'])}${index}`,
-          leadingKeys: item === undefined ? undefined : leadingKeysOf([item]),
+          leadingKeys:
+            item !== undefined
+              ? leadingKeysOf([item])
+              : call.command === 'Query' && index === ''
+                ? queriedPartition(input)
+                : undefined,
         },
       ];
     }

@@ -1,9 +1,10 @@
 // The aws sender's logic (shared/runtime/lambda/callback-sender.ts) and the notifier the functions
 // that commit jobs use (shared/callbacks/notifier.ts), over the real SQLite outbox and job store and
-// a real receiver on 127.0.0.1; the wake-ups they send are recorded (the SQS side is the e2e suite's).
-import type { SQSEvent } from 'aws-lambda';
+// a real receiver on 127.0.0.1; the sender is handed stream records of due outbox entries, as the
+// job table's stream hands them (the DynamoDB side is the e2e suite's).
+import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { lambdaContext, sqsRecord } from '../../../scripts/lambda/lambda-events';
+import { lambdaContext } from '../../../scripts/lambda/lambda-events';
 import { type LocalDatabase, openLocalDatabase } from '../../../shared/backends/local/database';
 import {
   LocalCallbackSecrets,
@@ -13,21 +14,25 @@ import { SqliteJobStore } from '../../../shared/backends/local/sqlite-job-store'
 import { createCallbackNotifier } from '../../../shared/callbacks/notifier';
 import type { CallbackSenderDeps } from '../../../shared/callbacks/sender';
 import type { CallbackOutboxEntry } from '../../../shared/engine/callback-ports';
-import { createCallbackSenderHandler } from '../../../shared/runtime/lambda/callback-sender';
+import {
+  CallbackEntriesFailedError,
+  createCallbackSenderHandler,
+} from '../../../shared/runtime/lambda/callback-sender';
 import { createObservability } from '../../../shared/runtime/lambda/observability';
 import { ManualClock } from '../../../shared/runtime/time';
 import { makeJob, T0 } from '../../support/factories';
 import { type CountingReceiver, startCountingReceiver } from './counting-receiver';
 
 const secret = `whsec_${Buffer.from('a test secret of thirty-two bytes').toString('base64')}`;
-const event = (...bodies: string[]): SQSEvent => ({
-  Records: bodies.map((body, i) =>
-    sqsRecord(
-      { messageId: `m${i}`, receiptHandle: `r${i}`, body, receiveCount: 1, sentAt: T0 },
-      'arn:aws:sqs:us-east-1:0:cb',
-    ),
-  ),
+/** The stream record of an outbox entry item written due (`PK` CBQ), or of anything else. */
+const entryRecord = (jobId: string, pk = 'CBQ'): DynamoDBRecord => ({
+  eventName: 'INSERT',
+  dynamodb: {
+    Keys: { PK: { S: pk }, SK: { S: `0000000000000#${jobId}` } },
+    NewImage: { PK: { S: pk }, jobId: { S: jobId }, due: { BOOL: true } },
+  },
 });
+const event = (...records: DynamoDBRecord[]): DynamoDBStreamEvent => ({ Records: records });
 
 describe('the aws callback sender and notifier', () => {
   let receiver: CountingReceiver;
@@ -66,30 +71,45 @@ describe('the aws callback sender and notifier', () => {
   const handler = (overrides: Partial<CallbackSenderDeps> = {}) =>
     createCallbackSenderHandler({ deps: { ...deps, ...overrides }, observability: createObservability() });
 
-  it('delivers the due entries a batch names, wakes again for one not yet due, drops what is not a wake-up', async () => {
+  it('delivers the due entries a batch names, leaves one not yet due at its time, drops what is not an entry', async () => {
     const due = makeJob({ tenant: 'acme', status: 'SUCCEEDED', finishedAt: T0, callbackUrl: url });
     const later = makeJob({ tenant: 'acme', status: 'SUCCEEDED', finishedAt: T0, callbackUrl: url });
     for (const job of [due, later]) await store.create(job);
     await outbox.add(due.id, T0);
     await outbox.add(later.id, T0 + 2 * 3_600_000);
     const answer = await handler().handle(
-      event(
-        JSON.stringify({ jobId: due.id, dueAt: T0 }),
-        JSON.stringify({ jobId: later.id, dueAt: T0 }),
-        JSON.stringify({ jobId: 'gone', dueAt: T0 }),
-        'not json',
-        JSON.stringify({ job: 'x' }),
-      ),
+      event(entryRecord(due.id), entryRecord(later.id), entryRecord('gone'), entryRecord(due.id, 'JOB#x'), {
+        eventName: 'INSERT',
+        dynamodb: {},
+      }),
       lambdaContext('opflow-callbacks', 70_000),
     );
-    expect(answer.batchItemFailures).toEqual([]);
-    expect(answer.result).toMatchObject({ attempted: 1, delivered: 1 });
+    expect(answer.result).toMatchObject({ attempted: 1, delivered: 1, failed: [] });
     expect(receiver.received()).toBe(1);
-    // Not due for two hours: woken again for its time (SQS delays it 900 s; it comes back in hops).
-    expect(woken).toEqual([{ jobId: later.id, dueAt: T0 + 2 * 3_600_000 }]);
+    // Not due for two hours: it stays in the outbox at its time (the sweeper marks it due then).
+    expect(await outbox.entryOf(later.id)).toEqual({ jobId: later.id, dueAt: T0 + 2 * 3_600_000 });
+    expect(await outbox.entryOf(due.id)).toBeUndefined();
   });
 
-  it('reports the records of a job it could not handle, so that SQS brings them back', async () => {
+  it('takes entries beyond a host’s bound in a later pass of the same invocation', async () => {
+    const jobs = [1, 2, 3, 4, 5].map(() =>
+      makeJob({ tenant: 'acme', status: 'SUCCEEDED', finishedAt: T0, callbackUrl: url }),
+    );
+    for (const job of jobs) {
+      await store.create(job);
+      await outbox.add(job.id, T0);
+    }
+    const answer = await handler().handle(
+      event(...jobs.map((job) => entryRecord(job.id))),
+      lambdaContext('opflow-callbacks', 70_000),
+    );
+    // Two at once to one host: five take three passes, every one delivered.
+    expect(answer.result).toMatchObject({ attempted: 5, delivered: 5, deferred: 3 + 1 });
+    expect(receiver.received()).toBe(5);
+    for (const job of jobs) expect(await outbox.entryOf(job.id)).toBeUndefined();
+  });
+
+  it('fails the invocation when a job could not be handled; its entry comes due again after its lease', async () => {
     const job = makeJob({ tenant: 'acme', status: 'SUCCEEDED', finishedAt: T0, callbackUrl: url });
     await store.create(job);
     await outbox.add(job.id, T0);
@@ -97,11 +117,15 @@ describe('the aws callback sender and notifier', () => {
     failing.get = async () => {
       throw new Error('ProvisionedThroughputExceededException');
     };
-    const answer = await handler({ store: failing }).handle(
-      event(JSON.stringify({ jobId: job.id, dueAt: T0 }), JSON.stringify({ jobId: job.id, dueAt: T0 })),
-      lambdaContext('opflow-callbacks', 70_000),
-    );
-    expect(answer.batchItemFailures).toEqual([{ itemIdentifier: 'm0' }, { itemIdentifier: 'm1' }]);
+    await expect(
+      handler({ store: failing }).handle(
+        event(entryRecord(job.id)),
+        lambdaContext('opflow-callbacks', 70_000),
+      ),
+    ).rejects.toThrow(CallbackEntriesFailedError);
+    const entry = await outbox.entryOf(job.id);
+    expect(entry!.dueAt).toBeGreaterThan(T0);
+    expect(entry!.dueAt).toBeLessThanOrEqual(T0 + 60_000);
   });
 
   it('the notifier wakes the sender for the recheck when a job is created, and at once when it ends', async () => {

@@ -1,8 +1,9 @@
 /**
  * One simulated deployment of opflow on AWS, on this machine: DynamoDB Local, fauxqs (SQS with a
  * DLQ, S3), the Secrets Manager emulator holding the tenant's key, the Open Platform sandbox, and
- * the three functions bundled as the CDK app bundles them: the `api` behind a local HTTP gateway,
- * the `step-worker` driven by an SQS event source, the `sweeper` run every simulated minute.
+ * the functions bundled as the CDK app bundles them: the `api` behind a local HTTP gateway, the
+ * `step-worker` driven by an SQS event source, the `sweeper` run every simulated minute, and the
+ * `events` and `callbacks` functions on the job table's stream (each drained when a test asks).
  *
  * Time: `Date` is faked (vitest fake timers, Date only), so the bundled functions, fauxqs' delays
  * and visibility timeouts, and the sandbox's tasks all follow one clock that `settle()` moves
@@ -73,6 +74,8 @@ export class AwsWorld {
   source!: SqsEventSource;
   /** The job table's stream, read as the events function's event source mapping reads it. */
   stream!: DynamoDbStreamSource;
+  /** The same stream, read as the callback function's mapping reads it (its second reader). */
+  callbackStream!: DynamoDbStreamSource;
   store!: DynamoDbJobStore;
   reports!: S3ReportStore;
   env: Record<string, string> = {};
@@ -209,6 +212,17 @@ export class AwsWorld {
       functionTimeoutMs: this.rules.events.timeoutMs,
     });
     await this.stream.start();
+    this.callbackStream = new DynamoDbStreamSource({
+      endpoint: emulators.dynamoDb!.endpoint,
+      region: emulators.region,
+      credentials: { accessKeyId: 'test' },
+      tableName: table,
+      batchSize: this.rules.callbacks.batchSize,
+      filters: this.rules.callbacks.filters,
+      functionName: this.rules.callbacks.functionName,
+      functionTimeoutMs: this.rules.callbacks.timeoutMs,
+    });
+    await this.callbackStream.start();
     this.source = new SqsEventSource({
       sqs: emulators.clients.sqs,
       queueUrl: this.queueUrl,
@@ -327,6 +341,18 @@ export class AwsWorld {
     this.eventsHandler ??= this.bundles.load<{ handler: StreamHandler }>('events');
     const { handler } = await this.eventsHandler;
     return this.stream.drain(handler);
+  }
+
+  private callbacksHandler: Promise<{ handler: StreamHandler }> | undefined;
+
+  /**
+   * Hands the due callback outbox entries the job table's stream holds to the bundled callback
+   * function (loaded on first use), as its stream event source would; returns the records delivered.
+   */
+  async deliverCallbacks(): Promise<number> {
+    this.callbacksHandler ??= this.bundles.load<{ handler: StreamHandler }>('callbacks');
+    const { handler } = await this.callbacksHandler;
+    return this.callbackStream.drain(handler);
   }
 
   /** Runs the sweeper function once, as its schedule would. */

@@ -1,7 +1,8 @@
 /**
  * The service rules the simulated deployment enforces, read from the stack as `cdk synth` writes
  * it (the dev stage, functions not bundled), never from a copy of the settings: each function's
- * `RecursiveLoop` (absent is Lambda's default, `Terminate`) and the work queue's maximum message size.
+ * `RecursiveLoop` (absent is Lambda's default, `Terminate`), the work queue's maximum message size,
+ * and the stream event sources' batch sizes and filters (the events and callback functions).
  */
 import type { CfnElement } from 'aws-cdk-lib';
 import { HTTP_API_MAX_INTEGRATION_TIMEOUT_MS } from '../../../../scripts/lambda/api-gateway';
@@ -22,9 +23,14 @@ export interface StackRules {
   ingest: FunctionRules;
   api: FunctionRules & { integrationTimeoutMs: number };
   /** The events function and its stream event source mapping (records per batch, filter patterns). */
-  events: FunctionRules & { batchSize: number; filters: FilterPattern[] };
+  events: StreamFunctionRules;
+  /** The callback function and its stream event source mapping. */
+  callbacks: StreamFunctionRules;
   workQueueMaxMessageBytes: number;
 }
+
+/** A function on the job table's stream: its mapping's records per batch and filter patterns. */
+export type StreamFunctionRules = FunctionRules & { batchSize: number; filters: FilterPattern[] };
 
 let synthesized: SynthesizedStage | undefined;
 
@@ -67,17 +73,24 @@ export function stackRules(
   if (!integration) throw new Error('the synthesized template has no integration for the api function');
   const integrationTimeout = integration.Properties['TimeoutInMillis'];
   const maxMessage = propertiesOf(stack.workQueue.queue)['MaximumMessageSize'];
-  // The events function's stream mapping: the one whose FunctionName names that function.
-  const eventsId = stack.getLogicalId(stack.liveEvents.events.function.node.defaultChild as CfnElement);
-  const mapping = Object.values(resources).find(
-    (resource) =>
-      (resource as { Type?: string }).Type === 'AWS::Lambda::EventSourceMapping' &&
-      JSON.stringify(resource.Properties['FunctionName']).includes(`"${eventsId}"`),
-  );
-  if (!mapping) throw new Error('the synthesized template has no event source for the events function');
-  const filterCriteria = mapping.Properties['FilterCriteria'] as
-    | { Filters?: { Pattern: string }[] }
-    | undefined;
+  // A function's stream mapping: the one whose FunctionName names that function.
+  const streamRules = (construct: { node: { defaultChild?: unknown } }): StreamFunctionRules => {
+    const id = stack.getLogicalId(construct.node.defaultChild as CfnElement);
+    const mapping = Object.values(resources).find(
+      (resource) =>
+        (resource as { Type?: string }).Type === 'AWS::Lambda::EventSourceMapping' &&
+        JSON.stringify(resource.Properties['FunctionName']).includes(`"${id}"`),
+    );
+    if (!mapping) throw new Error(`the synthesized template has no event source for ${id}`);
+    const filterCriteria = mapping.Properties['FilterCriteria'] as
+      | { Filters?: { Pattern: string }[] }
+      | undefined;
+    return {
+      ...functionRules(construct),
+      batchSize: Number(mapping.Properties['BatchSize'] ?? 100),
+      filters: (filterCriteria?.Filters ?? []).map((filter) => JSON.parse(filter.Pattern) as FilterPattern),
+    };
+  };
   return {
     worker: functionRules(stack.worker.function),
     ingest: functionRules(stack.inbox.ingest.function),
@@ -86,11 +99,8 @@ export function stackRules(
       integrationTimeoutMs:
         typeof integrationTimeout === 'number' ? integrationTimeout : HTTP_API_MAX_INTEGRATION_TIMEOUT_MS,
     },
-    events: {
-      ...functionRules(stack.liveEvents.events.function),
-      batchSize: Number(mapping.Properties['BatchSize'] ?? 100),
-      filters: (filterCriteria?.Filters ?? []).map((filter) => JSON.parse(filter.Pattern) as FilterPattern),
-    },
+    events: streamRules(stack.liveEvents.events.function),
+    callbacks: streamRules(stack.automation.callbackSender.function),
     workQueueMaxMessageBytes: typeof maxMessage === 'number' ? maxMessage : SQS_DEFAULT_MAX_MESSAGE_BYTES,
   };
 }

@@ -43,7 +43,13 @@ const stack = (overrides: Partial<Record<string, Partial<FunctionFacts>>> = {}):
     { role: 'webhooks', name: 'opflow-dev-webhooks', eventSourceCaps: [], recursiveLoop: 'Terminate' },
     { role: 'sweeper', name: 'opflow-dev-sweeper', eventSourceCaps: [], recursiveLoop: 'Terminate' },
     { role: 'ingest', name: 'opflow-dev-ingest', eventSourceCaps: [2], recursiveLoop: 'Allow' },
-    { role: 'callbacks', name: 'opflow-dev-callback-sender', eventSourceCaps: [2], recursiveLoop: 'Allow' },
+    // On the job table's stream: no SQS source, nothing sent to its own trigger.
+    {
+      role: 'callbacks',
+      name: 'opflow-dev-callback-sender',
+      eventSourceCaps: [],
+      recursiveLoop: 'Terminate',
+    },
   ].map((fn) => ({ ...fn, ...overrides[fn.role] }));
 
 describe('the concurrency', () => {
@@ -51,12 +57,15 @@ describe('the concurrency', () => {
     const check = concurrencyCheck({ limit: 1000, unreserved: 1000 }, stack());
     expect(check.status).toBe('ok');
     expect(check.detail).toBe(
-      'the account allows 1000 at once, 1000 unreserved; the event sources may run 9 (worker 5, ingest 2, callbacks 2), leaving 991 for the api, webhooks and sweeper',
+      'the account allows 1000 at once, 1000 unreserved; the event sources may run 7 (worker 5, ingest 2), leaving 993 for the api, webhooks and sweeper',
     );
   });
 
   it('warns on a new account of 10 where the caps leave the api almost nothing', () => {
-    const check = concurrencyCheck({ limit: 10, unreserved: 10 }, stack());
+    const check = concurrencyCheck(
+      { limit: 10, unreserved: 10 },
+      stack({ worker: { eventSourceCaps: [7] } }),
+    );
     expect(check.status).toBe('warn');
     expect(check.detail).toContain('leaving 1 for the api');
     expect(check.fix).toMatch(/Service Quotas.*worker\.maxConcurrency/);
