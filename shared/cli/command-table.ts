@@ -173,6 +173,11 @@ const run = defineCommand({
         'start new jobs even for inputs already done (a succeeded job of the same tenant on the same upstream) or under way',
     },
     { flags: '--no-wait', description: 'start the jobs and return without waiting' },
+    {
+      flags: '--stream',
+      description:
+        'print a streamed answer (llm-chat, encyclopedia-qa) on standard output as it arrives, also when it is not a terminal (on a terminal it is the default, unless --quiet or --json); a run of one job',
+    },
   ],
   run: ({ ctx, args: [workflow, inputs], options }) => runCommand(ctx, workflow, inputs, options),
 });

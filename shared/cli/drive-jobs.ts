@@ -38,10 +38,12 @@ export async function driveJobs(
      * (a file database): `opflow resume` without an id, which continues jobs nobody is watching.
      */
     stopAtSelection?: boolean | undefined;
+    /** Plain progress lines even on a terminal (an answer streams to the same terminal). */
+    plainProgress?: boolean | undefined;
   },
 ): Promise<DriveOutcome> {
   const { io } = ctx;
-  const interactive = Boolean(io.stderr.isTTY) && !options.json;
+  const interactive = Boolean(io.stderr.isTTY) && !options.json && !options.plainProgress;
   const display = createProgressDisplay({
     stream: io.stderr,
     interactive,

@@ -32,6 +32,7 @@ import { driveJobs, reportOutcome } from '../drive-jobs';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
 import { type InputDocument, type InputProblem, readInputs } from '../inputs';
 import { readConfigFile } from '../serve-extras';
+import { checkStreamChoice, printStreamedAnswer } from '../stream-answer';
 
 export interface RunOptions extends GlobalOptions {
   select: string;
@@ -45,6 +46,8 @@ export interface RunOptions extends GlobalOptions {
   maxUnits?: string | undefined;
   /** `name=value` input fields added to every input (`--set patent=EU0040356240003S`). */
   set?: string[] | undefined;
+  /** Print the streamed answer as it arrives (`--stream`; default: on a terminal). */
+  stream?: boolean | undefined;
 }
 
 interface Candidate {
@@ -63,6 +66,7 @@ export async function runCommand(
 ): Promise<ExitCodeValue> {
   const startedAt = Date.now();
   const workflow = requireWorkflow(ctx, workflowName);
+  checkStreamChoice(workflow, options);
   const settings = parseRunSettings(options);
   const { candidates, refused } = await gatherCandidates(ctx, workflow, sources, settings.fields);
   const backend = await openBackend(ctx, options, 'work');
@@ -77,8 +81,14 @@ export async function runCommand(
         ExitCode.usage,
       );
     }
+    const stopStream = options.wait
+      ? printStreamedAnswer(ctx, backend, workflow, tracked, options)
+      : undefined;
     const outcome = options.wait
-      ? await driveJobs(ctx, backend, tracked, options)
+      ? await driveJobs(ctx, backend, tracked, {
+          ...options,
+          plainProgress: stopStream !== undefined,
+        }).finally(stopStream)
       : { jobs: tracked, interrupted: false };
     return await reportOutcome(ctx, backend, outcome, { ...options, refused, skipped, startedAt });
   } finally {
