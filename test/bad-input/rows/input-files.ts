@@ -5,7 +5,7 @@ const usage = 2;
 const limit = 2 * 1024 * 1024;
 
 /** `opflow run <workflow> {dir}/<file>` with one file that must be refused, naming it and why. */
-const file = (
+export const file = (
   name: string,
   workflow: string,
   fileName: string,

@@ -5,6 +5,7 @@
  * (`images[1]`, `image.data`, `patent`, `comparePatents`); a folder mixing good and bad images runs
  * the good ones and names each bad one.
  */
+import { file } from './input-files';
 import type { CliRow, FileSpec, HttpRow } from './types';
 
 const usage = 2;
@@ -27,25 +28,19 @@ const overLimitPng = Buffer.concat([tinyPng, Buffer.alloc(4096 * 1024 + 1 - tiny
 
 const dataUrl = (bytes: Buffer, type = 'image/png') => `data:${type};base64,${bytes.toString('base64')}`;
 
-/** `opflow run <workflow> {dir}/<file>` with one image file that must be refused, naming it and why. */
+/** `opflow run <workflow> {dir}/<file>` with one image file that must be refused (1v1 with its design named). */
 const imageFile = (
   name: string,
   workflow: string,
   fileName: string,
   content: FileSpec,
   ...reason: (string | RegExp)[]
-): CliRow => ({
-  name: `${workflow}: ${name}`,
-  args: [
-    'run',
-    workflow,
-    `{dir}/${fileName}`,
-    ...(workflow === 'design-infringement-1v1' ? ['--set', 'patent=EU0040356240003S'] : []),
-  ],
-  files: { [fileName]: content },
-  exit: usage,
-  names: [`skipping {dir}/${fileName}`, ...reason],
-});
+): CliRow => {
+  const row = file(`${workflow}: ${name}`, workflow, fileName, content, ...reason);
+  return workflow === 'design-infringement-1v1'
+    ? { ...row, args: [...row.args, '--set', 'patent=EU0040356240003S'] }
+    : row;
+};
 
 /** `opflow run <workflow> {dir}/input.json` with an input the workflow's schema refuses, naming the field. */
 const jsonInput = (workflow: string, input: unknown, ...names: (string | RegExp)[]): CliRow => ({

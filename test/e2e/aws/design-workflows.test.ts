@@ -4,10 +4,11 @@
 // data uploaded with p010 before the search that reads its URL, and the report (Markdown, HTML,
 // result.json) kept in S3 (the emulator) and linked through the API, naming each image without its
 // bytes.
-import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
+import { callSequence, lastSeq } from '../workflows/world';
 import { AwsWorld } from './harness/aws-world';
+import { reportOf } from './ip-reports';
 
 /** A real PNG (48x48), as a product photo would be sent. */
 const png = Buffer.from(
@@ -24,43 +25,9 @@ afterAll(async () => {
   await world?.stop();
 });
 
-/** The operations the sandbox answered after ledger entry `after`, short names, polls collapsed. */
-function calls(after: number): string[] {
-  const sequence: string[] = [];
-  for (const entry of world.sandbox.ledger.entries({ outcome: 'ok' })) {
-    if (entry.seq <= after) continue;
-    const name = /^(ai\d+(?:-\d+)?|p\d+)/.exec(entry.operationId)?.[1] ?? entry.operationId;
-    if (sequence.at(-1) !== name) sequence.push(name);
-  }
-  return sequence;
-}
-const lastSeq = () => world.sandbox.ledger.entries().at(-1)?.seq ?? 0;
-
-/** The job's report files in S3, read back through the API's signed links. */
-async function reportOf(id: string) {
-  const keys = await world.reports.list(`reports/${id}/`);
-  for (const name of ['report.html', 'report.md', 'result.json'])
-    expect(keys).toContain(`reports/${id}/${name}`);
-  const answer = await world.api('GET', `/jobs/${id}/report`);
-  expect(answer.status).toBe(200);
-  const files = answer.body.files as { name: string; url: string }[];
-  const read = async (name: string) => {
-    const file = files.find((candidate) => candidate.name === name);
-    expect(file, name).toBeDefined();
-    const got = await request(file!.url);
-    expect(got.statusCode).toBe(200);
-    return got.body.text();
-  };
-  return {
-    markdown: await read('report.md'),
-    html: await read('report.html'),
-    result: JSON.parse(await read('result.json')),
-  };
-}
-
 describe('opflow on AWS: the design infringement workflows', { timeout: REAL_PROCESS_TIMEOUT_MS }, () => {
   it('searches two product images, one given as data (uploaded with p010 first) and one by URL, its report in S3', async () => {
-    const before = lastSeq();
+    const before = lastSeq(world);
     const id = await world.submit({
       workflow: 'design-infringement-search',
       input: {
@@ -74,13 +41,13 @@ describe('opflow on AWS: the design infringement workflows', { timeout: REAL_PRO
     });
     const [job] = await world.settle([id]);
     expect(job!.status, JSON.stringify(job!.lastError)).toBe('SUCCEEDED');
-    expect(calls(before)).toEqual(['p010', 'ai39-1', 'ai39-2', 'ai39-1', 'ai39-2']);
+    expect(callSequence(world, before)).toEqual(['p010', 'ai39-1', 'ai39-2', 'ai39-1', 'ai39-2']);
     // The search of the uploaded image reads the URL p010 answered, not the bytes.
     const [upload] = world.sandbox.ledger
       .entries()
       .filter((entry) => entry.seq > before && entry.operationId.startsWith('p010'));
     expect(upload?.httpStatus).toBe(200);
-    const { markdown, html, result } = await reportOf(id);
+    const { markdown, html, result } = await reportOf(world, id);
     expect(markdown.split('\n')[0]).toBe('# Design infringement search: front.png and side.jpg');
     expect(markdown).toMatch(/\n## Risk conclusion\n\n(High|Medium|Low) risk/);
     expect(markdown).toContain('front.png (PNG, 1 KB, uploaded)');
@@ -93,7 +60,7 @@ describe('opflow on AWS: the design infringement workflows', { timeout: REAL_PRO
   });
 
   it('compares a product image given as data with one registered design, view by view, its report in S3', async () => {
-    const before = lastSeq();
+    const before = lastSeq(world);
     const id = await world.submit({
       workflow: 'design-infringement-1v1',
       input: {
@@ -103,8 +70,8 @@ describe('opflow on AWS: the design infringement workflows', { timeout: REAL_PRO
     });
     const [job] = await world.settle([id]);
     expect(job!.status, JSON.stringify(job!.lastError)).toBe('SUCCEEDED');
-    expect(calls(before)).toEqual(['p010', 'ai67-1', 'ai67-2']);
-    const { markdown, result } = await reportOf(id);
+    expect(callSequence(world, before)).toEqual(['p010', 'ai67-1', 'ai67-2']);
+    const { markdown, result } = await reportOf(world, id);
     expect(markdown.split('\n')[0]).toBe('# Design comparison: unicorn-float.png vs EU0040356240003S');
     expect(markdown).toMatch(/\n## Conclusion\n\n(High|Medium|Low) risk/);
     expect(markdown).toMatch(/\| 1 \| \d+% \| (High|Medium|Low) \| \[view 1\]\(https:/);
@@ -114,18 +81,18 @@ describe('opflow on AWS: the design infringement workflows', { timeout: REAL_PRO
   });
 
   it('compares a product image by URL without an upload', async () => {
-    const before = lastSeq();
+    const before = lastSeq(world);
     const id = await world.submit({
       workflow: 'design-infringement-1v1',
       input: { image: { url: 'https://example.com/products/float.png' }, patent: 'USD1055174S1' },
     });
     const [job] = await world.settle([id]);
     expect(job!.status, JSON.stringify(job!.lastError)).toBe('SUCCEEDED');
-    expect(calls(before)).toEqual(['ai67-1', 'ai67-2']);
+    expect(callSequence(world, before)).toEqual(['ai67-1', 'ai67-2']);
   });
 
   it('refuses a GIF given as data at the API, naming the field, before any call', async () => {
-    const before = lastSeq();
+    const before = lastSeq(world);
     const answer = await world.api('POST', '/jobs', {
       body: {
         workflow: 'design-infringement-1v1',
@@ -137,6 +104,6 @@ describe('opflow on AWS: the design infringement workflows', { timeout: REAL_PRO
     });
     expect(answer.status).toBe(400);
     expect(JSON.stringify(answer.body)).toContain('image.data');
-    expect(calls(before)).toEqual([]);
+    expect(callSequence(world, before)).toEqual([]);
   });
 });

@@ -2,12 +2,12 @@
 // each job created through the API, run by the bundled step worker under a simulated SQS event
 // source against the sandbox, its selection points answered through the API (manual), and its
 // report (Markdown, HTML, result.json) kept in S3 (the emulator) and linked through the API.
-import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Job, PendingSelection } from '../../../shared/engine/job-record';
 import { workflows } from '../../../shared/workflows';
 import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
 import { AwsWorld } from './harness/aws-world';
+import { reportOf } from './ip-reports';
 
 let world: AwsWorld;
 beforeAll(async () => {
@@ -41,25 +41,6 @@ async function runToEnd(body: Record<string, unknown>): Promise<{ job: Job; answ
   return { job, answered };
 }
 
-/** The job's report in S3, and through the API's signed links. */
-async function reportOf(id: string) {
-  const keys = await world.reports.list(`reports/${id}/`);
-  for (const name of ['report.html', 'report.md', 'result.json'])
-    expect(keys).toContain(`reports/${id}/${name}`);
-  const answer = await world.api('GET', `/jobs/${id}/report`);
-  expect(answer.status).toBe(200);
-  const files = answer.body.files as { name: string; url: string }[];
-  const read = async (name: string) => {
-    const file = files.find((candidate) => candidate.name === name);
-    expect(file, name).toBeDefined();
-    const got = await request(file!.url);
-    expect(got.statusCode).toBe(200);
-    return got.body.text();
-  };
-  const markdown = Buffer.from((await world.reports.get(`reports/${id}/report.md`))!.body).toString('utf8');
-  return { keys, markdown, result: JSON.parse(await read('result.json')), html: await read('report.html') };
-}
-
 describe('opflow on AWS: the FTO search and the drafting, feasibility and translation workflows', {
   timeout: REAL_PROCESS_TIMEOUT_MS,
 }, () => {
@@ -68,7 +49,7 @@ describe('opflow on AWS: the FTO search and the drafting, feasibility and transl
     const { job, answered } = await runToEnd({ workflow: 'fto', input });
     expect(job.status, JSON.stringify(job.lastError)).toBe('SUCCEEDED');
     expect(answered).toEqual(['features', 'agent-result']);
-    const { keys, markdown, result } = await reportOf(job.id);
+    const { keys, markdown, result } = await reportOf(world, job.id);
     expect(result.job).toMatchObject({ id: job.id, workflow: 'fto', status: 'SUCCEEDED' });
     expect(Object.keys(result.steps)).toEqual(
       expect.arrayContaining(['agent-result', 'legal-status', 'family', 'compare-patent-1', 'create-report']),
@@ -89,7 +70,7 @@ describe('opflow on AWS: the FTO search and the drafting, feasibility and transl
     });
     expect(job.status, JSON.stringify(job.lastError)).toBe('SUCCEEDED');
     expect(answered.length).toBeGreaterThanOrEqual(1);
-    const { result, html } = await reportOf(job.id);
+    const { result, html } = await reportOf(world, job.id);
     expect(result.job).toMatchObject({ workflow: 'specification-drafting', status: 'SUCCEEDED' });
     expect(html).toContain('<html');
   });
@@ -100,7 +81,7 @@ describe('opflow on AWS: the FTO search and the drafting, feasibility and transl
       input: exampleOf('feasibility-analysis'),
     });
     expect(job.status, JSON.stringify(job.lastError)).toBe('SUCCEEDED');
-    const { result, markdown } = await reportOf(job.id);
+    const { result, markdown } = await reportOf(world, job.id);
     expect(result.job).toMatchObject({ workflow: 'feasibility-analysis', status: 'SUCCEEDED' });
     expect(markdown.length).toBeGreaterThan(200);
   });
@@ -108,7 +89,7 @@ describe('opflow on AWS: the FTO search and the drafting, feasibility and transl
   it('translates a document in pieces to SUCCEEDED, the joined translation in S3', async () => {
     const { job } = await runToEnd({ workflow: 'translation', input: exampleOf('translation') });
     expect(job.status, JSON.stringify(job.lastError)).toBe('SUCCEEDED');
-    const { result, markdown } = await reportOf(job.id);
+    const { result, markdown } = await reportOf(world, job.id);
     expect(result.job).toMatchObject({ workflow: 'translation', status: 'SUCCEEDED' });
     expect(typeof result.answer).toBe('string');
     expect((result.answer as string).length).toBeGreaterThan(20);
