@@ -232,6 +232,13 @@ export interface RateLimiter {
    * (the holder then takes a new one). Optional: without it a reserved token is always its holder's.
    */
   stillHeld?(bucket: string, at: number, by: string): Promise<boolean>;
+  /**
+   * A held token (reserved for `at`) is about to be spent at `now`: when its call may go. `now`
+   * when the key's last call is a token interval behind; later when a process busy for a while
+   * claims several held tokens at once (they go one interval apart, each still holding its token,
+   * instead of together over the key's limit). Optional: without it a held token is spent at once.
+   */
+  pace?(bucket: string, at: number, now: number): Promise<number>;
   /** The upstream throttled a call: slow the bucket down. */
   throttled(bucket: string, now: number): Promise<void>;
   /** A call went through: let the bucket speed up again, slowly. */

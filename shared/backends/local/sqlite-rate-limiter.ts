@@ -16,6 +16,7 @@ import {
   lineThrottled,
   newKeyLine,
   nextTokenAt,
+  paceSpend,
   takeToken,
 } from '../../engine/admission/key-line';
 import { cutInMemoryMs } from '../../engine/admission/priority-lane';
@@ -46,6 +47,8 @@ const keyLineSchema = z.object({
     booked: z.array(z.number()).optional(),
   }),
   refusedAt: optionalNumber,
+  spentAt: optionalNumber,
+  paced: z.array(z.number()).optional(),
 });
 
 export class SqliteRateLimiter implements RateLimiter {
@@ -126,6 +129,14 @@ export class SqliteRateLimiter implements RateLimiter {
   async stillHeld(bucket: string, at: number, by: string): Promise<boolean> {
     const cutBy = this.#statements.cutBy.get(bucket, at)?.cut_by;
     return cutBy === undefined || cutBy === null || cutBy === by;
+  }
+
+  async pace(bucket: string, at: number, now: number): Promise<number> {
+    return this.#atomic(() => {
+      const { line, goesAt } = paceSpend(this.#read(bucket, now), this.config, at, now);
+      this.#write(bucket, line, now);
+      return goesAt;
+    });
   }
 
   async saturated(bucket: string, now: number): Promise<boolean> {

@@ -85,7 +85,14 @@ const conflict: TokenOutcome = { type: 'conflict', report: { outcome: 'conflict'
  */
 export async function acquireToken(deps: EngineDeps, request: TokenRequest): Promise<TokenOutcome> {
   const { workflow, job, step, bucket, now } = request;
-  if (step.kind === 'fetch' || (await holdsToken(deps, request))) return { type: 'granted' };
+  if (step.kind === 'fetch') return { type: 'granted' };
+  const heldAt = await heldToken(deps, request);
+  if (heldAt !== undefined) {
+    // Spent one token interval after the key's last call, at the earliest (`pace`).
+    const goesAt = (await deps.rateLimiter.pace?.(bucket, heldAt, now)) ?? now;
+    if (goesAt <= now) return { type: 'granted' };
+    return waitForReserved(deps, request, { granted: false, retryAtMs: goesAt, reserved: true });
+  }
   // A `high` job's call goes ahead of the key's line: it takes over the next token reserved ahead
   // (priority-lane.ts), whose holder takes a new one when it comes.
   const cutInAt = job.priority === 'high' ? await deps.rateLimiter.cutIn?.(bucket, now, job.id) : undefined;
@@ -141,13 +148,16 @@ export function shareHorizonMs(standing: Standing, horizonMs: number, fullMs: nu
 }
 
 /**
- * Whether the call holds its token: one reserved for the job earlier (in its record, or in this
+ * The time of the token the call holds: one reserved for the job earlier (in its record, or in this
  * message at the job's version) and due, that no priority call took over (priority-lane.ts).
  */
-async function holdsToken(deps: EngineDeps, { job, message, bucket, now }: TokenRequest): Promise<boolean> {
+async function heldToken(
+  deps: EngineDeps,
+  { job, message, bucket, now }: TokenRequest,
+): Promise<number | undefined> {
   const heldAt = job.tokenAt ?? message.tokenAt;
-  if (heldAt === undefined || heldAt > now + earlyToleranceMs) return false;
-  return (await deps.rateLimiter.stillHeld?.(bucket, heldAt, job.id)) ?? true;
+  if (heldAt === undefined || heldAt > now + earlyToleranceMs) return undefined;
+  return ((await deps.rateLimiter.stillHeld?.(bucket, heldAt, job.id)) ?? true) ? heldAt : undefined;
 }
 
 /** Its token is due soon and now its own: wait for exactly then, in line, with one message. */

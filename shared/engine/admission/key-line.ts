@@ -21,6 +21,10 @@ export interface KeyLine {
   bucket: RateBucketState;
   /** When a take was last refused with its token more than one interval away (`lineIsLong`). */
   refusedAt?: number | undefined;
+  /** The latest time a call goes: a token granted now, or a held token's paced time (`paceSpend`). */
+  spentAt?: number | undefined;
+  /** Paced times not yet come (`paceSpend`): each is its holder's, spent when it comes. */
+  paced?: number[] | undefined;
 }
 
 /** A take refused this recently means the key's budget is used up (`RateLimiter.saturated`). */
@@ -41,15 +45,25 @@ export function takeToken(
   now: number,
   reserveWithinMs?: number,
 ): { line: KeyLine | undefined; decision: RateDecision } {
-  const result = take(line.bucket, config, now, reserveWithinMs);
+  // No token closer than an interval after a call that went late (`paceSpend`): the line starts there.
+  const spentAt = line.spentAt;
+  const bucket =
+    config.burst <= 1 &&
+    spentAt !== undefined &&
+    spentAt > (line.bucket.lastTokenAt ?? Number.NEGATIVE_INFINITY)
+      ? { ...line.bucket, lastTokenAt: spentAt }
+      : line.bucket;
+  const result = take(bucket, config, now, reserveWithinMs);
   const { decision } = result;
   const refused = lineIsLong(decision, result.state.rate, now);
   // A refusal that reserves nothing leaves the bucket as it was (its refill is recomputed on every read).
   if (!decision.granted && !decision.reserved && !refused) return { line: undefined, decision };
   return {
     line: {
+      ...line,
       bucket: decision.granted || decision.reserved ? result.state : line.bucket,
       refusedAt: refused ? now : line.refusedAt,
+      spentAt: decision.granted ? Math.max(now, spentAt ?? now) : spentAt,
     },
     decision,
   };
@@ -62,6 +76,41 @@ export function takeToken(
 export function nextTokenAt(line: KeyLine, config: RateBucketConfig, now: number): number | undefined {
   const peek = take(line.bucket, config, now).decision;
   return peek.granted ? undefined : peek.retryAtMs;
+}
+
+/** Paced times are forgotten this long after they passed (their holder never came). */
+const pacedMemoryMs = 60_000;
+
+/**
+ * `RateLimiter.pace`: when a held token (reserved for `at`) goes, claimed at `now`. A process busy
+ * for a second claims several held tokens at once, each late by less than the one before; spent
+ * together, they and the tokens after them, spent on time, come closer than the key's limit
+ * allows in a sliding second. So a call goes one token interval after the latest one at the
+ * earliest, and a holder told to wait keeps that time as its own (`paced`).
+ */
+export function paceSpend(
+  line: KeyLine,
+  config: RateBucketConfig,
+  at: number,
+  now: number,
+): { line: KeyLine; goesAt: number } {
+  const paced = (line.paced ?? []).filter((time) => time > now - pacedMemoryMs);
+  if (paced.includes(at)) {
+    const rest = paced.filter((time) => time !== at);
+    return { line: { ...line, paced: rest.length > 0 ? rest : undefined }, goesAt: now };
+  }
+  const rate = Math.min(config.ceiling, Math.max(config.floor, line.bucket.rate));
+  const after = config.burst <= 1 && line.spentAt !== undefined ? line.spentAt + 1000 / rate : now;
+  const goesAt = Math.max(now, Math.ceil(after - 1e-6));
+  const kept = goesAt > now ? [...paced, goesAt] : paced;
+  return {
+    line: {
+      ...line,
+      spentAt: Math.max(goesAt, line.spentAt ?? goesAt),
+      paced: kept.length > 0 ? kept : undefined,
+    },
+    goesAt,
+  };
 }
 
 /** `RateLimiter.saturated`. */

@@ -1,7 +1,9 @@
 // A job's priority through the real bin: while `opflow ingest` runs a batch that saturates the key,
-// `opflow run --priority high --no-wait` starts a job that the batch's process runs ahead of the
-// batch's waiting items (it cuts in at the next token). Fair shares are off here, so that the
-// high job's lead measures the priority, not the shares (the fairness bench measures those).
+// `opflow run --priority high --no-wait` starts a job that runs ahead of the batch's waiting items
+// (it cuts in at the next token), where a normal job started before it waits behind the batch's
+// calls already in line. Fair shares are off here, so that the waits measure the priority, not the
+// shares (the fairness bench measures those). The key's bucket is shared by every process on the
+// database, so whichever process runs a job, it stands in the same line.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openLocalDatabase, SqliteJobStore } from '../../../shared/backends/local';
 import type { Job } from '../../../shared/engine/job-record';
 import { listAll } from '../../../shared/runtime/job-queries';
-import { type Sandbox, startSandbox } from '../../../shared/sandbox';
+import { type LedgerEntry, type Sandbox, startSandbox } from '../../../shared/sandbox';
 import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
 import { childEnv, killRunningOpflows, runOpflow, startOpflow } from './opflow-process';
 
@@ -29,7 +31,7 @@ describe('opflow run --priority high while a batch runs', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'opflow-e2e-priority-'));
-    sandbox = await startSandbox({ port: 0 });
+    sandbox = await startSandbox({ port: 0, ledgerBodies: true });
     env = childEnv({
       OPFLOW_SHARES: 'off',
       OPFLOW_BASE_URL: sandbox.url,
@@ -92,16 +94,25 @@ describe('opflow run --priority high while a batch runs', () => {
       expect(high?.priority).toBe('high');
       expect(normal?.priority).toBeUndefined();
       const items = jobs.filter((job) => job.label !== 'urgent.json' && job.label !== 'routine.json');
-      const span = (job: Job | undefined) =>
-        (job?.finishedAt ?? Number.POSITIVE_INFINITY) - (job?.createdAt ?? 0);
       // Items still waiting when the high job was started finished after it.
       const waitingThen = items.filter((job) => (job.finishedAt ?? 0) > (high?.createdAt ?? 0) + 2_000);
       expect(waitingThen.length).toBeGreaterThan(5);
       expect(waitingThen.every((job) => (job.finishedAt ?? 0) > (high?.finishedAt ?? 0))).toBe(true);
-      // The normal job's wait is not compared: `run --no-wait` may make its first call in its own
-      // process, whose key bucket is its own (docs/concepts/admission.md), so how soon it ends says
-      // which process took it, not what its priority did (it failed CI twice, 162 and 282 ms).
-      expect(span(normal)).toBeLessThan(Number.POSITIVE_INFINITY);
+      // Each job's call at the sandbox, and the batch's calls that came between its start and it.
+      const calls = sandbox.ledger.entries().filter((entry) => entry.operationId !== 'download');
+      const callOf = (query: string) => calls.find((entry) => JSON.stringify(entry.body).includes(query));
+      const highCall = callOf('urgent lamp');
+      const normalCall = callOf('routine lamp');
+      const batchCallsBetween = (from: number, call: LedgerEntry | undefined) =>
+        calls.filter(
+          (entry) =>
+            entry.time > from && entry.time < (call?.time ?? 0) && entry !== highCall && entry !== normalCall,
+        ).length;
+      // The high job cuts in at the next token; the normal one waits behind the batch's calls that
+      // were in line when it started (tokens reserved about 2 s ahead, at 2 calls/s).
+      const waits = `high: ${batchCallsBetween(high?.createdAt ?? 0, highCall)} batch calls before it, normal: ${batchCallsBetween(normal?.createdAt ?? 0, normalCall)}`;
+      expect(batchCallsBetween(high?.createdAt ?? 0, highCall), waits).toBeLessThanOrEqual(1);
+      expect(batchCallsBetween(normal?.createdAt ?? 0, normalCall), waits).toBeGreaterThanOrEqual(2);
     },
     REAL_PROCESS_TIMEOUT_MS,
   );
