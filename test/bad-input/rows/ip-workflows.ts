@@ -163,6 +163,46 @@ export const ipWorkflowCliRows: CliRow[] = [
     ],
     stdout: [/2 jobs: 2 succeeded/, /✔ front\.png/, /✔ side\.jpg/, /✖ .*logo\.png/, /✖ .*huge\.png/],
   },
+  {
+    name: 'design-infringement-search: opflow ingest of a manifest with a bad image on line 2 names it and takes the rest',
+    args: ['ingest', 'm.jsonl', '--workflow', 'design-infringement-search', '--dry-run'],
+    files: {
+      'm.jsonl': [
+        { id: 'ring', images: [{ url }] },
+        { id: 'logo', images: [{ url }, { data: dataUrl(gif, 'image/gif'), name: 'logo.gif' }] },
+        { id: 'float', images: [{ data: dataUrl(tinyPng), name: 'float.png' }] },
+        { id: 'side', file: 'side.jpg' },
+      ]
+        .map((line) => JSON.stringify(line))
+        .join('\n'),
+      'side.jpg': tinyJpeg,
+    },
+    exit: someBad,
+    namesIn: 'output',
+    names: ['line 2', 'images[1].data: image (logo.gif): not a PNG or JPEG image'],
+    stdout: [/dry run: 4 records, 3 usable, 1 refused/],
+    json: { dryRun: true, records: 4, items: 3, problems: [{ position: 'line 2', id: 'logo' }] },
+  },
+  {
+    name: 'design-infringement-search: opflow ingest of a folder mixing good and bad images names each bad one',
+    args: ['ingest', 'photos', '--workflow', 'design-infringement-search', '--dry-run'],
+    files: {
+      'photos/front.png': tinyPng,
+      'photos/sub/side.jpeg': tinyJpeg,
+      'photos/logo.png': gif,
+      'photos/huge.png': overLimitPng,
+    },
+    exit: someBad,
+    namesIn: 'output',
+    names: [
+      'logo.png',
+      'a GIF image',
+      'huge.png',
+      "the image is 4,097 KB, over the platform's limit of 4,096 KB",
+    ],
+    stdout: [/dry run: 4 records, 2 usable, 2 refused/],
+    json: { dryRun: true, records: 4, items: 2 },
+  },
   jsonInput(
     'fto',
     { text: 'x', comparePatents: ['latch patent'] },
