@@ -12,7 +12,7 @@ import { loadAutomationSettings } from '../../shared/runtime/lambda/automation';
 import { createJobsRuntime } from '../../shared/runtime/lambda/jobs-runtime';
 
 // Once per instance: clients and caches live across invocations.
-const runtime = createJobsRuntime({ functionName: 'api' });
+const runtime = createJobsRuntime();
 
 /** The handler, built on the first request once the stack's schedules are read. */
 let api: Promise<ApiHandler> | undefined;

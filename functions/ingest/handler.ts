@@ -13,7 +13,7 @@ import { createJobsRuntime } from '../../shared/runtime/lambda/jobs-runtime';
 // Once per instance: clients and caches live across invocations. Every invocation reads the inbox,
 // so S3 is part of this function's start (the report store shares the client).
 const s3 = createS3Client(awsClientConfig(loadAwsConfig()));
-const runtime = createJobsRuntime({ functionName: 'ingest', s3 });
+const runtime = createJobsRuntime({ s3 });
 const ingest = createIngestFunction({ runtime, s3 });
 
 export function handler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {

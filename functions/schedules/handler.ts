@@ -8,7 +8,7 @@ import { createScheduleTargetHandler } from '../../shared/runtime/lambda/automat
 import { createJobsRuntime } from '../../shared/runtime/lambda/jobs-runtime';
 
 // Once per instance: clients and caches live across invocations.
-const runtime = createJobsRuntime({ functionName: 'schedules' });
+const runtime = createJobsRuntime();
 const target = createScheduleTargetHandler({ pipeline: runtime, observability: runtime.observability });
 
 export function handler(event: unknown, context: Context) {

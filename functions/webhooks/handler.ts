@@ -16,7 +16,7 @@ import {
 } from '../../shared/runtime/lambda/webhook-route';
 
 // Once per instance: clients and caches live across invocations.
-const runtime = createJobsRuntime({ functionName: 'webhooks' });
+const runtime = createJobsRuntime();
 
 /** The handler, built on the first delivery once the stack's webhook mappings are read. */
 let route: Promise<WebhookRouteHandler> | undefined;

@@ -11,6 +11,7 @@ import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { type CfnFunction, RecursiveLoop } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { HttpMethods } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { callbackOutboxPartition } from '../../shared/backends/aws/dynamodb-callback-outbox';
 import { type OpflowConfig, parseOpflowConfig } from '../../shared/config/opflow-config';
@@ -36,6 +37,8 @@ export const API_INPUT_OBJECT_PATTERN = 'reports/*/input.json';
 export const REPORT_OBJECT_PATTERN = 'reports/*';
 /** The outputs of a batch (summary.csv, results.jsonl, failed.jsonl, index.html), written on first read. */
 export const BATCH_OUTPUT_PATTERN = 'batches/*';
+/** Where the api presigns the dashboard's manifest uploads (`POST /batch-uploads`): the ingest inbox. */
+export const INBOX_UPLOAD_PATTERN = 'inbox/*';
 
 /** What the api function needs of `api.auth` (OPFLOW_API_AUTH): the mode and the operator grant, not the issuer. */
 export function apiAuthOf(auth: StageConfig['api']['auth']): ApiAuth {
@@ -211,6 +214,28 @@ export class OpflowStack extends Stack {
         conditions: { StringLike: { 's3:prefix': [BATCH_OUTPUT_PATTERN] } },
       }),
     );
+    // POST /batch-uploads: the api presigns a PUT of the checked manifest under inbox/ (signed with
+    // this role, so it needs the PutObject it never makes itself); the browser sends the object, and
+    // the dashboard's origins may PUT to the bucket (nothing else) across origins.
+    this.api.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['s3:PutObject'],
+        resources: [this.storage.reportBucket.arnForObjects(INBOX_UPLOAD_PATTERN)],
+      }),
+    );
+    if ((config.api.dashboardOrigins?.length ?? 0) > 0)
+      this.storage.reportBucket.addCorsRule({
+        allowedMethods: [HttpMethods.PUT],
+        allowedOrigins: [...(config.api.dashboardOrigins ?? [])],
+        allowedHeaders: [
+          'content-type',
+          'x-amz-checksum-sha256',
+          'x-amz-sdk-checksum-algorithm',
+          'x-amz-meta-*',
+        ],
+        exposedHeaders: ['etag'],
+        maxAge: 3600,
+      });
 
     this.sweeper = new PipelineFunction(this, 'Sweeper', {
       ...functionDefaults,
@@ -445,6 +470,12 @@ export class OpflowStack extends Stack {
         reason:
           'Puts only the input.json of a new job (reports/<jobId>/input.json, for inputs over the inline limit); ' +
           'the job id is minted per request, so the key cannot be named in advance.',
+      },
+      {
+        id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${INBOX_UPLOAD_PATTERN}]`,
+        reason:
+          'Presigns only the PUT of a manifest the dashboard uploads (inbox/<workflow>/<batch>/<file>), bound to its ' +
+          'checked SHA-256; the batch folder is named per upload, so the key cannot be named in advance.',
       },
       {
         id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${BATCH_OUTPUT_PATTERN}]`,

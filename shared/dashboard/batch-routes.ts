@@ -11,7 +11,7 @@
  *   GET  /batches/{id}/outputs/{file} summary.csv, summary.xlsx, results.jsonl, failed.jsonl, index.html
  */
 import type { Batch, BatchStore } from '../engine/batch-store';
-import type { EngineDeps } from '../engine/deps';
+import type { JobDeps } from '../engine/deps';
 import { cancelJob, JobRequestError } from '../engine/job-commands';
 import { ApiError, type ApiRoute, apiRoute, json, parse } from '../http/job-api';
 import { batchListQuerySchema, retryBodySchema } from '../http/request-schemas';
@@ -43,7 +43,7 @@ async function mustGet(batches: BatchStore, id: string, tenant: string | undefin
 
 /** Stops a batch (no more items released) and cancels its unfinished jobs. */
 export async function cancelBatch(
-  deps: { engine: EngineDeps; batches: BatchStore },
+  deps: { engine: JobDeps; batches: BatchStore },
   batchId: string,
 ): Promise<{ batch: Batch; cancelled: number }> {
   for (let tries = 0; tries < 10; tries++) {
@@ -82,7 +82,7 @@ export async function cancelBatch(
  * The batch routes. A bound caller's page is the store's page less other tenants' batches, so it
  * may hold fewer than `limit` and still have a cursor.
  */
-export function batchRoutes(options: { deps: EngineDeps; batches: BatchStore }): ApiRoute[] {
+export function batchRoutes(options: { deps: JobDeps; batches: BatchStore }): ApiRoute[] {
   const deps = { engine: options.deps, batches: options.batches };
   const now = () => options.deps.clock.now();
   return [

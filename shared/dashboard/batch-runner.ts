@@ -7,7 +7,7 @@
  * processes at once (conditional commits, item keys as idempotency keys).
  */
 import type { Batch, BatchStore } from '../engine/batch-store';
-import type { EngineDeps } from '../engine/deps';
+import type { JobDeps } from '../engine/deps';
 import { errorMessage } from '../errors/error-message';
 import { admitAll, admitBatch } from '../ingest/admission';
 import { driveBatch } from '../ingest/drive-batch';
@@ -38,7 +38,7 @@ export interface BatchRunner {
 }
 
 export function startBatchRunner(options: {
-  deps: EngineDeps;
+  deps: JobDeps;
   batches: BatchStore;
   intervalMs?: number | undefined;
 }): BatchRunner {

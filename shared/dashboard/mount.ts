@@ -5,7 +5,7 @@
  * (timeline-route.ts, batch-routes.ts, schedule-routes.ts, delivery-routes.ts), also on aws.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { EngineDeps } from '../engine/deps';
+import type { JobDeps } from '../engine/deps';
 import type { ServerMount } from '../http/node-server';
 import {
   type DashboardFile,
@@ -48,7 +48,7 @@ function sendJson(res: ServerResponse, status: number, value: unknown): void {
 
 /** The static files: GET or HEAD of `/`, `/index.html` and `/ui/...`. */
 export function dashboardMount(options: {
-  deps: EngineDeps;
+  deps: JobDeps;
   /** Whether the server answers `GET /jobs/{id}/timeline`. */
   timeline?: boolean | undefined;
   /** Whether the server answers `/batches` (the page then shows batches). */

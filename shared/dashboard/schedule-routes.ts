@@ -12,7 +12,7 @@
  * A caller bound to a tenant sees and changes only the schedules that create that tenant's jobs.
  */
 import type { Schedule } from '../config/opflow-config';
-import type { EngineDeps } from '../engine/deps';
+import type { JobDeps } from '../engine/deps';
 import type { ScheduleStateStore } from '../engine/schedule-ports';
 import { ApiError, type ApiRoute, apiRoute, json, parse } from '../http/job-api';
 import { pauseBodySchema } from '../http/request-schemas';
@@ -20,7 +20,7 @@ import { pauseSchedule, resumeSchedule, SchedulePauseError, scheduleView } from 
 import { triggerSchedule } from '../schedules/scheduler';
 
 export function scheduleRoutes(options: {
-  deps: EngineDeps;
+  deps: JobDeps;
   states: ScheduleStateStore;
   schedules: readonly Schedule[];
 }): ApiRoute[] {

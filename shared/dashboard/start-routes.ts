@@ -19,7 +19,7 @@ import { dirname, join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import type * as z from 'zod';
 import type { BatchSource, BatchStore } from '../engine/batch-store';
-import type { EngineDeps } from '../engine/deps';
+import type { JobDeps } from '../engine/deps';
 import { errorMessage } from '../errors/error-message';
 import { ApiError, type ApiRoute, apiRoute, json, parse } from '../http/job-api';
 import { batchIdFor, defaultInFlightPerBatch, parseFailureBudget, sha256 } from '../ingest/batch';
@@ -43,7 +43,7 @@ type ManifestBody = z.infer<typeof manifestBodySchema>;
 const listedProblems = 500;
 
 /** The job's input as stored: inline in its record, or in the report store when large. */
-async function storedInput(deps: EngineDeps, input: { inline: unknown } | { ref: string }): Promise<unknown> {
+async function storedInput(deps: JobDeps, input: { inline: unknown } | { ref: string }): Promise<unknown> {
   if ('inline' in input) return input.inline;
   const stored = await deps.reports.get(input.ref);
   if (!stored) throw new ApiError(404, 'not-found', 'the input of this job is no longer kept');
@@ -56,7 +56,7 @@ export function uploadsFolderOf(dbPath: string): string {
 }
 
 export function startRoutes(options: {
-  deps: EngineDeps;
+  deps: JobDeps;
   batches: BatchStore;
   runner: BatchRunner;
   /** Where uploaded manifests are kept (a batch re-reads its source when it runs again). */

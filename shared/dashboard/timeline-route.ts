@@ -3,12 +3,12 @@
  * (SQLite locally, `HIST#` items on aws). A framework-free route of the job API, on `opflow serve`
  * and on the Lambda api; another tenant's job does not exist for a caller bound to a tenant.
  */
-import type { EngineDeps } from '../engine/deps';
+import type { JobDeps } from '../engine/deps';
 import type { JobHistory } from '../engine/history';
 import { ApiError, type ApiRoute, apiRoute, jobIdSchema, json, parse } from '../http/job-api';
 import { buildTimeline, timelineView } from './timeline';
 
-export function timelineRoutes(options: { deps: EngineDeps; history: JobHistory }): ApiRoute[] {
+export function timelineRoutes(options: { deps: JobDeps; history: JobHistory }): ApiRoute[] {
   return [
     apiRoute('getTimeline', async ({ id: raw }, _request, { tenant }) => {
       const id = parse(jobIdSchema, raw, 'path.id');

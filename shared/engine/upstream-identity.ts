@@ -5,7 +5,13 @@
  * never taken as done on the platform (or on another key or endpoint).
  */
 import * as z from 'zod';
-import type { EngineDeps } from './deps';
+import type { JobDeps, StepDeps } from './deps';
+
+/**
+ * What naming a tenant's upstream reads: its key and how a key maps to an upstream. A runtime that
+ * makes no upstream call (the aws api, schedules and ingest functions) has neither: no upstream.
+ */
+export type TenantUpstreamDeps = JobDeps & Partial<Pick<StepDeps, 'keys' | 'upstreamOf'>>;
 
 export const upstreamIdentitySchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('sandbox') }),
@@ -45,10 +51,10 @@ export function isSandboxData(job: { upstream?: UpstreamIdentity | undefined }):
  * that cannot be told here (no key, a key store this process may not read, no `upstreamOf`).
  */
 export async function upstreamOfTenant(
-  deps: Pick<EngineDeps, 'keys' | 'upstreamOf'>,
+  deps: TenantUpstreamDeps,
   tenant: string,
 ): Promise<UpstreamIdentity | undefined> {
-  if (!deps.upstreamOf) return undefined;
+  if (!deps.upstreamOf || !deps.keys) return undefined;
   const key = await deps.keys.getKey(tenant).catch(() => undefined);
   return key === undefined ? undefined : deps.upstreamOf(key);
 }
@@ -59,10 +65,7 @@ const tenantUpstreams = new WeakMap<object, Map<string, Promise<string | undefin
  * `upstreamOfTenant` as its `upstreamKeyOf`, asked once per tenant for the life of `deps` (bulk
  * ingestion keys every item on it: a key store that cannot be read is not asked again per item).
  */
-export function tenantUpstreamKey(
-  deps: Pick<EngineDeps, 'keys' | 'upstreamOf'>,
-  tenant: string,
-): Promise<string | undefined> {
+export function tenantUpstreamKey(deps: TenantUpstreamDeps, tenant: string): Promise<string | undefined> {
   let byTenant = tenantUpstreams.get(deps);
   if (!byTenant) {
     byTenant = new Map();

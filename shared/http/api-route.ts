@@ -4,7 +4,7 @@
  * function that answers it; the dispatcher (job-api.ts) finds it by the table's method and path.
  */
 import type * as z from 'zod';
-import type { EngineDeps } from '../engine/deps';
+import type { JobDeps } from '../engine/deps';
 import { formatIssues } from '../errors/zod-issues';
 import { ApiError, type HttpAnswer } from './api-error';
 import type { OperationId, PathParameters } from './routes';
@@ -22,7 +22,7 @@ export interface JobApiRequest {
 export type JobApiResponse = HttpAnswer;
 
 export interface JobApiOptions {
-  deps: EngineDeps;
+  deps: JobDeps;
   /**
    * The tenant the caller is bound to (from its token). When set, the caller sees and creates only
    * that tenant's jobs; when absent (an operator signing with IAM), the request names the tenant.

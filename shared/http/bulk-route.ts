@@ -4,7 +4,7 @@
  * dry run. A tenant-bound caller acts only on its own tenant's jobs. A call stops after
  * `bulkCallBudgetMs` with a cursor to go on (API Gateway cuts a request at 30 s).
  */
-import type { EngineDeps } from '../engine/deps';
+import type { JobDeps } from '../engine/deps';
 import {
   type BulkOutcome,
   type BulkPreview,
@@ -26,7 +26,7 @@ const previewView = (preview: BulkPreview) => ({
 
 const outcomeView = (outcome: BulkOutcome) => outcome;
 
-export function bulkRoutes(deps: EngineDeps): ApiRoute[] {
+export function bulkRoutes(deps: JobDeps): ApiRoute[] {
   return [
     apiRoute('bulkJobs', async (_params, _request, { tenant, body }) => {
       const asked = parse(bulkRequestSchema, body(), 'body');

@@ -4,7 +4,7 @@
  * The dispatcher (job-api.ts) adds them before the routes a server brings (the dashboard's).
  */
 import { shownCallbackUrl } from '../engine/callback-record';
-import type { EngineDeps } from '../engine/deps';
+import type { JobDeps } from '../engine/deps';
 import { answerSelection, cancelJob, submitJob } from '../engine/job-commands';
 import { isTerminal, type Job } from '../engine/job-record';
 import { retryJob } from '../engine/retry';
@@ -119,7 +119,7 @@ export function jobView(job: Job): JobView {
 }
 
 /** The job, if the caller may see it: another tenant's job does not exist for a bound caller. */
-async function visibleJob(deps: EngineDeps, tenant: string | undefined, rawId: string): Promise<Job> {
+async function visibleJob(deps: JobDeps, tenant: string | undefined, rawId: string): Promise<Job> {
   const id = parse(jobIdSchema, rawId, 'path.id');
   const job = await deps.store.get(id);
   if (!job || (tenant !== undefined && job.tenant !== tenant)) {
@@ -129,7 +129,7 @@ async function visibleJob(deps: EngineDeps, tenant: string | undefined, rawId: s
 }
 
 /** `POST /jobs`: a bound caller creates jobs of its own tenant only. */
-async function createJob(deps: EngineDeps, request: JobApiRequest, context: ApiRouteContext) {
+async function createJob(deps: JobDeps, request: JobApiRequest, context: ApiRouteContext) {
   const body = parse(createBodySchema, context.body(), 'body');
   const rawKey = request.headers?.['idempotency-key'];
   const idempotencyKey =
@@ -143,7 +143,7 @@ async function createJob(deps: EngineDeps, request: JobApiRequest, context: ApiR
 }
 
 /** `GET /jobs`: the stores' own listing, or job-search.ts for the filters they do not index. */
-async function listJobs(deps: EngineDeps, request: JobApiRequest, bound: string | undefined) {
+async function listJobs(deps: JobDeps, request: JobApiRequest, bound: string | undefined) {
   const query = parse(listQuerySchema, request.query ?? {}, 'query');
   if (bound !== undefined && query.tenant !== undefined && query.tenant !== bound) {
     throw new ApiError(403, 'forbidden', `this caller may only list jobs of tenant ${bound}`);

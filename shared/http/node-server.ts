@@ -10,7 +10,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { EngineDeps } from '../engine/deps';
+import type { JobDeps } from '../engine/deps';
 import { isTerminal } from '../engine/job-record';
 import { namedErrorMessage } from '../errors/error-message';
 import { ApiError, refusal, refusalAnswer } from './api-error';
@@ -19,7 +19,7 @@ import { pathPattern, routeOf } from './routes';
 
 export interface JobApiServerOptions {
   /** The engine the API submits to and reads from. */
-  deps: EngineDeps;
+  deps: JobDeps;
   /** The interface to listen on. Default: 127.0.0.1 (this machine only). */
   host?: string | undefined;
   /** The port; 0 picks a free one. Default: 0. */
@@ -254,7 +254,7 @@ async function jobApiAnswer(
 }
 
 /** An ApiError as its own answer; anything else logged (without the query) and answered 500. */
-function failureAnswer(error: unknown, deps: EngineDeps, target: RequestTarget): ServerAnswer {
+function failureAnswer(error: unknown, deps: JobDeps, target: RequestTarget): ServerAnswer {
   if (error instanceof ApiError) return refusalAnswer(error);
   deps.log?.error('job API server: request failed', {
     method: target.method,
@@ -403,7 +403,7 @@ async function readBody(req: IncomingMessage, maxBytes: number): Promise<string>
  * among its outputs are served, and the report store refuses malformed keys, so no path escapes.
  */
 async function reportFile(
-  deps: EngineDeps,
+  deps: JobDeps,
   method: string,
   rawId: string,
   rawFile: string,

@@ -27,7 +27,7 @@ import type * as z from 'zod';
 import type { OpflowConfig, WebhookSource } from '../config/opflow-config';
 import { parseDuration, webhookSecretVariable, webhookSourceSchema } from '../config/opflow-config';
 import { parseSigningSecret, SigningSecretError, signingKey } from '../config/signing-secrets';
-import type { EngineDeps } from '../engine/deps';
+import type { JobDeps } from '../engine/deps';
 import { JobRequestError, submitJob, submitJobRequestSchema } from '../engine/job-commands';
 import type { WebhookDeliveryLog } from '../engine/webhook-deliveries';
 import { namedErrorMessage } from '../errors/error-message';
@@ -60,7 +60,7 @@ export interface WebhookRequest {
 }
 
 export interface WebhookOptions {
-  deps: EngineDeps;
+  deps: JobDeps;
   config: OpflowConfig;
   secrets: WebhookSecrets;
   /** Requests per second per source, with a burst of twice that. Default: 20. */
@@ -393,7 +393,7 @@ async function verifyDelivery(
 
 /** Steps 4 and 5: the payload mapped to a job request, the source's day cap, the job (once per webhook-id). */
 async function startWebhookJob(
-  deps: EngineDeps,
+  deps: JobDeps,
   body: Uint8Array,
   delivery: VerifiedDelivery,
 ): Promise<JobApiResponse> {

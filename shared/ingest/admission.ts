@@ -9,14 +9,14 @@
  * committing the batch, or two processes admitting at once, never creates a job twice.
  */
 import type { Batch, BatchItem, BatchStore } from '../engine/batch-store';
-import type { EngineDeps } from '../engine/deps';
+import type { JobDeps } from '../engine/deps';
 import { JobRequestError, submitJob } from '../engine/job-commands';
 import { isTerminal, type Job, type JobPriority } from '../engine/job-record';
 import type { JobStore } from '../engine/ports';
 import { budgetExceeded, describeBudget } from './batch';
 
 export interface AdmissionDeps {
-  engine: EngineDeps;
+  engine: JobDeps;
   batches: BatchStore;
 }
 

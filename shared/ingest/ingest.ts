@@ -15,7 +15,7 @@ import type {
   BatchSource,
   BatchStore,
 } from '../engine/batch-store';
-import type { EngineDeps } from '../engine/deps';
+import type { JobDeps } from '../engine/deps';
 import { inlineInputLimitBytes, tenantNameSchema } from '../engine/job-commands';
 import { isTerminal, type Job, jobPriorities } from '../engine/job-record';
 import { tenantUpstreamKey } from '../engine/upstream-identity';
@@ -45,7 +45,7 @@ import { withMaxUnits } from './limits';
 import { type OpenBytes, readCsv, readJsonLines, type SourceRecord } from './sources';
 
 export interface IngestDeps {
-  engine: EngineDeps;
+  engine: JobDeps;
   batches: BatchStore;
   /** How disclosure forms are read (the config file's `disclosureForm`); default: the defaults. */
   disclosureForm?: DisclosureFormConfig | undefined;

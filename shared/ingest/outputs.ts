@@ -8,7 +8,7 @@
  */
 import { dirname, relative } from 'node:path';
 import type { Batch, BatchItem, BatchProblem, BatchStore } from '../engine/batch-store';
-import type { EngineDeps } from '../engine/deps';
+import type { JobDeps } from '../engine/deps';
 import { isTerminal, type Job } from '../engine/job-record';
 import { reportKeys } from '../engine/report';
 import { isSandboxData } from '../engine/upstream-identity';
@@ -52,7 +52,7 @@ export const summaryColumns = [
 type Row = Record<(typeof summaryColumns)[number], string>;
 
 export interface OutputDeps {
-  engine: EngineDeps;
+  engine: JobDeps;
   batches: BatchStore;
 }
 

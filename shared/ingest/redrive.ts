@@ -6,7 +6,7 @@
  * join the batch's in-flight set, so admission follows them to the end and counts them again.
  */
 import type { Batch, BatchStore } from '../engine/batch-store';
-import type { EngineDeps } from '../engine/deps';
+import type { JobDeps } from '../engine/deps';
 import { JobRequestError } from '../engine/job-commands';
 import { type RetryOptions, retryJob } from '../engine/retry';
 import { listAll } from '../runtime/job-queries';
@@ -18,7 +18,7 @@ export interface RedriveOutcome {
 }
 
 export async function redriveBatch(
-  deps: { engine: EngineDeps; batches: BatchStore },
+  deps: { engine: JobDeps; batches: BatchStore },
   batchId: string,
   /** From the start instead of the step each stopped at; a new deadline for each (default: as long as it had). */
   options: Pick<RetryOptions, 'fromStart' | 'deadlineMs' | 'maxUnits'> = {},
@@ -57,7 +57,7 @@ export async function redriveBatch(
  * follows its items to the end and writes its summary anew).
  */
 export async function reopenBatch(
-  deps: { engine: Pick<EngineDeps, 'clock'>; batches: BatchStore },
+  deps: { engine: Pick<JobDeps, 'clock'>; batches: BatchStore },
   batchId: string,
 ): Promise<Batch> {
   for (let tries = 0; tries < 20; tries++) {

@@ -8,7 +8,7 @@
  * dashboard. Billed units are known after each call, so the cap is checked at every tick.
  */
 import type { Schedule } from '../config/opflow-config';
-import type { EngineDeps } from '../engine/deps';
+import type { JobDeps } from '../engine/deps';
 import type { Job } from '../engine/job-record';
 import type { ScheduleStateStore } from '../engine/schedule-ports';
 import { pauseSchedule, updateScheduleState } from './pause';
@@ -23,7 +23,7 @@ const recentRuns = 5;
  * `keyPrefix`, created since `since` (newest first, so paging stops early).
  */
 export async function unitsSpentSince(
-  deps: Pick<EngineDeps, 'store'>,
+  deps: Pick<JobDeps, 'store'>,
   jobs: { tenant: string; source: 'schedule' | 'webhook'; keyPrefix: string },
   since: number,
 ): Promise<{ units: number; jobs: number }> {
@@ -49,7 +49,7 @@ export async function unitsSpentSince(
  * Returns the reason when it paused it now.
  */
 export async function pauseAtDayCap(
-  deps: Pick<EngineDeps, 'store' | 'clock'>,
+  deps: Pick<JobDeps, 'store' | 'clock'>,
   states: ScheduleStateStore,
   schedule: Schedule,
 ): Promise<string | undefined> {
@@ -76,7 +76,7 @@ export async function pauseAtDayCap(
  * paused it now.
  */
 export async function pauseAtRunCap(
-  deps: Pick<EngineDeps, 'store' | 'clock'>,
+  deps: Pick<JobDeps, 'store' | 'clock'>,
   states: ScheduleStateStore,
   schedule: Schedule,
 ): Promise<string | undefined> {

@@ -1,11 +1,11 @@
 /** Runs `tickSchedules` every second in `opflow serve` (one pass at a time). */
 import type { Schedule } from '../config/opflow-config';
-import type { EngineDeps } from '../engine/deps';
+import type { JobDeps } from '../engine/deps';
 import type { ScheduleStateStore } from '../engine/schedule-ports';
 import { type SlotOutcome, tickSchedules } from './scheduler';
 
 export function startScheduleLoop(
-  deps: EngineDeps,
+  deps: JobDeps,
   states: ScheduleStateStore,
   schedules: readonly Schedule[],
   onOutcome: (outcome: SlotOutcome) => void = () => undefined,

@@ -7,7 +7,7 @@
  * lifts it.
  */
 import type { Schedule } from '../config/opflow-config';
-import type { EngineDeps } from '../engine/deps';
+import type { JobDeps } from '../engine/deps';
 import type { ScheduleState, ScheduleStateStore } from '../engine/schedule-ports';
 import { nextSlot } from './slots';
 
@@ -37,7 +37,7 @@ export async function updateScheduleState(
 
 /** Pauses the schedule with a reason (pausing a paused schedule replaces the reason). */
 export async function pauseSchedule(
-  deps: Pick<EngineDeps, 'clock'>,
+  deps: Pick<JobDeps, 'clock'>,
   states: ScheduleStateStore,
   schedule: Schedule,
   reason: string,
@@ -59,7 +59,7 @@ export async function pauseSchedule(
  * Refused when the config file pauses it.
  */
 export async function resumeSchedule(
-  deps: Pick<EngineDeps, 'clock'>,
+  deps: Pick<JobDeps, 'clock'>,
   states: ScheduleStateStore,
   schedule: Schedule,
 ): Promise<ScheduleState> {
@@ -79,7 +79,7 @@ export async function resumeSchedule(
 const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
 
 /** A schedule as the CLI's `--json`, the API and the dashboard show it. */
-export async function scheduleView(deps: EngineDeps, states: ScheduleStateStore, schedule: Schedule) {
+export async function scheduleView(deps: JobDeps, states: ScheduleStateStore, schedule: Schedule) {
   const state = await states.get(schedule.name);
   const last = state?.lastJobId ? await deps.store.get(state.lastJobId) : undefined;
   const pause = schedule.paused

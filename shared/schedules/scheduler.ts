@@ -8,7 +8,7 @@
  * a slot whose previous job is still running (skip it, hold one back, or run it anyway).
  */
 import { parseDuration, type Schedule } from '../config/opflow-config';
-import type { EngineDeps } from '../engine/deps';
+import type { JobDeps } from '../engine/deps';
 import { submitJob } from '../engine/job-commands';
 import { isTerminal, type Job } from '../engine/job-record';
 import type { ScheduleState, ScheduleStateStore } from '../engine/schedule-ports';
@@ -38,7 +38,7 @@ export type SlotOutcome = { schedule?: string | undefined } & (
 
 /** Creates the job of one slot (idempotent: the same slot again answers the same job). */
 export async function fireSlot(
-  deps: EngineDeps,
+  deps: JobDeps,
   schedule: Schedule,
   slot: number,
   key: string = slotKey(schedule.name, slot),
@@ -75,7 +75,7 @@ function withRun(state: ScheduleStateWithRuns, run: ScheduleRun): ScheduleRun[] 
 
 /** One pass over the schedules at the clock's now. Returns what happened to each slot handled. */
 export async function tickSchedules(
-  deps: EngineDeps,
+  deps: JobDeps,
   states: ScheduleStateStore,
   schedules: readonly Schedule[],
 ): Promise<SlotOutcome[]> {
@@ -100,7 +100,7 @@ export async function tickSchedules(
 }
 
 async function tickOne(
-  deps: EngineDeps,
+  deps: JobDeps,
   states: ScheduleStateStore,
   schedule: Schedule,
   outcomes: SlotOutcome[],
@@ -177,7 +177,7 @@ async function tickOne(
 
 /** `opflow schedules trigger`: a job now, outside the slots (its own key), recorded as the last run. */
 export async function triggerSchedule(
-  deps: EngineDeps,
+  deps: JobDeps,
   states: ScheduleStateStore,
   schedule: Schedule,
 ): Promise<{ job: Job; created: boolean }> {
@@ -205,7 +205,7 @@ export async function triggerSchedule(
 
 /** `opflow schedules backfill`: the jobs of every slot in `[from, to]` (existing ones are kept). */
 export async function backfillSchedule(
-  deps: EngineDeps,
+  deps: JobDeps,
   states: ScheduleStateStore,
   schedule: Schedule,
   from: number,

@@ -6,14 +6,14 @@
  * tick does: a schedule at its run or day cap is paused, and the slot is skipped.
  */
 import type { Schedule } from '../config/opflow-config';
-import type { EngineDeps } from '../engine/deps';
+import type { JobDeps } from '../engine/deps';
 import { isTerminal } from '../engine/job-record';
 import type { ScheduleState, ScheduleStateStore } from '../engine/schedule-ports';
 import { pauseAtDayCap, pauseAtRunCap } from './cost-cap';
 import { fireSlot, type SlotOutcome } from './scheduler';
 
 export async function handleScheduledSlot(
-  deps: EngineDeps,
+  deps: JobDeps,
   states: ScheduleStateStore,
   schedule: Schedule,
   slot: number,
@@ -92,11 +92,7 @@ export async function handleScheduledSlot(
 }
 
 /** Pauses the schedule at its run or day cost cap, as each tick of the local scheduler does. */
-async function pauseAtCostCap(
-  deps: EngineDeps,
-  states: ScheduleStateStore,
-  schedule: Schedule,
-): Promise<void> {
+async function pauseAtCostCap(deps: JobDeps, states: ScheduleStateStore, schedule: Schedule): Promise<void> {
   const capped =
     (await pauseAtRunCap(deps, states, schedule)) ?? (await pauseAtDayCap(deps, states, schedule));
   if (capped) deps.log?.warn('schedule: paused at its cost cap', { schedule: schedule.name, reason: capped });

@@ -69,7 +69,7 @@ beforeAll(async () => {
     process.env[name] = value;
   }
   s3 = createS3Client(awsClientConfig(loadAwsConfig(env)));
-  const runtime = createJobsRuntime({ functionName: 'ingest', env, s3 });
+  const runtime = createJobsRuntime({ env, s3 });
   // No queue: a continuation would be sent nowhere (each row is one message, on its own).
   ingest = createIngestFunction({ runtime, s3, queueUrl: undefined });
   // A valid batch, read and started, that no bad message may touch.

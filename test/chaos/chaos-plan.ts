@@ -33,6 +33,8 @@ const mix: [workflow: string, input: (i: number, tag: string) => unknown][] = [
     (i, tag) => ({
       text: `Variant ${tag} ${i}: a folding helmet whose shell segments lock open with a magnetic buckle.`,
       markets: ['US', 'EP'],
+      // A patent named for comparison: ai66-8, a paid call, under the same faults.
+      comparePatents: ['CN118289111A'],
     }),
   ],
   ['encyclopedia-qa', (i, tag) => ({ question: `What is compound ${tag} ${i} used for in migraine?` })],

@@ -8,7 +8,7 @@
  */
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
 import * as z from 'zod';
-import type { EngineDeps } from '../../engine/deps';
+import type { JobDeps } from '../../engine/deps';
 import { refusal } from '../../http/api-error';
 import { type ApiRoute, handleJobApiRequest, type JobApiResponse } from '../../http/job-api';
 import type { ApiAuth, OperatorGrant } from './api-auth';
@@ -16,7 +16,7 @@ import { acceptHttpApiEvent, lambdaAnswer, lowerCaseHeaders } from './http-api-e
 import { engineLogger, type Observability } from './observability';
 
 export interface ApiHandlerOptions {
-  deps: EngineDeps;
+  deps: JobDeps;
   observability: Observability;
   /** Lifetime of report links (default 15 minutes). */
   linkTtlSeconds?: number | undefined;

@@ -28,7 +28,7 @@ import {
   sendIngestMessage,
 } from '../../backends/aws';
 import type { Batch, BatchSource } from '../../engine/batch-store';
-import type { EngineDeps } from '../../engine/deps';
+import type { JobDeps } from '../../engine/deps';
 import { errorMessage } from '../../errors/error-message';
 import { admitBatch } from '../../ingest/admission';
 import { maxDocumentBytes } from '../../ingest/documents';
@@ -92,7 +92,7 @@ export function createIngestFunction(options: IngestFunctionOptions) {
   async function handle(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
     logger.addContext(context);
     const deps: IngestDeps = {
-      engine: { ...runtime.deps, log: engineLogger(logger) } as EngineDeps,
+      engine: { ...runtime.deps, log: engineLogger(logger) },
       batches: setup.batches,
     };
     const failures: { itemIdentifier: string }[] = [];

@@ -4,7 +4,8 @@
  * callback outbox, the workflows) and nothing a step needs. Only the step worker runs steps, so
  * only it builds the Open Platform client, the API key source (Secrets Manager), the rate limiter
  * and the poll statistics (runtime.ts); these functions' bundles then hold neither the client nor
- * its HTTP stack, nor the SDK clients they never call. The report store (S3) is loaded on its first
+ * its HTTP stack, nor the SDK clients they never call. Their dependencies are typed `JobDeps`, which
+ * has no upstream port: a route, a schedule or ingest code that needed one would not compile. The report store (S3) is loaded on its first
  * use. Settings come from the same environment and checks as every function's (`loadAwsConfig`).
  */
 import {
@@ -19,10 +20,9 @@ import { DynamoDbJobStore } from '../../backends/aws/dynamodb-job-store';
 import { s3ReportStoreOnFirstUse } from '../../backends/aws/s3-report-store-on-first-use';
 import { SqsWorkQueue } from '../../backends/aws/sqs-work-queue';
 import { callbackPolicyFromEnv } from '../../callbacks/ssrf-guard';
-import type { EngineDeps } from '../../engine/deps';
+import type { JobDeps } from '../../engine/deps';
 import type { WorkflowRegistry } from '../../engine/workflow';
 import { namedErrorMessage } from '../../errors/error-message';
-import { writeJobReport } from '../../reports/write-job-report';
 import { workflows as allWorkflows } from '../../workflows';
 import { awsCallbackNotifier } from '../aws/callback-notifier';
 import { type AwsRuntimeConfig, loadAwsConfig } from '../aws/config';
@@ -35,7 +35,7 @@ import { createObservability, type Observability } from './observability';
  * whole pipeline (`AwsPipeline`) has them too.
  */
 export interface JobSide {
-  readonly deps: EngineDeps;
+  readonly deps: JobDeps;
   readonly config: AwsRuntimeConfig;
   readonly history: DynamoDbJobHistory;
   readonly aws: { readonly clients: Pick<AwsClients, 'documents' | 'sqs'> };
@@ -50,37 +50,18 @@ export interface JobsRuntime extends JobSide {
   settle<T>(work: Promise<T>): Promise<T>;
 }
 
-/**
- * A port this function does not build: any use throws, naming it. The engine's dependencies name
- * every port, but a job is created, read, answered and cancelled without them; only a step calls
- * the platform (with the tenant's key, under the rate limit), and steps run in the step worker.
- */
-function notBuilt<T extends object>(port: string, functionName: string): T {
-  return new Proxy({} as T, {
-    get: (_target, property) => {
-      // Not a promise, not inspectable: only the port's own methods throw.
-      if (property === 'then' || typeof property === 'symbol') return undefined;
-      return () => {
-        throw new Error(
-          `${port}.${String(property)}: the ${functionName} function does not build the ${port} (only the step worker runs steps)`,
-        );
-      };
-    },
-  });
-}
-
 /** The job side of the engine for one Lambda instance: call once, at module scope. */
-export function createJobsRuntime(options: {
-  /** Names the function in the error of a port it does not build. */
-  functionName: string;
-  env?: Readonly<Record<string, string | undefined>>;
-  workflows?: WorkflowRegistry;
-  /**
-   * An S3 client the function builds anyway (ingest reads its inbox in every invocation): the report
-   * store uses it. Without one, the report store loads S3 on first use (s3-report-store-on-first-use.ts).
-   */
-  s3?: AwsClients['s3'] | undefined;
-}): JobsRuntime {
+export function createJobsRuntime(
+  options: {
+    env?: Readonly<Record<string, string | undefined>>;
+    workflows?: WorkflowRegistry;
+    /**
+     * An S3 client the function builds anyway (ingest reads its inbox in every invocation): the report
+     * store uses it. Without one, the report store loads S3 on first use (s3-report-store-on-first-use.ts).
+     */
+    s3?: AwsClients['s3'] | undefined;
+  } = {},
+): JobsRuntime {
   const env = options.env ?? process.env;
   const config = loadAwsConfig(env);
   const observability = createObservability();
@@ -110,17 +91,12 @@ export function createJobsRuntime(options: {
   const clock = { now: () => Date.now() };
   const callbackNotifier = awsCallbackNotifier({ outbox: callbackOutbox, clock });
   changes.subscribe((job) => callbackNotifier.noticed(job));
-  const deps: EngineDeps = {
+  const deps: JobDeps = {
     store: new DynamoDbJobStore({ client: documents, tableName, reports }),
     queue: new SqsWorkQueue({ client: sqs, queueUrl: config.queueUrl }),
     reports,
-    keys: notBuilt('API key source', options.functionName),
-    rateLimiter: notBuilt('rate limiter', options.functionName),
-    client: notBuilt('Open Platform client', options.functionName),
     clock,
-    random: Math.random,
     workflows: options.workflows ?? allWorkflows,
-    writeReport: writeJobReport,
     callbacks: {
       outbox: callbackOutbox,
       policy: callbackPolicyFromEnv(env),

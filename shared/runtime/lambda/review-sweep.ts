@@ -11,7 +11,7 @@ import { awsReviewerSecrets, sweepReviews } from './reviewers';
 export function createReviewSweep(
   env: Readonly<Record<string, string | undefined>>,
 ): (until: number) => Promise<ReviewPassResult | undefined> {
-  const runtime = createJobsRuntime({ functionName: 'sweeper', env });
+  const runtime = createJobsRuntime({ env });
   // Once per instance: the secrets' cache then spares a read of each secret every minute.
   const secrets = awsReviewerSecrets(runtime, env);
   return (until) => runtime.settle(sweepReviews(runtime, until, env, secrets));

@@ -112,4 +112,29 @@ describe('the HTTP API for the dashboard', () => {
     );
     expect(automationConfigBody(synth.template).schedules.map((s) => s.name)).toEqual(['weekly']);
   });
+
+  it("lets the api presign the dashboard's manifest PUT under inbox/ only, and the dashboard origins PUT to the bucket", () => {
+    const role = synth.stack.getLogicalId(synth.stack.api.role.node.defaultChild as CfnElement);
+    const statements = Object.values(synth.template.findResources('AWS::IAM::Policy'))
+      .filter((policy) => JSON.stringify(policy.Properties.Roles) === JSON.stringify([{ Ref: role }]))
+      .flatMap((policy) => policy.Properties.PolicyDocument.Statement as Statement[]);
+    const inbox = statements.filter((s) => JSON.stringify(s.Resource).includes('/inbox/*'));
+    expect(inbox.map((s) => s.Action)).toEqual(['s3:PutObject']);
+    const bucket = synth.stack.getLogicalId(synth.stack.storage.reportBucket.node.defaultChild as CfnElement);
+    const cors = synth.template.toJSON().Resources[bucket].Properties.CorsConfiguration;
+    expect(cors).toEqual({
+      CorsRules: [
+        expect.objectContaining({
+          AllowedMethods: ['PUT'],
+          AllowedOrigins: ['https://opflow.example.com', 'http://localhost:5173'],
+          AllowedHeaders: expect.arrayContaining(['x-amz-checksum-sha256', 'x-amz-meta-*']),
+        }),
+      ],
+    });
+    // Without dashboard origins, no browser reaches the bucket.
+    const plainBucket = plain.stack.getLogicalId(
+      plain.stack.storage.reportBucket.node.defaultChild as CfnElement,
+    );
+    expect(plain.template.toJSON().Resources[plainBucket].Properties.CorsConfiguration).toBeUndefined();
+  });
 });

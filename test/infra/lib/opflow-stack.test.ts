@@ -457,7 +457,7 @@ describe.each([
       expect(actions.filter((a) => a.startsWith('s3:Delete'))).toEqual([]);
     });
 
-    it('lets the api use the table, send work, get report objects and put only job inputs and batch files, and no secret', () => {
+    it('lets the api use the table, send work, get report objects and put only job inputs, batch files and presigned inbox uploads, and no secret', () => {
       const { stack, template } = stageOf();
       const statements = statementsOfRole(template, roles(stack).api);
       const actions = actionsOf(statements);
@@ -476,9 +476,14 @@ describe.each([
           Action: 's3:GetObject',
           Resource: { 'Fn::Join': ['', [bucketArn, '/reports/*']] },
         }),
+        // A job's input over the inline limit, and the dashboard's manifest upload (a PUT under inbox/ the
+        // api presigns and never makes itself): one statement, as CDK merges them.
         expect.objectContaining({
           Action: 's3:PutObject',
-          Resource: { 'Fn::Join': ['', [bucketArn, '/reports/*/input.json']] },
+          Resource: [
+            { 'Fn::Join': ['', [bucketArn, '/inbox/*']] },
+            { 'Fn::Join': ['', [bucketArn, '/reports/*/input.json']] },
+          ],
         }),
         // The batch routes of the dashboard: a batch's record files and outputs under batches/, listed by
         // that prefix only.
@@ -501,15 +506,23 @@ describe.each([
       expect(actions.filter((a) => a === 'sqs:ReceiveMessage' || a === 'sqs:DeleteMessage')).toEqual([]);
       const puts = statements.filter((s) => actionsOf([s]).includes('s3:PutObject'));
       expect(puts.map((s) => s.Resource)).toEqual([
-        {
-          'Fn::Join': [
-            '',
-            [
-              { 'Fn::GetAtt': [logicalId(stack, stack.storage.reportBucket), 'Arn'] },
-              '/reports/*/input.json',
+        [
+          {
+            'Fn::Join': [
+              '',
+              [{ 'Fn::GetAtt': [logicalId(stack, stack.storage.reportBucket), 'Arn'] }, '/inbox/*'],
             ],
-          ],
-        },
+          },
+          {
+            'Fn::Join': [
+              '',
+              [
+                { 'Fn::GetAtt': [logicalId(stack, stack.storage.reportBucket), 'Arn'] },
+                '/reports/*/input.json',
+              ],
+            ],
+          },
+        ],
         {
           'Fn::Join': [
             '',

@@ -121,7 +121,7 @@ function isChunkCommit(input: unknown): boolean {
 function instance(queueUrl: string, plan?: KillPlan, deaths?: Death[]): Handler {
   // As functions/ingest/handler.ts builds it: the S3 client shared by the inbox and the report store.
   const s3 = createS3Client(awsClientConfig(loadAwsConfig(env)));
-  const runtime = createJobsRuntime({ functionName: 'ingest', env, s3 });
+  const runtime = createJobsRuntime({ env, s3 });
   const ingest = createIngestFunction({ runtime, s3, queueUrl, reserveMs: RESERVE_MS });
   if (plan) {
     let dead = false;

@@ -53,7 +53,7 @@ function continuation(hop: number | undefined): SQSEvent {
 describe('the ingest continuation budget', () => {
   it('fails a continuation past the budget loudly, and runs one within it', async () => {
     const s3 = createS3Client(awsClientConfig(loadAwsConfig(env)));
-    const runtime = createJobsRuntime({ functionName: 'ingest', env, s3 });
+    const runtime = createJobsRuntime({ env, s3 });
     const ingest = createIngestFunction({
       runtime,
       s3,
