@@ -139,7 +139,12 @@ export async function startApiGateway(
         event,
         limits,
       );
-      response.writeHead(result.statusCode ?? 200, result.headers as Record<string, string>);
+      // As API Gateway does: each entry of `cookies` becomes a set-cookie header.
+      const cookies = result.cookies?.length ? { 'set-cookie': result.cookies } : {};
+      response.writeHead(result.statusCode ?? 200, {
+        ...(result.headers as Record<string, string>),
+        ...cookies,
+      });
       response.end(result.body ?? '');
     } catch (error) {
       if (error instanceof LimitPassed) {

@@ -78,12 +78,16 @@ export function httpApiEvent(request: {
       : value;
   }
   const now = Date.now();
+  // As API Gateway does: the Cookie header becomes the `cookies` field, one entry a cookie.
+  const { cookie, ...headers } = request.headers;
+  const cookies = cookie ? cookie.split(/;\s*/).filter(Boolean) : [];
   return {
     version: '2.0',
     routeKey: '$default',
     rawPath: request.path,
     rawQueryString: request.rawQuery,
-    headers: request.headers,
+    ...(cookies.length ? { cookies } : {}),
+    headers,
     ...(request.rawQuery ? { queryStringParameters } : {}),
     requestContext: {
       accountId: '000000000000',

@@ -5,9 +5,10 @@
  * mail address, or the name typed in the form for a link posted to a channel. Framework-free: a
  * request in, an HTML answer out, for `opflow serve` and the Lambda api alike.
  *
- * The token is the page's only credential, so the answers keep it out of everything that could
- * carry it on: `Referrer-Policy: no-referrer`, `Cache-Control: no-store`, a CSP that allows no
- * script, no frame and forms to this origin only.
+ * The token is the page's credential, so the answers keep it out of everything that could carry it
+ * on: `Referrer-Policy: no-referrer`, `Cache-Control: no-store`, a CSP that allows no script, no
+ * frame and forms to this origin only. A POST must also carry the form's nonce (its hidden field and
+ * its cookie, review-form-nonce.ts): one without is refused and shown a fresh form, answering nothing.
  */
 
 import type { JobDeps } from '../engine/deps';
@@ -15,6 +16,7 @@ import { answerSelection, JobRequestError } from '../engine/job-commands';
 import type { Job, PendingSelection } from '../engine/job-record';
 import { openConfirmations, reviewOfOffer } from '../engine/review-record';
 import type { HttpAnswer } from '../http/api-error';
+import { checkFormNonce, type FormNonceProblem, formFieldName, issueFormNonce } from './review-form-nonce';
 import { type ReviewLinkClaims, ReviewLinkError, verifyReviewLink } from './review-link';
 
 export const reviewPathPattern = /^\/review\/([\w.-]{1,2048})$/;
@@ -24,6 +26,10 @@ export interface ReviewRequest {
   token: string;
   /** The form body (application/x-www-form-urlencoded) of a POST. */
   body?: string | undefined;
+  /** The request's `Cookie` header (the form's nonce). */
+  cookie?: string | undefined;
+  /** The page is served over https: its cookie is `Secure`. */
+  secure?: boolean | undefined;
 }
 
 const headers = {
@@ -84,6 +90,7 @@ function form(
   job: Job,
   pending: PendingSelection,
   claims: ReviewLinkClaims,
+  nonceField: string,
   problem?: string,
   chosen?: readonly string[],
 ): string {
@@ -106,6 +113,7 @@ function form(
 ${problem ? `<p class="error" role="alert">${escapeHtml(problem)}</p>` : ''}
 ${first ? `<p class="note">${escapeHtml(first.by ?? 'Someone')} chose ${escapeHtml(first.options.join(', '))}. A second person must confirm the same choice.</p>` : approvals > 1 ? '<p class="note">Two people must confirm the same choice.</p>' : ''}
 <form method="post">
+<input type="hidden" name="${formFieldName}" value="${escapeHtml(nonceField)}">
 <fieldset><legend>${escapeHtml(pending.prompt)}</legend><p class="detail">Choose ${range} of ${pending.options.length}.</p>
 ${options}
 </fieldset>
@@ -129,15 +137,100 @@ function closed(job: Job, claims: ReviewLinkClaims): HttpAnswer {
   );
 }
 
+/** Why a POST's form is refused, said to the reviewer; nothing was answered. */
+const nonceProblems: Record<FormNonceProblem, string> = {
+  missing:
+    'Nothing was recorded: this answer did not come from the form as this browser opened it (the page needs its cookie). Check the choice below and confirm again.',
+  expired:
+    'Nothing was recorded: this form was opened more than 2 hours ago. Check the choice below and confirm again.',
+  mismatch:
+    'Nothing was recorded: this form does not belong to this link in this browser. Check the choice below and confirm again.',
+};
+
+/** A page that shows the form with a fresh nonce (its hidden field, and its cookie set). */
+function formPage(
+  status: number,
+  job: Job,
+  pending: PendingSelection,
+  claims: ReviewLinkClaims,
+  context: { key: Buffer; now: number; request: ReviewRequest },
+  problem?: string,
+  chosen?: readonly string[],
+): HttpAnswer {
+  const { key, now, request } = context;
+  const issued = issueFormNonce(request.token, key, now, { secure: request.secure === true });
+  const answer = page(status, pending.prompt, form(job, pending, claims, issued.field, problem, chosen));
+  return { ...answer, headers: { ...answer.headers, 'set-cookie': issued.setCookie } };
+}
+
+/** What a POST's answer does to a waiting job; `again` when a commit came between and it is read anew. */
+async function answerForm(
+  deps: JobDeps,
+  job: Job,
+  pending: PendingSelection,
+  claims: ReviewLinkClaims,
+  context: { key: Buffer; now: number; request: ReviewRequest },
+  lastTry: boolean,
+): Promise<HttpAnswer | 'again'> {
+  const fields = new URLSearchParams(context.request.body ?? '');
+  const chosen = fields.getAll('option');
+  const refused = checkFormNonce(
+    context.request.token,
+    context.key,
+    context.now,
+    fields.get(formFieldName),
+    context.request.cookie,
+  );
+  if (refused) return formPage(403, job, pending, claims, context, nonceProblems[refused], chosen);
+  const by = personOf(claims) ?? fields.get('by')?.trim();
+  if (!by)
+    return formPage(
+      400,
+      job,
+      pending,
+      claims,
+      context,
+      'Say who you are: your name or mail address is kept with the answer.',
+      chosen,
+    );
+  try {
+    const answered = await answerSelection(
+      deps,
+      job.id,
+      chosen,
+      { via: 'link', by: by.slice(0, 200) },
+      { expectVersion: job.version },
+    );
+    if (answered.status === 'AWAITING_INPUT')
+      return page(
+        200,
+        'Your confirmation is recorded',
+        '<p>A second person must confirm the same choice; they were told in the notices.</p>',
+      );
+    return page(
+      200,
+      'Thank you: your answer is recorded',
+      `<p>You chose ${escapeHtml(chosen.join(', '))}. Job <code>${escapeHtml(job.id)}</code> goes on.</p>`,
+    );
+  } catch (error) {
+    if (!(error instanceof JobRequestError)) throw error;
+    const changed = (await deps.store.get(job.id))?.version !== job.version;
+    if (error.reason === 'conflict' && changed && !lastTry) return 'again';
+    const status = error.reason === 'conflict' ? 409 : 400;
+    return formPage(status, job, pending, claims, context, error.message, chosen);
+  }
+}
+
 /** Answers `GET` or `POST /review/{token}`; never throws for a bad link or a refused answer. */
 export async function answerReviewPage(
   deps: JobDeps,
   key: Buffer,
   request: ReviewRequest,
 ): Promise<HttpAnswer> {
+  const now = deps.clock.now();
   let claims: ReviewLinkClaims;
   try {
-    claims = verifyReviewLink(request.token, key, deps.clock.now());
+    claims = verifyReviewLink(request.token, key, now);
   } catch (error) {
     if (!(error instanceof ReviewLinkError)) throw error;
     return page(
@@ -146,6 +239,7 @@ export async function answerReviewPage(
       `<p class="error">${escapeHtml(error.message)}</p>`,
     );
   }
+  const context = { key, now, request };
   // The job is read again when a commit of the reviewers' pass comes between (a notice recorded).
   for (let tries = 0; ; tries++) {
     const job = await deps.store.get(claims.jobId);
@@ -160,55 +254,13 @@ export async function answerReviewPage(
     )
       return closed(job, claims);
     if (request.method === 'GET' || request.method === 'HEAD')
-      return page(200, pending.prompt, form(job, pending, claims));
+      return formPage(200, job, pending, claims, context);
     if (request.method !== 'POST')
       return {
         ...page(405, 'Not supported', '<p>Use the form.</p>'),
         headers: { ...headers, allow: 'GET, POST' },
       };
-    const fields = new URLSearchParams(request.body ?? '');
-    const chosen = fields.getAll('option');
-    const by = personOf(claims) ?? fields.get('by')?.trim();
-    if (!by)
-      return page(
-        400,
-        pending.prompt,
-        form(
-          job,
-          pending,
-          claims,
-          'Say who you are: your name or mail address is kept with the answer.',
-          chosen,
-        ),
-      );
-    try {
-      const answered = await answerSelection(
-        deps,
-        job.id,
-        chosen,
-        { via: 'link', by: by.slice(0, 200) },
-        { expectVersion: job.version },
-      );
-      if (answered.status === 'AWAITING_INPUT')
-        return page(
-          200,
-          'Your confirmation is recorded',
-          '<p>A second person must confirm the same choice; they were told in the notices.</p>',
-        );
-      return page(
-        200,
-        'Thank you: your answer is recorded',
-        `<p>You chose ${escapeHtml(chosen.join(', '))}. Job <code>${escapeHtml(job.id)}</code> goes on.</p>`,
-      );
-    } catch (error) {
-      if (!(error instanceof JobRequestError)) throw error;
-      const changed = (await deps.store.get(job.id))?.version !== job.version;
-      if (error.reason === 'conflict' && changed && tries < 3) continue;
-      return page(
-        error.reason === 'conflict' ? 409 : 400,
-        pending.prompt,
-        form(job, pending, claims, error.message, chosen),
-      );
-    }
+    const answer = await answerForm(deps, job, pending, claims, context, tries >= 3);
+    if (answer !== 'again') return answer;
   }
 }

@@ -5,6 +5,7 @@
  * but no key stops at start, naming the variable.
  */
 import type { IncomingMessage } from 'node:http';
+import type { TLSSocket } from 'node:tls';
 import type { CallbackUrlPolicy } from '../callbacks/ssrf-guard';
 import type { JobDeps } from '../engine/deps';
 import { errorMessage } from '../errors/error-message';
@@ -41,7 +42,14 @@ export function reviewMount(deps: JobDeps, key: Buffer): ServerMount {
       const answer =
         method === 'POST' && body === undefined
           ? { status: 413, headers: { 'content-type': 'text/plain' }, body: 'the form is too large' }
-          : await answerReviewPage(deps, key, { method, token, body });
+          : await answerReviewPage(deps, key, {
+              method,
+              token,
+              body,
+              cookie: req.headers.cookie,
+              secure:
+                (req.socket as TLSSocket).encrypted === true || req.headers['x-forwarded-proto'] === 'https',
+            });
       res.writeHead(answer.status, answer.headers);
       res.end(method === 'HEAD' ? undefined : answer.body);
     },

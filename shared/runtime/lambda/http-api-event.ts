@@ -12,6 +12,8 @@ import type { Observability } from './observability';
 export const httpApiEventSchema = z.object({
   rawPath: z.string().startsWith('/'),
   headers: z.record(z.string(), z.string().optional()).optional(),
+  /** The request's cookies: payload 2.0 takes them out of the headers. */
+  cookies: z.array(z.string()).optional(),
   queryStringParameters: z.record(z.string(), z.string().optional()).optional(),
   body: z.string().optional(),
   isBase64Encoded: z.boolean().optional(),
@@ -20,9 +22,12 @@ export const httpApiEventSchema = z.object({
 
 /** An answer as API Gateway's payload 2.0 takes it. */
 export function lambdaAnswer(answer: HttpAnswer): APIGatewayProxyResultV2 & { statusCode: number } {
+  // Payload 2.0 sets cookies from its own field, each one a `set-cookie` header of the answer.
+  const { 'set-cookie': setCookie, ...headers } = answer.headers;
   return {
     statusCode: answer.status,
-    headers: answer.headers,
+    headers,
+    ...(setCookie ? { cookies: [setCookie] } : {}),
     body: answer.body,
     ...(answer.base64 ? { isBase64Encoded: true } : {}),
   };

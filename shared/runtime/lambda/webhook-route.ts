@@ -58,6 +58,10 @@ export function createWebhookRouteHandler(options: WebhookRouteOptions): Webhook
                 method: event.requestContext.http.method.toUpperCase(),
                 token: review[1]!,
                 body: body?.toString('utf8'),
+                // Payload 2.0 carries the request's cookies apart from its headers.
+                cookie: event.cookies?.join('; ') ?? lowerCaseHeaders(event.headers).cookie,
+                // API Gateway serves only https.
+                secure: true,
               });
         // The token is the page's credential: never logged.
         logger.info('review page', { path: '/review/…', status: answer.status });

@@ -12,6 +12,7 @@ import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reviewerSecretNames } from '../../../shared/backends/aws/secrets-manager-reviewer-secrets';
 import type { JobView } from '../../../shared/http/answer-schemas';
+import { postReviewForm } from '../../support/review-form';
 import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
 import { AwsWorld } from './harness/aws-world';
 
@@ -172,11 +173,17 @@ describe('reviewers on AWS: the sweeper notifies, the webhooks function serves t
     expect(await refused.text()).toContain('This link is not valid');
 
     const chosen = parked.pending!.options.slice(0, 2).map((option) => option.id);
-    const answered = await fetch(link, {
+    const fields = chosen.map((id): [string, string] => ['option', id]);
+    // Through the gateway, the page's nonce cookie goes out in the answer's `cookies` and comes back
+    // in the event's: a POST without it is refused, one from the page answers.
+    const bare = await fetch(link, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams(chosen.map((id): [string, string] => ['option', id])).toString(),
+      body: new URLSearchParams(fields).toString(),
     });
+    expect(bare.status).toBe(403);
+    expect(await bare.text()).toContain('Nothing was recorded');
+    const answered = await postReviewForm(link, fields);
     expect(answered.status).toBe(200);
     expect(await answered.text()).toContain('your answer is recorded');
     const [settled] = await world.settle([parked.id]);

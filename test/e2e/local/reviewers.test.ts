@@ -15,6 +15,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobView } from '../../../shared/http/answer-schemas';
 import { signReviewLink } from '../../../shared/reviewers/review-link';
+import { openReviewForm, postReviewForm } from '../../support/review-form';
 import { killRunningOpflows, type OpflowProcess } from './opflow-process';
 import { childEnv, startServe } from './serve-process';
 
@@ -213,11 +214,34 @@ describe('reviewers: notices, the confirmation page, two approvers and the timeo
     expect(await refused.text()).toContain('This link is not valid');
 
     const chosen = options.slice(0, 2).map((option) => option.id);
-    const answered = await fetch(link, {
+    const fields = chosen.map((id): [string, string] => ['option', id]);
+    // The token alone does not answer: a POST without the form's nonce (a page of another site, a
+    // scanner replaying the link) is refused and shown a fresh form; one with another link's, too.
+    const bare = await fetch(link, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams(chosen.map((id): [string, string] => ['option', id])).toString(),
+      body: new URLSearchParams(fields).toString(),
     });
+    expect(bare.status).toBe(403);
+    const bareHtml = await bare.text();
+    expect(bareHtml).toContain('Nothing was recorded');
+    expect(bareHtml).toContain('name="form"');
+    expect(bare.headers.get('set-cookie')).toMatch(/HttpOnly; SameSite=Strict/);
+    const { form } = await openReviewForm(link);
+    const withoutCookie = await fetch(link, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams([...fields, ['form', form.field]]).toString(),
+    });
+    expect(withoutCookie.status).toBe(403);
+    const otherCookie = await postReviewForm(link, fields, {
+      ...form,
+      cookie: form.cookie.replace(/=.*/, '=x'),
+    });
+    expect(otherCookie.status).toBe(403);
+    expect((await jobOf(job.id)).status).toBe('AWAITING_INPUT');
+
+    const answered = await postReviewForm(link, fields, form);
     expect(answered.status).toBe(200);
     expect(await answered.text()).toContain('your answer is recorded');
     const done = await waitFor(job.id, 'SUCCEEDED');
@@ -270,12 +294,7 @@ describe('reviewers: notices, the confirmation page, two approvers and the timeo
     const slackLink = JSON.parse(
       posts.find((p) => p.body.includes(job.id) && p.path.startsWith('/slack'))!.body,
     ).blocks.at(-1).elements[0].url as string;
-    const post = (link: string, fields: [string, string][]) =>
-      fetch(link, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams(fields).toString(),
-      });
+    const post = (link: string, fields: [string, string][]) => postReviewForm(link, fields);
     const first = await post(
       aliceLink,
       chosen.map((id) => ['option', id]),

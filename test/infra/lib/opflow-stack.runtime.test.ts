@@ -63,6 +63,7 @@ import {
 import { awsReviewPage, sweepReviews } from '../../../shared/runtime/lambda/reviewers';
 import { handleScheduledSlot } from '../../../shared/schedules/target';
 import { makeJob } from '../../support/factories';
+import { reviewFormOf } from '../../support/review-form';
 import { demo } from '../../unit/engine/fixtures';
 import { automationConfigPut } from '../support/automation-config-item';
 import {
@@ -899,8 +900,18 @@ describe('the dev roles of a stack with reviewers against the calls of their pas
       await secrets.linkKey(),
     );
     const page = awsReviewPage({ ...pipeline, observability: createObservability() }, env, secrets)!;
-    expect((await page({ method: 'GET', token })).status).toBe(200);
-    const answered = await page({ method: 'POST', token, body: 'option=r2' });
+    const opened = await page({ method: 'GET', token });
+    expect(opened.status).toBe(200);
+    const form = reviewFormOf(opened.headers['set-cookie'], opened.body);
+    const answered = await page({
+      method: 'POST',
+      token,
+      body: new URLSearchParams([
+        ['option', 'r2'],
+        ['form', form.field],
+      ]).toString(),
+      cookie: form.cookie,
+    });
     expect(answered.status).toBe(200);
     await pipeline.history.flush();
     const calls = recorder.take();
