@@ -642,10 +642,21 @@ async function commitAndSchedule(deps: EngineDeps, previous: Job, change: Advanc
   if (advanced.delayMs !== undefined && !isTerminal(job.status)) {
     await deps.queue.send(
       { jobId: job.id, version: job.version },
-      Math.min(advanced.delayMs, deps.queue.maxDelayMs),
+      Math.min(delayLeft(deps, previous, job, advanced.delayMs), deps.queue.maxDelayMs),
     );
   }
   return { outcome: 'committed', job };
+}
+
+/**
+ * The part of a wait still to come when its message is sent. The wait was counted from the clock
+ * reading of the commit (its `updatedAt`); the report writes and the commit since then have used
+ * part of it, and a queue that rounds delays up to whole seconds (SQS) would otherwise add that
+ * time to a step that is due. The message still never comes before the time the commit set.
+ */
+function delayLeft(deps: EngineDeps, previous: Job, job: Job, delayMs: number): number {
+  if (job.version <= previous.version) return delayMs;
+  return Math.max(0, delayMs - Math.max(0, deps.clock.now() - job.updatedAt));
 }
 
 async function loadInput(deps: EngineDeps, job: Job): Promise<unknown> {

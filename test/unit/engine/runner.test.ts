@@ -371,3 +371,22 @@ describe('a backlog behind the rate limit', () => {
     expect((await sweep(h.deps)).requeued).toBe(0);
   });
 });
+
+describe('the next message after a slow commit', () => {
+  it("waits only what is left of the step's wait: the message comes at nextRunAt, not a commit later", async () => {
+    const h = harness();
+    const commit = h.store.commit.bind(h.store);
+    h.store.commit = async (job, expectedVersion) => {
+      h.clock.advance(700);
+      return commit(job, expectedVersion);
+    };
+    const job = await start(h);
+    await runStep(h.deps, h.queue.sent.at(-1)!.message);
+    const committed = (await h.store.get(job.id))!;
+    expect(committed.status).toBe('WAITING');
+    const next = h.queue.sent.at(-1)!;
+    expect(next.message).toEqual({ jobId: job.id, version: committed.version });
+    expect(next.delayMs).toBe(10_000 - 700);
+    expect(h.clock.now() + next.delayMs).toBe(committed.nextRunAt);
+  });
+});
