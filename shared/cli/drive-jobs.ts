@@ -96,7 +96,7 @@ export async function driveJobs(
           announceSelection(job);
         },
         signal: abort.signal,
-        pollMs: here ? 500 : 2_000,
+        pollMs: here ? 500 : remotePollMs(ids.length),
         // Own jobs waiting for a person keep the sandbox; other commands' jobs do not.
         isDone: keepForSelection && mine ? (job) => isTerminal(job.status) : undefined,
       });
@@ -127,6 +127,16 @@ export async function driveJobs(
     stopListening();
     display.stop();
   }
+}
+
+/**
+ * How often a command reads jobs that run elsewhere (aws: in Lambda, one GetItem per unfinished job
+ * a read): a few jobs every half second, so a job is seen done within half a second of finishing
+ * (every 2 seconds, a one-call job waited for the command longer than it ran); more jobs less often,
+ * about four item reads a second, and never rarer than every 2 seconds.
+ */
+export function remotePollMs(jobs: number): number {
+  return Math.min(2_000, Math.max(500, jobs * 250));
 }
 
 /** Unfinished jobs that are not among `mine` and that nobody needs to answer. */
