@@ -6,9 +6,11 @@
  * is validated with zod and every refusal is a 4xx JSON error saying what is wrong and where.
  */
 import { JobRequestError } from '../engine/job-commands';
+import type { WorkflowRegistry } from '../engine/workflow';
 import { errorMessage, namedErrorMessage } from '../errors/error-message';
 import { ApiError, refusal, refusalAnswer } from './api-error';
 import type { ApiRoute, JobApiOptions, JobApiRequest, JobApiResponse } from './api-route';
+import { bodyTooLarge, defaultMaxBodyBytes } from './body-limit';
 import { engineRefusals } from './engine-refusals';
 import { jobRoutes } from './job-routes';
 import { type OperationId, parameterNames, pathPattern, routeTable } from './routes';
@@ -34,11 +36,9 @@ export {
   selectionBodySchema,
 } from './request-schemas';
 
-function readBody(request: JobApiRequest, maxBytes: number): unknown {
+function readBody(request: JobApiRequest, maxBytes: number, workflows: WorkflowRegistry): unknown {
   const text = request.body ?? '';
-  if (Buffer.byteLength(text) > maxBytes) {
-    throw new ApiError(413, 'body-too-large', `the request body is over ${maxBytes} bytes`);
-  }
+  if (Buffer.byteLength(text) > maxBytes) throw bodyTooLarge(maxBytes, request, workflows);
   if (text.trim() === '') return {};
   const type = request.headers?.['content-type'];
   if (type && !/^application\/(.+\+)?json\b/i.test(type)) {
@@ -116,7 +116,7 @@ export async function handleJobApiRequest(
   request: JobApiRequest,
   options: JobApiOptions,
 ): Promise<JobApiResponse> {
-  const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
+  const maxBodyBytes = options.maxBodyBytes ?? defaultMaxBodyBytes;
   try {
     const path = request.path.length > 1 ? request.path.replace(/\/+$/, '') : request.path;
     const method = request.method.toUpperCase();
@@ -124,7 +124,7 @@ export async function handleJobApiRequest(
     if (options.requireJsonContentType && method === 'POST') requireJson(request);
     return await route.run(params as never, request, {
       tenant: options.tenant,
-      body: () => readBody(request, maxBodyBytes),
+      body: () => readBody(request, maxBodyBytes, options.deps.workflows),
       remainingMs: options.remainingMs ?? (() => Number.POSITIVE_INFINITY),
     });
   } catch (error) {

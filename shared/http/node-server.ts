@@ -12,8 +12,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { JobDeps } from '../engine/deps';
 import { isTerminal } from '../engine/job-record';
+import type { WorkflowRegistry } from '../engine/workflow';
 import { namedErrorMessage } from '../errors/error-message';
 import { ApiError, refusal, refusalAnswer } from './api-error';
+import { bodyTooLarge, defaultMaxBodyBytes } from './body-limit';
 import { type ApiRoute, handleJobApiRequest, type JobApiResponse } from './job-api';
 import { pathPattern, routeOf } from './routes';
 
@@ -79,7 +81,6 @@ export interface JobApiServer {
   close(): Promise<void>;
 }
 
-const defaultMaxBodyBytes = 1024 * 1024;
 const jobIdPattern = /^[0-9A-Za-z_-]{1,64}$/;
 const reportFileRoute = pathPattern(routeOf('getReportFile'));
 
@@ -217,7 +218,11 @@ async function answerByMount(
     checkOrigin: !mount.public,
   });
   const { path, method } = target;
-  await mount.handle(req, res, { path, method, readBody: () => readBody(req, settings.maxBodyBytes) });
+  await mount.handle(req, res, {
+    path,
+    method,
+    readBody: () => readBody(req, settings.maxBodyBytes, target),
+  });
   if (!res.writableEnded) await new Promise((resolve) => res.once('finish', resolve));
 }
 
@@ -232,7 +237,7 @@ async function jobApiAnswer(
   const servesReportFiles = options.serveReportFiles !== false;
   const fileMatch = servesReportFiles ? reportFileRoute.exec(path) : null;
   if (fileMatch) return reportFile(options.deps, method, fileMatch[1]!, fileMatch[2]!);
-  const body = await readBody(req, maxBodyBytes);
+  const body = await readBody(req, maxBodyBytes, target, options.deps.workflows);
   const query: Record<string, string> = {};
   // Repeated parameters are joined with commas, as API Gateway does.
   for (const name of new Set(searchParams.keys())) query[name] = searchParams.getAll(name).join(',');
@@ -363,14 +368,14 @@ function checkCaller(
   }
 }
 
-/** Reads the body as UTF-8, refusing more than `maxBytes` as soon as it is known. */
-async function readBody(req: IncomingMessage, maxBytes: number): Promise<string> {
-  const tooLarge = () =>
-    new ApiError(
-      413,
-      'body-too-large',
-      `the request body is over ${maxBytes} bytes (the limit of this server)`,
-    );
+/** Reads the body as UTF-8, refusing more than `maxBytes` as soon as it is known (bodyTooLarge). */
+async function readBody(
+  req: IncomingMessage,
+  maxBytes: number,
+  target: RequestTarget,
+  workflows?: WorkflowRegistry,
+): Promise<string> {
+  const tooLarge = () => bodyTooLarge(maxBytes, target, workflows);
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge();
   // Events, not `for await`: leaving that loop early would destroy the socket before the 413 is sent.

@@ -241,7 +241,11 @@ describe('job API routes', () => {
       415,
       /send JSON/,
     ],
-    [{ method: 'POST', path: '/jobs', body: 'x'.repeat(2_000_000) }, 413, /over 1048576 bytes/],
+    [
+      { method: 'POST', path: '/jobs', body: 'x'.repeat(2_000_000) },
+      413,
+      /^the request body is over 1 MiB \(1048576 bytes\), this API's limit\. .*give each image as \{"url"/,
+    ],
     [
       { method: 'POST', path: '/jobs', body: novelty, headers: { 'idempotency-key': 'has space' } },
       400,

@@ -359,23 +359,53 @@ describe('request bodies and paths', () => {
       body: over,
     });
     expect(declared.status).toBe(413);
-    expect(JSON.parse(declared.body).error).toEqual({
-      status: 413,
-      code: 'body-too-large',
-      message: 'the request body is over 100 bytes (the limit of this server)',
-    });
+    const refused = JSON.parse(declared.body).error;
+    expect(refused).toMatchObject({ status: 413, code: 'body-too-large' });
+    expect(refused.message).toMatch(
+      /^the request body is over 100 bytes, this API's limit\. An image does not fit as data under this limit: for design-infringement-search or design-infringement-1v1, give each image as \{"url": "https:\/\/\.\.\."\}/,
+    );
     const chunked = await raw('/jobs', {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
       body: over,
     });
     expect(chunked.status).toBe(413);
+    expect(JSON.parse(chunked.body).error.message).toBe(refused.message);
+    const selection = await raw('/jobs/01ARZ3NDEKTSV4RRFFQ69G5FAV/selection', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: over,
+    });
+    expect(JSON.parse(selection.body).error.message).toBe(
+      "the request body is over 100 bytes, this API's limit.",
+    );
     const fits = await raw('/jobs', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ workflow: 'patent-count', input: { query: 'x' } }),
     });
     expect(fits.status).toBe(201);
+  });
+
+  it('takes an image as data up to the size its 1 MiB refusal names, and refuses a larger one saying what to do', async () => {
+    await start();
+    const designSearch = (imageBytes: number) => {
+      const image = Buffer.alloc(imageBytes, 7);
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).copy(image);
+      return JSON.stringify({
+        workflow: 'design-infringement-search',
+        input: { images: [{ data: image.toString('base64'), name: 'front.png' }] },
+      });
+    };
+    const post = (body: string) =>
+      raw('/jobs', { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const large = await post(designSearch(900 * 1024));
+    expect(large.status).toBe(413);
+    const { message } = JSON.parse(large.body).error;
+    expect(message).toContain("the request body is over 1 MiB (1048576 bytes), this API's limit.");
+    expect(message).toContain('so one over about 760 KB does not fit');
+    expect(message).toContain('`opflow ingest <folder> --workflow <workflow>`');
+    expect((await post(designSearch(760 * 1024))).status).toBe(201);
   });
 
   it('refuses a body that is not UTF-8, and names the problem in one that is not JSON', async () => {

@@ -155,3 +155,45 @@ describe('base64 bodies', () => {
     expect((await engine.local.store.list({ limit: 10 })).jobs).toHaveLength(2);
   });
 });
+
+describe('the body limit', () => {
+  /** A POST /jobs of a design search whose one image, given as data, is `imageBytes` long (a PNG by its first bytes). */
+  function designSearch(imageBytes: number, base64Encoded: boolean) {
+    const image = Buffer.alloc(imageBytes, 7);
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).copy(image);
+    const json = JSON.stringify({
+      workflow: 'design-infringement-search',
+      input: { images: [{ data: image.toString('base64'), name: 'front.png' }] },
+    });
+    const e = event(
+      { tenant: 'acme' },
+      base64Encoded ? { body: Buffer.from(json).toString('base64'), isBase64Encoded: true } : { body: json },
+    );
+    e.requestContext.http.method = 'POST';
+    e.rawPath = '/jobs';
+    e.headers = { 'content-type': 'application/json' };
+    return e;
+  }
+
+  it.each([false, true])(
+    'refuses an image too large to come as data with the limit and what to do instead (base64-encoded event: %s)',
+    async (base64Encoded) => {
+      const { status, body } = await send(designSearch(900 * 1024, base64Encoded));
+      expect(status).toBe(413);
+      const error = body.error as { code: string; message: string };
+      expect(error.code).toBe('body-too-large');
+      expect(error.message).toContain("over 1 MiB (1048576 bytes), this API's limit");
+      expect(error.message).toContain('one over about 760 KB does not fit');
+      expect(error.message).toContain('design-infringement-search or design-infringement-1v1');
+      expect(error.message).toContain('{"url": "https://..."}');
+      expect(error.message).toContain('opflow --backend aws ingest');
+      expect((await engine.local.store.list({ limit: 10 })).jobs).toHaveLength(2);
+    },
+  );
+
+  it('takes an image just under the size the refusal names', async () => {
+    const { status, body } = await send(designSearch(750 * 1024, false));
+    expect(status, JSON.stringify(body)).toBe(201);
+    expect((body.job as { workflow: string }).workflow).toBe('design-infringement-search');
+  });
+});
