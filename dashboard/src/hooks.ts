@@ -76,7 +76,16 @@ export function useLive(source: LiveSource | undefined, reload: () => Promise<un
         }
       }, liveReloadMs);
     };
-    const stop = followLive(source.api, source.config, source.filter, schedule, setState);
+    // An answer's text moves no figure: the page's own component shows it (streamed-answer.tsx).
+    const stop = followLive(
+      source.api,
+      source.config,
+      source.filter,
+      (event) => {
+        if (event.type !== 'answer') schedule();
+      },
+      setState,
+    );
     return () => {
       stop();
       clearTimeout(timer);

@@ -17,6 +17,7 @@ import {
 import { useAction, useFocusHeading, useLoaded } from './hooks';
 import { LiveNote } from './live-note';
 import { batchHref, jobsHash } from './routing';
+import { StreamedAnswer } from './streamed-answer';
 import type {
   Api,
   JobError,
@@ -405,6 +406,12 @@ export function JobPage({ api, config, id }: { api: Api; config: Settings; id: s
   const canRetry = job.status === 'FAILED' || job.status === 'CANCELLED';
   const step = (name: string) => stepTitle(config.workflowDocs, job.workflow, name);
   const took = jobDuration(job);
+  // The steps that stream an answer (LLM chat, encyclopedia Q&A): shown as it arrives.
+  const streamSteps =
+    config.workflowDocs
+      ?.find((doc) => doc.name === job.workflow)
+      ?.steps.filter((doc) => doc.kind === 'stream')
+      .map((doc) => doc.name) ?? [];
   return (
     <main id="main">
       <PageHead
@@ -465,6 +472,9 @@ export function JobPage({ api, config, id }: { api: Api; config: Settings; id: s
             load();
           }}
         />
+      ) : null}
+      {streamSteps.length > 0 ? (
+        <StreamedAnswer api={api} config={config} job={job} streamSteps={streamSteps} />
       ) : null}
       {job.lastError ? (
         <section class={`panel ${job.status === 'FAILED' ? 'error' : ''}`} aria-labelledby="error-heading">

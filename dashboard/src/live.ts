@@ -21,7 +21,8 @@ export interface LiveFilter {
 export type LiveState = 'connecting' | 'live' | 'polling';
 
 export interface LiveEvent {
-  type: 'job' | 'step' | 'batch' | 'reset';
+  /** `answer`: a streamed answer's new text (`data.answer`: step, offset, text, length). */
+  type: 'job' | 'step' | 'answer' | 'batch' | 'reset';
   data: unknown;
 }
 
@@ -32,7 +33,7 @@ interface Feed {
   stop(): void;
 }
 
-const eventTypes = ['job', 'step', 'batch', 'reset'] as const;
+const eventTypes = ['job', 'step', 'answer', 'batch', 'reset'] as const;
 /** After this many failures in a row the pages poll while the feed keeps trying. */
 const failuresBeforePolling = 2;
 const maxPauseMs = 30_000;
