@@ -28,7 +28,6 @@ import {
   sendIngestMessage,
 } from '../../backends/aws';
 import type { Batch, BatchSource } from '../../engine/batch-store';
-import type { JobDeps } from '../../engine/deps';
 import { errorMessage } from '../../errors/error-message';
 import { admitBatch } from '../../ingest/admission';
 import { maxDocumentBytes } from '../../ingest/documents';
