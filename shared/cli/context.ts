@@ -107,9 +107,9 @@ async function openAwsBackend(ctx: CliContext, options: GlobalOptions): Promise<
   }
   sayNodeLine(ctx.io);
   // Loaded only when asked for: the local command does not load the AWS SDK.
-  const { createAwsPipeline } = await import('../runtime/aws/pipeline');
+  const { openAwsCliBackend } = await import('../runtime/aws/cli-backend');
   try {
-    return await createAwsPipeline({ env: ctx.io.env, workflows: ctx.workflows, qps });
+    return await openAwsCliBackend({ env: ctx.io.env, workflows: ctx.workflows, qps });
   } catch (error) {
     throw new CliError(`cannot open the aws backend: ${errorMessage(error)}`, ExitCode.environment);
   }

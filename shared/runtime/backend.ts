@@ -89,6 +89,21 @@ export interface WorkElsewhere {
   readonly where: 'elsewhere';
   /** The ingest function's inbox: uploads that start a batch. */
   readonly inbox: Inbox;
+  /**
+   * What `opflow doctor` checks of the place the jobs run: its resources answer, every tenant's key
+   * secret holds a key (never shown), the account's settings suit it. Never rejects: a check that
+   * cannot be made is a failed check with its fix.
+   */
+  checks(): Promise<HealthCheck[]>;
+}
+
+/** One finding of `opflow doctor`: ok, a warning or a failure, with what to do about it. */
+export interface HealthCheck {
+  name: string;
+  status: 'ok' | 'warn' | 'fail';
+  detail: string;
+  /** What to do about a warning or a failure. */
+  fix?: string | undefined;
 }
 
 /** Where `opflow ingest` uploads a manifest or folder so that the cloud ingests it. */

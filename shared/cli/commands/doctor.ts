@@ -12,18 +12,11 @@ import { accessSync, constants, existsSync, mkdirSync, rmSync, writeFileSync } f
 import { dirname, resolve } from 'node:path';
 import { keyFingerprint } from '../../engine/runner';
 import { errorMessage } from '../../errors/error-message';
-import type { AwsPipeline } from '../../runtime/aws/pipeline';
-import type { Backend } from '../../runtime/backend';
+import type { Backend, HealthCheck } from '../../runtime/backend';
 import { type CliContext, type GlobalOptions, openBackend, writeJson } from '../context';
 import { ExitCode, type ExitCodeValue } from '../exit-codes';
 
-export interface DoctorCheck {
-  name: string;
-  status: 'ok' | 'warn' | 'fail';
-  detail: string;
-  /** What to do about a warning or a failure. */
-  fix?: string | undefined;
-}
+export type DoctorCheck = HealthCheck;
 
 const ok = (name: string, detail: string): DoctorCheck => ({ name, status: 'ok', detail });
 const warn = (name: string, detail: string, fix: string): DoctorCheck => ({
@@ -179,9 +172,9 @@ async function keyChecks(pipeline: Backend): Promise<DoctorCheck[]> {
 const round = (value: number) => Math.round(value * 100) / 100;
 
 async function awsChecks(ctx: CliContext, options: GlobalOptions): Promise<DoctorCheck[]> {
-  let pipeline: AwsPipeline;
+  let backend: Backend;
   try {
-    pipeline = (await openBackend(ctx, { ...options, quiet: true }, 'records')) as AwsPipeline;
+    backend = await openBackend(ctx, { ...options, quiet: true }, 'records');
   } catch (error) {
     return [
       fail(
@@ -192,19 +185,8 @@ async function awsChecks(ctx: CliContext, options: GlobalOptions): Promise<Docto
     ];
   }
   try {
-    const { config } = pipeline;
-    const checks = [
-      ok(
-        'stack outputs',
-        `table ${config.tableName}, bucket ${config.bucketName}, queue ${config.queueUrl.split('/').pop()}`,
-      ),
-    ];
-    const aws = await import('../../backends/aws/stack-checks');
-    checks.push(...(await aws.stackChecks(pipeline.aws.clients, config)));
-    const account = await import('../../backends/aws/account-doctor');
-    checks.push(...(await account.accountDoctor(ctx.io.env, config, pipeline.aws.clients.sqs)));
-    return checks;
+    return backend.work.where === 'elsewhere' ? await backend.work.checks() : [];
   } finally {
-    await pipeline.close();
+    await backend.close();
   }
 }

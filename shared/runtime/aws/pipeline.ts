@@ -61,9 +61,14 @@ export interface AwsPipelineOptions {
   instrumentAwsClient?: (<T>(client: T) => T) | undefined;
 }
 
-export interface AwsPipeline extends Backend {
+/**
+ * The engine on a stack's AWS resources: a Backend but for `work.checks()`, which only `opflow
+ * doctor` asks for. The opflow command's aws backend adds them (cli-backend.ts): a dynamic import
+ * in a module a function bundles would put part of the checks' SDK clients in its cold start.
+ */
+export interface AwsPipeline extends Omit<Backend, 'work'> {
   readonly kind: 'aws';
-  readonly work: WorkElsewhere;
+  readonly work: Omit<WorkElsewhere, 'checks'>;
   readonly aws: AwsBackend;
   readonly config: AwsRuntimeConfig;
   /**
