@@ -1,6 +1,6 @@
 /**
- * No function in shared/engine, shared/runtime or shared/mcp is longer than 100 lines, measured with the
- * TypeScript compiler's own parser: from a function's first line to its last, nested functions
+ * No function in shared/engine, shared/runtime, shared/mcp, shared/cli or shared/http is longer
+ * than 100 lines, measured with the TypeScript compiler's own parser: from a function's first line to its last, nested functions
  * included (a function declaration, a method, an arrow function or a function expression).
  * A long function hides its stages; split it where it reads as steps.
  */
@@ -10,7 +10,7 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const root = resolve(__dirname, '../..');
-const folders = ['shared/engine', 'shared/runtime', 'shared/mcp'];
+const folders = ['shared/engine', 'shared/runtime', 'shared/mcp', 'shared/cli', 'shared/http'];
 const maxLines = 100;
 
 /**
@@ -18,7 +18,14 @@ const maxLines = 100;
  * waits for a change of its own: remove it from here when it is split. A new function over the
  * limit fails the test, and so does a listed one that no longer is (so the list stays true).
  */
-const stillLong = new Set<string>([]);
+const stillLong = new Set<string>([
+  'shared/cli/commands/serve.ts:serveCommand', // 156
+  'shared/cli/commands/ingest-aws.ts:awsIngestCommand', // 150
+  'shared/cli/commands/ingest.ts:ingestCommand', // 111
+  'shared/cli/inputs.ts:readInputs', // 105
+  'shared/cli/commands/resume.ts:resumeCommand', // 106
+  'shared/http/events-hub.ts:createEventsHub', // 119
+]);
 
 function typeScriptFiles(folder: string): string[] {
   return readdirSync(folder, { withFileTypes: true }).flatMap((entry) => {
@@ -60,7 +67,7 @@ const measured = folders
     functionLengths(file).map(({ name, lines }) => ({ id: `${relative(root, file)}:${name}`, lines })),
   );
 
-describe('function length in shared/engine, shared/runtime and shared/mcp', () => {
+describe('function length in shared/engine, shared/runtime, shared/mcp, shared/cli and shared/http', () => {
   it('measures the functions it is about (the parser finds them)', () => {
     const runStep = measured.find(({ id }) => id === 'shared/engine/runner.ts:runStep');
     expect(runStep?.lines).toBeGreaterThan(5);
