@@ -7,15 +7,13 @@
  * business unit or date reaches the upstream, the technical text arrives as plain text, and the
  * docket id is in the job's label, its report, result.json, summary.csv and the download's folder names.
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { Document, Packer, Paragraph, Table, TableCell, TableRow } from 'docx';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { childEnv, killRunningOpflows, runOpflow } from '../local/opflow-process';
-import { type RecordingUpstream, startRecordingUpstream } from './recording-upstream';
+import { type RecordedBin, startRecordedBin } from '../../support/recorded-bin';
 
 const labelledForm = `# Invention Disclosure Form
 
@@ -69,19 +67,14 @@ const secrets = [
 ];
 
 describe('disclosure front matter is kept out of what is sent upstream', () => {
-  let dir: string;
-  let upstream: RecordingUpstream;
-  let keyedEnv: NodeJS.ProcessEnv;
-  let sandboxEnv: NodeJS.ProcessEnv;
-  const opflow = (env: NodeJS.ProcessEnv, ...args: string[]) => runOpflow(args, { env, cwd: dir });
-  const out = (...parts: string[]) => join(dir, 'out', ...parts);
-  const sent = () => upstream.requests.map((request) => `${request.path}\n${request.body}`).join('\n');
+  let world: RecordedBin;
+  const sent = () => world.upstream.requests.map((request) => `${request.path}\n${request.body}`).join('\n');
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'opflow-e2e-form-'));
-    mkdirSync(join(dir, 'forms'));
-    writeFileSync(join(dir, 'forms', 'heated-pack.md'), labelledForm);
-    writeFileSync(join(dir, 'forms', 'buoy.md'), yamlForm);
+    world = await startRecordedBin('form', 'sk-test-form-upstream-51c2', 300);
+    mkdirSync(join(world.dir, 'forms'));
+    writeFileSync(join(world.dir, 'forms', 'heated-pack.md'), labelledForm);
+    writeFileSync(join(world.dir, 'forms', 'buoy.md'), yamlForm);
     const docx = await Packer.toBuffer(
       new Document({
         sections: [
@@ -112,21 +105,15 @@ describe('disclosure front matter is kept out of what is sent upstream', () => {
         ],
       }),
     );
-    mkdirSync(join(dir, 'docx'));
-    writeFileSync(join(dir, 'docx', 'rover-wheel.docx'), docx);
-    upstream = await startRecordingUpstream('sk-test-form-upstream-51c2');
-    const common = { OPFLOW_SANDBOX_SPEED: '300', OPFLOW_DB: join(dir, 'jobs.db'), OPFLOW_OUT: out() };
-    keyedEnv = childEnv({ ...common, OPFLOW_API_KEY: upstream.apiKey, OPFLOW_BASE_URL: upstream.url });
-    sandboxEnv = childEnv(common);
+    mkdirSync(join(world.dir, 'docx'));
+    writeFileSync(join(world.dir, 'docx', 'rover-wheel.docx'), docx);
   });
   afterAll(async () => {
-    killRunningOpflows();
-    await upstream?.close();
-    rmSync(dir, { recursive: true, force: true });
+    await world?.close();
   });
 
   it('sends only the technical text (plain) of Markdown forms, and keeps their fields with the job', async () => {
-    const run = await opflow(keyedEnv, 'run', 'novelty-check', 'forms', '--json');
+    const run = await world.opflow('run', 'novelty-check', 'forms', '--json');
     expect(run.code, run.stderr).toBe(0);
     const jobs: { id: string; label: string; status: string }[] = JSON.parse(run.stdout).jobs;
     expect(jobs.map((job) => [job.label, job.status]).sort()).toEqual([
@@ -136,7 +123,7 @@ describe('disclosure front matter is kept out of what is sent upstream', () => {
     const body = sent();
     for (const secret of secrets) expect(body, secret).not.toContain(secret);
     // The technical text arrived, without its Markdown marks; the form's title went as the title.
-    const submits = upstream.requests.filter((request) => request.body.includes('thin-film heater'));
+    const submits = world.upstream.requests.filter((request) => request.body.includes('thin-film heater'));
     expect(submits.length).toBeGreaterThan(0);
     expect(submits[0]!.body).toContain('heats its lithium cells with a thin-film heater');
     expect(submits[0]!.body).not.toMatch(/\*\*|\]\(https/);
@@ -145,11 +132,11 @@ describe('disclosure front matter is kept out of what is sent upstream', () => {
     expect(submits[0]!.body).toContain('"pbd_end":"2026-02-14"');
 
     const pack = jobs.find((job) => job.label.includes('0777'))!;
-    const markdown = readFileSync(out(pack.id, 'report.md'), 'utf8');
+    const markdown = readFileSync(world.out(pack.id, 'report.md'), 'utf8');
     expect(markdown.split('\n').slice(0, 4).join('\n')).toMatch(
       /\*\*Docket:\*\* IDF-2026-0777 · \*\*Title:\*\* Self-heating battery pack for cold-weather drones · \*\*Inventors:\*\* Jane Quillfeather, Rupert Zanzibar · \*\*Business unit:\*\* Aerial Robotics · \*\*Priority date:\*\* 2026-02-14 · \*\*Submitted:\*\* 2026-03-02 · \*\*Confidentiality:\*\* internal only/,
     );
-    const result = JSON.parse(readFileSync(out(pack.id, 'result.json'), 'utf8'));
+    const result = JSON.parse(readFileSync(world.out(pack.id, 'result.json'), 'utf8'));
     expect(result.disclosure).toMatchObject({
       docket: 'IDF-2026-0777',
       inventors: ['Jane Quillfeather', 'Rupert Zanzibar'],
@@ -157,7 +144,7 @@ describe('disclosure front matter is kept out of what is sent upstream', () => {
     });
     expect(JSON.stringify(result.input)).not.toContain('Quillfeather');
     const buoy = jobs.find((job) => job.label.includes('0778'))!;
-    const status = JSON.parse((await opflow(keyedEnv, 'status', buoy.id, '--json')).stdout);
+    const status = JSON.parse((await world.opflow('status', buoy.id, '--json')).stdout);
     expect(status.metadata).toEqual({
       docket: 'IDF-2026-0778',
       inventors: ['Octavia Brindlewood', 'Percival Oakhurst'],
@@ -167,49 +154,41 @@ describe('disclosure front matter is kept out of what is sent upstream', () => {
   }, 240_000);
 
   it('reads a .docx form table at ingest: fields kept, docket in summary.csv and the download folder', async () => {
-    const before = upstream.requests.length;
-    const run = await opflow(keyedEnv, 'ingest', 'docx', '--workflow', 'novelty-check', '--batch', 'wheels');
+    const before = world.upstream.requests.length;
+    const run = await world.opflow('ingest', 'docx', '--workflow', 'novelty-check', '--batch', 'wheels');
     expect(run.code, run.stderr).toBe(0);
-    expect(upstream.requests.length).toBeGreaterThan(before);
+    expect(world.upstream.requests.length).toBeGreaterThan(before);
     const body = sent();
     for (const secret of secrets) expect(body, secret).not.toContain(secret);
     expect(body).toContain('spring steel rim');
     const rows: Record<string, string>[] = parse(
-      readFileSync(out('batches', 'wheels', 'summary.csv'), 'utf8'),
+      readFileSync(world.out('batches', 'wheels', 'summary.csv'), 'utf8'),
       {
         columns: true,
       },
     );
     expect(rows).toMatchObject([{ id: 'rover-wheel.docx', docket: 'IDF-2026-0779', status: 'SUCCEEDED' }]);
     expect(rows[0]!.title).toBe('IDF-2026-0779 · rover-wheel.docx');
-    const download = await opflow(keyedEnv, 'batch', 'wheels', '--download', 'wheels-download');
+    const download = await world.opflow('batch', 'wheels', '--download', 'wheels-download');
     expect(download.code, download.stderr).toBe(0);
-    const folders = readdirSync(join(dir, 'wheels-download', 'reports'));
+    const folders = readdirSync(join(world.dir, 'wheels-download', 'reports'));
     expect(folders).toEqual([expect.stringMatching(/^IDF-2026-0779_[0-9A-Z]{26}$/)]);
-    const index = readFileSync(join(dir, 'wheels-download', 'index.html'), 'utf8');
+    const index = readFileSync(join(world.dir, 'wheels-download', 'index.html'), 'utf8');
     expect(index).toContain(`href="reports/${folders[0]}/report.html"`);
     expect(index).toContain('<td>IDF-2026-0779</td>');
   }, 240_000);
 
   it('does the same on the built-in sandbox (the form is read before any upstream is chosen)', async () => {
-    const run = await opflow(
-      sandboxEnv,
-      'ingest',
-      'docx',
-      '--workflow',
-      'novelty-check',
-      '--batch',
-      'wheels-sb',
-    );
+    const run = await world.sandbox('ingest', 'docx', '--workflow', 'novelty-check', '--batch', 'wheels-sb');
     expect(run.code, run.stderr).toBe(0);
     const rows: Record<string, string>[] = parse(
-      readFileSync(out('batches', 'wheels-sb', 'summary.csv'), 'utf8'),
+      readFileSync(world.out('batches', 'wheels-sb', 'summary.csv'), 'utf8'),
       {
         columns: true,
       },
     );
     expect(rows).toMatchObject([{ docket: 'IDF-2026-0779', upstream: 'sandbox (simulated data)' }]);
-    const result = JSON.parse(readFileSync(out(rows[0]!.job_id!, 'result.json'), 'utf8'));
+    const result = JSON.parse(readFileSync(world.out(rows[0]!.job_id!, 'result.json'), 'utf8'));
     expect(result.disclosure.inventors).toEqual(['Hortense Thistlewaite']);
     expect(result.input.text).not.toMatch(/Thistlewaite|IDF-2026-0779|Ground Vehicles/);
   }, 240_000);
@@ -223,10 +202,9 @@ describe('disclosure front matter is kept out of what is sent upstream', () => {
       size: 11,
       font,
     });
-    writeFileSync(join(dir, 'kite.pdf'), await pdf.save());
-    const before = upstream.requests.length;
-    const run = await opflow(
-      keyedEnv,
+    writeFileSync(join(world.dir, 'kite.pdf'), await pdf.save());
+    const before = world.upstream.requests.length;
+    const run = await world.opflow(
       'run',
       'novelty-check',
       'docx/rover-wheel.docx',
@@ -240,14 +218,14 @@ describe('disclosure front matter is kept out of what is sent upstream', () => {
       ['IDF-2026-0779 · rover-wheel.docx', 'SUCCEEDED'],
       ['kite.pdf', 'SUCCEEDED'],
     ]);
-    const body = upstream.requests
+    const body = world.upstream.requests
       .slice(before)
       .map((request) => request.body)
       .join('\n');
     for (const secret of secrets) expect(body, secret).not.toContain(secret);
     expect(body).toContain('spring steel rim');
     expect(body).toContain('battens fold along a hinge line');
-    const status = JSON.parse((await opflow(keyedEnv, 'status', jobs[0]!.id, '--json')).stdout);
+    const status = JSON.parse((await world.opflow('status', jobs[0]!.id, '--json')).stdout);
     expect(status.metadata).toMatchObject({ docket: 'IDF-2026-0779', inventors: ['Hortense Thistlewaite'] });
   }, 240_000);
 });

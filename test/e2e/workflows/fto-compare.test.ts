@@ -8,7 +8,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RecordedBin, startRecordedBin } from './recorded-bin';
+import { type RecordedBin, startRecordedBin } from '../../support/recorded-bin';
 
 const product = {
   text: 'A drone battery latch with a spring-loaded pawl that engages a notch in the battery housing. A release lever disengages the pawl with one hand, and a hall sensor tells the flight controller when the latch is closed.',

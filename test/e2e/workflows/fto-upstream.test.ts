@@ -7,7 +7,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RecordedBin, startRecordedBin } from './recorded-bin';
+import { type RecordedBin, startRecordedBin } from '../../support/recorded-bin';
 
 const form = `# Invention Disclosure Form
 
