@@ -135,7 +135,7 @@ export function buildAwsPipeline(options: AwsPipelineOptions): AwsPipeline {
   changes.subscribe((job) => callbackNotifier.noticed(job));
   const baseUrl = config.baseUrl ?? 'https://connect.patsnap.com';
   const batches = new DynamoDbBatchStore({ client: aws.clients.documents, tableName: config.tableName });
-  const partialAnswers = partialAnswersOnFirstUse(aws, config.tableName);
+  const partialAnswers = partialAnswersOnFirstUse(aws, config.tableName, clock);
   const deps = wireEngine({
     ports: { ...aws, batches, callbackOutbox },
     client,
@@ -218,12 +218,12 @@ function awsFeatureStores(
  * The partial-answer store, its module loaded when a stream first publishes or a feed first reads
  * (most of the worker's steps stream nothing: its cold start does not hold it).
  */
-function partialAnswersOnFirstUse(aws: AwsBackend, tableName: string): PartialAnswerStore {
+function partialAnswersOnFirstUse(aws: AwsBackend, tableName: string, clock: Clock): PartialAnswerStore {
   let loaded: Promise<PartialAnswerStore> | undefined;
   const store = () => {
     loaded ??= import('../../backends/aws/dynamodb-partial-answers').then(
       ({ DynamoDbPartialAnswers }) =>
-        new DynamoDbPartialAnswers({ client: aws.clients.documents, tableName }),
+        new DynamoDbPartialAnswers({ client: aws.clients.documents, tableName, now: () => clock.now() }),
     );
     return loaded;
   };

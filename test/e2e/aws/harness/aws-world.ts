@@ -116,7 +116,7 @@ export class AwsWorld {
           keys: [
             { key: options.tenantKey ?? TENANT_KEY, ...(options.keyQps ? { qps: options.keyQps } : {}) },
           ],
-          streamChunkDelayMs: 0,
+          streamChunkDelayMs: options.sandbox?.streamChunkDelayMs ?? 0,
         }),
         bundleFunctions(),
       ]);
