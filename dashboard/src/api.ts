@@ -13,6 +13,8 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    /** Each field at fault (`body.input.text`) and what is wrong with it, when the server says. */
+    readonly issues: readonly { path: string; message: string }[] = [],
   ) {
     super(message);
   }
@@ -44,12 +46,17 @@ export function createApi(config: Settings, onUnauthorized: (error: ApiError) =>
     if (!response.ok) {
       const error =
         typeof answer === 'object' && answer !== null && 'error' in answer
-          ? (answer.error as { code?: string; message?: string })
+          ? (answer.error as {
+              code?: string;
+              message?: string;
+              issues?: { path: string; message: string }[];
+            })
           : {};
       const failure = new ApiError(
         response.status,
         error.code ?? 'error',
         error.message ?? `the job API answered ${response.status}`,
+        error.issues ?? [],
       );
       if (response.status === 401) onUnauthorized(failure);
       throw failure;

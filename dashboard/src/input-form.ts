@@ -177,11 +177,3 @@ export function inputOf(
   }
   return { input, problems };
 }
-
-/**
- * The field a refusal of the server names (`body.input.text: ...` → `text`), to show the message
- * beside it.
- */
-export function fieldOfRefusal(message: string): string | undefined {
-  return /\bbody\.input\.([\w-]+)/.exec(message)?.[1];
-}

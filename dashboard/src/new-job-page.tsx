@@ -4,19 +4,20 @@
  * before it starts). The values are checked against the schema's limits in the page, then sent to
  * `POST /jobs`; a refusal of the server shows beside the field it names.
  */
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { Notice, PageHead } from './components';
+import type { FieldOfPath, FormProblem } from './form-problems';
 import { useFocusHeading } from './hooks';
 import {
   type FormField,
   type FormValues,
-  fieldOfRefusal,
   formFields,
   inputOf,
   valuesOf,
   type WorkflowDoc,
 } from './input-form';
 import { jobHref } from './routing';
+import { ErrorSummary, FieldProblem, fieldAria, useSubmit } from './submit';
 import type { Api, JobView, Route, Settings } from './types';
 
 interface Earlier {
@@ -118,11 +119,30 @@ function Field(props: {
       </span>
       {problem ? (
         <span id={`${id}-problem`} class="problem">
-          {field.name} {problem}
+          {problem}
         </span>
       ) : null}
     </div>
   );
+}
+
+/** The form's field a server issue names: `body.input.text` (or an alias of it), `body.label`, ... */
+function fieldOfPath(fields: FormField[]): FieldOfPath {
+  return (path) => {
+    const name = path.replace(/^body\./, '');
+    const input = /^input\.([\w-]+)/.exec(name)?.[1];
+    if (input) {
+      const field = fields.find((entry) => entry.name === input || entry.alsoAs.includes(input));
+      return field ? { field: `field-${field.name}`, label: field.name } : undefined;
+    }
+    const options: Record<string, { field: string; label: string }> = {
+      label: { field: 'job-label', label: 'Label' },
+      priority: { field: 'job-priority', label: 'Priority' },
+      maxUnits: { field: 'job-max-units', label: 'Most billed units' },
+      selection: { field: 'job-manual', label: 'Selection' },
+    };
+    return options[name.split(/[.[]/)[0]!];
+  };
 }
 
 function JobForm(props: { api: Api; doc: WorkflowDoc; earlier: Earlier | undefined }) {
@@ -139,78 +159,54 @@ function JobForm(props: { api: Api; doc: WorkflowDoc; earlier: Earlier | undefin
   const [maxUnits, setMaxUnits] = useState(
     earlier?.workflow === doc.name && earlier.maxUnits !== undefined ? String(earlier.maxUnits) : '',
   );
-  const [problems, setProblems] = useState<Record<string, string>>({});
-  const [error, setError] = useState<string | undefined>(undefined);
-  const [busy, setBusy] = useState(false);
-  const form = useRef<HTMLFormElement>(null);
+  const submit = useSubmit();
 
-  const focusFirstProblem = (found: Record<string, string>) => {
-    const first = fields.find((field) => found[field.name]);
-    if (first) form.current?.querySelector<HTMLElement>(`#field-${first.name}`)?.focus();
-    else if (found['most billed units']) form.current?.querySelector<HTMLElement>('#job-max-units')?.focus();
-  };
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    const { input, problems: found } = inputOf(fields, values);
+  /** What the page finds wrong before anything is sent, field by field. */
+  const check = (): FormProblem[] => {
+    const { problems } = inputOf(fields, values);
+    const found = Object.entries(problems).map(([name, message]) => ({
+      field: `field-${name}`,
+      label: name,
+      message,
+    }));
     if (maxUnits.trim() && !/^[1-9]\d{0,8}$/.test(maxUnits.trim()))
-      found['most billed units'] = 'must be a whole number above 0';
-    setProblems(found);
-    if (Object.keys(found).length > 0) {
-      setError(
-        `Not started: ${Object.entries(found)
-          .map(([name, problem]) => `${name} ${problem}`)
-          .join('; ')}.`,
-      );
-      focusFirstProblem(found);
-      return;
-    }
-    setBusy(true);
-    setError(undefined);
-    try {
-      const answer = await api<{ job: JobView; created: boolean }>('POST', '/jobs', {
-        workflow: doc.name,
-        input,
-        ...(label.trim() ? { label: label.trim() } : {}),
-        selection: { mode: manual ? 'manual' : 'auto' },
-        priority,
-        ...(maxUnits.trim() ? { maxUnits: Number(maxUnits.trim()) } : {}),
-        source: 'api',
+      found.push({
+        field: 'job-max-units',
+        label: 'Most billed units',
+        message: 'must be a whole number above 0',
       });
-      location.hash = jobHref(answer.job.id);
-    } catch (failure) {
-      const message = (failure as Error).message;
-      const field = fieldOfRefusal(message);
-      if (field && fields.some((entry) => entry.name === field)) {
-        const next = { [field]: message.replace(/^.*?body\.input\.[\w-]+:\s*/, '') };
-        setProblems(next);
-        focusFirstProblem(next);
-      }
-      setError(`The server refused it: ${message}`);
-    } finally {
-      setBusy(false);
-    }
+    return found;
+  };
+  const start = async () => {
+    const { input } = inputOf(fields, values);
+    const answer = await api<{ job: JobView; created: boolean }>('POST', '/jobs', {
+      workflow: doc.name,
+      input,
+      ...(label.trim() ? { label: label.trim() } : {}),
+      selection: { mode: manual ? 'manual' : 'auto' },
+      priority,
+      ...(maxUnits.trim() ? { maxUnits: Number(maxUnits.trim()) } : {}),
+      source: 'api',
+    });
+    location.hash = jobHref(answer.job.id);
+  };
+  const onSubmit = (event: Event) => {
+    event.preventDefault();
+    void submit.run({ check, work: start, fieldOf: fieldOfPath(fields) });
   };
   return (
-    <form ref={form} class="card" onSubmit={submit} noValidate aria-labelledby="form-heading">
+    <form class="card" onSubmit={onSubmit} noValidate aria-labelledby="form-heading">
       <h2 id="form-heading">{doc.name}</h2>
+      <ErrorSummary submit={submit} title="The job was not started" />
       <p class="muted">{doc.description}</p>
       <div class="actions">
         <button
           type="button"
-          onClick={() => {
-            setValues(valuesOf(fields, doc.example as Record<string, unknown>));
-            setProblems({});
-          }}
+          onClick={() => setValues(valuesOf(fields, doc.example as Record<string, unknown>))}
         >
           Fill in the example
         </button>
-        <button
-          type="button"
-          onClick={() => {
-            setValues(valuesOf(fields));
-            setProblems({});
-          }}
-        >
+        <button type="button" onClick={() => setValues(valuesOf(fields))}>
           Clear the fields
         </button>
       </div>
@@ -221,8 +217,11 @@ function JobForm(props: { api: Api; doc: WorkflowDoc; earlier: Earlier | undefin
             key={`${doc.name}-${field.name}`}
             field={field}
             value={values[field.name] ?? ''}
-            problem={problems[field.name]}
-            onChange={(value) => setValues({ ...values, [field.name]: value })}
+            problem={submit.problemOf(`field-${field.name}`)}
+            onChange={(value) => {
+              setValues({ ...values, [field.name]: value });
+              submit.clear(`field-${field.name}`);
+            }}
           />
         ))}
       </fieldset>
@@ -235,11 +234,12 @@ function JobForm(props: { api: Api; doc: WorkflowDoc; earlier: Earlier | undefin
             maxLength={200}
             value={label}
             onInput={(event) => setLabel(event.currentTarget.value)}
-            aria-describedby="job-label-hint"
+            {...fieldAria('job-label', submit)}
           />
           <span id="job-label-hint" class="hint">
             optional; shown in the list (at most 200 characters)
           </span>
+          <FieldProblem field="job-label" submit={submit} />
         </div>
         <div class="field">
           <label for="job-priority">Priority</label>
@@ -247,7 +247,7 @@ function JobForm(props: { api: Api; doc: WorkflowDoc; earlier: Earlier | undefin
             id="job-priority"
             value={priority}
             onChange={(event) => setPriority(event.currentTarget.value as Priority)}
-            aria-describedby="job-priority-hint"
+            {...fieldAria('job-priority', submit)}
           >
             {priorities.map((entry) => (
               <option value={entry.value}>{entry.label}</option>
@@ -256,6 +256,7 @@ function JobForm(props: { api: Api; doc: WorkflowDoc; earlier: Earlier | undefin
           <span id="job-priority-hint" class="hint">
             {priorities.find((entry) => entry.value === priority)?.hint}
           </span>
+          <FieldProblem field="job-priority" submit={submit} />
         </div>
         <div class="field">
           <label for="job-max-units">Most billed units</label>
@@ -265,20 +266,14 @@ function JobForm(props: { api: Api; doc: WorkflowDoc; earlier: Earlier | undefin
             value={maxUnits}
             onInput={(event) => {
               setMaxUnits(event.currentTarget.value);
-              const { 'most billed units': _fixed, ...rest } = problems;
-              setProblems(rest);
+              submit.clear('job-max-units');
             }}
-            aria-describedby={`job-max-units-hint${problems['most billed units'] ? ' job-max-units-problem' : ''}`}
-            aria-invalid={problems['most billed units'] ? 'true' : undefined}
+            {...fieldAria('job-max-units', submit)}
           />
           <span id="job-max-units-hint" class="hint">
             optional; the job stops (failed, cost cap) when it has billed this many
           </span>
-          {problems['most billed units'] ? (
-            <span id="job-max-units-problem" class="problem">
-              most billed units {problems['most billed units']}
-            </span>
-          ) : null}
+          <FieldProblem field="job-max-units" submit={submit} />
         </div>
         {
           <div class="field check wide">
@@ -297,10 +292,9 @@ function JobForm(props: { api: Api; doc: WorkflowDoc; earlier: Earlier | undefin
           </div>
         }
       </fieldset>
-      <Notice error={error} />
       <div class="actions">
-        <button class="primary" type="submit" disabled={busy}>
-          {busy ? 'Starting…' : 'Start the job'}
+        <button class="primary" type="submit" disabled={submit.busy} aria-disabled={submit.busy}>
+          {submit.busy ? 'Starting…' : 'Start the job'}
         </button>
         <span class="muted small">It starts at once and is billed as it runs.</span>
       </div>

@@ -5,7 +5,7 @@
 import { ulid } from 'ulid';
 import * as z from 'zod';
 import { CallbackUrlRefused, checkCallbackUrl } from '../callbacks/ssrf-guard';
-import { formatIssues } from '../errors/zod-issues';
+import { formatIssues, type IssueAt, issueList } from '../errors/zod-issues';
 import { applySelection, SelectionRefused } from './advance';
 import type { JobDeps } from './deps';
 import {
@@ -89,6 +89,8 @@ export class JobRequestError extends Error {
   constructor(
     message: string,
     readonly reason: JobRequestRefusal = 'invalid',
+    /** Each field of the request at fault (`input.text`) and what is wrong with it, when known. */
+    readonly issues?: readonly IssueAt[] | undefined,
   ) {
     super(message);
   }
@@ -99,7 +101,8 @@ export async function submitJob(
   request: SubmitJobRequest,
 ): Promise<{ job: Job; created: boolean }> {
   const parsed = submitJobRequestSchema.safeParse(request);
-  if (!parsed.success) throw new JobRequestError(formatIssues(parsed.error));
+  if (!parsed.success)
+    throw new JobRequestError(formatIssues(parsed.error), 'invalid', issueList(parsed.error));
   const req = parsed.data;
   const workflow = deps.workflows.get(req.workflow);
   if (!workflow) {
@@ -111,6 +114,8 @@ export async function submitJob(
   if (!input.success)
     throw new JobRequestError(
       `invalid input for ${workflow.name}: ${formatIssues(input.error, { root: 'input' })}`,
+      'invalid',
+      issueList(input.error, 'input'),
     );
 
   if (req.callbackUrl !== undefined) {

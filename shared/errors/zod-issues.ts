@@ -32,14 +32,19 @@ export function issuePath(path: readonly PropertyKey[], root = ''): string {
   return out;
 }
 
+/** What an issue says, without its path: zod's "Invalid input: " dropped, a missing field "is required". */
+function issueMessage(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'invalid_type' && /received undefined$/.test(issue.message))
+    return `is required (${issue.expected})`;
+  return issue.message.replace(/^Invalid input: /, '');
+}
+
 /** One issue as `field: message` (an unknown-keys issue: one `field: unknown field` per key). */
 function issueTexts(issue: z.core.$ZodIssue, root: string): string[] {
   if (issue.code === 'unrecognized_keys')
     return issue.keys.map((key) => `${issuePath([...issue.path, key], root)}: unknown field`);
   const path = issuePath(issue.path, root);
-  let message = issue.message.replace(/^Invalid input: /, '');
-  if (issue.code === 'invalid_type' && /received undefined$/.test(issue.message))
-    message = `is required (${issue.expected})`;
+  const message = issueMessage(issue);
   if (path === '' || message.startsWith(`${path}: `)) return [message];
   return [`${path}: ${message}`];
 }
@@ -58,4 +63,20 @@ export function issueMessages(issues: Issues, context: IssueContext = {}): strin
 /** Every issue in one line: `field: message; other: message`. */
 export function formatIssues(issues: Issues, context: IssueContext = {}): string {
   return issueMessages(issues, context).join('; ');
+}
+
+/** One issue as data: where (`body.input.text`) and what is wrong, for a form to show beside the field. */
+export interface IssueAt {
+  path: string;
+  message: string;
+}
+
+/** Every issue as `{path, message}` under `root` (an unknown key: its own path, "unknown field"). */
+export function issueList(issues: Issues, root = ''): IssueAt[] {
+  const list = 'issues' in issues ? issues.issues : issues;
+  return list.flatMap((issue) =>
+    issue.code === 'unrecognized_keys'
+      ? issue.keys.map((key) => ({ path: issuePath([...issue.path, key], root), message: 'unknown field' }))
+      : [{ path: issuePath(issue.path, root), message: issueMessage(issue) }],
+  );
 }

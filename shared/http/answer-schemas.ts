@@ -177,6 +177,12 @@ export const errorAnswerSchema = z
       status: z.number().int(),
       code: z.string().describe('not-found, invalid-request, conflict, forbidden, ...'),
       message: z.string().describe('what is wrong and where (body.field, query.field, path.id)'),
+      issues: z
+        .array(z.strictObject({ path: z.string(), message: z.string() }))
+        .optional()
+        .describe(
+          'each field at fault (body.input.text) and what is wrong with it, when the request was held to a schema',
+        ),
     }),
   })
   .meta({ id: 'Error' });

@@ -1,8 +1,11 @@
 /**
  * The one way opflow's HTTP APIs refuse a request: the job API and its routes, `opflow serve`'s
  * server, the webhook route and the Lambda api all throw an `ApiError` (or answer `refusal(...)`),
- * which goes out as `{ "error": { "status", "code", "message" } }`, JSON, `cache-control: no-store`.
+ * which goes out as `{ "error": { "status", "code", "message" } }`, JSON, `cache-control: no-store`,
+ * with `issues` (`[{ "path", "message" }]`) when the request was held to a schema, so a form can
+ * show each problem beside its field.
  */
+import type { IssueAt } from '../errors/zod-issues';
 
 /** An HTTP answer as the job API's adapters send it. */
 export interface HttpAnswer {
@@ -21,6 +24,8 @@ export class ApiError extends Error {
     readonly code: string,
     message: string,
     readonly headers: Record<string, string> = {},
+    /** Each field at fault and what is wrong with it, when the request was held to a schema. */
+    readonly issues?: readonly IssueAt[] | undefined,
   ) {
     super(message);
   }
@@ -39,7 +44,14 @@ export function json(status: number, body: unknown, headers: Record<string, stri
 export function refusalAnswer(error: ApiError): HttpAnswer {
   return json(
     error.status,
-    { error: { status: error.status, code: error.code, message: error.message } },
+    {
+      error: {
+        status: error.status,
+        code: error.code,
+        message: error.message,
+        ...(error.issues?.length ? { issues: error.issues } : {}),
+      },
+    },
     error.headers,
   );
 }

@@ -5,7 +5,7 @@
  */
 import type * as z from 'zod';
 import type { JobDeps } from '../engine/deps';
-import { formatIssues } from '../errors/zod-issues';
+import { formatIssues, issueList } from '../errors/zod-issues';
 import { ApiError, type HttpAnswer } from './api-error';
 import type { OperationId, PathParameters } from './routes';
 
@@ -83,6 +83,12 @@ export function apiRoute<O extends OperationId>(operation: O, run: RouteHandler<
 export function parse<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
   const parsed = schema.safeParse(value);
   if (!parsed.success)
-    throw new ApiError(400, 'invalid-request', formatIssues(parsed.error, { root: where }));
+    throw new ApiError(
+      400,
+      'invalid-request',
+      formatIssues(parsed.error, { root: where }),
+      {},
+      issueList(parsed.error, where),
+    );
   return parsed.data;
 }

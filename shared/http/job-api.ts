@@ -108,7 +108,9 @@ export function matchRoute(
 /** The refusal of a request the engine refused: its reason's status and code. */
 function engineRefusal(error: JobRequestError): JobApiResponse {
   const { status, code } = engineRefusals[error.reason];
-  return refusal(status, code, error.message);
+  // The engine's paths are of the request, which is the body here.
+  const issues = error.issues?.map((issue) => ({ ...issue, path: `body.${issue.path}` }));
+  return refusalAnswer(new ApiError(status, code, error.message, {}, issues));
 }
 
 /** Answers one request. Never throws: unexpected failures become a 500 without details. */

@@ -571,6 +571,11 @@ export interface components {
                 code: string;
                 /** @description what is wrong and where (body.field, query.field, path.id) */
                 message: string;
+                /** @description each field at fault (body.input.text) and what is wrong with it, when the request was held to a schema */
+                issues?: {
+                    path: string;
+                    message: string;
+                }[];
             };
         };
         Job: {

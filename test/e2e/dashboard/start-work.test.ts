@@ -56,12 +56,18 @@ describe('starting work from the dashboard', () => {
     // Nothing typed, and a date that is not one: refused in the page, at the fields, nothing sent.
     await page.locator('#field-pbdStart').fill('last spring');
     await page.getByRole('button', { name: 'Start the job' }).click();
-    await page
-      .getByRole('alert')
-      .filter({ hasText: /Not started: text is required; pbdStart does not match/ })
-      .waitFor();
+    const summary = page.getByRole('alert').filter({ hasText: 'The job was not started' });
+    await summary.waitFor();
+    expect(await summary.getByRole('listitem').allTextContents()).toEqual([
+      'text: is required',
+      expect.stringMatching(/^pbdStart: does not match/),
+    ]);
     expect(await text.getAttribute('aria-invalid')).toBe('true');
-    // The focus goes to the first field at fault.
+    // The focus goes to the summary; each of its lines leads to its field.
+    await page.locator('.error-summary:focus').waitFor();
+    await summary.getByRole('link', { name: /^pbdStart/ }).click();
+    await page.locator('#field-pbdStart:focus').waitFor();
+    await summary.getByRole('link', { name: /^text/ }).click();
     await page.locator('#field-text:focus').waitFor();
     expect((await api<{ jobs: JobView[] }>('GET', '/jobs')).jobs).toHaveLength(0);
     expect(await accessibilityProblems(page)).toBe('');
@@ -77,9 +83,15 @@ describe('starting work from the dashboard', () => {
     await page.getByRole('button', { name: 'Start the job' }).click();
     await page
       .getByRole('alert')
-      .filter({ hasText: /most billed units must be a whole number/ })
+      .filter({ hasText: /Most billed units: must be a whole number/ })
       .waitFor();
-    await page.locator('#job-max-units:focus').waitFor();
+    expect(await page.locator('#job-max-units').getAttribute('aria-invalid')).toBe('true');
+    // The server names each field at fault too, as data a form maps to its fields.
+    const refusal = await api<{ error: { issues: { path: string }[] } }>('POST', '/jobs', {
+      workflow: 'novelty-check',
+      input: { text: '' },
+    });
+    expect(refusal.error.issues.map((issue) => issue.path)).toContain('body.input.text');
     expect((await api<{ jobs: JobView[] }>('GET', '/jobs')).jobs).toHaveLength(0);
     await page.getByLabel('Most billed units').fill('500');
     await screenshot(page, '21-new-job-form');

@@ -1,7 +1,8 @@
 // The dashboard's job form from a workflow's input schema: the fields, their defaults and limits,
 // and the input the typed values make (or what is wrong with them), for real workflows.
 import { describe, expect, it } from 'vitest';
-import { fieldOfRefusal, formFields, inputOf, valuesOf } from '../../../dashboard/src/input-form';
+import { problemsOfRefusal } from '../../../dashboard/src/form-problems';
+import { formFields, inputOf, valuesOf } from '../../../dashboard/src/input-form';
 import { describeWorkflow } from '../../../shared/cli/commands/workflows';
 import { workflows } from '../../../shared/workflows';
 
@@ -54,7 +55,33 @@ describe('the job form of a workflow', () => {
       // Every workflow's own example passes its form (call's example is an operation's).
       expect(problems, name).toEqual({});
     }
-    expect(fieldOfRefusal('body.input.query: must not be empty')).toBe('query');
-    expect(fieldOfRefusal('the job API answered 500')).toBeUndefined();
+  });
+});
+
+describe('a refusal of the server as the form problems', () => {
+  /** A refusal as the dashboard's api throws it: the message, and the issues when the server gave them. */
+  const refused = (message: string, issues: { path: string; message: string }[] = []) =>
+    Object.assign(new Error(message), { issues });
+  const fieldOf = (path: string) =>
+    path === 'body.input.query' ? { field: 'field-query', label: 'query' } : undefined;
+
+  it('puts each issue at the field its path names, the rest under their path', () => {
+    const refusal = refused('invalid input', [
+      { path: 'body.input.query', message: 'must not be empty' },
+      { path: 'body.input.other', message: 'unknown field' },
+    ]);
+    expect(problemsOfRefusal(refusal, fieldOf)).toEqual([
+      { field: 'field-query', label: 'query', message: 'must not be empty' },
+      { label: 'body.input.other', message: 'unknown field' },
+    ]);
+  });
+
+  it('reads the field from a message without issues, else shows the message whole', () => {
+    expect(problemsOfRefusal(refused('body.input.query: too long'), fieldOf)).toEqual([
+      { field: 'field-query', label: 'query', message: 'too long' },
+    ]);
+    expect(problemsOfRefusal(refused('the job API answered 500'), fieldOf)).toEqual([
+      { label: 'The server refused it', message: 'the job API answered 500' },
+    ]);
   });
 });
