@@ -9,7 +9,7 @@ import {
   maxPartChars,
 } from '../../shared/backends/aws/dynamodb-partial-answers';
 import { REAL_PROCESS_TIMEOUT_MS } from '../support/timeouts';
-import { describePartialAnswerContract } from './partial-answers.contract';
+import { answer, describePartialAnswerContract } from './partial-answers.contract';
 
 let emulators: AwsEmulators;
 beforeAll(async () => {
@@ -42,17 +42,7 @@ describePartialAnswerContract('DynamoDbPartialAnswers', async () => {
 describe('answer changes on aws', () => {
   it('splits a long new part into changes of at most maxPartChars, offsets following', () => {
     const text = 'x'.repeat(maxPartChars * 2 + 10);
-    const changes = answerChanges({
-      jobId: 'J1',
-      tenant: 'acme',
-      workflow: 'llm-chat',
-      step: 'ai50',
-      status: 'RUNNING',
-      version: 1,
-      text,
-      offset: 5,
-      at: 0,
-    });
+    const changes = answerChanges(answer({ text, offset: 5, at: 0 }));
     expect(changes.map((change) => [change.answer?.offset, change.answer?.text.length])).toEqual([
       [5, maxPartChars],
       [5 + maxPartChars, maxPartChars],

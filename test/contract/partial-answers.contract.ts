@@ -14,7 +14,8 @@ export interface PartialAnswerWorld {
   now(): number;
 }
 
-const answer = (overrides: Partial<PartialAnswer>): PartialAnswer => ({
+/** A partial answer of job J-partial-1 (llm-chat, step ai50), with `overrides`. */
+export const answer = (overrides: Partial<PartialAnswer>): PartialAnswer => ({
   jobId: 'J-partial-1',
   tenant: 'acme',
   workflow: 'llm-chat',

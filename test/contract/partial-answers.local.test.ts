@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openLocalDatabase } from '../../shared/backends/local/database';
 import { SqliteChangeLog } from '../../shared/backends/local/sqlite-change-log';
 import { SqlitePartialAnswers } from '../../shared/backends/local/sqlite-partial-answers';
-import { describePartialAnswerContract } from './partial-answers.contract';
+import { answer, describePartialAnswerContract } from './partial-answers.contract';
 
 const folders: string[] = [];
 afterAll(() => {
@@ -37,22 +37,13 @@ describe('SqlitePartialAnswers before any feed', () => {
   it('keeps the text so far without making the change log, and logs parts once a feed made it', async () => {
     const { writer, reader } = openPair();
     const store = new SqlitePartialAnswers(writer);
-    const part = {
-      jobId: 'J1',
-      tenant: 'acme',
-      workflow: 'llm-chat',
-      step: 'ai50',
-      status: 'RUNNING',
-      version: 1,
-      at: Date.now(),
-    };
-    await store.publish({ ...part, text: 'early', offset: 0 });
+    await store.publish(answer({ jobId: 'J1', text: 'early', offset: 0 }));
     const tables = () =>
       reader.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'job_changes'").all();
     expect(tables()).toEqual([]);
     expect((await store.read('J1'))?.text).toBe('early');
     const log = new SqliteChangeLog(reader);
-    await store.publish({ ...part, text: 'early and late', offset: 5 });
+    await store.publish(answer({ jobId: 'J1', text: 'early and late', offset: 5 }));
     expect((await log.after(0, 10)).map((change) => change.answer)).toEqual([
       { step: 'ai50', offset: 5, text: ' and late' },
     ]);
@@ -65,17 +56,7 @@ describe('SqlitePartialAnswers before any feed', () => {
       batch_id TEXT, workflow TEXT, status TEXT NOT NULL, step TEXT, version INTEGER NOT NULL,
       previous_status TEXT, previous_step TEXT, at INTEGER NOT NULL) STRICT`);
     const store = new SqlitePartialAnswers(writer);
-    await store.publish({
-      jobId: 'J2',
-      tenant: 'acme',
-      workflow: 'encyclopedia-qa',
-      step: 'answer',
-      status: 'RUNNING',
-      version: 4,
-      text: 'PD-L1',
-      offset: 0,
-      at: Date.now(),
-    });
+    await store.publish(answer({ jobId: 'J2', workflow: 'encyclopedia-qa', step: 'answer', text: 'PD-L1' }));
     const log = new SqliteChangeLog(reader);
     expect((await log.after(0, 10)).map((change) => [change.kind, change.answer?.text])).toEqual([
       ['answer', 'PD-L1'],
