@@ -22,7 +22,7 @@ import { Automation } from './automation';
 import { grantDataKeyToFunctions, stageDataKey } from './data-key';
 import { InboxIngestion } from './inbox-ingestion';
 import { JobApi } from './job-api';
-import { JOB_TABLE, JobStorage } from './job-storage';
+import { type JOB_TABLE, JobStorage } from './job-storage';
 import { LiveEvents } from './live-events';
 import { PipelineFunction } from './pipeline-function';
 import { PIPELINE_METRICS, PipelineMonitoring } from './pipeline-monitoring';
@@ -362,7 +362,8 @@ export class OpflowStack extends Stack {
       resourcePrefix: prefix,
       queue: this.workQueue.queue,
       deadLetterQueue: this.workQueue.deadLetterQueue,
-      // Every function: errors and throttles alarm for each.
+      // Every function: an errors alarm each but the events function's (its failed batches go to its
+      // dead-letter queue, which alarms); throttles alarm once, for the account.
       functions: {
         worker: this.worker.function,
         api: this.api.function,
@@ -381,10 +382,10 @@ export class OpflowStack extends Stack {
           ? { schedules: this.automation.scheduleDeadLetterQueue }
           : {}),
       },
+      errorsCoveredElsewhere: ['events'],
       metricsService: prefix,
       alarms: config.alarms,
       table: this.storage.table,
-      tableIndexes: Object.keys(JOB_TABLE.indexes),
     });
 
     if (this.dataKey) grantDataKeyToFunctions(this, this.dataKey);

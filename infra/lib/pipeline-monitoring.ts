@@ -51,13 +51,16 @@ export interface PipelineMonitoringProps {
   readonly otherDeadLetterQueues?: Readonly<Record<string, IQueue>> | undefined;
   /** The functions to watch, by the name shown in alarms and on the dashboard. */
   readonly functions: Readonly<Record<string, IFunction>>;
+  /**
+   * Functions whose failures another alarm already covers (a stream source's failed batches go to
+   * a dead-letter queue that alarms): no errors alarm of their own. Default none.
+   */
+  readonly errorsCoveredElsewhere?: readonly string[] | undefined;
   /** The `service` dimension of the pipeline metrics: the functions' POWERTOOLS_SERVICE_NAME. */
   readonly metricsService: string;
   readonly alarms: StageConfig['alarms'];
   /** The job table: an alarm when DynamoDB throttles any request to it or its indexes. */
   readonly table?: ITable | undefined;
-  /** The job table's index names (their write throttles have their own metric series). */
-  readonly tableIndexes?: readonly string[] | undefined;
 }
 
 /** The alarm topic, the alarms and the dashboard. */
@@ -135,7 +138,9 @@ export class PipelineMonitoring extends Construct {
         treatMissingData: TreatMissingData.NOT_BREACHING,
       }),
     );
+    const covered = new Set(props.errorsCoveredElsewhere ?? []);
     for (const [name, fn] of Object.entries(props.functions)) {
+      if (covered.has(name)) continue;
       addAlarm(
         new Alarm(this, `${name}Errors`, {
           alarmName: `${prefix}-${name}-errors`,
@@ -147,31 +152,41 @@ export class PipelineMonitoring extends Construct {
           treatMissingData: TreatMissingData.NOT_BREACHING,
         }),
       );
-      addAlarm(
-        new Alarm(this, `${name}Throttles`, {
-          alarmName: `${prefix}-${name}-throttles`,
-          alarmDescription: `Lambda throttled the ${name} function (account concurrency exhausted).`,
-          metric: fn.metricThrottles({ period: Duration.minutes(5), statistic: Stats.SUM }),
-          threshold: 0,
-          comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-          evaluationPeriods: 1,
-          treatMissingData: TreatMissingData.NOT_BREACHING,
-        }),
-      );
     }
+    // One alarm on the account's Lambda throttles, not one per function (a metric each, $0.10 a
+    // month): the functions draw on one pool, the account's unreserved concurrency, so a throttle of
+    // any of them means the pool ran dry for all. It also counts other stacks' functions in the
+    // account, which drain the same pool; the dashboard shows which function was throttled.
+    addAlarm(
+      new Alarm(this, 'AccountThrottles', {
+        alarmName: `${prefix}-lambda-throttles`,
+        alarmDescription:
+          "Lambda throttled invocations in this account and region: the account's concurrency ran out (opflow's " +
+          'functions share it). The dashboard shows which function; raise the quota or lower worker.maxConcurrency.',
+        metric: new Metric({
+          namespace: 'AWS/Lambda',
+          metricName: 'Throttles',
+          statistic: Stats.SUM,
+          period: Duration.minutes(5),
+        }),
+        threshold: 0,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
     const table = props.table;
-    const indexNames = props.tableIndexes ?? [];
     if (table) {
       // On-demand tables throttle too (a hot partition, a sudden multiple of the previous peak):
       // every throttled request is a step retried later, so any sustained throttling is worth a look.
-      const throttleMetric = (metricName: string, index?: string) =>
+      // The table's own series only: each index's write throttles are a series (and $0.10 a month) of
+      // their own; opflow's indexes spread their keys (shards, due buckets), and a throttled index
+      // write fails the table write, which the worker retries.
+      const throttleMetric = (metricName: string) =>
         new Metric({
           namespace: 'AWS/DynamoDB',
           metricName,
-          dimensionsMap: {
-            TableName: table.tableName,
-            ...(index ? { GlobalSecondaryIndexName: index } : {}),
-          },
+          dimensionsMap: { TableName: table.tableName },
           statistic: Stats.SUM,
           period: Duration.minutes(5),
         });
@@ -179,18 +194,12 @@ export class PipelineMonitoring extends Construct {
         new Alarm(this, 'TableThrottles', {
           alarmName: `${prefix}-table-throttles`,
           alarmDescription:
-            'DynamoDB throttled reads or writes of the job table (its indexes included) in two 5-minute windows running: a hot partition or a burst beyond on-demand capacity.',
+            'DynamoDB throttled reads or writes of the job table in two 5-minute windows running: a hot partition or a burst beyond on-demand capacity.',
           metric: new MathExpression({
-            // A throttled index write throttles the table write that caused it: it has its own series.
-            expression: ['reads', 'writes', ...indexNames.map((_, i) => `index${i}`)]
-              .map((id) => `FILL(${id}, 0)`)
-              .join(' + '),
+            expression: 'FILL(reads, 0) + FILL(writes, 0)',
             usingMetrics: {
               reads: throttleMetric('ReadThrottleEvents'),
               writes: throttleMetric('WriteThrottleEvents'),
-              ...Object.fromEntries(
-                indexNames.map((name, i) => [`index${i}`, throttleMetric('WriteThrottleEvents', name)]),
-              ),
             },
             period: Duration.minutes(5),
             label: 'throttle events',
