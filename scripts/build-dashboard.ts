@@ -38,14 +38,14 @@ export function buildDashboard(options: { api: string; out: string }): string[] 
         // The AWS HTTP API serves every route the pages read (shared/runtime/lambda/api-routes.ts):
         // the timeline from the job history (HIST#), batches (BATCH#), the schedules of
         // OPFLOW_SCHEDULES with their state (SCHED#) and the webhook deliveries (HOOKLOG). Jobs
-        // start from their form (POST /jobs); the input of a job and manifest uploads are routes of
-        // opflow serve only.
+        // start from their form (POST /jobs), again from an earlier job's input (GET /jobs/{id}/input),
+        // and manifests through a presigned S3 upload (POST /batch-uploads).
         pages: {
           timeline: true,
           batches: true,
           schedules: true,
           webhooks: true,
-          starts: { jobs: true, rerun: false, manifests: false },
+          starts: { jobs: true, rerun: true, manifests: true },
         },
       }),
     ),

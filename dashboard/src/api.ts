@@ -82,3 +82,31 @@ export async function downloadFile(config: Settings, file: Pick<ReportFile, 'nam
   link.click();
   setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
 }
+
+/** What `POST /batch-uploads` answers: the batch started (opflow serve), or where to put the manifest (AWS). */
+type UploadAnswer =
+  | { batch: { id: string } }
+  | { batchId: string; upload: { method: 'PUT'; url: string; headers: Record<string, string> } };
+
+/**
+ * Starts the batch of a checked manifest; returns its id. On AWS the answer is a presigned S3 PUT
+ * bound to the manifest's SHA-256: the page sends the manifest there itself (the bucket allows the
+ * dashboard's origin), and the ingest function starts the batch moments later.
+ */
+export async function startBatchUpload(api: Api, body: { manifest: string }): Promise<string> {
+  const answer = await api<UploadAnswer>('POST', '/batch-uploads', body);
+  if ('batch' in answer) return answer.batch.id;
+  let sent: Response;
+  try {
+    sent = await fetch(answer.upload.url, {
+      method: answer.upload.method,
+      headers: answer.upload.headers,
+      body: body.manifest,
+    });
+  } catch (error) {
+    throw new ApiError(0, 'network', `the upload to storage failed (${(error as Error).message})`);
+  }
+  if (!sent.ok)
+    throw new ApiError(sent.status, 'upload-failed', `storage refused the upload (${sent.status})`);
+  return answer.batchId;
+}

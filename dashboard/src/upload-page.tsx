@@ -4,11 +4,12 @@
  * nothing paid), then, once the person has seen that, the batch starts.
  */
 import { useState } from 'preact/hooks';
+import { startBatchUpload } from './api';
 import { Notice, PageHead, ProblemsTable, Tiles } from './components';
 import { plural } from './format';
 import { useFocusHeading } from './hooks';
 import { batchHref } from './routing';
-import type { Api, BatchView, Settings } from './types';
+import type { Api, Settings } from './types';
 
 /** What the server answers to a check (and, with the batch, to a start). */
 interface Checked {
@@ -100,8 +101,7 @@ export function UploadPage({ api, config }: { api: Api; config: Settings }) {
     setBusy(true);
     setError(undefined);
     try {
-      const answer = await api<{ batch: BatchView }>('POST', '/batch-uploads', body());
-      location.hash = batchHref(answer.batch.id);
+      location.hash = batchHref(await startBatchUpload(api, body()));
     } catch (failure) {
       setError((failure as Error).message);
     } finally {

@@ -479,7 +479,7 @@ export const routeTable = [
     path: '/jobs/{id}/input',
     summary: "A job's input, workflow, label and selection, to run it again",
     auth: 'caller',
-    servedBy: 'serve',
+    servedBy: 'both',
     params: jobId,
     answers: { 200: { description: 'the input', schema: 'any' } },
     refusals: [404],
@@ -491,7 +491,7 @@ export const routeTable = [
     summary:
       'A manifest checked line by line as opflow ingest --dry-run, with the cost estimate; nothing stored',
     auth: 'caller',
-    servedBy: 'serve',
+    servedBy: 'both',
     body: { schema: manifestUploadBodySchema, required: true },
     answers: { 200: { description: 'the check', schema: 'any' } },
     refusals: [400, 403, 413, 415],
@@ -501,11 +501,18 @@ export const routeTable = [
     method: 'POST',
     path: '/batch-uploads',
     summary:
-      'A manifest kept beside the database and ingested as a batch; the same file again starts nothing twice',
+      'A manifest checked and started as a batch (on AWS through a presigned S3 upload); the same file again starts nothing twice',
     auth: 'caller',
-    servedBy: 'serve',
+    servedBy: 'both',
     body: { schema: manifestUploadBodySchema, required: true },
-    answers: { 201: { description: 'the batch started', schema: 'any' } },
+    answers: {
+      201: { description: 'opflow serve: the batch started', schema: 'any' },
+      202: {
+        description:
+          'AWS: checked; PUT the manifest to upload.url with upload.headers (a presigned S3 URL bound to its SHA-256) and the ingest function starts batch batchId',
+        schema: 'any',
+      },
+    },
     refusals: [400, 403, 409, 413, 415],
   },
   {

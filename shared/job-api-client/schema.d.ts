@@ -499,7 +499,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A job's input, workflow, label and selection, to run it again (opflow serve only) */
+        /** A job's input, workflow, label and selection, to run it again */
         get: operations["getJobInput"];
         put?: never;
         post?: never;
@@ -518,7 +518,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** A manifest checked line by line as opflow ingest --dry-run, with the cost estimate; nothing stored (opflow serve only) */
+        /** A manifest checked line by line as opflow ingest --dry-run, with the cost estimate; nothing stored */
         post: operations["checkBatchUpload"];
         delete?: never;
         options?: never;
@@ -535,7 +535,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** A manifest kept beside the database and ingested as a batch; the same file again starts nothing twice (opflow serve only) */
+        /** A manifest checked and started as a batch (on AWS through a presigned S3 upload); the same file again starts nothing twice */
         post: operations["startBatchUpload"];
         delete?: never;
         options?: never;
@@ -2938,8 +2938,19 @@ export interface operations {
             };
         };
         responses: {
-            /** @description the batch started */
+            /** @description opflow serve: the batch started */
             201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description AWS: checked; PUT the manifest to upload.url with upload.headers (a presigned S3 URL bound to its SHA-256) and the ingest function starts batch batchId */
+            202: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,39 +1,25 @@
 /**
  * The routes of the Lambda api beside the job API's own, the same as `opflow serve`'s: a job's
- * timeline (its `HIST#` history), batches (`BATCH#` items), schedules (their `SCHED#` state, the
+ * timeline (its `HIST#` history), batches (`BATCH#` items), "run again" and the manifest upload
+ * (upload-routes.ts), schedules (their `SCHED#` state, the
  * schedules themselves from the stack's automation config item, or OPFLOW_SCHEDULES in a harness) with
  * trigger, pause and resume, and the record of webhook deliveries (`HOOKLOG` items).
  */
 import { DynamoDbBatchStore } from '../../backends/aws/dynamodb-batch-store';
 import { DynamoDbScheduleStateStore } from '../../backends/aws/dynamodb-schedule-state-store';
 import { DynamoDbWebhookDeliveries } from '../../backends/aws/dynamodb-webhook-deliveries';
-import { opflowConfigSchema, type Schedule } from '../../config/opflow-config';
+import type { Schedule } from '../../config/opflow-config';
 import { batchRoutes } from '../../dashboard/batch-routes';
 import { deliveryRoutes } from '../../dashboard/delivery-routes';
 import { scheduleRoutes } from '../../dashboard/schedule-routes';
 import { timelineRoutes } from '../../dashboard/timeline-route';
-import { errorMessage } from '../../errors/error-message';
-import { formatIssues } from '../../errors/zod-issues';
 import type { ApiRoute } from '../../http/job-api';
 import { awsEventsRoutes } from './events-route';
 import type { JobSide } from './jobs-runtime';
+import { schedulesFromEnv } from './schedules-env';
+import { awsUploadRoutes } from './upload-routes';
 
 type Env = Readonly<Record<string, string | undefined>>;
-
-/** The schedules of OPFLOW_SCHEDULES (a JSON list, as in opflow.config.json); none when unset. */
-export function schedulesFromEnv(env: Env): Schedule[] {
-  const raw = env.OPFLOW_SCHEDULES?.trim();
-  if (!raw) return [];
-  let value: unknown;
-  try {
-    value = JSON.parse(raw);
-  } catch (error) {
-    throw new Error(`OPFLOW_SCHEDULES is not JSON: ${errorMessage(error)}`);
-  }
-  const parsed = opflowConfigSchema.safeParse({ schedules: value });
-  if (!parsed.success) throw new Error(`OPFLOW_SCHEDULES: ${formatIssues(parsed.error)}`);
-  return parsed.data.schedules;
-}
 
 /** The record of webhook deliveries on the job table. */
 export function awsWebhookDeliveries(pipeline: Pick<JobSide, 'aws' | 'config'>): DynamoDbWebhookDeliveries {
@@ -52,9 +38,11 @@ export function awsApiRoutes(
   const { deps } = pipeline;
   const documents = pipeline.aws.clients.documents;
   const { tableName } = pipeline.config;
+  const batches = new DynamoDbBatchStore({ client: documents, tableName });
   return [
     ...timelineRoutes({ deps, history: pipeline.history }),
-    ...batchRoutes({ deps, batches: new DynamoDbBatchStore({ client: documents, tableName }) }),
+    ...batchRoutes({ deps, batches }),
+    ...awsUploadRoutes(pipeline, batches),
     ...scheduleRoutes({
       deps,
       states: new DynamoDbScheduleStateStore(

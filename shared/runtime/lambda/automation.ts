@@ -17,9 +17,9 @@ import type { JobApiResponse } from '../../http/job-api';
 import { createWebhookHandler, type WebhookRequest } from '../../http/webhooks';
 import { handleScheduledSlot } from '../../schedules/target';
 import { AUTOMATION_CONFIG_VARIABLE, CONFIG_ITEM_PARTITION } from '../aws/config';
-import { schedulesFromEnv } from './api-routes';
 import type { JobSide } from './jobs-runtime';
 import { engineLogger, type Observability } from './observability';
+import { schedulesFromEnv } from './schedules-env';
 
 type Env = Readonly<Record<string, string | undefined>>;
 

@@ -1,0 +1,193 @@
+// The dashboard's start routes on the aws backend, through the bundled api function behind the
+// gateway stand-in, on the emulators (S3 is fauxqs'): "run again like this" reads a job's input
+// back; a manifest is checked line by line with its estimate, then POST /batch-uploads answers a
+// presigned PUT that the test sends as a browser would, straight to S3 under inbox/; announced as
+// S3's event notification would, the bundled ingest function starts the batch the answer named and
+// the step workers run its items. The same file again is the same batch.
+import { HeadObjectCommand } from '@aws-sdk/client-s3';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SqsEventSource } from '../../../scripts/lambda/sqs-event-source';
+import { DynamoDbBatchStore, s3CreatedEvent } from '../../../shared/backends/aws';
+import type { Batch } from '../../../shared/engine/batch-store';
+import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
+import { AwsWorld } from './harness/aws-world';
+
+type Handler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
+
+let world: AwsWorld;
+let ingest: Handler;
+let source: SqsEventSource;
+let ingestQueueUrl: string;
+let batches: DynamoDbBatchStore;
+
+beforeAll(async () => {
+  world = await AwsWorld.start({ workers: 1 });
+  const queue = world.emulators.createQueue({ visibilityTimeoutSeconds: 5400, maxReceiveCount: 5 });
+  ingestQueueUrl = queue.queueUrl;
+  // The ingest function's own queue (its continuations), as the stack sets it.
+  process.env.OPFLOW_INGEST_QUEUE_URL = ingestQueueUrl;
+  ingest = (await world.bundles.load<{ handler: Handler }>('ingest')).handler;
+  source = new SqsEventSource({
+    sqs: world.emulators.clients.sqs,
+    queueUrl: ingestQueueUrl,
+    queueArn: `arn:aws:sqs:us-east-1:000000000000:${queue.queueName}`,
+    batchSize: 1,
+    waitTimeSeconds: 0,
+    functionTimeoutMs: 900_000,
+  });
+  batches = new DynamoDbBatchStore({
+    client: world.emulators.clients.documents,
+    tableName: world.env.OPFLOW_TABLE_NAME!,
+  });
+}, REAL_PROCESS_TIMEOUT_MS);
+afterAll(async () => {
+  delete process.env.OPFLOW_INGEST_QUEUE_URL;
+  await world?.stop();
+});
+
+const manifest = [
+  '{"id":"a","query":"TTL:(folding hinge)","title":"Hinge"}',
+  '{"id":"b","query":"TTL:(magnetic latch)","title":"Latch"}',
+  '{"id":"c","title":"No query"}',
+  '{"id":"d","query":"TTL:(helmet shell)","title":"Shell"}',
+].join('\n');
+const upload = { fileName: 'hinges.jsonl', manifest, workflow: 'patent-count', selection: 'auto' };
+
+/** What S3's event notification hands the ingest function for a new object. */
+async function announce(key: string, etag: string | undefined): Promise<void> {
+  await world.emulators.clients.sqs.send(
+    new SendMessageCommand({
+      QueueUrl: ingestQueueUrl,
+      MessageBody: JSON.stringify(s3CreatedEvent({ bucket: world.bucket, key }, etag)),
+    }),
+  );
+}
+
+/** Runs the ingest function and the step workers until the batch is settled. */
+async function settleBatch(batchId: string): Promise<Batch> {
+  for (let round = 0; round < 5_000; round++) {
+    const batch = await batches.get(batchId);
+    const ingestState = world.emulators.fauxqs!.inspectQueue(ingestQueueUrl.split('/').pop()!)!;
+    const ingestQueued = ingestState.messages.ready.length + ingestState.messages.delayed.length;
+    if (batch && batch.status === 'FINISHED' && batch.inFlight.length === 0 && ingestQueued === 0)
+      return batch;
+    const now = Date.now();
+    if (
+      ingestState.messages.ready.length > 0 ||
+      ingestState.messages.delayed.some((m) => (m.delayUntil ?? now) <= now)
+    ) {
+      await source.poll(ingest);
+      continue;
+    }
+    const work = world.queueState();
+    if (work.ready > 0) {
+      await world.deliverOnce();
+      continue;
+    }
+    const next = Math.min(
+      ...ingestState.messages.delayed.map((m) => m.delayUntil ?? now),
+      work.nextAt,
+      now + 1_000,
+    );
+    world.advanceTo(next);
+  }
+  throw new Error(`batch ${batchId} did not settle: ${JSON.stringify(await batches.get(batchId))}`);
+}
+
+describe('the dashboard start routes on AWS', { timeout: REAL_PROCESS_TIMEOUT_MS }, () => {
+  it('GET /jobs/{id}/input gives back what a job was started with, for "run again like this"', async () => {
+    const id = await world.submit({
+      workflow: 'patent-count',
+      input: { query: 'foldable hinge' },
+      label: 'hinges',
+      priority: 'high',
+      maxUnits: 50,
+    });
+    const answer = await world.api('GET', `/jobs/${id}/input`);
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({
+      jobId: id,
+      workflow: 'patent-count',
+      input: { query: 'foldable hinge' },
+      label: 'hinges',
+      selection: { mode: 'auto' },
+      priority: 'high',
+      maxUnits: 50,
+      tenant: 'default',
+    });
+    expect((await world.api('GET', '/jobs/01NOSUCHJOB0000000000000000/input')).status).toBe(404);
+    // Another tenant's caller does not see it.
+    world.gateway.claims = { sub: 'user-2', tenant: 'acme' };
+    try {
+      expect((await world.api('GET', `/jobs/${id}/input`)).status).toBe(404);
+    } finally {
+      world.gateway.claims = undefined;
+    }
+  });
+
+  it('checks a manifest, presigns its PUT under inbox/, and the ingest function starts the batch named in the answer', async () => {
+    const checked = await world.api('POST', '/batch-uploads/check', { body: upload });
+    expect(checked.status).toBe(200);
+    expect(checked.body).toMatchObject({ dryRun: true, records: 4, items: 3, problemCount: 1 });
+    expect(checked.body.problems).toEqual([
+      expect.objectContaining({ position: 'line 3', id: 'c', reason: expect.stringMatching(/query/) }),
+    ]);
+    const batchId = checked.body.batchId as string;
+    expect(batchId).toMatch(/^hinges-[0-9a-f]{8}$/);
+
+    const started = await world.api('POST', '/batch-uploads', { body: upload });
+    expect(started.status).toBe(202);
+    const { upload: put } = started.body as unknown as {
+      upload: { method: string; url: string; headers: Record<string, string>; expiresAt: string };
+    };
+    expect(started.body.batchId).toBe(batchId);
+    expect(put.method).toBe('PUT');
+    expect(put.url).toContain(`/${world.bucket}/inbox/patent-count/${batchId}/hinges.jsonl?`);
+    expect(put.url).toMatch(/X-Amz-Signature=/);
+    expect(put.headers['x-amz-checksum-sha256']).toBe(
+      Buffer.from((await import('node:crypto')).createHash('sha256').update(manifest).digest()).toString(
+        'base64',
+      ),
+    );
+    expect(Date.parse(put.expiresAt) - world.now()).toBe(15 * 60_000);
+    // Nothing is started before the manifest is in the bucket.
+    expect(await batches.get(batchId)).toBeUndefined();
+
+    // The browser's PUT, straight to S3.
+    const sent = await fetch(put.url, { method: put.method, headers: put.headers, body: manifest });
+    expect(sent.status, await sent.clone().text()).toBe(200);
+    const key = `inbox/patent-count/${batchId}/hinges.jsonl`;
+    const head = await world.emulators.clients.s3.send(
+      new HeadObjectCommand({ Bucket: world.bucket, Key: key }),
+    );
+    expect(head.Metadata).toMatchObject({ 'opflow-tenant': 'default', 'opflow-batch': batchId });
+    await announce(key, head.ETag?.replace(/"/g, ''));
+
+    const batch = await settleBatch(batchId);
+    expect(batch).toMatchObject({
+      status: 'FINISHED',
+      items: 3,
+      counts: { records: 4, created: 3, invalid: 1 },
+    });
+    expect(batch.settled).toMatchObject({ succeeded: 3, failed: 0 });
+    const shown = await world.api('GET', `/batches/${batchId}`);
+    expect(shown.status).toBe(200);
+
+    // The same file again: the same batch, whose items all exist; nothing new runs.
+    const again = await world.api('POST', '/batch-uploads/check', { body: upload });
+    expect(again.body).toMatchObject({ batchId, existing: 3 });
+  });
+
+  it('refuses what cannot start, naming the field: an unknown workflow, a manifest with no usable line', async () => {
+    const unknown = await world.api('POST', '/batch-uploads', { body: { ...upload, workflow: 'no-such' } });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error?.message).toMatch(/^body\.workflow: no workflow no-such/);
+    const empty = await world.api('POST', '/batch-uploads', {
+      body: { ...upload, fileName: 'bad.jsonl', manifest: '{"id":"x","title":"No query"}' },
+    });
+    expect(empty.status).toBe(400);
+    expect(empty.body.error?.message).toMatch(/no line of it can be used/);
+  });
+});
