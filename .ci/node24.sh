@@ -10,8 +10,8 @@
 # OPFLOW_CI_NODE=22 for the suites on SQLite (better-sqlite3 12.x aborts at teardown on Node 24,
 # WiseLibs/better-sqlite3#1515). The bundles of the
 # aws e2e are built for the Node that runs them (scripts/lambda/bundle-functions.ts), so here they
-# are the node24 bundles the stack deploys. `bash .ci/node24.sh` needs a real node_modules (a clean
-# clone after `npm ci`), not a worktree whose node_modules is a symlink. OPFLOW_CI_NODE=22 runs the
+# are the node24 bundles the stack deploys. A node_modules that is a symlink is copied from what it
+# points to, which it leaves untouched. OPFLOW_CI_NODE=22 runs the
 # same suites on another line.
 #
 #   bash .ci/node24.sh [vitest paths...]      # default: test/unit test/contract test/e2e/aws test/e2e/workflows
@@ -33,9 +33,13 @@ copy="$work/opflow"
 mkdir -p "$copy"
 # The checkout's files (tracked, and new ones not ignored), without node_modules, builds or caches.
 (cd "$root" && git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf -) | tar -xf - -C "$copy"
-cp -al "$root/node_modules" "$copy/node_modules" 2>/dev/null || cp -a "$root/node_modules" "$copy/node_modules"
+# node_modules may be a symlink (a git worktree sharing another checkout's): copy what it points to into
+# a real folder, so removing better-sqlite3 below removes the copy's, never the shared one.
+modules="$(cd "$root/node_modules" && pwd -P)"
+mkdir "$copy/node_modules"
+cp -al "$modules/." "$copy/node_modules/" 2>/dev/null || cp -a "$modules/." "$copy/node_modules/"
 rm -rf "$copy/node_modules/better-sqlite3"
-cp -a "$root/node_modules/better-sqlite3" "$copy/node_modules/better-sqlite3"
+cp -a "$modules/better-sqlite3" "$copy/node_modules/better-sqlite3"
 # DynamoDB Local is Java: the one the Node 20 run installed serves here too.
 [ -d "$root/.emulators" ] && ln -s "$root/.emulators" "$copy/.emulators"
 # Some tests ask git which files are the project's (git ls-files): the copy shares the repository.
