@@ -28,7 +28,7 @@ import { isTerminal, type Job } from '../../../../shared/engine/job-record';
 import { webhookPathPattern } from '../../../../shared/http/webhooks';
 import { reviewPathPattern } from '../../../../shared/reviewers/confirmation-page';
 import { type Sandbox, type SandboxOptions, startSandbox } from '../../../../shared/sandbox';
-import { type StackRules, stackRules } from './template-rules';
+import { type StackRules, type StreamFunctionRules, stackRules } from './template-rules';
 
 /** 5 January 2026, 09:00 UTC. */
 export const T0 = Date.UTC(2026, 0, 5, 9, 0, 0);
@@ -201,27 +201,21 @@ export class AwsWorld {
       ],
     });
     this.sweeper = (await this.bundles.load<{ handler: AwsWorld['sweeper'] }>('sweeper')).handler;
-    this.stream = new DynamoDbStreamSource({
-      endpoint: emulators.dynamoDb!.endpoint,
-      region: emulators.region,
-      credentials: { accessKeyId: 'test' },
-      tableName: table,
-      batchSize: this.rules.events.batchSize,
-      filters: this.rules.events.filters,
-      functionName: this.rules.events.functionName,
-      functionTimeoutMs: this.rules.events.timeoutMs,
-    });
+    // The job table's stream, once per reader, each with its mapping's batch size and filters.
+    const streamOf = (rules: StreamFunctionRules) =>
+      new DynamoDbStreamSource({
+        endpoint: emulators.dynamoDb!.endpoint,
+        region: emulators.region,
+        credentials: { accessKeyId: 'test' },
+        tableName: table,
+        batchSize: rules.batchSize,
+        filters: rules.filters,
+        functionName: rules.functionName,
+        functionTimeoutMs: rules.timeoutMs,
+      });
+    this.stream = streamOf(this.rules.events);
     await this.stream.start();
-    this.callbackStream = new DynamoDbStreamSource({
-      endpoint: emulators.dynamoDb!.endpoint,
-      region: emulators.region,
-      credentials: { accessKeyId: 'test' },
-      tableName: table,
-      batchSize: this.rules.callbacks.batchSize,
-      filters: this.rules.callbacks.filters,
-      functionName: this.rules.callbacks.functionName,
-      functionTimeoutMs: this.rules.callbacks.timeoutMs,
-    });
+    this.callbackStream = streamOf(this.rules.callbacks);
     await this.callbackStream.start();
     this.source = new SqsEventSource({
       sqs: emulators.clients.sqs,
