@@ -96,6 +96,17 @@ export class JobRequestError extends Error {
   }
 }
 
+/** The input held to the workflow's schema; refused with each field at fault (`input.text`). */
+function workflowInput(workflow: { name: string; input: z.ZodType }, raw: unknown): unknown {
+  const input = workflow.input.safeParse(raw);
+  if (input.success) return input.data;
+  throw new JobRequestError(
+    `invalid input for ${workflow.name}: ${formatIssues(input.error, { root: 'input' })}`,
+    'invalid',
+    issueList(input.error, 'input'),
+  );
+}
+
 export async function submitJob(
   deps: JobDeps,
   request: SubmitJobRequest,
@@ -110,13 +121,7 @@ export async function submitJob(
       `unknown workflow "${req.workflow}"; known workflows: ${[...deps.workflows.keys()].join(', ')}`,
     );
   }
-  const input = workflow.input.safeParse(req.input);
-  if (!input.success)
-    throw new JobRequestError(
-      `invalid input for ${workflow.name}: ${formatIssues(input.error, { root: 'input' })}`,
-      'invalid',
-      issueList(input.error, 'input'),
-    );
+  const input = { data: workflowInput(workflow, req.input) };
 
   if (req.callbackUrl !== undefined) {
     if (!deps.callbacks) throw new JobRequestError('callbackUrl: callbacks are not set up on this backend');
