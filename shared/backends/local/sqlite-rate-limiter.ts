@@ -30,6 +30,9 @@ import type { LocalDatabase } from './database';
 
 const optionalNumber = z.number().optional();
 
+/** A line stamped further ahead of this process's clock than this was written by a clock ahead. */
+const aheadClockMs = 60_000;
+
 /** A key's bucket as stored (JSON in `rate_buckets.line`). */
 const keyLineSchema = z.object({
   bucket: z.object({
@@ -74,7 +77,9 @@ export class SqliteRateLimiter implements RateLimiter {
       PRIMARY KEY (bucket, at)
     ) STRICT, WITHOUT ROWID`);
     this.#statements = {
-      get: db.prepare<[string], { line: string }>('SELECT line FROM rate_buckets WHERE bucket = ?'),
+      get: db.prepare<[string], { line: string; updated_at: number }>(
+        'SELECT line, updated_at FROM rate_buckets WHERE bucket = ?',
+      ),
       put: db.prepare<[string, string, number]>(
         `INSERT INTO rate_buckets (bucket, line, updated_at) VALUES (?, ?, ?)
          ON CONFLICT (bucket) DO UPDATE SET line = excluded.line, updated_at = excluded.updated_at`,
@@ -167,7 +172,11 @@ export class SqliteRateLimiter implements RateLimiter {
   /** The key's line; a new one when there is none (or an unreadable one, which the next change replaces). */
   #read(bucket: string, now: number): KeyLine {
     const row = this.#statements.get.get(bucket);
-    if (!row) return newKeyLine(this.config, now);
+    // A line written by a process whose clock is ahead of this one (more than a minute) holds
+    // tokens and calls in this process's future: followed, it would hold every call here until
+    // that time. This process starts the line anew instead (at worst a throttled call, which the
+    // limiter learns from).
+    if (!row || row.updated_at > now + aheadClockMs) return newKeyLine(this.config, now);
     try {
       const parsed = keyLineSchema.safeParse(JSON.parse(row.line));
       return parsed.success ? parsed.data : newKeyLine(this.config, now);

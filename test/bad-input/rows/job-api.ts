@@ -147,7 +147,7 @@ export const jobApiRows: HttpRow[] = [
     'a body over the limit',
     { ...ok, label: 'x'.repeat(2 * 1024 * 1024) },
     413,
-    'the request body is over 1048576 bytes',
+    'the request body is over 1 MiB (1048576 bytes)',
   ),
   post('a body that is not UTF-8', Buffer.from([0x7b, 0xff, 0xfe, 0x7d]), 400, 'not UTF-8'),
   {
