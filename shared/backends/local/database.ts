@@ -268,6 +268,23 @@ export interface OpenDatabaseOptions {
  * power loss may lose the last moments), a busy timeout, and the schema migrated to the latest.
  */
 export function openLocalDatabase(path: string, options: OpenDatabaseOptions = {}): LocalDatabase {
+  // SQLite answers SQLITE_BUSY without waiting in a few cases the busy timeout does not cover (a
+  // WAL file being recovered after a process was killed, the journal mode's check): the open is
+  // tried again a few times, a quarter of a second apart, before it fails.
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return openOnce(path, options);
+    } catch (error) {
+      const busy = (error as { cause?: { code?: unknown } }).cause?.code === 'SQLITE_BUSY';
+      if (!busy || attempt >= openAttempts) throw error;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 250);
+    }
+  }
+}
+
+const openAttempts = 4;
+
+function openOnce(path: string, options: OpenDatabaseOptions): LocalDatabase {
   const inMemory = path === ':memory:';
   if (!inMemory) mkdirSync(dirname(resolve(path)), { recursive: true });
   const db = new Database(inMemory ? ':memory:' : resolve(path));
