@@ -13,6 +13,7 @@ import * as z from 'zod';
 import { type CallbackUrlPolicy, CallbackUrlRefused, checkCallbackUrl } from '../callbacks/ssrf-guard';
 import { jobPrioritySchema, selectionPolicySchema } from '../engine/job-record';
 import { errorMessage } from '../errors/error-message';
+import { uniqueNames } from '../errors/unique-names';
 import { issueMessages } from '../errors/zod-issues';
 import { FileRefused, readRegularFile } from '../files/bounded-read';
 import { reviewersConfigSchema } from '../reviewers/review-config';
@@ -278,16 +279,7 @@ export const opflowConfigSchema = z.lazy(() =>
           });
         bySecret.set(variable, source);
       }
-      const seen = new Set<string>();
-      config.schedules.forEach((schedule, index) => {
-        if (seen.has(schedule.name))
-          ctx.addIssue({
-            code: 'custom',
-            path: ['schedules', index, 'name'],
-            message: `"${schedule.name}" is used twice`,
-          });
-        seen.add(schedule.name);
-      });
+      uniqueNames(config.schedules, ['schedules'], ctx);
     }),
 );
 export type OpflowConfig = z.infer<typeof opflowConfigSchema>;

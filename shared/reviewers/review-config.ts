@@ -11,6 +11,7 @@
  */
 import * as z from 'zod';
 import { jobSources } from '../engine/job-record';
+import { uniqueNames } from '../errors/unique-names';
 
 const durationPattern = /^(\d+)(s|m|h|d)$/;
 const durationUnits = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
@@ -109,15 +110,8 @@ export const reviewersConfigSchema = z.lazy(() =>
       rules: z.array(reviewRuleSchema).default([]),
     })
     .superRefine((config, ctx) => {
-      const names = new Set<string>();
+      uniqueNames(config.rules, ['rules'], ctx);
       config.rules.forEach((rule, index) => {
-        if (names.has(rule.name))
-          ctx.addIssue({
-            code: 'custom',
-            path: ['rules', index, 'name'],
-            message: `"${rule.name}" is used twice`,
-          });
-        names.add(rule.name);
         rule.notify.forEach((channel, at) => {
           if (!(channel in config.channels))
             ctx.addIssue({

@@ -89,6 +89,15 @@ describe('opflow config file', () => {
       /schedules\[1\]\.name: "a" is used twice/,
     ],
     [
+      {
+        reviewers: {
+          channels: { ops: { type: 'slack' } },
+          rules: ['a', 'b', 'a'].map((name) => ({ name, notify: ['ops'] })),
+        },
+      },
+      /reviewers\.rules\[2\]\.name: "a" is used twice/,
+    ],
+    [
       { webhooks: { tracker: { workflow: 'patent-count', input: { q: { $from: 'title' } } } } },
       /webhooks\.tracker\.input/,
     ],
