@@ -411,7 +411,8 @@ export const stageDefaults: Record<StageName, StageConfigInput> = {
       maxConcurrency: 5,
     },
     api: {
-      timeoutSeconds: 10,
+      // A long poll of GET /events waits up to 20 s (2 s short of this); the HTTP API's integration limit is 30 s.
+      timeoutSeconds: 25,
       memoryMb: 512,
       auth: { mode: 'iam' },
       throttle: { rateLimit: 10, burstLimit: 20 },
@@ -444,7 +445,8 @@ export const stageDefaults: Record<StageName, StageConfigInput> = {
       maxConcurrency: 20,
     },
     api: {
-      timeoutSeconds: 10,
+      // A long poll of GET /events waits up to 20 s (2 s short of this); the HTTP API's integration limit is 30 s.
+      timeoutSeconds: 25,
       memoryMb: 512,
       auth: { mode: 'iam' },
       throttle: { rateLimit: 50, burstLimit: 100 },

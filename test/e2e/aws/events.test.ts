@@ -100,7 +100,7 @@ describe('GET /events on AWS: the long poll of the change log', { timeout: REAL_
     const answer = await waiting;
     expect(answer.status).toBe(200);
     expect(answer.body.events.map((event) => event.data.job?.id)).toContain(id);
-    // Answered as the change came, not at the end of the wait (20 s, cut to the 10 s function's 8).
+    // Answered as the change came, not at the end of the wait (20 s).
     expect(performance.now() - started).toBeLessThan(8_000);
     await world.settle([id]);
   });
