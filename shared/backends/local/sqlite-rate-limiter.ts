@@ -85,8 +85,10 @@ export class SqliteRateLimiter implements RateLimiter {
          ON CONFLICT (bucket) DO UPDATE SET line = excluded.line, updated_at = excluded.updated_at`,
       ),
       reserve: db.prepare<[string, number]>('INSERT OR IGNORE INTO rate_lane (bucket, at) VALUES (?, ?)'),
-      prune: db.prepare<[string, number, number]>(
-        'DELETE FROM rate_lane WHERE bucket = ? AND at <= ? AND (cut_by IS NULL OR at < ?)',
+      // Tokens passed (a cut-in kept a minute for its late holder), and tokens reserved by a clock
+      // more than a minute ahead of this one (no horizon reaches that far: see `#read`).
+      prune: db.prepare<[string, number, number, number]>(
+        'DELETE FROM rate_lane WHERE bucket = ? AND ((at <= ? AND (cut_by IS NULL OR at < ?)) OR at > ?)',
       ),
       nextReserved: db.prepare<[string, number], { at: number }>(
         'SELECT at FROM rate_lane WHERE bucket = ? AND at > ? AND cut_by IS NULL ORDER BY at LIMIT 1',
@@ -113,7 +115,7 @@ export class SqliteRateLimiter implements RateLimiter {
       );
       if (line) this.#write(bucket, line, now);
       if (!decision.granted && decision.reserved) {
-        this.#statements.prune.run(bucket, now, now - cutInMemoryMs);
+        this.#prune(bucket, now);
         this.#statements.reserve.run(bucket, decision.retryAtMs);
       }
       return decision;
@@ -124,6 +126,7 @@ export class SqliteRateLimiter implements RateLimiter {
     return this.#atomic(() => {
       const freeAt = nextTokenAt(this.#read(bucket, now), this.config, now);
       if (freeAt === undefined) return undefined;
+      this.#prune(bucket, now);
       const at = this.#statements.nextReserved.get(bucket, now)?.at;
       if (at === undefined || at >= freeAt) return undefined;
       this.#statements.cut.run(by, bucket, at);
@@ -163,6 +166,11 @@ export class SqliteRateLimiter implements RateLimiter {
   /** The current refill rate of a bucket, in calls per second (the ceiling for an unused bucket). */
   currentRate(bucket: string): number {
     return Math.min(this.config.ceiling, this.#read(bucket, 0).bucket.rate);
+  }
+
+  /** Drops the lane's passed tokens, and those a clock more than a minute ahead reserved. */
+  #prune(bucket: string, now: number): void {
+    this.#statements.prune.run(bucket, now, now - cutInMemoryMs, now + aheadClockMs);
   }
 
   #atomic<T>(work: () => T): T {

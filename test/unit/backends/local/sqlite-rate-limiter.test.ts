@@ -53,3 +53,62 @@ describe('SqliteRateLimiter.pace', () => {
     if (!next.granted) expect(next.retryAtMs).toBeGreaterThanOrEqual(2_900);
   });
 });
+
+describe('SqliteRateLimiter: a line written by a clock ahead', () => {
+  const hours2 = 2 * 3_600_000;
+
+  function twoClocks(ratePerSecond: number) {
+    const dir = mkdtempSync(join(tmpdir(), 'opflow-ahead-'));
+    const path = join(dir, 'opflow.db');
+    const ahead = openLocalDatabase(path);
+    const here = openLocalDatabase(path);
+    cleanups.push(() => {
+      ahead.close();
+      here.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    const laneRows = () =>
+      here
+        .prepare<[], { at: number }>('SELECT at FROM rate_lane ORDER BY at')
+        .all()
+        .map((row) => row.at);
+    return {
+      ahead: new SqliteRateLimiter(ahead, { ratePerSecond }),
+      here: new SqliteRateLimiter(here, { ratePerSecond }),
+      laneRows,
+    };
+  }
+
+  it('starts the line anew, and drops the tokens the fast clock reserved', async () => {
+    const { ahead, here, laneRows } = twoClocks(2);
+    const fast = hours2 + 1_000;
+    expect((await ahead.take('k', fast)).granted).toBe(true);
+    for (let i = 0; i < 4; i++) await ahead.take('k', fast, { reserveWithinMs: 15_000 });
+    expect(laneRows()).toEqual([fast + 500, fast + 1_000, fast + 1_500, fast + 2_000]);
+
+    // Followed, the line would hold this process's calls for two hours: it is started anew.
+    expect((await here.take('k', 1_000)).granted).toBe(true);
+    const reserved = await here.take('k', 1_000, { reserveWithinMs: 15_000 });
+    expect(reserved).toEqual({ granted: false, retryAtMs: 1_500, reserved: true });
+    // The fast clock's reserved tokens are gone: only this clock's one is in the lane.
+    expect(laneRows()).toEqual([1_500]);
+  });
+
+  it('never lets a priority call cut in on a token the fast clock reserved', async () => {
+    const { ahead, here, laneRows } = twoClocks(2);
+    const fast = hours2;
+    expect((await ahead.take('k', fast)).granted).toBe(true);
+    for (let i = 0; i < 3; i++) await ahead.take('k', fast, { reserveWithinMs: 15_000 });
+    // This clock's line is anew, so its next token is free now: nothing to cut in on.
+    expect(await here.cutIn('k', 0, 'high-job')).toBeUndefined();
+    expect((await here.take('k', 0)).granted).toBe(true);
+    // The line is full now (a token just taken): the fast rows are pruned, none is taken over.
+    expect(await here.cutIn('k', 10, 'high-job')).toBeUndefined();
+    expect(laneRows()).toEqual([]);
+    // A token this clock reserved is cut in on as before.
+    await here.take('k', 10, { reserveWithinMs: 15_000 });
+    await here.take('k', 10, { reserveWithinMs: 15_000 });
+    expect(await here.cutIn('k', 20, 'high-job')).toBe(500);
+    expect(await here.stillHeld('k', 500, 'batch-job')).toBe(false);
+  });
+});
