@@ -14,19 +14,32 @@
 import type { ReportWriter } from '../engine/report';
 import { loadReportInput, reportKeys } from '../engine/report';
 
-/** Overwrites the four files, so a repeated finish leaves one report; returns their keys. */
+/**
+ * Overwrites the four files, and the images result.json held as base64 (`images/<n>.png`, result.json
+ * naming each in its place), so a repeated finish leaves one report; returns their keys.
+ */
 export const writeJobReport: ReportWriter = async (reports, workflow, job, input) => {
-  const [reportInput, { assembleJobReport }, { scheduleChanges }, { markdownToDocx }] = await Promise.all([
-    loadReportInput(reports, job, input),
-    import('./job-report'),
-    import('../schedules/changes'),
-    import('./docx'),
-  ]);
+  const [reportInput, { assembleJobReport }, { scheduleChanges }, { markdownToDocx }, { imagesAsFiles }] =
+    await Promise.all([
+      loadReportInput(reports, job, input),
+      import('./job-report'),
+      import('../schedules/changes'),
+      import('./docx'),
+      import('./report-images'),
+    ]);
   const rendered = workflow.report(reportInput);
   const changes = await scheduleChanges(reports, workflow, reportInput, rendered.markdown);
   const report = assembleJobReport(workflow, reportInput, rendered, changes);
   const keys = reportKeys(job.id);
-  await reports.put(keys.result, JSON.stringify(report.result, null, 2), 'application/json');
+  const { result, files, images } = imagesAsFiles(report.result);
+  const imageKeys = files.map((file) => `reports/${job.id}/${file.name}`);
+  // The images first: result.json, once written, names only files that exist.
+  await Promise.all(files.map((file, index) => reports.put(imageKeys[index]!, file.body, file.contentType)));
+  await reports.put(
+    keys.result,
+    JSON.stringify(images.length > 0 ? { ...result, images } : result, null, 2),
+    'application/json',
+  );
   await reports.put(keys.markdown, report.markdown, 'text/markdown; charset=utf-8');
   await reports.put(keys.html, report.html, 'text/html; charset=utf-8');
   await reports.put(
@@ -34,5 +47,5 @@ export const writeJobReport: ReportWriter = async (reports, workflow, job, input
     await markdownToDocx(report.markdown, rendered.title),
     'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
   );
-  return [keys.result, keys.markdown, keys.html, keys.docx];
+  return [keys.result, keys.markdown, keys.html, keys.docx, ...imageKeys];
 };

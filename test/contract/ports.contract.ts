@@ -11,7 +11,10 @@ import { ulid } from 'ulid';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Job, JobStatus } from '../../shared/engine/job-record';
 import type { JobStore, RateLimiter, ReportStore, WorkMessage, WorkQueue } from '../../shared/engine/ports';
+import { writeJobReport } from '../../shared/reports/write-job-report';
+import { workflows } from '../../shared/workflows';
 import { makeJob, T0 } from '../support/factories';
+import { pngImage } from '../support/images';
 
 export interface ContractFixture<T> {
   subject: T;
@@ -468,6 +471,58 @@ export function describeReportStoreContract(
       expect((await reports.list(`reports/${jobId}/steps/`)).sort()).toEqual(keys.slice(2).sort());
       expect(await reports.list(`reports/${jobId}/steps/ai35-2`)).toEqual([keys[3]]);
       expect(await reports.list(`reports/${ulid()}/`)).toEqual([]);
+    });
+
+    it("keeps the images a design search's result.json held as base64 as files beside it", async () => {
+      const { reports, readLink } = await fresh();
+      const jobId = ulid();
+      const product = pngImage(24, 24, [30, 120, 200]);
+      const drawing = pngImage(12, 12, [0, 0, 0]);
+      const stepKey = `reports/${jobId}/steps/image-1-result.json`;
+      const answer = {
+        task_status: 2,
+        line_drawing_base64: `data:image/png;base64,${drawing.toString('base64')}`,
+      };
+      await reports.put(stepKey, JSON.stringify(answer), 'application/json');
+      const input = { images: [{ data: product.toString('base64'), name: 'front.png' }], countries: ['US'] };
+      const job = contractJob({
+        id: jobId,
+        workflow: 'design-infringement-search',
+        status: 'SUCCEEDED',
+        step: 'result',
+        input: { inline: input },
+        outputs: [stepKey],
+        finishedAt: T0 + 60_000,
+      });
+      const keys = await writeJobReport(reports, workflows.get('design-infringement-search')!, job, input);
+      expect(keys).toEqual(
+        expect.arrayContaining([`reports/${jobId}/images/1.png`, `reports/${jobId}/images/2.png`]),
+      );
+      const resultText = text((await reports.get(`reports/${jobId}/result.json`))?.body) ?? '';
+      expect(resultText).not.toContain(product.toString('base64').slice(0, 40));
+      expect(resultText).not.toContain(drawing.toString('base64').slice(0, 40));
+      const result = JSON.parse(resultText);
+      expect(result.input.images[0]).toEqual({ data: 'images/1.png', name: 'front.png' });
+      expect(result.steps['image-1-result'].line_drawing_base64).toBe('images/2.png');
+      expect(result.images).toEqual([
+        {
+          file: 'images/1.png',
+          contentType: 'image/png',
+          bytes: product.byteLength,
+          at: ['input.images[0].data'],
+        },
+        {
+          file: 'images/2.png',
+          contentType: 'image/png',
+          bytes: drawing.byteLength,
+          at: ['steps.image-1-result.line_drawing_base64'],
+        },
+      ]);
+      const stored = await reports.get(`reports/${jobId}/images/2.png`);
+      expect(stored?.contentType).toBe('image/png');
+      expect(stored && Buffer.from(stored.body).equals(drawing)).toBe(true);
+      const link = await reports.link(`reports/${jobId}/images/1.png`, 600);
+      expect(Buffer.from(await readLink(link)).equals(product)).toBe(true);
     });
 
     it('links to the object', async () => {

@@ -55,7 +55,7 @@ describe('opflow on AWS: the design infringement workflows', { timeout: REAL_PRO
     expect(Object.keys(result.steps)).toEqual(
       expect.arrayContaining(['image-1-upload', 'image-1-submit', 'image-1-result', 'image-2-result']),
     );
-    // The report names the image; its bytes stay out (result.json keeps the platform's answers as given).
+    // The report names the image; its bytes stay out (result.json names image files in their place).
     for (const text of [markdown, html]) expect(text).not.toContain(bytesSeen);
   });
 

@@ -45,6 +45,18 @@ describe('design infringement workflows against the sandbox', () => {
     const base64 = PNG.toString('base64').slice(0, 40);
     expect(markdown).not.toContain(base64);
     expect(result.summary).toMatch(/^(High|Medium|Low) risk/);
+    // result.json names the images (the product's, the line drawing the platform echoes) instead of
+    // holding their base64: each is a file beside the report, listed among the job's report files.
+    expect(JSON.stringify(result)).not.toContain(base64);
+    const kept = result as unknown as {
+      input: { images: unknown[] };
+      steps: Record<string, { line_drawing_base64?: string }>;
+      images: unknown[];
+    };
+    expect(kept.input.images[0]).toEqual({ data: 'images/1.png', name: 'swim-ring.png' });
+    expect(kept.steps['image-1-result']?.line_drawing_base64).toMatch(/^images\/\d\.png$/);
+    expect(kept.images[0]).toMatchObject({ file: 'images/1.png', contentType: 'image/png' });
+    expect(job.outputs).toContain(`reports/${job.id}/images/1.png`);
   }, 120_000);
 
   it('design-infringement-search: searches each image in turn, URLs without an upload', async () => {
