@@ -154,8 +154,9 @@ Options:
   --dir=FOLDER       where each case keeps its database, reports and sandbox state (default: with
                      --clock=virtual /dev/shm when it exists, a memory file system, as disk writes
                      cost no clock time there; otherwise the system's temporary folder)
-  --detail           per case: calls beyond one per step, budget used per 5 s, when the last job
-                     made its first call, when jobs finished, the scheduler's rounds
+  --detail           per case: calls beyond one per step, budget used per 1 s (per 5 s past a minute; a
+                     short run also by operation), when the last job made its first call, when jobs
+                     finished, the scheduler's rounds
   --trace            every 5 s of real time: the limiter's rate, calls of the last 5 s, the queue
   -h, --help         this text
 `;
@@ -486,7 +487,9 @@ function describe(
   const extra = [...byOperation]
     .map(([operation, count]) => `${operation.split(/(?<=\d)(?=[A-Z])/)[0]} +${count - spec.jobs}`)
     .join(', ');
-  const binMs = 5_000;
+  // Per second on a short run (the first and last seconds of a 20/s batch decide it), else per 5 s.
+  const spanMs = Math.max(0, ...calls.map((call) => call.time - startedAt));
+  const binMs = spanMs <= 60_000 ? 1_000 : 5_000;
   const bins: number[] = [];
   for (const call of calls) {
     const bin = Math.floor((call.time - startedAt) / binMs);
@@ -512,10 +515,46 @@ function describe(
     ((finishes[Math.min(finishes.length - 1, Math.floor(q * finishes.length))] ?? 0) / 1000).toFixed(1);
   return [
     `  ${spec.label}: calls beyond one per step: ${extra}`,
-    `    budget used per 5 s (%): ${timeline}`,
+    `    budget used per ${binMs / 1000} s (%): ${timeline}`,
+    ...(binMs === 1_000 ? callsPerSecond(calls, startedAt) : []),
     `    throttled at (s, with the admitted calls of the second before, ms): ${throttledAt.join('; ')}`,
     `    last first call at ${(lastAdmitted / 1000).toFixed(1)} s; jobs finished: first ${at(0)} s, median ${at(0.5)} s, 90% ${at(0.9)} s, last ${at(1)} s`,
   ].join('\n');
+}
+
+/**
+ * With --detail, each lone job of a case: its time over its own tasks' time, its calls, and each
+ * task's drawn duration with the times of the polls after it (`taskTimeline`).
+ */
+function loneDetail(r: CaseResult): string[] {
+  const learned = /learned at the end: (.*)/.exec(r.detail ?? '')?.[1];
+  return [
+    `  ${r.spec.label}:${learned === undefined ? '' : ` learned at the end: ${learned}`}`,
+    ...(r.perJob ?? []).map(
+      (job) =>
+        `    ${(job.jobMs / Math.max(1, job.criticalMs)).toFixed(2)}, ${job.calls} calls; ${job.timeline ?? ''}`,
+    ),
+  ];
+}
+
+/** Calls per second of a short run by operation, one line each (the phases a batch walks through). */
+function callsPerSecond(
+  calls: readonly { time: number; operationId: string }[],
+  startedAt: number,
+): string[] {
+  const rows = new Map<string, number[]>();
+  for (const call of calls) {
+    const operation = call.operationId.split(/(?<=\d)(?=[A-Z])/)[0] ?? call.operationId;
+    const row = rows.get(operation) ?? [];
+    const second = Math.floor((call.time - startedAt) / 1000);
+    row[second] = (row[second] ?? 0) + 1;
+    rows.set(operation, row);
+  }
+  const width = Math.max(...[...rows.keys()].map((operation) => operation.length));
+  return [...rows].map(
+    ([operation, row]) =>
+      `    calls per 1 s, ${operation.padEnd(width)}: ${Array.from(row, (count) => String(count ?? 0).padStart(2)).join(' ')}`,
+  );
 }
 
 /** The idle-key row of a case: medians and ranges over its jobs, and the pooled ratios. */
@@ -953,6 +992,7 @@ async function loneSection(options: Options, baseSeed: number): Promise<string[]
       `each build: pooled time / own tasks' time, calls / ${minCallsPerJob}; goals: uniform and lognormal <= 1.4 and <= 1.3, pareto learned/oracle time <= 1.15`,
     table(['cell', 'seed', ...loneEngines, 'learned/oracle', 'learned meets goals'], rows),
     `learned meets the goals on ${verdicts.filter((v) => v === 'yes').length} of ${verdicts.length} cells with a goal`,
+    ...(options.detail ? results.flatMap(loneDetail) : []),
   ];
 }
 
