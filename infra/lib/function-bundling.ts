@@ -88,9 +88,7 @@ export { ESM_REQUIRE_BANNER };
  * files (`extractors/mammoth.mjs`, `extractors/unpdf.mjs`) beside `index.mjs`. scripts/bundle-sizes.ts
  * fails when another bundle holds an extractor stub, which would find no file to import.
  */
-// The api holds them too: the dashboard's upload check (shared/dashboard/upload-check.ts, loaded on
-// first use) previews an ingest with the same reader.
-export const FUNCTIONS_WITH_EXTRACTORS: readonly FunctionName[] = ['ingest', 'api'];
+export const FUNCTIONS_WITH_EXTRACTORS: readonly FunctionName[] = ['ingest'];
 
 /** Prefer packages' ES module builds so esbuild can tree-shake them (the AWS SDK v3 ships `module`). */
 export const MAIN_FIELDS = ['module', 'main'];

@@ -15,7 +15,9 @@ import { errorMessage } from '../errors/error-message';
 import { ApiError } from '../http/job-api';
 import { batchIdFor, defaultInFlightPerBatch, parseFailureBudget, sha256 } from '../ingest/batch';
 import { estimateBatch } from '../ingest/estimate';
-import { IngestRefused, type IngestRequest, type IngestSource, previewIngest } from '../ingest/ingest';
+import { IngestRefused, type IngestRequest, type IngestSource } from '../ingest/ingest-item';
+// The manifest reader alone: a line naming a document is a problem (documents are not uploaded here).
+import { previewRecords } from '../ingest/ingest-preview';
 import type { manifestUploadBodySchema } from '../ingest/upload-request';
 
 export type ManifestBody = z.infer<typeof manifestUploadBodySchema>;
@@ -95,12 +97,14 @@ export function manifestChecker(options: { deps: JobDeps; batches: BatchStore; l
   /** Every line checked and the cost estimated; nothing stored. */
   const check = async (body: ManifestBody, tenant: string | undefined) => {
     const prepared = prepare(body, tenant);
-    const preview = await previewIngest({ engine: deps, batches }, prepared.inMemory, prepared.request).catch(
-      (error) => {
-        if (error instanceof IngestRefused) throw new ApiError(400, 'invalid-request', error.message);
-        throw error;
-      },
-    );
+    const preview = await previewRecords(
+      { engine: deps, batches },
+      prepared.inMemory,
+      prepared.request,
+    ).catch((error) => {
+      if (error instanceof IngestRefused) throw new ApiError(400, 'invalid-request', error.message);
+      throw error;
+    });
     const estimate = await estimateBatch(deps.store, deps.workflows, preview.toRun);
     return { prepared, preview, estimate };
   };

@@ -10,7 +10,7 @@ import { type Readable, Transform } from 'node:stream';
 import { parse } from 'csv-parse';
 import { errorMessage } from '../errors/error-message';
 import { openRegularFile } from '../files/bounded-read';
-import { invalidUtf8Offset } from './documents';
+import { invalidUtf8Offset } from './invalid-utf8';
 
 /** One record of a source: a parsed object, or why it could not be parsed. */
 export interface SourceRecord {

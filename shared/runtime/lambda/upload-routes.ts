@@ -70,8 +70,8 @@ export function awsUploadRoutes(pipeline: Pick<JobSide, 'deps' | 'config'>, batc
     const key = `${inboxFolderOf(tenant, body.workflow, batchName)}${body.fileName}`;
     return { source: { kind, uri: `${inBucket}${key}` }, batchName };
   };
-  // The checker reads manifests as ingest does (its document readers too): loaded on the first upload,
-  // a chunk of its own, so the api's cold start does not carry it.
+  // The checker reads manifests as ingest does (not the documents lines name: those need opflow
+  // ingest): loaded on the first upload, a chunk of its own, so the api's cold start does not carry it.
   let checker: Promise<ReturnType<typeof import('../../dashboard/upload-check').manifestChecker>> | undefined;
   const loadChecker = () => {
     checker ??= import('../../dashboard/upload-check').then(({ manifestChecker }) =>

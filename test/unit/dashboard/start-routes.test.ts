@@ -72,6 +72,24 @@ describe('POST /batch-uploads/check and /batch-uploads', () => {
     expect(existsSync(join(dir, 'uploads'))).toBe(false);
   });
 
+  it('says a line naming a document needs opflow ingest, and checks the other lines', async () => {
+    const withFile = [
+      JSON.stringify({ id: 'd1', file: 'disclosure.docx' }),
+      JSON.stringify({ id: 'q1', query: 'TTL:(helmet)' }),
+    ].join('\n');
+    const { status, body: checked } = await call('POST', '/batch-uploads/check', {
+      ...body,
+      fileName: 'disclosures.jsonl',
+      manifest: withFile,
+    });
+    expect(status).toBe(200);
+    expect(checked).toMatchObject({ records: 2, items: 1, problemCount: 1 });
+    expect(checked.problems[0]).toMatchObject({ position: 'line 1', id: 'd1' });
+    expect(checked.problems[0].reason).toMatch(
+      /^file: disclosure\.docx cannot be read: documents are not uploaded with a manifest from the dashboard .*run opflow ingest/,
+    );
+  });
+
   it('refuses what it cannot take, naming the field', async () => {
     const named = await call('POST', '/batch-uploads/check', { ...body, fileName: 'queries.exe' });
     expect(named.status).toBe(400);
