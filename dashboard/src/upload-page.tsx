@@ -1,14 +1,18 @@
 /**
  * A manifest (JSON Lines or CSV) uploaded from the page becomes a batch in two steps: first every
  * line is checked as `opflow ingest --dry-run` checks it and the cost is estimated (nothing stored,
- * nothing paid), then, once the person has seen that, the batch starts.
+ * nothing paid), then, once the person has seen that, the batch starts. Both go through the start
+ * form's submit hook (submit.tsx): one at a time, each problem beside its field (a refused line beside
+ * the file) and in an error summary that takes the focus.
  */
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { startBatchUpload } from './api';
-import { Notice, PageHead, ProblemsTable, Tiles } from './components';
+import { PageHead, ProblemsTable, Tiles } from './components';
+import type { FieldOfPath, FormProblem } from './form-problems';
 import { plural } from './format';
 import { useFocusHeading } from './hooks';
 import { batchHref } from './routing';
+import { ErrorSummary, FieldProblem, fieldAria, type Submit, useSubmit } from './submit';
 import type { Api, Settings } from './types';
 
 /** What the server answers to a check (and, with the batch, to a start). */
@@ -35,19 +39,135 @@ interface Checked {
 
 /** The request body's limit is 1 MiB; the manifest is most of it. */
 const maxManifestBytes = 900 * 1024;
+/** Refused lines listed in the error summary; the table below the check lists the rest. */
+const summaryLines = 10;
+
+/** The form's fields by the body's names, as a server issue's path (`body.workflow`) names them. */
+const fields: Record<string, { field: string; label: string }> = {
+  fileName: { field: 'manifest-file', label: 'Manifest file' },
+  manifest: { field: 'manifest-file', label: 'Manifest file' },
+  workflow: { field: 'upload-workflow', label: 'Workflow' },
+  batchName: { field: 'upload-batch', label: 'Batch name' },
+  failureBudget: { field: 'upload-budget', label: 'Failure budget' },
+  maxUnits: { field: 'upload-max', label: 'Most billed units' },
+  selection: { field: 'upload-manual', label: 'Selection' },
+};
+const fieldOf: FieldOfPath = (path) => fields[path.replace(/^body\./, '').split(/[.[]/)[0]!];
+
+/**
+ * The lines a check refused, as a refusal of the manifest's field: each shows beside the file and in
+ * the error summary (the first few there, with how many more the table lists).
+ */
+class RefusedLines extends Error {
+  readonly issues: { path: string; message: string }[];
+  constructor(checked: Checked) {
+    super(`${plural(checked.problemCount, 'line')} would not be used`);
+    const listed = checked.problems.slice(0, summaryLines).map((problem) => ({
+      path: 'body.manifest',
+      message: `${problem.position}${problem.id ? ` (id ${problem.id})` : ''}: ${problem.reason}`,
+    }));
+    const more = checked.problemCount - listed.length;
+    this.issues =
+      more > 0 ? [...listed, { path: 'body.manifest', message: `and ${more} more, listed below` }] : listed;
+  }
+}
+
+/** Every problem of the manifest's field, under it (a check may refuse several lines). */
+function ManifestProblems({ submit }: { submit: Submit }) {
+  const found = submit.problems.filter((problem) => problem.field === 'manifest-file');
+  if (found.length === 0) return null;
+  return (
+    <div id="manifest-file-problem" class="problem">
+      {found.length === 1 ? (
+        found[0]!.message
+      ) : (
+        <ul class="problem-list">
+          {found.map((problem) => (
+            <li>{problem.message}</li>
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+}
+
+/** What the check found, and the button that starts exactly that. */
+function CheckedSection(props: { current: Checked; submit: Submit; start: () => void }) {
+  const { current, submit, start } = props;
+  const toRun = Object.values(current.toRun).reduce((sum, n) => sum + n, 0);
+  return (
+    <section class="card" aria-labelledby="check-heading" aria-live="polite">
+      <h2 id="check-heading">What it would do</h2>
+      <Tiles
+        label="The check"
+        tiles={[
+          { label: 'Lines read', value: current.records },
+          {
+            label: 'Usable',
+            value: current.items,
+            tone: 'ok',
+            sub: current.existing ? `${current.existing} ingested before` : undefined,
+          },
+          {
+            label: 'Refused',
+            value: current.problemCount,
+            tone: current.problemCount ? 'bad' : undefined,
+          },
+          { label: 'Calls', value: `about ${current.estimate.calls.toLocaleString()}` },
+          {
+            label: 'Billed units',
+            value:
+              current.estimate.billedUnits === undefined
+                ? 'unknown'
+                : `about ${current.estimate.billedUnits.toLocaleString()}`,
+            sub: current.estimate.workflows
+              .map((entry) =>
+                entry.basedOn > 0
+                  ? `from ${plural(entry.basedOn, `earlier ${entry.workflow} job`)}`
+                  : `no ${entry.workflow} job finished yet to learn from`,
+              )
+              .join('; '),
+          },
+        ]}
+      />
+      {current.problems.length > 0 ? (
+        <div class="table-card">
+          <ProblemsTable
+            caption={`${plural(current.problemCount, 'line')} that would not be used (the rest would)`}
+            problems={current.problems}
+          />
+        </div>
+      ) : null}
+      <div class="actions">
+        <button
+          class="primary"
+          type="button"
+          disabled={submit.busy || toRun === 0}
+          aria-disabled={submit.busy}
+          onClick={start}
+        >
+          {submit.busy ? 'Starting…' : `Start the batch: ${plural(toRun, 'item')}`}
+        </button>
+        {toRun === 0 ? <span class="muted">Nothing to run: fix the lines refused above.</span> : null}
+      </div>
+    </section>
+  );
+}
 
 export function UploadPage({ api, config }: { api: Api; config: Settings }) {
   const heading = useFocusHeading('upload');
   const [fileName, setFileName] = useState('');
   const [manifest, setManifest] = useState('');
+  const [tooLarge, setTooLarge] = useState<string | undefined>(undefined);
   const [workflow, setWorkflow] = useState('');
   const [batchName, setBatchName] = useState('');
   const [manual, setManual] = useState(false);
   const [failureBudget, setFailureBudget] = useState('');
   const [maxUnits, setMaxUnits] = useState('');
   const [checked, setChecked] = useState<{ key: string; answer: Checked } | undefined>(undefined);
-  const [error, setError] = useState<string | undefined>(undefined);
-  const [busy, setBusy] = useState(false);
+  // What the summary says went wrong: the check (its refusal or its refused lines) or the start.
+  const [attempt, setAttempt] = useState<'check' | 'start'>('check');
+  const submit = useSubmit();
 
   const body = () => ({
     fileName,
@@ -62,53 +182,67 @@ export function UploadPage({ api, config }: { api: Api; config: Settings }) {
   const key = JSON.stringify(body());
   const current = checked?.key === key ? checked.answer : undefined;
 
+  /** What the page finds wrong before anything is sent, field by field. */
+  const pageProblems = (): FormProblem[] => [
+    ...(tooLarge
+      ? [{ ...fields.manifest!, message: tooLarge }]
+      : !fileName
+        ? [{ ...fields.manifest!, message: 'choose a .jsonl or .csv file' }]
+        : []),
+    ...(workflow ? [] : [{ ...fields.workflow!, message: 'choose the workflow its lines are for' }]),
+    ...(maxUnits.trim() && !/^[1-9]\d{0,8}$/.test(maxUnits.trim())
+      ? [{ ...fields.maxUnits!, message: 'must be a whole number above 0' }]
+      : []),
+  ];
   const choose = async (event: { currentTarget: HTMLInputElement }) => {
     const file = event.currentTarget.files?.[0];
-    setChecked(undefined);
-    setError(undefined);
+    submit.clear('manifest-file');
+    setTooLarge(undefined);
+    setFileName('');
+    setManifest('');
     if (!file) return;
     if (file.size > maxManifestBytes) {
-      setError(
-        `${file.name} is ${Math.round(file.size / 1024)} KB; the page takes manifests up to ${maxManifestBytes / 1024} KB. Larger ones: opflow ingest on the machine.`,
-      );
+      const message = `${file.name} is ${Math.round(file.size / 1024)} KB; the page takes up to ${maxManifestBytes / 1024} KB (larger ones: opflow ingest on the machine that has them)`;
+      setTooLarge(message);
+      setAttempt('check');
+      void submit.run({
+        check: () => [{ ...fields.manifest!, message }],
+        work: async () => {},
+        fieldOf,
+      });
       return;
     }
     setFileName(file.name);
     setManifest(await file.text());
   };
-  const check = async (event: Event) => {
+  const check = (event: Event) => {
     event.preventDefault();
-    const missing = [!fileName ? 'a manifest file' : '', !workflow ? 'a workflow' : ''].filter(Boolean);
-    if (missing.length) {
-      setError(`Choose ${missing.join(' and ')} first.`);
-      return;
-    }
-    if (maxUnits.trim() && !/^[1-9]\d*$/.test(maxUnits.trim())) {
-      setError('Most billed units must be a whole number above 0.');
-      return;
-    }
-    setBusy(true);
-    setError(undefined);
-    try {
-      setChecked({ key, answer: await api<Checked>('POST', '/batch-uploads/check', body()) });
-    } catch (failure) {
-      setError((failure as Error).message);
-    } finally {
-      setBusy(false);
-    }
+    setAttempt('check');
+    const sent = { key, body: body() };
+    void submit.run({
+      check: pageProblems,
+      work: async () => {
+        const answer = await api<Checked>('POST', '/batch-uploads/check', sent.body);
+        setChecked({ key: sent.key, answer });
+        if (answer.problemCount > 0) throw new RefusedLines(answer);
+      },
+      fieldOf,
+    });
   };
-  const start = async () => {
-    setBusy(true);
-    setError(undefined);
-    try {
-      location.hash = batchHref(await startBatchUpload(api, body()));
-    } catch (failure) {
-      setError((failure as Error).message);
-    } finally {
-      setBusy(false);
-    }
+  const start = () => {
+    setAttempt('start');
+    void submit.run({
+      work: async () => {
+        location.hash = batchHref(await startBatchUpload(api, body()));
+      },
+      fieldOf,
+    });
   };
-  const toRun = current ? Object.values(current.toRun).reduce((sum, n) => sum + n, 0) : 0;
+  const refusedLines = submit.problems.some((problem) => problem.message.startsWith('line '));
+  // The refused lines are those of the check shown: a change that asks for a new check forgets them.
+  useEffect(() => {
+    if (refusedLines && !current) submit.clear('manifest-file');
+  }, [key]);
   return (
     <main id="main">
       <PageHead
@@ -117,8 +251,18 @@ export function UploadPage({ api, config }: { api: Api; config: Settings }) {
         title="Upload a manifest"
         subtitle="A JSON Lines or CSV file, one item a line, as opflow ingest reads it. Every line is checked and the cost estimated before anything starts."
       />
-      <form class="card" onSubmit={check} aria-labelledby="upload-heading">
+      <form class="card" onSubmit={check} noValidate aria-labelledby="upload-heading">
         <h2 id="upload-heading">The manifest</h2>
+        <ErrorSummary
+          submit={submit}
+          title={
+            attempt === 'start'
+              ? 'The batch was not started'
+              : refusedLines && current
+                ? `${plural(current.problemCount, 'line')} of ${fileName} would not be used (the rest would)`
+                : 'The manifest was not checked'
+          }
+        />
         <div class="form-grid">
           <div class="field">
             <label for="manifest-file">Manifest file (required)</label>
@@ -127,25 +271,31 @@ export function UploadPage({ api, config }: { api: Api; config: Settings }) {
               type="file"
               accept=".jsonl,.ndjson,.csv,.tsv"
               onChange={choose}
-              aria-describedby="manifest-hint"
+              {...fieldAria('manifest-file', submit)}
             />
-            <span id="manifest-hint" class="hint">
+            <span id="manifest-file-hint" class="hint">
               .jsonl or .csv, up to {maxManifestBytes / 1024} KB; each line an <code>id</code> and the
               workflow's input fields (its lines may not name documents)
             </span>
+            <ManifestProblems submit={submit} />
           </div>
           <div class="field">
             <label for="upload-workflow">Workflow (required)</label>
             <select
               id="upload-workflow"
               value={workflow}
-              onChange={(event) => setWorkflow(event.currentTarget.value)}
+              onChange={(event) => {
+                setWorkflow(event.currentTarget.value);
+                submit.clear('upload-workflow');
+              }}
+              {...fieldAria('upload-workflow', submit, false)}
             >
               <option value="">choose one…</option>
               {config.workflows.map((name) => (
                 <option value={name}>{name}</option>
               ))}
             </select>
+            <FieldProblem field="upload-workflow" submit={submit} />
           </div>
           <div class="field">
             <label for="upload-batch">Batch name</label>
@@ -153,12 +303,16 @@ export function UploadPage({ api, config }: { api: Api; config: Settings }) {
               id="upload-batch"
               value={batchName}
               maxLength={100}
-              onInput={(event) => setBatchName(event.currentTarget.value)}
-              aria-describedby="upload-batch-hint"
+              onInput={(event) => {
+                setBatchName(event.currentTarget.value);
+                submit.clear('upload-batch');
+              }}
+              {...fieldAria('upload-batch', submit)}
             />
             <span id="upload-batch-hint" class="hint">
               optional; default: after the file name
             </span>
+            <FieldProblem field="upload-batch" submit={submit} />
           </div>
           <div class="field">
             <label for="upload-budget">Failure budget</label>
@@ -166,12 +320,16 @@ export function UploadPage({ api, config }: { api: Api; config: Settings }) {
               id="upload-budget"
               value={failureBudget}
               size={8}
-              onInput={(event) => setFailureBudget(event.currentTarget.value)}
-              aria-describedby="upload-budget-hint"
+              onInput={(event) => {
+                setFailureBudget(event.currentTarget.value);
+                submit.clear('upload-budget');
+              }}
+              {...fieldAria('upload-budget', submit)}
             />
             <span id="upload-budget-hint" class="hint">
               optional; stop starting items after this many failures: 50 or 5%
             </span>
+            <FieldProblem field="upload-budget" submit={submit} />
           </div>
           <div class="field">
             <label for="upload-max">Most billed units</label>
@@ -179,12 +337,16 @@ export function UploadPage({ api, config }: { api: Api; config: Settings }) {
               id="upload-max"
               inputMode="numeric"
               value={maxUnits}
-              onInput={(event) => setMaxUnits(event.currentTarget.value)}
-              aria-describedby="upload-max-hint"
+              onInput={(event) => {
+                setMaxUnits(event.currentTarget.value);
+                submit.clear('upload-max');
+              }}
+              {...fieldAria('upload-max', submit)}
             />
             <span id="upload-max-hint" class="hint">
               optional; refused when the estimate is over it, paused when the batch reaches it
             </span>
+            <FieldProblem field="upload-max" submit={submit} />
           </div>
           <div class="field check">
             <input
@@ -202,65 +364,14 @@ export function UploadPage({ api, config }: { api: Api; config: Settings }) {
             <pre class="preview">{manifest.split('\n').slice(0, 8).join('\n')}</pre>
           </>
         ) : null}
-        <Notice error={error} />
         <div class="actions">
-          <button class="primary" type="submit" disabled={busy}>
+          <button class="primary" type="submit" disabled={submit.busy} aria-disabled={submit.busy}>
             Check and estimate
           </button>
           <span class="muted small">Nothing is stored or paid for by a check.</span>
         </div>
       </form>
-      {current ? (
-        <section class="card" aria-labelledby="check-heading" aria-live="polite">
-          <h2 id="check-heading">What it would do</h2>
-          <Tiles
-            label="The check"
-            tiles={[
-              { label: 'Lines read', value: current.records },
-              {
-                label: 'Usable',
-                value: current.items,
-                tone: 'ok',
-                sub: current.existing ? `${current.existing} ingested before` : undefined,
-              },
-              {
-                label: 'Refused',
-                value: current.problemCount,
-                tone: current.problemCount ? 'bad' : undefined,
-              },
-              { label: 'Calls', value: `about ${current.estimate.calls.toLocaleString()}` },
-              {
-                label: 'Billed units',
-                value:
-                  current.estimate.billedUnits === undefined
-                    ? 'unknown'
-                    : `about ${current.estimate.billedUnits.toLocaleString()}`,
-                sub: current.estimate.workflows
-                  .map((entry) =>
-                    entry.basedOn > 0
-                      ? `from ${plural(entry.basedOn, `earlier ${entry.workflow} job`)}`
-                      : `no ${entry.workflow} job finished yet to learn from`,
-                  )
-                  .join('; '),
-              },
-            ]}
-          />
-          {current.problems.length > 0 ? (
-            <div class="table-card">
-              <ProblemsTable
-                caption={`${plural(current.problemCount, 'line')} that would not be used (the rest would)`}
-                problems={current.problems}
-              />
-            </div>
-          ) : null}
-          <div class="actions">
-            <button class="primary" type="button" disabled={busy || toRun === 0} onClick={start}>
-              Start the batch: {plural(toRun, 'item')}
-            </button>
-            {toRun === 0 ? <span class="muted">Nothing to run: fix the lines refused above.</span> : null}
-          </div>
-        </section>
-      ) : null}
+      {current ? <CheckedSection current={current} submit={submit} start={start} /> : null}
     </main>
   );
 }

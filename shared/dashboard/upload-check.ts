@@ -139,6 +139,13 @@ export function manifestChecker(options: { deps: JobDeps; batches: BatchStore; l
         409,
         'over-budget',
         `not started: the batch would bill about ${estimate.billedUnits} units, over maxUnits ${maxUnits}`,
+        {},
+        [
+          {
+            path: 'body.maxUnits',
+            message: `the batch would bill about ${estimate.billedUnits} units, over this cap: raise it or leave it empty`,
+          },
+        ],
       );
   };
 

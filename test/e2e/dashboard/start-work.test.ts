@@ -176,12 +176,33 @@ describe('starting work from the dashboard', () => {
         .map((line) => JSON.stringify(line))
         .join('\n'),
     );
+    // Every request of the page to the upload routes, to count what a double submit sends.
+    const sent: string[] = [];
+    page.on('request', (request) => {
+      const path = new URL(request.url()).pathname;
+      if (path.startsWith('/batch-uploads')) sent.push(`${request.method()} ${path}`);
+    });
     await page.goto(`${url}/#/batches`);
     await page.getByRole('link', { name: 'Upload a manifest' }).click();
     await page.getByRole('heading', { name: 'Upload a manifest' }).waitFor();
+    // Nothing chosen: refused in the page, at the fields, nothing sent.
+    await page.getByRole('button', { name: 'Check and estimate' }).click();
+    const notChecked = page.getByRole('alert').filter({ hasText: 'The manifest was not checked' });
+    await notChecked.waitFor();
+    expect(await notChecked.getByRole('listitem').allTextContents()).toEqual([
+      'Manifest file: choose a .jsonl or .csv file',
+      'Workflow: choose the workflow its lines are for',
+    ]);
+    await page.locator('.error-summary:focus').waitFor();
+    await notChecked.getByRole('link', { name: /^Workflow/ }).click();
+    await page.locator('#upload-workflow:focus').waitFor();
+    expect(sent).toEqual([]);
+
     await page.getByLabel('Manifest file (required)').setInputFiles(manifest);
     await page.getByLabel('Workflow (required)').selectOption('patent-count');
     await page.getByText('helmets.jsonl: first lines').waitFor();
+    // The problems of the fields changed are gone.
+    await notChecked.waitFor({ state: 'detached' });
     await page.getByRole('button', { name: 'Check and estimate' }).click();
     const check = page.getByRole('region', { name: 'What it would do' });
     await check.waitFor();
@@ -191,17 +212,42 @@ describe('starting work from the dashboard', () => {
     expect(await check.getByRole('definition').allTextContents()).toEqual(
       expect.arrayContaining(['4', '2', expect.stringMatching(/^about \d+/)]),
     );
+    // Each refused line is also a problem of the file: beside it, and in the summary, which takes the focus.
+    const lines = page.getByRole('alert').filter({ hasText: '2 lines of helmets.jsonl would not be used' });
+    await lines.waitFor();
+    const listed = await lines.getByRole('listitem').allTextContents();
+    expect(listed).toEqual([
+      expect.stringMatching(/^Manifest file: line 3: .*id/),
+      expect.stringMatching(/^Manifest file: line 4 \(id q4\): .*query/),
+    ]);
+    await page.locator('.error-summary:focus').waitFor();
+    const beside = page.locator('#manifest-file-problem');
+    expect(await beside.textContent()).toContain(listed[0]!.replace('Manifest file: ', ''));
+    expect(await beside.textContent()).toContain('line 4 (id q4)');
+    expect(await page.getByLabel('Manifest file (required)').getAttribute('aria-invalid')).toBe('true');
+    expect(await page.getByLabel('Manifest file (required)').getAttribute('aria-describedby')).toContain(
+      'manifest-file-problem',
+    );
     // A check stores nothing: no batch, no job.
     expect((await api<{ batches: unknown[] }>('GET', '/batches')).batches).toHaveLength(0);
     expect(await accessibilityProblems(page)).toBe('');
     await screenshot(page, '23-upload-checked');
 
-    // Changing the manifest's options asks for a new check before it can start.
+    // Changing the manifest's options asks for a new check before it can start, and forgets the old one's lines.
     await page.getByLabel('Batch name').fill('helmet-queries');
     await page.getByRole('button', { name: /^Start the batch/ }).waitFor({ state: 'detached' });
+    await lines.waitFor({ state: 'detached' });
     await page.getByRole('button', { name: 'Check and estimate' }).click();
-    await page.getByRole('button', { name: 'Start the batch: 2 items' }).click();
+    const startButton = page.getByRole('button', { name: 'Start the batch: 2 items' });
+    await startButton.waitFor();
+    // Two clicks in the same moment, before the page can redraw the button as busy: one batch is asked for.
+    sent.length = 0;
+    await startButton.evaluate((button: { click(): void }) => {
+      button.click();
+      button.click();
+    });
     await page.getByRole('heading', { name: /helmet-queries/ }).waitFor();
+    expect(sent).toEqual(['POST /batch-uploads']);
     // The batch moves to its end without a reload.
     await page.locator('progress[value="2"][max="2"]').waitFor({ timeout: 60_000 });
     const { batches } = await api<{ batches: { id: string; items: number }[] }>('GET', '/batches');

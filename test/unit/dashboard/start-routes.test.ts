@@ -10,8 +10,10 @@ import { type BatchRunner, startBatchRunner } from '../../../shared/dashboard/ba
 import { startRoutes } from '../../../shared/dashboard/start-routes';
 import type { EngineDeps } from '../../../shared/engine/deps';
 import { submitJob } from '../../../shared/engine/job-commands';
+import { emptyUsage } from '../../../shared/engine/job-record';
 import { handleJobApiRequest } from '../../../shared/http/job-api';
 import { localEngine, type TestEngine } from '../../support/engines';
+import { makeJob } from '../../support/factories';
 
 let engine: TestEngine;
 let dir: string;
@@ -103,6 +105,25 @@ describe('POST /batch-uploads/check and /batch-uploads', () => {
     const empty = await call('POST', '/batch-uploads', { ...body, manifest: JSON.stringify({ query: 'x' }) });
     expect(empty).toMatchObject({ status: 400 });
     expect(empty.body.error.message).toContain('no line of it can be used');
+  });
+
+  it('refuses to start a batch whose estimate passes its cost cap, naming maxUnits', async () => {
+    // An earlier patent-count job that billed 40 units: the estimate learns from it.
+    await deps.store.create(
+      makeJob({
+        workflow: 'patent-count',
+        status: 'SUCCEEDED',
+        input: { inline: { query: 'TTL:(earlier)' } },
+        usage: { ...emptyUsage(), calls: 2, billedUnits: 40 },
+      }),
+    );
+    const capped = await call('POST', '/batch-uploads', { ...body, batchName: 'capped', maxUnits: 50 });
+    expect(capped.status).toBe(409);
+    expect(capped.body.error).toMatchObject({
+      code: 'over-budget',
+      issues: [{ path: 'body.maxUnits', message: expect.stringMatching(/about 80 units, over this cap/) }],
+    });
+    expect(await local.batches.get('capped')).toBeUndefined();
   });
 
   it('starts the batch once, however often the same file is sent', async () => {
