@@ -22,7 +22,12 @@ export function problemsOfRefusal(failure: unknown, fieldOf: FieldOfPath): FormP
   };
   const mapped = issues.map((issue): FormProblem => {
     const at = fieldOf(issue.path);
-    return at ? { ...at, message: issue.message } : { label: issue.path, message: issue.message };
+    if (!at) return { label: issue.path, message: issue.message };
+    // The input schemas' messages start with their field ("patent: a publication number..."): said once.
+    const own = issue.message.startsWith(`${at.label}: `)
+      ? issue.message.slice(at.label.length + 2)
+      : issue.message;
+    return { ...at, message: own };
   });
   if (mapped.length) return mapped;
   // A refusal without issues may still start with the field it is about (`body.workflow: ...`).

@@ -2,7 +2,10 @@
  * A workflow's input form, derived from its input schema (the JSON Schema `opflow workflows <name>`
  * prints): one field per property with its kind, limits and default, the values the person typed
  * checked against the same limits before anything is sent, and the values turned back into input.
+ * A field of product images (`{url}` or `{data, name}` each) is a field of its own kind: image files
+ * and URLs (image-field.tsx), its value the images as JSON.
  */
+import { type ImageInput, largestImageAsData } from './image-input';
 import type { Settings } from './types';
 
 export type WorkflowDoc = NonNullable<Settings['workflowDocs']>[number];
@@ -20,11 +23,12 @@ export interface PropertySchema {
   maxItems?: number;
   pattern?: string;
   items?: PropertySchema;
+  properties?: Record<string, PropertySchema>;
   anyOf?: PropertySchema[];
   description?: string;
 }
 
-export type FieldKind = 'text' | 'longtext' | 'choice' | 'flag' | 'number' | 'list' | 'json';
+export type FieldKind = 'text' | 'longtext' | 'choice' | 'flag' | 'number' | 'list' | 'json' | 'images';
 
 export interface FormField {
   name: string;
@@ -41,7 +45,15 @@ export interface FormField {
 const typesOf = (schema: PropertySchema): string[] =>
   Array.isArray(schema.type) ? schema.type : schema.type ? [schema.type] : [];
 
+/** An image as the design workflows take it: an object of `url`, `data` and `name`. */
+const isImageSchema = (schema: PropertySchema | undefined) =>
+  schema?.properties?.url !== undefined && schema.properties.data !== undefined;
+
+/** Whether an images field takes a list (`images`) rather than one image (`image`). */
+export const takesManyImages = (field: FormField) => typesOf(field.schema).includes('array');
+
 function kindOf(name: string, schema: PropertySchema, doc: WorkflowDoc): FieldKind {
+  if (isImageSchema(schema) || isImageSchema(schema.items)) return 'images';
   if (schema.enum?.every((value) => typeof value === 'string')) return 'choice';
   const types = typesOf(schema);
   if (types.length === 1 && types[0] === 'boolean') return 'flag';
@@ -80,6 +92,11 @@ export function formFields(doc: WorkflowDoc): FormField[] {
         ...notes,
         ...(kind === 'list' ? ['one a line'] : []),
         ...(kind === 'json' ? ['as JSON'] : []),
+        ...(kind === 'images'
+          ? [
+              `PNG or JPEG: files of at most ${largestImageAsData / 1024} KB from this page, or URLs of images up to 4,096 KB`,
+            ]
+          : []),
       ].join('; '),
     };
   });
@@ -99,6 +116,8 @@ export function valuesOf(fields: FormField[], input: Record<string, unknown> = {
     const value = given ?? field.schema.default;
     if (value === undefined) values[field.name] = field.kind === 'flag' ? 'false' : '';
     else if (field.kind === 'list' && Array.isArray(value)) values[field.name] = value.join('\n');
+    else if (field.kind === 'images')
+      values[field.name] = JSON.stringify(Array.isArray(value) ? value : [value]);
     else if (field.kind === 'json') values[field.name] = JSON.stringify(value, null, 2);
     else values[field.name] = String(value);
   }
@@ -123,6 +142,13 @@ export function inputOf(
       // A flag left at its default is left out, as a person running the CLI would.
       const on = raw === 'true';
       if (schema.default === undefined ? on : on !== schema.default) input[field.name] = on;
+      continue;
+    }
+    if (field.kind === 'images') {
+      const images = imagesOf(raw);
+      const problem = imagesProblem(field, images.length);
+      if (problem) problems[field.name] = problem;
+      else if (images.length > 0) input[field.name] = takesManyImages(field) ? images : images[0];
       continue;
     }
     if (text.trim() === '') {
@@ -176,4 +202,25 @@ export function inputOf(
     }
   }
   return { input, problems };
+}
+
+/** The images an images field holds (its value is their JSON; none when empty). */
+export function imagesOf(value: string): ImageInput[] {
+  if (value.trim() === '') return [];
+  try {
+    const parsed: unknown = JSON.parse(value);
+    return Array.isArray(parsed) ? (parsed as ImageInput[]) : [];
+  } catch {
+    return [];
+  }
+}
+
+/** What is wrong with the count of images of a field, or undefined. */
+function imagesProblem(field: FormField, count: number): string | undefined {
+  if (count === 0) return field.required ? 'is required: choose an image file or add its URL' : undefined;
+  if (!takesManyImages(field)) return count > 1 ? 'takes one image' : undefined;
+  const { minItems, maxItems } = field.schema;
+  if (minItems !== undefined && count < minItems) return `needs at least ${minItems} images`;
+  if (maxItems !== undefined && count > maxItems) return `takes at most ${maxItems} images (${count} now)`;
+  return undefined;
 }

@@ -2,12 +2,15 @@
  * Start a job from a form built from the workflow's input schema (fields, limits, defaults, its
  * example), or again like an earlier job (`#/new?from=<id>`: its workflow, input, label and priority, editable
  * before it starts). The values are checked against the schema's limits in the page, then sent to
- * `POST /jobs`; a refusal of the server shows beside the field it names.
+ * `POST /jobs`; a refusal of the server shows beside the field it names. A request over the job
+ * API's body limit (images given as data) is refused in the page, with what to do instead.
  */
 import { useEffect, useState } from 'preact/hooks';
 import { Notice, PageHead } from './components';
 import type { FieldOfPath, FormProblem } from './form-problems';
 import { useFocusHeading } from './hooks';
+import { ImageField } from './image-field';
+import { bodyBytes, largeImageAdvice, maxBodyBytes, sizeText } from './image-input';
 import {
   type FormField,
   type FormValues,
@@ -44,11 +47,13 @@ const priorities: { value: Priority; label: string; hint: string }[] = [
 
 function Field(props: {
   field: FormField;
+  workflow: string;
   value: string;
   problem: string | undefined;
   onChange: (value: string) => void;
 }) {
   const { field, value, problem, onChange } = props;
+  if (field.kind === 'images') return <ImageField {...props} />;
   const id = `field-${field.name}`;
   const describedBy = `${id}-hint${problem ? ` ${id}-problem` : ''}`;
   const common = {
@@ -161,10 +166,19 @@ function JobForm(props: { api: Api; doc: WorkflowDoc; earlier: Earlier | undefin
   );
   const submit = useSubmit();
 
+  const body = () => ({
+    workflow: doc.name,
+    input: inputOf(fields, values).input,
+    ...(label.trim() ? { label: label.trim() } : {}),
+    selection: { mode: manual ? 'manual' : 'auto' },
+    priority,
+    ...(maxUnits.trim() ? { maxUnits: Number(maxUnits.trim()) } : {}),
+    source: 'api',
+  });
   /** What the page finds wrong before anything is sent, field by field. */
   const check = (): FormProblem[] => {
     const { problems } = inputOf(fields, values);
-    const found = Object.entries(problems).map(([name, message]) => ({
+    const found: FormProblem[] = Object.entries(problems).map(([name, message]) => ({
       field: `field-${name}`,
       label: name,
       message,
@@ -175,19 +189,20 @@ function JobForm(props: { api: Api; doc: WorkflowDoc; earlier: Earlier | undefin
         label: 'Most billed units',
         message: 'must be a whole number above 0',
       });
+    const size = found.length ? 0 : bodyBytes(body());
+    if (size > maxBodyBytes) {
+      // Images given as data: the page can say what the server's 413 would.
+      const images = fields.find((field) => field.kind === 'images');
+      found.push({
+        ...(images ? { field: `field-${images.name}` } : {}),
+        label: images?.name ?? 'The request',
+        message: `the request would be ${sizeText(size)}, over the job API's limit of 1 MiB: ${largeImageAdvice(doc.name, 'front.png')}`,
+      });
+    }
     return found;
   };
   const start = async () => {
-    const { input } = inputOf(fields, values);
-    const answer = await api<{ job: JobView; created: boolean }>('POST', '/jobs', {
-      workflow: doc.name,
-      input,
-      ...(label.trim() ? { label: label.trim() } : {}),
-      selection: { mode: manual ? 'manual' : 'auto' },
-      priority,
-      ...(maxUnits.trim() ? { maxUnits: Number(maxUnits.trim()) } : {}),
-      source: 'api',
-    });
+    const answer = await api<{ job: JobView; created: boolean }>('POST', '/jobs', body());
     location.hash = jobHref(answer.job.id);
   };
   const onSubmit = (event: Event) => {
@@ -216,6 +231,7 @@ function JobForm(props: { api: Api; doc: WorkflowDoc; earlier: Earlier | undefin
           <Field
             key={`${doc.name}-${field.name}`}
             field={field}
+            workflow={doc.name}
             value={values[field.name] ?? ''}
             problem={submit.problemOf(`field-${field.name}`)}
             onChange={(value) => {

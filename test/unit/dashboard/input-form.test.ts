@@ -74,6 +74,13 @@ describe('a refusal of the server as the form problems', () => {
       { field: 'field-query', label: 'query', message: 'must not be empty' },
       { label: 'body.input.other', message: 'unknown field' },
     ]);
+    // A message that names its field already does not name it twice.
+    expect(
+      problemsOfRefusal(
+        refused('invalid input', [{ path: 'body.input.query', message: 'query: at most 200 characters' }]),
+        fieldOf,
+      ),
+    ).toEqual([{ field: 'field-query', label: 'query', message: 'at most 200 characters' }]);
   });
 
   it('reads the field from a message without issues, else shows the message whole', () => {
