@@ -4,17 +4,22 @@
  */
 import { SingleBar } from 'cli-progress';
 import type { Batch } from '../engine/batch-store';
-import { viewOf } from '../ingest/batch-view';
+import { type BatchView, viewOf } from '../ingest/batch-view';
 import { formatDuration } from './format';
 
+/** What the live line shows of a batch: its view's totals (from the record, or following its jobs). */
+export type ProgressView = Pick<BatchView, 'id' | 'items' | 'totals' | 'thisRun' | 'calls' | 'etaMs'>;
+
 export interface BatchDisplay {
+  /** Shows the batch as its record says. */
   update(batch: Batch): void;
+  /** Shows a view of it (on aws, the live feed's: its totals follow its jobs). */
+  show(view: ProgressView): void;
   note(line: string): void;
   stop(): void;
 }
 
-export function describeProgress(batch: Batch, now: number): string {
-  const view = viewOf(batch, now);
+export function describeProgress(view: ProgressView): string {
   const t = view.totals;
   const parts = [
     `${t.succeeded} succeeded`,
@@ -36,18 +41,20 @@ export function createBatchDisplay(options: {
   now?: () => number;
 }): BatchDisplay {
   const now = options.now ?? Date.now;
-  if (options.quiet) return { update() {}, note() {}, stop() {} };
+  if (options.quiet) return { update() {}, show() {}, note() {}, stop() {} };
   if (!options.interactive) {
     let last = 0;
     let lastText = '';
+    const show = (view: ProgressView, finished = false) => {
+      const text = describeProgress(view);
+      if (text === lastText || (now() - last < 5_000 && !finished)) return;
+      last = now();
+      lastText = text;
+      options.stream.write(`opflow: batch ${view.id}: ${text}\n`);
+    };
     return {
-      update(batch) {
-        const text = describeProgress(batch, now());
-        if (text === lastText || (now() - last < 5_000 && batch.status !== 'FINISHED')) return;
-        last = now();
-        lastText = text;
-        options.stream.write(`opflow: batch ${batch.id}: ${text}\n`);
-      },
+      update: (batch) => show(viewOf(batch, now()), batch.status === 'FINISHED'),
+      show: (view) => show(view),
       note(line) {
         options.stream.write(`opflow: ${line}\n`);
       },
@@ -62,17 +69,19 @@ export function createBatchDisplay(options: {
     clearOnComplete: false,
   });
   let started = false;
+  const show = (view: ProgressView) => {
+    const done = view.totals.succeeded + view.totals.failed + view.totals.cancelled;
+    const text = describeProgress(view);
+    if (!started) {
+      bar.start(Math.max(view.items, 1), done, { text });
+      started = true;
+    }
+    bar.setTotal(Math.max(view.items, 1));
+    bar.update(done, { text });
+  };
   return {
-    update(batch) {
-      const done = batch.settled.succeeded + batch.settled.failed + batch.settled.cancelled;
-      const text = describeProgress(batch, now());
-      if (!started) {
-        bar.start(Math.max(batch.items, 1), done, { text });
-        started = true;
-      }
-      bar.setTotal(Math.max(batch.items, 1));
-      bar.update(done, { text });
-    },
+    update: (batch) => show(viewOf(batch, now())),
+    show,
     note(line) {
       if (started) bar.stop();
       options.stream.write(`opflow: ${line}\n`);

@@ -253,7 +253,7 @@ const batch = defineCommand({
     {
       flags: '--watch',
       description:
-        'follow the batch live, redrawn as its jobs change in any process, until it finishes (locally this also runs it)',
+        'follow the batch live, redrawn as its jobs change in any process, until it finishes (locally this also runs it; on aws it follows the job API at OPFLOW_API_URL, signed with your AWS credentials or OPFLOW_API_TOKEN, else reads every 2 s)',
     },
     {
       flags: '--redrive',

@@ -74,6 +74,8 @@ export async function driveBatch(
   let totals: BatchTotals | undefined;
   const writeOutputs = async (batch: Batch, force = false) => {
     const now = Date.now();
+    // An observer leaves them to the process that runs the batch (on aws the ingest function).
+    if (!force && options.observe) return;
     // A large batch's outputs take a while to write: never spend more than a tenth of the time on them.
     if (!force && now - lastOutputs < Math.max(outputsEveryMs, outputCost * 10)) return;
     totals = await writeBatchOutputs(deps, batch);

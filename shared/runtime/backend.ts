@@ -18,6 +18,7 @@ import type { Job } from '../engine/job-record';
 import type { AnswerText, PartialAnswerStore } from '../engine/partial-answer';
 import type { ScheduleStateStore } from '../engine/schedule-ports';
 import type { WebhookDeliveryLog } from '../engine/webhook-deliveries';
+import type { JobApiClient } from '../job-api-client';
 import type { BuiltInSandbox } from './local/sandbox-launch';
 
 export type BackendKind = 'local' | 'aws';
@@ -95,6 +96,18 @@ export interface WorkElsewhere {
    * cannot be made is a failed check with its fix.
    */
   checks(): Promise<HealthCheck[]>;
+  /**
+   * The stack's job API (`OPFLOW_API_URL`, else ApiUrl in `OPFLOW_STACK_OUTPUTS`), its requests
+   * signed with SigV4 by this process's AWS credentials, or carrying `OPFLOW_API_TOKEN` (a stack in
+   * JWT mode); undefined when no URL is set. Rejects, naming the variable, on a wrong one.
+   */
+  jobApi(): Promise<JobApiAccess | undefined>;
+}
+
+/** A client of the stack's job API, and its URL for people (no credential in it). */
+export interface JobApiAccess {
+  client: JobApiClient;
+  url: string;
 }
 
 /** One finding of `opflow doctor`: ok, a warning or a failure, with what to do about it. */

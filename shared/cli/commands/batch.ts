@@ -8,7 +8,6 @@
  */
 import { resolve } from 'node:path';
 import type { Batch, BatchStore } from '../../engine/batch-store';
-import { type ChangeFeed, followChanges } from '../../engine/change-feed';
 import { maxDeadlineMs } from '../../engine/job-commands';
 import type { JobStore } from '../../engine/ports';
 import { describeFileError } from '../../files/bounded-read';
@@ -21,6 +20,7 @@ import { batchOutputKeys } from '../../ingest/outputs';
 import { redriveBatch } from '../../ingest/redrive';
 import type { Backend } from '../../runtime/backend';
 import { createBatchDisplay, describeProgress } from '../batch-display';
+import { openBatchFeed } from '../batch-feed';
 import { type CliContext, type GlobalOptions, openBackend, writeJson } from '../context';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
 import { formatDuration, formatTable, printable, selectionHelp } from '../format';
@@ -205,6 +205,7 @@ async function watchBatch(
     interactive: Boolean(ctx.io.stderr.isTTY) && !options.json,
     quiet: options.quiet || options.json,
   });
+  const feed = await openBatchFeed(backend, batchId, (line) => display.note(`batch ${batchId}: ${line}`));
   const abort = new AbortController();
   const stopListening = ctx.io.onInterrupt(() => abort.abort(new Error('interrupted')));
   try {
@@ -214,9 +215,13 @@ async function watchBatch(
       allBatches: Boolean(here),
       // On aws the functions release and run the items: only look.
       observe: !here,
-      roundMs: here ? 500 : 2_000,
-      wake: here ? wakeOnChanges(backend, await backend.changeFeed(), batchId) : undefined,
-      onProgress: (current) => display.update(current),
+      roundMs: feed.roundMs,
+      wake: feed.wake,
+      onProgress: (current) => {
+        const view = feed.latest();
+        if (view) display.show(view);
+        else display.update(current);
+      },
       stopAtSelection: true,
     });
     const batch = result.batch;
@@ -229,6 +234,7 @@ async function watchBatch(
     }
     return { batch };
   } finally {
+    feed.stop();
     stopListening();
     display.stop();
     await here?.stop();
@@ -288,7 +294,7 @@ async function show(
     `  items: ${batch.items}: ${t.succeeded} succeeded, ${t.failed} failed, ${t.cancelled} cancelled, ${t.running} running, ${t.waiting} waiting`,
     `  run ${batch.run}: ${view.thisRun.records} records read${view.thisRun.readingDone ? '' : ' so far'}, ${view.thisRun.created} new items, ${view.thisRun.existing} ingested before, ${view.thisRun.invalid} bad lines`,
     `  ${view.calls} calls, ${view.billedUnits} billed units, elapsed ${formatDuration(view.elapsedMs)}${view.etaMs !== undefined ? `, ETA ${formatDuration(view.etaMs)}` : ''}`,
-    `  now: ${describeProgress(batch, Date.now())}`,
+    `  now: ${describeProgress(view)}`,
     `  summary: ${index}`,
   ];
   if (download) {
@@ -308,20 +314,4 @@ async function show(
     lines.push(`  opflow batch ${batch.id} --redrive runs the failed and cancelled items again`);
   ctx.io.stdout.write(`${lines.join('\n')}\n`);
   return exitCode;
-}
-
-/**
- * What wakes `--watch` before its next round: a change committed by this process, or one of the
- * batch's jobs changed by another (`opflow serve`, a `resume --select` in another terminal), read
- * from the database's change log.
- */
-function wakeOnChanges(backend: Backend, feed: ChangeFeed, batchId: string) {
-  return (listener: () => void) => {
-    const stopHere = backend.onJobChange(() => listener());
-    const stopFeed = followChanges(feed, { batchId }, listener);
-    return () => {
-      stopHere();
-      stopFeed();
-    };
-  };
 }

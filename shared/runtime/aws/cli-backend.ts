@@ -1,9 +1,10 @@
 /**
  * The aws backend as the opflow command opens it: the pipeline (pipeline.ts) and what only a person
- * at a terminal asks of the cloud, `opflow doctor`'s checks, loaded when asked. No Lambda function
+ * at a terminal asks of the cloud, `opflow doctor`'s checks and the job API's client, loaded when asked. No Lambda function
  * imports this module, so none bundles the checks or the Lambda and SNS clients they use.
  */
 import type { Backend } from '../backend';
+import { loadJobApiSettings } from './config';
 import { type AwsPipeline, type AwsPipelineOptions, createAwsPipeline } from './pipeline';
 
 /** The aws pipeline with everything a Backend has, `opflow doctor`'s checks included. */
@@ -19,6 +20,21 @@ export async function openAwsCliBackend(options: AwsPipelineOptions): Promise<Aw
       ...pipeline.work,
       checks: async () =>
         (await import('./doctor-checks')).awsDoctorChecks(pipeline.aws.clients, pipeline.config, env),
+      jobApi: async () => {
+        const settings = loadJobApiSettings(env);
+        if (settings === undefined) return undefined;
+        const { createJobApiClient } = await import('../../job-api-client');
+        // An execute-api URL names its region; another (a proxy, aws-local) signs in the stack's.
+        const region =
+          /\.execute-api\.([a-z0-9-]+)\.amazonaws\.com/.exec(settings.url)?.[1] ?? pipeline.config.region;
+        const client = createJobApiClient({
+          baseUrl: settings.url,
+          ...(settings.token !== undefined
+            ? { token: settings.token }
+            : { sigv4: { region, credentials: pipeline.aws.clients.dynamoDb.config.credentials } }),
+        });
+        return { client, url: settings.url };
+      },
     },
   };
 }

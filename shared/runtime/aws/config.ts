@@ -19,6 +19,8 @@
  *   `OPFLOW_REPORT_KMS_KEY_ID` (reports encrypted with SSE-KMS instead of SSE-S3),
  *   `OPFLOW_KEY_CACHE_SECONDS` (default 300), `OPFLOW_ADMISSION` (`on`, the default, or `off`: see
  *   AwsRuntimeConfig.admission).
+ * - `OPFLOW_API_URL` (else ApiUrl in `OPFLOW_STACK_OUTPUTS`), `OPFLOW_API_TOKEN`: the job API a
+ *   command follows (`batch --watch`), signed with SigV4 unless a token (JWT mode) is given.
  */
 import { readFileSync } from 'node:fs';
 import * as z from 'zod';
@@ -86,6 +88,7 @@ const stackOutputNames = {
   queueUrl: 'QueueUrl',
   bucketName: 'BucketName',
   apiKeySecretPrefix: 'ApiKeySecretPrefix',
+  apiUrl: 'ApiUrl',
 } as const;
 type StackOutputs = Partial<Record<keyof typeof stackOutputNames, string>> & { file?: string };
 
@@ -141,6 +144,34 @@ export function loadAwsConfig(env: Env = process.env): AwsRuntimeConfig {
     's3',
     'secretsManager',
   ]) as unknown as AwsRuntimeConfig;
+}
+
+/** The stack's job API as a command reaches it (`opflow --backend aws batch --watch` follows its feed). */
+export interface JobApiSettings {
+  /** `OPFLOW_API_URL`, else ApiUrl in `OPFLOW_STACK_OUTPUTS`. */
+  url: string;
+  /** `OPFLOW_API_TOKEN`: a bearer token for a stack in JWT mode; absent, requests are signed (SigV4). */
+  token?: string | undefined;
+}
+
+/**
+ * The job API's URL (`OPFLOW_API_URL`, else the stack output ApiUrl in `OPFLOW_STACK_OUTPUTS`) and
+ * `OPFLOW_API_TOKEN`; undefined when no URL is set. Throws a ConfigError naming a wrong one.
+ */
+export function loadJobApiSettings(env: Env = process.env): JobApiSettings | undefined {
+  const problems: string[] = [];
+  const given = env.OPFLOW_API_URL?.trim() || undefined;
+  const value = given ?? readStackOutputs(env, problems).apiUrl;
+  if (value === undefined) return undefined;
+  const where = given !== undefined ? 'OPFLOW_API_URL' : `ApiUrl in ${env.OPFLOW_STACK_OUTPUTS}`;
+  const parsed = url.safeParse(value);
+  if (!parsed.success || /^[a-z]+:\/\/[^/]*@/i.test(value))
+    throw new ConfigError(
+      `invalid aws configuration: ${where}: ${parsed.success ? 'must not carry credentials (OPFLOW_API_TOKEN carries a token)' : 'must be an http(s) URL'} (got ${JSON.stringify(redactUrl(value))})`,
+      false,
+    );
+  const token = env.OPFLOW_API_TOKEN?.trim() || undefined;
+  return { url: parsed.data, ...(token === undefined ? {} : { token }) };
 }
 
 /** What a tool that only reads and writes the job table needs (`npm run migrate:aws`). */

@@ -68,7 +68,7 @@ export interface AwsPipelineOptions {
  */
 export interface AwsPipeline extends Omit<Backend, 'work'> {
   readonly kind: 'aws';
-  readonly work: Omit<WorkElsewhere, 'checks'>;
+  readonly work: Omit<WorkElsewhere, 'checks' | 'jobApi'>;
   readonly aws: AwsBackend;
   readonly config: AwsRuntimeConfig;
   /**

@@ -2,7 +2,8 @@
  * `GET /events` on the Lambda api: a long poll of the change log (dynamodb-change-log.ts), since the
  * HTTP API cannot stream. It answers the events after the caller's cursor (`Last-Event-ID` or
  * `?lastEventId=`) as JSON, waiting up to `?wait=` seconds (default and at most 20, and always 2 s
- * short of the invocation's time left) when there are none. The caller authenticates as on every
+ * short of the invocation's time left) when there are none, and says the wait granted (`wait`, in
+ * seconds). The caller authenticates as on every
  * route (API Gateway's IAM or JWT authorizer: a fetch sends its Authorization header, so no token
  * travels in a URL), and a caller bound to a tenant reads only its own changes.
  */
@@ -70,7 +71,8 @@ export function awsEventsRoutes(pipeline: JobSide, options: AwsEventsRouteOption
         waitMs,
         pollMs: options.pollMs,
       });
-      return json(200, answer);
+      // The wait granted, so a client times its requests by this stack's, not a constant.
+      return json(200, { ...answer, wait: Math.floor(waitMs / 100) / 10 });
     }),
   ];
 }
