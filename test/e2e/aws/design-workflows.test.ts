@@ -3,7 +3,7 @@
 // the bundled step worker under a simulated SQS event source against the sandbox, the image given as
 // data uploaded with p010 before the search that reads its URL, and the report (Markdown, HTML,
 // result.json) kept in S3 (the emulator) and linked through the API, naming each image without its
-// bytes.
+// bytes; an image given as data is a file beside the report in S3, named in result.json.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
 import { callSequence, lastSeq } from '../workflows/world';
@@ -47,7 +47,7 @@ describe('opflow on AWS: the design infringement workflows', { timeout: REAL_PRO
       .entries()
       .filter((entry) => entry.seq > before && entry.operationId.startsWith('p010'));
     expect(upload?.httpStatus).toBe(200);
-    const { markdown, html, result } = await reportOf(world, id);
+    const { keys, markdown, html, result } = await reportOf(world, id);
     expect(markdown.split('\n')[0]).toBe('# Design infringement search: front.png and side.jpg');
     expect(markdown).toMatch(/\n## Risk conclusion\n\n(High|Medium|Low) risk/);
     expect(markdown).toContain('front.png (PNG, 1 KB, uploaded)');
@@ -55,8 +55,13 @@ describe('opflow on AWS: the design infringement workflows', { timeout: REAL_PRO
     expect(Object.keys(result.steps)).toEqual(
       expect.arrayContaining(['image-1-upload', 'image-1-submit', 'image-1-result', 'image-2-result']),
     );
-    // The report names the image; its bytes stay out (result.json names image files in their place).
-    for (const text of [markdown, html]) expect(text).not.toContain(bytesSeen);
+    // The report names the image; its bytes stay out. result.json names a file in S3 in their place.
+    for (const text of [markdown, html, JSON.stringify(result)]) expect(text).not.toContain(bytesSeen);
+    expect(result.input.images[0]).toEqual({ data: 'images/1.png', name: 'front.png' });
+    expect(keys).toContain(`reports/${id}/images/1.png`);
+    const stored = await world.reports.get(`reports/${id}/images/1.png`);
+    expect(stored?.contentType).toBe('image/png');
+    expect(Buffer.from(stored!.body).equals(png)).toBe(true);
   });
 
   it('compares a product image given as data with one registered design, view by view, its report in S3', async () => {
