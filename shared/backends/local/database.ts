@@ -262,38 +262,39 @@ export interface OpenDatabaseOptions {
   busyTimeoutMs?: number | undefined;
 }
 
+/** A database this opflow cannot read as it is: written by a newer opflow, or not upgraded yet. */
+export class DatabaseSchemaMismatch extends Error {
+  override readonly name = 'DatabaseSchemaMismatch';
+  constructor(
+    readonly path: string,
+    /** The file's schema version (0: created, no table written yet). */
+    readonly found: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 /**
  * Opens (creating it and its folder if needed) the database at `path`, or an in-memory one for
  * `':memory:'`. WAL mode, `synchronous=NORMAL` (a committed write survives a process crash; only a
  * power loss may lose the last moments), a busy timeout, and the schema migrated to the latest.
+ *
+ * A file already in WAL mode at the latest schema is only read while opening: the journal mode and
+ * the schema version are checked first, and the write lock a migration needs is taken only when the
+ * file is behind. (Taking it at every open made each reader of a busy file a writer.)
  */
 export function openLocalDatabase(path: string, options: OpenDatabaseOptions = {}): LocalDatabase {
-  // SQLite answers SQLITE_BUSY without waiting in a few cases the busy timeout does not cover (a
-  // WAL file being recovered after a process was killed, the journal mode's check): the open is
-  // tried again a few times, a quarter of a second apart, before it fails.
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return openOnce(path, options);
-    } catch (error) {
-      const busy = (error as { cause?: { code?: unknown } }).cause?.code === 'SQLITE_BUSY';
-      if (!busy || attempt >= openAttempts) throw error;
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 250);
-    }
-  }
-}
-
-const openAttempts = 4;
-
-function openOnce(path: string, options: OpenDatabaseOptions): LocalDatabase {
   const inMemory = path === ':memory:';
   if (!inMemory) mkdirSync(dirname(resolve(path)), { recursive: true });
   const db = new Database(inMemory ? ':memory:' : resolve(path));
   try {
-    db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 10_000))}`);
-    if (!inMemory) db.pragma('journal_mode = WAL');
+    db.pragma(`busy_timeout = ${busyTimeoutOf(options)}`);
+    // Setting WAL again is a no-op, but a file still in rollback mode would need an exclusive lock.
+    if (!inMemory && db.pragma('journal_mode', { simple: true }) !== 'wal') db.pragma('journal_mode = WAL');
     db.pragma('synchronous = NORMAL');
     db.pragma('foreign_keys = ON');
-    migrate(db);
+    if (versionOf(db) !== schemaVersion) migrate(db);
     return db;
   } catch (error) {
     db.close();
@@ -303,15 +304,53 @@ function openOnce(path: string, options: OpenDatabaseOptions): LocalDatabase {
   }
 }
 
-function migrate(db: LocalDatabase): void {
-  // IMMEDIATE: two processes opening a new file at once must not both create the tables.
-  db.transaction(() => {
-    const current = db.pragma('user_version', { simple: true }) as number;
-    if (current > schemaVersion) {
-      throw new Error(
-        `the database was written by a newer opflow (schema ${current}, this one knows ${schemaVersion})`,
+/**
+ * Opens the existing database at `path` to read only (a status, a test's snapshot): nothing is
+ * written, not even a migration. A file behind this opflow's schema is refused with
+ * {@link DatabaseSchemaMismatch} ("run any opflow command to upgrade it"), as is one written by a
+ * newer opflow; a missing file is refused too.
+ */
+export function openLocalDatabaseToRead(path: string, options: OpenDatabaseOptions = {}): LocalDatabase {
+  const db = new Database(resolve(path), { readonly: true, fileMustExist: true });
+  try {
+    db.pragma(`busy_timeout = ${busyTimeoutOf(options)}`);
+    const found = versionOf(db);
+    if (found > schemaVersion) throw newerSchema(path, found);
+    if (found < schemaVersion)
+      throw new DatabaseSchemaMismatch(
+        path,
+        found,
+        `the opflow database at ${path} is at schema ${found}, this opflow reads schema ${schemaVersion}: run any opflow command (opflow list) to upgrade it`,
       );
-    }
+    return db;
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}
+
+function busyTimeoutOf(options: OpenDatabaseOptions): number {
+  return Math.max(0, Math.floor(options.busyTimeoutMs ?? 10_000));
+}
+
+function versionOf(db: LocalDatabase): number {
+  return db.pragma('user_version', { simple: true }) as number;
+}
+
+function newerSchema(path: string, found: number): DatabaseSchemaMismatch {
+  return new DatabaseSchemaMismatch(
+    path,
+    found,
+    `the database was written by a newer opflow (schema ${found}, this one knows ${schemaVersion})`,
+  );
+}
+
+function migrate(db: LocalDatabase): void {
+  // IMMEDIATE: two processes opening a file that is behind at once must not both migrate it; the
+  // version is read again under the lock (the other may have done it meanwhile).
+  db.transaction(() => {
+    const current = versionOf(db);
+    if (current > schemaVersion) throw newerSchema(db.name, current);
     for (let version = current + 1; version <= schemaVersion; version += 1) {
       const sql = migrations[version];
       if (sql === undefined) throw new Error(`no migration to schema version ${version}`);

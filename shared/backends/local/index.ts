@@ -12,7 +12,13 @@ export {
   type LocalBackendOptions,
   systemClock,
 } from './create-local-backend';
-export { type LocalDatabase, type OpenDatabaseOptions, openLocalDatabase } from './database';
+export {
+  DatabaseSchemaMismatch,
+  type LocalDatabase,
+  type OpenDatabaseOptions,
+  openLocalDatabase,
+  openLocalDatabaseToRead,
+} from './database';
 export { EnvKeySource, type EnvKeySourceOptions, tenantKeyVariable } from './env-key-source';
 export { FileReportStore, type FileReportStoreOptions, InvalidReportKeyError } from './file-report-store';
 export { InMemoryRateLimiter } from './in-memory-rate-limiter';

@@ -7,10 +7,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openLocalDatabase, SqliteJobStore } from '../../../shared/backends/local';
-import type { Job } from '../../../shared/engine/job-record';
-import { listAll } from '../../../shared/runtime/job-queries';
 import { type Sandbox, startSandbox } from '../../../shared/sandbox';
+import { jobsInDatabase, readDatabase } from '../../support/job-snapshots';
 import { childEnv, killRunningOpflows, repoRoot, runOpflow, startOpflow } from './opflow-process';
 
 const hour = 3_600_000;
@@ -22,25 +20,18 @@ describe('a process whose clock is two hours ahead', () => {
   let env: NodeJS.ProcessEnv;
   const dbPath = () => join(dir, 'state', 'opflow.db');
 
-  const jobs = async (): Promise<Job[]> => {
-    const db = openLocalDatabase(dbPath());
-    db.pragma('query_only = ON');
-    try {
-      return await listAll(new SqliteJobStore(db), {});
-    } finally {
-      db.close();
-    }
-  };
-  const leasesHeld = (): number => {
-    const db = openLocalDatabase(dbPath());
-    try {
-      return (
-        db.prepare('SELECT COUNT(*) AS n FROM messages WHERE lease_owner IS NOT NULL').get() as { n: number }
-      ).n;
-    } finally {
-      db.close();
-    }
-  };
+  const jobs = () => jobsInDatabase(dbPath());
+  const leasesHeld = () =>
+    readDatabase(
+      dbPath(),
+      (db) =>
+        (
+          db.prepare('SELECT COUNT(*) AS n FROM messages WHERE lease_owner IS NOT NULL').get() as {
+            n: number;
+          }
+        ).n,
+      0,
+    );
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'opflow-e2e-skew-'));
@@ -68,7 +59,7 @@ describe('a process whose clock is two hours ahead', () => {
       env: { ...env, NODE_OPTIONS: `--import ${preload}`, CLOCK_AHEAD_MS: String(2 * hour) },
       cwd: dir,
     });
-    for (let i = 0; leasesHeld() < 3; i++) {
+    for (let i = 0; (await leasesHeld()) < 3; i++) {
       if (i > 3_000) throw new Error(`the skewed run never held three leases:\n${ahead.stderrSoFar()}`);
       await new Promise((resolve) => setTimeout(resolve, 10));
     }

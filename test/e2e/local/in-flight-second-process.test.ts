@@ -5,11 +5,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openLocalDatabase, SqliteJobStore } from '../../../shared/backends/local';
-import type { Job } from '../../../shared/engine/job-record';
-import { listAll } from '../../../shared/runtime/job-queries';
 import { scaledTaskDurations } from '../../../shared/runtime/local/sandbox-launch';
 import { type Sandbox, startSandbox } from '../../../shared/sandbox';
+import { jobsInDatabase } from '../../support/job-snapshots';
 import { childEnv, killRunningOpflows, repoRoot, startOpflow } from './opflow-process';
 
 const speed = 40;
@@ -18,15 +16,7 @@ describe('a second opflow process on the same database', () => {
   let dir: string;
   let sandbox: Sandbox;
 
-  const jobsOf = async (db: string): Promise<Job[]> => {
-    const handle = openLocalDatabase(db);
-    handle.pragma('query_only = ON');
-    try {
-      return await listAll(new SqliteJobStore(handle), {});
-    } finally {
-      handle.close();
-    }
-  };
+  const jobsOf = jobsInDatabase;
   const waitFor = async (check: () => Promise<boolean>, what: string) => {
     for (let i = 0; i < 6_000; i++) {
       if (await check()) return;

@@ -3,14 +3,13 @@
 // after jobs have passed their first steps; running it again and resuming finish every job, and no
 // call ever meets an upstream task the restarted sandbox does not know (404 not-found). Once no job
 // needs the tasks, the next command starts afresh.
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openLocalDatabase, SqliteJobStore } from '../../../shared/backends/local';
 import type { Job } from '../../../shared/engine/job-record';
-import { listAll } from '../../../shared/runtime/job-queries';
 import { noveltyCheck } from '../../../shared/workflows';
+import { jobsInDatabase } from '../../support/job-snapshots';
 import {
   childEnv,
   killRunningOpflows,
@@ -31,16 +30,7 @@ describe('resume after kill -9 with the built-in sandbox', () => {
   const dbPath = () => join(dir, 'state', 'opflow.db');
   const stateFile = () => join(dir, 'state', 'sandbox-state.json');
 
-  const snapshotJobs = async (): Promise<Job[]> => {
-    if (!existsSync(dbPath())) return [];
-    const db = openLocalDatabase(dbPath());
-    db.pragma('query_only = ON');
-    try {
-      return await listAll(new SqliteJobStore(db), {});
-    } finally {
-      db.close();
-    }
-  };
+  const snapshotJobs = () => jobsInDatabase(dbPath());
   /** Kills `run` with SIGKILL once `ready` holds for the jobs, and returns them as they were then. */
   const killWhen = async (run: OpflowProcess, ready: (jobs: Job[]) => boolean): Promise<Job[]> => {
     let exited = false;

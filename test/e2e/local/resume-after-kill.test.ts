@@ -6,12 +6,11 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openLocalDatabase, SqliteJobStore } from '../../../shared/backends/local';
 import type { Job } from '../../../shared/engine/job-record';
-import { listAll } from '../../../shared/runtime/job-queries';
 import { scaledTaskDurations } from '../../../shared/runtime/local/sandbox-launch';
 import { type Sandbox, startSandbox } from '../../../shared/sandbox';
 import { noveltyCheck } from '../../../shared/workflows';
+import { jobsInDatabase } from '../../support/job-snapshots';
 import {
   childEnv,
   killRunningOpflows,
@@ -35,15 +34,7 @@ describe('resume after kill -9', () => {
   let env: NodeJS.ProcessEnv;
   const examples = join(repoRoot, 'examples', 'disclosures');
 
-  const snapshotJobs = async (): Promise<Job[]> => {
-    const db = openLocalDatabase(join(dir, 'state', 'opflow.db'));
-    db.pragma('query_only = ON');
-    try {
-      return await listAll(new SqliteJobStore(db), {});
-    } finally {
-      db.close();
-    }
-  };
+  const snapshotJobs = () => jobsInDatabase(join(dir, 'state', 'opflow.db'));
   /**
    * Kills `run` with SIGKILL as soon as some job is in the middle of a create call at or after
    * `fromStep`: its intent for the current step is committed, the call has not been answered yet.
