@@ -27,7 +27,7 @@ import { DynamoDbJobStore, S3ReportStore } from '../../../../shared/backends/aws
 import { isTerminal, type Job } from '../../../../shared/engine/job-record';
 import { webhookPathPattern } from '../../../../shared/http/webhooks';
 import { reviewPathPattern } from '../../../../shared/reviewers/confirmation-page';
-import { type Sandbox, type SandboxOptions, startSandbox } from '../../../../shared/sandbox';
+import { type Sandbox, type SandboxKey, type SandboxOptions, startSandbox } from '../../../../shared/sandbox';
 import { type StackRules, type StreamFunctionRules, stackRules } from './template-rules';
 
 /** 5 January 2026, 09:00 UTC. */
@@ -45,6 +45,8 @@ export interface AwsWorldOptions {
   sandbox?: Omit<SandboxOptions, 'now' | 'keys' | 'port' | 'host'>;
   /** The sandbox's limit of the tenant's key, in calls per second (default: none). */
   keyQps?: number;
+  /** How the sandbox counts `keyQps` (default: a sliding 1 s window). */
+  keyLimiter?: Pick<SandboxKey, 'limiter' | 'burst'>;
   /**
    * The tenant's key, kept in Secrets Manager and accepted by the sandbox (default TENANT_KEY).
    * The sandbox's tasks belong to the key that created them: a sandbox state file written by a
@@ -114,7 +116,11 @@ export class AwsWorld {
           ...options.sandbox,
           now: () => Date.now(),
           keys: [
-            { key: options.tenantKey ?? TENANT_KEY, ...(options.keyQps ? { qps: options.keyQps } : {}) },
+            {
+              key: options.tenantKey ?? TENANT_KEY,
+              ...(options.keyQps ? { qps: options.keyQps } : {}),
+              ...options.keyLimiter,
+            },
           ],
           streamChunkDelayMs: options.sandbox?.streamChunkDelayMs ?? 0,
         }),
