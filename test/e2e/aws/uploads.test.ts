@@ -3,7 +3,8 @@
 // back; a manifest is checked line by line with its estimate, then POST /batch-uploads answers a
 // presigned PUT that the test sends as a browser would, straight to S3 under inbox/; announced as
 // S3's event notification would, the bundled ingest function starts the batch the answer named and
-// the step workers run its items. The same file again is the same batch.
+// the step workers run its items. The same file again is the same batch. The emulator ignores
+// signatures, so the PUT's signature is checked as S3 would (test/support/presigned-put.ts).
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
@@ -11,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqsEventSource } from '../../../scripts/lambda/sqs-event-source';
 import { DynamoDbBatchStore, s3CreatedEvent } from '../../../shared/backends/aws';
 import type { Batch } from '../../../shared/engine/batch-store';
+import { presignedQuery, signatureOf } from '../../support/presigned-put';
 import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
 import { AwsWorld } from './harness/aws-world';
 
@@ -152,6 +154,24 @@ describe('the dashboard start routes on AWS', { timeout: REAL_PROCESS_TIMEOUT_MS
       ),
     );
     expect(Date.parse(put.expiresAt) - world.now()).toBe(15 * 60_000);
+    // The emulator ignores signatures: the binding is checked here as S3 checks it. The checksum and
+    // the metadata are signed headers, and the signature is the one S3 computes for the PUT the page sends.
+    const auth = presignedQuery(put.url);
+    expect(auth.signedHeaders).toEqual(
+      expect.arrayContaining([
+        'x-amz-checksum-sha256',
+        'x-amz-meta-opflow-tenant',
+        'x-amz-meta-opflow-batch',
+      ]),
+    );
+    const credentials = {
+      accessKeyId: world.env.AWS_ACCESS_KEY_ID!,
+      secretAccessKey: world.env.AWS_SECRET_ACCESS_KEY!,
+    };
+    const browserPut = { url: put.url, headers: put.headers, body: manifest };
+    expect(await signatureOf(browserPut, credentials)).toBe(auth.signature);
+    const otherTenant = { ...put.headers, 'x-amz-meta-opflow-tenant': 'acme' };
+    expect(await signatureOf({ ...browserPut, headers: otherTenant }, credentials)).not.toBe(auth.signature);
     // Nothing is started before the manifest is in the bucket.
     expect(await batches.get(batchId)).toBeUndefined();
 
