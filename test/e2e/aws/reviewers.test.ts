@@ -5,14 +5,17 @@
 // answers nothing, its POST answers, and the step worker takes the job on. On the shared fake clock,
 // a job nobody answers is reminded once after an hour, then takes the timeout's default answer.
 // No link token, channel URL or SMTP password shows in what the functions logged.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { simpleParser } from 'mailparser';
-import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reviewerSecretNames } from '../../../shared/backends/aws/secrets-manager-reviewer-secrets';
 import type { JobView } from '../../../shared/http/answer-schemas';
 import { postReviewForm } from '../../support/review-form';
+import {
+  type HookReceiver,
+  type MailCatcher,
+  smtpPassword,
+  startHookReceiver,
+  startMailCatcher,
+} from '../../support/reviewer-inboxes';
 import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
 import { AwsWorld } from './harness/aws-world';
 
@@ -22,51 +25,14 @@ const prefix = 'opflow/e2e/review/';
 const linkKey = 'review-link-key-of-the-aws-e2e-test-0123456789';
 const hour = 3_600_000;
 
-interface Mail {
-  to: string;
-  subject: string;
-  text: string;
-}
-
 let world: AwsWorld;
-let smtp: SMTPServer;
-let receiver: Server;
-const mails: Mail[] = [];
-const slackPosts: string[] = [];
+let inbox: MailCatcher;
+let hooks: HookReceiver;
 const savedPublicUrl = process.env.OPFLOW_PUBLIC_URL;
 
 beforeAll(async () => {
-  smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
-    onAuth: (auth, _session, callback) =>
-      auth.username === 'mailer' && auth.password === 'smtp-pass-word'
-        ? callback(null, { user: 'mailer' })
-        : callback(new Error('bad credentials')),
-    onData: (stream, _session, callback) => {
-      simpleParser(stream)
-        .then((parsed) => {
-          const to = Array.isArray(parsed.to) ? parsed.to[0]?.text : parsed.to?.text;
-          mails.push({ to: to ?? '', subject: parsed.subject ?? '', text: parsed.text ?? '' });
-          callback();
-        })
-        .catch(callback);
-    },
-  });
-  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
-  const smtpPort = (smtp.server.address() as AddressInfo).port;
-  receiver = createServer((req, res) => {
-    let body = '';
-    req.on('data', (chunk: Buffer) => {
-      body += chunk.toString('utf8');
-    });
-    req.on('end', () => {
-      slackPosts.push(body);
-      res.writeHead(200).end('ok');
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  const hookPort = (receiver.address() as AddressInfo).port;
+  inbox = await startMailCatcher();
+  hooks = await startHookReceiver();
 
   world = await AwsWorld.start({
     workers: 1,
@@ -75,7 +41,7 @@ beforeAll(async () => {
     env: (env) => ({
       ...env,
       OPFLOW_REVIEW_SECRET_PREFIX: prefix,
-      OPFLOW_CALLBACK_ALLOW_HOSTS: `127.0.0.1:${hookPort}`,
+      OPFLOW_CALLBACK_ALLOW_HOSTS: hooks.host,
       OPFLOW_REVIEWERS: JSON.stringify({
         channels: {
           mail: { type: 'email', to: ['alice@example.com'], from: 'opflow <opflow@example.com>' },
@@ -96,13 +62,10 @@ beforeAll(async () => {
   process.env.OPFLOW_PUBLIC_URL = world.gateway.url;
   const secrets = world.emulators.secretsManager!;
   secrets.setSecret(reviewerSecretNames.linkKey(prefix), linkKey);
-  secrets.setSecret(
-    reviewerSecretNames.smtpUrl(prefix),
-    `smtp://mailer:smtp-pass-word@127.0.0.1:${smtpPort}`,
-  );
+  secrets.setSecret(reviewerSecretNames.smtpUrl(prefix), inbox.url);
   secrets.setSecret(
     reviewerSecretNames.channel(prefix, 'chat', 'url'),
-    `http://127.0.0.1:${hookPort}/services/T000/B000/slack-url-secret`,
+    `http://${hooks.host}/services/T000/B000/slack-url-secret`,
   );
 }, REAL_PROCESS_TIMEOUT_MS);
 
@@ -110,12 +73,12 @@ afterAll(async () => {
   await world?.stop();
   if (savedPublicUrl === undefined) delete process.env.OPFLOW_PUBLIC_URL;
   else process.env.OPFLOW_PUBLIC_URL = savedPublicUrl;
-  receiver?.close();
-  await new Promise<void>((resolve) => (smtp ? smtp.close(resolve) : resolve()));
+  await hooks?.close();
+  await inbox?.close();
 });
 
 const jobOf = async (id: string) => (await world.api('GET', `/jobs/${id}`)).body.job as unknown as JobView;
-const mailsOf = (id: string) => mails.filter((mail) => mail.text.includes(id));
+const mailsOf = (id: string) => inbox.mails.filter((mail) => mail.text.includes(id));
 const linkIn = (text: string) => /(http:\/\/\S+\/review\/[\w.-]+)/.exec(text)![1]!;
 
 /** A novelty check that waits for its features to be chosen, settled at AWAITING_INPUT. */
@@ -150,7 +113,7 @@ describe('reviewers on AWS: the sweeper notifies, the webhooks function serves t
       to: 'alice@example.com',
       subject: 'folding helmet waits for your selection',
     });
-    const slack = slackPosts.filter((body) => body.includes(parked.id));
+    const slack = hooks.posts.map((post) => post.body).filter((body) => body.includes(parked.id));
     expect(slack).toHaveLength(1);
     expect(JSON.parse(slack[0]!).blocks.at(-1).elements[0].url).toContain(`${world.gateway.url}/review/`);
     // A second run a minute later sends nothing again.
@@ -232,8 +195,7 @@ describe('reviewers on AWS: the sweeper notifies, the webhooks function serves t
   it('logs no secret: no link token, channel URL, SMTP password or link key', () => {
     const logged = JSON.stringify(world.logLines());
     expect(logged).toContain('/review/…');
-    for (const secret of ['slack-url-secret', 'smtp-pass-word', linkKey])
-      expect(logged).not.toContain(secret);
+    for (const secret of ['slack-url-secret', smtpPassword, linkKey]) expect(logged).not.toContain(secret);
     expect(logged).not.toMatch(/\/review\/[\w-]{20,}/);
   });
 });

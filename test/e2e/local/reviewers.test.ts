@@ -5,17 +5,21 @@
 // link is refused with a clear page; two approvers must be distinct people; a timeout takes the
 // default. No secret shows in the server's log.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { simpleParser } from 'mailparser';
-import { SMTPServer } from 'smtp-server';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobView } from '../../../shared/http/answer-schemas';
 import { signReviewLink } from '../../../shared/reviewers/review-link';
 import { openReviewForm, postReviewForm } from '../../support/review-form';
+import {
+  type HookReceiver,
+  type MailCatcher,
+  type ReceivedPost,
+  smtpPassword,
+  startHookReceiver,
+  startMailCatcher,
+} from '../../support/reviewer-inboxes';
 import { killRunningOpflows, type OpflowProcess } from './opflow-process';
 import { childEnv, startServe } from './serve-process';
 
@@ -24,25 +28,12 @@ const disclosure =
 const linkSecret = 'review-link-secret-of-the-e2e-test-0123456789';
 const hookSecret = `whsec_${Buffer.from('generic-webhook-secret-of-the-test!!').toString('base64')}`;
 
-interface Received {
-  path: string;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-interface Mail {
-  to: string;
-  subject: string;
-  text: string;
-}
-
 describe('reviewers: notices, the confirmation page, two approvers and the timeout (opflow serve)', () => {
   let dir: string;
   let url: string;
   let serve: OpflowProcess;
-  let receiver: Server;
-  let smtp: SMTPServer;
-  const posts: Received[] = [];
-  const mails: Mail[] = [];
+  let hooks: HookReceiver;
+  let inbox: MailCatcher;
 
   const api = async (method: string, path: string, body?: unknown) => {
     const response = await fetch(`${url}${path}`, {
@@ -79,37 +70,8 @@ describe('reviewers: notices, the confirmation page, two approvers and the timeo
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'opflow-e2e-reviewers-'));
-    receiver = createServer((req, res) => {
-      let body = '';
-      req.on('data', (chunk: Buffer) => {
-        body += chunk.toString('utf8');
-      });
-      req.on('end', () => {
-        posts.push({ path: req.url ?? '', headers: req.headers, body });
-        res.writeHead(200).end('ok');
-      });
-    });
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-    const hookPort = (receiver.address() as AddressInfo).port;
-    smtp = new SMTPServer({
-      authOptional: true,
-      disabledCommands: ['STARTTLS'],
-      onAuth: (auth, _session, callback) =>
-        auth.username === 'mailer' && auth.password === 'smtp-pass-word'
-          ? callback(null, { user: 'mailer' })
-          : callback(new Error('bad credentials')),
-      onData: (stream, _session, callback) => {
-        simpleParser(stream)
-          .then((parsed) => {
-            const to = Array.isArray(parsed.to) ? parsed.to[0]?.text : parsed.to?.text;
-            mails.push({ to: to ?? '', subject: parsed.subject ?? '', text: parsed.text ?? '' });
-            callback();
-          })
-          .catch(callback);
-      },
-    });
-    await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
-    const smtpPort = (smtp.server.address() as AddressInfo).port;
+    hooks = await startHookReceiver();
+    inbox = await startMailCatcher();
     writeFileSync(
       join(dir, 'opflow.config.json'),
       JSON.stringify({
@@ -147,19 +109,19 @@ describe('reviewers: notices, the confirmation page, two approvers and the timeo
       OPFLOW_DB: join(dir, 'state', 'jobs.db'),
       OPFLOW_OUT: join(dir, 'reports'),
       OPFLOW_REVIEW_LINK_SECRET: linkSecret,
-      OPFLOW_REVIEW_SLACK_URL: `http://127.0.0.1:${hookPort}/slack/T000/B000/slack-url-secret`,
-      OPFLOW_REVIEW_TEAMS_URL: `http://127.0.0.1:${hookPort}/teams?sig=teams-url-secret`,
-      OPFLOW_REVIEW_HOOK_URL: `http://127.0.0.1:${hookPort}/hook`,
+      OPFLOW_REVIEW_SLACK_URL: `http://${hooks.host}/slack/T000/B000/slack-url-secret`,
+      OPFLOW_REVIEW_TEAMS_URL: `http://${hooks.host}/teams?sig=teams-url-secret`,
+      OPFLOW_REVIEW_HOOK_URL: `http://${hooks.host}/hook`,
       OPFLOW_REVIEW_HOOK_SECRET: hookSecret,
-      OPFLOW_SMTP_URL: `smtp://mailer:smtp-pass-word@127.0.0.1:${smtpPort}`,
-      OPFLOW_CALLBACK_ALLOW_HOSTS: `127.0.0.1:${hookPort}`,
+      OPFLOW_SMTP_URL: inbox.url,
+      OPFLOW_CALLBACK_ALLOW_HOSTS: hooks.host,
     });
     ({ run: serve, url } = await startServe([], { env, cwd: dir }));
   });
   afterAll(async () => {
     killRunningOpflows();
-    receiver?.close();
-    await new Promise<void>((resolve) => (smtp ? smtp.close(resolve) : resolve()));
+    await hooks?.close();
+    await inbox?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -167,17 +129,17 @@ describe('reviewers: notices, the confirmation page, two approvers and the timeo
     const job = await create('default');
     const parked = await waitFor(job.id, 'AWAITING_INPUT');
     const options = parked.pending!.options;
-    const forJob = (p: Received) => p.body.includes(job.id);
+    const forJob = (p: ReceivedPost) => p.body.includes(job.id);
     await until(() =>
-      posts.filter(forJob).length >= 3 && mails.filter((m) => m.text.includes(job.id)).length >= 2
+      hooks.posts.filter(forJob).length >= 3 && inbox.mails.filter((m) => m.text.includes(job.id)).length >= 2
         ? true
         : undefined,
     );
     // One round: one post per channel, however many passes ran meanwhile.
     await new Promise((resolve) => setTimeout(resolve, 2_500));
-    const slack = posts.filter((p) => forJob(p) && p.path.startsWith('/slack'));
-    const teams = posts.filter((p) => forJob(p) && p.path.startsWith('/teams'));
-    const hook = posts.filter((p) => forJob(p) && p.path === '/hook');
+    const slack = hooks.posts.filter((p) => forJob(p) && p.path.startsWith('/slack'));
+    const teams = hooks.posts.filter((p) => forJob(p) && p.path.startsWith('/teams'));
+    const hook = hooks.posts.filter((p) => forJob(p) && p.path === '/hook');
     expect([slack.length, teams.length, hook.length]).toEqual([1, 1, 1]);
     const slackBody = JSON.parse(slack[0]!.body);
     expect(slackBody.blocks.at(-1).elements[0].url).toMatch(/\/review\//);
@@ -193,7 +155,7 @@ describe('reviewers: notices, the confirmation page, two approvers and the timeo
     }) as { type: string; options: unknown[] };
     expect(verified).toMatchObject({ type: 'selection.awaiting' });
     expect(verified.options).toHaveLength(options.length);
-    const alice = mails.filter((m) => m.text.includes(job.id) && m.to === 'alice@example.com');
+    const alice = inbox.mails.filter((m) => m.text.includes(job.id) && m.to === 'alice@example.com');
     expect(alice).toHaveLength(1);
     expect(alice[0]!.subject).toBe('helmet for default waits for your selection');
     const link = linkIn(alice[0]!.text);
@@ -284,15 +246,16 @@ describe('reviewers: notices, the confirmation page, two approvers and the timeo
     const parked = await waitFor(job.id, 'AWAITING_INPUT');
     const chosen = [parked.pending!.options[0]!.id];
     await until(() =>
-      mails.filter((m) => m.text.includes(job.id)).length >= 2 && posts.some((p) => p.body.includes(job.id))
+      inbox.mails.filter((m) => m.text.includes(job.id)).length >= 2 &&
+      hooks.posts.some((p) => p.body.includes(job.id))
         ? true
         : undefined,
     );
     const aliceLink = linkIn(
-      mails.find((m) => m.text.includes(job.id) && m.to === 'alice@example.com')!.text,
+      inbox.mails.find((m) => m.text.includes(job.id) && m.to === 'alice@example.com')!.text,
     );
     const slackLink = JSON.parse(
-      posts.find((p) => p.body.includes(job.id) && p.path.startsWith('/slack'))!.body,
+      hooks.posts.find((p) => p.body.includes(job.id) && p.path.startsWith('/slack'))!.body,
     ).blocks.at(-1).elements[0].url as string;
     const post = (link: string, fields: [string, string][]) => postReviewForm(link, fields);
     const first = await post(
@@ -327,13 +290,13 @@ describe('reviewers: notices, the confirmation page, two approvers and the timeo
     expect(done.answers).toEqual([
       expect.objectContaining({ via: 'timeout', options: suggested.length ? suggested : expect.any(Array) }),
     ]);
-    expect(posts.filter((p) => p.body.includes(job.id) && p.path === '/hook')).toHaveLength(1);
+    expect(hooks.posts.filter((p) => p.body.includes(job.id) && p.path === '/hook')).toHaveLength(1);
   }, 60_000);
 
   it('logs no secret: no link token, channel URL or SMTP password in what the server wrote', () => {
     const log = serve.stderrSoFar();
     expect(log).toContain('/review/…');
-    for (const secret of ['slack-url-secret', 'teams-url-secret', 'smtp-pass-word', linkSecret])
+    for (const secret of ['slack-url-secret', 'teams-url-secret', smtpPassword, linkSecret])
       expect(log).not.toContain(secret);
     expect(log).not.toMatch(/\/review\/[\w-]{20,}/);
   });
