@@ -9,6 +9,7 @@ import { silentLogger, submitJob, type WorkflowRegistry } from '../shared/engine
 import { createLocalPipeline, type LocalPipeline } from '../shared/runtime/local/pipeline';
 import { ManualClock, skippingTime } from '../shared/runtime/time';
 import { SANDBOX_API_KEY, type SandboxKey, type TaskDuration } from '../shared/sandbox';
+import { SeededRandom } from '../shared/sandbox/seeded';
 import { workflows } from '../shared/workflows';
 
 /** Task times at the sandbox: 1 to 3 s, most near 1 s. */
@@ -55,13 +56,29 @@ export interface BenchPipelineOptions {
   env?: Record<string, string> | undefined;
   /** False: no scheduler rounds (no re-aims or pulls). */
   fill?: boolean | undefined;
+  /**
+   * The engine's random numbers (spreads, jitter) and the virtual clock's start: with a seed, a
+   * run on the virtual clock does the same as another of the same seed (default: Math.random, now).
+   */
+  engineSeed?: number | undefined;
+}
+
+/** The virtual clock's start for a seeded run: 5 January 2026, 09:00 UTC. */
+const seededStart = Date.UTC(2026, 0, 5, 9, 0, 0);
+
+/** Numbers from 0 (inclusive) to 1 drawn from `seed` (the sandbox's mulberry32). */
+export function seededRandom(seed: number): () => number {
+  const random = new SeededRandom(seed);
+  return () => random.next();
 }
 
 /** The local runtime with the built-in sandbox, as the benches run it. */
 export async function benchPipeline(options: BenchPipelineOptions): Promise<LocalPipeline> {
-  const clock = options.virtual ? new ManualClock(Date.now()) : undefined;
+  const seed = options.engineSeed;
+  const clock = options.virtual ? new ManualClock(seed === undefined ? Date.now() : seededStart) : undefined;
   return createLocalPipeline({
     ...(clock ? { time: skippingTime(clock) } : {}),
+    ...(seed === undefined ? {} : { random: seededRandom(seed) }),
     config: {
       qps: options.qps,
       concurrency: 8,
