@@ -97,7 +97,7 @@ export async function acquireToken(deps: EngineDeps, request: TokenRequest): Pro
   // (priority-lane.ts), whose holder takes a new one when it comes.
   const cutInAt = job.priority === 'high' ? await deps.rateLimiter.cutIn?.(bucket, now, job.id) : undefined;
   if (cutInAt !== undefined) {
-    deps.fairShares?.charge(bucket, job, now);
+    deps.fairShares?.charge(bucket, job, now, cutInAt);
     return waitForReserved(deps, request, { granted: false, retryAtMs: cutInAt, reserved: true });
   }
   // How far ahead this call may take its place in line: calls that advance a job farther than
@@ -112,7 +112,8 @@ export async function acquireToken(deps: EngineDeps, request: TokenRequest): Pro
     deps.reserveHorizonMs ?? defaultReserveHorizonMs,
   );
   const token = await deps.rateLimiter.take(bucket, now, { reserveWithinMs: horizonMs });
-  if (token.granted || token.reserved) deps.fairShares?.charge(bucket, job, now);
+  if (token.granted) deps.fairShares?.charge(bucket, job, now);
+  else if (token.reserved) deps.fairShares?.charge(bucket, job, now, token.retryAtMs);
   if (token.granted) return { type: 'granted' };
   if (token.reserved) return waitForReserved(deps, request, token);
   // A new job's first look (the api's message, sent without the limiter) that finds the line

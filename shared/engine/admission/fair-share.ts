@@ -21,10 +21,21 @@ export interface ShareWeights {
   tenants: Readonly<Record<string, number>>;
 }
 
-/** One flow's place: its virtual time (calls given / weight) and when it last asked for a token. */
+/**
+ * One flow's place: its virtual time (calls given / weight), when it last asked for a token, and
+ * the part of its virtual time given as tokens still ahead (reserved for later: `at`, `by`).
+ */
 export interface FlowState {
   virtual: number;
   askedAt: number;
+  ahead?: readonly { at: number; by: number }[] | undefined;
+}
+
+/** The flow's virtual time counting only the tokens whose time has come by `now`. */
+export function servedBy(flow: FlowState, now: number): number {
+  let future = 0;
+  for (const token of flow.ahead ?? []) if (token.at > now) future += token.by;
+  return flow.virtual - future;
 }
 
 /** The flows of one key's budget, by flow name (`t:<tenant>`, `b:<tenant>:<batch>`). */
@@ -68,21 +79,58 @@ function leastActive(state: ShareState, flow: string, now: number): number | und
 }
 
 /**
+ * The least virtual time served by `now` (`servedBy`) among the other flows of `flow`'s group that
+ * have work: where the key's service stands.
+ */
+function leastServed(state: ShareState, flow: string, now: number): number | undefined {
+  const group = groupOf(flow);
+  let least: number | undefined;
+  for (const [name, other] of Object.entries(state)) {
+    if (name === flow || !name.startsWith(group) || groupOf(name) !== group) continue;
+    if (now - other.askedAt > activeWithinMs) continue;
+    const served = servedBy(other, now);
+    if (least === undefined || served < least) least = served;
+  }
+  return least;
+}
+
+/**
  * The flow asks for a token at `now`: it has work. A flow new, or back after having none, starts
- * level with the least-served flow that has work (never below its own time).
+ * level with where the key's service stands: the least virtual time among the flows with work,
+ * counting only their tokens already come (never below its own time). Tokens another flow
+ * reserved ahead are not yet service: counted, a flow that asked a moment before the others
+ * (the first of a batch submitted together) would keep the line it reserved as a lead no one
+ * makes up.
  */
 export function askedBy(state: ShareState, flow: string, now: number): ShareState {
   const own = state[flow];
   const idle = own === undefined || now - own.askedAt > activeWithinMs;
-  const least = idle ? leastActive(state, flow, now) : undefined;
+  const least = idle ? leastServed(state, flow, now) : undefined;
   const virtual = Math.max(own?.virtual ?? 0, least ?? 0);
-  return { ...state, [flow]: { virtual, askedAt: Math.max(now, own?.askedAt ?? now) } };
+  return {
+    ...state,
+    [flow]: { ...own, virtual, askedAt: Math.max(now, own?.askedAt ?? now) },
+  };
 }
 
-/** The flow was given a token: its virtual time moves on by 1/weight. */
-export function chargedTo(state: ShareState, flow: string, weight: number, now: number): ShareState {
+/**
+ * The flow was given a token for `at` (now, or reserved for later): its virtual time moves on by
+ * 1/weight.
+ */
+export function chargedTo(
+  state: ShareState,
+  flow: string,
+  weight: number,
+  now: number,
+  at = now,
+): ShareState {
   const own = state[flow] ?? { virtual: 0, askedAt: now };
-  return { ...state, [flow]: { ...own, virtual: own.virtual + 1 / weight } };
+  const by = 1 / weight;
+  const ahead = [...(own.ahead ?? []).filter((token) => token.at > now), ...(at > now ? [{ at, by }] : [])];
+  return {
+    ...state,
+    [flow]: { ...own, virtual: own.virtual + by, ahead: ahead.length > 0 ? ahead : undefined },
+  };
 }
 
 /** Whether the flow is more than `leadAllowance` ahead of the least-served other flow with work. */
@@ -137,12 +185,12 @@ export class FairShares {
       : 'even';
   }
 
-  /** The job's call was given a token of the key (now or reserved for later). */
-  charge(bucket: string, job: Pick<Job, 'tenant' | 'batchId'>, now: number): void {
+  /** The job's call was given a token of the key for `at` (now, or reserved for later). */
+  charge(bucket: string, job: Pick<Job, 'tenant' | 'batchId'>, now: number, at = now): void {
     const flows = flowsOf(job);
     const state = this.#state(bucket, now);
-    const tenantCharged = chargedTo(state, flows.tenant, weightOf(this.weights, job.tenant), now);
-    this.#states.set(bucket, chargedTo(tenantCharged, flows.batch, 1, now));
+    const tenantCharged = chargedTo(state, flows.tenant, weightOf(this.weights, job.tenant), now, at);
+    this.#states.set(bucket, chargedTo(tenantCharged, flows.batch, 1, now, at));
   }
 
   /** The key's flows as they stand (tests, the bench). */

@@ -3,7 +3,7 @@
  * tenant) that ask for tokens.
  */
 import { describe, expect, it } from 'vitest';
-import { InMemoryRateLimiter } from '../../../../shared/backends/local';
+import { SqliteRateLimiter } from '../../../../shared/backends/local';
 import { type Job, submitJob } from '../../../../shared/engine';
 import {
   activeWithinMs,
@@ -11,8 +11,10 @@ import {
   chargedTo,
   FairShares,
   fairSharesFromEnv,
+  fallenBehind,
   flowsOf,
   leadAllowance,
+  servedBy,
   standsBack,
 } from '../../../../shared/engine/admission/fair-share';
 import { drive } from '../../../support/memory-ports';
@@ -49,6 +51,30 @@ describe('fair shares (pure)', () => {
     state = askedBy(state, 't:b', later);
     expect(state['t:b']?.virtual).toBe(50);
     expect(standsBack(state, 't:a', later)).toBe(false);
+  });
+
+  it('starts a newcomer where the service stands: tokens another flow reserved ahead are its lead', () => {
+    // a asked a moment first (its jobs were submitted first) and reserved 10 tokens, 200 ms apart.
+    let state = askedBy({}, 't:a', 0);
+    for (let i = 1; i <= 10; i++) state = chargedTo(state, 't:a', 1, 0, i * 200);
+    expect(state['t:a']?.virtual).toBe(10);
+    expect(servedBy(state['t:a']!, 0)).toBe(0);
+    expect(servedBy(state['t:a']!, 1_000)).toBe(5);
+    // b asks at once: it starts level with a's service so far, not with a's line, so a stands back
+    // and b's calls step up until b has had as many.
+    state = askedBy(state, 't:b', 0);
+    expect(state['t:b']?.virtual).toBe(0);
+    expect(standsBack(state, 't:a', 0)).toBe(true);
+    expect(fallenBehind(state, 't:b', 0)).toBe(true);
+    for (let i = 1; i <= 10 - leadAllowance; i++) state = chargedTo(state, 't:b', 1, 0, 2_000 + i * 200);
+    expect(standsBack(state, 't:a', 0)).toBe(false);
+    // A flow back after having no work starts at the others' service, not their reserved line.
+    const later = activeWithinMs + 10_000;
+    state = askedBy(askedBy(state, 't:a', later), 't:b', later);
+    expect(state['t:b']?.virtual).toBe(10); // level with a, without a credit
+    state = chargedTo(state, 't:a', 1, later, later + 5_000);
+    state = askedBy(state, 't:c', later);
+    expect(state['t:c']?.virtual).toBe(10); // a's token 5 s ahead is not yet service
   });
 
   it('compares a batch only with the batches of its own tenant', () => {
@@ -89,7 +115,7 @@ describe('OPFLOW_SHARES', () => {
  */
 async function lateTenantShare(shares: FairShares | undefined): Promise<number> {
   const h = harness(happyScript(0), {
-    rateLimiter: new InMemoryRateLimiter({ ratePerSecond: 1 }),
+    rateLimiter: SqliteRateLimiter.inMemory({ ratePerSecond: 1 }),
     fairShares: shares,
   });
   const startedAt = h.clock.now();
@@ -116,5 +142,6 @@ describe('fair shares in admission', () => {
     expect(withShares).toBeGreaterThan(0.45);
     expect(withShares).toBeLessThan(0.55);
     expect(without).toBeLessThan(0.3);
-  });
+    // Two runs of 120 s of virtual time over 60 jobs: about 12 s alone, more on a loaded machine.
+  }, 90_000);
 });
