@@ -7,7 +7,7 @@
  *   npm run bench:filler -- --help
  *
  * Everything is real: the database file as `opflow run` opens it (WAL), the store, the work queue,
- * the in-memory limiter, the learned poll timing (SQLite, behind the pipeline's 1 s cache), the
+ * the limiter, the learned poll timing (SQLite, behind the pipeline's 1 s cache), the
  * novelty check workflow. Jobs are written in the states a long batch holds them in (see `states`),
  * with bodies of the size real ones reach (context, outputs, usage: about 2 to 3 KB).
  *

@@ -1,11 +1,10 @@
-// Runs the port contract suite against the local backend: SQLite (a real file), files, memory.
+// Runs the port contract suite against the local backend: SQLite (a real file), files.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   FileReportStore,
-  InMemoryRateLimiter,
   openLocalDatabase,
   SqliteJobStore,
   SqliteRateLimiter,
@@ -67,10 +66,6 @@ describeReportStoreContract('FileReportStore', async () => {
     dispose: folder.dispose,
   };
 });
-
-describeRateLimiterContract('InMemoryRateLimiter', async ({ ratePerSecond, burst }) => ({
-  subject: new InMemoryRateLimiter({ ratePerSecond, burst }),
-}));
 
 describeRateLimiterContract('SqliteRateLimiter', async ({ ratePerSecond, burst }) => {
   const folder = temporaryFolder();

@@ -21,7 +21,6 @@ export {
 } from './database';
 export { EnvKeySource, type EnvKeySourceOptions, tenantKeyVariable } from './env-key-source';
 export { FileReportStore, type FileReportStoreOptions, InvalidReportKeyError } from './file-report-store';
-export { InMemoryRateLimiter } from './in-memory-rate-limiter';
 export { SqliteBatchStore } from './sqlite-batch-store';
 export { SqliteChangeLog, type SqliteChangeLogOptions } from './sqlite-change-log';
 export { SqliteJobHistory } from './sqlite-job-history';

@@ -5,7 +5,8 @@
  * (read the key's row, apply the engine's arithmetic, write it back): two processes never spend
  * the same token. The tokens reserved ahead are rows of their own (the priority lane), so a `high`
  * job in one process cuts in ahead of a batch's line in another. The arithmetic is the engine's
- * (admission/key-line.ts, priority-lane.ts), the same as in memory.
+ * (admission/key-line.ts, priority-lane.ts). Tests and benches that need no file use one on an
+ * in-memory database (`SqliteRateLimiter.inMemory`).
  */
 import * as z from 'zod';
 import {
@@ -26,7 +27,7 @@ import {
   rateBucketConfig,
 } from '../../engine/admission/rate-bucket';
 import type { RateDecision, RateLimiter } from '../../engine/ports';
-import type { LocalDatabase } from './database';
+import { type LocalDatabase, openLocalDatabase } from './database';
 
 const optionalNumber = z.number().optional();
 
@@ -103,6 +104,11 @@ export class SqliteRateLimiter implements RateLimiter {
     // Read and write under the database's write lock, taken at the start (IMMEDIATE): another
     // process's change of the same key waits for this one instead of both reading the same line.
     this.#atomically = db.transaction((work: () => unknown) => work());
+  }
+
+  /** A limiter on a database of its own in memory: one process's buckets (tests, benches). */
+  static inMemory(options: RateBucketOptions): SqliteRateLimiter {
+    return new SqliteRateLimiter(openLocalDatabase(':memory:'), options);
   }
 
   async take(bucket: string, now: number, options?: { reserveWithinMs?: number }): Promise<RateDecision> {

@@ -1,9 +1,8 @@
 /**
  * A key's bucket as a limiter keeps it: the token bucket (rate-bucket.ts) and when a take was last
- * refused behind a long line (`saturated`). Pure and time-injected, so the in-memory limiter and the
- * SQLite one shared by every process on a database apply the same changes; only where it is kept
- * differs. The tokens reserved ahead and the priority calls' cut-ins are the lane's (priority-lane.ts),
- * kept beside it.
+ * refused behind a long line (`saturated`). Pure and time-injected: the SQLite limiter applies each
+ * change in one transaction over the key's row, shared by every process on a database. The tokens
+ * reserved ahead and the priority calls' cut-ins are the lane's (priority-lane.ts), kept beside it.
  */
 import type { RateDecision } from '../ports';
 import {
@@ -37,7 +36,7 @@ export function newKeyLine(config: RateBucketConfig, now: number): KeyLine {
 
 /**
  * `RateLimiter.take`: the decision, and the line after it (undefined when nothing worth keeping
- * changed). A token reserved (`decision.reserved`) goes into the lane too (`noteReserved`).
+ * changed). A token reserved (`decision.reserved`) goes into the lane too (priority-lane.ts).
  */
 export function takeToken(
   line: KeyLine,

@@ -2,7 +2,7 @@
  * The arithmetic of the adaptive token bucket that limits upstream calls per API key.
  *
  * Pure and time-injected: every function takes the state and `now` and returns a new state, so the
- * in-memory limiter (local) and the DynamoDB-backed limiter (aws) share exactly the same behaviour.
+ * SQLite limiter (local) and the DynamoDB-backed limiter (aws) share exactly the same behaviour.
  * The bucket refills at `rate` tokens per second up to `burst`. A throttling answer halves the rate
  * (never below the floor) and remembers the rate it happened at as the key's likely limit; successes
  * then climb back quickly to just under that limit and only probe above it slowly. Without that

@@ -3,10 +3,11 @@
  * reserved in order, and a backlog is served in order. Counted under a fake clock (no timing).
  */
 import { describe, expect, it } from 'vitest';
-import { InMemoryRateLimiter } from '../../../shared/backends/local';
+import { openLocalDatabase, SqliteRateLimiter } from '../../../shared/backends/local';
 import { type Job, submitJob } from '../../../shared/engine';
 import {
   initialBucket,
+  type RateBucketOptions,
   type RateBucketState,
   reserveAhead,
   take,
@@ -17,12 +18,15 @@ import { drive } from '../../support/memory-ports';
 import { happyScript, harness } from './fixtures';
 
 /**
- * The in-memory limiter with `reserveAhead` (the DynamoDB limiter's), counting the tokens it hands
+ * A limiter on an in-memory database with `reserveAhead` (the DynamoDB limiter's), counting the tokens it hands
  * out (granted, reserved by a take or ahead) and the upstream calls made on them.
  */
-class AheadLimiter extends InMemoryRateLimiter {
+class AheadLimiter extends SqliteRateLimiter {
   handedOut = 0;
   #state: RateBucketState | undefined;
+  constructor(options: RateBucketOptions) {
+    super(openLocalDatabase(':memory:'), options);
+  }
   override async take(
     _bucket: string,
     now: number,
@@ -52,7 +56,7 @@ async function backlog(jobs: number, reserveHorizonMs?: number, ahead = false, c
   const base = happyScript(0);
   const limiter = ahead
     ? new AheadLimiter({ ratePerSecond: 2 })
-    : new InMemoryRateLimiter({ ratePerSecond: 2 });
+    : SqliteRateLimiter.inMemory({ ratePerSecond: 2 });
   const h = harness(
     (op, body, key) => {
       if (op === 'ai33-2Step2V3') polls++;

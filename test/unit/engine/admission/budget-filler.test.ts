@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
-import { InMemoryRateLimiter, openLocalDatabase, SqliteJobStore } from '../../../../shared/backends/local';
+import { openLocalDatabase, SqliteJobStore, SqliteRateLimiter } from '../../../../shared/backends/local';
 import {
   advance,
   BudgetFiller,
@@ -304,7 +304,7 @@ describe('order of the calls while the budget is saturated', () => {
   it('serves a likely-done poll before a speculative one that asked first', async () => {
     // Eight jobs already hold the next 4 s of a 2/s budget; then the speculative poll asks, then
     // the likely one: the likely one gets a token in line, the speculative one is sent back.
-    const limiter = new InMemoryRateLimiter({ ratePerSecond: 2 });
+    const limiter = SqliteRateLimiter.inMemory({ ratePerSecond: 2 });
     const bucket = 'k';
     for (let i = 0; i < 8; i++) await limiter.take(bucket, now, { reserveWithinMs: 15_000 });
     const guess = await limiter.take(bucket, now, {
@@ -362,7 +362,7 @@ function storeOver(sqlite: SqliteJobStore, reads: Partial<JobStore>): JobStore {
 }
 
 /** A harness on `store` whose poll timing has learned `learned` for the polled operation. */
-function learnedHarness(store: JobStore, rateLimiter = new InMemoryRateLimiter({ ratePerSecond: 5 })) {
+function learnedHarness(store: JobStore, rateLimiter = SqliteRateLimiter.inMemory({ ratePerSecond: 5 })) {
   const pollStats = new MemoryPollStats();
   pollStats.sketches.set(pollStatsKey(undefined, pollOp), learned);
   return harness(undefined, { store, workflows, rateLimiter, pollStats });
@@ -372,7 +372,7 @@ describe('BudgetFiller', () => {
   it('commits each move through advance() and sends the job a message for its new version', async () => {
     const stats = new MemoryPollStats();
     stats.sketches.set(pollStatsKey(undefined, pollOp), learned);
-    const limiter = new InMemoryRateLimiter({ ratePerSecond: 5 });
+    const limiter = SqliteRateLimiter.inMemory({ ratePerSecond: 5 });
     const h = harness(undefined, { rateLimiter: limiter, pollStats: stats });
     h.clock.current = now;
     // Likely done (2.3 s of 1-3 s tasks), due about at its aim: pulled into the spare budget.
@@ -462,7 +462,7 @@ describe('BudgetFiller', () => {
           return scan;
         },
       });
-      const limiter = new InMemoryRateLimiter({ ratePerSecond: 5 });
+      const limiter = SqliteRateLimiter.inMemory({ ratePerSecond: 5 });
       const h = learnedHarness(store, limiter);
       h.clock.current = now;
       // Twelve new jobs due now: more than the budget's 1 s (its burst and refill), so it is full.
@@ -534,7 +534,7 @@ describe('BudgetFiller', () => {
     }));
 
   it('moves nothing without learned timing (the declared schedules stand)', async () => {
-    const h = harness(undefined, { rateLimiter: new InMemoryRateLimiter({ ratePerSecond: 5 }) });
+    const h = harness(undefined, { rateLimiter: SqliteRateLimiter.inMemory({ ratePerSecond: 5 }) });
     h.clock.current = now;
     await h.store.create(waiting('a', 2_800, 9_000));
     expect(await new BudgetFiller(h.deps).fill()).toMatchObject({ pulled: 0, probed: 0, reaimed: 0 });
@@ -672,7 +672,7 @@ describe('order near the end of a key’s work (longest remaining work first)', 
     expect(endgame).toBe(horizon);
     // Eight calls hold the next 4 s of a 2/s budget: sent back by default, in line near the end.
     const line = async (reserveWithinMs: number) => {
-      const limiter = new InMemoryRateLimiter({ ratePerSecond: 2 });
+      const limiter = SqliteRateLimiter.inMemory({ ratePerSecond: 2 });
       for (let i = 0; i < 8; i++) await limiter.take('k', now, { reserveWithinMs: 15_000 });
       return limiter.take('k', now, { reserveWithinMs });
     };

@@ -3,7 +3,7 @@
  * when its turn would have come. A backlog far larger than the key's budget, on a fake clock.
  */
 import { describe, expect, it } from 'vitest';
-import { InMemoryRateLimiter } from '../../../../shared/backends/local';
+import { SqliteRateLimiter } from '../../../../shared/backends/local';
 import {
   advance,
   type Job,
@@ -17,7 +17,7 @@ import { demo, happyScript, harness } from '../fixtures';
 
 /** `jobs` demo jobs with a 20 s deadline on a key of 1 call/s: most cannot finish in time. */
 async function backlogWithDeadlines(jobs: number, carriesTokens: boolean): Promise<Job[]> {
-  const h = harness(happyScript(0), { rateLimiter: new InMemoryRateLimiter({ ratePerSecond: 1 }) });
+  const h = harness(happyScript(0), { rateLimiter: SqliteRateLimiter.inMemory({ ratePerSecond: 1 }) });
   if (carriesTokens) Object.defineProperty(h.queue, 'carriesTokens', { value: true });
   let seed = 7;
   h.deps.random = () => {

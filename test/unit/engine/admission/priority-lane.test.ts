@@ -6,38 +6,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { InMemoryRateLimiter, openLocalDatabase, SqliteRateLimiter } from '../../../../shared/backends/local';
+import { openLocalDatabase, SqliteRateLimiter } from '../../../../shared/backends/local';
 import { type Job, submitJob } from '../../../../shared/engine';
-import { cutIn, emptyLane, noteReserved, stillHeld } from '../../../../shared/engine/admission/priority-lane';
 import { drive } from '../../../support/memory-ports';
 import { happyScript, harness } from '../fixtures';
 
-describe('the priority lane (pure)', () => {
-  it('gives a cut-in the soonest reserved token after now that no other cut-in took', () => {
-    let lane = emptyLane;
-    for (const at of [1_400, 1_200, 1_600]) lane = noteReserved(lane, at, 1_000);
-    expect(lane.reserved).toEqual([1_200, 1_400, 1_600]);
-    const first = cutIn(lane, 1_000, 'p1', 2_000);
-    expect(first.at).toBe(1_200);
-    const second = cutIn(first.lane, 1_000, 'p2', 2_000);
-    expect(second.at).toBe(1_400);
-    expect(stillHeld(second.lane, 1_200, 'holder')).toBe(false);
-    expect(stillHeld(second.lane, 1_200, 'p1')).toBe(true);
-    expect(stillHeld(second.lane, 1_600, 'holder')).toBe(true);
-  });
-
-  it('takes nothing when the line would give the call a token as soon, or nothing is reserved', () => {
-    const lane = noteReserved(emptyLane, 1_500, 1_000);
-    expect(cutIn(lane, 1_000, 'p', 1_500).at).toBeUndefined();
-    expect(cutIn(emptyLane, 1_000, 'p', 9_000).at).toBeUndefined();
-    // Tokens already due are not in the line any more.
-    expect(cutIn(lane, 1_600, 'p', 9_000).at).toBeUndefined();
-  });
-});
-
-describe('the in-memory limiter', () => {
+describe('the SQLite limiter on an in-memory database', () => {
   it('hands a priority call the next reserved token, which its holder then finds gone', async () => {
-    const limiter = new InMemoryRateLimiter({ ratePerSecond: 2 });
+    const limiter = SqliteRateLimiter.inMemory({ ratePerSecond: 2 });
     expect((await limiter.take('k', 0)).granted).toBe(true);
     const reserved: number[] = [];
     for (let i = 0; i < 6; i++) {
@@ -81,7 +57,7 @@ describe('the SQLite limiter', () => {
 
 /** `count` demo jobs on a key of 1 call/s, then one more after `afterSteps` steps: its span. */
 async function lateJobSpan(priority: 'high' | 'normal', count = 30, afterSteps = 40) {
-  const h = harness(happyScript(0), { rateLimiter: new InMemoryRateLimiter({ ratePerSecond: 1 }) });
+  const h = harness(happyScript(0), { rateLimiter: SqliteRateLimiter.inMemory({ ratePerSecond: 1 }) });
   for (let i = 0; i < count; i++)
     await submitJob(h.deps, { workflow: 'demo', input: { issue: `issue ${i}` } });
   await drive(h.deps, h.queue, h.clock, { maxSteps: afterSteps }).catch(() => undefined);
