@@ -146,129 +146,165 @@ export function wantsBatch(filter: ChangeFilter, batchId: string, tenant: string
 }
 
 export function createEventsHub(options: EventsHubOptions): EventsHub {
-  const pollMs = options.pollMs ?? 200;
-  const batchEveryMs = options.batchEveryMs ?? 1_000;
-  const pageSize = options.pageSize ?? 1_000;
-  const now = options.now ?? Date.now;
-  const listeners = new Set<Listener>();
+  return new Hub(options);
+}
+
+/** The hub of createEventsHub: its listeners, the batches due to be sent, and the reading loop. */
+class Hub implements EventsHub {
+  readonly #options: EventsHubOptions;
+  readonly #pollMs: number;
+  readonly #batchEveryMs: number;
+  readonly #pageSize: number;
+  readonly #now: () => number;
+  readonly #listeners = new Set<Listener>();
   /** Batches whose totals are due to be sent, by id, with their tenant. */
-  const dirty = new Map<string, string>();
-  const sentAt = new Map<string, number>();
-  let delivered = 0;
-  let running: Promise<void> | undefined;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let wakeUp: (() => void) | undefined;
-  let closed = false;
+  readonly #dirty = new Map<string, string>();
+  readonly #sentAt = new Map<string, number>();
+  #delivered = 0;
+  #running: Promise<void> | undefined;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #wakeUp: (() => void) | undefined;
+  #closed = false;
 
-  const deliver = (listener: Listener, event: FeedEvent) => {
-    if (!listeners.has(listener)) return;
-    if (listener.send(event)) delivered += 1;
-    else listeners.delete(listener);
-  };
+  constructor(options: EventsHubOptions) {
+    this.#options = options;
+    this.#pollMs = options.pollMs ?? 200;
+    this.#batchEveryMs = options.batchEveryMs ?? 1_000;
+    this.#pageSize = options.pageSize ?? 1_000;
+    this.#now = options.now ?? Date.now;
+  }
 
-  const sendBatches = async () => {
-    for (const [batchId, tenant] of dirty) {
-      if (now() - (sentAt.get(batchId) ?? Number.NEGATIVE_INFINITY) < batchEveryMs) continue;
-      dirty.delete(batchId);
-      const wanting = [...listeners].filter((listener) => wantsBatch(listener.filter, batchId, tenant));
-      if (wanting.length === 0) continue;
-      sentAt.set(batchId, now());
-      const view = await options.batchView(batchId);
-      if (view === undefined) continue;
-      for (const listener of wanting) deliver(listener, { type: 'batch', data: { batch: view } });
+  get delivered(): number {
+    return this.#delivered;
+  }
+
+  get listeners(): number {
+    return this.#listeners.size;
+  }
+
+  async subscribe(subscription: Subscription, lastEventId?: number | undefined): Promise<() => void> {
+    if (this.#closed) throw new Error('the events hub is closed');
+    const cursor = await this.#startingCursor(subscription, lastEventId);
+    if (cursor === undefined) return () => {};
+    await this.#sendFirst(subscription, lastEventId);
+    const listener: Listener = { ...subscription, cursor };
+    this.#listeners.add(listener);
+    this.#running ??= this.#loop();
+    return () => {
+      this.#listeners.delete(listener);
+    };
+  }
+
+  wake(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#wakeUp?.();
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const listener of this.#listeners) listener.end();
+    this.#listeners.clear();
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#wakeUp?.();
+    await this.#running;
+  }
+
+  /**
+   * Where a new listener starts: after `lastEventId`, or the head (from now; an id past the head; a
+   * `reset` sent when the changes after the id are no longer kept). Undefined: the reset was refused.
+   */
+  async #startingCursor(
+    subscription: Subscription,
+    lastEventId: number | undefined,
+  ): Promise<number | undefined> {
+    const { feed } = this.#options;
+    const head = await feed.head();
+    if (lastEventId === undefined || lastEventId > head) return head;
+    if (lastEventId < head) {
+      const oldest = await feed.oldest();
+      if (lastEventId + 1 < oldest)
+        return subscription.send({ type: 'reset', id: head, data: { after: lastEventId, oldest } })
+          ? head
+          : undefined;
     }
-  };
+    return lastEventId;
+  }
+
+  /** A new listener of one job gets its text so far; one of a batch, its totals. */
+  async #sendFirst(subscription: Subscription, lastEventId: number | undefined): Promise<void> {
+    const { filter } = subscription;
+    // Read after the head: the text so far covers every answer change up to the cursor.
+    if (filter.jobId !== undefined && lastEventId === undefined) {
+      const answer = await this.#options.partialAnswer?.(filter.jobId);
+      if (answer !== undefined && (filter.tenant ?? answer.tenant) === answer.tenant)
+        subscription.send(snapshotEvent(answer));
+    }
+    if (filter.batchId !== undefined && filter.jobId === undefined) {
+      const view = await this.#options.batchView(filter.batchId);
+      if (view !== undefined && wantsBatch(filter, filter.batchId, view.tenant))
+        subscription.send({ type: 'batch', data: { batch: view } });
+    }
+  }
+
+  #deliver(listener: Listener, event: FeedEvent): void {
+    if (!this.#listeners.has(listener)) return;
+    if (listener.send(event)) this.#delivered += 1;
+    else this.#listeners.delete(listener);
+  }
+
+  /** The totals of the batches touched, each at most once every `batchEveryMs`. */
+  async #sendBatches(): Promise<void> {
+    for (const [batchId, tenant] of this.#dirty) {
+      if (this.#now() - (this.#sentAt.get(batchId) ?? Number.NEGATIVE_INFINITY) < this.#batchEveryMs)
+        continue;
+      this.#dirty.delete(batchId);
+      const wanting = [...this.#listeners].filter((listener) => wantsBatch(listener.filter, batchId, tenant));
+      if (wanting.length === 0) continue;
+      this.#sentAt.set(batchId, this.#now());
+      const view = await this.#options.batchView(batchId);
+      if (view === undefined) continue;
+      for (const listener of wanting) this.#deliver(listener, { type: 'batch', data: { batch: view } });
+    }
+  }
 
   /** One round; true when a full page was read (more may be waiting). */
-  const round = async (): Promise<boolean> => {
-    const ready = [...listeners].filter((listener) => listener.ready?.() ?? true);
+  async #round(): Promise<boolean> {
+    const ready = [...this.#listeners].filter((listener) => listener.ready?.() ?? true);
     if (ready.length === 0) return false;
     const from = Math.min(...ready.map((listener) => listener.cursor));
-    const changes = await options.feed.after(from, pageSize);
+    const changes = await this.#options.feed.after(from, this.#pageSize);
     for (const change of changes) {
       const batchId = change.kind === 'batch' ? change.id : change.batchId;
       // An answer's text moves no totals.
-      if (batchId !== undefined && change.kind !== 'answer') dirty.set(batchId, change.tenant);
+      if (batchId !== undefined && change.kind !== 'answer') this.#dirty.set(batchId, change.tenant);
       const event = eventOfChange(change);
       for (const listener of ready) {
         if (change.seq <= listener.cursor) continue;
         listener.cursor = change.seq;
-        if (event !== undefined && changeMatches(change, listener.filter)) deliver(listener, event);
+        if (event !== undefined && changeMatches(change, listener.filter)) this.#deliver(listener, event);
       }
     }
-    await sendBatches();
-    return changes.length === pageSize;
-  };
+    await this.#sendBatches();
+    return changes.length === this.#pageSize;
+  }
 
-  const loop = async () => {
-    while (!closed && listeners.size > 0) {
+  /** Rounds while someone listens: at once after a full page, else every `pollMs` or when woken. */
+  async #loop(): Promise<void> {
+    while (!this.#closed && this.#listeners.size > 0) {
       let more = false;
       try {
-        more = await round();
+        more = await this.#round();
       } catch (error) {
-        options.onError?.(error);
+        this.#options.onError?.(error);
       }
       if (more) continue;
       await new Promise<void>((resolve) => {
-        wakeUp = resolve;
+        this.#wakeUp = resolve;
         // A batch waiting for its second to pass is sent when it has.
-        timer = setTimeout(resolve, pollMs);
+        this.#timer = setTimeout(resolve, this.#pollMs);
       });
-      wakeUp = undefined;
+      this.#wakeUp = undefined;
     }
-    running = undefined;
-  };
-
-  return {
-    async subscribe(subscription, lastEventId) {
-      if (closed) throw new Error('the events hub is closed');
-      const head = await options.feed.head();
-      const listener: Listener = { ...subscription, cursor: lastEventId ?? head };
-      if (lastEventId !== undefined && lastEventId < head) {
-        const oldest = await options.feed.oldest();
-        if (lastEventId + 1 < oldest) {
-          listener.cursor = head;
-          if (!subscription.send({ type: 'reset', id: head, data: { after: lastEventId, oldest } }))
-            return () => {};
-        }
-      }
-      if (lastEventId !== undefined && lastEventId > head) listener.cursor = head;
-      // Read after the head: the text so far covers every answer change up to the cursor.
-      const jobId = subscription.filter.jobId;
-      if (jobId !== undefined && lastEventId === undefined) {
-        const answer = await options.partialAnswer?.(jobId);
-        if (answer !== undefined && (subscription.filter.tenant ?? answer.tenant) === answer.tenant)
-          subscription.send(snapshotEvent(answer));
-      }
-      const batchId = subscription.filter.batchId;
-      if (batchId !== undefined && subscription.filter.jobId === undefined) {
-        const view = await options.batchView(batchId);
-        if (view !== undefined && wantsBatch(subscription.filter, batchId, view.tenant))
-          subscription.send({ type: 'batch', data: { batch: view } });
-      }
-      listeners.add(listener);
-      running ??= loop();
-      return () => {
-        listeners.delete(listener);
-      };
-    },
-    wake() {
-      if (timer !== undefined) clearTimeout(timer);
-      wakeUp?.();
-    },
-    get delivered() {
-      return delivered;
-    },
-    get listeners() {
-      return listeners.size;
-    },
-    async close() {
-      closed = true;
-      for (const listener of listeners) listener.end();
-      listeners.clear();
-      if (timer !== undefined) clearTimeout(timer);
-      wakeUp?.();
-      await running;
-    },
-  };
+    this.#running = undefined;
+  }
 }
