@@ -74,91 +74,37 @@ export async function readInputs(
   const skipped: string[] = [];
   const seen = new Set<string>();
   let stdinUsed = false;
-  const isImage = (name: string) =>
-    options.images === true && imageExtensions.has(extname(name).toLowerCase());
-  const usable = (name: string) => usableExtension(name) || isImage(name);
-
+  const keep = (read: InputDocument | InputProblem) => {
+    if ('reason' in read) problems.push(read);
+    else documents.push(read);
+  };
   const addFile = async (source: string, path: string) => {
     if (seen.has(path)) return;
     seen.add(path);
-    if (isImage(path)) {
-      try {
-        const bytes = await readRegularFile(path, { maxBytes: maxImageFileBytes, shownAs: source });
-        documents.push({ source, fileName: basename(path), kind: 'image', content: '', bytes });
-      } catch (error) {
-        problems.push({ source, reason: describeFileError(error) });
-      }
-      return;
-    }
-    if (extractedExtensions.has(extname(path).toLowerCase())) {
-      const document = await readExtracted(source, path);
-      if ('reason' in document) problems.push(document);
-      else documents.push(document);
-      return;
-    }
-    const kind = kindByExtension[extname(path).toLowerCase()];
-    if (!kind) {
-      const extension = extname(path) || '(none)';
-      problems.push({
-        source,
-        reason: `unsupported file type ${extension}: use .md, .txt, .json, .docx or .pdf`,
-      });
-      return;
-    }
-    // Regular files only (a FIFO would wait forever, a device never end), no more than the limit.
-    let bytes: Buffer;
-    try {
-      bytes = await readRegularFile(path, { maxBytes: maxInputBytes, shownAs: source });
-    } catch (error) {
-      problems.push({ source, reason: describeFileError(error) });
-      return;
-    }
-    const document = parseDocument(source, basename(path), kind, bytes);
-    if ('reason' in document) problems.push(document);
-    else documents.push(document);
+    keep(await readFileInput(source, path, options));
   };
 
   for (const source of sources) {
     if (source === '-') {
-      if (stdinUsed) {
-        problems.push({ source, reason: 'standard input can be read only once' });
-        continue;
-      }
+      keep(
+        stdinUsed
+          ? { source, reason: 'standard input can be read only once' }
+          : await readStdinInput(options),
+      );
       stdinUsed = true;
-      // The same limit as a file's, and the reading stops there (`yes | opflow run ... -` ends).
-      const text = await options.readStdin(maxInputBytes + 1);
-      if (Buffer.byteLength(text, 'utf8') > maxInputBytes) {
-        problems.push({ source, reason: tooLarge(Buffer.byteLength(text, 'utf8'), maxInputBytes, true) });
-        continue;
-      }
-      const kind: InputKind = /^\s*[[{]/.test(text) ? 'json' : 'markdown';
-      const document = parseDocument('-', 'stdin', kind, Buffer.from(text, 'utf8'));
-      if ('reason' in document) problems.push(document);
-      else documents.push(document);
       continue;
     }
     const path = resolve(options.cwd ?? process.cwd(), source);
     try {
       const info = await stat(path);
-      if (info.isDirectory()) {
-        const visible = (await readdir(path, { withFileTypes: true }))
-          .filter((entry) => !entry.name.startsWith('.'))
-          .sort((a, b) => a.name.localeCompare(b.name));
-        for (const entry of visible) {
-          if (entry.isFile() && !usable(entry.name)) skipped.push(join(source, entry.name));
-        }
-        const names = visible.map((entry) => entry.name).filter(usable);
-        if (names.length === 0) {
-          problems.push({
-            source,
-            reason: `the folder has no .md, .txt, .json, .docx${options.images ? ', .pdf, .png or .jpg' : ' or .pdf'} files`,
-          });
-          continue;
-        }
-        for (const name of names) await addFile(join(source, name), join(path, name));
-      } else {
+      if (!info.isDirectory()) {
         await addFile(source, path);
+        continue;
       }
+      const folder = await listFolder(source, path, options);
+      skipped.push(...folder.skipped);
+      if ('reason' in folder) problems.push({ source: folder.source, reason: folder.reason });
+      else for (const name of folder.names) await addFile(join(source, name), join(path, name));
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       problems.push({
@@ -168,6 +114,73 @@ export async function readInputs(
     }
   }
   return { documents, problems, skipped };
+}
+
+/** Whether a file is read as an image (only where the workflow takes images). */
+const isImageInput = (name: string, options: ReadInputsOptions) =>
+  options.images === true && imageExtensions.has(extname(name).toLowerCase());
+
+/** Standard input, under a file's limit (the reading stops there: `yes | opflow run ... -` ends). */
+async function readStdinInput(options: ReadInputsOptions): Promise<InputDocument | InputProblem> {
+  const text = await options.readStdin(maxInputBytes + 1);
+  const size = Buffer.byteLength(text, 'utf8');
+  if (size > maxInputBytes) return { source: '-', reason: tooLarge(size, maxInputBytes, true) };
+  const kind: InputKind = /^\s*[[{]/.test(text) ? 'json' : 'markdown';
+  return parseDocument('-', 'stdin', kind, Buffer.from(text, 'utf8'));
+}
+
+/** A folder's usable files in name order (hidden ones left out), and the files it passed over. */
+async function listFolder(
+  source: string,
+  path: string,
+  options: ReadInputsOptions,
+): Promise<{ names: string[]; skipped: string[] } | (InputProblem & { skipped: string[] })> {
+  const usable = (name: string) => usableExtension(name) || isImageInput(name, options);
+  const visible = (await readdir(path, { withFileTypes: true }))
+    .filter((entry) => !entry.name.startsWith('.'))
+    .sort((a, b) => a.name.localeCompare(b.name));
+  const skipped = visible
+    .filter((entry) => entry.isFile() && !usable(entry.name))
+    .map((entry) => join(source, entry.name));
+  const names = visible.map((entry) => entry.name).filter(usable);
+  if (names.length > 0) return { names, skipped };
+  return {
+    source,
+    reason: `the folder has no .md, .txt, .json, .docx${options.images ? ', .pdf, .png or .jpg' : ' or .pdf'} files`,
+    skipped,
+  };
+}
+
+/** One file: an image, a document to extract (.docx, .pdf) or a text one, or why it cannot be. */
+async function readFileInput(
+  source: string,
+  path: string,
+  options: ReadInputsOptions,
+): Promise<InputDocument | InputProblem> {
+  const extension = extname(path).toLowerCase();
+  if (isImageInput(path, options)) {
+    try {
+      const bytes = await readRegularFile(path, { maxBytes: maxImageFileBytes, shownAs: source });
+      return { source, fileName: basename(path), kind: 'image', content: '', bytes };
+    } catch (error) {
+      return { source, reason: describeFileError(error) };
+    }
+  }
+  if (extractedExtensions.has(extension)) return readExtracted(source, path);
+  const kind = kindByExtension[extension];
+  if (!kind)
+    return {
+      source,
+      reason: `unsupported file type ${extname(path) || '(none)'}: use .md, .txt, .json, .docx or .pdf`,
+    };
+  // Regular files only (a FIFO would wait forever, a device never end), no more than the limit.
+  let bytes: Buffer;
+  try {
+    bytes = await readRegularFile(path, { maxBytes: maxInputBytes, shownAs: source });
+  } catch (error) {
+    return { source, reason: describeFileError(error) };
+  }
+  return parseDocument(source, basename(path), kind, bytes);
 }
 
 /** A .docx or .pdf: its text, extracted under the ingest's budget, read as Markdown. */
