@@ -22,7 +22,6 @@ const stillLong = new Set<string>([
   'shared/cli/commands/serve.ts:serveCommand', // 156
   'shared/cli/commands/ingest-aws.ts:awsIngestCommand', // 150
   'shared/cli/commands/ingest.ts:ingestCommand', // 111
-  'shared/cli/commands/resume.ts:resumeCommand', // 106
 ]);
 
 function typeScriptFiles(folder: string): string[] {

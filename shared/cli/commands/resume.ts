@@ -88,89 +88,14 @@ export async function resumeCommand(
   const selected = options.select === undefined ? undefined : parseSelectedIds(options.select);
   const backend = await openBackend(ctx, options, 'work');
   try {
-    const { store } = backend.deps;
     let focus: Job | undefined;
     if (jobId !== undefined) {
-      focus = await store.get(jobId);
-      if (!focus) throw new CliError(`no job ${jobId}`, ExitCode.notFound);
-      if (selected) {
-        focus = await answerSelection(backend.deps, jobId, selected, {
-          via: 'cli',
-          by: answererName(options.by, ctx.io.env),
-        });
-      } else if (focus.status === 'AWAITING_INPUT') {
-        if (options.json) {
-          writeJson(ctx.io, {
-            jobs: [jobSummary(focus)],
-            awaitingSelection: [focus.id],
-            pending: focus.pending,
-            exitCode: ExitCode.awaitingInput,
-          });
-        } else ctx.io.stdout.write(`${selectionHelp(focus)}\n`);
-        return ExitCode.awaitingInput;
-      } else if (failedForALocalReason(focus)) {
-        ctx.io.stderr.write(
-          focus.unsaved
-            ? `opflow: job ${jobId} failed only because ${describeLocalReason(focus)}; storing the answer it kept at step ${focus.step} (nothing is called again)\n`
-            : `opflow: job ${jobId} failed only because ${describeLocalReason(focus)}; running it again from step ${focus.step}\n`,
-        );
-        focus = await retryJob(backend.deps, focus.id);
-      } else if (isTerminal(focus.status)) {
-        const exitCode = focus.status === 'SUCCEEDED' ? ExitCode.ok : ExitCode.jobFailed;
-        if (options.json) {
-          writeJson(ctx.io, {
-            jobs: [jobSummary(focus)],
-            message: `job ${jobId} is already ${focus.status}; nothing to resume`,
-            exitCode,
-          });
-        } else ctx.io.stdout.write(`job ${jobId} is already ${focus.status}; nothing to resume\n`);
-        return exitCode;
-      }
+      const focused = await focusOn(ctx, backend, jobId, selected, options);
+      if ('exitCode' in focused) return focused.exitCode;
+      focus = focused.job;
     }
-    const unfinished = (await listUnfinished(store)).filter(
-      (job) => job.status !== 'AWAITING_INPUT' && job.id !== focus?.id,
-    );
-    // Jobs failed only by a connection refused or a disk error continue too (nothing was paid for them).
-    let again = 0;
-    for (const failed of await locallyFailedJobs(store)) {
-      if (failed.id === focus?.id) continue;
-      try {
-        unfinished.push(await retryJob(backend.deps, failed.id));
-        again += 1;
-      } catch {
-        // Changed meanwhile (another process retried it): it is looked after there.
-      }
-    }
-    if (!options.quiet && again > 0) {
-      ctx.io.stderr.write(
-        `opflow: running again ${again} job${again === 1 ? '' : 's'} that failed only because a connection was refused or a disk could not be written\n`,
-      );
-    }
-    const tracked = focus ? [focus, ...unfinished] : unfinished;
-    // Say what is continued: how many jobs, of which workflows, and the first few labels.
-    if (!options.quiet && !options.json && unfinished.length > 0) {
-      ctx.io.stderr.write(`opflow: ${describeContinued(unfinished, focus !== undefined)}\n`);
-    }
-    // Jobs held by a process whose clock is ahead: say so, and when this one takes them over.
-    if (!options.quiet && !options.json) {
-      for (const stall of skewStalls(backend, tracked, backend.deps.clock.now())) {
-        ctx.io.stderr.write(`opflow: ${describeSkewStall(stall, 'resume')}\n`);
-      }
-    }
-    if (tracked.length === 0) {
-      const waiting = (await listUnfinished(store)).filter((job) => job.status === 'AWAITING_INPUT');
-      if (options.json) {
-        writeJson(ctx.io, {
-          jobs: [],
-          awaitingSelection: waiting.map((job) => job.id),
-          exitCode: waiting.length > 0 ? ExitCode.awaitingInput : ExitCode.ok,
-        });
-      } else {
-        ctx.io.stdout.write('nothing to resume: no unfinished jobs\n');
-        for (const job of waiting) ctx.io.stdout.write(`${selectionHelp(job)}\n`);
-      }
-      return waiting.length > 0 ? ExitCode.awaitingInput : ExitCode.ok;
-    }
+    const tracked = await gatherUnfinished(ctx, backend, focus, options);
+    if (tracked.length === 0) return await nothingToResume(ctx, backend, options);
     if (!options.wait) {
       return reportOutcome(ctx, backend, { jobs: tracked, interrupted: false }, { ...options, startedAt });
     }
@@ -181,6 +106,110 @@ export async function resumeCommand(
   } finally {
     await backend.close();
   }
+}
+
+type ResumeBackend = Awaited<ReturnType<typeof openBackend>>;
+
+/**
+ * The job named: its selection answered (`--select`), run again when it failed only for a local
+ * reason, or, when there is nothing to resume (it waits for a selection, it ended), the exit code.
+ */
+async function focusOn(
+  ctx: CliContext,
+  backend: ResumeBackend,
+  jobId: string,
+  selected: string[] | undefined,
+  options: ResumeOptions,
+): Promise<{ job: Job } | { exitCode: ExitCodeValue }> {
+  const focus = await backend.deps.store.get(jobId);
+  if (!focus) throw new CliError(`no job ${jobId}`, ExitCode.notFound);
+  if (selected) {
+    const by = answererName(options.by, ctx.io.env);
+    return { job: await answerSelection(backend.deps, jobId, selected, { via: 'cli', by }) };
+  }
+  if (focus.status === 'AWAITING_INPUT') {
+    if (options.json) {
+      writeJson(ctx.io, {
+        jobs: [jobSummary(focus)],
+        awaitingSelection: [focus.id],
+        pending: focus.pending,
+        exitCode: ExitCode.awaitingInput,
+      });
+    } else ctx.io.stdout.write(`${selectionHelp(focus)}\n`);
+    return { exitCode: ExitCode.awaitingInput };
+  }
+  if (failedForALocalReason(focus)) {
+    ctx.io.stderr.write(
+      focus.unsaved
+        ? `opflow: job ${jobId} failed only because ${describeLocalReason(focus)}; storing the answer it kept at step ${focus.step} (nothing is called again)\n`
+        : `opflow: job ${jobId} failed only because ${describeLocalReason(focus)}; running it again from step ${focus.step}\n`,
+    );
+    return { job: await retryJob(backend.deps, focus.id) };
+  }
+  if (!isTerminal(focus.status)) return { job: focus };
+  const exitCode = focus.status === 'SUCCEEDED' ? ExitCode.ok : ExitCode.jobFailed;
+  const message = `job ${jobId} is already ${focus.status}; nothing to resume`;
+  if (options.json) writeJson(ctx.io, { jobs: [jobSummary(focus)], message, exitCode });
+  else ctx.io.stdout.write(`${message}\n`);
+  return { exitCode };
+}
+
+/**
+ * The jobs to follow: the one named first, then every unfinished job nobody answers for, and the
+ * jobs that failed only for a local reason (run again); what is continued is said on standard error.
+ */
+async function gatherUnfinished(
+  ctx: CliContext,
+  backend: ResumeBackend,
+  focus: Job | undefined,
+  options: ResumeOptions,
+): Promise<Job[]> {
+  const { store } = backend.deps;
+  const unfinished = (await listUnfinished(store)).filter(
+    (job) => job.status !== 'AWAITING_INPUT' && job.id !== focus?.id,
+  );
+  // Jobs failed only by a connection refused or a disk error continue too (nothing was paid for them).
+  let again = 0;
+  for (const failed of await locallyFailedJobs(store)) {
+    if (failed.id === focus?.id) continue;
+    try {
+      unfinished.push(await retryJob(backend.deps, failed.id));
+      again += 1;
+    } catch {
+      // Changed meanwhile (another process retried it): it is looked after there.
+    }
+  }
+  if (!options.quiet && again > 0) {
+    ctx.io.stderr.write(
+      `opflow: running again ${again} job${again === 1 ? '' : 's'} that failed only because a connection was refused or a disk could not be written\n`,
+    );
+  }
+  const tracked = focus ? [focus, ...unfinished] : unfinished;
+  if (options.quiet || options.json) return tracked;
+  // Say what is continued: how many jobs, of which workflows, and the first few labels.
+  if (unfinished.length > 0)
+    ctx.io.stderr.write(`opflow: ${describeContinued(unfinished, focus !== undefined)}\n`);
+  // Jobs held by a process whose clock is ahead: say so, and when this one takes them over.
+  for (const stall of skewStalls(backend, tracked, backend.deps.clock.now()))
+    ctx.io.stderr.write(`opflow: ${describeSkewStall(stall, 'resume')}\n`);
+  return tracked;
+}
+
+/** Nothing unfinished: said, with the selections still waiting for an answer (exit 3 when any). */
+async function nothingToResume(
+  ctx: CliContext,
+  backend: ResumeBackend,
+  options: ResumeOptions,
+): Promise<ExitCodeValue> {
+  const waiting = (await listUnfinished(backend.deps.store)).filter((job) => job.status === 'AWAITING_INPUT');
+  const exitCode = waiting.length > 0 ? ExitCode.awaitingInput : ExitCode.ok;
+  if (options.json) {
+    writeJson(ctx.io, { jobs: [], awaitingSelection: waiting.map((job) => job.id), exitCode });
+  } else {
+    ctx.io.stdout.write('nothing to resume: no unfinished jobs\n');
+    for (const job of waiting) ctx.io.stdout.write(`${selectionHelp(job)}\n`);
+  }
+  return exitCode;
 }
 
 function describeLocalReason(job: Job): string {
