@@ -1,27 +1,19 @@
 // The PartialAnswerStore contract on DynamoDB Local: the text so far in `ANSWER#<jobId>`, the parts
 // as `answer` changes of the change log that the long poll of GET /events reads.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type AwsEmulators, startAwsEmulators } from '../../scripts/emulators/aws-emulators';
+import { describe, expect, it } from 'vitest';
 import { DynamoDbChangeLog } from '../../shared/backends/aws/dynamodb-change-log';
 import {
   answerChanges,
   DynamoDbPartialAnswers,
   maxPartChars,
 } from '../../shared/backends/aws/dynamodb-partial-answers';
-import { REAL_PROCESS_TIMEOUT_MS } from '../support/timeouts';
+import { dynamoDbLocalForThisFile } from '../support/dynamodb-local';
 import { answer, describePartialAnswerContract } from './partial-answers.contract';
 
-let emulators: AwsEmulators;
-beforeAll(async () => {
-  emulators = await startAwsEmulators({ sqsAndS3: false, secretsManager: false });
-}, REAL_PROCESS_TIMEOUT_MS);
-afterAll(async () => {
-  await emulators?.stop();
-});
+const dynamo = dynamoDbLocalForThisFile();
 
 describePartialAnswerContract('DynamoDbPartialAnswers', async () => {
-  const tableName = await emulators.createTable();
-  const client = emulators.clients.documents;
+  const { tableName, client } = await dynamo.newTable();
   const start = Date.now();
   let now = start;
   const log = new DynamoDbChangeLog({ client, tableName, now: () => now });

@@ -4,29 +4,22 @@
 // line has room and sends its one message, and two releasers at once release it once; the sweeper
 // unparks the parked jobs of a key whose line has ended (a commit) and sends their messages, and the
 // runner unparks a job it is sent at a parked version in a commit before anything else.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type AwsEmulators, startAwsEmulators } from '../../../../scripts/emulators/aws-emulators';
+import { describe, expect, it } from 'vitest';
 import { DynamoDbJobStore, DynamoDbRateLimiter } from '../../../../shared/backends/aws';
 import { submitJob } from '../../../../shared/engine';
 import { nudgeParked } from '../../../../shared/engine/admission/nudge';
 import { releaseParked } from '../../../../shared/engine/admission/release';
 import { keyFingerprint, runStep } from '../../../../shared/engine/runner';
+import { dynamoDbLocalForThisFile } from '../../../support/dynamodb-local';
 import { REAL_PROCESS_TIMEOUT_MS } from '../../../support/timeouts';
 import { happyScript, harness } from '../../../unit/engine/fixtures';
 
-let emulators: AwsEmulators;
-beforeAll(async () => {
-  emulators = await startAwsEmulators({ sqsAndS3: false, secretsManager: false });
-}, REAL_PROCESS_TIMEOUT_MS);
-afterAll(async () => {
-  await emulators?.stop();
-});
+const dynamo = dynamoDbLocalForThisFile();
 
 const bucket = keyFingerprint('sk-test-key');
 
 async function world() {
-  const tableName = await emulators.createTable();
-  const client = emulators.clients.documents;
+  const { tableName, client } = await dynamo.newTable();
   const store = new DynamoDbJobStore({ client, tableName });
   const limiter = () => new DynamoDbRateLimiter({ client, tableName, ratePerSecond: 2 });
   const h = harness(happyScript(), { store, rateLimiter: limiter(), admission: true });

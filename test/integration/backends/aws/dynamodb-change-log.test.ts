@@ -2,9 +2,8 @@
 // Lambda's DynamoDB Streams event source reads it (scripts/lambda/dynamodb-stream-source.ts) and
 // handed to the events function's logic, becomes per-tenant change items that a reader pages through
 // after a cursor: in order, tenant by tenant, only once settled, and reset past the day kept.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { JOB_CHANGE_FILTER } from '../../../../infra/lib/live-events';
-import { type AwsEmulators, startAwsEmulators } from '../../../../scripts/emulators/aws-emulators';
 import { DynamoDbStreamSource } from '../../../../scripts/lambda/dynamodb-stream-source';
 import { DynamoDbJobStore } from '../../../../shared/backends/aws';
 import {
@@ -15,27 +14,21 @@ import {
 } from '../../../../shared/backends/aws/dynamodb-change-log';
 import { createEventsStream } from '../../../../shared/runtime/lambda/events-stream';
 import { createObservability } from '../../../../shared/runtime/lambda/observability';
+import { dynamoDbLocalForThisFile } from '../../../support/dynamodb-local';
 import { makeJob } from '../../../support/factories';
 import { REAL_PROCESS_TIMEOUT_MS } from '../../../support/timeouts';
 
-let emulators: AwsEmulators;
-beforeAll(async () => {
-  emulators = await startAwsEmulators({ sqsAndS3: false, secretsManager: false });
-}, REAL_PROCESS_TIMEOUT_MS);
-afterAll(async () => {
-  await emulators?.stop();
-});
+const dynamo = dynamoDbLocalForThisFile();
 
 async function world() {
-  const tableName = await emulators.createTable();
-  const client = emulators.clients.documents;
+  const { tableName, client } = await dynamo.newTable();
   let now = Date.now();
   const clock = { now: () => now, advance: (ms: number) => (now += ms) };
   const store = new DynamoDbJobStore({ client, tableName });
   const log = new DynamoDbChangeLog({ client, tableName, now: clock.now, settleMs: 1_000 });
   const source = new DynamoDbStreamSource({
-    endpoint: emulators.dynamoDb?.endpoint ?? '',
-    region: emulators.region,
+    endpoint: dynamo.emulators.dynamoDb?.endpoint ?? '',
+    region: dynamo.emulators.region,
     credentials: { accessKeyId: 'test' },
     tableName,
     filters: [JOB_CHANGE_FILTER],

@@ -2,8 +2,7 @@
 // created by a clock two hours ahead whose message was lost is found (its createdAt in the sweeper's
 // future) and sent, and the runner re-bases and runs it (not two hours later); a parked job past its
 // deadline behind a key whose line goes on (so the nudge passes it by) is sent and failed.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type AwsEmulators, startAwsEmulators } from '../../../../scripts/emulators/aws-emulators';
+import { describe, expect, it } from 'vitest';
 import {
   DynamoDbJobStore,
   type DynamoDbRateLimiter,
@@ -13,23 +12,17 @@ import { submitJob } from '../../../../shared/engine';
 import { nudgeParked } from '../../../../shared/engine/admission/nudge';
 import { keyFingerprint, runStep } from '../../../../shared/engine/runner';
 import { expireParked, sweep } from '../../../../shared/engine/sweep';
+import { dynamoDbLocalForThisFile } from '../../../support/dynamodb-local';
 import { REAL_PROCESS_TIMEOUT_MS } from '../../../support/timeouts';
 import { happyScript, harness } from '../../../unit/engine/fixtures';
 
 const hour = 3_600_000;
 const bucket = keyFingerprint('sk-test-key');
 
-let emulators: AwsEmulators;
-beforeAll(async () => {
-  emulators = await startAwsEmulators({ sqsAndS3: false, secretsManager: false });
-}, REAL_PROCESS_TIMEOUT_MS);
-afterAll(async () => {
-  await emulators?.stop();
-});
+const dynamo = dynamoDbLocalForThisFile();
 
 async function world() {
-  const tableName = await emulators.createTable();
-  const client = emulators.clients.documents;
+  const { tableName, client } = await dynamo.newTable();
   const store = new DynamoDbJobStore({ client, tableName });
   const limiter = new Limiter({ client, tableName, ratePerSecond: 2 });
   const h = harness(happyScript(), { store, rateLimiter: limiter, admission: true });
