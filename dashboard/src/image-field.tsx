@@ -7,6 +7,7 @@
  */
 import { useRef, useState } from 'preact/hooks';
 import {
+  dataUrlOf,
   fileProblem,
   type ImageInput,
   imageBytes,
@@ -152,8 +153,8 @@ export function ImageField(props: {
         <ul class="image-list" aria-label={`Chosen images (${images.length} of at most ${most})`}>
           {images.map((image, index) => (
             <li key={`${index}-${image.name ?? image.url}`}>
-              {image.data ? (
-                <img src={image.data} alt="" width={56} height={56} />
+              {dataUrlOf(image) ? (
+                <img src={dataUrlOf(image)} alt="" width={56} height={56} />
               ) : (
                 <span class="image-by-url" aria-hidden="true">
                   URL

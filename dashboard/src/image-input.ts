@@ -25,9 +25,11 @@ const requestOverheadBytes = 2 * 1024;
 export const largestImageAsData =
   Math.floor(((maxBodyBytes - requestOverheadBytes) * 3) / 4 / 1024 / 10) * 10 * 1024;
 
-/** What to do with an image too large to go from the page. */
-export const largeImageAdvice = (workflow: string, name: string) =>
-  `give its URL instead (up to 4,096 KB), or start the job from the file on the machine that runs opflow: opflow run ${workflow} ${JSON.stringify(name)} (or opflow ingest <folder> --workflow ${workflow})`;
+/** What to do with an image too large to go from the page (`name`: the file's; none: the form's images). */
+export const largeImageAdvice = (workflow: string, name?: string) =>
+  name === undefined
+    ? `give the large images by URL instead (up to 4,096 KB each), or start the job from the files on the machine that runs opflow: opflow run ${workflow} <image files> (or opflow ingest <folder> --workflow ${workflow})`
+    : `give its URL instead (up to 4,096 KB), or start the job from the file on the machine that runs opflow: opflow run ${workflow} ${JSON.stringify(name)} (or opflow ingest <folder> --workflow ${workflow})`;
 
 /** A size in KB or MB, as the server writes it. */
 export function sizeText(bytes: number): string {
@@ -89,11 +91,28 @@ export function imageBytes(image: ImageInput): number {
   return Math.floor((base64.length * 3) / 4) - (base64.endsWith('==') ? 2 : base64.endsWith('=') ? 1 : 0);
 }
 
+/**
+ * An image given as data as a `data:` URL for its thumbnail: as it is, or (plain base64, as
+ * `opflow run` keeps a file) with the type its first bytes say.
+ */
+export function dataUrlOf(image: ImageInput): string | undefined {
+  if (!image.data) return undefined;
+  if (image.data.startsWith('data:')) return image.data;
+  let head: Uint8Array;
+  try {
+    head = Uint8Array.from(atob(image.data.slice(0, 24)), (char) => char.charCodeAt(0));
+  } catch {
+    return undefined;
+  }
+  const kind = imageKindOf(head);
+  return 'type' in kind ? `data:image/${kind.type};base64,${image.data}` : undefined;
+}
+
 /** "front.png (PNG, 12 KB)" or "side.jpg (by URL)". */
 export function imageText(image: ImageInput, index: number): string {
   const name = image.name ?? (image.url ? lastPart(image.url) : undefined) ?? `image ${index + 1}`;
   if (image.url) return `${name} (by URL)`;
-  const type = /^data:image\/(\w+)/.exec(image.data ?? '')?.[1]?.toUpperCase() ?? 'image';
+  const type = /^data:image\/(\w+)/.exec(dataUrlOf(image) ?? '')?.[1]?.toUpperCase() ?? 'image';
   return `${name} (${type}, ${sizeText(imageBytes(image))})`;
 }
 

@@ -196,7 +196,7 @@ function JobForm(props: { api: Api; doc: WorkflowDoc; earlier: Earlier | undefin
       found.push({
         ...(images ? { field: `field-${images.name}` } : {}),
         label: images?.name ?? 'The request',
-        message: `the request would be ${sizeText(size)}, over the job API's limit of 1 MiB: ${largeImageAdvice(doc.name, 'front.png')}`,
+        message: `the request would be ${sizeText(size)}, over the job API's limit of 1 MiB: ${largeImageAdvice(doc.name)}`,
       });
     }
     return found;

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gifImage, pngImage } from '../../support/images';
-import { killRunningOpflows } from '../local/opflow-process';
+import { childEnv, killRunningOpflows, runOpflow } from '../local/opflow-process';
 import { accessibilityProblems, jobApiClient, screenshot, servedDashboard } from './browser';
 
 const token = 'dashboard-design-images-token-0123456789';
@@ -139,4 +139,39 @@ describe('the design workflows from the dashboard form', () => {
     expect(await accessibilityProblems(page)).toBe('');
     await screenshot(page, '32-design-1v1-refused');
   }, 60_000);
+
+  it('runs again a job started from a large file with the CLI: the whole request is measured and refused in the page', async () => {
+    const wide = join(dir, 'wide.png');
+    writeFileSync(wide, pngImage(560, 540, [0, 0, 0], true));
+    const run = await runOpflow(['run', 'design-infringement-search', 'wide.png'], {
+      cwd: dir,
+      env: childEnv({
+        OPFLOW_SANDBOX_SPEED: '100',
+        OPFLOW_DB: join(dir, 'state', 'jobs.db'),
+        OPFLOW_OUT: join(dir, 'reports'),
+      }),
+    });
+    expect(run.code, run.stderr).toBe(0);
+    const { jobs } = await api<{ jobs: { id: string; label?: string }[] }>('GET', '/jobs');
+    const earlier = jobs.find((job) => job.label === 'wide.png')!;
+    expect(earlier).toBeDefined();
+    await page.goto(`${url}/#/new?from=${earlier.id}`);
+    await page.getByRole('heading', { name: 'Run again like this' }).waitFor();
+    await page
+      .getByRole('list', { name: /Chosen images/ })
+      .getByText(/^wide\.png \(PNG, \d+ KB\)$/)
+      .waitFor();
+    const sent = posts.length;
+    await page.getByRole('button', { name: 'Start the job' }).click();
+    const summary = page.getByRole('alert').filter({ hasText: 'The job was not started' });
+    await summary
+      .getByText(
+        /^images: the request would be 1\.\d MB, over the job API's limit of 1 MiB: give the large images by URL/,
+      )
+      .waitFor();
+    expect(await summary.textContent()).toContain('opflow run design-infringement-search <image files>');
+    expect(posts).toHaveLength(sent);
+    expect(await accessibilityProblems(page)).toBe('');
+    await screenshot(page, '33-design-run-again-too-large');
+  }, 90_000);
 });

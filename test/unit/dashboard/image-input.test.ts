@@ -3,9 +3,11 @@
 // turned into the input the workflows take, one image or a list.
 import { describe, expect, it } from 'vitest';
 import {
+  dataUrlOf,
   fileProblem,
   imageBytes,
   imageKindOf,
+  imageText,
   largestImageAsData,
   maxBodyBytes,
   maxImageBytes,
@@ -72,6 +74,16 @@ describe("the form's image checks", () => {
       expect(imageBytes({ data, name: 'a.png' })).toBe(length);
     }
     expect(imageBytes({ url: 'https://example.com/a.png' })).toBe(0);
+  });
+
+  it('shows an image kept as plain base64 (as opflow run keeps a file) with the type its first bytes say', () => {
+    const plain = tinyPng().toString('base64');
+    expect(dataUrlOf({ data: plain, name: 'a.png' })).toBe(`data:image/png;base64,${plain}`);
+    expect(dataUrlOf({ data: `data:image/jpeg;base64,${plain}` })).toBe(`data:image/jpeg;base64,${plain}`);
+    expect(dataUrlOf({ data: gifImage().toString('base64') })).toBeUndefined();
+    expect(dataUrlOf({ url: 'https://example.com/a.png' })).toBeUndefined();
+    expect(imageText({ data: plain, name: 'a.png' }, 0)).toBe('a.png (PNG, 1 KB)');
+    expect(imageText({ url: 'https://example.com/shots/side%20view.jpg' }, 1)).toBe('side view.jpg (by URL)');
   });
 
   it('takes http(s) URLs only', () => {
