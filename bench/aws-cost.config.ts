@@ -4,7 +4,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['bench/aws-cost.ts'],
-    testTimeout: 3_600_000,
+    // The default cells take about an hour on a loaded machine; the whole matrix, hours.
+    testTimeout: 6 * 3_600_000,
     hookTimeout: 600_000,
     pool: 'forks',
     maxWorkers: 1,

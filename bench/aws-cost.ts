@@ -135,8 +135,13 @@ it(`aws cost per novelty check on the throughput matrix: ${options.OPFLOW_BENCH_
     const alone = await measure({ ...world, jobs: options.OPFLOW_BENCH_ALONE, alone: true });
     const backlog = await measure({ ...world, jobs: options.OPFLOW_BENCH_JOBS, alone: false });
     results.push({ label, alone, backlog });
+    // Each cell as it ends, so a run stopped halfway keeps what it measured.
+    const rowsOfCell = rows(memory).map(([name, of, digits]) => {
+      const [a, b] = [of(alone.counts), of(backlog.counts)];
+      return `${name} ${a.toFixed(digits)} / ${b.toFixed(digits)} (${(b / a).toFixed(2)})`;
+    });
     process.stdout.write(
-      `${label}: alone ${alone.realSeconds.toFixed(0)} s, backlog ${backlog.realSeconds.toFixed(0)} s of real time\n`,
+      `${label} (alone ${alone.realSeconds.toFixed(0)} s, backlog ${backlog.realSeconds.toFixed(0)} s of real time): ${rowsOfCell.join('; ')}\n`,
     );
   }
   const fixed = (value: number, digits: number) => value.toFixed(digits);
