@@ -126,6 +126,7 @@ export function ImageField(props: {
         <label for={`${id}-url`}>Or the URL of {many ? 'an image' : 'the image'}</label>
         <input
           id={`${id}-url`}
+          class="image-url-input"
           type="url"
           inputMode="url"
           placeholder="https://…"
@@ -152,7 +153,7 @@ export function ImageField(props: {
       {images.length ? (
         <ul class="image-list" aria-label={`Chosen images (${images.length} of at most ${most})`}>
           {images.map((image, index) => (
-            <li key={`${index}-${image.name ?? image.url}`}>
+            <li class="image-list-item" key={`${index}-${image.name ?? image.url}`}>
               {dataUrlOf(image) ? (
                 <img src={dataUrlOf(image)} alt="" width={56} height={56} />
               ) : (
