@@ -19,7 +19,6 @@ const maxLines = 100;
  * limit fails the test, and so does a listed one that no longer is (so the list stays true).
  */
 const stillLong = new Set<string>([
-  'shared/cli/commands/serve.ts:serveCommand', // 156
   'shared/cli/commands/ingest-aws.ts:awsIngestCommand', // 150
   'shared/cli/commands/ingest.ts:ingestCommand', // 111
 ]);
