@@ -99,9 +99,8 @@ async function until<T>(what: () => Promise<T | undefined>, label: string, ms = 
   }
 }
 
-/** A local stand-in for a Slack incoming webhook: the bodies posted to it. */
-async function slackReceiver() {
-  const posts: string[] = [];
+/** A local stand-in for a Slack incoming webhook: the bodies posted to it go to `posts`. */
+export async function slackReceiver(posts: string[] = []) {
   const server = createServer((req, res) => {
     let body = '';
     req.on('data', (chunk: Buffer) => {

@@ -5,12 +5,12 @@
 // A changed, an expired and an answered link each get a page that says why. Each page is axe clean;
 // screenshots go to test-artifacts/dashboard/.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { slackReceiver } from '../../../scripts/screenshots';
 import type { JobView } from '../../../shared/http/answer-schemas';
 import { signReviewLink } from '../../../shared/reviewers/review-link';
 import { killRunningOpflows } from '../local/opflow-process';
@@ -62,18 +62,9 @@ describe('the reviewer confirmation page and the answers on the job page', () =>
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'opflow-e2e-dashboard-review-'));
-    receiver = createServer((req, res) => {
-      let body = '';
-      req.on('data', (chunk: Buffer) => {
-        body += chunk.toString('utf8');
-      });
-      req.on('end', () => {
-        posts.push(body);
-        res.writeHead(200).end('ok');
-      });
-    });
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-    const hookPort = (receiver.address() as AddressInfo).port;
+    const hook = await slackReceiver(posts);
+    receiver = hook.server;
+    const hookPort = hook.port;
     writeFileSync(
       join(dir, 'opflow.config.json'),
       JSON.stringify({
