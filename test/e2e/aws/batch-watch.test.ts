@@ -89,7 +89,8 @@ describe('opflow --backend aws batch --watch', { timeout: REAL_PROCESS_TIMEOUT_M
     await sleep(30_000);
     const polls = api.count(/^GET \/events$/);
     const reads = dynamo.count(/./);
-    // The function's timeout (the template's) bounds each wait: 8 s of a 10 s function, so about 4.
+    // The function's timeout (the template's) bounds each wait: 20 s of a 25 s function (1 or 2
+    // polls), 8 s of a 10 s one (about 4).
     expect(polls).toBeGreaterThanOrEqual(1);
     expect(polls).toBeLessThanOrEqual(6);
     expect(api.count(/./)).toBe(polls);
