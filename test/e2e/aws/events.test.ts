@@ -5,6 +5,7 @@
 // changes arrive in order, resumed after a cursor, each caller's own tenant only, and a poll waiting
 // for a change is answered when it arrives.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pollEvents } from '../../support/events-poll';
 import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
 import { AwsWorld } from './harness/aws-world';
 
@@ -16,19 +17,7 @@ afterAll(async () => {
   await world?.stop();
 });
 
-interface PollAnswer {
-  events: {
-    id?: string;
-    type: string;
-    data: { job?: { id: string; status: string; step: string; version: number } };
-  }[];
-  cursor: string;
-}
-
-async function poll(query: string, headers: Record<string, string> = {}) {
-  const answer = await world.api('GET', `/events?${query}`, { headers });
-  return answer as unknown as { status: number; body: PollAnswer & { error?: { message: string } } };
-}
+const poll = (query: string, headers: Record<string, string> = {}) => pollEvents(world, query, headers);
 
 /** The stream handed to the events function, and the clock past the log's settle time (1 s). */
 async function logChanges() {

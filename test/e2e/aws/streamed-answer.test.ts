@@ -4,6 +4,7 @@
 // is still running, each after the one before (offsets follow), and they join into the answer the
 // job keeps. The worker writes the parts itself (at most once a second): no job version is one.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type EventsPage, pollEvents } from '../../support/events-poll';
 import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
 import { AwsWorld } from './harness/aws-world';
 
@@ -15,22 +16,10 @@ afterAll(async () => {
   await world?.stop();
 });
 
-interface PollAnswer {
-  events: {
-    id?: string;
-    type: string;
-    data: {
-      job?: { id: string; status: string; version: number };
-      answer?: { step: string; offset: number; text: string };
-    };
-  }[];
-  cursor: string;
-}
-
-async function poll(query: string): Promise<PollAnswer> {
-  const answer = await world.api('GET', `/events?${query}`);
+async function poll(query: string): Promise<EventsPage> {
+  const answer = await pollEvents(world, query);
   expect(answer.status).toBe(200);
-  return answer.body as unknown as PollAnswer;
+  return answer.body;
 }
 
 describe('a streamed answer through the long poll on AWS', { timeout: REAL_PROCESS_TIMEOUT_MS }, () => {
