@@ -1,8 +1,8 @@
 // One warm Lambda instance of the bundled ingest function (functions/ingest, built as the CDK app
 // builds it), in a process of its own for bench/ingest.ts to measure: plain Node, no tsx, nothing
 // loaded but the bundle (and its document extractors, beside it, when a document needs them). As
-// Lambda's SQS poller, the parent receives the ingest queue's messages and sends each here as an
-// SQS event over IPC; this process only runs the handler, with a context whose deadline is
+// Lambda's asynchronous invoke, the parent sends each event here over IPC (the S3 event, then the
+// function's hand-overs to itself); this process only runs the handler, with a context whose deadline is
 // `timeoutMs` of real time, and answers with the handler's answer and its RSS. On `exit` it reports
 // its peak RSS (`maxRSS`) and the RSS it had once the bundle was loaded.
 //

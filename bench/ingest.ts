@@ -7,21 +7,20 @@
  * batch to finish (every item a job on the built-in sandbox) on a `--wait-lines=N` manifest (2,000;
  * 0 leaves it out). On aws the process measured is the ingest function itself: its bundle (built as
  * the CDK app builds it) in a plain Node process of its own (bench/ingest-lambda.mjs, one warm
- * instance), fed the S3 event and then its own continuations off the ingest queue by this process,
- * as Lambda's SQS poller does; `--function-timeout=S` (default 900, the function's) is the time
- * each invocation is given. `--aws-core` adds the older row: the ingestion core through tsx.
+ * instance), handed the S3 event and then its own hand-overs (asynchronous invocations of itself,
+ * taken by a local Lambda Invoke endpoint) by this process, as Lambda's asynchronous invoke does;
+ * `--function-timeout=S` (default 900, the function's) is the time each invocation is given. `--aws-core` adds the older row: the ingestion core through tsx.
  */
 import { execFile, fork } from 'node:child_process';
 import { createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { Upload } from '@aws-sdk/lib-storage';
-import type { SQSBatchResponse } from 'aws-lambda';
 import { type AwsEmulators, startAwsEmulators } from '../scripts/emulators/aws-emulators';
+import { AsyncInvoker } from '../scripts/lambda/async-invoke';
 import { bundleFunctions } from '../scripts/lambda/bundle-functions';
-import { sqsRecord } from '../scripts/lambda/lambda-events';
+import { startLambdaEndpoint } from '../scripts/lambda/lambda-endpoint';
 import { DynamoDbBatchStore, s3CreatedEvent } from '../shared/backends/aws';
 
 const run = promisify(execFile);
@@ -135,15 +134,45 @@ const cli = async (path = manifest, wait = false) => {
 
 /**
  * The bundled ingest function on the emulators, as deployed: the manifest uploaded under inbox/, its
- * S3 event on the ingest queue, and every message of that queue (the event, then the function's
- * continuations) handed to one warm instance until the batch's source is read to its end.
+ * S3 event handed to one warm instance, then every hand-over of the function to itself (an
+ * asynchronous invoke, to a local Invoke endpoint), until the batch's source is read to its end.
  */
 const lambda = async (emulators: AwsEmulators, table: string, bucket: string, key: string) => {
   const bundles = await bundleFunctions();
   const work = emulators.createQueue();
-  const inbox = emulators.createQueue({ visibilityTimeoutSeconds: 6 * (functionTimeoutMs / 1000) });
   const endpoints = emulators.clientConfig.endpoints ?? {};
-  const instance = fork(join(import.meta.dirname, 'ingest-lambda.mjs'), [bundles.files.ingest], {
+  type Reply =
+    | { kind: 'ready'; loadedRssMb: number }
+    | { kind: 'answer'; answer?: unknown; error?: string; rssMb: number }
+    | { kind: 'exit'; peakRssMb: number; loadedRssMb: number };
+  const replies: Reply[] = [];
+  let waiting: ((reply: Reply) => void) | undefined;
+  let instance: ReturnType<typeof fork> | undefined;
+  const next = () =>
+    new Promise<Reply>((resolve, reject) => {
+      const queued = replies.shift();
+      if (queued) return resolve(queued);
+      waiting = resolve;
+      instance?.once('exit', (code) => reject(new Error(`the ingest instance exited (${code})`)));
+    });
+  // Each invocation goes to the one warm instance, one at a time.
+  const invoker = new AsyncInvoker(
+    async (event) => {
+      instance?.send({ kind: 'invoke', event, timeoutMs: functionTimeoutMs });
+      const reply = await next();
+      if (reply.kind !== 'answer') throw new Error(`unexpected ${reply.kind} from the ingest instance`);
+      if (reply.error) throw new Error(`the ingest function threw: ${reply.error}`);
+    },
+    {
+      functionName: 'opflow-bench-ingest',
+      timeoutMs: functionTimeoutMs,
+      recursiveLoop: 'Allow',
+      retryAttempts: 0,
+      maxEventAgeSeconds: 21_600,
+    },
+  );
+  const invokeEndpoint = await startLambdaEndpoint(new Map([['opflow-bench-ingest', invoker]]));
+  instance = fork(join(import.meta.dirname, 'ingest-lambda.mjs'), [bundles.files.ingest], {
     execArgv: [],
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     env: {
@@ -151,7 +180,6 @@ const lambda = async (emulators: AwsEmulators, table: string, bucket: string, ke
       OPFLOW_TABLE_NAME: table,
       OPFLOW_QUEUE_URL: work.queueUrl,
       OPFLOW_BUCKET_NAME: bucket,
-      OPFLOW_INGEST_QUEUE_URL: inbox.queueUrl,
       OPFLOW_API_KEY_SECRET_PREFIX: 'opflow/bench/api-key/',
       AWS_REGION: emulators.region,
       AWS_ACCESS_KEY_ID: 'test',
@@ -159,18 +187,13 @@ const lambda = async (emulators: AwsEmulators, table: string, bucket: string, ke
       AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
       AWS_ENDPOINT_URL_SQS: endpoints.sqs,
       AWS_ENDPOINT_URL_S3: endpoints.s3,
+      AWS_ENDPOINT_URL_LAMBDA: invokeEndpoint.url,
       POWERTOOLS_SERVICE_NAME: 'opflow',
       POWERTOOLS_METRICS_NAMESPACE: 'opflow',
       POWERTOOLS_LOG_LEVEL: 'WARN',
       AWS_LAMBDA_FUNCTION_NAME: 'opflow-bench-ingest',
     },
   });
-  type Reply =
-    | { kind: 'ready'; loadedRssMb: number }
-    | { kind: 'answer'; answer?: SQSBatchResponse; error?: string; rssMb: number }
-    | { kind: 'exit'; peakRssMb: number; loadedRssMb: number };
-  const replies: Reply[] = [];
-  let waiting: ((reply: Reply) => void) | undefined;
   instance.on('message', (reply: Reply) => {
     if (waiting) {
       const resolve = waiting;
@@ -178,60 +201,20 @@ const lambda = async (emulators: AwsEmulators, table: string, bucket: string, ke
       resolve(reply);
     } else replies.push(reply);
   });
-  const next = () =>
-    new Promise<Reply>((resolve, reject) => {
-      const queued = replies.shift();
-      if (queued) return resolve(queued);
-      waiting = resolve;
-      instance.once('exit', (code) => reject(new Error(`the ingest instance exited (${code})`)));
-    });
   try {
     await next(); // loaded
-    const sqs = emulators.clients.sqs;
     const batches = new DynamoDbBatchStore({ client: emulators.clients.documents, tableName: table });
     const started = performance.now();
-    await sqs.send(
-      new SendMessageCommand({
-        QueueUrl: inbox.queueUrl,
-        MessageBody: JSON.stringify(s3CreatedEvent({ bucket, key })),
-      }),
-    );
-    let invocations = 0;
+    invoker.enqueue(s3CreatedEvent({ bucket, key }));
     for (let idle = 0; idle < 120; ) {
-      const { Messages = [] } = await sqs.send(
-        new ReceiveMessageCommand({
-          QueueUrl: inbox.queueUrl,
-          MaxNumberOfMessages: 1,
-          WaitTimeSeconds: 1,
-          AttributeNames: ['All'],
-        }),
-      );
-      const message = Messages[0];
-      if (!message) {
+      if ((await invoker.runDue()) === 0) {
         idle += 1;
+        await new Promise((resolve) => setTimeout(resolve, 250));
         continue;
       }
       idle = 0;
-      invocations += 1;
-      const record = sqsRecord(
-        {
-          messageId: message.MessageId ?? '',
-          receiptHandle: message.ReceiptHandle ?? '',
-          body: message.Body ?? '',
-          receiveCount: Number(message.Attributes?.ApproximateReceiveCount ?? 1),
-          sentAt: Number(message.Attributes?.SentTimestamp ?? Date.now()),
-        },
-        `arn:aws:sqs:${emulators.region}:000000000000:${inbox.queueName}`,
-      );
-      instance.send({ kind: 'invoke', event: { Records: [record] }, timeoutMs: functionTimeoutMs });
-      const reply = await next();
-      if (reply.kind !== 'answer') throw new Error(`unexpected ${reply.kind} from the ingest instance`);
-      if (reply.error) throw new Error(`the ingest function threw: ${reply.error}`);
-      if (reply.answer?.batchItemFailures.length)
-        throw new Error(`the ingest function failed its message: ${JSON.stringify(reply.answer)}`);
-      await sqs.send(
-        new DeleteMessageCommand({ QueueUrl: inbox.queueUrl, ReceiptHandle: message.ReceiptHandle }),
-      );
+      if (invoker.failures > 0)
+        throw new Error(`the ingest function failed: ${JSON.stringify(invoker.dead)}`);
       // inbox/<workflow>/<batch>/<manifest>: the batch is named after its folder.
       const batch = await batches.get(key.split('/')[2] ?? '');
       if (batch?.cursor.done) {
@@ -240,7 +223,7 @@ const lambda = async (emulators: AwsEmulators, table: string, bucket: string, ke
         const exit = await next();
         if (exit.kind !== 'exit') throw new Error(`unexpected ${exit.kind} from the ingest instance`);
         process.stdout.write(
-          `aws: ${invocations} invocation(s) of the ingest function; its RSS once the bundle was loaded ${exit.loadedRssMb.toFixed(0)} MB\n`,
+          `aws: ${invoker.invocations} invocation(s) of the ingest function; its RSS once the bundle was loaded ${exit.loadedRssMb.toFixed(0)} MB\n`,
         );
         return {
           lines: batch.counts.records,
@@ -254,6 +237,7 @@ const lambda = async (emulators: AwsEmulators, table: string, bucket: string, ke
     throw new Error('the ingest function stopped handing over before the manifest was read');
   } finally {
     instance.kill();
+    await invokeEndpoint.close();
     await bundles.remove();
   }
 };

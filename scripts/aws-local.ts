@@ -7,9 +7,11 @@
  * and drives them in real time the way AWS would: the step worker as the SQS event source does
  * (long-poll, batches of up to 10, failed records left to come back, the DLQ after 5 receives), the
  * sweeper every minute as its schedule does, the callback sender on the job table's stream as its
- * event source mapping does (the outbox entries that come due: nothing runs while none is), the ingest function on the ingest
- * queue (batches of 1, as the stack's event source; `opflow --backend aws ingest` announces its uploads
- * there, as S3's event notification does on AWS), the schedules function at every slot of the config
+ * event source mapping does (the outbox entries that come due: nothing runs while none is), the ingest
+ * function invoked asynchronously as on AWS (S3's event notification for `inbox/`, read from the
+ * synthesized template, sent by a proxy in front of fauxqs' S3 that every client here uses; its own
+ * and the sweeper's invocations through a local Lambda Invoke endpoint; Lambda's retries and its
+ * on-failure queue as the template sets them), the schedules function at every slot of the config
  * file's schedules (as EventBridge Scheduler does), and the api function behind a local HTTP API whose
  * webhook route goes to the webhooks function, with the config file's webhook mappings and the
  * secrets of OPFLOW_WEBHOOK_SECRET_<SOURCE>, and the events function on the job table's stream (read
@@ -39,11 +41,16 @@ import { errorMessage } from '../shared/errors/error-message';
 import { webhookPathPattern } from '../shared/http/webhooks';
 import { scaledTaskDurations } from '../shared/runtime/local/sandbox-launch';
 import { SANDBOX_API_KEY, startSandbox } from '../shared/sandbox';
+import { synthesizeTemplate } from './cost-idle';
 import { type AwsEmulators, startAwsEmulators } from './emulators/aws-emulators';
 import { type ApiGateway, startApiGateway } from './lambda/api-gateway';
+import { type AsyncHandler, AsyncInvoker } from './lambda/async-invoke';
 import { bundleFunctions, type FunctionBundles } from './lambda/bundle-functions';
 import { DynamoDbStreamSource, type StreamHandler } from './lambda/dynamodb-stream-source';
+import { type IngestDeliveryRules, ingestDeliveryRules } from './lambda/ingest-rules';
+import { startLambdaEndpoint } from './lambda/lambda-endpoint';
 import { lambdaContext, scheduledEvent } from './lambda/lambda-events';
+import { startS3NotificationProxy } from './lambda/s3-notification-proxy';
 import { type ScheduleTarget, startScheduleClock } from './lambda/schedule-clock';
 import {
   type Invocation,
@@ -59,10 +66,6 @@ const WEBHOOK_SECRET_PREFIX = 'opflow/local/webhook/';
 const WORKER_TIMEOUT_MS = 60_000;
 /** The stack's callback sender timeout. */
 const CALLBACKS_TIMEOUT_MS = 70_000;
-/** The stack's ingest function timeout (its queue's visibility is six times it). */
-const INGEST_TIMEOUT_MS = 900_000;
-/** The stack's ingest event source: at most 2 instances. */
-const INGEST_INSTANCES = 2;
 const SWEEP_EVERY_MS = 60_000;
 /** The dev stage's step worker event source: records per batch and instances at most, as deployed. */
 const DEV_WORKER = parseStageConfig(stageDefaults.dev).worker;
@@ -154,11 +157,24 @@ async function main(): Promise<void> {
     );
     if (sandbox) stops.push(() => sandbox.close());
 
-    const env = await provision(
+    const provisioned = await provision(
       emulators,
       apiKey ?? SANDBOX_API_KEY,
       sandbox?.url ?? process.env.OPFLOW_BASE_URL,
     );
+    // The ingest function is loaded with the others below; its invocations wait for it until then.
+    let ingestHandler: AsyncHandler | undefined;
+    const inbox = await startInboxDelivery(
+      emulators,
+      provisioned.OPFLOW_BUCKET_NAME!,
+      (event, context) => {
+        if (!ingestHandler) throw new Error('the ingest function is not loaded yet');
+        return ingestHandler(event, context);
+      },
+      (error) => say(`ingest: ${errorMessage(error)}`),
+    );
+    stops.push(() => inbox.stop());
+    const env = { ...provisioned, ...inbox.env };
     // The bundled functions read their settings from the environment at load, as in Lambda; the
     // schedules and webhook mappings as the stack's config item would give them.
     Object.assign(process.env, env, automationEnv(emulators, config, say), {
@@ -173,6 +189,9 @@ async function main(): Promise<void> {
     const timeline = options.timeline ? path.resolve(options.timeline) : undefined;
     if (timeline) writeFileSync(timeline, '');
     const running = await startFunctions({
+      onIngest: (handler) => {
+        ingestHandler = handler;
+      },
       bundles,
       emulators,
       env,
@@ -214,7 +233,7 @@ async function main(): Promise<void> {
       ? `${config.schedules.length} schedule(s) and ${Object.keys(config.webhooks).length} webhook mapping(s) of ${configFile}`
       : 'no opflow.config.json: no schedules or webhook mappings';
     say(
-      `ready: ${options.workers} step worker instance(s), the sweeper every minute, the ingest function on its queue, the callback sender on the table's stream, the schedules function at its slots, the api and webhooks functions at ${running.gateway.url}; ${automation} (Ctrl-C stops)`,
+      `ready: ${options.workers} step worker instance(s), the sweeper every minute, the ingest function on S3's notification for inbox/, the callback sender on the table's stream, the schedules function at its slots, the api and webhooks functions at ${running.gateway.url}; ${automation} (Ctrl-C stops)`,
     );
   } catch (error) {
     say(`failed: ${errorMessage(error)}`);
@@ -286,6 +305,8 @@ async function startFunctions(options: {
   emulators: AwsEmulators;
   env: Awaited<ReturnType<typeof provision>>;
   config: OpflowConfig;
+  /** Hands over the loaded ingest function (its invocations come from the inbox delivery). */
+  onIngest: (handler: AsyncHandler) => void;
   workers: number;
   say: (line: string) => void;
   /** Each SQS-triggered invocation's timeline line (`--timeline`). */
@@ -300,9 +321,7 @@ async function startFunctions(options: {
     'sweeper',
   );
   const callbacks = (await load<{ handler: StreamHandler }>(bundles, 'callbacks')).handler;
-  const ingest: WorkerHandler[] = [];
-  for (let i = 0; i < INGEST_INSTANCES; i++)
-    ingest.push((await load<{ handler: WorkerHandler }>(bundles, 'ingest')).handler);
+  options.onIngest((await load<{ handler: AsyncHandler }>(bundles, 'ingest')).handler);
   const schedules = (await load<{ handler: ScheduleTarget }>(bundles, 'schedules')).handler;
   const api = await load<{ handler: Parameters<typeof startApiGateway>[0] }>(bundles, 'api');
   const webhooks = await load<{ handler: Parameters<typeof startApiGateway>[0] }>(bundles, 'webhooks');
@@ -383,14 +402,6 @@ async function startFunctions(options: {
           DEV_WORKER.batchSize,
           workers,
         ),
-        ...pollers(
-          'ingest event source',
-          'opflow-ingest',
-          env.OPFLOW_INGEST_QUEUE_URL,
-          INGEST_TIMEOUT_MS,
-          1,
-          ingest,
-        ),
       );
       loops.push(
         (async () => {
@@ -446,21 +457,11 @@ async function provision(
   emulators: AwsEmulators,
   apiKey: string,
   baseUrl: string | undefined,
-): Promise<
-  Record<string, string> & {
-    OPFLOW_QUEUE_URL: string;
-    OPFLOW_INGEST_QUEUE_URL: string;
-  }
-> {
+): Promise<Record<string, string> & { OPFLOW_QUEUE_URL: string }> {
   const table = await emulators.createTable();
   // Visibility timeout at six times the worker's timeout, as the stack sets it; the DLQ after 5 receives.
   const queue = emulators.createQueue({
     visibilityTimeoutSeconds: (6 * WORKER_TIMEOUT_MS) / 1000,
-    maxReceiveCount: 5,
-  });
-  // The ingest queue: uploads under inbox/ and the function's own continuations.
-  const ingestQueue = emulators.createQueue({
-    visibilityTimeoutSeconds: (6 * INGEST_TIMEOUT_MS) / 1000,
     maxReceiveCount: 5,
   });
   const bucket = emulators.createBucket();
@@ -476,9 +477,58 @@ async function provision(
     OPFLOW_BUCKET_NAME: bucket,
     OPFLOW_API_KEY_SECRET_PREFIX: SECRET_PREFIX,
     OPFLOW_CALLBACK_SECRET_PREFIX: CALLBACK_SECRET_PREFIX,
-    OPFLOW_INGEST_QUEUE_URL: ingestQueue.queueUrl,
     ...(baseUrl ? { OPFLOW_BASE_URL: baseUrl } : {}),
     ...emulators.environment(),
+  };
+}
+
+/**
+ * The ingest function's delivery, as the synthesized dev template sets it: its on-failure queue, its
+ * asynchronous invocations (handed to `handler` once it is loaded), the Lambda Invoke endpoint, and
+ * S3's notification for `inbox/` (the proxy every client of this stack uses as its S3 endpoint).
+ * The environment that points the functions and the CLI at them.
+ */
+async function startInboxDelivery(
+  emulators: AwsEmulators,
+  bucket: string,
+  handler: AsyncHandler,
+  onError: (error: unknown) => void,
+): Promise<{ env: Record<string, string>; rules: IngestDeliveryRules; stop(): Promise<void> }> {
+  const rules = ingestDeliveryRules(synthesizeTemplate({ stage: 'dev' }).template.Resources as never);
+  const dlq = emulators.createQueue();
+  const invoker = new AsyncInvoker(handler, {
+    functionName: rules.functionName,
+    timeoutMs: rules.timeoutMs,
+    recursiveLoop: rules.recursiveLoop,
+    retryAttempts: rules.retryAttempts,
+    maxEventAgeSeconds: rules.maxEventAgeSeconds,
+    onFailure: rules.onFailureQueueId ? { sqs: emulators.clients.sqs, queueUrl: dlq.queueUrl } : undefined,
+  });
+  const lambda = await startLambdaEndpoint(new Map([[rules.functionName, invoker]]));
+  const proxy = await startS3NotificationProxy({
+    target: emulators.environment()['AWS_ENDPOINT_URL_S3']!,
+    notifications: [
+      {
+        bucket,
+        prefix: rules.notification.prefix,
+        suffix: rules.notification.suffix,
+        deliver: (event) => invoker.enqueue(event),
+      },
+    ],
+  });
+  const running = invoker.start(onError);
+  return {
+    rules,
+    env: {
+      AWS_ENDPOINT_URL_S3: proxy.url,
+      AWS_ENDPOINT_URL_LAMBDA: lambda.url,
+      OPFLOW_INGEST_FUNCTION_NAME: rules.functionName,
+      OPFLOW_INGEST_DLQ_URL: dlq.queueUrl,
+    },
+    async stop() {
+      await running.stop();
+      await Promise.allSettled([proxy.close(), lambda.close()]);
+    },
   };
 }
 

@@ -8,7 +8,7 @@
  *                     [--template cdk.out/opflow-dev.template.json] [--sweep-ms 200] [--step-ms 300] [--json]
  *
  * Idle is split in two: compute (what runs with no job: the sweeper's timer, the SQS event sources'
- * polling, their logs and reads) and fixed charges (alarms, secrets, KMS keys, the dashboard), which a
+ * polling, their logs and reads; the ingest function has no event source: S3 invokes it) and fixed charges (alarms, secrets, KMS keys, the dashboard), which a
  * stage pays whatever it does.
  */
 import { readFileSync } from 'node:fs';
@@ -78,7 +78,7 @@ const MINUTES_PER_MONTH = HOURS_PER_MONTH * 60;
 export interface IdleAssumptions {
   /**
    * Billed milliseconds of a sweep that finds nothing (16 queries of the due index, one of parked
-   * keys, one of the callback outbox's due entries).
+   * keys, one of the callback outbox's due entries, one of the ingest schedule).
    */
   sweepMs: number;
   /** DynamoDB queries of one idle sweep, each at least 0.5 read unit (eventually consistent). */
@@ -95,7 +95,7 @@ export interface IdleAssumptions {
 
 export const DEFAULT_IDLE_ASSUMPTIONS: IdleAssumptions = {
   sweepMs: 200,
-  sweepQueries: 18,
+  sweepQueries: 19,
   sweepLogBytes: 900,
   emptyReceivesPerMinute: 15,
 };

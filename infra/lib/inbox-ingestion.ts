@@ -1,28 +1,37 @@
 /**
- * Bulk ingestion on AWS: uploads under `inbox/` in the report bucket are announced (an S3 event
- * notification) on an ingest queue, whose consumer is the `ingest` function; the function hands a
- * batch that would outlast it over to a continuation message on the same queue. The function may
- * read and write the job table, read the bucket and write the batch outputs, send work and
- * continuation messages: nothing else.
+ * Bulk ingestion on AWS: uploads under `inbox/` in the report bucket invoke the `ingest` function
+ * asynchronously (the bucket's event notification); what it has to do lives in the job table (the
+ * ingest schedule), which it, and the sweeper's minute pass, hand on by invoking it again. No queue
+ * and no poller: nothing runs while nothing is uploaded. An event the function fails three times
+ * (Lambda's two retries), or that waits six hours, goes to the ingest dead-letter queue, which
+ * alarms. The function may read and write the job table, read the bucket and write the batch
+ * outputs, send work messages, invoke itself and send to its dead-letter queue: nothing else.
  */
-import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { ArnFormat, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { RecursiveLoop } from 'aws-cdk-lib/aws-lambda';
-import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { type Bucket, EventType } from 'aws-cdk-lib/aws-s3';
-import { SqsDestination } from 'aws-cdk-lib/aws-s3-notifications';
+import { LambdaDestination } from 'aws-cdk-lib/aws-s3-notifications';
 import { type IQueue, Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { FunctionTracing } from './function-tracing';
 import { PipelineFunction } from './pipeline-function';
 import { acknowledgeDeadLetterQueue } from './work-queue';
 
-/** Concurrent ingest invocations at most (2 is the lowest an SQS event source accepts). */
+/**
+ * Ingest drivers at once (a slot item each in the job table; the SQS event source's maximum
+ * concurrency gave the same bound before). Invocations beyond it record their uploads and end.
+ */
 export const INGEST_MAX_CONCURRENCY = 2;
 
 /** Uploads under this prefix start an ingestion. */
 export const INBOX_PREFIX = 'inbox/';
+
+/** Lambda's retries of a failed asynchronous invocation of the ingest function (its most, 2). */
+export const INGEST_RETRY_ATTEMPTS = 2;
 
 /** Settings of {@link InboxIngestion}. */
 export interface InboxIngestionProps {
@@ -30,29 +39,27 @@ export interface InboxIngestionProps {
   readonly bucket: Bucket;
   readonly table: ITable;
   readonly workQueue: IQueue;
-  /** The environment every opflow function gets (the ingest queue's URL is added). */
+  /** The environment every opflow function gets (the dead-letter queue's URL is added). */
   readonly environment: Record<string, string>;
   readonly logRetention: RetentionDays;
   readonly removalPolicy: 'retain' | 'destroy';
   /** How the function is traced (the stage's `tracing` setting); default off. */
   readonly tracing?: FunctionTracing | undefined;
-  /** Default 900 s: a slice reads until a minute before, then hands over. */
+  /** Default 900 s: a driver works until a minute before, then hands over. */
   readonly timeout?: Duration;
   /** Default 1024 MB (PDF text extraction). */
   readonly memorySize?: number;
 }
 
 export class InboxIngestion extends Construct {
-  readonly queue: Queue;
   readonly deadLetterQueue: Queue;
   readonly ingest: PipelineFunction;
 
   constructor(scope: Construct, id: string, props: InboxIngestionProps) {
     super(scope, id);
     const timeout = props.timeout ?? Duration.seconds(900);
-    // SSE-SQS even with the stage's customer-managed key: S3's grant on that key would name the
-    // bucket, itself encrypted with the key, a circular dependency CloudFormation refuses. These
-    // queues hold only the object keys of uploads.
+    // SSE-SQS even with the stage's customer-managed key: it holds only the S3 events of uploads
+    // and the notices of stopped batches.
     this.deadLetterQueue = new Queue(this, 'DeadLetterQueue', {
       queueName: `${props.resourcePrefix}-ingest-dlq`,
       encryption: QueueEncryption.SQS_MANAGED,
@@ -61,49 +68,61 @@ export class InboxIngestion extends Construct {
       removalPolicy: RemovalPolicy.DESTROY,
     });
     acknowledgeDeadLetterQueue(this.deadLetterQueue);
-    this.queue = new Queue(this, 'Queue', {
-      queueName: `${props.resourcePrefix}-ingest`,
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      // Six times the function's timeout, as Lambda asks of an SQS event source.
-      visibilityTimeout: Duration.seconds(6 * timeout.toSeconds()),
-      retentionPeriod: Duration.days(4),
-      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: 5 },
-      removalPolicy: RemovalPolicy.DESTROY,
-    });
-    props.bucket.addEventNotification(EventType.OBJECT_CREATED, new SqsDestination(this.queue), {
-      prefix: INBOX_PREFIX,
+    Validations.of(this.deadLetterQueue).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason:
+        "The ingest function's on-failure destination (Lambda's asynchronous invocation), which cdk-nag does not count as a dead-letter queue; watched by an alarm.",
     });
 
+    const functionName = `${props.resourcePrefix}-ingest`;
     this.ingest = new PipelineFunction(this, 'Ingest', {
       name: 'ingest',
-      functionName: `${props.resourcePrefix}-ingest`,
+      functionName,
       description: 'opflow: ingests manifests and documents uploaded under inbox/, as batches',
       timeout,
       memorySize: props.memorySize ?? 1024,
-      environment: { ...props.environment, OPFLOW_INGEST_QUEUE_URL: this.queue.queueUrl },
+      environment: {
+        ...props.environment,
+        OPFLOW_INGEST_DLQ_URL: this.deadLetterQueue.queueUrl,
+        OPFLOW_INGEST_DRIVERS: String(INGEST_MAX_CONCURRENCY),
+      },
       logRetention: props.logRetention,
       removalPolicy: props.removalPolicy,
       tracing: props.tracing,
-      // A large batch continues through messages to this function's own queue: a chain Lambda's
-      // default (Terminate) would stop after 16. The function's own continuation budget stops a runaway.
+      // A large upload goes on through the function's own invocations: a chain Lambda's default
+      // (Terminate) could stop. Each batch's budget of rounds stops a runaway.
       recursiveLoop: RecursiveLoop.ALLOW,
     });
-    // One message at a time: each is a slice of one batch's work, as long as the function allows.
-    this.ingest.addSqsEventSource(
-      new SqsEventSource(this.queue, {
-        batchSize: 1,
-        reportBatchItemFailures: true,
-        // Each batch has one driver at a time (a lease), so an upload of 1,000 documents needs few
-        // instances: capped, it cannot take an account's whole Lambda concurrency (10 on new accounts).
-        maxConcurrency: INGEST_MAX_CONCURRENCY,
-      }),
-    );
+    // Retries of a failed invocation come 1 and 2 minutes later; an event that fails them all, or
+    // waits six hours (throttled), is kept in the dead-letter queue, which alarms.
+    this.ingest.function.configureAsyncInvoke({
+      retryAttempts: INGEST_RETRY_ATTEMPTS,
+      maxEventAge: Duration.hours(6),
+      onFailure: new SqsDestination(this.deadLetterQueue),
+    });
+    props.bucket.addEventNotification(EventType.OBJECT_CREATED, new LambdaDestination(this.ingest.function), {
+      prefix: INBOX_PREFIX,
+    });
     props.table.grantReadWriteData(this.ingest.role);
     props.bucket.grantRead(this.ingest.role);
     props.bucket.grantPut(this.ingest.role);
     props.workQueue.grantSendMessages(this.ingest.role);
-    this.queue.grantSendMessages(this.ingest.role);
+    this.deadLetterQueue.grantSendMessages(this.ingest.role);
+    // Its own hand-over: the ARN from the name, since a grant on the function itself would make the
+    // function depend on its own role's policy.
+    this.ingest.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['lambda:InvokeFunction'],
+        resources: [
+          Stack.of(this).formatArn({
+            service: 'lambda',
+            resource: 'function',
+            resourceName: functionName,
+            arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+          }),
+        ],
+      }),
+    );
 
     this.acknowledgeFindings(props);
   }

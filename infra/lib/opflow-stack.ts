@@ -14,6 +14,7 @@ import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { HttpMethods } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { callbackOutboxPartition } from '../../shared/backends/aws/dynamodb-callback-outbox';
+import { ingestDuePartition } from '../../shared/backends/aws/dynamodb-ingest-schedule';
 import { type OpflowConfig, parseOpflowConfig } from '../../shared/config/opflow-config';
 import { sharesVariable } from '../../shared/engine/admission/fair-share';
 import { API_AUTH_VARIABLE, type ApiAuth } from '../../shared/runtime/lambda/api-auth';
@@ -304,6 +305,25 @@ export class OpflowStack extends Stack {
       removalPolicy: config.removalPolicy,
       tracing: config.tracing,
     });
+    // The sweeper's ingest pass: when an entry of the ingest schedule (partition INGESTDUE) is due,
+    // it invokes the ingest function (asynchronously), so a batch whose jobs run is looked at each minute.
+    this.sweeper.function.addEnvironment(
+      'OPFLOW_INGEST_FUNCTION_NAME',
+      this.inbox.ingest.function.functionName,
+    );
+    this.sweeper.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['lambda:InvokeFunction'],
+        resources: [this.inbox.ingest.function.functionArn],
+      }),
+    );
+    this.sweeper.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['dynamodb:Query'],
+        resources: [this.storage.table.tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [ingestDuePartition] } },
+      }),
+    );
 
     this.liveEvents = new LiveEvents(this, 'LiveEvents', {
       resourcePrefix: prefix,
@@ -399,9 +419,9 @@ export class OpflowStack extends Stack {
       value: this.secrets.apiKeySecretPrefix,
       description: 'API key secrets are named <prefix><tenant>',
     });
-    new CfnOutput(this, 'IngestQueueUrl', {
-      value: this.inbox.queue.queueUrl,
-      description: 'opflow --backend aws ingest starts batches here (OPFLOW_INGEST_QUEUE_URL)',
+    new CfnOutput(this, 'IngestFunctionName', {
+      value: this.inbox.ingest.function.functionName,
+      description: 'the ingest function: uploads under inbox/ of the bucket invoke it',
     });
     new CfnOutput(this, 'CallbackSecretPrefix', {
       value: this.automation.callbackSecretPrefix,

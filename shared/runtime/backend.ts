@@ -130,12 +130,13 @@ export interface Inbox {
     metadata: Record<string, string>,
   ): Promise<{ etag?: string | undefined }>;
   /**
-   * Tells the ingest function of an upload itself, on the ingest queue (emulators send no storage
-   * events; a repeat is harmless).
+   * Whether the ingest function has received this upload's event (the bucket's notification) and
+   * not read it yet: its entry waits in the ingest schedule.
    */
-  announce(queueUrl: string, upload: { key: string; etag?: string | undefined }): Promise<void>;
-  /** How many messages of the ingest queue no function has read yet (none consuming it: they stay). */
-  unread(queueUrl: string): Promise<number>;
-  /** Hands a batch back to the ingest function, which follows it again (after --redrive, --max-units). */
-  handBack(queueUrl: string, batchId: string): Promise<void>;
+  received(upload: { key: string; etag?: string | undefined }): Promise<boolean>;
+  /**
+   * Hands a batch back to the ingest function, which follows it again (after --redrive,
+   * --max-units): due at once in its schedule, taken by a running driver or the sweeper's next pass.
+   */
+  handBack(batchId: string): Promise<void>;
 }

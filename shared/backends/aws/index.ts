@@ -44,7 +44,6 @@ export {
   putInboxObject,
   readS3Object,
   s3CreatedEvent,
-  sendIngestMessage,
 } from './s3-inbox';
 export { S3ReportStore, type S3ReportStoreOptions } from './s3-report-store';
 export {

@@ -1,12 +1,11 @@
 /**
  * The report bucket's `inbox/`: what the ingest function reads (a manifest by byte ranges, the
  * documents it names, an uploaded document and its metadata) and what `opflow --backend aws ingest`
- * writes there; and the ingest queue's messages (continuations, starts).
+ * writes there; and the S3 event the bucket's notification hands the function for a new object.
  */
 
 import type { Readable } from 'node:stream';
 import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 
 export interface InboxObject {
   bucket: string;
@@ -87,39 +86,34 @@ export async function putInboxObject(
   return { etag: answer.ETag?.replace(/"/g, '') };
 }
 
-/** What S3 puts on the ingest queue for a new object (the function reads the same shape). */
-export function s3CreatedEvent(object: InboxObject, etag?: string): unknown {
+/**
+ * The S3 event the bucket's notification sends the ingest function for a new object (the shape the
+ * function reads; aws-local and the e2e harness deliver it as S3 and Lambda's async invoke do).
+ */
+export function s3CreatedEvent(
+  object: InboxObject,
+  etag?: string,
+  detail: { eventName?: string; size?: number; sequencer?: string } = {},
+): { Records: Record<string, unknown>[] } {
   return {
     Records: [
       {
         eventVersion: '2.1',
         eventSource: 'aws:s3',
-        eventName: 'ObjectCreated:Put',
+        awsRegion: 'us-east-1',
         eventTime: new Date().toISOString(),
+        eventName: detail.eventName ?? 'ObjectCreated:Put',
         s3: {
+          s3SchemaVersion: '1.0',
           bucket: { name: object.bucket, arn: `arn:aws:s3:::${object.bucket}` },
           object: {
             key: encodeURIComponent(object.key).replace(/%2F/g, '/').replace(/%20/g, '+'),
+            ...(detail.size !== undefined ? { size: detail.size } : {}),
             ...(etag ? { eTag: etag } : {}),
+            ...(detail.sequencer ? { sequencer: detail.sequencer } : {}),
           },
         },
       },
     ],
   };
-}
-
-/** A message to the ingest queue, after `delaySeconds` (at most 900, SQS's limit). */
-export async function sendIngestMessage(
-  sqs: SQSClient,
-  queueUrl: string,
-  body: unknown,
-  delaySeconds = 0,
-): Promise<void> {
-  await sqs.send(
-    new SendMessageCommand({
-      QueueUrl: queueUrl,
-      MessageBody: JSON.stringify(body),
-      DelaySeconds: Math.max(0, Math.min(900, Math.round(delaySeconds))),
-    }),
-  );
 }

@@ -143,13 +143,7 @@ async function changeBatch(
   redriveDeadlineMs: number | undefined,
 ): Promise<Batch> {
   const batchId = batch.id;
-  const ingestQueueUrl = ctx.io.env.OPFLOW_INGEST_QUEUE_URL?.trim() || undefined;
   const changes = options.redrive || options.maxUnits !== undefined;
-  if (changes && options.backend === 'aws' && !ingestQueueUrl)
-    throw new CliError(
-      'on aws, --redrive and --max-units hand the batch back to the ingest function: set OPFLOW_INGEST_QUEUE_URL (the stack output IngestQueueUrl)',
-      ExitCode.usage,
-    );
   const say = (line: string) => {
     if (!options.json && !options.quiet) ctx.io.stderr.write(`opflow: batch ${batchId}: ${line}\n`);
   };
@@ -182,8 +176,8 @@ async function changeBatch(
     );
     changed = outcome.batch;
   }
-  if (changes && backend.work.where === 'elsewhere' && ingestQueueUrl)
-    await backend.work.inbox.handBack(ingestQueueUrl, batchId);
+  // On aws the ingest function follows it again, within a minute (the sweeper's pass).
+  if (changes && backend.work.where === 'elsewhere') await backend.work.inbox.handBack(batchId);
   return changed;
 }
 

@@ -1,9 +1,10 @@
 /**
  * `opflow --backend aws ingest <path>`: uploads the manifest (and the documents its lines name), or
- * every document of a folder, under `inbox/<workflow>/<batch>/` in the report bucket (`inbox/tenants/<tenant>/<workflow>/<batch>/` for a tenant other than `default`: the tenant is the prefix written to), where the S3
- * event notification starts the ingest function; with OPFLOW_INGEST_QUEUE_URL set it also announces
- * the uploads itself (emulators send no S3 events; a repeat is harmless). Then it follows the batch
- * unless --no-wait.
+ * every document of a folder, under `inbox/<workflow>/<batch>/` in the report bucket
+ * (`inbox/tenants/<tenant>/<workflow>/<batch>/` for a tenant other than `default`: the tenant is the
+ * prefix written to), where the bucket's event notification invokes the ingest function, as for the
+ * dashboard's uploads: one way in, whoever uploads, and the command needs no right beyond writing
+ * under `inbox/` and reading the table. Then it follows the batch unless --no-wait.
  */
 import { basename, dirname, join } from 'node:path';
 import type { BatchOptions, BatchSourceKind } from '../../engine/batch-store';
@@ -49,11 +50,11 @@ export async function awsIngestCommand(
     const { inbox } = backend.work;
     const prefix = inboxFolderOf(options.tenant, options.workflow, batchId);
     const metadata = inboxMetadataFor(options.tenant, batchId, batchOptions);
-    const queueUrl = ctx.io.env.OPFLOW_INGEST_QUEUE_URL?.trim() || undefined;
-    const announce: { key: string; etag?: string | undefined }[] = [];
+    // The uploads that start the batch (not the files a manifest names): the function must receive one.
+    const starts: { key: string; etag?: string | undefined }[] = [];
     const upload = async (key: string, body: Uint8Array, meta: Record<string, string>, start: boolean) => {
       const { etag } = await inbox.put(key, body, meta);
-      if (start) announce.push({ key, etag });
+      if (start) starts.push({ key, etag });
     };
     let uploaded = 0;
     // Records (and documents) found: none means the wrong file, or an export that failed.
@@ -111,7 +112,6 @@ export async function awsIngestCommand(
       );
       uploaded += 1;
     }
-    if (queueUrl) for (const upload of announce) await inbox.announce(queueUrl, upload);
     const warnings = found === 0 ? [emptySourceWarning(kind, path)] : [];
     if (!options.json) for (const warning of warnings) ctx.io.stderr.write(`opflow: ${warning}\n`);
     if (!options.json)
@@ -147,7 +147,7 @@ export async function awsIngestCommand(
         batches,
         batchId,
         signal: abort.signal,
-        unread: unreadOf(inbox, queueUrl),
+        received: starts.length > 0 ? () => anyReceived(inbox, starts) : undefined,
       });
       const result = await driveBatch({ engine: backend.deps, batches }, undefined, batchId, {
         observe: true,
@@ -180,46 +180,42 @@ export async function awsIngestCommand(
   }
 }
 
-/** How long an announced upload may wait unread before the command says no ingest function runs. */
-const unreadLimitMs = 10_000;
-/** How long an upload may wait for its batch when S3 announces it (a deployed stack). */
-const startLimitMs = 90_000;
+/** How long an upload may wait for the ingest function to receive its event before the command says so. */
+const receiveLimitMs = 20_000;
 
-/** The ingest queue's unread messages, when the command announces its uploads there itself. */
-function unreadOf(inbox: Inbox, queueUrl: string | undefined) {
-  if (!queueUrl) return undefined;
-  return async () => ({ queueUrl, count: await inbox.unread(queueUrl) });
+/** Whether the ingest function received the event of any of these uploads. */
+async function anyReceived(inbox: Inbox, uploads: { key: string; etag?: string | undefined }[]) {
+  for (const upload of uploads) if (await inbox.received(upload)) return true;
+  return false;
 }
 
 /**
- * Waits until the ingest function has created the batch; fails within seconds when nothing reads the
- * ingest queue (its messages stay unread for 10 s), and after 90 s when S3 announces the uploads and
- * no batch appears. The uploads stay: the batch starts whenever a function reads them.
+ * Waits until the ingest function has created the batch. An upload's event reaches the function
+ * within a second or two; when 20 s pass with neither the batch nor the upload's entry in the ingest
+ * schedule, no function received it, and the command says so. The uploads stay: the batch starts
+ * whenever the function reads them.
  */
 async function waitForBatchStart(options: {
   batches: { get(id: string): Promise<unknown> };
   batchId: string;
   signal: AbortSignal;
-  unread: (() => Promise<{ queueUrl: string; count: number }>) | undefined;
+  received: (() => Promise<boolean>) | undefined;
 }): Promise<void> {
-  const { batches, batchId, signal, unread } = options;
+  const { batches, batchId, signal, received } = options;
   const startedAt = Date.now();
+  let seen = false;
   while (!(await batches.get(batchId)) && !signal.aborted) {
     const waited = Date.now() - startedAt;
-    const later = `the uploads are kept, and the batch starts when an ingest function reads them (opflow --backend aws batch ${batchId} follows it then)`;
-    if (unread && waited >= unreadLimitMs) {
-      const { queueUrl, count } = await unread();
-      if (count > 0)
+    if (received && !seen && waited >= receiveLimitMs) {
+      seen = await received();
+      if (!seen)
         throw new CliError(
-          `no ingest function is consuming the ingest queue (${queueUrl.split('/').pop()}, OPFLOW_INGEST_QUEUE_URL): ${count} message${count === 1 ? '' : 's'} unread after ${Math.round(waited / 1000)} s. Start \`npm run aws-local\` (it runs the ingest function), or deploy the stack's ingest function; ${later}`,
+          `batch ${batchId}: no ingest function received the upload within ${receiveLimitMs / 1000} s. ` +
+            "Check the report bucket's event notification for inbox/ and the stack's ingest function (its logs, its errors alarm), " +
+            `or start \`npm run aws-local\`, which runs it; the uploads are kept, and the batch starts when the function reads them (opflow --backend aws batch ${batchId} follows it then)`,
           ExitCode.environment,
         );
     }
-    if (!unread && waited >= startLimitMs)
-      throw new CliError(
-        `batch ${batchId} did not start within ${startLimitMs / 1000} s of its upload: no ingest function read it. Check the stack's ingest function (its logs, its event source on the ingest queue) and the bucket's event notification for inbox/; ${later}`,
-        ExitCode.environment,
-      );
     await new Promise((resolve) => setTimeout(resolve, 1_000));
   }
 }

@@ -169,7 +169,7 @@ export function buildAwsPipeline(options: AwsPipelineOptions): AwsPipeline {
     onJobChange: changes.subscribe,
     onAnswerText: changes.subscribeText,
     partialAnswers: async () => partialAnswers,
-    work: { where: 'elsewhere', inbox: awsInbox(aws, config.bucketName) },
+    work: { where: 'elsewhere', inbox: awsInbox(aws, config.bucketName, config.tableName) },
     batches: async () => batches,
     changeFeed: () =>
       Promise.reject(
@@ -233,24 +233,24 @@ function partialAnswersOnFirstUse(aws: AwsBackend, tableName: string, clock: Clo
   };
 }
 
-/** The report bucket's inbox, and the ingest queue that starts the ingest function. */
-function awsInbox(aws: AwsBackend, bucket: string): Inbox {
-  const inbox = () => import('../../backends/aws/s3-inbox');
+/** The report bucket's inbox, and the ingest schedule in the job table that the ingest function follows. */
+function awsInbox(aws: AwsBackend, bucket: string, tableName: string): Inbox {
+  const schedule = async () => {
+    const { DynamoDbIngestSchedule } = await import('../../backends/aws/dynamodb-ingest-schedule');
+    return new DynamoDbIngestSchedule(aws.clients.documents, tableName);
+  };
   return {
     location: `s3://${bucket}/`,
     put: async (key, body, metadata) =>
-      (await inbox()).putInboxObject(aws.clients.s3, { bucket, key }, body, metadata),
-    announce: async (queueUrl, upload) => {
-      const { s3CreatedEvent, sendIngestMessage } = await inbox();
-      await sendIngestMessage(
-        aws.clients.sqs,
-        queueUrl,
-        s3CreatedEvent({ bucket, key: upload.key }, upload.etag),
-      );
+      (await import('../../backends/aws/s3-inbox')).putInboxObject(
+        aws.clients.s3,
+        { bucket, key },
+        body,
+        metadata,
+      ),
+    received: async (upload) => (await schedule()).hasUpload({ bucket, ...upload }),
+    handBack: async (batchId) => {
+      await (await schedule()).scheduleBatch(batchId, Date.now(), { restart: true });
     },
-    unread: async (queueUrl) =>
-      (await import('../../backends/aws/ingest-queue-depth')).unreadIngestMessages(aws.clients.sqs, queueUrl),
-    handBack: async (queueUrl, batchId) =>
-      (await inbox()).sendIngestMessage(aws.clients.sqs, queueUrl, { kind: 'continue', batchId }),
   };
 }

@@ -1,10 +1,11 @@
 /**
- * What a message of the ingest queue is (pure, zod): an S3 event of uploads, the function's own
- * continuation `{kind: "continue", batchId, hop}`, S3's test event, or something to drop, with a
- * reason that names the field at fault. No retry helps a malformed message, so it is not retried.
+ * What an invocation of the ingest function is (pure, zod): an S3 event of uploads under `inbox/`
+ * (the bucket's event notification, invoked asynchronously), a continuation `{kind: "continue",
+ * hop, batchId?}` (its own hand-over, the sweeper's minute pass, a redrive), S3's test event, or
+ * something to drop, with a reason that names the field at fault. No retry helps a malformed event,
+ * so it is not retried.
  */
 import * as z from 'zod';
-import { errorMessage } from '../../errors/error-message';
 import { formatIssues } from '../../errors/zod-issues';
 
 const s3EventSchema = z.object({
@@ -19,14 +20,16 @@ const s3EventSchema = z.object({
   ),
 });
 
-const continueSchema = z.object({
+const continueSchema = z.strictObject({
   kind: z.literal('continue'),
+  /** A batch to drive on (a redrive names it); without it, whatever is due. */
   batchId: z
     .string()
     .min(1)
     .max(100)
-    .regex(/^[\w.-]+$/, 'is not a batch id'),
-  /** Continuations before this one in the chain (absent: a chain's first, e.g. a redrive's). */
+    .regex(/^[\w.-]+$/, 'is not a batch id')
+    .optional(),
+  /** Hand-overs before this one in the chain (absent: a chain's first, e.g. the sweeper's). */
   hop: z.number().int().min(0).optional(),
 });
 
@@ -34,34 +37,27 @@ const testEventSchema = z.object({ Event: z.literal('s3:TestEvent') }).loose();
 
 export type S3EventRecord = z.infer<typeof s3EventSchema>['Records'][number];
 
-export type IngestMessage =
+export type IngestEvent =
   | { kind: 'uploads'; records: S3EventRecord[] }
-  | { kind: 'continue'; batchId: string; hop?: number | undefined }
+  | { kind: 'continue'; batchId?: string | undefined; hop: number }
   | { kind: 'test' }
   | { kind: 'malformed'; reason: string };
 
-/** Reads one ingest queue record's body. */
-export function readIngestMessage(body: unknown): IngestMessage {
-  if (typeof body !== 'string') return { kind: 'malformed', reason: 'the record has no body' };
-  let value: unknown;
-  try {
-    value = JSON.parse(body);
-  } catch (error) {
-    return { kind: 'malformed', reason: `the body is not JSON (${errorMessage(error)})` };
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value))
-    return { kind: 'malformed', reason: 'the body is not a JSON object' };
-  if (testEventSchema.safeParse(value).success) return { kind: 'test' };
-  if ('Records' in value) {
-    const parsed = s3EventSchema.safeParse(value);
+/** Reads one invocation's event. */
+export function readIngestEvent(event: unknown): IngestEvent {
+  if (typeof event !== 'object' || event === null || Array.isArray(event))
+    return { kind: 'malformed', reason: 'the event is not a JSON object' };
+  if (testEventSchema.safeParse(event).success) return { kind: 'test' };
+  if ('Records' in event) {
+    const parsed = s3EventSchema.safeParse(event);
     return parsed.success
       ? { kind: 'uploads', records: parsed.data.Records }
       : { kind: 'malformed', reason: `not an S3 event: ${formatIssues(parsed.error, { limit: 5 })}` };
   }
-  if ('kind' in value && value.kind === 'continue') {
-    const parsed = continueSchema.safeParse(value);
+  if ('kind' in event && event.kind === 'continue') {
+    const parsed = continueSchema.safeParse(event);
     return parsed.success
-      ? { kind: 'continue', batchId: parsed.data.batchId, hop: parsed.data.hop }
+      ? { kind: 'continue', batchId: parsed.data.batchId, hop: parsed.data.hop ?? 0 }
       : { kind: 'malformed', reason: `not a continuation: ${formatIssues(parsed.error, { limit: 5 })}` };
   }
   return {

@@ -1,32 +1,43 @@
 /**
- * The ingest function's logic, behind the Lambda `ingest` that the ingest queue triggers: an S3
- * event of an upload under `inbox/` (see shared/ingest/inbox.ts) starts or feeds a batch; a
- * continuation message `{kind: "continue", batchId}` carries it on. Each invocation works on one
- * batch as its only driver (a lease on the batch record): reads the manifest from its committed
- * position until a minute before the function's time is up, releases items up to the batch's
- * in-flight limit, refreshes the outputs when due, and, unless the batch is settled, hands over to a
- * continuation (at once while reading, else after a few seconds). Killed at any point, the message
- * comes back and the batch goes on from its last commit.
+ * The ingest function's logic, behind the Lambda `ingest`. The report bucket's event notification
+ * invokes it asynchronously for each upload under `inbox/` (see shared/ingest/inbox.ts); it invokes
+ * itself, and the sweeper's minute pass invokes it, with a continuation `{kind: "continue"}`. No SQS
+ * queue and no poll: what there is to do lives in the job table (the ingest schedule,
+ * shared/backends/aws/dynamodb-ingest-schedule.ts), each upload and running batch an entry with the
+ * time it is due.
  *
- * Each continuation carries its place in the chain (`hop`). The function runs with Lambda's
- * recursive loop detection off (RecursiveLoop: Allow, a batch being one long chain), so a batch that
- * would continue past its budget (OPFLOW_INGEST_CONTINUATION_BUDGET, default 8,640: a day of
- * 10-second polls) is stopped loudly instead: an error naming the batch, the
- * `IngestContinuationBudgetExhausted` metric, and the message failed, so it ends in the ingest
- * dead-letter queue, whose alarm fires. `opflow batch redrive` (a new chain) takes it on again.
+ * An invocation first records the uploads its event names (idempotent per object version), then
+ * works only if it holds one of the driver slots (OPFLOW_INGEST_DRIVERS, default 2: what the SQS
+ * event source's maximum concurrency gave); otherwise it ends, and a driver or the next minute's
+ * pass takes the uploads. A driver takes due entries one at a time (a conditional write, so two
+ * deliveries of one event meet one entry) until a minute before its time is up: an upload opens or
+ * feeds its batch; a batch is read from its committed position, its items released up to its
+ * in-flight limit, its outputs refreshed when due. A batch still reading is due again at once; one
+ * whose jobs run is due `pollSeconds` later and taken by the next pass (the sweeper's, each
+ * minute, or a driver still at work). When entries are due as it stops, it invokes itself. Killed at
+ * any point, its entries come due again when its lease ends, and the batch goes on from its last
+ * commit.
+ *
+ * Each batch counts its rounds. The function runs with Lambda's recursive loop detection off
+ * (RecursiveLoop: Allow, a large upload being one long chain), so a batch that would go past its
+ * budget (OPFLOW_INGEST_CONTINUATION_BUDGET, default 8,640: a day of 10-second polls) is stopped
+ * loudly instead: an error naming the batch, the `IngestContinuationBudgetExhausted` metric, and a
+ * notice in the ingest dead-letter queue, whose alarm fires. `opflow batch redrive` takes it on again.
  */
+import { randomUUID } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import type { Context } from 'aws-lambda';
 import {
   type AwsClients,
   DynamoDbBatchStore,
   inboxMetadata,
   openS3Object,
   readS3Object,
-  sendIngestMessage,
 } from '../../backends/aws';
+import { DynamoDbIngestSchedule, type IngestEntry } from '../../backends/aws/dynamodb-ingest-schedule';
 import type { Batch, BatchSource } from '../../engine/batch-store';
 import { errorMessage } from '../../errors/error-message';
 import { admitBatch } from '../../ingest/admission';
@@ -43,42 +54,69 @@ import {
   openBatch,
 } from '../../ingest/ingest';
 import { writeBatchOutputs } from '../../ingest/outputs';
-import { decodeS3Key, readIngestMessage, type S3EventRecord } from './ingest-message';
+import { decodeS3Key, readIngestEvent, type S3EventRecord } from './ingest-message';
 import type { JobsRuntime } from './jobs-runtime';
 import { engineLogger } from './observability';
 
-/** Continuations one batch's chain may send before it is stopped (a day of 10-second polls). */
+/** Rounds one batch may take before it is stopped (a day of 10-second polls). */
 export const DEFAULT_CONTINUATION_BUDGET = 8_640;
 
-/** A batch whose chain of continuations went past its budget: the message fails into the DLQ. */
+/** Drivers at once (the SQS event source's maximum concurrency before, 2). */
+export const DEFAULT_INGEST_DRIVERS = 2;
+
+/** A batch that went past its budget of rounds. */
 export class ContinuationBudgetExhaustedError extends Error {
   override readonly name = 'ContinuationBudgetExhaustedError';
+}
+
+/** Entries whose work failed in this invocation (they come due again); the invocation fails, so its errors alarm sees it. */
+export class IngestEntriesFailedError extends Error {
+  override readonly name = 'IngestEntriesFailedError';
 }
 
 export interface IngestFunctionOptions {
   runtime: Pick<JobsRuntime, 'deps' | 'aws' | 'config' | 'observability'>;
   /** The S3 client the inbox is read with (the function's handler builds it; the runtime's report store shares it). */
   s3: AwsClients['s3'];
-  /** The ingest queue (continuations go there). Default: OPFLOW_INGEST_QUEUE_URL. */
-  queueUrl?: string | undefined;
-  /** Stop reading this long before the function's deadline (default 60 s). */
+  /** Hands the work on to a new invocation of the function named (its own asynchronous invoke). */
+  continueWith: (event: { kind: 'continue'; hop: number }, functionName: string) => Promise<void>;
+  /** Where a stopped batch's notice goes (the ingest dead-letter queue). Default: OPFLOW_INGEST_DLQ_URL. */
+  deadLetterQueueUrl?: string | undefined;
+  /** Stop taking work this long before the function's deadline (default 60 s). */
   reserveMs?: number | undefined;
-  /** Delay of a continuation once the source is read (default 10 s). */
+  /** A batch whose jobs run is due again this much later (default 10 s). */
   pollSeconds?: number | undefined;
-  /** Continuations a batch's chain may send (default OPFLOW_INGEST_CONTINUATION_BUDGET, else 8,640). */
+  /** Rounds a batch may take (default OPFLOW_INGEST_CONTINUATION_BUDGET, else 8,640). */
   continuationBudget?: number | undefined;
+  /** Drivers at once (default OPFLOW_INGEST_DRIVERS, else 2). */
+  drivers?: number | undefined;
 }
 
-/** What every part of an invocation reads: the runtime, the inbox's S3 client, the batch store and the settings. */
+/** What every part of an invocation reads: the runtime, the inbox's S3 client, the stores and the settings. */
 interface IngestSetup {
   runtime: IngestFunctionOptions['runtime'];
   logger: Logger;
   s3: AwsClients['s3'];
   batches: DynamoDbBatchStore;
-  queueUrl: string | undefined;
+  schedule: DynamoDbIngestSchedule;
+  continueWith: IngestFunctionOptions['continueWith'];
+  deadLetterQueueUrl: string | undefined;
   reserveMs: number;
   pollSeconds: number;
   continuationBudget: number;
+  drivers: number;
+}
+
+/** What one invocation did. */
+export interface IngestRun {
+  /** Uploads its event named, recorded. */
+  recorded: number;
+  /** Whether it held a driver slot (else every slot was held, and it only recorded). */
+  drove: boolean;
+  /** Entries it worked on. */
+  entries: number;
+  /** Whether it invoked itself to go on. */
+  continued: boolean;
 }
 
 export function createIngestFunction(options: IngestFunctionOptions) {
@@ -86,30 +124,57 @@ export function createIngestFunction(options: IngestFunctionOptions) {
   // V8, sized for the function's 1 GB, lets short-lived garbage pile up before it collects.
   setFlagsFromString('--optimize-for-size');
   const setup = ingestSetup(options);
-  const { runtime, logger } = setup;
+  const { logger } = setup;
 
-  async function handle(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
+  async function handle(event: unknown, context: Context): Promise<IngestRun> {
     logger.addContext(context);
-    const deps: IngestDeps = {
-      engine: { ...runtime.deps, log: engineLogger(logger) },
-      batches: setup.batches,
-    };
-    const failures: { itemIdentifier: string }[] = [];
-    for (const record of event.Records) {
-      try {
-        const deadline = Date.now() + context.getRemainingTimeInMillis() - setup.reserveMs;
-        await handleMessage(setup, deps, record.body, deadline);
-      } catch (error) {
-        logger.error(
-          error instanceof ContinuationBudgetExhaustedError
-            ? 'ingest continuation budget exhausted; the message goes to the dead-letter queue'
-            : 'ingest failed; the message comes back',
-          { error: errorMessage(error) },
-        );
-        failures.push({ itemIdentifier: record.messageId });
+    const run: IngestRun = { recorded: 0, drove: false, entries: 0, continued: false };
+    const message = readIngestEvent(event);
+    if (message.kind === 'malformed') {
+      // No retry can help it: dropped, with what is wrong.
+      logger.error('not an ingest event; dropped', { reason: message.reason });
+      return run;
+    }
+    if (message.kind === 'test') return run;
+    const now = Date.now();
+    if (message.kind === 'uploads') run.recorded = await record(setup, message.records, now);
+    if (message.kind === 'continue' && message.batchId)
+      await setup.schedule.scheduleBatch(message.batchId, now, { restart: true });
+    const hop = message.kind === 'continue' ? message.hop : 0;
+    const deadline = now + context.getRemainingTimeInMillis() - setup.reserveMs;
+    const holder = context.awsRequestId || randomUUID();
+    const slot = await setup.schedule.claimSlot(setup.drivers, holder, now, deadline + setup.reserveMs);
+    if (slot === undefined) {
+      logger.info('every ingest driver slot is held; the running drivers or the next minute take the work', {
+        drivers: setup.drivers,
+      });
+      return run;
+    }
+    run.drove = true;
+    let failed: string[] = [];
+    try {
+      const deps: IngestDeps = {
+        engine: { ...setup.runtime.deps, log: engineLogger(logger) },
+        batches: setup.batches,
+      };
+      ({ entries: run.entries, failed } = await work(setup, deps, deadline));
+    } finally {
+      await setup.schedule.releaseSlot(slot, holder);
+    }
+    // Due work left (the deadline came, or an upload arrived while the slot was held): a new invocation.
+    if ((await setup.schedule.due(Date.now())).length > 0) {
+      if (hop + 1 > setup.continuationBudget)
+        logger.error("ingest hand-over chain at its budget; the sweeper's next pass goes on", { hop });
+      else {
+        await setup.continueWith({ kind: 'continue', hop: hop + 1 }, context.functionName);
+        run.continued = true;
       }
     }
-    return { batchItemFailures: failures };
+    if (failed.length > 0)
+      throw new IngestEntriesFailedError(
+        `${failed.length} ingest entr${failed.length === 1 ? 'y' : 'ies'} failed (${failed.slice(0, 5).join(', ')}); each is due again in a minute`,
+      );
+    return run;
   }
 
   return { handle, logger: logger as Logger };
@@ -118,7 +183,10 @@ export function createIngestFunction(options: IngestFunctionOptions) {
 /** The function's settings: given, else from its environment, else the defaults. */
 function ingestSetup(options: IngestFunctionOptions): IngestSetup {
   const { runtime } = options;
-  const budgetVariable = Number(process.env.OPFLOW_INGEST_CONTINUATION_BUDGET);
+  const positive = (name: string) => {
+    const value = Number(process.env[name]);
+    return Number.isInteger(value) && value > 0 ? value : undefined;
+  };
   return {
     runtime,
     logger: runtime.observability.logger,
@@ -127,48 +195,154 @@ function ingestSetup(options: IngestFunctionOptions): IngestSetup {
       client: runtime.aws.clients.documents,
       tableName: runtime.config.tableName,
     }),
-    queueUrl: options.queueUrl ?? process.env.OPFLOW_INGEST_QUEUE_URL,
+    schedule: new DynamoDbIngestSchedule(runtime.aws.clients.documents, runtime.config.tableName),
+    continueWith: options.continueWith,
+    deadLetterQueueUrl:
+      options.deadLetterQueueUrl ?? (process.env.OPFLOW_INGEST_DLQ_URL?.trim() || undefined),
     reserveMs: options.reserveMs ?? 60_000,
     pollSeconds: options.pollSeconds ?? 10,
     continuationBudget:
       options.continuationBudget ??
-      (Number.isInteger(budgetVariable) && budgetVariable > 0 ? budgetVariable : DEFAULT_CONTINUATION_BUDGET),
+      positive('OPFLOW_INGEST_CONTINUATION_BUDGET') ??
+      DEFAULT_CONTINUATION_BUDGET,
+    drivers: options.drivers ?? positive('OPFLOW_INGEST_DRIVERS') ?? DEFAULT_INGEST_DRIVERS,
   };
 }
 
-/** One ingest queue message: a continuation drives its batch on, an S3 event's uploads are taken, a malformed one dropped. */
-async function handleMessage(
+/** Records the uploads an S3 event names (creations of objects of the report bucket); how many. */
+async function record(setup: IngestSetup, records: S3EventRecord[], now: number): Promise<number> {
+  const { logger, runtime } = setup;
+  let recorded = 0;
+  for (const entry of records) {
+    if (!entry.eventName.startsWith('ObjectCreated')) continue;
+    const key = decodeS3Key(entry.s3.object.key);
+    const bucket = entry.s3.bucket.name;
+    if (key === undefined) {
+      logger.error('inbox object left alone', {
+        bucket,
+        key: entry.s3.object.key.slice(0, 1100),
+        reason: 'the S3 event key is not a URL-encoded S3 key',
+      });
+      continue;
+    }
+    if (bucket !== runtime.config.bucketName) {
+      logger.error('inbox object left alone', {
+        bucket,
+        key: key.slice(0, 1100),
+        reason: `bucket ${bucket} is not the report bucket (${runtime.config.bucketName})`,
+      });
+      continue;
+    }
+    await setup.schedule.addUpload({ bucket, key, etag: entry.s3.object.eTag }, now);
+    recorded += 1;
+  }
+  return recorded;
+}
+
+/** Takes due entries one at a time until the deadline or until none is due; the ids of those that failed. */
+async function work(
   setup: IngestSetup,
   deps: IngestDeps,
-  body: unknown,
+  deadline: number,
+): Promise<{ entries: number; failed: string[] }> {
+  const { schedule, logger } = setup;
+  const failed: string[] = [];
+  const failedIds = new Set<string>();
+  let entries = 0;
+  // At least one entry, whatever the time left: an invocation that started late still moves on.
+  while (entries === 0 || Date.now() < deadline) {
+    const due = (await schedule.due(Date.now())).filter((entry) => !failedIds.has(entry.id));
+    if (due.length === 0) break;
+    let taken = 0;
+    for (const entry of due) {
+      if (entries > 0 && Date.now() >= deadline) break;
+      if (!(await schedule.take(entry, Math.max(deadline, Date.now()) + setup.reserveMs))) continue;
+      taken += 1;
+      entries += 1;
+      try {
+        await (entry.kind === 'upload'
+          ? readUpload(setup, deps, entry)
+          : driveEntry(setup, deps, entry, deadline));
+      } catch (error) {
+        logger.error('ingest entry failed; due again in a minute', {
+          entry: entry.kind === 'upload' ? entry.upload.key.slice(0, 1100) : entry.batchId,
+          error: errorMessage(error),
+        });
+        failed.push(entry.kind === 'upload' ? entry.upload.key.slice(0, 200) : `batch ${entry.batchId}`);
+        failedIds.add(entry.id);
+        await schedule.take(entry, Date.now() + 60_000).catch(() => undefined);
+      }
+    }
+    // Every due entry taken by others since they were read: theirs to do.
+    if (taken === 0) break;
+  }
+  return { entries, failed };
+}
+
+/** An upload entry: read (its batch is then due at once), or left alone with a line saying why. */
+async function readUpload(
+  setup: IngestSetup,
+  deps: IngestDeps,
+  entry: Extract<IngestEntry, { kind: 'upload' }>,
+): Promise<void> {
+  const { bucket, key, etag } = entry.upload;
+  let batchId: string | undefined;
+  try {
+    batchId = await arrived(setup, deps, bucket, key, etag);
+  } catch (error) {
+    if (!(error instanceof IngestRefused)) throw error;
+    setup.logger.error('inbox object left alone', { bucket, key: key.slice(0, 1100), reason: error.message });
+  }
+  if (batchId) await setup.schedule.scheduleBatch(batchId, Date.now(), { restart: true });
+  await setup.schedule.remove(entry);
+}
+
+/** A batch entry: one round of driving it, then due again (at once while reading), or removed once settled. */
+async function driveEntry(
+  setup: IngestSetup,
+  deps: IngestDeps,
+  entry: Extract<IngestEntry, { kind: 'batch' }>,
   deadline: number,
 ): Promise<void> {
-  const { logger, continuationBudget } = setup;
-  const message = readIngestMessage(body);
-  if (message.kind === 'continue') {
-    const hop = (message.hop ?? 0) + 1;
-    if (hop > continuationBudget) {
-      const { metrics } = setup.runtime.observability;
-      metrics.addMetric('IngestContinuationBudgetExhausted', MetricUnit.Count, 1);
-      metrics.publishStoredMetrics();
-      throw new ContinuationBudgetExhaustedError(
-        `batch ${message.batchId} sent ${continuationBudget} continuations without settling ` +
-          '(OPFLOW_INGEST_CONTINUATION_BUDGET): stopped; look at its jobs, then `opflow batch redrive` it',
-      );
-    }
-    await drive(setup, deps, message.batchId, deadline, hop);
-  } else if (message.kind === 'uploads') {
-    for (const entry of message.records) {
-      const batchId = await uploaded(setup, deps, entry);
-      if (batchId) await drive(setup, deps, batchId, deadline, 0);
-    }
-  } else if (message.kind === 'malformed') {
-    // No retry can help it: dropped, with what is wrong.
-    logger.error('not an ingest message; dropped', {
-      reason: message.reason,
-      body: typeof body === 'string' ? body.slice(0, 500) : undefined,
-    });
+  const { schedule, batches } = setup;
+  const { batchId } = entry;
+  const released = await drive(setup, deps, batchId, deadline);
+  if (released === 'gone') return schedule.remove(entry);
+  if (released === 'held') {
+    // Another invocation drives it (its lease); looked at again after it.
+    const batch = await batches.get(batchId);
+    await schedule.scheduleBatch(batchId, Math.max(Date.now(), batch?.driverUntil ?? 0) + 1_000);
+    return;
   }
+  if (batchSettled(released)) return schedule.remove(entry);
+  const dueAt = released.cursor.done ? Date.now() + setup.pollSeconds * 1000 : Date.now();
+  const rounds = await schedule.scheduleBatch(batchId, dueAt, { round: true });
+  if (rounds > setup.continuationBudget) await stopRunaway(setup, entry, rounds);
+}
+
+/** A batch past its budget of rounds: no longer driven, said in the log, a metric and the dead-letter queue. */
+async function stopRunaway(
+  setup: IngestSetup,
+  entry: Extract<IngestEntry, { kind: 'batch' }>,
+  rounds: number,
+): Promise<void> {
+  const { logger, runtime } = setup;
+  const error = new ContinuationBudgetExhaustedError(
+    `batch ${entry.batchId} took ${rounds - 1} rounds without settling (OPFLOW_INGEST_CONTINUATION_BUDGET ${setup.continuationBudget}): ` +
+      'stopped; look at its jobs, then `opflow batch redrive` it',
+  );
+  const { metrics } = runtime.observability;
+  metrics.addMetric('IngestContinuationBudgetExhausted', MetricUnit.Count, 1);
+  metrics.publishStoredMetrics();
+  logger.error('ingest continuation budget exhausted; the batch is stopped', { error: error.message });
+  await setup.schedule.remove(entry);
+  if (setup.deadLetterQueueUrl)
+    await runtime.aws.clients.sqs.send(
+      new SendMessageCommand({
+        QueueUrl: setup.deadLetterQueueUrl,
+        MessageBody: JSON.stringify({ kind: 'stopped', batchId: entry.batchId, reason: error.message }),
+      }),
+    );
 }
 
 /** A batch's source as ingestion reads it: the manifest's bytes, or the documents of its folder. */
@@ -183,34 +357,6 @@ function sourceOf(s3: AwsClients['s3'], source: BatchSource): IngestSource {
       source.kind === 'jsonl' || source.kind === 'csv' ? openS3Object(s3, { bucket, key }) : undefined,
     readDocument: (relative) => readS3Object(s3, { bucket, key: `${folder}${relative}` }, maxDocumentBytes),
   };
-}
-
-/**
- * One record of an S3 event: the upload it names is taken (see `arrived`), or left alone with a
- * line saying why when no retry could help (not an object of the report bucket, a key not encoded
- * right, an object gone since, metadata or names the inbox refuses).
- */
-async function uploaded(
-  setup: IngestSetup,
-  deps: IngestDeps,
-  entry: S3EventRecord,
-): Promise<string | undefined> {
-  const { logger, runtime } = setup;
-  if (!entry.eventName.startsWith('ObjectCreated')) return undefined;
-  const key = decodeS3Key(entry.s3.object.key);
-  const bucket = entry.s3.bucket.name;
-  const leftAlone = (reason: string, shownKey = key) =>
-    logger.error('inbox object left alone', { bucket, key: (shownKey ?? '').slice(0, 1100), reason });
-  if (key === undefined)
-    return void leftAlone('the S3 event key is not a URL-encoded S3 key', entry.s3.object.key);
-  if (bucket !== runtime.config.bucketName)
-    return void leftAlone(`bucket ${bucket} is not the report bucket (${runtime.config.bucketName})`);
-  try {
-    return await arrived(setup, deps, bucket, key, entry.s3.object.eTag);
-  } catch (error) {
-    if (!(error instanceof IngestRefused)) throw error;
-    return void leftAlone(error.message);
-  }
 }
 
 /** An upload: a manifest opens (or reopens) its batch; a document joins its batch. */
@@ -269,18 +415,23 @@ async function arrived(
   return batch.id;
 }
 
-/** Works on the batch as its only driver until the deadline, then hands over. */
+/**
+ * One round on the batch as its only driver (a lease on the batch record): reads on until the
+ * deadline, releases items, refreshes the outputs when due. `gone` when the batch no longer exists,
+ * `held` when another invocation drives it.
+ */
 async function drive(
   setup: IngestSetup,
   deps: IngestDeps,
   batchId: string,
   deadline: number,
-  hop: number,
-): Promise<void> {
-  const { batches, queueUrl, pollSeconds } = setup;
+): Promise<Batch | 'gone' | 'held'> {
+  const { batches } = setup;
   const claimed = await lease(batches, batchId, deadline + setup.reserveMs);
-  if (!claimed) return; // Another invocation drives it, and hands over itself.
+  if (claimed === undefined) return 'gone';
+  if (claimed === 'held') return 'held';
   let outputs = { at: claimed.outputsAt, cost: claimed.outputsCostMs };
+  let released: Batch | undefined;
   try {
     let batch: Batch = claimed;
     if (!batch.cursor.done && batch.source.kind !== 'document') {
@@ -306,31 +457,24 @@ async function drive(
       outputs = { at: Date.now(), cost: Math.round(performance.now() - started) };
     }
   } finally {
-    const released = await release(batches, batchId, outputs);
-    if (released && !batchSettled(released) && queueUrl) {
-      await sendIngestMessage(
-        setup.runtime.aws.clients.sqs,
-        queueUrl,
-        { kind: 'continue', batchId, hop },
-        released.cursor.done ? pollSeconds : 0,
-      );
-    }
+    released = await release(batches, batchId, outputs);
   }
+  return released ?? 'gone';
 }
 
 async function lease(
   batches: DynamoDbBatchStore,
   batchId: string,
   until: number,
-): Promise<Batch | undefined> {
+): Promise<Batch | 'held' | undefined> {
   for (let tries = 0; tries < 10; tries++) {
     const batch = await batches.get(batchId);
     if (!batch) return undefined;
-    if (batch.driverUntil !== undefined && batch.driverUntil > Date.now()) return undefined;
+    if (batch.driverUntil !== undefined && batch.driverUntil > Date.now()) return 'held';
     const next = { ...batch, version: batch.version + 1, driverUntil: until };
     if (await batches.commit(next, batch.version)) return next;
   }
-  return undefined;
+  return 'held';
 }
 
 async function release(

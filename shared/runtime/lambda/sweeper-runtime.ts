@@ -1,11 +1,19 @@
 /**
  * What the `sweeper` Lambda builds once per instance: only what a sweep uses, a DynamoDB job store,
- * the callback outbox (its due entries are marked for the callback function) and the SQS work queue (no S3, no Secrets Manager, no Open Platform client, no workflows), so its
+ * the callback outbox (its due entries are marked for the callback function), the ingest schedule
+ * (the ingest function is woken when an entry is due) and the SQS work queue (no S3, no Secrets Manager, no Open Platform client, no workflows), so its
  * bundle and its cold start stay small. Settings come from the same environment
  * and checks as every function's (`loadAwsConfig`).
  */
-import { awsClientConfig, createDynamoDbClients, createSqsClient } from '../../backends/aws/clients';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  type AwsClientConfig,
+  awsClientConfig,
+  createDynamoDbClients,
+  createSqsClient,
+} from '../../backends/aws/clients';
 import { DynamoDbCallbackOutbox } from '../../backends/aws/dynamodb-callback-outbox';
+import { DynamoDbIngestSchedule } from '../../backends/aws/dynamodb-ingest-schedule';
 import { DynamoDbJobStore } from '../../backends/aws/dynamodb-job-store';
 import { SqsWorkQueue } from '../../backends/aws/sqs-work-queue';
 import type { SweepDeps } from '../../engine/deps';
@@ -38,8 +46,45 @@ export function createSweeperRuntime(
     deps,
     observability: createObservability(),
     callbacks: (now) => outbox.announceDue(now),
+    ...(env.OPFLOW_INGEST_FUNCTION_NAME?.trim()
+      ? {
+          ingest: ingestWake(
+            documents,
+            config.tableName,
+            clientConfig,
+            env.OPFLOW_INGEST_FUNCTION_NAME.trim(),
+          ),
+        }
+      : {}),
     ...(config.admission !== 'off' ? { parked: store } : {}),
     ...(env[reviewSecretPrefixVariable]?.trim() ? { reviews: reviewsOnFirstUse(env) } : {}),
+  };
+}
+
+/**
+ * The ingest pass: one Query of the ingest schedule's partition (a handful of items); when an entry
+ * is due, one asynchronous invocation of the ingest function, whose Lambda client is loaded then (a
+ * chunk of its own: idle, the sweeper never loads it).
+ */
+function ingestWake(
+  documents: DynamoDBDocumentClient,
+  tableName: string,
+  clientConfig: AwsClientConfig,
+  functionName: string,
+): NonNullable<SweeperOptions['ingest']> {
+  const schedule = new DynamoDbIngestSchedule(documents, tableName);
+  let lambda: Promise<(payload: unknown) => Promise<void>> | undefined;
+  return async (now) => {
+    if ((await schedule.due(now)).length === 0) return false;
+    lambda ??= import('../../backends/aws/lambda-invoke').then(({ createLambdaClient, invokeAsync }) => {
+      const client = createLambdaClient(clientConfig);
+      return (payload: unknown) => invokeAsync(client, functionName, payload);
+    });
+    lambda.catch(() => {
+      lambda = undefined;
+    });
+    await (await lambda)({ kind: 'continue', hop: 0 });
+    return true;
   };
 }
 

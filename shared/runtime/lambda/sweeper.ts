@@ -29,6 +29,11 @@ export interface SweeperOptions {
    */
   callbacks?: ((now: number) => Promise<number>) | undefined;
   /**
+   * With it, the ingest function is invoked when an entry of its schedule is due (a batch whose
+   * jobs run, an upload no driver took, a driver that died); returns whether it was.
+   */
+  ingest?: ((now: number) => Promise<boolean>) | undefined;
+  /**
    * With it, the reviewers' pass runs after the sweep: notices, reminders and timeout defaults of the
    * jobs awaiting a selection (lambda/reviewers.ts), starting nothing after `until` (epoch ms).
    */
@@ -48,6 +53,8 @@ export interface SweepRun {
   expiredParked: number;
   /** Callback outbox entries marked due for the callback function. */
   callbacksDue: number;
+  /** Whether the ingest function was woken (an entry of its schedule was due). */
+  ingestWoken?: boolean | undefined;
   /** The reviewers' pass, when the stack has reviewers. */
   reviews?: ReviewPassResult | undefined;
 }
@@ -67,6 +74,21 @@ async function runCallbacks(
       error: errorMessage(error),
     });
     return 0;
+  }
+}
+
+/** The ingest pass, logged; a failure is the next run's to retry, never the sweep's. */
+async function runIngest(
+  ingest: NonNullable<SweeperOptions['ingest']>,
+  logger: Observability['logger'],
+): Promise<boolean> {
+  try {
+    return await ingest(Date.now());
+  } catch (error) {
+    logger.error('ingest: the function was not woken; the next sweep tries again', {
+      error: errorMessage(error),
+    });
+    return false;
   }
 }
 
@@ -102,8 +124,16 @@ export function createSweeper(options: SweeperOptions): Sweeper {
         // Parked jobs past their deadline, whatever their key's line: the runner fails them.
         const expiredParked = options.parked ? await expireParked(deps, options.parked) : 0;
         const callbacksDue = options.callbacks ? await runCallbacks(options.callbacks, logger) : 0;
+        const ingestWoken = options.ingest ? await runIngest(options.ingest, logger) : undefined;
         const reviews = options.reviews && (await runReviews(options.reviews, context, logger));
-        const run = { ...result, nudged, expiredParked, callbacksDue, ...(reviews ? { reviews } : {}) };
+        const run = {
+          ...result,
+          nudged,
+          expiredParked,
+          callbacksDue,
+          ...(ingestWoken !== undefined ? { ingestWoken } : {}),
+          ...(reviews ? { reviews } : {}),
+        };
         logger.info('sweep done', run);
         return run;
       } finally {

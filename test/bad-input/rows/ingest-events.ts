@@ -1,19 +1,23 @@
 /**
- * Messages of the ingest queue for the Lambda `ingest`: S3 events of uploads under `inbox/` and the
- * function's own continuations, malformed, with missing fields, oversized or of the wrong types.
- * `{bucket}` in a body is the suite's report bucket. No row may create or change a batch or a job.
+ * Events of the Lambda `ingest` (invoked asynchronously): S3 events of uploads under `inbox/` and
+ * the continuations of the function and the sweeper, malformed, with missing fields, oversized or of
+ * the wrong types. `{bucket}` in an event is the suite's report bucket. No row may create or change
+ * a batch or a job.
  */
 
-/** One ingest queue message, what is in the bucket first, and what the function must do with it. */
+/** One invocation's event, what is in the bucket first, and what the function must do with it. */
 export interface IngestRow {
   name: string;
-  /** The SQS record's body (a string as is, anything else as JSON); `undefined`: no body at all. */
+  /**
+   * The event: a string that parses as JSON is handed over parsed, any other string as a JSON string,
+   * anything else as it is; `undefined`: no event at all.
+   */
   body: unknown;
   /** Objects put in the bucket first: key to body and metadata. */
   objects?: Record<string, { body: string; metadata?: Record<string, string> }> | undefined;
   /**
-   * True when the message must fail (come back, then go to the ingest dead-letter queue): a fault
-   * that may pass (the store or S3 down). False: a message no retry can help is dropped with a line.
+   * True when the invocation must fail (Lambda retries it, then the ingest dead-letter queue): a fault
+   * that may pass (the store or S3 down). False: an event no retry can help is dropped with a line.
    */
   failed: boolean;
   /** What the log lines must contain: what is wrong and where (the field, key or metadata). */
@@ -34,25 +38,35 @@ const s3Event = (key: unknown, overrides: Record<string, unknown> = {}) => ({
 });
 const withS3 = (s3: unknown) => ({ Records: [{ eventName: 'ObjectCreated:Put', s3 }] });
 const manifest = `${JSON.stringify({ id: 'a', query: 'TTL:(hinge)' })}\n`;
-const notIngest = 'not an ingest message; dropped';
+const notIngest = 'not an ingest event; dropped';
 
 export const ingestRows: IngestRow[] = [
   // Malformed bodies.
-  { name: 'a body that is not JSON', body: 'hello', failed: false, logs: [notIngest, 'not JSON'] },
-  { name: 'an empty body', body: '', failed: false, logs: [notIngest, 'not JSON'] },
-  { name: 'no body at all', body: undefined, failed: false, logs: [notIngest, 'the record has no body'] },
+  { name: 'a string event', body: 'hello', failed: false, logs: [notIngest, 'not a JSON object'] },
+  { name: 'an empty string', body: '', failed: false, logs: [notIngest, 'not a JSON object'] },
+  { name: 'no event at all', body: undefined, failed: false, logs: [notIngest, 'not a JSON object'] },
   { name: 'JSON null', body: 'null', failed: false, logs: [notIngest] },
   { name: 'a JSON number', body: '42', failed: false, logs: [notIngest] },
   { name: 'a JSON array', body: '[{"kind":"continue"}]', failed: false, logs: [notIngest] },
-  { name: 'JSON cut short', body: '{"kind": "continue", "batchId"', failed: false, logs: ['not JSON'] },
+  {
+    name: 'JSON cut short',
+    body: '{"kind": "continue", "batchId"',
+    failed: false,
+    logs: ['not a JSON object'],
+  },
   {
     name: 'invalid UTF-8 (a lone surrogate escape)',
     body: '{"kind":"continue","batchId":"\\ud800"}',
     failed: false,
     logs: [/batchId/],
   },
-  // Continuations: missing fields and wrong types.
-  { name: 'a continuation without batchId', body: { kind: 'continue' }, failed: false, logs: ['batchId'] },
+  // Continuations: unknown fields, wrong types.
+  {
+    name: 'a continuation with a field it does not have',
+    body: { kind: 'continue', batch: 'good' },
+    failed: false,
+    logs: ['batch'],
+  },
   {
     name: 'a continuation whose batchId is a number',
     body: { kind: 'continue', batchId: 5 },

@@ -153,10 +153,10 @@ describe('npm run aws-local', { timeout: REAL_PROCESS_TIMEOUT_MS }, () => {
     expect(answer.batch.totals.succeeded).toBe(2);
   });
 
-  it('fails within seconds, naming what is missing, when no ingest function reads the queue', async () => {
-    // The ingest queue's dead-letter queue: a queue no function consumes.
+  it('fails within seconds, naming what is missing, when no ingest function receives the upload', async () => {
+    // S3 straight at fauxqs (which serves SQS and S3 at one address), past the proxy that sends the
+    // bucket's event notification: the upload lands, and no function hears of it.
     const env = stackEnv();
-    const unread = `${env.OPFLOW_INGEST_QUEUE_URL}-dlq`;
     const started = Date.now();
     const result = await runOpflow(
       [
@@ -169,12 +169,12 @@ describe('npm run aws-local', { timeout: REAL_PROCESS_TIMEOUT_MS }, () => {
         '--batch',
         'nobody',
       ],
-      { env: childEnv({ ...env, OPFLOW_INGEST_QUEUE_URL: unread }), cwd: dir },
+      { env: childEnv({ ...env, AWS_ENDPOINT_URL_S3: env.AWS_ENDPOINT_URL_SQS! }), cwd: dir },
     );
     expect(Date.now() - started).toBeLessThan(45_000);
     expect(result.code).toBe(5);
     expect(result.stderr).toMatch(
-      /no ingest function is consuming the ingest queue \(.*-dlq, OPFLOW_INGEST_QUEUE_URL\): 1 message unread after \d+ s\. Start `npm run aws-local`/,
+      /batch nobody: no ingest function received the upload within 20 s\. Check the report bucket's event notification for inbox\/.*`npm run aws-local`/,
     );
   });
 

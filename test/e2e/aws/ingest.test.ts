@@ -1,12 +1,13 @@
 // Bulk ingestion on the aws backend, on the emulators, with the bundled functions: a 1,000-line
 // manifest with the 20 kinds of bad line of the local tests, every job through the bundled step
-// workers, uploaded under inbox/ and announced to the ingest queue as S3's event notification would.
-// The bundled ingest function reads it (and the files its lines name) into a batch, releases the
-// items to the work queue, the bundled step workers run them, continuations carry the batch on, and
-// the outputs end in the bucket under batches/<batchId>/; `opflow --backend aws batch --download`
-// copies them with every report into a folder whose links work. A document uploaded on its own
-// joins its folder's batch (a .docx among them, read through the extractor files beside the ingest
-// bundle). The same upload announced twice is read once. Two batches and a job started by hand share
+// workers, uploaded under inbox/, where the bucket's event notification invokes the bundled ingest
+// function asynchronously (test/support/inbox-uploads.ts). It reads the manifest (and the files its
+// lines name) into a batch, releases the items to the work queue, the bundled step workers run them,
+// the sweeper's minute pass wakes it while they run, and the outputs end in the bucket under
+// batches/<batchId>/; `opflow --backend aws batch --download` copies them with every report into a
+// folder whose links work. A document uploaded on its own joins its folder's batch (a .docx among
+// them, read through the extractor files beside the ingest bundle). The same S3 event delivered
+// twice, even at once, is read once. Two batches and a job started by hand share
 // the tenant's key through the step workers' DynamoDB rate limiter: neither batch starves.
 // (The 1,000 lines once took 11 minutes at load 11 before the outputs and admission read their
 // jobs with BatchGetItem; the CSV manifest of 1,000 lines runs on DynamoDB Local and S3 in
@@ -14,19 +15,11 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { Document, Packer, Paragraph } from 'docx';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SqsEventSource } from '../../../scripts/lambda/sqs-event-source';
-import {
-  DynamoDbBatchStore,
-  SqsWorkQueue,
-  s3CreatedEvent,
-  sendIngestMessage,
-} from '../../../shared/backends/aws';
+import { type DynamoDbBatchStore, SqsWorkQueue, s3CreatedEvent } from '../../../shared/backends/aws';
+import { DynamoDbIngestSchedule } from '../../../shared/backends/aws/dynamodb-ingest-schedule';
 import { EnvKeySource } from '../../../shared/backends/local';
 import type { Batch } from '../../../shared/engine/batch-store';
 import type { EngineDeps } from '../../../shared/engine/deps';
@@ -35,116 +28,30 @@ import { redriveBatch } from '../../../shared/ingest/redrive';
 import { writeJobReport } from '../../../shared/reports/write-job-report';
 import { listAll } from '../../../shared/runtime/job-queries';
 import { workflows } from '../../../shared/workflows';
+import { type InboxUploads, inboxUploads } from '../../support/inbox-uploads';
 import { jsonlManifest, manifestFiles } from '../../support/manifests';
 import { unlimitedRate } from '../../support/memory-ports';
 import { childEnv, runOpflow } from '../local/opflow-process';
 import { AwsWorld, TENANT_KEY } from './harness/aws-world';
 
-type Handler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
-
 describe('bulk ingestion on aws (S3 inbox event → ingest function → step workers)', () => {
   let world: AwsWorld;
-  let ingest: Handler;
-  let source: SqsEventSource;
-  let queueName: string;
-  let queueUrl: string;
+  let inbox: InboxUploads;
   let batches: DynamoDbBatchStore;
 
   beforeAll(async () => {
-    world = await AwsWorld.start({ workers: 2 });
-    const queue = world.emulators.createQueue({ visibilityTimeoutSeconds: 5400, maxReceiveCount: 5 });
-    queueName = queue.queueName;
-    queueUrl = queue.queueUrl;
-    process.env.OPFLOW_INGEST_QUEUE_URL = queueUrl;
-    ingest = (await world.bundles.load<{ handler: Handler }>('ingest')).handler;
-    source = new SqsEventSource({
-      sqs: world.emulators.clients.sqs,
-      queueUrl,
-      queueArn: `arn:aws:sqs:us-east-1:000000000000:${queueName}`,
-      batchSize: 1,
-      waitTimeSeconds: 0,
-      functionTimeoutMs: 900_000,
-      // Lambda's recursive loop detection as the template sets it for the ingest function.
-      recursion: {
-        functionName: world.rules.ingest.functionName,
-        recursiveLoop: world.rules.ingest.recursiveLoop,
-        traceHeaders: world.sqsProxy.traceHeaders,
-      },
-    });
-    batches = new DynamoDbBatchStore({
-      client: world.emulators.clients.documents,
-      tableName: world.env.OPFLOW_TABLE_NAME!,
-    });
+    world = await AwsWorld.start({ workers: 2, inbox: true });
+    inbox = inboxUploads(world);
+    batches = inbox.batches;
   }, 300_000);
   afterAll(async () => {
-    delete process.env.OPFLOW_INGEST_QUEUE_URL;
     await world?.stop();
   });
 
-  const upload = async (key: string, body: string | Uint8Array, metadata?: Record<string, string>) => {
-    const answer = await world.emulators.clients.s3.send(
-      new PutObjectCommand({ Bucket: world.bucket, Key: key, Body: body, Metadata: metadata }),
-    );
-    // What S3's event notification puts on the ingest queue.
-    await world.emulators.clients.sqs.send(
-      new SendMessageCommand({
-        QueueUrl: queueUrl,
-        MessageBody: JSON.stringify(
-          s3CreatedEvent({ bucket: world.bucket, key }, answer.ETag?.replace(/"/g, '')),
-        ),
-      }),
-    );
-  };
-  const ingestQueue = () => {
-    const state = world.emulators.fauxqs!.inspectQueue(queueName)!;
-    const now = Date.now();
-    return {
-      ready:
-        state.messages.ready.length +
-        state.messages.delayed.filter((message) => (message.delayUntil ?? now) <= now).length,
-      nextAt: Math.min(
-        ...state.messages.delayed.map((message) => message.delayUntil ?? now),
-        Number.POSITIVE_INFINITY,
-      ),
-      total: state.messages.ready.length + state.messages.delayed.length + state.messages.inflight.length,
-    };
-  };
-  /** Delivers both queues until the batch is settled and the ingest queue has nothing more for it. */
-  const settleBatch = async (batchId: string): Promise<Batch> => {
-    let settled: Batch | undefined;
-    await deliverUntil(async () => {
-      const batch = await batches.get(batchId);
-      if (
-        batch &&
-        (batch.status === 'FINISHED' || batch.status === 'STOPPED') &&
-        batch.inFlight.length === 0 &&
-        ingestQueue().total === 0
-      )
-        settled = batch;
-      return settled !== undefined;
-    }, `batch ${batchId}`);
-    return settled as Batch;
-  };
-  /** Delivers both queues (the ingest queue first), the clock moving to what is due next, until `done`. */
-  const deliverUntil = async (done: () => Promise<boolean>, what: string): Promise<void> => {
-    for (let round = 0; round < 20_000; round++) {
-      if (await done()) return;
-      const ingestState = ingestQueue();
-      if (ingestState.ready > 0) {
-        await source.poll(ingest);
-        continue;
-      }
-      const work = world.queueState();
-      if (work.ready > 0) {
-        await world.deliverOnce();
-        continue;
-      }
-      const next = Math.min(ingestState.nextAt, work.nextAt);
-      if (!Number.isFinite(next)) throw new Error(`${what} is stuck: nothing queued`);
-      world.advanceTo(next);
-    }
-    throw new Error(`${what} did not settle`);
-  };
+  const upload = (key: string, body: string | Uint8Array, metadata?: Record<string, string>) =>
+    inbox.upload(key, body, metadata);
+  const settleBatch = (batchId: string) => inbox.settleBatch(batchId);
+  const deliverUntil = (done: () => Promise<boolean>, what: string) => inbox.deliverUntil(done, what);
   const text = async (key: string) =>
     Buffer.from((await world.reports.get(key))?.body ?? new Uint8Array()).toString('utf8');
 
@@ -157,9 +64,11 @@ describe('bulk ingestion on aws (S3 inbox event → ingest function → step wor
       await upload(`inbox/patent-count/sensors/${name}`, body, { 'opflow-role': 'manifest-file' });
     await upload('inbox/patent-count/sensors/disclosures.jsonl', manifest.text);
     const batch = await settleBatch('sensors');
-    // One chain of continuations, its hops counted from each message's trace header, none stopped.
-    expect(source.maxHops).toBeGreaterThan(1);
-    expect(source.stopped).toEqual([]);
+    // Asynchronous invocations only (S3's, its own, the sweeper's), none stopped as a loop, none failed.
+    const invoker = world.inbox!.invoker;
+    expect(invoker.invocations).toBeGreaterThan(1);
+    expect(invoker.stopped).toEqual([]);
+    expect(invoker.dead).toEqual([]);
     expect(batch).toMatchObject({
       status: 'FINISHED',
       items: 980,
@@ -214,19 +123,15 @@ describe('bulk ingestion on aws (S3 inbox event → ingest function → step wor
       rmSync(folder, { recursive: true, force: true });
     }
 
-    // The same upload announced again (S3 delivers at least once): nothing new, no second run.
+    // The same S3 event delivered again, twice at once (S3 and Lambda deliver at least once):
+    // nothing new, no second run.
     const head = (await batches.get('sensors'))!;
-    await world.emulators.clients.sqs.send(
-      new SendMessageCommand({
-        QueueUrl: queueUrl,
-        MessageBody: JSON.stringify(
-          s3CreatedEvent(
-            { bucket: world.bucket, key: 'inbox/patent-count/sensors/disclosures.jsonl' },
-            head.source.revision,
-          ),
-        ),
-      }),
+    const again = s3CreatedEvent(
+      { bucket: world.bucket, key: 'inbox/patent-count/sensors/disclosures.jsonl' },
+      head.source.revision,
     );
+    invoker.enqueue(again);
+    invoker.enqueue(again);
     const after = await settleBatch('sensors');
     expect(after.run).toBe(1);
     expect(after.items).toBe(980);
@@ -278,7 +183,11 @@ describe('bulk ingestion on aws (S3 inbox event → ingest function → step wor
     };
     const outcome = await redriveBatch({ engine, batches }, 'lamps');
     expect(outcome.retried).toHaveLength(3);
-    await sendIngestMessage(world.emulators.clients.sqs, queueUrl, { kind: 'continue', batchId: 'lamps' });
+    // The hand-back: due at once in the ingest schedule, taken by the sweeper's next pass.
+    await new DynamoDbIngestSchedule(
+      world.emulators.clients.documents,
+      world.env.OPFLOW_TABLE_NAME!,
+    ).scheduleBatch('lamps', world.now(), { restart: true });
     const redriven = await settleBatch('lamps');
     expect(redriven).toMatchObject({ status: 'FINISHED', settled: { succeeded: 8, failed: 0 } });
     const after = await listAll(world.store, { batchId: 'lamps' });
@@ -356,7 +265,7 @@ describe('bulk ingestion on aws (S3 inbox event → ingest function → step wor
         second?.status === 'FINISHED' &&
         hand !== undefined &&
         isTerminal(hand.status) &&
-        ingestQueue().total === 0
+        world.inbox!.invoker.waiting === 0
       );
     }, 'the two batches and the hand job');
 

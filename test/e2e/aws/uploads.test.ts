@@ -1,51 +1,26 @@
 // The dashboard's start routes on the aws backend, through the bundled api function behind the
-// gateway stand-in, on the emulators (S3 is fauxqs'): "run again like this" reads a job's input
-// back; a manifest is checked line by line with its estimate, then POST /batch-uploads answers a
-// presigned PUT that the test sends as a browser would, straight to S3 under inbox/; announced as
-// S3's event notification would, the bundled ingest function starts the batch the answer named and
-// the step workers run its items. The same file again is the same batch. The emulator ignores
+// gateway stand-in, on the emulators (S3 is fauxqs', behind the proxy that sends S3's event
+// notifications): "run again like this" reads a job's input back; a manifest is checked line by
+// line with its estimate, then POST /batch-uploads answers a presigned PUT that the test sends as a
+// browser would, straight to S3 under inbox/; the bucket's notification invokes the bundled ingest
+// function asynchronously, which starts the batch the answer named, and the step workers run its
+// items. The same file again is the same batch. The emulator ignores
 // signatures, so the PUT's signature is checked as S3 would (test/support/presigned-put.ts).
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
-import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SqsEventSource } from '../../../scripts/lambda/sqs-event-source';
-import { DynamoDbBatchStore, s3CreatedEvent } from '../../../shared/backends/aws';
-import type { Batch } from '../../../shared/engine/batch-store';
+import { type InboxUploads, inboxUploads } from '../../support/inbox-uploads';
 import { presignedQuery, signatureOf } from '../../support/presigned-put';
 import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
 import { AwsWorld } from './harness/aws-world';
 
-type Handler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
-
 let world: AwsWorld;
-let ingest: Handler;
-let source: SqsEventSource;
-let ingestQueueUrl: string;
-let batches: DynamoDbBatchStore;
+let inbox: InboxUploads;
 
 beforeAll(async () => {
-  world = await AwsWorld.start({ workers: 1 });
-  const queue = world.emulators.createQueue({ visibilityTimeoutSeconds: 5400, maxReceiveCount: 5 });
-  ingestQueueUrl = queue.queueUrl;
-  // The ingest function's own queue (its continuations), as the stack sets it.
-  process.env.OPFLOW_INGEST_QUEUE_URL = ingestQueueUrl;
-  ingest = (await world.bundles.load<{ handler: Handler }>('ingest')).handler;
-  source = new SqsEventSource({
-    sqs: world.emulators.clients.sqs,
-    queueUrl: ingestQueueUrl,
-    queueArn: `arn:aws:sqs:us-east-1:000000000000:${queue.queueName}`,
-    batchSize: 1,
-    waitTimeSeconds: 0,
-    functionTimeoutMs: 900_000,
-  });
-  batches = new DynamoDbBatchStore({
-    client: world.emulators.clients.documents,
-    tableName: world.env.OPFLOW_TABLE_NAME!,
-  });
+  world = await AwsWorld.start({ workers: 1, inbox: true });
+  inbox = inboxUploads(world);
 }, REAL_PROCESS_TIMEOUT_MS);
 afterAll(async () => {
-  delete process.env.OPFLOW_INGEST_QUEUE_URL;
   await world?.stop();
 });
 
@@ -56,47 +31,6 @@ const manifest = [
   '{"id":"d","query":"TTL:(helmet shell)","title":"Shell"}',
 ].join('\n');
 const upload = { fileName: 'hinges.jsonl', manifest, workflow: 'patent-count', selection: 'auto' };
-
-/** What S3's event notification hands the ingest function for a new object. */
-async function announce(key: string, etag: string | undefined): Promise<void> {
-  await world.emulators.clients.sqs.send(
-    new SendMessageCommand({
-      QueueUrl: ingestQueueUrl,
-      MessageBody: JSON.stringify(s3CreatedEvent({ bucket: world.bucket, key }, etag)),
-    }),
-  );
-}
-
-/** Runs the ingest function and the step workers until the batch is settled. */
-async function settleBatch(batchId: string): Promise<Batch> {
-  for (let round = 0; round < 5_000; round++) {
-    const batch = await batches.get(batchId);
-    const ingestState = world.emulators.fauxqs!.inspectQueue(ingestQueueUrl.split('/').pop()!)!;
-    const ingestQueued = ingestState.messages.ready.length + ingestState.messages.delayed.length;
-    if (batch && batch.status === 'FINISHED' && batch.inFlight.length === 0 && ingestQueued === 0)
-      return batch;
-    const now = Date.now();
-    if (
-      ingestState.messages.ready.length > 0 ||
-      ingestState.messages.delayed.some((m) => (m.delayUntil ?? now) <= now)
-    ) {
-      await source.poll(ingest);
-      continue;
-    }
-    const work = world.queueState();
-    if (work.ready > 0) {
-      await world.deliverOnce();
-      continue;
-    }
-    const next = Math.min(
-      ...ingestState.messages.delayed.map((m) => m.delayUntil ?? now),
-      work.nextAt,
-      now + 1_000,
-    );
-    world.advanceTo(next);
-  }
-  throw new Error(`batch ${batchId} did not settle: ${JSON.stringify(await batches.get(batchId))}`);
-}
 
 describe('the dashboard start routes on AWS', { timeout: REAL_PROCESS_TIMEOUT_MS }, () => {
   it('GET /jobs/{id}/input gives back what a job was started with, for "run again like this"', async () => {
@@ -173,7 +107,7 @@ describe('the dashboard start routes on AWS', { timeout: REAL_PROCESS_TIMEOUT_MS
     const otherTenant = { ...put.headers, 'x-amz-meta-opflow-tenant': 'acme' };
     expect(await signatureOf({ ...browserPut, headers: otherTenant }, credentials)).not.toBe(auth.signature);
     // Nothing is started before the manifest is in the bucket.
-    expect(await batches.get(batchId)).toBeUndefined();
+    expect(await inbox.batches.get(batchId)).toBeUndefined();
 
     // The browser's PUT, straight to S3.
     const sent = await fetch(put.url, { method: put.method, headers: put.headers, body: manifest });
@@ -183,9 +117,15 @@ describe('the dashboard start routes on AWS', { timeout: REAL_PROCESS_TIMEOUT_MS
       new HeadObjectCommand({ Bucket: world.bucket, Key: key }),
     );
     expect(head.Metadata).toMatchObject({ 'opflow-tenant': 'default', 'opflow-batch': batchId });
-    await announce(key, head.ETag?.replace(/"/g, ''));
+    // The PUT went through S3's notification for inbox/: one asynchronous invocation queued.
+    expect(world.inbox!.proxy.created).toContainEqual({
+      bucket: world.bucket,
+      key,
+      eventName: 'ObjectCreated:Put',
+    });
+    expect(world.inbox!.invoker.waiting).toBe(1);
 
-    const batch = await settleBatch(batchId);
+    const batch = await inbox.settleBatch(batchId);
     expect(batch).toMatchObject({
       status: 'FINISHED',
       items: 3,

@@ -99,8 +99,7 @@ describe('the customer-managed key', () => {
       'opflow-prod-work-dlq': arn,
       'opflow-prod-schedule-dlq': arn,
       'opflow-prod-events-dlq': arn,
-      // S3 writes to the ingest queue: its grant on the key would name the bucket the key encrypts.
-      'opflow-prod-ingest': 'SSE-SQS',
+      // It holds S3 events of uploads and stopped batches' notices only.
       'opflow-prod-ingest-dlq': 'SSE-SQS',
     });
   });

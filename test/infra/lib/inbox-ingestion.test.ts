@@ -1,62 +1,101 @@
-// The inbox ingestion construct in the synthesized stack: uploads under inbox/ reach the ingest queue,
-// the ingest function consumes it one message at a time with partial failures, may send its own
-// continuations and work messages, and stays inside the stack's cdk-nag rules.
+// The inbox ingestion construct in the synthesized stack: uploads under inbox/ invoke the ingest
+// function asynchronously (no queue, no event source mapping: nothing polls at idle), with Lambda's
+// two retries and the ingest dead-letter queue as the on-failure destination; the function may
+// invoke itself (by its name: no dependency cycle) and the sweeper may invoke it and read the ingest
+// schedule's partition only; all inside the stack's cdk-nag rules.
 import { describe, expect, it } from 'vitest';
+import { ingestDeliveryRules } from '../../../scripts/lambda/ingest-rules';
 import { synthStage } from '../support/synth-stage';
 
 describe('inbox ingestion', () => {
-  const { template } = synthStage({ stage: 'dev' }, { bundle: false });
+  const { template, stack } = synthStage({ stage: 'dev' }, { bundle: false });
   const json = template.toJSON() as { Resources: Record<string, unknown>; Outputs: Record<string, unknown> };
+  type Resource = { Type: string; Properties: Record<string, unknown> };
   const resources = (type: string) =>
-    Object.entries(
-      json.Resources as Record<string, { Type: string; Properties: Record<string, unknown> }>,
-    ).filter(([, resource]) => resource.Type === type);
+    Object.entries(json.Resources as Record<string, Resource>).filter(
+      ([, resource]) => resource.Type === type,
+    );
+  const ingestFn = () =>
+    resources('AWS::Lambda::Function').find(([, r]) =>
+      String(r.Properties.FunctionName).endsWith('-ingest'),
+    )!;
 
-  it('announces uploads under inbox/ on the ingest queue', () => {
+  it('invokes the ingest function for every object created under inbox/, and nothing else', () => {
     const [notification] = resources('Custom::S3BucketNotifications');
-    const config = JSON.stringify(notification?.[1].Properties.NotificationConfiguration);
-    expect(config).toContain('"QueueConfigurations"');
-    expect(config).toContain('"Events":["s3:ObjectCreated:*"]');
-    expect(config).toContain('{"Name":"prefix","Value":"inbox/"}');
+    const config = notification?.[1].Properties.NotificationConfiguration as Record<string, unknown>;
+    expect(config.QueueConfigurations).toBeUndefined();
+    const rules = ingestDeliveryRules(json.Resources as never);
+    expect(rules.functionId).toBe(ingestFn()[0]);
+    expect(rules.notification).toMatchObject({ events: ['s3:ObjectCreated:*'], prefix: 'inbox/' });
+    // S3 may invoke it (the permission the notification needs), from this bucket only.
+    const permission = resources('AWS::Lambda::Permission').find(
+      ([, r]) => r.Properties.Principal === 's3.amazonaws.com',
+    );
+    expect(JSON.stringify(permission?.[1].Properties.FunctionName)).toContain(ingestFn()[0]);
+    expect(permission?.[1].Properties.SourceArn).toBeDefined();
   });
 
-  it('runs the ingest function from the ingest queue, one message at a time, for up to 15 minutes', () => {
-    const fn = resources('AWS::Lambda::Function').find(([, r]) =>
-      String(r.Properties.FunctionName).endsWith('-ingest'),
+  it('has no ingest queue and no event source mapping: Lambda retries twice, then the dead-letter queue', () => {
+    expect(resources('AWS::SQS::Queue').map(([, r]) => String(r.Properties.QueueName))).not.toContainEqual(
+      expect.stringMatching(/-ingest$/),
     );
-    expect(fn?.[1].Properties.Timeout).toBe(900);
-    const env = (
-      (fn?.[1].Properties.Environment ?? { Variables: {} }) as { Variables: Record<string, unknown> }
-    ).Variables;
+    const mappings = resources('AWS::Lambda::EventSourceMapping').filter(([, r]) =>
+      JSON.stringify(r.Properties.FunctionName).includes(ingestFn()[0]),
+    );
+    expect(mappings).toEqual([]);
+    const rules = ingestDeliveryRules(json.Resources as never);
+    expect(rules).toMatchObject({
+      retryAttempts: 2,
+      maxEventAgeSeconds: 21_600,
+      recursiveLoop: 'Allow',
+      timeoutMs: 900_000,
+    });
+    const dlq = resources('AWS::SQS::Queue').find(([id]) => id === rules.onFailureQueueId);
+    expect(String(dlq?.[1].Properties.QueueName)).toMatch(/-ingest-dlq$/);
+    const env = (ingestFn()[1].Properties.Environment as { Variables: Record<string, unknown> }).Variables;
     expect(Object.keys(env)).toEqual(
       expect.arrayContaining([
         'OPFLOW_TABLE_NAME',
         'OPFLOW_QUEUE_URL',
         'OPFLOW_BUCKET_NAME',
-        'OPFLOW_INGEST_QUEUE_URL',
+        'OPFLOW_INGEST_DLQ_URL',
       ]),
     );
-    const mappings = resources('AWS::Lambda::EventSourceMapping').filter(([, r]) =>
-      JSON.stringify(r.Properties.FunctionName).includes('Ingest'),
-    );
-    expect(mappings).toHaveLength(1);
-    expect(mappings[0]?.[1].Properties).toMatchObject({
-      BatchSize: 1,
-      FunctionResponseTypes: ['ReportBatchItemFailures'],
-      ScalingConfig: { MaximumConcurrency: 2 },
-    });
-    // A batch continues through the function's own queue: Lambda must not cut the chain at 16.
-    const ingest = resources('AWS::Lambda::Function').find(([, r]) =>
-      String(r.Properties.FunctionName).endsWith('-ingest'),
-    );
-    expect(ingest?.[1].Properties.RecursiveLoop).toBe('Allow');
-    const queue = resources('AWS::SQS::Queue').find(([, r]) =>
-      String(r.Properties.QueueName).endsWith('-ingest'),
-    );
-    expect(queue?.[1].Properties.VisibilityTimeout).toBe(5400);
+    expect(env.OPFLOW_INGEST_DRIVERS).toBe('2');
+    expect(Object.keys(env)).not.toContain('OPFLOW_INGEST_QUEUE_URL');
   });
 
-  it('exports the ingest queue for opflow --backend aws ingest', () => {
-    expect(Object.keys(json.Outputs)).toContain('IngestQueueUrl');
+  it('lets the ingest function invoke itself by name, and the sweeper invoke it and read its schedule', () => {
+    const policies = resources('AWS::IAM::Policy');
+    const statementsOf = (roleId: string) =>
+      policies
+        .filter(([, r]) => JSON.stringify(r.Properties.Roles).includes(roleId))
+        .flatMap(
+          ([, r]) => (r.Properties.PolicyDocument as { Statement: Record<string, unknown>[] }).Statement,
+        );
+    const ingestRole = stack.getLogicalId(stack.inbox.ingest.role.node.defaultChild as never);
+    const selfInvoke = statementsOf(ingestRole).find((s) => s.Action === 'lambda:InvokeFunction');
+    expect(JSON.stringify(selfInvoke?.Resource)).toContain(':function:opflow-dev-ingest');
+    const sweeperRole = stack.getLogicalId(stack.sweeper.role.node.defaultChild as never);
+    const sweeper = statementsOf(sweeperRole);
+    const invoke = sweeper.find((s) => s.Action === 'lambda:InvokeFunction');
+    expect(JSON.stringify(invoke?.Resource)).toContain(ingestFn()[0]);
+    expect(sweeper).toContainEqual(
+      expect.objectContaining({
+        Action: 'dynamodb:Query',
+        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['INGESTDUE'] } },
+      }),
+    );
+    const sweeperFn = resources('AWS::Lambda::Function').find(([, r]) =>
+      String(r.Properties.FunctionName).endsWith('-sweeper'),
+    );
+    const sweeperEnv = (sweeperFn![1].Properties.Environment as { Variables: Record<string, unknown> })
+      .Variables;
+    expect(JSON.stringify(sweeperEnv.OPFLOW_INGEST_FUNCTION_NAME)).toContain(ingestFn()[0]);
+  });
+
+  it('names the ingest function in the outputs, and no ingest queue', () => {
+    expect(Object.keys(json.Outputs)).toContain('IngestFunctionName');
+    expect(Object.keys(json.Outputs)).not.toContain('IngestQueueUrl');
   });
 });

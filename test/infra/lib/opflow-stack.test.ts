@@ -86,13 +86,13 @@ describe.each([
 
     it('encrypts both queues with SQS-managed keys and refuses non-TLS access', () => {
       const { template } = stageOf();
-      // The work queue, the ingest queue and their dead-letter queues, and the events function's
-      // on-failure queue.
+      // The work queue and its dead-letter queue, and the on-failure queues of the ingest and events
+      // functions.
       const queues = Object.values(resourcesOf(template, 'AWS::SQS::Queue'));
-      expect(queues).toHaveLength(5);
+      expect(queues).toHaveLength(4);
       for (const queue of queues) expect(queue.Properties['SqsManagedSseEnabled']).toBe(true);
       const policies = Object.values(resourcesOf(template, 'AWS::SQS::QueuePolicy'));
-      expect(policies).toHaveLength(5);
+      expect(policies).toHaveLength(4);
       for (const policy of policies) {
         expect(policy.Properties['PolicyDocument']).toMatchObject({
           Statement: expect.arrayContaining([

@@ -77,6 +77,8 @@ describe('the idle cost of a stage', () => {
         4,
       );
     }
+    // The goal: compute at idle at most $0.50 a month (the ingest function has no event source).
+    expect(idle.compute).toBeLessThanOrEqual(0.5);
     // A slower idle sweep costs more: the assumption is used, not a constant.
     const slower = idleCost(template, { ...DEFAULT_IDLE_ASSUMPTIONS, sweepMs: 2_000 });
     expect(slower.compute).toBeGreaterThan(idle.compute);

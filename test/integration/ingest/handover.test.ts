@@ -2,20 +2,19 @@
 // jobs runtime against DynamoDB Local and fauxqs' SQS and S3) when it would outlast its invocation or
 // dies in the middle of one:
 // - given less time than its reserve, it reads one chunk, commits it with the position in the file
-//   and hands over to a continuation on the ingest queue; the continuations read on from there, and
-//   every valid line becomes exactly one item and one job;
+//   and hands over to a new invocation of itself; those read on from there, and every valid line
+//   becomes exactly one item and one job;
 // - instances killed at seeded random points (after some chunks are committed, before the next
-//   position commit, or anywhere in between: admission, documents) leave the message to come back
-//   after its visibility timeout; a new instance resumes from the last committed chunk, without a
-//   duplicate item, problem or job.
-// The clock is faked (Date only), so a killed instance's lease and the queue's visibility timeout
-// pass without sleeping.
+//   position commit, or anywhere in between: admission, documents) leave their entry of the ingest
+//   schedule taken until their lease ends; then it is due again, the sweeper's pass invokes the
+//   function, and a new instance resumes from the last committed chunk, without a duplicate item,
+//   problem or job.
+// The clock is faked (Date only), so a killed instance's lease passes without sleeping.
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { type AwsEmulators, startAwsEmulators } from '../../../scripts/emulators/aws-emulators';
-import { SqsEventSource } from '../../../scripts/lambda/sqs-event-source';
+import { lambdaContext } from '../../../scripts/lambda/lambda-events';
 import {
   awsClientConfig,
   createS3Client,
@@ -23,6 +22,7 @@ import {
   DynamoDbJobStore,
   s3CreatedEvent,
 } from '../../../shared/backends/aws';
+import { batchEntryId, DynamoDbIngestSchedule } from '../../../shared/backends/aws/dynamodb-ingest-schedule';
 import type { BatchItem } from '../../../shared/engine/batch-store';
 import type { Job } from '../../../shared/engine/job-record';
 import { loadAwsConfig } from '../../../shared/runtime/aws/config';
@@ -31,7 +31,7 @@ import { createJobsRuntime } from '../../../shared/runtime/lambda/jobs-runtime';
 import { SeededRandom } from '../../../shared/sandbox/seeded';
 import { jsonlManifest, manifestFiles } from '../../support/manifests';
 
-type Handler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
+type Handler = (event: unknown, context: Context) => Promise<unknown>;
 
 /** 5 January 2026, 09:00 UTC. */
 const T0 = Date.UTC(2026, 0, 5, 9, 0, 0);
@@ -41,8 +41,6 @@ const T0 = Date.UTC(2026, 0, 5, 9, 0, 0);
  * whose whole timeout is the reserve: after its first chunk less than the reserve is left.
  */
 const RESERVE_MS = 60_000;
-/** The ingest queue's visibility timeout: longer than an invocation, as deployed. */
-const VISIBILITY_S = 1_200;
 
 let emulators: AwsEmulators;
 let env: Record<string, string>;
@@ -118,11 +116,19 @@ function isChunkCommit(input: unknown): boolean {
  * every request of the instance fails from the planned one on: it is dead, nothing more of it
  * reaches DynamoDB, SQS or S3, not even its `finally` (the lease is never released).
  */
-function instance(queueUrl: string, plan?: KillPlan, deaths?: Death[]): Handler {
-  // As functions/ingest/handler.ts builds it: the S3 client shared by the inbox and the report store.
+function instance(handOvers: unknown[], plan?: KillPlan, deaths?: Death[]): Handler {
+  // As functions/ingest/handler.ts builds it: the S3 client shared by the inbox and the report store;
+  // its hand-overs (asynchronous invocations of itself) kept for the test to deliver.
   const s3 = createS3Client(awsClientConfig(loadAwsConfig(env)));
   const runtime = createJobsRuntime({ env, s3 });
-  const ingest = createIngestFunction({ runtime, s3, queueUrl, reserveMs: RESERVE_MS });
+  const ingest = createIngestFunction({
+    runtime,
+    s3,
+    reserveMs: RESERVE_MS,
+    continueWith: async (event) => {
+      handOvers.push(event);
+    },
+  });
   if (plan) {
     let dead = false;
     let committed = 0;
@@ -155,7 +161,8 @@ function instance(queueUrl: string, plan?: KillPlan, deaths?: Death[]): Handler 
   return (event, context) => runtime.settle(ingest.handle(event, context));
 }
 
-async function upload(queueUrl: string, folder: string, manifest: string): Promise<void> {
+/** Uploads the manifest and the files it names; the S3 event of the manifest, as the bucket's notification sends it. */
+async function upload(folder: string, manifest: string): Promise<unknown> {
   const s3 = emulators.clients.s3;
   for (const [name, body] of Object.entries(manifestFiles))
     await s3.send(
@@ -176,23 +183,17 @@ async function upload(queueUrl: string, folder: string, manifest: string): Promi
       Metadata: { 'opflow-options': JSON.stringify({ inFlight: 1000 }) },
     }),
   );
-  await emulators.clients.sqs.send(
-    new SendMessageCommand({
-      QueueUrl: queueUrl,
-      MessageBody: JSON.stringify(s3CreatedEvent({ bucket, key }, answer.ETag?.replace(/"/g, ''))),
-    }),
-  );
+  return s3CreatedEvent({ bucket, key }, answer.ETag?.replace(/"/g, ''));
 }
 
-function eventSource(queue: { queueUrl: string; queueName: string }, functionTimeoutMs: number) {
-  return new SqsEventSource({
-    sqs: emulators.clients.sqs,
-    queueUrl: queue.queueUrl,
-    queueArn: `arn:aws:sqs:us-east-1:000000000000:${queue.queueName}`,
-    batchSize: 1,
-    waitTimeSeconds: 0,
-    functionTimeoutMs,
-  });
+/** One invocation, as Lambda gives it (`timeoutMs` of time); whether it failed. */
+async function invoke(handler: Handler, event: unknown, timeoutMs: number): Promise<boolean> {
+  try {
+    await handler(event, lambdaContext('opflow-ingest', timeoutMs) as Context);
+    return false;
+  } catch {
+    return true;
+  }
 }
 
 async function allItems(batchId: string): Promise<BatchItem[]> {
@@ -235,19 +236,15 @@ async function expectExactlyOnce(batchId: string, manifest: ReturnType<typeof js
   expect(new Set(batch.inFlight)).toEqual(new Set(released.map((job) => job.id)));
 }
 
-it('hands over to a continuation in the middle of the file when its time is short, the position committed; the continuations finish it, each valid line one item and one job', async () => {
-  const queue = emulators.createQueue({ visibilityTimeoutSeconds: VISIBILITY_S });
+it('hands over to a new invocation in the middle of the file when its time is short, the position committed; those finish it, each valid line one item and one job', async () => {
   const total = 300;
   const manifest = jsonlManifest(total);
-  await upload(queue.queueUrl, 'inbox/patent-count/short/', manifest.text);
-  // Each invocation has no more time than the reserve: it stops after its first chunk.
-  const source = eventSource(queue, RESERVE_MS);
-  const handler = instance(queue.queueUrl);
+  const handOvers: unknown[] = [await upload('inbox/patent-count/short/', manifest.text)];
+  // Each invocation has no more time than the reserve: it does one entry (the upload, then one chunk).
+  const handler = instance(handOvers);
   const positions: { records: number; done: boolean; driven: boolean }[] = [];
-  for (let invocations = 0; invocations < 50; invocations++) {
-    const invocation = await source.poll(handler);
-    if (!invocation) break;
-    expect(invocation.failed).toBe(0);
+  for (let invocations = 0; invocations < 50 && handOvers.length > 0; invocations++) {
+    expect(await invoke(handler, handOvers.shift(), RESERVE_MS)).toBe(false);
     const batch = (await batches.get('short'))!;
     positions.push({
       records: batch.cursor.records,
@@ -256,26 +253,38 @@ it('hands over to a continuation in the middle of the file when its time is shor
     });
     if (batch.cursor.done && batch.admitted === batch.items) break;
   }
-  // The first invocation read one chunk (49 records: the DynamoDB store's chunk), committed it
-  // with the position, released its lease and handed over; each continuation read on from there.
-  expect(positions[0]).toEqual({ records: 49, done: false, driven: false });
-  const reading = positions.filter((position) => !position.done);
+  // The first invocation opened the batch and handed over; each next one read one chunk (49
+  // records: the DynamoDB store's chunk), committed it with the position, released its lease and
+  // handed over; the next read on from there.
+  expect(positions[0]).toEqual({ records: 0, done: false, driven: false });
+  const reading = positions.filter((position) => !position.done).slice(1);
   expect(reading.map((position) => position.records)).toEqual([49, 98, 147, 196, 245, 294]);
   expect(positions.find((position) => position.done)?.records).toBe(total);
   await expectExactlyOnce('short', manifest, total);
 }, 300_000);
 
 it('resumes an ingest killed at random points (after some chunks, before the next position commit) without a duplicate item, problem or job', async () => {
-  const queue = emulators.createQueue({ visibilityTimeoutSeconds: VISIBILITY_S });
   const total = 400;
   const manifest = jsonlManifest(total);
-  await upload(queue.queueUrl, 'inbox/patent-count/killed/', manifest.text);
+  const handOvers: unknown[] = [await upload('inbox/patent-count/killed/', manifest.text)];
+  const schedule = new DynamoDbIngestSchedule(emulators.clients.documents, env.OPFLOW_TABLE_NAME!);
+  // The batch of the test before stays out of it (its jobs never run here, so it is never settled).
+  await schedule.remove({ id: batchEntryId('short') });
   // Plenty of time per invocation: only the kills interrupt it.
   const timeoutMs = 600_000;
-  const source = eventSource(queue, timeoutMs);
   const random = seeded(20261123);
   const deaths: Death[] = [];
   for (let invocations = 0; invocations < 40; invocations++) {
+    if (handOvers.length === 0) {
+      const entries = await schedule.entries();
+      if (entries.length === 0) break;
+      // Nothing handed over: a killed instance's entry comes due when its lease ends, and the
+      // sweeper's next pass (a minute at most) invokes the function.
+      // (Already due: a slot may still be held by a killed instance; the next minute's pass then.)
+      const dueAt = entries[0]!.dueAt;
+      vi.setSystemTime(dueAt > Date.now() ? dueAt + 1_000 : Date.now() + 61_000);
+      handOvers.push({ kind: 'continue' });
+    }
     // A new instance each time; the first four are killed after 1 or 2 chunks of their own (of the
     // file's 9, so always in the middle of it): two at their next position commit, two at one of
     // the next requests (admission's job writes, the next chunk's read of existing keys...).
@@ -287,22 +296,17 @@ it('resumes an ingest killed at random points (after some chunks, before the nex
             after: deaths.length % 2 === 0 ? Number.POSITIVE_INFINITY : 1 + Math.floor(random() * 2),
           }
         : undefined;
-    const handler = instance(queue.queueUrl, plan, deaths);
+    const handler = instance(handOvers, plan, deaths);
     const before = deaths.length;
-    const invocation = await source.poll(handler);
-    if (!invocation) {
-      // Nothing visible: the killed instance's message comes back after the visibility timeout
-      // (by then its lease has run out too).
-      vi.setSystemTime(Date.now() + VISIBILITY_S * 1000 + 1_000);
-      continue;
-    }
-    const batch = (await batches.get('killed'))!;
+    const failed = await invoke(handler, handOvers.shift(), timeoutMs);
+    const batch = await batches.get('killed');
+    if (!batch) continue;
     if (deaths.length > before) {
       deaths[deaths.length - 1]!.records = batch.cursor.records;
-      // Killed: the message was not deleted, the lease stays until it runs out.
-      expect(invocation.failed).toBe(1);
+      // Killed: the invocation failed, the lease stays until it runs out.
+      expect(failed).toBe(true);
       expect(batch.driverUntil).toBeGreaterThan(Date.now());
-    } else expect(invocation.failed).toBe(0);
+    } else expect(failed).toBe(false);
     if (batch.cursor.done && batch.admitted === batch.items) break;
   }
   expect(deaths).toHaveLength(4);

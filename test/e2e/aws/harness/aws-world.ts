@@ -4,6 +4,10 @@
  * the functions bundled as the CDK app bundles them: the `api` behind a local HTTP gateway, the
  * `step-worker` driven by an SQS event source, the `sweeper` run every simulated minute, and the
  * `events` and `callbacks` functions on the job table's stream (each drained when a test asks).
+ * With `inbox`, uploads under `inbox/` reach the bundled `ingest` function as on AWS: S3's event
+ * notification (a proxy in front of fauxqs' S3) queues an asynchronous invocation, as do the
+ * function's own hand-overs and the sweeper's wake-ups (a local Lambda Invoke endpoint), with
+ * Lambda's retries and on-failure queue, all as the synthesized template sets them.
  *
  * Time: `Date` is faked (vitest fake timers, Date only), so the bundled functions, fauxqs' delays
  * and visibility timeouts, and the sandbox's tasks all follow one clock that `settle()` moves
@@ -13,10 +17,16 @@ import { ulid } from 'ulid';
 import { vi } from 'vitest';
 import { type AwsEmulators, startAwsEmulators } from '../../../../scripts/emulators/aws-emulators';
 import { type ApiGateway, startApiGateway } from '../../../../scripts/lambda/api-gateway';
+import { type AsyncHandler, AsyncInvoker } from '../../../../scripts/lambda/async-invoke';
 import { bundleFunctions, type FunctionBundles } from '../../../../scripts/lambda/bundle-functions';
 import { DynamoDbStreamSource, type StreamHandler } from '../../../../scripts/lambda/dynamodb-stream-source';
+import { type LambdaEndpoint, startLambdaEndpoint } from '../../../../scripts/lambda/lambda-endpoint';
 import { lambdaContext, scheduledEvent } from '../../../../scripts/lambda/lambda-events';
 import { installInvokeStore } from '../../../../scripts/lambda/recursion';
+import {
+  type S3NotificationProxy,
+  startS3NotificationProxy,
+} from '../../../../scripts/lambda/s3-notification-proxy';
 import {
   SqsEventSource,
   type SqsEventSourceOptions,
@@ -62,6 +72,19 @@ export interface AwsWorldOptions {
   env?: (env: Record<string, string>) => Promise<Record<string, string>> | Record<string, string>;
   /** The service rules to enforce (default: read from the synthesized dev stack). */
   rules?: StackRules;
+  /** Deliver uploads under `inbox/` to the bundled ingest function, as the template's notification does. */
+  inbox?: boolean;
+}
+
+/** The ingest side of a world with `inbox`: its asynchronous invocations and their on-failure queue. */
+export interface WorldInbox {
+  /** The ingest function's asynchronous invocations (S3 events, its hand-overs, the sweeper's wake-ups). */
+  invoker: AsyncInvoker;
+  /** The on-failure queue (the ingest dead-letter queue): its name and URL. */
+  deadLetterQueue: { name: string; url: string };
+  /** S3 through the notification proxy: what the tests upload with. */
+  proxy: S3NotificationProxy;
+  lambda: LambdaEndpoint;
 }
 
 interface LogLine {
@@ -90,6 +113,8 @@ export class AwsWorld {
   rules!: StackRules;
   /** The functions' SQS endpoint: keeps each message's trace header, refuses what SQS refuses. */
   sqsProxy!: SqsTraceProxy;
+  /** With `inbox`: the ingest function's delivery. */
+  inbox?: WorldInbox;
   private nextSweepAt = Date.now() + 60_000;
   private savedEnv: Record<string, string | undefined> = {};
   private restoreStdout: (() => void) | undefined;
@@ -172,6 +197,13 @@ export class AwsWorld {
       POWERTOOLS_LOG_LEVEL: 'INFO',
       AWS_LAMBDA_FUNCTION_NAME: 'opflow-e2e',
     };
+    let ingestHandler: AsyncHandler | undefined;
+    if (this.options.inbox) {
+      this.inbox = await this.startInbox((event, context) => {
+        if (!ingestHandler) throw new Error('the ingest function is not loaded yet');
+        return ingestHandler(event, context);
+      });
+    }
     if (this.options.env) this.env = await this.options.env(this.env);
     for (const [name, value] of Object.entries(this.env)) {
       this.savedEnv[name] = process.env[name];
@@ -207,6 +239,7 @@ export class AwsWorld {
       ],
     });
     this.sweeper = (await this.bundles.load<{ handler: AwsWorld['sweeper'] }>('sweeper')).handler;
+    if (this.inbox) ingestHandler = (await this.bundles.load<{ handler: AsyncHandler }>('ingest')).handler;
     // The job table's stream, once per reader, each with its mapping's batch size and filters.
     const streamOf = (rules: StreamFunctionRules) =>
       new DynamoDbStreamSource({
@@ -236,6 +269,45 @@ export class AwsWorld {
         traceHeaders: this.sqsProxy.traceHeaders,
       },
     });
+  }
+
+  /**
+   * The ingest function's delivery as the template sets it: the on-failure queue, its asynchronous
+   * invocations, the Lambda Invoke endpoint that takes its own and the sweeper's, and S3's
+   * notification for `inbox/` (the functions' and the tests' S3 endpoint is the proxy).
+   */
+  private async startInbox(handler: AsyncHandler): Promise<WorldInbox> {
+    const rules = this.rules.ingest;
+    const dlq = this.emulators.createQueue();
+    const invoker = new AsyncInvoker(handler, {
+      functionName: rules.functionName,
+      timeoutMs: rules.timeoutMs,
+      recursiveLoop: rules.recursiveLoop,
+      retryAttempts: rules.retryAttempts,
+      maxEventAgeSeconds: rules.maxEventAgeSeconds,
+      onFailure: rules.onFailureQueueId
+        ? { sqs: this.emulators.clients.sqs, queueUrl: dlq.queueUrl }
+        : undefined,
+    });
+    const lambda = await startLambdaEndpoint(new Map([[rules.functionName, invoker]]));
+    const proxy = await startS3NotificationProxy({
+      target: this.emulators.environment()['AWS_ENDPOINT_URL_S3']!,
+      notifications: [
+        {
+          bucket: this.bucket,
+          prefix: rules.notification.prefix,
+          suffix: rules.notification.suffix,
+          deliver: (event) => invoker.enqueue(event),
+        },
+      ],
+    });
+    Object.assign(this.env, {
+      AWS_ENDPOINT_URL_S3: proxy.url,
+      AWS_ENDPOINT_URL_LAMBDA: lambda.url,
+      OPFLOW_INGEST_FUNCTION_NAME: rules.functionName,
+      OPFLOW_INGEST_DLQ_URL: dlq.queueUrl,
+    });
+    return { invoker, deadLetterQueue: { name: dlq.queueName, url: dlq.queueUrl }, proxy, lambda };
   }
 
   /** Keep the functions' JSON output (logs, EMF metrics) for assertions, out of the test report. */
@@ -488,6 +560,8 @@ export class AwsWorld {
     await Promise.allSettled([
       this.gateway?.close(),
       this.sqsProxy?.close(),
+      this.inbox?.proxy.close(),
+      this.inbox?.lambda.close(),
       this.sandbox.close(),
       this.emulators.stop(),
       this.bundles.remove(),

@@ -2,11 +2,13 @@
  * The service rules the simulated deployment enforces, read from the stack as `cdk synth` writes
  * it (the dev stage, functions not bundled), never from a copy of the settings: each function's
  * `RecursiveLoop` (absent is Lambda's default, `Terminate`), the work queue's maximum message size,
- * and the stream event sources' batch sizes and filters (the events and callback functions).
+ * the stream event sources' batch sizes and filters (the events and callback functions), and how
+ * uploads reach the ingest function (its bucket notification, its asynchronous invocation settings).
  */
 import type { CfnElement } from 'aws-cdk-lib';
 import { HTTP_API_MAX_INTEGRATION_TIMEOUT_MS } from '../../../../scripts/lambda/api-gateway';
 import type { FilterPattern } from '../../../../scripts/lambda/dynamodb-stream-source';
+import { type IngestDeliveryRules, ingestDeliveryRules } from '../../../../scripts/lambda/ingest-rules';
 import type { RecursiveLoop } from '../../../../scripts/lambda/recursion';
 import { SQS_DEFAULT_MAX_MESSAGE_BYTES } from '../../../../scripts/lambda/sqs-trace-proxy';
 import { type SynthesizedStage, synthStage } from '../../../infra/support/synth-stage';
@@ -20,7 +22,8 @@ export interface FunctionRules {
 
 export interface StackRules {
   worker: FunctionRules;
-  ingest: FunctionRules;
+  /** The ingest function: its bucket notification and asynchronous invocation settings. */
+  ingest: IngestDeliveryRules;
   api: FunctionRules & { integrationTimeoutMs: number };
   /** The events function and its stream event source mapping (records per batch, filter patterns). */
   events: StreamFunctionRules;
@@ -93,7 +96,7 @@ export function stackRules(
   };
   return {
     worker: functionRules(stack.worker.function),
-    ingest: functionRules(stack.inbox.ingest.function),
+    ingest: ingestDeliveryRules(resources),
     api: {
       ...functionRules(stack.api.function),
       integrationTimeoutMs:

@@ -1,22 +1,34 @@
 // The ingest function's runaway guard (shared/runtime/lambda/ingest.ts): with Lambda's recursive
-// loop detection off for it, a continuation past the batch's budget is not run. It fails, so the
-// message ends in the ingest dead-letter queue, with an error naming the batch and a metric; one
-// within the budget is run as before (here: a batch that no longer exists, dropped quietly).
-import type { Context, SQSEvent } from 'aws-lambda';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// loop detection off for it, a batch that would take more rounds than its budget is stopped loudly:
+// no longer driven (its entry leaves the ingest schedule), an error naming the batch, a metric, and
+// a notice in the ingest dead-letter queue (whose alarm fires). Rounds within the budget run as
+// usual. Here the batch's one job never runs (no step worker), so the batch never settles.
+import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import type { Context } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type AwsEmulators, startAwsEmulators } from '../../../../scripts/emulators/aws-emulators';
-import { lambdaContext, sqsRecord } from '../../../../scripts/lambda/lambda-events';
-import { awsClientConfig, createS3Client } from '../../../../shared/backends/aws';
+import { lambdaContext } from '../../../../scripts/lambda/lambda-events';
+import {
+  awsClientConfig,
+  createS3Client,
+  putInboxObject,
+  s3CreatedEvent,
+} from '../../../../shared/backends/aws';
+import { DynamoDbIngestSchedule } from '../../../../shared/backends/aws/dynamodb-ingest-schedule';
 import { loadAwsConfig } from '../../../../shared/runtime/aws/config';
 import { createIngestFunction } from '../../../../shared/runtime/lambda/ingest';
 import { createJobsRuntime } from '../../../../shared/runtime/lambda/jobs-runtime';
+import { captureProcessOutput } from '../../../support/process-output';
 
 let emulators: AwsEmulators;
 let env: Record<string, string>;
+let deadLetterQueueUrl: string;
 const saved: Record<string, string | undefined> = {};
 
 beforeAll(async () => {
+  vi.useFakeTimers({ toFake: ['Date'], now: Date.UTC(2026, 0, 5, 9) });
   emulators = await startAwsEmulators({ secretsManager: false });
+  deadLetterQueueUrl = emulators.createQueue().queueUrl;
   env = {
     OPFLOW_TABLE_NAME: await emulators.createTable(),
     OPFLOW_QUEUE_URL: emulators.createQueue().queueUrl,
@@ -36,56 +48,59 @@ afterAll(async () => {
     if (value === undefined) delete process.env[name];
     else process.env[name] = value;
   }
+  vi.useRealTimers();
 });
 
-function continuation(hop: number | undefined): SQSEvent {
-  const body = JSON.stringify({ kind: 'continue', batchId: 'lamps', ...(hop === undefined ? {} : { hop }) });
-  return {
-    Records: [
-      sqsRecord(
-        { messageId: `m-${hop}`, receiptHandle: 'r', body, receiveCount: 1, sentAt: Date.now() },
-        'arn:aws:sqs:us-east-1:000000000000:ingest',
-      ),
-    ],
-  };
-}
-
 describe('the ingest continuation budget', () => {
-  it('fails a continuation past the budget loudly, and runs one within it', async () => {
+  it('stops a batch past its budget of rounds loudly, and runs the rounds within it', async () => {
     const s3 = createS3Client(awsClientConfig(loadAwsConfig(env)));
     const runtime = createJobsRuntime({ env, s3 });
+    const handOvers: unknown[] = [];
     const ingest = createIngestFunction({
       runtime,
       s3,
-      queueUrl: env.OPFLOW_QUEUE_URL,
+      continueWith: async (event) => {
+        handOvers.push(event);
+      },
+      deadLetterQueueUrl,
       continuationBudget: 3,
     });
-    const lines: string[] = [];
-    // Powertools writes errors to stderr and metrics to stdout.
-    const streams = [process.stdout, process.stderr];
-    const writes = streams.map((stream) => stream.write);
-    for (const stream of streams) {
-      stream.write = ((chunk: string) => {
-        lines.push(String(chunk));
-        return true;
-      }) as typeof stream.write;
-    }
-    try {
-      const context = lambdaContext('opflow-ingest', 60_000) as Context;
-      for (const hop of [undefined, 0, 2]) {
-        expect((await ingest.handle(continuation(hop), context)).batchItemFailures, `hop ${hop}`).toEqual([]);
+    const schedule = new DynamoDbIngestSchedule(emulators.clients.documents, env.OPFLOW_TABLE_NAME!);
+    const bucket = env.OPFLOW_BUCKET_NAME!;
+    const key = 'inbox/patent-count/lamps/lamps.jsonl';
+    const { etag } = await putInboxObject(
+      s3,
+      { bucket, key },
+      `${JSON.stringify({ id: 'a', query: 'TTL:(lamp)' })}\n`,
+    );
+    const context = () => lambdaContext('opflow-ingest', 120_000) as Context;
+    const rounds: number[] = [];
+    const { output } = await captureProcessOutput(async () => {
+      // The upload's event: the batch is opened and driven once (round 1); its job never ends.
+      await ingest.handle(s3CreatedEvent({ bucket, key }, etag), context());
+      for (let invocation = 0; invocation < 4; invocation++) {
+        const entry = (await schedule.entries()).find((e) => e.kind === 'batch');
+        rounds.push(entry?.kind === 'batch' ? entry.rounds : -1);
+        // The sweeper's pass once the batch is due again (10 s later).
+        vi.setSystemTime(Date.now() + 10_000);
+        await ingest.handle({ kind: 'continue' }, context());
       }
-      expect((await ingest.handle(continuation(3), context)).batchItemFailures).toEqual([
-        { itemIdentifier: 'm-3' },
-      ]);
-    } finally {
-      streams.forEach((stream, index) => {
-        stream.write = writes[index]!;
-      });
-    }
-    const logged = lines.join('');
-    expect(logged).toContain('ingest continuation budget exhausted');
-    expect(logged).toContain('batch lamps sent 3 continuations without settling');
+    });
+    // Rounds 1 to 3 within the budget; the 4th stops it: its entry is gone.
+    expect(rounds).toEqual([1, 2, 3, -1]);
+    expect(await schedule.entries()).toEqual([]);
+    expect(handOvers).toEqual([]);
+    const logged = output.replace(/\\"/g, '"');
+    expect(logged).toContain('ingest continuation budget exhausted; the batch is stopped');
+    expect(logged).toContain(
+      'batch lamps took 3 rounds without settling (OPFLOW_INGEST_CONTINUATION_BUDGET 3)',
+    );
     expect(logged).toContain('"IngestContinuationBudgetExhausted":1');
+    const notices = await emulators.clients.sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: deadLetterQueueUrl, MaxNumberOfMessages: 10 }),
+    );
+    expect(notices.Messages?.map((message) => JSON.parse(message.Body ?? '{}'))).toEqual([
+      { kind: 'stopped', batchId: 'lamps', reason: expect.stringContaining('batch lamps took 3 rounds') },
+    ]);
   });
 });
