@@ -6,7 +6,6 @@
  */
 import type { Context } from 'aws-lambda';
 import { awsClientConfig } from '../../shared/backends/aws/clients';
-import { createLambdaClient, invokeAsync } from '../../shared/backends/aws/lambda-invoke';
 import { createS3Client } from '../../shared/backends/aws/s3-client';
 import { loadAwsConfig } from '../../shared/runtime/aws/config';
 import { createIngestFunction, type IngestRun } from '../../shared/runtime/lambda/ingest';
@@ -16,13 +15,25 @@ import { createJobsRuntime } from '../../shared/runtime/lambda/jobs-runtime';
 // so S3 is part of this function's start (the report store shares the client).
 const clientConfig = awsClientConfig(loadAwsConfig());
 const s3 = createS3Client(clientConfig);
-const lambda = createLambdaClient(clientConfig);
+// The Lambda client only when the function hands on to itself: a chunk loaded on first use, off
+// every cold start (most invocations record an upload or drive a batch and end).
+let invoke: Promise<(functionName: string, event: unknown) => Promise<void>> | undefined;
+const handOn = (functionName: string, event: unknown) => {
+  invoke ??= import('../../shared/backends/aws/lambda-invoke').then(({ createLambdaClient, invokeAsync }) => {
+    const lambda = createLambdaClient(clientConfig);
+    return (name: string, payload: unknown) => invokeAsync(lambda, name, payload);
+  });
+  invoke.catch(() => {
+    invoke = undefined;
+  });
+  return invoke.then((send) => send(functionName, event));
+};
 const runtime = createJobsRuntime({ s3 });
 const ingest = createIngestFunction({
   runtime,
   s3,
   // Itself, by the name its invocation was given.
-  continueWith: (event, functionName) => invokeAsync(lambda, functionName, event),
+  continueWith: (event, functionName) => handOn(functionName, event),
 });
 
 export function handler(event: unknown, context: Context): Promise<IngestRun> {

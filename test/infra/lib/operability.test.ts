@@ -67,7 +67,16 @@ describe('an operable stage', { timeout: 180_000 }, () => {
         template.includes(`"deadLetterTargetArn":{"Fn::GetAtt":["${id}","Arn"]}`) ||
         template.includes(`"DeadLetterConfig":{"Arn":{"Fn::GetAtt":["${id}","Arn"]}}`),
     );
-    expect(deadLetterIds).toHaveLength(3); // work, ingest, schedules (the events DLQ is a destination)
+    // work, schedules; and the on-failure destinations of the events and ingest functions.
+    const destinations = Object.values(synth.template.findResources('AWS::Lambda::EventInvokeConfig'))
+      .map(
+        (config) =>
+          config['Properties']?.['DestinationConfig']?.['OnFailure']?.['Destination']?.['Fn::GetAtt']?.[0],
+      )
+      .filter((id): id is string => typeof id === 'string' && id in queues);
+    expect(deadLetterIds).toHaveLength(2);
+    expect(destinations).toHaveLength(1); // ingest (the events function's on-failure goes through its mapping)
+    deadLetterIds.push(...destinations);
     for (const id of deadLetterIds) {
       const found = alarms().filter(
         (alarm) =>
@@ -83,7 +92,7 @@ describe('an operable stage', { timeout: 180_000 }, () => {
       // The job table's stream (the events and callback functions) is read one invocation per shard, not scaled.
       (mapping) => mapping['Properties']['StartingPosition'] === undefined,
     );
-    expect(mappings).toHaveLength(2); // step worker, ingest
+    expect(mappings).toHaveLength(1); // the step worker (S3 invokes the ingest function: no event source)
     for (const mapping of mappings) {
       expect(mapping['Properties']['ScalingConfig']?.['MaximumConcurrency']).toBeGreaterThanOrEqual(2);
     }

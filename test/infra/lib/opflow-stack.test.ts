@@ -533,7 +533,7 @@ describe.each([
       ]);
     });
 
-    it('lets the sweeper query the due and status indexes, read jobs, commit a re-send (PutItem, no delete), mark due callbacks and send work: no S3, no secrets', () => {
+    it('lets the sweeper query the due and status indexes, read jobs, commit a re-send (PutItem, no delete), mark due callbacks, read the ingest schedule and send work: no S3, no secrets', () => {
       const { stack, template } = stageOf();
       const statements = statementsOfRole(template, roles(stack).sweeper);
       const tableArn = { 'Fn::GetAtt': [logicalId(stack, stack.storage.table), 'Arn'] };
@@ -554,6 +554,12 @@ describe.each([
           Action: ['dynamodb:Query', 'dynamodb:UpdateItem'],
           Resource: tableArn,
           Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CBQ'] } },
+        }),
+        // The ingest pass: the ingest schedule's partition only, read.
+        expect.objectContaining({
+          Action: 'dynamodb:Query',
+          Resource: tableArn,
+          Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['INGESTDUE'] } },
         }),
       ]);
       const actions = actionsOf(statements);

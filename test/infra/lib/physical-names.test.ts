@@ -31,6 +31,7 @@ const NOT_A_PHYSICAL_NAME = new Set([
   'AWS::IAM::Policy PolicyName', // inline policy: unique within its role only
   'AWS::Lambda::EventSourceMapping FunctionName',
   'AWS::Lambda::Permission FunctionName',
+  'AWS::Lambda::EventInvokeConfig FunctionName',
   'Custom::S3BucketNotifications BucketName',
   'Custom::S3AutoDeleteObjects BucketName',
   'AWS::ApiGatewayV2::Stage StageName',

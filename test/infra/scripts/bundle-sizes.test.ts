@@ -50,6 +50,8 @@ const ALLOWED_SDK_COMMANDS: Record<string, string[]> = {
     'Scan',
     'Update', // the callback outbox's due marks, as UpdateItem above
   ],
+  // The ingest function hands on to itself, and the sweeper wakes it (lambda-invoke.ts: asynchronous invokes).
+  '@aws-sdk/client-lambda': ['Invoke'],
   '@aws-sdk/client-s3': [
     ...['GetObject', 'HeadObject', 'ListObjectsV2', 'PutObject'],
     'CreateSession', // the client's S3 Express session handling
