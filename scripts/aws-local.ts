@@ -44,13 +44,12 @@ import { SANDBOX_API_KEY, startSandbox } from '../shared/sandbox';
 import { synthesizeTemplate } from './cost-idle';
 import { type AwsEmulators, startAwsEmulators } from './emulators/aws-emulators';
 import { type ApiGateway, startApiGateway } from './lambda/api-gateway';
-import { type AsyncHandler, AsyncInvoker } from './lambda/async-invoke';
+import type { AsyncHandler } from './lambda/async-invoke';
 import { bundleFunctions, type FunctionBundles } from './lambda/bundle-functions';
 import { DynamoDbStreamSource, type StreamHandler } from './lambda/dynamodb-stream-source';
+import { startIngestDelivery } from './lambda/ingest-delivery';
 import { type IngestDeliveryRules, ingestDeliveryRules } from './lambda/ingest-rules';
-import { startLambdaEndpoint } from './lambda/lambda-endpoint';
 import { lambdaContext, scheduledEvent } from './lambda/lambda-events';
-import { startS3NotificationProxy } from './lambda/s3-notification-proxy';
 import { type ScheduleTarget, startScheduleClock } from './lambda/schedule-clock';
 import {
   type Invocation,
@@ -495,39 +494,14 @@ async function startInboxDelivery(
   onError: (error: unknown) => void,
 ): Promise<{ env: Record<string, string>; rules: IngestDeliveryRules; stop(): Promise<void> }> {
   const rules = ingestDeliveryRules(synthesizeTemplate({ stage: 'dev' }).template.Resources as never);
-  const dlq = emulators.createQueue();
-  const invoker = new AsyncInvoker(handler, {
-    functionName: rules.functionName,
-    timeoutMs: rules.timeoutMs,
-    recursiveLoop: rules.recursiveLoop,
-    retryAttempts: rules.retryAttempts,
-    maxEventAgeSeconds: rules.maxEventAgeSeconds,
-    onFailure: rules.onFailureQueueId ? { sqs: emulators.clients.sqs, queueUrl: dlq.queueUrl } : undefined,
-  });
-  const lambda = await startLambdaEndpoint(new Map([[rules.functionName, invoker]]));
-  const proxy = await startS3NotificationProxy({
-    target: emulators.environment()['AWS_ENDPOINT_URL_S3']!,
-    notifications: [
-      {
-        bucket,
-        prefix: rules.notification.prefix,
-        suffix: rules.notification.suffix,
-        deliver: (event) => invoker.enqueue(event),
-      },
-    ],
-  });
-  const running = invoker.start(onError);
+  const delivery = await startIngestDelivery(emulators, bucket, rules, handler);
+  const running = delivery.invoker.start(onError);
   return {
     rules,
-    env: {
-      AWS_ENDPOINT_URL_S3: proxy.url,
-      AWS_ENDPOINT_URL_LAMBDA: lambda.url,
-      OPFLOW_INGEST_FUNCTION_NAME: rules.functionName,
-      OPFLOW_INGEST_DLQ_URL: dlq.queueUrl,
-    },
+    env: delivery.env,
     async stop() {
       await running.stop();
-      await Promise.allSettled([proxy.close(), lambda.close()]);
+      await delivery.close();
     },
   };
 }

@@ -20,6 +20,7 @@ import * as z from 'zod';
 import { PROJECT_ROOT } from '../infra/lib/function-bundling';
 import { buildOpflowApp } from '../infra/lib/opflow-app';
 import { errorMessage } from '../shared/errors/error-message';
+import { referencedId } from './lambda/ingest-rules';
 
 /** When and where the prices below were read (AWS's pricing pages, us-east-1, list prices). */
 export const PRICES_TAKEN = { date: '2026-11-27', region: 'us-east-1' } as const;
@@ -170,15 +171,6 @@ const round = (dollars: number) => Math.round(dollars * 10_000) / 10_000;
 type Resource = Template['Resources'][string];
 const ofType = (template: Template, type: string) =>
   Object.entries(template.Resources).filter(([, resource]) => resource.Type === type);
-
-/** The logical id a `{Ref}` or `{Fn::GetAtt: [id, ...]}` names, if it is one. */
-function referencedId(value: unknown): string | undefined {
-  if (typeof value !== 'object' || value === null) return undefined;
-  const ref = (value as { Ref?: unknown }).Ref;
-  if (typeof ref === 'string') return ref;
-  const getAtt = (value as { 'Fn::GetAtt'?: unknown })['Fn::GetAtt'];
-  return Array.isArray(getAtt) && typeof getAtt[0] === 'string' ? getAtt[0] : undefined;
-}
 
 /** Metrics an alarm reads: one, or each MetricStat of its metric math; and whether it is high-resolution. */
 function alarmMetrics(alarm: Resource): { metrics: number; highResolution: boolean } {

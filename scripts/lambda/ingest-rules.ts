@@ -29,7 +29,7 @@ export interface IngestDeliveryRules {
 }
 
 /** The logical id a `{Ref}` or `{Fn::GetAtt: [id, ...]}` names, if it is one. */
-function referencedId(value: unknown): string | undefined {
+export function referencedId(value: unknown): string | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const ref = (value as { Ref?: unknown }).Ref;
   if (typeof ref === 'string') return ref;

@@ -17,16 +17,14 @@ import { ulid } from 'ulid';
 import { vi } from 'vitest';
 import { type AwsEmulators, startAwsEmulators } from '../../../../scripts/emulators/aws-emulators';
 import { type ApiGateway, startApiGateway } from '../../../../scripts/lambda/api-gateway';
-import { type AsyncHandler, AsyncInvoker } from '../../../../scripts/lambda/async-invoke';
+import type { AsyncHandler, AsyncInvoker } from '../../../../scripts/lambda/async-invoke';
 import { bundleFunctions, type FunctionBundles } from '../../../../scripts/lambda/bundle-functions';
 import { DynamoDbStreamSource, type StreamHandler } from '../../../../scripts/lambda/dynamodb-stream-source';
-import { type LambdaEndpoint, startLambdaEndpoint } from '../../../../scripts/lambda/lambda-endpoint';
+import { startIngestDelivery } from '../../../../scripts/lambda/ingest-delivery';
+import type { LambdaEndpoint } from '../../../../scripts/lambda/lambda-endpoint';
 import { lambdaContext, scheduledEvent } from '../../../../scripts/lambda/lambda-events';
 import { installInvokeStore } from '../../../../scripts/lambda/recursion';
-import {
-  type S3NotificationProxy,
-  startS3NotificationProxy,
-} from '../../../../scripts/lambda/s3-notification-proxy';
+import type { S3NotificationProxy } from '../../../../scripts/lambda/s3-notification-proxy';
 import {
   SqsEventSource,
   type SqsEventSourceOptions,
@@ -277,37 +275,9 @@ export class AwsWorld {
    * notification for `inbox/` (the functions' and the tests' S3 endpoint is the proxy).
    */
   private async startInbox(handler: AsyncHandler): Promise<WorldInbox> {
-    const rules = this.rules.ingest;
-    const dlq = this.emulators.createQueue();
-    const invoker = new AsyncInvoker(handler, {
-      functionName: rules.functionName,
-      timeoutMs: rules.timeoutMs,
-      recursiveLoop: rules.recursiveLoop,
-      retryAttempts: rules.retryAttempts,
-      maxEventAgeSeconds: rules.maxEventAgeSeconds,
-      onFailure: rules.onFailureQueueId
-        ? { sqs: this.emulators.clients.sqs, queueUrl: dlq.queueUrl }
-        : undefined,
-    });
-    const lambda = await startLambdaEndpoint(new Map([[rules.functionName, invoker]]));
-    const proxy = await startS3NotificationProxy({
-      target: this.emulators.environment()['AWS_ENDPOINT_URL_S3']!,
-      notifications: [
-        {
-          bucket: this.bucket,
-          prefix: rules.notification.prefix,
-          suffix: rules.notification.suffix,
-          deliver: (event) => invoker.enqueue(event),
-        },
-      ],
-    });
-    Object.assign(this.env, {
-      AWS_ENDPOINT_URL_S3: proxy.url,
-      AWS_ENDPOINT_URL_LAMBDA: lambda.url,
-      OPFLOW_INGEST_FUNCTION_NAME: rules.functionName,
-      OPFLOW_INGEST_DLQ_URL: dlq.queueUrl,
-    });
-    return { invoker, deadLetterQueue: { name: dlq.queueName, url: dlq.queueUrl }, proxy, lambda };
+    const delivery = await startIngestDelivery(this.emulators, this.bucket, this.rules.ingest, handler);
+    Object.assign(this.env, delivery.env);
+    return delivery;
   }
 
   /** Keep the functions' JSON output (logs, EMF metrics) for assertions, out of the test report. */
