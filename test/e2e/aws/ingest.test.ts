@@ -21,7 +21,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DynamoDbBatchStore, SqsWorkQueue, s3CreatedEvent } from '../../../shared/backends/aws';
 import { DynamoDbIngestSchedule } from '../../../shared/backends/aws/dynamodb-ingest-schedule';
 import { EnvKeySource } from '../../../shared/backends/local';
-import type { Batch } from '../../../shared/engine/batch-store';
 import type { EngineDeps } from '../../../shared/engine/deps';
 import { isTerminal } from '../../../shared/engine/job-record';
 import { redriveBatch } from '../../../shared/ingest/redrive';
