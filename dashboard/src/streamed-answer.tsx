@@ -46,6 +46,8 @@ function reduce(state: AnswerState, action: AnswerAction): AnswerState {
     return { ...told, gap: false };
   }
   const { step, offset, text } = action;
+  // A part already held: the log may deliver a change twice (a slow write is written again).
+  if (step === state.step && state.text.startsWith(text, offset)) return state;
   // A new stream (another step, or the step sent again) starts over.
   if (offset === 0 || step !== state.step) return tell({ ...initial, step, text, gap: offset !== 0 });
   if (offset > state.text.length) return tell({ ...state, text: state.text + text, gap: true });
