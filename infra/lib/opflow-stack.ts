@@ -14,7 +14,10 @@ import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { HttpMethods } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { callbackOutboxPartition } from '../../shared/backends/aws/dynamodb-callback-outbox';
-import { ingestDuePartition } from '../../shared/backends/aws/dynamodb-ingest-schedule';
+import {
+  ingestDuePartition,
+  ingestFunctionVariable,
+} from '../../shared/backends/aws/dynamodb-ingest-schedule';
 import { type OpflowConfig, parseOpflowConfig } from '../../shared/config/opflow-config';
 import { sharesVariable } from '../../shared/engine/admission/fair-share';
 import { API_AUTH_VARIABLE, type ApiAuth } from '../../shared/runtime/lambda/api-auth';
@@ -307,10 +310,7 @@ export class OpflowStack extends Stack {
     });
     // The sweeper's ingest pass: when an entry of the ingest schedule (partition INGESTDUE) is due,
     // it invokes the ingest function (asynchronously), so a batch whose jobs run is looked at each minute.
-    this.sweeper.function.addEnvironment(
-      'OPFLOW_INGEST_FUNCTION_NAME',
-      this.inbox.ingest.function.functionName,
-    );
+    this.sweeper.function.addEnvironment(ingestFunctionVariable, this.inbox.ingest.function.functionName);
     this.sweeper.role.addToPrincipalPolicy(
       new PolicyStatement({
         actions: ['lambda:InvokeFunction'],

@@ -18,6 +18,9 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 
+/** The variable naming the ingest function, which the sweeper's minute pass invokes when an entry is due. */
+export const ingestFunctionVariable = 'OPFLOW_INGEST_FUNCTION_NAME';
+
 export const ingestDuePartition = 'INGESTDUE';
 const slotPartition = 'INGESTSLOT';
 

@@ -13,7 +13,7 @@ import {
   createSqsClient,
 } from '../../backends/aws/clients';
 import { DynamoDbCallbackOutbox } from '../../backends/aws/dynamodb-callback-outbox';
-import { DynamoDbIngestSchedule } from '../../backends/aws/dynamodb-ingest-schedule';
+import { DynamoDbIngestSchedule, ingestFunctionVariable } from '../../backends/aws/dynamodb-ingest-schedule';
 import { DynamoDbJobStore } from '../../backends/aws/dynamodb-job-store';
 import { SqsWorkQueue } from '../../backends/aws/sqs-work-queue';
 import type { SweepDeps } from '../../engine/deps';
@@ -46,14 +46,9 @@ export function createSweeperRuntime(
     deps,
     observability: createObservability(),
     callbacks: (now) => outbox.announceDue(now),
-    ...(env.OPFLOW_INGEST_FUNCTION_NAME?.trim()
+    ...(env[ingestFunctionVariable]?.trim()
       ? {
-          ingest: ingestWake(
-            documents,
-            config.tableName,
-            clientConfig,
-            env.OPFLOW_INGEST_FUNCTION_NAME.trim(),
-          ),
+          ingest: ingestWake(documents, config.tableName, clientConfig, env[ingestFunctionVariable].trim()),
         }
       : {}),
     ...(config.admission !== 'off' ? { parked: store } : {}),

@@ -29,6 +29,7 @@ import { PIPELINE_METRICS } from '../../../infra/lib/pipeline-monitoring';
 import { type AwsEmulators, startAwsEmulators, uniqueName } from '../../../scripts/emulators/aws-emulators';
 import { createJobTable } from '../../../shared/backends/aws';
 import { DynamoDbCallbackOutbox } from '../../../shared/backends/aws/dynamodb-callback-outbox';
+import { ingestFunctionVariable } from '../../../shared/backends/aws/dynamodb-ingest-schedule';
 import { DynamoDbScheduleStateStore } from '../../../shared/backends/aws/dynamodb-schedule-state-store';
 import { DynamoDbWebhookDeliveries } from '../../../shared/backends/aws/dynamodb-webhook-deliveries';
 import {
@@ -137,6 +138,7 @@ describe.each(stages)('the %s functions and the runtime configuration', (_stage,
       ...Object.values(awsConfigSources),
       ...automationVariables,
       API_AUTH_VARIABLE,
+      ingestFunctionVariable,
     ]);
     for (const fn of ['worker', 'api', 'sweeper'] as const) {
       const variables = environmentOf(stage, fn);
@@ -160,6 +162,7 @@ describe.each(stages)('the %s functions and the runtime configuration', (_stage,
       [logicalId(stack, stack.storage.table)]: tableName,
       [logicalId(stack, stack.workQueue.queue)]: queueUrl,
       [logicalId(stack, stack.storage.reportBucket)]: 'the-report-bucket',
+      [logicalId(stack, stack.inbox.ingest.function)]: `${stack.config.names.resourcePrefix}-ingest`,
     };
     for (const fn of ['worker', 'api', 'sweeper'] as const) {
       // Lambda sets AWS_REGION itself, and credentials come from the role.
@@ -820,6 +823,7 @@ describe('the dev roles of a stack with reviewers against the calls of their pas
         [names.table.logicalId]: tableName,
         [names.queue.logicalId]: queueUrl,
         [names.bucket.logicalId]: bucketName,
+        [logicalId(stack, stack.inbox.ingest.function)]: `${stack.config.names.resourcePrefix}-ingest`,
       }),
       OPFLOW_PUBLIC_URL: 'https://api.example.com',
       AWS_REGION: emulators.region,
