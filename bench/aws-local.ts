@@ -7,10 +7,12 @@
  *   npm run bench:aws-local [-- --rounds 1] [--workers 5] [--sandbox-speed 30] [--json]
  *
  * Rounds alternate local and aws-local, so both meet the same machine load; the figures are medians.
+ * Every run starts new jobs (`--fresh`: a repeat of the same inputs would otherwise join the jobs an
+ * earlier round finished, on the one aws-local stage), and each run's row says the machine's load.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -35,6 +37,8 @@ interface Run {
   succeeded: number;
   calls: number;
   jobIds: string[];
+  /** The 1-minute load average when the run started and when it ended. */
+  load: [number, number];
 }
 
 function readOptions() {
@@ -66,8 +70,9 @@ function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 function runMainJob(backend: Run['backend'], env: NodeJS.ProcessEnv, cwd: string): Promise<Run> {
   const args = [opflow, ...(backend === 'aws-local' ? ['--backend', 'aws'] : []), 'run', 'novelty-check'];
   const started = performance.now();
+  const loadAtStart = Number(loadavg()[0]!.toFixed(1));
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [...args, disclosures, '--json'], { env, cwd });
+    const child = spawn(process.execPath, [...args, disclosures, '--fresh', '--json'], { env, cwd });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => {
@@ -87,6 +92,7 @@ function runMainJob(backend: Run['backend'], env: NodeJS.ProcessEnv, cwd: string
       done({
         backend,
         seconds,
+        load: [loadAtStart, Number(loadavg()[0]!.toFixed(1))],
         jobIds: answer.jobs.map((job) => job.id),
         jobs: answer.jobs.length,
         succeeded: answer.jobs.filter((job) => job.status === 'SUCCEEDED').length,
@@ -141,11 +147,37 @@ const median = (values: number[]) => {
   return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 };
 
+/** Each round's aws-local / local ratio. */
+const roundRatios = (runs: Run[]) =>
+  runs.flatMap((run, index) =>
+    run.backend === 'aws-local' && runs[index - 1]
+      ? [`${(run.seconds / runs[index - 1]!.seconds).toFixed(2)}x`]
+      : [],
+  );
+
+/** The lowest and highest 1-minute load average seen at a run's start or end. */
+const loadRange = (runs: Run[]) => {
+  const loads = runs.flatMap((run) => run.load);
+  return `${Math.min(...loads)} to ${Math.max(...loads)}`;
+};
+
 async function main(): Promise<void> {
   const options = readOptions();
   const dir = mkdtempSync(join(tmpdir(), 'opflow-bench-aws-local-'));
   const say = (line: string) => process.stderr.write(`bench:aws-local: ${line}\n`);
   let awsLocal: ChildProcess | undefined;
+  // Interrupted (Ctrl-C, a timeout's SIGTERM): stop aws-local and its emulators, then go.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => {
+      const child = awsLocal;
+      const gone = () => {
+        rmSync(dir, { recursive: true, force: true });
+        process.exit(130);
+      };
+      if (!child || child.exitCode !== null) return gone();
+      child.once('exit', gone);
+      child.kill('SIGTERM');
+    });
   try {
     say('starting aws-local (bundles the functions, starts the emulators)');
     const started = await startAwsLocal(dir, options);
@@ -158,9 +190,9 @@ async function main(): Promise<void> {
         cleanEnv({ OPFLOW_SANDBOX_SPEED: String(options.sandboxSpeed) }),
         localDir,
       );
-      say(`round ${round}: local ${local.seconds.toFixed(1)} s`);
+      say(`round ${round}: local ${local.seconds.toFixed(1)} s (load ${local.load.join(' to ')})`);
       const aws = await runMainJob('aws-local', cleanEnv(started.env), dir);
-      say(`round ${round}: aws-local ${aws.seconds.toFixed(1)} s`);
+      say(`round ${round}: aws-local ${aws.seconds.toFixed(1)} s (load ${aws.load.join(' to ')})`);
       runs.push(local, aws);
     }
     const of = (backend: Run['backend']) => runs.filter((run) => run.backend === backend);
@@ -201,7 +233,7 @@ async function main(): Promise<void> {
                 `${row.backend.padEnd(10)} ${String(row.seconds).padStart(7)}  ${row.succeeded.padEnd(9)}  ${row.calls}`,
             )
             .join('\n') +
-          `\nratio aws-local / local: ${ratio}x\n` +
+          `\nratio aws-local / local: ${ratio}x (rounds: ${roundRatios(runs).join(', ')}; 1-minute load ${loadRange(runs)})\n` +
           `aws-local, mean per job (s): ${where.messages} messages, ${where.span} from first send to last step, of which ` +
           `handlers ${where.handler}, waits asked ${where.asked}, waits beyond due ${where.beyond}; ` +
           `the command outside the jobs ${where.outside}\n`,

@@ -8,6 +8,8 @@ import {
   LAMBDA_SYNC_PAYLOAD_BYTES,
   startApiGateway,
 } from '../../../scripts/lambda/api-gateway';
+import { SQS_MAX_DELAY_SECONDS } from '../../../scripts/lambda/sqs-trace-proxy';
+import { SqsWorkQueue } from '../../../shared/backends/aws/sqs-work-queue';
 import type { Job } from '../../../shared/engine/job-record';
 import { maxListBodyBytes } from '../../../shared/http/job-api';
 import { makeJob } from '../../support/factories';
@@ -132,6 +134,64 @@ describe('service limits on the request path', { timeout: REAL_PROCESS_TIMEOUT_M
     expect(stored).toMatchObject({ version: 2, status: 'FAILED', context: {} });
     expect(stored?.lastError).toMatchObject({ kind: 'record-too-large', retryable: false });
     expect(stored?.lastError?.message).toMatch(/grew to \d+ bytes as JSON, over the 358400-byte budget/);
+  });
+});
+
+describe("SQS's message size and delay, as the functions' SQS endpoint enforces them", {
+  timeout: REAL_PROCESS_TIMEOUT_MS,
+}, () => {
+  const client = async () => {
+    const { SQSClient } = await import('@aws-sdk/client-sqs');
+    return new SQSClient({
+      endpoint: world.sqsProxy.url,
+      region: world.emulators.region,
+      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+    });
+  };
+
+  it("refuses a message over the work queue's MaximumMessageSize and a delay over 900 s, with SQS's errors", async () => {
+    const { SendMessageCommand } = await import('@aws-sdk/client-sqs');
+    const sqs = await client();
+    const QueueUrl = world.queueUrl;
+    const max = world.rules.workQueueMaxMessageBytes;
+    try {
+      await expect(
+        sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'm'.repeat(max + 1) })),
+      ).rejects.toThrow(`Message must be shorter than ${max} bytes`);
+      await expect(
+        sqs.send(
+          new SendMessageCommand({ QueueUrl, MessageBody: 'late', DelaySeconds: SQS_MAX_DELAY_SECONDS + 1 }),
+        ),
+      ).rejects.toThrow(/DelaySeconds is invalid. Reason: must be between 0 and 900/);
+      // At the limits themselves, SQS takes the message.
+      await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'm'.repeat(max), DelaySeconds: 900 }));
+      // (The SDK may send a refused request twice; the reasons are the two limits.)
+      const reasons = new Set(world.sqsProxy.refused.map((refusal) => `${refusal.code}: ${refusal.message}`));
+      expect([...reasons]).toEqual([
+        `InvalidParameterValue: One or more parameters are invalid. Reason: Message must be shorter than ${max} bytes (this one is ${max + 1}).`,
+        'InvalidParameterValue: Value 901 for parameter DelaySeconds is invalid. Reason: must be between 0 and 900, if provided.',
+      ]);
+    } finally {
+      sqs.destroy();
+    }
+  });
+
+  it("keeps opflow's own work messages under both: a wait of two hours is sent as 900 s, the sweeper does the rest", async () => {
+    const sqs = await client();
+    const refusedBefore = world.sqsProxy.refused.length;
+    try {
+      const queue = new SqsWorkQueue({ client: sqs, queueUrl: world.queueUrl });
+      await queue.send({ jobId: 'limits-probe', version: 1 }, 2 * 60 * 60_000);
+      await queue.sendBatch(
+        Array.from({ length: 12 }, (_, i) => ({
+          message: { jobId: `limits-probe-${i}`, version: 1 },
+          delayMs: 24 * 60 * 60_000,
+        })),
+      );
+      expect(world.sqsProxy.refused.length).toBe(refusedBefore);
+    } finally {
+      sqs.destroy();
+    }
   });
 });
 
