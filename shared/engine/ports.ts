@@ -223,10 +223,12 @@ export interface RateLimiter {
   /**
    * A `high` job's call (`by`, its id) goes ahead of the key's line: the time of the soonest token
    * reserved ahead that it takes over (admission/priority-lane.ts), or undefined when the line
-   * would give it one as soon (it then takes its token as any call does). Optional: without it a
-   * priority call waits at the line's end, first among those that ask after it.
+   * would give it one as soon (it then takes its token as any call does). `options.at`: when the
+   * call is due, for a call booked ahead (default now; a limiter that books nothing ahead may
+   * ignore it). Optional: without it a priority call waits at the line's end, first among those
+   * that ask after it.
    */
-  cutIn?(bucket: string, now: number, by: string): Promise<number | undefined>;
+  cutIn?(bucket: string, now: number, by: string, options?: { at?: number }): Promise<number | undefined>;
   /**
    * Whether the token reserved for `at` is still `by`'s: false when a priority call took it over
    * (the holder then takes a new one). Optional: without it a reserved token is always its holder's.

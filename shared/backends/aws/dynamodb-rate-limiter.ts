@@ -3,7 +3,9 @@
  * worker of every Lambda draws from the same budget. Each change is a read followed by a Put
  * conditioned on the `seq` read, so two workers can never spend the same token; a loser reads
  * again. The arithmetic is the engine's (shared/engine/admission/rate-bucket.ts), shared with the local
- * limiter. `take()` never waits: without a token it says when to come back.
+ * limiter. `take()` never waits: without a token it says when to come back. The tokens reserved
+ * ahead and those a `high` job's call took over are the item's lane (dynamodb-rate-lane.ts), so a
+ * priority call cuts in ahead of a line that every worker shares.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
@@ -21,6 +23,17 @@ import {
   throttled,
 } from '../../engine/admission/rate-bucket';
 import type { RateDecision, RateLimiter } from '../../engine/ports';
+import {
+  chooseCut,
+  decodeLane,
+  emptyLane,
+  encodeLane,
+  laneCut,
+  laneHolds,
+  laneReserved,
+  pruneLane,
+  type RateLane,
+} from './dynamodb-rate-lane';
 import { AwsConfigError } from './errors';
 import { rateBucketKey } from './table';
 
@@ -33,8 +46,13 @@ export interface DynamoDbRateLimiterOptions extends RateBucketOptions {
   idleSeconds?: number | undefined;
 }
 
-interface StoredBucket {
+/** What a change of the bucket reads and writes: the bucket and its priority lane. */
+interface BucketItem {
   state: RateBucketState;
+  lane: RateLane;
+}
+
+interface StoredBucket extends BucketItem {
   /** The `seq` of the item read, or undefined when there was no item or it had none. */
   seq: number | undefined;
 }
@@ -62,13 +80,15 @@ export class DynamoDbRateLimiter implements RateLimiter {
   async take(bucket: string, now: number, options?: { reserveWithinMs?: number }): Promise<RateDecision> {
     let decision: RateDecision | undefined;
     let rate = this.config.ceiling;
-    const written = await this.update(bucket, now, (state) => {
+    const written = await this.update(bucket, now, ({ state, lane }) => {
       const result = take(state, this.config, now, options?.reserveWithinMs);
       decision = result.decision;
       rate = result.state.rate;
       // Without a token (and no reservation) nothing changes worth writing: the refill is
       // recomputed on every read.
-      return result.decision.granted || result.decision.reserved ? result.state : undefined;
+      if (result.decision.granted) return { state: result.state, lane };
+      if (!result.decision.reserved) return undefined;
+      return { state: result.state, lane: laneReserved(lane, result.decision.retryAtMs) };
     });
     if (written === 'contended' || !decision) {
       // Other workers keep winning: they are spending the budget, so come back in one token's time.
@@ -91,12 +111,47 @@ export class DynamoDbRateLimiter implements RateLimiter {
     options: { at: number; withinMs: number },
   ): Promise<number | undefined> {
     let reservedAt: number | undefined;
-    const written = await this.update(bucket, now, (state) => {
+    const written = await this.update(bucket, now, ({ state, lane }) => {
       const result = reserveAhead(state, this.config, now, options.at, options.withinMs);
       reservedAt = result.reservedAt;
-      return reservedAt === undefined ? undefined : result.state;
+      return reservedAt === undefined
+        ? undefined
+        : { state: result.state, lane: laneReserved(lane, reservedAt) };
     });
     return written === 'written' ? reservedAt : undefined;
+  }
+
+  /**
+   * A `high` job's call (`by`) takes over a token reserved ahead (dynamodb-rate-lane.ts
+   * `chooseCut`: from a moment ahead, not before the call is due at `options.at`, and before the
+   * line's next free token), in one conditional write; undefined when the line has a token as soon
+   * (or none reserved to take), and nothing is written then.
+   */
+  async cutIn(
+    bucket: string,
+    now: number,
+    by: string,
+    options?: { at?: number },
+  ): Promise<number | undefined> {
+    let cutAt: number | undefined;
+    const written = await this.update(bucket, now, ({ state, lane }) => {
+      const peek = take(state, this.config, now).decision;
+      if (peek.granted) return undefined;
+      // A call due after the line's end finds a token free when it comes (or books one then).
+      const dueAt = options?.at ?? now;
+      cutAt = chooseCut(lane, now, dueAt, Math.max(peek.retryAtMs, dueAt));
+      return cutAt === undefined ? undefined : { state, lane: laneCut(lane, cutAt, by) };
+    });
+    return written === 'written' ? cutAt : undefined;
+  }
+
+  /**
+   * Whether the token reserved for `at` is still `by`'s: one consistent read of the bucket's item,
+   * false when a priority call took it over (the holder then takes a new one).
+   */
+  async stillHeld(bucket: string, at: number, by: string): Promise<boolean> {
+    const stored = await this.read(rateBucketKey(bucket), at);
+    return laneHolds(stored.lane, at, by);
   }
 
   /**
@@ -114,13 +169,16 @@ export class DynamoDbRateLimiter implements RateLimiter {
   }
 
   async throttled(bucket: string, now: number): Promise<void> {
-    await this.update(bucket, now, (state) => throttled(state, this.config, now));
+    await this.update(bucket, now, ({ state, lane }) => ({
+      state: throttled(state, this.config, now),
+      lane,
+    }));
   }
 
   async succeeded(bucket: string, now: number): Promise<void> {
     if ((this.lastRate.get(bucket) ?? this.config.ceiling) >= this.config.ceiling) return;
-    await this.update(bucket, now, (state) =>
-      state.rate >= this.config.ceiling ? undefined : succeeded(state, this.config, now),
+    await this.update(bucket, now, ({ state, lane }) =>
+      state.rate >= this.config.ceiling ? undefined : { state: succeeded(state, this.config, now), lane },
     );
   }
 
@@ -131,14 +189,15 @@ export class DynamoDbRateLimiter implements RateLimiter {
   private async update(
     bucket: string,
     now: number,
-    change: (state: RateBucketState) => RateBucketState | undefined,
+    change: (item: BucketItem) => BucketItem | undefined,
   ): Promise<'written' | 'unchanged' | 'contended'> {
     const key = rateBucketKey(bucket);
     for (let round = 0; round < this.maxContention; round++) {
       const stored = await this.read(key, now);
       this.lastRate.set(bucket, stored.state.rate);
-      const next = change(stored.state);
-      if (!next) return 'unchanged';
+      const changed = change({ state: stored.state, lane: pruneLane(stored.lane, now) });
+      if (!changed) return 'unchanged';
+      const next = changed.state;
       try {
         await this.client.send(
           new PutCommand({
@@ -161,6 +220,7 @@ export class DynamoDbRateLimiter implements RateLimiter {
                     lastWindowThrottled: next.lastWindowThrottled ?? 0,
                   }
                 : {}),
+              ...encodeLane(changed.lane),
               seq: (stored.seq ?? 0) + 1,
               expiresAt: Math.floor(next.updatedAt / 1000) + this.idleSeconds,
             },
@@ -196,6 +256,7 @@ export class DynamoDbRateLimiter implements RateLimiter {
       // No bucket yet (or an unreadable one, which the conditional write then replaces): a full one.
       return {
         state: initialBucket(this.config, now),
+        lane: emptyLane(),
         seq: typeof item?.seq === 'number' ? item.seq : undefined,
       };
     }
@@ -215,6 +276,7 @@ export class DynamoDbRateLimiter implements RateLimiter {
         lastWindowThrottled:
           typeof item.lastWindowThrottled === 'number' ? item.lastWindowThrottled : undefined,
       },
+      lane: decodeLane(item.lane, item.cuts),
       seq: item.seq,
     };
   }

@@ -156,9 +156,13 @@ async function heldToken(
   deps: EngineDeps,
   { job, message, bucket, now }: TokenRequest,
 ): Promise<number | undefined> {
-  const heldAt = job.tokenAt ?? message.tokenAt;
-  if (heldAt === undefined || heldAt > now + earlyToleranceMs) return undefined;
-  return ((await deps.rateLimiter.stillHeld?.(bucket, heldAt, job.id)) ?? true) ? heldAt : undefined;
+  // The record's token first; when a priority call took it over, the token its holder then took
+  // and waits for with this message (aws: a message holds it, and the record keeps the old one).
+  for (const heldAt of new Set([job.tokenAt, message.tokenAt])) {
+    if (heldAt === undefined || heldAt > now + earlyToleranceMs) continue;
+    if ((await deps.rateLimiter.stillHeld?.(bucket, heldAt, job.id)) ?? true) return heldAt;
+  }
+  return undefined;
 }
 
 /** Its token is due soon and now its own: wait for exactly then, in line, with one message. */

@@ -64,6 +64,14 @@ export async function reserveNextToken(
   const nearMs = 2 * horizonMs;
   const bookAheadMs = Math.max(nearMs, deps.bookAheadMs ?? nearMs);
   try {
+    // A `high` job's next call cuts in at a token reserved near its due time, as its call would
+    // when it came (priority-lane.ts), instead of booking one at the line's end.
+    const cutAt =
+      job.priority === 'high' && job.nextRunAt - now <= bookAheadMs
+        ? await deps.rateLimiter.cutIn?.(bucket, now, job.id, { at: job.nextRunAt })
+        : undefined;
+    if (cutAt !== undefined)
+      return advance(workflow, job, { type: 'token-reserved', at: cutAt }, now, deps.random);
     if (job.nextRunAt - now > bookAheadMs) return await unbooked();
     const at = await deps.rateLimiter.reserveAhead(bucket, now, { at: job.nextRunAt, withinMs });
     if (at === undefined) {

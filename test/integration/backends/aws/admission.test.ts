@@ -6,6 +6,7 @@
 // runner unparks a job it is sent at a parked version in a commit before anything else.
 import { describe, expect, it } from 'vitest';
 import { DynamoDbJobStore, DynamoDbRateLimiter } from '../../../../shared/backends/aws';
+import { maxCuts } from '../../../../shared/backends/aws/dynamodb-rate-lane';
 import { submitJob } from '../../../../shared/engine';
 import { nudgeParked } from '../../../../shared/engine/admission/nudge';
 import { releaseParked } from '../../../../shared/engine/admission/release';
@@ -103,11 +104,46 @@ describe('admission on DynamoDB', () => {
   );
 
   it(
+    'hands a high job a token reserved near the front of the line, where a normal one is parked',
+    async () => {
+      const { h, store } = await world();
+      const limiter = h.deps.rateLimiter as DynamoDbRateLimiter;
+      await fillLine(limiter, h.clock.now(), 40);
+      const normal = (await submitJob(h.deps, { workflow: 'demo', input: { issue: 'routine' } })).job;
+      const high = (
+        await submitJob(h.deps, { workflow: 'demo', input: { issue: 'urgent' }, priority: 'high' })
+      ).job;
+      h.clock.advance(2_000);
+      const now = h.clock.now();
+      const reports = new Map<string, unknown>();
+      for (const next of h.queue.pending.splice(0))
+        reports.set(next.message.jobId, await runStep(h.deps, next.message));
+      expect(reports.get(normal.id)).toMatchObject({ parked: true });
+      // The high job waits for a token of the line's next second (SQS delays are whole seconds),
+      // recorded in its job (this queue holds no tokens), with one message.
+      expect(reports.get(high.id)).toMatchObject({ outcome: 'deferred', reserved: true, delayMs: 1_000 });
+      expect((await store.get(high.id))!.tokenAt).toBe(now + 1_000);
+      const held = h.queue.pending.find((entry) => entry.message.jobId === high.id)!.message;
+      expect((await store.get(high.id))!.parked).toBeUndefined();
+      // The token's holder, when its message comes, finds it gone; the high job spends it.
+      expect(await limiter.stillHeld(bucket, now + 1_000, 'holder')).toBe(false);
+      h.clock.current = now + 1_000;
+      h.queue.pending = [];
+      expect(await runStep(h.deps, held)).toMatchObject({ outcome: 'committed' });
+      expect(h.client.calls).toHaveLength(1);
+    },
+    REAL_PROCESS_TIMEOUT_MS,
+  );
+
+  it(
     "releases a parked high job first, in its own class before every other job's",
     async () => {
       const { h, store } = await world();
       const limiter = h.deps.rateLimiter as DynamoDbRateLimiter;
       await fillLine(limiter, h.clock.now(), 40);
+      // The key's lane remembers as many cut-ins as it keeps: a high job finds none to take.
+      for (let i = 0; i < maxCuts; i++)
+        expect(await limiter.cutIn(bucket, h.clock.now(), `earlier-${i}`)).toBeDefined();
       const normal = (await submitJob(h.deps, { workflow: 'demo', input: { issue: 'routine' } })).job;
       const high = (
         await submitJob(h.deps, { workflow: 'demo', input: { issue: 'urgent' }, priority: 'high' })

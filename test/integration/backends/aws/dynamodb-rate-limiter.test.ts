@@ -139,6 +139,49 @@ describe('DynamoDbRateLimiter', () => {
     expect(await limiter.reserveAhead('k', T0, { at: T0 + 3_000, withinMs: 500 })).toBe(T0 + 3_500);
   });
 
+  it("hands a high call of one worker a token another worker's job reserved; its holder finds it gone", async () => {
+    const { tableName, all } = await limiters(2, { ratePerSecond: 5, burst: 1 });
+    const [batch, urgent] = all as [DynamoDbRateLimiter, DynamoDbRateLimiter];
+    const bucket = keyFingerprint('sk-lane');
+    expect((await batch.take(bucket, T0)).granted).toBe(true);
+    const reserved: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      const decision = await batch.take(bucket, T0, { reserveWithinMs: 15_000 });
+      if (!decision.granted && decision.reserved) reserved.push(decision.retryAtMs);
+    }
+    // A booked token past the line's end is in the lane too.
+    expect(await batch.reserveAhead(bucket, T0, { at: T0 + 5_000, withinMs: 1_000 })).toBe(T0 + 5_000);
+    expect(reserved).toEqual(Array.from({ length: 10 }, (_, i) => T0 + 200 * (i + 1)));
+    // The soonest token at least 250 ms ahead is T0 + 400 ms; its message would come back at T0 + 1 s,
+    // so the latest token by then is taken: T0 + 1 s, spent on time.
+    expect(await urgent.cutIn(bucket, T0, 'urgent')).toBe(T0 + 1_000);
+    expect(await batch.stillHeld(bucket, T0 + 1_000, 'holder')).toBe(false);
+    expect(await batch.stillHeld(bucket, T0 + 1_000, 'urgent')).toBe(true);
+    expect(await batch.stillHeld(bucket, T0 + 800, 'holder')).toBe(true);
+    // Taken once: the next cut-in takes another token; a call due later, one from its due time.
+    expect(await urgent.cutIn(bucket, T0, 'second')).toBe(T0 + 800);
+    expect(await urgent.cutIn(bucket, T0, 'due', { at: T0 + 1_500 })).toBe(T0 + 2_000);
+    // Due past the line's end (T0 + 2.2 s), a call finds a free token when it comes: no cut-in.
+    expect(await urgent.cutIn(bucket, T0, 'later', { at: T0 + 4_500 })).toBeUndefined();
+    expect(await batch.stillHeld(bucket, T0 + 5_000, 'holder')).toBe(true);
+    // The lane's item stays small: ten reserved tokens in a short string.
+    const item = (
+      await emulators.clients.documents.send(
+        new GetCommand({ TableName: tableName, Key: rateBucketKey(bucket) }),
+      )
+    ).Item;
+    expect(String(item?.lane).length).toBeLessThan(40);
+    expect(item?.cuts).toEqual({
+      [String(T0 + 1_000)]: 'urgent',
+      [String(T0 + 800)]: 'second',
+      [String(T0 + 2_000)]: 'due',
+    });
+    // An idle key has a token now: no cut-in, nothing written.
+    expect(await urgent.cutIn(keyFingerprint('sk-idle'), T0, 'urgent')).toBeUndefined();
+    // Past its line the key has free tokens again: no cut-in.
+    expect(await urgent.cutIn(bucket, T0 + 60_000, 'late')).toBeUndefined();
+  });
+
   it('writes nothing for a success while the rate is already at the ceiling', async () => {
     const { tableName, all } = await limiters(1, { ratePerSecond: 2, burst: 2 });
     await all[0]!.take('k', T0);
