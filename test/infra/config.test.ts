@@ -72,6 +72,9 @@ describe('stage config', () => {
     ['logLevel', 'TRACE'],
     // Below one Open Platform call (120 s) plus room for the step around it.
     ['worker.timeoutSeconds', 120],
+    // Lambda runs a function for at most 15 minutes, and API Gateway waits for one at most 30 s.
+    ['sweeper.timeoutSeconds', 901],
+    ['api.timeoutSeconds', 31],
     // Not above the visibility timeout (6 x 180 + 1 = 1081 s): one redelivery would alarm.
     ['alarms.oldestMessageAgeSeconds', 1081],
   ])('names %s when it is %j', (field, value) => {

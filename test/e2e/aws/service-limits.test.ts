@@ -8,6 +8,7 @@ import {
   LAMBDA_SYNC_PAYLOAD_BYTES,
   startApiGateway,
 } from '../../../scripts/lambda/api-gateway';
+import { SqsEventSource } from '../../../scripts/lambda/sqs-event-source';
 import { SQS_MAX_DELAY_SECONDS } from '../../../scripts/lambda/sqs-trace-proxy';
 import { SqsWorkQueue } from '../../../shared/backends/aws/sqs-work-queue';
 import type { Job } from '../../../shared/engine/job-record';
@@ -196,6 +197,34 @@ describe("SQS's message size and delay, as the functions' SQS endpoint enforces 
 });
 
 describe('the gateway and function timeouts, as a slow integration meets them', () => {
+  it("stops a step-worker invocation at the template's Timeout (Task timed out): none of its records deleted", async () => {
+    // What if: every function's Timeout at 2 s; the handler never answers.
+    const rules = stackRules((resources) => {
+      for (const resource of Object.values(resources))
+        if ((resource as { Type?: string }).Type === 'AWS::Lambda::Function')
+          resource.Properties['Timeout'] = 2;
+    });
+    expect(rules.worker.timeoutMs).toBe(2_000);
+    const { SendMessageCommand } = await import('@aws-sdk/client-sqs');
+    const body = JSON.stringify({ jobId: 'timeout-probe', version: 1 });
+    await world.emulators.clients.sqs.send(
+      new SendMessageCommand({ QueueUrl: world.queueUrl, MessageBody: body }),
+    );
+    const source = new SqsEventSource({
+      sqs: world.emulators.clients.sqs,
+      queueUrl: world.queueUrl,
+      queueArn: 'arn:aws:sqs:us-east-1:000000000000:work',
+      functionTimeoutMs: rules.worker.timeoutMs,
+    });
+    // The world fakes Date: real time from performance.now().
+    const started = performance.now();
+    const invocation = await source.poll(() => new Promise(() => {}));
+    const tookMs = performance.now() - started;
+    expect(invocation).toMatchObject({ crashed: true, deleted: 0, bodies: [body] });
+    expect(tookMs).toBeGreaterThanOrEqual(1_990);
+    expect(tookMs).toBeLessThan(10_000);
+  }, 30_000);
+
   it('answers 503 at the integration timeout and 500 at the function timeout, as the template sets them', async () => {
     // What if: the template's integration timeout at 300 ms, a function timeout of 600 ms.
     const rules = stackRules((resources) => {
