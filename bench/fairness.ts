@@ -21,6 +21,8 @@
  *   share of the calls in every 60 s window (stepped by 10 s), against its configured share: while
  *   every tenant has a check waiting to start (each could use more than its share), and on to the
  *   first tenant's last finish (its last checks' polls then cannot use its share).
+ * - each case's calls against the key's limit: the most in any 1 s and 20 s, as the sandbox saw
+ *   them and as counted from the jobs' usage, and the sandbox's throttled answers.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -121,6 +123,54 @@ async function tracedPipeline(dir: string, options: Options, env: Record<string,
   return { pipeline, trace, unwatch };
 }
 
+/** The most of `times` (sorted) in any window of `windowMs` that starts at one of them. */
+function busiest(times: number[], windowMs: number): number {
+  let most = 0;
+  let from = 0;
+  for (let to = 0; to < times.length; to++) {
+    while ((times[to] as number) - (times[from] as number) >= windowMs) from++;
+    most = Math.max(most, to - from + 1);
+  }
+  return most;
+}
+
+/**
+ * The key's calls as the sandbox saw them (its ledger, on the same clock), against the trace's
+ * count from the jobs' usage: the most in any 1 s and any 20 s, and the throttled answers.
+ */
+interface RateCheck {
+  calls: number;
+  throttled: number;
+  sandbox1s: number;
+  sandbox20s: number;
+  usage1s: number;
+  usage20s: number;
+}
+
+function rateCheck(pipeline: LocalPipeline, trace: Trace): RateCheck {
+  const entries = (pipeline.sandbox?.server.ledger.entries() ?? []).filter(
+    (entry) => entry.operationId !== 'download',
+  );
+  const atSandbox = entries.map((entry) => entry.time).sort((a, b) => a - b);
+  const fromUsage = trace.calls.map((call) => call.at).sort((a, b) => a - b);
+  return {
+    calls: entries.length,
+    throttled: entries.filter((entry) => entry.httpStatus === 429).length,
+    sandbox1s: busiest(atSandbox, 1_000),
+    sandbox20s: busiest(atSandbox, 20_000),
+    usage1s: busiest(fromUsage, 1_000),
+    usage20s: busiest(fromUsage, 20_000),
+  };
+}
+
+const rateHeaders = ['calls', 'throttled', 'most in 1 s / 20 s (sandbox)', 'most in 1 s / 20 s (usage)'];
+const rateCells = (r: RateCheck) => [
+  String(r.calls),
+  String(r.throttled),
+  `${r.sandbox1s} / ${r.sandbox20s}`,
+  `${r.usage1s} / ${r.usage20s}`,
+];
+
 const submit = (pipeline: LocalPipeline, i: number, extra: Record<string, unknown> = {}) =>
   submitCheck(pipeline, i, extra).then(({ job }) => job);
 
@@ -135,6 +185,7 @@ interface PriorityResult {
   intervalMs: number;
   waits: number[];
   spanMs: number;
+  rate: RateCheck;
 }
 
 async function priorityCase(options: Options, label: string, priority: 'normal' | 'high', lane: boolean) {
@@ -159,6 +210,7 @@ async function priorityCase(options: Options, label: string, priority: 'normal' 
       intervalMs: 1000 / rate,
       waits,
       spanMs: ((done as Job).finishedAt ?? 0) - probe.createdAt,
+      rate: rateCheck(pipeline, trace),
     } satisfies PriorityResult;
   } finally {
     await pipeline.close();
@@ -183,6 +235,7 @@ interface SpanShares {
 interface SharesResult {
   label: string;
   spans: SpanShares[];
+  rate: RateCheck;
 }
 
 function spanShares(span: string, calls: Trace['calls'], from: number, to: number): SpanShares {
@@ -247,6 +300,7 @@ async function sharesCase(options: Options, label: string, on: boolean): Promise
         spanShares('all waiting', trace.calls, from, Math.min(...lastStart.values())),
         spanShares('to 1st finish', trace.calls, from, Math.min(...lastFinish.values())),
       ],
+      rate: rateCheck(pipeline, trace),
     };
   } finally {
     await pipeline.close();
@@ -258,6 +312,7 @@ const pct = (x: number) => `${(100 * x).toFixed(1)} %`;
 
 async function main(): Promise<void> {
   const options = readOptions();
+  const rates: { label: string; rate: RateCheck }[] = [];
   // Each part is printed as soon as it is measured.
   const out = { push: (...lines: string[]) => process.stdout.write(`${lines.join('\n')}\n`) };
   out.push(`fairness bench: key limit ${options.limit} calls/s, virtual clock`);
@@ -271,6 +326,7 @@ async function main(): Promise<void> {
       process.stderr.write(`  priority: ${label}...\n`);
       results.push(await priorityCase(options, label, priority, lane));
     }
+    rates.push(...results.map((r) => ({ label: `priority: ${r.label}`, rate: r.rate })));
     out.push(
       '',
       `(a) one check submitted 60 s into a saturated batch of ${options.batch}: each call's token wait / token interval`,
@@ -298,6 +354,7 @@ async function main(): Promise<void> {
       process.stderr.write(`  shares: ${label}...\n`);
       results.push(await sharesCase(options, label, on));
     }
+    rates.push(...results.map((r) => ({ label: `shares: ${r.label}`, rate: r.rate })));
     out.push(
       '',
       `(b) three tenants on one key (weights 1, 1, 2; ${options.jobs}, ${options.jobs}, ${2 * options.jobs} checks submitted in that order), share of calls per 60 s window: while every tenant has a check waiting to start (all waiting), and on to the first tenant's last finish, its tail included (to 1st finish)`,
@@ -321,6 +378,15 @@ async function main(): Promise<void> {
       ),
     );
   }
+  out.push(
+    '',
+    `(c) the key's calls against its limit of ${options.limit}/s: as the sandbox saw them (its ledger), and as counted from the jobs' usage at their commits (the trace above)`,
+    table(
+      ['case', ...rateHeaders],
+      rates.map((r) => [r.label, ...rateCells(r.rate)]),
+      'end',
+    ),
+  );
 }
 
 main().catch((error) => {
