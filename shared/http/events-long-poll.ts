@@ -3,7 +3,8 @@
  * request in one piece and ends it at 30 s. The answer is the JSON events after the caller's cursor
  * (`Last-Event-ID`, or `?lastEventId=`), waiting up to `waitMs` when there are none, and the cursor
  * the next request resumes after (it moves on even when nothing matched the caller's filter, so the
- * next request does not read the same changes again). The events are those the stream sends.
+ * next request does not read the same changes again). The events are those the stream sends, each
+ * change once: one the log holds twice is given once in an answer.
  */
 import { type Change, type ChangeFilter, changeMatches } from '../engine/change-feed';
 import type { PartialAnswer } from '../engine/partial-answer';
@@ -13,7 +14,7 @@ import { eventOfChange, type FeedEvent, snapshotEvent, wantsBatch } from './even
 /** One read of a change log: the changes of the caller's scope after a cursor. */
 export interface ChangePageReader {
   /** Where a caller with no cursor starts: after everything committed so far. */
-  head(): string;
+  head(): Promise<string>;
   read(cursor: string): Promise<{
     changes: readonly (Omit<Change, 'seq'> & { cursor: string })[];
     cursor: string;
@@ -57,10 +58,11 @@ export async function longPoll(
   const started = elapsed();
   const events: FeedEvent[] = [];
   const batches = new Map<string, string>();
+  const given = new GivenChanges();
   // A new listener of a batch is sent its totals first, as the stream does.
   if (cursor === undefined && filter.batchId !== undefined && filter.jobId === undefined)
     batches.set(filter.batchId, filter.tenant ?? '');
-  let at = cursor ?? reader.head();
+  let at = cursor ?? (await reader.head());
   // Read after the head: the text so far covers every answer change up to it.
   if (cursor === undefined && filter.jobId !== undefined) {
     const answer = await options.partialAnswer?.(filter.jobId);
@@ -76,7 +78,7 @@ export async function longPoll(
     for (const change of page.changes) {
       if (change.batchId !== undefined && wantsBatch(filter, change.batchId, change.tenant))
         batches.set(change.batchId, change.tenant);
-      if (!changeMatches({ ...change, seq: 0 }, filter)) continue;
+      if (!changeMatches({ ...change, seq: 0 }, filter) || given.repeats(change)) continue;
       const event = eventOfChange(change, change.cursor);
       if (event) events.push(event);
     }
@@ -93,4 +95,30 @@ export async function longPoll(
       events.push({ type: 'batch', data: { batch: view } });
   }
   return { events, cursor: at };
+}
+
+/**
+ * The changes one answer gave, to drop one the log holds twice (a write tried again after it could
+ * not take back its first copy): a job's change at a version already given (or older: a job's
+ * changes come in order), or the same part of a streamed answer.
+ */
+class GivenChanges {
+  readonly #versions = new Map<string, number>();
+  readonly #parts = new Set<string>();
+
+  /** Whether `change` repeats one given before; if not, it is remembered. */
+  repeats(change: Omit<Change, 'seq'>): boolean {
+    if (change.kind === 'answer') {
+      const part = change.answer;
+      const key = JSON.stringify([change.id, change.version, part?.step, part?.offset, part?.text]);
+      if (this.#parts.has(key)) return true;
+      this.#parts.add(key);
+      return false;
+    }
+    if (change.kind !== 'job') return false;
+    const given = this.#versions.get(change.id);
+    if (given !== undefined && change.version <= given) return true;
+    this.#versions.set(change.id, change.version);
+    return false;
+  }
 }

@@ -17,7 +17,7 @@ describePartialAnswerContract('DynamoDbPartialAnswers', async () => {
   const start = Date.now();
   let now = start;
   const log = new DynamoDbChangeLog({ client, tableName, now: () => now });
-  const cursor = log.head();
+  const cursor = await log.head();
   return {
     store: new DynamoDbPartialAnswers({ client, tableName, now: () => now }),
     changes: async () => {

@@ -7,13 +7,19 @@
  *
  * Order. A stream is ordered per item only, and its shards are read by concurrent invocations, so
  * the writer stamps each change with its own clock when it writes it, and a reader answers only the
- * changes stamped at least `settleMs` ago: a write still in flight is never passed by a cursor. A
- * write slower than half of that is written again with a new stamp (a reader may then see a change
- * twice; never miss one). A job's changes keep their order: a stream shard is handed over in order
- * and one invocation's changes share a stamp, ordered by their stream sequence numbers. The step
- * worker appends a streamed answer's parts itself (`answer` changes, dynamodb-partial-answers.ts).
+ * changes stamped at least `settleMs` ago. A write in flight is never passed by a cursor: before it
+ * takes its stamp, a writer puts a marker (`EVT#writing`) that it removes once its changes are
+ * written, and a reader answers nothing stamped after the oldest marker it finds (markers older than
+ * `maxWriteMs` are a writer that died, and are passed over). So a slow write is written once and
+ * read once. A write that fails removes what it wrote (no reader has passed it) before it is tried
+ * again; only a write slower than `maxWriteMs`, or one that fails and cannot clean up, may reach a
+ * reader twice (the long poll drops a change it already gave in the same answer). A job's changes
+ * keep their order: a stream shard is handed over in order and one invocation's changes share a
+ * stamp, ordered by their stream sequence numbers. The step worker appends a streamed answer's
+ * parts itself (`answer` changes, dynamodb-partial-answers.ts).
  */
 
+import { randomUUID } from 'node:crypto';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
@@ -131,6 +137,8 @@ export interface DynamoDbChangeLogOptions {
   now?: (() => number) | undefined;
   /** Default {@link defaultChangeSettleMs}. */
   settleMs?: number | undefined;
+  /** Default {@link defaultMaxWriteMs}. */
+  maxWriteMs?: number | undefined;
 }
 
 /** What a read of the log found: the changes after the cursor, and where the next read starts. */
@@ -141,32 +149,67 @@ export interface ChangePage {
   reset: boolean;
 }
 
+/**
+ * A write's marker older than this is a writer that died (a Lambda timed out mid-write): readers
+ * pass it over. Default 30 s, the events function's timeout.
+ */
+export const defaultMaxWriteMs = 30_000;
+/** The partition of the markers of writes in flight (under `EVT#`: the events function may write it). */
+export const writingPartition = 'EVT#writing';
+
 const hourMs = 60 * 60 * 1000;
 const batchWriteLimit = 25;
+
+type WriteRequest =
+  | { PutRequest: { Item: Record<string, unknown> } }
+  | { DeleteRequest: { Key: Record<string, unknown> } };
 
 export class DynamoDbChangeLog {
   private readonly now: () => number;
   private readonly settleMs: number;
+  private readonly maxWriteMs: number;
 
   constructor(private readonly options: DynamoDbChangeLogOptions) {
     this.now = options.now ?? Date.now;
     this.settleMs = options.settleMs ?? defaultChangeSettleMs;
+    this.maxWriteMs = options.maxWriteMs ?? defaultMaxWriteMs;
   }
 
-  /** Writes the changes (in stream order) into their tenant's partition and everyone's. */
+  /**
+   * Writes the changes (in stream order) into their tenant's partition and everyone's, under a
+   * marker that holds readers back until they are all written. A failure removes what was written
+   * and throws (the caller tries again).
+   */
   async append(changes: readonly StreamChange[]): Promise<void> {
     if (changes.length === 0) return;
     for (;;) {
+      const since = this.now();
+      const marker = { PK: writingPartition, SK: `${sortableTime(since)}#${randomUUID()}` };
+      await this.batchWrite([
+        { PutRequest: { Item: { ...marker, [ttlAttribute]: Math.ceil((since + hourMs) / 1000) } } },
+      ]);
+      // Stamped once the marker is in: a reader that missed the marker reads before the stamp.
       const stamp = this.now();
-      await this.write(changes, stamp);
-      // Slower than half the settle time: a reader may have passed the stamp. Written again, later.
-      if (this.now() - stamp <= this.settleMs / 2) return;
+      const items = this.itemsOf(changes, stamp);
+      try {
+        await this.batchWrite(items.map((Item) => ({ PutRequest: { Item } })));
+      } catch (error) {
+        // No reader passed the marker: what was written is taken back, then the marker. When that
+        // fails too, the marker stays until readers pass it over (maxWriteMs).
+        await this.batchWrite(items.map(({ PK, SK }) => ({ DeleteRequest: { Key: { PK, SK } } })))
+          .then(() => this.batchWrite([{ DeleteRequest: { Key: marker } }]))
+          .catch(() => undefined);
+        throw error;
+      }
+      await this.batchWrite([{ DeleteRequest: { Key: marker } }]);
+      // Slower than readers wait for a marker: one may have passed the stamp. Written again, later.
+      if (this.now() - since <= this.maxWriteMs - this.settleMs) return;
     }
   }
 
-  private async write(changes: readonly StreamChange[], stamp: number): Promise<void> {
+  private itemsOf(changes: readonly StreamChange[], stamp: number): Record<string, unknown>[] {
     const expiresAt = Math.ceil((stamp + changeRetentionMs) / 1000);
-    const items = changes.flatMap((change) => {
+    return changes.flatMap((change) => {
       const { sequence, ...rest } = change;
       const body = { ...rest, SK: sortKey(stamp, sequence), [ttlAttribute]: expiresAt };
       return [
@@ -174,25 +217,48 @@ export class DynamoDbChangeLog {
         { ...body, PK: changePartition(allTenants, stamp) },
       ];
     });
-    let requests = items.map((Item) => ({ PutRequest: { Item } }));
+  }
+
+  private async batchWrite(all: readonly WriteRequest[]): Promise<void> {
+    let requests = [...all];
     for (let attempt = 0; requests.length > 0; attempt++) {
       if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 50 * 2 ** attempt)));
-      const unprocessed: typeof requests = [];
+      const unprocessed: WriteRequest[] = [];
       for (let from = 0; from < requests.length; from += batchWriteLimit) {
         const answer = await this.options.client.send(
           new BatchWriteCommand({
             RequestItems: { [this.options.tableName]: requests.slice(from, from + batchWriteLimit) },
           }),
         );
-        unprocessed.push(...((answer.UnprocessedItems?.[this.options.tableName] ?? []) as typeof requests));
+        unprocessed.push(...((answer.UnprocessedItems?.[this.options.tableName] ?? []) as WriteRequest[]));
       }
       requests = unprocessed;
     }
   }
 
+  /**
+   * The last instant a reader may answer now: settled, and before the oldest write in flight. Read
+   * before the markers are: a write whose marker lands after that read is stamped after it.
+   */
+  private async visibleUntil(): Promise<number> {
+    const now = this.now();
+    const writing = await this.options.client.send(
+      new QueryCommand({
+        TableName: this.options.tableName,
+        KeyConditionExpression: 'PK = :pk AND SK >= :live',
+        ExpressionAttributeValues: { ':pk': writingPartition, ':live': sortableTime(now - this.maxWriteMs) },
+        ConsistentRead: true,
+        Limit: 1,
+      }),
+    );
+    const oldest = writing.Items?.[0]?.SK;
+    const settled = now - this.settleMs;
+    return typeof oldest === 'string' ? Math.min(settled, Number(oldest.slice(0, 13)) - 1) : settled;
+  }
+
   /** Where a reader starting now begins: after everything already answerable. */
-  head(): string {
-    return cursorAt(this.now() - this.settleMs);
+  async head(): Promise<string> {
+    return cursorAt(await this.visibleUntil());
   }
 
   /**
@@ -200,9 +266,10 @@ export class DynamoDbChangeLog {
    * `limit` of them; a cursor older than a day is answered `reset` with the head.
    */
   async after(tenant: string | undefined, cursor: string, limit: number): Promise<ChangePage> {
-    const visibleUntil = this.now() - this.settleMs;
     const from = sortKeyOfCursor(cursor);
-    if (from.ms < this.now() - changeRetentionMs) return { changes: [], cursor: this.head(), reset: true };
+    if (from.ms < this.now() - changeRetentionMs)
+      return { changes: [], cursor: await this.head(), reset: true };
+    const visibleUntil = await this.visibleUntil();
     const until = sortKey(visibleUntil, 'z');
     const changes: LoggedChange[] = [];
     for (let hour = Math.floor(from.ms / hourMs) * hourMs; hour <= visibleUntil; hour += hourMs) {
@@ -215,6 +282,8 @@ export class DynamoDbChangeLog {
             ':from': from.key,
             ':until': until,
           },
+          // A write acknowledged before its marker went is read, not an older copy of the partition.
+          ConsistentRead: true,
           Limit: limit + 1,
         }),
       );

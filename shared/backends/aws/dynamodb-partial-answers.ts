@@ -6,9 +6,10 @@
  * itself: the job table's stream and the events function see only job items, and a partial answer
  * is never a job record.
  *
- * Write units per publication: the text so far (1 per KB begun) and two change items (1 each while
- * the new part is under about 700 bytes). Published at most once a second and only when the text
- * grew, a 3 KB answer streamed in 20 s costs about 20 × (2 + 2) = 80 write units.
+ * Write units per publication: the text so far (1 per KB begun), two change items (1 each while
+ * the new part is under about 700 bytes) and the write's marker (put and removed: 2). Published at
+ * most once a second and only when the text grew, a 3 KB answer streamed in 20 s costs about
+ * 20 × (2 + 2 + 2) = 120 write units.
  */
 import { randomInt } from 'node:crypto';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';

@@ -2,9 +2,10 @@
 // the job table's stream read by the bundled events function the way Lambda's stream event source
 // reads it (the filter and batch size of the synthesized mapping); the long poll answered by the
 // bundled api function behind the gateway stand-in (its 10 s timeout, the HTTP API's 30 s). A job's
-// changes arrive in order, resumed after a cursor, each caller's own tenant only, and a poll waiting
-// for a change is answered when it arrives.
+// changes arrive in order, resumed after a cursor, each caller's own tenant only, a change the log
+// holds twice answered once, and a poll waiting for a change is answered when it arrives.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StreamHandler } from '../../../scripts/lambda/dynamodb-stream-source';
 import { pollEvents } from '../../support/events-poll';
 import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
 import { AwsWorld } from './harness/aws-world';
@@ -56,6 +57,29 @@ describe('GET /events on AWS: the long poll of the change log', { timeout: REAL_
     const none = await poll(`wait=0&lastEventId=${all.body.cursor}`);
     expect(none.body.events).toEqual([]);
     expect(none.body.cursor >= all.body.cursor).toBe(true);
+  });
+
+  it('answers once a change the events function logged twice (ended after its write, its batch handed again)', async () => {
+    const start = (await poll('wait=0')).body.cursor;
+    const id = await world.submit(patentCount);
+    const [job] = await world.settle([id]);
+    const { handler } = await world.bundles.load<{ handler: StreamHandler }>('events');
+    let invocations = 0;
+    // The first invocation writes its changes, then is ended (a timeout): Lambda hands the batch again.
+    const endedOnce: StreamHandler = async (event, context) => {
+      const answer = await handler(event, context);
+      if (++invocations === 1) throw new Error('Task timed out after 30.00 seconds');
+      return answer;
+    };
+    expect(await world.stream.drain(endedOnce)).toBe(0);
+    // Handed again a moment later: the changes are written again under a later stamp.
+    world.advanceTo(world.now() + 200);
+    expect(await world.stream.drain(endedOnce)).toBeGreaterThanOrEqual(job!.version);
+    expect(invocations).toBe(2);
+    world.advanceTo(world.now() + 1_500);
+    const answer = await poll(`wait=0&jobId=${id}&lastEventId=${start}`);
+    const versions = answer.body.events.map((event) => event.data.job?.version);
+    expect(versions).toEqual(Array.from({ length: job!.version }, (_, index) => index + 1));
   });
 
   it("shows a caller bound to a tenant only its own tenant's changes", async () => {

@@ -1,7 +1,9 @@
 // The change log of GET /events on aws, on DynamoDB Local: the job table's stream, read the way
 // Lambda's DynamoDB Streams event source reads it (scripts/lambda/dynamodb-stream-source.ts) and
 // handed to the events function's logic, becomes per-tenant change items that a reader pages through
-// after a cursor: in order, tenant by tenant, only once settled, and reset past the day kept.
+// after a cursor: in order, tenant by tenant, only once settled, and reset past the day kept. A slow
+// or failed write reaches a reader once: readers wait behind a write in flight.
+import { BatchWriteCommand, type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { JOB_CHANGE_FILTER } from '../../../../infra/lib/live-events';
 import { DynamoDbStreamSource } from '../../../../scripts/lambda/dynamodb-stream-source';
@@ -11,7 +13,11 @@ import {
   cursorAt,
   DynamoDbChangeLog,
   isChangeCursor,
+  type LoggedChange,
+  type StreamChange,
+  writingPartition,
 } from '../../../../shared/backends/aws/dynamodb-change-log';
+import { changePartition, sortableTime } from '../../../../shared/backends/aws/table';
 import { createEventsStream } from '../../../../shared/runtime/lambda/events-stream';
 import { createObservability } from '../../../../shared/runtime/lambda/observability';
 import { dynamoDbLocalForThisFile } from '../../../support/dynamodb-local';
@@ -44,7 +50,7 @@ describe('the change log on DynamoDB Local', () => {
     'logs each new version of a job in order, per tenant and for everyone, answered once settled',
     async () => {
       const { store, log, source, clock, drain } = await world();
-      const start = log.head();
+      const start = await log.head();
       const a = makeJob({ tenant: 'acme' });
       const b = makeJob({ tenant: 'globex' });
       await store.create(a);
@@ -87,6 +93,163 @@ describe('the change log on DynamoDB Local', () => {
     const { log, clock } = await world();
     const old = cursorAt(clock.now() - changeRetentionMs - 60_000);
     const page = await log.after('acme', old, 10);
-    expect(page).toEqual({ changes: [], cursor: log.head(), reset: true });
+    expect(page).toEqual({ changes: [], cursor: await log.head(), reset: true });
+  });
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Stream changes of `count` jobs of tenant acme, as the events function hands them to the log. */
+function streamChanges(count: number): StreamChange[] {
+  return Array.from({ length: count }, (_, index) => {
+    const job = makeJob({ tenant: 'acme' });
+    return {
+      sequence: String(1000 + index),
+      kind: 'job' as const,
+      id: job.id,
+      tenant: 'acme',
+      workflow: job.workflow,
+      status: 'QUEUED',
+      step: 'submit',
+      version: 1,
+      at: Date.now(),
+    };
+  });
+}
+
+/** Whether a command writes change items (not a write's marker). */
+function writesChanges(command: unknown): boolean {
+  if (!(command instanceof BatchWriteCommand)) return false;
+  const [requests] = Object.values(command.input.RequestItems ?? {});
+  const item = requests?.[0]?.PutRequest?.Item;
+  return typeof item?.PK === 'string' && item.PK !== writingPartition;
+}
+
+/** `client`, with `before` run ahead of each command it is given. */
+function slowed(client: DynamoDBDocumentClient, before: (command: unknown) => Promise<void>) {
+  return {
+    send: async (command: unknown) => {
+      await before(command);
+      return client.send(command as never);
+    },
+  } as unknown as DynamoDBDocumentClient;
+}
+
+/** Every change of acme a reader polling every 50 ms until `done()` gives (and 1 s more). */
+async function readUntil(log: DynamoDbChangeLog, done: () => boolean): Promise<LoggedChange[]> {
+  const read: LoggedChange[] = [];
+  let cursor = await log.head();
+  let settledAt: number | undefined;
+  while (settledAt === undefined || Date.now() - settledAt < 1_000) {
+    const page = await log.after('acme', cursor, 100);
+    read.push(...page.changes);
+    cursor = page.cursor;
+    if (settledAt === undefined && done()) settledAt = Date.now();
+    await sleep(50);
+  }
+  return read;
+}
+
+async function itemsOf(client: DynamoDBDocumentClient, tableName: string, pk: string) {
+  const answer = await client.send(
+    new QueryCommand({
+      TableName: tableName,
+      KeyConditionExpression: 'PK = :pk',
+      ExpressionAttributeValues: { ':pk': pk },
+    }),
+  );
+  return answer.Items ?? [];
+}
+
+describe('a write a reader must not pass', () => {
+  // Under the settle time (400 ms) and over it: the old rule wrote both again with a new stamp, and
+  // a reader that had read the first copy read the second too.
+  it.each([300, 900])(
+    'a write slow by %i ms is written once and read once, by a reader reading all along',
+    async (delayMs) => {
+      const { tableName, client } = await dynamo.newTable();
+      const reader = new DynamoDbChangeLog({ client, tableName, settleMs: 400 });
+      let changeWrites = 0;
+      const writer = new DynamoDbChangeLog({
+        client: slowed(client, async (command) => {
+          if (writesChanges(command) && ++changeWrites === 1) await sleep(delayMs);
+        }),
+        tableName,
+        settleMs: 400,
+      });
+      const changes = streamChanges(3);
+      let written = false;
+      const reading = readUntil(reader, () => written);
+      await sleep(200);
+      await writer.append(changes);
+      written = true;
+      const read = await reading;
+      expect(read.map((change) => change.id)).toEqual(changes.map((change) => change.id));
+      const hour = changePartition('acme', Date.now());
+      expect(await itemsOf(client, tableName, hour)).toHaveLength(3);
+      expect(await itemsOf(client, tableName, writingPartition)).toEqual([]);
+    },
+    REAL_PROCESS_TIMEOUT_MS,
+  );
+
+  it(
+    'a write that fails halfway leaves nothing a reader sees, and tried again is read once',
+    async () => {
+      const { tableName, client } = await dynamo.newTable();
+      const reader = new DynamoDbChangeLog({ client, tableName, settleMs: 200 });
+      let changeWrites = 0;
+      const writer = new DynamoDbChangeLog({
+        client: slowed(client, async (command) => {
+          // 13 changes are 26 items: the second chunk of 25 fails, once.
+          if (writesChanges(command) && ++changeWrites === 2)
+            throw new Error('ProvisionedThroughputExceeded');
+        }),
+        tableName,
+        settleMs: 200,
+      });
+      const changes = streamChanges(13);
+      let written = false;
+      const reading = readUntil(reader, () => written);
+      await expect(writer.append(changes)).rejects.toThrow('ProvisionedThroughputExceeded');
+      await sleep(500);
+      expect(await itemsOf(client, tableName, changePartition('acme', Date.now()))).toEqual([]);
+      // Lambda hands the batch again: its changes are read once.
+      await writer.append(changes);
+      written = true;
+      const read = await reading;
+      expect(read.map((change) => change.id)).toEqual(changes.map((change) => change.id));
+    },
+    REAL_PROCESS_TIMEOUT_MS,
+  );
+
+  it('holds readers behind a writer that died no longer than maxWriteMs', async () => {
+    const { tableName, client } = await dynamo.newTable();
+    let now = Date.now();
+    const clock = { now: () => now, advance: (ms: number) => (now += ms) };
+    const live = new DynamoDbChangeLog({
+      client,
+      tableName,
+      now: clock.now,
+      settleMs: 1_000,
+      maxWriteMs: 10_000,
+    });
+    const start = await live.head();
+    // A writer's marker, left by a Lambda that timed out before its changes were written.
+    await client.send(
+      new BatchWriteCommand({
+        RequestItems: {
+          [tableName]: [
+            { PutRequest: { Item: { PK: writingPartition, SK: `${sortableTime(clock.now())}#dead` } } },
+          ],
+        },
+      }),
+    );
+    clock.advance(100);
+    const [change] = streamChanges(1);
+    await live.append([change!]);
+    clock.advance(2_000);
+    expect((await live.after('acme', start, 10)).changes).toEqual([]);
+    clock.advance(10_000);
+    expect((await live.after('acme', start, 10)).changes.map((c) => c.id)).toEqual([change!.id]);
   });
 });
