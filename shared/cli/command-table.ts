@@ -425,6 +425,10 @@ const report = defineCommand({
       default: 'md',
     },
   ],
+  help: `
+Without --print: one line per file of the report (report.html, report.md, report.docx, result.json),
+then one per image kept beside it (images/<n>.png: a product image or a line drawing a design
+workflow had as base64) and one per attachment. Paths locally; presigned links on aws.`,
   run: ({ ctx, args: [jobId], options }) => reportCommand(ctx, jobId, options),
 });
 

@@ -7,7 +7,9 @@
  * Built from marked's tokens with the `docx` package; both are imported by the caller on first use
  * (write-job-report.ts), so no function's cold start carries them. Raw HTML in the Markdown (which
  * may come from upstream text) is kept as text, never interpreted; links go only to web pages or to
- * files beside the report (relative paths), never to `file:` or script URLs.
+ * files beside the report (relative paths), never to `file:` or script URLs. An image of the report
+ * (`![alt](images/1.png)`, a file beside it) is placed as a picture, at most a page wide (half a page
+ * in a table's cell); one it does not have, or Word cannot show (WebP), stays its alt text.
  */
 import {
   AlignmentType,
@@ -15,6 +17,7 @@ import {
   Document,
   ExternalHyperlink,
   HeadingLevel,
+  ImageRun,
   LevelFormat,
   Packer,
   PageOrientation,
@@ -27,7 +30,9 @@ import {
   TextRun,
   WidthType,
 } from 'docx';
+import { imageSize } from 'image-size';
 import { Lexer, type Token, type Tokens } from 'marked';
+import type { ImageFile } from './report-images';
 
 /** A table with more columns than this turns the pages to landscape. */
 const portraitColumns = 6;
@@ -62,19 +67,65 @@ const run = (text: string, style: Style, size?: number) =>
     ...(size ? { size } : {}),
   });
 
+/** The report's image files by name, and the widest a picture may be where it is placed (pixels). */
+interface Pictures {
+  files: ReadonlyMap<string, ImageFile>;
+}
+
+/** Pixels at 96 to the inch: a portrait page's text width, and a picture's height at most. */
+const pageWidthPx = 600;
+const pictureHeightPx = 400;
+const pictureTypes = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/gif': 'gif' } as const;
+
+/** The picture of `image` (a file beside the report) within `maxWidth` pixels, or undefined. */
+function picture(image: Tokens.Image, pictures: Pictures, maxWidth: number): ImageRun | undefined {
+  const file = pictures.files.get(image.href);
+  const type = file && pictureTypes[file.contentType as keyof typeof pictureTypes];
+  if (!file || !type) return undefined;
+  let size: { width?: number | undefined; height?: number | undefined };
+  try {
+    size = imageSize(file.body);
+  } catch {
+    return undefined;
+  }
+  if (!size.width || !size.height) return undefined;
+  const scale = Math.min(1, maxWidth / size.width, pictureHeightPx / size.height);
+  return new ImageRun({
+    type,
+    data: file.body,
+    transformation: {
+      width: Math.max(1, Math.round(size.width * scale)),
+      height: Math.max(1, Math.round(size.height * scale)),
+    },
+    altText: { name: image.text, description: image.text, title: image.text },
+  });
+}
+
 /** Inline tokens as runs and links. `size`: half-points (tables use a smaller font). */
-function inline(tokens: readonly Token[] | undefined, style: Style = {}, size?: number): ParagraphChild[] {
+function inline(
+  tokens: readonly Token[] | undefined,
+  style: Style = {},
+  size?: number,
+  pictures: Pictures = noPictures,
+  maxWidth = pageWidthPx,
+): ParagraphChild[] {
   const out: ParagraphChild[] = [];
   for (const token of tokens ?? []) {
     switch (token.type) {
       case 'strong':
-        out.push(...inline((token as Tokens.Strong).tokens, { ...style, bold: true }, size));
+        out.push(
+          ...inline((token as Tokens.Strong).tokens, { ...style, bold: true }, size, pictures, maxWidth),
+        );
         break;
       case 'em':
-        out.push(...inline((token as Tokens.Em).tokens, { ...style, italics: true }, size));
+        out.push(
+          ...inline((token as Tokens.Em).tokens, { ...style, italics: true }, size, pictures, maxWidth),
+        );
         break;
       case 'del':
-        out.push(...inline((token as Tokens.Del).tokens, { ...style, strike: true }, size));
+        out.push(
+          ...inline((token as Tokens.Del).tokens, { ...style, strike: true }, size, pictures, maxWidth),
+        );
         break;
       case 'codespan':
         out.push(run((token as Tokens.Codespan).text, { ...style, code: true }, size));
@@ -96,12 +147,15 @@ function inline(tokens: readonly Token[] | undefined, style: Style = {}, size?: 
         else out.push(...children);
         break;
       }
-      case 'image':
-        out.push(run((token as Tokens.Image).text, style, size));
+      case 'image': {
+        const image = token as Tokens.Image;
+        out.push(picture(image, pictures, maxWidth) ?? run(image.text, style, size));
         break;
+      }
       case 'text': {
         const text = token as Tokens.Text;
-        if (text.tokens && text.tokens.length > 0) out.push(...inline(text.tokens, style, size));
+        if (text.tokens && text.tokens.length > 0)
+          out.push(...inline(text.tokens, style, size, pictures, maxWidth));
         else out.push(run(decodeEntities(text.text), style, size));
         break;
       }
@@ -125,9 +179,11 @@ const decodeEntities = (text: string) =>
     .replace(/&#39;/g, "'")
     .replace(/&amp;/g, '&');
 
+const noPictures: Pictures = { files: new Map() };
+
 const cellBorder = { style: BorderStyle.SINGLE, size: 4, color: 'BFBFBF' };
 
-function table(token: Tokens.Table): Table {
+function table(token: Tokens.Table, pictures: Pictures): Table {
   const size = token.header.length > portraitColumns ? 14 : 16;
   const alignment = (index: number) =>
     token.align[index] === 'right'
@@ -140,7 +196,13 @@ function table(token: Tokens.Table): Table {
       children: [
         new Paragraph({
           alignment: alignment(index),
-          children: inline(item.tokens, header ? { bold: true } : {}, size),
+          children: inline(
+            item.tokens,
+            header ? { bold: true } : {},
+            size,
+            pictures,
+            pageWidthPx / Math.max(2, token.header.length),
+          ),
         }),
       ],
       borders: { top: cellBorder, bottom: cellBorder, left: cellBorder, right: cellBorder },
@@ -162,7 +224,12 @@ function table(token: Tokens.Table): Table {
 }
 
 /** Block tokens as paragraphs and tables. */
-function blocks(tokens: readonly Token[], depth = 0, quoted = false): (Paragraph | Table)[] {
+function blocks(
+  tokens: readonly Token[],
+  pictures: Pictures,
+  depth = 0,
+  quoted = false,
+): (Paragraph | Table)[] {
   const out: (Paragraph | Table)[] = [];
   for (const token of tokens) {
     switch (token.type) {
@@ -179,7 +246,7 @@ function blocks(tokens: readonly Token[], depth = 0, quoted = false): (Paragraph
       case 'paragraph':
         out.push(
           new Paragraph({
-            children: inline((token as Tokens.Paragraph).tokens),
+            children: inline((token as Tokens.Paragraph).tokens, {}, undefined, pictures),
             ...(quoted
               ? {
                   indent: { left: 360 },
@@ -192,7 +259,7 @@ function blocks(tokens: readonly Token[], depth = 0, quoted = false): (Paragraph
         );
         break;
       case 'blockquote':
-        out.push(...blocks((token as Tokens.Blockquote).tokens, depth, true));
+        out.push(...blocks((token as Tokens.Blockquote).tokens, pictures, depth, true));
         break;
       case 'list': {
         const list = token as Tokens.List;
@@ -201,18 +268,18 @@ function blocks(tokens: readonly Token[], depth = 0, quoted = false): (Paragraph
           const lead = first && (first.type === 'text' || first.type === 'paragraph') ? first : undefined;
           out.push(
             new Paragraph({
-              children: inline(lead ? (lead as Tokens.Text).tokens : []),
+              children: inline(lead ? (lead as Tokens.Text).tokens : [], {}, undefined, pictures),
               ...(list.ordered
                 ? { numbering: { reference: 'ordered', level: Math.min(depth, 8) } }
                 : { bullet: { level: Math.min(depth, 8) } }),
             }),
           );
-          out.push(...blocks(lead ? rest : item.tokens, depth + 1, quoted));
+          out.push(...blocks(lead ? rest : item.tokens, pictures, depth + 1, quoted));
         }
         break;
       }
       case 'table':
-        out.push(table(token as Tokens.Table), new Paragraph({ children: [] }));
+        out.push(table(token as Tokens.Table, pictures), new Paragraph({ children: [] }));
         break;
       case 'code':
         for (const line of (token as Tokens.Code).text.split('\n'))
@@ -232,7 +299,9 @@ function blocks(tokens: readonly Token[], depth = 0, quoted = false): (Paragraph
         const text = token as Tokens.Text;
         out.push(
           new Paragraph({
-            children: text.tokens ? inline(text.tokens) : [run(decodeEntities(text.text), {})],
+            children: text.tokens
+              ? inline(text.tokens, {}, undefined, pictures)
+              : [run(decodeEntities(text.text), {})],
           }),
         );
         break;
@@ -257,8 +326,16 @@ const widest = (tokens: readonly Token[]): number =>
     ),
   );
 
-/** The report as a .docx file. `title`: the document's title property (the report's heading). */
-export async function markdownToDocx(markdown: string, title: string): Promise<Uint8Array> {
+/**
+ * The report as a .docx file. `title`: the document's title property (the report's heading).
+ * `images`: the files beside the report its Markdown's images name, placed as pictures.
+ */
+export async function markdownToDocx(
+  markdown: string,
+  title: string,
+  images: readonly ImageFile[] = [],
+): Promise<Uint8Array> {
+  const pictures: Pictures = { files: new Map(images.map((file) => [file.name, file])) };
   const tokens = new Lexer({ gfm: true }).lex(markdown);
   const landscape = widest(tokens) > portraitColumns;
   const document = new Document({
@@ -290,7 +367,7 @@ export async function markdownToDocx(markdown: string, title: string): Promise<U
             margin: { top: 1000, bottom: 1000, left: 1000, right: 1000 },
           },
         },
-        children: blocks(tokens),
+        children: blocks(tokens, pictures),
       },
     ],
   });

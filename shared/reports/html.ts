@@ -1,7 +1,8 @@
 /**
  * A report's Markdown as a standalone HTML page: the page's stylesheet (screen, phone and print) and
  * the Markdown rendering. Raw HTML in the Markdown (which may come from upstream text) is escaped,
- * never rendered.
+ * never rendered. The page's own policy lets it load nothing: its images are inside it (`data:`), so
+ * an image link in upstream text fetches nothing from anyone when the page is opened from disk.
  */
 import { Marked } from 'marked';
 
@@ -62,6 +63,7 @@ export function renderHtml(
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
 <title>${escapeHtml(title)}</title>
 <style>
 body { font: 15px/1.5 system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; color: #1a1a1a; }
@@ -72,6 +74,8 @@ code { background: #f3f3f3; padding: 0 .2rem; }
 a { color: #0645ad; overflow-wrap: anywhere; }
 a[href^="https://worldwide.espacenet.com/"] { overflow-wrap: normal; white-space: nowrap; }
 p, li, td { overflow-wrap: break-word; }
+img { max-width: 100%; height: auto; }
+td img { max-height: 16rem; background: #fff; }
 h1 { font-size: 1.6rem; line-height: 1.25; }
 .banner { background: #fff3cd; border: 2px solid #b45309; color: #5c2d00; padding: .6rem .8rem; margin: 0 0 1rem; font-size: 1.05rem; }
 @media (max-width: 40rem) {

@@ -9,6 +9,7 @@
  * numbering follows result.json's order, so a report written again writes the same files.
  */
 import { createHash } from 'node:crypto';
+import { cellText, Rendered } from './markdown';
 
 /** An image kept as a file: its name in the report folder, its type and size, and where it was. */
 export interface KeptImage {
@@ -66,6 +67,46 @@ export interface ImageFile {
   contentType: string;
 }
 
+/** The images of one report, each named as a file (`images/<n>.<ext>`) when first met; equal images share one. */
+export class ReportImageFiles {
+  readonly files: ImageFile[] = [];
+  readonly images: KeptImage[] = [];
+  private readonly byHash = new Map<string, KeptImage>();
+
+  /** The kept file of the image `text` holds (named now when first met), or undefined when it holds none. */
+  fileOf(text: string, at?: string): KeptImage | undefined {
+    const image = imageIn(text);
+    if (!image) return undefined;
+    const hash = createHash('sha256').update(image.bytes).digest('hex');
+    let kept = this.byHash.get(hash);
+    if (!kept) {
+      kept = {
+        file: `${imagesFolder}/${this.images.length + 1}.${image.extension}`,
+        contentType: image.type,
+        bytes: image.bytes.byteLength,
+        at: [],
+      };
+      this.byHash.set(hash, kept);
+      this.images.push(kept);
+      this.files.push({ name: kept.file, body: new Uint8Array(image.bytes), contentType: image.type });
+    }
+    if (at !== undefined) kept.at.push(at);
+    return kept;
+  }
+
+  /** `value` with every image it holds as base64 replaced by its file's name (`value` is not changed). */
+  replaceIn(value: unknown, at = ''): unknown {
+    if (typeof value === 'string') return this.fileOf(value, at)?.file ?? value;
+    if (Array.isArray(value)) return value.map((item, index) => this.replaceIn(item, `${at}[${index}]`));
+    // Plain objects only: anything else (none is expected) is left as JSON.stringify would see it.
+    if (value !== null && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype)
+      return Object.fromEntries(
+        Object.entries(value).map(([key, item]) => [key, this.replaceIn(item, at ? `${at}.${key}` : key)]),
+      );
+    return value;
+  }
+}
+
 /**
  * `result` with every image it holds as base64 replaced by the name of a file, the files to write,
  * and the list result.json keeps as `images` (empty when there was no image). `result` is not changed.
@@ -75,37 +116,53 @@ export function imagesAsFiles(result: Record<string, unknown>): {
   files: ImageFile[];
   images: KeptImage[];
 } {
-  const files: ImageFile[] = [];
-  const images: KeptImage[] = [];
-  const byHash = new Map<string, KeptImage>();
-  const replace = (value: unknown, at: string): unknown => {
-    if (typeof value === 'string') {
-      const image = imageIn(value);
-      if (!image) return value;
-      const hash = createHash('sha256').update(image.bytes).digest('hex');
-      const known = byHash.get(hash);
-      if (known) {
-        known.at.push(at);
-        return known.file;
-      }
-      const kept: KeptImage = {
-        file: `${imagesFolder}/${images.length + 1}.${image.extension}`,
-        contentType: image.type,
-        bytes: image.bytes.byteLength,
-        at: [at],
-      };
-      byHash.set(hash, kept);
-      images.push(kept);
-      files.push({ name: kept.file, body: new Uint8Array(image.bytes), contentType: image.type });
-      return kept.file;
+  const kept = new ReportImageFiles();
+  const replaced = kept.replaceIn(result) as Record<string, unknown>;
+  return { result: replaced, files: kept.files, images: kept.images };
+}
+
+/**
+ * An image of a report's Markdown: `![alt](data:image/png;base64,...)`, the image itself, so a
+ * workflow's report needs no file names. The report's writer puts each where it belongs
+ * (`reportWithImageFiles`): report.md links the file beside it, report.html keeps it inside the page,
+ * report.docx holds it as a picture. Undefined when `text` (base64 or a `data:` URL) holds no image.
+ */
+export function imageMarkdown(alt: string, text: string): Rendered | undefined {
+  const image = imageIn(text);
+  if (!image) return undefined;
+  return new Rendered(`![${cellText(alt)}](data:${image.type};base64,${image.bytes.toString('base64')})`);
+}
+
+/** A Markdown image holding its data: the alt text (escapes kept) and the data URL. */
+const embeddedImage = /!\[((?:\\.|[^\]\\\n])*)\]\((data:image\/[\w.+-]+;base64,[A-Za-z0-9+/]+={0,2})\)/g;
+
+/** The report's HTML keeps an image inside the page up to these sizes; a larger one is linked to its file. */
+export const embeddedImageLimits = { eachBytes: 2 * 1024 * 1024, totalBytes: 8 * 1024 * 1024 };
+
+/**
+ * The report's Markdown for report.md (each embedded image linked to its file beside the report:
+ * `![alt](images/2.png)`) and for report.html (each kept in the page as data, which shows opened from
+ * disk, served by the job API and in the dashboard's sandboxed frame alike, whose policies allow
+ * images of `data:` only; an image over `embeddedImageLimits` becomes a link to its file).
+ */
+export function reportWithImageFiles(
+  markdown: string,
+  kept: ReportImageFiles,
+  limits = embeddedImageLimits,
+): { markdown: string; page: string } {
+  const linked = markdown.replace(embeddedImage, (whole, alt: string, data: string) => {
+    const file = kept.fileOf(data)?.file;
+    return file ? `![${alt}](${file})` : whole;
+  });
+  let total = 0;
+  const page = markdown.replace(embeddedImage, (whole, alt: string, data: string) => {
+    const image = kept.fileOf(data);
+    if (!image) return whole;
+    if (image.bytes <= limits.eachBytes && total + image.bytes <= limits.totalBytes) {
+      total += image.bytes;
+      return whole;
     }
-    if (Array.isArray(value)) return value.map((item, index) => replace(item, `${at}[${index}]`));
-    // Plain objects only: anything else (none is expected) is left as JSON.stringify would see it.
-    if (value !== null && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype)
-      return Object.fromEntries(
-        Object.entries(value).map(([key, item]) => [key, replace(item, at ? `${at}.${key}` : key)]),
-      );
-    return value;
-  };
-  return { result: replace(result, '') as Record<string, unknown>, files, images };
+    return `[${alt} (${Math.round(image.bytes / 1024).toLocaleString('en')} KB, too large to show in the page: the file ${image.file} beside the report)](${image.file})`;
+  });
+  return { markdown: linked, page };
 }

@@ -1,6 +1,7 @@
 /**
  * `opflow report <jobId> [--print] [--format html|md|json|docx]`: where a finished job's report is
- * (report.html, report.md, report.docx, result.json), or the report itself.
+ * (report.html, report.md, report.docx, result.json, the images beside it and the attachments), or
+ * the report itself.
  */
 import { reportKeys } from '../../engine/report';
 import { type CliContext, type GlobalOptions, openBackend, writeJson } from '../context';
@@ -51,16 +52,21 @@ export async function reportCommand(
       );
       return ExitCode.ok;
     }
-    const attachmentPrefix = `reports/${job.id}/attachments/`;
-    const attachments = await Promise.all(
-      job.outputs.filter((key) => key.startsWith(attachmentPrefix)).map((key) => reports.link(key)),
-    );
+    const linksUnder = (folder: string) =>
+      Promise.all(
+        job.outputs
+          .filter((key) => key.startsWith(`reports/${job.id}/${folder}/`))
+          .map((key) => reports.link(key)),
+      );
+    // The images result.json held as base64, kept as files beside the report (images/<n>.<ext>).
+    const [images, attachments] = await Promise.all([linksUnder('images'), linksUnder('attachments')]);
     const links = {
       html: await reports.link(keys.html),
       markdown: await reports.link(keys.markdown),
       result: await reports.link(keys.result),
       // Reports written before Word reports existed have none.
       ...(job.outputs.includes(keys.docx) ? { docx: await reports.link(keys.docx) } : {}),
+      images,
       attachments,
     };
     if (options.json) {
@@ -71,6 +77,7 @@ export async function reportCommand(
         `markdown  ${links.markdown}`,
         ...(links.docx ? [`word      ${links.docx}`] : []),
         `data      ${links.result}`,
+        ...images.map((path) => `image     ${path}`),
         ...attachments.map((path) => `attached  ${path}`),
       ];
       ctx.io.stdout.write(`${lines.join('\n')}\n`);

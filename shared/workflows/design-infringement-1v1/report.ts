@@ -6,8 +6,9 @@
  */
 import type { BatchFindings, FindingsSource, ReportInput, WorkflowDigest } from '../../engine/workflow';
 import { blocks, bullets, heading, inline, shorten, table, webLink } from '../../reports/markdown';
+import { imageMarkdown } from '../../reports/report-images';
 import { outputOf } from '../common/step-data';
-import { imageDescription } from '../design-infringement-search/images';
+import { imageDescription, imageLabel } from '../design-infringement-search/images';
 import {
   espacenetLink,
   legalStatusText,
@@ -127,6 +128,9 @@ export function design1v1Markdown(r: ReportInput<Design1v1Input>, title: string)
       `Design: ${input.patent}${first ? ` (${shorten(first.title, 80)}, ${first.country}, ${first.status})` : ''}`,
       `Report language: ${input.lang}`,
     ]),
+    input.image.data === undefined
+      ? undefined
+      : imageMarkdown(imageLabel(input.image, 0), input.image.data)?.markdown,
     `The design on Espacenet: ${webLink(input.patent, espacenetLink(input.patent)).markdown}. Similarity is the platform’s, as a percentage.`,
   );
 }

@@ -9,6 +9,7 @@
 import type { BatchFindings, FindingsSource, ReportInput, WorkflowDigest } from '../../engine/workflow';
 import type { DataOf } from '../../openplatform/schemas/responses';
 import { blocks, bullets, count, heading, inline, shorten, table, webLink } from '../../reports/markdown';
+import { imageMarkdown } from '../../reports/report-images';
 import { uniqueEntries } from '../common/digest';
 import { outputOf } from '../common/step-data';
 import { imageDescription, imageLabel } from './images';
@@ -210,6 +211,30 @@ function designDetail(design: ReviewedDesign, index: number): string {
   );
 }
 
+/**
+ * Each product image beside the platform's line drawing of it, as searched: an image given as data
+ * is shown, one given by URL is linked (a report fetches nothing from elsewhere).
+ */
+function productImages(r: ReportInput<DesignSearchInput>): string {
+  return table(
+    ['Image', 'As searched', 'Line drawing (the platform’s)'],
+    r.input.images.map((image, index) => {
+      const label = imageLabel(image, index);
+      const drawing = outputOf(
+        r.outputs,
+        imageOutput(index, 'result'),
+        'ai39-2ImageSearchReport',
+      )?.line_drawing_base64;
+      return [
+        label,
+        (image.data !== undefined && imageMarkdown(label, image.data)) ||
+          (image.url ? webLink('by URL', image.url) : '—'),
+        (drawing && imageMarkdown(`Line drawing of ${label}`, drawing)) || '—',
+      ];
+    }),
+  );
+}
+
 export function designSearchMarkdown(r: ReportInput<DesignSearchInput>, title: string): string {
   const { input } = r;
   const analysis = analyseDesignSearch(r.outputs, input);
@@ -262,6 +287,8 @@ export function designSearchMarkdown(r: ReportInput<DesignSearchInput>, title: s
     inline(
       `${count(analysis.total)} designs matched the images in all; the ${Math.min(others.length, 30)} closest of those not reviewed are listed.`,
     ),
+    heading(2, 'The product’s images'),
+    productImages(r),
     heading(2, 'What was searched'),
     bullets([
       `Images: ${input.images.map((image, index) => imageDescription(image, index)).join('; ')}`,

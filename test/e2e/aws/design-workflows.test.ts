@@ -4,8 +4,11 @@
 // data uploaded with p010 before the search that reads its URL, and the report (Markdown, HTML,
 // result.json) kept in S3 (the emulator) and linked through the API, naming each image without its
 // bytes; an image given as data is a file beside the report in S3, named in result.json.
+import { tmpdir } from 'node:os';
+import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
+import { childEnv, runOpflow } from '../local/opflow-process';
 import { callSequence, lastSeq } from '../workflows/world';
 import { AwsWorld } from './harness/aws-world';
 import { reportOf } from './ip-reports';
@@ -55,13 +58,28 @@ describe('opflow on AWS: the design infringement workflows', { timeout: REAL_PRO
     expect(Object.keys(result.steps)).toEqual(
       expect.arrayContaining(['image-1-upload', 'image-1-submit', 'image-1-result', 'image-2-result']),
     );
-    // The report names the image; its bytes stay out. result.json names a file in S3 in their place.
-    for (const text of [markdown, html, JSON.stringify(result)]) expect(text).not.toContain(bytesSeen);
+    // result.json and report.md name a file in S3 in the bytes' place; report.html holds the image,
+    // so it shows from a presigned link as well as from disk.
+    for (const text of [markdown, JSON.stringify(result)]) expect(text).not.toContain(bytesSeen);
+    expect(markdown).toContain('| front.png | ![front.png](images/1.png) |');
+    expect(html).toContain(`<img src="data:image/png;base64,${png.toString('base64')}" alt="front.png">`);
     expect(result.input.images[0]).toEqual({ data: 'images/1.png', name: 'front.png' });
     expect(keys).toContain(`reports/${id}/images/1.png`);
     const stored = await world.reports.get(`reports/${id}/images/1.png`);
     expect(stored?.contentType).toBe('image/png');
     expect(Buffer.from(stored!.body).equals(png)).toBe(true);
+    // opflow --backend aws report lists it with a presigned link, as it does the report's files.
+    const listed = await runOpflow(['--backend', 'aws', 'report', id, '--json'], {
+      env: childEnv(world.env),
+      cwd: tmpdir(),
+    });
+    expect(listed.code, listed.stderr).toBe(0);
+    const { images } = JSON.parse(listed.stdout) as { images: string[] };
+    expect(images).toHaveLength(1);
+    expect(images[0]).toMatch(/\/reports\/\w+\/images\/1\.png\?.*X-Amz-Signature=/);
+    const fetched = await request(images[0]!);
+    expect(fetched.statusCode).toBe(200);
+    expect(Buffer.from(await fetched.body.arrayBuffer()).equals(png)).toBe(true);
   });
 
   it('compares a product image given as data with one registered design, view by view, its report in S3', async () => {

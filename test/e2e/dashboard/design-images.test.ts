@@ -109,6 +109,32 @@ describe('the design workflows from the dashboard form', () => {
     ]);
     // The image given as data is a file beside the report, not base64 in result.json.
     await page.getByRole('button', { name: 'Download images/1.png' }).waitFor();
+    // The report in the page's sandboxed frame shows the image and the platform's line drawing of it:
+    // they are inside the report as data, which the frame's policies allow (the served file's too).
+    const report = page.frameLocator('iframe.report');
+    const shown = report.locator(
+      'xpath=//h2[starts-with(normalize-space(), "The product")]/following-sibling::table[1]//img',
+    );
+    await shown.first().waitFor();
+    expect(
+      await shown.evaluateAll((images) =>
+        images.map((image) => [
+          (image as unknown as { alt: string }).alt,
+          (image as unknown as { naturalWidth: number }).naturalWidth,
+        ]),
+      ),
+    ).toEqual([
+      ['front.png', 96],
+      ['Line drawing of front.png', expect.any(Number)],
+    ]);
+    expect(
+      await shown.nth(1).evaluate((image) => (image as unknown as { naturalWidth: number }).naturalWidth),
+    ).toBeGreaterThan(0);
+    const served = await fetch(`${url}/jobs/${id}/report/report.html`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(served.headers.get('content-security-policy')).toContain('img-src data:');
+    expect(await served.text()).toContain('<img src="data:image/png;base64,iVBOR');
     expect(await accessibilityProblems(page)).toBe('');
     await screenshot(page, '31-design-search-started');
   }, 120_000);

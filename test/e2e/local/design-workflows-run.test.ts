@@ -57,6 +57,14 @@ describe('design workflows through the real bin (built-in sandbox)', () => {
     expect(markdown.split('\n')[0]).toBe('# Design infringement search: front.png');
     expect(markdown).toContain('front.png (PNG, 1 KB, uploaded)');
     expect(markdown).toMatch(/## Risk conclusion\n\n(High|Medium|Low) risk/);
+    // opflow report lists the images kept beside the report, each a file that is there.
+    const listed = await opflow('report', job.id);
+    expect(listed.code, listed.stderr).toBe(0);
+    const folder = join(dir, 'opflow-out', job.id);
+    expect(listed.stdout).toContain(`image     ${join(folder, 'images', '1.png')}\n`);
+    const links = JSON.parse((await opflow('report', job.id, '--json')).stdout) as { images: string[] };
+    expect(links.images).toEqual([join(folder, 'images', '1.png')]);
+    expect(readFileSync(links.images[0]!).equals(PNG)).toBe(true);
   }, 180_000);
 
   it('design-infringement-1v1: an image file and --set patent=... compare the product with the design', async () => {

@@ -9,6 +9,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import mammoth from 'mammoth';
 import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { childEnv, killRunningOpflows, repoRoot, runOpflow } from '../local/opflow-process';
@@ -115,7 +116,7 @@ describe('FTO and design infringement reports, read in chromium against their ch
     rmSync(dir, { recursive: true, force: true });
   });
 
-  /** Every report: sandbox data marked above the title; the image bytes nowhere. */
+  /** Every report: sandbox data marked above the title; no image as base64 in report.md or result.json. */
   it.each(Object.keys(inputs))('%s: sandbox data is marked above the title', async (workflow) => {
     const page = pages.get(workflow)!;
     const banner = page.locator('.banner[role="alert"]');
@@ -123,8 +124,10 @@ describe('FTO and design infringement reports, read in chromium against their ch
     const bannerBox = (await banner.boundingBox())!;
     const titleBox = (await page.locator('h1').boundingBox())!;
     expect(bannerBox.y).toBeLessThan(titleBox.y);
-    const html = readFileSync(join(folders.get(workflow)!, 'report.html'), 'utf8');
-    expect(html).not.toContain(PNG.toString('base64').slice(0, 40));
+    for (const file of ['report.md', 'result.json'])
+      expect(readFileSync(join(folders.get(workflow)!, file), 'utf8'), file).not.toContain(
+        PNG.toString('base64').slice(0, 40),
+      );
   });
 
   it('fto: the recommendation comes first, naming markets and patents', async () => {
@@ -250,6 +253,55 @@ describe('FTO and design infringement reports, read in chromium against their ch
     expect(searched).toContain('front.png (by URL: https://example.com/products/front.png)');
   });
 
+  it('design search: each image given as data and the platform’s line drawing of each show in the page, in report.md and in report.docx', async () => {
+    const page = pages.get('design-infringement-search')!;
+    const table = tableAfter(page, 'The product’s images');
+    const rows = await rowsOf(table);
+    expect(rows.map((row) => [row['Image'], row['As searched']])).toEqual([
+      ['front.png', 'by URL'],
+      ['side.png', ''],
+    ]);
+    // Shown from the page itself (opened from disk): nothing is fetched from elsewhere.
+    const shown = await table.locator('img').evaluateAll((images) =>
+      images.map((image) => {
+        const { alt, naturalWidth, src } = image as unknown as {
+          alt: string;
+          naturalWidth: number;
+          src: string;
+        };
+        return { alt, naturalWidth, data: src.startsWith('data:image/png;base64,') };
+      }),
+    );
+    expect(shown).toEqual([
+      { alt: 'Line drawing of front.png', naturalWidth: expect.any(Number), data: true },
+      { alt: 'side.png', naturalWidth: 48, data: true },
+      { alt: 'Line drawing of side.png', naturalWidth: expect.any(Number), data: true },
+    ]);
+    for (const image of shown) expect(image.naturalWidth, image.alt).toBeGreaterThan(0);
+    expect(await table.locator('a').getAttribute('href')).toBe('https://example.com/products/front.png');
+    await table.screenshot({ path: join(artefacts, 'design-infringement-search-images.png') });
+    // report.md links the files beside it; each exists and is the image.
+    const folder = folders.get('design-infringement-search')!;
+    const markdown = readFileSync(join(folder, 'report.md'), 'utf8');
+    const linked = [...markdown.matchAll(/!\[([^\]]+)\]\((images\/\d+\.png)\)/g)].map((match) => [
+      match[1],
+      match[2],
+    ]);
+    expect(linked.map(([alt]) => alt)).toEqual([
+      'Line drawing of front.png',
+      'side.png',
+      'Line drawing of side.png',
+    ]);
+    for (const [alt, file] of linked)
+      expect(readFileSync(join(folder, file!)).subarray(0, 4).toString('latin1'), alt).toBe('\x89PNG');
+    const side = linked.find(([alt]) => alt === 'side.png')![1]!;
+    expect(readFileSync(join(folder, side)).equals(PNG)).toBe(true);
+    // report.docx, read by mammoth: the pictures with their alt text.
+    const { value: word } = await mammoth.convertToHtml({ path: join(folder, 'report.docx') });
+    for (const alt of ['Line drawing of front.png', 'side.png', 'Line drawing of side.png'])
+      expect(word).toContain(`<img alt="${alt}" src="data:image/png;base64,`);
+  });
+
   it('design 1v1: the conclusion comes first and names the design', async () => {
     const page = pages.get('design-infringement-1v1')!;
     expect((await sections(page))[0]).toBe('Conclusion');
@@ -275,8 +327,16 @@ describe('FTO and design infringement reports, read in chromium against their ch
     }
   });
 
-  it('design 1v1: the product image is named with type and size', async () => {
+  it('design 1v1: the product image is named with type and size, and shown', async () => {
     const page = pages.get('design-infringement-1v1')!;
     expect(await sectionText(page, 'What was compared')).toContain('unicorn-float.png (PNG, 1 KB, uploaded)');
+    const image = page.locator('img[alt="unicorn-float.png"]');
+    expect(
+      await image.evaluate((element) => (element as unknown as { naturalWidth: number }).naturalWidth),
+    ).toBe(48);
+    const folder = folders.get('design-infringement-1v1')!;
+    expect(readFileSync(join(folder, 'report.md'), 'utf8')).toContain('![unicorn-float.png](images/1.png)');
+    const { value: word } = await mammoth.convertToHtml({ path: join(folder, 'report.docx') });
+    expect(word).toContain('<img alt="unicorn-float.png" src="data:image/png;base64,');
   });
 });

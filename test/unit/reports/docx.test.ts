@@ -6,6 +6,7 @@
 import mammoth from 'mammoth';
 import { describe, expect, it } from 'vitest';
 import { markdownToDocx } from '../../../shared/reports/docx';
+import { pngImage } from '../../support/images';
 
 const markdown = `# Novelty check: Heat-pump dryer
 
@@ -71,5 +72,32 @@ describe('markdownToDocx', () => {
     const landscape = await JSZip.loadAsync(await markdownToDocx(`# Wide\n\n${wide}`, 'Wide'));
     expect(await portrait.file('word/document.xml')?.async('string')).not.toContain('w:orient="landscape"');
     expect(await landscape.file('word/document.xml')?.async('string')).toContain('w:orient="landscape"');
+  });
+
+  it('places the images of the report that are files beside it as pictures, fitted to the page or the cell', async () => {
+    const drawing = pngImage(1200, 300, [0, 0, 0]);
+    const photo = pngImage(48, 32, [40, 140, 220]);
+    const markdown = `# Design search\n\n![Line drawing](images/2.png)\n\n| Image | As searched |\n| --- | --- |\n| front.png | ![front.png](images/1.png) |\n| side.png | ![side.png](images/9.png) |\n`;
+    const bytes = await markdownToDocx(markdown, 'Design search', [
+      { name: 'images/1.png', body: new Uint8Array(photo), contentType: 'image/png' },
+      { name: 'images/2.png', body: new Uint8Array(drawing), contentType: 'image/png' },
+    ]);
+    const JSZip = (await import('jszip')).default;
+    const zip = await JSZip.loadAsync(bytes);
+    const media = Object.keys(zip.files).filter((name) => name.startsWith('word/media/'));
+    expect(media).toHaveLength(2);
+    // Read by mammoth: the pictures with their alt text, and the one it does not have as its alt text.
+    const { value: html } = await mammoth.convertToHtml({ buffer: Buffer.from(bytes) });
+    expect(html).toContain('<img alt="Line drawing" src="data:image/png;base64,');
+    expect(html).toMatch(/<td><p><img alt="front\.png" src="data:image\/png;base64,[^"]+" \/><\/p><\/td>/);
+    expect(html).toContain('<td><p>side.png</p></td><td><p>side.png</p></td>');
+    // A page wide at most (600 px at 96 to the inch = 5,715,000 EMU), the height in proportion.
+    const document = await zip.file('word/document.xml')!.async('string');
+    const extents = [...document.matchAll(/<wp:extent cx="(\d+)" cy="(\d+)"/g)].map((match) => [
+      Number(match[1]),
+      Number(match[2]),
+    ]);
+    expect(extents).toContainEqual([600 * 9525, 150 * 9525]);
+    expect(extents).toContainEqual([48 * 9525, 32 * 9525]);
   });
 });
