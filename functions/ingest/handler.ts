@@ -9,6 +9,7 @@ import { awsClientConfig } from '../../shared/backends/aws/clients';
 import { createS3Client } from '../../shared/backends/aws/s3-client';
 import { loadAwsConfig } from '../../shared/runtime/aws/config';
 import { createIngestFunction, type IngestRun } from '../../shared/runtime/lambda/ingest';
+import { lazyInvoker } from '../../shared/runtime/lambda/ingest-wake';
 import { createJobsRuntime } from '../../shared/runtime/lambda/jobs-runtime';
 
 // Once per instance: clients and caches live across invocations. Every invocation reads the inbox,
@@ -17,17 +18,7 @@ const clientConfig = awsClientConfig(loadAwsConfig());
 const s3 = createS3Client(clientConfig);
 // The Lambda client only when the function hands on to itself: a chunk loaded on first use, off
 // every cold start (most invocations record an upload or drive a batch and end).
-let invoke: Promise<(functionName: string, event: unknown) => Promise<void>> | undefined;
-const handOn = (functionName: string, event: unknown) => {
-  invoke ??= import('../../shared/backends/aws/lambda-invoke').then(({ createLambdaClient, invokeAsync }) => {
-    const lambda = createLambdaClient(clientConfig);
-    return (name: string, payload: unknown) => invokeAsync(lambda, name, payload);
-  });
-  invoke.catch(() => {
-    invoke = undefined;
-  });
-  return invoke.then((send) => send(functionName, event));
-};
+const handOn = lazyInvoker(clientConfig);
 const runtime = createJobsRuntime({ s3 });
 const ingest = createIngestFunction({
   runtime,

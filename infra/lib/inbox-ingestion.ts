@@ -17,6 +17,7 @@ import { type Bucket, EventType } from 'aws-cdk-lib/aws-s3';
 import { LambdaDestination } from 'aws-cdk-lib/aws-s3-notifications';
 import { type IQueue, Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { ingestVariables } from '../../shared/backends/aws/ingest-variables';
 import type { FunctionTracing } from './function-tracing';
 import { PipelineFunction } from './pipeline-function';
 import { acknowledgeDeadLetterQueue } from './work-queue';
@@ -83,8 +84,8 @@ export class InboxIngestion extends Construct {
       memorySize: props.memorySize ?? 1024,
       environment: {
         ...props.environment,
-        OPFLOW_INGEST_DLQ_URL: this.deadLetterQueue.queueUrl,
-        OPFLOW_INGEST_DRIVERS: String(INGEST_MAX_CONCURRENCY),
+        [ingestVariables.deadLetterQueueUrl]: this.deadLetterQueue.queueUrl,
+        [ingestVariables.drivers]: String(INGEST_MAX_CONCURRENCY),
       },
       logRetention: props.logRetention,
       removalPolicy: props.removalPolicy,
@@ -125,6 +126,21 @@ export class InboxIngestion extends Construct {
     );
 
     this.acknowledgeFindings(props);
+  }
+
+  /**
+   * Lets `caller` invoke the ingest function asynchronously, and names it there
+   * (OPFLOW_INGEST_FUNCTION_NAME): the sweeper (an entry of the ingest schedule is due) and the step
+   * worker (a job of a batch ended).
+   */
+  invokedBy(caller: PipelineFunction): void {
+    caller.function.addEnvironment(ingestVariables.functionName, this.ingest.function.functionName);
+    caller.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['lambda:InvokeFunction'],
+        resources: [this.ingest.function.functionArn],
+      }),
+    );
   }
 
   private acknowledgeFindings(props: InboxIngestionProps): void {

@@ -14,10 +14,7 @@ import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { HttpMethods } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { callbackOutboxPartition } from '../../shared/backends/aws/dynamodb-callback-outbox';
-import {
-  ingestDuePartition,
-  ingestFunctionVariable,
-} from '../../shared/backends/aws/dynamodb-ingest-schedule';
+import { ingestDuePartition } from '../../shared/backends/aws/dynamodb-ingest-schedule';
 import { type OpflowConfig, parseOpflowConfig } from '../../shared/config/opflow-config';
 import { sharesVariable } from '../../shared/engine/admission/fair-share';
 import { API_AUTH_VARIABLE, type ApiAuth } from '../../shared/runtime/lambda/api-auth';
@@ -309,14 +306,10 @@ export class OpflowStack extends Stack {
       tracing: config.tracing,
     });
     // The sweeper's ingest pass: when an entry of the ingest schedule (partition INGESTDUE) is due,
-    // it invokes the ingest function (asynchronously), so a batch whose jobs run is looked at each minute.
-    this.sweeper.function.addEnvironment(ingestFunctionVariable, this.inbox.ingest.function.functionName);
-    this.sweeper.role.addToPrincipalPolicy(
-      new PolicyStatement({
-        actions: ['lambda:InvokeFunction'],
-        resources: [this.inbox.ingest.function.functionArn],
-      }),
-    );
+    // it invokes the ingest function (asynchronously), so a batch whose jobs run is looked at each
+    // minute; the step worker invokes it when a job of a batch ends, so the batch moves on at once.
+    this.inbox.invokedBy(this.sweeper);
+    this.inbox.invokedBy(this.worker);
     this.sweeper.role.addToPrincipalPolicy(
       new PolicyStatement({
         actions: ['dynamodb:Query'],

@@ -4,6 +4,7 @@
  * takes its own and the sweeper's invocations, and S3's notification (a proxy in front of fauxqs' S3).
  * Used by the e2e harness and aws-local; the returned environment points the functions at them.
  */
+import { ingestVariables } from '../../shared/backends/aws/ingest-variables';
 import type { AwsEmulators } from '../emulators/aws-emulators';
 import { type AsyncHandler, AsyncInvoker } from './async-invoke';
 import type { IngestDeliveryRules } from './ingest-rules';
@@ -55,8 +56,8 @@ export async function startIngestDelivery(
     env: {
       AWS_ENDPOINT_URL_S3: proxy.url,
       AWS_ENDPOINT_URL_LAMBDA: lambda.url,
-      OPFLOW_INGEST_FUNCTION_NAME: rules.functionName,
-      OPFLOW_INGEST_DLQ_URL: dlq.queueUrl,
+      [ingestVariables.functionName]: rules.functionName,
+      [ingestVariables.deadLetterQueueUrl]: dlq.queueUrl,
     },
     async close() {
       await Promise.allSettled([proxy.close(), lambda.close()]);

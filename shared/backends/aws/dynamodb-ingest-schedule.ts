@@ -8,6 +8,12 @@
  * Drivers at once are bounded by slot items (`INGESTSLOT` / `0`, `1`, ...): an invocation works only
  * while it holds one, so an upload of 1,000 documents (1,000 S3 events) runs at most that many
  * drivers; the other invocations record their uploads and end within milliseconds.
+ *
+ * A job of a batch that ends wakes its batch ({@link DynamoDbIngestSchedule.wake}): a batch entry
+ * that no driver holds and no wake-up is on its way to is made due at once (the caller then invokes
+ * the function); otherwise the end is only counted (`ends`), and the driver that holds the entry
+ * drives the batch again when the count moved during its round. So a batch is looked at as its jobs
+ * end, at most one invocation on its way per batch, and nothing runs while none ends.
  */
 import { createHash } from 'node:crypto';
 import {
@@ -17,9 +23,6 @@ import {
   QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-
-/** The variable naming the ingest function, which the sweeper's minute pass invokes when an entry is due. */
-export const ingestFunctionVariable = 'OPFLOW_INGEST_FUNCTION_NAME';
 
 export const ingestDuePartition = 'INGESTDUE';
 const slotPartition = 'INGESTSLOT';
@@ -34,7 +37,21 @@ export interface InboxUploadRef {
 /** One entry of the ingest schedule. */
 export type IngestEntry =
   | { kind: 'upload'; id: string; dueAt: number; upload: InboxUploadRef }
-  | { kind: 'batch'; id: string; dueAt: number; batchId: string; rounds: number };
+  | {
+      kind: 'batch';
+      id: string;
+      dueAt: number;
+      batchId: string;
+      rounds: number;
+      /** Ends of its jobs announced so far (a counter; see `wake`). */
+      ends: number;
+    };
+
+/** What a job's end did to its batch's entry (see `wake`). */
+export type BatchWake = 'woken' | 'noted' | 'none';
+
+/** A wake-up on its way this long is taken as lost: the next end sends another. */
+export const WAKE_LOST_AFTER_MS = 60_000;
 
 function isConditionFailure(error: unknown): boolean {
   return (error as { name?: string }).name === 'ConditionalCheckFailedException';
@@ -119,16 +136,19 @@ export class DynamoDbIngestSchedule {
    */
   async take(entry: IngestEntry, until: number): Promise<boolean> {
     try {
-      await this.client.send(
+      // Held until then (a wake-up leaves it to its holder); a wake-up on its way has arrived.
+      const answer = await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { PK: ingestDuePartition, SK: entry.id },
-          UpdateExpression: 'SET dueAt = :until',
+          UpdateExpression: 'SET dueAt = :until, takenUntil = :until REMOVE wokenAt',
           ConditionExpression: 'dueAt = :seen',
           ExpressionAttributeValues: { ':until': until, ':seen': entry.dueAt },
+          ReturnValues: 'ALL_NEW',
         }),
       );
       entry.dueAt = until;
+      if (entry.kind === 'batch') entry.ends = Number(answer.Attributes?.ends ?? 0);
       return true;
     } catch (error) {
       if (isConditionFailure(error)) return false;
@@ -144,21 +164,22 @@ export class DynamoDbIngestSchedule {
   }
 
   /**
-   * Makes a batch due at `dueAt` (created when missing). `round` counts one more drive of it (its
-   * continuation budget); `restart` sets the count back to 0 (a new upload, a redrive).
+   * Makes a batch due at `dueAt` (created when missing), held by nobody. `round` counts one more
+   * drive of it that changed nothing (its continuation budget); `restart` sets the count back to 0
+   * (a new upload, a redrive). Its rounds and the ends of its jobs announced so far.
    */
   async scheduleBatch(
     batchId: string,
     dueAt: number,
     change: { round?: boolean; restart?: boolean } = {},
-  ): Promise<number> {
+  ): Promise<{ rounds: number; ends: number }> {
     const answer = await this.client.send(
       new UpdateCommand({
         TableName: this.tableName,
         Key: { PK: ingestDuePartition, SK: batchEntryId(batchId) },
         UpdateExpression: change.restart
-          ? 'SET dueAt = :due, #kind = :kind, batchId = :batch, rounds = :zero'
-          : 'SET dueAt = :due, #kind = :kind, batchId = :batch, rounds = if_not_exists(rounds, :zero) + :add',
+          ? 'SET dueAt = :due, #kind = :kind, batchId = :batch, rounds = :zero REMOVE takenUntil'
+          : 'SET dueAt = :due, #kind = :kind, batchId = :batch, rounds = if_not_exists(rounds, :zero) + :add REMOVE takenUntil',
         ExpressionAttributeNames: { '#kind': 'kind' },
         ExpressionAttributeValues: {
           ':due': Math.floor(dueAt),
@@ -170,7 +191,48 @@ export class DynamoDbIngestSchedule {
         ReturnValues: 'ALL_NEW',
       }),
     );
-    return Number(answer.Attributes?.rounds ?? 0);
+    return { rounds: Number(answer.Attributes?.rounds ?? 0), ends: Number(answer.Attributes?.ends ?? 0) };
+  }
+
+  /**
+   * A job of the batch ended. `woken`: its entry was held by no driver and no wake-up was on its
+   * way, and it is now due (the caller invokes the ingest function). `noted`: a driver holds it, or a
+   * wake-up is on its way; the end is counted, and the holder drives the batch again if it ended
+   * during its round. `none`: the batch is not in the schedule (settled, or driven elsewhere).
+   */
+  async wake(batchId: string, now: number): Promise<BatchWake> {
+    const Key = { PK: ingestDuePartition, SK: batchEntryId(batchId) };
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key,
+          UpdateExpression: 'SET dueAt = :now, wokenAt = :now ADD ends :one',
+          ConditionExpression:
+            'attribute_exists(PK) AND (attribute_not_exists(takenUntil) OR takenUntil < :now) AND ' +
+            '(attribute_not_exists(wokenAt) OR wokenAt < :lost)',
+          ExpressionAttributeValues: { ':now': now, ':one': 1, ':lost': now - WAKE_LOST_AFTER_MS },
+        }),
+      );
+      return 'woken';
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+    }
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key,
+          UpdateExpression: 'ADD ends :one',
+          ConditionExpression: 'attribute_exists(PK)',
+          ExpressionAttributeValues: { ':one': 1 },
+        }),
+      );
+      return 'noted';
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      return 'none';
+    }
   }
 
   /**
@@ -232,6 +294,13 @@ function entryOf(item: Record<string, unknown>): IngestEntry | undefined {
       },
     };
   if (item.kind === 'batch' && typeof item.batchId === 'string')
-    return { kind: 'batch', id, dueAt, batchId: item.batchId, rounds: Number(item.rounds ?? 0) };
+    return {
+      kind: 'batch',
+      id,
+      dueAt,
+      batchId: item.batchId,
+      rounds: Number(item.rounds ?? 0),
+      ends: Number(item.ends ?? 0),
+    };
   return undefined;
 }

@@ -13,16 +13,18 @@
  * deliveries of one event meet one entry) until a minute before its time is up: an upload opens or
  * feeds its batch; a batch is read from its committed position, its items released up to its
  * in-flight limit, its outputs refreshed when due. A batch still reading is due again at once; one
- * whose jobs run is due `pollSeconds` later and taken by the next pass (the sweeper's, each
+ * whose jobs run is woken as they end (the step worker marks it due and invokes the function,
+ * ./ingest-wake.ts), else due `pollSeconds` later and taken by the next pass (the sweeper's, each
  * minute, or a driver still at work). When entries are due as it stops, it invokes itself. Killed at
  * any point, its entries come due again when its lease ends, and the batch goes on from its last
  * commit.
  *
- * Each batch counts its rounds. The function runs with Lambda's recursive loop detection off
- * (RecursiveLoop: Allow, a large upload being one long chain), so a batch that would go past its
- * budget (OPFLOW_INGEST_CONTINUATION_BUDGET, default 8,640: a day of 10-second polls) is stopped
- * loudly instead: an error naming the batch, the `IngestContinuationBudgetExhausted` metric, and a
- * notice in the ingest dead-letter queue, whose alarm fires. `opflow batch redrive` takes it on again.
+ * Each batch counts its rounds that changed nothing (no line read, no item released, no job seen
+ * ended). The function runs with Lambda's recursive loop detection off (RecursiveLoop: Allow, a
+ * large upload being one long chain), so a batch that would go past its budget
+ * (OPFLOW_INGEST_CONTINUATION_BUDGET, default 8,640) is stopped loudly instead: an error naming the
+ * batch, the `IngestContinuationBudgetExhausted` metric, and a notice in the ingest dead-letter
+ * queue, whose alarm fires. `opflow batch redrive` takes it on again.
  */
 import { randomUUID } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
@@ -38,6 +40,7 @@ import {
   readS3Object,
 } from '../../backends/aws';
 import { DynamoDbIngestSchedule, type IngestEntry } from '../../backends/aws/dynamodb-ingest-schedule';
+import { ingestVariables } from '../../backends/aws/ingest-variables';
 import type { Batch, BatchSource } from '../../engine/batch-store';
 import { errorMessage } from '../../errors/error-message';
 import { admitBatch } from '../../ingest/admission';
@@ -58,7 +61,7 @@ import { decodeS3Key, readIngestEvent, type S3EventRecord } from './ingest-messa
 import type { JobsRuntime } from './jobs-runtime';
 import { engineLogger } from './observability';
 
-/** Rounds one batch may take before it is stopped (a day of 10-second polls). */
+/** Rounds that changed nothing one batch may take before it is stopped (6 days of the sweeper's minute passes). */
 export const DEFAULT_CONTINUATION_BUDGET = 8_640;
 
 /** Drivers at once (the SQS event source's maximum concurrency before, 2). */
@@ -86,7 +89,7 @@ export interface IngestFunctionOptions {
   reserveMs?: number | undefined;
   /** A batch whose jobs run is due again this much later (default 10 s). */
   pollSeconds?: number | undefined;
-  /** Rounds a batch may take (default OPFLOW_INGEST_CONTINUATION_BUDGET, else 8,640). */
+  /** Rounds that changed nothing a batch may take (default OPFLOW_INGEST_CONTINUATION_BUDGET, else 8,640). */
   continuationBudget?: number | undefined;
   /** Drivers at once (default OPFLOW_INGEST_DRIVERS, else 2). */
   drivers?: number | undefined;
@@ -198,14 +201,14 @@ function ingestSetup(options: IngestFunctionOptions): IngestSetup {
     schedule: new DynamoDbIngestSchedule(runtime.aws.clients.documents, runtime.config.tableName),
     continueWith: options.continueWith,
     deadLetterQueueUrl:
-      options.deadLetterQueueUrl ?? (process.env.OPFLOW_INGEST_DLQ_URL?.trim() || undefined),
+      options.deadLetterQueueUrl ?? (process.env[ingestVariables.deadLetterQueueUrl]?.trim() || undefined),
     reserveMs: options.reserveMs ?? 60_000,
     pollSeconds: options.pollSeconds ?? 10,
     continuationBudget:
       options.continuationBudget ??
-      positive('OPFLOW_INGEST_CONTINUATION_BUDGET') ??
+      positive(ingestVariables.continuationBudget) ??
       DEFAULT_CONTINUATION_BUDGET,
-    drivers: options.drivers ?? positive('OPFLOW_INGEST_DRIVERS') ?? DEFAULT_INGEST_DRIVERS,
+    drivers: options.drivers ?? positive(ingestVariables.drivers) ?? DEFAULT_INGEST_DRIVERS,
   };
 }
 
@@ -297,7 +300,11 @@ async function readUpload(
   await setup.schedule.remove(entry);
 }
 
-/** A batch entry: one round of driving it, then due again (at once while reading), or removed once settled. */
+/**
+ * A batch entry: one round of driving it, then due again (at once while reading, or when a job of
+ * it ended during the round), or removed once settled. A batch whose jobs run is otherwise due
+ * `pollSeconds` later: the sweeper's next minute pass, unless a job's end wakes it first.
+ */
 async function driveEntry(
   setup: IngestSetup,
   deps: IngestDeps,
@@ -306,18 +313,24 @@ async function driveEntry(
 ): Promise<void> {
   const { schedule, batches } = setup;
   const { batchId } = entry;
-  const released = await drive(setup, deps, batchId, deadline);
-  if (released === 'gone') return schedule.remove(entry);
-  if (released === 'held') {
+  const round = await drive(setup, deps, batchId, deadline);
+  if (round === 'gone') return schedule.remove(entry);
+  if (round === 'held') {
     // Another invocation drives it (its lease); looked at again after it.
     const batch = await batches.get(batchId);
     await schedule.scheduleBatch(batchId, Math.max(Date.now(), batch?.driverUntil ?? 0) + 1_000);
     return;
   }
-  if (batchSettled(released)) return schedule.remove(entry);
-  const dueAt = released.cursor.done ? Date.now() + setup.pollSeconds * 1000 : Date.now();
-  const rounds = await schedule.scheduleBatch(batchId, dueAt, { round: true });
-  if (rounds > setup.continuationBudget) await stopRunaway(setup, entry, rounds);
+  const { batch, changed } = round;
+  if (batchSettled(batch)) return schedule.remove(entry);
+  const reading = !batch.cursor.done;
+  const dueAt = reading ? Date.now() : Date.now() + setup.pollSeconds * 1000;
+  // Only rounds that changed nothing count against the budget: a batch whose jobs end as fast as
+  // it is driven is busy, not looping.
+  const { rounds, ends } = await schedule.scheduleBatch(batchId, dueAt, { round: !changed });
+  if (rounds > setup.continuationBudget) return stopRunaway(setup, entry, rounds);
+  // A job ended while this round ran (its wake-up found the entry held): again at once.
+  if (!reading && ends > entry.ends) await schedule.scheduleBatch(batchId, Date.now());
 }
 
 /** A batch past its budget of rounds: no longer driven, said in the log, a metric and the dead-letter queue. */
@@ -328,7 +341,7 @@ async function stopRunaway(
 ): Promise<void> {
   const { logger, runtime } = setup;
   const error = new ContinuationBudgetExhaustedError(
-    `batch ${entry.batchId} took ${rounds - 1} rounds without settling (OPFLOW_INGEST_CONTINUATION_BUDGET ${setup.continuationBudget}): ` +
+    `batch ${entry.batchId} took ${rounds - 1} rounds that changed nothing without settling (${ingestVariables.continuationBudget} ${setup.continuationBudget}): ` +
       'stopped; look at its jobs, then `opflow batch redrive` it',
   );
   const { metrics } = runtime.observability;
@@ -418,14 +431,15 @@ async function arrived(
 /**
  * One round on the batch as its only driver (a lease on the batch record): reads on until the
  * deadline, releases items, refreshes the outputs when due. `gone` when the batch no longer exists,
- * `held` when another invocation drives it.
+ * `held` when another invocation drives it; else the batch as released and whether the round
+ * changed it (lines read, items released, jobs seen ended).
  */
 async function drive(
   setup: IngestSetup,
   deps: IngestDeps,
   batchId: string,
   deadline: number,
-): Promise<Batch | 'gone' | 'held'> {
+): Promise<{ batch: Batch; changed: boolean } | 'gone' | 'held'> {
   const { batches } = setup;
   const claimed = await lease(batches, batchId, deadline + setup.reserveMs);
   if (claimed === undefined) return 'gone';
@@ -459,7 +473,19 @@ async function drive(
   } finally {
     released = await release(batches, batchId, outputs);
   }
-  return released ?? 'gone';
+  return released ? { batch: released, changed: progressOf(released) !== progressOf(claimed) } : 'gone';
+}
+
+/** What a round can move: the reading, the items released, the jobs seen ended, the status. */
+function progressOf(batch: Batch): string {
+  const { succeeded, failed, cancelled } = batch.settled;
+  return [
+    batch.cursor.done,
+    batch.counts.records,
+    batch.admitted,
+    succeeded + failed + cancelled,
+    batch.status,
+  ].join('/');
 }
 
 async function lease(

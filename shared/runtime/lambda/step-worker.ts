@@ -20,7 +20,7 @@ import type { ParkedJobs } from '../../engine/admission/parked-jobs';
 import { type ReleaseOptions, releaseParked } from '../../engine/admission/release';
 import { findStep } from '../../engine/advance';
 import type { EngineDeps } from '../../engine/deps';
-import type { Job } from '../../engine/job-record';
+import { isTerminal, type Job } from '../../engine/job-record';
 import { keyFingerprint, runStep, type StepReport } from '../../engine/runner';
 import { errorMessage, namedErrorMessage } from '../../errors/error-message';
 import { engineLogger, engineMetrics, type Observability } from './observability';
@@ -46,6 +46,12 @@ export interface StepWorkerOptions {
    */
   parked?: Pick<ParkedJobs, 'listParked'> | undefined;
   release?: ReleaseOptions | undefined;
+  /**
+   * Told when a step ends a job of a batch (the aws stack: the batch's ingest entry is woken and the
+   * ingest function invoked, ./ingest-wake.ts), so the batch moves on within seconds. A failure is
+   * logged; the sweeper's minute pass looks at the batch anyway.
+   */
+  batchEnded?: ((batchId: string, now: number) => Promise<unknown>) | undefined;
 }
 
 export interface StepWorker {
@@ -146,6 +152,20 @@ async function releaseRound(
   }
 }
 
+/** After a step that ended a job of a batch: the batch is woken; a failure is only logged. */
+async function batchRound(options: StepWorkerOptions, job: Job, log: Observability['logger']): Promise<void> {
+  if (!options.batchEnded || job.batchId === undefined || !isTerminal(job.status)) return;
+  try {
+    const woke = await options.batchEnded(job.batchId, Date.now());
+    log.debug('batch woken', { batchId: job.batchId, woke });
+  } catch (error) {
+    log.warn("could not wake the job's batch; the sweeper's next minute pass looks at it", {
+      batchId: job.batchId,
+      error: namedErrorMessage(error),
+    });
+  }
+}
+
 /** Builds the step worker around one set of engine dependencies (created once per Lambda instance). */
 export function createStepWorker(options: StepWorkerOptions): StepWorker {
   const { deps, observability } = options;
@@ -192,6 +212,7 @@ export function createStepWorker(options: StepWorkerOptions): StepWorker {
       log.info('step done', describeReport(report));
       if (tenant !== undefined && (report.outcome === 'committed' || report.outcome === 'deferred'))
         await releaseRound(recordDeps, options, tenant, log);
+      if (report.outcome === 'committed') await batchRound(options, report.job, log);
     } catch (error) {
       log.error('step failed: the message will be delivered again', {
         error: namedErrorMessage(error),

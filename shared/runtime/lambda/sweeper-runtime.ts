@@ -5,15 +5,8 @@
  * bundle and its cold start stay small. Settings come from the same environment
  * and checks as every function's (`loadAwsConfig`).
  */
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import {
-  type AwsClientConfig,
-  awsClientConfig,
-  createDynamoDbClients,
-  createSqsClient,
-} from '../../backends/aws/clients';
+import { awsClientConfig, createDynamoDbClients, createSqsClient } from '../../backends/aws/clients';
 import { DynamoDbCallbackOutbox } from '../../backends/aws/dynamodb-callback-outbox';
-import { DynamoDbIngestSchedule, ingestFunctionVariable } from '../../backends/aws/dynamodb-ingest-schedule';
 import { DynamoDbJobStore } from '../../backends/aws/dynamodb-job-store';
 import { SqsWorkQueue } from '../../backends/aws/sqs-work-queue';
 import type { SweepDeps } from '../../engine/deps';
@@ -21,6 +14,7 @@ import { messageBudgetFromEnv } from '../../engine/job-record';
 import type { ReviewPassResult } from '../../reviewers/review-pass';
 import { reviewSecretPrefixVariable } from '../../reviewers/reviewer-secrets';
 import { loadAwsConfig } from '../aws/config';
+import { ingestFunctionName, sweeperIngestWake } from './ingest-wake';
 import { createObservability, type Observability } from './observability';
 import type { SweeperOptions } from './sweeper';
 
@@ -42,44 +36,16 @@ export function createSweeperRuntime(
     messageBudget: messageBudgetFromEnv(env),
   };
   const outbox = new DynamoDbCallbackOutbox(documents, config.tableName);
+  const ingestFunction = ingestFunctionName(env);
   return {
     deps,
     observability: createObservability(),
     callbacks: (now) => outbox.announceDue(now),
-    ...(env[ingestFunctionVariable]?.trim()
-      ? {
-          ingest: ingestWake(documents, config.tableName, clientConfig, env[ingestFunctionVariable].trim()),
-        }
+    ...(ingestFunction
+      ? { ingest: sweeperIngestWake(documents, config.tableName, clientConfig, ingestFunction) }
       : {}),
     ...(config.admission !== 'off' ? { parked: store } : {}),
     ...(env[reviewSecretPrefixVariable]?.trim() ? { reviews: reviewsOnFirstUse(env) } : {}),
-  };
-}
-
-/**
- * The ingest pass: one Query of the ingest schedule's partition (a handful of items); when an entry
- * is due, one asynchronous invocation of the ingest function, whose Lambda client is loaded then (a
- * chunk of its own: idle, the sweeper never loads it).
- */
-function ingestWake(
-  documents: DynamoDBDocumentClient,
-  tableName: string,
-  clientConfig: AwsClientConfig,
-  functionName: string,
-): NonNullable<SweeperOptions['ingest']> {
-  const schedule = new DynamoDbIngestSchedule(documents, tableName);
-  let lambda: Promise<(payload: unknown) => Promise<void>> | undefined;
-  return async (now) => {
-    if ((await schedule.due(now)).length === 0) return false;
-    lambda ??= import('../../backends/aws/lambda-invoke').then(({ createLambdaClient, invokeAsync }) => {
-      const client = createLambdaClient(clientConfig);
-      return (payload: unknown) => invokeAsync(client, functionName, payload);
-    });
-    lambda.catch(() => {
-      lambda = undefined;
-    });
-    await (await lambda)({ kind: 'continue', hop: 0 });
-    return true;
   };
 }
 

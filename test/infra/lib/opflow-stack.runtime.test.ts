@@ -29,9 +29,9 @@ import { PIPELINE_METRICS } from '../../../infra/lib/pipeline-monitoring';
 import { type AwsEmulators, startAwsEmulators, uniqueName } from '../../../scripts/emulators/aws-emulators';
 import { createJobTable } from '../../../shared/backends/aws';
 import { DynamoDbCallbackOutbox } from '../../../shared/backends/aws/dynamodb-callback-outbox';
-import { ingestFunctionVariable } from '../../../shared/backends/aws/dynamodb-ingest-schedule';
 import { DynamoDbScheduleStateStore } from '../../../shared/backends/aws/dynamodb-schedule-state-store';
 import { DynamoDbWebhookDeliveries } from '../../../shared/backends/aws/dynamodb-webhook-deliveries';
+import { ingestVariables } from '../../../shared/backends/aws/ingest-variables';
 import {
   reviewerSecretNames,
   SecretsManagerReviewerSecrets,
@@ -138,7 +138,7 @@ describe.each(stages)('the %s functions and the runtime configuration', (_stage,
       ...Object.values(awsConfigSources),
       ...automationVariables,
       API_AUTH_VARIABLE,
-      ingestFunctionVariable,
+      ingestVariables.functionName,
     ]);
     for (const fn of ['worker', 'api', 'sweeper'] as const) {
       const variables = environmentOf(stage, fn);
@@ -428,6 +428,8 @@ describe.each(stages)(
           [names.table.logicalId]: tableName,
           [names.queue.logicalId]: queueUrl,
           [names.bucket.logicalId]: bucketName,
+          // The ingest function the worker wakes when a job of a batch ends.
+          [logicalId(stack, stack.inbox.ingest.function)]: `${stack.config.names.resourcePrefix}-ingest`,
         }),
         AWS_REGION: emulators.region,
         AWS_ENDPOINT_URL_DYNAMODB: String(endpoints.dynamodb),

@@ -2,7 +2,8 @@
 // loop detection off for it, a batch that would take more rounds than its budget is stopped loudly:
 // no longer driven (its entry leaves the ingest schedule), an error naming the batch, a metric, and
 // a notice in the ingest dead-letter queue (whose alarm fires). Rounds within the budget run as
-// usual. Here the batch's one job never runs (no step worker), so the batch never settles.
+// usual; only rounds that change nothing count. Here the batch's one job never runs (no step
+// worker), so the batch never settles.
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -76,9 +77,10 @@ describe('the ingest continuation budget', () => {
     const context = () => lambdaContext('opflow-ingest', 120_000) as Context;
     const rounds: number[] = [];
     const { output } = await captureProcessOutput(async () => {
-      // The upload's event: the batch is opened and driven once (round 1); its job never ends.
+      // The upload's event: the batch is opened and driven once, its line read and its item
+      // released (a round that changed something: not counted); its job never ends.
       await ingest.handle(s3CreatedEvent({ bucket, key }, etag), context());
-      for (let invocation = 0; invocation < 4; invocation++) {
+      for (let invocation = 0; invocation < 5; invocation++) {
         const entry = (await schedule.entries()).find((e) => e.kind === 'batch');
         rounds.push(entry?.kind === 'batch' ? entry.rounds : -1);
         // The sweeper's pass once the batch is due again (10 s later).
@@ -86,14 +88,14 @@ describe('the ingest continuation budget', () => {
         await ingest.handle({ kind: 'continue' }, context());
       }
     });
-    // Rounds 1 to 3 within the budget; the 4th stops it: its entry is gone.
-    expect(rounds).toEqual([1, 2, 3, -1]);
+    // Rounds 1 to 3 that changed nothing within the budget; the 4th stops it: its entry is gone.
+    expect(rounds).toEqual([0, 1, 2, 3, -1]);
     expect(await schedule.entries()).toEqual([]);
     expect(handOvers).toEqual([]);
     const logged = output.replace(/\\"/g, '"');
     expect(logged).toContain('ingest continuation budget exhausted; the batch is stopped');
     expect(logged).toContain(
-      'batch lamps took 3 rounds without settling (OPFLOW_INGEST_CONTINUATION_BUDGET 3)',
+      'batch lamps took 3 rounds that changed nothing without settling (OPFLOW_INGEST_CONTINUATION_BUDGET 3)',
     );
     expect(logged).toContain('"IngestContinuationBudgetExhausted":1');
     const notices = await emulators.clients.sqs.send(
