@@ -1,7 +1,9 @@
 /**
  * The field of product images on the design workflows' form: image files chosen (each judged by its
  * first bytes and size as the server would, then held as a `data:` URL) or URLs added, each shown
- * with a thumbnail (a URL's image is not fetched by the page) and a button that removes it. What is
+ * with a thumbnail and a button that removes it. A URL's image is not fetched by the page (its policy
+ * allows images of its own origin and `data:` only, and a URL filled in from another job's input
+ * would otherwise be fetched on sight): a link opens it in a new tab, at the user's click. What is
  * refused is said beside the field, with what to do instead; the images that pass stay. The field's
  * value is the images as JSON (input-form.ts).
  */
@@ -162,6 +164,17 @@ export function ImageField(props: {
                 </span>
               )}
               <span class="image-name">{imageText(image, index)}</span>
+              {image.url ? (
+                <a
+                  class="image-open"
+                  href={image.url}
+                  target="_blank"
+                  rel="noopener noreferrer"
+                  referrerpolicy="no-referrer"
+                >
+                  Open<span class="visually-hidden"> {imageText(image, index)} in a new tab</span>
+                </a>
+              ) : null}
               <button
                 type="button"
                 aria-label={`Remove ${imageText(image, index)}`}

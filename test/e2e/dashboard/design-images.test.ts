@@ -22,12 +22,15 @@ describe('the design workflows from the dashboard form', () => {
   let page: Page;
   /** The `POST /jobs` requests the page sent. */
   const posts: string[] = [];
+  /** Every request the page made. */
+  const requested: string[] = [];
   const api = jobApiClient(() => url, token);
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'opflow-e2e-dashboard-images-'));
     ({ url, browser, page } = await servedDashboard(dir, token));
     page.on('request', (request) => {
+      requested.push(request.url());
       if (request.method() === 'POST' && new URL(request.url()).pathname === '/jobs')
         posts.push(request.url());
     });
@@ -84,6 +87,13 @@ describe('the design workflows from the dashboard form', () => {
     await page.getByLabel('Or the URL of an image').fill('https://example.com/products/side.jpg');
     await page.getByLabel('Or the URL of an image').press('Enter');
     await page.getByRole('list', { name: /Chosen images \(2 of/ }).waitFor();
+    // A URL's image is not fetched by the page (its policy allows its own and data: images only): a
+    // link opens it in a new tab, with neither opener nor referrer.
+    const open = page.getByRole('link', { name: 'Open side.jpg (by URL) in a new tab' });
+    expect(await open.getAttribute('href')).toBe('https://example.com/products/side.jpg');
+    expect(await open.getAttribute('target')).toBe('_blank');
+    expect(await open.getAttribute('rel')).toBe('noopener noreferrer');
+    expect(requested.filter((address) => address.includes('example.com'))).toEqual([]);
     expect(await accessibilityProblems(page)).toBe('');
     await screenshot(page, '30-design-images-chosen');
     await page.getByRole('button', { name: 'Remove side.jpg (by URL)' }).focus();
