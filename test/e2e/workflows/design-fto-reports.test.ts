@@ -2,8 +2,9 @@
  * The FTO and design infringement reports as their readers get them: a real `opflow run` against the
  * built-in sandbox, then report.html opened in chromium and checked item by item against the
  * checklists of docs/guides/fto.md and docs/guides/design-infringement.md, on what the page shows
- * (headings, table cells, links), not on the Markdown behind it. Screenshots are kept in
- * test-artifacts/reports/ to be looked at.
+ * (headings, table cells, links), not on the Markdown behind it. The specification drafting,
+ * feasibility analysis and translation reports are rendered beside them (sandbox marked above the
+ * title). Screenshots of all are kept in test-artifacts/reports/ to be looked at.
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +13,7 @@ import { pathToFileURL } from 'node:url';
 import mammoth from 'mammoth';
 import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { workflows } from '../../../shared/workflows';
 import { childEnv, killRunningOpflows, repoRoot, runOpflow } from '../local/opflow-process';
 
 const chromiumPath = process.env.OPFLOW_CHROMIUM ?? '/usr/bin/chromium';
@@ -42,6 +44,14 @@ const inputs: Record<string, unknown> = {
     image: { data: PNG.toString('base64'), name: 'unicorn-float.png' },
     patent: 'EU0040356240003S',
   },
+  // The other new workflows' reports, rendered and kept as screenshots too (their checklists are
+  // checked in their own tests): their shipped examples.
+  ...Object.fromEntries(
+    ['specification-drafting', 'feasibility-analysis', 'translation'].map((name) => [
+      name,
+      workflows.get(name)!.example,
+    ]),
+  ),
 };
 
 /** A table's rows as records by its header cells. */
