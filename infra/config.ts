@@ -242,6 +242,12 @@ export const stageConfigSchema = z
       /** ...but only once at least this many jobs finished in those 15 minutes. */
       failedJobRateMinJobs: z.number().int().min(1),
     }),
+    /**
+     * The stage's CloudWatch dashboard (queue, functions, pipeline metrics): on by default. It is the
+     * largest fixed charge of an idle stage ($3 a month past an account's first three dashboards);
+     * the alarms do not depend on it.
+     */
+    cloudWatchDashboard: z.boolean().default(true),
     /** How the functions are traced: `off` (default), `active` (Lambda's own) or `opentelemetry` (an ADOT layer). */
     tracing: functionTracingSchema.default({ mode: 'off' }),
     /**
@@ -428,6 +434,7 @@ export const stageDefaults: Record<StageName, StageConfigInput> = {
       accessLogDays: 30,
     },
     alarms: { oldestMessageAgeSeconds: 1800, failedJobRatePercent: 25, failedJobRateMinJobs: 4 },
+    cloudWatchDashboard: true,
     tracing: { mode: 'off' },
     kms: { enabled: false },
     logLevel: 'DEBUG',
@@ -462,6 +469,7 @@ export const stageDefaults: Record<StageName, StageConfigInput> = {
       accessLogDays: 365,
     },
     alarms: { oldestMessageAgeSeconds: 1800, failedJobRatePercent: 10, failedJobRateMinJobs: 10 },
+    cloudWatchDashboard: true,
     tracing: { mode: 'off' },
     kms: { enabled: false },
     logLevel: 'INFO',

@@ -396,6 +396,7 @@ export class OpflowStack extends Stack {
           : {}),
       },
       errorsCoveredElsewhere: ['events'],
+      dashboard: config.cloudWatchDashboard,
       metricsService: prefix,
       alarms: config.alarms,
       table: this.storage.table,
@@ -430,7 +431,8 @@ export class OpflowStack extends Stack {
       description:
         'the functions by role, as JSON (opflow --backend aws doctor checks their concurrency and recursion)',
     });
-    new CfnOutput(this, 'DashboardName', { value: this.monitoring.dashboard.dashboardName });
+    if (this.monitoring.dashboard)
+      new CfnOutput(this, 'DashboardName', { value: this.monitoring.dashboard.dashboardName });
   }
 
   /**

@@ -59,15 +59,17 @@ export interface PipelineMonitoringProps {
   /** The `service` dimension of the pipeline metrics: the functions' POWERTOOLS_SERVICE_NAME. */
   readonly metricsService: string;
   readonly alarms: StageConfig['alarms'];
+  /** Whether to create the CloudWatch dashboard (default true). */
+  readonly dashboard?: boolean | undefined;
   /** The job table: an alarm when DynamoDB throttles any request to it or its indexes. */
   readonly table?: ITable | undefined;
 }
 
-/** The alarm topic, the alarms and the dashboard. */
+/** The alarm topic, the alarms and the dashboard (unless turned off). */
 export class PipelineMonitoring extends Construct {
   readonly topic: ITopic;
   readonly alarms: Alarm[] = [];
-  readonly dashboard: Dashboard;
+  readonly dashboard: Dashboard | undefined;
 
   constructor(scope: Construct, id: string, props: PipelineMonitoringProps) {
     super(scope, id);
@@ -238,9 +240,19 @@ export class PipelineMonitoring extends Construct {
       }),
     );
 
-    this.dashboard = new Dashboard(this, 'Dashboard', { dashboardName: prefix });
+    this.dashboard =
+      props.dashboard === false ? undefined : this.createDashboard(prefix, props, pipelineMetric);
+  }
+
+  /** The queue, the functions and the pipeline's own metrics on one page. */
+  private createDashboard(
+    prefix: string,
+    props: PipelineMonitoringProps,
+    pipelineMetric: (name: PipelineMetricName, period?: Duration) => Metric,
+  ): Dashboard {
+    const dashboard = new Dashboard(this, 'Dashboard', { dashboardName: prefix });
     const functions = Object.entries(props.functions);
-    this.dashboard.addWidgets(
+    dashboard.addWidgets(
       new TextWidget({
         markdown:
           `# ${prefix}\nWork queue, functions and the pipeline's own metrics ` +
@@ -249,7 +261,7 @@ export class PipelineMonitoring extends Construct {
         height: 2,
       }),
     );
-    this.dashboard.addWidgets(
+    dashboard.addWidgets(
       new GraphWidget({
         title: 'Work queue depth',
         left: [
@@ -278,7 +290,7 @@ export class PipelineMonitoring extends Construct {
         width: 12,
       }),
     );
-    this.dashboard.addWidgets(
+    dashboard.addWidgets(
       new GraphWidget({
         title: 'Invocations',
         left: functions.map(([name, fn]) => fn.metricInvocations({ label: name, statistic: Stats.SUM })),
@@ -298,7 +310,7 @@ export class PipelineMonitoring extends Construct {
         width: 8,
       }),
     );
-    this.dashboard.addWidgets(
+    dashboard.addWidgets(
       new GraphWidget({
         title: 'Pipeline: steps, retries, upstream calls',
         left: (['StepsRun', 'Retries', 'UpstreamCalls'] as const).map((name) => pipelineMetric(name)),
@@ -316,6 +328,7 @@ export class PipelineMonitoring extends Construct {
         width: 8,
       }),
     );
+    return dashboard;
   }
 
   private createTopic(prefix: string, email: string | undefined): Topic {

@@ -92,7 +92,24 @@ describe('the idle cost of a stage', () => {
     expect(idle.fixed).toBeCloseTo(sum('fixed'), 3);
     expect(idle.total).toBeCloseTo(idle.compute + idle.fixed, 3);
     expect(idle.totalWithoutDashboard).toBeCloseTo(idle.total - idle.dashboard, 3);
+    // The goal: the whole stage at most $3 a month with the optional dashboard off.
+    expect(idle.totalWithoutDashboard).toBeLessThanOrEqual(3);
   });
+
+  it('drops the dashboard, its output and its $3 when the stage turns it off; the alarms stay', () => {
+    const settings = { stages: { dev: { cloudWatchDashboard: false } } };
+    const { template: without } = synthStage(
+      { stage: 'dev', opflowStack: JSON.stringify(settings) },
+      { bundle: false },
+    );
+    without.resourceCountIs('AWS::CloudWatch::Dashboard', 0);
+    expect(Object.keys(without.findOutputs('DashboardName'))).toEqual([]);
+    without.resourceCountIs('AWS::CloudWatch::Alarm', resourcesOf('AWS::CloudWatch::Alarm').length);
+    const idle = idleCost(without.toJSON() as Template);
+    expect(idle.dashboard).toBe(0);
+    expect(idle.total).toBeCloseTo(idleCost(template).totalWithoutDashboard, 3);
+    expect(idle.total).toBeLessThanOrEqual(3);
+  }, 180_000);
 
   it("gives a novelty check's marginal cost from the bench's figures and the worker's memory", () => {
     const job = jobCost(template);
