@@ -131,6 +131,15 @@ describe('admission on DynamoDB', () => {
       h.queue.pending = [];
       expect(await runStep(h.deps, held)).toMatchObject({ outcome: 'committed' });
       expect(h.client.calls).toHaveLength(1);
+      // Its next call (a poll) cuts in near its due time in the same commit, where the line ends
+      // 20 s after the fill: its token is one of the line's, taken over.
+      const next = (await store.get(high.id))!;
+      const lineEnd = now - 2_000 + 20_000;
+      expect(next.tokenAt).toBeDefined();
+      expect(next.tokenAt!).toBeLessThan(lineEnd - 5_000);
+      expect(next.nextRunAt).toBe(next.tokenAt);
+      expect(await limiter.stillHeld(bucket, next.tokenAt!, 'holder')).toBe(false);
+      expect(await limiter.stillHeld(bucket, next.tokenAt!, high.id)).toBe(true);
     },
     REAL_PROCESS_TIMEOUT_MS,
   );
