@@ -192,6 +192,20 @@ describe('FTO and design infringement reports, read in chromium against their ch
     expect(note).not.toContain('`');
   });
 
+  it('fto: report.docx, read by mammoth, has the recommendation first and each claim chart as a table', async () => {
+    const page = pages.get('fto')!;
+    const charts = await page.locator('h4', { hasText: /^Claim \d+ \(independent\)/ }).count();
+    const { value: word } = await mammoth.convertToHtml({ path: join(folders.get('fto')!, 'report.docx') });
+    const headings = [...word.matchAll(/<h2>(.*?)<\/h2>/g)].map((match) => match[1]);
+    expect(headings[0]).toBe('Recommendation');
+    const tables = [...word.matchAll(/<table>(.*?)<\/table>/gs)].map((match) => match[1]!);
+    const claimTables = tables.filter((table) => /<p><strong>Match<\/strong><\/p>/.test(table));
+    expect(claimTables.length).toBe(charts);
+    for (const table of claimTables)
+      expect(table).toMatch(/<td><p>[^<]*(identical|equivalent|different)[^<]*<\/p><\/td>/);
+    expect(word).toContain('CN118289111A');
+  });
+
   it('design search: the risk conclusion comes first, with the countries at high and medium risk', async () => {
     const page = pages.get('design-infringement-search')!;
     expect((await sections(page))[0]).toBe('Risk conclusion');
