@@ -96,7 +96,20 @@ describe('duration sketch', () => {
     const next = recordDuration(old, 0, 2_000, 1);
     expect(next.obs).toEqual([0, 2_000]);
     expect(next.count).toBe(6);
-    expect(doneShare(next, 2_000)).toBeCloseTo(1, 5);
+    // The new interval alone: done by 2 s, but for what the smoothing moves one bucket (20 %) on.
+    expect(doneShare(next, 2_000)).toBeGreaterThan(0.95);
+    expect(doneShare(next, 2_000 * 1.2 ** 2)).toBeCloseTo(1, 5);
+  });
+
+  it('keeps a share of a "done by then" below the poll time, so a job polled near one time does not confirm its own estimate', () => {
+    // A first task probed once a second ended between 4 and 5 s; the next two were found done at
+    // their first poll, at 4.34 s. Turnbull's estimate alone puts 95 % of them between 3.6 and 4.34 s.
+    let sketch = recordDuration(emptySketch(0), 4_000, 5_000, 0);
+    for (let i = 0; i < 2; i++) sketch = recordDuration(sketch, 0, 4_340, i + 1);
+    expect(doneShare(sketch, 4_340)!).toBeGreaterThan(0.6);
+    // Some of it below the bucket of the poll time: where the next plan looks, and learns.
+    expect(doneShare(sketch, 3_600)!).toBeGreaterThan(0.1);
+    expect(doneShare(sketch, 3_600)!).toBeLessThan(0.5);
   });
 
   it('aims a poll at the quantile, using the declared schedule only before any task was seen', () => {
