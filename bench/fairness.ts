@@ -22,7 +22,8 @@
  *   every tenant has a check waiting to start (each could use more than its share), and on to the
  *   first tenant's last finish (its last checks' polls then cannot use its share).
  * - each case's calls against the key's limit: the most in any 1 s and 20 s, as the sandbox saw
- *   them and as counted from the jobs' usage, and the sandbox's throttled answers.
+ *   them and as counted from the jobs' usage (with and without downloads, which take no token),
+ *   and the sandbox's throttled answers.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -78,14 +79,14 @@ function readOptions(): Options {
 interface Trace {
   dueAt: Map<string, number>;
   waits: Map<string, number[]>;
-  calls: { jobId: string; tenant: string; at: number }[];
+  calls: { jobId: string; tenant: string; at: number; download: boolean }[];
 }
 
 /**
  * A pipeline on the virtual clock whose calls are traced per job: a step that reads its job due
  * starts the wait for the call's token (the first since the job's last call), and a commit whose
  * job counts one call more ends it (on the virtual clock a call takes no time). A download takes no
- * token and is not counted.
+ * token and has no wait; its call is in the jobs' usage, so it is in the shares' count, marked.
  */
 async function tracedPipeline(dir: string, options: Options, env: Record<string, string>) {
   const pipeline = await benchPipeline({
@@ -105,7 +106,11 @@ async function tracedPipeline(dir: string, options: Options, env: Record<string,
     noveltyCheck.steps.filter((step) => step.kind === 'fetch').map((step) => step.name),
   );
   const counted = new Map<string, number>();
+  // The step each job's read was for: a commit counting a call after a download step's read counts
+  // a download (it takes no token; `usage.calls` counts it).
+  const readStep = new Map<string, string>();
   pipeline.deps.onJobRead = (job) => {
+    readStep.set(job.id, job.step);
     if (job.nextRunAt > now() + 1_000 || isTerminal(job.status) || fetchSteps.has(job.step)) return;
     if (!trace.dueAt.has(job.id)) trace.dueAt.set(job.id, now());
   };
@@ -115,8 +120,9 @@ async function tracedPipeline(dir: string, options: Options, env: Record<string,
     counted.set(job.id, job.usage.calls);
     const dueAt = trace.dueAt.get(job.id);
     trace.dueAt.delete(job.id);
+    const download = fetchSteps.has(readStep.get(job.id) ?? '');
     for (let i = 0; i < calls; i++)
-      trace.calls.push({ jobId: job.id, tenant: job.tenant, at: job.updatedAt });
+      trace.calls.push({ jobId: job.id, tenant: job.tenant, at: job.updatedAt, download });
     if (dueAt !== undefined)
       trace.waits.set(job.id, [...(trace.waits.get(job.id) ?? []), Math.max(0, job.updatedAt - dueAt)]);
   });
@@ -140,35 +146,54 @@ function busiest(times: number[], windowMs: number): number {
  */
 interface RateCheck {
   calls: number;
+  downloads: number;
   throttled: number;
   sandbox1s: number;
   sandbox20s: number;
   usage1s: number;
   usage20s: number;
+  /** The same without the downloads. */
+  tokens1s: number;
+  tokens20s: number;
 }
 
 function rateCheck(pipeline: LocalPipeline, trace: Trace): RateCheck {
-  const entries = (pipeline.sandbox?.server.ledger.entries() ?? []).filter(
-    (entry) => entry.operationId !== 'download',
-  );
+  const ledger = pipeline.sandbox?.server.ledger.entries() ?? [];
+  const entries = ledger.filter((entry) => entry.operationId !== 'download');
   const atSandbox = entries.map((entry) => entry.time).sort((a, b) => a - b);
   const fromUsage = trace.calls.map((call) => call.at).sort((a, b) => a - b);
+  const tokenCalls = trace.calls
+    .filter((call) => !call.download)
+    .map((call) => call.at)
+    .sort((a, b) => a - b);
   return {
     calls: entries.length,
+    downloads: ledger.length - entries.length,
     throttled: entries.filter((entry) => entry.httpStatus === 429).length,
     sandbox1s: busiest(atSandbox, 1_000),
     sandbox20s: busiest(atSandbox, 20_000),
     usage1s: busiest(fromUsage, 1_000),
     usage20s: busiest(fromUsage, 20_000),
+    tokens1s: busiest(tokenCalls, 1_000),
+    tokens20s: busiest(tokenCalls, 20_000),
   };
 }
 
-const rateHeaders = ['calls', 'throttled', 'most in 1 s / 20 s (sandbox)', 'most in 1 s / 20 s (usage)'];
+const rateHeaders = [
+  'calls',
+  'downloads',
+  'throttled',
+  'most in 1 s / 20 s (sandbox)',
+  'most in 1 s / 20 s (usage)',
+  '(usage, downloads out)',
+];
 const rateCells = (r: RateCheck) => [
   String(r.calls),
+  String(r.downloads),
   String(r.throttled),
   `${r.sandbox1s} / ${r.sandbox20s}`,
   `${r.usage1s} / ${r.usage20s}`,
+  `${r.tokens1s} / ${r.tokens20s}`,
 ];
 
 const submit = (pipeline: LocalPipeline, i: number, extra: Record<string, unknown> = {}) =>
