@@ -49,134 +49,156 @@ export async function awsIngestCommand(
       throw new CliError('this upload is for a backend whose ingest runs in the cloud', ExitCode.usage);
     const { inbox } = backend.work;
     const prefix = inboxFolderOf(options.tenant, options.workflow, batchId);
-    const metadata = inboxMetadataFor(options.tenant, batchId, batchOptions);
-    // The uploads that start the batch (not the files a manifest names): the function must receive one.
-    const starts: { key: string; etag?: string | undefined }[] = [];
-    const upload = async (key: string, body: Uint8Array, meta: Record<string, string>, start: boolean) => {
-      const { etag } = await inbox.put(key, body, meta);
-      if (start) starts.push({ key, etag });
-    };
-    let uploaded = 0;
-    // Records (and documents) found: none means the wrong file, or an export that failed.
-    let found = 0;
-    // Documents of a folder that are not uploaded (over 50 MB, not a regular file): said, the rest go on.
-    const problems: { document: string; reason: string }[] = [];
-    if (kind === 'folder') {
-      for await (const record of readFolder(path)) {
-        found += 1;
-        const document = record.document ?? '';
-        let body: Uint8Array;
-        try {
-          body = await readLocal(join(path, document), document);
-        } catch (error) {
-          if (!(error instanceof FileRefused)) throw error;
-          problems.push({ document, reason: describeFileError(error) });
-          continue;
-        }
-        await upload(`${prefix}${document}`, body, metadata, true);
-        uploaded += 1;
-      }
-    } else {
-      // The documents the lines name first, so they are there when the function reads the manifest.
-      const records: AsyncIterable<SourceRecord> =
-        kind === 'jsonl' ? readJsonLines(openFile(path)) : readCsv(openFile(path));
-      const named = new Set<string>();
-      for await (const record of records) {
-        if (record.value !== undefined || record.error !== undefined) found += 1;
-        const file = record.value?.file;
-        if (
-          typeof file !== 'string' ||
-          named.has(file) ||
-          /^([\\/]|[A-Za-z]:)/.test(file) ||
-          file.split(/[\\/]/).includes('..')
-        )
-          continue;
-        named.add(file);
-        try {
-          await upload(
-            `${prefix}${file}`,
-            await readLocal(await insideFolder(dirname(path), file, 'manifest'), file),
-            { ...metadata, 'opflow-role': 'manifest-file' },
-            false,
-          );
-          uploaded += 1;
-        } catch {
-          // A missing document is the function's to report, on its line.
-        }
-      }
-      await upload(
-        `${prefix}${basename(path)}`,
-        await readLocal(path, path, maxManifestBytes),
-        metadata,
-        true,
-      );
-      uploaded += 1;
-    }
-    const warnings = found === 0 ? [emptySourceWarning(kind, path)] : [];
-    if (!options.json) for (const warning of warnings) ctx.io.stderr.write(`opflow: ${warning}\n`);
-    if (!options.json)
+    const uploads = new InboxUploads(inbox, prefix, inboxMetadataFor(options.tenant, batchId, batchOptions));
+    if (kind === 'folder') await uploads.folder(path);
+    else await uploads.manifest(path, kind);
+    const warnings = uploads.found === 0 ? [emptySourceWarning(kind, path)] : [];
+    const { uploaded, problems } = uploads;
+    if (!options.json) {
+      for (const warning of warnings) ctx.io.stderr.write(`opflow: ${warning}\n`);
       for (const problem of problems)
         ctx.io.stderr.write(`opflow: ${problem.document}: not uploaded: ${problem.reason}\n`);
+    }
     if (!options.quiet && !options.json)
       ctx.io.stderr.write(
         `opflow: uploaded ${uploaded} object${uploaded === 1 ? '' : 's'} to ${inbox.location}${prefix}; batch ${batchId} starts there\n`,
       );
-    if (!options.wait) {
-      if (options.json)
-        writeJson(ctx.io, {
-          batchId,
-          uploaded,
-          prefix: `${inbox.location}${prefix}`,
-          warnings,
-          problems,
-          exitCode: problems.length > 0 ? ExitCode.jobFailed : ExitCode.ok,
-        });
-      return problems.length > 0 ? ExitCode.jobFailed : ExitCode.ok;
-    }
-    const batches = await backend.batches();
-    const display = createBatchDisplay({
-      stream: ctx.io.stderr,
-      interactive: Boolean(ctx.io.stderr.isTTY) && !options.json,
-      quiet: options.quiet || options.json,
-    });
-    const abort = new AbortController();
-    const stop = ctx.io.onInterrupt(() => abort.abort(new Error('interrupted')));
-    try {
-      // The function creates the batch when it reads the upload: a function that does not is said.
-      await waitForBatchStart({
-        batches,
+    const exitCode = problems.length > 0 ? ExitCode.jobFailed : ExitCode.ok;
+    if (options.wait) return await followBatch(ctx, backend, batchId, uploads, { options, warnings });
+    if (options.json)
+      writeJson(ctx.io, {
         batchId,
-        signal: abort.signal,
-        received: starts.length > 0 ? () => anyReceived(inbox, starts) : undefined,
+        uploaded,
+        prefix: `${inbox.location}${prefix}`,
+        warnings,
+        problems,
+        exitCode,
       });
-      const result = await driveBatch({ engine: backend.deps, batches }, undefined, batchId, {
-        observe: true,
-        signal: abort.signal,
-        roundMs: 2_000,
-        onProgress: (batch) => display.update(batch),
-      });
-      const view = viewOf(result.batch, Date.now());
-      const exitCode: ExitCodeValue =
-        result.end === 'aborted'
-          ? ExitCode.interrupted
-          : problems.length > 0 ||
-              view.failures > 0 ||
-              !batchSettled(result.batch) ||
-              result.batch.status !== 'FINISHED'
-            ? ExitCode.jobFailed
-            : ExitCode.ok;
-      if (options.json) writeJson(ctx.io, { batch: view, end: result.end, warnings, problems, exitCode });
-      else
-        ctx.io.stdout.write(
-          `batch ${batchId}: ${view.totals.succeeded} succeeded, ${view.totals.failed} failed, ${view.thisRun.invalid} bad lines; outputs in ${inbox.location}batches/${batchId}/\n`,
-        );
-      return exitCode;
-    } finally {
-      stop();
-      display.stop();
-    }
+    return exitCode;
   } finally {
     await backend.close();
+  }
+}
+
+/** The uploads of one batch under its inbox folder, and what they found. */
+class InboxUploads {
+  /** Objects uploaded. */
+  uploaded = 0;
+  /** Records (and documents) found: none means the wrong file, or an export that failed. */
+  found = 0;
+  /** Documents of a folder that are not uploaded (over 50 MB, not a regular file): said, the rest go on. */
+  readonly problems: { document: string; reason: string }[] = [];
+  /** The uploads that start the batch (not the files a manifest names): the function must receive one. */
+  readonly starts: { key: string; etag?: string | undefined }[] = [];
+
+  constructor(
+    readonly inbox: Inbox,
+    private readonly prefix: string,
+    private readonly metadata: Record<string, string>,
+  ) {}
+
+  private async put(name: string, body: Uint8Array, meta: Record<string, string>, start: boolean) {
+    const key = `${this.prefix}${name}`;
+    const { etag } = await this.inbox.put(key, body, meta);
+    if (start) this.starts.push({ key, etag });
+    this.uploaded += 1;
+  }
+
+  /** Every document of a folder, each one an upload that starts (or joins) the batch. */
+  async folder(path: string): Promise<void> {
+    for await (const record of readFolder(path)) {
+      this.found += 1;
+      const document = record.document ?? '';
+      let body: Uint8Array;
+      try {
+        body = await readLocal(join(path, document), document);
+      } catch (error) {
+        if (!(error instanceof FileRefused)) throw error;
+        this.problems.push({ document, reason: describeFileError(error) });
+        continue;
+      }
+      await this.put(document, body, this.metadata, true);
+    }
+  }
+
+  /** The documents the lines name first, so they are there when the function reads the manifest; then the manifest. */
+  async manifest(path: string, kind: BatchSourceKind): Promise<void> {
+    const records: AsyncIterable<SourceRecord> =
+      kind === 'jsonl' ? readJsonLines(openFile(path)) : readCsv(openFile(path));
+    const named = new Set<string>();
+    for await (const record of records) {
+      if (record.value !== undefined || record.error !== undefined) this.found += 1;
+      const file = record.value?.file;
+      if (
+        typeof file !== 'string' ||
+        named.has(file) ||
+        /^([\\/]|[A-Za-z]:)/.test(file) ||
+        file.split(/[\\/]/).includes('..')
+      )
+        continue;
+      named.add(file);
+      try {
+        const body = await readLocal(await insideFolder(dirname(path), file, 'manifest'), file);
+        await this.put(file, body, { ...this.metadata, 'opflow-role': 'manifest-file' }, false);
+      } catch {
+        // A missing document is the function's to report, on its line.
+      }
+    }
+    await this.put(basename(path), await readLocal(path, path, maxManifestBytes), this.metadata, true);
+  }
+}
+
+/** Follows the batch the uploads start until it settles (or the command is interrupted); its exit code. */
+async function followBatch(
+  ctx: CliContext,
+  backend: Awaited<ReturnType<typeof openBackend>>,
+  batchId: string,
+  uploads: InboxUploads,
+  shown: { options: IngestCommandOptions; warnings: string[] },
+): Promise<ExitCodeValue> {
+  const { options, warnings } = shown;
+  const { inbox, problems, starts } = uploads;
+  const batches = await backend.batches();
+  const display = createBatchDisplay({
+    stream: ctx.io.stderr,
+    interactive: Boolean(ctx.io.stderr.isTTY) && !options.json,
+    quiet: options.quiet || options.json,
+  });
+  const abort = new AbortController();
+  const stop = ctx.io.onInterrupt(() => abort.abort(new Error('interrupted')));
+  try {
+    // The function creates the batch when it reads the upload: a function that does not is said.
+    await waitForBatchStart({
+      batches,
+      batchId,
+      signal: abort.signal,
+      received: starts.length > 0 ? () => anyReceived(inbox, starts) : undefined,
+    });
+    const result = await driveBatch({ engine: backend.deps, batches }, undefined, batchId, {
+      observe: true,
+      signal: abort.signal,
+      roundMs: 2_000,
+      onProgress: (batch) => display.update(batch),
+    });
+    const view = viewOf(result.batch, Date.now());
+    const exitCode: ExitCodeValue =
+      result.end === 'aborted'
+        ? ExitCode.interrupted
+        : problems.length > 0 ||
+            view.failures > 0 ||
+            !batchSettled(result.batch) ||
+            result.batch.status !== 'FINISHED'
+          ? ExitCode.jobFailed
+          : ExitCode.ok;
+    if (options.json) writeJson(ctx.io, { batch: view, end: result.end, warnings, problems, exitCode });
+    else
+      ctx.io.stdout.write(
+        `batch ${batchId}: ${view.totals.succeeded} succeeded, ${view.totals.failed} failed, ${view.thisRun.invalid} bad lines; outputs in ${inbox.location}batches/${batchId}/\n`,
+      );
+    return exitCode;
+  } finally {
+    stop();
+    display.stop();
   }
 }
 

@@ -18,6 +18,7 @@ import {
   type IngestDeps,
   type IngestPreview,
   IngestRefused,
+  type IngestSource,
   openBatch,
   previewIngest,
 } from '../../ingest/ingest';
@@ -104,32 +105,12 @@ export async function ingestCommand(
       disclosureForm: (await readConfigFile(ctx, undefined)).config.disclosureForm,
     };
     if (options.dryRun || batchOptions.maxUnits !== undefined) {
-      const preview = await previewIngest(deps, input, request).catch(refusal);
-      // Items ingested before whose job finished are not run again: only the rest is estimated.
-      const estimate = await estimateBatch(backend.deps.store, backend.deps.workflows, preview.toRun);
-      if (options.dryRun) return printDryRun(ctx, options, { kind, path }, preview, estimate, where);
-      const max = batchOptions.maxUnits ?? 0;
-      // The limit is the batch's: what it billed already counts against it.
-      const billed = preview.billedBefore;
-      if (estimate.billedUnits !== undefined && billed + estimate.billedUnits > max) {
-        const toRun = Object.values(preview.toRun).reduce((sum, n) => sum + n, 0);
-        throw new CliError(
-          `not started: the batch would bill about ${estimate.billedUnits} units (${toRun} items to run${preview.items > toRun ? `, ${preview.items - toRun} done before` : ''}, from ${estimate.workflows.map((w) => `${w.basedOn} earlier ${w.workflow} jobs`).join(', ')})${billed > 0 ? ` on top of the ${billed} it billed already` : ''}, over --max-units ${max}`,
-          ExitCode.jobFailed,
-        );
-      }
+      const dryRun = await previewFirst(ctx, options, deps, input, request, { kind, path }, where);
+      if (dryRun !== undefined) return dryRun;
     }
     const { batch: opened, state } = await openBatch(deps, source, request).catch(refusal);
-    const say = (line: string) => {
-      if (!options.quiet && !options.json) ctx.io.stderr.write(`opflow: ${line}\n`);
-    };
-    say(
-      state === 'new'
-        ? `batch ${opened.id}: ingesting ${path} (${options.workflow})`
-        : state === 'resumed'
-          ? `batch ${opened.id}: continuing the ingest from record ${opened.cursor.records + 1}`
-          : `batch ${opened.id}: ingesting ${path} again (run ${opened.run}); lines ingested before are not started again`,
-    );
+    if (!options.quiet && !options.json)
+      ctx.io.stderr.write(`opflow: ${openedLine(opened, state, path, options)}\n`);
     const existing = { done: 0, running: 0 };
     const here = backend.work.where === 'here' ? backend.work : undefined;
     const display = createBatchDisplay({
@@ -172,6 +153,50 @@ export async function ingestCommand(
   } finally {
     await backend.close();
   }
+}
+
+/**
+ * --dry-run and --max-units read the source first: the dry run's exit code (it prints what it
+ * found), or undefined to go on. A batch that would bill over --max-units is refused before it starts.
+ */
+async function previewFirst(
+  ctx: CliContext,
+  options: IngestCommandOptions,
+  deps: IngestDeps,
+  input: IngestSource,
+  request: Parameters<typeof previewIngest>[2],
+  source: { kind: BatchSourceKind; path: string },
+  where: (position: string) => string,
+): Promise<ExitCodeValue | undefined> {
+  const preview = await previewIngest(deps, input, request).catch(refusal);
+  // Items ingested before whose job finished are not run again: only the rest is estimated.
+  const estimate = await estimateBatch(deps.engine.store, deps.engine.workflows, preview.toRun);
+  if (options.dryRun) return printDryRun(ctx, options, source, preview, estimate, where);
+  const max = request.options.maxUnits ?? 0;
+  // The limit is the batch's: what it billed already counts against it.
+  const billed = preview.billedBefore;
+  if (estimate.billedUnits !== undefined && billed + estimate.billedUnits > max) {
+    const toRun = Object.values(preview.toRun).reduce((sum, n) => sum + n, 0);
+    throw new CliError(
+      `not started: the batch would bill about ${estimate.billedUnits} units (${toRun} items to run${preview.items > toRun ? `, ${preview.items - toRun} done before` : ''}, from ${estimate.workflows.map((w) => `${w.basedOn} earlier ${w.workflow} jobs`).join(', ')})${billed > 0 ? ` on top of the ${billed} it billed already` : ''}, over --max-units ${max}`,
+      ExitCode.jobFailed,
+    );
+  }
+  return undefined;
+}
+
+/** What the command says as the batch opens. */
+function openedLine(
+  opened: Batch,
+  state: Awaited<ReturnType<typeof openBatch>>['state'],
+  path: string,
+  options: IngestCommandOptions,
+): string {
+  return state === 'new'
+    ? `batch ${opened.id}: ingesting ${path} (${options.workflow})`
+    : state === 'resumed'
+      ? `batch ${opened.id}: continuing the ingest from record ${opened.cursor.records + 1}`
+      : `batch ${opened.id}: ingesting ${path} again (run ${opened.run}); lines ingested before are not started again`;
 }
 
 /**
