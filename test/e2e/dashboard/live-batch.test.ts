@@ -1,7 +1,8 @@
 // A batch's page moves while the batch runs, without a reload and without polling: the page follows
 // GET /events (an EventSource opened with a token of POST /events/token) and reloads its figures
-// when events come. Real chromium, the real `opflow serve` on the built-in sandbox, a batch
-// ingested by `opflow ingest` in another process and run by the server at 2 calls a second.
+// when events come, its pace chart and spend with it. Real chromium, the real `opflow serve` on the
+// built-in sandbox, a batch ingested by `opflow ingest` in another process and run by the server at
+// 2 calls a second.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -86,6 +87,12 @@ describe('a batch page in a browser, live', () => {
     expect(values.length).toBeGreaterThanOrEqual(3);
     expect(values).toEqual([...values].sort((a, b) => a - b));
     expect(values.at(-1)).toBe(items);
+    // The pace chart reached the end with the batch, and its spend counts the jobs' calls.
+    await page
+      .getByRole('img', { name: new RegExp(`^Items finished over time: ${items} of ${items} by `) })
+      .waitFor();
+    const spent = await page.locator('dt:text-is("Calls / billed units") + dd').textContent();
+    expect(spent?.trim()).toMatch(/^[1-9]\d* \/ [1-9]\d*$/);
     // Through the feed: opened with a short-lived token, not the server's; no poll every 2 s.
     expect(feedRequests.length).toBeGreaterThanOrEqual(1);
     for (const request of feedRequests) {
