@@ -9,10 +9,12 @@ import { type ApiHandler, createApiHandler } from '../../shared/runtime/lambda/a
 import { apiAuthFromEnv } from '../../shared/runtime/lambda/api-auth';
 import { awsApiRoutes } from '../../shared/runtime/lambda/api-routes';
 import { loadAutomationSettings } from '../../shared/runtime/lambda/automation';
+import { awsFirstMessages } from '../../shared/runtime/lambda/first-messages';
 import { createJobsRuntime } from '../../shared/runtime/lambda/jobs-runtime';
 
 // Once per instance: clients and caches live across invocations.
-const runtime = createJobsRuntime();
+// A new job's first message holds its first call's token (engine/first-message.ts).
+const runtime = createJobsRuntime({ firstMessages: awsFirstMessages });
 
 /** The handler, built on the first request once the stack's schedules are read. */
 let api: Promise<ApiHandler> | undefined;

@@ -46,6 +46,11 @@ export interface JobDeps {
   callbacks?: { outbox: CallbackOutbox; policy: CallbackUrlPolicy } | undefined;
   /** Told about every committed change (progress displays, the job history, the callback loop). */
   onJobChange?: ((job: import('./job-record').Job) => void) | undefined;
+  /**
+   * Sends a new job's first message holding its first call's token (first-message.ts; aws, where
+   * messages carry tokens). Absent: the first message goes at once and the step worker takes the token.
+   */
+  sendFirstMessage?: import('./first-message').FirstMessageSender | undefined;
 }
 
 /** What the sweeper needs: stranded jobs found in the store and sent again. */

@@ -199,7 +199,10 @@ export async function submitJob(
   if (!stored.created && req.callbackUrl !== undefined)
     await deps.callbacks?.outbox.remove({ jobId: id, dueAt: now });
   // A crash between create and send is healed by the sweeper: the job is due now.
-  if (stored.created) await deps.queue.send({ jobId: job.id, version: job.version }, 0);
+  if (stored.created) {
+    if (deps.sendFirstMessage) await deps.sendFirstMessage(deps, workflow, first, job);
+    else await deps.queue.send({ jobId: job.id, version: job.version }, 0);
+  }
   deps.onJobChange?.(stored.job);
   return stored;
 }

@@ -66,6 +66,11 @@ export function jobKey(jobId: string): { PK: string; SK: string } {
   return { PK: `JOB#${jobId}`, SK: 'JOB' };
 }
 
+/** Which rate bucket (key fingerprint) a tenant's API key draws from (dynamodb-key-buckets.ts). */
+export function tenantBucketKey(tenant: string): { PK: string; SK: string } {
+  return { PK: `KEYOF#${keyPart(tenant)}`, SK: 'BUCKET' };
+}
+
 export function idempotencyKey(tenant: string, key: string): { PK: string; SK: string } {
   return { PK: `IDEM#${keyPart(tenant)}#${key}`, SK: 'IDEM' };
 }

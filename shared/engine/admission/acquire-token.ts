@@ -79,11 +79,31 @@ export interface TokenRequest {
 const conflict: TokenOutcome = { type: 'conflict', report: { outcome: 'conflict' } };
 
 /**
+ * What taking a token needs of the engine's dependencies: the key's limiter, the job store and
+ * queue, and the tuning of admission. No upstream client: the api books a new job's first token
+ * with it (first-message.ts) without one.
+ */
+export type AdmissionDeps = Pick<
+  EngineDeps,
+  | 'rateLimiter'
+  | 'store'
+  | 'queue'
+  | 'random'
+  | 'log'
+  | 'fairShares'
+  | 'callOrder'
+  | 'reserveHorizonMs'
+  | 'admission'
+  | 'pollStats'
+  | 'pollStatsScope'
+>;
+
+/**
  * The token of the job's next call: granted, or what the job does instead (see `TokenOutcome`).
  * A token reserved for this job earlier (in its record, or held by this message at the job's
  * version) is spent now, not taken again.
  */
-export async function acquireToken(deps: EngineDeps, request: TokenRequest): Promise<TokenOutcome> {
+export async function acquireToken(deps: AdmissionDeps, request: TokenRequest): Promise<TokenOutcome> {
   const { workflow, job, step, bucket, now } = request;
   if (step.kind === 'fetch') return { type: 'granted' };
   const heldAt = await heldToken(deps, request);
@@ -153,7 +173,7 @@ export function shareHorizonMs(standing: Standing, horizonMs: number, fullMs: nu
  * message at the job's version) and due, that no priority call took over (priority-lane.ts).
  */
 async function heldToken(
-  deps: EngineDeps,
+  deps: AdmissionDeps,
   { job, message, bucket, now }: TokenRequest,
 ): Promise<number | undefined> {
   // The record's token first; when a priority call took it over, the token its holder then took
@@ -167,7 +187,7 @@ async function heldToken(
 
 /** Its token is due soon and now its own: wait for exactly then, in line, with one message. */
 async function waitForReserved(
-  deps: EngineDeps,
+  deps: AdmissionDeps,
   { workflow, job, now }: TokenRequest,
   token: Refused,
 ): Promise<TokenOutcome> {
@@ -205,7 +225,7 @@ async function waitForReserved(
  * last, so a batch is admitted at the pace the budget sustains.
  */
 async function spreadReturn(
-  deps: EngineDeps,
+  deps: AdmissionDeps,
   { workflow, job, step, bucket, now }: TokenRequest,
   token: Refused,
   horizonMs: number,
@@ -255,7 +275,7 @@ async function spreadReturn(
  * returns, as before).
  */
 async function bookReturn(
-  deps: EngineDeps,
+  deps: AdmissionDeps,
   bucket: string,
   now: number,
   at: number,

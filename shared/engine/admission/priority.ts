@@ -73,7 +73,7 @@ export function waitPriority(
 
 /** The learned share of a polled step's tasks done by now, given the job's task ran at its last poll. */
 export async function likelyDone(
-  deps: EngineDeps,
+  deps: Pick<EngineDeps, 'pollStats' | 'pollStatsScope'>,
   step: Step,
   job: Job,
   now: number,

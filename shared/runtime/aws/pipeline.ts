@@ -11,9 +11,12 @@ import { type AwsBackend, createAwsBackend } from '../../backends/aws';
 import { DynamoDbBatchStore } from '../../backends/aws/dynamodb-batch-store';
 import { DynamoDbCallbackOutbox } from '../../backends/aws/dynamodb-callback-outbox';
 import { DynamoDbJobHistory } from '../../backends/aws/dynamodb-job-history';
+import { DynamoDbKeyBuckets } from '../../backends/aws/dynamodb-key-buckets';
 import type { CallbackNotifier } from '../../callbacks/notifier';
+import { keyFingerprint } from '../../engine/admission/rate-bucket';
 import { maxParkAheadMs } from '../../engine/admission/reserve-next';
 import type { EngineMetrics } from '../../engine/deps';
+import { firstMessageSender } from '../../engine/first-message';
 import type { PartialAnswerStore } from '../../engine/partial-answer';
 import type { Clock } from '../../engine/ports';
 import type { WorkflowRegistry } from '../../engine/workflow';
@@ -136,8 +139,10 @@ export function buildAwsPipeline(options: AwsPipelineOptions): AwsPipeline {
   const baseUrl = config.baseUrl ?? 'https://connect.patsnap.com';
   const batches = new DynamoDbBatchStore({ client: aws.clients.documents, tableName: config.tableName });
   const partialAnswers = partialAnswersOnFirstUse(aws, config.tableName, clock);
+  // Each tenant's key's bucket is recorded as the key is read, for the api (dynamodb-key-buckets.ts).
+  const keyBuckets = new DynamoDbKeyBuckets({ client: aws.clients.documents, tableName: config.tableName });
   const deps = wireEngine({
-    ports: { ...aws, batches, callbackOutbox },
+    ports: { ...aws, keys: keyBuckets.watch(aws.keys, options.log), batches, callbackOutbox },
     client,
     workflows: options.workflows,
     clock,
@@ -157,6 +162,18 @@ export function buildAwsPipeline(options: AwsPipelineOptions): AwsPipeline {
         }),
     },
     tuning: { admission: config.admission !== 'off', bookAheadMs: maxParkAheadMs },
+  });
+  // A job submitted here (`opflow --backend aws run`) sends its first message with its token.
+  deps.sendFirstMessage = firstMessageSender({
+    rateLimiter: aws.rateLimiter,
+    buckets: {
+      bucketOf: async (tenant) => {
+        const key = await deps.keys.getKey(tenant);
+        return key === undefined ? undefined : keyFingerprint(key);
+      },
+    },
+    reserveHorizonMs: deps.reserveHorizonMs,
+    admission: deps.admission,
   });
   const pipeline: AwsPipeline = {
     kind: 'aws',

@@ -21,6 +21,7 @@ import { s3ReportStoreOnFirstUse } from '../../backends/aws/s3-report-store-on-f
 import { SqsWorkQueue } from '../../backends/aws/sqs-work-queue';
 import { callbackPolicyFromEnv } from '../../callbacks/ssrf-guard';
 import type { JobDeps } from '../../engine/deps';
+import type { FirstMessageSender } from '../../engine/first-message';
 import type { WorkflowRegistry } from '../../engine/workflow';
 import { namedErrorMessage } from '../../errors/error-message';
 import { workflows as allWorkflows } from '../../workflows';
@@ -39,6 +40,13 @@ export interface JobSide {
   readonly config: AwsRuntimeConfig;
   readonly history: DynamoDbJobHistory;
   readonly aws: { readonly clients: Pick<AwsClients, 'documents' | 'sqs'> };
+}
+
+/** What a first-message sender is built on: the job table and the runtime's settings. */
+export interface FirstMessageTable {
+  client: AwsClients['documents'];
+  tableName: string;
+  config: AwsRuntimeConfig;
 }
 
 export interface JobsRuntime extends JobSide {
@@ -60,6 +68,12 @@ export function createJobsRuntime(
      * store uses it. Without one, the report store loads S3 on first use (s3-report-store-on-first-use.ts).
      */
     s3?: AwsClients['s3'] | undefined;
+    /**
+     * Builds the sender of new jobs' first messages holding their first token (first-messages.ts):
+     * passed by the api's handler, so other functions' bundles do not hold admission. Absent: the
+     * first message goes at once and the step worker takes its token.
+     */
+    firstMessages?: ((table: FirstMessageTable) => FirstMessageSender) | undefined;
   } = {},
 ): JobsRuntime {
   const env = options.env ?? process.env;
@@ -102,6 +116,7 @@ export function createJobsRuntime(
       policy: callbackPolicyFromEnv(env),
     },
     onJobChange: changes.emit,
+    sendFirstMessage: options.firstMessages?.({ client: documents, tableName, config }),
   };
   return {
     deps,

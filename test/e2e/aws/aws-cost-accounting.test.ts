@@ -12,7 +12,13 @@ import {
   TransactWriteItemsCommand,
 } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CountedWorld, countedWorld, countsOf, runAlone } from '../../../bench/aws-cost-world';
+import {
+  type CountedWorld,
+  countedWorld,
+  countsOf,
+  noveltyCheck,
+  runAlone,
+} from '../../../bench/aws-cost-world';
 import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
 
 describe('the aws cost bench counts what the emulators saw', { timeout: REAL_PROCESS_TIMEOUT_MS }, () => {
@@ -41,6 +47,24 @@ describe('the aws cost bench counts what the emulators saw', { timeout: REAL_PRO
     expect(counts.readUnits).toBeGreaterThan(0);
     expect(counts.workerRuns).toBeGreaterThan(0);
     expect(counts.workerMs).toBeGreaterThan(0);
+  });
+
+  it("a backlog's first messages hold their tokens: no new job's first look waits with a second message", async () => {
+    // The step worker records the tenant's key's bucket as it reads the key; the api books there.
+    await runAlone(counted.world, 'first.md');
+    const from = counted.world.logLines().length;
+    const ids: string[] = [];
+    // 15 jobs at 5 calls/s: a line of 3 s, longer than a new job's first call may reserve (2 s).
+    for (let i = 0; i < 15; i++)
+      ids.push(await counted.world.submit({ ...noveltyCheck, label: `b-${i}.md` }));
+    const jobs = await counted.world.settle(ids, { maxRounds: 50_000, drain: true });
+    expect(jobs.map((job) => job.status)).toEqual(ids.map(() => 'SUCCEEDED'));
+    const lines = counted.world.logLines().slice(from);
+    const firstLooks = ids.map((id) =>
+      lines.find((line) => line.message === 'step done' && line.jobId === id),
+    );
+    // Each job's first message ran its first call: none found the line taken and waited again.
+    expect(firstLooks.map((line) => line?.outcome)).toEqual(ids.map(() => 'committed'));
   });
 
   it('write and read units are DynamoDB’s for the items written and read', async () => {

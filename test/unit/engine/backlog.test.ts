@@ -12,8 +12,10 @@ import {
   reserveAhead,
   take,
 } from '../../../shared/engine/admission/rate-bucket';
+import { firstMessageSender } from '../../../shared/engine/first-message';
 import type { RateDecision } from '../../../shared/engine/ports';
 import { keyFingerprint, runStep } from '../../../shared/engine/runner';
+import { sweep } from '../../../shared/engine/sweep';
 import { drive } from '../../support/memory-ports';
 import { happyScript, harness } from './fixtures';
 
@@ -49,8 +51,17 @@ class AheadLimiter extends SqliteRateLimiter {
   }
 }
 
-/** Runs `jobs` demo jobs at once against a key budget of 2 calls/s; returns messages and commits per job. */
-async function backlog(jobs: number, reserveHorizonMs?: number, ahead = false, carriesTokens = false) {
+/**
+ * Runs `jobs` demo jobs at once against a key budget of 2 calls/s; returns messages and commits per
+ * job. `firstTokens`: the submitter takes each new job's first token (engine/first-message.ts).
+ */
+async function backlog(
+  jobs: number,
+  reserveHorizonMs?: number,
+  ahead = false,
+  carriesTokens = false,
+  firstTokens = false,
+) {
   let polls = 0;
   let calls = 0;
   const base = happyScript(0);
@@ -67,6 +78,13 @@ async function backlog(jobs: number, reserveHorizonMs?: number, ahead = false, c
   );
   // A queue like SQS's, whose messages keep the token reserved for their job's call.
   if (carriesTokens) Object.defineProperty(h.queue, 'carriesTokens', { value: true });
+  if (firstTokens) {
+    const bucket = keyFingerprint((await h.deps.keys.getKey('default'))!);
+    h.deps.sendFirstMessage = firstMessageSender({
+      rateLimiter: limiter,
+      buckets: { bucketOf: async () => bucket },
+    });
+  }
   let reservedWaits = 0;
   let random = 0;
   h.deps.random = () => {
@@ -141,6 +159,72 @@ describe('a backlog waiting for tokens', () => {
     // With tokens also reserved ahead: every call spent exactly one token, none reserved unused.
     const ahead = await backlog(20, undefined, true, true);
     expect(ahead.handedOut).toBe(ahead.calls);
+  });
+});
+
+describe("a new job's first message", () => {
+  it('holds its first token when the submitter takes it: a backlog costs about what a job alone costs', async () => {
+    const alone = await backlog(1, undefined, true, true, true);
+    const without = await backlog(20, undefined, true, true);
+    const first = await backlog(20, undefined, true, true, true);
+    // Sent at once, most of a backlog's first messages found the line taken and waited with a
+    // second one. Holding their token, each comes once.
+    expect(first.messages).toBeLessThanOrEqual(without.messages - 0.5);
+    expect(first.messages).toBeLessThanOrEqual(1.15 * alone.messages);
+    expect(first.calls).toBe(without.calls);
+    // Every call spent exactly one token: none called without one, none taken and left unused.
+    expect(first.handedOut).toBe(first.calls);
+    expect(alone.handedOut).toBe(alone.calls);
+  });
+
+  it('goes at once, without a token, when the bucket cannot be found or the limiter fails', async () => {
+    for (const bucketOf of [
+      async () => undefined,
+      async () => Promise.reject(new Error('table unreachable')),
+    ]) {
+      const limiter = new AheadLimiter({ ratePerSecond: 2 });
+      const h = harness(happyScript(0), { rateLimiter: limiter });
+      Object.defineProperty(h.queue, 'carriesTokens', { value: true });
+      h.deps.sendFirstMessage = firstMessageSender({ rateLimiter: limiter, buckets: { bucketOf } });
+      const { job } = await submitJob(h.deps, { workflow: 'demo', input: { issue: 'a hinge' } });
+      expect(h.queue.sent).toEqual([{ message: { jobId: job.id, version: 1 }, delayMs: 0 }]);
+      expect(limiter.handedOut).toBe(0);
+      await drive(h.deps, h.queue, h.clock);
+      expect((await h.store.get(job.id))?.status).toBe('SUCCEEDED');
+    }
+  });
+
+  it('is not lost when its send fails: the sweeper finds the job, and its token is never spent twice', async () => {
+    const limiter = new AheadLimiter({ ratePerSecond: 2 });
+    let calls = 0;
+    const base = happyScript(0);
+    const h = harness(
+      (op, body, key) => {
+        if (op !== 'fetch') calls++;
+        return base(op, body, key);
+      },
+      { rateLimiter: limiter },
+    );
+    Object.defineProperty(h.queue, 'carriesTokens', { value: true });
+    const bucket = keyFingerprint((await h.deps.keys.getKey('default'))!);
+    h.deps.sendFirstMessage = firstMessageSender({
+      rateLimiter: limiter,
+      buckets: { bucketOf: async () => bucket },
+    });
+    const send = h.queue.send.bind(h.queue);
+    h.queue.send = async () => Promise.reject(new Error('SQS unreachable'));
+    await expect(submitJob(h.deps, { workflow: 'demo', input: { issue: 'a hinge' } })).rejects.toThrow(
+      'SQS unreachable',
+    );
+    h.queue.send = send;
+    const [stranded] = (await h.store.list({})).jobs;
+    expect(stranded?.status).toBe('QUEUED');
+    h.clock.current += 60_000;
+    await sweep(h.deps);
+    await drive(h.deps, h.queue, h.clock);
+    expect((await h.store.get(stranded!.id))?.status).toBe('SUCCEEDED');
+    // The first token was taken and never spent (budget); every call took one token of its own.
+    expect(limiter.handedOut).toBe(calls + 1);
   });
 });
 
