@@ -335,7 +335,7 @@ async function learnAndCommit(
   // Only a step's decision can schedule a poll (an error is retried on its backoff).
   const timer =
     event.type === 'decision'
-      ? (deps.pollTimerOf?.(current) ?? (await pollTimer(deps, workflow, bucket, after)))
+      ? (deps.pollTimerOf?.(current) ?? (await pollTimer(deps, workflow, bucket, after, current.priority)))
       : undefined;
   const report = await commitOutcome(deps, workflow, current, event, after, input, timer, bucket);
   if (report.outcome === 'committed') await learnDuration(deps, step, current, outcome, after);
@@ -358,6 +358,7 @@ async function pollTimer(
   workflow: Workflow,
   bucket: string,
   now: number,
+  priority?: Job['priority'],
 ): Promise<PollTimer | undefined> {
   const stats = deps.pollStats;
   if (!stats) return undefined;
@@ -399,6 +400,7 @@ async function pollTimer(
       work,
       now,
       allowance: deps.pollAllowance ?? defaultPollAllowance,
+      priority,
     });
     return learnedPollDelay({ sketch, policy: pollPolicyOf(step), ...price, ...timing });
   };

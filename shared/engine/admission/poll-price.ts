@@ -11,6 +11,7 @@
  *   line back by one token interval, and that time is added to a call's price.
  */
 import { pollPolicyOf } from '../advance';
+import type { JobPriority } from '../job-record';
 import { type PlanTarget, residualMs, taskLattice } from '../poll-plan';
 import { type DurationSketch, sketchMean } from '../poll-timing';
 import type { Step, Workflow } from '../workflow';
@@ -77,6 +78,8 @@ export interface PriceInput {
   /** Clock time now (the count's times are from its own). */
   now: number;
   allowance: PollAllowance;
+  /** The job's priority: a `high` job's own time is what its user waits for, so it has no slack. */
+  priority?: JobPriority | undefined;
 }
 
 /**
@@ -122,8 +125,8 @@ export function sharesProbes(input: Pick<PriceInput, 'sketch' | 'work'>): boolea
 }
 
 /**
- * How much later than its own chain the key's work ends (0 when the job decides it: it is alone
- * on the key, or its chain, with its running task's expected rest given how long it has run, is
+ * How much later than its own chain the key's work ends (0 when the job decides it: it is `high`
+ * (its own time is what its user waits for), alone on the key, or its chain, with its running task's expected rest given how long it has run, is
  * at least when the key's work is expected to end), and its polled tasks left.
  * Without a count (aws): no slack.
  */
@@ -131,7 +134,7 @@ export function slackOf(input: PriceInput, intervalMs: number): { slackMs: numbe
   const { work } = input;
   const left = remainingSteps(input.workflow, input.step.name);
   const tasksLeft = left.filter((step) => step.poll && step.kind !== 'fetch').length;
-  if (!work) return { slackMs: 0, tasksLeft };
+  if (!work || input.priority === 'high') return { slackMs: 0, tasksLeft };
   const calls = left.filter((step) => step.kind !== 'fetch').length;
   if (work.callsLeft <= calls || (work.jobs ?? 2) <= 1) return { slackMs: 0, tasksLeft };
   const lattice = input.runningAtMs > 0 && input.sketch ? taskLattice(input.sketch) : undefined;

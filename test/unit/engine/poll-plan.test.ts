@@ -114,6 +114,10 @@ describe('poll prices', () => {
     expect(slackMs).toBeGreaterThan(50_000);
     expect(pollPrice({ ...base, work: batch }).target).toHaveProperty('delayMs');
     expect(slackOf({ ...base, now: 15_000, work: batch }, 200).slackMs).toBeCloseTo(slackMs - 5_000, 0);
+    // A `high` job's own time is what its user waits for: no slack, it spends its call allowance.
+    expect(slackOf({ ...base, work: batch, priority: 'high' }, 200).slackMs).toBe(0);
+    expect(pollPrice({ ...base, work: batch, priority: 'high' }).target).toHaveProperty('pollsPerTask');
+    expect(slackOf({ ...base, work: batch, priority: 'low' }, 200).slackMs).toBe(slackMs);
   });
 
   it('leaves the first look at an operation nothing is known of to the probes, where the filler counts the key', () => {
