@@ -505,6 +505,13 @@ export class AwsWorld {
     };
     let lost = 0;
     for (let tries = 0; tries < 100 && queued() > 0; tries++) {
+      // A job's first message may be delayed to the time of the token it holds: it cannot be
+      // received before then, so the (simulated) clock moves to it, as it would while it waits.
+      const state = this.emulators.fauxqs!.inspectQueue(this.queueName)!;
+      const delayedUntil = state.messages.delayed
+        .filter((message) => message.body.includes(`"jobId":"${jobId}"`))
+        .map((message) => message.delayUntil ?? 0);
+      if (delayedUntil.length > 0) this.advanceTo(Math.min(...delayedUntil));
       // Seen but not hidden (visibility 0): what is not ours is left for the workers.
       const answer = await sqs.send(
         new ReceiveMessageCommand({ QueueUrl: this.queueUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 0 }),
