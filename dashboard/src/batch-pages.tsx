@@ -124,7 +124,6 @@ interface LoadedBatch {
 }
 
 export function BatchPage({ api, config, id }: { api: Api; config: Settings; id: string }) {
-  const heading = useFocusHeading(`batch-${id}`);
   const path = `/batches/${encodeURIComponent(id)}`;
   const { data, error, load, live } = useLoaded<LoadedBatch>(
     async () => ({
@@ -142,6 +141,7 @@ export function BatchPage({ api, config, id }: { api: Api; config: Settings; id:
   const answer = data?.answer;
   const jobs = data?.jobs;
   const batch = answer?.batch;
+  const heading = useFocusHeading(`batch-${id}`, batch !== undefined);
   if (answer === undefined || batch === undefined) {
     return (
       <Pending

@@ -150,11 +150,18 @@ export function useAction(load: () => Promise<void>) {
   return { busy, notice, setNotice, run };
 }
 
-/** Moves focus to the page's heading when the page changes, so screen readers announce it. */
-export function useFocusHeading(key: string) {
+/**
+ * Moves focus to the page's heading when the page changes, so screen readers announce it. A page
+ * that shows a loading heading first (`loaded` false) replaces it once loaded: the focus, lost to
+ * the body with the old heading, goes to the new one (and stays wherever else it was moved).
+ */
+export function useFocusHeading(key: string, loaded = true) {
   const ref = useRef<HTMLHeadingElement>(null);
+  const focusedKey = useRef<string | undefined>(undefined);
   useEffect(() => {
-    ref.current?.focus();
-  }, [key]);
+    const lost = document.activeElement === null || document.activeElement === document.body;
+    if (focusedKey.current !== key || (loaded && lost)) ref.current?.focus();
+    focusedKey.current = key;
+  }, [key, loaded]);
   return ref;
 }

@@ -363,7 +363,6 @@ interface LoadedJob {
 }
 
 export function JobPage({ api, config, id }: { api: Api; config: Settings; id: string }) {
-  const heading = useFocusHeading(id);
   const { data, error, load, live } = useLoaded<LoadedJob>(
     async () => {
       const { job } = await api<{ job: JobView }>('GET', `/jobs/${encodeURIComponent(id)}`);
@@ -381,6 +380,7 @@ export function JobPage({ api, config, id }: { api: Api; config: Settings; id: s
   );
   const { busy, notice, setNotice, run } = useAction(load);
   const job = data?.job;
+  const heading = useFocusHeading(id, job !== undefined);
   const timeline = data?.timeline;
   const running = job !== undefined && unfinished.includes(job.status);
 
@@ -630,13 +630,13 @@ export function JobPage({ api, config, id }: { api: Api; config: Settings; id: s
 
 /** A job's report on a page of its own, the whole window wide and high, with its files below. */
 export function ReportPage({ api, config, id }: { api: Api; config: Settings; id: string }) {
-  const heading = useFocusHeading(`report-${id}`);
   const { data: job, error } = useLoaded(
     async () => (await api<{ job: JobView }>('GET', `/jobs/${encodeURIComponent(id)}`)).job,
     [api, id],
     60_000,
     () => false,
   );
+  const heading = useFocusHeading(`report-${id}`, job !== undefined);
   const [frame, setFrame] = useState<{ srcdoc: string } | { src: string } | undefined>(undefined);
   const [frameError, setFrameError] = useState<string | undefined>(undefined);
   useEffect(() => {
