@@ -30,6 +30,11 @@ export interface FirstTokens {
   reserveHorizonMs?: number | undefined;
   /** As the step workers' `admission`. */
   admission?: boolean | undefined;
+  /**
+   * As the step workers' `random` (a bench's or a test's seeded source, so a run can be replayed):
+   * the spread of a job sent back to wait. Default `Math.random`.
+   */
+  random?: (() => number) | undefined;
 }
 
 /** Sends a new job's first message (`JobDeps.sendFirstMessage`). */
@@ -60,7 +65,7 @@ async function sendFirstMessage(
           rateLimiter: tokens.rateLimiter,
           reserveHorizonMs: tokens.reserveHorizonMs,
           admission: tokens.admission,
-          random: Math.random,
+          random: tokens.random ?? Math.random,
         };
         const now = deps.clock.now();
         const outcome = await acquireToken(admission, { workflow, job, step, message, bucket, now });

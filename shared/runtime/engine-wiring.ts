@@ -49,7 +49,7 @@ export interface EngineWiring {
   /** Streamed answers as they arrive (the backend's partial-answer store and its pace); absent: none. */
   partialAnswers?: PartialAnswerOptions | undefined;
   /** What differs between backends: how admission books and parks, how calls in flight are guarded. */
-  tuning?: Pick<StepDeps, 'admission' | 'bookAheadMs' | 'inFlight'> | undefined;
+  tuning?: Pick<StepDeps, 'admission' | 'reserveHorizonMs' | 'bookAheadMs' | 'inFlight'> | undefined;
 }
 
 /** The engine's dependencies over a backend's ports. */

@@ -82,6 +82,19 @@ export interface AwsRuntimeConfig extends AwsBackendConfig {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
+/**
+ * Admission's settings on aws, read here once for every function that takes a key's tokens: the step
+ * workers' engine (pipeline.ts) and the api's new jobs' first messages (../lambda/first-messages.ts),
+ * so a job's first token is taken as its later ones are. `reserveHorizonMs` undefined is admission's
+ * default (15 s, admission/priority.ts): no variable sets it on aws.
+ */
+export function awsAdmissionSettings(config: Pick<AwsRuntimeConfig, 'admission'>): {
+  admission: boolean;
+  reserveHorizonMs: number | undefined;
+} {
+  return { admission: config.admission !== 'off', reserveHorizonMs: undefined };
+}
+
 /** The stack outputs each setting can be read from, by their CloudFormation names. */
 const stackOutputNames = {
   tableName: 'TableName',

@@ -29,7 +29,7 @@ import { wireEngine } from '../engine-wiring';
 import { createJobChangeHub } from '../job-change-hub';
 import { identifyUpstream } from '../upstream-identity';
 import { awsCallbackNotifier } from './callback-notifier';
-import { type AwsRuntimeConfig, loadAwsConfig } from './config';
+import { type AwsRuntimeConfig, awsAdmissionSettings, loadAwsConfig } from './config';
 
 export {
   type AwsRuntimeConfig,
@@ -161,7 +161,7 @@ export function buildAwsPipeline(options: AwsPipelineOptions): AwsPipeline {
           error: namedErrorMessage(error),
         }),
     },
-    tuning: { admission: config.admission !== 'off', bookAheadMs: maxParkAheadMs },
+    tuning: { ...awsAdmissionSettings(config), bookAheadMs: maxParkAheadMs },
   });
   // A job submitted here (`opflow --backend aws run`) sends its first message with its token.
   deps.sendFirstMessage = firstMessageSender({
@@ -172,8 +172,17 @@ export function buildAwsPipeline(options: AwsPipelineOptions): AwsPipeline {
         return key === undefined ? undefined : keyFingerprint(key);
       },
     },
-    reserveHorizonMs: deps.reserveHorizonMs,
-    admission: deps.admission,
+    // Read at each send, as the step runner reads them: a bench or a test that changes the engine's
+    // settings after building the pipeline changes the first messages' too.
+    get reserveHorizonMs() {
+      return deps.reserveHorizonMs;
+    },
+    get admission() {
+      return deps.admission;
+    },
+    get random() {
+      return deps.random;
+    },
   });
   const pipeline: AwsPipeline = {
     kind: 'aws',

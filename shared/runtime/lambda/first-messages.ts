@@ -7,12 +7,14 @@
 import { DynamoDbKeyBuckets } from '../../backends/aws/dynamodb-key-buckets';
 import { DynamoDbRateLimiter } from '../../backends/aws/dynamodb-rate-limiter';
 import { type FirstMessageSender, firstMessageSender } from '../../engine/first-message';
+import { awsAdmissionSettings } from '../aws/config';
 import type { FirstMessageTable } from './jobs-runtime';
 
 export function awsFirstMessages({ client, tableName, config }: FirstMessageTable): FirstMessageSender {
   return firstMessageSender({
     rateLimiter: new DynamoDbRateLimiter({ client, tableName, ratePerSecond: config.qps }),
     buckets: new DynamoDbKeyBuckets({ client, tableName }),
-    admission: config.admission !== 'off',
+    // Admission's settings as the step workers read them (reserve horizon, on or off).
+    ...awsAdmissionSettings(config),
   });
 }

@@ -194,6 +194,36 @@ describe("a new job's first message", () => {
     }
   });
 
+  it("sent back to wait, takes its spread from the workers' (seeded) random source, not Math.random", async () => {
+    // A key whose line is full 500 ms ahead: a new job's first call is sent back with a spread.
+    const limiter = {
+      take: async (_bucket: string, now: number): Promise<RateDecision> => ({
+        granted: false,
+        retryAtMs: now + 500,
+      }),
+      throttled: async () => {},
+      succeeded: async () => {},
+    };
+    async function firstDelay(random: () => number): Promise<number> {
+      const h = harness(happyScript(0), { rateLimiter: limiter });
+      Object.defineProperty(h.queue, 'carriesTokens', { value: true });
+      h.deps.sendFirstMessage = firstMessageSender({
+        rateLimiter: limiter,
+        buckets: { bucketOf: async () => 'key' },
+        reserveHorizonMs: 0,
+        random,
+      });
+      await submitJob(h.deps, { workflow: 'demo', input: { issue: 'a hinge' } });
+      expect(h.queue.sent).toHaveLength(1);
+      return h.queue.sent[0]!.delayMs;
+    }
+    // The least draw returns it with the line; a larger one later; the same draw, the same delay.
+    expect(await firstDelay(() => 0)).toBe(500);
+    const half = await firstDelay(() => 0.5);
+    expect(half).toBeGreaterThan(500);
+    expect(await firstDelay(() => 0.5)).toBe(half);
+  });
+
   it('is not lost when its send fails: the sweeper finds the job, and its token is never spent twice', async () => {
     const limiter = new AheadLimiter({ ratePerSecond: 2 });
     let calls = 0;
