@@ -63,15 +63,24 @@ export type SpecificationInput = z.infer<typeof specificationInput>;
 
 const CLAIMS_HEADING = /^ {0,3}#{1,6}[ \t]+(claims?|权利要求书?)[ \t#]*$/im;
 
-/** A Markdown document as an input: its `Claims` section is the claims, the rest the disclosure. */
+/**
+ * A Markdown document as an input: its `Claims` section is the claims, the rest the disclosure; the
+ * title is the rest's first heading (never the Claims heading: a disclosure form read apart from its
+ * front matter may start with it), else the file name.
+ */
 export function specificationFromText(text: string, fileName: string): Record<string, unknown> {
-  const document = readTextDocument(text, fileName);
-  const body = document.body.replace(/\r\n?/g, '\n');
-  const heading = CLAIMS_HEADING.exec(body);
-  if (!heading) return { disclosure: body || document.text, title: document.title.slice(0, 200) };
-  const after = body.slice(heading.index + heading[0].length);
+  const whole = readTextDocument(text, fileName).text;
+  const heading = CLAIMS_HEADING.exec(whole);
+  if (!heading) {
+    const document = readTextDocument(whole, fileName);
+    return { disclosure: document.body || document.text, title: document.title.slice(0, 200) };
+  }
+  const after = whole.slice(heading.index + heading[0].length);
   const next = /^ {0,3}#{1,2}[ \t]+\S/m.exec(after);
   const claims = (next ? after.slice(0, next.index) : after).trim();
-  const disclosure = `${body.slice(0, heading.index)}${next ? after.slice(next.index) : ''}`.trim();
-  return { disclosure, claims, title: document.title.slice(0, 200) };
+  const rest = readTextDocument(
+    `${whole.slice(0, heading.index)}${next ? after.slice(next.index) : ''}`,
+    fileName,
+  );
+  return { disclosure: rest.body, claims, title: rest.title.slice(0, 200) };
 }
