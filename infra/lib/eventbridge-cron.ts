@@ -137,18 +137,53 @@ function dayField(field: string, fail: (why: string) => never): string | undefin
   return values === undefined ? undefined : written(values, FIELDS.day);
 }
 
+/**
+ * Where EventBridge Scheduler documents its cron grammar: the day-of-week field takes 1-7 or SUN-SAT
+ * with `, - * ? L #`, and "the L wildcard in the Day-of-month or Day-of-week fields specifies the
+ * last day of the month or week" (the same in EventBridge's cron reference,
+ * https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-cron-expressions.html). Neither gives
+ * `<d>L` (the last given weekday of the month, as croner and Quartz read it) a meaning or an example
+ * (`6L` examples are Quartz's), so it is refused rather than deployed on trust.
+ */
+export const EVENTBRIDGE_CRON_GRAMMAR_URL =
+  'https://docs.aws.amazon.com/scheduler/latest/UserGuide/schedule-types.html#cron-based';
+
+/**
+ * The refusal of croner's "last <weekday> of the month" (`5L`, `FRIL`, `5#L`, `FRI#L`, in a list
+ * or not): it cites the documented grammar and names, for the first such weekday, the nearest forms
+ * EventBridge can say.
+ */
+function lastWeekdayRefusal(field: string): string {
+  const upper = field.toUpperCase();
+  const term = upper.split(',').find((part) => /L$/.test(part));
+  const weekdayText = term === undefined ? undefined : /^([A-Z]{3}|\d)#?L$/.exec(term)?.[1];
+  const index =
+    weekdayText === undefined
+      ? -1
+      : /^\d$/.test(weekdayText)
+        ? Number(weekdayText) % 7
+        : WEEKDAYS.indexOf(weekdayText);
+  const name = index >= 0 ? WEEKDAYS[index] : undefined;
+  const nearest =
+    name === undefined
+      ? 'N#4 (the fourth weekday N) or N#5 (a fifth one, in the months that have it)'
+      : `"${name}#4" (the fourth ${name}: the last in months with four, a week early in months with five) ` +
+        `or "${name}#5" (the fifth, only in months that have one)`;
+  return (
+    `"${field}" (croner: the last given weekday of the month) has no form in EventBridge Scheduler's ` +
+    'documented cron grammar: its day of the week takes 1-7 or SUN-SAT with , - * ? L #, where L alone ' +
+    `is the last day of the week (Saturday) (${EVENTBRIDGE_CRON_GRAMMAR_URL}). ` +
+    `Nearest forms: ${nearest}; or "L" in the day of the month (the month's last day)`
+  );
+}
+
 /** The day-of-week field: a plain field as names, or one `N#K` (the Kth weekday N of the month). */
 function weekdayField(field: string, fail: (why: string) => never): string | undefined {
   const upper = field.toUpperCase();
   if (upper.startsWith('+')) {
     fail('"+" (day of the month AND day of the week) has no EventBridge form: use one of the two');
   }
-  if (upper.includes('L')) {
-    fail(
-      `"${field}": EventBridge's day of the week has no "last <weekday> of the month" (its L alone means ` +
-        'Saturday); use N#4 or N#5, or a day of the month',
-    );
-  }
+  if (upper.includes('L')) fail(lastWeekdayRefusal(field));
   if (upper.includes('#')) {
     const nth = /^([A-Z]+|\d+)#([1-5])$/.exec(upper);
     if (!nth) {

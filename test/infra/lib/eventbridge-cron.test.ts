@@ -7,7 +7,11 @@
  */
 import { Cron } from 'croner';
 import { describe, expect, it } from 'vitest';
-import { eventBridgeCron, UntranslatableCronError } from '../../../infra/lib/eventbridge-cron';
+import {
+  EVENTBRIDGE_CRON_GRAMMAR_URL,
+  eventBridgeCron,
+  UntranslatableCronError,
+} from '../../../infra/lib/eventbridge-cron';
 import { eventBridgeCronMatcher, eventBridgeNextFires } from '../support/eventbridge-cron-evaluator';
 
 const FROM = Date.UTC(2026, 0, 5, 0, 0);
@@ -73,8 +77,14 @@ describe('eventBridgeCron', () => {
   });
 
   it.each([
-    ['0 9 * * 5L', /last <weekday> of the month/],
-    ['0 9 * * FRI#L', /last <weekday> of the month/],
+    ['0 9 * * 5L', /"5L" \(croner: the last given weekday of the month\) has no form .*"FRI#4"/],
+    ['0 9 * * FRIL', /"FRIL" \(croner: the last given weekday .*"FRI#4" .*"FRI#5"/],
+    ['0 9 * * FRI#L', /"FRI#L" \(croner: the last given weekday .*"FRI#4"/],
+    ['0 9 * * 5#L', /"5#L" .*"FRI#4"/],
+    ['0 9 * * 0L', /"0L" .*"SUN#4"/],
+    ['0 9 * * 7L', /"7L" .*"SUN#4"/],
+    ['0 9 * * mon,5L', /"mon,5L" .*"FRI#4"/],
+    ['0 9 * * 1-5L', /"1-5L" .*N#4 \(the fourth weekday N\)/],
     ['0 9 * * 1#2,3#4', /one N#K/],
     ['0 9 1 * 1', /both a day of the month and a day of the week/],
     ['0 12 1 * +MON', /"\+"/],
@@ -92,6 +102,30 @@ describe('eventBridgeCron', () => {
     expect(error).toBeInstanceOf(UntranslatableCronError);
     expect((error as Error).message).toMatch(new RegExp(`^${WHERE.replace(/[.[\]]/g, '\\$&')}: "`));
     expect((error as Error).message).toMatch(why);
+  });
+
+  it('cites the documented grammar when it refuses a last weekday, and its nearest form is what it says', () => {
+    let message = '';
+    try {
+      eventBridgeCron('0 9 * * 5L', WHERE);
+    } catch (caught) {
+      message = (caught as Error).message;
+    }
+    expect(message).toContain(EVENTBRIDGE_CRON_GRAMMAR_URL);
+    expect(message).toContain('L alone is the last day of the week (Saturday)');
+    // "FRI#4", as suggested: croner's last Friday in months with four Fridays, a week early in the others.
+    for (const zone of ZONES) {
+      const last = new Cron('0 9 * * 5L', { timezone: zone, paused: true }).nextRuns(12, new Date(FROM));
+      const fourth = eventBridgeNextFires(eventBridgeCron('0 9 * * FRI#4', WHERE), zone, FROM, 12);
+      last.forEach((lastFriday, index) => {
+        // Whole days (a daylight-saving change may fall between the two).
+        const gap = Math.round((lastFriday.getTime() - fourth[index]!) / 86_400_000);
+        const fridays = Math.ceil(
+          Number(lastFriday.toLocaleDateString('en-GB', { day: 'numeric', timeZone: zone })) / 7,
+        );
+        expect(gap, `${zone} ${lastFriday.toISOString()}`).toBe(fridays === 5 ? 7 : 0);
+      });
+    }
   });
 
   it('refuses an expression whose EventBridge form is over 256 characters', () => {
