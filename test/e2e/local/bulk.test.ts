@@ -1,8 +1,10 @@
 // Bulk actions as a user meets them, through the real bin/opflow.js: `opflow bulk` counts, asks
 // ("n" changes nothing, "y" acts), refuses bad flags; and `opflow serve`'s POST /jobs/bulk over
 // HTTP: the dry run, the confirmed retry, a bulk answer whose jobs then run to SUCCEEDED, the
-// token and the cross-origin rule of every write.
-import { mkdtempSync, rmSync } from 'node:fs';
+// token and the cross-origin rule of every write; `opflow bulk redrive` of a batch's items failed on
+// their deadline, counted by a dry run that changes nothing, then redriven with a new deadline and
+// run to SUCCEEDED as the same jobs, the batch's totals following them.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -22,6 +24,8 @@ const opflow = (args: string[], stdin?: string) => runOpflow(args, { env: env(),
 interface JobView {
   id: string;
   status: string;
+  runs?: unknown[];
+  error?: { kind: string };
 }
 
 describe('bulk actions through the real bin and opflow serve', () => {
@@ -135,4 +139,60 @@ describe('bulk actions through the real bin and opflow serve', () => {
       await run.done;
     }
   }, 120_000);
+  it('opflow bulk redrive counts the items failed on their deadline, then redrives them to SUCCEEDED', async () => {
+    const lines = ['A hinge that folds twice and locks.', 'A lamp that dims itself at dusk.'].map((text, i) =>
+      JSON.stringify({ id: `d${i}`, text }),
+    );
+    writeFileSync(join(dir, 'late.jsonl'), `${lines.join('\n')}\n`);
+    const ingest = await opflow([
+      'ingest',
+      'late.jsonl',
+      '--workflow',
+      'technical-disclosure',
+      '--deadline',
+      '2s',
+      '--batch',
+      'late',
+    ]);
+    expect(ingest.code, ingest.stderr).toBe(1);
+    const list = async () =>
+      JSON.parse((await opflow(['list', '--batch', 'late', '--json'])).stdout) as JobView[];
+    const failed = await list();
+    expect(failed.map((job) => [job.status, job.error?.kind])).toEqual([
+      ['FAILED', 'deadline'],
+      ['FAILED', 'deadline'],
+    ]);
+
+    // The dry run counts them (the lamp jobs of the test above, succeeded, are not among them) and
+    // changes nothing.
+    const filter = ['--failure', 'deadline', '--workflow', 'technical-disclosure'];
+    const dry = await opflow(['bulk', 'redrive', ...filter, '--deadline', '10m', '--dry-run', '--json']);
+    expect(dry.code, dry.stderr).toBe(0);
+    const preview = JSON.parse(dry.stdout) as { count: number; sample: { id: string; status: string }[] };
+    expect(preview.count).toBe(2);
+    expect(preview.sample.map((job) => job.id).sort()).toEqual(failed.map((job) => job.id).sort());
+    expect((await list()).map((job) => job.status)).toEqual(['FAILED', 'FAILED']);
+
+    const redriven = await opflow(['bulk', 'redrive', ...filter, '--deadline', '10m', '--yes']);
+    expect(redriven.code, redriven.stderr).toBe(0);
+    expect(redriven.stdout).toContain('redriven 2 of 2 jobs');
+    expect(redriven.stdout).toContain('batches running again: late');
+    // Nothing is left to redrive: a second run counts none.
+    const again = await opflow(['bulk', 'redrive', ...filter, '--dry-run']);
+    expect(again.stdout).toContain('opflow bulk redrive: 0 jobs match');
+
+    // They run here with opflow resume, with their new deadline, to the end: the same jobs, their
+    // first run kept, and the batch counts them as succeeded.
+    const resumed = await opflow(['resume']);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    for (const { id } of await list()) {
+      const job = JSON.parse((await opflow(['status', id, '--json'])).stdout) as JobView;
+      expect(job.status).toBe('SUCCEEDED');
+      expect(job.runs).toHaveLength(1);
+    }
+    const batch = JSON.parse((await opflow(['batch', 'late', '--json'])).stdout) as {
+      totals: Record<string, number>;
+    };
+    expect(batch.totals).toMatchObject({ succeeded: 2, failed: 0 });
+  }, 180_000);
 });
