@@ -10,6 +10,7 @@ import { ConfigError } from '../runtime/config-error';
 import { loadLocalConfig } from '../runtime/local/config';
 import { createLocalPipeline } from '../runtime/local/pipeline';
 import { checkDatabasePlace, checkOutputPlace } from '../runtime/local/places';
+import { missingAwsResource } from './aws-reachability';
 import { CliError, ExitCode, type ExitCodeValue } from './exit-codes';
 
 export interface CliIo {
@@ -133,8 +134,14 @@ export function sayNodeLine(io: Pick<CliIo, 'stderr'>, version: string = process
   }
 }
 
-/** Turns any error into the message and exit code the user sees. */
-export function classifyError(error: unknown): { message: string; exitCode: ExitCodeValue } {
+/**
+ * Turns any error into the message and exit code the user sees; `env` (the command's) names the
+ * stack resource an aws error is about (aws-reachability.ts).
+ */
+export function classifyError(
+  error: unknown,
+  env: Readonly<Record<string, string | undefined>> = {},
+): { message: string; exitCode: ExitCodeValue } {
   if (error instanceof CliError) return { message: error.message, exitCode: error.exitCode };
   if (error instanceof ConfigError) {
     return { message: error.message, exitCode: error.fromFlags ? ExitCode.usage : ExitCode.environment };
@@ -148,6 +155,8 @@ export function classifyError(error: unknown): { message: string; exitCode: Exit
           : ExitCode.usage;
     return { message: error.message, exitCode };
   }
+  const missing = missingAwsResource(error, env);
+  if (missing !== undefined) return { message: missing, exitCode: ExitCode.environment };
   return { message: errorMessage(error) + localEndpointHint(error), exitCode: ExitCode.environment };
 }
 

@@ -86,21 +86,39 @@ export async function driveJobs(
       `${selectionHelp(job)}\n  (run that in another terminal: this command keeps the built-in sandbox, which holds the job's tasks, until the job finishes)`,
     );
   };
+  // Jobs that run elsewhere (aws): a work queue nobody reads is said within seconds, not waited on.
+  const probe = here ? undefined : (await import('./aws-reachability')).workQueueProbe(backend);
+  const watchdogStop = new AbortController();
+  let lastChangeAt = Date.now();
+  const watchdog = probe
+    ? (await import('./aws-reachability')).watchForStepWorker(
+        probe,
+        jobs,
+        () => lastChangeAt,
+        AbortSignal.any([abort.signal, watchdogStop.signal]),
+        io.env,
+      )
+    : undefined;
+  // Only its rejection matters; stopped with the command.
+  watchdog?.catch(() => undefined);
+  const watchSignal = AbortSignal.any([abort.signal, watchdogStop.signal]);
   try {
     here?.start();
     const watch = (ids: string[], mine = true) =>
       watchJobs(backend.deps.store, ids, {
         subscribe: (listener) => backend.onJobChange(listener),
         onUpdate: (job) => {
+          lastChangeAt = Date.now();
           display.update(job);
           announceSelection(job);
         },
-        signal: abort.signal,
+        signal: watchSignal,
         pollMs: here ? 500 : remotePollMs(ids.length),
         // Own jobs waiting for a person keep the sandbox; other commands' jobs do not.
         isDone: keepForSelection && mine ? (job) => isTerminal(job.status) : undefined,
       });
-    const settled = await watch(jobs.map((job) => job.id));
+    const watched = watch(jobs.map((job) => job.id));
+    const settled = watchdog ? await Promise.race([watched, watchdog.then(() => watched)]) : await watched;
     if (!hostsSandbox) return { jobs: settled, interrupted: false, hostedSandbox: false };
     // Other opflow commands may have joined this process's built-in sandbox meanwhile: their jobs'
     // tasks live here, so keep it (and the workers) until those jobs are done too.
@@ -124,6 +142,7 @@ export async function driveJobs(
     const latest = await Promise.all(jobs.map(async (job) => (await backend.deps.store.get(job.id)) ?? job));
     return { jobs: latest, interrupted: true, hostedSandbox: hostsSandbox };
   } finally {
+    watchdogStop.abort();
     stopListening();
     display.stop();
   }

@@ -66,7 +66,7 @@ export async function main(argv: readonly string[], options: MainOptions = {}): 
         io.stdout.write(`${JSON.stringify({ error: { message, exitCode } })}\n`);
       }
     } else {
-      const classified = classifyError(error);
+      const classified = classifyError(error, io.env);
       // Whatever a message quotes (a base URL, an endpoint), URL credentials are not shown.
       classified.message = redactUrl(classified.message);
       io.stderr.write(`opflow: ${classified.message}\n`);
