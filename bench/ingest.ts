@@ -152,8 +152,13 @@ const lambda = async (emulators: AwsEmulators, table: string, bucket: string, ke
     new Promise<Reply>((resolve, reject) => {
       const queued = replies.shift();
       if (queued) return resolve(queued);
-      waiting = resolve;
-      instance?.once('exit', (code) => reject(new Error(`the ingest instance exited (${code})`)));
+      // One exit listener per wait, removed with its answer (63 hand-overs added 63 before).
+      const exited = (code: number | null) => reject(new Error(`the ingest instance exited (${code})`));
+      instance?.once('exit', exited);
+      waiting = (reply) => {
+        instance?.off('exit', exited);
+        resolve(reply);
+      };
     });
   // Each invocation goes to the one warm instance, one at a time.
   const invoker = new AsyncInvoker(
