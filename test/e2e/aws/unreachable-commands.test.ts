@@ -174,6 +174,20 @@ describe('opflow --backend aws, a stack not all there', { timeout: REAL_PROCESS_
     );
   });
 
+  it('doctor: fails a tenant whose secret holds no key, with the command that fixes it, and shows no key', async () => {
+    emulators.secretsManager!.setSecret(`${SECRET_PREFIX}acme`, '');
+    const result = await opflow(['doctor']);
+    expect(result.code, result.stdout).toBe(5);
+    expect(result.stdout).toMatch(
+      /^ok +tenant default: secret opflow\/unreachable\/api-key\/default holds a key$/m,
+    );
+    expect(result.stdout).toMatch(
+      /^fail +tenant acme: secret opflow\/unreachable\/api-key\/acme holds no key: this tenant's jobs fail at their first call$/m,
+    );
+    expect(result.stdout).toContain(`aws secretsmanager put-secret-value --secret-id ${SECRET_PREFIX}acme`);
+    expect(result.stdout + result.stderr).not.toContain('sk-sandbox-x');
+  });
+
   it('any command: the emulators gone is said, with what to start', async () => {
     const result = await opflow(['list'], {
       AWS_ENDPOINT_URL_DYNAMODB: 'http://127.0.0.1:9',
