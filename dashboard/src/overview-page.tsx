@@ -1,10 +1,11 @@
 /**
  * The overview a team shows its managers: what runs now, what waits for a person, and over the last
  * 14 days the jobs finished per day (throughput), the billed units per day (cost) and each
- * workflow's record. Read from `GET /jobs?since=` (up to 5,000 jobs), refreshed every 10 s.
+ * workflow's record. Read from `GET /jobs?since=` (up to 5,000 jobs), refreshed every 10 s. When
+ * some of those jobs ran on the built-in sandbox, a banner says how many: their figures are simulated.
  */
 import { BarChart } from './charts';
-import { Notice, PageHead, TableHead, Tiles } from './components';
+import { Notice, PageHead, SandboxBanner, TableHead, Tiles } from './components';
 import { dayNumber, formatDay, formatDuration, jobDuration, plural } from './format';
 import { useFocusHeading, useLoaded } from './hooks';
 import { jobsHash } from './routing';
@@ -46,6 +47,7 @@ export function OverviewPage({ api }: { api: Api; config: Settings }) {
   const underWay = count('QUEUED') + count('RUNNING') + count('WAITING');
   const units = jobs.reduce((sum, job) => sum + (job.usage?.billedUnits ?? 0), 0);
   const calls = jobs.reduce((sum, job) => sum + (job.usage?.calls ?? 0), 0);
+  const sandboxJobs = jobs.filter((job) => job.upstream?.kind === 'sandbox').length;
   const succeeded = count('SUCCEEDED');
   const failed = count('FAILED');
   const rate = succeeded + failed > 0 ? Math.round((100 * succeeded) / (succeeded + failed)) : undefined;
@@ -91,6 +93,9 @@ export function OverviewPage({ api }: { api: Api; config: Settings }) {
         subtitle={`The last ${days} days${data && !data.complete ? ` (the latest ${plural(jobs.length, 'job')} of them)` : ''}; updates itself.`}
       />
       <Notice error={error} />
+      {sandboxJobs > 0 ? (
+        <SandboxBanner what={`${sandboxJobs} of ${plural(jobs.length, 'job')} of these ${days} days ran`} />
+      ) : null}
       {data === undefined ? (
         <p aria-busy="true">Loading the figures…</p>
       ) : (

@@ -145,7 +145,8 @@ export async function startApiGateway(
         ...(result.headers as Record<string, string>),
         ...cookies,
       });
-      response.end(result.body ?? '');
+      // As API Gateway does: a body marked isBase64Encoded (a workbook) goes out as its bytes.
+      response.end(result.isBase64Encoded ? Buffer.from(result.body ?? '', 'base64') : (result.body ?? ''));
     } catch (error) {
       if (error instanceof LimitPassed) {
         response.writeHead(error.status, {

@@ -120,3 +120,55 @@ export async function expectNoveltyWordReport(bytes: Uint8Array, result: Novelty
   expect(compared).toBeGreaterThan(0);
   return word;
 }
+
+/** The parts of an FTO search's result.json the Word report's checks read. */
+interface FtoResult {
+  title: string;
+  sandbox?: string;
+  steps: {
+    'agent-result': {
+      final_result: {
+        patent_id: string;
+        risk_level?: string;
+        features?: { tech_feature: string; type?: string; score?: number; claim_num?: number }[];
+      }[];
+    };
+  };
+}
+
+/**
+ * An FTO search's report.docx, read by mammoth, against the job's result.json: the title, the
+ * sandbox notice only on the sandbox, the patents table (each patent in order with its risk) and
+ * the claim charts, cell by cell: every claim element the platform compared, with its match and
+ * score, in a claim chart table, and nothing else there.
+ */
+export async function expectFtoWordReport(bytes: Uint8Array, result: FtoResult): Promise<WordReport> {
+  const word = await readWordReport(bytes);
+  expect(word.text).toContain(result.title);
+  if (result.sandbox) expect(word.text).toContain('Sandbox data: not real publications.');
+  else expect(word.text).not.toContain('Sandbox data');
+  expect(word.html).toContain('<h2>Recommendation</h2>');
+  const patents = result.steps['agent-result'].final_result;
+  expect(patents.length).toBeGreaterThan(0);
+  const table = word.tables.find(
+    (candidate) => candidate[0]?.[0] === 'Ref' && candidate[0]?.[1] === 'Patent',
+  );
+  expect(table, 'the patents table').toBeDefined();
+  const [head, ...rows] = table as string[][];
+  const risk = head!.indexOf('Risk');
+  expect(risk).toBeGreaterThan(1);
+  expect(rows.map((row) => [row[0], row[1], row[risk]?.toLowerCase()])).toEqual(
+    patents.map((patent, index) => [`P${index + 1}`, patent.patent_id, patent.risk_level?.toLowerCase()]),
+  );
+  const charted = word.tables
+    .filter((candidate) => candidate[0]?.join('|') === '#|Claim element|In the product|Match|Score')
+    .flatMap((chart) => chart.slice(1).map((row) => `${row[1]} | ${row[3]?.split(' ').pop()} | ${row[4]}`))
+    .sort();
+  const compared = patents
+    .flatMap((patent) => patent.features ?? [])
+    .map((feature) => `${feature.tech_feature} | ${feature.type} | ${feature.score}`)
+    .sort();
+  expect(compared.length).toBeGreaterThan(0);
+  expect(charted).toEqual(compared);
+  return word;
+}
