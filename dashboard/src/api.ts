@@ -93,9 +93,14 @@ type UploadAnswer =
  * bound to the manifest's SHA-256: the page sends the manifest there itself (the bucket allows the
  * dashboard's origin), and the ingest function starts the batch moments later.
  */
-export async function startBatchUpload(api: Api, body: { manifest: string }): Promise<string> {
+export async function startBatchUpload(
+  api: Api,
+  body: { manifest?: string | undefined; workflow: string },
+): Promise<string> {
   const answer = await api<UploadAnswer>('POST', '/batch-uploads', body);
   if ('batch' in answer) return answer.batch.id;
+  if (body.manifest === undefined)
+    throw new ApiError(400, 'invalid-request', 'this job API took documents without starting their batch');
   let sent: Response;
   try {
     sent = await fetch(answer.upload.url, {

@@ -42,7 +42,7 @@ export function BatchesPage({ api, config }: { api: Api; config: Settings }) {
       >
         {config.starts?.manifests ? (
           <a class="button primary" href="#/upload">
-            Upload a manifest
+            Upload a manifest or documents
           </a>
         ) : null}
       </PageHead>

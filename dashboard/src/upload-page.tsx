@@ -1,7 +1,8 @@
 /**
- * A manifest (JSON Lines or CSV) uploaded from the page becomes a batch in two steps: first every
- * line is checked as `opflow ingest --dry-run` checks it and the cost is estimated (nothing stored,
- * nothing paid), then, once the person has seen that, the batch starts. Both go through the start
+ * A manifest (JSON Lines or CSV), or documents (.docx, .pdf, .txt, .md, .json: one item each, as
+ * `opflow ingest <folder>` reads a folder), uploaded from the page becomes a batch in two steps:
+ * first every line or document is checked as `opflow ingest --dry-run` checks it and the cost is
+ * estimated (nothing stored, nothing paid), then, once the person has seen that, the batch starts. Both go through the start
  * form's submit hook (submit.tsx): one at a time, each problem beside its field (a refused line beside
  * the file) and in an error summary that takes the focus.
  */
@@ -39,6 +40,19 @@ interface Checked {
 
 /** The request body's limit is 1 MiB; the manifest is most of it. */
 const maxManifestBytes = 900 * 1024;
+/** Documents go as base64 (a third larger) in the same 1 MiB body: together at most this. */
+export const maxDocumentsBytes = 740 * 1024;
+/** The documents a batch takes from the page: those `opflow ingest <folder>` reads. */
+const documentTypes = '.docx,.pdf,.txt,.md,.json,.png,.jpg,.jpeg';
+
+/** A file's bytes in base64, as the body carries them. */
+async function base64Of(file: File): Promise<string> {
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  let text = '';
+  for (let at = 0; at < bytes.length; at += 0x8000)
+    text += String.fromCharCode(...bytes.subarray(at, at + 0x8000));
+  return btoa(text);
+}
 /** Refused lines listed in the error summary; the table below the check lists the rest. */
 const summaryLines = 10;
 
@@ -46,6 +60,7 @@ const summaryLines = 10;
 const fields: Record<string, { field: string; label: string }> = {
   fileName: { field: 'manifest-file', label: 'Manifest file' },
   manifest: { field: 'manifest-file', label: 'Manifest file' },
+  documents: { field: 'manifest-file', label: 'Documents' },
   workflow: { field: 'upload-workflow', label: 'Workflow' },
   batchName: { field: 'upload-batch', label: 'Batch name' },
   failureBudget: { field: 'upload-budget', label: 'Failure budget' },
@@ -60,15 +75,15 @@ const fieldOf: FieldOfPath = (path) => fields[path.replace(/^body\./, '').split(
  */
 class RefusedLines extends Error {
   readonly issues: { path: string; message: string }[];
-  constructor(checked: Checked) {
-    super(`${plural(checked.problemCount, 'line')} would not be used`);
+  constructor(checked: Checked, unit: 'line' | 'document') {
+    super(`${plural(checked.problemCount, unit)} would not be used`);
+    const path = unit === 'line' ? 'body.manifest' : 'body.documents';
     const listed = checked.problems.slice(0, summaryLines).map((problem) => ({
-      path: 'body.manifest',
-      message: `${problem.position}${problem.id ? ` (id ${problem.id})` : ''}: ${problem.reason}`,
+      path,
+      message: `${problem.position}${problem.id && problem.id !== problem.position ? ` (id ${problem.id})` : ''}: ${problem.reason}`,
     }));
     const more = checked.problemCount - listed.length;
-    this.issues =
-      more > 0 ? [...listed, { path: 'body.manifest', message: `and ${more} more, listed below` }] : listed;
+    this.issues = more > 0 ? [...listed, { path, message: `and ${more} more, listed below` }] : listed;
   }
 }
 
@@ -92,8 +107,13 @@ function ManifestProblems({ submit }: { submit: Submit }) {
 }
 
 /** What the check found, and the button that starts exactly that. */
-function CheckedSection(props: { current: Checked; submit: Submit; start: () => void }) {
-  const { current, submit, start } = props;
+function CheckedSection(props: {
+  current: Checked;
+  submit: Submit;
+  start: () => void;
+  unit: 'line' | 'document';
+}) {
+  const { current, submit, start, unit } = props;
   const toRun = Object.values(current.toRun).reduce((sum, n) => sum + n, 0);
   return (
     <section class="card" aria-labelledby="check-heading" aria-live="polite">
@@ -101,7 +121,7 @@ function CheckedSection(props: { current: Checked; submit: Submit; start: () => 
       <Tiles
         label="The check"
         tiles={[
-          { label: 'Lines read', value: current.records },
+          { label: unit === 'line' ? 'Lines read' : 'Documents read', value: current.records },
           {
             label: 'Usable',
             value: current.items,
@@ -133,7 +153,7 @@ function CheckedSection(props: { current: Checked; submit: Submit; start: () => 
       {current.problems.length > 0 ? (
         <div class="table-card">
           <ProblemsTable
-            caption={`${plural(current.problemCount, 'line')} that would not be used (the rest would)`}
+            caption={`${plural(current.problemCount, unit)} that would not be used (the rest would)`}
             problems={current.problems}
           />
         </div>
@@ -148,7 +168,7 @@ function CheckedSection(props: { current: Checked; submit: Submit; start: () => 
         >
           {submit.busy ? 'Starting…' : `Start the batch: ${plural(toRun, 'item')}`}
         </button>
-        {toRun === 0 ? <span class="muted">Nothing to run: fix the lines refused above.</span> : null}
+        {toRun === 0 ? <span class="muted">Nothing to run: fix the {unit}s refused above.</span> : null}
       </div>
     </section>
   );
@@ -156,6 +176,10 @@ function CheckedSection(props: { current: Checked; submit: Submit; start: () => 
 
 export function UploadPage({ api, config }: { api: Api; config: Settings }) {
   const heading = useFocusHeading('upload');
+  // A manifest, or documents (one item each).
+  const [kind, setKind] = useState<'manifest' | 'documents'>('manifest');
+  const unit = kind === 'manifest' ? 'line' : 'document';
+  const [documents, setDocuments] = useState<{ name: string; size: number; content: string }[]>([]);
   const [fileName, setFileName] = useState('');
   const [manifest, setManifest] = useState('');
   const [tooLarge, setTooLarge] = useState<string | undefined>(undefined);
@@ -170,8 +194,9 @@ export function UploadPage({ api, config }: { api: Api; config: Settings }) {
   const submit = useSubmit();
 
   const body = () => ({
-    fileName,
-    manifest,
+    ...(kind === 'manifest'
+      ? { fileName, manifest }
+      : { documents: documents.map(({ name, content }) => ({ name, content })) }),
     workflow,
     ...(batchName.trim() ? { batchName: batchName.trim() } : {}),
     selection: manual ? 'manual' : 'auto',
@@ -186,14 +211,45 @@ export function UploadPage({ api, config }: { api: Api; config: Settings }) {
   const pageProblems = (): FormProblem[] => [
     ...(tooLarge
       ? [{ ...fields.manifest!, message: tooLarge }]
-      : !fileName
+      : kind === 'manifest' && !fileName
         ? [{ ...fields.manifest!, message: 'choose a .jsonl or .csv file' }]
-        : []),
+        : kind === 'documents' && documents.length === 0
+          ? [{ ...fields.manifest!, message: 'choose one or more documents' }]
+          : []),
     ...(workflow ? [] : [{ ...fields.workflow!, message: 'choose the workflow its lines are for' }]),
     ...(maxUnits.trim() && !/^[1-9]\d{0,8}$/.test(maxUnits.trim())
       ? [{ ...fields.maxUnits!, message: 'must be a whole number above 0' }]
       : []),
   ];
+  /** A refusal of the chosen files, beside the field and in the summary. */
+  const refuseFiles = (message: string) => {
+    setTooLarge(message);
+    setAttempt('check');
+    void submit.run({
+      check: () => [{ ...fields.manifest!, message }],
+      work: async () => {},
+      fieldOf,
+    });
+  };
+  const chooseDocuments = async (event: { currentTarget: HTMLInputElement }) => {
+    const files = [...(event.currentTarget.files ?? [])];
+    submit.clear('manifest-file');
+    setTooLarge(undefined);
+    setDocuments([]);
+    if (files.length === 0) return;
+    const total = files.reduce((sum, file) => sum + file.size, 0);
+    if (total > maxDocumentsBytes) {
+      refuseFiles(
+        `the ${plural(files.length, 'document')} are ${Math.round(total / 1024)} KB together; the page takes up to ${maxDocumentsBytes / 1024} KB at once (more: a few at a time, or opflow ingest <folder> on the machine that has them)`,
+      );
+      return;
+    }
+    setDocuments(
+      await Promise.all(
+        files.map(async (file) => ({ name: file.name, size: file.size, content: await base64Of(file) })),
+      ),
+    );
+  };
   const choose = async (event: { currentTarget: HTMLInputElement }) => {
     const file = event.currentTarget.files?.[0];
     submit.clear('manifest-file');
@@ -224,7 +280,7 @@ export function UploadPage({ api, config }: { api: Api; config: Settings }) {
       work: async () => {
         const answer = await api<Checked>('POST', '/batch-uploads/check', sent.body);
         setChecked({ key: sent.key, answer });
-        if (answer.problemCount > 0) throw new RefusedLines(answer);
+        if (answer.problemCount > 0) throw new RefusedLines(answer, unit);
       },
       fieldOf,
     });
@@ -238,7 +294,10 @@ export function UploadPage({ api, config }: { api: Api; config: Settings }) {
       fieldOf,
     });
   };
-  const refusedLines = submit.problems.some((problem) => problem.message.startsWith('line '));
+  const refusedLines =
+    current !== undefined &&
+    current.problemCount > 0 &&
+    submit.problems.some((problem) => problem.field === 'manifest-file' && !problem.message.includes(' KB'));
   // The refused lines are those of the check shown: a change that asks for a new check forgets them.
   useEffect(() => {
     if (refusedLines && !current) submit.clear('manifest-file');
@@ -248,37 +307,82 @@ export function UploadPage({ api, config }: { api: Api; config: Settings }) {
       <PageHead
         heading={heading}
         back={{ href: '#/batches', label: 'All batches' }}
-        title="Upload a manifest"
-        subtitle="A JSON Lines or CSV file, one item a line, as opflow ingest reads it. Every line is checked and the cost estimated before anything starts."
+        title="Upload a manifest or documents"
+        subtitle="A JSON Lines or CSV manifest, one item a line, or documents, one item each, as opflow ingest reads them. Every line or document is checked and the cost estimated before anything starts."
       />
       <form class="card" onSubmit={check} noValidate aria-labelledby="upload-heading">
-        <h2 id="upload-heading">The manifest</h2>
+        <h2 id="upload-heading">What to upload</h2>
         <ErrorSummary
           submit={submit}
           title={
             attempt === 'start'
               ? 'The batch was not started'
               : refusedLines && current
-                ? `${plural(current.problemCount, 'line')} of ${fileName} would not be used (the rest would)`
-                : 'The manifest was not checked'
+                ? `${plural(current.problemCount, unit)}${kind === 'manifest' ? ` of ${fileName}` : ''} would not be used (the rest would)`
+                : `The ${kind === 'manifest' ? 'manifest was' : 'documents were'} not checked`
           }
         />
+        {config.starts?.documents ? (
+          <fieldset class="choice">
+            <legend>Upload</legend>
+            {(
+              [
+                ['manifest', 'A manifest: one item a line'],
+                ['documents', 'Documents: one item each (.docx, .pdf, .txt, .md, .json)'],
+              ] as const
+            ).map(([value, label]) => (
+              <label>
+                <input
+                  type="radio"
+                  name="upload-kind"
+                  value={value}
+                  checked={kind === value}
+                  onChange={() => {
+                    setKind(value);
+                    setTooLarge(undefined);
+                    submit.clear('manifest-file');
+                  }}
+                />{' '}
+                {label}
+              </label>
+            ))}
+          </fieldset>
+        ) : null}
         <div class="form-grid">
-          <div class="field">
-            <label for="manifest-file">Manifest file (required)</label>
-            <input
-              id="manifest-file"
-              type="file"
-              accept=".jsonl,.ndjson,.csv,.tsv"
-              onChange={choose}
-              {...fieldAria('manifest-file', submit)}
-            />
-            <span id="manifest-file-hint" class="hint">
-              .jsonl or .csv, up to {maxManifestBytes / 1024} KB; each line an <code>id</code> and the
-              workflow's input fields (its lines may not name documents)
-            </span>
-            <ManifestProblems submit={submit} />
-          </div>
+          {kind === 'manifest' ? (
+            <div class="field">
+              <label for="manifest-file">Manifest file (required)</label>
+              <input
+                id="manifest-file"
+                type="file"
+                accept=".jsonl,.ndjson,.csv,.tsv"
+                onChange={choose}
+                {...fieldAria('manifest-file', submit)}
+              />
+              <span id="manifest-file-hint" class="hint">
+                .jsonl or .csv, up to {maxManifestBytes / 1024} KB; each line an <code>id</code> and the
+                workflow's input fields (its lines may not name documents)
+              </span>
+              <ManifestProblems submit={submit} />
+            </div>
+          ) : (
+            <div class="field">
+              <label for="manifest-file">Documents (required)</label>
+              <input
+                id="manifest-file"
+                type="file"
+                multiple
+                accept={documentTypes}
+                onChange={chooseDocuments}
+                {...fieldAria('manifest-file', submit)}
+              />
+              <span id="manifest-file-hint" class="hint">
+                disclosures as .docx, .pdf, .txt, .md or .json (product images as .png, .jpg), up to{' '}
+                {maxDocumentsBytes / 1024} KB together; each read as opflow ingest reads a folder's
+              </span>
+              <ManifestProblems submit={submit} />
+            </div>
+          )}
           <div class="field">
             <label for="upload-workflow">Workflow (required)</label>
             <select
@@ -358,7 +462,20 @@ export function UploadPage({ api, config }: { api: Api; config: Settings }) {
             <label for="upload-manual">Let me choose at its jobs' selection points</label>
           </div>
         </div>
-        {manifest ? (
+        {kind === 'documents' && documents.length > 0 ? (
+          <>
+            <h3>{plural(documents.length, 'document')} chosen</h3>
+            <ul class="plain small">
+              {documents.map((document) => (
+                <li>
+                  {document.name}{' '}
+                  <span class="muted">({Math.max(1, Math.round(document.size / 1024))} KB)</span>
+                </li>
+              ))}
+            </ul>
+          </>
+        ) : null}
+        {kind === 'manifest' && manifest ? (
           <>
             <h3>{fileName}: first lines</h3>
             <pre class="preview">{manifest.split('\n').slice(0, 8).join('\n')}</pre>
@@ -371,7 +488,7 @@ export function UploadPage({ api, config }: { api: Api; config: Settings }) {
           <span class="muted small">Nothing is stored or paid for by a check.</span>
         </div>
       </form>
-      {current ? <CheckedSection current={current} submit={submit} start={start} /> : null}
+      {current ? <CheckedSection current={current} submit={submit} start={start} unit={unit} /> : null}
     </main>
   );
 }

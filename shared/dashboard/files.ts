@@ -28,8 +28,11 @@ export interface DashboardSettings {
    * defaults, an example, and its steps with the titles people read.
    */
   workflowDocs?: WorkflowDoc[] | undefined;
-  /** What the page may start: a job from a form, a job again like another, a batch from a manifest. */
-  starts?: { jobs: boolean; rerun: boolean; manifests: boolean } | undefined;
+  /**
+   * What the page may start: a job from a form, a job again like another, a batch from a manifest,
+   * a batch from documents (opflow serve only: on AWS they go through `opflow ingest <folder>`).
+   */
+  starts?: { jobs: boolean; rerun: boolean; manifests: boolean; documents?: boolean } | undefined;
   statuses?: string[] | undefined;
   sources?: string[] | undefined;
   /** Whether `GET /jobs/{id}/timeline` exists (opflow serve; the AWS API since its job history). */

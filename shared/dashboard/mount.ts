@@ -70,7 +70,10 @@ export function dashboardMount(options: {
         batches: options.batches === true,
         schedules: options.schedules === true,
         webhooks: options.webhooks === true,
-        starts: options.starts ?? { jobs: true, rerun: false, manifests: false },
+        // This server's upload routes take documents wherever they take manifests (start-routes.ts).
+        starts: options.starts
+          ? { ...options.starts, documents: options.starts.manifests }
+          : { jobs: true, rerun: false, manifests: false },
       },
     }),
   );

@@ -8,10 +8,13 @@
  *   POST /batch-uploads           the same manifest kept in the uploads folder and ingested as a batch
  *                                 (as `opflow ingest --no-wait`; this server's batch rounds run it)
  *
+ * Both take, instead of a manifest, documents (`documents: [{name, content}]`, base64): each an
+ * item, read as `opflow ingest <folder>` reads a folder's (document-upload.ts).
+ *
  * A manifest comes as text in the JSON body, so the body limit (1 MiB) bounds it; larger ones go
  * through `opflow ingest` on the machine. Its lines may not name documents (`file`): only the
  * manifest is uploaded. The same file name and content is the same batch, so uploading it again
- * starts nothing twice.
+ * starts nothing twice; the same documents too.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -23,10 +26,14 @@ import { viewOf } from '../ingest/batch-view';
 import { manifestKindOf } from '../ingest/inbox';
 import { IngestRefused, openBatch } from '../ingest/ingest';
 import { localIngestSource } from '../ingest/local-source';
-import { manifestUploadBodySchema as manifestBodySchema } from '../ingest/upload-request';
+import {
+  documentsUploadBodySchema,
+  manifestUploadBodySchema as manifestBodySchema,
+} from '../ingest/upload-request';
 import type { BatchRunner } from './batch-runner';
+import { documentsChecker } from './document-upload';
 import { jobInputRoute } from './job-input-route';
-import { manifestChecker } from './upload-check';
+import { manifestChecker, refuseToStartUpload } from './upload-check';
 
 /** Where a server on the database `dbPath` keeps uploaded manifests: `uploads/` beside the database. */
 export function uploadsFolderOf(dbPath: string): string {
@@ -54,9 +61,18 @@ export function startRoutes(options: {
     }),
   });
 
+  const documents = documentsChecker({ deps, batches, uploadsFolder: options.uploadsFolder });
+  /** A body of documents (rather than a manifest): it names them. */
+  const ofDocuments = (body: unknown) =>
+    typeof body === 'object' && body !== null && 'documents' in body && !('manifest' in body);
+
   return [
     jobInputRoute(deps),
     apiRoute('checkBatchUpload', async (_params, _request, { tenant, body }) => {
+      if (ofDocuments(body())) {
+        const checked = await documents.check(parse(documentsUploadBodySchema, body(), 'body'), tenant);
+        return json(200, { dryRun: true, batchId: checked.prepared.batchId, ...summary(checked) });
+      }
       const checked = await check(parse(manifestBodySchema, body(), 'body'), tenant);
       return json(200, {
         dryRun: true,
@@ -65,6 +81,27 @@ export function startRoutes(options: {
       });
     }),
     apiRoute('startBatchUpload', async (_params, _request, { tenant, body }) => {
+      if (ofDocuments(body())) {
+        const parsed = parse(documentsUploadBodySchema, body(), 'body');
+        const checked = await documents.check(parsed, tenant);
+        refuseToStartUpload(
+          checked,
+          parsed.maxUnits,
+          'body.documents: none of them can be used (see the problems)',
+        );
+        const { prepared } = checked;
+        await documents.keep(prepared);
+        const { batch, state } = await openBatch(
+          { engine: deps, batches },
+          prepared.source,
+          prepared.request,
+        ).catch((error) => {
+          if (error instanceof IngestRefused) throw new ApiError(400, 'invalid-request', error.message);
+          throw error;
+        });
+        options.runner.drive(localIngestSource(prepared.source), batch.id);
+        return json(201, { batch: viewOf(batch, deps.clock.now()), state, ...summary(checked) });
+      }
       const parsed = parse(manifestBodySchema, body(), 'body');
       const checked = await check(parsed, tenant);
       refuseToStart(checked, parsed.maxUnits);

@@ -9,7 +9,7 @@
  */
 import { Readable } from 'node:stream';
 import type * as z from 'zod';
-import type { BatchSource, BatchStore } from '../engine/batch-store';
+import type { BatchOptions, BatchSource, BatchStore } from '../engine/batch-store';
 import type { JobDeps } from '../engine/deps';
 import { errorMessage } from '../errors/error-message';
 import { ApiError } from '../http/job-api';
@@ -17,7 +17,7 @@ import { batchIdFor, defaultInFlightPerBatch, parseFailureBudget, sha256 } from 
 import { estimateBatch } from '../ingest/estimate';
 import { IngestRefused, type IngestRequest, type IngestSource } from '../ingest/ingest-item';
 // The manifest reader alone: a line naming a document is a problem (documents are not uploaded here).
-import { previewRecords } from '../ingest/ingest-preview';
+import { type IngestPreview, previewRecords } from '../ingest/ingest-preview';
 import type { manifestUploadBodySchema } from '../ingest/upload-request';
 
 export type ManifestBody = z.infer<typeof manifestUploadBodySchema>;
@@ -48,40 +48,11 @@ export function manifestChecker(options: { deps: JobDeps; batches: BatchStore; l
 
   /** The manifest's source, request and reader, refused with the field at fault. */
   const prepare = (body: ManifestBody, boundTenant: string | undefined): PreparedManifest => {
-    if (!deps.workflows.has(body.workflow)) {
-      throw new ApiError(
-        400,
-        'invalid-request',
-        `body.workflow: no workflow ${body.workflow}; there are ${[...deps.workflows.keys()].sort().join(', ')}`,
-      );
-    }
-    if (boundTenant !== undefined && body.tenant !== 'default' && body.tenant !== boundTenant)
-      throw new ApiError(403, 'forbidden', `this caller may only ingest for tenant ${boundTenant}`);
-    let failureBudget: ReturnType<typeof parseFailureBudget> | undefined;
-    try {
-      failureBudget = body.failureBudget === undefined ? undefined : parseFailureBudget(body.failureBudget);
-    } catch (error) {
-      throw new ApiError(
-        400,
-        'invalid-request',
-        `body.failureBudget: ${errorMessage(error).replace(/^--failure-budget:?\s*/, '')}`,
-      );
-    }
+    const { tenant, options: batchOptions } = uploadRequestOf(deps, body, boundTenant);
     const bytes = Buffer.from(body.manifest, 'utf8');
     const hash = sha256(body.manifest);
-    const tenant = boundTenant ?? body.tenant;
     const { source, batchName } = options.locate(body, tenant, hash);
-    const request: IngestRequest = {
-      batchName,
-      tenant,
-      workflow: body.workflow,
-      options: {
-        selection: body.selection,
-        failureBudget,
-        maxUnits: body.maxUnits,
-        inFlight: defaultInFlightPerBatch,
-      },
-    };
+    const request: IngestRequest = { batchName, tenant, workflow: body.workflow, options: batchOptions };
     const inMemory: IngestSource = {
       source,
       openBytes: async (start) => Readable.from([bytes.subarray(start)]),
@@ -108,46 +79,85 @@ export function manifestChecker(options: { deps: JobDeps; batches: BatchStore; l
     const estimate = await estimateBatch(deps.store, deps.workflows, preview.toRun);
     return { prepared, preview, estimate };
   };
-  type Checked = Awaited<ReturnType<typeof check>>;
+  return { check, summary: uploadSummary, refuseToStart: refuseToStartUpload };
+}
 
-  /** What an answer says of a check. */
-  const summary = ({ preview, estimate }: Checked) => ({
-    records: preview.records,
-    items: preview.items,
-    existing: preview.existing,
-    toRun: preview.toRun,
-    billedBefore: preview.billedBefore,
-    problems: preview.problems.slice(0, listedProblems),
-    problemCount: preview.problems.length,
-    estimate,
-  });
-
-  /** Refuses to start a manifest with no usable line, or one whose estimate passes its cost cap. */
-  const refuseToStart = ({ preview, estimate }: Checked, maxUnits: number | undefined): void => {
-    if (preview.items === 0)
-      throw new ApiError(
-        400,
-        'invalid-request',
-        'body.manifest: no line of it can be used (see the problems)',
-      );
-    if (
-      maxUnits !== undefined &&
-      estimate.billedUnits !== undefined &&
-      preview.billedBefore + estimate.billedUnits > maxUnits
-    )
-      throw new ApiError(
-        409,
-        'over-budget',
-        `not started: the batch would bill about ${estimate.billedUnits} units, over maxUnits ${maxUnits}`,
-        {},
-        [
-          {
-            path: 'body.maxUnits',
-            message: `the batch would bill about ${estimate.billedUnits} units, over this cap: raise it or leave it empty`,
-          },
-        ],
-      );
+/** The fields every upload shares (workflow, tenant, batch options), refused with the field at fault. */
+export function uploadRequestOf(
+  deps: JobDeps,
+  body: Pick<ManifestBody, 'workflow' | 'tenant' | 'failureBudget' | 'selection' | 'maxUnits'>,
+  boundTenant: string | undefined,
+): { tenant: string; options: BatchOptions } {
+  if (!deps.workflows.has(body.workflow)) {
+    throw new ApiError(
+      400,
+      'invalid-request',
+      `body.workflow: no workflow ${body.workflow}; there are ${[...deps.workflows.keys()].sort().join(', ')}`,
+    );
+  }
+  if (boundTenant !== undefined && body.tenant !== 'default' && body.tenant !== boundTenant)
+    throw new ApiError(403, 'forbidden', `this caller may only ingest for tenant ${boundTenant}`);
+  let failureBudget: ReturnType<typeof parseFailureBudget> | undefined;
+  try {
+    failureBudget = body.failureBudget === undefined ? undefined : parseFailureBudget(body.failureBudget);
+  } catch (error) {
+    throw new ApiError(
+      400,
+      'invalid-request',
+      `body.failureBudget: ${errorMessage(error).replace(/^--failure-budget:?\s*/, '')}`,
+    );
+  }
+  return {
+    tenant: boundTenant ?? body.tenant,
+    options: {
+      selection: body.selection,
+      failureBudget,
+      maxUnits: body.maxUnits,
+      inFlight: defaultInFlightPerBatch,
+    },
   };
+}
 
-  return { check, summary, refuseToStart };
+/** What a check found, as an upload's answer says it. */
+export interface UploadChecked {
+  preview: IngestPreview;
+  estimate: Awaited<ReturnType<typeof estimateBatch>>;
+}
+
+/** What an answer says of a check. */
+export const uploadSummary = ({ preview, estimate }: UploadChecked) => ({
+  records: preview.records,
+  items: preview.items,
+  existing: preview.existing,
+  toRun: preview.toRun,
+  billedBefore: preview.billedBefore,
+  problems: preview.problems.slice(0, listedProblems),
+  problemCount: preview.problems.length,
+  estimate,
+});
+
+/** Refuses to start an upload with no usable item, or one whose estimate passes its cost cap. */
+export function refuseToStartUpload(
+  { preview, estimate }: UploadChecked,
+  maxUnits: number | undefined,
+  what = 'body.manifest: no line of it can be used (see the problems)',
+): void {
+  if (preview.items === 0) throw new ApiError(400, 'invalid-request', what);
+  if (
+    maxUnits !== undefined &&
+    estimate.billedUnits !== undefined &&
+    preview.billedBefore + estimate.billedUnits > maxUnits
+  )
+    throw new ApiError(
+      409,
+      'over-budget',
+      `not started: the batch would bill about ${estimate.billedUnits} units, over maxUnits ${maxUnits}`,
+      {},
+      [
+        {
+          path: 'body.maxUnits',
+          message: `the batch would bill about ${estimate.billedUnits} units, over this cap: raise it or leave it empty`,
+        },
+      ],
+    );
 }

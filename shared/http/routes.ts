@@ -11,12 +11,12 @@ import type { AnswerName } from './answer-schemas';
 import { eventsQuerySchema, eventsTokenBodySchema } from './events-schemas';
 import {
   batchListQuerySchema,
+  batchUploadBodySchema,
   createBodySchema,
   deliveryQuerySchema,
   idempotencyKeySchema,
   jobIdSchema,
   listQuerySchema,
-  manifestUploadBodySchema,
   pauseBodySchema,
   reportQuerySchema,
   retryBodySchema,
@@ -492,7 +492,7 @@ export const routeTable = [
       'A manifest checked line by line as opflow ingest --dry-run, with the cost estimate; nothing stored',
     auth: 'caller',
     servedBy: 'both',
-    body: { schema: manifestUploadBodySchema, required: true },
+    body: { schema: batchUploadBodySchema, required: true },
     answers: { 200: { description: 'the check', schema: 'any' } },
     refusals: [400, 403, 413, 415],
   },
@@ -504,7 +504,7 @@ export const routeTable = [
       'A manifest checked and started as a batch (on AWS through a presigned S3 upload); the same file again starts nothing twice',
     auth: 'caller',
     servedBy: 'both',
-    body: { schema: manifestUploadBodySchema, required: true },
+    body: { schema: batchUploadBodySchema, required: true },
     answers: {
       201: { description: 'opflow serve: the batch started', schema: 'any' },
       202: {

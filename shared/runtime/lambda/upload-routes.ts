@@ -18,7 +18,7 @@ import { jobInputRoute } from '../../dashboard/job-input-route';
 import type { LocateManifest } from '../../dashboard/upload-check';
 import type { BatchStore } from '../../engine/batch-store';
 import type { ApiRoute } from '../../http/job-api';
-import { apiRoute, json, parse } from '../../http/job-api';
+import { ApiError, apiRoute, json, parse } from '../../http/job-api';
 import { batchIdFor } from '../../ingest/batch';
 import { inboxFolderOf, inboxMetadataFor, manifestKindOf } from '../../ingest/inbox';
 import { manifestUploadBodySchema } from '../../ingest/upload-request';
@@ -83,14 +83,25 @@ export function awsUploadRoutes(pipeline: Pick<JobSide, 'deps' | 'config'>, batc
     return checker;
   };
   const presign = presignerOnFirstUse(pipeline);
+  /** Documents (rather than a manifest) are not taken here yet: said so, with what to do instead. */
+  const noDocuments = (body: unknown) => {
+    if (typeof body === 'object' && body !== null && 'documents' in body)
+      throw new ApiError(
+        400,
+        'invalid-request',
+        'body.documents: the AWS job API takes a manifest from the dashboard, not documents; upload a folder of documents with opflow ingest <folder> --workflow <name> (it sends them to the inbox)',
+      );
+  };
   return [
     jobInputRoute(deps),
     apiRoute('checkBatchUpload', async (_params, _request, { tenant, body }) => {
+      noDocuments(body());
       const { check, summary } = await loadChecker();
       const checked = await check(parse(manifestUploadBodySchema, body(), 'body'), tenant);
       return json(200, { dryRun: true, batchId: checked.prepared.batchId, ...summary(checked) });
     }),
     apiRoute('startBatchUpload', async (_params, _request, { tenant, body }) => {
+      noDocuments(body());
       const parsed = parse(manifestUploadBodySchema, body(), 'body');
       const { check, summary, refuseToStart } = await loadChecker();
       const checked = await check(parsed, tenant);
