@@ -105,11 +105,14 @@ describe('opflow --backend aws, a stack not all there', { timeout: REAL_PROCESS_
     ['callbacks resend', ['callbacks', 'resend', '01M8FG72JB9G0E23M5CFKHCMFY']],
     ['bulk', ['bulk', 'cancel', '--status', 'QUEUED', '--yes']],
     ['run', ['run', 'patent-count', 'table.json']],
+    ['ingest', ['ingest', 'counts.jsonl', '--workflow', 'patent-count']],
   ])('%s: the job table missing is named, with what to run', async (_name, args) => {
     if (args[2] === 'table.json') args[2] = query('table');
     const result = await opflow(args, missingTable);
     expect(result.code, result.stderr).toBe(5);
     expect(result.stderr).toMatch(tableMessage);
+    // Before anything is uploaded or submitted.
+    expect(result.stderr).not.toMatch(/uploaded \d+ object/);
   });
 
   it('doctor: fails the job table check, naming it, and exits non-zero', async () => {
