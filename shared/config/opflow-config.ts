@@ -128,7 +128,8 @@ export const webhookSourceSchema = z.lazy(() =>
         .default('5m'),
       /**
        * Billed units the source's jobs may spend in any 24 hours; past it, new deliveries are refused
-       * (429 `cost-cap`, the figures in the message) until the day's spend falls below. Default: no cap.
+       * (429 `cost-cap`, the figures in the message) until the day's spend falls below. Each job may
+       * spend what is left of it (one in progress stops before its next step). Default: no cap.
        */
       maxUnitsPerDay: unitsCapSchema.optional(),
       /**
@@ -189,7 +190,8 @@ export const scheduleSchema = z.lazy(() =>
       paused: z.strictObject({ reason: z.string().min(1).max(500) }).optional(),
       /**
        * Billed units its jobs may spend in any 24 hours; reaching it pauses the schedule (with the
-       * figures as the reason) until it is resumed. Default: no cap.
+       * figures as the reason) until it is resumed. Each job may spend what is left of it (a run in
+       * progress stops before its next step). Default: no cap.
        */
       maxUnitsPerDay: unitsCapSchema.optional(),
       /**

@@ -32,7 +32,7 @@ import { JobRequestError, submitJob, submitJobRequestSchema } from '../engine/jo
 import type { WebhookDeliveryLog } from '../engine/webhook-deliveries';
 import { namedErrorMessage } from '../errors/error-message';
 import { formatIssues } from '../errors/zod-issues';
-import { dayMs, unitsSpentSince } from '../schedules/cost-cap';
+import { dayMs, runBudget, unitsSpentSince } from '../schedules/cost-cap';
 import { json, refusal } from './api-error';
 import { engineRefusals } from './engine-refusals';
 import type { JobApiResponse } from './job-api';
@@ -246,24 +246,29 @@ export function sourceIdentity(
 }
 
 /**
- * Why a delivery is refused for the source's `maxUnitsPerDay` (its jobs of the last 24 hours were
- * billed that much), or undefined. A repeated delivery of a job that exists is never refused.
+ * The source's `maxUnitsPerDay` against a delivery: why it is refused (its jobs of the last 24 hours
+ * were billed that much; a repeated delivery of a job that exists is never refused), else the
+ * `maxUnits` of its job: the run cap, lowered to what is left of the day cap, so a job in progress
+ * stops at its next step once the day's spend reaches it.
  */
-async function overDayCap(
+async function dayCapOf(
   deps: WebhookOptions['deps'],
-  settings: { tenant: string; maxUnitsPerDay?: number | undefined },
+  settings: { tenant: string; maxUnitsPerDay?: number | undefined; maxUnitsPerRun?: number | undefined },
   identity: string,
   key: string,
-): Promise<string | undefined> {
+): Promise<{ refused: string } | { maxUnits: number | undefined }> {
   const cap = settings.maxUnitsPerDay;
-  if (cap === undefined) return undefined;
+  if (cap === undefined) return { maxUnits: settings.maxUnitsPerRun };
   const spent = await unitsSpentSince(
     deps,
     { tenant: settings.tenant, source: 'webhook', keyPrefix: `webhook:${identity}:` },
     deps.clock.now() - dayMs,
   );
-  if (spent.units < cap || (await deps.store.findByIdempotencyKey(settings.tenant, key))) return undefined;
-  return `cost cap reached: the ${spent.jobs} job(s) of source ${identity} of the last 24 hours were billed ${spent.units} units, maxUnitsPerDay is ${cap}; deliveries start jobs again once the last 24 hours' spend is below it`;
+  if (spent.units < cap || (await deps.store.findByIdempotencyKey(settings.tenant, key)))
+    return { maxUnits: runBudget(settings, spent.units) };
+  return {
+    refused: `cost cap reached: the ${spent.jobs} job(s) of source ${identity} of the last 24 hours were billed ${spent.units} units, maxUnitsPerDay is ${cap}; deliveries start jobs again once the last 24 hours' spend is below it`,
+  };
 }
 
 /** What a request names and proves, once known: the source's one name, its settings and tenant. */
@@ -412,13 +417,13 @@ async function startWebhookJob(
   }
   const { identity, settings, webhookId } = delivery;
   const idempotencyKey = `webhook:${identity}:${webhookId}`;
-  const over = await overDayCap(deps, settings, identity, idempotencyKey);
-  if (over) return refusal(429, 'cost-cap', over);
+  const budget = await dayCapOf(deps, settings, identity, idempotencyKey);
+  if ('refused' in budget) return refusal(429, 'cost-cap', budget.refused);
   const { job, created } = await submitJob(deps, {
     ...(mapped as z.input<typeof defaultBodySchema>),
     tenant: settings.tenant,
     ...(settings.priority === undefined ? {} : { priority: settings.priority }),
-    ...(settings.maxUnitsPerRun === undefined ? {} : { maxUnits: settings.maxUnitsPerRun }),
+    ...(budget.maxUnits === undefined ? {} : { maxUnits: budget.maxUnits }),
     source: 'webhook',
     idempotencyKey,
     label: (mapped.label as string | undefined) ?? `webhook ${identity} ${webhookId}`.slice(0, 200),

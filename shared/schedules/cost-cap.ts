@@ -1,8 +1,10 @@
 /**
  * A schedule's cost caps. `maxUnitsPerRun` bounds each of its jobs (the job's `maxUnits`: it stops
  * before its next step once reached, FAILED with kind `cost-cap`), and such a run pauses the
- * schedule. `maxUnitsPerDay` bounds the billed units its jobs spend in any 24 hours.
- * Once the jobs created in the last 24 hours have been billed that much, the schedule is paused
+ * schedule. `maxUnitsPerDay` bounds the billed units its jobs spend in any 24 hours: a new job's
+ * `maxUnits` is at most what is left of it (so a run in progress stops at its next step once the
+ * day's spend reaches the cap, not only the runs after it). Once the jobs created in the last 24
+ * hours have been billed that much, the schedule is paused
  * (in its state, as `opflow schedules pause` does) with a reason naming the figures, so no further
  * slot fires until a person resumes it; the reason shows in `opflow schedules`, the API and the
  * dashboard. Billed units are known after each call, so the cap is checked at every tick.
@@ -45,6 +47,36 @@ export async function unitsSpentSince(
 }
 
 /**
+ * The `maxUnits` of a new job given `perRun` and what is left of `perDay` after `spent`: the smaller;
+ * undefined without caps. Nothing left (a person's trigger past the day cap) leaves the run cap alone.
+ */
+export function runBudget(
+  caps: { maxUnitsPerRun?: number | undefined; maxUnitsPerDay?: number | undefined },
+  spent: number,
+): number | undefined {
+  const left = caps.maxUnitsPerDay === undefined ? undefined : caps.maxUnitsPerDay - spent;
+  if (left === undefined || left < 1) return caps.maxUnitsPerRun;
+  return caps.maxUnitsPerRun === undefined ? left : Math.min(caps.maxUnitsPerRun, left);
+}
+
+/** The idempotency key prefix of a schedule's jobs: `schedule:<name>:<slot>[:manual]`. */
+const scheduleKeyPrefix = (schedule: Schedule) => `schedule:${schedule.name}:`;
+
+/** The `maxUnits` of the schedule's next job: its run cap, lowered to what is left of its day cap. */
+export async function scheduleRunBudget(
+  deps: Pick<JobDeps, 'store' | 'clock'>,
+  schedule: Schedule,
+): Promise<number | undefined> {
+  if (schedule.maxUnitsPerDay === undefined) return schedule.maxUnitsPerRun;
+  const spent = await unitsSpentSince(
+    deps,
+    { tenant: schedule.tenant, source: 'schedule', keyPrefix: scheduleKeyPrefix(schedule) },
+    deps.clock.now() - dayMs,
+  );
+  return runBudget(schedule, spent.units);
+}
+
+/**
  * Pauses the schedule when its jobs of the last 24 hours have been billed `maxUnitsPerDay` or more.
  * Returns the reason when it paused it now.
  */
@@ -61,7 +93,7 @@ export async function pauseAtDayCap(
   // The jobs of its slots and triggers: idempotency key `schedule:<name>:<slot>[:manual]`.
   const spent = await unitsSpentSince(
     deps,
-    { tenant: schedule.tenant, source: 'schedule', keyPrefix: `schedule:${schedule.name}:` },
+    { tenant: schedule.tenant, source: 'schedule', keyPrefix: scheduleKeyPrefix(schedule) },
     now - dayMs,
   );
   if (spent.units < cap) return undefined;
@@ -72,8 +104,9 @@ export async function pauseAtDayCap(
 
 /**
  * Pauses the schedule when its latest run stopped at its run cap (`maxUnitsPerRun`), once per such
- * run: a person who resumes it is not stopped again by the same run. Returns the reason when it
- * paused it now.
+ * run: a person who resumes it is not stopped again by the same run. A run stopped by what was left
+ * of the day cap (its maxUnits below the run cap) is the day cap's (`pauseAtDayCap`). Returns the
+ * reason when it paused it now.
  */
 export async function pauseAtRunCap(
   deps: Pick<JobDeps, 'store' | 'clock'>,
@@ -87,16 +120,21 @@ export async function pauseAtRunCap(
   const ids = [...new Set([state.lastJobId, ...(state.runs ?? []).map((run) => run.jobId).reverse()])]
     .filter((id): id is string => id !== undefined)
     .slice(0, recentRuns);
+  const perRun = schedule.maxUnitsPerRun;
   let job: Job | undefined;
   for (const id of ids) {
     const run = await deps.store.get(id);
-    if (run?.status === 'FAILED' && run.lastError?.kind === 'cost-cap') {
+    if (
+      run?.status === 'FAILED' &&
+      run.lastError?.kind === 'cost-cap' &&
+      (run.maxUnits ?? perRun) >= perRun
+    ) {
       job = run;
       break;
     }
   }
   if (!job || job.id === state.runCapJobId) return undefined;
-  const reason = `run cost cap reached: job ${job.id} was billed ${job.usage.billedUnits} units, maxUnitsPerRun is ${job.maxUnits ?? schedule.maxUnitsPerRun}; it stopped before step "${job.step}" (resume the schedule to go on; opflow retry ${job.id} --max-units <more> finishes that run)`;
+  const reason = `run cost cap reached: job ${job.id} was billed ${job.usage.billedUnits} units, maxUnitsPerRun is ${perRun}; it stopped before step "${job.step}" (resume the schedule to go on; opflow retry ${job.id} --max-units <more> finishes that run)`;
   await updateScheduleState(states, schedule.name, deps.clock.now(), (current) => ({
     ...current,
     runCapJobId: job.id,

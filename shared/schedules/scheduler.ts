@@ -13,7 +13,7 @@ import { submitJob } from '../engine/job-commands';
 import { isTerminal, type Job } from '../engine/job-record';
 import type { ScheduleState, ScheduleStateStore } from '../engine/schedule-ports';
 import { errorMessage } from '../errors/error-message';
-import { pauseAtDayCap, pauseAtRunCap } from './cost-cap';
+import { pauseAtDayCap, pauseAtRunCap, scheduleRunBudget } from './cost-cap';
 import { jitterOf, slotKey, slotsBetween } from './slots';
 
 /** A slot no older than this (plus the jitter) is on time, not missed. */
@@ -43,6 +43,7 @@ export async function fireSlot(
   slot: number,
   key: string = slotKey(schedule.name, slot),
 ): Promise<{ job: Job; created: boolean }> {
+  const maxUnits = await scheduleRunBudget(deps, schedule);
   return submitJob(deps, {
     workflow: schedule.workflow,
     input: schedule.input,
@@ -50,7 +51,7 @@ export async function fireSlot(
     selection: schedule.selection,
     callbackUrl: schedule.callbackUrl,
     ...(schedule.priority === undefined ? {} : { priority: schedule.priority }),
-    ...(schedule.maxUnitsPerRun === undefined ? {} : { maxUnits: schedule.maxUnitsPerRun }),
+    ...(maxUnits === undefined ? {} : { maxUnits }),
     source: 'schedule',
     idempotencyKey: key,
     label: `${schedule.name} ${new Date(slot).toISOString()}`,
@@ -161,6 +162,16 @@ async function tickOne(
         });
       }
       continue;
+    }
+    // The previous run stopped at a cost cap after this tick's first look: pause now, not after one
+    // more run (the loop then sees the pause and skips the slot).
+    if (previous?.status === 'FAILED' && previous.lastError?.kind === 'cost-cap') {
+      const capped =
+        (await pauseAtRunCap(deps, states, schedule)) ?? (await pauseAtDayCap(deps, states, schedule));
+      if (capped) {
+        deps.log?.warn('schedule: paused at its cost cap', { schedule: schedule.name, reason: capped });
+        continue;
+      }
     }
     const { job, created } = await fireSlot(deps, schedule, slot);
     if (

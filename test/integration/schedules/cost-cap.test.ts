@@ -9,7 +9,7 @@ import type { EngineDeps } from '../../../shared/engine/deps';
 import { runStep } from '../../../shared/engine/runner';
 import { ManualClock } from '../../../shared/runtime/time';
 import { pauseSchedule, resumeSchedule, scheduleView } from '../../../shared/schedules/pause';
-import { tickSchedules } from '../../../shared/schedules/scheduler';
+import { tickSchedules, triggerSchedule } from '../../../shared/schedules/scheduler';
 import { workflows } from '../../../shared/workflows';
 import { localEngine, type TestEngine } from '../../support/engines';
 
@@ -180,6 +180,33 @@ describe('maxUnitsPerRun', () => {
     expect(next.lastError?.kind).not.toBe('cost-cap');
     await tickSchedules(deps, states, [schedule]);
     expect((await scheduleView(deps, states, schedule)).pause).toBeUndefined();
+  });
+
+  it('lowers a run’s cap to what is left of the day cap: a run in progress stops there and the schedule pauses with the day’s figures', async () => {
+    const schedule = config({ maxUnitsPerRun: 40, maxUnitsPerDay: 50, overlap: 'allow-all' }).schedules[0]!;
+    await tickSchedules(deps, states, [schedule]);
+    // The first run has the whole run cap; it spends 30 of the day's 50.
+    const first = await slotStopped(schedule, 30);
+    expect(first.maxUnits).toBe(40);
+    expect(first.lastError?.kind).not.toBe('cost-cap');
+    await local.store.commit(
+      { ...first, status: 'SUCCEEDED', version: first.version + 1, finishedAt: clock.now() },
+      first.version,
+    );
+    // The second gets the 20 left, not 40: once billed that much it stops before its next step.
+    const second = await slotStopped(schedule, 20);
+    expect(second.maxUnits).toBe(20);
+    expect(second.status).toBe('FAILED');
+    expect(second.lastError?.kind).toBe('cost-cap');
+    // The pause names the day cap, not the run cap the run never reached.
+    clock.advance(60 * 60_000);
+    await tickSchedules(deps, states, [schedule]);
+    expect((await scheduleView(deps, states, schedule)).paused).toBe(
+      'cost cap reached: its 2 job(s) of the last 24 hours were billed 50 units, maxUnitsPerDay is 50 (resume it to go on)',
+    );
+    // A person's trigger past the day cap runs with the run cap.
+    const { job } = await triggerSchedule(deps, states, schedule);
+    expect(job.maxUnits).toBe(40);
   });
 
   it('refuses a cap that is not a positive whole number, naming the field', () => {

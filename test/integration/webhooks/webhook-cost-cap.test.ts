@@ -63,9 +63,12 @@ describe("a webhook source's maxUnitsPerDay", () => {
   it('refuses new deliveries once the last 24 hours reach the cap, and takes them again after', async () => {
     const first = await deliver('tracker', 'msg_1');
     expect(first.status).toBe(202);
+    // Each job may spend what is left of the day: a job in progress stops at its next step there.
+    expect((await local.store.get(first.json.jobId))?.maxUnits).toBe(100);
     await bill(first.json.jobId, 60);
     const second = await deliver('tracker', 'msg_2');
     expect(second.status).toBe(202);
+    expect((await local.store.get(second.json.jobId))?.maxUnits).toBe(40);
     await bill(second.json.jobId, 45);
 
     const refused = await deliver('tracker', 'msg_3');

@@ -1,0 +1,301 @@
+/**
+ * Cost caps of schedules and webhook sources through the real bin, against a sandbox on its own port
+ * whose call ledger says what was billed: one `opflow serve` fires two schedules every second (its
+ * own scheduler, nothing triggered by hand) and takes signed deliveries of two webhook sources.
+ *
+ * - `run-capped` (maxUnitsPerRun 8, maxUnitsPerDay 1000): its first run stops before its next step
+ *   once billed 8 units (FAILED, cost-cap) and the schedule pauses with the run's figures;
+ * - `day-capped` (maxUnitsPerRun 100, maxUnitsPerDay 12): its first run may spend only the day's 12,
+ *   stops there, and the schedule pauses with the day's figures;
+ * - neither fires again while paused; `opflow schedules`, GET /schedules and the dashboard's
+ *   Schedules page (Chromium, a screenshot) show each reason; `opflow schedules resume` lifts one;
+ * - webhook source `alerts` (maxUnitsPerRun 8) stops its job at 8; `watch` (maxUnitsPerDay 12) lets
+ *   its first job spend the 12 and refuses the next delivery (429 cost-cap, the figures), which
+ *   GET /webhook-deliveries and the dashboard's Webhooks page show.
+ * The agent search (30 units) is never called for a capped job, and what the sandbox billed is what
+ * each job counted.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { scaledTaskDurations } from '../../../shared/runtime/local/sandbox-launch';
+import { type Sandbox, startSandbox } from '../../../shared/sandbox';
+import { workflows } from '../../../shared/workflows';
+import { openBrowser, screenshot } from '../dashboard/browser';
+import { childEnv, killRunningOpflows, runOpflow } from './opflow-process';
+import { startServe } from './serve-process';
+
+const speed = 300;
+const KEY = 'sk-opflow-schedule-caps-000000000';
+const token = 'schedule-caps-token-0123456789abcdef';
+const secret = `whsec_${Buffer.from('schedule-webhook-cost-caps-secret').toString('base64')}`;
+const input = workflows.get('novelty-check')!.example!;
+const agentSearch = 'ai35-7NoveltySearchAgentSearch';
+
+const config = {
+  schedules: [
+    {
+      name: 'run-capped',
+      cron: '* * * * * *',
+      workflow: 'novelty-check',
+      input,
+      maxUnitsPerRun: 8,
+      maxUnitsPerDay: 1000,
+    },
+    {
+      name: 'day-capped',
+      cron: '* * * * * *',
+      workflow: 'novelty-check',
+      input,
+      maxUnitsPerRun: 100,
+      maxUnitsPerDay: 12,
+    },
+  ],
+  webhooks: {
+    alerts: { workflow: 'novelty-check', input: { text: { $from: '/text' } }, maxUnitsPerRun: 8 },
+    watch: { workflow: 'novelty-check', input: { text: { $from: '/text' } }, maxUnitsPerDay: 12 },
+  },
+};
+
+interface JobJson {
+  id: string;
+  status: string;
+  step: string;
+  source: string;
+  label?: string;
+  maxUnits?: number;
+  usage: { billedUnits: number; calls: number };
+  lastError?: { kind: string; message: string };
+}
+interface ScheduleJson {
+  name: string;
+  pause?: { reason: string; by: string };
+  next?: string;
+  lastJob?: { id: string; status: string };
+}
+
+describe('cost caps of schedules and webhook sources (real opflow serve, its scheduler, the dashboard)', () => {
+  let sandbox: Sandbox;
+  let dir: string;
+  let env: NodeJS.ProcessEnv;
+  let url: string;
+  let browser: Browser | undefined;
+  let page: Page;
+
+  const api = async <T>(
+    method: string,
+    path: string,
+    body?: string,
+    headers: Record<string, string> = {},
+  ) => {
+    const response = await fetch(`${url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
+      ...(body === undefined ? {} : { body }),
+    });
+    return { status: response.status, body: (await response.json()) as T };
+  };
+  const schedulesNow = async () =>
+    (await api<{ schedules: ScheduleJson[] }>('GET', '/schedules')).body.schedules;
+  const jobsOf = async (source: string) =>
+    (await api<{ jobs: JobJson[] }>('GET', `/jobs?source=${source}&limit=100`)).body.jobs;
+  /** What the sandbox billed so far, and the operations it was called for. */
+  const ledger = () => {
+    const calls = sandbox.ledger.entries();
+    return {
+      units: calls.reduce((sum, call) => sum + call.billedUnits, 0),
+      operations: calls.map((call) => call.operationId),
+    };
+  };
+  const until = async <T>(what: string, check: () => Promise<T | undefined>, ms = 120_000): Promise<T> => {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const value = await check();
+      if (value !== undefined) return value;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  };
+  const deliver = async (source: string, id: string, payload: unknown) => {
+    const body = JSON.stringify(payload);
+    const at = new Date();
+    return api<{ jobId?: string; error?: { code: string; message: string } }>(
+      'POST',
+      `/webhooks/${source}`,
+      body,
+      {
+        'webhook-id': id,
+        'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+        'webhook-signature': new Webhook(secret).sign(id, at, body),
+      },
+    );
+  };
+  const terminal = (job: JobJson | undefined) =>
+    job && ['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(job.status) ? job : undefined;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'opflow-e2e-schedule-caps-'));
+    writeFileSync(join(dir, 'opflow.config.json'), JSON.stringify(config));
+    sandbox = await startSandbox({
+      port: 0,
+      keys: [{ key: KEY }],
+      taskDurations: scaledTaskDurations(speed),
+      defaultTaskDuration: { meanMs: 10_000 / speed, spreadMs: 5_000 / speed },
+    });
+    env = childEnv({
+      OPFLOW_BASE_URL: sandbox.url,
+      OPFLOW_API_KEY: KEY,
+      OPFLOW_SANDBOX_SPEED: String(speed),
+      OPFLOW_DB: join(dir, 'state', 'jobs.db'),
+      OPFLOW_OUT: join(dir, 'out'),
+      OPFLOW_SERVE_TOKEN: token,
+      OPFLOW_WEBHOOK_SECRET_ALERTS: secret,
+      OPFLOW_WEBHOOK_SECRET_WATCH: secret,
+    });
+    ({ url } = await startServe([], { env, cwd: dir }));
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    killRunningOpflows();
+    await sandbox?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('the scheduler’s first run of each stops at its cap, and each schedule pauses with the figures', async () => {
+    // Both are paused by their first runs: the scheduler never fires a second (overlap skip while
+    // the first runs, paused once it stopped).
+    const paused = await until('both schedules paused', async () => {
+      const schedules = await schedulesNow();
+      return schedules.every((schedule) => schedule.pause) ? schedules : undefined;
+    });
+    const jobs = await until('the schedules’ jobs ended', async () => {
+      const listed = await jobsOf('schedule');
+      return listed.every((job) => terminal(job)) ? listed : undefined;
+    });
+    expect(jobs).toHaveLength(2);
+    const runCapped = jobs.find((job) => job.label?.startsWith('run-capped '))!;
+    const dayCapped = jobs.find((job) => job.label?.startsWith('day-capped '))!;
+    // The run cap is the run's; the day cap leaves its first run the day's 12, not the run's 100.
+    expect(runCapped).toMatchObject({ status: 'FAILED', maxUnits: 8, lastError: { kind: 'cost-cap' } });
+    expect(dayCapped).toMatchObject({ status: 'FAILED', maxUnits: 12, lastError: { kind: 'cost-cap' } });
+    expect(runCapped.usage.billedUnits).toBeGreaterThanOrEqual(8);
+    expect(dayCapped.usage.billedUnits).toBeGreaterThanOrEqual(12);
+    // What the sandbox billed is what the two jobs counted; no agent search was paid for.
+    const billed = ledger();
+    expect(billed.units).toBe(runCapped.usage.billedUnits + dayCapped.usage.billedUnits);
+    expect(billed.operations).not.toContain(agentSearch);
+
+    const byName = Object.fromEntries(paused.map((schedule) => [schedule.name, schedule]));
+    expect(byName['run-capped']!.pause).toEqual({
+      by: 'runtime',
+      at: expect.any(String),
+      reason: `run cost cap reached: job ${runCapped.id} was billed ${runCapped.usage.billedUnits} units, maxUnitsPerRun is 8; it stopped before step "${runCapped.step}" (resume the schedule to go on; opflow retry ${runCapped.id} --max-units <more> finishes that run)`,
+    });
+    expect(byName['day-capped']!.pause).toEqual({
+      by: 'runtime',
+      at: expect.any(String),
+      reason: `cost cap reached: its 1 job(s) of the last 24 hours were billed ${dayCapped.usage.billedUnits} units, maxUnitsPerDay is 12 (resume it to go on)`,
+    });
+    expect(byName['run-capped']!.next).toBeUndefined();
+
+    // Paused, neither fires again: three more seconds of slots make no job and no call.
+    const calls = sandbox.ledger.entries().length;
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect(await jobsOf('schedule')).toHaveLength(2);
+    expect(sandbox.ledger.entries()).toHaveLength(calls);
+
+    // opflow schedules shows each reason, as text and as JSON.
+    const text = await runOpflow(['schedules'], { env, cwd: dir });
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toContain(`next: paused: run cost cap reached: job ${runCapped.id} was billed`);
+    expect(text.stdout).toContain(
+      'next: paused: cost cap reached: its 1 job(s) of the last 24 hours were billed',
+    );
+    const listed = await runOpflow(['schedules', '--json'], { env, cwd: dir });
+    const fromCli = (JSON.parse(listed.stdout) as { schedules: ScheduleJson[] }).schedules;
+    expect(fromCli.map((schedule) => [schedule.name, schedule.pause?.reason])).toEqual(
+      paused.map((schedule) => [schedule.name, schedule.pause?.reason]),
+    );
+  }, 240_000);
+
+  it('webhook sources: the run cap stops a job; the day cap stops the first and refuses the next delivery', async () => {
+    const text = input.text as string;
+    const alerts = await deliver('alerts', 'msg_caps_alerts_1', { text });
+    expect(alerts.status, JSON.stringify(alerts.body)).toBe(202);
+    const watch = await deliver('watch', 'msg_caps_watch_1', { text });
+    expect(watch.status, JSON.stringify(watch.body)).toBe(202);
+    const [alertsJob, watchJob] = await until('the deliveries’ jobs ended', async () => {
+      const jobs = await jobsOf('webhook');
+      const ended = [alerts.body.jobId, watch.body.jobId].map((id) =>
+        terminal(jobs.find((job) => job.id === id)),
+      );
+      return ended.every(Boolean) ? (ended as JobJson[]) : undefined;
+    });
+    expect(alertsJob).toMatchObject({ status: 'FAILED', maxUnits: 8, lastError: { kind: 'cost-cap' } });
+    // The source has no run cap: its first job may spend the day's 12.
+    expect(watchJob).toMatchObject({ status: 'FAILED', maxUnits: 12, lastError: { kind: 'cost-cap' } });
+    expect(ledger().operations).not.toContain(agentSearch);
+
+    const refused = await deliver('watch', 'msg_caps_watch_2', { text });
+    expect(refused.status).toBe(429);
+    const reason = `cost cap reached: the 1 job(s) of source watch of the last 24 hours were billed ${watchJob!.usage.billedUnits} units, maxUnitsPerDay is 12; deliveries start jobs again once the last 24 hours' spend is below it`;
+    expect(refused.body.error).toMatchObject({ code: 'cost-cap', message: reason });
+    const { body } = await api<{
+      deliveries: { webhookId?: string; status: number; error?: { message: string } }[];
+    }>('GET', '/webhook-deliveries?source=watch');
+    expect(body.deliveries.find((delivery) => delivery.webhookId === 'msg_caps_watch_2')).toMatchObject({
+      status: 429,
+      error: { message: reason },
+    });
+  }, 240_000);
+
+  it('the dashboard shows each schedule’s pause reason and the refused delivery; a resume lifts a pause', async () => {
+    ({ browser, page } = await openBrowser());
+    await page.goto(`${url}/`);
+    await page.getByLabel('Server token').fill(token);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Jobs' }).waitFor();
+
+    await page.goto(`${url}/#/schedules`);
+    const row = (name: string) => page.locator(`tr[data-schedule="${name}"]`);
+    await row('run-capped').waitFor();
+    for (const name of ['run-capped', 'day-capped'])
+      expect(await row(name).getAttribute('data-state')).toBe('paused');
+    expect(await row('run-capped').textContent()).toContain('run cost cap reached: job');
+    expect(await row('run-capped').textContent()).toContain('maxUnitsPerRun is 8');
+    expect(await row('day-capped').textContent()).toContain('maxUnitsPerDay is 12 (resume it to go on)');
+    await screenshot(page, 'schedules-cost-caps');
+
+    await page.goto(`${url}/#/webhooks`);
+    const refusedRow = page.locator('tr[data-answer="429"]');
+    await refusedRow.waitFor();
+    expect(await refusedRow.textContent()).toContain(
+      'cost-cap: cost cap reached: the 1 job(s) of source watch',
+    );
+    await screenshot(page, 'webhooks-cost-cap');
+
+    // Resumed from the CLI, the run-capped schedule fires again (the run that paused it does not
+    // pause it again); its next run stops at the cap too and pauses it again, naming that run.
+    const resumed = await runOpflow(['schedules', 'resume', 'run-capped'], { env, cwd: dir });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const first = (await jobsOf('schedule')).filter((job) => job.label?.startsWith('run-capped '));
+    expect(first).toHaveLength(1);
+    const again = await until('run-capped paused by its next run', async () => {
+      const schedule = (await schedulesNow()).find((candidate) => candidate.name === 'run-capped');
+      return schedule?.pause && !schedule.pause.reason.includes(first[0]!.id) ? schedule : undefined;
+    });
+    const runs = (await jobsOf('schedule')).filter((job) => job.label?.startsWith('run-capped '));
+    expect(runs).toHaveLength(2);
+    const second = runs.find((job) => job.id !== first[0]!.id)!;
+    expect(second).toMatchObject({ status: 'FAILED', maxUnits: 8, lastError: { kind: 'cost-cap' } });
+    expect(again.pause?.reason).toContain(`run cost cap reached: job ${second.id} was billed`);
+    // The page refreshes the schedules every 5 s.
+    await page.goto(`${url}/#/schedules`);
+    await page.locator(`tr[data-schedule="run-capped"][data-state="paused"]`).waitFor();
+    expect(await row('run-capped').textContent()).toContain(second.id);
+  }, 180_000);
+});
