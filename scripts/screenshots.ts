@@ -19,6 +19,8 @@ const root = resolve(import.meta.dirname, '..');
 const images = join(root, 'docs', 'images');
 const token = 'screenshots-token-0123456789abcdef';
 const linkSecret = 'screenshots-review-link-secret-0123456789';
+/** The signing secret of the webhook source "tracker" (OPFLOW_WEBHOOK_SECRET_TRACKER). */
+const trackerSecret = `whsec_${Buffer.from('the signing secret of the tracker source').toString('base64')}`;
 const viewport = { width: 1280, height: 900 };
 
 /** Every image of docs/images, each what it shows. */
@@ -32,6 +34,7 @@ export const screenshots = {
   'dashboard-streamed-answer.png': 'an LLM chat answer while it arrives',
   'dashboard-batch.png': 'a finished batch',
   'dashboard-schedules.png': 'schedules with their run history',
+  'dashboard-webhooks.png': 'webhook deliveries: accepted, repeated and refused with their reason',
   'dashboard-bulk.png': 'a bulk retry counted by its filter',
   'dashboard-new-job.png': "a job's form filled in with the workflow's example",
   'dashboard-upload.png': 'a manifest checked, with a refused line and the estimate',
@@ -193,7 +196,12 @@ async function makeState(url: string, dir: string, posts: string[]) {
     workflow: 'patent-count',
     batchName: 'helmet-queries',
   });
-  for (let n = 0; n < 3; n++) await api('POST', '/schedules/weekly-count/trigger');
+  // One run after the other, so each run's changes are since the one before (the sandbox drifts).
+  for (let n = 0; n < 3; n++) {
+    const { jobId } = await api<{ jobId: string }>('POST', '/schedules/weekly-count/trigger');
+    await settled(jobId, 'SUCCEEDED');
+  }
+  await webhookDeliveries(url);
   // Two find-solution jobs cancelled at their selection point: what a bulk retry counts.
   const lamps = [];
   for (const label of ['lamp that dims at dusk', 'lamp that follows the reader']) {
@@ -234,6 +242,32 @@ async function makeState(url: string, dir: string, posts: string[]) {
   };
 }
 
+/** Deliveries to the webhook source "tracker": one that starts a job, its repeat, and two refused. */
+async function webhookDeliveries(url: string) {
+  const { Webhook } = await import('standardwebhooks');
+  const deliver = (id: string, body: string, secret = trackerSecret) => {
+    const at = new Date();
+    return fetch(`${url}/webhooks/tracker`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'webhook-id': id,
+        'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+        'webhook-signature': new Webhook(secret).sign(id, at, body),
+      },
+      body,
+    });
+  };
+  const request = JSON.stringify({ workflow: 'patent-count', input: { query: 'TTL:(helmet AND visor)' } });
+  await deliver('msg_2Kq8Tz41', request);
+  await deliver('msg_2Kq8Tz41', request);
+  await deliver(
+    'msg_2Kq9Ab07',
+    JSON.stringify({ workflow: 'patent-counter', input: { query: 'TTL:(visor)' } }),
+  );
+  await deliver('msg_2KqAx93c', request, `whsec_${Buffer.from('not the tracker secret').toString('base64')}`);
+}
+
 async function main() {
   const { chromium } = await import('playwright-core');
   const { startSandbox } = await import('../shared/sandbox/start-sandbox');
@@ -251,9 +285,11 @@ async function main() {
     writeConfig(dir);
     const main = await serve(dir, {
       OPFLOW_SANDBOX_SPEED: '100',
+      OPFLOW_SANDBOX_DRIFT: '7',
       OPFLOW_REVIEW_LINK_SECRET: linkSecret,
       OPFLOW_REVIEW_IP_TEAM_URL: `http://127.0.0.1:${receiver.port}/services/T000/B000/slack-url-secret`,
       OPFLOW_CALLBACK_ALLOW_HOSTS: `127.0.0.1:${receiver.port}`,
+      OPFLOW_WEBHOOK_SECRET_TRACKER: trackerSecret,
     });
     children.push(main.child);
     const streaming = await serve(streamDir, {
@@ -322,7 +358,11 @@ async function main() {
     await shoot('dashboard-batch.png');
     await open('#/schedules', 'Schedules');
     await page.getByRole('heading', { name: 'Run history' }).waitFor();
+    await page.locator('td[data-changes] .changes').first().waitFor();
     await shoot('dashboard-schedules.png');
+    await open('#/webhooks', 'Webhook deliveries');
+    await page.locator('tr[data-answer="401"]').waitFor();
+    await shoot('dashboard-webhooks.png');
 
     await open('#/bulk', 'Bulk actions');
     await page.getByLabel(/^Retry/).check();
@@ -369,7 +409,17 @@ async function main() {
     await shoot('dashboard-streamed-answer.png');
   } finally {
     await browser.close();
-    for (const child of children) child.kill();
+    // Each server gone before its folder is removed (it writes there until it exits).
+    await Promise.all(
+      children.map(
+        (child) =>
+          new Promise<void>((done) => {
+            if (child.exitCode !== null || child.signalCode !== null) return done();
+            child.once('exit', () => done());
+            child.kill();
+          }),
+      ),
+    );
     receiver.server.close();
     await sandbox.close();
     rmSync(dir, { recursive: true, force: true });

@@ -4,7 +4,80 @@ import { Notice, StatusBadge, TableHead, When } from './components';
 import { formatDuration, formatRelative, formatTime, jobDuration, plural } from './format';
 import { useAction, useFocusHeading, useLoaded } from './hooks';
 import { jobHref } from './routing';
-import type { Api, JobPage, JobView, ScheduleView } from './types';
+import type { Api, JobPage, JobView, ReportAnswer, ScheduleView } from './types';
+
+/** What result.json's `changes` holds (shared/schedules/changes.ts), as far as the page reads it. */
+interface RunChanges {
+  first: boolean;
+  unchanged: boolean;
+  lists: { kind: string; added: unknown[]; removed: unknown[] }[];
+  counts: { name: string; before?: number; now: number; delta?: number }[];
+  sections: { added: string[]; removed: string[]; changed: string[] };
+  answer?: 'changed' | 'unchanged' | 'new';
+}
+
+/** Runs whose changes are read (the latest ones that succeeded); the others link to their report. */
+const runsWithChanges = 20;
+
+const signed = (n: number) => (n > 0 ? `+${n.toLocaleString()}` : n < 0 ? `−${(-n).toLocaleString()}` : '±0');
+
+/** What changed since the run before, in a few words. */
+export function changesText(changes: RunChanges): string {
+  if (changes.first) return 'first run: nothing to compare with';
+  if (changes.unchanged) return 'nothing changed';
+  const parts: string[] = [];
+  for (const item of changes.counts)
+    if (item.delta !== undefined && item.delta !== 0)
+      parts.push(
+        `${item.name} ${signed(item.delta)} (${item.before?.toLocaleString()} → ${item.now.toLocaleString()})`,
+      );
+  for (const list of changes.lists)
+    if (list.added.length + list.removed.length > 0)
+      parts.push(`${list.kind}: ${list.added.length} new, ${list.removed.length} dropped`);
+  const { added, removed, changed } = changes.sections;
+  const sections = added.length + removed.length + changed.length;
+  if (sections > 0) parts.push(`${plural(sections, 'report section')} changed`);
+  if (changes.answer === 'changed' || changes.answer === 'new') parts.push('the answer changed');
+  return parts.join('; ') || 'nothing changed';
+}
+
+/** The changes of each succeeded run (read once: a finished run's report does not change). */
+function useRunChanges(api: Api, jobs: JobView[]): Map<string, RunChanges | 'unknown'> {
+  const [found, setFound] = useState(new Map<string, RunChanges | 'unknown'>());
+  const wanted = jobs
+    .filter((job) => job.status === 'SUCCEEDED')
+    .slice(0, runsWithChanges)
+    .map((job) => job.id);
+  const key = wanted.join(',');
+  useEffect(() => {
+    let live = true;
+    const missing = wanted.filter((id) => !found.has(id));
+    if (missing.length === 0) return;
+    void Promise.all(
+      missing.map(async (id): Promise<[string, RunChanges | 'unknown']> => {
+        try {
+          const answer = await api<ReportAnswer>(
+            'GET',
+            `/jobs/${encodeURIComponent(id)}/report?file=result.json`,
+          );
+          const file = answer.files.find((candidate) => candidate.name === 'result.json');
+          // Served by this server (with the token); a presigned link elsewhere is not read from the page.
+          if (!file?.href) return [id, 'unknown'];
+          const result = await api<{ changes?: RunChanges }>('GET', file.href);
+          return [id, result.changes ?? 'unknown'];
+        } catch {
+          return [id, 'unknown'];
+        }
+      }),
+    ).then((entries) => {
+      if (live) setFound((before) => new Map([...before, ...entries]));
+    });
+    return () => {
+      live = false;
+    };
+  }, [api, key]);
+  return found;
+}
 
 /** A schedule's row: its slots, its state, its last fire and job, and what can be done to it. */
 function ScheduleRow(props: {
@@ -225,13 +298,14 @@ export function SchedulesPage({ api }: { api: Api }) {
           </table>
         </div>
       )}
-      {runs && runs.jobs.length > 0 ? <RunHistory jobs={runs.jobs} /> : null}
+      {runs && runs.jobs.length > 0 ? <RunHistory api={api} jobs={runs.jobs} /> : null}
     </main>
   );
 }
 
 /** The latest runs of every schedule: when its slot was, the job, how it ended, what it cost. */
-function RunHistory({ jobs }: { jobs: JobView[] }) {
+function RunHistory({ api, jobs }: { api: Api; jobs: JobView[] }) {
+  const changes = useRunChanges(api, jobs);
   const rows = jobs.flatMap((job) => {
     const match = /^schedule:(.+):(\d{4}-\d\d-\d\dT[\d:.]+Z)(:manual)?$/.exec(job.idempotencyKey ?? '');
     return match ? [{ job, schedule: match[1]!, slot: match[2]!, manual: match[3] !== undefined }] : [];
@@ -240,7 +314,8 @@ function RunHistory({ jobs }: { jobs: JobView[] }) {
     <section class="card" aria-labelledby="runs-heading">
       <h2 id="runs-heading">Run history</h2>
       <p class="muted small">
-        The latest runs, newest first. The report of each run opens with what changed since the run before it.
+        The latest runs, newest first, each with what changed since the run before it; its report opens with
+        the details.
       </p>
       <table class="jobs">
         <caption class="visually-hidden">{plural(rows.length, 'run')} of the schedules</caption>
@@ -273,9 +348,17 @@ function RunHistory({ jobs }: { jobs: JobView[] }) {
               </td>
               <td class="num">{formatDuration(jobDuration(job))}</td>
               <td class="num">{job.usage?.billedUnits ?? 0}</td>
-              <td>
+              <td data-changes={job.id}>
                 {job.status === 'SUCCEEDED' ? (
-                  <a href={`#/jobs/${encodeURIComponent(job.id)}/report`}>the report</a>
+                  <>
+                    {(() => {
+                      const found = changes.get(job.id);
+                      return found === undefined || found === 'unknown' ? null : (
+                        <span class="changes">{changesText(found)} </span>
+                      );
+                    })()}
+                    <a href={`#/jobs/${encodeURIComponent(job.id)}/report`}>the report</a>
+                  </>
                 ) : (
                   <span class="muted">none (no report)</span>
                 )}

@@ -1,0 +1,124 @@
+// The schedules page's run history in a real browser (Debian's chromium through playwright-core)
+// against the real `opflow serve` on the built-in sandbox with a drift seed, so that a schedule's
+// patent count moves between runs: after two runs of a schedule the page lists each (its slot, its
+// status, what it billed) and, for the second, what changed since the first, as its result.json
+// says; the first says it had nothing to compare with. The page is axe clean; screenshots go to
+// test-artifacts/dashboard/.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { killRunningOpflows } from '../local/opflow-process';
+import { accessibilityProblems, jobApiClient, screenshot, servedDashboard } from './browser';
+
+const token = 'dashboard-schedules-page-token-0123456789';
+
+interface RunJob {
+  id: string;
+  status: string;
+  usage?: { billedUnits?: number };
+}
+
+describe("the schedules page's run history", () => {
+  let dir: string;
+  let url: string;
+  let browser: Browser;
+  let page: Page;
+  const api = jobApiClient(() => url, token);
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'opflow-e2e-dashboard-schedules-'));
+    // Far from firing on its own: its runs are the ones triggered here.
+    writeFileSync(
+      join(dir, 'opflow.config.json'),
+      JSON.stringify({
+        schedules: [
+          {
+            name: 'helmet-count',
+            cron: '0 6 1 1 *',
+            workflow: 'patent-count',
+            input: { query: 'TTL:(folding helmet)' },
+            catchUp: 'none',
+          },
+        ],
+      }),
+    );
+    ({ url, browser, page } = await servedDashboard(dir, token, { OPFLOW_SANDBOX_DRIFT: '7' }));
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    killRunningOpflows();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** The run the page's Trigger now started, once it succeeded. */
+  const triggerAndFinish = async (): Promise<RunJob> => {
+    await page.getByRole('button', { name: 'Trigger now: helmet-count' }).click();
+    const notice = page.getByText(/^helmet-count: job \w+ started\.$/);
+    await notice.waitFor();
+    const id = /job (\w+) started/.exec((await notice.textContent()) ?? '')![1]!;
+    await expect
+      .poll(async () => (await api<{ job: RunJob }>('GET', `/jobs/${id}`)).job.status, { timeout: 90_000 })
+      .toBe('SUCCEEDED');
+    return (await api<{ job: RunJob }>('GET', `/jobs/${id}`)).job;
+  };
+  const changesOf = async (id: string) => {
+    const { files } = await api<{ files: { href: string }[] }>('GET', `/jobs/${id}/report?file=result.json`);
+    const result = await api<{
+      changes: { first: boolean; counts: { name: string; before?: number; now: number; delta?: number }[] };
+    }>('GET', files[0]!.href);
+    return result.changes;
+  };
+
+  it('lists each run with its slot, status and cost, and what changed since the run before', async () => {
+    await page.goto(`${url}/#/schedules`);
+    await page.getByRole('heading', { name: 'Schedules' }).waitFor();
+    const first = await triggerAndFinish();
+    const second = await triggerAndFinish();
+
+    const history = page.getByRole('region', { name: 'Run history' });
+    const rows = history.locator('tbody tr[data-run]');
+    await rows.nth(1).waitFor({ timeout: 30_000 });
+    expect(await rows.count()).toBe(2);
+    // Newest first.
+    expect(await rows.nth(0).getAttribute('data-run')).toBe(second.id);
+    expect(await rows.nth(1).getAttribute('data-run')).toBe(first.id);
+
+    // The second run's count moved (the sandbox's drift): the page says by how much, as the run's
+    // result.json does.
+    const changes = await changesOf(second.id);
+    const [count] = changes.counts;
+    expect(count?.delta).toBeGreaterThan(0);
+    const changed = rows.nth(0).locator(`td[data-changes="${second.id}"] .changes`);
+    await changed.waitFor({ timeout: 30_000 });
+    expect(await changed.textContent()).toContain(
+      `${count!.name} +${count!.delta!.toLocaleString('en')} (${count!.before!.toLocaleString('en')} → ${count!.now.toLocaleString('en')})`,
+    );
+    expect((await changesOf(first.id)).first).toBe(true);
+    expect(await rows.nth(1).locator('.changes').textContent()).toContain(
+      'first run: nothing to compare with',
+    );
+
+    // Each run: the schedule, its slot (a time with its day), its status and what it billed.
+    for (const [index, run] of [second, first].entries()) {
+      const cells = await rows.nth(index).locator('td').allTextContents();
+      expect(cells[0]).toBe('helmet-count');
+      expect(await rows.nth(index).locator('td').nth(1).locator('time').count()).toBe(1);
+      expect(cells[1]).toContain('triggered by hand');
+      expect(cells[2]).toContain('Succeeded');
+      expect(cells[3]).toBe(run.id);
+      expect(cells[5]).toBe(String(run.usage?.billedUnits ?? 0));
+      expect(run.usage?.billedUnits).toBeGreaterThan(0);
+    }
+    expect(await accessibilityProblems(page)).toBe('');
+    await screenshot(page, '90-schedules-run-history');
+
+    // The report link of a run opens its report full page, whose changes section says the same.
+    await rows.nth(0).getByRole('link', { name: 'the report' }).click();
+    await page
+      .frameLocator('iframe.report')
+      .getByRole('heading', { name: /^Changes since/ })
+      .waitFor();
+  }, 240_000);
+});
