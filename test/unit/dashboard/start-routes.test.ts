@@ -1,6 +1,7 @@
 // The routes that start work from the dashboard, on a real SQLite backend: a manifest checked line
 // by line with its estimate and nothing stored, refusals that name the field (file name, workflow,
-// another tenant), an upload started once however often it is sent, and a job's input shown only
+// another tenant), an upload started once however often it is sent, documents read one by one as a
+// folder ingest reads them (the bad ones named, the rest started), and a job's input shown only
 // to a caller who may see the job.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -137,6 +138,77 @@ describe('POST /batch-uploads/check and /batch-uploads', () => {
       await new Promise((resolve) => setTimeout(resolve, 50));
     expect((await local.batches.get('queries'))?.items).toBe(2);
     expect((await local.batches.list({ limit: 10 })).batches).toHaveLength(1);
+  });
+});
+
+describe('documents uploaded as a batch (POST /batch-uploads/check and /batch-uploads)', () => {
+  const base64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
+  const body = {
+    workflow: 'patent-count',
+    documents: [
+      { name: 'helmet.txt', content: base64('TTL:(folding helmet)') },
+      { name: 'valve.md', content: base64('# Valve\n\nTTL:(check valve)\n') },
+      { name: 'broken.docx', content: base64('this is not a zip file') },
+      { name: 'empty.pdf', content: '' },
+    ],
+  };
+
+  it('reads each document as a folder ingest does, names the ones it cannot use, and stores nothing', async () => {
+    const checked = await call('POST', '/batch-uploads/check', body);
+    expect(checked.status).toBe(200);
+    expect(checked.body).toMatchObject({ dryRun: true, records: 4, items: 2, toRun: { 'patent-count': 2 } });
+    expect(checked.body.problems.map((problem: { position: string; reason: string }) => problem)).toEqual([
+      expect.objectContaining({
+        position: 'broken.docx',
+        reason: expect.stringMatching(/cannot read the docx/),
+      }),
+      expect.objectContaining({
+        position: 'empty.pdf',
+        reason: expect.stringMatching(/the document is empty/),
+      }),
+    ]);
+    expect(checked.body.batchId).toMatch(/^documents-[0-9a-f]{8}$/);
+    expect(await local.batches.get(checked.body.batchId)).toBeUndefined();
+  });
+
+  it('refuses a name twice, a name with a folder and what is not base64, naming the field', async () => {
+    const twice = await call('POST', '/batch-uploads/check', {
+      ...body,
+      documents: [body.documents[0], { ...body.documents[0], name: 'HELMET.txt' }],
+    });
+    expect(twice.status).toBe(400);
+    expect(twice.body.error.message).toMatch(/^body\.documents\[1\]\.name: HELMET\.txt is there twice/);
+    const folder = await call('POST', '/batch-uploads/check', {
+      ...body,
+      documents: [{ name: '../escape.txt', content: base64('x') }],
+    });
+    expect(folder.status).toBe(400);
+    expect(folder.body.error.message).toMatch(/documents\.0\.name|documents\[0\]\.name/);
+    const text = await call('POST', '/batch-uploads/check', {
+      ...body,
+      documents: [{ name: 'a.txt', content: 'not base64!' }],
+    });
+    expect(text.status).toBe(400);
+    expect(text.body.error.message).toMatch(/must be the document in base64/);
+  });
+
+  it('starts the readable documents as a batch once, keeping them as its folder', async () => {
+    const first = await call('POST', '/batch-uploads', { ...body, batchName: 'disclosures' });
+    expect(first.status).toBe(201);
+    expect(first.body).toMatchObject({ batch: { id: 'disclosures' }, items: 2, problemCount: 2 });
+    const again = await call('POST', '/batch-uploads', { ...body, batchName: 'disclosures' });
+    expect(again.status).toBe(201);
+    for (let n = 0; n < 100 && ((await local.batches.get('disclosures'))?.items ?? 0) < 2; n++)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    const batch = (await local.batches.get('disclosures'))!;
+    expect(batch.items).toBe(2);
+    expect(batch.source.kind).toBe('folder');
+    expect(existsSync(join(batch.source.uri, 'helmet.txt'))).toBe(true);
+    const problems = await local.batches.listProblems('disclosures', batch.run);
+    expect(problems.map((problem) => problem.position).sort()).toEqual(['broken.docx', 'empty.pdf']);
+    const none = await call('POST', '/batch-uploads', { ...body, documents: body.documents.slice(2) });
+    expect(none.status).toBe(400);
+    expect(none.body.error.message).toContain('body.documents: none of them can be used');
   });
 });
 
