@@ -3,7 +3,9 @@
 // one is refused, a set that changed since the dry run is refused with the new count, and the
 // confirmed call acts on exactly what was counted: queued jobs cancelled, then retried to the end
 // (each paying its one call), and jobs waiting for a selection answered with their defaults,
-// recorded as answered in bulk.
+// recorded as answered in bulk; jobs failed on their deadline retried by filter with a new deadline
+// to SUCCEEDED, and a caller bound to a tenant (a JWT's tenant claim) counting and retrying only its
+// own tenant's jobs, refused another tenant's.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Job } from '../../../shared/engine/job-record';
 import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
@@ -98,5 +100,62 @@ describe('bulk actions on aws (job API on DynamoDB)', { timeout: REAL_PROCESS_TI
         via: 'bulk',
       });
     }
+  });
+  it('retries the jobs failed on their deadline to the end; a tenant-bound caller acts only on its own', async () => {
+    // Two of the default tenant's jobs fail on their deadline (their tasks outlast 2 s of the clock).
+    const late = [];
+    for (const text of ['A hinge that folds twice and locks.', 'A lamp that dims itself at dusk.'])
+      late.push(await world.submit({ workflow: 'technical-disclosure', input: { text }, deadlineMs: 2_000 }));
+    const failed = await world.settle(late, { drain: true });
+    expect(failed.map((job) => [job.status, job.lastError?.kind])).toEqual([
+      ['FAILED', 'deadline'],
+      ['FAILED', 'deadline'],
+    ]);
+    // One of tenant acme's, submitted by a caller bound to it: no key is configured for acme, so it fails.
+    world.gateway.claims = { sub: 'user-acme', tenant: 'acme' };
+    let theirs: string;
+    try {
+      theirs = await world.submit({ workflow: 'patent-count', input: { query: 'TTL:(acme lamp)' } });
+      await world.settle([theirs], { drain: true });
+      expect(await statusOf(theirs)).toBe('FAILED');
+      // Bound to acme: its dry run counts acme's failed job only, another tenant's is refused. (A bulk
+      // redrive is the same call on batches' items: the local e2e runs one, test/e2e/local/bulk.test.ts.)
+      const where = { status: ['FAILED'] };
+      const dry = await bulk({ action: 'retry', dryRun: true, where });
+      expect(dry.status, JSON.stringify(dry.body)).toBe(200);
+      expect(dry.body, JSON.stringify(dry.body)).toMatchObject({ count: 1 });
+      expect((dry.body.sample as { id: string }[]).map((job) => job.id)).toEqual([theirs]);
+      const other = await bulk({ action: 'retry', dryRun: true, where: { ...where, tenant: 'default' } });
+      expect(other.status).toBe(403);
+      const retried = await bulk({
+        action: 'retry',
+        where,
+        confirm: { count: 1, selection: dry.body.selection },
+      });
+      expect(retried.body).toMatchObject({ done: 1, skipped: 0 });
+    } finally {
+      world.gateway.claims = undefined;
+    }
+    // The default tenant's jobs were not touched by acme's retry.
+    for (const id of late) expect(await statusOf(id)).toBe('FAILED');
+
+    // The operator retries the deadline failures with a new deadline: they run to the end, as the
+    // same jobs, their first run kept.
+    const where = { tenant: 'default', workflow: 'technical-disclosure', failureKind: 'deadline' };
+    const options = { deadlineMs: 600_000 };
+    const dry = await bulk({ action: 'retry', dryRun: true, where, options });
+    expect(dry.body).toMatchObject({ count: 2 });
+    for (const id of late) expect(await statusOf(id)).toBe('FAILED');
+    const retried = await bulk({
+      action: 'retry',
+      where,
+      options,
+      confirm: { count: 2, selection: dry.body.selection },
+    });
+    expect(retried.body).toMatchObject({ done: 2, skipped: 0 });
+    const jobs = await world.settle([...late, theirs], { drain: true });
+    expect(jobs.map((job) => job.status)).toEqual(['SUCCEEDED', 'SUCCEEDED', 'FAILED']);
+    for (const job of jobs.slice(0, 2)) expect(job.runs).toHaveLength(1);
+    expect(jobs[2]!.runs).toHaveLength(1);
   });
 });
