@@ -19,13 +19,19 @@ const runtime = createJobsRuntime({ firstMessages: awsFirstMessages });
 /** The handler, built on the first request once the stack's schedules are read. */
 let api: Promise<ApiHandler> | undefined;
 function apiHandler(): Promise<ApiHandler> {
-  api ??= loadAutomationSettings(runtime).then(({ schedules }) =>
-    createApiHandler({
+  api ??= loadAutomationSettings(runtime).then(async ({ schedules, reviewers }) => {
+    // A rule's second approver holds from the moment a job waits, before the sweeper's first
+    // notice. Its matching is a chunk of its own, loaded only where a rule asks for two.
+    if (reviewers?.rules.some((rule) => rule.approvers > 1))
+      runtime.deps.reviewApprovals = (await import('../../shared/reviewers/review-rules')).approvalsOf(
+        reviewers,
+      );
+    return createApiHandler({
       ...runtime,
       auth: apiAuthFromEnv(process.env),
       routes: awsApiRoutes(runtime, process.env, schedules),
-    }),
-  );
+    });
+  });
   api.catch(() => {
     api = undefined;
   });

@@ -51,6 +51,12 @@ export interface JobDeps {
    * messages carry tokens). Absent: the first message goes at once and the step worker takes the token.
    */
   sendFirstMessage?: import('./first-message').FirstMessageSender | undefined;
+  /**
+   * How many distinct people must confirm the selection a job awaits, by the reviewers' rule that
+   * matches it (shared/reviewers): asked when a job is answered before the reviewers' pass has
+   * recorded its review (`Job.review`). Absent: one.
+   */
+  reviewApprovals?: ((job: import('./job-record').Job) => number) | undefined;
 }
 
 /** What the sweeper needs: stranded jobs found in the store and sent again. */

@@ -296,7 +296,10 @@ function answeredJob(deps: JobDeps, job: Job, chosenIds: readonly string[], orig
     options: [...chosenIds],
     at: now,
   };
-  const approvals = reviewOfOffer(job.review, job.pending) ? job.review.approvals : 1;
+  // The review the pass recorded, or, before its first notice, the rule that will apply.
+  const approvals = reviewOfOffer(job.review, job.pending)
+    ? job.review.approvals
+    : (deps.reviewApprovals?.(job) ?? 1);
   const first = openConfirmations(job).at(-1);
   if (approvals > 1 && origin.via !== 'timeout') {
     if (by === undefined)

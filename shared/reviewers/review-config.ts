@@ -124,27 +124,3 @@ export const reviewersConfigSchema = z.lazy(() =>
     }),
 );
 export type ReviewersConfig = z.infer<typeof reviewersConfigSchema>;
-
-/** What of a job a rule matches on. */
-export interface JobIdentity {
-  workflow: string;
-  tenant: string;
-  source: string;
-  idempotencyKey?: string | undefined;
-}
-
-/** The first rule that matches the job, if any. Schedules and webhook sources are known by the job's key. */
-export function ruleFor(config: ReviewersConfig, job: JobIdentity): ReviewRule | undefined {
-  return config.rules.find((rule) => {
-    const m = rule.match;
-    if (m.workflow !== undefined && m.workflow !== job.workflow) return false;
-    if (m.tenant !== undefined && m.tenant !== job.tenant) return false;
-    if (m.source !== undefined && m.source !== job.source) return false;
-    const key = job.idempotencyKey ?? '';
-    if (m.schedule !== undefined && !(job.source === 'schedule' && key.startsWith(`schedule:${m.schedule}:`)))
-      return false;
-    if (m.webhook !== undefined && !(job.source === 'webhook' && key.startsWith(`webhook:${m.webhook}:`)))
-      return false;
-    return true;
-  });
-}

@@ -28,8 +28,9 @@ import {
 import { errorMessage } from '../errors/error-message';
 import { deliver } from './deliver';
 import type { Notice } from './render';
-import { type ReviewersConfig, type ReviewRule, reviewDuration, ruleFor } from './review-config';
+import { type ReviewersConfig, type ReviewRule, reviewDuration } from './review-config';
 import { signReviewLink } from './review-link';
+import { ruleFor } from './review-rules';
 import type { ReviewerSecrets } from './reviewer-secrets';
 
 export interface ReviewPassDeps

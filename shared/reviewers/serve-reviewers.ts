@@ -13,6 +13,7 @@ import type { ServerMount } from '../http/node-server';
 import { answerReviewPage, reviewPathPattern } from './confirmation-page';
 import type { ReviewersConfig } from './review-config';
 import { reviewPass } from './review-pass';
+import { approvalsOf } from './review-rules';
 import type { ReviewerSecrets } from './reviewer-secrets';
 
 /** The largest form body read (the options and a name). */
@@ -73,6 +74,8 @@ export async function prepareReviewers(options: {
   const { deps, config } = options;
   if (!config || config.rules.length === 0) return undefined;
   const key = await options.secrets.linkKey();
+  // A second approver is asked for from the moment a job waits, not only once the pass has run.
+  deps.reviewApprovals = approvalsOf(config);
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<unknown> | undefined;
   return {

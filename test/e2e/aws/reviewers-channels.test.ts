@@ -3,8 +3,9 @@
 // takes only an Adaptive Card message), a generic webhook that verifies the Standard Webhooks
 // signature before it takes a notice, and two mail recipients on a real SMTP server; every URL and
 // secret is read from Secrets Manager. A rule with `approvers: 2` keeps the first confirmation and
-// waits; the same person again is refused, through the page or the API; the reminder names the
-// first approval; a second person applies the answer, and the job's answers say who, when and how.
+// waits (also when answered before the sweeper's first notice); the same person again is refused,
+// through the page or the API; the reminder names the first approval; a second person applies the
+// answer, and the job's answers say who, when and how.
 // A webhook channel whose secret does not match its receiver's is refused and retried (3 attempts,
 // each recorded). Nothing the functions logged holds a channel URL, a secret or a link token.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -217,6 +218,34 @@ describe('reviewers on AWS: Teams, the signed webhook, mail and a second approve
     const closed = await fetch(card!.url);
     expect(closed.status).toBe(409);
     expect(await closed.text()).toContain('by bob@example.com via link');
+  });
+
+  it('an answer through the API before the sweeper has looked at the job still needs a second approver', async () => {
+    const parked = await parkedJob({ workflow: 'novelty-check', input: { text: disclosure } });
+    // No pass has run since the job began to wait: nothing sent, no review recorded.
+    expect(parked.review).toBeUndefined();
+    expect(noticesOf(parked.id)).toEqual([]);
+    const chosen = [parked.pending!.options[0]!.id];
+    const answer = (by?: string) =>
+      world.api('POST', `/jobs/${parked.id}/selection`, {
+        body: { selected: chosen, ...(by ? { by } : {}) },
+      });
+    const nameless = await answer();
+    expect(nameless.status).toBe(400);
+    expect(nameless.body.error?.message).toContain('needs two approvers');
+    expect((await answer('carol')).status).toBe(200);
+    expect((await jobOf(parked.id)).status).toBe('AWAITING_INPUT');
+    expect((await answer('Carol')).status).toBe(409);
+    // The first notice then says who chose what.
+    await sweepLater();
+    expect(noticesOf(parked.id)[0]!.payload.firstApproval).toEqual({ by: 'carol', options: chosen });
+    expect((await answer('dave')).status).toBe(200);
+    const [settled] = await world.settle([parked.id]);
+    expect(settled?.status).toBe('SUCCEEDED');
+    expect((await jobOf(parked.id)).answers?.map((a) => [a.by, a.via, a.applied])).toEqual([
+      ['carol', 'api', false],
+      ['dave', 'api', undefined],
+    ]);
   });
 
   it('a webhook channel whose signature does not verify is refused, retried twice, and recorded as failed', async () => {

@@ -20,6 +20,7 @@ import {
   startHookReceiver,
   startMailCatcher,
 } from '../../support/reviewer-inboxes';
+import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
 import { killRunningOpflows, type OpflowProcess } from './opflow-process';
 import { childEnv, startServe } from './serve-process';
 
@@ -125,103 +126,108 @@ describe('reviewers: notices, the confirmation page, two approvers and the timeo
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('notifies every channel once, and the mailed link answers through its confirmation page', async () => {
-    const job = await create('default');
-    const parked = await waitFor(job.id, 'AWAITING_INPUT');
-    const options = parked.pending!.options;
-    const forJob = (p: ReceivedPost) => p.body.includes(job.id);
-    await until(() =>
-      hooks.posts.filter(forJob).length >= 3 && inbox.mails.filter((m) => m.text.includes(job.id)).length >= 2
-        ? true
-        : undefined,
-    );
-    // One round: one post per channel, however many passes ran meanwhile.
-    await new Promise((resolve) => setTimeout(resolve, 2_500));
-    const slack = hooks.posts.filter((p) => forJob(p) && p.path.startsWith('/slack'));
-    const teams = hooks.posts.filter((p) => forJob(p) && p.path.startsWith('/teams'));
-    const hook = hooks.posts.filter((p) => forJob(p) && p.path === '/hook');
-    expect([slack.length, teams.length, hook.length]).toEqual([1, 1, 1]);
-    const slackBody = JSON.parse(slack[0]!.body);
-    expect(slackBody.blocks.at(-1).elements[0].url).toMatch(/\/review\//);
-    expect(slackBody.text).toContain('helmet for default waits for your selection');
-    const card = JSON.parse(teams[0]!.body).attachments[0];
-    expect(card.contentType).toBe('application/vnd.microsoft.card.adaptive');
-    expect(card.content.actions[0]).toMatchObject({ type: 'Action.OpenUrl', title: 'Review and answer' });
-    // The generic webhook is signed (Standard Webhooks) and verifies with its secret.
-    const verified = new Webhook(hookSecret).verify(hook[0]!.body, {
-      'webhook-id': String(hook[0]!.headers['webhook-id']),
-      'webhook-timestamp': String(hook[0]!.headers['webhook-timestamp']),
-      'webhook-signature': String(hook[0]!.headers['webhook-signature']),
-    }) as { type: string; options: unknown[] };
-    expect(verified).toMatchObject({ type: 'selection.awaiting' });
-    expect(verified.options).toHaveLength(options.length);
-    const alice = inbox.mails.filter((m) => m.text.includes(job.id) && m.to === 'alice@example.com');
-    expect(alice).toHaveLength(1);
-    expect(alice[0]!.subject).toBe('helmet for default waits for your selection');
-    const link = linkIn(alice[0]!.text);
+  it(
+    'notifies every channel once, and the mailed link answers through its confirmation page',
+    async () => {
+      const job = await create('default');
+      const parked = await waitFor(job.id, 'AWAITING_INPUT');
+      const options = parked.pending!.options;
+      const forJob = (p: ReceivedPost) => p.body.includes(job.id);
+      await until(() =>
+        hooks.posts.filter(forJob).length >= 3 &&
+        inbox.mails.filter((m) => m.text.includes(job.id)).length >= 2
+          ? true
+          : undefined,
+      );
+      // One round: one post per channel, however many passes ran meanwhile.
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      const slack = hooks.posts.filter((p) => forJob(p) && p.path.startsWith('/slack'));
+      const teams = hooks.posts.filter((p) => forJob(p) && p.path.startsWith('/teams'));
+      const hook = hooks.posts.filter((p) => forJob(p) && p.path === '/hook');
+      expect([slack.length, teams.length, hook.length]).toEqual([1, 1, 1]);
+      const slackBody = JSON.parse(slack[0]!.body);
+      expect(slackBody.blocks.at(-1).elements[0].url).toMatch(/\/review\//);
+      expect(slackBody.text).toContain('helmet for default waits for your selection');
+      const card = JSON.parse(teams[0]!.body).attachments[0];
+      expect(card.contentType).toBe('application/vnd.microsoft.card.adaptive');
+      expect(card.content.actions[0]).toMatchObject({ type: 'Action.OpenUrl', title: 'Review and answer' });
+      // The generic webhook is signed (Standard Webhooks) and verifies with its secret.
+      const verified = new Webhook(hookSecret).verify(hook[0]!.body, {
+        'webhook-id': String(hook[0]!.headers['webhook-id']),
+        'webhook-timestamp': String(hook[0]!.headers['webhook-timestamp']),
+        'webhook-signature': String(hook[0]!.headers['webhook-signature']),
+      }) as { type: string; options: unknown[] };
+      expect(verified).toMatchObject({ type: 'selection.awaiting' });
+      expect(verified.options).toHaveLength(options.length);
+      const alice = inbox.mails.filter((m) => m.text.includes(job.id) && m.to === 'alice@example.com');
+      expect(alice).toHaveLength(1);
+      expect(alice[0]!.subject).toBe('helmet for default waits for your selection');
+      const link = linkIn(alice[0]!.text);
 
-    // Opening the link answers nothing.
-    const opened = await fetch(link);
-    expect(opened.status).toBe(200);
-    expect(opened.headers.get('referrer-policy')).toBe('no-referrer');
-    const html = await opened.text();
-    expect(html).toContain('<form method="post">');
-    expect(html).toContain('alice@example.com');
-    expect((await jobOf(job.id)).status).toBe('AWAITING_INPUT');
+      // Opening the link answers nothing.
+      const opened = await fetch(link);
+      expect(opened.status).toBe(200);
+      expect(opened.headers.get('referrer-policy')).toBe('no-referrer');
+      const html = await opened.text();
+      expect(html).toContain('<form method="post">');
+      expect(html).toContain('alice@example.com');
+      expect((await jobOf(job.id)).status).toBe('AWAITING_INPUT');
 
-    // A changed link is refused with a page that says so.
-    const tampered = link.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A'));
-    const refused = await fetch(tampered);
-    expect(refused.status).toBe(403);
-    expect(await refused.text()).toContain('This link is not valid');
+      // A changed link is refused with a page that says so.
+      const tampered = link.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A'));
+      const refused = await fetch(tampered);
+      expect(refused.status).toBe(403);
+      expect(await refused.text()).toContain('This link is not valid');
 
-    const chosen = options.slice(0, 2).map((option) => option.id);
-    const fields = chosen.map((id): [string, string] => ['option', id]);
-    // The token alone does not answer: a POST without the form's nonce (a page of another site, a
-    // scanner replaying the link) is refused and shown a fresh form; one with another link's, too.
-    const bare = await fetch(link, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams(fields).toString(),
-    });
-    expect(bare.status).toBe(403);
-    const bareHtml = await bare.text();
-    expect(bareHtml).toContain('Nothing was recorded');
-    expect(bareHtml).toContain('name="form"');
-    expect(bare.headers.get('set-cookie')).toMatch(/HttpOnly; SameSite=Strict/);
-    const { form } = await openReviewForm(link);
-    const withoutCookie = await fetch(link, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams([...fields, ['form', form.field]]).toString(),
-    });
-    expect(withoutCookie.status).toBe(403);
-    const otherCookie = await postReviewForm(link, fields, {
-      ...form,
-      cookie: form.cookie.replace(/=.*/, '=x'),
-    });
-    expect(otherCookie.status).toBe(403);
-    expect((await jobOf(job.id)).status).toBe('AWAITING_INPUT');
+      const chosen = options.slice(0, 2).map((option) => option.id);
+      const fields = chosen.map((id): [string, string] => ['option', id]);
+      // The token alone does not answer: a POST without the form's nonce (a page of another site, a
+      // scanner replaying the link) is refused and shown a fresh form; one with another link's, too.
+      const bare = await fetch(link, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams(fields).toString(),
+      });
+      expect(bare.status).toBe(403);
+      const bareHtml = await bare.text();
+      expect(bareHtml).toContain('Nothing was recorded');
+      expect(bareHtml).toContain('name="form"');
+      expect(bare.headers.get('set-cookie')).toMatch(/HttpOnly; SameSite=Strict/);
+      const { form } = await openReviewForm(link);
+      const withoutCookie = await fetch(link, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams([...fields, ['form', form.field]]).toString(),
+      });
+      expect(withoutCookie.status).toBe(403);
+      const otherCookie = await postReviewForm(link, fields, {
+        ...form,
+        cookie: form.cookie.replace(/=.*/, '=x'),
+      });
+      expect(otherCookie.status).toBe(403);
+      expect((await jobOf(job.id)).status).toBe('AWAITING_INPUT');
 
-    const answered = await postReviewForm(link, fields, form);
-    expect(answered.status).toBe(200);
-    expect(await answered.text()).toContain('your answer is recorded');
-    const done = await waitFor(job.id, 'SUCCEEDED');
-    expect(done.selections.features).toEqual(chosen);
-    expect(done.answers).toEqual([
-      expect.objectContaining({ via: 'link', by: 'alice@example.com', options: chosen }),
-    ]);
-    expect(done.review?.rounds[0]?.deliveries.map((d) => [d.channel, d.state]).sort()).toEqual([
-      ['hook', 'sent'],
-      ['mail', 'sent'],
-      ['slack', 'sent'],
-      ['teams', 'sent'],
-    ]);
-    // The link of a closed question says who answered.
-    const again = await fetch(link);
-    expect(again.status).toBe(409);
-    expect(await again.text()).toContain('by alice@example.com via link');
-  }, 20_000);
+      const answered = await postReviewForm(link, fields, form);
+      expect(answered.status).toBe(200);
+      expect(await answered.text()).toContain('your answer is recorded');
+      const done = await waitFor(job.id, 'SUCCEEDED');
+      expect(done.selections.features).toEqual(chosen);
+      expect(done.answers).toEqual([
+        expect.objectContaining({ via: 'link', by: 'alice@example.com', options: chosen }),
+      ]);
+      expect(done.review?.rounds[0]?.deliveries.map((d) => [d.channel, d.state]).sort()).toEqual([
+        ['hook', 'sent'],
+        ['mail', 'sent'],
+        ['slack', 'sent'],
+        ['teams', 'sent'],
+      ]);
+      // The link of a closed question says who answered.
+      const again = await fetch(link);
+      expect(again.status).toBe(409);
+      expect(await again.text()).toContain('by alice@example.com via link');
+    },
+    REAL_PROCESS_TIMEOUT_MS,
+  );
 
   it('an expired link is refused with a page that says when it expired', async () => {
     const job = await create('nobody');

@@ -1,0 +1,107 @@
+// A second approver from the moment a job waits, through the real `opflow serve` (bin/opflow.js):
+// the reviewers' pass runs at start and then only hourly, so the job below is answered before any
+// pass has looked at it (no notice sent, no review recorded). The rule's `approvers: 2` holds all
+// the same: an answer through the API without a name is refused, the first person's is kept as a
+// first approval, the same person again is refused, and a second person's applies it.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { JobView } from '../../../shared/http/answer-schemas';
+import { type Receiver, startSignedReceiver, type VerifiedNotice } from '../../support/reviewer-receivers';
+import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
+import { killRunningOpflows } from './opflow-process';
+import { childEnv, startServe } from './serve-process';
+
+const disclosure =
+  'A folding bicycle helmet made of hinged shell segments that lock into a rigid dome with a magnetic latch, so the helmet folds flat for storage and meets impact standards when open.';
+const hookSecret = `whsec_${Buffer.from('generic-webhook-secret-of-the-approvers').toString('base64')}`;
+
+describe('reviewers: two approvers before the first notice (opflow serve)', {
+  timeout: REAL_PROCESS_TIMEOUT_MS,
+}, () => {
+  let dir: string;
+  let url: string;
+  let hook: Receiver<VerifiedNotice>;
+
+  const api = async (method: string, path: string, body?: unknown) => {
+    const response = await fetch(`${url}${path}`, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return {
+      status: response.status,
+      json: (await response.json()) as { job: JobView; error?: { message: string } },
+    };
+  };
+  const jobOf = async (id: string) => (await api('GET', `/jobs/${id}`)).json.job;
+  const waitFor = async (id: string, status: string) => {
+    for (;;) {
+      const job = await jobOf(id);
+      if (job.status === status) return job;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  };
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'opflow-e2e-approvers-'));
+    hook = await startSignedReceiver(hookSecret);
+    writeFileSync(
+      join(dir, 'opflow.config.json'),
+      JSON.stringify({
+        reviewers: {
+          checkEverySeconds: 3600,
+          channels: { hook: { type: 'webhook' } },
+          rules: [{ name: 'pair', notify: ['hook'], approvers: 2 }],
+        },
+      }),
+    );
+    const env = childEnv({
+      OPFLOW_SANDBOX_SPEED: '300',
+      OPFLOW_DB: join(dir, 'state', 'jobs.db'),
+      OPFLOW_OUT: join(dir, 'reports'),
+      OPFLOW_REVIEW_LINK_SECRET: 'review-link-secret-of-the-approvers-test-0123',
+      OPFLOW_REVIEW_HOOK_URL: `http://${hook.host}/hook`,
+      OPFLOW_REVIEW_HOOK_SECRET: hookSecret,
+      OPFLOW_CALLBACK_ALLOW_HOSTS: hook.host,
+    });
+    ({ url } = await startServe([], { env, cwd: dir }));
+  });
+  afterAll(async () => {
+    killRunningOpflows();
+    await hook?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('refuses a nameless answer, keeps the first approval, refuses the same person, applies the second', async () => {
+    const created = await api('POST', '/jobs', {
+      workflow: 'novelty-check',
+      input: { text: disclosure },
+      selection: { mode: 'manual' },
+    });
+    const parked = await waitFor(created.json.job.id, 'AWAITING_INPUT');
+    // No pass has looked at the job yet: nothing was sent, no review is recorded.
+    expect(parked.review).toBeUndefined();
+    expect(hook.taken).toEqual([]);
+    const chosen = [parked.pending!.options[0]!.id];
+    const answer = (by?: string) =>
+      api('POST', `/jobs/${parked.id}/selection`, { selected: chosen, ...(by ? { by } : {}) });
+
+    const nameless = await answer();
+    expect(nameless.status).toBe(400);
+    expect(nameless.json.error?.message).toContain('needs two approvers');
+    const first = await answer('alice');
+    expect(first.status).toBe(200);
+    expect(first.json.job.status).toBe('AWAITING_INPUT');
+    expect((await answer(' ALICE ')).status).toBe(409);
+    const second = await answer('bob');
+    expect(second.status).toBe(200);
+    const done = await waitFor(parked.id, 'SUCCEEDED');
+    expect(done.selections.features).toEqual(chosen);
+    expect(done.answers?.map((a) => [a.by, a.via, a.applied])).toEqual([
+      ['alice', 'api', false],
+      ['bob', 'api', undefined],
+    ]);
+  });
+});
