@@ -12,6 +12,7 @@
  * side by side; nothing here asserts.
  *
  *   npx tsx bench/fairness.ts [--limit=5] [--batch=300] [--jobs=60] [--seed=7] [--pace=on|off] [--only=priority|shares]
+ *                             [--aws=on|off] [--aws-jobs=115]
  *
  * - priority: a batch of `--batch` novelty checks saturates the key; 60 s in, one more check is
  *   submitted, `normal` or `high` (and `high` without the cut-in, to show what it adds). Each of its
@@ -21,11 +22,17 @@
  *   share of the calls in every 60 s window (stepped by 10 s), against its configured share: while
  *   every tenant has a check waiting to start (each could use more than its share), and on to the
  *   first tenant's last finish (its last checks' polls then cannot use its share).
+ * - shares on aws (`--aws=on`, the default with the shares part): the same three tenants and weights
+ *   on one key of the simulated aws deployment (bench/fairness-aws.ts, run by vitest: the bundled
+ *   api and step worker, the key's bucket item in DynamoDB Local, whose ledger every function
+ *   charges), `--aws-jobs` patent counts per unit of weight (one call each), shares on and off;
+ *   printed in the same table. Its clock is the harness's, not this one's seed: not seeded.
  * - each case's calls against the key's limit: the most in any 1 s and 20 s, as the sandbox saw
  *   them and as counted from the jobs' usage (with and without downloads, which take no token),
  *   and the sandbox's throttled answers.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -35,6 +42,7 @@ import { isTerminal, type Job, keyFingerprint } from '../shared/engine';
 import type { LocalPipeline } from '../shared/runtime/local/pipeline';
 import { SANDBOX_API_KEY } from '../shared/sandbox';
 import { noveltyCheck } from '../shared/workflows';
+import type { AwsSharesResult } from '../test/e2e/aws/harness/fair-shares-scenario';
 import { benchPipeline, submitCheck, table } from './throughput-setup';
 
 const optionsSchema = z.object({
@@ -44,6 +52,8 @@ const optionsSchema = z.object({
   only: z.enum(['all', 'priority', 'shares']),
   seed: z.coerce.number().int().min(0),
   pace: z.enum(['on', 'off']),
+  aws: z.enum(['on', 'off']),
+  'aws-jobs': z.coerce.number().int().min(10).max(2_000),
 });
 type Options = z.infer<typeof optionsSchema>;
 
@@ -56,12 +66,14 @@ function readOptions(): Options {
       only: { type: 'string', default: 'all' },
       seed: { type: 'string', default: '7' },
       pace: { type: 'string', default: 'on' },
+      aws: { type: 'string', default: 'on' },
+      'aws-jobs': { type: 'string', default: '115' },
       help: { type: 'boolean', default: false },
     },
   });
   if (values.help) {
     process.stdout.write(
-      'npx tsx bench/fairness.ts [--limit=5] [--batch=300] [--jobs=60] [--seed=7] [--pace=on|off] [--only=all|priority|shares]\n',
+      'npx tsx bench/fairness.ts [--limit=5] [--batch=300] [--jobs=60] [--seed=7] [--pace=on|off] [--only=all|priority|shares] [--aws=on|off] [--aws-jobs=115]\n',
     );
     process.exit(0);
   }
@@ -335,6 +347,35 @@ async function sharesCase(options: Options, label: string, on: boolean): Promise
 
 const pct = (x: number) => `${(100 * x).toFixed(1)} %`;
 
+/**
+ * The aws leg (bench/fairness-aws.ts) under vitest, whose fake clock the simulated deployment
+ * needs; its results come back as JSON. Shares on, then off.
+ */
+function awsSharesCases(options: Options): AwsSharesResult[] {
+  const dir = mkdtempSync(join(tmpdir(), 'opflow-bench-fairness-aws-'));
+  const out = join(dir, 'results.json');
+  try {
+    const tenants = tenantsOfShares.map(({ tenant, weight }) => ({
+      tenant,
+      weight,
+      jobs: weight * options['aws-jobs'],
+    }));
+    const run = spawnSync('npx', ['vitest', 'run', '--config', 'bench/fairness-aws.config.ts'], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+      env: {
+        ...process.env,
+        OPFLOW_BENCH_FAIRNESS_OUT: out,
+        OPFLOW_BENCH_FAIRNESS_TENANTS: JSON.stringify(tenants),
+        OPFLOW_BENCH_FAIRNESS_QPS: String(options.limit),
+      },
+    });
+    if (run.status !== 0) throw new Error(`the aws leg (bench/fairness-aws.ts) exited with ${run.status}`);
+    return JSON.parse(readFileSync(out, 'utf8')) as AwsSharesResult[];
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 async function main(): Promise<void> {
   const options = readOptions();
   const rates: { label: string; rate: RateCheck }[] = [];
@@ -380,28 +421,65 @@ async function main(): Promise<void> {
       results.push(await sharesCase(options, label, on));
     }
     rates.push(...results.map((r) => ({ label: `shares: ${r.label}`, rate: r.rate })));
+    let aws: AwsSharesResult[] = [];
+    if (options.aws === 'on') {
+      process.stderr.write('  shares on aws (vitest, the simulated deployment)...\n');
+      aws = awsSharesCases(options);
+    }
+    const awsRows = aws.flatMap((r) =>
+      r.rows.map((row) => [
+        r.label,
+        'all waiting',
+        String(r.windows),
+        row.tenant,
+        pct(row.configured),
+        pct(row.min),
+        pct(row.max),
+        pct(row.worst),
+      ]),
+    );
     out.push(
       '',
       `(b) three tenants on one key (weights 1, 1, 2; ${options.jobs}, ${options.jobs}, ${2 * options.jobs} checks submitted in that order), share of calls per 60 s window: while every tenant has a check waiting to start (all waiting), and on to the first tenant's last finish, its tail included (to 1st finish)`,
       table(
         ['case', 'span', 'windows', 'tenant', 'configured', 'least', 'most', 'worst off / configured'],
-        results.flatMap((r) =>
-          r.spans.flatMap((span) =>
-            span.rows.map((row) => [
-              r.label,
-              span.span,
-              String(span.windows),
-              row.tenant,
-              pct(row.configured),
-              pct(row.min),
-              pct(row.max),
-              pct(row.worst),
-            ]),
-          ),
-        ),
+        results
+          .flatMap((r) =>
+            r.spans.flatMap((span) =>
+              span.rows.map((row) => [
+                r.label,
+                span.span,
+                String(span.windows),
+                row.tenant,
+                pct(row.configured),
+                pct(row.min),
+                pct(row.max),
+                pct(row.worst),
+              ]),
+            ),
+          )
+          .concat(awsRows),
         'end',
       ),
     );
+    if (aws.length > 0)
+      out.push(
+        '',
+        `(b, aws) ${options['aws-jobs']}, ${options['aws-jobs']}, ${2 * options['aws-jobs']} patent counts (one call each) submitted through the job API in that order, on the simulated aws deployment; the span is up to the first tenant's last call`,
+        table(
+          ['case', 'span', 'calls', 'throttled', 'failed', 'bucket item (JSON)', 'wall time'],
+          aws.map((r) => [
+            r.label,
+            `${(r.spanMs / 1000).toFixed(0)} s`,
+            String(r.calls),
+            String(r.throttled),
+            String(r.failed),
+            `${r.bucketBytes} B`,
+            `${(r.wallMs / 1000).toFixed(0)} s`,
+          ]),
+          'end',
+        ),
+      );
   }
   out.push(
     '',

@@ -185,7 +185,7 @@ export const stageConfigSchema = z
       /**
        * Fair shares of a key's calls among tenants, as `OPFLOW_SHARES` says them: `acme=3,beta=1`
        * (a tenant not named weighs 1), or `off`. Default: every tenant weighs 1. Given to the step
-       * worker, the one function that admits calls.
+       * worker and the api, the functions that take a key's tokens (the api a new job's first).
        */
       shares: z
         .string()

@@ -161,8 +161,9 @@ export class OpflowStack extends Stack {
         maxConcurrency: config.worker.maxConcurrency,
       }),
     );
-    // Fair shares of a key's calls: only the step worker admits calls (acquire-token.ts), so only it
-    // is told the weights. Absent, every tenant weighs 1, as OPFLOW_SHARES unset does locally.
+    // Fair shares of a key's calls: the step worker admits calls (acquire-token.ts), and the api
+    // takes new jobs' first tokens (first-message.ts); both charge them in the key's bucket item, so
+    // both are told the weights (the api below). Absent, every tenant weighs 1, as locally.
     if (config.openPlatform.shares !== undefined)
       this.worker.function.addEnvironment(sharesVariable, config.openPlatform.shares);
     this.storage.table.grantReadWriteData(this.worker.role);
@@ -183,6 +184,8 @@ export class OpflowStack extends Stack {
     });
     // Who is an operator among JWT callers: the function refuses a token bound to no tenant otherwise.
     this.api.function.addEnvironment(API_AUTH_VARIABLE, JSON.stringify(apiAuthOf(config.api.auth)));
+    if (config.openPlatform.shares !== undefined)
+      this.api.function.addEnvironment(sharesVariable, config.openPlatform.shares);
     this.storage.table.grantReadWriteData(this.api.role);
     this.workQueue.queue.grantSendMessages(this.api.role);
     // Presigned report links are signed with the api role, so it must be able to GetObject (nothing

@@ -200,15 +200,45 @@ export interface KeySource {
  */
 export type RateDecision =
   | { granted: true }
-  | { granted: false; retryAtMs: number; reserved?: boolean | undefined };
+  | {
+      granted: false;
+      retryAtMs: number;
+      reserved?: boolean | undefined;
+      /** The horizon the limiter asked within, when a share claim's standing set it (`ShareClaim.horizonFor`). */
+      withinMs?: number | undefined;
+    };
+
+/**
+ * Whose token a limiter that keeps the key's fair shares gives (`RateLimiter.keepsShares`): the
+ * job's tenant and batch, charged in the write that takes the token (admission/fair-share.ts).
+ */
+export interface ShareClaim {
+  tenant: string;
+  batchId?: string | undefined;
+  /**
+   * For a `take` whose call may stand back or step up: its horizon where its tenant and batch stand
+   * against their shares (read and charged in the same write). Absent: `reserveWithinMs` as given.
+   */
+  horizonFor?: ((standing: 'ahead' | 'even' | 'behind') => number) | undefined;
+}
 
 /** One token bucket per API key, shared by every worker of a backend. */
 export interface RateLimiter {
   /**
+   * The limiter keeps the key's fair shares in its bucket: every token it gives to a `share` claim
+   * is charged to the claim's tenant and batch in the same write (the aws bucket item, so every
+   * function shares one ledger). The engine then keeps no ledger of its own for the key.
+   */
+  readonly keepsShares?: boolean | undefined;
+  /**
    * Take one token for `bucket` now, or say when one will be available. Never waits. With
    * `reserveWithinMs`, a token due within that long is reserved for the caller (see RateDecision).
    */
-  take(bucket: string, now: number, options?: { reserveWithinMs?: number }): Promise<RateDecision>;
+  take(
+    bucket: string,
+    now: number,
+    options?: { reserveWithinMs?: number; share?: ShareClaim | undefined },
+  ): Promise<RateDecision>;
   /**
    * Reserve the token of a call due at `at` while it is being scheduled (see admission/rate-bucket.ts
    * `reserveAhead`): the time of the token reserved, within `withinMs` of `at`, or undefined when
@@ -218,7 +248,7 @@ export interface RateLimiter {
   reserveAhead?(
     bucket: string,
     now: number,
-    options: { at: number; withinMs: number },
+    options: { at: number; withinMs: number; share?: ShareClaim | undefined },
   ): Promise<number | undefined>;
   /**
    * A `high` job's call (`by`, its id) goes ahead of the key's line: the time of the soonest token
@@ -228,7 +258,12 @@ export interface RateLimiter {
    * ignore it). Optional: without it a priority call waits at the line's end, first among those
    * that ask after it.
    */
-  cutIn?(bucket: string, now: number, by: string, options?: { at?: number }): Promise<number | undefined>;
+  cutIn?(
+    bucket: string,
+    now: number,
+    by: string,
+    options?: { at?: number; share?: ShareClaim | undefined },
+  ): Promise<number | undefined>;
   /**
    * Whether the token reserved for `at` is still `by`'s: false when a priority call took it over
    * (the holder then takes a new one). Optional: without it a reserved token is always its holder's.

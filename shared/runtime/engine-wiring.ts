@@ -63,7 +63,8 @@ export function wireEngine(wiring: EngineWiring): EngineDeps {
     keys: ports.keys,
     rateLimiter: ports.rateLimiter,
     messageBudget: messageBudgetFromEnv(env),
-    fairShares: fairSharesFromEnv(env),
+    // A limiter that keeps the key's shares in its bucket (aws) charges every token itself.
+    fairShares: ports.rateLimiter.keepsShares ? undefined : fairSharesFromEnv(env),
     pollStats: ports.pollStats,
     pollStatsScope: wiring.upstream.scope,
     upstreamOf: (apiKey) => wiring.upstream.identify(apiKey),

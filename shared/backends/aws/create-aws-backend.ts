@@ -3,6 +3,7 @@
  * ../local/create-local-backend.ts). The settings come from shared/runtime/aws/pipeline.ts's
  * `loadAwsConfig`, whose `AwsRuntimeConfig` is one of these.
  */
+import type { ShareWeights } from '../../engine/admission/fair-share';
 import { CachedPollStats, type PollStatsStore } from '../../engine/poll-stats';
 import { createAwsClients, destroyAwsClients } from './aws-clients';
 import { type AwsClientConfig, type AwsClients, awsClientConfig } from './clients';
@@ -32,6 +33,11 @@ export interface AwsBackendConfig {
   keyCacheSeconds: number;
   /** Static credentials; the SDK's default chain when absent. */
   credentials?: AwsClientConfig['credentials'];
+  /**
+   * The tenants' weights of fair shares (`OPFLOW_SHARES`), kept in each key's bucket item and
+   * charged in the write that takes a token (dynamodb-share-ledger.ts). Absent: fair shares off.
+   */
+  shares?: ShareWeights | undefined;
 }
 
 /** Where the SDK clients of this deployment connect (clients.ts; exported here too, as before). */
@@ -73,6 +79,7 @@ export function createAwsBackend(config: AwsBackendConfig, instrument?: <T>(clie
       client: clients.documents,
       tableName: config.tableName,
       ratePerSecond: config.qps,
+      shares: config.shares,
     }),
     pollStats: new CachedPollStats(
       new DynamoDbPollStats({ client: clients.documents, tableName: config.tableName }),

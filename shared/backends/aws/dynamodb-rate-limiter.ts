@@ -9,6 +9,7 @@
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { ShareWeights } from '../../engine/admission/fair-share';
 import {
   bucketBudget,
   initialBucket,
@@ -22,7 +23,7 @@ import {
   take,
   throttled,
 } from '../../engine/admission/rate-bucket';
-import type { RateDecision, RateLimiter } from '../../engine/ports';
+import type { RateDecision, RateLimiter, ShareClaim } from '../../engine/ports';
 import {
   chooseCut,
   decodeLane,
@@ -34,6 +35,7 @@ import {
   pruneLane,
   type RateLane,
 } from './dynamodb-rate-lane';
+import type { ShareLedger } from './dynamodb-share-ledger';
 import { AwsConfigError } from './errors';
 import { rateBucketKey } from './table';
 
@@ -44,12 +46,20 @@ export interface DynamoDbRateLimiterOptions extends RateBucketOptions {
   maxContention?: number | undefined;
   /** Buckets are removed by TTL after this long without use (default one day). */
   idleSeconds?: number | undefined;
+  /**
+   * The tenants' weights of fair shares, or the `OPFLOW_SHARES` text (fair-share.ts `parseShares`,
+   * parsed when the ledger's module loads): the item then keeps the key's ledger, charged in the
+   * write that gives each token to a `share` claim (dynamodb-share-ledger.ts, a chunk loaded on
+   * first use: out of the functions' cold starts). Absent, or `off`: fair shares are off.
+   */
+  shares?: ShareWeights | string | undefined;
 }
 
-/** What a change of the bucket reads and writes: the bucket and its priority lane. */
+/** What a change of the bucket reads and writes: the bucket, its priority lane and its shares. */
 interface BucketItem {
   state: RateBucketState;
   lane: RateLane;
+  ledger: ShareLedger;
 }
 
 interface StoredBucket extends BucketItem {
@@ -67,6 +77,11 @@ export class DynamoDbRateLimiter implements RateLimiter {
   private readonly lastRate = new Map<string, number>();
   /** When this worker was last refused a token, per bucket (`saturated()`). */
   private readonly refusedAt = new Map<string, number>();
+  private readonly sharesOption: ShareWeights | string | undefined;
+  /** The ledger's module and the weights, once loaded (`loadShares`). */
+  private sharesKit: SharesKit | undefined;
+  private sharesLoading: Promise<SharesKit> | undefined;
+  readonly keepsShares: boolean;
 
   constructor(options: DynamoDbRateLimiterOptions) {
     if (!options.tableName) throw new AwsConfigError('DynamoDbRateLimiter needs a table name');
@@ -75,20 +90,80 @@ export class DynamoDbRateLimiter implements RateLimiter {
     this.config = rateBucketConfig(options);
     this.maxContention = options.maxContention ?? 8;
     this.idleSeconds = options.idleSeconds ?? 24 * 3600;
+    this.sharesOption = options.shares;
+    this.keepsShares =
+      typeof options.shares === 'string' ? options.shares.trim() !== 'off' : options.shares !== undefined;
   }
 
-  async take(bucket: string, now: number, options?: { reserveWithinMs?: number }): Promise<RateDecision> {
+  /** The ledger's module and weights, loaded once (a failed load is tried again). */
+  private async loadShares(): Promise<SharesKit | undefined> {
+    if (!this.keepsShares) return undefined;
+    if (this.sharesKit) return this.sharesKit;
+    this.sharesLoading ??= import('./dynamodb-share-ledger').then((ledger) => {
+      const option = this.sharesOption;
+      const weights = typeof option === 'string' ? ledger.weightsOfSetting(option) : option;
+      this.sharesKit = { ledger, weights: weights ?? { tenants: {} } };
+      return this.sharesKit;
+    });
+    this.sharesLoading.catch(() => {
+      this.sharesLoading = undefined;
+    });
+    return this.sharesLoading;
+  }
+
+  /** The claim, when this limiter keeps shares. */
+  private claimOf(share: ShareClaim | undefined): ShareClaim | undefined {
+    return this.keepsShares ? share : undefined;
+  }
+
+  /** The ledger after the claim's job was given the token at `at`. */
+  private charged(ledger: ShareLedger, claim: ShareClaim | undefined, now: number, at: number): ShareLedger {
+    const kit = this.sharesKit;
+    return claim && kit ? kit.ledger.ledgerCharged(ledger, claim, kit.weights, now, at) : ledger;
+  }
+
+  /** The claim's job asks (its flows have work) and where it stands; none without shares. */
+  private asks(ledger: ShareLedger, claim: ShareClaim | undefined, now: number) {
+    const kit = this.sharesKit;
+    return claim && kit ? kit.ledger.ledgerAsks(ledger, claim, now) : undefined;
+  }
+
+  async take(
+    bucket: string,
+    now: number,
+    options?: { reserveWithinMs?: number; share?: ShareClaim | undefined },
+  ): Promise<RateDecision> {
     let decision: RateDecision | undefined;
     let rate = this.config.ceiling;
-    const written = await this.update(bucket, now, ({ state, lane }) => {
-      const result = take(state, this.config, now, options?.reserveWithinMs);
-      decision = result.decision;
+    const claim = this.claimOf(options?.share);
+    const written = await this.update(bucket, now, ({ state, lane, ledger }) => {
+      // With shares kept here: the call's tenant and batch have work, and where they stand sets
+      // its horizon (ahead: stands back; behind: steps up), read on the version this write replaces.
+      const asked = this.asks(ledger, claim, now);
+      const withinMs =
+        asked && claim?.horizonFor ? claim.horizonFor(asked.standing) : options?.reserveWithinMs;
+      const result = take(state, this.config, now, withinMs);
+      decision =
+        !result.decision.granted && asked && claim?.horizonFor
+          ? { ...result.decision, withinMs }
+          : result.decision;
       rate = result.state.rate;
-      // Without a token (and no reservation) nothing changes worth writing: the refill is
-      // recomputed on every read.
-      if (result.decision.granted) return { state: result.state, lane };
-      if (!result.decision.reserved) return undefined;
-      return { state: result.state, lane: laneReserved(lane, result.decision.retryAtMs) };
+      const askedLedger = asked?.ledger ?? ledger;
+      if (result.decision.granted)
+        return { state: result.state, lane, ledger: this.charged(askedLedger, claim, now, now) };
+      if (!result.decision.reserved) {
+        // Without a token (and no reservation) the bucket has nothing worth writing (the refill is
+        // recomputed on every read). Its flows' having work is, now and then: others stand back.
+        return claim && this.sharesKit?.ledger.askWorthWriting(ledger, claim, now)
+          ? { state, lane, ledger: askedLedger }
+          : undefined;
+      }
+      const at = result.decision.retryAtMs;
+      return {
+        state: result.state,
+        lane: laneReserved(lane, at),
+        ledger: this.charged(askedLedger, claim, now, at),
+      };
     });
     if (written === 'contended' || !decision) {
       // Other workers keep winning: they are spending the budget, so come back in one token's time.
@@ -108,15 +183,20 @@ export class DynamoDbRateLimiter implements RateLimiter {
   async reserveAhead(
     bucket: string,
     now: number,
-    options: { at: number; withinMs: number },
+    options: { at: number; withinMs: number; share?: ShareClaim | undefined },
   ): Promise<number | undefined> {
     let reservedAt: number | undefined;
-    const written = await this.update(bucket, now, ({ state, lane }) => {
+    const claim = this.claimOf(options.share);
+    const written = await this.update(bucket, now, ({ state, lane, ledger }) => {
       const result = reserveAhead(state, this.config, now, options.at, options.withinMs);
       reservedAt = result.reservedAt;
-      return reservedAt === undefined
-        ? undefined
-        : { state: result.state, lane: laneReserved(lane, reservedAt) };
+      if (reservedAt === undefined) return undefined;
+      const asked = this.asks(ledger, claim, now)?.ledger ?? ledger;
+      return {
+        state: result.state,
+        lane: laneReserved(lane, reservedAt),
+        ledger: this.charged(asked, claim, now, reservedAt),
+      };
     });
     return written === 'written' ? reservedAt : undefined;
   }
@@ -131,16 +211,23 @@ export class DynamoDbRateLimiter implements RateLimiter {
     bucket: string,
     now: number,
     by: string,
-    options?: { at?: number },
+    options?: { at?: number; share?: ShareClaim | undefined },
   ): Promise<number | undefined> {
     let cutAt: number | undefined;
-    const written = await this.update(bucket, now, ({ state, lane }) => {
+    const claim = this.claimOf(options?.share);
+    const written = await this.update(bucket, now, ({ state, lane, ledger }) => {
       const peek = take(state, this.config, now).decision;
       if (peek.granted) return undefined;
       // A call due after the line's end finds a token free when it comes (or books one then).
       const dueAt = options?.at ?? now;
       cutAt = chooseCut(lane, now, dueAt, Math.max(peek.retryAtMs, dueAt));
-      return cutAt === undefined ? undefined : { state, lane: laneCut(lane, cutAt, by) };
+      if (cutAt === undefined) return undefined;
+      // The token's holder is given back its charge (it takes, and is charged, a new one); the
+      // cut-in's tenant and batch are charged for it.
+      const kit = this.sharesKit;
+      const refunded = kit ? kit.ledger.ledgerRefunded(ledger, kit.weights, cutAt) : ledger;
+      const asked = this.asks(refunded, claim, now)?.ledger ?? refunded;
+      return { state, lane: laneCut(lane, cutAt, by), ledger: this.charged(asked, claim, now, cutAt) };
     });
     return written === 'written' ? cutAt : undefined;
   }
@@ -169,16 +256,19 @@ export class DynamoDbRateLimiter implements RateLimiter {
   }
 
   async throttled(bucket: string, now: number): Promise<void> {
-    await this.update(bucket, now, ({ state, lane }) => ({
+    await this.update(bucket, now, ({ state, lane, ledger }) => ({
       state: throttled(state, this.config, now),
       lane,
+      ledger,
     }));
   }
 
   async succeeded(bucket: string, now: number): Promise<void> {
     if ((this.lastRate.get(bucket) ?? this.config.ceiling) >= this.config.ceiling) return;
-    await this.update(bucket, now, ({ state, lane }) =>
-      state.rate >= this.config.ceiling ? undefined : { state: succeeded(state, this.config, now), lane },
+    await this.update(bucket, now, ({ state, lane, ledger }) =>
+      state.rate >= this.config.ceiling
+        ? undefined
+        : { state: succeeded(state, this.config, now), lane, ledger },
     );
   }
 
@@ -195,7 +285,12 @@ export class DynamoDbRateLimiter implements RateLimiter {
     for (let round = 0; round < this.maxContention; round++) {
       const stored = await this.read(key, now);
       this.lastRate.set(bucket, stored.state.rate);
-      const changed = change({ state: stored.state, lane: pruneLane(stored.lane, now) });
+      const lane = pruneLane(stored.lane, now);
+      const changed = change({
+        state: stored.state,
+        lane,
+        ledger: this.sharesKit?.ledger.ledgerPruned(stored.ledger, lane.reserved) ?? stored.ledger,
+      });
       if (!changed) return 'unchanged';
       const next = changed.state;
       try {
@@ -221,6 +316,7 @@ export class DynamoDbRateLimiter implements RateLimiter {
                   }
                 : {}),
               ...encodeLane(changed.lane),
+              ...this.encodeShares(changed, now),
               seq: (stored.seq ?? 0) + 1,
               expiresAt: Math.floor(next.updatedAt / 1000) + this.idleSeconds,
             },
@@ -241,7 +337,15 @@ export class DynamoDbRateLimiter implements RateLimiter {
     return 'contended';
   }
 
+  /** The item's `shares` attribute: the ledger, its owners in the lane's order (none kept: none). */
+  private encodeShares(item: BucketItem, now: number): { shares?: string } {
+    if (!this.sharesKit) return {};
+    const shares = this.sharesKit.ledger.encodeLedger(item.ledger, item.lane.reserved, now);
+    return shares === undefined ? {} : { shares };
+  }
+
   private async read(key: { PK: string; SK: string }, now: number): Promise<StoredBucket> {
+    await this.loadShares();
     const answer = await this.client.send(
       new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }),
     );
@@ -257,9 +361,11 @@ export class DynamoDbRateLimiter implements RateLimiter {
       return {
         state: initialBucket(this.config, now),
         lane: emptyLane(),
+        ledger: noLedger(),
         seq: typeof item?.seq === 'number' ? item.seq : undefined,
       };
     }
+    const lane = decodeLane(item.lane, item.cuts);
     return {
       state: {
         tokens: item.tokens,
@@ -276,10 +382,24 @@ export class DynamoDbRateLimiter implements RateLimiter {
         lastWindowThrottled:
           typeof item.lastWindowThrottled === 'number' ? item.lastWindowThrottled : undefined,
       },
-      lane: decodeLane(item.lane, item.cuts),
+      lane,
+      ledger: this.sharesKit
+        ? this.sharesKit.ledger.decodeLedger(item.shares, lane.reserved, this.sharesKit.weights, now)
+        : noLedger(),
       seq: item.seq,
     };
   }
+}
+
+/** The ledger's module (a chunk of its own) and the tenants' weights. */
+interface SharesKit {
+  ledger: typeof import('./dynamodb-share-ledger');
+  weights: ShareWeights;
+}
+
+/** No ledger (fair shares off, or none stored). */
+function noLedger(): ShareLedger {
+  return { flows: {}, owners: new Map() };
 }
 
 /** The booked token times of a bucket item (a list of numbers), ascending; undefined for none. */

@@ -9,7 +9,7 @@ import { errorMessage } from '../../errors/error-message';
 import { advance, type EngineEvent } from '../advance';
 import type { EngineDeps } from '../deps';
 import type { Job } from '../job-record';
-import type { RateDecision, WorkMessage } from '../ports';
+import type { RateDecision, ShareClaim, WorkMessage } from '../ports';
 import type { StepReport } from '../runner';
 import type { Step, Workflow } from '../workflow';
 import type { CallOrder } from './budget-filler';
@@ -115,7 +115,11 @@ export async function acquireToken(deps: AdmissionDeps, request: TokenRequest): 
   }
   // A `high` job's call goes ahead of the key's line: it takes over the next token reserved ahead
   // (priority-lane.ts), whose holder takes a new one when it comes.
-  const cutInAt = job.priority === 'high' ? await deps.rateLimiter.cutIn?.(bucket, now, job.id) : undefined;
+  const claim = shareClaim(job);
+  const cutInAt =
+    job.priority === 'high'
+      ? await deps.rateLimiter.cutIn?.(bucket, now, job.id, { share: claim })
+      : undefined;
   if (cutInAt !== undefined) {
     deps.fairShares?.charge(bucket, job, now, cutInAt);
     return waitForReserved(deps, request, { granted: false, retryAtMs: cutInAt, reserved: true });
@@ -126,12 +130,17 @@ export async function acquireToken(deps: AdmissionDeps, request: TokenRequest): 
   const order = deps.callOrder?.(bucket);
   const priority = waitPriority(workflow, job, step, await likelyDone(deps, step, job, now), order);
   const standing = job.priority === 'high' ? 'even' : (deps.fairShares?.asks(bucket, job, now) ?? 'even');
-  const horizonMs = shareHorizonMs(
-    standing,
-    reserveHorizonMs(job, deps.reserveHorizonMs, priority, order),
-    deps.reserveHorizonMs ?? defaultReserveHorizonMs,
-  );
-  const token = await deps.rateLimiter.take(bucket, now, { reserveWithinMs: horizonMs });
+  const ownMs = reserveHorizonMs(job, deps.reserveHorizonMs, priority, order);
+  const fullMs = deps.reserveHorizonMs ?? defaultReserveHorizonMs;
+  // A limiter that keeps the key's shares (aws: the bucket item) reads where the job's tenant and
+  // batch stand, sets the horizon, and charges the token, all in the write that takes it.
+  const horizonFor =
+    job.priority === 'high' ? undefined : (where: Standing) => shareHorizonMs(where, ownMs, fullMs);
+  const token = await deps.rateLimiter.take(bucket, now, {
+    reserveWithinMs: shareHorizonMs(standing, ownMs, fullMs),
+    share: { ...claim, horizonFor },
+  });
+  const horizonMs = token.granted ? ownMs : (token.withinMs ?? shareHorizonMs(standing, ownMs, fullMs));
   if (token.granted) deps.fairShares?.charge(bucket, job, now);
   else if (token.reserved) deps.fairShares?.charge(bucket, job, now, token.retryAtMs);
   if (token.granted) return { type: 'granted' };
@@ -155,6 +164,11 @@ export async function acquireToken(deps: AdmissionDeps, request: TokenRequest): 
     };
   }
   return spreadReturn(deps, request, token, horizonMs, order);
+}
+
+/** The tenant and batch a job's tokens are charged to where the limiter keeps the key's shares. */
+export function shareClaim(job: Pick<Job, 'tenant' | 'batchId'>): ShareClaim {
+  return { tenant: job.tenant, batchId: job.batchId };
 }
 
 /**
@@ -242,7 +256,7 @@ async function spreadReturn(
   const beforeDeadlineMs = job.deadlineAt - (now + delayMs);
   const tokenAt =
     deps.queue.carriesTokens && beforeDeadlineMs > 0
-      ? await bookReturn(deps, bucket, now, now + delayMs, Math.min(horizonMs, beforeDeadlineMs))
+      ? await bookReturn(deps, job, bucket, now, now + delayMs, Math.min(horizonMs, beforeDeadlineMs))
       : undefined;
   if (tokenAt !== undefined) delayMs = Math.max(0, tokenAt - now);
   const waiting = advance(
@@ -276,6 +290,7 @@ async function spreadReturn(
  */
 async function bookReturn(
   deps: AdmissionDeps,
+  job: Job,
   bucket: string,
   now: number,
   at: number,
@@ -283,7 +298,7 @@ async function bookReturn(
 ): Promise<number | undefined> {
   if (!deps.rateLimiter.reserveAhead || at - now > deps.queue.maxDelayMs) return undefined;
   try {
-    return await deps.rateLimiter.reserveAhead(bucket, now, { at, withinMs });
+    return await deps.rateLimiter.reserveAhead(bucket, now, { at, withinMs, share: shareClaim(job) });
   } catch (error) {
     deps.log?.warn("could not book a waiting job's token; it takes one when it returns", {
       error: errorMessage(error),

@@ -250,6 +250,17 @@ export class SharesSettingError extends Error {
  * variable and the part that is wrong.
  */
 export function fairSharesFromEnv(env: Readonly<Record<string, string | undefined>>): FairShares | undefined {
+  const weights = shareWeightsFromEnv(env);
+  return weights === undefined ? undefined : new FairShares(weights);
+}
+
+/**
+ * The tenants' weights `OPFLOW_SHARES` says (unset or empty: every tenant weighs 1), or undefined
+ * for `off`; for a ledger kept elsewhere (the aws bucket item). Throws as `fairSharesFromEnv`.
+ */
+export function shareWeightsFromEnv(
+  env: Readonly<Record<string, string | undefined>>,
+): ShareWeights | undefined {
   let shares: ReturnType<typeof parseShares>;
   try {
     shares = parseShares(env[sharesVariable] ?? '');
@@ -259,5 +270,5 @@ export function fairSharesFromEnv(env: Readonly<Record<string, string | undefine
     throw error;
   }
   if (shares === 'off') return undefined;
-  return new FairShares(shares === 'equal' ? undefined : shares);
+  return shares === 'equal' ? { tenants: {} } : shares;
 }

@@ -14,6 +14,7 @@ import { advance, countMessage } from '../advance';
 import type { EngineDeps } from '../deps';
 import { defaultMessageBudget, isTerminal, type Job } from '../job-record';
 import type { Workflow } from '../workflow';
+import { shareClaim } from './acquire-token';
 import type { ParkedJobs } from './parked-jobs';
 
 export interface ReleaseOptions {
@@ -67,7 +68,11 @@ export async function releaseParked(
       continue;
     }
     const at = Math.max(now, job.nextRunAt);
-    const tokenAt = await reserveAhead(bucket, now, { at, withinMs: job.parked.withinMs });
+    const tokenAt = await reserveAhead(bucket, now, {
+      at,
+      withinMs: job.parked.withinMs,
+      share: shareClaim(job),
+    });
     if (tokenAt === undefined) {
       if (at <= now) fullClasses.add(candidate.class);
       continue;

@@ -9,7 +9,7 @@ import { type Advanced, advance, findStep } from '../advance';
 import type { EngineDeps } from '../deps';
 import { isTerminal } from '../job-record';
 import type { Workflow } from '../workflow';
-import { mayPark } from './acquire-token';
+import { mayPark, shareClaim } from './acquire-token';
 import { defaultReserveHorizonMs, reserveHorizonMs, waitPriority } from './priority';
 
 /**
@@ -68,12 +68,16 @@ export async function reserveNextToken(
     // when it came (priority-lane.ts), instead of booking one at the line's end.
     const cutAt =
       job.priority === 'high' && job.nextRunAt - now <= bookAheadMs
-        ? await deps.rateLimiter.cutIn?.(bucket, now, job.id, { at: job.nextRunAt })
+        ? await deps.rateLimiter.cutIn?.(bucket, now, job.id, { at: job.nextRunAt, share: shareClaim(job) })
         : undefined;
     if (cutAt !== undefined)
       return advance(workflow, job, { type: 'token-reserved', at: cutAt }, now, deps.random);
     if (job.nextRunAt - now > bookAheadMs) return await unbooked();
-    const at = await deps.rateLimiter.reserveAhead(bucket, now, { at: job.nextRunAt, withinMs });
+    const at = await deps.rateLimiter.reserveAhead(bucket, now, {
+      at: job.nextRunAt,
+      withinMs,
+      share: shareClaim(job),
+    });
     if (at === undefined) {
       if (job.nextRunAt - now > nearMs) return await unbooked();
       return deps.admission ? park() : advanced;

@@ -13,6 +13,7 @@ import { DynamoDbCallbackOutbox } from '../../backends/aws/dynamodb-callback-out
 import { DynamoDbJobHistory } from '../../backends/aws/dynamodb-job-history';
 import { DynamoDbKeyBuckets } from '../../backends/aws/dynamodb-key-buckets';
 import type { CallbackNotifier } from '../../callbacks/notifier';
+import { shareWeightsFromEnv } from '../../engine/admission/fair-share';
 import { keyFingerprint } from '../../engine/admission/rate-bucket';
 import { maxParkAheadMs } from '../../engine/admission/reserve-next';
 import type { EngineMetrics } from '../../engine/deps';
@@ -114,7 +115,8 @@ export function buildAwsPipeline(options: AwsPipelineOptions): AwsPipeline {
   const loaded = options.config ?? loadAwsConfig(options.env);
   const config = options.qps === undefined ? loaded : { ...loaded, qps: options.qps };
   const env = options.env ?? process.env;
-  const aws = createAwsBackend(config, options.instrumentAwsClient);
+  // Fair shares are kept in each key's bucket item, charged by every function that takes a token.
+  const aws = createAwsBackend({ ...config, shares: shareWeightsFromEnv(env) }, options.instrumentAwsClient);
   const clock = options.clock ?? { now: () => Date.now() };
   const client =
     options.client ??

@@ -47,6 +47,8 @@ export interface FirstMessageTable {
   client: AwsClients['documents'];
   tableName: string;
   config: AwsRuntimeConfig;
+  /** The function's environment (`OPFLOW_SHARES`: the key's fair shares, kept in its bucket item). */
+  env: Readonly<Record<string, string | undefined>>;
 }
 
 export interface JobsRuntime extends JobSide {
@@ -116,7 +118,7 @@ export function createJobsRuntime(
       policy: callbackPolicyFromEnv(env),
     },
     onJobChange: changes.emit,
-    sendFirstMessage: options.firstMessages?.({ client: documents, tableName, config }),
+    sendFirstMessage: options.firstMessages?.({ client: documents, tableName, config, env }),
   };
   return {
     deps,

@@ -67,17 +67,19 @@ describe('the functions environment', { timeout: 180_000 }, () => {
     }
   });
 
-  it("gives the stage's fair shares to the step worker only, the one function that admits calls", () => {
+  it("gives the stage's fair shares to the step worker and the api, the functions that take tokens", () => {
     const settings = { stages: { qa: { tenants: ['default', 'acme'], openPlatform: { shares: 'acme=3' } } } };
     const { stack, template } = synthStage(
       { stage: 'qa', opflowStack: JSON.stringify(settings) },
       { bundle: false },
     );
     const functions = template.findResources('AWS::Lambda::Function');
-    const worker = stack.getLogicalId(stack.worker.function.node.defaultChild as CfnElement);
+    const takers = [stack.worker, stack.api].map((fn) =>
+      stack.getLogicalId(fn.function.node.defaultChild as CfnElement),
+    );
     for (const [id, fn] of Object.entries(functions)) {
       const variables = (fn['Properties']['Environment']?.['Variables'] ?? {}) as Record<string, unknown>;
-      expect(variables['OPFLOW_SHARES'], id).toBe(id === worker ? 'acme=3' : undefined);
+      expect(variables['OPFLOW_SHARES'], id).toBe(takers.includes(id) ? 'acme=3' : undefined);
     }
   });
 

@@ -191,4 +191,103 @@ describe('DynamoDbRateLimiter', () => {
     );
     expect(item.Item?.seq).toBe(1);
   });
+
+  describe('fair shares kept in the bucket item', () => {
+    const shares = { tenants: { alpha: 3 } };
+    const ledgerOf = async (tableName: string, bucket: string) => {
+      const item = await emulators.clients.documents.send(
+        new GetCommand({ TableName: tableName, Key: rateBucketKey(bucket) }),
+      );
+      const stored = JSON.parse(String(item.Item?.shares)) as { f: [string, number, string][] };
+      return Object.fromEntries(stored.f.map(([name, virtual]) => [name, virtual]));
+    };
+
+    it('charges every token given, by any worker and any way, in the write that takes it', async () => {
+      const tableName = await emulators.createTable();
+      const all = Array.from(
+        { length: 4 },
+        () =>
+          new DynamoDbRateLimiter({
+            client: emulators.clients.documents,
+            tableName,
+            ratePerSecond: 5,
+            burst: 1,
+            maxContention: 200,
+            shares,
+          }),
+      );
+      const bucket = keyFingerprint('sk-fair');
+      const claims = [
+        { tenant: 'alpha', batchId: 'b1' },
+        { tenant: 'beta' },
+        { tenant: 'gamma', batchId: 'g' },
+      ];
+      // 24 concurrent calls over four workers: takes reserving 15 s ahead, and bookings.
+      const given = await Promise.all(
+        Array.from({ length: 24 }, async (_, i) => {
+          const limiter = all[i % 4]!;
+          const share = claims[i % 3]!;
+          if (i % 2 === 0) {
+            const decision = await limiter.take(bucket, T0, { reserveWithinMs: 15_000, share });
+            return decision.granted || decision.reserved ? share.tenant : undefined;
+          }
+          const at = await limiter.reserveAhead(bucket, T0, {
+            at: T0 + 20_000 + i * 10,
+            withinMs: 60_000,
+            share,
+          });
+          return at === undefined ? undefined : share.tenant;
+        }),
+      );
+      const count = (tenant: string) => given.filter((t) => t === tenant).length;
+      expect(count('alpha') + count('beta') + count('gamma')).toBeGreaterThan(12);
+      const ledger = await ledgerOf(tableName, bucket);
+      // A batch's virtual time moves 1 a token (each is alone in its tenant, so never levelled up):
+      // none lost to a lost write, none charged twice. A tenant's moves 1/weight a token, from
+      // where it started level with the others' service.
+      expect(ledger['b:alpha:b1']).toBe(count('alpha'));
+      expect(ledger['b:beta:']).toBe(count('beta'));
+      expect(ledger['b:gamma:g']).toBe(count('gamma'));
+      expect(ledger['t:alpha']! * 3).toBeGreaterThanOrEqual(count('alpha') - 0.01);
+      expect(ledger['t:beta']).toBeGreaterThanOrEqual(count('beta'));
+    });
+
+    it('sets the horizon where the tenant stands, and gives a cut token back to its holder', async () => {
+      const tableName = await emulators.createTable();
+      const limiter = new DynamoDbRateLimiter({
+        client: emulators.clients.documents,
+        tableName,
+        ratePerSecond: 5,
+        burst: 1,
+        shares: { tenants: {} },
+      });
+      const bucket = keyFingerprint('sk-stand');
+      const seen: string[] = [];
+      const horizonFor = (standing: 'ahead' | 'even' | 'behind') => {
+        seen.push(standing);
+        return standing === 'ahead' ? 2_000 : 15_000;
+      };
+      // alpha takes the line's first ten tokens (3 s ahead at 5/s, 2 s ahead: one reserved token each).
+      for (let i = 0; i < 10; i++)
+        await limiter.take(bucket, T0, { reserveWithinMs: 15_000, share: { tenant: 'alpha' } });
+      // beta comes: level with the key's service so far (none of alpha's tokens has come), so
+      // alpha's reserved line is its lead: beta steps up, alpha stands back.
+      const beta = await limiter.take(bucket, T0, { share: { tenant: 'beta', horizonFor } });
+      expect(seen).toEqual(['behind']);
+      expect(beta).toMatchObject({ granted: false, reserved: true, withinMs: 15_000 });
+      const alpha = await limiter.take(bucket, T0, { share: { tenant: 'alpha', horizonFor } });
+      expect(seen).toEqual(['behind', 'ahead']);
+      expect(alpha).toMatchObject({ granted: false, withinMs: 2_000 });
+      expect(alpha.granted === false && alpha.reserved).toBeFalsy();
+      const before = await ledgerOf(tableName, bucket);
+      expect(before['t:alpha']).toBe(10);
+      // A high job of gamma takes over one of alpha's tokens: alpha is given it back, gamma charged.
+      const cut = await limiter.cutIn(bucket, T0, 'urgent', { share: { tenant: 'gamma' } });
+      expect(cut).toBeDefined();
+      const after = await ledgerOf(tableName, bucket);
+      expect(after['t:alpha']).toBe(9);
+      // gamma started level with the key's service (alpha's one token come), then was charged one.
+      expect(after['t:gamma']).toBe(2);
+    });
+  });
 });
