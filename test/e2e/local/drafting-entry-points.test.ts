@@ -283,7 +283,7 @@ describe('specification drafting, feasibility analysis and translation through e
       expect(run.code, run.stderr).toBe(0);
       started.push({ via: 'schedule', workflow: workflow as Workflow, id: JSON.parse(run.stdout).jobId });
     }
-      // Four CLI processes: each starts in seconds, more on a loaded machine.
+    // Four CLI processes: each starts in seconds, more on a loaded machine.
   }, 150_000);
 
   it('every job so started ends SUCCEEDED, by its source, its report leading with what its reader needs', async () => {
