@@ -64,13 +64,7 @@ export async function driveJobs(
   const stopListening = io.onInterrupt(() => {
     interrupts += 1;
     if (interrupts === 1) {
-      display.note(
-        hostsSandbox && sandboxStateFile === undefined
-          ? 'stopping after the steps in progress (Ctrl-C again stops at once). The built-in sandbox stops with this command, and the tasks of jobs under way with it: to stop and resume later, run against the platform or against `opflow sandbox` (OPFLOW_BASE_URL)'
-          : hostsSandbox
-            ? `stopping after the steps in progress (press Ctrl-C again to stop at once; nothing is lost: the built-in sandbox keeps its tasks in ${sandboxStateFile}, and opflow resume continues them)`
-            : 'stopping after the steps in progress (press Ctrl-C again to stop at once; nothing is lost)',
-      );
+      display.note(interruptNote(hostsSandbox, sandboxStateFile));
       abort.abort(new Error('interrupted'));
     } else {
       // Even now nothing is lost: the next run takes the leases back and continues.
@@ -86,22 +80,12 @@ export async function driveJobs(
       `${selectionHelp(job)}\n  (run that in another terminal: this command keeps the built-in sandbox, which holds the job's tasks, until the job finishes)`,
     );
   };
-  // Jobs that run elsewhere (aws): a work queue nobody reads is said within seconds, not waited on.
-  const probe = here ? undefined : (await import('./aws-reachability')).workQueueProbe(backend);
   const watchdogStop = new AbortController();
-  let lastChangeAt = Date.now();
-  const watchdog = probe
-    ? (await import('./aws-reachability')).watchForStepWorker(
-        probe,
-        jobs,
-        () => lastChangeAt,
-        AbortSignal.any([abort.signal, watchdogStop.signal]),
-        io.env,
-      )
-    : undefined;
-  // Only its rejection matters; stopped with the command.
-  watchdog?.catch(() => undefined);
   const watchSignal = AbortSignal.any([abort.signal, watchdogStop.signal]);
+  let lastChangeAt = Date.now();
+  const watchdog = here
+    ? undefined
+    : await stepWorkerWatchdog(ctx, backend, jobs, () => lastChangeAt, watchSignal);
   try {
     here?.start();
     const watch = (ids: string[], mine = true) =>
@@ -118,23 +102,11 @@ export async function driveJobs(
         isDone: keepForSelection && mine ? (job) => isTerminal(job.status) : undefined,
       });
     const watched = watch(jobs.map((job) => job.id));
-    const settled = watchdog ? await Promise.race([watched, watchdog.then(() => watched)]) : await watched;
+    const settled = watchdog
+      ? await Promise.race([watched, watchdog.stuck.then(() => watched)])
+      : await watched;
     if (!hostsSandbox) return { jobs: settled, interrupted: false, hostedSandbox: false };
-    // Other opflow commands may have joined this process's built-in sandbox meanwhile: their jobs'
-    // tasks live here, so keep it (and the workers) until those jobs are done too.
-    for (
-      let others = await joinedJobs(backend, jobs);
-      others.length > 0;
-      others = await joinedJobs(backend, jobs)
-    ) {
-      display.note(
-        `keeping the built-in sandbox for ${others.length} job${others.length === 1 ? '' : 's'} of other opflow commands`,
-      );
-      await watch(
-        others.map((job) => job.id),
-        false,
-      );
-    }
+    await keepSandboxForOthers(backend, jobs, display, (ids) => watch(ids, false));
     return { jobs: settled, interrupted: false, hostedSandbox: hostsSandbox };
   } catch (error) {
     if (!abort.signal.aborted) throw error;
@@ -146,6 +118,57 @@ export async function driveJobs(
     stopListening();
     display.stop();
   }
+}
+
+/**
+ * Other opflow commands may have joined this process's built-in sandbox meanwhile: their jobs' tasks
+ * live here, so keep it (and the workers) until those jobs are done too.
+ */
+async function keepSandboxForOthers(
+  backend: Backend,
+  jobs: Job[],
+  display: { note(text: string): void },
+  watch: (ids: string[]) => Promise<unknown>,
+): Promise<void> {
+  for (
+    let others = await joinedJobs(backend, jobs);
+    others.length > 0;
+    others = await joinedJobs(backend, jobs)
+  ) {
+    display.note(
+      `keeping the built-in sandbox for ${others.length} job${others.length === 1 ? '' : 's'} of other opflow commands`,
+    );
+    await watch(others.map((job) => job.id));
+  }
+}
+
+/** What Ctrl-C says: whether stopping now loses the built-in sandbox's tasks. */
+function interruptNote(hostsSandbox: boolean, sandboxStateFile: string | undefined): string {
+  if (hostsSandbox && sandboxStateFile === undefined)
+    return 'stopping after the steps in progress (Ctrl-C again stops at once). The built-in sandbox stops with this command, and the tasks of jobs under way with it: to stop and resume later, run against the platform or against `opflow sandbox` (OPFLOW_BASE_URL)';
+  if (hostsSandbox)
+    return `stopping after the steps in progress (press Ctrl-C again to stop at once; nothing is lost: the built-in sandbox keeps its tasks in ${sandboxStateFile}, and opflow resume continues them)`;
+  return 'stopping after the steps in progress (press Ctrl-C again to stop at once; nothing is lost)';
+}
+
+/**
+ * Jobs that run elsewhere (aws): a work queue nobody reads is said within seconds, not waited on.
+ * The returned promise rejects when no step worker reads the queue; only its rejection matters.
+ */
+async function stepWorkerWatchdog(
+  ctx: CliContext,
+  backend: Backend,
+  jobs: Job[],
+  lastChangeAt: () => number,
+  signal: AbortSignal,
+): Promise<{ stuck: Promise<void> } | undefined> {
+  const reachability = await import('./aws-reachability');
+  const probe = reachability.workQueueProbe(backend);
+  if (!probe) return undefined;
+  const watchdog = reachability.watchForStepWorker(probe, jobs, lastChangeAt, signal, ctx.io.env);
+  watchdog.catch(() => undefined);
+  // Wrapped: an async function's result promise would adopt the watchdog's own.
+  return { stuck: watchdog };
 }
 
 /**

@@ -16,7 +16,7 @@ import type { CallbackNotifier } from '../../callbacks/notifier';
 import { shareWeightsFromEnv } from '../../engine/admission/fair-share';
 import { keyFingerprint } from '../../engine/admission/rate-bucket';
 import { maxParkAheadMs } from '../../engine/admission/reserve-next';
-import type { EngineMetrics } from '../../engine/deps';
+import type { EngineDeps, EngineMetrics } from '../../engine/deps';
 import { firstMessageSender } from '../../engine/first-message';
 import type { PartialAnswerStore } from '../../engine/partial-answer';
 import type { Clock } from '../../engine/ports';
@@ -166,26 +166,7 @@ export function buildAwsPipeline(options: AwsPipelineOptions): AwsPipeline {
     tuning: { ...awsAdmissionSettings(config), bookAheadMs: maxParkAheadMs },
   });
   // A job submitted here (`opflow --backend aws run`) sends its first message with its token.
-  deps.sendFirstMessage = firstMessageSender({
-    rateLimiter: aws.rateLimiter,
-    buckets: {
-      bucketOf: async (tenant) => {
-        const key = await deps.keys.getKey(tenant);
-        return key === undefined ? undefined : keyFingerprint(key);
-      },
-    },
-    // Read at each send, as the step runner reads them: a bench or a test that changes the engine's
-    // settings after building the pipeline changes the first messages' too.
-    get reserveHorizonMs() {
-      return deps.reserveHorizonMs;
-    },
-    get admission() {
-      return deps.admission;
-    },
-    get random() {
-      return deps.random;
-    },
-  });
+  deps.sendFirstMessage = awsFirstMessageSender(aws, deps);
   const pipeline: AwsPipeline = {
     kind: 'aws',
     deps,
@@ -217,6 +198,33 @@ export function buildAwsPipeline(options: AwsPipelineOptions): AwsPipeline {
     },
   };
   return pipeline;
+}
+
+/**
+ * The sender of a job's first message with its first call's token, for a job submitted here
+ * (`opflow --backend aws run`, the api).
+ */
+function awsFirstMessageSender(aws: AwsBackend, deps: EngineDeps) {
+  return firstMessageSender({
+    rateLimiter: aws.rateLimiter,
+    buckets: {
+      bucketOf: async (tenant) => {
+        const key = await deps.keys.getKey(tenant);
+        return key === undefined ? undefined : keyFingerprint(key);
+      },
+    },
+    // Read at each send, as the step runner reads them: a bench or a test that changes the engine's
+    // settings after building the pipeline changes the first messages' too.
+    get reserveHorizonMs() {
+      return deps.reserveHorizonMs;
+    },
+    get admission() {
+      return deps.admission;
+    },
+    get random() {
+      return deps.random;
+    },
+  });
 }
 
 /**
