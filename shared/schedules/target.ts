@@ -31,6 +31,11 @@ export async function handleScheduledSlot(
     const write = (next: Partial<ScheduleState>) =>
       states.put({ ...state, ...next, updatedAt: Math.max(now, state.updatedAt + 1) }, stored);
 
+    // The previous run stopped at a cost cap after the check above: pause now, not after one more
+    // run (the next pass of the loop sees the pause and skips the slot), as the local tick does.
+    if (previous?.status === 'FAILED' && previous.lastError?.kind === 'cost-cap') {
+      if (await pauseAtCostCap(deps, states, schedule)) continue;
+    }
     if (state.buffered !== undefined && !running && state.buffered !== slot) {
       const held = state.buffered;
       const { job, created } = await fireSlot(deps, schedule, held);
@@ -91,9 +96,14 @@ export async function handleScheduledSlot(
   return outcomes;
 }
 
-/** Pauses the schedule at its run or day cost cap, as each tick of the local scheduler does. */
-async function pauseAtCostCap(deps: JobDeps, states: ScheduleStateStore, schedule: Schedule): Promise<void> {
+/** Pauses the schedule at its run or day cost cap, as each tick of the local scheduler does; says why. */
+async function pauseAtCostCap(
+  deps: JobDeps,
+  states: ScheduleStateStore,
+  schedule: Schedule,
+): Promise<string | undefined> {
   const capped =
     (await pauseAtRunCap(deps, states, schedule)) ?? (await pauseAtDayCap(deps, states, schedule));
   if (capped) deps.log?.warn('schedule: paused at its cost cap', { schedule: schedule.name, reason: capped });
+  return capped;
 }

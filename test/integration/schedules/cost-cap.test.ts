@@ -7,9 +7,11 @@ import { SqliteScheduleStateStore } from '../../../shared/backends/local/sqlite-
 import { ConfigFileError, parseOpflowConfig, type Schedule } from '../../../shared/config/opflow-config';
 import type { EngineDeps } from '../../../shared/engine/deps';
 import { runStep } from '../../../shared/engine/runner';
+import type { ScheduleStateStore } from '../../../shared/engine/schedule-ports';
 import { ManualClock } from '../../../shared/runtime/time';
 import { pauseSchedule, resumeSchedule, scheduleView } from '../../../shared/schedules/pause';
 import { tickSchedules, triggerSchedule } from '../../../shared/schedules/scheduler';
+import { handleScheduledSlot } from '../../../shared/schedules/target';
 import { workflows } from '../../../shared/workflows';
 import { localEngine, type TestEngine } from '../../support/engines';
 
@@ -207,6 +209,36 @@ describe('maxUnitsPerRun', () => {
     // A person's trigger past the day cap runs with the run cap.
     const { job } = await triggerSchedule(deps, states, schedule);
     expect(job.maxUnits).toBe(40);
+  });
+
+  it('on aws (a slot delivered by EventBridge Scheduler), a run that stops at its cap just after the slot’s first look pauses the schedule instead of firing once more', async () => {
+    const schedule = perRun(40);
+    const hour = 60 * 60_000;
+    const first = await handleScheduledSlot(deps, states, schedule, Date.parse('2026-03-01T01:00:00Z'));
+    const fired = first.find((outcome) => outcome.outcome === 'fired');
+    if (fired?.outcome !== 'fired') throw new Error(`no slot fired: ${JSON.stringify(first)}`);
+    // The run is still under way when the next slot comes: billed up to its cap, its next step not run yet.
+    const job = (await local.store.get(fired.jobId))!;
+    const billed = { ...job, usage: { ...job.usage, billedUnits: 40 }, version: job.version + 1 };
+    await local.store.commit(billed, job.version);
+    // It stops at the cap between the slot's cap check (the first read of the state) and the fire.
+    let reads = 0;
+    const racing: ScheduleStateStore = {
+      async get(name) {
+        const state = await states.get(name);
+        reads += 1;
+        if (reads === 2) await runStep(deps, { jobId: job.id, version: billed.version });
+        return state;
+      },
+      list: () => states.list(),
+      put: (next, expected) => states.put(next, expected),
+    };
+    clock.advance(hour);
+    const outcomes = await handleScheduledSlot(deps, racing, schedule, Date.parse('2026-03-01T02:00:00Z'));
+    expect((await local.store.get(job.id))!.lastError?.kind).toBe('cost-cap');
+    expect(outcomes).toEqual([expect.objectContaining({ outcome: 'skipped', reason: 'paused' })]);
+    expect((await scheduleView(deps, states, schedule)).paused).toMatch(/^run cost cap reached: job /);
+    expect((await local.store.list({ limit: 10 })).jobs.map((listed) => listed.id)).toEqual([job.id]);
   });
 
   it('refuses a cap that is not a positive whole number, naming the field', () => {
