@@ -2857,6 +2857,23 @@ export interface operations {
                     maxUnits?: number;
                     /** @default default */
                     tenant?: string;
+                } | {
+                    documents: {
+                        name: string;
+                        /** @description the document's bytes in base64 */
+                        content: string;
+                    }[];
+                    workflow: string;
+                    batchName?: string;
+                    /**
+                     * @default auto
+                     * @enum {string}
+                     */
+                    selection?: "auto" | "manual";
+                    failureBudget?: string;
+                    maxUnits?: number;
+                    /** @default default */
+                    tenant?: string;
                 };
             };
         };
@@ -2923,6 +2940,23 @@ export interface operations {
                     fileName: string;
                     /** @description the manifest file's text (.jsonl, .ndjson, .csv or .tsv lines) */
                     manifest: string;
+                    workflow: string;
+                    batchName?: string;
+                    /**
+                     * @default auto
+                     * @enum {string}
+                     */
+                    selection?: "auto" | "manual";
+                    failureBudget?: string;
+                    maxUnits?: number;
+                    /** @default default */
+                    tenant?: string;
+                } | {
+                    documents: {
+                        name: string;
+                        /** @description the document's bytes in base64 */
+                        content: string;
+                    }[];
                     workflow: string;
                     batchName?: string;
                     /**
