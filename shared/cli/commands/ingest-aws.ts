@@ -48,9 +48,10 @@ export async function awsIngestCommand(
     if (backend.work.where !== 'elsewhere')
       throw new CliError('this upload is for a backend whose ingest runs in the cloud', ExitCode.usage);
     const { inbox } = backend.work;
-    // One read of the job table before anything is uploaded: a table that is not there is named
-    // now (aws-reachability.ts), not after the uploads, which would start a batch nobody follows.
-    await backend.deps.store.get(batchId);
+    // One read of the job table before anything is uploaded, when this command will follow the
+    // batch: a table that is not there is named now (aws-reachability.ts), not after the uploads,
+    // which would start a batch nobody follows. With --no-wait the command never reads the table.
+    if (options.wait) await backend.deps.store.get(batchId);
     const prefix = inboxFolderOf(options.tenant, options.workflow, batchId);
     const uploads = new InboxUploads(inbox, prefix, inboxMetadataFor(options.tenant, batchId, batchOptions));
     if (kind === 'folder') await uploads.folder(path);
