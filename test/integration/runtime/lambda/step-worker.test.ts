@@ -222,16 +222,16 @@ describe("step worker: the function's deadline", () => {
     const silentUrl = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
     const { prefix, runtime, worker } = instance({
       baseUrl: silentUrl,
-      deadlineMarginMs: 2_500,
+      deadlineMarginMs: 7_500,
       upstreamReserveMs: 300,
     });
     emulators.secretsManager!.setSecret(`${prefix}default`, NEW_KEY);
     const { job } = await submitJob(runtime.deps, novelty);
     // Without the cut, the call would wait for the client's own 30-second limits. The event is
-    // received before the function's clock starts, and the margin leaves 2.2 s after the cut, so a
-    // loaded machine does not eat the whole allowance.
+    // received before the function's clock starts, and the margin leaves 7.2 s after the cut (the
+    // call is cut 1.8 s in), so a loaded machine does not eat the whole allowance before the commit.
     const event = await receiveEvent();
-    const context = lambdaContext('opflow-step-worker', 4_000);
+    const context = lambdaContext('opflow-step-worker', 9_000);
     const answer = await worker.handle(event, context);
     expect(context.getRemainingTimeInMillis()).toBeGreaterThan(0);
     expect(answer.batchItemFailures).toEqual([]);
