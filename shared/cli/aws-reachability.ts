@@ -7,7 +7,7 @@
  * (context.ts: "nothing listens at ...").
  */
 import type { Job } from '../engine/job-record';
-import type { Backend } from '../runtime/backend';
+import type { Backend, WorkQueueReading } from '../runtime/backend';
 import { CliError, ExitCode } from './exit-codes';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -70,41 +70,12 @@ export function missingAwsResource(error: unknown, env: Env): string | undefined
 /** How long a waiting command lets the work queue hold messages that nobody receives before it says so. */
 export const consumerLimitMs = 20_000;
 
-/** What the watchdog reads: the work queue's URL and its counts of messages ready and in flight. */
-export interface WorkQueueProbe {
-  queueUrl: string;
-  counts(): Promise<{ waiting: number; inFlight: number }>;
-}
-
 /**
- * The probe of an aws backend's work queue (GetQueueAttributes, as `opflow doctor` reads it), or
- * undefined for a backend whose work runs here. The SQS command is loaded only then.
+ * The work queue of a backend whose jobs run elsewhere (aws: `work.queue`, GetQueueAttributes as
+ * `opflow doctor` reads it), or undefined for a backend whose work runs here.
  */
-export function workQueueProbe(backend: Backend): WorkQueueProbe | undefined {
-  const aws = backend as Partial<{
-    kind: string;
-    aws: { clients: { sqs: { send(command: unknown): Promise<{ Attributes?: Record<string, string> }> } } };
-    config: { queueUrl: string };
-  }>;
-  if (backend.work.where !== 'elsewhere' || aws.kind !== 'aws' || !aws.aws || !aws.config) return undefined;
-  const { sqs } = aws.aws.clients;
-  const { queueUrl } = aws.config;
-  return {
-    queueUrl,
-    async counts() {
-      const { GetQueueAttributesCommand } = await import('@aws-sdk/client-sqs');
-      const { Attributes = {} } = await sqs.send(
-        new GetQueueAttributesCommand({
-          QueueUrl: queueUrl,
-          AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
-        }),
-      );
-      return {
-        waiting: Number(Attributes.ApproximateNumberOfMessages ?? 0),
-        inFlight: Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0),
-      };
-    },
-  };
+export function workQueueProbe(backend: Backend): WorkQueueReading | undefined {
+  return backend.work.where === 'elsewhere' ? backend.work.queue : undefined;
 }
 
 /**
@@ -116,7 +87,7 @@ export function workQueueProbe(backend: Backend): WorkQueueProbe | undefined {
  * `signal` aborts.
  */
 export async function watchForStepWorker(
-  probe: WorkQueueProbe,
+  probe: WorkQueueReading,
   jobs: readonly Job[],
   lastChangeAt: () => number,
   signal: AbortSignal,
@@ -150,7 +121,7 @@ export async function watchForStepWorker(
       const first = jobs[0]?.id ?? '';
       const at = where(env, 'SQS');
       throw new CliError(
-        `no step worker received a message from the work queue ${probe.queueUrl} (OPFLOW_QUEUE_URL) within ${limitMs / 1000} s: ` +
+        `no step worker received a message from the work queue ${probe.url} (OPFLOW_QUEUE_URL) within ${limitMs / 1000} s: ` +
           `${waiting} message(s) waiting ${at.text}, none in flight, no change to the job${jobs.length === 1 ? '' : 's'} followed. ` +
           (at.local
             ? 'Start `npm run aws-local`, which runs the step worker (and load its aws-local.env again), '

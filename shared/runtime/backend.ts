@@ -102,6 +102,18 @@ export interface WorkElsewhere {
    * JWT mode); undefined when no URL is set. Rejects, naming the variable, on a wrong one.
    */
   jobApi(): Promise<JobApiAccess | undefined>;
+  /**
+   * The work queue the step worker reads, and its counts of messages ready and in flight
+   * (GetQueueAttributes, as `opflow doctor` reads it): a command waiting for its jobs says so when
+   * nobody reads it (aws-reachability.ts). Rejects when the queue cannot be read.
+   */
+  readonly queue: WorkQueueReading;
+}
+
+/** A work queue's URL and how many of its messages are waiting and in flight. */
+export interface WorkQueueReading {
+  readonly url: string;
+  counts(): Promise<{ waiting: number; inFlight: number }>;
 }
 
 /** A client of the stack's job API, and its URL for people (no credential in it). */

@@ -3,6 +3,7 @@
  * fail with its fix: the job table answers a read, the work queue and its dead-letter queue answer
  * (messages waiting, messages dead), the report bucket answers, and every tenant's API key secret
  * (`<prefix><tenant>`) holds a key. A secret's value is read to see that it holds one, never shown.
+ * Also the work queue's counts a waiting command reads (`work.queue` of the aws backend).
  */
 import { HeadBucketCommand } from '@aws-sdk/client-s3';
 import { GetSecretValueCommand, ListSecretsCommand } from '@aws-sdk/client-secrets-manager';
@@ -52,6 +53,26 @@ export async function stackChecks(clients: AwsClients, config: StackCheckConfig)
     }),
     ...(await tenantSecretChecks(clients, config.apiKeySecretPrefix)),
   ];
+}
+
+/**
+ * The work queue's messages ready to run and in flight: what a waiting command reads to tell a queue
+ * nobody reads (aws-reachability.ts) from a busy one.
+ */
+export async function workQueueCounts(
+  clients: Pick<AwsClients, 'sqs'>,
+  queueUrl: string,
+): Promise<{ waiting: number; inFlight: number }> {
+  const { Attributes = {} } = await clients.sqs.send(
+    new GetQueueAttributesCommand({
+      QueueUrl: queueUrl,
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+    }),
+  );
+  return {
+    waiting: Number(Attributes.ApproximateNumberOfMessages ?? 0),
+    inFlight: Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0),
+  };
 }
 
 async function queueCheck(clients: AwsClients, queueUrl: string): Promise<StackCheck> {

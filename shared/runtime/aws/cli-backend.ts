@@ -1,6 +1,7 @@
 /**
  * The aws backend as the opflow command opens it: the pipeline (pipeline.ts) and what only a person
- * at a terminal asks of the cloud, `opflow doctor`'s checks and the job API's client, loaded when asked. No Lambda function
+ * at a terminal asks of the cloud, `opflow doctor`'s checks, the job API's client and the work queue's
+ * counts, loaded when asked. No Lambda function
  * imports this module, so none bundles the checks or the Lambda and SNS clients they use.
  */
 import type { Backend } from '../backend';
@@ -10,7 +11,7 @@ import { type AwsPipeline, type AwsPipelineOptions, createAwsPipeline } from './
 /** The aws pipeline with everything a Backend has, `opflow doctor`'s checks included. */
 export type AwsCliBackend = AwsPipeline & Backend;
 
-/** {@link createAwsPipeline} with `work.checks()`; throws the same ConfigError on a wrong setting. */
+/** {@link createAwsPipeline} with `work.checks()`, `work.jobApi()` and `work.queue`; throws the same ConfigError on a wrong setting. */
 export async function openAwsCliBackend(options: AwsPipelineOptions): Promise<AwsCliBackend> {
   const pipeline = await createAwsPipeline(options);
   const env = options.env ?? process.env;
@@ -34,6 +35,14 @@ export async function openAwsCliBackend(options: AwsPipelineOptions): Promise<Aw
             : { sigv4: { region, credentials: pipeline.aws.clients.dynamoDb.config.credentials } }),
         });
         return { client, url: settings.url };
+      },
+      queue: {
+        url: pipeline.config.queueUrl,
+        counts: async () =>
+          (await import('../../backends/aws/stack-checks')).workQueueCounts(
+            pipeline.aws.clients,
+            pipeline.config.queueUrl,
+          ),
       },
     },
   };

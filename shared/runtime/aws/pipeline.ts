@@ -72,7 +72,7 @@ export interface AwsPipelineOptions {
  */
 export interface AwsPipeline extends Omit<Backend, 'work'> {
   readonly kind: 'aws';
-  readonly work: Omit<WorkElsewhere, 'checks' | 'jobApi'>;
+  readonly work: Omit<WorkElsewhere, 'checks' | 'jobApi' | 'queue'>;
   readonly aws: AwsBackend;
   readonly config: AwsRuntimeConfig;
   /**

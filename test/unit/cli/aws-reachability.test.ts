@@ -70,7 +70,7 @@ describe('watchForStepWorker', () => {
     const stop = new AbortController();
     let outcome: unknown = 'still watching';
     const watching = watchForStepWorker(
-      { queueUrl: 'https://sqs.eu-west-1.amazonaws.com/1/work', counts: async () => counts() },
+      { url: 'https://sqs.eu-west-1.amazonaws.com/1/work', counts: async () => counts() },
       jobs,
       lastChangeAt,
       stop.signal,
