@@ -33,7 +33,12 @@ import {
 import type { BatchRunner } from './batch-runner';
 import { documentsChecker } from './document-upload';
 import { jobInputRoute } from './job-input-route';
-import { manifestChecker, refuseToStartUpload } from './upload-check';
+import {
+  manifestChecker,
+  type PreparedManifest,
+  refuseToStartUpload,
+  type UploadChecked,
+} from './upload-check';
 
 /** Where a server on the database `dbPath` keeps uploaded manifests: `uploads/` beside the database. */
 export function uploadsFolderOf(dbPath: string): string {
@@ -66,19 +71,29 @@ export function startRoutes(options: {
   const ofDocuments = (body: unknown) =>
     typeof body === 'object' && body !== null && 'documents' in body && !('manifest' in body);
 
+  /**
+   * The batch of a checked upload whose source is kept: opened (a refusal is the request's, 400),
+   * run by this server's batch rounds, and answered 201 with what the check found.
+   */
+  const started = async (
+    checked: UploadChecked & { prepared: Pick<PreparedManifest, 'source' | 'request'> },
+  ) => {
+    const { source, request } = checked.prepared;
+    const { batch, state } = await openBatch({ engine: deps, batches }, source, request).catch((error) => {
+      if (error instanceof IngestRefused) throw new ApiError(400, 'invalid-request', error.message);
+      throw error;
+    });
+    options.runner.drive(localIngestSource(source), batch.id);
+    return json(201, { batch: viewOf(batch, deps.clock.now()), state, ...summary(checked) });
+  };
+
   return [
     jobInputRoute(deps),
     apiRoute('checkBatchUpload', async (_params, _request, { tenant, body }) => {
-      if (ofDocuments(body())) {
-        const checked = await documents.check(parse(documentsUploadBodySchema, body(), 'body'), tenant);
-        return json(200, { dryRun: true, batchId: checked.prepared.batchId, ...summary(checked) });
-      }
-      const checked = await check(parse(manifestBodySchema, body(), 'body'), tenant);
-      return json(200, {
-        dryRun: true,
-        batchId: checked.prepared.batchId,
-        ...summary(checked),
-      });
+      const checked = ofDocuments(body())
+        ? await documents.check(parse(documentsUploadBodySchema, body(), 'body'), tenant)
+        : await check(parse(manifestBodySchema, body(), 'body'), tenant);
+      return json(200, { dryRun: true, batchId: checked.prepared.batchId, ...summary(checked) });
     }),
     apiRoute('startBatchUpload', async (_params, _request, { tenant, body }) => {
       if (ofDocuments(body())) {
@@ -89,18 +104,8 @@ export function startRoutes(options: {
           parsed.maxUnits,
           'body.documents: none of them can be used (see the problems)',
         );
-        const { prepared } = checked;
-        await documents.keep(prepared);
-        const { batch, state } = await openBatch(
-          { engine: deps, batches },
-          prepared.source,
-          prepared.request,
-        ).catch((error) => {
-          if (error instanceof IngestRefused) throw new ApiError(400, 'invalid-request', error.message);
-          throw error;
-        });
-        options.runner.drive(localIngestSource(prepared.source), batch.id);
-        return json(201, { batch: viewOf(batch, deps.clock.now()), state, ...summary(checked) });
+        await documents.keep(checked.prepared);
+        return started(checked);
       }
       const parsed = parse(manifestBodySchema, body(), 'body');
       const checked = await check(parsed, tenant);
@@ -108,16 +113,7 @@ export function startRoutes(options: {
       const { prepared } = checked;
       await mkdir(dirname(prepared.source.uri), { recursive: true });
       await writeFile(prepared.source.uri, prepared.bytes);
-      const { batch, state } = await openBatch(
-        { engine: deps, batches },
-        prepared.source,
-        prepared.request,
-      ).catch((error) => {
-        if (error instanceof IngestRefused) throw new ApiError(400, 'invalid-request', error.message);
-        throw error;
-      });
-      options.runner.drive(localIngestSource(prepared.source), batch.id);
-      return json(201, { batch: viewOf(batch, deps.clock.now()), state, ...summary(checked) });
+      return started(checked);
     }),
   ];
 }
