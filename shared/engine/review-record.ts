@@ -47,6 +47,11 @@ export interface NoticeRound {
   /** Taken by a process until `claimedUntil`; another process sends only after that. */
   claimedUntil: number;
   deliveries: NoticeDelivery[];
+  /**
+   * `approval`: sent as soon as a first approver confirmed, to ask the others for the second
+   * confirmation (not a reminder: it leaves the reminders' count and times as they were).
+   */
+  kind?: 'approval' | undefined;
 }
 
 export interface ReviewState {
@@ -62,6 +67,8 @@ export interface ReviewState {
   nextNoticeAt?: number | undefined;
   /** When the default answer is applied; absent without a timeout. */
   timeoutAt?: number | undefined;
+  /** The job version that recorded the first approval the notices last announced (each is announced once). */
+  announcedApproval?: number | undefined;
 }
 
 /** Whether a review belongs to the selection the job awaits now. */

@@ -20,6 +20,8 @@ export interface DeliveryOptions {
   policy?: CallbackUrlPolicy | undefined;
   /** The notice for a recipient (a mail address, or `channel:<name>`), with its own link. */
   noticeFor(recipient: string): Notice;
+  /** A mail recipient left out of this round (the first approver, asked for no second confirmation). */
+  skip?: ((recipient: string) => boolean) | undefined;
   /** The same for every attempt of one round: webhook receivers de-duplicate on it. */
   messageId: string;
   now: number;
@@ -121,6 +123,7 @@ async function deliverMail(
   const failures: string[] = [];
   try {
     for (const to of channel.to) {
+      if (options.skip?.(to)) continue;
       const notice = options.noticeFor(to);
       const message = mailMessage(notice);
       try {

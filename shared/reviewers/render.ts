@@ -15,8 +15,10 @@ export interface Notice {
   options: SelectionOption[];
   min: number;
   max: number;
-  /** 1: the first notice; more: a reminder. */
+  /** 1: the first notice; more: a reminder, or (`secondApproval`) the call for the second approver. */
   round: number;
+  /** Sent because a first approver confirmed: the others are asked for the second confirmation. */
+  secondApproval?: boolean | undefined;
   /** The confirmation page of this recipient (a signed link). */
   link: string;
   linkExpiresAt: number;
@@ -32,6 +34,8 @@ const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z')
 /** The subject line (also the first line of chat messages). */
 export function noticeTitle(notice: Notice): string {
   const what = notice.label ?? notice.workflow;
+  if (notice.secondApproval && notice.firstApproval)
+    return `${what}: ${notice.firstApproval.by ?? 'someone'} approved; your confirmation is wanted`;
   return `${notice.round > 1 ? 'Reminder: ' : ''}${what} waits for your selection`;
 }
 
@@ -148,6 +152,7 @@ export function webhookNotice(notice: Notice): Record<string, unknown> {
   return {
     type: 'selection.awaiting',
     round: notice.round,
+    ...(notice.secondApproval ? { secondApproval: true } : {}),
     job: { id: notice.jobId, workflow: notice.workflow, tenant: notice.tenant, label: notice.label },
     prompt: notice.prompt,
     options: notice.options,

@@ -24,6 +24,8 @@ import {
   openConfirmations,
   type ReviewState,
   reviewOfOffer,
+  type SelectionAnswer,
+  sameApprover,
 } from '../engine/review-record';
 import { errorMessage } from '../errors/error-message';
 import { deliver } from './deliver';
@@ -118,24 +120,51 @@ function currentReview(job: Job, pending: PendingSelection, rule: ReviewRule): R
   };
 }
 
-/** What is due: a new round, a retry of a round's failed channels, or nothing. */
+/** A round that is due: its number, the channels it goes to, and whether it asks for a second approval. */
+interface DueRound {
+  round: number;
+  channels: string[];
+  kind?: 'approval' | undefined;
+}
+
+/**
+ * What is due: a new round, the call for a second approval (as soon as a first approver
+ * confirmed and no notice has announced it), a retry of a round's failed channels, or nothing.
+ */
 function dueRound(
   review: ReviewState,
   rule: ReviewRule,
   now: number,
-): { round: number; channels: string[] } | undefined {
+  first: SelectionAnswer | undefined,
+): DueRound | undefined {
   const last = review.rounds.at(-1);
   if (last === undefined) return { round: 1, channels: rule.notify };
   if (last.claimedUntil > now) return undefined;
+  if (first !== undefined && review.announcedApproval !== first.version)
+    return { round: last.round + 1, channels: rule.notify, kind: 'approval' };
   const retry = last.deliveries.filter(
     (d) => d.state === 'failed' && d.attempts < maxAttempts && d.at + retryDelaysMs[d.attempts - 1]! <= now,
   );
-  if (retry.length > 0) return { round: last.round, channels: retry.map((d) => d.channel) };
+  if (retry.length > 0) return { round: last.round, channels: retry.map((d) => d.channel), kind: last.kind };
   const claimedOnly = rule.notify.filter((name) => !last.deliveries.some((d) => d.channel === name));
-  if (claimedOnly.length > 0) return { round: last.round, channels: claimedOnly }; // a claim that died
+  if (claimedOnly.length > 0) return { round: last.round, channels: claimedOnly, kind: last.kind }; // a claim that died
   if (review.nextNoticeAt !== undefined && review.nextNoticeAt <= now)
     return { round: last.round + 1, channels: rule.notify };
   return undefined;
+}
+
+/** When the next reminder is due once `due` is claimed: a new notice or reminder counts one of them. */
+function nextNoticeAfter(
+  review: ReviewState,
+  rule: ReviewRule,
+  due: DueRound,
+  now: number,
+): number | undefined {
+  const isNew = !review.rounds.some((round) => round.round === due.round);
+  if (!isNew || due.kind === 'approval') return review.nextNoticeAt;
+  const sent = review.rounds.filter((round) => round.kind !== 'approval').length + 1;
+  const remindsLeft = rule.remind ? rule.remind.times + 1 - sent : 0;
+  return remindsLeft > 0 && rule.remind ? now + reviewDuration(rule.remind.every) : undefined;
 }
 
 async function reviewJob(deps: ReviewPassDeps, job: Job, result: ReviewPassResult): Promise<void> {
@@ -149,11 +178,11 @@ async function reviewJob(deps: ReviewPassDeps, job: Job, result: ReviewPassResul
     result.timedOut++;
     return;
   }
-  const due = dueRound(review, rule, now);
+  const first = openConfirmations(job).at(-1);
+  const due = dueRound(review, rule, now, first);
   if (!due) return;
   const others = review.rounds.filter((round) => round.round !== due.round);
   const earlier = review.rounds.find((round) => round.round === due.round);
-  const remindsLeft = rule.remind ? rule.remind.times + 1 - due.round : 0;
   const claimed: Job = {
     ...job,
     version: job.version + 1,
@@ -167,14 +196,12 @@ async function reviewJob(deps: ReviewPassDeps, job: Job, result: ReviewPassResul
           version: job.version + 1,
           claimedUntil: now + claimMs,
           deliveries: earlier?.deliveries ?? [],
+          ...(due.kind ? { kind: due.kind } : {}),
         },
       ],
-      nextNoticeAt:
-        earlier === undefined
-          ? remindsLeft > 0 && rule.remind
-            ? now + reviewDuration(rule.remind.every)
-            : undefined
-          : review.nextNoticeAt,
+      nextNoticeAt: nextNoticeAfter(review, rule, due, now),
+      // Every new round's notices say who approved first: that approval is announced.
+      ...(first !== undefined && earlier === undefined ? { announcedApproval: first.version } : {}),
     },
   };
   if (!(await deps.store.commit(claimed, job.version))) return; // another process has it
@@ -242,7 +269,7 @@ async function sendRound(
   job: Job,
   pending: PendingSelection,
   rule: ReviewRule,
-  due: { round: number; channels: string[] },
+  due: DueRound,
   now: number,
 ): Promise<NoticeDelivery[]> {
   const review = job.review!;
@@ -263,6 +290,7 @@ async function sendRound(
     min: pending.min,
     max: pending.max,
     round: due.round,
+    ...(due.kind === 'approval' ? { secondApproval: true } : {}),
     link: reviewPageUrl(
       deps.publicUrl,
       signReviewLink(
@@ -286,6 +314,8 @@ async function sendRound(
         secrets: deps.secrets,
         policy: deps.policy,
         noticeFor,
+        // The first approver is asked for nothing more: their own mail is left out.
+        skip: first ? (recipient) => sameApprover(recipient, first.by) : undefined,
         messageId: `rev_${job.id}_${pending.offeredAt}_${due.round}`,
         now,
       });

@@ -8,6 +8,7 @@ import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { CallbackUrlPolicy } from '../callbacks/ssrf-guard';
 import type { JobDeps } from '../engine/deps';
+import { openConfirmations } from '../engine/review-record';
 import { errorMessage } from '../errors/error-message';
 import type { ServerMount } from '../http/node-server';
 import { answerReviewPage, reviewPathPattern } from './confirmation-page';
@@ -78,11 +79,24 @@ export async function prepareReviewers(options: {
   deps.reviewApprovals = approvalsOf(config);
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<unknown> | undefined;
+  let tick: (() => void) | undefined;
+  let again = false;
+  // A first approval (by link, API, MCP or dashboard) calls for the second approver at once, not
+  // at the next pass: a pass runs now (or right after the one under way).
+  const told = deps.onJobChange;
+  deps.onJobChange = (job) => {
+    told?.(job);
+    if (tick && openConfirmations(job).some((answer) => answer.version === job.version)) tick();
+  };
   return {
     mount: reviewMount(deps, key),
     start(publicUrl) {
-      const tick = () => {
-        if (running) return; // the previous pass is still going
+      tick = () => {
+        if (running) {
+          again = true; // the pass under way may have read the job before the change
+          return;
+        }
+        again = false;
         running = reviewPass({
           ...deps,
           config,
@@ -95,6 +109,7 @@ export async function prepareReviewers(options: {
           )
           .finally(() => {
             running = undefined;
+            if (again && timer) tick?.();
           });
       };
       tick();
@@ -102,6 +117,8 @@ export async function prepareReviewers(options: {
     },
     async stop() {
       if (timer) clearInterval(timer);
+      timer = undefined;
+      tick = undefined;
       await running;
     },
   };

@@ -2,7 +2,8 @@
 // the reviewers' pass runs at start and then only hourly, so the job below is answered before any
 // pass has looked at it (no notice sent, no review recorded). The rule's `approvers: 2` holds all
 // the same: an answer through the API without a name is refused, the first person's is kept as a
-// first approval, the same person again is refused, and a second person's applies it.
+// first approval (and the second approver is called at once, naming alice and her choice), the
+// same person again is refused, and a second person's applies it.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -94,6 +95,11 @@ describe('reviewers: two approvers before the first notice (opflow serve)', {
     const first = await answer('alice');
     expect(first.status).toBe(200);
     expect(first.json.job.status).toBe('AWAITING_INPUT');
+    // The first approval calls for the second at once: a pass runs now, not an hour later.
+    while (hook.taken.length === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(hook.taken.map((notice) => [notice.payload.round, notice.payload.firstApproval])).toEqual([
+      [1, { by: 'alice', options: chosen }],
+    ]);
     expect((await answer(' ALICE ')).status).toBe(409);
     const second = await answer('bob');
     expect(second.status).toBe(200);

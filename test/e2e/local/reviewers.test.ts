@@ -270,6 +270,21 @@ describe('reviewers: notices, the confirmation page, two approvers and the timeo
     );
     expect(await first.text()).toContain('A second person must confirm');
     expect((await jobOf(job.id)).status).toBe('AWAITING_INPUT');
+    // The others are called for the second confirmation at once, told who chose what; alice is not.
+    const called = await until(() =>
+      inbox.mails.find((m) => m.text.includes(job.id) && m.subject.includes('approved; your confirmation')),
+    );
+    expect(called.to).toBe('bob@example.com');
+    expect(called.subject).toContain('alice@example.com approved; your confirmation is wanted');
+    expect(called.text).toContain(`alice@example.com chose ${chosen.join(', ')}`);
+    await until(() =>
+      hooks.posts.some((p) => p.path.startsWith('/slack') && p.body.includes('approved; your confirmation'))
+        ? true
+        : undefined,
+    );
+    expect(inbox.mails.filter((m) => m.text.includes(job.id) && m.to === 'alice@example.com')).toHaveLength(
+      1,
+    );
     const twice = await post(slackLink, [
       ...chosen.map((id): [string, string] => ['option', id]),
       ['by', 'Alice@example.com'],

@@ -2,6 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { submitJob } from '../../../shared/engine';
+import { answerSelection } from '../../../shared/engine/job-commands';
 import { reviewersConfigSchema } from '../../../shared/reviewers/review-config';
 import { reviewPass } from '../../../shared/reviewers/review-pass';
 import { envReviewerSecrets } from '../../../shared/reviewers/reviewer-secrets';
@@ -67,6 +68,81 @@ describe('the reviewers pass', () => {
       expect(stored.review?.rounds[0]?.deliveries).toMatchObject([
         { channel: 'slack', state: 'sent', attempts: 1 },
       ]);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('calls for the second approver as soon as a first one confirmed, naming who chose what; the reminders keep their times', async () => {
+    const texts: string[] = [];
+    const server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => {
+        body += c.toString();
+      });
+      req.on('end', () => {
+        texts.push(
+          (JSON.parse(body) as { text: string; blocks: { text?: { text: string } }[] }).blocks
+            .map((block) => block.text?.text ?? '')
+            .join('\n'),
+        );
+        res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const host = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const h = harness();
+      const { job } = await submitJob(h.deps, {
+        workflow: 'demo',
+        input: { issue: 'x' },
+        selection: { mode: 'manual' },
+      });
+      await drive(h.deps, h.queue, h.clock);
+      const config = reviewersConfigSchema.parse({
+        channels: { room: { type: 'slack' } },
+        rules: [{ name: 'pair', notify: ['room'], approvers: 2, remind: { every: '1h', times: 1 } }],
+      });
+      const deps = {
+        ...h.deps,
+        config,
+        secrets: envReviewerSecrets({
+          OPFLOW_REVIEW_LINK_SECRET: 'a-link-secret-of-at-least-24-bytes',
+          OPFLOW_REVIEW_ROOM_URL: `http://${host}/hook`,
+        }),
+        publicUrl: 'http://opflow.test',
+        policy: { allowHosts: [host] },
+      };
+      const roundsSent = async () => (await reviewPass(deps)).rounds;
+      expect(await roundsSent()).toBe(1);
+      const firstNoticeAt = h.clock.now();
+      h.clock.advance(10 * 60_000);
+      // Nothing is due before the first approval (the reminder is 1 h after the first notice).
+      expect(await roundsSent()).toBe(0);
+      const parked = (await h.store.get(job.id))!;
+      const chosen = [parked.pending!.options[0]!.id];
+      await answerSelection(h.deps, job.id, chosen, { via: 'cli', by: 'alice' });
+      expect(await roundsSent()).toBe(1);
+      expect(await roundsSent()).toBe(0); // announced once
+      expect(texts).toHaveLength(2);
+      expect(texts[1]).toContain('alice approved; your confirmation is wanted');
+      expect(texts[1]).toContain(`alice chose ${chosen[0]}; a second person must confirm.`);
+      expect(texts[0]).not.toContain('alice');
+      const afterCall = (await h.store.get(job.id))!.review!;
+      expect(afterCall.rounds.map((r) => [r.round, r.kind, r.deliveries[0]?.state])).toEqual([
+        [1, undefined, 'sent'],
+        [2, 'approval', 'sent'],
+      ]);
+      expect(afterCall.nextNoticeAt).toBe(firstNoticeAt + 3_600_000);
+      // The one reminder still comes at its time, saying who approved; then no more.
+      h.clock.advance(50 * 60_000);
+      expect(await roundsSent()).toBe(1);
+      expect(texts[2]).toContain('Reminder: ');
+      expect(texts[2]).toContain(`alice chose ${chosen[0]}`);
+      expect((await h.store.get(job.id))!.review!.nextNoticeAt).toBeUndefined();
+      h.clock.advance(3 * 3_600_000);
+      expect(await roundsSent()).toBe(0);
+      expect(texts).toHaveLength(3);
     } finally {
       server.close();
     }
