@@ -7,6 +7,7 @@ import {
   Pending,
   ProblemsTable,
   SandboxBanner,
+  SandboxTag,
   StatusBadge,
   TableHead,
   Tiles,
@@ -33,6 +34,8 @@ export function BatchesPage({ api, config }: { api: Api; config: Settings }) {
     { api, config, filter: {} },
   );
   const batches = page?.batches ?? [];
+  // Batches of an earlier release carry no `sandbox` (they did not record their upstream).
+  const sandboxBatches = batches.filter((batch) => batch.sandbox === true).length;
   return (
     <main id="main">
       <PageHead
@@ -47,6 +50,11 @@ export function BatchesPage({ api, config }: { api: Api; config: Settings }) {
         ) : null}
       </PageHead>
       <Notice error={error} />
+      {sandboxBatches > 0 ? (
+        <SandboxBanner
+          what={`${sandboxBatches} of ${plural(batches.length, 'batch', 'batches')} listed ran`}
+        />
+      ) : null}
       {page === undefined ? (
         <p aria-busy="true">Loading batches…</p>
       ) : (
@@ -77,6 +85,7 @@ export function BatchesPage({ api, config }: { api: Api; config: Settings }) {
                 <tr key={batch.id} data-batch={batch.id} data-status={batch.status}>
                   <td>
                     <a href={batchHref(batch.id)}>{batch.name}</a>
+                    <SandboxTag job={{ upstream: batch.sandbox ? { kind: 'sandbox' } : undefined }} />
                   </td>
                   <td>
                     <StatusBadge status={batch.status} />

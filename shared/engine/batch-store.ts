@@ -6,6 +6,7 @@
  */
 
 import type { Job, JobPriority } from './job-record';
+import type { UpstreamIdentity } from './upstream-identity';
 
 export const batchStatuses = ['INGESTING', 'RUNNING', 'PAUSED', 'STOPPED', 'FINISHED'] as const;
 export type BatchStatus = (typeof batchStatuses)[number];
@@ -74,6 +75,11 @@ export interface Batch {
   inFlight: string[];
   /** Released jobs seen finished, by their final status; their usage. */
   settled: { succeeded: number; failed: number; cancelled: number; calls: number; billedUnits: number };
+  /**
+   * The distinct upstreams its finished jobs ran on (the sandbox, or a platform URL and key
+   * fingerprint), recorded by admission as it counts them; absent on batches of earlier releases.
+   */
+  upstreams?: UpstreamIdentity[] | undefined;
   options: BatchOptions;
   createdAt: number;
   updatedAt: number;

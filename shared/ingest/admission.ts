@@ -13,6 +13,7 @@ import type { JobDeps } from '../engine/deps';
 import { JobRequestError, submitJob } from '../engine/job-commands';
 import { isTerminal, type Job, type JobPriority } from '../engine/job-record';
 import type { JobStore } from '../engine/ports';
+import { type UpstreamIdentity, upstreamKeyOf } from '../engine/upstream-identity';
 import { budgetExceeded, describeBudget } from './batch';
 
 export interface AdmissionDeps {
@@ -62,6 +63,7 @@ export async function admitBatch(deps: AdmissionDeps, batchId: string): Promise<
       else next.settled.cancelled += 1;
       next.settled.calls += job.usage.calls;
       next.settled.billedUnits += job.usage.billedUnits;
+      if (job.upstream) next.upstreams = withUpstream(next.upstreams, job.upstream);
     }
     next.inFlight = stillInFlight;
     if ((next.status === 'RUNNING' || next.status === 'INGESTING') && budgetExceeded(next)) {
@@ -107,6 +109,16 @@ export async function admitBatch(deps: AdmissionDeps, batchId: string): Promise<
     // item keys, and the next round finds them again (creating nothing) and records them.
   }
   return undefined;
+}
+
+/** `upstreams` with `upstream` added unless one of them is the same upstream. */
+export function withUpstream(
+  upstreams: readonly UpstreamIdentity[] | undefined,
+  upstream: UpstreamIdentity,
+): UpstreamIdentity[] {
+  const known = upstreams ?? [];
+  const key = upstreamKeyOf(upstream);
+  return known.some((one) => upstreamKeyOf(one) === key) ? [...known] : [...known, upstream];
 }
 
 /**

@@ -5,7 +5,8 @@
 import type { Batch } from '../engine/batch-store';
 import { isTerminal, type Job } from '../engine/job-record';
 import type { JobStore } from '../engine/ports';
-import { jobsByIds } from './admission';
+import type { UpstreamIdentity } from '../engine/upstream-identity';
+import { jobsByIds, withUpstream } from './admission';
 import { failuresOf } from './batch';
 import { batchOutputKeys } from './outputs';
 
@@ -33,6 +34,14 @@ export interface BatchView {
   /** Milliseconds to go at the pace so far; absent until something finished. */
   etaMs?: number | undefined;
   outputs: ReturnType<typeof batchOutputKeys>;
+  /**
+   * The upstreams its jobs ran on so far (finished ones, and running ones that made a call): the
+   * sandbox means simulated data, not real publications. Empty before any call (or for a batch of
+   * an earlier release, which did not record them).
+   */
+  upstreams: UpstreamIdentity[];
+  /** Some of its jobs ran on the built-in sandbox: their data is simulated. */
+  sandbox: boolean;
 }
 
 /**
@@ -50,8 +59,10 @@ export function viewOf(batch: Batch, now: number, inFlightJobs: readonly Job[] =
   const counts = { ...batch.settled };
   const inFlight = new Set(batch.inFlight);
   let ended = 0;
+  let upstreams = batch.upstreams ?? [];
   for (const job of inFlightJobs) {
     if (!inFlight.has(job.id)) continue;
+    if (job.upstream) upstreams = withUpstream(upstreams, job.upstream);
     counts.calls += job.usage.calls;
     counts.billedUnits += job.usage.billedUnits;
     if (!isTerminal(job.status)) continue;
@@ -95,5 +106,7 @@ export function viewOf(batch: Batch, now: number, inFlightJobs: readonly Job[] =
     elapsedMs,
     etaMs: active && pace > 0 && remaining > 0 ? Math.round(remaining / pace) : undefined,
     outputs: batchOutputKeys(batch.id),
+    upstreams,
+    sandbox: upstreams.some((upstream) => upstream.kind === 'sandbox'),
   };
 }

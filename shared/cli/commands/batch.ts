@@ -10,6 +10,7 @@ import { resolve } from 'node:path';
 import type { Batch, BatchStore } from '../../engine/batch-store';
 import { maxDeadlineMs } from '../../engine/job-commands';
 import type { JobStore } from '../../engine/ports';
+import { describeUpstreamIdentity } from '../../engine/upstream-identity';
 import { describeFileError } from '../../files/bounded-read';
 import { currentViewOf } from '../../ingest/batch-view';
 import { type DownloadOutcome, downloadBatch } from '../../ingest/download';
@@ -23,7 +24,7 @@ import { createBatchDisplay, describeProgress } from '../batch-display';
 import { openBatchFeed } from '../batch-feed';
 import { type CliContext, type GlobalOptions, openBackend, writeJson } from '../context';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
-import { formatDuration, formatTable, printable, selectionHelp } from '../format';
+import { formatDuration, formatTable, printable, selectionHelp, upstreamShort } from '../format';
 import { parseDuration } from './run';
 
 export interface BatchCommandOptions extends GlobalOptions {
@@ -111,7 +112,7 @@ async function listBatches(
   }
   ctx.io.stdout.write(
     `${formatTable(
-      ['batch', 'status', 'workflow', 'items', 'succeeded', 'failed', 'waiting', 'created'],
+      ['batch', 'status', 'workflow', 'items', 'succeeded', 'failed', 'waiting', 'created', 'upstream'],
       page.batches.map((batch, index) => {
         const view = views[index]!;
         return [
@@ -123,10 +124,14 @@ async function listBatches(
           String(view.totals.failed + view.totals.cancelled),
           String(view.totals.waiting + view.totals.running),
           view.createdAt,
+          view.upstreams.length === 0 ? '-' : view.upstreams.map(upstreamShort).join(' + '),
         ];
       }),
     )}\n`,
   );
+  // The same words as `opflow list`: a sandbox batch's results are not real publications.
+  if (views.some((view) => view.sandbox))
+    ctx.io.stdout.write('(upstream sandbox: simulated data, not real publications)\n');
   return ExitCode.ok;
 }
 
@@ -289,6 +294,9 @@ async function show(
     `  run ${batch.run}: ${view.thisRun.records} records read${view.thisRun.readingDone ? '' : ' so far'}, ${view.thisRun.created} new items, ${view.thisRun.existing} ingested before, ${view.thisRun.invalid} bad lines`,
     `  ${view.calls} calls, ${view.billedUnits} billed units, elapsed ${formatDuration(view.elapsedMs)}${view.etaMs !== undefined ? `, ETA ${formatDuration(view.etaMs)}` : ''}`,
     `  now: ${describeProgress(view)}`,
+    ...(view.upstreams.length > 0
+      ? [`  upstream: ${view.upstreams.map(describeUpstreamIdentity).join('; ')}`]
+      : []),
     `  summary: ${index}`,
   ];
   if (download) {

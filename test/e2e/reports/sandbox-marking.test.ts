@@ -106,6 +106,11 @@ describe('sandbox data is marked, and the skip of done inputs keys on the upstre
     expect(index).toMatch(
       /<section id="sandbox" class="banner" role="alert"><strong>Sandbox data: not real publications\.<\/strong> Every item ran/,
     );
+    // Where batches are listed, the sandbox batch says so in the words of the job list.
+    const listed = await world.sandbox('batch');
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toMatch(/^sb +FINISHED +novelty-check .* sandbox$/m);
+    expect(listed.stdout).toMatch(/upstream sandbox: simulated data, not real publications/);
   }, 180_000);
 
   it('runs the same input again once a key is set: the new upstream is called, its result unmarked', async () => {
@@ -167,5 +172,13 @@ describe('sandbox data is marked, and the skip of done inputs keys on the upstre
       'sandbox (simulated data)',
       expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+ key [0-9a-f]{8}$/),
     ]);
+    // The batch lists both upstreams: still marked, as one of its rows is simulated data.
+    const listed = await world.opflow('batch', '--json');
+    expect(listed.code, listed.stderr).toBe(0);
+    const sb = JSON.parse(listed.stdout).batches.find((batch: { id: string }) => batch.id === 'sb');
+    expect(sb).toMatchObject({
+      sandbox: true,
+      upstreams: [{ kind: 'sandbox' }, { kind: 'platform', baseUrl: world.upstream.url }],
+    });
   }, 180_000);
 });

@@ -109,4 +109,48 @@ describe.each(backends)('batch totals (%s)', (backend, makeWorld) => {
       calls: 6,
     });
   }, 120_000);
+
+  it('carry the upstreams its jobs ran on, recorded in the batch as admission counts them', async () => {
+    const path = join(dir, `${backend}-upstreams.jsonl`);
+    writeFileSync(path, ['a', 'b'].map((id) => JSON.stringify({ id, query: `TTL:(${id})` })).join('\n'));
+    const source: BatchSource = { kind: 'jsonl', uri: path };
+    const { batch: opened } = await openBatch(world.deps, source, {
+      tenant: 'default',
+      workflow: 'patent-count',
+      options: { selection: 'auto', inFlight: 10 },
+    });
+    await ingest(world.deps, localIngestSource(source), opened.id);
+    await admitBatch(world.deps, opened.id);
+    const [onSandbox, onPlatform] = (await world.deps.batches.get(opened.id))!.inFlight;
+    const { store } = world.deps.engine;
+    const view = async () => currentViewOf(store, (await world.deps.batches.get(opened.id))!, Date.now());
+    // Before any call: no upstream, not marked.
+    expect(await view()).toMatchObject({ upstreams: [], sandbox: false });
+    const platform = {
+      kind: 'platform' as const,
+      baseUrl: 'https://op.example',
+      keyFingerprint: 'ab12cd34ef567890',
+    };
+    for (const [jobId, upstream] of [
+      [onSandbox!, { kind: 'sandbox' as const }],
+      [onPlatform!, platform],
+    ] as const) {
+      const job = (await store.get(jobId))!;
+      await store.commit({ ...job, version: job.version + 1, status: 'RUNNING', upstream }, job.version);
+    }
+    // Running jobs that made a call count already (read as they are).
+    expect(await view()).toMatchObject({ sandbox: true, upstreams: [{ kind: 'sandbox' }, platform] });
+    await world.finish(onSandbox!, 'SUCCEEDED');
+    await world.finish(onPlatform!, 'SUCCEEDED');
+    const finished = (await admitBatch(world.deps, opened.id))!.batch;
+    expect(finished.status).toBe('FINISHED');
+    // Kept in the stored batch, once each, with no job left to read.
+    const stored = (await world.deps.batches.get(opened.id))!;
+    expect(stored.inFlight).toEqual([]);
+    expect(stored.upstreams).toEqual([{ kind: 'sandbox' }, platform]);
+    expect(await view()).toMatchObject({ sandbox: true, upstreams: [{ kind: 'sandbox' }, platform] });
+    // The listing carries it too.
+    const listed = (await world.deps.batches.list({ limit: 10 })).batches.find((one) => one.id === opened.id);
+    expect(listed?.upstreams).toEqual([{ kind: 'sandbox' }, platform]);
+  }, 120_000);
 });
