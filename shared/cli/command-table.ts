@@ -299,6 +299,12 @@ const resume = defineCommand({
       description:
         'who answers, kept with the answer (default: the login name, $USER); where two approvers must confirm, each gives their own',
     },
+    { flags: '--as <name>', description: 'the same as --by' },
+    {
+      ...configFile,
+      description:
+        "the config file whose reviewers' rules the answer follows (a second approver where one is asked for; env OPFLOW_CONFIG; default ./opflow.config.json)",
+    },
     { flags: '--no-wait', description: 'answer and return without waiting' },
   ],
   run: ({ ctx, args: [jobId], options }) => resumeCommand(ctx, jobId, options),

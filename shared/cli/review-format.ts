@@ -26,7 +26,8 @@ export function describeReview(job: Job): string[] {
       const deliveries = round.deliveries
         .map((d) => `${d.channel} ${d.state}${d.error ? ` (${printable(d.error)})` : ''}`)
         .join(', ');
-      lines.push(`notified  round ${round.round}: ${deliveries || 'sending'}`);
+      const why = round.kind === 'approval' ? ' (the call for the second approval)' : '';
+      lines.push(`notified  round ${round.round}${why}: ${deliveries || 'sending'}`);
     }
     const next = [
       review.approvals > 1 ? `${review.approvals} approvers must confirm` : undefined,

@@ -8,6 +8,7 @@ import type { EngineDeps } from '../../engine/deps';
 import { answerSelection } from '../../engine/job-commands';
 import { isTerminal, type Job } from '../../engine/job-record';
 import { retryJob } from '../../engine/retry';
+import { openConfirmations } from '../../engine/review-record';
 import { describeSkewStall, skewStalls } from '../../runtime/clock-skew-notes';
 import { listUnfinished } from '../../runtime/job-queries';
 import { type CliContext, type GlobalOptions, openBackend, writeJson } from '../context';
@@ -18,6 +19,9 @@ import { jobSummary, selectionHelp } from '../format';
 export interface ResumeOptions extends GlobalOptions {
   select?: string | undefined;
   by?: string | undefined;
+  /** The same as `by` (`--as`). */
+  as?: string | undefined;
+  config?: string | undefined;
   wait: boolean;
 }
 
@@ -52,13 +56,17 @@ async function locallyFailedJobs(store: EngineDeps['store']): Promise<Job[]> {
   return found.reverse();
 }
 
-/** Who answers: `--by`, else the login name of this shell (USER, USERNAME), else unknown. */
-function answererName(
-  by: string | undefined,
+/** Who answers: `--by` (or `--as`), else the login name of this shell (USER, USERNAME), else unknown. */
+export function answererName(
+  options: Pick<ResumeOptions, 'by' | 'as'>,
   env: Readonly<Record<string, string | undefined>>,
 ): string | undefined {
+  if (options.by !== undefined && options.as !== undefined && options.by.trim() !== options.as.trim())
+    throw new CliError('--by and --as name two people: give one', ExitCode.usage);
+  const flag = options.by !== undefined ? '--by' : '--as';
+  const by = options.by ?? options.as;
   const name = (by ?? env.USER ?? env.USERNAME)?.trim();
-  if (by !== undefined && !name) throw new CliError('--by: give a name or mail address', ExitCode.usage);
+  if (by !== undefined && !name) throw new CliError(`${flag}: give a name or mail address`, ExitCode.usage);
   return name ? name.slice(0, 200) : undefined;
 }
 
@@ -86,6 +94,7 @@ export async function resumeCommand(
     throw new CliError('--select answers one job: opflow resume <jobId> --select <ids>', ExitCode.usage);
   }
   const selected = options.select === undefined ? undefined : parseSelectedIds(options.select);
+  if (selected) answererName(options, ctx.io.env); // a wrong --by or --as is said before anything opens
   const backend = await openBackend(ctx, options, 'work');
   try {
     let focus: Job | undefined;
@@ -124,8 +133,17 @@ async function focusOn(
   const focus = await backend.deps.store.get(jobId);
   if (!focus) throw new CliError(`no job ${jobId}`, ExitCode.notFound);
   if (selected) {
-    const by = answererName(options.by, ctx.io.env);
-    return { job: await answerSelection(backend.deps, jobId, selected, { via: 'cli', by }) };
+    const by = answererName(options, ctx.io.env);
+    // The reviewers' rules hold here as from a link: a second approver where a rule asks for one.
+    const { cliReviewApprovals } = await import('../../reviewers/cli-approvals');
+    backend.deps.reviewApprovals ??= await cliReviewApprovals(ctx, options.config);
+    const answered = await answerSelection(backend.deps, jobId, selected, { via: 'cli', by });
+    const kept = openConfirmations(answered).find((answer) => answer.version === answered.version);
+    if (kept && !options.quiet)
+      ctx.io.stderr.write(
+        `opflow: ${kept.by}'s approval of ${kept.options.join(',')} is recorded; a second person must confirm it (opflow resume ${jobId} --select ${kept.options.join(',')} --as <name>)\n`,
+      );
+    return { job: answered };
   }
   if (focus.status === 'AWAITING_INPUT') {
     if (options.json) {

@@ -139,6 +139,18 @@ export const cliArgRows: CliRow[] = [
     usage,
     '--select needs at least one option id',
   ),
+  row(
+    'resume --select with --by and --as naming two people',
+    ['resume', unknownId, '--select', 'f1', '--by', 'alice', '--as', 'bob'],
+    usage,
+    '--by and --as name two people',
+  ),
+  row(
+    'resume --select with an empty --as',
+    ['resume', unknownId, '--select', 'f1', '--as', ' '],
+    usage,
+    '--as: give a name',
+  ),
   ...['abc', '70000', '-1', '1.5', '', '0x50'].map((value) =>
     row(
       `serve --port ${JSON.stringify(value)}`,

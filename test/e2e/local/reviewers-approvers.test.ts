@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobView } from '../../../shared/http/answer-schemas';
 import { type Receiver, startSignedReceiver, type VerifiedNotice } from '../../support/reviewer-receivers';
 import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
-import { killRunningOpflows } from './opflow-process';
+import { killRunningOpflows, runOpflow } from './opflow-process';
 import { childEnv, startServe } from './serve-process';
 
 const disclosure =
@@ -24,6 +24,7 @@ describe('reviewers: two approvers before the first notice (opflow serve)', {
   let dir: string;
   let url: string;
   let hook: Receiver<VerifiedNotice>;
+  let env: NodeJS.ProcessEnv;
 
   const api = async (method: string, path: string, body?: unknown) => {
     const response = await fetch(`${url}${path}`, {
@@ -58,7 +59,7 @@ describe('reviewers: two approvers before the first notice (opflow serve)', {
         },
       }),
     );
-    const env = childEnv({
+    env = childEnv({
       OPFLOW_SANDBOX_SPEED: '300',
       OPFLOW_DB: join(dir, 'state', 'jobs.db'),
       OPFLOW_OUT: join(dir, 'reports'),
@@ -109,5 +110,44 @@ describe('reviewers: two approvers before the first notice (opflow serve)', {
       ['alice', 'api', false],
       ['bob', 'api', undefined],
     ]);
+  });
+
+  it('opflow resume --select follows the same rule: a first approval from the CLI (--as), then a second person', async () => {
+    const created = await api('POST', '/jobs', {
+      workflow: 'novelty-check',
+      input: { text: disclosure },
+      selection: { mode: 'manual' },
+    });
+    const parked = await waitFor(created.json.job.id, 'AWAITING_INPUT');
+    const chosen = parked.pending!.options[0]!.id;
+    const resume = (...args: string[]) =>
+      runOpflow(['resume', parked.id, '--select', chosen, '--no-wait', ...args], { env, cwd: dir });
+    const first = await resume('--as', 'carol');
+    // Exit 3: the job still waits for a selection (the second approval).
+    expect(first.code, first.stderr).toBe(3);
+    expect(first.stderr).toContain(
+      `carol's approval of ${chosen} is recorded; a second person must confirm it`,
+    );
+    expect((await jobOf(parked.id)).status).toBe('AWAITING_INPUT');
+    const again = await resume('--by', 'Carol');
+    expect(again.code).not.toBe(0);
+    expect(again.stderr).toContain(
+      'Carol has confirmed this selection already; a second person must confirm it',
+    );
+    // The operator's login name when no flag names them.
+    const second = await runOpflow(['resume', parked.id, '--select', chosen, '--no-wait'], {
+      env: { ...env, USER: 'dave' },
+      cwd: dir,
+    });
+    expect(second.code, second.stderr).toBe(0);
+    const done = await waitFor(parked.id, 'SUCCEEDED');
+    expect(done.answers?.map((a) => [a.by, a.via, a.applied])).toEqual([
+      ['carol', 'cli', false],
+      ['dave', 'cli', undefined],
+    ]);
+    const status = await runOpflow(['status', parked.id], { env, cwd: dir });
+    expect(status.stdout).toContain(`approval  ${chosen} at`);
+    expect(status.stdout).toMatch(/by carol via cli/);
+    expect(status.stdout).toMatch(/by dave via cli/);
   });
 });

@@ -1,8 +1,10 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { describeReview } from '../../../shared/cli/review-format';
 import { submitJob } from '../../../shared/engine';
 import { answerSelection } from '../../../shared/engine/job-commands';
+import { jobView } from '../../../shared/http/job-routes';
 import { reviewersConfigSchema } from '../../../shared/reviewers/review-config';
 import { reviewPass } from '../../../shared/reviewers/review-pass';
 import { envReviewerSecrets } from '../../../shared/reviewers/reviewer-secrets';
@@ -145,6 +147,86 @@ describe('the reviewers pass', () => {
       expect(texts).toHaveLength(3);
     } finally {
       server.close();
+    }
+  });
+
+  it('keeps channel URLs, the SMTP password and link tokens out of the log, the job record (opflow status, --json) and the API view when deliveries fail', async () => {
+    // A receiver that answers 500 with the request's own body (the link in it) and its URL echoed back.
+    const echo = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => {
+        body += c.toString();
+      });
+      req.on('end', () => res.writeHead(500, { 'content-type': 'text/plain' }).end(`${req.url}\n${body}`));
+    });
+    await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const closedPort = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const host = `127.0.0.1:${(echo.address() as AddressInfo).port}`;
+    try {
+      const h = harness();
+      const { job } = await submitJob(h.deps, {
+        workflow: 'demo',
+        input: { issue: 'x' },
+        selection: { mode: 'manual' },
+      });
+      await drive(h.deps, h.queue, h.clock);
+      const logged: string[] = [];
+      const log = (level: string) => (message: string, fields?: Record<string, unknown>) =>
+        logged.push(`${level} ${message} ${JSON.stringify(fields ?? {})}`);
+      const secrets = {
+        slackPath: 'slack-url-secret-path',
+        hookQuery: 'hook-url-secret-query',
+        hookSigning: 'hook-signing-secret-value-0123456789',
+        smtpPassword: 'smtp-password-secret',
+        linkKey: 'a-link-secret-of-at-least-24-bytes',
+      };
+      const deps = {
+        ...h.deps,
+        log: { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') },
+        config: reviewersConfigSchema.parse({
+          channels: {
+            room: { type: 'slack' },
+            hook: { type: 'webhook' },
+            mail: { type: 'email', to: ['alice@example.com'] },
+          },
+          rules: [{ name: 'all', notify: ['room', 'hook', 'mail'] }],
+        }),
+        secrets: envReviewerSecrets({
+          OPFLOW_REVIEW_LINK_SECRET: secrets.linkKey,
+          OPFLOW_REVIEW_ROOM_URL: `http://${host}/services/${secrets.slackPath}`,
+          OPFLOW_REVIEW_HOOK_URL: `http://${host}/hook?sig=${secrets.hookQuery}`,
+          OPFLOW_REVIEW_HOOK_SECRET: `whsec_${Buffer.from(secrets.hookSigning).toString('base64')}`,
+          OPFLOW_SMTP_URL: `smtp://opflow:${secrets.smtpPassword}@127.0.0.1:${closedPort}`,
+        }),
+        publicUrl: 'http://opflow.test',
+        policy: { allowHosts: [host] },
+      };
+      expect(await reviewPass(deps)).toMatchObject({ rounds: 1, failedDeliveries: 3 });
+      const stored = (await h.store.get(job.id))!;
+      expect(stored.review!.rounds[0]!.deliveries.map((d) => [d.channel, d.state])).toEqual(
+        expect.arrayContaining([
+          ['room', 'failed'],
+          ['hook', 'failed'],
+          ['mail', 'failed'],
+        ]),
+      );
+      const shown = [
+        logged.join('\n'),
+        JSON.stringify(stored), // what `opflow status --json` prints
+        describeReview(stored).join('\n'), // what `opflow status` prints about the review
+        JSON.stringify(jobView(stored)),
+      ];
+      expect(logged.join('\n')).toContain('a notice was not delivered');
+      for (const text of shown) {
+        for (const secret of Object.values(secrets)) expect(text).not.toContain(secret);
+        expect(text).not.toContain(Buffer.from(secrets.hookSigning).toString('base64'));
+        expect(text).not.toMatch(/\/review\/[\w.-]{20,}/);
+      }
+    } finally {
+      echo.close();
     }
   });
 });
