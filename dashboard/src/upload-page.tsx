@@ -6,6 +6,7 @@
  * form's submit hook (submit.tsx): one at a time, each problem beside its field (a refused line beside
  * the file) and in an error summary that takes the focus.
  */
+import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { startBatchUpload } from './api';
 import { PageHead, ProblemsTable, Tiles } from './components';
@@ -60,7 +61,7 @@ const summaryLines = 10;
 const fields: Record<string, { field: string; label: string }> = {
   fileName: { field: 'manifest-file', label: 'Manifest file' },
   manifest: { field: 'manifest-file', label: 'Manifest file' },
-  documents: { field: 'manifest-file', label: 'Documents' },
+  documents: { field: 'documents-file', label: 'Documents' },
   workflow: { field: 'upload-workflow', label: 'Workflow' },
   batchName: { field: 'upload-batch', label: 'Batch name' },
   failureBudget: { field: 'upload-budget', label: 'Failure budget' },
@@ -87,20 +88,47 @@ class RefusedLines extends Error {
   }
 }
 
-/** Every problem of the manifest's field, under it (a check may refuse several lines). */
-function ManifestProblems({ submit }: { submit: Submit }) {
-  const found = submit.problems.filter((problem) => problem.field === 'manifest-file');
-  if (found.length === 0) return null;
+/**
+ * The field of the files to upload (a manifest, or documents: each its own id), its hint, and every
+ * problem of it under it (a check may refuse several lines or documents).
+ */
+function FileField(props: {
+  id: 'manifest-file' | 'documents-file';
+  label: string;
+  accept: string;
+  multiple?: boolean;
+  onChange: (event: { currentTarget: HTMLInputElement }) => void;
+  submit: Submit;
+  children: ComponentChildren;
+}) {
+  const { id, submit } = props;
+  const found = submit.problems.filter((problem) => problem.field === id);
   return (
-    <div id="manifest-file-problem" class="problem">
-      {found.length === 1 ? (
-        found[0]!.message
-      ) : (
-        <ul class="problem-list">
-          {found.map((problem) => (
-            <li>{problem.message}</li>
-          ))}
-        </ul>
+    <div class="field">
+      <label for={id}>{props.label} (required)</label>
+      <input
+        id={id}
+        type="file"
+        multiple={props.multiple}
+        accept={props.accept}
+        onChange={props.onChange}
+        {...fieldAria(id, submit)}
+      />
+      <span id={`${id}-hint`} class="hint">
+        {props.children}
+      </span>
+      {found.length === 0 ? null : (
+        <div id={`${id}-problem`} class="problem">
+          {found.length === 1 ? (
+            found[0]!.message
+          ) : (
+            <ul class="problem-list">
+              {found.map((problem) => (
+                <li>{problem.message}</li>
+              ))}
+            </ul>
+          )}
+        </div>
       )}
     </div>
   );
@@ -179,6 +207,8 @@ export function UploadPage({ api, config }: { api: Api; config: Settings }) {
   // A manifest, or documents (one item each).
   const [kind, setKind] = useState<'manifest' | 'documents'>('manifest');
   const unit = kind === 'manifest' ? 'line' : 'document';
+  /** The field of the files chosen: the manifest's or the documents'. */
+  const fileField = kind === 'manifest' ? fields.manifest! : fields.documents!;
   const [documents, setDocuments] = useState<{ name: string; size: number; content: string }[]>([]);
   const [fileName, setFileName] = useState('');
   const [manifest, setManifest] = useState('');
@@ -210,11 +240,11 @@ export function UploadPage({ api, config }: { api: Api; config: Settings }) {
   /** What the page finds wrong before anything is sent, field by field. */
   const pageProblems = (): FormProblem[] => [
     ...(tooLarge
-      ? [{ ...fields.manifest!, message: tooLarge }]
+      ? [{ ...fileField, message: tooLarge }]
       : kind === 'manifest' && !fileName
         ? [{ ...fields.manifest!, message: 'choose a .jsonl or .csv file' }]
         : kind === 'documents' && documents.length === 0
-          ? [{ ...fields.manifest!, message: 'choose one or more documents' }]
+          ? [{ ...fields.documents!, message: 'choose one or more documents' }]
           : []),
     ...(workflow ? [] : [{ ...fields.workflow!, message: 'choose the workflow its lines are for' }]),
     ...(maxUnits.trim() && !/^[1-9]\d{0,8}$/.test(maxUnits.trim())
@@ -226,14 +256,14 @@ export function UploadPage({ api, config }: { api: Api; config: Settings }) {
     setTooLarge(message);
     setAttempt('check');
     void submit.run({
-      check: () => [{ ...fields.manifest!, message }],
+      check: () => [{ ...fileField, message }],
       work: async () => {},
       fieldOf,
     });
   };
   const chooseDocuments = async (event: { currentTarget: HTMLInputElement }) => {
     const files = [...(event.currentTarget.files ?? [])];
-    submit.clear('manifest-file');
+    submit.clear(fileField.field);
     setTooLarge(undefined);
     setDocuments([]);
     if (files.length === 0) return;
@@ -252,20 +282,15 @@ export function UploadPage({ api, config }: { api: Api; config: Settings }) {
   };
   const choose = async (event: { currentTarget: HTMLInputElement }) => {
     const file = event.currentTarget.files?.[0];
-    submit.clear('manifest-file');
+    submit.clear(fileField.field);
     setTooLarge(undefined);
     setFileName('');
     setManifest('');
     if (!file) return;
     if (file.size > maxManifestBytes) {
-      const message = `${file.name} is ${Math.round(file.size / 1024)} KB; the page takes up to ${maxManifestBytes / 1024} KB (larger ones: opflow ingest on the machine that has them)`;
-      setTooLarge(message);
-      setAttempt('check');
-      void submit.run({
-        check: () => [{ ...fields.manifest!, message }],
-        work: async () => {},
-        fieldOf,
-      });
+      refuseFiles(
+        `${file.name} is ${Math.round(file.size / 1024)} KB; the page takes up to ${maxManifestBytes / 1024} KB (larger ones: opflow ingest on the machine that has them)`,
+      );
       return;
     }
     setFileName(file.name);
@@ -297,10 +322,10 @@ export function UploadPage({ api, config }: { api: Api; config: Settings }) {
   const refusedLines =
     current !== undefined &&
     current.problemCount > 0 &&
-    submit.problems.some((problem) => problem.field === 'manifest-file' && !problem.message.includes(' KB'));
+    submit.problems.some((problem) => problem.field === fileField.field && !problem.message.includes(' KB'));
   // The refused lines are those of the check shown: a change that asks for a new check forgets them.
   useEffect(() => {
-    if (refusedLines && !current) submit.clear('manifest-file');
+    if (refusedLines && !current) submit.clear(fileField.field);
   }, [key]);
   return (
     <main id="main">
@@ -340,7 +365,7 @@ export function UploadPage({ api, config }: { api: Api; config: Settings }) {
                   onChange={() => {
                     setKind(value);
                     setTooLarge(undefined);
-                    submit.clear('manifest-file');
+                    submit.clear(fileField.field);
                   }}
                 />{' '}
                 {label}
@@ -350,38 +375,28 @@ export function UploadPage({ api, config }: { api: Api; config: Settings }) {
         ) : null}
         <div class="form-grid">
           {kind === 'manifest' ? (
-            <div class="field">
-              <label for="manifest-file">Manifest file (required)</label>
-              <input
-                id="manifest-file"
-                type="file"
-                accept=".jsonl,.ndjson,.csv,.tsv"
-                onChange={choose}
-                {...fieldAria('manifest-file', submit)}
-              />
-              <span id="manifest-file-hint" class="hint">
-                .jsonl or .csv, up to {maxManifestBytes / 1024} KB; each line an <code>id</code> and the
-                workflow's input fields (its lines may not name documents)
-              </span>
-              <ManifestProblems submit={submit} />
-            </div>
+            <FileField
+              id="manifest-file"
+              label="Manifest file"
+              accept=".jsonl,.ndjson,.csv,.tsv"
+              onChange={choose}
+              submit={submit}
+            >
+              .jsonl or .csv, up to {maxManifestBytes / 1024} KB; each line an <code>id</code> and the
+              workflow's input fields (its lines may not name documents)
+            </FileField>
           ) : (
-            <div class="field">
-              <label for="manifest-file">Documents (required)</label>
-              <input
-                id="manifest-file"
-                type="file"
-                multiple
-                accept={documentTypes}
-                onChange={chooseDocuments}
-                {...fieldAria('manifest-file', submit)}
-              />
-              <span id="manifest-file-hint" class="hint">
-                disclosures as .docx, .pdf, .txt, .md or .json (product images as .png, .jpg), up to{' '}
-                {maxDocumentsBytes / 1024} KB together; each read as opflow ingest reads a folder's
-              </span>
-              <ManifestProblems submit={submit} />
-            </div>
+            <FileField
+              id="documents-file"
+              label="Documents"
+              multiple
+              accept={documentTypes}
+              onChange={chooseDocuments}
+              submit={submit}
+            >
+              disclosures as .docx, .pdf, .txt, .md or .json (product images as .png, .jpg), up to{' '}
+              {maxDocumentsBytes / 1024} KB together; each read as opflow ingest reads a folder's
+            </FileField>
           )}
           <div class="field">
             <label for="upload-workflow">Workflow (required)</label>

@@ -74,6 +74,12 @@ describe('documents uploaded from the dashboard as a batch', () => {
     await page.getByRole('radio', { name: /Documents: one item each/ }).check();
     await page.getByLabel('Workflow (required)').selectOption('patent-count');
     const chooser = page.getByLabel('Documents (required)');
+    // The documents' field is its own (not the manifest's id), and no id is on the page twice.
+    expect(await chooser.getAttribute('id')).toBe('documents-file');
+    const ids = await page
+      .locator('[id]')
+      .evaluateAll((elements) => elements.map((element) => (element as unknown as { id: string }).id));
+    expect(ids.filter((id, index) => ids.indexOf(id) !== index)).toEqual([]);
 
     // Too much for one request: refused beside the field, in the summary, and nothing sent.
     const sent: string[] = [];
@@ -83,7 +89,7 @@ describe('documents uploaded from the dashboard as a batch', () => {
     });
     await chooser.setInputFiles([files['large.pdf']!, files['helmet.txt']!]);
     await page
-      .locator('#manifest-file-problem')
+      .locator('#documents-file-problem')
       .filter({ hasText: /KB together; the page takes up to 740 KB/ })
       .waitFor();
     expect(await chooser.getAttribute('aria-invalid')).toBe('true');
