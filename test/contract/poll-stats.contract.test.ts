@@ -1,5 +1,7 @@
 // The learned-poll-timing store (PollStatsStore) behaves the same on both backends: SQLite locally,
 // DynamoDB (on DynamoDB Local) on aws. Concurrent records lose nothing; a sketch is shared.
+
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AwsEmulators, startAwsEmulators } from '../../scripts/emulators/aws-emulators';
 import { DynamoDbPollStats } from '../../shared/backends/aws';
@@ -59,3 +61,35 @@ for (const [name, make] of backends) {
     });
   });
 }
+
+describe('DynamoDbPollStats, a record that loses to another worker', () => {
+  it('tries again after a wait spread by its injected random, and loses nothing', async () => {
+    const tableName = await emulators.createTable();
+    const client = emulators.clients.documents;
+    const other = new DynamoDbPollStats({ client, tableName });
+    const key = pollStatsKey('http://127.0.0.1:1', 'ai35-2NoveltyStep2V3');
+    let raced = false;
+    // Another worker records between this one's read and its conditional write: the write loses once.
+    const racing = {
+      send: async (command: object) => {
+        if (command instanceof PutCommand && !raced) {
+          raced = true;
+          await other.record(key, 2_000, 2_000, 1);
+        }
+        return client.send(command as PutCommand);
+      },
+    } as unknown as typeof client;
+    const waits: number[] = [];
+    const store = new DynamoDbPollStats({
+      client: racing,
+      tableName,
+      random: () => 0.25,
+      sleep: async (ms) => {
+        waits.push(ms);
+      },
+    });
+    await store.record(key, 1_000, 1_000, 1);
+    expect(waits).toEqual([2.5]);
+    expect((await store.load([key])).get(key)?.count).toBe(2);
+  });
+});

@@ -38,6 +38,8 @@ export interface AwsBackendConfig {
    * charged in the write that takes a token (dynamodb-share-ledger.ts). Absent: fair shares off.
    */
   shares?: ShareWeights | undefined;
+  /** Spreads the retries of writes that lost to another worker (the poll stats). Default: `Math.random`. */
+  random?: (() => number) | undefined;
 }
 
 /** Where the SDK clients of this deployment connect (clients.ts; exported here too, as before). */
@@ -82,7 +84,11 @@ export function createAwsBackend(config: AwsBackendConfig, instrument?: <T>(clie
       shares: config.shares,
     }),
     pollStats: new CachedPollStats(
-      new DynamoDbPollStats({ client: clients.documents, tableName: config.tableName }),
+      new DynamoDbPollStats({
+        client: clients.documents,
+        tableName: config.tableName,
+        random: config.random,
+      }),
     ),
     close: () => destroyAwsClients(clients),
   };

@@ -25,6 +25,10 @@ export interface DynamoDbPollStatsOptions {
   maxContention?: number | undefined;
   /** Sketches not updated for this long are removed by TTL (default 30 days). */
   idleSeconds?: number | undefined;
+  /** Spreads the next try of a record that lost to another worker. Default: `Math.random`. */
+  random?: (() => number) | undefined;
+  /** Waits before that next try. Default: a timer. */
+  sleep?: ((ms: number) => Promise<void>) | undefined;
 }
 
 export class DynamoDbPollStats implements PollStatsStore {
@@ -32,6 +36,8 @@ export class DynamoDbPollStats implements PollStatsStore {
   private readonly tableName: string;
   private readonly maxContention: number;
   private readonly idleSeconds: number;
+  private readonly random: () => number;
+  private readonly sleep: (ms: number) => Promise<void>;
 
   constructor(options: DynamoDbPollStatsOptions) {
     if (!options.tableName) throw new AwsConfigError('DynamoDbPollStats needs a table name');
@@ -39,6 +45,8 @@ export class DynamoDbPollStats implements PollStatsStore {
     this.tableName = options.tableName;
     this.maxContention = options.maxContention ?? 20;
     this.idleSeconds = options.idleSeconds ?? 30 * 24 * 3600;
+    this.random = options.random ?? Math.random;
+    this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
   }
 
   async load(keys: readonly string[]): Promise<Map<string, DurationSketch>> {
@@ -91,7 +99,7 @@ export class DynamoDbPollStats implements PollStatsStore {
           (error as { name?: string }).name === 'ConditionalCheckFailedException';
         if (!lost) throw error;
         // Many workers finished tasks of one operation together: spread their next tries.
-        await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * (round + 1)));
+        await this.sleep(this.random() * 10 * (round + 1));
       }
     }
   }

@@ -116,7 +116,10 @@ export function buildAwsPipeline(options: AwsPipelineOptions): AwsPipeline {
   const config = options.qps === undefined ? loaded : { ...loaded, qps: options.qps };
   const env = options.env ?? process.env;
   // Fair shares are kept in each key's bucket item, charged by every function that takes a token.
-  const aws = createAwsBackend({ ...config, shares: shareWeightsFromEnv(env) }, options.instrumentAwsClient);
+  const aws = createAwsBackend(
+    { ...config, shares: shareWeightsFromEnv(env), random: options.random },
+    options.instrumentAwsClient,
+  );
   const clock = options.clock ?? { now: () => Date.now() };
   const client =
     options.client ??
