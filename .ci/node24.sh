@@ -32,7 +32,8 @@ echo "== Node $major: $("$node/bin/node" --version)"
 copy="$work/opflow"
 mkdir -p "$copy"
 # The checkout's files (tracked, and new ones not ignored), without node_modules, builds or caches.
-(cd "$root" && git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf -) | tar -xf - -C "$copy"
+# (A node_modules symlink is no ignored folder to git: it is left out here and copied below.)
+(cd "$root" && git ls-files -z --cached --others --exclude-standard | grep -zv '^node_modules$' | tar --null -T - -cf -) | tar -xf - -C "$copy"
 # node_modules may be a symlink (a git worktree sharing another checkout's): copy what it points to into
 # a real folder, so removing better-sqlite3 below removes the copy's, never the shared one.
 modules="$(cd "$root/node_modules" && pwd -P)"
