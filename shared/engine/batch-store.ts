@@ -5,7 +5,7 @@
  * used, and what admission has released to the job store. Each backend has its own adapter.
  */
 
-import type { Job, JobPriority } from './job-record';
+import type { Job, JobPriority, JobUsage } from './job-record';
 import type { UpstreamIdentity } from './upstream-identity';
 
 export const batchStatuses = ['INGESTING', 'RUNNING', 'PAUSED', 'STOPPED', 'FINISHED'] as const;
@@ -199,4 +199,29 @@ export async function rejoinBatch(batches: BatchStore, ended: Job, now: number):
     if (await batches.commit(next, batch.version)) return next;
   }
   throw new Error(`batch ${ended.batchId} keeps changing; its counts were not updated`);
+}
+
+/**
+ * The batch once a call that came back after its job finished has added its usage to the job
+ * (`recordLateUsage`, runner.ts; the job's usage went from `before` to `after`), written with the
+ * job in one write. Admission counted the job's usage when it saw it finished: a job no longer in
+ * flight has the difference added to the settled totals; one still in flight is counted whole
+ * later. The version moves either way, so an admission that read the job before the late usage
+ * loses its commit and reads the job again.
+ */
+export function batchWithLateUsage(
+  batch: Batch,
+  jobId: string,
+  before: Pick<JobUsage, 'calls' | 'billedUnits'>,
+  after: Pick<JobUsage, 'calls' | 'billedUnits'>,
+  now: number,
+): Batch {
+  const settled = batch.inFlight.includes(jobId)
+    ? batch.settled
+    : {
+        ...batch.settled,
+        calls: batch.settled.calls + Math.max(0, after.calls - before.calls),
+        billedUnits: batch.settled.billedUnits + Math.max(0, after.billedUnits - before.billedUnits),
+      };
+  return { ...batch, version: batch.version + 1, settled, updatedAt: now };
 }

@@ -34,6 +34,17 @@ export interface JobStore {
    * `expectedVersion + 1`. Returns false when another writer won.
    */
   commit(job: Job, expectedVersion: number): Promise<boolean>;
+  /**
+   * `commit`, and the job's batch written in the same write (a transaction on both versions, or
+   * neither): the usage of a call that came back after its job finished is added to the batch's
+   * settled totals with the job's own (`recordLateUsage`, runner.ts). Absent: two writes.
+   */
+  commitWithBatch?(
+    job: Job,
+    expectedVersion: number,
+    batch: import('./batch-store').Batch,
+    expectedBatchVersion: number,
+  ): Promise<boolean>;
   /** Non-terminal jobs (see `schedulableStatuses`) whose `nextRunAt` is at or before `now`, oldest first. */
   listDue(now: number, limit: number): Promise<Job[]>;
   list(query: ListJobsQuery): Promise<JobPage>;

@@ -40,6 +40,17 @@ export function batchIndexAttributes(batch: Batch): Record<string, string> {
   };
 }
 
+/** A batch's `META` item as stored (also written with a job: `DynamoDbJobStore.commitWithBatch`). */
+export function batchMetaItem(batch: Batch) {
+  return {
+    PK: partition(batch.id),
+    SK: 'META',
+    ...batchIndexAttributes(batch),
+    version: batch.version,
+    body: JSON.stringify(batch),
+  };
+}
+
 function isCancelled(error: unknown): boolean {
   return (
     error instanceof TransactionCanceledException ||
@@ -62,13 +73,7 @@ export class DynamoDbBatchStore implements BatchStore {
   }
 
   private batchItem(batch: Batch) {
-    return {
-      PK: partition(batch.id),
-      SK: 'META',
-      ...batchIndexAttributes(batch),
-      version: batch.version,
-      body: JSON.stringify(batch),
-    };
+    return batchMetaItem(batch);
   }
 
   async create(batch: Batch): Promise<{ batch: Batch; created: boolean }> {

@@ -19,11 +19,13 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import type { ParkedJobs } from '../../engine/admission/parked-jobs';
+import type { Batch } from '../../engine/batch-store';
 import { maxClockAheadMs, writerAheadMs } from '../../engine/clock-skew';
 import { isTerminal, type Job, type JobStatus, jobStatuses } from '../../engine/job-record';
 import type { JobPage, JobStore, ListJobsQuery, ReportStore } from '../../engine/ports';
 import { formatIssues } from '../../errors/zod-issues';
 import { decodeCursor, encodeCursor, type ListingKind } from './cursor';
+import { batchMetaItem } from './dynamodb-batch-store';
 import { queryItems } from './dynamodb-pages';
 import { AwsConfigError, CorruptRecordError, JobAlreadyExistsError, JobTooLargeError } from './errors';
 import {
@@ -242,6 +244,61 @@ export class DynamoDbJobStore implements JobStore, ParkedJobs {
       );
     } catch (error) {
       if (isConditionFailure(error)) return false;
+      throw error;
+    }
+    return true;
+  }
+
+  /**
+   * `commit` and the job's batch (its `META` item, on its version) in one TransactWriteItems, or
+   * neither: false when either lost to another writer.
+   */
+  async commitWithBatch(
+    job: Job,
+    expectedVersion: number,
+    batch: Batch,
+    expectedBatchVersion: number,
+  ): Promise<boolean> {
+    if (job.version !== expectedVersion + 1 || batch.version !== expectedBatchVersion + 1) {
+      throw new RangeError(
+        `commit of job ${job.id} with batch ${batch.id}: each version must be its expected one + 1`,
+      );
+    }
+    const item = this.toItem(this.failedIfTooLarge(await this.offloadInput(job)));
+    if (job.parked && !isTerminal(job.status)) await this.noteParked(job.parked.bucket, job.updatedAt);
+    try {
+      await this.client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Put: {
+                TableName: this.tableName,
+                Item: item,
+                ConditionExpression: '#version = :expected',
+                ExpressionAttributeNames: { '#version': 'version' },
+                ExpressionAttributeValues: { ':expected': expectedVersion },
+              },
+            },
+            {
+              Put: {
+                TableName: this.tableName,
+                Item: batchMetaItem(batch),
+                ConditionExpression: '#version = :expected',
+                ExpressionAttributeNames: { '#version': 'version' },
+                ExpressionAttributeValues: { ':expected': expectedBatchVersion },
+              },
+            },
+          ],
+        }),
+      );
+    } catch (error) {
+      // Lost to another writer, or to a transaction on either item under way: the caller reads again.
+      if (
+        cancellationCodes(error)?.some(
+          (code) => code === 'ConditionalCheckFailed' || code === 'TransactionConflict',
+        )
+      )
+        return false;
       throw error;
     }
     return true;

@@ -6,6 +6,7 @@
  * that ran the same step cannot both write.
  */
 import * as z from 'zod';
+import type { Batch } from '../../engine/batch-store';
 import { maxClockAheadMs } from '../../engine/clock-skew';
 import { type Job, type JobStatus, jobStatuses, schedulableStatuses } from '../../engine/job-record';
 import type {
@@ -45,6 +46,7 @@ export class SqliteJobStore implements JobStore {
   readonly #db: LocalDatabase;
   readonly #insert;
   readonly #update;
+  #updateBatch: import('better-sqlite3').Statement<[number, string, string, number]> | undefined;
   readonly #byId;
   readonly #byIdempotencyKey;
   readonly #due;
@@ -166,6 +168,43 @@ export class SqliteJobStore implements JobStore {
       );
     }
     return this.#update.run({ ...columnsOf(job), expected: expectedVersion }).changes === 1;
+  }
+
+  /** `commit` and the job's batch (on its version) in one immediate transaction, or neither. */
+  async commitWithBatch(
+    job: Job,
+    expectedVersion: number,
+    batch: Batch,
+    expectedBatchVersion: number,
+  ): Promise<boolean> {
+    if (job.version !== expectedVersion + 1 || batch.version !== expectedBatchVersion + 1) {
+      throw new RangeError(
+        `job ${job.id} with batch ${batch.id}: a commit must raise each version by one (job ${expectedVersion + 1}, batch ${expectedBatchVersion + 1})`,
+      );
+    }
+    // The batches table is the batch store's (sqlite-batch-store.ts): prepared when first needed.
+    this.#updateBatch ??= this.#db.prepare<[number, string, string, number]>(
+      'UPDATE batches SET version = ?, body = ? WHERE id = ? AND version = ?',
+    );
+    const updateBatch = this.#updateBatch;
+    const lostBatch = new Error('the batch changed');
+    try {
+      return this.#db
+        .transaction((): boolean => {
+          if (this.#update.run({ ...columnsOf(job), expected: expectedVersion }).changes !== 1) return false;
+          // Another writer changed the batch: the job's write is rolled back with it.
+          if (
+            updateBatch.run(batch.version, JSON.stringify(batch), batch.id, expectedBatchVersion).changes !==
+            1
+          )
+            throw lostBatch;
+          return true;
+        })
+        .immediate();
+    } catch (error) {
+      if (error === lostBatch) return false;
+      throw error;
+    }
   }
 
   async listDue(now: number, limit: number): Promise<Job[]> {

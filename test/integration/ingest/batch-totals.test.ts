@@ -1,17 +1,23 @@
 // A batch's totals follow its jobs on both backends (SQLite; DynamoDB Local): a view reads the jobs
 // admission has not counted yet as they are (a job ended since counts by its end, a running one's
 // usage shows), and a job run again by retryJob leaves the counts of finished jobs until it ends.
+// A call that comes back after its job was cancelled adds its cost to the batch's settled totals in
+// the same write as to the job (runner.ts recordLateUsage), whether admission counted the job before.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AwsEmulators } from '../../../scripts/emulators/aws-emulators';
 import type { BatchSource } from '../../../shared/engine/batch-store';
+import type { EngineDeps } from '../../../shared/engine/deps';
+import { cancelJob } from '../../../shared/engine/job-commands';
 import { retryJob } from '../../../shared/engine/retry';
+import { runStep } from '../../../shared/engine/runner';
 import { admitBatch } from '../../../shared/ingest/admission';
 import { currentViewOf } from '../../../shared/ingest/batch-view';
 import { ingest, openBatch } from '../../../shared/ingest/ingest';
 import { localIngestSource } from '../../../shared/ingest/local-source';
+import { ScriptedClient } from '../../support/scripted-client';
 import { awsWorld, type IngestWorld, localWorld, startAwsEmulators } from './backends';
 
 let emulators: AwsEmulators | undefined;
@@ -152,5 +158,72 @@ describe.each(backends)('batch totals (%s)', (backend, makeWorld) => {
     // The listing carries it too.
     const listed = (await world.deps.batches.list({ limit: 10 })).batches.find((one) => one.id === opened.id);
     expect(listed?.upstreams).toEqual([{ kind: 'sandbox' }, platform]);
+  }, 120_000);
+
+  it("add the cost of a call that came back after its job was cancelled, in the same write as the job's", async () => {
+    const path = join(dir, `${backend}-late.jsonl`);
+    writeFileSync(path, ['p', 'q'].map((id) => JSON.stringify({ id, query: `TTL:(${id})` })).join('\n'));
+    const source: BatchSource = { kind: 'jsonl', uri: path };
+    const { batch: opened } = await openBatch(world.deps, source, {
+      tenant: 'default',
+      workflow: 'patent-count',
+      options: { selection: 'auto', inFlight: 10 },
+    });
+    const batchId = opened.id;
+    await ingest(world.deps, localIngestSource(source), batchId);
+    await admitBatch(world.deps, batchId);
+    const [counted, uncounted] = (await world.deps.batches.get(batchId))!.inFlight;
+
+    // Each count call stays open until the test lets it answer.
+    const releases: (() => void)[] = [];
+    const client = new ScriptedClient(async () => {
+      await new Promise<void>((resolve) => releases.push(resolve));
+      return { total_search_result_count: 12 };
+    });
+    const deps: EngineDeps = {
+      // The world's engine is a whole EngineDeps (backends.ts), typed as the ingestion's JobDeps.
+      ...(world.deps.engine as EngineDeps),
+      batches: world.deps.batches,
+      client,
+      keys: { getKey: async () => 'sk-test-key', refresh: async () => 'sk-test-key' },
+    };
+    const { store } = deps;
+    const cancelledMidCall = async (jobId: string) => {
+      const calls = client.calls.length;
+      const running = runStep(deps, { jobId, version: (await store.get(jobId))!.version });
+      for (let i = 0; i < 400 && client.calls.length === calls; i++)
+        await new Promise((r) => setTimeout(r, 5));
+      expect(client.calls.length).toBe(calls + 1);
+      await cancelJob(deps, jobId);
+      // Wrapped: an async function's returned promise would be awaited with it.
+      return { running };
+    };
+
+    // Cancelled with its call open, and counted by admission as it was then: no calls.
+    const first = (await cancelledMidCall(counted!)).running;
+    await admitBatch(world.deps, batchId);
+    const settled = (await world.deps.batches.get(batchId))!;
+    expect(settled.inFlight).not.toContain(counted);
+    expect(settled.settled).toMatchObject({ cancelled: 1, calls: 0, billedUnits: 0 });
+    releases.shift()!();
+    expect((await first).outcome).toBe('conflict');
+    // The call's cost is the job's and the batch's, written together (the batch's version moved).
+    expect((await store.get(counted!))!.usage).toMatchObject({ calls: 1, billedUnits: 1 });
+    const after = (await world.deps.batches.get(batchId))!;
+    expect(after.settled).toMatchObject({ cancelled: 1, calls: 1, billedUnits: 1 });
+    expect(after.version).toBe(settled.version + 1);
+
+    // Cancelled, and its call back before admission counted it: admission counts the job whole, once.
+    const second = (await cancelledMidCall(uncounted!)).running;
+    releases.shift()!();
+    expect((await second).outcome).toBe('conflict');
+    expect((await world.deps.batches.get(batchId))!.settled).toMatchObject({ cancelled: 1, calls: 1 });
+    const finished = (await admitBatch(world.deps, batchId))!.batch;
+    expect(finished.settled).toMatchObject({ cancelled: 2, calls: 2, billedUnits: 2 });
+    expect(await currentViewOf(store, finished, Date.now())).toMatchObject({
+      totals: { cancelled: 2 },
+      calls: 2,
+      billedUnits: 2,
+    });
   }, 120_000);
 });
