@@ -4,7 +4,8 @@
 // signature before it takes a notice, and two mail recipients on a real SMTP server; every URL and
 // secret is read from Secrets Manager. A rule with `approvers: 2` keeps the first confirmation and
 // waits (also when answered before the sweeper's first notice); the same person again is refused,
-// through the page or the API; the reminder names the first approval; a second person applies the
+// through the page or the API; the sweeper's next run calls for the second approval naming alice (her own
+// mail left out), the reminder still comes and names her; a second person applies the
 // answer, and the job's answers say who, when and how.
 // A webhook channel whose secret does not match its receiver's is refused and retried (3 attempts,
 // each recorded). Nothing the functions logged holds a channel URL, a secret or a link token.
@@ -186,19 +187,37 @@ describe('reviewers on AWS: Teams, the signed webhook, mail and a second approve
     expect(again.status).toBe(409);
     expect((await jobOf(parked.id)).answers).toHaveLength(1);
 
-    // The reminder an hour on tells every channel that alice chose and a second person must confirm.
+    // The sweeper's next run calls for the second approval on every channel, naming alice and her
+    // choice (not a reminder); alice's own mail gets none.
+    expect((await sweepLater()).reviews).toMatchObject({ rounds: 1, failedDeliveries: 0 });
+    const call = noticesOf(parked.id).at(-1)!.payload as (typeof hook.taken)[number]['payload'] & {
+      secondApproval?: boolean;
+    };
+    expect(call).toMatchObject({
+      round: 2,
+      secondApproval: true,
+      firstApproval: { by: 'alice@example.com', options: chosen },
+    });
+    expect(cardsOf(parked.id)[1]!.texts[0]).toBe(
+      'folding helmet: alice@example.com approved; your confirmation is wanted',
+    );
+    expect(mailsTo(parked.id, 'bob@example.com')).toHaveLength(2);
+    expect(mailsTo(parked.id, 'alice@example.com')).toHaveLength(1);
+
+    // The reminder an hour on still comes, and tells every channel that alice chose.
     await sweepLater(hour);
     const reminder = noticesOf(parked.id).at(-1)!.payload;
     expect(reminder).toMatchObject({
-      round: 2,
+      round: 3,
       firstApproval: { by: 'alice@example.com', options: chosen },
     });
-    expect(cardsOf(parked.id)).toHaveLength(2);
-    expect(cardsOf(parked.id)[1]!.texts[0]).toBe('Reminder: folding helmet waits for your selection');
-    expect(cardsOf(parked.id)[1]!.texts.join('\n')).toContain(
+    expect(cardsOf(parked.id)).toHaveLength(3);
+    expect(cardsOf(parked.id)[2]!.texts[0]).toBe('Reminder: folding helmet waits for your selection');
+    expect(cardsOf(parked.id)[2]!.texts.join('\n')).toContain(
       `alice@example.com chose ${chosen.join(', ')}; a second person must confirm.`,
     );
-    expect(mailsTo(parked.id, 'bob@example.com')).toHaveLength(2);
+    expect(mailsTo(parked.id, 'bob@example.com')).toHaveLength(3);
+    expect(mailsTo(parked.id, 'alice@example.com')).toHaveLength(1);
 
     // Bob confirms the same options through his link: the answer applies and the job goes on.
     const bobAt = world.now();
