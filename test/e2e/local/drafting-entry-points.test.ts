@@ -10,17 +10,13 @@
  * first section and really that file, the translation whole before the source text, the sandbox
  * marked above the title.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import JSZip from 'jszip';
-import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { childEnv, killRunningOpflows, runOpflow } from './opflow-process';
-import { startServe } from './serve-process';
+import { type EntryPoints, sourceOfEntry, startEntryPoints } from '../../support/entry-points';
+import { killRunningOpflows, runOpflow } from './opflow-process';
 
 const claims = [
   '1. A battery latch for a drone, comprising: a spring-loaded pawl engaging a notch of the battery housing; a release lever disengaging the pawl; and a hall sensor detecting the position of the pawl.',
@@ -73,15 +69,6 @@ const config = {
 type Workflow = 'specification-drafting' | 'feasibility-analysis' | 'translation';
 const workflowNames: Workflow[] = ['specification-drafting', 'feasibility-analysis', 'translation'];
 
-interface JobView {
-  id: string;
-  workflow: Workflow;
-  status: string;
-  source: string;
-  label?: string;
-  lastError?: { message: string };
-}
-
 /** The sections of a report in order (its `## ` headings). */
 const sectionsOf = (markdown: string) =>
   markdown
@@ -93,18 +80,10 @@ describe('specification drafting, feasibility analysis and translation through e
   let dir: string;
   let env: NodeJS.ProcessEnv;
   let url: string;
-  const started: { via: string; workflow: Workflow; id: string }[] = [];
+  const started: { via: keyof typeof sourceOfEntry; workflow: Workflow; id: string }[] = [];
   const opflow = (...args: string[]) => runOpflow(args, { env, cwd: dir });
-
-  const api = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
-    const response = await fetch(`${url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
-      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    return { status: response.status, body: text ? JSON.parse(text) : undefined };
-  };
+  let entry: EntryPoints;
+  const api: EntryPoints['api'] = (...args) => entry.api(...args);
   /** A report file through the job API (GET /jobs/{id}/report/{file}). */
   const reportFile = async (id: string, file: string): Promise<Buffer> => {
     const response = await fetch(`${url}/jobs/${id}/report/${file}`, {
@@ -169,18 +148,8 @@ describe('specification drafting, feasibility analysis and translation through e
   };
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'opflow-e2e-drafting-entry-'));
-    writeFileSync(join(dir, 'opflow.config.json'), JSON.stringify(config));
-    env = childEnv({
-      OPFLOW_SANDBOX_SPEED: '1000',
-      OPFLOW_DB: join(dir, 'state', 'jobs.db'),
-      OPFLOW_OUT: join(dir, 'out'),
-      OPFLOW_SERVE_TOKEN: token,
-      OPFLOW_WEBHOOK_SECRET_DRAFTS: secret,
-      OPFLOW_WEBHOOK_SECRET_IDEAS: secret,
-      OPFLOW_WEBHOOK_SECRET_DOCUMENTS: secret,
-    });
-    ({ url } = await startServe(['--mcp'], { env, cwd: dir }));
+    entry = await startEntryPoints({ prefix: 'opflow-e2e-drafting-entry-', config, token, secret });
+    ({ dir, env, url } = entry);
   }, 120_000);
 
   afterAll(() => {
@@ -223,27 +192,14 @@ describe('specification drafting, feasibility analysis and translation through e
       ['documents', 'translation', { body: toTranslate, title: 'Latch (webhook)', language: 'en' }],
     ];
     for (const [index, [source, workflow, payload]] of deliveries.entries()) {
-      const body = JSON.stringify(payload);
-      const id = `msg_drafting_${index}`;
-      const at = new Date();
-      const answer = await api('POST', `/webhooks/${source}`, body, {
-        'webhook-id': id,
-        'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-        'webhook-signature': new Webhook(secret).sign(id, at, body),
-      });
+      const answer = await entry.deliver(source, `msg_drafting_${index}`, payload);
       expect(answer.status, JSON.stringify(answer.body)).toBe(202);
       started.push({ via: 'webhook', workflow, id: answer.body.jobId });
     }
   }, 60_000);
 
   it('MCP lists the three with their input schemas, and submit_job starts them', async () => {
-    const client = new Client({ name: 'opflow-test', version: '1.0.0' });
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
-        requestInit: { headers: { authorization: `Bearer ${token}` } },
-      }),
-    );
-    try {
+    await entry.withMcp(async (client) => {
       const listed = (await client.callTool({ name: 'list_workflows', arguments: {} })) as CallToolResult;
       const { workflows } = listed.structuredContent as {
         workflows: { name: string; inputSchema: { required?: string[] } }[];
@@ -261,17 +217,11 @@ describe('specification drafting, feasibility analysis and translation through e
         ['feasibility-analysis', feasibility],
         ['translation', translation],
       ] as const) {
-        const answer = (await client.callTool({
-          name: 'submit_job',
-          arguments: { workflow, input },
-        })) as CallToolResult;
-        const text = answer.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
-        expect(answer.isError, text).toBeFalsy();
-        started.push({ via: 'mcp', workflow, id: (answer.structuredContent as { jobId: string }).jobId });
+        const answer = await entry.submitJob(client, workflow, input);
+        expect(answer.isError, answer.text).toBe(false);
+        started.push({ via: 'mcp', workflow, id: answer.jobId });
       }
-    } finally {
-      await client.close();
-    }
+    });
   }, 60_000);
 
   it('opflow schedules trigger starts each schedule’s job, which opflow serve runs', async () => {
@@ -287,27 +237,8 @@ describe('specification drafting, feasibility analysis and translation through e
   }, 150_000);
 
   it('every job so started ends SUCCEEDED, by its source, its report leading with what its reader needs', async () => {
-    const sources: Record<string, string> = {
-      api: 'api',
-      webhook: 'webhook',
-      mcp: 'api',
-      schedule: 'schedule',
-    };
-    const deadline = Date.now() + 150_000;
-    const pending = new Map(started.map((job) => [job.id, job]));
-    const done: JobView[] = [];
-    while (pending.size > 0 && Date.now() < deadline) {
-      for (const id of [...pending.keys()]) {
-        const { body } = await api('GET', `/jobs/${id}`);
-        const job = body.job as JobView;
-        if (['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(job.status)) {
-          pending.delete(id);
-          done.push(job);
-        }
-      }
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-    expect([...pending.keys()]).toEqual([]);
+    const { done, pending } = await entry.settle(started, 150_000);
+    expect(pending).toEqual([]);
     expect(
       done.map((job) => `${job.workflow} ${job.status} ${job.lastError?.message ?? ''}`.trim()).sort(),
     ).toEqual(started.map((job) => `${job.workflow} SUCCEEDED`).sort());
@@ -316,7 +247,7 @@ describe('specification drafting, feasibility analysis and translation through e
     );
     for (const { via, id, workflow } of started) {
       const job = done.find((item) => item.id === id)!;
-      expect(job.source, `${via} ${workflow}`).toBe(sources[via]);
+      expect(job.source, `${via} ${workflow}`).toBe(sourceOfEntry[via]);
       await checkReport(id, workflow, via);
     }
     const fromWebhook = done.find(

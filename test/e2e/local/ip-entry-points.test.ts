@@ -7,16 +7,16 @@
  * manifest whose lines give `images` (and an FTO line) and a folder of image files. Every job ends
  * SUCCEEDED with its report, from the source it came by, and the images' bytes appear in no answer.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { childEnv, killRunningOpflows, type OpflowProcess, runOpflow } from './opflow-process';
-import { startServe } from './serve-process';
+import {
+  type EntryPoints,
+  type StartedJob,
+  sourceOfEntry,
+  startEntryPoints,
+} from '../../support/entry-points';
+import { killRunningOpflows, type OpflowProcess, runOpflow } from './opflow-process';
 
 /** A real PNG (48x48), as a product photo would be sent. */
 const png = Buffer.from(
@@ -71,48 +71,19 @@ const config = {
   },
 };
 
-interface JobView {
-  id: string;
-  workflow: string;
-  status: string;
-  source: string;
-  label?: string;
-  lastError?: { message: string };
-}
-
 describe('design workflows and FTO through every entry point (built-in sandbox)', () => {
   let dir: string;
   let env: NodeJS.ProcessEnv;
-  let url: string;
   let serve: OpflowProcess;
   /** Every answer body, to look for the images' bytes in. */
   const answers: string[] = [];
-  const started: { via: string; workflow: string; id: string }[] = [];
-
-  const api = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
-    const response = await fetch(`${url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
-      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    answers.push(text);
-    return { status: response.status, body: text ? JSON.parse(text) : undefined };
-  };
+  const started: StartedJob[] = [];
+  let entry: EntryPoints;
+  const api: EntryPoints['api'] = (...args) => entry.api(...args);
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'opflow-e2e-ip-entry-'));
-    writeFileSync(join(dir, 'opflow.config.json'), JSON.stringify(config));
-    env = childEnv({
-      OPFLOW_SANDBOX_SPEED: '1000',
-      OPFLOW_DB: join(dir, 'state', 'jobs.db'),
-      OPFLOW_OUT: join(dir, 'out'),
-      OPFLOW_SERVE_TOKEN: token,
-      OPFLOW_WEBHOOK_SECRET_CATALOGUE: secret,
-      OPFLOW_WEBHOOK_SECRET_LOOKALIKE: secret,
-      OPFLOW_WEBHOOK_SECRET_LAUNCHES: secret,
-    });
-    ({ run: serve, url } = await startServe(['--mcp'], { env, cwd: dir }));
+    entry = await startEntryPoints({ prefix: 'opflow-e2e-ip-entry-', config, token, secret, answers });
+    ({ dir, env, serve } = entry);
   }, 120_000);
 
   afterAll(() => {
@@ -153,44 +124,24 @@ describe('design workflows and FTO through every entry point (built-in sandbox)'
       ['launches', 'fto', { description: latch, markets: ['US', 'CN'] }],
     ];
     for (const [index, [source, workflow, payload]] of deliveries.entries()) {
-      const body = JSON.stringify(payload);
-      const id = `msg_ip_${index}`;
-      const at = new Date();
-      const answer = await api('POST', `/webhooks/${source}`, body, {
-        'webhook-id': id,
-        'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-        'webhook-signature': new Webhook(secret).sign(id, at, body),
-      });
+      const answer = await entry.deliver(source, `msg_ip_${index}`, payload);
       expect(answer.status, JSON.stringify(answer.body)).toBe(202);
       started.push({ via: 'webhook', workflow, id: answer.body.jobId });
     }
   }, 60_000);
 
   it('MCP submit_job starts them too (Streamable HTTP with the token)', async () => {
-    const client = new Client({ name: 'opflow-test', version: '1.0.0' });
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
-        requestInit: { headers: { authorization: `Bearer ${token}` } },
-      }),
-    );
-    try {
+    await entry.withMcp(async (client) => {
       for (const [workflow, input] of [
         ['design-infringement-search', { images: [{ data: dataUrl, name: 'mcp.png' }], field: 'swim ring' }],
         ['design-infringement-1v1', { image: { url: 'https://example.com/p/mcp.png' }, patent: design }],
         ['fto', { text: latch, markets: ['EP'] }],
       ] as const) {
-        const answer = (await client.callTool({
-          name: 'submit_job',
-          arguments: { workflow, input },
-        })) as CallToolResult;
-        const text = answer.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
-        answers.push(text);
-        expect(answer.isError, text).toBeFalsy();
-        started.push({ via: 'mcp', workflow, id: (answer.structuredContent as { jobId: string }).jobId });
+        const answer = await entry.submitJob(client, workflow, input);
+        expect(answer.isError, answer.text).toBe(false);
+        started.push({ via: 'mcp', workflow, id: answer.jobId });
       }
-    } finally {
-      await client.close();
-    }
+    });
   }, 60_000);
 
   it('opflow schedules trigger starts each schedule’s job, which opflow serve runs', async () => {
@@ -206,33 +157,14 @@ describe('design workflows and FTO through every entry point (built-in sandbox)'
   }, 60_000);
 
   it('every job so started ends SUCCEEDED with its report, by its source', async () => {
-    const sources: Record<string, string> = {
-      api: 'api',
-      webhook: 'webhook',
-      mcp: 'api',
-      schedule: 'schedule',
-    };
-    const deadline = Date.now() + 150_000;
-    const pending = new Map(started.map((job) => [job.id, job]));
-    const done: JobView[] = [];
-    while (pending.size > 0 && Date.now() < deadline) {
-      for (const id of [...pending.keys()]) {
-        const { body } = await api('GET', `/jobs/${id}`);
-        const job = body.job as JobView;
-        if (['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(job.status)) {
-          pending.delete(id);
-          done.push(job);
-        }
-      }
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-    expect([...pending.keys()]).toEqual([]);
+    const { done, pending } = await entry.settle(started, 150_000);
+    expect(pending).toEqual([]);
     expect(
       done.map((job) => `${job.workflow} ${job.status} ${job.lastError?.message ?? ''}`.trim()).sort(),
     ).toEqual(started.map((job) => `${job.workflow} SUCCEEDED`).sort());
     for (const { via, id, workflow } of started) {
       const job = done.find((item) => item.id === id)!;
-      expect(job.source, `${via} ${workflow}`).toBe(sources[via]);
+      expect(job.source, `${via} ${workflow}`).toBe(sourceOfEntry[via]);
       const report = readFileSync(join(dir, 'out', id, 'report.md'), 'utf8');
       expect(report.split('\n')[0], `${via} ${workflow}`).toMatch(
         /^# (Design infringement search|Design comparison|FTO search): /,
