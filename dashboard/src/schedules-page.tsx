@@ -79,6 +79,23 @@ function useRunChanges(api: Api, jobs: JobView[]): Map<string, RunChanges | 'unk
   return found;
 }
 
+/** A schedule's cost caps and what its jobs of the last 24 hours were billed against them. */
+function CapsLine({ caps }: { caps: NonNullable<ScheduleView['caps']> }) {
+  const parts: string[] = [];
+  if (caps.maxUnitsPerRun !== undefined) parts.push(`${caps.maxUnitsPerRun.toLocaleString()} units a run`);
+  if (caps.maxUnitsPerDay !== undefined)
+    parts.push(
+      `${caps.spentLast24h.toLocaleString()} of ${caps.maxUnitsPerDay.toLocaleString()} units a day spent (last 24 h)`,
+    );
+  else parts.push(`${caps.spentLast24h.toLocaleString()} units spent in the last 24 h`);
+  return (
+    <div class="small muted" data-caps>
+      Caps: {parts.join(' · ')}
+      {caps.dayCapFreesAt ? <> · at the day cap until {formatTime(caps.dayCapFreesAt)}</> : null}
+    </div>
+  );
+}
+
 /** A schedule's row: its slots, its state, its last fire and job, and what can be done to it. */
 function ScheduleRow(props: {
   schedule: ScheduleView;
@@ -96,10 +113,15 @@ function ScheduleRow(props: {
         <code>{schedule.cron}</code> <span class="muted small">{schedule.timezone}</span>
       </td>
       <td class="nowrap">{schedule.workflow}</td>
-      <td>
+      <td class="state-cell">
         {schedule.pause ? (
           <>
-            <StatusBadge status="PAUSED" /> {schedule.pause.reason}
+            <StatusBadge status="PAUSED" />{' '}
+            {/* Clamped to a few lines so the row's actions stay in view; the whole reason is in the
+                DOM (read aloud, found by search) and in the tooltip. */}
+            <span class="reason-clamp" title={schedule.pause.reason}>
+              {schedule.pause.reason}
+            </span>
             <div class="small muted">
               {schedule.pause.by === 'config'
                 ? 'in opflow.config.json'
@@ -109,6 +131,7 @@ function ScheduleRow(props: {
         ) : (
           <StatusBadge status="ACTIVE" />
         )}
+        {schedule.caps ? <CapsLine caps={schedule.caps} /> : null}
       </td>
       <td>
         {schedule.next ? (

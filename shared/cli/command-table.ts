@@ -30,7 +30,7 @@ import {
   schedulesTriggerCommand,
 } from './commands/schedules';
 import { statusCommand } from './commands/status';
-import { webhooksSignCommand } from './commands/webhooks';
+import { webhooksListCommand, webhooksSignCommand } from './commands/webhooks';
 import { workflowsCommand } from './commands/workflows';
 import { ExitCode, exitCodeHelp } from './exit-codes';
 import { defaultServePort } from './serve-port';
@@ -551,7 +551,14 @@ on first use and kept in the database. On aws it is the Secrets Manager secret
 
 const webhooks = defineCommand({
   name: 'webhooks',
-  summary: 'incoming webhooks (POST /webhooks/{source})',
+  summary: "the webhook sources of the config file: caps, the last 24 hours' spend, capped or open",
+  options: [configFile],
+  help: `
+A source at its maxUnitsPerDay is capped: each delivery is answered 429 cost-cap with Retry-After and
+recorded (GET /webhook-deliveries, the dashboard's Webhooks page), and starts no job. It takes deliveries
+again by itself once its jobs of the last 24 hours were billed less than the cap (the time is shown),
+or at once when the cap is raised in the config file.`,
+  run: ({ ctx, options }) => webhooksListCommand(ctx, options),
   subcommands: [
     defineCommand({
       name: 'sign',

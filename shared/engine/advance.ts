@@ -4,6 +4,7 @@
  * randomness of its own: the step runner supplies all three, so hours of polling are tested instantly.
  */
 import { advanceWait } from './admission/waits';
+import { costCapMessage } from './cost-cap-message';
 import {
   emptyUsage,
   type FailureKind,
@@ -363,7 +364,7 @@ export function advance(
     case 'unpark':
       return advanceWait(job, event, now);
     case 'cost-cap': {
-      const message = `cost cap reached: the job was billed ${job.usage.billedUnits} units, its maxUnits is ${job.maxUnits}; it stopped before step "${job.step}" (retry it with a higher --max-units to go on from there)`;
+      const message = costCapMessage(job);
       const stopped = { ...job, version: job.version + 1, updatedAt: now };
       return failed(stopped, now, errorAt(job, now, { kind: 'cost-cap', message, retryable: false }));
     }

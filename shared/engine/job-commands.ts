@@ -69,6 +69,17 @@ export const submitJobRequestSchema = z.object({
   priority: jobPrioritySchema.optional(),
   /** The most billed units the job may spend; it stops before its next step once they are reached. */
   maxUnits: maxUnitsSchema.optional(),
+  /** Set by a schedule or webhook source (never by a caller): the caps its `maxUnits` came from. */
+  costCap: z
+    .strictObject({
+      owner: z.enum(['schedule', 'webhook source']),
+      name: z.string().min(1).max(200),
+      maxUnitsPerRun: maxUnitsSchema.optional(),
+      maxUnitsPerDay: maxUnitsSchema.optional(),
+      spentToday: z.number().int().min(0).optional(),
+      dayFreesAt: z.number().int().min(0).optional(),
+    })
+    .optional(),
   source: z.enum(jobSources).default('cli'),
   idempotencyKey: z.string().min(1).max(200).optional(),
   callbackUrl: z.url().optional(),
@@ -189,6 +200,7 @@ export async function submitJob(
     batchId: req.batchId,
     ...(req.priority === undefined || req.priority === 'normal' ? {} : { priority: req.priority }),
     ...(req.maxUnits === undefined ? {} : { maxUnits: req.maxUnits }),
+    ...(req.costCap === undefined ? {} : { costCap: req.costCap }),
     source: req.source as JobSource,
     idempotencyKey: req.idempotencyKey,
     callbackUrl: req.callbackUrl,

@@ -189,6 +189,18 @@ export interface UnsavedAnswer {
 /** Where the job's input lives: inline when small, else in the ReportStore. */
 export type JobInput = { inline: unknown } | { ref: string };
 
+/** The caps of the schedule or webhook source that set a job's `maxUnits` (see `Job.costCap`). */
+export interface CostCapOrigin {
+  owner: 'schedule' | 'webhook source';
+  name: string;
+  maxUnitsPerRun?: number | undefined;
+  maxUnitsPerDay?: number | undefined;
+  /** Billed units of its other jobs of the 24 hours before this one started. */
+  spentToday?: number | undefined;
+  /** When, with nothing more billed, the 24 hours' spend falls below `maxUnitsPerDay` (ms). */
+  dayFreesAt?: number | undefined;
+}
+
 export interface Job {
   id: string;
   workflow: string;
@@ -282,6 +294,12 @@ export interface Job {
    * before its next step, FAILED with kind `cost-cap` (a retry with a higher cap goes on). Absent: no cap.
    */
   maxUnits?: number | undefined;
+  /**
+   * Where `maxUnits` came from when a schedule or webhook source set it: its caps and, for a day
+   * cap, what its jobs of the last 24 hours had been billed when this job started and when that
+   * spend falls below the cap (if nothing more is billed). So a job stopped at its cap names the cap.
+   */
+  costCap?: CostCapOrigin | undefined;
   source: JobSource;
   idempotencyKey?: string | undefined;
   callbackUrl?: string | undefined;

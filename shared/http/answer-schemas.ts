@@ -215,6 +215,20 @@ const scheduleViewSchema = z.strictObject({
   lastFired: isoTime.optional(),
   lastJob: z.strictObject({ id: z.string(), status: z.enum(jobStatuses) }).optional(),
   skipped: z.number().int().describe('slots skipped (overlap, pause)'),
+  caps: z
+    .strictObject({
+      maxUnitsPerRun: z.number().int().optional(),
+      maxUnitsPerDay: z.number().int().optional(),
+      spentLast24h: z.number().describe('billed units of its jobs created in the last 24 hours'),
+      jobsLast24h: z.number().int(),
+      dayCapFreesAt: isoTime
+        .optional()
+        .describe(
+          'at or past maxUnitsPerDay: when the 24 hours’ spend falls below it if nothing more is billed',
+        ),
+    })
+    .optional()
+    .describe('its cost caps and the last 24 hours’ spend against them; absent without caps'),
 });
 
 /** Every answer schema, by route: what the tests check real answers against. */

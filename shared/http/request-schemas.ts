@@ -24,7 +24,7 @@ export const idempotencyKeySchema = z
 
 /** The body of `POST /jobs` (also the MCP tool submit_job's arguments). */
 export const createBodySchema = submitJobRequestSchema
-  .omit({ source: true, idempotencyKey: true })
+  .omit({ source: true, idempotencyKey: true, costCap: true })
   .extend({ source: z.enum(['api', 'webhook', 'schedule', 'bulk']).default('api') })
   .strict();
 

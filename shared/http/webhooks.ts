@@ -29,10 +29,18 @@ import { parseDuration, webhookSecretVariable, webhookSourceSchema } from '../co
 import { parseSigningSecret, SigningSecretError, signingKey } from '../config/signing-secrets';
 import type { JobDeps } from '../engine/deps';
 import { JobRequestError, submitJob, submitJobRequestSchema } from '../engine/job-commands';
+import type { CostCapOrigin } from '../engine/job-record';
 import type { WebhookDeliveryLog } from '../engine/webhook-deliveries';
 import { namedErrorMessage } from '../errors/error-message';
 import { formatIssues } from '../errors/zod-issues';
-import { dayMs, runBudget, unitsSpentSince } from '../schedules/cost-cap';
+import {
+  costCapOrigin,
+  type DaySpend,
+  dayCapFreesAt,
+  dayMs,
+  runBudget,
+  unitsSpentSince,
+} from '../schedules/cost-cap';
 import { json, refusal } from './api-error';
 import { engineRefusals } from './engine-refusals';
 import type { JobApiResponse } from './job-api';
@@ -256,19 +264,37 @@ async function dayCapOf(
   settings: { tenant: string; maxUnitsPerDay?: number | undefined; maxUnitsPerRun?: number | undefined },
   identity: string,
   key: string,
-): Promise<{ refused: string } | { maxUnits: number | undefined }> {
+): Promise<
+  | { refused: string; retryAfterSeconds?: number | undefined }
+  | { maxUnits: number | undefined; costCap: CostCapOrigin | undefined }
+> {
   const cap = settings.maxUnitsPerDay;
-  if (cap === undefined) return { maxUnits: settings.maxUnitsPerRun };
-  const spent = await unitsSpentSince(
-    deps,
-    { tenant: settings.tenant, source: 'webhook', keyPrefix: `webhook:${identity}:` },
-    deps.clock.now() - dayMs,
-  );
-  if (spent.units < cap || (await deps.store.findByIdempotencyKey(settings.tenant, key)))
-    return { maxUnits: runBudget(settings, spent.units) };
+  const now = deps.clock.now();
+  if (cap === undefined)
+    return {
+      maxUnits: settings.maxUnitsPerRun,
+      costCap: costCapOrigin('webhook source', identity, settings, undefined, settings.maxUnitsPerRun, now),
+    };
+  const spent = await webhookSourceSpend(deps, settings.tenant, identity, now);
+  if (spent.units < cap || (await deps.store.findByIdempotencyKey(settings.tenant, key))) {
+    const maxUnits = runBudget(settings, spent.units);
+    return { maxUnits, costCap: costCapOrigin('webhook source', identity, settings, spent, maxUnits, now) };
+  }
+  const frees = dayCapFreesAt(spent, cap);
   return {
-    refused: `cost cap reached: the ${spent.jobs} job(s) of source ${identity} of the last 24 hours were billed ${spent.units} units, maxUnitsPerDay is ${cap}; deliveries start jobs again once the last 24 hours' spend is below it`,
+    refused: `cost cap reached: the ${spent.jobs} job(s) of source ${identity} of the last 24 hours were billed ${spent.units} units, maxUnitsPerDay is ${cap}; deliveries start jobs again once the last 24 hours' spend is below it${frees === undefined ? '' : ` (at ${new Date(frees).toISOString()} if nothing more is billed)`}; this delivery is recorded but starts no job: send it again then, or raise maxUnitsPerDay of webhooks.${identity} in opflow.config.json`,
+    retryAfterSeconds: frees === undefined ? undefined : Math.max(1, Math.ceil((frees - now) / 1000)),
   };
+}
+
+/** What the jobs of webhook source `identity` were billed in the 24 hours before `now`. */
+export function webhookSourceSpend(
+  deps: Pick<JobDeps, 'store'>,
+  tenant: string,
+  identity: string,
+  now: number,
+): Promise<DaySpend> {
+  return unitsSpentSince(deps, { tenant, source: 'webhook', keyPrefix: `webhook:${identity}:` }, now - dayMs);
 }
 
 /** What a request names and proves, once known: the source's one name, its settings and tenant. */
@@ -418,12 +444,19 @@ async function startWebhookJob(
   const { identity, settings, webhookId } = delivery;
   const idempotencyKey = `webhook:${identity}:${webhookId}`;
   const budget = await dayCapOf(deps, settings, identity, idempotencyKey);
-  if ('refused' in budget) return refusal(429, 'cost-cap', budget.refused);
+  if ('refused' in budget)
+    return refusal(
+      429,
+      'cost-cap',
+      budget.refused,
+      budget.retryAfterSeconds === undefined ? {} : { 'retry-after': String(budget.retryAfterSeconds) },
+    );
   const { job, created } = await submitJob(deps, {
     ...(mapped as z.input<typeof defaultBodySchema>),
     tenant: settings.tenant,
     ...(settings.priority === undefined ? {} : { priority: settings.priority }),
     ...(budget.maxUnits === undefined ? {} : { maxUnits: budget.maxUnits }),
+    ...(budget.costCap === undefined ? {} : { costCap: budget.costCap }),
     source: 'webhook',
     idempotencyKey,
     label: (mapped.label as string | undefined) ?? `webhook ${identity} ${webhookId}`.slice(0, 200),

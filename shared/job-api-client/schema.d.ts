@@ -2105,6 +2105,19 @@ export interface operations {
                             };
                             /** @description slots skipped (overlap, pause) */
                             skipped: number;
+                            /** @description its cost caps and the last 24 hours’ spend against them; absent without caps */
+                            caps?: {
+                                maxUnitsPerRun?: number;
+                                maxUnitsPerDay?: number;
+                                /** @description billed units of its jobs created in the last 24 hours */
+                                spentLast24h: number;
+                                jobsLast24h: number;
+                                /**
+                                 * Format: date-time
+                                 * @description at or past maxUnitsPerDay: when the 24 hours’ spend falls below it if nothing more is billed
+                                 */
+                                dayCapFreesAt?: string;
+                            };
                         }[];
                     };
                 };
@@ -2172,6 +2185,19 @@ export interface operations {
                             };
                             /** @description slots skipped (overlap, pause) */
                             skipped: number;
+                            /** @description its cost caps and the last 24 hours’ spend against them; absent without caps */
+                            caps?: {
+                                maxUnitsPerRun?: number;
+                                maxUnitsPerDay?: number;
+                                /** @description billed units of its jobs created in the last 24 hours */
+                                spentLast24h: number;
+                                jobsLast24h: number;
+                                /**
+                                 * Format: date-time
+                                 * @description at or past maxUnitsPerDay: when the 24 hours’ spend falls below it if nothing more is billed
+                                 */
+                                dayCapFreesAt?: string;
+                            };
                         };
                     };
                 };
@@ -2260,6 +2286,19 @@ export interface operations {
                             };
                             /** @description slots skipped (overlap, pause) */
                             skipped: number;
+                            /** @description its cost caps and the last 24 hours’ spend against them; absent without caps */
+                            caps?: {
+                                maxUnitsPerRun?: number;
+                                maxUnitsPerDay?: number;
+                                /** @description billed units of its jobs created in the last 24 hours */
+                                spentLast24h: number;
+                                jobsLast24h: number;
+                                /**
+                                 * Format: date-time
+                                 * @description at or past maxUnitsPerDay: when the 24 hours’ spend falls below it if nothing more is billed
+                                 */
+                                dayCapFreesAt?: string;
+                            };
                         };
                     };
                 };
@@ -2360,6 +2399,19 @@ export interface operations {
                             };
                             /** @description slots skipped (overlap, pause) */
                             skipped: number;
+                            /** @description its cost caps and the last 24 hours’ spend against them; absent without caps */
+                            caps?: {
+                                maxUnitsPerRun?: number;
+                                maxUnitsPerDay?: number;
+                                /** @description billed units of its jobs created in the last 24 hours */
+                                spentLast24h: number;
+                                jobsLast24h: number;
+                                /**
+                                 * Format: date-time
+                                 * @description at or past maxUnitsPerDay: when the 24 hours’ spend falls below it if nothing more is billed
+                                 */
+                                dayCapFreesAt?: string;
+                            };
                         };
                     };
                 };

@@ -11,7 +11,7 @@
  */
 import type { Schedule } from '../config/opflow-config';
 import type { JobDeps } from '../engine/deps';
-import type { Job } from '../engine/job-record';
+import type { CostCapOrigin, Job } from '../engine/job-record';
 import type { ScheduleStateStore } from '../engine/schedule-ports';
 import { pauseSchedule, updateScheduleState } from './pause';
 
@@ -28,22 +28,76 @@ export async function unitsSpentSince(
   deps: Pick<JobDeps, 'store'>,
   jobs: { tenant: string; source: 'schedule' | 'webhook'; keyPrefix: string },
   since: number,
-): Promise<{ units: number; jobs: number }> {
+): Promise<DaySpend> {
   let units = 0;
   let count = 0;
+  const billed: DaySpend['billed'] = [];
   let cursor: string | undefined;
   for (let page = 0; page < 1000; page++) {
     const listed = await deps.store.list({ tenant: jobs.tenant, limit: 200, cursor });
     for (const job of listed.jobs) {
-      if (job.createdAt < since) return { units, jobs: count };
+      if (job.createdAt < since) return { units, jobs: count, billed };
       if (job.source !== jobs.source || !job.idempotencyKey?.startsWith(jobs.keyPrefix)) continue;
       units += job.usage.billedUnits;
       count += 1;
+      if (job.usage.billedUnits > 0) billed.push({ at: job.createdAt, units: job.usage.billedUnits });
     }
     cursor = listed.cursor;
     if (cursor === undefined) break;
   }
-  return { units, jobs: count };
+  return { units, jobs: count, billed };
+}
+
+/** What a source's jobs of a window were billed: in all, how many jobs, and each billed job (newest first). */
+export interface DaySpend {
+  units: number;
+  jobs: number;
+  billed: { at: number; units: number }[];
+}
+
+/**
+ * When the spend of the last 24 hours falls below `cap` if nothing more is billed: the day cap counts
+ * the jobs created in the 24 hours before now, so it frees up as the oldest of them age out.
+ * Undefined when it is below the cap already. `extra`: units a job started now may still add.
+ */
+export function dayCapFreesAt(
+  spend: DaySpend,
+  cap: number,
+  extra?: { at: number; units: number },
+): number | undefined {
+  const billed = [...spend.billed, ...(extra ? [extra] : [])].sort((a, b) => a.at - b.at);
+  let total = billed.reduce((sum, one) => sum + one.units, 0);
+  if (total < cap) return undefined;
+  for (const one of billed) {
+    total -= one.units;
+    if (total < cap) return one.at + dayMs;
+  }
+  return undefined;
+}
+
+/** The `costCap` a job of a capped schedule or webhook source carries (see Job.costCap). */
+export function costCapOrigin(
+  owner: CostCapOrigin['owner'],
+  name: string,
+  caps: { maxUnitsPerRun?: number | undefined; maxUnitsPerDay?: number | undefined },
+  spend: DaySpend | undefined,
+  maxUnits: number | undefined,
+  now: number,
+): CostCapOrigin | undefined {
+  if (caps.maxUnitsPerRun === undefined && caps.maxUnitsPerDay === undefined) return undefined;
+  const perDay = caps.maxUnitsPerDay;
+  const dayFreesAt =
+    perDay === undefined || spend === undefined
+      ? undefined
+      : dayCapFreesAt(spend, perDay, maxUnits === undefined ? undefined : { at: now, units: maxUnits });
+  return {
+    owner,
+    name,
+    ...(caps.maxUnitsPerRun === undefined ? {} : { maxUnitsPerRun: caps.maxUnitsPerRun }),
+    ...(perDay === undefined ? {} : { maxUnitsPerDay: perDay }),
+    ...(spend === undefined ? {} : { spentToday: spend.units }),
+    ...(dayFreesAt === undefined ? {} : { dayFreesAt }),
+  };
 }
 
 /**
@@ -62,18 +116,65 @@ export function runBudget(
 /** The idempotency key prefix of a schedule's jobs: `schedule:<name>:<slot>[:manual]`. */
 const scheduleKeyPrefix = (schedule: Schedule) => `schedule:${schedule.name}:`;
 
-/** The `maxUnits` of the schedule's next job: its run cap, lowered to what is left of its day cap. */
+/**
+ * The `maxUnits` of the schedule's next job (its run cap, lowered to what is left of its day cap) and
+ * the caps it came from, for the job to name when it stops at it.
+ */
 export async function scheduleRunBudget(
   deps: Pick<JobDeps, 'store' | 'clock'>,
   schedule: Schedule,
-): Promise<number | undefined> {
-  if (schedule.maxUnitsPerDay === undefined) return schedule.maxUnitsPerRun;
+): Promise<{ maxUnits: number | undefined; costCap: CostCapOrigin | undefined }> {
+  const now = deps.clock.now();
+  const spent =
+    schedule.maxUnitsPerDay === undefined
+      ? undefined
+      : await unitsSpentSince(
+          deps,
+          { tenant: schedule.tenant, source: 'schedule', keyPrefix: scheduleKeyPrefix(schedule) },
+          now - dayMs,
+        );
+  const maxUnits = spent === undefined ? schedule.maxUnitsPerRun : runBudget(schedule, spent.units);
+  return { maxUnits, costCap: costCapOrigin('schedule', schedule.name, schedule, spent, maxUnits, now) };
+}
+
+/** A schedule's caps and what its jobs of the last 24 hours were billed (`opflow schedules`, the API). */
+export async function scheduleSpend(
+  deps: Pick<JobDeps, 'store' | 'clock'>,
+  schedule: Schedule,
+): Promise<CapFigures | undefined> {
+  if (schedule.maxUnitsPerRun === undefined && schedule.maxUnitsPerDay === undefined) return undefined;
+  const now = deps.clock.now();
   const spent = await unitsSpentSince(
     deps,
     { tenant: schedule.tenant, source: 'schedule', keyPrefix: scheduleKeyPrefix(schedule) },
-    deps.clock.now() - dayMs,
+    now - dayMs,
   );
-  return runBudget(schedule, spent.units);
+  return capFigures(schedule, spent);
+}
+
+/** Caps and the last 24 hours' spend against them, as views show them. */
+export interface CapFigures {
+  maxUnitsPerRun?: number | undefined;
+  maxUnitsPerDay?: number | undefined;
+  /** Billed units of its jobs created in the last 24 hours. */
+  spentLast24h: number;
+  jobsLast24h: number;
+  /** At or past the day cap: when the spend falls below it if nothing more is billed (ISO). */
+  dayCapFreesAt?: string | undefined;
+}
+
+export function capFigures(
+  caps: { maxUnitsPerRun?: number | undefined; maxUnitsPerDay?: number | undefined },
+  spent: DaySpend,
+): CapFigures {
+  const frees = caps.maxUnitsPerDay === undefined ? undefined : dayCapFreesAt(spent, caps.maxUnitsPerDay);
+  return {
+    ...(caps.maxUnitsPerRun === undefined ? {} : { maxUnitsPerRun: caps.maxUnitsPerRun }),
+    ...(caps.maxUnitsPerDay === undefined ? {} : { maxUnitsPerDay: caps.maxUnitsPerDay }),
+    spentLast24h: spent.units,
+    jobsLast24h: spent.jobs,
+    ...(frees === undefined ? {} : { dayCapFreesAt: new Date(frees).toISOString() }),
+  };
 }
 
 /**
@@ -97,7 +198,8 @@ export async function pauseAtDayCap(
     now - dayMs,
   );
   if (spent.units < cap) return undefined;
-  const reason = `cost cap reached: its ${spent.jobs} job(s) of the last 24 hours were billed ${spent.units} units, maxUnitsPerDay is ${cap} (resume it to go on)`;
+  const frees = dayCapFreesAt(spent, cap);
+  const reason = `cost cap reached: its ${spent.jobs} job(s) of the last 24 hours were billed ${spent.units} units, maxUnitsPerDay is ${cap}${frees === undefined ? '' : `; the 24 hours' spend falls below it at ${new Date(frees).toISOString().slice(0, 16).replace('T', ' ')} UTC`} (resume it to go on)`;
   await pauseSchedule(deps, states, schedule, reason);
   return reason;
 }

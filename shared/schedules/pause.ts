@@ -9,6 +9,7 @@
 import type { Schedule } from '../config/opflow-config';
 import type { JobDeps } from '../engine/deps';
 import type { ScheduleState, ScheduleStateStore } from '../engine/schedule-ports';
+import { scheduleSpend } from './cost-cap';
 import { nextSlot } from './slots';
 
 /** Why a pause or resume was refused (a 409 on the API, a usage error in the CLI). */
@@ -80,7 +81,7 @@ const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date
 
 /** A schedule as the CLI's `--json`, the API and the dashboard show it. */
 export async function scheduleView(deps: JobDeps, states: ScheduleStateStore, schedule: Schedule) {
-  const state = await states.get(schedule.name);
+  const [state, caps] = await Promise.all([states.get(schedule.name), scheduleSpend(deps, schedule)]);
   const last = state?.lastJobId ? await deps.store.get(state.lastJobId) : undefined;
   const pause = schedule.paused
     ? { reason: schedule.paused.reason, by: 'config' as const }
@@ -101,6 +102,8 @@ export async function scheduleView(deps: JobDeps, states: ScheduleStateStore, sc
     lastFired: iso(state?.lastFiredSlot),
     lastJob: last ? { id: last.id, status: last.status } : undefined,
     skipped: state?.skipped ?? 0,
+    /** Its cost caps and what its jobs of the last 24 hours were billed, paused or not (absent: no caps). */
+    caps,
   };
 }
 export type ScheduleView = Awaited<ReturnType<typeof scheduleView>>;

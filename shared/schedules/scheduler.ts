@@ -43,7 +43,7 @@ export async function fireSlot(
   slot: number,
   key: string = slotKey(schedule.name, slot),
 ): Promise<{ job: Job; created: boolean }> {
-  const maxUnits = await scheduleRunBudget(deps, schedule);
+  const { maxUnits, costCap } = await scheduleRunBudget(deps, schedule);
   return submitJob(deps, {
     workflow: schedule.workflow,
     input: schedule.input,
@@ -52,6 +52,7 @@ export async function fireSlot(
     callbackUrl: schedule.callbackUrl,
     ...(schedule.priority === undefined ? {} : { priority: schedule.priority }),
     ...(maxUnits === undefined ? {} : { maxUnits }),
+    ...(costCap === undefined ? {} : { costCap }),
     source: 'schedule',
     idempotencyKey: key,
     label: `${schedule.name} ${new Date(slot).toISOString()}`,

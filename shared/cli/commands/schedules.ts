@@ -7,6 +7,7 @@
  * them locally, EventBridge Scheduler on aws (`--backend aws` reads and changes their state there).
  */
 import type { Schedule } from '../../config/opflow-config';
+import type { CapFigures } from '../../schedules/cost-cap';
 import { pauseSchedule, resumeSchedule, SchedulePauseError, scheduleView } from '../../schedules/pause';
 import { backfillSchedule, triggerSchedule } from '../../schedules/scheduler';
 import { type CliContext, type GlobalOptions, openBackend, writeJson } from '../context';
@@ -20,6 +21,19 @@ type Options = GlobalOptions & {
   to?: string;
   reason?: string | undefined;
 };
+
+/** "run 8 units; day 12 units: 9 spent in the last 24 hours (2 jobs)". */
+export function describeCaps(caps: CapFigures): string {
+  const parts: string[] = [];
+  if (caps.maxUnitsPerRun !== undefined) parts.push(`per run ${caps.maxUnitsPerRun} units`);
+  const spent = `${caps.spentLast24h} billed in the last 24 hours (${caps.jobsLast24h} jobs)`;
+  if (caps.maxUnitsPerDay !== undefined)
+    parts.push(
+      `per day ${caps.maxUnitsPerDay} units, ${spent}${caps.dayCapFreesAt ? `, at the cap until ${caps.dayCapFreesAt}` : ''}`,
+    );
+  else parts.push(spent);
+  return parts.join('; ');
+}
 
 const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
 
@@ -64,7 +78,8 @@ export async function schedulesListCommand(ctx: CliContext, options: Options): P
           `${row.name}  ${row.cron} (${row.timezone})  ${row.workflow}\n` +
             `  next: ${row.pause ? `paused${row.pause.by === 'config' ? ' in the config' : ''}: ${printable(row.pause.reason)}` : (row.next ?? 'never')}\n` +
             `  last: ${row.lastFired ?? 'never fired'}${row.lastJob ? `  job ${row.lastJob.id} ${row.lastJob.status}` : ''}` +
-            `${row.skipped ? `  (${row.skipped} slots skipped)` : ''}\n`,
+            `${row.skipped ? `  (${row.skipped} slots skipped)` : ''}\n` +
+            (row.caps ? `  caps: ${describeCaps(row.caps)}\n` : ''),
         );
       }
     }

@@ -1,4 +1,6 @@
 /**
+ * `opflow webhooks`: the webhook sources of the config file with their caps, the last 24 hours'
+ * spend and their state (open, or capped until the spend is below the day cap).
  * `opflow webhooks sign <source> <file>`: signs a file as a Standard Webhooks delivery with the
  * source's secret (OPFLOW_WEBHOOK_SECRET_<SOURCE>) and prints the curl command that sends it to
  * `opflow serve` (or the aws API with --url). The secret itself is never printed.
@@ -9,10 +11,14 @@ import { ulid } from 'ulid';
 import { signCallback } from '../../callbacks/send';
 import { parseSigningSecret, SigningSecretError } from '../../config/signing-secrets';
 import { errorMessage } from '../../errors/error-message';
+import { webhookSourceView } from '../../http/webhook-sources';
 import { webhookSecretVariable, webhookSourcePattern } from '../../http/webhooks';
 import type { CliContext, GlobalOptions } from '../context';
-import { writeJson } from '../context';
+import { openBackend, writeJson } from '../context';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
+import { printable } from '../format';
+import { readConfigFile } from '../serve-extras';
+import { describeCaps } from './schedules';
 
 /** The `whsec_` form of the source's secret, or a usage error naming the variable. */
 function signingSecret(variable: string, value: string): string {
@@ -82,4 +88,39 @@ export async function webhooksSignCommand(
     "opflow: the signature is valid within the source's tolerance of now (default 5 minutes; webhook-timestamp)\n",
   );
   return ExitCode.ok;
+}
+
+/** `opflow webhooks`: each source, its caps and spend, and whether it is capped (and until when). */
+export async function webhooksListCommand(
+  ctx: CliContext,
+  options: GlobalOptions & { config?: string | undefined },
+): Promise<ExitCodeValue> {
+  const { config } = await readConfigFile(ctx, options.config);
+  const names = Object.keys(config.webhooks).sort();
+  const backend = await openBackend(ctx, options, 'records');
+  try {
+    const sources = [];
+    for (const name of names)
+      sources.push(await webhookSourceView(backend.deps, name, config.webhooks[name]!));
+    if (options.json) {
+      writeJson(ctx.io, { sources });
+      return ExitCode.ok;
+    }
+    if (sources.length === 0) {
+      ctx.io.stdout.write(
+        'no webhook sources (declare them under "webhooks" in opflow.config.json: see docs/guides/schedules-and-webhooks.md)\n',
+      );
+      return ExitCode.ok;
+    }
+    for (const source of sources) {
+      ctx.io.stdout.write(
+        `${source.name}  ${source.workflow}  tenant ${source.tenant}\n` +
+          `  state: ${source.state === 'capped' ? `capped: ${printable(source.reason ?? '')}` : 'open'}\n` +
+          (source.caps ? `  caps: ${describeCaps(source.caps)}\n` : ''),
+      );
+    }
+    return ExitCode.ok;
+  } finally {
+    await backend.close();
+  }
 }

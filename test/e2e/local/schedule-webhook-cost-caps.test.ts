@@ -75,6 +75,7 @@ interface ScheduleJson {
   pause?: { reason: string; by: string };
   next?: string;
   lastJob?: { id: string; status: string };
+  caps?: { maxUnitsPerRun?: number; maxUnitsPerDay?: number; spentLast24h: number; dayCapFreesAt?: string };
 }
 
 describe('cost caps of schedules and webhook sources (real opflow serve, its scheduler, the dashboard)', () => {
@@ -96,7 +97,7 @@ describe('cost caps of schedules and webhook sources (real opflow serve, its sch
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
       ...(body === undefined ? {} : { body }),
     });
-    return { status: response.status, body: (await response.json()) as T };
+    return { status: response.status, body: (await response.json()) as T, headers: response.headers };
   };
   const schedulesNow = async () =>
     (await api<{ schedules: ScheduleJson[] }>('GET', '/schedules')).body.schedules;
@@ -198,7 +199,34 @@ describe('cost caps of schedules and webhook sources (real opflow serve, its sch
     expect(byName['day-capped']!.pause).toEqual({
       by: 'runtime',
       at: expect.any(String),
-      reason: `cost cap reached: its 1 job(s) of the last 24 hours were billed ${dayCapped.usage.billedUnits} units, maxUnitsPerDay is 12 (resume it to go on)`,
+      reason: expect.stringMatching(
+        new RegExp(
+          `^cost cap reached: its 1 job\\(s\\) of the last 24 hours were billed ${dayCapped.usage.billedUnits} units, maxUnitsPerDay is 12; the 24 hours' spend falls below it at \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC \\(resume it to go on\\)$`,
+        ),
+      ),
+    });
+    // Each stopped job names the cap that stopped it and what to change, not only its own figure.
+    expect(dayCapped.lastError!.message).toMatch(
+      /^day cost cap of schedule day-capped reached: maxUnitsPerDay is 12, its jobs of the last 24 hours had been billed 0 units when this one started, so this job could spend 12; /,
+    );
+    expect(dayCapped.lastError!.message).toContain(
+      `then retry it (opflow retry ${dayCapped.id} --max-units <more>), or raise maxUnitsPerDay of day-capped in opflow.config.json (schedules)`,
+    );
+    expect(runCapped.lastError!.message).toMatch(
+      /^run cost cap of schedule run-capped reached: maxUnitsPerRun is 8; /,
+    );
+    // The caps and the day's spend against them are shown, paused or not.
+    expect(byName['run-capped']!.caps).toEqual({
+      maxUnitsPerRun: 8,
+      maxUnitsPerDay: 1000,
+      spentLast24h: runCapped.usage.billedUnits,
+      jobsLast24h: 1,
+    });
+    expect(byName['day-capped']!.caps).toMatchObject({
+      maxUnitsPerRun: 100,
+      maxUnitsPerDay: 12,
+      spentLast24h: dayCapped.usage.billedUnits,
+      dayCapFreesAt: expect.any(String),
     });
     expect(byName['run-capped']!.next).toBeUndefined();
 
@@ -214,6 +242,14 @@ describe('cost caps of schedules and webhook sources (real opflow serve, its sch
     expect(text.stdout).toContain(`next: paused: run cost cap reached: job ${runCapped.id} was billed`);
     expect(text.stdout).toContain(
       'next: paused: cost cap reached: its 1 job(s) of the last 24 hours were billed',
+    );
+    expect(text.stdout).toContain(
+      `caps: per run 8 units; per day 1000 units, ${runCapped.usage.billedUnits} billed in the last 24 hours (1 jobs)\n`,
+    );
+    expect(text.stdout).toMatch(
+      new RegExp(
+        `caps: per run 100 units; per day 12 units, ${dayCapped.usage.billedUnits} billed in the last 24 hours \\(1 jobs\\), at the cap until \\d{4}-`,
+      ),
     );
     const listed = await runOpflow(['schedules', '--json'], { env, cwd: dir });
     const fromCli = (JSON.parse(listed.stdout) as { schedules: ScheduleJson[] }).schedules;
@@ -242,8 +278,40 @@ describe('cost caps of schedules and webhook sources (real opflow serve, its sch
 
     const refused = await deliver('watch', 'msg_caps_watch_2', { text });
     expect(refused.status).toBe(429);
-    const reason = `cost cap reached: the 1 job(s) of source watch of the last 24 hours were billed ${watchJob!.usage.billedUnits} units, maxUnitsPerDay is 12; deliveries start jobs again once the last 24 hours' spend is below it`;
-    expect(refused.body.error).toMatchObject({ code: 'cost-cap', message: reason });
+    const reason = refused.body.error!.message;
+    expect(reason).toMatch(
+      new RegExp(
+        `^cost cap reached: the 1 job\\(s\\) of source watch of the last 24 hours were billed ${watchJob!.usage.billedUnits} units, maxUnitsPerDay is 12; deliveries start jobs again once the last 24 hours' spend is below it \\(at \\d{4}-[^)]+ if nothing more is billed\\); this delivery is recorded but starts no job`,
+      ),
+    );
+    expect(refused.body.error!.code).toBe('cost-cap');
+    // The sender is told when to send again: about a day from now.
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(23 * 3600);
+    // The watch job names the source's day cap.
+    expect(watchJob!.lastError!.message).toMatch(
+      /^day cost cap of webhook source watch reached: maxUnitsPerDay is 12, .* raise maxUnitsPerDay of watch in opflow.config.json \(webhooks\)$/,
+    );
+
+    // opflow webhooks lists the sources: watch capped (why, until when, how to resume), alerts open.
+    const sources = await runOpflow(['webhooks'], { env, cwd: dir });
+    expect(sources.code, sources.stderr).toBe(0);
+    expect(sources.stdout).toContain(
+      'alerts  novelty-check  tenant default\n  state: open\n  caps: per run 8 units;',
+    );
+    expect(sources.stdout).toMatch(
+      /watch {2}novelty-check {2}tenant default\n {2}state: capped: day cost cap reached: its 1 job\(s\) of the last 24 hours were billed \d+ units, maxUnitsPerDay is 12; .* again by itself at \d{4}-.* or at once when maxUnitsPerDay of webhooks\.watch is raised/,
+    );
+    const sourcesJson = await runOpflow(['webhooks', '--json'], { env, cwd: dir });
+    const listedSources = JSON.parse(sourcesJson.stdout).sources as {
+      name: string;
+      state: string;
+      resumesAt?: string;
+    }[];
+    expect(listedSources.map((source) => [source.name, source.state])).toEqual([
+      ['alerts', 'open'],
+      ['watch', 'capped'],
+    ]);
+    expect(Date.parse(listedSources[1]!.resumesAt!)).toBeGreaterThan(Date.now() + 23 * 3600_000);
     const { body } = await api<{
       deliveries: { webhookId?: string; status: number; error?: { message: string } }[];
     }>('GET', '/webhook-deliveries?source=watch');
@@ -267,7 +335,14 @@ describe('cost caps of schedules and webhook sources (real opflow serve, its sch
       expect(await row(name).getAttribute('data-state')).toBe('paused');
     expect(await row('run-capped').textContent()).toContain('run cost cap reached: job');
     expect(await row('run-capped').textContent()).toContain('maxUnitsPerRun is 8');
-    expect(await row('day-capped').textContent()).toContain('maxUnitsPerDay is 12 (resume it to go on)');
+    expect(await row('day-capped').textContent()).toContain('(resume it to go on)');
+    // Each row shows its caps and the day's spend against them.
+    expect(await row('run-capped').textContent()).toMatch(
+      /Caps: 8 units a run · \d+ of 1,000 units a day spent/,
+    );
+    expect(await row('day-capped').textContent()).toMatch(
+      /Caps: 100 units a run · \d+ of 12 units a day spent .* at the day cap until/,
+    );
     await screenshot(page, 'schedules-cost-caps');
 
     await page.goto(`${url}/#/webhooks`);
@@ -297,5 +372,30 @@ describe('cost caps of schedules and webhook sources (real opflow serve, its sch
     await page.goto(`${url}/#/schedules`);
     await page.locator(`tr[data-schedule="run-capped"][data-state="paused"]`).waitFor();
     expect(await row('run-capped').textContent()).toContain(second.id);
+
+    // A long pause reason at 1280 px wraps and is cut, its whole text kept: Resume stays in view.
+    const long =
+      `waiting for the legal review of the search strategy: ${'the docket owner asked to hold every run of this schedule until the counsel confirms the query and the classification codes; '.repeat(4)}`.slice(
+        0,
+        480,
+      );
+    const paused = await runOpflow(['schedules', 'pause', 'day-capped', '--reason', long], { env, cwd: dir });
+    expect(paused.code, paused.stderr).toBe(0);
+    await page.goto(`${url}/#/schedules`);
+    await page.locator('tr[data-schedule="day-capped"] .reason-clamp').waitFor();
+    await page
+      .locator('tr[data-schedule="day-capped"] .reason-clamp', { hasText: long.slice(0, 60) })
+      .waitFor();
+    const resume = page.getByRole('button', { name: 'Resume: day-capped' });
+    const box = (await resume.boundingBox())!;
+    expect(box.x + box.width).toBeLessThanOrEqual(1280);
+    const reason = page.locator('tr[data-schedule="day-capped"] .reason-clamp');
+    expect(await reason.getAttribute('title')).toBe(long);
+    expect(await reason.textContent()).toBe(long);
+    // The table does not scroll sideways: its card is no wider than the page shows.
+    const card = (await page.locator('.table-card').first().boundingBox())!;
+    const table = (await page.locator('.table-card table').first().boundingBox())!;
+    expect(table.width).toBeLessThanOrEqual(card.width);
+    await screenshot(page, 'schedules-long-reason');
   }, 180_000);
 });

@@ -79,7 +79,8 @@ describe('maxUnitsPerDay', () => {
     const view = await scheduleView(deps, states, schedule);
     expect(view.pause?.by).toBe('runtime');
     expect(view.paused).toBe(
-      'cost cap reached: its 2 job(s) of the last 24 hours were billed 55 units, maxUnitsPerDay is 50 (resume it to go on)',
+      // Billed at 01:30 (30) and 02:30 (25): once the 01:30 one is 24 hours old, 25 is below 50.
+      "cost cap reached: its 2 job(s) of the last 24 hours were billed 55 units, maxUnitsPerDay is 50; the 24 hours' spend falls below it at 2026-03-02 01:30 UTC (resume it to go on)",
     );
     expect(view.next).toBeUndefined();
     expect((await local.store.list({ limit: 100 })).jobs).toHaveLength(2);
@@ -164,6 +165,9 @@ describe('maxUnitsPerRun', () => {
     expect(stopped.maxUnits).toBe(40);
     expect(stopped.status).toBe('FAILED');
     expect(stopped.lastError).toMatchObject({ kind: 'cost-cap', retryable: false });
+    expect(stopped.lastError?.message).toBe(
+      `run cost cap of schedule counts reached: maxUnitsPerRun is 40; the job was billed 40 units and it stopped before step "${stopped.step}" (retry it with a higher --max-units to go on from there, or raise maxUnitsPerRun of counts in opflow.config.json)`,
+    );
     // The next tick pauses the schedule (and skips its slot), naming the run and the figures.
     clock.advance(60 * 60_000);
     expect(await tickSchedules(deps, states, [schedule])).toEqual([
@@ -200,11 +204,23 @@ describe('maxUnitsPerRun', () => {
     expect(second.maxUnits).toBe(20);
     expect(second.status).toBe('FAILED');
     expect(second.lastError?.kind).toBe('cost-cap');
+    // The job names the day cap that stopped it, its figures, when the day frees up and what to change.
+    expect(second.costCap).toEqual({
+      owner: 'schedule',
+      name: 'counts',
+      maxUnitsPerRun: 40,
+      maxUnitsPerDay: 50,
+      spentToday: 30,
+      dayFreesAt: Date.parse('2026-03-02T01:30:00Z'),
+    });
+    expect(second.lastError?.message).toBe(
+      `day cost cap of schedule counts reached: maxUnitsPerDay is 50, its jobs of the last 24 hours had been billed 30 units when this one started, so this job could spend 20; the job was billed 20 units and it stopped before step "${second.step}". The 24 hours' spend falls below it at 2026-03-02 01:30 UTC if nothing more is billed; then retry it (opflow retry ${second.id} --max-units <more>), or raise maxUnitsPerDay of counts in opflow.config.json (schedules)`,
+    );
     // The pause names the day cap, not the run cap the run never reached.
     clock.advance(60 * 60_000);
     await tickSchedules(deps, states, [schedule]);
     expect((await scheduleView(deps, states, schedule)).paused).toBe(
-      'cost cap reached: its 2 job(s) of the last 24 hours were billed 50 units, maxUnitsPerDay is 50 (resume it to go on)',
+      "cost cap reached: its 2 job(s) of the last 24 hours were billed 50 units, maxUnitsPerDay is 50; the 24 hours' spend falls below it at 2026-03-02 01:30 UTC (resume it to go on)",
     );
     // A person's trigger past the day cap runs with the run cap.
     const { job } = await triggerSchedule(deps, states, schedule);

@@ -48,7 +48,7 @@ async function deliver(to: string, id: string, query = 'battery') {
     },
     body: new TextEncoder().encode(body),
   });
-  return { status: response.status, json: JSON.parse(response.body) };
+  return { status: response.status, json: JSON.parse(response.body), headers: response.headers ?? {} };
 }
 
 async function bill(jobId: string, units: number) {
@@ -74,9 +74,21 @@ describe("a webhook source's maxUnitsPerDay", () => {
     const refused = await deliver('tracker', 'msg_3');
     expect(refused.status).toBe(429);
     expect(refused.json.error.code).toBe('cost-cap');
+    // Both jobs started now: once they are 24 hours old the spend is below the cap again.
+    const frees = new Date(clock.now() + 24 * 60 * 60_000).toISOString();
     expect(refused.json.error.message).toBe(
-      "cost cap reached: the 2 job(s) of source tracker of the last 24 hours were billed 105 units, maxUnitsPerDay is 100; deliveries start jobs again once the last 24 hours' spend is below it",
+      `cost cap reached: the 2 job(s) of source tracker of the last 24 hours were billed 105 units, maxUnitsPerDay is 100; deliveries start jobs again once the last 24 hours' spend is below it (at ${frees} if nothing more is billed); this delivery is recorded but starts no job: send it again then, or raise maxUnitsPerDay of webhooks.tracker in opflow.config.json`,
     );
+    // The sender is told when to try again.
+    expect(refused.headers['retry-after']).toBe(String(24 * 60 * 60));
+    // The second job carries the day cap it was given, to name it if it stops there.
+    expect((await local.store.get(second.json.jobId))?.costCap).toEqual({
+      owner: 'webhook source',
+      name: 'tracker',
+      maxUnitsPerDay: 100,
+      spentToday: 60,
+      dayFreesAt: clock.now() + 24 * 60 * 60_000,
+    });
     // A repeated delivery answers its job; another source is not capped.
     const again = await deliver('tracker', 'msg_2');
     expect(again).toMatchObject({ status: 202, json: { jobId: second.json.jobId, created: false } });
