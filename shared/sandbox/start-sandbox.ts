@@ -40,7 +40,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const sandbox = new SandboxServer(resolved);
   // Requests being handled, so close() returns only once none of them can still write anything.
   const handling = new Set<Promise<void>>();
-  const server = createServer({ keepAliveTimeout: 5_000 }, (req, res) => {
+  // Idle connections are kept 65 s, as most proxies and load balancers do (Node's default is 5 s):
+  // the client retires its idle connections after 4 s, and on a loaded machine its timer can fire a
+  // second late, so with a 5 s server a create written as the server closed the socket failed with
+  // a reset (a create is never sent again, so the job failed).
+  const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
     const handled = sandbox.handle(req, res).finally(() => handling.delete(handled));
     handling.add(handled);
   });
