@@ -3,6 +3,8 @@
 // usage shows), and a job run again by retryJob leaves the counts of finished jobs until it ends.
 // A call that comes back after its job was cancelled adds its cost to the batch's settled totals in
 // the same write as to the job (runner.ts recordLateUsage), whether admission counted the job before.
+// A bulk redrive from the start (POST /jobs/bulk, opflow bulk redrive --from-start: runBulk) of a
+// finished batch's failed item runs it again from its first step, and the batch follows it.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +19,8 @@ import { admitBatch } from '../../../shared/ingest/admission';
 import { currentViewOf } from '../../../shared/ingest/batch-view';
 import { ingest, openBatch } from '../../../shared/ingest/ingest';
 import { localIngestSource } from '../../../shared/ingest/local-source';
+import { previewBulk, runBulk } from '../../../shared/runtime/bulk';
+import { bulkRequestSchema } from '../../../shared/runtime/bulk-request';
 import { ScriptedClient } from '../../support/scripted-client';
 import { awsWorld, type IngestWorld, localWorld, startAwsEmulators } from './backends';
 
@@ -225,5 +229,52 @@ describe.each(backends)('batch totals (%s)', (backend, makeWorld) => {
       calls: 2,
       billedUnits: 2,
     });
+  }, 120_000);
+
+  it('redrive in bulk from the start the failed item of a finished batch, whose totals follow it', async () => {
+    const path = join(dir, `${backend}-redrive.jsonl`);
+    writeFileSync(path, ['r', 's'].map((id) => JSON.stringify({ id, query: `TTL:(${id})` })).join('\n'));
+    const source: BatchSource = { kind: 'jsonl', uri: path };
+    const { batch: opened } = await openBatch(world.deps, source, {
+      tenant: 'default',
+      workflow: 'patent-count',
+      options: { selection: 'auto', inFlight: 10 },
+    });
+    const batchId = opened.id;
+    await ingest(world.deps, localIngestSource(source), batchId);
+    await admitBatch(world.deps, batchId);
+    const [ok, bad] = (await world.deps.batches.get(batchId))!.inFlight;
+    await world.finish(ok!, 'SUCCEEDED');
+    await world.finish(bad!, 'FAILED');
+    expect((await admitBatch(world.deps, batchId))!.batch).toMatchObject({
+      status: 'FINISHED',
+      settled: { succeeded: 1, failed: 1 },
+    });
+
+    const deps = { ...world.deps.engine, batches: world.deps.batches };
+    const request = { action: 'redrive', where: { batchId }, options: { fromStart: true } };
+    const preview = await previewBulk(deps, bulkRequestSchema.parse({ ...request, dryRun: true }));
+    expect(preview.count).toBe(1);
+    const outcome = await runBulk(
+      deps,
+      bulkRequestSchema.parse({
+        ...request,
+        confirm: { count: preview.count, selection: preview.selection },
+      }),
+    );
+    expect(outcome).toMatchObject({ done: 1, skipped: 0, doneSample: [bad], batches: [batchId] });
+    const again = (await deps.store.get(bad!))!;
+    expect(again).toMatchObject({ status: 'QUEUED', step: 'count' });
+    expect(again.runs).toEqual([expect.objectContaining({ status: 'FAILED', fromStart: true })]);
+    const view = async () => currentViewOf(deps.store, (await world.deps.batches.get(batchId))!, Date.now());
+    expect(await view()).toMatchObject({
+      status: 'RUNNING',
+      totals: { succeeded: 1, failed: 0, running: 1 },
+    });
+
+    await world.finish(bad!, 'SUCCEEDED');
+    const finished = (await admitBatch(world.deps, batchId))!.batch;
+    expect(finished).toMatchObject({ status: 'FINISHED', settled: { succeeded: 2, failed: 0 } });
+    expect(await view()).toMatchObject({ totals: { succeeded: 2, failed: 0 }, failures: 0 });
   }, 120_000);
 });
