@@ -140,7 +140,7 @@ describe('the dashboard start routes on AWS', { timeout: REAL_PROCESS_TIMEOUT_MS
     expect(again.body).toMatchObject({ batchId, existing: 3 });
   });
 
-  it('refuses what cannot start, naming the field: an unknown workflow, a manifest with no usable line', async () => {
+  it('refuses what cannot start, naming the field: an unknown workflow, a manifest with no usable line, documents', async () => {
     const unknown = await world.api('POST', '/batch-uploads', { body: { ...upload, workflow: 'no-such' } });
     expect(unknown.status).toBe(400);
     expect(unknown.body.error?.message).toMatch(/^body\.workflow: no workflow no-such/);
@@ -149,5 +149,19 @@ describe('the dashboard start routes on AWS', { timeout: REAL_PROCESS_TIMEOUT_MS
     });
     expect(empty.status).toBe(400);
     expect(empty.body.error?.message).toMatch(/no line of it can be used/);
+    // Documents are not taken inline on aws (its request body is bounded): said so, with what does it.
+    const documents = {
+      documents: [
+        { name: 'hinge.txt', content: Buffer.from('A hinge that folds twice.').toString('base64') },
+      ],
+      workflow: 'novelty-check',
+    };
+    for (const path of ['/batch-uploads', '/batch-uploads/check']) {
+      const refused = await world.api('POST', path, { body: documents });
+      expect(refused.status, path).toBe(400);
+      expect(refused.body.error?.message).toBe(
+        'body.documents: the AWS job API takes a manifest from the dashboard, not documents; upload a folder of documents with opflow ingest <folder> --workflow <name> (it sends them to the inbox)',
+      );
+    }
   });
 });
