@@ -40,6 +40,8 @@ const envSchema = z.object({
         .min(2),
     ),
   OPFLOW_BENCH_FAIRNESS_QPS: z.coerce.number().positive().max(100).default(5),
+  OPFLOW_BENCH_FAIRNESS_WINDOW_MS: z.coerce.number().int().min(1_000).max(600_000).default(60_000),
+  OPFLOW_BENCH_FAIRNESS_STEP_MS: z.coerce.number().int().min(1_000).max(600_000).default(10_000),
   OPFLOW_BENCH_FAIRNESS_CASES: z
     .string()
     .default('on,off')
@@ -64,12 +66,16 @@ it('aws fair shares', async () => {
     });
     try {
       shareOneKey(world, env.OPFLOW_BENCH_FAIRNESS_TENANTS);
-      const outcome = await runSharesScenario(world, env.OPFLOW_BENCH_FAIRNESS_TENANTS);
+      const outcome = await runSharesScenario(world, env.OPFLOW_BENCH_FAIRNESS_TENANTS, {
+        windowMs: env.OPFLOW_BENCH_FAIRNESS_WINDOW_MS,
+        stepMs: env.OPFLOW_BENCH_FAIRNESS_STEP_MS,
+      });
       results.push({
         label: `shares ${shares} (aws)`,
         windows: outcome.windows.length,
         spanMs: outcome.spanMs,
         rows: outcome.rows,
+        perWindow: outcome.windows,
         calls: outcome.calls.length,
         throttled: outcome.calls.filter((call) => !call.ok).length,
         failed: outcome.jobs.filter((job) => job.status !== 'SUCCEEDED').length,

@@ -480,6 +480,21 @@ async function main(): Promise<void> {
           'end',
         ),
       );
+    for (const r of aws)
+      if (r.perWindow && r.perWindow.length > 0)
+        out.push(
+          '',
+          `(b, aws) ${r.label}: each window's shares`,
+          table(
+            ['window', 'calls', ...r.rows.map((row) => `${row.tenant} (${pct(row.configured)})`)],
+            r.perWindow.map((w) => [
+              `+${(w.startMs / 1000).toFixed(0)} s`,
+              String(w.calls),
+              ...r.rows.map((row) => pct(w.shares[row.tenant] ?? 0)),
+            ]),
+            'end',
+          ),
+        );
   }
   out.push(
     '',

@@ -227,6 +227,12 @@ export interface ShareClaim {
   tenant: string;
   batchId?: string | undefined;
   /**
+   * The job whose call it is: with it, a call whose tenant or batch has fallen behind its share may
+   * take over a token a leading tenant or batch reserved ahead (the holder finds it gone through
+   * `stillHeld`, as after a `high` call's cut-in).
+   */
+  jobId?: string | undefined;
+  /**
    * For a `take` whose call may stand back or step up: its horizon where its tenant and batch stand
    * against their shares (read and charged in the same write). Absent: `reserveWithinMs` as given.
    */

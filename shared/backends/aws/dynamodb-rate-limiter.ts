@@ -32,6 +32,7 @@ import {
   laneCut,
   laneHolds,
   laneReserved,
+  maxShareCuts,
   pruneLane,
   type RateLane,
 } from './dynamodb-rate-lane';
@@ -140,8 +141,11 @@ export class DynamoDbRateLimiter implements RateLimiter {
       // With shares kept here: the call's tenant and batch have work, and where they stand sets
       // its horizon (ahead: stands back; behind: steps up), read on the version this write replaces.
       const asked = this.asks(ledger, claim, now);
-      const withinMs =
-        asked && claim?.horizonFor ? claim.horizonFor(asked.standing) : options?.reserveWithinMs;
+      // A call that may cut in (its job named) takes its share back by cutting in at the leaders'
+      // tokens at its share's pace (`shareCut`), not by reserving the line's next 15 s: that
+      // would put all of its tokens first and the leaders' after them.
+      const standing = asked?.standing === 'behind' && claim?.jobId !== undefined ? 'even' : asked?.standing;
+      const withinMs = standing && claim?.horizonFor ? claim.horizonFor(standing) : options?.reserveWithinMs;
       const result = take(state, this.config, now, withinMs);
       decision =
         !result.decision.granted && asked && claim?.horizonFor
@@ -151,6 +155,22 @@ export class DynamoDbRateLimiter implements RateLimiter {
       const askedLedger = asked?.ledger ?? ledger;
       if (result.decision.granted)
         return { state: result.state, lane, ledger: this.charged(askedLedger, claim, now, now) };
+      // Behind another tenant (or batch), the call takes over that one's token reserved sooner
+      // than the line's next free token, beyond its horizon too (`shareCut`).
+      const cut =
+        asked !== undefined
+          ? this.shareCut(
+              { state, lane, ledger: askedLedger },
+              claim,
+              now,
+              now,
+              Math.min(result.decision.retryAtMs, now + shareCutAheadMs),
+            )
+          : undefined;
+      if (cut) {
+        decision = { granted: false, retryAtMs: cut.at, reserved: true, withinMs };
+        return cut.item;
+      }
       if (!result.decision.reserved) {
         // Without a token (and no reservation) the bucket has nothing worth writing (the refill is
         // recomputed on every read). Its flows' having work is, now and then: others stand back.
@@ -189,9 +209,26 @@ export class DynamoDbRateLimiter implements RateLimiter {
     const claim = this.claimOf(options.share);
     const written = await this.update(bucket, now, ({ state, lane, ledger }) => {
       const result = reserveAhead(state, this.config, now, options.at, options.withinMs);
+      const asking = this.asks(ledger, claim, now);
+      // Behind another tenant (or batch), the call takes over that one's token reserved sooner
+      // than the one it would book (`shareCut`).
+      const cut =
+        asking !== undefined
+          ? this.shareCut(
+              { state, lane, ledger: asking.ledger },
+              claim,
+              now,
+              options.at,
+              Math.min(result.reservedAt ?? Number.POSITIVE_INFINITY, now + shareCutAheadMs),
+            )
+          : undefined;
+      if (cut) {
+        reservedAt = cut.at;
+        return cut.item;
+      }
       reservedAt = result.reservedAt;
       if (reservedAt === undefined) return undefined;
-      const asked = this.asks(ledger, claim, now)?.ledger ?? ledger;
+      const asked = asking?.ledger ?? ledger;
       return {
         state: result.state,
         lane: laneReserved(lane, reservedAt),
@@ -199,6 +236,43 @@ export class DynamoDbRateLimiter implements RateLimiter {
       };
     });
     return written === 'written' ? reservedAt : undefined;
+  }
+
+  /**
+   * The token a call whose tenant or batch is behind another takes over (in the write that would
+   * have reserved one): among the lane's tokens reserved for a tenant ahead of its own by more than
+   * a token of each, or a batch of its own tenant so far ahead (dynamodb-share-ledger.ts
+   * `ledgerCuttable`), those from a
+   * moment ahead and not before the call is due (`dueAt`) and before `before` (the token it would
+   * get otherwise, or its horizon's end), the one `chooseCut` picks. The owner is given back its
+   * charge and the claim charged; the bucket is unchanged (the token was already counted). Its
+   * holder finds it gone when its message comes (`stillHeld`) and takes a new one, standing back.
+   * Undefined without shares, a job, such a token, or room for another cut.
+   */
+  private shareCut(
+    item: BucketItem,
+    claim: ShareClaim | undefined,
+    now: number,
+    dueAt: number,
+    before: number,
+  ): { at: number; item: BucketItem } | undefined {
+    const kit = this.sharesKit;
+    if (!kit || !claim?.jobId) return undefined;
+    const takes = kit.ledger.ledgerCuttable(item.ledger, claim, kit.weights);
+    if (!takes) return undefined;
+    // From when its tenant is owed its next token: its takings spread at its share's pace.
+    const from = kit.ledger.ledgerCutFrom(item.ledger, claim, kit.weights, now, item.state.rate);
+    const at = chooseCut(item.lane, now, Math.max(dueAt, from), before, { limit: maxShareCuts, takes });
+    if (at === undefined) return undefined;
+    const refunded = kit.ledger.ledgerRefunded(item.ledger, kit.weights, at);
+    return {
+      at,
+      item: {
+        state: item.state,
+        lane: laneCut(item.lane, at, claim.jobId),
+        ledger: this.charged(refunded, claim, now, at),
+      },
+    };
   }
 
   /**
@@ -365,7 +439,7 @@ export class DynamoDbRateLimiter implements RateLimiter {
         seq: typeof item?.seq === 'number' ? item.seq : undefined,
       };
     }
-    const lane = decodeLane(item.lane, item.cuts);
+    const lane = decodeLane(item.lane, item.cuts, item.cutl);
     return {
       state: {
         tokens: item.tokens,
@@ -390,6 +464,13 @@ export class DynamoDbRateLimiter implements RateLimiter {
     };
   }
 }
+
+/**
+ * A call behind its share takes over a leading tenant's token at most this far ahead (a message's
+ * longest delay is 15 minutes); its horizon does not bound it: the token is the leader's lead,
+ * which it takes back at its share's pace (`ledgerCutFrom`), not a place in line ahead of others.
+ */
+export const shareCutAheadMs = 10 * 60_000;
 
 /** The ledger's module (a chunk of its own) and the tenants' weights. */
 interface SharesKit {

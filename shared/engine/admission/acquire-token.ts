@@ -166,9 +166,12 @@ export async function acquireToken(deps: AdmissionDeps, request: TokenRequest): 
   return spreadReturn(deps, request, token, horizonMs, order);
 }
 
-/** The tenant and batch a job's tokens are charged to where the limiter keeps the key's shares. */
-export function shareClaim(job: Pick<Job, 'tenant' | 'batchId'>): ShareClaim {
-  return { tenant: job.tenant, batchId: job.batchId };
+/**
+ * The tenant and batch a job's tokens are charged to where the limiter keeps the key's shares, and
+ * the job (a call behind its share may take over a leading tenant's reserved token).
+ */
+export function shareClaim(job: Pick<Job, 'tenant' | 'batchId'> & { id?: string }): ShareClaim {
+  return { tenant: job.tenant, batchId: job.batchId, ...(job.id === undefined ? {} : { jobId: job.id }) };
 }
 
 /**

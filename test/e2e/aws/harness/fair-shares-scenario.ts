@@ -45,6 +45,8 @@ export interface AwsSharesResult {
   windows: number;
   spanMs: number;
   rows: SharesOutcome['rows'];
+  /** Each window's shares (bench/fairness.ts prints them side by side with the local ones). */
+  perWindow?: WindowShares[] | undefined;
   calls: number;
   throttled: number;
   failed: number;

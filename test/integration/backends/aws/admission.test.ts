@@ -149,7 +149,8 @@ describe('admission on DynamoDB', () => {
     async () => {
       const { h, store } = await world();
       const limiter = h.deps.rateLimiter as DynamoDbRateLimiter;
-      await fillLine(limiter, h.clock.now(), 40);
+      // 40 tokens (20 s at 2/s), and one more for each cut-in the lane keeps (taken over below).
+      await fillLine(limiter, h.clock.now(), 40 + maxCuts);
       // The key's lane remembers as many cut-ins as it keeps: a high job finds none to take.
       for (let i = 0; i < maxCuts; i++)
         expect(await limiter.cutIn(bucket, h.clock.now(), `earlier-${i}`)).toBeDefined();
@@ -169,7 +170,7 @@ describe('admission on DynamoDB', () => {
         { id: normal.id, class: 'C' },
       ]);
       // Once the line has ended, a round with room for one releases the high job, parked later.
-      h.clock.advance(30_000);
+      h.clock.advance(30_000 + maxCuts * 500);
       expect(await releaseParked(h.deps, store, bucket, { maxReleases: 1 })).toMatchObject({ released: 1 });
       expect((await store.get(high.id))!.parked).toBeUndefined();
       expect((await store.get(normal.id))!.parked).toBeDefined();

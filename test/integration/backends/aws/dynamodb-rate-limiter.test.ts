@@ -4,6 +4,8 @@ import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AwsEmulators, startAwsEmulators } from '../../../../scripts/emulators/aws-emulators';
 import { DynamoDbRateLimiter, rateBucketKey } from '../../../../shared/backends/aws';
+import { cutHolder, decodeLane } from '../../../../shared/backends/aws/dynamodb-rate-lane';
+import { shareHorizonMs } from '../../../../shared/engine/admission/acquire-token';
 import { keyFingerprint } from '../../../../shared/engine/runner';
 
 const T0 = 1_750_000_000_000;
@@ -171,11 +173,16 @@ describe('DynamoDbRateLimiter', () => {
       )
     ).Item;
     expect(String(item?.lane).length).toBeLessThan(40);
-    expect(item?.cuts).toEqual({
-      [String(T0 + 1_000)]: 'urgent',
-      [String(T0 + 800)]: 'second',
-      [String(T0 + 2_000)]: 'due',
-    });
+    // The cuts in a short string too: each time's gap and a hash of the job that cut in.
+    expect(item?.cuts).toBeUndefined();
+    expect(decodeLane(undefined, undefined, item?.cutl).cuts).toEqual(
+      new Map([
+        [T0 + 800, cutHolder('second')],
+        [T0 + 1_000, cutHolder('urgent')],
+        [T0 + 2_000, cutHolder('due')],
+      ]),
+    );
+    expect(String(item?.cutl).length).toBeLessThan(40);
     // An idle key has a token now: no cut-in, nothing written.
     expect(await urgent.cutIn(keyFingerprint('sk-idle'), T0, 'urgent')).toBeUndefined();
     // Past its line the key has free tokens again: no cut-in.
@@ -289,5 +296,98 @@ describe('DynamoDbRateLimiter', () => {
       // gamma started level with the key's service (alpha's one token come), then was charged one.
       expect(after['t:gamma']).toBe(2);
     });
+
+    /**
+     * Three tenants (weights 5, 3, 2) submit 100, 60 and 40 one-call jobs in that order, in one
+     * instant, on a 5 calls/s key, through two workers, as the api and the step worker ask: each
+     * job's call takes its token (new jobs' first calls within 2 s; a tenant behind its share
+     * within 15 s), or is sent back with a spread and books its return's token (up to 30 s out);
+     * when its token comes, its holder asks whether it still holds it (`stillHeld`) and otherwise
+     * takes a new one. Returns each job's spent token, and each token the lane handed out.
+     */
+    async function firstSeconds() {
+      const tableName = await emulators.createTable();
+      const workers = Array.from(
+        { length: 2 },
+        () =>
+          new DynamoDbRateLimiter({
+            client: emulators.clients.documents,
+            tableName,
+            ratePerSecond: 5,
+            burst: 1,
+            maxContention: 50,
+            shares: { tenants: { alpha: 5, beta: 3, gamma: 2 } },
+          }),
+      );
+      const bucket = keyFingerprint('sk-first');
+      let seed = 7;
+      const random = () => {
+        seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+        return seed / 2_147_483_648;
+      };
+      const jobs = (['alpha', 'beta', 'gamma'] as const).flatMap((tenant, t) =>
+        Array.from({ length: [100, 60, 40][t]! }, (_, i) => ({ id: `${tenant}-${i}`, tenant })),
+      );
+      const events = jobs.map((job, order) => ({
+        at: T0,
+        order,
+        job,
+        held: undefined as number | undefined,
+      }));
+      const spent: { at: number; tenant: string; id: string }[] = [];
+      let order = jobs.length;
+      let step = 0;
+      while (events.length > 0) {
+        events.sort((a, b) => a.at - b.at || a.order - b.order);
+        const { at: now, job, held } = events.shift()!;
+        const worker = workers[step++ % 2]!;
+        if (held !== undefined && (await worker.stillHeld(bucket, held, job.id))) {
+          spent.push({ at: held, tenant: job.tenant, id: job.id });
+          continue;
+        }
+        const share = {
+          tenant: job.tenant,
+          jobId: job.id,
+          horizonFor: (standing: 'ahead' | 'even' | 'behind') => shareHorizonMs(standing, 2_000, 15_000),
+        };
+        const decision = await worker.take(bucket, now, { reserveWithinMs: 2_000, share });
+        if (decision.granted) {
+          spent.push({ at: now, tenant: job.tenant, id: job.id });
+          continue;
+        }
+        if (decision.reserved) {
+          events.push({ at: decision.retryAtMs, order: order++, job, held: decision.retryAtMs });
+          continue;
+        }
+        const waitMs = Math.max(1, decision.retryAtMs - now);
+        const back = now + waitMs + Math.floor(random() * Math.min(30_000, 4 * waitMs));
+        const booked = await worker.reserveAhead(bucket, now, {
+          at: back,
+          withinMs: decision.withinMs ?? 2_000,
+          share,
+        });
+        events.push({ at: booked ?? back, order: order++, job, held: booked });
+      }
+      return spent.sort((a, b) => a.at - b.at);
+    }
+
+    const shareOf = (spent: { at: number; tenant: string }[], tenant: string, from: number, to: number) => {
+      const inWindow = spent.filter((s) => s.at >= from && s.at < to);
+      return inWindow.filter((s) => s.tenant === tenant).length / inWindow.length;
+    };
+
+    it("gives each tenant its share from the first 20 s: a tenant behind takes over a leading tenant's booked tokens", async () => {
+      const spent = await firstSeconds();
+      // Every job called once, on its own token: never two calls on one token, never over 5 in a second.
+      expect(new Set(spent.map((s) => s.id)).size).toBe(200);
+      expect(spent).toHaveLength(200);
+      expect(new Set(spent.map((s) => s.at)).size).toBe(200);
+      const crowded = spent.filter((s, i) => i >= 5 && s.at - spent[i - 5]!.at < 1_000);
+      expect(crowded).toEqual([]);
+      // The first 20 s window: each tenant within 5 points of 50/30/20.
+      const first = { alpha: 0.5, beta: 0.3, gamma: 0.2 };
+      for (const [tenant, goal] of Object.entries(first))
+        expect(Math.abs(shareOf(spent, tenant, T0, T0 + 20_000) - goal)).toBeLessThanOrEqual(0.05);
+    }, 90_000);
   });
 });

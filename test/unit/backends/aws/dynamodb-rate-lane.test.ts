@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   chooseCut,
+  cutHolder,
   cutInLeadMs,
   decodeLane,
   emptyLane,
@@ -12,6 +13,7 @@ import {
   laneReserved,
   maxCuts,
   maxLaneTokens,
+  maxShareCuts,
   pruneLane,
 } from '../../../../shared/backends/aws/dynamodb-rate-lane';
 
@@ -24,10 +26,37 @@ describe('the DynamoDB rate lane', () => {
     lane = laneCut(lane, T0 + 100 + 2, 'job-1');
     const stored = encodeLane(lane);
     expect(stored.lane?.length).toBeLessThan(300 * 3 + 10);
-    const back = decodeLane(stored.lane, stored.cuts);
+    const back = decodeLane(stored.lane, undefined, stored.cutl);
     expect(back.reserved).toEqual(lane.reserved);
-    expect([...back.cuts]).toEqual([[T0 + 102, 'job-1']]);
+    expect([...back.cuts]).toEqual([[T0 + 102, cutHolder('job-1')]]);
+    expect(laneHolds(back, T0 + 102, 'job-1')).toBe(true);
+    expect(laneHolds(back, T0 + 102, 'job-2')).toBe(false);
     expect(encodeLane(emptyLane())).toEqual({});
+  });
+
+  it('keeps a hundred and sixty cuts in about eleven bytes each, and reads the map an older item holds', () => {
+    let lane = emptyLane();
+    for (let i = 0; i < 200; i++) lane = laneReserved(lane, T0 + 200 * i);
+    for (let i = 0; i < maxShareCuts; i++) lane = laneCut(lane, T0 + 200 * i, `01JD${i}XYZABCDEFGHJKMNPQRS`);
+    const stored = encodeLane(lane);
+    expect(stored.cutl!.length).toBeLessThan(maxShareCuts * 11);
+    const back = decodeLane(stored.lane, undefined, stored.cutl);
+    expect(back).toEqual(lane);
+    for (let i = 0; i < maxShareCuts; i += 37) {
+      expect(laneHolds(back, T0 + 200 * i, `01JD${i}XYZABCDEFGHJKMNPQRS`)).toBe(true);
+      expect(laneHolds(back, T0 + 200 * i, 'the-holder')).toBe(false);
+    }
+    // An item written before `cutl` keeps its cuts as a map of job ids: read, they hold as before.
+    const legacy = decodeLane(undefined, { [String(T0 + 1_000)]: 'urgent' });
+    expect(laneHolds(legacy, T0 + 1_000, 'urgent')).toBe(true);
+    expect(laneHolds(legacy, T0 + 1_000, 'holder')).toBe(false);
+    // Distinct ids, distinct holders (a 32-bit hash: no collision among these).
+    const holders = new Set(Array.from({ length: 5_000 }, (_, i) => cutHolder(`job-${i}`)));
+    expect(holders.size).toBe(5_000);
+    // A cut the share limit refuses, while a `high` call still has room.
+    expect(chooseCut(lane, T0, T0, T0 + 100_000, { limit: maxShareCuts })).toBeUndefined();
+    expect(chooseCut(lane, T0, T0, T0 + 100_000)).toBeDefined();
+    expect(decodeLane(undefined, undefined, 'zz~abc,!~x').cuts.size).toBe(1);
   });
 
   it('reads what it cannot use as nothing, never as a token', () => {
@@ -60,6 +89,8 @@ describe('the DynamoDB rate lane', () => {
     // A free token as soon: no cut.
     expect(chooseCut(lane, T0, T0, T0 + 300)).toBeUndefined();
     expect(chooseCut(emptyLane(), T0, T0, T0 + 4_200)).toBeUndefined();
+    // Only the tokens it may take (a tenant behind its share: a leading tenant's).
+    expect(chooseCut(lane, T0, T0, T0 + 4_200, { takes: (at) => at >= T0 + 2_000 })).toBe(T0 + 2_000);
     // Too many cut-ins remembered: none more.
     let full = lane;
     for (let i = 0; i < maxCuts; i++) full = laneCut(full, T0 + 100_000 + i, `j${i}`);

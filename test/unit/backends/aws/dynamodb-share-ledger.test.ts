@@ -8,6 +8,7 @@ import {
   encodeLedger,
   ledgerAsks,
   ledgerCharged,
+  ledgerCuttable,
   ledgerRefunded,
   maxFlows,
 } from '../../../../shared/backends/aws/dynamodb-share-ledger';
@@ -64,5 +65,39 @@ describe('the share ledger of a bucket item', () => {
     expect(askWorthWriting(ledger, claim, T0 + 1_000)).toBe(false);
     expect(askWorthWriting(ledger, claim, T0 + 10_000)).toBe(true);
     expect(askWorthWriting(ledger, { tenant: 'new' }, T0)).toBe(true);
+  });
+
+  it("lets a tenant or batch behind its share take a leading one's tokens, and none of an even one", () => {
+    let ledger = emptyLedger();
+    const acme = { tenant: 'acme', batchId: 'b1' };
+    // acme (weight 2) reserved the line's first 10 tokens before anyone else asked.
+    for (let i = 0; i < 10; i++)
+      ledger = ledgerCharged(ledgerAsks(ledger, acme, T0).ledger, acme, weights, T0, T0 + 200 * (i + 1));
+    // beta asks: level with the service so far (none of acme's tokens has come), 5 behind acme.
+    const beta = { tenant: 'beta', jobId: 'j-beta' };
+    const asked = ledgerAsks(ledger, beta, T0);
+    expect(asked.standing).toBe('behind');
+    const takes = ledgerCuttable(asked.ledger, beta, weights);
+    expect(takes?.(T0 + 400)).toBe(true);
+    expect(takes?.(T0 + 300)).toBe(false);
+    // acme itself takes none of its own; another batch of acme, 10 behind b1, takes b1's.
+    expect(ledgerCuttable(asked.ledger, acme, weights)).toBeUndefined();
+    const b2 = { tenant: 'acme', batchId: 'b2' };
+    expect(ledgerCuttable(ledgerAsks(asked.ledger, b2, T0).ledger, b2, weights)?.(T0 + 400)).toBe(true);
+    // Each cut gives acme its token back and charges beta, until beta is within a token of each
+    // (1/2 + 1/1 of virtual time) of acme: 7 and 3 of the 10 tokens, for weights 2 and 1.
+    let state = asked.ledger;
+    let cuts = 0;
+    for (let i = 10; i >= 1; i--) {
+      const at = T0 + 200 * i;
+      if (!ledgerCuttable(state, beta, weights)?.(at)) break;
+      state = ledgerCharged(ledgerRefunded(state, weights, at), beta, weights, T0, at);
+      cuts++;
+    }
+    expect(cuts).toBe(3);
+    const gap = state.flows['t:acme']!.virtual - state.flows['t:beta']!.virtual;
+    expect(gap).toBeGreaterThanOrEqual(0);
+    expect(gap).toBeLessThanOrEqual(1.5);
+    expect(ledgerCuttable(state, beta, weights)).toBeUndefined();
   });
 });
