@@ -400,6 +400,11 @@ const bulk = defineCommand({
       flags: '--take-defaults',
       description: "answer: each job's defaults (the options the platform marked)",
     },
+    {
+      flags: '--by <name>',
+      description:
+        'answer: who answers, kept with each answer (how: bulk); a second approver where a rule asks',
+    },
     { flags: '--dry-run', description: 'count and list what would change, change nothing' },
     { flags: '--yes', description: 'act without asking (after the count is printed)' },
     { flags: '--sample <n>', description: 'jobs listed by the count', default: '10' },

@@ -150,4 +150,23 @@ describe('reviewers: two approvers before the first notice (opflow serve)', {
     expect(status.stdout).toMatch(/by carol via cli/);
     expect(status.stdout).toMatch(/by dave via cli/);
   });
+
+  it('opflow bulk answer follows the rule too: a first approval per job, not the answer', async () => {
+    const created = await api('POST', '/jobs', {
+      workflow: 'novelty-check',
+      input: { text: disclosure },
+      label: 'bulk-approvers',
+      selection: { mode: 'manual' },
+    });
+    const parked = await waitFor(created.json.job.id, 'AWAITING_INPUT');
+    const chosen = parked.pending!.options[0]!.id;
+    const bulk = await runOpflow(
+      ['bulk', 'answer', '--label', 'bulk-approvers', '--select', chosen, '--by', 'erin', '--yes'],
+      { env, cwd: dir },
+    );
+    expect(bulk.code, bulk.stderr).toBe(0);
+    const after = await jobOf(parked.id);
+    expect(after.status).toBe('AWAITING_INPUT');
+    expect(after.answers?.map((a) => [a.by, a.via, a.applied])).toEqual([['erin', 'bulk', false]]);
+  });
 });
