@@ -225,3 +225,20 @@ export function batchWithLateUsage(
       };
   return { ...batch, version: batch.version + 1, settled, updatedAt: now };
 }
+
+/**
+ * A store's `commitWithBatch` (ports.ts) checks its arguments with this before it writes: each
+ * version must be its expected one + 1.
+ */
+export function checkJobAndBatchVersions(
+  job: Job,
+  expectedVersion: number,
+  batch: Batch,
+  expectedBatchVersion: number,
+): void {
+  if (job.version !== expectedVersion + 1 || batch.version !== expectedBatchVersion + 1) {
+    throw new RangeError(
+      `job ${job.id} with batch ${batch.id}: a commit must raise each version by one (job ${expectedVersion + 1}, batch ${expectedBatchVersion + 1})`,
+    );
+  }
+}

@@ -19,7 +19,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import type { ParkedJobs } from '../../engine/admission/parked-jobs';
-import type { Batch } from '../../engine/batch-store';
+import { type Batch, checkJobAndBatchVersions } from '../../engine/batch-store';
 import { maxClockAheadMs, writerAheadMs } from '../../engine/clock-skew';
 import { isTerminal, type Job, type JobStatus, jobStatuses } from '../../engine/job-record';
 import type { JobPage, JobStore, ListJobsQuery, ReportStore } from '../../engine/ports';
@@ -259,11 +259,7 @@ export class DynamoDbJobStore implements JobStore, ParkedJobs {
     batch: Batch,
     expectedBatchVersion: number,
   ): Promise<boolean> {
-    if (job.version !== expectedVersion + 1 || batch.version !== expectedBatchVersion + 1) {
-      throw new RangeError(
-        `commit of job ${job.id} with batch ${batch.id}: each version must be its expected one + 1`,
-      );
-    }
+    checkJobAndBatchVersions(job, expectedVersion, batch, expectedBatchVersion);
     const item = this.toItem(this.failedIfTooLarge(await this.offloadInput(job)));
     if (job.parked && !isTerminal(job.status)) await this.noteParked(job.parked.bucket, job.updatedAt);
     try {

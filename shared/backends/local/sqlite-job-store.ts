@@ -6,7 +6,7 @@
  * that ran the same step cannot both write.
  */
 import * as z from 'zod';
-import type { Batch } from '../../engine/batch-store';
+import { type Batch, checkJobAndBatchVersions } from '../../engine/batch-store';
 import { maxClockAheadMs } from '../../engine/clock-skew';
 import { type Job, type JobStatus, jobStatuses, schedulableStatuses } from '../../engine/job-record';
 import type {
@@ -177,11 +177,7 @@ export class SqliteJobStore implements JobStore {
     batch: Batch,
     expectedBatchVersion: number,
   ): Promise<boolean> {
-    if (job.version !== expectedVersion + 1 || batch.version !== expectedBatchVersion + 1) {
-      throw new RangeError(
-        `job ${job.id} with batch ${batch.id}: a commit must raise each version by one (job ${expectedVersion + 1}, batch ${expectedBatchVersion + 1})`,
-      );
-    }
+    checkJobAndBatchVersions(job, expectedVersion, batch, expectedBatchVersion);
     // The batches table is the batch store's (sqlite-batch-store.ts): prepared when first needed.
     this.#updateBatch ??= this.#db.prepare<[number, string, string, number]>(
       'UPDATE batches SET version = ?, body = ? WHERE id = ? AND version = ?',

@@ -52,20 +52,24 @@ describe.each(backends)('batch totals (%s)', (backend, makeWorld) => {
   }, 120_000);
   afterAll(async () => world?.close());
 
-  it('follow the jobs, whatever changes them', async () => {
-    const path = join(dir, `${backend}.jsonl`);
-    writeFileSync(path, ['a', 'b', 'c'].map((id) => JSON.stringify({ id, query: `TTL:(${id})` })).join('\n'));
+  /** A batch of patent counts (one per id) read from its file and released: its id, its jobs' ids. */
+  async function releasedBatch(name: string, ids: string[]): Promise<{ batchId: string; jobIds: string[] }> {
+    const path = join(dir, `${backend}${name}.jsonl`);
+    writeFileSync(path, ids.map((id) => JSON.stringify({ id, query: `TTL:(${id})` })).join('\n'));
     const source: BatchSource = { kind: 'jsonl', uri: path };
     const { batch: opened } = await openBatch(world.deps, source, {
       tenant: 'default',
       workflow: 'patent-count',
       options: { selection: 'auto', inFlight: 10 },
     });
-    const batchId = opened.id;
-    await ingest(world.deps, localIngestSource(source), batchId);
-    await admitBatch(world.deps, batchId);
-    const released = (await world.deps.batches.get(batchId))!;
-    const [done, failed, running] = released.inFlight;
+    await ingest(world.deps, localIngestSource(source), opened.id);
+    await admitBatch(world.deps, opened.id);
+    return { batchId: opened.id, jobIds: (await world.deps.batches.get(opened.id))!.inFlight };
+  }
+
+  it('follow the jobs, whatever changes them', async () => {
+    const { batchId, jobIds } = await releasedBatch('', ['a', 'b', 'c']);
+    const [done, failed, running] = jobIds;
     const { store } = world.deps.engine;
     const view = async () => currentViewOf(store, (await world.deps.batches.get(batchId))!, Date.now());
 
@@ -121,19 +125,10 @@ describe.each(backends)('batch totals (%s)', (backend, makeWorld) => {
   }, 120_000);
 
   it('carry the upstreams its jobs ran on, recorded in the batch as admission counts them', async () => {
-    const path = join(dir, `${backend}-upstreams.jsonl`);
-    writeFileSync(path, ['a', 'b'].map((id) => JSON.stringify({ id, query: `TTL:(${id})` })).join('\n'));
-    const source: BatchSource = { kind: 'jsonl', uri: path };
-    const { batch: opened } = await openBatch(world.deps, source, {
-      tenant: 'default',
-      workflow: 'patent-count',
-      options: { selection: 'auto', inFlight: 10 },
-    });
-    await ingest(world.deps, localIngestSource(source), opened.id);
-    await admitBatch(world.deps, opened.id);
-    const [onSandbox, onPlatform] = (await world.deps.batches.get(opened.id))!.inFlight;
+    const { batchId, jobIds } = await releasedBatch('-upstreams', ['a', 'b']);
+    const [onSandbox, onPlatform] = jobIds;
     const { store } = world.deps.engine;
-    const view = async () => currentViewOf(store, (await world.deps.batches.get(opened.id))!, Date.now());
+    const view = async () => currentViewOf(store, (await world.deps.batches.get(batchId))!, Date.now());
     // Before any call: no upstream, not marked.
     expect(await view()).toMatchObject({ upstreams: [], sandbox: false });
     const platform = {
@@ -152,31 +147,21 @@ describe.each(backends)('batch totals (%s)', (backend, makeWorld) => {
     expect(await view()).toMatchObject({ sandbox: true, upstreams: [{ kind: 'sandbox' }, platform] });
     await world.finish(onSandbox!, 'SUCCEEDED');
     await world.finish(onPlatform!, 'SUCCEEDED');
-    const finished = (await admitBatch(world.deps, opened.id))!.batch;
+    const finished = (await admitBatch(world.deps, batchId))!.batch;
     expect(finished.status).toBe('FINISHED');
     // Kept in the stored batch, once each, with no job left to read.
-    const stored = (await world.deps.batches.get(opened.id))!;
+    const stored = (await world.deps.batches.get(batchId))!;
     expect(stored.inFlight).toEqual([]);
     expect(stored.upstreams).toEqual([{ kind: 'sandbox' }, platform]);
     expect(await view()).toMatchObject({ sandbox: true, upstreams: [{ kind: 'sandbox' }, platform] });
     // The listing carries it too.
-    const listed = (await world.deps.batches.list({ limit: 10 })).batches.find((one) => one.id === opened.id);
+    const listed = (await world.deps.batches.list({ limit: 10 })).batches.find((one) => one.id === batchId);
     expect(listed?.upstreams).toEqual([{ kind: 'sandbox' }, platform]);
   }, 120_000);
 
   it("add the cost of a call that came back after its job was cancelled, in the same write as the job's", async () => {
-    const path = join(dir, `${backend}-late.jsonl`);
-    writeFileSync(path, ['p', 'q'].map((id) => JSON.stringify({ id, query: `TTL:(${id})` })).join('\n'));
-    const source: BatchSource = { kind: 'jsonl', uri: path };
-    const { batch: opened } = await openBatch(world.deps, source, {
-      tenant: 'default',
-      workflow: 'patent-count',
-      options: { selection: 'auto', inFlight: 10 },
-    });
-    const batchId = opened.id;
-    await ingest(world.deps, localIngestSource(source), batchId);
-    await admitBatch(world.deps, batchId);
-    const [counted, uncounted] = (await world.deps.batches.get(batchId))!.inFlight;
+    const { batchId, jobIds } = await releasedBatch('-late', ['p', 'q']);
+    const [counted, uncounted] = jobIds;
 
     // Each count call stays open until the test lets it answer.
     const releases: (() => void)[] = [];
@@ -232,18 +217,8 @@ describe.each(backends)('batch totals (%s)', (backend, makeWorld) => {
   }, 120_000);
 
   it('redrive in bulk from the start the failed item of a finished batch, whose totals follow it', async () => {
-    const path = join(dir, `${backend}-redrive.jsonl`);
-    writeFileSync(path, ['r', 's'].map((id) => JSON.stringify({ id, query: `TTL:(${id})` })).join('\n'));
-    const source: BatchSource = { kind: 'jsonl', uri: path };
-    const { batch: opened } = await openBatch(world.deps, source, {
-      tenant: 'default',
-      workflow: 'patent-count',
-      options: { selection: 'auto', inFlight: 10 },
-    });
-    const batchId = opened.id;
-    await ingest(world.deps, localIngestSource(source), batchId);
-    await admitBatch(world.deps, batchId);
-    const [ok, bad] = (await world.deps.batches.get(batchId))!.inFlight;
+    const { batchId, jobIds } = await releasedBatch('-redrive', ['r', 's']);
+    const [ok, bad] = jobIds;
     await world.finish(ok!, 'SUCCEEDED');
     await world.finish(bad!, 'FAILED');
     expect((await admitBatch(world.deps, batchId))!.batch).toMatchObject({
