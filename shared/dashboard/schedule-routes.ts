@@ -16,7 +16,8 @@ import type { JobDeps } from '../engine/deps';
 import type { ScheduleStateStore } from '../engine/schedule-ports';
 import { ApiError, type ApiRoute, apiRoute, json, parse } from '../http/job-api';
 import { pauseBodySchema } from '../http/request-schemas';
-import { pauseSchedule, resumeSchedule, SchedulePauseError, scheduleView } from '../schedules/pause';
+import { pauseSchedule, resumeSchedule, SchedulePauseError } from '../schedules/pause';
+import { scheduleView } from '../schedules/schedule-view';
 import { triggerSchedule } from '../schedules/scheduler';
 
 export function scheduleRoutes(options: {

@@ -1,16 +1,14 @@
 /**
- * Pausing a schedule at run time, and what a person sees of a schedule. A pause is kept in the
+ * Pausing a schedule at run time. A pause is kept in the
  * schedule's state (the schedule state store: SQLite locally, the `SCHED#` item on aws), so every
  * process that fires the schedule (`opflow serve`, the aws `schedules` function EventBridge
  * invokes) skips its slots until it is resumed; each skipped slot is counted. A pause declared in
  * opflow.config.json (`paused`) is the config's: only editing the file (and, on aws, a deploy)
- * lifts it.
+ * lifts it. What a person sees of a schedule is schedule-view.ts's.
  */
 import type { Schedule } from '../config/opflow-config';
 import type { JobDeps } from '../engine/deps';
 import type { ScheduleState, ScheduleStateStore } from '../engine/schedule-ports';
-import { scheduleSpend } from './cost-cap';
-import { nextSlot } from './slots';
 
 /** Why a pause or resume was refused (a 409 on the API, a usage error in the CLI). */
 export class SchedulePauseError extends Error {
@@ -76,34 +74,3 @@ export async function resumeSchedule(
     return state.paused ? { ...rest, lastSlot: Math.max(state.lastSlot ?? 0, now) } : rest;
   });
 }
-
-const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
-
-/** A schedule as the CLI's `--json`, the API and the dashboard show it. */
-export async function scheduleView(deps: JobDeps, states: ScheduleStateStore, schedule: Schedule) {
-  const [state, caps] = await Promise.all([states.get(schedule.name), scheduleSpend(deps, schedule)]);
-  const last = state?.lastJobId ? await deps.store.get(state.lastJobId) : undefined;
-  const pause = schedule.paused
-    ? { reason: schedule.paused.reason, by: 'config' as const }
-    : state?.paused
-      ? { reason: state.paused.reason, by: 'runtime' as const, at: iso(state.paused.at) }
-      : undefined;
-  return {
-    name: schedule.name,
-    cron: schedule.cron,
-    timezone: schedule.timezone,
-    workflow: schedule.workflow,
-    tenant: schedule.tenant,
-    overlap: schedule.overlap,
-    /** The reason, when paused (kept as a string for the CLI's --json of earlier releases). */
-    paused: pause?.reason,
-    pause,
-    next: pause ? undefined : iso(nextSlot(schedule, deps.clock.now())),
-    lastFired: iso(state?.lastFiredSlot),
-    lastJob: last ? { id: last.id, status: last.status } : undefined,
-    skipped: state?.skipped ?? 0,
-    /** Its cost caps and what its jobs of the last 24 hours were billed, paused or not (absent: no caps). */
-    caps,
-  };
-}
-export type ScheduleView = Awaited<ReturnType<typeof scheduleView>>;

@@ -166,9 +166,10 @@ export async function bulkCommand(
   try {
     // Answers follow the reviewers' rules of the config file (a second approver), as from a link.
     if (request.action === 'answer')
-      backend.deps.reviewApprovals ??= await (
-        await import('../../reviewers/cli-approvals')
-      ).cliReviewApprovals(ctx, undefined);
+      backend.deps.reviewApprovals ??= await (await import('../review-approvals')).cliReviewApprovals(
+        ctx,
+        undefined,
+      );
     const preview = await previewBulk(backend.deps, request);
     if (!options.json || options.dryRun) {
       if (options.json) writeJson(ctx.io, preview);

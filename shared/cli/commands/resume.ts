@@ -135,7 +135,7 @@ async function focusOn(
   if (selected) {
     const by = answererName(options, ctx.io.env);
     // The reviewers' rules hold here as from a link: a second approver where a rule asks for one.
-    const { cliReviewApprovals } = await import('../../reviewers/cli-approvals');
+    const { cliReviewApprovals } = await import('../review-approvals');
     backend.deps.reviewApprovals ??= await cliReviewApprovals(ctx, options.config);
     const answered = await answerSelection(backend.deps, jobId, selected, { via: 'cli', by });
     const kept = openConfirmations(answered).find((answer) => answer.version === answered.version);

@@ -8,7 +8,8 @@
  */
 import type { Schedule } from '../../config/opflow-config';
 import type { CapFigures } from '../../schedules/cost-cap';
-import { pauseSchedule, resumeSchedule, SchedulePauseError, scheduleView } from '../../schedules/pause';
+import { pauseSchedule, resumeSchedule, SchedulePauseError } from '../../schedules/pause';
+import { scheduleView } from '../../schedules/schedule-view';
 import { backfillSchedule, triggerSchedule } from '../../schedules/scheduler';
 import { type CliContext, type GlobalOptions, openBackend, writeJson } from '../context';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';

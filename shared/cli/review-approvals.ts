@@ -5,11 +5,11 @@
  * link, the job API, MCP or the dashboard, from the moment a job waits, before any notice was sent.
  */
 import { callbackPolicyFromEnv } from '../callbacks/ssrf-guard';
-import type { CliContext } from '../cli/context';
-import { CliError, ExitCode } from '../cli/exit-codes';
 import { ConfigFileError, loadOpflowConfig } from '../config/opflow-config';
 import type { Job } from '../engine/job-record';
-import { approvalsOf } from './review-rules';
+import { approvalsOf } from '../reviewers/review-rules';
+import type { CliContext } from './context';
+import { CliError, ExitCode } from './exit-codes';
 
 /** How many people must confirm a job's selection by the config file's rules; undefined when no rule asks for two. */
 export async function cliReviewApprovals(
