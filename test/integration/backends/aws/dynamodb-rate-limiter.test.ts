@@ -17,9 +17,15 @@ afterAll(async () => {
   await emulators?.stop();
 });
 
+/** `count` workers' limiters on one new table (separate Lambda workers sharing one bucket item). */
 async function limiters(
   count: number,
-  options: { ratePerSecond: number; burst: number; maxContention?: number },
+  options: {
+    ratePerSecond: number;
+    burst: number;
+    maxContention?: number;
+    shares?: ConstructorParameters<typeof DynamoDbRateLimiter>[0]['shares'];
+  },
 ) {
   const tableName = await emulators.createTable();
   const make = () => new DynamoDbRateLimiter({ client: emulators.clients.documents, tableName, ...options });
@@ -210,19 +216,12 @@ describe('DynamoDbRateLimiter', () => {
     };
 
     it('charges every token given, by any worker and any way, in the write that takes it', async () => {
-      const tableName = await emulators.createTable();
-      const all = Array.from(
-        { length: 4 },
-        () =>
-          new DynamoDbRateLimiter({
-            client: emulators.clients.documents,
-            tableName,
-            ratePerSecond: 5,
-            burst: 1,
-            maxContention: 200,
-            shares,
-          }),
-      );
+      const { tableName, all } = await limiters(4, {
+        ratePerSecond: 5,
+        burst: 1,
+        maxContention: 200,
+        shares,
+      });
       const bucket = keyFingerprint('sk-fair');
       const claims = [
         { tenant: 'alpha', batchId: 'b1' },
@@ -260,14 +259,8 @@ describe('DynamoDbRateLimiter', () => {
     });
 
     it('sets the horizon where the tenant stands, and gives a cut token back to its holder', async () => {
-      const tableName = await emulators.createTable();
-      const limiter = new DynamoDbRateLimiter({
-        client: emulators.clients.documents,
-        tableName,
-        ratePerSecond: 5,
-        burst: 1,
-        shares: { tenants: {} },
-      });
+      const { tableName, all } = await limiters(1, { ratePerSecond: 5, burst: 1, shares: { tenants: {} } });
+      const limiter = all[0]!;
       const bucket = keyFingerprint('sk-stand');
       const seen: string[] = [];
       const horizonFor = (standing: 'ahead' | 'even' | 'behind') => {
@@ -306,19 +299,12 @@ describe('DynamoDbRateLimiter', () => {
      * takes a new one. Returns each job's spent token, and each token the lane handed out.
      */
     async function firstSeconds() {
-      const tableName = await emulators.createTable();
-      const workers = Array.from(
-        { length: 2 },
-        () =>
-          new DynamoDbRateLimiter({
-            client: emulators.clients.documents,
-            tableName,
-            ratePerSecond: 5,
-            burst: 1,
-            maxContention: 50,
-            shares: { tenants: { alpha: 5, beta: 3, gamma: 2 } },
-          }),
-      );
+      const { all: workers } = await limiters(2, {
+        ratePerSecond: 5,
+        burst: 1,
+        maxContention: 50,
+        shares: { tenants: { alpha: 5, beta: 3, gamma: 2 } },
+      });
       const bucket = keyFingerprint('sk-first');
       let seed = 7;
       const random = () => {
