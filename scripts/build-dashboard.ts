@@ -6,7 +6,7 @@
  * The folder holds index.html, ui/ (the script bundled from dashboard/src with Preact, its source map,
  * the style) and ui/config.json naming the
  * API, with every page on: jobs, a job's timeline, batches, schedules and webhook deliveries. The API
- * must accept the people's JWTs and allow the page's origin with CORS (docs/guides/dashboard.md, docs/guides/deploy.md).
+ * must accept the people's JWTs and allow the page's origin with CORS (docs/guides/dashboard.md, docs/guides/deploy-access.md).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -69,7 +69,7 @@ Writes the dashboard as static files for any static host, pointed at the AWS job
   -h, --help    this text
 Every page is on (jobs, timelines, batches, schedules, webhooks). The API must accept the people's
 JWTs and allow the page's origin with CORS (api.dashboardOrigins): docs/guides/dashboard.md
-and docs/guides/deploy.md.
+and docs/guides/deploy-access.md.
 `;
 
 if (process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.filename ?? '')) {
