@@ -188,6 +188,12 @@ export function describeJob(job: Job, workflows: WorkflowRegistry, report?: stri
     }${u.taskCost !== undefined ? `, platform task_cost ${u.taskCost} s` : ''}`,
     `messages  ${job.messages ?? 0} sent to move the job on`,
   );
+  if ((job.recreatedTasks ?? 0) > 0) {
+    const n = job.recreatedTasks!;
+    lines.push(
+      `recreated ${n} upstream task${n === 1 ? '' : 's'} the platform no longer knew ("task not found"), from the step that created ${n === 1 ? 'it' : 'them'}: a paid repeat, counted in its repeated creates`,
+    );
+  }
   if (job.lastError) {
     const e = job.lastError;
     const where = [

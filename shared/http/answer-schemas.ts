@@ -126,6 +126,13 @@ export const jobViewSchema = z
       .describe('the people notified of the selection awaited (reviewers config)'),
     attempts: z.number().int(),
     polls: z.number().int(),
+    recreatedTasks: z
+      .number()
+      .int()
+      .optional()
+      .describe(
+        'upstream tasks this run created again because the platform no longer knew them ("task not found"): each a paid repeat, counted in usage.duplicateCreates',
+      ),
     lastError: jobErrorSchema.optional(),
     usage: usageSchema,
     outputs: z.array(z.string()),

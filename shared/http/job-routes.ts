@@ -89,6 +89,7 @@ export function jobView(job: Job): JobView {
     },
     attempts: job.attempts,
     polls: job.polls,
+    ...(job.recreatedTasks ? { recreatedTasks: job.recreatedTasks } : {}),
     lastError: job.lastError && { ...job.lastError, at: iso(job.lastError.at)! },
     usage: job.usage,
     outputs: job.outputs,

@@ -684,6 +684,8 @@ export interface components {
             };
             attempts: number;
             polls: number;
+            /** @description upstream tasks this run created again because the platform no longer knew them ("task not found"): each a paid repeat, counted in usage.duplicateCreates */
+            recreatedTasks?: number;
             lastError?: {
                 step: string;
                 operationId?: string;

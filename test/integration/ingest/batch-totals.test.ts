@@ -5,23 +5,32 @@
 // the same write as to the job (runner.ts recordLateUsage), whether admission counted the job before.
 // A bulk redrive from the start (POST /jobs/bulk, opflow bulk redrive --from-start: runBulk) of a
 // finished batch's failed item runs it again from its first step, and the batch follows it.
+// A task the platform forgets mid-poll ("task ... not found") is created again from the step that
+// created it, by the real runner on the real store: counted as a paid repeat, named by `opflow
+// status` and the job API's view, and nothing else is called again.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AwsEmulators } from '../../../scripts/emulators/aws-emulators';
+import { describeJob } from '../../../shared/cli/format';
+import { submitJob } from '../../../shared/engine';
 import type { BatchSource } from '../../../shared/engine/batch-store';
 import type { EngineDeps } from '../../../shared/engine/deps';
 import { cancelJob } from '../../../shared/engine/job-commands';
+import { isTerminal } from '../../../shared/engine/job-record';
 import { retryJob } from '../../../shared/engine/retry';
 import { runStep } from '../../../shared/engine/runner';
+import { jobView } from '../../../shared/http/job-routes';
 import { admitBatch } from '../../../shared/ingest/admission';
 import { currentViewOf } from '../../../shared/ingest/batch-view';
 import { ingest, openBatch } from '../../../shared/ingest/ingest';
 import { localIngestSource } from '../../../shared/ingest/local-source';
 import { previewBulk, runBulk } from '../../../shared/runtime/bulk';
 import { bulkRequestSchema } from '../../../shared/runtime/bulk-request';
-import { ScriptedClient } from '../../support/scripted-client';
+import { FakeClock } from '../../support/memory-ports';
+import { ScriptedClient, upstreamError } from '../../support/scripted-client';
+import { demo } from '../../unit/engine/fixtures';
 import { awsWorld, type IngestWorld, localWorld, startAwsEmulators } from './backends';
 
 let emulators: AwsEmulators | undefined;
@@ -251,5 +260,75 @@ describe.each(backends)('batch totals (%s)', (backend, makeWorld) => {
     const finished = (await admitBatch(world.deps, batchId))!.batch;
     expect(finished).toMatchObject({ status: 'FINISHED', settled: { succeeded: 2, failed: 0 } });
     expect(await view()).toMatchObject({ totals: { succeeded: 2, failed: 0 }, failures: 0 });
+  }, 120_000);
+
+  it('create again a task the platform forgot mid-poll, from its creating step, counted as a paid repeat', async () => {
+    // The upstream hands out task-1, task-2, ...; it forgets task-1 at its second poll.
+    let created = 0;
+    const polls = new Map<string, number>();
+    const client = new ScriptedClient((op, body) => {
+      const taskId = String((body as { task_id?: unknown }).task_id);
+      switch (op) {
+        case 'ai33-1Step1V3':
+          return { task_id: `task-${++created}` };
+        case 'ai33-2Step2V3': {
+          const n = (polls.get(taskId) ?? 0) + 1;
+          polls.set(taskId, n);
+          if (taskId === 'task-1' && n === 2)
+            throw upstreamError('not-found', { code: 67200101, httpStatus: 404, operationId: op });
+          return n === 1 ? { status: 'RUNNING' } : { status: 'SUCCEED', recommend: ['alpha', 'beta'] };
+        }
+        case 'ai33-3Step3SubmitV3':
+          return { task_id: taskId };
+        case 'fetch':
+          return '%PDF-1.4 demo';
+        default:
+          throw new Error(`unexpected ${op}`);
+      }
+    });
+    const clock = new FakeClock(Date.now());
+    const deps: EngineDeps = {
+      ...(world.deps.engine as EngineDeps),
+      client,
+      clock,
+      random: () => 0.5,
+      workflows: new Map([[demo.name, demo]]),
+      keys: { getKey: async () => 'sk-test-key', refresh: async () => 'sk-test-key' },
+    };
+    const { job } = await submitJob(deps, { workflow: 'demo', input: { issue: 'a hinge that locks' } });
+    // Each message the queue would deliver, at its time, on the store's record.
+    for (let steps = 0; ; steps++) {
+      const now = (await deps.store.get(job.id))!;
+      if (isTerminal(now.status)) break;
+      expect(steps).toBeLessThan(20);
+      clock.current = Math.max(clock.current, now.nextRunAt);
+      await runStep(deps, { jobId: job.id, version: now.version });
+    }
+    const done = (await deps.store.get(job.id))!;
+    expect(done).toMatchObject({
+      status: 'SUCCEEDED',
+      recreatedTasks: 1,
+      usage: { duplicateCreates: 1, calls: client.calls.length },
+    });
+    // Created twice; the forgotten task polled twice, the new one to its end; the rest once, on task-2.
+    expect(client.calls.map((call) => call.operationId)).toEqual([
+      'ai33-1Step1V3',
+      'ai33-2Step2V3',
+      'ai33-2Step2V3',
+      'ai33-1Step1V3',
+      'ai33-2Step2V3',
+      'ai33-2Step2V3',
+      'ai33-3Step3SubmitV3',
+      'fetch',
+    ]);
+    expect(client.calls.find((call) => call.operationId === 'ai33-3Step3SubmitV3')?.body).toMatchObject({
+      task_id: 'task-2',
+    });
+    const status = describeJob(done, deps.workflows);
+    expect(status).toContain('1 repeated creates');
+    expect(status).toContain(
+      'recreated 1 upstream task the platform no longer knew ("task not found"), from the step that created it: a paid repeat',
+    );
+    expect(jobView(done)).toMatchObject({ recreatedTasks: 1, usage: { duplicateCreates: 1 } });
   }, 120_000);
 });
