@@ -4,7 +4,8 @@
  * to a heading of a Markdown page (`guide.md#a-heading`, or `#a-heading` on the same page) names a
  * heading that page has, spelt as GitHub spells its anchors. Links inside code blocks and code
  * spans are not links, and web addresses are not followed. The docs index (docs/README.md) lists
- * every guide and concept page.
+ * every guide and concept page and every npm script; and every document the code names (`see
+ * docs/guides/x.md`, in a comment, an error or a help text) exists.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -138,5 +139,39 @@ describe('the links of the documents', () => {
     );
     const pages = documents.filter((doc) => /^docs\/(guides|concepts)\/[^/]+\.md$/.test(doc));
     expect(pages.filter((page) => !listed.has(page))).toEqual([]);
+  });
+});
+
+describe('what the documents name', () => {
+  it('names every npm script in the docs index', () => {
+    const index = readFileSync(resolve(root, 'docs/README.md'), 'utf8');
+    const scripts = Object.keys(
+      (JSON.parse(readFileSync(resolve(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> })
+        .scripts,
+    );
+    expect(scripts).toContain('aws-local');
+    const named = (script: string) =>
+      script === 'prepare'
+        ? index.includes('`prepare`')
+        : index.includes(`\`npm run ${script}`) || (script === 'test' && index.includes('`npm test`'));
+    expect(scripts.filter((script) => !named(script))).toEqual([]);
+  });
+
+  it('has every document the code names', () => {
+    const code = tracked('*.ts', '*.tsx', '*.mjs', '*.js').filter(
+      // Tests write the paths of their own fixtures (docs/a.md in a temporary folder): not documents.
+      (file) =>
+        !file.startsWith('dist/') &&
+        !file.startsWith('test/') &&
+        !file.startsWith('shared/openplatform/generated/'),
+    );
+    expect(code.length).toBeGreaterThan(300);
+    const missing = code.flatMap((file) =>
+      [...readFileSync(resolve(root, file), 'utf8').matchAll(/\b(?:docs|bench)\/[\w./-]*?\.md\b/g)]
+        .map((match) => match[0])
+        .filter((doc) => !existsSync(resolve(root, doc)))
+        .map((doc) => `${file}: ${doc}`),
+    );
+    expect(missing).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
-// The command table: every command has its help and its line in docs/guides/cli.md, every flag is
-// named in a guide, `--help` shows what the table says, handlers are refused values that do not
-// fit their description, and the files that build the program carry no casts.
+// The command table: every command has its help and its line in docs/guides/cli.md (and in the
+// README's table), every flag is named in a guide, `--help` shows what the table says, handlers
+// are refused values that do not fit their description, and the files that build the program
+// carry no casts.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -53,6 +54,19 @@ describe('the command table', () => {
     const missing = commands
       .map(({ path }) => `opflow ${path.join(' ')}`)
       .filter((line) => !page.includes(line));
+    expect(missing).toEqual([]);
+  });
+
+  it("names every command in the README's command table", () => {
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const firstColumns = readme
+      .split('\n')
+      .filter((line) => line.startsWith('| `'))
+      .map((line) => line.split('|')[1] ?? '')
+      .join(' ');
+    const missing = cliCommands
+      .map((entry) => entry.name)
+      .filter((name) => !firstColumns.includes(`\`${name}`));
     expect(missing).toEqual([]);
   });
 
