@@ -44,6 +44,7 @@ import {
 } from '../shared/engine';
 import { type LedgerEntry, PlatformCode, SANDBOX_API_KEY } from '../shared/sandbox';
 import { noveltyCheck, workflows } from '../shared/workflows';
+import { batchFigures, type Failures, failedText, failuresOf, meetsBatchGoals } from './throughput-report';
 import { benchPipeline, submitCheck, table, taskDuration } from './throughput-setup';
 import {
   type Family,
@@ -239,6 +240,8 @@ interface CaseResult {
   /** Median over the measured jobs of (finish - creation). */
   medianJobMs: number;
   timedOut: boolean;
+  /** The jobs that did not succeed, by why (throughput-report.ts): such a case is not a figure. */
+  failures?: Failures | undefined;
   /** With --detail: where the calls and the time went. */
   detail?: string | undefined;
   /** With `oneAtATime`: each measured job's figures, in order. */
@@ -367,6 +370,7 @@ async function runCase(spec: CaseSpec): Promise<CaseResult> {
       succeeded: jobs.filter((job) => job.status === 'SUCCEEDED').length,
       medianJobMs: spans[Math.floor(spans.length / 2)] ?? 0,
       timedOut,
+      failures: failuresOf(ids, jobs),
       detail,
       ...(spec.oneAtATime ? { perJob } : {}),
       longestCriticalMs,
@@ -568,9 +572,13 @@ function idleRow(r: CaseResult, jobs: number): string[] {
   };
   const sum = (values: number[]) => values.reduce((total, value) => total + value, 0);
   const critical = perJob.map((job) => job.criticalMs);
+  // A case whose jobs did not all succeed: failed, no ratio.
+  const failed = failedText(jobs, withSucceeded(r), r.timedOut);
+  if (failed !== undefined)
+    return [r.spec.label, failed, spread(critical.map((ms) => ms / 1000)), '-', '-', '-', '-'];
   return [
     r.spec.label,
-    `${r.succeeded}/${jobs}${r.timedOut ? ' (timed out)' : ''}`,
+    `${r.succeeded}/${jobs}`,
     spread(critical.map((ms) => ms / 1000)),
     spread(perJob.map((job) => job.jobMs / Math.max(1, job.criticalMs))),
     ratio(sum(perJob.map((job) => job.jobMs)), sum(critical)),
@@ -580,6 +588,18 @@ function idleRow(r: CaseResult, jobs: number): string[] {
 }
 
 const ratio = (a: number, b: number) => (b === 0 ? '-' : (a / b).toFixed(2));
+
+/**
+ * A case's failures; a result without them (its jobs short of `succeeded`) counts the missing jobs as
+ * `unfinished`, so no case short of its jobs reads as a figure.
+ */
+function withSucceeded(r: CaseResult): Failures {
+  const failures = { ...(r.failures ?? {}) };
+  const counted = Object.values(failures).reduce((sum, n) => sum + n, 0);
+  const missing = r.spec.jobs - r.succeeded - counted;
+  if (missing > 0) failures.unfinished = (failures.unfinished ?? 0) + missing;
+  return failures;
+}
 
 async function runAll(all: CaseSpec[], options: Options): Promise<CaseResult[]> {
   const filters = options.cases
@@ -621,6 +641,7 @@ const caseResultSchema = z.looseObject({
   succeeded: z.number(),
   medianJobMs: z.number(),
   timedOut: z.boolean(),
+  failures: z.record(z.string(), z.number()).optional(),
   detail: z.string().optional(),
   longestCriticalMs: z.number().optional(),
   perJob: z
@@ -758,16 +779,20 @@ async function main(): Promise<void> {
         `tasks 1-3 s skewed; bound = ${minCalls} calls / ${options.limit}/s = ${(boundMs / 1000).toFixed(0)} s`,
       table(
         ['case', 'ok', 'wall s', 'makespan/bound', 'calls', 'calls/min', 'throttled', 'thr %'],
-        results.map((r) => [
-          r.spec.label,
-          `${r.succeeded}/${r.spec.jobs}${r.timedOut ? ' (timed out)' : ''}`,
-          (r.wallMs / 1000).toFixed(1),
-          ratio(r.wallMs, boundMs),
-          String(r.calls),
-          ratio(r.calls, minCalls),
-          String(r.throttled),
-          `${((100 * r.throttled) / Math.max(1, r.calls)).toFixed(1)}%`,
-        ]),
+        results.map((r) => {
+          // A case whose jobs did not all succeed: failed, no ratio.
+          const failed = failedText(r.spec.jobs, withSucceeded(r), r.timedOut);
+          return [
+            r.spec.label,
+            failed ?? `${r.succeeded}/${r.spec.jobs}`,
+            (r.wallMs / 1000).toFixed(1),
+            failed ? '-' : ratio(r.wallMs, boundMs),
+            String(r.calls),
+            failed ? '-' : ratio(r.calls, minCalls),
+            String(r.throttled),
+            failed ? '-' : `${((100 * r.throttled) / Math.max(1, r.calls)).toFixed(1)}%`,
+          ];
+        }),
       ),
       ...(options.detail ? results.map((r) => r.detail ?? '') : []),
       '',
@@ -886,25 +911,16 @@ async function matrixSection(
   for (const cell of list) {
     const of = (engine: string) => results.find((r) => r.spec.label === `${cellName(cell)} ${engine}`);
     if (!matrixEngines.some((engine) => of(engine))) continue;
+    // A build whose jobs did not all succeed prints as failed, no ratio (throughput-report.ts).
     const figures = (r: CaseResult | undefined) => {
-      if (!r) return { text: '-', makespan: Number.NaN, calls: Number.NaN, throttled: Number.NaN };
+      if (!r) return { text: '-', ok: false, makespan: Number.NaN, calls: Number.NaN, throttled: Number.NaN };
       const boundMs = Math.max((minCalls / cell.qps) * 1000, r.longestCriticalMs ?? 0);
-      const makespan = r.wallMs / boundMs;
-      const calls = r.calls / minCalls;
-      const throttled = (100 * r.throttled) / Math.max(1, r.calls);
-      const failed = r.succeeded < r.spec.jobs ? ` ${r.spec.jobs - r.succeeded} failed` : '';
-      return {
-        text: `${makespan.toFixed(2)} ${calls.toFixed(2)} ${throttled.toFixed(1)}%${failed}${r.timedOut ? ' TIMEOUT' : ''}`,
-        makespan,
-        calls,
-        throttled,
-      };
+      return batchFigures({ ...r, jobs: r.spec.jobs, failures: withSucceeded(r) }, boundMs, minCalls);
     };
     const learned = figures(of('learned'));
     const r = of('learned') ?? of('oracle');
     const boundS = Math.max(minCalls / cell.qps, (r?.longestCriticalMs ?? 0) / 1000);
-    const meets =
-      learned.makespan <= 1.1 && learned.calls <= 1.05 && learned.throttled <= 2 && r?.succeeded === jobs;
+    const meets = meetsBatchGoals(learned);
     if (of('learned')) {
       measured++;
       if (meets) met++;
@@ -968,22 +984,25 @@ async function loneSection(options: Options, baseSeed: number): Promise<string[]
         ms: sum(perJob.map((job) => job.jobMs)),
       };
     };
+    // A build whose jobs did not all succeed prints as failed, no ratio, and misses the goals.
+    const failed = (r: CaseResult | undefined) => r && failedText(r.spec.jobs, withSucceeded(r), r.timedOut);
     const learned = pooled(of('learned'));
     const oracle = pooled(of('oracle'));
+    const anyFailed = loneEngines.some((engine) => failed(of(engine)) !== undefined);
     const vsOracle = learned.ms / oracle.ms;
     let verdict = '-';
     if (cell.family === 'uniform' || cell.family === 'lognormal')
-      verdict = learned.time <= 1.4 && learned.calls <= 1.3 ? 'yes' : 'NO';
-    else if (cell.family === 'pareto') verdict = vsOracle <= 1.15 ? 'yes' : 'NO';
+      verdict = !failed(of('learned')) && learned.time <= 1.4 && learned.calls <= 1.3 ? 'yes' : 'NO';
+    else if (cell.family === 'pareto') verdict = !anyFailed && vsOracle <= 1.15 ? 'yes' : 'NO';
     if (verdict !== '-' && of('learned')) verdicts.push(verdict);
     rows.push([
       cellName(cell),
       String(baseSeed + 500 + i),
       ...loneEngines.map((engine) => {
         const p = pooled(of(engine));
-        return `${p.time.toFixed(2)} ${p.calls.toFixed(2)}`;
+        return failed(of(engine)) ?? `${p.time.toFixed(2)} ${p.calls.toFixed(2)}`;
       }),
-      vsOracle.toFixed(2),
+      anyFailed ? '-' : vsOracle.toFixed(2),
       verdict,
     ]);
   });
