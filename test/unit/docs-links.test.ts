@@ -138,7 +138,10 @@ describe('the links of the documents', () => {
         .map((target) => relative(root, resolve(root, 'docs', target))),
     );
     const pages = documents.filter((doc) => /^docs\/(guides|concepts)\/[^/]+\.md$/.test(doc));
-    expect(pages.filter((page) => !listed.has(page))).toEqual([]);
+    expect(
+      pages.filter((page) => !listed.has(page)),
+      'add these pages to docs/README.md, under their topic',
+    ).toEqual([]);
   });
 });
 
@@ -154,7 +157,10 @@ describe('what the documents name', () => {
       script === 'prepare'
         ? index.includes('`prepare`')
         : index.includes(`\`npm run ${script}`) || (script === 'test' && index.includes('`npm test`'));
-    expect(scripts.filter((script) => !named(script))).toEqual([]);
+    expect(
+      scripts.filter((script) => !named(script)),
+      'add these npm scripts to the table of docs/README.md',
+    ).toEqual([]);
   });
 
   it('has every document the code names', () => {
@@ -172,6 +178,6 @@ describe('what the documents name', () => {
         .filter((doc) => !existsSync(resolve(root, doc)))
         .map((doc) => `${file}: ${doc}`),
     );
-    expect(missing).toEqual([]);
+    expect(missing, 'name a document that exists').toEqual([]);
   });
 });
