@@ -69,14 +69,24 @@ export function reviewPageUrl(publicUrl: string, token: string): string {
 /**
  * One pass over the jobs awaiting a selection (at most `limit`, 500 unless said). With `until` (a
  * time of `deps.clock`), it starts no job's notices after then, so a function that runs it within
- * its timeout stops in time; the jobs it did not reach are the next pass's.
+ * its timeout stops in time; the jobs it did not reach are the next pass's. With `jobIds`, over
+ * those jobs only.
  */
 export async function reviewPass(
   deps: ReviewPassDeps,
-  options: { limit?: number; until?: number | undefined } = {},
+  options: { limit?: number; until?: number | undefined; jobIds?: readonly string[] | undefined } = {},
 ): Promise<ReviewPassResult> {
   const result: ReviewPassResult = { rounds: 0, failedDeliveries: 0, timedOut: 0, outOfTime: false };
   if (deps.config.rules.length === 0) return result;
+  if (options.jobIds) {
+    // These jobs only (a first approval given from the CLI): the same claims, so a pass of
+    // `opflow serve` that meets them too sends nothing twice.
+    for (const id of options.jobIds) {
+      const job = await deps.store.get(id);
+      if (job?.status === 'AWAITING_INPUT') await reviewJob(deps, job, result);
+    }
+    return result;
+  }
   let cursor: string | undefined;
   let seen = 0;
   const limit = options.limit ?? 500;

@@ -4,8 +4,10 @@
  * (a terminal prompt, `y` on standard input, or `--yes`), then acts on that same set: a set that
  * changed since it was counted is refused, a job changed meanwhile is skipped and named.
  */
+
 import { createInterface } from 'node:readline/promises';
 import { maxDeadlineMs } from '../../engine/job-commands';
+import type { Job } from '../../engine/job-record';
 import { failureKinds, jobStatuses } from '../../engine/job-record';
 import {
   type BulkOutcome,
@@ -165,11 +167,17 @@ export async function bulkCommand(
   const backend = await openBackend(ctx, options, 'records');
   try {
     // Answers follow the reviewers' rules of the config file (a second approver), as from a link.
-    if (request.action === 'answer')
-      backend.deps.reviewApprovals ??= await (await import('../review-approvals')).cliReviewApprovals(
-        ctx,
-        undefined,
-      );
+    const reviewers = request.action === 'answer' ? await import('../review-approvals') : undefined;
+    // The jobs whose answer was kept as a first approval: their second approver is called at once.
+    const approved: Job[] = [];
+    if (reviewers) {
+      backend.deps.reviewApprovals ??= await reviewers.cliReviewApprovals(ctx, undefined);
+      const told = backend.deps.onJobChange;
+      backend.deps.onJobChange = (job) => {
+        told?.(job);
+        approved.push(...reviewers.firstApprovals([job]));
+      };
+    }
     const preview = await previewBulk(backend.deps, request);
     if (!options.json || options.dryRun) {
       if (options.json) writeJson(ctx.io, preview);
@@ -192,6 +200,7 @@ export async function bulkCommand(
         );
       throw error;
     }
+    if (reviewers) await reviewers.callSecondApprovers(ctx, backend.deps, undefined, approved);
     if (options.json) writeJson(ctx.io, { preview, outcome });
     else ctx.io.stdout.write(`${describeOutcome(outcome)}\n`);
     return outcome.skipped > 0 ? ExitCode.jobFailed : ExitCode.ok;

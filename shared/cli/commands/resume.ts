@@ -135,7 +135,7 @@ async function focusOn(
   if (selected) {
     const by = answererName(options, ctx.io.env);
     // The reviewers' rules hold here as from a link: a second approver where a rule asks for one.
-    const { cliReviewApprovals } = await import('../review-approvals');
+    const { callSecondApprovers, cliReviewApprovals } = await import('../review-approvals');
     backend.deps.reviewApprovals ??= await cliReviewApprovals(ctx, options.config);
     const answered = await answerSelection(backend.deps, jobId, selected, { via: 'cli', by });
     const kept = openConfirmations(answered).find((answer) => answer.version === answered.version);
@@ -143,7 +143,9 @@ async function focusOn(
       ctx.io.stderr.write(
         `opflow: ${kept.by}'s approval of ${kept.options.join(',')} is recorded; a second person must confirm it (opflow resume ${jobId} --select ${kept.options.join(',')} --as <name>)\n`,
       );
-    return { job: answered };
+    // The second approver is called now, as opflow serve does for an approval given through it.
+    if (kept) await callSecondApprovers(ctx, backend.deps, options.config, [answered]);
+    return { job: (kept && (await backend.deps.store.get(jobId))) || answered };
   }
   if (focus.status === 'AWAITING_INPUT') {
     if (options.json) {

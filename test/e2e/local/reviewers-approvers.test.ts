@@ -3,12 +3,20 @@
 // pass has looked at it (no notice sent, no review recorded). The rule's `approvers: 2` holds all
 // the same: an answer through the API without a name is refused, the first person's is kept as a
 // first approval (and the second approver is called at once, naming alice and her choice), the
-// same person again is refused, and a second person's applies it.
+// same person again is refused, and a second person's applies it. A first approval from the CLI
+// (`opflow resume --select`, `opflow bulk answer`) calls for the second approver at once too: the
+// command runs the reviewers' pass for that job (links to OPFLOW_PUBLIC_URL), and serve's pass
+// meeting the job after it sends nothing twice.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLocalBackend } from '../../../shared/backends/local';
 import type { JobView } from '../../../shared/http/answer-schemas';
+import { reviewersConfigSchema } from '../../../shared/reviewers/review-config';
+import { reviewPass } from '../../../shared/reviewers/review-pass';
+import { envReviewerSecrets } from '../../../shared/reviewers/reviewer-secrets';
+import { workflows } from '../../../shared/workflows';
 import { type Receiver, startSignedReceiver, type VerifiedNotice } from '../../support/reviewer-receivers';
 import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
 import { killRunningOpflows, runOpflow } from './opflow-process';
@@ -17,6 +25,11 @@ import { childEnv, startServe } from './serve-process';
 const disclosure =
   'A folding bicycle helmet made of hinged shell segments that lock into a rigid dome with a magnetic latch, so the helmet folds flat for storage and meets impact standards when open.';
 const hookSecret = `whsec_${Buffer.from('generic-webhook-secret-of-the-approvers').toString('base64')}`;
+const reviewersSection = {
+  checkEverySeconds: 3600,
+  channels: { hook: { type: 'webhook' } },
+  rules: [{ name: 'pair', notify: ['hook'], approvers: 2 }],
+};
 
 describe('reviewers: two approvers before the first notice (opflow serve)', {
   timeout: REAL_PROCESS_TIMEOUT_MS,
@@ -49,16 +62,7 @@ describe('reviewers: two approvers before the first notice (opflow serve)', {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'opflow-e2e-approvers-'));
     hook = await startSignedReceiver(hookSecret);
-    writeFileSync(
-      join(dir, 'opflow.config.json'),
-      JSON.stringify({
-        reviewers: {
-          checkEverySeconds: 3600,
-          channels: { hook: { type: 'webhook' } },
-          rules: [{ name: 'pair', notify: ['hook'], approvers: 2 }],
-        },
-      }),
-    );
+    writeFileSync(join(dir, 'opflow.config.json'), JSON.stringify({ reviewers: reviewersSection }));
     env = childEnv({
       OPFLOW_SANDBOX_SPEED: '300',
       OPFLOW_DB: join(dir, 'state', 'jobs.db'),
@@ -121,13 +125,40 @@ describe('reviewers: two approvers before the first notice (opflow serve)', {
     const parked = await waitFor(created.json.job.id, 'AWAITING_INPUT');
     const chosen = parked.pending!.options[0]!.id;
     const resume = (...args: string[]) =>
-      runOpflow(['resume', parked.id, '--select', chosen, '--no-wait', ...args], { env, cwd: dir });
+      runOpflow(['resume', parked.id, '--select', chosen, '--no-wait', ...args], {
+        env: { ...env, OPFLOW_PUBLIC_URL: url },
+        cwd: dir,
+      });
+    const sentBefore = hook.taken.length;
     const first = await resume('--as', 'carol');
     // Exit 3: the job still waits for a selection (the second approval).
     expect(first.code, first.stderr).toBe(3);
     expect(first.stderr).toContain(
       `carol's approval of ${chosen} is recorded; a second person must confirm it`,
     );
+    // The CLI called the second approver itself (serve's pass runs hourly), linking to serve's page.
+    const called = hook.taken.slice(sentBefore);
+    expect(called.map((notice) => [notice.payload.job.id, notice.payload.firstApproval])).toEqual([
+      [parked.id, { by: 'carol', options: [chosen] }],
+    ]);
+    expect(called[0]!.payload.link.url.startsWith(`${url}/review/`)).toBe(true);
+    // Another pass (serve's, here run on the same database) finds that round sent: nothing twice.
+    const local = createLocalBackend({ dbPath: join(dir, 'state', 'jobs.db'), outDir: join(dir, 'reports') });
+    try {
+      const again = await reviewPass({
+        ...local,
+        clock: { now: () => Date.now() },
+        workflows,
+        config: reviewersConfigSchema.parse(reviewersSection),
+        secrets: envReviewerSecrets(env),
+        publicUrl: url,
+        policy: { allowHosts: [hook.host] },
+      });
+      expect(again.rounds).toBe(0);
+    } finally {
+      local.close();
+    }
+    expect(hook.taken.length).toBe(sentBefore + 1);
     expect((await jobOf(parked.id)).status).toBe('AWAITING_INPUT');
     const again = await resume('--by', 'Carol');
     expect(again.code).not.toBe(0);
@@ -160,11 +191,16 @@ describe('reviewers: two approvers before the first notice (opflow serve)', {
     });
     const parked = await waitFor(created.json.job.id, 'AWAITING_INPUT');
     const chosen = parked.pending!.options[0]!.id;
+    const sentBefore = hook.taken.length;
     const bulk = await runOpflow(
       ['bulk', 'answer', '--label', 'bulk-approvers', '--select', chosen, '--by', 'erin', '--yes'],
-      { env, cwd: dir },
+      { env: { ...env, OPFLOW_PUBLIC_URL: url }, cwd: dir },
     );
     expect(bulk.code, bulk.stderr).toBe(0);
+    // Its second approver is called by the command itself.
+    expect(
+      hook.taken.slice(sentBefore).map((notice) => [notice.payload.job.id, notice.payload.firstApproval]),
+    ).toEqual([[parked.id, { by: 'erin', options: [chosen] }]]);
     const after = await jobOf(parked.id);
     expect(after.status).toBe('AWAITING_INPUT');
     expect(after.answers?.map((a) => [a.by, a.via, a.applied])).toEqual([['erin', 'bulk', false]]);

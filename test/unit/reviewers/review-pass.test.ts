@@ -4,50 +4,92 @@ import { describe, expect, it } from 'vitest';
 import { describeReview } from '../../../shared/cli/review-format';
 import { submitJob } from '../../../shared/engine';
 import { answerSelection } from '../../../shared/engine/job-commands';
+import type { Job } from '../../../shared/engine/job-record';
 import { jobView } from '../../../shared/http/job-routes';
 import { reviewersConfigSchema } from '../../../shared/reviewers/review-config';
 import { reviewPass } from '../../../shared/reviewers/review-pass';
 import { envReviewerSecrets } from '../../../shared/reviewers/reviewer-secrets';
 import { drive } from '../../support/memory-ports';
-import { harness } from '../engine/fixtures';
+import { type Harness, harness } from '../engine/fixtures';
+
+const linkSecret = 'a-link-secret-of-at-least-24-bytes';
+
+interface ReceiverWorld {
+  port: number;
+  /** `127.0.0.1:<port>`, for channel URLs and the callback allow-list. */
+  host: string;
+  /** The bodies the receiver took, in order. */
+  bodies: string[];
+  /** A manual-selection demo job, driven to its wait. */
+  job: Job;
+  h: Harness;
+  /** The pass's dependencies: `config` (the reviewers section) and the secrets' variables (the link key added). */
+  passDeps(config: unknown, env: Record<string, string>): Parameters<typeof reviewPass>[0];
+}
+
+/**
+ * A receiver on 127.0.0.1 that keeps every body and answers `answer`'s status and text (200 by
+ * default), a harness and a manual-selection job waiting for its answer; the receiver is closed after.
+ */
+async function withReceiver(
+  run: (world: ReceiverWorld) => Promise<void>,
+  answer: (url: string, body: string) => [number, string] = () => [200, ''],
+): Promise<void> {
+  const bodies: string[] = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => {
+      body += c.toString();
+    });
+    req.on('end', () => {
+      bodies.push(body);
+      const [status, text] = answer(req.url ?? '', body);
+      res.writeHead(status, { 'content-type': 'text/plain' }).end(text);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  const host = `127.0.0.1:${port}`;
+  try {
+    const h = harness();
+    const { job } = await submitJob(h.deps, {
+      workflow: 'demo',
+      input: { issue: 'x' },
+      selection: { mode: 'manual' },
+    });
+    await drive(h.deps, h.queue, h.clock);
+    await run({
+      port,
+      host,
+      bodies,
+      job,
+      h,
+      passDeps: (config, env) => ({
+        ...h.deps,
+        config: reviewersConfigSchema.parse(config),
+        secrets: envReviewerSecrets({ OPFLOW_REVIEW_LINK_SECRET: linkSecret, ...env }),
+        publicUrl: 'http://opflow.test',
+        policy: { allowHosts: [host] },
+      }),
+    });
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
+}
+
+const slackText = (body: string) =>
+  (JSON.parse(body) as { blocks: { text?: { text: string } }[] }).blocks
+    .map((block) => block.text?.text ?? '')
+    .join('\n');
 
 describe('the reviewers pass', () => {
-  it('sends one round per job to a channel and records it; a second pass sends nothing more', async () => {
-    const bodies: string[] = [];
-    const server = createServer((req, res) => {
-      let body = '';
-      req.on('data', (c: Buffer) => {
-        body += c.toString();
-      });
-      req.on('end', () => {
-        bodies.push(body);
-        res.writeHead(200).end();
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const port = (server.address() as AddressInfo).port;
-    try {
-      const h = harness();
-      const { job } = await submitJob(h.deps, {
-        workflow: 'demo',
-        input: { issue: 'x' },
-        selection: { mode: 'manual' },
-      });
-      await drive(h.deps, h.queue, h.clock);
-      const config = reviewersConfigSchema.parse({
-        channels: { slack: { type: 'slack' } },
-        rules: [{ name: 'all', notify: ['slack'] }],
-      });
-      const deps = {
-        ...h.deps,
-        config,
-        secrets: envReviewerSecrets({
-          OPFLOW_REVIEW_LINK_SECRET: 'a-link-secret-of-at-least-24-bytes',
-          OPFLOW_REVIEW_SLACK_URL: `http://127.0.0.1:${port}/hook`,
-        }),
-        publicUrl: 'http://opflow.test',
-        policy: { allowHosts: [`127.0.0.1:${port}`] },
-      };
+  it('sends one round per job to a channel and records it; a second pass sends nothing more', () =>
+    withReceiver(async ({ port, bodies, job, h, passDeps }) => {
+      const deps = passDeps(
+        { channels: { slack: { type: 'slack' } }, rules: [{ name: 'all', notify: ['slack'] }] },
+        { OPFLOW_REVIEW_SLACK_URL: `http://127.0.0.1:${port}/hook` },
+      );
       // A pass whose time budget is already spent looks at nothing, and says so.
       expect(await reviewPass(deps, { until: h.clock.now() })).toEqual({
         rounds: 0,
@@ -70,51 +112,18 @@ describe('the reviewers pass', () => {
       expect(stored.review?.rounds[0]?.deliveries).toMatchObject([
         { channel: 'slack', state: 'sent', attempts: 1 },
       ]);
-    } finally {
-      server.close();
-    }
-  });
+    }));
 
-  it('calls for the second approver as soon as a first one confirmed, naming who chose what; the reminders keep their times', async () => {
-    const texts: string[] = [];
-    const server = createServer((req, res) => {
-      let body = '';
-      req.on('data', (c: Buffer) => {
-        body += c.toString();
-      });
-      req.on('end', () => {
-        texts.push(
-          (JSON.parse(body) as { text: string; blocks: { text?: { text: string } }[] }).blocks
-            .map((block) => block.text?.text ?? '')
-            .join('\n'),
-        );
-        res.writeHead(200).end();
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const host = `127.0.0.1:${(server.address() as AddressInfo).port}`;
-    try {
-      const h = harness();
-      const { job } = await submitJob(h.deps, {
-        workflow: 'demo',
-        input: { issue: 'x' },
-        selection: { mode: 'manual' },
-      });
-      await drive(h.deps, h.queue, h.clock);
-      const config = reviewersConfigSchema.parse({
-        channels: { room: { type: 'slack' } },
-        rules: [{ name: 'pair', notify: ['room'], approvers: 2, remind: { every: '1h', times: 1 } }],
-      });
-      const deps = {
-        ...h.deps,
-        config,
-        secrets: envReviewerSecrets({
-          OPFLOW_REVIEW_LINK_SECRET: 'a-link-secret-of-at-least-24-bytes',
-          OPFLOW_REVIEW_ROOM_URL: `http://${host}/hook`,
-        }),
-        publicUrl: 'http://opflow.test',
-        policy: { allowHosts: [host] },
-      };
+  it('calls for the second approver as soon as a first one confirmed, naming who chose what; the reminders keep their times', () =>
+    withReceiver(async ({ host, bodies, job, h, passDeps }) => {
+      const deps = passDeps(
+        {
+          channels: { room: { type: 'slack' } },
+          rules: [{ name: 'pair', notify: ['room'], approvers: 2, remind: { every: '1h', times: 1 } }],
+        },
+        { OPFLOW_REVIEW_ROOM_URL: `http://${host}/hook` },
+      );
+      const texts = () => bodies.map(slackText);
       const roundsSent = async () => (await reviewPass(deps)).rounds;
       expect(await roundsSent()).toBe(1);
       const firstNoticeAt = h.clock.now();
@@ -126,10 +135,10 @@ describe('the reviewers pass', () => {
       await answerSelection(h.deps, job.id, chosen, { via: 'cli', by: 'alice' });
       expect(await roundsSent()).toBe(1);
       expect(await roundsSent()).toBe(0); // announced once
-      expect(texts).toHaveLength(2);
-      expect(texts[1]).toContain('alice approved; your confirmation is wanted');
-      expect(texts[1]).toContain(`alice chose ${chosen[0]}; a second person must confirm.`);
-      expect(texts[0]).not.toContain('alice');
+      expect(texts()).toHaveLength(2);
+      expect(texts()[1]).toContain('alice approved; your confirmation is wanted');
+      expect(texts()[1]).toContain(`alice chose ${chosen[0]}; a second person must confirm.`);
+      expect(texts()[0]).not.toContain('alice');
       const afterCall = (await h.store.get(job.id))!.review!;
       expect(afterCall.rounds.map((r) => [r.round, r.kind, r.deliveries[0]?.state])).toEqual([
         [1, undefined, 'sent'],
@@ -139,94 +148,95 @@ describe('the reviewers pass', () => {
       // The one reminder still comes at its time, saying who approved; then no more.
       h.clock.advance(50 * 60_000);
       expect(await roundsSent()).toBe(1);
-      expect(texts[2]).toContain('Reminder: ');
-      expect(texts[2]).toContain(`alice chose ${chosen[0]}`);
+      expect(texts()[2]).toContain('Reminder: ');
+      expect(texts()[2]).toContain(`alice chose ${chosen[0]}`);
       expect((await h.store.get(job.id))!.review!.nextNoticeAt).toBeUndefined();
       h.clock.advance(3 * 3_600_000);
       expect(await roundsSent()).toBe(0);
-      expect(texts).toHaveLength(3);
-    } finally {
-      server.close();
-    }
-  });
+      expect(texts()).toHaveLength(3);
+    }));
+
+  it("a pass over one job (the CLI's, after a first approval) calls the second approver; serve's pass after it sends nothing twice", () =>
+    withReceiver(async ({ host, bodies, job, h, passDeps }) => {
+      const deps = passDeps(
+        { channels: { room: { type: 'slack' } }, rules: [{ name: 'pair', notify: ['room'], approvers: 2 }] },
+        { OPFLOW_REVIEW_ROOM_URL: `http://${host}/hook` },
+      );
+      const parked = (await h.store.get(job.id))!;
+      const chosen = [parked.pending!.options[0]!.id];
+      // Answered before any pass looked at the job (no notice yet): a first approval.
+      h.deps.reviewApprovals = () => 2;
+      await answerSelection(h.deps, job.id, chosen, { via: 'cli', by: 'alice' });
+      // An unknown id is passed over; the job's first round says who approved.
+      expect(await reviewPass(deps, { jobIds: ['job_unknown', job.id] })).toMatchObject({ rounds: 1 });
+      expect(bodies.map(slackText)).toEqual([expect.stringContaining(`alice chose ${chosen[0]}`)]);
+      // Two passes more, as serve's and a second command's: the round is recorded, nothing is sent.
+      expect(await reviewPass(deps)).toMatchObject({ rounds: 0 });
+      expect(await reviewPass(deps, { jobIds: [job.id] })).toMatchObject({ rounds: 0 });
+      expect(bodies).toHaveLength(1);
+    }));
 
   it('keeps channel URLs, the SMTP password and link tokens out of the log, the job record (opflow status, --json) and the API view when deliveries fail', async () => {
-    // A receiver that answers 500 with the request's own body (the link in it) and its URL echoed back.
-    const echo = createServer((req, res) => {
-      let body = '';
-      req.on('data', (c: Buffer) => {
-        body += c.toString();
-      });
-      req.on('end', () => res.writeHead(500, { 'content-type': 'text/plain' }).end(`${req.url}\n${body}`));
-    });
-    await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
+    // An SMTP address nobody listens on.
     const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const closedPort = (closed.address() as AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
-    const host = `127.0.0.1:${(echo.address() as AddressInfo).port}`;
-    try {
-      const h = harness();
-      const { job } = await submitJob(h.deps, {
-        workflow: 'demo',
-        input: { issue: 'x' },
-        selection: { mode: 'manual' },
-      });
-      await drive(h.deps, h.queue, h.clock);
-      const logged: string[] = [];
-      const log = (level: string) => (message: string, fields?: Record<string, unknown>) =>
-        logged.push(`${level} ${message} ${JSON.stringify(fields ?? {})}`);
-      const secrets = {
-        slackPath: 'slack-url-secret-path',
-        hookQuery: 'hook-url-secret-query',
-        hookSigning: 'hook-signing-secret-value-0123456789',
-        smtpPassword: 'smtp-password-secret',
-        linkKey: 'a-link-secret-of-at-least-24-bytes',
-      };
-      const deps = {
-        ...h.deps,
-        log: { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') },
-        config: reviewersConfigSchema.parse({
-          channels: {
-            room: { type: 'slack' },
-            hook: { type: 'webhook' },
-            mail: { type: 'email', to: ['alice@example.com'] },
-          },
-          rules: [{ name: 'all', notify: ['room', 'hook', 'mail'] }],
-        }),
-        secrets: envReviewerSecrets({
-          OPFLOW_REVIEW_LINK_SECRET: secrets.linkKey,
-          OPFLOW_REVIEW_ROOM_URL: `http://${host}/services/${secrets.slackPath}`,
-          OPFLOW_REVIEW_HOOK_URL: `http://${host}/hook?sig=${secrets.hookQuery}`,
-          OPFLOW_REVIEW_HOOK_SECRET: `whsec_${Buffer.from(secrets.hookSigning).toString('base64')}`,
-          OPFLOW_SMTP_URL: `smtp://opflow:${secrets.smtpPassword}@127.0.0.1:${closedPort}`,
-        }),
-        publicUrl: 'http://opflow.test',
-        policy: { allowHosts: [host] },
-      };
-      expect(await reviewPass(deps)).toMatchObject({ rounds: 1, failedDeliveries: 3 });
-      const stored = (await h.store.get(job.id))!;
-      expect(stored.review!.rounds[0]!.deliveries.map((d) => [d.channel, d.state])).toEqual(
-        expect.arrayContaining([
-          ['room', 'failed'],
-          ['hook', 'failed'],
-          ['mail', 'failed'],
-        ]),
-      );
-      const shown = [
-        logged.join('\n'),
-        JSON.stringify(stored), // what `opflow status --json` prints
-        describeReview(stored).join('\n'), // what `opflow status` prints about the review
-        JSON.stringify(jobView(stored)),
-      ];
-      expect(logged.join('\n')).toContain('a notice was not delivered');
-      for (const text of shown) {
-        for (const secret of Object.values(secrets)) expect(text).not.toContain(secret);
-        expect(text).not.toContain(Buffer.from(secrets.hookSigning).toString('base64'));
-        expect(text).not.toMatch(/\/review\/[\w.-]{20,}/);
-      }
-    } finally {
-      echo.close();
-    }
+    // A receiver that answers 500 with the request's own body (the link in it) and its URL echoed back.
+    await withReceiver(
+      async ({ host, job, h, passDeps }) => {
+        const logged: string[] = [];
+        const log = (level: string) => (message: string, fields?: Record<string, unknown>) =>
+          logged.push(`${level} ${message} ${JSON.stringify(fields ?? {})}`);
+        const secrets = {
+          slackPath: 'slack-url-secret-path',
+          hookQuery: 'hook-url-secret-query',
+          hookSigning: 'hook-signing-secret-value-0123456789',
+          smtpPassword: 'smtp-password-secret',
+          linkKey: linkSecret,
+        };
+        const deps = {
+          ...passDeps(
+            {
+              channels: {
+                room: { type: 'slack' },
+                hook: { type: 'webhook' },
+                mail: { type: 'email', to: ['alice@example.com'] },
+              },
+              rules: [{ name: 'all', notify: ['room', 'hook', 'mail'] }],
+            },
+            {
+              OPFLOW_REVIEW_ROOM_URL: `http://${host}/services/${secrets.slackPath}`,
+              OPFLOW_REVIEW_HOOK_URL: `http://${host}/hook?sig=${secrets.hookQuery}`,
+              OPFLOW_REVIEW_HOOK_SECRET: `whsec_${Buffer.from(secrets.hookSigning).toString('base64')}`,
+              OPFLOW_SMTP_URL: `smtp://opflow:${secrets.smtpPassword}@127.0.0.1:${closedPort}`,
+            },
+          ),
+          log: { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') },
+        };
+        expect(await reviewPass(deps)).toMatchObject({ rounds: 1, failedDeliveries: 3 });
+        const stored = (await h.store.get(job.id))!;
+        expect(stored.review!.rounds[0]!.deliveries.map((d) => [d.channel, d.state])).toEqual(
+          expect.arrayContaining([
+            ['room', 'failed'],
+            ['hook', 'failed'],
+            ['mail', 'failed'],
+          ]),
+        );
+        const shown = [
+          logged.join('\n'),
+          JSON.stringify(stored), // what `opflow status --json` prints
+          describeReview(stored).join('\n'), // what `opflow status` prints about the review
+          JSON.stringify(jobView(stored)),
+        ];
+        expect(logged.join('\n')).toContain('a notice was not delivered');
+        for (const text of shown) {
+          for (const secret of Object.values(secrets)) expect(text).not.toContain(secret);
+          expect(text).not.toContain(Buffer.from(secrets.hookSigning).toString('base64'));
+          expect(text).not.toMatch(/\/review\/[\w.-]{20,}/);
+        }
+      },
+      (url, body) => [500, `${url}\n${body}`],
+    );
   });
 });
