@@ -27,6 +27,9 @@
  * equal, those the functions sent), DynamoDB units as DynamoDB Local reports them consumed, the step
  * worker's and sweeper's invocations and their durations on this machine (emulators in the same
  * process, so GB-s is high against a real deployment: compare ratios, not the absolute figure).
+ * Per cell: the verdict on the goal (a backlog's messages per job at most 1.15 times alone's) and the
+ * same per upstream call, which takes out the draw (bench/aws-cost-report.ts); a cell whose jobs did
+ * not all succeed prints as FAILED with why, no figure, and the run goes on to the next cell.
  * A figure, not a test: nothing here asserts; the accounting is tested in
  * test/e2e/aws/aws-cost-accounting.test.ts.
  */
@@ -35,6 +38,7 @@ import { it } from 'vitest';
 import * as z from 'zod';
 import { synthesizedDevStage } from '../test/e2e/aws/harness/template-rules';
 import { type CostCounts, dollars, type FunctionMemory, gbSeconds } from './aws-cost-accounting';
+import { type CellOutcome, goalSummary, verdictLine } from './aws-cost-report';
 import { type CostWorld, measure } from './aws-cost-world';
 import { table } from './throughput-setup';
 import { type Family, families, type Limiter, limiters, matrixQps } from './throughput-worlds';
@@ -124,6 +128,8 @@ it(`aws cost per novelty check on the throughput matrix: ${options.OPFLOW_BENCH_
   };
   const started = Date.now();
   const results: { label: string; alone: CostWorld; backlog: CostWorld }[] = [];
+  // Every cell, measured or failed: a cell whose jobs did not all succeed has no figure, and the run goes on.
+  const outcomes: CellOutcome[] = [];
   for (const cell of options.OPFLOW_BENCH_CELLS) {
     const world = {
       ...cell,
@@ -132,16 +138,27 @@ it(`aws cost per novelty check on the throughput matrix: ${options.OPFLOW_BENCH_
       admission: options.OPFLOW_BENCH_ADMISSION,
     };
     const label = `${cell.family} ${cell.limiter} ${cell.qps}/s`;
-    const alone = await measure({ ...world, jobs: options.OPFLOW_BENCH_ALONE, alone: true });
-    const backlog = await measure({ ...world, jobs: options.OPFLOW_BENCH_JOBS, alone: false });
+    let alone: CostWorld;
+    let backlog: CostWorld;
+    try {
+      alone = await measure({ ...world, jobs: options.OPFLOW_BENCH_ALONE, alone: true });
+      backlog = await measure({ ...world, jobs: options.OPFLOW_BENCH_JOBS, alone: false });
+    } catch (error) {
+      const failed = { label, failed: error instanceof Error ? error.message : String(error) };
+      outcomes.push(failed);
+      process.stdout.write(`${verdictLine(failed)} (seed ${seed})\n`);
+      continue;
+    }
     results.push({ label, alone, backlog });
+    outcomes.push({ label, alone: alone.counts, backlog: backlog.counts });
     // Each cell as it ends, so a run stopped halfway keeps what it measured.
     const rowsOfCell = rows(memory).map(([name, of, digits]) => {
       const [a, b] = [of(alone.counts), of(backlog.counts)];
       return `${name} ${a.toFixed(digits)} / ${b.toFixed(digits)} (${(b / a).toFixed(2)})`;
     });
     process.stdout.write(
-      `${label} (alone ${alone.realSeconds.toFixed(0)} s, backlog ${backlog.realSeconds.toFixed(0)} s of real time): ${rowsOfCell.join('; ')}\n`,
+      `${label} (seed ${seed}; alone ${alone.realSeconds.toFixed(0)} s, backlog ${backlog.realSeconds.toFixed(0)} s of real time): ${rowsOfCell.join('; ')}\n` +
+        `  ${verdictLine({ label, alone: alone.counts, backlog: backlog.counts })}\n`,
     );
   }
   const fixed = (value: number, digits: number) => value.toFixed(digits);
@@ -165,6 +182,8 @@ it(`aws cost per novelty check on the throughput matrix: ${options.OPFLOW_BENCH_
     `worker ${memory.workerMb} MB, sweeper ${memory.sweeperMb} MB on arm64; GB-s from this machine's run times`,
     table(['world', 'per job', 'alone', `${options.OPFLOW_BENCH_JOBS} at once`, 'ratio'], body, 'start'),
     `messages backlog / alone: ${messageRatios.map((r) => r.toFixed(2)).join(', ')} (worst ${Math.max(...messageRatios).toFixed(2)}; goal at most 1.15)`,
+    ...outcomes.map(verdictLine),
+    goalSummary(outcomes),
     '',
     "why each message (per job: the step worker's outcome; parked jobs released and unparked):",
     ...results.flatMap(({ label, alone, backlog }) =>
