@@ -59,8 +59,9 @@ const ALLOWED_SDK_COMMANDS: Record<string, string[]> = {
     ...['AbortMultipartUpload', 'CompleteMultipartUpload', 'CreateMultipartUpload', 'UploadPart'],
     'PutObjectTagging', // kept by Upload, which tags when asked; opflow never does
   ],
-  // GetQueueAttributes: the aws Backend's `work.unread` (ingest-queue-depth.ts), a chunk loaded
-  // only by `opflow --backend aws ingest` on a person's machine; no function calls it.
+  // GetQueueAttributes: the aws Backend's `queue.counts()` (workQueueCounts in
+  // shared/backends/aws/stack-checks.ts, imported lazily by shared/runtime/aws/cli-backend.ts) and
+  // `opflow doctor`'s stack checks, on a person's machine; no function calls it.
   '@aws-sdk/client-sqs': ['SendMessage', 'SendMessageBatch', 'GetQueueAttributes'],
   '@aws-sdk/client-secrets-manager': ['GetSecretValue'],
   // No @aws-sdk/nested-clients (the STS and SSO calls of the full credential chain): Lambda bundles

@@ -147,7 +147,9 @@ export class AwsWorld {
           ],
           streamChunkDelayMs: options.sandbox?.streamChunkDelayMs ?? 0,
         }),
-        bundleFunctions(),
+        // One build for every aws e2e file while the sources stay the same: the first file's
+        // process builds, the others wait for it and reuse it (scripts/lambda/build-once.ts).
+        bundleFunctions({ reuse: true }),
       ]);
       started.push(emulators, { stop: () => sandbox.close() }, { stop: () => bundles.remove() });
       const world = new AwsWorld(emulators, sandbox, bundles, options);
