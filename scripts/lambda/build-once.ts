@@ -62,6 +62,12 @@ interface LockHolder {
   token: string;
 }
 
+/**
+ * The real time: the aws e2e fakes `Date` (vitest fake timers, a simulated clock from January 2026)
+ * in the processes that call this, and a lock's age or a build's must not follow that clock.
+ */
+const realNow = () => performance.timeOrigin + performance.now();
+
 const LOCK = 'build.lock';
 const CURRENT = 'current.json';
 const PARTIAL = '.partial';
@@ -128,7 +134,7 @@ async function buildAndRecord<R>(
   // A replaced build may still be read by a process that took it before: it is kept a while,
   // counted from now (its folder's time is its replacement's).
   if (previous) {
-    const now = new Date();
+    const now = realNow() / 1000;
     await utimes(join(home, previous.build), now, now).catch(() => {});
   }
   await removeOld(home, build, options.keepReplacedMs ?? 24 * 3600_000, staleLockMs);
@@ -141,7 +147,7 @@ async function removeOld(
   keepReplacedMs: number,
   staleLockMs: number,
 ): Promise<void> {
-  const now = Date.now();
+  const now = realNow();
   for (const entry of await readdir(home, { withFileTypes: true })) {
     if (!entry.isDirectory() || entry.name === keep) continue;
     const at = await stat(join(home, entry.name)).catch(() => undefined);
@@ -155,7 +161,7 @@ async function removeOld(
 /** Creates the lock (or takes over a stale one); the lock's token, or undefined when another holds it. */
 async function takeLock(home: string, staleLockMs: number): Promise<string | undefined> {
   const path = join(home, LOCK);
-  const holder: LockHolder = { pid: process.pid, host: hostname(), at: Date.now(), token: randomUUID() };
+  const holder: LockHolder = { pid: process.pid, host: hostname(), at: realNow(), token: randomUUID() };
   try {
     const file = await open(path, 'wx');
     try {
@@ -195,9 +201,9 @@ async function isStale(path: string, content: string, staleLockMs: number): Prom
   if (!holder || typeof holder.pid !== 'number') {
     // Created but not yet written (or written by something else): stale only when old.
     const at = await stat(path).catch(() => undefined);
-    return at !== undefined && Date.now() - at.mtimeMs > staleLockMs;
+    return at !== undefined && realNow() - at.mtimeMs > staleLockMs;
   }
-  if (Date.now() - holder.at > staleLockMs) return true;
+  if (realNow() - holder.at > staleLockMs) return true;
   if (holder.host !== hostname()) return false;
   return !alive(holder.pid);
 }

@@ -5,10 +5,10 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildOnce } from '../../../scripts/lambda/build-once';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
@@ -117,7 +117,7 @@ describe('buildOnce: one build shared by processes', () => {
       join(home, 'build.lock'),
       JSON.stringify({
         pid: await deadPid(),
-        host: (await import('node:os')).hostname(),
+        host: hostname(),
         at: Date.now(),
         token: 'x',
       }),
@@ -141,7 +141,7 @@ describe('buildOnce: one build shared by processes', () => {
       join(home, 'build.lock'),
       JSON.stringify({
         pid: process.pid,
-        host: (await import('node:os')).hostname(),
+        host: hostname(),
         at: Date.now() - 5_000,
         token: 'x',
       }),
@@ -154,6 +154,43 @@ describe('buildOnce: one build shared by processes', () => {
       build: async () => ({ n: 3 }),
     });
     expect(result).toMatchObject({ built: true, record: { n: 3 } });
+  });
+
+  it("waits for a live holder's lock even when this process's Date is faked a year ahead (the aws e2e fakes Date)", async () => {
+    const home = join(root, 'live');
+    await buildOnce({ home, fresh: async () => false, build: async () => ({}) });
+    const lock = join(home, 'build.lock');
+    await writeFile(lock, JSON.stringify({ pid: process.pid, host: hostname(), at: Date.now(), token: 'x' }));
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 365 * 24 * 3600_000 });
+    try {
+      let looks = 0;
+      let builds = 0;
+      let released: () => void = () => {};
+      const lookedFiveTimes = new Promise<void>((resolve) => {
+        released = resolve;
+      });
+      const result = buildOnce({
+        home,
+        pollMs: 10,
+        fresh: async (record: { n?: number }) => {
+          looks += 1;
+          if (looks === 5) released();
+          return record.n === 4;
+        },
+        build: async () => {
+          builds += 1;
+          return { n: 4 };
+        },
+      });
+      await lookedFiveTimes;
+      // Taking the lock over would have built at the next look.
+      expect(builds).toBe(0);
+      await rm(lock);
+      expect(await result).toMatchObject({ built: true, record: { n: 4 } });
+      expect(builds).toBe(1);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('a failed build leaves no partial folder and no lock: the next call builds', async () => {
