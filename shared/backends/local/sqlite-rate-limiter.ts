@@ -4,7 +4,9 @@
  * as every Lambda does from the DynamoDB bucket on aws. Each change is one immediate transaction
  * (read the key's row, apply the engine's arithmetic, write it back): two processes never spend
  * the same token. The tokens reserved ahead are rows of their own (the priority lane), so a `high`
- * job in one process cuts in ahead of a batch's line in another. The arithmetic is the engine's
+ * job in one process cuts in ahead of a batch's line in another. Every token given is logged
+ * (`rate_grants`: to which job, when it asked, the token's time, in grant order; kept ten minutes),
+ * so a priority job's wait is counted in tokens (`tokensWaited`). The arithmetic is the engine's
  * (admission/key-line.ts, priority-lane.ts). Tests and benches that need no file use one on an
  * in-memory database (`SqliteRateLimiter.inMemory`).
  */
@@ -20,19 +22,70 @@ import {
   paceSpend,
   takeToken,
 } from '../../engine/admission/key-line';
-import { cutInMemoryMs } from '../../engine/admission/priority-lane';
+import { cutInMemoryMs, type TokenGrant } from '../../engine/admission/priority-lane';
 import {
   type RateBucketConfig,
   type RateBucketOptions,
   rateBucketConfig,
 } from '../../engine/admission/rate-bucket';
-import type { RateDecision, RateLimiter } from '../../engine/ports';
+import type { RateDecision, RateLimiter, ShareClaim } from '../../engine/ports';
 import { type LocalDatabase, openLocalDatabase } from './database';
 
 const optionalNumber = z.number().optional();
 
 /** A line stamped further ahead of this process's clock than this was written by a clock ahead. */
 const aheadClockMs = 60_000;
+
+/** The grant log keeps a token this long after its ask. */
+export const grantMemoryMs = 600_000;
+/** The grant log of a key is pruned once every this many grants (one scan of its rows). */
+const grantPruneEvery = 256;
+
+const grantsTable = `CREATE TABLE IF NOT EXISTS rate_grants (
+  bucket TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  by TEXT,
+  asked_at REAL NOT NULL,
+  token_at REAL NOT NULL,
+  kind TEXT NOT NULL,
+  PRIMARY KEY (bucket, seq)
+) STRICT, WITHOUT ROWID`;
+
+const grantRowSchema = z.object({
+  bucket: z.string(),
+  seq: z.number(),
+  by: z.string().nullable(),
+  asked_at: z.number(),
+  token_at: z.number(),
+  kind: z.enum(['granted', 'reserved', 'cut-in', 'refused']),
+});
+
+/**
+ * The tokens the limiters on a database gave (its grant log), by key, in grant order. Reads only:
+ * works on a database opened to read (`openLocalDatabaseToRead`); none before any limiter opened it.
+ */
+export function readTokenGrants(db: LocalDatabase): Map<string, TokenGrant[]> {
+  const byBucket = new Map<string, TokenGrant[]>();
+  const table = db
+    .prepare<[], { name: string }>(
+      "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'rate_grants'",
+    )
+    .get();
+  if (!table) return byBucket;
+  for (const raw of db.prepare('SELECT * FROM rate_grants ORDER BY bucket, seq').all()) {
+    const row = grantRowSchema.parse(raw);
+    const grants = byBucket.get(row.bucket) ?? [];
+    grants.push({
+      seq: row.seq,
+      ...(row.by === null ? {} : { by: row.by }),
+      askedAt: row.asked_at,
+      tokenAt: row.token_at,
+      kind: row.kind,
+    });
+    byBucket.set(row.bucket, grants);
+  }
+  return byBucket;
+}
 
 /** A key's bucket as stored (JSON in `rate_buckets.line`). */
 const keyLineSchema = z.object({
@@ -76,7 +129,8 @@ export class SqliteRateLimiter implements RateLimiter {
       at REAL NOT NULL,
       cut_by TEXT,
       PRIMARY KEY (bucket, at)
-    ) STRICT, WITHOUT ROWID`);
+    ) STRICT, WITHOUT ROWID;
+    ${grantsTable}`);
     this.#statements = {
       get: db.prepare<[string], { line: string; updated_at: number }>(
         'SELECT line, updated_at FROM rate_buckets WHERE bucket = ?',
@@ -97,6 +151,12 @@ export class SqliteRateLimiter implements RateLimiter {
       cut: db.prepare<[string, string, number]>(
         'UPDATE rate_lane SET cut_by = ? WHERE bucket = ? AND at = ?',
       ),
+      // The grant order is the key's own sequence: the next after its last, in the write's transaction.
+      grant: db.prepare<[string, string | null, number, number, string, string], { seq: number }>(
+        `INSERT INTO rate_grants (bucket, seq, by, asked_at, token_at, kind)
+         SELECT ?, coalesce(max(seq), 0) + 1, ?, ?, ?, ? FROM rate_grants WHERE bucket = ? RETURNING seq`,
+      ),
+      pruneGrants: db.prepare<[string, number]>('DELETE FROM rate_grants WHERE bucket = ? AND asked_at < ?'),
       cutBy: db.prepare<[string, number], { cut_by: string | null }>(
         'SELECT cut_by FROM rate_lane WHERE bucket = ? AND at = ?',
       ),
@@ -111,7 +171,11 @@ export class SqliteRateLimiter implements RateLimiter {
     return new SqliteRateLimiter(openLocalDatabase(':memory:'), options);
   }
 
-  async take(bucket: string, now: number, options?: { reserveWithinMs?: number }): Promise<RateDecision> {
+  async take(
+    bucket: string,
+    now: number,
+    options?: { reserveWithinMs?: number; share?: ShareClaim | undefined },
+  ): Promise<RateDecision> {
     return this.#atomic(() => {
       const { line, decision } = takeToken(
         this.#read(bucket, now),
@@ -124,6 +188,11 @@ export class SqliteRateLimiter implements RateLimiter {
         this.#prune(bucket, now);
         this.#statements.reserve.run(bucket, decision.retryAtMs);
       }
+      const by = options?.share?.jobId;
+      if (decision.granted) this.#logGrant(bucket, by, now, now, 'granted');
+      else if (decision.reserved) this.#logGrant(bucket, by, now, decision.retryAtMs, 'reserved');
+      // A refusal of a named caller: its call's wait starts at its first ask (`tokensWaited`).
+      else if (by !== undefined) this.#logGrant(bucket, by, now, decision.retryAtMs, 'refused');
       return decision;
     });
   }
@@ -136,6 +205,7 @@ export class SqliteRateLimiter implements RateLimiter {
       const at = this.#statements.nextReserved.get(bucket, now)?.at;
       if (at === undefined || at >= freeAt) return undefined;
       this.#statements.cut.run(by, bucket, at);
+      this.#logGrant(bucket, by, now, at, 'cut-in');
       return at;
     });
   }
@@ -177,6 +247,12 @@ export class SqliteRateLimiter implements RateLimiter {
   /** Drops the lane's passed tokens, and those a clock more than a minute ahead reserved. */
   #prune(bucket: string, now: number): void {
     this.#statements.prune.run(bucket, now, now - cutInMemoryMs, now + aheadClockMs);
+  }
+
+  /** Logs a token given (in the change's transaction), and prunes the key's old grants now and then. */
+  #logGrant(bucket: string, by: string | undefined, now: number, at: number, kind: TokenGrant['kind']): void {
+    const row = this.#statements.grant.get(bucket, by ?? null, now, at, kind, bucket);
+    if (row && row.seq % grantPruneEvery === 0) this.#statements.pruneGrants.run(bucket, now - grantMemoryMs);
   }
 
   #atomic<T>(work: () => T): T {

@@ -10,3 +10,46 @@
 
 /** A cut-in is kept this long after its token (its holder may come late, a little). */
 export const cutInMemoryMs = 60_000;
+
+/**
+ * One token a limiter gave, or an ask it refused (the SQLite limiter's grant log, `rate_grants`):
+ * to whom (`by`, a job id; undefined for a caller that named none), when it asked, and the token's
+ * time on the key's line (now for a token granted now; later for one reserved, or taken over by a
+ * cut-in; for a refusal, when a token would come). `seq` is the order of the key's grants and
+ * refusals, shared by every process on the database.
+ */
+export interface TokenGrant {
+  seq: number;
+  by?: string | undefined;
+  askedAt: number;
+  tokenAt: number;
+  kind: 'granted' | 'reserved' | 'cut-in' | 'refused';
+}
+
+/**
+ * For each token `by` was given, in grant order: how many tokens of other callers the key's line
+ * gave between its call's first ask (a refusal since its previous token, or the grant's own ask)
+ * and its token (`tokenAt` in [ask, token)), counted on the line, not on the wall clock, so a
+ * loaded machine does not change it. A token taken over by a cut-in is its cutter's, not its first
+ * holder's (who takes a new one). The priority's bound is one: the token already promised when it
+ * asked. A token of another caller due before the ask but spent after it (its holder late) was
+ * promised before: not counted.
+ */
+export function tokensWaited(grants: readonly TokenGrant[], by: string): number[] {
+  const cut = new Set(grants.filter((grant) => grant.kind === 'cut-in').map((grant) => grant.tokenAt));
+  const others = grants.filter(
+    (grant) =>
+      grant.by !== by && grant.kind !== 'refused' && (grant.kind === 'cut-in' || !cut.has(grant.tokenAt)),
+  );
+  const waited: number[] = [];
+  let firstAsk: number | undefined;
+  for (const own of grants) {
+    if (own.by !== by) continue;
+    firstAsk ??= own.askedAt;
+    if (own.kind === 'refused') continue;
+    const askedAt = firstAsk;
+    waited.push(others.filter((other) => other.tokenAt >= askedAt && other.tokenAt < own.tokenAt).length);
+    firstAsk = undefined;
+  }
+  return waited;
+}

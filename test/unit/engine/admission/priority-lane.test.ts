@@ -7,8 +7,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openLocalDatabase, SqliteRateLimiter } from '../../../../shared/backends/local';
-import { type Job, submitJob } from '../../../../shared/engine';
-import { drive } from '../../../support/memory-ports';
+import type { LocalDatabase } from '../../../../shared/backends/local/database';
+import { readTokenGrants } from '../../../../shared/backends/local/sqlite-rate-limiter';
+import { type EngineDeps, type Job, runStep, submitJob } from '../../../../shared/engine';
+import { tokensWaited } from '../../../../shared/engine/admission/priority-lane';
+import { drive, FakeClock, MemoryQueue } from '../../../support/memory-ports';
 import { happyScript, harness } from '../fixtures';
 
 describe('the SQLite limiter on an in-memory database', () => {
@@ -51,6 +54,79 @@ describe('the SQLite limiter', () => {
     } finally {
       for (const db of databases) db.close();
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+/**
+ * Two opflow processes on one database file, as two engines in this test: each its own job store,
+ * queue and limiter (its own connection to the file), one clock. Process A runs a batch of 12 demo
+ * jobs on a key of 1 call/s; once its line is long, process B submits one job of `priority`. Both
+ * run to the end, each next message in time order. Returns B's job and the file's grant log.
+ */
+async function twoProcesses(priority: 'high' | 'normal') {
+  const dir = mkdtempSync(join(tmpdir(), 'opflow-lane-'));
+  const databases = [openLocalDatabase(join(dir, 'opflow.db')), openLocalDatabase(join(dir, 'opflow.db'))];
+  const clock = new FakeClock();
+  const processOn = (db: LocalDatabase) => {
+    const queue = new MemoryQueue(clock);
+    const rateLimiter = new SqliteRateLimiter(db, { ratePerSecond: 1 });
+    return harness(happyScript(0), { clock, queue, rateLimiter }).deps;
+  };
+  try {
+    const [a, b] = databases.map(processOn) as [EngineDeps, EngineDeps];
+    const queueOf = (deps: EngineDeps) => deps.queue as MemoryQueue;
+    /** Runs the next message of either process (the sooner); false when none is left. */
+    const next = async (processes: EngineDeps[]): Promise<boolean> => {
+      const due = processes
+        .map((deps) => ({ deps, at: Math.min(...queueOf(deps).pending.map((entry) => entry.visibleAt)) }))
+        .filter((entry) => Number.isFinite(entry.at))
+        .sort((x, y) => x.at - y.at)[0];
+      const message = due && queueOf(due.deps).takeNext();
+      if (!due || !message) return false;
+      if (message.visibleAt > clock.now()) clock.current = message.visibleAt;
+      await runStep(due.deps, message.message);
+      return true;
+    };
+    for (let i = 0; i < 12; i++) await submitJob(a, { workflow: 'demo', input: { issue: `issue ${i}` } });
+    for (let step = 0; step < 15; step++) expect(await next([a])).toBe(true);
+    const { job } = await submitJob(b, { workflow: 'demo', input: { issue: 'urgent' }, priority });
+    for (let step = 0; await next([a, b]); step++) expect(step).toBeLessThan(10_000);
+    const grants = [...readTokenGrants(databases[0]!).values()];
+    expect(grants).toHaveLength(1);
+    const batch = (await a.store.list({ limit: 1000 })).jobs;
+    return { job: (await b.store.get(job.id)) as Job, grants: grants[0]!, batch };
+  } finally {
+    for (const db of databases) db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe('priority across two processes on one database file', () => {
+  it("gives a high job of one process the next token of another process's saturated line, counted in tokens", async () => {
+    const high = await twoProcesses('high');
+    expect(high.job.status).toBe('SUCCEEDED');
+    expect(high.batch.every((job) => job.status === 'SUCCEEDED')).toBe(true);
+    // Each of its calls: at most one token of the batch between its ask and its own token.
+    const waited = tokensWaited(high.grants, high.job.id);
+    // One token for each call that takes one: create, recommend (done at its first poll), submit.
+    expect(waited).toHaveLength(3);
+    expect(Math.max(...waited), `tokens waited per call: ${waited.join(', ')}`).toBeLessThanOrEqual(1);
+    expect(high.grants.some((grant) => grant.by === high.job.id && grant.kind === 'cut-in')).toBe(true);
+    // A normal job submitted the same way takes its place at the line's end, behind the batch's tokens.
+    const normal = await twoProcesses('normal');
+    expect(normal.job.status).toBe('SUCCEEDED');
+    expect(
+      Math.max(...tokensWaited(normal.grants, normal.job.id)),
+      `normal: ${tokensWaited(normal.grants, normal.job.id).join(', ')}`,
+    ).toBeGreaterThan(10);
+    // Every token given once: no two grants on one token's time (a cut-in's token is its cutter's).
+    for (const { grants } of [high, normal]) {
+      const cut = new Set(grants.filter((grant) => grant.kind === 'cut-in').map((grant) => grant.tokenAt));
+      const given = grants.filter(
+        (grant) => grant.kind === 'cut-in' || (grant.kind !== 'refused' && !cut.has(grant.tokenAt)),
+      );
+      expect(new Set(given.map((grant) => grant.tokenAt)).size).toBe(given.length);
     }
   });
 });
