@@ -67,6 +67,8 @@ export interface ReviewState {
   nextNoticeAt?: number | undefined;
   /** When the default answer is applied; absent without a timeout. */
   timeoutAt?: number | undefined;
+  /** The option ids the timeout's default answer takes (recorded with `timeoutAt`). */
+  timeoutAnswer?: string[] | undefined;
   /** The job version that recorded the first approval the notices last announced (each is announced once). */
   announcedApproval?: number | undefined;
 }
@@ -100,4 +102,62 @@ export function openConfirmations(job: {
 export function sameApprover(a: string | undefined, b: string | undefined): boolean {
   if (a === undefined || b === undefined) return false;
   return a.trim().toLowerCase() === b.trim().toLowerCase();
+}
+
+/** What an answer was in its selection's approval rounds. */
+export type ApprovalRole = 'approver' | 'first approver' | 'second approver' | 'default at timeout';
+
+/** One selection point's rounds, as a person reads them (the job API's view, `selectionRounds`). */
+export interface SelectionRounds {
+  step: string;
+  /** The answers in order: round 1 the first approver (or the one approver), round 2 the second. */
+  approvals: (SelectionAnswer & { round: number; role: ApprovalRole })[];
+  /** The notices of the review under way at this step: the first, the call for a second approval, reminders. */
+  notices?: (NoticeRound & { label: 'notice' | 'call for the second approval' | 'reminder' })[] | undefined;
+  /** When the default answer is taken if nobody answers, and what it is (option ids). */
+  timeout?: { at: number; answer?: string[] | undefined } | undefined;
+}
+
+/** Each selection point's approval rounds, from the job's answers and its review, in the order answered. */
+export function selectionRounds(job: {
+  answers?: SelectionAnswer[] | undefined;
+  review?: ReviewState | undefined;
+}): SelectionRounds[] {
+  const byStep = new Map<string, SelectionRounds>();
+  const groupOf = (step: string) => {
+    const group = byStep.get(step) ?? { step, approvals: [] };
+    byStep.set(step, group);
+    return group;
+  };
+  for (const answer of job.answers ?? []) {
+    const group = groupOf(answer.step);
+    const previous = group.approvals.at(-1);
+    const afterFirst = previous !== undefined && previous.applied === false;
+    const round = afterFirst ? previous.round + 1 : 1;
+    const role: ApprovalRole =
+      answer.via === 'timeout'
+        ? 'default at timeout'
+        : answer.applied === false
+          ? 'first approver'
+          : afterFirst
+            ? 'second approver'
+            : 'approver';
+    group.approvals.push({ ...answer, round, role });
+  }
+  const review = job.review;
+  if (review) {
+    const group = groupOf(review.step);
+    group.notices = review.rounds.map((round) => ({
+      ...round,
+      label:
+        round.kind === 'approval'
+          ? 'call for the second approval'
+          : round.round === 1
+            ? 'notice'
+            : 'reminder',
+    }));
+    if (review.timeoutAt !== undefined)
+      group.timeout = { at: review.timeoutAt, answer: review.timeoutAnswer };
+  }
+  return [...byStep.values()];
 }

@@ -101,6 +101,48 @@ const reviewSchema = z.strictObject({
   timeoutAt: isoTime.optional().describe('when the default answer is applied if nobody answers'),
 });
 
+const deliverySchema = z.strictObject({
+  channel: z.string(),
+  state: z.enum(['sent', 'failed']),
+  attempts: z.number().int(),
+  at: isoTime,
+  error: z.string().optional(),
+});
+
+const selectionRoundsSchema = z.strictObject({
+  step: z.string().describe('the step whose options were asked for'),
+  approvals: z
+    .array(
+      answerSchema.extend({
+        round: z.number().int().describe('1: the first approver (or the one approver); 2: the second'),
+        role: z
+          .enum(['approver', 'first approver', 'second approver', 'default at timeout'])
+          .describe('what the answer was in the rounds'),
+      }),
+    )
+    .describe('who answered, when, how and what, round by round'),
+  notices: z
+    .array(
+      z.strictObject({
+        round: z.number().int(),
+        label: z
+          .enum(['notice', 'call for the second approval', 'reminder'])
+          .describe(
+            'the first notice, the call for a second approval once a first approver confirmed, or a reminder',
+          ),
+        deliveries: z.array(deliverySchema),
+      }),
+    )
+    .optional()
+    .describe('the notices of the review at this step (reviewers config)'),
+  timeout: z
+    .strictObject({
+      at: isoTime.describe('when the default answer is taken if nobody answers'),
+      answer: z.array(z.string()).optional().describe('the option ids the default answer takes'),
+    })
+    .optional(),
+});
+
 /** What the API shows of a job. */
 export const jobViewSchema = z
   .strictObject({
@@ -124,6 +166,12 @@ export const jobViewSchema = z
     review: reviewSchema
       .optional()
       .describe('the people notified of the selection awaited (reviewers config)'),
+    selectionRounds: z
+      .array(selectionRoundsSchema)
+      .optional()
+      .describe(
+        "each selection point's approval rounds, labelled: round 1 the first approver, round 2 the second, the notices and reminders, the timeout with its default answer",
+      ),
     attempts: z.number().int(),
     polls: z.number().int(),
     recreatedTasks: z

@@ -3,11 +3,13 @@
  * cancelJob, retryJob, getReport, health and openapi), and what a caller sees of a job (`jobView`).
  * The dispatcher (job-api.ts) adds them before the routes a server brings (the dashboard's).
  */
+
 import { shownCallbackUrl } from '../engine/callback-record';
 import type { JobDeps } from '../engine/deps';
 import { answerSelection, cancelJob, submitJob } from '../engine/job-commands';
 import { isTerminal, type Job } from '../engine/job-record';
 import { retryJob } from '../engine/retry';
+import { selectionRounds } from '../engine/review-record';
 import type { JobView } from './answer-schemas';
 import { ApiError, json } from './api-error';
 import {
@@ -58,6 +60,27 @@ async function pageWithin(
 const iso = (ms: number | undefined): string | undefined =>
   ms === undefined || !Number.isFinite(ms) ? undefined : new Date(ms).toISOString();
 
+/** Each selection point's approval rounds, labelled (absent when nobody was asked or answered). */
+function roundsView(job: Job): Pick<JobView, 'selectionRounds'> {
+  const rounds = selectionRounds(job);
+  if (rounds.length === 0) return {};
+  return {
+    selectionRounds: rounds.map((selection) => ({
+      step: selection.step,
+      approvals: selection.approvals.map((answer) => ({ ...answer, at: iso(answer.at)! })),
+      notices: selection.notices?.map((round) => ({
+        round: round.round,
+        label: round.label,
+        deliveries: round.deliveries.map((delivery) => ({ ...delivery, at: iso(delivery.at)! })),
+      })),
+      timeout: selection.timeout && {
+        at: iso(selection.timeout.at)!,
+        ...(selection.timeout.answer ? { answer: selection.timeout.answer } : {}),
+      },
+    })),
+  };
+}
+
 /**
  * What a caller sees of a job: everything but the input and internal bookkeeping. Every time is
  * ISO 8601 (UTC), as in the CLI's `--json`.
@@ -87,6 +110,7 @@ export function jobView(job: Job): JobView {
       nextNoticeAt: iso(job.review.nextNoticeAt),
       timeoutAt: iso(job.review.timeoutAt),
     },
+    ...roundsView(job),
     attempts: job.attempts,
     polls: job.polls,
     ...(job.recreatedTasks ? { recreatedTasks: job.recreatedTasks } : {}),

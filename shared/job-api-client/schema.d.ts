@@ -682,6 +682,70 @@ export interface components {
                  */
                 timeoutAt?: string;
             };
+            /** @description each selection point's approval rounds, labelled: round 1 the first approver, round 2 the second, the notices and reminders, the timeout with its default answer */
+            selectionRounds?: {
+                /** @description the step whose options were asked for */
+                step: string;
+                /** @description who answered, when, how and what, round by round */
+                approvals: {
+                    /** @description the step whose options were answered */
+                    step: string;
+                    options: string[];
+                    /**
+                     * @description how: a signed link, the CLI, the API, MCP, the dashboard, a bulk action, or the default at the timeout
+                     * @enum {string}
+                     */
+                    via: "link" | "cli" | "api" | "mcp" | "dashboard" | "timeout" | "bulk";
+                    /** @description who, when known (a name or mail address) */
+                    by?: string;
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601, UTC
+                     */
+                    at: string;
+                    /** @description the job's version that recorded it */
+                    version: number;
+                    /** @description false: a first approval, waiting for a second person */
+                    applied?: boolean;
+                    /** @description 1: the first approver (or the one approver); 2: the second */
+                    round: number;
+                    /**
+                     * @description what the answer was in the rounds
+                     * @enum {string}
+                     */
+                    role: "approver" | "first approver" | "second approver" | "default at timeout";
+                }[];
+                /** @description the notices of the review at this step (reviewers config) */
+                notices?: {
+                    round: number;
+                    /**
+                     * @description the first notice, the call for a second approval once a first approver confirmed, or a reminder
+                     * @enum {string}
+                     */
+                    label: "notice" | "call for the second approval" | "reminder";
+                    deliveries: {
+                        channel: string;
+                        /** @enum {string} */
+                        state: "sent" | "failed";
+                        attempts: number;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601, UTC
+                         */
+                        at: string;
+                        error?: string;
+                    }[];
+                }[];
+                timeout?: {
+                    /**
+                     * Format: date-time
+                     * @description when the default answer is taken if nobody answers
+                     */
+                    at: string;
+                    /** @description the option ids the default answer takes */
+                    answer?: string[];
+                };
+            }[];
             attempts: number;
             polls: number;
             /** @description upstream tasks this run created again because the platform no longer knew them ("task not found"): each a paid repeat, counted in usage.duplicateCreates */

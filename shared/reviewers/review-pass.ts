@@ -126,7 +126,9 @@ function currentReview(job: Job, pending: PendingSelection, rule: ReviewRule): R
     rule: rule.name,
     approvals: rule.approvers,
     rounds: [],
-    ...(timeoutAt !== undefined && timeoutAt < job.deadlineAt ? { timeoutAt } : {}),
+    ...(timeoutAt !== undefined && timeoutAt < job.deadlineAt && rule.timeout
+      ? { timeoutAt, timeoutAnswer: defaultAnswerOf(pending, rule.timeout.answer) }
+      : {}),
   };
 }
 

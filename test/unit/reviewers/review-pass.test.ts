@@ -119,7 +119,15 @@ describe('the reviewers pass', () => {
       const deps = passDeps(
         {
           channels: { room: { type: 'slack' } },
-          rules: [{ name: 'pair', notify: ['room'], approvers: 2, remind: { every: '1h', times: 1 } }],
+          rules: [
+            {
+              name: 'pair',
+              notify: ['room'],
+              approvers: 2,
+              remind: { every: '1h', times: 1 },
+              timeout: { after: '2h', answer: 'all' },
+            },
+          ],
         },
         { OPFLOW_REVIEW_ROOM_URL: `http://${host}/hook` },
       );
@@ -151,9 +159,44 @@ describe('the reviewers pass', () => {
       expect(texts()[2]).toContain('Reminder: ');
       expect(texts()[2]).toContain(`alice chose ${chosen[0]}`);
       expect((await h.store.get(job.id))!.review!.nextNoticeAt).toBeUndefined();
+      // The job API's view labels the rounds: the first approver, the notices, the timeout's default.
+      const offeredAt = parked.pending!.offeredAt;
+      expect(jobView((await h.store.get(job.id))!).selectionRounds).toEqual([
+        {
+          step: 'recommend',
+          approvals: [
+            expect.objectContaining({
+              round: 1,
+              role: 'first approver',
+              by: 'alice',
+              via: 'cli',
+              options: chosen,
+            }),
+          ],
+          notices: [
+            expect.objectContaining({ round: 1, label: 'notice' }),
+            expect.objectContaining({ round: 2, label: 'call for the second approval' }),
+            expect.objectContaining({ round: 3, label: 'reminder' }),
+          ],
+          timeout: { at: new Date(offeredAt + 2 * 3_600_000).toISOString(), answer: ['r1', 'r2', 'r3'] },
+        },
+      ]);
+      await answerSelection(h.deps, job.id, chosen, { via: 'api', by: 'bob' });
+      expect(jobView((await h.store.get(job.id))!).selectionRounds?.[0]?.approvals).toEqual([
+        expect.objectContaining({ round: 1, role: 'first approver', by: 'alice' }),
+        expect.objectContaining({
+          round: 2,
+          role: 'second approver',
+          by: 'bob',
+          via: 'api',
+          options: chosen,
+        }),
+      ]);
       h.clock.advance(3 * 3_600_000);
       expect(await roundsSent()).toBe(0);
       expect(texts()).toHaveLength(3);
+      // Answered: no timeout is taken.
+      expect((await h.store.get(job.id))!.answers?.some((answer) => answer.via === 'timeout')).toBe(false);
     }));
 
   it("a pass over one job (the CLI's, after a first approval) calls the second approver; serve's pass after it sends nothing twice", () =>
