@@ -25,6 +25,9 @@ export type BulkPreview = Extract<z.input<typeof answerSchemas.bulk>, { dryRun: 
 export type BulkOutcome = Extract<z.input<typeof answerSchemas.bulk>, { dryRun: false }>;
 export type { BulkRequestInput } from '../../shared/runtime/bulk-request';
 export type Delivery = DeliveryPage['deliveries'][number];
+/** `GET /webhook-sources`. */
+export type WebhookSourceList = z.input<typeof answerSchemas.webhookSources>;
+export type WebhookSource = WebhookSourceList['sources'][number];
 
 /** `GET /batches`. */
 export interface BatchList {

@@ -1,11 +1,15 @@
-/** The webhook deliveries received: every request to `POST /webhooks/{source}`, whatever its answer. */
+/**
+ * The webhook sources of the config with their state (open, or capped with why and until when, their
+ * caps and 24-hour spend, their last delivery), and the deliveries received: every request to `POST
+ * /webhooks/{source}`, whatever its answer. Both refresh themselves; the sources also on each new delivery.
+ */
 import { useEffect, useState } from 'preact/hooks';
 import { Notice, Pager, TableHead, When } from './components';
-import { plural } from './format';
+import { formatTime, plural } from './format';
 import { useFocusHeading, useLoaded } from './hooks';
 import { listRefreshMs } from './jobs-page';
 import { filterQuery, jobHref, pageHash } from './routing';
-import type { Api, Delivery, DeliveryPage, Route } from './types';
+import type { Api, Delivery, DeliveryPage, Route, WebhookSource, WebhookSourceList } from './types';
 
 /** What a delivery came to, in words. */
 function deliveryOutcome(delivery: Delivery): string {
@@ -41,6 +45,94 @@ function DeliveryRow({ delivery }: { delivery: Delivery }) {
   );
 }
 
+/** A source's caps and what its jobs of the last 24 hours were billed against them. */
+function sourceCaps(caps: WebhookSource['caps']): string {
+  const parts: string[] = [];
+  if (caps.maxUnitsPerRun !== undefined) parts.push(`${caps.maxUnitsPerRun.toLocaleString()} units a run`);
+  if (caps.maxUnitsPerDay !== undefined)
+    parts.push(
+      `${caps.spentLast24h.toLocaleString()} of ${caps.maxUnitsPerDay.toLocaleString()} units a day spent (last 24 h)`,
+    );
+  else parts.push(`${caps.spentLast24h.toLocaleString()} units spent in the last 24 h`);
+  return `${parts.length > 1 || caps.maxUnitsPerDay !== undefined ? 'Caps' : 'No cap'}: ${parts.join(' · ')}`;
+}
+
+function SourceRow({ source }: { source: WebhookSource }) {
+  const last = source.lastDelivery;
+  return (
+    <tr data-source={source.name} data-state={source.state}>
+      <td class="nowrap">{source.name}</td>
+      <td class="nowrap">{source.workflow}</td>
+      <td class="nowrap">{source.tenant}</td>
+      <td class="state-cell">
+        {source.state === 'capped' ? (
+          <>
+            <span class="status status-PAUSED">Capped</span>{' '}
+            <span class="reason-clamp" title={source.reason}>
+              {source.reason}
+            </span>
+            {source.resumesAt ? (
+              <div class="small muted">reopens {formatTime(source.resumesAt)} if nothing more is billed</div>
+            ) : null}
+          </>
+        ) : (
+          <span class="status status-ACTIVE">Open</span>
+        )}
+        <div class="small muted" data-caps>
+          {sourceCaps(source.caps)}
+        </div>
+      </td>
+      <td>
+        {last ? (
+          <>
+            <When at={last.at} /> <span class="sub">HTTP {last.status}</span>
+          </>
+        ) : (
+          'none recorded'
+        )}
+      </td>
+    </tr>
+  );
+}
+
+/** The sources, reloaded on the list's refresh and whenever a new delivery shows. */
+function SourcesTable({ api, newest }: { api: Api; newest: string | undefined }) {
+  const { data, error, load } = useLoaded(
+    () => api<WebhookSourceList>('GET', '/webhook-sources'),
+    [api],
+    listRefreshMs,
+  );
+  useEffect(() => {
+    if (newest !== undefined) load();
+  }, [newest]);
+  const sources = data?.sources ?? [];
+  return (
+    <section aria-labelledby="webhook-sources">
+      <h2 id="webhook-sources">Sources</h2>
+      <Notice error={error} />
+      {data === undefined ? (
+        <p aria-busy="true">Loading sources…</p>
+      ) : (
+        <div class="table-card">
+          <table class="jobs">
+            <caption>
+              {sources.length === 0
+                ? 'No webhook sources in opflow.config.json.'
+                : `${plural(sources.length, 'source', 'sources')} of opflow.config.json: a capped one answers deliveries 429 cost-cap until its 24-hour spend is below its day cap.`}
+            </caption>
+            <TableHead columns={['Source', 'Workflow', 'Tenant', 'State', 'Last delivery']} />
+            <tbody>
+              {sources.map((source) => (
+                <SourceRow key={source.name} source={source} />
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
+
 export function WebhooksPage({ api, route }: { api: Api; route: Route }) {
   const source = route.query.get('source') ?? '';
   const cursor = route.query.get('cursor') ?? '';
@@ -65,8 +157,10 @@ export function WebhooksPage({ api, route }: { api: Api; route: Route }) {
   return (
     <main id="main">
       <h1 tabIndex={-1} ref={heading}>
-        Webhook deliveries
+        Webhooks
       </h1>
+      <SourcesTable api={api} newest={page?.deliveries[0]?.id} />
+      <h2>Webhook deliveries</h2>
       <p class="muted small">
         Every request to <code>POST /webhooks/{'{source}'}</code> of a source with a signing secret, whatever
         it was answered, newest first (kept 30 days). A job's own outgoing callback shows on the job's page.

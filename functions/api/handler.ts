@@ -16,10 +16,10 @@ import { createJobsRuntime } from '../../shared/runtime/lambda/jobs-runtime';
 // A new job's first message holds its first call's token (engine/first-message.ts).
 const runtime = createJobsRuntime({ firstMessages: awsFirstMessages });
 
-/** The handler, built on the first request once the stack's schedules are read. */
+/** The handler, built on the first request once the stack's schedules and webhook sources are read. */
 let api: Promise<ApiHandler> | undefined;
 function apiHandler(): Promise<ApiHandler> {
-  api ??= loadAutomationSettings(runtime).then(async ({ schedules, reviewers }) => {
+  api ??= loadAutomationSettings(runtime).then(async ({ schedules, reviewers, webhooks }) => {
     // A rule's second approver holds from the moment a job waits, before the sweeper's first
     // notice. Its matching is a chunk of its own, loaded only where a rule asks for two.
     if (reviewers?.rules.some((rule) => rule.approvers > 1))
@@ -29,7 +29,7 @@ function apiHandler(): Promise<ApiHandler> {
     return createApiHandler({
       ...runtime,
       auth: apiAuthFromEnv(process.env),
-      routes: awsApiRoutes(runtime, process.env, schedules),
+      routes: awsApiRoutes(runtime, process.env, schedules, webhooks),
     });
   });
   api.catch(() => {

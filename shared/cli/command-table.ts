@@ -470,7 +470,7 @@ const sandbox = defineCommand({
 /** The tools `opflow mcp --help` names (a test holds them to shared/mcp's tool table). */
 export const mcpHelp = `
 Tools: list_workflows, submit_job, get_job, list_jobs, answer_selection, cancel_job, retry_job,
-bulk_action, get_report, ingest, get_batch; resource opflow://jobs/{id}/report.
+bulk_action, get_report, ingest, get_batch, list_webhook_sources; resource opflow://jobs/{id}/report.
 In an MCP client's configuration, give every path absolute (clients start servers in a folder of
 their own): the command "node" with arguments ["/path/to/opflow/bin/opflow.js", "mcp"] and env
 OPFLOW_DB=/path/to/opflow-data/opflow.db, OPFLOW_OUT=/path/to/opflow-data/reports (and
@@ -519,6 +519,7 @@ GET /batches, GET /batches/{id}, POST /batches/{id}/redrive, POST /batches/{id}/
 GET /batches/{id}/outputs/{file} (summary.csv, summary.xlsx, results.jsonl, failed.jsonl, index.html),
 GET /schedules, POST /schedules/{name}/trigger, POST /schedules/{name}/pause ({"reason": "..."}),
 POST /schedules/{name}/resume, GET /webhook-deliveries (?source=&limit=&cursor=),
+GET /webhook-sources (each source's state: open or capped with why and until when, caps, spend, last delivery),
 POST /webhooks/{source} (Standard Webhooks signature with OPFLOW_WEBHOOK_SECRET_<SOURCE>; no token),
 POST /events/token (a 5-minute token for the live feed), GET /events (?token=&tenant=&batchId=&jobId=;
 server-sent events of job, step and batch changes, resumable with Last-Event-ID),

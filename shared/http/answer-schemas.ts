@@ -286,6 +286,40 @@ const scheduleViewSchema = z.strictObject({
     .describe('its cost caps and the last 24 hours’ spend against them; absent without caps'),
 });
 
+/** Caps and the last 24 hours' spend against them (a schedule's, a webhook source's). */
+const capsSchema = z.strictObject({
+  maxUnitsPerRun: z.number().int().optional(),
+  maxUnitsPerDay: z.number().int().optional(),
+  spentLast24h: z.number().describe('billed units of its jobs created in the last 24 hours'),
+  jobsLast24h: z.number().int(),
+  dayCapFreesAt: isoTime
+    .optional()
+    .describe('at or past maxUnitsPerDay: when the 24 hours’ spend falls below it if nothing more is billed'),
+});
+
+/** A webhook source as GET /webhook-sources shows it (shared/http/webhook-sources.ts): no secret, URL or input. */
+const webhookSourceViewSchema = z.strictObject({
+  name: z.string(),
+  tenant: z.string().describe('the tenant of its jobs'),
+  workflow: z.string().describe('the workflow it starts, or "from the payload"'),
+  state: z.enum(['open', 'capped']).describe('capped: deliveries are answered 429 cost-cap until resumesAt'),
+  reason: z.string().optional().describe('why it is capped: the figures, and how it reopens'),
+  resumesAt: isoTime
+    .optional()
+    .describe('when a capped source takes deliveries again if nothing more is billed'),
+  caps: capsSchema.describe('its cost caps (if any) and the last 24 hours’ spend'),
+  lastDelivery: z
+    .strictObject({
+      at: isoTime,
+      status: z.number().int().describe('the HTTP status it was answered'),
+      webhookId: z.string().optional(),
+      jobId: z.string().optional(),
+      error: z.strictObject({ code: z.string(), message: z.string() }).optional(),
+    })
+    .optional()
+    .describe('its newest delivery among the newest 1,000 recorded (kept 30 days); absent if none'),
+});
+
 /** Every answer schema, by route: what the tests check real answers against. */
 export const answerSchemas = {
   health: z.strictObject({ status: z.literal('ok'), time: isoTime }),
@@ -355,6 +389,7 @@ export const answerSchemas = {
     cursor: z.string().optional(),
   }),
   schedules: z.strictObject({ schedules: z.array(scheduleViewSchema) }),
+  webhookSources: z.strictObject({ sources: z.array(webhookSourceViewSchema) }),
   schedule: z.strictObject({ schedule: scheduleViewSchema }),
   triggered: z.strictObject({
     jobId: z.string(),

@@ -350,6 +350,19 @@ export const routeTable = [
     refusals: [400],
   },
   {
+    operationId: 'listWebhookSources',
+    method: 'GET',
+    path: '/webhook-sources',
+    summary:
+      'The webhook sources: state (open or capped, why, until when), caps, 24-hour spend, last delivery',
+    auth: 'caller',
+    servedBy: 'both',
+    answers: {
+      200: { description: 'the sources (a tenant-bound caller: its tenant’s)', schema: 'webhookSources' },
+    },
+    refusals: [],
+  },
+  {
     operationId: 'receiveWebhook',
     method: 'POST',
     path: '/webhooks/{source}',

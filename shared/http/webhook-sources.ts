@@ -1,15 +1,28 @@
 /**
- * The webhook sources of opflow.config.json as people see them (`opflow webhooks`): each source's
- * workflow and tenant, its cost caps and what its jobs of the last 24 hours were billed, and its
- * state: `open`, or `capped` while that spend is at its `maxUnitsPerDay`. A capped source answers
- * each delivery 429 `cost-cap` with a Retry-After and records it (GET /webhook-deliveries, the
- * dashboard's Webhooks page); it takes deliveries again by itself once the 24 hours' spend is below
- * the cap (`resumesAt`, if nothing more is billed), or at once when the cap is raised in the file.
+ * The webhook sources of opflow.config.json as people see them (`opflow webhooks`, `GET
+ * /webhook-sources`, the MCP tool `list_webhook_sources`, the dashboard's Webhooks page): each
+ * source's workflow and tenant, its cost caps and what its jobs of the last 24 hours were billed, its
+ * last delivery, and its state: `open`, or `capped` while that spend is at its `maxUnitsPerDay`. A
+ * capped source answers each delivery 429 `cost-cap` with a Retry-After and records it (GET
+ * /webhook-deliveries); it takes deliveries again by itself once the 24 hours' spend is below the cap
+ * (`resumesAt`, if nothing more is billed), or at once when the cap is raised in the file.
+ *
+ * Nothing of a source's settings but its name, tenant, workflow name and caps is shown: no signing
+ * secret (never read here), no callback URL, no input template (either may hold a credential).
  */
 import type { WebhookSource } from '../config/opflow-config';
 import type { JobDeps } from '../engine/deps';
-import { type CapFigures, capFigures, dayCapFreesAt } from '../schedules/cost-cap';
-import { webhookSourceSpend } from './webhooks';
+import type { WebhookDeliveryLog } from '../engine/webhook-deliveries';
+import { type CapFigures, capFigures, type DaySpend, dayCapFreesAt, dayMs } from '../schedules/cost-cap';
+
+/** What a delivery to the source was answered, the newest recorded. */
+export interface LastDelivery {
+  at: string;
+  status: number;
+  webhookId?: string | undefined;
+  jobId?: string | undefined;
+  error?: { code: string; message: string } | undefined;
+}
 
 export interface WebhookSourceView {
   name: string;
@@ -21,21 +34,78 @@ export interface WebhookSourceView {
   reason?: string | undefined;
   /** When a capped source takes deliveries again if nothing more is billed (ISO). */
   resumesAt?: string | undefined;
-  caps?: CapFigures | undefined;
+  /** Its caps (if any) and what its jobs of the last 24 hours were billed. */
+  caps: CapFigures;
+  /** Its newest recorded delivery (of the newest `deliveryWalk` recorded, kept 30 days). */
+  lastDelivery?: LastDelivery | undefined;
 }
 
-export async function webhookSourceView(
-  deps: Pick<JobDeps, 'store' | 'clock'>,
-  name: string,
-  source: WebhookSource,
-): Promise<WebhookSourceView> {
+/** How many of the newest recorded deliveries are looked through for each source's last one. */
+export const deliveryWalk = 1000;
+
+/**
+ * The billed units of each source's jobs created in the 24 hours before `now`: one pass over the
+ * tenant's jobs, newest first (a source's jobs have the idempotency key `webhook:<name>:<id>`).
+ */
+async function spendBySource(
+  deps: Pick<JobDeps, 'store'>,
+  tenant: string,
+  names: readonly string[],
+  now: number,
+): Promise<Map<string, DaySpend>> {
+  const spends = new Map(names.map((name) => [name, { units: 0, jobs: 0, billed: [] } as DaySpend]));
+  const since = now - dayMs;
+  let cursor: string | undefined;
+  for (let page = 0; page < 1000; page++) {
+    const listed = await deps.store.list({ tenant, limit: 200, cursor });
+    for (const job of listed.jobs) {
+      if (job.createdAt < since) return spends;
+      if (job.source !== 'webhook') continue;
+      const name = /^webhook:([^:]+):/.exec(job.idempotencyKey ?? '')?.[1];
+      const spend = name === undefined ? undefined : spends.get(name);
+      if (!spend) continue;
+      spend.units += job.usage.billedUnits;
+      spend.jobs += 1;
+      if (job.usage.billedUnits > 0) spend.billed.push({ at: job.createdAt, units: job.usage.billedUnits });
+    }
+    cursor = listed.cursor;
+    if (cursor === undefined) break;
+  }
+  return spends;
+}
+
+/** Each source's newest delivery among the newest `deliveryWalk` recorded (of `tenant`'s, if bound). */
+async function lastDeliveries(
+  deliveries: WebhookDeliveryLog,
+  tenant: string | undefined,
+  names: readonly string[],
+): Promise<Map<string, LastDelivery>> {
+  const found = new Map<string, LastDelivery>();
+  const wanted = new Set(names);
+  let cursor: string | undefined;
+  for (let seen = 0; seen < deliveryWalk && found.size < wanted.size; ) {
+    const page = await deliveries.list({ tenant, limit: 100, cursor });
+    for (const delivery of page.deliveries) {
+      if (!wanted.has(delivery.source) || found.has(delivery.source)) continue;
+      found.set(delivery.source, {
+        at: new Date(delivery.at).toISOString(),
+        status: delivery.status,
+        ...(delivery.webhookId === undefined ? {} : { webhookId: delivery.webhookId }),
+        ...(delivery.jobId === undefined ? {} : { jobId: delivery.jobId }),
+        ...(delivery.error === undefined ? {} : { error: delivery.error }),
+      });
+    }
+    seen += 100;
+    cursor = page.cursor;
+    if (cursor === undefined) break;
+  }
+  return found;
+}
+
+function viewOf(name: string, source: WebhookSource, spent: DaySpend): WebhookSourceView {
   const tenant = source.tenant;
   const workflow = typeof source.workflow === 'string' ? source.workflow : 'from the payload';
   const caps = { maxUnitsPerRun: source.maxUnitsPerRun, maxUnitsPerDay: source.maxUnitsPerDay };
-  if (caps.maxUnitsPerRun === undefined && caps.maxUnitsPerDay === undefined)
-    return { name, tenant, workflow, state: 'open' };
-  const now = deps.clock.now();
-  const spent = await webhookSourceSpend(deps, tenant, name, now);
   const figures = capFigures(caps, spent);
   const cap = caps.maxUnitsPerDay;
   if (cap === undefined || spent.units < cap) return { name, tenant, workflow, state: 'open', caps: figures };
@@ -50,4 +120,41 @@ export async function webhookSourceView(
     resumesAt,
     caps: figures,
   };
+}
+
+/**
+ * The sources of `webhooks`, sorted by name; with `tenant` (a caller bound to a tenant) only the
+ * sources whose jobs are that tenant's (a source's `tenant` setting, default `default`). With
+ * `deliveries`, each with its last delivery.
+ */
+export async function webhookSourceViews(
+  deps: Pick<JobDeps, 'store' | 'clock'>,
+  webhooks: Readonly<Record<string, WebhookSource>>,
+  options: { tenant?: string | undefined; deliveries?: WebhookDeliveryLog | undefined } = {},
+): Promise<WebhookSourceView[]> {
+  const names = Object.keys(webhooks)
+    .filter((name) => options.tenant === undefined || webhooks[name]!.tenant === options.tenant)
+    .sort();
+  const now = deps.clock.now();
+  const tenants = [...new Set(names.map((name) => webhooks[name]!.tenant))];
+  const [spends, last] = await Promise.all([
+    Promise.all(
+      tenants.map((tenant) =>
+        spendBySource(
+          deps,
+          tenant,
+          names.filter((name) => webhooks[name]!.tenant === tenant),
+          now,
+        ),
+      ),
+    ),
+    options.deliveries ? lastDeliveries(options.deliveries, options.tenant, names) : undefined,
+  ]);
+  const spendOf = (name: string) =>
+    spends[tenants.indexOf(webhooks[name]!.tenant)]!.get(name) ?? { units: 0, jobs: 0, billed: [] };
+  return names.map((name) => {
+    const view = viewOf(name, webhooks[name]!, spendOf(name));
+    const delivery = last?.get(name);
+    return delivery ? { ...view, lastDelivery: delivery } : view;
+  });
 }

@@ -366,6 +366,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhook-sources": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The webhook sources: state (open or capped, why, until when), caps, 24-hour spend, last delivery */
+        get: operations["listWebhookSources"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks/{source}": {
         parameters: {
             query?: never;
@@ -2563,6 +2580,75 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWebhookSources: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the sources (a tenant-bound caller: its tenant’s) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        sources: {
+                            name: string;
+                            /** @description the tenant of its jobs */
+                            tenant: string;
+                            /** @description the workflow it starts, or "from the payload" */
+                            workflow: string;
+                            /**
+                             * @description capped: deliveries are answered 429 cost-cap until resumesAt
+                             * @enum {string}
+                             */
+                            state: "open" | "capped";
+                            /** @description why it is capped: the figures, and how it reopens */
+                            reason?: string;
+                            /**
+                             * Format: date-time
+                             * @description when a capped source takes deliveries again if nothing more is billed
+                             */
+                            resumesAt?: string;
+                            /** @description its cost caps (if any) and the last 24 hours’ spend */
+                            caps: {
+                                maxUnitsPerRun?: number;
+                                maxUnitsPerDay?: number;
+                                /** @description billed units of its jobs created in the last 24 hours */
+                                spentLast24h: number;
+                                jobsLast24h: number;
+                                /**
+                                 * Format: date-time
+                                 * @description at or past maxUnitsPerDay: when the 24 hours’ spend falls below it if nothing more is billed
+                                 */
+                                dayCapFreesAt?: string;
+                            };
+                            /** @description its newest delivery among the newest 1,000 recorded (kept 30 days); absent if none */
+                            lastDelivery?: {
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC
+                                 */
+                                at: string;
+                                /** @description the HTTP status it was answered */
+                                status: number;
+                                webhookId?: string;
+                                jobId?: string;
+                                error?: {
+                                    code: string;
+                                    message: string;
+                                };
+                            };
+                        }[];
+                    };
                 };
             };
         };

@@ -5,7 +5,7 @@
  */
 import type { EngineDeps } from '../engine/deps';
 import { ApiError } from '../http/api-error';
-import { handleJobApiRequest, jobIdSchema } from '../http/job-api';
+import { type ApiRoute, handleJobApiRequest, jobIdSchema } from '../http/job-api';
 
 export interface JobApiRequest {
   body?: unknown;
@@ -28,8 +28,12 @@ export function forAgent(message: string): string {
   return message.replace(/(^|; )(body|query|path)\./g, '$1');
 }
 
-/** The job API as a caller bound to `tenant` (if any) calls it. */
-export function jobApiCall(deps: EngineDeps, tenant: string | undefined): JobApiCall {
+/** The job API (with `routes` beside its own) as a caller bound to `tenant` (if any) calls it. */
+export function jobApiCall(
+  deps: EngineDeps,
+  tenant: string | undefined,
+  routes: readonly ApiRoute[] = [],
+): JobApiCall {
   return async (method, path, init = {}) => {
     const response = await handleJobApiRequest(
       {
@@ -39,7 +43,7 @@ export function jobApiCall(deps: EngineDeps, tenant: string | undefined): JobApi
         headers: { 'content-type': 'application/json', ...init.headers },
         body: init.body === undefined ? undefined : JSON.stringify(init.body),
       },
-      { deps, tenant },
+      { deps, tenant, routes },
     );
     const answer = JSON.parse(response.body) as Record<string, unknown>;
     if (response.status >= 400) {

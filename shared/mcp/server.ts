@@ -7,9 +7,12 @@
  * succeeded job's report is also the resource opflow://jobs/{id}/report.
  */
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { WebhookSource } from '../config/opflow-config';
 import type { BatchRunner } from '../dashboard/batch-runner';
+import { webhookSourceRoutes } from '../dashboard/webhook-source-routes';
 import type { BatchStore } from '../engine/batch-store';
 import type { EngineDeps } from '../engine/deps';
+import type { WebhookDeliveryLog } from '../engine/webhook-deliveries';
 import { ApiError } from '../http/api-error';
 import { type JobApiCall, jobApiCall, reportReader } from './job-api-call';
 import type { ToolContext, WorkflowNames } from './tool-spec';
@@ -30,6 +33,10 @@ export interface OpflowMcpOptions {
   cwd?: string | undefined;
   /** The folders `ingest` may read under (real paths compared). Default: `cwd`. */
   ingestRoots?: readonly string[] | undefined;
+  /** The config's webhook sources and their deliveries (list_webhook_sources). Default: none. */
+  webhookSources?:
+    | { webhooks: Readonly<Record<string, WebhookSource>>; deliveries: WebhookDeliveryLog }
+    | undefined;
 }
 
 const instructions =
@@ -44,7 +51,16 @@ export function createOpflowMcpServer(options: OpflowMcpOptions): McpServer {
   const [first, ...rest] = [...deps.workflows.keys()].sort();
   if (first === undefined) throw new Error('the MCP server needs at least one workflow');
   const workflowNames: WorkflowNames = [first, ...rest];
-  const api = jobApiCall(deps, options.tenant);
+  const sources = options.webhookSources;
+  const api = jobApiCall(
+    deps,
+    options.tenant,
+    webhookSourceRoutes({
+      deps,
+      webhooks: sources?.webhooks ?? {},
+      deliveries: sources?.deliveries ?? { record: async () => {}, list: async () => ({ deliveries: [] }) },
+    }),
+  );
   const cwd = options.cwd ?? process.cwd();
   const ctx: ToolContext = {
     deps,

@@ -17,6 +17,7 @@ import {
 import { getBatchTool, ingestTool } from './batch-tools';
 import { bulkActionTool } from './bulk-tools';
 import { defineTool, guarded, type McpTool, result, type ToolContext, type WorkflowNames } from './tool-spec';
+import { listWebhookSourcesTool } from './webhook-tools';
 
 /** The fields a listing shows of each job (the whole record is `get_job`'s). */
 interface JobSummaryView {
@@ -260,4 +261,5 @@ export const mcpTools: readonly McpTool[] = [
   getReport,
   getBatchTool,
   ingestTool,
+  listWebhookSourcesTool,
 ];

@@ -13,12 +13,15 @@ import { startBatchRunner } from '../../dashboard/batch-runner';
 import { createOpflowMcpServer, ingestRootsFrom } from '../../mcp/server';
 import { type CliContext, type GlobalOptions, openBackend } from '../context';
 import { ExitCode, type ExitCodeValue } from '../exit-codes';
+import { readConfigFile } from '../serve-extras';
 
 export async function mcpCommand(ctx: CliContext, options: GlobalOptions): Promise<ExitCodeValue> {
   const { io } = ctx;
   const say = (line: string) => {
     if (!options.quiet) io.stderr.write(`opflow mcp: ${line}\n`);
   };
+  // The webhook sources of the config file (OPFLOW_CONFIG, ./opflow.config.json), for list_webhook_sources.
+  const { config } = await readConfigFile(ctx, undefined);
   const backend = await openBackend(ctx, options, 'work');
   const here = backend.work.where === 'here' ? backend.work : undefined;
   // Locally, batches go on in this process (admission rounds, ingests started with the ingest tool).
@@ -30,6 +33,7 @@ export async function mcpCommand(ctx: CliContext, options: GlobalOptions): Promi
     batchRunner,
     cwd: io.cwd,
     ingestRoots: ingestRootsFrom(io.env, io.cwd),
+    webhookSources: { webhooks: config.webhooks, deliveries: await backend.webhookDeliveries() },
   });
   const transport = new StdioServerTransport(process.stdin, writableOf(io.stdout));
   let stopListening = () => {};

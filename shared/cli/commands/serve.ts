@@ -13,6 +13,7 @@ import { dashboardMount } from '../../dashboard/mount';
 import { scheduleRoutes } from '../../dashboard/schedule-routes';
 import { startRoutes, uploadsFolderOf } from '../../dashboard/start-routes';
 import { timelineRoutes } from '../../dashboard/timeline-route';
+import { webhookSourceRoutes } from '../../dashboard/webhook-source-routes';
 import type { BatchStore } from '../../engine/batch-store';
 import { errorMessage } from '../../errors/error-message';
 import type { ApiRoute } from '../../http/api-route';
@@ -216,6 +217,11 @@ async function servedRoutes(served: Served): Promise<ApiRoute[]> {
       schedules: configFile.config.schedules,
     }),
     ...deliveryRoutes({ deliveries: served.extras.deliveries }),
+    ...webhookSourceRoutes({
+      deps: backend.deps,
+      webhooks: configFile.config.webhooks,
+      deliveries: served.extras.deliveries,
+    }),
     ...startRoutes({
       deps: backend.deps,
       batches,
@@ -245,6 +251,10 @@ function servedMounts(served: Served): ServerMount[] {
             batchRunner: served.batchRunner,
             cwd: ctx.io.cwd,
             ingestRoots: ingestRootsFrom(ctx.io.env, ctx.io.cwd),
+            webhookSources: {
+              webhooks: served.configFile.config.webhooks,
+              deliveries: served.extras.deliveries,
+            },
           }),
         ]
       : []),

@@ -11,7 +11,7 @@ import { ulid } from 'ulid';
 import { signCallback } from '../../callbacks/send';
 import { parseSigningSecret, SigningSecretError } from '../../config/signing-secrets';
 import { errorMessage } from '../../errors/error-message';
-import { webhookSourceView } from '../../http/webhook-sources';
+import { webhookSourceViews } from '../../http/webhook-sources';
 import { webhookSecretVariable, webhookSourcePattern } from '../../http/webhooks';
 import type { CliContext, GlobalOptions } from '../context';
 import { openBackend, writeJson } from '../context';
@@ -96,12 +96,11 @@ export async function webhooksListCommand(
   options: GlobalOptions & { config?: string | undefined },
 ): Promise<ExitCodeValue> {
   const { config } = await readConfigFile(ctx, options.config);
-  const names = Object.keys(config.webhooks).sort();
   const backend = await openBackend(ctx, options, 'records');
   try {
-    const sources = [];
-    for (const name of names)
-      sources.push(await webhookSourceView(backend.deps, name, config.webhooks[name]!));
+    const sources = await webhookSourceViews(backend.deps, config.webhooks, {
+      deliveries: await backend.webhookDeliveries(),
+    });
     if (options.json) {
       writeJson(ctx.io, { sources });
       return ExitCode.ok;
@@ -116,7 +115,10 @@ export async function webhooksListCommand(
       ctx.io.stdout.write(
         `${source.name}  ${source.workflow}  tenant ${source.tenant}\n` +
           `  state: ${source.state === 'capped' ? `capped: ${printable(source.reason ?? '')}` : 'open'}\n` +
-          (source.caps ? `  caps: ${describeCaps(source.caps)}\n` : ''),
+          `  ${source.caps.maxUnitsPerRun === undefined && source.caps.maxUnitsPerDay === undefined ? 'no caps' : 'caps'}: ${describeCaps(source.caps)}\n` +
+          (source.lastDelivery
+            ? `  last delivery: ${source.lastDelivery.at} HTTP ${source.lastDelivery.status}${source.lastDelivery.error ? ` ${source.lastDelivery.error.code}` : ''}\n`
+            : ''),
       );
     }
     return ExitCode.ok;

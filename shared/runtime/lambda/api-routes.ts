@@ -3,16 +3,18 @@
  * timeline (its `HIST#` history), batches (`BATCH#` items), "run again" and the manifest upload
  * (upload-routes.ts), schedules (their `SCHED#` state, the
  * schedules themselves from the stack's automation config item, or OPFLOW_SCHEDULES in a harness) with
- * trigger, pause and resume, and the record of webhook deliveries (`HOOKLOG` items).
+ * trigger, pause and resume, the record of webhook deliveries (`HOOKLOG` items), and the webhook
+ * sources (from the same config item) with their state.
  */
 import { DynamoDbBatchStore } from '../../backends/aws/dynamodb-batch-store';
 import { DynamoDbScheduleStateStore } from '../../backends/aws/dynamodb-schedule-state-store';
 import { DynamoDbWebhookDeliveries } from '../../backends/aws/dynamodb-webhook-deliveries';
-import type { Schedule } from '../../config/opflow-config';
+import type { Schedule, WebhookSource } from '../../config/opflow-config';
 import { batchRoutes } from '../../dashboard/batch-routes';
 import { deliveryRoutes } from '../../dashboard/delivery-routes';
 import { scheduleRoutes } from '../../dashboard/schedule-routes';
 import { timelineRoutes } from '../../dashboard/timeline-route';
+import { webhookSourceRoutes } from '../../dashboard/webhook-source-routes';
 import type { ApiRoute } from '../../http/job-api';
 import { awsEventsRoutes } from './events-route';
 import type { JobSide } from './jobs-runtime';
@@ -29,16 +31,21 @@ export function awsWebhookDeliveries(pipeline: Pick<JobSide, 'aws' | 'config'>):
   });
 }
 
-/** `schedules`: from the stack's automation config item (automation.ts); default OPFLOW_SCHEDULES. */
+/**
+ * `schedules` and `webhooks`: from the stack's automation config item (automation.ts); default
+ * OPFLOW_SCHEDULES and no webhook sources.
+ */
 export function awsApiRoutes(
   pipeline: JobSide,
   env: Env = process.env,
   schedules: Schedule[] = schedulesFromEnv(env),
+  webhooks: Readonly<Record<string, WebhookSource>> = {},
 ): ApiRoute[] {
   const { deps } = pipeline;
   const documents = pipeline.aws.clients.documents;
   const { tableName } = pipeline.config;
   const batches = new DynamoDbBatchStore({ client: documents, tableName });
+  const deliveries = awsWebhookDeliveries(pipeline);
   return [
     ...timelineRoutes({ deps, history: pipeline.history }),
     ...batchRoutes({ deps, batches }),
@@ -52,7 +59,8 @@ export function awsApiRoutes(
       ),
       schedules,
     }),
-    ...deliveryRoutes({ deliveries: awsWebhookDeliveries(pipeline) }),
+    ...deliveryRoutes({ deliveries }),
+    ...webhookSourceRoutes({ deps, webhooks, deliveries }),
     ...awsEventsRoutes(pipeline),
   ];
 }

@@ -126,6 +126,13 @@ export const jobApiRows: HttpRow[] = [
   post('a label that is a list', { ...ok, label: ['x'] }, 400, 'label'),
   post('a batch id of 101 characters', { ...ok, batchId: 'b'.repeat(101) }, 400, 'batchId'),
   post('a source that is not one', { ...ok, source: 'email' }, 400, 'source'),
+  // A job's cost cap origin is set by its schedule or webhook source only, never by a caller.
+  post(
+    'a costCap (a schedule or webhook source sets it)',
+    { ...ok, costCap: { owner: 'schedule', name: 'nightly', maxUnitsPerDay: 1_000_000 } },
+    400,
+    'body.costCap: unknown field',
+  ),
   {
     ...post('an Idempotency-Key with a space', ok, 400, 'header.Idempotency-Key'),
     headers: { 'idempotency-key': 'has space' },

@@ -24,7 +24,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scaledTaskDurations } from '../../../shared/runtime/local/sandbox-launch';
 import { type Sandbox, startSandbox } from '../../../shared/sandbox';
 import { workflows } from '../../../shared/workflows';
-import { openBrowser, screenshot } from '../dashboard/browser';
+import { accessibilityProblems, openBrowser, screenshot } from '../dashboard/browser';
 import { childEnv, killRunningOpflows, runOpflow } from './opflow-process';
 import { startServe } from './serve-process';
 
@@ -312,6 +312,32 @@ describe('cost caps of schedules and webhook sources (real opflow serve, its sch
       ['watch', 'capped'],
     ]);
     expect(Date.parse(listedSources[1]!.resumesAt!)).toBeGreaterThan(Date.now() + 23 * 3600_000);
+    // GET /webhook-sources: the same states, with the caps, the day's spend and the last delivery.
+    const listed = await api<{
+      sources: {
+        name: string;
+        state: string;
+        reason?: string;
+        resumesAt?: string;
+        caps: { spentLast24h: number; maxUnitsPerDay?: number };
+        lastDelivery?: { status: number; webhookId?: string };
+      }[];
+    }>('GET', '/webhook-sources');
+    expect(listed.status).toBe(200);
+    const [alertsView, watchView] = listed.body.sources;
+    expect(alertsView).toMatchObject({
+      name: 'alerts',
+      state: 'open',
+      caps: { maxUnitsPerRun: 8, spentLast24h: alertsJob!.usage.billedUnits, jobsLast24h: 1 },
+    });
+    expect(watchView).toMatchObject({
+      name: 'watch',
+      state: 'capped',
+      resumesAt: listedSources[1]!.resumesAt,
+      caps: { spentLast24h: watchJob!.usage.billedUnits, maxUnitsPerDay: 12 },
+      lastDelivery: { status: 429, webhookId: 'msg_caps_watch_2' },
+    });
+    expect(watchView!.reason).toMatch(/^day cost cap reached: its 1 job\(s\)/);
     const { body } = await api<{
       deliveries: { webhookId?: string; status: number; error?: { message: string } }[];
     }>('GET', '/webhook-deliveries?source=watch');
@@ -346,8 +372,20 @@ describe('cost caps of schedules and webhook sources (real opflow serve, its sch
     await screenshot(page, 'schedules-cost-caps');
 
     await page.goto(`${url}/#/webhooks`);
+    // Each source's state: watch capped (why, when it reopens, its cap and spend), alerts open.
+    const watchRow = page.locator('tr[data-source="watch"][data-state="capped"]');
+    await watchRow.waitFor();
+    expect(await watchRow.textContent()).toMatch(
+      /Capped day cost cap reached: its 1 job\(s\) of the last 24 hours .*reopens .* if nothing more is billed.*Caps: \d+ of 12 units a day spent \(last 24 h\)/,
+    );
+    expect(await watchRow.textContent()).toContain('HTTP 429');
+    expect(await page.locator('tr[data-source="alerts"]').getAttribute('data-state')).toBe('open');
+    expect(await page.locator('tr[data-source="alerts"]').textContent()).toMatch(
+      /Open.*Caps: 8 units a run · \d+ units spent in the last 24 h/,
+    );
     const refusedRow = page.locator('tr[data-answer="429"]');
     await refusedRow.waitFor();
+    expect(await accessibilityProblems(page)).toBe('');
     expect(await refusedRow.textContent()).toContain(
       'cost-cap: cost cap reached: the 1 job(s) of source watch',
     );

@@ -59,6 +59,7 @@ describe('the HTTP API for the dashboard', () => {
       'POST /schedules/{name}/pause',
       'POST /schedules/{name}/resume',
       'GET /webhook-deliveries',
+      'GET /webhook-sources',
     ]) {
       expect(keys).toContain(key);
       synth.template.hasResourceProperties('AWS::ApiGatewayV2::Route', {

@@ -12,7 +12,9 @@ import { parseOpflowConfig } from '../../../shared/config/opflow-config';
 import { deliveryRoutes } from '../../../shared/dashboard/delivery-routes';
 import { scheduleRoutes } from '../../../shared/dashboard/schedule-routes';
 import { timelineRoutes } from '../../../shared/dashboard/timeline-route';
+import { webhookSourceRoutes } from '../../../shared/dashboard/webhook-source-routes';
 import type { WebhookDeliveryLog } from '../../../shared/engine/webhook-deliveries';
+import { handleJobApiRequest } from '../../../shared/http/job-api';
 import { routeKey, routeTable } from '../../../shared/http/routes';
 import { contractJob } from '../../contract/ports.contract';
 import { localEngine, startTestApi, type TestApi, type TestEngine } from '../../support/engines';
@@ -31,6 +33,22 @@ let api: TestApi;
 let server: { url: string };
 let doc: Doc;
 let deliveries: WebhookDeliveryLog;
+/** Webhook sources of two tenants; `watch`'s callback URL and input hold what must never be shown. */
+const webhooks = parseOpflowConfig(
+  {
+    webhooks: {
+      watch: {
+        workflow: 'patent-count',
+        input: { query: 'TTL:(hinge)', note: 'input-secret-never-shown' },
+        callbackUrl: 'https://hooks.example/opflow?token=callback-token-never-shown',
+        maxUnitsPerDay: 12,
+        maxUnitsPerRun: 8,
+      },
+      lamp: { tenant: 'lamps', workflow: 'patent-count', input: { query: 'TTL:(lamp)' } },
+    },
+  },
+  'opflow.config.json',
+).webhooks;
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 (addFormats as unknown as (a: Ajv2020) => void)(ajv);
 
@@ -44,6 +62,7 @@ beforeAll(async () => {
     routes: [
       ...timelineRoutes({ deps, history: backend.history }),
       ...deliveryRoutes({ deliveries }),
+      ...webhookSourceRoutes({ deps, webhooks, deliveries }),
       ...scheduleRoutes({
         deps,
         states: await backend.scheduleStates(),
@@ -221,6 +240,69 @@ describe('the OpenAPI description of the job API', () => {
     const listed = await checked('GET', '/webhook-deliveries', '/webhook-deliveries?source=tracker');
     expect(listed.json.deliveries[0]).toMatchObject({ source: 'tracker', status: 401 });
     expect((await checked('GET', '/webhook-deliveries', '/webhook-deliveries?cursor=nope')).status).toBe(400);
+
+    // Webhook sources: watch capped by its day's spend (20 of 12 units), with its last delivery.
+    const billedAt = Date.now() - 3_600_000;
+    await engine.local.store.create(
+      contractJob({
+        source: 'webhook',
+        idempotencyKey: 'webhook:watch:msg_1',
+        status: 'SUCCEEDED',
+        usage: { ...contractJob().usage, billedUnits: 20 },
+        createdAt: billedAt,
+        updatedAt: billedAt,
+      }),
+    );
+    await deliveries.record({
+      id: '01J0000000000000000000000B',
+      source: 'watch',
+      webhookId: 'msg_2',
+      at: Date.now(),
+      status: 429,
+      error: { code: 'cost-cap', message: 'cost cap reached' },
+      tenant: 'default',
+    });
+    const sources = await checked('GET', '/webhook-sources', '/webhook-sources');
+    expect(sources.json.sources.map((s: { name: string; state: string }) => [s.name, s.state])).toEqual([
+      ['lamp', 'open'],
+      ['watch', 'capped'],
+    ]);
+    const watch = sources.json.sources[1];
+    expect(watch).toMatchObject({
+      tenant: 'default',
+      workflow: 'patent-count',
+      caps: { maxUnitsPerRun: 8, maxUnitsPerDay: 12, spentLast24h: 20, jobsLast24h: 1 },
+      lastDelivery: { status: 429, webhookId: 'msg_2', error: { code: 'cost-cap' } },
+    });
+    expect(watch.reason).toMatch(
+      /^day cost cap reached: its 1 job\(s\) of the last 24 hours were billed 20 units/,
+    );
+    expect(Date.parse(watch.resumesAt)).toBe(billedAt + 24 * 3_600_000);
+    expect(sources.json.sources[0].caps).toEqual({ spentLast24h: 0, jobsLast24h: 0 });
+    expect(sources.json.sources[0].lastDelivery).toBeUndefined();
+    // No secret of a source's settings: not its callback URL's credentials, not its input.
+    expect(JSON.stringify(sources.json)).not.toMatch(/never-shown|hooks\.example/);
+    // A caller bound to a tenant sees only the sources whose jobs are its tenant's.
+    for (const [tenant, names] of [
+      ['lamps', ['lamp']],
+      ['default', ['watch']],
+      ['others', []],
+    ] as const) {
+      const bound = await handleJobApiRequest(
+        { method: 'GET', path: '/webhook-sources' },
+        {
+          deps: engine.deps,
+          tenant,
+          routes: webhookSourceRoutes({ deps: engine.deps, webhooks, deliveries }),
+        },
+      );
+      expect(bound.status).toBe(200);
+      const { sources: seen } = JSON.parse(bound.body) as { sources: { name: string }[] };
+      expect(
+        seen.map((source) => source.name),
+        tenant,
+      ).toEqual(names);
+    }
 
     // Schedules: listed, triggered, paused, resumed, and the refusals.
     const schedules = await checked('GET', '/schedules', '/schedules');

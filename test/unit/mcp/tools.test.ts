@@ -108,6 +108,60 @@ describe('the MCP tool table', () => {
     expect(textOf(badWorkflow)).toContain('workflow');
   });
 
+  it('lists the webhook sources through GET /webhook-sources: capped with why, a bound tenant its own only', async () => {
+    const { parseOpflowConfig } = await import('../../../shared/config/opflow-config');
+    const { webhooks } = parseOpflowConfig(
+      {
+        webhooks: {
+          watch: { workflow: 'patent-count', input: { query: 'TTL:(hinge)' }, maxUnitsPerDay: 5 },
+          lamp: { tenant: 'lamps', workflow: 'patent-count', input: { query: 'TTL:(lamp)' } },
+        },
+      },
+      'opflow.config.json',
+    );
+    const { makeJob } = await import('../../support/factories');
+    await local.store.create(
+      makeJob({
+        source: 'webhook',
+        idempotencyKey: 'webhook:watch:msg_1',
+        status: 'SUCCEEDED',
+        usage: { ...makeJob().usage, billedUnits: 6 },
+        createdAt: T0 - 60_000,
+        updatedAt: T0 - 60_000,
+      }),
+    );
+    const webhookSources = { webhooks, deliveries: await engine.backend.webhookDeliveries() };
+    const call = async (tenant?: string) =>
+      (await (
+        await connect({ webhookSources, tenant })
+      ).callTool({
+        name: 'list_webhook_sources',
+        arguments: {},
+      })) as CallToolResult;
+    const all = await call();
+    expect(all.isError, textOf(all)).toBeFalsy();
+    const { sources, next } = all.structuredContent as {
+      sources: { name: string; state: string; reason?: string; resumesAt?: string }[];
+      next: string;
+    };
+    expect(sources.map((source) => [source.name, source.state])).toEqual([
+      ['lamp', 'open'],
+      ['watch', 'capped'],
+    ]);
+    expect(sources[1]!.reason).toMatch(/billed 6 units, maxUnitsPerDay is 5/);
+    expect(sources[1]!.resumesAt).toBe(new Date(T0 - 60_000 + 86_400_000).toISOString());
+    expect(next).toMatch(/1 source\(s\) capped/);
+    const bound = await call('lamps');
+    expect((bound.structuredContent as { sources: { name: string }[] }).sources.map((s) => s.name)).toEqual([
+      'lamp',
+    ]);
+    // A server given no sources says so.
+    const none = (await (
+      await connect()
+    ).callTool({ name: 'list_webhook_sources', arguments: {} })) as CallToolResult;
+    expect(none.structuredContent).toMatchObject({ sources: [] });
+  });
+
   it('is the list of tools in docs/guides/mcp.md, in order', () => {
     const page = readFileSync(join(root, 'docs/guides/mcp.md'), 'utf8');
     const section = page.slice(page.indexOf('## Tools'), page.indexOf('\n## ', page.indexOf('## Tools') + 1));
