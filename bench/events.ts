@@ -13,7 +13,7 @@
  *
  * Each round writes another 1,000 jobs: memory that grew with the jobs would grow round by round.
  *
- * Nothing here asserts a figure. See bench/README.md.
+ * Nothing here asserts a figure. Its figures: bench/journal/2026-11-27-events.md (bench/README.md).
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';

@@ -12,7 +12,7 @@
  *   npx tsx bench/rate-limit.ts [--limit=4] [--jobs=60] [--novelty-jobs=10] [--waiting-jobs=24]
  *     [--concurrency=8] [--speed=30] [--only=rate|waiting|bucket] [--sequential] [--trace]
  *
- * See bench/README.md for what each column means.
+ * See bench/rate-limit.md for what each column means.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

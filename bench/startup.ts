@@ -14,7 +14,7 @@
  *
  *   npx tsx bench/startup.ts [--rounds=15]
  *
- * Nothing here asserts a time. See bench/README.md.
+ * Nothing here asserts a time. See bench/startup.md.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

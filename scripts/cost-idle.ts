@@ -102,8 +102,9 @@ export const DEFAULT_IDLE_ASSUMPTIONS: IdleAssumptions = {
 };
 
 /**
- * One novelty check on aws, per job, cold and alone (bench/README.md, "AWS cost": seed 23, 20 jobs),
- * and what the bench does not measure, estimated.
+ * One novelty check on aws, per job, cold and alone (seed 23, 20 jobs:
+ * bench/journal/2026-11-24-aws-cost.md; the current figures: bench/aws-cost.md), and what the bench
+ * does not measure, estimated.
  */
 export interface JobFigures {
   /** SQS messages sent (each is also received and deleted: three requests). */

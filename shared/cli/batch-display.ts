@@ -5,7 +5,7 @@
 import { SingleBar } from 'cli-progress';
 import type { Batch } from '../engine/batch-store';
 import { type BatchView, viewOf } from '../ingest/batch-view';
-import { formatDuration } from './format';
+import { countOf, formatDuration } from './format';
 
 /** What the live line shows of a batch: its view's totals (from the record, or following its jobs). */
 export type ProgressView = Pick<BatchView, 'id' | 'items' | 'totals' | 'thisRun' | 'calls' | 'etaMs'>;
@@ -26,9 +26,9 @@ export function describeProgress(view: ProgressView): string {
     ...(t.failed + t.cancelled > 0 ? [`${t.failed + t.cancelled} failed`] : []),
     `${t.running} running`,
     `${t.waiting} waiting`,
-    ...(view.thisRun.readingDone ? [] : [`reading (${view.thisRun.records} records)`]),
-    ...(view.thisRun.invalid > 0 ? [`${view.thisRun.invalid} bad lines`] : []),
-    `${view.calls} calls`,
+    ...(view.thisRun.readingDone ? [] : [`reading (${countOf(view.thisRun.records, 'record')})`]),
+    ...(view.thisRun.invalid > 0 ? [`${countOf(view.thisRun.invalid, 'bad line')}`] : []),
+    countOf(view.calls, 'call'),
     ...(view.etaMs !== undefined ? [`ETA ${formatDuration(view.etaMs)}`] : []),
   ];
   return parts.join(', ');

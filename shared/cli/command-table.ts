@@ -81,6 +81,9 @@ Examples:
   opflow resume 01J... --select f1,f3
   opflow list --status FAILED
 
+Documentation: docs/README.md (the index of the guides); every command and its page by topic:
+docs/guides/cli.md.
+
 ${exitCodeHelp}
 `;
 

@@ -10,7 +10,7 @@ import { listUnfinished } from '../runtime/job-queries';
 import { watchJobs } from '../runtime/watch-jobs';
 import { type CliContext, type GlobalOptions, writeJson } from './context';
 import { ExitCode, type ExitCodeValue } from './exit-codes';
-import { formatDuration, jobLine, jobSummary, selectionHelp } from './format';
+import { countOf, formatDuration, jobLine, jobSummary, selectionHelp } from './format';
 import type { InputProblem } from './inputs';
 import { createProgressDisplay } from './progress';
 
@@ -189,6 +189,27 @@ async function joinedJobs(backend: Backend, mine: readonly Job[]): Promise<Job[]
   );
 }
 
+/**
+ * The calls of a run, telling this run's from those of jobs it reused (inputs already done, not
+ * run again): `0 calls; 3 jobs reused, 98 calls made by them earlier`, never the reused jobs'
+ * calls as if this run had made them.
+ */
+export function describeRunCalls(jobs: readonly Job[], reused: readonly { jobId: string }[]): string {
+  const reusedIds = new Set(reused.map((entry) => entry.jobId));
+  let mine = 0;
+  let earlier = 0;
+  let reusedJobs = 0;
+  for (const job of jobs) {
+    if (reusedIds.has(job.id)) {
+      reusedJobs += 1;
+      earlier += job.usage.calls;
+    } else mine += job.usage.calls;
+  }
+  const made = countOf(mine, 'call');
+  if (reusedJobs === 0) return made;
+  return `${made}; ${countOf(reusedJobs, 'job')} reused, ${countOf(earlier, 'call')} made by ${reusedJobs === 1 ? 'it' : 'them'} earlier`;
+}
+
 /** Prints the outcome of a run (text or JSON) and returns the exit code. */
 export async function reportOutcome(
   ctx: CliContext,
@@ -229,7 +250,6 @@ export async function reportOutcome(
   }
 
   const succeeded = outcome.jobs.filter((job) => job.status === 'SUCCEEDED');
-  const calls = outcome.jobs.reduce((sum, job) => sum + job.usage.calls, 0);
   const counts = [
     `${succeeded.length} succeeded`,
     ...(failed.length > 0 ? [`${failed.length} failed or cancelled`] : []),
@@ -237,9 +257,9 @@ export async function reportOutcome(
     ...(unfinished.length > 0 ? [`${unfinished.length} unfinished`] : []),
   ];
   const lines = [
-    `${outcome.jobs.length} job${outcome.jobs.length === 1 ? '' : 's'}: ${counts.join(', ')} (${formatDuration(
+    `${countOf(outcome.jobs.length, 'job')}: ${counts.join(', ')} (${formatDuration(
       Date.now() - options.startedAt,
-    )}, ${calls} calls)`,
+    )}, ${describeRunCalls(outcome.jobs, options.skipped ?? [])})`,
   ];
   for (const job of outcome.jobs) {
     const location = locations.get(job.id);

@@ -131,6 +131,11 @@ function rawJobLine(job: Job, workflows: WorkflowRegistry): string {
   }
 }
 
+/** `1 item`, `2 items`: a count with its noun, plural unless 1 (`plural` for nouns that differ). */
+export function countOf(count: number, noun: string, plural = `${noun}s`): string {
+  return `${count} ${count === 1 ? noun : plural}`;
+}
+
 export function formatDuration(ms: number): string {
   if (ms < 1_000) return `${Math.max(0, Math.round(ms))} ms`;
   const seconds = Math.round(ms / 1000);

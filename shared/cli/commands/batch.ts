@@ -24,7 +24,7 @@ import { createBatchDisplay, describeProgress } from '../batch-display';
 import { openBatchFeed } from '../batch-feed';
 import { type CliContext, type GlobalOptions, openBackend, writeJson } from '../context';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
-import { formatDuration, formatTable, printable, selectionHelp, upstreamShort } from '../format';
+import { countOf, formatDuration, formatTable, printable, selectionHelp, upstreamShort } from '../format';
 import { parseDuration } from './run';
 
 export interface BatchCommandOptions extends GlobalOptions {
@@ -177,7 +177,7 @@ async function changeBatch(
       deadlineMs: redriveDeadlineMs,
     });
     say(
-      `running ${outcome.retried.length} failed or cancelled items again${options.fromStart ? ' from their first step' : ''}${options.deadline === undefined ? '' : ` with a deadline of ${options.deadline}`}${outcome.refused.length ? ` (${outcome.refused.length} could not be: ${outcome.refused.map((r) => `${r.jobId}: ${r.reason}`).join('; ')})` : ''}`,
+      `running ${countOf(outcome.retried.length, 'failed or cancelled item')} again${options.fromStart ? ' from their first step' : ''}${options.deadline === undefined ? '' : ` with a deadline of ${options.deadline}`}${outcome.refused.length ? ` (${outcome.refused.length} could not be: ${outcome.refused.map((r) => `${r.jobId}: ${r.reason}`).join('; ')})` : ''}`,
     );
     changed = outcome.batch;
   }
@@ -291,23 +291,15 @@ async function show(
     `batch ${batch.id} (${batch.workflow}, ${printable(batch.source.uri)})`,
     `  status: ${view.status}${batch.reason ? `: ${printable(batch.reason)}` : ''}`,
     `  items: ${batch.items}: ${t.succeeded} succeeded, ${t.failed} failed, ${t.cancelled} cancelled, ${t.running} running, ${t.waiting} waiting`,
-    `  run ${batch.run}: ${view.thisRun.records} records read${view.thisRun.readingDone ? '' : ' so far'}, ${view.thisRun.created} new items, ${view.thisRun.existing} ingested before, ${view.thisRun.invalid} bad lines`,
-    `  ${view.calls} calls, ${view.billedUnits} billed units, elapsed ${formatDuration(view.elapsedMs)}${view.etaMs !== undefined ? `, ETA ${formatDuration(view.etaMs)}` : ''}`,
+    `  run ${batch.run}: ${countOf(view.thisRun.records, 'record')} read${view.thisRun.readingDone ? '' : ' so far'}, ${countOf(view.thisRun.created, 'new item')}, ${view.thisRun.existing} ingested before, ${countOf(view.thisRun.invalid, 'bad line')}`,
+    `  ${countOf(view.calls, 'call')}, ${countOf(view.billedUnits, 'billed unit')}, elapsed ${formatDuration(view.elapsedMs)}${view.etaMs !== undefined ? `, ETA ${formatDuration(view.etaMs)}` : ''}`,
     `  now: ${describeProgress(view)}`,
     ...(view.upstreams.length > 0
       ? [`  upstream: ${view.upstreams.map(describeUpstreamIdentity).join('; ')}`]
       : []),
     `  summary: ${index}`,
   ];
-  if (download) {
-    lines.push(
-      `  downloaded to ${download.dir}: ${download.reports} reports, ${download.files} files; open ${download.index}`,
-    );
-    if (download.unfinished > 0)
-      lines.push(`  ${download.unfinished} items not finished yet: download again once they are`);
-    for (const missing of download.missing)
-      lines.push(`  not downloaded: ${printable(missing.key)} (${printable(missing.reason)})`);
-  }
+  if (download) lines.push(...describeDownload(download));
   if (!batchSettled(batch) && batch.status !== 'FINISHED')
     lines.push(
       `  opflow batch ${batch.id} --watch follows it${options.backend === 'local' ? ' (and runs it here)' : ''}`,
@@ -316,4 +308,18 @@ async function show(
     lines.push(`  opflow batch ${batch.id} --redrive runs the failed and cancelled items again`);
   ctx.io.stdout.write(`${lines.join('\n')}\n`);
   return exitCode;
+}
+
+/** The lines `--download` adds to a batch's text: what was copied, what is not finished or missing. */
+export function describeDownload(download: DownloadOutcome): string[] {
+  const lines = [
+    `  downloaded to ${download.dir}: ${countOf(download.reports, 'report')}, ${countOf(download.files, 'file')}; open ${download.index}`,
+  ];
+  if (download.unfinished > 0)
+    lines.push(
+      `  ${countOf(download.unfinished, 'item')} not finished yet: download again once ${download.unfinished === 1 ? 'it is' : 'they are'}`,
+    );
+  for (const missing of download.missing)
+    lines.push(`  not downloaded: ${printable(missing.key)} (${printable(missing.reason)})`);
+  return lines;
 }

@@ -204,7 +204,7 @@ function openedLine(
  * for the machine, lets the heap grow to hundreds of MB before it collects. `--optimize-for-size`
  * (read by V8's collector at each decision, so it takes effect when set at run time) makes it
  * collect early and keep the young generation small: a 100,000-line ingest then peaks within the
- * 150 MB budget (bench/README.md) at the cost of a little speed. Only this command sets it.
+ * 150 MB budget (bench/ingest.md) at the cost of a little speed. Only this command sets it.
  */
 function favourSmallHeap(): void {
   setFlagsFromString('--optimize-for-size');

@@ -170,7 +170,7 @@ export class WorkerPool {
       const claimable = paused ? Math.max(visible, this.#claimsPausedUntil) : visible;
       // While messages wait, the filler looks every round: the budget frees up as tokens refill,
       // not only when a poll becomes likely done (waiting for `fillChanceAt` alone left the budget
-      // idle: learned right 2.1 to 2.7x the bound against 1.1 to 1.3x, bench/README.md). With
+      // idle: learned right 2.1 to 2.7x the bound against 1.1 to 1.3x, bench/journal/2026-11-23-throughput.md). With
       // nothing queued, only a chance the filler named wakes it.
       const filling = !fill
         ? Number.POSITIVE_INFINITY

@@ -1,6 +1,7 @@
 // printable: text from outside shown on a terminal with its control characters escaped.
 import { describe, expect, it } from 'vitest';
-import { formatTable, printable } from '../../../shared/cli/format';
+import { describeDownload } from '../../../shared/cli/commands/batch';
+import { countOf, formatTable, printable } from '../../../shared/cli/format';
 
 describe('printable', () => {
   it.each([
@@ -32,5 +33,21 @@ describe('printable', () => {
       ],
     );
     expect(table.split('\n')).toEqual(['A          B', 'x\\ny       z', 'long cell  w']);
+  });
+});
+
+describe('countOf', () => {
+  it('says one item and two items, in the messages of `opflow batch --download` too', () => {
+    expect([0, 1, 2].map((n) => countOf(n, 'item'))).toEqual(['0 items', '1 item', '2 items']);
+    expect(countOf(1, 'bad line')).toBe('1 bad line');
+    const one = { dir: '/d', index: '/d/index.html', reports: 1, files: 1, unfinished: 1, missing: [] };
+    expect(describeDownload(one)).toEqual([
+      '  downloaded to /d: 1 report, 1 file; open /d/index.html',
+      '  1 item not finished yet: download again once it is',
+    ]);
+    expect(describeDownload({ ...one, reports: 3, files: 7, unfinished: 2 })).toEqual([
+      '  downloaded to /d: 3 reports, 7 files; open /d/index.html',
+      '  2 items not finished yet: download again once they are',
+    ]);
   });
 });

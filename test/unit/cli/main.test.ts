@@ -1,5 +1,5 @@
 // The opflow command's parsing, its helpful errors and its exit codes, run in-process.
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -34,6 +34,10 @@ describe('opflow (in-process)', () => {
     for (const name of workflowNames) expect(io.out()).toContain(name);
     expect(io.out()).toContain('Exit codes:');
     expect(io.out()).toContain('130');
+    // Where to read on: the docs index and the commands' page, both files of the repository.
+    expect(io.out()).toMatch(/Documentation: docs\/README\.md .*\n.*docs\/guides\/cli\.md/);
+    for (const page of ['docs/README.md', 'docs/guides/cli.md'])
+      expect(existsSync(new URL(`../../../${page}`, import.meta.url)), page).toBe(true);
   });
 
   it('refuses an unknown command with a usage error', async () => {
