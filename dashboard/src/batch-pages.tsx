@@ -143,7 +143,9 @@ export function BatchPage({ api, config, id }: { api: Api; config: Settings; id:
     listRefreshMs,
     (loaded) =>
       loaded !== undefined &&
-      (loaded.answer.batch.status !== 'FINISHED' || loaded.answer.batch.totals.running > 0),
+      (loaded.answer.batch.status !== 'FINISHED' ||
+        loaded.answer.batch.totals.running > 0 ||
+        loaded.answer.batch.writingOutputs),
     { api, config, filter: { batchId: id } },
   );
   const { busy, notice, run } = useAction(load);
@@ -196,6 +198,12 @@ export function BatchPage({ api, config, id }: { api: Api; config: Settings; id:
         title={
           <>
             {batch.name} <StatusBadge status={batch.status} />
+            {batch.writingOutputs ? (
+              <span class="muted" data-outputs="writing">
+                {' '}
+                finished, writing outputs
+              </span>
+            ) : null}
           </>
         }
         subtitle={
@@ -345,21 +353,31 @@ export function BatchPage({ api, config, id }: { api: Api; config: Settings; id:
       </div>
       <section class="card" aria-labelledby="outputs-heading">
         <h2 id="outputs-heading">Summary files</h2>
-        <div class="actions">
-          {files.map((name) => (
-            <button
-              type="button"
-              onClick={() =>
-                run(async () => {
-                  await downloadFile(config, { name, href: `${path}/outputs/${name}`, url: '' });
-                  return `${name} downloaded.`;
-                })
-              }
-            >
-              Download {name}
-            </button>
-          ))}
-        </div>
+        {batch.writingOutputs ? (
+          <p class="muted" role="status" data-outputs="writing">
+            Finished, writing outputs: the summary files are offered here once they are written.
+          </p>
+        ) : batch.outputsAt === undefined ? (
+          <p class="muted" data-outputs="none">
+            No summary files yet: they are written once items are released.
+          </p>
+        ) : (
+          <div class="actions" data-outputs={batch.outputsFinal ? 'final' : 'interim'}>
+            {files.map((name) => (
+              <button
+                type="button"
+                onClick={() =>
+                  run(async () => {
+                    await downloadFile(config, { name, href: `${path}/outputs/${name}`, url: '' });
+                    return `${name} downloaded.`;
+                  })
+                }
+              >
+                Download {name}
+              </button>
+            ))}
+          </div>
+        )}
       </section>
       {answer.problems.length ? (
         <section class="card" aria-labelledby="problems-heading">

@@ -17,9 +17,12 @@ import { ApiError, type ApiRoute, apiRoute, json, parse } from '../http/job-api'
 import { batchListQuerySchema, retryBodySchema } from '../http/request-schemas';
 import { admitBatch } from '../ingest/admission';
 import { currentViewOf } from '../ingest/batch-view';
-import { batchOutputKeys, writeBatchOutputs } from '../ingest/outputs';
+import { batchOutputKeys } from '../ingest/outputs-record';
 import { redriveBatch } from '../ingest/redrive';
 import { listAll, unfinishedStatuses } from '../runtime/job-queries';
+
+/** The outputs' writer (workbook, findings): a chunk of its own, loaded the first time outputs are written. */
+const outputsWriter = async () => (await import('../ingest/outputs')).writeBatchOutputs;
 
 const batchIdPattern = /^[\w.:-]{1,200}$/;
 const outputFiles = {
@@ -74,7 +77,7 @@ export async function cancelBatch(
   }
   // Count the jobs just cancelled against the batch now (admission passes stopped batches by).
   const settled = await admitBatch(deps, batchId);
-  if (settled && settled.settled > 0) await writeBatchOutputs(deps, settled.batch);
+  if (settled && settled.settled > 0) await (await outputsWriter())(deps, settled.batch);
   return { batch: settled?.batch ?? (await deps.batches.get(batchId))!, cancelled };
 }
 
@@ -122,7 +125,7 @@ export function batchRoutes(options: { deps: JobDeps; batches: BatchStore }): Ap
         );
       let stored = await options.deps.reports.get(batchOutputKeys(batch.id)[which]);
       if (!stored) {
-        await writeBatchOutputs(deps, batch);
+        await (await outputsWriter())(deps, batch);
         stored = await options.deps.reports.get(batchOutputKeys(batch.id)[which]);
       }
       if (!stored) throw new Refusal(404, 'not-found', `batch ${batch.id} has no ${file} yet`);

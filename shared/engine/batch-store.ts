@@ -92,6 +92,13 @@ export interface Batch {
   /** When the outputs were last written, and how long that took. */
   outputsAt?: number | undefined;
   outputsCostMs?: number | undefined;
+  /**
+   * The `finishedAt` of the finished batch the outputs were last written from: the outputs are the
+   * final ones while it equals `finishedAt` (admission finishes a batch before its outputs are
+   * rewritten; a redriven batch finishes again later). 0 from the finish until they are written;
+   * absent on batches of earlier releases.
+   */
+  outputsOfFinish?: number | undefined;
 }
 
 /** One disclosure of a batch, waiting for admission or released as a job. */

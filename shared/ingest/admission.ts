@@ -100,6 +100,8 @@ export async function admitBatch(deps: AdmissionDeps, batchId: string): Promise<
       if (next.status === 'RUNNING' || next.admitted >= next.items) {
         next.status = next.status === 'RUNNING' ? 'FINISHED' : next.status;
         next.finishedAt = next.status === 'FINISHED' ? now : next.finishedAt;
+        // Its outputs are written after this commit (outputs.ts records when): until then they are not final.
+        if (next.status === 'FINISHED') next.outputsOfFinish = 0;
       }
     }
     if (settled === 0 && released === 0 && next.status === batch.status)

@@ -8,7 +8,7 @@ import type { JobStore } from '../engine/ports';
 import type { UpstreamIdentity } from '../engine/upstream-identity';
 import { jobsByIds, withUpstream } from './admission';
 import { failuresOf } from './batch';
-import { batchOutputKeys } from './outputs';
+import { batchOutputKeys, outputsFinal } from './outputs-record';
 
 export interface BatchView {
   id: string;
@@ -34,6 +34,15 @@ export interface BatchView {
   /** Milliseconds to go at the pace so far; absent until something finished. */
   etaMs?: number | undefined;
   outputs: ReturnType<typeof batchOutputKeys>;
+  /** When its outputs (summary.csv, summary.xlsx, the index) were last written; absent before the first time. */
+  outputsAt?: string | undefined;
+  /** The outputs are the finished batch's final ones: link them as its results. */
+  outputsFinal: boolean;
+  /**
+   * Finished, but its final outputs are not written yet (admission finishes a batch a moment before
+   * they are rewritten): say "finished, writing outputs" and do not offer them as its results yet.
+   */
+  writingOutputs: boolean;
   /**
    * The upstreams its jobs ran on so far (finished ones, and running ones that made a call): the
    * sandbox means simulated data, not real publications. Empty before any call (or for a batch of
@@ -78,6 +87,8 @@ export function viewOf(batch: Batch, now: number, inFlightJobs: readonly Job[] =
   const doneThisRun = done - (batch.settledAtRunStart ?? 0);
   const pace = elapsedMs > 0 && doneThisRun >= 3 ? doneThisRun / elapsedMs : 0;
   const active = batch.status === 'INGESTING' || batch.status === 'RUNNING';
+  const finished = batch.status === 'FINISHED' && running <= 0;
+  const final = finished && outputsFinal(batch);
   return {
     id: batch.id,
     name: batch.name,
@@ -106,6 +117,9 @@ export function viewOf(batch: Batch, now: number, inFlightJobs: readonly Job[] =
     elapsedMs,
     etaMs: active && pace > 0 && remaining > 0 ? Math.round(remaining / pace) : undefined,
     outputs: batchOutputKeys(batch.id),
+    outputsAt: batch.outputsAt === undefined ? undefined : new Date(batch.outputsAt).toISOString(),
+    outputsFinal: final,
+    writingOutputs: finished && !final,
     upstreams,
     sandbox: upstreams.some((upstream) => upstream.kind === 'sandbox'),
   };

@@ -17,15 +17,10 @@ import { docketOf } from '../reports/disclosure-facts';
 import { sandboxHeadline } from '../reports/sandbox-notice';
 import { workflows } from '../workflows';
 import { openOutput } from './output-writer';
+import { batchOutputKeys, recordOutputsWritten } from './outputs-record';
 import { formulaSafe, openBatchWorkbook } from './workbook';
 
-export const batchOutputKeys = (batchId: string) => ({
-  summary: `batches/${batchId}/summary.csv`,
-  results: `batches/${batchId}/results.jsonl`,
-  failed: `batches/${batchId}/failed.jsonl`,
-  index: `batches/${batchId}/index.html`,
-  workbook: `batches/${batchId}/summary.xlsx`,
-});
+export { batchOutputKeys };
 
 /** The columns of summary.csv. */
 export const summaryColumns = [
@@ -144,7 +139,12 @@ export interface BatchTotals {
  * the report store), so memory does not grow with the batch; each finished job's findings are read
  * once.
  */
-export async function writeBatchOutputs(deps: OutputDeps, batch: Batch): Promise<BatchTotals> {
+export async function writeBatchOutputs(
+  deps: OutputDeps,
+  batch: Batch,
+  options: { record?: boolean } = {},
+): Promise<BatchTotals> {
+  const started = Date.now();
   const keys = batchOutputKeys(batch.id);
   const reports = deps.engine.reports;
   const totals: BatchTotals = {
@@ -254,6 +254,9 @@ export async function writeBatchOutputs(deps: OutputDeps, batch: Batch): Promise
     for (const writer of writers) writer.abort(error as Error);
     workbook.abort(error as Error);
     throw error;
+  }
+  if (options.record !== false) {
+    await recordOutputsWritten(deps.batches, batch, { at: Date.now(), costMs: Date.now() - started });
   }
   return totals;
 }

@@ -289,7 +289,7 @@ async function show(
   const t = view.totals;
   const lines = [
     `batch ${batch.id} (${batch.workflow}, ${printable(batch.source.uri)})`,
-    `  status: ${view.status}${batch.reason ? `: ${printable(batch.reason)}` : ''}`,
+    `  status: ${view.status}${view.writingOutputs ? ', writing outputs' : ''}${batch.reason ? `: ${printable(batch.reason)}` : ''}`,
     `  items: ${batch.items}: ${t.succeeded} succeeded, ${t.failed} failed, ${t.cancelled} cancelled, ${t.running} running, ${t.waiting} waiting`,
     `  run ${batch.run}: ${countOf(view.thisRun.records, 'record')} read${view.thisRun.readingDone ? '' : ' so far'}, ${countOf(view.thisRun.created, 'new item')}, ${view.thisRun.existing} ingested before, ${countOf(view.thisRun.invalid, 'bad line')}`,
     `  ${countOf(view.calls, 'call')}, ${countOf(view.billedUnits, 'billed unit')}, elapsed ${formatDuration(view.elapsedMs)}${view.etaMs !== undefined ? `, ETA ${formatDuration(view.etaMs)}` : ''}`,
@@ -297,7 +297,7 @@ async function show(
     ...(view.upstreams.length > 0
       ? [`  upstream: ${view.upstreams.map(describeUpstreamIdentity).join('; ')}`]
       : []),
-    `  summary: ${index}`,
+    `  summary: ${view.writingOutputs ? `being written (${index} once done)` : view.outputsAt === undefined ? 'not written yet' : index}`,
   ];
   if (download) lines.push(...describeDownload(download));
   if (!batchSettled(batch) && batch.status !== 'FINISHED')

@@ -57,6 +57,7 @@ import {
   openBatch,
 } from '../../ingest/ingest';
 import { writeBatchOutputs } from '../../ingest/outputs';
+import { outputsRecord } from '../../ingest/outputs-record';
 import { decodeS3Key, readIngestEvent, type S3EventRecord } from './ingest-message';
 import type { JobsRuntime } from './jobs-runtime';
 import { engineLogger } from './observability';
@@ -445,6 +446,8 @@ async function drive(
   if (claimed === undefined) return 'gone';
   if (claimed === 'held') return 'held';
   let outputs = { at: claimed.outputsAt, cost: claimed.outputsCostMs };
+  // The batch as the outputs were last written from (whether it was finished then).
+  let written: Pick<Batch, 'status' | 'finishedAt'> | undefined;
   let released: Batch | undefined;
   try {
     let batch: Batch = claimed;
@@ -467,11 +470,12 @@ async function drive(
     if (due || batchSettled(batch)) {
       // Its cost on the monotonic clock: what the outputs took, whatever the wall clock did.
       const started = performance.now();
-      await writeBatchOutputs(deps, batch);
+      await writeBatchOutputs(deps, batch, { record: false });
       outputs = { at: Date.now(), cost: Math.round(performance.now() - started) };
+      written = batch;
     }
   } finally {
-    released = await release(batches, batchId, outputs);
+    released = await release(batches, batchId, outputs, written);
   }
   return released ? { batch: released, changed: progressOf(released) !== progressOf(claimed) } : 'gone';
 }
@@ -507,6 +511,7 @@ async function release(
   batches: DynamoDbBatchStore,
   batchId: string,
   outputs: { at?: number | undefined; cost?: number | undefined },
+  written: Pick<Batch, 'status' | 'finishedAt'> | undefined,
 ): Promise<Batch | undefined> {
   for (let tries = 0; tries < 20; tries++) {
     const batch = await batches.get(batchId);
@@ -515,8 +520,9 @@ async function release(
       ...batch,
       version: batch.version + 1,
       driverUntil: undefined,
-      outputsAt: outputs.at,
-      outputsCostMs: outputs.cost,
+      ...(written
+        ? outputsRecord(batch, written, { at: outputs.at, costMs: outputs.cost })
+        : { outputsAt: outputs.at, outputsCostMs: outputs.cost }),
     };
     if (await batches.commit(next, batch.version)) return next;
   }

@@ -26,6 +26,7 @@ import { admitBatch } from '../../../shared/ingest/admission';
 import { currentViewOf } from '../../../shared/ingest/batch-view';
 import { ingest, openBatch } from '../../../shared/ingest/ingest';
 import { localIngestSource } from '../../../shared/ingest/local-source';
+import { batchOutputKeys, writeBatchOutputs } from '../../../shared/ingest/outputs';
 import { previewBulk, runBulk } from '../../../shared/runtime/bulk';
 import { bulkRequestSchema } from '../../../shared/runtime/bulk-request';
 import { FakeClock } from '../../support/memory-ports';
@@ -130,6 +131,47 @@ describe.each(backends)('batch totals (%s)', (backend, makeWorld) => {
       totals: { succeeded: 3, failed: 0, running: 0 },
       failures: 0,
       calls: 6,
+    });
+  }, 120_000);
+
+  it('say "finished, writing outputs" until the outputs are written from the finished batch', async () => {
+    const { batchId, jobIds } = await releasedBatch('-outputs', ['p', 'q']);
+    const { batches } = world.deps;
+    const view = async () =>
+      currentViewOf(world.deps.engine.store, (await batches.get(batchId))!, Date.now());
+    expect(await view()).toMatchObject({ status: 'RUNNING', writingOutputs: false, outputsFinal: false });
+    expect((await view()).outputsAt).toBeUndefined();
+    // Outputs written while it runs: there, but not the final ones.
+    await writeBatchOutputs(world.deps, (await batches.get(batchId))!);
+    const interim = await view();
+    expect(interim).toMatchObject({ writingOutputs: false, outputsFinal: false });
+    expect(Date.parse(interim.outputsAt!)).toBeGreaterThan(0);
+    for (const id of jobIds) await world.finish(id, 'SUCCEEDED');
+    // Admission finishes the batch: its outputs are still those written while it ran.
+    const finished = (await admitBatch(world.deps, batchId))!.batch;
+    expect(finished.status).toBe('FINISHED');
+    expect(await view()).toMatchObject({ status: 'FINISHED', writingOutputs: true, outputsFinal: false });
+    const summaryKey = batchOutputKeys(batchId).summary;
+    const rowsOf = async () =>
+      new TextDecoder()
+        .decode((await world.deps.engine.reports.get(summaryKey))!.body)
+        .trim()
+        .split('\n')
+        .slice(1);
+    expect((await rowsOf()).every((row) => !row.includes('SUCCEEDED'))).toBe(true);
+    // Outputs written from a snapshot read before the finish do not count as the final ones.
+    await writeBatchOutputs(world.deps, { ...finished, status: 'RUNNING', finishedAt: undefined });
+    expect(await view()).toMatchObject({ writingOutputs: true, outputsFinal: false });
+    await writeBatchOutputs(world.deps, finished);
+    const done = await view();
+    expect(done).toMatchObject({ status: 'FINISHED', writingOutputs: false, outputsFinal: true });
+    expect(Date.parse(done.outputsAt!)).toBeGreaterThanOrEqual(Date.parse(done.finishedAt!));
+    expect((await rowsOf()).filter((row) => row.includes('SUCCEEDED'))).toHaveLength(2);
+    // Recording it kept the batch's own figures.
+    expect((await batches.get(batchId))!).toMatchObject({
+      status: 'FINISHED',
+      settled: finished.settled,
+      finishedAt: finished.finishedAt,
     });
   }, 120_000);
 
