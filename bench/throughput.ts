@@ -123,7 +123,7 @@ function readOptions(): Options {
 
 const usage = `Usage: npx tsx bench/throughput.ts [options]   (npm run bench -- [options])
 
-Novelty checks under a key limit on a matrix of upstream worlds (bench/README.md): task-time families
+Novelty checks under a key limit on a matrix of upstream worlds (bench/throughput.md): task-time families
 (uniform, lognormal, bimodal, pareto, drift: slowing under load) x the sandbox key's limiter (sliding
 1 s window, token bucket with a burst of 2 s of calls, fixed window aligned to the second) x its QPS
 (2, 5, 20), with the learned build beside the fixed-schedule, poll-every-second and oracle (polls at
