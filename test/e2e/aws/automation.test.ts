@@ -8,6 +8,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lambdaContext } from '../../../scripts/lambda/lambda-events';
 import { reportKeys } from '../../../shared/engine/report';
+import { answerSchemas } from '../../../shared/http/answer-schemas';
 import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
 import { AwsWorld } from './harness/aws-world';
 
@@ -100,6 +101,25 @@ describe('opflow on AWS: webhooks and scheduled reports', { timeout: REAL_PROCES
     expect((await deliver('nobody', body, signed('msg_e2e_4', body))).status).toBe(404);
     const webhookJobs = (await world.store.list({ limit: 100 })).jobs.filter((j) => j.source === 'webhook');
     expect(webhookJobs.map((j) => j.id)).toEqual([jobId]);
+  });
+
+  it("lists the webhook source's state through the api function (GET /webhook-sources): open, its last delivery, no secret", async () => {
+    // After the deliveries above: the api function reads the sources as the webhooks function does.
+    const answer = await world.api('GET', '/webhook-sources');
+    expect(answer.status).toBe(200);
+    const { sources } = answerSchemas.webhookSources.parse(answer.body);
+    expect(sources).toEqual([
+      expect.objectContaining({
+        name: 'tracker',
+        tenant: 'default',
+        workflow: 'patent-count',
+        state: 'open',
+      }),
+    ]);
+    expect(sources[0]!.reason).toBeUndefined();
+    expect(sources[0]!.lastDelivery).toMatchObject({ status: expect.any(Number) });
+    expect(sources[0]!.caps).toMatchObject({ jobsLast24h: 1, spentLast24h: expect.any(Number) });
+    expect(JSON.stringify(answer.body)).not.toContain(secret.slice(6));
   });
 
   it('writes each scheduled report with what changed since the previous run (the schedules function as target)', async () => {

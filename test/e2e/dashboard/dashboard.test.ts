@@ -399,8 +399,8 @@ describe('the dashboard in a browser', () => {
     await shot('17-webhooks');
 
     // Filtered by another source, nothing; the job's link leads to the job.
-    await page.getByLabel('Source').fill('other');
-    await page.getByLabel('Source').press('Enter');
+    await page.getByRole('textbox', { name: 'Source' }).fill('other');
+    await page.getByRole('textbox', { name: 'Source' }).press('Enter');
     await page.getByText('No deliveries recorded.').waitFor();
     await page.getByRole('button', { name: 'Clear' }).click();
     await rows.nth(2).getByRole('link').click();

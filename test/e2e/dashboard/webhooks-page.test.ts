@@ -108,8 +108,8 @@ describe('the webhook deliveries page', () => {
     expect(await rows.count()).toBe(7);
 
     // The source filter, by keyboard: only docket's deliveries; cleared, all of them again.
-    await page.getByLabel('Source').fill('docket');
-    await page.getByLabel('Source').press('Enter');
+    await page.getByRole('textbox', { name: 'Source' }).fill('docket');
+    await page.getByRole('textbox', { name: 'Source' }).press('Enter');
     await page.waitForURL(/#\/webhooks\?source=docket/);
     await expect.poll(() => rows.count()).toBe(3);
     expect((await rows.allTextContents()).every((text) => text.includes('docket'))).toBe(true);

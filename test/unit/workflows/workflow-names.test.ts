@@ -39,7 +39,7 @@ const exceptions: { file: string; name: string; why: string }[] = [
 
 /**
  * The workflow `call` shares its name with the word: the step kind (`kind: 'call'`, a `CallStep`),
- * the `opflow call` command, and "1 call" in counts. Those uses are told apart by where the string
+ * the `opflow call` command, and "1 call" in counts (`plural`, `countOf`). Those uses are told apart by where the string
  * stands; any other `'call'` counts as the workflow's name.
  */
 function isTheWordCall(file: string, line: number): boolean {
@@ -67,7 +67,7 @@ function isTheWordCall(file: string, line: number): boolean {
           ts.isCallExpression(parent.parent.parent) &&
           parent.parent.parent.expression.getText(sourceFile) === 'defineCommand');
       const counted =
-        (ts.isCallExpression(parent) && /\bplural$/.test(parent.expression.getText(sourceFile))) ||
+        (ts.isCallExpression(parent) && /\b(plural|countOf)$/.test(parent.expression.getText(sourceFile))) ||
         (ts.isConditionalExpression(parent) &&
           [parent.whenTrue, parent.whenFalse].some((branch) => branch.getText(sourceFile) === "'calls'"));
       if (stepKind || command || counted) word = true;
