@@ -250,6 +250,17 @@ const reportFileSchema = z.strictObject({
   href: z.string().optional(),
 });
 
+/** Caps and the last 24 hours' spend against them (a schedule's, a webhook source's). */
+const capsSchema = z.strictObject({
+  maxUnitsPerRun: z.number().int().optional(),
+  maxUnitsPerDay: z.number().int().optional(),
+  spentLast24h: z.number().describe('billed units of its jobs created in the last 24 hours'),
+  jobsLast24h: z.number().int(),
+  dayCapFreesAt: isoTime
+    .optional()
+    .describe('at or past maxUnitsPerDay: when the 24 hours’ spend falls below it if nothing more is billed'),
+});
+
 /** A schedule as GET /schedules and the schedule actions show it (shared/schedules/pause.ts). */
 const scheduleViewSchema = z.strictObject({
   name: z.string(),
@@ -270,31 +281,9 @@ const scheduleViewSchema = z.strictObject({
   lastFired: isoTime.optional(),
   lastJob: z.strictObject({ id: z.string(), status: z.enum(jobStatuses) }).optional(),
   skipped: z.number().int().describe('slots skipped (overlap, pause)'),
-  caps: z
-    .strictObject({
-      maxUnitsPerRun: z.number().int().optional(),
-      maxUnitsPerDay: z.number().int().optional(),
-      spentLast24h: z.number().describe('billed units of its jobs created in the last 24 hours'),
-      jobsLast24h: z.number().int(),
-      dayCapFreesAt: isoTime
-        .optional()
-        .describe(
-          'at or past maxUnitsPerDay: when the 24 hours’ spend falls below it if nothing more is billed',
-        ),
-    })
+  caps: capsSchema
     .optional()
     .describe('its cost caps and the last 24 hours’ spend against them; absent without caps'),
-});
-
-/** Caps and the last 24 hours' spend against them (a schedule's, a webhook source's). */
-const capsSchema = z.strictObject({
-  maxUnitsPerRun: z.number().int().optional(),
-  maxUnitsPerDay: z.number().int().optional(),
-  spentLast24h: z.number().describe('billed units of its jobs created in the last 24 hours'),
-  jobsLast24h: z.number().int(),
-  dayCapFreesAt: isoTime
-    .optional()
-    .describe('at or past maxUnitsPerDay: when the 24 hours’ spend falls below it if nothing more is billed'),
 });
 
 /** A webhook source as GET /webhook-sources shows it (shared/http/webhook-sources.ts): no secret, URL or input. */
