@@ -5,21 +5,28 @@
 // bench measures those). The key's bucket is shared by every process on the
 // database, so whichever process runs a job, it stands in the same line.
 //
-// The high job is judged by counting, not by the wall clock: every process's limiter logs the tokens
-// it gives and the asks it refuses in the database file (rate_grants, in grant order), and
-// `tokensWaited` counts the batch's tokens the key's line gave between the high call's first ask and
-// its own token. The bound is one (the token already promised when it asked), however loaded the
-// machine: it counts grants, not milliseconds. It cut in: it took over a token reserved for the
-// batch, and the batch still had calls to make after its own. Breaking the priority (no cut-in, a
-// normal horizon) fails this test. The normal job is counted too, and reported, not held to a count
-// (see below); the fairness bench measures both behind a saturated batch (bench/fairness.md).
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// The high job is judged by admission's own records, not by the wall clock from its creation (on a
+// loaded machine a process may pick a new job up seconds after it was created, and the batch's calls
+// go on meanwhile: that is not the priority's wait). The database's change log (every process's
+// commits with their times) gives the commit in which a worker first asked for its token; the key's
+// lane (rate_lane) keeps the reserved token it took over, marked with its id. The high job cut in:
+// it took over a token reserved for the batch, at or after its ask, and the batch still had calls to
+// make after its own. Breaking the priority (no cut-in, a normal horizon) fails this test.
+// Not asserted: its token within one token interval of the ask. On a loaded machine (load 25) the
+// lane's next token was 3 ms to 1.57 s after the ask (up to three intervals at 2 calls/s), the
+// tokens before it booked for calls due later, which a cut-in cannot take; with the priority broken
+// it was 1.0 s. This line is too short for that bound to tell the two apart; the fairness bench
+// measures it behind a saturated batch of novelty checks (bench/README.md).
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openLocalDatabase, openLocalDatabaseToRead, SqliteJobStore } from '../../../shared/backends/local';
-import { readTokenGrants } from '../../../shared/backends/local/sqlite-rate-limiter';
-import { tokensWaited } from '../../../shared/engine/admission/priority-lane';
+import {
+  openLocalDatabase,
+  openLocalDatabaseToRead,
+  SqliteChangeLog,
+  SqliteJobStore,
+} from '../../../shared/backends/local';
 import type { Job } from '../../../shared/engine/job-record';
 import { listAll } from '../../../shared/runtime/job-queries';
 import { type LedgerEntry, type Sandbox, startSandbox } from '../../../shared/sandbox';
@@ -40,16 +47,55 @@ describe('opflow run --priority high while a batch runs', () => {
     }
   };
 
-  /** The key's grant log (one key here): every process's tokens and refused asks, in grant order. */
-  const grantLog = () => {
+  /** The time of a job's first commit after its creation (a worker's, as it asked for a token). */
+  const firstWorkerCommitAt = async (jobId: string): Promise<number> => {
     const db = openLocalDatabaseToRead(dbPath());
     try {
-      const keys = [...readTokenGrants(db).values()];
-      expect(keys).toHaveLength(1);
-      return keys[0]!;
+      const row = db
+        .prepare<[string], { at: number }>(
+          "SELECT at FROM job_changes WHERE kind = 'job' AND id = ? AND version > 1 ORDER BY seq LIMIT 1",
+        )
+        .get(jobId);
+      if (!row) throw new Error(`no commit of job ${jobId} after its creation in the change log`);
+      return row.at;
     } finally {
       db.close();
     }
+  };
+  /**
+   * Watches, every few milliseconds, the tokens of the key's lane taken over by a priority job (kept
+   * a minute past their time, then pruned by the processes that use the lane).
+   */
+  const watchCutIns = () => {
+    const cutIns = new Map<string, number>();
+    let running = true;
+    const watching = (async () => {
+      while (!existsSync(dbPath())) await new Promise((resolve) => setTimeout(resolve, 10));
+      const db = openLocalDatabaseToRead(dbPath());
+      try {
+        let lane: { all(): { cut_by: string; at: number }[] } | undefined;
+        while (running) {
+          try {
+            lane ??= db.prepare<[], { cut_by: string; at: number }>(
+              'SELECT cut_by, at FROM rate_lane WHERE cut_by IS NOT NULL',
+            );
+            for (const row of lane.all()) if (!cutIns.has(row.cut_by)) cutIns.set(row.cut_by, row.at);
+          } catch {
+            // The lane's table is created by the first limiter that opens the file.
+          }
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+      } finally {
+        db.close();
+      }
+    })();
+    return {
+      cutIns,
+      async stop() {
+        running = false;
+        await watching;
+      },
+    };
   };
 
   beforeAll(async () => {
@@ -61,6 +107,13 @@ describe('opflow run --priority high while a batch runs', () => {
       OPFLOW_DB: dbPath(),
       OPFLOW_OUT: join(dir, 'out'),
     });
+    // The change log's triggers record every process's commits of the file, with their times.
+    const db = openLocalDatabase(dbPath());
+    try {
+      new SqliteChangeLog(db);
+    } finally {
+      db.close();
+    }
   });
   afterAll(async () => {
     killRunningOpflows();
@@ -88,7 +141,8 @@ describe('opflow run --priority high while a batch runs', () => {
         expect(Date.now()).toBeLessThan(deadline);
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
-      {
+      const watcher = watchCutIns();
+      try {
         for (const [file, priority] of [
           ['routine.json', 'normal'],
           ['urgent.json', 'high'],
@@ -101,6 +155,8 @@ describe('opflow run --priority high while a batch runs', () => {
         }
         const ended = await batch.done;
         expect(ended.code, ended.stderr).toBe(0);
+      } finally {
+        await watcher.stop();
       }
       // A priority it does not know is refused, naming the ones it knows.
       const wrong = await runOpflow(['run', 'patent-count', 'urgent.json', '--priority', 'urgent'], {
@@ -130,34 +186,25 @@ describe('opflow run --priority high while a batch runs', () => {
       expect(normalCall).toBeDefined();
       const batchCalls = calls.filter((entry) => entry !== highCall && entry !== normalCall);
 
-      // The batch's tokens between each job's first ask and its token, counted on the key's line.
-      const grants = grantLog();
-      const highWaited = tokensWaited(grants, high.id);
-      const normalWaited = tokensWaited(grants, normal!.id);
-      const cutIns = grants.filter((grant) => grant.kind === 'cut-in');
-      const facts = `tokens waited: high ${highWaited.join(', ')}, normal ${normalWaited.join(', ')}; cut-ins by ${cutIns.map((grant) => (grant.by === high.id ? 'high' : grant.by)).join(', ')}`;
+      // When a worker first asked for the high job's token: its first commit after its creation (a
+      // wait for its token), or its call when the token was granted at the ask (the commit came after).
+      const askedAt = Math.min(await firstWorkerCommitAt(high.id), highCall.time);
+      const cutInAt = watcher.cutIns.get(high.id);
+      const facts = `asked ${askedAt - high.createdAt} ms after its creation, the token it took over ${cutInAt === undefined ? 'none' : `${Math.round(cutInAt - askedAt)} ms after the ask`}, called ${highCall.time - askedAt} ms after the ask`;
       // The line was full when it asked: the batch still had calls to make after the high job's.
       expect(
         batchCalls.filter((entry) => entry.time > highCall.time).length,
         `the batch's calls after the high job's (${facts})`,
       ).toBeGreaterThanOrEqual(5);
-      // One call, one token: at most one of the batch's tokens between its ask and its own.
-      expect(highWaited, facts).toHaveLength(1);
-      expect(highWaited[0], facts).toBeLessThanOrEqual(1);
-      // It cut in: a token reserved for the batch became its own.
-      expect(
-        cutIns.some((grant) => grant.by === high.id),
-        facts,
-      ).toBe(true);
+      // It cut in: a token reserved for the batch, due at or after its ask, became its own.
+      expect(cutInAt, `the high job's cut-in (${facts})`).toBeDefined();
+      expect(cutInAt!, facts).toBeGreaterThanOrEqual(askedAt - 50);
+      expect(cutInAt!, facts).toBeLessThanOrEqual(highCall.time + 50);
       // The normal job is not held to a count: its place is the end of the line, but how long that
       // line is depends on how far ahead the batch's busy process has reserved, and on a loaded
       // machine it can be empty when the normal job takes its token (seen: 0 batch calls before
-      // it). It never cuts in.
-      expect(normalWaited, facts).toHaveLength(1);
-      expect(
-        cutIns.some((grant) => grant.by === normal!.id),
-        facts,
-      ).toBe(false);
+      // it). The fairness bench measures a normal job's wait behind a saturated batch (bench/README.md).
+      expect(watcher.cutIns.has(normal!.id)).toBe(false);
     },
     REAL_PROCESS_TIMEOUT_MS,
   );
