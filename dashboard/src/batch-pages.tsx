@@ -9,7 +9,6 @@ import {
   SandboxBanner,
   SandboxTag,
   StatusBadge,
-  TableHead,
   Tiles,
   When,
 } from './components';
@@ -17,6 +16,7 @@ import { formatDuration, formatTime, plural, toDate } from './format';
 import { useAction, useFocusHeading, useLoaded } from './hooks';
 import { type JobColumn, JobRow, jobColumns } from './job-row';
 import { listRefreshMs } from './jobs-page';
+import { ListTable } from './list-table';
 import { LiveNote } from './live-note';
 import { batchHref, jobsHash } from './routing';
 import type { Api, BatchAnswer, BatchList, BatchView, JobPage, Settings } from './types';
@@ -55,71 +55,54 @@ export function BatchesPage({ api, config }: { api: Api; config: Settings }) {
           what={`${sandboxBatches} of ${plural(batches.length, 'batch', 'batches')} listed ran`}
         />
       ) : null}
-      {page === undefined ? (
-        <p aria-busy="true">Loading batches…</p>
-      ) : (
-        <div class="table-card">
-          <table class="jobs">
-            <caption>
-              {batches.length === 0
-                ? 'No batches yet: opflow ingest <manifest or folder> --workflow <name> starts one.'
-                : `${plural(batches.length, 'batch', 'batches')}, newest first; updates live.`}
-            </caption>
-            <TableHead
-              columns={[
-                'Batch',
-                'Status',
-                'Workflow',
-                'Progress',
-                { label: 'Items', num: true },
-                { label: 'Succeeded', num: true },
-                { label: 'Failed', num: true },
-                { label: 'Waiting or running', num: true },
-                { label: 'Billed units', num: true },
-                'ETA',
-                'Created',
-              ]}
-            />
-            <tbody>
-              {batches.map((batch) => (
-                <tr key={batch.id} data-batch={batch.id} data-status={batch.status}>
-                  <td>
-                    <a href={batchHref(batch.id)}>{batch.name}</a>
-                    <SandboxTag job={{ upstream: batch.sandbox ? { kind: 'sandbox' } : undefined }} />
-                  </td>
-                  <td>
-                    <StatusBadge status={batch.status} />
-                  </td>
-                  <td>{batch.workflow}</td>
-                  <td style={{ minWidth: '9rem' }}>
-                    <div class="stack" role="img" aria-label={`${done(batch)} of ${batch.items} finished`}>
-                      <span
-                        class="s-ok"
-                        style={{ width: `${share(batch.totals.succeeded, batch.items)}%` }}
-                      />
-                      <span class="s-bad" style={{ width: `${share(batch.totals.failed, batch.items)}%` }} />
-                      <span
-                        class="s-cancel"
-                        style={{ width: `${share(batch.totals.cancelled, batch.items)}%` }}
-                      />
-                      <span class="s-run" style={{ width: `${share(batch.totals.running, batch.items)}%` }} />
-                    </div>
-                  </td>
-                  <td class="num">{batch.items}</td>
-                  <td class="num">{batch.totals.succeeded}</td>
-                  <td class="num">{batch.totals.failed + batch.totals.cancelled}</td>
-                  <td class="num">{batch.totals.waiting + batch.totals.running}</td>
-                  <td class="num">{batch.billedUnits.toLocaleString()}</td>
-                  <td>{batch.etaMs !== undefined ? formatDuration(batch.etaMs) : ''}</td>
-                  <td class="nowrap">
-                    <When at={batch.createdAt} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <ListTable
+        rows={page?.batches}
+        loading="Loading batches…"
+        columns={[
+          'Batch',
+          'Status',
+          'Workflow',
+          'Progress',
+          { label: 'Items', num: true },
+          { label: 'Succeeded', num: true },
+          { label: 'Failed', num: true },
+          { label: 'Waiting or running', num: true },
+          { label: 'Billed units', num: true },
+          'ETA',
+          'Created',
+        ]}
+        empty="No batches yet: opflow ingest <manifest or folder> --workflow <name> starts one."
+        caption={(shown) => `${plural(shown.length, 'batch', 'batches')}, newest first; updates live.`}
+        row={(batch) => (
+          <tr key={batch.id} data-batch={batch.id} data-status={batch.status}>
+            <td>
+              <a href={batchHref(batch.id)}>{batch.name}</a>
+              <SandboxTag job={{ upstream: batch.sandbox ? { kind: 'sandbox' } : undefined }} />
+            </td>
+            <td>
+              <StatusBadge status={batch.status} />
+            </td>
+            <td>{batch.workflow}</td>
+            <td style={{ minWidth: '9rem' }}>
+              <div class="stack" role="img" aria-label={`${done(batch)} of ${batch.items} finished`}>
+                <span class="s-ok" style={{ width: `${share(batch.totals.succeeded, batch.items)}%` }} />
+                <span class="s-bad" style={{ width: `${share(batch.totals.failed, batch.items)}%` }} />
+                <span class="s-cancel" style={{ width: `${share(batch.totals.cancelled, batch.items)}%` }} />
+                <span class="s-run" style={{ width: `${share(batch.totals.running, batch.items)}%` }} />
+              </div>
+            </td>
+            <td class="num">{batch.items}</td>
+            <td class="num">{batch.totals.succeeded}</td>
+            <td class="num">{batch.totals.failed + batch.totals.cancelled}</td>
+            <td class="num">{batch.totals.waiting + batch.totals.running}</td>
+            <td class="num">{batch.billedUnits.toLocaleString()}</td>
+            <td>{batch.etaMs !== undefined ? formatDuration(batch.etaMs) : ''}</td>
+            <td class="nowrap">
+              <When at={batch.createdAt} />
+            </td>
+          </tr>
+        )}
+      />
     </main>
   );
 }
@@ -390,11 +373,16 @@ export function BatchPage({ api, config, id }: { api: Api; config: Settings; id:
       ) : null}
       <section class="card" aria-labelledby="batch-jobs-heading">
         <h2 id="batch-jobs-heading">Jobs</h2>
-        {jobs ? (
-          <table class="jobs">
-            <caption>
-              {plural(jobs.jobs.length, 'job')}
-              {jobs.cursor ? (
+        <ListTable
+          rows={jobs?.jobs}
+          loading="Loading jobs…"
+          card={false}
+          columns={jobColumns(batchJobColumns)}
+          empty="No jobs yet: they are created as the manifest's lines are read."
+          caption={(shown) => (
+            <>
+              {plural(shown.length, 'job')}
+              {jobs?.cursor ? (
                 <>
                   {' '}
                   shown; <a href={jobsHash({ batchId: id })}>all of them</a>
@@ -402,15 +390,10 @@ export function BatchPage({ api, config, id }: { api: Api; config: Settings; id:
               ) : (
                 ''
               )}
-            </caption>
-            <TableHead columns={jobColumns(batchJobColumns)} />
-            <tbody>
-              {jobs.jobs.map((job) => (
-                <JobRow key={job.id} config={config} job={job} columns={batchJobColumns} inBatch />
-              ))}
-            </tbody>
-          </table>
-        ) : null}
+            </>
+          )}
+          row={(job) => <JobRow key={job.id} config={config} job={job} columns={batchJobColumns} inBatch />}
+        />
       </section>
     </main>
   );

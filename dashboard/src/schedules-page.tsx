@@ -1,8 +1,9 @@
 /** The schedules of opflow.config.json: next and last fire, last job, and trigger, pause, resume. */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { Notice, StatusBadge, TableHead, When } from './components';
+import { Notice, StatusBadge, When } from './components';
 import { formatDuration, formatRelative, formatTime, jobDuration, plural } from './format';
 import { useAction, useFocusHeading, useLoaded } from './hooks';
+import { ListTable } from './list-table';
 import { jobHref } from './routing';
 import type { Api, JobPage, JobView, ReportAnswer, ScheduleView } from './types';
 
@@ -242,7 +243,6 @@ export function SchedulesPage({ api }: { api: Api }) {
       setReturnTo(name);
       return `${name} resumed: next fire ${formatTime(outcome.schedule.next)}.`;
     });
-  const schedules = answer?.schedules ?? [];
   return (
     <main id="main">
       <h1 tabIndex={-1} ref={heading}>
@@ -282,45 +282,34 @@ export function SchedulesPage({ api }: { api: Api }) {
           </form>
         </section>
       ) : null}
-      {answer === undefined ? (
-        <p aria-busy="true">Loading schedules…</p>
-      ) : (
-        <div class="table-card">
-          <table class="jobs">
-            <caption>
-              {schedules.length === 0
-                ? 'No schedules: declare them under "schedules" in opflow.config.json.'
-                : plural(schedules.length, 'schedule')}
-            </caption>
-            <TableHead
-              columns={[
-                'Schedule',
-                'When',
-                'Workflow',
-                'State',
-                'Next fire',
-                'Last fire',
-                'Last job',
-                'Skipped slots',
-                { label: 'Actions', hidden: true },
-              ]}
-            />
-            <tbody>
-              {schedules.map((schedule) => (
-                <ScheduleRow
-                  key={schedule.name}
-                  schedule={schedule}
-                  busy={busy}
-                  pausing={pausing}
-                  onTrigger={trigger}
-                  onPause={setPausing}
-                  onResume={resume}
-                />
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <ListTable
+        rows={answer?.schedules}
+        loading="Loading schedules…"
+        columns={[
+          'Schedule',
+          'When',
+          'Workflow',
+          'State',
+          'Next fire',
+          'Last fire',
+          'Last job',
+          'Skipped slots',
+          { label: 'Actions', hidden: true },
+        ]}
+        empty='No schedules: declare them under "schedules" in opflow.config.json.'
+        caption={(schedules) => plural(schedules.length, 'schedule')}
+        row={(schedule) => (
+          <ScheduleRow
+            key={schedule.name}
+            schedule={schedule}
+            busy={busy}
+            pausing={pausing}
+            onTrigger={trigger}
+            onPause={setPausing}
+            onResume={resume}
+          />
+        )}
+      />
       {runs && runs.jobs.length > 0 ? <RunHistory api={api} jobs={runs.jobs} /> : null}
     </main>
   );
@@ -340,56 +329,57 @@ function RunHistory({ api, jobs }: { api: Api; jobs: JobView[] }) {
         The latest runs, newest first, each with what changed since the run before it; its report opens with
         the details.
       </p>
-      <table class="jobs">
-        <caption class="visually-hidden">{plural(rows.length, 'run')} of the schedules</caption>
-        <TableHead
-          columns={[
-            'Schedule',
-            'Slot',
-            'Status',
-            'Job',
-            { label: 'Took', num: true },
-            { label: 'Billed units', num: true },
-            'Changes',
-          ]}
-        />
-        <tbody>
-          {rows.map(({ job, schedule, slot, manual }) => (
-            <tr key={job.id} data-run={job.id}>
-              <td class="nowrap">{schedule}</td>
-              <td class="nowrap">
-                <When at={slot} />
-                {manual ? <span class="sub">triggered by hand</span> : null}
-              </td>
-              <td>
-                <StatusBadge status={job.status} />
-              </td>
-              <td>
-                <a href={jobHref(job.id)}>
-                  <code class="id">{job.id}</code>
-                </a>
-              </td>
-              <td class="num">{formatDuration(jobDuration(job))}</td>
-              <td class="num">{job.usage?.billedUnits ?? 0}</td>
-              <td data-changes={job.id}>
-                {job.status === 'SUCCEEDED' ? (
-                  <>
-                    {(() => {
-                      const found = changes.get(job.id);
-                      return found === undefined || found === 'unknown' ? null : (
-                        <span class="changes">{changesText(found)} </span>
-                      );
-                    })()}
-                    <a href={`#/jobs/${encodeURIComponent(job.id)}/report`}>the report</a>
-                  </>
-                ) : (
-                  <span class="muted">none (no report)</span>
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <ListTable
+        rows={rows}
+        loading="Loading runs…"
+        card={false}
+        captionHidden
+        columns={[
+          'Schedule',
+          'Slot',
+          'Status',
+          'Job',
+          { label: 'Took', num: true },
+          { label: 'Billed units', num: true },
+          'Changes',
+        ]}
+        empty="No runs of the schedules"
+        caption={(shown) => `${plural(shown.length, 'run')} of the schedules`}
+        row={({ job, schedule, slot, manual }) => (
+          <tr key={job.id} data-run={job.id}>
+            <td class="nowrap">{schedule}</td>
+            <td class="nowrap">
+              <When at={slot} />
+              {manual ? <span class="sub">triggered by hand</span> : null}
+            </td>
+            <td>
+              <StatusBadge status={job.status} />
+            </td>
+            <td>
+              <a href={jobHref(job.id)}>
+                <code class="id">{job.id}</code>
+              </a>
+            </td>
+            <td class="num">{formatDuration(jobDuration(job))}</td>
+            <td class="num">{job.usage?.billedUnits ?? 0}</td>
+            <td data-changes={job.id}>
+              {job.status === 'SUCCEEDED' ? (
+                <>
+                  {(() => {
+                    const found = changes.get(job.id);
+                    return found === undefined || found === 'unknown' ? null : (
+                      <span class="changes">{changesText(found)} </span>
+                    );
+                  })()}
+                  <a href={`#/jobs/${encodeURIComponent(job.id)}/report`}>the report</a>
+                </>
+              ) : (
+                <span class="muted">none (no report)</span>
+              )}
+            </td>
+          </tr>
+        )}
+      />
     </section>
   );
 }

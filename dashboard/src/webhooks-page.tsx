@@ -4,10 +4,11 @@
  * /webhooks/{source}`, whatever its answer. Both refresh themselves; the sources also on each new delivery.
  */
 import { useEffect, useState } from 'preact/hooks';
-import { Notice, Pager, TableHead, When } from './components';
+import { Notice, Pager, When } from './components';
 import { formatTime, plural } from './format';
 import { useFocusHeading, useLoaded } from './hooks';
 import { listRefreshMs } from './jobs-page';
+import { ListTable } from './list-table';
 import { filterQuery, jobHref, pageHash } from './routing';
 import type { Api, Delivery, DeliveryPage, Route, WebhookSource, WebhookSourceList } from './types';
 
@@ -105,30 +106,20 @@ function SourcesTable({ api, newest }: { api: Api; newest: string | undefined })
   useEffect(() => {
     if (newest !== undefined) load();
   }, [newest]);
-  const sources = data?.sources ?? [];
   return (
     <section aria-labelledby="webhook-sources">
       <h2 id="webhook-sources">Sources</h2>
       <Notice error={error} />
-      {data === undefined ? (
-        <p aria-busy="true">Loading sources…</p>
-      ) : (
-        <div class="table-card">
-          <table class="jobs">
-            <caption>
-              {sources.length === 0
-                ? 'No webhook sources in opflow.config.json.'
-                : `${plural(sources.length, 'source', 'sources')} of opflow.config.json: a capped one answers deliveries 429 cost-cap until its 24-hour spend is below its day cap.`}
-            </caption>
-            <TableHead columns={['Source', 'Workflow', 'Tenant', 'State', 'Last delivery']} />
-            <tbody>
-              {sources.map((source) => (
-                <SourceRow key={source.name} source={source} />
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <ListTable
+        rows={data?.sources}
+        loading="Loading sources…"
+        columns={['Source', 'Workflow', 'Tenant', 'State', 'Last delivery']}
+        empty="No webhook sources in opflow.config.json."
+        caption={(sources) =>
+          `${plural(sources.length, 'source', 'sources')} of opflow.config.json: a capped one answers deliveries 429 cost-cap until its 24-hour spend is below its day cap.`
+        }
+        row={(source) => <SourceRow key={source.name} source={source} />}
+      />
     </section>
   );
 }
@@ -153,7 +144,6 @@ export function WebhooksPage({ api, route }: { api: Api; route: Route }) {
     event.preventDefault();
     location.hash = pageHash('/webhooks', { source: draft.trim() }, '', []);
   };
-  const deliveries = page?.deliveries ?? [];
   return (
     <main id="main">
       <h1 tabIndex={-1} ref={heading}>
@@ -187,25 +177,16 @@ export function WebhooksPage({ api, route }: { api: Api; route: Route }) {
         </button>
       </form>
       <Notice error={error} />
-      {page === undefined ? (
-        <p aria-busy="true">Loading deliveries…</p>
-      ) : (
-        <div class="table-card">
-          <table class="jobs">
-            <caption>
-              {deliveries.length === 0
-                ? 'No deliveries recorded.'
-                : `${plural(deliveries.length, 'delivery', 'deliveries')} on this page, newest first; the list updates itself.`}
-            </caption>
-            <TableHead columns={['Received', 'Source', 'Webhook id', 'Answer', 'Outcome', 'Job']} />
-            <tbody>
-              {deliveries.map((delivery) => (
-                <DeliveryRow key={delivery.id} delivery={delivery} />
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <ListTable
+        rows={page?.deliveries}
+        loading="Loading deliveries…"
+        columns={['Received', 'Source', 'Webhook id', 'Answer', 'Outcome', 'Job']}
+        empty="No deliveries recorded."
+        caption={(deliveries) =>
+          `${plural(deliveries.length, 'delivery', 'deliveries')} on this page, newest first; the list updates itself.`
+        }
+        row={(delivery) => <DeliveryRow key={delivery.id} delivery={delivery} />}
+      />
       <Pager path="/webhooks" filters={{ source }} cursor={cursor} trail={trail} next={page?.cursor} />
     </main>
   );
