@@ -1,9 +1,10 @@
 /**
  * The lines of `opflow status` about a job's answers and its reviewers: who answered each
- * selection point, when and how, a first approval waiting for a second person, and the notices sent.
+ * selection point, when and how, a first approval waiting for a second person, and the notices sent;
+ * then each selection point's approval rounds on one line (`describeRounds`).
  */
 import type { Job } from '../engine/job-record';
-import { reviewOfOffer } from '../engine/review-record';
+import { reviewOfOffer, selectionRounds } from '../engine/review-record';
 import { printable } from './format';
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -37,4 +38,39 @@ export function describeReview(job: Job): string[] {
     lines.push(`reviewers rule ${printable(review.rule)}${next.length > 0 ? `; ${next.join('; ')}` : ''}`);
   }
   return lines;
+}
+
+/** `2 reminders` for a count of a notice label (`notice`, `reminder`, ...). */
+function counted(label: string, count: number): string {
+  if (count === 1) return label;
+  return `${count} ${label.replace(/^(\w+)/, '$1s')}`;
+}
+
+/**
+ * One line per selection point that had approval rounds (two approvers, or a review's notices):
+ * `rounds    step recommend: 1 first approver alice via cli at …, 2 second approver bob via api at …;
+ * sent notice, call for the second approval, reminder; default r1,r2 at …`.
+ */
+export function describeRounds(job: Job): string[] {
+  return selectionRounds(job)
+    .filter((selection) => selection.notices !== undefined || selection.approvals.length > 1)
+    .map((selection) => {
+      const approvals = selection.approvals.map(
+        (answer) =>
+          `${answer.round} ${answer.role}${answer.by === undefined ? '' : ` ${printable(answer.by)}`} via ${answer.via} at ${iso(answer.at)}`,
+      );
+      const labels = new Map<string, number>();
+      for (const notice of selection.notices ?? [])
+        labels.set(notice.label, (labels.get(notice.label) ?? 0) + 1);
+      const parts = [
+        approvals.length > 0 ? approvals.join(', ') : 'no answer yet',
+        labels.size > 0
+          ? `sent ${[...labels].map(([label, count]) => counted(label, count)).join(', ')}`
+          : undefined,
+        selection.timeout
+          ? `default ${printable((selection.timeout.answer ?? []).join(',')) || 'answer'} at ${iso(selection.timeout.at)}`
+          : undefined,
+      ].filter((part) => part !== undefined);
+      return `rounds    step ${printable(selection.step)}: ${parts.join('; ')}`;
+    });
 }

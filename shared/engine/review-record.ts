@@ -161,3 +161,42 @@ export function selectionRounds(job: {
   }
   return [...byStep.values()];
 }
+
+const isoOf = (ms: number): string => new Date(ms).toISOString();
+
+/** One selection point's rounds as the job API and `opflow status --json` show them. */
+export interface SelectionRoundsView {
+  step: string;
+  approvals: (Omit<SelectionRounds['approvals'][number], 'at'> & { at: string })[];
+  notices?:
+    | {
+        round: number;
+        label: NonNullable<SelectionRounds['notices']>[number]['label'];
+        deliveries: (Omit<NoticeDelivery, 'at'> & { at: string })[];
+      }[]
+    | undefined;
+  timeout?: { at: string; answer?: string[] } | undefined;
+}
+
+/**
+ * Each selection point's approval rounds as a caller sees them: times in ISO 8601 (UTC), no claim
+ * bookkeeping. Empty when nobody was asked or answered.
+ */
+export function selectionRoundsView(job: {
+  answers?: SelectionAnswer[] | undefined;
+  review?: ReviewState | undefined;
+}): SelectionRoundsView[] {
+  return selectionRounds(job).map((selection) => ({
+    step: selection.step,
+    approvals: selection.approvals.map((answer) => ({ ...answer, at: isoOf(answer.at) })),
+    notices: selection.notices?.map((round) => ({
+      round: round.round,
+      label: round.label,
+      deliveries: round.deliveries.map((delivery) => ({ ...delivery, at: isoOf(delivery.at) })),
+    })),
+    timeout: selection.timeout && {
+      at: isoOf(selection.timeout.at),
+      ...(selection.timeout.answer ? { answer: selection.timeout.answer } : {}),
+    },
+  }));
+}

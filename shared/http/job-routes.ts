@@ -9,7 +9,7 @@ import type { JobDeps } from '../engine/deps';
 import { answerSelection, cancelJob, submitJob } from '../engine/job-commands';
 import { isTerminal, type Job } from '../engine/job-record';
 import { retryJob } from '../engine/retry';
-import { selectionRounds } from '../engine/review-record';
+import { selectionRoundsView } from '../engine/review-record';
 import type { JobView } from './answer-schemas';
 import { ApiError, json } from './api-error';
 import {
@@ -62,23 +62,8 @@ const iso = (ms: number | undefined): string | undefined =>
 
 /** Each selection point's approval rounds, labelled (absent when nobody was asked or answered). */
 function roundsView(job: Job): Pick<JobView, 'selectionRounds'> {
-  const rounds = selectionRounds(job);
-  if (rounds.length === 0) return {};
-  return {
-    selectionRounds: rounds.map((selection) => ({
-      step: selection.step,
-      approvals: selection.approvals.map((answer) => ({ ...answer, at: iso(answer.at)! })),
-      notices: selection.notices?.map((round) => ({
-        round: round.round,
-        label: round.label,
-        deliveries: round.deliveries.map((delivery) => ({ ...delivery, at: iso(delivery.at)! })),
-      })),
-      timeout: selection.timeout && {
-        at: iso(selection.timeout.at)!,
-        ...(selection.timeout.answer ? { answer: selection.timeout.answer } : {}),
-      },
-    })),
-  };
+  const rounds = selectionRoundsView(job);
+  return rounds.length === 0 ? {} : { selectionRounds: rounds };
 }
 
 /**

@@ -180,6 +180,17 @@ describe('reviewers: two approvers before the first notice (opflow serve)', {
     expect(status.stdout).toContain(`approval  ${chosen} at`);
     expect(status.stdout).toMatch(/by carol via cli/);
     expect(status.stdout).toMatch(/by dave via cli/);
+    // The rounds on one line (its first notice, sent after carol, was the call), and in --json as the job API shows them.
+    expect(status.stdout).toMatch(
+      /\nrounds {4}step \S+: 1 first approver carol via cli at \S+, 2 second approver dave via cli at \S+; sent notice\n/,
+    );
+    const json = await runOpflow(['status', parked.id, '--json'], { env, cwd: dir });
+    const shown = JSON.parse(json.stdout) as JobView;
+    expect(shown.selectionRounds?.[0]?.approvals.map((a) => [a.round, a.role, a.by, a.via])).toEqual([
+      [1, 'first approver', 'carol', 'cli'],
+      [2, 'second approver', 'dave', 'cli'],
+    ]);
+    expect(shown.selectionRounds).toEqual((await jobOf(parked.id)).selectionRounds);
   });
 
   it('opflow bulk answer follows the rule too: a first approval per job, not the answer', async () => {

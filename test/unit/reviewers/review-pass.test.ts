@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { describeReview } from '../../../shared/cli/review-format';
+import { describeReview, describeRounds } from '../../../shared/cli/review-format';
 import { submitJob } from '../../../shared/engine';
 import { answerSelection } from '../../../shared/engine/job-commands';
 import type { Job } from '../../../shared/engine/job-record';
@@ -180,6 +180,12 @@ describe('the reviewers pass', () => {
           ],
           timeout: { at: new Date(offeredAt + 2 * 3_600_000).toISOString(), answer: ['r1', 'r2', 'r3'] },
         },
+      ]);
+      // `opflow status` says the same on one line.
+      const iso = (ms: number) => new Date(ms).toISOString();
+      const alice = (await h.store.get(job.id))!.answers![0]!;
+      expect(describeRounds((await h.store.get(job.id))!)).toEqual([
+        `rounds    step recommend: 1 first approver alice via cli at ${iso(alice.at)}; sent notice, call for the second approval, reminder; default r1,r2,r3 at ${iso(offeredAt + 2 * 3_600_000)}`,
       ]);
       await answerSelection(h.deps, job.id, chosen, { via: 'api', by: 'bob' });
       expect(jobView((await h.store.get(job.id))!).selectionRounds?.[0]?.approvals).toEqual([
