@@ -61,6 +61,8 @@ export interface BenchPipelineOptions {
    * run on the virtual clock does the same as another of the same seed (default: Math.random, now).
    */
   engineSeed?: number | undefined;
+  /** The sandbox keeps each call's request body in its ledger entry (tells a call's job). */
+  ledgerBodies?: boolean | undefined;
 }
 
 /** The virtual clock's start for a seeded run: 5 January 2026, 09:00 UTC. */
@@ -97,6 +99,7 @@ export async function benchPipeline(options: BenchPipelineOptions): Promise<Loca
       taskDurations: {},
       defaultTaskDuration: options.taskTime ?? taskDuration,
       streamChunkDelayMs: 0,
+      ...(options.ledgerBodies ? { ledgerBodies: true } : {}),
     },
   });
 }

@@ -44,6 +44,7 @@ import {
 } from '../shared/engine';
 import { type LedgerEntry, PlatformCode, SANDBOX_API_KEY } from '../shared/sandbox';
 import { noveltyCheck, workflows } from '../shared/workflows';
+import { type JobCall, type JobVersion, lastJobLines } from './throughput-last-job';
 import { batchFigures, type Failures, failedText, failuresOf, meetsBatchGoals } from './throughput-report';
 import { benchPipeline, submitCheck, table, taskDuration } from './throughput-setup';
 import {
@@ -157,7 +158,10 @@ Options:
                      cost no clock time there; otherwise the system's temporary folder)
   --detail           per case: calls beyond one per step, budget used per 1 s (per 5 s past a minute; a
                      short run also by operation), when the last job made its first call, when jobs
-                     finished, the scheduler's rounds
+                     finished, the scheduler's rounds; for a batch, where the time of the job that
+                     ended last went (each task's true end against its polls: aimed late or waiting
+                     for a token, the calls between tasks, the budget left idle meanwhile); for a
+                     lone job, each task's duration and polls
   --trace            every 5 s of real time: the limiter's rate, calls of the last 5 s, the queue
   -h, --help         this text
 `;
@@ -273,7 +277,20 @@ async function runCase(spec: CaseSpec): Promise<CaseResult> {
         : { key: SANDBOX_API_KEY, ...(spec.qps === undefined ? {} : { qps: spec.qps }) },
     seed: spec.seed,
     taskTime: spec.family === undefined ? taskDuration : families[spec.family],
+    // With --detail the ledger keeps each call's body, so a call is told to its job (its task_id).
+    ledgerBodies: detailed,
   });
+  // With --detail: the time each reserved token was asked for (the call's due time before the
+  // token pushed it), by the token's time (a key's tokens are an interval apart).
+  const requestedAt = new Map<number, number>();
+  const limiter = pipeline.deps.rateLimiter;
+  const reserve = limiter.reserveAhead?.bind(limiter);
+  if (detailed && reserve)
+    limiter.reserveAhead = async (bucket, now, ask) => {
+      const at = await reserve(bucket, now, ask);
+      if (at !== undefined) requestedAt.set(at, ask.at);
+      return at;
+    };
   if (spec.engine === 'fixed' || spec.engine === 'naive') {
     // The engine without admission: the declared schedules, and waiting jobs bounce for the next token.
     pipeline.deps.pollStats = undefined;
@@ -317,9 +334,21 @@ async function runCase(spec: CaseSpec): Promise<CaseResult> {
     const bucket = keyFingerprint(SANDBOX_API_KEY);
     // When the scheduler turned the key's order to longest remaining work first (learned only).
     let endgameAt: number | undefined;
-    const unwatch = pipeline.onJobChange(() => {
+    // With --detail, each job's versions as committed, with the ledger's length then (lastJobLines).
+    const versions = new Map<string, JobVersion[]>();
+    const unwatch = pipeline.onJobChange((job) => {
       if (endgameAt === undefined && pipeline.deps.callOrder?.(bucket) === 'longest-first')
         endgameAt = pipeline.deps.clock.now();
+      if (detailed) {
+        const list = versions.get(job.id) ?? [];
+        list.push({
+          seen: ledger.entries().length,
+          at: job.updatedAt,
+          nextRunAt: job.nextRunAt,
+          tokenAt: job.tokenAt,
+        });
+        versions.set(job.id, list);
+      }
     });
     const sampler = tracing
       ? setInterval(() => {
@@ -358,8 +387,12 @@ async function runCase(spec: CaseSpec): Promise<CaseResult> {
     const fills = pipeline.pool.fillRounds;
     const longestCriticalMs = Math.max(0, ...criticalPaths(calls).values());
     const learnedNow = detailed ? await learnedTimes(pipeline.deps) : '';
+    const lastJob =
+      detailed && !spec.oneAtATime
+        ? lastJobDetail(spec, ledger.entries(), seen, jobs, versions, requestedAt, startedAt, qps)
+        : [];
     const detail = detailed
-      ? `${describe(spec, calls, jobs, startedAt, qps)}\n    learned at the end: ${learnedNow}\n    order longest-first from ${endgameAt === undefined ? '(never)' : `${((endgameAt - startedAt) / 1000).toFixed(1)} s`}; scheduler: ${fills.rounds} rounds, ${(fills.ms / Math.max(1, fills.rounds)).toFixed(2)} ms each (real time), ${(fills.ms / 1000).toFixed(1)} s in all`
+      ? `${[describe(spec, calls, jobs, startedAt, qps), ...lastJob].join('\n')}\n    learned at the end: ${learnedNow}\n    order longest-first from ${endgameAt === undefined ? '(never)' : `${((endgameAt - startedAt) / 1000).toFixed(1)} s`}; scheduler: ${fills.rounds} rounds, ${(fills.ms / Math.max(1, fills.rounds)).toFixed(2)} ms each (real time), ${(fills.ms / 1000).toFixed(1)} s in all`
       : undefined;
     const spans = jobs.map((job) => (job.finishedAt ?? job.updatedAt) - job.createdAt).sort((a, b) => a - b);
     return {
@@ -379,6 +412,68 @@ async function runCase(spec: CaseSpec): Promise<CaseResult> {
     await pipeline.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * With --detail, where the time of the job that ended last went (throughput-last-job.ts): its calls
+ * are the ledger's entries since `seen` that name its upstream task (the submit's created id, the
+ * task_id of a later call's body, the salt of the work a call started).
+ */
+function lastJobDetail(
+  spec: CaseSpec,
+  entries: readonly LedgerEntry[],
+  seen: number,
+  jobs: readonly Job[],
+  versions: ReadonlyMap<string, JobVersion[]>,
+  requestedAt: ReadonlyMap<number, number>,
+  startedAt: number,
+  qps: number,
+): string[] {
+  const ended = jobs.filter((job) => job.finishedAt !== undefined);
+  const last = ended.reduce<Job | undefined>(
+    (latest, job) =>
+      latest === undefined || (job.finishedAt ?? 0) > (latest.finishedAt ?? 0) ? job : latest,
+    undefined,
+  );
+  const taskId = last?.context.taskId;
+  if (!last || typeof taskId !== 'string') return [`  ${spec.label}: the job that ended last: (not found)`];
+  const ofTask = (entry: LedgerEntry) => {
+    if (entry.resourceId === taskId) return true;
+    const body = entry.body as { task_id?: unknown } | undefined;
+    if (body?.task_id === taskId) return true;
+    return (entry.startedWork ?? []).some((work) => (work.salt ?? '').split(':')[0] === taskId);
+  };
+  const calls: JobCall[] = [];
+  entries.forEach((entry, index) => {
+    if (index < seen || entry.operationId === 'download' || !ofTask(entry)) return;
+    calls.push({
+      index,
+      time: entry.time,
+      operationId: entry.operationId,
+      errorCode: entry.errorCode,
+      startedMs: entry.startedWork?.[0]?.durationMs,
+    });
+  });
+  return lastJobLines({
+    label: spec.label,
+    startedAt,
+    createdAt: last.createdAt,
+    finishedAt: last.finishedAt ?? last.updatedAt,
+    calls,
+    versions: versions.get(last.id) ?? [],
+    keyCallTimes: entries
+      .slice(seen)
+      .filter((entry) => entry.operationId !== 'download')
+      .map((entry) => entry.time),
+    requestedAt: (at) => requestedAt.get(at),
+    pollOperations: new Set(
+      noveltyCheck.steps.flatMap((step) =>
+        step.poll && step.kind !== 'fetch' && step.operation !== undefined ? [step.operation] : [],
+      ),
+    ),
+    qps,
+    throttledCode: PlatformCode.throttled,
+  });
 }
 
 /**
