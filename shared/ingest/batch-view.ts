@@ -68,6 +68,8 @@ export function viewOf(batch: Batch, now: number, inFlightJobs: readonly Job[] =
   const counts = { ...batch.settled };
   const inFlight = new Set(batch.inFlight);
   let ended = 0;
+  /** When the last of the in-flight jobs that ended did (a job of a finished batch run again ends after it). */
+  let lastEnd: number | undefined;
   let upstreams = batch.upstreams ?? [];
   for (const job of inFlightJobs) {
     if (!inFlight.has(job.id)) continue;
@@ -76,13 +78,16 @@ export function viewOf(batch: Batch, now: number, inFlightJobs: readonly Job[] =
     counts.billedUnits += job.usage.billedUnits;
     if (!isTerminal(job.status)) continue;
     ended += 1;
+    const end = job.finishedAt ?? job.updatedAt;
+    lastEnd = lastEnd === undefined ? end : Math.max(lastEnd, end);
     if (job.status === 'SUCCEEDED') counts.succeeded += 1;
     else if (job.status === 'FAILED') counts.failed += 1;
     else counts.cancelled += 1;
   }
   const running = batch.inFlight.length - ended;
   const done = counts.succeeded + counts.failed + counts.cancelled;
-  const elapsedMs = (batch.finishedAt ?? now) - batch.runStartedAt;
+  const finishedAt = finishOf(batch, running, lastEnd);
+  const elapsedMs = (finishedAt ?? now) - batch.runStartedAt;
   const remaining = Math.max(0, batch.items - done);
   const doneThisRun = done - (batch.settledAtRunStart ?? 0);
   const pace = elapsedMs > 0 && doneThisRun >= 3 ? doneThisRun / elapsedMs : 0;
@@ -113,7 +118,7 @@ export function viewOf(batch: Batch, now: number, inFlightJobs: readonly Job[] =
     billedUnits: counts.billedUnits,
     createdAt: new Date(batch.createdAt).toISOString(),
     updatedAt: new Date(batch.updatedAt).toISOString(),
-    finishedAt: batch.finishedAt === undefined ? undefined : new Date(batch.finishedAt).toISOString(),
+    finishedAt: finishedAt === undefined ? undefined : new Date(finishedAt).toISOString(),
     elapsedMs,
     etaMs: active && pace > 0 && remaining > 0 ? Math.round(remaining / pace) : undefined,
     outputs: batchOutputKeys(batch.id),
@@ -123,4 +128,17 @@ export function viewOf(batch: Batch, now: number, inFlightJobs: readonly Job[] =
     upstreams,
     sandbox: upstreams.some((upstream) => upstream.kind === 'sandbox'),
   };
+}
+
+/**
+ * When the batch finished, as its jobs say: a finished batch one of whose jobs runs again (opflow
+ * retry, a resume) is not finished while that job runs, and once it ends the batch finished when its
+ * last job did, not at its earlier finish. Admission does not look at a finished batch again, so the
+ * stored `finishedAt` stays the first finish (its outputs are recorded against it).
+ */
+function finishOf(batch: Batch, running: number, lastEnd: number | undefined): number | undefined {
+  if (batch.status !== 'FINISHED') return batch.finishedAt;
+  if (running > 0) return undefined;
+  if (lastEnd === undefined || batch.finishedAt === undefined) return batch.finishedAt ?? lastEnd;
+  return Math.max(batch.finishedAt, lastEnd);
 }

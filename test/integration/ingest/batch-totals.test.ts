@@ -1,6 +1,7 @@
 // A batch's totals follow its jobs on both backends (SQLite; DynamoDB Local): a view reads the jobs
 // admission has not counted yet as they are (a job ended since counts by its end, a running one's
-// usage shows), and a job run again by retryJob leaves the counts of finished jobs until it ends.
+// usage shows), and a job run again by retryJob leaves the counts of finished jobs until it ends;
+// a finished batch whose job ran again finished when that job ended, not at its first finish.
 // A call that comes back after its job was cancelled adds its cost to the batch's settled totals in
 // the same write as to the job (runner.ts recordLateUsage), whether admission counted the job before.
 // A bulk redrive from the start (POST /jobs/bulk, opflow bulk redrive --from-start: runBulk) of a
@@ -132,6 +133,52 @@ describe.each(backends)('batch totals (%s)', (backend, makeWorld) => {
       failures: 0,
       calls: 6,
     });
+  }, 120_000);
+
+  it('move the finish time of a finished batch to when its retried job ended', async () => {
+    const { batchId, jobIds } = await releasedBatch('-finish', ['f', 'g']);
+    const [ok, bad] = jobIds;
+    const { store } = world.deps.engine;
+    await world.finish(ok!, 'SUCCEEDED');
+    await world.finish(bad!, 'FAILED');
+    const finished = (await admitBatch(world.deps, batchId))!.batch;
+    expect(finished.status).toBe('FINISHED');
+    const firstFinish = finished.finishedAt!;
+    const view = async () => currentViewOf(store, (await world.deps.batches.get(batchId))!, Date.now());
+    expect(await view()).toMatchObject({
+      finishedAt: new Date(firstFinish).toISOString(),
+      elapsedMs: firstFinish - finished.runStartedAt,
+    });
+
+    // opflow retry of its failed item: not finished while it runs.
+    await retryJob({ ...world.deps.engine, batches: world.deps.batches }, bad!);
+    const running = await view();
+    expect(running).toMatchObject({ status: 'RUNNING', totals: { running: 1 } });
+    expect(running.finishedAt).toBeUndefined();
+
+    // It ends an hour after the batch's first finish: the batch finished then, and took that long.
+    const retried = (await store.get(bad!))!;
+    const lastEnd = firstFinish + 3_600_000;
+    await store.commit(
+      {
+        ...retried,
+        version: retried.version + 1,
+        status: 'SUCCEEDED',
+        finishedAt: lastEnd,
+        updatedAt: lastEnd,
+      },
+      retried.version,
+    );
+    const after = await view();
+    expect(after).toMatchObject({
+      status: 'FINISHED',
+      totals: { succeeded: 2, failed: 0, running: 0 },
+      finishedAt: new Date(lastEnd).toISOString(),
+      elapsedMs: lastEnd - finished.runStartedAt,
+    });
+    // The listing (opflow batch, GET /batches) says the same.
+    const listed = (await world.deps.batches.list({ limit: 20 })).batches.find((one) => one.id === batchId)!;
+    expect((await currentViewOf(store, listed, Date.now())).finishedAt).toBe(after.finishedAt);
   }, 120_000);
 
   it('say "finished, writing outputs" until the outputs are written from the finished batch', async () => {
