@@ -227,6 +227,22 @@ export class OpflowStack extends Stack {
         resources: [this.storage.reportBucket.arnForObjects(INBOX_UPLOAD_PATTERN)],
       }),
     );
+    // POST /batch-uploads/commit: the api looks up each document the browser sent (HeadObject, which
+    // is GetObject's right; ListBucket under inbox/ so a missing one is a 404, not a 403) before it
+    // writes the manifest that starts the batch (PutObject above).
+    this.api.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['s3:GetObject'],
+        resources: [this.storage.reportBucket.arnForObjects(INBOX_UPLOAD_PATTERN)],
+      }),
+    );
+    this.api.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['s3:ListBucket'],
+        resources: [this.storage.reportBucket.bucketArn],
+        conditions: { StringLike: { 's3:prefix': [INBOX_UPLOAD_PATTERN] } },
+      }),
+    );
     if ((config.api.dashboardOrigins?.length ?? 0) > 0)
       this.storage.reportBucket.addCorsRule({
         allowedMethods: [HttpMethods.PUT],

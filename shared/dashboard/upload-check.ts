@@ -15,6 +15,7 @@ import { errorMessage } from '../errors/error-message';
 import { ApiError } from '../http/job-api';
 import { batchIdFor, defaultInFlightPerBatch, parseFailureBudget, sha256 } from '../ingest/batch';
 import { estimateBatch } from '../ingest/estimate';
+import { type DocumentFilesBody, type DocumentFilesPlan, documentFilesPlan } from '../ingest/inbox-documents';
 import { IngestRefused, type IngestRequest, type IngestSource } from '../ingest/ingest-item';
 // The manifest reader alone: a line naming a document is a problem (documents are not uploaded here).
 import { type IngestPreview, previewRecords } from '../ingest/ingest-preview';
@@ -81,6 +82,49 @@ export function manifestChecker(options: { deps: JobDeps; batches: BatchStore; l
   };
   return { check, summary: uploadSummary, refuseToStart: refuseToStartUpload };
 }
+
+/**
+ * The check of documents announced by name, size and SHA-256 (the AWS job API's `documentFiles`,
+ * whose bytes go straight to S3): the api never holds them, so it reads none. What it checks before
+ * anything is stored or paid: the names, types and sizes (the body's schema, each refusal naming its
+ * document), the workflow, tenant and options, the batch (the same documents again are the same
+ * batch: its items count as ingested before), and the cost estimate of one item per document. The
+ * documents themselves are read by the ingest function, under the same budget as `opflow ingest`'s
+ * (documents.ts): one it cannot read is a problem of the batch named with its file, and the rest run.
+ */
+export async function checkDocumentFiles(
+  options: { deps: JobDeps; batches: BatchStore },
+  body: DocumentFilesBody,
+  boundTenant: string | undefined,
+): Promise<UploadChecked & { plan: DocumentFilesPlan; prepared: { batchId: string } }> {
+  const { deps, batches } = options;
+  const { tenant, options: batchOptions } = uploadRequestOf(deps, body, boundTenant);
+  const plan = documentFilesPlan(body, tenant, batchOptions);
+  const stored = await batches.get(plan.batchId);
+  if (stored && stored.tenant !== tenant)
+    throw new ApiError(
+      400,
+      'invalid-request',
+      `body.batchName: batch ${plan.batchId} belongs to another tenant; choose another batch name`,
+    );
+  const count = plan.files.length;
+  const existing = Math.min(stored?.items ?? 0, count);
+  const preview: IngestPreview = {
+    records: count,
+    items: count,
+    byWorkflow: { [body.workflow]: count },
+    existing,
+    toRun: count > existing ? { [body.workflow]: count - existing } : {},
+    billedBefore: stored?.settled.billedUnits ?? 0,
+    problems: [],
+  };
+  const estimate = await estimateBatch(deps.store, deps.workflows, preview.toRun);
+  return { plan, prepared: { batchId: plan.batchId }, preview, estimate };
+}
+
+/** What a documents check by name says of the reading it leaves to the ingest function. */
+export const documentFilesReading =
+  'the documents are read when the ingest function takes the batch, under the same budget as opflow ingest: one it cannot read (an unreadable .pdf, a .docx over its limits, text the workflow refuses) is a problem of the batch, named with its file, and the rest run';
 
 /** The fields every upload shares (workflow, tenant, batch options), refused with the field at fault. */
 export function uploadRequestOf(

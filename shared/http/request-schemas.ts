@@ -11,7 +11,11 @@ import {
   tenantNameSchema,
 } from '../engine/job-commands';
 import { jobStatuses } from '../engine/job-record';
-import { batchUploadBodySchema, manifestUploadBodySchema } from '../ingest/upload-request';
+import {
+  batchUploadBodySchema,
+  documentFilesUploadBodySchema,
+  manifestUploadBodySchema,
+} from '../ingest/upload-request';
 import { pauseReasonLimit } from '../schedules/pause';
 import { searchFilterShape } from './job-search';
 
@@ -102,4 +106,4 @@ export const deliveryQuerySchema = z.strictObject({
 });
 
 /** The body of `POST /batch-uploads` and `POST /batch-uploads/check`. */
-export { batchUploadBodySchema, manifestUploadBodySchema };
+export { batchUploadBodySchema, documentFilesUploadBodySchema, manifestUploadBodySchema };

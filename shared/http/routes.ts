@@ -14,6 +14,7 @@ import {
   batchUploadBodySchema,
   createBodySchema,
   deliveryQuerySchema,
+  documentFilesUploadBodySchema,
   idempotencyKeySchema,
   jobIdSchema,
   listQuerySchema,
@@ -522,7 +523,26 @@ export const routeTable = [
       201: { description: 'opflow serve: the batch started', schema: 'any' },
       202: {
         description:
-          'AWS: checked; PUT the manifest to upload.url with upload.headers (a presigned S3 URL bound to its SHA-256) and the ingest function starts batch batchId',
+          'AWS: checked; PUT the manifest to upload.url with upload.headers (a presigned S3 URL bound to its SHA-256) and the ingest function starts batch batchId. For documentFiles: uploads[] holds one presigned PUT per document (bound to its length, SHA-256 and metadata); send each, then POST /batch-uploads/commit',
+        schema: 'any',
+      },
+    },
+    refusals: [400, 403, 409, 413, 415],
+  },
+  {
+    operationId: 'commitBatchUpload',
+    method: 'POST',
+    path: '/batch-uploads/commit',
+    summary:
+      'AWS: documents sent by their presigned PUTs (POST /batch-uploads with documentFiles) start their batch once every one is in storage',
+    description:
+      'The body is the one the PUTs were presigned for. Each document is looked up in the bucket (its size, SHA-256 and metadata); when all are there, the api writes the batch manifest last and the ingest function starts the batch. 409 names each document not there yet: send it again, then commit. Committing again starts nothing twice.',
+    auth: 'caller',
+    servedBy: 'aws',
+    body: { schema: documentFilesUploadBodySchema, required: true },
+    answers: {
+      202: {
+        description: 'every document is there; the ingest function starts batch batchId',
         schema: 'any',
       },
     },

@@ -63,5 +63,93 @@ export const documentsUploadBodySchema = z.strictObject({
   tenant: tenantNameSchema.default('default'),
 });
 
+/** The document types the page takes (as `opflow ingest <folder>` reads them; images for workflows that take them). */
+export const uploadedDocumentExtensions = [
+  '.docx',
+  '.pdf',
+  '.txt',
+  '.md',
+  '.json',
+  '.png',
+  '.jpg',
+  '.jpeg',
+] as const;
+/** One document sent by a presigned PUT: at most what the ingest reads of a document (documents.ts' maxDocumentBytes). */
+export const maxUploadedDocumentBytes = 50 * 1024 * 1024;
+/** All the documents of one presigned upload together. */
+export const maxUploadedDocumentsBytes = 1024 * 1024 * 1024;
+/** Documents in one upload. */
+export const maxUploadedDocuments = 200;
+
+const mib = (bytes: number) => `${bytes / 1024 / 1024} MiB`;
+
+/**
+ * Documents to send by presigned PUTs (the AWS job API): each its name, size and SHA-256, the bytes
+ * going straight to S3. A refusal names the document (`body.documentFiles[2].size: hinge.pdf is ...`).
+ */
+export const documentFilesUploadBodySchema = z
+  .strictObject({
+    documentFiles: z
+      .array(
+        z.strictObject({
+          name: z
+            .string()
+            .regex(
+              uploadedDocumentPattern,
+              'must be a file name of letters, digits, spaces and . ( ) + , - _ (at most 120)',
+            ),
+          size: z.number().int().nonnegative(),
+          sha256: z
+            .string()
+            .regex(/^[0-9a-f]{64}$/, 'must be the SHA-256 of the document, 64 lowercase hex digits'),
+        }),
+      )
+      .min(1, 'choose at least one document')
+      .max(
+        maxUploadedDocuments,
+        `at most ${maxUploadedDocuments} documents at once (more: opflow ingest <folder>)`,
+      ),
+    workflow: z.string().min(1),
+    batchName: batchNameSchema.optional(),
+    selection: z.enum(['auto', 'manual']).default('auto'),
+    failureBudget: z.string().max(20).optional(),
+    maxUnits: z.number().int().positive().optional(),
+    tenant: tenantNameSchema.default('default'),
+  })
+  .superRefine((body, context) => {
+    const seen = new Set<string>();
+    let total = 0;
+    for (const [index, file] of body.documentFiles.entries()) {
+      const at = (field: string, message: string) =>
+        context.addIssue({ code: 'custom', path: ['documentFiles', index, field], message });
+      const extension = /\.[^.]+$/.exec(file.name)?.[0]?.toLowerCase() ?? '';
+      if (!(uploadedDocumentExtensions as readonly string[]).includes(extension))
+        at(
+          'name',
+          `${file.name}: not a document type the batch reads (${uploadedDocumentExtensions.join(', ')})`,
+        );
+      if (file.size === 0) at('size', `${file.name} is empty`);
+      if (file.size > maxUploadedDocumentBytes)
+        at(
+          'size',
+          `${file.name} is ${(file.size / 1024 / 1024).toFixed(1)} MiB; a document may be at most ${mib(maxUploadedDocumentBytes)}`,
+        );
+      const key = file.name.toLowerCase();
+      if (seen.has(key)) at('name', `${file.name} is there twice; each document once`);
+      seen.add(key);
+      total += file.size;
+    }
+    if (total > maxUploadedDocumentsBytes)
+      context.addIssue({
+        code: 'custom',
+        path: ['documentFiles'],
+        message: `the documents are ${Math.ceil(total / 1024 / 1024)} MiB together; at most ${mib(maxUploadedDocumentsBytes)} at once (more: opflow ingest <folder>)`,
+      });
+  });
+
 /** Either body of POST /batch-uploads and its /check. */
-export const batchUploadBodySchema = z.union([manifestUploadBodySchema, documentsUploadBodySchema]);
+export const batchUploadBodySchema = z.union([
+  manifestUploadBodySchema,
+  documentsUploadBodySchema,
+  documentFilesUploadBodySchema,
+]);

@@ -560,6 +560,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/batch-uploads/commit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * AWS: documents sent by their presigned PUTs (POST /batch-uploads with documentFiles) start their batch once every one is in storage
+         * @description The body is the one the PUTs were presigned for. Each document is looked up in the bucket (its size, SHA-256 and metadata); when all are there, the api writes the batch manifest last and the ingest function starts the batch. 409 names each document not there yet: send it again, then commit. Committing again starts nothing twice.
+         */
+        post: operations["commitBatchUpload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/jobs/{id}/report/{file}": {
         parameters: {
             query?: never;
@@ -3078,6 +3098,23 @@ export interface operations {
                     maxUnits?: number;
                     /** @default default */
                     tenant?: string;
+                } | {
+                    documentFiles: {
+                        name: string;
+                        size: number;
+                        sha256: string;
+                    }[];
+                    workflow: string;
+                    batchName?: string;
+                    /**
+                     * @default auto
+                     * @enum {string}
+                     */
+                    selection?: "auto" | "manual";
+                    failureBudget?: string;
+                    maxUnits?: number;
+                    /** @default default */
+                    tenant?: string;
                 };
             };
         };
@@ -3172,6 +3209,23 @@ export interface operations {
                     maxUnits?: number;
                     /** @default default */
                     tenant?: string;
+                } | {
+                    documentFiles: {
+                        name: string;
+                        size: number;
+                        sha256: string;
+                    }[];
+                    workflow: string;
+                    batchName?: string;
+                    /**
+                     * @default auto
+                     * @enum {string}
+                     */
+                    selection?: "auto" | "manual";
+                    failureBudget?: string;
+                    maxUnits?: number;
+                    /** @default default */
+                    tenant?: string;
                 };
             };
         };
@@ -3187,7 +3241,95 @@ export interface operations {
                     };
                 };
             };
-            /** @description AWS: checked; PUT the manifest to upload.url with upload.headers (a presigned S3 URL bound to its SHA-256) and the ingest function starts batch batchId */
+            /** @description AWS: checked; PUT the manifest to upload.url with upload.headers (a presigned S3 URL bound to its SHA-256) and the ingest function starts batch batchId. For documentFiles: uploads[] holds one presigned PUT per document (bound to its length, SHA-256 and metadata); send each, then POST /batch-uploads/commit */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description invalid request (what is wrong and where) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description another tenant */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description conflicts with the job's status or an earlier request with its Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    commitBatchUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    documentFiles: {
+                        name: string;
+                        size: number;
+                        sha256: string;
+                    }[];
+                    workflow: string;
+                    batchName?: string;
+                    /**
+                     * @default auto
+                     * @enum {string}
+                     */
+                    selection?: "auto" | "manual";
+                    failureBudget?: string;
+                    maxUnits?: number;
+                    /** @default default */
+                    tenant?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description every document is there; the ingest function starts batch batchId */
             202: {
                 headers: {
                     [name: string]: unknown;

@@ -65,7 +65,7 @@ export function presignedQuery(url: string): PresignedQuery {
 export interface SentPut {
   url: string;
   headers: Record<string, string>;
-  body: string;
+  body: string | Uint8Array;
 }
 
 /**
@@ -81,7 +81,13 @@ export async function signatureOf(sent: SentPut, credentials: AwsCredentialIdent
   );
   const headers: Record<string, string> = {};
   for (const name of auth.signedHeaders) {
-    const value = name === 'host' ? url.host : given[name];
+    // The browser sets Content-Length itself, from the body (no page can set it otherwise).
+    const value =
+      name === 'host'
+        ? url.host
+        : name === 'content-length'
+          ? (given[name] ?? String(Buffer.byteLength(sent.body)))
+          : given[name];
     if (value === undefined) throw new Error(`the request lacks the signed header ${name}`);
     headers[name] = value;
   }
@@ -102,7 +108,8 @@ export async function signatureOf(sent: SentPut, credentials: AwsCredentialIdent
       protocol: url.protocol,
       hostname: url.hostname,
       ...(url.port ? { port: Number(url.port) } : {}),
-      path: decodeURIComponent(url.pathname),
+      // The path as sent, URI-encoded once (S3's canonical URI: a key's space is %20, its ( %28).
+      path: url.pathname,
       query,
       // A presigned request's payload is not hashed: S3 takes the constant (moved to the query, as the URL has it).
       headers: {
@@ -124,4 +131,4 @@ export async function signatureOf(sent: SentPut, credentials: AwsCredentialIdent
 }
 
 /** The base64 SHA-256 of a body, as `x-amz-checksum-sha256` carries it. */
-export const checksumOf = (body: string) => createHash('sha256').update(body).digest('base64');
+export const checksumOf = (body: string | Uint8Array) => createHash('sha256').update(body).digest('base64');

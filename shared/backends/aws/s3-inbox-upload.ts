@@ -2,10 +2,11 @@
  * A presigned PUT of one object under the report bucket's `inbox/`, for a browser to upload a
  * manifest the api has checked (`POST /batch-uploads` on aws): the key, the object's metadata
  * (tenant, batch, options) and the content's SHA-256 are signed, so the URL stores exactly the
- * checked bytes under that key, with that metadata, until it expires. The caller needs no AWS
+ * checked bytes under that key, with that metadata, until it expires (a document's PUT signs its
+ * length too: `content-length` is a signed header, which the browser sets from the body). The caller needs no AWS
  * credentials; the signature is the api role's (which may PutObject under `inbox/`).
  */
-import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 
 export interface InboxUpload {
@@ -22,7 +23,15 @@ export const inboxUploadSeconds = 15 * 60;
 
 export async function presignInboxUpload(
   s3: S3Client,
-  target: { bucket: string; key: string; metadata: Record<string, string>; sha256Hex: string; now: number },
+  target: {
+    bucket: string;
+    key: string;
+    metadata: Record<string, string>;
+    sha256Hex: string;
+    now: number;
+    /** The body's length in bytes, signed (the browser sends it as Content-Length): S3 takes no other. */
+    contentLength?: number | undefined;
+  },
 ): Promise<InboxUpload> {
   const checksum = Buffer.from(target.sha256Hex, 'hex').toString('base64');
   const command = new PutObjectCommand({
@@ -30,6 +39,7 @@ export async function presignInboxUpload(
     Key: target.key,
     Metadata: target.metadata,
     ChecksumSHA256: checksum,
+    ...(target.contentLength === undefined ? {} : { ContentLength: target.contentLength }),
   });
   // The checksum and the metadata stay signed headers the browser sends as they are (S3 checks the
   // body against the checksum), rather than query parameters: what every S3 stores as metadata.
@@ -49,4 +59,47 @@ export async function presignInboxUpload(
     headers,
     expiresAt: new Date(target.now + inboxUploadSeconds * 1000).toISOString(),
   };
+}
+
+/** What the bucket holds under `key` (size, SHA-256 where S3 keeps one, metadata), or undefined when nothing. */
+export async function headInboxObject(
+  s3: S3Client,
+  target: { bucket: string; key: string },
+): Promise<
+  | { size: number | undefined; checksumSha256?: string | undefined; metadata: Record<string, string> }
+  | undefined
+> {
+  try {
+    const answer = await s3.send(
+      new HeadObjectCommand({ Bucket: target.bucket, Key: target.key, ChecksumMode: 'ENABLED' }),
+    );
+    return {
+      size: answer.ContentLength,
+      checksumSha256:
+        answer.ChecksumSHA256 && !answer.ChecksumSHA256.includes('-') ? answer.ChecksumSHA256 : undefined,
+      metadata: Object.fromEntries(
+        Object.entries(answer.Metadata ?? {}).map(([name, value]) => [name.toLowerCase(), value]),
+      ),
+    };
+  } catch (error) {
+    const name = (error as { name?: string }).name;
+    if (name === 'NotFound' || name === 'NoSuchKey') return undefined;
+    throw error;
+  }
+}
+
+/** Writes an object under `inbox/` as the api itself (the manifest a documents upload's commit writes last). */
+export async function putInboxObject(
+  s3: S3Client,
+  target: { bucket: string; key: string; body: string; metadata: Record<string, string> },
+): Promise<void> {
+  await s3.send(
+    new PutObjectCommand({
+      Bucket: target.bucket,
+      Key: target.key,
+      Body: target.body,
+      Metadata: target.metadata,
+      ContentType: 'application/x-ndjson',
+    }),
+  );
 }

@@ -21,7 +21,8 @@ import type { ApiRoute } from '../../http/job-api';
 import { ApiError, apiRoute, json, parse } from '../../http/job-api';
 import { batchIdFor } from '../../ingest/batch';
 import { inboxFolderOf, inboxMetadataFor, manifestKindOf } from '../../ingest/inbox';
-import { manifestUploadBodySchema } from '../../ingest/upload-request';
+import { documentFilesPlan, documentMismatch } from '../../ingest/inbox-documents';
+import { documentFilesUploadBodySchema, manifestUploadBodySchema } from '../../ingest/upload-request';
 import type { JobSide } from './jobs-runtime';
 
 type PresignTarget = {
@@ -30,33 +31,52 @@ type PresignTarget = {
   metadata: Record<string, string>;
   sha256Hex: string;
   now: number;
+  contentLength?: number | undefined;
 };
 
-/** The presigner and its S3 client, loaded on the first upload (a chunk of its own: most calls need neither). */
-function presignerOnFirstUse(
-  pipeline: Pick<JobSide, 'config'>,
-): (target: PresignTarget) => Promise<InboxUpload> {
-  let loading:
-    | Promise<{
-        s3: S3Client;
-        presign: typeof import('../../backends/aws/s3-inbox-upload').presignInboxUpload;
-      }>
-    | undefined;
-  return async (target) => {
+type InboxSide = typeof import('../../backends/aws/s3-inbox-upload');
+
+/**
+ * The presigner, the inbox's look-up and write, and their S3 client, loaded on the first upload (a
+ * chunk of its own: most calls need none of them).
+ */
+function inboxOnFirstUse(pipeline: Pick<JobSide, 'config'>) {
+  let loading: Promise<{ s3: S3Client; side: InboxSide }> | undefined;
+  const load = () => {
     loading ??= Promise.all([
       import('../../backends/aws/s3-inbox-upload'),
       import('../../backends/aws/s3-client'),
-    ]).then(([{ presignInboxUpload }, { createS3Client }]) => ({
+    ]).then(([side, { createS3Client }]) => ({
       s3: createS3Client(awsClientConfig(pipeline.config)),
-      presign: presignInboxUpload,
+      side,
     }));
     loading.catch(() => {
       loading = undefined;
     });
-    const { s3, presign } = await loading;
-    return presign(s3, target);
+    return loading;
+  };
+  return {
+    presign: async (target: PresignTarget): Promise<InboxUpload> => {
+      const { s3, side } = await load();
+      return side.presignInboxUpload(s3, target);
+    },
+    head: async (target: { bucket: string; key: string }) => {
+      const { s3, side } = await load();
+      return side.headInboxObject(s3, target);
+    },
+    put: async (target: { bucket: string; key: string; body: string; metadata: Record<string, string> }) => {
+      const { s3, side } = await load();
+      return side.putInboxObject(s3, target);
+    },
   };
 }
+
+/** Look-ups of the bucket at once, when a commit checks its documents are there. */
+const headsAtOnce = 8;
+
+/** A body of documents announced by name, size and SHA-256 (sent by presigned PUTs). */
+const ofDocumentFiles = (body: unknown) =>
+  typeof body === 'object' && body !== null && 'documentFiles' in body;
 
 export function awsUploadRoutes(pipeline: Pick<JobSide, 'deps' | 'config'>, batches: BatchStore): ApiRoute[] {
   const { deps } = pipeline;
@@ -82,32 +102,74 @@ export function awsUploadRoutes(pipeline: Pick<JobSide, 'deps' | 'config'>, batc
     });
     return checker;
   };
-  const presign = presignerOnFirstUse(pipeline);
-  /** Documents (rather than a manifest) are not taken here yet: said so, with what to do instead. */
+  const inbox = inboxOnFirstUse(pipeline);
+  /** Documents inline (base64 in the body) are not taken here: they go by presigned PUTs (`documentFiles`). */
   const noDocuments = (body: unknown) => {
     if (typeof body === 'object' && body !== null && 'documents' in body)
       throw new ApiError(
         400,
         'invalid-request',
-        'body.documents: the AWS job API takes a manifest from the dashboard, not documents; upload a folder of documents with opflow ingest <folder> --workflow <name> (it sends them to the inbox)',
+        'body.documents: the AWS job API takes documents by presigned upload, not in the body: send documentFiles [{name, size, sha256}], PUT each to its upload.url, then POST /batch-uploads/commit (or opflow ingest <folder> --workflow <name>)',
       );
+  };
+  /** A documents check: names, types, sizes and the estimate (the ingest function reads the documents). */
+  const checkDocuments = async (body: unknown, tenant: string | undefined) => {
+    const parsed = parse(documentFilesUploadBodySchema, body, 'body');
+    const check = await import('../../dashboard/upload-check');
+    return { parsed, checked: await check.checkDocumentFiles({ deps, batches }, parsed, tenant), check };
   };
   return [
     jobInputRoute(deps),
     apiRoute('checkBatchUpload', async (_params, _request, { tenant, body }) => {
       noDocuments(body());
+      if (ofDocumentFiles(body())) {
+        const { checked, check } = await checkDocuments(body(), tenant);
+        return json(200, {
+          dryRun: true,
+          batchId: checked.plan.batchId,
+          ...check.uploadSummary(checked),
+          reading: check.documentFilesReading,
+        });
+      }
       const { check, summary } = await loadChecker();
       const checked = await check(parse(manifestUploadBodySchema, body(), 'body'), tenant);
       return json(200, { dryRun: true, batchId: checked.prepared.batchId, ...summary(checked) });
     }),
     apiRoute('startBatchUpload', async (_params, _request, { tenant, body }) => {
       noDocuments(body());
+      if (ofDocumentFiles(body())) {
+        const { parsed, checked, check } = await checkDocuments(body(), tenant);
+        check.refuseToStartUpload(checked, parsed.maxUnits, 'body.documentFiles: none of them would run');
+        const { plan } = checked;
+        const now = deps.clock.now();
+        // One PUT per document, each bound to its key, length, SHA-256 and metadata.
+        const uploads = await Promise.all(
+          plan.files.map(async (file) => ({
+            name: file.name,
+            ...(await inbox.presign({
+              bucket,
+              key: file.key,
+              metadata: plan.documentMetadata,
+              sha256Hex: file.sha256,
+              contentLength: file.size,
+              now,
+            })),
+          })),
+        );
+        return json(202, {
+          batchId: plan.batchId,
+          uploads,
+          commit: { method: 'POST', path: '/batch-uploads/commit' },
+          ...check.uploadSummary(checked),
+          reading: check.documentFilesReading,
+        });
+      }
       const parsed = parse(manifestUploadBodySchema, body(), 'body');
       const { check, summary, refuseToStart } = await loadChecker();
       const checked = await check(parsed, tenant);
       refuseToStart(checked, parsed.maxUnits);
       const { prepared } = checked;
-      const upload = await presign({
+      const upload = await inbox.presign({
         bucket,
         key: prepared.source.uri.slice(inBucket.length),
         metadata: inboxMetadataFor(prepared.request.tenant, prepared.batchId, prepared.request.options),
@@ -115,6 +177,49 @@ export function awsUploadRoutes(pipeline: Pick<JobSide, 'deps' | 'config'>, batc
         now: deps.clock.now(),
       });
       return json(202, { batchId: prepared.batchId, upload, ...summary(checked) });
+    }),
+    apiRoute('commitBatchUpload', async (_params, _request, { tenant, body }) => {
+      // The body the PUTs were presigned for: the same documents, batch and options.
+      const parsed = parse(documentFilesUploadBodySchema, body(), 'body');
+      const { tenant: owner, options } = (await import('../../dashboard/upload-check')).uploadRequestOf(
+        deps,
+        parsed,
+        tenant,
+      );
+      const plan = documentFilesPlan(parsed, owner, options);
+      const indexOf = new Map(parsed.documentFiles.map((file, index) => [file.name, index]));
+      const missing: { path: string; message: string }[] = [];
+      for (let at = 0; at < plan.files.length; at += headsAtOnce) {
+        const slice = plan.files.slice(at, at + headsAtOnce);
+        const stored = await Promise.all(slice.map((file) => inbox.head({ bucket, key: file.key })));
+        slice.forEach((file, index) => {
+          const wrong = documentMismatch(file, stored[index], plan.documentMetadata);
+          if (wrong)
+            missing.push({
+              path: `body.documentFiles[${indexOf.get(file.name)}]`,
+              message: `${file.name}: ${wrong}`,
+            });
+        });
+      }
+      if (missing.length > 0)
+        throw new ApiError(
+          409,
+          'not-uploaded',
+          `not started: ${missing.length} of ${plan.files.length} documents are not in storage as announced (${missing
+            .slice(0, 3)
+            .map((issue) => issue.message)
+            .join('; ')}${missing.length > 3 ? '; …' : ''}); send them again, then commit`,
+          {},
+          missing,
+        );
+      // Every document is there: the manifest, written last, starts the batch (the ingest function).
+      await inbox.put({
+        bucket,
+        key: plan.manifestKey,
+        body: plan.manifestText,
+        metadata: plan.manifestMetadata,
+      });
+      return json(202, { batchId: plan.batchId, committed: plan.files.length });
     }),
   ];
 }

@@ -6,7 +6,9 @@
 // function asynchronously, which starts the batch the answer named, and the step workers run its
 // items. The same file again is the same batch. The emulator ignores
 // signatures, so the PUT's signature is checked as S3 would (test/support/presigned-put.ts).
+import { createHash } from 'node:crypto';
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
+import { Document, Packer, Paragraph } from 'docx';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type InboxUploads, inboxUploads } from '../../support/inbox-uploads';
 import { presignedQuery, signatureOf } from '../../support/presigned-put';
@@ -140,7 +142,7 @@ describe('the dashboard start routes on AWS', { timeout: REAL_PROCESS_TIMEOUT_MS
     expect(again.body).toMatchObject({ batchId, existing: 3 });
   });
 
-  it('refuses what cannot start, naming the field: an unknown workflow, a manifest with no usable line, documents', async () => {
+  it('refuses what cannot start, naming the field: an unknown workflow, a manifest with no usable line, documents inline', async () => {
     const unknown = await world.api('POST', '/batch-uploads', { body: { ...upload, workflow: 'no-such' } });
     expect(unknown.status).toBe(400);
     expect(unknown.body.error?.message).toMatch(/^body\.workflow: no workflow no-such/);
@@ -149,7 +151,7 @@ describe('the dashboard start routes on AWS', { timeout: REAL_PROCESS_TIMEOUT_MS
     });
     expect(empty.status).toBe(400);
     expect(empty.body.error?.message).toMatch(/no line of it can be used/);
-    // Documents are not taken inline on aws (its request body is bounded): said so, with what does it.
+    // Documents inline (base64) are not taken on aws (its request body is bounded): said so, with what does it.
     const documents = {
       documents: [
         { name: 'hinge.txt', content: Buffer.from('A hinge that folds twice.').toString('base64') },
@@ -159,9 +161,178 @@ describe('the dashboard start routes on AWS', { timeout: REAL_PROCESS_TIMEOUT_MS
     for (const path of ['/batch-uploads', '/batch-uploads/check']) {
       const refused = await world.api('POST', path, { body: documents });
       expect(refused.status, path).toBe(400);
-      expect(refused.body.error?.message).toBe(
-        'body.documents: the AWS job API takes a manifest from the dashboard, not documents; upload a folder of documents with opflow ingest <folder> --workflow <name> (it sends them to the inbox)',
+      expect(refused.body.error?.message).toMatch(
+        /^body\.documents: the AWS job API takes documents by presigned upload, not in the body: send documentFiles/,
       );
     }
+  });
+
+  it('documents by presigned PUTs: checked and estimated, one PUT each bound to its length, SHA-256 and metadata; the batch starts only at the commit, once every document is there', async () => {
+    const docx = await Packer.toBuffer(
+      new Document({ sections: [{ children: [new Paragraph('TTL:(hinge damper)')] }] }),
+    );
+    const files: Record<string, Uint8Array> = {
+      'valve.md': new TextEncoder().encode('# Valve\n\nTTL:(check valve)\n'),
+      'hinge damper.docx': new Uint8Array(docx),
+      'notes.txt': new TextEncoder().encode('TTL:(drain pump)'),
+    };
+    const announced = Object.entries(files).map(([name, bytes]) => ({
+      name,
+      size: bytes.byteLength,
+      sha256: createHash('sha256').update(bytes).digest('hex'),
+    }));
+    const body = { documentFiles: announced, workflow: 'patent-count', selection: 'auto' };
+
+    const checked = await world.api('POST', '/batch-uploads/check', { body });
+    expect(checked.status, JSON.stringify(checked.body)).toBe(200);
+    expect(checked.body).toMatchObject({ dryRun: true, records: 3, items: 3, existing: 0, problemCount: 0 });
+    expect(checked.body.reading).toMatch(/read when the ingest function takes the batch/);
+    const batchId = checked.body.batchId as string;
+    expect(batchId).toMatch(/^documents-[0-9a-f]{8}$/);
+
+    const started = await world.api('POST', '/batch-uploads', { body });
+    expect(started.status, JSON.stringify(started.body)).toBe(202);
+    expect(started.body).toMatchObject({
+      batchId,
+      commit: { method: 'POST', path: '/batch-uploads/commit' },
+    });
+    const uploads = started.body.uploads as {
+      name: string;
+      method: string;
+      url: string;
+      headers: Record<string, string>;
+      expiresAt: string;
+    }[];
+    expect(uploads.map((entry) => entry.name)).toEqual(['hinge damper.docx', 'notes.txt', 'valve.md']);
+    const credentials = {
+      accessKeyId: world.env.AWS_ACCESS_KEY_ID!,
+      secretAccessKey: world.env.AWS_SECRET_ACCESS_KEY!,
+    };
+    for (const put of uploads) {
+      const bytes = files[put.name]!;
+      expect(decodeURIComponent(new URL(put.url).pathname)).toBe(
+        `/${world.bucket}/inbox/patent-count/${batchId}/${put.name}`,
+      );
+      expect(Date.parse(put.expiresAt) - world.now()).toBe(15 * 60_000);
+      expect(put.headers).toMatchObject({
+        'x-amz-checksum-sha256': createHash('sha256').update(bytes).digest('base64'),
+        'x-amz-meta-opflow-role': 'manifest-file',
+        'x-amz-meta-opflow-batch': batchId,
+        'x-amz-meta-opflow-tenant': 'default',
+      });
+      // As S3 checks it: the length, checksum and metadata are signed; another length or tenant is refused.
+      const auth = presignedQuery(put.url);
+      expect(auth.signedHeaders).toEqual(
+        expect.arrayContaining(['content-length', 'x-amz-checksum-sha256', 'x-amz-meta-opflow-role']),
+      );
+      const sent = { url: put.url, headers: put.headers, body: bytes };
+      expect(await signatureOf(sent, credentials)).toBe(auth.signature);
+      expect(await signatureOf({ ...sent, body: new Uint8Array([...bytes, 32]) }, credentials)).not.toBe(
+        auth.signature,
+      );
+      expect(
+        await signatureOf(
+          { ...sent, headers: { ...put.headers, 'x-amz-meta-opflow-tenant': 'acme' } },
+          credentials,
+        ),
+      ).not.toBe(auth.signature);
+      // No URL with its signature is written to the api's log.
+      expect(JSON.stringify(world.lines)).not.toContain(auth.signature);
+    }
+
+    // Two of the three sent, as a browser does; their arrival starts nothing.
+    const send = (put: (typeof uploads)[number]) =>
+      fetch(put.url, { method: put.method, headers: put.headers, body: files[put.name]! });
+    for (const put of uploads.filter((entry) => entry.name !== 'notes.txt'))
+      expect((await send(put)).status).toBe(200);
+    await inbox.deliverUntil(async () => world.inbox!.invoker.waiting === 0, 'the documents events');
+    expect(await inbox.batches.get(batchId)).toBeUndefined();
+
+    // The commit finds one missing: refused, naming it; still nothing started.
+    const early = await world.api('POST', '/batch-uploads/commit', { body });
+    expect(early.status).toBe(409);
+    expect(early.body.error).toMatchObject({
+      code: 'not-uploaded',
+      issues: [{ path: 'body.documentFiles[2]', message: 'notes.txt: not uploaded yet' }],
+    });
+    expect(await inbox.batches.get(batchId)).toBeUndefined();
+
+    // The failed one sent again, then the commit writes the manifest last and the batch runs every document.
+    expect((await send(uploads.find((entry) => entry.name === 'notes.txt')!)).status).toBe(200);
+    const committed = await world.api('POST', '/batch-uploads/commit', { body });
+    expect(committed.status, JSON.stringify(committed.body)).toBe(202);
+    expect(committed.body).toEqual({ batchId, committed: 3 });
+    const batch = await inbox.settleBatch(batchId);
+    expect(batch).toMatchObject({
+      status: 'FINISHED',
+      items: 3,
+      counts: { records: 3, created: 3, invalid: 0 },
+    });
+    expect(batch.settled).toMatchObject({ succeeded: 3, failed: 0 });
+    const items = await world.api('GET', `/batches/${batchId}`);
+    expect(items.status).toBe(200);
+
+    // The same documents again: the same batch, every item ingested before; a second commit starts nothing twice.
+    const again = await world.api('POST', '/batch-uploads/check', { body });
+    expect(again.body).toMatchObject({ batchId, existing: 3, toRun: {} });
+    expect((await world.api('POST', '/batch-uploads/commit', { body })).status).toBe(202);
+    const after = await inbox.settleBatch(batchId);
+    expect(after.items).toBe(3);
+    expect(after.settled).toMatchObject({ succeeded: 3 });
+  });
+
+  it("documents: a tenant-bound caller's PUTs go under its tenant's prefix; each refusal names the document", async () => {
+    const bytes = new TextEncoder().encode('TTL:(rotary latch)');
+    const file = {
+      name: 'latch.md',
+      size: bytes.byteLength,
+      sha256: createHash('sha256').update(bytes).digest('hex'),
+    };
+    world.gateway.claims = { sub: 'user-2', tenant: 'acme' };
+    try {
+      const started = await world.api('POST', '/batch-uploads', {
+        body: { documentFiles: [file], workflow: 'patent-count', batchName: 'acme-latches' },
+      });
+      expect(started.status, JSON.stringify(started.body)).toBe(202);
+      const [put] = started.body.uploads as { url: string; headers: Record<string, string> }[];
+      expect(new URL(put!.url).pathname).toBe(
+        `/${world.bucket}/inbox/tenants/acme/patent-count/acme-latches/latch.md`,
+      );
+      expect(put!.headers['x-amz-meta-opflow-tenant']).toBe('acme');
+      const elsewhere = await world.api('POST', '/batch-uploads', {
+        body: { documentFiles: [file], workflow: 'patent-count', tenant: 'globex' },
+      });
+      expect(elsewhere.status).toBe(403);
+    } finally {
+      world.gateway.claims = undefined;
+    }
+    const refused = await world.api('POST', '/batch-uploads/check', {
+      body: {
+        documentFiles: [
+          file,
+          { ...file, name: '../up.md' },
+          { ...file, name: 'tool.exe' },
+          { ...file, name: 'huge.pdf', size: 60 * 1024 * 1024 },
+          { ...file, name: 'LATCH.md' },
+        ],
+        workflow: 'patent-count',
+      },
+    });
+    expect(refused.status).toBe(400);
+    const issues = (refused.body.error as unknown as { issues: { path: string; message: string }[] }).issues;
+    expect(issues).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ path: 'body.documentFiles[1].name' }),
+        {
+          path: 'body.documentFiles[2].name',
+          message: expect.stringMatching(/^tool\.exe: not a document type/),
+        },
+        {
+          path: 'body.documentFiles[3].size',
+          message: expect.stringMatching(/^huge\.pdf is 60\.0 MiB; a document may be at most 50 MiB/),
+        },
+        { path: 'body.documentFiles[4].name', message: 'LATCH.md is there twice; each document once' },
+      ]),
+    );
   });
 });

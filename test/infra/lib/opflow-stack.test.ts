@@ -474,9 +474,14 @@ describe.each([
       );
       const bucketArn = { 'Fn::GetAtt': [logicalId(stack, stack.storage.reportBucket), 'Arn'] };
       expect(statements.filter((s) => actionsOf([s]).some((a) => a.startsWith('s3:')))).toEqual([
+        // Report objects (presigned links), and the documents a dashboard upload's commit looks up
+        // under inbox/ (HeadObject): one statement, as CDK merges them.
         expect.objectContaining({
           Action: 's3:GetObject',
-          Resource: { 'Fn::Join': ['', [bucketArn, '/reports/*']] },
+          Resource: [
+            { 'Fn::Join': ['', [bucketArn, '/inbox/*']] },
+            { 'Fn::Join': ['', [bucketArn, '/reports/*']] },
+          ],
         }),
         // A job's input over the inline limit, and the dashboard's manifest upload (a PUT under inbox/ the
         // api presigns and never makes itself): one statement, as CDK merges them.
@@ -496,6 +501,12 @@ describe.each([
         expect.objectContaining({
           Action: 's3:ListBucket',
           Condition: { StringLike: { 's3:prefix': ['batches/*'] } },
+          Resource: bucketArn,
+        }),
+        // The commit's look-ups: a document not sent yet is a 404, not a 403.
+        expect.objectContaining({
+          Action: 's3:ListBucket',
+          Condition: { StringLike: { 's3:prefix': ['inbox/*'] } },
           Resource: bucketArn,
         }),
       ]);
