@@ -1,7 +1,7 @@
 /**
  * A job's selection points as people decided them: each answer with who gave it, when and how (a
  * signed review link, the CLI, the job API, MCP, this dashboard, a bulk action, or the default at
- * the timeout), and the reviewers notified of a selection still awaited.
+ * the timeout), and each selection point's approval rounds with the reviewers' notices.
  */
 import { TableHead, When } from './components';
 import { formatRelative, plural } from './format';
@@ -61,57 +61,117 @@ export function Answers(props: { job: JobView; step: (name: string) => string })
   );
 }
 
-/** Who was told that the job waits, by which channel and how it went; the next reminder and the timeout. */
-export function ReviewNotices({ job }: { job: JobView }) {
+type Rounds = NonNullable<JobView['selectionRounds']>[number];
+
+/** Whether a selection point had rounds beside its answer: notices, a second approver, a timeout's default. */
+const hadRounds = (selection: Rounds): boolean =>
+  selection.notices !== undefined || selection.approvals.some((answer) => answer.role !== 'approver');
+
+/** One line of a selection point's rounds: an answer or a notice's delivery, at its time. */
+interface RoundLine {
+  at: string;
+  round: string;
+  what: string;
+  who: string;
+  how: { text: string; tag: string; error?: string | undefined };
+}
+
+/** What a notice was, in words: the first notice, the call for the second approval, reminder n. */
+function noticeText(label: NonNullable<Rounds['notices']>[number]['label'], reminder: number): string {
+  if (label === 'reminder') return `reminder ${reminder}`;
+  return label === 'notice' ? 'first notice' : 'call for the second approval';
+}
+
+/** A selection point's answers and notices in the order they happened. */
+function roundLines(selection: Rounds): RoundLine[] {
+  const lines: RoundLine[] = [];
+  for (const answer of selection.approvals)
+    lines.push({
+      at: answer.at,
+      round: `round ${answer.round}`,
+      what: `${answer.role} chose ${answer.options.join(', ')}`,
+      who: answer.by ?? (answer.via === 'timeout' ? 'nobody (timed out)' : 'not named'),
+      how: { text: channelText[answer.via], tag: `tag via-${answer.via}` },
+    });
+  let reminders = 0;
+  for (const notice of selection.notices ?? []) {
+    if (notice.label === 'reminder') reminders += 1;
+    for (const delivery of notice.deliveries)
+      lines.push({
+        at: delivery.at,
+        round: '',
+        what: noticeText(notice.label, reminders),
+        who: delivery.channel,
+        how: {
+          text: `${delivery.state} (${plural(delivery.attempts, 'attempt')})`,
+          tag: `status status-${delivery.state === 'sent' ? 'SUCCEEDED' : 'FAILED'}`,
+          error: delivery.error,
+        },
+      });
+  }
+  return lines.sort((a, b) => Date.parse(a.at) - Date.parse(b.at));
+}
+
+/**
+ * Each selection point's approval rounds (`selectionRounds`), oldest first: who answered in which
+ * round (the one approver, or the first and the second), when and how; each notice sent (the first,
+ * the call for the second approval, reminders) by channel with its delivery; and, while the job
+ * waits, the reviewers' rule, the next reminder and when the default answer is taken.
+ */
+export function ReviewNotices({ job, step }: { job: JobView; step: (name: string) => string }) {
+  const rounds = (job.selectionRounds ?? []).filter(hadRounds);
+  if (rounds.length === 0) return null;
   const review = job.review;
-  if (!review) return null;
   const waiting = job.status === 'AWAITING_INPUT';
   return (
     <section class="card" aria-labelledby="review-heading">
-      <h2 id="review-heading">Reviewers notified</h2>
-      <p class="muted small">
-        Rule <strong>{review.rule}</strong>
-        {review.approvals > 1 ? `; ${review.approvals} different people must confirm the same options` : ''}.
-        {waiting && review.nextNoticeAt ? (
-          <>
-            {' '}
-            Next reminder <When at={review.nextNoticeAt} /> ({formatRelative(review.nextNoticeAt)}).
-          </>
-        ) : null}
-        {waiting && review.timeoutAt ? (
-          <>
-            {' '}
-            Without an answer, the default is taken <When at={review.timeoutAt} /> (
-            {formatRelative(review.timeoutAt)}).
-          </>
-        ) : null}
-      </p>
-      <div class="table-card">
-        <table class="jobs">
-          <caption>Each notice sent: the first, then one per reminder</caption>
-          <TableHead columns={['Notice', 'Channel', 'Delivery', { label: 'Attempts', num: true }, 'When']} />
-          <tbody>
-            {review.rounds.flatMap((round) =>
-              round.deliveries.map((delivery) => (
-                <tr key={`${round.round}-${delivery.channel}`}>
-                  <td>{round.round === 1 ? 'first notice' : `reminder ${round.round - 1}`}</td>
-                  <td>{delivery.channel}</td>
-                  <td>
-                    <span class={`status status-${delivery.state === 'sent' ? 'SUCCEEDED' : 'FAILED'}`}>
-                      {delivery.state}
-                    </span>
-                    {delivery.error ? <span class="sub">{delivery.error}</span> : null}
-                  </td>
-                  <td class="num">{delivery.attempts}</td>
+      <h2 id="review-heading">Approval rounds</h2>
+      {review ? (
+        <p class="muted small">
+          Reviewers' rule <strong>{review.rule}</strong>
+          {review.approvals > 1 ? `; ${review.approvals} different people must confirm the same options` : ''}
+          .
+          {waiting && review.nextNoticeAt ? (
+            <>
+              {' '}
+              Next reminder <When at={review.nextNoticeAt} /> ({formatRelative(review.nextNoticeAt)}).
+            </>
+          ) : null}
+        </p>
+      ) : null}
+      {rounds.map((selection) => (
+        <div class="table-card" key={selection.step}>
+          <table class="jobs" data-step={selection.step}>
+            <caption>
+              Rounds at {step(selection.step)}: who answered and who was told, in order
+              {selection.timeout && waiting ? (
+                <span class="sub">
+                  Without an answer, the default
+                  {selection.timeout.answer?.length ? ` (${selection.timeout.answer.join(', ')})` : ''} is
+                  taken <When at={selection.timeout.at} /> ({formatRelative(selection.timeout.at)}).
+                </span>
+              ) : null}
+            </caption>
+            <TableHead columns={['When', 'Round', 'What', 'Who or channel', 'How']} />
+            <tbody>
+              {roundLines(selection).map((line) => (
+                <tr key={`${line.at}-${line.what}-${line.who}`}>
                   <td class="nowrap">
-                    <When at={delivery.at} />
+                    <When at={line.at} />
+                  </td>
+                  <td>{line.round}</td>
+                  <td>{line.what}</td>
+                  <td>{line.who}</td>
+                  <td>
+                    <span class={line.how.tag}>{line.how.text}</span>
+                    {line.how.error ? <span class="sub">{line.how.error}</span> : null}
                   </td>
                 </tr>
-              )),
-            )}
-          </tbody>
-        </table>
-      </div>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ))}
     </section>
   );
 }

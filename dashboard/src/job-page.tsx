@@ -597,7 +597,7 @@ export function JobPage({ api, config, id }: { api: Api; config: Settings; id: s
         </section>
       </div>
       <Answers job={job} step={step} />
-      <ReviewNotices job={job} />
+      <ReviewNotices job={job} step={step} />
       <section class="card" aria-labelledby="steps-heading">
         <h2 id="steps-heading">Steps</h2>
         {timeline ? (

@@ -4,7 +4,7 @@
  * then each selection point's approval rounds on one line (`describeRounds`).
  */
 import type { Job } from '../engine/job-record';
-import { reviewOfOffer, selectionRounds } from '../engine/review-record';
+import { hadRounds, reviewOfOffer, selectionRounds } from '../engine/review-record';
 import { printable } from './format';
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -47,13 +47,13 @@ function counted(label: string, count: number): string {
 }
 
 /**
- * One line per selection point that had approval rounds (two approvers, or a review's notices):
+ * One line per selection point that had approval rounds (`hadRounds`: notices, two approvers, a timeout):
  * `rounds    step recommend: 1 first approver alice via cli at …, 2 second approver bob via api at …;
  * sent notice, call for the second approval, reminder; default r1,r2 at …`.
  */
 export function describeRounds(job: Job): string[] {
   return selectionRounds(job)
-    .filter((selection) => selection.notices !== undefined || selection.approvals.length > 1)
+    .filter(hadRounds)
     .map((selection) => {
       const approvals = selection.approvals.map(
         (answer) =>

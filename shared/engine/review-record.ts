@@ -118,6 +118,17 @@ export interface SelectionRounds {
   timeout?: { at: number; answer?: string[] | undefined } | undefined;
 }
 
+/**
+ * Whether a selection point had rounds worth showing beside its answer: a reviewers' notice, a
+ * second approver (or a first one waiting), or the default taken at the timeout.
+ */
+export function hadRounds(selection: {
+  approvals: readonly { role: ApprovalRole }[];
+  notices?: readonly unknown[] | undefined;
+}): boolean {
+  return selection.notices !== undefined || selection.approvals.some((answer) => answer.role !== 'approver');
+}
+
 /** Each selection point's approval rounds, from the job's answers and its review, in the order answered. */
 export function selectionRounds(job: {
   answers?: SelectionAnswer[] | undefined;

@@ -1,18 +1,19 @@
 // The reviewer's side in a real browser: `opflow serve` with a reviewers rule posts a notice to a
 // real local HTTP receiver (a Slack channel); its signed link opens the confirmation page, which shows
 // the options and answers nothing until its form is sent; the answer is confirmed, and the job's
-// dashboard page shows who answered, when and how, beside an answer given in the dashboard itself.
+// dashboard page shows who answered, when and how, beside an answer given in the dashboard itself,
+// and its approval rounds: with two approvers, the notice, the first approver (by link), the call
+// for the second approval and the second approver (by the job API), in order, with dates.
 // A changed, an expired and an answered link each get a page that says why. Each page is axe clean;
 // screenshots go to test-artifacts/dashboard/.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { slackReceiver } from '../../../scripts/screenshots';
 import type { JobView } from '../../../shared/http/answer-schemas';
 import { signReviewLink } from '../../../shared/reviewers/review-link';
+import { type HookReceiver, startHookReceiver } from '../../support/reviewer-inboxes';
 import { killRunningOpflows } from '../local/opflow-process';
 import { accessibilityProblems, artefacts, jobApiClient, screenshot, servedDashboard } from './browser';
 
@@ -26,8 +27,7 @@ describe('the reviewer confirmation page and the answers on the job page', () =>
   let url: string;
   let browser: Browser;
   let page: Page;
-  let receiver: Server;
-  const posts: string[] = [];
+  let receiver: HookReceiver;
   const api = jobApiClient(() => url, token);
   const jobOf = async (id: string) => (await api<{ job: JobView }>('GET', `/jobs/${id}`)).job;
   const until = async <T>(what: () => Promise<T | undefined> | T | undefined, ms = 60_000): Promise<T> => {
@@ -44,48 +44,53 @@ describe('the reviewer confirmation page and the answers on the job page', () =>
       const job = await jobOf(id);
       return job.status === status ? job : undefined;
     });
-  const create = async (label: string) =>
+  const create = async (label: string, tenant?: string) =>
     (
       await api<{ job: JobView }>('POST', '/jobs', {
         workflow: 'novelty-check',
         input: { text: disclosure },
         label,
+        ...(tenant ? { tenant } : {}),
         selection: { mode: 'manual' },
       })
     ).job;
+  /** The bodies of the Slack notices about `jobId`, in order. */
+  const slackPosts = (jobId: string) =>
+    receiver.posts.map((post) => post.body).filter((body) => body.includes(jobId));
   /** The link of the Slack notice about `jobId`. */
   const slackLink = (jobId: string) =>
     until(() => {
-      const post = posts.find((body) => body.includes(jobId));
+      const post = slackPosts(jobId)[0];
       return post ? (JSON.parse(post).blocks.at(-1).elements[0].url as string) : undefined;
     });
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'opflow-e2e-dashboard-review-'));
-    const hook = await slackReceiver(posts);
-    receiver = hook.server;
-    const hookPort = hook.port;
+    receiver = await startHookReceiver();
     writeFileSync(
       join(dir, 'opflow.config.json'),
       JSON.stringify({
         reviewers: {
           checkEverySeconds: 1,
           channels: { 'ip-team': { type: 'slack' } },
-          rules: [{ name: 'novelty', notify: ['ip-team'], remind: { every: '1h', times: 2 } }],
+          rules: [
+            { name: 'legal-pair', match: { tenant: 'legal' }, notify: ['ip-team'], approvers: 2 },
+            { name: 'novelty', notify: ['ip-team'], remind: { every: '1h', times: 2 } },
+          ],
         },
       }),
     );
     ({ url, browser, page } = await servedDashboard(dir, token, {
       OPFLOW_SANDBOX_SPEED: '300',
       OPFLOW_REVIEW_LINK_SECRET: linkSecret,
-      OPFLOW_REVIEW_IP_TEAM_URL: `http://127.0.0.1:${hookPort}/services/T000/B000/slack-url-secret`,
-      OPFLOW_CALLBACK_ALLOW_HOSTS: `127.0.0.1:${hookPort}`,
+      OPFLOW_REVIEW_IP_TEAM_URL: `http://${receiver.host}/services/T000/B000/slack-url-secret`,
+      OPFLOW_CALLBACK_ALLOW_HOSTS: receiver.host,
     }));
   }, 60_000);
   afterAll(async () => {
     await browser?.close();
     killRunningOpflows();
-    receiver?.close();
+    await receiver?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -140,15 +145,59 @@ describe('the reviewer confirmation page and the answers on the job page', () =>
     const cells = await row.getByRole('cell').allTextContents();
     expect(cells.slice(1, 4)).toEqual([chosen.map((o) => o.id).join(', '), 'Dana Reviewer', 'review link']);
     expect(cells[4]).toMatch(/^today \d/);
-    const notices = page.getByRole('table', { name: /Each notice sent/ });
-    expect(await notices.locator('tbody tr').first().getByRole('cell').allTextContents()).toEqual(
-      expect.arrayContaining(['first notice', 'ip-team', 'sent']),
-    );
+    // Its round: the notice to the channel, then the one approver's answer, each with its date.
+    const rounds = page.getByRole('table', { name: /^Rounds at .*: who answered and who was told/ });
+    const lines = await rounds
+      .locator('tbody tr')
+      .evaluateAll((rows) => rows.map((row) => [...row.children].map((cell) => cell.textContent ?? '')));
+    expect(lines.map((cells) => cells.slice(1))).toEqual([
+      ['', 'first notice', 'ip-team', 'sent (1 attempt)'],
+      ['round 1', `approver chose ${chosen.map((o) => o.id).join(', ')}`, 'Dana Reviewer', 'review link'],
+    ]);
+    for (const cells of lines) expect(cells[0]).toMatch(/^today \d/);
+    expect(await page.getByRole('heading', { name: 'Approval rounds' }).isVisible()).toBe(true);
     expect(await accessibilityProblems(page)).toBe('');
     await screenshot(page, '42-job-answers');
     // The answers and notices as the window shows them, for the guide.
     await page.evaluate("document.getElementById('answers-heading').scrollIntoView({ block: 'start' })");
     await page.screenshot({ path: join(artefacts, '42-job-answers-window.png') });
+  }, 120_000);
+
+  it('shows the rounds of a job two people confirmed: the notice, the first approver by link, the call for the second, the second by the API', async () => {
+    const job = await create('helmet for two approvers', 'legal');
+    const parked = await waitFor(job.id, 'AWAITING_INPUT');
+    const chosen = parked.pending!.options.filter((o) => o.preselected).map((o) => o.id);
+    await page.goto(await slackLink(job.id));
+    await page.getByLabel(/Your name or mail address/).fill('Dana Reviewer');
+    await page.getByRole('button', { name: 'Confirm this answer' }).click();
+    await page.getByRole('heading', { name: 'Your confirmation is recorded' }).waitFor();
+    // serve calls the second approver at once: a second notice about the job.
+    await until(() => (slackPosts(job.id).length >= 2 ? true : undefined));
+    await api('POST', `/jobs/${job.id}/selection`, { selected: chosen, by: 'Erin Second' });
+    await until(async () => ((await jobOf(job.id)).status !== 'AWAITING_INPUT' ? true : undefined));
+
+    await page.goto(`${url}/#/jobs/${job.id}`);
+    const rounds = page.getByRole('table', { name: /^Rounds at .*: who answered and who was told/ });
+    await rounds.waitFor();
+    const lines = await rounds
+      .locator('tbody tr')
+      .evaluateAll((rows) => rows.map((row) => [...row.children].map((cell) => cell.textContent ?? '')));
+    expect(lines.map((cells) => cells.slice(1))).toEqual([
+      ['', 'first notice', 'ip-team', 'sent (1 attempt)'],
+      ['round 1', `first approver chose ${chosen.join(', ')}`, 'Dana Reviewer', 'review link'],
+      ['', 'call for the second approval', 'ip-team', 'sent (1 attempt)'],
+      ['round 2', `second approver chose ${chosen.join(', ')}`, 'Erin Second', 'job API'],
+    ]);
+    // Dates a person reads, no internal ids.
+    for (const cells of lines) expect(cells[0]).toMatch(/^today \d/);
+    const section = await page.locator('section[aria-labelledby="review-heading"]').textContent();
+    expect(section).toContain(
+      "Reviewers' rule legal-pair; 2 different people must confirm the same options.",
+    );
+    expect(section).not.toMatch(/01[0-9A-HJKMNP-TV-Z]{24}|\d{4}-\d\d-\d\dT/);
+    expect(await accessibilityProblems(page)).toBe('');
+    await page.evaluate("document.getElementById('review-heading').scrollIntoView({ block: 'start' })");
+    await page.screenshot({ path: join(artefacts, '45-job-approval-rounds-window.png') });
   }, 120_000);
 
   it('shows who answered in the dashboard, by the name given there', async () => {
