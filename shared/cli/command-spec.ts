@@ -92,6 +92,12 @@ export interface CommandEntry {
   readonly options: readonly OptionSpec[];
   /** Shown after the options in `opflow <command> --help`. */
   readonly help?: HelpText | undefined;
+  /**
+   * The page that describes it, from the repository's root with the heading's anchor
+   * (`docs/guides/cli-jobs.md#running-a-workflow`): named last in its `--help` and `opflow help`.
+   * A subcommand without its own names its group's.
+   */
+  readonly docs?: string | undefined;
   readonly subcommands: readonly CommandEntry[];
   /** Absent for a group (`opflow callbacks`): commander then shows the group's help. */
   readonly run?:
@@ -114,6 +120,7 @@ export interface CommandSpec<
   arguments?: Args;
   options?: Options;
   help?: HelpText;
+  docs?: string;
   subcommands?: readonly CommandEntry[];
   run?: (
     invocation: Invocation<ArgumentsOf<Args>, OptionsOf<Globals> & OptionsOf<Options>>,
@@ -138,6 +145,7 @@ export function commandDefiner<const Globals extends readonly OptionSpec[]>(glob
       arguments: argumentSpecs,
       options: optionSpecs,
       help: spec.help,
+      docs: spec.docs,
       subcommands: spec.subcommands ?? [],
       run:
         run &&

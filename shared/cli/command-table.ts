@@ -8,6 +8,7 @@
  * every other command's start-up.
  */
 
+import { closestName } from './closest-name';
 import { commandDefiner, type HelpText } from './command-spec';
 import { batchCommand } from './commands/batch';
 import { bulkCommand } from './commands/bulk';
@@ -117,6 +118,7 @@ const scheduleName = [{ name: '<name>' }] as const;
 
 const workflows = defineCommand({
   name: 'workflows',
+  docs: 'docs/guides/cli-jobs.md#workflow-inputs',
   summary:
     'the workflows; with a name: its input fields (limits, defaults), an example and the calls it makes',
   arguments: [{ name: '[name]', description: oneOfWorkflows }],
@@ -125,23 +127,31 @@ const workflows = defineCommand({
 
 const help = defineCommand({
   name: 'help',
+  docs: 'docs/guides/cli.md#commands',
   summary: 'help for a command, or a workflow (opflow help find-solution)',
   arguments: [{ name: '[topic]', description: 'a command or a workflow' }],
   run: async ({ ctx, args: [topic], options, program }) => {
-    if (topic !== undefined && ctx.workflows.has(topic)) return workflowsCommand(ctx, topic, options);
     const sub = topic === undefined ? undefined : program.commands.find((c) => c.name() === topic);
+    if (topic !== undefined && !sub && ctx.workflows.has(topic)) return workflowsCommand(ctx, topic, options);
     if (topic !== undefined && !sub) {
       const names = [...ctx.workflows.keys()].sort();
-      ctx.io.stderr.write(`opflow: no command or workflow "${topic}"; workflows: ${names.join(', ')}\n`);
+      const closest = closestName(topic, [...program.commands.map((c) => c.name()), ...names]);
+      ctx.io.stderr.write(
+        `opflow: no command or workflow "${topic}"${closest ? ` (did you mean ${closest}?)` : ''}; workflows: ${names.join(', ')}; opflow --help lists the commands\n`,
+      );
       return ExitCode.usage;
     }
     (sub ?? program).outputHelp();
+    // `call` is a command and a workflow: the command's help, and where the workflow's is.
+    if (topic !== undefined && ctx.workflows.has(topic))
+      ctx.io.stderr.write(`(${topic} is also a workflow: opflow workflows ${topic} describes it)\n`);
     return ExitCode.ok;
   },
 });
 
 const run = defineCommand({
   name: 'run',
+  docs: 'docs/guides/cli-jobs.md#running-a-workflow',
   summary: 'start one job per input and wait for them, showing progress',
   arguments: [
     { name: '<workflow>', description: oneOfWorkflows },
@@ -187,6 +197,7 @@ const run = defineCommand({
 
 const ingest = defineCommand({
   name: 'ingest',
+  docs: 'docs/guides/bulk-ingestion.md#run-a-batch',
   summary:
     'bulk: run a workflow over every line of a manifest (JSON Lines, CSV) or every document of a folder, as one batch',
   arguments: [
@@ -250,6 +261,7 @@ that answers each; opflow batch <batchId> --watch then finishes the batch.`,
 
 const batch = defineCommand({
   name: 'batch',
+  docs: 'docs/guides/bulk-ingestion.md#follow-a-batch',
   summary: 'list batches, or show one: totals, calls, billed units, elapsed time and ETA',
   arguments: [{ name: '[batchId]', description: 'the batch to show (default: list them)' }],
   options: [
@@ -288,6 +300,7 @@ const batch = defineCommand({
 
 const resume = defineCommand({
   name: 'resume',
+  docs: 'docs/guides/cli-jobs.md#stopping-and-continuing',
   summary: 'answer a selection, or continue every unfinished job (after Ctrl-C, a crash or kill -9)',
   arguments: [
     { name: '[jobId]', description: 'the job to answer or continue (default: every unfinished job)' },
@@ -315,6 +328,7 @@ const resume = defineCommand({
 
 const retry = defineCommand({
   name: 'retry',
+  docs: 'docs/guides/cli-jobs.md#retrying-a-failed-or-cancelled-job',
   summary: 'run a failed or cancelled job again, from the step it stopped at, and wait for it',
   arguments: [{ name: '<jobId>' }],
   options: [
@@ -335,6 +349,7 @@ const retry = defineCommand({
 
 const status = defineCommand({
   name: 'status',
+  docs: 'docs/guides/cli-jobs.md#looking-at-jobs',
   summary: 'everything about one job: step, usage, error, options waiting for a selection',
   arguments: [{ name: '<jobId>' }],
   run: ({ ctx, args: [jobId], options }) => statusCommand(ctx, jobId, options),
@@ -342,6 +357,7 @@ const status = defineCommand({
 
 const list = defineCommand({
   name: 'list',
+  docs: 'docs/guides/cli-jobs.md#looking-at-jobs',
   summary: 'jobs, newest first',
   options: [
     {
@@ -359,6 +375,7 @@ const list = defineCommand({
 
 const cancel = defineCommand({
   name: 'cancel',
+  docs: 'docs/guides/cli-jobs.md#stopping-and-continuing',
   summary: 'cancel a job that has not finished',
   arguments: [{ name: '<jobId>' }],
   run: ({ ctx, args: [jobId], options }) => cancelCommand(ctx, jobId, options),
@@ -366,6 +383,7 @@ const cancel = defineCommand({
 
 const bulk = defineCommand({
   name: 'bulk',
+  docs: 'docs/guides/cli-bulk-actions.md#acting-on-every-job-a-filter-selects',
   summary: 'retry, redrive, cancel or answer every job a filter selects: counted first, then confirmed',
   arguments: [{ name: '<action>', description: 'retry, redrive, cancel or answer' }],
   options: [
@@ -429,6 +447,7 @@ Examples:
 
 const report = defineCommand({
   name: 'report',
+  docs: 'docs/guides/cli-jobs.md#looking-at-jobs',
   summary: "where a finished job's report is, or the report itself",
   arguments: [{ name: '<jobId>' }],
   options: [
@@ -448,6 +467,7 @@ workflow had as base64) and one per attachment. Paths locally; presigned links o
 
 const sandbox = defineCommand({
   name: 'sandbox',
+  docs: 'docs/guides/cli-operations.md#calling-the-sandbox-with-curl',
   summary: 'start the stand-in for the Open Platform API in the foreground',
   options: [
     { flags: '--port <n>', description: 'the port (0 picks a free one)', default: '8787' },
@@ -482,6 +502,7 @@ only the protocol; messages for people go to standard error.`;
 
 const mcp = defineCommand({
   name: 'mcp',
+  docs: 'docs/guides/mcp.md#adding-opflow-to-an-mcp-client',
   summary: 'the MCP server for agents on stdin/stdout (runs the local workers here, as serve does)',
   help: mcpHelp,
   // Loaded only here: the MCP SDK and the HTTP server stay out of every other command's memory.
@@ -490,6 +511,7 @@ const mcp = defineCommand({
 
 const serve = defineCommand({
   name: 'serve',
+  docs: 'docs/guides/job-api.md#routes',
   summary: 'serve the job HTTP API (the routes of the AWS one) and run its jobs here',
   options: [
     { flags: '--port <n>', description: 'the port (0 picks a free one)', default: String(defaultServePort) },
@@ -537,6 +559,7 @@ The first line on standard output is the URL; requests are logged on standard er
 
 const callbacks = defineCommand({
   name: 'callbacks',
+  docs: 'docs/guides/callbacks.md',
   summary: 'signed callbacks of finished jobs (callbackUrl): send again, show the signing secret',
   subcommands: [
     defineCommand({
@@ -560,6 +583,7 @@ on first use and kept in the database. On aws it is the Secrets Manager secret
 
 const webhooks = defineCommand({
   name: 'webhooks',
+  docs: 'docs/guides/schedules-and-webhooks.md#webhooks-in-post-webhookssource',
   summary: "the webhook sources of the config file: caps, the last 24 hours' spend, capped or open",
   options: [configFile],
   help: `
@@ -597,6 +621,7 @@ or at once when the cap is raised in the config file.`,
 
 const schedules = defineCommand({
   name: 'schedules',
+  docs: 'docs/guides/schedules-and-webhooks.md#schedules',
   summary: 'the schedules of the config file: next and last fire time, the last job',
   options: [configFile],
   run: ({ ctx, options }) => schedulesListCommand(ctx, options),
@@ -645,6 +670,7 @@ const schedules = defineCommand({
 
 const operations = defineCommand({
   name: 'operations',
+  docs: 'docs/guides/cli-operations.md#listing-and-calling-operations',
   summary: "list the platform's operations (all 356) with their parameters; name one to see it in full",
   arguments: [
     {
@@ -671,6 +697,7 @@ Call one with opflow call <operationId or short id>, or run it as a job: opflow 
 
 const call = defineCommand({
   name: 'call',
+  docs: 'docs/guides/cli-operations.md#listing-and-calling-operations',
   summary: "call one of the platform's operations once and print its data (see opflow operations)",
   arguments: [
     { name: '<operation>', description: 'an operationId (p002PatentQuerySearch) or short id (p002)' },
@@ -702,6 +729,7 @@ Examples:
 
 const doctor = defineCommand({
   name: 'doctor',
+  docs: 'docs/guides/deploy-operating.md#check-a-deploy-opflow-doctor',
   summary: 'check that this setup can run jobs: each check ok, warn or fail, with its fix',
   help: `
 Local: the database's folder and the reports folder are writable; the key answers one patent count

@@ -32,13 +32,19 @@ export function buildProgram(ctx: CliContext, setExitCode: (code: ExitCodeValue)
   // table's own `help` command, not commander's.
   program.helpCommand(false);
 
-  const add = (parent: Command, entry: CommandEntry): void => {
+  // A command's own help lists its options only: it names the ones every command takes.
+  const globalsLine = wrap(
+    `Every command also takes ${globalOptions.map((spec) => spec.flags.split(' ')[0]).join(', ')} (opflow --help describes them).`,
+  );
+  const add = (parent: Command, entry: CommandEntry, groupDocs?: string): void => {
     const command = parent.command(entry.name).description(text(entry.summary));
     for (const { name, description } of entry.arguments) {
       command.addArgument(new Argument(name, description === undefined ? undefined : text(description)));
     }
     for (const spec of entry.options) command.addOption(optionOf(spec, text));
     if (entry.help !== undefined) command.addHelpText('after', text(entry.help));
+    const docs = entry.docs ?? groupDocs;
+    command.addHelpText('after', `\n${globalsLine}${docs === undefined ? '' : `\nDocumentation: ${docs}`}`);
     const { run } = entry;
     if (run) {
       command.action(async () => {
@@ -46,10 +52,22 @@ export function buildProgram(ctx: CliContext, setExitCode: (code: ExitCodeValue)
         setExitCode(code);
       });
     }
-    for (const sub of entry.subcommands) add(command, sub);
+    for (const sub of entry.subcommands) add(command, sub, docs);
   };
   for (const entry of cliCommands) add(program, entry);
   return program;
+}
+
+/** Text in lines of at most `width` characters, broken between words. */
+function wrap(text: string, width = 100): string {
+  const lines: string[] = [];
+  for (const word of text.split(' ')) {
+    const last = lines.at(-1);
+    if (last !== undefined && last.length + 1 + word.length <= width)
+      lines[lines.length - 1] = `${last} ${word}`;
+    else lines.push(word);
+  }
+  return lines.join('\n');
 }
 
 function optionOf(spec: OptionSpec, text: (value: HelpText) => string): Option {

@@ -24,9 +24,9 @@ import {
   disclosureLabel,
   loadDisclosureParsers,
 } from '../../ingest/disclosure-form';
-import { editDistance } from '../../openplatform/edit-distance';
 import type { Backend } from '../../runtime/backend';
 import { listAll, listUnfinished } from '../../runtime/job-queries';
+import { closestName } from '../closest-name';
 import { type CliContext, type GlobalOptions, openBackend } from '../context';
 import { driveJobs, reportOutcome } from '../drive-jobs';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
@@ -326,11 +326,7 @@ export function requireWorkflow(ctx: CliContext, name: string): Workflow {
   if (workflow) return workflow;
   const known = [...ctx.workflows.keys()].sort();
   // A typo (a few edits away) or a part of the name: the nearest one.
-  const distance = (candidate: string) =>
-    candidate.includes(name) || name.includes(candidate) ? 0 : editDistance(name, candidate);
-  const closest = known
-    .filter((candidate) => distance(candidate) <= Math.max(2, Math.floor(name.length / 3)))
-    .sort((a, b) => distance(a) - distance(b))[0];
+  const closest = closestName(name, known);
   throw new CliError(
     `unknown workflow "${name}"${closest ? ` (did you mean ${closest}?)` : ''}; known workflows: ${known.join(', ')}`,
     ExitCode.usage,

@@ -9,23 +9,51 @@ import type { CommandEntry } from '../../../shared/cli/command-spec';
 import { commandDefiner, optionKey } from '../../../shared/cli/command-spec';
 import { cliCommands, globalOptions } from '../../../shared/cli/command-table';
 import { ExitCode, main } from '../../../shared/cli/main';
+import { type RouteSpec, routeKey, routeTable } from '../../../shared/http/routes';
 import { workflows } from '../../../shared/workflows';
 import { captureIo } from './capture-io';
+
+/** The table as its routes' common type (each entry's own literal type has only its own fields). */
+const allRoutes: readonly RouteSpec[] = routeTable;
 
 const root = resolve(__dirname, '../../..');
 const workflowNames = [...workflows.keys()].sort();
 const text = (value: string | ((names: readonly string[]) => string)) =>
   typeof value === 'function' ? value(workflowNames) : value;
 
-/** Every command with the words that run it (`callbacks secret`). */
+/** Every command with the words that run it (`callbacks secret`), and its page (a group's for a subcommand without one). */
 function paths(
   entries: readonly CommandEntry[],
   prefix: string[] = [],
-): { path: string[]; entry: CommandEntry }[] {
+  groupDocs?: string,
+): { path: string[]; entry: CommandEntry; docs: string | undefined }[] {
   return entries.flatMap((entry) => {
     const path = [...prefix, entry.name];
-    return [{ path, entry }, ...paths(entry.subcommands, path)];
+    const docs = entry.docs ?? groupDocs;
+    return [{ path, entry, docs }, ...paths(entry.subcommands, path, docs)];
   });
+}
+
+/** The anchors of a Markdown page's headings, as GitHub spells them (lower case, punctuation dropped). */
+function anchorsOf(page: string): string[] {
+  const withoutFences = page.replace(/^(`{3,})[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, '');
+  return [...withoutFences.matchAll(/^#{1,6}\s+(.+?)\s*$/gm)].map((match) =>
+    match[1]!
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-'),
+  );
+}
+
+/** The part of a page from the heading `anchor` names to the next heading of its level or above. */
+function sectionOf(page: string, anchor: string | undefined): string {
+  if (anchor === undefined) return page;
+  const lines = page.split('\n');
+  const start = lines.findIndex((line) => /^#{1,6}\s/.test(line) && anchorsOf(line)[0] === anchor);
+  if (start < 0) return '';
+  const level = /^#+/.exec(lines[start]!)![0].length;
+  const end = lines.findIndex((line, index) => index > start && new RegExp(`^#{1,${level}}\\s`).test(line));
+  return lines.slice(start, end < 0 ? undefined : end).join('\n');
 }
 
 const commands = paths(cliCommands);
@@ -55,6 +83,72 @@ describe('the command table', () => {
       .map(({ path }) => `opflow ${path.join(' ')}`)
       .filter((line) => !page.includes(line));
     expect(missing).toEqual([]);
+  });
+
+  it("names each command's page in its --help and in opflow help <command>: a page that exists, whose section names the command", async () => {
+    const problems: string[] = [];
+    for (const { path, entry, docs } of commands) {
+      const name = `opflow ${path.join(' ')}`;
+      if (path.length === 1 && entry.docs === undefined) problems.push(`${name}: no docs page`);
+      if (docs === undefined) continue;
+      const [file = '', anchor] = docs.split('#');
+      let page: string;
+      try {
+        page = readFileSync(join(root, file), 'utf8');
+      } catch {
+        problems.push(`${name}: ${docs}: no file ${file}`);
+        continue;
+      }
+      if (anchor !== undefined && !anchorsOf(page).includes(anchor))
+        problems.push(`${name}: ${docs}: no heading #${anchor} in ${file}`);
+      else if (!sectionOf(page, anchor).includes(name)) problems.push(`${name}: ${docs} does not name it`);
+      const shown = await help(path);
+      if (!shown.includes(`Documentation: ${docs}`)) problems.push(`${name} --help: does not name ${docs}`);
+      if (path.length === 1) {
+        const io = captureIo({ env: {} });
+        expect(await main(['node', 'opflow', 'help', entry.name], { io, workflows })).toBe(ExitCode.ok);
+        if (io.out() !== shown) problems.push(`opflow help ${entry.name}: not its --help`);
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it("names the options every command takes in each command's --help, and the nearest command of a typo", async () => {
+    const shown = (await help(['cancel'])).replace(/\s+/g, ' ');
+    expect(shown).toContain(
+      `Every command also takes ${globalOptions.map((option) => option.flags.split(' ')[0]).join(', ')} (opflow --help describes them).`,
+    );
+    const io = captureIo({ env: {} });
+    expect(await main(['node', 'opflow', 'help', 'rnu'], { io, workflows })).toBe(ExitCode.usage);
+    expect(io.err()).toContain('no command or workflow "rnu" (did you mean run?)');
+    const typo = captureIo({ env: {} });
+    expect(await main(['node', 'opflow', 'help', 'novelty-chek'], { io: typo, workflows })).toBe(
+      ExitCode.usage,
+    );
+    expect(typo.err()).toContain('(did you mean novelty-check?)');
+  });
+
+  it("names every flag of a command on its page or in the CLI guide's commands and settings", () => {
+    const guide = readFileSync(join(root, 'docs/guides/cli.md'), 'utf8');
+    const missing = commands.flatMap(({ path, entry, docs }) => {
+      const page = docs === undefined ? '' : readFileSync(join(root, docs.split('#')[0]!), 'utf8');
+      return entry.options
+        .map((option) => option.flags.split(' ')[0]!)
+        .filter((flag) => !page.includes(flag) && !guide.includes(flag))
+        .map((flag) => `opflow ${path.join(' ')} ${flag} (${docs})`);
+    });
+    expect(missing).toEqual([]);
+  });
+
+  it('names no route in opflow serve --help that the local job API does not answer', async () => {
+    // serve.test.ts holds the other way: every route it answers is named there.
+    const shown = (await help(['serve'])).replace(/\s+/g, ' ');
+    const served = allRoutes.filter((route) => route.servedBy !== 'aws').map(routeKey);
+    const named = [...shown.matchAll(/\b((?:GET|POST|PUT|PATCH|DELETE) \/[^\s,;()?]*)/g)].map(
+      (match) => match[1]!,
+    );
+    expect(named.length).toBeGreaterThan(30);
+    expect(named.filter((key) => !served.includes(key))).toEqual([]);
   });
 
   it("names every command in the README's command table", () => {
