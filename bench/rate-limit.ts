@@ -444,7 +444,9 @@ async function bucketScenario(): Promise<string> {
       for (let i = 0; i < calls; i++) {
         // Two asks per token interval: half are granted or reserved, the line stays about 2 s long.
         now += 500 / rate;
-        const decision = await limiter.take(bucket, now, { reserveWithinMs: 2_000 });
+        // Named by a job, as the engine's asks are (one of 40 jobs, in turn): the grant log records its ask.
+        const share = { tenant: 'default', jobId: `job-${i % 40}` };
+        const decision = await limiter.take(bucket, now, { reserveWithinMs: 2_000, share });
         if (decision.granted) await limiter.succeeded(bucket, now);
         else if (decision.reserved) await limiter.pace?.(bucket, decision.retryAtMs, decision.retryAtMs);
       }

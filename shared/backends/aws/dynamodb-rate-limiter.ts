@@ -5,11 +5,13 @@
  * again. The arithmetic is the engine's (shared/engine/admission/rate-bucket.ts), shared with the local
  * limiter. `take()` never waits: without a token it says when to come back. The tokens reserved
  * ahead and those a `high` job's call took over are the item's lane (dynamodb-rate-lane.ts), so a
- * priority call cuts in ahead of a line that every worker shares.
+ * priority call cuts in ahead of a line that every worker shares. A write that gives a token names
+ * it (`grant`, dynamodb-rate-grants.ts): the table's stream is then the key's grant log.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { ShareWeights } from '../../engine/admission/fair-share';
+import type { TokenGrant } from '../../engine/admission/priority-lane';
 import {
   bucketBudget,
   initialBucket,
@@ -61,11 +63,31 @@ interface BucketItem {
   state: RateBucketState;
   lane: RateLane;
   ledger: ShareLedger;
+  /** The token this write gives, if any (the item's `grant`, `encodeGrant`). */
+  grant?: string | undefined;
 }
 
 interface StoredBucket extends BucketItem {
   /** The `seq` of the item read, or undefined when there was no item or it had none. */
   seq: number | undefined;
+}
+
+/** One token given by a write of the bucket item (`TokenGrant` without its order, which is `seq`). */
+export type ItemGrant = Omit<TokenGrant, 'seq' | 'kind'> & { kind: 'granted' | 'reserved' | 'cut-in' };
+
+/**
+ * The `grant` attribute of a write that gives a token (read back by dynamodb-rate-grants.ts): its
+ * kind (`g`ranted, `r`eserved, `c`ut-in), the call's ask (ms, base 36), the token's time after the
+ * ask (ms, base 36, signed) and the job, space-separated. Positional: the step worker's bundle is
+ * at its budget.
+ */
+export function encodeGrant(
+  kind: 'g' | 'r' | 'c',
+  by: string | undefined,
+  askedAt: number,
+  tokenAt: number,
+): string {
+  return `${kind} ${Math.round(askedAt).toString(36)} ${Math.round(tokenAt - askedAt).toString(36)} ${by ?? ''}`;
 }
 
 export class DynamoDbRateLimiter implements RateLimiter {
@@ -137,6 +159,7 @@ export class DynamoDbRateLimiter implements RateLimiter {
     let decision: RateDecision | undefined;
     let rate = this.config.ceiling;
     const claim = this.claimOf(options?.share);
+    const by = options?.share?.jobId;
     const written = await this.update(bucket, now, ({ state, lane, ledger }) => {
       // With shares kept here: the call's tenant and batch have work, and where they stand sets
       // its horizon (ahead: stands back; behind: steps up), read on the version this write replaces.
@@ -154,7 +177,12 @@ export class DynamoDbRateLimiter implements RateLimiter {
       rate = result.state.rate;
       const askedLedger = asked?.ledger ?? ledger;
       if (result.decision.granted)
-        return { state: result.state, lane, ledger: this.charged(askedLedger, claim, now, now) };
+        return {
+          state: result.state,
+          lane,
+          ledger: this.charged(askedLedger, claim, now, now),
+          grant: encodeGrant('g', by, now, now),
+        };
       // Behind another tenant (or batch), the call takes over that one's token reserved sooner
       // than the line's next free token, beyond its horizon too (`shareCut`).
       const cut =
@@ -169,7 +197,7 @@ export class DynamoDbRateLimiter implements RateLimiter {
           : undefined;
       if (cut) {
         decision = { granted: false, retryAtMs: cut.at, reserved: true, withinMs };
-        return cut.item;
+        return { ...cut.item, grant: encodeGrant('c', by, now, cut.at) };
       }
       if (!result.decision.reserved) {
         // Without a token (and no reservation) the bucket has nothing worth writing (the refill is
@@ -183,6 +211,7 @@ export class DynamoDbRateLimiter implements RateLimiter {
         state: result.state,
         lane: laneReserved(lane, at),
         ledger: this.charged(askedLedger, claim, now, at),
+        grant: encodeGrant('r', by, now, at),
       };
     });
     if (written === 'contended' || !decision) {
@@ -207,6 +236,9 @@ export class DynamoDbRateLimiter implements RateLimiter {
   ): Promise<number | undefined> {
     let reservedAt: number | undefined;
     const claim = this.claimOf(options.share);
+    // The call asks when it is due (a booking is made ahead of that).
+    const by = options.share?.jobId;
+    const askedAt = Math.max(now, options.at);
     const written = await this.update(bucket, now, ({ state, lane, ledger }) => {
       const result = reserveAhead(state, this.config, now, options.at, options.withinMs);
       const asking = this.asks(ledger, claim, now);
@@ -224,15 +256,15 @@ export class DynamoDbRateLimiter implements RateLimiter {
           : undefined;
       if (cut) {
         reservedAt = cut.at;
-        return cut.item;
+        return { ...cut.item, grant: encodeGrant('c', by, askedAt, cut.at) };
       }
       reservedAt = result.reservedAt;
       if (reservedAt === undefined) return undefined;
-      const asked = asking?.ledger ?? ledger;
       return {
         state: result.state,
         lane: laneReserved(lane, reservedAt),
-        ledger: this.charged(asked, claim, now, reservedAt),
+        ledger: this.charged(asking?.ledger ?? ledger, claim, now, reservedAt),
+        grant: encodeGrant('r', by, askedAt, reservedAt),
       };
     });
     return written === 'written' ? reservedAt : undefined;
@@ -301,7 +333,12 @@ export class DynamoDbRateLimiter implements RateLimiter {
       const kit = this.sharesKit;
       const refunded = kit ? kit.ledger.ledgerRefunded(ledger, kit.weights, cutAt) : ledger;
       const asked = this.asks(refunded, claim, now)?.ledger ?? refunded;
-      return { state, lane: laneCut(lane, cutAt, by), ledger: this.charged(asked, claim, now, cutAt) };
+      return {
+        state,
+        lane: laneCut(lane, cutAt, by),
+        ledger: this.charged(asked, claim, now, cutAt),
+        grant: encodeGrant('c', by, Math.max(now, dueAt), cutAt),
+      };
     });
     return written === 'written' ? cutAt : undefined;
   }
@@ -391,6 +428,7 @@ export class DynamoDbRateLimiter implements RateLimiter {
                 : {}),
               ...encodeLane(changed.lane),
               ...this.encodeShares(changed, now),
+              grant: changed.grant,
               seq: (stored.seq ?? 0) + 1,
               expiresAt: Math.floor(next.updatedAt / 1000) + this.idleSeconds,
             },

@@ -5,8 +5,10 @@
  * (read the key's row, apply the engine's arithmetic, write it back): two processes never spend
  * the same token. The tokens reserved ahead are rows of their own (the priority lane), so a `high`
  * job in one process cuts in ahead of a batch's line in another. Every token given is logged
- * (`rate_grants`: to which job, when it asked, the token's time, in grant order; kept ten minutes),
- * so a priority job's wait is counted in tokens (`tokensWaited`). The arithmetic is the engine's
+ * (`rate_grants`: to which job, when its call first asked, the token's time, in grant order; kept
+ * ten minutes), so a priority job's wait is counted in tokens (`tokensWaited`). A refused ask is not
+ * logged: a named caller's first refused ask since its last token is kept (`rate_asks`, one row per
+ * waiting job, written once however often it is refused) and goes into its next grant's row. The arithmetic is the engine's
  * (admission/key-line.ts, priority-lane.ts). Tests and benches that need no file use one on an
  * in-memory database (`SqliteRateLimiter.inMemory`).
  */
@@ -51,12 +53,21 @@ const grantsTable = `CREATE TABLE IF NOT EXISTS rate_grants (
   PRIMARY KEY (bucket, seq)
 ) STRICT, WITHOUT ROWID`;
 
+/** A named caller's first refused ask since its last token: its next grant's `asked_at`. */
+const asksTable = `CREATE TABLE IF NOT EXISTS rate_asks (
+  bucket TEXT NOT NULL,
+  by TEXT NOT NULL,
+  asked_at REAL NOT NULL,
+  PRIMARY KEY (bucket, by)
+) STRICT, WITHOUT ROWID`;
+
 const grantRowSchema = z.object({
   bucket: z.string(),
   seq: z.number(),
   by: z.string().nullable(),
   asked_at: z.number(),
   token_at: z.number(),
+  // `refused`: a refused ask, as a file written before refusals were kept in `rate_asks` holds them.
   kind: z.enum(['granted', 'reserved', 'cut-in', 'refused']),
 });
 
@@ -130,7 +141,8 @@ export class SqliteRateLimiter implements RateLimiter {
       cut_by TEXT,
       PRIMARY KEY (bucket, at)
     ) STRICT, WITHOUT ROWID;
-    ${grantsTable}`);
+    ${grantsTable};
+    ${asksTable}`);
     this.#statements = {
       get: db.prepare<[string], { line: string; updated_at: number }>(
         'SELECT line, updated_at FROM rate_buckets WHERE bucket = ?',
@@ -157,6 +169,14 @@ export class SqliteRateLimiter implements RateLimiter {
          SELECT ?, coalesce(max(seq), 0) + 1, ?, ?, ?, ? FROM rate_grants WHERE bucket = ? RETURNING seq`,
       ),
       pruneGrants: db.prepare<[string, number]>('DELETE FROM rate_grants WHERE bucket = ? AND asked_at < ?'),
+      // A refused ask: kept only when it is the caller's first since its last token (no write otherwise).
+      ask: db.prepare<[string, string, number]>(
+        'INSERT OR IGNORE INTO rate_asks (bucket, by, asked_at) VALUES (?, ?, ?)',
+      ),
+      firstAsk: db.prepare<[string, string], { asked_at: number }>(
+        'DELETE FROM rate_asks WHERE bucket = ? AND by = ? RETURNING asked_at',
+      ),
+      pruneAsks: db.prepare<[string, number]>('DELETE FROM rate_asks WHERE bucket = ? AND asked_at < ?'),
       cutBy: db.prepare<[string, number], { cut_by: string | null }>(
         'SELECT cut_by FROM rate_lane WHERE bucket = ? AND at = ?',
       ),
@@ -191,8 +211,9 @@ export class SqliteRateLimiter implements RateLimiter {
       const by = options?.share?.jobId;
       if (decision.granted) this.#logGrant(bucket, by, now, now, 'granted');
       else if (decision.reserved) this.#logGrant(bucket, by, now, decision.retryAtMs, 'reserved');
-      // A refusal of a named caller: its call's wait starts at its first ask (`tokensWaited`).
-      else if (by !== undefined) this.#logGrant(bucket, by, now, decision.retryAtMs, 'refused');
+      // A refusal of a named caller: its call's wait starts at its first ask (`tokensWaited`), which
+      // its next grant carries; a refusal after the first writes nothing.
+      else if (by !== undefined) this.#statements.ask.run(bucket, by, now);
       return decision;
     });
   }
@@ -249,10 +270,17 @@ export class SqliteRateLimiter implements RateLimiter {
     this.#statements.prune.run(bucket, now, now - cutInMemoryMs, now + aheadClockMs);
   }
 
-  /** Logs a token given (in the change's transaction), and prunes the key's old grants now and then. */
+  /**
+   * Logs a token given (in the change's transaction), asked for at the caller's first refused ask
+   * since its last token (now when none), and prunes the key's old grants and asks now and then.
+   */
   #logGrant(bucket: string, by: string | undefined, now: number, at: number, kind: TokenGrant['kind']): void {
-    const row = this.#statements.grant.get(bucket, by ?? null, now, at, kind, bucket);
-    if (row && row.seq % grantPruneEvery === 0) this.#statements.pruneGrants.run(bucket, now - grantMemoryMs);
+    const askedAt = by === undefined ? now : (this.#statements.firstAsk.get(bucket, by)?.asked_at ?? now);
+    const row = this.#statements.grant.get(bucket, by ?? null, askedAt, at, kind, bucket);
+    if (row && row.seq % grantPruneEvery === 0) {
+      this.#statements.pruneGrants.run(bucket, now - grantMemoryMs);
+      this.#statements.pruneAsks.run(bucket, now - grantMemoryMs);
+    }
   }
 
   #atomic<T>(work: () => T): T {

@@ -4,6 +4,7 @@ import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AwsEmulators, startAwsEmulators } from '../../../../scripts/emulators/aws-emulators';
 import { DynamoDbRateLimiter, rateBucketKey } from '../../../../shared/backends/aws';
+import { decodeGrant } from '../../../../shared/backends/aws/dynamodb-rate-grants';
 import { cutHolder, decodeLane } from '../../../../shared/backends/aws/dynamodb-rate-lane';
 import { shareHorizonMs } from '../../../../shared/engine/admission/acquire-token';
 import { keyFingerprint } from '../../../../shared/engine/runner';
@@ -193,6 +194,57 @@ describe('DynamoDbRateLimiter', () => {
     expect(await urgent.cutIn(keyFingerprint('sk-idle'), T0, 'urgent')).toBeUndefined();
     // Past its line the key has free tokens again: no cut-in.
     expect(await urgent.cutIn(bucket, T0 + 60_000, 'late')).toBeUndefined();
+  });
+
+  it('names the token each write gives in the item (the grant log the stream keeps), and only then', async () => {
+    const { tableName, all } = await limiters(1, { ratePerSecond: 5, burst: 1 });
+    const [limiter] = all as [DynamoDbRateLimiter];
+    const bucket = keyFingerprint('sk-grants');
+    const grantOf = async () => {
+      const item = (
+        await emulators.clients.documents.send(
+          new GetCommand({ TableName: tableName, Key: rateBucketKey(bucket), ConsistentRead: true }),
+        )
+      ).Item;
+      return { grant: decodeGrant(item?.grant), raw: item?.grant as string | undefined, seq: item?.seq };
+    };
+    const share = (jobId: string) => ({ tenant: 'default', jobId });
+    expect((await limiter.take(bucket, T0, { share: share('first') })).granted).toBe(true);
+    expect((await grantOf()).grant).toEqual({ kind: 'granted', by: 'first', askedAt: T0, tokenAt: T0 });
+    await limiter.take(bucket, T0 + 10, { reserveWithinMs: 15_000, share: share('second') });
+    expect((await grantOf()).grant).toEqual({
+      kind: 'reserved',
+      by: 'second',
+      askedAt: T0 + 10,
+      tokenAt: T0 + 200,
+    });
+    for (let i = 0; i < 8; i++)
+      await limiter.take(bucket, T0 + 20, { reserveWithinMs: 15_000, share: share(`b${i}`) });
+    // A booking's call asks when it is due; a cut-in's as well.
+    expect(
+      await limiter.reserveAhead(bucket, T0 + 20, { at: T0 + 5_000, withinMs: 1_000, share: share('later') }),
+    ).toBe(T0 + 5_000);
+    expect((await grantOf()).grant).toEqual({
+      kind: 'reserved',
+      by: 'later',
+      askedAt: T0 + 5_000,
+      tokenAt: T0 + 5_000,
+    });
+    const cutAt = await limiter.cutIn(bucket, T0 + 20, 'a-high-job-id-0123456789abcdef');
+    const cut = await grantOf();
+    expect(cut.grant).toEqual({
+      kind: 'cut-in',
+      by: 'a-high-job-id-0123456789abcdef',
+      askedAt: T0 + 20,
+      tokenAt: cutAt,
+    });
+    // Small: the attribute of a grant to a 30-character job id is under 50 bytes.
+    expect(cut.raw?.length).toBeLessThan(50);
+    // A refusal writes nothing (no new version); a write that gives no token names none.
+    expect((await limiter.take(bucket, T0 + 30, { share: share('refused') })).granted).toBe(false);
+    expect((await grantOf()).seq).toBe(cut.seq);
+    await limiter.throttled(bucket, T0 + 40);
+    expect(await grantOf()).toMatchObject({ grant: undefined, seq: (cut.seq as number) + 1 });
   });
 
   it('writes nothing for a success while the rate is already at the ceiling', async () => {

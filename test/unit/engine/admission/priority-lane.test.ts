@@ -31,6 +31,26 @@ describe('the SQLite limiter on an in-memory database', () => {
     // An idle key has a token now: no cut-in.
     expect(await limiter.cutIn('idle', 700, 'urgent')).toBeUndefined();
   });
+
+  it("logs the tokens it gives, each carrying its call's first refused ask; refusals add no row", async () => {
+    const db = openLocalDatabase(':memory:');
+    const limiter = new SqliteRateLimiter(db, { ratePerSecond: 2 });
+    const share = (jobId: string) => ({ tenant: 'default', jobId });
+    expect((await limiter.take('k', 0, { share: share('a') })).granted).toBe(true);
+    // Refused twice (no reservation within its horizon), then granted once the token is free.
+    expect((await limiter.take('k', 100, { share: share('b') })).granted).toBe(false);
+    expect((await limiter.take('k', 300, { share: share('b') })).granted).toBe(false);
+    expect((await limiter.take('k', 500, { share: share('b') })).granted).toBe(true);
+    // Its next call asks anew: the first ask was used up by the grant.
+    expect((await limiter.take('k', 600, { reserveWithinMs: 5_000, share: share('b') })).granted).toBe(false);
+    expect(readTokenGrants(db).get('k')).toEqual([
+      { seq: 1, by: 'a', askedAt: 0, tokenAt: 0, kind: 'granted' },
+      { seq: 2, by: 'b', askedAt: 100, tokenAt: 500, kind: 'granted' },
+      { seq: 3, by: 'b', askedAt: 600, tokenAt: 1_000, kind: 'reserved' },
+    ]);
+    expect(tokensWaited(readTokenGrants(db).get('k') ?? [], 'b')).toEqual([0, 0]);
+    db.close();
+  });
 });
 
 describe('the SQLite limiter', () => {
