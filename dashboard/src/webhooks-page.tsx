@@ -1,5 +1,5 @@
 /**
- * The webhook sources of the config with their state (open, or capped with why and until when, their
+ * The webhook sources (of the config, and those known only by their signing secret) with their state (open, or capped with why and until when, their
  * caps and 24-hour spend, their last delivery), and the deliveries received: every request to `POST
  * /webhooks/{source}`, whatever its answer. Both refresh themselves; the sources also on each new delivery.
  */
@@ -61,8 +61,15 @@ function sourceCaps(caps: WebhookSource['caps']): string {
 function SourceRow({ source }: { source: WebhookSource }) {
   const last = source.lastDelivery;
   return (
-    <tr data-source={source.name} data-state={source.state}>
-      <td class="nowrap">{source.name}</td>
+    <tr data-source={source.name} data-state={source.state} data-origin={source.origin}>
+      <td class="nowrap">
+        {source.name}
+        {source.origin === 'secret' ? (
+          <div class="small muted" title="Not in opflow.config.json: its payload is a job request">
+            signing secret only
+          </div>
+        ) : null}
+      </td>
       <td class="nowrap">{source.workflow}</td>
       <td class="nowrap">{source.tenant}</td>
       <td class="state-cell">
@@ -114,10 +121,11 @@ function SourcesTable({ api, newest }: { api: Api; newest: string | undefined })
         rows={data?.sources}
         loading="Loading sources…"
         columns={['Source', 'Workflow', 'Tenant', 'State', 'Last delivery']}
-        empty="No webhook sources in opflow.config.json."
-        caption={(sources) =>
-          `${plural(sources.length, 'source', 'sources')} of opflow.config.json: a capped one answers deliveries 429 cost-cap until its 24-hour spend is below its day cap.`
-        }
+        empty='No webhook sources: declare them under "webhooks" in opflow.config.json, or set a signing secret.'
+        caption={(sources) => {
+          const secretOnly = sources.filter((source) => source.origin === 'secret').length;
+          return `${plural(sources.length, 'source', 'sources')}${secretOnly > 0 ? ` (${secretOnly} known only by ${secretOnly === 1 ? 'its' : 'their'} signing secret)` : ''}: a capped one answers deliveries 429 cost-cap until its 24-hour spend is below its day cap.`;
+        }}
         row={(source) => <SourceRow key={source.name} source={source} />}
       />
     </section>

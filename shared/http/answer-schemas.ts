@@ -289,6 +289,11 @@ const scheduleViewSchema = z.strictObject({
 /** A webhook source as GET /webhook-sources shows it (shared/http/webhook-sources.ts): no secret, URL or input. */
 const webhookSourceViewSchema = z.strictObject({
   name: z.string(),
+  origin: z
+    .enum(['config', 'secret'])
+    .describe(
+      'config: declared in opflow.config.json; secret: known only by its signing secret (no mapping: the payload is a job request; tenant default; no caps)',
+    ),
   tenant: z.string().describe('the tenant of its jobs'),
   workflow: z.string().describe('the workflow it starts, or "from the payload"'),
   state: z.enum(['open', 'capped']).describe('capped: deliveries are answered 429 cost-cap until resumesAt'),

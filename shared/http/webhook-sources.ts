@@ -7,13 +7,20 @@
  * /webhook-deliveries); it takes deliveries again by itself once the 24 hours' spend is below the cap
  * (`resumesAt`, if nothing more is billed), or at once when the cap is raised in the file.
  *
+ * A source known only by its signing secret (no entry under `webhooks` in the file: its payload is a
+ * job request, its jobs the tenant `default`'s, no caps) is listed too, with `origin: "secret"`:
+ * locally those of the OPFLOW_WEBHOOK_SECRET_<SOURCE> variables (`secretSources`); where the secrets
+ * cannot be listed (the aws api function does not read Secrets Manager) those with a delivery among
+ * the newest `deliveryWalk` recorded (only a source with a secret has its deliveries recorded).
+ *
  * Nothing of a source's settings but its name, tenant, workflow name and caps is shown: no signing
  * secret (never read here), no callback URL, no input template (either may hold a credential).
  */
-import type { WebhookSource } from '../config/opflow-config';
+import { type WebhookSource, webhookSourceSchema } from '../config/opflow-config';
 import type { JobDeps } from '../engine/deps';
 import type { WebhookDeliveryLog } from '../engine/webhook-deliveries';
 import { type CapFigures, capFigures, type DaySpend, dayCapFreesAt, dayMs } from '../schedules/cost-cap';
+import { webhookSourcePattern } from './request-schemas';
 
 /** What a delivery to the source was answered, the newest recorded. */
 export interface LastDelivery {
@@ -26,6 +33,8 @@ export interface LastDelivery {
 
 export interface WebhookSourceView {
   name: string;
+  /** `config`: declared under `webhooks` in opflow.config.json; `secret`: known only by its signing secret. */
+  origin: 'config' | 'secret';
   tenant: string;
   /** The workflow it starts, `from the payload` when the payload names it. */
   workflow: string;
@@ -74,19 +83,22 @@ async function spendBySource(
   return spends;
 }
 
-/** Each source's newest delivery among the newest `deliveryWalk` recorded (of `tenant`'s, if bound). */
+/**
+ * Each source's newest delivery among the newest `deliveryWalk` recorded (of `tenant`'s, if bound):
+ * of the sources `names`, or of every source recorded when `names` is undefined.
+ */
 async function lastDeliveries(
   deliveries: WebhookDeliveryLog,
   tenant: string | undefined,
-  names: readonly string[],
+  names: readonly string[] | undefined,
 ): Promise<Map<string, LastDelivery>> {
   const found = new Map<string, LastDelivery>();
-  const wanted = new Set(names);
+  const wanted = names && new Set(names);
   let cursor: string | undefined;
-  for (let seen = 0; seen < deliveryWalk && found.size < wanted.size; ) {
+  for (let seen = 0; seen < deliveryWalk && (wanted === undefined || found.size < wanted.size); ) {
     const page = await deliveries.list({ tenant, limit: 100, cursor });
     for (const delivery of page.deliveries) {
-      if (!wanted.has(delivery.source) || found.has(delivery.source)) continue;
+      if ((wanted && !wanted.has(delivery.source)) || found.has(delivery.source)) continue;
       found.set(delivery.source, {
         at: new Date(delivery.at).toISOString(),
         status: delivery.status,
@@ -102,17 +114,24 @@ async function lastDeliveries(
   return found;
 }
 
-function viewOf(name: string, source: WebhookSource, spent: DaySpend): WebhookSourceView {
+function viewOf(
+  name: string,
+  origin: WebhookSourceView['origin'],
+  source: WebhookSource,
+  spent: DaySpend,
+): WebhookSourceView {
   const tenant = source.tenant;
   const workflow = typeof source.workflow === 'string' ? source.workflow : 'from the payload';
   const caps = { maxUnitsPerRun: source.maxUnitsPerRun, maxUnitsPerDay: source.maxUnitsPerDay };
   const figures = capFigures(caps, spent);
   const cap = caps.maxUnitsPerDay;
-  if (cap === undefined || spent.units < cap) return { name, tenant, workflow, state: 'open', caps: figures };
+  if (cap === undefined || spent.units < cap)
+    return { name, origin, tenant, workflow, state: 'open', caps: figures };
   const frees = dayCapFreesAt(spent, cap);
   const resumesAt = frees === undefined ? undefined : new Date(frees).toISOString();
   return {
     name,
+    origin,
     tenant,
     workflow,
     state: 'capped',
@@ -122,38 +141,81 @@ function viewOf(name: string, source: WebhookSource, spent: DaySpend): WebhookSo
   };
 }
 
+/** The variables of local signing secrets; the aws prefix variable is a setting, not a secret. */
+const secretVariable = /^OPFLOW_WEBHOOK_SECRET_(.+)$/;
+
 /**
- * The sources of `webhooks`, sorted by name; with `tenant` (a caller bound to a tenant) only the
- * sources whose jobs are that tenant's (a source's `tenant` setting, default `default`). With
- * `deliveries`, each with its last delivery.
+ * The sources of the local signing secrets set in `env` (OPFLOW_WEBHOOK_SECRET_<SOURCE>, an empty
+ * value is unset), by the name their deliveries are recorded under: lower case, `_` for `-` (a
+ * request to `/webhooks/my-hook` or `/webhooks/my_hook` is source `my_hook`). Sorted.
+ */
+export function localSecretSources(env: Readonly<Record<string, string | undefined>>): string[] {
+  return Object.keys(env)
+    .flatMap((variable) => {
+      const suffix = secretVariable.exec(variable)?.[1];
+      if (suffix === undefined || variable === 'OPFLOW_WEBHOOK_SECRET_PREFIX' || !env[variable]?.trim())
+        return [];
+      const name = suffix.toLowerCase();
+      return webhookSourcePattern.test(name) ? [name] : [];
+    })
+    .sort();
+}
+
+/** A source's settings when the file has none for it. */
+const unmappedSource = () => webhookSourceSchema.parse({});
+
+/**
+ * The sources of `webhooks`, and those known only by their secret, sorted by name; with `tenant` (a
+ * caller bound to a tenant) only the sources whose jobs are that tenant's (a source's `tenant`
+ * setting, default `default`). With `deliveries`, each with its last delivery. The secret-only
+ * sources are `secretSources` (without a source of the file sharing its secret: locally `-` and `_`
+ * read the same) when given, else those with a delivery recorded that the file does not declare.
  */
 export async function webhookSourceViews(
   deps: Pick<JobDeps, 'store' | 'clock'>,
   webhooks: Readonly<Record<string, WebhookSource>>,
-  options: { tenant?: string | undefined; deliveries?: WebhookDeliveryLog | undefined } = {},
+  options: {
+    tenant?: string | undefined;
+    deliveries?: WebhookDeliveryLog | undefined;
+    secretSources?: readonly string[] | undefined;
+  } = {},
 ): Promise<WebhookSourceView[]> {
-  const names = Object.keys(webhooks)
-    .filter((name) => options.tenant === undefined || webhooks[name]!.tenant === options.tenant)
+  const local = (name: string) => name.replace(/-/g, '_');
+  const declared = new Set(Object.keys(webhooks).map(local));
+  const secretOnly = options.secretSources?.filter((name) => !declared.has(local(name)));
+  const last = options.deliveries
+    ? await lastDeliveries(
+        options.deliveries,
+        options.tenant,
+        secretOnly && [...Object.keys(webhooks), ...secretOnly],
+      )
+    : undefined;
+  const settings = new Map<string, { origin: WebhookSourceView['origin']; source: WebhookSource }>();
+  const unmapped = unmappedSource();
+  for (const name of secretOnly ?? [...(last?.keys() ?? [])].filter((name) => !Object.hasOwn(webhooks, name)))
+    settings.set(name, { origin: 'secret', source: unmapped });
+  for (const [name, source] of Object.entries(webhooks)) settings.set(name, { origin: 'config', source });
+  const names = [...settings.keys()]
+    .filter((name) => options.tenant === undefined || settings.get(name)!.source.tenant === options.tenant)
     .sort();
   const now = deps.clock.now();
-  const tenants = [...new Set(names.map((name) => webhooks[name]!.tenant))];
-  const [spends, last] = await Promise.all([
-    Promise.all(
-      tenants.map((tenant) =>
-        spendBySource(
-          deps,
-          tenant,
-          names.filter((name) => webhooks[name]!.tenant === tenant),
-          now,
-        ),
+  const tenantOf = (name: string) => settings.get(name)!.source.tenant;
+  const tenants = [...new Set(names.map(tenantOf))];
+  const spends = await Promise.all(
+    tenants.map((tenant) =>
+      spendBySource(
+        deps,
+        tenant,
+        names.filter((name) => tenantOf(name) === tenant),
+        now,
       ),
     ),
-    options.deliveries ? lastDeliveries(options.deliveries, options.tenant, names) : undefined,
-  ]);
+  );
   const spendOf = (name: string) =>
-    spends[tenants.indexOf(webhooks[name]!.tenant)]!.get(name) ?? { units: 0, jobs: 0, billed: [] };
+    spends[tenants.indexOf(tenantOf(name))]!.get(name) ?? { units: 0, jobs: 0, billed: [] };
   return names.map((name) => {
-    const view = viewOf(name, webhooks[name]!, spendOf(name));
+    const { origin, source } = settings.get(name)!;
+    const view = viewOf(name, origin, source, spendOf(name));
     const delivery = last?.get(name);
     return delivery ? { ...view, lastDelivery: delivery } : view;
   });

@@ -2622,6 +2622,11 @@ export interface operations {
                     "application/json": {
                         sources: {
                             name: string;
+                            /**
+                             * @description config: declared in opflow.config.json; secret: known only by its signing secret (no mapping: the payload is a job request; tenant default; no caps)
+                             * @enum {string}
+                             */
+                            origin: "config" | "secret";
                             /** @description the tenant of its jobs */
                             tenant: string;
                             /** @description the workflow it starts, or "from the payload" */

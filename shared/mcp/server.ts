@@ -35,7 +35,12 @@ export interface OpflowMcpOptions {
   ingestRoots?: readonly string[] | undefined;
   /** The config's webhook sources and their deliveries (list_webhook_sources). Default: none. */
   webhookSources?:
-    | { webhooks: Readonly<Record<string, WebhookSource>>; deliveries: WebhookDeliveryLog }
+    | {
+        webhooks: Readonly<Record<string, WebhookSource>>;
+        deliveries: WebhookDeliveryLog;
+        /** The sources known only by their signing secret (locally: localSecretSources). */
+        secretSources?: readonly string[] | undefined;
+      }
     | undefined;
 }
 
@@ -59,6 +64,7 @@ export function createOpflowMcpServer(options: OpflowMcpOptions): McpServer {
       deps,
       webhooks: sources?.webhooks ?? {},
       deliveries: sources?.deliveries ?? { record: async () => {}, list: async () => ({ deliveries: [] }) },
+      secretSources: sources?.secretSources,
     }),
   );
   const cwd = options.cwd ?? process.cwd();

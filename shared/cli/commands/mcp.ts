@@ -10,6 +10,7 @@
 import { Writable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { startBatchRunner } from '../../dashboard/batch-runner';
+import { localSecretSources } from '../../http/webhook-sources';
 import { createOpflowMcpServer, ingestRootsFrom } from '../../mcp/server';
 import { type CliContext, type GlobalOptions, openBackend } from '../context';
 import { ExitCode, type ExitCodeValue } from '../exit-codes';
@@ -33,7 +34,11 @@ export async function mcpCommand(ctx: CliContext, options: GlobalOptions): Promi
     batchRunner,
     cwd: io.cwd,
     ingestRoots: ingestRootsFrom(io.env, io.cwd),
-    webhookSources: { webhooks: config.webhooks, deliveries: await backend.webhookDeliveries() },
+    webhookSources: {
+      webhooks: config.webhooks,
+      deliveries: await backend.webhookDeliveries(),
+      secretSources: localSecretSources(io.env),
+    },
   });
   const transport = new StdioServerTransport(process.stdin, writableOf(io.stdout));
   let stopListening = () => {};

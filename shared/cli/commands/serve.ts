@@ -23,6 +23,7 @@ import {
   type ServerMount,
   startJobApiServer,
 } from '../../http/node-server';
+import { localSecretSources } from '../../http/webhook-sources';
 import { mcpMount } from '../../mcp/http';
 import { ingestRootsFrom } from '../../mcp/server';
 import { redactUrl } from '../../openplatform/redact';
@@ -221,6 +222,7 @@ async function servedRoutes(served: Served): Promise<ApiRoute[]> {
       deps: backend.deps,
       webhooks: configFile.config.webhooks,
       deliveries: served.extras.deliveries,
+      secretSources: localSecretSources(served.ctx.io.env),
     }),
     ...startRoutes({
       deps: backend.deps,
@@ -254,6 +256,7 @@ function servedMounts(served: Served): ServerMount[] {
             webhookSources: {
               webhooks: served.configFile.config.webhooks,
               deliveries: served.extras.deliveries,
+              secretSources: localSecretSources(ctx.io.env),
             },
           }),
         ]

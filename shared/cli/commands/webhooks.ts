@@ -11,7 +11,7 @@ import { ulid } from 'ulid';
 import { signCallback } from '../../callbacks/send';
 import { parseSigningSecret, SigningSecretError } from '../../config/signing-secrets';
 import { errorMessage } from '../../errors/error-message';
-import { webhookSourceViews } from '../../http/webhook-sources';
+import { localSecretSources, webhookSourceViews } from '../../http/webhook-sources';
 import { webhookSecretVariable, webhookSourcePattern } from '../../http/webhooks';
 import type { CliContext, GlobalOptions } from '../context';
 import { openBackend, writeJson } from '../context';
@@ -100,6 +100,7 @@ export async function webhooksListCommand(
   try {
     const sources = await webhookSourceViews(backend.deps, config.webhooks, {
       deliveries: await backend.webhookDeliveries(),
+      secretSources: localSecretSources(ctx.io.env),
     });
     if (options.json) {
       writeJson(ctx.io, { sources });

@@ -98,6 +98,21 @@ describe('the webhook deliveries page', () => {
     // Refusals are coloured as such, acceptances as such.
     expect(await page.locator('tr[data-answer="401"] .status-FAILED').count()).toBe(2);
     expect(await page.locator('tr[data-answer="202"] .status-SUCCEEDED').count()).toBe(2);
+    // Sources known only by their signing secret (no config file here) are listed too: open, their
+    // payload a job request, their last delivery.
+    const sources = page.getByRole('table', { name: /^2 sources \(2 known only by their signing secret\)/ });
+    await sources.locator('tr[data-source="tracker"]').waitFor();
+    for (const [name, last] of [
+      ['docket', 'HTTP 400'],
+      ['tracker', 'HTTP 401'],
+    ]) {
+      const row = sources.locator(`tr[data-source="${name}"]`);
+      expect(await row.getAttribute('data-origin')).toBe('secret');
+      expect(await row.getAttribute('data-state')).toBe('open');
+      expect(await row.textContent()).toMatch(
+        new RegExp(`${name}signing secret onlyfrom the payloaddefaultOpen.*${last}`),
+      );
+    }
     expect(await accessibilityProblems(page)).toBe('');
     await screenshot(page, '70-webhooks');
 

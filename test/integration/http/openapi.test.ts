@@ -241,7 +241,8 @@ describe('the OpenAPI description of the job API', () => {
     expect(listed.json.deliveries[0]).toMatchObject({ source: 'tracker', status: 401 });
     expect((await checked('GET', '/webhook-deliveries', '/webhook-deliveries?cursor=nope')).status).toBe(400);
 
-    // Webhook sources: watch capped by its day's spend (20 of 12 units), with its last delivery.
+    // Webhook sources: watch capped by its day's spend (20 of 12 units), with its last delivery;
+    // tracker, not in the file, known by its recorded delivery (only a source with a secret has one).
     const billedAt = Date.now() - 3_600_000;
     await engine.local.store.create(
       contractJob({
@@ -265,9 +266,11 @@ describe('the OpenAPI description of the job API', () => {
     const sources = await checked('GET', '/webhook-sources', '/webhook-sources');
     expect(sources.json.sources.map((s: { name: string; state: string }) => [s.name, s.state])).toEqual([
       ['lamp', 'open'],
+      ['tracker', 'open'],
       ['watch', 'capped'],
     ]);
-    const watch = sources.json.sources[1];
+    expect(sources.json.sources[1]).toMatchObject({ origin: 'secret', workflow: 'from the payload' });
+    const watch = sources.json.sources[2];
     expect(watch).toMatchObject({
       tenant: 'default',
       workflow: 'patent-count',
@@ -285,7 +288,7 @@ describe('the OpenAPI description of the job API', () => {
     // A caller bound to a tenant sees only the sources whose jobs are its tenant's.
     for (const [tenant, names] of [
       ['lamps', ['lamp']],
-      ['default', ['watch']],
+      ['default', ['tracker', 'watch']],
       ['others', []],
     ] as const) {
       const bound = await handleJobApiRequest(
