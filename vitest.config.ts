@@ -4,7 +4,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     // The e2e suites run the real bin/opflow.js: build the CLI from the current sources first.
-    globalSetup: ['test/support/build-cli.global.ts'],
+    // One DynamoDB Local for the run, started when a file first needs it (docs/guides/testing.md).
+    globalSetup: ['test/support/build-cli.global.ts', 'test/support/dynamodb-local.global.ts'],
     testTimeout: 30_000,
     hookTimeout: 120_000,
     pool: 'forks',

@@ -2,8 +2,11 @@
  * Starts and stops the local stand-ins for AWS that the aws backend's tests run against:
  * fauxqs in-process (SQS and S3), AWS's DynamoDB Local (a JVM on a free port, installed on first
  * use by scripts/emulators) and the Secrets Manager stand-in of scripts/emulators. Each suite starts
- * what it needs in `beforeAll` and stops it in `afterAll`; nothing is left running.
+ * what it needs in `beforeAll` and stops it in `afterAll`; nothing is left running. When the run
+ * shares one (`OPFLOW_TEST_DYNAMODB=shared`), DynamoDB Local is that one (scripts/emulators/shared-dynamodb-local.ts): `stop()`
+ * then deletes the tables this process created on it instead of stopping the JVM.
  */
+import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { startFauxqs } from 'fauxqs';
 import {
   type AwsClientConfig,
@@ -14,6 +17,7 @@ import {
 } from '../../shared/backends/aws';
 import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local';
 import { type SecretsManagerEmulator, startSecretsManagerEmulator } from './secrets-manager';
+import { sharedDynamoDbLocal } from './shared-dynamodb-local';
 
 type Fauxqs = Awaited<ReturnType<typeof startFauxqs>>;
 
@@ -57,6 +61,11 @@ export function uniqueName(prefix: string): string {
   return `${prefix}-${process.pid}-${names}-${Math.random().toString(36).slice(2, 8)}`;
 }
 
+/** The test run's shared DynamoDB Local when there is one, else one of this process's own. */
+async function dynamoDbLocal(): Promise<DynamoDbLocal & { shared?: true }> {
+  return (await sharedDynamoDbLocal()) ?? (await startDynamoDbLocal());
+}
+
 export async function startAwsEmulators(options: StartAwsEmulatorsOptions = {}): Promise<AwsEmulators> {
   const region = 'us-east-1';
   const started: { stop(): Promise<void> }[] = [];
@@ -64,7 +73,7 @@ export async function startAwsEmulators(options: StartAwsEmulatorsOptions = {}):
     // Wait for every start to settle, so a failure of one still stops the others.
     const results = await Promise.allSettled([
       options.sqsAndS3 === false ? undefined : startFauxqs({ port: 0, logger: false }),
-      options.dynamoDb === false ? undefined : startDynamoDbLocal(),
+      options.dynamoDb === false ? undefined : dynamoDbLocal(),
       options.secretsManager === false ? undefined : startSecretsManagerEmulator({ region }),
     ] as const);
     for (const result of results)
@@ -74,6 +83,8 @@ export async function startAwsEmulators(options: StartAwsEmulatorsOptions = {}):
       result.status === 'fulfilled' ? result.value : undefined;
     const fauxqs = value(results[0]);
     const dynamoDb = value(results[1]);
+    // On a shared DynamoDB Local, the tables this process created (deleted when it stops).
+    const tables = new Set<string>();
     const secretsManager = value(results[2]);
     const clientConfig: AwsClientConfig = {
       region,
@@ -115,10 +126,14 @@ export async function startAwsEmulators(options: StartAwsEmulatorsOptions = {}):
         for (let attempt = 1; ; attempt++) {
           try {
             await createJobTable(clients.dynamoDb, name);
+            if (dynamoDb?.shared) tables.add(name);
             return name;
           } catch (error) {
             const inUse = error instanceof Error && error.name === 'ResourceInUseException';
-            if (inUse) return name;
+            if (inUse) {
+              if (dynamoDb?.shared) tables.add(name);
+              return name;
+            }
             if (attempt >= 5) throw error;
             await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
           }
@@ -150,6 +165,15 @@ export async function startAwsEmulators(options: StartAwsEmulatorsOptions = {}):
         return need(fauxqs, 'fauxqs').createBucket(uniqueName('reports')).bucketName;
       },
       async stop() {
+        // The shared JVM serves the whole run: leave it as this file found it (its memory stays flat).
+        await Promise.allSettled(
+          [...tables].map((TableName) =>
+            clients.dynamoDb.send(new DeleteTableCommand({ TableName }), {
+              abortSignal: AbortSignal.timeout(10_000),
+            }),
+          ),
+        );
+        tables.clear();
         destroyAwsClients(clients);
         await Promise.all(started.map((emulator) => emulator.stop()));
       },

@@ -1,7 +1,11 @@
 /**
  * Starts AWS's DynamoDB Local (in memory, telemetry off) on a free port of 127.0.0.1 and stops it
- * again. Tests call `startDynamoDbLocal()` in `beforeAll` and `stop()` in `afterAll`; by hand,
+ * again. Under vitest with `OPFLOW_TEST_DYNAMODB=shared` one instance serves the whole run (scripts/emulators/shared-dynamodb-local.ts,
+ * started by test/support/dynamodb-local.global.ts); by hand,
  * `npx tsx scripts/emulators/dynamodb-local.ts [port]` runs it in the foreground until Ctrl-C.
+ *
+ * The JVM never outlives the process that started it, even one killed with SIGKILL: it runs under a
+ * small `sh` watchdog that reads the starter's pipe and stops the JVM when the pipe closes.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -13,6 +17,8 @@ export interface DynamoDbLocal {
   /** `http://127.0.0.1:<port>`: give it to the SDK as `endpoint`. */
   endpoint: string;
   port: number;
+  /** Whether the JVM has exited (stopped, or died on its own). */
+  readonly exited: boolean;
   /** Stop the JVM and wait until it has exited. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -39,10 +45,30 @@ export async function findFreePort(): Promise<number> {
 }
 
 const running = new Set<ChildProcess>();
-// Last resort: never leave a JVM behind when the test process exits without calling stop().
+// Last resort: never leave a JVM behind when the test process exits without calling stop(). The
+// watchdog and the JVM are a process group of their own (detached): kill the whole group.
 process.once('exit', () => {
-  for (const child of running) child.kill('SIGKILL');
+  for (const child of running) killGroup(child, 'SIGKILL');
 });
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  try {
+    if (child.pid !== undefined) process.kill(-child.pid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+/**
+ * Runs `java "$@"` and watches the starter: the watchdog subshell reads the starter's pipe (fd 3, a
+ * copy of stdin taken first: a background job's own stdin is /dev/null) and kills the JVM when it closes, which
+ * happens when the starter stops it or dies, however it dies. The shell exits with the JVM's status,
+ * so a JVM that dies on its own is seen as an exit.
+ */
+const WATCHDOG =
+  'exec 3<&0; java "$@" </dev/null 3<&- & jvm=$!; ' +
+  '( read -r _ <&3; kill "$jvm" 2>/dev/null ) & watchdog=$!; exec 3<&-; ' +
+  'wait "$jvm"; status=$?; kill "$watchdog" 2>/dev/null; exit "$status"';
 
 async function answers(endpoint: string): Promise<boolean> {
   try {
@@ -61,8 +87,11 @@ export async function startDynamoDbLocal(options: StartDynamoDbLocalOptions = {}
   const port = options.port ?? (await findFreePort());
   const endpoint = `http://127.0.0.1:${port}`;
   const child = spawn(
-    'java',
+    'sh',
     [
+      '-c',
+      WATCHDOG,
+      'dynamodb-local',
       `-Xmx${options.maxHeap ?? '512m'}`,
       `-Djava.library.path=${install.libraryPath}`,
       '-jar',
@@ -73,8 +102,10 @@ export async function startDynamoDbLocal(options: StartDynamoDbLocalOptions = {}
       '-port',
       String(port),
     ],
-    { cwd: install.home, stdio: ['ignore', 'pipe', 'pipe'] },
+    { cwd: install.home, stdio: ['pipe', 'pipe', 'pipe'], detached: true },
   );
+  // The watchdog's pipe: written to never, closed by stop() or by this process's end.
+  child.stdin?.on('error', () => undefined);
   running.add(child);
   let output = '';
   const keep = (chunk: Buffer) => {
@@ -93,7 +124,13 @@ export async function startDynamoDbLocal(options: StartDynamoDbLocalOptions = {}
   });
 
   const stop = async () => {
-    if (!exited) child.kill('SIGTERM');
+    if (!exited) {
+      // Closing the pipe has the watchdog stop the JVM; SIGKILL on the group if that takes too long.
+      child.stdin?.end();
+      const late = setTimeout(() => killGroup(child, 'SIGKILL'), 10_000);
+      await exit;
+      clearTimeout(late);
+    }
     await exit;
   };
 
@@ -107,7 +144,14 @@ export async function startDynamoDbLocal(options: StartDynamoDbLocalOptions = {}
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  return { endpoint, port, stop };
+  return {
+    endpoint,
+    port,
+    get exited() {
+      return exited;
+    },
+    stop,
+  };
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

@@ -36,7 +36,12 @@ export interface DynamoDbStreamSourceOptions {
 }
 
 interface ShardState {
+  id: string;
   iterator: string | undefined;
+  /** Where the first iterator was taken. */
+  from: 'TRIM_HORIZON' | 'LATEST';
+  /** The sequence number of the last record read from the shard (none read yet: undefined). */
+  lastSequence: string | undefined;
   /** Records read but not yet handled (a failed batch is retried from its first failed record). */
   pending: DynamoDBRecord[];
 }
@@ -117,7 +122,13 @@ export class DynamoDbStreamSource {
         'DynamoDBStreams_20120810.GetShardIterator',
         { StreamArn: this.streamArn, ShardId: shard.ShardId, ShardIteratorType: from },
       );
-      this.shards.set(shard.ShardId, { iterator: ShardIterator, pending: [] });
+      this.shards.set(shard.ShardId, {
+        id: shard.ShardId,
+        iterator: ShardIterator,
+        from,
+        lastSequence: undefined,
+        pending: [],
+      });
     }
   }
 
@@ -131,15 +142,13 @@ export class DynamoDbStreamSource {
     let delivered = 0;
     for (const shard of this.shards.values()) {
       while (shard.iterator !== undefined) {
-        const page = await this.call<{ Records?: DynamoDBRecord[]; NextShardIterator?: string }>(
-          'DynamoDBStreams_20120810.GetRecords',
-          { ShardIterator: shard.iterator, Limit: 1000 },
-        );
+        const page = await this.getRecords(shard);
         const records = (page.Records ?? []).map((record) => ({
           ...record,
           eventSourceARN: this.streamArn,
         }));
         for (const record of records) {
+          shard.lastSequence = record.dynamodb?.SequenceNumber ?? shard.lastSequence;
           if (recordPasses(record, this.options.filters)) shard.pending.push(record);
           else this.filtered += 1;
         }
@@ -151,6 +160,43 @@ export class DynamoDbStreamSource {
       delivered += await this.invokeShard(shard, handler);
     }
     return delivered;
+  }
+
+  /**
+   * One page of a shard. DynamoDB Local answers TrimmedDataAccessException for an iterator taken on
+   * a shard that was still empty once any table of the same DynamoDB Local has been written to since
+   * (aws/aws-sdk-java#2923; its sequence numbers are global), though nothing was trimmed: the
+   * iterator is taken again where this source stands (after the last record read, or at the trim
+   * horizon when none was read from a shard read from its start), so no record is skipped nor read
+   * twice. (A shard opened at LATEST that has given nothing yet has no such place: the error stands.)
+   */
+  private async getRecords(
+    shard: ShardState,
+  ): Promise<{ Records?: DynamoDBRecord[]; NextShardIterator?: string }> {
+    const read = () =>
+      this.call<{ Records?: DynamoDBRecord[]; NextShardIterator?: string }>(
+        'DynamoDBStreams_20120810.GetRecords',
+        { ShardIterator: shard.iterator, Limit: 1000 },
+      );
+    try {
+      return await read();
+    } catch (error) {
+      const trimmed = error instanceof Error && error.message.includes('TrimmedDataAccessException');
+      if (!trimmed || (shard.lastSequence === undefined && shard.from === 'LATEST')) throw error;
+      const { ShardIterator } = await this.call<{ ShardIterator?: string }>(
+        'DynamoDBStreams_20120810.GetShardIterator',
+        shard.lastSequence === undefined
+          ? { StreamArn: this.streamArn, ShardId: shard.id, ShardIteratorType: 'TRIM_HORIZON' }
+          : {
+              StreamArn: this.streamArn,
+              ShardId: shard.id,
+              ShardIteratorType: 'AFTER_SEQUENCE_NUMBER',
+              SequenceNumber: shard.lastSequence,
+            },
+      );
+      shard.iterator = ShardIterator;
+      return read();
+    }
   }
 
   private async invokeShard(shard: ShardState, handler: StreamHandler): Promise<number> {

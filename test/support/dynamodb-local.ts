@@ -1,6 +1,8 @@
 /**
- * DynamoDB Local alone (no SQS, S3 or Secrets Manager emulator) for the tests of one file: started
- * before them, stopped after, and a fresh job table for each test that asks for one.
+ * DynamoDB Local alone (no SQS, S3 or Secrets Manager emulator) for the tests of one file: reached
+ * before them (the run's shared instance, test/support/dynamodb-local.global.ts, or one of the file's
+ * own outside that), let go after (the file's tables deleted), and a fresh job table for each test
+ * that asks for one.
  */
 import { afterAll, beforeAll } from 'vitest';
 import { type AwsEmulators, startAwsEmulators } from '../../scripts/emulators/aws-emulators';

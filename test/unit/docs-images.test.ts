@@ -5,30 +5,20 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { screenshots } from '../../scripts/screenshots';
+import { documents, repoRoot } from '../support/documents';
 
-const root = resolve(__dirname, '../..');
+const root = repoRoot;
 const imagesDir = join(root, 'docs', 'images');
 
-function markdownFiles(folder: string): string[] {
-  return readdirSync(folder, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(folder, entry.name);
-    if (entry.isDirectory())
-      return entry.name === 'node_modules' || entry.name.startsWith('.') ? [] : markdownFiles(path);
-    return entry.name.endsWith('.md') ? [path] : [];
-  });
-}
-
 /** Every image a doc shows (`![...](path)` or `<img src>`), as a path from the repository's root. */
-const shown = [
-  ...markdownFiles(join(root, 'docs')),
-  join(root, 'README.md'),
-  join(root, 'CHANGELOG.md'),
-].flatMap((file) =>
-  [...readFileSync(file, 'utf8').matchAll(/!\[[^\]]*\]\(([^)\s]+)\)|<img[^>]*\ssrc="([^"]+)"/g)]
-    .map((match) => (match[1] ?? match[2])!)
-    .filter((target) => !/^https?:/.test(target))
-    .map((target) => ({ doc: relative(root, file), image: relative(root, resolve(file, '..', target)) })),
-);
+const shown = documents
+  .map((doc) => join(root, doc))
+  .flatMap((file) =>
+    [...readFileSync(file, 'utf8').matchAll(/!\[[^\]]*\]\(([^)\s]+)\)|<img[^>]*\ssrc="([^"]+)"/g)]
+      .map((match) => (match[1] ?? match[2])!)
+      .filter((target) => !/^https?:/.test(target))
+      .map((target) => ({ doc: relative(root, file), image: relative(root, resolve(file, '..', target)) })),
+  );
 
 describe('the images of the docs', () => {
   it('finds the images the dashboard guides show', () => {

@@ -7,24 +7,15 @@
  * every guide and concept page and every npm script; and every document the code names (`see
  * docs/guides/x.md`, in a comment, an error or a help text) exists.
  */
-import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { currentDocuments, repoRoot, trackedFiles } from '../support/documents';
 
-const root = resolve(__dirname, '../..');
-
-const tracked = (...patterns: string[]) =>
-  execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '--', ...patterns], {
-    cwd: root,
-    encoding: 'utf8',
-  })
-    .split('\n')
-    .filter((file) => file !== '' && !file.startsWith('node_modules/'));
-
-/** Inputs and fixtures that happen to be Markdown, generated pages, and the record of past runs. */
-const notChecked = [/^examples\//, /^test\/fixtures\//, /^bench\/journal\//, /^CHANGELOG\.md$/];
-const documents = tracked('*.md').filter((file) => !notChecked.some((pattern) => pattern.test(file)));
+const root = repoRoot;
+const tracked = trackedFiles;
+/** Records of past runs (the bench journal, the changelog) are left out: their links are history. */
+const documents = currentDocuments;
 
 /** The text of a Markdown page with its fenced code blocks and code spans blanked out. */
 function prose(text: string): string {

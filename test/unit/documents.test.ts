@@ -6,25 +6,15 @@
  * list, the configuration reference) and the bench journal, a record of past runs, are left out.
  * Comments are found with the TypeScript scanner, so strings and code are never read as comments.
  */
-import { execFileSync } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { handWrittenDocuments, repoRoot, trackedFiles } from '../support/documents';
 
-const root = resolve(__dirname, '../..');
+const root = repoRoot;
 const maxDocumentBytes = 25 * 1024;
 const maxReadmeBytes = 10 * 1024;
-
-/** Written by a script, or a journal kept as it was recorded: not held to the limits. */
-const notHandWritten = [
-  /^docs\/operations\.md$/,
-  /^docs\/reference\//,
-  /^bench\/journal\//,
-  /^CHANGELOG\.md$/,
-];
-/** Inputs and fixtures that happen to be Markdown (sample disclosures, recorded state), not documents. */
-const notDocuments = [/^examples\//, /^test\/fixtures\//];
 
 /**
  * A reference to a work-log number: session, issue, PR or pull request (any case, singular or
@@ -35,18 +25,9 @@ const notDocuments = [/^examples\//, /^test\/fixtures\//];
  */
 const workLogReference = /\b(?:sessions?|issues?|PR|pull request)\s+#?\d+\b|\(#\d+\)|\bi\d{1,2}'s\b/gi;
 
-const tracked = (...patterns: string[]) =>
-  execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '--', ...patterns], {
-    cwd: root,
-    encoding: 'utf8',
-  })
-    .split('\n')
-    .filter((file) => file !== '' && !file.startsWith('node_modules/'));
+const handWritten = handWrittenDocuments;
 
-const documents = tracked('*.md').filter((file) => !notDocuments.some((pattern) => pattern.test(file)));
-const handWritten = documents.filter((file) => !notHandWritten.some((pattern) => pattern.test(file)));
-
-const codeFiles = tracked('*.ts', '*.tsx', '*.mts', '*.cts', '*.js', '*.mjs', '*.cjs').filter(
+const codeFiles = trackedFiles('*.ts', '*.tsx', '*.mts', '*.cts', '*.js', '*.mjs', '*.cjs').filter(
   (file) => !file.startsWith('shared/openplatform/generated/') && !file.startsWith('dist/'),
 );
 

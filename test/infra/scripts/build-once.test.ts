@@ -3,18 +3,15 @@
  * the Lambda bundles): real processes asking at once, a dead builder's lock, a changed input, a
  * failed build.
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildOnce } from '../../../scripts/lambda/build-once';
-
-const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
+import { lastJsonLine, repoRoot, runChild, tsScriptArgs } from '../../support/child-process';
 
 /** In a process of its own: buildOnce on `home`, the build writing the input's text after a pause. */
-function askInAnotherProcess(
+async function askInAnotherProcess(
   home: string,
   input: string,
 ): Promise<{ built: boolean; dir: string; text: string }> {
@@ -35,38 +32,12 @@ const result = await buildOnce({
   },
 });
 console.log(JSON.stringify({ built: result.built, dir: result.dir, text: await readFile(join(result.dir, 'out.txt'), 'utf8') }));`;
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', '--input-type=module', '-e', script, home, input],
-      {
-        cwd: repoRoot,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code !== 0) return reject(new Error(`exit ${code}: ${stderr}`));
-      resolve(JSON.parse(stdout.trim().split('\n').at(-1) ?? ''));
-    });
-  });
+  return lastJsonLine(await runChild(process.execPath, tsScriptArgs(script, home, input), { cwd: repoRoot }));
 }
 
 /** The pid of a process that has exited. */
-function deadPid(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['-e', '0'], { stdio: 'ignore' });
-    child.on('error', reject);
-    child.on('close', () => resolve(child.pid as number));
-  });
+async function deadPid(): Promise<number> {
+  return (await runChild(process.execPath, ['-e', '0'])).pid;
 }
 
 describe('buildOnce: one build shared by processes', () => {

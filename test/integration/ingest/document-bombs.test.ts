@@ -5,7 +5,6 @@
  * line naming the file and the budget, while the whole process tree (opflow and its extractor
  * children) stays within the ingest function's 1,024 MB and the run within its time bound.
  */
-import { spawn } from 'node:child_process';
 import {
   mkdirSync,
   mkdtempSync,
@@ -20,6 +19,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { extractionBudget } from '../../../shared/ingest/documents';
 import { childEnv, opflowBin } from '../../e2e/local/opflow-process';
+import { runChild } from '../../support/child-process';
 import { docxWithParagraphs, pdfWithLines } from '../../support/document-bombs';
 
 /** The ingest function's memory (infra/lib/inbox-ingestion.ts). */
@@ -75,33 +75,22 @@ describe('document bombs', () => {
   it(`are refused within ${functionMemoryMb} MB for the process tree and ${timeBoundMs / 1000} s, each named with its budget`, {
     timeout: timeBoundMs + 30_000,
   }, async () => {
-    const started = Date.now();
-    const child = spawn(
+    let peakMb = 0;
+    const { code, stdout, stderr, elapsedMs } = await runChild(
       process.execPath,
       [opflowBin, '--json', 'ingest', 'docs', '--workflow', 'novelty-check', '--dry-run'],
       {
         cwd: dir,
         env: childEnv({ OPFLOW_DB: join(dir, 'opflow.db'), OPFLOW_OUT: join(dir, 'out') }),
-        stdio: ['ignore', 'pipe', 'pipe'],
+        timeoutMs: timeBoundMs,
+        onStart: (child) => {
+          const sampler = setInterval(() => {
+            if (child.pid) peakMb = Math.max(peakMb, treeResidentMb(child.pid));
+          }, 25);
+          return () => clearInterval(sampler);
+        },
       },
     );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    let peakMb = 0;
-    const sampler = setInterval(() => {
-      if (child.pid) peakMb = Math.max(peakMb, treeResidentMb(child.pid));
-    }, 25);
-    const killer = setTimeout(() => child.kill('SIGKILL'), timeBoundMs);
-    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-    clearInterval(sampler);
-    clearTimeout(killer);
-    const elapsedMs = Date.now() - started;
     console.info(`document bombs: ${elapsedMs} ms, peak process-tree memory ${Math.round(peakMb)} MB`);
 
     expect(code, stderr).toBe(1);
