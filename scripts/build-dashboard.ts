@@ -39,13 +39,14 @@ export function buildDashboard(options: { api: string; out: string }): string[] 
         // the timeline from the job history (HIST#), batches (BATCH#), the schedules of
         // OPFLOW_SCHEDULES with their state (SCHED#) and the webhook deliveries (HOOKLOG). Jobs
         // start from their form (POST /jobs), again from an earlier job's input (GET /jobs/{id}/input),
-        // and manifests through a presigned S3 upload (POST /batch-uploads).
+        // and manifests and documents through presigned S3 uploads (POST /batch-uploads, then for
+        // documents POST /batch-uploads/commit).
         pages: {
           timeline: true,
           batches: true,
           schedules: true,
           webhooks: true,
-          starts: { jobs: true, rerun: true, manifests: true },
+          starts: { jobs: true, rerun: true, manifests: true, documents: true, documentUploads: 'presigned' },
         },
       }),
     ),

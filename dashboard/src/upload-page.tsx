@@ -8,8 +8,9 @@
  */
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { startBatchUpload } from './api';
+import { ApiError, startBatchUpload } from './api';
 import { PageHead, ProblemsTable, Tiles } from './components';
+import { type DocumentPut, type PutState, sendDocuments, sha256Hex } from './document-puts';
 import type { FieldOfPath, FormProblem } from './form-problems';
 import { plural } from './format';
 import { useFocusHeading } from './hooks';
@@ -26,6 +27,8 @@ interface Checked {
   toRun: Record<string, number>;
   problems: { position: string; id?: string | undefined; reason: string }[];
   problemCount: number;
+  /** AWS documents: what of them is read only when the ingest function takes the batch. */
+  reading?: string | undefined;
   estimate: {
     calls: number;
     billedUnits?: number | undefined;
@@ -43,6 +46,10 @@ interface Checked {
 const maxManifestBytes = 900 * 1024;
 /** Documents go as base64 (a third larger) in the same 1 MiB body: together at most this. */
 export const maxDocumentsBytes = 740 * 1024;
+/** Documents sent by presigned PUTs (the AWS job API): each at most this, and so many together. */
+const maxPutDocumentBytes = 50 * 1024 * 1024;
+const maxPutDocumentsBytes = 1024 * 1024 * 1024;
+const maxPutDocuments = 200;
 /** The documents a batch takes from the page: those `opflow ingest <folder>` reads. */
 const documentTypes = '.docx,.pdf,.txt,.md,.json,.png,.jpg,.jpeg';
 
@@ -62,6 +69,7 @@ const fields: Record<string, { field: string; label: string }> = {
   fileName: { field: 'manifest-file', label: 'Manifest file' },
   manifest: { field: 'manifest-file', label: 'Manifest file' },
   documents: { field: 'documents-file', label: 'Documents' },
+  documentFiles: { field: 'documents-file', label: 'Documents' },
   workflow: { field: 'upload-workflow', label: 'Workflow' },
   batchName: { field: 'upload-batch', label: 'Batch name' },
   failureBudget: { field: 'upload-budget', label: 'Failure budget' },
@@ -178,6 +186,7 @@ function CheckedSection(props: {
           },
         ]}
       />
+      {current.reading ? <p class="muted small">Not read by this check: {current.reading}.</p> : null}
       {current.problems.length > 0 ? (
         <div class="table-card">
           <ProblemsTable
@@ -202,6 +211,53 @@ function CheckedSection(props: {
   );
 }
 
+/** Each document's PUT as it goes: its progress, and a failed one named with why and sent again on request. */
+function SendingSection(props: {
+  puts: DocumentPut[];
+  states: Record<string, PutState>;
+  busy: boolean;
+  again: (name: string) => void;
+}) {
+  const { puts, states, busy, again } = props;
+  const sent = puts.filter((put) => states[put.name]?.state === 'sent').length;
+  return (
+    <section class="card" aria-labelledby="sending-heading">
+      <h2 id="sending-heading">
+        Sending the documents: {sent} of {puts.length} sent
+      </h2>
+      <ul class="plain small" aria-live="polite">
+        {puts.map((put) => {
+          const state = states[put.name] ?? { state: 'waiting' };
+          return (
+            <li id={`put-${put.name.replace(/[^\w-]/g, '_')}`}>
+              {put.name}{' '}
+              <progress
+                max={state.state === 'sending' ? state.total || 1 : 1}
+                value={state.state === 'sending' ? state.sent : state.state === 'sent' ? 1 : 0}
+                aria-label={`${put.name} sent`}
+              />{' '}
+              {state.state === 'waiting' ? (
+                <span class="muted">waiting</span>
+              ) : state.state === 'sending' ? (
+                <span class="muted">{Math.round((100 * state.sent) / Math.max(1, state.total))} %</span>
+              ) : state.state === 'sent' ? (
+                <span>sent</span>
+              ) : (
+                <>
+                  <span class="problem">not sent: {state.reason}</span>{' '}
+                  <button type="button" disabled={busy} onClick={() => again(put.name)}>
+                    Send {put.name} again
+                  </button>
+                </>
+              )}
+            </li>
+          );
+        })}
+      </ul>
+    </section>
+  );
+}
+
 export function UploadPage({ api, config }: { api: Api; config: Settings }) {
   const heading = useFocusHeading('upload');
   // A manifest, or documents (one item each).
@@ -209,7 +265,15 @@ export function UploadPage({ api, config }: { api: Api; config: Settings }) {
   const unit = kind === 'manifest' ? 'line' : 'document';
   /** The field of the files chosen: the manifest's or the documents'. */
   const fileField = kind === 'manifest' ? fields.manifest! : fields.documents!;
-  const [documents, setDocuments] = useState<{ name: string; size: number; content: string }[]>([]);
+  // On the AWS job API documents go by presigned PUTs: the body names them (size, SHA-256).
+  const presigned = config.starts?.documentUploads === 'presigned';
+  const [documents, setDocuments] = useState<
+    { name: string; size: number; content?: string; sha256?: string; file?: File }[]
+  >([]);
+  /** The documents' PUTs under way (AWS): the batch they start, each PUT and where it is. */
+  const [sending, setSending] = useState<
+    { batchId: string; puts: DocumentPut[]; states: Record<string, PutState> } | undefined
+  >(undefined);
   const [fileName, setFileName] = useState('');
   const [manifest, setManifest] = useState('');
   const [tooLarge, setTooLarge] = useState<string | undefined>(undefined);
@@ -226,7 +290,9 @@ export function UploadPage({ api, config }: { api: Api; config: Settings }) {
   const body = () => ({
     ...(kind === 'manifest'
       ? { fileName, manifest }
-      : { documents: documents.map(({ name, content }) => ({ name, content })) }),
+      : presigned
+        ? { documentFiles: documents.map(({ name, size, sha256 }) => ({ name, size, sha256 })) }
+        : { documents: documents.map(({ name, content }) => ({ name, content })) }),
     workflow,
     ...(batchName.trim() ? { batchName: batchName.trim() } : {}),
     selection: manual ? 'manual' : 'auto',
@@ -266,8 +332,35 @@ export function UploadPage({ api, config }: { api: Api; config: Settings }) {
     submit.clear(fileField.field);
     setTooLarge(undefined);
     setDocuments([]);
+    setSending(undefined);
     if (files.length === 0) return;
     const total = files.reduce((sum, file) => sum + file.size, 0);
+    if (presigned) {
+      const over = files.filter((file) => file.size > maxPutDocumentBytes);
+      const refusal =
+        files.length > maxPutDocuments
+          ? `${files.length} documents; the page takes up to ${maxPutDocuments} at once (more: opflow ingest <folder>)`
+          : over.length > 0
+            ? `${over.map((file) => `${file.name} is ${Math.ceil(file.size / 1024 / 1024)} MB`).join('; ')}; a document may be at most ${maxPutDocumentBytes / 1024 / 1024} MB`
+            : total > maxPutDocumentsBytes
+              ? `the documents are ${Math.ceil(total / 1024 / 1024)} MB together; the page takes up to ${maxPutDocumentsBytes / 1024 / 1024} MB at once (more: opflow ingest <folder>)`
+              : undefined;
+      if (refusal) {
+        refuseFiles(refusal);
+        return;
+      }
+      setDocuments(
+        await Promise.all(
+          files.map(async (file) => ({
+            name: file.name,
+            size: file.size,
+            sha256: await sha256Hex(file),
+            file,
+          })),
+        ),
+      );
+      return;
+    }
     if (total > maxDocumentsBytes) {
       refuseFiles(
         `the ${plural(files.length, 'document')} are ${Math.round(total / 1024)} KB together; the page takes up to ${maxDocumentsBytes / 1024} KB at once (more: a few at a time, or opflow ingest <folder> on the machine that has them)`,
@@ -310,11 +403,92 @@ export function UploadPage({ api, config }: { api: Api; config: Settings }) {
       fieldOf,
     });
   };
+  /**
+   * The documents' commit (AWS): the batch starts once every document is in storage. A document the
+   * server does not find there is marked not sent, to send again.
+   */
+  const commit = async (batchId: string) => {
+    try {
+      await api('POST', '/batch-uploads/commit', body());
+    } catch (error) {
+      if (error instanceof ApiError && error.code === 'not-uploaded')
+        setSending((current) => {
+          if (!current) return current;
+          const states = { ...current.states };
+          for (const issue of error.issues) {
+            const name = issue.message.split(': ')[0] ?? '';
+            if (name in states)
+              states[name] = { state: 'failed', reason: issue.message.slice(name.length + 2) };
+          }
+          return { ...current, states };
+        });
+      throw error;
+    }
+    location.hash = batchHref(batchId);
+  };
+  /** Sends the documents named (all of them first, then those that failed), then commits when none is left. */
+  const send = async (current: { batchId: string; puts: DocumentPut[] }, names: Set<string>) => {
+    const files = new Map(
+      documents.flatMap((document) => (document.file ? [[document.name, document.file]] : [])),
+    );
+    const update = (name: string, state: PutState) =>
+      setSending((now) => (now ? { ...now, states: { ...now.states, [name]: state } } : now));
+    const failed = await sendDocuments(current.puts, files, names, update);
+    if (failed.length > 0)
+      throw new ApiError(
+        0,
+        'upload-failed',
+        `${plural(failed.length, 'document')} not sent (${failed.join(', ')}): send ${failed.length === 1 ? 'it' : 'them'} again below`,
+      );
+    await commit(current.batchId);
+  };
   const start = () => {
     setAttempt('start');
     void submit.run({
       work: async () => {
+        if (presigned && kind === 'documents') {
+          const answer = await api<{ batchId: string; uploads: DocumentPut[] }>(
+            'POST',
+            '/batch-uploads',
+            body(),
+          );
+          const current = {
+            batchId: answer.batchId,
+            puts: answer.uploads,
+            states: Object.fromEntries(
+              answer.uploads.map((put) => [put.name, { state: 'waiting' } as PutState]),
+            ),
+          };
+          setSending(current);
+          await send(current, new Set(answer.uploads.map((put) => put.name)));
+          return;
+        }
         location.hash = batchHref(await startBatchUpload(api, body()));
+      },
+      fieldOf,
+    });
+  };
+  /** One failed document sent again (with fresh links when these expired), then the commit if none is left. */
+  const sendAgain = (name: string) => {
+    if (!sending) return;
+    setAttempt('start');
+    void submit.run({
+      work: async () => {
+        let current = sending;
+        if (current.puts.some((put) => Date.parse(put.expiresAt) - Date.now() < 60_000)) {
+          const answer = await api<{ batchId: string; uploads: DocumentPut[] }>(
+            'POST',
+            '/batch-uploads',
+            body(),
+          );
+          current = { ...current, batchId: answer.batchId, puts: answer.uploads };
+          setSending(current);
+        }
+        const left = new Set(
+          current.puts.filter((put) => current.states[put.name]?.state !== 'sent').map((put) => put.name),
+        );
+        left.add(name);
+        await send(current, left);
       },
       fieldOf,
     });
@@ -394,8 +568,10 @@ export function UploadPage({ api, config }: { api: Api; config: Settings }) {
               onChange={chooseDocuments}
               submit={submit}
             >
-              disclosures as .docx, .pdf, .txt, .md or .json (product images as .png, .jpg), up to{' '}
-              {maxDocumentsBytes / 1024} KB together; each read as opflow ingest reads a folder's
+              disclosures as .docx, .pdf, .txt, .md or .json (product images as .png, .jpg),{' '}
+              {presigned
+                ? `each up to ${maxPutDocumentBytes / 1024 / 1024} MB, sent straight to storage; read by the ingest function as opflow ingest reads a folder's`
+                : `up to ${maxDocumentsBytes / 1024} KB together; each read as opflow ingest reads a folder's`}
             </FileField>
           )}
           <div class="field">
@@ -504,6 +680,9 @@ export function UploadPage({ api, config }: { api: Api; config: Settings }) {
         </div>
       </form>
       {current ? <CheckedSection current={current} submit={submit} start={start} unit={unit} /> : null}
+      {sending && kind === 'documents' ? (
+        <SendingSection puts={sending.puts} states={sending.states} busy={submit.busy} again={sendAgain} />
+      ) : null}
     </main>
   );
 }

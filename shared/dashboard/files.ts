@@ -30,9 +30,18 @@ export interface DashboardSettings {
   workflowDocs?: WorkflowDoc[] | undefined;
   /**
    * What the page may start: a job from a form, a job again like another, a batch from a manifest,
-   * a batch from documents (opflow serve only: on AWS they go through `opflow ingest <folder>`).
+   * a batch from documents: in the request body (opflow serve), or (`documentUploads: 'presigned'`,
+   * the AWS job API) each by its presigned S3 PUT, then a commit.
    */
-  starts?: { jobs: boolean; rerun: boolean; manifests: boolean; documents?: boolean } | undefined;
+  starts?:
+    | {
+        jobs: boolean;
+        rerun: boolean;
+        manifests: boolean;
+        documents?: boolean;
+        documentUploads?: 'body' | 'presigned';
+      }
+    | undefined;
   statuses?: string[] | undefined;
   sources?: string[] | undefined;
   /** Whether `GET /jobs/{id}/timeline` exists (opflow serve; the AWS API since its job history). */
