@@ -37,8 +37,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as z from 'zod';
-import type { SqliteRateLimiter } from '../shared/backends/local';
+import { openLocalDatabaseToRead, type SqliteRateLimiter } from '../shared/backends/local';
+import { readTokenGrants } from '../shared/backends/local/sqlite-rate-limiter';
 import { isTerminal, type Job, keyFingerprint } from '../shared/engine';
+import { tokensWaited } from '../shared/engine/admission/priority-lane';
 import type { LocalPipeline } from '../shared/runtime/local/pipeline';
 import { SANDBOX_API_KEY } from '../shared/sandbox';
 import { noveltyCheck } from '../shared/workflows';
@@ -221,6 +223,8 @@ interface PriorityResult {
   calls: number;
   intervalMs: number;
   waits: number[];
+  /** Each call's tokens of other jobs between its first ask and its token (the grant log). */
+  tokens: number[];
   spanMs: number;
   rate: RateCheck;
 }
@@ -241,7 +245,12 @@ async function priorityCase(options: Options, label: string, priority: 'normal' 
       keyFingerprint(SANDBOX_API_KEY),
     );
     const waits = trace.waits.get(probe.id) ?? [];
+    // Counted on the key's grant log in the database file (every token given, in grant order).
+    const db = openLocalDatabaseToRead(join(dir, 'opflow.db'));
+    const grants = readTokenGrants(db).get(keyFingerprint(SANDBOX_API_KEY)) ?? [];
+    db.close();
     return {
+      tokens: tokensWaited(grants, probe.id),
       label,
       calls: waits.length,
       intervalMs: 1000 / rate,
@@ -397,7 +406,16 @@ async function main(): Promise<void> {
       '',
       `(a) one check submitted 60 s into a saturated batch of ${options.batch}: each call's token wait / token interval`,
       table(
-        ['probe', 'calls', 'interval', 'max wait', 'max wait / interval', 'mean wait / interval', 'span'],
+        [
+          'probe',
+          'calls',
+          'interval',
+          'max wait',
+          'max wait / interval',
+          'mean wait / interval',
+          'tokens waited: max / mean (goal <= 1)',
+          'span',
+        ],
         results.map((r) => [
           r.label,
           String(r.calls),
@@ -405,6 +423,7 @@ async function main(): Promise<void> {
           `${(Math.max(0, ...r.waits) / 1000).toFixed(2)} s`,
           (Math.max(0, ...r.waits) / r.intervalMs).toFixed(2),
           (r.waits.reduce((a, b) => a + b, 0) / Math.max(1, r.waits.length) / r.intervalMs).toFixed(2),
+          `${Math.max(0, ...r.tokens)} / ${(r.tokens.reduce((a, b) => a + b, 0) / Math.max(1, r.tokens.length)).toFixed(2)}`,
           `${(r.spanMs / 1000).toFixed(1)} s`,
         ]),
         'end',
