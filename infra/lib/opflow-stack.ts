@@ -509,8 +509,9 @@ export class OpflowStack extends Stack {
       {
         id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${INBOX_UPLOAD_PATTERN}]`,
         reason:
-          'Presigns only the PUT of a manifest the dashboard uploads (inbox/<workflow>/<batch>/<file>), bound to its ' +
-          'checked SHA-256; the batch folder is named per upload, so the key cannot be named in advance.',
+          'Presigns only the PUTs of a manifest or documents the dashboard uploads (inbox/<workflow>/<batch>/<file>), each bound to its ' +
+          'checked SHA-256, and looks the documents up before the commit writes their manifest; the batch folder is named per upload, ' +
+          'so the key cannot be named in advance.',
       },
       {
         id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${BATCH_OUTPUT_PATTERN}]`,

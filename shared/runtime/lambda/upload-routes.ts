@@ -5,7 +5,10 @@
  *   POST /batch-uploads/check     the manifest's text checked line by line, with the cost estimate
  *   POST /batch-uploads           the same check, then a presigned S3 PUT (202) for the browser to
  *                                 send the manifest under inbox/<workflow>/<batch>/, where the ingest
- *                                 function picks it up as it does `opflow ingest`'s uploads
+ *                                 function picks it up as it does `opflow ingest`'s uploads; with
+ *                                 documentFiles, one presigned PUT per document
+ *   POST /batch-uploads/commit    documents sent: each looked up in the bucket, then their manifest
+ *                                 written last, which starts the batch
  *
  * The PUT is bound to the checked content (its SHA-256 is signed), its key and its metadata (tenant,
  * batch, options), so what runs is what was checked and estimated. The batch id follows the file
@@ -71,6 +74,22 @@ function inboxOnFirstUse(pipeline: Pick<JobSide, 'config'>) {
   };
 }
 
+type Inbox = ReturnType<typeof inboxOnFirstUse>;
+
+/** A documents check: names, types, sizes and the estimate (the ingest function reads the documents). */
+async function checkDocumentFiles(
+  deps: JobSide['deps'],
+  batches: BatchStore,
+  body: unknown,
+  tenant: string | undefined,
+) {
+  const parsed = parse(documentFilesUploadBodySchema, body, 'body');
+  const check = await import('../../dashboard/upload-check');
+  return { parsed, checked: await check.checkDocumentFiles({ deps, batches }, parsed, tenant), check };
+}
+
+type CheckedDocuments = Awaited<ReturnType<typeof checkDocumentFiles>>;
+
 /** Look-ups of the bucket at once, when a commit checks its documents are there. */
 const headsAtOnce = 8;
 
@@ -112,12 +131,8 @@ export function awsUploadRoutes(pipeline: Pick<JobSide, 'deps' | 'config'>, batc
         'body.documents: the AWS job API takes documents by presigned upload, not in the body: send documentFiles [{name, size, sha256}], PUT each to its upload.url, then POST /batch-uploads/commit (or opflow ingest <folder> --workflow <name>)',
       );
   };
-  /** A documents check: names, types, sizes and the estimate (the ingest function reads the documents). */
-  const checkDocuments = async (body: unknown, tenant: string | undefined) => {
-    const parsed = parse(documentFilesUploadBodySchema, body, 'body');
-    const check = await import('../../dashboard/upload-check');
-    return { parsed, checked: await check.checkDocumentFiles({ deps, batches }, parsed, tenant), check };
-  };
+  const checkDocuments = (body: unknown, tenant: string | undefined) =>
+    checkDocumentFiles(deps, batches, body, tenant);
   return [
     jobInputRoute(deps),
     apiRoute('checkBatchUpload', async (_params, _request, { tenant, body }) => {
@@ -138,31 +153,7 @@ export function awsUploadRoutes(pipeline: Pick<JobSide, 'deps' | 'config'>, batc
     apiRoute('startBatchUpload', async (_params, _request, { tenant, body }) => {
       noDocuments(body());
       if (ofDocumentFiles(body())) {
-        const { parsed, checked, check } = await checkDocuments(body(), tenant);
-        check.refuseToStartUpload(checked, parsed.maxUnits, 'body.documentFiles: none of them would run');
-        const { plan } = checked;
-        const now = deps.clock.now();
-        // One PUT per document, each bound to its key, length, SHA-256 and metadata.
-        const uploads = await Promise.all(
-          plan.files.map(async (file) => ({
-            name: file.name,
-            ...(await inbox.presign({
-              bucket,
-              key: file.key,
-              metadata: plan.documentMetadata,
-              sha256Hex: file.sha256,
-              contentLength: file.size,
-              now,
-            })),
-          })),
-        );
-        return json(202, {
-          batchId: plan.batchId,
-          uploads,
-          commit: { method: 'POST', path: '/batch-uploads/commit' },
-          ...check.uploadSummary(checked),
-          reading: check.documentFilesReading,
-        });
+        return startDocuments({ deps, bucket, inbox }, await checkDocuments(body(), tenant));
       }
       const parsed = parse(manifestUploadBodySchema, body(), 'body');
       const { check, summary, refuseToStart } = await loadChecker();
@@ -178,48 +169,91 @@ export function awsUploadRoutes(pipeline: Pick<JobSide, 'deps' | 'config'>, batc
       });
       return json(202, { batchId: prepared.batchId, upload, ...summary(checked) });
     }),
-    apiRoute('commitBatchUpload', async (_params, _request, { tenant, body }) => {
-      // The body the PUTs were presigned for: the same documents, batch and options.
-      const parsed = parse(documentFilesUploadBodySchema, body(), 'body');
-      const { tenant: owner, options } = (await import('../../dashboard/upload-check')).uploadRequestOf(
-        deps,
-        parsed,
-        tenant,
-      );
-      const plan = documentFilesPlan(parsed, owner, options);
-      const indexOf = new Map(parsed.documentFiles.map((file, index) => [file.name, index]));
-      const missing: { path: string; message: string }[] = [];
-      for (let at = 0; at < plan.files.length; at += headsAtOnce) {
-        const slice = plan.files.slice(at, at + headsAtOnce);
-        const stored = await Promise.all(slice.map((file) => inbox.head({ bucket, key: file.key })));
-        slice.forEach((file, index) => {
-          const wrong = documentMismatch(file, stored[index], plan.documentMetadata);
-          if (wrong)
-            missing.push({
-              path: `body.documentFiles[${indexOf.get(file.name)}]`,
-              message: `${file.name}: ${wrong}`,
-            });
-        });
-      }
-      if (missing.length > 0)
-        throw new ApiError(
-          409,
-          'not-uploaded',
-          `not started: ${missing.length} of ${plan.files.length} documents are not in storage as announced (${missing
-            .slice(0, 3)
-            .map((issue) => issue.message)
-            .join('; ')}${missing.length > 3 ? '; …' : ''}); send them again, then commit`,
-          {},
-          missing,
-        );
-      // Every document is there: the manifest, written last, starts the batch (the ingest function).
-      await inbox.put({
-        bucket,
-        key: plan.manifestKey,
-        body: plan.manifestText,
-        metadata: plan.manifestMetadata,
-      });
-      return json(202, { batchId: plan.batchId, committed: plan.files.length });
-    }),
+    apiRoute('commitBatchUpload', async (_params, _request, { tenant, body }) =>
+      commitDocuments({ deps, bucket, inbox }, body(), tenant),
+    ),
   ];
+}
+
+/**
+ * POST /batch-uploads/commit: every document announced is looked up in the bucket (size, SHA-256,
+ * metadata); when all are there the manifest is written last and starts the batch, else 409 names each.
+ */
+async function commitDocuments(
+  { deps, bucket, inbox }: { deps: JobSide['deps']; bucket: string; inbox: Inbox },
+  body: unknown,
+  tenant: string | undefined,
+) {
+  // The body the PUTs were presigned for: the same documents, batch and options.
+  const parsed = parse(documentFilesUploadBodySchema, body, 'body');
+  const { tenant: owner, options } = (await import('../../dashboard/upload-check')).uploadRequestOf(
+    deps,
+    parsed,
+    tenant,
+  );
+  const plan = documentFilesPlan(parsed, owner, options);
+  const indexOf = new Map(parsed.documentFiles.map((file, index) => [file.name, index]));
+  const missing: { path: string; message: string }[] = [];
+  for (let at = 0; at < plan.files.length; at += headsAtOnce) {
+    const slice = plan.files.slice(at, at + headsAtOnce);
+    const stored = await Promise.all(slice.map((file) => inbox.head({ bucket, key: file.key })));
+    slice.forEach((file, index) => {
+      const wrong = documentMismatch(file, stored[index], plan.documentMetadata);
+      if (wrong)
+        missing.push({
+          path: `body.documentFiles[${indexOf.get(file.name)}]`,
+          message: `${file.name}: ${wrong}`,
+        });
+    });
+  }
+  if (missing.length > 0)
+    throw new ApiError(
+      409,
+      'not-uploaded',
+      `not started: ${missing.length} of ${plan.files.length} documents are not in storage as announced (${missing
+        .slice(0, 3)
+        .map((issue) => issue.message)
+        .join('; ')}${missing.length > 3 ? '; …' : ''}); send them again, then commit`,
+      {},
+      missing,
+    );
+  // Every document is there: the manifest, written last, starts the batch (the ingest function).
+  await inbox.put({
+    bucket,
+    key: plan.manifestKey,
+    body: plan.manifestText,
+    metadata: plan.manifestMetadata,
+  });
+  return json(202, { batchId: plan.batchId, committed: plan.files.length });
+}
+
+/** POST /batch-uploads with documentFiles: one presigned PUT per document, each bound to its key, length, SHA-256 and metadata. */
+async function startDocuments(
+  { deps, bucket, inbox }: { deps: JobSide['deps']; bucket: string; inbox: Inbox },
+  { parsed, checked, check }: CheckedDocuments,
+) {
+  check.refuseToStartUpload(checked, parsed.maxUnits, 'body.documentFiles: none of them would run');
+  const { plan } = checked;
+  const now = deps.clock.now();
+  // One PUT per document, each bound to its key, length, SHA-256 and metadata.
+  const uploads = await Promise.all(
+    plan.files.map(async (file) => ({
+      name: file.name,
+      ...(await inbox.presign({
+        bucket,
+        key: file.key,
+        metadata: plan.documentMetadata,
+        sha256Hex: file.sha256,
+        contentLength: file.size,
+        now,
+      })),
+    })),
+  );
+  return json(202, {
+    batchId: plan.batchId,
+    uploads,
+    commit: { method: 'POST', path: '/batch-uploads/commit' },
+    ...check.uploadSummary(checked),
+    reading: check.documentFilesReading,
+  });
 }

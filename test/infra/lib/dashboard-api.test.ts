@@ -114,13 +114,19 @@ describe('the HTTP API for the dashboard', () => {
     expect(automationConfigBody(synth.template).schedules.map((s) => s.name)).toEqual(['weekly']);
   });
 
-  it("lets the api presign the dashboard's manifest PUT under inbox/ only, and the dashboard origins PUT to the bucket", () => {
+  it("lets the api presign the dashboard's PUTs and look the documents up under inbox/ only, and the dashboard origins PUT to the bucket", () => {
     const role = synth.stack.getLogicalId(synth.stack.api.role.node.defaultChild as CfnElement);
     const statements = Object.values(synth.template.findResources('AWS::IAM::Policy'))
       .filter((policy) => JSON.stringify(policy.Properties.Roles) === JSON.stringify([{ Ref: role }]))
       .flatMap((policy) => policy.Properties.PolicyDocument.Statement as Statement[]);
     const inbox = statements.filter((s) => JSON.stringify(s.Resource).includes('/inbox/*'));
-    expect(inbox.map((s) => s.Action)).toEqual(['s3:PutObject']);
+    // PutObject: the presigned PUTs (and the manifest a documents commit writes); GetObject: the
+    // commit's lookup of each document; listing only under inbox/ (a missing document is a 404).
+    expect(inbox.flatMap((s) => s.Action).sort()).toEqual(['s3:GetObject', 's3:PutObject']);
+    const inboxListing = statements.filter(
+      (s) => s.Action === 's3:ListBucket' && JSON.stringify(s.Condition).includes('inbox/'),
+    );
+    expect(inboxListing.map((s) => s.Condition)).toEqual([{ StringLike: { 's3:prefix': ['inbox/*'] } }]);
     const bucket = synth.stack.getLogicalId(synth.stack.storage.reportBucket.node.defaultChild as CfnElement);
     const cors = synth.template.toJSON().Resources[bucket].Properties.CorsConfiguration;
     expect(cors).toEqual({
