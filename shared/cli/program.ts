@@ -38,6 +38,8 @@ export function buildProgram(ctx: CliContext, setExitCode: (code: ExitCodeValue)
   );
   const add = (parent: Command, entry: CommandEntry, groupDocs?: string): void => {
     const command = parent.command(entry.name).description(text(entry.summary));
+    // A group's help lists its own commands, not commander's `help [command]` (`--help` is the way).
+    command.helpCommand(false);
     for (const { name, description } of entry.arguments) {
       command.addArgument(new Argument(name, description === undefined ? undefined : text(description)));
     }

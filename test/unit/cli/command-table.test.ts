@@ -192,6 +192,9 @@ describe('the command table', () => {
         expect(shown, argument.name).toContain(bare);
       }
       if (entry.help !== undefined) expect(shown, path.join(' ')).toContain(flat(text(entry.help)));
+      // A group lists its own commands only: never commander's `help [command]`.
+      expect(shown, path.join(' ')).not.toContain('help [command]');
+      for (const sub of entry.subcommands) expect(shown, `${path.join(' ')} ${sub.name}`).toContain(sub.name);
     }
   });
 
