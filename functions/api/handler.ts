@@ -11,10 +11,14 @@ import { awsApiRoutes } from '../../shared/runtime/lambda/api-routes';
 import { loadAutomationSettings } from '../../shared/runtime/lambda/automation';
 import { awsFirstMessages } from '../../shared/runtime/lambda/first-messages';
 import { createJobsRuntime } from '../../shared/runtime/lambda/jobs-runtime';
+import type { SecondApproversCaller } from '../../shared/runtime/lambda/second-approvers';
 
 // Once per instance: clients and caches live across invocations.
 // A new job's first message holds its first call's token (engine/first-message.ts).
 const runtime = createJobsRuntime({ firstMessages: awsFirstMessages });
+
+/** Calls the second approver after a first approval; undefined without a two-approver rule. */
+let secondApprovers: SecondApproversCaller | undefined;
 
 /** The handler, built on the first request once the stack's schedules and webhook sources are read. */
 let api: Promise<ApiHandler> | undefined;
@@ -22,10 +26,16 @@ function apiHandler(): Promise<ApiHandler> {
   api ??= loadAutomationSettings(runtime).then(async ({ schedules, reviewers, webhooks }) => {
     // A rule's second approver holds from the moment a job waits, before the sweeper's first
     // notice. Its matching is a chunk of its own, loaded only where a rule asks for two.
-    if (reviewers?.rules.some((rule) => rule.approvers > 1))
+    if (reviewers?.rules.some((rule) => rule.approvers > 1)) {
       runtime.deps.reviewApprovals = (await import('../../shared/reviewers/review-rules')).approvalsOf(
         reviewers,
       );
+      // A first approval given here calls for the second approver before the answer goes back,
+      // not at the sweeper's next run (a chunk of its own, as the sweeper's pass is).
+      secondApprovers = (await import('../../shared/runtime/lambda/second-approvers')).secondApproversCaller(
+        runtime,
+      );
+    }
     return createApiHandler({
       ...runtime,
       auth: apiAuthFromEnv(process.env),
@@ -39,5 +49,11 @@ function apiHandler(): Promise<ApiHandler> {
 }
 
 export function handler(event: APIGatewayProxyEventV2, context: Context): Promise<APIGatewayProxyResultV2> {
-  return runtime.settle(apiHandler().then((built) => built.handle(event, context)));
+  return runtime.settle(
+    apiHandler().then(async (built) => {
+      const answer = await built.handle(event, context);
+      await secondApprovers?.flush();
+      return answer;
+    }),
+  );
 }

@@ -7,9 +7,10 @@
  * of the engine only (lambda/jobs-runtime.ts) and reads the webhook secrets from Secrets Manager.
  */
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
-import { awsWebhookHandler, loadAutomationSettings } from '../../shared/runtime/lambda/automation';
+import { loadAutomationSettings } from '../../shared/runtime/lambda/automation';
 import { createJobsRuntime } from '../../shared/runtime/lambda/jobs-runtime';
 import { awsReviewPage } from '../../shared/runtime/lambda/reviewers';
+import { awsWebhookHandler } from '../../shared/runtime/lambda/webhook-handler';
 import {
   createWebhookRouteHandler,
   type WebhookRouteHandler,

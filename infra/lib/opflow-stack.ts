@@ -383,6 +383,7 @@ export class OpflowStack extends Stack {
         config: this.automation.config,
         sweeper: this.sweeper,
         page: this.automation.webhookReceiver,
+        api: props.automation?.reviewers?.rules.some((rule) => rule.approvers > 1) ? this.api : undefined,
         httpApi: this.jobApi.httpApi,
         stage: this.jobApi.stage,
         publicUrl: this.jobApi.url,

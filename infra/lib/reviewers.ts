@@ -1,7 +1,8 @@
 /**
  * The reviewers on aws, added when opflow.config.json has a `reviewers` rule: the key links are
  * signed with (a generated secret), the reviewers' secret prefix for the channel URLs and the SMTP
- * server (put by the deployer with the aws CLI), the sweeper's pass (its grants and settings), and
+ * server (put by the deployer with the aws CLI), the sweeper's pass (its grants and settings), the
+ * api's pass after a first approval where a rule asks for two approvers, and
  * the confirmation page's public routes (`GET`/`POST /review/{token}`, no authorizer: the signed
  * token authenticates) on the webhooks function, throttled like the webhook route.
  */
@@ -33,6 +34,11 @@ export interface ReviewersProps {
   readonly sweeper: PipelineFunction;
   /** The webhooks function: the public one, which serves the confirmation page too. */
   readonly page: PipelineFunction;
+  /**
+   * The api function, given when a rule asks for two approvers: a first approval through the job
+   * API calls for the second at once (the reviewers' pass for that job), not at the sweeper's next run.
+   */
+  readonly api?: PipelineFunction | undefined;
   readonly httpApi: HttpApi;
   readonly stage: HttpStage;
   /** Where people's browsers reach the API (the links are made from it). */
@@ -63,7 +69,8 @@ export class Reviewers extends Construct {
     });
     this.sweeperPass(props);
     this.confirmationPage(props);
-    for (const fn of [props.sweeper, props.page])
+    if (props.api) this.apiCalls(props.api, props.publicUrl);
+    for (const fn of [props.sweeper, props.page, ...(props.api ? [props.api] : [])])
       Validations.of(fn.role.node.findChild('DefaultPolicy')).acknowledge({
         id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:${this.secretPrefix}*]`,
         reason:
@@ -88,6 +95,13 @@ export class Reviewers extends Construct {
         conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['JOB#*', 'HIST#*'] } },
       }),
     );
+  }
+
+  /** The api function: the secrets and the links' URL for its pass after a first approval (it already reads the config item and commits jobs). */
+  private apiCalls(api: PipelineFunction, publicUrl: string): void {
+    api.function.addEnvironment(reviewSecretPrefixVariable, this.secretPrefix);
+    api.function.addEnvironment('OPFLOW_PUBLIC_URL', publicUrl);
+    this.readSecrets(api.role);
   }
 
   /** The page's routes on the webhooks function (which already reads and commits jobs). */

@@ -7,12 +7,12 @@ import {
   type AwsClientConfig,
   type AwsClients,
   createDynamoDbClients,
-  createSecretsManagerClient,
   createSqsClient,
   type Instrument,
   unseen,
 } from './clients';
 import { createS3Client } from './s3-client';
+import { createSecretsManagerClient } from './secrets-manager-client';
 
 /**
  * Create the four SDK clients (and the DynamoDB document client) from `config`. `instrument` sees

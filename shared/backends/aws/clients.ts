@@ -2,14 +2,16 @@
  * SDK clients for the AWS backend, built once from one small config. With `endpoint` set they
  * talk to local emulators (S3 then uses path-style URLs, which emulators on 127.0.0.1 need).
  *
- * The S3 client's builder is in s3-client.ts and the set of all four in aws-clients.ts, not here:
- * this file is imported by every function, and a file a function's entry reaches by static imports
- * puts whatever its lazy chunks use of it in the function's cold start (docs/concepts/lambda-bundles.md, "Code
- * splitting"). The api and schedules functions load S3 only when a report is read or written.
+ * The S3 and Secrets Manager clients' builders are in s3-client.ts and secrets-manager-client.ts,
+ * and the set of all four in aws-clients.ts, not here: this file is imported by every function, and
+ * a file a function's entry reaches by static imports puts whatever its lazy chunks use of it in the
+ * function's cold start (docs/concepts/lambda-bundles.md, "Code splitting"). The api and schedules
+ * functions load S3 only when a report is read or written; the api and the sweeper load Secrets
+ * Manager only with the reviewers' pass.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AwsBackendConfig } from './create-aws-backend';
@@ -111,13 +113,4 @@ export function createDynamoDbClients(
 
 export function createSqsClient(config: AwsClientConfig, instrument: Instrument = unseen): SQSClient {
   return onFirstUse(SQSClient.prototype, () => instrument(new SQSClient(settingsFor(config, 'sqs'))));
-}
-
-export function createSecretsManagerClient(
-  config: AwsClientConfig,
-  instrument: Instrument = unseen,
-): SecretsManagerClient {
-  return onFirstUse(SecretsManagerClient.prototype, () =>
-    instrument(new SecretsManagerClient(settingsFor(config, 'secretsManager'))),
-  );
 }

@@ -11,7 +11,6 @@ export {
   type AwsClients,
   awsClientConfig,
   createDynamoDbClients,
-  createSecretsManagerClient,
   createSqsClient,
 } from './clients';
 export { type AwsBackend, type AwsBackendConfig, createAwsBackend } from './create-aws-backend';
@@ -46,6 +45,7 @@ export {
   s3CreatedEvent,
 } from './s3-inbox';
 export { S3ReportStore, type S3ReportStoreOptions } from './s3-report-store';
+export { createSecretsManagerClient } from './secrets-manager-client';
 export {
   apiKeyFromSecret,
   SecretsManagerKeySource,

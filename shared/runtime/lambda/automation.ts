@@ -1,20 +1,17 @@
 /**
- * Webhooks and schedules on aws: the webhook route (raw body bytes, secrets in Secrets Manager under
- * OPFLOW_WEBHOOK_SECRET_PREFIX, mappings in the automation config item the stack writes from
- * opflow.config.json) and the target of the EventBridge Scheduler schedules (event
- * `{"schedule": <the schedule's config>, "slot": "<aws.scheduler.scheduled-time>"}`).
+ * Webhooks, schedules and reviewers on aws: their settings (mappings, schedules and rules in the
+ * automation config item the stack writes from opflow.config.json) and the target of the
+ * EventBridge Scheduler schedules (event `{"schedule": <the schedule's config>, "slot":
+ * "<aws.scheduler.scheduled-time>"}`). The webhook route's handler, which reads its secrets from
+ * Secrets Manager, is in webhook-handler.ts: the api imports this file, and would otherwise hold the
+ * Secrets Manager SDK at start (docs/concepts/lambda-bundles.md, "Code splitting").
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
 import * as z from 'zod';
-import { awsClientConfig, createSecretsManagerClient } from '../../backends/aws/clients';
 import { DynamoDbScheduleStateStore } from '../../backends/aws/dynamodb-schedule-state-store';
-import { DynamoDbWebhookDeliveries } from '../../backends/aws/dynamodb-webhook-deliveries';
-import { SecretsManagerWebhookSecrets } from '../../backends/aws/secrets-manager-webhook-secrets';
 import { type OpflowConfig, opflowConfigSchema, scheduleSchema } from '../../config/opflow-config';
 import { formatIssues } from '../../errors/zod-issues';
-import type { JobApiResponse } from '../../http/job-api';
-import { createWebhookHandler, type WebhookRequest } from '../../http/webhooks';
 import { handleScheduledSlot } from '../../schedules/target';
 import { AUTOMATION_CONFIG_VARIABLE, CONFIG_ITEM_PARTITION } from '../aws/config';
 import type { JobSide } from './jobs-runtime';
@@ -115,49 +112,6 @@ export function loadAutomationSettings(
   cachedSettings.set(cacheKey, loading);
   loading.catch(() => cachedSettings.delete(cacheKey));
   return loading;
-}
-
-/**
- * The webhook handler for these mappings, or undefined when the stack set up no webhook secrets.
- * As it is built (the function's first request) it reads the secret of every mapped source and logs,
- * naming the source and the secret (never its value), each one missing or malformed: said when the
- * function starts, not found by a delivery's 500. Such a source's deliveries are refused as
- * misconfigured until it is fixed.
- */
-export function awsWebhookHandler(
-  pipeline: Pick<JobSide, 'deps' | 'aws' | 'config'> & { observability?: Observability | undefined },
-  webhooks: OpflowConfig['webhooks'],
-  env: Env = process.env,
-): ((request: WebhookRequest) => Promise<JobApiResponse>) | undefined {
-  const prefix = env.OPFLOW_WEBHOOK_SECRET_PREFIX?.trim();
-  if (!prefix) return undefined;
-  const parsed = opflowConfigSchema.parse({ webhooks });
-  // Its own Secrets Manager client: built only where the stack set up webhooks.
-  const secrets = new SecretsManagerWebhookSecrets(
-    createSecretsManagerClient(awsClientConfig(pipeline.config)),
-    prefix,
-  );
-  const log = pipeline.observability?.logger;
-  // In the background: no request waits for it, and the reads warm the secrets' cache.
-  void secrets.problems(Object.keys(parsed.webhooks)).then(
-    (problems) => {
-      for (const problem of problems)
-        log?.error('webhook secret not usable (read at cold start)', { problem });
-    },
-    (error: unknown) =>
-      log?.warn('webhook secrets not checked at cold start', {
-        error: error instanceof Error ? error.message : String(error),
-      }),
-  );
-  return createWebhookHandler({
-    deps: pipeline.deps,
-    config: parsed,
-    deliveries: new DynamoDbWebhookDeliveries({
-      client: pipeline.aws.clients.documents,
-      tableName: pipeline.config.tableName,
-    }),
-    secrets,
-  });
 }
 
 const scheduledEventSchema = z.lazy(() =>

@@ -6,7 +6,8 @@
  * Manager under OPFLOW_REVIEW_SECRET_PREFIX, never from the environment. The sweeper loads this
  * module only when the stack set reviewers up (a chunk of its own), so its cold start stays small.
  */
-import { awsClientConfig, createSecretsManagerClient } from '../../backends/aws/clients';
+import { awsClientConfig } from '../../backends/aws/clients';
+import { createSecretsManagerClient } from '../../backends/aws/secrets-manager-client';
 import { SecretsManagerReviewerSecrets } from '../../backends/aws/secrets-manager-reviewer-secrets';
 import { errorMessage } from '../../errors/error-message';
 import type { HttpAnswer } from '../../http/api-error';
@@ -44,7 +45,7 @@ async function reviewersOf(
 }
 
 /**
- * One review pass of the sweeper, starting no job's notices after `until` (epoch ms). Undefined when
+ * One review pass of the sweeper (or of the api over `jobIds`), starting no job's notices after `until` (epoch ms). Undefined when
  * the stack has no reviewers. The links point at OPFLOW_PUBLIC_URL (the HTTP API's URL). `secrets`
  * is built once per instance by the caller, so their cache (5 minutes) outlives a pass.
  */
@@ -53,6 +54,8 @@ export async function sweepReviews(
   until: number,
   env: Env = process.env,
   secrets: ReviewerSecrets | undefined = awsReviewerSecrets(pipeline, env),
+  /** Only these jobs (the api's pass after a first approval); absent: every job awaiting a selection. */
+  jobIds?: readonly string[],
 ): Promise<ReviewPassResult | undefined> {
   const config = secrets && (await reviewersOf(pipeline, env));
   if (!secrets || !config) return undefined;
@@ -68,7 +71,7 @@ export async function sweepReviews(
       publicUrl,
       policy: pipeline.deps.callbacks?.policy,
     },
-    { until },
+    { until, jobIds },
   );
 }
 

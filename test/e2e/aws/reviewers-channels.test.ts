@@ -3,7 +3,8 @@
 // takes only an Adaptive Card message), a generic webhook that verifies the Standard Webhooks
 // signature before it takes a notice, and two mail recipients on a real SMTP server; every URL and
 // secret is read from Secrets Manager. A rule with `approvers: 2` keeps the first confirmation and
-// waits (also when answered before the sweeper's first notice); the same person again is refused,
+// waits (also when answered before the sweeper's first notice: the api function then calls for the
+// second approver at once, and the sweeper sends nothing twice); the same person again is refused,
 // through the page or the API; the sweeper's next run calls for the second approval naming alice (her own
 // mail left out), the reminder still comes and names her; a second person applies the
 // answer, and the job's answers say who, when and how.
@@ -239,7 +240,7 @@ describe('reviewers on AWS: Teams, the signed webhook, mail and a second approve
     expect(await closed.text()).toContain('by bob@example.com via link');
   });
 
-  it('an answer through the API before the sweeper has looked at the job still needs a second approver', async () => {
+  it('an answer through the API before the sweeper has looked at the job still needs a second approver, called by the api at once', async () => {
     const parked = await parkedJob({ workflow: 'novelty-check', input: { text: disclosure } });
     // No pass has run since the job began to wait: nothing sent, no review recorded.
     expect(parked.review).toBeUndefined();
@@ -253,11 +254,17 @@ describe('reviewers on AWS: Teams, the signed webhook, mail and a second approve
     expect(nameless.status).toBe(400);
     expect(nameless.body.error?.message).toContain('needs two approvers');
     expect((await answer('carol')).status).toBe(200);
+    // The api function ran the reviewers' pass for the job before answering: the notice asking for
+    // the second approver is there already, without a sweep, and says who chose what.
+    expect(noticesOf(parked.id).map((notice) => notice.payload.firstApproval)).toEqual([
+      { by: 'carol', options: chosen },
+    ]);
+    expect(cardsOf(parked.id)).toHaveLength(1);
     expect((await jobOf(parked.id)).status).toBe('AWAITING_INPUT');
     expect((await answer('Carol')).status).toBe(409);
-    // The first notice then says who chose what.
-    await sweepLater();
-    expect(noticesOf(parked.id)[0]!.payload.firstApproval).toEqual({ by: 'carol', options: chosen });
+    // The sweeper's next run finds that round sent: nothing twice.
+    expect((await sweepLater()).reviews).toMatchObject({ rounds: 0 });
+    expect(noticesOf(parked.id)).toHaveLength(1);
     expect((await answer('dave')).status).toBe(200);
     const [settled] = await world.settle([parked.id]);
     expect(settled?.status).toBe('SUCCEEDED');

@@ -1,5 +1,6 @@
 // The reviewers in the CDK app, from a config file with a reviewers rule: the generated link key, the
-// sweeper's pass (settings and least-privilege grants), the confirmation page's public routes on the
+// sweeper's pass (settings and least-privilege grants), the api's pass after a first approval (a
+// two-approver rule), the confirmation page's public routes on the
 // webhooks function with the webhook route's throttle, and the reviewers in the config item. Without a
 // rule, none of it. cdk-nag runs during synth (a finding fails it).
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -14,7 +15,10 @@ type Statement = { Action: string | string[]; Resource: unknown; Condition?: unk
 
 const reviewers = {
   channels: { legal: { type: 'email', to: ['alice@example.com'] }, chat: { type: 'slack' } },
-  rules: [{ name: 'all', notify: ['legal', 'chat'], timeout: { after: '4h', answer: 'preselected' } }],
+  rules: [
+    { name: 'pair', match: { tenant: 'legal' }, notify: ['legal'], approvers: 2 },
+    { name: 'all', notify: ['legal', 'chat'], timeout: { after: '4h', answer: 'preselected' } },
+  ],
 };
 
 function configFile(body: object): string {
@@ -58,7 +62,12 @@ describe('reviewers on aws', { timeout: 180_000 }, () => {
 
   it('keeps the reviewers in the config item the functions read', () => {
     const body = JSON.parse(automationConfigPut(synth.template).Item.body.S) as { reviewers?: unknown };
-    expect(body.reviewers).toMatchObject({ rules: [{ name: 'all', notify: ['legal', 'chat'] }] });
+    expect(body.reviewers).toMatchObject({
+      rules: [
+        { name: 'pair', approvers: 2 },
+        { name: 'all', notify: ['legal', 'chat'] },
+      ],
+    });
   });
 
   it('lets the sweeper read only the reviewers secrets, the config item, and jobs and their history', () => {
@@ -78,6 +87,17 @@ describe('reviewers on aws', { timeout: 180_000 }, () => {
     expect(actions).not.toContain('dynamodb:Scan');
     expect(actions).not.toContain('dynamodb:DeleteItem');
     expect(actions.filter((a) => a.startsWith('s3:'))).toEqual([]);
+  });
+
+  it('gives the api function, with a two-approver rule, the secrets and the links URL for its pass after a first approval', () => {
+    const api = functionVariables(synth.template, 'opflow-dev-api');
+    expect(api['OPFLOW_REVIEW_SECRET_PREFIX']).toBe('opflow-dev/review/');
+    expect(JSON.stringify(api['OPFLOW_PUBLIC_URL'])).toContain('execute-api');
+    const secrets = statementsOf(roleOf(synth.stack.api)).filter((s) =>
+      JSON.stringify(s.Action).includes('secretsmanager'),
+    );
+    expect(secrets.map((s) => s.Action)).toEqual(['secretsmanager:GetSecretValue']);
+    expect(JSON.stringify(secrets[0]!.Resource)).toContain(':secret:opflow-dev/review/*');
   });
 
   it('routes GET and POST /review/{token} to the webhooks function without IAM, throttled as the webhook route', () => {
@@ -111,9 +131,8 @@ describe('reviewers on aws', { timeout: 180_000 }, () => {
   it('adds none of it without a reviewers rule', () => {
     const bare = synthStage({ stage: 'dev', opflowConfig: configFile({}) }, { bundle: false });
     expect(bare.stack.reviewers).toBeUndefined();
-    expect(
-      functionVariables(bare.template, 'opflow-dev-sweeper')['OPFLOW_REVIEW_SECRET_PREFIX'],
-    ).toBeUndefined();
+    for (const name of ['opflow-dev-sweeper', 'opflow-dev-api'])
+      expect(functionVariables(bare.template, name)['OPFLOW_REVIEW_SECRET_PREFIX']).toBeUndefined();
     const keys = Object.values(bare.template.findResources('AWS::ApiGatewayV2::Route')).map(
       (r) => r['Properties']['RouteKey'],
     );

@@ -9,8 +9,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type AwsEmulators, startAwsEmulators } from '../../../../scripts/emulators/aws-emulators';
 import type { EngineDeps } from '../../../../shared/engine/deps';
 import { loadAwsConfig } from '../../../../shared/runtime/aws/config';
-import { awsWebhookHandler } from '../../../../shared/runtime/lambda/automation';
 import { createObservability } from '../../../../shared/runtime/lambda/observability';
+import { awsWebhookHandler } from '../../../../shared/runtime/lambda/webhook-handler';
 import { captureProcessOutput } from '../../../support/process-output';
 
 const prefix = 'opflow/test/webhook/';
