@@ -11,17 +11,20 @@
  * apart by the job that made it (its commits and reads). Cases run one after another and print
  * side by side; nothing here asserts.
  *
- *   npx tsx bench/fairness.ts [--limit=5] [--batch=300] [--jobs=60] [--seed=7] [--pace=on|off] [--only=priority|shares]
- *                             [--aws=on|off] [--aws-jobs=115]
+ *   npx tsx bench/fairness.ts [--limit=5] [--batch=300] [--jobs=20] [--seed=7] [--pace=on|off] [--only=priority|shares]
+ *                             [--aws=on|off] [--aws-jobs=20] [--shares=both|on|off]
  *
  * - priority: a batch of `--batch` novelty checks saturates the key; 60 s in, one more check is
  *   submitted, `normal` or `high` (and `high` without the cut-in, to show what it adds). Each of its
  *   calls' wait (from the step that found it due to the call) is divided by the token interval.
- * - shares: three tenants on one key (weights 1, 1, 2; `--jobs` checks each for the first two,
- *   twice that for the third, submitted in that order) with fair shares off and on. Each tenant's
- *   share of the calls in every 60 s window (stepped by 10 s), against its configured share: while
- *   every tenant has a check waiting to start (each could use more than its share), and on to the
- *   first tenant's last finish (its last checks' polls then cannot use its share).
+ * - shares: three tenants on one key (weights 5, 3, 2: configured shares 50/30/20 %; `--jobs`
+ *   checks per unit of weight, submitted in that order; the first tenant's in two batches, 50/50 %
+ *   within it) with fair shares off and on. Counted in tokens on the key's grant log (rate_grants,
+ *   bench/fairness-windows.ts): each tenant's share of the tokens in every sliding 60 s window
+ *   (every distinct one, not a step grid), and each batch's share of its tenant's, against the
+ *   configured share, worst miss relative to it (the goal: within 10 %) and in points: while every
+ *   tenant has a check waiting to start (each could use more than its share), and on to the first
+ *   tenant's last token (its last checks' polls then cannot use its share).
  * - shares on aws (`--aws=on`, the default with the shares part): the same three tenants and weights
  *   on one key of the simulated aws deployment (bench/fairness-aws.ts, run by vitest: the bundled
  *   api and step worker, the key's bucket item in DynamoDB Local, whose ledger every function
@@ -45,17 +48,25 @@ import type { LocalPipeline } from '../shared/runtime/local/pipeline';
 import { SANDBOX_API_KEY } from '../shared/sandbox';
 import { noveltyCheck } from '../shared/workflows';
 import type { AwsSharesResult } from '../test/e2e/aws/harness/fair-shares-scenario';
+import {
+  type FlowToken,
+  sharesOfWeights,
+  slidingShares,
+  tokensOf,
+  type WindowShares,
+} from './fairness-windows';
 import { benchPipeline, submitCheck, table } from './throughput-setup';
 
 const optionsSchema = z.object({
   limit: z.coerce.number().positive().max(100),
   batch: z.coerce.number().int().min(10).max(5_000),
-  jobs: z.coerce.number().int().min(10).max(2_000),
+  jobs: z.coerce.number().int().min(2).max(2_000),
   only: z.enum(['all', 'priority', 'shares']),
   seed: z.coerce.number().int().min(0),
   pace: z.enum(['on', 'off']),
   aws: z.enum(['on', 'off']),
-  'aws-jobs': z.coerce.number().int().min(10).max(2_000),
+  'aws-jobs': z.coerce.number().int().min(2).max(2_000),
+  shares: z.enum(['both', 'on', 'off']),
 });
 type Options = z.infer<typeof optionsSchema>;
 
@@ -64,18 +75,19 @@ function readOptions(): Options {
     options: {
       limit: { type: 'string', default: '5' },
       batch: { type: 'string', default: '300' },
-      jobs: { type: 'string', default: '60' },
+      jobs: { type: 'string', default: '20' },
       only: { type: 'string', default: 'all' },
       seed: { type: 'string', default: '7' },
       pace: { type: 'string', default: 'on' },
       aws: { type: 'string', default: 'on' },
-      'aws-jobs': { type: 'string', default: '115' },
+      'aws-jobs': { type: 'string', default: '20' },
+      shares: { type: 'string', default: 'both' },
       help: { type: 'boolean', default: false },
     },
   });
   if (values.help) {
     process.stdout.write(
-      'npx tsx bench/fairness.ts [--limit=5] [--batch=300] [--jobs=60] [--seed=7] [--pace=on|off] [--only=all|priority|shares] [--aws=on|off] [--aws-jobs=115]\n',
+      'npx tsx bench/fairness.ts [--limit=5] [--batch=300] [--jobs=20] [--seed=7] [--pace=on|off] [--only=all|priority|shares] [--aws=on|off] [--aws-jobs=20] [--shares=both|on|off]\n',
     );
     process.exit(0);
   }
@@ -264,18 +276,22 @@ async function priorityCase(options: Options, label: string, priority: 'normal' 
   }
 }
 
+/** The three tenants of the shares part: configured shares 50/30/20 %. */
 const tenantsOfShares = [
-  { tenant: 'alpha', weight: 1 },
-  { tenant: 'beta', weight: 1 },
+  { tenant: 'alpha', weight: 5 },
+  { tenant: 'beta', weight: 3 },
   { tenant: 'gamma', weight: 2 },
 ] as const;
+/** The first tenant's checks go in two batches of equal size: their shares within it are 50/50 %. */
+const batchesOfAlpha = ['a1', 'a2'] as const;
+const windowMs = 60_000;
 
-/** Each tenant's share of the calls in every 60 s window (stepped by 10 s) of a span. */
-interface SpanShares {
+/** Each flow's shares of the key's tokens in every sliding 60 s window of one span (bench/fairness-windows.ts). */
+interface SpanShares extends WindowShares {
   span: string;
-  windows: number;
-  /** Per tenant: configured share, and the least and most it got in a window. */
-  rows: { tenant: string; configured: number; min: number; max: number; worst: number }[];
+  /** What the shares are of: the key's tokens (tenants), or the first tenant's (its batches). */
+  of: string;
+  spanMs: number;
 }
 
 interface SharesResult {
@@ -284,36 +300,34 @@ interface SharesResult {
   rate: RateCheck;
 }
 
-function spanShares(span: string, calls: Trace['calls'], from: number, to: number): SpanShares {
-  const total = tenantsOfShares.reduce((sum, t) => sum + t.weight, 0);
-  const seen = new Map<string, number[]>(tenantsOfShares.map((t) => [t.tenant, []]));
-  let windows = 0;
-  for (let start = from; start + 60_000 <= to; start += 10_000) {
-    const inWindow = calls.filter((call) => call.at >= start && call.at < start + 60_000);
-    if (inWindow.length === 0) continue;
-    windows++;
-    for (const { tenant } of tenantsOfShares) {
-      const mine = inWindow.filter((call) => call.tenant === tenant).length;
-      seen.get(tenant)?.push(mine / inWindow.length);
-    }
-  }
-  return {
+/**
+ * The shares of the key's tokens (the grant log) in every sliding window of a span that starts at
+ * the first token and ends when the first flow runs out: of work waiting to start (`all waiting`:
+ * each flow's last job's first token), or of tokens at all (`all with work`: its last token).
+ */
+function spansOf(
+  of: string,
+  tokens: FlowToken[],
+  configured: Record<string, number>,
+  firstTokenOfJob: Map<string, { at: number; flow: string }>,
+): SpanShares[] {
+  if (tokens.length === 0) return [];
+  const from = Math.min(...tokens.map((token) => token.at));
+  const last = new Map<string, number>();
+  for (const token of tokens) last.set(token.flow, Math.max(last.get(token.flow) ?? 0, token.at));
+  const lastStart = new Map<string, number>();
+  for (const { at, flow } of firstTokenOfJob.values())
+    if (flow in configured) lastStart.set(flow, Math.max(lastStart.get(flow) ?? 0, at));
+  const spans: [string, number][] = [
+    ['all waiting', Math.min(...Object.keys(configured).map((flow) => lastStart.get(flow) ?? from))],
+    ['all with work', Math.min(...Object.keys(configured).map((flow) => last.get(flow) ?? from))],
+  ];
+  return spans.map(([span, to]) => ({
     span,
-    windows,
-    rows: tenantsOfShares.map(({ tenant, weight }) => {
-      const shares = seen.get(tenant) ?? [];
-      const configured = weight / total;
-      const min = Math.min(...shares);
-      const max = Math.max(...shares);
-      return {
-        tenant,
-        configured,
-        min,
-        max,
-        worst: Math.max(configured - min, max - configured) / configured,
-      };
-    }),
-  };
+    of,
+    spanMs: to - from,
+    ...slidingShares(tokens, configured, { windowMs, from, to }),
+  }));
 }
 
 async function sharesCase(options: Options, label: string, on: boolean): Promise<SharesResult> {
@@ -325,26 +339,46 @@ async function sharesCase(options: Options, label: string, on: boolean): Promise
     let n = 0;
     for (const { tenant, weight } of tenantsOfShares)
       for (let i = 0; i < options.jobs * weight; i++) {
-        ids.push((await submit(pipeline, n++, { tenant })).id);
+        const batchId = tenant === 'alpha' ? batchesOfAlpha[i % batchesOfAlpha.length] : undefined;
+        ids.push((await submit(pipeline, n++, { tenant, ...(batchId ? { batchId } : {}) })).id);
       }
     pipeline.start();
     const jobs = await pipeline.waitForJobs(ids, { signal: AbortSignal.timeout(3_600_000) });
     await pipeline.stop();
-    // Each tenant's last job's first call (until then it has a job waiting to start), and its last finish.
-    const firstCall = new Map<string, number>();
-    for (const call of trace.calls) if (!firstCall.has(call.jobId)) firstCall.set(call.jobId, call.at);
-    const lastStart = new Map<string, number>();
-    const lastFinish = new Map<string, number>();
-    for (const job of jobs) {
-      lastStart.set(job.tenant, Math.max(lastStart.get(job.tenant) ?? 0, firstCall.get(job.id) ?? 0));
-      lastFinish.set(job.tenant, Math.max(lastFinish.get(job.tenant) ?? 0, job.finishedAt ?? job.updatedAt));
+    // Counted on the key's grant log in the database file: every token given, once, at its time on the line.
+    const db = openLocalDatabaseToRead(join(dir, 'opflow.db'));
+    const grants = readTokenGrants(db).get(keyFingerprint(SANDBOX_API_KEY)) ?? [];
+    db.close();
+    const byId = new Map(jobs.map((job) => [job.id, job]));
+    const tenantTokens = tokensOf(grants, (id) => byId.get(id)?.tenant);
+    const batchTokens = tokensOf(grants, (id) => {
+      const job = byId.get(id);
+      return job?.tenant === 'alpha' ? job.batchId : undefined;
+    });
+    const firstToken = new Map<string, { at: number; flow: string }>();
+    const firstBatchToken = new Map<string, { at: number; flow: string }>();
+    for (const grant of grants) {
+      const job = grant.by === undefined ? undefined : byId.get(grant.by);
+      if (!job || grant.kind === 'refused' || firstToken.has(job.id)) continue;
+      firstToken.set(job.id, { at: grant.tokenAt, flow: job.tenant });
+      if (job.tenant === 'alpha' && job.batchId)
+        firstBatchToken.set(job.id, { at: grant.tokenAt, flow: job.batchId });
     }
-    const from = Math.min(...trace.calls.map((call) => call.at));
     return {
       label,
       spans: [
-        spanShares('all waiting', trace.calls, from, Math.min(...lastStart.values())),
-        spanShares('to 1st finish', trace.calls, from, Math.min(...lastFinish.values())),
+        ...spansOf(
+          'tenants',
+          tenantTokens,
+          sharesOfWeights(Object.fromEntries(tenantsOfShares.map((t) => [t.tenant, t.weight]))),
+          firstToken,
+        ),
+        ...spansOf(
+          'alpha batches',
+          batchTokens,
+          sharesOfWeights(Object.fromEntries(batchesOfAlpha.map((batch) => [batch, 1]))),
+          firstBatchToken,
+        ),
       ],
       rate: rateCheck(pipeline, trace),
     };
@@ -432,10 +466,12 @@ async function main(): Promise<void> {
   }
   if (options.only !== 'priority') {
     const results: SharesResult[] = [];
-    for (const [label, on] of [
-      ['shares off', false],
-      ['shares on', true],
-    ] as const) {
+    for (const [label, on] of (
+      [
+        ['shares off', false],
+        ['shares on', true],
+      ] as const
+    ).filter(([, on]) => options.shares === 'both' || (options.shares === 'on') === on)) {
       process.stderr.write(`  shares: ${label}...\n`);
       results.push(await sharesCase(options, label, on));
     }
@@ -445,46 +481,70 @@ async function main(): Promise<void> {
       process.stderr.write('  shares on aws (vitest, the simulated deployment)...\n');
       aws = awsSharesCases(options);
     }
-    const awsRows = aws.flatMap((r) =>
-      r.rows.map((row) => [
-        r.label,
-        'all waiting',
-        String(r.windows),
-        row.tenant,
-        pct(row.configured),
-        pct(row.min),
-        pct(row.max),
-        pct(row.worst),
-      ]),
-    );
+    const counts = tenantsOfShares.map((t) => options.jobs * t.weight).join(', ');
     out.push(
       '',
-      `(b) three tenants on one key (weights 1, 1, 2; ${options.jobs}, ${options.jobs}, ${2 * options.jobs} checks submitted in that order), share of calls per 60 s window: while every tenant has a check waiting to start (all waiting), and on to the first tenant's last finish, its tail included (to 1st finish)`,
+      `(b) three tenants on one key (weights 5, 3, 2: configured 50/30/20 %; ${counts} checks submitted in that order, alpha's in two batches a1/a2 taken in turn), each flow's share of the key's tokens (its grant log) in every sliding ${windowMs / 1000} s window: while every tenant has a check waiting to start (all waiting), and on to the first one's last token (all with work). The goal: within 10 % of the configured share, relative (worst miss / configured); the miss in points is beside it`,
       table(
-        ['case', 'span', 'windows', 'tenant', 'configured', 'least', 'most', 'worst off / configured'],
-        results
-          .flatMap((r) =>
-            r.spans.flatMap((span) =>
-              span.rows.map((row) => [
-                r.label,
-                span.span,
-                String(span.windows),
-                row.tenant,
-                pct(row.configured),
-                pct(row.min),
-                pct(row.max),
-                pct(row.worst),
-              ]),
-            ),
-          )
-          .concat(awsRows),
+        [
+          'case',
+          'span',
+          'of',
+          'windows',
+          'fewest tokens',
+          'flow',
+          'configured',
+          'least',
+          'most',
+          'worst miss (points)',
+          'worst miss / configured',
+          'worst window at',
+        ],
+        results.flatMap((r) =>
+          r.spans.flatMap((span) =>
+            span.rows.map((row) => [
+              r.label,
+              `${span.span} (${(span.spanMs / 1000).toFixed(0)} s)`,
+              span.of,
+              String(span.windows),
+              String(span.fewestTokens),
+              row.flow,
+              pct(row.configured),
+              pct(row.min),
+              pct(row.max),
+              pct(row.worstAbsolute),
+              pct(row.worstRelative),
+              `+${(row.worstAtMs / 1000).toFixed(1)} s`,
+            ]),
+          ),
+        ),
         'end',
       ),
     );
     if (aws.length > 0)
       out.push(
         '',
-        `(b, aws) ${options['aws-jobs']}, ${options['aws-jobs']}, ${2 * options['aws-jobs']} patent counts (one call each) submitted through the job API in that order, on the simulated aws deployment; the span is up to the first tenant's last call`,
+        `(b, aws) the same tenants' share of calls per 60 s window (stepped by 10 s, from the sandbox's calls) on the simulated aws deployment, while every tenant has a call to make`,
+        table(
+          ['case', 'windows', 'tenant', 'configured', 'least', 'most', 'worst miss / configured'],
+          aws.flatMap((r) =>
+            r.rows.map((row) => [
+              r.label,
+              String(r.windows),
+              row.tenant,
+              pct(row.configured),
+              pct(row.min),
+              pct(row.max),
+              pct(row.worst),
+            ]),
+          ),
+          'end',
+        ),
+      );
+    if (aws.length > 0)
+      out.push(
+        '',
+        `(b, aws) ${tenantsOfShares.map((t) => options['aws-jobs'] * t.weight).join(', ')} patent counts (one call each) submitted through the job API in that order, on the simulated aws deployment; the span is up to the first tenant's last call`,
         table(
           ['case', 'span', 'calls', 'throttled', 'failed', 'bucket item (JSON)', 'wall time'],
           aws.map((r) => [
