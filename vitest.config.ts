@@ -9,7 +9,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 120_000,
     pool: 'forks',
-    // Suites that start emulators (DynamoDB Local, fauxqs) share ports and a JVM; keep file parallelism modest on 2 cores.
+    // Suites that start emulators (DynamoDB Local, fauxqs) share ports and a JVM; keep file parallelism modest on 2 cores
+    // (4 workers measured no faster than 2, with tests at their limit: docs/guides/testing.md).
     maxWorkers: 2,
   },
 });
