@@ -21,6 +21,22 @@ export const channelText: Record<Channel, string> = {
   bulk: 'bulk action',
 };
 
+/**
+ * What an answer chose as a person reads it: each option's label as the reviewer saw it, its id
+ * beside it for auditors (`Keep claim 3 as drafted (f1)`); the id alone where no label is known.
+ */
+export function choiceText(answer: {
+  options: readonly string[];
+  labels?: readonly string[] | undefined;
+}): string {
+  return answer.options
+    .map((id, index) => {
+      const label = answer.labels?.[index]?.trim();
+      return label && label !== id ? `${label} (${id})` : id;
+    })
+    .join(', ');
+}
+
 /** Every answer of the job, oldest first, under the title of the step it answered. */
 export function Answers(props: { job: JobView; step: (name: string) => string }) {
   const { job, step } = props;
@@ -44,7 +60,7 @@ export function Answers(props: { job: JobView; step: (name: string) => string })
                     <span class="sub">first approval: waiting for a second person</span>
                   ) : null}
                 </td>
-                <td>{answer.options.join(', ')}</td>
+                <td>{choiceText(answer)}</td>
                 <td>{answer.by ?? (answer.via === 'timeout' ? 'nobody (timed out)' : 'not named')}</td>
                 <td>
                   <span class={`tag via-${answer.via}`}>{channelText[answer.via]}</span>
@@ -89,7 +105,7 @@ function roundLines(selection: Rounds): RoundLine[] {
     lines.push({
       at: answer.at,
       round: `round ${answer.round}`,
-      what: `${answer.role} chose ${answer.options.join(', ')}`,
+      what: `${answer.role} chose: ${choiceText(answer)}`,
       who: answer.by ?? (answer.via === 'timeout' ? 'nobody (timed out)' : 'not named'),
       how: { text: channelText[answer.via], tag: `tag via-${answer.via}` },
     });

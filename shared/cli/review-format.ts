@@ -4,17 +4,21 @@
  * then each selection point's approval rounds on one line (`describeRounds`).
  */
 import type { Job } from '../engine/job-record';
-import { hadRounds, reviewOfOffer, selectionRounds } from '../engine/review-record';
+import { answerLabels, choiceText, hadRounds, reviewOfOffer, selectionRounds } from '../engine/review-record';
 import { printable } from './format';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-/** `answered  f1,f3 at … by alice@example.com via link`, one line per answer; then the review's state. */
+/**
+ * `answered  Keep claim 3 as drafted (f1), Drop claim 5 (f3) at … by alice@example.com via link`,
+ * one line per answer (the option's id alone where its label is not known); then the review's state.
+ */
 export function describeReview(job: Job): string[] {
   const lines: string[] = [];
   for (const answer of job.answers ?? []) {
     const who = answer.by === undefined ? '' : ` by ${printable(answer.by)}`;
-    const what = `${printable(answer.options.join(','))} at ${iso(answer.at)}${who} via ${answer.via}`;
+    const chose = choiceText({ options: answer.options, labels: answerLabels(answer, job.pending) });
+    const what = `${printable(chose)} at ${iso(answer.at)}${who} via ${answer.via}`;
     lines.push(
       answer.applied === false
         ? `approval  ${what} (step ${answer.step}; a second person must confirm)`

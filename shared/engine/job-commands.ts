@@ -21,6 +21,7 @@ import {
 import { inputKey } from './report';
 import {
   type AnswerOrigin,
+  labelsOf,
   openConfirmations,
   reviewOfOffer,
   type SelectionAnswer,
@@ -306,6 +307,7 @@ function answeredJob(deps: JobDeps, job: Job, chosenIds: readonly string[], orig
     ...(by ? { by } : {}),
     step: job.pending!.step,
     options: [...chosenIds],
+    labels: labelsOf(chosenIds, job.pending!.options),
     at: now,
   };
   // The review the pass recorded, or, before its first notice, the rule that will apply.

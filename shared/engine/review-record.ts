@@ -22,6 +22,11 @@ export interface SelectionAnswer extends AnswerOrigin {
   /** The step that offered the options. */
   step: string;
   options: string[];
+  /**
+   * The labels of `options` as the person saw them (same order), recorded from the offer answered.
+   * Absent on answers recorded before labels were kept: `answerLabels` looks them up then.
+   */
+  labels?: string[] | undefined;
   at: number;
   /** The job's version that recorded it. */
   version: number;
@@ -71,6 +76,36 @@ export interface ReviewState {
   timeoutAnswer?: string[] | undefined;
   /** The job version that recorded the first approval the notices last announced (each is announced once). */
   announcedApproval?: number | undefined;
+}
+
+/** The labels of option ids among an offer's options, in the ids' order ('' for an id it lacks). */
+export function labelsOf(
+  ids: readonly string[],
+  options: readonly { id: string; label: string }[],
+): string[] {
+  return ids.map((id) => options.find((option) => option.id === id)?.label ?? '');
+}
+
+/**
+ * An answer's labels: those it recorded, else (an answer recorded before labels were kept) those of
+ * the offer still awaited at its step, else none.
+ */
+export function answerLabels(
+  answer: Pick<SelectionAnswer, 'step' | 'options' | 'labels'>,
+  pending: { step: string; options: readonly { id: string; label: string }[] } | undefined,
+): string[] | undefined {
+  if (answer.labels) return answer.labels;
+  return pending?.step === answer.step ? labelsOf(answer.options, pending.options) : undefined;
+}
+
+/** What an answer chose as a person reads it: `Keep claim 3 (f1), Drop claim 5 (f2)`; the bare id where no label is known. */
+export function choiceText(answer: Pick<SelectionAnswer, 'options' | 'labels'>): string {
+  return answer.options
+    .map((id, index) => {
+      const label = answer.labels?.[index]?.trim();
+      return label && label !== id ? `${label} (${id})` : id;
+    })
+    .join(', ');
 }
 
 /** Whether a review belongs to the selection the job awaits now. */
@@ -133,6 +168,7 @@ export function hadRounds(selection: {
 export function selectionRounds(job: {
   answers?: SelectionAnswer[] | undefined;
   review?: ReviewState | undefined;
+  pending?: { step: string; options: readonly { id: string; label: string }[] } | undefined;
 }): SelectionRounds[] {
   const byStep = new Map<string, SelectionRounds>();
   const groupOf = (step: string) => {
@@ -153,7 +189,8 @@ export function selectionRounds(job: {
           : afterFirst
             ? 'second approver'
             : 'approver';
-    group.approvals.push({ ...answer, round, role });
+    const labels = answerLabels(answer, job.pending);
+    group.approvals.push({ ...answer, ...(labels ? { labels } : {}), round, role });
   }
   const review = job.review;
   if (review) {
@@ -196,6 +233,7 @@ export interface SelectionRoundsView {
 export function selectionRoundsView(job: {
   answers?: SelectionAnswer[] | undefined;
   review?: ReviewState | undefined;
+  pending?: { step: string; options: readonly { id: string; label: string }[] } | undefined;
 }): SelectionRoundsView[] {
   return selectionRounds(job).map((selection) => ({
     step: selection.step,

@@ -68,7 +68,11 @@ const runSchema = z.strictObject({
 
 const answerSchema = z.strictObject({
   step: z.string().describe('the step whose options were answered'),
-  options: z.array(z.string()),
+  options: z.array(z.string()).describe('the chosen option ids'),
+  labels: z
+    .array(z.string())
+    .optional()
+    .describe("the chosen options' labels as the person saw them, in the order of options"),
   via: z
     .enum(answerChannels)
     .describe(

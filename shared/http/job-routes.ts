@@ -9,7 +9,7 @@ import type { JobDeps } from '../engine/deps';
 import { answerSelection, cancelJob, submitJob } from '../engine/job-commands';
 import { isTerminal, type Job } from '../engine/job-record';
 import { retryJob } from '../engine/retry';
-import { selectionRoundsView } from '../engine/review-record';
+import { answerLabels, selectionRoundsView } from '../engine/review-record';
 import type { JobView } from './answer-schemas';
 import { ApiError, json } from './api-error';
 import {
@@ -84,7 +84,10 @@ export function jobView(job: Job): JobView {
     selection: job.selection,
     pending: job.pending && { ...job.pending, offeredAt: iso(job.pending.offeredAt)! },
     selections: job.selections,
-    answers: job.answers?.map((answer) => ({ ...answer, at: iso(answer.at)! })),
+    answers: job.answers?.map((answer) => {
+      const labels = answerLabels(answer, job.pending);
+      return { ...answer, ...(labels ? { labels } : {}), at: iso(answer.at)! };
+    }),
     review: job.review && {
       rule: job.review.rule,
       approvals: job.review.approvals,

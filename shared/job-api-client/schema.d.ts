@@ -668,7 +668,10 @@ export interface components {
             answers?: {
                 /** @description the step whose options were answered */
                 step: string;
+                /** @description the chosen option ids */
                 options: string[];
+                /** @description the chosen options' labels as the person saw them, in the order of options */
+                labels?: string[];
                 /**
                  * @description how: a signed link, the CLI, the API, MCP, the dashboard, a bulk action, or the default at the timeout
                  * @enum {string}
@@ -727,7 +730,10 @@ export interface components {
                 approvals: {
                     /** @description the step whose options were answered */
                     step: string;
+                    /** @description the chosen option ids */
                     options: string[];
+                    /** @description the chosen options' labels as the person saw them, in the order of options */
+                    labels?: string[];
                     /**
                      * @description how: a signed link, the CLI, the API, MCP, the dashboard, a bulk action, or the default at the timeout
                      * @enum {string}

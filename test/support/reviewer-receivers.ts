@@ -1,18 +1,24 @@
 /**
- * Receivers that judge what the reviewers' notices send them, as the real services would, for the
- * e2e tests of the Teams and generic webhook channels:
+ * Where the reviewers' notices land in the tests: one helper for every channel. Each receiver listens
+ * on 127.0.0.1 on a free port, keeps what it took (`taken`) and says what it refused and why
+ * (`refused`), so a test reads every channel the same way:
  *
- * - a Teams-shaped incoming webhook: takes a JSON `message` with one Adaptive Card attachment (its
- *   schema, type and version, text blocks, an `Action.OpenUrl` with an http(s) URL) and answers 202
- *   as a Teams Workflows webhook does; anything else gets 400, so a malformed card fails delivery;
- * - a generic webhook that verifies the Standard Webhooks signature with its secret (and the
- *   timestamp's tolerance) before it takes a notice: 204, or 401 for a body it cannot verify, so a
- *   delivery counts as sent only when its signature holds.
- *
- * Both listen on 127.0.0.1 on a free port, keep what they took, and count what they refused.
+ * - `startHookReceiver`: keeps every POST as it came (path, headers, body) and answers 200, or what
+ *   the test's `answer` says (a Slack channel, a failing endpoint, one that echoes a secret back);
+ * - `startTeamsReceiver`: a Teams-shaped incoming webhook that takes a JSON `message` with one
+ *   Adaptive Card attachment (its schema, type and version, text blocks, an `Action.OpenUrl` with an
+ *   http(s) URL) and answers 202 as a Teams Workflows webhook does; anything else gets 400, so a
+ *   malformed card fails delivery;
+ * - `startSignedReceiver`: a generic webhook that verifies the Standard Webhooks signature with its
+ *   secret (and the timestamp's tolerance) before it takes a notice: 204, or 401 for a body it cannot
+ *   verify, so a delivery counts as sent only when its signature holds;
+ * - `startMailCatcher`: a real SMTP server that takes mail only from the user `mailer` (password
+ *   `smtpPassword`) and parses each message; `url` carries the credentials it accepts.
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { simpleParser } from 'mailparser';
+import { SMTPServer } from 'smtp-server';
 import { Webhook } from 'standardwebhooks';
 
 /** An Adaptive Card as the Teams receiver took it. */
@@ -43,6 +49,7 @@ export interface VerifiedNotice {
   };
 }
 
+/** A running receiver: `host` is `127.0.0.1:<port>` (for channel URLs and the callback allow-list). */
 export interface Receiver<T> {
   host: string;
   /** What was taken. */
@@ -55,7 +62,7 @@ export interface Receiver<T> {
 type Judge<T> = (
   req: IncomingMessage,
   body: string,
-) => { ok: true; item: T; status: number } | { ok: false; why: string; status: number };
+) => { ok: true; item: T; status: number; text?: string } | { ok: false; why: string; status: number };
 
 async function startReceiver<T>(judge: Judge<T>): Promise<Receiver<T>> {
   const taken: T[] = [];
@@ -70,7 +77,9 @@ async function startReceiver<T>(judge: Judge<T>): Promise<Receiver<T>> {
           : { ok: false as const, why: `method ${req.method}`, status: 405 };
       if (verdict.ok) taken.push(verdict.item);
       else refused.push({ path: req.url ?? '', why: verdict.why });
-      res.writeHead(verdict.status, { 'content-type': 'text/plain' }).end(verdict.ok ? '' : verdict.why);
+      res
+        .writeHead(verdict.status, { 'content-type': 'text/plain' })
+        .end(verdict.ok ? (verdict.text ?? '') : verdict.why);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -133,6 +142,29 @@ export function readTeamsCard(path: string, body: string): TeamsCard | string {
   return { path, texts, facts, url: action.url, body };
 }
 
+/** A POST the hook receiver kept. */
+export interface ReceivedPost {
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+export type HookReceiver = Receiver<ReceivedPost>;
+
+/**
+ * Keeps every POST and answers `answer`'s status and text for it: 200 and no text by default (a
+ * Slack channel); a test of failed deliveries answers 500, or echoes the request's URL and body back.
+ */
+export function startHookReceiver(
+  answer: (post: ReceivedPost) => [status: number, text: string] = () => [200, ''],
+): Promise<HookReceiver> {
+  return startReceiver((req, body) => {
+    const post = { path: req.url ?? '', headers: req.headers, body };
+    const [status, text] = answer(post);
+    return { ok: true, item: post, status, text };
+  });
+}
+
 /** A Teams-shaped incoming webhook (202 for one Adaptive Card message, 400 otherwise). */
 export function startTeamsReceiver(): Promise<Receiver<TeamsCard>> {
   return startReceiver((req, body) => {
@@ -163,4 +195,53 @@ export function startSignedReceiver(secret: string): Promise<Receiver<VerifiedNo
       return { ok: false, why: `signature: ${(error as Error).message}`, status: 401 };
     }
   });
+}
+
+/** A mail as the catcher parsed it: its first recipient, subject and text. */
+export interface CaughtMail {
+  to: string;
+  subject: string;
+  text: string;
+}
+
+/** The SMTP catcher's password, for tests that check it never shows in a log. */
+export const smtpPassword = 'smtp-pass-word';
+
+/** A running SMTP catcher: `url` carries the credentials it accepts; `refused` names failed sign-ins. */
+export interface MailCatcher extends Receiver<CaughtMail> {
+  url: string;
+}
+
+/** A real SMTP server (no TLS) that takes mail signed in as `mailer` with `smtpPassword`, or without sign-in. */
+export async function startMailCatcher(): Promise<MailCatcher> {
+  const taken: CaughtMail[] = [];
+  const refused: { path: string; why: string }[] = [];
+  const smtp = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    onAuth: (auth, _session, callback) => {
+      if (auth.username === 'mailer' && auth.password === smtpPassword)
+        return callback(null, { user: 'mailer' });
+      refused.push({ path: 'AUTH', why: `bad credentials for ${auth.username ?? 'nobody'}` });
+      callback(new Error('bad credentials'));
+    },
+    onData: (stream, _session, callback) => {
+      simpleParser(stream)
+        .then((parsed) => {
+          const to = Array.isArray(parsed.to) ? parsed.to[0]?.text : parsed.to?.text;
+          taken.push({ to: to ?? '', subject: parsed.subject ?? '', text: parsed.text ?? '' });
+          callback();
+        })
+        .catch(callback);
+    },
+  });
+  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
+  const host = `127.0.0.1:${(smtp.server.address() as AddressInfo).port}`;
+  return {
+    host,
+    url: `smtp://mailer:${smtpPassword}@${host}`,
+    taken,
+    refused,
+    close: () => new Promise<void>((resolve) => smtp.close(resolve)),
+  };
 }

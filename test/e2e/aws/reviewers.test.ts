@@ -15,7 +15,7 @@ import {
   smtpPassword,
   startHookReceiver,
   startMailCatcher,
-} from '../../support/reviewer-inboxes';
+} from '../../support/reviewer-receivers';
 import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
 import { AwsWorld } from './harness/aws-world';
 
@@ -78,7 +78,7 @@ afterAll(async () => {
 });
 
 const jobOf = async (id: string) => (await world.api('GET', `/jobs/${id}`)).body.job as unknown as JobView;
-const mailsOf = (id: string) => inbox.mails.filter((mail) => mail.text.includes(id));
+const mailsOf = (id: string) => inbox.taken.filter((mail) => mail.text.includes(id));
 const linkIn = (text: string) => /(http:\/\/\S+\/review\/[\w.-]+)/.exec(text)![1]!;
 
 /** A novelty check that waits for its features to be chosen, settled at AWAITING_INPUT. */
@@ -113,7 +113,7 @@ describe('reviewers on AWS: the sweeper notifies, the webhooks function serves t
       to: 'alice@example.com',
       subject: 'folding helmet waits for your selection',
     });
-    const slack = hooks.posts.map((post) => post.body).filter((body) => body.includes(parked.id));
+    const slack = hooks.taken.map((post) => post.body).filter((body) => body.includes(parked.id));
     expect(slack).toHaveLength(1);
     expect(JSON.parse(slack[0]!).blocks.at(-1).elements[0].url).toContain(`${world.gateway.url}/review/`);
     // A second run a minute later sends nothing again.
@@ -153,9 +153,12 @@ describe('reviewers on AWS: the sweeper notifies, the webhooks function serves t
     expect(settled?.status).toBe('SUCCEEDED');
     const done = await jobOf(parked.id);
     expect(done.selections.features).toEqual(chosen);
+    // Recorded with the labels alice saw, as the job API shows them.
+    const labels = parked.pending!.options.slice(0, 2).map((option) => option.label);
     expect(done.answers).toEqual([
-      expect.objectContaining({ via: 'link', by: 'alice@example.com', options: chosen }),
+      expect.objectContaining({ via: 'link', by: 'alice@example.com', options: chosen, labels }),
     ]);
+    expect(done.selectionRounds?.[0]?.approvals[0]?.labels).toEqual(labels);
     expect(done.review?.rounds[0]?.deliveries.map((d) => [d.channel, d.state]).sort()).toEqual([
       ['chat', 'sent'],
       ['mail', 'sent'],

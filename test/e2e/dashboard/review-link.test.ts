@@ -13,7 +13,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobView } from '../../../shared/http/answer-schemas';
 import { signReviewLink } from '../../../shared/reviewers/review-link';
-import { type HookReceiver, startHookReceiver } from '../../support/reviewer-inboxes';
+import { type HookReceiver, startHookReceiver } from '../../support/reviewer-receivers';
 import { killRunningOpflows } from '../local/opflow-process';
 import { accessibilityProblems, artefacts, jobApiClient, screenshot, servedDashboard } from './browser';
 
@@ -56,7 +56,7 @@ describe('the reviewer confirmation page and the answers on the job page', () =>
     ).job;
   /** The bodies of the Slack notices about `jobId`, in order. */
   const slackPosts = (jobId: string) =>
-    receiver.posts.map((post) => post.body).filter((body) => body.includes(jobId));
+    receiver.taken.map((post) => post.body).filter((body) => body.includes(jobId));
   /** The link of the Slack notice about `jobId`. */
   const slackLink = (jobId: string) =>
     until(() => {
@@ -127,7 +127,12 @@ describe('the reviewer confirmation page and the answers on the job page', () =>
       return now.status !== 'AWAITING_INPUT' ? now : undefined;
     });
     expect(done.answers).toEqual([
-      expect.objectContaining({ via: 'link', by: 'Dana Reviewer', options: chosen.map((o) => o.id) }),
+      expect.objectContaining({
+        via: 'link',
+        by: 'Dana Reviewer',
+        options: chosen.map((o) => o.id),
+        labels: chosen.map((o) => o.label),
+      }),
     ]);
 
     // The link of an answered question says who answered.
@@ -143,7 +148,9 @@ describe('the reviewer confirmation page and the answers on the job page', () =>
     const row = answers.locator('tbody tr');
     expect(await row.getAttribute('data-via')).toBe('link');
     const cells = await row.getByRole('cell').allTextContents();
-    expect(cells.slice(1, 4)).toEqual([chosen.map((o) => o.id).join(', '), 'Dana Reviewer', 'review link']);
+    // Each option as the reviewer saw it, its id beside it for auditors.
+    const chosenText = chosen.map((o) => `${o.label} (${o.id})`).join(', ');
+    expect(cells.slice(1, 4)).toEqual([chosenText, 'Dana Reviewer', 'review link']);
     expect(cells[4]).toMatch(/^today \d/);
     // Its round: the notice to the channel, then the one approver's answer, each with its date.
     const rounds = page.getByRole('table', { name: /^Rounds at .*: who answered and who was told/ });
@@ -152,7 +159,7 @@ describe('the reviewer confirmation page and the answers on the job page', () =>
       .evaluateAll((rows) => rows.map((row) => [...row.children].map((cell) => cell.textContent ?? '')));
     expect(lines.map((cells) => cells.slice(1))).toEqual([
       ['', 'first notice', 'ip-team', 'sent (1 attempt)'],
-      ['round 1', `approver chose ${chosen.map((o) => o.id).join(', ')}`, 'Dana Reviewer', 'review link'],
+      ['round 1', `approver chose: ${chosenText}`, 'Dana Reviewer', 'review link'],
     ]);
     for (const cells of lines) expect(cells[0]).toMatch(/^today \d/);
     expect(await page.getByRole('heading', { name: 'Approval rounds' }).isVisible()).toBe(true);
@@ -166,7 +173,9 @@ describe('the reviewer confirmation page and the answers on the job page', () =>
   it('shows the rounds of a job two people confirmed: the notice, the first approver by link, the call for the second, the second by the API', async () => {
     const job = await create('helmet for two approvers', 'legal');
     const parked = await waitFor(job.id, 'AWAITING_INPUT');
-    const chosen = parked.pending!.options.filter((o) => o.preselected).map((o) => o.id);
+    const preselected = parked.pending!.options.filter((o) => o.preselected);
+    const chosen = preselected.map((o) => o.id);
+    const chosenText = preselected.map((o) => `${o.label} (${o.id})`).join(', ');
     await page.goto(await slackLink(job.id));
     await page.getByLabel(/Your name or mail address/).fill('Dana Reviewer');
     await page.getByRole('button', { name: 'Confirm this answer' }).click();
@@ -184,9 +193,9 @@ describe('the reviewer confirmation page and the answers on the job page', () =>
       .evaluateAll((rows) => rows.map((row) => [...row.children].map((cell) => cell.textContent ?? '')));
     expect(lines.map((cells) => cells.slice(1))).toEqual([
       ['', 'first notice', 'ip-team', 'sent (1 attempt)'],
-      ['round 1', `first approver chose ${chosen.join(', ')}`, 'Dana Reviewer', 'review link'],
+      ['round 1', `first approver chose: ${chosenText}`, 'Dana Reviewer', 'review link'],
       ['', 'call for the second approval', 'ip-team', 'sent (1 attempt)'],
-      ['round 2', `second approver chose ${chosen.join(', ')}`, 'Erin Second', 'job API'],
+      ['round 2', `second approver chose: ${chosenText}`, 'Erin Second', 'job API'],
     ]);
     // Dates a person reads, no internal ids.
     for (const cells of lines) expect(cells[0]).toMatch(/^today \d/);

@@ -12,9 +12,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobView } from '../../../shared/http/answer-schemas';
 import { postReviewForm } from '../../support/review-form';
-import { type MailCatcher, smtpPassword, startMailCatcher } from '../../support/reviewer-inboxes';
 import {
+  type MailCatcher,
   type Receiver,
+  smtpPassword,
+  startMailCatcher,
   startSignedReceiver,
   startTeamsReceiver,
   type TeamsCard,
@@ -78,7 +80,7 @@ describe('reviewers: reminders until answered, and the timeout default (opflow s
       .filter((card) => card.texts.some((text) => text.includes(id)))
       .map((card) => (card.texts[0]!.startsWith('Reminder: ') ? 'reminder' : 'first')),
     hook: hook.taken.filter((n) => n.payload.job.id === id).map((n) => n.payload.round),
-    mail: inbox.mails
+    mail: inbox.taken
       .filter((mail) => mail.text.includes(id))
       .map((mail) => (mail.subject.startsWith('Reminder: ') ? 'reminder' : 'first')),
   });
@@ -175,7 +177,7 @@ describe('reviewers: reminders until answered, and the timeout default (opflow s
     expect(hook.refused).toEqual([]);
 
     // The mailed link of the latest reminder answers.
-    const reminder = inbox.mails.filter((mail) => mail.text.includes(job.id)).at(-1)!;
+    const reminder = inbox.taken.filter((mail) => mail.text.includes(job.id)).at(-1)!;
     const link = /(http:\/\/\S+\/review\/[\w.-]+)/.exec(reminder.text)![1]!;
     const chosen = [job.pending!.options[0]!.id];
     const answered = await postReviewForm(
@@ -250,10 +252,15 @@ describe('reviewers: reminders until answered, and the timeout default (opflow s
     await witnessReminded(2);
     expect(roundsOf(job.id)).toEqual(after);
 
-    // `opflow status` shows the answer as the timeout's default.
+    // `opflow status` shows the answer as the timeout's default: each option's label, its id beside it.
     const status = await runOpflow(['status', job.id], { env, cwd: dir });
     expect(status.code).toBe(0);
-    expect(status.stdout).toMatch(new RegExp(`answered  ${all.join(',')} at \\S+ via timeout`));
+    const choice = job
+      .pending!.options.slice(0, job.pending!.max)
+      .map((option) => `${option.label} (${option.id})`)
+      .join(', ')
+      .replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    expect(status.stdout).toMatch(new RegExp(`answered  ${choice} at \\S+ via timeout`));
   });
 
   it('logs no secret: no channel URL, signing secret, SMTP password or link token', () => {

@@ -19,7 +19,7 @@ import {
   smtpPassword,
   startHookReceiver,
   startMailCatcher,
-} from '../../support/reviewer-inboxes';
+} from '../../support/reviewer-receivers';
 import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
 import { killRunningOpflows, type OpflowProcess } from './opflow-process';
 import { childEnv, startServe } from './serve-process';
@@ -134,16 +134,16 @@ describe('reviewers: notices, the confirmation page, two approvers and the timeo
       const options = parked.pending!.options;
       const forJob = (p: ReceivedPost) => p.body.includes(job.id);
       await until(() =>
-        hooks.posts.filter(forJob).length >= 3 &&
-        inbox.mails.filter((m) => m.text.includes(job.id)).length >= 2
+        hooks.taken.filter(forJob).length >= 3 &&
+        inbox.taken.filter((m) => m.text.includes(job.id)).length >= 2
           ? true
           : undefined,
       );
       // One round: one post per channel, however many passes ran meanwhile.
       await new Promise((resolve) => setTimeout(resolve, 2_500));
-      const slack = hooks.posts.filter((p) => forJob(p) && p.path.startsWith('/slack'));
-      const teams = hooks.posts.filter((p) => forJob(p) && p.path.startsWith('/teams'));
-      const hook = hooks.posts.filter((p) => forJob(p) && p.path === '/hook');
+      const slack = hooks.taken.filter((p) => forJob(p) && p.path.startsWith('/slack'));
+      const teams = hooks.taken.filter((p) => forJob(p) && p.path.startsWith('/teams'));
+      const hook = hooks.taken.filter((p) => forJob(p) && p.path === '/hook');
       expect([slack.length, teams.length, hook.length]).toEqual([1, 1, 1]);
       const slackBody = JSON.parse(slack[0]!.body);
       expect(slackBody.blocks.at(-1).elements[0].url).toMatch(/\/review\//);
@@ -159,7 +159,7 @@ describe('reviewers: notices, the confirmation page, two approvers and the timeo
       }) as { type: string; options: unknown[] };
       expect(verified).toMatchObject({ type: 'selection.awaiting' });
       expect(verified.options).toHaveLength(options.length);
-      const alice = inbox.mails.filter((m) => m.text.includes(job.id) && m.to === 'alice@example.com');
+      const alice = inbox.taken.filter((m) => m.text.includes(job.id) && m.to === 'alice@example.com');
       expect(alice).toHaveLength(1);
       expect(alice[0]!.subject).toBe('helmet for default waits for your selection');
       const link = linkIn(alice[0]!.text);
@@ -252,16 +252,16 @@ describe('reviewers: notices, the confirmation page, two approvers and the timeo
     const parked = await waitFor(job.id, 'AWAITING_INPUT');
     const chosen = [parked.pending!.options[0]!.id];
     await until(() =>
-      inbox.mails.filter((m) => m.text.includes(job.id)).length >= 2 &&
-      hooks.posts.some((p) => p.body.includes(job.id))
+      inbox.taken.filter((m) => m.text.includes(job.id)).length >= 2 &&
+      hooks.taken.some((p) => p.body.includes(job.id))
         ? true
         : undefined,
     );
     const aliceLink = linkIn(
-      inbox.mails.find((m) => m.text.includes(job.id) && m.to === 'alice@example.com')!.text,
+      inbox.taken.find((m) => m.text.includes(job.id) && m.to === 'alice@example.com')!.text,
     );
     const slackLink = JSON.parse(
-      hooks.posts.find((p) => p.body.includes(job.id) && p.path.startsWith('/slack'))!.body,
+      hooks.taken.find((p) => p.body.includes(job.id) && p.path.startsWith('/slack'))!.body,
     ).blocks.at(-1).elements[0].url as string;
     const post = (link: string, fields: [string, string][]) => postReviewForm(link, fields);
     const first = await post(
@@ -272,17 +272,17 @@ describe('reviewers: notices, the confirmation page, two approvers and the timeo
     expect((await jobOf(job.id)).status).toBe('AWAITING_INPUT');
     // The others are called for the second confirmation at once, told who chose what; alice is not.
     const called = await until(() =>
-      inbox.mails.find((m) => m.text.includes(job.id) && m.subject.includes('approved; your confirmation')),
+      inbox.taken.find((m) => m.text.includes(job.id) && m.subject.includes('approved; your confirmation')),
     );
     expect(called.to).toBe('bob@example.com');
     expect(called.subject).toContain('alice@example.com approved; your confirmation is wanted');
     expect(called.text).toContain(`alice@example.com chose ${chosen.join(', ')}`);
     await until(() =>
-      hooks.posts.some((p) => p.path.startsWith('/slack') && p.body.includes('approved; your confirmation'))
+      hooks.taken.some((p) => p.path.startsWith('/slack') && p.body.includes('approved; your confirmation'))
         ? true
         : undefined,
     );
-    expect(inbox.mails.filter((m) => m.text.includes(job.id) && m.to === 'alice@example.com')).toHaveLength(
+    expect(inbox.taken.filter((m) => m.text.includes(job.id) && m.to === 'alice@example.com')).toHaveLength(
       1,
     );
     const twice = await post(slackLink, [
@@ -311,7 +311,7 @@ describe('reviewers: notices, the confirmation page, two approvers and the timeo
     expect(done.answers).toEqual([
       expect.objectContaining({ via: 'timeout', options: suggested.length ? suggested : expect.any(Array) }),
     ]);
-    expect(hooks.posts.filter((p) => p.body.includes(job.id) && p.path === '/hook')).toHaveLength(1);
+    expect(hooks.taken.filter((p) => p.body.includes(job.id) && p.path === '/hook')).toHaveLength(1);
   }, 60_000);
 
   it('logs no secret: no link token, channel URL or SMTP password in what the server wrote', () => {

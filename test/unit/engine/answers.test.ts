@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { answerSelection, submitJob } from '../../../shared/engine';
 import { eventOf } from '../../../shared/engine/history';
 import type { Job } from '../../../shared/engine/job-record';
+import { answerLabels, choiceText, selectionRoundsView } from '../../../shared/engine/review-record';
 import { drive } from '../../support/memory-ports';
 import { harness } from './fixtures';
 
@@ -46,6 +47,7 @@ describe('who answered a selection', () => {
         by: 'alice',
         step: 'recommend',
         options: ['r2'],
+        labels: ['beta'],
         at: h.clock.now(),
         version: answered.version,
       },
@@ -90,5 +92,27 @@ describe('who answered a selection', () => {
     const applied = await answerSelection(h.deps, job.id, ['r1'], { via: 'timeout' });
     expect(applied.status).not.toBe('AWAITING_INPUT');
     expect(applied.answers?.at(-1)).toMatchObject({ via: 'timeout', options: ['r1'] });
+  });
+
+  it("shows the label each person saw beside the option's id (the API's rounds and answers); an answer recorded without labels takes them from the offer still awaited, else shows the id", async () => {
+    const h = harness();
+    const job = await withReview(h, await waitingJob(h), 2);
+    const first = await answerSelection(h.deps, job.id, ['r1', 'r3'], { via: 'link', by: 'alice' });
+    expect(first.answers?.at(-1)?.labels).toEqual(['alpha', 'gamma']);
+    // A record of before labels were kept: the offer awaited still names the options.
+    const legacy = { ...first, answers: first.answers!.map(({ labels: _labels, ...answer }) => answer) };
+    expect(answerLabels(legacy.answers![0]!, legacy.pending)).toEqual(['alpha', 'gamma']);
+    expect(selectionRoundsView(legacy)[0]?.approvals[0]?.labels).toEqual(['alpha', 'gamma']);
+    const applied = await answerSelection(h.deps, job.id, ['r1', 'r3'], { via: 'api', by: 'bob' });
+    expect(selectionRoundsView(applied)[0]?.approvals.map((a) => [a.role, choiceText(a)])).toEqual([
+      ['first approver', 'alpha (r1), gamma (r3)'],
+      ['second approver', 'alpha (r1), gamma (r3)'],
+    ]);
+    // Once answered, an unlabelled record has no offer to look in: the ids alone, never a wrong label.
+    const old = { ...applied, answers: applied.answers!.map(({ labels: _labels, ...answer }) => answer) };
+    expect(choiceText({ ...old.answers![1]!, labels: answerLabels(old.answers![1]!, old.pending) })).toBe(
+      'r1, r3',
+    );
+    expect(answerLabels(old.answers![1]!, old.pending)).toBeUndefined();
   });
 });

@@ -10,16 +10,16 @@ import { reviewersConfigSchema } from '../../../shared/reviewers/review-config';
 import { reviewPass } from '../../../shared/reviewers/review-pass';
 import { envReviewerSecrets } from '../../../shared/reviewers/reviewer-secrets';
 import { drive } from '../../support/memory-ports';
+import { type ReceivedPost, startHookReceiver } from '../../support/reviewer-receivers';
 import { type Harness, harness } from '../engine/fixtures';
 
 const linkSecret = 'a-link-secret-of-at-least-24-bytes';
 
 interface ReceiverWorld {
-  port: number;
   /** `127.0.0.1:<port>`, for channel URLs and the callback allow-list. */
   host: string;
-  /** The bodies the receiver took, in order. */
-  bodies: string[];
+  /** The bodies the receiver took so far, in order. */
+  bodies(): string[];
   /** A manual-selection demo job, driven to its wait. */
   job: Job;
   h: Harness;
@@ -28,28 +28,16 @@ interface ReceiverWorld {
 }
 
 /**
- * A receiver on 127.0.0.1 that keeps every body and answers `answer`'s status and text (200 by
- * default), a harness and a manual-selection job waiting for its answer; the receiver is closed after.
+ * A hook receiver (test/support/reviewer-receivers.ts) that keeps every body and answers `answer`'s
+ * status and text (200 by default), a harness and a manual-selection job waiting for its answer;
+ * the receiver is closed after.
  */
 async function withReceiver(
   run: (world: ReceiverWorld) => Promise<void>,
-  answer: (url: string, body: string) => [number, string] = () => [200, ''],
+  answer?: (post: ReceivedPost) => [number, string],
 ): Promise<void> {
-  const bodies: string[] = [];
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => {
-      body += c.toString();
-    });
-    req.on('end', () => {
-      bodies.push(body);
-      const [status, text] = answer(req.url ?? '', body);
-      res.writeHead(status, { 'content-type': 'text/plain' }).end(text);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  const host = `127.0.0.1:${port}`;
+  const receiver = await startHookReceiver(answer);
+  const { host } = receiver;
   try {
     const h = harness();
     const { job } = await submitJob(h.deps, {
@@ -59,9 +47,8 @@ async function withReceiver(
     });
     await drive(h.deps, h.queue, h.clock);
     await run({
-      port,
       host,
-      bodies,
+      bodies: () => receiver.taken.map((post) => post.body),
       job,
       h,
       passDeps: (config, env) => ({
@@ -73,8 +60,7 @@ async function withReceiver(
       }),
     });
   } finally {
-    server.closeAllConnections();
-    server.close();
+    await receiver.close();
   }
 }
 
@@ -85,10 +71,10 @@ const slackText = (body: string) =>
 
 describe('the reviewers pass', () => {
   it('sends one round per job to a channel and records it; a second pass sends nothing more', () =>
-    withReceiver(async ({ port, bodies, job, h, passDeps }) => {
+    withReceiver(async ({ host, bodies, job, h, passDeps }) => {
       const deps = passDeps(
         { channels: { slack: { type: 'slack' } }, rules: [{ name: 'all', notify: ['slack'] }] },
-        { OPFLOW_REVIEW_SLACK_URL: `http://127.0.0.1:${port}/hook` },
+        { OPFLOW_REVIEW_SLACK_URL: `http://${host}/hook` },
       );
       // A pass whose time budget is already spent looks at nothing, and says so.
       expect(await reviewPass(deps, { until: h.clock.now() })).toEqual({
@@ -97,7 +83,7 @@ describe('the reviewers pass', () => {
         timedOut: 0,
         outOfTime: true,
       });
-      expect(bodies).toHaveLength(0);
+      expect(bodies()).toHaveLength(0);
       const first = await reviewPass(deps, { until: h.clock.now() + 30_000 });
       expect(first).toEqual({ rounds: 1, failedDeliveries: 0, timedOut: 0, outOfTime: false });
       expect(await reviewPass(deps)).toEqual({
@@ -106,8 +92,8 @@ describe('the reviewers pass', () => {
         timedOut: 0,
         outOfTime: false,
       });
-      expect(bodies).toHaveLength(1);
-      expect(JSON.parse(bodies[0]!).text).toContain('http://opflow.test/review/');
+      expect(bodies()).toHaveLength(1);
+      expect(JSON.parse(bodies()[0]!).text).toContain('http://opflow.test/review/');
       const stored = (await h.store.get(job.id))!;
       expect(stored.review?.rounds[0]?.deliveries).toMatchObject([
         { channel: 'slack', state: 'sent', attempts: 1 },
@@ -131,7 +117,7 @@ describe('the reviewers pass', () => {
         },
         { OPFLOW_REVIEW_ROOM_URL: `http://${host}/hook` },
       );
-      const texts = () => bodies.map(slackText);
+      const texts = () => bodies().map(slackText);
       const roundsSent = async () => (await reviewPass(deps)).rounds;
       expect(await roundsSent()).toBe(1);
       const firstNoticeAt = h.clock.now();
@@ -171,6 +157,7 @@ describe('the reviewers pass', () => {
               by: 'alice',
               via: 'cli',
               options: chosen,
+              labels: ['alpha'],
             }),
           ],
           notices: [
@@ -181,9 +168,15 @@ describe('the reviewers pass', () => {
           timeout: { at: new Date(offeredAt + 2 * 3_600_000).toISOString(), answer: ['r1', 'r2', 'r3'] },
         },
       ]);
-      // `opflow status` says the same on one line.
+      // `opflow status` says the same on one line, and names the option as alice saw it.
       const iso = (ms: number) => new Date(ms).toISOString();
       const alice = (await h.store.get(job.id))!.answers![0]!;
+      expect(describeReview((await h.store.get(job.id))!)[0]).toBe(
+        `approval  alpha (r1) at ${iso(alice.at)} by alice via cli (step recommend; a second person must confirm)`,
+      );
+      // A record of before labels were kept: the offer still awaited names its options.
+      const unlabelled = { ...(await h.store.get(job.id))!, answers: [{ ...alice, labels: undefined }] };
+      expect(jobView(unlabelled).answers?.[0]?.labels).toEqual(['alpha']);
       expect(describeRounds((await h.store.get(job.id))!)).toEqual([
         `rounds    step recommend: 1 first approver alice via cli at ${iso(alice.at)}; sent notice, call for the second approval, reminder; default r1,r2,r3 at ${iso(offeredAt + 2 * 3_600_000)}`,
       ]);
@@ -196,6 +189,7 @@ describe('the reviewers pass', () => {
           by: 'bob',
           via: 'api',
           options: chosen,
+          labels: ['alpha'],
         }),
       ]);
       h.clock.advance(3 * 3_600_000);
@@ -218,11 +212,11 @@ describe('the reviewers pass', () => {
       await answerSelection(h.deps, job.id, chosen, { via: 'cli', by: 'alice' });
       // An unknown id is passed over; the job's first round says who approved.
       expect(await reviewPass(deps, { jobIds: ['job_unknown', job.id] })).toMatchObject({ rounds: 1 });
-      expect(bodies.map(slackText)).toEqual([expect.stringContaining(`alice chose ${chosen[0]}`)]);
+      expect(bodies().map(slackText)).toEqual([expect.stringContaining(`alice chose ${chosen[0]}`)]);
       // Two passes more, as serve's and a second command's: the round is recorded, nothing is sent.
       expect(await reviewPass(deps)).toMatchObject({ rounds: 0 });
       expect(await reviewPass(deps, { jobIds: [job.id] })).toMatchObject({ rounds: 0 });
-      expect(bodies).toHaveLength(1);
+      expect(bodies()).toHaveLength(1);
     }));
 
   it('keeps channel URLs, the SMTP password and link tokens out of the log, the job record (opflow status, --json) and the API view when deliveries fail', async () => {
@@ -285,7 +279,7 @@ describe('the reviewers pass', () => {
           expect(text).not.toMatch(/\/review\/[\w.-]{20,}/);
         }
       },
-      (url, body) => [500, `${url}\n${body}`],
+      ({ path, body }) => [500, `${path}\n${body}`],
     );
   });
 });
