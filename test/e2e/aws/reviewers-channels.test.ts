@@ -14,9 +14,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reviewerSecretNames } from '../../../shared/backends/aws/secrets-manager-reviewer-secrets';
 import type { JobView } from '../../../shared/http/answer-schemas';
 import { postReviewForm } from '../../support/review-form';
-import { type MailCatcher, smtpPassword, startMailCatcher } from '../../support/reviewer-inboxes';
 import {
+  type MailCatcher,
   type Receiver,
+  smtpPassword,
+  startMailCatcher,
   startSignedReceiver,
   startTeamsReceiver,
   type TeamsCard,
@@ -95,7 +97,7 @@ afterAll(async () => {
 });
 
 const jobOf = async (id: string) => (await world.api('GET', `/jobs/${id}`)).body.job as unknown as JobView;
-const mailsTo = (id: string, to: string) => inbox.mails.filter((m) => m.text.includes(id) && m.to === to);
+const mailsTo = (id: string, to: string) => inbox.taken.filter((m) => m.text.includes(id) && m.to === to);
 const cardsOf = (id: string) => teams.taken.filter((card) => card.texts.some((text) => text.includes(id)));
 const noticesOf = (id: string) => hook.taken.filter((notice) => notice.payload.job.id === id);
 const linkIn = (text: string) => /(http:\/\/\S+\/review\/[\w.-]+)/.exec(text)![1]!;
