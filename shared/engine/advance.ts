@@ -117,11 +117,18 @@ export type EngineEvent =
    */
   | { type: 'skip'; reasons: Readonly<Record<string, string>> }
   /**
-   * A paid (create) call for `output` is about to be sent: its intent is recorded (a repeat is
-   * counted), and `nextRunAt` is pushed out by `allowanceMs`, so no process runs the job beside
-   * the call while it is alive. `by` names the caller, so a restart can tell that it died.
+   * A paid call for `output` is about to be sent (the job's claim on its version): `nextRunAt` is
+   * pushed out by `allowanceMs`, so no process runs the job beside the call while it is alive, and
+   * `by` names the caller, so a restart can tell that it died. A create or update's intent is
+   * recorded too (a repeat is counted); a billed read (`read`: a poll, a count) records none.
    */
-  | { type: 'call-started'; output: string; allowanceMs: number; by?: string | undefined }
+  | {
+      type: 'call-started';
+      output: string;
+      allowanceMs: number;
+      by?: string | undefined;
+      read?: boolean | undefined;
+    }
   /**
    * The budget filler moves a job that waits for its next poll to `at`: pulled forward while the key's
    * rate budget has room, or re-aimed at the learned estimate when it changed (admission/budget-filler.ts). Only
@@ -376,13 +383,15 @@ export function advance(
     }
     case 'call-started': {
       const sent = job.intents[event.output] ?? 0;
+      const intents = event.read ? job.intents : { ...job.intents, [event.output]: sent + 1 };
+      const repeat = !event.read && sent > 0;
       return {
         job: {
           ...job,
           version: job.version + 1,
           updatedAt: now,
-          intents: { ...job.intents, [event.output]: sent + 1 },
-          usage: sent > 0 ? { ...job.usage, duplicateCreates: job.usage.duplicateCreates + 1 } : job.usage,
+          intents,
+          usage: repeat ? { ...job.usage, duplicateCreates: job.usage.duplicateCreates + 1 } : job.usage,
           inFlightSince: now,
           inFlightBy: event.by,
           tokenAt: undefined,

@@ -5,8 +5,9 @@
  * 2. Guard: not due yet, or a paid call of the job alive somewhere (its nextRunAt is kept ahead by
  *    a heartbeat): send the message back for later. Past its deadline: fail it.
  * 3. Token (`acquireToken`, admission/): take a token of the key's rate budget, or wait for one.
- * 4. Call (`callStep`): one upstream call for the current step (creates are recorded as intents
- *    first with advance('call-started'), so a crash that repeats one is counted); its answer is
+ * 4. Call (`callStep`): one upstream call for the current step, claimed first with
+ *    advance('call-started') when it is billed (a create's intent is recorded there, so a crash that
+ *    repeats one is counted; a billed read is claimed so two deliveries never both pay); its answer is
  *    stored under keys derived from the job and step, so a retry overwrites rather than duplicates.
  * 5. Learn and commit (`learnAndCommit`): the next state by advance(), committed on the version
  *    read (if another worker won, drop, adding the call's cost to the job all the same); the next
@@ -35,7 +36,6 @@ import {
   type StepFailure,
   type StepOutcome,
 } from './advance';
-import { type Batch, batchWithLateUsage } from './batch-store';
 import { writerAheadMs } from './clock-skew';
 import type { EngineDeps } from './deps';
 import { defaultMessageBudget, isTerminal, type Job, type JobUsage, type UnsavedAnswer } from './job-record';
@@ -96,6 +96,15 @@ function notDone(failure: StepFailure, usage: Partial<JobUsage> | undefined): bo
   if (failure.unsent === true) return true;
   if (failure.kind === 'server' && failure.httpStatus === 503) return true;
   return refusedKinds.has(failure.kind);
+}
+
+/**
+ * Whether the step's call is billed: every Open Platform operation may be, reads included (a poll of
+ * a task, a count: the platform answers them with `x-openapi-amount`, the sandbox bills 1 unit each),
+ * so each is claimed before it is sent. A download (`fetch`) of a link the platform gave is not.
+ */
+function billsUnits(step: Step): boolean {
+  return step.kind !== 'fetch';
 }
 
 /**
@@ -235,15 +244,18 @@ async function readAndGuard(
 /** A step's call made: the job as last committed, and the event its outcome is committed as. */
 interface Called {
   current: Job;
+  /** The call was a create or an update (its intent recorded), not a read. */
+  creates: boolean;
   input: unknown;
   outcome: StepOutcome;
   event: EngineEvent;
 }
 
 /**
- * The call: one upstream interaction. A create call repeated after a crash may be billed twice, so
- * its intent is recorded first (a repeat is counted) and the job's nextRunAt is kept ahead while the
- * call is alive. The answer is stored before its decision is committed.
+ * The call: one upstream interaction. A billed call (a create, an update, or a billed read) is
+ * claimed first, on the version read, so only one of two deliveries of that version sends it; a
+ * create's intent is recorded with the claim (a repeat after a crash is counted), and the job's
+ * nextRunAt is kept ahead while the call is alive. The answer is stored before its decision is committed.
  */
 async function callStep(
   deps: EngineDeps,
@@ -259,11 +271,12 @@ async function callStep(
   const creates = stepEffect(step, step.kind === 'request' ? step.operationOf(ctx) : undefined) !== 'read';
   const allowanceMs = deps.inFlight?.allowanceMs ?? inFlightAllowanceMs;
   let heartbeat: Heartbeat | undefined;
-  if (creates) {
+  if (creates || billsUnits(step)) {
+    // The claim: one commit on the version read, so of two deliveries of this version only one calls.
     const started = advance(
       workflow,
       current,
-      { type: 'call-started', output: outputName, allowanceMs, by: deps.inFlight?.by },
+      { type: 'call-started', output: outputName, allowanceMs, by: deps.inFlight?.by, read: !creates },
       now,
       deps.random,
     );
@@ -319,7 +332,7 @@ async function callStep(
       );
     }
   }
-  return { current, input, outcome, event };
+  return { current, creates, input, outcome, event };
 }
 
 /**
@@ -330,7 +343,7 @@ async function callStep(
 async function learnAndCommit(
   deps: EngineDeps,
   { workflow, job, step, bucket }: ReadyStep & { bucket: string },
-  { current, input, outcome, event }: Called,
+  { current, creates, input, outcome, event }: Called,
 ): Promise<StepReport> {
   const after = deps.clock.now();
   // Only a step's decision can schedule a poll (an error is retried on its backoff).
@@ -343,8 +356,15 @@ async function learnAndCommit(
   if (report.outcome === 'conflict' && outcome.type !== 'deadline' && (outcome.usage?.calls ?? 0) > 0) {
     // Another process changed the job while the call was under way (a cancel, a take-over, its
     // deadline): its outcome is dropped, but what it cost is still the job's, and a paid answer is
-    // kept for a retry of a job finished under it.
-    await recordLateUsage(deps, workflow, job.id, outcome.usage ?? {}, lateAnswerOf(current, event));
+    // kept for a retry of a job finished under it. Loaded on first use: a lost commit is rare.
+    const { recordLateUsage } = await import('./late-usage');
+    await recordLateUsage(
+      deps,
+      workflow,
+      job.id,
+      outcome.usage ?? {},
+      creates ? lateAnswerOf(current, event) : undefined,
+    );
   }
   return report;
 }
@@ -498,58 +518,6 @@ function lateAnswerOf(current: Job, event: EngineEvent): LateAnswer | undefined 
   if (event.type === 'unsaved') return { kept: event.unsaved, run };
   if (event.type !== 'decision') return undefined;
   return { kept: { step: current.step, decision: event.decision, output: event.output }, run };
-}
-
-/** Add a call's usage to the job whose outcome could not be committed, so no paid call goes uncounted. */
-async function recordLateUsage(
-  deps: EngineDeps,
-  workflow: Workflow,
-  jobId: string,
-  usage: Partial<JobUsage>,
-  answer: LateAnswer | undefined,
-): Promise<void> {
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const job = await deps.store.get(jobId);
-    if (!job) return;
-    const next = advance(workflow, job, { type: 'late-usage', usage, answer }, deps.clock.now(), deps.random);
-    if (await commitLateUsage(deps, job, next.job)) {
-      deps.onJobChange?.(next.job);
-      return;
-    }
-  }
-  deps.log?.warn('could not add the usage of a call whose outcome lost to another writer', { jobId, usage });
-}
-
-/**
- * The job with a late call's usage; a finished job of a batch with its batch, in the same write
- * (`batchWithLateUsage`), so the batch's settled totals (`opflow batch`, GET /batches/{id}, its
- * --max-units) hold what the job paid after it ended. A store that cannot write both at once
- * (none of the backends') writes the job, then the batch on its version.
- */
-async function commitLateUsage(deps: EngineDeps, job: Job, next: Job): Promise<boolean> {
-  const batches = deps.batches;
-  const batch =
-    batches && job.batchId !== undefined && isTerminal(job.status)
-      ? await batches.get(job.batchId)
-      : undefined;
-  if (!batches || !batch) return deps.store.commit(next, job.version);
-  const now = deps.clock.now();
-  const withUsage = batchWithLateUsage(batch, job.id, job.usage, next.usage, now);
-  if (deps.store.commitWithBatch)
-    return deps.store.commitWithBatch(next, job.version, withUsage, batch.version);
-  if (!(await deps.store.commit(next, job.version))) return false;
-  for (let tries = 0, current: Batch | undefined = batch; current && tries < 20; tries++) {
-    if (
-      await batches.commit(batchWithLateUsage(current, job.id, job.usage, next.usage, now), current.version)
-    )
-      return true;
-    current = await batches.get(current.id);
-  }
-  deps.log?.warn("a late call's usage was added to its job but not to its batch's totals", {
-    jobId: job.id,
-    batchId: batch.id,
-  });
-  return true;
 }
 
 function unknownWorkflow(name: string): Workflow {

@@ -44,6 +44,23 @@ describe('opflow on AWS: delivery faults (bundled step worker)', { timeout: REAL
     expect(job?.usage.duplicateCreates).toBe(0);
   });
 
+  it('sends a billed read once when its message is delivered three times at once', async () => {
+    // A patent count is one billed read (p001): the deliveries that lose its claim never call.
+    const id = await world.submit({ workflow: 'patent-count', input: { query: 'bicycle AND chain' } });
+    await world.enqueueRaw(body(id, 1));
+    await world.enqueueRaw(body(id, 1));
+    expect(world.queueState().ready).toBe(3);
+    await Promise.all(world.workers.map((worker) => world.source.poll(worker)));
+    const counts = world.sandbox.ledger
+      .entries()
+      .filter((entry) => entry.operationId === 'p001PatentQuerySearchCount' && entry.workDone);
+    expect(counts.length).toBe(1);
+
+    const [job] = await world.settle([id], { drain: true });
+    expect(job?.status).toBe('SUCCEEDED');
+    expect(job?.usage).toMatchObject({ calls: 1, billedUnits: counts[0]!.billedUnits, duplicateCreates: 0 });
+  });
+
   it('drops an older version delivered after a newer one, leaving the job as it is', async () => {
     const id = await world.submit(novelty);
     let job = (await world.store.get(id))!;
