@@ -105,6 +105,8 @@ export async function driveJobs(
     const settled = watchdog
       ? await Promise.race([watched, watchdog.stuck.then(() => watched)])
       : await watched;
+    // A job of a settled batch that ended here again (a retry): the batch's outputs follow it.
+    if (here) await refreshBatchOutputs(ctx, backend, settled);
     if (!hostsSandbox) return { jobs: settled, interrupted: false, hostedSandbox: false };
     await keepSandboxForOthers(backend, jobs, display, (ids) => watch(ids, false));
     return { jobs: settled, interrupted: false, hostedSandbox: hostsSandbox };
@@ -117,6 +119,28 @@ export async function driveJobs(
     watchdogStop.abort();
     stopListening();
     display.stop();
+  }
+}
+
+/**
+ * The batches of jobs that ended here, when settled (finished, stopped): counted and their outputs
+ * (summary.csv, index.html, ...) rewritten from their jobs (ingest/settled-batch.ts). Locally nobody
+ * else may be running: this command is where the job's end is seen. A failure is said, not fatal:
+ * the job's own outcome stands, and `opflow serve` or the next command that sees it rewrites them.
+ */
+export async function refreshBatchOutputs(
+  ctx: CliContext,
+  backend: Backend,
+  jobs: readonly Job[],
+): Promise<void> {
+  if (!jobs.some((job) => job.batchId !== undefined && isTerminal(job.status))) return;
+  try {
+    const { refreshBatchesOf } = await import('../ingest/settled-batch');
+    await refreshBatchesOf({ engine: backend.deps, batches: await backend.batches() }, jobs);
+  } catch (error) {
+    ctx.io.stderr.write(
+      `opflow: the batch outputs of these jobs were not rewritten: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
   }
 }
 

@@ -14,7 +14,10 @@ import { driveBatch } from '../ingest/drive-batch';
 import type { IngestSource } from '../ingest/ingest';
 import { writeBatchOutputs } from '../ingest/outputs';
 
-/** Stopped or paused batches with jobs still under way. */
+/**
+ * Stopped or paused batches with jobs still under way, and finished ones whose jobs run again (a
+ * retry, a redrive): admission counts those as they end, and their outputs are rewritten.
+ */
 async function settlingBatches(batches: BatchStore): Promise<Batch[]> {
   const found: Batch[] = [];
   let cursor: string | undefined;
@@ -22,7 +25,9 @@ async function settlingBatches(batches: BatchStore): Promise<Batch[]> {
     const page = await batches.list({ limit: 200, cursor });
     found.push(
       ...page.batches.filter(
-        (batch) => (batch.status === 'STOPPED' || batch.status === 'PAUSED') && batch.inFlight.length > 0,
+        (batch) =>
+          (batch.status === 'STOPPED' || batch.status === 'PAUSED' || batch.status === 'FINISHED') &&
+          batch.inFlight.length > 0,
       ),
     );
     cursor = page.cursor;

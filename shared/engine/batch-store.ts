@@ -245,7 +245,7 @@ export function checkJobAndBatchVersions(
 ): void {
   if (job.version !== expectedVersion + 1 || batch.version !== expectedBatchVersion + 1) {
     throw new RangeError(
-      `job ${job.id} with batch ${batch.id}: a commit must raise each version by one (job ${expectedVersion + 1}, batch ${expectedBatchVersion + 1})`,
+      `job ${job.id}, batch ${batch.id}: versions must rise by 1 (${expectedVersion + 1}, ${expectedBatchVersion + 1})`,
     );
   }
 }

@@ -34,12 +34,13 @@ export interface AdmissionResult {
  * One round for one batch: notice its released jobs that finished (counting their outcome and
  * usage against the failure budget and --max-units), then release items up to its in-flight limit.
  * A batch whose source is read, whose items are all released and whose jobs are all finished
- * becomes FINISHED.
+ * becomes FINISHED. A FINISHED batch whose jobs run again (retried, redriven) has them counted as
+ * they end, and finishes again then.
  */
 export async function admitBatch(deps: AdmissionDeps, batchId: string): Promise<AdmissionResult | undefined> {
   for (let tries = 0; tries < 20; tries++) {
     const batch = await deps.batches.get(batchId);
-    if (!batch || !activeStatuses.has(batch.status))
+    if (!batch || !(activeStatuses.has(batch.status) || rejoined(batch)))
       return batch ? { batch, released: 0, settled: 0 } : undefined;
     const now = deps.engine.clock.now();
     const next: Batch = {
@@ -50,6 +51,8 @@ export async function admitBatch(deps: AdmissionDeps, batchId: string): Promise<
     };
     const stillInFlight: string[] = [];
     let settled = 0;
+    /** When the last job counted here ended (a finished batch finishes again then). */
+    let lastEnd = 0;
     const jobs = await jobsByIds(deps.engine.store, batch.inFlight);
     for (const jobId of batch.inFlight) {
       const job = jobs.get(jobId);
@@ -58,6 +61,7 @@ export async function admitBatch(deps: AdmissionDeps, batchId: string): Promise<
         continue;
       }
       settled += 1;
+      lastEnd = Math.max(lastEnd, job.finishedAt ?? job.updatedAt);
       if (job.status === 'SUCCEEDED') next.settled.succeeded += 1;
       else if (job.status === 'FAILED') next.settled.failed += 1;
       else next.settled.cancelled += 1;
@@ -104,6 +108,12 @@ export async function admitBatch(deps: AdmissionDeps, batchId: string): Promise<
         if (next.status === 'FINISHED') next.outputsOfFinish = 0;
       }
     }
+    if (batch.status === 'FINISHED' && settled > 0) {
+      // A job of the finished batch ran again (opflow retry, a redrive) and ended: it finished again
+      // then, and its outputs are rewritten from its jobs as they are now (not final until they are).
+      next.finishedAt = Math.max(batch.finishedAt ?? 0, lastEnd);
+      next.outputsOfFinish = 0;
+    }
     if (settled === 0 && released === 0 && next.status === batch.status)
       return { batch, released: 0, settled: 0 };
     if (await deps.batches.commit(next, batch.version)) return { batch: next, released, settled };
@@ -111,6 +121,14 @@ export async function admitBatch(deps: AdmissionDeps, batchId: string): Promise<
     // item keys, and the next round finds them again (creating nothing) and records them.
   }
   return undefined;
+}
+
+/**
+ * A finished batch with jobs in flight again: a job of it was retried or redriven (`rejoinBatch`).
+ * Admission counts them as they end (nothing is released: the batch stays FINISHED).
+ */
+function rejoined(batch: Batch): boolean {
+  return batch.status === 'FINISHED' && batch.inFlight.length > 0;
 }
 
 /** `upstreams` with `upstream` added unless one of them is the same upstream. */

@@ -93,7 +93,8 @@ export function viewOf(batch: Batch, now: number, inFlightJobs: readonly Job[] =
   const pace = elapsedMs > 0 && doneThisRun >= 3 ? doneThisRun / elapsedMs : 0;
   const active = batch.status === 'INGESTING' || batch.status === 'RUNNING';
   const finished = batch.status === 'FINISHED' && running <= 0;
-  const final = finished && outputsFinal(batch);
+  // A job of it that ran again and ended, not counted yet: the outputs are rewritten once it is.
+  const final = finished && ended === 0 && outputsFinal(batch);
   return {
     id: batch.id,
     name: batch.name,
@@ -133,8 +134,7 @@ export function viewOf(batch: Batch, now: number, inFlightJobs: readonly Job[] =
 /**
  * When the batch finished, as its jobs say: a finished batch one of whose jobs runs again (opflow
  * retry, a resume) is not finished while that job runs, and once it ends the batch finished when its
- * last job did, not at its earlier finish. Admission does not look at a finished batch again, so the
- * stored `finishedAt` stays the first finish (its outputs are recorded against it).
+ * last job did, not at its earlier finish (admission, counting that job, stores that finish).
  */
 function finishOf(batch: Batch, running: number, lastEnd: number | undefined): number | undefined {
   if (batch.status !== 'FINISHED') return batch.finishedAt;

@@ -4,7 +4,9 @@
  * key findings), summary.xlsx (the same rows with verdicts and X/Y/A counts, a detail sheet per
  * workflow: workbook.ts), results.jsonl, failed.jsonl (bad lines and failed items, with where and
  * why) and index.html (totals, a sortable table, a link to every report, the failures). Rewritten every few
- * seconds while the batch runs, so an interrupted batch has a partial summary, and once at the end.
+ * seconds while the batch runs, so an interrupted batch has a partial summary, and once at the end;
+ * and again when a job of the finished batch ends again (a retry, a redrive: ./settled-batch.ts),
+ * always whole from the items and their jobs as they are, never patched.
  */
 import { dirname, relative } from 'node:path';
 import type { Batch, BatchItem, BatchProblem, BatchStore } from '../engine/batch-store';
@@ -57,7 +59,10 @@ interface JobFindings {
   own: BatchFindings;
 }
 
-/** Findings of finished jobs, which never change again: read once per process. */
+/**
+ * Findings of finished jobs, read once per process, by job id and version: a job retried after it
+ * ended (a FAILED item run again to SUCCEEDED) is read again at its new end.
+ */
 const findingsCache = new Map<string, JobFindings>();
 /** Detail rows held by the cache: it is cleared past this many, as past 20,000 jobs. */
 const cachedDetailRowsMax = 200_000;
@@ -86,7 +91,8 @@ function findingsOfResult(workflow: string, result: Record<string, unknown>): Jo
 }
 
 async function findingsOf(deps: OutputDeps, job: Job): Promise<JobFindings> {
-  const cached = findingsCache.get(job.id);
+  const cacheKey = `${job.id}:${job.version}`;
+  const cached = findingsCache.get(cacheKey);
   if (cached) return cached;
   let findings: JobFindings = { cells: {}, own: {} };
   const key = reportKeys(job.id).result;
@@ -105,7 +111,7 @@ async function findingsOf(deps: OutputDeps, job: Job): Promise<JobFindings> {
       findingsCache.clear();
       cachedDetailRows = 0;
     }
-    findingsCache.set(job.id, findings);
+    findingsCache.set(cacheKey, findings);
     cachedDetailRows += findings.own.detail?.length ?? 0;
   }
   return findings;

@@ -4,6 +4,7 @@
  */
 import { cancelJob } from '../../engine/job-commands';
 import { type CliContext, type GlobalOptions, openBackend, writeJson } from '../context';
+import { refreshBatchOutputs } from '../drive-jobs';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
 import { jobSummary, stepTitle } from '../format';
 
@@ -17,6 +18,8 @@ export async function cancelCommand(
     const existing = await backend.deps.store.get(jobId);
     if (!existing) throw new CliError(`no job ${jobId}`, ExitCode.notFound);
     const job = await cancelJob(backend.deps, jobId);
+    // A job of a finished batch run again and cancelled here: the batch's outputs follow it.
+    if (backend.work.where === 'here') await refreshBatchOutputs(ctx, backend, [job]);
     if (options.json) writeJson(ctx.io, jobSummary(job));
     else
       ctx.io.stdout.write(

@@ -45,6 +45,9 @@ export function awsApiRoutes(
   const documents = pipeline.aws.clients.documents;
   const { tableName } = pipeline.config;
   const batches = new DynamoDbBatchStore({ client: documents, tableName });
+  // The job routes' engine too: a job of a batch retried, redriven or cancelled here leaves (and
+  // rejoins) its batch's counts (rejoinBatch), as `opflow retry` does, so the batch follows it.
+  deps.batches ??= batches;
   const deliveries = awsWebhookDeliveries(pipeline);
   return [
     ...timelineRoutes({ deps, history: pipeline.history }),

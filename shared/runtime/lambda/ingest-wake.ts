@@ -77,7 +77,8 @@ export function sweeperIngestWake(
  * A job of a batch ended: its batch's entry is woken (one conditional write), and when no driver
  * holds it and no wake-up is on its way, the ingest function is invoked, so the batch's next items
  * go out and its outputs are written within seconds of the end instead of at the sweeper's next
- * minute. What the wake did.
+ * minute. A batch no longer in the schedule (settled: a job of it was retried after it finished) is
+ * put back by the invocation (`batchId`), driven once and its outputs rewritten. What the wake did.
  */
 export function batchEndWake(
   documents: DynamoDBDocumentClient,
@@ -89,7 +90,10 @@ export function batchEndWake(
   const invoke = lazyInvoker(clientConfig);
   return async (batchId, now) => {
     const woke = await (await schedule()).wake(batchId, now);
-    if (woke === 'woken') await invoke(functionName, continuation);
+    // `none`: settled and out of the schedule, a job of it ran again (a retry) and ended. The
+    // function puts it back, drives it once: counts the job, rewrites its outputs from its jobs.
+    if (woke !== 'noted')
+      await invoke(functionName, woke === 'none' ? { ...continuation, batchId } : continuation);
     return woke;
   };
 }

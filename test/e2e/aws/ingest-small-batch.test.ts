@@ -85,14 +85,49 @@ describe('a small batch on aws (S3 inbox event → ingest function → step work
     expect(summary[1]).toMatch(/^p1,.*,patent-count,SUCCEEDED,/);
     expect(summary[2]).toMatch(/^p2,.*,patent-count,SUCCEEDED,/);
 
-    // Settled, the batch leaves the schedule: a later end (none here) would wake nothing, and
-    // nothing of the ingest function waits or was stopped.
+    // Settled, the batch leaves the schedule (a later end of a job run again puts it back: the next
+    // test), and nothing of the ingest function waits or was stopped.
     const schedule = new DynamoDbIngestSchedule(
       world.emulators.clients.documents,
       world.env.OPFLOW_TABLE_NAME!,
     );
     expect(await schedule.entries()).toEqual([]);
     expect(await schedule.wake('pair', world.now())).toBe('none');
+    expect(world.inbox!.invoker.stopped).toEqual([]);
+    expect(world.inbox!.invoker.dead).toEqual([]);
+  }, 600_000);
+  it("rewrites the finished batch's summary.csv and index.html in S3 when a retry makes its failed item succeed", async () => {
+    // The second count has a deadline it cannot meet: the batch finishes with it FAILED.
+    await inbox.upload(
+      'inbox/patent-count/again/again.jsonl',
+      `${JSON.stringify({ id: 'ok', query: 'TTL:(again lamp)' })}\n${JSON.stringify({ id: 'late', query: 'TTL:(again hinge)', deadline: '1ms' })}\n`,
+    );
+    const first = (await runUntilSettled('again')).batch;
+    expect(first).toMatchObject({ status: 'FINISHED', settled: { succeeded: 1, failed: 1 } });
+    const text = async (name: string) =>
+      Buffer.from((await world.reports.get(`batches/again/${name}`))?.body ?? new Uint8Array()).toString(
+        'utf8',
+      );
+    const rowOf = async (id: string) =>
+      (await text('summary.csv')).split('\n').find((line) => line.startsWith(`${id},`)) ?? '';
+    const total = async (label: string) =>
+      new RegExp(`<div><b>(\\d+)</b>${label}</div>`).exec(await text('index.html'))?.[1];
+    expect(await rowOf('late')).toMatch(/,patent-count,FAILED,/);
+    expect([await total('succeeded'), await total('failed or cancelled')]).toEqual(['1', '1']);
+    const late = (await listAll(world.store, { batchId: 'again' })).find((job) => job.status === 'FAILED')!;
+
+    // Retried through the job API (as opflow retry and the dashboard do), with time to finish.
+    const retried = await world.api('POST', `/jobs/${late.id}/retry`, { body: { deadlineMs: 600_000 } });
+    expect(retried.status).toBe(200);
+    // The step worker's end of the job finds the batch out of the schedule and has the ingest
+    // function drive it once: the job counted, the batch finished again, its files rewritten.
+    const again = (await runUntilSettled('again')).batch;
+    expect(again).toMatchObject({ status: 'FINISHED', inFlight: [], settled: { succeeded: 2, failed: 0 } });
+    // (The harness clock stands still between deliveries: not before its first finish.)
+    expect(again.finishedAt).toBeGreaterThanOrEqual(first.finishedAt!);
+    expect(await rowOf('late')).toMatch(/,patent-count,SUCCEEDED,/);
+    expect([await total('succeeded'), await total('failed or cancelled')]).toEqual(['2', '0']);
+    expect(again.outputsOfFinish).toBe(again.finishedAt);
     expect(world.inbox!.invoker.stopped).toEqual([]);
     expect(world.inbox!.invoker.dead).toEqual([]);
   }, 600_000);

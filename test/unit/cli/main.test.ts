@@ -207,4 +207,35 @@ describe('opflow (in-process)', () => {
       await sandbox.close();
     }
   });
+  it("rewrites a finished batch's summary.csv and index.html when opflow retry makes its failed item succeed", async () => {
+    // Two counts; the second has a deadline it cannot meet, so the batch finishes with it FAILED.
+    writeFileSync(
+      join(dir, 'counts.jsonl'),
+      `${JSON.stringify({ id: 'ok', query: 'TTL:(lamp)' })}\n${JSON.stringify({ id: 'late', query: 'TTL:(hinge)', deadline: '1ms' })}\n`,
+    );
+    await opflow('ingest', 'counts.jsonl', '--workflow', 'patent-count', '--batch', 'counts');
+    const folder = join(dir, 'out', 'batches', 'counts');
+    const rowOf = (id: string) =>
+      readFileSync(join(folder, 'summary.csv'), 'utf8')
+        .split('\n')
+        .find((line) => line.startsWith(`${id},`)) ?? '';
+    const total = (label: string) =>
+      new RegExp(`<div><b>(\\d+)</b>${label}</div>`).exec(
+        readFileSync(join(folder, 'index.html'), 'utf8'),
+      )?.[1];
+    expect(rowOf('late')).toMatch(/,patent-count,FAILED,/);
+    expect([total('succeeded'), total('failed or cancelled')]).toEqual(['1', '1']);
+    const jobId = rowOf('late')
+      .split(',')
+      .find((cell) => /^[0-9A-Z]{26}$/.test(cell));
+    expect(jobId).toBeDefined();
+
+    io = captureIo({ env: env(), cwd: dir });
+    expect(await opflow('retry', jobId!, '--deadline', '10m')).toBe(ExitCode.ok);
+    // The files follow the job: its row succeeded (with its findings), the totals moved.
+    expect(rowOf('late')).toMatch(/,patent-count,SUCCEEDED,/);
+    expect(rowOf('late')).not.toContain('deadline');
+    expect([total('succeeded'), total('failed or cancelled')]).toEqual(['2', '0']);
+    expect(rowOf('ok')).toMatch(/,patent-count,SUCCEEDED,/);
+  });
 });
