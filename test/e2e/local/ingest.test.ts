@@ -47,9 +47,9 @@ describe('opflow ingest (local)', () => {
   });
 
   // 540 lines: the 20 kinds of bad line, two of the SQLite store's chunks of 500 records, and 520
-  // items in two pages of the 500 the outputs read. With 1,000 lines this test took 586 s at load 40
-  // on the shared two-core machine, near its limit (491 s with 540); the 1,000-line manifests, as
-  // JSON Lines and as CSV, run on both backends in test/integration/ingest/ingest-core.test.ts.
+  // items in two pages of the 500 the outputs read. Side by side on the shared two-core machine
+  // (load 24 to 30) it took 462 s, and with 1,000 lines failed at its 600 s limit; the 1,000-line
+  // manifests, as JSON Lines and as CSV, run on both backends in test/integration/ingest/ingest-core.
   it('runs a 540-line manifest with 20 bad lines to 520 jobs, a summary and the failures; a re-ingest creates nothing', async () => {
     const lines = 540;
     const good = lines - 20;
