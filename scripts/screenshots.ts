@@ -21,6 +21,8 @@ const token = 'screenshots-token-0123456789abcdef';
 const linkSecret = 'screenshots-review-link-secret-0123456789';
 /** The signing secret of the webhook source "tracker" (OPFLOW_WEBHOOK_SECRET_TRACKER). */
 const trackerSecret = `whsec_${Buffer.from('the signing secret of the tracker source').toString('base64')}`;
+/** The signing secret of the config's webhook source "issue-tracker" (OPFLOW_WEBHOOK_SECRET_ISSUE_TRACKER). */
+const issueTrackerSecret = `whsec_${Buffer.from('the signing secret of the issue tracker').toString('base64')}`;
 const viewport = { width: 1280, height: 900 };
 
 /** Every image of docs/images, each what it shows. */
@@ -29,12 +31,14 @@ export const screenshots = {
   'dashboard-jobs.png': 'the jobs list',
   'dashboard-job.png': 'a finished novelty check: figures and steps',
   'dashboard-report.png': 'its report, full page',
-  'dashboard-answers.png': "a job answered through a reviewer's link: answers and notices",
+  'dashboard-answers.png':
+    "a job two people approved (a reviewer's link, then the job API): its answers and approval rounds, each option by its label",
   'review-page.png': "the confirmation page a reviewer's link opens",
   'dashboard-streamed-answer.png': 'an LLM chat answer while it arrives',
   'dashboard-batch.png': 'a finished batch',
   'dashboard-schedules.png': 'schedules with their run history',
-  'dashboard-webhooks.png': 'webhook deliveries: accepted, repeated and refused with their reason',
+  'dashboard-webhooks.png':
+    'webhook sources (one of the config with its caps, one known only by its signing secret) and the newest deliveries: one accepted, two refused with their reason',
   'dashboard-bulk.png': 'a bulk retry counted by its filter',
   'dashboard-new-job.png': "a job's form filled in with the workflow's example",
   'dashboard-upload.png': 'a manifest checked, with a refused line and the estimate',
@@ -45,6 +49,7 @@ interface JobView {
   id: string;
   status: string;
   pending?: { options: { id: string }[] };
+  answers?: { options: string[]; applied?: boolean }[];
 }
 
 /** `opflow serve` on `dir` with `env`; resolves with its URL (the first line of its --json output). */
@@ -118,7 +123,10 @@ export async function slackReceiver(posts: string[] = []) {
   return { posts, server, port: (server.address() as AddressInfo).port };
 }
 
-/** The opflow.config.json of the main server: two schedules (one paused in the file) and a reviewers rule. */
+/**
+ * The opflow.config.json of the main server: two schedules (one paused in the file), a webhook source
+ * with caps, and the reviewers' rules (two approvers for the tenant legal, one for the others).
+ */
 function writeConfig(dir: string) {
   writeFileSync(
     join(dir, 'opflow.config.json'),
@@ -140,10 +148,23 @@ function writeConfig(dir: string) {
           paused: { reason: 'held until the budget is agreed' },
         },
       ],
+      webhooks: {
+        'issue-tracker': {
+          tenant: 'default',
+          workflow: 'patent-count',
+          input: { query: { $from: '/issue/title' } },
+          label: { $from: '/issue/key' },
+          maxUnitsPerRun: 20,
+          maxUnitsPerDay: 500,
+        },
+      },
       reviewers: {
         checkEverySeconds: 1,
         channels: { 'ip-team': { type: 'slack' } },
-        rules: [{ name: 'novelty', notify: ['ip-team'], remind: { every: '1h', times: 2 } }],
+        rules: [
+          { name: 'legal-pair', match: { tenant: 'legal' }, notify: ['ip-team'], approvers: 2 },
+          { name: 'novelty', notify: ['ip-team'], remind: { every: '1h', times: 2 } },
+        ],
       },
     }),
   );
@@ -181,6 +202,7 @@ async function makeState(url: string, dir: string, posts: string[]) {
     workflow: 'novelty-check',
     input: { text: ideas[0] },
     label: 'helmet for review',
+    tenant: 'legal',
     selection: { mode: 'manual' },
   });
   const waiting = await start({
@@ -242,12 +264,15 @@ async function makeState(url: string, dir: string, posts: string[]) {
   };
 }
 
-/** Deliveries to the webhook source "tracker": one that starts a job, its repeat, and two refused. */
+/**
+ * Deliveries to the webhook source "tracker" (known by its secret): one that starts a job, its
+ * repeat, and two refused; then one to the config's "issue-tracker", mapped from an issue.
+ */
 async function webhookDeliveries(url: string) {
   const { Webhook } = await import('standardwebhooks');
-  const deliver = (id: string, body: string, secret = trackerSecret) => {
+  const deliver = (id: string, body: string, secret = trackerSecret, source = 'tracker') => {
     const at = new Date();
-    return fetch(`${url}/webhooks/tracker`, {
+    return fetch(`${url}/webhooks/${source}`, {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
@@ -266,6 +291,18 @@ async function webhookDeliveries(url: string) {
     JSON.stringify({ workflow: 'patent-counter', input: { query: 'TTL:(visor)' } }),
   );
   await deliver('msg_2KqAx93c', request, `whsec_${Buffer.from('not the tracker secret').toString('base64')}`);
+  const issue = JSON.stringify({ issue: { key: 'IP-142', title: 'TTL:(helmet AND chin strap)' } });
+  await deliver('msg_2KqC7w2d', issue, issueTrackerSecret, 'issue-tracker');
+}
+
+/** The second approver confirms, through the job API, what the first approved by link. */
+async function secondApproval(url: string, id: string) {
+  const api = jobApi(url);
+  const first = await until(async () => {
+    const { job } = await api<{ job: JobView }>('GET', `/jobs/${id}`);
+    return job.answers?.find((answer) => answer.applied === false);
+  }, `the first approval of ${id}`);
+  await api('POST', `/jobs/${id}/selection`, { selected: first.options, by: 'Erin Second' });
 }
 
 async function main() {
@@ -290,6 +327,7 @@ async function main() {
       OPFLOW_REVIEW_IP_TEAM_URL: `http://127.0.0.1:${receiver.port}/services/T000/B000/slack-url-secret`,
       OPFLOW_CALLBACK_ALLOW_HOSTS: `127.0.0.1:${receiver.port}`,
       OPFLOW_WEBHOOK_SECRET_TRACKER: trackerSecret,
+      OPFLOW_WEBHOOK_SECRET_ISSUE_TRACKER: issueTrackerSecret,
     });
     children.push(main.child);
     const streaming = await serve(streamDir, {
@@ -339,17 +377,19 @@ async function main() {
       .waitFor();
     await shoot('dashboard-report.png');
 
-    // A reviewer answers through the link; the page before, then the job's answers after.
+    // A reviewer approves through the link, a second person through the job API; the page before,
+    // then the job's answers and approval rounds after.
     await page.goto(state.waitingLink);
     await page.getByRole('button', { name: 'Confirm this answer' }).waitFor();
     await shoot('review-page.png');
     await page.goto(state.reviewedLink);
     await page.getByLabel(/Your name or mail address/).fill('Dana Reviewer');
     await page.getByRole('button', { name: 'Confirm this answer' }).click();
-    await page.getByRole('heading', { name: 'Thank you: your answer is recorded' }).waitFor();
+    await page.getByRole('heading', { name: 'Your confirmation is recorded' }).waitFor();
+    await secondApproval(main.url, state.reviewed);
     await state.settled(state.reviewed, 'SUCCEEDED');
     await open(`#/jobs/${state.reviewed}`, /helmet/i);
-    await page.getByRole('table', { name: /answer to its selection points/ }).waitFor();
+    await page.getByRole('table', { name: /answers? to its selection points/ }).waitFor();
     await page.evaluate("document.getElementById('answers-heading').scrollIntoView({ block: 'start' })");
     await shoot('dashboard-answers.png');
 
@@ -362,6 +402,7 @@ async function main() {
     await shoot('dashboard-schedules.png');
     await open('#/webhooks', 'Webhook deliveries');
     await page.locator('tr[data-answer="401"]').waitFor();
+    await page.getByRole('table', { name: /^2 sources/ }).waitFor();
     await shoot('dashboard-webhooks.png');
 
     await open('#/bulk', 'Bulk actions');
