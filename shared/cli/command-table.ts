@@ -195,6 +195,16 @@ const run = defineCommand({
   run: ({ ctx, args: [workflow, inputs], options }) => runCommand(ctx, workflow, inputs, options),
 });
 
+/**
+ * The exit codes of `opflow ingest` and `opflow batch` (with or without --no-wait, --watch,
+ * --dry-run): a script that ingests a manifest is told when a line was refused, even if every
+ * valid line ran (docs/guides/cli.md#exit-codes-of-ingest-and-batch).
+ */
+const bulkExitCodes = `
+Exit codes: 0 every line was used and every item that ended succeeded; 1 a line was refused (a bad
+line, with --no-wait and --dry-run too), an item failed or was cancelled, or the batch stopped or
+paused; 3 only items waiting for a selection are left; 130 interrupted (nothing is lost).`;
+
 const ingest = defineCommand({
   name: 'ingest',
   docs: 'docs/guides/bulk-ingestion.md#run-a-batch',
@@ -255,7 +265,8 @@ reason (also in failed.jsonl) and the valid lines still run. Ingesting the same 
 creates nothing new; a changed line is a new item. Outputs: <out>/batches/<batchId>/summary.csv,
 results.jsonl, failed.jsonl and index.html, kept up to date while the batch runs. When only items
 that wait for a selection ("select": "manual") are left, it ends with exit code 3 and the command
-that answers each; opflow batch <batchId> --watch then finishes the batch.`,
+that answers each; opflow batch <batchId> --watch then finishes the batch.
+${bulkExitCodes}`,
   run: ({ ctx, args: [path], options }) => ingestCommand(ctx, path, options),
 });
 
@@ -295,6 +306,7 @@ const batch = defineCommand({
     },
     { flags: '--limit <n>', description: 'list at most this many', default: '50' },
   ],
+  help: bulkExitCodes,
   run: ({ ctx, args: [batchId], options }) => batchCommand(ctx, batchId, options),
 });
 

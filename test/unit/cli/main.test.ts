@@ -238,4 +238,31 @@ describe('opflow (in-process)', () => {
     expect([total('succeeded'), total('failed or cancelled')]).toEqual(['2', '0']);
     expect(rowOf('ok')).toMatch(/,patent-count,SUCCEEDED,/);
   });
+  it('exits 1 from opflow ingest --no-wait and opflow batch --watch for a batch with a bad line, 0 without', async () => {
+    const good = JSON.stringify({ id: 'a', query: 'TTL:(lamp)' });
+    writeFileSync(join(dir, 'bad.jsonl'), `${good}\n{"id": "b", "query": 7}\n`);
+    writeFileSync(join(dir, 'good.jsonl'), `${good}\n`);
+    const codeOf = async (...args: string[]) => {
+      io = captureIo({ env: env(), cwd: dir });
+      return opflow(...args);
+    };
+    expect(
+      await codeOf('ingest', 'bad.jsonl', '--workflow', 'patent-count', '--batch', 'bad', '--no-wait'),
+    ).toBe(ExitCode.jobFailed);
+    expect(io.out()).toContain('1 bad line');
+    expect(await codeOf('batch', 'bad', '--watch', '--json')).toBe(ExitCode.jobFailed);
+    expect(JSON.parse(io.out())).toMatchObject({ status: 'FINISHED', totals: { succeeded: 1 }, exitCode: 1 });
+    expect(await codeOf('batch', 'bad')).toBe(ExitCode.jobFailed);
+    expect(
+      await codeOf('ingest', 'good.jsonl', '--workflow', 'patent-count', '--batch', 'good', '--no-wait'),
+    ).toBe(ExitCode.ok);
+    expect(await codeOf('batch', 'good', '--watch')).toBe(ExitCode.ok);
+    // Both commands' --help say so.
+    for (const command of ['ingest', 'batch']) {
+      expect(await codeOf(command, '--help')).toBe(ExitCode.ok);
+      expect(io.out().replace(/\s+/g, ' ')).toContain(
+        '1 a line was refused (a bad line, with --no-wait and --dry-run too)',
+      );
+    }
+  });
 });
