@@ -33,6 +33,14 @@ export const manifestUploadBodySchema = z.strictObject({
  */
 export const uploadedDocumentPattern = /^\w[\w .()+,-]{0,119}$/;
 
+/** An uploaded document's name, as both bodies that name documents take it. */
+const documentName = z
+  .string()
+  .regex(
+    uploadedDocumentPattern,
+    'must be a file name of letters, digits, spaces and . ( ) + , - _ (at most 120)',
+  );
+
 /**
  * Documents uploaded to become a batch, one item each (as `opflow ingest <folder>` reads a folder):
  * each its file name and its bytes in base64. The request body's limit (1 MiB) bounds them together.
@@ -41,12 +49,7 @@ export const documentsUploadBodySchema = z.strictObject({
   documents: z
     .array(
       z.strictObject({
-        name: z
-          .string()
-          .regex(
-            uploadedDocumentPattern,
-            'must be a file name of letters, digits, spaces and . ( ) + , - _ (at most 120)',
-          ),
+        name: documentName,
         content: z
           .string()
           .regex(/^[A-Za-z0-9+/]*={0,2}$/, 'must be the document in base64')
@@ -92,12 +95,7 @@ export const documentFilesUploadBodySchema = z
     documentFiles: z
       .array(
         z.strictObject({
-          name: z
-            .string()
-            .regex(
-              uploadedDocumentPattern,
-              'must be a file name of letters, digits, spaces and . ( ) + , - _ (at most 120)',
-            ),
+          name: documentName,
           size: z.number().int().nonnegative(),
           sha256: z
             .string()

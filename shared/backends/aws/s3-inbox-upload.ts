@@ -6,7 +6,7 @@
  * length too: `content-length` is a signed header, which the browser sets from the body). The caller needs no AWS
  * credentials; the signature is the api role's (which may PutObject under `inbox/`).
  */
-import { HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 
 export interface InboxUpload {
@@ -21,18 +21,18 @@ export interface InboxUpload {
 /** How long a presigned upload works: long enough to send a large manifest, short enough not to linger. */
 export const inboxUploadSeconds = 15 * 60;
 
-export async function presignInboxUpload(
-  s3: S3Client,
-  target: {
-    bucket: string;
-    key: string;
-    metadata: Record<string, string>;
-    sha256Hex: string;
-    now: number;
-    /** The body's length in bytes, signed (the browser sends it as Content-Length): S3 takes no other. */
-    contentLength?: number | undefined;
-  },
-): Promise<InboxUpload> {
+/** What a presigned PUT is bound to: the key, the object's metadata and the content's SHA-256 (and length). */
+export interface PresignTarget {
+  bucket: string;
+  key: string;
+  metadata: Record<string, string>;
+  sha256Hex: string;
+  now: number;
+  /** The body's length in bytes, signed (the browser sends it as Content-Length): S3 takes no other. */
+  contentLength?: number | undefined;
+}
+
+export async function presignInboxUpload(s3: S3Client, target: PresignTarget): Promise<InboxUpload> {
   const checksum = Buffer.from(target.sha256Hex, 'hex').toString('base64');
   const command = new PutObjectCommand({
     Bucket: target.bucket,
@@ -59,47 +59,4 @@ export async function presignInboxUpload(
     headers,
     expiresAt: new Date(target.now + inboxUploadSeconds * 1000).toISOString(),
   };
-}
-
-/** What the bucket holds under `key` (size, SHA-256 where S3 keeps one, metadata), or undefined when nothing. */
-export async function headInboxObject(
-  s3: S3Client,
-  target: { bucket: string; key: string },
-): Promise<
-  | { size: number | undefined; checksumSha256?: string | undefined; metadata: Record<string, string> }
-  | undefined
-> {
-  try {
-    const answer = await s3.send(
-      new HeadObjectCommand({ Bucket: target.bucket, Key: target.key, ChecksumMode: 'ENABLED' }),
-    );
-    return {
-      size: answer.ContentLength,
-      checksumSha256:
-        answer.ChecksumSHA256 && !answer.ChecksumSHA256.includes('-') ? answer.ChecksumSHA256 : undefined,
-      metadata: Object.fromEntries(
-        Object.entries(answer.Metadata ?? {}).map(([name, value]) => [name.toLowerCase(), value]),
-      ),
-    };
-  } catch (error) {
-    const name = (error as { name?: string }).name;
-    if (name === 'NotFound' || name === 'NoSuchKey') return undefined;
-    throw error;
-  }
-}
-
-/** Writes an object under `inbox/` as the api itself (the manifest a documents upload's commit writes last). */
-export async function putInboxObject(
-  s3: S3Client,
-  target: { bucket: string; key: string; body: string; metadata: Record<string, string> },
-): Promise<void> {
-  await s3.send(
-    new PutObjectCommand({
-      Bucket: target.bucket,
-      Key: target.key,
-      Body: target.body,
-      Metadata: target.metadata,
-      ContentType: 'application/x-ndjson',
-    }),
-  );
 }

@@ -57,16 +57,40 @@ export async function readS3Object(
   }
 }
 
-/** The object's user metadata (`x-amz-meta-*`, names in lower case), or undefined when it is gone. */
-export async function inboxMetadata(
+/** What the bucket holds under an object's key (HeadObject). */
+export interface InboxHead {
+  size: number | undefined;
+  /** The whole object's SHA-256 in base64, where S3 keeps one and it was asked for (`checksum`). */
+  checksumSha256?: string | undefined;
+  /** Its user metadata (`x-amz-meta-*`), names in lower case. */
+  metadata: Record<string, string>;
+}
+
+/**
+ * The object's size and user metadata, and with `checksum` its SHA-256 where S3 keeps one for the
+ * whole object (not a multipart upload's checksum of checksums); undefined when there is no such
+ * object. (Every function whose code reaches this file holds all of it: keep it small.)
+ */
+export async function headInboxObject(
   s3: S3Client,
   object: InboxObject,
-): Promise<Record<string, string> | undefined> {
+  checksum?: boolean,
+): Promise<InboxHead | undefined> {
   try {
-    const answer = await s3.send(new HeadObjectCommand({ Bucket: object.bucket, Key: object.key }));
-    return Object.fromEntries(
-      Object.entries(answer.Metadata ?? {}).map(([name, value]) => [name.toLowerCase(), value]),
+    const answer = await s3.send(
+      new HeadObjectCommand({
+        Bucket: object.bucket,
+        Key: object.key,
+        ChecksumMode: checksum ? 'ENABLED' : undefined,
+      }),
     );
+    return {
+      size: answer.ContentLength,
+      checksumSha256: answer.ChecksumSHA256?.includes('-') ? undefined : answer.ChecksumSHA256,
+      metadata: Object.fromEntries(
+        Object.entries(answer.Metadata ?? {}).map(([name, value]) => [name.toLowerCase(), value]),
+      ),
+    };
   } catch (error) {
     const name = (error as { name?: string }).name;
     if (name === 'NotFound' || name === 'NoSuchKey') return undefined;
@@ -74,14 +98,33 @@ export async function inboxMetadata(
   }
 }
 
+/** The object's user metadata (`x-amz-meta-*`, names in lower case), or undefined when it is gone. */
+export async function inboxMetadata(
+  s3: S3Client,
+  object: InboxObject,
+): Promise<Record<string, string> | undefined> {
+  return (await headInboxObject(s3, object))?.metadata;
+}
+
+/**
+ * Writes an object under `inbox/` (what `opflow ingest` uploads; the manifest a documents upload's
+ * commit writes last, with its `contentType`).
+ */
 export async function putInboxObject(
   s3: S3Client,
   object: InboxObject,
   body: Uint8Array | string,
   metadata: Record<string, string> = {},
+  contentType?: string,
 ): Promise<{ etag?: string | undefined }> {
   const answer = await s3.send(
-    new PutObjectCommand({ Bucket: object.bucket, Key: object.key, Body: body, Metadata: metadata }),
+    new PutObjectCommand({
+      Bucket: object.bucket,
+      Key: object.key,
+      Body: body,
+      Metadata: metadata,
+      ContentType: contentType,
+    }),
   );
   return { etag: answer.ETag?.replace(/"/g, '') };
 }

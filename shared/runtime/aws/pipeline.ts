@@ -7,7 +7,7 @@
  * Its settings come from the environment (`loadAwsConfig`, ./config.ts, which names every variable).
  */
 
-import { type AwsBackend, createAwsBackend } from '../../backends/aws';
+import { type AwsBackend, createAwsBackend, putInboxObject } from '../../backends/aws';
 import { DynamoDbBatchStore } from '../../backends/aws/dynamodb-batch-store';
 import { DynamoDbCallbackOutbox } from '../../backends/aws/dynamodb-callback-outbox';
 import { DynamoDbJobHistory } from '../../backends/aws/dynamodb-job-history';
@@ -280,13 +280,9 @@ function awsInbox(aws: AwsBackend, bucket: string, tableName: string): Inbox {
   };
   return {
     location: `s3://${bucket}/`,
-    put: async (key, body, metadata) =>
-      (await import('../../backends/aws/s3-inbox')).putInboxObject(
-        aws.clients.s3,
-        { bucket, key },
-        body,
-        metadata,
-      ),
+    // A static import: the backend's barrel reaches s3-inbox.ts at start anyway, and a dynamic import
+    // would keep every export of that file in each function's cold start.
+    put: (key, body, metadata) => putInboxObject(aws.clients.s3, { bucket, key }, body, metadata),
     received: async (upload) => (await schedule()).hasUpload({ bucket, ...upload }),
     handBack: async (batchId) => {
       await (await schedule()).scheduleBatch(batchId, Date.now(), { restart: true });

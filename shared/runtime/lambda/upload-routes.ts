@@ -16,7 +16,7 @@
  */
 import type { S3Client } from '@aws-sdk/client-s3';
 import { awsClientConfig } from '../../backends/aws/clients';
-import type { InboxUpload } from '../../backends/aws/s3-inbox-upload';
+import type { InboxUpload, PresignTarget } from '../../backends/aws/s3-inbox-upload';
 import { jobInputRoute } from '../../dashboard/job-input-route';
 import type { LocateManifest } from '../../dashboard/upload-check';
 import type { BatchStore } from '../../engine/batch-store';
@@ -28,16 +28,8 @@ import { documentFilesPlan, documentMismatch } from '../../ingest/inbox-document
 import { documentFilesUploadBodySchema, manifestUploadBodySchema } from '../../ingest/upload-request';
 import type { JobSide } from './jobs-runtime';
 
-type PresignTarget = {
-  bucket: string;
-  key: string;
-  metadata: Record<string, string>;
-  sha256Hex: string;
-  now: number;
-  contentLength?: number | undefined;
-};
-
-type InboxSide = typeof import('../../backends/aws/s3-inbox-upload');
+type InboxSide = typeof import('../../backends/aws/s3-inbox') &
+  typeof import('../../backends/aws/s3-inbox-upload');
 
 /**
  * The presigner, the inbox's look-up and write, and their S3 client, loaded on the first upload (a
@@ -47,11 +39,12 @@ function inboxOnFirstUse(pipeline: Pick<JobSide, 'config'>) {
   let loading: Promise<{ s3: S3Client; side: InboxSide }> | undefined;
   const load = () => {
     loading ??= Promise.all([
+      import('../../backends/aws/s3-inbox'),
       import('../../backends/aws/s3-inbox-upload'),
       import('../../backends/aws/s3-client'),
-    ]).then(([side, { createS3Client }]) => ({
+    ]).then(([inbox, upload, { createS3Client }]) => ({
       s3: createS3Client(awsClientConfig(pipeline.config)),
-      side,
+      side: { ...inbox, ...upload },
     }));
     loading.catch(() => {
       loading = undefined;
@@ -65,11 +58,11 @@ function inboxOnFirstUse(pipeline: Pick<JobSide, 'config'>) {
     },
     head: async (target: { bucket: string; key: string }) => {
       const { s3, side } = await load();
-      return side.headInboxObject(s3, target);
+      return side.headInboxObject(s3, target, true);
     },
     put: async (target: { bucket: string; key: string; body: string; metadata: Record<string, string> }) => {
       const { s3, side } = await load();
-      return side.putInboxObject(s3, target);
+      return side.putInboxObject(s3, target, target.body, target.metadata, 'application/x-ndjson');
     },
   };
 }
