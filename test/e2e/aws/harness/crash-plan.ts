@@ -115,7 +115,9 @@ export class CrashPlan {
       store: Object.assign(Object.create(store) as typeof store, {
         get: async (id: string) => {
           const job = await store.get(id);
-          life.current = job ? `${job.id}@${job.version}` : id;
+          // The step and its poll, not the version: a billed call's claim moves the version, so a
+          // step retaken after a crash is read at another version than the one that died.
+          life.current = job ? `${job.id}@${job.step}/${job.polls}` : id;
           return job;
         },
       }),
