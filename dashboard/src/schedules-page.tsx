@@ -88,7 +88,10 @@ function CapsLine({ caps }: { caps: NonNullable<ScheduleView['caps']> }) {
     parts.push(
       `${caps.spentLast24h.toLocaleString()} of ${caps.maxUnitsPerDay.toLocaleString()} units a day spent (last 24 h)`,
     );
-  else parts.push(`${caps.spentLast24h.toLocaleString()} units spent in the last 24 h`);
+  else
+    parts.push(
+      `${caps.spentLast24h.toLocaleString()} ${caps.spentLast24h === 1 ? 'unit' : 'units'} spent in the last 24 h`,
+    );
   return (
     <div class="small muted" data-caps>
       Caps: {parts.join(' · ')}

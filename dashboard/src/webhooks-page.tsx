@@ -54,7 +54,10 @@ function sourceCaps(caps: WebhookSource['caps']): string {
     parts.push(
       `${caps.spentLast24h.toLocaleString()} of ${caps.maxUnitsPerDay.toLocaleString()} units a day spent (last 24 h)`,
     );
-  else parts.push(`${caps.spentLast24h.toLocaleString()} units spent in the last 24 h`);
+  else
+    parts.push(
+      `${caps.spentLast24h.toLocaleString()} ${caps.spentLast24h === 1 ? 'unit' : 'units'} spent in the last 24 h`,
+    );
   return `${parts.length > 1 || caps.maxUnitsPerDay !== undefined ? 'Caps' : 'No cap'}: ${parts.join(' · ')}`;
 }
 

@@ -381,7 +381,7 @@ describe('cost caps of schedules and webhook sources (real opflow serve, its sch
     expect(await watchRow.textContent()).toContain('HTTP 429');
     expect(await page.locator('tr[data-source="alerts"]').getAttribute('data-state')).toBe('open');
     expect(await page.locator('tr[data-source="alerts"]').textContent()).toMatch(
-      /Open.*Caps: 8 units a run · \d+ units spent in the last 24 h/,
+      /Open.*Caps: 8 units a run · \d+ units? spent in the last 24 h/,
     );
     const refusedRow = page.locator('tr[data-answer="429"]');
     await refusedRow.waitFor();
