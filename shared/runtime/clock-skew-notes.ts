@@ -33,7 +33,7 @@ export function skewStalls(backend: Backend, jobs: readonly Job[], now: number):
   const stalls = new Map<string, SkewStall>();
   for (const held of queue?.heldAhead(now) ?? []) {
     const job = byId.get(held.jobId);
-    if (!job || held.version !== job.version || stalls.has(job.id)) continue;
+    if (!job || !heldFor(job, held) || stalls.has(job.id)) continue;
     const cap = held.leaseOwner === undefined ? queue?.maxDelayMs : queue?.maxLeaseMs;
     stalls.set(job.id, messageStall(job, held, now, cap ?? 0));
   }
@@ -51,6 +51,20 @@ export function skewStalls(backend: Backend, jobs: readonly Job[], now: number):
     });
   }
   return [...stalls.values()].sort((a, b) => a.takenOverAt - b.takenOverAt);
+}
+
+/**
+ * Whether the held message is the job's: of its version, or the one whose holder claimed the job's
+ * billed call since (the claim, and each heartbeat of it, moved the version past the message's).
+ */
+function heldFor(job: Job, held: MessageHeldAhead): boolean {
+  if (held.version === job.version) return true;
+  return (
+    held.leaseOwner !== undefined &&
+    job.inFlightSince !== undefined &&
+    job.inFlightBy === held.leaseOwner &&
+    held.version < job.version
+  );
 }
 
 function messageStall(job: Job, held: MessageHeldAhead, now: number, capMs: number): SkewStall {

@@ -218,13 +218,15 @@ export class SqliteJobStore implements JobStore {
 
   /**
    * Unfinished jobs last written by a clock ahead of `now`'s, with no queued message at their
-   * version and no paid call marked alive (the sweeper sends each one; the runner re-bases it).
+   * version (the sweeper sends each one; the runner re-bases it). A paid call marked in flight is
+   * among them: its claim moved the version past its message, and the allowance it has left is
+   * counted on this clock once re-based, so a caller that stopped is taken over after that.
    */
   async listWrittenAhead(now: number, limit: number): Promise<Job[]> {
     return this.#writtenAhead
       .all(now + maxClockAheadMs, clampLimit(limit, maxPageSize))
       .map((row) => parseJob(row.body))
-      .filter((job) => job.status !== 'AWAITING_INPUT' && job.inFlightSince === undefined);
+      .filter((job) => job.status !== 'AWAITING_INPUT');
   }
 
   /**

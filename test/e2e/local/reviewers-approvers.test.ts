@@ -177,7 +177,8 @@ describe('reviewers: two approvers before the first notice (opflow serve)', {
       ['dave', 'cli', undefined],
     ]);
     const status = await runOpflow(['status', parked.id], { env, cwd: dir });
-    expect(status.stdout).toContain(`approval  ${chosen} at`);
+    // Each answer by the option's label as the reviewer saw it, its id beside it.
+    expect(status.stdout).toMatch(new RegExp(`\napproval  \\S.* \\(${chosen}\\) at `));
     expect(status.stdout).toMatch(/by carol via cli/);
     expect(status.stdout).toMatch(/by dave via cli/);
     // The rounds on one line (its first notice, sent after carol, was the call), and in --json as the job API shows them.
