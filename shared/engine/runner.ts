@@ -170,11 +170,9 @@ async function readAndGuard(
     return fail(unknownWorkflow(job.workflow), failure);
   }
   if (writerAheadMs(job, now) > 0) {
-    // Written by a clock ahead of this one: its due time would strand it for as long as the skew.
-    // A call marked in flight keeps its mark, with the allowance it had left counted on this clock:
-    // a caller that stopped (frozen, its clock ahead) is taken over after that, not after the skew.
-    // A live caller's next heartbeat or outcome then loses to this commit: its usage is added late
-    // and a create's answer kept (recordLateUsage), so nothing goes uncounted.
+    // Written by a clock ahead of this one: its due time would strand it for as long as the skew. A
+    // call in flight keeps its mark, its allowance left counted on this clock (a frozen caller is taken
+    // over after it); a live caller's commit then loses: its usage added late, a create's answer kept.
     const rebased = advance(workflow, job, { type: 'clock-ahead' }, now, deps.random);
     if (!(await deps.store.commit(rebased.job, job.version))) return { report: { outcome: 'conflict' } };
     deps.log?.warn(
