@@ -45,6 +45,7 @@ import {
 import { type LedgerEntry, PlatformCode, SANDBOX_API_KEY } from '../shared/sandbox';
 import { noveltyCheck, workflows } from '../shared/workflows';
 import { chainBudgetBoundMs, chainsLeft, tasksByJob } from './throughput-bound';
+import { caseCut, watchCut } from './throughput-cut';
 import { type JobCall, type JobVersion, lastJobLines } from './throughput-last-job';
 import { batchFigures, type Failures, failedText, failuresOf, meetsBatchGoals } from './throughput-report';
 import { benchPipeline, submitCheck, table, taskDuration } from './throughput-setup';
@@ -151,7 +152,10 @@ Options:
   --parallel=N       cases at once, each lane a process running its cases one after another (default 2)
   --clock=CLOCK      virtual (default: a clock that stands still while steps run and jumps to the
                      next due time when every worker is idle: CPU starvation on a shared machine
-                     costs no clock time) or wall (real time)
+                     costs no clock time) or wall (real time). A batch case is cut (its jobs
+                     not all ended: not a figure; printed at the end with why) after 20 x its bound
+                     of clock time (at least 300 s) on the virtual clock, with 30 min of real time
+                     as a last guard; on the wall clock after 8 x its bound (at least 300 s)
   --sequential       one case at a time (--parallel=1)
   --in-process       all cases in this process (one event loop) instead of a process per lane
   --dir=FOLDER       where each case keeps its database, reports and sandbox state (default: with
@@ -250,6 +254,8 @@ interface CaseResult {
   /** Median over the measured jobs of (finish - creation). */
   medianJobMs: number;
   timedOut: boolean;
+  /** Why the bench stopped waiting for the case's jobs (throughput-cut.ts), when it did. */
+  cut?: string | undefined;
   /** The jobs that did not succeed, by why (throughput-report.ts): such a case is not a figure. */
   failures?: Failures | undefined;
   /** With --detail: where the calls and the time went. */
@@ -370,18 +376,27 @@ async function runCase(spec: CaseSpec): Promise<CaseResult> {
           );
         }, 5_000)
       : undefined;
-    const abort = AbortSignal.timeout(Math.max(300_000, 8 * boundMs));
+    // On the virtual clock the case is bounded by clock time, real time only as a far guard
+    // (throughput-cut.ts): a loaded machine slows a virtual run's real time, not its clock time.
+    const watch = watchCut(caseCut(virtual, boundMs), () => ({
+      clockMs: pipeline.deps.clock.now() - startedAt,
+      realMs: performance.now() - started,
+    }));
     let jobs: Job[] = [];
     let timedOut = false;
     try {
-      jobs = await pipeline.waitForJobs(ids, { signal: abort });
+      jobs = await pipeline.waitForJobs(ids, { signal: watch.signal });
     } catch (error) {
-      if (!abort.aborted) throw error;
+      if (!watch.signal.aborted) throw error;
       timedOut = true;
       jobs = (await Promise.all(ids.map((id) => pipeline.deps.store.get(id)))).filter(
         (job): job is Job => job !== undefined,
       );
+    } finally {
+      watch.stop();
     }
+    const cut = watch.reason();
+    if (cut !== undefined) process.stderr.write(`  ${spec.label}: ${cut}\n`);
     const wallMs = virtual
       ? Math.max(0, ...jobs.map((job) => job.finishedAt ?? job.updatedAt)) - startedAt
       : performance.now() - started;
@@ -412,6 +427,7 @@ async function runCase(spec: CaseSpec): Promise<CaseResult> {
       succeeded: jobs.filter((job) => job.status === 'SUCCEEDED').length,
       medianJobMs: spans[Math.floor(spans.length / 2)] ?? 0,
       timedOut,
+      ...(cut === undefined ? {} : { cut }),
       failures: failuresOf(ids, jobs),
       detail,
       ...(spec.oneAtATime ? { perJob } : {}),
@@ -738,8 +754,13 @@ async function runAll(all: CaseSpec[], options: Options): Promise<CaseResult[]> 
       if (result) byLabel.set(spec, result);
     });
   });
-  return specs.flatMap((spec) => byLabel.get(spec) ?? []);
+  const results = specs.flatMap((spec) => byLabel.get(spec) ?? []);
+  for (const r of results) if (r.cut !== undefined) cutCases.push(`${r.spec.label}: ${r.cut}`);
+  return results;
 }
+
+/** The cases the bench stopped waiting for, and why (printed at the end of the run). */
+const cutCases: string[] = [];
 
 const caseResultSchema = z.looseObject({
   wallMs: z.number(),
@@ -748,6 +769,7 @@ const caseResultSchema = z.looseObject({
   succeeded: z.number(),
   medianJobMs: z.number(),
   timedOut: z.boolean(),
+  cut: z.string().optional(),
   failures: z.record(z.string(), z.number()).optional(),
   detail: z.string().optional(),
   longestCriticalMs: z.number().optional(),
@@ -956,6 +978,11 @@ async function main(): Promise<void> {
     );
   }
   process.stdout.write(`${out.join('\n')}\n`);
+  process.stdout.write(
+    cutCases.length === 0
+      ? 'cases cut: none\n'
+      : `cases cut (their jobs not all ended; not figures): ${cutCases.length}\n${cutCases.map((line) => `  ${line}\n`).join('')}`,
+  );
   process.stdout.write(
     `(real time of the whole run: ${((performance.now() - benchStarted) / 1000).toFixed(0)} s)\n`,
   );

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { caseCut, cutReason, watchCut } from '../../../bench/throughput-cut';
 import { batchFigures, failedText, failuresOf, meetsBatchGoals } from '../../../bench/throughput-report';
 import type { Job } from '../../../shared/engine';
 
@@ -74,5 +75,45 @@ describe('the throughput bench reports a failed case as failed, not as a figure'
     );
     expect(slow.text).toBe('1.15 1.03 1.0%');
     expect(meetsBatchGoals(slow)).toBe(false);
+  });
+});
+
+describe('the throughput bench cuts a case by clock time on the virtual clock', () => {
+  it('bounds a virtual case by 20 x its bound of clock time, real time only as a far guard', () => {
+    const cut = caseCut(true, 19_500);
+    expect(cut).toEqual({ clockMs: 390_000, realMs: 30 * 60_000 });
+    // A loaded machine: 10 minutes of real time for 40 s of clock time is no cut (the old rule,
+    // max(300 s, 8 x bound) of real time, cut here).
+    expect(cutReason(cut, { clockMs: 40_000, realMs: 600_000 })).toBeUndefined();
+    expect(cutReason(cut, { clockMs: 390_000, realMs: 20_000 })).toBe(
+      'cut at 390 s of clock time (limit 390 s; 20 s real)',
+    );
+    expect(cutReason(cut, { clockMs: 40_000, realMs: 30 * 60_000 })).toBe(
+      'cut at 1800 s of real time (limit 1800 s; clock 40 s of 390 s)',
+    );
+    // A short bound still gets 300 s of clock time.
+    expect(caseCut(true, 2_000).clockMs).toBe(300_000);
+  });
+
+  it('bounds a wall-clock case by real time only: 8 x its bound, at least 300 s', () => {
+    expect(caseCut(false, 19_500)).toEqual({ realMs: 300_000 });
+    expect(caseCut(false, 60_000)).toEqual({ realMs: 480_000 });
+    expect(cutReason(caseCut(false, 60_000), { clockMs: 10_000_000, realMs: 479_000 })).toBeUndefined();
+    expect(cutReason(caseCut(false, 60_000), { clockMs: 0, realMs: 480_000 })).toMatch(
+      /^cut at 480 s of real time/,
+    );
+    expect(() => caseCut(true, Number.NaN)).toThrow(/bound/);
+  });
+
+  it('aborts the wait with the reason once the clock passes the cut', async () => {
+    let clockMs = 0;
+    const watch = watchCut(caseCut(true, 1_000), () => ({ clockMs, realMs: 5 }), 5);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(watch.signal.aborted).toBe(false);
+    clockMs = 300_000;
+    await new Promise<void>((resolve) => watch.signal.addEventListener('abort', () => resolve()));
+    expect(watch.reason()).toMatch(/^cut at 300 s of clock time/);
+    expect(String(watch.signal.reason)).toMatch(/clock time/);
+    watch.stop();
   });
 });
