@@ -1,5 +1,5 @@
-/** How times, durations, counts and jobs are written for people. */
-import type { JobView } from './types';
+/** How times, durations, counts, caps and jobs are written for people. */
+import type { JobView, WebhookSource } from './types';
 
 export function toDate(value: string | number | undefined | null): Date | undefined {
   if (value === undefined || value === null || value === '') return undefined;
@@ -106,4 +106,26 @@ export function stepTitle(
   return (
     docs?.find((doc) => doc.name === workflow)?.steps.find((entry) => entry.name === step)?.title ?? step
   );
+}
+
+/** A schedule's or webhook source's cost caps and the last 24 hours' spend (the same shape for both). */
+export type Caps = WebhookSource['caps'];
+
+/**
+ * The caps in one line, the same on the Schedules and Webhooks pages: "Caps: 8 units a run · 3 of 12
+ * units a day spent (last 24 h)", or "No cap: 1 unit spent in the last 24 h" when none is set; each
+ * count with its plural. `freesAt` adds when a day cap reached frees again (the Webhooks page says
+ * it in its own "reopens" line).
+ */
+export function capsText(caps: Caps, { freesAt = true }: { freesAt?: boolean } = {}): string {
+  const parts: string[] = [];
+  if (caps.maxUnitsPerRun !== undefined) parts.push(`${plural(caps.maxUnitsPerRun, 'unit')} a run`);
+  if (caps.maxUnitsPerDay !== undefined)
+    parts.push(
+      `${caps.spentLast24h.toLocaleString()} of ${plural(caps.maxUnitsPerDay, 'unit')} a day spent (last 24 h)`,
+    );
+  else parts.push(`${plural(caps.spentLast24h, 'unit')} spent in the last 24 h`);
+  if (freesAt && caps.dayCapFreesAt) parts.push(`at the day cap until ${formatTime(caps.dayCapFreesAt)}`);
+  const capped = caps.maxUnitsPerRun !== undefined || caps.maxUnitsPerDay !== undefined;
+  return `${capped ? 'Caps' : 'No cap'}: ${parts.join(' · ')}`;
 }

@@ -1,7 +1,7 @@
 /** The schedules of opflow.config.json: next and last fire, last job, and trigger, pause, resume. */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { Notice, StatusBadge, When } from './components';
-import { formatDuration, formatRelative, formatTime, jobDuration, plural } from './format';
+import { capsText, formatDuration, formatRelative, formatTime, jobDuration, plural } from './format';
 import { useAction, useFocusHeading, useLoaded } from './hooks';
 import { ListTable } from './list-table';
 import { jobHref } from './routing';
@@ -80,26 +80,6 @@ function useRunChanges(api: Api, jobs: JobView[]): Map<string, RunChanges | 'unk
   return found;
 }
 
-/** A schedule's cost caps and what its jobs of the last 24 hours were billed against them. */
-function CapsLine({ caps }: { caps: NonNullable<ScheduleView['caps']> }) {
-  const parts: string[] = [];
-  if (caps.maxUnitsPerRun !== undefined) parts.push(`${caps.maxUnitsPerRun.toLocaleString()} units a run`);
-  if (caps.maxUnitsPerDay !== undefined)
-    parts.push(
-      `${caps.spentLast24h.toLocaleString()} of ${caps.maxUnitsPerDay.toLocaleString()} units a day spent (last 24 h)`,
-    );
-  else
-    parts.push(
-      `${caps.spentLast24h.toLocaleString()} ${caps.spentLast24h === 1 ? 'unit' : 'units'} spent in the last 24 h`,
-    );
-  return (
-    <div class="small muted" data-caps>
-      Caps: {parts.join(' · ')}
-      {caps.dayCapFreesAt ? <> · at the day cap until {formatTime(caps.dayCapFreesAt)}</> : null}
-    </div>
-  );
-}
-
 /** A schedule's row: its slots, its state, its last fire and job, and what can be done to it. */
 function ScheduleRow(props: {
   schedule: ScheduleView;
@@ -135,7 +115,11 @@ function ScheduleRow(props: {
         ) : (
           <StatusBadge status="ACTIVE" />
         )}
-        {schedule.caps ? <CapsLine caps={schedule.caps} /> : null}
+        {schedule.caps ? (
+          <div class="small muted" data-caps>
+            {capsText(schedule.caps)}
+          </div>
+        ) : null}
       </td>
       <td>
         {schedule.next ? (

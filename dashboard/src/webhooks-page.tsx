@@ -5,7 +5,7 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { Notice, Pager, When } from './components';
-import { formatTime, plural } from './format';
+import { capsText, formatTime, plural } from './format';
 import { useFocusHeading, useLoaded } from './hooks';
 import { listRefreshMs } from './jobs-page';
 import { ListTable } from './list-table';
@@ -46,21 +46,6 @@ function DeliveryRow({ delivery }: { delivery: Delivery }) {
   );
 }
 
-/** A source's caps and what its jobs of the last 24 hours were billed against them. */
-function sourceCaps(caps: WebhookSource['caps']): string {
-  const parts: string[] = [];
-  if (caps.maxUnitsPerRun !== undefined) parts.push(`${caps.maxUnitsPerRun.toLocaleString()} units a run`);
-  if (caps.maxUnitsPerDay !== undefined)
-    parts.push(
-      `${caps.spentLast24h.toLocaleString()} of ${caps.maxUnitsPerDay.toLocaleString()} units a day spent (last 24 h)`,
-    );
-  else
-    parts.push(
-      `${caps.spentLast24h.toLocaleString()} ${caps.spentLast24h === 1 ? 'unit' : 'units'} spent in the last 24 h`,
-    );
-  return `${parts.length > 1 || caps.maxUnitsPerDay !== undefined ? 'Caps' : 'No cap'}: ${parts.join(' · ')}`;
-}
-
 function SourceRow({ source }: { source: WebhookSource }) {
   const last = source.lastDelivery;
   return (
@@ -90,7 +75,7 @@ function SourceRow({ source }: { source: WebhookSource }) {
           <span class="status status-ACTIVE">Open</span>
         )}
         <div class="small muted" data-caps>
-          {sourceCaps(source.caps)}
+          {capsText(source.caps, { freesAt: false })}
         </div>
       </td>
       <td>
