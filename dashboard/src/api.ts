@@ -3,6 +3,7 @@
  * tab only), a refusal turned into an `ApiError` with the server's code and message, and a 401 sent
  * to the sign-in form.
  */
+import { storageRefusalText } from './form-problems';
 import type { Api, ReportFile, Settings } from './types';
 
 export const tokenKey = 'opflow.token';
@@ -95,7 +96,7 @@ type UploadAnswer =
  */
 export async function startBatchUpload(
   api: Api,
-  body: { manifest?: string | undefined; workflow: string },
+  body: { manifest?: string | undefined; fileName?: string | undefined; workflow: string },
 ): Promise<string> {
   const answer = await api<UploadAnswer>('POST', '/batch-uploads', body);
   if ('batch' in answer) return answer.batch.id;
@@ -111,7 +112,14 @@ export async function startBatchUpload(
   } catch (error) {
     throw new ApiError(0, 'network', `the upload to storage failed (${(error as Error).message})`);
   }
-  if (!sent.ok)
-    throw new ApiError(sent.status, 'upload-failed', `storage refused the upload (${sent.status})`);
+  if (!sent.ok) {
+    // S3's XML error in words, at the manifest's field: what was refused, why, and what to do.
+    const said = storageRefusalText(sent.status, await sent.text().catch(() => ''), {
+      name: body.fileName ?? 'the manifest',
+      bytes: new TextEncoder().encode(body.manifest).length,
+      kind: 'manifest',
+    });
+    throw new ApiError(sent.status, 'storage-refused', said, [{ path: 'body.manifest', message: said }]);
+  }
   return answer.batchId;
 }

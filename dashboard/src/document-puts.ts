@@ -2,8 +2,10 @@
  * Documents sent straight to storage by the presigned PUTs the AWS job API answers
  * (`POST /batch-uploads` with `documentFiles`): each document's SHA-256 computed here (the PUT is
  * bound to it, and to the length), then each sent with its progress, a few at a time. A PUT that
- * fails is named with why, never with its URL (the URL carries its signature).
+ * fails is named with why (S3's error code in words: form-problems.ts), never with its URL (the URL
+ * carries its signature).
  */
+import { storageRefusalText } from './form-problems';
 
 /** One presigned PUT of the answer. */
 export interface DocumentPut {
@@ -42,16 +44,22 @@ export function putDocument(
     for (const [name, value] of Object.entries(put.headers)) request.setRequestHeader(name, value);
     request.upload.onprogress = (event) =>
       onProgress(event.loaded, event.lengthComputable ? event.total : file.size);
-    request.onload = () =>
-      request.status >= 200 && request.status < 300
-        ? resolve()
-        : reject(
-            new Error(
-              request.status === 403 && Date.parse(put.expiresAt) < Date.now()
-                ? 'its upload link expired'
-                : `storage refused it (${request.status})`,
-            ),
-          );
+    request.onload = () => {
+      if (request.status >= 200 && request.status < 300) return resolve();
+      // S3's XML error in words (never the XML, never the URL); a bare 403 past the link's expiry is that.
+      const body = request.responseText ?? '';
+      reject(
+        new Error(
+          request.status === 403 && !body.includes('<Code>') && Date.parse(put.expiresAt) < Date.now()
+            ? 'its upload link expired: send it again; the page asks for fresh links'
+            : storageRefusalText(request.status, body, {
+                name: put.name,
+                bytes: file.size,
+                kind: 'document',
+              }),
+        ),
+      );
+    };
     request.onerror = () => reject(new Error('the connection to storage failed'));
     request.onabort = () => reject(new Error('the upload was stopped'));
     request.send(file);

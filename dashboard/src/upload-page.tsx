@@ -11,7 +11,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { ApiError, startBatchUpload } from './api';
 import { PageHead, ProblemsTable, Tiles } from './components';
 import { type DocumentPut, type PutState, sendDocuments, sha256Hex } from './document-puts';
-import type { FieldOfPath, FormProblem } from './form-problems';
+import { type FieldOfPath, type FormProblem, jobApiRefusalText, type SentFile } from './form-problems';
 import { plural } from './format';
 import { useFocusHeading } from './hooks';
 import { batchHref } from './routing';
@@ -389,6 +389,27 @@ export function UploadPage({ api, config }: { api: Api; config: Settings }) {
     setFileName(file.name);
     setManifest(await file.text());
   };
+  /** What a request sends: the manifest (inside the request's JSON), or the documents together. */
+  const sentFile = (request: unknown): SentFile => {
+    const requestBytes = new TextEncoder().encode(JSON.stringify(request)).length;
+    if (kind === 'manifest')
+      return { name: fileName, bytes: new TextEncoder().encode(manifest).length, kind, requestBytes };
+    const bytes = documents.reduce((sum, document) => sum + document.size, 0);
+    return documents.length === 1
+      ? { name: documents[0]!.name, bytes, kind: 'document', requestBytes }
+      : { name: plural(documents.length, 'document'), bytes, kind: 'documents', requestBytes };
+  };
+  /**
+   * A refusal of the whole request the files are most of (over the body limit, not JSON), said at
+   * the files' field in words: their size, the server's limit, and what to do instead.
+   */
+  const atTheFiles = (error: unknown, request: unknown): unknown => {
+    if (!(error instanceof ApiError)) return error;
+    const text = jobApiRefusalText(error, sentFile(request));
+    if (!text) return error;
+    const path = kind === 'manifest' ? 'body.manifest' : 'body.documents';
+    return new ApiError(error.status, error.code, text, [{ path, message: text }]);
+  };
   const check = (event: Event) => {
     event.preventDefault();
     setAttempt('check');
@@ -396,7 +417,9 @@ export function UploadPage({ api, config }: { api: Api; config: Settings }) {
     void submit.run({
       check: pageProblems,
       work: async () => {
-        const answer = await api<Checked>('POST', '/batch-uploads/check', sent.body);
+        const answer = await api<Checked>('POST', '/batch-uploads/check', sent.body).catch((error) => {
+          throw atTheFiles(error, sent.body);
+        });
         setChecked({ key: sent.key, answer });
         if (answer.problemCount > 0) throw new RefusedLines(answer, unit);
       },
@@ -463,7 +486,11 @@ export function UploadPage({ api, config }: { api: Api; config: Settings }) {
           await send(current, new Set(answer.uploads.map((put) => put.name)));
           return;
         }
-        location.hash = batchHref(await startBatchUpload(api, body()));
+        const request = body();
+        const batchId = await startBatchUpload(api, request).catch((error) => {
+          throw atTheFiles(error, request);
+        });
+        location.hash = batchHref(batchId);
       },
       fieldOf,
     });
