@@ -211,43 +211,64 @@ function CheckedSection(props: {
   );
 }
 
-/** Each document's PUT as it goes: its progress, and a failed one named with why and sent again on request. */
-function SendingSection(props: {
+/** "1.3/3.0 MB", "90/98 KB": bytes sent of a total, in the total's unit. */
+function sentText(sent: number, total: number): string {
+  const mb = total >= 1024 * 1024;
+  const amount = (bytes: number) =>
+    mb ? (bytes / 1024 / 1024).toFixed(1) : Math.ceil(bytes / 1024).toLocaleString();
+  return `${sent === total ? '' : `${amount(sent)}/`}${amount(total)} ${mb ? 'MB' : 'KB'}`;
+}
+
+/**
+ * Each document's PUT as it goes, one row each in fixed columns (its name, its bar, its percentage
+ * and bytes), so every bar has the same width and starts at the same place; a failed one named with
+ * why under its row and sent again on request.
+ */
+export function SendingSection(props: {
   puts: DocumentPut[];
   states: Record<string, PutState>;
+  /** Each document's size in bytes, by name (shown before its PUT reports any). */
+  sizes: Record<string, number>;
   busy: boolean;
   again: (name: string) => void;
 }) {
-  const { puts, states, busy, again } = props;
+  const { puts, states, sizes, busy, again } = props;
   const sent = puts.filter((put) => states[put.name]?.state === 'sent').length;
   return (
     <section class="card" aria-labelledby="sending-heading">
       <h2 id="sending-heading">
         Sending the documents: {sent} of {puts.length} sent
       </h2>
-      <ul class="plain small" aria-live="polite">
+      <ul class="sends small" aria-live="polite">
         {puts.map((put) => {
           const state = states[put.name] ?? { state: 'waiting' };
+          const size = sizes[put.name] ?? 0;
           return (
-            <li id={`put-${put.name.replace(/[^\w-]/g, '_')}`}>
-              {put.name}{' '}
+            <li id={`put-${put.name.replace(/[^\w-]/g, '_')}`} data-state={state.state}>
+              <span class="send-name">{put.name}</span>
               <progress
                 max={state.state === 'sending' ? state.total || 1 : 1}
                 value={state.state === 'sending' ? state.sent : state.state === 'sent' ? 1 : 0}
                 aria-label={`${put.name} sent`}
-              />{' '}
+              />
               {state.state === 'waiting' ? (
-                <span class="muted">waiting</span>
+                <span class="send-state muted">waiting · {sentText(size, size)}</span>
               ) : state.state === 'sending' ? (
-                <span class="muted">{Math.round((100 * state.sent) / Math.max(1, state.total))} %</span>
+                <span class="send-state">
+                  {Math.round((100 * state.sent) / Math.max(1, state.total))} % ·{' '}
+                  {sentText(state.sent, state.total)}
+                </span>
               ) : state.state === 'sent' ? (
-                <span>sent</span>
+                <span class="send-state">sent · {sentText(size, size)}</span>
               ) : (
                 <>
-                  <span class="problem">not sent: {state.reason}</span>{' '}
-                  <button type="button" disabled={busy} onClick={() => again(put.name)}>
-                    Send {put.name} again
-                  </button>
+                  <span class="send-state problem">failed</span>
+                  <div class="send-problem">
+                    <span class="problem">not sent: {state.reason}</span>{' '}
+                    <button type="button" disabled={busy} onClick={() => again(put.name)}>
+                      Send {put.name} again
+                    </button>
+                  </div>
                 </>
               )}
             </li>
@@ -708,7 +729,13 @@ export function UploadPage({ api, config }: { api: Api; config: Settings }) {
       </form>
       {current ? <CheckedSection current={current} submit={submit} start={start} unit={unit} /> : null}
       {sending && kind === 'documents' ? (
-        <SendingSection puts={sending.puts} states={sending.states} busy={submit.busy} again={sendAgain} />
+        <SendingSection
+          puts={sending.puts}
+          states={sending.states}
+          sizes={Object.fromEntries(documents.map((document) => [document.name, document.size]))}
+          busy={submit.busy}
+          again={sendAgain}
+        />
       ) : null}
     </main>
   );
