@@ -5,7 +5,8 @@
  * reviewer's link and one still waiting, cancelled jobs for a bulk retry, a streamed answer on a
  * second server whose sandbox streams slowly), and photographs each page with playwright-core and
  * Debian's chromium at 1280 × 900. `screenshots` names every image; a unit test holds docs/images
- * and the docs' references to it.
+ * and the docs' references to it. Names given (`npm run screenshots -- review-page.png`) retake those
+ * images only; the state is made the same way.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -125,7 +126,8 @@ export async function slackReceiver(posts: string[] = []) {
 
 /**
  * The opflow.config.json of the main server: two schedules (one paused in the file), a webhook source
- * with caps, and the reviewers' rules (two approvers for the tenant legal, one for the others).
+ * with caps, and the reviewers' rules (two approvers for the tenant legal; one for the others, whose
+ * default is taken after 4 h).
  */
 function writeConfig(dir: string) {
   writeFileSync(
@@ -163,7 +165,12 @@ function writeConfig(dir: string) {
         channels: { 'ip-team': { type: 'slack' } },
         rules: [
           { name: 'legal-pair', match: { tenant: 'legal' }, notify: ['ip-team'], approvers: 2 },
-          { name: 'novelty', notify: ['ip-team'], remind: { every: '1h', times: 2 } },
+          {
+            name: 'novelty',
+            notify: ['ip-team'],
+            remind: { every: '1h', times: 2 },
+            timeout: { after: '4h', answer: 'preselected' },
+          },
         ],
       },
     }),
@@ -305,7 +312,9 @@ async function secondApproval(url: string, id: string) {
   await api('POST', `/jobs/${id}/selection`, { selected: first.options, by: 'Erin Second' });
 }
 
-async function main() {
+async function main(only: ReadonlySet<string> = new Set()) {
+  const unknown = [...only].filter((name) => !(name in screenshots));
+  if (unknown.length > 0) throw new Error(`no such image: ${unknown.join(', ')}`);
   const { chromium } = await import('playwright-core');
   const { startSandbox } = await import('../shared/sandbox/start-sandbox');
   const { SANDBOX_API_KEY } = await import('../shared/sandbox/constants');
@@ -348,6 +357,7 @@ async function main() {
       await page.getByRole('heading', { name: 'Jobs' }).waitFor();
     };
     const shoot = async (name: ImageName) => {
+      if (only.size > 0 && !only.has(name)) return;
       // Nothing moving: the pointer away, the page settled.
       await page.mouse.move(0, viewport.height - 1);
       await page.waitForTimeout(300);
@@ -469,7 +479,7 @@ async function main() {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main().then(
+  main(new Set(process.argv.slice(2))).then(
     () => process.exit(0),
     (error: unknown) => {
       console.error(error);

@@ -163,8 +163,10 @@ export function ReviewNotices({ job, step }: { job: JobView; step: (name: string
               {selection.timeout && waiting ? (
                 <span class="sub">
                   Without an answer, the default
-                  {selection.timeout.answer?.length ? ` (${selection.timeout.answer.join(', ')})` : ''} is
-                  taken <When at={selection.timeout.at} /> ({formatRelative(selection.timeout.at)}).
+                  {selection.timeout.answer?.length
+                    ? ` (${choiceText({ options: selection.timeout.answer, labels: selection.timeout.labels })})`
+                    : ''}{' '}
+                  is taken <When at={selection.timeout.at} /> ({formatRelative(selection.timeout.at)}).
                 </span>
               ) : null}
             </caption>

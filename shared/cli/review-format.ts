@@ -53,7 +53,7 @@ function counted(label: string, count: number): string {
 /**
  * One line per selection point that had approval rounds (`hadRounds`: notices, two approvers, a timeout):
  * `rounds    step recommend: 1 first approver alice via cli at …, 2 second approver bob via api at …;
- * sent notice, call for the second approval, reminder; default r1,r2 at …`.
+ * sent notice, call for the second approval, reminder; default alpha (r1), beta (r2) at …`.
  */
 export function describeRounds(job: Job): string[] {
   return selectionRounds(job)
@@ -72,7 +72,7 @@ export function describeRounds(job: Job): string[] {
           ? `sent ${[...labels].map(([label, count]) => counted(label, count)).join(', ')}`
           : undefined,
         selection.timeout
-          ? `default ${printable((selection.timeout.answer ?? []).join(',')) || 'answer'} at ${iso(selection.timeout.at)}`
+          ? `default ${printable(choiceText({ options: selection.timeout.answer ?? [], labels: selection.timeout.labels })) || 'answer'} at ${iso(selection.timeout.at)}`
           : undefined,
       ].filter((part) => part !== undefined);
       return `rounds    step ${printable(selection.step)}: ${parts.join('; ')}`;

@@ -74,6 +74,11 @@ export interface ReviewState {
   timeoutAt?: number | undefined;
   /** The option ids the timeout's default answer takes (recorded with `timeoutAt`). */
   timeoutAnswer?: string[] | undefined;
+  /**
+   * The labels of `timeoutAnswer` as the offer named them (same order). Absent on reviews recorded
+   * before they were kept: `timeoutLabels` looks them up in the offer still awaited then.
+   */
+  timeoutLabels?: string[] | undefined;
   /** The job version that recorded the first approval the notices last announced (each is announced once). */
   announcedApproval?: number | undefined;
 }
@@ -106,6 +111,21 @@ export function choiceText(answer: Pick<SelectionAnswer, 'options' | 'labels'>):
       return label && label !== id ? `${label} (${id})` : id;
     })
     .join(', ');
+}
+
+/**
+ * The labels of a review's default answer at the timeout: those it recorded, else (a review recorded
+ * before they were kept) those of the offer still awaited at its step, else none.
+ */
+export function timeoutLabels(
+  review: Pick<ReviewState, 'step' | 'timeoutAnswer' | 'timeoutLabels'>,
+  pending: { step: string; options: readonly { id: string; label: string }[] } | undefined,
+): string[] | undefined {
+  if (!review.timeoutAnswer) return undefined;
+  return answerLabels(
+    { step: review.step, options: review.timeoutAnswer, labels: review.timeoutLabels },
+    pending,
+  );
 }
 
 /** Whether a review belongs to the selection the job awaits now. */
@@ -149,8 +169,8 @@ export interface SelectionRounds {
   approvals: (SelectionAnswer & { round: number; role: ApprovalRole })[];
   /** The notices of the review under way at this step: the first, the call for a second approval, reminders. */
   notices?: (NoticeRound & { label: 'notice' | 'call for the second approval' | 'reminder' })[] | undefined;
-  /** When the default answer is taken if nobody answers, and what it is (option ids). */
-  timeout?: { at: number; answer?: string[] | undefined } | undefined;
+  /** When the default answer is taken if nobody answers, and what it is (option ids, and their labels when known). */
+  timeout?: { at: number; answer?: string[] | undefined; labels?: string[] | undefined } | undefined;
 }
 
 /**
@@ -204,8 +224,10 @@ export function selectionRounds(job: {
             ? 'notice'
             : 'reminder',
     }));
-    if (review.timeoutAt !== undefined)
-      group.timeout = { at: review.timeoutAt, answer: review.timeoutAnswer };
+    if (review.timeoutAt !== undefined) {
+      const labels = timeoutLabels(review, job.pending);
+      group.timeout = { at: review.timeoutAt, answer: review.timeoutAnswer, ...(labels ? { labels } : {}) };
+    }
   }
   return [...byStep.values()];
 }
@@ -223,7 +245,7 @@ export interface SelectionRoundsView {
         deliveries: (Omit<NoticeDelivery, 'at'> & { at: string })[];
       }[]
     | undefined;
-  timeout?: { at: string; answer?: string[] } | undefined;
+  timeout?: { at: string; answer?: string[]; labels?: string[] } | undefined;
 }
 
 /**
@@ -246,6 +268,7 @@ export function selectionRoundsView(job: {
     timeout: selection.timeout && {
       at: isoOf(selection.timeout.at),
       ...(selection.timeout.answer ? { answer: selection.timeout.answer } : {}),
+      ...(selection.timeout.labels ? { labels: selection.timeout.labels } : {}),
     },
   }));
 }

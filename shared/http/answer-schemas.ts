@@ -143,6 +143,10 @@ const selectionRoundsSchema = z.strictObject({
     .strictObject({
       at: isoTime.describe('when the default answer is taken if nobody answers'),
       answer: z.array(z.string()).optional().describe('the option ids the default answer takes'),
+      labels: z
+        .array(z.string())
+        .optional()
+        .describe("the default answer's option labels as the reviewers read them, in the order of answer"),
     })
     .optional(),
 });

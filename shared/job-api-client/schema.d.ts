@@ -787,6 +787,8 @@ export interface components {
                     at: string;
                     /** @description the option ids the default answer takes */
                     answer?: string[];
+                    /** @description the default answer's option labels as the reviewers read them, in the order of answer */
+                    labels?: string[];
                 };
             }[];
             attempts: number;

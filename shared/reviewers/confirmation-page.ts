@@ -14,7 +14,14 @@
 import type { JobDeps } from '../engine/deps';
 import { answerSelection, JobRequestError } from '../engine/job-commands';
 import type { Job, PendingSelection } from '../engine/job-record';
-import { openConfirmations, reviewOfOffer } from '../engine/review-record';
+import {
+  answerLabels,
+  choiceText,
+  labelsOf,
+  openConfirmations,
+  reviewOfOffer,
+  timeoutLabels,
+} from '../engine/review-record';
 import type { HttpAnswer } from '../http/api-error';
 import { checkFormNonce, type FormNonceProblem, formFieldName, issueFormNonce } from './review-form-nonce';
 import { type ReviewLinkClaims, ReviewLinkError, verifyReviewLink } from './review-link';
@@ -98,8 +105,15 @@ function form(
   const picked = new Set(chosen ?? pending.options.filter((o) => o.preselected).map((o) => o.id));
   const range = pending.min === pending.max ? `${pending.min}` : `${pending.min} to ${pending.max}`;
   const first = openConfirmations(job).at(-1);
-  const approvals = reviewOfOffer(job.review, job.pending) ? job.review.approvals : 1;
+  const review = reviewOfOffer(job.review, pending) ? job.review : undefined;
+  const approvals = review?.approvals ?? 1;
   const person = personOf(claims);
+  const timeout =
+    review?.timeoutAt !== undefined && review.timeoutAnswer
+      ? `<p class="detail">Without an answer by ${readableTime(review.timeoutAt)}, the default is taken: ${escapeHtml(
+          choiceText({ options: review.timeoutAnswer, labels: timeoutLabels(review, pending) }) || 'none',
+        )}.</p>`
+      : '';
   const options = pending.options
     .map(
       (
@@ -111,7 +125,7 @@ function form(
     .join('\n');
   return `<p>${escapeHtml(job.label ?? job.workflow)}: job <code>${escapeHtml(job.id)}</code> (${escapeHtml(job.workflow)}, tenant ${escapeHtml(job.tenant)}).</p>
 ${problem ? `<p class="error" role="alert">${escapeHtml(problem)}</p>` : ''}
-${first ? `<p class="note">${escapeHtml(first.by ?? 'Someone')} chose ${escapeHtml(first.options.join(', '))}. A second person must confirm the same choice.</p>` : approvals > 1 ? '<p class="note">Two people must confirm the same choice.</p>' : ''}
+${first ? `<p class="note">${escapeHtml(first.by ?? 'Someone')} chose ${escapeHtml(choiceText({ options: first.options, labels: answerLabels(first, pending) }))}. A second person must confirm the same choice.</p>` : approvals > 1 ? '<p class="note">Two people must confirm the same choice.</p>' : ''}
 <form method="post">
 <input type="hidden" name="${formFieldName}" value="${escapeHtml(nonceField)}">
 <fieldset><legend>${escapeHtml(pending.prompt)}</legend><p class="detail">Choose ${range} of ${pending.options.length}.</p>
@@ -120,7 +134,7 @@ ${options}
 ${person ? `<p>You answer as <strong>${escapeHtml(person)}</strong>.</p>` : `<label class="name" for="by">Your name or mail address (kept with the answer)</label><input type="text" id="by" name="by" required maxlength="200" autocomplete="email">`}
 <button type="submit">Confirm this answer</button>
 </form>
-<p class="detail">This link works until ${readableTime(claims.expiresAt)}. Opening it answered nothing; only the button does.</p>`;
+${timeout}<p class="detail">This link works until ${readableTime(claims.expiresAt)}. Opening it answered nothing; only the button does.</p>`;
 }
 
 function closed(job: Job, claims: ReviewLinkClaims): HttpAnswer {
@@ -128,7 +142,7 @@ function closed(job: Job, claims: ReviewLinkClaims): HttpAnswer {
     .reverse()
     .find((a) => a.step === claims.step && a.applied !== false);
   const who = answer
-    ? ` It was answered ${answer.by ? `by ${escapeHtml(answer.by)} ` : ''}via ${answer.via} on ${readableTime(answer.at)} (${escapeHtml(answer.options.join(', '))}).`
+    ? ` It was answered ${answer.by ? `by ${escapeHtml(answer.by)} ` : ''}via ${answer.via} on ${readableTime(answer.at)}: ${escapeHtml(choiceText({ options: answer.options, labels: answerLabels(answer, job.pending) }))}.`
     : '';
   return page(
     409,
@@ -205,12 +219,12 @@ async function answerForm(
       return page(
         200,
         'Your confirmation is recorded',
-        '<p>A second person must confirm the same choice; they were told in the notices.</p>',
+        `<p>You chose ${escapeHtml(choiceText({ options: chosen, labels: labelsOf(chosen, pending.options) }))}. A second person must confirm the same choice; they were told in the notices.</p>`,
       );
     return page(
       200,
       'Thank you: your answer is recorded',
-      `<p>You chose ${escapeHtml(chosen.join(', '))}. Job <code>${escapeHtml(job.id)}</code> goes on.</p>`,
+      `<p>You chose ${escapeHtml(choiceText({ options: chosen, labels: labelsOf(chosen, pending.options) }))}. Job <code>${escapeHtml(job.id)}</code> goes on.</p>`,
     );
   } catch (error) {
     if (!(error instanceof JobRequestError)) throw error;

@@ -1,10 +1,14 @@
 /**
  * A notice of a selection awaited, as each channel wants it: a Slack message (Block Kit, a button
  * to the link), a Teams message (an Adaptive Card with an Open URL action), a mail (plain text and
- * HTML) and the generic webhook's JSON. Every text that comes from outside (labels, prompts,
- * options) is escaped for the channel's markup.
+ * HTML) and the generic webhook's JSON. An option is named by its label, its id beside it (what
+ * `opflow resume --select` and the job API take): `Keep claim 3 (f1)`. Every text that comes from
+ * outside (labels, prompts, options, a reviewer's name) is escaped for the channel's markup: Slack's
+ * mrkdwn (`&`, `<`, `>`, so no `<!channel>` or link forms), an Adaptive Card's Markdown (its
+ * emphasis, link and list marks, `<` and `&`), HTML mail as HTML; the plain-text mail keeps it as is.
  */
 import type { SelectionOption } from '../engine/job-record';
+import { choiceText } from '../engine/review-record';
 
 export interface Notice {
   jobId: string;
@@ -22,11 +26,14 @@ export interface Notice {
   /** The confirmation page of this recipient (a signed link). */
   link: string;
   linkExpiresAt: number;
-  /** When the default answer is taken, and what it is, in words. */
-  timeout?: { at: number; answer: string } | undefined;
+  /**
+   * When the default answer is taken, and what it is: in words, each option by its label
+   * (`the suggested options are taken: Keep claim 3 (f1)`), and its option ids.
+   */
+  timeout?: { at: number; answer: string; options?: string[] | undefined } | undefined;
   approvals: number;
-  /** A first approval waiting for a second person. */
-  firstApproval?: { by?: string | undefined; options: string[] } | undefined;
+  /** A first approval waiting for a second person: who, the option ids and their labels (same order). */
+  firstApproval?: { by?: string | undefined; options: string[]; labels?: string[] | undefined } | undefined;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -46,20 +53,23 @@ function noticeLines(notice: Notice): string[] {
     `${notice.prompt} (choose ${range} of ${notice.options.length}).`,
     ...(notice.firstApproval
       ? [
-          `${notice.firstApproval.by ?? 'Someone'} chose ${notice.firstApproval.options.join(', ')}; a second person must confirm.`,
+          `${notice.firstApproval.by ?? 'Someone'} chose ${choiceText(notice.firstApproval)}; a second person must confirm.`,
         ]
       : notice.approvals > 1
         ? ['Two people must confirm the same choice.']
         : []),
-    ...(notice.timeout
-      ? [`Without an answer by ${iso(notice.timeout.at)}, ${notice.timeout.answer} is taken.`]
-      : []),
+    ...(notice.timeout ? [`Without an answer by ${iso(notice.timeout.at)}, ${notice.timeout.answer}.`] : []),
     `The link works until ${iso(notice.linkExpiresAt)}. Job ${notice.jobId} (${notice.workflow}, tenant ${notice.tenant}).`,
   ];
 }
 
+/** An option as a reviewer reads it: `Keep claim 3 (f1), suggested - its detail`. */
 const optionLine = (option: SelectionOption) =>
-  `${option.label}${option.preselected ? ' (suggested)' : ''}${option.detail ? ` - ${option.detail}` : ''}`;
+  `${choiceText({ options: [option.id], labels: [option.label] })}${option.preselected ? ', suggested' : ''}${option.detail ? ` - ${option.detail}` : ''}`;
+
+/** An option's line on a Teams card, where the fact's title is its id: `Keep claim 3, suggested - its detail`. */
+const optionValue = (option: SelectionOption) =>
+  `${option.label}${option.preselected ? ', suggested' : ''}${option.detail ? ` - ${option.detail}` : ''}`;
 
 /** Slack's mrkdwn: &, < and > escaped (everything else is shown as written). */
 function slackText(text: string): string {
@@ -93,6 +103,19 @@ export function slackMessage(notice: Notice): Record<string, unknown> {
   };
 }
 
+/**
+ * Text for an Adaptive Card's Markdown (TextBlock and FactSet): the marks of emphasis, links and
+ * code backslash-escaped, a line's list mark too, `&` and `<` as entities (no HTML, mention or
+ * entity forms), so a label reads as written and links nowhere.
+ */
+export function teamsText(text: string): string {
+  return text
+    .replace(/[\\`*_[\]]/g, (mark) => `\\${mark}`)
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/^(\s*)([-+]|\d+\.)(?=\s)/gm, (_all, space: string, mark: string) => `${space}\\${mark}`);
+}
+
 /** The body of a Teams incoming webhook (Workflows or connector): one Adaptive Card. */
 export function teamsMessage(notice: Notice): Record<string, unknown> {
   return {
@@ -105,11 +128,20 @@ export function teamsMessage(notice: Notice): Record<string, unknown> {
           type: 'AdaptiveCard',
           version: '1.4',
           body: [
-            { type: 'TextBlock', text: noticeTitle(notice), weight: 'Bolder', size: 'Medium', wrap: true },
-            ...noticeLines(notice).map((text) => ({ type: 'TextBlock', text, wrap: true })),
+            {
+              type: 'TextBlock',
+              text: teamsText(noticeTitle(notice)),
+              weight: 'Bolder',
+              size: 'Medium',
+              wrap: true,
+            },
+            ...noticeLines(notice).map((text) => ({ type: 'TextBlock', text: teamsText(text), wrap: true })),
             {
               type: 'FactSet',
-              facts: notice.options.map((option) => ({ title: option.id, value: optionLine(option) })),
+              facts: notice.options.map((option) => ({
+                title: teamsText(option.id),
+                value: teamsText(optionValue(option)),
+              })),
             },
           ],
           actions: [{ type: 'Action.OpenUrl', title: 'Review and answer', url: notice.link }],
@@ -159,10 +191,14 @@ export function webhookNotice(notice: Notice): Record<string, unknown> {
     min: notice.min,
     max: notice.max,
     approvals: notice.approvals,
-    firstApproval: notice.firstApproval,
+    firstApproval: notice.firstApproval && {
+      by: notice.firstApproval.by,
+      options: notice.firstApproval.options,
+    },
     timeout: notice.timeout && {
       at: new Date(notice.timeout.at).toISOString(),
       answer: notice.timeout.answer,
+      ...(notice.timeout.options ? { options: notice.timeout.options } : {}),
     },
     link: { url: notice.link, expiresAt: new Date(notice.linkExpiresAt).toISOString() },
   };

@@ -19,6 +19,9 @@ import type { JobDeps } from '../engine/deps';
 import { answerSelection, JobRequestError } from '../engine/job-commands';
 import type { Job, PendingSelection } from '../engine/job-record';
 import {
+  answerLabels,
+  choiceText,
+  labelsOf,
   type NoticeDelivery,
   type NoticeRound,
   openConfirmations,
@@ -120,6 +123,7 @@ export async function reviewPass(
 function currentReview(job: Job, pending: PendingSelection, rule: ReviewRule): ReviewState {
   if (reviewOfOffer(job.review, pending)) return job.review;
   const timeoutAt = rule.timeout ? pending.offeredAt + reviewDuration(rule.timeout.after) : undefined;
+  const timeoutAnswer = rule.timeout && defaultAnswerOf(pending, rule.timeout.answer);
   return {
     step: pending.step,
     offeredAt: pending.offeredAt,
@@ -127,7 +131,7 @@ function currentReview(job: Job, pending: PendingSelection, rule: ReviewRule): R
     approvals: rule.approvers,
     rounds: [],
     ...(timeoutAt !== undefined && timeoutAt < job.deadlineAt && rule.timeout
-      ? { timeoutAt, timeoutAnswer: defaultAnswerOf(pending, rule.timeout.answer) }
+      ? { timeoutAt, timeoutAnswer, timeoutLabels: labelsOf(timeoutAnswer ?? [], pending.options) }
       : {}),
   };
 }
@@ -240,15 +244,23 @@ export function defaultAnswerOf(
   return [...answer];
 }
 
-function describeDefault(pending: PendingSelection, answer: Parameters<typeof defaultAnswerOf>[1]): string {
-  const ids = defaultAnswerOf(pending, answer);
+/**
+ * The default answer in words, each option by its label with its id beside it: `the suggested
+ * options are taken: Keep claim 3 (f1), Drop claim 5 (f2)`.
+ */
+export function describeDefault(
+  pending: PendingSelection,
+  answer: Parameters<typeof defaultAnswerOf>[1],
+): string {
+  const options = defaultAnswerOf(pending, answer);
+  const chosen = choiceText({ options, labels: labelsOf(options, pending.options) });
   const what =
     answer === 'preselected'
-      ? 'the suggested options'
+      ? 'the suggested options are'
       : answer === 'all'
-        ? 'every option'
-        : 'the configured options';
-  return `${what} (${ids.join(', ')})`;
+        ? 'every option is'
+        : 'the configured default is';
+  return `${what} taken: ${chosen || 'none'}`;
 }
 
 async function takeDefault(
@@ -313,10 +325,18 @@ async function sendRound(
     linkExpiresAt: expiresAt,
     timeout:
       review.timeoutAt !== undefined && rule.timeout
-        ? { at: review.timeoutAt, answer: describeDefault(pending, rule.timeout.answer) }
+        ? {
+            at: review.timeoutAt,
+            answer: describeDefault(pending, rule.timeout.answer),
+            options: defaultAnswerOf(pending, rule.timeout.answer),
+          }
         : undefined,
     approvals: review.approvals,
-    firstApproval: first && { by: first.by, options: first.options },
+    firstApproval: first && {
+      by: first.by,
+      options: first.options,
+      labels: answerLabels(first, pending),
+    },
   });
   const earlier = review.rounds.find((round) => round.round === due.round)?.deliveries ?? [];
   return Promise.all(

@@ -41,11 +41,12 @@ export interface VerifiedNotice {
     type: string;
     round: number;
     job: { id: string; workflow: string; tenant: string; label?: string };
-    options: { id: string; preselected?: boolean }[];
+    options: { id: string; label: string; preselected?: boolean }[];
     approvals: number;
     firstApproval?: { by?: string; options: string[] };
     link: { url: string; expiresAt: string };
-    timeout?: { at: string; answer: string };
+    /** `answer`: the default in words, each option by its label; `options`: its ids. */
+    timeout?: { at: string; answer: string; options?: string[] };
   };
 }
 
@@ -197,11 +198,12 @@ export function startSignedReceiver(secret: string): Promise<Receiver<VerifiedNo
   });
 }
 
-/** A mail as the catcher parsed it: its first recipient, subject and text. */
+/** A mail as the catcher parsed it: its first recipient, subject, text and HTML ('' without). */
 export interface CaughtMail {
   to: string;
   subject: string;
   text: string;
+  html: string;
 }
 
 /** The SMTP catcher's password, for tests that check it never shows in a log. */
@@ -229,7 +231,12 @@ export async function startMailCatcher(): Promise<MailCatcher> {
       simpleParser(stream)
         .then((parsed) => {
           const to = Array.isArray(parsed.to) ? parsed.to[0]?.text : parsed.to?.text;
-          taken.push({ to: to ?? '', subject: parsed.subject ?? '', text: parsed.text ?? '' });
+          taken.push({
+            to: to ?? '',
+            subject: parsed.subject ?? '',
+            text: parsed.text ?? '',
+            html: typeof parsed.html === 'string' ? parsed.html : '',
+          });
           callback();
         })
         .catch(callback);

@@ -18,6 +18,7 @@ import { killRunningOpflows } from '../local/opflow-process';
 import { accessibilityProblems, artefacts, jobApiClient, screenshot, servedDashboard } from './browser';
 
 const token = 'dashboard-review-test-token-0123456789';
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const linkSecret = 'review-link-secret-of-the-dashboard-test-0123';
 const disclosure =
   'A folding bicycle helmet made of hinged shell segments that lock into a rigid dome with a magnetic latch.';
@@ -74,7 +75,13 @@ describe('the reviewer confirmation page and the answers on the job page', () =>
           checkEverySeconds: 1,
           channels: { 'ip-team': { type: 'slack' } },
           rules: [
-            { name: 'legal-pair', match: { tenant: 'legal' }, notify: ['ip-team'], approvers: 2 },
+            {
+              name: 'legal-pair',
+              match: { tenant: 'legal' },
+              notify: ['ip-team'],
+              approvers: 2,
+              timeout: { after: '4h', answer: 'preselected' },
+            },
             { name: 'novelty', notify: ['ip-team'], remind: { every: '1h', times: 2 } },
           ],
         },
@@ -177,11 +184,23 @@ describe('the reviewer confirmation page and the answers on the job page', () =>
     const chosen = preselected.map((o) => o.id);
     const chosenText = preselected.map((o) => `${o.label} (${o.id})`).join(', ');
     await page.goto(await slackLink(job.id));
+    // The timeout's default, each option by its label with its id beside it.
+    expect(await page.locator('main').textContent()).toMatch(
+      new RegExp(`the default is taken: ${escapeRegExp(chosenText)}\\.`),
+    );
     await page.getByLabel(/Your name or mail address/).fill('Dana Reviewer');
     await page.getByRole('button', { name: 'Confirm this answer' }).click();
     await page.getByRole('heading', { name: 'Your confirmation is recorded' }).waitFor();
+    expect(await page.locator('main').textContent()).toContain(`You chose ${chosenText}.`);
     // serve calls the second approver at once: a second notice about the job.
     await until(() => (slackPosts(job.id).length >= 2 ? true : undefined));
+    // The job's page while it waits: the default the timeout takes, by label.
+    await page.goto(`${url}/#/jobs/${job.id}`);
+    await page
+      .getByRole('table', { name: /^Rounds at .*: who answered and who was told/ })
+      .getByText(`Without an answer, the default (${chosenText}) is taken`)
+      .waitFor();
+    await page.goto('about:blank'); // the page below is loaded afresh
     await api('POST', `/jobs/${job.id}/selection`, { selected: chosen, by: 'Erin Second' });
     await until(async () => ((await jobOf(job.id)).status !== 'AWAITING_INPUT' ? true : undefined));
 

@@ -238,7 +238,11 @@ describe('reviewers: reminders until answered, and the timeout default (opflow s
     expect(rounds.mail.length).toBe(rounds.hook.length);
     // The notices said when and what the default is.
     const first = hook.taken.find((n) => n.payload.job.id === job.id)!.payload;
-    expect(first.timeout?.answer).toBe(`every option (${all.join(', ')})`);
+    const labelled = job
+      .pending!.options.slice(0, job.pending!.max)
+      .map((option) => `${option.label} (${option.id})`)
+      .join(', ');
+    expect(first.timeout).toMatchObject({ answer: `every option is taken: ${labelled}`, options: all });
     expect(Date.parse(first.timeout!.at)).toBe(Date.parse(job.pending!.offeredAt) + 7_000);
     // Once answered, no more reminders (while a witness is reminded twice).
     await until(async () => {
@@ -255,12 +259,10 @@ describe('reviewers: reminders until answered, and the timeout default (opflow s
     // `opflow status` shows the answer as the timeout's default: each option's label, its id beside it.
     const status = await runOpflow(['status', job.id], { env, cwd: dir });
     expect(status.code).toBe(0);
-    const choice = job
-      .pending!.options.slice(0, job.pending!.max)
-      .map((option) => `${option.label} (${option.id})`)
-      .join(', ')
-      .replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    const choice = labelled.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     expect(status.stdout).toMatch(new RegExp(`answered  ${choice} at \\S+ via timeout`));
+    // Its rounds line names the configured default the same way.
+    expect(status.stdout).toMatch(new RegExp(`; default ${choice} at \\S+`));
   });
 
   it('logs no secret: no channel URL, signing secret, SMTP password or link token', () => {

@@ -276,7 +276,9 @@ describe('reviewers: notices, the confirmation page, two approvers and the timeo
     );
     expect(called.to).toBe('bob@example.com');
     expect(called.subject).toContain('alice@example.com approved; your confirmation is wanted');
-    expect(called.text).toContain(`alice@example.com chose ${chosen.join(', ')}`);
+    // Each option by the label alice saw, its id beside it.
+    const option = parked.pending!.options[0]!;
+    expect(called.text).toContain(`alice@example.com chose ${option.label} (${option.id}); a second person`);
     await until(() =>
       hooks.taken.some((p) => p.path.startsWith('/slack') && p.body.includes('approved; your confirmation'))
         ? true

@@ -76,9 +76,13 @@ describe('notices per channel', () => {
     round: 2,
     link: 'https://opflow.example/review/abc.def',
     linkExpiresAt: 1_750_000_600_000,
-    timeout: { at: 1_750_000_900_000, answer: 'the suggested options (f1)' },
+    timeout: {
+      at: 1_750_000_900_000,
+      answer: 'the suggested options are taken: folding <shell> (f1)',
+      options: ['f1'],
+    },
     approvals: 2,
-    firstApproval: { by: 'alice@example.com', options: ['f1'] },
+    firstApproval: { by: 'alice_b@example.com', options: ['f1'], labels: ['folding <shell>'] },
   };
   it('Slack: escaped mrkdwn and a button to the link', () => {
     const message = slackMessage(notice) as {
@@ -86,7 +90,10 @@ describe('notices per channel', () => {
       blocks: { type: string; elements?: { url: string }[] }[];
     };
     expect(message.text).toContain('Reminder: helmet &lt;b&gt;&amp;&lt;/b&gt; waits for your selection');
-    expect(JSON.stringify(message.blocks)).toContain('folding &lt;shell&gt; (suggested)');
+    expect(JSON.stringify(message.blocks)).toContain('folding &lt;shell&gt; (f1), suggested');
+    expect(JSON.stringify(message.blocks)).toContain(
+      'alice_b@example.com chose folding &lt;shell&gt; (f1); a second person must confirm.',
+    );
     expect(message.blocks.at(-1)!.elements![0]!.url).toBe(notice.link);
   });
   it('Teams: an Adaptive Card with the options and an Open URL action', () => {
@@ -94,13 +101,17 @@ describe('notices per channel', () => {
       teamsMessage(notice) as { attachments: { content: { body: unknown[]; actions: unknown[] } }[] }
     ).attachments[0]!.content;
     expect(card.actions).toEqual([{ type: 'Action.OpenUrl', title: 'Review and answer', url: notice.link }]);
-    expect(JSON.stringify(card.body)).toContain('alice@example.com chose f1; a second person must confirm.');
+    expect(JSON.stringify(card.body)).toContain(
+      'alice\\\\_b@example.com chose folding &lt;shell> (f1); a second person must confirm.',
+    );
   });
   it('mail: subject, text and escaped HTML with the link', () => {
     const mail = mailMessage(notice);
     expect(mail.subject).toBe('Reminder: helmet <b>&</b> waits for your selection');
     expect(mail.text).toContain(`Review and answer: ${notice.link}`);
-    expect(mail.text).toContain('the suggested options (f1) is taken');
+    expect(mail.text).toContain(', the suggested options are taken: folding <shell> (f1).');
+    expect(mail.text).toContain('- folding <shell> (f1), suggested\n- latch (f2) - magnetic');
+    expect(mail.html).toContain('<li>folding &lt;shell&gt; (f1), suggested</li>');
     expect(mail.html).toContain('helmet &lt;b&gt;&amp;&lt;/b&gt;');
     expect(mail.html).toContain(`<a href="${notice.link}">`);
   });
@@ -110,6 +121,8 @@ describe('notices per channel', () => {
       round: 2,
       job: { id: '01J0', workflow: 'novelty-check', tenant: 'legal' },
       link: { url: notice.link, expiresAt: '2025-06-15T15:16:40.000Z' },
+      firstApproval: { by: 'alice_b@example.com', options: ['f1'] },
+      timeout: { answer: 'the suggested options are taken: folding <shell> (f1)', options: ['f1'] },
     });
   });
 });

@@ -6,11 +6,19 @@ import { submitJob } from '../../../shared/engine';
 import { answerSelection } from '../../../shared/engine/job-commands';
 import type { Job } from '../../../shared/engine/job-record';
 import { jobView } from '../../../shared/http/job-routes';
+import { answerReviewPage } from '../../../shared/reviewers/confirmation-page';
 import { reviewersConfigSchema } from '../../../shared/reviewers/review-config';
 import { reviewPass } from '../../../shared/reviewers/review-pass';
 import { envReviewerSecrets } from '../../../shared/reviewers/reviewer-secrets';
 import { drive } from '../../support/memory-ports';
-import { type ReceivedPost, startHookReceiver } from '../../support/reviewer-receivers';
+import { reviewFormOf } from '../../support/review-form';
+import {
+  type ReceivedPost,
+  startHookReceiver,
+  startMailCatcher,
+  startTeamsReceiver,
+  type VerifiedNotice,
+} from '../../support/reviewer-receivers';
 import { type Harness, harness } from '../engine/fixtures';
 
 const linkSecret = 'a-link-secret-of-at-least-24-bytes';
@@ -131,8 +139,12 @@ describe('the reviewers pass', () => {
       expect(await roundsSent()).toBe(0); // announced once
       expect(texts()).toHaveLength(2);
       expect(texts()[1]).toContain('alice approved; your confirmation is wanted');
-      expect(texts()[1]).toContain(`alice chose ${chosen[0]}; a second person must confirm.`);
+      expect(texts()[1]).toContain(`alice chose alpha (${chosen[0]}); a second person must confirm.`);
       expect(texts()[0]).not.toContain('alice');
+      // The timeout's default, each option by its label with its id beside it.
+      expect(texts()[0]).toContain(
+        `, every option is taken: alpha (r1), beta (r2), gamma (r3).\nThe link works until`,
+      );
       const afterCall = (await h.store.get(job.id))!.review!;
       expect(afterCall.rounds.map((r) => [r.round, r.kind, r.deliveries[0]?.state])).toEqual([
         [1, undefined, 'sent'],
@@ -143,7 +155,7 @@ describe('the reviewers pass', () => {
       h.clock.advance(50 * 60_000);
       expect(await roundsSent()).toBe(1);
       expect(texts()[2]).toContain('Reminder: ');
-      expect(texts()[2]).toContain(`alice chose ${chosen[0]}`);
+      expect(texts()[2]).toContain(`alice chose alpha (${chosen[0]})`);
       expect((await h.store.get(job.id))!.review!.nextNoticeAt).toBeUndefined();
       // The job API's view labels the rounds: the first approver, the notices, the timeout's default.
       const offeredAt = parked.pending!.offeredAt;
@@ -165,7 +177,11 @@ describe('the reviewers pass', () => {
             expect.objectContaining({ round: 2, label: 'call for the second approval' }),
             expect.objectContaining({ round: 3, label: 'reminder' }),
           ],
-          timeout: { at: new Date(offeredAt + 2 * 3_600_000).toISOString(), answer: ['r1', 'r2', 'r3'] },
+          timeout: {
+            at: new Date(offeredAt + 2 * 3_600_000).toISOString(),
+            answer: ['r1', 'r2', 'r3'],
+            labels: ['alpha', 'beta', 'gamma'],
+          },
         },
       ]);
       // `opflow status` says the same on one line, and names the option as alice saw it.
@@ -178,7 +194,7 @@ describe('the reviewers pass', () => {
       const unlabelled = { ...(await h.store.get(job.id))!, answers: [{ ...alice, labels: undefined }] };
       expect(jobView(unlabelled).answers?.[0]?.labels).toEqual(['alpha']);
       expect(describeRounds((await h.store.get(job.id))!)).toEqual([
-        `rounds    step recommend: 1 first approver alice via cli at ${iso(alice.at)}; sent notice, call for the second approval, reminder; default r1,r2,r3 at ${iso(offeredAt + 2 * 3_600_000)}`,
+        `rounds    step recommend: 1 first approver alice via cli at ${iso(alice.at)}; sent notice, call for the second approval, reminder; default alpha (r1), beta (r2), gamma (r3) at ${iso(offeredAt + 2 * 3_600_000)}`,
       ]);
       await answerSelection(h.deps, job.id, chosen, { via: 'api', by: 'bob' });
       expect(jobView((await h.store.get(job.id))!).selectionRounds?.[0]?.approvals).toEqual([
@@ -212,12 +228,181 @@ describe('the reviewers pass', () => {
       await answerSelection(h.deps, job.id, chosen, { via: 'cli', by: 'alice' });
       // An unknown id is passed over; the job's first round says who approved.
       expect(await reviewPass(deps, { jobIds: ['job_unknown', job.id] })).toMatchObject({ rounds: 1 });
-      expect(bodies().map(slackText)).toEqual([expect.stringContaining(`alice chose ${chosen[0]}`)]);
+      expect(bodies().map(slackText)).toEqual([expect.stringContaining(`alice chose alpha (${chosen[0]})`)]);
       // Two passes more, as serve's and a second command's: the round is recorded, nothing is sent.
       expect(await reviewPass(deps)).toMatchObject({ rounds: 0 });
       expect(await reviewPass(deps, { jobIds: [job.id] })).toMatchObject({ rounds: 0 });
       expect(bodies()).toHaveLength(1);
     }));
+
+  it('names each option by its label wherever a reviewer reads it, and a label with <script> or <!channel> arrives inert in every channel and on the confirmation page', async () => {
+    const hookSecret = `whsec_${Buffer.from('the signing secret of the labels test').toString('base64')}`;
+    const teams = await startTeamsReceiver();
+    const inbox = await startMailCatcher();
+    try {
+      await withReceiver(async ({ host, bodies, job, h, passDeps }) => {
+        // The platform names the options: its labels are text from outside, as hostile as text gets.
+        const script = '<script>alert(1)</script> Keep claim 3';
+        const channel = '<!channel> [Approve](https://evil.example) *now* & _all_';
+        const waiting = (await h.store.get(job.id))!;
+        const labels = [script, channel, 'gamma'];
+        const pending = {
+          ...waiting.pending!,
+          options: waiting.pending!.options.map((option, index) => ({ ...option, label: labels[index]! })),
+        };
+        expect(
+          await h.store.commit({ ...waiting, version: waiting.version + 1, pending }, waiting.version),
+        ).toBe(true);
+        const suggested = (id: string) =>
+          pending.options.find((option) => option.id === id)?.preselected ? ', suggested' : '';
+        const deps = {
+          ...passDeps(
+            {
+              channels: {
+                room: { type: 'slack' },
+                teams: { type: 'teams' },
+                hook: { type: 'webhook' },
+                mail: { type: 'email', to: ['alice@example.com', 'bob@example.com'] },
+              },
+              rules: [
+                {
+                  name: 'pair',
+                  notify: ['room', 'teams', 'hook', 'mail'],
+                  approvers: 2,
+                  timeout: { after: '2h', answer: 'all' },
+                },
+              ],
+            },
+            {
+              OPFLOW_REVIEW_ROOM_URL: `http://${host}/hook`,
+              OPFLOW_REVIEW_TEAMS_URL: `http://${teams.host}/teams`,
+              // The generic webhook posts beside Slack (its signature is the channels e2e's, at a real clock).
+              OPFLOW_REVIEW_HOOK_URL: `http://${host}/signed`,
+              OPFLOW_REVIEW_HOOK_SECRET: hookSecret,
+              OPFLOW_SMTP_URL: inbox.url,
+            },
+          ),
+          policy: { allowHosts: [host, teams.host] },
+        };
+        expect(await reviewPass(deps)).toMatchObject({ rounds: 1, failedDeliveries: 0 });
+        // alice approves through her mailed link; the others are called for the second approval.
+        const aliceLink = /http:\/\/opflow\.test(\/review\/[\w.-]+)/.exec(
+          inbox.taken.find((mail) => mail.to === 'alice@example.com')!.text,
+        )![1]!;
+        const key = await deps.secrets.linkKey();
+        const page = (method: string, path: string, extra: { body?: string; cookie?: string } = {}) =>
+          answerReviewPage(h.deps, key, { method, token: path.replace('/review/', ''), ...extra });
+        const opened = await page('GET', aliceLink);
+        const form = reviewFormOf(String(opened.headers['set-cookie']), opened.body);
+        const firstAnswer = await page('POST', aliceLink, {
+          body: new URLSearchParams([
+            ['option', 'r1'],
+            ['option', 'r2'],
+            ['form', form.field],
+          ]).toString(),
+          cookie: form.cookie,
+        });
+        expect(firstAnswer.status).toBe(200);
+        expect(await reviewPass(deps)).toMatchObject({ rounds: 1, failedDeliveries: 0 });
+
+        const chose = 'alice@example.com chose';
+        // Slack (mrkdwn): &, < and > escaped: no <!channel> ping, no tag, no link form.
+        const isWebhook = (body: string) => JSON.parse(body).type === 'selection.awaiting';
+        const slack = bodies().filter((body) => !isWebhook(body));
+        expect(slack).toHaveLength(2);
+        for (const body of slack) {
+          expect(body).not.toContain('<!channel>');
+          expect(body).not.toContain('<script>');
+          expect(slackText(body)).toContain('&lt;script&gt;alert(1)&lt;/script&gt; Keep claim 3 (r1)');
+          expect(slackText(body)).toContain(
+            '&lt;!channel&gt; [Approve](https://evil.example) *now* &amp; _all_ (r2)',
+          );
+        }
+        expect(slackText(slack[0]!)).toContain(
+          ', every option is taken: &lt;script&gt;alert(1)&lt;/script&gt; Keep claim 3 (r1), &lt;!channel&gt;',
+        );
+        expect(slackText(slack[1]!)).toContain(
+          `${chose} &lt;script&gt;alert(1)&lt;/script&gt; Keep claim 3 (r1), &lt;!channel&gt; [Approve]`,
+        );
+        // Teams (an Adaptive Card's Markdown): the link, emphasis and HTML forms escaped.
+        expect(teams.refused).toEqual([]);
+        expect(teams.taken).toHaveLength(2);
+        const inertChannel = '&lt;!channel> \\[Approve\\](https://evil.example) \\*now\\* &amp; \\_all\\_';
+        for (const card of teams.taken) {
+          expect(card.body).not.toContain('<script>');
+          expect(card.body).not.toContain('[Approve](');
+          expect(card.facts.r1).toBe(`&lt;script>alert(1)&lt;/script> Keep claim 3${suggested('r1')}`);
+          expect(card.facts.r2).toBe(`${inertChannel}${suggested('r2')}`);
+        }
+        expect(teams.taken[1]!.texts).toContain(
+          `${chose} &lt;script>alert(1)&lt;/script> Keep claim 3 (r1), ${inertChannel} (r2); a second person must confirm.`,
+        );
+        // Mail: HTML-escaped in the HTML part, as written in the plain text.
+        const mails = inbox.taken;
+        expect(mails.map((mail) => mail.to)).toEqual([
+          'alice@example.com',
+          'bob@example.com',
+          'bob@example.com',
+        ]);
+        for (const mail of mails) {
+          expect(mail.html).not.toContain('<script>');
+          expect(mail.html).toContain(
+            `&lt;script&gt;alert(1)&lt;/script&gt; Keep claim 3 (r1)${suggested('r1')}</li>`,
+          );
+          expect(mail.text).toContain(`- ${script} (r1)${suggested('r1')}\n`);
+          expect(mail.text).toContain(`- ${channel} (r2)${suggested('r2')}\n`);
+        }
+        expect(mails[2]!.text).toContain(
+          `${chose} ${script} (r1), ${channel} (r2); a second person must confirm.`,
+        );
+        expect(mails[2]!.html).toContain(`${chose} &lt;script&gt;alert(1)&lt;/script&gt; Keep claim 3 (r1)`);
+        // The signed webhook is data: the labels as the platform wrote them, the default by label.
+        const notices = bodies()
+          .filter(isWebhook)
+          .map((body) => JSON.parse(body) as VerifiedNotice['payload']);
+        expect(notices).toHaveLength(2);
+        expect(notices[0]!.options.map((option) => option.label)).toEqual(labels);
+        expect(notices[0]!.timeout).toMatchObject({
+          answer: `every option is taken: ${script} (r1), ${channel} (r2), gamma (r3)`,
+          options: ['r1', 'r2', 'r3'],
+        });
+
+        // The confirmation page (bob's link): the first approval and the default by label, HTML-escaped.
+        const bobLink = /http:\/\/opflow\.test(\/review\/[\w.-]+)/.exec(mails[2]!.text)![1]!;
+        const bobPage = await page('GET', bobLink);
+        expect(bobPage.status).toBe(200);
+        expect(bobPage.body).not.toContain('<script>');
+        expect(bobPage.body).toContain(
+          `${chose} &lt;script&gt;alert(1)&lt;/script&gt; Keep claim 3 (r1), &lt;!channel&gt; [Approve](https://evil.example) *now* &amp; _all_ (r2). A second person must confirm`,
+        );
+        expect(bobPage.body).toMatch(
+          /Without an answer by [^<]+ UTC, the default is taken: &lt;script&gt;alert\(1\)&lt;\/script&gt; Keep claim 3 \(r1\), &lt;!channel&gt;.* \(r2\), gamma \(r3\)\./,
+        );
+        const bobForm = reviewFormOf(String(bobPage.headers['set-cookie']), bobPage.body);
+        const answered = await page('POST', bobLink, {
+          body: new URLSearchParams([
+            ['option', 'r1'],
+            ['option', 'r2'],
+            ['form', bobForm.field],
+          ]).toString(),
+          cookie: bobForm.cookie,
+        });
+        expect(answered.status).toBe(200);
+        expect(answered.body).not.toContain('<script>');
+        expect(answered.body).toContain(
+          'You chose &lt;script&gt;alert(1)&lt;/script&gt; Keep claim 3 (r1), &lt;!channel&gt;',
+        );
+        // The answered link: closed, saying who chose what by label.
+        const closed = await page('GET', bobLink);
+        expect(closed.status).toBe(409);
+        expect(closed.body).toMatch(
+          /by bob@example\.com via link on [^<]+: &lt;script&gt;alert\(1\)&lt;\/script&gt; Keep claim 3 \(r1\), &lt;!channel&gt;/,
+        );
+      });
+    } finally {
+      await Promise.all([teams.close(), inbox.close()]);
+    }
+  });
 
   it('keeps channel URLs, the SMTP password and link tokens out of the log, the job record (opflow status, --json) and the API view when deliveries fail', async () => {
     // An SMTP address nobody listens on.
