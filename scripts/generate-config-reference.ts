@@ -356,7 +356,7 @@ function configFileSection(): string {
   ]);
   return [
     '## opflow.config.json',
-    "From `shared/config/opflow-config.ts`. The file is `opflow.config.json` in the current folder, or the one `--config` or `OPFLOW_CONFIG` names. `*` stands for a webhook source's name or a schedule's place in the list. The [schedules and webhooks guide](../guides/schedules-and-webhooks.md) explains each field, and the [bulk ingestion guide](../guides/bulk-ingestion.md) the disclosure form.",
+    "From `shared/config/opflow-config.ts`. The file is `opflow.config.json` in the current folder, or the one `--config` or `OPFLOW_CONFIG` names. `*` stands for a webhook source's name or a schedule's place in the list. The [schedules and webhooks guide](../guides/schedules-and-webhooks.md) explains each field, and the [disclosure forms guide](../guides/disclosure-forms.md) the disclosure form.",
     table(['field', 'required', 'default', 'allowed', 'what it is'], rows),
   ].join('\n\n');
 }

@@ -25,8 +25,8 @@ export const maxDocxUnpackedBytes = 100 * 1024 * 1024;
 /**
  * The budget of one .docx or .pdf extraction: the child's V8 heap (`--max-old-space-size`), its
  * resident memory in all (heap, buffers and native memory; sampled every 50 ms from /proc, and the
- * child killed past it), and its time (killed past it). With the parent's ~250 MB this fits the
- * ingest function's 1,024 MB.
+ * child killed past it), and its time (killed past it; `OPFLOW_EXTRACTION_TIMEOUT_MS` sets another,
+ * read at each extraction). With the parent's ~250 MB this fits the ingest function's 1,024 MB.
  */
 export const extractionBudget = { heapMb: 256, residentMb: 512, timeMs: 30_000 } as const;
 /** The most text an extraction may hand back (a document's text is far smaller than its file). */
@@ -149,9 +149,13 @@ function residentMb(pid: number): number | undefined {
   }
 }
 
-/** Runs the extraction in a child process under `extractionBudget`; its text, or a DocumentProblem. */
+/**
+ * Runs the extraction in a child process under `extractionBudget` (its time from
+ * `extractionTimeoutMs`, extraction-timeout.ts); its text, or a DocumentProblem.
+ */
 async function extractInChild(extension: string, body: Uint8Array): Promise<string> {
-  const budget = extractionBudget;
+  const { extractionTimeoutMs } = await import('./extraction-timeout');
+  const budget = { ...extractionBudget, timeMs: extractionTimeoutMs() };
   const child = spawn(
     process.execPath,
     [`--max-old-space-size=${budget.heapMb}`, ...extractorCommand(), extension],

@@ -59,6 +59,8 @@ beforeAll(async () => {
     bundle: true,
     outdir: dir,
     outExtension: { '.js': '.mjs' },
+    // As the functions are built (function-bundling.ts): code imported on first use is a chunk.
+    splitting: true,
     platform: 'node',
     format: 'esm',
     target: `node${process.versions.node.split('.')[0]}`,

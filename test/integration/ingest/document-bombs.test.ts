@@ -3,7 +3,10 @@
  * .docx zip bomb, one that lies about its sizes, one under the unpack limit that still needs too much
  * memory, a .pdf whose content inflates to hundreds of MB, a 1.5 GB .txt) are each refused with a
  * line naming the file and the budget, while the whole process tree (opflow and its extractor
- * children) stays within the ingest function's 1,024 MB and the run within its time bound.
+ * children) stays within the ingest function's 1,024 MB and the run within its time bound. The
+ * extraction's time limit is set to that bound there (OPFLOW_EXTRACTION_TIMEOUT_MS), so that a loaded
+ * machine cannot turn a memory refusal into a time one; the time limit has a test of its own, with a
+ * small setting.
  */
 import {
   mkdirSync,
@@ -17,7 +20,8 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { extractionBudget } from '../../../shared/ingest/documents';
+import { extractDocument, extractionBudget } from '../../../shared/ingest/documents';
+import { extractionTimeoutMs, extractionTimeoutVariable } from '../../../shared/ingest/extraction-timeout';
 import { childEnv, opflowBin } from '../../e2e/local/opflow-process';
 import { runChild } from '../../support/child-process';
 import { docxWithParagraphs, pdfWithLines } from '../../support/document-bombs';
@@ -81,7 +85,11 @@ describe('document bombs', () => {
       [opflowBin, '--json', 'ingest', 'docs', '--workflow', 'novelty-check', '--dry-run'],
       {
         cwd: dir,
-        env: childEnv({ OPFLOW_DB: join(dir, 'opflow.db'), OPFLOW_OUT: join(dir, 'out') }),
+        env: childEnv({
+          OPFLOW_DB: join(dir, 'opflow.db'),
+          OPFLOW_OUT: join(dir, 'out'),
+          [extractionTimeoutVariable]: String(timeBoundMs),
+        }),
         timeoutMs: timeBoundMs,
         onStart: (child) => {
           const sampler = setInterval(() => {
@@ -107,11 +115,39 @@ describe('document bombs', () => {
       /dense\.docx: the docx document: reading it needs more than \d+ MB of memory/,
     );
     expect(reasons['bomb.pdf']).toMatch(
-      /bomb\.pdf: the pdf document: (reading it needs more than \d+ MB of memory|it took more than)/,
+      /bomb\.pdf: the pdf document: reading it needs more than \d+ MB of memory/,
     );
     expect(reasons['huge.txt']).toBe('file: huge.txt: too large (1536 MB; at most 50 MB)');
     expect(peakMb).toBeLessThan(functionMemoryMb);
     expect(peakMb).toBeLessThan(extractionBudget.residentMb + 400);
     expect(elapsedMs).toBeLessThan(timeBoundMs);
+  });
+
+  it(`refuse a document that takes longer than ${extractionTimeoutVariable} with the time reason`, async () => {
+    const before = process.env[extractionTimeoutVariable];
+    process.env[extractionTimeoutVariable] = '100';
+    try {
+      // Seconds of reading (20,000 paragraphs), far under the memory budget: stopped at 0.1 s.
+      await expect(extractDocument('slow.docx', docxWithParagraphs(20_000))).rejects.toThrow(
+        'the docx document: it took more than 0.1 s to read: refused',
+      );
+    } finally {
+      if (before === undefined) delete process.env[extractionTimeoutVariable];
+      else process.env[extractionTimeoutVariable] = before;
+    }
+  });
+
+  it(`take ${extractionTimeoutVariable} as a whole number of ms from 100 to 900000, or refuse it by name`, () => {
+    expect(extractionTimeoutMs({})).toBe(extractionBudget.timeMs);
+    expect(extractionTimeoutMs({ [extractionTimeoutVariable]: ' 45000 ' })).toBe(45_000);
+    for (const [raw, why] of [
+      ['soon', 'must be a number of milliseconds'],
+      ['1.5', 'must be a whole number of milliseconds'],
+      ['99', 'must be at least 100 (ms)'],
+      ['900001', 'must be at most 900000 (ms, 15 minutes)'],
+    ])
+      expect(() => extractionTimeoutMs({ [extractionTimeoutVariable]: raw })).toThrow(
+        `${extractionTimeoutVariable} ${why}, got "${raw}"`,
+      );
   });
 });
