@@ -8,7 +8,7 @@ import type { EngineDeps } from '../../engine/deps';
 import { answerSelection } from '../../engine/job-commands';
 import { isTerminal, type Job } from '../../engine/job-record';
 import { retryJob } from '../../engine/retry';
-import { openConfirmations } from '../../engine/review-record';
+import { choiceText, openConfirmations } from '../../engine/review-record';
 import { describeSkewStall, skewStalls } from '../../runtime/clock-skew-notes';
 import { listUnfinished } from '../../runtime/job-queries';
 import { type CliContext, type GlobalOptions, openBackend, writeJson } from '../context';
@@ -141,7 +141,7 @@ async function focusOn(
     const kept = openConfirmations(answered).find((answer) => answer.version === answered.version);
     if (kept && !options.quiet)
       ctx.io.stderr.write(
-        `opflow: ${kept.by}'s approval of ${kept.options.join(',')} is recorded; a second person must confirm it (opflow resume ${jobId} --select ${kept.options.join(',')} --as <name>)\n`,
+        `opflow: ${kept.by}'s approval of ${choiceText(kept)} is recorded; a second person must confirm it (opflow resume ${jobId} --select ${kept.options.join(',')} --as <name>)\n`,
       );
     // The second approver is called now, as opflow serve does for an approval given through it.
     if (kept) await callSecondApprovers(ctx, backend.deps, options.config, [answered]);

@@ -124,6 +124,7 @@ describe('reviewers: two approvers before the first notice (opflow serve)', {
     });
     const parked = await waitFor(created.json.job.id, 'AWAITING_INPUT');
     const chosen = parked.pending!.options[0]!.id;
+    const chosenLabel = parked.pending!.options[0]!.label;
     const resume = (...args: string[]) =>
       runOpflow(['resume', parked.id, '--select', chosen, '--no-wait', ...args], {
         env: { ...env, OPFLOW_PUBLIC_URL: url },
@@ -134,7 +135,7 @@ describe('reviewers: two approvers before the first notice (opflow serve)', {
     // Exit 3: the job still waits for a selection (the second approval).
     expect(first.code, first.stderr).toBe(3);
     expect(first.stderr).toContain(
-      `carol's approval of ${chosen} is recorded; a second person must confirm it`,
+      `carol's approval of ${chosenLabel} (${chosen}) is recorded; a second person must confirm it`,
     );
     // The CLI called the second approver itself (serve's pass runs hourly), linking to serve's page.
     const called = hook.taken.slice(sentBefore);
@@ -203,6 +204,7 @@ describe('reviewers: two approvers before the first notice (opflow serve)', {
     });
     const parked = await waitFor(created.json.job.id, 'AWAITING_INPUT');
     const chosen = parked.pending!.options[0]!.id;
+    const chosenLabel = parked.pending!.options[0]!.label;
     const sentBefore = hook.taken.length;
     const bulk = await runOpflow(
       ['bulk', 'answer', '--label', 'bulk-approvers', '--select', chosen, '--by', 'erin', '--yes'],
