@@ -204,7 +204,6 @@ describe('reviewers: two approvers before the first notice (opflow serve)', {
     });
     const parked = await waitFor(created.json.job.id, 'AWAITING_INPUT');
     const chosen = parked.pending!.options[0]!.id;
-    const chosenLabel = parked.pending!.options[0]!.label;
     const sentBefore = hook.taken.length;
     const bulk = await runOpflow(
       ['bulk', 'answer', '--label', 'bulk-approvers', '--select', chosen, '--by', 'erin', '--yes'],
