@@ -589,6 +589,8 @@ export function JobPage({ api, config, id }: { api: Api; config: Settings; id: s
             <dd>{formatDuration(usage.callMs ?? 0)}</dd>
             <dt>Repeated creates</dt>
             <dd>{usage.duplicateCreates ?? 0}</dd>
+            <dt>Repeated reads</dt>
+            <dd>{usage.duplicateReads ?? 0}</dd>
             <dt>Attempts / polls (current step)</dt>
             <dd>
               {job.attempts ?? 0} / {job.polls ?? 0}

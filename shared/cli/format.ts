@@ -190,7 +190,7 @@ export function describeJob(job: Job, workflows: WorkflowRegistry, report?: stri
   lines.push(
     `usage     ${u.calls} calls (${u.failedCalls} failed, ${u.throttledCalls} throttled), ${u.billedUnits} billed units, ${u.tokens} tokens, ${formatDuration(u.callMs)} in calls${
       u.duplicateCreates > 0 ? `, ${u.duplicateCreates} repeated creates` : ''
-    }${u.taskCost !== undefined ? `, platform task_cost ${u.taskCost} s` : ''}`,
+    }${(u.duplicateReads ?? 0) > 0 ? `, ${u.duplicateReads} repeated reads` : ''}${u.taskCost !== undefined ? `, platform task_cost ${u.taskCost} s` : ''}`,
     `messages  ${job.messages ?? 0} sent to move the job on`,
   );
   if ((job.recreatedTasks ?? 0) > 0) {

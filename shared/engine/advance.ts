@@ -195,6 +195,35 @@ function withLateUsage(job: Job, event: Extract<EngineEvent, { type: 'late-usage
   };
 }
 
+/**
+ * The claim of a billed call: the job marked in flight, its nextRunAt pushed out by the allowance,
+ * and a create's intent recorded. A repeat is counted: a create whose output was sent before
+ * (`duplicateCreates`), or a read claimed while an earlier claim's mark is still set (its caller died,
+ * or was taken over, between the send and the outcome's commit, which clears the mark: `duplicateReads`).
+ */
+function claimedCall(job: Job, event: Extract<EngineEvent, { type: 'call-started' }>, now: number): Job {
+  const sent = job.intents[event.output] ?? 0;
+  const intents = event.read ? job.intents : { ...job.intents, [event.output]: sent + 1 };
+  const repeat = !event.read && sent > 0;
+  const readAgain = event.read && job.inFlightSince !== undefined;
+  return {
+    ...job,
+    version: job.version + 1,
+    updatedAt: now,
+    intents,
+    usage: repeat
+      ? { ...job.usage, duplicateCreates: job.usage.duplicateCreates + 1 }
+      : readAgain
+        ? { ...job.usage, duplicateReads: (job.usage.duplicateReads ?? 0) + 1 }
+        : job.usage,
+    inFlightSince: now,
+    inFlightBy: event.by,
+    tokenAt: undefined,
+    parked: undefined,
+    nextRunAt: now + event.allowanceMs,
+  };
+}
+
 export interface Advanced {
   /** The next record; when it is the very object given (`unchanged`), there is nothing to commit. */
   job: Job;
@@ -264,7 +293,7 @@ const roundCost = (seconds: number) => Math.round(seconds * 10_000) / 10_000;
 export function addUsage(total: JobUsage, delta: Partial<JobUsage> | undefined): JobUsage {
   if (!delta) return total;
   const sum = { ...emptyUsage(), ...total };
-  const counters = Object.keys(emptyUsage()) as Exclude<keyof JobUsage, 'taskCost'>[];
+  const counters = Object.keys(emptyUsage()) as Exclude<keyof JobUsage, 'taskCost' | 'duplicateReads'>[];
   for (const key of counters) sum[key] += delta[key] ?? 0;
   // Optional figures (taskCost) appear once a call reports one.
   if (delta.taskCost !== undefined) sum.taskCost = roundCost((total.taskCost ?? 0) + delta.taskCost);
@@ -381,26 +410,8 @@ export function advance(
       const rebased = rebasedOnClock(job, now);
       return { job: rebased, delayMs: rebased.nextRunAt - now, completed: false };
     }
-    case 'call-started': {
-      const sent = job.intents[event.output] ?? 0;
-      const intents = event.read ? job.intents : { ...job.intents, [event.output]: sent + 1 };
-      const repeat = !event.read && sent > 0;
-      return {
-        job: {
-          ...job,
-          version: job.version + 1,
-          updatedAt: now,
-          intents,
-          usage: repeat ? { ...job.usage, duplicateCreates: job.usage.duplicateCreates + 1 } : job.usage,
-          inFlightSince: now,
-          inFlightBy: event.by,
-          tokenAt: undefined,
-          parked: undefined,
-          nextRunAt: now + event.allowanceMs,
-        },
-        completed: false,
-      };
-    }
+    case 'call-started':
+      return { job: claimedCall(job, event, now), completed: false };
     case 'reschedule': {
       const at = Math.max(now, Math.min(event.at, job.deadlineAt));
       if (!waitsForPoll(workflow, job) || at === job.nextRunAt) {

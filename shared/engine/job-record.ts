@@ -119,6 +119,12 @@ export interface JobUsage {
    */
   duplicateCreates: number;
   /**
+   * Billed reads (a poll, a count) sent again because a process died, or was taken over, between
+   * the read and the commit of its outcome: each a paid repeat. Absent while there is none (and in
+   * records written before it was counted).
+   */
+  duplicateReads?: number;
+  /**
    * The platform's own `task_cost` (seconds of upstream work), summed over the finished tasks that
    * report one (the novelty agent search does); absent when none did.
    */

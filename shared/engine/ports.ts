@@ -55,10 +55,12 @@ export interface JobStore {
    */
   getMany?(ids: readonly string[]): Promise<Job[]>;
   /**
-   * Optional: unfinished jobs last written by a clock ahead of `now`'s (see engine/clock-skew.ts)
-   * that nothing else brings back, with no paid call marked alive: the sweeper sends each a message
-   * and the runner re-bases its times. Local: any such job without a queued message at its version;
-   * DynamoDB: such jobs created ahead (their `createdAt` in the reader's future, from the status index).
+   * Optional: unfinished jobs last written by a clock ahead of `now`'s (their `updatedAt` beyond the
+   * tolerance of engine/clock-skew.ts) that nothing else brings back, whatever their status or
+   * call: the candidates. The sweeper decides which it sends (`sentWhenWrittenAhead`, engine/sweep.ts;
+   * a paid call in flight included) and the runner re-bases their times. Local: any such job without
+   * a queued message at its version; DynamoDB: such jobs created ahead (their `createdAt` in the
+   * reader's future, from the status index). The port contract suite holds both to it.
    */
   listWrittenAhead?(now: number, limit: number): Promise<Job[]>;
   /**

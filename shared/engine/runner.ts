@@ -272,8 +272,10 @@ async function callStep(
   const creates = stepEffect(step, step.kind === 'request' ? step.operationOf(ctx) : undefined) !== 'read';
   const allowanceMs = deps.inFlight?.allowanceMs ?? inFlightAllowanceMs;
   let heartbeat: Heartbeat | undefined;
-  if (creates || billsUnits(step)) {
+  // A create or an update is never a download, so every call that records an intent is claimed too.
+  if (billsUnits(step)) {
     // The claim: one commit on the version read, so of two deliveries of this version only one calls.
+    // `creates` decides only whether it records an intent (a read records none).
     const started = advance(
       workflow,
       current,

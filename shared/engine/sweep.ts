@@ -6,11 +6,24 @@
  *
  * Clock skew: a job last written by a clock ahead of the sweeper's has its due time in that clock's
  * time, so `listDue` would pass it by for as long as the skew; the store's `listWrittenAhead` finds
- * such jobs and the sweeper sends them too (the runner re-bases their times on its own clock).
+ * such jobs and the sweeper sends those `sentWhenWrittenAhead` keeps (the runner re-bases their
+ * times on its own clock). The rule is here, for every store; a store only finds the candidates.
  */
 import type { ParkedJobs } from './admission/parked-jobs';
+import { writerAheadMs } from './clock-skew';
 import type { EngineDeps, SweepDeps } from './deps';
-import { type Job, unparkedJob } from './job-record';
+import { isTerminal, type Job, unparkedJob } from './job-record';
+
+/**
+ * Which jobs last written by a clock ahead of `now`'s the sweeper sends, on every backend: each one
+ * unfinished, a paid call marked in flight included (its claim moved the version past any message
+ * that named it, and the runner counts the allowance it has left on this clock: a frozen caller is
+ * taken over after it, a live one keeps its call by its heartbeat), but not a job waiting for a
+ * person (an answer re-times it).
+ */
+export function sentWhenWrittenAhead(job: Job, now: number): boolean {
+  return !isTerminal(job.status) && job.status !== 'AWAITING_INPUT' && writerAheadMs(job, now) > 0;
+}
 
 export interface SweepOptions {
   /** Only jobs overdue by at least this long are re-sent (default 30 s), to leave in-flight messages alone. */
@@ -34,7 +47,7 @@ export async function sweep(
   const due = await listDue(now - (options.graceMs ?? 30_000), limit);
   const dueIds = new Set(due.map((job) => job.id));
   const ahead = ((await deps.store.listWrittenAhead?.(now, limit)) ?? []).filter(
-    (job) => !dueIds.has(job.id),
+    (job) => !dueIds.has(job.id) && sentWhenWrittenAhead(job, now),
   );
   const messages = [...due, ...ahead].map((job) => ({
     message: { jobId: job.id, version: job.version },

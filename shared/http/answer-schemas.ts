@@ -35,6 +35,12 @@ const usageSchema = z.strictObject({
     .describe(
       'create calls sent again for one step: after a crash, or by a retry that creates its task again (each a paid repeat)',
     ),
+  duplicateReads: z
+    .number()
+    .optional()
+    .describe(
+      'billed reads (a poll, a count) sent again because a process died between the read and its commit (each a paid repeat); absent when none',
+    ),
   taskCost: z.number().optional().describe("the platform's own task_cost, summed, where it reports one"),
 });
 

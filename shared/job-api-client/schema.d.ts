@@ -822,6 +822,8 @@ export interface components {
                 callMs: number;
                 /** @description create calls sent again for one step: after a crash, or by a retry that creates its task again (each a paid repeat) */
                 duplicateCreates: number;
+                /** @description billed reads (a poll, a count) sent again because a process died between the read and its commit (each a paid repeat); absent when none */
+                duplicateReads?: number;
                 /** @description the platform's own task_cost, summed, where it reports one */
                 taskCost?: number;
             };
@@ -863,6 +865,8 @@ export interface components {
                     callMs: number;
                     /** @description create calls sent again for one step: after a crash, or by a retry that creates its task again (each a paid repeat) */
                     duplicateCreates: number;
+                    /** @description billed reads (a poll, a count) sent again because a process died between the read and its commit (each a paid repeat); absent when none */
+                    duplicateReads?: number;
                     /** @description the platform's own task_cost, summed, where it reports one */
                     taskCost?: number;
                 };

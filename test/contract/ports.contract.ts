@@ -300,6 +300,48 @@ export function describeJobStoreContract(name: string, factory: ContractFactory<
       });
     });
 
+    describe('listWrittenAhead', () => {
+      // The store finds the candidates; which the sweeper sends is one rule for every store
+      // (engine/sweep.ts's sentWhenWrittenAhead): a store that left out a call in flight would
+      // strand a frozen skewed caller's job for as long as its clock is ahead.
+      it('finds the unfinished jobs created and last written by a clock ahead, a paid call in flight included', async () => {
+        const store = await fresh();
+        expect(store.listWrittenAhead).toBeDefined();
+        const ahead = T0 + 2 * 3_600_000;
+        const at = {
+          createdAt: ahead,
+          updatedAt: ahead,
+          nextRunAt: ahead + 1_000,
+          deadlineAt: ahead + 3_600_000,
+        };
+        const queued = contractJob(at);
+        const calling = contractJob({
+          ...at,
+          status: 'RUNNING',
+          inFlightSince: ahead,
+          inFlightBy: 'host/1/a',
+          nextRunAt: ahead + 60_000,
+        });
+        const finished = contractJob({ ...at, status: 'SUCCEEDED', finishedAt: ahead });
+        const onTime = contractJob({ nextRunAt: T0 + 1_000 });
+        // Created ahead, then written on time (a worker re-based it): no longer ahead.
+        const rebased = contractJob(at);
+        for (const job of [queued, calling, finished, onTime, rebased]) await store.create(job);
+        const onThisClock = {
+          ...rebased,
+          version: rebased.version + 1,
+          updatedAt: T0,
+          nextRunAt: T0 + 1_000,
+        };
+        expect(await store.commit(onThisClock, rebased.version)).toBe(true);
+
+        const found = (await store.listWrittenAhead!(T0, 10)).map((job) => job.id).sort();
+        expect(found).toEqual([queued.id, calling.id].sort());
+        // Within the tolerance of a clock kept by NTP, nothing is ahead.
+        expect(await store.listWrittenAhead!(ahead - 1_000, 10)).toEqual([]);
+      });
+    });
+
     describe('list', () => {
       it('filters by status, batch and tenant, and follows status changes', async () => {
         const store = await fresh();

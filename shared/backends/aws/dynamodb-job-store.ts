@@ -397,9 +397,10 @@ export class DynamoDbJobStore implements JobStore, ParkedJobs {
 
   /**
    * Unfinished jobs created by a clock ahead of `now`'s (their `createdAt` in its future: a CLI on a
-   * machine whose clock is fast) and still stamped ahead, with no paid call marked alive: from the
-   * status index's shards of each unfinished status, keys after `now` plus the tolerance (usually
-   * none: a few empty queries). A job only updated by such a clock (a retry) is not found here.
+   * machine whose clock is fast) and still stamped ahead, whatever their call: from the status
+   * index's shards of each unfinished status, keys after `now` plus the tolerance (usually none: a
+   * few empty queries). The sweeper decides which it sends (engine/sweep.ts's `sentWhenWrittenAhead`).
+   * A job only updated by such a clock (a retry) is not found here.
    */
   async listWrittenAhead(now: number, limit: number): Promise<Job[]> {
     if (limit <= 0) return [];
@@ -421,9 +422,7 @@ export class DynamoDbJobStore implements JobStore, ParkedJobs {
     );
     const ids = [...new Set(pages.flat().map((key) => String(key.PK).slice('JOB#'.length)))].slice(0, limit);
     const jobs = ids.length > 0 ? await this.getMany(ids) : [];
-    return jobs.filter(
-      (job) => !isTerminal(job.status) && writerAheadMs(job, now) > 0 && job.inFlightSince === undefined,
-    );
+    return jobs.filter((job) => !isTerminal(job.status) && writerAheadMs(job, now) > 0);
   }
 
   /** Non-terminal jobs due at or before `now`, oldest `nextRunAt` first, from all 16 shards of `due`. */

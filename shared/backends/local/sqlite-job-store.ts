@@ -218,15 +218,13 @@ export class SqliteJobStore implements JobStore {
 
   /**
    * Unfinished jobs last written by a clock ahead of `now`'s, with no queued message at their
-   * version (the sweeper sends each one; the runner re-bases it). A paid call marked in flight is
-   * among them: its claim moved the version past its message, and the allowance it has left is
-   * counted on this clock once re-based, so a caller that stopped is taken over after that.
+   * version, whatever their status or call: the sweeper decides which it sends (engine/sweep.ts's
+   * `sentWhenWrittenAhead`); the runner re-bases them.
    */
   async listWrittenAhead(now: number, limit: number): Promise<Job[]> {
     return this.#writtenAhead
       .all(now + maxClockAheadMs, clampLimit(limit, maxPageSize))
-      .map((row) => parseJob(row.body))
-      .filter((job) => job.status !== 'AWAITING_INPUT');
+      .map((row) => parseJob(row.body));
   }
 
   /**

@@ -1,6 +1,6 @@
 // Step workers that die between any two of their I/O operations: after the upstream call, after
 // the S3 write, after the commit (before the enqueue), after the enqueue, before the delete. Every
-// job still ends SUCCEEDED exactly once, with one report, and every repeated create is counted.
+// job still ends SUCCEEDED exactly once, with one report, and every repeated create or read is counted.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
 import { AwsWorld } from './harness/aws-world';
@@ -62,6 +62,16 @@ describe('opflow on AWS: a worker dies between two I/O operations', {
     expect(counted).toBeGreaterThanOrEqual(real);
     expect(counted).toBeLessThanOrEqual(plan.crashes);
     if (point === 'after-upstream-call') expect(real).toBeGreaterThan(0);
+    // A billed read (a poll, a count) repeated after a death between the read and its commit is
+    // counted too: each death right after a billed call's answer is exactly one counted repeat, a
+    // create's or a read's; a death after the commit (the enqueue, the delete) repeats no call.
+    const reads = jobs.reduce((sum, job) => sum + (job.usage.duplicateReads ?? 0), 0);
+    expect(counted + reads).toBeLessThanOrEqual(plan.crashes);
+    if (point === 'after-upstream-call') {
+      expect(counted + reads).toBe(plan.paidCallCrashes);
+      expect(reads).toBeGreaterThan(0);
+    }
+    if (point === 'after-enqueue' || point === 'before-delete') expect(counted + reads).toBe(0);
     expect(world.dlqBodies()).toEqual([]);
   });
 });

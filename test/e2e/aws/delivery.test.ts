@@ -61,6 +61,8 @@ describe('opflow on AWS: delivery faults (bundled step worker)', { timeout: REAL
     const [job] = await world.settle([id], { drain: true });
     expect(job?.status).toBe('SUCCEEDED');
     expect(job?.usage).toMatchObject({ calls: 1, billedUnits: counts[0]!.billedUnits, duplicateCreates: 0 });
+    // Three deliveries and no crash: the read was not repeated, and none is counted.
+    expect(job?.usage.duplicateReads).toBeUndefined();
   });
 
   it('drops an older version delivered after a newer one, leaving the job as it is', async () => {

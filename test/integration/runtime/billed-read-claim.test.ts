@@ -65,6 +65,8 @@ describe('a billed read met by two deliveries of one job version (SQLite job sto
     const done = (await store.get(job.id))!;
     expect(done.status).toBe('SUCCEEDED');
     expect(done.usage).toMatchObject({ calls: 1, billedUnits: 1, duplicateCreates: 0 });
+    // No crash: no repeated read.
+    expect(done.usage.duplicateReads).toBeUndefined();
     expect(done.intents).toEqual({});
   });
 
@@ -96,6 +98,7 @@ describe('a billed read met by two deliveries of one job version (SQLite job sto
     // Every upstream call the job made is counted once (the scripted upstream bills 1 unit a call).
     const sent = h.client.calls.length;
     expect(done.usage).toMatchObject({ calls: sent, billedUnits: sent, duplicateCreates: 0 });
+    expect(done.usage.duplicateReads).toBeUndefined();
     expect(done.intents).toEqual({ create: 1, submit: 1 });
   });
 
@@ -126,8 +129,9 @@ describe('a billed read met by two deliveries of one job version (SQLite job sto
     await drive(h.deps, h.queue, h.clock);
     const done = (await store.get(job.id))!;
     expect(done.status).toBe('SUCCEEDED');
-    // The dead worker's count was sent (and billed upstream) but never recorded: the job holds the second.
+    // The dead worker's count was sent (and billed upstream) but its units never recorded: the job
+    // holds the second's, and counts the second as the one paid repeat of a read.
     expect(h.client.calls).toHaveLength(2);
-    expect(done.usage).toMatchObject({ calls: 1, billedUnits: 1, duplicateCreates: 0 });
+    expect(done.usage).toMatchObject({ calls: 1, billedUnits: 1, duplicateCreates: 0, duplicateReads: 1 });
   });
 });

@@ -4,7 +4,8 @@
  * clock, keeping the wait it meant, and the reader says so in its log.
  */
 import { describe, expect, it } from 'vitest';
-import { submitJob } from '../../../shared/engine';
+import { submitJob, sweep } from '../../../shared/engine';
+import { makeJob } from '../../support/factories';
 import { drive } from '../../support/memory-ports';
 import { happyScript, harness } from './fixtures';
 
@@ -34,5 +35,29 @@ describe('a job written by a clock ahead of the reader', () => {
       message: expect.stringContaining('written by a clock ahead of this one'),
       fields: expect.objectContaining({ jobId: job.id, aheadMs: 2 * hour }),
     });
+  });
+});
+
+describe('the sweeper and jobs written by a clock ahead', () => {
+  it('sends, whatever the store, each unfinished one with a paid call in flight, not one waiting for a person', async () => {
+    const h = harness(happyScript(0));
+    const now = h.clock.now();
+    const ahead = { createdAt: now + 2 * hour, updatedAt: now + 2 * hour, nextRunAt: now + 2 * hour };
+    const calling = makeJob({
+      ...ahead,
+      status: 'RUNNING',
+      inFlightSince: now + 2 * hour,
+      inFlightBy: 'h/1/x',
+    });
+    const queued = makeJob(ahead);
+    const answering = makeJob({ ...ahead, status: 'AWAITING_INPUT' });
+    const finished = makeJob({ ...ahead, status: 'FAILED', finishedAt: now + 2 * hour });
+    const onTime = makeJob({ createdAt: now, updatedAt: now + 1_000, nextRunAt: now + 60_000 });
+    // A store hands over its candidates (the port contract suite checks what each finds); the rule
+    // of which are sent is the sweeper's.
+    Object.assign(h.store, { listWrittenAhead: async () => [calling, queued, answering, finished, onTime] });
+    const swept = await sweep(h.deps, { graceMs: 0 });
+    expect(swept.writtenAhead).toBe(2);
+    expect(h.queue.pending.map((sent) => sent.message.jobId).sort()).toEqual([calling.id, queued.id].sort());
   });
 });

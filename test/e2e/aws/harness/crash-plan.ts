@@ -35,6 +35,8 @@ export class CrashPlan {
   /** Occurrences of the point so far, and how many of them killed the worker. */
   occurrences = 0;
   crashes = 0;
+  /** Of `crashes`, the deaths right after a billed call's answer (a create, an update or a read; not a download). */
+  paidCallCrashes = 0;
   private readonly diedAt = new Set<string>();
 
   /** Crash at occurrences 1, 1 + every, 1 + 2 × every, ... of `point` (default every third). */
@@ -44,13 +46,14 @@ export class CrashPlan {
     this.point = point;
     this.occurrences = 0;
     this.crashes = 0;
+    this.paidCallCrashes = 0;
   }
 
   /**
    * Counts an occurrence of `point` and kills the worker on every `every`-th, but never twice on
    * the same step of the same job: a real worker gets through eventually, and so must this one.
    */
-  private hit(point: CrashPoint, life: Life): void {
+  private hit(point: CrashPoint, life: Life, paidCall = false): void {
     if (this.point !== point || life.dead) return;
     const where = `${point} ${life.current ?? ''}`;
     if (this.diedAt.has(where)) return;
@@ -58,6 +61,7 @@ export class CrashPlan {
     if ((this.occurrences - 1) % this.every === 0) {
       life.dead = true;
       this.crashes += 1;
+      if (paidCall) this.paidCallCrashes += 1;
       this.diedAt.add(where);
     }
   }
@@ -125,7 +129,7 @@ export class CrashPlan {
       reports: port(deps.reports, (method) => method === 'put' && this.hit('after-report-write', life)),
       client: port(deps.client, (method) =>
         ['call', 'stream', 'fetchDocument'].includes(method)
-          ? this.hit('after-upstream-call', life)
+          ? this.hit('after-upstream-call', life, method !== 'fetchDocument')
           : undefined,
       ),
       keys: port(deps.keys),
