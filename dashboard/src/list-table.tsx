@@ -1,7 +1,8 @@
 /**
  * A list as a table, the same on every page: "Loading…" (aria-busy) until its rows come, then a table
  * whose caption names it (its accessible name: another caption when it is empty), one heading row of
- * `th scope="col"` and a row per item. In a card of its own unless it sits in one (`card: false`).
+ * `th scope="col"` and a row per item. In a card of its own unless it sits in one (`card: false`);
+ * either way it scrolls sideways on its own when the screen is narrower than it.
  */
 import type { ComponentChildren } from 'preact';
 import { type Column, TableHead } from './components';
@@ -33,5 +34,5 @@ export function ListTable<T>(props: {
       <tbody>{rows.map((item) => props.row(item))}</tbody>
     </table>
   );
-  return card ? <div class="table-card">{table}</div> : table;
+  return <div class={card ? 'table-card' : 'table-scroll'}>{table}</div>;
 }

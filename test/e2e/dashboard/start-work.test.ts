@@ -276,4 +276,38 @@ describe('starting work from the dashboard', () => {
     expect(await accessibilityProblems(page)).toBe('');
     await screenshot(page, '24-uploaded-batch');
   }, 120_000);
+
+  it('fits a phone’s 390 px on every page: nothing reaches past the screen’s edge', async () => {
+    // With the jobs and the batch the tests above started (when run alone: a job of its own); a wide
+    // table scrolls inside its own card.
+    const { jobs } = await api<{ jobs: { id: string }[] }>('GET', '/jobs');
+    const job =
+      jobs[0]?.id ??
+      (
+        await api<{ job: { id: string } }>('POST', '/jobs', {
+          workflow: 'patent-count',
+          input: { query: 'TTL:(hinge)' },
+        })
+      ).job.id;
+    const { batches } = await api<{ batches: { id: string }[] }>('GET', '/batches');
+    const pages = ['#/', `#/jobs/${job}`, '#/new', '#/upload', '#/batches']
+      .concat(batches.map((batch) => `#/batches/${batch.id}`).slice(0, 1))
+      .concat(['#/overview', '#/schedules', '#/webhooks', '#/bulk']);
+    await page.setViewportSize({ width: 390, height: 844 });
+    try {
+      const widths: Record<string, number> = {};
+      for (const hash of pages) {
+        await page.goto(`${url}/${hash}`);
+        await page.locator('main h1').waitFor();
+        await expect.poll(() => page.locator('[aria-busy="true"]').count()).toBe(0);
+        widths[hash] = await page
+          .locator('html')
+          .evaluate((html) => (html as unknown as { scrollWidth: number }).scrollWidth);
+      }
+      expect(widths).toEqual(Object.fromEntries(pages.map((hash) => [hash, 390])));
+      await screenshot(page, '25-batch-390');
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 900 });
+    }
+  }, 120_000);
 });
