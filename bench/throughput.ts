@@ -83,6 +83,8 @@ const optionsSchema = z.object({
   dir: z.string().min(1).optional(),
   /** Run the cases in this process (one event loop) instead of a process each. */
   inProcess: z.boolean(),
+  /** The matrix also runs learned and the oracle with the key's order longest-first from the start. */
+  orders: z.boolean(),
   help: z.boolean(),
   /** Internal: run the one case described (JSON) and write its result to `resultFile`. */
   caseSpec: z.string().optional(),
@@ -107,6 +109,7 @@ function readOptions(): Options {
       clock: { type: 'string', default: 'virtual' },
       dir: { type: 'string' },
       'in-process': { type: 'boolean', default: false },
+      orders: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
       'case-spec': { type: 'string' },
       'result-file': { type: 'string' },
@@ -161,6 +164,9 @@ Options:
   --dir=FOLDER       where each case keeps its database, reports and sandbox state (default: with
                      --clock=virtual /dev/shm when it exists, a memory file system, as disk writes
                      cost no clock time there; otherwise the system's temporary folder)
+  --orders           the matrix also runs \`learned lf\` and \`oracle lf\`: those builds with the runner's
+                     call order longest-first (by steps left) from the start (not from the turn the
+                     learned times decide; the oracle never turns, having none)
   --detail           per case: calls beyond one per step, budget used per 1 s (per 5 s past a minute; a
                      short run also by operation), when the last job made its first call, when jobs
                      finished, the scheduler's rounds; for a batch, where the time of the job that
@@ -221,6 +227,8 @@ interface CaseSpec {
   family?: Family | undefined;
   /** The matrix's limiter at the sandbox key; undefined: a sliding one-second window. */
   limiter?: Limiter | undefined;
+  /** The key's call order longest remaining work first from the start (`--orders`). */
+  longestFirst?: boolean | undefined;
 }
 
 /** One measured job: its time, the time of the tasks its calls started, its calls. */
@@ -310,6 +318,7 @@ async function runCase(spec: CaseSpec): Promise<CaseResult> {
     pipeline.deps.pollStats = undefined;
     pipeline.deps.reserveHorizonMs = 0;
   }
+  if (spec.longestFirst) pipeline.deps.callOrder = () => 'longest-first';
   if (spec.engine === 'oracle') {
     // Every poll at its task's true end (the sandbox's drawn duration), admission as `learned`.
     pipeline.deps.pollStats = undefined;
@@ -836,6 +845,7 @@ const caseSpecSchema = z.object({
   oneAtATime: z.boolean().optional(),
   fill: z.boolean().optional(),
   seed: z.number().int().optional(),
+  longestFirst: z.boolean().optional(),
 });
 
 async function main(): Promise<void> {
@@ -1006,6 +1016,8 @@ function cells(): Cell[] {
 
 const cellName = (cell: Cell) => `${cell.family} ${cell.limiter} ${cell.qps}/s`;
 const matrixEngines = ['learned', 'fixed', 'naive', 'oracle'] as const;
+/** With `--orders`: learned and the oracle with the key's order longest-first from the start. */
+const orderEngines = ['learned lf', 'oracle lf'] as const;
 /** The lone job compares the learned build with the oracle (the earlier `--only=idle` has fixed). */
 const loneEngines = ['learned', 'oracle'] as const;
 
@@ -1023,13 +1035,15 @@ async function matrixSection(
 ): Promise<string[]> {
   const specs: CaseSpec[] = [];
   const seedOf = new Map<string, number>();
+  const engines = [...matrixEngines, ...(options.orders ? orderEngines : [])];
   list.forEach((cell, i) => {
     const seed = baseSeed + i;
     seedOf.set(cellName(cell), seed);
-    for (const engine of matrixEngines)
+    for (const engine of engines)
       specs.push({
         label: `${cellName(cell)} ${engine}`,
-        engine,
+        engine: engine === 'learned lf' ? 'learned' : engine === 'oracle lf' ? 'oracle' : engine,
+        ...(engine.endsWith(' lf') ? { longestFirst: true } : {}),
         schedule: 'right',
         jobs,
         warmup: 0,
@@ -1046,7 +1060,7 @@ async function matrixSection(
   let measured = 0;
   for (const cell of list) {
     const of = (engine: string) => results.find((r) => r.spec.label === `${cellName(cell)} ${engine}`);
-    if (!matrixEngines.some((engine) => of(engine))) continue;
+    if (!engines.some((engine) => of(engine))) continue;
     // A build whose jobs did not all succeed prints as failed, no ratio (throughput-report.ts).
     const figures = (r: CaseResult | undefined) => {
       if (!r) return { text: '-', ok: false, makespan: Number.NaN, calls: Number.NaN, throttled: Number.NaN };
@@ -1070,16 +1084,19 @@ async function matrixSection(
       cellName(cell),
       String(seedOf.get(cellName(cell))),
       `${boundS.toFixed(0)} (${(minCalls / cell.qps).toFixed(0)}|${((r?.longestCriticalMs ?? 0) / 1000).toFixed(0)})`,
-      ...matrixEngines.map((engine) => figures(of(engine)).text),
-      `${((r?.chainBoundMs ?? 0) / 1000).toFixed(1)}: ${overChain(of('learned'))} ${overChain(of('oracle'))}`,
+      ...engines.map((engine) => figures(of(engine)).text),
+      `${((r?.chainBoundMs ?? 0) / 1000).toFixed(1)}: ${engines
+        .filter((engine) => engine === 'learned' || engine.endsWith('oracle') || engine.endsWith(' lf'))
+        .map((engine) => overChain(of(engine)))
+        .join(' ')}`,
       of('learned') ? (meets ? 'yes' : 'NO') : '-',
     ]);
   }
   return [
     `batch of ${jobs} novelty checks (${minCallsPerJob} calls each at least) per cell; each build: makespan/bound calls/min throttled%; ` +
       `bound s = max(min calls / QPS | the longest own tasks' time of a job); learned goals: <= 1.10, <= 1.05, <= 2%; ` +
-      `chain+budget: that bound counting the calls and the chains together (throughput-bound.ts), s: learned's and oracle's makespan over it`,
-    table(['cell', 'seed', 'bound s', ...matrixEngines, 'chain+budget', 'learned meets goals'], rows),
+      `chain+budget: that bound counting the calls and the chains together (throughput-bound.ts), s: learned's and oracle's makespan over it (with --orders also learned lf's and oracle lf's)`,
+    table(['cell', 'seed', 'bound s', ...engines, 'chain+budget', 'learned meets goals'], rows),
     `learned meets the goals on ${met} of ${measured} cells`,
     ...(options.detail ? results.map((r) => r.detail ?? '') : []),
   ];
