@@ -4,6 +4,7 @@
  * asks for. A list writes its heading with `jobColumns(...)`, so heading and cells never drift apart.
  */
 import type { ComponentChildren } from 'preact';
+import { choiceText } from './answers';
 import { type Column, SandboxTag, StatusBadge, When } from './components';
 import { formatDuration, jobDuration, jobTitle, stepTitle } from './format';
 import { jobHref } from './routing';
@@ -28,6 +29,8 @@ export interface RowJob {
   lastError?: { kind: string; message: string } | undefined;
   /** The option ids a waiting job offers (a bulk answer's sample). */
   options?: string[] | undefined;
+  /** Their labels, in the same order. */
+  optionLabels?: string[] | undefined;
 }
 
 /** The columns a list may show after the job's own cell. */
@@ -63,10 +66,13 @@ export function jobColumns(columns: readonly JobColumn[], select = false): Colum
   ];
 }
 
-/** Why a job stopped, or what it offers: "deadline: the job ran past its deadline", "offers f1, f2". */
+/**
+ * Why a job stopped, or what it offers, each option by its label with its id beside it:
+ * "deadline: the job ran past its deadline", "offers Hinge (f1), Magnet (f2)".
+ */
 function reasonOf(job: RowJob): string {
   if (job.lastError) return `${job.lastError.kind}: ${job.lastError.message}`;
-  if (job.options) return `offers ${job.options.join(', ')}`;
+  if (job.options) return `offers ${choiceText({ options: job.options, labels: job.optionLabels })}`;
   return '';
 }
 

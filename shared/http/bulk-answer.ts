@@ -32,6 +32,10 @@ export const bulkPreviewSchema = z.strictObject({
       createdAt: z.string(),
       error: z.strictObject({ kind: z.string(), message: z.string() }).optional(),
       options: z.array(z.string()).optional().describe('answer: the option ids the job offers'),
+      optionLabels: z
+        .array(z.string())
+        .optional()
+        .describe('answer: the labels of the options, in the order of options (what a person reads)'),
     }),
   ),
 });

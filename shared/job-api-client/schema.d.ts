@@ -1579,6 +1579,8 @@ export interface operations {
                             };
                             /** @description answer: the option ids the job offers */
                             options?: string[];
+                            /** @description answer: the labels of the options, in the order of options (what a person reads) */
+                            optionLabels?: string[];
                         }[];
                     } | {
                         /** @enum {string} */
@@ -1739,6 +1741,8 @@ export interface operations {
                                 };
                                 /** @description answer: the option ids the job offers */
                                 options?: string[];
+                                /** @description answer: the labels of the options, in the order of options (what a person reads) */
+                                optionLabels?: string[];
                             }[];
                         };
                     };

@@ -28,6 +28,8 @@ export interface BulkSample {
   error?: { kind: string; message: string } | undefined;
   /** answer: the ids of the options the job offers. */
   options?: string[] | undefined;
+  /** answer: their labels, in the same order (what a person reads). */
+  optionLabels?: string[] | undefined;
 }
 
 interface BulkEcho {
@@ -130,6 +132,7 @@ function sampleOf(job: Job): BulkSample {
     createdAt: job.createdAt,
     error: job.lastError && { kind: job.lastError.kind, message: job.lastError.message },
     options: job.pending?.options.map((option) => option.id),
+    optionLabels: job.pending?.options.map((option) => option.label),
   };
 }
 

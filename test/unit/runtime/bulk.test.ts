@@ -203,6 +203,7 @@ describe('bulk actions', () => {
       request({ action: 'answer', dryRun: true, options: { take: 'defaults' } }),
     );
     expect(byDefaults.sample[0]!.options).toEqual(['a', 'b']);
+    expect(byDefaults.sample[0]!.optionLabels).toEqual(['A', 'B']);
     const first = await runBulk(
       engine.deps,
       request({
