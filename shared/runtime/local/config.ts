@@ -20,6 +20,8 @@ export const localConfigSources = {
   sandboxDrift: { flag: '--sandbox-drift', env: 'OPFLOW_SANDBOX_DRIFT' },
   /** No flag: a tuning knob (and what tests shorten). */
   inFlightAllowanceMs: { flag: undefined, env: 'OPFLOW_IN_FLIGHT_ALLOWANCE_MS' },
+  /** No flag: a tuning knob (and what tests shorten). */
+  leaseMs: { flag: undefined, env: 'OPFLOW_LEASE_MS' },
 } as const;
 
 export type LocalConfigKey = keyof typeof localConfigSources;
@@ -59,6 +61,15 @@ const fieldSchemas = {
         .max(3_600_000, 'must be at most 3600000'),
     )
     .optional(),
+  leaseMs: number('milliseconds')
+    .pipe(
+      z
+        .number()
+        .int('must be a whole number')
+        .min(3_000, 'must be at least 3000')
+        .max(600_000, 'must be at most 600000'),
+    )
+    .optional(),
 } satisfies Record<LocalConfigKey, z.ZodType>;
 
 export interface LocalRuntimeConfig {
@@ -91,13 +102,19 @@ export interface LocalRuntimeConfig {
    * process takes its job for stranded. Default: 60 s (the engine's `inFlightAllowanceMs`).
    */
   inFlightAllowanceMs?: number | undefined;
+  /**
+   * How long a step's claimed queue message stays hidden from other workers, renewed every third of
+   * it while the step runs; a process that stops renewing (frozen, or dead without being seen as
+   * gone) loses it that long after. Default: 60 s. At most 10 minutes (the local queue's longest).
+   */
+  leaseMs?: number | undefined;
 }
 
 /** The built-in sandbox's speed when none is configured. */
 export const defaultBuiltInSandboxSpeed = 30;
 
 type Raw = Partial<
-  Record<Exclude<LocalConfigKey, 'apiKey' | 'inFlightAllowanceMs'>, string | number | undefined>
+  Record<Exclude<LocalConfigKey, 'apiKey' | 'inFlightAllowanceMs' | 'leaseMs'>, string | number | undefined>
 >;
 
 /**
@@ -113,7 +130,8 @@ export function loadLocalConfig(
   const config: Record<string, unknown> = {};
   for (const key of Object.keys(fieldSchemas) as LocalConfigKey[]) {
     const source = localConfigSources[key];
-    const fromFlag = key === 'apiKey' || key === 'inFlightAllowanceMs' ? undefined : flags[key];
+    const fromFlag =
+      key === 'apiKey' || key === 'inFlightAllowanceMs' || key === 'leaseMs' ? undefined : flags[key];
     const envValue = env[source.env];
     const raw = fromFlag ?? (envValue === undefined || envValue.trim() === '' ? undefined : envValue);
     const parsed = fieldSchemas[key].safeParse(raw);

@@ -73,7 +73,7 @@ export interface LocalPipelineOptions {
   client?: OpenPlatformClient | undefined;
   /** Passed to the built-in sandbox when it is started (faults, durations, accepted keys). */
   sandbox?: SandboxLaunchOptions | undefined;
-  /** Leases of claimed messages. Default: one minute, renewed while a step runs. */
+  /** Leases of claimed messages. Default: `OPFLOW_LEASE_MS`, else one minute; renewed while a step runs. */
   leaseMs?: number | undefined;
   /** Default: 30 seconds of clock time. */
   sweepIntervalMs?: number | undefined;
@@ -303,7 +303,7 @@ function createWorkers(
     time,
     concurrency: config.concurrency,
     owner,
-    leaseMs: options.leaseMs,
+    leaseMs: options.leaseMs ?? config.leaseMs,
     sweepIntervalMs: options.sweepIntervalMs,
     handle: async (message) => {
       const report = await runStep(deps, message);
