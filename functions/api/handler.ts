@@ -5,17 +5,42 @@
  * key source, no Secrets Manager. The webhook route has a function of its own (functions/webhooks).
  */
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
+import { isTerminal } from '../../shared/engine/job-record';
 import { type ApiHandler, createApiHandler } from '../../shared/runtime/lambda/api';
 import { apiAuthFromEnv } from '../../shared/runtime/lambda/api-auth';
-import { awsApiRoutes } from '../../shared/runtime/lambda/api-routes';
+import { awsApiRoutes, awsBatchStore } from '../../shared/runtime/lambda/api-routes';
 import { loadAutomationSettings } from '../../shared/runtime/lambda/automation';
 import { awsFirstMessages } from '../../shared/runtime/lambda/first-messages';
 import { createJobsRuntime } from '../../shared/runtime/lambda/jobs-runtime';
 import type { SecondApproversCaller } from '../../shared/runtime/lambda/second-approvers';
 
 // Once per instance: clients and caches live across invocations.
-// A new job's first message holds its first call's token (engine/first-message.ts).
-const runtime = createJobsRuntime({ firstMessages: awsFirstMessages });
+// A new job's first message holds its first call's token (engine/first-message.ts). The engine has
+// the batch store: a batch's job retried, redriven or cancelled here leaves and rejoins its counts.
+const runtime = createJobsRuntime({ firstMessages: awsFirstMessages, batches: awsBatchStore });
+
+/**
+ * The batches of jobs this invocation ended (a cancel): each is woken before the answer goes back,
+ * and the ingest function counts the job and rewrites the batch's outputs, as the step worker's end
+ * of a job has it do (lambda/batch-end-wakes.ts, a chunk loaded on the first such end).
+ */
+const endedBatches = new Set<string>();
+runtime.onJobChange((job) => {
+  if (job.batchId !== undefined && isTerminal(job.status)) endedBatches.add(job.batchId);
+});
+async function wakeEndedBatches(): Promise<void> {
+  if (endedBatches.size === 0) return;
+  const batchIds = [...endedBatches];
+  endedBatches.clear();
+  try {
+    await (await import('../../shared/runtime/lambda/batch-end-wakes')).wakeEndedBatches(runtime, batchIds);
+  } catch (error) {
+    runtime.observability.logger.warn("could not wake the ended jobs' batches", {
+      batchIds,
+      error: error instanceof Error ? error.message : String(error),
+    });
+  }
+}
 
 /** Calls the second approver after a first approval; undefined without a two-approver rule. */
 let secondApprovers: SecondApproversCaller | undefined;
@@ -52,7 +77,7 @@ export function handler(event: APIGatewayProxyEventV2, context: Context): Promis
   return runtime.settle(
     apiHandler().then(async (built) => {
       const answer = await built.handle(event, context);
-      await secondApprovers?.flush();
+      await Promise.all([secondApprovers?.flush(), wakeEndedBatches()]);
       return answer;
     }),
   );

@@ -130,8 +130,8 @@ export class InboxIngestion extends Construct {
 
   /**
    * Lets `caller` invoke the ingest function asynchronously, and names it there
-   * (OPFLOW_INGEST_FUNCTION_NAME): the sweeper (an entry of the ingest schedule is due) and the step
-   * worker (a job of a batch ended).
+   * (OPFLOW_INGEST_FUNCTION_NAME): the sweeper (an entry of the ingest schedule is due), the step
+   * worker (a job of a batch ended) and the api (it cancelled a batch's job).
    */
   invokedBy(caller: PipelineFunction): void {
     caller.function.addEnvironment(ingestVariables.functionName, this.ingest.function.functionName);

@@ -326,9 +326,11 @@ export class OpflowStack extends Stack {
     });
     // The sweeper's ingest pass: when an entry of the ingest schedule (partition INGESTDUE) is due,
     // it invokes the ingest function (asynchronously), so a batch whose jobs run is looked at each
-    // minute; the step worker invokes it when a job of a batch ends, so the batch moves on at once.
+    // minute; the step worker invokes it when a job of a batch ends, so the batch moves on at once,
+    // and the api when it cancels a batch's job (a retried job cancelled on the queue has no step).
     this.inbox.invokedBy(this.sweeper);
     this.inbox.invokedBy(this.worker);
+    this.inbox.invokedBy(this.api);
     this.sweeper.role.addToPrincipalPolicy(
       new PolicyStatement({
         actions: ['dynamodb:Query'],

@@ -8,8 +8,8 @@
 export const ingestVariables = {
   /**
    * The ingest function's name, for the functions that invoke it asynchronously: the sweeper (an
-   * entry of the ingest schedule is due) and the step worker (a job of a batch ended). Unset: they
-   * leave the ingest function alone.
+   * entry of the ingest schedule is due), the step worker (a job of a batch ended) and the api (it
+   * cancelled a batch's job). Unset: they leave the ingest function alone.
    */
   functionName: 'OPFLOW_INGEST_FUNCTION_NAME',
   /** The ingest dead-letter queue's URL: a batch stopped by its budget of rounds leaves a notice there. */

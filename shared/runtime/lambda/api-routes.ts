@@ -17,7 +17,7 @@ import { timelineRoutes } from '../../dashboard/timeline-route';
 import { webhookSourceRoutes } from '../../dashboard/webhook-source-routes';
 import type { ApiRoute } from '../../http/job-api';
 import { awsEventsRoutes } from './events-route';
-import type { JobSide } from './jobs-runtime';
+import type { BatchTable, JobSide, JobSideWithBatches } from './jobs-runtime';
 import { schedulesFromEnv } from './schedules-env';
 import { awsUploadRoutes } from './upload-routes';
 
@@ -32,22 +32,29 @@ export function awsWebhookDeliveries(pipeline: Pick<JobSide, 'aws' | 'config'>):
 }
 
 /**
- * `schedules` and `webhooks`: from the stack's automation config item (automation.ts); default
+ * The api's batch store, for `createJobsRuntime({ batches })`: built with the engine's dependencies,
+ * so the job routes' retry, redrive and cancel of a batch's job leave and rejoin its counts
+ * (`rejoinBatch`) as `opflow retry` does, and the batch routes read the same store.
+ */
+export function awsBatchStore(table: BatchTable): DynamoDbBatchStore {
+  return new DynamoDbBatchStore(table);
+}
+
+/**
+ * The routes read the engine's own batch store (`pipeline.deps.batches`); they change nothing of
+ * the dependencies they are given. `schedules` and `webhooks`: from the stack's automation config item (automation.ts); default
  * OPFLOW_SCHEDULES and no webhook sources.
  */
 export function awsApiRoutes(
-  pipeline: JobSide,
+  pipeline: JobSideWithBatches,
   env: Env = process.env,
   schedules: Schedule[] = schedulesFromEnv(env),
   webhooks: Readonly<Record<string, WebhookSource>> = {},
 ): ApiRoute[] {
   const { deps } = pipeline;
+  const { batches } = deps;
   const documents = pipeline.aws.clients.documents;
   const { tableName } = pipeline.config;
-  const batches = new DynamoDbBatchStore({ client: documents, tableName });
-  // The job routes' engine too: a job of a batch retried, redriven or cancelled here leaves (and
-  // rejoins) its batch's counts (rejoinBatch), as `opflow retry` does, so the batch follows it.
-  deps.batches ??= batches;
   const deliveries = awsWebhookDeliveries(pipeline);
   return [
     ...timelineRoutes({ deps, history: pipeline.history }),

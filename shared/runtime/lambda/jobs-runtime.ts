@@ -20,8 +20,10 @@ import { DynamoDbJobStore } from '../../backends/aws/dynamodb-job-store';
 import { s3ReportStoreOnFirstUse } from '../../backends/aws/s3-report-store-on-first-use';
 import { SqsWorkQueue } from '../../backends/aws/sqs-work-queue';
 import { callbackPolicyFromEnv } from '../../callbacks/ssrf-guard';
+import type { BatchStore } from '../../engine/batch-store';
 import type { JobDeps } from '../../engine/deps';
 import type { FirstMessageSender } from '../../engine/first-message';
+import type { Job } from '../../engine/job-record';
 import type { WorkflowRegistry } from '../../engine/workflow';
 import { namedErrorMessage } from '../../errors/error-message';
 import { workflows as allWorkflows } from '../../workflows';
@@ -51,8 +53,21 @@ export interface FirstMessageTable {
   env: Readonly<Record<string, string | undefined>>;
 }
 
+/** What the batch store is built on: the job table (its `BATCH#` items). */
+export interface BatchTable {
+  client: AwsClients['documents'];
+  tableName: string;
+}
+
+/** A job side whose engine has the batch store (the api's: its routes and its retry, redrive and cancel). */
+export interface JobSideWithBatches extends JobSide {
+  readonly deps: JobDeps & { batches: BatchStore };
+}
+
 export interface JobsRuntime extends JobSide {
   readonly observability: Observability;
+  /** Adds a listener of the jobs this instance changes (after the job history's); returns its removal. */
+  onJobChange(listener: (job: Job) => void): () => void;
   /**
    * Runs one invocation and then waits for what it started in the background (the job history's
    * writes): a frozen instance would drop them.
@@ -60,24 +75,35 @@ export interface JobsRuntime extends JobSide {
   settle<T>(work: Promise<T>): Promise<T>;
 }
 
+/** What `createJobsRuntime` is built with. */
+export interface JobsRuntimeOptions {
+  env?: Readonly<Record<string, string | undefined>>;
+  workflows?: WorkflowRegistry;
+  /**
+   * An S3 client the function builds anyway (ingest reads its inbox in every invocation): the report
+   * store uses it. Without one, the report store loads S3 on first use (s3-report-store-on-first-use.ts).
+   */
+  s3?: AwsClients['s3'] | undefined;
+  /**
+   * Builds the sender of new jobs' first messages holding their first token (first-messages.ts):
+   * passed by the api's handler, so other functions' bundles do not hold admission. Absent: the
+   * first message goes at once and the step worker takes its token.
+   */
+  firstMessages?: ((table: FirstMessageTable) => FirstMessageSender) | undefined;
+  /**
+   * Builds the engine's batch store (`JobDeps.batches`): passed by the api's handler, whose routes
+   * read batches and whose retry, redrive and cancel of a batch's job leave and rejoin its counts
+   * (`rejoinBatch`), so other functions' bundles do not hold it.
+   */
+  batches?: ((table: BatchTable) => BatchStore) | undefined;
+}
+
 /** The job side of the engine for one Lambda instance: call once, at module scope. */
 export function createJobsRuntime(
-  options: {
-    env?: Readonly<Record<string, string | undefined>>;
-    workflows?: WorkflowRegistry;
-    /**
-     * An S3 client the function builds anyway (ingest reads its inbox in every invocation): the report
-     * store uses it. Without one, the report store loads S3 on first use (s3-report-store-on-first-use.ts).
-     */
-    s3?: AwsClients['s3'] | undefined;
-    /**
-     * Builds the sender of new jobs' first messages holding their first token (first-messages.ts):
-     * passed by the api's handler, so other functions' bundles do not hold admission. Absent: the
-     * first message goes at once and the step worker takes its token.
-     */
-    firstMessages?: ((table: FirstMessageTable) => FirstMessageSender) | undefined;
-  } = {},
-): JobsRuntime {
+  options: JobsRuntimeOptions & { batches: (table: BatchTable) => BatchStore },
+): JobsRuntime & JobSideWithBatches;
+export function createJobsRuntime(options?: JobsRuntimeOptions): JobsRuntime;
+export function createJobsRuntime(options: JobsRuntimeOptions = {}): JobsRuntime {
   const env = options.env ?? process.env;
   const config = loadAwsConfig(env);
   const observability = createObservability();
@@ -119,6 +145,7 @@ export function createJobsRuntime(
     },
     onJobChange: changes.emit,
     sendFirstMessage: options.firstMessages?.({ client: documents, tableName, config, env }),
+    batches: options.batches?.({ client: documents, tableName }),
   };
   return {
     deps,
@@ -126,6 +153,7 @@ export function createJobsRuntime(
     history,
     aws: { clients: { documents, sqs } },
     observability,
+    onJobChange: changes.subscribe,
     settle: (work) => work.finally(() => Promise.all([history.flush(), callbackNotifier.flush()])),
   };
 }

@@ -7,12 +7,16 @@
 // - each job's report.docx (the `docx` package) through `GET /jobs/{id}/report`'s presigned link,
 //   `opflow --backend aws report <id> --json`'s link and the download folder, read by mammoth and
 //   checked against the job's result.json: the novelty checks' features × references table and the
-//   FTO search's patents and claim charts, cell by cell.
+//   FTO search's patents and claim charts, cell by cell;
+// - a finished batch's outputs following its jobs after the job API retried a failed item and then
+//   cancelled it while its message still waited on the queue (no step ever ran it): the api wakes
+//   the batch, and the ingest function counts the cancel and rewrites summary.csv and index.html.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Batch } from '../../../shared/engine/batch-store';
 import type { Job } from '../../../shared/engine/job-record';
 import { listAll } from '../../../shared/runtime/job-queries';
 import { workflows } from '../../../shared/workflows';
@@ -177,5 +181,62 @@ describe('deliverables on aws: the batch workbook and the Word reports, from S3'
         await expectFtoWordReport(readFileSync(join(folder, 'report.docx')), result);
       else await expectNoveltyWordReport(readFileSync(join(folder, 'report.docx')), result);
     }
+  });
+
+  it('rewrites a finished batch’s summary.csv, index.html and totals when the API cancels a retried item still queued', async () => {
+    // The second count has a deadline it cannot meet: the batch finishes with it FAILED.
+    await inbox.upload(
+      'inbox/patent-count/redo/redo.jsonl',
+      `${JSON.stringify({ id: 'ok', query: 'TTL:(redo lamp)' })}\n${JSON.stringify({ id: 'late', query: 'TTL:(redo hinge)', deadline: '1ms' })}\n`,
+    );
+    const first = await inbox.settleBatch('redo');
+    expect(first).toMatchObject({ status: 'FINISHED', settled: { succeeded: 1, failed: 1, cancelled: 0 } });
+    const text = async (name: string) =>
+      Buffer.from((await world.reports.get(`batches/redo/${name}`))?.body ?? new Uint8Array()).toString(
+        'utf8',
+      );
+    const rowOf = async (id: string) =>
+      (await text('summary.csv')).split('\n').find((line) => line.startsWith(`${id},`)) ?? '';
+    expect(await rowOf('late')).toMatch(/,patent-count,FAILED,/);
+    expect(await text('index.html')).toContain('<span class="s FAILED">FAILED</span>');
+    const late = (await listAll(world.store, { batchId: 'redo' })).find((job) => job.status === 'FAILED')!;
+
+    // Retried through the job API (it rejoins the batch), then cancelled before any worker took it.
+    const retried = await world.api('POST', `/jobs/${late.id}/retry`, { body: { deadlineMs: 600_000 } });
+    expect(retried.status).toBe(200);
+    expect((await inbox.batches.get('redo'))?.inFlight).toEqual([late.id]);
+    const cancelled = await world.api('POST', `/jobs/${late.id}/cancel`);
+    expect(cancelled.status).toBe(200);
+    expect((cancelled.body.job as { status: string }).status).toBe('CANCELLED');
+    // The api woke the batch: the ingest function's invocation is on its way before anything runs.
+    expect(world.inbox!.invoker.waiting).toBeGreaterThan(0);
+
+    // The queued message finds the job cancelled (no step, no end of the worker's); the ingest
+    // function counts the cancel, the batch finishes again and its files are rewritten.
+    let again: Batch | undefined;
+    await inbox.deliverUntil(
+      async () => {
+        const batch = await inbox.batches.get('redo');
+        again = batch?.inFlight.length === 0 && world.inbox!.invoker.waiting === 0 ? batch : undefined;
+        return again !== undefined && again.outputsOfFinish === again.finishedAt;
+      },
+      'the cancelled item counted',
+      500,
+    );
+    expect(again).toMatchObject({
+      status: 'FINISHED',
+      inFlight: [],
+      settled: { succeeded: 1, failed: 0, cancelled: 1 },
+    });
+    expect(again!.finishedAt).toBeGreaterThanOrEqual(first.finishedAt!);
+    expect(await rowOf('late')).toMatch(/,patent-count,CANCELLED,/);
+    const page = await text('index.html');
+    expect(page).toContain('<span class="s CANCELLED">CANCELLED</span>');
+    expect(page).not.toContain('<span class="s FAILED">FAILED</span>');
+    // The job API's view of the batch says the same.
+    const view = await world.api('GET', '/batches/redo');
+    expect(view.status).toBe(200);
+    expect(JSON.stringify(view.body)).toContain('"cancelled":1');
+    expect(world.inbox!.invoker.dead).toEqual([]);
   });
 });

@@ -1,8 +1,9 @@
 // The inbox ingestion construct in the synthesized stack: uploads under inbox/ invoke the ingest
 // function asynchronously (no queue, no event source mapping: nothing polls at idle), with Lambda's
 // two retries and the ingest dead-letter queue as the on-failure destination; the function may
-// invoke itself (by its name: no dependency cycle) and the sweeper may invoke it and read the ingest
-// schedule's partition only; all inside the stack's cdk-nag rules.
+// invoke itself (by its name: no dependency cycle), the sweeper may invoke it and read the ingest
+// schedule's partition only, and the api may invoke it (a batch's job it cancelled); all inside the
+// stack's cdk-nag rules.
 import { describe, expect, it } from 'vitest';
 import { ingestDeliveryRules } from '../../../scripts/lambda/ingest-rules';
 import { synthStage } from '../support/synth-stage';
@@ -92,6 +93,17 @@ describe('inbox ingestion', () => {
     const sweeperEnv = (sweeperFn![1].Properties.Environment as { Variables: Record<string, unknown> })
       .Variables;
     expect(JSON.stringify(sweeperEnv.OPFLOW_INGEST_FUNCTION_NAME)).toContain(ingestFn()[0]);
+    // The api too: a batch's job it cancels (a retried item still queued) has the batch driven once.
+    const apiRole = stack.getLogicalId(stack.api.role.node.defaultChild as never);
+    const apiInvokes = statementsOf(apiRole).filter((s) => s.Action === 'lambda:InvokeFunction');
+    expect(apiInvokes.map((s) => JSON.stringify(s.Resource))).toEqual([
+      expect.stringContaining(ingestFn()[0]),
+    ]);
+    const apiFn = resources('AWS::Lambda::Function').find(([, r]) =>
+      String(r.Properties.FunctionName).endsWith('-api'),
+    );
+    const apiEnv = (apiFn![1].Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+    expect(JSON.stringify(apiEnv.OPFLOW_INGEST_FUNCTION_NAME)).toContain(ingestFn()[0]);
   });
 
   it('names the ingest function in the outputs, and no ingest queue', () => {

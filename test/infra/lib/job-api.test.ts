@@ -10,8 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { JOB_ROUTES } from '../../../infra/lib/job-api';
 import type { EngineDeps } from '../../../shared/engine/deps';
 import { handleJobApiRequest } from '../../../shared/http/job-api';
-import type { AwsPipeline } from '../../../shared/runtime/aws/pipeline';
-import { awsApiRoutes } from '../../../shared/runtime/lambda/api-routes';
+import { awsApiRoutes, awsBatchStore } from '../../../shared/runtime/lambda/api-routes';
+import type { JobSideWithBatches } from '../../../shared/runtime/lambda/jobs-runtime';
 
 /** Engine dependencies with an empty job store: enough for the router to reach a route. */
 const emptyDeps = {
@@ -32,11 +32,12 @@ const empty = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-
 empty.send = (async () => ({ Items: [] })) as never;
 const routes = awsApiRoutes(
   {
-    deps: emptyDeps,
+    // The api's engine has its batch store (createJobsRuntime({ batches })): the routes read it.
+    deps: { ...emptyDeps, batches: awsBatchStore({ client: empty, tableName: 'jobs' }) },
     history: { record() {}, list: async () => [] },
     aws: { clients: { documents: empty } },
     config: { tableName: 'jobs' },
-  } as unknown as AwsPipeline,
+  } as unknown as JobSideWithBatches,
   {
     OPFLOW_SCHEDULES: JSON.stringify([
       { name: 'weekly', cron: '0 6 * * 1', workflow: 'patent-count', input: { query: 'x' } },
