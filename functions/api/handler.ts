@@ -28,19 +28,13 @@ const endedBatches = new Set<string>();
 runtime.onJobChange((job) => {
   if (job.batchId !== undefined && isTerminal(job.status)) endedBatches.add(job.batchId);
 });
-async function wakeEndedBatches(): Promise<void> {
-  if (endedBatches.size === 0) return;
-  const batchIds = [...endedBatches];
-  endedBatches.clear();
-  try {
-    await (await import('../../shared/runtime/lambda/batch-end-wakes')).wakeEndedBatches(runtime, batchIds);
-  } catch (error) {
-    runtime.observability.logger.warn("could not wake the ended jobs' batches", {
-      batchIds,
-      error: error instanceof Error ? error.message : String(error),
-    });
-  }
-}
+const wakeEndedBatches = async () => {
+  if (endedBatches.size > 0)
+    await (await import('../../shared/runtime/lambda/batch-end-wakes')).wakeEndedBatches(
+      runtime,
+      endedBatches,
+    );
+};
 
 /** Calls the second approver after a first approval; undefined without a two-approver rule. */
 let secondApprovers: SecondApproversCaller | undefined;

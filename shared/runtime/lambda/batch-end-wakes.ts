@@ -26,9 +26,12 @@ let built: { wake: ReturnType<typeof batchEndWake> } | undefined;
  */
 export async function wakeEndedBatches(
   runtime: JobsRuntime,
-  batchIds: readonly string[],
+  /** The batches of the jobs the invocation ended: taken (the set is emptied). */
+  ended: Set<string>,
   env: Env = process.env,
 ): Promise<void> {
+  const batchIds = [...ended];
+  ended.clear();
   const functionName = env[ingestVariables.functionName]?.trim();
   if (!functionName) return;
   built ??= {
