@@ -10,7 +10,8 @@
  *
  * Environment: OPFLOW_BENCH_FAIRNESS_OUT (the JSON file), OPFLOW_BENCH_FAIRNESS_TENANTS (JSON
  * `[{tenant, weight, jobs}]`), OPFLOW_BENCH_FAIRNESS_QPS (default 5), OPFLOW_BENCH_FAIRNESS_CASES
- * (`on,off`: the shares setting of each world, in order).
+ * (`on,off`: the shares setting of each world, in order), OPFLOW_BENCH_FAIRNESS_WINDOW_MS (the sliding
+ * window, default 60 s).
  */
 import { writeFileSync } from 'node:fs';
 import { it } from 'vitest';
@@ -18,6 +19,7 @@ import * as z from 'zod';
 import { AwsWorld } from '../test/e2e/aws/harness/aws-world';
 import {
   type AwsSharesResult,
+  describeShares,
   runSharesScenario,
   shareOneKey,
   sharesSetting,
@@ -41,7 +43,6 @@ const envSchema = z.object({
     ),
   OPFLOW_BENCH_FAIRNESS_QPS: z.coerce.number().positive().max(100).default(5),
   OPFLOW_BENCH_FAIRNESS_WINDOW_MS: z.coerce.number().int().min(1_000).max(600_000).default(60_000),
-  OPFLOW_BENCH_FAIRNESS_STEP_MS: z.coerce.number().int().min(1_000).max(600_000).default(10_000),
   OPFLOW_BENCH_FAIRNESS_CASES: z
     .string()
     .default('on,off')
@@ -68,14 +69,15 @@ it('aws fair shares', async () => {
       shareOneKey(world, env.OPFLOW_BENCH_FAIRNESS_TENANTS);
       const outcome = await runSharesScenario(world, env.OPFLOW_BENCH_FAIRNESS_TENANTS, {
         windowMs: env.OPFLOW_BENCH_FAIRNESS_WINDOW_MS,
-        stepMs: env.OPFLOW_BENCH_FAIRNESS_STEP_MS,
       });
+      process.stderr.write(`${describeShares(outcome)}\n`);
       results.push({
         label: `shares ${shares} (aws)`,
-        windows: outcome.windows.length,
+        windows: outcome.windows,
+        fewestTokens: outcome.fewestTokens,
         spanMs: outcome.spanMs,
         rows: outcome.rows,
-        perWindow: outcome.windows,
+        grants: outcome.grants.length,
         calls: outcome.calls.length,
         throttled: outcome.calls.filter((call) => !call.ok).length,
         failed: outcome.jobs.filter((job) => job.status !== 'SUCCEEDED').length,

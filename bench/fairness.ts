@@ -12,14 +12,16 @@
  * side by side; nothing here asserts.
  *
  *   npx tsx bench/fairness.ts [--limit=5] [--batch=300] [--jobs=20] [--seed=7] [--pace=on|off] [--only=priority|shares]
- *                             [--aws=on|off] [--aws-jobs=20] [--shares=both|on|off]
+ *                             [--aws=on|off] [--aws-jobs=40] [--shares=both|on|off]
+ *                             [--order=alpha-first|gamma-first|interleaved]
  *
  * - priority: a batch of `--batch` novelty checks saturates the key; 60 s in, one more check is
  *   submitted, `normal` or `high` (and `high` without the cut-in, to show what it adds). Each of its
  *   calls' wait (from the step that found it due to the call) is divided by the token interval.
  * - shares: three tenants on one key (weights 5, 3, 2: configured shares 50/30/20 %; `--jobs`
- *   checks per unit of weight, submitted in that order; the first tenant's in two batches, 50/50 %
- *   within it) with fair shares off and on. Counted in tokens on the key's grant log (rate_grants,
+ *   checks per unit of weight, submitted in that order, or gamma's first (`--order=gamma-first`),
+ *   or one of each in turn (`interleaved`); the first tenant's in two batches, 50/50 % within it)
+ *   with fair shares off and on. Counted in tokens on the key's grant log (rate_grants,
  *   bench/fairness-windows.ts): each tenant's share of the tokens in every sliding 60 s window
  *   (every distinct one, not a step grid), and each batch's share of its tenant's, against the
  *   configured share, worst miss relative to it (the goal: within 10 %) and in points: while every
@@ -28,8 +30,10 @@
  * - shares on aws (`--aws=on`, the default with the shares part): the same three tenants and weights
  *   on one key of the simulated aws deployment (bench/fairness-aws.ts, run by vitest: the bundled
  *   api and step worker, the key's bucket item in DynamoDB Local, whose ledger every function
- *   charges), `--aws-jobs` patent counts per unit of weight (one call each), shares on and off;
- *   printed in the same table. Its clock is the harness's, not this one's seed: not seeded.
+ *   charges), `--aws-jobs` patent counts per unit of weight (one call each; at 5 calls/s 40 a unit
+ *   are 80 s of tokens, so 60 s windows slide over 20 s), shares on and off (`--shares`); counted
+ *   in tokens on the key's grant log (its bucket item's versions on the table's stream) in the
+ *   same sliding windows. Its clock is the harness's, not this one's seed: not seeded.
  * - each case's calls against the key's limit: the most in any 1 s and 20 s, as the sandbox saw
  *   them and as counted from the jobs' usage (with and without downloads, which take no token),
  *   and the sandbox's throttled answers.
@@ -67,6 +71,7 @@ const optionsSchema = z.object({
   aws: z.enum(['on', 'off']),
   'aws-jobs': z.coerce.number().int().min(2).max(2_000),
   shares: z.enum(['both', 'on', 'off']),
+  order: z.enum(['alpha-first', 'gamma-first', 'interleaved']),
 });
 type Options = z.infer<typeof optionsSchema>;
 
@@ -80,14 +85,15 @@ function readOptions(): Options {
       seed: { type: 'string', default: '7' },
       pace: { type: 'string', default: 'on' },
       aws: { type: 'string', default: 'on' },
-      'aws-jobs': { type: 'string', default: '20' },
+      'aws-jobs': { type: 'string', default: '40' },
       shares: { type: 'string', default: 'both' },
+      order: { type: 'string', default: 'alpha-first' },
       help: { type: 'boolean', default: false },
     },
   });
   if (values.help) {
     process.stdout.write(
-      'npx tsx bench/fairness.ts [--limit=5] [--batch=300] [--jobs=20] [--seed=7] [--pace=on|off] [--only=all|priority|shares] [--aws=on|off] [--aws-jobs=20] [--shares=both|on|off]\n',
+      'npx tsx bench/fairness.ts [--limit=5] [--batch=300] [--jobs=20] [--seed=7] [--pace=on|off] [--only=all|priority|shares] [--aws=on|off] [--aws-jobs=40] [--shares=both|on|off] [--order=alpha-first|gamma-first|interleaved]\n',
     );
     process.exit(0);
   }
@@ -330,6 +336,23 @@ function spansOf(
   }));
 }
 
+/**
+ * The order the tenants' checks are submitted in (all in one instant): alpha's, then beta's, then
+ * gamma's; gamma's first (then beta's, alpha's); or one of each tenant with checks left in turn.
+ */
+function submitOrder(options: Options): { tenant: string; i: number }[] {
+  const each = tenantsOfShares.map(({ tenant, weight }) =>
+    Array.from({ length: options.jobs * weight }, (_, i) => ({ tenant, i })),
+  );
+  if (options.order === 'alpha-first') return each.flat();
+  if (options.order === 'gamma-first') return each.reverse().flat();
+  const turns: { tenant: string; i: number }[] = [];
+  for (let round = 0; turns.length < each.flat().length; round++)
+    for (const checks of each)
+      if (round < checks.length) turns.push(checks[round] as { tenant: string; i: number });
+  return turns;
+}
+
 async function sharesCase(options: Options, label: string, on: boolean): Promise<SharesResult> {
   const dir = mkdtempSync(join(tmpdir(), 'opflow-bench-fairness-'));
   const env = { OPFLOW_SHARES: on ? tenantsOfShares.map((t) => `${t.tenant}=${t.weight}`).join(',') : 'off' };
@@ -337,11 +360,10 @@ async function sharesCase(options: Options, label: string, on: boolean): Promise
   try {
     const ids: string[] = [];
     let n = 0;
-    for (const { tenant, weight } of tenantsOfShares)
-      for (let i = 0; i < options.jobs * weight; i++) {
-        const batchId = tenant === 'alpha' ? batchesOfAlpha[i % batchesOfAlpha.length] : undefined;
-        ids.push((await submit(pipeline, n++, { tenant, ...(batchId ? { batchId } : {}) })).id);
-      }
+    for (const { tenant, i } of submitOrder(options)) {
+      const batchId = tenant === 'alpha' ? batchesOfAlpha[i % batchesOfAlpha.length] : undefined;
+      ids.push((await submit(pipeline, n++, { tenant, ...(batchId ? { batchId } : {}) })).id);
+    }
     pipeline.start();
     const jobs = await pipeline.waitForJobs(ids, { signal: AbortSignal.timeout(3_600_000) });
     await pipeline.stop();
@@ -410,6 +432,8 @@ function awsSharesCases(options: Options): AwsSharesResult[] {
         OPFLOW_BENCH_FAIRNESS_OUT: out,
         OPFLOW_BENCH_FAIRNESS_TENANTS: JSON.stringify(tenants),
         OPFLOW_BENCH_FAIRNESS_QPS: String(options.limit),
+        OPFLOW_BENCH_FAIRNESS_WINDOW_MS: String(windowMs),
+        OPFLOW_BENCH_FAIRNESS_CASES: options.shares === 'both' ? 'on,off' : options.shares,
       },
     });
     if (run.status !== 0) throw new Error(`the aws leg (bench/fairness-aws.ts) exited with ${run.status}`);
@@ -484,7 +508,7 @@ async function main(): Promise<void> {
     const counts = tenantsOfShares.map((t) => options.jobs * t.weight).join(', ');
     out.push(
       '',
-      `(b) three tenants on one key (weights 5, 3, 2: configured 50/30/20 %; ${counts} checks submitted in that order, alpha's in two batches a1/a2 taken in turn), each flow's share of the key's tokens (its grant log) in every sliding ${windowMs / 1000} s window: while every tenant has a check waiting to start (all waiting), and on to the first one's last token (all with work). The goal: within 10 % of the configured share, relative (worst miss / configured); the miss in points is beside it`,
+      `(b) three tenants on one key (weights 5, 3, 2: configured 50/30/20 %; ${counts} checks submitted ${options.order === 'alpha-first' ? 'in that order' : options.order === 'gamma-first' ? "gamma's first, then beta's, then alpha's" : 'one of each tenant in turn'}, alpha's in two batches a1/a2 taken in turn), each flow's share of the key's tokens (its grant log) in every sliding ${windowMs / 1000} s window: while every tenant has a check waiting to start (all waiting), and on to the first one's last token (all with work). The goal: within 10 % of the configured share, relative (worst miss / configured); the miss in points is beside it`,
       table(
         [
           'case',
@@ -524,32 +548,44 @@ async function main(): Promise<void> {
     if (aws.length > 0)
       out.push(
         '',
-        `(b, aws) the same tenants' share of calls per 60 s window (stepped by 10 s, from the sandbox's calls) on the simulated aws deployment, while every tenant has a call to make`,
+        `(b, aws) ${tenantsOfShares.map((t) => options['aws-jobs'] * t.weight).join(', ')} patent counts (one call each) submitted through the job API in that order, on the simulated aws deployment: each tenant's share of the key's tokens (its grant log: the bucket item's versions on the table's stream) in every sliding ${windowMs / 1000} s window while every tenant has a job waiting for its token (up to the first tenant's last token)`,
         table(
-          ['case', 'windows', 'tenant', 'configured', 'least', 'most', 'worst miss / configured'],
+          [
+            'case',
+            'span',
+            'windows',
+            'fewest tokens',
+            'tenant',
+            'configured',
+            'least',
+            'most',
+            'worst miss (points)',
+            'worst miss / configured',
+            'worst window at',
+          ],
           aws.flatMap((r) =>
             r.rows.map((row) => [
               r.label,
+              `${(r.spanMs / 1000).toFixed(0)} s`,
               String(r.windows),
-              row.tenant,
+              String(r.fewestTokens),
+              row.flow,
               pct(row.configured),
               pct(row.min),
               pct(row.max),
-              pct(row.worst),
+              pct(row.worstAbsolute),
+              pct(row.worstRelative),
+              `+${(row.worstAtMs / 1000).toFixed(1)} s`,
             ]),
           ),
           'end',
         ),
-      );
-    if (aws.length > 0)
-      out.push(
         '',
-        `(b, aws) ${tenantsOfShares.map((t) => options['aws-jobs'] * t.weight).join(', ')} patent counts (one call each) submitted through the job API in that order, on the simulated aws deployment; the span is up to the first tenant's last call`,
         table(
-          ['case', 'span', 'calls', 'throttled', 'failed', 'bucket item (JSON)', 'wall time'],
+          ['case', 'grants', 'calls', 'throttled', 'failed', 'bucket item (JSON)', 'wall time'],
           aws.map((r) => [
             r.label,
-            `${(r.spanMs / 1000).toFixed(0)} s`,
+            String(r.grants),
             String(r.calls),
             String(r.throttled),
             String(r.failed),
@@ -559,21 +595,6 @@ async function main(): Promise<void> {
           'end',
         ),
       );
-    for (const r of aws)
-      if (r.perWindow && r.perWindow.length > 0)
-        out.push(
-          '',
-          `(b, aws) ${r.label}: each window's shares`,
-          table(
-            ['window', 'calls', ...r.rows.map((row) => `${row.tenant} (${pct(row.configured)})`)],
-            r.perWindow.map((w) => [
-              `+${(w.startMs / 1000).toFixed(0)} s`,
-              String(w.calls),
-              ...r.rows.map((row) => pct(w.shares[row.tenant] ?? 0)),
-            ]),
-            'end',
-          ),
-        );
   }
   out.push(
     '',

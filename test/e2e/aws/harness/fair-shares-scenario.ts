@@ -1,13 +1,25 @@
 /**
- * Tenants sharing one key on a simulated aws deployment (AwsWorld), for the fair-shares e2e
- * (test/e2e/aws/fair-shares.test.ts) and the fairness bench's aws leg (bench/fairness-aws.ts): each
- * tenant submits its patent counts through the job API, in the order given, in one instant; the
- * world runs them; each tenant's share of the key's calls is measured in every 60 s window
- * (stepped by 10 s) while every tenant still has a job waiting for its call (up to the first
- * tenant's last call: a patent count makes one call).
+ * Tenants sharing one key on a simulated aws deployment (AwsWorld), for the fairness bench's aws
+ * leg (bench/fairness-aws.ts): each tenant submits its patent counts through the job API, in the
+ * order given, in one instant; the world runs them. Counted in tokens, as the local bench is: the
+ * key's grant log (every version of its bucket item on the job table's stream, dynamodb-rate-grants.ts)
+ * gives each token once at its time on the line (a token taken over is its cutter's), and each
+ * tenant's share of them is measured in every distinct sliding window (bench/fairness-windows.ts
+ * `slidingShares`, 60 s by default) while every tenant still has a job waiting for its token (up
+ * to the first tenant's last token: a patent count makes one call).
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBRecord } from 'aws-lambda';
+import {
+  type FlowShareRow,
+  sharesOfWeights,
+  slidingShares,
+  tokensOf,
+} from '../../../../bench/fairness-windows';
+import { DynamoDbStreamSource } from '../../../../scripts/lambda/dynamodb-stream-source';
+import { grantsOfStream } from '../../../../shared/backends/aws/dynamodb-rate-grants';
 import { rateBucketKey } from '../../../../shared/backends/aws/table';
+import type { TokenGrant } from '../../../../shared/engine/admission/priority-lane';
 import { keyFingerprint } from '../../../../shared/engine/admission/rate-bucket';
 import type { Job } from '../../../../shared/engine/job-record';
 import { type AwsWorld, TENANT_KEY } from './aws-world';
@@ -18,22 +30,18 @@ export interface ScenarioTenant {
   jobs: number;
 }
 
-export interface WindowShares {
-  /** From the first call. */
-  startMs: number;
-  calls: number;
-  /** Per tenant, its share of the window's calls. */
-  shares: Record<string, number>;
-}
-
 export interface SharesOutcome {
   jobs: Job[];
-  /** The key's calls (downloads out), in time order, each with its tenant and whether it was answered. */
-  calls: { at: number; tenant: string; ok: boolean }[];
-  windows: WindowShares[];
+  /** The key's calls as the sandbox saw them (downloads out), in time order, and whether each was answered. */
+  calls: { at: number; ok: boolean }[];
+  /** The key's grant log (its bucket item's versions on the stream), in grant order. */
+  grants: TokenGrant[];
+  /** Distinct sliding windows looked at, and the fewest tokens in one. */
+  windows: number;
+  fewestTokens: number;
   spanMs: number;
-  /** Per tenant: configured share, the least and most it got in a window, and the worst relative miss. */
-  rows: { tenant: string; configured: number; min: number; max: number; worst: number }[];
+  /** Per tenant: configured share, least and most in a window, the worst miss (points, relative) and where. */
+  rows: FlowShareRow[];
   /** The key's bucket item at the end, as JSON: its size in bytes, and its `shares` attribute. */
   bucketBytes: number;
   ledger: string | undefined;
@@ -43,10 +51,11 @@ export interface SharesOutcome {
 export interface AwsSharesResult {
   label: string;
   windows: number;
+  fewestTokens: number;
   spanMs: number;
-  rows: SharesOutcome['rows'];
-  /** Each window's shares (bench/fairness.ts prints them side by side with the local ones). */
-  perWindow?: WindowShares[] | undefined;
+  rows: FlowShareRow[];
+  /** The key's grant log's grants (a token taken over counts twice there, once in the shares). */
+  grants: number;
   calls: number;
   throttled: number;
   failed: number;
@@ -68,13 +77,30 @@ export function sharesSetting(tenants: readonly { tenant: string; weight: number
   return tenants.map((t) => `${t.tenant}=${t.weight}`).join(',');
 }
 
+/** The key's grant log: every version of its bucket item on the job table's stream, in grant order. */
+export async function grantLogOf(world: AwsWorld): Promise<TokenGrant[]> {
+  const stream = new DynamoDbStreamSource({
+    endpoint: world.emulators.dynamoDb!.endpoint,
+    region: world.emulators.region,
+    credentials: { accessKeyId: 'test' },
+    tableName: world.env.OPFLOW_TABLE_NAME as string,
+    filters: [{ dynamodb: { Keys: { PK: { S: [{ prefix: 'RATE#' }] } } } }],
+  });
+  await stream.start();
+  const records: DynamoDBRecord[] = [];
+  await stream.drain(async (event) => {
+    records.push(...event.Records);
+    return undefined;
+  });
+  return grantsOfStream(records).get(rateBucketKey(keyFingerprint(TENANT_KEY)).PK) ?? [];
+}
+
 export async function runSharesScenario(
   world: AwsWorld,
   tenants: readonly ScenarioTenant[],
-  options: { windowMs?: number; stepMs?: number; maxRounds?: number } = {},
+  options: { windowMs?: number; maxRounds?: number } = {},
 ): Promise<SharesOutcome> {
   const windowMs = options.windowMs ?? 60_000;
-  const stepMs = options.stepMs ?? 10_000;
   const ids: string[] = [];
   for (const { tenant, jobs } of tenants)
     for (let i = 0; i < jobs; i++)
@@ -89,41 +115,22 @@ export async function runSharesScenario(
   const calls = world.sandbox.ledger
     .entries()
     .filter((entry) => entry.operationId !== 'download')
-    .map((entry) => ({
-      at: entry.time,
-      tenant: /TTL:\(([\w-]+) lamp/.exec(JSON.stringify(entry.body))?.[1] ?? '?',
-      ok: entry.outcome === 'ok',
-    }))
+    .map((entry) => ({ at: entry.time, ok: entry.outcome === 'ok' }))
     .sort((a, b) => a.at - b.at);
-  const from = calls[0]?.at ?? 0;
+  const grants = await grantLogOf(world);
+  const tenantOf = new Map(jobs.map((job) => [job.id, job.tenant]));
+  const tokens = tokensOf(grants, (id) => tenantOf.get(id));
+  const from = tokens[0]?.at ?? 0;
   const to = Math.min(
     ...tenants.map(({ tenant }) =>
-      Math.max(from, ...calls.filter((c) => c.tenant === tenant).map((c) => c.at)),
+      Math.max(from, ...tokens.filter((token) => token.flow === tenant).map((token) => token.at)),
     ),
   );
-  const windows: WindowShares[] = [];
-  for (let start = from; start + windowMs <= to; start += stepMs) {
-    const inWindow = calls.filter((call) => call.at >= start && call.at < start + windowMs);
-    if (inWindow.length === 0) continue;
-    windows.push({
-      startMs: start - from,
-      calls: inWindow.length,
-      shares: Object.fromEntries(
-        tenants.map(({ tenant }) => [
-          tenant,
-          inWindow.filter((call) => call.tenant === tenant).length / inWindow.length,
-        ]),
-      ),
-    });
-  }
-  const total = tenants.reduce((sum, t) => sum + t.weight, 0);
-  const rows = tenants.map(({ tenant, weight }) => {
-    const configured = weight / total;
-    const seen = windows.map((window) => window.shares[tenant] ?? 0);
-    const min = Math.min(...seen);
-    const max = Math.max(...seen);
-    return { tenant, configured, min, max, worst: Math.max(configured - min, max - configured) / configured };
-  });
+  const shares = slidingShares(
+    tokens,
+    sharesOfWeights(Object.fromEntries(tenants.map((t) => [t.tenant, t.weight]))),
+    { windowMs, from, to },
+  );
   const bucket = await world.emulators.clients.documents.send(
     new GetCommand({
       TableName: world.env.OPFLOW_TABLE_NAME,
@@ -133,28 +140,24 @@ export async function runSharesScenario(
   return {
     jobs,
     calls,
-    windows,
+    grants,
+    windows: shares.windows,
+    fewestTokens: shares.fewestTokens,
     spanMs: to - from,
-    rows,
+    rows: shares.rows,
     bucketBytes: JSON.stringify(bucket.Item ?? {}).length,
     ledger: typeof bucket.Item?.shares === 'string' ? bucket.Item.shares : undefined,
   };
 }
 
-/** The windows and rows as text (the e2e's failure message, the bench's log). */
+/** The windows and rows as text (the bench's log). */
 export function describeShares(outcome: SharesOutcome): string {
   const pct = (x: number) => `${(100 * x).toFixed(1)} %`;
   return [
-    `${outcome.windows.length} windows over ${(outcome.spanMs / 1000).toFixed(0)} s; bucket item ${outcome.bucketBytes} bytes as JSON`,
+    `${outcome.windows} sliding windows over ${(outcome.spanMs / 1000).toFixed(0)} s (fewest tokens ${outcome.fewestTokens}); bucket item ${outcome.bucketBytes} bytes as JSON`,
     ...outcome.rows.map(
       (row) =>
-        `${row.tenant}: configured ${pct(row.configured)}, least ${pct(row.min)}, most ${pct(row.max)}, worst off ${pct(row.worst)}`,
-    ),
-    ...outcome.windows.map(
-      (w) =>
-        `+${(w.startMs / 1000).toFixed(0)} s: ${w.calls} calls, ${Object.entries(w.shares)
-          .map(([tenant, share]) => `${tenant} ${pct(share)}`)
-          .join(', ')}`,
+        `${row.flow}: configured ${pct(row.configured)}, least ${pct(row.min)}, most ${pct(row.max)}, worst off ${pct(row.worstRelative)} at +${(row.worstAtMs / 1000).toFixed(1)} s`,
     ),
   ].join('\n');
 }
