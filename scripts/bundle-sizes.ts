@@ -13,7 +13,9 @@
  * Fails when a bundle holds a package that is only a development dependency (per
  * package-lock.json, devDependencies and everything only they pull in) or exceeds the size budget.
  *
- *   npm run bundle-sizes [-- --max-kb=2048] [--rounds=9] [--no-cold] [--json]
+ *   npm run bundle-sizes [-- --max-kb=2048] [--rounds=9] [--no-cold] [--json] [--page]
+ *
+ * `--page` also writes the figures into bench/bundle-sizes.md (scripts/bundle-sizes-page.ts).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -446,6 +448,16 @@ async function main(): Promise<number> {
           baselines['(empty handler)']!.file,
           rounds,
         );
+    if (args.includes('--page')) {
+      const { writeFiguresPage } = await import('./bundle-sizes-page');
+      writeFiguresPage(PROJECT_ROOT, {
+        reports,
+        baselines: Object.fromEntries(measuredBaselines.map((label) => [label, baselines[label]!.bytes])),
+        budgets: MAX_KB_BY_FUNCTION,
+        cold,
+        rounds,
+      });
+    }
     if (args.includes('--json')) {
       process.stdout.write(`${JSON.stringify({ reports, baselines, cold }, null, 2)}\n`);
     } else {

@@ -155,7 +155,7 @@ function residentMb(pid: number): number | undefined {
  */
 async function extractInChild(extension: string, body: Uint8Array): Promise<string> {
   const { extractionTimeoutMs } = await import('./extraction-timeout');
-  const budget = { ...extractionBudget, timeMs: extractionTimeoutMs() };
+  const budget = { ...extractionBudget, timeMs: extractionTimeoutMs(process.env, extractionBudget.timeMs) };
   const child = spawn(
     process.execPath,
     [`--max-old-space-size=${budget.heapMb}`, ...extractorCommand(), extension],

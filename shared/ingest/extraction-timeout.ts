@@ -4,9 +4,8 @@
  * function's cold start does not grow (zod/mini here put 3.2 KiB more of zod's core in it).
  */
 import * as z from 'zod';
-import { extractionBudget } from './documents';
 
-/** The variable that sets the extraction's time limit in milliseconds (default `extractionBudget.timeMs`). */
+/** The variable that sets the extraction's time limit in milliseconds (default: documents.ts's `extractionBudget.timeMs`). */
 export const extractionTimeoutVariable = 'OPFLOW_EXTRACTION_TIMEOUT_MS';
 /** From 100 ms to 15 minutes (a Lambda function's longest run). */
 const extractionTimeoutSchema = z.coerce
@@ -16,12 +15,16 @@ const extractionTimeoutSchema = z.coerce
   .max(900_000, 'must be at most 900000 (ms, 15 minutes)');
 
 /**
- * The time limit of one extraction in ms: `OPFLOW_EXTRACTION_TIMEOUT_MS` when set, else 30 s. Throws
- * naming the variable and its value when it is not a whole number from 100 to 900000.
+ * The time limit of one extraction in ms: `OPFLOW_EXTRACTION_TIMEOUT_MS` of `env` when set, else
+ * `defaultMs`. Throws naming the variable and its value when it is not a whole number from 100 to
+ * 900000.
  */
-export function extractionTimeoutMs(env: Readonly<Record<string, string | undefined>> = process.env): number {
+export function extractionTimeoutMs(
+  env: Readonly<Record<string, string | undefined>>,
+  defaultMs: number,
+): number {
   const raw = env[extractionTimeoutVariable]?.trim();
-  if (raw === undefined || raw === '') return extractionBudget.timeMs;
+  if (raw === undefined || raw === '') return defaultMs;
   const parsed = extractionTimeoutSchema.safeParse(raw);
   if (!parsed.success)
     throw new Error(`${extractionTimeoutVariable} ${parsed.error.issues[0]?.message}, got "${raw}"`);

@@ -138,16 +138,18 @@ describe('document bombs', () => {
   });
 
   it(`take ${extractionTimeoutVariable} as a whole number of ms from 100 to 900000, or refuse it by name`, () => {
-    expect(extractionTimeoutMs({})).toBe(extractionBudget.timeMs);
-    expect(extractionTimeoutMs({ [extractionTimeoutVariable]: ' 45000 ' })).toBe(45_000);
+    expect(extractionTimeoutMs({}, extractionBudget.timeMs)).toBe(extractionBudget.timeMs);
+    expect(extractionTimeoutMs({ [extractionTimeoutVariable]: ' 45000 ' }, extractionBudget.timeMs)).toBe(
+      45_000,
+    );
     for (const [raw, why] of [
       ['soon', 'must be a number of milliseconds'],
       ['1.5', 'must be a whole number of milliseconds'],
       ['99', 'must be at least 100 (ms)'],
       ['900001', 'must be at most 900000 (ms, 15 minutes)'],
     ])
-      expect(() => extractionTimeoutMs({ [extractionTimeoutVariable]: raw })).toThrow(
-        `${extractionTimeoutVariable} ${why}, got "${raw}"`,
-      );
+      expect(() =>
+        extractionTimeoutMs({ [extractionTimeoutVariable]: raw }, extractionBudget.timeMs),
+      ).toThrow(`${extractionTimeoutVariable} ${why}, got "${raw}"`);
   });
 });
