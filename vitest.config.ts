@@ -1,4 +1,4 @@
-import { configDefaults, defineConfig } from 'vitest/config';
+import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
@@ -12,9 +12,10 @@ export default defineConfig({
     // Suites that start emulators (DynamoDB Local, fauxqs) share ports and a JVM; keep file parallelism modest on 2 cores
     // (4 workers measured no faster than 2, with tests at their limit: docs/guides/testing.md).
     maxWorkers: 2,
-    // Beside vitest's own output, the run's results as JSON (git-ignored): `npm run test:slowest`
-    // prints the slowest files from them (scripts/test-slowest.ts).
-    reporters: [...configDefaults.reporters, 'json'],
+    // vitest's own output, and the run's results as JSON (git-ignored): `npm run test:slowest`
+    // prints the slowest files from them (scripts/test-slowest.ts). 'default' named: vitest adds its
+    // console reporter only when the list is empty (configDefaults.reporters is []).
+    reporters: ['default', 'json'],
     outputFile: { json: 'test-artifacts/vitest-results.json' },
   },
 });
