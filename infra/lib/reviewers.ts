@@ -69,7 +69,11 @@ export class Reviewers extends Construct {
     });
     this.sweeperPass(props);
     this.confirmationPage(props);
-    if (props.api) this.apiCalls(props.api, props.publicUrl);
+    if (props.api) {
+      this.apiCalls(props.api, props.publicUrl);
+      // A first approval on the page calls for the second approver from the webhooks function too.
+      props.page.function.addEnvironment('OPFLOW_PUBLIC_URL', props.publicUrl);
+    }
     for (const fn of [props.sweeper, props.page, ...(props.api ? [props.api] : [])])
       Validations.of(fn.role.node.findChild('DefaultPolicy')).acknowledge({
         id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:${this.secretPrefix}*]`,

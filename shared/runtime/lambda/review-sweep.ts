@@ -1,11 +1,12 @@
 /**
  * The sweeper's reviewers' pass, loaded on its first run (sweeper-runtime.ts): the job side of the
  * engine (answering a selection when a timeout's default is taken needs the workflows), built once
- * per instance, and the pass itself (reviewers.ts).
+ * per instance, and the pass itself (sweep-reviews.ts).
  */
 import type { ReviewPassResult } from '../../reviewers/review-pass';
 import { createJobsRuntime } from './jobs-runtime';
-import { awsReviewerSecrets, sweepReviews } from './reviewers';
+import { awsReviewerSecrets } from './reviewers';
+import { sweepReviews } from './sweep-reviews';
 
 /** The pass of this instance: each call runs one, starting nothing after `until` (epoch ms). */
 export function createReviewSweep(

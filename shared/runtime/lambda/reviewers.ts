@@ -1,7 +1,6 @@
 /**
- * The reviewers on aws: the review pass the sweeper runs every minute within a time budget, and
- * the confirmation page (`GET`/`POST /review/{token}`) the webhooks function serves on the HTTP
- * API's public side. Both read the `reviewers` section of opflow.config.json from the stack's
+ * The reviewers on aws: their secrets, and the confirmation page (`GET`/`POST /review/{token}`) the
+ * webhooks function serves on the HTTP API's public side (the pass: sweep-reviews.ts). Both read the `reviewers` section of opflow.config.json from the stack's
  * config item, and their secrets (the link key, channel URLs, the SMTP server) from Secrets
  * Manager under OPFLOW_REVIEW_SECRET_PREFIX, never from the environment. The sweeper loads this
  * module only when the stack set reviewers up (a chunk of its own), so its cold start stays small.
@@ -12,13 +11,9 @@ import { SecretsManagerReviewerSecrets } from '../../backends/aws/secrets-manage
 import { errorMessage } from '../../errors/error-message';
 import type { HttpAnswer } from '../../http/api-error';
 import { answerReviewPage, type ReviewRequest } from '../../reviewers/confirmation-page';
-import type { ReviewersConfig } from '../../reviewers/review-config';
-import { type ReviewPassResult, reviewPass } from '../../reviewers/review-pass';
 import { type ReviewerSecrets, reviewSecretPrefixVariable } from '../../reviewers/reviewer-secrets';
-import { publicUrlVariable } from '../local/callback-loop';
-import { loadAutomationSettings } from './automation';
 import type { JobSide } from './jobs-runtime';
-import { engineLogger, type Observability } from './observability';
+import type { Observability } from './observability';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -32,46 +27,6 @@ export function awsReviewerSecrets(
   return new SecretsManagerReviewerSecrets(
     createSecretsManagerClient(awsClientConfig(pipeline.config)),
     prefix,
-  );
-}
-
-/** The reviewers of the stack's config item, or undefined when it has no rule. */
-async function reviewersOf(
-  pipeline: Pick<JobSide, 'aws' | 'config'>,
-  env: Env,
-): Promise<ReviewersConfig | undefined> {
-  const { reviewers } = await loadAutomationSettings(pipeline, env);
-  return reviewers && reviewers.rules.length > 0 ? reviewers : undefined;
-}
-
-/**
- * One review pass of the sweeper (or of the api over `jobIds`), starting no job's notices after `until` (epoch ms). Undefined when
- * the stack has no reviewers. The links point at OPFLOW_PUBLIC_URL (the HTTP API's URL). `secrets`
- * is built once per instance by the caller, so their cache (5 minutes) outlives a pass.
- */
-export async function sweepReviews(
-  pipeline: Pick<JobSide, 'deps' | 'aws' | 'config'> & { observability: Observability },
-  until: number,
-  env: Env = process.env,
-  secrets: ReviewerSecrets | undefined = awsReviewerSecrets(pipeline, env),
-  /** Only these jobs (the api's pass after a first approval); absent: every job awaiting a selection. */
-  jobIds?: readonly string[],
-): Promise<ReviewPassResult | undefined> {
-  const config = secrets && (await reviewersOf(pipeline, env));
-  if (!secrets || !config) return undefined;
-  const publicUrl = env[publicUrlVariable]?.trim();
-  if (!publicUrl)
-    throw new Error(`${publicUrlVariable} is not set: the links of the notices are made from it`);
-  return reviewPass(
-    {
-      ...pipeline.deps,
-      log: engineLogger(pipeline.observability.logger),
-      config,
-      secrets,
-      publicUrl,
-      policy: pipeline.deps.callbacks?.policy,
-    },
-    { until, jobIds },
   );
 }
 

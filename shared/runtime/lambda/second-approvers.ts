@@ -29,7 +29,7 @@ export function secondApproversCaller(
 ): SecondApproversCaller | undefined {
   if (!env[reviewSecretPrefixVariable]?.trim()) return undefined;
   // The pass and its secrets (Secrets Manager) load on the first approval, once per instance.
-  let reviewers: Promise<typeof import('./reviewers')> | undefined;
+  let reviewers: Promise<typeof import('./sweep-reviews')> | undefined;
   let secrets: ReturnType<typeof import('./reviewers')['awsReviewerSecrets']> | undefined;
   const approved = new Set<string>();
   const told = runtime.deps.onJobChange;
@@ -44,7 +44,7 @@ export function secondApproversCaller(
       const jobIds = [...approved];
       approved.clear();
       try {
-        reviewers ??= import('./reviewers');
+        reviewers ??= import('./sweep-reviews');
         const { awsReviewerSecrets, sweepReviews } = await reviewers;
         secrets ??= awsReviewerSecrets(runtime, env);
         const result = await sweepReviews(

@@ -61,7 +61,8 @@ import {
   pipelineMetricNames,
   usageMetrics,
 } from '../../../shared/runtime/lambda/observability';
-import { awsReviewPage, sweepReviews } from '../../../shared/runtime/lambda/reviewers';
+import { awsReviewPage } from '../../../shared/runtime/lambda/reviewers';
+import { sweepReviews } from '../../../shared/runtime/lambda/sweep-reviews';
 import { handleScheduledSlot } from '../../../shared/schedules/target';
 import { makeJob } from '../../support/factories';
 import { reviewFormOf } from '../../support/review-form';
