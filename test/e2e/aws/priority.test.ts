@@ -11,13 +11,11 @@
 // bound is the tokens of one SQS delay step and one more: its message comes back in whole seconds,
 // so it takes the latest reserved token of the soonest second it can come back in.
 
-import type { DynamoDBRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DynamoDbStreamSource } from '../../../scripts/lambda/dynamodb-stream-source';
-import { grantsOfStream } from '../../../shared/backends/aws/dynamodb-rate-grants';
 import { tokensGivenBetween, tokensWaited } from '../../../shared/engine/admission/priority-lane';
 import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
 import { AwsWorld } from './harness/aws-world';
+import { grantLogsOf } from './harness/grant-log';
 
 const qps = 5;
 const intervalMs = 1000 / qps;
@@ -41,20 +39,7 @@ const count = (query: string, extra: Record<string, unknown> = {}) =>
 
 /** The key's grant log: every version of its bucket item on the job table's stream, in grant order. */
 async function grantLog() {
-  const stream = new DynamoDbStreamSource({
-    endpoint: world.emulators.dynamoDb!.endpoint,
-    region: world.emulators.region,
-    credentials: { accessKeyId: 'test' },
-    tableName: world.env.OPFLOW_TABLE_NAME as string,
-    filters: [{ dynamodb: { Keys: { PK: { S: [{ prefix: 'RATE#' }] } } } }],
-  });
-  await stream.start();
-  const records: DynamoDBRecord[] = [];
-  await stream.drain(async (event) => {
-    records.push(...event.Records);
-    return undefined;
-  });
-  const keys = [...grantsOfStream(records).values()];
+  const keys = [...(await grantLogsOf(world)).values()];
   expect(keys).toHaveLength(1);
   return keys[0]!;
 }

@@ -9,20 +9,18 @@
  * to the first tenant's last token: a patent count makes one call).
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import type { DynamoDBRecord } from 'aws-lambda';
 import {
   type FlowShareRow,
   sharesOfWeights,
   slidingShares,
   tokensOf,
 } from '../../../../bench/fairness-windows';
-import { DynamoDbStreamSource } from '../../../../scripts/lambda/dynamodb-stream-source';
-import { grantsOfStream } from '../../../../shared/backends/aws/dynamodb-rate-grants';
 import { rateBucketKey } from '../../../../shared/backends/aws/table';
 import type { TokenGrant } from '../../../../shared/engine/admission/priority-lane';
 import { keyFingerprint } from '../../../../shared/engine/admission/rate-bucket';
 import type { Job } from '../../../../shared/engine/job-record';
 import { type AwsWorld, TENANT_KEY } from './aws-world';
+import { grantLogsOf } from './grant-log';
 
 export interface ScenarioTenant {
   tenant: string;
@@ -77,22 +75,9 @@ export function sharesSetting(tenants: readonly { tenant: string; weight: number
   return tenants.map((t) => `${t.tenant}=${t.weight}`).join(',');
 }
 
-/** The key's grant log: every version of its bucket item on the job table's stream, in grant order. */
-export async function grantLogOf(world: AwsWorld): Promise<TokenGrant[]> {
-  const stream = new DynamoDbStreamSource({
-    endpoint: world.emulators.dynamoDb!.endpoint,
-    region: world.emulators.region,
-    credentials: { accessKeyId: 'test' },
-    tableName: world.env.OPFLOW_TABLE_NAME as string,
-    filters: [{ dynamodb: { Keys: { PK: { S: [{ prefix: 'RATE#' }] } } } }],
-  });
-  await stream.start();
-  const records: DynamoDBRecord[] = [];
-  await stream.drain(async (event) => {
-    records.push(...event.Records);
-    return undefined;
-  });
-  return grantsOfStream(records).get(rateBucketKey(keyFingerprint(TENANT_KEY)).PK) ?? [];
+/** The tenant key's grant log (harness/grant-log.ts). */
+async function grantLogOf(world: AwsWorld): Promise<TokenGrant[]> {
+  return (await grantLogsOf(world)).get(rateBucketKey(keyFingerprint(TENANT_KEY)).PK) ?? [];
 }
 
 export async function runSharesScenario(
