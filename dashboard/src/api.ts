@@ -1,7 +1,7 @@
 /**
  * The job API as the page calls it: JSON with the bearer token the person typed in (kept for this
- * tab only), a refusal turned into an `ApiError` with the server's code and message, and a 401 sent
- * to the sign-in form.
+ * tab only), a refusal turned into an `ApiError` with the server's code and message, and a 401 of the
+ * token still kept sent to the sign-in form.
  */
 import { storageRefusalText } from './form-problems';
 import type { Api, ReportFile, Settings } from './types';
@@ -59,7 +59,9 @@ export function createApi(config: Settings, onUnauthorized: (error: ApiError) =>
         error.message ?? `the job API answered ${response.status}`,
         error.issues ?? [],
       );
-      if (response.status === 401) onUnauthorized(failure);
+      // A refusal of a request sent before the person signed in (or with a token since replaced)
+      // says nothing about the token now kept: only a refusal of the current token asks again.
+      if (response.status === 401 && sessionStorage.getItem(tokenKey) === token) onUnauthorized(failure);
       throw failure;
     }
     return answer as T;

@@ -160,7 +160,10 @@ export function TokenForm({ reason, onSaved }: { reason: string; onSaved: () => 
   const heading = useFocusHeading('token');
   const submit = (event: Event) => {
     event.preventDefault();
-    sessionStorage.setItem(tokenKey, value.trim());
+    // The field as it is now, not the last render's state: Enter can come before the re-render.
+    const field = (event.currentTarget as HTMLFormElement).elements.namedItem('token');
+    const typed = field instanceof HTMLInputElement ? field.value : value;
+    sessionStorage.setItem(tokenKey, typed.trim());
     onSaved();
   };
   return (
@@ -173,6 +176,7 @@ export function TokenForm({ reason, onSaved }: { reason: string; onSaved: () => 
         <label for="token">Server token</label>
         <input
           id="token"
+          name="token"
           type="password"
           autocomplete="current-password"
           required
