@@ -92,9 +92,10 @@ interface RoundLine {
   how: { text: string; tag: string; error?: string | undefined };
 }
 
-/** What a notice was, in words: the first notice, the call for the second approval, reminder n. */
+/** What a notice was, in words: the first notice, the call for the second approval, reminder n, the default taken. */
 function noticeText(label: NonNullable<Rounds['notices']>[number]['label'], reminder: number): string {
   if (label === 'reminder') return `reminder ${reminder}`;
+  if (label === 'notice of the default taken') return 'notice: the default answer was taken';
   return label === 'notice' ? 'first notice' : 'call for the second approval';
 }
 

@@ -55,8 +55,9 @@ export interface NoticeRound {
   /**
    * `approval`: sent as soon as a first approver confirmed, to ask the others for the second
    * confirmation (not a reminder: it leaves the reminders' count and times as they were).
+   * `timeout`: the notice that the timeout's default answer was taken (sent once, after it).
    */
-  kind?: 'approval' | undefined;
+  kind?: 'approval' | 'timeout' | undefined;
 }
 
 export interface ReviewState {
@@ -168,7 +169,11 @@ export interface SelectionRounds {
   /** The answers in order: round 1 the first approver (or the one approver), round 2 the second. */
   approvals: (SelectionAnswer & { round: number; role: ApprovalRole })[];
   /** The notices of the review under way at this step: the first, the call for a second approval, reminders. */
-  notices?: (NoticeRound & { label: 'notice' | 'call for the second approval' | 'reminder' })[] | undefined;
+  notices?:
+    | (NoticeRound & {
+        label: 'notice' | 'call for the second approval' | 'reminder' | 'notice of the default taken';
+      })[]
+    | undefined;
   /** When the default answer is taken if nobody answers, and what it is (option ids, and their labels when known). */
   timeout?: { at: number; answer?: string[] | undefined; labels?: string[] | undefined } | undefined;
 }
@@ -220,9 +225,11 @@ export function selectionRounds(job: {
       label:
         round.kind === 'approval'
           ? 'call for the second approval'
-          : round.round === 1
-            ? 'notice'
-            : 'reminder',
+          : round.kind === 'timeout'
+            ? 'notice of the default taken'
+            : round.round === 1
+              ? 'notice'
+              : 'reminder',
     }));
     if (review.timeoutAt !== undefined) {
       const labels = timeoutLabels(review, job.pending);

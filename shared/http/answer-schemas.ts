@@ -136,9 +136,9 @@ const selectionRoundsSchema = z.strictObject({
       z.strictObject({
         round: z.number().int(),
         label: z
-          .enum(['notice', 'call for the second approval', 'reminder'])
+          .enum(['notice', 'call for the second approval', 'reminder', 'notice of the default taken'])
           .describe(
-            'the first notice, the call for a second approval once a first approver confirmed, or a reminder',
+            'the first notice, the call for a second approval once a first approver confirmed, a reminder, or the notice that the timeout took the default answer',
           ),
         deliveries: z.array(deliverySchema),
       }),

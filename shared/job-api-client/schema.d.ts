@@ -762,10 +762,10 @@ export interface components {
                 notices?: {
                     round: number;
                     /**
-                     * @description the first notice, the call for a second approval once a first approver confirmed, or a reminder
+                     * @description the first notice, the call for a second approval once a first approver confirmed, a reminder, or the notice that the timeout took the default answer
                      * @enum {string}
                      */
-                    label: "notice" | "call for the second approval" | "reminder";
+                    label: "notice" | "call for the second approval" | "reminder" | "notice of the default taken";
                     deliveries: {
                         channel: string;
                         /** @enum {string} */

@@ -9,7 +9,16 @@
 import { sendCallback } from '../callbacks/send';
 import type { CallbackUrlPolicy } from '../callbacks/ssrf-guard';
 import { errorMessage } from '../errors/error-message';
-import { mailMessage, type Notice, slackMessage, teamsMessage, webhookNotice } from './render';
+import {
+  type DefaultTakenNotice,
+  defaultTakenBody,
+  defaultTakenMail,
+  mailMessage,
+  type Notice,
+  slackMessage,
+  teamsMessage,
+  webhookNotice,
+} from './render';
 import type { ReviewChannel } from './review-config';
 import type { ReviewerSecrets } from './reviewer-secrets';
 
@@ -18,8 +27,11 @@ export type DeliveryOutcome = { ok: true } | { ok: false; error: string };
 export interface DeliveryOptions {
   secrets: ReviewerSecrets;
   policy?: CallbackUrlPolicy | undefined;
-  /** The notice for a recipient (a mail address, or `channel:<name>`), with its own link. */
-  noticeFor(recipient: string): Notice;
+  /**
+   * The notice for a recipient (a mail address, or `channel:<name>`), with its own link; or the
+   * notice that the timeout's default answer was taken (the same for all, no link).
+   */
+  noticeFor(recipient: string): Notice | DefaultTakenNotice;
   /** A mail recipient left out of this round (the first approver, asked for no second confirmation). */
   skip?: ((recipient: string) => boolean) | undefined;
   /** The same for every attempt of one round: webhook receivers de-duplicate on it. */
@@ -64,11 +76,13 @@ export async function deliver(
     return { ok: false, error: `no signing secret for webhook channel ${name}` };
   const notice = options.noticeFor(channelRecipient(name));
   const body =
-    channel.type === 'slack'
-      ? slackMessage(notice)
-      : channel.type === 'teams'
-        ? teamsMessage(notice)
-        : webhookNotice(notice);
+    'kind' in notice
+      ? defaultTakenBody(channel.type, notice)
+      : channel.type === 'slack'
+        ? slackMessage(notice)
+        : channel.type === 'teams'
+          ? teamsMessage(notice)
+          : webhookNotice(notice);
   const outcome = await sendCallback(
     {
       url,
@@ -80,7 +94,7 @@ export async function deliver(
     { policy: options.policy, deadlineMs: options.deadlineMs },
     options.now,
   );
-  const secrets = [url, secret, notice.link];
+  const secrets = [url, secret, 'link' in notice ? notice.link : undefined];
   switch (outcome.kind) {
     case 'answered':
       return outcome.status >= 200 && outcome.status < 300
@@ -125,7 +139,7 @@ async function deliverMail(
     for (const to of channel.to) {
       if (options.skip?.(to)) continue;
       const notice = options.noticeFor(to);
-      const message = mailMessage(notice);
+      const message = 'kind' in notice ? defaultTakenMail(notice) : mailMessage(notice);
       try {
         await transport.sendMail({
           from,
@@ -136,7 +150,12 @@ async function deliverMail(
           messageId: `<${options.messageId}.${Buffer.from(to).toString('hex').slice(0, 40)}@opflow>`,
         });
       } catch (error) {
-        const secrets = [smtpUrl, parsed.password, parsed.username, notice.link];
+        const secrets = [
+          smtpUrl,
+          parsed.password,
+          parsed.username,
+          'link' in notice ? notice.link : undefined,
+        ];
         failures.push(`${to}: ${scrub(errorMessage(error), secrets).slice(0, 200)}`);
       }
     }

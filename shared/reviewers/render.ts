@@ -203,3 +203,94 @@ export function webhookNotice(notice: Notice): Record<string, unknown> {
     link: { url: notice.link, expiresAt: new Date(notice.linkExpiresAt).toISOString() },
   };
 }
+
+/**
+ * The notice that a selection's timeout took its configured default answer: who was asked learns
+ * what was taken, when, and after how long. Nothing is asked: it has no link.
+ */
+export interface DefaultTakenNotice {
+  kind: 'default-taken';
+  jobId: string;
+  workflow: string;
+  tenant: string;
+  label?: string | undefined;
+  prompt: string;
+  /** The option ids taken and their labels (same order). */
+  options: string[];
+  labels: string[];
+  /** When the default was taken. */
+  at: number;
+  /** The rule's `timeout.after`, as configured (`2d`). */
+  after: string;
+}
+
+/** The title of the default-taken notice (a mail's subject, a chat message's first line). */
+export function defaultTakenTitle(notice: DefaultTakenNotice): string {
+  return `${notice.label ?? notice.workflow}: nobody answered in time; the default answer was taken`;
+}
+
+function defaultTakenLines(notice: DefaultTakenNotice): string[] {
+  const chosen = choiceText({ options: notice.options, labels: notice.labels }) || 'none';
+  return [
+    `${notice.prompt}`,
+    `The default answer ${chosen} was taken at ${iso(notice.at)} after ${notice.after} without an answer.`,
+    `Nothing more is asked: the job goes on. Job ${notice.jobId} (${notice.workflow}, tenant ${notice.tenant}).`,
+  ];
+}
+
+/** The default-taken notice as each channel wants it: the same escaping as the notices, and no link or button. */
+export function defaultTakenBody(
+  type: 'slack' | 'teams' | 'webhook',
+  notice: DefaultTakenNotice,
+): Record<string, unknown> {
+  const title = defaultTakenTitle(notice);
+  const lines = defaultTakenLines(notice);
+  if (type === 'slack')
+    return {
+      text: slackText(title),
+      blocks: [
+        { type: 'header', text: { type: 'plain_text', text: title.slice(0, 150) } },
+        { type: 'section', text: { type: 'mrkdwn', text: slackText(lines.join('\n')).slice(0, 3000) } },
+      ],
+    };
+  if (type === 'teams')
+    return {
+      type: 'message',
+      attachments: [
+        {
+          contentType: 'application/vnd.microsoft.card.adaptive',
+          content: {
+            $schema: 'http://adaptivecards.io/schemas/adaptive-card.json',
+            type: 'AdaptiveCard',
+            version: '1.4',
+            body: [
+              { type: 'TextBlock', text: teamsText(title), weight: 'Bolder', size: 'Medium', wrap: true },
+              ...lines.map((text) => ({ type: 'TextBlock', text: teamsText(text), wrap: true })),
+            ],
+          },
+        },
+      ],
+    };
+  return {
+    type: 'selection.defaulted',
+    job: { id: notice.jobId, workflow: notice.workflow, tenant: notice.tenant, label: notice.label },
+    prompt: notice.prompt,
+    answer: { options: notice.options, labels: notice.labels, text: lines[1] },
+    at: new Date(notice.at).toISOString(),
+    after: notice.after,
+  };
+}
+
+/** The default-taken notice as a mail: subject, plain text and HTML, no link. */
+export function defaultTakenMail(notice: DefaultTakenNotice): {
+  subject: string;
+  text: string;
+  html: string;
+} {
+  const lines = defaultTakenLines(notice);
+  const html = `<!doctype html><html><body style="font-family:sans-serif">
+<h1 style="font-size:1.2em">${htmlText(defaultTakenTitle(notice))}</h1>
+${lines.map((line) => `<p>${htmlText(line)}</p>`).join('\n')}
+</body></html>`;
+  return { subject: defaultTakenTitle(notice), text: lines.join('\n'), html };
+}

@@ -2,7 +2,8 @@
  * The reviewers' pass: run by every process that sweeps (`opflow serve` locally), it looks at the
  * jobs awaiting a selection that a reviewers' rule matches and, for each, does what is due:
  *
- * - the timeout's default answer (answered `via: timeout` at the version read);
+ * - the timeout's default answer (answered `via: timeout` at the version read), then a notice to
+ *   the rule's channels that it was taken (no link: nothing is asked);
  * - the next notice round (the first, then one per reminder), or a retry of a round's failed
  *   channels (at most 3 attempts each, 1 and 5 minutes apart).
  *
@@ -10,7 +11,10 @@
  * round taken for a minute, so of many processes that meet one waiting job one sends it. The
  * deliveries are then recorded on the job (another commit). A process that dies between the two
  * leaves the claim to run out, and the round is sent again by the next pass: at least once, never
- * twice by two live processes.
+ * twice by two live processes. The notice of a default taken is sent by the process whose answer
+ * (a commit at the version read) won, once, and recorded as a round of its own (`kind: timeout`);
+ * it is not retried (the job has gone on), and a process that dies between the answer and the
+ * notice sends none.
  */
 
 import type { CallbackUrlPolicy } from '../callbacks/ssrf-guard';
@@ -32,7 +36,7 @@ import {
 } from '../engine/review-record';
 import { errorMessage } from '../errors/error-message';
 import { deliver } from './deliver';
-import type { Notice } from './render';
+import type { DefaultTakenNotice, Notice } from './render';
 import { type ReviewersConfig, type ReviewRule, reviewDuration } from './review-config';
 import { signReviewLink } from './review-link';
 import { ruleFor } from './review-rules';
@@ -140,7 +144,7 @@ function currentReview(job: Job, pending: PendingSelection, rule: ReviewRule): R
 interface DueRound {
   round: number;
   channels: string[];
-  kind?: 'approval' | undefined;
+  kind?: NoticeRound['kind'];
 }
 
 /**
@@ -190,8 +194,9 @@ async function reviewJob(deps: ReviewPassDeps, job: Job, result: ReviewPassResul
   const now = deps.clock.now();
   const review = currentReview(job, pending, rule);
   if (review.timeoutAt !== undefined && review.timeoutAt <= now && rule.timeout) {
-    await takeDefault(deps, job, pending, rule.timeout.answer);
+    const answered = await takeDefault(deps, job, pending, rule.timeout.answer);
     result.timedOut++;
+    if (answered) await tellDefaultTaken(deps, answered, pending, review, rule, result);
     return;
   }
   const first = openConfirmations(job).at(-1);
@@ -263,14 +268,15 @@ export function describeDefault(
   return `${what} taken: ${chosen || 'none'}`;
 }
 
+/** Takes the default answer at the version read: the job answered, or undefined where another process (or a person) was first. */
 async function takeDefault(
   deps: ReviewPassDeps,
   job: Job,
   pending: PendingSelection,
   answer: Parameters<typeof defaultAnswerOf>[1],
-): Promise<void> {
+): Promise<Job | undefined> {
   try {
-    await answerSelection(
+    const answered = await answerSelection(
       deps,
       job.id,
       defaultAnswerOf(pending, answer),
@@ -278,6 +284,7 @@ async function takeDefault(
       { expectVersion: job.version },
     );
     deps.log?.info('reviewers: nobody answered in time; the default answer is taken', { jobId: job.id });
+    return answered;
   } catch (error) {
     if (!(error instanceof JobRequestError)) throw error;
     if (error.reason !== 'conflict')
@@ -285,7 +292,60 @@ async function takeDefault(
         jobId: job.id,
         error: error.message,
       });
+    return undefined;
   }
+}
+
+/**
+ * Tells the rule's channels that the default answer was taken: by the process whose answer won (so
+ * once), one attempt per channel, recorded on the job as a round of kind `timeout`.
+ */
+async function tellDefaultTaken(
+  deps: ReviewPassDeps,
+  answered: Job,
+  pending: PendingSelection,
+  review: ReviewState,
+  rule: ReviewRule,
+  result: ReviewPassResult,
+): Promise<void> {
+  const taken = answered.answers?.at(-1);
+  if (taken?.via !== 'timeout' || !rule.timeout) return;
+  const notice: DefaultTakenNotice = {
+    kind: 'default-taken',
+    jobId: answered.id,
+    workflow: answered.workflow,
+    tenant: answered.tenant,
+    label: answered.label,
+    prompt: pending.prompt,
+    options: taken.options,
+    labels: taken.labels ?? [],
+    at: taken.at,
+    after: rule.timeout.after,
+  };
+  const round = (review.rounds.at(-1)?.round ?? 0) + 1;
+  const deliveries = await Promise.all(
+    rule.notify.map(async (name): Promise<NoticeDelivery> => {
+      const outcome = await deliver(name, deps.config.channels[name]!, {
+        secrets: deps.secrets,
+        policy: deps.policy,
+        noticeFor: () => notice,
+        messageId: `rev_${answered.id}_${review.offeredAt}_timeout`,
+        now: deps.clock.now(),
+      });
+      if (!outcome.ok)
+        deps.log?.warn('reviewers: the notice of the default answer taken was not delivered', {
+          jobId: answered.id,
+          channel: name,
+          error: outcome.error,
+        });
+      return outcome.ok
+        ? { channel: name, state: 'sent', attempts: 1, at: deps.clock.now() }
+        : { channel: name, state: 'failed', attempts: 1, at: deps.clock.now(), error: outcome.error };
+    }),
+  );
+  result.rounds++;
+  result.failedDeliveries += deliveries.filter((d) => d.state === 'failed').length;
+  await recordDeliveries(deps, answered.id, round, deliveries, { review, kind: 'timeout' });
 }
 
 async function sendRound(
@@ -366,18 +426,32 @@ async function sendRound(
   );
 }
 
-/** Records a round's deliveries on the job (merged with the round's earlier ones), whatever else changed. */
+/**
+ * Records a round's deliveries on the job (merged with the round's earlier ones), whatever else
+ * changed. With `added`, the round is a new one of that kind (the notice of a default taken, sent
+ * after the job went on): it joins the review it belongs to, the one the pass read where the job
+ * had none stored, and never a later selection's.
+ */
 async function recordDeliveries(
   deps: ReviewPassDeps,
   jobId: string,
   round: number,
   deliveries: NoticeDelivery[],
+  added?: { review: ReviewState; kind: 'timeout' },
 ): Promise<void> {
   for (let tries = 0; tries < 5; tries++) {
     const job = await deps.store.get(jobId);
-    const rounds = job?.review?.rounds;
-    const current = rounds?.find((r) => r.round === round);
-    if (!job || !rounds || !current) return;
+    if (!job) return;
+    let review = job.review;
+    if (added && !(review?.step === added.review.step && review.offeredAt === added.review.offeredAt)) {
+      if (review && review.offeredAt > added.review.offeredAt) return; // a later selection's review
+      review = added.review;
+    }
+    const rounds = review?.rounds;
+    const current =
+      rounds?.find((r) => r.round === round) ??
+      (added && { round, version: 0, claimedUntil: 0, deliveries: [], kind: added.kind });
+    if (!review || !rounds || !current) return;
     const merged: NoticeRound = {
       ...current,
       version: job.version + 1,
@@ -391,7 +465,12 @@ async function recordDeliveries(
       ...job,
       version: job.version + 1,
       updatedAt: deps.clock.now(),
-      review: { ...job.review!, rounds: rounds.map((r) => (r.round === round ? merged : r)) },
+      review: {
+        ...review,
+        rounds: rounds.some((r) => r.round === round)
+          ? rounds.map((r) => (r.round === round ? merged : r))
+          : [...rounds, merged],
+      },
     };
     if (await deps.store.commit(next, job.version)) {
       deps.onJobChange?.(next);

@@ -28,7 +28,7 @@ export interface TeamsCard {
   texts: string[];
   /** The option facts: option id -> line. */
   facts: Record<string, string>;
-  /** The Open URL action's URL (the confirmation page's link). */
+  /** The Open URL action's URL (the confirmation page's link); '' on a card without action. */
   url: string;
   body: string;
 }
@@ -136,6 +136,8 @@ export function readTeamsCard(path: string, body: string): TeamsCard | string {
     } else return `an element Teams would not expect here: ${String(element.type)}`;
   }
   const actions = card.actions;
+  // A card that asks nothing (the notice of a default taken) has no action.
+  if (actions === undefined) return { path, texts, facts, url: '', body };
   const action = Array.isArray(actions) ? (actions[0] as unknown) : undefined;
   if (!isRecord(action) || action.type !== 'Action.OpenUrl' || typeof action.url !== 'string')
     return 'no Action.OpenUrl';

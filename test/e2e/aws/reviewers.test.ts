@@ -3,7 +3,8 @@
 // server, Slack through a real local HTTP receiver, the SMTP server and the Slack URL read from
 // Secrets Manager); the mailed link's GET opens the confirmation page on the webhooks function and
 // answers nothing, its POST answers, and the step worker takes the job on. On the shared fake clock,
-// a job nobody answers is reminded once after an hour, then takes the timeout's default answer.
+// a job nobody answers is reminded once after an hour, then takes the timeout's default answer, and
+// mail and Slack are told once that it was taken.
 // No link token, channel URL or SMTP password shows in what the functions logged.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reviewerSecretNames } from '../../../shared/backends/aws/secrets-manager-reviewer-secrets';
@@ -181,7 +182,7 @@ describe('reviewers on AWS: the sweeper notifies, the webhooks function serves t
 
     // Three hours after the offer, the next run answers with the default.
     const run = await sweepLater(hour);
-    expect(run.reviews).toMatchObject({ timedOut: 1 });
+    expect(run.reviews).toMatchObject({ timedOut: 1, rounds: 1 });
     const [settled] = await world.settle([parked.id]);
     expect(settled?.status).toBe('SUCCEEDED');
     const done = await jobOf(parked.id);
@@ -192,7 +193,26 @@ describe('reviewers on AWS: the sweeper notifies, the webhooks function serves t
         options: suggested.length > 0 ? suggested : expect.any(Array),
       }),
     ]);
-    expect(done.review?.rounds.map((round) => round.round)).toEqual([1, 2]);
+    // Mail and Slack are told once that the default was taken, with no link; recorded as round 3.
+    expect(done.review?.rounds.map((round) => round.round)).toEqual([1, 2, 3]);
+    expect(done.selectionRounds?.[0]?.notices?.at(-1)).toMatchObject({
+      label: 'notice of the default taken',
+      deliveries: expect.arrayContaining([
+        expect.objectContaining({ channel: 'mail', state: 'sent' }),
+        expect.objectContaining({ channel: 'chat', state: 'sent' }),
+      ]),
+    });
+    const told = mailsOf(parked.id).at(-1)!;
+    expect(mailsOf(parked.id)).toHaveLength(3);
+    expect(told.subject).toBe('folding helmet: nobody answered in time; the default answer was taken');
+    expect(told.text).not.toContain('/review/');
+    const slack = hooks.taken.map((post) => post.body).filter((body) => body.includes(parked.id));
+    expect(slack).toHaveLength(3);
+    expect(slack.at(-1)).toContain('the default answer was taken');
+    expect(slack.at(-1)).not.toContain('/review/');
+    // The next run sends nothing more.
+    expect((await sweepLater()).reviews).toMatchObject({ rounds: 0, timedOut: 0 });
+    expect(mailsOf(parked.id)).toHaveLength(3);
   });
 
   it('logs no secret: no link token, channel URL, SMTP password or link key', () => {

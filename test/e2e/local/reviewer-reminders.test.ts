@@ -4,8 +4,9 @@
 // Adaptive Card, a generic webhook that verifies the signature, mail on a real SMTP server) until
 // it is answered, and not after; a rule's `times` bounds the reminders; a timeout with a configured
 // default answer applies it (between reminders), recorded as the timeout's and shown by
-// `opflow status`. That nothing more is sent is shown against a witness job reminded every second
-// meanwhile, not by sleeping. No channel URL, secret, SMTP password or link token is in the server's log.
+// `opflow status`, and each channel is told once that it was taken. That nothing more is sent is
+// shown against a witness job reminded every second meanwhile, not by sleeping. No channel URL,
+// secret, SMTP password or link token is in the server's log.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -244,14 +245,31 @@ describe('reviewers: reminders until answered, and the timeout default (opflow s
       .join(', ');
     expect(first.timeout).toMatchObject({ answer: `every option is taken: ${labelled}`, options: all });
     expect(Date.parse(first.timeout!.at)).toBe(Date.parse(job.pending!.offeredAt) + 7_000);
-    // Once answered, no more reminders (while a witness is reminded twice).
+    // Once answered, each channel is told the default was taken (once, no link), recorded as its
+    // own round; then no more reminders (while a witness is reminded twice).
     await until(async () => {
-      const rounds = (await jobOf(job.id)).review?.rounds ?? [];
+      const seen = await jobOf(job.id);
+      const rounds = seen.review?.rounds ?? [];
+      const told = seen.selectionRounds?.[0]?.notices?.some(
+        (notice) => notice.label === 'notice of the default taken' && notice.deliveries.length === 2,
+      );
       return (
+        told &&
         rounds.every((round) => round.deliveries.length === 2) &&
         roundsOf(job.id).hook.length === rounds.length
       );
     });
+    const defaulted = hook.taken.filter(
+      (n) => n.payload.job.id === job.id && n.payload.type === 'selection.defaulted',
+    );
+    expect(defaulted).toHaveLength(1);
+    expect(defaulted[0]!.payload).toMatchObject({ answer: { options: all }, after: '7s' });
+    expect(defaulted[0]!.payload.link).toBeUndefined();
+    const told = inbox.taken.filter((mail) => mail.text.includes(job.id) && !/\/review\//.test(mail.text));
+    expect(told.map((mail) => mail.subject)).toEqual([
+      'helmet for night: nobody answered in time; the default answer was taken',
+    ]);
+    expect(told[0]!.text).toContain(`The default answer ${labelled} was taken at `);
     const after = roundsOf(job.id);
     await witnessReminded(2);
     expect(roundsOf(job.id)).toEqual(after);
@@ -263,6 +281,7 @@ describe('reviewers: reminders until answered, and the timeout default (opflow s
     expect(status.stdout).toMatch(new RegExp(`answered  ${choice} at \\S+ via timeout`));
     // Its rounds line names the configured default the same way.
     expect(status.stdout).toMatch(new RegExp(`; default ${choice} at \\S+`));
+    expect(status.stdout).toContain(', notice of the default taken; default ');
   });
 
   it('logs no secret: no channel URL, signing secret, SMTP password or link token', () => {

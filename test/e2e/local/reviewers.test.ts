@@ -313,7 +313,17 @@ describe('reviewers: notices, the confirmation page, two approvers and the timeo
     expect(done.answers).toEqual([
       expect.objectContaining({ via: 'timeout', options: suggested.length ? suggested : expect.any(Array) }),
     ]);
-    expect(hooks.taken.filter((p) => p.body.includes(job.id) && p.path === '/hook')).toHaveLength(1);
+    // The notice, then (once its delivery is recorded) the notice that the default was taken: no more.
+    await until(async () =>
+      (await jobOf(job.id)).selectionRounds?.[0]?.notices?.some(
+        (notice) => notice.label === 'notice of the default taken' && notice.deliveries.length === 1,
+      )
+        ? true
+        : undefined,
+    );
+    const posts = hooks.taken.filter((p) => p.body.includes(job.id) && p.path === '/hook');
+    expect(posts.map((p) => JSON.parse(p.body).type)).toEqual(['selection.awaiting', 'selection.defaulted']);
+    expect(posts[1]!.body).not.toContain('/review/');
   }, 60_000);
 
   it('logs no secret: no link token, channel URL or SMTP password in what the server wrote', () => {

@@ -215,6 +215,88 @@ describe('the reviewers pass', () => {
       expect((await h.store.get(job.id))!.answers?.some((answer) => answer.via === 'timeout')).toBe(false);
     }));
 
+  it('at the timeout, takes the default answer and tells each channel once, with no link; recorded as a round of its own', async () => {
+    const inbox = await startMailCatcher();
+    try {
+      await withReceiver(async ({ host, bodies, job, h, passDeps }) => {
+        const deps = passDeps(
+          {
+            channels: {
+              room: { type: 'slack' },
+              hook: { type: 'webhook' },
+              mail: { type: 'email', to: ['alice@example.com'] },
+            },
+            rules: [
+              { name: 'night', notify: ['room', 'hook', 'mail'], timeout: { after: '2h', answer: 'all' } },
+            ],
+          },
+          {
+            OPFLOW_REVIEW_ROOM_URL: `http://${host}/hook`,
+            OPFLOW_REVIEW_HOOK_URL: `http://${host}/signed`,
+            OPFLOW_REVIEW_HOOK_SECRET: `whsec_${Buffer.from('the default notice signing secret').toString('base64')}`,
+            OPFLOW_SMTP_URL: inbox.url,
+          },
+        );
+        expect(await reviewPass(deps)).toMatchObject({ rounds: 1, timedOut: 0 });
+        const offeredAt = (await h.store.get(job.id))!.pending!.offeredAt;
+        h.clock.advance(2 * 3_600_000);
+        // Two passes meet the job at once (two workers): one takes the default and sends its notice.
+        const passes = await Promise.all([reviewPass(deps), reviewPass(deps)]);
+        expect(passes.map((pass) => pass.rounds).sort()).toEqual([0, 1]);
+        expect(passes.every((pass) => pass.failedDeliveries === 0)).toBe(true);
+        const takenAt = new Date(offeredAt + 2 * 3_600_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+        const sentence = `The default answer alpha (r1), beta (r2), gamma (r3) was taken at ${takenAt} after 2h without an answer.`;
+        const [slack, hook] = bodies().slice(2);
+        expect(bodies()).toHaveLength(4);
+        expect(slackText(slack!)).toContain(sentence);
+        expect(JSON.parse(slack!).text).toBe('demo: nobody answered in time; the default answer was taken');
+        expect(JSON.parse(hook!)).toMatchObject({
+          type: 'selection.defaulted',
+          job: { id: job.id },
+          answer: { options: ['r1', 'r2', 'r3'], labels: ['alpha', 'beta', 'gamma'], text: sentence },
+          at: new Date(offeredAt + 2 * 3_600_000).toISOString(),
+          after: '2h',
+        });
+        const mail = inbox.taken.at(-1)!;
+        expect(inbox.taken).toHaveLength(2);
+        expect(mail.subject).toBe('demo: nobody answered in time; the default answer was taken');
+        expect(mail.text).toContain(sentence);
+        // Nothing to answer: no link, no button, in any channel.
+        for (const text of [slack!, hook!, mail.text, mail.html]) {
+          expect(text).not.toContain('/review/');
+          expect(text).not.toContain('Review and answer');
+        }
+        // Recorded in the job's history beside the first notice; passes after it send nothing.
+        h.clock.advance(3_600_000);
+        expect(await reviewPass(deps)).toMatchObject({ rounds: 0, timedOut: 0 });
+        expect(bodies()).toHaveLength(4);
+        const stored = (await h.store.get(job.id))!;
+        expect(stored.answers).toEqual([
+          expect.objectContaining({ via: 'timeout', options: ['r1', 'r2', 'r3'] }),
+        ]);
+        expect(stored.review!.rounds.map((round) => [round.round, round.kind])).toEqual([
+          [1, undefined],
+          [2, 'timeout'],
+        ]);
+        expect(jobView(stored).selectionRounds?.[0]?.notices).toEqual([
+          expect.objectContaining({ round: 1, label: 'notice' }),
+          {
+            round: 2,
+            label: 'notice of the default taken',
+            deliveries: expect.arrayContaining([
+              expect.objectContaining({ channel: 'room', state: 'sent', attempts: 1 }),
+              expect.objectContaining({ channel: 'hook', state: 'sent', attempts: 1 }),
+              expect.objectContaining({ channel: 'mail', state: 'sent', attempts: 1 }),
+            ]),
+          },
+        ]);
+        expect(describeRounds(stored)[0]).toContain('; sent notice, notice of the default taken; default');
+      });
+    } finally {
+      await inbox.close();
+    }
+  });
+
   it("a pass over one job (the CLI's, after a first approval) calls the second approver; serve's pass after it sends nothing twice", () =>
     withReceiver(async ({ host, bodies, job, h, passDeps }) => {
       const deps = passDeps(
