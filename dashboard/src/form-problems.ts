@@ -94,6 +94,22 @@ function smallerAdvice(sent: SentFile): string {
 const isOrAre = (sent: SentFile) => `${sent.name} ${sent.kind === 'documents' ? 'are' : 'is'}`;
 
 /**
+ * Why the page does not send a request whose body is over the job API's `limit` (in bytes), said
+ * at the files: their size, the body's size as it would be sent, how far over, and what to do.
+ * Without `requestBytes`, the file alone is over the limit (it is not read).
+ */
+export function overLimitText(sent: SentFile, limit: number): string {
+  const bytes = sent.requestBytes ?? sent.bytes;
+  const how =
+    sent.kind === 'manifest'
+      ? 'its quotes, backslashes and line ends escaped in JSON, characters beyond ASCII as UTF-8 bytes'
+      : 'base64 in JSON';
+  const asSent = sent.requestBytes === undefined ? '' : `, ${sizeText(bytes)} as sent (${how})`;
+  const noLimit = sent.kind === 'manifest' ? ' (it has no size limit)' : '';
+  return `${isOrAre(sent)} ${sizeText(sent.bytes)}${asSent}: ${sizeText(bytes - limit)} over the job API's limit of ${sizeText(limit)} a request; ${smallerAdvice(sent)}${noLimit}`;
+}
+
+/**
  * A storage refusal of a presigned upload (S3 answers an XML error: `<Code>`, `<Message>`, for a
  * file too large `<MaxSizeAllowed>` and `<ProposedSize>`) in words: what was refused, why (as
  * storage said it), and what the person can do. Never the XML, never a URL's query.

@@ -8,10 +8,17 @@
  */
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
+import { defaultMaxBodyBytes } from '../../shared/http/body-limit';
 import { ApiError, startBatchUpload } from './api';
 import { PageHead, ProblemsTable, Tiles } from './components';
 import { type DocumentPut, type PutState, sendDocuments, sha256Hex } from './document-puts';
-import { type FieldOfPath, type FormProblem, jobApiRefusalText, type SentFile } from './form-problems';
+import {
+  type FieldOfPath,
+  type FormProblem,
+  jobApiRefusalText,
+  overLimitText,
+  type SentFile,
+} from './form-problems';
 import { plural } from './format';
 import { useFocusHeading } from './hooks';
 import { batchHref } from './routing';
@@ -42,8 +49,11 @@ interface Checked {
   };
 }
 
-/** The request body's limit is 1 MiB; the manifest is most of it. */
-const maxManifestBytes = 900 * 1024;
+/**
+ * The job API's body limit (the server's own constant): the page sends no check or start whose
+ * body, exactly as it would go (the manifest escaped in JSON, documents as base64), is over it.
+ */
+const bodyLimit = defaultMaxBodyBytes;
 /** Documents go as base64 (a third larger) in the same 1 MiB body: together at most this. */
 export const maxDocumentsBytes = 740 * 1024;
 /** Documents sent by presigned PUTs (the AWS job API): each at most this, and so many together. */
@@ -333,11 +343,20 @@ export function UploadPage({ api, config }: { api: Api; config: Settings }) {
         : kind === 'documents' && documents.length === 0
           ? [{ ...fields.documents!, message: 'choose one or more documents' }]
           : []),
+    ...overLimit(),
     ...(workflow ? [] : [{ ...fields.workflow!, message: 'choose the workflow its lines are for' }]),
     ...(maxUnits.trim() && !/^[1-9]\d{0,8}$/.test(maxUnits.trim())
       ? [{ ...fields.maxUnits!, message: 'must be a whole number above 0' }]
       : []),
   ];
+  /** The chosen files, once in the body the page would send, over the job API's limit: said at the files. */
+  const overLimit = (): FormProblem[] => {
+    if (tooLarge || (kind === 'manifest' ? !fileName : presigned || documents.length === 0)) return [];
+    const sent = sentFile(body());
+    return (sent.requestBytes ?? 0) > bodyLimit
+      ? [{ ...fileField, message: overLimitText(sent, bodyLimit) }]
+      : [];
+  };
   /** A refusal of the chosen files, beside the field and in the summary. */
   const refuseFiles = (message: string) => {
     setTooLarge(message);
@@ -401,10 +420,9 @@ export function UploadPage({ api, config }: { api: Api; config: Settings }) {
     setFileName('');
     setManifest('');
     if (!file) return;
-    if (file.size > maxManifestBytes) {
-      refuseFiles(
-        `${file.name} is ${Math.round(file.size / 1024)} KB; the page takes up to ${maxManifestBytes / 1024} KB (larger ones: opflow ingest on the machine that has them)`,
-      );
+    // Over the limit before it is even escaped: refused unread.
+    if (file.size > bodyLimit) {
+      refuseFiles(overLimitText({ name: file.name, bytes: file.size, kind: 'manifest' }, bodyLimit));
       return;
     }
     setFileName(file.name);
@@ -604,8 +622,9 @@ export function UploadPage({ api, config }: { api: Api; config: Settings }) {
               onChange={choose}
               submit={submit}
             >
-              .jsonl or .csv, up to {maxManifestBytes / 1024} KB; each line an <code>id</code> and the
-              workflow's input fields (its lines may not name documents)
+              .jsonl or .csv, up to {(bodyLimit / 1024).toLocaleString()} KB as sent (escaped in JSON: quotes
+              and line ends take more); each line an <code>id</code> and the workflow's input fields (its
+              lines may not name documents)
             </FileField>
           ) : (
             <FileField
