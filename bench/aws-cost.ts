@@ -156,9 +156,12 @@ it(`aws cost per novelty check on the throughput matrix: ${options.OPFLOW_BENCH_
       const [a, b] = [of(alone.counts), of(backlog.counts)];
       return `${name} ${a.toFixed(digits)} / ${b.toFixed(digits)} (${(b / a).toFixed(2)})`;
     });
+    // With why each message and the writes by item, so a cell's printout stands on its own.
     process.stdout.write(
-      `${label} (seed ${seed}; alone ${alone.realSeconds.toFixed(0)} s, backlog ${backlog.realSeconds.toFixed(0)} s of real time): ${rowsOfCell.join('; ')}\n` +
-        `  ${verdictLine({ label, alone: alone.counts, backlog: backlog.counts })}\n`,
+      `${label} (seed ${seed}; ${new Date().toISOString()}, load ${loadavg()[0]?.toFixed(1)}; alone ${alone.realSeconds.toFixed(0)} s, backlog ${backlog.realSeconds.toFixed(0)} s of real time): ${rowsOfCell.join('; ')}\n` +
+        `  ${verdictLine({ label, alone: alone.counts, backlog: backlog.counts })}\n` +
+        `  why each message, alone: ${outcomesPerJob(alone)}; at once: ${outcomesPerJob(backlog)}\n` +
+        `  write units by item, alone: ${perJob(alone.writesByKind, alone.counts.jobs)}; at once: ${perJob(backlog.writesByKind, backlog.counts.jobs)}\n`,
     );
   }
   const fixed = (value: number, digits: number) => value.toFixed(digits);
