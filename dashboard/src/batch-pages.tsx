@@ -23,6 +23,8 @@ import type { Api, BatchAnswer, BatchList, BatchView, JobPage, Settings } from '
 
 /** The columns of a batch's jobs. */
 const batchJobColumns: JobColumn[] = ['status', 'step', 'calls', 'billed', 'updated'];
+/** On a phone the columns after the status are hidden (style.css, `.batch-jobs`) and said under the job's title. */
+const batchJobColumnsUnder: JobColumn[] = ['step', 'calls', 'billed', 'updated'];
 
 export function BatchesPage({ api, config }: { api: Api; config: Settings }) {
   const heading = useFocusHeading('batches');
@@ -371,7 +373,7 @@ export function BatchPage({ api, config, id }: { api: Api; config: Settings; id:
           />
         </section>
       ) : null}
-      <section class="card" aria-labelledby="batch-jobs-heading">
+      <section class="card batch-jobs" aria-labelledby="batch-jobs-heading">
         <h2 id="batch-jobs-heading">Jobs</h2>
         <ListTable
           rows={jobs?.jobs}
@@ -392,7 +394,16 @@ export function BatchPage({ api, config, id }: { api: Api; config: Settings; id:
               )}
             </>
           )}
-          row={(job) => <JobRow key={job.id} config={config} job={job} columns={batchJobColumns} inBatch />}
+          row={(job) => (
+            <JobRow
+              key={job.id}
+              config={config}
+              job={job}
+              columns={batchJobColumns}
+              inBatch
+              underOnPhone={batchJobColumnsUnder}
+            />
+          )}
         />
       </section>
     </main>

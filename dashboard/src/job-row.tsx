@@ -112,9 +112,49 @@ function cell(config: Settings, job: RowJob, column: JobColumn) {
 }
 
 /**
+ * The `columns` in one line ("Step Count · 3 calls · 12 billed units · updated …"): what a list
+ * whose other columns a phone's width hides shows under the job's title instead (`narrow-only`).
+ */
+function underTitle(config: Settings, job: RowJob, columns: readonly JobColumn[]) {
+  const parts: ComponentChildren[] = columns.map((column) => {
+    switch (column) {
+      case 'step':
+        return `step ${stepTitle(config.workflowDocs, job.workflow, job.step)}`;
+      case 'calls':
+        return `${(job.usage?.calls ?? 0).toLocaleString()} calls`;
+      case 'billed':
+        return `${(job.usage?.billedUnits ?? 0).toLocaleString()} billed units`;
+      case 'updated':
+        return job.updatedAt ? (
+          <>
+            updated <When at={job.updatedAt} />
+          </>
+        ) : null;
+      case 'created':
+        return (
+          <>
+            created <When at={job.createdAt} />
+          </>
+        );
+      case 'took':
+        return `took ${formatDuration(jobDuration(job))}`;
+      default:
+        return null;
+    }
+  });
+  const shown = parts.filter((part) => part !== null);
+  return (
+    <span class="sub narrow-only">
+      {shown.flatMap((part, index) => (index > 0 ? [' · ', part] : [part]))}
+    </span>
+  );
+}
+
+/**
  * A job's row: an optional first cell (`select`: a checkbox), the job's cell (title, sandbox tag,
  * label, why it stopped unless a `why` column says it, and where it came from), then `columns`.
- * `inBatch` leaves out the batch, which the page already names.
+ * `inBatch` leaves out the batch, which the page already names. `underOnPhone`: columns also said
+ * in a line under the title, shown only where the list's CSS hides their own cells (a phone).
  */
 export function JobRow(props: {
   config: Settings;
@@ -122,8 +162,9 @@ export function JobRow(props: {
   columns: readonly JobColumn[];
   select?: ComponentChildren;
   inBatch?: boolean;
+  underOnPhone?: readonly JobColumn[];
 }) {
-  const { config, job, columns, select, inBatch } = props;
+  const { config, job, columns, select, inBatch, underOnPhone } = props;
   const title = jobTitle(job);
   const origin = [
     job.source,
@@ -139,6 +180,7 @@ export function JobRow(props: {
         {job.label && job.label !== title ? <span class="sub">{job.label}</span> : null}
         {job.lastError && !columns.includes('why') ? <span class="sub">{job.lastError.message}</span> : null}
         {origin.length ? <span class="sub">{origin.join(' · ')}</span> : null}
+        {underOnPhone?.length ? underTitle(config, job, underOnPhone) : null}
       </td>
       {columns.map((column) => cell(config, job, column))}
     </tr>

@@ -327,6 +327,35 @@ describe('starting work from the dashboard', () => {
           .evaluate((html) => (html as unknown as { scrollWidth: number }).scrollWidth);
       }
       expect(widths).toEqual(Object.fromEntries(pages.map((hash) => [hash, 390])));
+      // A batch's jobs are readable: the job's cell takes at least half the screen (its title is not
+      // wrapped a word a line: it had a quarter), the table needs no sideways scroll, the hidden
+      // columns are said under the title, and it stays axe clean.
+      const batch =
+        batches[0]?.id ??
+        (
+          await api<{ batch: { id: string } }>('POST', '/batch-uploads', {
+            fileName: 'phone.jsonl',
+            manifest: JSON.stringify({ id: 'p1', query: 'TTL:(folding helmet with a magnetic latch)' }),
+            workflow: 'patent-count',
+          })
+        ).batch.id;
+      await page.goto(`${url}/#/batches/${batch}`);
+      const jobsTable = page.getByRole('table', { name: /\d+ jobs?/ });
+      await jobsTable.locator('tbody tr').first().waitFor();
+      const firstCell = jobsTable.locator('tbody tr td').first();
+      const cellWidth = (await firstCell.boundingBox())!.width;
+      expect(cellWidth).toBeGreaterThan(390 * 0.5);
+      expect(await firstCell.locator('.narrow-only').textContent()).toMatch(
+        /^step .+ · \d+ calls · \d+ billed units/,
+      );
+      expect(
+        await jobsTable.evaluate((table) => {
+          const box = (table as unknown as { parentElement: { scrollWidth: number; clientWidth: number } })
+            .parentElement;
+          return box.scrollWidth - box.clientWidth;
+        }),
+      ).toBe(0);
+      expect(await accessibilityProblems(page)).toBe('');
       await screenshot(page, '25-batch-390');
     } finally {
       await page.setViewportSize({ width: 1280, height: 900 });
