@@ -7,7 +7,7 @@
  * and presigned URLs use against an endpoint), bodies streamed.
  */
 import { once } from 'node:events';
-import { createServer, request as httpRequest, type Server } from 'node:http';
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { s3CreatedEvent } from '../../shared/backends/aws/s3-inbox';
 
@@ -54,6 +54,33 @@ function creationOf(
   return undefined;
 }
 
+/** The hop-by-hop headers (RFC 9110 §7.6.1 and §7.8, RFC 9112 §6.1), which a proxy does not forward. */
+const hopByHopHeaders = [
+  'connection',
+  'proxy-connection',
+  'keep-alive',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+];
+
+/**
+ * The answer's headers without the hop-by-hop ones (and any header `Connection` names). They describe
+ * fauxqs' connection to the proxy, not the proxy's to its client: fauxqs (fastify) says `Keep-Alive:
+ * timeout=72` while this server closes an idle socket after Node's 5 s, and a client that believed
+ * 72 s sent requests on sockets the proxy was closing (`SocketError: other side closed`). Node writes
+ * the proxy's own (`Keep-Alive: timeout=5`, and the body's framing: chunked when no length).
+ */
+function endToEnd(headers: IncomingHttpHeaders): IncomingHttpHeaders {
+  const named = String(headers.connection ?? '')
+    .split(',')
+    .map((name) => name.trim().toLowerCase())
+    .filter(Boolean);
+  const hopByHop = new Set([...hopByHopHeaders, ...named]);
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => !hopByHop.has(name.toLowerCase())));
+}
+
 export async function startS3NotificationProxy(options: {
   /** fauxqs' address. */
   target: string;
@@ -74,7 +101,7 @@ export async function startS3NotificationProxy(options: {
         headers: { ...request.headers, host: target.host },
       },
       (answer) => {
-        response.writeHead(answer.statusCode ?? 500, answer.headers);
+        response.writeHead(answer.statusCode ?? 500, endToEnd(answer.headers));
         answer.pipe(response);
         answer.on('end', () => {
           if (!creation || answer.statusCode !== 200) return;

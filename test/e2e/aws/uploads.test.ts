@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { Document, Packer, Paragraph } from 'docx';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freshFetch } from '../../support/fresh-fetch';
 import { type InboxUploads, inboxUploads } from '../../support/inbox-uploads';
 import { presignedQuery, signatureOf } from '../../support/presigned-put';
 import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
@@ -111,8 +112,8 @@ describe('the dashboard start routes on AWS', { timeout: REAL_PROCESS_TIMEOUT_MS
     // Nothing is started before the manifest is in the bucket.
     expect(await inbox.batches.get(batchId)).toBeUndefined();
 
-    // The browser's PUT, straight to S3.
-    const sent = await fetch(put.url, { method: put.method, headers: put.headers, body: manifest });
+    // The browser's PUT, straight to S3 (on a connection of its own: test/support/fresh-fetch.ts).
+    const sent = await freshFetch(put.url, { method: put.method, headers: put.headers, body: manifest });
     expect(sent.status, await sent.clone().text()).toBe(200);
     const key = `inbox/patent-count/${batchId}/hinges.jsonl`;
     const head = await world.emulators.clients.s3.send(
@@ -242,7 +243,7 @@ describe('the dashboard start routes on AWS', { timeout: REAL_PROCESS_TIMEOUT_MS
 
     // Two of the three sent, as a browser does; their arrival starts nothing.
     const send = (put: (typeof uploads)[number]) =>
-      fetch(put.url, { method: put.method, headers: put.headers, body: files[put.name]! });
+      freshFetch(put.url, { method: put.method, headers: put.headers, body: files[put.name]! });
     for (const put of uploads.filter((entry) => entry.name !== 'notes.txt'))
       expect((await send(put)).status).toBe(200);
     await inbox.deliverUntil(async () => world.inbox!.invoker.waiting === 0, 'the documents events');

@@ -36,6 +36,7 @@ import { isTerminal, type Job } from '../../../../shared/engine/job-record';
 import { webhookPathPattern } from '../../../../shared/http/webhooks';
 import { reviewPathPattern } from '../../../../shared/reviewers/confirmation-page';
 import { type Sandbox, type SandboxKey, type SandboxOptions, startSandbox } from '../../../../shared/sandbox';
+import { freshFetch } from '../../../support/fresh-fetch';
 import { type StackRules, type StreamFunctionRules, stackRules } from './template-rules';
 
 /** 5 January 2026, 09:00 UTC. */
@@ -319,7 +320,7 @@ export class AwsWorld {
     if (at > Date.now()) vi.setSystemTime(at);
   }
 
-  /** A request to the job API through the gateway. */
+  /** A request to the job API through the gateway (on a connection of its own: test/support/fresh-fetch.ts). */
   async api(
     method: string,
     path: string,
@@ -328,7 +329,7 @@ export class AwsWorld {
     status: number;
     body: Record<string, unknown> & { error?: { message: string; code: string } };
   }> {
-    const response = await fetch(`${this.gateway.url}${path}`, {
+    const response = await freshFetch(`${this.gateway.url}${path}`, {
       method,
       headers: {
         ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
