@@ -32,11 +32,10 @@ export function secondApproversCaller(
   let reviewers: Promise<typeof import('./sweep-reviews')> | undefined;
   let secrets: ReturnType<typeof import('./reviewers')['awsReviewerSecrets']> | undefined;
   const approved = new Set<string>();
-  const told = runtime.deps.onJobChange;
-  runtime.deps.onJobChange = (job) => {
-    told?.(job);
+  // A listener of the runtime's own job changes: the engine's deps are left as the caller made them.
+  runtime.onJobChange((job) => {
     if (openConfirmations(job).some((answer) => answer.version === job.version)) approved.add(job.id);
-  };
+  });
   const logger = runtime.observability.logger;
   return {
     async flush() {

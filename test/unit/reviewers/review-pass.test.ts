@@ -374,16 +374,18 @@ describe('the reviewers pass', () => {
         const key = await deps.secrets.linkKey();
         const page = (method: string, path: string, extra: { body?: string; cookie?: string } = {}) =>
           answerReviewPage(h.deps, key, { method, token: path.replace('/review/', ''), ...extra });
-        const opened = await page('GET', aliceLink);
-        const form = reviewFormOf(String(opened.headers['set-cookie']), opened.body);
-        const firstAnswer = await page('POST', aliceLink, {
-          body: new URLSearchParams([
-            ['option', 'r1'],
-            ['option', 'r2'],
-            ['form', form.field],
-          ]).toString(),
-          cookie: form.cookie,
-        });
+        /** The form of an opened page sent with `options` chosen, its nonce field and cookie with it. */
+        const postForm = (path: string, opened: Awaited<ReturnType<typeof page>>, options: string[]) => {
+          const form = reviewFormOf(String(opened.headers['set-cookie']), opened.body);
+          return page('POST', path, {
+            body: new URLSearchParams([
+              ...options.map((option): [string, string] => ['option', option]),
+              ['form', form.field],
+            ]).toString(),
+            cookie: form.cookie,
+          });
+        };
+        const firstAnswer = await postForm(aliceLink, await page('GET', aliceLink), ['r1', 'r2']);
         expect(firstAnswer.status).toBe(200);
         expect(await reviewPass(deps)).toMatchObject({ rounds: 1, failedDeliveries: 0 });
 
@@ -460,15 +462,7 @@ describe('the reviewers pass', () => {
         expect(bobPage.body).toMatch(
           /Without an answer by [^<]+ UTC, the default is taken: &lt;script&gt;alert\(1\)&lt;\/script&gt; Keep claim 3 \(r1\), &lt;!channel&gt;.* \(r2\), gamma \(r3\)\./,
         );
-        const bobForm = reviewFormOf(String(bobPage.headers['set-cookie']), bobPage.body);
-        const answered = await page('POST', bobLink, {
-          body: new URLSearchParams([
-            ['option', 'r1'],
-            ['option', 'r2'],
-            ['form', bobForm.field],
-          ]).toString(),
-          cookie: bobForm.cookie,
-        });
+        const answered = await postForm(bobLink, bobPage, ['r1', 'r2']);
         expect(answered.status).toBe(200);
         expect(answered.body).not.toContain('<script>');
         expect(answered.body).toContain(
