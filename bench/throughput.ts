@@ -158,7 +158,9 @@ Options:
                      costs no clock time) or wall (real time). A batch case is cut (its jobs
                      not all ended: not a figure; printed at the end with why) after 20 x its bound
                      of clock time (at least 300 s) on the virtual clock, with 30 min of real time
-                     as a last guard; on the wall clock after 8 x its bound (at least 300 s)
+                     as a last guard; on the wall clock after 8 x its bound (at least 300 s).
+                     A job run alone (lone, idle, a warm-up job) is cut the same way, each as a
+                     case of one job
   --sequential       one case at a time (--parallel=1)
   --in-process       all cases in this process (one event loop) instead of a process per lane
   --dir=FOLDER       where each case keeps its database, reports and sandbox state (default: with
@@ -336,7 +338,28 @@ async function runCase(spec: CaseSpec): Promise<CaseResult> {
     if (!sandbox) throw new Error('the benchmark expects the built-in sandbox');
     const submit = async (i: number) => (await submitCheck(pipeline, i)).job.id;
     pipeline.start();
-    for (let i = 0; i < spec.warmup; i++) await pipeline.waitForJobs([await submit(1_000 + i)]);
+    // A job run alone (a warm-up one, or each of a lone case) is cut like a case of one job
+    // (throughput-cut.ts): by clock time on the virtual clock, so a loaded machine cuts none.
+    let aloneCut: string | undefined;
+    const waitAlone = async (id: string): Promise<Job | undefined> => {
+      const since = { clockMs: pipeline.deps.clock.now(), realMs: performance.now() };
+      const alone = watchCut(caseCut(virtual, (minCallsPerJob / qps) * 1000), () => ({
+        clockMs: pipeline.deps.clock.now() - since.clockMs,
+        realMs: performance.now() - since.realMs,
+      }));
+      try {
+        const [job] = await pipeline.waitForJobs([id], { signal: alone.signal });
+        if (!job) throw new Error(`job ${id} vanished`);
+        return job;
+      } catch (error) {
+        if (!alone.signal.aborted) throw error;
+        aloneCut = `job ${id} alone: ${alone.reason()}`;
+        return undefined;
+      } finally {
+        alone.stop();
+      }
+    };
+    for (let i = 0; i < spec.warmup && aloneCut === undefined; i++) await waitAlone(await submit(1_000 + i));
     const ledger = sandbox.server.ledger;
     const seen = ledger.entries().length;
     const started = performance.now();
@@ -344,15 +367,14 @@ async function runCase(spec: CaseSpec): Promise<CaseResult> {
     const ids: string[] = [];
     const perJob: JobFigures[] = [];
     if (spec.oneAtATime) {
-      for (let i = 0; i < spec.jobs; i++) {
+      for (let i = 0; i < spec.jobs && aloneCut === undefined; i++) {
         const before = ledger.entries().length;
         const id = await submit(i);
         ids.push(id);
-        const [job] = await pipeline.waitForJobs([id], { signal: AbortSignal.timeout(600_000) });
-        if (!job) throw new Error(`job ${id} vanished`);
-        perJob.push(jobFigures(job, ledger.entries().slice(before), qps));
+        const job = await waitAlone(id);
+        if (job) perJob.push(jobFigures(job, ledger.entries().slice(before), qps));
       }
-    } else for (let i = 0; i < spec.jobs; i++) ids.push(await submit(i));
+    } else if (aloneCut === undefined) for (let i = 0; i < spec.jobs; i++) ids.push(await submit(i));
     const boundMs = ((spec.jobs * minCallsPerJob) / qps) * 1000;
     const bucket = keyFingerprint(SANDBOX_API_KEY);
     // When the scheduler turned the key's order to longest remaining work first (learned only).
@@ -392,19 +414,21 @@ async function runCase(spec: CaseSpec): Promise<CaseResult> {
       realMs: performance.now() - started,
     }));
     let jobs: Job[] = [];
-    let timedOut = false;
+    // A job alone that was cut leaves its case unfinished: no wait for it (what ended is read).
+    let timedOut = aloneCut !== undefined;
     try {
-      jobs = await pipeline.waitForJobs(ids, { signal: watch.signal });
+      if (!timedOut) jobs = await pipeline.waitForJobs(ids, { signal: watch.signal });
     } catch (error) {
       if (!watch.signal.aborted) throw error;
       timedOut = true;
-      jobs = (await Promise.all(ids.map((id) => pipeline.deps.store.get(id)))).filter(
-        (job): job is Job => job !== undefined,
-      );
     } finally {
       watch.stop();
     }
-    const cut = watch.reason();
+    if (timedOut)
+      jobs = (await Promise.all(ids.map((id) => pipeline.deps.store.get(id)))).filter(
+        (job): job is Job => job !== undefined,
+      );
+    const cut = aloneCut ?? watch.reason();
     if (cut !== undefined) process.stderr.write(`  ${spec.label}: ${cut}\n`);
     const wallMs = virtual
       ? Math.max(0, ...jobs.map((job) => job.finishedAt ?? job.updatedAt)) - startedAt
