@@ -23,8 +23,8 @@ import type { Api, BatchAnswer, BatchList, BatchView, JobPage, Settings } from '
 
 /** The columns of a batch's jobs. */
 const batchJobColumns: JobColumn[] = ['status', 'step', 'calls', 'billed', 'updated'];
-/** On a phone the columns after the status are hidden (style.css, `.batch-jobs`) and said under the job's title. */
-const batchJobColumnsUnder: JobColumn[] = ['step', 'calls', 'billed', 'updated'];
+/** On a phone the columns after the job are hidden (style.css, `.batch-jobs`) and said under the job's title. */
+const batchJobColumnsUnder: JobColumn[] = ['status', 'step', 'calls', 'billed', 'updated'];
 
 export function BatchesPage({ api, config }: { api: Api; config: Settings }) {
   const heading = useFocusHeading('batches');

@@ -112,12 +112,14 @@ function cell(config: Settings, job: RowJob, column: JobColumn) {
 }
 
 /**
- * The `columns` in one line ("Step Count · 3 calls · 12 billed units · updated …"): what a list
+ * The `columns` in one line ("Succeeded step count · 3 calls · 12 billed units · updated …"): what a list
  * whose other columns a phone's width hides shows under the job's title instead (`narrow-only`).
  */
 function underTitle(config: Settings, job: RowJob, columns: readonly JobColumn[]) {
   const parts: ComponentChildren[] = columns.map((column) => {
     switch (column) {
+      case 'status':
+        return <StatusBadge status={job.status} />;
       case 'step':
         return `step ${stepTitle(config.workflowDocs, job.workflow, job.step)}`;
       case 'calls':
@@ -145,7 +147,9 @@ function underTitle(config: Settings, job: RowJob, columns: readonly JobColumn[]
   const shown = parts.filter((part) => part !== null);
   return (
     <span class="sub narrow-only">
-      {shown.flatMap((part, index) => (index > 0 ? [' · ', part] : [part]))}
+      {shown.flatMap((part, index) =>
+        index === 0 ? [part] : [index === 1 && columns[0] === 'status' ? ' ' : ' · ', part],
+      )}
     </span>
   );
 }
