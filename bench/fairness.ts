@@ -412,6 +412,42 @@ async function sharesCase(options: Options, label: string, on: boolean): Promise
 
 const pct = (x: number) => `${(100 * x).toFixed(1)} %`;
 
+/** The columns of the shares tables, local and aws alike, so their rows compare. */
+const shareHeaders = [
+  'backend',
+  'case',
+  'span',
+  'of',
+  'windows',
+  'fewest tokens',
+  'flow',
+  'configured',
+  'least',
+  'most',
+  'worst miss (points)',
+  'worst miss / configured',
+  'worst window at',
+];
+
+/** A span's rows in the shares tables' columns (`shareHeaders`). */
+function shareCells(backend: 'local' | 'aws', label: string, span: SpanShares): string[][] {
+  return span.rows.map((row) => [
+    backend,
+    label,
+    `${span.span} (${(span.spanMs / 1000).toFixed(0)} s)`,
+    span.of,
+    String(span.windows),
+    String(span.fewestTokens),
+    row.flow,
+    pct(row.configured),
+    pct(row.min),
+    pct(row.max),
+    pct(row.worstAbsolute),
+    pct(row.worstRelative),
+    `+${(row.worstAtMs / 1000).toFixed(1)} s`,
+  ]);
+}
+
 /**
  * The aws leg (bench/fairness-aws.ts) under vitest, whose fake clock the simulated deployment
  * needs; its results come back as JSON. Shares on, then off.
@@ -510,74 +546,18 @@ async function main(): Promise<void> {
       '',
       `(b) three tenants on one key (weights 5, 3, 2: configured 50/30/20 %; ${counts} checks submitted ${options.order === 'alpha-first' ? 'in that order' : options.order === 'gamma-first' ? "gamma's first, then beta's, then alpha's" : 'one of each tenant in turn'}, alpha's in two batches a1/a2 taken in turn), each flow's share of the key's tokens (its grant log) in every sliding ${windowMs / 1000} s window: while every tenant has a check waiting to start (all waiting), and on to the first one's last token (all with work). The goal: within 10 % of the configured share, relative (worst miss / configured); the miss in points is beside it`,
       table(
-        [
-          'case',
-          'span',
-          'of',
-          'windows',
-          'fewest tokens',
-          'flow',
-          'configured',
-          'least',
-          'most',
-          'worst miss (points)',
-          'worst miss / configured',
-          'worst window at',
-        ],
-        results.flatMap((r) =>
-          r.spans.flatMap((span) =>
-            span.rows.map((row) => [
-              r.label,
-              `${span.span} (${(span.spanMs / 1000).toFixed(0)} s)`,
-              span.of,
-              String(span.windows),
-              String(span.fewestTokens),
-              row.flow,
-              pct(row.configured),
-              pct(row.min),
-              pct(row.max),
-              pct(row.worstAbsolute),
-              pct(row.worstRelative),
-              `+${(row.worstAtMs / 1000).toFixed(1)} s`,
-            ]),
-          ),
-        ),
+        shareHeaders,
+        results.flatMap((r) => r.spans.flatMap((span) => shareCells('local', r.label, span))),
         'end',
       ),
     );
     if (aws.length > 0)
       out.push(
         '',
-        `(b, aws) ${tenantsOfShares.map((t) => options['aws-jobs'] * t.weight).join(', ')} patent counts (one call each) submitted through the job API in that order, on the simulated aws deployment: each tenant's share of the key's tokens (its grant log: the bucket item's versions on the table's stream) in every sliding ${windowMs / 1000} s window while every tenant has a job waiting for its token (up to the first tenant's last token)`,
+        `(b, aws) ${tenantsOfShares.map((t) => options['aws-jobs'] * t.weight).join(', ')} patent counts (one call each) submitted through the job API in that order, on the simulated aws deployment: each tenant's share of the key's tokens (its grant log: the bucket item's versions on the table's stream) in every sliding ${windowMs / 1000} s window while every tenant has a job waiting for its token (all waiting: up to the first tenant's last token; each job makes one call), in the local table's columns`,
         table(
-          [
-            'case',
-            'span',
-            'windows',
-            'fewest tokens',
-            'tenant',
-            'configured',
-            'least',
-            'most',
-            'worst miss (points)',
-            'worst miss / configured',
-            'worst window at',
-          ],
-          aws.flatMap((r) =>
-            r.rows.map((row) => [
-              r.label,
-              `${(r.spanMs / 1000).toFixed(0)} s`,
-              String(r.windows),
-              String(r.fewestTokens),
-              row.flow,
-              pct(row.configured),
-              pct(row.min),
-              pct(row.max),
-              pct(row.worstAbsolute),
-              pct(row.worstRelative),
-              `+${(row.worstAtMs / 1000).toFixed(1)} s`,
-            ]),
-          ),
+          shareHeaders,
+          aws.flatMap((r) => shareCells('aws', r.label, { ...r, span: 'all waiting', of: 'tenants' })),
           'end',
         ),
         '',

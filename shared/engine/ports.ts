@@ -284,6 +284,20 @@ export interface RateLimiter {
     options?: { at?: number; share?: ShareClaim | undefined },
   ): Promise<number | undefined>;
   /**
+   * A call (`by`, its job's id) whose tenant or batch is behind its fair share takes over a token
+   * reserved ahead for a leader (`plan.takes`, the engine's ledger: admission/share-cut.ts
+   * `cutPlan`), from `plan.from(the key's rate)` and before `plan.before` and the line's
+   * next free token: the time of the soonest such token, or undefined (nothing written). Its holder
+   * finds it gone (`stillHeld`) and takes a new one. For a limiter without `keepsShares` (one that
+   * keeps the shares does this in `take`). Optional: without it a call behind waits in line.
+   */
+  shareCutIn?(
+    bucket: string,
+    now: number,
+    by: string,
+    plan: { takes: (at: number) => boolean; from: (ratePerSecond: number) => number; before: number },
+  ): Promise<number | undefined>;
+  /**
    * Whether the token reserved for `at` is still `by`'s: false when a priority call took it over
    * (the holder then takes a new one). Optional: without it a reserved token is always its holder's.
    */

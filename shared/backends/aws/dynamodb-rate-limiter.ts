@@ -76,10 +76,13 @@ interface StoredBucket extends BucketItem {
 export type ItemGrant = Omit<TokenGrant, 'seq' | 'kind'> & { kind: 'granted' | 'reserved' | 'cut-in' };
 
 /**
- * The `grant` attribute of a write that gives a token (read back by dynamodb-rate-grants.ts): its
- * kind (`g`ranted, `r`eserved, `c`ut-in), the call's ask (ms, base 36), the token's time after the
- * ask (ms, base 36, signed) and the job, space-separated. Positional: the step worker's bundle is
- * at its budget.
+ * The `grant` attribute of a write that gives a token (read back, with zod, by
+ * dynamodb-rate-grants.ts `decodeGrant`): space-separated `name=value` fields, so a reader names
+ * what it reads and a later version may add fields: `v=2` (the format's version), `k` its kind
+ * (`g`ranted, `r`eserved, `c`ut-in), `a` the call's ask (ms, base 36), `t` the token's time after
+ * the ask (ms, base 36, signed) and `j` the job (absent for a caller that named none). Short (under
+ * 64 bytes for a 30-character job id): the step worker's bundle is at its budget, and the item's
+ * size is its writes' cost.
  */
 export function encodeGrant(
   kind: 'g' | 'r' | 'c',
@@ -87,7 +90,8 @@ export function encodeGrant(
   askedAt: number,
   tokenAt: number,
 ): string {
-  return `${kind} ${Math.round(askedAt).toString(36)} ${Math.round(tokenAt - askedAt).toString(36)} ${by ?? ''}`;
+  const asked = Math.round(askedAt);
+  return `v=2 k=${kind} a=${asked.toString(36)} t=${(Math.round(tokenAt) - asked).toString(36)}${by ? ` j=${by}` : ''}`;
 }
 
 export class DynamoDbRateLimiter implements RateLimiter {
@@ -187,13 +191,7 @@ export class DynamoDbRateLimiter implements RateLimiter {
       // than the line's next free token, beyond its horizon too (`shareCut`).
       const cut =
         asked !== undefined
-          ? this.shareCut(
-              { state, lane, ledger: askedLedger },
-              claim,
-              now,
-              now,
-              Math.min(result.decision.retryAtMs, now + shareCutAheadMs),
-            )
+          ? this.shareCut({ state, lane, ledger: askedLedger }, claim, now, now, result.decision.retryAtMs)
           : undefined;
       if (cut) {
         decision = { granted: false, retryAtMs: cut.at, reserved: true, withinMs };
@@ -251,7 +249,7 @@ export class DynamoDbRateLimiter implements RateLimiter {
               claim,
               now,
               options.at,
-              Math.min(result.reservedAt ?? Number.POSITIVE_INFINITY, now + shareCutAheadMs),
+              result.reservedAt ?? Number.POSITIVE_INFINITY,
             )
           : undefined;
       if (cut) {
@@ -294,7 +292,9 @@ export class DynamoDbRateLimiter implements RateLimiter {
     if (!takes) return undefined;
     // From when its tenant is owed its next token: its takings spread at its share's pace.
     const from = kit.ledger.ledgerCutFrom(item.ledger, claim, kit.weights, now, item.state.rate);
-    const at = chooseCut(item.lane, now, Math.max(dueAt, from), before, { limit: maxShareCuts, takes });
+    // At most `shareCutAheadMs` ahead (share-cut.ts): the leader's lead, not its far line.
+    const until = Math.min(before, now + kit.ledger.shareCutAheadMs);
+    const at = chooseCut(item.lane, now, Math.max(dueAt, from), until, { limit: maxShareCuts, takes });
     if (at === undefined) return undefined;
     const refunded = kit.ledger.ledgerRefunded(item.ledger, kit.weights, at);
     return {
@@ -502,13 +502,6 @@ export class DynamoDbRateLimiter implements RateLimiter {
     };
   }
 }
-
-/**
- * A call behind its share takes over a leading tenant's token at most this far ahead (a message's
- * longest delay is 15 minutes); its horizon does not bound it: the token is the leader's lead,
- * which it takes back at its share's pace (`ledgerCutFrom`), not a place in line ahead of others.
- */
-export const shareCutAheadMs = 10 * 60_000;
 
 /** The ledger's module (a chunk of its own) and the tenants' weights. */
 interface SharesKit {

@@ -12,7 +12,6 @@
  */
 import * as z from 'zod';
 import {
-  activeWithinMs,
   askedBy,
   chargedTo,
   fallenBehind,
@@ -21,12 +20,15 @@ import {
   type ShareState,
   type ShareWeights,
   type Standing,
-  servedBy,
   sharesVariable,
   shareWeightsFromEnv,
   standsBack,
   weightOf,
 } from '../../engine/admission/fair-share';
+import { mayTakeFrom, shareCutFrom, tenantOfBatch } from '../../engine/admission/share-cut';
+
+export { shareCutAheadMs } from '../../engine/admission/share-cut';
+
 import type { ShareClaim } from '../../engine/ports';
 
 /** A key's ledger: its flows, and the batch flow of each token of its lane (by the token's time). */
@@ -63,11 +65,6 @@ const storedSchema = z.object({
 /** The batch flow of the claim's job, and its tenant's. */
 function flowsOfClaim(claim: ShareClaim): { tenant: string; batch: string } {
   return flowsOf({ tenant: claim.tenant, batchId: claim.batchId });
-}
-
-/** The tenant flow a batch flow (`b:<tenant>:<batch>`) belongs to. */
-function tenantOfBatch(batch: string): string {
-  return batch.slice(2, batch.indexOf(':', 2));
 }
 
 /**
@@ -250,10 +247,9 @@ export function ledgerPruned(ledger: ShareLedger, reserved: readonly number[]): 
 
 /**
  * Which of the lane's tokens the claim's job may take over because its tenant, or its batch within
- * the tenant, is behind the token's owner by more than one token of each (in virtual time,
- * 1/weight of the owner's plus 1/weight of its own: after the cut it is still not ahead, so the
- * owner never takes the token back): a token given to a tenant further ahead, or to a batch of its
- * own tenant further ahead. Undefined when it may take none. The owner is given back its charge
+ * the tenant, is behind the token's owner by more than one token of each (share-cut.ts
+ * `mayTakeFrom`, the local ledger's rule too): a token given to a tenant further ahead, or to a
+ * batch of its own tenant further ahead. Undefined when it may take none. The owner is given back its charge
  * and takes a new token when its call comes (`ledgerRefunded`), so the lead a tenant booked before
  * the others asked is taken back from the first second, not only as its tokens come.
  */
@@ -262,21 +258,11 @@ export function ledgerCuttable(
   claim: ShareClaim,
   weights: ShareWeights,
 ): ((at: number) => boolean) | undefined {
-  const { tenant, batch } = flowsOfClaim(claim);
-  const ownTenant = ledger.flows[tenant]?.virtual;
-  const ownBatch = ledger.flows[batch]?.virtual;
-  if (ownTenant === undefined || ownBatch === undefined) return undefined;
+  const own = flowsOfClaim(claim);
+  if (ledger.flows[own.tenant] === undefined || ledger.flows[own.batch] === undefined) return undefined;
   const takes = new Map<string, boolean>();
-  for (const owner of new Set(ledger.owners.values())) {
-    if (owner === batch) continue;
-    const ownerTenant = tenantOfBatch(owner);
-    const ahead =
-      `t:${ownerTenant}` === tenant
-        ? (ledger.flows[owner]?.virtual ?? Number.NEGATIVE_INFINITY) - ownBatch > 2
-        : (ledger.flows[`t:${ownerTenant}`]?.virtual ?? Number.NEGATIVE_INFINITY) - ownTenant >
-          1 / weightOf(weights, ownerTenant) + 1 / weightOf(weights, claim.tenant);
-    takes.set(owner, ahead);
-  }
+  for (const owner of new Set(ledger.owners.values()))
+    takes.set(owner, mayTakeFrom(ledger.flows, own, owner, weights));
   if (![...takes.values()].some(Boolean)) return undefined;
   return (at) => {
     const owner = ledger.owners.get(Math.round(at));
@@ -284,14 +270,7 @@ export function ledgerCuttable(
   };
 }
 
-/**
- * When the claim's tenant is owed its next token, at the earliest: its tenants' service is shared
- * in proportion to weights, so the key's virtual time (the least served among the other tenants
- * with work, counting only tokens come) moves on by `ratePerSecond` / (the weights with work) a
- * second; the tenant's own virtual time is reached that much later. A tenant behind takes over a
- * token from then on, so its takings are spread at its share's pace over the leader's line
- * instead of all at its head.
- */
+/** When the claim's tenant is owed its next token, at the earliest (share-cut.ts `shareCutFrom`). */
 export function ledgerCutFrom(
   ledger: ShareLedger,
   claim: ShareClaim,
@@ -299,17 +278,5 @@ export function ledgerCutFrom(
   now: number,
   ratePerSecond: number,
 ): number {
-  const { tenant } = flowsOfClaim(claim);
-  const own = ledger.flows[tenant];
-  if (!own || ratePerSecond <= 0) return now;
-  let weightsWithWork = weightOf(weights, claim.tenant);
-  let service: number | undefined;
-  for (const [name, flow] of Object.entries(ledger.flows)) {
-    if (!name.startsWith('t:') || name === tenant || now - flow.askedAt > activeWithinMs) continue;
-    weightsWithWork += weightOf(weights, name.slice(2));
-    const served = servedBy(flow, now);
-    if (service === undefined || served < service) service = served;
-  }
-  if (service === undefined) return now;
-  return now + (Math.max(0, own.virtual - service) * weightsWithWork * 1000) / ratePerSecond;
+  return shareCutFrom(ledger.flows, flowsOfClaim(claim).tenant, weights, now, ratePerSecond);
 }

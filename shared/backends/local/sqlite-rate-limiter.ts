@@ -160,6 +160,9 @@ export class SqliteRateLimiter implements RateLimiter {
       nextReserved: db.prepare<[string, number], { at: number }>(
         'SELECT at FROM rate_lane WHERE bucket = ? AND at > ? AND cut_by IS NULL ORDER BY at LIMIT 1',
       ),
+      reservedBetween: db.prepare<[string, number, number], { at: number }>(
+        'SELECT at FROM rate_lane WHERE bucket = ? AND at >= ? AND at < ? AND cut_by IS NULL ORDER BY at',
+      ),
       cut: db.prepare<[string, string, number]>(
         'UPDATE rate_lane SET cut_by = ? WHERE bucket = ? AND at = ?',
       ),
@@ -225,6 +228,33 @@ export class SqliteRateLimiter implements RateLimiter {
       this.#prune(bucket, now);
       const at = this.#statements.nextReserved.get(bucket, now)?.at;
       if (at === undefined || at >= freeAt) return undefined;
+      this.#statements.cut.run(by, bucket, at);
+      this.#logGrant(bucket, by, now, at, 'cut-in');
+      return at;
+    });
+  }
+
+  async shareCutIn(
+    bucket: string,
+    now: number,
+    by: string,
+    plan: { takes: (at: number) => boolean; from: (ratePerSecond: number) => number; before: number },
+  ): Promise<number | undefined> {
+    return this.#atomic(() => {
+      const line = this.#read(bucket, now);
+      const freeAt = nextTokenAt(line, this.config, now);
+      if (freeAt === undefined) return undefined;
+      this.#prune(bucket, now);
+      // As a `high` call's cut-in (`cutIn`): a token not yet come, whose holder finds it gone
+      // when it comes (`stillHeld`).
+      const rate = Math.min(this.config.ceiling, Math.max(this.config.floor, line.bucket.rate));
+      const from = Math.max(now + 1, plan.from(rate));
+      const before = Math.min(freeAt, plan.before);
+      const at = this.#statements.reservedBetween
+        .all(bucket, from, before)
+        .map((row) => row.at)
+        .find((time) => plan.takes(time));
+      if (at === undefined) return undefined;
       this.#statements.cut.run(by, bucket, at);
       this.#logGrant(bucket, by, now, at, 'cut-in');
       return at;

@@ -121,7 +121,8 @@ export async function acquireToken(deps: AdmissionDeps, request: TokenRequest): 
       ? await deps.rateLimiter.cutIn?.(bucket, now, job.id, { share: claim })
       : undefined;
   if (cutInAt !== undefined) {
-    deps.fairShares?.charge(bucket, job, now, cutInAt);
+    // Its holder is given back its charge (it takes, and is charged, a new one), as on aws.
+    if (deps.fairShares) (await import('./share-cut')).chargeCut(deps.fairShares, bucket, job, now, cutInAt);
     return waitForReserved(deps, request, { granted: false, retryAtMs: cutInAt, reserved: true });
   }
   // How far ahead this call may take its place in line: calls that advance a job farther than
@@ -129,7 +130,22 @@ export async function acquireToken(deps: AdmissionDeps, request: TokenRequest): 
   // ahead of its fair share stands back as a new job's first call does (fair-share.ts).
   const order = deps.callOrder?.(bucket);
   const priority = waitPriority(workflow, job, step, await likelyDone(deps, step, job, now), order);
-  const standing = job.priority === 'high' ? 'even' : (deps.fairShares?.asks(bucket, job, now) ?? 'even');
+  const asked = job.priority === 'high' ? 'even' : (deps.fairShares?.asks(bucket, job, now) ?? 'even');
+  // A call whose tenant or batch is behind a leader's takes over the leader's token reserved
+  // ahead, at its share's pace (fair-share.ts `cutPlan`), as the aws bucket item's ledger does in
+  // `take`: the lead the others reserved before it asked is repaid at once, not over the next
+  // minute. It then does not step up: reserving the line's next 15 s would put all of its tokens
+  // first and the leaders' after them. (Loaded on first use: on aws the limiter does it in `take`.)
+  if (deps.fairShares && deps.rateLimiter.shareCutIn) {
+    const { cutPlan, chargeCut } = await import('./share-cut');
+    const plan = cutPlan(deps.fairShares, bucket, job, now);
+    const cutAt = plan ? await deps.rateLimiter.shareCutIn(bucket, now, job.id, plan) : undefined;
+    if (cutAt !== undefined) {
+      chargeCut(deps.fairShares, bucket, job, now, cutAt);
+      return waitForReserved(deps, request, { granted: false, retryAtMs: cutAt, reserved: true });
+    }
+  }
+  const standing = asked === 'behind' && deps.rateLimiter.shareCutIn ? 'even' : asked;
   const ownMs = reserveHorizonMs(job, deps.reserveHorizonMs, priority, order);
   const fullMs = deps.reserveHorizonMs ?? defaultReserveHorizonMs;
   // A limiter that keeps the key's shares (aws: the bucket item) reads where the job's tenant and

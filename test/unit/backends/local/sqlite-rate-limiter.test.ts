@@ -112,3 +112,22 @@ describe('SqliteRateLimiter: a line written by a clock ahead', () => {
     expect(await here.stillHeld('k', 500, 'batch-job')).toBe(false);
   });
 });
+
+describe('SqliteRateLimiter.shareCutIn', () => {
+  it("takes over the soonest leader's token the plan allows, from its pace on, once", async () => {
+    const limiter = SqliteRateLimiter.inMemory({ ratePerSecond: 5, burst: 1 });
+    expect((await limiter.take('k', 0)).granted).toBe(true);
+    // Four tokens reserved ahead, 200 ms apart: 200, 400, 600, 800.
+    for (let i = 0; i < 4; i++)
+      await limiter.take('k', 0, { reserveWithinMs: 15_000, share: { tenant: 'a', jobId: `a${i}` } });
+    const plan = (from: number) => ({ takes: (at: number) => at !== 400, from: () => from, before: 600_000 });
+    expect(await limiter.shareCutIn('k', 0, 'g1', plan(300))).toBe(600); // 400 is not the plan's
+    expect(await limiter.stillHeld('k', 600, 'a2')).toBe(false);
+    expect(await limiter.stillHeld('k', 600, 'g1')).toBe(true);
+    expect(await limiter.shareCutIn('k', 0, 'g2', plan(0))).toBe(200);
+    expect(await limiter.shareCutIn('k', 0, 'g3', plan(0))).toBe(800);
+    expect(await limiter.shareCutIn('k', 0, 'g4', plan(0))).toBeUndefined(); // none left
+    // A token free now is no one's to take over: the call takes it.
+    expect(await limiter.shareCutIn('k', 2_000, 'g5', plan(0))).toBeUndefined();
+  });
+});

@@ -17,6 +17,7 @@ import {
   servedBy,
   standsBack,
 } from '../../../../shared/engine/admission/fair-share';
+import { chargeCut, cutPlan, mayTakeFrom, shareCutFrom } from '../../../../shared/engine/admission/share-cut';
 import { drive } from '../../../support/memory-ports';
 import { happyScript, harness } from '../fixtures';
 
@@ -85,6 +86,63 @@ describe('fair shares (pure)', () => {
     for (let i = 0; i < 10; i++) state = chargedTo(state, 'b:beta:b1', 1, 0);
     expect(standsBack(state, 'b:acme:b1', 0)).toBe(true);
     expect(standsBack(state, 'b:beta:b1', 0)).toBe(false); // alone in its tenant
+  });
+});
+
+describe("a tenant behind takes over a leader's reserved tokens", () => {
+  const weights = { tenants: { alpha: 5, gamma: 2 } };
+
+  it('may take from a tenant ahead by more than a token of each, never from its own batch', () => {
+    const gamma = { tenant: 't:gamma', batch: 'b:gamma:' };
+    let state = askedBy(askedBy({}, 't:alpha', 0), 't:gamma', 0);
+    // alpha ahead by 0.6 (three tokens at weight 5): not more than 1/5 + 1/2.
+    for (let i = 0; i < 3; i++) state = chargedTo(state, 't:alpha', 5, 0);
+    expect(mayTakeFrom(state, gamma, 'b:alpha:a1', weights)).toBe(false);
+    state = chargedTo(state, 't:alpha', 5, 0);
+    expect(mayTakeFrom(state, gamma, 'b:alpha:a1', weights)).toBe(true);
+    expect(mayTakeFrom(state, gamma, 'b:gamma:', weights)).toBe(false);
+    // Within a tenant, a batch more than two tokens ahead of the call's batch.
+    let batches = askedBy(askedBy({}, 'b:alpha:a1', 0), 'b:alpha:a2', 0);
+    for (let i = 0; i < 3; i++) batches = chargedTo(batches, 'b:alpha:a1', 1, 0);
+    expect(mayTakeFrom(batches, { tenant: 't:alpha', batch: 'b:alpha:a2' }, 'b:alpha:a1', weights)).toBe(
+      true,
+    );
+  });
+
+  it("spreads its takings at its share's pace: from when its virtual time comes", () => {
+    // At 5 calls/s and weights 5 + 2 with work, the key's virtual time moves 5/7 a second.
+    let state = askedBy(askedBy({}, 't:alpha', 0), 't:gamma', 0);
+    expect(shareCutFrom(state, 't:gamma', weights, 0, 5)).toBe(0);
+    state = chargedTo(state, 't:gamma', 2, 0);
+    expect(shareCutFrom(state, 't:gamma', weights, 0, 5)).toBeCloseTo(700, 6);
+  });
+
+  it('plans on the tokens it charged, and gives the owner back its charge when one is taken', () => {
+    const shares = new FairShares({ tenants: { alpha: 5, gamma: 2 } });
+    const alpha = { tenant: 'alpha', batchId: 'a1' };
+    const gamma = { tenant: 'gamma', batchId: undefined };
+    shares.asks('k', alpha, 0);
+    for (let i = 1; i <= 11; i++) shares.charge('k', alpha, 0, i * 200);
+    expect(shares.stateOf('k')['t:alpha']?.virtual).toBeCloseTo(2.2, 6);
+    // alpha alone: nothing to take.
+    expect(cutPlan(shares, 'k', alpha, 0)).toBeUndefined();
+    expect(shares.asks('k', gamma, 0)).toBe('behind');
+    const plan = cutPlan(shares, 'k', gamma, 0);
+    expect(plan?.takes(200)).toBe(true);
+    expect(plan?.takes(300)).toBe(false); // no token of a leader's there
+    expect(plan?.from(5)).toBe(0);
+    chargeCut(shares, 'k', gamma, 0, 200);
+    const state = shares.stateOf('k');
+    expect(state['t:alpha']?.virtual).toBeCloseTo(2, 6);
+    expect(state['b:alpha:a1']?.virtual).toBe(10);
+    expect(state['b:alpha:a1']?.ahead?.some((token) => token.at === 200)).toBe(false);
+    expect(state['t:gamma']?.virtual).toBeCloseTo(0.5, 6);
+    chargeCut(shares, 'k', gamma, 0, 400);
+    expect(cutPlan(shares, 'k', gamma, 0)?.takes(600)).toBe(true);
+    // After a third, gamma is no longer behind by more than a token of each: alpha keeps the rest.
+    chargeCut(shares, 'k', gamma, 0, 600);
+    expect(shares.stateOf('k')['t:alpha']?.virtual).toBeCloseTo(1.6, 6);
+    expect(cutPlan(shares, 'k', gamma, 0)).toBeUndefined();
   });
 });
 
