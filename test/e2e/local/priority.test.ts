@@ -169,7 +169,12 @@ describe('opflow run --priority high while a batch runs', () => {
       // The normal job never cuts in. It is not held to a count: its place is the end of the line,
       // whose length depends on how far ahead the batch's busy process has reserved (on a loaded
       // machine it can be empty just then); the fairness bench counts it behind a saturated batch.
-      expect(normalWaited, facts).toHaveLength(1);
+      // Started together, the high call may take over the normal job's own reserved token: the
+      // normal job then asks once more (a second grant), as any holder whose token was taken over.
+      const tookNormals = grants.some(
+        (grant) => grant.by === normal.id && grant.kind === 'reserved' && grant.tokenAt === highToken.tokenAt,
+      );
+      expect(normalWaited, facts).toHaveLength(tookNormals ? 2 : 1);
       expect(
         grants.some((grant) => grant.by === normal.id && grant.kind === 'cut-in'),
         facts,
