@@ -102,9 +102,9 @@ export const DEFAULT_IDLE_ASSUMPTIONS: IdleAssumptions = {
 };
 
 /**
- * One novelty check on aws, per job, cold and alone (seed 23, 20 jobs:
- * bench/journal/2026-11-24-aws-cost.md; the current figures: bench/aws-cost.md), and what the bench
- * does not measure, estimated.
+ * One novelty check on aws, per job, alone: the costliest measured cell of the current build (pareto
+ * sliding 2/s, seed 23, 10 jobs, 28 November at ad2a01a: bench/journal/2026-11-28-aws-cost-matrix.md;
+ * every cell: bench/aws-cost.md), and what the bench does not measure, estimated.
  */
 export interface JobFigures {
   /** SQS messages sent (each is also received and deleted: three requests). */
@@ -126,10 +126,10 @@ export interface JobFigures {
 }
 
 export const NOVELTY_CHECK: JobFigures = {
-  messages: 16.9,
-  workerRuns: 16.9,
-  writeUnits: 147.1,
-  readUnits: 4 * 16.9,
+  messages: 16.8,
+  workerRuns: 16.8,
+  writeUnits: 194,
+  readUnits: 4 * 16.8,
   stepMs: 300,
   apiRequests: 1,
   s3Puts: 12,
@@ -507,7 +507,7 @@ function main(): void {
     `fixed charges: ${dollars(idle.fixed)} a month`,
     `the stage at idle: ${dollars(idle.total)} a month; without the dashboard: ${dollars(idle.totalWithoutDashboard)} (goal: at most $3)`,
     '',
-    'One novelty check (bench:aws-cost, cold and alone), marginal:',
+    'One novelty check (bench:aws-cost, alone, the costliest measured cell), marginal:',
     ...job.lines.map((l) => `  ${l.item.padEnd(26)} ${dollars(l.dollars).padStart(10)}  ${l.basis}`),
     `  ${'total'.padEnd(26)} ${dollars(job.total).padStart(10)}  (${Math.floor(1 / job.total)} checks a dollar; the Open Platform's own charges apart)`,
     `  and once for each hour with any job: the pipeline's 6 custom metrics, ${dollars(job.metricHour)}`,
