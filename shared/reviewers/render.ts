@@ -116,8 +116,16 @@ export function teamsText(text: string): string {
     .replace(/^(\s*)([-+]|\d+\.)(?=\s)/gm, (_all, space: string, mark: string) => `${space}\\${mark}`);
 }
 
-/** The body of a Teams incoming webhook (Workflows or connector): one Adaptive Card. */
-export function teamsMessage(notice: Notice): Record<string, unknown> {
+/**
+ * A Teams message of one Adaptive Card: `title` in bold, each of `lines` a text block (both escaped
+ * for Teams), then `more` blocks; `actions` when the card has any.
+ */
+function teamsCard(
+  title: string,
+  lines: readonly string[],
+  more: readonly Record<string, unknown>[] = [],
+  actions?: readonly Record<string, unknown>[],
+): Record<string, unknown> {
   return {
     type: 'message',
     attachments: [
@@ -128,27 +136,33 @@ export function teamsMessage(notice: Notice): Record<string, unknown> {
           type: 'AdaptiveCard',
           version: '1.4',
           body: [
-            {
-              type: 'TextBlock',
-              text: teamsText(noticeTitle(notice)),
-              weight: 'Bolder',
-              size: 'Medium',
-              wrap: true,
-            },
-            ...noticeLines(notice).map((text) => ({ type: 'TextBlock', text: teamsText(text), wrap: true })),
-            {
-              type: 'FactSet',
-              facts: notice.options.map((option) => ({
-                title: teamsText(option.id),
-                value: teamsText(optionValue(option)),
-              })),
-            },
+            { type: 'TextBlock', text: teamsText(title), weight: 'Bolder', size: 'Medium', wrap: true },
+            ...lines.map((text) => ({ type: 'TextBlock', text: teamsText(text), wrap: true })),
+            ...more,
           ],
-          actions: [{ type: 'Action.OpenUrl', title: 'Review and answer', url: notice.link }],
+          ...(actions === undefined ? {} : { actions }),
         },
       },
     ],
   };
+}
+
+/** The body of a Teams incoming webhook (Workflows or connector): one Adaptive Card. */
+export function teamsMessage(notice: Notice): Record<string, unknown> {
+  return teamsCard(
+    noticeTitle(notice),
+    noticeLines(notice),
+    [
+      {
+        type: 'FactSet',
+        facts: notice.options.map((option) => ({
+          title: teamsText(option.id),
+          value: teamsText(optionValue(option)),
+        })),
+      },
+    ],
+    [{ type: 'Action.OpenUrl', title: 'Review and answer', url: notice.link }],
+  );
 }
 
 function htmlText(text: string): string {
@@ -253,24 +267,7 @@ export function defaultTakenBody(
         { type: 'section', text: { type: 'mrkdwn', text: slackText(lines.join('\n')).slice(0, 3000) } },
       ],
     };
-  if (type === 'teams')
-    return {
-      type: 'message',
-      attachments: [
-        {
-          contentType: 'application/vnd.microsoft.card.adaptive',
-          content: {
-            $schema: 'http://adaptivecards.io/schemas/adaptive-card.json',
-            type: 'AdaptiveCard',
-            version: '1.4',
-            body: [
-              { type: 'TextBlock', text: teamsText(title), weight: 'Bolder', size: 'Medium', wrap: true },
-              ...lines.map((text) => ({ type: 'TextBlock', text: teamsText(text), wrap: true })),
-            ],
-          },
-        },
-      ],
-    };
+  if (type === 'teams') return teamsCard(title, lines);
   return {
     type: 'selection.defaulted',
     job: { id: notice.jobId, workflow: notice.workflow, tenant: notice.tenant, label: notice.label },

@@ -104,6 +104,14 @@ afterAll(async () => {
 });
 
 /** Calls the server and checks the answer against the description of that route and status. */
+/** Records that the route answered `status` and returns that answer's description, which must exist. */
+function heldAnswer(method: string, template: string, status: number) {
+  held.set(`${method} ${template}`, (held.get(`${method} ${template}`) ?? new Set()).add(status));
+  const described = doc.paths[template]?.[method.toLowerCase()]?.responses[String(status)];
+  expect(described, `${method} ${template} answered ${status}, which is not described`).toBeDefined();
+  return described!;
+}
+
 /** Every route `checked` held to its description, as `METHOD /template`, with the statuses seen. */
 const held = new Map<string, Set<number>>();
 
@@ -116,13 +124,8 @@ async function checked(method: string, template: string, path: string, body?: un
   });
   // biome-ignore lint/suspicious/noExplicitAny: answers are checked against the schema below
   const json = (await response.json()) as any;
-  held.set(`${method} ${template}`, (held.get(`${method} ${template}`) ?? new Set()).add(response.status));
-  const described = doc.paths[template]?.[method.toLowerCase()]?.responses[String(response.status)];
-  expect(
-    described,
-    `${method} ${template} answered ${response.status}, which is not described`,
-  ).toBeDefined();
-  const schema = described!.content?.['application/json']?.schema;
+  const described = heldAnswer(method, template, response.status);
+  const schema = described.content?.['application/json']?.schema;
   expect(schema, `${method} ${template} ${response.status} has no schema`).toBeDefined();
   // Shared schemas are referenced as #/components/schemas/X: compiled beside the document's components.
   const validate = ajv.compile({ ...schema!, components: doc.components });
@@ -137,14 +140,9 @@ async function checked(method: string, template: string, path: string, body?: un
 async function checkedMedia(method: string, template: string, path: string) {
   const response = await freshFetch(`${server.url}${path}`, { method });
   await response.arrayBuffer();
-  held.set(`${method} ${template}`, (held.get(`${method} ${template}`) ?? new Set()).add(response.status));
-  const described = doc.paths[template]?.[method.toLowerCase()]?.responses[String(response.status)];
-  expect(
-    described,
-    `${method} ${template} answered ${response.status}, which is not described`,
-  ).toBeDefined();
+  const described = heldAnswer(method, template, response.status);
   const media = (response.headers.get('content-type') ?? '').split(';')[0]!.trim();
-  expect(Object.keys(described!.content ?? {}), `${method} ${template} answered ${media}`).toContain(media);
+  expect(Object.keys(described.content ?? {}), `${method} ${template} answered ${media}`).toContain(media);
   return response;
 }
 
