@@ -25,7 +25,7 @@ import {
   standsBack,
   weightOf,
 } from '../../engine/admission/fair-share';
-import { mayTakeFrom, shareCutFrom, tenantOfBatch } from '../../engine/admission/share-cut';
+import { mayTakeFrom, refundedTo, shareCutFrom, tenantOfBatch } from '../../engine/admission/share-cut';
 
 export { shareCutAheadMs } from '../../engine/admission/share-cut';
 
@@ -220,23 +220,9 @@ export function ledgerCharged(
 export function ledgerRefunded(ledger: ShareLedger, weights: ShareWeights, at: number): ShareLedger {
   const batch = ledger.owners.get(Math.round(at));
   if (batch === undefined) return ledger;
-  const tenant = tenantOfBatch(batch);
   const owners = new Map(ledger.owners);
   owners.delete(Math.round(at));
-  const flows: Record<string, ShareState[string]> = { ...ledger.flows };
-  for (const [flow, by] of [
-    [batch, 1],
-    [`t:${tenant}`, 1 / weightOf(weights, tenant)],
-  ] as const) {
-    const state = flows[flow];
-    if (!state) continue;
-    flows[flow] = {
-      ...state,
-      virtual: state.virtual - by,
-      ahead: state.ahead?.filter((token) => token.at !== Math.round(at)),
-    };
-  }
-  return { flows, owners };
+  return { flows: refundedTo(ledger.flows, batch, weights, Math.round(at)), owners };
 }
 
 /** The owners of tokens still in the lane (`reserved`, after pruning). */
