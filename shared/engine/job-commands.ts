@@ -239,6 +239,12 @@ async function mustGet(deps: JobDeps, jobId: string): Promise<Job> {
  */
 export interface ExpectedVersion {
   expectVersion?: number | undefined;
+  /**
+   * The answered job's message is not sent: the caller writes the job once more first (the
+   * reviewers' notice of a default taken) and then sends it for the version it leaves, so no
+   * message goes stale and no step runs while the job is still being written.
+   */
+  holdMessage?: boolean | undefined;
 }
 
 /** The job, refused (conflict) when it is no longer at the version expected. */
@@ -275,7 +281,7 @@ export async function answerSelection(
     const next = answeredJob(deps, job, selectedOptionIds, origin);
     if (await deps.store.commit(next, job.version)) {
       deps.onJobChange?.(next);
-      if (next.status !== 'AWAITING_INPUT')
+      if (next.status !== 'AWAITING_INPUT' && !expected.holdMessage)
         await deps.queue.send(
           { jobId: next.id, version: next.version },
           Math.max(0, next.nextRunAt - deps.clock.now()),

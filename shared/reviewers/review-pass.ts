@@ -21,7 +21,7 @@ import type { CallbackUrlPolicy } from '../callbacks/ssrf-guard';
 import { autoSelection } from '../engine/advance';
 import type { JobDeps } from '../engine/deps';
 import { answerSelection, JobRequestError } from '../engine/job-commands';
-import type { Job, PendingSelection } from '../engine/job-record';
+import { isTerminal, type Job, type PendingSelection } from '../engine/job-record';
 import {
   answerLabels,
   choiceText,
@@ -196,7 +196,16 @@ async function reviewJob(deps: ReviewPassDeps, job: Job, result: ReviewPassResul
   if (review.timeoutAt !== undefined && review.timeoutAt <= now && rule.timeout) {
     const answered = await takeDefault(deps, job, pending, rule.timeout.answer);
     result.timedOut++;
-    if (answered) await tellDefaultTaken(deps, answered, pending, review, rule, result);
+    if (!answered) return;
+    // The answer's message is held until the notice's deliveries are recorded: sent before, it
+    // would name a version that record replaces (the runner drops it, and the job waits for the
+    // sweeper's 30 s grace), and a step under way would lose its commit to the record.
+    let held = answered;
+    try {
+      held = (await tellDefaultTaken(deps, answered, pending, review, rule, result)) ?? answered;
+    } finally {
+      await sendHeld(deps, held);
+    }
     return;
   }
   const first = openConfirmations(job).at(-1);
@@ -281,7 +290,7 @@ async function takeDefault(
       job.id,
       defaultAnswerOf(pending, answer),
       { via: 'timeout' },
-      { expectVersion: job.version },
+      { expectVersion: job.version, holdMessage: true },
     );
     deps.log?.info('reviewers: nobody answered in time; the default answer is taken', { jobId: job.id });
     return answered;
@@ -296,9 +305,20 @@ async function takeDefault(
   }
 }
 
+/** Sends the message of a job answered with its message held (`holdMessage`), for the version it has now. */
+async function sendHeld(deps: ReviewPassDeps, job: Job): Promise<void> {
+  if (job.status === 'AWAITING_INPUT' || isTerminal(job.status)) return;
+  const now = deps.clock.now();
+  await deps.queue.send(
+    { jobId: job.id, version: job.version },
+    Math.min(Math.max(0, job.nextRunAt - now), deps.queue.maxDelayMs),
+  );
+}
+
 /**
  * Tells the rule's channels that the default answer was taken: by the process whose answer won (so
- * once), one attempt per channel, recorded on the job as a round of kind `timeout`.
+ * once), one attempt per channel, recorded on the job as a round of kind `timeout`. The job's
+ * message is held meanwhile (`holdMessage`); the job as recorded is returned, for its message.
  */
 async function tellDefaultTaken(
   deps: ReviewPassDeps,
@@ -307,9 +327,9 @@ async function tellDefaultTaken(
   review: ReviewState,
   rule: ReviewRule,
   result: ReviewPassResult,
-): Promise<void> {
+): Promise<Job | undefined> {
   const taken = answered.answers?.at(-1);
-  if (taken?.via !== 'timeout' || !rule.timeout) return;
+  if (taken?.via !== 'timeout' || !rule.timeout) return undefined;
   const notice: DefaultTakenNotice = {
     kind: 'default-taken',
     jobId: answered.id,
@@ -345,7 +365,11 @@ async function tellDefaultTaken(
   );
   result.rounds++;
   result.failedDeliveries += deliveries.filter((d) => d.state === 'failed').length;
-  await recordDeliveries(deps, answered.id, round, deliveries, { review, kind: 'timeout' });
+  return await recordDeliveries(deps, answered.id, round, deliveries, {
+    review,
+    kind: 'timeout',
+    heldAt: answered.version,
+  });
 }
 
 async function sendRound(
@@ -428,30 +452,41 @@ async function sendRound(
 
 /**
  * Records a round's deliveries on the job (merged with the round's earlier ones), whatever else
- * changed. With `added`, the round is a new one of that kind (the notice of a default taken, sent
- * after the job went on): it joins the review it belongs to, the one the pass read where the job
- * had none stored, and never a later selection's.
+ * changed, while the job waits for a person or has finished. With `added`, the round is a new one
+ * of that kind (the notice of a default taken, sent after the job went on, its message held at
+ * `heldAt`): it joins the review it belongs to, the one the pass read where the job had none
+ * stored, and never a later selection's. A job that went on otherwise (a person answered while
+ * the notices went out) is not written: its message names its version, and a step may be under
+ * way; the deliveries are in the log only. Returns the job as recorded.
  */
 async function recordDeliveries(
   deps: ReviewPassDeps,
   jobId: string,
   round: number,
   deliveries: NoticeDelivery[],
-  added?: { review: ReviewState; kind: 'timeout' },
-): Promise<void> {
+  added?: { review: ReviewState; kind: 'timeout'; heldAt: number },
+): Promise<Job | undefined> {
   for (let tries = 0; tries < 5; tries++) {
     const job = await deps.store.get(jobId);
-    if (!job) return;
+    if (!job) return undefined;
+    if (job.status !== 'AWAITING_INPUT' && !isTerminal(job.status) && job.version !== added?.heldAt) {
+      deps.log?.info("reviewers: the job went on before its round's deliveries were recorded", {
+        jobId,
+        round,
+        deliveries: deliveries.map((d) => `${d.channel}: ${d.state}`).join(', '),
+      });
+      return undefined;
+    }
     let review = job.review;
     if (added && !(review?.step === added.review.step && review.offeredAt === added.review.offeredAt)) {
-      if (review && review.offeredAt > added.review.offeredAt) return; // a later selection's review
+      if (review && review.offeredAt > added.review.offeredAt) return undefined; // a later selection's review
       review = added.review;
     }
     const rounds = review?.rounds;
     const current =
       rounds?.find((r) => r.round === round) ??
       (added && { round, version: 0, claimedUntil: 0, deliveries: [], kind: added.kind });
-    if (!review || !rounds || !current) return;
+    if (!review || !rounds || !current) return undefined;
     const merged: NoticeRound = {
       ...current,
       version: job.version + 1,
@@ -474,11 +509,12 @@ async function recordDeliveries(
     };
     if (await deps.store.commit(next, job.version)) {
       deps.onJobChange?.(next);
-      return;
+      return next;
     }
   }
   deps.log?.warn('reviewers: the deliveries of a round could not be recorded (the job kept changing)', {
     jobId,
     round,
   });
+  return undefined;
 }

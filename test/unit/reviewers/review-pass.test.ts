@@ -291,6 +291,12 @@ describe('the reviewers pass', () => {
           },
         ]);
         expect(describeRounds(stored)[0]).toContain('; sent notice, notice of the default taken; default');
+        // The answer's message waited for that record: it names the version stored, so the job
+        // goes on at once (a message sent with the answer would be stale: dropped, and the job
+        // left to the sweeper's 30 s grace).
+        expect(h.queue.pending.map((p) => p.message)).toEqual([{ jobId: job.id, version: stored.version }]);
+        await drive(h.deps, h.queue, h.clock);
+        expect((await h.store.get(job.id))!.status).toBe('SUCCEEDED');
       });
     } finally {
       await inbox.close();
