@@ -230,6 +230,14 @@ export function nextAfter(
   return { state: 'pending', nextAttemptAt: now + Math.max(scheduled, asked) };
 }
 
+/**
+ * Whether `current` is still the finished run `read` was: the callback record is written only on a
+ * job that has ended (no message in flight, no step under way), never on a run retried since.
+ */
+function sameEnd(current: Job, read: Job): boolean {
+  return isTerminal(current.status) && (current.runs?.length ?? 0) === (read.runs?.length ?? 0);
+}
+
 /** Writes `change(job)` with the usual optimistic retry. Returns the stored job, or undefined if gone. */
 async function commitChange(
   store: JobStore,
@@ -342,7 +350,9 @@ async function handleEntry(
     result.waiting += 1;
     return moveAndWake(deps, claimed, now + (deps.recheckMs ?? defaultRecheckMs));
   }
-  const delivery = job.callback ?? newDelivery(job, 1);
+  // A run's first delivery is its round: a retried job whose earlier end's attempt was never
+  // recorded (retried while it was being sent) still gets a `webhook-id` of its own.
+  const delivery = job.callback ?? newDelivery(job, (job.runs?.length ?? 0) + 1);
   if (delivery.state !== 'pending') return deps.outbox.remove(claimed);
   if (delivery.nextAttemptAt !== undefined && delivery.nextAttemptAt > now) {
     return moveAndWake(deps, claimed, delivery.nextAttemptAt);
@@ -395,6 +405,9 @@ async function attemptAndRecord(
       : { error: outcome.message }),
   };
   const stored = await commitChange(deps.store, job.id, (current) => {
+    // Retried meanwhile (`opflow retry`): the attempt was of the run that ended, and the new run's
+    // message names the version it has, a step of it perhaps under way: the job is not written.
+    if (!sameEnd(current, job)) return undefined;
     const base = current.callback ?? delivery;
     if (base.round !== delivery.round || base.state !== 'pending') return undefined; // a resend moved on
     const attempts = [...base.attempts, attempt].slice(-maxRecordedAttempts);
@@ -452,6 +465,8 @@ export async function resendCallback(
     );
   }
   const stored = await commitChange(deps.store, jobId, (current) => {
+    // Retried since it was read: its new run is under way (its message names its version).
+    if (!sameEnd(current, job)) throw new JobRequestError(`job ${jobId} was retried meanwhile`, 'conflict');
     const round = (current.callback?.round ?? 0) + 1;
     return {
       ...current,

@@ -241,6 +241,51 @@ describe('callback sender', () => {
     expect(received.map((r) => r.headers['webhook-id'])).toEqual([`msg_${job.id}_1`, `msg_${job.id}_2`]);
   });
 
+  it('an attempt whose job was retried meanwhile is not written on the new run, which gets its own delivery', async () => {
+    const job = await finishedJob({ status: 'FAILED' });
+    let retried: Job | undefined;
+    const answer = deps.attempt;
+    deps.attempt = async () => {
+      // `opflow retry` while the attempt is out: what retryJob writes (its outbox entry, the new
+      // run queued with a message at its version).
+      const ended = (await store.get(job.id))!;
+      retried = {
+        ...ended,
+        status: 'QUEUED',
+        version: ended.version + 1,
+        finishedAt: undefined,
+        runs: [
+          {
+            status: 'FAILED',
+            step: ended.step,
+            retriedAt: clock.now(),
+            retriedFrom: ended.step,
+            fromStart: false,
+            usage: ended.usage,
+          },
+        ],
+        callback: callbackForNewRun(ended),
+      };
+      expect(await store.commit(retried, ended.version)).toBe(true);
+      await outbox.add(job.id, clock.now());
+      return { kind: 'answered', status: 204, answer: '' };
+    };
+    expect(await runCallbackSender(deps)).toMatchObject({ attempted: 1 });
+    // The new run is left as the retry wrote it: its message still names its version.
+    expect(await store.get(job.id)).toEqual(retried);
+    deps.attempt = answer;
+
+    const running = (await store.get(job.id))!;
+    await store.commit(
+      { ...running, status: 'SUCCEEDED', version: running.version + 1, finishedAt: T0 },
+      running.version,
+    );
+    expect(await runCallbackSender(deps)).toMatchObject({ attempted: 1, delivered: 1 });
+    expect(received.map((r) => JSON.parse(r.body).type)).toEqual(['job.succeeded']);
+    expect(received[0]!.headers['webhook-id']).toBe(`msg_${job.id}_2`);
+    expect((await store.get(job.id))!.callback).toMatchObject({ state: 'delivered', round: 2 });
+  });
+
   it('two senders at once deliver once', async () => {
     await finishedJob();
     await Promise.all([runCallbackSender(deps), runCallbackSender(deps), runCallbackSender(deps)]);
