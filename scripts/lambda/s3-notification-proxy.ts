@@ -70,9 +70,10 @@ const hopByHopHeaders = [
  * fauxqs' connection to the proxy, not the proxy's to its client: fauxqs (fastify) says `Keep-Alive:
  * timeout=72` while this server closes an idle socket after Node's 5 s, and a client that believed
  * 72 s sent requests on sockets the proxy was closing (`SocketError: other side closed`). Node writes
- * the proxy's own (`Keep-Alive: timeout=5`, and the body's framing: chunked when no length).
+ * the proxy's own (`Keep-Alive: timeout=5`, and the body's framing: chunked when no length). The
+ * SQS trace proxy (./sqs-trace-proxy.ts) passes its answers on through it too.
  */
-function endToEnd(headers: IncomingHttpHeaders): IncomingHttpHeaders {
+export function endToEnd(headers: IncomingHttpHeaders): IncomingHttpHeaders {
   const named = String(headers.connection ?? '')
     .split(',')
     .map((name) => name.trim().toLowerCase())

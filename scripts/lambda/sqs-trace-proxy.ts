@@ -4,11 +4,13 @@
  * `X-Amzn-Trace-Id` the SDK adds inside a Lambda invocation, which SQS stores as the message's
  * AWSTraceHeader), and it refuses what SQS refuses: a message over the queue's maximum size (the
  * template's MaximumMessageSize, 256 KiB by default) and a delay over 900 seconds. Everything else
- * passes through unchanged.
+ * passes through unchanged, but for the hop-by-hop headers of fauxqs' answers (its `Keep-Alive:
+ * timeout=72` is not this server's 5 s: ./s3-notification-proxy.ts's `endToEnd`).
  */
 import { once } from 'node:events';
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { endToEnd } from './s3-notification-proxy';
 
 /** SQS's longest message delay (DelaySeconds), in seconds. */
 export const SQS_MAX_DELAY_SECONDS = 900;
@@ -138,9 +140,9 @@ export async function startSqsTraceProxy(options: {
           action === 'SendMessage' ? [parsed.MessageId] : (parsed.Successful ?? []).map((s) => s.MessageId);
         for (const id of ids) if (id) traceHeaders.set(id, trace);
       }
-      const headers = { ...answer.headers };
-      delete headers['transfer-encoding'];
-      headers['content-length'] = String(answer.body.length);
+      // The answer is read whole, so it goes on with its length (fauxqs' framing and connection
+      // headers are its own link's).
+      const headers = { ...endToEnd(answer.headers), 'content-length': String(answer.body.length) };
       response.writeHead(answer.status, headers);
       response.end(answer.body);
     } catch (error) {

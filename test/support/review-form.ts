@@ -1,8 +1,10 @@
 /**
  * The reviewer's confirmation form as a browser sends it: a POST carries the hidden `form` field and
  * the nonce cookie its page's GET handed out (shared/reviewers/review-form-nonce.ts). For tests that
- * answer a link with fetch, and for those that call the page's handler directly.
+ * answer a link with fetch (on a connection of its own: ./fresh-fetch.ts), and for those that call the page's handler directly.
  */
+import type { Response } from 'undici';
+import { freshFetch } from './fresh-fetch';
 
 /** What a GET of the page hands out: the `Cookie` header to send back and the hidden field's value. */
 export interface ReviewForm {
@@ -22,7 +24,7 @@ export function reviewFormOf(setCookie: string | null | undefined, html: string)
 export async function openReviewForm(
   link: string,
 ): Promise<{ status: number; html: string; form: ReviewForm }> {
-  const opened = await fetch(link);
+  const opened = await freshFetch(link);
   const html = await opened.text();
   return { status: opened.status, html, form: reviewFormOf(opened.headers.get('set-cookie'), html) };
 }
@@ -34,7 +36,7 @@ export async function postReviewForm(
   form?: ReviewForm,
 ): Promise<Response> {
   const nonce = form ?? (await openReviewForm(link)).form;
-  return fetch(link, {
+  return freshFetch(link, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: nonce.cookie },
     body: new URLSearchParams([...fields, ['form', nonce.field]]).toString(),

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lambdaContext } from '../../../scripts/lambda/lambda-events';
 import { reportKeys } from '../../../shared/engine/report';
 import { answerSchemas } from '../../../shared/http/answer-schemas';
+import { freshFetch } from '../../support/fresh-fetch';
 import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
 import { AwsWorld } from './harness/aws-world';
 
@@ -47,7 +48,7 @@ afterAll(async () => {
 
 /** POSTs `body` (bytes exactly as given) to the webhook route through the gateway. */
 async function deliver(source: string, body: Buffer, headers: Record<string, string>) {
-  const response = await fetch(`${world.gateway.url}/webhooks/${source}`, {
+  const response = await freshFetch(`${world.gateway.url}/webhooks/${source}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
     body,

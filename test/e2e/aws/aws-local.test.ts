@@ -13,6 +13,7 @@ import { pathToFileURL } from 'node:url';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { workflows } from '../../../shared/workflows';
+import { freshFetch } from '../../support/fresh-fetch';
 import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
 import { childEnv, repoRoot, runOpflow } from '../local/opflow-process';
 
@@ -182,7 +183,7 @@ describe('npm run aws-local', { timeout: REAL_PROCESS_TIMEOUT_MS }, () => {
     const env = stackEnv();
     const body = JSON.stringify({ issue: { title: 'TTL:(insulin pen)' } });
     const at = new Date();
-    const response = await fetch(`${env.OPFLOW_API_URL}/webhooks/tracker`, {
+    const response = await freshFetch(`${env.OPFLOW_API_URL}/webhooks/tracker`, {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
@@ -204,7 +205,7 @@ describe('npm run aws-local', { timeout: REAL_PROCESS_TIMEOUT_MS }, () => {
     let status = '';
     for (let tries = 0; tries < 60 && status !== 'SUCCEEDED'; tries++) {
       if (tries > 0) await new Promise((resolve) => setTimeout(resolve, 1_000));
-      const job = await fetch(`${env.OPFLOW_API_URL}/jobs/${jobId}`);
+      const job = await freshFetch(`${env.OPFLOW_API_URL}/jobs/${jobId}`);
       status = ((await job.json()) as { job: { status: string } }).job.status;
     }
     expect(status).toBe('SUCCEEDED');

@@ -26,6 +26,7 @@ import {
   readWorkbook,
   type Workbook,
 } from '../../support/deliverable-readers';
+import { freshFetch, noKeepAlive } from '../../support/fresh-fetch';
 import { type InboxUploads, inboxUploads } from '../../support/inbox-uploads';
 import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
 import { childEnv, repoRoot, runOpflow } from '../local/opflow-process';
@@ -52,7 +53,7 @@ const example = (name: string) => readFileSync(join(repoRoot, 'examples', 'discl
 /** What a presigned link serves: its bytes and content type. */
 async function fetched(url: string): Promise<{ bytes: Buffer; type: string }> {
   expect(url).toMatch(/X-Amz-Signature=/);
-  const got = await request(url);
+  const got = await request(url, { dispatcher: noKeepAlive });
   expect(got.statusCode, url).toBe(200);
   return { bytes: Buffer.from(await got.body.arrayBuffer()), type: String(got.headers['content-type']) };
 }
@@ -125,7 +126,7 @@ describe('deliverables on aws: the batch workbook and the Word reports, from S3'
     expect(stored?.contentType).toBe(sheetType);
 
     // The job API's route (the api function through the gateway): the bytes kept in S3.
-    const answer = await fetch(`${world.gateway.url}/batches/idf/outputs/summary.xlsx`);
+    const answer = await freshFetch(`${world.gateway.url}/batches/idf/outputs/summary.xlsx`);
     expect(answer.status).toBe(200);
     expect(answer.headers.get('content-type')).toBe(sheetType);
     expect(answer.headers.get('content-disposition')).toBe('attachment; filename="summary.xlsx"');

@@ -7,6 +7,7 @@
 import { tmpdir } from 'node:os';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { noKeepAlive } from '../../support/fresh-fetch';
 import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
 import { childEnv, runOpflow } from '../local/opflow-process';
 import { callSequence, lastSeq } from '../workflows/world';
@@ -77,7 +78,7 @@ describe('opflow on AWS: the design infringement workflows', { timeout: REAL_PRO
     const { images } = JSON.parse(listed.stdout) as { images: string[] };
     expect(images).toHaveLength(1);
     expect(images[0]).toMatch(/\/reports\/\w+\/images\/1\.png\?.*X-Amz-Signature=/);
-    const fetched = await request(images[0]!);
+    const fetched = await request(images[0]!, { dispatcher: noKeepAlive });
     expect(fetched.statusCode).toBe(200);
     expect(Buffer.from(await fetched.body.arrayBuffer()).equals(png)).toBe(true);
   });

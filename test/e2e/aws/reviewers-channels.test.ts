@@ -15,6 +15,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reviewerSecretNames } from '../../../shared/backends/aws/secrets-manager-reviewer-secrets';
 import type { JobView } from '../../../shared/http/answer-schemas';
+import { freshFetch } from '../../support/fresh-fetch';
 import { openReviewForm, postReviewForm } from '../../support/review-form';
 import {
   type MailCatcher,
@@ -254,7 +255,7 @@ describe('reviewers on AWS: Teams, the signed webhook, mail and a second approve
     ]);
     // When: each answer at the (simulated) time it was given.
     expect(done.answers?.map((a) => Date.parse(a.at))).toEqual([aliceAt, bobAt]);
-    const closed = await fetch(card!.url);
+    const closed = await freshFetch(card!.url);
     expect(closed.status).toBe(409);
     expect(await closed.text()).toContain('by bob@example.com via link');
   });

@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reviewerSecretNames } from '../../../shared/backends/aws/secrets-manager-reviewer-secrets';
 import type { JobView } from '../../../shared/http/answer-schemas';
+import { freshFetch } from '../../support/fresh-fetch';
 import { postReviewForm } from '../../support/review-form';
 import {
   type HookReceiver,
@@ -123,7 +124,7 @@ describe('reviewers on AWS: the sweeper notifies, the webhooks function serves t
 
     const link = linkIn(mail!.text);
     expect(link.startsWith(`${world.gateway.url}/review/`)).toBe(true);
-    const opened = await fetch(link);
+    const opened = await freshFetch(link);
     expect(opened.status).toBe(200);
     expect(opened.headers.get('referrer-policy')).toBe('no-referrer');
     const page = await opened.text();
@@ -132,7 +133,7 @@ describe('reviewers on AWS: the sweeper notifies, the webhooks function serves t
     expect((await jobOf(parked.id)).status).toBe('AWAITING_INPUT');
 
     const tampered = link.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A'));
-    const refused = await fetch(tampered);
+    const refused = await freshFetch(tampered);
     expect(refused.status).toBe(403);
     expect(await refused.text()).toContain('This link is not valid');
 
@@ -140,7 +141,7 @@ describe('reviewers on AWS: the sweeper notifies, the webhooks function serves t
     const fields = chosen.map((id): [string, string] => ['option', id]);
     // Through the gateway, the page's nonce cookie goes out in the answer's `cookies` and comes back
     // in the event's: a POST without it is refused, one from the page answers.
-    const bare = await fetch(link, {
+    const bare = await freshFetch(link, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams(fields).toString(),
@@ -164,7 +165,7 @@ describe('reviewers on AWS: the sweeper notifies, the webhooks function serves t
       ['chat', 'sent'],
       ['mail', 'sent'],
     ]);
-    const again = await fetch(link);
+    const again = await freshFetch(link);
     expect(again.status).toBe(409);
     expect(await again.text()).toContain('by alice@example.com via link');
   });

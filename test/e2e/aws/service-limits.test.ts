@@ -14,6 +14,7 @@ import { SqsWorkQueue } from '../../../shared/backends/aws/sqs-work-queue';
 import type { Job } from '../../../shared/engine/job-record';
 import { maxListBodyBytes } from '../../../shared/http/job-api';
 import { makeJob } from '../../support/factories';
+import { freshFetch } from '../../support/fresh-fetch';
 import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
 import { AwsWorld } from './harness/aws-world';
 import { stackRules } from './harness/template-rules';
@@ -27,7 +28,7 @@ afterAll(async () => {
 });
 
 const post = (bytes: number) =>
-  fetch(`${world.gateway.url}/jobs`, {
+  freshFetch(`${world.gateway.url}/jobs`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     // A job request whose text field makes the body `bytes` long.
@@ -95,7 +96,7 @@ describe('service limits on the request path', { timeout: REAL_PROCESS_TIMEOUT_M
     let cursor: string | undefined;
     let pages = 0;
     do {
-      const answer = await fetch(
+      const answer = await freshFetch(
         `${world.gateway.url}/jobs?tenant=large-pages&limit=50${cursor ? `&cursor=${cursor}` : ''}`,
       );
       expect(answer.status, answer.headers.get('x-harness-limit') ?? '').toBe(200);
@@ -244,10 +245,10 @@ describe('the gateway and function timeouts, as a slow integration meets them', 
     });
     const functionFirst = await startApiGateway(slow(2_000), { functionTimeoutMs: 200 });
     try {
-      const cut = await fetch(`${gatewayFirst.url}/jobs`);
+      const cut = await freshFetch(`${gatewayFirst.url}/jobs`);
       expect(cut.status).toBe(503);
       expect(await cut.json()).toEqual({ message: 'Service Unavailable' });
-      const stopped = await fetch(`${functionFirst.url}/jobs`);
+      const stopped = await freshFetch(`${functionFirst.url}/jobs`);
       expect(stopped.status).toBe(500);
       expect(stopped.headers.get('x-harness-limit')).toBe('lambda-function-timeout');
     } finally {

@@ -6,6 +6,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lambdaContext } from '../../../scripts/lambda/lambda-events';
 import type { Job, PendingSelection } from '../../../shared/engine/job-record';
+import { freshFetch, noKeepAlive } from '../../support/fresh-fetch';
 import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
 import { AwsWorld, newIdempotencyKey, T0, TENANT_KEY } from './harness/aws-world';
 
@@ -31,7 +32,7 @@ const findSolution = {
 };
 
 async function fetchText(url: string) {
-  const answer = await request(url);
+  const answer = await request(url, { dispatcher: noKeepAlive });
   return { status: answer.statusCode, type: answer.headers['content-type'], text: await answer.body.text() };
 }
 
@@ -211,7 +212,7 @@ describe('opflow on AWS: the job API', { timeout: REAL_PROCESS_TIMEOUT_MS }, () 
       expect({ method, path, status: answer.status }).toEqual({ method, path, status });
       expect(answer.body.error?.message).toMatch(message);
     }
-    const notJson = await fetch(`${world.gateway.url}/jobs`, {
+    const notJson = await freshFetch(`${world.gateway.url}/jobs`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: '{"workflow":',

@@ -1,6 +1,7 @@
 // The connections the aws e2e tests hold to the emulators (the S3 PUT that failed with `SocketError:
-// other side closed`): the S3 notification proxy answers with its own keep-alive hint, not fauxqs'
-// (fastify's 72 s, longer than the 5 s after which the proxy closes an idle socket), and the tests'
+// other side closed`): the S3 notification proxy and the SQS trace proxy answer with their own
+// keep-alive hint, not fauxqs' (fastify's 72 s, longer than the 5 s after which a proxy closes an
+// idle socket), and the tests'
 // freshFetch sends every request on a connection of its own. The upstream here answers as
 // fastify does; both run in-process on loopback.
 import { once } from 'node:events';
@@ -11,10 +12,12 @@ import {
   type S3NotificationProxy,
   startS3NotificationProxy,
 } from '../../../scripts/lambda/s3-notification-proxy';
+import { type SqsTraceProxy, startSqsTraceProxy } from '../../../scripts/lambda/sqs-trace-proxy';
 import { freshFetch } from '../../support/fresh-fetch';
 
 let upstream: Server;
 let proxy: S3NotificationProxy;
+let sqsProxy: SqsTraceProxy;
 
 beforeAll(async () => {
   upstream = createServer((request, response) => {
@@ -33,9 +36,13 @@ beforeAll(async () => {
     target: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
     notifications: [],
   });
+  sqsProxy = await startSqsTraceProxy({
+    target: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
+  });
 });
 afterAll(async () => {
   await proxy?.close();
+  await sqsProxy?.close();
   upstream?.closeAllConnections();
   await new Promise((resolve) => upstream?.close(resolve));
 });
@@ -49,6 +56,20 @@ describe('connections to the emulators', () => {
     expect(answer.headers.get('etag')).toBe('"e"');
     // Node's http.Server default (keepAliveTimeout 5 s), which is when the proxy closes an idle socket.
     expect(answer.headers.get('keep-alive')).toBe('timeout=5');
+  });
+
+  it("the SQS trace proxy's hint is its own too, and its answer framed by its length", async () => {
+    const answer = await fetch(sqsProxy.url, {
+      method: 'POST',
+      headers: { 'x-amz-target': 'AmazonSQS.GetQueueAttributes' },
+      body: '{}',
+    });
+    expect(await answer.text()).toBe('upstream');
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('etag')).toBe('"e"');
+    expect(answer.headers.get('keep-alive')).toBe('timeout=5');
+    expect(answer.headers.get('content-length')).toBe('8');
+    expect(answer.headers.get('transfer-encoding')).toBeNull();
   });
 
   it('freshFetch sends each request on a connection of its own', async () => {

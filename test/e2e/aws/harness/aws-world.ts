@@ -130,39 +130,57 @@ export class AwsWorld {
   static async start(options: AwsWorldOptions = {}): Promise<AwsWorld> {
     // The Lambda runtime's invoke store, before any bundle loads: its SDK reads the trace header there.
     installInvokeStore();
-    const rules = options.rules ?? stackRules();
     vi.useFakeTimers({ toFake: ['Date'], now: options.startAt ?? T0 });
+    // The emulators, the sandbox and the bundles start first: their processes (fauxqs' and DynamoDB
+    // Local's start, the esbuild service) go on while the stack's synthesis holds this thread for
+    // seconds (17 s of a 70 s start on a loaded machine when it came first).
+    const starts = [
+      startAwsEmulators(),
+      startSandbox({
+        ...options.sandbox,
+        now: () => Date.now(),
+        keys: [
+          {
+            key: options.tenantKey ?? TENANT_KEY,
+            ...(options.keyQps ? { qps: options.keyQps } : {}),
+            ...options.keyLimiter,
+          },
+        ],
+        streamChunkDelayMs: options.sandbox?.streamChunkDelayMs ?? 0,
+      }),
+      // One build for every aws e2e file while the sources stay the same: the first file's
+      // process builds, the others wait for it and reuse it (scripts/lambda/build-once.ts).
+      bundleFunctions({ reuse: true }),
+    ] as const;
     const started: { stop(): Promise<void> }[] = [];
     try {
-      const [emulators, sandbox, bundles] = await Promise.all([
-        startAwsEmulators(),
-        startSandbox({
-          ...options.sandbox,
-          now: () => Date.now(),
-          keys: [
-            {
-              key: options.tenantKey ?? TENANT_KEY,
-              ...(options.keyQps ? { qps: options.keyQps } : {}),
-              ...options.keyLimiter,
-            },
-          ],
-          streamChunkDelayMs: options.sandbox?.streamChunkDelayMs ?? 0,
-        }),
-        // One build for every aws e2e file while the sources stay the same: the first file's
-        // process builds, the others wait for it and reuse it (scripts/lambda/build-once.ts).
-        bundleFunctions({ reuse: true }),
-      ]);
-      started.push(emulators, { stop: () => sandbox.close() }, { stop: () => bundles.remove() });
-      const world = new AwsWorld(emulators, sandbox, bundles, options);
+      const rules = options.rules ?? stackRules();
+      const [emulators, sandbox, bundles] = await Promise.allSettled(starts);
+      if (emulators.status === 'fulfilled') started.push(emulators.value);
+      if (sandbox.status === 'fulfilled') started.push({ stop: () => sandbox.value.close() });
+      if (bundles.status === 'fulfilled') started.push({ stop: () => bundles.value.remove() });
+      if (emulators.status === 'rejected') throw emulators.reason;
+      if (sandbox.status === 'rejected') throw sandbox.reason;
+      if (bundles.status === 'rejected') throw bundles.reason;
+      const world = new AwsWorld(emulators.value, sandbox.value, bundles.value, options);
       world.rules = rules;
       world.sqsProxy = await startSqsTraceProxy({
-        target: emulators.environment()['AWS_ENDPOINT_URL_SQS']!,
+        target: emulators.value.environment()['AWS_ENDPOINT_URL_SQS']!,
         maxMessageBytes: rules.workQueueMaxMessageBytes,
       });
       started.push({ stop: () => world.sqsProxy.close() });
       await world.provision();
       return world;
     } catch (error) {
+      if (started.length === 0) {
+        // The synthesis failed before the starts were awaited: stop each once it has started.
+        const [emulators, sandbox, bundles] = starts;
+        await Promise.allSettled([
+          emulators.then((e) => e.stop()),
+          sandbox.then((s) => s.close()),
+          bundles.then((b) => b.remove()),
+        ]);
+      }
       await Promise.allSettled(started.map((item) => item.stop()));
       vi.useRealTimers();
       throw error;
