@@ -76,6 +76,20 @@ async function startStepOf(deps: JobDeps, workflow: Workflow, job: Job, fromStar
 }
 
 /**
+ * A job cancelled while a paid call of its run was under way keeps the call's mark until the call's
+ * outcome comes back (its usage, and its answer, are then added to the job: late-usage.ts) or its
+ * allowance runs out (a caller that died). Retried before, the new run would call beside it, and
+ * the call's late write would make the new run's commit lose: refused until then.
+ */
+function refuseWhileCallAlive(job: Job, now: number): void {
+  if (job.inFlightSince === undefined || job.nextRunAt <= now) return;
+  throw new JobRequestError(
+    `job ${job.id} cannot be retried yet: a paid call of its run (step "${job.step}") is still under way; retry it once its answer is in, within ${Math.ceil((job.nextRunAt - now) / 1000)} s`,
+    'conflict',
+  );
+}
+
+/**
  * Run a FAILED or CANCELLED job again. Refuses (JobRequestError 409) a job in any other status
  * with the reason; 404 for an unknown job.
  */
@@ -94,6 +108,7 @@ export async function retryJob(deps: JobDeps, jobId: string, options: RetryOptio
           : `it is ${job.status} and has not finished; only a FAILED or CANCELLED job can be retried`;
       throw new JobRequestError(`job ${jobId} cannot be retried: ${why}`, 'conflict');
     }
+    refuseWhileCallAlive(job, deps.clock.now());
     const workflow = deps.workflows.get(job.workflow);
     if (!workflow) {
       throw new JobRequestError(`job ${jobId} belongs to unknown workflow "${job.workflow}"`, 'conflict');

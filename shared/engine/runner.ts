@@ -367,6 +367,7 @@ async function learnAndCommit(
       job.id,
       outcome.usage ?? {},
       creates ? lateAnswerOf(current, event) : undefined,
+      current.inFlightSince,
     );
   }
   return report;

@@ -235,6 +235,105 @@ describe('a paid call in flight', () => {
   });
 });
 
+/** Creates that each stay open until the test lets that one answer (the first, the second, ...). */
+function heldCreates(count: number) {
+  const gates = Array.from({ length: count }, () => {
+    let resolve: () => void = () => undefined;
+    const promise = new Promise<void>((done) => {
+      resolve = done;
+    });
+    return { promise, resolve };
+  });
+  const base = happyScript(0);
+  let creates = 0;
+  const script = async (op: string, body: unknown, key: string | undefined) => {
+    if (op === 'ai33-1Step1V3') await gates[creates++]?.promise;
+    return base(op, body, key);
+  };
+  return { script, release: (n: number) => gates[n]?.resolve(), creates: () => creates };
+}
+
+/** A caller frozen past its allowance (no heartbeat): the sweeper sends its job, another runner takes the call over. */
+async function takeOver(h: ReturnType<typeof harness>, jobId: string) {
+  h.clock.advance(inFlightAllowanceMs + 1_000);
+  expect((await sweep(h.deps, { graceMs: 0 })).requeued).toBe(1);
+  const resent = h.queue.takeNext()!;
+  expect(resent.message.version).toBe((await h.store.get(jobId))!.version);
+  return runStep(h.deps, resent.message);
+}
+
+describe('a call whose outcome lost to another writer', () => {
+  it('keeps its job from being retried until it is back, so the retry pays nothing twice', async () => {
+    const held = heldCreate();
+    const h = harness(held.script);
+    const job = await start(h);
+    const running = runStep(h.deps, h.queue.takeNext()!.message);
+    await until(() => held.creates() === 1);
+    await cancelJob(h.deps, job.id);
+    // Retried now, the new run would create beside the call still out, and the call's late usage
+    // would make the new run's commit lose.
+    await expect(retryJob(h.deps, job.id)).rejects.toThrow(/still under way; retry it once its answer is in/);
+    held.release();
+    expect((await running).outcome).toBe('conflict');
+    const cancelled = (await h.store.get(job.id))!;
+    expect(cancelled).toMatchObject({
+      status: 'CANCELLED',
+      inFlightSince: undefined,
+      unsaved: { step: 'create' },
+    });
+    await expectRetriedWithoutPaying(h, job.id, held);
+  });
+
+  it('sends the message of a job taken over meanwhile for the version its late usage leaves', async () => {
+    const held = heldCreates(1);
+    const h = harness(held.script);
+    const job = await start(h);
+    const frozen = runStep(h.deps, h.queue.takeNext()!.message);
+    await until(() => held.creates() === 1);
+    // The take-over's create answers at once; the job goes on to poll its task.
+    expect((await takeOver(h, job.id)).outcome).toBe('committed');
+    expect((await h.store.get(job.id))!.step).toBe('recommend');
+    held.release(0);
+    expect((await frozen).outcome).toBe('conflict');
+    const stored = (await h.store.get(job.id))!;
+    expect(stored.usage).toMatchObject({ calls: 2, duplicateCreates: 1 });
+    expect(h.queue.pending.map((p) => p.message)).toContainEqual({ jobId: job.id, version: stored.version });
+    // No wait for the sweeper: the job runs to its end on its messages.
+    await drive(h.deps, h.queue, h.clock);
+    expect((await h.store.get(job.id))!.status).toBe('SUCCEEDED');
+    expect(held.creates()).toBe(2);
+  });
+
+  it("waits for a take-over's call in flight instead of making it lose its commit and its paid answer", async () => {
+    const held = heldCreates(2);
+    const h = harness(held.script);
+    const job = await start(h);
+    const frozen = runStep(h.deps, h.queue.takeNext()!.message);
+    await until(() => held.creates() === 1);
+    const takingOver = takeOver(h, job.id);
+    await until(() => held.creates() === 2);
+    const realCommit = h.store.commit.bind(h.store);
+    let lost = 0;
+    h.store.commit = async (next: Job, expected: number) => {
+      const won = await realCommit(next, expected);
+      if (!won) lost++;
+      return won;
+    };
+    // The frozen call comes back first: its commit loses to the take-over's claim.
+    held.release(0);
+    await until(() => lost === 1);
+    held.release(1);
+    expect((await takingOver).outcome).toBe('committed');
+    expect((await frozen).outcome).toBe('conflict');
+    expect(lost).toBe(1);
+    const stored = (await h.store.get(job.id))!;
+    expect(stored).toMatchObject({ step: 'recommend', usage: { calls: 2, duplicateCreates: 1 } });
+    await drive(h.deps, h.queue, h.clock);
+    expect((await h.store.get(job.id))!.status).toBe('SUCCEEDED');
+    expect(held.creates()).toBe(2);
+  });
+});
+
 describe('an unreadable answer', () => {
   it('to a poll is retried like a passing fault, and the job succeeds', async () => {
     const base = happyScript(1);
