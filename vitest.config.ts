@@ -5,7 +5,12 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // The e2e suites run the real bin/opflow.js: build the CLI from the current sources first.
     // One DynamoDB Local for the run, started when a file first needs it (docs/guides/testing.md).
-    globalSetup: ['test/support/build-cli.global.ts', 'test/support/dynamodb-local.global.ts'],
+    // The aws e2e files share the stack's rules, synthesized once per run (test/support/stack-rules.global.ts).
+    globalSetup: [
+      'test/support/build-cli.global.ts',
+      'test/support/dynamodb-local.global.ts',
+      'test/support/stack-rules.global.ts',
+    ],
     testTimeout: 30_000,
     hookTimeout: 120_000,
     pool: 'forks',

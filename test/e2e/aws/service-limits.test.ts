@@ -41,6 +41,8 @@ describe('service limits on the request path', { timeout: REAL_PROCESS_TIMEOUT_M
     expect(api.integrationTimeoutMs).toBeLessThanOrEqual(HTTP_API_MAX_INTEGRATION_TIMEOUT_MS);
     expect(api.timeoutMs).toBeLessThan(api.integrationTimeoutMs);
     expect(worker.timeoutMs).toBeLessThanOrEqual(15 * 60_000);
+    // The rules the run's processes share (devStackRules) are those this process synthesizes.
+    expect(world.rules).toEqual(stackRules());
   });
 
   it("answers a job request over the job API's 1 MB itself, long before Lambda's 6 MB", async () => {

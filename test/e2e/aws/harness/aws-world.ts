@@ -37,7 +37,7 @@ import { webhookPathPattern } from '../../../../shared/http/webhooks';
 import { reviewPathPattern } from '../../../../shared/reviewers/confirmation-page';
 import { type Sandbox, type SandboxKey, type SandboxOptions, startSandbox } from '../../../../shared/sandbox';
 import { freshFetch } from '../../../support/fresh-fetch';
-import { type StackRules, type StreamFunctionRules, stackRules } from './template-rules';
+import { devStackRules, type StackRules, type StreamFunctionRules } from './template-rules';
 
 /** 5 January 2026, 09:00 UTC. */
 export const T0 = Date.UTC(2026, 0, 5, 9, 0, 0);
@@ -132,8 +132,9 @@ export class AwsWorld {
     installInvokeStore();
     vi.useFakeTimers({ toFake: ['Date'], now: options.startAt ?? T0 });
     // The emulators, the sandbox and the bundles start first: their processes (fauxqs' and DynamoDB
-    // Local's start, the esbuild service) go on while the stack's synthesis holds this thread for
-    // seconds (17 s of a 70 s start on a loaded machine when it came first).
+    // Local's start, the esbuild service) go on while the stack's rules are read, or synthesized by
+    // the run's first file, which holds this thread for seconds (17 s of a 70 s start on a loaded
+    // machine when it came first).
     const starts = [
       startAwsEmulators(),
       startSandbox({
@@ -152,9 +153,11 @@ export class AwsWorld {
       // process builds, the others wait for it and reuse it (scripts/lambda/build-once.ts).
       bundleFunctions({ reuse: true }),
     ] as const;
+    // A start that fails while the rules are awaited is seen by allSettled below, not reported unhandled.
+    for (const start of starts) start.catch(() => {});
     const started: { stop(): Promise<void> }[] = [];
     try {
-      const rules = options.rules ?? stackRules();
+      const rules = options.rules ?? (await devStackRules());
       const [emulators, sandbox, bundles] = await Promise.allSettled(starts);
       if (emulators.status === 'fulfilled') started.push(emulators.value);
       if (sandbox.status === 'fulfilled') started.push({ stop: () => sandbox.value.close() });
@@ -173,7 +176,7 @@ export class AwsWorld {
       return world;
     } catch (error) {
       if (started.length === 0) {
-        // The synthesis failed before the starts were awaited: stop each once it has started.
+        // The rules failed before the starts were awaited: stop each once it has started.
         const [emulators, sandbox, bundles] = starts;
         await Promise.allSettled([
           emulators.then((e) => e.stop()),

@@ -7,11 +7,13 @@
  */
 import type { CfnElement } from 'aws-cdk-lib';
 import { HTTP_API_MAX_INTEGRATION_TIMEOUT_MS } from '../../../../scripts/lambda/api-gateway';
+import { buildOnce } from '../../../../scripts/lambda/build-once';
 import type { FilterPattern } from '../../../../scripts/lambda/dynamodb-stream-source';
 import { type IngestDeliveryRules, ingestDeliveryRules } from '../../../../scripts/lambda/ingest-rules';
 import type { RecursiveLoop } from '../../../../scripts/lambda/recursion';
 import { SQS_DEFAULT_MAX_MESSAGE_BYTES } from '../../../../scripts/lambda/sqs-trace-proxy';
 import { type SynthesizedStage, synthStage } from '../../../infra/support/synth-stage';
+import { STACK_RULES_HOME_ENV } from '../../../support/stack-rules.global';
 
 export interface FunctionRules {
   functionName: string;
@@ -41,6 +43,25 @@ let synthesized: SynthesizedStage | undefined;
 export function synthesizedDevStage(): SynthesizedStage {
   synthesized ??= synthStage({ stage: 'dev' }, { bundle: false });
   return synthesized;
+}
+
+/**
+ * The dev stage's rules, synthesized once per vitest run (its folder in `OPFLOW_TEST_STACK_RULES`,
+ * made by test/support/stack-rules.global.ts): the first process to ask synthesizes them
+ * and records them (scripts/lambda/build-once.ts: a lock, the record renamed into place); the others
+ * wait for it, their emulators starting meanwhile, and read them. Each aws e2e file synthesized the
+ * stack itself before: seconds of CPU per file (17 s, 34 s at load 15), the event loop held. The
+ * sources do not change during a run; a run without the folder (another runner) synthesizes here.
+ */
+export async function devStackRules(): Promise<StackRules> {
+  const home = process.env[STACK_RULES_HOME_ENV];
+  if (!home) return stackRules();
+  const { record } = await buildOnce<StackRules>({
+    home,
+    build: async () => stackRules(),
+    fresh: async () => true,
+  });
+  return record;
 }
 
 /** The rules of the synthesized stack, optionally after `edit` changes its template (a test's "what if"). */
