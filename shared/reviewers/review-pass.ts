@@ -239,7 +239,7 @@ async function reviewJob(deps: ReviewPassDeps, job: Job, result: ReviewPassResul
   const deliveries = await sendRound(deps, claimed, pending, rule, due, now);
   result.rounds++;
   result.failedDeliveries += deliveries.filter((d) => d.state === 'failed').length;
-  await recordDeliveries(deps, claimed.id, due.round, deliveries);
+  await recordDeliveries(deps, claimed.id, due.round, deliveries, claimed.review!);
 }
 
 /** The default answer's option ids for a pending selection. */
@@ -365,8 +365,7 @@ async function tellDefaultTaken(
   );
   result.rounds++;
   result.failedDeliveries += deliveries.filter((d) => d.state === 'failed').length;
-  return await recordDeliveries(deps, answered.id, round, deliveries, {
-    review,
+  return await recordDeliveries(deps, answered.id, round, deliveries, review, {
     kind: 'timeout',
     heldAt: answered.version,
   });
@@ -452,10 +451,10 @@ async function sendRound(
 
 /**
  * Records a round's deliveries on the job (merged with the round's earlier ones), whatever else
- * changed, while the job waits for a person or has finished. With `added`, the round is a new one
- * of that kind (the notice of a default taken, sent after the job went on, its message held at
- * `heldAt`): it joins the review it belongs to, the one the pass read where the job had none
- * stored, and never a later selection's. A job that went on otherwise (a person answered while
+ * changed, while the job waits for a person or has finished, in the review `of` (never a later
+ * selection's). With `added`, the round is a new one of that kind (the notice of a default taken,
+ * sent after the job went on, its message held at `heldAt`): it joins `of`, the review the pass
+ * read, where the job had none stored. A job that went on otherwise (a person answered while
  * the notices went out) is not written: its message names its version, and a step may be under
  * way; the deliveries are in the log only. Returns the job as recorded.
  */
@@ -464,7 +463,8 @@ async function recordDeliveries(
   jobId: string,
   round: number,
   deliveries: NoticeDelivery[],
-  added?: { review: ReviewState; kind: 'timeout'; heldAt: number },
+  of: ReviewState,
+  added?: { kind: 'timeout'; heldAt: number },
 ): Promise<Job | undefined> {
   for (let tries = 0; tries < 5; tries++) {
     const job = await deps.store.get(jobId);
@@ -478,9 +478,21 @@ async function recordDeliveries(
       return undefined;
     }
     let review = job.review;
-    if (added && !(review?.step === added.review.step && review.offeredAt === added.review.offeredAt)) {
-      if (review && review.offeredAt > added.review.offeredAt) return undefined; // a later selection's review
-      review = added.review;
+    if (!(review?.step === of.step && review.offeredAt === of.offeredAt)) {
+      // A later selection's review (the job answered, went on and was offered another): its rounds
+      // are not this one's (merged there, this round would end their claim and stand for them).
+      if (!added || (review && review.offeredAt > of.offeredAt)) {
+        deps.log?.info(
+          "reviewers: the job awaits another selection; its round's deliveries are not recorded",
+          {
+            jobId,
+            round,
+            deliveries: deliveries.map((d) => `${d.channel}: ${d.state}`).join(', '),
+          },
+        );
+        return undefined;
+      }
+      review = of;
     }
     const rounds = review?.rounds;
     const current =

@@ -108,6 +108,43 @@ describe('the reviewers pass', () => {
       ]);
     }));
 
+  it("does not record a round's deliveries on a later selection's review (the job answered and went on meanwhile)", async () => {
+    let later: Job | undefined;
+    let world: ReceiverWorld | undefined;
+    const onPost = (): [number, string] => {
+      // While the notice is out: answered, the job went on and awaits another selection, whose
+      // first round another pass has claimed.
+      const { h, job } = world!;
+      const waiting = h.store.jobs.get(job.id)!;
+      const offeredAt = h.clock.now() + 60_000;
+      later = {
+        ...waiting,
+        version: waiting.version + 4,
+        pending: { ...waiting.pending!, offeredAt },
+        review: {
+          ...waiting.review!,
+          offeredAt,
+          rounds: [
+            { round: 1, version: waiting.version + 4, claimedUntil: offeredAt + 60_000, deliveries: [] },
+          ],
+        },
+      };
+      h.store.jobs.set(job.id, structuredClone(later));
+      return [200, ''];
+    };
+    await withReceiver(async (w) => {
+      world = w;
+      const deps = w.passDeps(
+        { channels: { slack: { type: 'slack' } }, rules: [{ name: 'all', notify: ['slack'] }] },
+        { OPFLOW_REVIEW_SLACK_URL: `http://${w.host}/hook` },
+      );
+      expect((await reviewPass(deps)).rounds).toBe(1);
+      expect(w.bodies()).toHaveLength(1);
+      // Left as it is: the later round keeps its claim, and no delivery of it is claimed done.
+      expect(await w.h.store.get(w.job.id)).toEqual(later);
+    }, onPost);
+  });
+
   it('calls for the second approver as soon as a first one confirmed, naming who chose what; the reminders keep their times', () =>
     withReceiver(async ({ host, bodies, job, h, passDeps }) => {
       const deps = passDeps(
