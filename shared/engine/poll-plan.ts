@@ -289,9 +289,25 @@ export function priceFor(lattice: TaskLattice, target: PlanTarget): number {
   return Math.exp(over < under ? low : high);
 }
 
-/** Plans by sketch version, target and extra price (a few hundred at most, oldest dropped). */
+/**
+ * Plans by what a plan is made of (the sketch's weights, its total weight and the observations the
+ * tail index is read from), target and extra price: a few hundred at most, oldest dropped. Keyed by
+ * content, not by the sketch's count and time: two operations' sketches (or two scopes' of one
+ * operation) recorded as often, in the same millisecond, with the same last poll, are different
+ * distributions, and sketches of the same content share one plan.
+ */
 const plans = new Map<string, PollPlan | null>();
 const keptPlans = 256;
+
+/** What a sketch's plan depends on, as text: its weights by bucket, its total weight, its observations. */
+function planContent(sketch: DurationSketch): string {
+  const weights = Object.entries(sketch.w)
+    .filter(([, weight]) => weight > 0)
+    .sort((a, b) => Number(a[0]) - Number(b[0]))
+    .map(([bucket, weight]) => `${bucket}:${weight}`)
+    .join(',');
+  return `${weights}|${sketch.n}|${(sketch.obs ?? []).join(',')}`;
+}
 
 /**
  * The cached plan for a sketch: at the price where a task meets `target`, plus `extraPriceMs`
@@ -308,7 +324,7 @@ export function sketchPlan(
       ? target
       : { delayMs: 2 ** (Math.round(4 * Math.log2(Math.max(1, target.delayMs))) / 4) };
   const aim = 'pollsPerTask' in rounded ? `p${rounded.pollsPerTask}` : `d${rounded.delayMs}`;
-  const key = `${sketch.count}|${sketch.updatedAt}|${sketch.n}|${sketch.obs?.at(-1) ?? ''}|${aim}|${Math.round(extraPriceMs)}`;
+  const key = `${planContent(sketch)}|${aim}|${Math.round(extraPriceMs)}`;
   const cached = plans.get(key);
   if (cached !== undefined) return cached ?? undefined;
   // A polls target is priced on the tasks like those seen (the tail's polls, spent only by a task

@@ -65,6 +65,36 @@ describe('poll plans', () => {
     expect(step(pareto, 200_000)).toBeGreaterThan(1);
   });
 
+  it('plans by what a sketch holds: sketches alike in count, time and last task do not share a plan', () => {
+    // Two operations, each with two tasks recorded at the same times, the last of each 3 s long.
+    let short = emptySketch(0);
+    let long = emptySketch(0);
+    for (const [i, [a, b]] of [
+      [1_000, 40_000],
+      [3_000, 3_000],
+    ].entries()) {
+      short = recordDuration(short, a ?? 0, a ?? 0, i);
+      long = recordDuration(long, b ?? 0, b ?? 0, i);
+    }
+    expect([short.count, short.updatedAt, short.n, short.obs?.at(-1)]).toEqual([
+      long.count,
+      long.updatedAt,
+      long.n,
+      long.obs?.at(-1),
+    ]);
+    const target = { pollsPerTask: 1.5 };
+    const first = (sketch: DurationSketch) => plannedPollAt(sketchPlan(sketch, target)!, 0, 0)!;
+    const uncached = (sketch: DurationSketch) => {
+      const plan = planPolls(taskLattice(sketch)!, priceFor(taskLattice(sketch, false)!, target));
+      return plannedPollAt(plan, 0, 0)!;
+    };
+    expect(first(short)).toBe(uncached(short));
+    expect(first(long)).toBe(uncached(long));
+    expect(first(long)).not.toBe(first(short));
+    // The same content (a copy read again from the store) shares the plan.
+    expect(sketchPlan(structuredClone(long), target)).toBe(sketchPlan(long, target));
+  });
+
   it("expects a heavy-tailed task's rest to grow with the time it has run, a bounded one's to shrink", () => {
     expect(residualMs(taskLattice(pareto)!, 10_000)!).toBeGreaterThan(
       residualMs(taskLattice(pareto)!, 2_000)!,
