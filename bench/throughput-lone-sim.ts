@@ -109,8 +109,8 @@ function simulate(options: Options, family: Family): { delayShare: number; polls
   let tasks = 0;
   for (let run = 0; run < options.runs; run++) {
     const random = seeded(options.seed * 1_000_003 + run * 7_919);
-    // Each run's records at times of its own: plans are cached by the sketch's count, time and last
-    // observation (poll-plan.ts), which two runs must not share.
+    // Each run's records at times of its own (plans are cached by the sketch's content,
+    // poll-plan.ts: runs that learned alike share a plan, as two operations that did would).
     const clock = (run + 1) * 1_000;
     let sketch = emptySketch(clock);
     if (options.mode === 'known')
