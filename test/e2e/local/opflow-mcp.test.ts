@@ -175,12 +175,14 @@ async function agentSession(client: Client): Promise<void> {
   expect(await callRefused(client, 'cancel_job', { jobId: submitted.jobId })).toContain('already SUCCEEDED');
   expect(await callRefused(client, 'list_jobs', { status: 'DONE' })).toContain('status');
 
-  // Cancel an unfinished one.
+  // Cancel an unfinished one: parked at its selection, no paid call of it under way (a job
+  // cancelled during one cannot be retried until the call's answer is in: shared/engine/retry.ts).
   const toCancel = await callOk<{ jobId: string }>(client, 'submit_job', {
     workflow: 'novelty-check',
     input: { text: disclosure },
     selection: { mode: 'manual' },
   });
+  await follow(client, toCancel.jobId, ['AWAITING_INPUT']);
   const cancelled = await callOk<{ job: JobView }>(client, 'cancel_job', { jobId: toCancel.jobId });
   expect(cancelled.job.status).toBe('CANCELLED');
   expect(await callRefused(client, 'get_report', { jobId: toCancel.jobId })).toContain('CANCELLED');
