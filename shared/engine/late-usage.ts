@@ -59,7 +59,11 @@ export async function recordLateUsage(
       return;
     }
   }
-  deps.log?.warn('could not add the usage of a call whose outcome lost to another writer', { jobId, usage });
+  deps.log?.warn('could not add the usage of a call whose outcome lost to another writer', {
+    jobId,
+    usage,
+    ...(waits > otherCallWaitsMs.length ? { why: 'another paid call of the job is still in flight' } : {}),
+  });
 }
 
 /** A paid call of the job in flight that is not this one (a take-over's, a retried run's). */

@@ -286,6 +286,42 @@ describe('callback sender', () => {
     expect((await store.get(job.id))!.callback).toMatchObject({ state: 'delivered', round: 2 });
   });
 
+  it('refuses a resend of a job retried while the resend was being made', async () => {
+    const job = await finishedJob({
+      status: 'FAILED',
+      callback: { state: 'exhausted', round: 1, messageId: 'm', attempts: [] },
+    });
+    const realGet = store.get.bind(store);
+    let reads = 0;
+    store.get = async (id: string) => {
+      const read = await realGet(id);
+      // `opflow retry` right after the resend read the job: the new run is queued.
+      if (++reads === 1 && read)
+        await store.commit(
+          {
+            ...read,
+            status: 'QUEUED',
+            version: read.version + 1,
+            runs: [
+              {
+                status: 'FAILED',
+                step: read.step,
+                retriedAt: T0,
+                retriedFrom: read.step,
+                fromStart: false,
+                usage: read.usage,
+              },
+            ],
+          },
+          read.version,
+        );
+      return read;
+    };
+    await expect(resendCallback(deps, job.id)).rejects.toThrow(/was retried meanwhile/);
+    store.get = realGet;
+    expect((await store.get(job.id))!).toMatchObject({ status: 'QUEUED', version: job.version + 1 });
+  });
+
   it('two senders at once deliver once', async () => {
     await finishedJob();
     await Promise.all([runCallbackSender(deps), runCallbackSender(deps), runCallbackSender(deps)]);
