@@ -36,7 +36,7 @@
 import { loadavg } from 'node:os';
 import { it } from 'vitest';
 import * as z from 'zod';
-import { synthesizedDevStage } from '../test/e2e/aws/harness/template-rules';
+import { synthesizedDevStage } from '../test/e2e/aws/harness/template-synth';
 import { type CostCounts, dollars, type FunctionMemory, gbSeconds } from './aws-cost-accounting';
 import { type CellOutcome, goalSummary, verdictLine } from './aws-cost-report';
 import { type CostWorld, measure } from './aws-cost-world';

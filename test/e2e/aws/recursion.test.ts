@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { RECURSION_LIMIT } from '../../../scripts/lambda/recursion';
 import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
 import { AwsWorld } from './harness/aws-world';
-import { stackRules } from './harness/template-rules';
+import { stackRules } from './harness/template-synth';
 
 const novelty = {
   workflow: 'novelty-check',

@@ -1,5 +1,5 @@
 // The limits of the services between a user and opflow on AWS, enforced by the simulated deployment
-// from the synthesized template (scripts/lambda/api-gateway.ts, harness/template-rules.ts): what a
+// from the synthesized template (scripts/lambda/api-gateway.ts, harness/template-synth.ts): what a
 // user sees at each, and what opflow does to stay under it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -17,7 +17,7 @@ import { makeJob } from '../../support/factories';
 import { freshFetch } from '../../support/fresh-fetch';
 import { REAL_PROCESS_TIMEOUT_MS } from '../../support/timeouts';
 import { AwsWorld } from './harness/aws-world';
-import { stackRules } from './harness/template-rules';
+import { stackRules } from './harness/template-synth';
 
 let world: AwsWorld;
 beforeAll(async () => {
