@@ -13,14 +13,15 @@
  *
  *   npx tsx bench/fairness.ts [--limit=5] [--batch=300] [--jobs=20] [--seed=7] [--pace=on|off] [--only=priority|shares]
  *                             [--aws=on|off] [--aws-jobs=40] [--shares=both|on|off]
- *                             [--order=alpha-first|gamma-first|interleaved]
+ *                             [--order=alpha-first|gamma-first|interleaved] [--counts=weighted|equal]
  *
  * - priority: a batch of `--batch` novelty checks saturates the key; 60 s in, one more check is
  *   submitted, `normal` or `high` (and `high` without the cut-in, to show what it adds). Each of its
  *   calls' wait (from the step that found it due to the call) is divided by the token interval.
  * - shares: three tenants on one key (weights 5, 3, 2: configured shares 50/30/20 %; `--jobs`
  *   checks per unit of weight, submitted in that order, or gamma's first (`--order=gamma-first`),
- *   or one of each in turn (`interleaved`); the first tenant's in two batches, 50/50 % within it)
+ *   or one of each in turn (`interleaved`); or as many checks each as the first tenant has
+ *   (`--counts=equal`); the first tenant's in two batches, 50/50 % within it)
  *   with fair shares off and on. Counted in tokens on the key's grant log (rate_grants,
  *   bench/fairness-windows.ts): each tenant's share of the tokens in every sliding 60 s window
  *   (every distinct one, not a step grid), and each batch's share of its tenant's, against the
@@ -72,6 +73,7 @@ const optionsSchema = z.object({
   'aws-jobs': z.coerce.number().int().min(2).max(2_000),
   shares: z.enum(['both', 'on', 'off']),
   order: z.enum(['alpha-first', 'gamma-first', 'interleaved']),
+  counts: z.enum(['weighted', 'equal']),
 });
 type Options = z.infer<typeof optionsSchema>;
 
@@ -88,12 +90,13 @@ function readOptions(): Options {
       'aws-jobs': { type: 'string', default: '40' },
       shares: { type: 'string', default: 'both' },
       order: { type: 'string', default: 'alpha-first' },
+      counts: { type: 'string', default: 'weighted' },
       help: { type: 'boolean', default: false },
     },
   });
   if (values.help) {
     process.stdout.write(
-      'npx tsx bench/fairness.ts [--limit=5] [--batch=300] [--jobs=20] [--seed=7] [--pace=on|off] [--only=all|priority|shares] [--aws=on|off] [--aws-jobs=40] [--shares=both|on|off] [--order=alpha-first|gamma-first|interleaved]\n',
+      'npx tsx bench/fairness.ts [--limit=5] [--batch=300] [--jobs=20] [--seed=7] [--pace=on|off] [--only=all|priority|shares] [--aws=on|off] [--aws-jobs=40] [--shares=both|on|off] [--order=alpha-first|gamma-first|interleaved] [--counts=weighted|equal]\n',
     );
     process.exit(0);
   }
@@ -337,12 +340,23 @@ function spansOf(
 }
 
 /**
+ * How many checks a tenant of `weight` submits, `perUnit` a unit of weight: in proportion to its
+ * weight (`--counts=weighted`), or as many as the heaviest tenant (`equal`: 100/100/100 at
+ * `--jobs=20`, 200/200/200 at `--aws-jobs=40`), so the lighter tenants have more work than their
+ * shares and their parked jobs outnumber their shares' turns.
+ */
+function checksOf(options: Options, perUnit: number, weight: number): number {
+  const heaviest = Math.max(...tenantsOfShares.map((tenant) => tenant.weight));
+  return perUnit * (options.counts === 'equal' ? heaviest : weight);
+}
+
+/**
  * The order the tenants' checks are submitted in (all in one instant): alpha's, then beta's, then
  * gamma's; gamma's first (then beta's, alpha's); or one of each tenant with checks left in turn.
  */
 function submitOrder(options: Options): { tenant: string; i: number }[] {
   const each = tenantsOfShares.map(({ tenant, weight }) =>
-    Array.from({ length: options.jobs * weight }, (_, i) => ({ tenant, i })),
+    Array.from({ length: checksOf(options, options.jobs, weight) }, (_, i) => ({ tenant, i })),
   );
   if (options.order === 'alpha-first') return each.flat();
   if (options.order === 'gamma-first') return each.reverse().flat();
@@ -459,7 +473,7 @@ function awsSharesCases(options: Options): AwsSharesResult[] {
     const tenants = tenantsOfShares.map(({ tenant, weight }) => ({
       tenant,
       weight,
-      jobs: weight * options['aws-jobs'],
+      jobs: checksOf(options, options['aws-jobs'], weight),
     }));
     const run = spawnSync('npx', ['vitest', 'run', '--config', 'bench/fairness-aws.config.ts'], {
       stdio: ['ignore', 'ignore', 'inherit'],
@@ -541,7 +555,7 @@ async function main(): Promise<void> {
       process.stderr.write('  shares on aws (vitest, the simulated deployment)...\n');
       aws = awsSharesCases(options);
     }
-    const counts = tenantsOfShares.map((t) => options.jobs * t.weight).join(', ');
+    const counts = tenantsOfShares.map((t) => checksOf(options, options.jobs, t.weight)).join(', ');
     out.push(
       '',
       `(b) three tenants on one key (weights 5, 3, 2: configured 50/30/20 %; ${counts} checks submitted ${options.order === 'alpha-first' ? 'in that order' : options.order === 'gamma-first' ? "gamma's first, then beta's, then alpha's" : 'one of each tenant in turn'}, alpha's in two batches a1/a2 taken in turn), each flow's share of the key's tokens (its grant log) in every sliding ${windowMs / 1000} s window: while every tenant has a check waiting to start (all waiting), and on to the first one's last token (all with work). The goal: within 10 % of the configured share, relative (worst miss / configured); the miss in points is beside it`,
@@ -554,7 +568,7 @@ async function main(): Promise<void> {
     if (aws.length > 0)
       out.push(
         '',
-        `(b, aws) ${tenantsOfShares.map((t) => options['aws-jobs'] * t.weight).join(', ')} patent counts (one call each) submitted through the job API in that order, on the simulated aws deployment: each tenant's share of the key's tokens (its grant log: the bucket item's versions on the table's stream) in every sliding ${windowMs / 1000} s window while every tenant has a job waiting for its token (all waiting: up to the first tenant's last token; each job makes one call), in the local table's columns`,
+        `(b, aws) ${tenantsOfShares.map((t) => checksOf(options, options['aws-jobs'], t.weight)).join(', ')} patent counts (one call each) submitted through the job API in that order, on the simulated aws deployment: each tenant's share of the key's tokens (its grant log: the bucket item's versions on the table's stream) in every sliding ${windowMs / 1000} s window while every tenant has a job waiting for its token (all waiting: up to the first tenant's last token; each job makes one call), in the local table's columns`,
         table(
           shareHeaders,
           aws.flatMap((r) => shareCells('aws', r.label, { ...r, span: 'all waiting', of: 'tenants' })),

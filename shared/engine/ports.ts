@@ -262,12 +262,15 @@ export interface RateLimiter {
    * Reserve the token of a call due at `at` while it is being scheduled (see admission/rate-bucket.ts
    * `reserveAhead`): the time of the token reserved, within `withinMs` of `at`, or undefined when
    * none was (the call then takes its token when it comes). Optional: without it every call takes
-   * its token when it comes.
+   * its token when it comes. `sentBack`: the booking of a job sent back to wait (a spread return);
+   * a limiter that keeps the key's shares books none while two tenants or more have work, as such
+   * a booking lies past the line's end, where no tenant behind can take it over (the job then
+   * parks on its return and is released in share order: `shareOrder`).
    */
   reserveAhead?(
     bucket: string,
     now: number,
-    options: { at: number; withinMs: number; share?: ShareClaim | undefined },
+    options: { at: number; withinMs: number; share?: ShareClaim | undefined; sentBack?: boolean | undefined },
   ): Promise<number | undefined>;
   /**
    * A `high` job's call (`by`, its id) goes ahead of the key's line: the time of the soonest token
@@ -297,6 +300,17 @@ export interface RateLimiter {
     by: string,
     plan: { takes: (at: number) => boolean; from: (ratePerSecond: number) => number; before: number },
   ): Promise<number | undefined>;
+  /**
+   * For a limiter that keeps the key's shares: how calls of the key's tenants are owed its next
+   * tokens, read once at `now` (weighted fair queueing from the ledger's virtual times, each pick
+   * moving its tenant on by 1/weight): a function from the tenants of some calls (one entry a
+   * call) to their indices in that order. Undefined when the ledger holds fewer than two tenants
+   * (any order is then the shares'). The releaser of parked jobs releases in this order, so the
+   * tokens it hands out follow the shares, not the parked jobs' ids. Optional: the local limiter
+   * has none, as the local backend parks no jobs (its job store has no parked index; every wait
+   * holds a message, and the engine's `FairShares` sets each call's horizon).
+   */
+  shareOrder?(bucket: string, now: number): Promise<((tenants: readonly string[]) => number[]) | undefined>;
   /**
    * Whether the token reserved for `at` is still `by`'s: false when a priority call took it over
    * (the holder then takes a new one). Optional: without it a reserved token is always its holder's.

@@ -225,12 +225,13 @@ export class DynamoDbRateLimiter implements RateLimiter {
    * Reserves the token of a call due at `at`: the line's next token when the line reaches past
    * `at`, else a token booked at or after `at` (kept in the item's `booked` list until the line
    * reaches it), one conditional write like `take`; undefined, with nothing written, when no token
-   * is within `withinMs` of `at` or other workers keep winning (the call takes one when it comes).
+   * is within `withinMs` of `at`, other workers keep winning (the call takes one when it comes), or
+   * a job `sentBack` finds two tenants or more with work in the ledger.
    */
   async reserveAhead(
     bucket: string,
     now: number,
-    options: { at: number; withinMs: number; share?: ShareClaim | undefined },
+    options: { at: number; withinMs: number; share?: ShareClaim | undefined; sentBack?: boolean | undefined },
   ): Promise<number | undefined> {
     let reservedAt: number | undefined;
     const claim = this.claimOf(options.share);
@@ -238,6 +239,9 @@ export class DynamoDbRateLimiter implements RateLimiter {
     const by = options.share?.jobId;
     const askedAt = Math.max(now, options.at);
     const written = await this.update(bucket, now, ({ state, lane, ledger }) => {
+      // A job sent back books nothing while tenants share the key (`RateLimiter.reserveAhead`).
+      const kit = this.sharesKit;
+      if (options.sentBack && kit && kit.ledger.tenantsWithWork(ledger, now) >= 2) return undefined;
       const result = reserveAhead(state, this.config, now, options.at, options.withinMs);
       const asking = this.asks(ledger, claim, now);
       // Behind another tenant (or batch), the call takes over that one's token reserved sooner
@@ -341,6 +345,25 @@ export class DynamoDbRateLimiter implements RateLimiter {
       };
     });
     return written === 'written' ? cutAt : undefined;
+  }
+
+  /**
+   * How calls of the key's tenants are owed its next tokens (`RateLimiter.shareOrder`): one
+   * consistent read of the bucket item, nothing written; its ledger (parsed with zod: one that does
+   * not parse is empty) ordered by dynamodb-share-ledger.ts `ledgerOrder`. Undefined when shares
+   * are off or the ledger holds fewer than two tenants.
+   */
+  async shareOrder(
+    bucket: string,
+    now: number,
+  ): Promise<((tenants: readonly string[]) => number[]) | undefined> {
+    if (!this.keepsShares) return undefined;
+    // The read loads the ledger's module (`loadShares`).
+    const { ledger } = await this.read(rateBucketKey(bucket), now);
+    const kit = this.sharesKit;
+    if (!kit || Object.keys(ledger.flows).filter((flow) => flow.startsWith('t:')).length < 2)
+      return undefined;
+    return (tenants) => kit.ledger.ledgerOrder(ledger, kit.weights, tenants);
   }
 
   /**

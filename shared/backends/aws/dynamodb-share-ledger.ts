@@ -12,6 +12,7 @@
  */
 import * as z from 'zod';
 import {
+  activeWithinMs,
   askedBy,
   chargedTo,
   fallenBehind,
@@ -25,7 +26,13 @@ import {
   standsBack,
   weightOf,
 } from '../../engine/admission/fair-share';
-import { mayTakeFrom, refundedTo, shareCutFrom, tenantOfBatch } from '../../engine/admission/share-cut';
+import {
+  mayTakeFrom,
+  owedOrder,
+  refundedTo,
+  shareCutFrom,
+  tenantOfBatch,
+} from '../../engine/admission/share-cut';
 
 export { shareCutAheadMs } from '../../engine/admission/share-cut';
 
@@ -265,4 +272,24 @@ export function ledgerCutFrom(
   ratePerSecond: number,
 ): number {
   return shareCutFrom(ledger.flows, flowsOfClaim(claim).tenant, weights, now, ratePerSecond);
+}
+
+/**
+ * The order in which calls of `tenants` are owed the key's next tokens by the ledger's tenants'
+ * virtual times (share-cut.ts `owedOrder`, weighted fair queueing), as indices into `tenants`.
+ */
+export function ledgerOrder(
+  ledger: ShareLedger,
+  weights: ShareWeights,
+  tenants: readonly string[],
+): number[] {
+  return owedOrder(ledger.flows, weights, tenants);
+}
+
+/** How many tenants of the ledger have work at `now` (asked within fair-share.ts `activeWithinMs`). */
+export function tenantsWithWork(ledger: ShareLedger, now: number): number {
+  let count = 0;
+  for (const [flow, state] of Object.entries(ledger.flows))
+    if (flow.startsWith('t:') && now - state.askedAt <= activeWithinMs) count++;
+  return count;
 }

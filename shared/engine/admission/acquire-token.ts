@@ -273,6 +273,11 @@ async function spreadReturn(
   // and waiting with a second message. The time is the spread's, so the order above stands. A
   // return at the deadline books nothing: the job fails then.
   const beforeDeadlineMs = job.deadlineAt - (now + delayMs);
+  // Where the limiter keeps the key's shares, none is booked while two tenants or more have work
+  // (`sentBack`): a booking lies past the line's end, at a random time, where no tenant behind
+  // can take it over (a take-over comes before the cutter's own next free token), so the first
+  // tenant to ask would book the next minute's line before the others asked. Unbooked, the job
+  // parks on its return and is released in share order (release.ts).
   const tokenAt =
     deps.queue.carriesTokens && beforeDeadlineMs > 0
       ? await bookReturn(deps, job, bucket, now, now + delayMs, Math.min(horizonMs, beforeDeadlineMs))
@@ -317,7 +322,12 @@ async function bookReturn(
 ): Promise<number | undefined> {
   if (!deps.rateLimiter.reserveAhead || at - now > deps.queue.maxDelayMs) return undefined;
   try {
-    return await deps.rateLimiter.reserveAhead(bucket, now, { at, withinMs, share: shareClaim(job) });
+    return await deps.rateLimiter.reserveAhead(bucket, now, {
+      at,
+      withinMs,
+      share: shareClaim(job),
+      sentBack: true,
+    });
   } catch (error) {
     deps.log?.warn("could not book a waiting job's token; it takes one when it returns", {
       error: errorMessage(error),

@@ -50,10 +50,18 @@ export async function releaseParked(
     options.limit ?? 12,
   );
   const maxReleases = options.maxReleases ?? 4;
+  // Where the limiter keeps the key's shares of two tenants or more, each class goes in the order
+  // its tenants are owed tokens (weighted fair queueing over the key's ledger): in due order (by
+  // id, for jobs parked at one time) the tokens would follow how many jobs each tenant parked.
+  const owed =
+    deps.rateLimiter.keepsShares && candidates.length > 1
+      ? await deps.rateLimiter.shareOrder?.(bucket, now)
+      : undefined;
+  const ordered = owed ? await inShareOrder(deps, candidates, owed) : candidates;
   // Once a job due now finds no token within its horizon, the rest of its class (due later, same
   // horizon or less) would not either.
   const fullClasses = new Set<string>();
-  for (const candidate of candidates) {
+  for (const candidate of ordered) {
     if (round.released >= maxReleases) break;
     if (fullClasses.has(candidate.class)) continue;
     round.looked++;
@@ -104,4 +112,39 @@ async function sendExpired(deps: EngineDeps, workflow: Workflow, job: Job, now: 
   if (!(await deps.store.commit(unparked.job, job.version))) return false;
   await deps.queue.send({ jobId: job.id, version: unparked.job.version }, 0);
   return true;
+}
+
+/**
+ * The candidates class by class, each class in the order `owed` gives its jobs' tenants (the
+ * limiter's `shareOrder`); a candidate whose job is gone goes at its class's end (the loop skips
+ * it). Each job is read here for
+ * its tenant (the `due` index holds keys only) and again by the loop when its turn comes: a job
+ * another releaser sent meanwhile is then seen before a token is reserved for it.
+ */
+async function inShareOrder(
+  deps: EngineDeps,
+  candidates: readonly { id: string; class: string }[],
+  owed: (tenants: readonly string[]) => number[],
+): Promise<{ id: string; class: string }[]> {
+  const jobs = await Promise.all(candidates.map((candidate) => deps.store.get(candidate.id)));
+  const ordered: { id: string; class: string }[] = [];
+  for (const parkedClass of new Set(candidates.map((candidate) => candidate.class))) {
+    const known: { id: string; class: string; tenant: string }[] = [];
+    const gone: { id: string; class: string }[] = [];
+    for (const [index, candidate] of candidates.entries()) {
+      if (candidate.class !== parkedClass) continue;
+      const tenant = jobs[index]?.tenant;
+      if (tenant === undefined) gone.push(candidate);
+      else known.push({ ...candidate, tenant });
+    }
+    const tenants = known.map((candidate) => candidate.tenant);
+    const order = new Set(tenants).size > 1 ? owed(tenants) : [];
+    // Any candidate the order leaves out keeps its due place after those it names.
+    for (const index of new Set([...order.filter((index) => known[index] !== undefined), ...known.keys()])) {
+      const candidate = known[index] as { id: string; class: string };
+      ordered.push({ id: candidate.id, class: candidate.class });
+    }
+    ordered.push(...gone);
+  }
+  return ordered;
 }

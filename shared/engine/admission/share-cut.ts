@@ -89,6 +89,40 @@ export function shareCutFrom(
   return now + (Math.max(0, own.virtual - service) * weightsWithWork * 1000) / ratePerSecond;
 }
 
+/**
+ * The order in which calls of `tenants` (one entry a call, a tenant named as often as it has calls)
+ * are owed the key's next tokens, as indices into `tenants`: weighted fair queueing over the
+ * tenants' virtual times, the least first, each pick moving its tenant on by 1/weight. A tenant
+ * the state does not hold (forgotten, or never charged) starts level with the least of those given
+ * that it holds: as a flow that comes back after having no work, with no credit to spend. Ties keep
+ * the given order, and so do a tenant's own calls. The aws releaser of parked jobs hands out tokens
+ * in this order (release.ts, through `RateLimiter.shareOrder`): in the parked jobs' due order
+ * (their ids, for jobs parked at one time) the tokens would follow how many each tenant parked.
+ */
+export function owedOrder(state: ShareState, weights: ShareWeights, tenants: readonly string[]): number[] {
+  const held = tenants
+    .map((tenant) => state[`t:${tenant}`]?.virtual)
+    .filter((virtual): virtual is number => virtual !== undefined);
+  const start = held.length > 0 ? Math.min(...held) : 0;
+  const queues = new Map<string, { virtual: number; calls: number[] }>();
+  for (const [index, tenant] of tenants.entries()) {
+    const queue = queues.get(tenant);
+    if (queue) queue.calls.push(index);
+    else queues.set(tenant, { virtual: state[`t:${tenant}`]?.virtual ?? start, calls: [index] });
+  }
+  const order: number[] = [];
+  for (;;) {
+    let best: [string, { virtual: number; calls: number[] }] | undefined;
+    for (const entry of queues)
+      if (entry[1].calls.length > 0 && (best === undefined || entry[1].virtual < best[1].virtual))
+        best = entry;
+    if (best === undefined) return order;
+    const [tenant, queue] = best;
+    order.push(queue.calls.shift() as number);
+    queue.virtual += 1 / weightOf(weights, tenant);
+  }
+}
+
 /** The token at `at` given back by its batch flow `owner` (taken over): its charge is undone. */
 export function refundedTo(state: ShareState, owner: string, weights: ShareWeights, at: number): ShareState {
   const tenant = tenantOfBatch(owner);

@@ -357,4 +357,57 @@ describe('admission on DynamoDB', () => {
     },
     REAL_PROCESS_TIMEOUT_MS,
   );
+
+  it(
+    "with shares kept in the bucket item, releases parked jobs in the order their tenants are owed tokens, and books no sent-back job's token",
+    async () => {
+      const { tableName, client } = await dynamo.newTable();
+      const store = new DynamoDbJobStore({ client, tableName });
+      const limiter = new DynamoDbRateLimiter({
+        client,
+        tableName,
+        ratePerSecond: 2,
+        shares: { tenants: {} },
+      });
+      const h = harness(happyScript(), { store, rateLimiter: limiter, admission: true });
+      // A line no tenant owns (nothing to take over), then alpha's three jobs and gamma's one.
+      await fillLine(limiter, h.clock.now(), 20);
+      const submit = async (tenant: string, issue: string) =>
+        (await submitJob(h.deps, { workflow: 'demo', input: { issue }, tenant })).job;
+      const alpha = [await submit('alpha', 'a0'), await submit('alpha', 'a1'), await submit('alpha', 'a2')];
+      h.clock.advance(1);
+      const gamma = await submit('gamma', 'g0');
+      h.clock.advance(2_000);
+      for (let next = h.queue.takeNext(); next; next = h.queue.takeNext())
+        expect(await runStep(h.deps, next.message)).toMatchObject({ parked: true });
+      // In due order gamma's job comes last (submitted a millisecond later).
+      const parked = (await store.listParked(bucket, h.clock.now() + 60_000, 12)).map((found) => found.id);
+      expect(parked.at(-1)).toBe(gamma.id);
+      // Once the line has ended, a round of two: alpha's soonest and gamma's (level: one each), not
+      // alpha's two soonest.
+      h.clock.advance(10_000);
+      expect(await releaseParked(h.deps, store, bucket, { maxReleases: 2 })).toMatchObject({ released: 2 });
+      const stillParked = async (id: string) => (await store.get(id))!.parked !== undefined;
+      expect(await stillParked(parked[0]!)).toBe(false);
+      expect(await stillParked(gamma.id)).toBe(false);
+      expect(await stillParked(parked[1]!)).toBe(true);
+      expect(await stillParked(parked[2]!)).toBe(true);
+      expect(alpha.map((job) => job.id).sort()).toEqual(parked.slice(0, 3).sort());
+
+      // On a queue whose messages hold tokens, a new job's first look sent back while alpha and
+      // gamma both have work books no token (its booking would lie past the line's end, where no
+      // tenant behind could take it over): its message holds none.
+      Object.defineProperty(h.queue, 'carriesTokens', { value: true });
+      h.queue.pending = [];
+      await fillLine(limiter, h.clock.now(), 20);
+      const late = await submit('alpha', 'a3');
+      const bounced = await runStep(h.deps, h.queue.takeNext()!.message);
+      expect(bounced).toMatchObject({ outcome: 'deferred', reason: 'rate-limited' });
+      expect(bounced).not.toHaveProperty('reserved');
+      const back = h.queue.takeNext()!;
+      expect(back.message).toEqual({ jobId: late.id, version: late.version });
+      expect(h.client.calls).toHaveLength(0);
+    },
+    REAL_PROCESS_TIMEOUT_MS,
+  );
 });

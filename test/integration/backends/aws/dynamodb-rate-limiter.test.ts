@@ -342,6 +342,62 @@ describe('DynamoDbRateLimiter', () => {
       expect(after['t:gamma']).toBe(2);
     });
 
+    it("orders the tenants owed the key's next tokens from one read, and books no sent-back job's token while two tenants have work", async () => {
+      const { tableName, all } = await limiters(1, { ratePerSecond: 5, burst: 1, shares });
+      const limiter = all[0]!;
+      const bucket = keyFingerprint('sk-order');
+      const seqOf = async () =>
+        (
+          await emulators.clients.documents.send(
+            new GetCommand({ TableName: tableName, Key: rateBucketKey(bucket), ConsistentRead: true }),
+          )
+        ).Item?.seq;
+      // No ledger yet, then one tenant: no order to follow (the releaser reads no jobs then).
+      expect(await limiter.shareOrder(bucket, T0)).toBeUndefined();
+      for (let i = 0; i < 12; i++)
+        await limiter.take(bucket, T0, { reserveWithinMs: 15_000, share: { tenant: 'alpha' } });
+      expect(await limiter.shareOrder(bucket, T0)).toBeUndefined();
+      // alpha alone: a sent-back job books its return's token as before.
+      const alone = await limiter.reserveAhead(bucket, T0, {
+        at: T0 + 20_000,
+        withinMs: 2_000,
+        share: { tenant: 'alpha' },
+        sentBack: true,
+      });
+      expect(alone).toBeGreaterThanOrEqual(T0 + 20_000);
+      // beta asks (refused: its horizon ends before the line's), level with the key's service.
+      await limiter.take(bucket, T0, { reserveWithinMs: 0, share: { tenant: 'beta' } });
+      const ledger = await ledgerOf(tableName, bucket);
+      expect(ledger['t:alpha']! - ledger['t:beta']!).toBeGreaterThan(3);
+      const seq = await seqOf();
+      // beta's calls first, gamma (not in the ledger) level with beta after beta's first, then alpha's.
+      const owed = await limiter.shareOrder(bucket, T0);
+      expect(owed?.(['alpha', 'alpha', 'beta', 'beta', 'gamma'])).toEqual([2, 4, 3, 0, 1]);
+      // Two tenants with work: a sent-back job books nothing (nothing written); a release's booking does.
+      expect(
+        await limiter.reserveAhead(bucket, T0, {
+          at: T0 + 25_000,
+          withinMs: 2_000,
+          share: { tenant: 'alpha' },
+          sentBack: true,
+        }),
+      ).toBeUndefined();
+      expect(await seqOf()).toBe(seq);
+      expect(
+        await limiter.reserveAhead(bucket, T0, {
+          at: T0 + 25_000,
+          withinMs: 2_000,
+          share: { tenant: 'beta' },
+        }),
+      ).toBeGreaterThanOrEqual(T0 + 25_000);
+      // Shares off: no order, and a sent-back job books.
+      const { all: off } = await limiters(1, { ratePerSecond: 5, burst: 1 });
+      expect(await off[0]!.shareOrder(bucket, T0)).toBeUndefined();
+      expect(
+        await off[0]!.reserveAhead(bucket, T0, { at: T0 + 5_000, withinMs: 2_000, sentBack: true }),
+      ).toBeDefined();
+    });
+
     /**
      * Three tenants (weights 5, 3, 2) submit 100, 60 and 40 one-call jobs in that order, in one
      * instant, on a 5 calls/s key, through two workers, as the api and the step worker ask: each
@@ -403,6 +459,7 @@ describe('DynamoDbRateLimiter', () => {
           at: back,
           withinMs: decision.withinMs ?? 2_000,
           share,
+          sentBack: true,
         });
         events.push({ at: booked ?? back, order: order++, job, held: booked });
       }

@@ -9,8 +9,10 @@ import {
   ledgerAsks,
   ledgerCharged,
   ledgerCuttable,
+  ledgerOrder,
   ledgerRefunded,
   maxFlows,
+  tenantsWithWork,
 } from '../../../../shared/backends/aws/dynamodb-share-ledger';
 import { servedBy } from '../../../../shared/engine/admission/fair-share';
 
@@ -99,5 +101,29 @@ describe('the share ledger of a bucket item', () => {
     expect(gap).toBeGreaterThanOrEqual(0);
     expect(gap).toBeLessThanOrEqual(1.5);
     expect(ledgerCuttable(state, beta, weights)).toBeUndefined();
+  });
+
+  it('orders calls by what their tenants are owed, and counts the tenants with work', () => {
+    let ledger = emptyLedger();
+    const acme = { tenant: 'acme', batchId: 'b1' };
+    const beta = { tenant: 'beta' };
+    ledger = ledgerAsks(ledger, beta, T0).ledger;
+    expect(tenantsWithWork(ledger, T0)).toBe(1);
+    // acme (weight 2) charged 6 tokens: 3 ahead of beta.
+    for (let i = 0; i < 6; i++)
+      ledger = ledgerCharged(ledgerAsks(ledger, acme, T0).ledger, acme, weights, T0, T0 + 200 * (i + 1));
+    expect(tenantsWithWork(ledger, T0)).toBe(2);
+    // Stored and read back (as the limiter reads it): beta's three calls first, then acme's.
+    const stored = decodeLedger(
+      encodeLedger(ledger, [...ledger.owners.keys()], T0),
+      [...ledger.owners.keys()],
+      weights,
+      T0,
+    );
+    expect(ledgerOrder(stored, weights, ['acme', 'beta', 'acme', 'beta', 'beta', 'beta'])).toEqual([
+      1, 3, 4, 0, 5, 2,
+    ]);
+    // A flow with work is one that asked within 45 s.
+    expect(tenantsWithWork(ledger, T0 + 46_000)).toBe(0);
   });
 });

@@ -17,7 +17,13 @@ import {
   servedBy,
   standsBack,
 } from '../../../../shared/engine/admission/fair-share';
-import { chargeCut, cutPlan, mayTakeFrom, shareCutFrom } from '../../../../shared/engine/admission/share-cut';
+import {
+  chargeCut,
+  cutPlan,
+  mayTakeFrom,
+  owedOrder,
+  shareCutFrom,
+} from '../../../../shared/engine/admission/share-cut';
 import { drive } from '../../../support/memory-ports';
 import { happyScript, harness } from '../fixtures';
 
@@ -143,6 +149,44 @@ describe("a tenant behind takes over a leader's reserved tokens", () => {
     chargeCut(shares, 'k', gamma, 0, 600);
     expect(shares.stateOf('k')['t:alpha']?.virtual).toBeCloseTo(1.6, 6);
     expect(cutPlan(shares, 'k', gamma, 0)).toBeUndefined();
+  });
+});
+
+describe('the order in which tenants are owed the next tokens (parked jobs released on aws)', () => {
+  const weights = { tenants: { alpha: 5, beta: 3, gamma: 2 } };
+
+  it('is weighted fair queueing from the virtual times: the least first, each pick 1/weight on', () => {
+    // Level: over ten picks, 5 of alpha's, 3 of beta's and 2 of gamma's, interleaved as the shares.
+    let state = askedBy(askedBy(askedBy({}, 't:alpha', 0), 't:beta', 0), 't:gamma', 0);
+    const tenants = [
+      ...Array.from({ length: 6 }, () => 'alpha'),
+      ...Array.from({ length: 4 }, () => 'beta'),
+      ...Array.from({ length: 3 }, () => 'gamma'),
+    ];
+    const order = owedOrder(state, weights, tenants);
+    expect([...order].sort((a, b) => a - b)).toEqual(tenants.map((_, index) => index));
+    const firstTen = order.slice(0, 10).map((index) => tenants[index]);
+    expect(firstTen.filter((tenant) => tenant === 'alpha')).toHaveLength(5);
+    expect(firstTen.filter((tenant) => tenant === 'beta')).toHaveLength(3);
+    expect(firstTen.filter((tenant) => tenant === 'gamma')).toHaveLength(2);
+    // Ties keep the given order, and a tenant's own calls keep theirs.
+    expect(order.slice(0, 3)).toEqual([0, 6, 10]);
+    expect(order.filter((index) => tenants[index] === 'alpha')).toEqual([0, 1, 2, 3, 4, 5]);
+    // alpha 2 ahead (ten tokens at weight 5): gamma's and beta's calls first, in the id order's stead.
+    for (let i = 0; i < 10; i++) state = chargedTo(state, 't:alpha', 5, 0);
+    expect(owedOrder(state, weights, ['alpha', 'alpha', 'beta', 'gamma'])).toEqual([2, 3, 0, 1]);
+  });
+
+  it('starts a tenant the state does not hold level with the least it holds, with no credit', () => {
+    let state = askedBy(askedBy({}, 't:alpha', 0), 't:beta', 0);
+    for (let i = 0; i < 10; i++) state = chargedTo(state, 't:alpha', 5, 0);
+    for (let i = 0; i < 3; i++) state = chargedTo(state, 't:beta', 3, 0);
+    // beta at 1, alpha at 2: delta (unknown, weight 1) starts at 1, level with beta and after it in
+    // the given order; its first pick brings it level with alpha, which comes first in that order.
+    expect(owedOrder(state, weights, ['alpha', 'beta', 'delta', 'delta'])).toEqual([1, 2, 0, 3]);
+    // None held: the given order, but for the weights.
+    expect(owedOrder({}, weights, ['gamma', 'alpha', 'alpha'])).toEqual([0, 1, 2]);
+    expect(owedOrder({}, weights, [])).toEqual([]);
   });
 });
 
