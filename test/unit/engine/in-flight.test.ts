@@ -51,6 +51,17 @@ async function expectRetriedWithoutPaying(
   expect(done.usage.duplicateCreates).toBe(0);
 }
 
+/** A job cancelled while its create is out (held): the step under way, not yet answered. */
+async function cancelledUnderItsCreate() {
+  const held = heldCreate();
+  const h = harness(held.script);
+  const job = await start(h);
+  const running = runStep(h.deps, h.queue.takeNext()!.message);
+  await until(() => held.creates() === 1);
+  await cancelJob(h.deps, job.id);
+  return { held, h, job, running };
+}
+
 const realPause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function until(check: () => boolean | Promise<boolean>): Promise<void> {
@@ -187,12 +198,7 @@ describe('a paid call in flight', () => {
   });
 
   it('counts the cost of a call whose outcome lost to another writer (cancelled meanwhile)', async () => {
-    const held = heldCreate();
-    const h = harness(held.script);
-    const job = await start(h);
-    const running = runStep(h.deps, h.queue.takeNext()!.message);
-    await until(() => held.creates() === 1);
-    await cancelJob(h.deps, job.id);
+    const { held, h, job, running } = await cancelledUnderItsCreate();
     held.release();
     expect((await running).outcome).toBe('conflict');
     const cancelled = (await h.store.get(job.id))!;
@@ -264,12 +270,7 @@ async function takeOver(h: ReturnType<typeof harness>, jobId: string) {
 
 describe('a call whose outcome lost to another writer', () => {
   it('keeps its job from being retried until it is back, so the retry pays nothing twice', async () => {
-    const held = heldCreate();
-    const h = harness(held.script);
-    const job = await start(h);
-    const running = runStep(h.deps, h.queue.takeNext()!.message);
-    await until(() => held.creates() === 1);
-    await cancelJob(h.deps, job.id);
+    const { held, h, job, running } = await cancelledUnderItsCreate();
     // Retried now, the new run would create beside the call still out, and the call's late usage
     // would make the new run's commit lose.
     await expect(retryJob(h.deps, job.id)).rejects.toThrow(/still under way; retry it once its answer is in/);
