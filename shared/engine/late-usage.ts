@@ -8,6 +8,7 @@ import { advance, type LateAnswer } from './advance';
 import { type Batch, batchWithLateUsage } from './batch-store';
 import type { EngineDeps } from './deps';
 import { isTerminal, type Job, type JobUsage } from './job-record';
+import { sendForVersion } from './send-for-version';
 import type { Workflow } from './workflow';
 
 /**
@@ -75,16 +76,6 @@ function anotherCallInFlight(job: Job, mark: number | undefined): boolean {
 function callOver(job: Job, mark: number | undefined): Job {
   if (!isTerminal(job.status) || mark === undefined || job.inFlightSince !== mark) return job;
   return { ...job, inFlightSince: undefined, inFlightBy: undefined };
-}
-
-/**
- * The message of a job that runs on, for the version just written: the one it had is dropped as
- * stale. A finished job, one waiting for a person and a parked one (its releaser sends it) have none.
- */
-async function sendForVersion(deps: EngineDeps, job: Job): Promise<void> {
-  if (isTerminal(job.status) || job.status === 'AWAITING_INPUT' || job.parked) return;
-  const delayMs = Math.max(0, job.nextRunAt - deps.clock.now());
-  await deps.queue.send({ jobId: job.id, version: job.version }, Math.min(delayMs, deps.queue.maxDelayMs));
 }
 
 /**

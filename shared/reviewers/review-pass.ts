@@ -34,6 +34,7 @@ import {
   type SelectionAnswer,
   sameApprover,
 } from '../engine/review-record';
+import { sendForVersion } from '../engine/send-for-version';
 import { errorMessage } from '../errors/error-message';
 import { deliver } from './deliver';
 import type { DefaultTakenNotice, Notice } from './render';
@@ -204,7 +205,7 @@ async function reviewJob(deps: ReviewPassDeps, job: Job, result: ReviewPassResul
     try {
       held = (await tellDefaultTaken(deps, answered, pending, review, rule, result)) ?? answered;
     } finally {
-      await sendHeld(deps, held);
+      await sendForVersion(deps, held);
     }
     return;
   }
@@ -303,16 +304,6 @@ async function takeDefault(
       });
     return undefined;
   }
-}
-
-/** Sends the message of a job answered with its message held (`holdMessage`), for the version it has now. */
-async function sendHeld(deps: ReviewPassDeps, job: Job): Promise<void> {
-  if (job.status === 'AWAITING_INPUT' || isTerminal(job.status)) return;
-  const now = deps.clock.now();
-  await deps.queue.send(
-    { jobId: job.id, version: job.version },
-    Math.min(Math.max(0, job.nextRunAt - now), deps.queue.maxDelayMs),
-  );
 }
 
 /**
