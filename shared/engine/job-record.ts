@@ -237,6 +237,12 @@ export interface Job {
   answers?: SelectionAnswer[] | undefined;
   /** The people asked to answer the selection awaited now, per the reviewers' config (shared/reviewers). */
   review?: ReviewState | undefined;
+  /**
+   * The reviews of selection points offered before the current one (their notice rounds, claims
+   * ended), the latest 20: a new offer's review takes `review`'s place (`withReview`), and who was
+   * told at an earlier point stays on record (`selectionRounds`).
+   */
+  pastReviews?: ReviewState[] | undefined;
   /** Failed attempts of the current step. */
   attempts: number;
   /** Polls of the current step, and when its polling started. */

@@ -1,7 +1,8 @@
 /**
  * What a job keeps about the answers to its selection points and about the people asked for them:
  * who answered, when and how (`SelectionAnswer`, in `Job.answers`), and, while a configured review
- * runs (shared/reviewers), its state (`ReviewState`, in `Job.review`): the notices sent per round,
+ * runs (shared/reviewers), its state (`ReviewState`, in `Job.review`; earlier selection points' in
+ * `Job.pastReviews`): the notices sent per round,
  * the first approver's confirmation when two are needed, the reminder and timeout times.
  * Every change is a versioned commit of the job, so many processes that meet one waiting job send
  * one notice per round.
@@ -142,6 +143,30 @@ export function reviewOfOffer(
   );
 }
 
+/** How many earlier selection points' reviews a job keeps (`Job.pastReviews`). */
+const keptPastReviews = 20;
+
+/**
+ * The job's review fields with `review` stored as its current one. A review of another offer
+ * stored before it moves to `pastReviews` with its claims ended and nothing left due (its rounds
+ * were sent; a round still claimed there was cut short by the job going on), so the notices of an
+ * earlier selection point are not lost when the job waits at the next.
+ */
+export function withReview(
+  job: { review?: ReviewState | undefined; pastReviews?: ReviewState[] | undefined },
+  review: ReviewState,
+): { review: ReviewState; pastReviews?: ReviewState[] | undefined } {
+  const stored = job.review;
+  if (!stored || (stored.step === review.step && stored.offeredAt === review.offeredAt))
+    return { review, ...(job.pastReviews ? { pastReviews: job.pastReviews } : {}) };
+  const { nextNoticeAt: _next, ...closed } = stored;
+  const past: ReviewState = {
+    ...closed,
+    rounds: stored.rounds.map((round) => ({ ...round, claimedUntil: 0 })),
+  };
+  return { review, pastReviews: [...(job.pastReviews ?? []), past].slice(-keptPastReviews) };
+}
+
 /** The confirmations given so far at the job's current selection point, waiting for a second approver. */
 export function openConfirmations(job: {
   answers?: SelectionAnswer[] | undefined;
@@ -168,7 +193,7 @@ export interface SelectionRounds {
   step: string;
   /** The answers in order: round 1 the first approver (or the one approver), round 2 the second. */
   approvals: (SelectionAnswer & { round: number; role: ApprovalRole })[];
-  /** The notices of the review under way at this step: the first, the call for a second approval, reminders. */
+  /** The notices of the reviews of this step, in the order sent: the first, the call for a second approval, reminders. */
   notices?:
     | (NoticeRound & {
         label: 'notice' | 'call for the second approval' | 'reminder' | 'notice of the default taken';
@@ -193,6 +218,7 @@ export function hadRounds(selection: {
 export function selectionRounds(job: {
   answers?: SelectionAnswer[] | undefined;
   review?: ReviewState | undefined;
+  pastReviews?: ReviewState[] | undefined;
   pending?: { step: string; options: readonly { id: string; label: string }[] } | undefined;
 }): SelectionRounds[] {
   const byStep = new Map<string, SelectionRounds>();
@@ -217,10 +243,9 @@ export function selectionRounds(job: {
     const labels = answerLabels(answer, job.pending);
     group.approvals.push({ ...answer, ...(labels ? { labels } : {}), round, role });
   }
-  const review = job.review;
-  if (review) {
+  for (const review of [...(job.pastReviews ?? []), ...(job.review ? [job.review] : [])]) {
     const group = groupOf(review.step);
-    group.notices = review.rounds.map((round) => ({
+    const notices: NonNullable<SelectionRounds['notices']> = review.rounds.map((round) => ({
       ...round,
       label:
         round.kind === 'approval'
@@ -231,6 +256,8 @@ export function selectionRounds(job: {
               ? 'notice'
               : 'reminder',
     }));
+    // The same step offered again (a job run anew) adds its rounds to the step's.
+    group.notices = [...(group.notices ?? []), ...notices];
     if (review.timeoutAt !== undefined) {
       const labels = timeoutLabels(review, job.pending);
       group.timeout = { at: review.timeoutAt, answer: review.timeoutAnswer, ...(labels ? { labels } : {}) };
@@ -262,6 +289,7 @@ export interface SelectionRoundsView {
 export function selectionRoundsView(job: {
   answers?: SelectionAnswer[] | undefined;
   review?: ReviewState | undefined;
+  pastReviews?: ReviewState[] | undefined;
   pending?: { step: string; options: readonly { id: string; label: string }[] } | undefined;
 }): SelectionRoundsView[] {
   return selectionRounds(job).map((selection) => ({

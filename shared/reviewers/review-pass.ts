@@ -33,6 +33,7 @@ import {
   reviewOfOffer,
   type SelectionAnswer,
   sameApprover,
+  withReview,
 } from '../engine/review-record';
 import { sendForVersion } from '../engine/send-for-version';
 import { errorMessage } from '../errors/error-message';
@@ -218,7 +219,7 @@ async function reviewJob(deps: ReviewPassDeps, job: Job, result: ReviewPassResul
     ...job,
     version: job.version + 1,
     updatedAt: now,
-    review: {
+    ...withReview(job, {
       ...review,
       rounds: [
         ...others,
@@ -233,7 +234,7 @@ async function reviewJob(deps: ReviewPassDeps, job: Job, result: ReviewPassResul
       nextNoticeAt: nextNoticeAfter(review, rule, due, now),
       // Every new round's notices say who approved first: that approval is announced.
       ...(first !== undefined && earlier === undefined ? { announcedApproval: first.version } : {}),
-    },
+    }),
   };
   if (!(await deps.store.commit(claimed, job.version))) return; // another process has it
   deps.onJobChange?.(claimed);
@@ -503,12 +504,12 @@ async function recordDeliveries(
       ...job,
       version: job.version + 1,
       updatedAt: deps.clock.now(),
-      review: {
+      ...withReview(job, {
         ...review,
         rounds: rounds.some((r) => r.round === round)
           ? rounds.map((r) => (r.round === round ? merged : r))
           : [...rounds, merged],
-      },
+      }),
     };
     if (await deps.store.commit(next, job.version)) {
       deps.onJobChange?.(next);

@@ -145,6 +145,45 @@ describe('the reviewers pass', () => {
     }, onPost);
   });
 
+  it("keeps an earlier selection point's notices when the job waits at the next one (status, the API's rounds)", () =>
+    withReceiver(async ({ host, bodies, job, h, passDeps }) => {
+      const deps = passDeps(
+        { channels: { slack: { type: 'slack' } }, rules: [{ name: 'all', notify: ['slack'] }] },
+        { OPFLOW_REVIEW_SLACK_URL: `http://${host}/hook` },
+      );
+      expect((await reviewPass(deps)).rounds).toBe(1);
+      // Answered, the job went on and now awaits a second selection point.
+      const first = (await h.store.get(job.id))!;
+      const offeredAt = h.clock.now() + 60_000;
+      h.clock.advance(60_000);
+      const next: Job = {
+        ...first,
+        version: first.version + 1,
+        pending: { ...first.pending!, step: 'directions', offeredAt },
+      };
+      expect(await h.store.commit(next, first.version)).toBe(true);
+      expect((await reviewPass(deps)).rounds).toBe(1);
+      expect(bodies()).toHaveLength(2);
+      const stored = (await h.store.get(job.id))!;
+      expect(stored.review).toMatchObject({ step: 'directions', offeredAt });
+      expect(stored.pastReviews).toHaveLength(1);
+      expect(stored.pastReviews![0]).toMatchObject({ step: 'recommend', offeredAt: first.review!.offeredAt });
+      expect(stored.pastReviews![0]!.rounds[0]).toMatchObject({
+        round: 1,
+        claimedUntil: 0,
+        deliveries: [{ channel: 'slack', state: 'sent' }],
+      });
+      const rounds = jobView(stored).selectionRounds;
+      expect(rounds?.map((r) => [r.step, r.notices?.map((n) => n.label)])).toEqual([
+        ['recommend', ['notice']],
+        ['directions', ['notice']],
+      ]);
+      expect(describeRounds(stored).join('\n')).toMatch(/step recommend[^\n]*sent notice/);
+      // A third pass changes nothing: the earlier point's rounds stay as they are.
+      expect((await reviewPass(deps)).rounds).toBe(0);
+      expect((await h.store.get(job.id))!.pastReviews).toEqual(stored.pastReviews);
+    }));
+
   it('calls for the second approver as soon as a first one confirmed, naming who chose what; the reminders keep their times', () =>
     withReceiver(async ({ host, bodies, job, h, passDeps }) => {
       const deps = passDeps(
