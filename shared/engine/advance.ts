@@ -538,8 +538,12 @@ function advanceUncapped(
 ): Advanced {
   const base = settleCall(job, outcome, now);
   if (outcome.type === 'deadline') {
+    // A paid call still under way (its caller keeps `nextRunAt` ahead of now) keeps its mark on the
+    // failed job, as on a cancelled one: a retry is refused until its answer is in (late-usage.ts
+    // clears the mark and keeps the answer) or its allowance ends, so the new run never calls beside it.
+    const callAlive = job.inFlightSince !== undefined && job.nextRunAt > now;
     return failed(
-      base,
+      callAlive ? { ...base, inFlightSince: job.inFlightSince, inFlightBy: job.inFlightBy } : base,
       now,
       errorAt(job, now, { kind: 'deadline', message: 'the job passed its deadline', retryable: false }),
     );

@@ -231,10 +231,15 @@ describe('a paid call in flight', () => {
       outcome: 'committed',
       job: { status: 'FAILED', lastError: { kind: 'deadline' } },
     });
+    // Retried now, the new run would create beside the call still out.
+    await expect(retryJob(h.deps, job.id, { deadlineMs: 60_000 })).rejects.toThrow(
+      /still under way; retry it once its answer is in/,
+    );
     held.release();
     expect((await running).outcome).toBe('conflict');
     const failed = (await h.store.get(job.id))!;
     expect(failed.status).toBe('FAILED');
+    expect(failed.inFlightSince).toBeUndefined();
     expect(failed.usage.calls).toBe(1);
     expect(failed.unsaved?.step).toBe('create');
     await expectRetriedWithoutPaying(h, job.id, held);
