@@ -81,7 +81,9 @@ export async function expireParked(
   const now = deps.clock.now();
   let expired = 0;
   for (const bucket of await parked.parkedBuckets()) {
-    const ids = (await parked.listParked(bucket, now, options.limit ?? 100)).map((found) => found.id);
+    const ids = (await parked.listParked(bucket, now, options.limit ?? 100, { oldKeys: true })).map(
+      (found) => found.id,
+    );
     if (ids.length === 0) continue;
     const jobs = deps.store.getMany
       ? await deps.store.getMany(ids)

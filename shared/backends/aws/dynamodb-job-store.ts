@@ -18,7 +18,7 @@ import {
   TransactWriteCommand,
 } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
-import type { ParkedJobs } from '../../engine/admission/parked-jobs';
+import type { ParkedJob, ParkedJobs } from '../../engine/admission/parked-jobs';
 import { type Batch, checkJobAndBatchVersions } from '../../engine/batch-store';
 import { maxClockAheadMs, writerAheadMs } from '../../engine/clock-skew';
 import { isTerminal, type Job, type JobStatus, jobStatuses } from '../../engine/job-record';
@@ -37,7 +37,10 @@ import {
   jobKey,
   jobTableIndexes,
   parkedClasses,
+  parkedOldKeyRange,
   parkedSortKey,
+  parkedTenantRange,
+  parsedParkedKey,
   rateBucketKey,
   sortableTime,
   statusPartition,
@@ -55,6 +58,8 @@ const maxJobBytes = 350 * 1024;
 const defaultRetentionSeconds = 30 * 24 * 3600;
 const defaultPageSize = 50;
 const maxPageSize = 1000;
+/** A class of a key's parked jobs is read for at most this many tenants a round (`listParked`). */
+export const parkedTenantsRead = 16;
 
 type Item = Record<string, unknown>;
 
@@ -104,7 +109,7 @@ export function jobIndexAttributes(job: Job): Record<string, string> {
           // A parked job waits in its key's line of parked jobs, not in the sweeper's shards.
           GSI2PK: job.parked ? waitPartition(job.parked.bucket) : duePartition(dueShard(job.id)),
           GSI2SK: job.parked
-            ? parkedSortKey(job.parked.withinMs, job.nextRunAt, job.id, job.priority)
+            ? parkedSortKey(job.parked.withinMs, job.nextRunAt, job.id, job.tenant, job.priority)
             : timeSortKey(job.nextRunAt, job.id),
         }),
     ...(job.batchId
@@ -301,37 +306,85 @@ export class DynamoDbJobStore implements JobStore, ParkedJobs {
   }
 
   /**
-   * Parked jobs of a key's bucket due at or before `until`: class by class (`A` calls that advance
-   * a job first, see `parkedSortKey`), soonest first within each, from the `due` index's
-   * `WAIT#<bucket>` partition (keys only: the releaser reads each job whole and moves it only at
-   * the version it read).
+   * Parked jobs of a key's bucket due at or before `until` (`ParkedJobs.listParked`): class by class
+   * (`A` calls that advance a job first, see `parkedSortKey`), of each class each tenant's soonest
+   * `perTenant`, merged soonest first, from the `due` index's `WAIT#<bucket>` partition (keys only:
+   * the releaser reads each job whole and moves it only at the version it read). A class's tenants
+   * are found one Query each (`parkedTenantRange`: a Query from after the last tenant read finds the
+   * next one), and one more finds none after the last; the rows written before the tenant was in
+   * their key (`parkedOldKeyRange`) cost one more Query a class, only with `oldKeys`.
    */
   async listParked(
     bucket: string,
     until: number,
     limit: number,
-    classes: readonly string[] = parkedClasses,
-  ): Promise<{ id: string; class: string }[]> {
-    const found: { id: string; class: string }[] = [];
-    for (const parkedClass of classes) {
-      if (limit <= 0) break;
-      const answer = await this.client.send(
+    options: { perTenant?: number | undefined; oldKeys?: boolean | undefined } = {},
+  ): Promise<ParkedJob[]> {
+    const found: ParkedJob[] = [];
+    const perTenant = Math.max(1, options.perTenant ?? limit);
+    const query = (range: [string, string], count: number, start?: Item) =>
+      this.client.send(
         new QueryCommand({
           TableName: this.tableName,
           IndexName: jobTableIndexes.due,
           KeyConditionExpression: 'GSI2PK = :pk AND GSI2SK BETWEEN :low AND :high',
-          ExpressionAttributeValues: {
-            ':pk': waitPartition(bucket),
-            ':low': `${parkedClass}#`,
-            ':high': `${parkedClass}#${sortableTime(until + 1)}`,
-          },
-          Limit: limit,
+          ExpressionAttributeValues: { ':pk': waitPartition(bucket), ':low': range[0], ':high': range[1] },
+          Limit: count,
+          ...(start ? { ExclusiveStartKey: start } : {}),
         }),
       );
-      for (const item of answer.Items ?? []) {
-        found.push({ id: String(item.PK).slice('JOB#'.length), class: parkedClass });
-        limit--;
+    for (const parkedClass of parkedClasses) {
+      if (found.length >= limit) break;
+      const ofClass: (ParkedJob & { dueAt: number })[] = [];
+      if (options.oldKeys) {
+        const answer = await query(parkedOldKeyRange(parkedClass, until), limit - found.length);
+        // Old rows first in the class's count (they sort before every tenant's).
+        for (const item of answer.Items ?? []) {
+          const row = parsedParkedKey(String(item.GSI2SK));
+          if (row) ofClass.push({ id: row.id, class: parkedClass, dueAt: row.dueAt });
+        }
       }
+      // Tenant by tenant: `after` the last tenant done, `start` the page of `current`'s to go on from.
+      let after: string | undefined;
+      let start: Item | undefined;
+      let current: string | undefined;
+      let taken = 0;
+      // With `perTenant` a class is read whole, up to `parkedTenantsRead` tenants' rows.
+      const room = options.perTenant
+        ? Math.max(limit - found.length, perTenant * parkedTenantsRead)
+        : limit - found.length;
+      while (ofClass.length < room) {
+        const answer = await query(
+          parkedTenantRange(parkedClass, after),
+          Math.min(perTenant - taken, room - ofClass.length),
+          start,
+        );
+        const items = answer.Items ?? [];
+        for (const item of items) {
+          const row = parsedParkedKey(String(item.GSI2SK));
+          if (row?.tenant === undefined) continue;
+          if (row.tenant !== current) {
+            current = row.tenant;
+            taken = 0;
+          }
+          // A tenant's rows are in due order: past `until`, none of the rest is due either.
+          if (taken >= perTenant || row.dueAt > until) {
+            taken = perTenant;
+            continue;
+          }
+          ofClass.push({ id: row.id, class: parkedClass, tenant: row.tenant, dueAt: row.dueAt });
+          taken++;
+        }
+        if (!answer.LastEvaluatedKey || items.length === 0) break;
+        if (taken >= perTenant) {
+          after = current;
+          start = undefined;
+          current = undefined;
+          taken = 0;
+        } else start = answer.LastEvaluatedKey;
+      }
+      ofClass.sort((a, b) => a.dueAt - b.dueAt || compare(a.id, b.id));
+      found.push(...ofClass.slice(0, room));
     }
     return found;
   }

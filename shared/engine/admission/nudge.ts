@@ -29,6 +29,7 @@ export async function nudgeParked(
       bucket,
       now + (options.lookaheadMs ?? deps.queue.maxDelayMs),
       options.limit ?? 100,
+      { oldKeys: true },
     );
     for (const { id } of found) {
       const job = await deps.store.get(id);

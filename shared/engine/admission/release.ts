@@ -15,12 +15,15 @@ import type { EngineDeps } from '../deps';
 import { defaultMessageBudget, isTerminal, type Job } from '../job-record';
 import type { Workflow } from '../workflow';
 import { shareClaim } from './acquire-token';
-import type { ParkedJobs } from './parked-jobs';
+import type { ParkedJob, ParkedJobs } from './parked-jobs';
 
 export interface ReleaseOptions {
   /** Parked jobs due within this long are looked at (default 30 s: twice the reservation horizon). */
   lookaheadMs?: number | undefined;
-  /** Parked jobs read per round (default 12). */
+  /**
+   * Parked jobs listed per round (default 12): classes are read until this many are found; a class
+   * is read whole, each tenant's `maxReleases` soonest (the most one tenant can be given a round).
+   */
   limit?: number | undefined;
   /** Jobs released per round at most (default 4). */
   maxReleases?: number | undefined;
@@ -44,12 +47,15 @@ export async function releaseParked(
   const reserveAhead = deps.rateLimiter.reserveAhead?.bind(deps.rateLimiter);
   if (!reserveAhead) return round;
   const now = deps.clock.now();
+  const maxReleases = options.maxReleases ?? 4;
   const candidates = await parked.listParked(
     bucket,
     now + (options.lookaheadMs ?? 30_000),
     options.limit ?? 12,
+    {
+      perTenant: maxReleases,
+    },
   );
-  const maxReleases = options.maxReleases ?? 4;
   // Where the limiter keeps the key's shares of two tenants or more, each class goes in the order
   // its tenants are owed tokens (weighted fair queueing over the key's ledger): in due order (by
   // id, for jobs parked at one time) the tokens would follow how many jobs each tenant parked.
@@ -116,34 +122,33 @@ async function sendExpired(deps: EngineDeps, workflow: Workflow, job: Job, now: 
 
 /**
  * The candidates class by class, each class in the order `owed` gives its jobs' tenants (the
- * limiter's `shareOrder`); a candidate whose job is gone goes at its class's end (the loop skips
- * it). Each job is read here for
- * its tenant (the `due` index holds keys only) and again by the loop when its turn comes: a job
- * another releaser sent meanwhile is then seen before a token is reserved for it.
+ * limiter's `shareOrder`). A row's key carries its tenant; a row written before it did is read for
+ * its tenant here (and again by the loop when its turn comes), and one whose job is gone goes at its
+ * class's end (the loop skips it).
  */
 async function inShareOrder(
   deps: EngineDeps,
-  candidates: readonly { id: string; class: string }[],
+  candidates: readonly ParkedJob[],
   owed: (tenants: readonly string[]) => number[],
-): Promise<{ id: string; class: string }[]> {
-  const jobs = await Promise.all(candidates.map((candidate) => deps.store.get(candidate.id)));
-  const ordered: { id: string; class: string }[] = [];
+): Promise<ParkedJob[]> {
+  const jobs = await Promise.all(
+    candidates.map(async (candidate) => candidate.tenant ?? (await deps.store.get(candidate.id))?.tenant),
+  );
+  const ordered: ParkedJob[] = [];
   for (const parkedClass of new Set(candidates.map((candidate) => candidate.class))) {
-    const known: { id: string; class: string; tenant: string }[] = [];
-    const gone: { id: string; class: string }[] = [];
+    const known: (ParkedJob & { tenant: string })[] = [];
+    const gone: ParkedJob[] = [];
     for (const [index, candidate] of candidates.entries()) {
       if (candidate.class !== parkedClass) continue;
-      const tenant = jobs[index]?.tenant;
+      const tenant = jobs[index];
       if (tenant === undefined) gone.push(candidate);
       else known.push({ ...candidate, tenant });
     }
     const tenants = known.map((candidate) => candidate.tenant);
     const order = new Set(tenants).size > 1 ? owed(tenants) : [];
     // Any candidate the order leaves out keeps its due place after those it names.
-    for (const index of new Set([...order.filter((index) => known[index] !== undefined), ...known.keys()])) {
-      const candidate = known[index] as { id: string; class: string };
-      ordered.push({ id: candidate.id, class: candidate.class });
-    }
+    for (const index of new Set([...order.filter((index) => known[index] !== undefined), ...known.keys()]))
+      ordered.push(known[index] as ParkedJob);
     ordered.push(...gone);
   }
   return ordered;
