@@ -4,8 +4,10 @@
 // line has room and sends its one message, and two releasers at once release it once; the sweeper
 // unparks the parked jobs of a key whose line has ended (a commit) and sends their messages, and the
 // runner unparks a job it is sent at a parked version in a commit before anything else.
+
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { DynamoDbJobStore, DynamoDbRateLimiter } from '../../../../shared/backends/aws';
+import { DynamoDbJobStore, DynamoDbRateLimiter, migrateIndexKeys } from '../../../../shared/backends/aws';
 import { maxCuts } from '../../../../shared/backends/aws/dynamodb-rate-lane';
 import { submitJob } from '../../../../shared/engine';
 import { nudgeParked } from '../../../../shared/engine/admission/nudge';
@@ -66,7 +68,9 @@ describe('admission on DynamoDB', () => {
       expect(parked.parked).toEqual({ bucket, withinMs: 2_000 });
       expect(parked.version).toBe(job.version + 1);
       expect((await store.listDue(now + 60_000, 10)).map((j) => j.id)).not.toContain(job.id);
-      expect(await store.listParked(bucket, now + 1_000, 10)).toEqual([{ id: job.id, class: 'C' }]);
+      expect(await store.listParked(bucket, now + 1_000, 10)).toEqual([
+        { id: job.id, class: 'C', tenant: 'default', dueAt: parked.nextRunAt },
+      ]);
       expect(await store.parkedBuckets()).toEqual([bucket]);
 
       // The line is still full: a round leaves the job parked and writes nothing to it.
@@ -165,9 +169,9 @@ describe('admission on DynamoDB', () => {
         expect(await runStep(h.deps, next.message)).toMatchObject({ parked: true });
       expect((await store.get(high.id))!.parked).toEqual({ bucket, withinMs: 15_000 });
       const until = h.clock.now() + 60_000;
-      expect(await store.listParked(bucket, until, 10)).toEqual([
-        { id: high.id, class: '0' },
-        { id: normal.id, class: 'C' },
+      expect(await store.listParked(bucket, until, 10)).toMatchObject([
+        { id: high.id, class: '0', tenant: 'default' },
+        { id: normal.id, class: 'C', tenant: 'default' },
       ]);
       // Once the line has ended, a round with room for one releases the high job, parked later.
       h.clock.advance(30_000 + maxCuts * 500);
@@ -407,6 +411,151 @@ describe('admission on DynamoDB', () => {
       const back = h.queue.takeNext()!;
       expect(back.message).toEqual({ jobId: late.id, version: late.version });
       expect(h.client.calls).toHaveLength(0);
+    },
+    REAL_PROCESS_TIMEOUT_MS,
+  );
+
+  it(
+    'a release round reaches a tenant none of whose parked jobs is among the soonest dozen, without reading a job for its tenant',
+    async () => {
+      const { tableName, client } = await dynamo.newTable();
+      const store = new DynamoDbJobStore({ client, tableName });
+      const limiter = new DynamoDbRateLimiter({
+        client,
+        tableName,
+        ratePerSecond: 2,
+        shares: { tenants: {} },
+      });
+      const h = harness(happyScript(), { store, rateLimiter: limiter, admission: true });
+      await fillLine(limiter, h.clock.now(), 20);
+      const submit = async (tenant: string, issue: string) =>
+        (await submitJob(h.deps, { workflow: 'demo', input: { issue }, tenant })).job;
+      // alpha parks 13 jobs before gamma parks its one: in due order gamma's is the 14th.
+      for (let i = 0; i < 13; i++) await submit('alpha', `a${i}`);
+      h.clock.advance(1);
+      const gamma = await submit('gamma', 'g0');
+      h.clock.advance(2_000);
+      for (let next = h.queue.takeNext(); next; next = h.queue.takeNext())
+        expect(await runStep(h.deps, next.message)).toMatchObject({ parked: true });
+      // Each tenant's soonest (at most 4 of each: a round's releases), merged in due order.
+      const listed = await store.listParked(bucket, h.clock.now() + 60_000, 12, { perTenant: 4 });
+      expect(listed.map((row) => row.tenant)).toEqual(['alpha', 'alpha', 'alpha', 'alpha', 'gamma']);
+      expect(listed.at(-1)?.id).toBe(gamma.id);
+      // The line ended: a round of two gives one to each (level), reading only the two jobs it sends.
+      h.clock.advance(10_000);
+      const reads: string[] = [];
+      const get = store.get.bind(store);
+      const counted = Object.assign(Object.create(store) as DynamoDbJobStore, {
+        get: async (id: string) => {
+          reads.push(id);
+          return get(id);
+        },
+      });
+      const round = await releaseParked({ ...h.deps, store: counted }, store, bucket, { maxReleases: 2 });
+      expect(round).toMatchObject({ released: 2, lost: 0 });
+      expect((await store.get(gamma.id))!.parked).toBeUndefined();
+      expect(reads).toHaveLength(2);
+      expect(reads).toContain(gamma.id);
+    },
+    REAL_PROCESS_TIMEOUT_MS,
+  );
+
+  it(
+    "lists each tenant's soonest parked jobs whatever their names (one a prefix of others)",
+    async () => {
+      const { h, store } = await world();
+      const byTenant: Record<string, string[]> = {};
+      for (const [tenant, count] of [
+        ['alpha', 3],
+        ['al', 1],
+        ['a.b', 2],
+        ['al-x', 3],
+      ] as const) {
+        for (let i = 0; i < count; i++) {
+          h.clock.advance(1);
+          const { job } = await submitJob(h.deps, {
+            workflow: 'demo',
+            input: { issue: `${tenant} ${i}` },
+            tenant,
+          });
+          const parked = { ...job, version: job.version + 1, parked: { bucket, withinMs: 2_000 } };
+          expect(await store.commit(parked, job.version)).toBe(true);
+          byTenant[tenant] = [...(byTenant[tenant] ?? []), job.id];
+        }
+      }
+      const listed = await store.listParked(bucket, h.clock.now() + 1_000, 100, { perTenant: 2 });
+      const got: Record<string, string[]> = {};
+      for (const row of listed) got[row.tenant ?? '?'] = [...(got[row.tenant ?? '?'] ?? []), row.id];
+      expect(got).toEqual({
+        alpha: byTenant.alpha!.slice(0, 2),
+        al: byTenant.al,
+        'a.b': byTenant['a.b'],
+        'al-x': byTenant['al-x']!.slice(0, 2),
+      });
+      // Merged in due order (the order they were submitted in).
+      expect(listed.map((row) => row.dueAt)).toEqual(listed.map((row) => row.dueAt).sort((a, b) => a! - b!));
+      // Without `perTenant`, the limit alone: the first 4 by tenant name ('a.b', 'al', 'al-x', ...).
+      expect(
+        (await store.listParked(bucket, h.clock.now() + 1_000, 4)).map((row) => row.tenant).sort(),
+      ).toEqual(['a.b', 'a.b', 'al', 'al-x']);
+    },
+    REAL_PROCESS_TIMEOUT_MS,
+  );
+
+  it(
+    "a parked row in the old key format (no tenant) is left by release rounds, sent by the sweeper's nudge, and given the new key by the migration",
+    async () => {
+      const { tableName, client } = await dynamo.newTable();
+      const store = new DynamoDbJobStore({ client, tableName });
+      const h = harness(happyScript(), {
+        store,
+        rateLimiter: new DynamoDbRateLimiter({ client, tableName, ratePerSecond: 2 }),
+        admission: true,
+      });
+      await fillLine(h.deps.rateLimiter as DynamoDbRateLimiter, h.clock.now(), 20);
+      const make = async (issue: string) => {
+        const { job } = await submitJob(h.deps, { workflow: 'demo', input: { issue } });
+        const parked = { ...job, version: job.version + 1, parked: { bucket, withinMs: 2_000 } };
+        expect(await store.commit(parked, job.version)).toBe(true);
+        return parked;
+      };
+      const old = await make('written by the code before');
+      const migrated = await make('also before');
+      // Their rows as the code before wrote them: `<class>#<due>#<id>`.
+      for (const job of [old, migrated])
+        await client.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: { PK: `JOB#${job.id}`, SK: 'JOB' },
+            UpdateExpression: 'SET GSI2SK = :old',
+            ExpressionAttributeValues: { ':old': `C#${String(job.nextRunAt).padStart(13, '0')}#${job.id}` },
+          }),
+        );
+      h.queue.pending = [];
+      const until = h.clock.now() + 60_000;
+      expect(await store.listParked(bucket, until, 10)).toEqual([]);
+      expect(
+        (await store.listParked(bucket, until, 10, { oldKeys: true })).map((row) => row.id).sort(),
+      ).toEqual([old.id, migrated.id].sort());
+      // The migration gives the old rows today's key (a job changed since its scan is skipped).
+      const result = await migrateIndexKeys({ client, tableName });
+      expect(result).toMatchObject({ skippedByConflict: 0, unreadable: 0 });
+      expect(result.updated).toBeGreaterThanOrEqual(2);
+      expect((await store.listParked(bucket, until, 10)).map((row) => row.id).sort()).toEqual(
+        [old.id, migrated.id].sort(),
+      );
+      // Before a migration, the sweeper's nudge finds an old row once the key's line has ended.
+      await client.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: { PK: `JOB#${old.id}`, SK: 'JOB' },
+          UpdateExpression: 'SET GSI2SK = :old',
+          ExpressionAttributeValues: { ':old': `C#${String(old.nextRunAt).padStart(13, '0')}#${old.id}` },
+        }),
+      );
+      h.clock.advance(16_000);
+      expect(await nudgeParked(sweeperDeps(h), store)).toBe(2);
+      expect((await store.get(old.id))!.parked).toBeUndefined();
     },
     REAL_PROCESS_TIMEOUT_MS,
   );
