@@ -37,10 +37,7 @@ import {
   jobKey,
   jobTableIndexes,
   parkedClasses,
-  parkedOldKeyRange,
   parkedSortKey,
-  parkedTenantRange,
-  parsedParkedKey,
   rateBucketKey,
   sortableTime,
   statusPartition,
@@ -58,8 +55,6 @@ const maxJobBytes = 350 * 1024;
 const defaultRetentionSeconds = 30 * 24 * 3600;
 const defaultPageSize = 50;
 const maxPageSize = 1000;
-/** A class of a key's parked jobs is read for at most this many tenants a round (`listParked`). */
-export const parkedTenantsRead = 16;
 
 type Item = Record<string, unknown>;
 
@@ -320,8 +315,8 @@ export class DynamoDbJobStore implements JobStore, ParkedJobs {
     limit: number,
     options: { perTenant?: number | undefined; oldKeys?: boolean | undefined } = {},
   ): Promise<ParkedJob[]> {
-    const found: ParkedJob[] = [];
-    const perTenant = Math.max(1, options.perTenant ?? limit);
+    // Loaded on first use: only the step worker's release rounds and the sweeper read parked rows.
+    const { listParkedRows } = await import('./dynamodb-parked-rows');
     const query = (range: [string, string], count: number, start?: Item) =>
       this.client.send(
         new QueryCommand({
@@ -330,63 +325,10 @@ export class DynamoDbJobStore implements JobStore, ParkedJobs {
           KeyConditionExpression: 'GSI2PK = :pk AND GSI2SK BETWEEN :low AND :high',
           ExpressionAttributeValues: { ':pk': waitPartition(bucket), ':low': range[0], ':high': range[1] },
           Limit: count,
-          ...(start ? { ExclusiveStartKey: start } : {}),
+          ExclusiveStartKey: start,
         }),
       );
-    for (const parkedClass of parkedClasses) {
-      if (found.length >= limit) break;
-      const ofClass: (ParkedJob & { dueAt: number })[] = [];
-      if (options.oldKeys) {
-        const answer = await query(parkedOldKeyRange(parkedClass, until), limit - found.length);
-        // Old rows first in the class's count (they sort before every tenant's).
-        for (const item of answer.Items ?? []) {
-          const row = parsedParkedKey(String(item.GSI2SK));
-          if (row) ofClass.push({ id: row.id, class: parkedClass, dueAt: row.dueAt });
-        }
-      }
-      // Tenant by tenant: `after` the last tenant done, `start` the page of `current`'s to go on from.
-      let after: string | undefined;
-      let start: Item | undefined;
-      let current: string | undefined;
-      let taken = 0;
-      // With `perTenant` a class is read whole, up to `parkedTenantsRead` tenants' rows.
-      const room = options.perTenant
-        ? Math.max(limit - found.length, perTenant * parkedTenantsRead)
-        : limit - found.length;
-      while (ofClass.length < room) {
-        const answer = await query(
-          parkedTenantRange(parkedClass, after),
-          Math.min(perTenant - taken, room - ofClass.length),
-          start,
-        );
-        const items = answer.Items ?? [];
-        for (const item of items) {
-          const row = parsedParkedKey(String(item.GSI2SK));
-          if (row?.tenant === undefined) continue;
-          if (row.tenant !== current) {
-            current = row.tenant;
-            taken = 0;
-          }
-          // A tenant's rows are in due order: past `until`, none of the rest is due either.
-          if (taken >= perTenant || row.dueAt > until) {
-            taken = perTenant;
-            continue;
-          }
-          ofClass.push({ id: row.id, class: parkedClass, tenant: row.tenant, dueAt: row.dueAt });
-          taken++;
-        }
-        if (!answer.LastEvaluatedKey || items.length === 0) break;
-        if (taken >= perTenant) {
-          after = current;
-          start = undefined;
-          current = undefined;
-          taken = 0;
-        } else start = answer.LastEvaluatedKey;
-      }
-      ofClass.sort((a, b) => a.dueAt - b.dueAt || compare(a.id, b.id));
-      found.push(...ofClass.slice(0, room));
-    }
-    return found;
+    return listParkedRows(query, parkedClasses, until, limit, options);
   }
 
   /**

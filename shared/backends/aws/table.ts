@@ -121,7 +121,8 @@ export function waitPartition(bucket: string): string {
  * a class each tenant's soonest (`parkedTenantRange`), so that a round reaches every tenant with
  * parked jobs whatever their counts (ordered by one key's due time alone, the soonest dozen were the
  * first tenant to submit's). Rows written before the tenant was in the key
- * (`<class>#<due>#<id>`, `parkedOldKeyRange`) sort before every tenant's (`t` after the digits).
+ * (`<class>#<due>#<id>`) sort before every tenant's (`t` after the digits). Read back by
+ * dynamodb-parked-rows.ts (`parkedTenantRange`, `parsedParkedKey`).
  */
 export function parkedSortKey(
   withinMs: number,
@@ -131,36 +132,6 @@ export function parkedSortKey(
   priority?: JobPriority | undefined,
 ): string {
   return `${parkedClassOf(withinMs, priority)}#t:${keyPart(tenant)}#${timeSortKey(nextRunAt, jobId)}`;
-}
-
-/**
- * The sort keys of a class's parked rows from the tenant `after` on (exclusive; all tenants'
- * without it), for a BETWEEN: an escaped name holds no `#` or `$`, so `<name>$` comes after every
- * row of that tenant and before the next tenant's.
- */
-export function parkedTenantRange(parkedClass: string, after?: string | undefined): [string, string] {
-  return [`${parkedClass}#t:${after === undefined ? '' : `${keyPart(after)}$`}`, `${parkedClass}#t;`];
-}
-
-/** The sort keys of a class's rows in the old format (`<class>#<due>#<id>`) due by `until`, for a BETWEEN. */
-export function parkedOldKeyRange(parkedClass: string, until: number): [string, string] {
-  return [`${parkedClass}#`, `${parkedClass}#${sortableTime(until + 1)}`];
-}
-
-/** A parked row's sort key read back: its tenant (undefined in the old format), due time and job id. */
-export function parsedParkedKey(
-  sortKey: string,
-): { class: string; tenant: string | undefined; dueAt: number; id: string } | undefined {
-  const parts = sortKey.split('#');
-  if (parts.length === 4 && parts[1]?.startsWith('t:')) {
-    const [parkedClass, tenant, due, id] = parts as [string, string, string, string];
-    return { class: parkedClass, tenant: decodeURIComponent(tenant.slice(2)), dueAt: Number(due), id };
-  }
-  if (parts.length === 3) {
-    const [parkedClass, due, id] = parts as [string, string, string];
-    return { class: parkedClass, tenant: undefined, dueAt: Number(due), id };
-  }
-  return undefined;
 }
 
 export const parkedClasses = ['0', 'A', 'B', 'C'] as const;

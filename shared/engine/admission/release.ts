@@ -3,8 +3,10 @@
  * budget was saturated are parked (committed without a message, in their key's `WAIT#` partition
  * of the `due` index; runner.ts). They cost nothing while they wait. A release round, run by the
  * step worker after each step of a job of the same key, reads the parked jobs class by class (calls
- * that advance a job first, then speculative polls, then new jobs' first calls), each class in due
- * order, reserves each one's token within its horizon, and commits the release at the version it
+ * that advance a job first, then speculative polls, then new jobs' first calls), of each class each
+ * tenant's soonest (as many as a round releases: a tenant the others outnumber is read too), in the
+ * order their tenants are owed tokens where the limiter keeps shares, else in due order,
+ * reserves each one's token within its horizon, and commits the release at the version it
  * read (`admitted`: one commit) and sends the job's one message for its token. A job whose token
  * lies beyond its horizon stays parked: the line is full, so the key's commits keep coming and
  * each runs a round. Any number of workers may release at once: a release lost to another writer
