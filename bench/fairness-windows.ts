@@ -1,10 +1,56 @@
 /**
  * Shares of a key's tokens in sliding windows, for the fairness bench (bench/fairness.ts): each
  * flow's (a tenant's, or a batch's within its tenant) part of the tokens the key's line gave in
- * every window of `windowMs` within a span, against its configured share. Pure: tested in
- * test/unit/bench/fairness-windows.test.ts.
+ * every window of `windowMs` within a span, against its configured share. Pure but for the grant
+ * log's copy (`keepGrantLog`, `readKeptGrants`): tested in test/unit/bench/fairness-windows.test.ts.
  */
+import * as z from 'zod';
+import type { LocalDatabase } from '../shared/backends/local/database';
 import type { TokenGrant } from '../shared/engine/admission/priority-lane';
+
+/**
+ * Keeps a copy of every row of a database's grant log (`rate_grants`) in `bench_grants`, by a
+ * trigger: the limiter prunes its log of grants asked more than ten minutes before
+ * (`grantMemoryMs`), so a run longer than that, read at its end, would miss its first tokens (and a
+ * long waiter's later ones: pruned by when it first asked), and its windows would start wherever
+ * the log happens to. Call it once the limiter has opened the database (its table exists).
+ */
+export function keepGrantLog(db: LocalDatabase): void {
+  db.exec(`CREATE TABLE IF NOT EXISTS bench_grants (
+    bucket TEXT NOT NULL, seq INTEGER NOT NULL, by TEXT, asked_at REAL NOT NULL, token_at REAL NOT NULL,
+    kind TEXT NOT NULL, PRIMARY KEY (bucket, seq)
+  ) STRICT, WITHOUT ROWID;
+  CREATE TRIGGER IF NOT EXISTS bench_keep_grants AFTER INSERT ON rate_grants BEGIN
+    INSERT OR REPLACE INTO bench_grants VALUES (NEW.bucket, NEW.seq, NEW.by, NEW.asked_at, NEW.token_at, NEW.kind);
+  END;`);
+}
+
+const keptGrantSchema = z.object({
+  bucket: z.string(),
+  seq: z.number(),
+  by: z.string().nullable(),
+  asked_at: z.number(),
+  token_at: z.number(),
+  kind: z.enum(['granted', 'reserved', 'cut-in', 'refused']),
+});
+
+/** Every grant `keepGrantLog` kept, by key, in grant order (as `readTokenGrants` reads the limiter's log). */
+export function readKeptGrants(db: LocalDatabase): Map<string, TokenGrant[]> {
+  const byBucket = new Map<string, TokenGrant[]>();
+  for (const raw of db.prepare('SELECT * FROM bench_grants ORDER BY bucket, seq').all()) {
+    const row = keptGrantSchema.parse(raw);
+    const grants = byBucket.get(row.bucket) ?? [];
+    grants.push({
+      seq: row.seq,
+      ...(row.by === null ? {} : { by: row.by }),
+      askedAt: row.asked_at,
+      tokenAt: row.token_at,
+      kind: row.kind,
+    });
+    byBucket.set(row.bucket, grants);
+  }
+  return byBucket;
+}
 
 /** A token the key's line gave, at its time on the line, and the flow it counts in. */
 export interface FlowToken {

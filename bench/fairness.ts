@@ -45,7 +45,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as z from 'zod';
-import { openLocalDatabaseToRead, type SqliteRateLimiter } from '../shared/backends/local';
+import { openLocalDatabase, openLocalDatabaseToRead, type SqliteRateLimiter } from '../shared/backends/local';
 import { readTokenGrants } from '../shared/backends/local/sqlite-rate-limiter';
 import { isTerminal, type Job, keyFingerprint } from '../shared/engine';
 import { tokensWaited } from '../shared/engine/admission/priority-lane';
@@ -55,6 +55,8 @@ import { noveltyCheck } from '../shared/workflows';
 import type { AwsSharesResult } from '../test/e2e/aws/harness/fair-shares-scenario';
 import {
   type FlowToken,
+  keepGrantLog,
+  readKeptGrants,
   sharesOfWeights,
   slidingShares,
   tokensOf,
@@ -371,6 +373,10 @@ async function sharesCase(options: Options, label: string, on: boolean): Promise
   const dir = mkdtempSync(join(tmpdir(), 'opflow-bench-fairness-'));
   const env = { OPFLOW_SHARES: on ? tenantsOfShares.map((t) => `${t.tenant}=${t.weight}`).join(',') : 'off' };
   const { pipeline, trace } = await tracedPipeline(dir, options, env);
+  // The limiter prunes its grant log after ten minutes: a copy keeps every token of a longer run.
+  const keeper = openLocalDatabase(join(dir, 'opflow.db'));
+  keepGrantLog(keeper);
+  keeper.close();
   try {
     const ids: string[] = [];
     let n = 0;
@@ -381,9 +387,10 @@ async function sharesCase(options: Options, label: string, on: boolean): Promise
     pipeline.start();
     const jobs = await pipeline.waitForJobs(ids, { signal: AbortSignal.timeout(3_600_000) });
     await pipeline.stop();
-    // Counted on the key's grant log in the database file: every token given, once, at its time on the line.
+    // Counted on the key's grant log in the database file (its copy, `keepGrantLog`): every token
+    // given, once, at its time on the line.
     const db = openLocalDatabaseToRead(join(dir, 'opflow.db'));
-    const grants = readTokenGrants(db).get(keyFingerprint(SANDBOX_API_KEY)) ?? [];
+    const grants = readKeptGrants(db).get(keyFingerprint(SANDBOX_API_KEY)) ?? [];
     db.close();
     const byId = new Map(jobs.map((job) => [job.id, job]));
     const tenantTokens = tokensOf(grants, (id) => byId.get(id)?.tenant);

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { type FlowToken, sharesOfWeights, slidingShares, tokensOf } from '../../../bench/fairness-windows';
+import {
+  type FlowToken,
+  keepGrantLog,
+  readKeptGrants,
+  sharesOfWeights,
+  slidingShares,
+  tokensOf,
+} from '../../../bench/fairness-windows';
+import { openLocalDatabase } from '../../../shared/backends/local/database';
+import { readTokenGrants, SqliteRateLimiter } from '../../../shared/backends/local/sqlite-rate-limiter';
 import type { TokenGrant } from '../../../shared/engine/admission/priority-lane';
 
 /** Tokens every `everyMs` from `from`, their flows in turn from `pattern`. */
@@ -87,5 +96,21 @@ describe('sliding windows of a key tokens (the fairness bench)', () => {
       { at: 400, flow: 'b' },
       { at: 600, flow: 'a' },
     ]);
+  });
+
+  it("keeps every grant of a run longer than the limiter's log (ten minutes), which the log alone loses", async () => {
+    const db = openLocalDatabase(':memory:');
+    const limiter = new SqliteRateLimiter(db, { ratePerSecond: 5, burst: 1 });
+    keepGrantLog(db);
+    // One token a second for 15 minutes: 900 grants, the log pruned every 256.
+    for (let i = 0; i < 900; i++)
+      await limiter.take('key', i * 1_000, { share: { tenant: 't', jobId: `job${i}` } });
+    const kept = readKeptGrants(db).get('key') ?? [];
+    expect(kept).toHaveLength(900);
+    expect(kept[0]).toMatchObject({ seq: 1, by: 'job0', tokenAt: 0, kind: 'granted' });
+    expect(kept.map((grant) => grant.seq)).toEqual(Array.from({ length: 900 }, (_, i) => i + 1));
+    // The limiter's own log has pruned the first minutes: read alone, the run would start there.
+    expect((readTokenGrants(db).get('key') ?? []).length).toBeLessThan(900);
+    db.close();
   });
 });
