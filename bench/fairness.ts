@@ -309,6 +309,10 @@ interface SharesResult {
   label: string;
   spans: SpanShares[];
   rate: RateCheck;
+  /** The key's tokens (the grant log's, once each), and its first and last token's times. */
+  tokens: number;
+  firstTokenAt: number;
+  lastTokenAt: number;
 }
 
 /**
@@ -424,6 +428,9 @@ async function sharesCase(options: Options, label: string, on: boolean): Promise
         ),
       ],
       rate: rateCheck(pipeline, trace),
+      tokens: tenantTokens.length,
+      firstTokenAt: Math.min(...tenantTokens.map((token) => token.at)),
+      lastTokenAt: Math.max(...tenantTokens.map((token) => token.at)),
     };
   } finally {
     await pipeline.close();
@@ -569,6 +576,16 @@ async function main(): Promise<void> {
       table(
         shareHeaders,
         results.flatMap((r) => r.spans.flatMap((span) => shareCells('local', r.label, span))),
+        'end',
+      ),
+      '',
+      table(
+        ['case', 'tokens', "the key's last token (from its first)"],
+        results.map((r) => [
+          r.label,
+          String(r.tokens),
+          `+${((r.lastTokenAt - r.firstTokenAt) / 1000).toFixed(1)} s`,
+        ]),
         'end',
       ),
     );
