@@ -33,6 +33,7 @@ import { pollStatsKey } from '../poll-stats';
 import { type DurationSketch, doneShare, sketchMean, sketchSd } from '../poll-timing';
 import type { FillView, WorkGroup, WorkScan } from '../ports';
 import type { Workflow, WorkflowRegistry } from '../workflow';
+import { callsOwed } from './fair-share';
 import {
   defaultPollAllowance,
   type KeyWork,
@@ -198,7 +199,7 @@ export interface PlannedMove {
   version: number;
   /** The job's new `nextRunAt`. */
   at: number;
-  why: 'pull-forward' | 'probe' | 're-aim';
+  why: 'pull-forward' | 'probe' | 're-aim' | 'owed';
   /** The operation the job polls. */
   operation: string;
 }
@@ -232,13 +233,55 @@ export function planFill(input: FillInput): FillPlan {
     nextChanceAt: Number.isFinite(survey.nextChanceAt) ? survey.nextChanceAt : undefined,
   };
   // Saturated: the plans were made at the saturated price, and each call makes the loop look again.
-  if (room <= 0) return plan;
-  const spare = room - survey.landing;
-  const pulled = pullDue(input, settings, survey.candidates, spare);
-  const probes = probeUnknown(input, settings, survey.candidates, spare - pulled.length);
-  plan.moves.push(...pulled, ...probes);
+  if (room > 0) {
+    const spare = room - survey.landing;
+    const pulled = pullDue(input, settings, survey.candidates, spare);
+    const probes = probeUnknown(input, settings, survey.candidates, spare - pulled.length);
+    plan.moves.push(...pulled, ...probes);
+  }
+  if (input.owed && input.owed.size > 0) plan.moves.push(...pullOwed(input, settings, plan.moves));
   return plan;
 }
+
+/**
+ * A tenant owed calls by its fair share (`callsOwed`, fair-share.ts: beyond its calls due and its
+ * tokens held in the window) has its likely-done polls (by the learned timing, the likeliest
+ * first) pulled to now, saturated or not: a poll planned far out at the saturated price (its job's
+ * slack is the key's, not its tenant's) would leave the tenant no call to ask with, and its share's
+ * tokens would go to the others. A pulled poll then asks as a tenant behind does (it takes over a
+ * leader's token at its share's pace). Polls not likely done are left: they would find their task
+ * running.
+ */
+function pullOwed(input: FillInput, o: FillSettings, moved: readonly PlannedMove[]): PlannedMove[] {
+  const { now, owed } = input;
+  if (!owed) return [];
+  const taken = new Set(moved.map((move) => move.jobId));
+  const byTenant = new Map<string, { job: FillView; operation: string; done: number }[]>();
+  for (const job of input.jobs) {
+    if ((owed.get(job.tenant) ?? 0) < 1 || taken.has(job.id) || job.nextRunAt <= now + o.windowMs) continue;
+    const workflow = input.workflows.get(job.workflow);
+    if (!workflow || !waitsForPoll(workflow, job)) continue;
+    const step = findStep(workflow, job.step);
+    if (!step || step.kind === 'fetch' || step.kind === 'request' || step.operation === undefined) continue;
+    const sketch = input.sketchOf(step.operation);
+    if (!sketch || sketch.count <= 0) continue;
+    const startedAt = job.pollStartedAt ?? now;
+    const runningAt = job.lastPolledAt === undefined ? 0 : job.lastPolledAt - startedAt;
+    const done = doneShare(sketch, now - startedAt, runningAt) ?? 0;
+    if (done < likelyDoneShare) continue;
+    byTenant.set(job.tenant, [...(byTenant.get(job.tenant) ?? []), { job, operation: step.operation, done }]);
+  }
+  const moves: PlannedMove[] = [];
+  for (const [tenant, polls] of byTenant) {
+    polls.sort((a, b) => b.done - a.done || a.job.nextRunAt - b.job.nextRunAt);
+    for (const { job, operation } of polls.slice(0, owed.get(tenant) ?? 0))
+      moves.push({ jobId: job.id, version: job.version, at: now, why: 'owed', operation });
+  }
+  return moves;
+}
+
+/** A poll whose task is at least this likely done (by the learned timing) advances its job. */
+const likelyDoneShare = 0.5;
 
 export interface FillInput {
   now: number;
@@ -256,6 +299,11 @@ export interface FillInput {
   probedAt?: ReadonlyMap<string, number> | undefined;
   /** The key's call order (`planOrder`): with `longest-first`, ties go to jobs with more steps left. */
   order?: CallOrder | undefined;
+  /**
+   * Calls each tenant is owed by its fair share beyond those due and held (`callsOwed`, less its
+   * calls due in the window): as many of its likely-done polls are pulled to now (`pullOwed`).
+   */
+  owed?: ReadonlyMap<string, number> | undefined;
   options?: FillOptions | undefined;
 }
 
@@ -472,6 +520,8 @@ export interface FillRound {
   reaimed: number;
   /** New jobs sent for at once because their key's order turned to longest remaining work first. */
   admitted?: number | undefined;
+  /** Polls pulled forward for tenants owed calls by their fair shares (`pullOwed`). */
+  owed?: number | undefined;
   /** When a job left waiting could next be moved (see FillPlan). */
   nextChanceAt?: number | undefined;
 }
@@ -565,6 +615,7 @@ export class BudgetFiller {
         work: this.#orders.get(bucket),
         probedAt: this.#probedAt,
         order: this.orderOf(bucket),
+        owed: this.#owed(bucket, now, budget.ratePerSecond, dueByTenant),
         options: this.#options,
       });
       if (nextChanceAt !== undefined)
@@ -582,7 +633,8 @@ export class BudgetFiller {
           { jobId: job.id, version: moved.job.version },
           Math.min(moved.delayMs ?? 0, deps.queue.maxDelayMs),
         );
-        if (move.why === 'probe') {
+        if (move.why === 'owed') round.owed = (round.owed ?? 0) + 1;
+        else if (move.why === 'probe') {
           this.#probedAt.set(move.operation, now);
           round.probed++;
         } else if (move.why === 're-aim') round.reaimed++;
@@ -590,6 +642,28 @@ export class BudgetFiller {
       }
     }
     return round;
+  }
+
+  /**
+   * The calls each tenant of the key is owed by its fair share (`callsOwed`) beyond its calls due
+   * within the window (`dueByTenant`); undefined without fair shares or with one tenant with work.
+   */
+  #owed(
+    bucket: string,
+    now: number,
+    ratePerSecond: number,
+    dueByTenant: ReadonlyMap<string, number> | undefined,
+  ): Map<string, number> | undefined {
+    const shares = this.#deps.fairShares;
+    if (!shares) return undefined;
+    const windowMs = this.#options.windowMs ?? defaults.windowMs;
+    const owed = callsOwed(shares.stateOf(bucket), shares.weights, now, windowMs, ratePerSecond);
+    for (const [tenant, calls] of owed) {
+      const left = calls - (dueByTenant?.get(tenant) ?? 0);
+      if (left >= 1) owed.set(tenant, left);
+      else owed.delete(tenant);
+    }
+    return owed.size > 0 ? owed : undefined;
   }
 
   /**

@@ -153,6 +153,42 @@ export function fallenBehind(state: ShareState, flow: string, now: number): bool
   );
 }
 
+/**
+ * The calls each tenant with work is owed over the next `windowMs` at `ratePerSecond` (weights
+ * `weights`), beyond the tokens it already holds in that window: its part of the window's tokens
+ * (its weight over the weights with work), plus what it is behind the least-served other tenant
+ * (their virtual times apart, tokens reserved ahead counted, times its weight), less its tokens
+ * reserved within the window. Only
+ * while two tenants or more have work; a tenant ahead is owed nothing. The budget filler pulls a
+ * tenant's likely-done polls forward by as many (budget-filler.ts), so a tenant whose jobs all wait
+ * on polls scheduled far out still asks for its share.
+ */
+export function callsOwed(
+  state: ShareState,
+  weights: ShareWeights,
+  now: number,
+  windowMs: number,
+  ratePerSecond: number,
+): Map<string, number> {
+  const active = Object.entries(state).filter(
+    ([name, flow]) => name.startsWith('t:') && now - flow.askedAt <= activeWithinMs,
+  );
+  const owed = new Map<string, number>();
+  if (active.length < 2 || ratePerSecond <= 0) return owed;
+  const total = active.reduce((sum, [name]) => sum + weightOf(weights, name.slice(2)), 0);
+  for (const [name, flow] of active) {
+    const weight = weightOf(weights, name.slice(2));
+    const least = Math.min(...active.filter(([other]) => other !== name).map(([, other]) => other.virtual));
+    const held = (flow.ahead ?? []).filter((token) => token.at > now && token.at <= now + windowMs).length;
+    const calls =
+      (weight / total) * ratePerSecond * (windowMs / 1000) + (least - flow.virtual) * weight - held;
+    // Virtual times are sums of 1/weight: 1e-9 keeps 14.999... a whole 15.
+    const whole = Math.floor(calls + 1e-9);
+    if (whole >= 1) owed.set(name.slice(2), whole);
+  }
+  return owed;
+}
+
 /** Where a flow stands against its share: `ahead` stands back, `behind` steps up. */
 export type Standing = 'ahead' | 'even' | 'behind';
 

@@ -206,6 +206,28 @@ describe('planFill', () => {
     expect(fromStart).toBeLessThan(3_200);
   });
 
+  it('pulls the likely-done polls of a tenant owed calls by its share to now, even while saturated', () => {
+    // Polls planned a minute and a half out at the saturated price; alpha is owed two calls.
+    const alpha = (id: string, elapsedMs: number) => waiting(id, elapsedMs, 90_000, { tenant: 'alpha' });
+    const jobs = [
+      alpha('alpha-done', 5_000),
+      alpha('alpha-likely', 2_600),
+      alpha('alpha-done-too', 4_000),
+      alpha('alpha-running', 300),
+      waiting('beta-done', 5_000, 90_000, { tenant: 'beta' }),
+    ];
+    const saturated = { budget: { tokens: -40, ratePerSecond: 5 }, options: { reaimMarginMs: 600_000 } };
+    expect(plan(jobs, saturated)).toEqual([]);
+    const moves = plan(jobs, { ...saturated, owed: new Map([['alpha', 2]]) });
+    expect(moves).toEqual([
+      { jobId: 'alpha-done', version: 5, at: now, why: 'owed', operation: pollOp },
+      { jobId: 'alpha-done-too', version: 5, at: now, why: 'owed', operation: pollOp },
+    ]);
+    // Owed more than it has likely done: the poll whose task is likely still running stays.
+    const all = plan(jobs, { ...saturated, owed: new Map([['alpha', 10]]) });
+    expect(all.map((move) => move.jobId)).toEqual(['alpha-done', 'alpha-done-too', 'alpha-likely']);
+  });
+
   it('leaves alone jobs with a call in flight, a reserved token, or an error being backed off', () => {
     const jobs = [
       waiting('in-flight', 2_900, 9_000, { inFlightSince: now - 10 }),

@@ -8,6 +8,7 @@ import { type Job, submitJob } from '../../../../shared/engine';
 import {
   activeWithinMs,
   askedBy,
+  callsOwed,
   chargedTo,
   FairShares,
   fairSharesFromEnv,
@@ -47,6 +48,30 @@ describe('fair shares (pure)', () => {
       state = chargedTo(state, `t:${flow}`, flow === 'heavy' ? 3 : 1, 0);
     }
     expect(given.heavy / 400).toBeCloseTo(0.75, 1);
+  });
+
+  it("owes a tenant its part of the window's tokens and what it is behind, less the tokens it holds", () => {
+    const weights = { tenants: { a: 5, b: 3, c: 2 } };
+    let state = askedBy(askedBy(askedBy({}, 't:a', 0), 't:b', 0), 't:c', 0);
+    // Level: each is owed its part of a window of 1 s at 10 calls/s (5, 3 and 2 calls).
+    expect(callsOwed(state, weights, 0, 1_000, 10)).toEqual(
+      new Map([
+        ['a', 5],
+        ['b', 3],
+        ['c', 2],
+      ]),
+    );
+    // b and c were given two tokens' worth of virtual time each (6 and 4 calls): a is behind by 2,
+    // owed 5 + 2 x 5; b and c, ahead of a, are owed less than a call.
+    for (let i = 0; i < 6; i++) state = chargedTo(state, 't:b', 3, 0);
+    for (let i = 0; i < 4; i++) state = chargedTo(state, 't:c', 2, 0);
+    expect(callsOwed(state, weights, 0, 1_000, 10)).toEqual(new Map([['a', 15]]));
+    // Tokens a holds within the window count against it; those past it count as given.
+    state = chargedTo(state, 't:a', 5, 0, 500);
+    state = chargedTo(state, 't:a', 5, 0, 5_000);
+    expect(callsOwed(state, weights, 0, 1_000, 10).get('a')).toBe(12);
+    // One tenant with work alone is owed nothing: the key's room is its own.
+    expect(callsOwed(askedBy({}, 't:a', 0), weights, 0, 1_000, 10).size).toBe(0);
   });
 
   it('ignores flows without work, and starts a flow that comes back level, without a credit', () => {
