@@ -8,7 +8,7 @@
  * every other command's start-up.
  */
 
-import { closestName } from './closest-name';
+import { closestName } from '../openplatform/closest-name';
 import { commandDefiner, type HelpText } from './command-spec';
 import { batchCommand } from './commands/batch';
 import { bulkCommand } from './commands/bulk';

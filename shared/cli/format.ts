@@ -102,7 +102,7 @@ export function jobSummary(job: Job, report?: string): JobSummary {
 }
 
 /** The step's title for displays ("agent search"), else its name. */
-export function stepTitle(job: Job, workflows: WorkflowRegistry): string {
+export function stepTitle(job: Pick<Job, 'workflow' | 'step'>, workflows: WorkflowRegistry): string {
   const workflow = workflows.get(job.workflow);
   const step = workflow ? findStep(workflow, job.step) : undefined;
   return step?.title ?? job.step;

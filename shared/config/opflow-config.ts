@@ -16,6 +16,7 @@ import { errorMessage } from '../errors/error-message';
 import { uniqueNames } from '../errors/unique-names';
 import { issueMessages } from '../errors/zod-issues';
 import { FileRefused, readRegularFile } from '../files/bounded-read';
+import { didYouMean } from '../openplatform/closest-name';
 import { reviewersConfigSchema } from '../reviewers/review-config';
 import { defaultDisclosureFormConfig, disclosureFormConfigSchema } from './disclosure-form-config';
 
@@ -318,7 +319,9 @@ export function parseOpflowConfig(
   parsed.data.schedules.forEach((schedule, index) => {
     const where = `schedules[${index}]`;
     if (workflows && !workflows.has(schedule.workflow)) {
-      problems.push(`${file}: ${where}.workflow: unknown workflow "${schedule.workflow}"`);
+      problems.push(
+        `${file}: ${where}.workflow: unknown workflow "${schedule.workflow}"${didYouMean(schedule.workflow, [...workflows.keys()])}`,
+      );
     } else if (workflows instanceof Map) {
       const input = workflows.get(schedule.workflow)!.input.safeParse(schedule.input);
       if (!input.success) problems.push(...issueMessages(input.error, { file, root: `${where}.input` }));
@@ -327,7 +330,9 @@ export function parseOpflowConfig(
   });
   for (const [source, mapping] of Object.entries(parsed.data.webhooks)) {
     if (workflows && typeof mapping.workflow === 'string' && !workflows.has(mapping.workflow))
-      problems.push(`${file}: webhooks.${source}.workflow: unknown workflow "${mapping.workflow}"`);
+      problems.push(
+        `${file}: webhooks.${source}.workflow: unknown workflow "${mapping.workflow}"${didYouMean(mapping.workflow, [...workflows.keys()])}`,
+      );
     if (typeof mapping.callbackUrl === 'string')
       callbackProblem(`webhooks.${source}.callbackUrl`, mapping.callbackUrl);
   }

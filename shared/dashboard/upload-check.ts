@@ -20,6 +20,7 @@ import { IngestRefused, type IngestRequest, type IngestSource } from '../ingest/
 // The manifest reader alone: a line naming a document is a problem (documents are not uploaded here).
 import { type IngestPreview, previewRecords } from '../ingest/ingest-preview';
 import type { manifestUploadBodySchema } from '../ingest/upload-request';
+import { didYouMean } from '../openplatform/closest-name';
 
 export type ManifestBody = z.infer<typeof manifestUploadBodySchema>;
 
@@ -136,7 +137,7 @@ export function uploadRequestOf(
     throw new ApiError(
       400,
       'invalid-request',
-      `body.workflow: no workflow ${body.workflow}; there are ${[...deps.workflows.keys()].sort().join(', ')}`,
+      `body.workflow: no workflow ${body.workflow}${didYouMean(body.workflow, [...deps.workflows.keys()])}; there are ${[...deps.workflows.keys()].sort().join(', ')}`,
     );
   }
   if (boundTenant !== undefined && body.tenant !== 'default' && body.tenant !== boundTenant)

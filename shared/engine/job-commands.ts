@@ -6,6 +6,7 @@ import { ulid } from 'ulid';
 import * as z from 'zod';
 import { CallbackUrlRefused, checkCallbackUrl } from '../callbacks/ssrf-guard';
 import { formatIssues, type IssueAt, issueList } from '../errors/zod-issues';
+import { didYouMean } from '../openplatform/closest-name';
 import { applySelection, SelectionRefused } from './advance';
 import type { JobDeps } from './deps';
 import {
@@ -108,6 +109,13 @@ export class JobRequestError extends Error {
   }
 }
 
+/** The refusal of a workflow name that is not known, with the nearest known one. */
+function unknownWorkflow(name: string, known: string[]): JobRequestError {
+  return new JobRequestError(
+    `unknown workflow "${name}"${didYouMean(name, known)}; known workflows: ${known.join(', ')}`,
+  );
+}
+
 /** The input held to the workflow's schema; refused with each field at fault (`input.text`). */
 function workflowInput(workflow: { name: string; input: z.ZodType }, raw: unknown): unknown {
   const input = workflow.input.safeParse(raw);
@@ -128,11 +136,7 @@ export async function submitJob(
     throw new JobRequestError(formatIssues(parsed.error), 'invalid', issueList(parsed.error));
   const req = parsed.data;
   const workflow = deps.workflows.get(req.workflow);
-  if (!workflow) {
-    throw new JobRequestError(
-      `unknown workflow "${req.workflow}"; known workflows: ${[...deps.workflows.keys()].join(', ')}`,
-    );
-  }
+  if (!workflow) throw unknownWorkflow(req.workflow, [...deps.workflows.keys()]);
   const input = { data: workflowInput(workflow, req.input) };
 
   if (req.callbackUrl !== undefined) {

@@ -25,6 +25,7 @@ import { stepContext, type Workflow } from '../engine/workflow';
 import { errorMessage } from '../errors/error-message';
 import { formatIssues } from '../errors/zod-issues';
 import { FileRefused } from '../files/bounded-read';
+import { didYouMean } from '../openplatform/closest-name';
 import { requestSchemas } from '../openplatform/schemas/requests';
 import { batchNameSchema, contentHashOf, itemKeyOf, sha256 } from './batch';
 import type { DisclosureMetadata } from './disclosure-form';
@@ -241,11 +242,12 @@ export async function prepareRecord(
   seen.set(id, record.position);
 
   const workflow = deps.engine.workflows.get(workflowName);
-  if (!workflow)
+  if (!workflow) {
     return problem(
-      `unknown workflow "${workflowName}"; known: ${[...deps.engine.workflows.keys()].sort().join(', ')}`,
+      `unknown workflow "${workflowName}"${didYouMean(workflowName, [...deps.engine.workflows.keys()])}; known: ${[...deps.engine.workflows.keys()].sort().join(', ')}`,
       id,
     );
+  }
 
   let candidate: unknown = fields;
   let metadata: DisclosureMetadata | undefined;

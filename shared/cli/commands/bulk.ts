@@ -9,6 +9,7 @@ import { createInterface } from 'node:readline/promises';
 import { maxDeadlineMs } from '../../engine/job-commands';
 import type { Job } from '../../engine/job-record';
 import { failureKinds, jobStatuses } from '../../engine/job-record';
+import { didYouMean } from '../../openplatform/closest-name';
 import {
   type BulkOutcome,
   type BulkPreview,
@@ -19,7 +20,7 @@ import {
 import { type BulkRequest, bulkActions, bulkRequestSchema } from '../../runtime/bulk-request';
 import { type CliContext, type GlobalOptions, openBackend, writeJson } from '../context';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
-import { formatTable, printable } from '../format';
+import { formatTable, printable, stepTitle } from '../format';
 import { parseDuration } from './run';
 
 export interface BulkCommandOptions extends GlobalOptions {
@@ -103,7 +104,8 @@ function requestOf(action: string, options: BulkCommandOptions): BulkRequest {
   return parsed.data;
 }
 
-function describePreview(preview: BulkPreview): string {
+/** The dry run's count and its sample, each job's step by the title people read (as opflow status says it). */
+function describePreview(preview: BulkPreview, workflows: CliContext['workflows']): string {
   const lines = [
     `opflow bulk ${preview.action}: ${preview.count} job${preview.count === 1 ? '' : 's'} match (${preview.statuses.join(', ') || 'no status the action acts on'})`,
   ];
@@ -115,7 +117,7 @@ function describePreview(preview: BulkPreview): string {
           job.id,
           job.workflow,
           job.status,
-          job.step,
+          stepTitle(job, workflows),
           job.tenant,
           job.label ?? '',
           job.error ? `${job.error.kind}: ${job.error.message}`.slice(0, 60) : '',
@@ -164,6 +166,14 @@ export async function bulkCommand(
   options: BulkCommandOptions,
 ): Promise<ExitCodeValue> {
   const request = requestOf(action, options);
+  // A workflow name that does not exist is a typing slip, not a filter that matches nothing.
+  if (options.workflow !== undefined && !ctx.workflows.has(options.workflow)) {
+    const known = [...ctx.workflows.keys()].sort();
+    throw new CliError(
+      `--workflow: no workflow "${options.workflow}"${didYouMean(options.workflow, known)}; known workflows: ${known.join(', ')}`,
+      ExitCode.usage,
+    );
+  }
   const backend = await openBackend(ctx, options, 'records');
   try {
     // Answers follow the reviewers' rules of the config file (a second approver), as from a link.
@@ -181,7 +191,7 @@ export async function bulkCommand(
     const preview = await previewBulk(backend.deps, request);
     if (!options.json || options.dryRun) {
       if (options.json) writeJson(ctx.io, preview);
-      else ctx.io.stdout.write(`${describePreview(preview)}\n`);
+      else ctx.io.stdout.write(`${describePreview(preview, ctx.workflows)}\n`);
     }
     if (options.dryRun || preview.count === 0) return ExitCode.ok;
     if (!options.yes && !(await confirmed(ctx, `${request.action} these ${preview.count} jobs?`))) {

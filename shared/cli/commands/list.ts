@@ -3,6 +3,7 @@
  */
 import { type JobStatus, jobStatuses } from '../../engine/job-record';
 import { searchJobs } from '../../http/job-search';
+import { didYouMean } from '../../openplatform/closest-name';
 import { type CliContext, type GlobalOptions, openBackend, writeJson } from '../context';
 import { reportLocationOf } from '../drive-jobs';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';
@@ -35,9 +36,9 @@ export async function listCommand(ctx: CliContext, options: ListOptions): Promis
   const limit = parseLimit(options.limit);
   // A workflow name that does not exist is a typing slip, not an empty list.
   if (options.workflow !== undefined && !ctx.workflows.has(options.workflow)) {
-    const known = [...ctx.workflows.keys()].sort().join(', ');
+    const known = [...ctx.workflows.keys()].sort();
     throw new CliError(
-      `--workflow: no workflow "${options.workflow}"; known workflows: ${known}`,
+      `--workflow: no workflow "${options.workflow}"${didYouMean(options.workflow, known)}; known workflows: ${known.join(', ')}`,
       ExitCode.usage,
     );
   }

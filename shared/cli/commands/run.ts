@@ -24,9 +24,9 @@ import {
   disclosureLabel,
   loadDisclosureParsers,
 } from '../../ingest/disclosure-form';
+import { closestName } from '../../openplatform/closest-name';
 import type { Backend } from '../../runtime/backend';
 import { listAll, listUnfinished } from '../../runtime/job-queries';
-import { closestName } from '../closest-name';
 import { type CliContext, type GlobalOptions, openBackend } from '../context';
 import { driveJobs, reportOutcome } from '../drive-jobs';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes';

@@ -127,6 +127,16 @@ export const cliArgRows: CliRow[] = [
       `--workflow: no workflow "${value}"`,
     ),
   ),
+  // A misspelt workflow gets the nearest name wherever a command takes one.
+  ...[
+    ['workflows', 'novely'],
+    ['help', 'novely'],
+    ['run', 'novely', 'x.txt'],
+    ['list', '--workflow', 'novely'],
+    ['bulk', 'retry', '--workflow', 'novely', '--dry-run'],
+  ].map((args) =>
+    row(`${args.join(' ')} suggests novelty-check`, args, usage, '"novely" (did you mean novelty-check?)'),
+  ),
   row('status of an unknown job', ['status', unknownId], notFound, `no job ${unknownId}`),
   row('status without a job id', ['status'], usage, "missing required argument 'jobId'"),
   row('cancel of an unknown job', ['cancel', unknownId], notFound, `no job ${unknownId}`),

@@ -108,6 +108,12 @@ export const jobApiRows: HttpRow[] = [
   post('an empty workflow', { workflow: '', input: {} }, 400, 'workflow'),
   post('a workflow that is a number', { workflow: 5, input: {} }, 400, 'body.workflow'),
   post('an unknown workflow', { workflow: 'nope', input: {} }, 400, 'unknown workflow "nope"'),
+  post(
+    'a workflow misspelt',
+    { workflow: 'patent-cont', input: {} },
+    400,
+    'unknown workflow "patent-cont" (did you mean patent-count?)',
+  ),
   post('an unknown field', { ...ok, priority: 1 }, 400, 'priority'),
   post('no input', { workflow: 'patent-count' }, 400, 'input'),
   ...inputs.map(([workflow, input, field]) =>

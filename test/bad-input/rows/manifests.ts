@@ -104,6 +104,11 @@ export const manifestRows: CliRow[] = [
     'unknown workflow "nope"',
   ),
   jsonlLine(
+    'a per-line workflow misspelt',
+    '{"id": "b", "workflow": "patent-cont", "query": "TTL:(b)"}',
+    'unknown workflow "patent-cont" (did you mean patent-count?)',
+  ),
+  jsonlLine(
     'a per-line selection mode that does not exist',
     '{"id": "b", "query": "TTL:(b)", "select": "often"}',
     'select: must be "auto" or "manual"',
@@ -229,6 +234,12 @@ export const manifestRows: CliRow[] = [
     ['ingest', 'm.jsonl', '--workflow', 'nope'],
     { 'm.jsonl': `${good('a')}\n` },
     'unknown workflow "nope"',
+  ),
+  refused(
+    'a misspelt --workflow',
+    ['ingest', 'm.jsonl', '--workflow', 'novely'],
+    { 'm.jsonl': `${good('a')}\n` },
+    'unknown workflow "novely" (did you mean novelty-check?)',
   ),
   refused(
     '--failure-budget that is not a share or count',

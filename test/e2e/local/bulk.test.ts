@@ -3,7 +3,8 @@
 // HTTP: the dry run, the confirmed retry, a bulk answer whose jobs then run to SUCCEEDED, the
 // token and the cross-origin rule of every write; `opflow bulk redrive` of a batch's items failed on
 // their deadline, counted by a dry run that changes nothing, then redriven with a new deadline and
-// run to SUCCEEDED as the same jobs, the batch's totals following them.
+// run to SUCCEEDED as the same jobs, the batch's totals following them; its count's table names
+// each job's step by its title.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -172,6 +173,18 @@ describe('bulk actions through the real bin and opflow serve', () => {
     expect(preview.count).toBe(2);
     expect(preview.sample.map((job) => job.id).sort()).toEqual(failed.map((job) => job.id).sort());
     expect((await list()).map((job) => job.status)).toEqual(['FAILED', 'FAILED']);
+    // Its table names each job's step by the title opflow status and the dashboard show.
+    const titles: Record<string, string> = {
+      extract: 'extract the key content',
+      generate: 'write the disclosure',
+      'download-link': 'wait for the document',
+      document: 'download the document',
+    };
+    const table = await opflow(['bulk', 'redrive', ...filter, '--dry-run']);
+    for (const job of failed as (JobView & { step: string })[]) {
+      const row = table.stdout.split('\n').find((line) => line.startsWith(job.id));
+      expect(row, table.stdout).toContain(titles[job.step]);
+    }
 
     const redriven = await opflow(['bulk', 'redrive', ...filter, '--deadline', '10m', '--yes']);
     expect(redriven.code, redriven.stderr).toBe(0);

@@ -65,6 +65,10 @@ describe('opflow config file', () => {
       /schedules\[0\]\.workflow: unknown workflow "nope"/,
     ],
     [
+      { schedules: [{ name: 'a', cron: '0 6 * * *', workflow: 'patent-cont', input: {} }] },
+      /schedules\[0\]\.workflow: unknown workflow "patent-cont" \(did you mean patent-count\?\)/,
+    ],
+    [
       { schedules: [{ name: 'Bad Name', cron: '0 6 * * *', workflow: 'patent-count', input: {} }] },
       /schedules\[0\]\.name: must be/,
     ],
@@ -102,6 +106,10 @@ describe('opflow config file', () => {
       /webhooks\.tracker\.input/,
     ],
     [{ webhooks: { tracker: { workflow: 'nope' } } }, /webhooks\.tracker\.workflow: unknown workflow "nope"/],
+    [
+      { webhooks: { tracker: { workflow: 'novely' } } },
+      /webhooks\.tracker\.workflow: unknown workflow "novely" \(did you mean novelty-check\?\)/,
+    ],
     [{ webhooks: { tracker: { tenant: 'a b' } } }, /webhooks\.tracker\.tenant/],
     [{ schedule: [] }, /opflow\.config\.json: schedule: unknown field/],
   ])('names the file and field: %j', (value, pattern) => {

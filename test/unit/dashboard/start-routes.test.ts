@@ -98,7 +98,9 @@ describe('POST /batch-uploads/check and /batch-uploads', () => {
     expect(named.status).toBe(400);
     expect(named.body.error.message).toMatch(/^body\.fileName: must be the name of a \.jsonl/);
     const unknown = await call('POST', '/batch-uploads/check', { ...body, workflow: 'novelty-chek' });
-    expect(unknown.body.error.message).toMatch(/^body\.workflow: no workflow novelty-chek/);
+    expect(unknown.body.error.message).toMatch(
+      /^body\.workflow: no workflow novelty-chek \(did you mean novelty-check\?\)/,
+    );
     const budget = await call('POST', '/batch-uploads/check', { ...body, failureBudget: 'lots' });
     expect(budget.body.error.message).toMatch(/^body\.failureBudget: /);
     const other = await call('POST', '/batch-uploads', { ...body, tenant: 'acme' }, 'globex');
