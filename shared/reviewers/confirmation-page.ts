@@ -100,11 +100,15 @@ function form(
   nonceField: string,
   problem?: string,
   chosen?: readonly string[],
+  typedBy?: string,
 ): string {
   const single = pending.max === 1;
-  const picked = new Set(chosen ?? pending.options.filter((o) => o.preselected).map((o) => o.id));
-  const range = pending.min === pending.max ? `${pending.min}` : `${pending.min} to ${pending.max}`;
   const first = openConfirmations(job).at(-1);
+  // Ticked: what this browser sent, else what the first approver chose (to confirm), else the suggested.
+  const picked = new Set(
+    chosen ?? first?.options ?? pending.options.filter((o) => o.preselected).map((o) => o.id),
+  );
+  const range = pending.min === pending.max ? `${pending.min}` : `${pending.min} to ${pending.max}`;
   const review = reviewOfOffer(job.review, pending) ? job.review : undefined;
   const approvals = review?.approvals ?? 1;
   const person = personOf(claims);
@@ -131,11 +135,22 @@ ${first ? `<p class="note">${escapeHtml(first.by ?? 'Someone')} chose ${escapeHt
 <fieldset><legend>${escapeHtml(pending.prompt)}</legend><p class="detail">Choose ${range} of ${pending.options.length}.</p>
 ${options}
 </fieldset>
-${person ? `<p>You answer as <strong>${escapeHtml(person)}</strong>.</p>` : `<label class="name" for="by">Your name or mail address (kept with the answer)</label><input type="text" id="by" name="by" required maxlength="200" autocomplete="email">`}
+${person ? `<p>You answer as <strong>${escapeHtml(person)}</strong>.</p>` : `<label class="name" for="by">Your name or mail address (kept with the answer)</label><input type="text" id="by" name="by" required maxlength="200" autocomplete="email"${typedBy ? ` value="${escapeHtml(typedBy.slice(0, 200))}"` : ''}>`}
 <button type="submit">Confirm this answer</button>
 </form>
 ${timeout}<p class="detail">This link works until ${readableTime(claims.expiresAt)}. Opening it answered nothing; only the button does.</p>`;
 }
+
+/** Where a job is now, as the closed page says it to a reviewer (never a status code). */
+const whereNow: Record<Job['status'], string> = {
+  QUEUED: 'it has gone on',
+  RUNNING: 'it has gone on',
+  WAITING: 'it has gone on',
+  AWAITING_INPUT: 'it now waits for another selection',
+  SUCCEEDED: 'it has finished',
+  FAILED: 'it has failed',
+  CANCELLED: 'it was cancelled',
+};
 
 function closed(job: Job, claims: ReviewLinkClaims): HttpAnswer {
   const answer = [...(job.answers ?? [])]
@@ -147,7 +162,7 @@ function closed(job: Job, claims: ReviewLinkClaims): HttpAnswer {
   return page(
     409,
     'This question is closed',
-    `<p>Job <code>${escapeHtml(job.id)}</code> no longer waits for this selection (it is ${job.status}).${who}</p>`,
+    `<p>Job <code>${escapeHtml(job.id)}</code> no longer waits for this selection: ${whereNow[job.status]}.${who}</p>`,
   );
 }
 
@@ -170,10 +185,15 @@ function formPage(
   context: { key: Buffer; now: number; request: ReviewRequest },
   problem?: string,
   chosen?: readonly string[],
+  typedBy?: string,
 ): HttpAnswer {
   const { key, now, request } = context;
   const issued = issueFormNonce(request.token, key, now, { secure: request.secure === true });
-  const answer = page(status, pending.prompt, form(job, pending, claims, issued.field, problem, chosen));
+  const answer = page(
+    status,
+    pending.prompt,
+    form(job, pending, claims, issued.field, problem, chosen, typedBy),
+  );
   return { ...answer, headers: { ...answer.headers, 'set-cookie': issued.setCookie } };
 }
 
@@ -188,6 +208,8 @@ async function answerForm(
 ): Promise<HttpAnswer | 'again'> {
   const fields = new URLSearchParams(context.request.body ?? '');
   const chosen = fields.getAll('option');
+  // A refused form keeps the name typed in it.
+  const typedBy = fields.get('by') ?? undefined;
   const refused = checkFormNonce(
     context.request.token,
     context.key,
@@ -195,7 +217,7 @@ async function answerForm(
     fields.get(formFieldName),
     context.request.cookie,
   );
-  if (refused) return formPage(403, job, pending, claims, context, nonceProblems[refused], chosen);
+  if (refused) return formPage(403, job, pending, claims, context, nonceProblems[refused], chosen, typedBy);
   const by = personOf(claims) ?? fields.get('by')?.trim();
   if (!by)
     return formPage(
@@ -231,7 +253,7 @@ async function answerForm(
     const changed = (await deps.store.get(job.id))?.version !== job.version;
     if (error.reason === 'conflict' && changed && !lastTry) return 'again';
     const status = error.reason === 'conflict' ? 409 : 400;
-    return formPage(status, job, pending, claims, context, error.message, chosen);
+    return formPage(status, job, pending, claims, context, error.message, chosen, typedBy);
   }
 }
 
