@@ -16,8 +16,14 @@
  * The estimate is then smoothed once over neighbouring buckets. Turnbull's estimate piles a "done by
  * t" up just under t, where the intervals overlap: a job that polls its tasks near one time learns
  * that they end just before it, and polls there again (its estimate confirms itself). Smoothing
- * keeps a share of that mass below the poll time, where the next plan then looks and learns. Pure:
- * the store keeps the sketch, the runner supplies times.
+ * keeps a share of that mass below the poll time, where the next plan then looks and learns.
+ *
+ * When no kept interval bounds a task from below (every poll found its task done, as in a saturated
+ * batch polled once a task), nothing tells where below the least "done by" tasks end, and EM keeps
+ * its start there: each interval is then spread over the grid's buckets (scale-free), not over its
+ * time, which said "half the least poll time" whatever the tasks took and climbed with each token
+ * wait (bench/journal/2026-11-29-throughput-large-cells.md). Pure: the store keeps the sketch, the
+ * runner supplies times.
  */
 import * as z from 'zod';
 
@@ -111,6 +117,9 @@ function selfConsistent(obs: readonly number[], total: number): Record<string, n
   const cells: number[] = [];
   const shares: number[] = [];
   let p = new Float64Array(sketchBuckets);
+  // Does any interval bound a task from below? If not, EM starts scale-free (see the file's head).
+  let bounded = false;
+  for (let i = 0; i < count; i++) if ((obs[2 * i] ?? 0) > 0) bounded = true;
   for (let i = 0; i < count; i++) {
     const lower = obs[2 * i] ?? 0;
     const upper = obs[2 * i + 1] ?? lower;
@@ -125,8 +134,18 @@ function selfConsistent(obs: readonly number[], total: number): Record<string, n
       if (overlap <= 0) continue;
       cells.push(index);
       shares.push(overlap / (to - from));
-      // EM starts from each interval spread evenly over itself.
-      p[index] = (p[index] ?? 0) + weight * (first === last ? 1 : overlap / (upper - lower));
+    }
+    // EM starts from each interval spread evenly over itself (`bounded`), else over its buckets.
+    let covered = 0;
+    for (let c = before; c < cells.length; c++) covered += shares[c] ?? 0;
+    for (let c = before; c < cells.length; c++) {
+      const index = cells[c] ?? 0;
+      const from = edge(index);
+      const to = edgeAfter(index);
+      const overlap = (shares[c] ?? 0) * (to - from);
+      p[index] =
+        (p[index] ?? 0) +
+        weight * (bounded ? (first === last ? 1 : overlap / (upper - lower)) : (shares[c] ?? 0) / covered);
     }
     if (cells.length > before) {
       weights.push(weight);

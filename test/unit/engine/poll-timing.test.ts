@@ -301,4 +301,38 @@ describe('late polls', () => {
     for (let i = 0; i < 20; i++) sketch = recordDuration(sketch, 0, 8_000, 0);
     expect(conditionalQuantile(sketch, 0.5)!).toBeLessThan(2_600);
   });
+
+  it('do not ratchet the estimate up when every poll finds its task done (a saturated batch of 300)', () => {
+    // Tasks take 2 s. The key is saturated: each poll is planned at the saturated price (40 calls
+    // waiting at 5/s), finds its task done, and waits 2 s for its token, so each task teaches only
+    // "done by its poll". The first polls came after 6 s (the declared schedule and the line).
+    let sketch = emptySketch(0);
+    for (let i = 0; i < keptObservations; i++) sketch = recordDuration(sketch, 0, 6_000, i);
+    const plannedFirstPoll = () =>
+      learnedPollDelay({
+        sketch,
+        policy,
+        declaredDelayMs: 1_000,
+        elapsedMs: 0,
+        lastPollAtMs: 0,
+        target,
+        extraPriceMs: 40 * 200,
+      });
+    const planned: number[] = [];
+    for (let task = 0; task < 3 * keptObservations; task++) {
+      const pollAt = plannedFirstPoll();
+      planned.push(pollAt);
+      // Found done at its poll (a 2 s task is done by then), or, polled before 2 s, found running.
+      const calledAt = pollAt + 2_000;
+      sketch =
+        pollAt >= 2_000
+          ? recordDuration(sketch, 0, calledAt, task)
+          : recordDuration(sketch, pollAt, Math.max(2_000, pollAt + 2_000), task);
+    }
+    // Spread over time, "done by 6 s" says tasks take about 3 s: the plan polls near 6 s, the token
+    // wait makes it "done by 8 s", and so on (on 2075607 the planned poll climbs 5.5, 6.6, 8.0, 9.5 s
+    // by the last of these tasks, and 11.4 s after twice as many; in the bench's 300-job batch, with
+    // token waits of 10 to 40 s, past a minute).
+    expect(Math.max(...planned.slice(-keptObservations))).toBeLessThan(8_000);
+  });
 });
