@@ -18,7 +18,7 @@ import {
   TransactWriteCommand,
 } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
-import type { ParkedJob, ParkedJobs } from '../../engine/admission/parked-jobs';
+import type { ListParkedOptions, ParkedJob, ParkedJobs } from '../../engine/admission/parked-jobs';
 import { type Batch, checkJobAndBatchVersions } from '../../engine/batch-store';
 import { maxClockAheadMs, writerAheadMs } from '../../engine/clock-skew';
 import { isTerminal, type Job, type JobStatus, jobStatuses } from '../../engine/job-record';
@@ -313,7 +313,7 @@ export class DynamoDbJobStore implements JobStore, ParkedJobs {
     bucket: string,
     until: number,
     limit: number,
-    options: { perTenant?: number | undefined; oldKeys?: boolean | undefined } = {},
+    options: ListParkedOptions = {},
   ): Promise<ParkedJob[]> {
     // Loaded on first use: only the step worker's release rounds and the sweeper read parked rows.
     const { listParkedRows } = await import('./dynamodb-parked-rows');

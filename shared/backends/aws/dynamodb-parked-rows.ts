@@ -5,22 +5,35 @@
  * tenant's soonest are one Query, from after the last tenant read (`parkedTenantRange`), so a
  * round reaches every tenant with parked jobs whatever their counts.
  */
-import type { ParkedJob } from '../../engine/admission/parked-jobs';
+import type { ListParkedOptions, ParkedJob } from '../../engine/admission/parked-jobs';
 
 type Item = Record<string, unknown>;
 
-/** A class of a key's parked jobs is read for at most this many tenants a round (with `perTenant`). */
-export const parkedTenantsRead = 16;
+/**
+ * A class of a key's parked jobs is read with at most this many Queries a round (with `perTenant`:
+ * about one a tenant), 0.5 read unit each; a key with more tenants parked is read from a point
+ * the round draws (`startAt`), so that every tenant is reached over rounds.
+ */
+export const parkedQueriesPerClass = 16;
+
+/** What a tenant's name may start with (`[\w.-]`): a round's scan starts at one of them. */
+const nameStarts = '-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz';
 
 /**
- * The sort keys of a class's parked rows from the tenant `after` on (exclusive; all tenants'
- * without it), for a BETWEEN: an escaped name holds no `#` or `$`, so `<name>$` comes after every
- * row of that tenant and before the next tenant's.
+ * The sort keys of a class's parked rows from the tenant `after` on (exclusive; from the escaped
+ * name prefix `from` without it) up to the prefix `to` (the class's end without it), for a
+ * BETWEEN: an escaped name holds no `#` or `$`, so `<name>$` comes after every row of that tenant
+ * and before the next tenant's.
  */
-export function parkedTenantRange(parkedClass: string, after?: string | undefined): [string, string] {
+export function parkedTenantRange(
+  parkedClass: string,
+  after?: string | undefined,
+  from = '',
+  to?: string | undefined,
+): [string, string] {
   return [
-    `${parkedClass}#t:${after === undefined ? '' : `${encodeURIComponent(after)}$`}`,
-    `${parkedClass}#t;`,
+    `${parkedClass}#t:${after === undefined ? from : `${encodeURIComponent(after)}$`}`,
+    to === undefined ? `${parkedClass}#t;` : `${parkedClass}#t:${to}`,
   ];
 }
 
@@ -62,7 +75,7 @@ export async function listParkedRows(
   classes: readonly string[],
   until: number,
   limit: number,
-  options: { perTenant?: number | undefined; oldKeys?: boolean | undefined } = {},
+  options: ListParkedOptions = {},
 ): Promise<ParkedJob[]> {
   const found: ParkedJob[] = [];
   const perTenant = Math.max(1, options.perTenant ?? limit);
@@ -77,44 +90,60 @@ export async function listParkedRows(
         if (row) ofClass.push({ id: row.id, class: parkedClass, dueAt: row.dueAt });
       }
     }
-    // Tenant by tenant: `after` the last tenant done, `start` the page of `current`'s to go on from.
-    let after: string | undefined;
-    let start: Item | undefined;
-    let current: string | undefined;
-    let taken = 0;
-    // With `perTenant` a class is read whole, up to `parkedTenantsRead` tenants' rows.
+    // With `perTenant` a class is read whole, up to `parkedQueriesPerClass` Queries, from the name
+    // start `startAt` draws to the class's end and then from its start up to there.
     const room = options.perTenant
-      ? Math.max(limit - found.length, perTenant * parkedTenantsRead)
+      ? Math.max(limit - found.length, perTenant * parkedQueriesPerClass)
       : limit - found.length;
-    while (ofClass.length < room) {
-      const answer = await query(
-        parkedTenantRange(parkedClass, after),
-        Math.min(perTenant - taken, room - ofClass.length),
-        start,
-      );
-      const items = answer.Items ?? [];
-      for (const item of items) {
-        const row = parsedParkedKey(String(item.GSI2SK));
-        if (row?.tenant === undefined) continue;
-        if (row.tenant !== current) {
-          current = row.tenant;
+    const split =
+      options.perTenant && options.startAt !== undefined
+        ? nameStarts[Math.floor(Math.min(Math.max(options.startAt, 0), 0.999999) * nameStarts.length)]
+        : undefined;
+    const passes: [string, string | undefined][] =
+      split === undefined
+        ? [['', undefined]]
+        : [
+            [split, undefined],
+            ['', split],
+          ];
+    let queries = 0;
+    for (const [from, to] of passes) {
+      // Tenant by tenant: `after` the last tenant done, `start` the page of `current`'s to go on from.
+      let after: string | undefined;
+      let start: Item | undefined;
+      let current: string | undefined;
+      let taken = 0;
+      while (ofClass.length < room && !(options.perTenant && queries >= parkedQueriesPerClass)) {
+        queries++;
+        const answer = await query(
+          parkedTenantRange(parkedClass, after, from, to),
+          Math.min(perTenant - taken, room - ofClass.length),
+          start,
+        );
+        const items = answer.Items ?? [];
+        for (const item of items) {
+          const row = parsedParkedKey(String(item.GSI2SK));
+          if (row?.tenant === undefined) continue;
+          if (row.tenant !== current) {
+            current = row.tenant;
+            taken = 0;
+          }
+          // A tenant's rows are in due order: past `until`, none of the rest is due either.
+          if (taken >= perTenant || row.dueAt > until) {
+            taken = perTenant;
+            continue;
+          }
+          ofClass.push({ id: row.id, class: parkedClass, tenant: row.tenant, dueAt: row.dueAt });
+          taken++;
+        }
+        if (!answer.LastEvaluatedKey || items.length === 0) break;
+        if (taken >= perTenant) {
+          after = current;
+          start = undefined;
+          current = undefined;
           taken = 0;
-        }
-        // A tenant's rows are in due order: past `until`, none of the rest is due either.
-        if (taken >= perTenant || row.dueAt > until) {
-          taken = perTenant;
-          continue;
-        }
-        ofClass.push({ id: row.id, class: parkedClass, tenant: row.tenant, dueAt: row.dueAt });
-        taken++;
+        } else start = answer.LastEvaluatedKey;
       }
-      if (!answer.LastEvaluatedKey || items.length === 0) break;
-      if (taken >= perTenant) {
-        after = current;
-        start = undefined;
-        current = undefined;
-        taken = 0;
-      } else start = answer.LastEvaluatedKey;
     }
     ofClass.sort((a, b) => a.dueAt - b.dueAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     found.push(...ofClass.slice(0, room));

@@ -13,6 +13,18 @@ export interface ParkedJob {
   dueAt?: number | undefined;
 }
 
+export interface ListParkedOptions {
+  /** At most this many of each tenant in a class; a class is then read whole, within a cap of reads. */
+  perTenant?: number | undefined;
+  /** Also rows written before the tenant was in their key (tenant undefined). */
+  oldKeys?: boolean | undefined;
+  /**
+   * In [0, 1): where among tenant names a class's reading starts (with `perTenant`), going round to
+   * it: a key with more tenants parked than a round reads is read from a different point each round.
+   */
+  startAt?: number | undefined;
+}
+
 export interface ParkedJobs {
   /**
    * Parked jobs of a key's bucket due at or before `until`, at most `limit`: class by class (calls
@@ -20,12 +32,7 @@ export interface ParkedJobs {
    * the soonest `perTenant` (default `limit`) of each tenant with parked jobs, merged soonest first.
    * With `oldKeys`, also rows written before the tenant was in their key (tenant undefined).
    */
-  listParked(
-    bucket: string,
-    until: number,
-    limit: number,
-    options?: { perTenant?: number | undefined; oldKeys?: boolean | undefined },
-  ): Promise<ParkedJob[]>;
+  listParked(bucket: string, until: number, limit: number, options?: ListParkedOptions): Promise<ParkedJob[]>;
   /** The buckets that have parked jobs (or had lately): the sweeper looks at each. */
   parkedBuckets(): Promise<string[]>;
   /** When the key's line of tokens ends, as seen at `now` (undefined: no token taken lately). */

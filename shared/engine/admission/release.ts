@@ -54,9 +54,7 @@ export async function releaseParked(
     bucket,
     now + (options.lookaheadMs ?? 30_000),
     options.limit ?? 12,
-    {
-      perTenant: maxReleases,
-    },
+    { perTenant: maxReleases, startAt: deps.random() },
   );
   // Where the limiter keeps the key's shares of two tenants or more, each class goes in the order
   // its tenants are owed tokens (weighted fair queueing over the key's ledger): in due order (by

@@ -5,7 +5,7 @@
 // unparks the parked jobs of a key whose line has ended (a commit) and sends their messages, and the
 // runner unparks a job it is sent at a parked version in a commit before anything else.
 
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { DynamoDbJobStore, DynamoDbRateLimiter, migrateIndexKeys } from '../../../../shared/backends/aws';
 import { maxCuts } from '../../../../shared/backends/aws/dynamodb-rate-lane';
@@ -498,6 +498,52 @@ describe('admission on DynamoDB', () => {
       expect(
         (await store.listParked(bucket, h.clock.now() + 1_000, 4)).map((row) => row.tenant).sort(),
       ).toEqual(['a.b', 'a.b', 'al', 'al-x']);
+    },
+    REAL_PROCESS_TIMEOUT_MS,
+  );
+
+  it(
+    'reads a class with at most 16 Queries a round, from a point each round draws, so every tenant of many is reached',
+    async () => {
+      const { tableName, client } = await dynamo.newTable();
+      let queries = 0;
+      const counting = new Proxy(client, {
+        get(target, property) {
+          if (property !== 'send') return Reflect.get(target, property, target);
+          return (command: Parameters<typeof client.send>[0]) => {
+            if (
+              command instanceof QueryCommand &&
+              String(command.input.ExpressionAttributeValues?.[':low']).startsWith('C#')
+            )
+              queries++;
+            return target.send(command);
+          };
+        },
+      });
+      const store = new DynamoDbJobStore({ client: counting, tableName });
+      const h = harness(happyScript(), {
+        store,
+        rateLimiter: new DynamoDbRateLimiter({ client, tableName, ratePerSecond: 2 }),
+      });
+      const tenants = Array.from({ length: 20 }, (_, i) => `${'abcdefghijklmnopqrst'[i]}-tenant`);
+      for (const tenant of tenants) {
+        const { job } = await submitJob(h.deps, { workflow: 'demo', input: { issue: tenant }, tenant });
+        expect(
+          await store.commit(
+            { ...job, version: job.version + 1, parked: { bucket, withinMs: 2_000 } },
+            job.version,
+          ),
+        ).toBe(true);
+      }
+      const reached = new Set<string>();
+      for (const startAt of [0, 0.2, 0.4, 0.6, 0.8]) {
+        queries = 0;
+        const listed = await store.listParked(bucket, h.clock.now() + 1_000, 12, { perTenant: 4, startAt });
+        expect(queries).toBeLessThanOrEqual(16);
+        expect(listed.length).toBeGreaterThanOrEqual(10);
+        for (const row of listed) reached.add(row.tenant ?? '?');
+      }
+      expect([...reached].sort()).toEqual(tenants);
     },
     REAL_PROCESS_TIMEOUT_MS,
   );
