@@ -4,8 +4,8 @@
  * every window of `windowMs` within a span, against its configured share. Pure but for the grant
  * log's copy (`keepGrantLog`, `readKeptGrants`): tested in test/unit/bench/fairness-windows.test.ts.
  */
-import * as z from 'zod';
 import type { LocalDatabase } from '../shared/backends/local/database';
+import { readTokenGrants } from '../shared/backends/local/sqlite-rate-limiter';
 import type { TokenGrant } from '../shared/engine/admission/priority-lane';
 
 /**
@@ -25,31 +25,9 @@ export function keepGrantLog(db: LocalDatabase): void {
   END;`);
 }
 
-const keptGrantSchema = z.object({
-  bucket: z.string(),
-  seq: z.number(),
-  by: z.string().nullable(),
-  asked_at: z.number(),
-  token_at: z.number(),
-  kind: z.enum(['granted', 'reserved', 'cut-in', 'refused']),
-});
-
-/** Every grant `keepGrantLog` kept, by key, in grant order (as `readTokenGrants` reads the limiter's log). */
+/** Every grant `keepGrantLog` kept, by key, in grant order (read as the limiter's own log is). */
 export function readKeptGrants(db: LocalDatabase): Map<string, TokenGrant[]> {
-  const byBucket = new Map<string, TokenGrant[]>();
-  for (const raw of db.prepare('SELECT * FROM bench_grants ORDER BY bucket, seq').all()) {
-    const row = keptGrantSchema.parse(raw);
-    const grants = byBucket.get(row.bucket) ?? [];
-    grants.push({
-      seq: row.seq,
-      ...(row.by === null ? {} : { by: row.by }),
-      askedAt: row.asked_at,
-      tokenAt: row.token_at,
-      kind: row.kind,
-    });
-    byBucket.set(row.bucket, grants);
-  }
-  return byBucket;
+  return readTokenGrants(db, 'bench_grants');
 }
 
 /** A token the key's line gave, at its time on the line, and the flow it counts in. */

@@ -74,16 +74,18 @@ const grantRowSchema = z.object({
 /**
  * The tokens the limiters on a database gave (its grant log), by key, in grant order. Reads only:
  * works on a database opened to read (`openLocalDatabaseToRead`); none before any limiter opened it.
+ * `table`: another table of the log's columns (the fairness bench's copy of it, `bench_grants`).
  */
-export function readTokenGrants(db: LocalDatabase): Map<string, TokenGrant[]> {
+export function readTokenGrants(
+  db: LocalDatabase,
+  table: 'rate_grants' | 'bench_grants' = 'rate_grants',
+): Map<string, TokenGrant[]> {
   const byBucket = new Map<string, TokenGrant[]>();
-  const table = db
-    .prepare<[], { name: string }>(
-      "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'rate_grants'",
-    )
-    .get();
-  if (!table) return byBucket;
-  for (const raw of db.prepare('SELECT * FROM rate_grants ORDER BY bucket, seq').all()) {
+  const exists = db
+    .prepare<[string], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?")
+    .get(table);
+  if (!exists) return byBucket;
+  for (const raw of db.prepare(`SELECT * FROM ${table} ORDER BY bucket, seq`).all()) {
     const row = grantRowSchema.parse(raw);
     const grants = byBucket.get(row.bucket) ?? [];
     grants.push({

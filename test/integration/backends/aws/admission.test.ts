@@ -42,6 +42,22 @@ async function fillLine(limiter: DynamoDbRateLimiter, now: number, count: number
   }
 }
 
+/**
+ * A table whose limiter keeps tenants' shares in its bucket item (every tenant weighs 1), a
+ * harness on it, the key's line filled with 20 tokens no tenant owns (nothing to take over), and
+ * `submit`, which starts a demo job for a tenant.
+ */
+async function sharesWorld() {
+  const { tableName, client } = await dynamo.newTable();
+  const store = new DynamoDbJobStore({ client, tableName });
+  const limiter = new DynamoDbRateLimiter({ client, tableName, ratePerSecond: 2, shares: { tenants: {} } });
+  const h = harness(happyScript(), { store, rateLimiter: limiter, admission: true });
+  await fillLine(limiter, h.clock.now(), 20);
+  const submit = async (tenant: string, issue: string) =>
+    (await submitJob(h.deps, { workflow: 'demo', input: { issue }, tenant })).job;
+  return { store, limiter, h, submit };
+}
+
 describe('admission on DynamoDB', () => {
   it(
     'parks a job that finds the line full, releases it once when its token comes, even to two releasers at once',
@@ -365,19 +381,8 @@ describe('admission on DynamoDB', () => {
   it(
     "with shares kept in the bucket item, releases parked jobs in the order their tenants are owed tokens, and books no sent-back job's token",
     async () => {
-      const { tableName, client } = await dynamo.newTable();
-      const store = new DynamoDbJobStore({ client, tableName });
-      const limiter = new DynamoDbRateLimiter({
-        client,
-        tableName,
-        ratePerSecond: 2,
-        shares: { tenants: {} },
-      });
-      const h = harness(happyScript(), { store, rateLimiter: limiter, admission: true });
       // A line no tenant owns (nothing to take over), then alpha's three jobs and gamma's one.
-      await fillLine(limiter, h.clock.now(), 20);
-      const submit = async (tenant: string, issue: string) =>
-        (await submitJob(h.deps, { workflow: 'demo', input: { issue }, tenant })).job;
+      const { store, limiter, h, submit } = await sharesWorld();
       const alpha = [await submit('alpha', 'a0'), await submit('alpha', 'a1'), await submit('alpha', 'a2')];
       h.clock.advance(1);
       const gamma = await submit('gamma', 'g0');
@@ -418,18 +423,7 @@ describe('admission on DynamoDB', () => {
   it(
     'a release round reaches a tenant none of whose parked jobs is among the soonest dozen, without reading a job for its tenant',
     async () => {
-      const { tableName, client } = await dynamo.newTable();
-      const store = new DynamoDbJobStore({ client, tableName });
-      const limiter = new DynamoDbRateLimiter({
-        client,
-        tableName,
-        ratePerSecond: 2,
-        shares: { tenants: {} },
-      });
-      const h = harness(happyScript(), { store, rateLimiter: limiter, admission: true });
-      await fillLine(limiter, h.clock.now(), 20);
-      const submit = async (tenant: string, issue: string) =>
-        (await submitJob(h.deps, { workflow: 'demo', input: { issue }, tenant })).job;
+      const { store, h, submit } = await sharesWorld();
       // alpha parks 13 jobs before gamma parks its one: in due order gamma's is the 14th.
       for (let i = 0; i < 13; i++) await submit('alpha', `a${i}`);
       h.clock.advance(1);
