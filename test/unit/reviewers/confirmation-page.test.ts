@@ -2,16 +2,11 @@
 // hurried reviewer meet it: the first approver's options come ticked, a refused form keeps the name
 // typed in it, and a closed question says where the job is in words, never as a status code.
 import { describe, expect, it } from 'vitest';
-import { submitJob } from '../../../shared/engine';
 import { answerSelection } from '../../../shared/engine/job-commands';
 import { answerReviewPage } from '../../../shared/reviewers/confirmation-page';
-import { reviewersConfigSchema } from '../../../shared/reviewers/review-config';
 import { reviewPass } from '../../../shared/reviewers/review-pass';
-import { envReviewerSecrets } from '../../../shared/reviewers/reviewer-secrets';
-import { drive } from '../../support/memory-ports';
 import { reviewFormOf } from '../../support/review-form';
-import { startHookReceiver } from '../../support/reviewer-receivers';
-import { harness } from '../engine/fixtures';
+import { withReceiver } from './receiver-world';
 
 /** Whether the page's option `id` is ticked. */
 const ticked = (html: string, id: string) =>
@@ -19,30 +14,13 @@ const ticked = (html: string, id: string) =>
 
 describe('the confirmation page', () => {
   it('ticks the first approver’s options for the second, keeps a refused name, and says a closed job’s state in words', async () => {
-    const receiver = await startHookReceiver();
-    try {
-      const h = harness();
-      const { job } = await submitJob(h.deps, {
-        workflow: 'demo',
-        input: { issue: 'x' },
-        selection: { mode: 'manual' },
-      });
-      await drive(h.deps, h.queue, h.clock);
-      const deps = {
-        ...h.deps,
-        config: reviewersConfigSchema.parse({
-          channels: { room: { type: 'slack' } },
-          rules: [{ name: 'pair', notify: ['room'], approvers: 2 }],
-        }),
-        secrets: envReviewerSecrets({
-          OPFLOW_REVIEW_LINK_SECRET: 'a-link-secret-of-at-least-24-bytes',
-          OPFLOW_REVIEW_ROOM_URL: `http://${receiver.host}/hook`,
-        }),
-        publicUrl: 'http://opflow.test',
-        policy: { allowHosts: [receiver.host] },
-      };
+    await withReceiver(async ({ host, bodies, job, h, passDeps }) => {
+      const deps = passDeps(
+        { channels: { room: { type: 'slack' } }, rules: [{ name: 'pair', notify: ['room'], approvers: 2 }] },
+        { OPFLOW_REVIEW_ROOM_URL: `http://${host}/hook` },
+      );
       expect((await reviewPass(deps)).rounds).toBe(1);
-      const token = /http:\/\/opflow\.test\/review\/([\w.-]+)/.exec(receiver.taken[0]!.body)![1]!;
+      const token = /http:\/\/opflow\.test\/review\/([\w.-]+)/.exec(bodies()[0]!)![1]!;
       const key = await deps.secrets.linkKey();
       const page = (method: string, extra: { body?: string; cookie?: string } = {}) =>
         answerReviewPage(h.deps, key, { method, token, ...extra });
@@ -83,8 +61,6 @@ describe('the confirmation page', () => {
       expect(closed.body).toContain('no longer waits for this selection: it has gone on.');
       expect(closed.body).not.toMatch(/QUEUED|RUNNING|WAITING|AWAITING_INPUT/);
       expect(closed.body).toContain('It was answered by bob via api');
-    } finally {
-      await receiver.close();
-    }
+    });
   });
 });
