@@ -131,7 +131,7 @@ async function inShareOrder(
   candidates: readonly ParkedJob[],
   owed: (tenants: readonly string[]) => number[],
 ): Promise<ParkedJob[]> {
-  const jobs = await Promise.all(
+  const tenantOf = await Promise.all(
     candidates.map(async (candidate) => candidate.tenant ?? (await deps.store.get(candidate.id))?.tenant),
   );
   const ordered: ParkedJob[] = [];
@@ -140,7 +140,7 @@ async function inShareOrder(
     const gone: ParkedJob[] = [];
     for (const [index, candidate] of candidates.entries()) {
       if (candidate.class !== parkedClass) continue;
-      const tenant = jobs[index];
+      const tenant = tenantOf[index];
       if (tenant === undefined) gone.push(candidate);
       else known.push({ ...candidate, tenant });
     }
