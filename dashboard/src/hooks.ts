@@ -29,6 +29,23 @@ export function usePolling(load: () => Promise<unknown>, ms: number, active: boo
   }, [ms, active]);
 }
 
+/**
+ * The time now, taken again every `ms` while `active` and the tab is visible: for a figure that moves
+ * with the clock alone ("running for 12 s") while no event or poll re-renders the page.
+ */
+export function useNow(ms: number, active: boolean): number {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    if (!active) return undefined;
+    setNow(Date.now());
+    const timer = setInterval(() => {
+      if (document.visibilityState === 'visible') setNow(Date.now());
+    }, ms);
+    return () => clearInterval(timer);
+  }, [ms, active]);
+  return active ? now : Date.now();
+}
+
 export interface Loaded<T> {
   data: T | undefined;
   error: string | undefined;

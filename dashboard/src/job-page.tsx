@@ -14,7 +14,7 @@ import {
   stepTitle,
   upstreamText,
 } from './format';
-import { useAction, useFocusHeading, useLoaded } from './hooks';
+import { useAction, useFocusHeading, useLoaded, useNow } from './hooks';
 import { LiveNote } from './live-note';
 import { batchHref, jobsHash } from './routing';
 import { StreamedAnswer } from './streamed-answer';
@@ -383,6 +383,8 @@ export function JobPage({ api, config, id }: { api: Api; config: Settings; id: s
   const heading = useFocusHeading(id, job !== undefined);
   const timeline = data?.timeline;
   const running = job !== undefined && unfinished.includes(job.status);
+  // "running for" moves each second on its own: a step can run for minutes without an event.
+  const now = useNow(1000, running);
 
   const act = (label: string, path: string, body?: unknown) =>
     run(async () => {
@@ -405,7 +407,7 @@ export function JobPage({ api, config, id }: { api: Api; config: Settings; id: s
   const usage: Partial<JobView['usage']> = job.usage ?? {};
   const canRetry = job.status === 'FAILED' || job.status === 'CANCELLED';
   const step = (name: string) => stepTitle(config.workflowDocs, job.workflow, name);
-  const took = jobDuration(job);
+  const took = jobDuration(job, now);
   // The steps that stream an answer (LLM chat, encyclopedia Q&A): shown as it arrives.
   const streamSteps =
     config.workflowDocs

@@ -214,7 +214,15 @@ describe('the dashboard in a browser', () => {
       selection: { mode: 'manual' },
       callbackUrl: 'https://receiver.example.com/opflow/hook?token=secret-in-query',
     });
+    // Waiting for its selection, the job has no event to re-render the page: "running for" must
+    // still move on its own.
+    await expect
+      .poll(async () => (await api('GET', `/jobs/${job.id}`)).job.status, { timeout: 30_000 })
+      .toBe('AWAITING_INPUT');
     await page.goto(`${url}/#/jobs/${job.id}`);
+    const runningFor = page.getByText(/running for/);
+    const shown = await runningFor.textContent();
+    await expect.poll(() => runningFor.textContent(), { timeout: 5_000 }).not.toBe(shown);
     await page.getByRole('button', { name: 'Cancel job' }).click();
     await page.getByText('Job cancelled.').waitFor();
     expect((await api('GET', `/jobs/${job.id}`)).job.status).toBe('CANCELLED');
