@@ -93,8 +93,11 @@ function ScheduleRow(props: {
   return (
     <tr data-schedule={schedule.name} data-state={schedule.pause ? 'paused' : 'active'}>
       <td class="nowrap">{schedule.name}</td>
-      <td class="nowrap">
-        <code>{schedule.cron}</code> <span class="muted small">{schedule.timezone}</span>
+      <td>
+        {/* The zone on a line of its own: a six-field cron in a long zone name would otherwise push
+            the row's actions out of view. */}
+        <code class="nowrap">{schedule.cron}</code>
+        <span class="sub">{schedule.timezone}</span>
       </td>
       <td class="nowrap">{schedule.workflow}</td>
       <td class="state-cell">

@@ -41,6 +41,15 @@ describe("the schedules page's run history", () => {
             input: { query: 'TTL:(folding helmet)' },
             catchUp: 'none',
           },
+          {
+            // A six-field cron (seconds first) in a long zone name: the widest row the table gets.
+            name: 'weekday-quarter-hour-count',
+            cron: '30 */15 9-17 * * MON-FRI',
+            timezone: 'America/Argentina/Buenos_Aires',
+            workflow: 'patent-count',
+            input: { query: 'TTL:(helmet visor)' },
+            catchUp: 'none',
+          },
         ],
       }),
     );
@@ -75,6 +84,29 @@ describe("the schedules page's run history", () => {
     }>('GET', files[0]!.href);
     return result.changes;
   };
+
+  it("keeps every row's actions in view at 1280 px, a six-field cron in a long zone name too", async () => {
+    await page.goto(`${url}/#/schedules`);
+    const pause = page.getByRole('button', { name: 'Pause: weekday-quarter-hour-count' });
+    await pause.waitFor();
+    await screenshot(page, '91-schedules-wide-cron');
+    // In view: inside the window and not clipped by a scrolling box around the table.
+    for (const button of [
+      pause,
+      page.getByRole('button', { name: 'Trigger now: weekday-quarter-hour-count' }),
+    ]) {
+      const visibleWidth = await button.evaluate((element) => {
+        const box = element.getBoundingClientRect();
+        let right = Math.min(box.right, window.innerWidth);
+        for (let parent = element.parentElement; parent; parent = parent.parentElement) {
+          if (getComputedStyle(parent).overflowX !== 'visible')
+            right = Math.min(right, parent.getBoundingClientRect().right);
+        }
+        return (right - box.left) / box.width;
+      });
+      expect(visibleWidth).toBe(1);
+    }
+  });
 
   it('lists each run with its slot, status and cost, and what changed since the run before', async () => {
     await page.goto(`${url}/#/schedules`);
