@@ -214,6 +214,13 @@ export interface ScheduleOptions {
    * while the polls found running so far are fewer than `allowance`.
    */
   critical?: { timing: PollTiming; top: number; allowance: number } | undefined;
+  /**
+   * A poll that finds running a task of one of the `top` jobs of longest expected chain left (the
+   * running task's expected rest included: a straggler's grows as it runs) polls it again no later
+   * than `share` of the batch's expected end by that job (now plus its chain left) later, while the
+   * polls found running so far are fewer than `allowance`.
+   */
+  straggler?: { share: number; top: number; allowance: number } | undefined;
 }
 
 export interface ScheduleResult {
@@ -360,7 +367,16 @@ export function schedule(
       // Found running: the next poll by the timing (never without a timing: it polls at the end).
       best.runningAt = now - best.startedAt;
       wasted++;
-      const next = best.timing?.next(best.runningAt, best.factor) ?? best.durationMs;
+      let next = best.timing?.next(best.runningAt, best.factor) ?? best.durationMs;
+      const straggler = options.straggler;
+      if (straggler && wasted < straggler.allowance) {
+        const own = chainAfter(best, now, true);
+        const longer = jobs.filter(
+          (job) => job !== best && job.call < chain.calls && chainAfter(job, now, true) > own,
+        ).length;
+        if (longer < straggler.top)
+          next = Math.min(next, best.runningAt + Math.max(intervalMs, straggler.share * (now + own)));
+      }
       best.readyAt = best.startedAt + Math.max(best.runningAt + 1, Math.ceil(next));
       continue;
     }
@@ -492,6 +508,9 @@ Options:
   --critical=T@P  also each known plan with the tasks of the T jobs of longest expected chain left
                   polled by the plan at P polls a task, alone and with the first --fill (default
                   3@1.5,8@1.5; empty: none)
+  --straggler=S   also each known plan with the job of longest expected chain left (a task found
+                  running long) polled again within S of the batch's expected end by it (default
+                  0.03,0.06; empty: none)
   -h, --help      this text
 `;
 
@@ -537,6 +556,10 @@ const optionsSchema = z.strictObject({
     .string()
     .transform((text) => (text === '' ? [] : text.split(',').map(Number)))
     .pipe(z.array(z.number().min(0).max(1))),
+  straggler: z
+    .string()
+    .transform((text) => (text === '' ? [] : text.split(',').map(Number)))
+    .pipe(z.array(z.number().positive().max(1))),
   polls: z
     .string()
     .transform((text) => text.split(',').map(Number))
@@ -634,6 +657,8 @@ function knownSchedules(options: Options, family: Family): Record<string, Schedu
       out[name] = base;
       for (const threshold of options.fill)
         out[`${name} fill ${threshold}`] = { ...base, fill: { threshold, allowance } };
+      for (const share of options.straggler)
+        out[`${name} straggler ${share}`] = { ...base, straggler: { share, top: 1, allowance } };
       for (const { top, polls: fast, timing: fastTiming } of critical) {
         out[`${name} top ${top}@${fast}`] = { ...base, critical: { top, timing: fastTiming, allowance } };
         const threshold = options.fill[0];
@@ -699,6 +724,7 @@ if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(
       'known-orders': { type: 'string', default: 'expected,fifo' },
       fill: { type: 'string', default: '0.3,0.6' },
       critical: { type: 'string', default: '3@1.5,8@1.5' },
+      straggler: { type: 'string', default: '0.03,0.06' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
