@@ -1178,20 +1178,23 @@ async function loneSection(options: Options, baseSeed: number): Promise<string[]
       sum(floorJobs.map((job) => job.chainMs ?? Number.NaN)) /
       Math.max(1, sum(floorJobs.map((job) => job.criticalMs)));
     const anyFailed = loneEngines.some((engine) => failed(of(engine)) !== undefined);
+    // A build not run (`--cases` left it out) prints '-', as does a ratio or verdict it would decide.
     const vsOracle = learned.ms / oracle.ms;
     let verdict = '-';
     if (cell.family === 'uniform' || cell.family === 'lognormal')
       verdict = !failed(of('learned')) && learned.time <= 1.4 && learned.calls <= 1.3 ? 'yes' : 'NO';
-    else if (cell.family === 'pareto') verdict = !anyFailed && vsOracle <= 1.15 ? 'yes' : 'NO';
+    else if (cell.family === 'pareto' && Number.isFinite(vsOracle))
+      verdict = !anyFailed && vsOracle <= 1.15 ? 'yes' : 'NO';
     if (verdict !== '-' && of('learned')) verdicts.push(verdict);
     rows.push([
       cellName(cell),
       String(baseSeed + 500 + i),
       ...loneEngines.map((engine) => {
+        if (!of(engine)) return '-';
         const p = pooled(of(engine));
         return failed(of(engine)) ?? `${p.time.toFixed(2)} ${p.calls.toFixed(2)}`;
       }),
-      anyFailed ? '-' : vsOracle.toFixed(2),
+      anyFailed || !Number.isFinite(vsOracle) ? '-' : vsOracle.toFixed(2),
       Number.isFinite(floor) ? floor.toFixed(2) : '-',
       verdict,
     ]);

@@ -95,11 +95,27 @@ describe("the schedules page's run history", () => {
       pause,
       page.getByRole('button', { name: 'Trigger now: weekday-quarter-hour-count' }),
     ]) {
-      const visibleWidth = await button.evaluate((element) => {
+      // Run in the page (the tests' types have no DOM: the few members used are named here).
+      interface Box {
+        left: number;
+        right: number;
+        width: number;
+      }
+      interface Element {
+        getBoundingClientRect(): Box;
+        parentElement: Element | null;
+      }
+      interface PageGlobals {
+        innerWidth: number;
+        getComputedStyle(element: Element): { overflowX: string };
+      }
+      const visibleWidth = await button.evaluate((node) => {
+        const page = globalThis as unknown as PageGlobals;
+        const element = node as unknown as Element;
         const box = element.getBoundingClientRect();
-        let right = Math.min(box.right, window.innerWidth);
+        let right = Math.min(box.right, page.innerWidth);
         for (let parent = element.parentElement; parent; parent = parent.parentElement) {
-          if (getComputedStyle(parent).overflowX !== 'visible')
+          if (page.getComputedStyle(parent).overflowX !== 'visible')
             right = Math.min(right, parent.getBoundingClientRect().right);
         }
         return (right - box.left) / box.width;
