@@ -23,6 +23,7 @@ import {
 } from '../shared/engine/poll-plan';
 import { type DurationSketch, emptySketch, recordDuration } from '../shared/engine/poll-timing';
 import { drawTaskTime } from '../shared/sandbox/task-times';
+import { latticeOfSorted } from './task-lattice';
 import { type Family, families } from './throughput-worlds';
 
 const usage = `Usage: npx tsx bench/throughput-lone-sim.ts [options]
@@ -144,38 +145,9 @@ function trueLattice(
   draws = 200_000,
 ): { lattice: TaskLattice; meanMs: number } {
   const random = seeded(seed);
-  const samples = Array.from({ length: draws }, () => drawTaskTime(families[family], random)).sort(
-    (a, b) => a - b,
+  return latticeOfSorted(
+    Array.from({ length: draws }, () => drawTaskTime(families[family], random)).sort((a, b) => a - b),
   );
-  const times = [0];
-  const mass = [0];
-  const mid = [0];
-  let i = 0;
-  let at = Math.max(10, samples[0] ?? 10);
-  let sum = 0;
-  while (i < draws && (samples[i] ?? 0) <= at) sum += samples[i++] ?? 0;
-  times.push(at);
-  mass.push(i / draws);
-  mid.push(i > 0 ? sum / i : at);
-  while (i < draws) {
-    const to = at * 1.01;
-    let j = i;
-    sum = 0;
-    while (j < draws && (samples[j] ?? 0) <= to) sum += samples[j++] ?? 0;
-    times.push(to);
-    mass.push((j - i) / draws);
-    mid.push(j > i ? sum / (j - i) : to);
-    i = j;
-    at = to;
-  }
-  const meanMs = samples.reduce((total, ms) => total + ms, 0) / draws;
-  const lattice = {
-    times: Float64Array.from(times),
-    mass: Float64Array.from(mass),
-    mid: Float64Array.from(mid),
-    tailIndex: Number.NaN,
-  };
-  return { lattice, meanMs };
 }
 
 /** The plan on the true distribution: its delay over the tasks' time, its polls, its first polls (s). */

@@ -29,6 +29,7 @@ import type { TaskDuration } from '../shared/sandbox';
 import { SeededRandom } from '../shared/sandbox/seeded';
 import { drawTaskTime, TaskTimes } from '../shared/sandbox/task-times';
 import { noveltyCheck } from '../shared/workflows';
+import { latticeOfSorted } from './task-lattice';
 import { chainBudgetBoundMs } from './throughput-bound';
 import { type Family, families, type Limiter, limiters, matrixQps } from './throughput-worlds';
 
@@ -424,34 +425,9 @@ export function chainBoundMs(tasks: readonly (readonly number[])[], qps: number)
 /** The family's true distribution as a poll-plan lattice: `draws` tasks, cells 1 % apart (as throughput-lone-sim.ts). */
 export function familyLattice(duration: TaskDuration, seed: number, draws = 200_000) {
   const random = new SeededRandom(seed);
-  const samples = Array.from({ length: draws }, () => drawTaskTime(duration, () => random.next())).sort(
-    (a, b) => a - b,
+  return latticeOfSorted(
+    Array.from({ length: draws }, () => drawTaskTime(duration, () => random.next())).sort((a, b) => a - b),
   );
-  const times = [0];
-  const mass = [0];
-  const mid = [0];
-  let i = 0;
-  let from = 0;
-  let at = Math.max(10, samples[0] ?? 10);
-  while (i < draws) {
-    let j = i;
-    let sum = 0;
-    while (j < draws && (samples[j] ?? 0) <= at) sum += samples[j++] ?? 0;
-    times.push(at);
-    mass.push((j - i) / draws);
-    mid.push(j > i ? sum / (j - i) : (from + at) / 2);
-    i = j;
-    from = at;
-    at *= 1.01;
-  }
-  const meanMs = samples.reduce((total, ms) => total + ms, 0) / draws;
-  const lattice = {
-    times: Float64Array.from(times),
-    mass: Float64Array.from(mass),
-    mid: Float64Array.from(mid),
-    tailIndex: Number.NaN,
-  };
-  return { lattice, meanMs };
 }
 
 /** The share of the lattice's tasks ended by `atMs` (pro rata inside a cell). */
