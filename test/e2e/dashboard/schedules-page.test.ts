@@ -110,12 +110,12 @@ describe("the schedules page's run history", () => {
         getComputedStyle(element: Element): { overflowX: string };
       }
       const visibleWidth = await button.evaluate((node) => {
-        const page = globalThis as unknown as PageGlobals;
+        const window = globalThis as unknown as PageGlobals;
         const element = node as unknown as Element;
         const box = element.getBoundingClientRect();
-        let right = Math.min(box.right, page.innerWidth);
+        let right = Math.min(box.right, window.innerWidth);
         for (let parent = element.parentElement; parent; parent = parent.parentElement) {
-          if (page.getComputedStyle(parent).overflowX !== 'visible')
+          if (window.getComputedStyle(parent).overflowX !== 'visible')
             right = Math.min(right, parent.getBoundingClientRect().right);
         }
         return (right - box.left) / box.width;
