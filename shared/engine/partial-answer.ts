@@ -107,6 +107,17 @@ export function createAnswerPublisher(
     );
   };
 
+  // Publishes when its turn has come by `clock`, else when it comes, even if the stream pauses
+  // meanwhile. A timer can fire a little early by that clock (timers keep a time of their own):
+  // then it waits the rest.
+  const publishDue = () => {
+    timer = undefined;
+    const wait = lastAt + options.everyMs - clock.now();
+    if (wait <= 0) return publishNow();
+    timer = setTimeout(publishDue, wait);
+    timer.unref?.();
+  };
+
   return {
     add(delta) {
       if (delta === '' || finished) return;
@@ -117,14 +128,7 @@ export function createAnswerPublisher(
       } catch {
         // A display's problem must not stop the stream.
       }
-      if (!options.store || timer !== undefined) return;
-      const wait = lastAt + options.everyMs - clock.now();
-      if (wait <= 0) publishNow();
-      else {
-        // The rest is published when its turn comes, even if the stream pauses meanwhile.
-        timer = setTimeout(publishNow, wait);
-        timer.unref?.();
-      }
+      if (options.store && timer === undefined) publishDue();
     },
     async finish() {
       finished = true;

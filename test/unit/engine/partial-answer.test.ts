@@ -100,6 +100,27 @@ describe('createAnswerPublisher', () => {
     expect(published).toEqual(['a', 'ab']);
   });
 
+  it('a timer that fires early by the clock waits the rest: publications stay everyMs apart by it', async () => {
+    const published: PartialAnswer[] = [];
+    const publisher = createAnswerPublisher(
+      { store: { publish: async (a) => void published.push(a), read: async () => undefined }, everyMs: 250 },
+      job,
+      clock,
+    );
+    publisher.add('a');
+    publisher.add('b');
+    // The timer fires when 250 ms have passed by its own time, 249 by the clock that stamps `at`.
+    now += 249;
+    await vi.advanceTimersByTimeAsync(250);
+    expect(published.map((a) => a.text)).toEqual(['a']);
+    now += 1;
+    await vi.advanceTimersByTimeAsync(1);
+    expect(published.map((a) => [a.text, a.at])).toEqual([
+      ['a', 1_000],
+      ['ab', 1_250],
+    ]);
+  });
+
   it('goes on when the store fails, and tells why; the next publication carries the text again', async () => {
     const errors: unknown[] = [];
     const published: PartialAnswer[] = [];
