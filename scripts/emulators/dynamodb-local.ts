@@ -30,6 +30,8 @@ export interface StartDynamoDbLocalOptions {
   startTimeoutMs?: number | undefined;
   /** Heap limit passed to the JVM (default `512m`). */
   maxHeap?: string | undefined;
+  /** Chooses the port when `port` is absent (default `findFreePort`; a test hands it a taken one). */
+  choosePort?: (() => Promise<number>) | undefined;
 }
 
 /** Ask the OS for a port nobody listens on (released again before the JVM binds it). */
@@ -70,21 +72,65 @@ const WATCHDOG =
   '( read -r _ <&3; kill "$jvm" 2>/dev/null ) & watchdog=$!; exec 3<&-; ' +
   'wait "$jvm"; status=$?; kill "$watchdog" 2>/dev/null; exit "$status"';
 
-async function answers(endpoint: string): Promise<boolean> {
+/**
+ * Whether DynamoDB answers on `endpoint`: a ListTables (unsigned: DynamoDB Local reads the key but
+ * not the signature) that comes back as a table list. Any answer is not enough: the port was free
+ * when chosen, and another server (fauxqs, in a test beside this one) may have taken it since.
+ */
+async function answersAsDynamoDb(endpoint: string): Promise<boolean> {
   try {
-    // Any HTTP answer (even "missing authentication") means the server is up.
-    const response = await fetch(endpoint, { method: 'POST', signal: AbortSignal.timeout(1_000) });
-    await response.body?.cancel();
-    return true;
+    const response = await fetch(endpoint, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-amz-json-1.0',
+        'x-amz-target': 'DynamoDB_20120810.ListTables',
+        authorization:
+          'AWS4-HMAC-SHA256 Credential=test/20000101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0',
+      },
+      body: '{}',
+      signal: AbortSignal.timeout(1_000),
+    });
+    const body: unknown = await response.json().catch(() => undefined);
+    return (
+      response.ok &&
+      typeof body === 'object' &&
+      body !== null &&
+      Array.isArray((body as { TableNames?: unknown }).TableNames)
+    );
   } catch {
     return false;
   }
 }
 
-/** Start DynamoDB Local (installing it first when needed) and wait until it answers. */
+/**
+ * Start DynamoDB Local (installing it first when needed) and wait until it answers as DynamoDB. On a
+ * port of its own choosing, a JVM that cannot bind it (taken between its choice and the JVM's bind,
+ * by another test's server) is stopped and started again on another port, up to three times.
+ */
 export async function startDynamoDbLocal(options: StartDynamoDbLocalOptions = {}): Promise<DynamoDbLocal> {
   const install = await ensureDynamoDbLocal();
-  const port = options.port ?? (await findFreePort());
+  if (options.port !== undefined) return startOn(install, options.port, options);
+  const choosePort = options.choosePort ?? findFreePort;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOn(install, await choosePort(), options);
+    } catch (error) {
+      if (!(error instanceof PortTaken) || attempt >= 3) throw error;
+    }
+  }
+}
+
+/** The JVM could not bind its port (its message carries the JVM's output). */
+class PortTaken extends Error {}
+
+/** What DynamoDB Local (Jetty) prints when its port is in use. */
+const PORT_TAKEN = /Failed to bind to|BindException: Address already in use/;
+
+async function startOn(
+  install: Awaited<ReturnType<typeof ensureDynamoDbLocal>>,
+  port: number,
+  options: StartDynamoDbLocalOptions,
+): Promise<DynamoDbLocal> {
   const endpoint = `http://127.0.0.1:${port}`;
   const child = spawn(
     'sh',
@@ -135,12 +181,21 @@ export async function startDynamoDbLocal(options: StartDynamoDbLocalOptions = {}
   };
 
   const deadline = Date.now() + (options.startTimeoutMs ?? 60_000);
-  while (!(await answers(endpoint))) {
-    if (spawnError !== undefined || exited || Date.now() > deadline) {
-      await stop();
+  while (!(await answersAsDynamoDb(endpoint))) {
+    // A JVM that could not bind its port prints so and lives on (Jetty's threads outlast main).
+    const portTaken = PORT_TAKEN.test(output);
+    if (spawnError !== undefined || exited || portTaken || Date.now() > deadline) {
       const why =
-        spawnError !== undefined ? String(spawnError) : exited ? 'it exited' : 'it did not answer in time';
-      throw new Error(`DynamoDB Local did not start on port ${port}: ${why}\n${output}`);
+        spawnError !== undefined
+          ? String(spawnError)
+          : portTaken
+            ? 'the port is taken'
+            : exited
+              ? 'it exited'
+              : 'it did not answer in time';
+      await stop();
+      const message = `DynamoDB Local did not start on port ${port}: ${why}\n${output}`;
+      throw portTaken ? new PortTaken(message) : new Error(message);
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
