@@ -80,6 +80,9 @@ describe('a streamed answer on the job page, live', () => {
     }
     await screenshot(page, 'streamed-01-answer-growing');
     expect(await page.locator('.status-SUCCEEDED').count()).toBe(0);
+    // The job is running from its one call's start, not queued while its answer arrives.
+    await page.locator('.status-RUNNING').first().waitFor({ timeout: 5_000 });
+    expect(await page.locator('.status-QUEUED').count()).toBe(0);
     expect(await accessibilityProblems(page)).toBe('');
 
     await page.locator('[data-answer-state="final"]').waitFor({ timeout: 60_000 });

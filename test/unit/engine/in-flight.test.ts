@@ -73,6 +73,22 @@ async function until(check: () => boolean | Promise<boolean>): Promise<void> {
 }
 
 describe('a paid call in flight', () => {
+  it('makes its queued job RUNNING from the claim, before the call answers', async () => {
+    const held = heldCreate();
+    const h = harness(held.script);
+    const job = await start(h);
+    expect((await h.store.get(job.id))!.status).toBe('QUEUED');
+    const running = runStep(h.deps, h.queue.takeNext()!.message);
+    await until(() => held.creates() === 1);
+    const claimed = (await h.store.get(job.id))!;
+    expect(claimed).toMatchObject({ status: 'RUNNING', version: job.version + 1 });
+    expect(claimed.inFlightSince).toBeDefined();
+    held.release();
+    await running;
+    await drive(h.deps, h.queue, h.clock);
+    expect((await h.store.get(job.id))!.status).toBe('SUCCEEDED');
+  });
+
   it('is never run beside by a message another process sends while the call is alive', async () => {
     const held = heldCreate();
     const h = harness(held.script);
