@@ -1092,7 +1092,8 @@ async function matrixSection(
       return batchFigures({ ...r, jobs: r.spec.jobs, failures: withSucceeded(r) }, boundMs, minCalls);
     };
     const learned = figures(of('learned'));
-    const r = of('learned') ?? of('oracle');
+    // The bound's tasks: learned's, else the oracle's, else those of whichever build ran (`--cases`).
+    const r = of('learned') ?? of('oracle') ?? engines.map(of).find((x) => x !== undefined);
     // Makespan over the chain+budget bound (throughput-bound.ts), of each build's own tasks.
     const overChain = (x: CaseResult | undefined) =>
       x?.chainBoundMs && !failedText(x.spec.jobs, withSucceeded(x), x.timedOut)
