@@ -94,6 +94,9 @@ export function useLive(source: LiveSource | undefined, reload: () => Promise<un
       }, liveReloadMs);
     };
     // An answer's text moves no figure: the page's own component shows it (streamed-answer.tsx).
+    // A feed that opens (or reopens) reads from then on: what changed since the page's own read,
+    // before the feed opened, is read again once it is live.
+    let wasLive = false;
     const stop = followLive(
       source.api,
       source.config,
@@ -101,7 +104,11 @@ export function useLive(source: LiveSource | undefined, reload: () => Promise<un
       (event) => {
         if (event.type !== 'answer') schedule();
       },
-      setState,
+      (next) => {
+        setState(next);
+        if (next === 'live' && !wasLive) schedule();
+        wasLive = next === 'live';
+      },
     );
     return () => {
       stop();

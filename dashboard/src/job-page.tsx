@@ -491,7 +491,8 @@ export function JobPage({ api, config, id }: { api: Api; config: Settings; id: s
           {
             label: 'Calls',
             value: (usage.calls ?? 0).toLocaleString(),
-            sub: `${usage.failedCalls ?? 0} failed, ${usage.throttledCalls ?? 0} throttled`,
+            // A call out (an answer streaming) is counted when it ends: say it is under way meanwhile.
+            sub: `${job.callSince ? '1 under way · ' : ''}${usage.failedCalls ?? 0} failed, ${usage.throttledCalls ?? 0} throttled`,
           },
           { label: 'Billed units', value: (usage.billedUnits ?? 0).toLocaleString() },
           { label: 'Time in calls', value: formatDuration(usage.callMs ?? 0) },

@@ -232,6 +232,9 @@ export const jobViewSchema = z
       .optional()
       .describe('the delivery of the callback'),
     nextRunAt: isoTime.optional().describe('when it is looked at next (absent once finished)'),
+    callSince: isoTime
+      .optional()
+      .describe('when the paid call under way was sent (absent when none is out; not yet in usage.calls)'),
     deadlineAt: isoTime,
     createdAt: isoTime,
     updatedAt: isoTime,

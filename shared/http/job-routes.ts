@@ -124,6 +124,7 @@ export function jobView(job: Job): JobView {
       deliveredAt: iso(job.callback.deliveredAt),
     },
     nextRunAt: isTerminal(job.status) ? undefined : iso(job.nextRunAt),
+    callSince: isTerminal(job.status) ? undefined : iso(job.inFlightSince),
     deadlineAt: iso(job.deadlineAt)!,
     createdAt: iso(job.createdAt)!,
     updatedAt: iso(job.updatedAt)!,

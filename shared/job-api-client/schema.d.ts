@@ -927,6 +927,11 @@ export interface components {
             nextRunAt?: string;
             /**
              * Format: date-time
+             * @description when the paid call under way was sent (absent when none is out; not yet in usage.calls)
+             */
+            callSince?: string;
+            /**
+             * Format: date-time
              * @description ISO 8601, UTC
              */
             deadlineAt: string;

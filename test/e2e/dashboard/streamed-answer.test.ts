@@ -1,7 +1,8 @@
 // A streamed answer on the job page, growing before the job is done: real chromium, the real
 // `opflow serve` against a sandbox on loopback that streams a frame every 150 ms (an answer takes
 // it several seconds). The page follows GET /events (answer events), shows the text as it arrives
-// in a region that is not re-announced, then the final answer as the job keeps it; axe clean.
+// in a region that is not re-announced, then the final answer as the job keeps it; axe clean. And
+// a change committed between the page's read of its job and its feed's start still shows.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,7 +24,11 @@ describe('a streamed answer on the job page, live', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'opflow-e2e-streamed-'));
-    sandbox = await startSandbox({ streamChunkDelayMs: 150 });
+    // Answers stream slowly (a frame every 150 ms); tasks take half a second.
+    sandbox = await startSandbox({
+      streamChunkDelayMs: 150,
+      defaultTaskDuration: { meanMs: 500, spreadMs: 0 },
+    });
     ({ url } = await startServe([], {
       cwd: dir,
       env: childEnv({
@@ -83,6 +88,11 @@ describe('a streamed answer on the job page, live', () => {
     // The job is running from its one call's start, not queued while its answer arrives.
     await page.locator('.status-RUNNING').first().waitFor({ timeout: 5_000 });
     expect(await page.locator('.status-QUEUED').count()).toBe(0);
+    // Its call is counted when it ends; meanwhile the Calls tile says one is under way.
+    const underWay = page.getByText('1 under way · 0 failed, 0 throttled');
+    expect(await underWay.count()).toBe(1);
+    const { job: midway } = await api<{ job: { callSince?: string } }>('GET', `/jobs/${job.id}`);
+    expect(Date.parse(midway.callSince ?? '')).toBeGreaterThan(Date.now() - 60_000);
     expect(await accessibilityProblems(page)).toBe('');
 
     await page.locator('[data-answer-state="final"]').waitFor({ timeout: 60_000 });
@@ -93,8 +103,14 @@ describe('a streamed answer on the job page, live', () => {
     expect(streaming).toEqual([...streaming].sort((a, b) => a - b));
     expect(streaming[0]).toBeGreaterThan(0);
     const final = await page.locator('.answer-text').textContent();
-    const { job: done } = await api<{ job: { status: string } }>('GET', `/jobs/${job.id}`);
+    const { job: done } = await api<{ job: { status: string; callSince?: string } }>(
+      'GET',
+      `/jobs/${job.id}`,
+    );
     expect(done.status).toBe('SUCCEEDED');
+    expect(done.callSince).toBeUndefined();
+    await page.locator('.status-SUCCEEDED').first().waitFor({ timeout: 10_000 });
+    expect(await underWay.count()).toBe(0);
     const { files } = await api<{ files: { name: string; url: string }[] }>('GET', `/jobs/${job.id}/report`);
     const result = await api<{ steps: Record<string, { text: string }> }>(
       'GET',
@@ -110,4 +126,46 @@ describe('a streamed answer on the job page, live', () => {
     expect(await accessibilityProblems(page)).toBe('');
     await screenshot(page, 'streamed-02-answer-final');
   }, 120_000);
+  it('shows a change made after the page read its job and before its feed opened', async () => {
+    const api = jobApiClient(() => url, token);
+    const { job } = await api<{ job: { id: string } }>('POST', '/jobs', {
+      workflow: 'novelty-check',
+      input: {
+        text: '# Folding helmet\nSix rigid shell segments joined by textile hinges fold flat to the size of a book.',
+      },
+      selection: { mode: 'manual' },
+    });
+    for (let waited = 0; ; waited += 200) {
+      const { job: now } = await api<{ job: { status: string } }>('GET', `/jobs/${job.id}`);
+      if (now.status === 'AWAITING_INPUT') break;
+      if (waited > 60_000) throw new Error(`the job did not come to its selection: ${now.status}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    // The feed's start is held; the page reads the job (and polls it while its feed is not live).
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await page.route('**/events/token', async (route) => {
+      await held;
+      await route.continue();
+    });
+    try {
+      const read = page.waitForResponse((response) => response.url().endsWith(`/jobs/${job.id}`));
+      await page.goto(`${url}/#/jobs/${job.id}`);
+      await read;
+      await page.locator('.status-AWAITING_INPUT').first().waitFor();
+      // Just after one of its reads, the job changes and the feed opens (from then on): once live the
+      // page polls every 30 s, so it shows the change only if it reads again when the feed opens.
+      await page.waitForResponse((response) => response.url().endsWith(`/jobs/${job.id}`));
+      const cancelled = await api<{ job?: { status: string } }>('POST', `/jobs/${job.id}/cancel`, {});
+      expect(cancelled.job?.status).toBe('CANCELLED');
+      release();
+      await page.locator('[data-live="live"]').waitFor();
+      await page.locator('.status-CANCELLED').first().waitFor({ timeout: 5_000 });
+    } finally {
+      release();
+      await page.unroute('**/events/token');
+    }
+  }, 90_000);
 });
