@@ -190,8 +190,13 @@ export function LineChart(props: {
   const { top, step } = niceMax(Math.max(max, 1));
   const x = (at: number) => M.left + ((at - start) / (end - start)) * plotW;
   const y = (value: number) => M.top + plotH - (value / top) * plotH;
+  // Steps, not slopes: the count holds until the next item finishes, so an idle gap draws flat.
   const path = points
-    .map((point, index) => `${index === 0 ? 'M' : 'L'}${x(point.at).toFixed(1)},${y(point.value).toFixed(1)}`)
+    .map((point, index) =>
+      index === 0
+        ? `M${x(point.at).toFixed(1)},${y(point.value).toFixed(1)}`
+        : `H${x(point.at).toFixed(1)} V${y(point.value).toFixed(1)}`,
+    )
     .join(' ');
   const last = points[points.length - 1]!;
   return (

@@ -91,6 +91,10 @@ describe('a batch page in a browser, live', () => {
     await page
       .getByRole('img', { name: new RegExp(`^Items finished over time: ${items} of ${items} by `) })
       .waitFor();
+    // Drawn in steps (the count holds until the next item ends): one rise per item, no slope.
+    const line = await page.locator('figure.chart path').last().getAttribute('d');
+    expect(line).toMatch(/^M[\d.]+,[\d.]+( H[\d.]+ V[\d.]+)+$/);
+    expect(line!.match(/ V/g)).toHaveLength(items);
     const spent = await page.locator('dt:text-is("Calls / billed units") + dd').textContent();
     expect(spent?.trim()).toMatch(/^[1-9]\d* \/ [1-9]\d*$/);
     // Through the feed: opened with a short-lived token, not the server's; no poll every 2 s.
