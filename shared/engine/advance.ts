@@ -196,10 +196,11 @@ function withLateUsage(job: Job, event: Extract<EngineEvent, { type: 'late-usage
 }
 
 /**
- * The claim of a billed call: the job marked in flight (RUNNING from its first call: a one-step job
- * streams its whole answer under it), its nextRunAt pushed out by the allowance, and a create's intent recorded. A repeat is counted: a create whose output was sent before
- * (`duplicateCreates`), or a read claimed while an earlier claim's mark is still set (its caller died,
- * or was taken over, between the send and the outcome's commit, which clears the mark: `duplicateReads`).
+ * The claim of a billed call: the job marked in flight (and RUNNING from its first call: a one-step
+ * job streams its whole answer under it), its nextRunAt pushed out by the allowance, and a create's
+ * intent recorded. A repeat is counted: a create whose output was sent before (`duplicateCreates`),
+ * or a read claimed while an earlier claim's mark is still set (its caller died, or was taken over,
+ * between the send and the outcome's commit, which clears the mark: `duplicateReads`).
  */
 function claimedCall(job: Job, event: Extract<EngineEvent, { type: 'call-started' }>, now: number): Job {
   const sent = job.intents[event.output] ?? 0;
